@@ -1,0 +1,14 @@
+/* commands: the subcommands of the searchsync binary (DESIGN.md §4.1).
+ * Each takes the arguments after its own name (argv[0] is the command name)
+ * and returns the process exit code: 0 ok, 1 runtime failure, 2 usage or
+ * configuration error, 3 a problem found and left. */
+#ifndef SS_COMMANDS_H
+#define SS_COMMANDS_H
+
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_FOUND = 3 };
+
+int cmd_config(int argc, char **argv);
+/* weak until the binlog module links it in: NULL means "not in this build" */
+int cmd_tail(int argc, char **argv) __attribute__((weak));
+
+#endif

@@ -1,0 +1,454 @@
+/* config: the INI configuration file (see config.h for the design).
+ *
+ * Format: `[section]` headers, `key = value` lines, `#` or `;` comments on
+ * their own line, values may be wrapped in double quotes (then `\"`, `\\`
+ * and `\n` escapes apply and `#` is literal). No packaged INI library in
+ * Debian validates against a schema and reports line numbers the way we
+ * need, and the format is small, so the parser is ours and tested
+ * (tests/unit/test_config.c). */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "sbuf.h"
+
+#define O(field) offsetof(struct ss_config, field)
+#define S(sec, name, field, def, env, req, secret, doc) \
+    {sec, name, CFG_STR, O(field), def, 0, 0, NULL, env, req, secret, doc}
+#define I(sec, name, field, def, lo, hi, doc) \
+    {sec, name, CFG_INT, O(field), def, lo, hi, NULL, NULL, false, false, doc}
+#define B(sec, name, field, def, doc) \
+    {sec, name, CFG_BOOL, O(field), def, 0, 0, NULL, NULL, false, false, doc}
+#define E(sec, name, field, def, choices, doc) \
+    {sec, name, CFG_ENUM, O(field), def, 0, 0, choices, NULL, false, false, doc}
+
+const struct config_key config_keys[] = {
+    S("source", "name", source.name, "default", NULL, false, false,
+      "Name of this source; keys its checkpoint, its metadata rows and its reader leadership"),
+    S("source", "host", source.host, "127.0.0.1", NULL, false, false,
+      "MySQL/MariaDB server whose binlog is read"),
+    I("source", "port", source.port, "3306", 1, 65535, "Its TCP port"),
+    S("source", "socket", source.socket, NULL, NULL, false, false,
+      "Unix socket path; used instead of host/port when set"),
+    S("source", "user", source.user, NULL, NULL, true, false,
+      "Account with REPLICATION SLAVE, REPLICATION CLIENT and SELECT"),
+    S("source", "password", source.password, NULL, "SEARCHSYNC_SOURCE_PASSWORD", false, true,
+      "Its password"),
+    I("source", "server_id", source.server_id, "4012", 1, 2147483647,
+      "Server id this replica announces; unique among the source's replicas"),
+    S("source", "databases", source.databases, NULL, NULL, false, false,
+      "Comma list of databases to follow; empty = those named in the mapping"),
+    E("source", "start", source.start, "now", "now|beginning",
+      "Where a source without a checkpoint starts reading"),
+    I("source", "heartbeat_ms", source.heartbeat_ms, "5000", 100, 600000,
+      "Heartbeat period asked of the server while the binlog is idle"),
+    I("source", "connect_timeout_ms", source.connect_timeout_ms, "5000", 100, 600000,
+      "Connect timeout"),
+    I("source", "read_timeout_ms", source.read_timeout_ms, "30000", 1000, 3600000,
+      "A read with no data (not even a heartbeat) for this long reconnects"),
+
+    S("metadata", "host", metadata.host, NULL, NULL, false, false,
+      "Server holding the metadata schema; default: the source's host"),
+    I("metadata", "port", metadata.port, "0", 0, 65535, "Its port; 0 = the source's port"),
+    S("metadata", "socket", metadata.socket, NULL, NULL, false, false, "Its Unix socket"),
+    S("metadata", "user", metadata.user, NULL, NULL, false, false,
+      "Account owning the metadata schema; default: the source's user"),
+    S("metadata", "password", metadata.password, NULL, "SEARCHSYNC_METADATA_PASSWORD", false,
+      true, "Its password; default: the source's"),
+    S("metadata", "database", metadata.database, "searchsync", NULL, false, false,
+      "Database of the metadata schema (created and migrated on start)"),
+
+    S("search", "urls", search.urls, "http://127.0.0.1:9200", NULL, false, false,
+      "Comma list of engine base URLs; failover in order"),
+    S("search", "user", search.user, NULL, NULL, false, false, "Basic auth user"),
+    S("search", "password", search.password, NULL, "SEARCHSYNC_SEARCH_PASSWORD", false, true,
+      "Basic auth password"),
+    S("search", "api_key", search.api_key, NULL, "SEARCHSYNC_SEARCH_API_KEY", false, true,
+      "API key (sent as `Authorization: ApiKey ...`); instead of user/password"),
+    S("search", "ca_file", search.ca_file, NULL, NULL, false, false,
+      "CA bundle to verify the engine's TLS certificate"),
+    S("search", "client_cert", search.client_cert, NULL, NULL, false, false,
+      "Client certificate (PEM) for TLS client authentication"),
+    S("search", "client_key", search.client_key, NULL, NULL, false, false,
+      "Its private key (PEM)"),
+    B("search", "tls_verify", search.tls_verify, "true",
+      "Verify the engine's certificate and host name"),
+    I("search", "timeout_ms", search.timeout_ms, "60000", 100, 3600000,
+      "Time limit of one request"),
+    I("search", "connect_timeout_ms", search.connect_timeout_ms, "5000", 100, 600000,
+      "Connect time limit"),
+    I("search", "max_connections", search.max_connections, "4", 1, 256,
+      "Concurrent bulk requests (kept-alive connections)"),
+    B("search", "compress", search.compress, "true", "gzip request bodies"),
+
+    S("cluster", "zookeeper", cluster.zookeeper, NULL, NULL, false, false,
+      "ZooKeeper host:port list; empty = standalone (no rebalance, no standby)"),
+    S("cluster", "name", cluster.name, "default", NULL, false, false,
+      "Cluster name: the ZooKeeper path is /searchsync/<name>"),
+    S("cluster", "node_id", cluster.node_id, NULL, NULL, false, false,
+      "This node's id; default: <hostname>-<pid>"),
+    I("cluster", "session_timeout_ms", cluster.session_timeout_ms, "15000", 4000, 120000,
+      "ZooKeeper session timeout"),
+
+    I("delivery", "workers", delivery.workers, "8", 1, 256,
+      "Queue workers; a change goes to hash(index, doc id) mod workers"),
+    I("delivery", "helpers", delivery.helpers, "4", 1, 256,
+      "Helpers that take batches from the workers and send them"),
+    I("delivery", "batch_min", delivery.batch_min, "1", 1, 100000,
+      "A batch is sent once this many changes wait (or the flush interval passes)"),
+    I("delivery", "batch_max", delivery.batch_max, "500", 1, 100000,
+      "Most changes in one bulk request"),
+    I("delivery", "batch_max_bytes", delivery.batch_max_bytes, "10485760", 1024, 1073741824,
+      "Most bytes in one bulk request body"),
+    I("delivery", "flush_interval_ms", delivery.flush_interval_ms, "1000", 1, 600000,
+      "Longest time a change waits for its batch to fill"),
+    I("delivery", "high_watermark", delivery.high_watermark, "10000", 1, 100000000,
+      "Queued changes above which the binlog reader blocks"),
+    I("delivery", "fuse_failures", delivery.fuse_failures, "3", 1, 1000000,
+      "Failures within fuse_interval_ms that blow an index's fuse"),
+    I("delivery", "fuse_interval_ms", delivery.fuse_interval_ms, "5000", 1, 3600000,
+      "Window in which failures are counted"),
+    I("delivery", "fuse_reset_ms", delivery.fuse_reset_ms, "30000", 1, 3600000,
+      "Time a blown fuse stays blown before deliveries are tried again"),
+    E("delivery", "purge_strategy", delivery.purge_strategy, "off",
+      "off|purge_one|purge_index|purge_all",
+      "What to drop when the high-water mark is reached and a fuse is blown; every "
+      "purged change is recorded as a dead letter"),
+    I("delivery", "drain_timeout_ms", delivery.drain_timeout_ms, "60000", 1, 3600000,
+      "Longest a drain (on demand or on SIGTERM) waits"),
+    I("delivery", "retry_initial_ms", delivery.retry_initial_ms, "100", 1, 600000,
+      "First retry delay of a transient failure (doubles, with jitter)"),
+    I("delivery", "retry_max_ms", delivery.retry_max_ms, "30000", 1, 3600000,
+      "Longest retry delay"),
+    I("delivery", "checkpoint_interval_ms", delivery.checkpoint_interval_ms, "1000", 10,
+      600000, "How often the acknowledged low-water mark is saved"),
+
+    S("admin", "listen", admin.listen, "127.0.0.1:8089", NULL, false, false,
+      "Admin HTTP address (API, UI, /metrics); empty = no admin server"),
+    S("admin", "dict_listen", admin.dict_listen, NULL, NULL, false, false,
+      "Separate address serving only the public /dict/ files for the engine's nodes"),
+    S("admin", "token", admin.token, NULL, "SEARCHSYNC_ADMIN_TOKEN", false, true,
+      "API token (at least 32 hex characters); the admin server refuses to start without"),
+    S("admin", "allowed_hosts", admin.allowed_hosts, "127.0.0.1,localhost", NULL, false, false,
+      "Host header values accepted (DNS rebinding protection)"),
+    I("admin", "session_ttl_s", admin.session_ttl_s, "43200", 60, 2592000,
+      "Lifetime of a UI login session"),
+
+    E("log", "level", log.level, "info", "debug|info|warn|error", "Least severe level logged"),
+    S("log", "file", log.file, NULL, NULL, false, false, "Log file; default: standard error"),
+};
+const size_t config_nkeys = sizeof config_keys / sizeof config_keys[0];
+
+static char **str_at(struct ss_config *c, const struct config_key *k) {
+    return (char **)((char *)c + k->offset);
+}
+static int *int_at(struct ss_config *c, const struct config_key *k) {
+    return (int *)((char *)c + k->offset);
+}
+static bool *bool_at(struct ss_config *c, const struct config_key *k) {
+    return (bool *)((char *)c + k->offset);
+}
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static int parse_bool(const char *v, bool *out) {
+    static const char *t[] = {"true", "yes", "on", "1"}, *f[] = {"false", "no", "off", "0"};
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(v, t[i]) == 0) return *out = true, 0;
+        if (strcasecmp(v, f[i]) == 0) return *out = false, 0;
+    }
+    return -1;
+}
+
+static bool enum_has(const char *choices, const char *v) {
+    size_t n = strlen(v);
+    for (const char *p = choices; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, v, n) == 0) return true;
+        if (!bar) break;
+        p = bar + 1;
+    }
+    return false;
+}
+
+/* Set one key from text. where = "FILE:LINE" or "default" for messages. */
+static int set_value(struct ss_config *c, const struct config_key *k, const char *v,
+                     const char *where, char *err, size_t errlen) {
+    switch (k->type) {
+    case CFG_STR:
+    case CFG_ENUM: {
+        if (k->type == CFG_ENUM && !enum_has(k->choices, v)) {
+            seterr(err, errlen, "%s: [%s] %s = \"%s\" is not one of %s", where, k->section,
+                   k->name, v, k->choices);
+            return -1;
+        }
+        char **s = str_at(c, k);
+        free(*s);
+        *s = *v ? xstrdup(v) : NULL;
+        return 0;
+    }
+    case CFG_INT: {
+        char *end;
+        errno = 0;
+        long long n = strtoll(v, &end, 10);
+        if (errno || end == v || *end || n < k->min || n > k->max) {
+            seterr(err, errlen, "%s: [%s] %s = \"%s\" must be an integer from %ld to %ld", where,
+                   k->section, k->name, v, k->min, k->max);
+            return -1;
+        }
+        *int_at(c, k) = (int)n;
+        return 0;
+    }
+    case CFG_BOOL:
+        if (parse_bool(v, bool_at(c, k)) < 0) {
+            seterr(err, errlen, "%s: [%s] %s = \"%s\" must be true or false", where, k->section,
+                   k->name, v);
+            return -1;
+        }
+        return 0;
+    }
+    return -1;
+}
+
+void config_defaults(struct ss_config *c) {
+    char err[CONFIG_ERR_LEN];
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < config_nkeys; i++) {
+        const struct config_key *k = &config_keys[i];
+        if (k->def) set_value(c, k, k->def, "default", err, sizeof err);
+    }
+}
+
+void config_free(struct ss_config *c) {
+    if (!c) return;
+    for (size_t i = 0; i < config_nkeys; i++) {
+        const struct config_key *k = &config_keys[i];
+        if (k->type == CFG_STR || k->type == CFG_ENUM) {
+            free(*str_at(c, k));
+            *str_at(c, k) = NULL;
+        }
+    }
+    free(c->path);
+    c->path = NULL;
+}
+
+static const struct config_key *find_key(const char *section, const char *name) {
+    for (size_t i = 0; i < config_nkeys; i++)
+        if (strcmp(config_keys[i].section, section) == 0 && strcmp(config_keys[i].name, name) == 0)
+            return &config_keys[i];
+    return NULL;
+}
+
+static bool section_known(const char *section) {
+    for (size_t i = 0; i < config_nkeys; i++)
+        if (strcmp(config_keys[i].section, section) == 0) return true;
+    return false;
+}
+
+static char *trim(char *s) {
+    while (isspace((unsigned char)*s)) s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
+    return s;
+}
+
+/* Unquote a "..." value in place. Returns -1 on an unterminated string. */
+static int unquote(char *v) {
+    char *r = v + 1, *w = v;
+    while (*r && *r != '"') {
+        if (*r == '\\' && r[1]) {
+            r++;
+            *w++ = *r == 'n' ? '\n' : *r == 't' ? '\t' : *r;
+            r++;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    if (*r != '"') return -1;
+    if (*trim(r + 1)) return -1; /* text after the closing quote */
+    *w = '\0';
+    return 0;
+}
+
+int config_load_string(struct ss_config *c, const char *name, const char *text, char *err,
+                       size_t errlen) {
+    config_defaults(c);
+    c->path = xstrdup(name);
+    bool seen[sizeof config_keys / sizeof config_keys[0]] = {0};
+    char section[64] = "";
+    char where[PATH_MAX + 32];
+    int lineno = 0;
+    const char *p = text;
+    sbuf line = SBUF_INIT;
+    int rc = 0;
+    while (*p && rc == 0) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        sbuf_reset(&line);
+        sbuf_add(&line, p, len);
+        p += len + (nl ? 1 : 0);
+        lineno++;
+        snprintf(where, sizeof where, "%s:%d", name, lineno);
+        char *s = trim(line.data);
+        if (!*s || *s == '#' || *s == ';') continue;
+        if (*s == '[') {
+            char *close = strchr(s, ']');
+            if (!close || *trim(close + 1)) {
+                seterr(err, errlen, "%s: malformed section header \"%s\"", where, s);
+                rc = -1;
+                break;
+            }
+            *close = '\0';
+            char *sec = trim(s + 1);
+            if (!section_known(sec)) {
+                seterr(err, errlen,
+                       "%s: unknown section [%s] (known: source, metadata, search, cluster, "
+                       "delivery, admin, log)",
+                       where, sec);
+                rc = -1;
+                break;
+            }
+            snprintf(section, sizeof section, "%s", sec);
+            continue;
+        }
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            seterr(err, errlen, "%s: expected \"key = value\", got \"%s\"", where, s);
+            rc = -1;
+            break;
+        }
+        *eq = '\0';
+        char *key = trim(s), *val = trim(eq + 1);
+        if (!*section) {
+            seterr(err, errlen, "%s: key \"%s\" before any [section]", where, key);
+            rc = -1;
+            break;
+        }
+        const struct config_key *k = find_key(section, key);
+        if (!k) {
+            seterr(err, errlen, "%s: unknown key \"%s\" in section [%s]; see docs/configuration.md",
+                   where, key, section);
+            rc = -1;
+            break;
+        }
+        size_t idx = (size_t)(k - config_keys);
+        if (seen[idx]) {
+            seterr(err, errlen, "%s: [%s] %s is set twice", where, section, key);
+            rc = -1;
+            break;
+        }
+        seen[idx] = true;
+        if (*val == '"' && unquote(val) < 0) {
+            seterr(err, errlen, "%s: [%s] %s: unterminated or trailing text after quoted value",
+                   where, section, key);
+            rc = -1;
+            break;
+        }
+        rc = set_value(c, k, val, where, err, errlen);
+    }
+    sbuf_free(&line);
+    if (rc < 0) return -1;
+
+    /* secrets from the environment win over the file */
+    for (size_t i = 0; i < config_nkeys; i++) {
+        const struct config_key *k = &config_keys[i];
+        const char *ev = k->env ? getenv(k->env) : NULL;
+        if (ev && *ev) {
+            snprintf(where, sizeof where, "environment %s", k->env);
+            if (set_value(c, k, ev, where, err, errlen) < 0) return -1;
+            seen[i] = true;
+        }
+    }
+    for (size_t i = 0; i < config_nkeys; i++) {
+        const struct config_key *k = &config_keys[i];
+        if (k->required && !seen[i]) {
+            seterr(err, errlen, "%s: required key [%s] %s is missing (%s)", name, k->section,
+                   k->name, k->doc);
+            return -1;
+        }
+    }
+    if (c->delivery.batch_min > c->delivery.batch_max) {
+        seterr(err, errlen, "%s: [delivery] batch_min (%d) is larger than batch_max (%d)", name,
+               c->delivery.batch_min, c->delivery.batch_max);
+        return -1;
+    }
+    if (c->admin.token && strlen(c->admin.token) < 32) {
+        seterr(err, errlen,
+               "%s: [admin] token is too short: use at least 32 hex characters (128 bits), "
+               "e.g. from `openssl rand -hex 16`",
+               name);
+        return -1;
+    }
+    return 0;
+}
+
+int config_load(struct ss_config *c, const char *path, char *err, size_t errlen) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        config_defaults(c);
+        seterr(err, errlen, "%s: cannot open configuration file: %s", path, strerror(errno));
+        return -1;
+    }
+    sbuf text = SBUF_INIT;
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sbuf_add(&text, chunk, n);
+    fclose(f);
+    if (text.len && memchr(text.data, '\0', text.len)) {
+        config_defaults(c);
+        sbuf_free(&text);
+        seterr(err, errlen, "%s: not a text file (NUL byte)", path);
+        return -1;
+    }
+    int rc = config_load_string(c, path, text.data ? text.data : "", err, errlen);
+    sbuf_free(&text);
+    return rc;
+}
+
+void config_print_reference(FILE *out) {
+    const char *section = "";
+    for (size_t i = 0; i < config_nkeys; i++) {
+        const struct config_key *k = &config_keys[i];
+        if (strcmp(section, k->section) != 0) {
+            section = k->section;
+            fprintf(out, "\n### [%s]\n\n| key | type | default | meaning |\n|---|---|---|---|\n",
+                    section);
+        }
+        char type[96];
+        if (k->type == CFG_INT)
+            snprintf(type, sizeof type, "integer %ld..%ld", k->min, k->max);
+        else if (k->type == CFG_ENUM) {
+            /* "a|b" would split a Markdown table cell: list the choices */
+            size_t n = (size_t)snprintf(type, sizeof type, "one of: ");
+            for (const char *p = k->choices; *p && n < sizeof type - 3; p++) {
+                if (*p == '|') type[n++] = ',', type[n++] = ' ';
+                else type[n++] = *p;
+            }
+            type[n] = '\0';
+        } else
+            snprintf(type, sizeof type, "%s", k->type == CFG_BOOL ? "boolean" : "string");
+        char def[128];
+        if (k->def)
+            snprintf(def, sizeof def, "`%s`", k->def);
+        else
+            snprintf(def, sizeof def, "%s", k->required ? "(required)" : "(empty)");
+        fprintf(out, "| `%s` | %s | %s | %s", k->name, type, def, k->doc);
+        if (k->env) fprintf(out, ". Environment variable `%s` overrides the file", k->env);
+        fprintf(out, " |\n");
+    }
+}

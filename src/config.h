@@ -1,0 +1,130 @@
+/* config: the INI configuration file, described by one table.
+ *
+ * Every key is a row of config_keys[] (config.c): section, name, type, bounds,
+ * default, offset into struct ss_config and a one-line meaning. The same table
+ * parses the file, validates values, fills defaults, reads secrets from the
+ * environment, prints `searchsync config --list` (docs/configuration.md is
+ * generated from it and checked by a test) and, later, feeds the admin API.
+ * Errors name the file, the line and the key, and the caller exits 2. */
+#ifndef SS_CONFIG_H
+#define SS_CONFIG_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CONFIG_ERR_LEN 512
+
+struct ss_config {
+    char *path; /* the file it came from */
+
+    struct {
+        char *name;      /* source name: keys checkpoints and leadership */
+        char *host;
+        int port;
+        char *socket;
+        char *user;
+        char *password;  /* or env SEARCHSYNC_SOURCE_PASSWORD */
+        int server_id;   /* our replica server id */
+        char *databases; /* comma list of databases to follow; empty = those in the mapping */
+        char *start;     /* where a source with no checkpoint starts: now|beginning */
+        int heartbeat_ms;
+        int connect_timeout_ms;
+        int read_timeout_ms;
+    } source;
+
+    struct {
+        char *host; /* metadata schema server; defaults to the source's */
+        int port;
+        char *socket;
+        char *user;
+        char *password; /* or env SEARCHSYNC_METADATA_PASSWORD */
+        char *database;
+    } metadata;
+
+    struct {
+        char *urls;     /* comma list of engine base URLs */
+        char *user;
+        char *password; /* or env SEARCHSYNC_SEARCH_PASSWORD */
+        char *api_key;  /* or env SEARCHSYNC_SEARCH_API_KEY */
+        char *ca_file;
+        char *client_cert;
+        char *client_key;
+        bool tls_verify;
+        int timeout_ms;
+        int connect_timeout_ms;
+        int max_connections;
+        bool compress;
+    } search;
+
+    struct {
+        char *zookeeper; /* host:port list; empty = standalone */
+        char *name;
+        char *node_id;   /* default: hostname-pid */
+        int session_timeout_ms;
+    } cluster;
+
+    struct {
+        int workers;
+        int helpers;
+        int batch_min;
+        int batch_max;
+        int batch_max_bytes;
+        int flush_interval_ms;
+        int high_watermark;
+        int fuse_failures;
+        int fuse_interval_ms;
+        int fuse_reset_ms;
+        char *purge_strategy; /* off|purge_one|purge_index|purge_all */
+        int drain_timeout_ms;
+        int retry_initial_ms;
+        int retry_max_ms;
+        int checkpoint_interval_ms;
+    } delivery;
+
+    struct {
+        char *listen;      /* host:port; default 127.0.0.1:8089 */
+        char *dict_listen; /* optional separate listener for /dict/ files */
+        char *token;       /* or env SEARCHSYNC_ADMIN_TOKEN; required to serve */
+        char *allowed_hosts;
+        int session_ttl_s;
+    } admin;
+
+    struct {
+        char *level;
+        char *file;
+    } log;
+};
+
+enum cfg_type { CFG_STR, CFG_INT, CFG_BOOL, CFG_ENUM };
+
+struct config_key {
+    const char *section;
+    const char *name;
+    enum cfg_type type;
+    size_t offset;
+    const char *def;     /* default as text; NULL = none (empty) */
+    long min, max;       /* CFG_INT bounds */
+    const char *choices; /* CFG_ENUM: "a|b|c" */
+    const char *env;     /* environment variable that overrides (secrets) */
+    bool required;
+    bool secret;         /* never printed */
+    const char *doc;
+};
+
+extern const struct config_key config_keys[];
+extern const size_t config_nkeys;
+
+/* Fill defaults only (no file). */
+void config_defaults(struct ss_config *c);
+/* Load and validate a file. Returns 0, or -1 with err set ("FILE:LINE: ..."). */
+int config_load(struct ss_config *c, const char *path, char *err, size_t errlen);
+/* Parse from a string (tests); name is used in messages. */
+int config_load_string(struct ss_config *c, const char *name, const char *text, char *err,
+                       size_t errlen);
+void config_free(struct ss_config *c);
+/* Markdown table of every key (docs/configuration.md body). */
+
+void config_print_reference(FILE *out);
+
+#endif

@@ -1,0 +1,207 @@
+/* jsonw: streaming JSON writer (see jsonw.h for the design). */
+#include "jsonw.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void jw_init(jsonw *w, sbuf *out) {
+    w->out = out;
+    w->depth = 0;
+    w->after_key = false;
+    w->need_comma[0] = false;
+}
+
+/* before any value or key: the comma that separates it from its sibling */
+static inline void before_value(jsonw *w) {
+    if (w->after_key) {
+        w->after_key = false;
+        return;
+    }
+    if (w->need_comma[w->depth]) sbuf_addc(w->out, ',');
+    w->need_comma[w->depth] = true;
+}
+
+static void open_(jsonw *w, char c) {
+    before_value(w);
+    sbuf_addc(w->out, c);
+    if (w->depth < JSONW_MAX_DEPTH) w->depth++;
+    w->need_comma[w->depth] = false;
+}
+
+static void close_(jsonw *w, char c) {
+    sbuf_addc(w->out, c);
+    if (w->depth > 0) w->depth--;
+}
+
+void jw_obj_open(jsonw *w) { open_(w, '{'); }
+void jw_obj_close(jsonw *w) { close_(w, '}'); }
+void jw_arr_open(jsonw *w) { open_(w, '['); }
+void jw_arr_close(jsonw *w) { close_(w, ']'); }
+
+void jw_keyn(jsonw *w, const char *k, size_t n) {
+    before_value(w);
+    json_escape(w->out, k, n);
+    sbuf_addc(w->out, ':');
+    w->after_key = true;
+}
+void jw_key(jsonw *w, const char *k) { jw_keyn(w, k, strlen(k)); }
+
+void jw_strn(jsonw *w, const char *s, size_t n) {
+    before_value(w);
+    json_escape(w->out, s, n);
+}
+void jw_str(jsonw *w, const char *s) { jw_strn(w, s, strlen(s)); }
+
+void jw_int(jsonw *w, int64_t v) {
+    char buf[24];
+    before_value(w);
+    sbuf_add(w->out, buf, (size_t)fmt_i64(buf, v));
+}
+
+void jw_uint(jsonw *w, uint64_t v) {
+    char buf[24];
+    before_value(w);
+    sbuf_add(w->out, buf, (size_t)fmt_u64(buf, v));
+}
+
+void jw_double(jsonw *w, double v) {
+    char buf[40];
+    before_value(w);
+    if (!isfinite(v)) {
+        sbuf_add(w->out, "null", 4);
+        return;
+    }
+    sbuf_add(w->out, buf, (size_t)fmt_double(buf, v));
+}
+
+void jw_float(jsonw *w, float v) {
+    char buf[40];
+    before_value(w);
+    if (!isfinite(v)) {
+        sbuf_add(w->out, "null", 4);
+        return;
+    }
+    sbuf_add(w->out, buf, (size_t)fmt_float(buf, v));
+}
+
+void jw_bool(jsonw *w, bool v) {
+    before_value(w);
+    if (v)
+        sbuf_add(w->out, "true", 4);
+    else
+        sbuf_add(w->out, "false", 5);
+}
+
+void jw_null(jsonw *w) {
+    before_value(w);
+    sbuf_add(w->out, "null", 4);
+}
+
+void jw_raw(jsonw *w, const char *json, size_t n) {
+    before_value(w);
+    sbuf_add(w->out, json, n);
+}
+
+int fmt_u64(char *buf, uint64_t v) {
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (int i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+int fmt_i64(char *buf, int64_t v) {
+    if (v < 0) {
+        buf[0] = '-';
+        /* -(v+1)+1 avoids overflow for INT64_MIN */
+        return 1 + fmt_u64(buf + 1, (uint64_t)(-(v + 1)) + 1);
+    }
+    return fmt_u64(buf, (uint64_t)v);
+}
+
+/* JSON wants a leading digit and no '+' in the exponent is fine either way;
+ * %g never writes a leading '.', and "inf"/"nan" are excluded by the callers. */
+int fmt_double(char *buf, double v) {
+    for (int prec = 15; prec <= 17; prec++) {
+        int n = snprintf(buf, 40, "%.*g", prec, v);
+        if (prec == 17 || strtod(buf, NULL) == v) return n;
+    }
+    return 0; /* not reached */
+}
+
+int fmt_float(char *buf, float v) {
+    for (int prec = 6; prec <= 9; prec++) {
+        int n = snprintf(buf, 40, "%.*g", prec, (double)v);
+        if (prec == 9 || strtof(buf, NULL) == v) return n;
+    }
+    return 0;
+}
+
+/* Length of a valid UTF-8 sequence starting at s (n bytes available), or 0. */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+    unsigned char c = s[0];
+    if (c < 0xC2) return 0;
+    if (c < 0xE0) return (n >= 2 && (s[1] & 0xC0) == 0x80) ? 2 : 0;
+    if (c < 0xF0) {
+        if (n < 3 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80) return 0;
+        if (c == 0xE0 && s[1] < 0xA0) return 0;  /* overlong */
+        if (c == 0xED && s[1] >= 0xA0) return 0; /* surrogates */
+        return 3;
+    }
+    if (c < 0xF5) {
+        if (n < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80)
+            return 0;
+        if (c == 0xF0 && s[1] < 0x90) return 0;
+        if (c == 0xF4 && s[1] >= 0x90) return 0;
+        return 4;
+    }
+    return 0;
+}
+
+void json_escape(sbuf *out, const char *str, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)str;
+    sbuf_grow(out, n + 2);
+    sbuf_addc(out, '"');
+    size_t run = 0; /* start of the pending run of bytes copied verbatim */
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            i++;
+            continue;
+        }
+        if (c >= 0x80) {
+            size_t len = utf8_seq(s + i, n - i);
+            if (len) {
+                i += len;
+                continue;
+            }
+        }
+        sbuf_add(out, s + run, i - run);
+        switch (c) {
+        case '"': sbuf_add(out, "\\\"", 2); break;
+        case '\\': sbuf_add(out, "\\\\", 2); break;
+        case '\n': sbuf_add(out, "\\n", 2); break;
+        case '\r': sbuf_add(out, "\\r", 2); break;
+        case '\t': sbuf_add(out, "\\t", 2); break;
+        case '\b': sbuf_add(out, "\\b", 2); break;
+        case '\f': sbuf_add(out, "\\f", 2); break;
+        default:
+            if (c < 0x20) {
+                char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+                sbuf_add(out, e, 6);
+            } else {
+                sbuf_add(out, "\xEF\xBF\xBD", 3); /* invalid UTF-8 byte */
+            }
+        }
+        i++;
+        run = i;
+    }
+    sbuf_add(out, s + run, n - run);
+    sbuf_addc(out, '"');
+}

@@ -1,0 +1,93 @@
+/* main: the searchsync binary. Finds the subcommand and hands it argv; the
+ * table below is also what `searchsync --help` prints. A subcommand whose
+ * issue has not landed yet says so and exits 2 (usage), so scripts can tell
+ * "not available in this build" from a runtime failure. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "dev"
+#endif
+
+typedef int (*command_fn)(int argc, char **argv);
+
+struct command {
+    const char *name;
+    command_fn fn; /* NULL: not built yet */
+    const char *args;
+    const char *summary;
+};
+
+static const struct command commands[] = {
+    {"run", NULL, "--config FILE", "the daemon: incremental sync, admin UI, cluster membership"},
+    {"tail", cmd_tail, "--source URI|--config FILE [position] [--tables db.t,..] [--stop-at-end]",
+     "print the binlog's row changes as JSON lines"},
+    {"reindex", NULL, "--config FILE INDEX", "full rebuild of an index into a new version"},
+    {"resync", NULL, "--config FILE INDEX --ids ID,..", "rebuild just the given documents"},
+    {"delayed-run", NULL, "--config FILE", "one delayed-refresh pass (for cron)"},
+    {"check", NULL, "--config FILE INDEX [--since DUR] [--repair]",
+     "compare documents with MySQL; repair drift"},
+    {"mapping", NULL, "import|export --config FILE [PATH]",
+     "declarative mapping file in and out"},
+    {"status", NULL, "--config FILE", "nodes, lag, queues, jobs"},
+    {"epoch", NULL, "bump --config FILE", "raise the version epoch after a failover"},
+    {"dead-letters", NULL, "list|replay --config FILE", "permanently failed changes"},
+    {"config", cmd_config, "check --config FILE | reference",
+     "validate a configuration file; print the key reference"},
+};
+static const size_t ncommands = sizeof commands / sizeof commands[0];
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "searchsync %s - keeps Elasticsearch / OpenSearch indices in step with MySQL / "
+            "MariaDB\n\n"
+            "usage: searchsync COMMAND [options]    (searchsync COMMAND --help for details)\n\n"
+            "commands:\n",
+            PACKAGE_VERSION);
+    for (size_t i = 0; i < ncommands; i++)
+        fprintf(out, "  %-13s %s%s\n                %s\n", commands[i].name, commands[i].args,
+                commands[i].fn ? "" : "  [not in this build yet]", commands[i].summary);
+    fprintf(out, "\nexit codes: 0 ok, 1 runtime failure, 2 usage or configuration error, "
+                 "3 problem found and left\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(name, "--version") || !strcmp(name, "-V") || !strcmp(name, "version")) {
+        printf("searchsync %s\n", PACKAGE_VERSION);
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < ncommands; i++) {
+        const struct command *c = &commands[i];
+        if (strcmp(name, c->name) != 0) continue;
+        if (c->fn) return c->fn(argc - 1, argv + 1);
+        for (int a = 2; a < argc; a++) {
+            if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
+                printf("usage: searchsync %s %s\n  %s\n\nnot in this build yet.\n", c->name,
+                       c->args, c->summary);
+                return EXIT_OK;
+            }
+            if (!strcmp(argv[a], "--version")) {
+                printf("searchsync %s\n", PACKAGE_VERSION);
+                return EXIT_OK;
+            }
+        }
+        fprintf(stderr,
+                "searchsync %s: not in this build yet (%s). See the issues list of the "
+                "project for its status.\n",
+                c->name, c->summary);
+        return EXIT_USAGE;
+    }
+    fprintf(stderr, "searchsync: unknown command \"%s\"; try searchsync --help\n", name);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,86 @@
+/* sbuf: growable buffer and the x* allocation wrappers (see sbuf.h). */
+#include "sbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static void oom(size_t n) {
+    fprintf(stderr, "searchsync: out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) oom(n);
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) oom(n * size);
+    return p;
+}
+
+void *xrealloc(void *p, size_t n) {
+    void *q = realloc(p, n ? n : 1);
+    if (!q) oom(n);
+    return q;
+}
+
+char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
+
+char *xstrndup(const char *s, size_t n) {
+    char *p = xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+void sbuf_init(sbuf *b) { b->data = NULL, b->len = 0, b->cap = 0; }
+
+void sbuf_free(sbuf *b) {
+    if (!b) return;
+    free(b->data);
+    sbuf_init(b);
+}
+
+void sbuf_grow(sbuf *b, size_t extra) {
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap) return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need) cap *= 2;
+    b->data = xrealloc(b->data, cap);
+    b->cap = cap;
+    b->data[b->len] = '\0';
+}
+
+char *sbuf_detach(sbuf *b) {
+    if (!b->data) sbuf_grow(b, 0);
+    char *s = b->data;
+    sbuf_init(b);
+    return s;
+}
+
+void sbuf_vprintf(sbuf *b, const char *fmt, va_list ap) {
+    va_list ap2;
+    va_copy(ap2, ap);
+    sbuf_grow(b, 64);
+    int n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+    if (n < 0) {
+        va_end(ap2);
+        return;
+    }
+    if ((size_t)n >= b->cap - b->len) {
+        sbuf_grow(b, (size_t)n);
+        vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap2);
+    }
+    b->len += (size_t)n;
+    va_end(ap2);
+}
+
+void sbuf_printf(sbuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    sbuf_vprintf(b, fmt, ap);
+    va_end(ap);
+}

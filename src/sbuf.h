@@ -1,0 +1,51 @@
+/* sbuf: a growable byte buffer, the one buffer type of searchsync.
+ *
+ * Bulk bodies, JSON output and binlog packets are all written into sbufs that
+ * are reset and reused rather than freed, so the hot paths do not allocate
+ * once the buffers have grown to their working size. Allocation failure is
+ * fatal (xmalloc): a daemon that cannot allocate cannot keep its promises. */
+#ifndef SS_SBUF_H
+#define SS_SBUF_H
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+typedef struct sbuf {
+    char *data;  /* always NUL-terminated when cap > 0 */
+    size_t len;
+    size_t cap;
+} sbuf;
+
+#define SBUF_INIT {NULL, 0, 0}
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+void sbuf_init(sbuf *b);
+void sbuf_free(sbuf *b);               /* NULL-safe */
+void sbuf_grow(sbuf *b, size_t extra); /* ensure room for extra more bytes + NUL */
+char *sbuf_detach(sbuf *b);            /* hand the string to the caller */
+void sbuf_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sbuf_vprintf(sbuf *b, const char *fmt, va_list ap);
+
+static inline void sbuf_reset(sbuf *b) {
+    b->len = 0;
+    if (b->data) b->data[0] = '\0';
+}
+static inline void sbuf_add(sbuf *b, const void *p, size_t n) {
+    if (b->cap - b->len <= n) sbuf_grow(b, n);
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+static inline void sbuf_addc(sbuf *b, char c) {
+    if (b->cap - b->len <= 1) sbuf_grow(b, 1);
+    b->data[b->len++] = c;
+    b->data[b->len] = '\0';
+}
+static inline void sbuf_adds(sbuf *b, const char *s) { sbuf_add(b, s, strlen(s)); }
+
+#endif

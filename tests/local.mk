@@ -1,0 +1,18 @@
+# tests/: the integration suite (real servers, started by tests/harness/),
+# long runs and benchmarks. Unit tests are listed beside their modules.
+TESTS += tests/integration/suite.sh
+EXTRA_DIST += tests/integration tests/harness tests/bench
+
+# long runs: fuzzing, soak and fault loops, large scenarios
+CHECK_LONG_TARGETS =
+check-long: all $(check_PROGRAMS) $(CHECK_LONG_TARGETS)
+	SEARCHSYNC_LONG=1 SEARCHSYNC_BIN=$(abs_top_builddir)/searchsync \
+	  SEARCHSYNC_SRCDIR=$(abs_top_srcdir) bash $(srcdir)/tests/integration/suite.sh --long
+
+# benchmarks; figures go to docs/benchmarks.md
+BENCH_TARGETS =
+bench: all $(check_PROGRAMS) $(BENCH_TARGETS)
+	SEARCHSYNC_BIN=$(abs_top_builddir)/searchsync SEARCHSYNC_SRCDIR=$(abs_top_srcdir) \
+	  bash $(srcdir)/tests/bench/run.sh
+
+.PHONY: check-long bench
