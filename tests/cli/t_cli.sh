@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The command line contract (DESIGN.md §4.1): help and version everywhere,
+# exit codes, configuration errors that name file, line and key.
+set -uo pipefail
+bin=${SEARCHSYNC_BIN:-./searchsync}
+src=${SEARCHSYNC_SRCDIR:-.}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+check() { # check NAME EXPECTED_RC ACTUAL_RC
+  if [ "$2" != "$3" ]; then echo "FAIL $1: exit $3, expected $2"; failures=$((failures + 1));
+  else echo "ok   $1"; fi
+}
+contains() { # contains NAME NEEDLE FILE
+  if grep -qF -- "$2" "$3"; then echo "ok   $1"; else
+    echo "FAIL $1: output lacks \"$2\":"; sed 's/^/     /' "$3"; failures=$((failures + 1)); fi
+}
+
+"$bin" --help >"$tmp/out" 2>&1; check "--help" 0 $?
+for c in run tail reindex delayed-run check mapping status; do
+  contains "--help lists $c" "  $c " "$tmp/out"
+  "$bin" "$c" --help >"$tmp/h" 2>&1; check "$c --help" 0 $?
+  contains "$c --help prints usage" "usage: searchsync $c" "$tmp/h"
+done
+"$bin" --version >"$tmp/out" 2>&1; check "--version" 0 $?
+contains "--version prints the version" "searchsync " "$tmp/out"
+"$bin" >"$tmp/out" 2>&1; check "no command" 2 $?
+"$bin" frobnicate >"$tmp/out" 2>&1; check "unknown command" 2 $?
+contains "unknown command is named" 'unknown command "frobnicate"' "$tmp/out"
+
+cat >"$tmp/good.ini" <<'INI'
+[source]
+user = repl
+INI
+"$bin" config check --config "$tmp/good.ini" >"$tmp/out" 2>&1; check "config check good" 0 $?
+"$bin" config check --config "$src/searchsync.ini" >"$tmp/out" 2>&1
+check "the shipped sample searchsync.ini is valid" 0 $?
+
+cat >"$tmp/typo.ini" <<'INI'
+[source]
+user = repl
+
+[delivery]
+batch_maxx = 100
+INI
+"$bin" config check --config "$tmp/typo.ini" >"$tmp/out" 2>&1; check "misspelt key exits 2" 2 $?
+contains "misspelt key names file, line and key" "$tmp/typo.ini:5: unknown key \"batch_maxx\" in section [delivery]" "$tmp/out"
+"$bin" config check --config "$tmp/missing.ini" >"$tmp/out" 2>&1; check "missing file exits 2" 2 $?
+contains "missing file is named" "$tmp/missing.ini: cannot open" "$tmp/out"
+"$bin" config check >"$tmp/out" 2>&1; check "config check without --config" 2 $?
+
+echo "$failures failures"
+[ "$failures" -eq 0 ]
