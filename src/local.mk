@@ -4,7 +4,7 @@ libsearchsync_a_SOURCES += \
 	src/jsonw.c src/jsonw.h \
 	src/log.c src/log.h \
 	src/config.c src/config.h
-searchsync_SOURCES += src/commands.h src/cmd_config.c
+searchsync_SOURCES += src/commands.h src/cmd_config.c src/cmd_migrate.c
 
 check_PROGRAMS += tests/unit/test_jsonw tests/unit/test_jsonw_asan \
 	tests/unit/test_config tests/unit/test_config_asan
@@ -22,3 +22,14 @@ tests_unit_test_config_asan_SOURCES = tests/unit/test_config.c
 tests_unit_test_config_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_config_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_config_asan_LDADD = $(UNIT_ASAN_LDADD)
+
+# query connections and the metadata schema; migrations are embedded
+libsearchsync_a_SOURCES += src/db.c src/db.h
+nodist_libsearchsync_a_SOURCES = src/migrations.c
+nodist_libsearchsync_asan_a_SOURCES = src/migrations.c
+BUILT_SOURCES = src/migrations.c
+CLEANFILES += src/migrations.c
+MIGRATION_FILES = $(sort $(wildcard $(srcdir)/sql/migrations/*.sql))
+EXTRA_DIST += sql/embed.sh sql/migrations
+src/migrations.c: $(MIGRATION_FILES) $(srcdir)/sql/embed.sh
+	$(AM_V_GEN)$(MKDIR_P) src && sh $(srcdir)/sql/embed.sh $@ $(MIGRATION_FILES)

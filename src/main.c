@@ -34,6 +34,7 @@ static const struct command commands[] = {
     {"status", NULL, "--config FILE", "nodes, lag, queues, jobs"},
     {"epoch", NULL, "bump --config FILE", "raise the version epoch after a failover"},
     {"dead-letters", NULL, "list|replay --config FILE", "permanently failed changes"},
+    {"migrate", cmd_migrate, "--config FILE", "create or upgrade the metadata schema"},
     {"config", cmd_config, "check --config FILE | reference",
      "validate a configuration file; print the key reference"},
 };

@@ -1,0 +1,254 @@
+/* db: query connections and the metadata schema migrations (see db.h). */
+#include "db.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sbuf.h"
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+db_params db_params_source(const struct ss_config *c) {
+    db_params p = {"source", c->source.host, c->source.port, c->source.socket, c->source.user,
+                   c->source.password, NULL, c->source.connect_timeout_ms,
+                   c->source.read_timeout_ms};
+    return p;
+}
+
+db_params db_params_metadata(const struct ss_config *c) {
+    db_params p = db_params_source(c);
+    p.role = "metadata";
+    if (c->metadata.host) p.host = c->metadata.host, p.socket = c->metadata.socket;
+    if (c->metadata.port) p.port = c->metadata.port;
+    if (c->metadata.socket) p.socket = c->metadata.socket;
+    if (c->metadata.user) p.user = c->metadata.user, p.password = c->metadata.password;
+    if (c->metadata.password) p.password = c->metadata.password;
+    return p;
+}
+
+static const char *where(const db_params *p, char *buf, size_t n) {
+    if (p->socket && *p->socket)
+        snprintf(buf, n, "%s", p->socket);
+    else
+        snprintf(buf, n, "%s:%d", p->host ? p->host : "127.0.0.1", p->port);
+    return buf;
+}
+
+MYSQL *db_connect(const db_params *p, char *err, size_t errlen) {
+    MYSQL *m = mysql_init(NULL);
+    if (!m) {
+        seterr(err, errlen, "mysql_init failed (out of memory)");
+        return NULL;
+    }
+    unsigned int ct = (unsigned)(p->connect_timeout_ms + 999) / 1000;
+    unsigned int rt = (unsigned)(p->read_timeout_ms + 999) / 1000;
+    my_bool off = 0;
+    mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
+    mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &rt);
+    mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &rt);
+    mysql_options(m, MYSQL_OPT_RECONNECT, &off);
+    mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    mysql_options(m, MYSQL_INIT_COMMAND, "SET time_zone = '+00:00'");
+    const char *host = p->socket && *p->socket ? "localhost" : (p->host ? p->host : "127.0.0.1");
+    if (!mysql_real_connect(m, host, p->user, p->password ? p->password : "", p->database,
+                            (unsigned)p->port, p->socket && *p->socket ? p->socket : NULL,
+                            CLIENT_MULTI_RESULTS)) {
+        char w[300];
+        unsigned e = mysql_errno(m);
+        const char *hint = e == 1045   ? "check the user and password in the [%s] section"
+                           : e == 1049 ? "create the database or fix [%s] database"
+                           : e == 2002 || e == 2003 || e == 2005
+                               ? "is the server running and reachable? check [%s] host/port/socket"
+                               : "see the server's error above; settings are in [%s]";
+        char h[200];
+        snprintf(h, sizeof h, hint, p->role);
+        seterr(err, errlen, "cannot connect to the %s server %s as %s: %s (%u); %s", p->role,
+               where(p, w, sizeof w), p->user ? p->user : "(no user)", mysql_error(m), e, h);
+        mysql_close(m);
+        return NULL;
+    }
+    return m;
+}
+
+void db_close(MYSQL *m) {
+    if (m) mysql_close(m);
+}
+
+int db_ensure(MYSQL **m, const db_params *p, char *err, size_t errlen) {
+    if (*m && mysql_ping(*m) == 0) return 0;
+    if (*m) {
+        log_warn("db", "%s connection lost (%s); reconnecting", p->role, mysql_error(*m));
+        mysql_close(*m);
+    }
+    *m = db_connect(p, err, errlen);
+    return *m ? 0 : -1;
+}
+
+int db_exec(MYSQL *m, const char *sql, char *err, size_t errlen) {
+    if (mysql_query(m, sql) != 0) {
+        seterr(err, errlen, "query failed: %s (%u): %.300s", mysql_error(m), mysql_errno(m), sql);
+        return -1;
+    }
+    /* drain any result sets so the connection is usable again */
+    do {
+        MYSQL_RES *r = mysql_store_result(m);
+        if (r) mysql_free_result(r);
+    } while (mysql_next_result(m) == 0);
+    return 0;
+}
+
+char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen) {
+    if (mysql_query(m, sql) != 0) {
+        seterr(err, errlen, "query failed: %s (%u): %.300s", mysql_error(m), mysql_errno(m), sql);
+        return NULL;
+    }
+    MYSQL_RES *r = mysql_store_result(m);
+    char *out = NULL;
+    if (r) {
+        MYSQL_ROW row = mysql_fetch_row(r);
+        unsigned long *len = mysql_fetch_lengths(r);
+        if (row && row[0]) out = xstrndup(row[0], len[0]);
+        mysql_free_result(r);
+    }
+    if (!out) seterr(err, errlen, "no value");
+    return out;
+}
+
+void db_quote(MYSQL *m, sbuf *sql, const char *s, size_t n) {
+    sbuf_grow(sql, 2 * n + 3);
+    sql->data[sql->len++] = '\'';
+    sql->len += mysql_real_escape_string(m, sql->data + sql->len, s, (unsigned long)n);
+    sql->data[sql->len++] = '\'';
+    sql->data[sql->len] = '\0';
+}
+
+void db_ident(sbuf *sql, const char *name) {
+    sbuf_addc(sql, '`');
+    for (const char *p = name; *p; p++) {
+        if (*p == '`') sbuf_addc(sql, '`');
+        sbuf_addc(sql, *p);
+    }
+    sbuf_addc(sql, '`');
+}
+
+int metadb_version(MYSQL *m, const char *database) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT COALESCE(MAX(version), 0) FROM ");
+    db_ident(&q, database);
+    sbuf_adds(&q, ".schema_migrations");
+    char err[256];
+    char *v = db_scalar(m, q.data, err, sizeof err);
+    sbuf_free(&q);
+    int n = v ? atoi(v) : -1;
+    free(v);
+    return n;
+}
+
+/* Run one migration's statements: split at ';' that ends a line. */
+static int run_script(MYSQL *m, const struct migration *mg, char *err, size_t errlen) {
+    const char *p = mg->sql;
+    sbuf stmt = SBUF_INIT;
+    int rc = 0;
+    while (*p && rc == 0) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        const char *line = p;
+        p += len + (nl ? 1 : 0);
+        size_t l = len;
+        while (l && (line[l - 1] == ' ' || line[l - 1] == '\t' || line[l - 1] == '\r')) l--;
+        const char *t = line;
+        while (t < line + l && (*t == ' ' || *t == '\t')) t++;
+        if (t + 2 <= line + l && t[0] == '-' && t[1] == '-' && stmt.len == 0) continue;
+        sbuf_add(&stmt, line, l);
+        sbuf_addc(&stmt, '\n');
+        if (l && line[l - 1] == ';') {
+            stmt.data[stmt.len - 2] = '\0';
+            stmt.len -= 2;
+            if (db_exec(m, stmt.data, err, errlen) < 0) {
+                char e2[512];
+                snprintf(e2, sizeof e2, "%s", err);
+                seterr(err, errlen, "metadata migration %04d_%s: %s", mg->version, mg->name, e2);
+                rc = -1;
+            }
+            sbuf_reset(&stmt);
+        }
+    }
+    sbuf_free(&stmt);
+    return rc;
+}
+
+int metadb_migrate(MYSQL *m, const char *database, char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    int rc = -1;
+    char *got = NULL;
+    sbuf_adds(&q, "CREATE DATABASE IF NOT EXISTS ");
+    db_ident(&q, database);
+    sbuf_adds(&q, " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
+    if (db_exec(m, q.data, err, errlen) < 0) goto out;
+    if (mysql_select_db(m, database) != 0) {
+        seterr(err, errlen, "cannot use metadata database %s: %s", database, mysql_error(m));
+        goto out;
+    }
+    got = db_scalar(m, "SELECT GET_LOCK('searchsync.migrate', 60)", err, errlen);
+    if (!got || strcmp(got, "1") != 0) {
+        seterr(err, errlen, "another node holds the migration lock of %s for over 60 s; retry",
+               database);
+        goto out;
+    }
+    if (db_exec(m,
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version INT NOT NULL PRIMARY KEY,"
+                " name VARCHAR(200) NOT NULL,"
+                " applied_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)"
+                ") ENGINE=InnoDB",
+                err, errlen) < 0)
+        goto unlock;
+    /* which versions are applied: any missing one is applied, in order */
+    if (mysql_query(m, "SELECT version FROM schema_migrations ORDER BY version") != 0) {
+        seterr(err, errlen, "cannot read %s.schema_migrations: %s", database, mysql_error(m));
+        goto unlock;
+    }
+    MYSQL_RES *res = mysql_store_result(m);
+    int applied[1024], napplied = 0;
+    MYSQL_ROW row;
+    while (res && (row = mysql_fetch_row(res)) && napplied < 1024) applied[napplied++] = atoi(row[0]);
+    if (res) mysql_free_result(res);
+    int newest = nmigrations ? migrations[nmigrations - 1].version : 0;
+    if (napplied && applied[napplied - 1] > newest) {
+        seterr(err, errlen,
+               "metadata schema %s is at version %d, newer than this binary knows (%d): "
+               "upgrade searchsync on this node",
+               database, applied[napplied - 1], newest);
+        goto unlock;
+    }
+    for (int i = 0; i < nmigrations; i++) {
+        const struct migration *mg = &migrations[i];
+        bool done = false;
+        for (int j = 0; j < napplied && !done; j++) done = applied[j] == mg->version;
+        if (done) continue;
+        log_info("metadata", "applying migration %04d_%s to %s", mg->version, mg->name, database);
+        if (run_script(m, mg, err, errlen) < 0) goto unlock;
+        sbuf_reset(&q);
+        sbuf_printf(&q, "INSERT INTO schema_migrations (version, name) VALUES (%d, ", mg->version);
+        db_quote(m, &q, mg->name, strlen(mg->name));
+        sbuf_addc(&q, ')');
+        if (db_exec(m, q.data, err, errlen) < 0) goto unlock;
+    }
+    rc = 0;
+unlock:
+    free(db_scalar(m, "SELECT RELEASE_LOCK('searchsync.migrate')", (char[64]){0}, 64));
+out:
+    free(got);
+    sbuf_free(&q);
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* db: connections to MySQL/MariaDB for queries (not the binlog stream).
+ *
+ * One place sets what every query connection needs: utf8mb4, UTC session
+ * time zone (TIMESTAMP values then read back as UTC), timeouts, and error
+ * messages that name the server, the account and what to do. Connections are
+ * not auto-reconnected by the library (a silent reconnect loses session
+ * state); callers reconnect with db_ensure(). */
+#ifndef SS_DB_H
+#define SS_DB_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <mysql.h>
+
+#include "config.h"
+
+typedef struct db_params {
+    const char *role; /* "source" or "metadata": named in messages */
+    const char *host;
+    int port;
+    const char *socket;
+    const char *user;
+    const char *password;
+    const char *database; /* may be NULL */
+    int connect_timeout_ms;
+    int read_timeout_ms;
+} db_params;
+
+db_params db_params_source(const struct ss_config *c);
+db_params db_params_metadata(const struct ss_config *c); /* database not selected */
+
+MYSQL *db_connect(const db_params *p, char *err, size_t errlen);
+void db_close(MYSQL *m); /* NULL-safe */
+/* Reconnect *m if its connection is gone (server restart, idle timeout). */
+int db_ensure(MYSQL **m, const db_params *p, char *err, size_t errlen);
+int db_exec(MYSQL *m, const char *sql, char *err, size_t errlen);
+/* First column of the first row as text, or NULL (caller frees). */
+char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen);
+/* Append a quoted, escaped string literal to sql (for identifiers use db_ident). */
+struct sbuf;
+void db_quote(MYSQL *m, struct sbuf *sql, const char *s, size_t n);
+void db_ident(struct sbuf *sql, const char *name); /* `name` with ` doubled */
+
+/* Create (if missing) and migrate the metadata schema to the newest version
+ * this binary knows (sql/migrations, embedded at build time), then select it.
+ * Safe to run from several nodes at once (GET_LOCK). */
+int metadb_migrate(MYSQL *m, const char *database, char *err, size_t errlen);
+int metadb_version(MYSQL *m, const char *database); /* -1 if none */
+
+struct migration {
+    int version;
+    const char *name;
+    const char *sql; /* statements separated by ';' at line ends */
+};
+extern const struct migration migrations[];
+extern const int nmigrations;
+
+#endif
