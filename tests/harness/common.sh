@@ -1,0 +1,194 @@
+# tests/harness/common.sh — shared helpers for the test-server harness scripts
+# (mariadb.sh, zookeeper.sh, opensearch.sh, servers.sh). Sourced, not run.
+#
+# Owns: the harness state directory layout, free-port selection, process-group
+# lifecycle (start/stop/pause/resume/kill of one server) and small wait loops.
+#
+# State directory: $SEARCHSYNC_HARNESS_DIR (servers.sh creates a temporary one
+# under ${TMPDIR:-/tmp} when unset). Per server NAME it holds:
+#   NAME/            data, config and logs of that server
+#   NAME.pid         process-group id (the server was started with setsid)
+#   NAME.env         shell assignments (ports, addresses) for env.sh
+# shellcheck shell=bash
+
+# shellcheck disable=SC2034  # used by the scripts that source this file
+HARNESS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SEARCHSYNC_CACHE="${SEARCHSYNC_CACHE:-${HOME:-/root}/.cache/searchsync}"
+
+h_log() { printf '[harness %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+h_die() { h_log "ERROR: $*"; exit 1; }
+
+# Monotonic-ish seconds with millis, for timings printed in logs.
+h_now() { date +%s.%N | cut -c1-14; }
+h_elapsed() { awk -v a="$1" -v b="$(h_now)" 'BEGIN{printf "%.1f", b-a}'; }
+
+h_state_dir() {
+    [ -n "${SEARCHSYNC_HARNESS_DIR:-}" ] ||
+        h_die "SEARCHSYNC_HARNESS_DIR is not set (use tests/harness/servers.sh, or export it)"
+    mkdir -p "$SEARCHSYNC_HARNESS_DIR"
+    printf '%s\n' "$SEARCHSYNC_HARNESS_DIR"
+}
+
+# h_port_in_use PORT — true when something listens on 127.0.0.1:PORT.
+h_port_in_use() {
+    if command -v ss >/dev/null 2>&1; then
+        ss -Htln "sport = :$1" 2>/dev/null | grep -q . && return 0
+    fi
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# h_free_port — a port below the kernel's ephemeral range that nobody listens
+# on and that this harness has not handed out before (ports.taken file).
+h_free_port() {
+    local dir taken p i
+    dir="$(h_state_dir)"
+    taken="$dir/ports.taken"
+    touch "$taken"
+    for i in $(seq 1 200); do
+        p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 12000 ))
+        grep -qx "$p" "$taken" && continue
+        h_port_in_use "$p" && continue
+        echo "$p" >>"$taken"
+        echo "$p"
+        return 0
+    done
+    h_die "no free port found"
+}
+
+# h_pid NAME — process-group id of a started server, empty when none.
+h_pid() {
+    local f
+    f="$(h_state_dir)/$1.pid"
+    [ -s "$f" ] && cat "$f" || true
+}
+
+# h_alive NAME — true when the server's process still exists (even stopped).
+h_alive() {
+    local pid
+    pid="$(h_pid "$1")"
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+    # a dead child of this very shell is a zombie until reaped: not alive
+    ! grep -q '^[0-9]* (.*) Z' "/proc/$pid/stat" 2>/dev/null
+}
+
+# h_spawn NAME LOGFILE CMD... — start CMD in its own session/process group,
+# output appended to LOGFILE, and record the group id in NAME.pid.
+h_spawn() {
+    local name="$1" logf="$2" dir pid
+    shift 2
+    dir="$(h_state_dir)"
+    setsid "$@" >>"$logf" 2>&1 </dev/null &
+    pid=$!
+    echo "$pid" >"$dir/$name.pid"
+}
+
+# h_signal NAME SIG — send SIG to the whole process group of NAME.
+h_signal() {
+    local pid
+    pid="$(h_pid "$1")"
+    [ -n "$pid" ] || h_die "$1 is not started"
+    kill -s "$2" -- "-$pid" 2>/dev/null || kill -s "$2" "$pid" 2>/dev/null ||
+        h_die "$1 (pgid $pid) is not running"
+}
+
+# h_stop NAME [TIMEOUT] — SIGCONT (in case it is paused), SIGTERM, wait,
+# SIGKILL after TIMEOUT seconds; then wait until the group is gone.
+h_stop() {
+    local name="$1" timeout="${2:-30}" pid i
+    pid="$(h_pid "$name")"
+    [ -n "$pid" ] || return 0
+    if kill -0 -- "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null; then
+        kill -s CONT -- "-$pid" 2>/dev/null || true
+        kill -s TERM -- "-$pid" 2>/dev/null || kill -s TERM "$pid" 2>/dev/null || true
+        for i in $(seq 1 $((timeout * 10))); do
+            kill -0 -- "-$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 -- "-$pid" 2>/dev/null; then
+            h_log "$name did not stop in ${timeout}s, sending SIGKILL"
+            kill -s KILL -- "-$pid" 2>/dev/null || true
+            for i in $(seq 1 50); do
+                kill -0 -- "-$pid" 2>/dev/null || break
+                sleep 0.1
+            done
+        fi
+    fi
+    rm -f "$(h_state_dir)/$name.pid"
+}
+
+# h_kill9 NAME — SIGKILL the group and wait for it to vanish (crash test).
+h_kill9() {
+    local name="$1" pid i
+    pid="$(h_pid "$name")"
+    [ -n "$pid" ] || h_die "$name is not started"
+    kill -s KILL -- "-$pid" 2>/dev/null || kill -s KILL "$pid" 2>/dev/null || true
+    for i in $(seq 1 100); do
+        kill -0 -- "-$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    rm -f "$(h_state_dir)/$name.pid"
+}
+
+# h_wait_for SECONDS DESCRIPTION CMD... — poll CMD every 0.2s until it
+# succeeds; fail with DESCRIPTION after SECONDS. If $H_WAIT_NAME is set and
+# that server's process is gone, fail at once (and show its log tail).
+h_wait_for() {
+    local secs="$1" what="$2" i
+    shift 2
+    for _ in $(seq 1 $((secs * 5))); do
+        "$@" >/dev/null 2>&1 && return 0
+        if [ -n "${H_WAIT_NAME:-}" ] && ! h_alive "$H_WAIT_NAME"; then
+            h_log "$H_WAIT_NAME exited while waiting for: $what"
+            return 1
+        fi
+        sleep 0.2
+    done
+    h_log "timed out after ${secs}s waiting for: $what"
+    return 1
+}
+
+# h_tail_log FILE — show the end of a server log on failure.
+h_tail_log() {
+    [ -f "$1" ] || return 0
+    h_log "--- last lines of $1 ---"
+    tail -n "${2:-40}" "$1" >&2 || true
+}
+
+# h_write_env NAME — write NAME.env from "KEY=VALUE" arguments (values quoted).
+h_write_env() {
+    local name="$1" dir kv
+    shift
+    dir="$(h_state_dir)"
+    : >"$dir/$name.env.tmp"
+    for kv in "$@"; do
+        printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}" >>"$dir/$name.env.tmp"
+    done
+    mv "$dir/$name.env.tmp" "$dir/$name.env"
+}
+
+# h_env_get NAME KEY — read one value back from NAME.env (for restart).
+h_env_get() {
+    local f
+    f="$(h_state_dir)/$1.env"
+    [ -f "$f" ] || return 0
+    # shellcheck disable=SC1090
+    ( . "$f"; eval "printf '%s' \"\${$2:-}\"" )
+}
+
+# h_dispatch NAME ACTION — the common actions every server script supports.
+# The script defines srv_start, srv_stop (optional), srv_status.
+h_dispatch() {
+    local name="$1" action="${2:-}"
+    case "$action" in
+        start)   srv_start ;;
+        stop)    if declare -F srv_stop >/dev/null; then srv_stop; else h_stop "$name"; fi
+                 h_log "$name stopped" ;;
+        pause)   h_signal "$name" STOP; h_log "$name paused (SIGSTOP)" ;;
+        resume)  h_signal "$name" CONT; h_log "$name resumed (SIGCONT)" ;;
+        kill)    h_kill9 "$name"; h_log "$name killed (SIGKILL)" ;;
+        restart) if declare -F srv_stop >/dev/null; then srv_stop; else h_stop "$name"; fi
+                 H_RESTART=1 srv_start ;;
+        status)  if h_alive "$name"; then echo "$name running (pgid $(h_pid "$name"))"; else echo "$name not running"; return 1; fi ;;
+        *) echo "usage: $0 start|stop|pause|resume|kill|restart|status" >&2; return 2 ;;
+    esac
+}

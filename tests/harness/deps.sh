@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# tests/harness/deps.sh — install the Debian packages needed to build and test
+# searchsync (fresh CI machines and developer boxes alike).
+#
+# Owns: the package list. Idempotent and fast: checks each package with
+# `dpkg -s` and only runs `apt-get update` + `apt-get install` when something is
+# missing. Package installation never leaves a system mariadbd (or any other
+# service) running: a temporary policy-rc.d forbids service starts, and the
+# harness runs its own servers (tests/harness/*.sh) anyway.
+# Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+PACKAGES=(
+    # build
+    autoconf automake libtool pkg-config gcc make clang
+    libmariadb-dev libcurl4-openssl-dev libcjson-dev libzookeeper-mt-dev
+    libcmocka-dev libmicrohttpd-dev zlib1g-dev libzstd-dev
+    # test servers and tools (javac compiles the search-engine launcher)
+    mariadb-server mariadb-client zookeeper default-jre-headless
+    default-jdk-headless maven curl jq
+    # used by scripts: procps (ps/pkill-free process checks), iproute2 (ss)
+    procps iproute2
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
+        missing+=("$p")
+    fi
+done
+if [ ${#missing[@]} = 0 ]; then
+    echo "deps: all ${#PACKAGES[@]} packages present"
+    exit 0
+fi
+
+echo "deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || { echo "deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    SUDO="sudo"
+fi
+
+# Forbid service starts during installation (mariadb-server's postinst would
+# otherwise start a system mariadbd where an init system exists).
+policy=/usr/sbin/policy-rc.d
+own_policy=""
+if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# searchsync deps.sh: no service starts during installs\nexit 101\n' |
+        $SUDO tee "$policy" >/dev/null
+    $SUDO chmod 755 "$policy"
+    own_policy=1
+fi
+cleanup() { [ -z "$own_policy" ] || $SUDO rm -f "$policy"; }
+trap cleanup EXIT
+
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}"
+
+# Belt and braces: if a system MariaDB got started anyway (systemd hosts ignore
+# policy-rc.d for some paths), stop it and keep it from starting at boot; the
+# tests never use it.
+case " ${missing[*]} " in
+    *" mariadb-server "*)
+        if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+            $SUDO systemctl disable --now mariadb >/dev/null 2>&1 || true
+        fi
+        if [ -f /run/mysqld/mysqld.pid ]; then
+            $SUDO kill "$(cat /run/mysqld/mysqld.pid)" 2>/dev/null || true
+        fi ;;
+esac
+echo "deps: done"

@@ -1,0 +1,202 @@
+# tests/integration/lib.sh — helpers sourced by every integration test
+# (tests/integration/t_*.sh). Owns: finding the servers (harness env.sh), SQL and
+# search-engine shorthands, assertions, cleanup hooks and the exit protocol.
+#
+# A test is a bash script:
+#   #!/usr/bin/env bash
+#   . "$(dirname "$0")/lib.sh"
+#   assert_eq 1 "$(mysql_q 'SELECT 1')" "select one"
+#   pass
+# Exit status: 0 pass, 1 fail, 77 skip (only via `skip "reason"`; a 77 without
+# a printed reason counts as a failure in suite.sh).
+#
+# Servers: when run by suite.sh the servers are already up and
+# $SEARCHSYNC_HARNESS_DIR/env.sh is sourced here. Run alone, a test starts its
+# own servers (all three, or $TEST_SERVERS) and stops them on exit.
+#
+# Environment after sourcing: MYSQL_HOST MYSQL_PORT MYSQL_SOCKET MYSQL_USER
+# MYSQL_PASSWORD (replication user) ZK_HOSTS SEARCH_URL SEARCHSYNC_SRCDIR
+# SEARCHSYNC_BIN (may not exist yet: use require_bin) TEST_NAME TEST_TMP.
+# shellcheck shell=bash
+set -euo pipefail
+
+SEARCHSYNC_SRCDIR="${SEARCHSYNC_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+export SEARCHSYNC_SRCDIR
+TEST_NAME="$(basename "${0%.sh}")"
+HARNESS="$SEARCHSYNC_SRCDIR/tests/harness"
+
+# ---------------------------------------------------------------- cleanup hooks
+_LIB_EXIT_HOOKS=()
+# on_exit CMD — run CMD (a string, eval'd) when the test exits, last added first.
+on_exit() { _LIB_EXIT_HOOKS+=("$1"); }
+_lib_run_exit_hooks() {
+    local rc=$? i
+    set +e
+    for ((i = ${#_LIB_EXIT_HOOKS[@]} - 1; i >= 0; i--)); do
+        eval "${_LIB_EXIT_HOOKS[$i]}"
+    done
+    exit "$rc"
+}
+trap _lib_run_exit_hooks EXIT
+trap 'exit 130' INT TERM
+
+TEST_TMP="$(mktemp -d "${TMPDIR:-/tmp}/searchsync-$TEST_NAME.XXXXXX")"
+on_exit 'rm -rf "$TEST_TMP"'
+
+# ---------------------------------------------------------------- servers
+if [ -n "${SEARCHSYNC_HARNESS_DIR:-}" ] && [ -f "$SEARCHSYNC_HARNESS_DIR/env.sh" ]; then
+    . "$SEARCHSYNC_HARNESS_DIR/env.sh"
+else
+    SEARCHSYNC_HARNESS_DIR="$(mktemp -d "${TMPDIR:-/tmp}/searchsync-test.XXXXXX")"
+    export SEARCHSYNC_HARNESS_DIR
+    touch "$SEARCHSYNC_HARNESS_DIR/.temporary"
+    on_exit 'bash "$HARNESS/servers.sh" stop'
+    # shellcheck disable=SC2086
+    bash "$HARNESS/servers.sh" start ${TEST_SERVERS:-} >/dev/null
+    . "$SEARCHSYNC_HARNESS_DIR/env.sh"
+fi
+
+if [ -z "${SEARCHSYNC_BIN:-}" ]; then
+    for _b in "$PWD/searchsync" "$PWD/src/searchsync" "$SEARCHSYNC_SRCDIR/searchsync" "$SEARCHSYNC_SRCDIR/src/searchsync"; do
+        [ -x "$_b" ] && { SEARCHSYNC_BIN="$_b"; break; }
+    done
+    SEARCHSYNC_BIN="${SEARCHSYNC_BIN:-$SEARCHSYNC_SRCDIR/searchsync}"
+fi
+export SEARCHSYNC_BIN
+
+# ---------------------------------------------------------------- output / verdicts
+log() { printf '[%s %s] %s\n' "$TEST_NAME" "$(date +%H:%M:%S)" "$*" >&2; }
+_LIB_ASSERTS=0
+
+# fail MSG — the test failed.
+fail() {
+    printf 'FAIL: %s: %s\n' "$TEST_NAME" "$*"
+    exit 1
+}
+# pass — the test passed (call at the end).
+pass() {
+    printf 'PASS: %s (%d assertions)\n' "$TEST_NAME" "$_LIB_ASSERTS"
+    exit 0
+}
+# skip REASON — the test cannot run here; the reason is required.
+skip() {
+    [ -n "${1:-}" ] || fail "skip called without a reason"
+    printf 'SKIP: %s: %s\n' "$TEST_NAME" "$*"
+    exit 77
+}
+# require_bin — skip unless the searchsync binary has been built.
+require_bin() {
+    [ -x "$SEARCHSYNC_BIN" ] || skip "searchsync binary not built ($SEARCHSYNC_BIN)"
+}
+
+# ---------------------------------------------------------------- assertions
+# assert_eq EXPECTED ACTUAL MSG
+assert_eq() {
+    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
+    [ "$1" == "$2" ] && return 0
+    printf 'assertion failed: %s\n  expected: %s\n  actual:   %s\n' "${3:-assert_eq}" "$1" "$2"
+    if [ "$(printf '%s' "$1" | wc -l)" -gt 0 ] || [ "$(printf '%s' "$2" | wc -l)" -gt 0 ]; then
+        diff -u <(printf '%s\n' "$1") <(printf '%s\n' "$2") | sed 's/^/  /' | tail -n +3 || true
+    fi
+    fail "${3:-assert_eq}"
+}
+# assert_ne UNEXPECTED ACTUAL MSG
+assert_ne() {
+    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
+    [ "$1" != "$2" ] && return 0
+    printf 'assertion failed: %s\n  both are: %s\n' "${3:-assert_ne}" "$1"
+    fail "${3:-assert_ne}"
+}
+# assert_contains HAYSTACK NEEDLE MSG
+assert_contains() {
+    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
+    case "$1" in *"$2"*) return 0 ;; esac
+    printf 'assertion failed: %s\n  looked for: %s\n  in: %s\n' "${3:-assert_contains}" "$2" "$1"
+    fail "${3:-assert_contains}"
+}
+# assert_true MSG CMD... — CMD must succeed
+assert_true() {
+    local msg="$1"
+    shift
+    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
+    "$@" >/dev/null && return 0
+    printf 'assertion failed: %s\n  command failed: %s\n' "$msg" "$*"
+    fail "$msg"
+}
+# assert_json_eq EXPECTED_JSON ACTUAL_JSON MSG — equal after key sorting
+assert_json_eq() {
+    local e a
+    e="$(printf '%s' "$1" | jq -S .)" || fail "${3:-assert_json_eq}: expected is not JSON: $1"
+    a="$(printf '%s' "$2" | jq -S .)" || fail "${3:-assert_json_eq}: actual is not JSON: $2"
+    assert_eq "$e" "$a" "${3:-assert_json_eq}"
+}
+# wait_until SECONDS MSG CMD... — poll CMD (every 0.2s) until it succeeds, else fail
+wait_until() {
+    local secs="$1" msg="$2" i
+    shift 2
+    for ((i = 0; i < secs * 5; i++)); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    fail "timed out after ${secs}s: $msg"
+}
+
+# ---------------------------------------------------------------- MariaDB
+# mysql_q SQL [DB] — run SQL as root, batch mode: tab-separated, no headers.
+mysql_q() {
+    mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u root \
+        --batch --skip-column-names --default-character-set=utf8mb4 \
+        ${2:+--database="$2"} -e "$1"
+}
+# mysql_file FILE [DB] — run a SQL file as root.
+mysql_file() {
+    mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u root \
+        --default-character-set=utf8mb4 ${2:+--database="$2"} <"$1"
+}
+# mysql_repl_q SQL — run SQL as the replication user (MYSQL_USER).
+mysql_repl_q() {
+    mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u "$MYSQL_USER" \
+        -p"$MYSQL_PASSWORD" --batch --skip-column-names -e "$1"
+}
+# mysql_binlog_pos — "file<TAB>position" of the current binlog end.
+mysql_binlog_pos() { mysql_q 'SHOW MASTER STATUS' | cut -f1,2; }
+
+# ---------------------------------------------------------------- search engine
+# search_req METHOD PATH [BODY] — print the response body; fails on HTTP >= 400
+# (body printed to stderr) unless SEARCH_ALLOW_ERROR=1.
+search_req() {
+    local method="$1" path="$2" body="${3-}" out code
+    local args=(-sS -m 60 -X "$method" -o "$TEST_TMP/.search_body" -w '%{http_code}')
+    if [ $# -ge 3 ]; then
+        case "$path" in */_bulk*|*/_msearch*) args+=(-H 'Content-Type: application/x-ndjson') ;;
+                        *) args+=(-H 'Content-Type: application/json') ;; esac
+        args+=(--data-binary "$body")
+    fi
+    code="$(curl "${args[@]}" "$SEARCH_URL$path")" || fail "search $method $path: curl failed"
+    out="$(cat "$TEST_TMP/.search_body")"
+    if [ "$code" -ge 400 ] && [ -z "${SEARCH_ALLOW_ERROR:-}" ]; then
+        printf 'search %s %s -> HTTP %s\n%s\n' "$method" "$path" "$code" "$out" >&2
+        return 1
+    fi
+    printf '%s\n' "$out"
+}
+search_get()    { search_req GET "$1"; }
+search_post()   { search_req POST "$1" "${2-}"; }
+search_put()    { search_req PUT "$1" "${2-}"; }
+search_delete() { search_req DELETE "$1"; }
+# search_refresh INDEX
+search_refresh() { search_req POST "/$1/_refresh" >/dev/null; }
+# search_count INDEX [QUERY_JSON] — number of documents (refreshes first)
+search_count() {
+    local q='{"query":{"match_all":{}}}'
+    [ -z "${2:-}" ] || q="$2"
+    search_refresh "$1"
+    search_req POST "/$1/_count" "$q" | jq -r .count
+}
+# search_doc INDEX ID [ROUTING] — the _source of one document, or empty if absent
+search_doc() {
+    SEARCH_ALLOW_ERROR=1 search_req GET "/$1/_doc/$2${3:+?routing=$3}" | jq -c 'select(.found == true) | ._source'
+}
+
+# unique_name PREFIX — a name no other test run uses (for databases, indices)
+unique_name() { printf '%s_%s_%s\n' "$1" "$$" "$RANDOM"; }

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# tests/integration/suite.sh — the integration suite `make check` runs.
+#
+# Owns: starting the real servers once (MariaDB, ZooKeeper, OpenSearch via
+# tests/harness/servers.sh; stopped by a trap on any exit), running every
+# tests/integration/t_*.sh against them, healing/resetting the servers between
+# tests, and the summary. The last line is always exactly `N passed, N failed`.
+#
+# usage: suite.sh [--long] [--list] [FILTER...]
+#   FILTER   run only tests whose name contains one of the FILTERs
+#   --long   also run tests/integration/long_*.sh (make check-long)
+#   --list   print the selected test names and exit
+# Test protocol: exit 0 pass, 1 fail, 77 skip with a printed `SKIP: ...` reason
+# (lib.sh's `skip`); a 77 without a reason counts as a failure.
+# Knobs: SUITE_TEST_TIMEOUT (seconds per test, default 900), SUITE_LOG_DIR
+# (default ./tests/integration/logs), SUITE_NO_RESET=1 (keep databases/indices
+# between tests), SEARCHSYNC_KEEP_HARNESS=1 (keep the server dir after the run).
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+SEARCHSYNC_SRCDIR="${SEARCHSYNC_SRCDIR:-$(cd "$here/../.." && pwd)}"
+export SEARCHSYNC_SRCDIR
+HARNESS="$SEARCHSYNC_SRCDIR/tests/harness"
+LOG_DIR="${SUITE_LOG_DIR:-$PWD/tests/integration/logs}"
+TIMEOUT="${SUITE_TEST_TIMEOUT:-900}"
+
+long=""
+list=""
+filters=()
+for a in "$@"; do
+    case "$a" in
+        --long) long=1; export SEARCHSYNC_LONG=1 ;;
+        --list) list=1 ;;
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -*) echo "unknown option $a" >&2; exit 2 ;;
+        *) filters+=("$a") ;;
+    esac
+done
+
+tests=()
+for t in "$here"/t_*.sh ${long:+"$here"/long_*.sh}; do
+    [ -f "$t" ] || continue
+    name="$(basename "${t%.sh}")"
+    if [ ${#filters[@]} -gt 0 ]; then
+        keep=""
+        for f in "${filters[@]}"; do
+            case "$name" in *"$f"*) keep=1 ;; esac
+        done
+        [ -n "$keep" ] || continue
+    fi
+    tests+=("$t")
+done
+if [ -n "$list" ]; then
+    for t in "${tests[@]}"; do basename "${t%.sh}"; done
+    exit 0
+fi
+if [ ${#tests[@]} = 0 ]; then
+    echo "no integration test matches: ${filters[*]:-}"
+    echo "0 passed, 0 failed"
+    exit 1
+fi
+
+mkdir -p "$LOG_DIR"
+export SEARCHSYNC_HARNESS_DIR
+SEARCHSYNC_HARNESS_DIR="$(mktemp -d "${TMPDIR:-/tmp}/searchsync-suite.XXXXXX")"
+touch "$SEARCHSYNC_HARNESS_DIR/.temporary"
+stop_servers() { bash "$HARNESS/servers.sh" stop >/dev/null 2>&1 || bash "$HARNESS/servers.sh" stop || true; }
+trap stop_servers EXIT
+trap 'exit 130' INT TERM
+
+passed=0
+failed=0
+skipped=0
+failed_names=()
+
+t0=$(date +%s)
+if ! bash "$HARNESS/servers.sh" start >"$LOG_DIR/servers-start.log" 2>&1; then
+    echo "FAIL servers: could not start the test servers; $LOG_DIR/servers-start.log:"
+    sed 's/^/  | /' "$LOG_DIR/servers-start.log" | tail -n 80
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+echo "servers up in $(( $(date +%s) - t0 ))s ($(grep -o 'mariadb [0-9.]*-MariaDB' "$LOG_DIR/servers-start.log" | head -1), $(grep -o 'engine opensearch [0-9.]*' "$LOG_DIR/servers-start.log" | head -1 | cut -d' ' -f2-), $(grep -o 'zookeeper [0-9.]* ready' "$LOG_DIR/servers-start.log" | head -1 | sed 's/ ready//'))"
+. "$SEARCHSYNC_HARNESS_DIR/env.sh"
+
+# heal: a test may leave a server paused or killed (fault tests); put it back.
+heal_servers() {
+    local n
+    for n in mariadb zookeeper opensearch; do
+        bash "$HARNESS/$n.sh" resume >/dev/null 2>&1 || true
+        if ! bash "$HARNESS/$n.sh" status >/dev/null 2>&1; then
+            echo "  (restarting $n, left dead by the previous test)"
+            bash "$HARNESS/$n.sh" restart >>"$LOG_DIR/servers-start.log" 2>&1 ||
+                echo "  (restart of $n FAILED; see $LOG_DIR/servers-start.log)"
+        fi
+    done
+    . "$SEARCHSYNC_HARNESS_DIR/env.sh"
+}
+
+# reset: drop test databases and search indices so each test starts clean.
+reset_data() {
+    local db idx
+    [ -z "${SUITE_NO_RESET:-}" ] || return 0
+    for db in $(mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -uroot -N -B \
+            -e 'SHOW DATABASES' 2>/dev/null); do
+        case "$db" in information_schema|performance_schema|mysql|sys) continue ;; esac
+        mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -uroot \
+            -e "DROP DATABASE \`$db\`" >/dev/null 2>&1 || true
+    done
+    for idx in $(curl -sf -m 30 "$SEARCH_URL/_cat/indices?h=index&expand_wildcards=open,closed" 2>/dev/null); do
+        case "$idx" in .*) continue ;; esac
+        curl -sf -m 30 -X DELETE "$SEARCH_URL/$idx" >/dev/null 2>&1 || true
+    done
+    for idx in $(curl -sf -m 30 "$SEARCH_URL/_index_template" 2>/dev/null | jq -r '.index_templates[].name' 2>/dev/null); do
+        case "$idx" in .*) continue ;; esac
+        curl -sf -m 30 -X DELETE "$SEARCH_URL/_index_template/$idx" >/dev/null 2>&1 || true
+    done
+}
+
+for t in "${tests[@]}"; do
+    name="$(basename "${t%.sh}")"
+    logf="$LOG_DIR/$name.log"
+    start=$(date +%s.%N)
+    set +e
+    timeout -k 15 "$TIMEOUT" bash "$t" >"$logf" 2>&1
+    rc=$?
+    set -e
+    secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+    reason=""
+    if [ "$rc" = 77 ]; then
+        reason="$(sed -n 's/^SKIP: [^:]*: //p' "$logf" | tail -1)"
+        [ -n "$reason" ] || rc=1 reason="exit 77 without a printed SKIP reason"
+    fi
+    case "$rc" in
+        0)  passed=$((passed + 1)); echo "PASS $name (${secs}s)" ;;
+        77) skipped=$((skipped + 1)); echo "SKIP $name (${secs}s): $reason" ;;
+        *)  failed=$((failed + 1)); failed_names+=("$name")
+            [ "$rc" = 124 ] && reason="timed out after ${TIMEOUT}s"
+            echo "FAIL $name (${secs}s, exit $rc${reason:+; $reason}) — log: $logf"
+            tail -n 60 "$logf" | sed 's/^/  | /' ;;
+    esac
+    heal_servers
+    reset_data
+done
+
+if [ "$failed" -gt 0 ]; then
+    # keep the server logs of a failing run next to the test logs
+    mkdir -p "$LOG_DIR/servers"
+    for f in mariadb/mariadbd.err zookeeper/zookeeper.log opensearch/opensearch.log; do
+        [ -f "$SEARCHSYNC_HARNESS_DIR/$f" ] && cp "$SEARCHSYNC_HARNESS_DIR/$f" "$LOG_DIR/servers/" || true
+    done
+    echo "failed: ${failed_names[*]} (server logs in $LOG_DIR/servers/)"
+fi
+[ "$skipped" = 0 ] || echo "$skipped skipped"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
