@@ -2,6 +2,7 @@
 libsearchsync_a_SOURCES += \
 	src/sbuf.c src/sbuf.h \
 	src/jsonw.c src/jsonw.h \
+	src/json_exact.c src/json_exact.h \
 	src/log.c src/log.h \
 	src/config.c src/config.h
 searchsync_SOURCES += src/commands.h src/cmd_config.c src/cmd_migrate.c
@@ -33,3 +34,12 @@ MIGRATION_FILES = $(sort $(wildcard $(srcdir)/sql/migrations/*.sql))
 EXTRA_DIST += sql/embed.sh sql/migrations
 src/migrations.c: $(MIGRATION_FILES) $(srcdir)/sql/embed.sh
 	$(AM_V_GEN)$(MKDIR_P) src && sh $(srcdir)/sql/embed.sh $@ $(MIGRATION_FILES)
+
+check_PROGRAMS += tests/unit/test_json_exact tests/unit/test_json_exact_asan
+TESTS += tests/unit/test_json_exact tests/unit/test_json_exact_asan
+tests_unit_test_json_exact_SOURCES = tests/unit/test_json_exact.c
+tests_unit_test_json_exact_LDADD = $(UNIT_LDADD)
+tests_unit_test_json_exact_asan_SOURCES = tests/unit/test_json_exact.c
+tests_unit_test_json_exact_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_json_exact_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_json_exact_asan_LDADD = $(UNIT_ASAN_LDADD)

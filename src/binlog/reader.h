@@ -1,0 +1,66 @@
+/* reader: the replica connection (see reader.c). */
+#ifndef SS_BINLOG_READER_H
+#define SS_BINLOG_READER_H
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "binlog/binlog.h"
+#include "binlog/schema.h"
+
+enum bl_start { BL_START_NOW = 0, BL_START_BEGINNING, BL_START_FILEPOS, BL_START_GTID };
+
+typedef struct bl_reader_opts {
+    const char *host;     /* NULL/"" = localhost */
+    int port;
+    const char *socket;
+    const char *user;
+    const char *password;
+    uint32_t server_id;   /* our replica id; must be unique among the server's replicas */
+    int heartbeat_ms;     /* idle heartbeat period asked from the server (default 5000) */
+    int connect_timeout_ms;
+    int read_timeout_ms;  /* 0 = 3 heartbeats + 5 s */
+    int start;            /* enum bl_start */
+    const char *file;     /* BL_START_FILEPOS */
+    uint64_t pos;
+    const char *gtid;     /* BL_START_GTID: MySQL set or MariaDB list */
+    bool stop_at_end;     /* stop at the end position the server reports at start */
+    int max_reconnects;   /* consecutive failed attempts before giving up; -1 = forever */
+    int backoff_initial_ms; /* default 100 */
+    int backoff_max_ms;     /* default 10000 */
+} bl_reader_opts;
+
+typedef struct bl_reader {
+    bl_reader_opts o;
+    MYSQL *mysql;
+    bl_decoder dec;
+    bl_schema schema;
+    bl_sink wrap;           /* records commits, then calls the user's sink */
+    const bl_sink *user;
+    int flavor;
+    bool full_metadata;
+    char checksum[16];
+    bl_pos start;           /* resolved start position */
+    bl_pos stop;            /* --stop-at-end target */
+    bool have_stop;
+    bool have_commit;
+    bl_pos committed;       /* end of the last complete transaction */
+    sbuf committed_gtids;
+    volatile sig_atomic_t *stop_flag; /* set by a signal handler: stop at the next boundary */
+    uint64_t reconnects;
+    char err[BL_ERR_LEN];
+} bl_reader;
+
+/* Connect, check the server (binlog on, ROW format, privileges), resolve the
+ * start position. BL_OK or BL_ERR with r->err set. */
+int bl_reader_open(bl_reader *r, const bl_reader_opts *o, const bl_sink *sink);
+/* Stream until the sink stops, stop_at_end is reached, *stop_flag is set or a
+ * permanent error. Reconnects on transient errors. BL_OK / BL_STOP / BL_ERR. */
+int bl_reader_run(bl_reader *r);
+void bl_reader_close(bl_reader *r);
+
+/* "mysql://user:pass@host:port" → fields (strings point into a copy kept in *buf) */
+int bl_parse_uri(const char *uri, char **buf, const char **user, const char **pass, const char **host,
+                 int *port, char *err, size_t errlen);
+
+#endif

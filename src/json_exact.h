@@ -1,0 +1,18 @@
+/* json_exact: parse JSON text into a cJSON tree without rounding numbers.
+ *
+ * cJSON keeps numbers as doubles, so 18446744073709551615 or a DECIMAL with
+ * 30 digits would come back changed. This parser builds the same cJSON tree
+ * but stores every number as a cJSON_Raw item holding its exact text, which
+ * cJSON_Print* writes back verbatim. Use it wherever a JSON document is read,
+ * edited and written again (partial JSON updates, engine documents compared
+ * with MySQL). Strings are unescaped (\uXXXX with surrogate pairs to UTF-8). */
+#ifndef SS_JSON_EXACT_H
+#define SS_JSON_EXACT_H
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* NULL on malformed input (or nesting deeper than 512). */
+cJSON *json_exact_parse(const char *s, size_t n);
+
+#endif
