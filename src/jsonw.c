@@ -2,6 +2,7 @@
 #include "jsonw.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -123,19 +124,114 @@ int fmt_i64(char *buf, int64_t v) {
     return fmt_u64(buf, (uint64_t)v);
 }
 
-/* JSON wants a leading digit and no '+' in the exponent is fine either way;
- * %g never writes a leading '.', and "inf"/"nan" are excluded by the callers. */
+/* ------------------------------------------------- fast shortest numbers */
+/* The shortest decimal that reads back to the same double/float, for the
+ * common magnitudes, without printf/strtod (which dominate a profile of
+ * decode + JSON). Returns 0 when the value is outside the fast path; the
+ * caller then uses the printf/strtod loop below. Both checks are exact:
+ *  double: m / 10^k is one correctly rounded IEEE division of two exactly
+ *          representable numbers, i.e. what strtod returns for "m e-k";
+ *  float:  |m - f·10^k| against half an ulp of f scaled by 10^k, all exact
+ *          in double because f has 24 significant bits and 10^k (k <= 12)
+ *          at most 28. */
+static const double pow10tab[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static int put_scaled(char *o, bool neg, uint64_t m, int k) {
+    char d[24];
+    int n = fmt_u64(d, m);
+    char *s = o;
+    if (neg) *o++ = '-';
+    if (k == 0) {
+        memcpy(o, d, (size_t)n);
+        return (int)(o - s) + n;
+    }
+    if (n <= k) {
+        *o++ = '0';
+        *o++ = '.';
+        for (int i = 0; i < k - n; i++) *o++ = '0';
+        memcpy(o, d, (size_t)n);
+        o += n;
+    } else {
+        memcpy(o, d, (size_t)(n - k));
+        o += n - k;
+        *o++ = '.';
+        memcpy(o, d + n - k, (size_t)k);
+        o += k;
+    }
+    return (int)(o - s);
+}
+
+static int fast_double(char *o, double v) {
+    if (v == 0) {
+        if (signbit(v)) { memcpy(o, "-0", 2); return 2; }
+        *o = '0';
+        return 1;
+    }
+    bool neg = v < 0;
+    double a = neg ? -v : v;
+    if (!(a >= 1e-5 && a < 1e15)) return 0;
+    for (int k = 0; k <= 17; k++) {
+        double sc = a * pow10tab[k];
+        if (sc >= 9007199254740992.0) return 0;
+        double r = nearbyint(sc);
+        for (int dlt = -1; dlt <= 1; dlt++) {
+            double m = r + dlt;
+            if (m <= 0) continue;
+            if (m / pow10tab[k] == a) return put_scaled(o, neg, (uint64_t)m, k);
+        }
+    }
+    return 0;
+}
+
+static int fast_float(char *o, float f) {
+    if (f == 0) {
+        if (signbit(f)) { memcpy(o, "-0", 2); return 2; }
+        *o = '0';
+        return 1;
+    }
+    bool neg = f < 0;
+    double a = neg ? -(double)f : (double)f;
+    if (!(a >= 1e-3 && a < 1e7)) return 0;
+    int e;
+    frexp(a, &e);                        /* a = x · 2^e, x in [0.5, 1) */
+    double half_ulp = ldexp(1.0, e - 25); /* ulp = 2^(e-24) for a normal float */
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    bool even = (bits & 1) == 0;
+    for (int k = 0; k <= 12; k++) {
+        double p = a * pow10tab[k];      /* exact */
+        double h = half_ulp * pow10tab[k]; /* exact */
+        if (p >= 4503599627370496.0) return 0;
+        double r = nearbyint(p);
+        for (int dlt = -1; dlt <= 1; dlt++) {
+            double m = r + dlt;
+            if (m <= 0) continue;
+            double diff = fabs(m - p);    /* exact: nearby doubles */
+            if (diff < h || (diff == h && even)) return put_scaled(o, neg, (uint64_t)m, k);
+        }
+    }
+    return 0;
+}
+
+/* General path: the shortest %.Ng that reads back to the same value. JSON
+ * wants a leading digit; %g never writes a leading '.', and "inf"/"nan" are
+ * excluded by the callers. */
 int fmt_double(char *buf, double v) {
+    int n = fast_double(buf, v);
+    if (n) return n;
     for (int prec = 15; prec <= 17; prec++) {
-        int n = snprintf(buf, 40, "%.*g", prec, v);
+        n = snprintf(buf, 40, "%.*g", prec, v);
         if (prec == 17 || strtod(buf, NULL) == v) return n;
     }
     return 0; /* not reached */
 }
 
 int fmt_float(char *buf, float v) {
+    int n = fast_float(buf, v);
+    if (n) return n;
     for (int prec = 6; prec <= 9; prec++) {
-        int n = snprintf(buf, 40, "%.*g", prec, (double)v);
+        n = snprintf(buf, 40, "%.*g", prec, (double)v);
         if (prec == 9 || strtof(buf, NULL) == v) return n;
     }
     return 0;

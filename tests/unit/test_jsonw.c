@@ -6,6 +6,7 @@
 #include <cmocka.h>
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "jsonw.h"
@@ -72,6 +73,29 @@ static void test_shortest_round_trip(void **state) {
         if (!isfinite(d)) continue;
         buf[fmt_double(buf, d)] = 0;
         assert_true(strtod(buf, NULL) == d);
+    }
+    /* common magnitudes take the fast path: still exact, and never longer
+     * than the shortest %.Ng that reads back */
+    for (int i = 0; i < 100000; i++) {
+        double d = (double)rand() / RAND_MAX * pow(10, rand() % 14 - 4) * (i & 1 ? -1 : 1);
+        float f = (float)d;
+        char g[40];
+        int n = fmt_double(buf, d);
+        buf[n] = 0;
+        assert_true(strtod(buf, NULL) == d);
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(g, sizeof g, "%.*g", prec, d);
+            if (strtod(g, NULL) == d) break;
+        }
+        if (!strchr(g, 'e')) assert_true(strlen(buf) <= strlen(g));
+        n = fmt_float(buf, f);
+        buf[n] = 0;
+        assert_true(strtof(buf, NULL) == f);
+        for (int prec = 1; prec <= 9; prec++) {
+            snprintf(g, sizeof g, "%.*g", prec, (double)f);
+            if (strtof(g, NULL) == f) break;
+        }
+        if (!strchr(g, 'e')) assert_true(strlen(buf) <= strlen(g));
     }
     sbuf b = SBUF_INIT;
     jsonw w;
