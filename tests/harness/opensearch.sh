@@ -11,7 +11,8 @@
 #           searchsync relies on (painless, parent-join, reindex, analysis-common,
 #           mapper-extras) and fail loudly if one is missing
 # Writes DIR/opensearch.env: SEARCH_URL, SEARCH_PORT.
-# Knobs: OPENSEARCH_HEAP (default 1g; -Xms512m), SEARCHSYNC_CACHE.
+# Knobs: OPENSEARCH_HEAP (default 1g; -Xms512m), SEARCHSYNC_CACHE,
+#        OPENSEARCH_EXTRA_YML (lines appended to opensearch.yml, e.g. a tiny write pool).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -122,6 +123,7 @@ discovery.type: single-node
 network.host: 127.0.0.1
 transport.port: $tport
 cluster.routing.allocation.disk.threshold_enabled: false
+${OPENSEARCH_EXTRA_YML:-}
 EOF
     touch "$LOGF"
     LOG_SKIP=$(($(wc -l <"$LOGF") + 1))

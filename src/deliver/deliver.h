@@ -1,0 +1,186 @@
+/* deliver: queues, batching, backpressure, fuses, retries, dead letters,
+ * checkpoint low-water mark and drain between the document builder and the
+ * search engine (after seed 001, Yokozuna's batching; seed 000's "a write
+ * lands only if it is fresher"). docs/delivery.md is the long version.
+ *
+ *   producer ──deliver_submit()──► worker hash(index,id) mod W ──► indexq (one per
+ *   (binlog/reindex)   blocks at       per-index FIFO, coalesced     index in
+ *                     high-water mark   per document                 each worker)
+ *        │                                                              │
+ *        └─deliver_txn_end(pos)──► txn FIFO ◄──ack── helper threads ◄──┘ one batch in
+ *                                   │               (bulk, external      flight per
+ *                                   ▼                versions, retry)    indexq
+ *                          checkpoint callback(low-water position)
+ *
+ * Ordering: one document always lands in the same indexq, and an indexq has
+ * at most one batch in flight; failed items go back to the front of their
+ * queue. So one document's changes reach the engine in binlog order, and
+ * external versions make any replay or retry harmless.
+ *
+ * Thread-safety: every public function may be called from any thread. */
+#ifndef SS_DELIVER_H
+#define SS_DELIVER_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "sbuf.h"
+
+struct search_client;
+struct search_resp;
+
+/* ---------- versions ----------
+ * 63 bits (the engines' external versions are signed 64-bit longs):
+ *   bit 63      0
+ *   bits 53..62 epoch           (10 bits, 0..1023)
+ *   bits 32..52 binlog file no. (21 bits, 0..2097151; mysql-bin.000042 → 42)
+ *   bits  0..31 position in the file (32 bits)
+ * A later binlog event always has a larger version within one epoch; a new
+ * epoch outranks everything written before it. */
+#define VERSION_EPOCH_BITS 10
+#define VERSION_FILE_BITS 21
+#define VERSION_POS_BITS 32
+/* 0 if a part is out of range (0 is never a valid version) */
+uint64_t version_make(uint32_t epoch, uint32_t file_no, uint64_t pos);
+uint32_t version_epoch(uint64_t v);
+uint32_t version_file(uint64_t v);
+uint32_t version_pos(uint64_t v);
+
+/* ---------- changes ---------- */
+
+enum change_op {
+    CHANGE_INDEX = 0,  /* body = the whole document (JSON object) */
+    CHANGE_DELETE = 1, /* no body */
+    CHANGE_UPDATE = 2, /* body = partial document, merged if fresher */
+    CHANGE_SCRIPT = 3, /* script = painless source, body = its params object */
+};
+const char *change_op_name(enum change_op op);
+int change_op_parse(const char *s); /* -1 if unknown */
+
+struct change {
+    const char *index;   /* index (or alias) name */
+    const char *doc_id;
+    const char *routing; /* NULL = none */
+    uint64_t version;    /* version_make(); 1 .. 2^63-1 */
+    enum change_op op;
+    const char *body;    /* JSON text, copied by deliver_submit */
+    size_t body_len;
+    const char *script;  /* CHANGE_SCRIPT only */
+};
+
+/* A change that could not be delivered for good (engine said 4xx, or it was
+ * purged at the high-water mark). Written to the dead-letter table. */
+struct dead_letter {
+    const char *index, *doc_id, *routing;
+    uint64_t version;
+    enum change_op op;
+    const char *body;
+    size_t body_len;
+    const char *script;
+    const char *error;   /* the engine's error object, or why it was purged */
+    int status;          /* item HTTP status, 0 for purges */
+    int attempts;
+};
+
+/* Return 0 once stored durably; -1 to have delivery try again later (the
+ * change stays unacknowledged and keeps the checkpoint behind it). */
+typedef int (*deliver_dead_letter_fn)(void *ud, const struct dead_letter *dl);
+/* The engine accepted a full-state write (INDEX or DELETE) of a document:
+ * dead letters of that document with an older version are superseded (a
+ * replay could only lose, or resurrect a deleted document once the engine
+ * has forgotten the tombstone). Called from helper threads, outside locks. */
+typedef void (*deliver_written_fn)(void *ud, const char *index, const char *doc_id,
+                                   uint64_t version);
+/* Save the low-water position atomically. 0 saved, -1 try again later. */
+typedef int (*deliver_checkpoint_fn)(void *ud, const char *position, uint64_t txn_seq);
+
+/* The engine behind delivery: by default the search client; tests pass a
+ * fake. bulk() sends one NDJSON body from helper thread `helper`, fills
+ * resp->status and resp->body, returns SEARCH_OK or SEARCH_ETRANSPORT. */
+struct deliver_transport {
+    void *ud;
+    int (*bulk)(void *ud, int helper, const char *body, size_t len, struct search_resp *resp);
+};
+
+enum purge_strategy { PURGE_OFF = 0, PURGE_ONE, PURGE_INDEX, PURGE_ALL };
+int purge_strategy_parse(const char *s); /* -1 if unknown */
+
+struct deliver_opts {
+    int workers, helpers;
+    int batch_min, batch_max, batch_max_bytes, flush_interval_ms;
+    int high_watermark;
+    int fuse_failures, fuse_interval_ms, fuse_reset_ms;
+    enum purge_strategy purge;
+    int drain_timeout_ms;
+    int retry_initial_ms, retry_max_ms;
+    int checkpoint_interval_ms;
+    int stats_window_ms;        /* windowed counters; default 60000 */
+    int max_attempts_5xx;       /* HTTP 500 and other odd 5xx on one item: then dead letter */
+    const char *version_field;  /* document field for update guards; "" = none */
+    deliver_checkpoint_fn checkpoint;
+    void *checkpoint_ud;
+    deliver_dead_letter_fn dead_letter;
+    void *dead_letter_ud;
+    deliver_written_fn written; /* optional: dl_store_written */
+    void *written_ud;
+    const struct deliver_transport *transport; /* NULL = the search client */
+};
+
+/* Defaults (seed 001's, see docs/delivery.md), then [delivery] from config. */
+void deliver_opts_defaults(struct deliver_opts *o);
+void deliver_opts_from_config(struct deliver_opts *o, const struct ss_config *c);
+/* The engine client's options from [search] (strings point into c). */
+struct search_opts;
+void deliver_search_opts(struct search_opts *so, const struct ss_config *c);
+
+struct deliver;
+
+/* Start workers' queues and helper threads. client may be NULL only when
+ * o->transport is set. The engine's dialect must be known (search_detect). */
+struct deliver *deliver_new(const struct deliver_opts *o, struct search_client *client,
+                            char *err, size_t errlen);
+/* Stop helpers and free everything. Undelivered changes are dropped (their
+ * transactions stay unacknowledged): call deliver_drain() first. NULL-safe. */
+void deliver_free(struct deliver *d);
+
+enum deliver_rc {
+    DELIVER_OK = 0,
+    DELIVER_EINVAL = -1,   /* bad change (empty id, version 0 or >= 2^63) */
+    DELIVER_ESTOPPED = -2, /* shutting down */
+    DELIVER_EBUSY = -3,    /* a drain is already running */
+    DELIVER_ETIMEOUT = -4,
+};
+
+/* Queue one change of the current transaction. Blocks while the queues hold
+ * high_watermark changes (backpressure); never drops. */
+int deliver_submit(struct deliver *d, const struct change *c);
+/* Close the current transaction: position is where the reader resumes after
+ * it (copied). Returns the transaction's sequence number (1, 2, ...). */
+uint64_t deliver_txn_end(struct deliver *d, const char *position);
+/* Wait until every change of transactions <= seq is acknowledged. */
+int deliver_wait_txn(struct deliver *d, uint64_t seq, int timeout_ms);
+/* The low-water mark now: sequence (0 = none yet) and position (copied into
+ * buf, "" if none). */
+uint64_t deliver_low_water(struct deliver *d, char *buf, size_t len);
+
+/* Deliver everything queued now (new submits wait in an auxiliary queue),
+ * then save the checkpoint. One at a time: DELIVER_EBUSY if one runs.
+ * timeout_ms <= 0 uses drain_timeout_ms. */
+int deliver_drain(struct deliver *d, int timeout_ms);
+
+/* ---------- statistics (DESIGN.md §4.6) ---------- */
+struct deliver_stats {
+    uint64_t docs_ok, stale, missing, retries, failures, dead_letters, purged, coalesced;
+    uint64_t batches, requests_failed, blocked, drains, drain_timeouts, drain_failures;
+    uint64_t fuse_blows, checkpoints_saved, checkpoint_failures, submitted;
+    long queued, inflight;
+    int fuses_blown;
+};
+void deliver_get_stats(struct deliver *d, struct deliver_stats *s);
+/* 1 if the index's fuse is blown now, 0 if not, -1 if never seen. */
+int deliver_fuse_blown(struct deliver *d, const char *index);
+/* Prometheus text exposition of every delivery metric, appended to out. */
+void deliver_stats_prometheus(struct deliver *d, sbuf *out);
+
+#endif

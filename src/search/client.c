@@ -1,0 +1,256 @@
+/* client: HTTP to the engine over libcurl easy handles, one per thread, each
+ * keeping its connection alive (search.h). Failover walks the comma list of
+ * URLs: a transport error moves the shared cursor to the next address and the
+ * request is tried once on every address before the caller sees the error. */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "search/search.h"
+
+#define GZIP_MIN_BYTES 1024
+
+struct search_client {
+    char **urls;
+    int nurls;
+    atomic_int cur;
+    char *user, *password, *api_key_header, *ca_file, *client_cert, *client_key;
+    bool tls_verify, compress;
+    long timeout_ms, connect_timeout_ms;
+    struct search_dialect dialect;
+    bool have_dialect;
+};
+
+struct search_conn {
+    struct search_client *c;
+    CURL *h;
+    sbuf gz;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+static char *dup_or_null(const char *s) { return s && *s ? xstrdup(s) : NULL; }
+
+struct search_client *search_client_new(const struct search_opts *o, char *err, size_t errlen) {
+    pthread_once(&curl_once, curl_init_once);
+    struct search_client *c = xcalloc(1, sizeof *c);
+    const char *p = o->urls ? o->urls : "";
+    while (*p) {
+        while (*p == ' ' || *p == ',') p++;
+        const char *b = p;
+        while (*p && *p != ',') p++;
+        const char *e = p;
+        while (e > b && (e[-1] == ' ' || e[-1] == '/')) e--;
+        if (e > b) {
+            c->urls = xrealloc(c->urls, sizeof(char *) * (size_t)(c->nurls + 1));
+            c->urls[c->nurls++] = xstrndup(b, (size_t)(e - b));
+        }
+    }
+    if (c->nurls == 0) {
+        snprintf(err, errlen, "[search] urls is empty: give at least one engine address");
+        search_client_free(c);
+        return NULL;
+    }
+    for (int i = 0; i < c->nurls; i++) {
+        if (strncmp(c->urls[i], "http://", 7) && strncmp(c->urls[i], "https://", 8)) {
+            snprintf(err, errlen, "[search] urls: \"%s\" must start with http:// or https://",
+                     c->urls[i]);
+            search_client_free(c);
+            return NULL;
+        }
+    }
+    c->user = dup_or_null(o->user);
+    c->password = dup_or_null(o->password);
+    if (o->api_key && *o->api_key) {
+        sbuf h = SBUF_INIT;
+        sbuf_printf(&h, "Authorization: ApiKey %s", o->api_key);
+        c->api_key_header = sbuf_detach(&h);
+    }
+    c->ca_file = dup_or_null(o->ca_file);
+    c->client_cert = dup_or_null(o->client_cert);
+    c->client_key = dup_or_null(o->client_key);
+    c->tls_verify = o->tls_verify;
+    c->compress = o->compress;
+    c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 60000;
+    c->connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 5000;
+    atomic_init(&c->cur, 0);
+    return c;
+}
+
+void search_client_free(struct search_client *c) {
+    if (!c) return;
+    for (int i = 0; i < c->nurls; i++) free(c->urls[i]);
+    free(c->urls);
+    free(c->user);
+    free(c->password);
+    free(c->api_key_header);
+    free(c->ca_file);
+    free(c->client_cert);
+    free(c->client_key);
+    free(c);
+}
+
+int search_client_nurls(const struct search_client *c) { return c->nurls; }
+const char *search_client_url(const struct search_client *c, int i) {
+    return i >= 0 && i < c->nurls ? c->urls[i] : NULL;
+}
+const struct search_dialect *search_client_dialect(const struct search_client *c) {
+    return c->have_dialect ? &c->dialect : NULL;
+}
+void search_client_set_dialect(struct search_client *c, const struct search_dialect *d) {
+    c->dialect = *d;
+    c->have_dialect = true;
+}
+
+struct search_conn *search_conn_new(struct search_client *c) {
+    pthread_once(&curl_once, curl_init_once);
+    struct search_conn *k = xcalloc(1, sizeof *k);
+    k->c = c;
+    k->h = curl_easy_init();
+    if (!k->h) {
+        free(k);
+        return NULL;
+    }
+    return k;
+}
+
+void search_conn_free(struct search_conn *k) {
+    if (!k) return;
+    curl_easy_cleanup(k->h);
+    sbuf_free(&k->gz);
+    free(k);
+}
+
+void search_resp_init(struct search_resp *r) {
+    memset(r, 0, sizeof *r);
+    sbuf_init(&r->body);
+}
+void search_resp_free(struct search_resp *r) {
+    if (r) sbuf_free(&r->body);
+}
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud) {
+    sbuf_add((sbuf *)ud, ptr, size * nmemb);
+    return size * nmemb;
+}
+
+static int once(struct search_conn *k, const char *base, const char *method, const char *path,
+                const char *ctype, const char *body, size_t len, bool gz,
+                struct search_resp *r) {
+    struct search_client *c = k->c;
+    CURL *h = k->h;
+    char url[2048];
+    snprintf(url, sizeof url, "%s%s", base, path);
+    curl_easy_reset(h); /* keeps the connection cache */
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &r->body);
+    if (c->user) {
+        curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        curl_easy_setopt(h, CURLOPT_USERNAME, c->user);
+        curl_easy_setopt(h, CURLOPT_PASSWORD, c->password ? c->password : "");
+    }
+    if (c->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+    if (c->client_cert) curl_easy_setopt(h, CURLOPT_SSLCERT, c->client_cert);
+    if (c->client_key) curl_easy_setopt(h, CURLOPT_SSLKEY, c->client_key);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, c->tls_verify ? 1L : 0L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->tls_verify ? 2L : 0L);
+
+    struct curl_slist *hd = NULL;
+    char ct[128];
+    snprintf(ct, sizeof ct, "Content-Type: %s", ctype ? ctype : "application/json");
+    hd = curl_slist_append(hd, "Expect:");
+    if (body) hd = curl_slist_append(hd, ct);
+    if (gz) hd = curl_slist_append(hd, "Content-Encoding: gzip");
+    if (c->api_key_header) hd = curl_slist_append(hd, c->api_key_header);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
+    if (!strcmp(method, "GET") && !body) {
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    } else if (!strcmp(method, "HEAD")) {
+        curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    } else {
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
+    }
+    sbuf_reset(&r->body);
+    r->status = 0;
+    r->err[0] = '\0';
+    CURLcode rc = curl_easy_perform(h);
+    curl_slist_free_all(hd);
+    curl_off_t us = 0;
+    curl_easy_getinfo(h, CURLINFO_TOTAL_TIME_T, &us);
+    r->seconds = (double)us / 1e6;
+    if (rc != CURLE_OK) {
+        snprintf(r->err, sizeof r->err, "%s %.160s: %.80s", method, url, curl_easy_strerror(rc));
+        return SEARCH_ETRANSPORT;
+    }
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+    if (r->body.data == NULL) sbuf_grow(&r->body, 0);
+    return SEARCH_OK;
+}
+
+int search_request(struct search_conn *k, const char *method, const char *path,
+                   const char *content_type, const char *body, size_t len,
+                   struct search_resp *r) {
+    struct search_client *c = k->c;
+    bool gz = false;
+    if (body && c->compress && len >= GZIP_MIN_BYTES) {
+        sbuf_reset(&k->gz);
+        if (search_gzip(body, len, &k->gz) == 0) {
+            body = k->gz.data;
+            len = k->gz.len;
+            gz = true;
+        }
+    }
+    int rc = SEARCH_ETRANSPORT;
+    for (int tries = 0; tries < c->nurls; tries++) {
+        int i = atomic_load(&c->cur) % c->nurls;
+        rc = once(k, c->urls[i], method, path, content_type, body, len, gz, r);
+        if (rc == SEARCH_OK) return rc;
+        if (c->nurls > 1) {
+            int next = (i + 1) % c->nurls;
+            if (atomic_compare_exchange_strong(&c->cur, &i, next))
+                log_warn("search", "%s; failing over to %s", r->err, c->urls[next]);
+        }
+    }
+    return rc;
+}
+
+int search_detect(struct search_client *c, struct search_conn *k, char *err, size_t errlen) {
+    struct search_resp r;
+    search_resp_init(&r);
+    int rc = search_request(k, "GET", "/", NULL, NULL, 0, &r);
+    if (rc != SEARCH_OK) {
+        snprintf(err, errlen, "cannot reach the search engine: %s", r.err);
+        search_resp_free(&r);
+        return -1;
+    }
+    if (r.status != 200) {
+        snprintf(err, errlen, "the search engine answered GET / with HTTP %ld: %.200s", r.status,
+                 r.body.data ? r.body.data : "");
+        search_resp_free(&r);
+        return -1;
+    }
+    struct search_dialect d;
+    if (search_dialect_from_root(r.body.data, r.body.len, &d, err, errlen) != 0) {
+        search_resp_free(&r);
+        return -1;
+    }
+    search_client_set_dialect(c, &d);
+    log_info("search", "engine %s (%s) at %s", d.number, d.name,
+             c->urls[atomic_load(&c->cur) % c->nurls]);
+    search_resp_free(&r);
+    return 0;
+}

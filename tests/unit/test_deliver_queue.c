@@ -1,0 +1,891 @@
+/* test_deliver_queue: the delivery queues against a fake engine.
+ *
+ * The fake engine (fake_bulk) reads the real NDJSON bodies delivery writes,
+ * applies external versioning like Elasticsearch/OpenSearch (a write lands
+ * only if its version is greater than the stored one, else 409; update
+ * scripts are noops when the stored version is not older) and answers with a
+ * real bulk response. Faults are injected per test: whole-request transport
+ * errors, 429 on items, 400 mapping errors, a gate that holds requests. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "deliver/deliver.h"
+#include "deliver/hist.h"
+#include "log.h"
+#include "search/jscan.h"
+#include "search/search.h"
+
+#define MAXDOCS 4096
+
+struct fdoc {
+    char id[64];
+    char index[32];
+    bool exists;
+    uint64_t version;
+    long writes;
+    uint64_t last_seen; /* last version received for this doc (order check) */
+    bool order_broken;
+};
+
+struct fake {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct fdoc docs[MAXDOCS];
+    int ndocs;
+    int fail_requests;      /* next N requests: transport error */
+    int fail_429_items;     /* next N items: 429 */
+    const char *fail_index; /* requests touching this index fail (transport) */
+    bool gate_closed;
+    int inflight;
+    long requests, items;
+    /* dead letters */
+    int dl_count;
+    int dl_fail; /* next N dead-letter writes fail */
+    char dl_last_error[512];
+    /* checkpoints */
+    int ckpt_count;
+    char ckpt_last[64];
+};
+
+static struct fake F;
+
+static struct fdoc *fdoc_get(const char *index, const char *id, size_t idn) {
+    for (int i = 0; i < F.ndocs; i++)
+        if (strlen(F.docs[i].id) == idn && !memcmp(F.docs[i].id, id, idn) &&
+            !strcmp(F.docs[i].index, index))
+            return &F.docs[i];
+    assert_true(F.ndocs < MAXDOCS);
+    struct fdoc *d = &F.docs[F.ndocs++];
+    memset(d, 0, sizeof *d);
+    snprintf(d->id, sizeof d->id, "%.*s", (int)idn, id);
+    snprintf(d->index, sizeof d->index, "%s", index);
+    return d;
+}
+
+static struct fdoc *fdoc_find(const char *index, const char *id) {
+    for (int i = 0; i < F.ndocs; i++)
+        if (!strcmp(F.docs[i].id, id) && !strcmp(F.docs[i].index, index)) return &F.docs[i];
+    return NULL;
+}
+
+/* read "key":"str" or "key":int from an action line */
+static int fake_bulk(void *ud, int helper, const char *body, size_t len,
+                     struct search_resp *resp) {
+    (void)ud;
+    (void)helper;
+    pthread_mutex_lock(&F.mu);
+    F.inflight++;
+    while (F.gate_closed) pthread_cond_wait(&F.cv, &F.mu);
+    F.requests++;
+    sbuf_reset(&resp->body);
+    if (F.fail_requests > 0) {
+        F.fail_requests--;
+        F.inflight--;
+        snprintf(resp->err, sizeof resp->err, "fake: connection refused");
+        pthread_mutex_unlock(&F.mu);
+        return SEARCH_ETRANSPORT;
+    }
+    if (memmem(body, len, "malformed", 9)) {
+        /* like the engines: a source line that is not JSON fails the request */
+        sbuf_adds(&resp->body, "{\"error\":{\"type\":\"json_e_o_f_exception\"},\"status\":400}");
+        resp->status = 400;
+        F.inflight--;
+        pthread_mutex_unlock(&F.mu);
+        return SEARCH_OK;
+    }
+    sbuf_adds(&resp->body, "{\"took\":1,\"errors\":false,\"items\":[");
+    const char *p = body, *e = body + len;
+    int n = 0;
+    while (p < e) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        assert_non_null(nl);
+        /* action line */
+        char action[16] = "", index[32] = "";
+        const char *id = NULL;
+        size_t idn = 0;
+        int64_t version = 0;
+        bool done = false, first = true;
+        const char *q = js_obj_begin(p, nl);
+        const char *k;
+        size_t kn;
+        q = js_obj_next(q, nl, &k, &kn, &done, first);
+        assert_non_null(q);
+        snprintf(action, sizeof action, "%.*s", (int)kn, k);
+        bool d2 = false, f2 = true;
+        q = js_obj_begin(q, nl);
+        while (q) {
+            q = js_obj_next(q, nl, &k, &kn, &d2, f2);
+            f2 = false;
+            if (!q || d2) break;
+            if (js_key_is(k, kn, "_index")) {
+                const char *s;
+                size_t sn;
+                q = js_str(q, nl, &s, &sn);
+                snprintf(index, sizeof index, "%.*s", (int)sn, s);
+            } else if (js_key_is(k, kn, "_id")) {
+                q = js_str(q, nl, &id, &idn);
+            } else if (js_key_is(k, kn, "version")) {
+                q = js_int(q, nl, &version);
+            } else {
+                q = js_skip(q, nl);
+            }
+        }
+        p = nl + 1;
+        const char *src = NULL;
+        size_t srcn = 0;
+        if (strcmp(action, "delete") != 0) {
+            nl = memchr(p, '\n', (size_t)(e - p));
+            assert_non_null(nl);
+            src = p;
+            srcn = (size_t)(nl - p);
+            p = nl + 1;
+        }
+        struct fdoc *d = fdoc_get(index, id, idn);
+        uint64_t v = (uint64_t)version;
+        if (!strcmp(action, "update")) {
+            /* the version is in the script params: "v":N or "_ss_v":N */
+            const char *vp = memmem(src, srcn, "\"params\":{\"v\":", 14);
+            if (vp) v = strtoull(vp + 14, NULL, 10);
+        }
+        if (v && v < d->last_seen && strcmp(action, "update")) {
+            /* an older write arriving later is legal only as a replay; tests
+             * that check order submit no replays */
+            d->order_broken = true;
+        }
+        if (v > d->last_seen) d->last_seen = v;
+        int status;
+        const char *err = NULL;
+        if (F.fail_index && !strcmp(F.fail_index, index)) {
+            status = 503;
+            err = "{\"type\":\"unavailable_shards_exception\",\"reason\":\"fake\"}";
+        } else if (F.fail_429_items > 0) {
+            F.fail_429_items--;
+            status = 429;
+            err = "{\"type\":\"es_rejected_execution_exception\",\"reason\":\"queue full\"}";
+        } else if (src && memmem(src, srcn, "\"bad\"", 5)) {
+            status = 400;
+            err = "{\"type\":\"mapper_parsing_exception\",\"reason\":\"failed to parse field "
+                  "[n] of type [long]\"}";
+        } else if (!strcmp(action, "update")) {
+            if (!d->exists) {
+                status = 404;
+                err = "{\"type\":\"document_missing_exception\",\"reason\":\"missing\"}";
+            } else if (d->version >= v) {
+                status = 200; /* noop */
+            } else {
+                status = 200;
+                d->version = v;
+                d->writes++;
+            }
+        } else if (d->version && v <= d->version) {
+            status = 409;
+            err = "{\"type\":\"version_conflict_engine_exception\",\"reason\":\"stale\"}";
+        } else {
+            status = !strcmp(action, "delete") ? (d->exists ? 200 : 404) : 201;
+            d->version = v;
+            d->exists = strcmp(action, "delete") != 0;
+            d->writes++;
+        }
+        sbuf_printf(&resp->body, "%s{\"%s\":{\"_index\":\"%s\",\"_id\":\"%.*s\",\"status\":%d%s%s}}",
+                    n ? "," : "", action, index, (int)idn, id, status, err ? ",\"error\":" : "",
+                    err ? err : "");
+        n++;
+        F.items++;
+    }
+    sbuf_adds(&resp->body, "]}");
+    resp->status = 200;
+    F.inflight--;
+    pthread_mutex_unlock(&F.mu);
+    return SEARCH_OK;
+}
+
+static const struct deliver_transport FAKE = {.ud = NULL, .bulk = fake_bulk};
+
+static int dl_cb(void *ud, const struct dead_letter *dl) {
+    (void)ud;
+    pthread_mutex_lock(&F.mu);
+    int rc = 0;
+    if (F.dl_fail > 0) {
+        F.dl_fail--;
+        rc = -1;
+    } else {
+        F.dl_count++;
+        snprintf(F.dl_last_error, sizeof F.dl_last_error, "%s", dl->error);
+    }
+    pthread_mutex_unlock(&F.mu);
+    return rc;
+}
+
+static int ckpt_cb(void *ud, const char *pos, uint64_t seq) {
+    (void)ud;
+    (void)seq;
+    pthread_mutex_lock(&F.mu);
+    F.ckpt_count++;
+    snprintf(F.ckpt_last, sizeof F.ckpt_last, "%s", pos);
+    pthread_mutex_unlock(&F.mu);
+    return 0;
+}
+
+static int setup(void **state) {
+    (void)state;
+    memset(&F, 0, sizeof F);
+    pthread_mutex_init(&F.mu, NULL);
+    pthread_cond_init(&F.cv, NULL);
+    log_set_level(LOG_OFF);
+    return 0;
+}
+static int teardown(void **state) {
+    (void)state;
+    pthread_mutex_destroy(&F.mu);
+    pthread_cond_destroy(&F.cv);
+    return 0;
+}
+
+static struct deliver *mk(struct deliver_opts *o) {
+    char err[256];
+    o->transport = &FAKE;
+    o->dead_letter = dl_cb;
+    o->checkpoint = ckpt_cb;
+    struct deliver *d = deliver_new(o, NULL, err, sizeof err);
+    assert_non_null(d);
+    return d;
+}
+
+static void base_opts(struct deliver_opts *o) {
+    deliver_opts_defaults(o);
+    o->workers = 4;
+    o->helpers = 3;
+    o->batch_max = 16;
+    o->flush_interval_ms = 5;
+    o->retry_initial_ms = 1;
+    o->retry_max_ms = 5;
+    o->checkpoint_interval_ms = 10;
+    o->fuse_failures = 1000;
+}
+
+static void submit(struct deliver *d, const char *index, const char *id, uint64_t v,
+                   enum change_op op, const char *body) {
+    struct change c = {.index = index, .doc_id = id, .version = v, .op = op,
+                       .body = body, .body_len = body ? strlen(body) : 0};
+    assert_int_equal(deliver_submit(d, &c), DELIVER_OK);
+}
+
+static void gate(bool closed) {
+    pthread_mutex_lock(&F.mu);
+    F.gate_closed = closed;
+    pthread_cond_broadcast(&F.cv);
+    pthread_mutex_unlock(&F.mu);
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void t_version_layout(void **s) {
+    (void)s;
+    uint64_t v = version_make(3, 42, 4711);
+    assert_int_equal(version_epoch(v), 3);
+    assert_int_equal(version_file(v), 42);
+    assert_int_equal(version_pos(v), 4711);
+    assert_true(v < (1ull << 63));
+    /* a later position, a later file, a later epoch always compare greater */
+    assert_true(version_make(3, 42, 4712) > v);
+    assert_true(version_make(3, 43, 4) > version_make(3, 42, 0xffffffffu));
+    assert_true(version_make(4, 1, 4) > version_make(3, 2097151, 0xffffffffu));
+    assert_true(version_make(1023, 2097151, 0xffffffffu) <= (uint64_t)INT64_MAX);
+    assert_int_equal(version_make(1024, 0, 0), 0);
+    assert_int_equal(version_make(0, 1u << 21, 0), 0);
+    assert_int_equal(version_make(0, 0, 1ull << 32), 0);
+}
+
+static void t_invalid(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    struct deliver *d = mk(&o);
+    struct change c = {.index = "i", .doc_id = "", .version = 1, .op = CHANGE_INDEX,
+                       .body = "{}", .body_len = 2};
+    assert_int_equal(deliver_submit(d, &c), DELIVER_EINVAL);
+    c.doc_id = "1";
+    c.version = 0;
+    assert_int_equal(deliver_submit(d, &c), DELIVER_EINVAL);
+    c.version = 1ull << 63;
+    assert_int_equal(deliver_submit(d, &c), DELIVER_EINVAL);
+    deliver_free(d);
+}
+
+/* many changes, many docs, mixed ops, transient faults: the final state is
+ * the newest version of every doc, each doc saw its versions in order, the
+ * checkpoint reached the last transaction */
+static void t_stream_with_faults(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    struct deliver *d = mk(&o);
+    enum { N = 20000, DOCS = 500 };
+    static uint64_t want[DOCS];
+    static bool want_exists[DOCS];
+    memset(want, 0, sizeof want);
+    memset(want_exists, 0, sizeof want_exists);
+    char id[16], pos[16];
+    unsigned r = 7;
+    for (int i = 0; i < N; i++) {
+        r = r * 1103515245u + 12345u;
+        int doc = (int)((r >> 8) % DOCS);
+        enum change_op op = (r >> 20) % 10 == 0 ? CHANGE_DELETE : CHANGE_INDEX;
+        uint64_t v = version_make(1, 1, 4 + (uint64_t)i);
+        snprintf(id, sizeof id, "%d", doc);
+        submit(d, "idx", id, v, op, op == CHANGE_DELETE ? NULL : "{\"a\":1}");
+        want[doc] = v;
+        want_exists[doc] = op != CHANGE_DELETE;
+        if (i % 7 == 6) {
+            snprintf(pos, sizeof pos, "%d", i + 1);
+            deliver_txn_end(d, pos);
+        }
+        if (i == 5000) {
+            pthread_mutex_lock(&F.mu);
+            F.fail_requests = 5;
+            F.fail_429_items = 300;
+            pthread_mutex_unlock(&F.mu);
+        }
+    }
+    deliver_txn_end(d, "end");
+    assert_int_equal(deliver_drain(d, 20000), DELIVER_OK);
+    char lw[32];
+    deliver_low_water(d, lw, sizeof lw);
+    assert_string_equal(lw, "end");
+    assert_string_equal(F.ckpt_last, "end");
+    for (int i = 0; i < DOCS; i++) {
+        snprintf(id, sizeof id, "%d", i);
+        struct fdoc *f = fdoc_find("idx", id);
+        if (!want[i]) {
+            assert_null(f);
+            continue;
+        }
+        assert_non_null(f);
+        assert_int_equal(f->version, want[i]);
+        assert_int_equal(f->exists, want_exists[i]);
+        assert_false(f->order_broken);
+    }
+    struct deliver_stats st;
+    deliver_get_stats(d, &st);
+    assert_true(st.retries >= 300);
+    assert_true(st.requests_failed >= 5);
+    assert_true(st.coalesced > 0);
+    assert_int_equal(st.queued, 0);
+    assert_int_equal(st.dead_letters, 0);
+    deliver_free(d);
+}
+
+/* an older change arriving after a newer one (replay) never wins */
+static void t_stale_and_duplicates(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    struct deliver *d = mk(&o);
+    submit(d, "i", "1", 100, CHANGE_INDEX, "{}");
+    deliver_drain(d, 5000);
+    submit(d, "i", "1", 50, CHANGE_INDEX, "{}");  /* older: 409 at the engine */
+    submit(d, "i", "2", 70, CHANGE_INDEX, "{}");
+    submit(d, "i", "2", 60, CHANGE_INDEX, "{}");  /* older than the queued: dropped */
+    submit(d, "i", "2", 70, CHANGE_INDEX, "{}");  /* duplicate */
+    deliver_txn_end(d, "p");
+    assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
+    assert_int_equal(fdoc_find("i", "1")->version, 100);
+    assert_int_equal(fdoc_find("i", "2")->version, 70);
+    struct deliver_stats st;
+    deliver_get_stats(d, &st);
+    assert_true(st.stale >= 2);
+    deliver_free(d);
+}
+
+/* coalescing: while a batch is held, 200 versions of one doc become one write */
+static void t_coalesce(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 1;
+    o.helpers = 1;
+    struct deliver *d = mk(&o);
+    gate(true);
+    submit(d, "i", "hold", 1, CHANGE_INDEX, "{}");
+    while (F.inflight == 0) usleep(1000);
+    for (int v = 2; v <= 201; v++) submit(d, "i", "x", (uint64_t)v, CHANGE_INDEX, "{}");
+    gate(false);
+    assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
+    struct fdoc *f = fdoc_find("i", "x");
+    assert_int_equal(f->version, 201);
+    assert_int_equal(f->writes, 1);
+    struct deliver_stats st;
+    deliver_get_stats(d, &st);
+    assert_int_equal(st.coalesced, 199);
+    deliver_free(d);
+}
+
+/* updates are not coalesced and keep their order behind index writes */
+static void t_update_order(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    struct deliver *d = mk(&o);
+    submit(d, "i", "u", 10, CHANGE_INDEX, "{\"a\":1}");
+    submit(d, "i", "u", 11, CHANGE_UPDATE, "{\"b\":2}");
+    submit(d, "i", "u", 12, CHANGE_UPDATE, "{\"b\":3}");
+    submit(d, "i", "gone", 13, CHANGE_UPDATE, "{\"b\":3}"); /* never indexed: 404 */
+    deliver_txn_end(d, "p");
+    assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
+    struct fdoc *f = fdoc_find("i", "u");
+    assert_int_equal(f->version, 12);
+    assert_int_equal(f->writes, 3);
+    struct deliver_stats st;
+    deliver_get_stats(d, &st);
+    assert_int_equal(st.missing, 1);
+    deliver_free(d);
+}
+
+/* permanent errors become dead letters; a failing dead-letter write keeps
+ * the change (and the checkpoint) until it succeeds */
+static void t_dead_letters(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    struct deliver *d = mk(&o);
+    F.dl_fail = 2;
+    submit(d, "i", "ok", 5, CHANGE_INDEX, "{\"n\":1}");
+    submit(d, "i", "b", 6, CHANGE_INDEX, "{\"n\":\"bad\"}");
+    deliver_txn_end(d, "t1");
+    assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
+    assert_int_equal(F.dl_count, 1);
+    assert_non_null(strstr(F.dl_last_error, "mapper_parsing_exception"));
+    char lw[16];
+    deliver_low_water(d, lw, sizeof lw);
+    assert_string_equal(lw, "t1");
+    struct deliver_stats st;
+    deliver_get_stats(d, &st);
+    assert_int_equal(st.dead_letters, 1);
+    deliver_free(d);
+}
+
+/* one body that is not JSON makes the engine refuse the whole request: the
+ * batch is split and only that change becomes a dead letter */
+static void t_isolate(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 1;
+    o.helpers = 1;
+    struct deliver *d = mk(&o);
+    gate(true);
+    submit(d, "i", "first", 1, CHANGE_INDEX, "{}");
+    while (F.inflight == 0) usleep(1000);
+    char id[16];
+    for (int i = 0; i < 10; i++) {
+        snprintf(id, sizeof id, "%d", i);
+        submit(d, "i", id, 10 + (uint64_t)i, CHANGE_INDEX, i == 4 ? "{\"malformed" : "{}");
+    }
+    deliver_txn_end(d, "t");
+    gate(false);
+    assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
+    assert_int_equal(F.dl_count, 1);
+    for (int i = 0; i < 10; i++) {
+        snprintf(id, sizeof id, "%d", i);
+        if (i == 4)
+            assert_null(fdoc_find("i", id));
+        else
+            assert_true(fdoc_find("i", id)->exists);
+    }
+    struct deliver_stats st;
+    deliver_get_stats(d, &st);
+    assert_int_equal(st.fuse_blows, 0);
+    deliver_free(d);
+}
+
+/* the checkpoint never passes an unacknowledged change */
+static void t_low_water(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 2;
+    struct deliver *d = mk(&o);
+    gate(true);
+    submit(d, "i", "a", 1, CHANGE_INDEX, "{}");
+    uint64_t s1 = deliver_txn_end(d, "after-a");
+    while (F.inflight == 0) usleep(1000);
+    assert_int_equal(deliver_wait_txn(d, s1, 50), DELIVER_ETIMEOUT);
+    char lw[32];
+    assert_int_equal(deliver_low_water(d, lw, sizeof lw), 0);
+    assert_string_equal(lw, "");
+    /* empty transactions behind it do not move the mark either */
+    deliver_txn_end(d, "empty-1");
+    deliver_txn_end(d, "empty-2");
+    deliver_low_water(d, lw, sizeof lw);
+    assert_string_equal(lw, "");
+    gate(false);
+    uint64_t s3 = deliver_txn_end(d, "empty-3");
+    assert_int_equal(deliver_wait_txn(d, s3, 5000), DELIVER_OK);
+    deliver_low_water(d, lw, sizeof lw);
+    assert_string_equal(lw, "empty-3");
+    deliver_free(d);
+}
+
+struct producer {
+    struct deliver *d;
+    int n;
+    volatile int done;
+};
+static void *produce(void *arg) {
+    struct producer *p = arg;
+    char id[16];
+    for (int i = 0; i < p->n; i++) {
+        snprintf(id, sizeof id, "p%d", i);
+        submit(p->d, "hwm", id, 1 + (uint64_t)i, CHANGE_INDEX, "{}");
+    }
+    p->done = 1;
+    return NULL;
+}
+
+/* the producer blocks at the high-water mark and resumes; nothing dropped */
+static void t_high_water(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.high_watermark = 10;
+    struct deliver *d = mk(&o);
+    gate(true);
+    struct producer p = {.d = d, .n = 50};
+    pthread_t th;
+    pthread_create(&th, NULL, produce, &p);
+    usleep(100000);
+    assert_int_equal(p.done, 0);
+    struct deliver_stats st;
+    deliver_get_stats(d, &st);
+    assert_int_equal(st.queued + st.inflight, 10);
+    assert_true(st.blocked >= 1);
+    gate(false);
+    pthread_join(th, NULL);
+    assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
+    deliver_get_stats(d, &st);
+    assert_int_equal(st.docs_ok, 50);
+    deliver_free(d);
+}
+
+/* a failing index blows its fuse and pauses; another index goes on */
+static void t_fuse(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.fuse_failures = 3;
+    o.fuse_interval_ms = 10000;
+    o.fuse_reset_ms = 300;
+    struct deliver *d = mk(&o);
+    F.fail_index = "sick";
+    submit(d, "sick", "1", 1, CHANGE_INDEX, "{}");
+    for (int i = 0; i < 200 && deliver_fuse_blown(d, "sick") != 1; i++) usleep(5000);
+    assert_int_equal(deliver_fuse_blown(d, "sick"), 1);
+    submit(d, "well", "1", 1, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "x");
+    for (int i = 0; i < 200 && !fdoc_find("well", "1"); i++) usleep(5000);
+    struct fdoc *w = fdoc_find("well", "1");
+    assert_non_null(w);
+    assert_true(w->exists);
+    /* drain cannot finish while the fuse is blown and the index fails */
+    assert_int_equal(deliver_drain(d, 100), DELIVER_ETIMEOUT);
+    pthread_mutex_lock(&F.mu);
+    F.fail_index = NULL; /* the engine recovers */
+    pthread_mutex_unlock(&F.mu);
+    assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
+    assert_true(fdoc_find("sick", "1")->exists);
+    assert_int_equal(deliver_fuse_blown(d, "sick"), 0);
+    struct deliver_stats st;
+    deliver_get_stats(d, &st);
+    assert_true(st.fuse_blows >= 1);
+    assert_int_equal(st.drain_timeouts, 1);
+    sbuf m = SBUF_INIT;
+    deliver_stats_prometheus(d, &m);
+    assert_non_null(strstr(m.data, "searchsync_delivery_fuse_blows_total"));
+    assert_non_null(strstr(m.data, "searchsync_delivery_fuse_blown{index=\"sick\"} 0"));
+    assert_non_null(strstr(m.data, "searchsync_delivery_batch_latency_seconds{quantile=\"0.999\"}"));
+    assert_non_null(strstr(m.data, "searchsync_delivery_drain_timeouts_total 1"));
+    sbuf_free(&m);
+    deliver_free(d);
+}
+
+/* purge_one at the high-water mark with a blown fuse: purged changes are
+ * dead letters and the producer moves on */
+static void t_purge(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.fuse_failures = 1;
+    o.fuse_reset_ms = 60000;
+    o.high_watermark = 5;
+    o.purge = PURGE_ONE;
+    struct deliver *d = mk(&o);
+    F.fail_index = "sick";
+    char id[16];
+    for (int i = 0; i < 20; i++) {
+        snprintf(id, sizeof id, "%d", i);
+        submit(d, "sick", id, 1 + (uint64_t)i, CHANGE_INDEX, "{}");
+    }
+    struct deliver_stats st;
+    deliver_get_stats(d, &st);
+    assert_true(st.purged >= 15);
+    assert_int_equal(st.purged, (uint64_t)F.dl_count);
+    assert_non_null(strstr(F.dl_last_error, "purged"));
+    deliver_free(d);
+}
+
+/* purge_index and purge_all empty the blown indices' queues (as dead
+ * letters); a healthy index keeps its changes */
+static void t_purge_index_all(void **s) {
+    (void)s;
+    for (int strat = PURGE_INDEX; strat <= PURGE_ALL; strat++) {
+        setup(NULL);
+        struct deliver_opts o;
+        base_opts(&o);
+        o.fuse_failures = 1;
+        o.fuse_reset_ms = 60000;
+        o.high_watermark = 30;
+        o.purge = (enum purge_strategy)strat;
+        struct deliver *d = mk(&o);
+        F.fail_index = "sick";
+        char id[16];
+        submit(d, "sick", "first", 1, CHANGE_INDEX, "{}");
+        for (int i = 0; i < 200 && deliver_fuse_blown(d, "sick") != 1; i++) usleep(5000);
+        assert_int_equal(deliver_fuse_blown(d, "sick"), 1);
+        for (int i = 0; i < 100; i++) {
+            snprintf(id, sizeof id, "%d", i);
+            submit(d, "sick", id, 10 + (uint64_t)i, CHANGE_INDEX, "{}");
+            submit(d, "well", id, 10 + (uint64_t)i, CHANGE_INDEX, "{}");
+        }
+        deliver_txn_end(d, "end");
+        struct deliver_stats st;
+        deliver_get_stats(d, &st);
+        assert_true(st.purged >= 70);
+        assert_int_equal(st.purged, (uint64_t)F.dl_count);
+        F.fail_index = NULL;
+        for (int i = 0; i < 100; i++) {
+            snprintf(id, sizeof id, "%d", i);
+            for (int k = 0; k < 400 && !fdoc_find("well", id); k++) usleep(5000);
+            assert_non_null(fdoc_find("well", id)); /* nothing of the healthy index purged */
+        }
+        deliver_free(d);
+        teardown(NULL);
+    }
+}
+
+static int ckpt_fails;
+static int ckpt_flaky(void *ud, const char *pos, uint64_t seq) {
+    if (ckpt_fails > 0) {
+        ckpt_fails--;
+        return -1;
+    }
+    return ckpt_cb(ud, pos, seq);
+}
+
+/* a failing checkpoint save is retried; the failures are counted */
+static void t_checkpoint_retry(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    char err[256];
+    o.transport = &FAKE;
+    o.checkpoint = ckpt_flaky;
+    ckpt_fails = 3;
+    struct deliver *d = deliver_new(&o, NULL, err, sizeof err);
+    submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "p1");
+    for (int i = 0; i < 400 && strcmp(F.ckpt_last, "p1"); i++) usleep(5000);
+    assert_string_equal(F.ckpt_last, "p1");
+    struct deliver_stats st;
+    deliver_get_stats(d, &st);
+    assert_int_equal(st.checkpoint_failures, 3);
+    assert_true(st.checkpoints_saved >= 1);
+    deliver_free(d);
+}
+
+static volatile int slow_in;
+static int ckpt_slow(void *ud, const char *pos, uint64_t seq) {
+    if (!strcmp(pos, "p1")) {
+        slow_in = 1;
+        usleep(300000);
+    }
+    return ckpt_cb(ud, pos, seq);
+}
+
+/* a slow save in the checkpointer and the drain's save never overlap: the
+ * newest position is the one that stays */
+static void t_checkpoint_order(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    char err[256];
+    o.transport = &FAKE;
+    o.checkpoint = ckpt_slow;
+    slow_in = 0;
+    struct deliver *d = deliver_new(&o, NULL, err, sizeof err);
+    submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "p1");
+    while (!slow_in) usleep(1000);
+    submit(d, "i", "2", 2, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "p2");
+    assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
+    assert_string_equal(F.ckpt_last, "p2");
+    deliver_free(d);
+    assert_string_equal(F.ckpt_last, "p2");
+}
+
+/* every metric line is "name[{labels}] value" */
+static void t_prometheus_format(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    struct deliver *d = mk(&o);
+    submit(d, "we\"ird", "1", 1, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "x");
+    deliver_drain(d, 5000);
+    sbuf m = SBUF_INIT;
+    deliver_stats_prometheus(d, &m);
+    int lines = 0;
+    for (char *line = strtok(m.data, "\n"); line; line = strtok(NULL, "\n")) {
+        lines++;
+        if (line[0] == '#') {
+            assert_true(!strncmp(line, "# HELP ", 7) || !strncmp(line, "# TYPE ", 7));
+            continue;
+        }
+        char *sp = strrchr(line, ' ');
+        assert_non_null(sp);
+        char *end;
+        strtod(sp + 1, &end);
+        assert_int_equal(*end, '\0');
+        assert_true(!strncmp(line, "searchsync_delivery_", 20));
+    }
+    assert_true(lines > 100);
+    sbuf_free(&m);
+    deliver_free(d);
+}
+
+/* one drain at a time; changes submitted during a drain wait for it */
+struct drainer {
+    struct deliver *d;
+    int rc;
+};
+static void *do_drain(void *arg) {
+    struct drainer *x = arg;
+    x->rc = deliver_drain(x->d, 5000);
+    return NULL;
+}
+static void t_drain(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 1;
+    o.helpers = 1;
+    struct deliver *d = mk(&o);
+    gate(true);
+    submit(d, "i", "before", 1, CHANGE_INDEX, "{}");
+    while (F.inflight == 0) usleep(1000);
+    struct drainer x = {.d = d};
+    pthread_t th;
+    pthread_create(&th, NULL, do_drain, &x);
+    usleep(50000);
+    assert_int_equal(deliver_drain(d, 10), DELIVER_EBUSY);
+    submit(d, "i", "during", 2, CHANGE_INDEX, "{}"); /* aux queue */
+    gate(false);
+    pthread_join(th, NULL);
+    assert_int_equal(x.rc, DELIVER_OK);
+    assert_non_null(fdoc_find("i", "before"));
+    assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
+    assert_non_null(fdoc_find("i", "during"));
+    struct deliver_stats st;
+    deliver_get_stats(d, &st);
+    assert_int_equal(st.drains, 2); /* the refused one is not a drain */
+    assert_int_equal(st.drain_failures, 0);
+    deliver_free(d);
+}
+
+/* batch minimum: below it nothing is sent until the flush interval */
+static void t_batch_min_flush(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 1;
+    o.batch_min = 10;
+    o.flush_interval_ms = 200;
+    struct deliver *d = mk(&o);
+    submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
+    usleep(50000);
+    assert_int_equal(F.requests, 0);
+    usleep(400000);
+    assert_int_equal(F.requests, 1);
+    deliver_free(d);
+}
+
+/* [delivery] and [search] keys reach the options */
+static void t_opts_from_config(void **s) {
+    (void)s;
+    struct ss_config c;
+    memset(&c, 0, sizeof c);
+    config_defaults(&c);
+    struct deliver_opts o;
+    deliver_opts_from_config(&o, &c);
+    assert_int_equal(o.workers, c.delivery.workers);
+    assert_int_equal(o.batch_max, c.delivery.batch_max);
+    assert_int_equal(o.high_watermark, c.delivery.high_watermark);
+    assert_int_equal(o.purge, PURGE_OFF);
+    assert_true(o.helpers >= 1 && o.helpers <= c.search.max_connections);
+    c.search.max_connections = 1;
+    deliver_opts_from_config(&o, &c);
+    assert_int_equal(o.helpers, 1);
+    config_free(&c);
+}
+
+static void t_hist(void **s) {
+    (void)s;
+    struct hist h;
+    memset(&h, 0, sizeof h);
+    for (uint64_t v = 1; v <= 10000; v++) hist_add(&h, v);
+    uint64_t p50 = hist_quantile(&h, 0.5), p99 = hist_quantile(&h, 0.99);
+    assert_true(p50 > 4500 && p50 < 5500);
+    assert_true(p99 > 9300 && p99 <= 10000);
+    assert_int_equal(h.min, 1);
+    assert_int_equal(h.max, 10000);
+    for (uint64_t v = 0; v < 1000000; v += 997) {
+        int b = hist_bucket(v);
+        uint64_t r = hist_bucket_value(b);
+        assert_true(r + r / 8 + 1 >= v && r <= v + v / 8 + 1);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t_version_layout),
+        cmocka_unit_test(t_hist),
+        cmocka_unit_test(t_opts_from_config),
+        cmocka_unit_test_setup_teardown(t_invalid, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_stream_with_faults, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_stale_and_duplicates, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_coalesce, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_update_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_dead_letters, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_low_water, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_isolate, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_high_water, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_fuse, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_purge, setup, teardown),
+        cmocka_unit_test(t_purge_index_all),
+        cmocka_unit_test_setup_teardown(t_checkpoint_retry, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_checkpoint_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_prometheus_format, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_drain, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_batch_min_flush, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
