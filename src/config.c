@@ -86,7 +86,8 @@ const struct config_key config_keys[] = {
       "Connect time limit"),
     I("search", "max_connections", search.max_connections, "4", 1, 256,
       "Concurrent bulk requests (kept-alive connections)"),
-    B("search", "compress", search.compress, "true", "gzip request bodies"),
+    B("search", "compress", search.compress, "false",
+      "gzip request bodies: worth it over slow links, costs throughput on a fast LAN"),
 
     S("cluster", "zookeeper", cluster.zookeeper, NULL, NULL, false, false,
       "ZooKeeper host:port list; empty = standalone (no rebalance, no standby)"),
@@ -129,6 +130,11 @@ const struct config_key config_keys[] = {
       "Longest retry delay"),
     I("delivery", "checkpoint_interval_ms", delivery.checkpoint_interval_ms, "1000", 10,
       600000, "How often the acknowledged low-water mark is saved"),
+    I("delivery", "max_attempts_5xx", delivery.max_attempts_5xx, "10", 1, 1000000,
+      "Attempts of one item the engine keeps failing with HTTP 500 (not 502/503/504, "
+      "which retry forever) before it becomes a dead letter"),
+    I("delivery", "stats_window_ms", delivery.stats_window_ms, "60000", 1000, 3600000,
+      "Window of the windowed counters (the *_one statistics of seed 001)"),
 
     S("admin", "listen", admin.listen, "127.0.0.1:8089", NULL, false, false,
       "Admin HTTP address (API, UI, /metrics); empty = no admin server"),

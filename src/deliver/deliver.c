@@ -121,6 +121,8 @@ void deliver_opts_from_config(struct deliver_opts *o, const struct ss_config *c)
     o->retry_initial_ms = c->delivery.retry_initial_ms;
     o->retry_max_ms = c->delivery.retry_max_ms;
     o->checkpoint_interval_ms = c->delivery.checkpoint_interval_ms;
+    o->max_attempts_5xx = c->delivery.max_attempts_5xx;
+    o->stats_window_ms = c->delivery.stats_window_ms;
 }
 
 void deliver_search_opts(struct search_opts *so, const struct ss_config *c) {
