@@ -58,6 +58,13 @@ struct fake {
 
 static struct fake F;
 
+/* Wait up to 20 s for a condition: generous, because make check runs these
+ * tests under ASan beside a busy search engine on two cores. */
+#define WAIT_UNTIL(cond) \
+    do { \
+        for (int w_ = 0; w_ < 4000 && !(cond); w_++) usleep(5000); \
+    } while (0)
+
 static struct fdoc *fdoc_get(const char *index, const char *id, size_t idn) {
     for (int i = 0; i < F.ndocs; i++)
         if (strlen(F.docs[i].id) == idn && !memcmp(F.docs[i].id, id, idn) &&
@@ -237,16 +244,29 @@ static int ckpt_cb(void *ud, const char *pos, uint64_t seq) {
 
 static int setup(void **state) {
     (void)state;
+    pthread_mutex_t mu = F.mu;
+    pthread_cond_t cv = F.cv;
+    static bool inited;
     memset(&F, 0, sizeof F);
-    pthread_mutex_init(&F.mu, NULL);
-    pthread_cond_init(&F.cv, NULL);
+    if (inited) {
+        F.mu = mu, F.cv = cv;
+    } else {
+        pthread_mutex_init(&F.mu, NULL);
+        pthread_cond_init(&F.cv, NULL);
+        inited = true;
+    }
     log_set_level(LOG_OFF);
     return 0;
 }
 static int teardown(void **state) {
     (void)state;
-    pthread_mutex_destroy(&F.mu);
-    pthread_cond_destroy(&F.cv);
+    /* a failed assertion leaves the test's helpers parked at a closed gate:
+     * open it so they finish instead of hanging the run (the mutex and the
+     * condition variable are static and are not destroyed for that reason) */
+    pthread_mutex_lock(&F.mu);
+    F.gate_closed = false;
+    pthread_cond_broadcast(&F.cv);
+    pthread_mutex_unlock(&F.mu);
     return 0;
 }
 
@@ -562,9 +582,10 @@ static void t_high_water(void **s) {
     struct producer p = {.d = d, .n = 50};
     pthread_t th;
     pthread_create(&th, NULL, produce, &p);
-    usleep(100000);
-    assert_int_equal(p.done, 0);
     struct deliver_stats st;
+    WAIT_UNTIL((deliver_get_stats(d, &st), st.blocked >= 1));
+    usleep(50000);
+    assert_int_equal(p.done, 0);
     deliver_get_stats(d, &st);
     assert_int_equal(st.queued + st.inflight, 10);
     assert_true(st.blocked >= 1);
@@ -587,11 +608,11 @@ static void t_fuse(void **s) {
     struct deliver *d = mk(&o);
     F.fail_index = "sick";
     submit(d, "sick", "1", 1, CHANGE_INDEX, "{}");
-    for (int i = 0; i < 200 && deliver_fuse_blown(d, "sick") != 1; i++) usleep(5000);
+    WAIT_UNTIL(deliver_fuse_blown(d, "sick") == 1);
     assert_int_equal(deliver_fuse_blown(d, "sick"), 1);
     submit(d, "well", "1", 1, CHANGE_INDEX, "{}");
     deliver_txn_end(d, "x");
-    for (int i = 0; i < 200 && !fdoc_find("well", "1"); i++) usleep(5000);
+    WAIT_UNTIL(fdoc_find("well", "1"));
     struct fdoc *w = fdoc_find("well", "1");
     assert_non_null(w);
     assert_true(w->exists);
@@ -658,7 +679,7 @@ static void t_purge_index_all(void **s) {
         F.fail_index = "sick";
         char id[16];
         submit(d, "sick", "first", 1, CHANGE_INDEX, "{}");
-        for (int i = 0; i < 200 && deliver_fuse_blown(d, "sick") != 1; i++) usleep(5000);
+        WAIT_UNTIL(deliver_fuse_blown(d, "sick") == 1);
         assert_int_equal(deliver_fuse_blown(d, "sick"), 1);
         for (int i = 0; i < 100; i++) {
             snprintf(id, sizeof id, "%d", i);
@@ -673,7 +694,7 @@ static void t_purge_index_all(void **s) {
         F.fail_index = NULL;
         for (int i = 0; i < 100; i++) {
             snprintf(id, sizeof id, "%d", i);
-            for (int k = 0; k < 400 && !fdoc_find("well", id); k++) usleep(5000);
+            WAIT_UNTIL(fdoc_find("well", id));
             assert_non_null(fdoc_find("well", id)); /* nothing of the healthy index purged */
         }
         deliver_free(d);
@@ -702,7 +723,7 @@ static void t_checkpoint_retry(void **s) {
     struct deliver *d = deliver_new(&o, NULL, err, sizeof err);
     submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
     deliver_txn_end(d, "p1");
-    for (int i = 0; i < 400 && strcmp(F.ckpt_last, "p1"); i++) usleep(5000);
+    WAIT_UNTIL(!strcmp(F.ckpt_last, "p1"));
     assert_string_equal(F.ckpt_last, "p1");
     struct deliver_stats st;
     deliver_get_stats(d, &st);
@@ -795,7 +816,8 @@ static void t_drain(void **s) {
     struct drainer x = {.d = d};
     pthread_t th;
     pthread_create(&th, NULL, do_drain, &x);
-    usleep(50000);
+    struct deliver_stats st0;
+    WAIT_UNTIL((deliver_get_stats(d, &st0), st0.drains >= 1)); /* the drain has begun */
     assert_int_equal(deliver_drain(d, 10), DELIVER_EBUSY);
     submit(d, "i", "during", 2, CHANGE_INDEX, "{}"); /* aux queue */
     gate(false);
@@ -818,12 +840,12 @@ static void t_batch_min_flush(void **s) {
     base_opts(&o);
     o.workers = 1;
     o.batch_min = 10;
-    o.flush_interval_ms = 200;
+    o.flush_interval_ms = 1000;
     struct deliver *d = mk(&o);
     submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
-    usleep(50000);
+    usleep(100000);
     assert_int_equal(F.requests, 0);
-    usleep(400000);
+    WAIT_UNTIL(F.requests == 1);
     assert_int_equal(F.requests, 1);
     deliver_free(d);
 }
