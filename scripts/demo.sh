@@ -99,4 +99,11 @@ $(mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -uroot -N -B shop -e "
     awk -F'\t' '{printf "              %-15s %8s\n", $1, $2}')
 Environment . $DEMO_DIR/env.sh
 Stop        bash scripts/demo.sh stop
+
+Not yet in this build: the sync daemon (searchsync run) and the admin UI; they
+arrive with the incremental-sync issue. What works today, on this demo:
+  watch the shop's row changes as JSON (the decoder the daemon will use):
+    $ROOT/searchsync tail --source mysql://$MYSQL_USER:$MYSQL_PASSWORD@127.0.0.1:$MYSQL_PORT --tables 'shop.*'
+  then, in another shell, change a row:
+    mariadb --no-defaults -h127.0.0.1 -P$MYSQL_PORT -uroot shop -e "UPDATE products SET price = price + 1 WHERE id = 1"
 EOF
