@@ -10,5 +10,6 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_FOUND = 3 };
 int cmd_config(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
 int cmd_tail(int argc, char **argv);
+int cmd_mapping(int argc, char **argv);
 
 #endif

@@ -29,7 +29,7 @@ static const struct command commands[] = {
     {"delayed-run", NULL, "--config FILE", "one delayed-refresh pass (for cron)"},
     {"check", NULL, "--config FILE INDEX [--since DUR] [--repair]",
      "compare documents with MySQL; repair drift"},
-    {"mapping", NULL, "import|export --config FILE [PATH]",
+    {"mapping", cmd_mapping, "import|export|body --config FILE [PATH|ALIAS]",
      "declarative mapping file in and out"},
     {"status", NULL, "--config FILE", "nodes, lag, queues, jobs"},
     {"epoch", NULL, "bump --config FILE", "raise the version epoch after a failover"},

@@ -1,0 +1,401 @@
+/* cmd_mapping: `searchsync mapping import|export --config FILE [PATH]`.
+ *
+ * export writes the source's whole mapping configuration (the metadata
+ * tables) as the declarative JSON file of docs/mapping.md, to PATH or stdout.
+ * import reads a file, validates it against the source's information_schema,
+ * prints the plan (indices and tables added, changed, removed; which indices
+ * need a reindex because their generated index body changed) and applies it
+ * in one transaction only with --yes or a "y" on a terminal; --dry-run stops
+ * after the plan. Exit 0 ok, 1 runtime, 2 usage or a bad mapping (the
+ * message names the file and the JSON path). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "config.h"
+#include "db.h"
+#include "deliver/deliver.h"
+#include "sync/index_mapping.h"
+#include "sync/mapping.h"
+
+static void mapping_usage(FILE *out) {
+    fprintf(out,
+            "usage: searchsync mapping export --config FILE [PATH]\n"
+            "       searchsync mapping import --config FILE [--dry-run] [--yes] PATH\n"
+            "       searchsync mapping body --config FILE ALIAS [--dialect NAME]\n\n"
+            "export  write the mapping configuration of this source as JSON (stdout or PATH)\n"
+            "import  validate PATH against the source schema, print the plan (added, changed,\n"
+            "        removed, indices needing a reindex) and apply it when confirmed\n"
+            "        (--yes, or 'y' on a terminal); --dry-run prints the plan only.\n"
+            "body    print the index body (settings, mappings) generated for ALIAS, for the\n"
+            "        engine of [search] urls or for --dialect (e.g. opensearch-2)\n"
+            "The file format is described in docs/mapping.md. PATH '-' is stdin/stdout.\n"
+            "exit: 0 ok, 1 runtime failure, 2 usage or invalid mapping\n");
+}
+
+static char *read_all(const char *path, size_t *len) {
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f) return NULL;
+    sbuf b = SBUF_INIT;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sbuf_add(&b, buf, n);
+    int bad = ferror(f);
+    if (f != stdin) fclose(f);
+    if (bad) {
+        sbuf_free(&b);
+        return NULL;
+    }
+    if (!b.data) sbuf_grow(&b, 1);
+    *len = b.len;
+    return sbuf_detach(&b);
+}
+
+static const struct mp_index *find_index(const struct mapping *m, const char *alias) {
+    for (size_t i = 0; i < m->nindices; i++)
+        if (!strcmp(m->indices[i].alias, alias)) return &m->indices[i];
+    return NULL;
+}
+
+static const struct mp_table *find_table(const struct mp_index *ix, const struct mp_table *t) {
+    for (size_t i = 0; i < ix->ntables; i++)
+        if (!strcmp(ix->tables[i].db, t->db) && !strcmp(ix->tables[i].table, t->table))
+            return &ix->tables[i];
+    return NULL;
+}
+
+static void table_json(const struct mp_table *t, sbuf *out) {
+    /* a one-table index config serializes exactly that table */
+    struct mp_index tmp = {0};
+    tmp.alias = "x";
+    tmp.tables = (struct mp_table *)t;
+    tmp.ntables = 1;
+    mapping_write_index(&tmp, out);
+}
+
+/* The generated mappings with replicas left out (a replica change needs no
+ * reindex). The reference dialect knows every type. */
+static int body_for_plan(const struct mp_index *ix, sbuf *out) {
+    struct search_dialect d;
+    search_dialect_named("opensearch-99", &d);
+    struct mp_index tmp = *ix;
+    tmp.replicas = 0;
+    char err[256];
+    return index_mapping_body(&tmp, &d, false, out, err, sizeof err);
+}
+
+/* Print the plan; returns the number of changes. */
+static int print_plan(const struct mapping *old, const struct mapping *nw, FILE *out) {
+    int changes = 0;
+    sbuf a = SBUF_INIT, b = SBUF_INIT;
+    for (size_t i = 0; i < nw->nindices; i++) {
+        const struct mp_index *n = &nw->indices[i];
+        const struct mp_index *o = find_index(old, n->alias);
+        if (!o) {
+            fprintf(out, "+ index %s (%zu table%s) -- needs a first build (reindex)\n", n->alias,
+                    n->ntables, n->ntables == 1 ? "" : "s");
+            for (size_t t = 0; t < n->ntables; t++)
+                fprintf(out, "  + table %s.%s\n", n->tables[t].db, n->tables[t].table);
+            changes++;
+            continue;
+        }
+        sbuf_reset(&a);
+        sbuf_reset(&b);
+        mapping_write_index(o, &a);
+        mapping_write_index(n, &b);
+        if (!strcmp(a.data, b.data)) continue;
+        changes++;
+        sbuf_reset(&a);
+        sbuf_reset(&b);
+        int ra = body_for_plan(o, &a), rb = body_for_plan(n, &b);
+        bool reindex = ra < 0 || rb < 0 || strcmp(a.data, b.data) != 0;
+        fprintf(out, "~ index %s%s\n", n->alias,
+                reindex ? " -- generated mapping changed: needs a reindex" : "");
+        if (o->shards != n->shards)
+            fprintf(out, "  ~ shards %d -> %d\n", o->shards, n->shards);
+        if (o->replicas != n->replicas)
+            fprintf(out, "  ~ replicas %d -> %d\n", o->replicas, n->replicas);
+        if (o->history_retention != n->history_retention)
+            fprintf(out, "  ~ history_retention %d -> %d\n", o->history_retention,
+                    n->history_retention);
+        for (size_t t = 0; t < n->ntables; t++) {
+            const struct mp_table *nt = &n->tables[t], *ot = find_table(o, nt);
+            if (!ot) {
+                fprintf(out, "  + table %s.%s\n", nt->db, nt->table);
+                continue;
+            }
+            sbuf_reset(&a);
+            sbuf_reset(&b);
+            table_json(ot, &a);
+            table_json(nt, &b);
+            if (strcmp(a.data, b.data)) fprintf(out, "  ~ table %s.%s\n", nt->db, nt->table);
+        }
+        for (size_t t = 0; t < o->ntables; t++)
+            if (!find_table(n, &o->tables[t]))
+                fprintf(out, "  - table %s.%s\n", o->tables[t].db, o->tables[t].table);
+    }
+    for (size_t i = 0; i < old->nindices; i++)
+        if (!find_index(nw, old->indices[i].alias)) {
+            fprintf(out, "- index %s (its engine indices are left in place)\n",
+                    old->indices[i].alias);
+            changes++;
+        }
+    sbuf_free(&a);
+    sbuf_free(&b);
+    if (!changes) fprintf(out, "no changes\n");
+    return changes;
+}
+
+struct opts {
+    const char *config, *path, *dialect;
+    bool yes, dry_run;
+};
+
+static int open_meta(const struct ss_config *cfg, MYSQL **meta) {
+    char err[1024];
+    db_params p = db_params_metadata(cfg);
+    *meta = db_connect(&p, err, sizeof err);
+    if (!*meta || metadb_migrate(*meta, cfg->metadata.database, err, sizeof err) < 0) {
+        fprintf(stderr, "searchsync mapping: %s\n", err);
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+static int do_export(const struct ss_config *cfg, const struct opts *o) {
+    MYSQL *meta = NULL;
+    int rc = open_meta(cfg, &meta);
+    struct mapping m = {0};
+    char err[1024];
+    if (rc == EXIT_OK && mapping_db_load(meta, cfg->source.name, &m, err, sizeof err) < 0) {
+        fprintf(stderr, "searchsync mapping export: %s\n", err);
+        rc = EXIT_RUNTIME;
+    }
+    if (rc == EXIT_OK) {
+        sbuf out = SBUF_INIT;
+        mapping_write(&m, &out);
+        FILE *f = (!o->path || !strcmp(o->path, "-")) ? stdout : fopen(o->path, "wb");
+        if (!f || fwrite(out.data, 1, out.len, f) != out.len || (f != stdout && fclose(f) != 0)) {
+            fprintf(stderr, "searchsync mapping export: cannot write %s\n",
+                    o->path ? o->path : "stdout");
+            rc = EXIT_RUNTIME;
+        } else if (f == stdout)
+            fflush(stdout);
+        sbuf_free(&out);
+    }
+    mapping_free(&m);
+    db_close(meta);
+    return rc;
+}
+
+static int do_body(const struct ss_config *cfg, const struct opts *o) {
+    char err[1024];
+    struct search_dialect d;
+    if (o->dialect) {
+        if (search_dialect_named(o->dialect, &d) < 0) {
+            fprintf(stderr, "searchsync mapping body: unknown dialect %s (e.g. opensearch-2, "
+                            "elasticsearch-8)\n", o->dialect);
+            return EXIT_USAGE;
+        }
+    } else {
+        struct search_opts so;
+        deliver_search_opts(&so, cfg);
+        struct search_client *c = search_client_new(&so, err, sizeof err);
+        struct search_conn *k = c ? search_conn_new(c) : NULL;
+        int r = k ? search_detect(c, k, err, sizeof err) : -1;
+        if (r == 0) d = *search_client_dialect(c);
+        search_conn_free(k);
+        search_client_free(c);
+        if (r < 0) {
+            fprintf(stderr, "searchsync mapping body: %s\n", err);
+            return EXIT_RUNTIME;
+        }
+    }
+    MYSQL *meta = NULL;
+    int rc = open_meta(cfg, &meta);
+    struct mapping m = {0};
+    if (rc == EXIT_OK && mapping_db_load(meta, cfg->source.name, &m, err, sizeof err) < 0) {
+        fprintf(stderr, "searchsync mapping body: %s\n", err);
+        rc = EXIT_RUNTIME;
+    }
+    if (rc == EXIT_OK) {
+        const struct mp_index *ix = find_index(&m, o->path);
+        sbuf b = SBUF_INIT;
+        if (!ix) {
+            fprintf(stderr, "searchsync mapping body: no index config %s for source %s\n",
+                    o->path, cfg->source.name);
+            rc = EXIT_USAGE;
+        } else if (index_mapping_body(ix, &d, true, &b, err, sizeof err) < 0) {
+            fprintf(stderr, "searchsync mapping body: %s\n", err);
+            rc = EXIT_USAGE;
+        } else
+            fputs(b.data, stdout);
+        sbuf_free(&b);
+    }
+    mapping_free(&m);
+    db_close(meta);
+    return rc;
+}
+
+static bool confirm(void) {
+    if (!isatty(STDIN_FILENO)) return false;
+    fprintf(stderr, "apply this plan? [y/N] ");
+    char line[16];
+    if (!fgets(line, sizeof line, stdin)) return false;
+    return line[0] == 'y' || line[0] == 'Y';
+}
+
+static int do_import(const struct ss_config *cfg, const struct opts *o) {
+    char err[2048];
+    size_t len = 0;
+    char *text = read_all(o->path, &len);
+    if (!text) {
+        fprintf(stderr, "searchsync mapping import: cannot read %s\n", o->path);
+        return EXIT_USAGE;
+    }
+    struct mapping nw = {0}, old = {0};
+    struct mp_schema schema = {0};
+    MYSQL *src = NULL, *meta = NULL;
+    int rc = EXIT_OK;
+    if (mapping_parse(o->path, text, len, &nw, err, sizeof err) < 0) {
+        fprintf(stderr, "searchsync mapping import: %s\n", err);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    db_params sp = db_params_source(cfg);
+    src = db_connect(&sp, err, sizeof err);
+    if (!src || mapping_schema_load(src, &nw, &schema, err, sizeof err) < 0) {
+        fprintf(stderr, "searchsync mapping import: %s\n", err);
+        rc = EXIT_RUNTIME;
+        goto out;
+    }
+    sbuf errs = SBUF_INIT;
+    int nerr = mapping_validate(&nw, &schema, &errs);
+    if (!nerr) {
+        nerr = mapping_check_where(src, &nw, &errs, err, sizeof err);
+        if (nerr < 0) {
+            fprintf(stderr, "searchsync mapping import: %s\n", err);
+            sbuf_free(&errs);
+            rc = EXIT_RUNTIME;
+            goto out;
+        }
+    }
+    if (nerr) {
+        fprintf(stderr, "searchsync mapping import: %s: %d problem%s:\n%s", o->path, nerr,
+                nerr == 1 ? "" : "s", errs.data);
+        sbuf_free(&errs);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    sbuf_free(&errs);
+    /* the index bodies must generate (types valid for some engine) */
+    for (size_t i = 0; i < nw.nindices; i++) {
+        sbuf b = SBUF_INIT;
+        struct search_dialect d;
+        search_dialect_named("opensearch-99", &d);
+        int r = index_mapping_body(&nw.indices[i], &d, false, &b, err, sizeof err);
+        sbuf_free(&b);
+        if (r < 0) {
+            fprintf(stderr, "searchsync mapping import: %s: %s\n", o->path, err);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+    }
+    if ((rc = open_meta(cfg, &meta)) != EXIT_OK) goto out;
+    if (mapping_db_load(meta, cfg->source.name, &old, err, sizeof err) < 0) {
+        fprintf(stderr, "searchsync mapping import: %s\n", err);
+        rc = EXIT_RUNTIME;
+        goto out;
+    }
+    printf("plan for source %s (%s):\n", cfg->source.name, o->path);
+    int changes = print_plan(&old, &nw, stdout);
+    fflush(stdout);
+    if (!changes || o->dry_run) goto out;
+    if (!o->yes && !confirm()) {
+        fprintf(stderr, "searchsync mapping import: not applied (confirm with --yes)\n");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    sbuf s = SBUF_INIT;
+    sbuf_adds(&s, "INSERT IGNORE INTO sources (name) VALUES (");
+    db_quote(meta, &s, cfg->source.name, strlen(cfg->source.name));
+    sbuf_adds(&s, ")");
+    int r = db_exec(meta, s.data, err, sizeof err);
+    sbuf_free(&s);
+    if (r < 0 || mapping_db_save(meta, cfg->source.name, &nw, err, sizeof err) < 0) {
+        fprintf(stderr, "searchsync mapping import: %s\n", err);
+        rc = EXIT_RUNTIME;
+        goto out;
+    }
+    s = (sbuf)SBUF_INIT;
+    sbuf_adds(&s, "INSERT INTO sync_log (source, event, detail) VALUES (");
+    db_quote(meta, &s, cfg->source.name, strlen(cfg->source.name));
+    sbuf_adds(&s, ", 'mapping_import', ");
+    db_quote(meta, &s, o->path, strlen(o->path));
+    sbuf_adds(&s, ")");
+    if (db_exec(meta, s.data, err, sizeof err) < 0)
+        fprintf(stderr, "searchsync mapping import: (sync log) %s\n", err);
+    sbuf_free(&s);
+    printf("applied\n");
+out:
+    free(text);
+    mapping_free(&nw);
+    mapping_free(&old);
+    mp_schema_free(&schema);
+    db_close(src);
+    db_close(meta);
+    return rc;
+}
+
+int cmd_mapping(int argc, char **argv) {
+    static const struct option lopts[] = {{"config", required_argument, NULL, 'c'},
+                                          {"yes", no_argument, NULL, 'y'},
+                                          {"dry-run", no_argument, NULL, 'n'},
+                                          {"dialect", required_argument, NULL, 'd'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    struct opts o = {0};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "c:ynd:h", lopts, NULL)) != -1) {
+        if (c == 'd')
+            o.dialect = optarg;
+        else if (c == 'c')
+            o.config = optarg;
+        else if (c == 'y')
+            o.yes = true;
+        else if (c == 'n')
+            o.dry_run = true;
+        else if (c == 'h') {
+            mapping_usage(stdout);
+            return EXIT_OK;
+        } else {
+            mapping_usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    int rest = argc - optind;
+    const char *verb = rest > 0 ? argv[optind] : NULL;
+    if (rest > 1) o.path = argv[optind + 1];
+    bool is_import = verb && !strcmp(verb, "import"), is_export = verb && !strcmp(verb, "export");
+    bool is_body = verb && !strcmp(verb, "body");
+    if (!o.config || (!is_import && !is_export && !is_body) || rest > 2 ||
+        ((is_import || is_body) && !o.path)) {
+        mapping_usage(stderr);
+        return EXIT_USAGE;
+    }
+    struct ss_config cfg;
+    char err[1024];
+    if (config_load(&cfg, o.config, err, sizeof err) < 0) {
+        fprintf(stderr, "searchsync: %s\n", err);
+        config_free(&cfg);
+        return EXIT_USAGE;
+    }
+    int rc = is_export ? do_export(&cfg, &o) : is_body ? do_body(&cfg, &o) : do_import(&cfg, &o);
+    config_free(&cfg);
+    mysql_library_end();
+    return rc;
+}

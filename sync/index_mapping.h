@@ -1,0 +1,30 @@
+/* index_mapping: the engine's index body (settings + mappings) generated
+ * from one index config of the mapping model, for one engine dialect.
+ *
+ * Owns: shards/replicas and analysis settings; one property per column with
+ * its engine type (scaled_float factor from the DECIMAL scale, date formats,
+ * keyword subfields, analyzers, copy_to and its target fields); one-to-one
+ * relations as objects and one-to-many as nested, at any depth; the join
+ * field of parent/child tables sharing the index; the version field delivery
+ * compares in scripted updates. ES 6 (mapping types) is refused; types an
+ * engine version lacks (unsigned_long, flattened, flat_object, wildcard) are
+ * errors naming the column, never silently replaced. */
+#ifndef SS_INDEX_MAPPING_H
+#define SS_INDEX_MAPPING_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "mapping.h"
+#include "sbuf.h"
+#include "search/search.h"
+
+/* The document field delivery keeps the version in (src/deliver default). */
+#define INDEX_MAPPING_VERSION_FIELD "ss_version"
+
+/* Append the body for PUT /<index> to out: compact JSON, or indented when
+ * pretty. The model must have been validated (engine types filled in).
+ * 0, or -1 with err. */
+int index_mapping_body(const struct mp_index *ix, const struct search_dialect *d, bool pretty,
+                       sbuf *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,682 @@
+/* mapping: the model's memory, the MySQL -> engine type rules, the source
+ * schema and validation (see mapping.h). The JSON file is mapping_file.c,
+ * the metadata tables mapping_db.c. */
+#include "mapping.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ------------------------------------------------------------------ free */
+
+static void column_free(struct mp_column *c) {
+    free(c->name);
+    free(c->mysql_type);
+    free(c->type);
+    free(c->analyzer);
+    free(c->search_analyzer);
+    free(c->copy_to);
+    free(c->extend_name);
+    free(c->format);
+}
+
+static void relation_free(struct mp_relation *r) {
+    free(r->column);
+    free(r->extend_name);
+    free(r->db);
+    free(r->table);
+    free(r->join_column);
+    free(r->where);
+    for (size_t i = 0; i < r->ncolumns; i++) column_free(&r->columns[i]);
+    free(r->columns);
+    for (size_t i = 0; i < r->nrelations; i++) relation_free(&r->relations[i]);
+    free(r->relations);
+}
+
+static void table_free(struct mp_table *t) {
+    free(t->db);
+    free(t->table);
+    free(t->join_name);
+    free(t->parent_db);
+    free(t->parent_table);
+    free(t->parent_column);
+    free(t->bucket_column);
+    free(t->daily_check_column);
+    free(t->copy_to);
+    free(t->expiry_column);
+    for (size_t i = 0; i < t->ncolumns; i++) column_free(&t->columns[i]);
+    free(t->columns);
+    for (size_t i = 0; i < t->nrelations; i++) relation_free(&t->relations[i]);
+    free(t->relations);
+}
+
+void mapping_free(struct mapping *m) {
+    if (!m) return;
+    for (size_t i = 0; i < m->nindices; i++) {
+        struct mp_index *ix = &m->indices[i];
+        free(ix->alias);
+        free(ix->join_field);
+        free(ix->analysis);
+        free(ix->state);
+        for (size_t j = 0; j < ix->ntables; j++) table_free(&ix->tables[j]);
+        free(ix->tables);
+    }
+    free(m->indices);
+    m->indices = NULL;
+    m->nindices = 0;
+}
+
+/* ------------------------------------------------------------------ types */
+
+/* What a MySQL column type is, parsed from COLUMN_TYPE. */
+enum mclass {
+    MC_UNKNOWN, MC_INT, MC_DECIMAL, MC_FLOAT, MC_DOUBLE, MC_DATE, MC_DATETIME, MC_TIME, MC_YEAR,
+    MC_CHAR, MC_STRING, MC_TEXT, MC_ENUM, MC_SET, MC_JSON, MC_BIT, MC_BINARY, MC_GEOMETRY,
+    MC_POINT
+};
+
+struct mtype {
+    enum mclass cls;
+    int bytes;     /* MC_INT: 1 2 3 4 8 */
+    bool is_unsigned;
+    int len;       /* display width / length / precision / bit width */
+    int scale;     /* DECIMAL scale, DATETIME fsp */
+};
+
+static struct mtype mtype_parse(const char *t) {
+    struct mtype m = {MC_UNKNOWN, 0, false, -1, 0};
+    if (!t) return m;
+    char base[32];
+    size_t i = 0;
+    while (t[i] && (isalpha((unsigned char)t[i]) || t[i] == '_') && i < sizeof base - 1) {
+        base[i] = (char)tolower((unsigned char)t[i]);
+        i++;
+    }
+    base[i] = '\0';
+    const char *p = t + i;
+    if (*p == '(') {
+        m.len = atoi(p + 1);
+        const char *c = strchr(p, ',');
+        const char *close = strchr(p, ')');
+        if (c && close && c < close) m.scale = atoi(c + 1);
+    }
+    m.is_unsigned = strstr(t, "unsigned") != NULL;
+    static const struct { const char *n; enum mclass c; int bytes; } tab[] = {
+        {"tinyint", MC_INT, 1}, {"bool", MC_INT, 1}, {"boolean", MC_INT, 1},
+        {"smallint", MC_INT, 2}, {"mediumint", MC_INT, 3}, {"int", MC_INT, 4},
+        {"integer", MC_INT, 4}, {"bigint", MC_INT, 8}, {"decimal", MC_DECIMAL, 0},
+        {"numeric", MC_DECIMAL, 0}, {"float", MC_FLOAT, 0}, {"double", MC_DOUBLE, 0},
+        {"real", MC_DOUBLE, 0}, {"date", MC_DATE, 0}, {"datetime", MC_DATETIME, 0},
+        {"timestamp", MC_DATETIME, 0}, {"time", MC_TIME, 0}, {"year", MC_YEAR, 0},
+        {"char", MC_CHAR, 0}, {"varchar", MC_STRING, 0}, {"tinytext", MC_TEXT, 0},
+        {"text", MC_TEXT, 0}, {"mediumtext", MC_TEXT, 0}, {"longtext", MC_TEXT, 0},
+        {"enum", MC_ENUM, 0}, {"set", MC_SET, 0}, {"json", MC_JSON, 0}, {"bit", MC_BIT, 0},
+        {"binary", MC_BINARY, 0}, {"varbinary", MC_BINARY, 0}, {"tinyblob", MC_BINARY, 0},
+        {"blob", MC_BINARY, 0}, {"mediumblob", MC_BINARY, 0}, {"longblob", MC_BINARY, 0},
+        {"geometry", MC_GEOMETRY, 0}, {"point", MC_POINT, 0}, {"linestring", MC_GEOMETRY, 0},
+        {"polygon", MC_GEOMETRY, 0}, {"multipoint", MC_GEOMETRY, 0},
+        {"multilinestring", MC_GEOMETRY, 0}, {"multipolygon", MC_GEOMETRY, 0},
+        {"geometrycollection", MC_GEOMETRY, 0}, {"geomcollection", MC_GEOMETRY, 0},
+    };
+    for (size_t k = 0; k < sizeof tab / sizeof tab[0]; k++)
+        if (!strcmp(base, tab[k].n)) {
+            m.cls = tab[k].c;
+            m.bytes = tab[k].bytes;
+            break;
+        }
+    if (m.cls == MC_DECIMAL && m.len < 0) m.len = 10;
+    if (m.cls == MC_DATETIME || m.cls == MC_TIME) m.scale = m.len < 0 ? 0 : m.len;
+    if (m.cls == MC_BIT && m.len < 0) m.len = 1;
+    return m;
+}
+
+int mapping_decimal_scale(const char *mysql_type) {
+    struct mtype m = mtype_parse(mysql_type);
+    return m.cls == MC_DECIMAL ? m.scale : -1;
+}
+
+/* Engine types this model knows, and whether they are text-like (analyzers). */
+static const char *const engine_types[] = {
+    "long", "integer", "short", "byte", "unsigned_long", "double", "float", "half_float",
+    "scaled_float", "boolean", "keyword", "text", "search_as_you_type", "wildcard", "date",
+    "date_nanos", "binary", "object", "flattened", "flat_object", "geo_point", "geo_shape",
+    "ip", NULL};
+
+static bool known_type(const char *t) {
+    for (int i = 0; engine_types[i]; i++)
+        if (!strcmp(engine_types[i], t)) return true;
+    return false;
+}
+
+static bool is_text_type(const char *t) {
+    return !strcmp(t, "text") || !strcmp(t, "search_as_you_type");
+}
+
+const char *mapping_default_type(const char *mysql_type) {
+    struct mtype m = mtype_parse(mysql_type);
+    switch (m.cls) {
+    case MC_INT:
+        switch (m.bytes) {
+        case 1: return m.is_unsigned ? "short" : "byte";
+        case 2: return m.is_unsigned ? "integer" : "short";
+        case 3: return "integer";
+        case 4: return m.is_unsigned ? "long" : "integer";
+        default: return "long"; /* BIGINT UNSIGNED above 2^63-1 is refused, not rounded */
+        }
+    case MC_DECIMAL: return m.len <= 15 ? "scaled_float" : "keyword";
+    case MC_FLOAT: return "float";
+    case MC_DOUBLE: return "double";
+    case MC_DATE:
+    case MC_DATETIME: return "date";
+    case MC_TIME: return "keyword";
+    case MC_YEAR: return "short";
+    case MC_CHAR: return "keyword";
+    case MC_STRING:
+    case MC_TEXT: return "text";
+    case MC_ENUM:
+    case MC_SET: return "keyword";
+    case MC_JSON: return "object";
+    case MC_BIT: return m.len <= 63 ? "long" : "unsigned_long";
+    case MC_BINARY: return "binary";
+    case MC_GEOMETRY:
+    case MC_POINT: return "geo_shape";
+    default: return "keyword";
+    }
+}
+
+/* Largest magnitude an engine integer type holds exactly (bits of value). */
+static int int_bits(const char *t) {
+    if (!strcmp(t, "byte")) return 7;
+    if (!strcmp(t, "short")) return 15;
+    if (!strcmp(t, "integer")) return 31;
+    if (!strcmp(t, "long")) return 63;
+    if (!strcmp(t, "unsigned_long")) return 64;
+    return -1;
+}
+
+static int fail_why(char *why, size_t n, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int mapping_type_compatible(const char *mysql_type, const char *t, char *why, size_t whylen) {
+    if (!known_type(t)) return fail_why(why, whylen, "unknown engine type '%s'", t);
+    struct mtype m = mtype_parse(mysql_type);
+    bool numeric_fp = !strcmp(t, "double") || !strcmp(t, "float") || !strcmp(t, "half_float") ||
+                      !strcmp(t, "scaled_float");
+    if (!strcmp(t, "keyword") && m.cls != MC_JSON && m.cls != MC_GEOMETRY && m.cls != MC_POINT &&
+        m.cls != MC_BINARY)
+        return 0; /* any scalar kept as its exact text */
+    switch (m.cls) {
+    case MC_UNKNOWN: return 0; /* type not known: nothing to check */
+    case MC_INT:
+    case MC_BIT:
+    case MC_YEAR: {
+        int need; /* value bits the column needs (unsigned: all bits) */
+        if (m.cls == MC_YEAR)
+            need = 12;
+        else if (m.cls == MC_BIT)
+            need = m.len;
+        else
+            need = m.bytes * 8 - (m.is_unsigned ? 0 : 1);
+        int have = int_bits(t);
+        /* BIGINT UNSIGNED as long: values above 2^63-1 are refused by the
+         * engine (a dead letter naming the value), never rounded; the default,
+         * because unsigned_long is missing before ES 7.10 / OpenSearch 2.8 */
+        if (have == 63 && need == 64 && m.cls == MC_INT) return 0;
+        if (have >= 0) {
+            if (have >= need) return 0;
+            return fail_why(why, whylen, "%s holds %d value bits, %s needs %d", t, have,
+                            mysql_type, need);
+        }
+        if (!strcmp(t, "boolean")) {
+            if ((m.cls == MC_INT && m.bytes == 1) || (m.cls == MC_BIT && m.len == 1)) return 0;
+            return fail_why(why, whylen, "boolean only for TINYINT or BIT(1), not %s", mysql_type);
+        }
+        if (!strcmp(t, "double") && need <= 53) return 0;
+        if (!strcmp(t, "float") && need <= 24) return 0;
+        if (numeric_fp)
+            return fail_why(why, whylen, "%s would round %s values (use long or keyword)", t,
+                            mysql_type);
+        break;
+    }
+    case MC_DECIMAL:
+        if (!strcmp(t, "scaled_float") || !strcmp(t, "double")) {
+            if (m.len <= 15) return 0;
+            return fail_why(why, whylen,
+                            "%s would round %s (more than 15 digits): use keyword", t, mysql_type);
+        }
+        if (int_bits(t) >= 0 && m.scale == 0 && m.len <= 18) return 0;
+        break;
+    case MC_FLOAT:
+        if (!strcmp(t, "float") || !strcmp(t, "double")) return 0;
+        break;
+    case MC_DOUBLE:
+        if (!strcmp(t, "double")) return 0;
+        if (numeric_fp) return fail_why(why, whylen, "%s would round DOUBLE values", t);
+        break;
+    case MC_DATE:
+    case MC_DATETIME:
+        if (!strcmp(t, "date") || !strcmp(t, "date_nanos")) return 0;
+        break;
+    case MC_TIME: break;
+    case MC_CHAR:
+    case MC_STRING:
+    case MC_TEXT:
+        if (is_text_type(t) || !strcmp(t, "wildcard") || !strcmp(t, "ip")) return 0;
+        break;
+    case MC_ENUM:
+    case MC_SET:
+        if (is_text_type(t)) return 0;
+        break;
+    case MC_JSON:
+        if (!strcmp(t, "object") || !strcmp(t, "flattened") || !strcmp(t, "flat_object") ||
+            !strcmp(t, "keyword"))
+            return 0;
+        break;
+    case MC_BINARY:
+        if (!strcmp(t, "binary")) return 0;
+        break;
+    case MC_POINT:
+        if (!strcmp(t, "geo_point")) return 0;
+        /* fall through */
+    case MC_GEOMETRY:
+        if (!strcmp(t, "geo_shape")) return 0;
+        break;
+    }
+    return fail_why(why, whylen, "engine type %s cannot hold MySQL %s", t, mysql_type);
+}
+
+/* ------------------------------------------------------------------ schema */
+
+void mp_schema_add(struct mp_schema *s, const char *db, const char *table, const char *column,
+                   const char *type, bool primary) {
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 64;
+        s->cols = xrealloc(s->cols, s->cap * sizeof *s->cols);
+    }
+    struct mp_schema_col *c = &s->cols[s->n++];
+    c->db = xstrdup(db);
+    c->table = xstrdup(table);
+    c->column = column ? xstrdup(column) : NULL;
+    c->type = xstrdup(type ? type : "");
+    c->primary = primary;
+}
+
+void mp_schema_free(struct mp_schema *s) {
+    if (!s) return;
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->cols[i].db);
+        free(s->cols[i].table);
+        free(s->cols[i].column);
+        free(s->cols[i].type);
+    }
+    free(s->cols);
+    memset(s, 0, sizeof *s);
+}
+
+/* column NULL: any row of the table (does it exist?) */
+const struct mp_schema_col *mp_schema_find(const struct mp_schema *s, const char *db,
+                                           const char *table, const char *column) {
+    for (size_t i = 0; i < s->n; i++) {
+        const struct mp_schema_col *c = &s->cols[i];
+        if (strcmp(c->db, db) || strcmp(c->table, table)) continue;
+        if (!column || (c->column && !strcmp(c->column, column))) return c;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ validate */
+
+static const struct mp_column *find_col(const struct mp_column *cols, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(cols[i].name, name)) return &cols[i];
+    return NULL;
+}
+
+const char *mp_relation_name(const struct mp_relation *r, const struct mp_column *cols,
+                             size_t n) {
+    if (r->extend_name) return r->extend_name;
+    const struct mp_column *c = find_col(cols, n, r->column);
+    return c ? c->extend_name : NULL;
+}
+
+bool mp_relation_nested(const struct mp_relation *r, const struct mp_column *cols, size_t n) {
+    if (r->nested >= 0) return r->nested == 1;
+    const struct mp_column *c = find_col(cols, n, r->column);
+    return c && c->nested;
+}
+
+struct vctx {
+    const struct mp_schema *schema;
+    sbuf *errs;
+    int n;
+};
+
+/* An operator-written WHERE fragment is spliced into queries as
+ * `WHERE (fragment)`: allow one boolean condition and refuse what would turn
+ * it into something else (reliability notes). Outside string literals: no
+ * ';', no comments, balanced parentheses, and none of the words UNION, INTO,
+ * SELECT (no subqueries), SLEEP, BENCHMARK, LOAD_FILE, OUTFILE. */
+int mapping_where_check(const char *cond, char *why, size_t whylen) {
+    static const char *banned[] = {"union", "into", "select", "sleep", "benchmark",
+                                   "load_file", "outfile", "dumpfile"};
+    int depth = 0;
+    char quote = 0;
+    for (const char *p = cond; *p; p++) {
+        if (quote) {
+            if (*p == '\\' && p[1]) p++;
+            else if (*p == quote) quote = 0;
+            continue;
+        }
+        if (*p == '\'' || *p == '"' || *p == '`') {
+            quote = *p;
+            continue;
+        }
+        if (*p == ';') return snprintf(why, whylen, "must be one condition, without ';'"), -1;
+        if (*p == '#' || (*p == '-' && p[1] == '-') || (*p == '/' && p[1] == '*'))
+            return snprintf(why, whylen, "comments are not allowed"), -1;
+        if (*p == '(') depth++;
+        if (*p == ')' && --depth < 0)
+            return snprintf(why, whylen, "unbalanced parentheses"), -1;
+        if (isalpha((unsigned char)*p) && (p == cond || !(isalnum((unsigned char)p[-1]) || p[-1] == '_'))) {
+            size_t n = 0;
+            while (isalnum((unsigned char)p[n]) || p[n] == '_') n++;
+            for (size_t k = 0; k < sizeof banned / sizeof banned[0]; k++)
+                if (strlen(banned[k]) == n && strncasecmp(p, banned[k], n) == 0)
+                    return snprintf(why, whylen, "the word %s is not allowed in a condition",
+                                    banned[k]), -1;
+            p += n - 1;
+        }
+    }
+    if (quote) return snprintf(why, whylen, "unterminated quoted string"), -1;
+    if (depth != 0) return snprintf(why, whylen, "unbalanced parentheses"), -1;
+    return 0;
+}
+
+static void verr(struct vctx *v, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void verr(struct vctx *v, const char *where, const char *fmt, ...) {
+    va_list ap;
+    sbuf_printf(v->errs, "%s: ", where);
+    va_start(ap, fmt);
+    sbuf_vprintf(v->errs, fmt, ap);
+    va_end(ap);
+    sbuf_addc(v->errs, '\n');
+    v->n++;
+}
+
+static bool table_exists(struct vctx *v, const char *where, const char *db, const char *table) {
+    if (!v->schema) return true;
+    if (mp_schema_find(v->schema, db, table, NULL)) return true;
+    verr(v, where, "table %s.%s does not exist in the source (information_schema)", db, table);
+    return false;
+}
+
+static void check_col_exists(struct vctx *v, const char *where, const char *what, const char *db,
+                             const char *table, const char *col) {
+    if (!col || !v->schema) return;
+    if (!mp_schema_find(v->schema, db, table, NULL)) return; /* reported already */
+    if (!mp_schema_find(v->schema, db, table, col))
+        verr(v, where, "%s: column %s.%s.%s does not exist in the source", what, db, table, col);
+}
+
+/* Same MySQL type? Integer display widths are ignored (MariaDB writes
+ * "int(11)", MySQL 8 "int"), as is the case of the type name. */
+static void type_norm(const char *t, sbuf *out) {
+    struct mtype m = mtype_parse(t);
+    bool drop_width = m.cls == MC_INT || m.cls == MC_YEAR;
+    for (const char *p = t; *p; p++) {
+        if (drop_width && *p == '(') {
+            const char *e = strchr(p, ')');
+            if (e) {
+                p = e;
+                continue;
+            }
+        }
+        sbuf_addc(out, *p);
+    }
+}
+
+static bool same_mysql_type(const char *a, const char *b) {
+    sbuf x = SBUF_INIT, y = SBUF_INIT;
+    type_norm(a, &x);
+    type_norm(b, &y);
+    bool same = x.len == y.len && (x.len == 0 || !strcasecmp(x.data, y.data));
+    sbuf_free(&x);
+    sbuf_free(&y);
+    return same;
+}
+
+static void check_columns(struct vctx *v, const char *where, const char *db, const char *table,
+                          struct mp_column *cols, size_t n) {
+    bool have_table = !v->schema || mp_schema_find(v->schema, db, table, NULL);
+    for (size_t i = 0; i < n; i++) {
+        struct mp_column *c = &cols[i];
+        char w[1024];
+        snprintf(w, sizeof w, "%s.columns[%zu] (column %s.%s.%s)", where, i, db, table, c->name);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(cols[j].name, c->name)) verr(v, w, "column listed twice");
+        if (v->schema && have_table) {
+            const struct mp_schema_col *s = mp_schema_find(v->schema, db, table, c->name);
+            if (!s) {
+                verr(v, w, "no such column in the source (information_schema)");
+                continue;
+            }
+            if (c->mysql_type && c->mysql_type[0] && !same_mysql_type(c->mysql_type, s->type))
+                verr(v, w, "mysql_type \"%s\" does not match the source's \"%s\"", c->mysql_type,
+                     s->type);
+            else if (!c->mysql_type || !c->mysql_type[0] || strcmp(c->mysql_type, s->type)) {
+                /* missing, or the same type spelt another way: the source's spelling */
+                free(c->mysql_type);
+                c->mysql_type = xstrdup(s->type);
+            }
+        }
+        if (!c->type) c->type = xstrdup(mapping_default_type(c->mysql_type ? c->mysql_type : ""));
+        char why[256];
+        if (mapping_type_compatible(c->mysql_type ? c->mysql_type : "", c->type, why, sizeof why) <
+            0)
+            verr(v, w, "type mismatch: %s", why);
+        bool text = is_text_type(c->type);
+        if ((c->analyzer || c->search_analyzer) && !text)
+            verr(v, w, "analyzer/search_analyzer need a text type, not %s", c->type);
+        if (c->search_analyzer && !c->analyzer)
+            verr(v, w, "search_analyzer without analyzer");
+        if (c->keyword && !text) verr(v, w, "keyword subfield needs a text type, not %s", c->type);
+        if (c->format && strcmp(c->type, "date") && strcmp(c->type, "date_nanos"))
+            verr(v, w, "format needs a date type, not %s", c->type);
+    }
+}
+
+/* The chain of tables from the root to the current row, for cycle checks. */
+struct chain {
+    const char *db[40], *table[40];
+    int n;
+};
+
+static void check_relations(struct vctx *v, const char *where, const char *db, const char *table,
+                            const struct mp_column *owner, size_t nowner,
+                            struct mp_relation *rels, size_t n, struct chain *ch) {
+    for (size_t i = 0; i < n; i++) {
+        struct mp_relation *r = &rels[i];
+        char w[1024];
+        snprintf(w, sizeof w, "%s.relations[%zu] (relation %s.%s.%s -> %s.%s.%s)", where, i, db,
+                 table, r->column, r->db, r->table, r->join_column);
+        check_col_exists(v, w, "column", db, table, r->column);
+        bool exists = table_exists(v, w, r->db, r->table);
+        if (exists) check_col_exists(v, w, "join_column", r->db, r->table, r->join_column);
+        const char *name = mp_relation_name(r, owner, nowner);
+        if (!name)
+            verr(v, w, "no extend name: set the relation's extend_name or column %s's", r->column);
+        else {
+            if (find_col(owner, nowner, name))
+                verr(v, w, "extend name \"%s\" collides with a column of the same name", name);
+            for (size_t j = 0; j < i; j++) {
+                const char *o = mp_relation_name(&rels[j], owner, nowner);
+                if (o && !strcmp(o, name)) verr(v, w, "extend name \"%s\" used twice", name);
+            }
+        }
+        if (r->area_update && !mp_relation_nested(r, owner, nowner))
+            verr(v, w, "area_update needs a nested (one-to-many) relation");
+        char why[160];
+        if (r->where && mapping_where_check(r->where, why, sizeof why) < 0)
+            verr(v, w, "where: %s", why);
+        bool cycle = false;
+        for (int k = 0; k < ch->n; k++)
+            if (!strcmp(ch->db[k], r->db) && !strcmp(ch->table[k], r->table)) cycle = true;
+        if (cycle) {
+            sbuf p = SBUF_INIT;
+            for (int k = 0; k < ch->n; k++) sbuf_printf(&p, "%s.%s -> ", ch->db[k], ch->table[k]);
+            verr(v, w, "relation cycle: %s%s.%s", p.data, r->db, r->table);
+            sbuf_free(&p);
+            continue;
+        }
+        if (exists) check_columns(v, w, r->db, r->table, r->columns, r->ncolumns);
+        if (ch->n >= 40) {
+            verr(v, w, "relations nest too deep");
+            continue;
+        }
+        ch->db[ch->n] = r->db;
+        ch->table[ch->n] = r->table;
+        ch->n++;
+        check_relations(v, w, r->db, r->table, r->columns, r->ncolumns, r->relations,
+                        r->nrelations, ch);
+        ch->n--;
+    }
+}
+
+static bool uses_table(const struct mp_relation *rels, size_t n, const char *db, const char *t) {
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(rels[i].db, db) && !strcmp(rels[i].table, t)) return true;
+        if (uses_table(rels[i].relations, rels[i].nrelations, db, t)) return true;
+    }
+    return false;
+}
+
+static int table_index(const struct mp_index *ix, const char *db, const char *t) {
+    for (size_t i = 0; i < ix->ntables; i++)
+        if (!strcmp(ix->tables[i].db, db) && !strcmp(ix->tables[i].table, t)) return (int)i;
+    return -1;
+}
+
+static bool valid_alias(const char *a) {
+    if (!a[0] || a[0] == '_' || a[0] == '-' || a[0] == '+' || strlen(a) > 200) return false;
+    for (const char *p = a; *p; p++)
+        if (isupper((unsigned char)*p) || strchr("\\/*?\"<>| ,#:", *p)) return false;
+    return strcmp(a, ".") && strcmp(a, "..");
+}
+
+static void check_index(struct vctx *v, struct mp_index *ix, size_t ii) {
+    char w[512];
+    snprintf(w, sizeof w, "$.indices[%zu] (index %s)", ii, ix->alias);
+    if (!valid_alias(ix->alias))
+        verr(v, w, "\"%s\" is not a valid index name (lower case, no \\/*?\"<>|,#: or space)",
+             ix->alias);
+    bool parent_child = false;
+    for (size_t i = 1; i < ix->ntables; i++)
+        if (ix->tables[i].parent_table) parent_child = true;
+    for (size_t i = 0; i < ix->ntables; i++) {
+        struct mp_table *t = &ix->tables[i];
+        char tw[768];
+        snprintf(tw, sizeof tw, "%s.tables[%zu] (table %s.%s)", w, i, t->db, t->table);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(ix->tables[j].db, t->db) && !strcmp(ix->tables[j].table, t->table))
+                verr(v, tw, "table listed twice in one index");
+        bool exists = table_exists(v, tw, t->db, t->table);
+        if (exists) check_columns(v, tw, t->db, t->table, t->columns, t->ncolumns);
+        if (exists) {
+            check_col_exists(v, tw, "bucket_column", t->db, t->table, t->bucket_column);
+            check_col_exists(v, tw, "daily_check_column", t->db, t->table, t->daily_check_column);
+            check_col_exists(v, tw, "expiry_column", t->db, t->table, t->expiry_column);
+            check_col_exists(v, tw, "parent_column", t->db, t->table, t->parent_column);
+        }
+        bool doc_table = i == 0 || t->parent_table; /* its rows are documents */
+        if (doc_table) {
+            bool key = false;
+            for (size_t c = 0; c < t->ncolumns; c++) key |= t->columns[c].is_key;
+            if (!key)
+                verr(v, tw, "%s table without a key: mark its primary key column(s) \"key\": true",
+                     i == 0 ? "root" : "child");
+        } else {
+            if (t->ncolumns || t->nrelations)
+                verr(v, tw, "a table that is neither the root nor a parent/child child only "
+                            "carries settings (delay_effect, mode, bucket_column) of a related "
+                            "table: its columns come from the relations");
+            else if (!uses_table(ix->tables[0].relations, ix->tables[0].nrelations, t->db,
+                                 t->table))
+                verr(v, tw, "not the root, not a child (no \"parent\") and no relation of "
+                            "this index reads it");
+        }
+        if (i == 0 && t->parent_table)
+            verr(v, tw, "the root table (the first) cannot have a parent");
+        if (t->parent_table) {
+            if (!t->join_name) verr(v, tw, "parent/child child without \"join_name\"");
+            if (!t->parent_column) verr(v, tw, "parent/child child without \"parent_column\"");
+            int p = table_index(ix, t->parent_db, t->parent_table);
+            if (p < 0)
+                verr(v, tw, "parent %s.%s is not a table of this index", t->parent_db,
+                     t->parent_table);
+            else if (p > 0 && !ix->tables[p].join_name)
+                verr(v, tw, "parent %s.%s has no \"join_name\"", t->parent_db, t->parent_table);
+            /* walk up: must reach the root without a cycle */
+            int hops = 0, cur = (int)i;
+            while (cur > 0 && hops <= (int)ix->ntables) {
+                const struct mp_table *ct = &ix->tables[cur];
+                if (!ct->parent_table) break;
+                cur = table_index(ix, ct->parent_db, ct->parent_table);
+                hops++;
+            }
+            if (hops > (int)ix->ntables) verr(v, tw, "parent/child cycle");
+        }
+        if (i == 0 && parent_child && !t->join_name)
+            verr(v, tw, "the root of a parent/child index needs a \"join_name\"");
+        if (t->join_name && !parent_child)
+            verr(v, tw, "\"join_name\" without any parent/child child in this index");
+        for (size_t j = 0; j < i; j++)
+            if (t->join_name && ix->tables[j].join_name &&
+                !strcmp(t->join_name, ix->tables[j].join_name))
+                verr(v, tw, "join_name \"%s\" used twice", t->join_name);
+        if (doc_table) {
+            struct chain ch = {.n = 1};
+            ch.db[0] = t->db;
+            ch.table[0] = t->table;
+            check_relations(v, tw, t->db, t->table, t->columns, t->ncolumns, t->relations,
+                            t->nrelations, &ch);
+        }
+        if (parent_child && doc_table)
+            for (size_t c = 0; c < t->ncolumns; c++)
+                if (!strcmp(t->columns[c].name, ix->join_field))
+                    verr(v, tw, "column %s has the name of the join field", t->columns[c].name);
+    }
+    /* parent/child tables share one set of fields: same name, same type */
+    for (size_t i = 0; i < ix->ntables; i++)
+        for (size_t j = i + 1; j < ix->ntables; j++) {
+            const struct mp_table *a = &ix->tables[i], *b = &ix->tables[j];
+            for (size_t x = 0; x < a->ncolumns; x++) {
+                const struct mp_column *cb = find_col(b->columns, b->ncolumns, a->columns[x].name);
+                if (cb && a->columns[x].type && cb->type && strcmp(a->columns[x].type, cb->type))
+                    verr(v, w, "field %s is %s in %s.%s but %s in %s.%s (one index, one mapping)",
+                         cb->name, a->columns[x].type, a->db, a->table, cb->type, b->db, b->table);
+            }
+        }
+}
+
+int mapping_validate(struct mapping *m, const struct mp_schema *schema, sbuf *errs) {
+    struct vctx v = {schema, errs, 0};
+    for (size_t i = 0; i < m->nindices; i++) {
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(m->indices[i].alias, m->indices[j].alias)) {
+                char w[64];
+                snprintf(w, sizeof w, "$.indices[%zu]", i);
+                verr(&v, w, "alias \"%s\" used twice", m->indices[i].alias);
+            }
+        check_index(&v, &m->indices[i], i);
+    }
+    return v.n;
+}

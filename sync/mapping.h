@@ -1,0 +1,159 @@
+/* mapping: the in-memory mapping model (DESIGN.md §4.3, seed 004).
+ *
+ * Owns: index config -> table configs -> columns and relations, relations
+ * nesting at any depth (one-to-one object, one-to-many nested array); the
+ * MySQL type -> engine type defaults and the compatibility rules; reading and
+ * writing the declarative JSON mapping file (docs/mapping.md); loading and
+ * saving the model in the metadata tables (sql/migrations/0003_mapping.sql);
+ * validation against the source's information_schema.
+ *
+ * Errors name the file, the JSON path and the index/table/column concerned.
+ * Numbers in the file are read exactly (json_exact), never through doubles. */
+#ifndef SS_MAPPING_H
+#define SS_MAPPING_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sbuf.h"
+
+struct mp_column {
+    char *name;
+    char *mysql_type;      /* information_schema COLUMN_TYPE, lower case ("" = unknown) */
+    char *type;            /* engine type: long, text, keyword, ... */
+    char *analyzer, *search_analyzer, *copy_to, *extend_name, *format; /* NULL = none */
+    bool keyword;          /* text: add a .keyword subfield */
+    bool is_key;
+    bool nested;           /* ExtendIsNest: default for relations on this column */
+    bool indexed;          /* false: stored in _source only */
+};
+
+struct mp_relation {
+    char *column;          /* SearchColumnName: column of the owning row */
+    char *extend_name;     /* NULL: inherit the column's */
+    char *db, *table;      /* RelationTableName */
+    char *join_column;     /* RelationTableColumn */
+    int nested;            /* -1 inherit the column's, 0 object, 1 nested array */
+    char *where;           /* freeSql: extra condition, NULL = none */
+    bool distinct;
+    bool refresh_parent;
+    bool area_update;
+    struct mp_column *columns; /* RelationTableColumns */
+    size_t ncolumns;
+    struct mp_relation *relations;
+    size_t nrelations;
+};
+
+enum mp_mode { MP_REQUERY = 0, MP_ROWIMAGE = 1 };
+
+struct mp_table {
+    char *db, *table;
+    char *join_name;                  /* parent/child: this table's relation name */
+    char *parent_db, *parent_table;   /* parent/child child: the parent table */
+    char *parent_column;              /* column holding the parent's key */
+    char *bucket_column, *daily_check_column, *copy_to, *expiry_column;
+    bool delay_effect;
+    enum mp_mode mode;
+    struct mp_column *columns;
+    size_t ncolumns;
+    struct mp_relation *relations;
+    size_t nrelations;
+};
+
+struct mp_index {
+    char *alias;
+    int shards, replicas, history_retention;
+    char *join_field;  /* name of the join field (parent/child), default "relation" */
+    char *analysis;    /* JSON text of settings.analysis, NULL = none */
+    struct mp_table *tables; /* tables[0] is the root */
+    size_t ntables;
+    /* run-time state, from the metadata tables only (never from a file) */
+    char *state;
+    unsigned current_version, epoch;
+};
+
+struct mapping {
+    struct mp_index *indices;
+    size_t nindices;
+};
+
+void mapping_free(struct mapping *m); /* NULL-safe; leaves *m empty */
+
+/* ---------- types ---------- */
+
+/* The default engine type for a MySQL COLUMN_TYPE ("bigint(20) unsigned"). */
+const char *mapping_default_type(const char *mysql_type);
+/* DECIMAL(p,s): s; any other type: -1. */
+int mapping_decimal_scale(const char *mysql_type);
+/* 0 if engine type `type` can hold every value of `mysql_type` without loss;
+ * -1 with a reason otherwise (unknown engine type included). */
+int mapping_type_compatible(const char *mysql_type, const char *type, char *why, size_t whylen);
+
+/* ---------- the JSON file ---------- */
+
+/* Parse a mapping file's text. name is used in messages. 0 or -1 with err
+ * ("NAME: $.indices[0].tables[1].columns[2].type: ..."). */
+int mapping_parse(const char *name, const char *text, size_t len, struct mapping *out, char *err,
+                  size_t errlen);
+/* Write the canonical file (stable order, defaults omitted), ending in '\n'. */
+void mapping_write(const struct mapping *m, sbuf *out);
+/* Re-indent compact JSON for people: containers holding no container stay
+ * on one line (used for the file and the golden index bodies). */
+void mapping_pretty(const char *json, size_t n, sbuf *out);
+/* The canonical JSON of one index config (plans compare these). */
+void mapping_write_index(const struct mp_index *ix, sbuf *out);
+
+/* ---------- validation ---------- */
+
+/* The source schema as information_schema describes it. */
+struct mp_schema_col {
+    char *db, *table, *column, *type;
+    bool primary;
+};
+struct mp_schema {
+    struct mp_schema_col *cols;
+    size_t n, cap;
+};
+void mp_schema_add(struct mp_schema *s, const char *db, const char *table, const char *column,
+                   const char *type, bool primary);
+void mp_schema_free(struct mp_schema *s);
+const struct mp_schema_col *mp_schema_find(const struct mp_schema *s, const char *db,
+                                           const char *table, const char *column);
+
+/* Fill missing mysql types and engine types from the schema (NULL: types
+ * only from what the file says) and check the whole model. Every problem is
+ * appended to errs as one line; returns the number of problems. */
+int mapping_validate(struct mapping *m, const struct mp_schema *schema, sbuf *errs);
+
+/* The effective extend name / nested flag of a relation (seed 004: the
+ * relation's own value overrides its column's). */
+const char *mp_relation_name(const struct mp_relation *r, const struct mp_column *owner_cols,
+                             size_t nowner);
+bool mp_relation_nested(const struct mp_relation *r, const struct mp_column *owner_cols,
+                        size_t nowner);
+
+/* ---------- the metadata tables ---------- */
+struct st_mysql;
+/* Load the information_schema columns of every table the mapping names. */
+int mapping_schema_load(struct st_mysql *src, const struct mapping *m, struct mp_schema *out,
+                        char *err, size_t errlen);
+/* Run each relation's extra WHERE condition against its table on the source
+ * (SELECT 1 ... WHERE (cond) LIMIT 0), so a condition with an error or an
+ * unknown column is refused at import rather than at sync time. Problems are
+ * appended to errs, one line each; returns their number, or -1 with err when
+ * the server fails otherwise. The condition is configuration written by an
+ * operator (seed 004's freeSql), spliced into SQL by design. */
+int mapping_check_where(struct st_mysql *src, const struct mapping *m, sbuf *errs, char *err,
+                        size_t errlen);
+/* Load / replace the model of one source (metadata schema selected). Save
+ * keeps each kept index config's state, version and epoch; it runs in one
+ * transaction. */
+int mapping_db_load(struct st_mysql *meta, const char *source, struct mapping *out, char *err,
+                    size_t errlen);
+int mapping_db_save(struct st_mysql *meta, const char *source, const struct mapping *m,
+                    char *err, size_t errlen);
+
+/* Check an operator-written relation WHERE fragment (spliced as
+ * `WHERE (fragment)`): 0 if acceptable, -1 with the reason in why. */
+int mapping_where_check(const char *cond, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,394 @@
+/* Unit tests of the mapping model (sync/mapping.c, sync/index_mapping.c):
+ * parsing and its errors (file + JSON path), MySQL -> engine type defaults
+ * and compatibility, validation against a schema (unknown tables/columns,
+ * type mismatches, cycles, keys, parent/child, the seed 004 override rule),
+ * the canonical file round trip, and the generated index bodies of the demo
+ * mapping checked against golden files per dialect
+ * (tests/fixtures/mapping/<alias>.<dialect>.json; regenerate with
+ * SEARCHSYNC_UPDATE_GOLDEN=1). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbuf.h"
+#include "sync/index_mapping.h"
+#include "sync/mapping.h"
+
+static const char *srcdir(void) {
+    const char *s = getenv("SEARCHSYNC_SRCDIR");
+    return s && *s ? s : ".";
+}
+
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    sbuf b = SBUF_INIT;
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sbuf_add(&b, buf, n);
+    fclose(f);
+    if (!b.data) sbuf_grow(&b, 1);
+    if (len) *len = b.len;
+    return sbuf_detach(&b);
+}
+
+static void load_demo(struct mapping *m) {
+    char path[4096], err[1024];
+    snprintf(path, sizeof path, "%s/sql/demo/mapping.json", srcdir());
+    size_t len;
+    char *text = slurp(path, &len);
+    if (!text) fail_msg("cannot read %s", path);
+    if (mapping_parse("mapping.json", text, len, m, err, sizeof err) < 0) fail_msg("%s", err);
+    free(text);
+}
+
+/* ---------------------------------------------------------------- types */
+
+static void test_type_defaults(void **state) {
+    (void)state;
+    static const char *const cases[][2] = {
+        {"bigint(20)", "long"}, {"bigint(20) unsigned", "long"}, {"int(11)", "integer"},
+        {"int(10) unsigned", "long"}, {"smallint(6)", "short"}, {"tinyint(4)", "byte"},
+        {"tinyint(1)", "byte"}, {"tinyint(3) unsigned", "short"}, {"mediumint(9)", "integer"},
+        {"decimal(12,2)", "scaled_float"}, {"decimal(30,10)", "keyword"},
+        {"float", "float"}, {"double", "double"}, {"datetime(3)", "date"},
+        {"timestamp(6)", "date"}, {"date", "date"}, {"time", "keyword"}, {"year(4)", "short"},
+        {"varchar(255)", "text"}, {"text", "text"}, {"char(2)", "keyword"},
+        {"enum('a','b')", "keyword"}, {"set('x','y')", "keyword"}, {"json", "object"},
+        {"bit(1)", "long"}, {"bit(64)", "unsigned_long"}, {"blob", "binary"},
+        {"varbinary(16)", "binary"}, {"geometry", "geo_shape"}, {"point", "geo_shape"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *got = mapping_default_type(cases[i][0]);
+        if (strcmp(got, cases[i][1]))
+            fail_msg("%s: default %s, want %s", cases[i][0], got, cases[i][1]);
+        char why[256];
+        if (mapping_type_compatible(cases[i][0], got, why, sizeof why) < 0)
+            fail_msg("%s: default %s not compatible: %s", cases[i][0], got, why);
+    }
+}
+
+static void test_type_compat(void **state) {
+    (void)state;
+    char why[256];
+    /* never lose precision silently */
+    assert_int_equal(-1, mapping_type_compatible("bigint(20)", "double", why, sizeof why));
+    assert_non_null(strstr(why, "round"));
+    assert_int_equal(-1, mapping_type_compatible("bigint(20)", "integer", why, sizeof why));
+    assert_int_equal(-1, mapping_type_compatible("int(10) unsigned", "integer", why, sizeof why));
+    assert_int_equal(-1, mapping_type_compatible("decimal(20,4)", "scaled_float", why, sizeof why));
+    assert_int_equal(-1, mapping_type_compatible("double", "float", why, sizeof why));
+    assert_int_equal(0, mapping_type_compatible("decimal(20,4)", "keyword", why, sizeof why));
+    assert_int_equal(0, mapping_type_compatible("bigint(20) unsigned", "unsigned_long", why, sizeof why));
+    assert_int_equal(0, mapping_type_compatible("int(11)", "double", why, sizeof why));
+    /* booleans only where 0/1 fits */
+    assert_int_equal(0, mapping_type_compatible("tinyint(1)", "boolean", why, sizeof why));
+    assert_int_equal(0, mapping_type_compatible("bit(1)", "boolean", why, sizeof why));
+    assert_int_equal(-1, mapping_type_compatible("int(11)", "boolean", why, sizeof why));
+    /* categories that do not mix */
+    assert_int_equal(-1, mapping_type_compatible("varchar(10)", "long", why, sizeof why));
+    assert_non_null(strstr(why, "cannot hold"));
+    assert_int_equal(-1, mapping_type_compatible("datetime", "long", why, sizeof why));
+    assert_int_equal(0, mapping_type_compatible("json", "keyword", why, sizeof why));
+    assert_int_equal(-1, mapping_type_compatible("blob", "text", why, sizeof why));
+    assert_int_equal(0, mapping_type_compatible("point", "geo_point", why, sizeof why));
+    assert_int_equal(-1, mapping_type_compatible("polygon", "geo_point", why, sizeof why));
+    assert_int_equal(-1, mapping_type_compatible("int(11)", "lon", why, sizeof why));
+    assert_non_null(strstr(why, "unknown engine type 'lon'"));
+    assert_int_equal(2, mapping_decimal_scale("decimal(12,2)"));
+    assert_int_equal(-1, mapping_decimal_scale("int(11)"));
+}
+
+/* ---------------------------------------------------------------- parsing */
+
+static void parse_fails(const char *text, const char *want) {
+    struct mapping m;
+    char err[1024];
+    if (mapping_parse("f.json", text, strlen(text), &m, err, sizeof err) == 0) {
+        mapping_free(&m);
+        fail_msg("parsed, expected error %s", want);
+    }
+    if (!strstr(err, want)) fail_msg("error \"%s\" does not contain \"%s\"", err, want);
+}
+
+static void test_parse_errors(void **state) {
+    (void)state;
+    parse_fails("{", "f.json: $: not valid JSON");
+    parse_fails("[]", "must hold a JSON object");
+    parse_fails("{\"indices\":[{\"alias\":\"a\"}]}", "$.indices[0]: \"tables\" must be a non-empty");
+    parse_fails("{\"indices\":[{\"alias\":\"a\",\"tables\":[{\"table\":\"nodot\"}]}]}",
+                "$.indices[0].tables[0]: \"table\" must be \"database.table\"");
+    parse_fails("{\"indices\":[{\"alias\":\"a\",\"tables\":[{\"table\":\"d.t\",\"columns\":[{\"nam\":1}]}]}]}",
+                "$.indices[0].tables[0].columns[0]: unknown key \"nam\"");
+    parse_fails("{\"indices\":[{\"alias\":\"a\",\"shards\":1.5,\"tables\":[{\"table\":\"d.t\"}]}]}",
+                "\"shards\" must be an integer");
+    parse_fails("{\"indices\":[{\"alias\":\"a\",\"shards\":99999999999999999999,\"tables\":[{\"table\":\"d.t\"}]}]}",
+                "\"shards\" must be an integer");
+    parse_fails("{\"indices\":[{\"alias\":\"a\",\"tables\":[{\"table\":\"d.t\",\"mode\":\"x\"}]}]}",
+                "\"mode\" must be");
+    parse_fails("{\"indices\":[{\"alias\":\"a\",\"tables\":[{\"table\":\"d.t\",\"relations\":"
+                "[{\"column\":\"c\",\"table\":\"d.u\",\"join_column\":\"id\"}]}]}]}",
+                "$.indices[0].tables[0].relations[0]: \"columns\": a relation loads");
+    parse_fails("{\"version\":2,\"indices\":[]}", "\"version\"");
+}
+
+static void test_roundtrip(void **state) {
+    (void)state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sql/demo/mapping.json", srcdir());
+    char *text = slurp(path, NULL);
+    assert_non_null(text);
+    struct mapping m;
+    load_demo(&m);
+    assert_int_equal(2, m.nindices);
+    assert_int_equal(4, m.indices[0].ntables);
+    sbuf out = SBUF_INIT;
+    mapping_write(&m, &out);
+    assert_string_equal(text, out.data); /* the shipped file is canonical */
+    /* parse what we wrote: the same again */
+    struct mapping m2;
+    char err[512];
+    assert_int_equal(0, mapping_parse("out", out.data, out.len, &m2, err, sizeof err));
+    sbuf out2 = SBUF_INIT;
+    mapping_write(&m2, &out2);
+    assert_string_equal(out.data, out2.data);
+    /* seed 004: relation overrides the column's extend name / nested flag */
+    const struct mp_table *p = &m.indices[0].tables[0];
+    assert_string_equal("brand", mp_relation_name(&p->relations[0], p->columns, p->ncolumns));
+    assert_false(mp_relation_nested(&p->relations[0], p->columns, p->ncolumns));
+    assert_true(mp_relation_nested(&p->relations[2], p->columns, p->ncolumns));
+    sbuf errs = SBUF_INIT;
+    assert_int_equal(0, mapping_validate(&m, NULL, &errs));
+    sbuf_free(&errs);
+    mapping_free(&m);
+    mapping_free(&m2);
+    mapping_free(NULL);
+    sbuf_free(&out);
+    sbuf_free(&out2);
+    free(text);
+}
+
+/* ---------------------------------------------------------------- validation */
+
+static void schema_demo(struct mp_schema *s) {
+    memset(s, 0, sizeof *s);
+    mp_schema_add(s, "d", "p", "id", "bigint(20)", true);
+    mp_schema_add(s, "d", "p", "name", "varchar(10)", false);
+    mp_schema_add(s, "d", "p", "cat", "int(11)", false);
+    mp_schema_add(s, "d", "c", "id", "int(11)", true);
+    mp_schema_add(s, "d", "c", "pid", "bigint(20)", false);
+    mp_schema_add(s, "d", "c", "label", "varchar(10)", false);
+    mp_schema_add(s, "d", "r", "id", "bigint(20)", true);
+    mp_schema_add(s, "d", "r", "p_id", "bigint(20)", false);
+}
+
+/* Validate text against the small schema; every wanted fragment must be in the errors. */
+static void validate_expect(const char *text, int nerr, const char *want) {
+    struct mapping m;
+    char err[1024];
+    if (mapping_parse("v.json", text, strlen(text), &m, err, sizeof err) < 0) fail_msg("%s", err);
+    struct mp_schema s;
+    schema_demo(&s);
+    sbuf errs = SBUF_INIT;
+    int n = mapping_validate(&m, &s, &errs);
+    if (n != nerr || (want && (!errs.data || !strstr(errs.data, want))))
+        fail_msg("%d errors (want %d, containing \"%s\"):\n%s", n, nerr, want ? want : "",
+                 errs.data ? errs.data : "");
+    sbuf_free(&errs);
+    mp_schema_free(&s);
+    mapping_free(&m);
+}
+
+#define IX(tables) "{\"indices\":[{\"alias\":\"p\",\"tables\":[" tables "]}]}"
+#define ROOT "{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true},\"name\",\"cat\"]"
+
+static void test_validation(void **state) {
+    (void)state;
+    validate_expect(IX(ROOT "}"), 0, NULL);
+    validate_expect(IX("{\"table\":\"d.nope\",\"columns\":[{\"name\":\"id\",\"key\":true}]}"), 1,
+                    "table d.nope does not exist in the source");
+    validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true},\"colour\"]}"),
+                    1, "(column d.p.colour): no such column in the source");
+    validate_expect(IX("{\"table\":\"d.p\",\"columns\":[\"id\"]}"), 1, "root table without a key");
+    validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true,\"type\":\"integer\"}]}"),
+                    1, "columns[0] (column d.p.id): type mismatch: integer holds 31");
+    validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true,\"mysql_type\":\"int(11)\"}]}"),
+                    1, "mysql_type \"int(11)\" does not match the source's \"bigint(20)\"");
+    /* the same type spelt without the display width (MySQL 8) is the same type */
+    validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true,\"mysql_type\":\"BIGINT\"}]}"),
+                    0, NULL);
+    validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true,\"analyzer\":\"english\"}]}"),
+                    1, "analyzer/search_analyzer need a text type");
+    /* relation without an extend name anywhere; then with the column's */
+    validate_expect(IX(ROOT ",\"relations\":[{\"column\":\"cat\",\"table\":\"d.c\",\"join_column\":\"id\",\"columns\":[\"label\"]}]}"),
+                    1, "no extend name: set the relation's extend_name or column cat's");
+    validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true},{\"name\":\"cat\",\"extend_name\":\"category\"}],"
+                       "\"relations\":[{\"column\":\"cat\",\"table\":\"d.c\",\"join_column\":\"id\",\"columns\":[\"label\"]}]}"),
+                    0, NULL);
+    /* unknown join column / relation column */
+    validate_expect(IX(ROOT ",\"relations\":[{\"column\":\"cat\",\"extend_name\":\"c\",\"table\":\"d.c\",\"join_column\":\"idx\",\"columns\":[\"labelx\"]}]}"),
+                    2, "join_column: column d.c.idx does not exist");
+    /* cycle: p -> c -> p */
+    validate_expect(IX(ROOT ",\"relations\":[{\"column\":\"id\",\"extend_name\":\"cs\",\"nested\":true,\"table\":\"d.c\",\"join_column\":\"pid\",\"columns\":[\"pid\"],"
+                       "\"relations\":[{\"column\":\"pid\",\"extend_name\":\"back\",\"table\":\"d.p\",\"join_column\":\"id\",\"columns\":[\"name\"]}]}]}"),
+                    1, "relation cycle: d.p -> d.c -> d.p");
+    /* area_update needs nested */
+    validate_expect(IX(ROOT ",\"relations\":[{\"column\":\"cat\",\"extend_name\":\"c\",\"table\":\"d.c\",\"join_column\":\"id\",\"area_update\":true,\"columns\":[\"label\"]}]}"),
+                    1, "area_update needs a nested");
+    /* parent/child: missing join names and parent column */
+    validate_expect(IX(ROOT "},{\"table\":\"d.r\",\"parent\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true}]}"),
+                    3, "parent/child child without \"join_name\"");
+    validate_expect(IX("{\"table\":\"d.p\",\"join_name\":\"p\",\"columns\":[{\"name\":\"id\",\"key\":true}]},"
+                       "{\"table\":\"d.r\",\"join_name\":\"r\",\"parent\":\"d.p\",\"parent_column\":\"p_id\",\"columns\":[{\"name\":\"id\",\"key\":true},\"p_id\"]}"),
+                    0, NULL);
+    /* a settings-only table nobody reads */
+    validate_expect(IX(ROOT "},{\"table\":\"d.c\",\"delay_effect\":true}"), 1,
+                    "no relation of this index reads it");
+    validate_expect("{\"indices\":[{\"alias\":\"Bad Name\",\"tables\":[" ROOT "}]}]}", 1,
+                    "is not a valid index name");
+}
+
+/* ---------------------------------------------------------------- generation */
+
+static void golden(const char *alias, const char *dialect, const char *body) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/fixtures/mapping/%s.%s.json", srcdir(), alias, dialect);
+    if (getenv("SEARCHSYNC_UPDATE_GOLDEN")) {
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        fputs(body, f);
+        fclose(f);
+        return;
+    }
+    char *want = slurp(path, NULL);
+    if (!want) fail_msg("missing golden %s (SEARCHSYNC_UPDATE_GOLDEN=1 writes it)", path);
+    if (strcmp(want, body)) fail_msg("%s differs from the generated body:\n%s", path, body);
+    free(want);
+}
+
+static void test_generate_goldens(void **state) {
+    (void)state;
+    struct mapping m;
+    load_demo(&m);
+    sbuf errs = SBUF_INIT;
+    assert_int_equal(0, mapping_validate(&m, NULL, &errs));
+    static const char *const dialects[] = {"elasticsearch-7", "elasticsearch-8", "opensearch-2"};
+    for (size_t d = 0; d < 3; d++) {
+        struct search_dialect sd;
+        assert_int_equal(0, search_dialect_named(dialects[d], &sd));
+        for (size_t i = 0; i < m.nindices; i++) {
+            sbuf body = SBUF_INIT;
+            char err[512];
+            if (index_mapping_body(&m.indices[i], &sd, true, &body, err, sizeof err) < 0)
+                fail_msg("%s", err);
+            golden(m.indices[i].alias, dialects[d], body.data);
+            sbuf_free(&body);
+        }
+    }
+    sbuf_free(&errs);
+    mapping_free(&m);
+}
+
+static void test_generate_dialect_errors(void **state) {
+    (void)state;
+    const char *text = IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true,\"type\":\"unsigned_long\"}]}");
+    struct mapping m;
+    char err[512];
+    assert_int_equal(0, mapping_parse("x", text, strlen(text), &m, err, sizeof err));
+    struct search_dialect d;
+    sbuf b = SBUF_INIT;
+    search_dialect_named("elasticsearch-7", &d); /* 7.0: no unsigned_long */
+    assert_int_equal(-1, index_mapping_body(&m.indices[0], &d, false, &b, err, sizeof err));
+    assert_non_null(strstr(err, "column id: engine type unsigned_long is not available"));
+    search_dialect_named("elasticsearch-6", &d);
+    assert_int_equal(-1, index_mapping_body(&m.indices[0], &d, false, &b, err, sizeof err));
+    assert_non_null(strstr(err, "mapping types"));
+    search_dialect_named("opensearch-3", &d);
+    assert_int_equal(0, index_mapping_body(&m.indices[0], &d, false, &b, err, sizeof err));
+    assert_non_null(strstr(b.data, "\"id\":{\"type\":\"unsigned_long\"}"));
+    sbuf_free(&b);
+    mapping_free(&m);
+}
+
+/* Every prefix of the demo file is refused cleanly (no crash, no leak). */
+static void test_truncated(void **state) {
+    (void)state;
+    char path[4096], err[1024];
+    snprintf(path, sizeof path, "%s/sql/demo/mapping.json", srcdir());
+    size_t len;
+    char *text = slurp(path, &len);
+    assert_non_null(text);
+    while (len && (text[len - 1] == '\n' || text[len - 1] == '}')) len--;
+    for (size_t n = 0; n < len; n++) {
+        struct mapping m;
+        char *copy = xstrndup(text, n); /* exact length: no reading past n */
+        if (mapping_parse("t", copy, n, &m, err, sizeof err) == 0)
+            fail_msg("prefix of %zu bytes parsed", n);
+        free(copy);
+    }
+    free(text);
+}
+
+/* analysis settings and numbers pass through exactly; a custom join field */
+static void test_where_check(void **state) {
+    (void)state;
+    char why[160];
+    const char *ok[] = {"deleted = 0 AND status = 1", "(a > 1 OR b IN (1, 2))",
+                        "name = 'x; -- union select'", "code LIKE 'a#%'", "`into` = 1",
+                        "selected = 1", "a = \"it\\'s\""};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (mapping_where_check(ok[i], why, sizeof why) != 0)
+            fail_msg("refused a plain condition: %s (%s)", ok[i], why);
+    const char *bad[] = {"1=1; DROP TABLE t", "a = 1 -- x", "a = 1 /* x */", "a = 1 # x",
+                         "1) OR (1", "(a = 1", "a = 1) UNION SELECT password FROM mysql.user WHERE (1",
+                         "id IN (SELECT id FROM t)", "SLEEP(10) = 0", "BENCHMARK(1e9, MD5(1))",
+                         "a = 1 INTO OUTFILE '/tmp/x'", "a = 'open"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (mapping_where_check(bad[i], why, sizeof why) == 0)
+            fail_msg("accepted a dangerous condition: %s", bad[i]);
+}
+
+static void test_analysis_exact(void **state) {
+    (void)state;
+    const char *text =
+        "{\"indices\":[{\"alias\":\"a\",\"join_field\":\"jf\",\"analysis\":{\"filter\":{\"f\":"
+        "{\"type\":\"length\",\"max\":12345678901234567890}}},\"tables\":["
+        "{\"table\":\"d.p\",\"join_name\":\"p\",\"columns\":[{\"name\":\"id\",\"key\":true,"
+        "\"mysql_type\":\"bigint(20)\"}]},"
+        "{\"table\":\"d.r\",\"join_name\":\"r\",\"parent\":\"d.p\",\"parent_column\":\"p_id\","
+        "\"columns\":[{\"name\":\"id\",\"key\":true,\"mysql_type\":\"bigint(20)\"}]}]}]}";
+    struct mapping m;
+    char err[512];
+    assert_int_equal(0, mapping_parse("x", text, strlen(text), &m, err, sizeof err));
+    sbuf errs = SBUF_INIT, out = SBUF_INIT, body = SBUF_INIT;
+    assert_int_equal(0, mapping_validate(&m, NULL, &errs));
+    mapping_write(&m, &out);
+    assert_non_null(strstr(out.data, "12345678901234567890"));
+    assert_non_null(strstr(out.data, "\"join_field\": \"jf\""));
+    struct search_dialect d;
+    search_dialect_named("elasticsearch-8", &d);
+    assert_int_equal(0, index_mapping_body(&m.indices[0], &d, false, &body, err, sizeof err));
+    assert_non_null(strstr(body.data, "\"max\":12345678901234567890"));
+    assert_non_null(strstr(body.data, "\"jf\":{\"type\":\"join\",\"relations\":{\"p\":[\"r\"]}}"));
+    sbuf_free(&errs);
+    sbuf_free(&out);
+    sbuf_free(&body);
+    mapping_free(&m);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_type_defaults),     cmocka_unit_test(test_type_compat),
+        cmocka_unit_test(test_parse_errors),      cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_validation),        cmocka_unit_test(test_generate_goldens),
+        cmocka_unit_test(test_generate_dialect_errors),
+        cmocka_unit_test(test_truncated),         cmocka_unit_test(test_analysis_exact),
+        cmocka_unit_test(test_where_check),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
