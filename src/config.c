@@ -162,15 +162,6 @@ static bool *bool_at(struct ss_config *c, const struct config_key *k) {
     return (bool *)((char *)c + k->offset);
 }
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static int parse_bool(const char *v, bool *out) {
     static const char *t[] = {"true", "yes", "on", "1"}, *f[] = {"false", "no", "off", "0"};
     for (int i = 0; i < 4; i++) {
@@ -199,7 +190,7 @@ static int set_value(struct ss_config *c, const struct config_key *k, const char
     case CFG_STR:
     case CFG_ENUM: {
         if (k->type == CFG_ENUM && !enum_has(k->choices, v)) {
-            seterr(err, errlen, "%s: [%s] %s = \"%s\" is not one of %s", where, k->section,
+            errf(err, errlen, "%s: [%s] %s = \"%s\" is not one of %s", where, k->section,
                    k->name, v, k->choices);
             return -1;
         }
@@ -213,7 +204,7 @@ static int set_value(struct ss_config *c, const struct config_key *k, const char
         errno = 0;
         long long n = strtoll(v, &end, 10);
         if (errno || end == v || *end || n < k->min || n > k->max) {
-            seterr(err, errlen, "%s: [%s] %s = \"%s\" must be an integer from %ld to %ld", where,
+            errf(err, errlen, "%s: [%s] %s = \"%s\" must be an integer from %ld to %ld", where,
                    k->section, k->name, v, k->min, k->max);
             return -1;
         }
@@ -222,7 +213,7 @@ static int set_value(struct ss_config *c, const struct config_key *k, const char
     }
     case CFG_BOOL:
         if (parse_bool(v, bool_at(c, k)) < 0) {
-            seterr(err, errlen, "%s: [%s] %s = \"%s\" must be true or false", where, k->section,
+            errf(err, errlen, "%s: [%s] %s = \"%s\" must be true or false", where, k->section,
                    k->name, v);
             return -1;
         }
@@ -315,14 +306,14 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
         if (*s == '[') {
             char *close = strchr(s, ']');
             if (!close || *trim(close + 1)) {
-                seterr(err, errlen, "%s: malformed section header \"%s\"", where, s);
+                errf(err, errlen, "%s: malformed section header \"%s\"", where, s);
                 rc = -1;
                 break;
             }
             *close = '\0';
             char *sec = trim(s + 1);
             if (!section_known(sec)) {
-                seterr(err, errlen,
+                errf(err, errlen,
                        "%s: unknown section [%s] (known: source, metadata, search, cluster, "
                        "delivery, admin, log)",
                        where, sec);
@@ -334,33 +325,33 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
         }
         char *eq = strchr(s, '=');
         if (!eq) {
-            seterr(err, errlen, "%s: expected \"key = value\", got \"%s\"", where, s);
+            errf(err, errlen, "%s: expected \"key = value\", got \"%s\"", where, s);
             rc = -1;
             break;
         }
         *eq = '\0';
         char *key = trim(s), *val = trim(eq + 1);
         if (!*section) {
-            seterr(err, errlen, "%s: key \"%s\" before any [section]", where, key);
+            errf(err, errlen, "%s: key \"%s\" before any [section]", where, key);
             rc = -1;
             break;
         }
         const struct config_key *k = find_key(section, key);
         if (!k) {
-            seterr(err, errlen, "%s: unknown key \"%s\" in section [%s]; see docs/configuration.md",
+            errf(err, errlen, "%s: unknown key \"%s\" in section [%s]; see docs/configuration.md",
                    where, key, section);
             rc = -1;
             break;
         }
         size_t idx = (size_t)(k - config_keys);
         if (seen[idx]) {
-            seterr(err, errlen, "%s: [%s] %s is set twice", where, section, key);
+            errf(err, errlen, "%s: [%s] %s is set twice", where, section, key);
             rc = -1;
             break;
         }
         seen[idx] = true;
         if (*val == '"' && unquote(val) < 0) {
-            seterr(err, errlen, "%s: [%s] %s: unterminated or trailing text after quoted value",
+            errf(err, errlen, "%s: [%s] %s: unterminated or trailing text after quoted value",
                    where, section, key);
             rc = -1;
             break;
@@ -383,18 +374,18 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
     for (size_t i = 0; i < config_nkeys; i++) {
         const struct config_key *k = &config_keys[i];
         if (k->required && !seen[i]) {
-            seterr(err, errlen, "%s: required key [%s] %s is missing (%s)", name, k->section,
+            errf(err, errlen, "%s: required key [%s] %s is missing (%s)", name, k->section,
                    k->name, k->doc);
             return -1;
         }
     }
     if (c->delivery.batch_min > c->delivery.batch_max) {
-        seterr(err, errlen, "%s: [delivery] batch_min (%d) is larger than batch_max (%d)", name,
+        errf(err, errlen, "%s: [delivery] batch_min (%d) is larger than batch_max (%d)", name,
                c->delivery.batch_min, c->delivery.batch_max);
         return -1;
     }
     if (c->admin.token && strlen(c->admin.token) < 32) {
-        seterr(err, errlen,
+        errf(err, errlen,
                "%s: [admin] token is too short: use at least 32 hex characters (128 bits), "
                "e.g. from `openssl rand -hex 16`",
                name);
@@ -407,7 +398,7 @@ int config_load(struct ss_config *c, const char *path, char *err, size_t errlen)
     FILE *f = fopen(path, "r");
     if (!f) {
         config_defaults(c);
-        seterr(err, errlen, "%s: cannot open configuration file: %s", path, strerror(errno));
+        errf(err, errlen, "%s: cannot open configuration file: %s", path, strerror(errno));
         return -1;
     }
     sbuf text = SBUF_INIT;
@@ -418,7 +409,7 @@ int config_load(struct ss_config *c, const char *path, char *err, size_t errlen)
     if (text.len && memchr(text.data, '\0', text.len)) {
         config_defaults(c);
         sbuf_free(&text);
-        seterr(err, errlen, "%s: not a text file (NUL byte)", path);
+        errf(err, errlen, "%s: not a text file (NUL byte)", path);
         return -1;
     }
     int rc = config_load_string(c, path, text.data ? text.data : "", err, errlen);

@@ -9,15 +9,6 @@
 #include "log.h"
 #include "sbuf.h"
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 db_params db_params_source(const struct ss_config *c) {
     db_params p = {"source", c->source.host, c->source.port, c->source.socket, c->source.user,
                    c->source.password, NULL, c->source.connect_timeout_ms,
@@ -47,7 +38,7 @@ static const char *where(const db_params *p, char *buf, size_t n) {
 MYSQL *db_connect(const db_params *p, char *err, size_t errlen) {
     MYSQL *m = mysql_init(NULL);
     if (!m) {
-        seterr(err, errlen, "mysql_init failed (out of memory)");
+        errf(err, errlen, "mysql_init failed (out of memory)");
         return NULL;
     }
     unsigned int ct = (unsigned)(p->connect_timeout_ms + 999) / 1000;
@@ -72,7 +63,7 @@ MYSQL *db_connect(const db_params *p, char *err, size_t errlen) {
                                : "see the server's error above; settings are in [%s]";
         char h[200];
         snprintf(h, sizeof h, hint, p->role);
-        seterr(err, errlen, "cannot connect to the %s server %s as %s: %s (%u); %s", p->role,
+        errf(err, errlen, "cannot connect to the %s server %s as %s: %s (%u); %s", p->role,
                where(p, w, sizeof w), p->user ? p->user : "(no user)", mysql_error(m), e, h);
         mysql_close(m);
         return NULL;
@@ -96,7 +87,7 @@ int db_ensure(MYSQL **m, const db_params *p, char *err, size_t errlen) {
 
 int db_exec(MYSQL *m, const char *sql, char *err, size_t errlen) {
     if (mysql_query(m, sql) != 0) {
-        seterr(err, errlen, "query failed: %s (%u): %.300s", mysql_error(m), mysql_errno(m), sql);
+        errf(err, errlen, "query failed: %s (%u): %.300s", mysql_error(m), mysql_errno(m), sql);
         return -1;
     }
     /* drain any result sets so the connection is usable again */
@@ -109,7 +100,7 @@ int db_exec(MYSQL *m, const char *sql, char *err, size_t errlen) {
 
 char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen) {
     if (mysql_query(m, sql) != 0) {
-        seterr(err, errlen, "query failed: %s (%u): %.300s", mysql_error(m), mysql_errno(m), sql);
+        errf(err, errlen, "query failed: %s (%u): %.300s", mysql_error(m), mysql_errno(m), sql);
         return NULL;
     }
     MYSQL_RES *r = mysql_store_result(m);
@@ -120,7 +111,7 @@ char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen) {
         if (row && row[0]) out = xstrndup(row[0], len[0]);
         mysql_free_result(r);
     }
-    if (!out) seterr(err, errlen, "no value");
+    if (!out) errf(err, errlen, "no value");
     return out;
 }
 
@@ -177,7 +168,7 @@ static int run_script(MYSQL *m, const struct migration *mg, char *err, size_t er
             if (db_exec(m, stmt.data, err, errlen) < 0) {
                 char e2[512];
                 snprintf(e2, sizeof e2, "%s", err);
-                seterr(err, errlen, "metadata migration %04d_%s: %s", mg->version, mg->name, e2);
+                errf(err, errlen, "metadata migration %04d_%s: %s", mg->version, mg->name, e2);
                 rc = -1;
             }
             sbuf_reset(&stmt);
@@ -196,12 +187,12 @@ int metadb_migrate(MYSQL *m, const char *database, char *err, size_t errlen) {
     sbuf_adds(&q, " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
     if (db_exec(m, q.data, err, errlen) < 0) goto out;
     if (mysql_select_db(m, database) != 0) {
-        seterr(err, errlen, "cannot use metadata database %s: %s", database, mysql_error(m));
+        errf(err, errlen, "cannot use metadata database %s: %s", database, mysql_error(m));
         goto out;
     }
     got = db_scalar(m, "SELECT GET_LOCK('searchsync.migrate', 60)", err, errlen);
     if (!got || strcmp(got, "1") != 0) {
-        seterr(err, errlen, "another node holds the migration lock of %s for over 60 s; retry",
+        errf(err, errlen, "another node holds the migration lock of %s for over 60 s; retry",
                database);
         goto out;
     }
@@ -215,7 +206,7 @@ int metadb_migrate(MYSQL *m, const char *database, char *err, size_t errlen) {
         goto unlock;
     /* which versions are applied: any missing one is applied, in order */
     if (mysql_query(m, "SELECT version FROM schema_migrations ORDER BY version") != 0) {
-        seterr(err, errlen, "cannot read %s.schema_migrations: %s", database, mysql_error(m));
+        errf(err, errlen, "cannot read %s.schema_migrations: %s", database, mysql_error(m));
         goto unlock;
     }
     MYSQL_RES *res = mysql_store_result(m);
@@ -225,7 +216,7 @@ int metadb_migrate(MYSQL *m, const char *database, char *err, size_t errlen) {
     if (res) mysql_free_result(res);
     int newest = nmigrations ? migrations[nmigrations - 1].version : 0;
     if (napplied && applied[napplied - 1] > newest) {
-        seterr(err, errlen,
+        errf(err, errlen,
                "metadata schema %s is at version %d, newer than this binary knows (%d): "
                "upgrade searchsync on this node",
                database, applied[napplied - 1], newest);

@@ -84,3 +84,12 @@ void sbuf_printf(sbuf *b, const char *fmt, ...) {
     sbuf_vprintf(b, fmt, ap);
     va_end(ap);
 }
+
+int errf(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || !errlen) return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}

@@ -30,6 +30,9 @@ void sbuf_grow(sbuf *b, size_t extra); /* ensure room for extra more bytes + NUL
 char *sbuf_detach(sbuf *b);            /* hand the string to the caller */
 void sbuf_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sbuf_vprintf(sbuf *b, const char *fmt, va_list ap);
+/* Format into a caller-supplied error buffer (the err/errlen convention of
+ * every module); always returns -1 so callers can `return errf(...)`. */
+int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static inline void sbuf_reset(sbuf *b) {
     b->len = 0;
