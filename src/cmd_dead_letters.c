@@ -1,0 +1,174 @@
+/* cmd_dead_letters: `searchsync dead-letters list|replay` — the operator's
+ * side of the dead-letter table (src/deliver/store.c). A change the engine
+ * refused for good (a mapping conflict, say) or that a purge dropped waits
+ * there with its index, id, version, body and error; once the cause is fixed,
+ * replay resubmits it with its original version, so anything newer already
+ * in the engine still wins. Exit 3 when dead letters remain after a replay. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "config.h"
+#include "db.h"
+#include "deliver/deliver.h"
+#include "deliver/store.h"
+#include "search/search.h"
+
+static void dl_usage(FILE *out) {
+    fprintf(out,
+            "usage: searchsync dead-letters list   --config FILE [--index NAME] [--limit N]\n"
+            "       searchsync dead-letters replay --config FILE [--index NAME] [--id N]\n\n"
+            "list    print the newest dead letters of this source as JSON lines\n"
+            "replay  resubmit them (all, one index's, or one row) with their original\n"
+            "        versions; rows are deleted once the engine acknowledges them, and\n"
+            "        a change that fails again comes back as a new row (exit 3)\n");
+}
+
+static long count_left(MYSQL *m, const char *source, const char *index) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT COUNT(*) FROM dead_letters WHERE source = ");
+    db_quote(m, &q, source, strlen(source));
+    if (index) {
+        sbuf_adds(&q, " AND index_name = ");
+        db_quote(m, &q, index, strlen(index));
+    }
+    char err[256];
+    char *v = db_scalar(m, q.data, err, sizeof err);
+    sbuf_free(&q);
+    long n = v ? atol(v) : -1;
+    free(v);
+    return n;
+}
+
+int cmd_dead_letters(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        dl_usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : EXIT_OK;
+    }
+    const char *action = argv[1];
+    bool replay = !strcmp(action, "replay");
+    if (!replay && strcmp(action, "list") != 0) {
+        fprintf(stderr, "searchsync dead-letters: unknown action \"%s\"\n", action);
+        dl_usage(stderr);
+        return EXIT_USAGE;
+    }
+    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+                                         {"index", required_argument, NULL, 'i'},
+                                         {"limit", required_argument, NULL, 'l'},
+                                         {"id", required_argument, NULL, 'n'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *path = NULL, *index = NULL;
+    long limit = 100;
+    unsigned long long id = 0;
+    int o;
+    optind = 2;
+    while ((o = getopt_long(argc, argv, "c:i:l:n:h", opts, NULL)) != -1) {
+        char *end = NULL;
+        switch (o) {
+        case 'c': path = optarg; break;
+        case 'i': index = optarg; break;
+        case 'l':
+            limit = strtol(optarg, &end, 10);
+            if (*end || limit < 1) {
+                fprintf(stderr, "searchsync dead-letters: --limit must be a positive integer\n");
+                return EXIT_USAGE;
+            }
+            break;
+        case 'n':
+            id = strtoull(optarg, &end, 10);
+            if (*end || id == 0) {
+                fprintf(stderr, "searchsync dead-letters: --id must be a row id (see list)\n");
+                return EXIT_USAGE;
+            }
+            break;
+        case 'h': dl_usage(stdout); return EXIT_OK;
+        default: dl_usage(stderr); return EXIT_USAGE;
+        }
+    }
+    if (!path || optind != argc) {
+        dl_usage(stderr);
+        return EXIT_USAGE;
+    }
+    struct ss_config cfg;
+    char err[1024];
+    if (config_load(&cfg, path, err, sizeof err) < 0) {
+        fprintf(stderr, "searchsync: %s\n", err);
+        config_free(&cfg);
+        return EXIT_USAGE;
+    }
+    int rc = EXIT_RUNTIME;
+    struct search_client *client = NULL;
+    struct deliver *d = NULL;
+    struct dl_store *store = NULL;
+    db_params p = db_params_metadata(&cfg);
+    MYSQL *m = db_connect(&p, err, sizeof err);
+    if (!m || metadb_migrate(m, cfg.metadata.database, err, sizeof err) < 0) {
+        fprintf(stderr, "searchsync dead-letters: %s\n", err);
+        goto out;
+    }
+    if (!replay) {
+        sbuf lines = SBUF_INIT;
+        if (dl_list(m, cfg.source.name, index, (int)limit, &lines, err, sizeof err) < 0) {
+            fprintf(stderr, "searchsync dead-letters: %s\n", err);
+        } else {
+            fwrite(lines.data ? lines.data : "", 1, lines.len, stdout);
+            rc = EXIT_OK;
+        }
+        sbuf_free(&lines);
+        goto out;
+    }
+    struct search_opts so;
+    deliver_search_opts(&so, &cfg);
+    client = search_client_new(&so, err, sizeof err);
+    struct search_conn *k = client ? search_conn_new(client) : NULL;
+    if (!client || search_detect(client, k, err, sizeof err) != 0) {
+        fprintf(stderr, "searchsync dead-letters: %s\n", err);
+        search_conn_free(k);
+        goto out;
+    }
+    search_conn_free(k);
+    p.database = cfg.metadata.database;
+    store = dl_store_new(&p, cfg.source.name, err, sizeof err);
+    if (!store) {
+        fprintf(stderr, "searchsync dead-letters: %s\n", err);
+        goto out;
+    }
+    struct deliver_opts dopts;
+    deliver_opts_from_config(&dopts, &cfg);
+    dopts.dead_letter = dl_store_put;
+    dopts.dead_letter_ud = store;
+    d = deliver_new(&dopts, client, err, sizeof err);
+    if (!d) {
+        fprintf(stderr, "searchsync dead-letters: %s\n", err);
+        goto out;
+    }
+    long n = dl_replay(m, cfg.source.name, index, id, d, cfg.delivery.drain_timeout_ms, err,
+                       sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "searchsync dead-letters: replay: %s\n", err);
+        goto out;
+    }
+    long left = count_left(m, cfg.source.name, index);
+    printf("replayed %ld dead letter(s)%s%s; %ld left\n", n, index ? " of index " : "",
+           index ? index : "", left);
+    if (left > 0) {
+        fprintf(stderr,
+                "searchsync dead-letters: %ld change(s) failed again; see `searchsync "
+                "dead-letters list` for the engine's error, fix the cause, replay again\n",
+                left);
+        rc = EXIT_FOUND;
+    } else {
+        rc = EXIT_OK;
+    }
+out:
+    deliver_free(d);
+    dl_store_free(store);
+    search_client_free(client);
+    db_close(m);
+    config_free(&cfg);
+    mysql_library_end();
+    return rc;
+}
