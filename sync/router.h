@@ -1,0 +1,66 @@
+/* router: which documents does a row change touch? (DESIGN.md §2: route by
+ * document, not by row.)
+ *
+ * Every place a table appears in an index config is a node: a document table
+ * (the root, or a parent/child table whose rows are documents of their own),
+ * or a relation under one (an object or nested array at any depth). From each
+ * relation node a path of join steps leads up to its document table:
+ *
+ *   shop.tags.id = product_tags.tag_id  ->  product_tags.product_id = products.id
+ *
+ * A row change seeds the nodes of its table with the join-column values of its
+ * before AND after images (so a child moved from one parent to another
+ * refreshes both). router_flush() then walks every seeded path upwards, one
+ * `SELECT DISTINCT up FROM owner WHERE col IN (...)` per step and per chunk of
+ * values — never a query per row, so a 100k-row UPDATE costs a few hundred
+ * queries — and reports each affected document once: (index, document table,
+ * key). A step whose column already is the one needed above (products.id) needs
+ * no query. Relation WHERE conditions are not evaluated here: a row that stops
+ * matching must still refresh the document that embedded it.
+ *
+ * Tables marked delay-effect are not routed: router_delayed() tells the caller
+ * to record a change snapshot instead (the delayed run refreshes later). */
+#ifndef SS_ROUTER_H
+#define SS_ROUTER_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "mapping.h"
+
+struct st_mysql;
+struct router;
+
+/* A column's value in a row image as text; NULL when the value is SQL NULL.
+ * *absent is set when the column is not in the image (MINIMAL row images). */
+typedef const char *(*router_value_fn)(void *image, const char *column, size_t *len,
+                                       bool *absent);
+/* One affected document: index config (position in the mapping), its document
+ * table (0 = root, > 0 a parent/child table) and the document row's key. */
+typedef int (*router_emit_fn)(void *ctx, size_t index, size_t table, const char *key, size_t len);
+
+/* The mapping must outlive the router. */
+struct router *router_new(const struct mapping *m);
+void router_free(struct router *r); /* NULL-safe */
+
+/* Is this table read by any index config at all? */
+bool router_wants(const struct router *r, const char *db, const char *table);
+/* Is it a delay-effect table (record a snapshot, do not route)? */
+bool router_delayed(const struct router *r, const char *db, const char *table);
+
+/* Seed the changes of one row (before and/or after may be NULL). -1 with err
+ * when a needed column is absent from the image: the message names the table
+ * and column and says to use binlog_row_image=FULL (nothing is lost: the caller
+ * stops at this row). */
+int router_add(struct router *r, const char *db, const char *table, router_value_fn get,
+               void *before, void *after, char *err, size_t errlen);
+/* Resolve every seeded path against the source and emit each affected
+ * document once; then forget the seeds. -1 with err on a query failure. */
+int router_flush(struct router *r, struct st_mysql *src, router_emit_fn emit, void *ctx,
+                 char *err, size_t errlen);
+/* Statistics: queries run by router_flush so far. */
+unsigned long router_queries(const struct router *r);
+
+/* For tests and docs: the paths, one line each ("shop.tags -> ... -> root"). */
+void router_describe(const struct router *r, sbuf *out);
+
+#endif

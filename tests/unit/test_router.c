@@ -1,0 +1,163 @@
+/* Unit tests of the change router (sync/router.c) on the demo shop's mapping
+ * (sql/demo/mapping.json): the join paths it derives, and the documents a row
+ * change reaches when no query is needed. The paths that need the source are
+ * exercised against MariaDB by the sync integration tests. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sync/mapping.h"
+#include "sync/router.h"
+#include "sbuf.h"
+
+static struct mapping M;
+
+static int load(void **state) {
+    (void)state;
+    const char *dir = getenv("SEARCHSYNC_SRCDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sql/demo/mapping.json", dir ? dir : ".");
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    sbuf t = SBUF_INIT;
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sbuf_add(&t, buf, n);
+    fclose(f);
+    char err[512];
+    int rc = mapping_parse(path, t.data, t.len, &M, err, sizeof err);
+    sbuf_free(&t);
+    if (rc) fprintf(stderr, "%s\n", err);
+    return rc;
+}
+static int unload(void **state) {
+    (void)state;
+    mapping_free(&M);
+    return 0;
+}
+
+/* a row image: "col=value" pairs; value "\\N" is NULL; missing = absent */
+struct img {
+    const char *kv[8];
+};
+static const char *get(void *image, const char *column, size_t *len, bool *absent) {
+    struct img *im = image;
+    size_t cl = strlen(column);
+    for (int i = 0; i < 8 && im->kv[i]; i++)
+        if (!strncmp(im->kv[i], column, cl) && im->kv[i][cl] == '=') {
+            const char *v = im->kv[i] + cl + 1;
+            *absent = false;
+            if (!strcmp(v, "\\N")) return NULL;
+            *len = strlen(v);
+            return v;
+        }
+    *absent = true;
+    return NULL;
+}
+
+struct got {
+    sbuf s;
+};
+static int emit(void *ctx, size_t index, size_t table, const char *key, size_t len) {
+    struct got *g = ctx;
+    sbuf_printf(&g->s, "%s/%s.%s/%.*s\n", M.indices[index].alias, M.indices[index].tables[table].db,
+                M.indices[index].tables[table].table, (int)len, key);
+    return 0;
+}
+
+/* emitted lines sorted, so the test does not depend on hash order */
+static int cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static void expect(struct got *g, const char *want) {
+    char *lines[64];
+    int n = 0;
+    for (char *p = strtok(g->s.data ? g->s.data : (char[1]){0}, "\n"); p && n < 64;
+         p = strtok(NULL, "\n"))
+        lines[n++] = p;
+    qsort(lines, (size_t)n, sizeof *lines, cmp);
+    sbuf s = SBUF_INIT;
+    for (int i = 0; i < n; i++) sbuf_printf(&s, "%s\n", lines[i]);
+    assert_string_equal(s.data ? s.data : "", want);
+    sbuf_free(&s);
+    sbuf_reset(&g->s);
+}
+
+static void test_paths(void **state) {
+    (void)state;
+    struct router *r = router_new(&M);
+    sbuf d = SBUF_INIT;
+    router_describe(r, &d);
+    /* a barcode reaches its product through the sku row */
+    assert_non_null(strstr(d.data, "shop.sku_barcodes.sku_id = shop.skus.id -> product_id = "
+                                   "shop.products.id => products shop.products\n"));
+    /* a tag reaches its products through the relation table */
+    assert_non_null(strstr(d.data, "shop.tags.id = shop.product_tags.tag_id -> product_id = "
+                                   "shop.products.id => products shop.products\n"));
+    /* a sku's product id is the document key: no query */
+    assert_non_null(strstr(d.data, "shop.skus.product_id = shop.products.id => products "
+                                   "shop.products\n"));
+    /* reviews and replies are documents of their own */
+    assert_non_null(strstr(d.data, "shop.reviews.id => products shop.reviews\n"));
+    assert_non_null(strstr(d.data, "shop.review_replies.id => products shop.review_replies\n"));
+    assert_true(router_wants(r, "shop", "skus"));
+    assert_true(router_wants(r, "shop", "categories"));
+    assert_true(router_delayed(r, "shop", "categories"));
+    assert_false(router_delayed(r, "shop", "skus"));
+    assert_false(router_wants(r, "shop", "orders"));
+    sbuf_free(&d);
+    router_free(r);
+}
+
+static void test_route_without_queries(void **state) {
+    (void)state;
+    struct router *r = router_new(&M);
+    struct got g = {SBUF_INIT};
+    char err[512];
+    /* a product update: its own document */
+    struct img p1 = {{"id=7", "name=x"}}, p2 = {{"id=7", "name=y"}};
+    assert_int_equal(router_add(r, "shop", "products", get, &p1, &p2, err, sizeof err), 0);
+    /* a sku moved from product 7 to product 9: both documents */
+    struct img s1 = {{"id=100", "product_id=7"}}, s2 = {{"id=100", "product_id=9"}};
+    assert_int_equal(router_add(r, "shop", "skus", get, &s1, &s2, err, sizeof err), 0);
+    /* a new review: its own child document */
+    struct img rv = {{"id=55", "product_id=9"}};
+    assert_int_equal(router_add(r, "shop", "reviews", get, NULL, &rv, err, sizeof err), 0);
+    /* a sku with a NULL product reaches nothing; a category change is delayed */
+    struct img s3 = {{"id=101", "product_id=\\N"}};
+    assert_int_equal(router_add(r, "shop", "skus", get, &s3, NULL, err, sizeof err), 0);
+    struct img c = {{"id=3", "name=z"}};
+    assert_int_equal(router_add(r, "shop", "categories", get, &c, &c, err, sizeof err), 0);
+    assert_int_equal(router_flush(r, NULL, emit, &g, err, sizeof err), 0);
+    expect(&g, "products/shop.products/7\nproducts/shop.products/9\nproducts/shop.reviews/55\n");
+    assert_int_equal(router_queries(r), 0);
+    /* the seeds are gone after a flush */
+    assert_int_equal(router_flush(r, NULL, emit, &g, err, sizeof err), 0);
+    expect(&g, "");
+    sbuf_free(&g.s);
+    router_free(r);
+}
+
+static void test_absent_column(void **state) {
+    (void)state;
+    struct router *r = router_new(&M);
+    char err[512];
+    /* a MINIMAL image holds the key only: the sku's product cannot be known */
+    struct img s1 = {{"id=100"}};
+    assert_int_equal(router_add(r, "shop", "skus", get, &s1, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "shop.skus: column product_id is not in the row image"));
+    assert_non_null(strstr(err, "binlog_row_image=FULL"));
+    router_free(r);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_route_without_queries),
+        cmocka_unit_test(test_absent_column),
+    };
+    return cmocka_run_group_tests(tests, load, unload);
+}
