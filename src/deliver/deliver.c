@@ -1147,13 +1147,20 @@ static void save_checkpoint_locked(struct deliver *d) {
 
 static void *ckpt_main(void *arg) {
     struct deliver *d = arg;
+    /* at most one save per checkpoint_interval_ms: done_cv is broadcast on
+     * every acknowledgement, and when the checkpoint lives on the source
+     * server each save is itself a binlog transaction that moves the
+     * low-water mark, so saving on every wake-up would feed on itself */
     pthread_mutex_lock(&d->mu);
+    int64_t next = now_ns() + (int64_t)d->o.checkpoint_interval_ms * NS_PER_MS;
     while (!d->stop) {
         struct timespec ts;
-        deadline_ts(&ts, now_ns() + (int64_t)d->o.checkpoint_interval_ms * NS_PER_MS);
+        deadline_ts(&ts, next);
         pthread_cond_timedwait(&d->done_cv, &d->mu, &ts);
         if (d->stop) break;
+        if (now_ns() < next) continue;
         save_checkpoint_locked(d);
+        next = now_ns() + (int64_t)d->o.checkpoint_interval_ms * NS_PER_MS;
     }
     pthread_mutex_unlock(&d->mu);
     return NULL;
