@@ -1,0 +1,162 @@
+/* Unit tests of the document builder's pure parts (sync/docbuild.c): value
+ * formatting from binary-protocol buffers (MYSQL_BIND, MYSQL_TIME) to the
+ * JSON of DESIGN.md §4.2, and the generated SQL. The database side is tested
+ * by tests/integration/t_docbuild.sh against an SQL oracle. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sync/docbuild.h"
+
+/* format one value: field type/flags/charset/decimals, bind buffer */
+static char *fmt(enum enum_field_types ftype, unsigned flags, unsigned cs, unsigned decimals,
+                 const void *buf, unsigned long len, bool json_text) {
+    MYSQL_FIELD f;
+    memset(&f, 0, sizeof f);
+    f.type = ftype;
+    f.flags = flags;
+    f.charsetnr = cs;
+    f.decimals = decimals;
+    MYSQL_BIND b;
+    memset(&b, 0, sizeof b);
+    my_bool isnull = buf == NULL;
+    unsigned long l = len;
+    b.buffer_type = docbuild_bind_type(&f);
+    b.buffer = (void *)buf;
+    b.buffer_length = len;
+    b.length = &l;
+    b.is_null = &isnull;
+    sbuf s = SBUF_INIT;
+    jsonw w;
+    jw_init(&w, &s);
+    docbuild_value_json(&w, &f, &b, json_text);
+    if (!s.data) sbuf_grow(&s, 1);
+    return sbuf_detach(&s);
+}
+
+#define CHECK(expect, call)                                                                        \
+    do {                                                                                           \
+        char *got_ = (call);                                                                       \
+        assert_string_equal(got_, expect);                                                         \
+        free(got_);                                                                                \
+    } while (0)
+
+static void test_integers(void **state) {
+    (void)state;
+    int64_t v = -42;
+    CHECK("-42", fmt(MYSQL_TYPE_LONG, 0, 63, 0, &v, 8, false));
+    uint64_t u = UINT64_MAX;
+    CHECK("18446744073709551615", fmt(MYSQL_TYPE_LONGLONG, UNSIGNED_FLAG, 63, 0, &u, 8, false));
+    v = INT64_MIN;
+    CHECK("-9223372036854775808", fmt(MYSQL_TYPE_LONGLONG, 0, 63, 0, &v, 8, false));
+    v = 0;
+    CHECK("0", fmt(MYSQL_TYPE_YEAR, UNSIGNED_FLAG, 63, 0, &v, 8, false));
+    v = 1990;
+    CHECK("1990", fmt(MYSQL_TYPE_YEAR, UNSIGNED_FLAG, 63, 0, &v, 8, false));
+    CHECK("null", fmt(MYSQL_TYPE_LONGLONG, 0, 63, 0, NULL, 0, false));
+}
+
+static void test_floats(void **state) {
+    (void)state;
+    float f = 1.1f;
+    CHECK("1.1", fmt(MYSQL_TYPE_FLOAT, 0, 63, 31, &f, 4, false));
+    f = 0.1f + 0.2f;
+    CHECK("0.3", fmt(MYSQL_TYPE_FLOAT, 0, 63, 31, &f, 4, false));
+    double d = 0.1 + 0.2;
+    CHECK("0.30000000000000004", fmt(MYSQL_TYPE_DOUBLE, 0, 63, 31, &d, 8, false));
+}
+
+static void test_decimal_bit_strings(void **state) {
+    (void)state;
+    CHECK("\"-42000.1234560000\"",
+          fmt(MYSQL_TYPE_NEWDECIMAL, 0, 63, 10, "-42000.1234560000", 17, false));
+    CHECK("\"0.50\"", fmt(MYSQL_TYPE_NEWDECIMAL, 0, 63, 2, "0.50", 4, false));
+    CHECK("5", fmt(MYSQL_TYPE_BIT, UNSIGNED_FLAG, 63, 0, "\x00\x05", 2, false));
+    CHECK("\"a\\\"b 😀\"", fmt(MYSQL_TYPE_VAR_STRING, 0, 45, 0, "a\"b 😀", 8, false));
+    CHECK("\"AAEC\"", fmt(MYSQL_TYPE_STRING, BINARY_FLAG, 63, 0, "\x00\x01\x02", 3, false));
+    CHECK("\"red\"", fmt(MYSQL_TYPE_STRING, ENUM_FLAG, 45, 0, "red", 3, false));
+    CHECK("[\"a\",\"c\"]", fmt(MYSQL_TYPE_STRING, SET_FLAG, 45, 0, "a,c", 3, false));
+    CHECK("[]", fmt(MYSQL_TYPE_STRING, SET_FLAG, 45, 0, "", 0, false));
+    CHECK("{\"a\":[1,2]}", fmt(MYSQL_TYPE_BLOB, BLOB_FLAG, 45, 0, "{\"a\":[1,2]}", 11, true));
+    CHECK("\"{bad\"", fmt(MYSQL_TYPE_BLOB, BLOB_FLAG, 45, 0, "{bad", 4, true));
+    CHECK("\"{\\\"a\\\":1}\"", fmt(MYSQL_TYPE_BLOB, BLOB_FLAG, 45, 0, "{\"a\":1}", 7, false));
+    CHECK("\"eA==\"", fmt(MYSQL_TYPE_BLOB, BLOB_FLAG | BINARY_FLAG, 63, 0, "x", 1, false));
+}
+
+static char *tm(enum enum_field_types type, MYSQL_TIME t, unsigned fsp) {
+    sbuf s = SBUF_INIT;
+    docbuild_time_json(&s, type, &t, fsp);
+    return sbuf_detach(&s);
+}
+
+static void test_times(void **state) {
+    (void)state;
+    MYSQL_TIME t = {.year = 2024, .month = 1, .day = 2, .hour = 3, .minute = 4, .second = 5,
+                    .second_part = 678901};
+    CHECK("\"2024-01-02T03:04:05.678\"", tm(MYSQL_TYPE_DATETIME, t, 3));
+    CHECK("\"2024-01-02T03:04:05\"", tm(MYSQL_TYPE_DATETIME, t, 0));
+    CHECK("\"2024-01-02T03:04:05.678901Z\"", tm(MYSQL_TYPE_TIMESTAMP, t, 6));
+    CHECK("\"2024-01-02\"", tm(MYSQL_TYPE_DATE, t, 0));
+    t.second_part = 5000;
+    CHECK("\"2024-01-02T03:04:05.005000Z\"", tm(MYSQL_TYPE_TIMESTAMP, t, 6));
+    MYSQL_TIME z = {0};
+    CHECK("null", tm(MYSQL_TYPE_DATETIME, z, 3));
+    CHECK("null", tm(MYSQL_TYPE_TIMESTAMP, z, 0));
+    z.year = 2024;
+    z.month = 1; /* partial-zero date */
+    CHECK("null", tm(MYSQL_TYPE_DATE, z, 0));
+    MYSQL_TIME tt = {.neg = 1, .hour = 838, .minute = 59, .second = 59};
+    CHECK("\"-838:59:59\"", tm(MYSQL_TYPE_TIME, tt, 0));
+    MYSQL_TIME t2 = {.day = 1, .hour = 2, .minute = 3, .second = 4, .second_part = 500000};
+    CHECK("\"26:03:04.50\"", tm(MYSQL_TYPE_TIME, t2, 2));
+    MYSQL_TIME t2f = {.day = 34, .hour = 838, .minute = 59, .second = 59}; /* Connector/C */
+    CHECK("\"838:59:59\"", tm(MYSQL_TYPE_TIME, t2f, 0));
+    MYSQL_TIME t3 = {.hour = 5};
+    CHECK("\"05:00:00\"", tm(MYSQL_TYPE_TIME, t3, 0));
+    /* through a bind */
+    CHECK("\"2024-01-02T03:04:05.005Z\"",
+          fmt(MYSQL_TYPE_TIMESTAMP, 0, 63, 3, &t, sizeof t, false));
+}
+
+static void test_sql(void **state) {
+    (void)state;
+    sbuf s = SBUF_INIT;
+    const char *cols[] = {"product_id", "id", "we`ird"};
+    const char *lits[] = {"1", "18446744073709551615", "a'b\\c"};
+    bool num[] = {true, true, false};
+    const char *order[] = {"product_id", "id", NULL};
+    docbuild_sql_select(&s, NULL, "shop", "skus", cols, 3, true, "product_id", lits, num, 3,
+                        "kind <> 'INTERNAL'", order);
+    assert_string_equal(s.data, "SELECT DISTINCT `product_id`,`id`,`we``ird` FROM `shop`.`skus` "
+                                "WHERE `product_id` IN (1,18446744073709551615,'a\\'b\\\\c') "
+                                "AND (kind <> 'INTERNAL') ORDER BY `product_id`,`id`");
+    sbuf_reset(&s);
+    docbuild_sql_select(&s, NULL, NULL, "t", cols, 1, false, "id", lits, num, 1, NULL, NULL);
+    assert_string_equal(s.data, "SELECT `product_id` FROM `t` WHERE `id` IN (1)");
+    sbuf_reset(&s);
+    docbuild_sql_quote(&s, "x\0\n\r\032\"", 6);
+    assert_string_equal(s.data, "'x\\0\\n\\r\\Z\\\"'");
+    sbuf_free(&s);
+    assert_true(docbuild_is_integer("0"));
+    assert_true(docbuild_is_integer("-5"));
+    assert_true(docbuild_is_integer("18446744073709551615"));
+    assert_false(docbuild_is_integer("007"));
+    assert_false(docbuild_is_integer("1e5"));
+    assert_false(docbuild_is_integer(""));
+    assert_false(docbuild_is_integer("-"));
+    assert_false(docbuild_is_integer("1 OR 1=1"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_integers), cmocka_unit_test(test_floats),
+        cmocka_unit_test(test_decimal_bit_strings), cmocka_unit_test(test_times),
+        cmocka_unit_test(test_sql),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
