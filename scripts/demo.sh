@@ -25,6 +25,12 @@ say() { printf '\n== %s\n' "$*"; }
 
 case "${1:-start}" in
     stop)
+        if [ -f "$DEMO_DIR/searchsync.pid" ] && kill -0 "$(cat "$DEMO_DIR/searchsync.pid")" 2>/dev/null; then
+            kill -TERM "$(cat "$DEMO_DIR/searchsync.pid")"
+            for _ in $(seq 1 100); do kill -0 "$(cat "$DEMO_DIR/searchsync.pid")" 2>/dev/null || break; sleep 0.2; done
+            echo "searchsync daemon stopped (queues drained, checkpoint saved)"
+        fi
+        rm -f "$DEMO_DIR/searchsync.pid"
         bash "$H/servers.sh" stop
         echo "demo servers stopped (data kept in $DEMO_DIR; \`bash scripts/demo.sh reset\` deletes it)"
         exit 0 ;;
@@ -33,6 +39,7 @@ case "${1:-start}" in
         [ -f "$DEMO_DIR/env.sh" ] && cat "$DEMO_DIR/env.sh"
         exit 0 ;;
     reset)
+        [ -f "$DEMO_DIR/searchsync.pid" ] && kill -TERM "$(cat "$DEMO_DIR/searchsync.pid")" 2>/dev/null || true
         bash "$H/servers.sh" stop
         rm -rf "$DEMO_DIR"
         echo "demo data deleted ($DEMO_DIR)"
@@ -73,15 +80,55 @@ have="$(mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -uroot -N -B \
 if [ "$have" = "$PRODUCTS" ]; then
     echo "already loaded ($have products)"
 else
-    bash sql/demo/generate.sh --products "$PRODUCTS" --db shop
+    # written to the binlog: the daemon's first run reads the binlog from its
+    # beginning, which is how the demo shop gets indexed
+    bash sql/demo/generate.sh --products "$PRODUCTS" --db shop --binlog
 fi
 
 # ---------------------------------------------------------------------------
-# DAEMON: start searchsync here, then print the admin UI address and a sample
-# search. Available: $MYSQL_HOST $MYSQL_PORT $MYSQL_USER $MYSQL_PASSWORD
-# (replication user), $SEARCH_URL, $BUILT ("ok" when the build succeeded),
-# $ROOT/searchsync (the binary), $DEMO_DIR (persistent; put config/logs there).
-# ---------------------------------------------------------------------------
+say "searchsync daemon"
+DAEMON="not started (build $BUILT)"
+if [ "$BUILT" = ok ] || [ -x "$ROOT/searchsync" ]; then
+    cat >"$DEMO_DIR/searchsync.ini" <<EOF
+# written by scripts/demo.sh
+[source]
+name = shop
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = 4012
+start = beginning
+[metadata]
+database = searchsync
+[search]
+urls = $SEARCH_URL
+[delivery]
+flush_interval_ms = 200
+[log]
+level = info
+EOF
+    "$ROOT/searchsync" mapping import --config "$DEMO_DIR/searchsync.ini" sql/demo/mapping.json --yes |
+        tail -3
+    if [ -f "$DEMO_DIR/searchsync.pid" ] && kill -0 "$(cat "$DEMO_DIR/searchsync.pid")" 2>/dev/null; then
+        echo "already running (pid $(cat "$DEMO_DIR/searchsync.pid"))"
+    else
+        setsid "$ROOT/searchsync" run --config "$DEMO_DIR/searchsync.ini" \
+            >>"$DEMO_DIR/searchsync.log" 2>&1 </dev/null &
+        echo $! >"$DEMO_DIR/searchsync.pid"
+        echo "started (pid $!), log $DEMO_DIR/searchsync.log"
+    fi
+    # products, and reviews and replies (parent/child documents of the same index)
+    want="$(mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -uroot -N -B -e 'SELECT (SELECT COUNT(*) FROM shop.products) + (SELECT COUNT(*) FROM shop.reviews) + (SELECT COUNT(*) FROM shop.review_replies)')"
+    got=0
+    for _ in $(seq 1 1200); do
+        got="$(curl -s "$SEARCH_URL/products/_count" | jq -r '.count // 0' 2>/dev/null || echo 0)"
+        [ "$got" = "$want" ] && break
+        kill -0 "$(cat "$DEMO_DIR/searchsync.pid")" 2>/dev/null || { echo "the daemon exited:"; tail -20 "$DEMO_DIR/searchsync.log"; break; }
+        sleep 0.5
+    done
+    echo "indexed $got of $want documents (products, reviews, replies)"
+    DAEMON="running (pid $(cat "$DEMO_DIR/searchsync.pid")), $got of $want documents indexed; log $DEMO_DIR/searchsync.log"
+fi
 
 say "ready"
 cat <<EOF
@@ -100,9 +147,19 @@ $(mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -uroot -N -B shop -e "
 Environment . $DEMO_DIR/env.sh
 Stop        bash scripts/demo.sh stop
 
-Not yet in this build: the sync daemon (searchsync run) and the admin UI; they
-arrive with the incremental-sync issue. What works today, on this demo:
-  watch the shop's row changes as JSON (the decoder the daemon will use):
+searchsync  $DAEMON
+            (the admin UI is not in this build yet)
+Sample search: products with the most common tag that have a red SKU, with their tags
+$(tag="$(mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -uroot -N -B -e 'SELECT t.name FROM shop.product_tags pt JOIN shop.tags t ON t.id = pt.tag_id GROUP BY t.name ORDER BY COUNT(*) DESC LIMIT 1' 2>/dev/null)"
+  q="{\"size\":3,\"_source\":[\"id\",\"name\",\"price\",\"tags.tag.name\"],\"query\":{\"bool\":{\"must\":[{\"nested\":{\"path\":\"tags\",\"query\":{\"term\":{\"tags.tag.name\":\"$tag\"}}}},{\"nested\":{\"path\":\"skus\",\"query\":{\"term\":{\"skus.color\":\"red\"}},\"inner_hits\":{\"_source\":[\"skus.sku_code\",\"skus.color\",\"skus.size\",\"skus.price\"]}}}]}}}"
+  echo "  curl -s '$SEARCH_URL/products/_search' -H 'Content-Type: application/json' -d '$q'"
+  curl -s "$SEARCH_URL/products/_search" -H 'Content-Type: application/json' -d "$q" |
+    jq -c '.hits.hits[] | {id: ._source.id, name: ._source.name, price: ._source.price, tags: [._source.tags[].tag.name], red_skus: [.inner_hits.skus.hits.hits[]._source | {sku_code, size, price}]}' 2>/dev/null | sed 's/^/  /')
+
+Change a row and watch it arrive (the daemon keeps running):
+    mariadb --no-defaults -h127.0.0.1 -P$MYSQL_PORT -uroot shop -e "UPDATE products SET name = 'Hello searchsync' WHERE id = 1"
+    curl -s '$SEARCH_URL/products/_doc/1' | jq ._source.name
+What searchsync reads, as JSON lines:
     $ROOT/searchsync tail --source mysql://$MYSQL_USER:$MYSQL_PASSWORD@127.0.0.1:$MYSQL_PORT --tables 'shop.*'
   then, in another shell, change a row:
     mariadb --no-defaults -h127.0.0.1 -P$MYSQL_PORT -uroot shop -e "UPDATE products SET price = price + 1 WHERE id = 1"

@@ -21,7 +21,7 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"run", NULL, "--config FILE", "the daemon: incremental sync, admin UI, cluster membership"},
+    {"run", cmd_run, "--config FILE", "the daemon: incremental sync of the source into its indices"},
     {"tail", cmd_tail, "--source URI|--config FILE [position] [--tables db.t,..] [--stop-at-end]",
      "print the binlog's row changes as JSON lines"},
     {"reindex", NULL, "--config FILE INDEX", "full rebuild of an index into a new version"},

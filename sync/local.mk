@@ -1,5 +1,5 @@
-# sync/: the mapping model, its file and metadata tables, generated index
-# bodies (issue 5, first slice), and `searchsync mapping`.
+# sync/: the pipelines: the mapping model, its file and metadata tables,
+# generated index bodies, the document builder, the change router, the daemon.
 libsearchsync_a_SOURCES += \
 	sync/mapping.c sync/mapping.h sync/mapping_file.c sync/mapping_db.c \
 	sync/index_mapping.c sync/index_mapping.h
@@ -14,3 +14,36 @@ tests_unit_test_mapping_asan_SOURCES = tests/unit/test_mapping.c
 tests_unit_test_mapping_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_mapping_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_mapping_asan_LDADD = $(UNIT_ASAN_LDADD)
+
+# the document builder (issue 5): MySQL rows -> complete documents
+libsearchsync_a_SOURCES += sync/docbuild.c sync/docbuild.h
+check_PROGRAMS += tests/unit/test_docbuild tests/unit/test_docbuild_asan tests/tools/docbuild_dump \
+	tests/tools/docbuild_dump_asan
+TESTS += tests/unit/test_docbuild tests/unit/test_docbuild_asan
+tests_unit_test_docbuild_SOURCES = tests/unit/test_docbuild.c
+tests_unit_test_docbuild_LDADD = $(UNIT_LDADD)
+tests_unit_test_docbuild_asan_SOURCES = tests/unit/test_docbuild.c
+tests_unit_test_docbuild_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_docbuild_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_docbuild_asan_LDADD = $(UNIT_ASAN_LDADD)
+tests_tools_docbuild_dump_SOURCES = tests/tools/docbuild_dump.c
+tests_tools_docbuild_dump_LDADD = libsearchsync.a $(DEP_LIBS)
+tests_tools_docbuild_dump_asan_SOURCES = tests/tools/docbuild_dump.c
+tests_tools_docbuild_dump_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_tools_docbuild_dump_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_tools_docbuild_dump_asan_LDADD = libsearchsync_asan.a $(DEP_LIBS)
+
+# the change router and the daemon (issue 5)
+libsearchsync_a_SOURCES += sync/router.c sync/router.h
+check_PROGRAMS += tests/unit/test_router tests/unit/test_router_asan
+TESTS += tests/unit/test_router tests/unit/test_router_asan
+tests_unit_test_router_SOURCES = tests/unit/test_router.c
+tests_unit_test_router_LDADD = $(UNIT_LDADD)
+tests_unit_test_router_asan_SOURCES = tests/unit/test_router.c
+tests_unit_test_router_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_router_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_router_asan_LDADD = $(UNIT_ASAN_LDADD)
+check_PROGRAMS += tests/tools/route_dump
+tests_tools_route_dump_SOURCES = tests/tools/route_dump.c
+tests_tools_route_dump_LDADD = libsearchsync.a $(DEP_LIBS)
+searchsync_SOURCES += sync/daemon.c

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# tests/integration/t_run_sync.sh — `searchsync run` on the demo shop: after
+# root, child, grandchild, many-to-many and parent/child changes in MariaDB,
+# the documents in OpenSearch hold what SQL says (the oracle); a deleted
+# product's document is gone; SIGTERM drains and saves the checkpoint, and a
+# restart resumes from it without losing the changes made while it was down.
+. "$(dirname "$0")/lib.sh"
+require_bin
+map="$SEARCHSYNC_SRCDIR/sql/demo/mapping.json"
+bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products 300 >/dev/null
+meta="$(unique_name meta)"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v1,brands_v1' >/dev/null"
+cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = shop
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = 7301
+start = now
+[metadata]
+database = $meta
+[search]
+urls = $SEARCH_URL
+[delivery]
+flush_interval_ms = 50
+checkpoint_interval_ms = 100
+[log]
+level = info
+INI
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$map" --yes >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
+
+start_daemon() {
+    "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
+    DAEMON=$!
+    on_exit "kill -9 $DAEMON 2>/dev/null"
+    wait_until 30 "alias products exists" bash -c "curl -sf '$SEARCH_URL/_alias/products' >/dev/null" ||
+        fail "daemon did not create the index: $(tail -20 "$TEST_TMP/run.log")"
+    sleep 1 # the reader is at "now" once the index exists and it has connected
+}
+doc() { search_refresh products; search_get "/products/_doc/$1${2:+?routing=$2}"; }
+mysql_q_meta() { mysql_q "SELECT position FROM \`$meta\`.offsets WHERE source = 'shop'"; }
+on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
+
+start_daemon
+# root update, child insert, grandchild update, many-to-many, delete, child document
+mysql_q "UPDATE shop.products SET name = 'Renamed by t_run_sync', price = 12.34 WHERE id = 1"
+mysql_q "INSERT INTO shop.skus (id, product_id, sku_code, color, size, price, stock, warehouse_id) SELECT MAX(id) + 1, 2, 'NEW-SKU-2', 'teal', 'XL', 9.99, 5, NULL FROM shop.skus"
+s3="$(mysql_q 'SELECT id FROM shop.skus WHERE product_id = 3 ORDER BY id LIMIT 1')"
+mysql_q "INSERT INTO shop.sku_barcodes (id, sku_id, barcode, kind) SELECT MAX(id) + 1, $s3, '4006381333931', 'EAN13' FROM shop.sku_barcodes"
+tag="$(mysql_q 'SELECT tag_id FROM shop.product_tags WHERE product_id = 5 LIMIT 1')"
+mysql_q "UPDATE shop.tags SET name = 'renamed-tag' WHERE id = $tag"
+mysql_q "DELETE FROM shop.skus WHERE product_id = 4; DELETE FROM shop.products WHERE id = 4"
+mysql_q "INSERT INTO shop.reviews (id, product_id, rating, title, body, author, created_at) VALUES (900001, 6, 5, 'great', 'really great', 'tester', NOW(3))"
+last_change="$(mysql_q 'SHOW MASTER STATUS' | awk '{print $1":"$2}')"
+wait_until 30 "product 1 renamed in the engine" bash -c \
+    "curl -s '$SEARCH_URL/products/_doc/1' | jq -e '._source.name == \"Renamed by t_run_sync\"' >/dev/null" ||
+    fail "root update not delivered: $(tail -20 "$TEST_TMP/run.log")"
+sleep 1
+
+assert_eq "$(mysql_q 'SELECT CAST(price AS CHAR) FROM shop.products WHERE id = 1')" "$(doc 1 | jq -r ._source.price)" "root: price as MySQL has it"
+assert_eq "$(mysql_q 'SELECT COUNT(*) FROM shop.skus WHERE product_id = 2')" "$(doc 2 | jq '._source.skus | length')" "child insert: product 2 has every sku"
+assert_eq "teal" "$(doc 2 | jq -r '._source.skus[] | select(.sku_code == "NEW-SKU-2") | .color')" "child insert: the new sku is embedded"
+assert_eq "$(mysql_q "SELECT COUNT(*) FROM shop.sku_barcodes WHERE sku_id = $s3 AND kind <> 'INTERNAL'")" \
+    "$(doc 3 | jq --argjson s "$s3" '[._source.skus[] | select(.id == $s) | .barcodes[]] | length')" "grandchild insert: barcodes of the sku"
+assert_eq "renamed-tag" "$(doc 5 | jq -r --argjson t "$tag" '._source.tags[] | select(.tag_id == $t) | .tag.name')" "many-to-many: the renamed tag reached product 5"
+assert_eq "$(mysql_q "SELECT COUNT(*) FROM shop.product_tags WHERE tag_id = $tag")" \
+    "$(search_refresh products; search_post /products/_count "{\"query\":{\"nested\":{\"path\":\"tags\",\"query\":{\"term\":{\"tags.tag.name\":\"renamed-tag\"}}}}}" | jq .count)" \
+    "many-to-many: every product with the tag"
+assert_eq false "$(curl -s "$SEARCH_URL/products/_doc/4" | jq .found)" "deleted product: document gone"
+assert_eq "great" "$(doc review-900001 6 | jq -r ._source.title)" "parent/child: the review is a child document"
+assert_eq 6 "$(doc review-900001 6 | jq -r ._routing)" "routed by its product"
+
+# SIGTERM: drain, checkpoint saved at a transaction boundary, exit 0
+kill -TERM "$DAEMON"
+wait "$DAEMON"; rc=$?
+assert_eq 0 "$rc" "SIGTERM: clean exit"
+assert_contains "$(cat "$TEST_TMP/run.log")" "drain complete" "SIGTERM drained the queues"
+saved="$(mysql_q_meta)"
+# the metadata schema lives on the source here, so the checkpoint's own saves
+# are binlog transactions too: the checkpoint is at or past the last change
+# and no further than the binlog's end
+now_pos="$(mysql_q 'SHOW MASTER STATUS' | awk '{print $1":"$2}')"
+assert_true "checkpoint $saved is at or after the last change $last_change" \
+    test "$(printf '%s\n%s\n' "$last_change" "$saved" | sort -t: -k1,1 -k2,2n | tail -1)" = "$saved"
+assert_true "checkpoint $saved is not past the binlog's end $now_pos" \
+    test "$(printf '%s\n%s\n' "$now_pos" "$saved" | sort -t: -k1,1 -k2,2n | tail -1)" = "$now_pos"
+assert_true "few transactions of checkpoint saves, not a feedback loop" \
+    test "$(grep -o 'stopped after [0-9]* transactions' "$TEST_TMP/run.log" | awk '{print $3}')" -lt 200
+
+# changes while it is down reach the engine after the restart
+mysql_q "UPDATE shop.products SET name = 'Changed while down' WHERE id = 7"
+start_daemon
+wait_until 30 "product 7 updated after the restart" bash -c \
+    "curl -s '$SEARCH_URL/products/_doc/7' | jq -e '._source.name == \"Changed while down\"' >/dev/null" ||
+    fail "change made while down not delivered: $(tail -20 "$TEST_TMP/run.log")"
+assert_contains "$(cat "$TEST_TMP/run.log")" "resuming source shop at $saved" "resumed from the checkpoint"
+kill -TERM "$DAEMON"; wait "$DAEMON" || true
+pass
