@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# tests/integration/t_run_bulk.sh — bulk DML through `searchsync run`: one
+# UPDATE of every SKU (about 100k rows) in one transaction reaches every
+# product document, with the router and the document builder batching (a
+# bounded number of queries, not one per row). The oracle is SQL: the sum of
+# stock per product.
+. "$(dirname "$0")/lib.sh"
+require_bin
+products="${BULK_PRODUCTS:-33000}"
+[ -n "${SEARCHSYNC_LONG:-}" ] && products=100000
+bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products "$products" >/dev/null
+skus="$(mysql_q 'SELECT COUNT(*) FROM shop.skus')"
+meta="$(unique_name meta)"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v1,brands_v1' >/dev/null"
+on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 30 lines)"; tail -30 "$TEST_TMP/run.log"; }'
+cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = shop
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = 7302
+start = now
+[metadata]
+database = $meta
+[search]
+urls = $SEARCH_URL
+[delivery]
+flush_interval_ms = 100
+INI
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes >/dev/null
+"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >"$TEST_TMP/run.log" 2>&1 &
+pid=$!
+on_exit "kill -9 $pid 2>/dev/null"
+wait_until 30 "index created" bash -c "curl -sf '$SEARCH_URL/_alias/products' >/dev/null"
+sleep 1
+t0=$(date +%s.%N)
+mysql_q "UPDATE shop.skus SET stock = stock + 7"
+want="$(mysql_q 'SELECT COUNT(DISTINCT product_id) FROM shop.skus')"
+count_updated() {
+    curl -s "$SEARCH_URL/products/_count" -H 'Content-Type: application/json' \
+        -d '{"query":{"exists":{"field":"name"}}}' | jq .count
+}
+wait_until 300 "all $want products with skus indexed" bash -c "[ \"\$(curl -s '$SEARCH_URL/products/_refresh' >/dev/null; curl -s '$SEARCH_URL/products/_count' -H 'Content-Type: application/json' -d '{\"query\":{\"exists\":{\"field\":\"name\"}}}' | jq .count)\" = '$want' ]"
+t1=$(date +%s.%N)
+log "$skus sku rows updated in one statement; $want product documents rebuilt in $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s"
+# the oracle: total stock per product, for a sample of products and in total
+search_refresh products
+for id in $(mysql_q "SELECT DISTINCT product_id FROM shop.skus ORDER BY RAND(1) LIMIT 20"); do
+    assert_eq "$(mysql_q "SELECT SUM(stock) FROM shop.skus WHERE product_id = $id")" \
+        "$(search_get "/products/_doc/$id" | jq '[._source.skus[].stock] | add')" "product $id: stock of its skus"
+done
+total="$(search_post /products/_search '{"size":0,"aggs":{"s":{"nested":{"path":"skus"},"aggs":{"t":{"sum":{"field":"skus.stock"}}}}}}' | jq '.aggregations.s.t.value | floor')"
+assert_eq "$(mysql_q 'SELECT SUM(stock) FROM shop.skus')" "$total" "total stock over every nested sku equals SQL"
+kill -TERM "$pid"; wait "$pid" || true
+pass
