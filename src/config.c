@@ -402,9 +402,7 @@ int config_load(struct ss_config *c, const char *path, char *err, size_t errlen)
         return -1;
     }
     sbuf text = SBUF_INIT;
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sbuf_add(&text, chunk, n);
+    sbuf_read_fp(&text, f);
     fclose(f);
     if (text.len && memchr(text.data, '\0', text.len)) {
         config_defaults(c);

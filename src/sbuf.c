@@ -93,3 +93,10 @@ int errf(char *err, size_t errlen, const char *fmt, ...) {
     va_end(ap);
     return -1;
 }
+
+int sbuf_read_fp(sbuf *b, FILE *f) {
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sbuf_add(b, chunk, n);
+    return ferror(f) ? -1 : 0;
+}

@@ -8,6 +8,7 @@
 #define SS_SBUF_H
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct sbuf {
@@ -32,6 +33,8 @@ void sbuf_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2,
 void sbuf_vprintf(sbuf *b, const char *fmt, va_list ap);
 /* Format into a caller-supplied error buffer (the err/errlen convention of
  * every module); always returns -1 so callers can `return errf(...)`. */
+/* Append everything readable from f; 0, or -1 on a read error (ferror). */
+int sbuf_read_fp(sbuf *b, FILE *f);
 int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static inline void sbuf_reset(sbuf *b) {

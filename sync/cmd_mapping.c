@@ -40,9 +40,7 @@ static char *read_all(const char *path, size_t *len) {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!f) return NULL;
     sbuf b = SBUF_INIT;
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sbuf_add(&b, buf, n);
+    sbuf_read_fp(&b, f);
     int bad = ferror(f);
     if (f != stdin) fclose(f);
     if (bad) {

@@ -81,9 +81,7 @@ int checkpoint_file_load(const char *path, char *pos, size_t poslen, uint64_t *s
         return -1;
     }
     sbuf b = SBUF_INIT;
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sbuf_add(&b, chunk, n);
+    sbuf_read_fp(&b, f);
     fclose(f);
     int rc = -1;
     char *crcline = b.data ? strstr(b.data, "crc32 ") : NULL;

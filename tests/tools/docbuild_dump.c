@@ -59,9 +59,7 @@ static char *slurp(const char *path, size_t *len) {
     if (!f) return NULL;
     sbuf b;
     sbuf_init(&b);
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sbuf_add(&b, buf, n);
+    sbuf_read_fp(&b, f);
     fclose(f);
     *len = b.len;
     if (!b.data) sbuf_grow(&b, 1);

@@ -54,9 +54,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     sbuf t = SBUF_INIT;
-    char buf[8192];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sbuf_add(&t, buf, n);
+    sbuf_read_fp(&t, f);
     fclose(f);
     if (mapping_parse(argv[1], t.data, t.len, &M, err, sizeof err) != 0) {
         fprintf(stderr, "route_dump: %s\n", err);

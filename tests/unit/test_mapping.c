@@ -28,9 +28,7 @@ static char *slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     sbuf b = SBUF_INIT;
-    char buf[8192];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sbuf_add(&b, buf, n);
+    sbuf_read_fp(&b, f);
     fclose(f);
     if (!b.data) sbuf_grow(&b, 1);
     if (len) *len = b.len;

@@ -25,9 +25,7 @@ static int load(void **state) {
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     sbuf t = SBUF_INIT;
-    char buf[8192];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sbuf_add(&t, buf, n);
+    sbuf_read_fp(&t, f);
     fclose(f);
     char err[512];
     int rc = mapping_parse(path, t.data, t.len, &M, err, sizeof err);

@@ -27,9 +27,7 @@ static char *slurp(const char *rel, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     sbuf b = SBUF_INIT;
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sbuf_add(&b, chunk, n);
+    sbuf_read_fp(&b, f);
     fclose(f);
     *len = b.len;
     if (!b.data) sbuf_grow(&b, 0);

@@ -19,9 +19,7 @@ static char *slurp(const char *rel, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) fail_msg("cannot open %s", path);
     sbuf b = SBUF_INIT;
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sbuf_add(&b, chunk, n);
+    sbuf_read_fp(&b, f);
     fclose(f);
     *len = b.len;
     return sbuf_detach(&b);
