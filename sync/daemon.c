@@ -72,6 +72,11 @@ struct daemon {
     size_t npend;
     uint64_t version;       /* of the transaction being committed */
     size_t cur_index;       /* while building: which index config */
+    bool child_build;       /* building parent/child documents: collect ids */
+    struct copy { char *id, *routing; bool absent; } *copies;
+    size_t ncopies, capcopies;
+    uint64_t last_txn;      /* delivery's sequence of the last transaction */
+    struct search_conn *k;  /* the main thread's engine connection */
     unsigned long long txns, docs, deletes;
     char err[1024];
 };
@@ -163,6 +168,8 @@ static int collect(void *ctx, size_t index, size_t table, const char *key, size_
     return 0;
 }
 
+static void note_copy(struct daemon *dm, const char *id, const char *routing, bool absent);
+
 static uint32_t file_number(const char *file) {
     const char *dot = strrchr(file, '.');
     return dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : 0;
@@ -175,16 +182,112 @@ static int submit_doc(void *ctx, const char *id, const char *routing, const char
     struct change c = {.index = ix->alias, .doc_id = id, .routing = routing,
                        .version = dm->version, .op = CHANGE_INDEX, .body = body, .body_len = len};
     dm->docs++;
+    if (dm->child_build) note_copy(dm, id, routing, false);
     return deliver_submit(dm->d, &c) == DELIVER_OK ? 0 : -1;
 }
 
 static int submit_delete(void *ctx, const char *id) {
     struct daemon *dm = ctx;
+    if (dm->child_build) { /* its routing is known only to the engine: see fix_copies */
+        note_copy(dm, id, NULL, true);
+        return 0;
+    }
     const struct mp_index *ix = &dm->m.indices[dm->cur_index];
     struct change c = {.index = ix->alias, .doc_id = id, .version = dm->version,
                        .op = CHANGE_DELETE};
     dm->deletes++;
     return deliver_submit(dm->d, &c) == DELIVER_OK ? 0 : -1;
+}
+
+static void note_copy(struct daemon *dm, const char *id, const char *routing, bool absent) {
+    if (dm->ncopies == dm->capcopies) {
+        dm->capcopies = dm->capcopies ? dm->capcopies * 2 : 64;
+        dm->copies = xrealloc(dm->copies, dm->capcopies * sizeof *dm->copies);
+    }
+    dm->copies[dm->ncopies++] =
+        (struct copy){xstrdup(id), routing ? xstrdup(routing) : NULL, absent};
+}
+
+static void free_copies(struct daemon *dm) {
+    for (size_t i = 0; i < dm->ncopies; i++) free(dm->copies[i].id), free(dm->copies[i].routing);
+    dm->ncopies = 0;
+}
+
+/* Parent/child documents live on their root's shard (routing). A child whose
+ * row is gone, or whose parent changed, may have a copy under a routing we no
+ * longer know: ask the engine where copies of these ids are and delete every
+ * copy that is not the one just written. Earlier transactions are delivered
+ * and the index refreshed first, so no copy is missed because it was still
+ * queued. Only transactions touching parent/child tables pay for this. */
+static int fix_copies(struct daemon *dm, const struct mp_index *ix) {
+    if (!dm->ncopies) return 0;
+    if (dm->last_txn && deliver_wait_txn(dm->d, dm->last_txn, dm->cfg->delivery.drain_timeout_ms) !=
+                            DELIVER_OK)
+        return errf(dm->err, sizeof dm->err,
+                    "delivery did not catch up within drain_timeout_ms before checking "
+                    "child document copies of %s", ix->alias);
+    struct search_resp r;
+    search_resp_init(&r);
+    sbuf path = SBUF_INIT, body = SBUF_INIT;
+    int rc = 0;
+    sbuf_printf(&path, "/%s/_refresh", ix->alias);
+    if (search_request(dm->k, "POST", path.data, NULL, NULL, 0, &r) != 0)
+        rc = errf(dm->err, sizeof dm->err, "engine: %s", r.err);
+    for (size_t at = 0; rc == 0 && at < dm->ncopies; at += 500) {
+        size_t n = dm->ncopies - at < 500 ? dm->ncopies - at : 500;
+        sbuf_reset(&body);
+        jsonw w;
+        jw_init(&w, &body);
+        jw_obj_open(&w);
+        jw_key(&w, "size");
+        jw_int(&w, (int64_t)(4 * n + 16));
+        jw_key(&w, "_source");
+        jw_bool(&w, false);
+        jw_key(&w, "query");
+        jw_obj_open(&w);
+        jw_key(&w, "ids");
+        jw_obj_open(&w);
+        jw_key(&w, "values");
+        jw_arr_open(&w);
+        for (size_t i = at; i < at + n; i++) jw_str(&w, dm->copies[i].id);
+        jw_arr_close(&w);
+        jw_obj_close(&w);
+        jw_obj_close(&w);
+        jw_obj_close(&w);
+        sbuf_reset(&path);
+        sbuf_printf(&path, "/%s/_search", ix->alias);
+        if (search_request(dm->k, "POST", path.data, NULL, body.data, body.len, &r) != 0 ||
+            r.status != 200) {
+            rc = errf(dm->err, sizeof dm->err, "looking up child document copies in %s: HTTP %ld %.200s",
+                      ix->alias, r.status, r.body.data ? r.body.data : r.err);
+            break;
+        }
+        cJSON *j = json_exact_parse(r.body.data, r.body.len);
+        cJSON *hits = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hits"), "hits");
+        cJSON *h;
+        cJSON_ArrayForEach(h, hits) {
+            const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(h, "_id"));
+            const char *routing = cJSON_GetStringValue(cJSON_GetObjectItem(h, "_routing"));
+            if (!id) continue;
+            for (size_t i = at; i < at + n; i++) {
+                struct copy *c = &dm->copies[i];
+                if (strcmp(c->id, id) != 0) continue;
+                bool same = routing && c->routing && !strcmp(routing, c->routing);
+                if (!c->absent && same) break; /* the copy just written */
+                struct change del = {.index = ix->alias, .doc_id = id, .routing = routing,
+                                     .version = dm->version, .op = CHANGE_DELETE};
+                dm->deletes++;
+                if (deliver_submit(dm->d, &del) != DELIVER_OK) rc = -1;
+                break;
+            }
+        }
+        cJSON_Delete(j);
+    }
+    sbuf_free(&path);
+    sbuf_free(&body);
+    search_resp_free(&r);
+    free_copies(dm);
+    return rc;
 }
 
 static int on_commit(void *ctx, const bl_commit *cm) {
@@ -209,9 +312,14 @@ static int on_commit(void *ctx, const bl_commit *cm) {
         if (p->table == 0)
             rc = docbuild_roots(&b, (const char *const *)p->keys, p->n, &sink, dm->err,
                                 sizeof dm->err);
-        else
+        else {
+            dm->child_build = true;
             rc = docbuild_children(&b, p->table, (const char *const *)p->keys, p->n, &sink,
                                    dm->err, sizeof dm->err);
+            dm->child_build = false;
+            if (rc == 0) rc = fix_copies(dm, ix);
+            free_copies(dm);
+        }
     }
     for (size_t i = 0; i < dm->npend; i++) {
         for (size_t k = 0; k < dm->pend[i].n; k++) free(dm->pend[i].keys[k]);
@@ -222,7 +330,7 @@ static int on_commit(void *ctx, const bl_commit *cm) {
     if (rc != 0) return -1;
     char pos[BL_FILE_MAX + 64];
     snprintf(pos, sizeof pos, "%s:%llu", cm->end.file, (unsigned long long)cm->end.pos);
-    deliver_txn_end(dm->d, pos);
+    dm->last_txn = deliver_txn_end(dm->d, pos);
     dm->txns++;
     return 0;
 }
@@ -361,10 +469,9 @@ int cmd_run(int argc, char **argv) {
     deliver_search_opts(&so, &cfg);
     dm.client = search_client_new(&so, dm.err, sizeof dm.err);
     if (!dm.client) goto out;
-    struct search_conn *k = search_conn_new(dm.client);
-    int ok = search_detect(dm.client, k, dm.err, sizeof dm.err) == 0;
-    for (size_t i = 0; ok && i < dm.m.nindices; i++) ok = ensure_index(&dm, k, &dm.m.indices[i]) == 0;
-    search_conn_free(k);
+    dm.k = search_conn_new(dm.client);
+    int ok = search_detect(dm.client, dm.k, dm.err, sizeof dm.err) == 0;
+    for (size_t i = 0; ok && i < dm.m.nindices; i++) ok = ensure_index(&dm, dm.k, &dm.m.indices[i]) == 0;
     if (!ok) goto out;
 
     dm.ckpt = db_connect(&dm.metap, dm.err, sizeof dm.err);
@@ -440,7 +547,10 @@ out:
     if (reader_open) bl_reader_close(&r);
     deliver_free(dm.d);
     dl_store_free(dm.dls);
+    search_conn_free(dm.k);
     search_client_free(dm.client);
+    free_copies(&dm);
+    free(dm.copies);
     router_free(dm.router);
     mapping_free(&dm.m);
     bl_valctx_free(&dm.v);

@@ -324,9 +324,18 @@ static void list_replace(struct list *l, struct item *old, struct item *nw) {
     old->prev = old->next = NULL;
 }
 
-static struct item **map_slot(struct indexq *q, const char *id, uint64_t h) {
+/* A document is (id, routing): the same id under another routing is another
+ * copy on another shard (a child moved to a new parent leaves its old copy to
+ * be deleted there), so those changes must not coalesce. */
+static bool same_routing(const char *a, const char *b) {
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+static struct item **map_slot(struct indexq *q, const char *id, const char *routing, uint64_t h) {
     struct item **pp = &q->map[h & (q->map_cap - 1)];
-    while (*pp && ((*pp)->hash != h || strcmp((*pp)->doc_id, id))) pp = &(*pp)->hnext;
+    while (*pp && ((*pp)->hash != h || strcmp((*pp)->doc_id, id) ||
+                   !same_routing((*pp)->routing, routing)))
+        pp = &(*pp)->hnext;
     return pp;
 }
 
@@ -348,15 +357,15 @@ static void map_grow(struct indexq *q) {
     q->map_cap = ncap;
 }
 
-static struct item *map_get(struct indexq *q, const char *id, uint64_t h) {
+static struct item *map_get(struct indexq *q, const char *id, const char *routing, uint64_t h) {
     if (!q->map_cap) return NULL;
-    return *map_slot(q, id, h);
+    return *map_slot(q, id, routing, h);
 }
 
 /* make it the newest queued item of its doc */
 static void map_put(struct indexq *q, struct item *it) {
     if (q->map_n + 1 > q->map_cap * 3 / 4) map_grow(q);
-    struct item **pp = map_slot(q, it->doc_id, it->hash);
+    struct item **pp = map_slot(q, it->doc_id, it->routing, it->hash);
     if (*pp) {
         struct item *old = *pp;
         it->hnext = old->hnext;
@@ -373,7 +382,7 @@ static void map_put(struct indexq *q, struct item *it) {
 
 static void map_del(struct indexq *q, struct item *it) {
     if (!it->in_map) return;
-    struct item **pp = map_slot(q, it->doc_id, it->hash);
+    struct item **pp = map_slot(q, it->doc_id, it->routing, it->hash);
     if (*pp == it) {
         *pp = it->hnext;
         q->map_n--;
@@ -405,6 +414,7 @@ static struct item *item_new(const struct change *c) {
     it->version = c->version;
     it->op = c->op;
     it->hash = fnv1a(c->doc_id, idn - 1, FNV_BASIS);
+    if (c->routing) it->hash = fnv1a(c->routing, rn - 1, fnv1a("\0", 1, it->hash));
     it->size = 96 + idn + rn + bn + sn;
     return it;
 }
@@ -670,7 +680,7 @@ static void purge_flush(struct deliver *d, struct list *pl) {
         list_push_front(&it->q->main, it);
         d->main_queued++;
         it->q->main_bytes += it->size;
-        if (!map_get(it->q, it->doc_id, it->hash)) map_put(it->q, it);
+        if (!map_get(it->q, it->doc_id, it->routing, it->hash)) map_put(it->q, it);
     }
     advance_low_water(d);
     pthread_cond_broadcast(&d->space_cv);
@@ -728,7 +738,7 @@ int deliver_submit(struct deliver *d, const struct change *c) {
     bool aux = it->in_aux;
     struct item *old = NULL;
     if (c->op == CHANGE_INDEX || c->op == CHANGE_DELETE) {
-        struct item *m = map_get(q, it->doc_id, it->hash);
+        struct item *m = map_get(q, it->doc_id, it->routing, it->hash);
         if (m && m->in_aux == it->in_aux && (m->op == CHANGE_INDEX || m->op == CHANGE_DELETE))
             old = m;
     }
@@ -1094,7 +1104,7 @@ static void *helper_main(void *arg) {
             list_push_front(&q->main, it);
             q->main_bytes += it->size;
             d->main_queued++;
-            if (!map_get(q, it->doc_id, it->hash)) {
+            if (!map_get(q, it->doc_id, it->routing, it->hash)) {
                 /* no newer queued change of this doc: coalescing may replace it */
                 map_put(q, it);
             }

@@ -71,6 +71,29 @@ assert_eq false "$(curl -s "$SEARCH_URL/products/_doc/4" | jq .found)" "deleted 
 assert_eq "great" "$(doc review-900001 6 | jq -r ._source.title)" "parent/child: the review is a child document"
 assert_eq 6 "$(doc review-900001 6 | jq -r ._routing)" "routed by its product"
 
+# a child moved to another parent: one copy, on the new parent's routing;
+# a deleted child: no copy left on any shard
+copies() { search_refresh products; search_post /products/_search "{\"query\":{\"ids\":{\"values\":[\"$1\"]}}}" | jq -c '[.hits.hits[]._routing]'; }
+rv="$(mysql_q 'SELECT id FROM shop.reviews WHERE product_id = 10 ORDER BY id LIMIT 1')"
+mysql_q "UPDATE shop.reviews SET title = 'indexed first' WHERE id = $rv"
+marker() { # marker N: a root change after the others, then wait for it
+    mysql_q "UPDATE shop.products SET name = 'marker $1' WHERE id = 11"
+    wait_until 30 "marker $1 delivered" bash -c \
+        "curl -s '$SEARCH_URL/products/_doc/11' | jq -e '._source.name == \"marker $1\"' >/dev/null"
+}
+marker 1
+assert_eq "[\"10\"]" "$(copies "review-$rv")" "the review is indexed under its product"
+# through several parents (three shards: the routings land on different ones)
+for p in 7 8 9 12; do
+    mysql_q "UPDATE shop.reviews SET product_id = $p WHERE id = 900001"
+    marker "m$p"
+done
+mysql_q "DELETE FROM shop.review_replies WHERE review_id = $rv; DELETE FROM shop.reviews WHERE id = $rv"
+marker 2
+sleep 0.5
+assert_eq '["12"]' "$(copies review-900001)" "moved child: one copy, routed by its last parent"
+assert_eq '[]' "$(copies "review-$rv")" "deleted child: no copy left on any shard"
+
 # SIGTERM: drain, checkpoint saved at a transaction boundary, exit 0
 kill -TERM "$DAEMON"
 wait "$DAEMON"; rc=$?
