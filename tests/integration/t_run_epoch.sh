@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# tests/integration/t_run_epoch.sh — failover to a server with unrelated, lower
+# binlog positions (seed 000's epochs). The daemon first syncs from server A.
+# Switched to a fresh server B, its writes carry smaller versions than the
+# stored documents and the engine refuses them as stale. After `searchsync
+# epoch bump --reset-checkpoint` they land, because the epoch outranks every
+# position written before.
+. "$(dirname "$0")/lib.sh"
+require_bin
+map="$SEARCHSYNC_SRCDIR/sql/demo/mapping.json"
+bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products 200 >/dev/null
+# push server A's binlog well past where a fresh server starts
+mysql_q "CREATE DATABASE IF NOT EXISTS test; CREATE TABLE IF NOT EXISTS test.pad (id INT PRIMARY KEY, b LONGTEXT); REPLACE INTO test.pad VALUES (1, REPEAT('x', 2000000))"
+# server B: fresh, the same shop
+export SEARCHSYNC_HARNESS_DIR_B="$TEST_TMP/b"
+# (the client tools read MYSQL_HOST from the environment: hide server A from them)
+env -u MYSQL_HOST -u MYSQL_PORT SEARCHSYNC_HARNESS_DIR="$SEARCHSYNC_HARNESS_DIR_B" bash "$HARNESS/mariadb.sh" start >"$TEST_TMP/b.log" 2>&1 || fail "second MariaDB did not start: $(tail -5 "$TEST_TMP/b.log")"
+on_exit 'env -u MYSQL_HOST -u MYSQL_PORT SEARCHSYNC_HARNESS_DIR="$SEARCHSYNC_HARNESS_DIR_B" bash "$HARNESS/mariadb.sh" stop >/dev/null 2>&1'
+B_PORT="$(. "$SEARCHSYNC_HARNESS_DIR_B/mariadb.env"; echo "$MYSQL_PORT")"
+bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products 200 --host 127.0.0.1 --port "$B_PORT" --user root >/dev/null
+qb() { mariadb --no-defaults -h 127.0.0.1 -P "$B_PORT" -u root --batch --skip-column-names -e "$1"; }
+
+meta="$(unique_name meta)"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v1,brands_v1' >/dev/null"
+on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 30 lines)"; tail -30 "$TEST_TMP/run.log"; }'
+config() { # config PORT SERVER_ID: the source changes, the metadata stays on A
+    cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = shop
+host = 127.0.0.1
+port = $1
+user = root
+server_id = $2
+start = now
+[metadata]
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+database = $meta
+[search]
+urls = $SEARCH_URL
+[delivery]
+flush_interval_ms = 50
+INI
+}
+run_until() { # run_until ID NAME: start the daemon, wait for product ID to be named NAME (or 15 s), stop it
+    "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
+    local pid=$! i
+    for i in $(seq 1 150); do
+        curl -s "$SEARCH_URL/products/_doc/$1" | jq -e "._source.name == \"$2\"" >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    kill -TERM "$pid"; wait "$pid" || true
+}
+name_of() { curl -s "$SEARCH_URL/products/_doc/$1" | jq -r ._source.name; }
+
+config "$MYSQL_PORT" 7401
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$map" --yes >/dev/null
+"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
+pid=$!
+wait_until 30 "index created" bash -c "curl -sf '$SEARCH_URL/_alias/products' >/dev/null"
+sleep 1
+mysql_q "UPDATE shop.products SET name = 'from A' WHERE id = 1"
+wait_until 30 "A's write indexed" bash -c "curl -s '$SEARCH_URL/products/_doc/1' | jq -e '._source.name == \"from A\"' >/dev/null"
+kill -TERM "$pid"; wait "$pid" || true
+va="$(curl -s "$SEARCH_URL/products/_doc/1" | jq ._version)"
+
+# failover to B without a bump: B's versions are lower, the engine keeps A's document
+config "$B_PORT" 7402
+mysql_q "DELETE FROM \`$meta\`.offsets WHERE source = 'shop'" # (what --reset-checkpoint does, without the bump)
+( sleep 2; qb "UPDATE shop.products SET name = 'from B, no bump' WHERE id = 1" ) &
+run_until 1 "from B, no bump"
+wait
+assert_eq "from A" "$(name_of 1)" "without a bump, B's lower versions lose against A's document"
+assert_true "the daemon counted the refusals as stale, not as errors" grep -q "drain complete" "$TEST_TMP/run.log"
+
+# the bump: epoch + 1 and the checkpoint reset; B's next write lands
+out="$("$SEARCHSYNC_BIN" epoch bump --config "$TEST_TMP/c.ini" --reset-checkpoint)" || fail "epoch bump: $out"
+assert_contains "$out" "products	epoch 1" "products is at epoch 1"
+assert_contains "$out" "checkpoint of source shop reset" "the checkpoint was reset"
+( sleep 2; qb "UPDATE shop.products SET name = 'from B after bump' WHERE id = 1" ) &
+run_until 1 "from B after bump"
+wait
+assert_eq "from B after bump" "$(name_of 1)" "after the bump B's write lands"
+vb="$(curl -s "$SEARCH_URL/products/_doc/1" | jq ._version)"
+assert_true "the new version ($vb) outranks A's ($va)" test "$vb" -gt "$va"
+assert_eq 1 "$(( vb >> 53 ))" "the version carries epoch 1 in its top bits"
+set +e
+"$SEARCHSYNC_BIN" epoch bump --config "$TEST_TMP/c.ini" --index nosuch >"$TEST_TMP/o" 2>&1; rc2=$?
+set -e
+assert_eq 2 "$rc2" "bump of an unknown index: usage error"
+pass
