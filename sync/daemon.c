@@ -21,8 +21,10 @@
  * [source] start). SIGTERM/SIGINT stop the reader at a transaction boundary,
  * drain delivery (bounded by drain_timeout_ms) and save the checkpoint.
  *
- * Not yet here (issue 5 goes on): area-update scripts, row-image mode,
- * delay-effect snapshots, live reload of the mapping, epoch bump, ZooKeeper. */
+ * Changes of delay-effect tables become change snapshots for the delayed run.
+ *
+ * Not yet here (issue 5 goes on): area-update scripts, row-image mode, live
+ * reload of the mapping, ZooKeeper. */
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -76,6 +78,8 @@ struct daemon {
     struct copy { char *id, *routing; bool absent; } *copies;
     size_t ncopies, capcopies;
     uint64_t last_txn;      /* delivery's sequence of the last transaction */
+    sbuf snaps;             /* VALUES rows of change snapshots of this transaction */
+    unsigned long long snapshots;
     struct search_conn *k;  /* the main thread's engine connection */
     unsigned long long txns, docs, deletes;
     char err[1024];
@@ -134,14 +138,77 @@ static bool want_table(void *ctx, const char *db, const char *table) {
     return router_wants(dm->router, db, table);
 }
 
+/* A change of a delay-effect (metadata) table is not routed now: it becomes a
+ * change snapshot (seed 004's "case scene"), refreshed by the delayed run.
+ * Inserts and updates record the business id only (a later change of the same
+ * row the same day folds into the same row); deletes keep the before image,
+ * since the row is gone. Written at commit, before the transaction can be
+ * checkpointed, so a crash replays rather than loses it. */
+static int snapshot_row(struct daemon *dm, const bl_row *row) {
+    const bl_table *t = row->table;
+    const bl_cell *img = row->after ? row->after : row->before;
+    sbuf id = SBUF_INIT;
+    for (uint32_t i = 0; i < t->ncols; i++) {
+        if (!t->cols[i].is_pk || !t->cols[i].name) continue;
+        bool absent = false;
+        size_t len = 0;
+        struct image im = {dm, t, img};
+        const char *v = image_value(&im, t->cols[i].name, &len, &absent);
+        if (id.len) sbuf_addc(&id, ',');
+        if (v) sbuf_add(&id, v, len);
+    }
+    if (!id.len) {
+        sbuf_free(&id);
+        return errf(dm->err, sizeof dm->err,
+                    "%s.%s is delay-effect but has no primary key in the binlog's table map: "
+                    "give it one (change snapshots are keyed by it)", t->db, t->name);
+    }
+    const char *op = row->kind == BL_INSERT ? "insert" : row->kind == BL_UPDATE ? "update" : "delete";
+    sbuf *q = &dm->snaps;
+    sbuf_adds(q, q->len ? ",(" : "(");
+    db_quote(dm->meta, q, dm->cfg->source.name, strlen(dm->cfg->source.name));
+    sbuf_addc(q, ',');
+    db_quote(dm->meta, q, t->db, strlen(t->db));
+    sbuf_addc(q, ',');
+    db_quote(dm->meta, q, t->name, strlen(t->name));
+    sbuf_printf(q, ",'%s',", op);
+    db_quote(dm->meta, q, id.data, id.len);
+    sbuf_adds(q, ",'init',UTC_DATE(),");
+    if (row->kind == BL_DELETE) {
+        sbuf img_json = SBUF_INIT;
+        jsonw w;
+        jw_init(&w, &img_json);
+        bl_image_json(&dm->v, &w, t, row->before, NULL);
+        db_quote(dm->meta, q, img_json.data, img_json.len);
+        sbuf_free(&img_json);
+    } else {
+        sbuf_adds(q, "NULL");
+    }
+    sbuf_addc(q, ')');
+    sbuf_free(&id);
+    dm->snapshots++;
+    return 0;
+}
+
+static int write_snapshots(struct daemon *dm) {
+    if (!dm->snaps.len) return 0;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "INSERT INTO change_snapshots (source, db_name, table_name, operation, "
+                  "business_id, status, attach_date, row_image) VALUES ");
+    sbuf_add(&q, dm->snaps.data, dm->snaps.len);
+    sbuf_adds(&q, " ON DUPLICATE KEY UPDATE row_image = VALUES(row_image), "
+                  "updated_at = CURRENT_TIMESTAMP(3)");
+    int rc = db_exec(dm->meta, q.data, dm->err, sizeof dm->err);
+    sbuf_free(&q);
+    sbuf_reset(&dm->snaps);
+    return rc;
+}
+
 static int on_row(void *ctx, const bl_row *row) {
     struct daemon *dm = ctx;
     struct image before = {dm, row->table, row->before}, after = {dm, row->table, row->after};
-    if (router_delayed(dm->router, row->table->db, row->table->name)) {
-        log_debug("run", "%s.%s is delay-effect: left to the delayed run", row->table->db,
-                  row->table->name);
-        return 0;
-    }
+    if (router_delayed(dm->router, row->table->db, row->table->name))
+        return snapshot_row(dm, row);
     if (router_add(dm->router, row->table->db, row->table->name, image_value,
                    row->before ? &before : NULL, row->after ? &after : NULL, dm->err,
                    sizeof dm->err) != 0)
@@ -294,6 +361,9 @@ static int on_commit(void *ctx, const bl_commit *cm) {
     struct daemon *dm = ctx;
     int rc = 0;
     if (db_ensure(&dm->src, &dm->srcp, dm->err, sizeof dm->err) < 0) return -1;
+    if (dm->snaps.len && (db_ensure(&dm->meta, &dm->metap, dm->err, sizeof dm->err) < 0 ||
+                          write_snapshots(dm) < 0))
+        return -1;
     if (router_flush(dm->router, dm->src, collect, dm, dm->err, sizeof dm->err) != 0) return -1;
     for (size_t i = 0; i < dm->npend && rc == 0; i++) {
         struct pending *p = &dm->pend[i];
@@ -538,8 +608,10 @@ int cmd_run(int argc, char **argv) {
         log_error("run", "stopping: %s", dm.err);
     }
     int drc = deliver_drain(dm.d, cfg.delivery.drain_timeout_ms);
-    log_info("run", "stopped after %llu transactions, %llu documents, %llu deletes; drain %s",
-             dm.txns, dm.docs, dm.deletes, drc == DELIVER_OK ? "complete" : "incomplete");
+    log_info("run",
+             "stopped after %llu transactions, %llu documents, %llu deletes, %llu change "
+             "snapshots; drain %s",
+             dm.txns, dm.docs, dm.deletes, dm.snapshots, drc == DELIVER_OK ? "complete" : "incomplete");
     if (rc != BL_ERR && drc == DELIVER_OK) exit_code = EXIT_OK;
     if (rc != BL_ERR) dm.err[0] = '\0';
 out:
@@ -556,6 +628,7 @@ out:
     bl_valctx_free(&dm.v);
     sbuf_free(&dm.val);
     sbuf_free(&dm.text);
+    sbuf_free(&dm.snaps);
     db_close(dm.src);
     db_close(dm.meta);
     db_close(dm.ckpt);

@@ -94,6 +94,24 @@ sleep 0.5
 assert_eq '["12"]' "$(copies review-900001)" "moved child: one copy, routed by its last parent"
 assert_eq '[]' "$(copies "review-$rv")" "deleted child: no copy left on any shard"
 
+# categories are delay-effect: their changes become change snapshots (one row
+# per id, operation and day; a delete keeps its row image) and the products
+# embedding them wait for the delayed run
+cat1="$(mysql_q 'SELECT category_id FROM shop.products WHERE id = 1')"
+old_cat_name="$(doc 1 | jq -r ._source.category.name)"
+other="$(mysql_q "SELECT id FROM shop.categories WHERE id <> $cat1 ORDER BY id DESC LIMIT 1")"
+other_name="$(mysql_q "SELECT name FROM shop.categories WHERE id = $other")"
+mysql_q "UPDATE shop.categories SET name = 'renamed once' WHERE id = $cat1"
+mysql_q "UPDATE shop.categories SET name = 'renamed twice' WHERE id = $cat1"
+mysql_q "DELETE FROM shop.categories WHERE id = $other"
+marker 3
+assert_eq "$(printf 'update\t%s\tinit\ndelete\t%s\tinit' "$cat1" "$other")" \
+    "$(mysql_q "SELECT operation, business_id, status FROM \`$meta\`.change_snapshots WHERE table_name = 'categories' ORDER BY id")" \
+    "one snapshot per category and operation"
+assert_eq "$other_name" "$(mysql_q "SELECT row_image FROM \`$meta\`.change_snapshots WHERE operation = 'delete'" | jq -r .name)" \
+    "a deleted category's snapshot keeps its row"
+assert_eq "$old_cat_name" "$(doc 1 | jq -r ._source.category.name)" "the products wait for the delayed run"
+
 # SIGTERM: drain, checkpoint saved at a transaction boundary, exit 0
 kill -TERM "$DAEMON"
 wait "$DAEMON"; rc=$?
