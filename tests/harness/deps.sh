@@ -18,8 +18,9 @@ PACKAGES=(
     # test servers and tools (javac compiles the search-engine launcher)
     mariadb-server mariadb-client zookeeper default-jre-headless
     default-jdk-headless maven curl jq
-    # used by scripts: procps (ps/pkill-free process checks), iproute2 (ss)
-    procps iproute2
+    # used by scripts: procps (ps/pkill-free process checks), iproute2 (ss),
+    # python3 (t_docbuild's oracle comparison), time (/usr/bin/time in benchmarks)
+    procps iproute2 python3 time
 )
 
 missing=()
