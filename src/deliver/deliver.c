@@ -220,6 +220,10 @@ struct deliver {
     struct search_client *client;
     struct deliver_transport tr;
     pthread_mutex_t mu;
+    /* dead-letter log lines: at most DL_LOG_BURST per DL_LOG_WINDOW_NS */
+    pthread_mutex_t dl_log_mu;
+    int64_t dl_log_window;
+    int dl_log_n;
     pthread_cond_t work_cv, space_cv, done_cv;
     struct worker *workers;
     struct helper *helpers;
@@ -551,6 +555,9 @@ static void rotate_stats(struct deliver *d, int64_t now) {
 
 /* ---------- dead letters ---------- */
 
+#define DL_LOG_BURST 10
+#define DL_LOG_WINDOW_NS (10LL * 1000000000LL)
+
 static int write_dead_letter(struct deliver *d, struct item *it, const char *error,
                              size_t error_len, int status) {
     char *etext = xstrndup(error ? error : "", error ? error_len : 0);
@@ -575,9 +582,22 @@ static int write_dead_letter(struct deliver *d, struct item *it, const char *err
                   "op=%s status=%d error=%s", dl.index, dl.doc_id,
                   (unsigned long long)dl.version, change_op_name(dl.op), status, etext);
     }
-    if (rc == 0)
-        log_warn("deliver", "dead letter: index=%s id=%s version=%llu status=%d: %.300s",
-                 dl.index, dl.doc_id, (unsigned long long)dl.version, status, etext);
+    if (rc == 0) {
+        /* a mapping conflict can park thousands at once: log a burst of them,
+         * then say where the rest are instead of one line each */
+        int64_t now = now_ns();
+        pthread_mutex_lock(&d->dl_log_mu);
+        if (now - d->dl_log_window >= DL_LOG_WINDOW_NS) d->dl_log_window = now, d->dl_log_n = 0;
+        int n = ++d->dl_log_n;
+        pthread_mutex_unlock(&d->dl_log_mu);
+        if (n <= DL_LOG_BURST)
+            log_warn("deliver", "dead letter: index=%s id=%s version=%llu status=%d: %.300s",
+                     dl.index, dl.doc_id, (unsigned long long)dl.version, status, etext);
+        else if (n == DL_LOG_BURST + 1)
+            log_warn("deliver", "more dead letters in the next %d s are not logged one by one; "
+                     "see `searchsync dead-letters list` and the dead_letters statistic",
+                     (int)(DL_LOG_WINDOW_NS / 1000000000LL));
+    }
     free(etext);
     return rc;
 }
@@ -1265,6 +1285,7 @@ struct deliver *deliver_new(const struct deliver_opts *o, struct search_client *
     else
         d->tr = (struct deliver_transport){.ud = d, .bulk = default_bulk};
     pthread_mutex_init(&d->mu, NULL);
+    pthread_mutex_init(&d->dl_log_mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -1353,6 +1374,7 @@ void deliver_free(struct deliver *d) {
     free(d->lw_pos);
     free(d->version_field);
     pthread_mutex_destroy(&d->mu);
+    pthread_mutex_destroy(&d->dl_log_mu);
     pthread_cond_destroy(&d->work_cv);
     pthread_cond_destroy(&d->space_cv);
     pthread_cond_destroy(&d->done_cv);
