@@ -1,6 +1,7 @@
 # src/ foundations: buffers, JSON writer, logging, configuration.
 libsearchsync_a_SOURCES += \
 	src/sbuf.c src/sbuf.h \
+	src/strset.c src/strset.h \
 	src/jsonw.c src/jsonw.h \
 	src/json_exact.c src/json_exact.h \
 	src/log.c src/log.h \

@@ -9,50 +9,9 @@
 
 #include "db.h"
 #include "sbuf.h"
+#include "strset.h"
 
 #define IN_CHUNK 500
-
-/* ---------- a set of strings (open addressing, FNV-1a) ---------- */
-struct vset {
-    char **slot;
-    size_t cap, n;
-};
-
-static uint64_t fnv(const char *s, size_t n) {
-    uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
-static void vset_clear(struct vset *s) {
-    for (size_t i = 0; i < s->cap; i++) free(s->slot[i]);
-    free(s->slot);
-    s->slot = NULL, s->cap = s->n = 0;
-}
-
-static void vset_add(struct vset *s, const char *v, size_t n);
-
-static void vset_grow(struct vset *s) {
-    struct vset t = {xcalloc(s->cap ? s->cap * 2 : 64, sizeof(char *)), s->cap ? s->cap * 2 : 64, 0};
-    for (size_t i = 0; i < s->cap; i++)
-        if (s->slot[i]) {
-            vset_add(&t, s->slot[i], strlen(s->slot[i]));
-            free(s->slot[i]);
-        }
-    free(s->slot);
-    *s = t;
-}
-
-static void vset_add(struct vset *s, const char *v, size_t n) {
-    if ((s->n + 1) * 2 > s->cap) vset_grow(s);
-    size_t i = (size_t)fnv(v, n) & (s->cap - 1);
-    while (s->slot[i]) {
-        if (strlen(s->slot[i]) == n && memcmp(s->slot[i], v, n) == 0) return;
-        i = (i + 1) & (s->cap - 1);
-    }
-    s->slot[i] = xstrndup(v, n);
-    s->n++;
-}
 
 /* ---------- the paths ---------- */
 struct rstep {
@@ -67,12 +26,23 @@ struct rnode {
     const char *seed;       /* column of this table whose values seed the path */
     struct rstep *steps;
     size_t nsteps;
-    struct vset seeds;
+    struct strset seeds;
+    int area;               /* -1, or the area-update relation this node is in */
+    size_t area_depth;      /* 0: the area relation's own node; d: d steps below it */
+};
+
+/* An area-update relation (a nested relation of a root table edited element
+ * by element): its changed elements as "doc key \x1f element key" pairs. */
+struct area {
+    size_t index;
+    const struct mp_relation *rel;
+    const char *key;        /* the relation table's key column */
+    struct strset pairs;
 };
 
 struct target {
     size_t index, doctable;
-    struct vset keys;
+    struct strset keys;
 };
 
 struct router {
@@ -81,8 +51,12 @@ struct router {
     size_t nnodes, capnodes;
     struct target *targets;
     size_t ntargets;
+    struct area *areas;
+    size_t nareas;
+    router_area_fn area_fn; /* NULL: area relations refresh whole documents */
     unsigned long queries;
 };
+
 
 static const char *key_column(const struct mp_table *t) {
     for (size_t i = 0; i < t->ncolumns; i++)
@@ -100,6 +74,7 @@ static struct rnode *add_node(struct router *r, size_t index, size_t doctable, c
     struct rnode *n = &r->nodes[r->nnodes++];
     memset(n, 0, sizeof *n);
     n->index = index, n->doctable = doctable, n->db = db, n->table = table, n->seed = seed;
+    n->area = -1;
     n->nsteps = nsteps;
     if (nsteps) {
         n->steps = xmalloc(nsteps * sizeof *steps);
@@ -108,19 +83,48 @@ static struct rnode *add_node(struct router *r, size_t index, size_t doctable, c
     return n;
 }
 
+static const char *rel_key(const struct mp_relation *rel) {
+    for (size_t i = 0; i < rel->ncolumns; i++)
+        if (rel->columns[i].is_key) return rel->columns[i].name;
+    return NULL;
+}
+
+/* Can this relation be edited element by element? (mapping_validate refuses
+ * area_update anywhere else; here it just falls back to whole documents.) */
+static bool area_eligible(const struct mp_index *ix, size_t doctable, size_t nup,
+                          const struct mp_relation *rel) {
+    const struct mp_table *root = &ix->tables[0];
+    return rel->area_update && doctable == 0 && nup == 0 && rel_key(rel) &&
+           mp_relation_nested(rel, root->columns, root->ncolumns) && key_column(root) &&
+           !strcmp(rel->column, key_column(root));
+}
+
 /* Relations under an owner: `out` is the owner's column wanted by the steps
- * above it (`up`, nup of them). */
+ * above it (`up`, nup of them). area/adepth: the area-update relation above
+ * (-1 none) and how many levels below it the owner is. */
 static void walk(struct router *r, size_t index, size_t doctable, const char *odb,
                  const char *otable, const char *out, const struct rstep *up, size_t nup,
-                 const struct mp_relation *rels, size_t nrels) {
+                 const struct mp_relation *rels, size_t nrels, int area, size_t adepth) {
     for (size_t i = 0; i < nrels; i++) {
         const struct mp_relation *rel = &rels[i];
         struct rstep *steps = xmalloc((nup + 1) * sizeof *steps);
         steps[0] = (struct rstep){odb, otable, rel->column, out};
         if (nup) memcpy(steps + 1, up, nup * sizeof *up);
-        add_node(r, index, doctable, rel->db, rel->table, rel->join_column, steps, nup + 1);
+        struct rnode *n =
+            add_node(r, index, doctable, rel->db, rel->table, rel->join_column, steps, nup + 1);
+        int sub_area = area;
+        size_t sub_depth = adepth + 1;
+        if (area >= 0) {
+            n->area = area, n->area_depth = adepth;
+        } else if (area_eligible(&r->m->indices[index], doctable, nup, rel)) {
+            r->areas = xrealloc(r->areas, (r->nareas + 1) * sizeof *r->areas);
+            r->areas[r->nareas] = (struct area){index, rel, rel_key(rel), {NULL, 0, 0}};
+            n->area = sub_area = (int)r->nareas++;
+            n->area_depth = 0;
+            sub_depth = 1;
+        }
         walk(r, index, doctable, rel->db, rel->table, rel->join_column, steps, nup + 1,
-             rel->relations, rel->nrelations);
+             rel->relations, rel->nrelations, sub_area, sub_depth);
         free(steps);
     }
 }
@@ -139,7 +143,7 @@ struct router *router_new(const struct mapping *m) {
             r->targets = xrealloc(r->targets, (r->ntargets + 1) * sizeof *r->targets);
             r->targets[r->ntargets++] = (struct target){i, t, {NULL, 0, 0}};
             add_node(r, i, t, tb->db, tb->table, key, NULL, 0);
-            walk(r, i, t, tb->db, tb->table, key, NULL, 0, tb->relations, tb->nrelations);
+            walk(r, i, t, tb->db, tb->table, key, NULL, 0, tb->relations, tb->nrelations, -1, 0);
         }
     }
     return r;
@@ -149,16 +153,29 @@ void router_free(struct router *r) {
     if (!r) return;
     for (size_t i = 0; i < r->nnodes; i++) {
         free(r->nodes[i].steps);
-        vset_clear(&r->nodes[i].seeds);
+        strset_clear(&r->nodes[i].seeds);
     }
-    for (size_t i = 0; i < r->ntargets; i++) vset_clear(&r->targets[i].keys);
+    for (size_t i = 0; i < r->ntargets; i++) strset_clear(&r->targets[i].keys);
+    for (size_t i = 0; i < r->nareas; i++) strset_clear(&r->areas[i].pairs);
     free(r->nodes);
     free(r->targets);
+    free(r->areas);
     free(r);
 }
 
 static bool same_table(const char *db, const char *table, const char *db2, const char *table2) {
     return !strcmp(db, db2) && !strcmp(table, table2);
+}
+
+void router_set_area(struct router *r, router_area_fn fn) { r->area_fn = fn; }
+
+static void add_pair(struct area *a, const char *doc, size_t dl, const char *el, size_t el_len) {
+    sbuf p = SBUF_INIT;
+    sbuf_add(&p, doc, dl);
+    sbuf_addc(&p, '\x1f');
+    sbuf_add(&p, el, el_len);
+    strset_add(&a->pairs, p.data, p.len);
+    sbuf_free(&p);
 }
 
 bool router_wants(const struct router *r, const char *db, const char *table) {
@@ -183,6 +200,29 @@ int router_add(struct router *r, const char *db, const char *table, router_value
         struct rnode *n = &r->nodes[i];
         if (!same_table(n->db, n->table, db, table)) continue;
         void *imgs[2] = {before, after};
+        if (r->area_fn && n->area >= 0 && n->area_depth == 0) {
+            /* the element's own row: (its document, its key) from each image */
+            struct area *a = &r->areas[n->area];
+            for (int k = 0; k < 2; k++) {
+                if (!imgs[k]) continue;
+                size_t dl = 0, kl = 0;
+                bool da = false, ka = false;
+                const char *dv = get(imgs[k], n->seed, &dl, &da);
+                char *doc = dv ? xstrndup(dv, dl) : NULL;
+                const char *kv = get(imgs[k], a->key, &kl, &ka);
+                if (da || ka) {
+                    free(doc);
+                    return errf(err, errlen,
+                                "%s.%s: column %s is not in the row image, so the element this "
+                                "row is cannot be found; set binlog_row_image=FULL (or NOBLOB) "
+                                "on the source",
+                                db, table, da ? n->seed : a->key);
+                }
+                if (doc && kv) add_pair(a, doc, dl, kv, kl);
+                free(doc);
+            }
+            continue;
+        }
         int seen = 0;
         for (int k = 0; k < 2; k++) {
             if (!imgs[k]) continue;
@@ -191,7 +231,7 @@ int router_add(struct router *r, const char *db, const char *table, router_value
             const char *v = get(imgs[k], n->seed, &len, &absent);
             if (absent) continue;
             seen++;
-            if (v) vset_add(&n->seeds, v, len);
+            if (v) strset_add(&n->seeds, v, len);
         }
         if (!seen)
             return errf(err, errlen,
@@ -204,8 +244,8 @@ int router_add(struct router *r, const char *db, const char *table, router_value
 }
 
 /* values of `out` for owner rows whose `match` is in `in` */
-static int step_query(struct router *r, MYSQL *src, const struct rstep *s, struct vset *in,
-                      struct vset *outv, char *err, size_t errlen) {
+static int step_query(struct router *r, MYSQL *src, const struct rstep *s, struct strset *in,
+                      struct strset *outv, char *err, size_t errlen) {
     sbuf q = SBUF_INIT;
     int rc = 0;
     size_t i = 0;
@@ -238,11 +278,63 @@ static int step_query(struct router *r, MYSQL *src, const struct rstep *s, struc
         MYSQL_ROW row;
         while (res && (row = mysql_fetch_row(res))) {
             unsigned long *len = mysql_fetch_lengths(res);
-            if (row[0]) vset_add(outv, row[0], len[0]);
+            if (row[0]) strset_add(outv, row[0], len[0]);
         }
         if (res) mysql_free_result(res);
         if (mysql_errno(src))
             rc = errf(err, errlen, "finding the documents of %s.%s: %s (%u)", s->db, s->table,
+                      mysql_error(src), mysql_errno(src));
+    }
+    sbuf_free(&q);
+    return rc;
+}
+
+/* (document, element) pairs of area a for element rows whose `match` column
+ * is in `in`: SELECT key, join_column FROM area table WHERE match IN (...).
+ * The relation's WHERE is not applied: a row that stops matching must still
+ * be removed from its document. */
+static int pair_query(struct router *r, MYSQL *src, struct area *a, const char *match,
+                      struct strset *in, char *err, size_t errlen) {
+    const struct mp_relation *rel = a->rel;
+    sbuf q = SBUF_INIT;
+    int rc = 0;
+    size_t i = 0;
+    while (i < in->cap && rc == 0) {
+        sbuf_reset(&q);
+        sbuf_adds(&q, "SELECT ");
+        db_ident(&q, rel->join_column);
+        sbuf_addc(&q, ',');
+        db_ident(&q, a->key);
+        sbuf_adds(&q, " FROM ");
+        db_ident(&q, rel->db);
+        sbuf_addc(&q, '.');
+        db_ident(&q, rel->table);
+        sbuf_adds(&q, " WHERE ");
+        db_ident(&q, match);
+        sbuf_adds(&q, " IN (");
+        int k = 0;
+        for (; i < in->cap && k < IN_CHUNK; i++) {
+            if (!in->slot[i]) continue;
+            if (k++) sbuf_addc(&q, ',');
+            db_quote(src, &q, in->slot[i], strlen(in->slot[i]));
+        }
+        sbuf_addc(&q, ')');
+        if (!k) break;
+        r->queries++;
+        if (mysql_real_query(src, q.data, q.len) != 0) {
+            rc = errf(err, errlen, "finding the elements of %s.%s: %s (%u)", rel->db, rel->table,
+                      mysql_error(src), mysql_errno(src));
+            break;
+        }
+        MYSQL_RES *res = mysql_use_result(src);
+        MYSQL_ROW row;
+        while (res && (row = mysql_fetch_row(res))) {
+            unsigned long *len = mysql_fetch_lengths(res);
+            if (row[0] && row[1]) add_pair(a, row[0], len[0], row[1], len[1]);
+        }
+        if (res) mysql_free_result(res);
+        if (mysql_errno(src))
+            rc = errf(err, errlen, "finding the elements of %s.%s: %s (%u)", rel->db, rel->table,
                       mysql_error(src), mysql_errno(src));
     }
     sbuf_free(&q);
@@ -262,20 +354,36 @@ int router_flush(struct router *r, MYSQL *src, router_emit_fn emit, void *ctx, c
     for (size_t i = 0; i < r->nnodes && rc == 0; i++) {
         struct rnode *n = &r->nodes[i];
         if (!n->seeds.n) continue;
-        struct vset cur = n->seeds;
-        n->seeds = (struct vset){NULL, 0, 0};
+        struct strset cur = n->seeds;
+        n->seeds = (struct strset){NULL, 0, 0};
+        if (r->area_fn && n->area >= 0 && n->area_depth > 0) {
+            /* up to the element level, then the elements' (document, key) */
+            for (size_t s = 0; s + 1 < n->area_depth && rc == 0 && cur.n; s++) {
+                const struct rstep *st = &n->steps[s];
+                if (!strcmp(st->match, st->out)) continue;
+                struct strset next = {NULL, 0, 0};
+                rc = step_query(r, src, st, &cur, &next, err, errlen);
+                strset_clear(&cur);
+                cur = next;
+            }
+            if (rc == 0 && cur.n)
+                rc = pair_query(r, src, &r->areas[n->area], n->steps[n->area_depth - 1].match,
+                                &cur, err, errlen);
+            strset_clear(&cur);
+            continue;
+        }
         for (size_t s = 0; s < n->nsteps && rc == 0 && cur.n; s++) {
             const struct rstep *st = &n->steps[s];
             if (!strcmp(st->match, st->out)) continue; /* the values pass through */
-            struct vset next = {NULL, 0, 0};
+            struct strset next = {NULL, 0, 0};
             rc = step_query(r, src, st, &cur, &next, err, errlen);
-            vset_clear(&cur);
+            strset_clear(&cur);
             cur = next;
         }
         struct target *t = target_of(r, n->index, n->doctable);
         for (size_t k = 0; rc == 0 && t && k < cur.cap; k++)
-            if (cur.slot[k]) vset_add(&t->keys, cur.slot[k], strlen(cur.slot[k]));
-        vset_clear(&cur);
+            if (cur.slot[k]) strset_add(&t->keys, cur.slot[k], strlen(cur.slot[k]));
+        strset_clear(&cur);
     }
     for (size_t i = 0; i < r->ntargets; i++) {
         struct target *t = &r->targets[i];
@@ -283,10 +391,25 @@ int router_flush(struct router *r, MYSQL *src, router_emit_fn emit, void *ctx, c
             if (t->keys.slot[k] &&
                 emit(ctx, t->index, t->doctable, t->keys.slot[k], strlen(t->keys.slot[k])) != 0)
                 rc = errf(err, errlen, "the document sink refused a routed document");
-        vset_clear(&t->keys);
+        strset_clear(&t->keys);
     }
-    if (rc != 0)
-        for (size_t i = 0; i < r->nnodes; i++) vset_clear(&r->nodes[i].seeds);
+    for (size_t i = 0; i < r->nareas; i++) {
+        struct area *a = &r->areas[i];
+        for (size_t k = 0; rc == 0 && k < a->pairs.cap; k++) {
+            char *p = a->pairs.slot[k];
+            if (!p) continue;
+            char *sep = strchr(p, '\x1f');
+            *sep = '\0';
+            if (r->area_fn(ctx, a->index, a->rel, p, sep + 1) != 0)
+                rc = errf(err, errlen, "the document sink refused a routed element");
+            *sep = '\x1f';
+        }
+        strset_clear(&a->pairs);
+    }
+    if (rc != 0) {
+        for (size_t i = 0; i < r->nnodes; i++) strset_clear(&r->nodes[i].seeds);
+        for (size_t i = 0; i < r->nareas; i++) strset_clear(&r->areas[i].pairs);
+    }
     return rc;
 }
 

@@ -18,6 +18,15 @@
  * no query. Relation WHERE conditions are not evaluated here: a row that stops
  * matching must still refresh the document that embedded it.
  *
+ * Area-update relations (router_set_area; a nested relation of the root,
+ * joined on the root's key, with a key of its own): a change of the
+ * relation's row, or of any row below it, reports the element instead of the
+ * document — (index, relation, document key, element key). The element's own
+ * row gives both from each image (a moved SKU is reported under its old and
+ * its new product); a row below it is walked up to the element rows and one
+ * `SELECT join_column, key FROM element table WHERE col IN (...)` per chunk
+ * finds their documents. The caller edits just those elements.
+ *
  * Tables marked delay-effect are not routed: router_delayed() tells the caller
  * to record a change snapshot instead (the delayed run refreshes later). */
 #ifndef SS_ROUTER_H
@@ -38,9 +47,18 @@ typedef const char *(*router_value_fn)(void *image, const char *column, size_t *
  * table (0 = root, > 0 a parent/child table) and the document row's key. */
 typedef int (*router_emit_fn)(void *ctx, size_t index, size_t table, const char *key, size_t len);
 
+/* One changed element of an area-update relation `rel` of index config
+ * `index`: the root document's key and the element's key (texts). */
+typedef int (*router_area_fn)(void *ctx, size_t index, const struct mp_relation *rel,
+                              const char *doc_key, const char *elem_key);
+
 /* The mapping must outlive the router. */
 struct router *router_new(const struct mapping *m);
 void router_free(struct router *r); /* NULL-safe */
+/* Report area-update relations element by element through fn (called by
+ * router_flush with its ctx). Without it they refresh whole documents. Set it
+ * before the first router_add. */
+void router_set_area(struct router *r, router_area_fn fn);
 
 /* Is this table read by any index config at all? */
 bool router_wants(const struct router *r, const char *db, const char *table);

@@ -151,11 +151,49 @@ static void test_absent_column(void **state) {
     router_free(r);
 }
 
+static int emit_area(void *ctx, size_t index, const struct mp_relation *rel, const char *doc,
+                     const char *elem) {
+    struct got *g = ctx;
+    sbuf_printf(&g->s, "%s/%s.%s/%s/%s\n", M.indices[index].alias, rel->db, rel->table, doc, elem);
+    return 0;
+}
+
+/* skus are area_update in the demo mapping: a sku's own row reports the
+ * element under its old and new product, from the images alone */
+static void test_area_elements(void **state) {
+    (void)state;
+    struct router *r = router_new(&M);
+    router_set_area(r, emit_area);
+    struct got g = {SBUF_INIT};
+    char err[512];
+    struct img s1 = {{"id=100", "product_id=7"}}, s2 = {{"id=100", "product_id=9"}};
+    assert_int_equal(router_add(r, "shop", "skus", get, &s1, &s2, err, sizeof err), 0);
+    struct img s3 = {{"id=101", "product_id=7"}};
+    assert_int_equal(router_add(r, "shop", "skus", get, NULL, &s3, err, sizeof err), 0);
+    struct img s4 = {{"id=102", "product_id=\\N"}}; /* no product: no element */
+    assert_int_equal(router_add(r, "shop", "skus", get, &s4, NULL, err, sizeof err), 0);
+    struct img p1 = {{"id=7", "name=x"}};
+    assert_int_equal(router_add(r, "shop", "products", get, &p1, &p1, err, sizeof err), 0);
+    assert_int_equal(router_flush(r, NULL, emit, &g, err, sizeof err), 0);
+    expect(&g, "products/shop.products/7\n"
+               "products/shop.skus/7/100\n"
+               "products/shop.skus/7/101\n"
+               "products/shop.skus/9/100\n");
+    assert_int_equal(router_queries(r), 0);
+    /* the element's key must be in the image */
+    struct img s5 = {{"product_id=7"}};
+    assert_int_equal(router_add(r, "shop", "skus", get, NULL, &s5, err, sizeof err), -1);
+    assert_non_null(strstr(err, "column id is not in the row image"));
+    sbuf_free(&g.s);
+    router_free(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_route_without_queries),
         cmocka_unit_test(test_absent_column),
+        cmocka_unit_test(test_area_elements),
     };
     return cmocka_run_group_tests(tests, load, unload);
 }
