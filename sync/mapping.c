@@ -498,6 +498,7 @@ static void check_columns(struct vctx *v, const char *where, const char *db, con
 struct chain {
     const char *db[40], *table[40];
     int n;
+    bool root; /* chain[0] is the index's root table */
 };
 
 static void check_relations(struct vctx *v, const char *where, const char *db, const char *table,
@@ -524,6 +525,24 @@ static void check_relations(struct vctx *v, const char *where, const char *db, c
         }
         if (r->area_update && !mp_relation_nested(r, owner, nowner))
             verr(v, w, "area_update needs a nested (one-to-many) relation");
+        else if (r->area_update) {
+            /* the script finds the element by its key in a top-level array
+             * of the root document, whose id is the root key */
+            const struct mp_column *okey = NULL;
+            bool rkey = false;
+            for (size_t c = 0; c < nowner; c++)
+                if (owner[c].is_key) okey = &owner[c];
+            for (size_t c = 0; c < r->ncolumns; c++) rkey |= r->columns[c].is_key;
+            if (!ch->root || ch->n != 1)
+                verr(v, w, "area_update works on a relation of the root table itself (one level "
+                           "deep); use refresh_parent here");
+            else if (!okey || strcmp(okey->name, r->column))
+                verr(v, w, "area_update needs the relation joined on the root's key column "
+                           "(\"column\": \"%s\")", okey ? okey->name : "?");
+            else if (!rkey)
+                verr(v, w, "area_update needs a key among the relation's columns (mark the "
+                           "related table's primary key \"key\": true): elements are found by it");
+        }
         char why[160];
         if (r->where && mapping_where_check(r->where, why, sizeof why) < 0)
             verr(v, w, "where: %s", why);
@@ -642,8 +661,11 @@ static void check_index(struct vctx *v, struct mp_index *ix, size_t ii) {
             if (t->join_name && ix->tables[j].join_name &&
                 !strcmp(t->join_name, ix->tables[j].join_name))
                 verr(v, tw, "join_name \"%s\" used twice", t->join_name);
+        if (t->mode == MP_ROWIMAGE && (i != 0 || t->nrelations))
+            verr(v, tw, "mode row-image builds documents from the binlog row alone: it needs "
+                        "the root table of an index without relations (use re-query)");
         if (doc_table) {
-            struct chain ch = {.n = 1};
+            struct chain ch = {.n = 1, .root = i == 0};
             ch.db[0] = t->db;
             ch.table[0] = t->table;
             check_relations(v, tw, t->db, t->table, t->columns, t->ncolumns, t->relations,

@@ -238,6 +238,22 @@ static void test_validation(void **state) {
     /* area_update needs nested */
     validate_expect(IX(ROOT ",\"relations\":[{\"column\":\"cat\",\"extend_name\":\"c\",\"table\":\"d.c\",\"join_column\":\"id\",\"area_update\":true,\"columns\":[\"label\"]}]}"),
                     1, "area_update needs a nested");
+    /* area_update: joined on the root key, with a key, on the root only */
+    validate_expect(IX(ROOT ",\"relations\":[{\"column\":\"id\",\"extend_name\":\"cs\",\"nested\":true,\"table\":\"d.c\",\"join_column\":\"pid\",\"area_update\":true,\"columns\":[{\"name\":\"id\",\"key\":true},\"label\"]}]}"),
+                    0, NULL);
+    validate_expect(IX(ROOT ",\"relations\":[{\"column\":\"id\",\"extend_name\":\"cs\",\"nested\":true,\"table\":\"d.c\",\"join_column\":\"pid\",\"area_update\":true,\"columns\":[\"label\"]}]}"),
+                    1, "area_update needs a key among the relation's columns");
+    validate_expect(IX(ROOT ",\"relations\":[{\"column\":\"cat\",\"extend_name\":\"cs\",\"nested\":true,\"table\":\"d.c\",\"join_column\":\"id\",\"area_update\":true,\"columns\":[{\"name\":\"id\",\"key\":true}]}]}"),
+                    1, "area_update needs the relation joined on the root's key column");
+    validate_expect(IX(ROOT ",\"relations\":[{\"column\":\"id\",\"extend_name\":\"cs\",\"nested\":true,\"table\":\"d.c\",\"join_column\":\"pid\",\"columns\":[{\"name\":\"id\",\"key\":true},\"pid\"],"
+                       "\"relations\":[{\"column\":\"id\",\"extend_name\":\"xs\",\"nested\":true,\"table\":\"d.r\",\"join_column\":\"p_id\",\"area_update\":true,\"columns\":[{\"name\":\"id\",\"key\":true}]}]}]}"),
+                    1, "area_update works on a relation of the root table itself");
+    /* row-image: a root without relations only */
+    validate_expect(IX("{\"table\":\"d.p\",\"mode\":\"row-image\",\"columns\":[{\"name\":\"id\",\"key\":true},\"name\"]}"),
+                    0, NULL);
+    validate_expect(IX("{\"table\":\"d.p\",\"mode\":\"row-image\",\"columns\":[{\"name\":\"id\",\"key\":true},{\"name\":\"cat\",\"extend_name\":\"category\"}],"
+                       "\"relations\":[{\"column\":\"cat\",\"table\":\"d.c\",\"join_column\":\"id\",\"columns\":[\"label\"]}]}"),
+                    1, "mode row-image builds documents from the binlog row alone");
     /* parent/child: missing join names and parent column */
     validate_expect(IX(ROOT "},{\"table\":\"d.r\",\"parent\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true}]}"),
                     3, "parent/child child without \"join_name\"");
