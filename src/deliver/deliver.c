@@ -928,7 +928,11 @@ static int default_bulk(void *ud, int helper, const char *body, size_t len,
     return search_request(k, "POST", "/_bulk", "application/x-ndjson", body, len, resp);
 }
 
-enum outcome { OUT_ACK = 0, OUT_RETRY, OUT_DEAD, OUT_WROTE /* ack: a full-state write landed */ };
+enum outcome {
+    OUT_ACK = 0, OUT_RETRY, OUT_DEAD,
+    OUT_WROTE,  /* ack: a full-state write landed */
+    OUT_MISSING /* ack: a partial update found no document (the producer is told) */
+};
 
 static void *helper_main(void *arg) {
     struct helper *h = arg;
@@ -1041,7 +1045,9 @@ static void *helper_main(void *arg) {
                     if (it->op == CHANGE_INDEX || it->op == CHANGE_DELETE) outc[i] = OUT_WROTE;
                     break;
                 case BULK_STALE: outc[i] = OUT_ACK, nstale++; break;
-                case BULK_MISSING: outc[i] = OUT_ACK, nmissing++; break;
+                case BULK_MISSING:
+                    outc[i] = d->o.missing ? OUT_MISSING : OUT_ACK, nmissing++;
+                    break;
                 case BULK_TRANSIENT: {
                     int s = h->res[i].status;
                     bool plain = s == 429 || s == 502 || s == 503 || s == 504 || s == 409 ||
@@ -1074,6 +1080,11 @@ static void *helper_main(void *arg) {
         /* after the dead letters of this batch exist: older ones of the
          * same documents are superseded by the full writes that landed */
         for (int i = 0; i < n; i++) {
+            if (outc[i] == OUT_MISSING) {
+                d->o.missing(d->o.missing_ud, q->index, batch[i]->doc_id, batch[i]->routing,
+                             batch[i]->version);
+                outc[i] = OUT_ACK;
+            }
             if (outc[i] != OUT_WROTE) continue;
             if (d->o.written)
                 d->o.written(d->o.written_ud, q->index, batch[i]->doc_id, batch[i]->version);

@@ -92,6 +92,11 @@ typedef int (*deliver_dead_letter_fn)(void *ud, const struct dead_letter *dl);
  * has forgotten the tombstone). Called from helper threads, outside locks. */
 typedef void (*deliver_written_fn)(void *ud, const char *index, const char *doc_id,
                                    uint64_t version);
+/* A partial update (UPDATE or SCRIPT) found no document to update (404). The
+ * item is acknowledged; the producer may rebuild the document whole. Called
+ * from helper threads, outside locks. */
+typedef void (*deliver_missing_fn)(void *ud, const char *index, const char *doc_id,
+                                   const char *routing, uint64_t version);
 /* Save the low-water position atomically. 0 saved, -1 try again later. */
 typedef int (*deliver_checkpoint_fn)(void *ud, const char *position, uint64_t txn_seq);
 
@@ -124,6 +129,8 @@ struct deliver_opts {
     void *dead_letter_ud;
     deliver_written_fn written; /* optional: dl_store_written */
     void *written_ud;
+    deliver_missing_fn missing; /* optional */
+    void *missing_ud;
     const struct deliver_transport *transport; /* NULL = the search client */
 };
 

@@ -130,8 +130,16 @@ void bulk_append(sbuf *out, const struct search_dialect *d, const struct bulk_it
         if (vf) {
             sbuf_adds(&src, "def c=ctx._source[params._ss_f]; if (c != null && c >= params._ss_v) "
                             "{ ctx.op='none' } else { ");
-            sbuf_adds(&src, it->script ? it->script : "");
-            sbuf_adds(&src, "\n; ctx._source[params._ss_f]=params._ss_v }");
+            const char *sc = it->script ? it->script : "";
+            size_t sl = strlen(sc);
+            while (sl && (sc[sl - 1] == ' ' || sc[sl - 1] == '\n' || sc[sl - 1] == '\t' ||
+                          sc[sl - 1] == '\r'))
+                sl--;
+            sbuf_add(&src, sc, sl);
+            /* painless wants ';' after a plain statement and refuses one
+             * after a block ("extraneous semicolon") */
+            if (sl && sc[sl - 1] != '}' && sc[sl - 1] != ';') sbuf_addc(&src, ';');
+            sbuf_adds(&src, "\n ctx._source[params._ss_f]=params._ss_v }");
             sbuf_adds(&m, "\"_ss_v\":");
             add_u64(&m, it->version);
             sbuf_adds(&m, ",\"_ss_f\":");
