@@ -64,6 +64,9 @@ const struct config_key config_keys[] = {
       true, "Its password; default: the source's"),
     S("metadata", "database", metadata.database, "searchsync", NULL, false, false,
       "Database of the metadata schema (created and migrated on start)"),
+    I("metadata", "reload_interval_ms", metadata.reload_interval_ms, "2000", 200, 3600000,
+      "How often the daemon looks for edits of the mapping in the metadata tables and applies "
+      "them without a restart"),
 
     S("search", "urls", search.urls, "http://127.0.0.1:9200", NULL, false, false,
       "Comma list of engine base URLs; failover in order"),

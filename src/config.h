@@ -40,6 +40,7 @@ struct ss_config {
         char *user;
         char *password; /* or env SEARCHSYNC_METADATA_PASSWORD */
         char *database;
+        int reload_interval_ms; /* how often `run` looks for mapping edits */
     } metadata;
 
     struct {

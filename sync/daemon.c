@@ -21,15 +21,30 @@
  * [source] start). SIGTERM/SIGINT stop the reader at a transaction boundary,
  * drain delivery (bounded by drain_timeout_ms) and save the checkpoint.
  *
+ * Three ways a document changes (docs/mapping.md "How changes reach documents"):
+ *   re-query    the whole document is rebuilt from MySQL (the default);
+ *   area-update a nested relation marked area_update: the changed elements are
+ *               rebuilt from their own rows (no sibling is read) and a painless
+ *               script replaces, adds or removes just them (one script per
+ *               document and transaction, all its elements at once);
+ *   row-image   a root table in mode row-image (no relations): the document is
+ *               the binlog's after image, no query at all.
+ * Within a transaction a document rebuilt whole takes no element scripts.
+ *
  * Changes of delay-effect tables become change snapshots for the delayed run.
  *
- * Not yet here (issue 5 goes on): area-update scripts, row-image mode, live
- * reload of the mapping, ZooKeeper. */
+ * The mapping is reloaded from the metadata tables when it changes (checked
+ * every reload_interval_ms between transactions): a valid edit takes effect at
+ * the next transaction, an invalid one is logged and the running mapping kept.
+ *
+ * Not yet here: ZooKeeper (several nodes). */
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "binlog/binlog.h"
 #include "binlog/reader.h"
@@ -46,6 +61,7 @@
 #include "router.h"
 #include "sbuf.h"
 #include "search/search.h"
+#include "strset.h"
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) {
@@ -57,6 +73,22 @@ struct pending { /* documents of one (index, document table) to build at commit 
     size_t index, table;
     char **keys;
     size_t n, cap;
+};
+
+/* one changed element of an area-update relation */
+struct area_op {
+    size_t index;
+    const struct mp_relation *rel;
+    char *doc, *elem;
+    const char *body; /* while building: the element's JSON, NULL = remove */
+};
+
+/* one document of a row-image table, from this transaction's rows */
+struct rowdoc {
+    size_t index;
+    char *id;
+    char *body; /* NULL = delete */
+    size_t len;
 };
 
 struct daemon {
@@ -81,7 +113,19 @@ struct daemon {
     sbuf snaps;             /* VALUES rows of change snapshots of this transaction */
     unsigned long long snapshots;
     struct search_conn *k;  /* the main thread's engine connection */
-    unsigned long long txns, docs, deletes;
+    struct area_op *aops;   /* this transaction's changed elements */
+    size_t naops, capaops;
+    struct rowdoc *rdocs;   /* this transaction's row-image documents */
+    size_t nrdocs, caprdocs;
+    bool in_txn;            /* rows seen since the last commit */
+    pthread_mutex_t miss_mu; /* guards missing: filled by delivery's helpers */
+    char **missing;         /* "alias\x1fid": scripts that found no document */
+    size_t nmissing, capmissing;
+    bl_commit last_commit;  /* the newest transaction handed to delivery */
+    bool have_last;
+    sbuf sig, bad_sig;      /* signatures: the running mapping, the last refused edit */
+    int64_t reload_due_ms;
+    unsigned long long txns, docs, deletes, scripts, reloads;
     char err[1024];
 };
 
@@ -204,11 +248,113 @@ static int write_snapshots(struct daemon *dm) {
     return rc;
 }
 
+static bool has_children(const struct mp_index *ix) {
+    for (size_t i = 1; i < ix->ntables; i++)
+        if (ix->tables[i].parent_table) return true;
+    return false;
+}
+
+static bool row_image_index(const struct mp_index *ix) {
+    return ix->ntables && ix->tables[0].mode == MP_ROWIMAGE && !ix->tables[0].nrelations;
+}
+
+static const struct mp_column *key_of(const struct mp_table *t) {
+    for (size_t i = 0; i < t->ncolumns; i++)
+        if (t->columns[i].is_key) return &t->columns[i];
+    return NULL;
+}
+
+static void rowdoc_push(struct daemon *dm, size_t index, const char *id, size_t idlen,
+                        sbuf *body) {
+    if (dm->nrdocs == dm->caprdocs) {
+        dm->caprdocs = dm->caprdocs ? dm->caprdocs * 2 : 64;
+        dm->rdocs = xrealloc(dm->rdocs, dm->caprdocs * sizeof *dm->rdocs);
+    }
+    struct rowdoc *r = &dm->rdocs[dm->nrdocs++];
+    r->index = index;
+    r->id = xstrndup(id, idlen);
+    r->body = body ? xstrndup(body->data, body->len) : NULL;
+    r->len = body ? body->len : 0;
+}
+
+/* A row of a row-image root table: its document is the after image (the
+ * mapping's columns, formatted as the builder would; DESIGN.md §4.2), or a
+ * delete. A key change deletes the old id. The last image of a document in
+ * the transaction wins (see submit_rowdocs). */
+static int row_image_doc(struct daemon *dm, size_t index, const bl_row *row) {
+    const struct mp_index *ix = &dm->m.indices[index];
+    const struct mp_table *t = &ix->tables[0];
+    const struct mp_column *key = key_of(t);
+    const bl_table *bt = row->table;
+    char *old_id = NULL;
+    size_t len = 0;
+    bool absent = false;
+    if (row->before) {
+        struct image im = {dm, bt, row->before};
+        const char *v = image_value(&im, key->name, &len, &absent);
+        if (v) old_id = xstrndup(v, len);
+    }
+    if (!row->after) {
+        if (old_id) rowdoc_push(dm, index, old_id, strlen(old_id), NULL);
+        free(old_id);
+        return 0;
+    }
+    sbuf body = SBUF_INIT;
+    jsonw w;
+    jw_init(&w, &body);
+    jw_obj_open(&w);
+    for (size_t c = 0; c < t->ncolumns; c++) {
+        const struct mp_column *mc = &t->columns[c];
+        uint32_t i = 0;
+        while (i < bt->ncols && (!bt->cols[i].name || strcmp(bt->cols[i].name, mc->name))) i++;
+        if (i == bt->ncols || row->after[i].state == BL_ABSENT) {
+            sbuf_free(&body);
+            free(old_id);
+            return errf(dm->err, sizeof dm->err,
+                        "%s.%s is in mode row-image but column %s is not in the binlog's row "
+                        "image: set binlog_row_image=FULL on the source (or use mode re-query)",
+                        bt->db, bt->name, mc->name);
+        }
+        jw_key(&w, mc->name);
+        bl_value_json(&dm->v, &w, &bt->cols[i], &row->after[i], NULL);
+    }
+    if (has_children(ix)) {
+        jw_key(&w, ix->join_field ? ix->join_field : "relation");
+        jw_obj_open(&w);
+        jw_key(&w, "name");
+        jw_str(&w, t->join_name ? t->join_name : t->table);
+        jw_obj_close(&w);
+    }
+    jw_obj_close(&w);
+    struct image im = {dm, bt, row->after};
+    const char *v = image_value(&im, key->name, &len, &absent);
+    int rc = 0;
+    if (!v) {
+        rc = errf(dm->err, sizeof dm->err, "%s.%s: a row without a value in key column %s",
+                  bt->db, bt->name, key->name);
+    } else {
+        char *id = xstrndup(v, len);
+        if (old_id && strcmp(old_id, id)) rowdoc_push(dm, index, old_id, strlen(old_id), NULL);
+        rowdoc_push(dm, index, id, strlen(id), &body);
+        free(id);
+    }
+    sbuf_free(&body);
+    free(old_id);
+    return rc;
+}
+
 static int on_row(void *ctx, const bl_row *row) {
     struct daemon *dm = ctx;
     struct image before = {dm, row->table, row->before}, after = {dm, row->table, row->after};
+    dm->in_txn = true;
     if (router_delayed(dm->router, row->table->db, row->table->name))
         return snapshot_row(dm, row);
+    for (size_t i = 0; i < dm->m.nindices; i++) {
+        const struct mp_index *ix = &dm->m.indices[i];
+        if (row_image_index(ix) && !strcmp(ix->tables[0].db, row->table->db) &&
+            !strcmp(ix->tables[0].table, row->table->name) && row_image_doc(dm, i, row) != 0)
+            return -1;
+    }
     if (router_add(dm->router, row->table->db, row->table->name, image_value,
                    row->before ? &before : NULL, row->after ? &after : NULL, dm->err,
                    sizeof dm->err) != 0)
@@ -218,6 +364,7 @@ static int on_row(void *ctx, const bl_row *row) {
 
 static int collect(void *ctx, size_t index, size_t table, const char *key, size_t len) {
     struct daemon *dm = ctx;
+    if (table == 0 && row_image_index(&dm->m.indices[index])) return 0; /* on_row built it */
     struct pending *p = NULL;
     for (size_t i = 0; i < dm->npend; i++)
         if (dm->pend[i].index == index && dm->pend[i].table == table) p = &dm->pend[i];
@@ -233,6 +380,27 @@ static int collect(void *ctx, size_t index, size_t table, const char *key, size_
     }
     p->keys[p->n++] = xstrndup(key, len);
     return 0;
+}
+
+static int collect_area(void *ctx, size_t index, const struct mp_relation *rel, const char *doc,
+                        const char *elem) {
+    struct daemon *dm = ctx;
+    if (dm->naops == dm->capaops) {
+        dm->capaops = dm->capaops ? dm->capaops * 2 : 64;
+        dm->aops = xrealloc(dm->aops, dm->capaops * sizeof *dm->aops);
+    }
+    dm->aops[dm->naops++] = (struct area_op){index, rel, xstrdup(doc), xstrdup(elem), NULL};
+    return 0;
+}
+
+static void free_aops(struct daemon *dm) {
+    for (size_t i = 0; i < dm->naops; i++) free(dm->aops[i].doc), free(dm->aops[i].elem);
+    dm->naops = 0;
+}
+
+static void free_rdocs(struct daemon *dm) {
+    for (size_t i = 0; i < dm->nrdocs; i++) free(dm->rdocs[i].id), free(dm->rdocs[i].body);
+    dm->nrdocs = 0;
 }
 
 static void note_copy(struct daemon *dm, const char *id, const char *routing, bool absent);
@@ -357,6 +525,462 @@ static int fix_copies(struct daemon *dm, const struct mp_index *ix) {
     return rc;
 }
 
+/* ---------- area-update: edit the changed elements only ---------- */
+
+/* params.ops: [{p: array field, k: element key field, v: key as text, e:
+ * the element, or null to remove it}]. An element is found by its key; a new
+ * one goes before the first element with a greater key (non-negative integer
+ * keys keep the builder's order), else at the end. The document's version
+ * guard (bulk.c) wraps this script. */
+static const char AREA_SCRIPT[] =
+    "for (op in params.ops) {"
+    " def a = ctx._source[op.p];"
+    " if (a == null) { a = new ArrayList(); ctx._source[op.p] = a; }"
+    " int at = -1;"
+    " for (int i = 0; i < a.size(); i++) {"
+    "  def e = a.get(i);"
+    "  if (e != null && e[op.k] != null && String.valueOf(e[op.k]) == op.v) { at = i; break; }"
+    " }"
+    " if (op.e == null) { if (at >= 0) { a.remove(at); } }"
+    " else if (at >= 0) { a.set(at, op.e); }"
+    " else {"
+    "  int pos = a.size();"
+    "  for (int i = 0; i < a.size(); i++) {"
+    "   def e = a.get(i);"
+    "   if (e == null || e[op.k] == null) { continue; }"
+    "   String x = String.valueOf(e[op.k]);"
+    "   if (x.length() > op.v.length() || (x.length() == op.v.length() && x.compareTo(op.v) > 0))"
+    "   { pos = i; break; }"
+    "  }"
+    "  a.add(pos, op.e);"
+    " }"
+    "}";
+
+struct elem_body {
+    char *key, *body;
+};
+struct elem_sink {
+    struct elem_body *v;
+    size_t n, cap;
+};
+
+static int elem_doc(void *ctx, const char *id, const char *routing, const char *body, size_t len) {
+    (void)routing;
+    struct elem_sink *es = ctx;
+    if (es->n == es->cap) {
+        es->cap = es->cap ? es->cap * 2 : 64;
+        es->v = xrealloc(es->v, es->cap * sizeof *es->v);
+    }
+    es->v[es->n++] = (struct elem_body){xstrdup(id), xstrndup(body, len)};
+    return 0;
+}
+
+static int cmp_elem_body(const void *a, const void *b) {
+    return strcmp(((const struct elem_body *)a)->key, ((const struct elem_body *)b)->key);
+}
+
+static int cmp_aop_elem(const void *a, const void *b) {
+    const struct area_op *x = a, *y = b;
+    if (x->index != y->index) return x->index < y->index ? -1 : 1;
+    if (x->rel != y->rel) return (uintptr_t)x->rel < (uintptr_t)y->rel ? -1 : 1;
+    return strcmp(x->elem, y->elem);
+}
+
+static int cmp_aop_doc(const void *a, const void *b) {
+    const struct area_op *x = a, *y = b;
+    if (x->index != y->index) return x->index < y->index ? -1 : 1;
+    int c = strcmp(x->doc, y->doc);
+    if (c) return c;
+    if (x->rel != y->rel) return (uintptr_t)x->rel < (uintptr_t)y->rel ? -1 : 1;
+    return strcmp(x->elem, y->elem);
+}
+
+static const char *rel_key_name(const struct mp_relation *rel) {
+    for (size_t i = 0; i < rel->ncolumns; i++)
+        if (rel->columns[i].is_key) return rel->columns[i].name;
+    return NULL;
+}
+
+/* Elements ops[0..n) (one relation, sorted by element): which belong to which
+ * document now (key, join column; the relation's WHERE applied), then build
+ * those elements with their own sub-relations, one chunked query per level. */
+static int area_resolve(struct daemon *dm, struct area_op *ops, size_t n, struct elem_sink *es,
+                        struct strset *member) {
+    const struct mp_relation *rel = ops[0].rel;
+    const char *key = rel_key_name(rel);
+    sbuf q = SBUF_INIT;
+    char **members = NULL;
+    size_t nm = 0, capm = 0;
+    int rc = 0;
+    for (size_t at = 0; at < n && rc == 0;) {
+        sbuf_reset(&q);
+        sbuf_adds(&q, "SELECT ");
+        db_ident(&q, key);
+        sbuf_addc(&q, ',');
+        db_ident(&q, rel->join_column);
+        sbuf_adds(&q, " FROM ");
+        db_ident(&q, rel->db);
+        sbuf_addc(&q, '.');
+        db_ident(&q, rel->table);
+        sbuf_adds(&q, " WHERE ");
+        db_ident(&q, key);
+        sbuf_adds(&q, " IN (");
+        size_t k = 0;
+        for (; at < n && k < DOCBUILD_CHUNK; at++) {
+            if (at > 0 && !strcmp(ops[at].elem, ops[at - 1].elem)) continue;
+            if (k++) sbuf_addc(&q, ',');
+            db_quote(dm->src, &q, ops[at].elem, strlen(ops[at].elem));
+        }
+        sbuf_addc(&q, ')');
+        if (rel->where) {
+            sbuf_adds(&q, " AND (");
+            sbuf_adds(&q, rel->where);
+            sbuf_addc(&q, ')');
+        }
+        if (mysql_real_query(dm->src, q.data, q.len) != 0) {
+            rc = errf(dm->err, sizeof dm->err, "finding the documents of %s.%s elements: %s (%u)",
+                      rel->db, rel->table, mysql_error(dm->src), mysql_errno(dm->src));
+            break;
+        }
+        MYSQL_RES *res = mysql_store_result(dm->src);
+        MYSQL_ROW row;
+        while (res && (row = mysql_fetch_row(res))) {
+            unsigned long *len = mysql_fetch_lengths(res);
+            if (!row[0] || !row[1]) continue;
+            sbuf pair = SBUF_INIT;
+            sbuf_add(&pair, row[0], len[0]);
+            sbuf_addc(&pair, '\x1f');
+            sbuf_add(&pair, row[1], len[1]);
+            strset_add(member, pair.data, pair.len);
+            sbuf_free(&pair);
+            if (nm == capm) {
+                capm = capm ? capm * 2 : 64;
+                members = xrealloc(members, capm * sizeof *members);
+            }
+            members[nm++] = xstrndup(row[0], len[0]);
+        }
+        if (res) mysql_free_result(res);
+        if (mysql_errno(dm->src))
+            rc = errf(dm->err, sizeof dm->err, "finding the documents of %s.%s elements: %s (%u)",
+                      rel->db, rel->table, mysql_error(dm->src), mysql_errno(dm->src));
+    }
+    if (rc == 0 && nm) {
+        struct mp_table et = {0};
+        et.db = rel->db, et.table = rel->table;
+        et.columns = rel->columns, et.ncolumns = rel->ncolumns;
+        et.relations = rel->relations, et.nrelations = rel->nrelations;
+        struct mp_index ex = {0};
+        ex.alias = dm->m.indices[ops[0].index].alias;
+        ex.tables = &et, ex.ntables = 1;
+        struct docbuild b;
+        docbuild_init(&b, dm->src, &ex);
+        struct docbuild_sink sink = {elem_doc, NULL, es};
+        rc = docbuild_roots(&b, (const char *const *)members, nm, &sink, dm->err, sizeof dm->err);
+        qsort(es->v, es->n, sizeof *es->v, cmp_elem_body);
+    }
+    for (size_t i = 0; i < nm; i++) free(members[i]);
+    free(members);
+    sbuf_free(&q);
+    return rc;
+}
+
+/* This transaction's changed elements: drop those of documents rebuilt whole
+ * (full[index] holds their keys), resolve and build the rest, and submit one
+ * script per document with all its element edits. */
+static int submit_areas(struct daemon *dm, const struct strset *full, const bl_commit *cm);
+
+static uint64_t txn_version(struct daemon *dm, const struct mp_index *ix, const bl_commit *cm);
+
+static int submit_areas(struct daemon *dm, const struct strset *full, const bl_commit *cm) {
+    size_t n = 0;
+    sbuf k = SBUF_INIT;
+    for (size_t i = 0; i < dm->naops; i++) { /* keep ops whose document is not rebuilt */
+        sbuf_reset(&k);
+        sbuf_printf(&k, "%zu\x1f%s", dm->aops[i].index, dm->aops[i].doc);
+        if (strset_has(full, k.data, k.len)) {
+            free(dm->aops[i].doc), free(dm->aops[i].elem);
+            continue;
+        }
+        dm->aops[n++] = dm->aops[i];
+    }
+    dm->naops = n;
+    sbuf_free(&k);
+    if (!n) return 0;
+    qsort(dm->aops, n, sizeof *dm->aops, cmp_aop_elem);
+    struct elem_sink *sinks = NULL; /* one per relation group */
+    size_t ngroups = 0;
+    struct strset member = {0};
+    int rc = 0;
+    for (size_t at = 0; at < n && rc == 0;) {
+        size_t end = at;
+        while (end < n && dm->aops[end].index == dm->aops[at].index &&
+               dm->aops[end].rel == dm->aops[at].rel)
+            end++;
+        sinks = xrealloc(sinks, (ngroups + 1) * sizeof *sinks);
+        struct elem_sink *es = &sinks[ngroups++];
+        memset(es, 0, sizeof *es);
+        rc = area_resolve(dm, dm->aops + at, end - at, es, &member);
+        for (size_t i = at; rc == 0 && i < end; i++) {
+            struct area_op *op = &dm->aops[i];
+            sbuf pair = SBUF_INIT;
+            sbuf_printf(&pair, "%s\x1f%s", op->elem, op->doc);
+            op->body = NULL;
+            if (strset_has(&member, pair.data, pair.len)) {
+                struct elem_body want = {op->elem, NULL};
+                struct elem_body *eb = bsearch(&want, es->v, es->n, sizeof *es->v, cmp_elem_body);
+                if (eb) op->body = eb->body;
+            }
+            sbuf_free(&pair);
+        }
+        at = end;
+    }
+    if (rc == 0) qsort(dm->aops, n, sizeof *dm->aops, cmp_aop_doc);
+    sbuf params = SBUF_INIT;
+    for (size_t at = 0; at < n && rc == 0;) {
+        const struct mp_index *ix = &dm->m.indices[dm->aops[at].index];
+        sbuf_reset(&params);
+        jsonw w;
+        jw_init(&w, &params);
+        jw_obj_open(&w);
+        jw_key(&w, "ops");
+        jw_arr_open(&w);
+        size_t end = at;
+        for (; end < n && dm->aops[end].index == dm->aops[at].index &&
+               !strcmp(dm->aops[end].doc, dm->aops[at].doc);
+             end++) {
+            const struct area_op *op = &dm->aops[end];
+            const struct mp_table *root = &ix->tables[0];
+            jw_obj_open(&w);
+            jw_key(&w, "p");
+            jw_str(&w, mp_relation_name(op->rel, root->columns, root->ncolumns));
+            jw_key(&w, "k");
+            jw_str(&w, rel_key_name(op->rel));
+            jw_key(&w, "v");
+            jw_str(&w, op->elem);
+            jw_key(&w, "e");
+            if (op->body)
+                jw_raw(&w, op->body, strlen(op->body));
+            else
+                jw_null(&w);
+            jw_obj_close(&w);
+        }
+        jw_arr_close(&w);
+        jw_obj_close(&w);
+        uint64_t v = txn_version(dm, ix, cm);
+        struct change c = {.index = ix->alias, .doc_id = dm->aops[at].doc, .version = v,
+                           .op = CHANGE_SCRIPT, .body = params.data, .body_len = params.len,
+                           .script = AREA_SCRIPT};
+        if (!v || deliver_submit(dm->d, &c) != DELIVER_OK) rc = -1;
+        dm->scripts++;
+        at = end;
+    }
+    sbuf_free(&params);
+    for (size_t g = 0; g < ngroups; g++) {
+        for (size_t i = 0; i < sinks[g].n; i++) free(sinks[g].v[i].key), free(sinks[g].v[i].body);
+        free(sinks[g].v);
+    }
+    free(sinks);
+    strset_clear(&member);
+    free_aops(dm);
+    return rc;
+}
+
+/* This transaction's row-image documents: the last image of each wins. */
+static int submit_rowdocs(struct daemon *dm, const bl_commit *cm) {
+    struct strset seen = {0};
+    sbuf k = SBUF_INIT;
+    int rc = 0;
+    for (size_t i = dm->nrdocs; i-- > 0 && rc == 0;) {
+        struct rowdoc *r = &dm->rdocs[i];
+        sbuf_reset(&k);
+        sbuf_printf(&k, "%zu\x1f%s", r->index, r->id);
+        if (!strset_add(&seen, k.data, k.len)) continue;
+        const struct mp_index *ix = &dm->m.indices[r->index];
+        struct change c = {.index = ix->alias, .doc_id = r->id, .version = txn_version(dm, ix, cm),
+                           .op = r->body ? CHANGE_INDEX : CHANGE_DELETE, .body = r->body,
+                           .body_len = r->len};
+        if (r->body) dm->docs++;
+        else dm->deletes++;
+        if (!c.version || deliver_submit(dm->d, &c) != DELIVER_OK) rc = -1;
+    }
+    strset_clear(&seen);
+    sbuf_free(&k);
+    free_rdocs(dm);
+    return rc;
+}
+
+static uint64_t txn_version(struct daemon *dm, const struct mp_index *ix, const bl_commit *cm) {
+    uint64_t v = version_make(ix->epoch, file_number(cm->end.file), cm->end.pos);
+    if (!v)
+        snprintf(dm->err, sizeof dm->err, "position %s:%llu does not fit a version",
+                 cm->end.file, (unsigned long long)cm->end.pos);
+    return v;
+}
+
+/* ---------- the mapping: load, validate, reload ---------- */
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* What a reload compares: the canonical file and each index's epoch (state
+ * and version are written by the daemon itself). */
+static void mapping_signature(const struct mapping *m, sbuf *out) {
+    sbuf_reset(out);
+    mapping_write(m, out);
+    for (size_t i = 0; i < m->nindices; i++)
+        sbuf_printf(out, "\n%s epoch=%u", m->indices[i].alias, m->indices[i].epoch);
+}
+
+/* Load this source's mapping from the metadata tables and validate it
+ * against the source's schema. -1 with dm->err; *invalid set when the mapping
+ * itself is the problem (not a server). */
+static int load_mapping(struct daemon *dm, struct mapping *out, sbuf *sig, bool *invalid) {
+    *invalid = false;
+    if (db_ensure(&dm->meta, &dm->metap, dm->err, sizeof dm->err) < 0 ||
+        mapping_db_load(dm->meta, dm->cfg->source.name, out, dm->err, sizeof dm->err) < 0)
+        return -1;
+    mapping_signature(out, sig); /* as stored, before validation fills in defaults */
+    if (db_ensure(&dm->src, &dm->srcp, dm->err, sizeof dm->err) < 0) return -1;
+    struct mp_schema schema = {0};
+    sbuf verrs = SBUF_INIT;
+    int bad = mapping_schema_load(dm->src, out, &schema, dm->err, sizeof dm->err) < 0
+                  ? -1
+                  : mapping_validate(out, &schema, &verrs);
+    mp_schema_free(&schema);
+    if (bad > 0) {
+        *invalid = true;
+        snprintf(dm->err, sizeof dm->err, "the mapping does not match the source:\n%s",
+                 verrs.data);
+    }
+    sbuf_free(&verrs);
+    return bad ? -1 : 0;
+}
+
+static int ensure_index(struct daemon *dm, struct search_conn *k, const struct mp_index *ix);
+
+/* Between transactions, every reload_interval_ms: if the mapping in the
+ * metadata tables changed, validate it and switch to it (new indices are
+ * created). A mapping that fails validation, or a server that fails, leaves
+ * the running mapping in place; the problem is logged once per edit. */
+static int maybe_reload(struct daemon *dm) {
+    int64_t now = now_ms();
+    if (now < dm->reload_due_ms) return 0;
+    dm->reload_due_ms = now + dm->cfg->metadata.reload_interval_ms;
+    struct mapping m2 = {0};
+    sbuf sig = SBUF_INIT;
+    if (db_ensure(&dm->meta, &dm->metap, dm->err, sizeof dm->err) < 0 ||
+        mapping_db_load(dm->meta, dm->cfg->source.name, &m2, dm->err, sizeof dm->err) < 0) {
+        log_warn("run", "looking for mapping edits: %s (will try again)", dm->err);
+        goto out;
+    }
+    mapping_signature(&m2, &sig);
+    if (sig.len == dm->sig.len && !memcmp(sig.data, dm->sig.data, sig.len)) goto out;
+    if (dm->bad_sig.len == sig.len && !memcmp(sig.data, dm->bad_sig.data, sig.len)) goto out;
+    mapping_free(&m2);
+    bool invalid = false;
+    int ok = load_mapping(dm, &m2, &sig, &invalid) == 0;
+    if (ok && m2.nindices == 0) {
+        ok = 0, invalid = true;
+        snprintf(dm->err, sizeof dm->err, "it has no index configs for source %s",
+                 dm->cfg->source.name);
+    }
+    for (size_t i = 0; ok && i < m2.nindices; i++) ok = ensure_index(dm, dm->k, &m2.indices[i]) == 0;
+    if (!ok) {
+        for (char *nl = strchr(dm->err, '\n'); nl; nl = strchr(nl, '\n')) *nl = ' ';
+        log_error("run", "the edited mapping is not applied (the running one stays): %s",
+                  dm->err);
+        if (invalid) { /* say it once per edit */
+            sbuf_reset(&dm->bad_sig);
+            sbuf_add(&dm->bad_sig, sig.data, sig.len);
+        }
+        goto out;
+    }
+    router_free(dm->router);
+    mapping_free(&dm->m);
+    dm->m = m2;
+    memset(&m2, 0, sizeof m2);
+    dm->router = router_new(&dm->m);
+    router_set_area(dm->router, collect_area);
+    sbuf_reset(&dm->sig);
+    sbuf_add(&dm->sig, sig.data, sig.len);
+    dm->reloads++;
+    log_info("run", "mapping reloaded: %zu index config(s); it applies from the next transaction",
+             dm->m.nindices);
+out:
+    dm->err[0] = '\0';
+    mapping_free(&m2);
+    sbuf_free(&sig);
+    return 0;
+}
+
+/* ---------- documents a script did not find ---------- */
+
+/* Delivery's helpers: an element script found no document (never indexed,
+ * or deleted meanwhile). Rebuild it whole with the next transaction. */
+static void on_missing(void *ud, const char *index, const char *doc_id, const char *routing,
+                       uint64_t version) {
+    (void)version;
+    struct daemon *dm = ud;
+    if (routing) return; /* element scripts go to root documents only */
+    sbuf k = SBUF_INIT;
+    sbuf_printf(&k, "%s\x1f%s", index, doc_id);
+    pthread_mutex_lock(&dm->miss_mu);
+    if (dm->nmissing == dm->capmissing) {
+        dm->capmissing = dm->capmissing ? dm->capmissing * 2 : 16;
+        dm->missing = xrealloc(dm->missing, dm->capmissing * sizeof *dm->missing);
+    }
+    dm->missing[dm->nmissing++] = k.data;
+    pthread_mutex_unlock(&dm->miss_mu);
+}
+
+/* Rebuild the documents scripts did not find, as part of the transaction
+ * being committed (its version: the content is read now, at least as new). */
+static bool has_missing(struct daemon *dm) {
+    pthread_mutex_lock(&dm->miss_mu);
+    bool any = dm->nmissing > 0;
+    pthread_mutex_unlock(&dm->miss_mu);
+    return any;
+}
+
+static int rebuild_missing(struct daemon *dm, const bl_commit *cm) {
+    pthread_mutex_lock(&dm->miss_mu);
+    char **miss = dm->missing;
+    size_t n = dm->nmissing;
+    dm->missing = NULL, dm->nmissing = dm->capmissing = 0;
+    pthread_mutex_unlock(&dm->miss_mu);
+    int rc = 0;
+    size_t rebuilt = 0;
+    const char **keys = xcalloc(n ? n : 1, sizeof *keys);
+    for (size_t x = 0; x < dm->m.nindices && rc == 0; x++) { /* one batched build per index */
+        const struct mp_index *ix = &dm->m.indices[x];
+        size_t nk = 0;
+        for (size_t i = 0; i < n; i++) {
+            char *sep = strchr(miss[i], '\x1f');
+            if ((size_t)(sep - miss[i]) == strlen(ix->alias) &&
+                !memcmp(miss[i], ix->alias, (size_t)(sep - miss[i])))
+                keys[nk++] = sep + 1;
+        }
+        if (!nk) continue;
+        dm->cur_index = x;
+        dm->version = txn_version(dm, ix, cm);
+        struct docbuild b;
+        docbuild_init(&b, dm->src, ix);
+        struct docbuild_sink sink = {submit_doc, submit_delete, dm};
+        rc = dm->version ? docbuild_roots(&b, keys, nk, &sink, dm->err, sizeof dm->err) : -1;
+        rebuilt += nk;
+    }
+    free(keys);
+    if (rebuilt)
+        log_info("run", "%zu document(s) were not in the engine for an element update: rebuilt "
+                        "whole", rebuilt);
+    for (size_t i = 0; i < n; i++) free(miss[i]);
+    free(miss);
+    return rc;
+}
+
 static int on_commit(void *ctx, const bl_commit *cm) {
     struct daemon *dm = ctx;
     int rc = 0;
@@ -369,11 +993,9 @@ static int on_commit(void *ctx, const bl_commit *cm) {
         struct pending *p = &dm->pend[i];
         const struct mp_index *ix = &dm->m.indices[p->index];
         dm->cur_index = p->index;
-        dm->version = version_make(ix->epoch, file_number(cm->end.file), cm->end.pos);
+        dm->version = txn_version(dm, ix, cm);
         if (!dm->version) {
             rc = -1;
-            snprintf(dm->err, sizeof dm->err, "position %s:%llu does not fit a version",
-                     cm->end.file, (unsigned long long)cm->end.pos);
             break;
         }
         struct docbuild b;
@@ -391,18 +1013,54 @@ static int on_commit(void *ctx, const bl_commit *cm) {
             free_copies(dm);
         }
     }
+    struct strset full = {0}; /* "index\x1fkey" of root documents rebuilt whole */
+    sbuf fk = SBUF_INIT;
     for (size_t i = 0; i < dm->npend; i++) {
-        for (size_t k = 0; k < dm->pend[i].n; k++) free(dm->pend[i].keys[k]);
+        for (size_t k = 0; k < dm->pend[i].n; k++) {
+            if (dm->pend[i].table == 0 && dm->naops) {
+                sbuf_reset(&fk);
+                sbuf_printf(&fk, "%zu\x1f%s", dm->pend[i].index, dm->pend[i].keys[k]);
+                strset_add(&full, fk.data, fk.len);
+            }
+            free(dm->pend[i].keys[k]);
+        }
         free(dm->pend[i].keys);
     }
+    sbuf_free(&fk);
     free(dm->pend);
     dm->pend = NULL, dm->npend = 0;
+    if (rc == 0 && dm->naops) rc = submit_areas(dm, &full, cm);
+    strset_clear(&full);
+    if (rc == 0 && dm->nrdocs) rc = submit_rowdocs(dm, cm);
+    free_aops(dm);
+    free_rdocs(dm);
+    if (rc == 0 && has_missing(dm)) rc = rebuild_missing(dm, cm);
     if (rc != 0) return -1;
     char pos[BL_FILE_MAX + 64];
     snprintf(pos, sizeof pos, "%s:%llu", cm->end.file, (unsigned long long)cm->end.pos);
     dm->last_txn = deliver_txn_end(dm->d, pos);
     dm->txns++;
-    return 0;
+    dm->in_txn = false;
+    dm->last_commit = *cm;
+    dm->last_commit.gtid_executed = NULL;
+    dm->have_last = true;
+    return maybe_reload(dm);
+}
+
+static int on_heartbeat(void *ctx, const bl_pos *at) {
+    (void)at;
+    struct daemon *dm = ctx;
+    if (dm->in_txn) return 0;
+    if (dm->have_last && has_missing(dm)) { /* idle: rebuild them on their own */
+        if (db_ensure(&dm->src, &dm->srcp, dm->err, sizeof dm->err) < 0 ||
+            rebuild_missing(dm, &dm->last_commit) < 0)
+            return -1;
+        char pos[BL_FILE_MAX + 64];
+        snprintf(pos, sizeof pos, "%s:%llu", dm->last_commit.end.file,
+                 (unsigned long long)dm->last_commit.end.pos);
+        dm->last_txn = deliver_txn_end(dm->d, pos);
+    }
+    return maybe_reload(dm);
 }
 
 /* ---------- start-up ---------- */
@@ -484,6 +1142,7 @@ int cmd_run(int argc, char **argv) {
     struct ss_config cfg;
     struct daemon dm;
     memset(&dm, 0, sizeof dm);
+    pthread_mutex_init(&dm.miss_mu, NULL);
     if (config_load(&cfg, path, dm.err, sizeof dm.err) < 0) {
         fprintf(stderr, "searchsync: %s\n", dm.err);
         config_free(&cfg);
@@ -508,7 +1167,13 @@ int cmd_run(int argc, char **argv) {
     dm.meta = db_connect(&bare, dm.err, sizeof dm.err);
     if (!dm.meta || metadb_migrate(dm.meta, cfg.metadata.database, dm.err, sizeof dm.err) < 0)
         goto out;
-    if (mapping_db_load(dm.meta, cfg.source.name, &dm.m, dm.err, sizeof dm.err) < 0) goto out;
+    dm.src = db_connect(&dm.srcp, dm.err, sizeof dm.err);
+    if (!dm.src) goto out;
+    bool invalid = false;
+    if (load_mapping(&dm, &dm.m, &dm.sig, &invalid) < 0) {
+        if (invalid) exit_code = EXIT_USAGE;
+        goto out;
+    }
     if (dm.m.nindices == 0) {
         snprintf(dm.err, sizeof dm.err,
                  "source %s has no index configs in %s: import a mapping first "
@@ -517,23 +1182,9 @@ int cmd_run(int argc, char **argv) {
         exit_code = EXIT_USAGE;
         goto out;
     }
-    dm.src = db_connect(&dm.srcp, dm.err, sizeof dm.err);
-    if (!dm.src) goto out;
-    struct mp_schema schema = {0};
-    sbuf verrs = SBUF_INIT;
-    int bad = mapping_schema_load(dm.src, &dm.m, &schema, dm.err, sizeof dm.err) < 0
-                  ? -1
-                  : mapping_validate(&dm.m, &schema, &verrs);
-    mp_schema_free(&schema);
-    if (bad != 0) {
-        if (bad > 0) snprintf(dm.err, sizeof dm.err, "the mapping no longer matches the source:\n%s",
-                              verrs.data);
-        sbuf_free(&verrs);
-        exit_code = EXIT_USAGE;
-        goto out;
-    }
-    sbuf_free(&verrs);
     dm.router = router_new(&dm.m);
+    router_set_area(dm.router, collect_area);
+    dm.reload_due_ms = now_ms() + cfg.metadata.reload_interval_ms;
 
     struct search_opts so;
     deliver_search_opts(&so, &cfg);
@@ -553,6 +1204,8 @@ int cmd_run(int argc, char **argv) {
     dopts.checkpoint_ud = &dm;
     dopts.dead_letter = dl_store_put;
     dopts.dead_letter_ud = dm.dls;
+    dopts.missing = on_missing;
+    dopts.missing_ud = &dm;
     dm.d = deliver_new(&dopts, dm.client, dm.err, sizeof dm.err);
     if (!dm.d) goto out;
 
@@ -562,7 +1215,10 @@ int cmd_run(int argc, char **argv) {
     ro.host = cfg.source.host, ro.port = cfg.source.port, ro.socket = cfg.source.socket;
     ro.user = cfg.source.user, ro.password = cfg.source.password;
     ro.server_id = (uint32_t)cfg.source.server_id;
-    ro.heartbeat_ms = cfg.source.heartbeat_ms;
+    /* idle, the heartbeats are when mapping edits are looked for */
+    ro.heartbeat_ms = cfg.source.heartbeat_ms < cfg.metadata.reload_interval_ms
+                          ? cfg.source.heartbeat_ms
+                          : cfg.metadata.reload_interval_ms;
     ro.connect_timeout_ms = cfg.source.connect_timeout_ms;
     ro.read_timeout_ms = cfg.source.read_timeout_ms;
     ro.max_reconnects = -1;
@@ -588,7 +1244,8 @@ int cmd_run(int argc, char **argv) {
         log_info("run", "source %s has no checkpoint: starting at %s", cfg.source.name,
                  cfg.source.start);
     }
-    bl_sink sink = {.ctx = &dm, .want_table = want_table, .row = on_row, .commit = on_commit};
+    bl_sink sink = {.ctx = &dm, .want_table = want_table, .row = on_row, .commit = on_commit,
+                    .heartbeat = on_heartbeat};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -609,9 +1266,10 @@ int cmd_run(int argc, char **argv) {
     }
     int drc = deliver_drain(dm.d, cfg.delivery.drain_timeout_ms);
     log_info("run",
-             "stopped after %llu transactions, %llu documents, %llu deletes, %llu change "
-             "snapshots; drain %s",
-             dm.txns, dm.docs, dm.deletes, dm.snapshots, drc == DELIVER_OK ? "complete" : "incomplete");
+             "stopped after %llu transactions, %llu documents, %llu element scripts, %llu "
+             "deletes, %llu change snapshots, %llu mapping reloads; drain %s",
+             dm.txns, dm.docs, dm.scripts, dm.deletes, dm.snapshots, dm.reloads,
+             drc == DELIVER_OK ? "complete" : "incomplete");
     if (rc != BL_ERR && drc == DELIVER_OK) exit_code = EXIT_OK;
     if (rc != BL_ERR) dm.err[0] = '\0';
 out:
@@ -623,6 +1281,15 @@ out:
     search_client_free(dm.client);
     free_copies(&dm);
     free(dm.copies);
+    free_aops(&dm);
+    free(dm.aops);
+    free_rdocs(&dm);
+    free(dm.rdocs);
+    sbuf_free(&dm.sig);
+    sbuf_free(&dm.bad_sig);
+    for (size_t i = 0; i < dm.nmissing; i++) free(dm.missing[i]);
+    free(dm.missing);
+    pthread_mutex_destroy(&dm.miss_mu);
     router_free(dm.router);
     mapping_free(&dm.m);
     bl_valctx_free(&dm.v);

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# tests/integration/t_run_area.sh — the three ways `searchsync run` changes a
+# document, against real MariaDB + OpenSearch, and live mapping reload:
+#
+#   area-update  skus (area_update in the demo mapping): a SKU updated, two
+#                SKUs of one product in one transaction, a SKU moved to
+#                another product, deleted, inserted, a barcode leaving the
+#                relation's WHERE, a warehouse renamed (one-to-one inside the
+#                element) — each product's skus array equals SQL's (the
+#                oracle), and the daemon sent element scripts, not documents;
+#                a product changed together with its SKU is rebuilt whole.
+#   row-image    brands (mode row-image): insert, update, key change, delete —
+#                each document equals the row as SQL formats it.
+#   reload       a new index config imported while the daemon runs is created
+#                and synced within seconds, without a restart; an edit that no
+#                longer validates is refused in the log and sync goes on.
+. "$(dirname "$0")/lib.sh"
+require_bin
+map="$SEARCHSYNC_SRCDIR/sql/demo/mapping.json"
+bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products 200 >/dev/null
+meta="$(unique_name meta)"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v1,brands_v1,warehouses_v1?ignore_unavailable=true' >/dev/null"
+cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = shop
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = 7311
+start = now
+heartbeat_ms = 500
+[metadata]
+database = $meta
+reload_interval_ms = 500
+[search]
+urls = $SEARCH_URL
+[delivery]
+flush_interval_ms = 50
+checkpoint_interval_ms = 100
+[log]
+level = info
+INI
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$map" --yes >"$TEST_TMP/import.out" 2>&1 ||
+    fail "import: $(cat "$TEST_TMP/import.out")"
+"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
+DAEMON=$!
+on_exit "kill -9 $DAEMON 2>/dev/null"
+on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
+wait_until 30 "alias products exists" bash -c "curl -sf '$SEARCH_URL/_alias/products' >/dev/null" ||
+    fail "daemon did not create the index: $(tail -20 "$TEST_TMP/run.log")"
+sleep 1
+
+marker_n=0
+marker() { # a root change after the others; wait until it is searchable
+    marker_n=$((marker_n + 1))
+    mysql_q "UPDATE shop.products SET name = 'marker $marker_n' WHERE id = 200"
+    wait_until 30 "marker $marker_n delivered" bash -c \
+        "curl -s '$SEARCH_URL/products/_doc/200' | jq -e '._source.name == \"marker $marker_n\"' >/dev/null"
+    search_refresh products
+}
+# the oracle: a product's skus as SQL has them (sorted by id), and the engine's
+skus_sql() {
+    mysql_q "SET SESSION time_zone = '+00:00';
+    SELECT COALESCE(JSON_ARRAYAGG(JSON_OBJECT('id', s.id, 'sku_code', s.sku_code, 'color', s.color,
+      'size', s.size, 'price', CAST(s.price AS CHAR), 'stock', s.stock, 'warehouse_id', s.warehouse_id,
+      'warehouse', JSON_EXTRACT((SELECT JSON_OBJECT('id', w.id, 'code', w.code, 'name', w.name,
+          'city', w.city, 'country', w.country) FROM shop.warehouses w WHERE w.id = s.warehouse_id), '\$'),
+      'barcodes', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('id', x.id, 'barcode', x.barcode,
+          'kind', CAST(x.kind AS CHAR))) FROM shop.sku_barcodes x
+          WHERE x.sku_id = s.id AND x.kind <> 'INTERNAL'), '\$'), JSON_ARRAY()))), JSON_ARRAY())
+    FROM shop.skus s WHERE s.product_id = $1" | jq -S -c 'map(.barcodes |= sort_by(.id)) | sort_by(.id)'
+}
+skus_doc() {
+    curl -s "$SEARCH_URL/products/_doc/$1" | jq -S -c '._source.skus | map(.barcodes |= sort_by(.id)) | sort_by(.id)'
+}
+check_skus() { assert_eq "$(skus_sql "$1")" "$(skus_doc "$1")" "$2 (product $1)"; }
+
+# every product document exists first (a root change rebuilds it whole)
+mysql_q "UPDATE shop.products SET updated_at = NOW(6) WHERE id BETWEEN 1 AND 20"
+marker
+assert_eq "$(mysql_q "SELECT COUNT(*) FROM shop.products WHERE id <= 20")" "$(search_count products '{"query":{"range":{"id":{"lte":20}}}}')" "products 1..20 indexed"
+for p in 1 2 3 4; do check_skus "$p" "starting point"; done
+
+s1="$(mysql_q 'SELECT id FROM shop.skus WHERE product_id = 1 ORDER BY id LIMIT 1')"
+read -r s2a s2b <<<"$(mysql_q 'SELECT GROUP_CONCAT(id ORDER BY id SEPARATOR " ") FROM (SELECT id FROM shop.skus WHERE product_id = 2 ORDER BY id LIMIT 2) x')"
+s3="$(mysql_q 'SELECT id FROM shop.skus WHERE product_id = 3 ORDER BY id LIMIT 1')"
+s4="$(mysql_q 'SELECT id FROM shop.skus WHERE product_id = 4 ORDER BY id DESC LIMIT 1')"
+b5="$(mysql_q "SELECT b.id FROM shop.sku_barcodes b JOIN shop.skus s ON s.id = b.sku_id WHERE s.product_id = 5 AND b.kind <> 'INTERNAL' ORDER BY b.id LIMIT 1")"
+[ -n "$s1" ] && [ -n "$s2b" ] && [ -n "$s3" ] && [ -n "$s4" ] && [ -n "$b5" ] || fail "demo data lacks the SKUs this test needs"
+w6="$(mysql_q 'SELECT warehouse_id FROM shop.skus WHERE product_id = 6 AND warehouse_id IS NOT NULL LIMIT 1')"
+mysql_q "UPDATE shop.products SET updated_at = NOW(6) WHERE id IN (5, 6)"
+marker
+
+mysql_q "UPDATE shop.skus SET color = 'area-red', stock = 4242 WHERE id = $s1"
+mysql_q "BEGIN; UPDATE shop.skus SET color = 'both-1' WHERE id = $s2a; UPDATE shop.skus SET size = 'XXL' WHERE id = $s2b; COMMIT"
+mysql_q "UPDATE shop.skus SET product_id = 4 WHERE id = $s3"
+mysql_q "DELETE FROM shop.sku_barcodes WHERE sku_id = $s4; DELETE FROM shop.skus WHERE id = $s4"
+mysql_q "INSERT INTO shop.skus (id, product_id, sku_code, color, size, price, stock, warehouse_id)
+         SELECT MAX(id) + 1, 1, 'AREA-NEW', 'green', 'S', 1.50, 7, $w6 FROM shop.skus"
+mysql_q "UPDATE shop.sku_barcodes SET kind = 'INTERNAL' WHERE id = $b5"
+mysql_q "UPDATE shop.warehouses SET name = 'Renamed warehouse' WHERE id = $w6"
+marker
+check_skus 1 "area-update: one SKU changed and one inserted"
+check_skus 2 "area-update: two SKUs of one product in one transaction"
+check_skus 3 "area-update: the moved SKU left its old product"
+check_skus 4 "area-update: the moved SKU joined its new product, the deleted one is gone"
+check_skus 5 "area-update: a barcode that stops matching WHERE leaves the element"
+check_skus 6 "area-update: a renamed warehouse reaches the element"
+assert_eq "AREA-NEW" "$(curl -s "$SEARCH_URL/products/_doc/1" | jq -r '._source.skus[-1].sku_code')" \
+    "a new element goes after the smaller keys"
+assert_eq "$(mysql_q 'SELECT name FROM shop.products WHERE id = 3')" \
+    "$(curl -s "$SEARCH_URL/products/_doc/3" | jq -r ._source.name)" "the rest of the document is untouched"
+
+# a product and its SKU in one transaction: rebuilt whole (and equal)
+mysql_q "BEGIN; UPDATE shop.products SET name = 'whole rebuild' WHERE id = 7;
+         UPDATE shop.skus SET color = 'with-root' WHERE product_id = 7; COMMIT"
+marker
+check_skus 7 "a root change with its SKUs in one transaction"
+assert_eq "whole rebuild" "$(curl -s "$SEARCH_URL/products/_doc/7" | jq -r ._source.name)" "root field too"
+
+# ---- row-image: brands
+brand_sql() {
+    mysql_q "SET SESSION time_zone = '+00:00'; SELECT JSON_OBJECT('id', id, 'name', name, 'country', country,
+      'founded', founded + 0, 'website', website,
+      'updated_at', CONCAT(DATE_FORMAT(updated_at, '%Y-%m-%dT%H:%i:%s.%f'), 'Z')) FROM shop.brands WHERE id = $1" | jq -S -c .
+}
+brand_doc() { curl -s "$SEARCH_URL/brands/_doc/$1" | jq -S -c '._source | del(.ss_version)'; }
+mysql_q "INSERT INTO shop.brands (id, name, country, founded, website) VALUES (90001, 'Row Image Co', 'NZ', 1999, NULL)"
+mysql_q "UPDATE shop.brands SET name = 'Brand renamed', website = 'https://example.org/ü' WHERE id = 1"
+mysql_q "INSERT INTO shop.brands (id, name, country) VALUES (90002, 'Short lived', 'FR'); DELETE FROM shop.brands WHERE id = 90002"
+mysql_q "UPDATE shop.brands SET id = 90003 WHERE id = 2"
+mysql_q "BEGIN; UPDATE shop.brands SET country = 'AA' WHERE id = 3; UPDATE shop.brands SET country = 'BB' WHERE id = 3; COMMIT"
+marker
+search_refresh brands
+for b in 90001 1 90003 3; do
+    assert_eq "$(brand_sql "$b")" "$(brand_doc "$b")" "row-image: brand $b = its row"
+done
+assert_eq false "$(curl -s "$SEARCH_URL/brands/_doc/90002" | jq .found)" "row-image: deleted brand gone"
+assert_eq false "$(curl -s "$SEARCH_URL/brands/_doc/2" | jq .found)" "row-image: the old id of a key change is gone"
+
+# ---- live reload: a new index config while running
+jq '.indices += [{alias: "warehouses", shards: 1, replicas: 0, tables: [{table: "shop.warehouses",
+     mode: "row-image", columns: [{name: "id", key: true}, {name: "code"}, {name: "name"}, {name: "city"}]}]}]' \
+    "$map" >"$TEST_TMP/map2.json"
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/map2.json" --yes >"$TEST_TMP/import2.out" 2>&1 ||
+    fail "import 2: $(cat "$TEST_TMP/import2.out")"
+wait_until 20 "the daemon created the new index" bash -c "curl -sf '$SEARCH_URL/_alias/warehouses' >/dev/null" ||
+    fail "the new index config was not picked up: $(tail -5 "$TEST_TMP/run.log")"
+mysql_q "UPDATE shop.warehouses SET city = 'Reloaded City' WHERE id = $w6"
+wait_until 20 "warehouse synced to the new index" bash -c \
+    "curl -s '$SEARCH_URL/warehouses/_doc/$w6' | jq -e '._source.city == \"Reloaded City\"' >/dev/null"
+assert_contains "$(cat "$TEST_TMP/run.log")" "mapping reloaded: 3 index config(s)" "reload logged"
+check_skus 6 "the same change still reaches the product (area-update)"
+
+# an edit that no longer validates is refused; sync goes on with the running mapping
+mysql_q "UPDATE \`$meta\`.mapping_columns SET name = 'no_such_column' WHERE name = 'city' AND relation_id = 0
+         AND table_id = (SELECT id FROM \`$meta\`.table_configs WHERE table_name = 'warehouses' AND index_id =
+            (SELECT id FROM \`$meta\`.index_configs WHERE alias = 'warehouses'))"
+wait_until 20 "the bad edit is reported" grep -q "the edited mapping is not applied" "$TEST_TMP/run.log"
+assert_contains "$(grep 'the edited mapping is not applied' "$TEST_TMP/run.log")" "no_such_column" "the message names the column"
+mysql_q "UPDATE shop.warehouses SET city = 'Still Synced' WHERE id = $w6"
+wait_until 20 "sync goes on" bash -c \
+    "curl -s '$SEARCH_URL/warehouses/_doc/$w6' | jq -e '._source.city == \"Still Synced\"' >/dev/null"
+assert_eq 1 "$(grep -c 'the edited mapping is not applied' "$TEST_TMP/run.log")" "said once per edit"
+
+kill -TERM "$DAEMON"
+wait "$DAEMON"; rc=$?
+assert_eq 0 "$rc" "SIGTERM: clean exit"
+scripts="$(grep -o '[0-9]* element scripts' "$TEST_TMP/run.log" | awk '{print $1}')"
+assert_true "element scripts were sent ($scripts)" test "${scripts:-0}" -ge 6
+assert_eq "" "$(grep -i 'dead letter' "$TEST_TMP/run.log" || true)" "no dead letters"
+pass
