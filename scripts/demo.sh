@@ -148,6 +148,7 @@ Environment . $DEMO_DIR/env.sh
 Stop        bash scripts/demo.sh stop
 
 searchsync  $DAEMON
+Status      $ROOT/searchsync status --config $DEMO_DIR/searchsync.ini
             (the admin UI is not in this build yet)
 Sample search: products with the most common tag that have a red SKU, with their tags
 $(tag="$(mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -uroot -N -B -e 'SELECT t.name FROM shop.product_tags pt JOIN shop.tags t ON t.id = pt.tag_id GROUP BY t.name ORDER BY COUNT(*) DESC LIMIT 1' 2>/dev/null)"

@@ -14,5 +14,6 @@ int cmd_mapping(int argc, char **argv);
 int cmd_dead_letters(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_epoch(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 
 #endif

@@ -31,7 +31,7 @@ static const struct command commands[] = {
      "compare documents with MySQL; repair drift"},
     {"mapping", cmd_mapping, "import|export|body --config FILE [PATH|ALIAS]",
      "declarative mapping file in and out"},
-    {"status", NULL, "--config FILE", "nodes, lag, queues, jobs"},
+    {"status", cmd_status, "--config FILE", "checkpoint and lag, indices, jobs, dead letters"},
     {"epoch", cmd_epoch, "bump --config FILE [--index ALIAS] [--reset-checkpoint]",
      "raise the version epoch after a failover"},
     {"dead-letters", cmd_dead_letters, "list|replay --config FILE [--index NAME]",

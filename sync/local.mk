@@ -46,4 +46,4 @@ tests_unit_test_router_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/tools/route_dump
 tests_tools_route_dump_SOURCES = tests/tools/route_dump.c
 tests_tools_route_dump_LDADD = libsearchsync.a $(DEP_LIBS)
-searchsync_SOURCES += sync/daemon.c sync/cmd_epoch.c
+searchsync_SOURCES += sync/daemon.c sync/cmd_epoch.c sync/cmd_status.c

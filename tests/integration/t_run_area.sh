@@ -163,6 +163,16 @@ wait_until 20 "sync goes on" bash -c \
     "curl -s '$SEARCH_URL/warehouses/_doc/$w6' | jq -e '._source.city == \"Still Synced\"' >/dev/null"
 assert_eq 1 "$(grep -c 'the edited mapping is not applied' "$TEST_TMP/run.log")" "said once per edit"
 
+# `searchsync status` while it runs
+marker
+sleep 0.5
+st=0
+"$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" >"$TEST_TMP/status.out" 2>&1 || st=$?
+assert_eq 0 "$st" "status: exit 0 (nothing waiting)"
+assert_contains "$(cat "$TEST_TMP/status.out")" "engine: alias products -> products_v1," "status: where the alias points"
+assert_contains "$(cat "$TEST_TMP/status.out")" "  checkpoint  mysql-bin." "status: the checkpoint"
+assert_contains "$(cat "$TEST_TMP/status.out")" "warehouses  state available, version 1" "status: the reloaded index config"
+
 kill -TERM "$DAEMON"
 wait "$DAEMON"; rc=$?
 assert_eq 0 "$rc" "SIGTERM: clean exit"
