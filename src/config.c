@@ -139,6 +139,20 @@ const struct config_key config_keys[] = {
     I("delivery", "stats_window_ms", delivery.stats_window_ms, "60000", 1000, 3600000,
       "Window of the windowed counters (the *_one statistics of seed 001)"),
 
+    I("reindex", "buckets", reindex.buckets, "4", 1, 4096,
+      "Jobs a reindex is split into (ranges of the key, or MOD(bucket_column, buckets) with "
+      "reindex --by-mod); a crash resumes each job from its cursor"),
+    I("reindex", "parallel_jobs", reindex.parallel_jobs, "2", 1, 64,
+      "Jobs of one reindex a daemon runs at the same time"),
+    I("reindex", "page_size", reindex.page_size, "1000", 10, 100000,
+      "Rows a job reads per keyset page; each page is delivered and acknowledged before its "
+      "cursor is saved and the next page is read"),
+    I("reindex", "max_rejected", reindex.max_rejected, "100", 0, 1000000000,
+      "Documents the engine may reject (kept in job_errors) before a reindex fails and is "
+      "rolled back"),
+    I("reindex", "keep_runs", reindex.keep_runs, "10", 1, 10000,
+      "Reindex runs whose bookkeeping (per-job counts, errors) is kept per index config"),
+
     S("admin", "listen", admin.listen, "127.0.0.1:8089", NULL, false, false,
       "Admin HTTP address (API, UI, /metrics); empty = no admin server"),
     S("admin", "dict_listen", admin.dict_listen, NULL, NULL, false, false,
@@ -318,7 +332,7 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
             if (!section_known(sec)) {
                 errf(err, errlen,
                        "%s: unknown section [%s] (known: source, metadata, search, cluster, "
-                       "delivery, admin, log)",
+                       "delivery, reindex, admin, log)",
                        where, sec);
                 rc = -1;
                 break;

@@ -86,6 +86,14 @@ struct ss_config {
     } delivery;
 
     struct {
+        int buckets;        /* jobs per reindex */
+        int parallel_jobs;  /* jobs one daemon runs at once */
+        int page_size;      /* rows per page (one keyset query, one acknowledged batch) */
+        int max_rejected;   /* rejected documents before a reindex fails */
+        int keep_runs;      /* reindex runs kept per index config (bookkeeping) */
+    } reindex;
+
+    struct {
         char *listen;      /* host:port; default 127.0.0.1:8089 */
         char *dict_listen; /* optional separate listener for /dict/ files */
         char *token;       /* or env SEARCHSYNC_ADMIN_TOKEN; required to serve */

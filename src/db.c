@@ -98,6 +98,19 @@ int db_exec(MYSQL *m, const char *sql, char *err, size_t errlen) {
     return 0;
 }
 
+long long db_exec_rows(MYSQL *m, const char *sql, char *err, size_t errlen) {
+    if (mysql_query(m, sql) != 0) {
+        errf(err, errlen, "query failed: %s (%u): %.300s", mysql_error(m), mysql_errno(m), sql);
+        return -1;
+    }
+    long long n = (long long)mysql_affected_rows(m); /* before anything resets it */
+    do {
+        MYSQL_RES *r = mysql_store_result(m);
+        if (r) mysql_free_result(r);
+    } while (mysql_next_result(m) == 0);
+    return n;
+}
+
 char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen) {
     if (mysql_query(m, sql) != 0) {
         errf(err, errlen, "query failed: %s (%u): %.300s", mysql_error(m), mysql_errno(m), sql);

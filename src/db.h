@@ -34,6 +34,8 @@ void db_close(MYSQL *m); /* NULL-safe */
 /* Reconnect *m if its connection is gone (server restart, idle timeout). */
 int db_ensure(MYSQL **m, const db_params *p, char *err, size_t errlen);
 int db_exec(MYSQL *m, const char *sql, char *err, size_t errlen);
+/* The same, returning the rows the statement changed (-1 on error). */
+long long db_exec_rows(MYSQL *m, const char *sql, char *err, size_t errlen);
 /* First column of the first row as text, or NULL (caller frees). */
 char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen);
 /* Append a quoted, escaped string literal to sql (for identifiers use db_ident). */

@@ -58,6 +58,7 @@
 #include "json_exact.h"
 #include "log.h"
 #include "mapping.h"
+#include "reindex.h"
 #include "router.h"
 #include "sbuf.h"
 #include "search/search.h"
@@ -81,6 +82,13 @@ struct area_op {
     const struct mp_relation *rel;
     char *doc, *elem;
     const char *body; /* while building: the element's JSON, NULL = remove */
+};
+
+/* a version being built by a reindex: live changes go to it too */
+struct build {
+    char *alias, *phys;
+    unsigned version;
+    struct reindex_runner *runner;
 };
 
 /* one document of a row-image table, from this transaction's rows */
@@ -123,11 +131,20 @@ struct daemon {
     size_t nmissing, capmissing;
     bl_commit last_commit;  /* the newest transaction handed to delivery */
     bool have_last;
+    char start_pos[600];    /* where the reader started ("" = unknown) */
+    struct build *builds;   /* reindexes running */
+    size_t nbuilds;
     sbuf sig, bad_sig;      /* signatures: the running mapping, the last refused edit */
     int64_t reload_due_ms;
     unsigned long long txns, docs, deletes, scripts, reloads;
     char err[1024];
 };
+
+static const struct build *build_of(const struct daemon *dm, const char *alias) {
+    for (size_t i = 0; i < dm->nbuilds; i++)
+        if (!strcmp(dm->builds[i].alias, alias)) return &dm->builds[i];
+    return NULL;
+}
 
 /* ---------- checkpoint (called from delivery's checkpoint thread) ---------- */
 static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
@@ -385,6 +402,9 @@ static int collect(void *ctx, size_t index, size_t table, const char *key, size_
 static int collect_area(void *ctx, size_t index, const struct mp_relation *rel, const char *doc,
                         const char *elem) {
     struct daemon *dm = ctx;
+    /* while a version is built most of its documents do not exist yet:
+     * whole documents rather than element scripts */
+    if (build_of(dm, dm->m.indices[index].alias)) return collect(ctx, index, 0, doc, strlen(doc));
     if (dm->naops == dm->capaops) {
         dm->capaops = dm->capaops ? dm->capaops * 2 : 64;
         dm->aops = xrealloc(dm->aops, dm->capaops * sizeof *dm->aops);
@@ -410,6 +430,20 @@ static uint32_t file_number(const char *file) {
     return dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : 0;
 }
 
+/* One change of index config `ix`: to the live version behind the alias (if
+ * there is one yet) and to a version being built (dual writes, seed 004's
+ * floating changes). */
+static int dm_submit(struct daemon *dm, const struct mp_index *ix, const struct change *c) {
+    if (ix->current_version > 0 && deliver_submit(dm->d, c) != DELIVER_OK) return -1;
+    const struct build *b = build_of(dm, ix->alias);
+    if (b) {
+        struct change c2 = *c;
+        c2.index = b->phys;
+        if (deliver_submit(dm->d, &c2) != DELIVER_OK) return -1;
+    }
+    return 0;
+}
+
 static int submit_doc(void *ctx, const char *id, const char *routing, const char *body,
                       size_t len) {
     struct daemon *dm = ctx;
@@ -418,7 +452,7 @@ static int submit_doc(void *ctx, const char *id, const char *routing, const char
                        .version = dm->version, .op = CHANGE_INDEX, .body = body, .body_len = len};
     dm->docs++;
     if (dm->child_build) note_copy(dm, id, routing, false);
-    return deliver_submit(dm->d, &c) == DELIVER_OK ? 0 : -1;
+    return dm_submit(dm, ix, &c);
 }
 
 static int submit_delete(void *ctx, const char *id) {
@@ -431,7 +465,7 @@ static int submit_delete(void *ctx, const char *id) {
     struct change c = {.index = ix->alias, .doc_id = id, .version = dm->version,
                        .op = CHANGE_DELETE};
     dm->deletes++;
-    return deliver_submit(dm->d, &c) == DELIVER_OK ? 0 : -1;
+    return dm_submit(dm, ix, &c);
 }
 
 static void note_copy(struct daemon *dm, const char *id, const char *routing, bool absent) {
@@ -465,7 +499,17 @@ static int fix_copies(struct daemon *dm, const struct mp_index *ix) {
     search_resp_init(&r);
     sbuf path = SBUF_INIT, body = SBUF_INIT;
     int rc = 0;
-    sbuf_printf(&path, "/%s/_refresh", ix->alias);
+    /* where copies can be: the live version and a version being built */
+    sbuf where = SBUF_INIT;
+    const struct build *bld = build_of(dm, ix->alias);
+    if (ix->current_version > 0) sbuf_adds(&where, ix->alias);
+    if (bld) sbuf_printf(&where, "%s%s", where.len ? "," : "", bld->phys);
+    if (!where.len) {
+        sbuf_free(&where);
+        free_copies(dm);
+        return 0;
+    }
+    sbuf_printf(&path, "/%s/_refresh", where.data);
     if (search_request(dm->k, "POST", path.data, NULL, NULL, 0, &r) != 0)
         rc = errf(dm->err, sizeof dm->err, "engine: %s", r.err);
     for (size_t at = 0; rc == 0 && at < dm->ncopies; at += 500) {
@@ -490,7 +534,7 @@ static int fix_copies(struct daemon *dm, const struct mp_index *ix) {
         jw_obj_close(&w);
         jw_obj_close(&w);
         sbuf_reset(&path);
-        sbuf_printf(&path, "/%s/_search", ix->alias);
+        sbuf_printf(&path, "/%s/_search", where.data);
         if (search_request(dm->k, "POST", path.data, NULL, body.data, body.len, &r) != 0 ||
             r.status != 200) {
             rc = errf(dm->err, sizeof dm->err, "looking up child document copies in %s: HTTP %ld %.200s",
@@ -503,13 +547,14 @@ static int fix_copies(struct daemon *dm, const struct mp_index *ix) {
         cJSON_ArrayForEach(h, hits) {
             const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(h, "_id"));
             const char *routing = cJSON_GetStringValue(cJSON_GetObjectItem(h, "_routing"));
-            if (!id) continue;
+            const char *in = cJSON_GetStringValue(cJSON_GetObjectItem(h, "_index"));
+            if (!id || !in) continue;
             for (size_t i = at; i < at + n; i++) {
                 struct copy *c = &dm->copies[i];
                 if (strcmp(c->id, id) != 0) continue;
                 bool same = routing && c->routing && !strcmp(routing, c->routing);
                 if (!c->absent && same) break; /* the copy just written */
-                struct change del = {.index = ix->alias, .doc_id = id, .routing = routing,
+                struct change del = {.index = in, .doc_id = id, .routing = routing,
                                      .version = dm->version, .op = CHANGE_DELETE};
                 dm->deletes++;
                 if (deliver_submit(dm->d, &del) != DELIVER_OK) rc = -1;
@@ -520,6 +565,7 @@ static int fix_copies(struct daemon *dm, const struct mp_index *ix) {
     }
     sbuf_free(&path);
     sbuf_free(&body);
+    sbuf_free(&where);
     search_resp_free(&r);
     free_copies(dm);
     return rc;
@@ -770,7 +816,7 @@ static int submit_areas(struct daemon *dm, const struct strset *full, const bl_c
         struct change c = {.index = ix->alias, .doc_id = dm->aops[at].doc, .version = v,
                            .op = CHANGE_SCRIPT, .body = params.data, .body_len = params.len,
                            .script = AREA_SCRIPT};
-        if (!v || deliver_submit(dm->d, &c) != DELIVER_OK) rc = -1;
+        if (!v || dm_submit(dm, ix, &c) != 0) rc = -1;
         dm->scripts++;
         at = end;
     }
@@ -801,7 +847,7 @@ static int submit_rowdocs(struct daemon *dm, const bl_commit *cm) {
                            .body_len = r->len};
         if (r->body) dm->docs++;
         else dm->deletes++;
-        if (!c.version || deliver_submit(dm->d, &c) != DELIVER_OK) rc = -1;
+        if (!c.version || dm_submit(dm, ix, &c) != 0) rc = -1;
     }
     strset_clear(&seen);
     sbuf_free(&k);
@@ -859,7 +905,8 @@ static int load_mapping(struct daemon *dm, struct mapping *out, sbuf *sig, bool 
     return bad ? -1 : 0;
 }
 
-static int ensure_index(struct daemon *dm, struct search_conn *k, const struct mp_index *ix);
+static int ensure_index(struct daemon *dm, struct search_conn *k, struct mp_index *ix);
+static void poll_builds(struct daemon *dm);
 
 /* Between transactions, every reload_interval_ms: if the mapping in the
  * metadata tables changed, validate it and switch to it (new indices are
@@ -913,6 +960,7 @@ out:
     dm->err[0] = '\0';
     mapping_free(&m2);
     sbuf_free(&sig);
+    poll_builds(dm);
     return 0;
 }
 
@@ -1065,57 +1113,149 @@ static int on_heartbeat(void *ctx, const bl_pos *at) {
 
 /* ---------- start-up ---------- */
 
-/* Create <alias>_v1 behind the alias when neither exists. */
-static int ensure_index(struct daemon *dm, struct search_conn *k, const struct mp_index *ix) {
+/* An index config without any version in the engine gets its first one
+ * through a reindex (the first sync: no dump, no separate snapshot code); a
+ * live alias the metadata does not know yet is adopted. */
+static int ensure_index(struct daemon *dm, struct search_conn *k, struct mp_index *ix) {
     struct search_resp r;
     search_resp_init(&r);
     char path[600];
-    snprintf(path, sizeof path, "/%s", ix->alias);
     int rc = 0;
-    if (search_request(k, "HEAD", path, NULL, NULL, 0, &r) != 0) {
+    snprintf(path, sizeof path, "/_alias/%s", ix->alias);
+    if (search_request(k, "GET", path, NULL, NULL, 0, &r) != 0) {
         rc = errf(dm->err, sizeof dm->err, "engine: %s", r.err);
         goto out;
     }
-    if (r.status == 200) goto out;
-    sbuf body = SBUF_INIT;
-    if (index_mapping_body(ix, search_client_dialect(dm->client), false, &body, dm->err,
-                           sizeof dm->err) != 0) {
-        sbuf_free(&body);
+    if (r.status == 200) {
+        if (ix->current_version > 0) goto out;
+        cJSON *j = json_exact_parse(r.body.data, r.body.len);
+        unsigned v = 0;
+        cJSON *it;
+        cJSON_ArrayForEach(it, j) {
+            const char *u = strrchr(it->string, 'v');
+            if (u && u > it->string && u[-1] == '_' && docbuild_is_integer(u + 1))
+                v = (unsigned)strtoul(u + 1, NULL, 10);
+        }
+        cJSON_Delete(j);
+        if (!v) goto out;
+        sbuf q = SBUF_INIT;
+        sbuf_printf(&q, "UPDATE index_configs SET state = IF(state = 'unavailable', 'available', "
+                        "state), current_version = %u WHERE source = ", v);
+        db_quote(dm->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
+        sbuf_adds(&q, " AND alias = ");
+        db_quote(dm->meta, &q, ix->alias, strlen(ix->alias));
+        rc = db_exec(dm->meta, q.data, dm->err, sizeof dm->err);
+        sbuf_free(&q);
+        if (rc == 0) ix->current_version = v;
+        goto out;
+    }
+    if (ix->state && (!strcmp(ix->state, "changing") || !strcmp(ix->state, "switching")))
+        goto out; /* a build is under way: it resumes */
+    unsigned v = 0;
+    struct reindex_request req = {ix->alias, 0, false,
+                                  ix->current_version ? "the alias is missing in the engine"
+                                                      : "first sync"};
+    if (db_ensure(&dm->src, &dm->srcp, dm->err, sizeof dm->err) < 0 ||
+        reindex_request(dm->cfg, dm->client, k, dm->meta, dm->src, &req, &v, dm->err,
+                        sizeof dm->err) != REINDEX_OK)
         rc = -1;
-        goto out;
-    }
-    unsigned v = ix->current_version ? ix->current_version : 1;
-    snprintf(path, sizeof path, "/%s_v%u", ix->alias, v);
-    if (search_request(k, "PUT", path, NULL, body.data, body.len, &r) != 0 ||
-        (r.status != 200 && r.status != 400)) {
-        rc = errf(dm->err, sizeof dm->err, "creating index %s: HTTP %ld %.300s", path + 1,
-                  r.status, r.body.data ? r.body.data : r.err);
-        sbuf_free(&body);
-        goto out;
-    }
-    sbuf_reset(&body);
-    sbuf_printf(&body, "{\"actions\":[{\"add\":{\"index\":\"%s_v%u\",\"alias\":\"%s\"}}]}",
-                ix->alias, v, ix->alias);
-    if (search_request(k, "POST", "/_aliases", NULL, body.data, body.len, &r) != 0 ||
-        r.status != 200) {
-        rc = errf(dm->err, sizeof dm->err, "pointing alias %s at %s_v%u: HTTP %ld %.300s",
-                  ix->alias, ix->alias, v, r.status, r.body.data ? r.body.data : r.err);
-        sbuf_free(&body);
-        goto out;
-    }
-    sbuf_free(&body);
-    sbuf q = SBUF_INIT;
-    sbuf_printf(&q, "UPDATE index_configs SET state = 'available', current_version = %u "
-                    "WHERE source = ", v);
-    db_quote(dm->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
-    sbuf_adds(&q, " AND alias = ");
-    db_quote(dm->meta, &q, ix->alias, strlen(ix->alias));
-    rc = db_exec(dm->meta, q.data, dm->err, sizeof dm->err);
-    sbuf_free(&q);
-    log_info("run", "created index %s_v%u behind alias %s", ix->alias, v, ix->alias);
 out:
     search_resp_free(&r);
     return rc;
+}
+
+/* ---------- reindexes: dual writes and the job runners ---------- */
+
+static void build_stop(struct daemon *dm, size_t i, const char *why) {
+    struct build *b = &dm->builds[i];
+    reindex_runner_free(b->runner);
+    log_info("run", "%s: live changes no longer written to %s (%s)", b->alias, b->phys, why);
+    free(b->alias), free(b->phys);
+    dm->builds[i] = dm->builds[--dm->nbuilds];
+}
+
+/* Between transactions: which versions are being built? A new build gets
+ * dual writes from the next transaction on — its position recorded — and
+ * only then its runner, so no page is read before live changes reach it. */
+static void poll_builds(struct daemon *dm) {
+    sbuf q = SBUF_INIT;
+    char err[512];
+    sbuf_adds(&q, "SELECT alias, state, current_version, building_version FROM index_configs "
+                  "WHERE source = ");
+    db_quote(dm->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
+    if (db_ensure(&dm->meta, &dm->metap, err, sizeof err) < 0 ||
+        mysql_real_query(dm->meta, q.data, q.len) != 0) {
+        log_warn("run", "looking for reindexes: %s", dm->meta ? mysql_error(dm->meta) : err);
+        sbuf_free(&q);
+        return;
+    }
+    MYSQL_RES *res = mysql_store_result(dm->meta);
+    MYSQL_ROW row;
+    bool *seen = xcalloc(dm->nbuilds + 1, sizeof *seen);
+    size_t nb0 = dm->nbuilds;
+    while (res && (row = mysql_fetch_row(res))) {
+        struct mp_index *ix = NULL;
+        for (size_t i = 0; i < dm->m.nindices; i++)
+            if (!strcmp(dm->m.indices[i].alias, row[0])) ix = &dm->m.indices[i];
+        if (!ix) continue;
+        ix->current_version = (unsigned)strtoul(row[2], NULL, 10);
+        unsigned bv = (unsigned)strtoul(row[3], NULL, 10);
+        bool want = bv && (!strcmp(row[1], "changing") || !strcmp(row[1], "switching"));
+        size_t bi = 0;
+        while (bi < dm->nbuilds && strcmp(dm->builds[bi].alias, ix->alias)) bi++;
+        if (bi < dm->nbuilds && (!want || dm->builds[bi].version != bv)) {
+            build_stop(dm, bi, want ? "another version is built" : row[1]);
+            if (bi < nb0) seen[bi] = true;
+            bi = dm->nbuilds;
+        }
+        if (bi < nb0) seen[bi] = true;
+        if (!want) continue;
+        if (bi == dm->nbuilds) { /* dual writes on from here */
+            dm->builds = xrealloc(dm->builds, (dm->nbuilds + 1) * sizeof *dm->builds);
+            struct build *b = &dm->builds[dm->nbuilds++];
+            sbuf ph = SBUF_INIT;
+            sbuf_printf(&ph, "%s_v%u", ix->alias, bv);
+            *b = (struct build){xstrdup(ix->alias), ph.data, bv, NULL};
+            char pos[sizeof dm->start_pos + BL_FILE_MAX + 64];
+            if (dm->have_last)
+                snprintf(pos, sizeof pos, "%s:%llu", dm->last_commit.end.file,
+                         (unsigned long long)dm->last_commit.end.pos);
+            else
+                snprintf(pos, sizeof pos, "%s", dm->start_pos[0] ? dm->start_pos : "start");
+            const char *tabs[] = {"index_versions", "reindex_runs"};
+            for (int t = 0; t < 2; t++) {
+                sbuf_reset(&q);
+                sbuf_printf(&q, "UPDATE %s SET start_position = COALESCE(start_position, ", tabs[t]);
+                db_quote(dm->meta, &q, pos, strlen(pos));
+                sbuf_printf(&q, ") WHERE version = %u AND index_id = (SELECT id FROM index_configs "
+                                "WHERE source = ", bv);
+                db_quote(dm->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
+                sbuf_adds(&q, " AND alias = ");
+                db_quote(dm->meta, &q, ix->alias, strlen(ix->alias));
+                sbuf_addc(&q, ')');
+                if (db_exec(dm->meta, q.data, err, sizeof err) < 0)
+                    log_warn("run", "start position of %s not recorded: %s", b->phys, err);
+            }
+            log_info("run", "%s: live changes from %s on are also written to %s", ix->alias, pos,
+                     b->phys);
+        }
+        struct build *b = &dm->builds[bi];
+        if (b->runner && reindex_runner_done(b->runner)) {
+            reindex_runner_free(b->runner);
+            b->runner = NULL;
+        }
+        if (!b->runner) {
+            b->runner = reindex_runner_start(dm->cfg, dm->client, b->alias, b->version, err,
+                                             sizeof err);
+            if (!b->runner) log_error("run", "%s: reindex jobs not started (will retry): %s",
+                                      b->alias, err);
+        }
+    }
+    if (res) mysql_free_result(res);
+    for (size_t i = nb0; i-- > 0;) /* builds whose index config is gone */
+        if (!seen[i] && i < dm->nbuilds) build_stop(dm, i, "its index config is gone");
+    free(seen);
+    sbuf_free(&q);
 }
 
 static void run_usage(FILE *out) {
@@ -1239,11 +1379,14 @@ int cmd_run(int argc, char **argv) {
         at = strtoull(colon + 1, NULL, 10);
         ro.start = BL_START_FILEPOS, ro.file = file, ro.pos = at;
         log_info("run", "resuming source %s at %s:%llu", cfg.source.name, file, at);
+        snprintf(dm.start_pos, sizeof dm.start_pos, "%s:%llu", file, at);
     } else {
         ro.start = strcmp(cfg.source.start, "beginning") == 0 ? BL_START_BEGINNING : BL_START_NOW;
+        snprintf(dm.start_pos, sizeof dm.start_pos, "%s", cfg.source.start);
         log_info("run", "source %s has no checkpoint: starting at %s", cfg.source.name,
                  cfg.source.start);
     }
+    poll_builds(&dm); /* reindexes (a first sync, or one resumed after a restart) */
     bl_sink sink = {.ctx = &dm, .want_table = want_table, .row = on_row, .commit = on_commit,
                     .heartbeat = on_heartbeat};
     struct sigaction sa;
@@ -1264,6 +1407,7 @@ int cmd_run(int argc, char **argv) {
         if (!dm.err[0]) snprintf(dm.err, sizeof dm.err, "%s", r.err);
         log_error("run", "stopping: %s", dm.err);
     }
+    while (dm.nbuilds) build_stop(&dm, dm.nbuilds - 1, "stopping; the jobs resume from their cursors");
     int drc = deliver_drain(dm.d, cfg.delivery.drain_timeout_ms);
     log_info("run",
              "stopped after %llu transactions, %llu documents, %llu element scripts, %llu "
@@ -1275,6 +1419,8 @@ int cmd_run(int argc, char **argv) {
 out:
     if (exit_code != EXIT_OK && dm.err[0]) fprintf(stderr, "searchsync run: %s\n", dm.err);
     if (reader_open) bl_reader_close(&r);
+    while (dm.nbuilds) build_stop(&dm, dm.nbuilds - 1, "stopping");
+    free(dm.builds);
     deliver_free(dm.d);
     dl_store_free(dm.dls);
     search_conn_free(dm.k);

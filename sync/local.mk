@@ -47,3 +47,15 @@ check_PROGRAMS += tests/tools/route_dump
 tests_tools_route_dump_SOURCES = tests/tools/route_dump.c
 tests_tools_route_dump_LDADD = libsearchsync.a $(DEP_LIBS)
 searchsync_SOURCES += sync/daemon.c sync/cmd_epoch.c sync/cmd_status.c
+
+# full reindex into versioned indices, resync (issue 6)
+libsearchsync_a_SOURCES += sync/reindex.c sync/reindex.h
+searchsync_SOURCES += sync/cmd_reindex.c
+check_PROGRAMS += tests/unit/test_reindex tests/unit/test_reindex_asan
+TESTS += tests/unit/test_reindex tests/unit/test_reindex_asan
+tests_unit_test_reindex_SOURCES = tests/unit/test_reindex.c
+tests_unit_test_reindex_LDADD = $(UNIT_LDADD)
+tests_unit_test_reindex_asan_SOURCES = tests/unit/test_reindex.c
+tests_unit_test_reindex_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_reindex_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_reindex_asan_LDADD = $(UNIT_ASAN_LDADD)

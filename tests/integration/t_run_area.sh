@@ -78,7 +78,7 @@ check_skus() { assert_eq "$(skus_sql "$1")" "$(skus_doc "$1")" "$2 (product $1)"
 # every product document exists first (a root change rebuilds it whole)
 mysql_q "UPDATE shop.products SET updated_at = NOW(6) WHERE id BETWEEN 1 AND 20"
 marker
-assert_eq "$(mysql_q "SELECT COUNT(*) FROM shop.products WHERE id <= 20")" "$(search_count products '{"query":{"range":{"id":{"lte":20}}}}')" "products 1..20 indexed"
+assert_eq "$(mysql_q "SELECT COUNT(*) FROM shop.products WHERE id <= 20")" "$(search_count products '{"query":{"bool":{"filter":[{"range":{"id":{"lte":20}}},{"term":{"relation":"product"}}]}}}')" "products 1..20 indexed"
 for p in 1 2 3 4; do check_skus "$p" "starting point"; done
 
 s1="$(mysql_q 'SELECT id FROM shop.skus WHERE product_id = 1 ORDER BY id LIMIT 1')"

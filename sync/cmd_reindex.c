@@ -1,0 +1,502 @@
+/* cmd_reindex: `searchsync reindex` and `searchsync resync`.
+ *
+ * reindex queues a build (sync/reindex.c) and follows it until the alias
+ * has moved (the jobs run in `searchsync run`, which also writes live
+ * changes to the new version meanwhile); --reset cancels a build,
+ * --delete-all removes an index config's indices.
+ *
+ * resync rebuilds just the given documents (seed 004's job params) right
+ * here: each is re-read from MySQL and written whole to the live version and
+ * to a version being built, versioned by the binlog position read before the
+ * rows were (so, as for a reindex page, neither it nor live changes can put
+ * older data over newer). Ids are document ids: a root key ("42"), or a
+ * child's `<join_name>-<key>` ("review-7"). A row that is gone deletes its
+ * document (every copy, for children). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "config.h"
+#include "db.h"
+#include "deliver/deliver.h"
+#include "deliver/store.h"
+#include "docbuild.h"
+#include "json_exact.h"
+#include "log.h"
+#include "mapping.h"
+#include "reindex.h"
+#include "sbuf.h"
+#include "search/search.h"
+
+static int exit_of(int rc) {
+    return rc == REINDEX_OK ? EXIT_OK
+           : rc == REINDEX_REFUSED || rc == REINDEX_UNKNOWN ? EXIT_USAGE
+                                                            : EXIT_RUNTIME;
+}
+
+static void reindex_usage(FILE *out) {
+    fprintf(out,
+            "usage: searchsync reindex --config FILE INDEX [--buckets N] [--by-mod] [--no-wait]\n"
+            "       searchsync reindex --config FILE INDEX --reset\n"
+            "       searchsync reindex --config FILE INDEX --delete-all\n\n"
+            "Rebuild index config INDEX (its alias) into a new version <alias>_v<N> and move\n"
+            "the alias to it when every job is done. The jobs run in `searchsync run`, which\n"
+            "writes live changes to both versions meanwhile; this command waits and shows\n"
+            "progress (--no-wait: return once queued). --buckets: jobs (default [reindex]\n"
+            "buckets); --by-mod: bucket by MOD(bucket_column, N) instead of key ranges.\n"
+            "--reset cancels a build; --delete-all deletes every version of the index.\n");
+}
+
+struct env {
+    struct ss_config cfg;
+    MYSQL *meta, *src;
+    struct search_client *client;
+    struct search_conn *k;
+    char err[2048];
+};
+
+static int env_open(struct env *e, const char *path, const char *cmd, bool need_src) {
+    memset(e, 0, sizeof *e);
+    if (config_load(&e->cfg, path, e->err, sizeof e->err) < 0) {
+        fprintf(stderr, "searchsync: %s\n", e->err);
+        return EXIT_USAGE;
+    }
+    log_set_level(log_parse_level(e->cfg.log.level));
+    db_params mp = db_params_metadata(&e->cfg);
+    e->meta = db_connect(&mp, e->err, sizeof e->err);
+    if (!e->meta || metadb_migrate(e->meta, e->cfg.metadata.database, e->err, sizeof e->err) < 0) {
+        fprintf(stderr, "searchsync %s: metadata schema: %s\n", cmd, e->err);
+        return EXIT_RUNTIME;
+    }
+    if (need_src) {
+        db_params sp = db_params_source(&e->cfg);
+        e->src = db_connect(&sp, e->err, sizeof e->err);
+        if (!e->src) {
+            fprintf(stderr, "searchsync %s: %s\n", cmd, e->err);
+            return EXIT_RUNTIME;
+        }
+    }
+    struct search_opts so;
+    deliver_search_opts(&so, &e->cfg);
+    e->client = search_client_new(&so, e->err, sizeof e->err);
+    e->k = e->client ? search_conn_new(e->client) : NULL;
+    if (!e->client || search_detect(e->client, e->k, e->err, sizeof e->err) != 0) {
+        fprintf(stderr, "searchsync %s: %s\n", cmd, e->err);
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+static void env_close(struct env *e) {
+    search_conn_free(e->k);
+    search_client_free(e->client);
+    db_close(e->src);
+    db_close(e->meta);
+    config_free(&e->cfg);
+    mysql_library_end();
+}
+
+/* follow build `v` of alias until it is no longer building */
+static int follow(struct env *e, const char *alias, unsigned v) {
+    sbuf q = SBUF_INIT;
+    int rc = EXIT_RUNTIME, waited = 0;
+    bool told = false, running_seen = false;
+    char last[256] = "";
+    for (;;) {
+        sbuf_reset(&q);
+        sbuf_printf(&q, "SELECT ic.state, ic.building_version, (SELECT COUNT(*) FROM jobs j WHERE "
+                        "j.index_id = ic.id AND j.version = %u), (SELECT COUNT(*) FROM jobs j "
+                        "WHERE j.index_id = ic.id AND j.version = %u AND j.status = 'done'), "
+                        "(SELECT COALESCE(SUM(rows_read), 0) FROM jobs j WHERE j.index_id = "
+                        "ic.id AND j.version = %u), (SELECT COALESCE(SUM(docs_written), 0) FROM "
+                        "jobs j WHERE j.index_id = ic.id AND j.version = %u), (SELECT COUNT(*) "
+                        "FROM jobs j WHERE j.index_id = ic.id AND j.version = %u AND j.status <> "
+                        "'init') FROM index_configs ic WHERE ic.source = ",
+                    v, v, v, v, v);
+        db_quote(e->meta, &q, e->cfg.source.name, strlen(e->cfg.source.name));
+        sbuf_adds(&q, " AND ic.alias = ");
+        db_quote(e->meta, &q, alias, strlen(alias));
+        if (mysql_real_query(e->meta, q.data, q.len) != 0) {
+            fprintf(stderr, "searchsync reindex: %s\n", mysql_error(e->meta));
+            break;
+        }
+        MYSQL_RES *res = mysql_store_result(e->meta);
+        MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+        if (!row) {
+            if (res) mysql_free_result(res);
+            fprintf(stderr, "searchsync reindex: index config %s is gone\n", alias);
+            break;
+        }
+        bool building = strtoul(row[1], NULL, 10) == v;
+        char line[256];
+        snprintf(line, sizeof line, "%s v%u: %s, jobs %s/%s done, %s rows read, %s documents", alias,
+                 v, row[0], row[3], row[2], row[4], row[5]);
+        running_seen |= strtol(row[6], NULL, 10) > 0;
+        mysql_free_result(res);
+        if (strcmp(line, last) && building) {
+            printf("%s\n", line);
+            fflush(stdout);
+            snprintf(last, sizeof last, "%s", line);
+        }
+        if (!building) break;
+        if (!running_seen && ++waited == 15 && !told) {
+            printf("no daemon has started the jobs yet: they run in `searchsync run --config ...` "
+                   "for source %s\n", e->cfg.source.name);
+            told = true;
+        }
+        sleep(1);
+    }
+    sbuf_reset(&q);
+    sbuf_printf(&q, "SELECT status, rows_read, docs_written, rejected, COALESCE(error_text, ''), "
+                    "TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 FROM reindex_runs "
+                    "WHERE version = %u AND index_id = (SELECT id FROM index_configs WHERE source = ",
+                v);
+    db_quote(e->meta, &q, e->cfg.source.name, strlen(e->cfg.source.name));
+    sbuf_adds(&q, " AND alias = ");
+    db_quote(e->meta, &q, alias, strlen(alias));
+    sbuf_adds(&q, ")");
+    if (mysql_real_query(e->meta, q.data, q.len) == 0) {
+        MYSQL_RES *res = mysql_store_result(e->meta);
+        MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+        if (row && !strcmp(row[0], "done")) {
+            printf("%s v%u is live: %s rows read, %s documents written, %s rejected in %s s; alias "
+                   "%s -> %s_v%u\n",
+                   alias, v, row[1], row[2], row[3], row[5] ? row[5] : "?", alias, alias, v);
+            rc = EXIT_OK;
+        } else if (row) {
+            fprintf(stderr, "searchsync reindex: %s v%u %s: %s\n", alias, v, row[0], row[4]);
+        }
+        if (res) mysql_free_result(res);
+    }
+    sbuf_free(&q);
+    return rc;
+}
+
+int cmd_reindex(int argc, char **argv) {
+    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+                                         {"buckets", required_argument, NULL, 'b'},
+                                         {"by-mod", no_argument, NULL, 'm'},
+                                         {"no-wait", no_argument, NULL, 'n'},
+                                         {"reset", no_argument, NULL, 'r'},
+                                         {"delete-all", no_argument, NULL, 'd'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *path = NULL;
+    int buckets = 0;
+    bool by_mod = false, no_wait = false, reset = false, delete_all = false;
+    int o;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "c:b:mnrdh", opts, NULL)) != -1) {
+        char *end = NULL;
+        switch (o) {
+        case 'c': path = optarg; break;
+        case 'b':
+            buckets = (int)strtol(optarg, &end, 10);
+            if (*end || buckets < 1 || buckets > 4096) {
+                fprintf(stderr, "searchsync reindex: --buckets must be 1..4096\n");
+                return EXIT_USAGE;
+            }
+            break;
+        case 'm': by_mod = true; break;
+        case 'n': no_wait = true; break;
+        case 'r': reset = true; break;
+        case 'd': delete_all = true; break;
+        case 'h': reindex_usage(stdout); return EXIT_OK;
+        default: reindex_usage(stderr); return EXIT_USAGE;
+        }
+    }
+    if (!path || optind != argc - 1 || (reset && delete_all)) {
+        reindex_usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *alias = argv[optind];
+    struct env e;
+    int rc = env_open(&e, path, "reindex", !reset && !delete_all);
+    if (rc != EXIT_OK) {
+        env_close(&e);
+        return rc;
+    }
+    if (reset) {
+        int r = reindex_reset(&e.cfg, e.k, e.meta, alias, e.err, sizeof e.err);
+        if (r == REINDEX_OK) printf("%s: the build was cancelled and its index deleted\n", alias);
+        else fprintf(stderr, "searchsync reindex: %s\n", e.err);
+        rc = exit_of(r);
+    } else if (delete_all) {
+        int r = reindex_delete_all(&e.cfg, e.k, e.meta, alias, e.err, sizeof e.err);
+        if (r == REINDEX_OK) printf("%s: every version deleted; the config stays (unavailable)\n",
+                                    alias);
+        else fprintf(stderr, "searchsync reindex: %s\n", e.err);
+        rc = exit_of(r);
+    } else {
+        unsigned v = 0;
+        struct reindex_request req = {alias, buckets, by_mod, "reindex command"};
+        int r = reindex_request(&e.cfg, e.client, e.k, e.meta, e.src, &req, &v, e.err,
+                                sizeof e.err);
+        if (r != REINDEX_OK) {
+            fprintf(stderr, "searchsync reindex: %s\n", e.err);
+            rc = exit_of(r);
+        } else {
+            printf("%s: version %u queued (%s_v%u)\n", alias, v, alias, v);
+            fflush(stdout);
+            rc = no_wait ? EXIT_OK : follow(&e, alias, v);
+        }
+    }
+    env_close(&e);
+    return rc;
+}
+
+/* ---------- resync ---------- */
+
+struct resync {
+    struct deliver *d;
+    const char *targets[2];
+    int ntargets;
+    uint64_t version;
+    unsigned long long docs, deletes;
+    bool child;
+    sbuf gone; /* ids of absent children: their copies are looked up */
+    int ngone;
+};
+
+static int resync_doc(void *ctx, const char *id, const char *routing, const char *body,
+                      size_t len) {
+    struct resync *s = ctx;
+    for (int i = 0; i < s->ntargets; i++) {
+        struct change c = {.index = s->targets[i], .doc_id = id, .routing = routing,
+                           .version = s->version, .op = CHANGE_INDEX, .body = body,
+                           .body_len = len};
+        if (deliver_submit(s->d, &c) != DELIVER_OK) return -1;
+    }
+    s->docs++;
+    return 0;
+}
+
+static int resync_absent(void *ctx, const char *id) {
+    struct resync *s = ctx;
+    if (s->child) {
+        sbuf_printf(&s->gone, "%s", s->ngone++ ? "," : "");
+        json_escape(&s->gone, id, strlen(id));
+        return 0;
+    }
+    for (int i = 0; i < s->ntargets; i++) {
+        struct change c = {.index = s->targets[i], .doc_id = id, .version = s->version,
+                           .op = CHANGE_DELETE};
+        if (deliver_submit(s->d, &c) != DELIVER_OK) return -1;
+    }
+    s->deletes++;
+    return 0;
+}
+
+static void resync_usage(FILE *out) {
+    fprintf(out, "usage: searchsync resync --config FILE INDEX --ids ID[,ID...]\n\n"
+                 "Rebuild just these documents of index config INDEX from MySQL: root keys\n"
+                 "(42) or child ids (review-7). A document whose row is gone is deleted.\n");
+}
+
+int cmd_resync(int argc, char **argv) {
+    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+                                         {"ids", required_argument, NULL, 'i'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *path = NULL, *ids = NULL;
+    int o;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "c:i:h", opts, NULL)) != -1) {
+        if (o == 'c') path = optarg;
+        else if (o == 'i') ids = optarg;
+        else if (o == 'h') return resync_usage(stdout), EXIT_OK;
+        else return resync_usage(stderr), EXIT_USAGE;
+    }
+    if (!path || !ids || !*ids || optind != argc - 1) return resync_usage(stderr), EXIT_USAGE;
+    const char *alias = argv[optind];
+    struct env e;
+    int rc = env_open(&e, path, "resync", true);
+    struct mapping m = {0};
+    struct resync s = {0};
+    char **keys = NULL;
+    size_t nkeys = 0;
+    char *st[3] = {0};
+    if (rc != EXIT_OK) goto out;
+    rc = EXIT_RUNTIME;
+    if (mapping_db_load(e.meta, e.cfg.source.name, &m, e.err, sizeof e.err) < 0) goto fail;
+    size_t at = 0;
+    while (at < m.nindices && strcmp(m.indices[at].alias, alias)) at++;
+    if (at == m.nindices) {
+        snprintf(e.err, sizeof e.err, "source %s has no index config \"%s\"", e.cfg.source.name,
+                 alias);
+        rc = EXIT_USAGE;
+        goto fail;
+    }
+    struct mp_schema schema = {0};
+    sbuf verrs = SBUF_INIT;
+    int bad = mapping_schema_load(e.src, &m, &schema, e.err, sizeof e.err) < 0
+                  ? -1
+                  : mapping_validate(&m, &schema, &verrs);
+    mp_schema_free(&schema);
+    if (bad > 0) snprintf(e.err, sizeof e.err, "the mapping does not match the source:\n%s", verrs.data);
+    sbuf_free(&verrs);
+    if (bad) goto fail;
+    const struct mp_index *ix = &m.indices[at];
+    /* where to write: the live version and a version being built */
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT current_version, building_version, epoch FROM index_configs WHERE source = ");
+    db_quote(e.meta, &q, e.cfg.source.name, strlen(e.cfg.source.name));
+    sbuf_adds(&q, " AND alias = ");
+    db_quote(e.meta, &q, alias, strlen(alias));
+    int got = mysql_real_query(e.meta, q.data, q.len) == 0;
+    sbuf_free(&q);
+    MYSQL_RES *res = got ? mysql_store_result(e.meta) : NULL;
+    MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+    for (int i = 0; row && i < 3; i++) st[i] = xstrdup(row[i]);
+    if (res) mysql_free_result(res);
+    if (!st[0]) {
+        snprintf(e.err, sizeof e.err, "reading the state of %s: %s", alias, mysql_error(e.meta));
+        goto fail;
+    }
+    char building[600] = "";
+    if (strcmp(st[0], "0")) s.targets[s.ntargets++] = alias;
+    if (strcmp(st[1], "0")) {
+        snprintf(building, sizeof building, "%s_v%s", alias, st[1]);
+        s.targets[s.ntargets++] = building;
+    }
+    if (!s.ntargets) {
+        snprintf(e.err, sizeof e.err, "index %s has no version yet: run searchsync reindex %s",
+                 alias, alias);
+        rc = EXIT_USAGE;
+        goto fail;
+    }
+    /* the version: the binlog position before the rows are read */
+    if (mysql_real_query(e.src, "SHOW MASTER STATUS", 18) == 0) {
+        res = mysql_store_result(e.src);
+        row = res ? mysql_fetch_row(res) : NULL;
+        if (row && row[0] && row[1]) {
+            const char *dot = strrchr(row[0], '.');
+            s.version = version_make((uint32_t)strtoul(st[2], NULL, 10),
+                                     dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : 0,
+                                     strtoull(row[1], NULL, 10));
+        }
+        if (res) mysql_free_result(res);
+    }
+    if (!s.version) {
+        snprintf(e.err, sizeof e.err, "the source's binlog position is unknown (SHOW MASTER "
+                                      "STATUS: %s); resync versions documents by it",
+                 mysql_error(e.src));
+        goto fail;
+    }
+    struct deliver_opts dopts;
+    deliver_opts_from_config(&dopts, &e.cfg);
+    dopts.flush_interval_ms = 5;
+    struct dl_store *dls = NULL;
+    db_params mp = db_params_metadata(&e.cfg);
+    mp.database = e.cfg.metadata.database;
+    dls = dl_store_new(&mp, e.cfg.source.name, e.err, sizeof e.err);
+    if (!dls) goto fail;
+    dopts.dead_letter = dl_store_put;
+    dopts.dead_letter_ud = dls;
+    s.d = deliver_new(&dopts, e.client, e.err, sizeof e.err);
+    if (!s.d) {
+        dl_store_free(dls);
+        goto fail;
+    }
+    /* split the ids by table: "<join_name>-<key>" names a child table */
+    for (const char *p = ids; *p;) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        if (len) {
+            keys = xrealloc(keys, (nkeys + 1) * sizeof *keys);
+            keys[nkeys++] = xstrndup(p, len);
+        }
+        p += len + (c ? 1 : 0);
+    }
+    int brc = 0;
+    for (size_t t = 0; t < ix->ntables && brc == 0; t++) {
+        const struct mp_table *tb = &ix->tables[t];
+        if (t > 0 && !tb->parent_table) continue;
+        const char **mine = xcalloc(nkeys ? nkeys : 1, sizeof *mine);
+        size_t n = 0;
+        for (size_t i = 0; i < nkeys; i++) {
+            const char *k = keys[i];
+            size_t jl = tb->join_name ? strlen(tb->join_name) : 0;
+            bool is_child = false;
+            for (size_t u = 1; u < ix->ntables; u++) {
+                const struct mp_table *ct = &ix->tables[u];
+                size_t l = ct->parent_table && ct->join_name ? strlen(ct->join_name) : 0;
+                if (l && !strncmp(k, ct->join_name, l) && k[l] == '-') is_child = true;
+            }
+            if (t == 0 && !is_child) mine[n++] = k;
+            else if (t > 0 && jl && !strncmp(k, tb->join_name, jl) && k[jl] == '-')
+                mine[n++] = k + jl + 1;
+        }
+        if (n) {
+            struct docbuild b;
+            docbuild_init(&b, e.src, ix);
+            struct docbuild_sink sink = {resync_doc, resync_absent, &s};
+            s.child = t > 0;
+            brc = t == 0 ? docbuild_roots(&b, mine, n, &sink, e.err, sizeof e.err)
+                         : docbuild_children(&b, t, mine, n, &sink, e.err, sizeof e.err);
+        }
+        free(mine);
+    }
+    /* children that are gone: delete every copy, wherever it is routed */
+    if (brc == 0 && s.ngone) {
+        for (int i = 0; i < s.ntargets && brc == 0; i++) {
+            sbuf body = SBUF_INIT, p2 = SBUF_INIT;
+            sbuf_printf(&body, "{\"size\":10000,\"_source\":false,\"query\":{\"ids\":{\"values\":[%s]}}}",
+                        s.gone.data);
+            sbuf_printf(&p2, "/%s/_search", s.targets[i]);
+            struct search_resp r;
+            search_resp_init(&r);
+            if (search_request(e.k, "POST", p2.data, NULL, body.data, body.len, &r) == 0 &&
+                r.status == 200) {
+                cJSON *j = json_exact_parse(r.body.data, r.body.len);
+                cJSON *h;
+                cJSON_ArrayForEach(h, cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hits"), "hits")) {
+                    struct change c = {
+                        .index = s.targets[i],
+                        .doc_id = cJSON_GetStringValue(cJSON_GetObjectItem(h, "_id")),
+                        .routing = cJSON_GetStringValue(cJSON_GetObjectItem(h, "_routing")),
+                        .version = s.version, .op = CHANGE_DELETE};
+                    if (c.doc_id && deliver_submit(s.d, &c) == DELIVER_OK) s.deletes++;
+                }
+                cJSON_Delete(j);
+            } else {
+                snprintf(e.err, sizeof e.err, "looking up copies in %s: HTTP %ld %s", s.targets[i],
+                         r.status, r.err);
+                brc = -1;
+            }
+            search_resp_free(&r);
+            sbuf_free(&body);
+            sbuf_free(&p2);
+        }
+    }
+    deliver_txn_end(s.d, "resync");
+    int drc = deliver_drain(s.d, e.cfg.delivery.drain_timeout_ms);
+    struct deliver_stats ds;
+    deliver_get_stats(s.d, &ds);
+    deliver_free(s.d);
+    dl_store_free(dls);
+    if (brc != 0) goto fail;
+    if (drc != DELIVER_OK) {
+        snprintf(e.err, sizeof e.err, "delivery did not finish within drain_timeout_ms");
+        goto fail;
+    }
+    printf("%s: %llu document(s) rebuilt, %llu deleted, %llu dead letter(s), %llu stale (newer "
+           "data already there)\n",
+           alias, s.docs, s.deletes, (unsigned long long)ds.dead_letters,
+           (unsigned long long)ds.stale);
+    rc = ds.dead_letters ? EXIT_FOUND : EXIT_OK;
+    goto out;
+fail:
+    fprintf(stderr, "searchsync resync: %s\n", e.err);
+out:
+    for (size_t i = 0; i < nkeys; i++) free(keys[i]);
+    free(keys);
+    for (int i = 0; i < 3; i++) free(st[i]);
+    sbuf_free(&s.gone);
+    mapping_free(&m);
+    env_close(&e);
+    return rc;
+}

@@ -1,0 +1,97 @@
+/* reindex: full rebuild of an index config into a new version behind its
+ * alias, in resumable buckets (issue 6, seed 004; docs/operations.md
+ * "Reindex").
+ *
+ * The life of a build (index_configs.state, all transitions in the metadata
+ * schema, each decided by one conditional UPDATE so that exactly one caller
+ * wins it):
+ *
+ *   available|unavailable ──reindex_request──► changing (building_version N:
+ *       engine index <alias>_vN created with refresh off and no replicas,
+ *       one job per bucket, a reindex_runs row)
+ *   changing ──daemon: dual writes on, binlog position recorded──► jobs run
+ *       (reindex_runner: keyset pages of page_size rows per job, each page
+ *       built whole, delivered, acknowledged, then its cursor saved)
+ *   changing ──the last job done (the UPDATE that finds no unfinished job
+ *       wins)──► switching ──settings restored, alias moved in one
+ *       _aliases call──► available (current_version N; the old version
+ *       becomes history, versions beyond history_retention are deleted)
+ *   changing ──failure, or rejected documents > max_rejected──► previous
+ *       state; <alias>_vN deleted; the reason in reindex_runs and sync_log
+ *   changing ──reindex_reset (reindex --reset)──► previous state, cancelled
+ *
+ * Versions (seed 000): every page is read after SHOW MASTER STATUS, and its
+ * documents carry the version of that binlog position. Live changes carry
+ * their transaction's commit position and are re-read from MySQL when
+ * processed. A live change older than the page loses to it, and its data was
+ * already in the page (committed before the page was read); a live change
+ * newer than the page wins, and its data is newer. So neither stream puts
+ * older data over newer, whatever order they reach the engine in.
+ *
+ * One daemon runs a source's jobs (several nodes: the ZooKeeper issue). */
+#ifndef SS_REINDEX_H
+#define SS_REINDEX_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <mysql.h>
+
+#include "config.h"
+#include "mapping.h"
+
+struct search_client;
+struct search_conn;
+
+enum reindex_rc {
+    REINDEX_OK = 0,
+    REINDEX_ERR = -1,     /* server or engine failure (err says which) */
+    REINDEX_REFUSED = -2, /* the index config's state does not allow it (err says why) */
+    REINDEX_UNKNOWN = -3, /* no such index config */
+};
+
+struct reindex_request {
+    const char *alias;
+    int buckets;  /* <= 0: [reindex] buckets */
+    bool by_mod;  /* MOD(bucket_column, buckets) instead of key ranges */
+    const char *reason; /* for sync_log ("reindex command", "first sync", ...) */
+};
+
+/* Queue a build of the next version (see above). meta: metadata schema
+ * selected; src: the source. *version receives N. */
+int reindex_request(const struct ss_config *cfg, struct search_client *client,
+                    struct search_conn *k, MYSQL *meta, MYSQL *src,
+                    const struct reindex_request *req, unsigned *version, char *err,
+                    size_t errlen);
+/* Cancel a build in state changing: jobs removed, <alias>_vN deleted, the
+ * previous state back. REINDEX_REFUSED when nothing is being built. */
+int reindex_reset(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
+                  const char *alias, char *err, size_t errlen);
+/* Delete every version of the index config (and so its alias); only from
+ * available or unavailable. The config stays, unavailable. */
+int reindex_delete_all(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
+                       const char *alias, char *err, size_t errlen);
+
+/* ---------- the runner (inside `searchsync run`) ---------- */
+struct reindex_runner;
+/* Start running the jobs of build `version` of `alias` in background
+ * threads ([reindex] parallel_jobs). If every job is already done (a switch
+ * interrupted by a crash), the first thread finishes the switch. */
+struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
+                                            struct search_client *client, const char *alias,
+                                            unsigned version, char *err, size_t errlen);
+/* All threads have ended (the build finished, failed or was cancelled). */
+bool reindex_runner_done(struct reindex_runner *r);
+/* Stop the threads (between pages; cursors stay) and free. NULL-safe. */
+void reindex_runner_free(struct reindex_runner *r);
+
+/* ---------- pure parts (unit-tested) ---------- */
+
+/* The WHERE condition of bucket b of n for a table whose single key column
+ * holds integers from min to max (texts): ranges of equal width; the first
+ * bucket has no lower bound and the last no upper bound, so rows inserted
+ * outside [min, max] after planning still fall into one. Appends to out:
+ * "" (everything), "`k` < 250", "`k` >= 250 AND `k` < 500", ... */
+int reindex_range_cond(const char *key, const char *min, const char *max, int b, int n,
+                       struct sbuf *out);
+
+#endif

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# tests/integration/t_reindex.sh — `searchsync reindex` / `resync` against real
+# MariaDB + OpenSearch, with `searchsync run` running the jobs:
+#
+#   first sync    a daemon started on a filled database builds <alias>_v1
+#                 through the reindex path and points the alias at it
+#   live writes   a reindex (v2, 4 buckets) while a writer changes products
+#                 and SKUs the whole time: after the switch every product
+#                 equals SQL (the oracle), the alias points at v2, v1 is history
+#   refused       a second request while one is building; --reset cancels one
+#   crash         the daemon SIGKILLed mid-reindex: the jobs continue from
+#                 their cursors (rows read again: at most one page per job)
+#   failure       documents the engine rejects (nested_objects.limit set by an
+#                 index template) past max_rejected: the new version is
+#                 deleted, the alias and state stay, the run says why
+#   parent/child  every review and reply after a reindex, with its parent
+#   resync        rows changed without the binlog, rebuilt by id
+#   delete-all    every version gone, the config unavailable
+# Sizes: REINDEX_PRODUCTS (default 3000; check-long's long_reindex uses 500k).
+. "$(dirname "$0")/lib.sh"
+require_bin
+N="${REINDEX_PRODUCTS:-3000}"
+bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products "$N" >/dev/null
+meta="$(unique_name meta)"
+curl -s -XDELETE "$SEARCH_URL/products*,brands*?expand_wildcards=all" >/dev/null # left by others
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v*,brands_v*?expand_wildcards=all' >/dev/null; curl -s -XDELETE '$SEARCH_URL/_index_template/t_reindex_fail' >/dev/null"
+cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = shop
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = 7321
+start = now
+heartbeat_ms = 500
+[metadata]
+database = $meta
+reload_interval_ms = 300
+[search]
+urls = $SEARCH_URL
+[delivery]
+flush_interval_ms = 50
+checkpoint_interval_ms = 100
+[reindex]
+buckets = 4
+page_size = ${REINDEX_PAGE:-250}
+max_rejected = 5
+[log]
+level = info
+INI
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes \
+    >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
+start_daemon() {
+    "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
+    DAEMON=$!
+    on_exit "kill -9 $DAEMON 2>/dev/null"
+}
+on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
+meta_q() { mysql_q "$1" "$meta"; }
+alias_target() { curl -s "$SEARCH_URL/_alias/$1" | jq -r 'keys | join(",")'; }
+count() { search_count "$1" "${2:-}"; }
+
+# the oracle for products: SQL's sum over every SKU field we can aggregate
+# exactly, per product, against the engine's nested sums; plus counts
+check_products() { # $1: what
+    local want got
+    search_refresh products
+    assert_eq "$(mysql_q 'SELECT COUNT(*) FROM shop.products')" \
+        "$(count products '{"query":{"term":{"relation":"product"}}}')" "$1: one document per product"
+    want="$(mysql_q 'SELECT COUNT(*), SUM(stock) FROM shop.skus s JOIN shop.products p ON p.id = s.product_id' | tr '\t' ' ')"
+    got="$(search_post /products/_search '{"size":0,"aggs":{"s":{"nested":{"path":"skus"},"aggs":{"t":{"sum":{"field":"skus.stock"}}}}}}' |
+        jq -r '"\(.aggregations.s.doc_count) \(.aggregations.s.t.value | floor)"')"
+    assert_eq "$want" "$got" "$1: every SKU embedded with its stock"
+    # products whose name or price the engine has differently from SQL
+    mysql_q "SELECT id, name, CAST(price AS CHAR) FROM shop.products ORDER BY id" >"$TEST_TMP/sql.tsv"
+    search_post "/products/_search?scroll=1m" '{"size":5000,"_source":["id","name","price","skus.id","skus.color"],"query":{"term":{"relation":"product"}},"sort":["_doc"]}' >"$TEST_TMP/page.json"
+    : >"$TEST_TMP/es.tsv"
+    while [ "$(jq '.hits.hits | length' "$TEST_TMP/page.json")" -gt 0 ]; do
+        jq -r '.hits.hits[]._source | [.id, .name, .price] | @tsv' "$TEST_TMP/page.json" >>"$TEST_TMP/es.tsv"
+        sid="$(jq -r ._scroll_id "$TEST_TMP/page.json")"
+        search_post /_search/scroll "{\"scroll\":\"1m\",\"scroll_id\":\"$sid\"}" >"$TEST_TMP/page.json"
+    done
+    sort -n "$TEST_TMP/es.tsv" >"$TEST_TMP/es.sorted"
+    assert_eq "" "$(diff "$TEST_TMP/sql.tsv" "$TEST_TMP/es.sorted" | head -5)" "$1: every product's name and price as SQL has them"
+}
+
+# ---- first sync: the daemon builds v1 through the reindex path
+start_daemon
+wait_until 120 "first sync: alias products -> products_v1" bash -c "curl -s '$SEARCH_URL/_alias/products' | jq -e 'has(\"products_v1\")' >/dev/null" ||
+    fail "no first sync: $(tail -20 "$TEST_TMP/run.log")"
+assert_contains "$(cat "$TEST_TMP/run.log")" "products: version 1 queued in 4 bucket(s) (first sync)" "first sync through reindex"
+assert_eq "available 1 0" "$(meta_q "SELECT state, current_version, building_version FROM index_configs WHERE alias = 'products'" | tr '\t' ' ')" "state after the first sync"
+check_products "first sync"
+
+# ---- a reindex while a writer changes products and SKUs all the time
+cat >"$TEST_TMP/writer.sh" <<'SH'
+i=0
+while [ ! -f "$STOP" ]; do
+    i=$((i + 1))
+    p=$(( (i * 7919) % N + 1 ))
+    mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u root shop -e "
+      UPDATE products SET name = CONCAT('w', $i, ' ', LEFT(name, 40)), price = price + 1 WHERE id = $p;
+      UPDATE skus SET stock = stock + 1, color = IF(color = 'red', 'blue', 'red') WHERE product_id = $(( (i * 104729) % N + 1 ));
+      INSERT INTO skus (id, product_id, sku_code, color, size, price, stock) VALUES (900000000 + $i, $p, CONCAT('W', $i), 'green', 'M', 1.00, $i);
+      DELETE FROM skus WHERE id = 900000000 + $i - 3;" || exit 1
+done
+SH
+export STOP="$TEST_TMP/stop" N MYSQL_HOST MYSQL_PORT
+bash "$TEST_TMP/writer.sh" &
+WRITER=$!
+on_exit "touch '$TEST_TMP/stop'; kill $WRITER 2>/dev/null"
+sleep 1
+"$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products >"$TEST_TMP/reindex.out" 2>&1 || fail "reindex: $(cat "$TEST_TMP/reindex.out")"
+touch "$TEST_TMP/stop"; wait "$WRITER" || fail "the writer failed"
+assert_contains "$(cat "$TEST_TMP/reindex.out")" "products v2 is live" "reindex reports the switch"
+assert_eq "products_v2" "$(alias_target products)" "the alias points at v2"
+assert_eq "history" "$(meta_q "SELECT state FROM index_versions WHERE physical_name = 'products_v1'")" "v1 is history"
+assert_true "v1 still exists (history_retention 2)" curl -sf "$SEARCH_URL/products_v1" -o /dev/null
+writes="$(ls "$TEST_TMP" >/dev/null; mysql_q 'SELECT COUNT(*) FROM shop.skus WHERE id > 900000000')"
+log "the writer ran during the reindex ($writes sku rows of its own left)"
+# the last live change reaches the engine, then everything equals SQL
+mysql_q "UPDATE shop.products SET name = 'after the writer' WHERE id = 1"
+wait_until 30 "live change after the reindex" bash -c "curl -s '$SEARCH_URL/products/_doc/1' | jq -e '._source.name == \"after the writer\"' >/dev/null"
+check_products "after a reindex under writes"
+assert_eq "1 done" "$(meta_q "SELECT COUNT(*), MAX(status) FROM reindex_runs r JOIN index_configs c ON c.id = r.index_id WHERE c.alias = 'products' AND r.version = 2" | tr '\t' ' ')" "the run is recorded"
+assert_eq 4 "$(meta_q "SELECT COUNT(*) FROM reindex_run_jobs j JOIN reindex_runs r ON r.id = j.run_id WHERE r.version = 2 AND r.alias = 'products'")" "per-job bookkeeping kept"
+assert_eq 0 "$(meta_q "SELECT COUNT(*) FROM jobs")" "jobs removed"
+assert_contains "$(meta_q "SELECT event FROM sync_log ORDER BY id")" "reindex done" "sync log"
+
+# ---- a second request while building is refused; --reset cancels
+"$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products --no-wait >"$TEST_TMP/r3.out" 2>&1 || fail "reindex v3: $(cat "$TEST_TMP/r3.out")"
+st=0; "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products --no-wait >"$TEST_TMP/r3b.out" 2>&1 || st=$?
+assert_eq 2 "$st" "a second request: refused (exit 2)"
+assert_contains "$(cat "$TEST_TMP/r3b.out")" "index products is already being rebuilt (version 3" "it says why"
+st=0; "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products --reset >"$TEST_TMP/reset.out" 2>&1 || st=$?
+assert_eq 0 "$st" "--reset: $(cat "$TEST_TMP/reset.out")"
+wait_until 20 "products_v3 deleted" bash -c "! curl -sf '$SEARCH_URL/products_v3' -o /dev/null"
+assert_eq "available 2 0" "$(meta_q "SELECT state, current_version, building_version FROM index_configs WHERE alias = 'products'" | tr '\t' ' ')" "reset: the previous state"
+assert_eq "cancelled" "$(meta_q "SELECT status FROM reindex_runs WHERE alias = 'products' AND version = 3")" "reset: the run says cancelled"
+assert_eq "products_v2" "$(alias_target products)" "reset: the alias did not move"
+
+# ---- SIGKILL mid-reindex: the jobs resume from their cursors
+"$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products --no-wait >/dev/null 2>&1 || fail "reindex v4"
+wait_until 60 "some pages of v4 done" bash -c "[ \"\$(mariadb --no-defaults -h $MYSQL_HOST -P $MYSQL_PORT -uroot -N -B -e 'SELECT COALESCE(SUM(rows_read),0) FROM jobs' '$meta')\" -ge 1000 ]"
+kill -9 "$DAEMON"; wait "$DAEMON" 2>/dev/null || true
+read -r done_rows cursors <<<"$(meta_q "SELECT SUM(rows_read), SUM(data_cursor LIKE '%\t%') FROM jobs WHERE version = 4")"
+log "killed with $done_rows rows read, $cursors jobs with a saved cursor"
+assert_true "the kill came mid-reindex" test "$(meta_q "SELECT building_version FROM index_configs WHERE alias = 'products'")" = 4
+start_daemon
+wait_until 120 "v4 finished after the restart" bash -c "curl -s '$SEARCH_URL/_alias/products' | jq -e 'has(\"products_v4\")' >/dev/null" ||
+    fail "v4 did not finish: $(tail -20 "$TEST_TMP/run.log")"
+total_rows="$(mysql_q 'SELECT (SELECT COUNT(*) FROM shop.products) + (SELECT COUNT(*) FROM shop.reviews) + (SELECT COUNT(*) FROM shop.review_replies)')"
+read_rows="$(meta_q "SELECT rows_read FROM reindex_runs WHERE alias = 'products' AND version = 4")"
+page=$(grep -o 'page_size = [0-9]*' "$TEST_TMP/c.ini" | awk '{print $3}')
+log "v4: $read_rows rows read for $total_rows rows ($((read_rows - total_rows)) read twice)"
+assert_true "rows read again after the kill: at most one page per job ($read_rows <= $total_rows + 4 x $page)" \
+    test "$read_rows" -le $((total_rows + 4 * page))
+assert_true "no row skipped ($read_rows >= $total_rows)" test "$read_rows" -ge "$total_rows"
+check_products "after a reindex interrupted by SIGKILL"
+
+# ---- parent/child: every review and reply with its parent, routed by the root
+search_refresh products
+assert_eq "$(mysql_q 'SELECT COUNT(*) FROM shop.reviews r JOIN shop.products p ON p.id = r.product_id')" \
+    "$(count products '{"query":{"has_parent":{"parent_type":"product","query":{"match_all":{}}}}}' )" "every review under its product"
+assert_eq "$(mysql_q 'SELECT COUNT(*) FROM shop.review_replies y JOIN shop.reviews r ON r.id = y.review_id JOIN shop.products p ON p.id = r.product_id')" \
+    "$(count products '{"query":{"has_parent":{"parent_type":"review","query":{"match_all":{}}}}}' )" "every reply under its review"
+rv="$(mysql_q 'SELECT id FROM shop.reviews ORDER BY id LIMIT 1')"
+assert_eq "$(mysql_q "SELECT product_id FROM shop.reviews WHERE id = $rv")" \
+    "$(search_post /products/_search "{\"query\":{\"ids\":{\"values\":[\"review-$rv\"]}}}" | jq -r '[.hits.hits[]._routing] | join(",")')" \
+    "a review exactly once, routed by its product"
+
+# ---- resync: rows changed behind the binlog's back, rebuilt by id
+mysql_q "SET SESSION sql_log_bin = 0; UPDATE shop.products SET name = 'resynced' WHERE id = 2;
+         UPDATE shop.reviews SET title = 'resynced review' WHERE id = $rv;
+         DELETE FROM shop.products WHERE id = 3"
+"$SEARCHSYNC_BIN" resync --config "$TEST_TMP/c.ini" products --ids "2,3,review-$rv" >"$TEST_TMP/resync.out" 2>&1 ||
+    fail "resync: $(cat "$TEST_TMP/resync.out")"
+assert_contains "$(cat "$TEST_TMP/resync.out")" "2 document(s) rebuilt, 1 deleted" "resync counts"
+search_refresh products
+assert_eq "resynced" "$(curl -s "$SEARCH_URL/products/_doc/2" | jq -r ._source.name)" "resync: root document"
+assert_eq "resynced review" "$(curl -s "$SEARCH_URL/products/_doc/review-$rv?routing=$(mysql_q "SELECT product_id FROM shop.reviews WHERE id = $rv")" | jq -r ._source.title)" "resync: child document"
+assert_eq false "$(curl -s "$SEARCH_URL/products/_doc/3" | jq .found)" "resync: a gone row deletes its document"
+
+# ---- a reindex the engine rejects: rolled back, the reason recorded
+curl -s -XPUT "$SEARCH_URL/_index_template/t_reindex_fail" -H 'Content-Type: application/json' \
+    -d '{"index_patterns":["products_v5"],"priority":500,"template":{"settings":{"index.mapping.nested_objects.limit":1}}}' >/dev/null
+st=0; "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products >"$TEST_TMP/r5.out" 2>&1 || st=$?
+assert_eq 1 "$st" "a failed reindex exits 1"
+assert_contains "$(cat "$TEST_TMP/r5.out")" "products v5 failed" "it says so"
+assert_contains "$(cat "$TEST_TMP/r5.out")" "max_rejected" "and why"
+assert_eq "products_v4" "$(alias_target products)" "failure: the alias did not move"
+assert_true "failure: products_v5 deleted" bash -c "! curl -sf '$SEARCH_URL/products_v5' -o /dev/null"
+assert_eq "available 4 0" "$(meta_q "SELECT state, current_version, building_version FROM index_configs WHERE alias = 'products'" | tr '\t' ' ')" "failure: the previous state"
+assert_true "failure: job_errors keep the rejected documents" test "$(meta_q "SELECT COUNT(*) FROM job_errors e JOIN reindex_runs r ON r.id = e.run_id WHERE r.version = 5")" -ge 6
+assert_contains "$(meta_q "SELECT error_text FROM job_errors LIMIT 1")" "nested" "the engine's error is kept"
+curl -s -XDELETE "$SEARCH_URL/_index_template/t_reindex_fail" >/dev/null
+
+# ---- delete-all: only from available; every version gone
+st=0; "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" brands --delete-all >"$TEST_TMP/del.out" 2>&1 || st=$?
+assert_eq 0 "$st" "--delete-all: $(cat "$TEST_TMP/del.out")"
+assert_true "brands_v1 gone" bash -c "! curl -sf '$SEARCH_URL/brands_v1' -o /dev/null"
+assert_eq "unavailable 0" "$(meta_q "SELECT state, current_version FROM index_configs WHERE alias = 'brands'" | tr '\t' ' ')" "delete-all: unavailable"
+
+kill -TERM "$DAEMON"; wait "$DAEMON" || true
+assert_eq "" "$(grep -E 'ERROR' "$TEST_TMP/run.log" | grep -v 'failed and was rolled back' || true)" "no other errors in the daemon log"
+pass

@@ -1,0 +1,53 @@
+/* Unit tests of the pure part of sync/reindex.c: the key-range conditions
+ * that split a table into buckets. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "sbuf.h"
+#include "sync/reindex.h"
+
+static void expect(const char *min, const char *max, int b, int n, const char *want) {
+    sbuf s = SBUF_INIT;
+    assert_int_equal(reindex_range_cond("id", min, max, b, n, &s), 0);
+    assert_string_equal(s.data ? s.data : "", want);
+    sbuf_free(&s);
+}
+
+static void test_ranges(void **state) {
+    (void)state;
+    /* 1..1000 in 4: open at both ends, so later rows outside still land */
+    expect("1", "1000", 0, 4, "`id` < 251");
+    expect("1", "1000", 1, 4, "`id` >= 251 AND `id` < 501");
+    expect("1", "1000", 2, 4, "`id` >= 501 AND `id` < 751");
+    expect("1", "1000", 3, 4, "`id` >= 751");
+    expect("5", "5", 0, 1, "");
+    /* negative keys and the BIGINT UNSIGNED extremes stay exact */
+    expect("-10", "9", 1, 2, "`id` >= 0");
+    expect("0", "18446744073709551615", 1, 2, "`id` >= 9223372036854775808");
+    expect("-9223372036854775808", "9223372036854775807", 0, 2, "`id` < 0");
+    /* more buckets than keys: some are empty ranges, none overlap */
+    expect("1", "2", 1, 4, "`id` >= 1 AND `id` < 2");
+    expect("1", "2", 2, 4, "`id` >= 2 AND `id` < 2");
+}
+
+static void test_refused(void **state) {
+    (void)state;
+    sbuf s = SBUF_INIT;
+    assert_int_equal(reindex_range_cond("id", "a", "z", 0, 2, &s), -1); /* not integers */
+    assert_int_equal(reindex_range_cond("id", "9", "1", 0, 2, &s), -1); /* max < min */
+    assert_int_equal(reindex_range_cond("id", "1", "9", 2, 2, &s), -1); /* no bucket 2 of 2 */
+    assert_null(s.data);
+    sbuf_free(&s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
