@@ -1380,11 +1380,34 @@ int cmd_run(int argc, char **argv) {
         ro.start = BL_START_FILEPOS, ro.file = file, ro.pos = at;
         log_info("run", "resuming source %s at %s:%llu", cfg.source.name, file, at);
         snprintf(dm.start_pos, sizeof dm.start_pos, "%s:%llu", file, at);
-    } else {
-        ro.start = strcmp(cfg.source.start, "beginning") == 0 ? BL_START_BEGINNING : BL_START_NOW;
+    } else if (strcmp(cfg.source.start, "beginning") == 0) {
+        ro.start = BL_START_BEGINNING;
         snprintf(dm.start_pos, sizeof dm.start_pos, "%s", cfg.source.start);
-        log_info("run", "source %s has no checkpoint: starting at %s", cfg.source.name,
-                 cfg.source.start);
+        log_info("run", "source %s has no checkpoint: starting at the oldest binlog",
+                 cfg.source.name);
+    } else {
+        /* "now" becomes a position, saved at once: a restart before the
+         * first transaction must not skip what happened meanwhile */
+        ro.start = BL_START_NOW;
+        if (mysql_real_query(dm.src, "SHOW MASTER STATUS", 18) == 0) {
+            MYSQL_RES *res = mysql_store_result(dm.src);
+            MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+            if (row && row[0] && row[1] && strlen(row[0]) < sizeof file) {
+                snprintf(file, sizeof file, "%s", row[0]);
+                at = strtoull(row[1], NULL, 10);
+                ro.start = BL_START_FILEPOS, ro.file = file, ro.pos = at;
+            }
+            if (res) mysql_free_result(res);
+        }
+        if (ro.start == BL_START_FILEPOS) {
+            snprintf(dm.start_pos, sizeof dm.start_pos, "%s:%llu", file, at);
+            if (offsets_save(dm.ckpt, cfg.source.name, dm.start_pos, 0, dm.err, sizeof dm.err) < 0)
+                goto out;
+        } else {
+            snprintf(dm.start_pos, sizeof dm.start_pos, "now");
+        }
+        log_info("run", "source %s has no checkpoint: starting now, at %s", cfg.source.name,
+                 dm.start_pos);
     }
     poll_builds(&dm); /* reindexes (a first sync, or one resumed after a restart) */
     bl_sink sink = {.ctx = &dm, .want_table = want_table, .row = on_row, .commit = on_commit,
