@@ -29,6 +29,9 @@ struct rnode {
     struct strset seeds;
     int area;               /* -1, or the area-update relation this node is in */
     size_t area_depth;      /* 0: the area relation's own node; d: d steps below it */
+    const char *watch[2];   /* descendant nodes: seeded only when a row appears,
+                             * goes, or changes one of these (its key, its parent
+                             * column): the routing of the documents below */
 };
 
 /* An area-update relation (a nested relation of a root table edited element
@@ -129,6 +132,41 @@ static void walk(struct router *r, size_t index, size_t doctable, const char *od
     }
 }
 
+static int table_pos(const struct mp_index *ix, const char *db, const char *table) {
+    for (size_t i = 0; i < ix->ntables; i++)
+        if (!strcmp(ix->tables[i].db, db) && !strcmp(ix->tables[i].table, table)) return (int)i;
+    return -1;
+}
+
+/* Parent/child: the documents of child table t are routed by the root above
+ * them and exist only while their chain of parents does. So a row of each
+ * ancestor A that appears, goes, or changes its key or parent column
+ * reaches the t documents below it: A.key = B.parent_column -> B.key = ...
+ * = t.parent_column -> t.key. */
+static void add_descendant_nodes(struct router *r, size_t index, size_t t) {
+    const struct mp_index *ix = &r->m->indices[index];
+    struct rstep steps[64];
+    size_t n = 0;
+    size_t cur = t;
+    while (n < 64) {
+        const struct mp_table *ct = &ix->tables[cur];
+        if (!ct->parent_table || !ct->parent_column) return;
+        int p = table_pos(ix, ct->parent_db, ct->parent_table);
+        if (p < 0 || (size_t)p == cur) return;
+        const char *ck = key_column(ct), *pk = key_column(&ix->tables[p]);
+        if (!ck || !pk) return;
+        /* the steps from the ancestor down: prepend this level */
+        memmove(steps + 1, steps, n * sizeof *steps);
+        steps[0] = (struct rstep){ct->db, ct->table, ct->parent_column, ck};
+        n++;
+        const struct mp_table *pt = &ix->tables[p];
+        struct rnode *nd = add_node(r, index, t, pt->db, pt->table, pk, steps, n);
+        nd->watch[0] = pk;
+        nd->watch[1] = pt->parent_column; /* NULL at the root */
+        cur = (size_t)p;
+    }
+}
+
 struct router *router_new(const struct mapping *m) {
     struct router *r = xcalloc(1, sizeof *r);
     r->m = m;
@@ -144,6 +182,7 @@ struct router *router_new(const struct mapping *m) {
             r->targets[r->ntargets++] = (struct target){i, t, {NULL, 0, 0}};
             add_node(r, i, t, tb->db, tb->table, key, NULL, 0);
             walk(r, i, t, tb->db, tb->table, key, NULL, 0, tb->relations, tb->nrelations, -1, 0);
+            if (t > 0) add_descendant_nodes(r, i, t);
         }
     }
     return r;
@@ -200,6 +239,22 @@ int router_add(struct router *r, const char *db, const char *table, router_value
         struct rnode *n = &r->nodes[i];
         if (!same_table(n->db, n->table, db, table)) continue;
         void *imgs[2] = {before, after};
+        if (n->watch[0] && before && after) { /* only when the routing below can change */
+            bool same = true;
+            for (int w = 0; w < 2 && same && n->watch[w]; w++) {
+                size_t l1 = 0, l2 = 0;
+                bool a1 = false, a2 = false;
+                const char *v1 = get(before, n->watch[w], &l1, &a1);
+                char *c1 = v1 ? xstrndup(v1, l1) : NULL; /* get may reuse its buffer */
+                const char *v2 = get(after, n->watch[w], &l2, &a2);
+                if (a1 || a2)
+                    same = false; /* not in the image: assume it changed */
+                else
+                    same = (!c1 && !v2) || (c1 && v2 && l1 == l2 && !memcmp(c1, v2, l1));
+                free(c1);
+            }
+            if (same) continue;
+        }
         if (r->area_fn && n->area >= 0 && n->area_depth == 0) {
             /* the element's own row: (its document, its key) from each image */
             struct area *a = &r->areas[n->area];

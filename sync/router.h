@@ -27,6 +27,12 @@
  * `SELECT join_column, key FROM element table WHERE col IN (...)` per chunk
  * finds their documents. The caller edits just those elements.
  *
+ * Parent/child documents are routed by their root and exist only while
+ * their chain of parents does: a row of a parent/child table (or the root)
+ * that appears, goes, or changes its key or parent column also reaches every
+ * child document below it (a review moved to another product re-routes its
+ * replies; a deleted review takes its replies' documents with it).
+ *
  * Tables marked delay-effect are not routed: router_delayed() tells the caller
  * to record a change snapshot instead (the delayed run refreshes later). */
 #ifndef SS_ROUTER_H

@@ -102,6 +102,18 @@ marker 2
 sleep 0.5
 assert_eq '["12"]' "$(copies review-900001)" "moved child: one copy, routed by its last parent"
 assert_eq '[]' "$(copies "review-$rv")" "deleted child: no copy left on any shard"
+# grandchildren follow: the replies of a moved review are re-routed to its new
+# product; a deleted review takes its replies' documents (no parent chain)
+rv2="$(mysql_q 'SELECT MIN(review_id) FROM shop.review_replies y JOIN shop.reviews r ON r.id = y.review_id')"
+rp="$(mysql_q "SELECT MIN(id) FROM shop.review_replies WHERE review_id = $rv2")"
+newp="$(mysql_q "SELECT MIN(id) FROM shop.products WHERE id NOT IN (4, (SELECT product_id FROM shop.reviews WHERE id = $rv2))")"
+assert_eq "[\"$(mysql_q "SELECT product_id FROM shop.reviews WHERE id = $rv2")\"]" "$(copies "reply-$rp")" "a reply, routed by its review's product"
+mysql_q "UPDATE shop.reviews SET product_id = $newp WHERE id = $rv2"
+marker 4
+assert_eq "[\"$newp\"]" "$(copies "reply-$rp")" "a moved review's reply follows it to the new product's routing"
+mysql_q "DELETE FROM shop.reviews WHERE id = $rv2"
+marker 5
+assert_eq '[]' "$(copies "reply-$rp")" "a deleted review takes its replies' documents"
 
 # categories are delay-effect: their changes become change snapshots (one row
 # per id, operation and day; a delete keeps its row image) and the products

@@ -101,6 +101,15 @@ static void test_paths(void **state) {
     /* reviews and replies are documents of their own */
     assert_non_null(strstr(d.data, "shop.reviews.id => products shop.reviews\n"));
     assert_non_null(strstr(d.data, "shop.review_replies.id => products shop.review_replies\n"));
+    /* a review's replies, and a product's reviews and replies, follow their
+     * parent (routing) */
+    assert_non_null(strstr(d.data, "shop.reviews.id = shop.review_replies.review_id -> id => "
+                                   "products shop.review_replies\n"));
+    assert_non_null(strstr(d.data, "shop.products.id = shop.reviews.product_id -> id = "
+                                   "shop.review_replies.review_id -> id => products "
+                                   "shop.review_replies\n"));
+    assert_non_null(strstr(d.data, "shop.products.id = shop.reviews.product_id -> id => products "
+                                   "shop.reviews\n"));
     assert_true(router_wants(r, "shop", "skus"));
     assert_true(router_wants(r, "shop", "categories"));
     assert_true(router_delayed(r, "shop", "categories"));
@@ -121,9 +130,10 @@ static void test_route_without_queries(void **state) {
     /* a sku moved from product 7 to product 9: both documents */
     struct img s1 = {{"id=100", "product_id=7"}}, s2 = {{"id=100", "product_id=9"}};
     assert_int_equal(router_add(r, "shop", "skus", get, &s1, &s2, err, sizeof err), 0);
-    /* a new review: its own child document */
-    struct img rv = {{"id=55", "product_id=9"}};
-    assert_int_equal(router_add(r, "shop", "reviews", get, NULL, &rv, err, sizeof err), 0);
+    /* a review updated in place: its own child document (its replies keep
+     * their routing, so they are not looked up) */
+    struct img rv = {{"id=55", "product_id=9", "title=a"}}, rv2 = {{"id=55", "product_id=9", "title=b"}};
+    assert_int_equal(router_add(r, "shop", "reviews", get, &rv, &rv2, err, sizeof err), 0);
     /* a sku with a NULL product reaches nothing; a category change is delayed */
     struct img s3 = {{"id=101", "product_id=\\N"}};
     assert_int_equal(router_add(r, "shop", "skus", get, &s3, NULL, err, sizeof err), 0);
