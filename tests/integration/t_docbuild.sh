@@ -16,6 +16,7 @@
 # children land with their root's routing. Prints documents/s for 10k
 # products (docs/benchmarks.md "Document builder").
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/oracle_lib.sh"
 require_bin
 
 DUMP=""
@@ -146,115 +147,16 @@ for id in 1 2 3 4; do
     assert_eq "$after" "$doc" "row $id: re-queried document = binlog row image, byte for byte"
 done
 
-# ---- the oracle, by SQL
-dt() { echo "LEFT(DATE_FORMAT($1, '%Y-%m-%dT%H:%i:%s.%f'), $((20 + $2)))"; }
-ts6() { echo "CONCAT(DATE_FORMAT($1, '%Y-%m-%dT%H:%i:%s.%f'), 'Z')"; }
-oracle_products="SET SESSION time_zone = '+00:00';
-SELECT JSON_OBJECT('id', CAST(p.id AS CHAR), 'routing', NULL, 'doc', JSON_OBJECT(
-  'id', p.id, 'brand_id', p.brand_id, 'category_id', p.category_id, 'name', p.name,
-  'description', p.description, 'price', CAST(p.price AS CHAR), 'status', CAST(p.status AS CHAR),
-  'created_at', $(dt p.created_at 3), 'updated_at', $(ts6 p.updated_at),
-  'weight', JSON_EXTRACT(CAST(p.weight AS CHAR), '\$'), 'attrs', JSON_EXTRACT(p.attrs, '\$'),
-  'brand', JSON_EXTRACT((SELECT JSON_OBJECT('id', b.id, 'name', b.name, 'country', b.country,
-                         'founded', b.founded + 0) FROM brands b WHERE b.id = p.brand_id), '\$'),
-  'category', JSON_EXTRACT((SELECT JSON_OBJECT('id', c.id, 'name', c.name, 'slug', c.slug)
-                            FROM categories c WHERE c.id = p.category_id), '\$'),
-  'skus', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('id', s.id, 'sku_code', s.sku_code,
-      'color', s.color, 'size', s.size, 'price', CAST(s.price AS CHAR), 'stock', s.stock,
-      'warehouse_id', s.warehouse_id,
-      'warehouse', JSON_EXTRACT((SELECT JSON_OBJECT('id', w.id, 'code', w.code, 'name', w.name,
-                     'city', w.city, 'country', w.country) FROM warehouses w WHERE w.id = s.warehouse_id), '\$'),
-      'barcodes', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('id', x.id, 'barcode', x.barcode,
-                     'kind', CAST(x.kind AS CHAR))) FROM sku_barcodes x
-                     WHERE x.sku_id = s.id AND x.kind <> 'INTERNAL'), '\$'), JSON_ARRAY())))
-      FROM skus s WHERE s.product_id = p.id), '\$'), JSON_ARRAY()),
-  'tags', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('tag_id', t.tag_id,
-      'tag', JSON_EXTRACT((SELECT JSON_OBJECT('id', g.id, 'name', g.name) FROM tags g WHERE g.id = t.tag_id), '\$')))
-      FROM product_tags t WHERE t.product_id = p.id), '\$'), JSON_ARRAY()),
-  'relation', JSON_OBJECT('name', 'product')))
-FROM products p ORDER BY p.id"
-oracle_reviews="SET SESSION time_zone = '+00:00';
-SELECT JSON_OBJECT('id', CONCAT('review-', r.id), 'routing', CAST(r.product_id AS CHAR), 'doc', JSON_OBJECT(
-  'id', r.id, 'product_id', r.product_id, 'rating', r.rating, 'title', r.title, 'body', r.body,
-  'author', r.author, 'created_at', $(dt r.created_at 3),
-  'relation', JSON_OBJECT('name', 'review', 'parent', CAST(r.product_id AS CHAR))))
-FROM reviews r ORDER BY r.id"
-oracle_replies="SET SESSION time_zone = '+00:00';
-SELECT JSON_OBJECT('id', CONCAT('reply-', y.id), 'routing', CAST(r.product_id AS CHAR), 'doc', JSON_OBJECT(
-  'id', y.id, 'review_id', y.review_id, 'author', y.author, 'body', y.body,
-  'created_at', $(dt y.created_at 3),
-  'relation', JSON_OBJECT('name', 'reply', 'parent', CONCAT('review-', y.review_id))))
-FROM review_replies y JOIN reviews r ON r.id = y.review_id ORDER BY y.id"
-# --raw: the JSON text as MariaDB wrote it (batch mode would escape \ and \n)
-oracle_q() {
-    mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u root --batch --raw \
-        --skip-column-names --default-character-set=utf8mb4 --database="$D" -e "$1"
-}
-oracle_q "$oracle_products" >"$TEST_TMP/products.oracle"
-oracle_q "$oracle_reviews" >"$TEST_TMP/reviews.oracle"
-oracle_q "$oracle_replies" >"$TEST_TMP/replies.oracle"
-
-cat >"$TEST_TMP/compare.py" <<'PY'
-import json, sys
-# floats compared by their exact text, integers exactly
-def load(line):
-    return json.loads(line, parse_float=lambda s: ('float', s))
-def norm(v):
-    if isinstance(v, dict):
-        return {k: norm(x) for k, x in v.items()}
-    if isinstance(v, list):
-        xs = [norm(x) for x in v]
-        key = lambda x: json.dumps(x, sort_keys=True) if not isinstance(x, dict) else \
-            (x.get('id', x.get('tag_id')), json.dumps(x, sort_keys=True))
-        try:
-            return sorted(xs, key=key)
-        except TypeError:
-            return sorted(xs, key=lambda x: json.dumps(x, sort_keys=True))
-    return v
-built_f, oracle_f, expect_absent = sys.argv[1], sys.argv[2], set(sys.argv[3].split(',')) - {''}
-built, absent = {}, set()
-for line in open(built_f, encoding='utf-8'):
-    o = load(line)
-    if o.get('absent'):
-        absent.add(o['id'])
-    else:
-        assert o['id'] not in built, 'duplicate id ' + o['id']
-        built[o['id']] = o
-oracle = {}
-for line in open(oracle_f, encoding='utf-8'):
-    o = load(line)
-    oracle[o['id']] = o
-bad = 0
-for k, o in oracle.items():
-    b = built.get(k)
-    if b is None:
-        print('missing document', k); bad += 1; continue
-    if b.get('routing') != o.get('routing'):
-        print('routing of', k, b.get('routing'), '!=', o.get('routing')); bad += 1
-    nb, no = norm(b['doc']), norm(o['doc'])
-    if nb != no:
-        bad += 1
-        if bad <= 5:
-            for f in sorted(set(nb) | set(no)):
-                if nb.get(f) != no.get(f):
-                    print('doc', k, 'field', f, '\n  built :', json.dumps(nb.get(f), ensure_ascii=False),
-                          '\n  oracle:', json.dumps(no.get(f), ensure_ascii=False))
-extra = set(built) - set(oracle)
-if extra:
-    print('documents without an oracle row:', sorted(extra)[:10]); bad += 1
-if absent != expect_absent:
-    print('absent', sorted(absent), 'expected', sorted(expect_absent)); bad += 1
-print('compared %d documents, %d absent, %d problems' % (len(oracle), len(absent), bad))
-sys.exit(1 if bad else 0)
-PY
+# ---- the oracle, by SQL (tests/integration/oracle_lib.sh)
+oracle_dump "$D" "$TEST_TMP" || fail "oracle queries failed"
 cmp_docs() {
-    python3 "$TEST_TMP/compare.py" "$@" >"$TEST_TMP/cmp.out" 2>&1 || {
+    compare_docs "$@" >"$TEST_TMP/cmp.out" 2>&1 || {
         cat "$TEST_TMP/cmp.out" >&2; fail "built documents differ from the SQL oracle ($1)"; }
     log "$(tail -1 "$TEST_TMP/cmp.out")"
 }
-cmp_docs "$TEST_TMP/products.ndjson" "$TEST_TMP/products.oracle" "5,999999999,abc,x'y"
-cmp_docs "$TEST_TMP/reviews.ndjson" "$TEST_TMP/reviews.oracle" ""
-cmp_docs "$TEST_TMP/replies.ndjson" "$TEST_TMP/replies.oracle" "reply-9000003"
+cmp_docs "$TEST_TMP/products.ndjson" "$TEST_TMP/products.oracle" --absent "5,999999999,abc,x'y"
+cmp_docs "$TEST_TMP/reviews.ndjson" "$TEST_TMP/reviews.oracle" --absent ""
+cmp_docs "$TEST_TMP/replies.ndjson" "$TEST_TMP/replies.oracle" --absent "reply-9000003"
 assert_eq "$(($(wc -l <"$TEST_TMP/ids") + 4))" "$(wc -l <"$TEST_TMP/products.ndjson")" "one line per requested key"
 
 # the sanitizer build (ASan + UBSan + leaks) builds the same bytes
