@@ -126,6 +126,7 @@ struct daemon {
     struct rowdoc *rdocs;   /* this transaction's row-image documents */
     size_t nrdocs, caprdocs;
     bool in_txn;            /* rows seen since the last commit */
+    bool copies_may_move;   /* this transaction can leave child copies behind */
     pthread_mutex_t miss_mu; /* guards missing: filled by delivery's helpers */
     char **missing;         /* "alias\x1fid": scripts that found no document */
     size_t nmissing, capmissing;
@@ -360,6 +361,41 @@ static int row_image_doc(struct daemon *dm, size_t index, const bl_row *row) {
     return rc;
 }
 
+/* Can this row leave a child document copy under a routing we no longer
+ * write (see fix_copies)? Only when a row of a parent/child index's document
+ * table goes, or changes its key or parent column: a child (or one below it)
+ * then moves, loses its id or its parent chain. Updates in place keep every
+ * routing, so such transactions skip the copy lookup. */
+static void note_routing_change(struct daemon *dm, const bl_row *row) {
+    for (size_t i = 0; i < dm->m.nindices && !dm->copies_may_move; i++) {
+        const struct mp_index *ix = &dm->m.indices[i];
+        if (!has_children(ix)) continue;
+        for (size_t t = 0; t < ix->ntables; t++) {
+            const struct mp_table *tb = &ix->tables[t];
+            if ((t > 0 && !tb->parent_table) || strcmp(tb->db, row->table->db) ||
+                strcmp(tb->table, row->table->name))
+                continue;
+            if (!row->after || !row->before) { /* a delete (an insert moves nothing) */
+                dm->copies_may_move = !row->after;
+                continue;
+            }
+            const char *watch[2] = {key_of(tb) ? key_of(tb)->name : NULL, tb->parent_column};
+            for (int w = 0; w < 2 && !dm->copies_may_move; w++) {
+                if (!watch[w]) continue;
+                struct image b = {dm, row->table, row->before}, a = {dm, row->table, row->after};
+                size_t l1 = 0, l2 = 0;
+                bool x1 = false, x2 = false;
+                const char *v1 = image_value(&b, watch[w], &l1, &x1);
+                char *c1 = v1 ? xstrndup(v1, l1) : NULL; /* image_value reuses its buffer */
+                const char *v2 = image_value(&a, watch[w], &l2, &x2);
+                dm->copies_may_move = x1 || x2 || (!c1) != (!v2) ||
+                                      (c1 && (l1 != l2 || memcmp(c1, v2, l1)));
+                free(c1);
+            }
+        }
+    }
+}
+
 static int on_row(void *ctx, const bl_row *row) {
     struct daemon *dm = ctx;
     struct image before = {dm, row->table, row->before}, after = {dm, row->table, row->after};
@@ -372,6 +408,7 @@ static int on_row(void *ctx, const bl_row *row) {
             !strcmp(ix->tables[0].table, row->table->name) && row_image_doc(dm, i, row) != 0)
             return -1;
     }
+    if (!dm->copies_may_move) note_routing_change(dm, row);
     if (router_add(dm->router, row->table->db, row->table->name, image_value,
                    row->before ? &before : NULL, row->after ? &after : NULL, dm->err,
                    sizeof dm->err) != 0)
@@ -1057,7 +1094,7 @@ static int on_commit(void *ctx, const bl_commit *cm) {
             rc = docbuild_children(&b, p->table, (const char *const *)p->keys, p->n, &sink,
                                    dm->err, sizeof dm->err);
             dm->child_build = false;
-            if (rc == 0) rc = fix_copies(dm, ix);
+            if (rc == 0 && dm->copies_may_move) rc = fix_copies(dm, ix);
             free_copies(dm);
         }
     }
@@ -1089,6 +1126,7 @@ static int on_commit(void *ctx, const bl_commit *cm) {
     dm->last_txn = deliver_txn_end(dm->d, pos);
     dm->txns++;
     dm->in_txn = false;
+    dm->copies_may_move = false;
     dm->last_commit = *cm;
     dm->last_commit.gtid_executed = NULL;
     dm->have_last = true;
