@@ -80,9 +80,9 @@ have="$(mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -uroot -N -B \
 if [ "$have" = "$PRODUCTS" ]; then
     echo "already loaded ($have products)"
 else
-    # written to the binlog: the daemon's first run reads the binlog from its
-    # beginning, which is how the demo shop gets indexed
-    bash sql/demo/generate.sh --products "$PRODUCTS" --db shop --binlog
+    # not through the binlog: the daemon's first sync is a reindex that reads
+    # the tables (and follows the binlog from "now" meanwhile)
+    bash sql/demo/generate.sh --products "$PRODUCTS" --db shop
 fi
 
 # ---------------------------------------------------------------------------
@@ -97,7 +97,7 @@ host = 127.0.0.1
 port = $MYSQL_PORT
 user = root
 server_id = 4012
-start = beginning
+start = now
 [metadata]
 database = searchsync
 [search]
