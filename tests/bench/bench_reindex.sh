@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# tests/bench/bench_reindex.sh — reindex throughput (issue 6), beside a plain
+# parallel bulk load of the same documents into the same engine in the same
+# run, at several table sizes (memory must stay flat in the table's size).
+#
+# For each size N (BENCH_SIZES, default "20000 100000" demo products, with
+# their reviews and replies as child documents in the same index):
+#   1. `searchsync run` starts on the filled database: its first sync is a
+#      reindex (v1; it also warms the engine up)
+#   2. `searchsync reindex` of the same index while the daemon runs (v2):
+#      documents/s from the run's own bookkeeping (reindex_runs), the
+#      daemon's CPU seconds and peak RSS (VmHWM) over the whole run
+#   3. the baseline: the same documents, built beforehand by
+#      tests/tools/docbuild_dump into NDJSON bulk files, posted by BENCH_PAR
+#      (default 4) curl processes with keep-alive into an index with the same
+#      body and the same build settings (no refresh, no replicas)
+# Prints docs/s of both, the ratio (target >= 90%), CPU and memory.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+SEARCHSYNC_SRCDIR="${SEARCHSYNC_SRCDIR:-$(cd "$here/../.." && pwd)}"
+. "$SEARCHSYNC_HARNESS_DIR/env.sh"
+BIN="${SEARCHSYNC_BIN:-$PWD/searchsync}"
+[ -x "$BIN" ] || BIN="$SEARCHSYNC_SRCDIR/searchsync"
+DUMP="$(dirname "$BIN")/tests/tools/docbuild_dump"
+[ -x "$DUMP" ] || { echo "bench_reindex: $DUMP not built (make check_PROGRAMS)"; exit 1; }
+SIZES="${BENCH_SIZES:-20000 100000}"
+PAR="${BENCH_PAR:-4}"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/bench-reindex.XXXXXX")"
+P="breindex$$"
+DAEMON=""
+cleanup() {
+    [ -n "$DAEMON" ] && kill -9 "$DAEMON" 2>/dev/null
+    curl -s -XDELETE "$SEARCH_URL/${P}_*?expand_wildcards=all" >/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+q() { mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u root -N -B "$@"; }
+TCK="$(getconf CLK_TCK)"
+cpu_of() { sed 's/^.*) //' "/proc/$1/stat" | awk -v t="$TCK" '{printf "%.2f", ($12 + $13) / t}'; }
+hwm_of() { awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
+
+echo "bench_reindex: sizes $SIZES (demo products), $PAR-way plain bulk baseline, engine $SEARCH_URL"
+for N in $SIZES; do
+    D="${P}_db$N"
+    meta="${P}_meta$N"
+    bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products "$N" --db "$D" \
+        --host "$MYSQL_HOST" --port "$MYSQL_PORT" >"$tmp/gen.out" 2>&1 || { cat "$tmp/gen.out"; exit 1; }
+    rows="$(q -e "SELECT (SELECT COUNT(*) FROM \`$D\`.products) + (SELECT COUNT(*) FROM \`$D\`.reviews) + (SELECT COUNT(*) FROM \`$D\`.review_replies)")"
+    sed "s/\"shop\\./\"$D./g" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" |
+        jq --arg p "$P$N" '.indices |= map(select(.alias == "products") | .alias = ($p + "_products"))' >"$tmp/mapping.json"
+    A="$P${N}_products"
+    cat >"$tmp/c.ini" <<INI
+[source]
+name = bench$N
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = $((7400 + N % 500))
+start = now
+[metadata]
+database = $meta
+reload_interval_ms = 500
+[search]
+urls = $SEARCH_URL
+[reindex]
+${BENCH_JOBS:+parallel_jobs = $BENCH_JOBS}
+${BENCH_PAGE:+page_size = $BENCH_PAGE}
+[log]
+level = info
+INI
+    "$BIN" mapping import --config "$tmp/c.ini" "$tmp/mapping.json" --yes >"$tmp/import.out" 2>&1 || { cat "$tmp/import.out"; exit 1; }
+    "$BIN" run --config "$tmp/c.ini" >"$tmp/run.log" 2>&1 &
+    DAEMON=$!
+    for _ in $(seq 1 3000); do
+        curl -sf "$SEARCH_URL/_alias/$A" >/dev/null && break
+        kill -0 "$DAEMON" 2>/dev/null || { echo "the daemon exited:"; tail "$tmp/run.log"; exit 1; }
+        sleep 0.2
+    done
+    echo
+    echo "N = $N products: $rows rows (products, reviews, replies)"
+    echo "  first sync (v1, cold engine): $(grep -o 'version 1 live: .*' "$tmp/run.log")"
+    c0="$(cpu_of "$DAEMON")"
+    t0=$(date +%s.%N)
+    "$BIN" reindex --config "$tmp/c.ini" "$A" >"$tmp/reindex.out" 2>&1 || { cat "$tmp/reindex.out"; exit 1; }
+    t1=$(date +%s.%N)
+    c1="$(cpu_of "$DAEMON")"
+    read -r docs secs <<<"$(q "$meta" -e "SELECT docs_written, TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 FROM reindex_runs WHERE version = 2")"
+    hwm="$(hwm_of "$DAEMON")"
+    kill -TERM "$DAEMON"; wait "$DAEMON" || true
+    DAEMON=""
+    rate=$(awk -v d="$docs" -v s="$secs" 'BEGIN {printf "%.0f", d / s}')
+    echo "  searchsync reindex (v2): $docs documents in $secs s = $rate docs/s (command: $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') s);" \
+         "daemon CPU $(awk -v a="$c0" -v b="$c1" 'BEGIN {printf "%.1f", b - a}') s, peak RSS ${hwm} MB"
+
+    # the baseline: the same documents as bulk files, posted by PAR curls
+    : >"$tmp/docs.ndjson"
+    q "$D" -e "SELECT id FROM products ORDER BY id" |
+        "$DUMP" --config "$tmp/c.ini" --mapping "$tmp/mapping.json" --index "$A" - >>"$tmp/docs.ndjson" 2>"$tmp/dump.err" || { cat "$tmp/dump.err"; exit 1; }
+    q "$D" -e "SELECT id FROM reviews ORDER BY id" |
+        "$DUMP" --config "$tmp/c.ini" --mapping "$tmp/mapping.json" --index "$A" --table "$D.reviews" - >>"$tmp/docs.ndjson" 2>"$tmp/dump.err" || { cat "$tmp/dump.err"; exit 1; }
+    q "$D" -e "SELECT id FROM review_replies ORDER BY id" |
+        "$DUMP" --config "$tmp/c.ini" --mapping "$tmp/mapping.json" --index "$A" --table "$D.review_replies" - >>"$tmp/docs.ndjson" 2>"$tmp/dump.err" || { cat "$tmp/dump.err"; exit 1; }
+    jq -c 'select(.absent | not) | {index: ({_id: .id} + (if .routing then {routing: .routing} else {} end))}, .doc' \
+        "$tmp/docs.ndjson" >"$tmp/bulk.ndjson"
+    n=$(( $(wc -l <"$tmp/bulk.ndjson") / 2 ))
+    rm -f "$tmp"/chunk-*
+    split -l 1000 -d -a 6 "$tmp/bulk.ndjson" "$tmp/chunk-" # 500 documents a request
+    "$BIN" mapping body --config "$tmp/c.ini" "$A" >"$tmp/body.json" 2>/dev/null
+    curl -s -XPUT "$SEARCH_URL/${P}_plain" -H 'Content-Type: application/json' --data-binary "@$tmp/body.json" >/dev/null
+    curl -s -XPUT "$SEARCH_URL/${P}_plain/_settings" -H 'Content-Type: application/json' \
+        -d '{"index":{"refresh_interval":"-1","number_of_replicas":0}}' >/dev/null
+    pids=()
+    t0=$(date +%s.%N)
+    chunks=("$tmp"/chunk-*)
+    for ((w = 0; w < PAR; w++)); do
+        args=()
+        for ((i = w; i < ${#chunks[@]}; i += PAR)); do
+            [ ${#args[@]} -gt 0 ] && args+=(--next)
+            args+=(-s -o /dev/null -H 'Content-Type: application/x-ndjson' --data-binary "@${chunks[$i]}" "$SEARCH_URL/${P}_plain/_bulk")
+        done
+        [ ${#args[@]} -gt 0 ] && { curl "${args[@]}" & pids+=($!); }
+    done
+    wait "${pids[@]}"
+    curl -s -XPOST "$SEARCH_URL/${P}_plain/_refresh" >/dev/null
+    t1=$(date +%s.%N)
+    cnt="$(curl -s "$SEARCH_URL/${P}_plain/_count" | jq .count)"
+    base=$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", n / (b - a)}')
+    echo "  baseline, plain curl bulk of the same $n documents ($cnt in the index, $PAR parallel, 500 a request): $base docs/s"
+    echo "  ratio: searchsync reindex = $(awk -v a="$rate" -v b="$base" 'BEGIN {printf "%.0f", 100 * a / b}')% of the plain load"
+    curl -s -XDELETE "$SEARCH_URL/${P}_plain,${A}_v*" >/dev/null
+    q -e "DROP DATABASE \`$D\`; DROP DATABASE \`$meta\`"
+done

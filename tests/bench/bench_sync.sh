@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# tests/bench/bench_sync.sh — `searchsync run` end to end (issue 5): MySQL
+# commit to searchable document, on the demo shop, on the servers run.sh
+# started. One daemon (`start = now`, the demo mapping rewritten to a private
+# database, plus a root-only index `flat` of a copy of `products` without
+# relations) runs through three phases; tests/bench/sync_driver.py drives them
+# and prints the figures:
+#
+#  1. lag   a steady BENCH_LAG_RATE row changes/s (default 2000) of product
+#           price updates and SKU stock updates, in transactions that also
+#           write a probe (a sequence number in products.weight of product 1).
+#           Lags per probe, from its commit as the writer saw it return:
+#           - acknowledged: the daemon's saved checkpoint is at or past the
+#             binlog position after the commit (built, delivered and
+#             acknowledged by the engine; polled every 20 ms, saved every
+#             100 ms);
+#           - searchable: a _search on the probe's id (every BENCH_POLL_MS,
+#             default 10) returns the document with the version searchsync
+#             gives that commit (binlog file and position) or a newer one;
+#           - searchable data: the search returns the probe's value or a
+#             newer one. Documents are rebuilt from MySQL, so when the daemon
+#             is behind, a document built for an old transaction already
+#             carries newer data: this is how fresh search results are, not
+#             how far behind the pipeline is.
+#           With BENCH_DELIVERED=1 the same two for a realtime GET (off by
+#           default: a realtime GET of an unrefreshed document makes the
+#           shard refresh, which costs the engine). p50/p90/p99/max, and the
+#           p99 of each tenth of the run to show spikes and trends. The runs
+#           are BENCH_LAG_RUNS, each TICK_MS:REFRESH:SECONDS (one transaction
+#           every TICK_MS; REFRESH is the index refresh_interval, "default" =
+#           the engine's, 1s in OpenSearch); default
+#           "10:default:60 100:default:30 10:100ms:30": 20-row transactions at
+#           the default refresh, 200-row transactions, and 20-row
+#           transactions with a 100 ms refresh. Before them: BENCH_WARMUP
+#           (20) s of the same writes, not measured (a freshly started engine
+#           burns seconds of CPU compiling), then 5 s of the pollers alone,
+#           to show what they cost the engine.
+#  2. root  BENCH_ROOT_CHANGES (100000) UPDATEs of the root-only table, in
+#           transactions of BENCH_TXN (500) rows, as fast as one client can.
+#  3. nested BENCH_NESTED_CHANGES (80000) changes of SKUs (stock updates) and
+#           product_tags (links to a new tag inserted, then deleted), same
+#           transactions, rebuilding the product documents with nested SKUs,
+#           barcodes and tags.
+#     For 2 and 3: the time from the first commit until the daemon's saved
+#     checkpoint (metadata table `offsets`, saved every 100 ms here) is at or
+#     past the binlog position after the last commit; changes/s = N / time.
+#     The writer's own rate is printed beside it.
+#  Per phase: CPU seconds (user+sys) of the daemon, MariaDB and the engine,
+#  and the daemon's RSS and high-water mark (VmHWM).
+#  Baselines after the phases (same servers, same documents):
+#     builder alone (tests/tools/docbuild_dump --quiet, no engine) and a plain
+#     parallel bulk load of the same documents (BENCH_PAR curl processes,
+#     batches of 500, no versions) into an index with the same body.
+# Knobs: BENCH_PRODUCTS (20000), the ones above, BENCH_PAR (4), BENCH_PHASES
+# (lag,root,nested: a comma list), BENCH_BASELINES (1; 0 skips them).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+SEARCHSYNC_SRCDIR="${SEARCHSYNC_SRCDIR:-$(cd "$here/../.." && pwd)}"
+. "$SEARCHSYNC_HARNESS_DIR/env.sh"
+BIN="${SEARCHSYNC_BIN:-$PWD/searchsync}"
+[ -x "$BIN" ] || { echo "bench_sync: $BIN not built"; exit 1; }
+DUMP="$(dirname "$BIN")/tests/tools/docbuild_dump"
+command -v python3 >/dev/null || { echo "bench_sync: python3 is needed"; exit 1; }
+NP="${BENCH_PRODUCTS:-20000}"
+PAR="${BENCH_PAR:-4}"
+export BENCH_LAG_RATE="${BENCH_LAG_RATE:-2000}" BENCH_LAG_RUNS="${BENCH_LAG_RUNS:-10:default:60 100:default:30 10:100ms:30}"
+export BENCH_POLL_MS="${BENCH_POLL_MS:-10}" BENCH_DELIVERED="${BENCH_DELIVERED:-}" BENCH_WARMUP="${BENCH_WARMUP:-20}"
+export BENCH_ROOT_CHANGES="${BENCH_ROOT_CHANGES:-100000}" BENCH_NESTED_CHANGES="${BENCH_NESTED_CHANGES:-80000}"
+export BENCH_TXN="${BENCH_TXN:-500}"
+PHASES="${BENCH_PHASES:-lag,root,nested}"
+
+D="benchsync_$$"
+META="benchsync_meta_$$"
+P="bsync$$"          # alias prefix: ${P}_products, ${P}_brands, ${P}_flat
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/bench-sync.XXXXXX")"
+q() { mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u root --batch --skip-column-names "$@"; }
+DAEMON=""
+cleanup() {
+    set +e
+    if [ -n "$DAEMON" ] && kill -0 "$DAEMON" 2>/dev/null; then
+        kill -TERM "$DAEMON"; wait "$DAEMON"
+    fi
+    q -e "DROP DATABASE IF EXISTS \`$D\`; DROP DATABASE IF EXISTS \`$META\`" >/dev/null 2>&1
+    curl -s -XDELETE "$SEARCH_URL/${P}_*" >/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+echo "bench_sync: $NP demo products in $D, engine $SEARCH_URL, MariaDB $MYSQL_HOST:$MYSQL_PORT"
+t0=$(date +%s.%N)
+bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products "$NP" --db "$D" \
+    --host "$MYSQL_HOST" --port "$MYSQL_PORT" >"$tmp/gen.out" 2>&1 || { cat "$tmp/gen.out"; exit 1; }
+# the root-only table: products' columns, no relations; a tag that no product
+# has yet (the nested phase links it and unlinks it)
+q "$D" -e "SET SESSION sql_log_bin = 0;
+  CREATE TABLE flat LIKE products;
+  INSERT INTO flat SELECT * FROM products;
+  INSERT INTO tags (id, name) VALUES (100001, 'bench-sync-tag');
+  UPDATE products SET weight = 0 WHERE id = 1;
+  ANALYZE TABLE flat"  >/dev/null
+echo "data generated in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s: $(q "$D" -e \
+    "SELECT CONCAT((SELECT COUNT(*) FROM products), ' products, ', (SELECT COUNT(*) FROM skus), ' skus, ',
+     (SELECT COUNT(*) FROM sku_barcodes), ' barcodes, ', (SELECT COUNT(*) FROM product_tags), ' tag links, ',
+     (SELECT COUNT(*) FROM flat), ' root-only rows')")"
+
+# the demo mapping on $D with private aliases, plus the root-only index
+flatcols="$(jq -c '.indices[0].tables[0].columns | map(del(.extend_name))' "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json")"
+sed "s/\"shop\./\"$D./g" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" |
+    jq --arg p "$P" --arg t "$D.flat" --argjson cols "$flatcols" '
+      .indices |= map(.alias = ($p + "_" + .alias))
+      | .indices += [{alias: ($p + "_flat"), shards: 3, replicas: 0,
+                      tables: [{table: $t, columns: $cols}]}]' >"$tmp/mapping.json"
+cat >"$tmp/c.ini" <<INI
+[source]
+name = bench
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = 7401
+start = now
+[metadata]
+database = $META
+[search]
+urls = $SEARCH_URL
+[delivery]
+checkpoint_interval_ms = 100
+[admin]
+listen =
+[log]
+level = info
+INI
+"$BIN" mapping import --config "$tmp/c.ini" "$tmp/mapping.json" --yes >"$tmp/import.out" 2>&1 ||
+    { cat "$tmp/import.out"; exit 1; }
+"$BIN" run --config "$tmp/c.ini" >"$tmp/run.log" 2>&1 &
+DAEMON=$!
+# the first sync (a reindex per index config) builds every alias
+all_aliases() { for a in flat products brands; do curl -sf "$SEARCH_URL/_alias/${P}_$a" >/dev/null || return 1; done; }
+for _ in $(seq 1 1500); do
+    all_aliases && break
+    kill -0 "$DAEMON" 2>/dev/null || { echo "bench_sync: the daemon exited:"; cat "$tmp/run.log"; exit 1; }
+    sleep 0.2
+done
+all_aliases || { echo "bench_sync: the first sync did not finish in 300 s"; tail "$tmp/run.log"; exit 1; }
+grep -o '\[reindex\] .*live: .*' "$tmp/run.log" | sed 's/^/first sync: /'
+sleep 1 # the reader is at "now" once it has connected
+echo "daemon pid $DAEMON: [delivery] defaults (8 workers, 4 helpers, batch_max 500, flush_interval_ms 1000)," \
+     "checkpoint_interval_ms 100; index refresh_interval: $(curl -s "$SEARCH_URL/${P}_products/_settings?include_defaults=true" |
+     jq -r '[.[] | (.settings.index.refresh_interval // .defaults.index.refresh_interval)][0]')"
+
+rc=0
+python3 "$here/sync_driver.py" --mysql-port "$MYSQL_PORT" --db "$D" --meta "$META" --source bench \
+    --search "$SEARCH_URL" --prefix "$P" --daemon "$DAEMON" --engine-pgid "$SEARCH_PID" \
+    --mysql-pgid "$MYSQL_PID" --phases "$PHASES" || rc=1
+
+# the daemon's own view, and anything it complained about
+kill -TERM "$DAEMON"; wait "$DAEMON" || echo "daemon exit status $?"
+DAEMON=""
+echo "daemon: $(grep -o 'stopped after.*' "$tmp/run.log" || echo 'no stop line')"
+if grep -Eq ' (WARN|ERROR) ' "$tmp/run.log"; then
+    echo "daemon warnings/errors ($(grep -Ec ' (WARN|ERROR) ' "$tmp/run.log")), first 10:"
+    grep -E ' (WARN|ERROR) ' "$tmp/run.log" | head -10
+else
+    echo "daemon log: no warnings or errors"
+fi
+[ "$rc" = 0 ] || { echo "--- daemon log (last 20 lines)"; tail -20 "$tmp/run.log"; }
+
+# ---- baselines: the builder alone, and a plain bulk load of the same documents
+if [ "${BENCH_BASELINES:-1}" = 0 ]; then
+    exit $rc
+elif [ ! -x "$DUMP" ]; then
+    echo "baselines skipped: $DUMP not built (make check_PROGRAMS)"
+    exit $rc
+fi
+baseline() { # alias table label
+    local alias="$1" table="$2" label="$3" t0 t1 f pids=()
+    q "$D" -e "SELECT id FROM $table ORDER BY id" >"$tmp/ids"
+    "$DUMP" --config "$tmp/c.ini" --mapping "$tmp/mapping.json" --index "$alias" --quiet - \
+        <"$tmp/ids" 2>"$tmp/dump.err" >/dev/null || { cat "$tmp/dump.err"; return 1; }
+    echo "baseline $label, builder alone (docbuild_dump, no engine): $(tail -1 "$tmp/dump.err")"
+    "$DUMP" --config "$tmp/c.ini" --mapping "$tmp/mapping.json" --index "$alias" - <"$tmp/ids" 2>/dev/null |
+        jq -c '{index: {_id: .id}}, .doc' >"$tmp/bulk.ndjson"
+    local n; n="$(wc -l <"$tmp/ids")"
+    rm -f "$tmp"/part-*
+    split -n "l/$PAR" -d "$tmp/bulk.ndjson" "$tmp/part-"
+    "$BIN" mapping body --config "$tmp/c.ini" "$alias" >"$tmp/body.json" 2>/dev/null
+    curl -s -XPUT "$SEARCH_URL/${P}_plain" -H 'Content-Type: application/json' --data-binary "@$tmp/body.json" >/dev/null
+    for f in "$tmp"/part-*; do split -l 1000 -d -a 5 "$f" "$f.b-"; done
+    t0=$(date +%s.%N)
+    for f in "$tmp"/part-??; do
+        args=()
+        for c in "$f".b-*; do
+            [ ${#args[@]} -gt 0 ] && args+=(--next)
+            args+=(-s -o /dev/null -H 'Content-Type: application/x-ndjson' --data-binary "@$c" "$SEARCH_URL/${P}_plain/_bulk")
+        done
+        curl "${args[@]}" &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+    curl -s -XPOST "$SEARCH_URL/${P}_plain/_refresh" >/dev/null
+    t1=$(date +%s.%N)
+    local cnt; cnt="$(curl -s "$SEARCH_URL/${P}_plain/_count" | jq .count)"
+    awk -v n="$n" -v c="$cnt" -v a="$t0" -v b="$t1" -v l="$label" -v p="$PAR" -v by="$(LC_ALL=C awk 'NR % 2 == 0 {s += length($0) + 1} END {print s}' "$tmp/bulk.ndjson")" \
+        'BEGIN { printf "baseline %s, plain curl bulk of the same %d documents (%d in the index, %.1f KB each, %d parallel, 500 a batch): %.0f docs/s\n",
+                 l, n, c, by / n / 1024, p, n / (b - a) }'
+    curl -s -XDELETE "$SEARCH_URL/${P}_plain" >/dev/null
+}
+baseline "${P}_flat" flat "root-only" || rc=1
+baseline "${P}_products" products "products" || rc=1
+exit $rc

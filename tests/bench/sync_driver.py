@@ -1,0 +1,569 @@
+#!/usr/bin/env python3
+"""tests/bench/sync_driver.py — the writer, pollers and meters of
+tests/bench/bench_sync.sh (which sets up the database, the mapping and the
+daemon and documents the phases). Python stdlib only: SQL goes through
+long-running `mariadb` client processes fed on stdin (each query is followed
+by a sentinel SELECT, so the caller knows when it has returned), the engine
+through http.client. Times are time.monotonic() of this process, on both
+sides of every lag.
+
+Knobs (environment): BENCH_WARMUP BENCH_LAG_RATE BENCH_LAG_RUNS BENCH_POLL_MS BENCH_DELIVERED
+BENCH_ROOT_CHANGES BENCH_NESTED_CHANGES BENCH_TXN.
+Exit status 1 when a phase times out or a spot check of the documents fails.
+"""
+import argparse
+import bisect
+import decimal
+import http.client
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+now = time.monotonic
+TCK = os.sysconf('SC_CLK_TCK')
+PROBE_ID = 1      # the product whose weight carries the probe's sequence number
+NEW_TAG = 100001  # inserted by bench_sync.sh; no product has it at the start
+
+
+def env_int(name, default):
+    return int(os.environ.get(name) or default)
+
+
+class Sql:
+    """One `mariadb` client session; q() returns the rows of every result."""
+    END = '@@bench-end@@'
+
+    def __init__(self, port, db):
+        self.p = subprocess.Popen(
+            ['mariadb', '--no-defaults', '-h', '127.0.0.1', '-P', str(port), '-u', 'root',
+             '--batch', '--skip-column-names', '--unbuffered', '--database', db],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, bufsize=1)
+
+    def q(self, sql):
+        self.p.stdin.write(sql.strip().rstrip(';') + ";\nSELECT '" + self.END + "';\n")
+        self.p.stdin.flush()
+        rows = []
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                raise RuntimeError('mariadb client exited: ' + self.p.stderr.read().strip())
+            line = line.rstrip('\n')
+            if line == self.END:
+                return rows
+            rows.append(line.split('\t'))
+
+    def close(self):
+        try:
+            self.p.stdin.close()
+            self.p.wait(5)
+        except Exception:
+            self.p.kill()
+
+
+# ---------------------------------------------------------------- /proc meters
+def proc_cpu(pid):
+    """user+sys CPU seconds of one process (all its threads)."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            s = f.read()
+    except OSError:
+        return 0.0
+    x = s[s.rindex(')') + 2:].split()
+    return (int(x[11]) + int(x[12])) / TCK
+
+
+def group_cpu(pgid):
+    """CPU seconds of every live process of a process group."""
+    total = 0.0
+    for d in os.listdir('/proc'):
+        if not d.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % d) as f:
+                s = f.read()
+        except OSError:
+            continue
+        x = s[s.rindex(')') + 2:].split()
+        if int(x[2]) == pgid:
+            total += (int(x[11]) + int(x[12])) / TCK
+    return total
+
+
+def proc_mem(pid):
+    """(VmRSS, VmHWM) in MiB."""
+    out = {}
+    try:
+        with open('/proc/%d/status' % pid) as f:
+            for line in f:
+                k, _, v = line.partition(':')
+                if k in ('VmRSS', 'VmHWM'):
+                    out[k] = int(v.split()[0]) / 1024
+    except OSError:
+        pass
+    return out.get('VmRSS', 0), out.get('VmHWM', 0)
+
+
+class Meter:
+    def __init__(self, a, sqls):
+        self.a, self.sqls = a, sqls
+
+    def snap(self):
+        return {'t': now(), 'daemon': proc_cpu(self.a.daemon), 'mysql': group_cpu(self.a.mysql_pgid),
+                'engine': group_cpu(self.a.engine_pgid),
+                'driver': sum(os.times()[:2]) + sum(proc_cpu(s.p.pid) for s in self.sqls)}
+
+    def start(self):
+        self.s0 = self.snap()
+
+    def line(self):
+        s1 = self.snap()
+        dt = s1['t'] - self.s0['t']
+        d = {k: s1[k] - self.s0[k] for k in s1}
+        rss, hwm = proc_mem(self.a.daemon)
+        return ('  cpu over %.1f s: daemon %.2f s (%.0f%% of a core), mariadb %.2f s, engine %.2f s, '
+                'driver (python + mariadb clients) %.2f s; daemon RSS %.1f MiB, VmHWM %.1f MiB'
+                % (dt, d['daemon'], 100 * d['daemon'] / dt, d['mysql'], d['engine'], d['driver'], rss, hwm))
+
+
+# ---------------------------------------------------------------- engine
+class Engine:
+    def __init__(self, url):
+        u = urllib.parse.urlsplit(url)
+        self.host, self.port = u.hostname, u.port or 80
+        self.c = http.client.HTTPConnection(self.host, self.port, timeout=30)
+
+    def req(self, method, path, body=None):
+        for attempt in (1, 2):
+            try:
+                hdrs = {'Content-Type': 'application/json'} if body is not None else {}
+                self.c.request(method, path, body=None if body is None else json.dumps(body), headers=hdrs)
+                r = self.c.getresponse()
+                data = r.read()
+                return r.status, (json.loads(data, parse_float=decimal.Decimal) if data else {})
+            except (http.client.HTTPException, OSError):
+                self.c.close()
+                self.c = http.client.HTTPConnection(self.host, self.port, timeout=30)
+                if attempt == 2:
+                    raise
+
+
+VERSION_MASK = (1 << 53) - 1  # the version without its epoch: binlog file number << 32 | position
+
+
+def pos_version(pos):
+    """The document version searchsync gives the changes of the transaction
+    that ends at binlog position pos (src/deliver/deliver.c version_make)."""
+    f, p = pos
+    return (int(f.rsplit('.', 1)[1]) << 32) | p
+
+
+class Series:
+    """Increasing values and the time each was first seen."""
+
+    def __init__(self):
+        self.vals, self.times = [], []
+
+    def add(self, v, t):
+        if v is not None and (not self.vals or v > self.vals[-1]):
+            self.vals.append(v)
+            self.times.append(t)
+
+    def last(self):
+        return self.vals[-1] if self.vals else None
+
+    def seen_at(self, v):
+        i = bisect.bisect_left(self.vals, v)
+        return self.times[i] if i < len(self.vals) else None
+
+
+class Poller(threading.Thread):
+    """Polls the probe document every period. kind: 'search' (searchable) or
+    'get' (realtime). Two series: the document's version (which transaction
+    built it) and the probe's value in it (how fresh its data is: a document
+    is rebuilt from MySQL, so it may carry newer data than its version)."""
+
+    def __init__(self, url, alias, kind, period):
+        super().__init__(daemon=True)
+        self.e, self.alias, self.kind, self.period = Engine(url), alias, kind, period
+        self.version, self.value = Series(), Series()
+        self.polls, self.errors = 0, 0
+        self.stop = False
+
+    def poll(self):
+        if self.kind == 'search':
+            st, j = self.e.req('POST', '/%s/_search?routing=%d&filter_path=hits.hits._source.weight,hits.hits._version'
+                               % (self.alias, PROBE_ID),
+                               {'size': 1, 'version': True, 'query': {'ids': {'values': [str(PROBE_ID)]}},
+                                '_source': ['weight']})
+            hits = j.get('hits', {}).get('hits', [])
+            h = hits[0] if hits else None
+        else:
+            st, h = self.e.req('GET', '/%s/_doc/%d?_source_includes=weight&filter_path=_source,_version'
+                               % (self.alias, PROBE_ID))
+            h = h if st == 200 else None
+        if not h:
+            return None, None
+        return int(h['_version']) & VERSION_MASK, float(h.get('_source', {}).get('weight') or 0)
+
+    def run(self):
+        nxt = now()
+        while not self.stop:
+            try:
+                ver, val = self.poll()
+            except Exception:
+                self.errors += 1
+                ver = val = None
+            t = now()
+            self.polls += 1
+            self.version.add(ver, t)
+            self.value.add(val, t)
+            nxt += self.period
+            d = nxt - now()
+            if d > 0:
+                time.sleep(d)
+            else:
+                nxt = now()
+
+
+class CkptPoller(threading.Thread):
+    """Polls the daemon's saved checkpoint (every 20 ms, its own session):
+    the position up to which every change is acknowledged by the engine."""
+
+    def __init__(self, port, db, meta, source):
+        super().__init__(daemon=True)
+        self.sql = Sql(port, db)
+        self.query = "SELECT position FROM `%s`.offsets WHERE source = '%s'" % (meta, source)
+        self.version = Series()
+        self.polls, self.errors, self.stop = 0, 0, False
+
+    def run(self):
+        while not self.stop:
+            r = self.sql.q(self.query)
+            t = now()
+            self.polls += 1
+            if r:
+                f, _, p = r[0][0].rpartition(':')
+                self.version.add(pos_version((f, int(p))), t)
+            time.sleep(0.02)
+        self.sql.close()
+
+
+def pct(xs, q):
+    if not xs:
+        return float('nan')
+    xs = sorted(xs)
+    return xs[max(0, min(len(xs) - 1, int(math.ceil(q * len(xs))) - 1))]
+
+
+# ---------------------------------------------------------------- the bench
+class Bench:
+    def __init__(self, a):
+        self.a = a
+        self.w = Sql(a.mysql_port, a.db)   # the writer
+        self.m = Sql(a.mysql_port, a.db)   # checkpoint, positions, checks
+        self.meter = Meter(a, [self.w, self.m])
+        self.e = Engine(a.search)
+        self.np = int(self.m.q('SELECT MAX(id) FROM products')[0][0])
+        self.rc = 0
+
+    def master_pos(self):
+        r = self.m.q('SHOW MASTER STATUS')[0]
+        return r[0], int(r[1])
+
+    def checkpoint(self):
+        r = self.m.q("SELECT position FROM `%s`.offsets WHERE source = '%s'" % (self.a.meta, self.a.source))
+        if not r:
+            return '', 0
+        f, _, p = r[0][0].rpartition(':')
+        return f, int(p)
+
+    def wait_caught_up(self, target, timeout=900):
+        """Time at which the daemon's saved checkpoint reached target."""
+        t_end = now() + timeout
+        while now() < t_end:
+            if self.checkpoint() >= target:
+                return now()
+            time.sleep(0.02)
+        return None
+
+    def com_select(self):
+        return int(self.m.q("SHOW GLOBAL STATUS LIKE 'Com_select'")[0][1])
+
+    def idle(self):
+        if self.checkpoint()[0] == '':
+            # no checkpoint before the daemon has seen a transaction: give it one
+            self.m.q('UPDATE flat SET price = price + 0.01 WHERE id = 1')
+        if self.wait_caught_up(self.master_pos(), 300) is None:
+            print('  the daemon did not catch up within 300 s')
+            self.rc = 1
+
+    # ---- 1: lag at a steady rate
+    def lag(self):
+        runs = (os.environ.get('BENCH_LAG_RUNS') or '10:default:60 100:default:30 10:100ms:30').split()
+        poll = env_int('BENCH_POLL_MS', 10) / 1000
+        alias = self.a.prefix + '_products'
+        # what the pollers alone cost the engine (no writes)
+        pollers = [Poller(self.a.search, alias, 'search', poll)]
+        if os.environ.get('BENCH_DELIVERED'):
+            pollers.append(Poller(self.a.search, alias, 'get', poll))
+        warm = env_int('BENCH_WARMUP', 20)
+        if warm > 0:
+            # a freshly started engine spends seconds of CPU compiling (JIT):
+            # the first run would measure that
+            self.lag_one(10, None, warm, quiet=True)
+        self.idle()
+        self.meter.start()
+        for p in pollers:
+            p.start()
+        time.sleep(5)
+        for p in pollers:
+            p.stop = True
+            p.join()
+        print('pollers alone for 5 s (no writes): %s polls' % '/'.join(str(p.polls) for p in pollers))
+        print(self.meter.line())
+        for run in runs:
+            tick, refresh, secs = run.split(':')
+            self.lag_one(int(tick), None if refresh == 'default' else refresh, int(secs))
+
+    def lag_one(self, tick_ms, refresh, secs, quiet=False):
+        rate = env_int('BENCH_LAG_RATE', 2000)
+        tick = tick_ms / 1000
+        poll = env_int('BENCH_POLL_MS', 10) / 1000
+        per = max(1, round(rate * tick))
+        nprod = (per - 1) // 2
+        nsku = per - 1 - nprod
+        alias = self.a.prefix + '_products'
+        self.e.req('PUT', '/%s/_settings' % alias, {'index': {'refresh_interval': refresh}})
+        self.idle()
+        pids = list(range(1, self.np + 1))
+        pids.remove(PROBE_ID)
+        skus = [int(r[0]) for r in self.m.q('SELECT id FROM skus')]
+        ticks = int(secs / tick)
+        base = int(float(self.m.q('SELECT weight FROM products WHERE id = %d' % PROBE_ID)[0][0]))
+        if quiet:
+            print('warm-up: %d s of the lag writer (not measured)' % secs, end='')
+        else:
+            print('phase lag (refresh_interval %s): %d row changes/s for %d s: a transaction every %.0f ms with '
+                  '%d product updates, %d SKU updates and the probe (products.weight of product %d); '
+                  'pollers every %.0f ms'
+                  % (refresh or 'engine default, 1s', rate, secs, tick * 1000, nprod, nsku, PROBE_ID, poll * 1000))
+        pollers = [Poller(self.a.search, alias, 'search', poll)]
+        if os.environ.get('BENCH_DELIVERED'):
+            pollers.append(Poller(self.a.search, alias, 'get', poll))
+        if quiet:
+            pollers = []
+        for p in pollers:
+            p.start()
+        cp = CkptPoller(self.a.mysql_port, self.a.db, self.a.meta, self.a.source)
+        cp.start()
+        rnd = random.Random(5)
+        commits, positions, changes, late, maxlate = [], [], 0, 0, 0.0
+        sel0 = self.com_select()
+        self.meter.start()
+        t0 = now()
+        for k in range(1, ticks + 1):
+            due = t0 + (k - 1) * tick
+            d = due - now()
+            if d > 0:
+                time.sleep(d)
+            elif -d > tick:
+                late += 1
+                maxlate = max(maxlate, -d)
+            r = self.w.q('BEGIN; UPDATE products SET price = price + 0.01 WHERE id IN (%s); SELECT ROW_COUNT();'
+                         'UPDATE skus SET stock = stock + 1 WHERE id IN (%s); SELECT ROW_COUNT();'
+                         'UPDATE products SET weight = %d WHERE id = %d; SELECT ROW_COUNT(); COMMIT;'
+                         'SHOW MASTER STATUS'
+                         % (','.join(map(str, rnd.sample(pids, nprod))),
+                            ','.join(map(str, rnd.sample(skus, nsku))), base + k, PROBE_ID))
+            commits.append(now())
+            positions.append((r[3][0], int(r[3][1])))
+            changes += sum(int(x[0]) for x in r[:3])
+        t_w = now()
+        if quiet:
+            cp.stop = True
+            cp.join()
+            self.idle()
+            print('; the daemon caught up %.1f s after the last commit' % (now() - t_w))
+            return
+        vers = [pos_version(x) for x in positions]
+        deadline = now() + 60
+        while any(x.version.seen_at(vers[-1]) is None for x in pollers + [cp]) and now() < deadline:
+            time.sleep(0.05)
+        t_end = now()
+        meter = self.meter.line()
+        for p in pollers + [cp]:
+            p.stop = True
+            p.join()
+        # SELECTs the daemon sent: all of them but the writer's 4 a transaction and the checkpoint poller's 2 a poll
+        sel = self.com_select() - sel0 - 4 * ticks - 2 * cp.polls
+        print('  writer: %d row changes in %d transactions in %.1f s = %.0f changes/s (target %d); '
+              '%d transactions started more than one tick late (max %.0f ms)'
+              % (changes, ticks, t_w - t0, changes / (t_w - t0), rate, late, maxlate * 1000))
+        series = [('acknowledged (checkpoint at or past the commit)', cp.version, vers, cp)]
+        for p in pollers:
+            what = 'searchable' if p.kind == 'search' else 'delivered (realtime GET)'
+            series.append((what + ' (the version of the commit or newer)', p.version, vers, p))
+            series.append((what + ' data (the probe value or newer)', p.value, [base + k for k in range(1, ticks + 1)], p))
+        for label, ser, keys, p in series:
+            lags = []
+            missing = 0
+            for key, c in zip(keys, commits):
+                t = ser.seen_at(key)
+                if t is None:
+                    missing += 1
+                    t = t_end  # a lower bound
+                lags.append(t - c)
+            print('  lag %s: p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f ms%s'
+                  % (label, 1000 * pct(lags, .5), 1000 * pct(lags, .9), 1000 * pct(lags, .99), 1000 * max(lags),
+                     ' (LOWER BOUNDS: %d of %d probes not seen %.0f s after the last commit)'
+                     % (missing, len(keys), t_end - t_w) if missing else ''))
+            # the p99 of each tenth of the run, to show spikes and trends
+            n = len(lags)
+            print('      p99 of each tenth of the run (ms): ' +
+                  ' '.join('%.0f' % (1000 * pct(lags[i * n // 10:(i + 1) * n // 10], .99)) for i in range(10)))
+        print('  polls: %s; checkpoint polls %d' % (', '.join('%s %d (%d errors)' % (p.kind, p.polls, p.errors)
+                                                           for p in pollers), cp.polls))
+        print('  the daemon sent MariaDB about %d SELECTs, %.1f per transaction (SHOW GLOBAL STATUS Com_select, '
+              'less the driver\'s own)' % (sel, sel / ticks))
+        print(meter)
+        self.e.req('PUT', '/%s/_settings' % alias, {'index': {'refresh_interval': None}})
+
+    # ---- 2 and 3: maximum sustained changes/s
+    def burst(self, name, txns, what):
+        print('phase %s: %s' % (name, what))
+        self.idle()
+        changes = docs = n = 0
+        self.meter.start()
+        t0 = now()
+        for sql in txns:
+            r = self.w.q(sql)
+            changes += int(r[0][0])
+            docs += int(r[0][1])
+            n += 1
+        t_w = now()
+        target = self.master_pos()
+        t_c = self.wait_caught_up(target)
+        meter = self.meter.line()
+        if t_c is None:
+            print('  the daemon did not catch up within 900 s')
+            self.rc = 1
+            return
+        print('  writer alone: %d row changes in %d transactions in %.2f s = %.0f changes/s'
+              % (changes, n, t_w - t0, changes / (t_w - t0)))
+        print('  searchsync: caught up (checkpoint at %s:%d) %.2f s after the first commit, %.2f s after the last:'
+              % (target[0], target[1], t_c - t0, t_c - t_w))
+        print('  => %.0f changes/s sustained (%d documents rebuilt = %.0f docs/s)'
+              % (changes / (t_c - t0), docs, docs / (t_c - t0)))
+        print(meter)
+
+    def root(self):
+        n, t = env_int('BENCH_ROOT_CHANGES', 100000), env_int('BENCH_TXN', 500)
+
+        def txns():
+            done, a = 0, 1
+            while done < n:
+                b = min(a + min(t, n - done) - 1, self.np)
+                yield ('BEGIN; UPDATE flat SET price = price + 0.01 WHERE id BETWEEN %d AND %d;'
+                       'SELECT ROW_COUNT(), ROW_COUNT(); COMMIT' % (a, b))
+                done += b - a + 1
+                a = 1 if b >= self.np else b + 1
+        self.burst('root', txns(), '%d UPDATEs of the root-only table `flat` (%d rows, no relations), %d rows '
+                   'a transaction, as fast as one client can' % (n, self.np, t))
+        # spot check: price as MySQL has it, and one document per row touched
+        bad = 0
+        for i in random.Random(7).sample(range(1, self.np + 1), 20):
+            want = decimal.Decimal(self.m.q('SELECT price FROM flat WHERE id = %d' % i)[0][0])
+            st, j = self.e.req('GET', '/%s_flat/_doc/%d' % (self.a.prefix, i))
+            got = j.get('_source', {}).get('price')
+            if got is None or decimal.Decimal(str(got)) != want:
+                bad += 1
+                print('  CHECK flat %d: price %s in the engine, %s in MySQL' % (i, got, want))
+        self.e.req('POST', '/%s_flat/_refresh' % self.a.prefix)
+        cnt = self.e.req('GET', '/%s_flat/_count' % self.a.prefix)[1].get('count')
+        want = min(n, self.np)
+        print('  check: 20 sampled documents %s; %s documents in the index (expected %d)'
+              % ('match MySQL' if not bad else '%d DIFFER' % bad, cnt, want))
+        if bad or cnt != want:
+            self.rc = 1
+
+    def nested(self):
+        n, t = env_int('BENCH_NESTED_CHANGES', 80000), env_int('BENCH_TXN', 500)
+        r = max(1, t // 3)  # products per SKU transaction (3 SKUs each on average)
+
+        def txns():
+            done, a, ta, tpass, i = 0, 1, 1, 0, 0
+            while done < n:
+                i += 1
+                if i % 4:
+                    b = min(a + r - 1, self.np)
+                    yield ('BEGIN; UPDATE skus SET stock = stock + 1 WHERE product_id BETWEEN %d AND %d;'
+                           'SELECT ROW_COUNT(), (SELECT COUNT(DISTINCT product_id) FROM skus '
+                           'WHERE product_id BETWEEN %d AND %d); COMMIT' % (a, b, a, b))
+                    done += 3 * (b - a + 1)  # an estimate for the loop; the counts come from ROW_COUNT
+                    a = 1 if b >= self.np else b + 1
+                else:
+                    b = min(ta + t - 1, self.np)
+                    if tpass % 2 == 0:
+                        op = ('INSERT INTO product_tags (product_id, tag_id) SELECT id, %d FROM products '
+                              'WHERE id BETWEEN %d AND %d' % (NEW_TAG, ta, b))
+                    else:
+                        op = ('DELETE FROM product_tags WHERE tag_id = %d AND product_id BETWEEN %d AND %d'
+                              % (NEW_TAG, ta, b))
+                    yield 'BEGIN; %s; SELECT ROW_COUNT(), ROW_COUNT(); COMMIT' % op
+                    done += b - ta + 1
+                    if b >= self.np:
+                        ta, tpass = 1, tpass + 1
+                    else:
+                        ta = b + 1
+        self.burst('nested', txns(), 'about %d changes of products with nested SKUs and tags: 3 of 4 transactions '
+                   'UPDATE the SKUs of %d products (~%d rows), 1 of 4 links (or unlinks) a tag to %d products; '
+                   'each change rebuilds its product document (SKUs, warehouses, barcodes, tags, brand, category)'
+                   % (n, r, 3 * r, t))
+        bad = 0
+        for i in random.Random(8).sample(range(2, self.np + 1), 20):
+            stock = int(self.m.q('SELECT COALESCE(SUM(stock), 0) FROM skus WHERE product_id = %d' % i)[0][0])
+            ntags = int(self.m.q('SELECT COUNT(*) FROM product_tags WHERE product_id = %d' % i)[0][0])
+            st, j = self.e.req('GET', '/%s_products/_doc/%d' % (self.a.prefix, i))
+            src = j.get('_source')
+            if src is None:
+                continue  # never touched (fewer changes than products)
+            gstock = sum(int(s.get('stock') or 0) for s in src.get('skus') or [])
+            gtags = len(src.get('tags') or [])
+            if (gstock, gtags) != (stock, ntags):
+                bad += 1
+                print('  CHECK product %d: engine stock %d tags %d, MySQL stock %d tags %d'
+                      % (i, gstock, gtags, stock, ntags))
+        print('  check: 20 sampled products (sum of SKU stock, number of tags) %s'
+              % ('match MySQL' if not bad else '%d DIFFER' % bad))
+        if bad:
+            self.rc = 1
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for k in ('mysql-port', 'db', 'meta', 'source', 'search', 'prefix'):
+        ap.add_argument('--' + k, required=True)
+    for k in ('daemon', 'engine-pgid', 'mysql-pgid'):
+        ap.add_argument('--' + k, required=True, type=int)
+    ap.add_argument('--phases', default='lag,root,nested')
+    a = ap.parse_args()
+    b = Bench(a)
+    for ph in a.phases.split(','):
+        getattr(b, ph)()
+        sys.stdout.flush()
+    rss, hwm = proc_mem(a.daemon)
+    print('daemon memory at the end: RSS %.1f MiB, VmHWM (peak) %.1f MiB' % (rss, hwm))
+    b.w.close()
+    b.m.close()
+    return b.rc
+
+
+if __name__ == '__main__':
+    sys.exit(main())
