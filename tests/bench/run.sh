@@ -26,6 +26,7 @@ done
 if [ -z "${SEARCHSYNC_HARNESS_DIR:-}" ] || [ ! -f "$SEARCHSYNC_HARNESS_DIR/env.sh" ]; then
     SEARCHSYNC_HARNESS_DIR="$(mktemp -d "${TMPDIR:-/tmp}/searchsync-bench.XXXXXX")"
     export SEARCHSYNC_HARNESS_DIR
+    touch "$SEARCHSYNC_HARNESS_DIR/.temporary" # servers.sh stop deletes it
     trap 'bash "$HARNESS/servers.sh" stop' EXIT
     bash "$HARNESS/servers.sh" start mariadb opensearch >/dev/null
 fi
