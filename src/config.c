@@ -142,7 +142,7 @@ const struct config_key config_keys[] = {
     I("reindex", "buckets", reindex.buckets, "4", 1, 4096,
       "Jobs a reindex is split into (ranges of the key, or MOD(bucket_column, buckets) with "
       "reindex --by-mod); a crash resumes each job from its cursor"),
-    I("reindex", "parallel_jobs", reindex.parallel_jobs, "2", 1, 64,
+    I("reindex", "parallel_jobs", reindex.parallel_jobs, "4", 1, 64,
       "Jobs of one reindex a daemon runs at the same time"),
     I("reindex", "page_size", reindex.page_size, "1000", 10, 100000,
       "Rows a job reads per keyset page; each page is delivered and acknowledged before its "

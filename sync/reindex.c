@@ -1093,7 +1093,9 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
     r->wcap = nw;
     struct deliver_opts o;
     deliver_opts_from_config(&o, cfg);
-    o.helpers = cfg->delivery.helpers / nw > 0 ? cfg->delivery.helpers / nw : 1;
+    /* at least two requests of a page in flight at once: a page is acknowledged
+     * before the next is read, so its batches should not queue behind each other */
+    o.helpers = cfg->delivery.helpers / nw > 2 ? cfg->delivery.helpers / nw : 2;
     o.flush_interval_ms = 5;
     o.checkpoint = NULL;
     o.dead_letter = reindex_dead_letter;

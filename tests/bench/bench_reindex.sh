@@ -38,6 +38,12 @@ q() { mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u root -N -B "$@"
 TCK="$(getconf CLK_TCK)"
 cpu_of() { sed 's/^.*) //' "/proc/$1/stat" | awk -v t="$TCK" '{printf "%.2f", ($12 + $13) / t}'; }
 hwm_of() { awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
+engine_cpu() { # all processes of the engine's process group
+    local pg p
+    pg="$(ps -o pgid= -p "$SEARCH_PID" | tr -d ' ')"
+    for p in $(ps -o pid= -g "$pg"); do cpu_of "$p" 2>/dev/null; echo; done | awk '{s += $1} END {printf "%.2f", s}'
+}
+dcpu() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", b - a}'; }
 
 echo "bench_reindex: sizes $SIZES (demo products), $PAR-way plain bulk baseline, engine $SEARCH_URL"
 for N in $SIZES; do
@@ -79,18 +85,18 @@ INI
     echo
     echo "N = $N products: $rows rows (products, reviews, replies)"
     echo "  first sync (v1, cold engine): $(grep -o 'version 1 live: .*' "$tmp/run.log")"
-    c0="$(cpu_of "$DAEMON")"
+    c0="$(cpu_of "$DAEMON")"; m0="$(cpu_of "$MYSQL_PID")"; e0="$(engine_cpu)"
     t0=$(date +%s.%N)
     "$BIN" reindex --config "$tmp/c.ini" "$A" >"$tmp/reindex.out" 2>&1 || { cat "$tmp/reindex.out"; exit 1; }
     t1=$(date +%s.%N)
-    c1="$(cpu_of "$DAEMON")"
+    c1="$(cpu_of "$DAEMON")"; m1="$(cpu_of "$MYSQL_PID")"; e1="$(engine_cpu)"
     read -r docs secs <<<"$(q "$meta" -e "SELECT docs_written, TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 FROM reindex_runs WHERE version = 2")"
     hwm="$(hwm_of "$DAEMON")"
     kill -TERM "$DAEMON"; wait "$DAEMON" || true
     DAEMON=""
     rate=$(awk -v d="$docs" -v s="$secs" 'BEGIN {printf "%.0f", d / s}')
     echo "  searchsync reindex (v2): $docs documents in $secs s = $rate docs/s (command: $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') s);" \
-         "daemon CPU $(awk -v a="$c0" -v b="$c1" 'BEGIN {printf "%.1f", b - a}') s, peak RSS ${hwm} MB"
+         "CPU s: daemon $(dcpu "$c0" "$c1"), MariaDB $(dcpu "$m0" "$m1"), engine $(dcpu "$e0" "$e1"); daemon peak RSS ${hwm} MB"
 
     # the baseline: the same documents as bulk files, posted by PAR curls
     : >"$tmp/docs.ndjson"
@@ -110,6 +116,7 @@ INI
     curl -s -XPUT "$SEARCH_URL/${P}_plain/_settings" -H 'Content-Type: application/json' \
         -d '{"index":{"refresh_interval":"-1","number_of_replicas":0}}' >/dev/null
     pids=()
+    m0="$(cpu_of "$MYSQL_PID")"; e0="$(engine_cpu)"
     t0=$(date +%s.%N)
     chunks=("$tmp"/chunk-*)
     for ((w = 0; w < PAR; w++)); do
@@ -123,9 +130,10 @@ INI
     wait "${pids[@]}"
     curl -s -XPOST "$SEARCH_URL/${P}_plain/_refresh" >/dev/null
     t1=$(date +%s.%N)
+    m1="$(cpu_of "$MYSQL_PID")"; e1="$(engine_cpu)"
     cnt="$(curl -s "$SEARCH_URL/${P}_plain/_count" | jq .count)"
     base=$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", n / (b - a)}')
-    echo "  baseline, plain curl bulk of the same $n documents ($cnt in the index, $PAR parallel, 500 a request): $base docs/s"
+    echo "  baseline, plain curl bulk of the same $n documents ($cnt in the index, $PAR parallel, 500 a request): $base docs/s; CPU s: MariaDB $(dcpu "$m0" "$m1"), engine $(dcpu "$e0" "$e1")"
     echo "  ratio: searchsync reindex = $(awk -v a="$rate" -v b="$base" 'BEGIN {printf "%.0f", 100 * a / b}')% of the plain load"
     curl -s -XDELETE "$SEARCH_URL/${P}_plain,${A}_v*" >/dev/null
     q -e "DROP DATABASE \`$D\`; DROP DATABASE \`$meta\`"
