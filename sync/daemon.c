@@ -471,7 +471,13 @@ static uint32_t file_number(const char *file) {
  * there is one yet) and to a version being built (dual writes, seed 004's
  * floating changes). */
 static int dm_submit(struct daemon *dm, const struct mp_index *ix, const struct change *c) {
-    if (ix->current_version > 0 && deliver_submit(dm->d, c) != DELIVER_OK) return -1;
+    if (ix->current_version > 0) {
+        /* to the alias only: if someone deleted it, the writes fail (dead
+         * letters) rather than auto-create a concrete index of that name */
+        struct change c1 = *c;
+        c1.require_alias = true;
+        if (deliver_submit(dm->d, &c1) != DELIVER_OK) return -1;
+    }
     const struct build *b = build_of(dm, ix->alias);
     if (b) {
         struct change c2 = *c;

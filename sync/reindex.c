@@ -48,6 +48,19 @@ static bool doc_table(const struct mp_index *ix, size_t t) {
 
 static void sq(MYSQL *m, sbuf *q, const char *s) { db_quote(m, q, s, strlen(s)); }
 
+/* A statement on the jobs of a build: jobs finishing at the same moment can
+ * deadlock in InnoDB (one job's UPDATE against another's NOT EXISTS check);
+ * the victim simply runs again. Rows changed, or -1. */
+static long long exec_retry(MYSQL *m, const char *sql, char *err, size_t errlen) {
+    for (int attempt = 0;; attempt++) {
+        long long n = db_exec_rows(m, sql, err, errlen);
+        unsigned e = mysql_errno(m);
+        if (n >= 0 || attempt >= 8 || (e != 1213 && e != 1205)) return n;
+        struct timespec ts = {0, (long)(5 + 20 * attempt) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* SELECT one row; fills up to n columns (malloc'd, NULL for SQL NULL).
  * 1 row, 0 none, -1 error. */
 static int row1(MYSQL *m, const char *sql, char **out, int n, char *err, size_t errlen) {
@@ -583,12 +596,13 @@ struct reindex_runner {
     size_t njobs, next;
     struct worker *w;
     int nw, wcap;
-    _Atomic int stop;       /* 1: stop between pages */
+    _Atomic int stop;       /* 1: stop between pages (shutdown), 2: the build fails */
+    _Atomic int failing;    /* claimed by the one worker that rolls the build back */
     _Atomic int running;    /* threads still running */
     _Atomic unsigned long long rejected_total;
     pthread_mutex_t errmu;  /* guards errdb (job_errors from helper threads), why */
     MYSQL *errdb;
-    char why[700];          /* the reason when rejections failed the build */
+    char why[1100];         /* why the build fails (rejections, or a worker error) */
 };
 
 static void runner_fail(struct reindex_runner *r, struct worker *w, const char *reason);
@@ -744,7 +758,7 @@ static int run_page(struct worker *w, size_t t, const char *cond, char **after) 
                     k, w->page_docs, (unsigned long long)w->rejected, w->job->id);
         long long changed = db_ensure(&w->meta, &r->metap, w->err, sizeof w->err) < 0
                                 ? -1
-                                : db_exec_rows(w->meta, c.data, w->err, sizeof w->err);
+                                : exec_retry(w->meta, c.data, w->err, sizeof w->err);
         if (changed < 0)
             rc = -1;
         else if (changed == 0)
@@ -813,7 +827,7 @@ static int run_job(struct worker *w, struct job *j) {
                         "started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu",
                     (unsigned long long)w->rejected, j->id);
         if (db_ensure(&w->meta, &r->metap, w->err, sizeof w->err) < 0 ||
-            db_exec(w->meta, q.data, w->err, sizeof w->err) < 0)
+            exec_retry(w->meta, q.data, w->err, sizeof w->err) < 0)
             rc = -1;
         sbuf_free(&q);
     }
@@ -837,7 +851,7 @@ static int try_finish(struct worker *w, bool may_resume) {
                     "jobs WHERE index_id = %s AND version = %u AND type = 'index' AND status <> "
                     "'done')",
                 r->id, r->version, r->id, r->version);
-    long long changed = db_exec_rows(meta, q.data, w->err, sizeof w->err);
+    long long changed = exec_retry(meta, q.data, w->err, sizeof w->err);
     if (changed < 0) goto out;
     if (changed != 1) {
         char *st[2];
@@ -1010,16 +1024,19 @@ static void *worker_main(void *arg) {
     }
     if (rc == -1 && w->err[0] && r->stop != 2)
         log_error("reindex", "%s v%u: %s", r->alias, r->version, w->err);
-    if (rc == -1 || r->stop == 2) {
+    if ((rc == -1 && r->stop != 1) || r->stop == 2) {
         char reason[1200];
-        pthread_mutex_lock(&r->errmu);
-        snprintf(reason, sizeof reason, "%s",
-                 r->stop == 2 && r->why[0] ? r->why : w->err);
-        pthread_mutex_unlock(&r->errmu);
-        if (r->stop != 1) {
-            r->stop = 2;
-            runner_fail(r, w, reason);
+        if (rc == -1 && r->stop != 2 && w->err[0]) { /* this worker's own failure */
+            pthread_mutex_lock(&r->errmu);
+            if (!r->why[0]) snprintf(r->why, sizeof r->why, "%s", w->err);
+            pthread_mutex_unlock(&r->errmu);
         }
+        r->stop = 2;
+        pthread_mutex_lock(&r->errmu);
+        snprintf(reason, sizeof reason, "%s", r->why[0] ? r->why : "a reindex job failed");
+        pthread_mutex_unlock(&r->errmu);
+        int unclaimed = 0;
+        if (atomic_compare_exchange_strong(&r->failing, &unclaimed, 1)) runner_fail(r, w, reason);
     }
     r->running--;
     return NULL;

@@ -165,6 +165,7 @@ struct item {
     int attempts;
     int status;       /* last item status (dead letters) */
     enum change_op op;
+    bool require_alias;
     bool in_aux;
     bool in_map;
     bool solo; /* its batch was refused as a whole (400): send it alone */
@@ -417,6 +418,7 @@ static struct item *item_new(const struct change *c) {
     if (sn) it->script = memcpy(p, c->script, sn);
     it->version = c->version;
     it->op = c->op;
+    it->require_alias = c->require_alias;
     it->hash = fnv1a(c->doc_id, idn - 1, FNV_BASIS);
     if (c->routing) it->hash = fnv1a(c->routing, rn - 1, fnv1a("\0", 1, it->hash));
     it->size = 96 + idn + rn + bn + sn;
@@ -973,6 +975,7 @@ static void *helper_main(void *arg) {
                 .body_len = it->body_len,
                 .script = it->script,
                 .version_field = d->version_field,
+                .require_alias = it->require_alias,
             };
             bulk_append(&h->body, dia, &bi);
         }

@@ -67,6 +67,8 @@ struct change {
     const char *body;    /* JSON text, copied by deliver_submit */
     size_t body_len;
     const char *script;  /* CHANGE_SCRIPT only */
+    bool require_alias;  /* index must be an alias: a write to a missing alias
+                          * fails (404) instead of auto-creating a concrete index */
 };
 
 /* A change that could not be delivered for good (engine said 4xx, or it was

@@ -78,6 +78,7 @@ static void action_line(sbuf *out, const struct search_dialect *d, const char *a
         sbuf_adds(out, "\":");
         json_escape(out, it->routing, strlen(it->routing));
     }
+    if (it->require_alias) sbuf_adds(out, ",\"require_alias\":true");
     if (external && it->version) {
         sbuf_adds(out, ",\"version\":");
         add_u64(out, it->version);

@@ -110,6 +110,7 @@ struct bulk_item {
     size_t body_len;
     const char *script;   /* SCRIPT: painless source, run only if fresher */
     const char *version_field; /* document field holding the version; NULL/"" = none */
+    bool require_alias;   /* "require_alias": true (ES >= 7.10, OpenSearch) */
 };
 
 /* Append one bulk item (action line + source line) to out. Raw newlines in
