@@ -396,9 +396,10 @@ static int close_run(MYSQL *meta, const struct ss_config *cfg, const char *id, u
                      const char *status, const char *error, char *err, size_t errlen) {
     sbuf q = SBUF_INIT;
     int rc = -1;
-    sbuf_printf(&q, "INSERT INTO reindex_run_jobs (run_id, bucket, rows_read, docs_written, "
-                    "rejected, started_at, finished_at) SELECT r.id, j.bucket, j.rows_read, "
-                    "j.docs_written, j.rejected, j.started_at, j.finished_at FROM jobs j JOIN "
+    sbuf_printf(&q, "INSERT INTO reindex_run_jobs (run_id, bucket, status, error_text, rows_read, "
+                    "docs_written, rejected, started_at, finished_at) SELECT r.id, j.bucket, "
+                    "j.status, j.error_text, j.rows_read, j.docs_written, j.rejected, j.started_at, "
+                    "j.finished_at FROM jobs j JOIN "
                     "reindex_runs r ON r.index_id = j.index_id AND r.version = j.version WHERE "
                     "j.index_id = %s AND j.version = %u AND j.type = 'index'",
                 id, v);
@@ -821,6 +822,17 @@ static int run_job(struct worker *w, struct job *j) {
         free(line);
     }
     free(after);
+    if (rc == -1 && w->err[0]) { /* init -> running -> error: kept in the run's bookkeeping */
+        sbuf q = SBUF_INIT;
+        char e2[256];
+        sbuf_adds(&q, "UPDATE jobs SET status = 'error', finished_at = NOW(3), error_text = ");
+        if (db_ensure(&w->meta, &r->metap, e2, sizeof e2) == 0) {
+            sq(w->meta, &q, w->err);
+            sbuf_printf(&q, " WHERE id = %llu", j->id);
+            exec_retry(w->meta, q.data, e2, sizeof e2);
+        }
+        sbuf_free(&q);
+    }
     if (rc == 0) {
         sbuf q = SBUF_INIT;
         sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3), rejected = %llu, "

@@ -5,8 +5,9 @@
 #   first sync    a daemon started on a filled database builds <alias>_v1
 #                 through the reindex path and points the alias at it
 #   live writes   a reindex (v2, 4 buckets) while a writer changes products
-#                 and SKUs the whole time: after the switch every product
-#                 equals SQL (the oracle), the alias points at v2, v1 is history
+#                 and SKUs the whole time: after the switch every document
+#                 (products with their nested parts, reviews, replies) equals
+#                 the SQL oracle, the alias points at v2, v1 is history
 #   refused       a second request while one is building; --reset cancels one
 #   crash         the daemon SIGKILLed mid-reindex: the jobs continue from
 #                 their cursors (rows read again: at most one page per job)
@@ -18,7 +19,9 @@
 #   delete-all    every version gone, the config unavailable
 # Sizes: REINDEX_PRODUCTS (default 3000; check-long's long_reindex uses 500k).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/oracle_lib.sh"
 require_bin
+command -v python3 >/dev/null || skip "python3 needed for the oracle comparison"
 N="${REINDEX_PRODUCTS:-3000}"
 bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products "$N" >/dev/null
 meta="$(unique_name meta)"
@@ -84,6 +87,21 @@ check_products() { # $1: what
     assert_eq "" "$(diff "$TEST_TMP/sql.tsv" "$TEST_TMP/es.sorted" | head -5)" "$1: every product's name and price as SQL has them"
 }
 
+# every document behind the alias (products, reviews, replies) equals the SQL
+# oracle (tests/integration/oracle_lib.sh): fields, nested parts, routing, no
+# duplicates, none without its row
+oracle_check() { # $1: what
+    local o="$TEST_TMP/oracle"
+    oracle_dump shop "$o" || fail "$1: oracle queries failed"
+    engine_dump products "$TEST_TMP/engine.ndjson" 2>"$TEST_TMP/dump.err" || {
+        cat "$TEST_TMP/dump.err"; fail "$1: engine dump"; }
+    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
+    compare_docs "$TEST_TMP/engine.ndjson" "$o/products.oracle,$o/reviews.oracle,$o/replies.oracle" \
+        --numbers value --ignore-field ss_version --label "products ($1)" --show 5 >"$TEST_TMP/cmp.out" ||
+        { cat "$TEST_TMP/cmp.out"; fail "$1: the index differs from the SQL oracle"; }
+    log "$(cat "$TEST_TMP/cmp.out")"
+}
+
 # ---- first sync: the daemon builds v1 through the reindex path
 start_daemon
 wait_until 120 "first sync: alias products -> products_v1" bash -c "curl -s '$SEARCH_URL/_alias/products' | jq -e 'has(\"products_v1\")' >/dev/null" ||
@@ -91,6 +109,7 @@ wait_until 120 "first sync: alias products -> products_v1" bash -c "curl -s '$SE
 assert_contains "$(cat "$TEST_TMP/run.log")" "products: version 1 queued in 4 bucket(s) (first sync)" "first sync through reindex"
 assert_eq "available 1 0" "$(meta_q "SELECT state, current_version, building_version FROM index_configs WHERE alias = 'products'" | tr '\t' ' ')" "state after the first sync"
 check_products "first sync"
+oracle_check "first sync"
 
 # ---- a reindex while a writer changes products and SKUs all the time
 cat >"$TEST_TMP/writer.sh" <<'SH'
@@ -122,6 +141,7 @@ log "the writer ran during the reindex ($writes sku rows of its own left)"
 mysql_q "UPDATE shop.products SET name = 'after the writer' WHERE id = 1"
 wait_until 30 "live change after the reindex" bash -c "curl -s '$SEARCH_URL/products/_doc/1' | jq -e '._source.name == \"after the writer\"' >/dev/null"
 check_products "after a reindex under writes"
+oracle_check "after a reindex under writes"
 assert_eq "1 done" "$(meta_q "SELECT COUNT(*), MAX(status) FROM reindex_runs r JOIN index_configs c ON c.id = r.index_id WHERE c.alias = 'products' AND r.version = 2" | tr '\t' ' ')" "the run is recorded"
 assert_eq 4 "$(meta_q "SELECT COUNT(*) FROM reindex_run_jobs j JOIN reindex_runs r ON r.id = j.run_id WHERE r.version = 2 AND r.alias = 'products'")" "per-job bookkeeping kept"
 assert_eq 0 "$(meta_q "SELECT COUNT(*) FROM jobs")" "jobs removed"
@@ -157,6 +177,7 @@ assert_true "rows read again after the kill: at most one page per job ($read_row
     test "$read_rows" -le $((total_rows + 4 * page))
 assert_true "no row skipped ($read_rows >= $total_rows)" test "$read_rows" -ge "$total_rows"
 check_products "after a reindex interrupted by SIGKILL"
+oracle_check "after a reindex interrupted by SIGKILL"
 
 # ---- parent/child: every review and reply with its parent, routed by the root
 search_refresh products

@@ -11,6 +11,7 @@
 #                a product changed together with its SKU is rebuilt whole.
 #   row-image    brands (mode row-image): insert, update, key change, delete —
 #                each document equals the row as SQL formats it.
+#   resilience   the daemon's connections dropped, MariaDB restarted: it goes on
 #   reload       a new index config imported while the daemon runs is created
 #                and synced within seconds, without a restart; an edit that no
 #                longer validates is refused in the log and sync goes on.
@@ -174,6 +175,22 @@ mysql_q "UPDATE shop.warehouses SET city = 'Still Synced' WHERE id = $w6"
 wait_until 20 "sync goes on" bash -c \
     "curl -s '$SEARCH_URL/warehouses/_doc/$w6' | jq -e '._source.city == \"Still Synced\"' >/dev/null"
 assert_eq 1 "$(grep -c 'the edited mapping is not applied' "$TEST_TMP/run.log")" "said once per edit"
+
+# query connections survive being dropped (an idle timeout on the server
+# side looks the same: every connection but ours killed) and a server restart
+for id in $(mysql_q "SELECT id FROM information_schema.PROCESSLIST WHERE id <> CONNECTION_ID() AND user = 'root'"); do
+    mysql_q "KILL $id" 2>/dev/null || true
+done
+mysql_q "UPDATE shop.products SET name = 'after the connections dropped' WHERE id = 9"
+wait_until 30 "a change after the connections were dropped" bash -c \
+    "curl -s '$SEARCH_URL/products/_doc/9' | jq -e '._source.name == \"after the connections dropped\"' >/dev/null" ||
+    fail "not synced after dropped connections: $(tail -5 "$TEST_TMP/run.log")"
+bash "$SEARCHSYNC_SRCDIR/tests/harness/servers.sh" restart mariadb >/dev/null 2>&1 || fail "mariadb restart"
+mysql_q "UPDATE shop.products SET name = 'after a server restart' WHERE id = 10"
+wait_until 60 "a change after a server restart" bash -c \
+    "curl -s '$SEARCH_URL/products/_doc/10' | jq -e '._source.name == \"after a server restart\"' >/dev/null" ||
+    fail "not synced after a server restart: $(tail -5 "$TEST_TMP/run.log")"
+check_skus 1 "after the restart, element scripts still right"
 
 # `searchsync status` while it runs
 marker
