@@ -298,72 +298,27 @@ int router_add(struct router *r, const char *db, const char *table, router_value
     return 0;
 }
 
-/* values of `out` for owner rows whose `match` is in `in` */
-static int step_query(struct router *r, MYSQL *src, const struct rstep *s, struct strset *in,
-                      struct strset *outv, char *err, size_t errlen) {
+/* `SELECT [DISTINCT] c1[, c2] FROM db.table WHERE match IN (...)`, one query
+ * per IN_CHUNK values of `in`; row(ctx, row, lengths) for every result row. */
+typedef void (*in_row_fn)(void *ctx, MYSQL_ROW row, const unsigned long *len);
+static int in_query(struct router *r, MYSQL *src, bool distinct, const char *c1, const char *c2,
+                    const char *db, const char *table, const char *match, struct strset *in,
+                    in_row_fn row_fn, void *ctx, const char *what, char *err, size_t errlen) {
     sbuf q = SBUF_INIT;
     int rc = 0;
     size_t i = 0;
     while (i < in->cap && rc == 0) {
         sbuf_reset(&q);
-        sbuf_adds(&q, "SELECT DISTINCT ");
-        db_ident(&q, s->out);
+        sbuf_adds(&q, distinct ? "SELECT DISTINCT " : "SELECT ");
+        db_ident(&q, c1);
+        if (c2) {
+            sbuf_addc(&q, ',');
+            db_ident(&q, c2);
+        }
         sbuf_adds(&q, " FROM ");
-        db_ident(&q, s->db);
+        db_ident(&q, db);
         sbuf_addc(&q, '.');
-        db_ident(&q, s->table);
-        sbuf_adds(&q, " WHERE ");
-        db_ident(&q, s->match);
-        sbuf_adds(&q, " IN (");
-        int k = 0;
-        for (; i < in->cap && k < IN_CHUNK; i++) {
-            if (!in->slot[i]) continue;
-            if (k++) sbuf_addc(&q, ',');
-            db_quote(src, &q, in->slot[i], strlen(in->slot[i]));
-        }
-        sbuf_addc(&q, ')');
-        if (!k) break;
-        r->queries++;
-        if (mysql_real_query(src, q.data, q.len) != 0) {
-            rc = errf(err, errlen, "finding the documents of %s.%s: %s (%u)", s->db, s->table,
-                      mysql_error(src), mysql_errno(src));
-            break;
-        }
-        MYSQL_RES *res = mysql_use_result(src);
-        MYSQL_ROW row;
-        while (res && (row = mysql_fetch_row(res))) {
-            unsigned long *len = mysql_fetch_lengths(res);
-            if (row[0]) strset_add(outv, row[0], len[0]);
-        }
-        if (res) mysql_free_result(res);
-        if (mysql_errno(src))
-            rc = errf(err, errlen, "finding the documents of %s.%s: %s (%u)", s->db, s->table,
-                      mysql_error(src), mysql_errno(src));
-    }
-    sbuf_free(&q);
-    return rc;
-}
-
-/* (document, element) pairs of area a for element rows whose `match` column
- * is in `in`: SELECT key, join_column FROM area table WHERE match IN (...).
- * The relation's WHERE is not applied: a row that stops matching must still
- * be removed from its document. */
-static int pair_query(struct router *r, MYSQL *src, struct area *a, const char *match,
-                      struct strset *in, char *err, size_t errlen) {
-    const struct mp_relation *rel = a->rel;
-    sbuf q = SBUF_INIT;
-    int rc = 0;
-    size_t i = 0;
-    while (i < in->cap && rc == 0) {
-        sbuf_reset(&q);
-        sbuf_adds(&q, "SELECT ");
-        db_ident(&q, rel->join_column);
-        sbuf_addc(&q, ',');
-        db_ident(&q, a->key);
-        sbuf_adds(&q, " FROM ");
-        db_ident(&q, rel->db);
-        sbuf_addc(&q, '.');
-        db_ident(&q, rel->table);
+        db_ident(&q, table);
         sbuf_adds(&q, " WHERE ");
         db_ident(&q, match);
         sbuf_adds(&q, " IN (");
@@ -377,23 +332,45 @@ static int pair_query(struct router *r, MYSQL *src, struct area *a, const char *
         if (!k) break;
         r->queries++;
         if (mysql_real_query(src, q.data, q.len) != 0) {
-            rc = errf(err, errlen, "finding the elements of %s.%s: %s (%u)", rel->db, rel->table,
+            rc = errf(err, errlen, "finding the %s of %s.%s: %s (%u)", what, db, table,
                       mysql_error(src), mysql_errno(src));
             break;
         }
         MYSQL_RES *res = mysql_use_result(src);
         MYSQL_ROW row;
-        while (res && (row = mysql_fetch_row(res))) {
-            unsigned long *len = mysql_fetch_lengths(res);
-            if (row[0] && row[1]) add_pair(a, row[0], len[0], row[1], len[1]);
-        }
+        while (res && (row = mysql_fetch_row(res))) row_fn(ctx, row, mysql_fetch_lengths(res));
         if (res) mysql_free_result(res);
         if (mysql_errno(src))
-            rc = errf(err, errlen, "finding the elements of %s.%s: %s (%u)", rel->db, rel->table,
+            rc = errf(err, errlen, "finding the %s of %s.%s: %s (%u)", what, db, table,
                       mysql_error(src), mysql_errno(src));
     }
     sbuf_free(&q);
     return rc;
+}
+
+static void add_value(void *ctx, MYSQL_ROW row, const unsigned long *len) {
+    if (row[0]) strset_add(ctx, row[0], len[0]);
+}
+
+/* values of `out` for owner rows whose `match` is in `in` */
+static int step_query(struct router *r, MYSQL *src, const struct rstep *s, struct strset *in,
+                      struct strset *outv, char *err, size_t errlen) {
+    return in_query(r, src, true, s->out, NULL, s->db, s->table, s->match, in, add_value, outv,
+                    "documents", err, errlen);
+}
+
+static void add_area_pair(void *ctx, MYSQL_ROW row, const unsigned long *len) {
+    if (row[0] && row[1]) add_pair(ctx, row[0], len[0], row[1], len[1]);
+}
+
+/* (document, element) pairs of area a for element rows whose `match` column
+ * is in `in`: SELECT join_column, key FROM area table WHERE match IN (...).
+ * The relation's WHERE is not applied: a row that stops matching must still
+ * be removed from its document. */
+static int pair_query(struct router *r, MYSQL *src, struct area *a, const char *match,
+                      struct strset *in, char *err, size_t errlen) {
+    return in_query(r, src, false, a->rel->join_column, a->key, a->rel->db, a->rel->table, match,
+                    in, add_area_pair, a, "elements", err, errlen);
 }
 
 static struct target *target_of(struct router *r, size_t index, size_t doctable) {
