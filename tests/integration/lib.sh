@@ -160,6 +160,22 @@ mysql_repl_q() {
 }
 # mysql_binlog_pos — "file<TAB>position" of the current binlog end.
 mysql_binlog_pos() { mysql_q 'SHOW MASTER STATUS' | cut -f1,2; }
+# wait_checkpoint META_DB SOURCE [SECS] — wait until `searchsync run`'s saved
+# checkpoint of SOURCE is at or past the binlog's end as it is now. The
+# checkpoint is delivery's low-water mark, so then every change committed
+# before has been acknowledged by the engine, whatever queue it went through
+# (a change to one document being visible says nothing about the others).
+wait_checkpoint() {
+    local f p
+    read -r f p <<<"$(mysql_binlog_pos)"
+    wait_until "${3:-60}" "checkpoint of $2 at or past $f:$p" _checkpoint_past "$1" "$2" "$f" "$p"
+}
+_checkpoint_past() {
+    local c
+    c="$(mysql_q "SELECT position FROM \`$1\`.offsets WHERE source = '$2'")"
+    [ -n "$c" ] || return 1
+    [ "${c%:*}" \> "$3" ] || { [ "${c%:*}" = "$3" ] && [ "${c##*:}" -ge "$4" ]; }
+}
 
 # ---------------------------------------------------------------- search engine
 # search_req METHOD PATH [BODY] — print the response body; fails on HTTP >= 400

@@ -140,6 +140,7 @@ log "the writer ran during the reindex ($writes sku rows of its own left)"
 # the last live change reaches the engine, then everything equals SQL
 mysql_q "UPDATE shop.products SET name = 'after the writer' WHERE id = 1"
 wait_until 30 "live change after the reindex" bash -c "curl -s '$SEARCH_URL/products/_doc/1' | jq -e '._source.name == \"after the writer\"' >/dev/null"
+wait_checkpoint "$meta" shop
 check_products "after a reindex under writes"
 oracle_check "after a reindex under writes"
 assert_eq "1 done" "$(meta_q "SELECT COUNT(*), MAX(status) FROM reindex_runs r JOIN index_configs c ON c.id = r.index_id WHERE c.alias = 'products' AND r.version = 2" | tr '\t' ' ')" "the run is recorded"

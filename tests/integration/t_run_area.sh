@@ -52,23 +52,12 @@ wait_until 30 "alias products exists" bash -c "curl -sf '$SEARCH_URL/_alias/prod
 sleep 1
 
 marker_n=0
-# the checkpoint is the low-water mark: at or past a position, every change
-# before it is acknowledged by the engine (whatever queue it went through)
-ckpt_past() { # FILE POS
-    local c
-    c="$(mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -uroot -N -B \
-        -e "SELECT position FROM \`$meta\`.offsets WHERE source = 'shop'")"
-    [ "${c%%:*}" \> "$1" ] || { [ "${c%%:*}" = "$1" ] && [ "${c##*:}" -ge "$2" ]; }
-}
-export -f ckpt_past
-export meta MYSQL_HOST MYSQL_PORT
 marker() { # a root change after the others; wait until it and everything before is delivered
     marker_n=$((marker_n + 1))
     mysql_q "UPDATE shop.products SET name = 'marker $marker_n' WHERE id = 200"
-    read -r f p <<<"$(mysql_binlog_pos)"
     wait_until 30 "marker $marker_n delivered" bash -c \
         "curl -s '$SEARCH_URL/products/_doc/200' | jq -e '._source.name == \"marker $marker_n\"' >/dev/null"
-    wait_until 30 "every change before marker $marker_n acknowledged" ckpt_past "$f" "$p"
+    wait_checkpoint "$meta" shop 30
     search_refresh products
 }
 # the oracle: a product's skus as SQL has them (sorted by id), and the engine's

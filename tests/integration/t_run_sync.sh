@@ -85,22 +85,11 @@ assert_eq 6 "$(doc review-900001 6 | jq -r ._routing)" "routed by its product"
 copies() { search_refresh products; search_post /products/_search "{\"query\":{\"ids\":{\"values\":[\"$1\"]}}}" | jq -c '[.hits.hits[]._routing]'; }
 rv="$(mysql_q 'SELECT id FROM shop.reviews WHERE product_id = 10 ORDER BY id LIMIT 1')"
 mysql_q "UPDATE shop.reviews SET title = 'indexed first' WHERE id = $rv"
-# the checkpoint is the low-water mark: at or past a position, every change
-# before it is acknowledged by the engine (whatever queue it went through)
-ckpt_past() { # FILE POS
-    local c
-    c="$(mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -uroot -N -B \
-        -e "SELECT position FROM \`$meta\`.offsets WHERE source = 'shop'")"
-    [ "${c%%:*}" \> "$1" ] || { [ "${c%%:*}" = "$1" ] && [ "${c##*:}" -ge "$2" ]; }
-}
-export -f ckpt_past
-export meta MYSQL_HOST MYSQL_PORT
 marker() { # marker N: a root change after the others, then wait for it and all before it
     mysql_q "UPDATE shop.products SET name = 'marker $1' WHERE id = 11"
-    read -r f p <<<"$(mysql_binlog_pos)"
     wait_until 30 "marker $1 delivered" bash -c \
         "curl -s '$SEARCH_URL/products/_doc/11' | jq -e '._source.name == \"marker $1\"' >/dev/null"
-    wait_until 30 "every change before marker $1 acknowledged" ckpt_past "$f" "$p"
+    wait_checkpoint "$meta" shop 30
 }
 marker 1
 assert_eq "[\"10\"]" "$(copies "review-$rv")" "the review is indexed under its product"
