@@ -49,6 +49,7 @@ on_exit "kill -9 $DAEMON 2>/dev/null"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
 wait_until 30 "alias products exists" bash -c "curl -sf '$SEARCH_URL/_alias/products' >/dev/null" ||
     fail "daemon did not create the index: $(tail -20 "$TEST_TMP/run.log")"
+wait_until 30 "the first sync's dual writes ended" grep -q "products: live changes no longer written to products_v1" "$TEST_TMP/run.log"
 sleep 1
 
 marker_n=0
