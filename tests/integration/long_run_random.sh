@@ -6,11 +6,11 @@
 # (routing, no duplicates, none without its row). The same knobs as
 # t_run_random.sh (RANDOM_SEED, RANDOM_OPS, RANDOM_KILLS, RANDOM_PRODUCTS,
 # RANDOM_CHUNKS, RANDOM_TXN_PCT, RANDOM_TXN_MAX, RANDOM_DECK) override these
-# defaults. Run time: the daemon's catch-up dominates, at about 75-100
-# operations per second on the 2-core test box (a transaction touching
-# reviews/replies refreshes the index and looks up child copies), so 200k
-# operations take 35-45 minutes there: more than the suite's default 900 s per
-# test. Run it as `SUITE_TEST_TIMEOUT=3600 make check-long`, or alone with
+# defaults. Run time: the daemon's catch-up dominates; t_run_random's 20k
+# operations take 140-280 s on the 2-core test box, so 200k take roughly
+# 25-45 minutes there (not measured at full size yet): more than the suite's
+# default 900 s per test. Run it as `SUITE_TEST_TIMEOUT=3600 make check-long`,
+# or alone with
 # `SUITE_TEST_TIMEOUT=3600 bash tests/integration/suite.sh --long long_run_random`.
 export RANDOM_OPS="${RANDOM_OPS:-200000}"
 export RANDOM_KILLS="${RANDOM_KILLS:-12}"
