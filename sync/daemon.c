@@ -1224,6 +1224,20 @@ static void build_stop(struct daemon *dm, size_t i, const char *why) {
     dm->builds[i] = dm->builds[--dm->nbuilds];
 }
 
+/* A version that will never be live: once every write queued for it has
+ * been delivered, delete it (again), so no index is left behind. */
+static void drop_leftover(struct daemon *dm, const char *phys) {
+    if (dm->last_txn)
+        deliver_wait_txn(dm->d, dm->last_txn, dm->cfg->delivery.drain_timeout_ms);
+    struct search_resp r;
+    search_resp_init(&r);
+    char path[700];
+    snprintf(path, sizeof path, "/%s", phys);
+    if (search_request(dm->k, "DELETE", path, NULL, NULL, 0, &r) == 0 && r.status == 200)
+        log_info("run", "deleted %s, left by writes still in flight when its build ended", phys);
+    search_resp_free(&r);
+}
+
 /* Between transactions: which versions are being built? A new build gets
  * dual writes from the next transaction on — its position recorded — and
  * only then its runner, so no page is read before live changes reach it. */
@@ -1254,7 +1268,13 @@ static void poll_builds(struct daemon *dm) {
         size_t bi = 0;
         while (bi < dm->nbuilds && strcmp(dm->builds[bi].alias, ix->alias)) bi++;
         if (bi < dm->nbuilds && (!want || dm->builds[bi].version != bv)) {
+            char *phys = xstrdup(dm->builds[bi].phys);
+            bool live = ix->current_version == dm->builds[bi].version;
             build_stop(dm, bi, want ? "another version is built" : row[1]);
+            if (!live) /* cancelled or failed: what the dual writes still had in
+                        * flight may have re-created the deleted index */
+                drop_leftover(dm, phys);
+            free(phys);
             if (bi < nb0) seen[bi] = true;
             bi = dm->nbuilds;
         }
