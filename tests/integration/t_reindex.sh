@@ -104,7 +104,7 @@ oracle_check() { # $1: what
 
 # ---- first sync: the daemon builds v1 through the reindex path
 start_daemon
-wait_until 120 "first sync: alias products -> products_v1" bash -c "curl -s '$SEARCH_URL/_alias/products' | jq -e 'has(\"products_v1\")' >/dev/null" ||
+wait_until $((120 + N / 1000)) "first sync: alias products -> products_v1" bash -c "curl -s '$SEARCH_URL/_alias/products' | jq -e 'has(\"products_v1\")' >/dev/null" ||
     fail "no first sync: $(tail -20 "$TEST_TMP/run.log")"
 assert_contains "$(cat "$TEST_TMP/run.log")" "products: version 1 queued in 4 bucket(s) (first sync)" "first sync through reindex"
 assert_eq "available 1 0" "$(meta_q "SELECT state, current_version, building_version FROM index_configs WHERE alias = 'products'" | tr '\t' ' ')" "state after the first sync"
@@ -172,7 +172,7 @@ read -r done_rows cursors <<<"$(meta_q "SELECT SUM(rows_read), SUM(data_cursor L
 log "killed with $done_rows rows read, $cursors jobs with a saved cursor"
 assert_true "the kill came mid-reindex" test "$(meta_q "SELECT building_version FROM index_configs WHERE alias = 'products'")" = 4
 start_daemon
-wait_until 120 "v4 finished after the restart" bash -c "curl -s '$SEARCH_URL/_alias/products' | jq -e 'has(\"products_v4\")' >/dev/null" ||
+wait_until $((120 + N / 1000)) "v4 finished after the restart" bash -c "curl -s '$SEARCH_URL/_alias/products' | jq -e 'has(\"products_v4\")' >/dev/null" ||
     fail "v4 did not finish: $(tail -20 "$TEST_TMP/run.log")"
 total_rows="$(mysql_q 'SELECT (SELECT COUNT(*) FROM shop.products) + (SELECT COUNT(*) FROM shop.reviews) + (SELECT COUNT(*) FROM shop.review_replies)')"
 read_rows="$(meta_q "SELECT rows_read FROM reindex_runs WHERE alias = 'products' AND version = 4")"
