@@ -18,6 +18,9 @@
 #   resync        rows changed without the binlog, rebuilt by id
 #   delete-all    every version gone, the config unavailable
 # Sizes: REINDEX_PRODUCTS (default 3000; check-long's long_reindex uses 500k).
+# REINDEX_ORACLE=0 skips the document-by-document comparison (compare_docs.py
+# holds both sides in memory: about 20 GB for 1.9M documents), keeping the
+# counts, nested sums and per-product name/price checks.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oracle_lib.sh"
 require_bin
@@ -92,6 +95,10 @@ check_products() { # $1: what
 # duplicates, none without its row
 oracle_check() { # $1: what
     local o="$TEST_TMP/oracle"
+    if [ "${REINDEX_ORACLE:-1}" = 0 ]; then
+        log "$1: document-by-document oracle comparison skipped (REINDEX_ORACLE=0)"
+        return 0
+    fi
     oracle_dump shop "$o" || fail "$1: oracle queries failed"
     engine_dump products "$TEST_TMP/engine.ndjson" 2>"$TEST_TMP/dump.err" || {
         cat "$TEST_TMP/dump.err"; fail "$1: engine dump"; }
@@ -139,8 +146,8 @@ assert_true "v1 still exists (history_retention 2)" curl -sf "$SEARCH_URL/produc
 log "the writer ran $(cat "$TEST_TMP/stop.count") rounds of 4 statements (product, SKUs, SKU insert and delete) while v2 was built"
 # the last live change reaches the engine, then everything equals SQL
 mysql_q "UPDATE shop.products SET name = 'after the writer' WHERE id = 1"
-wait_until 30 "live change after the reindex" bash -c "curl -s '$SEARCH_URL/products/_doc/1' | jq -e '._source.name == \"after the writer\"' >/dev/null"
-wait_checkpoint "$meta" shop
+wait_until $((30 + N / 2000)) "live change after the reindex" bash -c "curl -s '$SEARCH_URL/products/_doc/1' | jq -e '._source.name == \"after the writer\"' >/dev/null"
+wait_checkpoint "$meta" shop $((60 + N / 1000))
 check_products "after a reindex under writes"
 oracle_check "after a reindex under writes"
 assert_eq "1 done" "$(meta_q "SELECT COUNT(*), MAX(status) FROM reindex_runs r JOIN index_configs c ON c.id = r.index_id WHERE c.alias = 'products' AND r.version = 2" | tr '\t' ' ')" "the run is recorded"
