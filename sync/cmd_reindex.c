@@ -330,15 +330,11 @@ int cmd_resync(int argc, char **argv) {
         rc = EXIT_USAGE;
         goto fail;
     }
-    struct mp_schema schema = {0};
-    sbuf verrs = SBUF_INIT;
-    int bad = mapping_schema_load(e.src, &m, &schema, e.err, sizeof e.err) < 0
-                  ? -1
-                  : mapping_validate(&m, &schema, &verrs);
-    mp_schema_free(&schema);
-    if (bad > 0) snprintf(e.err, sizeof e.err, "the mapping does not match the source:\n%s", verrs.data);
-    sbuf_free(&verrs);
-    if (bad) goto fail;
+    int bad = mapping_check_source(e.src, &m, e.err, sizeof e.err);
+    if (bad) {
+        if (bad > 0) rc = EXIT_USAGE;
+        goto fail;
+    }
     const struct mp_index *ix = &m.indices[at];
     /* where to write: the live version and a version being built */
     sbuf q = SBUF_INIT;

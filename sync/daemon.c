@@ -939,18 +939,8 @@ static int load_mapping(struct daemon *dm, struct mapping *out, sbuf *sig, bool 
         return -1;
     mapping_signature(out, sig); /* as stored, before validation fills in defaults */
     if (db_ensure(&dm->src, &dm->srcp, dm->err, sizeof dm->err) < 0) return -1;
-    struct mp_schema schema = {0};
-    sbuf verrs = SBUF_INIT;
-    int bad = mapping_schema_load(dm->src, out, &schema, dm->err, sizeof dm->err) < 0
-                  ? -1
-                  : mapping_validate(out, &schema, &verrs);
-    mp_schema_free(&schema);
-    if (bad > 0) {
-        *invalid = true;
-        snprintf(dm->err, sizeof dm->err, "the mapping does not match the source:\n%s",
-                 verrs.data);
-    }
-    sbuf_free(&verrs);
+    int bad = mapping_check_source(dm->src, out, dm->err, sizeof dm->err);
+    *invalid = bad > 0;
     return bad ? -1 : 0;
 }
 

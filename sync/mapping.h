@@ -136,6 +136,10 @@ struct st_mysql;
 /* Load the information_schema columns of every table the mapping names. */
 int mapping_schema_load(struct st_mysql *src, const struct mapping *m, struct mp_schema *out,
                         char *err, size_t errlen);
+/* Load the source's schema for m and validate m against it (mapping_validate):
+ * 0 valid, 1 invalid (err: "the mapping does not match the source:" and one
+ * line per problem), -1 the source failed (err). */
+int mapping_check_source(struct st_mysql *src, struct mapping *m, char *err, size_t errlen);
 /* Run each relation's extra WHERE condition against its table on the source
  * (SELECT 1 ... WHERE (cond) LIMIT 0), so a condition with an error or an
  * unknown column is refused at import rather than at sync time. Problems are

@@ -510,3 +510,15 @@ int mapping_db_save(MYSQL *m, const char *source, const struct mapping *mp, char
     }
     return 0;
 }
+
+int mapping_check_source(MYSQL *src, struct mapping *m, char *err, size_t errlen) {
+    struct mp_schema schema = {0};
+    sbuf verrs = SBUF_INIT;
+    int bad = mapping_schema_load(src, m, &schema, err, errlen) < 0
+                  ? -1
+                  : mapping_validate(m, &schema, &verrs);
+    mp_schema_free(&schema);
+    if (bad > 0) errf(err, errlen, "the mapping does not match the source:\n%s", verrs.data);
+    sbuf_free(&verrs);
+    return bad < 0 ? -1 : bad > 0 ? 1 : 0;
+}

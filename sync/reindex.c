@@ -120,15 +120,7 @@ static int load_index(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, cons
     }
     *pos = i;
     if (!src) return REINDEX_OK;
-    struct mp_schema schema = {0};
-    sbuf verrs = SBUF_INIT;
-    int bad = mapping_schema_load(src, m, &schema, err, errlen) < 0
-                  ? -1
-                  : mapping_validate(m, &schema, &verrs);
-    mp_schema_free(&schema);
-    if (bad > 0) errf(err, errlen, "the mapping does not match the source:\n%s", verrs.data);
-    sbuf_free(&verrs);
-    return bad ? REINDEX_ERR : REINDEX_OK;
+    return mapping_check_source(src, m, err, errlen) ? REINDEX_ERR : REINDEX_OK;
 }
 
 static int index_id_of(MYSQL *meta, const char *source, const char *alias, char **row, char *err,
