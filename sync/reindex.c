@@ -564,6 +564,31 @@ struct job {
 
 struct reindex_runner;
 
+/* A page read and built but not yet handed to delivery: its documents wait
+ * here while the page before it is being acknowledged, so at most one page
+ * per job is ever delivered beyond the saved cursor (a restart reads at most
+ * that page twice) while reading the next page overlaps the engine's work. */
+struct page_doc {
+    size_t id, routing, body, body_len; /* offsets into text; routing SIZE_MAX = none */
+};
+struct page {
+    size_t t;        /* the table (index into the index config's tables) */
+    char *last;      /* its last key: the cursor once it is acknowledged */
+    size_t rows;
+    uint64_t version; /* the binlog position read before the page */
+    sbuf text;
+    struct page_doc *docs;
+    size_t ndocs, cap;
+};
+/* the page delivered and not yet acknowledged */
+struct sent_page {
+    bool on;
+    uint64_t seq;
+    size_t t, rows;
+    char *last;
+    unsigned long long docs;
+};
+
 struct worker {
     struct reindex_runner *r;
     pthread_t th;
@@ -571,8 +596,8 @@ struct worker {
     struct deliver *d;
     struct job *job;             /* the job it runs now */
     _Atomic unsigned long long rejected; /* of the current job */
-    uint64_t version;            /* of the page being built */
-    unsigned long long page_docs;
+    struct page next;            /* read and built, waiting for the page before it */
+    struct sent_page sent;
     char err[1024];
 };
 
@@ -643,11 +668,31 @@ static int reindex_dead_letter(void *ud, const struct dead_letter *dl) {
 
 static int page_doc(void *ctx, const char *id, const char *routing, const char *body,
                     size_t len) {
-    struct worker *w = ctx;
-    struct change c = {.index = w->r->phys, .doc_id = id, .routing = routing,
-                       .version = w->version, .op = CHANGE_INDEX, .body = body, .body_len = len};
-    w->page_docs++;
-    return deliver_submit(w->d, &c) == DELIVER_OK ? 0 : -1;
+    struct page *p = ctx;
+    if (p->ndocs == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 256;
+        p->docs = xrealloc(p->docs, sizeof *p->docs * p->cap);
+    }
+    struct page_doc *pd = &p->docs[p->ndocs++];
+    pd->id = p->text.len;
+    sbuf_add(&p->text, id, strlen(id) + 1);
+    pd->routing = SIZE_MAX;
+    if (routing) {
+        pd->routing = p->text.len;
+        sbuf_add(&p->text, routing, strlen(routing) + 1);
+    }
+    pd->body = p->text.len;
+    pd->body_len = len;
+    sbuf_add(&p->text, body, len);
+    sbuf_addc(&p->text, '\0');
+    return 0;
+}
+
+static void page_free(struct page *p) {
+    free(p->last);
+    sbuf_free(&p->text);
+    free(p->docs);
+    memset(p, 0, sizeof *p);
 }
 
 static uint64_t binlog_version(struct worker *w, uint32_t epoch) {
@@ -671,16 +716,17 @@ static uint64_t binlog_version(struct worker *w, uint32_t epoch) {
     return v;
 }
 
-/* One page of table t: keys after the cursor, documents built and delivered,
- * acknowledged, cursor saved. 1 a page was done, 0 the table is finished,
- * -1 error (w->err). */
-static int run_page(struct worker *w, size_t t, const char *cond, char **after) {
+/* Read and build the next page of table t (keys after *after) into w->next:
+ * 1 a page was read (*after moves to its last key), 0 the table is
+ * finished, -1 error (w->err). */
+static int read_page(struct worker *w, size_t t, const char *cond, char **after) {
     struct reindex_runner *r = w->r;
     const struct mp_index *ix = &r->m.indices[r->at];
     const struct mp_table *tb = &ix->tables[t];
     const char *key = key_col(tb);
-    w->version = binlog_version(w, ix->epoch); /* before the page is read */
-    if (!w->version) return -1;
+    struct page *p = &w->next;
+    p->version = binlog_version(w, ix->epoch); /* before the page is read */
+    if (!p->version) return -1;
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT ");
     db_ident(&q, key);
@@ -723,45 +769,90 @@ static int run_page(struct worker *w, size_t t, const char *cond, char **after) 
     mysql_free_result(res);
     struct docbuild b;
     docbuild_init(&b, w->src, ix);
-    struct docbuild_sink sink = {page_doc, NULL, w};
-    w->page_docs = 0;
+    struct docbuild_sink sink = {page_doc, NULL, p};
+    sbuf_reset(&p->text);
+    p->ndocs = 0;
     int rc = t == 0 ? docbuild_roots(&b, (const char *const *)keys, k, &sink, w->err,
                                      sizeof w->err)
                     : docbuild_children(&b, t, (const char *const *)keys, k, &sink, w->err,
                                         sizeof w->err);
-    uint64_t seq = deliver_txn_end(w->d, "page");
-    while (rc == 0) { /* the acknowledgement; engine outages are waited out */
-        int wr = deliver_wait_txn(w->d, seq, 1000);
-        if (wr == DELIVER_OK) break;
-        if (r->stop == 1) { /* shutting down: the cursor stays before this page */
-            rc = -2;
-            break;
-        }
-    }
     if (rc == 0) {
+        p->t = t;
+        p->rows = k;
+        free(p->last);
+        p->last = xstrdup(keys[k - 1]);
         free(*after);
         *after = xstrdup(keys[k - 1]);
-        sbuf c = SBUF_INIT;
-        sbuf_printf(&c, "UPDATE jobs SET status = 'running', data_cursor = ");
-        sbuf cur = SBUF_INIT;
-        sbuf_printf(&cur, "%zu\t%s", t, *after);
-        db_quote(w->meta, &c, cur.data, cur.len);
-        sbuf_printf(&c, ", rows_read = rows_read + %zu, docs_written = docs_written + %llu, "
-                        "rejected = %llu, started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu",
-                    k, w->page_docs, (unsigned long long)w->rejected, w->job->id);
-        long long changed = db_ensure(&w->meta, &r->metap, w->err, sizeof w->err) < 0
-                                ? -1
-                                : exec_retry(w->meta, c.data, w->err, sizeof w->err);
-        if (changed < 0)
-            rc = -1;
-        else if (changed == 0)
-            rc = -3; /* the job is gone: cancelled */
-        sbuf_free(&c);
-        sbuf_free(&cur);
     }
     for (size_t i = 0; i < k; i++) free(keys[i]);
     free(keys);
-    return rc < 0 ? rc : 1;
+    return rc < 0 ? -1 : 1;
+}
+
+/* Wait for the page in flight to be acknowledged (engine outages are waited
+ * out), then save its cursor and counters. 0 (also when none was in
+ * flight), -1 error (w->err), -2 shutting down (the cursor stays before that
+ * page), -3 the job is gone (cancelled). */
+static int settle_page(struct worker *w) {
+    struct reindex_runner *r = w->r;
+    struct sent_page *sp = &w->sent;
+    if (!sp->on) return 0;
+    for (;;) {
+        if (deliver_wait_txn(w->d, sp->seq, 1000) == DELIVER_OK) break;
+        if (r->stop == 1) return -2;
+    }
+    int rc = 0;
+    sbuf c = SBUF_INIT;
+    sbuf_printf(&c, "UPDATE jobs SET status = 'running', data_cursor = ");
+    sbuf cur = SBUF_INIT;
+    sbuf_printf(&cur, "%zu\t%s", sp->t, sp->last);
+    long long changed = -1;
+    if (db_ensure(&w->meta, &r->metap, w->err, sizeof w->err) == 0) {
+        db_quote(w->meta, &c, cur.data, cur.len);
+        sbuf_printf(&c, ", rows_read = rows_read + %zu, docs_written = docs_written + %llu, "
+                        "rejected = %llu, started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu",
+                    sp->rows, sp->docs, (unsigned long long)w->rejected, w->job->id);
+        changed = exec_retry(w->meta, c.data, w->err, sizeof w->err);
+    }
+    if (changed < 0)
+        rc = -1;
+    else if (changed == 0)
+        rc = -3; /* the job is gone: cancelled */
+    sbuf_free(&c);
+    sbuf_free(&cur);
+    sp->on = false;
+    free(sp->last);
+    sp->last = NULL;
+    return rc;
+}
+
+/* Hand w->next to delivery as one transaction; it becomes the page in flight. */
+static int send_page(struct worker *w) {
+    struct page *p = &w->next;
+    for (size_t i = 0; i < p->ndocs; i++) {
+        const struct page_doc *pd = &p->docs[i];
+        struct change c = {.index = w->r->phys,
+                           .doc_id = p->text.data + pd->id,
+                           .routing = pd->routing == SIZE_MAX ? NULL : p->text.data + pd->routing,
+                           .version = p->version,
+                           .op = CHANGE_INDEX,
+                           .body = p->text.data + pd->body,
+                           .body_len = pd->body_len};
+        if (deliver_submit(w->d, &c) != DELIVER_OK) {
+            errf(w->err, sizeof w->err, "delivery is shutting down");
+            return -2;
+        }
+    }
+    struct sent_page *sp = &w->sent;
+    sp->seq = deliver_txn_end(w->d, "page");
+    sp->t = p->t;
+    sp->rows = p->rows;
+    sp->docs = p->ndocs;
+    free(sp->last);
+    sp->last = p->last;
+    p->last = NULL;
+    sp->on = true;
+    return 0;
 }
 
 /* 0 done, -1 failed (w->err), -2 stopped, -3 cancelled */
@@ -797,7 +888,7 @@ static int run_job(struct worker *w, struct job *j) {
                 break;
             }
             int tries = 0, pr;
-            while ((pr = run_page(w, t, cond, &after)) == -1 && tries++ < 5 && !r->stop) {
+            while ((pr = read_page(w, t, cond, &after)) == -1 && tries++ < 5 && !r->stop) {
                 /* a server may be restarting: reconnect and try the page again */
                 log_warn("reindex", "%s v%u bucket %d: %s (retrying)", r->alias, r->version,
                          j->bucket, w->err);
@@ -810,9 +901,18 @@ static int run_job(struct worker *w, struct job *j) {
                 rc = pr;
                 break;
             }
+            /* this page is built: the one before it is acknowledged and
+             * recorded first, then this one goes */
+            rc = settle_page(w);
+            if (rc == 0) rc = send_page(w);
+            if (rc != 0) break;
         }
         free(line);
     }
+    if (rc == 0) rc = settle_page(w);
+    w->sent.on = false; /* what was not settled is read again after a restart */
+    free(w->sent.last);
+    w->sent.last = NULL;
     free(after);
     if (rc == -1 && w->err[0]) { /* init -> running -> error: kept in the run's bookkeeping */
         sbuf q = SBUF_INIT;
@@ -1117,7 +1217,12 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
     /* at least two requests of a page in flight at once: a page is acknowledged
      * before the next is read, so its batches should not queue behind each other */
     o.helpers = cfg->delivery.helpers / nw > 2 ? cfg->delivery.helpers / nw : 2;
-    o.flush_interval_ms = 5;
+    /* full requests: a page's documents leave in batches of batch_max, and
+     * the rest of the page as soon as the page is closed */
+    o.workers = 1; /* one producer, each document once a page: no hashing needed */
+    o.batch_min = o.batch_max;
+    o.flush_interval_ms = 1000;
+    o.flush_on_txn_end = true;
     o.checkpoint = NULL;
     o.dead_letter = reindex_dead_letter;
     for (int i = 0; i < nw && ok; i++) {
@@ -1158,6 +1263,7 @@ void reindex_runner_free(struct reindex_runner *r) {
         struct worker *w = &r->w[i];
         if (w->d) deliver_drain(w->d, 5000);
         deliver_free(w->d);
+        page_free(&w->next);
         db_close(w->src);
         db_close(w->meta);
     }

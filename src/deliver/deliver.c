@@ -213,6 +213,8 @@ struct helper {
     struct bulk_result *res;
     int res_cap;
     unsigned rnd;
+    struct indexq **qs; /* the queues the current batch was taken from */
+    int nqs, qs_cap;
 };
 
 struct deliver {
@@ -233,6 +235,7 @@ struct deliver {
     struct fuse *fuses;
     bool stop;
     bool draining;
+    int64_t txn_flush_ns; /* flush_on_txn_end: changes queued before this go at once */
     long total;       /* queued + in flight (counts toward the high-water mark) */
     long main_queued; /* queued in main queues (drain waits for 0) */
     long inflight;    /* items in flight */
@@ -533,6 +536,7 @@ static bool eligible(struct deliver *d, struct indexq *q, int64_t now, int64_t *
     }
     if (d->draining) return true;
     if (q->main.n >= d->o.batch_min) return true;
+    if (q->main.head->enq_ns <= d->txn_flush_ns) return true;
     if (d->total >= d->o.high_watermark) return true;
     int64_t due = q->main.head->enq_ns + (int64_t)d->o.flush_interval_ms * NS_PER_MS;
     if (now >= due) return true;
@@ -819,6 +823,10 @@ uint64_t deliver_txn_end(struct deliver *d, const char *position) {
         d->ckpt_dirty = true;
         pthread_cond_broadcast(&d->done_cv);
     }
+    if (d->o.flush_on_txn_end) { /* the closed transaction's partial batches go now */
+        d->txn_flush_ns = now_ns();
+        pthread_cond_broadcast(&d->work_cv);
+    }
     advance_low_water(d);
     pthread_mutex_unlock(&d->mu);
     return seq;
@@ -885,32 +893,74 @@ static bool seen_add(uint64_t *set, size_t cap, uint64_t h) {
     }
 }
 
-static int take_batch(struct deliver *d, struct indexq *q, struct item ***arr, int *cap,
-                      uint64_t *seen, size_t seen_cap) {
-    int n = 0;
-    size_t bytes = 0;
-    memset(seen, 0, seen_cap * sizeof *seen);
-    while (q->main.head && n < d->o.batch_max) {
+/* Move up to batch_max items (and batch_max_bytes) from the front of q into
+ * the batch; false when the batch must end here (a repeated document, a
+ * solo item, or full). */
+static bool take_from(struct deliver *d, struct indexq *q, struct item ***arr, int *cap, int *n,
+                      size_t *bytes, uint64_t *seen, size_t seen_cap) {
+    int took = 0;
+    bool go_on = true;
+    while (q->main.head) {
         struct item *it = q->main.head;
-        if (n > 0 && bytes + it->size > (size_t)d->o.batch_max_bytes) break;
-        if (n > 0 && it->solo) break;
-        if (!seen_add(seen, seen_cap, it->hash)) break;
+        if (*n >= d->o.batch_max ||
+            (*n > 0 && (*bytes + it->size > (size_t)d->o.batch_max_bytes || it->solo)) ||
+            !seen_add(seen, seen_cap, it->hash)) {
+            go_on = false;
+            break;
+        }
         list_remove(&q->main, it);
         map_del(q, it);
         q->main_bytes -= it->size;
-        bytes += it->size;
+        *bytes += it->size;
         it->attempts++;
-        if (n >= *cap) {
+        if (*n >= *cap) {
             *cap = *cap ? *cap * 2 : 64;
             *arr = xrealloc(*arr, sizeof(**arr) * (size_t)*cap);
         }
-        (*arr)[n++] = it;
-        if (it->solo) break;
+        (*arr)[(*n)++] = it;
+        took++;
+        if (it->solo) {
+            go_on = false;
+            break;
+        }
     }
-    d->main_queued -= n;
+    d->main_queued -= took;
+    q->inflight = true;
+    return go_on && *n < d->o.batch_max;
+}
+
+/* A batch starts at q and, while there is room, goes on with the other
+ * eligible queues of the same index (other workers' documents), so that a
+ * burst spread over W workers still leaves as full requests. Each queue
+ * taken from has this batch in flight (its documents' order is kept); all
+ * are of one index, so one fuse and one backoff apply to the request. */
+static int take_batch(struct deliver *d, struct helper *h, struct indexq *q,
+                      struct item ***arr, int *cap, uint64_t *seen, size_t seen_cap,
+                      int64_t now) {
+    int n = 0;
+    size_t bytes = 0;
+    memset(seen, 0, seen_cap * sizeof *seen);
+    h->nqs = 0;
+    bool more = true;
+    for (int k = 0; k <= d->o.workers && more; k++) {
+        struct indexq *from = q;
+        if (k > 0) { /* the same index in the other workers */
+            int w = (d->scan_cursor + k - 1) % d->o.workers;
+            from = NULL;
+            for (struct indexq *o = d->workers[w].qs; o; o = o->next)
+                if (o->fuse == q->fuse && o != q) from = o;
+            int64_t wake = now;
+            if (!from || !eligible(d, from, now, &wake) || from->main.head->solo) continue;
+        }
+        if (h->nqs >= h->qs_cap) {
+            h->qs_cap = h->qs_cap ? 2 * h->qs_cap : 8;
+            h->qs = xrealloc(h->qs, sizeof *h->qs * (size_t)h->qs_cap);
+        }
+        h->qs[h->nqs++] = from;
+        more = take_from(d, from, arr, cap, &n, &bytes, seen, seen_cap);
+    }
     d->inflight += n;
     d->inflight_batches++;
-    q->inflight = true;
     return n;
 }
 
@@ -958,7 +1008,7 @@ static void *helper_main(void *arg) {
             pthread_cond_timedwait(&d->work_cv, &d->mu, &ts);
             continue;
         }
-        int n = take_batch(d, q, &batch, &cap, seen, seen_cap);
+        int n = take_batch(d, h, q, &batch, &cap, seen, seen_cap, now);
         pthread_mutex_unlock(&d->mu);
 
         /* build and send, outside the lock */
@@ -1123,31 +1173,36 @@ static void *helper_main(void *arg) {
             if ((request_failed || nretry == n) && !rejected) fuse_melt(d, q->fuse, now);
             int b = q->backoff_ms ? q->backoff_ms * 2 : d->o.retry_initial_ms;
             if (b > d->o.retry_max_ms) b = d->o.retry_max_ms;
-            q->backoff_ms = b;
             /* full jitter over the upper half: [b/2, b] */
             int j = b / 2 + (int)(rand_r(&h->rnd) % (unsigned)(b / 2 + 1));
-            q->not_before_ns = now + (int64_t)j * NS_PER_MS;
+            for (int k = 0; k < h->nqs; k++) {
+                h->qs[k]->backoff_ms = b;
+                h->qs[k]->not_before_ns = now + (int64_t)j * NS_PER_MS;
+            }
         } else {
-            q->backoff_ms = 0;
-            q->not_before_ns = 0;
+            for (int k = 0; k < h->nqs; k++) {
+                h->qs[k]->backoff_ms = 0;
+                h->qs[k]->not_before_ns = 0;
+            }
         }
-        /* failed items go back to the front, in their order */
+        /* failed items go back to the front of their queues, in their order */
         for (int i = n - 1; i >= 0; i--) {
             struct item *it = batch[i];
             if (outc[i] != OUT_RETRY) continue;
-            list_push_front(&q->main, it);
-            q->main_bytes += it->size;
+            struct indexq *iq = it->q;
+            list_push_front(&iq->main, it);
+            iq->main_bytes += it->size;
             d->main_queued++;
-            if (!map_get(q, it->doc_id, it->routing, it->hash)) {
+            if (!map_get(iq, it->doc_id, it->routing, it->hash)) {
                 /* no newer queued change of this doc: coalescing may replace it */
-                map_put(q, it);
+                map_put(iq, it);
             }
         }
         for (int i = 0; i < n; i++)
             if (outc[i] != OUT_RETRY) ack_item(d, batch[i]);
         d->inflight -= n;
         d->inflight_batches--;
-        q->inflight = false;
+        for (int k = 0; k < h->nqs; k++) h->qs[k]->inflight = false;
         advance_low_water(d);
         if (d->total < d->o.high_watermark) pthread_cond_broadcast(&d->space_cv);
         pthread_cond_broadcast(&d->done_cv);
@@ -1352,6 +1407,7 @@ void deliver_free(struct deliver *d) {
         sbuf_free(&h->body);
         search_resp_free(&h->resp);
         free(h->res);
+        free(h->qs);
     }
     free(d->helpers);
     for (int w = 0; w < d->o.workers; w++) {

@@ -124,6 +124,9 @@ struct deliver_opts {
     int checkpoint_interval_ms;
     int stats_window_ms;        /* windowed counters; default 60000 */
     int max_attempts_5xx;       /* HTTP 500 and other odd 5xx on one item: then dead letter */
+    bool flush_on_txn_end;      /* a closed transaction's changes are sent at once, whatever
+                                 * batch_min says (a producer that waits for each
+                                 * transaction's acknowledgement, like a reindex page) */
     const char *version_field;  /* document field for update guards; "" = none */
     deliver_checkpoint_fn checkpoint;
     void *checkpoint_ud;

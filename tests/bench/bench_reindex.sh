@@ -70,6 +70,7 @@ reload_interval_ms = 500
 urls = $SEARCH_URL
 [reindex]
 ${BENCH_JOBS:+parallel_jobs = $BENCH_JOBS}
+${BENCH_BUCKETS:+buckets = $BENCH_BUCKETS}
 ${BENCH_PAGE:+page_size = $BENCH_PAGE}
 [log]
 level = info
@@ -134,6 +135,12 @@ INI
     cnt="$(curl -s "$SEARCH_URL/${P}_plain/_count" | jq .count)"
     base=$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", n / (b - a)}')
     echo "  baseline, plain curl bulk of the same $n documents ($cnt in the index, $PAR parallel, 500 a request): $base docs/s; CPU s: MariaDB $(dcpu "$m0" "$m1"), engine $(dcpu "$e0" "$e1")"
+    for ix in "${A}_v2" "${P}_plain"; do
+        curl -s "$SEARCH_URL/$ix/_stats" | jq -r --arg ix "$ix" '._all.primaries as $p |
+            "  engine work on \($ix): index \($p.indexing.index_total) docs in \($p.indexing.index_time_in_millis) ms, " +
+            "\($p.refresh.total) refreshes, \($p.flush.total) flushes, merges \($p.merges.total_time_in_millis) ms, " +
+            "\($p.segments.count) segments, bulk requests \($p.bulk.total_operations // "?")"'
+    done
     echo "  ratio: searchsync reindex = $(awk -v a="$rate" -v b="$base" 'BEGIN {printf "%.0f", 100 * a / b}')% of the plain load"
     curl -s -XDELETE "$SEARCH_URL/${P}_plain,${A}_v*" >/dev/null
     q -e "DROP DATABASE \`$D\`; DROP DATABASE \`$meta\`"

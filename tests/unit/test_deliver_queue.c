@@ -884,6 +884,55 @@ static void t_batch_min_flush(void **s) {
     deliver_free(d);
 }
 
+/* a burst spread over every worker's queue leaves as full requests: a batch
+ * goes on with the same index's queues in the other workers */
+static void t_batch_spans_workers(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 8;
+    o.helpers = 1;
+    o.batch_max = 100;
+    struct deliver *d = mk(&o);
+    gate(true);
+    submit(d, "i", "first", 1, CHANGE_INDEX, "{}");
+    WAIT_UNTIL(F.inflight == 1); /* held at the gate */
+    char id[16];
+    for (int i = 0; i < 200; i++) {
+        snprintf(id, sizeof id, "%d", i);
+        submit(d, "i", id, 2, CHANGE_INDEX, "{}");
+    }
+    submit(d, "other", "x", 2, CHANGE_INDEX, "{}"); /* another index: its own request */
+    deliver_txn_end(d, "t");
+    gate(false);
+    assert_int_equal(deliver_drain(d, 20000), DELIVER_OK);
+    assert_int_equal(F.items, 202);
+    assert_int_equal(F.requests, 4); /* 1 + 100 + 100 of "i", 1 of "other" */
+    deliver_free(d);
+}
+
+/* flush_on_txn_end: below batch_min, a closed transaction goes at once */
+static void t_flush_on_txn_end(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 1;
+    o.batch_min = 500;
+    o.batch_max = 500;
+    o.flush_interval_ms = 60000;
+    o.flush_on_txn_end = true;
+    struct deliver *d = mk(&o);
+    submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
+    submit(d, "i", "2", 1, CHANGE_INDEX, "{}");
+    usleep(100000);
+    assert_int_equal(F.requests, 0);
+    uint64_t seq = deliver_txn_end(d, "p");
+    assert_int_equal(deliver_wait_txn(d, seq, 20000), DELIVER_OK);
+    assert_int_equal(F.requests, 1);
+    assert_int_equal(F.items, 2);
+    deliver_free(d);
+}
+
 /* [delivery] and [search] keys reach the options */
 static void t_opts_from_config(void **s) {
     (void)s;
@@ -941,6 +990,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_checkpoint_retry, setup, teardown),
         cmocka_unit_test_setup_teardown(t_checkpoint_order, setup, teardown),
         cmocka_unit_test_setup_teardown(t_prometheus_format, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_batch_spans_workers, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_flush_on_txn_end, setup, teardown),
         cmocka_unit_test_setup_teardown(t_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(t_batch_min_flush, setup, teardown),
     };
