@@ -18,9 +18,8 @@
 #   resync        rows changed without the binlog, rebuilt by id
 #   delete-all    every version gone, the config unavailable
 # Sizes: REINDEX_PRODUCTS (default 3000; check-long's long_reindex uses 500k).
-# REINDEX_ORACLE=0 skips the document-by-document comparison (compare_docs.py
-# holds both sides in memory: about 20 GB for 1.9M documents), keeping the
-# counts, nested sums and per-product name/price checks.
+# REINDEX_ORACLE=0 skips the document-by-document comparison (for quick manual
+# runs), keeping the counts, nested sums and per-product name/price checks.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oracle_lib.sh"
 require_bin
