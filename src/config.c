@@ -90,7 +90,7 @@ const struct config_key config_keys[] = {
     I("search", "max_connections", search.max_connections, "4", 1, 256,
       "Concurrent bulk requests (kept-alive connections)"),
     B("search", "compress", search.compress, "false",
-      "gzip request bodies: worth it over slow links, costs throughput on a fast LAN"),
+      "gzip request bodies and accept gzip responses: worth it over slow links, costs throughput on a fast LAN"),
 
     S("cluster", "zookeeper", cluster.zookeeper, NULL, NULL, false, false,
       "ZooKeeper host:port list; empty = standalone (no rebalance, no standby)"),

@@ -339,8 +339,15 @@ static bool same_routing(const char *a, const char *b) {
     return a == b || (a && b && !strcmp(a, b));
 }
 
+/* the bucket of hash h: FNV-1a's low bits are poorly spread for short,
+ * similar ids (1, 2, 3...), so the bucket comes from the high bits of a
+ * Fibonacci multiply */
+static size_t map_bucket(uint64_t h, size_t cap) {
+    return (size_t)((h * 0x9E3779B97F4A7C15ULL) >> 40) & (cap - 1);
+}
+
 static struct item **map_slot(struct indexq *q, const char *id, const char *routing, uint64_t h) {
-    struct item **pp = &q->map[h & (q->map_cap - 1)];
+    struct item **pp = &q->map[map_bucket(h, q->map_cap)];
     while (*pp && ((*pp)->hash != h || strcmp((*pp)->doc_id, id) ||
                    !same_routing((*pp)->routing, routing)))
         pp = &(*pp)->hnext;
@@ -354,7 +361,7 @@ static void map_grow(struct indexq *q) {
         struct item *it = q->map[i];
         while (it) {
             struct item *nx = it->hnext;
-            struct item **b = &nm[it->hash & (ncap - 1)];
+            struct item **b = &nm[map_bucket(it->hash, ncap)];
             it->hnext = *b;
             *b = it;
             it = nx;

@@ -153,7 +153,9 @@ static int once(struct search_conn *k, const char *base, const char *method, con
     curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    /* compressed responses only with compressed requests ([search] compress):
+     * on a fast link gzip costs the engine CPU that indexing needs */
+    if (c->compress) curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &r->body);
     if (c->user) {
