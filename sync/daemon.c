@@ -43,6 +43,10 @@
  * transactions before its jobs start), and the jobs run in background
  * threads of this process.
  *
+ * The admin HTTP server (web/http_server.c) starts once the mapping is
+ * checked, gets the engine client and delivery when they exist, and stops
+ * before they are freed; its handlers use connections of their own.
+ *
  * Not yet here: ZooKeeper (several nodes). */
 #include <getopt.h>
 #include <pthread.h>
@@ -69,6 +73,7 @@
 #include "sbuf.h"
 #include "search/search.h"
 #include "strset.h"
+#include "web/http_server.h"
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) {
@@ -1358,6 +1363,7 @@ int cmd_run(int argc, char **argv) {
     int exit_code = EXIT_RUNTIME;
     bl_reader r;
     bool reader_open = false;
+    struct http_server *admin = NULL;
     bl_valctx_init(&dm.v);
     dm.srcp = db_params_source(&cfg);
     dm.metap = db_params_metadata(&cfg);
@@ -1379,6 +1385,10 @@ int cmd_run(int argc, char **argv) {
                  "source %s has no index configs in %s: import a mapping first "
                  "(searchsync mapping import --config %s FILE --yes)",
                  cfg.source.name, cfg.metadata.database, path);
+        exit_code = EXIT_USAGE;
+        goto out;
+    }
+    if (http_server_start(&cfg, &admin, dm.err, sizeof dm.err) < 0) { /* web/: the admin API */
         exit_code = EXIT_USAGE;
         goto out;
     }
@@ -1408,6 +1418,7 @@ int cmd_run(int argc, char **argv) {
     dopts.missing_ud = &dm;
     dm.d = deliver_new(&dopts, dm.client, dm.err, sizeof dm.err);
     if (!dm.d) goto out;
+    http_server_attach(admin, dm.client, dm.d);
 
     /* where to start: the checkpoint, else [source] start */
     bl_reader_opts ro;
@@ -1502,6 +1513,7 @@ int cmd_run(int argc, char **argv) {
 out:
     if (exit_code != EXIT_OK && dm.err[0]) fprintf(stderr, "searchsync run: %s\n", dm.err);
     if (reader_open) bl_reader_close(&r);
+    http_server_stop(admin); /* before what its handlers use is freed */
     while (dm.nbuilds) build_stop(&dm, dm.nbuilds - 1, "stopping");
     free(dm.builds);
     deliver_free(dm.d);

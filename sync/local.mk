@@ -35,6 +35,8 @@ tests_tools_docbuild_dump_asan_LDADD = libsearchsync_asan.a $(DEP_LIBS)
 
 # the change router and the daemon (issue 5)
 libsearchsync_a_SOURCES += sync/router.c sync/router.h
+# where a source's sync stands: `searchsync status` and GET /api/v1/status
+libsearchsync_a_SOURCES += sync/status.c sync/status.h
 check_PROGRAMS += tests/unit/test_router tests/unit/test_router_asan
 TESTS += tests/unit/test_router tests/unit/test_router_asan
 tests_unit_test_router_SOURCES = tests/unit/test_router.c

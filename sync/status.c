@@ -1,0 +1,367 @@
+/* status: gathering and JSON rendering of where a source's sync stands (see
+ * status.h). The text rendering is sync/cmd_status.c's. */
+#include "status.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "json_exact.h"
+#include "jsonw.h"
+#include "mapping.h"
+#include "sbuf.h"
+#include "search/search.h"
+
+static void add_error(struct ss_status *st, const char *fmt, const char *a, const char *b) {
+    sbuf e = SBUF_INIT;
+    sbuf_printf(&e, fmt, a, b ? b : "");
+    st->errors = xrealloc(st->errors, (st->nerrors + 1) * sizeof *st->errors);
+    st->errors[st->nerrors++] = sbuf_detach(&e);
+    st->ok = false;
+}
+
+static char *dup0(const char *s) { return s ? xstrdup(s) : NULL; }
+
+/* run sql on m, keep every row as text */
+static void rows_of(MYSQL *m, const char *sql, struct status_rows *t, struct ss_status *st,
+                    const char *what) {
+    memset(t, 0, sizeof *t);
+    if (mysql_real_query(m, sql, strlen(sql)) != 0) {
+        char e[600];
+        snprintf(e, sizeof e, "%s (%u)", mysql_error(m), mysql_errno(m));
+        t->failed = true;
+        add_error(st, "%s: %s", what, e);
+        return;
+    }
+    MYSQL_RES *res = mysql_store_result(m);
+    if (!res) return;
+    t->ncols = mysql_num_fields(res);
+    t->nrows = mysql_num_rows(res);
+    t->cells = xcalloc(t->nrows * t->ncols + 1, sizeof *t->cells);
+    MYSQL_ROW row;
+    for (size_t r = 0; (row = mysql_fetch_row(res)); r++)
+        for (size_t c = 0; c < t->ncols; c++) STATUS_CELL(t, r, c) = dup0(row[c]);
+    mysql_free_result(res);
+}
+
+static void rows_free(struct status_rows *t) {
+    for (size_t i = 0; i < t->nrows * t->ncols; i++) free(t->cells[i]);
+    free(t->cells);
+    memset(t, 0, sizeof *t);
+}
+
+/* where the alias points, and how many documents it holds */
+static void engine_facts(struct search_conn *k, struct status_index *ix) {
+    struct search_resp r;
+    search_resp_init(&r);
+    char path[600];
+    ix->engine_read = true;
+    snprintf(path, sizeof path, "/_alias/%s", ix->alias);
+    if (search_request(k, "GET", path, NULL, NULL, 0, &r) != 0) {
+        sbuf e = SBUF_INIT;
+        sbuf_printf(&e, "engine: %s", r.err);
+        ix->engine_err = sbuf_detach(&e);
+        goto out;
+    }
+    sbuf targets = SBUF_INIT;
+    if (r.status == 200) {
+        cJSON *j = json_exact_parse(r.body.data, r.body.len);
+        cJSON *it;
+        cJSON_ArrayForEach(it, j) sbuf_printf(&targets, "%s%s", targets.len ? "," : "", it->string);
+        cJSON_Delete(j);
+    }
+    if (!targets.len) goto out; /* no alias yet */
+    ix->targets = sbuf_detach(&targets);
+    snprintf(path, sizeof path, "/%s/_count", ix->alias);
+    if (search_request(k, "GET", path, NULL, NULL, 0, &r) == 0 && r.status == 200) {
+        cJSON *j = json_exact_parse(r.body.data, r.body.len);
+        cJSON *c = cJSON_GetObjectItem(j, "count");
+        if (c && cJSON_IsRaw(c)) ix->documents = xstrdup(c->valuestring);
+        cJSON_Delete(j);
+    }
+out:
+    search_resp_free(&r);
+}
+
+void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const char *src_err,
+                    struct search_conn *k, const char *engine_err, struct ss_status *st) {
+    memset(st, 0, sizeof *st);
+    st->ok = true;
+    st->bytes_behind = -1;
+    const char *name = cfg->source.name;
+    st->source_name = xstrdup(name);
+    st->source_host = xstrdup(cfg->source.host ? cfg->source.host : "localhost");
+    st->source_port = cfg->source.port;
+    st->start = cfg->source.start;
+    sbuf q = SBUF_INIT;
+
+    /* ---- source */
+    sbuf_adds(&q, "SELECT position, TIMESTAMPDIFF(SECOND, updated_at, NOW(3)) FROM offsets "
+                  "WHERE source = ");
+    db_quote(meta, &q, name, strlen(name));
+    if (mysql_real_query(meta, q.data, q.len) == 0) {
+        MYSQL_RES *res = mysql_store_result(meta);
+        MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+        if (row && row[0] && row[0][0]) {
+            st->checkpoint = xstrdup(row[0]);
+            st->checkpoint_age = xstrdup(row[1] ? row[1] : "?");
+        }
+        if (res) mysql_free_result(res);
+    } else {
+        add_error(st, "checkpoint: %s%s", mysql_error(meta), NULL);
+    }
+    if (src) {
+        st->source_reached = true;
+        if (mysql_real_query(src, "SHOW MASTER STATUS", 18) == 0) {
+            MYSQL_RES *res = mysql_store_result(src);
+            MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+            if (row && row[0] && row[1]) {
+                sbuf e = SBUF_INIT;
+                sbuf_printf(&e, "%s:%s", row[0], row[1]);
+                st->binlog_end = sbuf_detach(&e);
+            }
+            if (res) mysql_free_result(res);
+        }
+        if (!st->binlog_end) {
+            sbuf e = SBUF_INIT;
+            sbuf_printf(&e, "SHOW MASTER STATUS failed or the binlog is off: %s", mysql_error(src));
+            st->binlog_err = sbuf_detach(&e);
+        } else if (st->checkpoint) {
+            const char *ck = st->checkpoint, *end = st->binlog_end;
+            const char *c1 = strrchr(ck, ':'), *c2 = strrchr(end, ':');
+            if (c1 && c2 && c1 - ck == c2 - end && !strncmp(ck, end, (size_t)(c1 - ck))) {
+                long long behind = strtoll(c2 + 1, NULL, 10) - strtoll(c1 + 1, NULL, 10);
+                st->bytes_behind = behind > 0 ? behind : 0;
+            }
+        }
+    } else {
+        st->source_err = xstrdup(src_err ? src_err : "not connected");
+        add_error(st, "source unreachable: %s%s", st->source_err, NULL);
+    }
+
+    /* ---- indices */
+    struct mapping m = {0};
+    char err[1024];
+    if (mapping_db_load(meta, name, &m, err, sizeof err) < 0) {
+        st->mapping_err = xstrdup(err);
+        add_error(st, "mapping: %s%s", err, NULL);
+        goto waiting;
+    }
+    if (!k) {
+        st->engine_err = xstrdup(engine_err ? engine_err : "no engine connection");
+        add_error(st, "engine: %s%s", st->engine_err, NULL);
+    }
+    struct status_rows bv;
+    sbuf_reset(&q);
+    sbuf_adds(&q, "SELECT alias, building_version FROM index_configs WHERE source = ");
+    db_quote(meta, &q, name, strlen(name));
+    rows_of(meta, q.data, &bv, st, "building versions");
+    st->indices = xcalloc(m.nindices + 1, sizeof *st->indices);
+    st->nindices = m.nindices;
+    bool engine_ok = k != NULL;
+    for (size_t i = 0; i < m.nindices; i++) {
+        const struct mp_index *mi = &m.indices[i];
+        struct status_index *ix = &st->indices[i];
+        ix->alias = xstrdup(mi->alias);
+        ix->state = xstrdup(mi->state ? mi->state : "?");
+        ix->current_version = mi->current_version;
+        ix->epoch = mi->epoch;
+        ix->ntables = mi->ntables;
+        for (size_t r = 0; r < bv.nrows; r++)
+            if (STATUS_CELL(&bv, r, 0) && !strcmp(STATUS_CELL(&bv, r, 0), mi->alias))
+                ix->building_version = (unsigned)strtoul(STATUS_CELL(&bv, r, 1), NULL, 10);
+        if (!engine_ok) continue;
+        engine_facts(k, ix);
+        if (ix->engine_err) { /* one transport failure: do not wait on it per index */
+            engine_ok = false;
+            add_error(st, "%s%s", ix->engine_err, NULL);
+        }
+    }
+    rows_free(&bv);
+
+waiting:
+    mapping_free(&m);
+    /* ---- jobs, dead letters, snapshots */
+    sbuf_reset(&q);
+    sbuf_adds(&q, "SELECT ic.alias, j.status, COUNT(*), SUM(j.rows_read), SUM(j.docs_written), "
+                  "SUM(j.errors) FROM jobs j JOIN index_configs ic ON ic.id = j.index_id "
+                  "WHERE j.source = ");
+    db_quote(meta, &q, name, strlen(name));
+    sbuf_adds(&q, " GROUP BY ic.alias, j.status ORDER BY ic.alias, j.status");
+    rows_of(meta, q.data, &st->jobs, st, "jobs");
+    sbuf_reset(&q);
+    sbuf_adds(&q, "SELECT index_name, COUNT(*) FROM dead_letters WHERE source = ");
+    db_quote(meta, &q, name, strlen(name));
+    sbuf_adds(&q, " GROUP BY index_name ORDER BY index_name");
+    rows_of(meta, q.data, &st->dead, st, "dead letters");
+    sbuf_reset(&q);
+    sbuf_adds(&q, "SELECT CONCAT(db_name, '.', table_name), COUNT(*) FROM change_snapshots "
+                  "WHERE status IN ('init', 'error') AND source = ");
+    db_quote(meta, &q, name, strlen(name));
+    sbuf_adds(&q, " GROUP BY db_name, table_name ORDER BY db_name, table_name");
+    rows_of(meta, q.data, &st->snapshots, st, "change snapshots");
+    sbuf_free(&q);
+}
+
+void status_free(struct ss_status *st) {
+    if (!st) return;
+    free(st->source_name);
+    free(st->source_host);
+    free(st->checkpoint);
+    free(st->checkpoint_age);
+    free(st->source_err);
+    free(st->binlog_end);
+    free(st->binlog_err);
+    free(st->mapping_err);
+    free(st->engine_err);
+    for (size_t i = 0; i < st->nindices; i++) {
+        struct status_index *ix = &st->indices[i];
+        free(ix->alias), free(ix->state), free(ix->engine_err), free(ix->targets);
+        free(ix->documents);
+    }
+    free(st->indices);
+    rows_free(&st->jobs);
+    rows_free(&st->dead);
+    rows_free(&st->snapshots);
+    for (size_t i = 0; i < st->nerrors; i++) free(st->errors[i]);
+    free(st->errors);
+    memset(st, 0, sizeof *st);
+}
+
+/* ---------- JSON ---------- */
+
+static bool is_uint(const char *s) {
+    if (!s || !*s) return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9') return false;
+    return true;
+}
+
+/* a counter the server sent as text: its exact digits, or null */
+static void jw_count(jsonw *w, const char *s) {
+    if (is_uint(s)) jw_raw(w, s, strlen(s));
+    else jw_null(w);
+}
+
+static void jw_str0(jsonw *w, const char *s) {
+    if (s) jw_str(w, s);
+    else jw_null(w);
+}
+
+/* rows as objects: names[c] is column c's key; numeric[c] writes it as a number */
+static void rows_json(jsonw *w, const struct status_rows *t, const char *const *names,
+                      const bool *numeric) {
+    jw_arr_open(w);
+    for (size_t r = 0; r < t->nrows; r++) {
+        jw_obj_open(w);
+        for (size_t c = 0; c < t->ncols; c++) {
+            jw_key(w, names[c]);
+            if (numeric[c]) jw_count(w, STATUS_CELL(t, r, c));
+            else jw_str0(w, STATUS_CELL(t, r, c));
+        }
+        jw_obj_close(w);
+    }
+    jw_arr_close(w);
+}
+
+void status_json(const struct ss_status *st, sbuf *out) {
+    jsonw w;
+    jw_init(&w, out);
+    jw_obj_open(&w);
+    jw_key(&w, "ok");
+    jw_bool(&w, st->ok);
+    jw_key(&w, "source");
+    jw_obj_open(&w);
+    jw_key(&w, "name");
+    jw_str0(&w, st->source_name);
+    jw_key(&w, "host");
+    jw_str0(&w, st->source_host);
+    jw_key(&w, "port");
+    jw_int(&w, st->source_port);
+    jw_key(&w, "checkpoint");
+    jw_str0(&w, st->checkpoint);
+    jw_key(&w, "checkpoint_age_s");
+    jw_count(&w, st->checkpoint_age);
+    if (!st->checkpoint) {
+        jw_key(&w, "start");
+        jw_str0(&w, st->start);
+    }
+    jw_key(&w, "reachable");
+    jw_bool(&w, st->source_reached);
+    jw_key(&w, "binlog_end");
+    jw_str0(&w, st->binlog_end);
+    jw_key(&w, "bytes_behind");
+    if (st->bytes_behind >= 0) jw_int(&w, st->bytes_behind);
+    else jw_null(&w);
+    jw_key(&w, "caught_up");
+    jw_bool(&w, st->bytes_behind == 0);
+    if (st->source_err || st->binlog_err) {
+        jw_key(&w, "error");
+        jw_str(&w, st->source_err ? st->source_err : st->binlog_err);
+    }
+    jw_obj_close(&w);
+
+    jw_key(&w, "indices");
+    jw_arr_open(&w);
+    for (size_t i = 0; i < st->nindices; i++) {
+        const struct status_index *ix = &st->indices[i];
+        jw_obj_open(&w);
+        jw_key(&w, "alias");
+        jw_str(&w, ix->alias);
+        jw_key(&w, "state");
+        jw_str(&w, ix->state);
+        jw_key(&w, "current_version");
+        jw_uint(&w, ix->current_version);
+        jw_key(&w, "building_version");
+        if (ix->building_version) jw_uint(&w, ix->building_version);
+        else jw_null(&w);
+        jw_key(&w, "epoch");
+        jw_uint(&w, ix->epoch);
+        jw_key(&w, "tables");
+        jw_uint(&w, ix->ntables);
+        jw_key(&w, "engine");
+        if (!ix->engine_read) {
+            jw_null(&w);
+        } else {
+            jw_obj_open(&w);
+            if (ix->engine_err) {
+                jw_key(&w, "error");
+                jw_str(&w, ix->engine_err);
+            } else {
+                jw_key(&w, "alias_targets");
+                jw_arr_open(&w);
+                for (const char *p = ix->targets; p && *p;) {
+                    const char *c = strchr(p, ',');
+                    size_t n = c ? (size_t)(c - p) : strlen(p);
+                    jw_strn(&w, p, n);
+                    p += n + (c ? 1 : 0);
+                }
+                jw_arr_close(&w);
+                jw_key(&w, "documents");
+                jw_count(&w, ix->documents);
+            }
+            jw_obj_close(&w);
+        }
+        jw_obj_close(&w);
+    }
+    jw_arr_close(&w);
+
+    static const char *const jn[] = {"index", "status", "jobs", "rows_read", "docs_written",
+                                     "errors"};
+    static const bool jnum[] = {false, false, true, true, true, true};
+    static const char *const dn[] = {"index", "count"};
+    static const char *const sn[] = {"table", "count"};
+    static const bool cnum[] = {false, true};
+    jw_key(&w, "jobs");
+    rows_json(&w, &st->jobs, jn, jnum);
+    jw_key(&w, "dead_letters");
+    rows_json(&w, &st->dead, dn, cnum);
+    jw_key(&w, "change_snapshots");
+    rows_json(&w, &st->snapshots, sn, cnum);
+    jw_key(&w, "errors");
+    jw_arr_open(&w);
+    for (size_t i = 0; i < st->nerrors; i++) jw_str(&w, st->errors[i]);
+    jw_arr_close(&w);
+    jw_obj_close(&w);
+}

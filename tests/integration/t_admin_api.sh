@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# tests/integration/t_admin_api.sh — the admin HTTP API inside `searchsync run`
+# (web/, docs/http-api.md) against real MariaDB + OpenSearch:
+#
+#   guards     401 without or with a wrong token (never logged); 421 for a Host
+#              not in allowed_hosts; 403 for a cross-site Origin on POST; 415
+#              for a form body; 413 for a body over 64 KB (with a length and
+#              chunked); 404 / 405 (+ Allow) as JSON
+#   read       GET status (the facts of `searchsync status`), GET indices
+#   reindex    POST .../reindex -> 202, a second POST while it builds -> 409,
+#              progress polled until the alias moves; the document count
+#              equals SQL's products + reviews + replies; bad bodies -> 400
+#              naming the field; an unknown alias -> 404
+#   reset      a build cancelled -> 200 and its index deleted; nothing to
+#              cancel -> 409
+#   metrics    GET /metrics carries the live delivery counters
+#   startup    a listen address already in use: exit 2 naming it
+# Sizes: ADMIN_API_PRODUCTS (default 1000), small pages so a build takes a
+# few seconds.
+. "$(dirname "$0")/lib.sh"
+require_bin
+N="${ADMIN_API_PRODUCTS:-1000}"
+bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products "$N" >/dev/null
+meta="$(unique_name meta)"
+curl -s -XDELETE "$SEARCH_URL/products*,brands*?expand_wildcards=all" >/dev/null # left by others
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v*,brands_v*?expand_wildcards=all' >/dev/null"
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
+cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = shop
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = 7331
+start = now
+heartbeat_ms = 500
+[metadata]
+database = $meta
+reload_interval_ms = 300
+[search]
+urls = $SEARCH_URL
+[delivery]
+flush_interval_ms = 50
+checkpoint_interval_ms = 100
+[reindex]
+buckets = 4
+page_size = 20
+[admin]
+listen = 127.0.0.1:$PORT
+[log]
+level = info
+INI
+export SEARCHSYNC_ADMIN_TOKEN="$TOKEN" # the token from the environment, not the file
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes \
+    >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
+"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
+DAEMON=$!
+on_exit "kill -9 $DAEMON 2>/dev/null"
+on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
+meta_q() { mysql_q "$1" "$meta"; }
+alias_target() { curl -s "$SEARCH_URL/_alias/$1" | jq -r 'keys | join(",")'; }
+URL="http://127.0.0.1:$PORT"
+
+# api METHOD PATH [curl args...] — sets CODE, BODY (and HEADERS)
+api() {
+    local method="$1" path="$2"
+    shift 2
+    CODE="$(curl -sS -m 60 -X "$method" -D "$TEST_TMP/.h" -o "$TEST_TMP/.b" -w '%{http_code}' \
+        -H "Authorization: Bearer $TOKEN" "$@" "$URL$path")" || fail "curl $method $path failed"
+    BODY="$(cat "$TEST_TMP/.b")"
+    HEADERS="$(cat "$TEST_TMP/.h")"
+}
+# an error response: CODE and a JSON {"error":...}
+expect_error() { # CODE WHAT
+    assert_eq "$1" "$CODE" "$2: HTTP $1 ($BODY)"
+    assert_true "$2: a JSON error" jq -e '.error | length > 0' <<<"$BODY"
+}
+
+wait_until 30 "admin API listening on $PORT" curl -s -o /dev/null "$URL/"
+assert_contains "$(cat "$TEST_TMP/run.log")" "admin HTTP server listening on 127.0.0.1:$PORT" "startup line"
+wait_until $((120 + N / 1000)) "first sync: alias products -> products_v1" bash -c "curl -s '$SEARCH_URL/_alias/products' | jq -e 'has(\"products_v1\")' >/dev/null" ||
+    fail "no first sync: $(tail -20 "$TEST_TMP/run.log")"
+
+# ---- guards
+CODE="$(curl -s -o "$TEST_TMP/.b" -w '%{http_code}' "$URL/api/v1/status")"
+BODY="$(cat "$TEST_TMP/.b")"
+expect_error 401 "no token"
+CODE="$(curl -s -o "$TEST_TMP/.b" -w '%{http_code}' -H "Authorization: Bearer ${TOKEN%?}0x" "$URL/api/v1/status")"
+BODY="$(cat "$TEST_TMP/.b")"
+expect_error 401 "a wrong token"
+CODE="$(curl -s -o "$TEST_TMP/.b" -w '%{http_code}' "$URL/metrics")"
+BODY="$(cat "$TEST_TMP/.b")"
+expect_error 401 "/metrics needs the token too"
+api GET /api/v1/status -H "Host: evil.example:$PORT"
+expect_error 421 "Host not in allowed_hosts (DNS rebinding)"
+api GET /api/v1/status -H "Host: localhost:$PORT"
+assert_eq 200 "$CODE" "Host localhost is allowed by default"
+api POST /api/v1/indices/products/reindex -H 'Content-Type: application/json' -H 'Origin: http://evil.example' -d '{}'
+expect_error 403 "cross-site Origin on POST"
+api POST /api/v1/indices/products/reindex -H 'Content-Type: application/x-www-form-urlencoded' -d 'buckets=2'
+expect_error 415 "a form body"
+api POST /api/v1/indices/products/reindex -H 'Content-Type: application/json' -d '{"buckets":'
+expect_error 400 "malformed JSON"
+api POST /api/v1/indices/products/reindex -H 'Content-Type: application/json' -d '{"buckets":0}'
+expect_error 400 "buckets out of range"
+assert_contains "$BODY" "buckets" "the bad field is named"
+api POST /api/v1/indices/products/reindex -H 'Content-Type: application/json' -d '{"by_mod":"yes"}'
+expect_error 400 "by_mod not a boolean"
+assert_contains "$BODY" "by_mod" "the bad field is named"
+head -c 70000 /dev/zero | tr '\0' ' ' >"$TEST_TMP/big.json"
+api POST /api/v1/indices/products/reindex -H 'Content-Type: application/json' --data-binary "@$TEST_TMP/big.json"
+expect_error 413 "a body over 64 KB"
+api POST /api/v1/indices/products/reindex -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' --data-binary "@$TEST_TMP/big.json"
+expect_error 413 "a chunked body over 64 KB"
+api POST /api/v1/indices/nosuch/reindex -H 'Content-Type: application/json' -d '{}'
+expect_error 404 "POST reindex of an unknown alias"
+assert_contains "$BODY" "nosuch" "it names the alias"
+api GET /api/v1/indices/nosuch/reindex
+expect_error 404 "progress of an unknown alias"
+api GET /api/v1/nothing
+expect_error 404 "unknown path"
+api DELETE /api/v1/status
+expect_error 405 "wrong method"
+assert_contains "$HEADERS" "Allow: GET, HEAD" "405 says what is allowed"
+assert_eq 0 "$(grep -c "$TOKEN" "$TEST_TMP/run.log" || true)" "the token never appears in the log"
+assert_eq 0 "$(meta_q "SELECT COUNT(*) FROM reindex_runs WHERE version > 1")" "no refused call queued anything"
+
+# ---- read
+api GET /api/v1/status
+assert_eq 200 "$CODE" "status"
+assert_eq "products available 1 products_v1" "$(jq -r '.indices[] | select(.alias == "products") | "\(.alias) \(.state) \(.current_version) \(.engine.alias_targets | join(","))"' <<<"$BODY")" "status: the index, its version and alias target"
+assert_true "status: the checkpoint and binlog end" jq -e '.source.checkpoint != null and .source.binlog_end != null and .source.name == "shop"' <<<"$BODY"
+assert_eq "$(search_count products)" "$(jq -r '.indices[] | select(.alias == "products") | .engine.documents' <<<"$BODY")" "status: the engine's document count"
+assert_true "status: jobs, dead letters, snapshots are lists" jq -e '(.jobs | type) == "array" and (.dead_letters | type) == "array" and (.change_snapshots | type) == "array"' <<<"$BODY"
+api GET /api/v1/indices
+assert_eq 200 "$CODE" "indices"
+assert_eq "products available 1 null products_v1" "$(jq -r '.indices[] | select(.alias == "products") | "\(.alias) \(.state) \(.current_version) \(.building_version) \(.versions | map(.index) | join(","))"' <<<"$BODY")" "indices: products"
+assert_eq 2 "$(jq '.indices | length' <<<"$BODY")" "indices: products and brands"
+
+# ---- POST reindex: queued, a second refused, the build followed to the switch
+api POST /api/v1/indices/products/reindex -H 'Content-Type: application/json' -d '{"buckets":2}'
+assert_eq 202 "$CODE" "POST reindex queued ($BODY)"
+assert_eq "products 2 changing products_v2 2" "$(jq -r '"\(.alias) \(.version) \(.state) \(.index) \(.buckets)"' <<<"$BODY")" "202 body"
+api POST /api/v1/indices/products/reindex
+expect_error 409 "a second POST while it builds"
+assert_contains "$BODY" "already being rebuilt" "409 says why"
+assert_contains "$(meta_q "SELECT detail FROM sync_log WHERE event = 'reindex requested' ORDER BY id DESC LIMIT 1")" "admin API" "sync_log names the API as the reason"
+seen_jobs=0
+for ((i = 0; i < 600; i++)); do
+    api GET /api/v1/indices/products/reindex
+    assert_eq 200 "$CODE" "progress ($BODY)"
+    [ "$(jq '.jobs | length' <<<"$BODY")" = 2 ] && [ "$(jq -r .building_version <<<"$BODY")" = 2 ] && seen_jobs=1
+    [ "$(jq -r '.building_version' <<<"$BODY")" = null ] && break
+    sleep 0.2
+done
+assert_eq 1 "$seen_jobs" "progress listed the build's 2 jobs while it ran"
+assert_eq "available 2 done 2" "$(jq -r '"\(.state) \(.current_version) \(.last_run.status) \(.last_run.version)"' <<<"$BODY")" "the build is done and live"
+assert_eq 2 "$(jq '.jobs | length' <<<"$BODY")" "the finished run's 2 jobs"
+assert_eq "$(jq '[.jobs[].rows_read] | add' <<<"$BODY")" "$(jq '.last_run.rows_read' <<<"$BODY")" "the run's rows read are its jobs' sum"
+assert_eq "products_v2" "$(alias_target products)" "the alias moved to v2"
+wait_checkpoint "$meta" shop
+want="$(mysql_q 'SELECT (SELECT COUNT(*) FROM shop.products) + (SELECT COUNT(*) FROM shop.reviews) + (SELECT COUNT(*) FROM shop.review_replies)')"
+assert_eq "$want" "$(search_count products)" "documents = products + reviews + replies in SQL"
+
+# ---- reset: a build cancelled, its index deleted; then nothing to cancel
+api POST /api/v1/indices/products/reindex -H 'Content-Type: application/json' -d '{"buckets":3,"by_mod":true}'
+assert_eq 202 "$CODE" "POST reindex v3 ($BODY)"
+assert_eq 3 "$(jq -r .version <<<"$BODY")" "v3"
+assert_eq "mod 3" "$(meta_q "SELECT bucketing, buckets FROM index_versions v JOIN index_configs c ON c.id = v.index_id WHERE c.alias = 'products' AND v.version = 3" | tr '\t' ' ')" "by_mod and buckets reached the build"
+api POST /api/v1/indices/products/reindex/reset
+assert_eq 200 "$CODE" "reset ($BODY)"
+assert_eq "products 3 available" "$(jq -r '"\(.alias) \(.cancelled_version) \(.state)"' <<<"$BODY")" "reset body"
+wait_until 30 "products_v3 deleted" bash -c "! curl -sf '$SEARCH_URL/products_v3' -o /dev/null"
+assert_eq "cancelled" "$(meta_q "SELECT status FROM reindex_runs WHERE alias = 'products' AND version = 3")" "the run says cancelled"
+assert_eq "products_v2" "$(alias_target products)" "reset: the alias did not move"
+api POST /api/v1/indices/products/reindex/reset
+expect_error 409 "reset with nothing being built"
+api POST /api/v1/indices/nosuch/reindex/reset
+expect_error 404 "reset of an unknown alias"
+
+# ---- metrics: the live delivery counters
+mysql_q "UPDATE shop.products SET name = 'seen by metrics' WHERE id = 1"
+wait_checkpoint "$meta" shop
+api GET /metrics
+assert_eq 200 "$CODE" "metrics"
+assert_contains "$HEADERS" "text/plain" "metrics: Prometheus text"
+docs="$(awk '$1 == "searchsync_delivery_index_docs_total" {print $2}' <<<"$BODY")"
+assert_true "metrics: delivered documents counted ($docs)" test "${docs:-0}" -ge 1
+assert_contains "$BODY" "searchsync_delivery_batches_total" "metrics: batches"
+
+# ---- a listen address in use is a configuration error (exit 2) naming it
+st=0
+timeout 60 "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >"$TEST_TMP/run2.log" 2>&1 || st=$?
+assert_eq 2 "$st" "a second daemon on the same admin address: exit 2"
+assert_contains "$(cat "$TEST_TMP/run2.log")" "127.0.0.1:$PORT" "the error names the address"
+assert_contains "$(cat "$TEST_TMP/run2.log")" "in use" "and the cause"
+
+kill -TERM "$DAEMON"
+st=0; wait "$DAEMON" || st=$?
+assert_eq 0 "$st" "SIGTERM: clean exit"
+assert_contains "$(cat "$TEST_TMP/run.log")" "admin HTTP server stopped" "the server stopped with the daemon"
+assert_eq "" "$(grep -E 'ERROR' "$TEST_TMP/run.log" || true)" "no errors in the daemon log"
+pass

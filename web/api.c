@@ -1,0 +1,467 @@
+/* api: handlers of the admin JSON API and /metrics (see api.h). */
+#include "api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mysql.h>
+
+#include "db.h"
+#include "deliver/deliver.h"
+#include "jsonw.h"
+#include "log.h"
+#include "sync/reindex.h"
+#include "search/search.h"
+#include "sync/status.h"
+#include "stmt.h"
+
+void api_resp_free(struct api_resp *r) {
+    if (r) sbuf_free(&r->body);
+}
+
+void api_error(struct api_resp *r, int status, const char *error, const char *hint) {
+    r->status = status;
+    r->content_type = "application/json";
+    sbuf_reset(&r->body);
+    jsonw w;
+    jw_init(&w, &r->body);
+    jw_obj_open(&w);
+    jw_key(&w, "error");
+    jw_str(&w, error);
+    if (hint) {
+        jw_key(&w, "hint");
+        jw_str(&w, hint);
+    }
+    jw_obj_close(&w);
+    sbuf_addc(&r->body, '\n');
+}
+
+static void ok_json(struct api_resp *r, int status) {
+    r->status = status;
+    r->content_type = "application/json";
+    sbuf_addc(&r->body, '\n');
+}
+
+/* ---------- per-request connections ---------- */
+
+struct conns {
+    MYSQL *meta, *src;
+    struct search_conn *k;
+    char err[1024];
+};
+
+static void conns_close(struct conns *c) {
+    search_conn_free(c->k);
+    db_close(c->src);
+    db_close(c->meta);
+}
+
+/* the metadata schema (required): 503 when unreachable */
+static bool open_meta(const struct api_ctx *ctx, struct conns *c, struct api_resp *r) {
+    db_params mp = db_params_metadata(ctx->cfg);
+    mp.database = ctx->cfg->metadata.database;
+    c->meta = db_connect(&mp, c->err, sizeof c->err);
+    if (c->meta) return true;
+    api_error(r, 503, c->err, "the metadata server must be reachable for this call; retry "
+                              "once it is");
+    return false;
+}
+
+static bool need_engine(const struct api_ctx *ctx, struct conns *c, struct api_resp *r) {
+    if (!ctx->client) {
+        api_error(r, 503, "the daemon is still starting: the engine is not detected yet",
+                  "retry in a few seconds");
+        return false;
+    }
+    c->k = search_conn_new(ctx->client);
+    return true;
+}
+
+/* the row of alias among this source's index configs:
+ * id, state, current_version, building_version, epoch, history_retention */
+static int index_row(const struct api_ctx *ctx, struct conns *c, const char *alias,
+                     struct stmt_rows *row, struct api_resp *r) {
+    const char *p[] = {ctx->cfg->source.name, alias};
+    long n = stmt_query(c->meta,
+                        "SELECT id, state, current_version, building_version, epoch, "
+                        "history_retention FROM index_configs WHERE source = ? AND alias = ?",
+                        p, 2, row, c->err, sizeof c->err);
+    if (n < 0) {
+        api_error(r, 500, c->err, "reading index_configs failed; see the daemon's log");
+        return -1;
+    }
+    if (n == 0) {
+        stmt_rows_free(row);
+        sbuf e = SBUF_INIT;
+        sbuf_printf(&e, "source %s has no index config \"%s\"", ctx->cfg->source.name, alias);
+        api_error(r, 404, e.data, "GET /api/v1/indices lists them; a new one comes with "
+                                  "searchsync mapping import");
+        sbuf_free(&e);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------- JSON helpers ---------- */
+
+/* a TIMESTAMP(3) as ISO 8601 UTC with milliseconds (the session is UTC: db.c) */
+#define TS(col) "CONCAT(LEFT(DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
+
+static bool is_int_text(const char *s) {
+    if (!s || !*s) return false;
+    if (*s == '-') s++;
+    if (!*s) return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9') return false;
+    return true;
+}
+
+/* a number the server sent as text, exactly (or null) */
+static void jw_num(jsonw *w, const char *s) {
+    if (is_int_text(s)) jw_raw(w, s, strlen(s));
+    else jw_null(w);
+}
+static void jw_str0(jsonw *w, const char *s) {
+    if (s) jw_str(w, s);
+    else jw_null(w);
+}
+/* a version number, null when 0 (none) */
+static void jw_version(jsonw *w, const char *s) {
+    if (!s || !strcmp(s, "0")) jw_null(w);
+    else jw_num(w, s);
+}
+
+/* row r of t as an object: spec is "name:kind,..." kinds s (string),
+ * n (number), v (version, 0 = null) */
+static void row_obj(jsonw *w, const struct stmt_rows *t, size_t r, const char *const *names,
+                    const char *kinds) {
+    jw_obj_open(w);
+    for (size_t c = 0; c < t->ncols && kinds[c]; c++) {
+        jw_key(w, names[c]);
+        const char *v = STMT_CELL(t, r, c);
+        if (kinds[c] == 'n') jw_num(w, v);
+        else if (kinds[c] == 'v') jw_version(w, v);
+        else jw_str0(w, v);
+    }
+    jw_obj_close(w);
+}
+
+/* ---------- GET /api/v1/status ---------- */
+
+static void h_status(const struct api_ctx *ctx, struct api_resp *r) {
+    struct conns c = {0};
+    if (!open_meta(ctx, &c, r)) return;
+    char src_err[1024] = "";
+    db_params sp = db_params_source(ctx->cfg);
+    c.src = db_connect(&sp, src_err, sizeof src_err);
+    const char *engine_err = NULL;
+    if (ctx->client) c.k = search_conn_new(ctx->client);
+    else engine_err = "the daemon is still starting: the engine is not detected yet";
+    struct ss_status st;
+    status_collect(ctx->cfg, c.meta, c.src, src_err, c.k, engine_err, &st);
+    status_json(&st, &r->body);
+    status_free(&st);
+    ok_json(r, 200);
+    conns_close(&c);
+}
+
+/* ---------- GET /api/v1/indices ---------- */
+
+static void h_indices(const struct api_ctx *ctx, struct api_resp *r) {
+    struct conns c = {0};
+    if (!open_meta(ctx, &c, r)) return;
+    struct stmt_rows ix = {0}, vs = {0};
+    const char *p[] = {ctx->cfg->source.name};
+    if (stmt_query(c.meta,
+                   "SELECT id, alias, state, current_version, building_version, epoch, "
+                   "history_retention FROM index_configs WHERE source = ? ORDER BY position, id",
+                   p, 1, &ix, c.err, sizeof c.err) < 0 ||
+        stmt_query(c.meta,
+                   "SELECT v.index_id, v.version, v.physical_name, v.state, "
+                   TS("v.created_at") ", " TS("v.switched_at") " FROM index_versions v "
+                   "JOIN index_configs ic ON ic.id = v.index_id WHERE ic.source = ? "
+                   "ORDER BY v.index_id, v.version",
+                   p, 1, &vs, c.err, sizeof c.err) < 0) {
+        api_error(r, 500, c.err, "reading index_configs failed; see the daemon's log");
+        goto out;
+    }
+    jsonw w;
+    jw_init(&w, &r->body);
+    jw_obj_open(&w);
+    jw_key(&w, "source");
+    jw_str(&w, ctx->cfg->source.name);
+    jw_key(&w, "indices");
+    jw_arr_open(&w);
+    static const char *const vn[] = {"index_id", "version", "index", "state", "created_at",
+                                     "switched_at"};
+    for (size_t i = 0; i < ix.nrows; i++) {
+        jw_obj_open(&w);
+        jw_key(&w, "alias");
+        jw_str0(&w, STMT_CELL(&ix, i, 1));
+        jw_key(&w, "state");
+        jw_str0(&w, STMT_CELL(&ix, i, 2));
+        jw_key(&w, "current_version");
+        jw_version(&w, STMT_CELL(&ix, i, 3));
+        jw_key(&w, "building_version");
+        jw_version(&w, STMT_CELL(&ix, i, 4));
+        jw_key(&w, "epoch");
+        jw_num(&w, STMT_CELL(&ix, i, 5));
+        jw_key(&w, "history_retention");
+        jw_num(&w, STMT_CELL(&ix, i, 6));
+        jw_key(&w, "versions");
+        jw_arr_open(&w);
+        for (size_t v = 0; v < vs.nrows; v++) {
+            if (!STMT_CELL(&vs, v, 0) || strcmp(STMT_CELL(&vs, v, 0), STMT_CELL(&ix, i, 0)))
+                continue;
+            /* index_id is not repeated: skip column 0 */
+            jw_obj_open(&w);
+            for (size_t col = 1; col < vs.ncols; col++) {
+                jw_key(&w, vn[col]);
+                if (col == 1) jw_num(&w, STMT_CELL(&vs, v, col));
+                else jw_str0(&w, STMT_CELL(&vs, v, col));
+            }
+            jw_obj_close(&w);
+        }
+        jw_arr_close(&w);
+        jw_obj_close(&w);
+    }
+    jw_arr_close(&w);
+    jw_obj_close(&w);
+    ok_json(r, 200);
+out:
+    stmt_rows_free(&ix);
+    stmt_rows_free(&vs);
+    conns_close(&c);
+}
+
+/* ---------- GET /api/v1/indices/{alias}/reindex ---------- */
+
+static void h_reindex_get(const struct api_ctx *ctx, const char *alias, struct api_resp *r) {
+    struct conns c = {0};
+    struct stmt_rows ix = {0}, jobs = {0}, run = {0};
+    if (!open_meta(ctx, &c, r)) return;
+    if (index_row(ctx, &c, alias, &ix, r) < 0) goto out;
+    const char *id = STMT_CELL(&ix, 0, 0), *building = STMT_CELL(&ix, 0, 3);
+    const char *p1[] = {id};
+    if (stmt_query(c.meta,
+                   "SELECT id, version, status, buckets, start_position, rows_read, docs_written, "
+                   "rejected, error_text, " TS("started_at") ", " TS("finished_at")
+                   " FROM reindex_runs WHERE index_id = ? ORDER BY id DESC LIMIT 1",
+                   p1, 1, &run, c.err, sizeof c.err) < 0)
+        goto dberr;
+    /* the jobs of the build in progress; else the bookkeeping of the last run */
+    if (building && strcmp(building, "0")) {
+        const char *p2[] = {id, building};
+        if (stmt_query(c.meta,
+                       "SELECT bucket, status, rows_read, docs_written, rejected, errors, "
+                       "error_text, " TS("started_at") ", " TS("finished_at")
+                       " FROM jobs WHERE index_id = ? AND version = ? AND type = 'index' "
+                       "ORDER BY bucket",
+                       p2, 2, &jobs, c.err, sizeof c.err) < 0)
+            goto dberr;
+    } else if (run.nrows) {
+        const char *p2[] = {STMT_CELL(&run, 0, 0)};
+        if (stmt_query(c.meta,
+                       "SELECT bucket, status, rows_read, docs_written, rejected, NULL, "
+                       "error_text, " TS("started_at") ", " TS("finished_at")
+                       " FROM reindex_run_jobs WHERE run_id = ? ORDER BY bucket",
+                       p2, 1, &jobs, c.err, sizeof c.err) < 0)
+            goto dberr;
+    }
+    jsonw w;
+    jw_init(&w, &r->body);
+    jw_obj_open(&w);
+    jw_key(&w, "alias");
+    jw_str(&w, alias);
+    jw_key(&w, "state");
+    jw_str0(&w, STMT_CELL(&ix, 0, 1));
+    jw_key(&w, "current_version");
+    jw_version(&w, STMT_CELL(&ix, 0, 2));
+    jw_key(&w, "building_version");
+    jw_version(&w, building);
+    jw_key(&w, "jobs");
+    jw_arr_open(&w);
+    static const char *const jn[] = {"bucket", "status", "rows_read", "docs_written", "rejected",
+                                     "errors", "error", "started_at", "finished_at"};
+    for (size_t i = 0; i < jobs.nrows; i++) row_obj(&w, &jobs, i, jn, "nsnnnnsss");
+    jw_arr_close(&w);
+    jw_key(&w, "last_run");
+    if (run.nrows) {
+        static const char *const rn[] = {"id",        "version",  "status",      "buckets",
+                                         "start_position", "rows_read", "docs_written", "rejected",
+                                         "error",     "started_at", "finished_at"};
+        row_obj(&w, &run, 0, rn, "nnsnsnnnsss");
+    } else {
+        jw_null(&w);
+    }
+    jw_obj_close(&w);
+    ok_json(r, 200);
+    goto out;
+dberr:
+    api_error(r, 500, c.err, "reading the reindex bookkeeping failed; see the daemon's log");
+out:
+    stmt_rows_free(&ix);
+    stmt_rows_free(&jobs);
+    stmt_rows_free(&run);
+    conns_close(&c);
+}
+
+/* ---------- POST /api/v1/indices/{alias}/reindex ---------- */
+
+static int status_of(int rc) {
+    return rc == REINDEX_REFUSED ? 409 : rc == REINDEX_UNKNOWN ? 404 : 500;
+}
+static const char *hint_of(int rc) {
+    return rc == REINDEX_REFUSED   ? "see GET /api/v1/indices/{alias}/reindex for the build in "
+                                     "progress"
+           : rc == REINDEX_UNKNOWN ? "GET /api/v1/indices lists the index configs"
+                                   : "a server failed; see the daemon's log and retry";
+}
+
+static void h_reindex_post(const struct api_ctx *ctx, const char *alias, const char *body,
+                           size_t len, struct api_resp *r) {
+    int buckets = 0;
+    bool by_mod = false;
+    const char *field = "";
+    char err[2048];
+    if (route_parse_reindex_body(body, len, &buckets, &by_mod, &field, err, sizeof err) < 0) {
+        api_error(r, 400, err, "send {\"buckets\":N,\"by_mod\":true|false}, both optional, or "
+                               "no body");
+        return;
+    }
+    struct conns c = {0};
+    struct stmt_rows ix = {0};
+    if (!open_meta(ctx, &c, r)) return;
+    if (index_row(ctx, &c, alias, &ix, r) < 0) goto out;
+    if (!need_engine(ctx, &c, r)) goto out;
+    db_params sp = db_params_source(ctx->cfg);
+    c.src = db_connect(&sp, c.err, sizeof c.err);
+    if (!c.src) {
+        api_error(r, 503, c.err, "a reindex checks the mapping against the source: it must be "
+                                 "reachable");
+        goto out;
+    }
+    unsigned v = 0;
+    struct reindex_request req = {alias, buckets, by_mod, "admin API"};
+    int rc = reindex_request(ctx->cfg, ctx->client, c.k, c.meta, c.src, &req, &v, err,
+                             sizeof err);
+    if (rc != REINDEX_OK) {
+        api_error(r, status_of(rc), err, hint_of(rc));
+        goto out;
+    }
+    log_info("admin", "%s: version %u queued through the admin API", alias, v);
+    jsonw w;
+    jw_init(&w, &r->body);
+    jw_obj_open(&w);
+    jw_key(&w, "alias");
+    jw_str(&w, alias);
+    jw_key(&w, "version");
+    jw_uint(&w, v);
+    jw_key(&w, "index");
+    char phys[ROUTE_ALIAS_MAX + 32];
+    snprintf(phys, sizeof phys, "%s_v%u", alias, v);
+    jw_str(&w, phys);
+    jw_key(&w, "state");
+    jw_str(&w, "changing");
+    jw_key(&w, "buckets");
+    jw_int(&w, buckets > 0 ? buckets : ctx->cfg->reindex.buckets);
+    jw_key(&w, "by_mod");
+    jw_bool(&w, by_mod);
+    jw_key(&w, "progress");
+    sbuf u = SBUF_INIT;
+    sbuf_printf(&u, "/api/v1/indices/%s/reindex", alias);
+    jw_str(&w, u.data);
+    sbuf_free(&u);
+    jw_obj_close(&w);
+    ok_json(r, 202);
+out:
+    stmt_rows_free(&ix);
+    conns_close(&c);
+}
+
+/* ---------- POST /api/v1/indices/{alias}/reindex/reset ---------- */
+
+static void h_reindex_reset(const struct api_ctx *ctx, const char *alias, struct api_resp *r) {
+    struct conns c = {0};
+    struct stmt_rows ix = {0};
+    char err[2048];
+    if (!open_meta(ctx, &c, r)) return;
+    if (index_row(ctx, &c, alias, &ix, r) < 0) goto out;
+    if (!need_engine(ctx, &c, r)) goto out;
+    char *building = xstrdup(STMT_CELL(&ix, 0, 3) ? STMT_CELL(&ix, 0, 3) : "0");
+    int rc = reindex_reset(ctx->cfg, c.k, c.meta, alias, err, sizeof err);
+    if (rc != REINDEX_OK) {
+        api_error(r, status_of(rc), err,
+                  rc == REINDEX_REFUSED ? "only a build in state changing can be cancelled"
+                                        : hint_of(rc));
+        free(building);
+        goto out;
+    }
+    log_info("admin", "%s: build of version %s cancelled through the admin API", alias, building);
+    jsonw w;
+    jw_init(&w, &r->body);
+    jw_obj_open(&w);
+    jw_key(&w, "alias");
+    jw_str(&w, alias);
+    jw_key(&w, "cancelled_version");
+    jw_version(&w, building);
+    jw_key(&w, "state");
+    struct stmt_rows now = {0};
+    const char *p[] = {STMT_CELL(&ix, 0, 0)};
+    if (stmt_query(c.meta, "SELECT state FROM index_configs WHERE id = ?", p, 1, &now, c.err,
+                   sizeof c.err) == 1)
+        jw_str0(&w, STMT_CELL(&now, 0, 0));
+    else
+        jw_null(&w);
+    stmt_rows_free(&now);
+    jw_obj_close(&w);
+    ok_json(r, 200);
+    free(building);
+out:
+    stmt_rows_free(&ix);
+    conns_close(&c);
+}
+
+/* ---------- GET /metrics ---------- */
+
+static void h_metrics(const struct api_ctx *ctx, struct api_resp *r) {
+    if (!ctx->d) {
+        api_error(r, 503, "the daemon is still starting: delivery is not running yet",
+                  "retry in a few seconds");
+        return;
+    }
+    deliver_stats_prometheus(ctx->d, &r->body);
+    r->status = 200;
+    r->content_type = "text/plain; version=0.0.4; charset=utf-8";
+}
+
+void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *body, size_t len,
+                struct api_resp *r) {
+    r->status = 500;
+    r->content_type = "application/json";
+    r->allow = NULL;
+    sbuf_reset(&r->body);
+    switch (rt->id) {
+    case ROUTE_STATUS: h_status(ctx, r); break;
+    case ROUTE_INDICES: h_indices(ctx, r); break;
+    case ROUTE_REINDEX_GET: h_reindex_get(ctx, rt->alias, r); break;
+    case ROUTE_REINDEX_POST: h_reindex_post(ctx, rt->alias, body, len, r); break;
+    case ROUTE_REINDEX_RESET: h_reindex_reset(ctx, rt->alias, r); break;
+    case ROUTE_METRICS: h_metrics(ctx, r); break;
+    case ROUTE_BAD_METHOD: {
+        sbuf h = SBUF_INIT;
+        sbuf_printf(&h, "this path takes: %s", rt->allow);
+        api_error(r, 405, "method not allowed on this path", h.data);
+        sbuf_free(&h);
+        r->allow = rt->allow;
+        break;
+    }
+    case ROUTE_NOT_FOUND:
+    default:
+        api_error(r, 404, "no such endpoint",
+                  "see docs/http-api.md: /api/v1/status, /api/v1/indices, "
+                  "/api/v1/indices/{alias}/reindex, /metrics");
+        break;
+    }
+}

@@ -1,0 +1,51 @@
+/* api: the handlers of the admin JSON API and /metrics (docs/http-api.md).
+ *
+ * A handler gets a request that web/http_server.c has already checked (Host,
+ * token, CSRF rules, body size) and routed (web/route.c), and fills a
+ * response: status, content type, body. Errors are
+ * {"error":"what went wrong","hint":"what to do"} with a fitting status.
+ *
+ * Each request opens its own connections (metadata schema, source, one engine
+ * connection of the daemon's shared search client): the daemon's own MySQL
+ * and engine connections belong to its threads and are never touched here.
+ * Values from the request reach SQL only as bound parameters (web/stmt.c),
+ * or through reindex_request/reindex_reset (sync/reindex.c) after the alias
+ * has been found among this source's index configs.
+ *
+ * Reindex (issue 6): POST .../reindex queues a build exactly as `searchsync
+ * reindex --no-wait` does; the daemon notices it between transactions
+ * (poll_builds in sync/daemon.c) and runs its jobs. */
+#ifndef SS_WEB_API_H
+#define SS_WEB_API_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "route.h"
+#include "sbuf.h"
+
+struct search_client;
+struct deliver;
+
+/* What the handlers use. client and d are NULL while the daemon starts
+ * (the engine is not detected yet): handlers that need them answer 503. */
+struct api_ctx {
+    const struct ss_config *cfg;
+    struct search_client *client;
+    struct deliver *d;
+};
+
+struct api_resp {
+    int status;
+    const char *content_type; /* static string */
+    const char *allow;        /* 405: the Allow header */
+    sbuf body;
+};
+
+void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *body, size_t len,
+                struct api_resp *resp);
+/* {"error":..,"hint":..} (hint may be NULL) */
+void api_error(struct api_resp *r, int status, const char *error, const char *hint);
+void api_resp_free(struct api_resp *r);
+
+#endif

@@ -1,0 +1,114 @@
+/* guard: request checks of the admin HTTP server (see guard.h). */
+#include "guard.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+bool guard_token_equal(const char *given, size_t glen, const char *want, size_t wlen) {
+    /* every byte of want is looked at whatever given holds; the lengths are
+     * compared at the end, outside the loop */
+    volatile unsigned char acc = 0;
+    for (size_t i = 0; i < wlen; i++) {
+        unsigned char g = i < glen ? (unsigned char)given[i] : 0;
+        acc |= (unsigned char)(g ^ (unsigned char)want[i]);
+    }
+    return wlen > 0 && acc == 0 && glen == wlen;
+}
+
+const char *guard_bearer(const char *h, size_t *len) {
+    *len = 0;
+    if (!h) return NULL;
+    while (*h == ' ' || *h == '\t') h++;
+    if (strncasecmp(h, "Bearer", 6) != 0 || (h[6] != ' ' && h[6] != '\t')) return NULL;
+    h += 6;
+    while (*h == ' ' || *h == '\t') h++;
+    size_t n = strlen(h);
+    while (n && (h[n - 1] == ' ' || h[n - 1] == '\t')) n--;
+    if (!n) return NULL;
+    *len = n;
+    return h;
+}
+
+/* split "name", "name:port", "[v6]", "[v6]:port" into name and port (port
+ * empty when absent). false if malformed. */
+static bool split_host(const char *s, size_t n, const char **name, size_t *nlen,
+                       const char **port, size_t *plen) {
+    *port = s + n, *plen = 0;
+    if (!n) return false;
+    if (s[0] == '[') {
+        const char *close = memchr(s, ']', n);
+        if (!close) return false;
+        *name = s, *nlen = (size_t)(close - s) + 1;
+        size_t rest = n - *nlen;
+        if (rest == 0) return true;
+        if (close[1] != ':' || rest == 1) return false;
+        *port = close + 2, *plen = rest - 1;
+    } else {
+        const char *colon = memchr(s, ':', n);
+        *name = s, *nlen = colon ? (size_t)(colon - s) : n;
+        if (colon) {
+            if (memchr(colon + 1, ':', n - *nlen - 1)) return false; /* bare IPv6 */
+            *port = colon + 1, *plen = n - *nlen - 1;
+            if (!*plen) return false;
+        }
+    }
+    if (!*nlen) return false;
+    for (size_t i = 0; i < *plen; i++)
+        if (!isdigit((unsigned char)(*port)[i])) return false;
+    for (size_t i = 0; i < *nlen; i++) {
+        unsigned char c = (unsigned char)(*name)[i];
+        if (c <= ' ' || c == '/' || c == '@' || c == '?' || c == '#' || c == ',' || c >= 0x7f)
+            return false;
+    }
+    return true;
+}
+
+static bool host_in_list(const char *list, const char *h, size_t hn) {
+    const char *name, *port;
+    size_t nlen, plen;
+    if (!list || !split_host(h, hn, &name, &nlen, &port, &plen)) return false;
+    for (const char *p = list; *p;) {
+        const char *c = strchr(p, ',');
+        size_t n = c ? (size_t)(c - p) : strlen(p);
+        const char *e = p;
+        size_t en = n;
+        while (en && isspace((unsigned char)*e)) e++, en--;
+        while (en && isspace((unsigned char)e[en - 1])) en--;
+        const char *an, *ap;
+        size_t anl, apl;
+        if (en && split_host(e, en, &an, &anl, &ap, &apl) && anl == nlen &&
+            !strncasecmp(an, name, nlen) && (!apl || (apl == plen && !memcmp(ap, port, plen))))
+            return true;
+        p += n + (c ? 1 : 0);
+    }
+    return false;
+}
+
+bool guard_host_allowed(const char *allowed_hosts, const char *host) {
+    if (!host) return false;
+    return host_in_list(allowed_hosts, host, strlen(host));
+}
+
+bool guard_origin_allowed(const char *allowed_hosts, const char *origin) {
+    if (!origin) return false;
+    const char *s = strstr(origin, "://");
+    if (!s || s == origin) return false;
+    for (const char *p = origin; p < s; p++)
+        if (!isalpha((unsigned char)*p)) return false;
+    s += 3;
+    size_t n = strlen(s);
+    if (n && s[n - 1] == '/') n--; /* "http://host/" from some clients */
+    if (!n || memchr(s, '/', n)) return false;
+    return host_in_list(allowed_hosts, s, n);
+}
+
+bool guard_is_json_type(const char *ct) {
+    if (!ct) return false;
+    while (*ct == ' ') ct++;
+    if (strncasecmp(ct, "application/json", 16) != 0) return false;
+    ct += 16;
+    while (*ct == ' ') ct++;
+    return *ct == '\0' || *ct == ';';
+}

@@ -1,0 +1,18 @@
+# web/: the admin HTTP server inside `searchsync run` (libmicrohttpd), its
+# request checks and routing (pure, unit-tested) and the JSON API handlers.
+libsearchsync_a_SOURCES += \
+	web/guard.c web/guard.h \
+	web/route.c web/route.h \
+	web/stmt.c web/stmt.h \
+	web/api.c web/api.h \
+	web/http_server.c web/http_server.h
+EXTRA_DIST += docs/http-api.md
+
+check_PROGRAMS += tests/unit/test_web tests/unit/test_web_asan
+TESTS += tests/unit/test_web tests/unit/test_web_asan
+tests_unit_test_web_SOURCES = tests/unit/test_web.c
+tests_unit_test_web_LDADD = $(UNIT_LDADD)
+tests_unit_test_web_asan_SOURCES = tests/unit/test_web.c
+tests_unit_test_web_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_web_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_web_asan_LDADD = $(UNIT_ASAN_LDADD)

@@ -1,0 +1,116 @@
+/* route: endpoint matching and body parsing of the admin API (see route.h). */
+#include "route.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_exact.h"
+#include "sbuf.h"
+
+bool route_alias_valid(const char *s, size_t n) {
+    if (n == 0 || n > ROUTE_ALIAS_MAX) return false;
+    if (n == 1 && s[0] == '.') return false;
+    if (n == 2 && s[0] == '.' && s[1] == '.') return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+static void set(struct route *r, const char *method, enum route_id get_id, enum route_id post_id) {
+    bool is_get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+    bool is_post = !strcmp(method, "POST");
+    if (is_get && get_id != ROUTE_NOT_FOUND) {
+        r->id = get_id;
+    } else if (is_post && post_id != ROUTE_NOT_FOUND) {
+        r->id = post_id;
+        r->mutating = true;
+    } else {
+        r->id = ROUTE_BAD_METHOD;
+        r->allow = get_id && post_id ? "GET, HEAD, POST" : get_id ? "GET, HEAD" : "POST";
+    }
+}
+
+void route_match(const char *method, const char *path, struct route *out) {
+    memset(out, 0, sizeof *out);
+    if (!method || !path) return;
+    if (!strcmp(path, "/metrics")) {
+        set(out, method, ROUTE_METRICS, ROUTE_NOT_FOUND);
+        return;
+    }
+    static const char api[] = "/api/v1/";
+    if (strncmp(path, api, sizeof api - 1) != 0) return;
+    const char *p = path + sizeof api - 1;
+    if (!strcmp(p, "status") || !strcmp(p, "indices")) {
+        set(out, method, p[0] == 's' ? ROUTE_STATUS : ROUTE_INDICES, ROUTE_NOT_FOUND);
+        return;
+    }
+    static const char ind[] = "indices/";
+    if (strncmp(p, ind, sizeof ind - 1) != 0) return;
+    p += sizeof ind - 1;
+    const char *slash = strchr(p, '/');
+    if (!slash || !route_alias_valid(p, (size_t)(slash - p))) return;
+    size_t alen = (size_t)(slash - p);
+    if (!strcmp(slash, "/reindex")) set(out, method, ROUTE_REINDEX_GET, ROUTE_REINDEX_POST);
+    else if (!strcmp(slash, "/reindex/reset")) set(out, method, ROUTE_NOT_FOUND, ROUTE_REINDEX_RESET);
+    else return;
+    memcpy(out->alias, p, alen);
+    out->alias[alen] = '\0';
+}
+
+static bool only_space(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n') return false;
+    return true;
+}
+
+int route_parse_reindex_body(const char *body, size_t len, int *buckets, bool *by_mod,
+                             const char **field, char *err, size_t errlen) {
+    *buckets = 0;
+    *by_mod = false;
+    *field = "";
+    if (!body || only_space(body, len)) return 0;
+    cJSON *j = json_exact_parse(body, len);
+    if (!j || !cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return errf(err, errlen, "the body must be a JSON object such as {\"buckets\":8,"
+                                 "\"by_mod\":false} (or empty)");
+    }
+    int rc = 0;
+    cJSON *it;
+    cJSON_ArrayForEach(it, j) {
+        const char *k = it->string ? it->string : "";
+        if (!strcmp(k, "buckets")) {
+            /* numbers are exact text (json_exact): no double in between */
+            const char *v = cJSON_IsRaw(it) ? it->valuestring : NULL;
+            char *end = NULL;
+            long n = v && *v != '-' && *v != '+' ? strtol(v, &end, 10) : 0;
+            if (!v || !end || *end || end == v || n < 1 || n > 4096) {
+                *field = "buckets";
+                rc = errf(err, errlen, "\"buckets\" must be an integer from 1 to 4096");
+                break;
+            }
+            *buckets = (int)n;
+        } else if (!strcmp(k, "by_mod")) {
+            if (!cJSON_IsBool(it)) {
+                *field = "by_mod";
+                rc = errf(err, errlen, "\"by_mod\" must be true or false");
+                break;
+            }
+            *by_mod = cJSON_IsTrue(it);
+        } else {
+            *field = k;
+            rc = errf(err, errlen, "unknown field \"%.100s\": the body takes \"buckets\" and "
+                                   "\"by_mod\"", k);
+            break;
+        }
+    }
+    /* *field may point into j: keep a static copy of the names we know */
+    if (rc < 0 && strcmp(*field, "buckets") && strcmp(*field, "by_mod")) *field = "";
+    cJSON_Delete(j);
+    return rc;
+}

@@ -1,0 +1,26 @@
+/* stmt: one prepared statement with text parameters, its rows as text.
+ *
+ * The admin API's queries take values from requests (an alias in the path):
+ * they reach MySQL only as bound parameters of a prepared statement, never
+ * spliced into SQL text (DESIGN.md §4.5). Every result cell comes back as the
+ * server's text (so BIGINT counters stay exact), NULL for SQL NULL. */
+#ifndef SS_WEB_STMT_H
+#define SS_WEB_STMT_H
+#include <stddef.h>
+
+#include <mysql.h>
+
+struct stmt_rows {
+    size_t nrows, ncols;
+    char **cells; /* nrows * ncols, NULL = SQL NULL */
+};
+#define STMT_CELL(t, r, c) ((t)->cells[(r) * (t)->ncols + (c)])
+
+/* Run sql with params[0..nparams) bound as strings (NULL = SQL NULL).
+ * Returns the number of rows (0 for statements without a result set) or -1
+ * with err set. out may be NULL when no rows are wanted. */
+long stmt_query(MYSQL *m, const char *sql, const char *const *params, size_t nparams,
+                struct stmt_rows *out, char *err, size_t errlen);
+void stmt_rows_free(struct stmt_rows *t); /* NULL-safe */
+
+#endif
