@@ -498,6 +498,21 @@ static int dm_submit(struct daemon *dm, const struct mp_index *ix, const struct 
     return 0;
 }
 
+/* Delivery's dead letters go to the dead-letter table, except a dual write
+ * to a build's index (written by name, never through an alias) that the
+ * engine no longer has: that build was cancelled or failed and its index
+ * deleted while the write was in flight, so there is nothing to repair. */
+static int live_dead_letter(void *ud, const struct dead_letter *dl) {
+    struct daemon *dm = ud;
+    if (!dl->require_alias && dl->status == 404 && dl->error &&
+        strstr(dl->error, "index_not_found_exception")) {
+        log_info("run", "dropped a write to %s (id %s): the index of that cancelled or failed "
+                 "build is gone", dl->index, dl->doc_id);
+        return 0;
+    }
+    return dl_store_put(dm->dls, dl);
+}
+
 static int submit_doc(void *ctx, const char *id, const char *routing, const char *body,
                       size_t len) {
     struct daemon *dm = ctx;
@@ -1412,8 +1427,8 @@ int cmd_run(int argc, char **argv) {
     deliver_opts_from_config(&dopts, &cfg);
     dopts.checkpoint = save_checkpoint;
     dopts.checkpoint_ud = &dm;
-    dopts.dead_letter = dl_store_put;
-    dopts.dead_letter_ud = dm.dls;
+    dopts.dead_letter = live_dead_letter;
+    dopts.dead_letter_ud = &dm;
     dopts.missing = on_missing;
     dopts.missing_ud = &dm;
     dm.d = deliver_new(&dopts, dm.client, dm.err, sizeof dm.err);

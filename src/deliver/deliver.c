@@ -586,6 +586,7 @@ static int write_dead_letter(struct deliver *d, struct item *it, const char *err
         .error = etext,
         .status = status,
         .attempts = it->attempts,
+        .require_alias = it->require_alias,
     };
     int rc = 0;
     if (d->o.dead_letter) {

@@ -83,6 +83,7 @@ struct dead_letter {
     const char *error;   /* the engine's error object, or why it was purged */
     int status;          /* item HTTP status, 0 for purges */
     int attempts;
+    bool require_alias;  /* the change was written to an alias (struct change) */
 };
 
 /* Return 0 once stored durably; -1 to have delivery try again later (the

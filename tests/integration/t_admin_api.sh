@@ -174,6 +174,9 @@ assert_eq "products 3 available" "$(jq -r '"\(.alias) \(.cancelled_version) \(.s
 wait_until 30 "products_v3 deleted" bash -c "! curl -sf '$SEARCH_URL/products_v3' -o /dev/null"
 assert_eq "cancelled" "$(meta_q "SELECT status FROM reindex_runs WHERE alias = 'products' AND version = 3")" "the run says cancelled"
 assert_eq "products_v2" "$(alias_target products)" "reset: the alias did not move"
+wait_checkpoint "$meta" shop
+assert_eq 0 "$(meta_q "SELECT COUNT(*) FROM dead_letters WHERE index_name = 'products_v3'")" \
+    "reset: no dead letters from dual writes that were in flight to the deleted build"
 api POST /api/v1/indices/products/reindex/reset
 expect_error 409 "reset with nothing being built"
 api POST /api/v1/indices/nosuch/reindex/reset

@@ -154,8 +154,15 @@ assert_eq 4 "$(meta_q "SELECT COUNT(*) FROM reindex_run_jobs j JOIN reindex_runs
 assert_eq 0 "$(meta_q "SELECT COUNT(*) FROM jobs")" "jobs removed"
 assert_contains "$(meta_q "SELECT event FROM sync_log ORDER BY id")" "reindex done" "sync log"
 
-# ---- a second request while building is refused; --reset cancels
+# ---- a second request while building is refused; --reset cancels (with the
+# writer running, so dual writes are in flight when the build's index goes)
+rm -f "$TEST_TMP/stop"
+bash "$TEST_TMP/writer.sh" &
+WRITER=$!
+on_exit "touch '$TEST_TMP/stop'; kill $WRITER 2>/dev/null"
 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products --no-wait >"$TEST_TMP/r3.out" 2>&1 || fail "reindex v3: $(cat "$TEST_TMP/r3.out")"
+wait_until 30 "dual writes to v3 on" bash -c "[ \"\$(mariadb --no-defaults -h $MYSQL_HOST -P $MYSQL_PORT -uroot -N -B -e \"SELECT start_position IS NOT NULL FROM index_versions WHERE physical_name = 'products_v3'\" '$meta')\" = 1 ]"
+sleep 1
 st=0; "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products --no-wait >"$TEST_TMP/r3b.out" 2>&1 || st=$?
 assert_eq 2 "$st" "a second request: refused (exit 2)"
 assert_contains "$(cat "$TEST_TMP/r3b.out")" "index products is already being rebuilt (version 3" "it says why"
@@ -165,10 +172,14 @@ wait_until 20 "products_v3 deleted" bash -c "! curl -sf '$SEARCH_URL/products_v3
 assert_eq "available 2 0" "$(meta_q "SELECT state, current_version, building_version FROM index_configs WHERE alias = 'products'" | tr '\t' ' ')" "reset: the previous state"
 assert_eq "cancelled" "$(meta_q "SELECT status FROM reindex_runs WHERE alias = 'products' AND version = 3")" "reset: the run says cancelled"
 assert_eq "products_v2" "$(alias_target products)" "reset: the alias did not move"
+sleep 1
+touch "$TEST_TMP/stop"; wait "$WRITER" || fail "the writer failed"
 mysql_q "UPDATE shop.products SET name = 'after the reset' WHERE id = 5"
 wait_checkpoint "$meta" shop
 sleep 1
 assert_true "reset: no products_v3 left behind by dual writes in flight" bash -c "! curl -sf '$SEARCH_URL/products_v3' -o /dev/null"
+assert_eq 0 "$(meta_q "SELECT COUNT(*) FROM dead_letters WHERE index_name = 'products_v3'")" \
+    "reset: writes in flight to the deleted build are dropped, not dead letters"
 
 # ---- SIGKILL mid-reindex: the jobs resume from their cursors
 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products --no-wait >/dev/null 2>&1 || fail "reindex v4"
