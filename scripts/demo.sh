@@ -89,6 +89,10 @@ fi
 say "searchsync daemon"
 DAEMON="not started (build $BUILT)"
 if [ "$BUILT" = ok ] || [ -x "$ROOT/searchsync" ]; then
+    # the admin API: a token made once, a port that stays the same across runs
+    [ -s "$DEMO_DIR/admin.token" ] || { od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >"$DEMO_DIR/admin.token"; chmod 600 "$DEMO_DIR/admin.token"; }
+    [ -s "$DEMO_DIR/admin.port" ] || { . "$H/common.sh"; h_free_port >"$DEMO_DIR/admin.port"; }
+    ADMIN_URL="http://127.0.0.1:$(cat "$DEMO_DIR/admin.port")"
     cat >"$DEMO_DIR/searchsync.ini" <<EOF
 # written by scripts/demo.sh
 [source]
@@ -104,6 +108,9 @@ database = searchsync
 urls = $SEARCH_URL
 [delivery]
 flush_interval_ms = 200
+[admin]
+listen = 127.0.0.1:$(cat "$DEMO_DIR/admin.port")
+token = $(cat "$DEMO_DIR/admin.token")
 [log]
 level = info
 EOF
@@ -149,7 +156,9 @@ Stop        bash scripts/demo.sh stop
 
 searchsync  $DAEMON
 Status      $ROOT/searchsync status --config $DEMO_DIR/searchsync.ini
-            (the admin UI is not in this build yet)
+Admin API   ${ADMIN_URL:-not started}  (the web UI is not in this build yet; token in $DEMO_DIR/admin.token)
+            curl -s -H "Authorization: Bearer \$(cat $DEMO_DIR/admin.token)" ${ADMIN_URL:-}/api/v1/status
+            reindex: curl -s -XPOST -H "Authorization: Bearer \$(cat $DEMO_DIR/admin.token)" ${ADMIN_URL:-}/api/v1/indices/products/reindex
 Sample search: products with the most common tag that have a red SKU, with their tags
 $(tag="$(mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -uroot -N -B -e 'SELECT t.name FROM shop.product_tags pt JOIN shop.tags t ON t.id = pt.tag_id GROUP BY t.name ORDER BY COUNT(*) DESC LIMIT 1' 2>/dev/null)"
   q="{\"size\":3,\"_source\":[\"id\",\"name\",\"price\",\"tags.tag.name\"],\"query\":{\"bool\":{\"must\":[{\"nested\":{\"path\":\"tags\",\"query\":{\"term\":{\"tags.tag.name\":\"$tag\"}}}},{\"nested\":{\"path\":\"skus\",\"query\":{\"term\":{\"skus.color\":\"red\"}},\"inner_hits\":{\"_source\":[\"skus.sku_code\",\"skus.color\",\"skus.size\",\"skus.price\"]}}}]}}}"
