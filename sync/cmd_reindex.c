@@ -220,7 +220,7 @@ int cmd_reindex(int argc, char **argv) {
         return rc;
     }
     if (reset) {
-        int r = reindex_reset(&e.cfg, e.k, e.meta, alias, e.err, sizeof e.err);
+        int r = reindex_reset(&e.cfg, e.k, e.meta, alias, "reindex --reset", e.err, sizeof e.err);
         if (r == REINDEX_OK) printf("%s: the build was cancelled and its index deleted\n", alias);
         else fprintf(stderr, "searchsync reindex: %s\n", e.err);
         rc = exit_of(r);

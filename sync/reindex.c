@@ -487,7 +487,7 @@ out:
 }
 
 int reindex_reset(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
-                  const char *alias, char *err, size_t errlen) {
+                  const char *alias, const char *by, char *err, size_t errlen) {
     char *row[5];
     int rc = index_id_of(meta, cfg->source.name, alias, row, err, errlen);
     if (rc != REINDEX_OK) return rc;
@@ -499,7 +499,7 @@ int reindex_reset(const struct ss_config *cfg, struct search_conn *k, MYSQL *met
         return REINDEX_REFUSED;
     }
     unsigned v = (unsigned)strtoul(row[3], NULL, 10);
-    rc = undo_build(cfg, k, meta, alias, row[0], v, "cancelled", "reindex --reset", err, errlen);
+    rc = undo_build(cfg, k, meta, alias, row[0], v, "cancelled", by, err, errlen);
     if (rc == REINDEX_OK) log_info("reindex", "%s: build of version %u cancelled", alias, v);
     free_row(row, 5);
     return rc;

@@ -63,9 +63,10 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
                     const struct reindex_request *req, unsigned *version, char *err,
                     size_t errlen);
 /* Cancel a build in state changing: jobs removed, <alias>_vN deleted, the
- * previous state back. REINDEX_REFUSED when nothing is being built. */
+ * previous state back; `by` (e.g. "reindex --reset") goes to the sync log.
+ * REINDEX_REFUSED when nothing is being built. */
 int reindex_reset(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
-                  const char *alias, char *err, size_t errlen);
+                  const char *alias, const char *by, char *err, size_t errlen);
 /* Delete every version of the index config (and so its alias); only from
  * available or unavailable. The config stays, unavailable. */
 int reindex_delete_all(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,

@@ -390,7 +390,7 @@ static void h_reindex_reset(const struct api_ctx *ctx, const char *alias, struct
     if (index_row(ctx, &c, alias, &ix, r) < 0) goto out;
     if (!need_engine(ctx, &c, r)) goto out;
     char *building = xstrdup(STMT_CELL(&ix, 0, 3) ? STMT_CELL(&ix, 0, 3) : "0");
-    int rc = reindex_reset(ctx->cfg, c.k, c.meta, alias, err, sizeof err);
+    int rc = reindex_reset(ctx->cfg, c.k, c.meta, alias, "admin API reset", err, sizeof err);
     if (rc != REINDEX_OK) {
         api_error(r, status_of(rc), err,
                   rc == REINDEX_REFUSED ? "only a build in state changing can be cancelled"
