@@ -17,6 +17,8 @@
 #   parent/child  every review and reply after a reindex, with its parent
 #   resync        rows changed without the binlog, rebuilt by id
 #   delete-all    every version gone, the config unavailable
+#   examined      rows the server reads (handler counters) for 1 and for 4
+#                 range buckets: the same, a small multiple of the tables' rows
 # Sizes: REINDEX_PRODUCTS (default 3000; check-long's long_reindex uses 500k).
 # REINDEX_ORACLE=0 skips the document-by-document comparison (for quick manual
 # runs), keeping the counts, nested sums and per-product name/price checks.
@@ -248,6 +250,19 @@ st=0; "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" brands --delete-all >
 assert_eq 0 "$st" "--delete-all: $(cat "$TEST_TMP/del.out")"
 assert_true "brands_v1 gone" bash -c "! curl -sf '$SEARCH_URL/brands_v1' -o /dev/null"
 assert_eq "unavailable 0" "$(meta_q "SELECT state, current_version FROM index_configs WHERE alias = 'brands'" | tr '\t' ' ')" "delete-all: unavailable"
+
+# ---- rows examined: range buckets read each row once, however many buckets
+handler_reads() { mysql_q "SELECT SUM(VARIABLE_VALUE) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN ('HANDLER_READ_FIRST', 'HANDLER_READ_KEY', 'HANDLER_READ_NEXT', 'HANDLER_READ_RND_NEXT')"; }
+declare -A examined
+for b in 1 4; do
+    h0="$(handler_reads)"
+    "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products --buckets "$b" >"$TEST_TMP/rb$b.out" 2>&1 || fail "reindex --buckets $b: $(cat "$TEST_TMP/rb$b.out")"
+    examined[$b]=$(( $(handler_reads) - h0 ))
+done
+rows_all="$(mysql_q 'SELECT (SELECT COUNT(*) FROM shop.products) + (SELECT COUNT(*) FROM shop.skus) + (SELECT COUNT(*) FROM shop.sku_barcodes) + (SELECT COUNT(*) FROM shop.product_tags) + (SELECT COUNT(*) FROM shop.reviews) + (SELECT COUNT(*) FROM shop.review_replies)')"
+log "rows read by the server (handler reads) for a reindex: ${examined[1]} with 1 bucket, ${examined[4]} with 4; the tables hold $rows_all rows"
+assert_true "4 range buckets read no more rows than 1 bucket (+15%)" test "${examined[4]}" -le $(( examined[1] * 115 / 100 + 1000 ))
+assert_true "a reindex reads each row a few times at most, not once per bucket or page" test "${examined[4]}" -le $(( rows_all * 4 ))
 
 kill -TERM "$DAEMON"; wait "$DAEMON" || true
 assert_eq "" "$(grep -E 'ERROR' "$TEST_TMP/run.log" | grep -v 'failed and was rolled back' || true)" "no other errors in the daemon log"
