@@ -32,6 +32,7 @@ Exit 0 when nothing differs, 1 otherwise; the last line is always the summary.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,6 +83,9 @@ def main():
         shutil.rmtree(tmpdir, ignore_errors=True)
 
 
+ID_AT_START = re.compile(r'\{\s*"id"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
 def sorted_by_id(paths, tmpdir, name):
     """The documents of paths (comma-separated NDJSON files) as (id, path,
     line number, line), sorted by id: each line is keyed by its id in a
@@ -94,7 +98,8 @@ def sorted_by_id(paths, tmpdir, name):
                 for n, line in enumerate(f, 1):
                     if not line.strip():
                         continue
-                    i = json.loads(line)['id']
+                    m = ID_AT_START.match(line)  # both producers write the id first
+                    i = json.loads(m.group(1)) if m else json.loads(line)['id']
                     k = json.dumps(i, ensure_ascii=False)
                     out.write('%s\t%s\t%d\t%s' % (k.replace('\t', ' '), path, n,
                                                  line if line.endswith('\n') else line + '\n'))
