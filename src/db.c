@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "log.h"
 #include "sbuf.h"
@@ -50,6 +51,9 @@ MYSQL *db_connect(const db_params *p, char *err, size_t errlen) {
     mysql_options(m, MYSQL_OPT_RECONNECT, &off);
     mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
     mysql_options(m, MYSQL_INIT_COMMAND, "SET time_zone = '+00:00'");
+    if (p->role && !strcmp(p->role, "source")) /* db_snapshot_begin() needs it */
+        mysql_options(m, MYSQL_INIT_COMMAND,
+                      "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
     const char *host = p->socket && *p->socket ? "localhost" : (p->host ? p->host : "127.0.0.1");
     if (!mysql_real_connect(m, host, p->user, p->password ? p->password : "", p->database,
                             (unsigned)p->port, p->socket && *p->socket ? p->socket : NULL,
@@ -109,6 +113,44 @@ long long db_exec_rows(MYSQL *m, const char *sql, char *err, size_t errlen) {
         if (r) mysql_free_result(r);
     } while (mysql_next_result(m) == 0);
     return n;
+}
+
+int db_snapshot_begin(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
+                      size_t errlen) {
+    /* source connections are REPEATABLE READ (db_connect), so the snapshot
+     * holds for every query until db_snapshot_end() */
+    if (db_exec(m, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err, errlen) < 0) return -1;
+    const char *q = "SHOW STATUS LIKE 'binlog_snapshot_%'";
+    if (mysql_query(m, q) != 0) {
+        errf(err, errlen, "query failed: %s (%u): %s", mysql_error(m), mysql_errno(m), q);
+        return -1;
+    }
+    MYSQL_RES *r = mysql_store_result(m);
+    if (!r) {
+        errf(err, errlen, "query failed: %s (%u): %s", mysql_error(m), mysql_errno(m), q);
+        return -1;
+    }
+    bool have_file = false, have_pos = false;
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(r))) {
+        if (!row[0] || !row[1]) continue;
+        if (!strcasecmp(row[0], "Binlog_snapshot_file") && row[1][0]) {
+            snprintf(file, filelen, "%s", row[1]);
+            have_file = true;
+        } else if (!strcasecmp(row[0], "Binlog_snapshot_position")) {
+            *pos = strtoull(row[1], NULL, 10);
+            have_pos = true;
+        }
+    }
+    mysql_free_result(r);
+    return have_file && have_pos ? 1 : 0;
+}
+
+void db_snapshot_end(MYSQL *m) {
+    if (mysql_query(m, "COMMIT") == 0) {
+        MYSQL_RES *r = mysql_store_result(m);
+        if (r) mysql_free_result(r);
+    }
 }
 
 char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen) {

@@ -38,6 +38,17 @@ int db_exec(MYSQL *m, const char *sql, char *err, size_t errlen);
 long long db_exec_rows(MYSQL *m, const char *sql, char *err, size_t errlen);
 /* First column of the first row as text, or NULL (caller frees). */
 char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen);
+/* A read snapshot and the binlog position it matches: until db_snapshot_end()
+ * every query on m sees exactly the transactions committed up to (file, pos)
+ * and none after. MariaDB (and Percona Server) report that position for
+ * START TRANSACTION WITH CONSISTENT SNAPSHOT (Binlog_snapshot_file/_position);
+ * SHOW MASTER STATUS cannot stand in for it, because a transaction is in the
+ * binlog a moment before its rows are visible. m must be a source connection
+ * (db_connect makes those REPEATABLE READ). 1 the position is in file/pos,
+ * 0 the server does not report one (the snapshot is still open), -1 error. */
+int db_snapshot_begin(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
+                      size_t errlen);
+void db_snapshot_end(MYSQL *m); /* COMMIT; a broken connection shows at the next query */
 /* Append a quoted, escaped string literal to sql (for identifiers use db_ident). */
 struct sbuf;
 void db_quote(MYSQL *m, struct sbuf *sql, const char *s, size_t n);

@@ -143,6 +143,7 @@ struct daemon {
     size_t nmissing, capmissing;
     bl_commit last_commit;  /* the newest transaction handed to delivery */
     bool have_last;
+    int snap; /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
     char start_pos[600];    /* where the reader started ("" = unknown) */
     struct build *builds;   /* reindexes running */
     size_t nbuilds;
@@ -805,6 +806,7 @@ static int area_resolve(struct daemon *dm, struct area_op *ops, size_t n, struct
 static int submit_areas(struct daemon *dm, const struct strset *full, const bl_commit *cm);
 
 static uint64_t txn_version(struct daemon *dm, const struct mp_index *ix, const bl_commit *cm);
+static int on_commit_read(struct daemon *dm, const bl_commit *cm);
 
 static int submit_areas(struct daemon *dm, const struct strset *full, const bl_commit *cm) {
     size_t n = 0;
@@ -1088,10 +1090,74 @@ static int rebuild_missing(struct daemon *dm, const bl_commit *cm) {
     return rc;
 }
 
+static unsigned long file_seq(const char *file) {
+    const char *dot = strrchr(file, '.');
+    return dot ? strtoul(dot + 1, NULL, 10) : 0;
+}
+
+/* Open a read snapshot of the source that holds this transaction. A
+ * transaction reaches the binlog (and so this reader) a moment before its
+ * rows are visible to other sessions; a document re-read in that moment
+ * would carry the transaction's version with the rows from before it, and
+ * win over nothing later. So the documents are read in a snapshot whose
+ * binlog position (MariaDB's Binlog_snapshot_position) is at or past the
+ * transaction's end, taken again until it is. Without such a server
+ * (MySQL), reads go on outside a snapshot, as they would anyway. 0 ok,
+ * -1 error (dm->err). */
+static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
+    if (dm->snap == 0) return 0;
+    unsigned long want_file = file_seq(cm->end.file);
+    for (int tries = 0;; tries++) {
+        char file[BL_FILE_MAX];
+        unsigned long long pos = 0;
+        int s = db_snapshot_begin(dm->src, file, sizeof file, &pos, dm->err, sizeof dm->err);
+        if (s < 0) return -1;
+        if (s == 0) {
+            db_snapshot_end(dm->src);
+            dm->snap = 0;
+            log_warn("run", "the source does not report the binlog position of a consistent "
+                     "snapshot (Binlog_snapshot_position: MariaDB and Percona Server do); "
+                     "documents are re-read without waiting for their transaction to be visible");
+            return 0;
+        }
+        dm->snap = 1;
+        unsigned long have_file = file_seq(file);
+        if (have_file > want_file || (have_file == want_file && pos >= cm->end.pos)) return 0;
+        if (tries == 5000) { /* about 5 s: not a commit in progress */
+            log_warn("run", "the source's snapshot is at %s:%llu, behind the transaction read "
+                     "from its binlog (%s:%llu) after 5 s; reading it anyway (is [source] the "
+                     "server whose binlog is read?)", file, pos, cm->end.file,
+                     (unsigned long long)cm->end.pos);
+            return 0;
+        }
+        db_snapshot_end(dm->src);
+        struct timespec ts = {0, tries < 20 ? 100000 : 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static int on_commit(void *ctx, const bl_commit *cm) {
     struct daemon *dm = ctx;
-    int rc = 0;
     if (db_ensure(&dm->src, &dm->srcp, dm->err, sizeof dm->err) < 0) return -1;
+    if (read_snapshot_begin(dm, cm) < 0) return -1;
+    int rc = on_commit_read(dm, cm);
+    if (dm->snap == 1) db_snapshot_end(dm->src);
+    if (rc != 0) return -1;
+    char pos[BL_FILE_MAX + 64];
+    snprintf(pos, sizeof pos, "%s:%llu", cm->end.file, (unsigned long long)cm->end.pos);
+    dm->last_txn = deliver_txn_end(dm->d, pos);
+    dm->txns++;
+    dm->in_txn = false;
+    dm->copies_may_move = false;
+    dm->last_commit = *cm;
+    dm->last_commit.gtid_executed = NULL;
+    dm->have_last = true;
+    return maybe_reload(dm);
+}
+
+/* on_commit's reads and submits, inside the transaction's read snapshot */
+static int on_commit_read(struct daemon *dm, const bl_commit *cm) {
+    int rc = 0;
     if (dm->snaps.len && (db_ensure(&dm->meta, &dm->metap, dm->err, sizeof dm->err) < 0 ||
                           write_snapshots(dm) < 0))
         return -1;
@@ -1142,17 +1208,7 @@ static int on_commit(void *ctx, const bl_commit *cm) {
     free_aops(dm);
     free_rdocs(dm);
     if (rc == 0 && has_missing(dm)) rc = rebuild_missing(dm, cm);
-    if (rc != 0) return -1;
-    char pos[BL_FILE_MAX + 64];
-    snprintf(pos, sizeof pos, "%s:%llu", cm->end.file, (unsigned long long)cm->end.pos);
-    dm->last_txn = deliver_txn_end(dm->d, pos);
-    dm->txns++;
-    dm->in_txn = false;
-    dm->copies_may_move = false;
-    dm->last_commit = *cm;
-    dm->last_commit.gtid_executed = NULL;
-    dm->have_last = true;
-    return maybe_reload(dm);
+    return rc;
 }
 
 static int on_heartbeat(void *ctx, const bl_pos *at) {
@@ -1362,6 +1418,7 @@ int cmd_run(int argc, char **argv) {
     struct ss_config cfg;
     struct daemon dm;
     memset(&dm, 0, sizeof dm);
+    dm.snap = -1;
     pthread_mutex_init(&dm.miss_mu, NULL);
     if (config_load(&cfg, path, dm.err, sizeof dm.err) < 0) {
         fprintf(stderr, "searchsync: %s\n", dm.err);
