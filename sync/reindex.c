@@ -594,7 +594,7 @@ struct worker {
     pthread_t th;
     MYSQL *src, *meta;
     struct deliver *d;
-    struct job *job;             /* the job it runs now */
+    _Atomic(struct job *) job;   /* the job it runs now (read by delivery's helpers) */
     _Atomic unsigned long long rejected; /* of the current job */
     struct page next;            /* read and built, waiting for the page before it */
     int snap;                    /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
@@ -630,6 +630,7 @@ static void runner_fail(struct reindex_runner *r, struct worker *w, const char *
 static int reindex_dead_letter(void *ud, const struct dead_letter *dl) {
     struct worker *w = ud;
     struct reindex_runner *r = w->r;
+    struct job *job = w->job; /* the page in flight belongs to it (settled before it changes) */
     char err[512];
     sbuf q = SBUF_INIT;
     pthread_mutex_lock(&r->errmu);
@@ -637,7 +638,7 @@ static int reindex_dead_letter(void *ud, const struct dead_letter *dl) {
     if (rc == 0) {
         sbuf_printf(&q, "INSERT INTO job_errors (job_id, run_id, business_id, error_text) SELECT "
                         "%llu, id, ",
-                    w->job ? w->job->id : 0ULL);
+                    job ? job->id : 0ULL);
         sq(r->errdb, &q, dl->doc_id);
         sbuf_adds(&q, ", ");
         sq(r->errdb, &q, dl->error ? dl->error : "");
