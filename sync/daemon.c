@@ -144,6 +144,7 @@ struct daemon {
     bl_commit last_commit;  /* the newest transaction handed to delivery */
     bool have_last;
     int snap; /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
+    bool in_snap; /* a read snapshot is open on src (read_snapshot_begin) */
     char start_pos[600];    /* where the reader started ("" = unknown) */
     struct build *builds;   /* reindexes running */
     size_t nbuilds;
@@ -1106,6 +1107,10 @@ static unsigned long file_seq(const char *file) {
  * -1 error (dm->err). */
 static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
     if (dm->snap == 0) return 0;
+    if (!router_pending(dm->router) && !has_missing(dm)) {
+        dm->in_snap = false; /* nothing to read (row images only, or nothing) */
+        return 0;
+    }
     unsigned long want_file = file_seq(cm->end.file);
     for (int tries = 0;; tries++) {
         char file[BL_FILE_MAX];
@@ -1115,12 +1120,14 @@ static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
         if (s == 0) {
             db_snapshot_end(dm->src);
             dm->snap = 0;
+            dm->in_snap = false;
             log_warn("run", "the source does not report the binlog position of a consistent "
                      "snapshot (Binlog_snapshot_position: MariaDB and Percona Server do); "
                      "documents are re-read without waiting for their transaction to be visible");
             return 0;
         }
         dm->snap = 1;
+        dm->in_snap = true;
         unsigned long have_file = file_seq(file);
         if (have_file > want_file || (have_file == want_file && pos >= cm->end.pos)) return 0;
         if (tries == 5000) { /* about 5 s: not a commit in progress */
@@ -1131,6 +1138,7 @@ static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
             return 0;
         }
         db_snapshot_end(dm->src);
+        dm->in_snap = false;
         struct timespec ts = {0, tries < 20 ? 100000 : 1000000};
         nanosleep(&ts, NULL);
     }
@@ -1141,7 +1149,8 @@ static int on_commit(void *ctx, const bl_commit *cm) {
     if (db_ensure(&dm->src, &dm->srcp, dm->err, sizeof dm->err) < 0) return -1;
     if (read_snapshot_begin(dm, cm) < 0) return -1;
     int rc = on_commit_read(dm, cm);
-    if (dm->snap == 1) db_snapshot_end(dm->src);
+    if (dm->in_snap) db_snapshot_end(dm->src);
+    dm->in_snap = false;
     if (rc != 0) return -1;
     char pos[BL_FILE_MAX + 64];
     snprintf(pos, sizeof pos, "%s:%llu", cm->end.file, (unsigned long long)cm->end.pos);

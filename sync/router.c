@@ -380,6 +380,12 @@ static struct target *target_of(struct router *r, size_t index, size_t doctable)
     return NULL;
 }
 
+bool router_pending(const struct router *r) {
+    for (size_t i = 0; i < r->nnodes; i++)
+        if (r->nodes[i].seeds.n) return true;
+    return false;
+}
+
 int router_flush(struct router *r, MYSQL *src, router_emit_fn emit, void *ctx, char *err,
                  size_t errlen) {
     int rc = 0;

@@ -81,6 +81,8 @@ int router_add(struct router *r, const char *db, const char *table, router_value
  * document once; then forget the seeds. -1 with err on a query failure. */
 int router_flush(struct router *r, struct st_mysql *src, router_emit_fn emit, void *ctx,
                  char *err, size_t errlen);
+/* Whether router_flush has anything to resolve (and so anything to read). */
+bool router_pending(const struct router *r);
 /* Statistics: queries run by router_flush so far. */
 unsigned long router_queries(const struct router *r);
 
