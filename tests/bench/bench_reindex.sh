@@ -7,14 +7,17 @@
 # their reviews and replies as child documents in the same index):
 #   1. `searchsync run` starts on the filled database: its first sync is a
 #      reindex (v1; it also warms the engine up)
-#   2. `searchsync reindex` of the same index while the daemon runs (v2):
-#      documents/s from the run's own bookkeeping (reindex_runs), the
-#      daemon's CPU seconds and peak RSS (VmHWM) over the whole run
-#   3. the baseline: the same documents, built beforehand by
-#      tests/tools/docbuild_dump into NDJSON bulk files, posted by BENCH_PAR
-#      (default 4) curl processes with keep-alive into an index with the same
-#      body and the same build settings (no refresh, no replicas)
-# Prints docs/s of both, the ratio (target >= 90%), CPU and memory.
+#   2. BENCH_ROUNDS rounds (default 3), the order swapped every round, of
+#      - `searchsync reindex` of the same index while the daemon runs (v2,
+#        v3, ...): documents/s from the run's own bookkeeping (reindex_runs),
+#        CPU seconds of the daemon, MariaDB and the engine
+#      - the baseline: the same documents, built beforehand by
+#        tests/tools/docbuild_dump into NDJSON bulk files, posted by
+#        BENCH_PAR (default 4) curl processes with keep-alive into an index
+#        with the same body and the same build settings (no refresh, no
+#        replicas)
+# Prints docs/s of both, each round's ratio and their median (target >= 90%),
+# CPU, and the daemon's peak RSS (VmHWM) over all rounds.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 SEARCHSYNC_SRCDIR="${SEARCHSYNC_SRCDIR:-$(cd "$here/../.." && pwd)}"
@@ -44,6 +47,50 @@ engine_cpu() { # all processes of the engine's process group
     for p in $(ps -o pid= -g "$pg"); do cpu_of "$p" 2>/dev/null; echo; done | awk '{s += $1} END {printf "%.2f", s}'
 }
 dcpu() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", b - a}'; }
+
+ROUNDS="${BENCH_ROUNDS:-3}"
+v=1
+# one reindex of $A by the running daemon: sets rate (docs/s from the run's
+# own bookkeeping) and prints CPU
+reindex_once() {
+    local c0 m0 e0 t0 t1 c1 m1 e1 docs secs
+    c0="$(cpu_of "$DAEMON")"; m0="$(cpu_of "$MYSQL_PID")"; e0="$(engine_cpu)"
+    t0=$(date +%s.%N)
+    "$BIN" reindex --config "$tmp/c.ini" "$A" >"$tmp/reindex.out" 2>&1 || { cat "$tmp/reindex.out"; exit 1; }
+    t1=$(date +%s.%N)
+    c1="$(cpu_of "$DAEMON")"; m1="$(cpu_of "$MYSQL_PID")"; e1="$(engine_cpu)"
+    v=$((v + 1))
+    read -r docs secs <<<"$(q "$meta" -e "SELECT docs_written, TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 FROM reindex_runs WHERE version = $v")"
+    rate=$(awk -v d="$docs" -v s="$secs" 'BEGIN {printf "%.0f", d / s}')
+    echo "    searchsync reindex (v$v): $docs documents in $secs s = $rate docs/s (command: $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') s);" \
+         "CPU s: daemon $(dcpu "$c0" "$c1"), MariaDB $(dcpu "$m0" "$m1"), engine $(dcpu "$e0" "$e1")"
+}
+# the same documents posted by PAR curls into an index with the same body
+# and build settings: sets base
+plain_once() {
+    local pids=() m0 e0 t0 t1 m1 e1 cnt chunks w i args
+    curl -s -XPUT "$SEARCH_URL/${P}_plain" -H 'Content-Type: application/json' --data-binary "@$tmp/body.json" >/dev/null
+    curl -s -XPUT "$SEARCH_URL/${P}_plain/_settings" -H 'Content-Type: application/json' \
+        -d '{"index":{"refresh_interval":"-1","number_of_replicas":0}}' >/dev/null
+    m0="$(cpu_of "$MYSQL_PID")"; e0="$(engine_cpu)"
+    t0=$(date +%s.%N)
+    chunks=("$tmp"/chunk-*)
+    for ((w = 0; w < PAR; w++)); do
+        args=()
+        for ((i = w; i < ${#chunks[@]}; i += PAR)); do
+            [ ${#args[@]} -gt 0 ] && args+=(--next)
+            args+=(-s -o /dev/null -H 'Content-Type: application/x-ndjson' --data-binary "@${chunks[$i]}" "$SEARCH_URL/${P}_plain/_bulk")
+        done
+        [ ${#args[@]} -gt 0 ] && { curl "${args[@]}" & pids+=($!); }
+    done
+    wait "${pids[@]}"
+    curl -s -XPOST "$SEARCH_URL/${P}_plain/_refresh" >/dev/null
+    t1=$(date +%s.%N)
+    m1="$(cpu_of "$MYSQL_PID")"; e1="$(engine_cpu)"
+    cnt="$(curl -s "$SEARCH_URL/${P}_plain/_count" | jq .count)"
+    base=$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", n / (b - a)}')
+    echo "    baseline, plain curl bulk of the same $n documents ($cnt in the index, $PAR parallel, 500 a request): $base docs/s; CPU s: MariaDB $(dcpu "$m0" "$m1"), engine $(dcpu "$e0" "$e1")"
+}
 
 echo "bench_reindex: sizes $SIZES (demo products), $PAR-way plain bulk baseline, engine $SEARCH_URL"
 for N in $SIZES; do
@@ -86,20 +133,8 @@ INI
     echo
     echo "N = $N products: $rows rows (products, reviews, replies)"
     echo "  first sync (v1, cold engine): $(grep -o 'version 1 live: .*' "$tmp/run.log")"
-    c0="$(cpu_of "$DAEMON")"; m0="$(cpu_of "$MYSQL_PID")"; e0="$(engine_cpu)"
-    t0=$(date +%s.%N)
-    "$BIN" reindex --config "$tmp/c.ini" "$A" >"$tmp/reindex.out" 2>&1 || { cat "$tmp/reindex.out"; exit 1; }
-    t1=$(date +%s.%N)
-    c1="$(cpu_of "$DAEMON")"; m1="$(cpu_of "$MYSQL_PID")"; e1="$(engine_cpu)"
-    read -r docs secs <<<"$(q "$meta" -e "SELECT docs_written, TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 FROM reindex_runs WHERE version = 2")"
-    hwm="$(hwm_of "$DAEMON")"
-    kill -TERM "$DAEMON"; wait "$DAEMON" || true
-    DAEMON=""
-    rate=$(awk -v d="$docs" -v s="$secs" 'BEGIN {printf "%.0f", d / s}')
-    echo "  searchsync reindex (v2): $docs documents in $secs s = $rate docs/s (command: $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') s);" \
-         "CPU s: daemon $(dcpu "$c0" "$c1"), MariaDB $(dcpu "$m0" "$m1"), engine $(dcpu "$e0" "$e1"); daemon peak RSS ${hwm} MB"
-
-    # the baseline: the same documents as bulk files, posted by PAR curls
+    v=1
+    # the baseline's documents: built beforehand by the same builder, as bulk files
     : >"$tmp/docs.ndjson"
     q "$D" -e "SELECT id FROM products ORDER BY id" |
         "$DUMP" --config "$tmp/c.ini" --mapping "$tmp/mapping.json" --index "$A" - >>"$tmp/docs.ndjson" 2>"$tmp/dump.err" || { cat "$tmp/dump.err"; exit 1; }
@@ -113,35 +148,29 @@ INI
     rm -f "$tmp"/chunk-*
     split -l 1000 -d -a 6 "$tmp/bulk.ndjson" "$tmp/chunk-" # 500 documents a request
     "$BIN" mapping body --config "$tmp/c.ini" "$A" >"$tmp/body.json" 2>/dev/null
-    curl -s -XPUT "$SEARCH_URL/${P}_plain" -H 'Content-Type: application/json' --data-binary "@$tmp/body.json" >/dev/null
-    curl -s -XPUT "$SEARCH_URL/${P}_plain/_settings" -H 'Content-Type: application/json' \
-        -d '{"index":{"refresh_interval":"-1","number_of_replicas":0}}' >/dev/null
-    pids=()
-    m0="$(cpu_of "$MYSQL_PID")"; e0="$(engine_cpu)"
-    t0=$(date +%s.%N)
-    chunks=("$tmp"/chunk-*)
-    for ((w = 0; w < PAR; w++)); do
-        args=()
-        for ((i = w; i < ${#chunks[@]}; i += PAR)); do
-            [ ${#args[@]} -gt 0 ] && args+=(--next)
-            args+=(-s -o /dev/null -H 'Content-Type: application/x-ndjson' --data-binary "@${chunks[$i]}" "$SEARCH_URL/${P}_plain/_bulk")
+
+    # rounds: searchsync reindex (v2, v3, ...) and the plain load, the order
+    # swapped every round; the figure is the median of the rounds' ratios
+    : >"$tmp/ratios"
+    for round in $(seq 1 "$ROUNDS"); do
+        echo "  round $round"
+        if [ $((round % 2)) = 1 ]; then reindex_once; plain_once; else plain_once; reindex_once; fi
+        for ix in "${A}_v$v" "${P}_plain"; do
+            curl -s "$SEARCH_URL/$ix/_stats" | jq -r --arg ix "$ix" '._all.primaries as $p |
+                "    engine work on \($ix): \($p.indexing.index_total) docs indexed in \($p.indexing.index_time_in_millis) ms, " +
+                "\($p.refresh.total) refreshes, merges \($p.merges.total_time_in_millis) ms, \($p.segments.count) segments"'
         done
-        [ ${#args[@]} -gt 0 ] && { curl "${args[@]}" & pids+=($!); }
+        ratio=$(awk -v a="$rate" -v b="$base" 'BEGIN {printf "%.1f", 100 * a / b}')
+        echo "    ratio: searchsync reindex = $ratio% of the plain load"
+        echo "$ratio" >>"$tmp/ratios"
+        curl -s -XDELETE "$SEARCH_URL/${P}_plain" >/dev/null
     done
-    wait "${pids[@]}"
-    curl -s -XPOST "$SEARCH_URL/${P}_plain/_refresh" >/dev/null
-    t1=$(date +%s.%N)
-    m1="$(cpu_of "$MYSQL_PID")"; e1="$(engine_cpu)"
-    cnt="$(curl -s "$SEARCH_URL/${P}_plain/_count" | jq .count)"
-    base=$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", n / (b - a)}')
-    echo "  baseline, plain curl bulk of the same $n documents ($cnt in the index, $PAR parallel, 500 a request): $base docs/s; CPU s: MariaDB $(dcpu "$m0" "$m1"), engine $(dcpu "$e0" "$e1")"
-    for ix in "${A}_v2" "${P}_plain"; do
-        curl -s "$SEARCH_URL/$ix/_stats" | jq -r --arg ix "$ix" '._all.primaries as $p |
-            "  engine work on \($ix): index \($p.indexing.index_total) docs in \($p.indexing.index_time_in_millis) ms, " +
-            "\($p.refresh.total) refreshes, \($p.flush.total) flushes, merges \($p.merges.total_time_in_millis) ms, " +
-            "\($p.segments.count) segments, bulk requests \($p.bulk.total_operations // "?")"'
-    done
-    echo "  ratio: searchsync reindex = $(awk -v a="$rate" -v b="$base" 'BEGIN {printf "%.0f", 100 * a / b}')% of the plain load"
-    curl -s -XDELETE "$SEARCH_URL/${P}_plain,${A}_v*" >/dev/null
+    sort -n "$tmp/ratios" | awk -v n="$N" '{v[NR] = $1} END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
+        printf "  N = %d: median ratio over %d rounds: %.1f%% (range %.1f-%.1f%%)\n", n, NR, m, v[1], v[NR] }'
+    hwm="$(hwm_of "$DAEMON")"
+    echo "  daemon peak RSS over all rounds: ${hwm} MB"
+    kill -TERM "$DAEMON"; wait "$DAEMON" || true
+    DAEMON=""
+    curl -s -XDELETE "$SEARCH_URL/${A}_v*" >/dev/null
     q -e "DROP DATABASE \`$D\`; DROP DATABASE \`$meta\`"
 done
