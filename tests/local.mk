@@ -7,7 +7,7 @@ EXTRA_DIST += tests/cli tests/integration tests/harness tests/bench tests/fixtur
 CHECK_LONG_TARGETS =
 check-long: all $(check_PROGRAMS) $(CHECK_LONG_TARGETS)
 	SEARCHSYNC_LONG=1 SEARCHSYNC_BIN=$(abs_top_builddir)/searchsync \
-	  SUITE_TEST_TIMEOUT=$${SUITE_TEST_TIMEOUT:-3600} \
+	  SUITE_TEST_TIMEOUT=$${SUITE_TEST_TIMEOUT:-5400} \
 	  SEARCHSYNC_SRCDIR=$(abs_top_srcdir) bash $(srcdir)/tests/integration/suite.sh --long
 
 # benchmarks; figures go to docs/benchmarks.md
