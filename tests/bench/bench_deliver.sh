@@ -6,11 +6,9 @@
 #
 # Prints docs/s for each, the ratio, and CPU seconds of searchsync's delivery
 # (the driver process: user+sys) against the engine's CPU seconds in the same
-# interval. BENCH_ROUNDS rounds (default 5) of the baseline and searchsync
-# (no gzip, the default; BENCH_GZIP=1 adds a gzip run), the order swapped
-# every round; round 1 warms the JVM up, and the figure is the median of the
-# other rounds' ratios. searchsync's CPU includes the driver generating the
-# documents.
+# interval, for the baseline and searchsync (no gzip, the default;
+# BENCH_GZIP=1 adds a gzip run) in warm-up rounds and then pairs of rounds
+# (see below). searchsync's CPU includes the driver generating the documents.
 # Knobs: BENCH_DOCS (default 200000), BENCH_PAR (default 4), BENCH_BATCH (500).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -83,15 +81,20 @@ run_one() { # name kind
     curl -s -XDELETE "$SEARCH_URL/$idx" >/dev/null
 }
 
-# rounds alternate which side goes first (drift of the engine's JIT, merges
-# and page cache then falls on both); round 1 warms up and is not counted;
-# the figure is the median of the other rounds' ratios
-ROUNDS="${BENCH_ROUNDS:-5}"
+# The engine keeps getting faster for a while (JIT, caches): BENCH_WARMUP
+# rounds (default 2) are run and not counted; then BENCH_PAIRS pairs of
+# rounds (default 3), one with the baseline first and one with searchsync
+# first. A pair's ratio is the geometric mean of its two rounds' ratios, which
+# cancels a steady drift between the first and the second run of a round;
+# the figure is the median of the pairs' ratios.
+WARMUP="${BENCH_WARMUP:-2}"
+PAIRS="${BENCH_PAIRS:-3}"
 : >"$tmp/ratios"
-for round in $(seq 1 "$ROUNDS"); do
+round=0
+for phase in $(seq 1 $((WARMUP + 2 * PAIRS))); do
     : >"$tmp/results"
-    echo "round $round"
-    if [ $((round % 2)) = 1 ]; then
+    if [ "$phase" -le "$WARMUP" ]; then echo "warm-up round $phase (not counted)"; else round=$((round + 1)); echo "round $round"; fi
+    if [ $((phase % 2)) = 1 ]; then
         run_one "plain-curl-bulk" base
         run_one "searchsync-nogzip" nogz
     else
@@ -103,11 +106,11 @@ for round in $(seq 1 "$ROUNDS"); do
     for k in nogzip ${BENCH_GZIP:+gzip}; do
         r="$(awk -v k="searchsync-$k" '$1 == k {print $2}' "$tmp/results")"
         awk -v r="$r" -v b="$base_rate" -v k="$k" 'BEGIN { printf "  ratio searchsync-%s / plain = %.1f%%\n", k, 100 * r / b }'
-        [ "$round" -gt 1 ] && awk -v r="$r" -v b="$base_rate" -v k="$k" 'BEGIN { printf "%s %.1f\n", k, 100 * r / b }' >>"$tmp/ratios"
+        [ "$phase" -gt "$WARMUP" ] && awk -v r="$r" -v b="$base_rate" -v k="$k" -v p=$(( (round + 1) / 2 )) 'BEGIN { printf "%s %d %.4f\n", k, p, r / b }' >>"$tmp/ratios"
     done
 done
 for k in nogzip ${BENCH_GZIP:+gzip}; do
-    awk -v k="$k" '$1 == k {print $2}' "$tmp/ratios" | sort -n |
-        awk -v k="$k" '{v[NR] = $1} END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
-                        printf "median ratio searchsync-%s / plain over rounds 2..%d: %.1f%% (range %.1f-%.1f%%)\n", k, NR + 1, m, v[1], v[NR] }'
+    awk -v k="$k" '$1 == k { if ($2 in a) printf "%.1f\n", 100 * sqrt(a[$2] * $3); else a[$2] = $3 }' "$tmp/ratios" | sort -n |
+        awk -v k="$k" '{v[NR] = $1; printf "pair ratio (sorted) %d: %.1f%%\n", NR, $1} END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
+                        printf "median ratio searchsync-%s / plain over %d pairs of rounds: %.1f%% (pairs %.1f-%.1f%%)\n", k, NR, m, v[1], v[NR] }'
 done
