@@ -949,8 +949,17 @@ static int take_batch(struct deliver *d, struct helper *h, struct indexq *q,
     size_t bytes = 0;
     memset(seen, 0, seen_cap * sizeof *seen);
     h->nqs = 0;
+    /* beyond the first queue, a batch takes no more than its share of what
+     * the index has queued, so that the other helpers still find work (one
+     * batch holding every queue would leave one request in flight) */
+    long queued = 0;
+    for (int w = 0; w < d->o.workers; w++)
+        for (struct indexq *o = d->workers[w].qs; o; o = o->next)
+            if (o->fuse == q->fuse && !o->inflight) queued += o->main.n;
+    long share = (queued + d->o.helpers - 1) / d->o.helpers;
     bool more = true;
     for (int k = 0; k <= d->o.workers && more; k++) {
+        if (k > 0 && n >= share) break;
         struct indexq *from = q;
         if (k > 0) { /* the same index in the other workers */
             int w = (d->scan_cursor + k - 1) % d->o.workers;
@@ -1017,6 +1026,7 @@ static void *helper_main(void *arg) {
             continue;
         }
         int n = take_batch(d, h, q, &batch, &cap, seen, seen_cap, now);
+        if (d->main_queued > 0) pthread_cond_signal(&d->work_cv); /* the rest: another helper */
         pthread_mutex_unlock(&d->mu);
 
         /* build and send, outside the lock */
