@@ -173,7 +173,31 @@ char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen) {
 void db_quote(MYSQL *m, sbuf *sql, const char *s, size_t n) {
     sbuf_grow(sql, 2 * n + 3);
     sql->data[sql->len++] = '\'';
-    sql->len += mysql_real_escape_string(m, sql->data + sql->len, s, (unsigned long)n);
+    if (m) {
+        sql->len += mysql_real_escape_string(m, sql->data + sql->len, s, (unsigned long)n);
+    } else {
+        /* no connection (it was lost and is not back yet): escape as the
+         * server would for utf8mb4, which every connection here uses (UTF-8
+         * continuation bytes never equal these ASCII ones) */
+        for (size_t i = 0; i < n; i++) {
+            char c = s[i], e = 0;
+            switch (c) {
+            case '\0': e = '0'; break;
+            case '\n': e = 'n'; break;
+            case '\r': e = 'r'; break;
+            case '\\': e = '\\'; break;
+            case '\'': e = '\''; break;
+            case '"': e = '"'; break;
+            case '\032': e = 'Z'; break;
+            }
+            if (e) {
+                sql->data[sql->len++] = '\\';
+                sql->data[sql->len++] = e;
+            } else {
+                sql->data[sql->len++] = c;
+            }
+        }
+    }
     sql->data[sql->len++] = '\'';
     sql->data[sql->len] = '\0';
 }

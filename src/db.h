@@ -49,7 +49,9 @@ char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen);
 int db_snapshot_begin(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
                       size_t errlen);
 void db_snapshot_end(MYSQL *m); /* COMMIT; a broken connection shows at the next query */
-/* Append a quoted, escaped string literal to sql (for identifiers use db_ident). */
+/* Append a quoted, escaped string literal to sql (for identifiers use db_ident).
+ * m may be NULL (a connection lost and not back yet): the text is escaped as
+ * for utf8mb4, and the statement fails later at db_ensure, not here. */
 struct sbuf;
 void db_quote(MYSQL *m, struct sbuf *sql, const char *s, size_t n);
 void db_ident(struct sbuf *sql, const char *name); /* `name` with ` doubled */

@@ -1319,11 +1319,14 @@ static void drop_leftover(struct daemon *dm, const char *phys) {
 static void poll_builds(struct daemon *dm) {
     sbuf q = SBUF_INIT;
     char err[512];
+    if (db_ensure(&dm->meta, &dm->metap, err, sizeof err) < 0) {
+        log_warn("run", "looking for reindexes: %s", err);
+        return;
+    }
     sbuf_adds(&q, "SELECT alias, state, current_version, building_version FROM index_configs "
                   "WHERE source = ");
     db_quote(dm->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
-    if (db_ensure(&dm->meta, &dm->metap, err, sizeof err) < 0 ||
-        mysql_real_query(dm->meta, q.data, q.len) != 0) {
+    if (mysql_real_query(dm->meta, q.data, q.len) != 0) {
         log_warn("run", "looking for reindexes: %s", dm->meta ? mysql_error(dm->meta) : err);
         sbuf_free(&q);
         return;
