@@ -178,7 +178,9 @@ void db_quote(MYSQL *m, sbuf *sql, const char *s, size_t n) {
     } else {
         /* no connection (it was lost and is not back yet): escape as the
          * server would for utf8mb4, which every connection here uses (UTF-8
-         * continuation bytes never equal these ASCII ones) */
+         * continuation bytes never equal these ASCII ones). libmariadb's
+         * mysql_escape_string() is no substitute: it dereferences a default
+         * charset that is unset before the first connection (segfault). */
         for (size_t i = 0; i < n; i++) {
             char c = s[i], e = 0;
             switch (c) {
