@@ -47,6 +47,12 @@ void jw_keyn(jsonw *w, const char *k, size_t n) {
     w->after_key = true;
 }
 void jw_key(jsonw *w, const char *k) { jw_keyn(w, k, strlen(k)); }
+void jw_key_json(jsonw *w, const char *quoted, size_t n) {
+    before_value(w);
+    sbuf_add(w->out, quoted, n);
+    sbuf_addc(w->out, ':');
+    w->after_key = true;
+}
 
 void jw_strn(jsonw *w, const char *s, size_t n) {
     before_value(w);

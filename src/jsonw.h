@@ -29,6 +29,9 @@ void jw_arr_open(jsonw *w);
 void jw_arr_close(jsonw *w);
 void jw_key(jsonw *w, const char *k);
 void jw_keyn(jsonw *w, const char *k, size_t n);
+/* a key already escaped and quoted (json_escape's output), e.g. one written
+ * for many objects */
+void jw_key_json(jsonw *w, const char *quoted, size_t n);
 void jw_str(jsonw *w, const char *s);
 void jw_strn(jsonw *w, const char *s, size_t n);
 void jw_int(jsonw *w, int64_t v);

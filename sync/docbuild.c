@@ -233,10 +233,99 @@ static void ident(sbuf *sql, const char *name) {
     sbuf_addc(sql, '`');
 }
 
-void docbuild_sql_select(sbuf *sql, MYSQL *m, const char *db, const char *table,
-                         const char *const *cols, size_t ncols, bool distinct, const char *in_col,
-                         const char *const *lits, const bool *numeric, size_t nlits,
-                         const char *where, const char *const *order) {
+/* A canonical integer: what an integer column gives as text ("0", "-5",
+ * "18446744073709551615"; no sign on 0, no leading zeros). */
+static bool canon_int(const char *s, size_t n) {
+    size_t i = n && s[0] == '-' ? 1 : 0;
+    if (i == n || n - i > 20) return false;
+    if (s[i] == '0') return n - i == 1 && i == 0;
+    for (size_t k = i; k < n; k++)
+        if (s[k] < '0' || s[k] > '9') return false;
+    return true;
+}
+
+/* Link values compare as numbers when both are canonical integers, else as
+ * bytes, integers first. For an integer column this is SQL's ORDER BY, so
+ * rows arrive already sorted, and consecutive values can be read as ranges. */
+static int cmp_raw(const char *a, size_t al, const char *b, size_t bl) {
+    bool ai = canon_int(a, al), bi = canon_int(b, bl);
+    if (ai != bi) return ai ? -1 : 1;
+    if (ai) {
+        bool an = a[0] == '-', bn = b[0] == '-';
+        if (an != bn) return an ? -1 : 1;
+        int c = (al > bl) - (al < bl);
+        if (!c) {
+            c = memcmp(a, b, al);
+            c = (c > 0) - (c < 0);
+        }
+        return an ? -c : c;
+    }
+    size_t n = al < bl ? al : bl;
+    int c = memcmp(a, b, n);
+    return c ? c : (al > bl) - (al < bl);
+}
+
+static bool int_value(const char *s, __int128 *v) {
+    size_t n = strlen(s);
+    if (!canon_int(s, n)) return false;
+    bool neg = s[0] == '-';
+    __int128 x = 0;
+    for (size_t i = neg; i < n; i++) x = x * 10 + (s[i] - '0');
+    *v = neg ? -x : x;
+    return true;
+}
+
+/* `col IN (...)`, with each run of DOCBUILD_RUN_MIN or more consecutive
+ * integers (v, v+1, ...) written `col BETWEEN v AND w`: the same rows, and
+ * much less for the server to parse and plan than a literal per value (a
+ * page's child keys are mostly consecutive). Runs are found among
+ * neighbours, so lits should be in cmp_raw order. */
+static void in_list(sbuf *sql, MYSQL *m, const char *col, const char *const *lits,
+                    const bool *numeric, size_t n) {
+    size_t nranges = 0, nsingles = 0;
+    /* pass 0 counts, pass 1 writes the ranges, pass 2 the single values */
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1 && nranges) sbuf_addc(sql, '(');
+        if (pass == 2 && nsingles) {
+            if (nranges) sbuf_adds(sql, " OR ");
+            ident(sql, col);
+            sbuf_adds(sql, " IN (");
+        }
+        size_t written = 0;
+        for (size_t i = 0; i < n;) {
+            size_t j = i + 1;
+            __int128 a, b;
+            if (numeric[i] && int_value(lits[i], &a))
+                while (j < n && numeric[j] && int_value(lits[j], &b) && b == a + (__int128)(j - i))
+                    j++;
+            bool range = j - i >= DOCBUILD_RUN_MIN;
+            if (pass == 0) {
+                if (range) nranges++;
+                else nsingles += j - i;
+            } else if (pass == 1 && range) {
+                if (written++) sbuf_adds(sql, " OR ");
+                ident(sql, col);
+                sbuf_printf(sql, " BETWEEN %s AND %s", lits[i], lits[j - 1]);
+            } else if (pass == 2 && !range) {
+                for (size_t k = i; k < j; k++) {
+                    if (written++) sbuf_addc(sql, ',');
+                    if (numeric[k])
+                        sbuf_adds(sql, lits[k]);
+                    else if (m) /* the connection knows NO_BACKSLASH_ESCAPES */
+                        db_quote(m, sql, lits[k], strlen(lits[k]));
+                    else
+                        docbuild_sql_quote(sql, lits[k], strlen(lits[k]));
+                }
+            }
+            i = j;
+        }
+        if (pass == 2 && nsingles) sbuf_addc(sql, ')');
+    }
+    if (nranges) sbuf_addc(sql, ')');
+}
+
+static void select_from(sbuf *sql, const char *db, const char *table, const char *const *cols,
+                        size_t ncols, bool distinct) {
     sbuf_adds(sql, distinct ? "SELECT DISTINCT " : "SELECT ");
     for (size_t i = 0; i < ncols; i++) {
         if (i) sbuf_addc(sql, ',');
@@ -248,19 +337,9 @@ void docbuild_sql_select(sbuf *sql, MYSQL *m, const char *db, const char *table,
         sbuf_addc(sql, '.');
     }
     ident(sql, table);
-    sbuf_adds(sql, " WHERE ");
-    ident(sql, in_col);
-    sbuf_adds(sql, " IN (");
-    for (size_t i = 0; i < nlits; i++) {
-        if (i) sbuf_addc(sql, ',');
-        if (numeric[i])
-            sbuf_adds(sql, lits[i]);
-        else if (m) /* the connection knows NO_BACKSLASH_ESCAPES */
-            db_quote(m, sql, lits[i], strlen(lits[i]));
-        else
-            docbuild_sql_quote(sql, lits[i], strlen(lits[i]));
-    }
-    sbuf_addc(sql, ')');
+}
+
+static void where_order(sbuf *sql, const char *where, const char *const *order) {
     if (where && *where) {
         sbuf_adds(sql, " AND (");
         sbuf_adds(sql, where);
@@ -275,6 +354,16 @@ void docbuild_sql_select(sbuf *sql, MYSQL *m, const char *db, const char *table,
     }
 }
 
+void docbuild_sql_select(sbuf *sql, MYSQL *m, const char *db, const char *table,
+                         const char *const *cols, size_t ncols, bool distinct, const char *in_col,
+                         const char *const *lits, const bool *numeric, size_t nlits,
+                         const char *where, const char *const *order) {
+    select_from(sql, db, table, cols, ncols, distinct);
+    sbuf_adds(sql, " WHERE ");
+    in_list(sql, m, in_col, lits, numeric, nlits);
+    where_order(sql, where, order);
+}
+
 /* ------------------------------------------------------------------ levels */
 
 struct cell {
@@ -282,6 +371,8 @@ struct cell {
     size_t ro, rl; /* raw text in level.raw */
     signed char raw; /* -1 NULL/none, 0 string, 1 integer */
 };
+
+struct lkey;
 
 struct level {
     const char *db, *table;
@@ -298,7 +389,10 @@ struct level {
     size_t nrows, cap;
     struct cell *cells; /* nrows * nsel */
     sbuf json, raw;
-    size_t *order; /* rows sorted by the link column's raw text */
+    sbuf names;    /* the JSON names of the output columns, then of the relations */
+    size_t *name_at; /* ncols + nrels + 1 offsets into names (a relation without a name: empty) */
+    size_t *order; /* rows sorted by the link column (level_sort) */
+    struct lkey *keys; /* their link values, in that order */
     struct level *sub; /* per relation */
 };
 
@@ -342,6 +436,25 @@ static void level_init(struct level *l, const char *db, const char *table,
         l->rel_col[k] = sel_add(l, rels[k].column, false);
         l->needraw[l->rel_col[k]] = true;
     }
+    /* every row writes the same names: escape them once */
+    sbuf_init(&l->names);
+    l->name_at = xcalloc(ncols + nrels + 1, sizeof *l->name_at);
+    for (size_t i = 0; i < ncols; i++) {
+        l->name_at[i] = l->names.len;
+        json_escape(&l->names, cols[i].name, strlen(cols[i].name));
+    }
+    for (size_t k = 0; k < nrels; k++) {
+        l->name_at[ncols + k] = l->names.len;
+        const char *name = mp_relation_name(&rels[k], cols, ncols);
+        if (name) json_escape(&l->names, name, strlen(name));
+    }
+    l->name_at[ncols + nrels] = l->names.len;
+}
+
+/* the escaped name of output column i (or relation ncols + k): *n bytes */
+static const char *level_name(const struct level *l, size_t i, size_t *n) {
+    *n = l->name_at[i + 1] - l->name_at[i];
+    return l->names.data + l->name_at[i];
 }
 
 static void level_free(struct level *l) {
@@ -354,6 +467,9 @@ static void level_free(struct level *l) {
     free(l->json_text);
     free(l->cells);
     free(l->order);
+    free(l->keys);
+    free(l->name_at);
+    sbuf_free(&l->names);
     sbuf_free(&l->json);
     sbuf_free(&l->raw);
     memset(l, 0, sizeof *l);
@@ -498,50 +614,69 @@ out:
     return rc;
 }
 
-/* sorting rows / values by raw text */
-static int cmp_raw(const char *a, size_t al, const char *b, size_t bl) {
-    size_t n = al < bl ? al : bl;
-    int c = memcmp(a, b, n);
-    return c ? c : (al > bl) - (al < bl);
-}
-
-struct sortkey {
+/* A link value parsed once (integers compare as numbers; cmp_raw's order). */
+struct lkey {
+    __int128 v;
     const char *s;
     size_t n, row;
+    bool num;
 };
-static int cmp_sortkey(const void *x, const void *y) {
-    const struct sortkey *a = x, *b = y;
-    int r = cmp_raw(a->s, a->n, b->s, b->n);
+
+static struct lkey lkey_of(const char *s, size_t n, size_t row) {
+    struct lkey k = {0, s, n, row, canon_int(s, n)};
+    if (k.num) {
+        bool neg = s[0] == '-';
+        for (size_t i = neg; i < n; i++) k.v = k.v * 10 + (s[i] - '0');
+        if (neg) k.v = -k.v;
+    }
+    return k;
+}
+
+static int lkey_cmp(const struct lkey *a, const struct lkey *b) {
+    if (a->num != b->num) return a->num ? -1 : 1;
+    if (a->num) return (a->v > b->v) - (a->v < b->v);
+    size_t n = a->n < b->n ? a->n : b->n;
+    int c = memcmp(a->s, b->s, n);
+    return c ? c : (a->n > b->n) - (a->n < b->n);
+}
+
+static int cmp_lkey_row(const void *x, const void *y) {
+    const struct lkey *a = x, *b = y;
+    int r = lkey_cmp(a, b);
     return r ? r : (a->row > b->row) - (a->row < b->row); /* stable: the query's order */
 }
 
+/* l->order (rows by link value, ties in query order) and l->keys, the link
+ * values in that order, for level_find */
 static void level_sort(struct level *l) {
     free(l->order);
+    free(l->keys);
     l->order = xcalloc(l->nrows ? l->nrows : 1, sizeof *l->order);
-    struct sortkey *k = xcalloc(l->nrows ? l->nrows : 1, sizeof *k);
+    l->keys = xcalloc(l->nrows ? l->nrows : 1, sizeof *l->keys);
+    bool sorted = true;
     for (size_t i = 0; i < l->nrows; i++) {
         const struct cell *c = cell_at(l, i, (size_t)l->link);
-        k[i] = (struct sortkey){raw_of(l, c), c->rl, i};
+        l->keys[i] = lkey_of(raw_of(l, c), c->rl, i);
+        if (i && sorted && lkey_cmp(&l->keys[i - 1], &l->keys[i]) > 0) sorted = false;
     }
-    qsort(k, l->nrows, sizeof *k, cmp_sortkey);
-    for (size_t i = 0; i < l->nrows; i++) l->order[i] = k[i].row;
-    free(k);
+    /* rows ordered by the link column in SQL usually come in order already */
+    if (!sorted) qsort(l->keys, l->nrows, sizeof *l->keys, cmp_lkey_row);
+    for (size_t i = 0; i < l->nrows; i++) l->order[i] = l->keys[i].row;
 }
 
 /* [*lo, *hi) in l->order: rows whose link raw equals (s, n) */
 static void level_find(const struct level *l, const char *s, size_t n, size_t *lo, size_t *hi) {
+    struct lkey k = lkey_of(s, n, 0);
     size_t a = 0, z = l->nrows;
     while (a < z) {
         size_t m = a + (z - a) / 2;
-        const struct cell *c = cell_at(l, l->order[m], (size_t)l->link);
-        if (cmp_raw(raw_of(l, c), c->rl, s, n) < 0) a = m + 1; else z = m;
+        if (lkey_cmp(&l->keys[m], &k) < 0) a = m + 1; else z = m;
     }
     *lo = a;
     z = l->nrows;
     while (a < z) {
         size_t m = a + (z - a) / 2;
-        const struct cell *c = cell_at(l, l->order[m], (size_t)l->link);
-        if (cmp_raw(raw_of(l, c), c->rl, s, n) <= 0) a = m + 1; else z = m;
+        if (lkey_cmp(&l->keys[m], &k) <= 0) a = m + 1; else z = m;
     }
     *hi = a;
 }
@@ -588,7 +723,34 @@ static int fetch_by(struct docbuild *b, struct level *l, struct val *vals, size_
     return rc;
 }
 
-static int fetch_subs(struct docbuild *b, struct level *l, int depth, char *err, size_t errlen) {
+/* The key range of a dense page (docbuild_page): every row of the table with
+ * a key in [lo, hi] is in the page, so a relation joined on that key can read
+ * `join_column BETWEEN lo AND hi` — one range instead of a literal per row.
+ * A child row in a gap of the keys has no parent in the page and is never
+ * looked up. */
+struct key_range {
+    const char *col, *lo, *hi;
+};
+
+/* Query l for the link values in [lo, hi] (integers). */
+static int fetch_range(struct docbuild *b, struct level *l, const char *lo, const char *hi,
+                       const char *where, bool distinct, const char *const *order, char *err,
+                       size_t errlen) {
+    sbuf sql;
+    sbuf_init(&sql);
+    select_from(&sql, l->db, l->table, l->sel, l->nsel, distinct);
+    sbuf_adds(&sql, " WHERE ");
+    ident(&sql, l->sel[l->link]);
+    sbuf_printf(&sql, " BETWEEN %s AND %s", lo, hi);
+    where_order(&sql, where, order);
+    int rc = run_query(b, l, sql.data, sql.len, err, errlen);
+    sbuf_free(&sql);
+    if (rc == 0) level_sort(l);
+    return rc;
+}
+
+static int fetch_subs(struct docbuild *b, struct level *l, int depth, const struct key_range *kr,
+                      char *err, size_t errlen) {
     if (depth >= DOCBUILD_MAX_DEPTH) { /* each level takes 2 of jsonw's depths */
         snprintf(err, errlen, "docbuild: relations nest deeper than %d levels",
                  DOCBUILD_MAX_DEPTH);
@@ -615,13 +777,15 @@ static int fetch_subs(struct docbuild *b, struct level *l, int depth, char *err,
         if (no == 1)
             for (size_t i = 0; i < r->ncolumns; i++) order[no++] = r->columns[i].name;
         int rc = 0;
-        if (nv)
+        if (kr && nv && !strcmp(r->column, kr->col))
+            rc = fetch_range(b, s, kr->lo, kr->hi, r->where, r->distinct, order, err, errlen);
+        else if (nv)
             rc = fetch_by(b, s, vals, nv, r->where, r->distinct, order, err, errlen);
         else
             level_sort(s);
         free(order);
         free(vals);
-        if (rc == 0 && s->nrows) rc = fetch_subs(b, s, depth + 1, err, errlen);
+        if (rc == 0 && s->nrows) rc = fetch_subs(b, s, depth + 1, NULL, err, errlen);
         if (rc) return rc;
     }
     return 0;
@@ -631,17 +795,19 @@ static void write_row(jsonw *w, const struct level *l, size_t row);
 /* a row's object, left open (the caller may add fields, then closes it) */
 static void write_row_open(jsonw *w, const struct level *l, size_t row) {
     jw_obj_open(w);
+    size_t nn;
     for (size_t i = 0; i < l->ncols; i++) {
         const struct cell *c = cell_at(l, row, i);
-        jw_key(w, l->cols[i].name);
+        const char *name = level_name(l, i, &nn);
+        jw_key_json(w, name, nn);
         jw_raw(w, l->json.data + c->jo, c->jl);
     }
     for (size_t k = 0; k < l->nrels; k++) {
         const struct mp_relation *r = &l->rels[k];
-        const char *name = mp_relation_name(r, l->cols, l->ncols);
+        const char *name = level_name(l, l->ncols + k, &nn);
         bool nested = mp_relation_nested(r, l->cols, l->ncols);
-        if (!name) continue;
-        jw_key(w, name);
+        if (!nn) continue;
+        jw_key_json(w, name, nn);
         const struct cell *c = cell_at(l, row, (size_t)l->rel_col[k]);
         const struct level *s = &l->sub[k];
         size_t lo = 0, hi = 0;
@@ -757,7 +923,7 @@ int docbuild_roots(struct docbuild *b, const char *const *keys, size_t n,
         level_init(&l, t->db, t->table, t->columns, t->ncolumns, t->relations, t->nrelations,
                    key);
         rc = fetch_by(b, &l, vals, k, NULL, false, NULL, err, errlen);
-        if (rc == 0) rc = fetch_subs(b, &l, 0, err, errlen);
+        if (rc == 0) rc = fetch_subs(b, &l, 0, NULL, err, errlen);
         if (rc == 0) rc = emit_chunk(b, &l, keys + at, k, NULL, NULL, NULL, jn, sink);
         level_free(&l);
     }
@@ -773,8 +939,10 @@ static int table_index(const struct mp_index *ix, const char *db, const char *ta
     return -1;
 }
 
-int docbuild_children(struct docbuild *b, size_t ti, const char *const *keys, size_t n,
-                      const struct docbuild_sink *sink, char *err, size_t errlen) {
+/* The table of a parent/child document: its key, join name and parent
+ * table (pi). -1 with err when ti is not one. */
+static int child_table(const struct docbuild *b, size_t ti, const char **key, int *pi, char *err,
+                       size_t errlen) {
     const struct mp_index *ix = b->ix;
     if (ti == 0 || ti >= ix->ntables || !ix->tables[ti].parent_table ||
         !ix->tables[ti].parent_column) {
@@ -783,14 +951,92 @@ int docbuild_children(struct docbuild *b, size_t ti, const char *const *keys, si
         return -1;
     }
     const struct mp_table *t = &ix->tables[ti];
-    const char *key = key_column(t);
-    int pi = table_index(ix, t->parent_db, t->parent_table);
-    if (!key || pi < 0) {
+    *key = key_column(t);
+    *pi = table_index(ix, t->parent_db, t->parent_table);
+    if (!*key || *pi < 0) {
         snprintf(err, errlen, "docbuild: index %s table %s.%s: no key column or unknown parent",
                  ix->alias, t->db, t->table);
         return -1;
     }
+    return 0;
+}
+
+/* Child documents of the rows in l (fetched by key, parent column at pcol,
+ * relations fetched): each one's parent id and the routing of the root it
+ * descends from, found by walking up the parent tables; then keys[0..k)
+ * are emitted. */
+static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l, int pcol,
+                         const char *const *keys, size_t k, const struct docbuild_sink *sink,
+                         char *err, size_t errlen) {
+    const struct mp_index *ix = b->ix;
+    const struct mp_table *t = &ix->tables[ti];
     const char *jn = t->join_name ? t->join_name : t->table;
+    int rc = 0;
+    char **pids = xcalloc(l->nrows + 1, sizeof *pids);
+    char **route = xcalloc(l->nrows + 1, sizeof *route);
+    const struct mp_table *p = &ix->tables[pi];
+    for (size_t i = 0; i < l->nrows; i++) {
+        const struct cell *c = cell_at(l, i, (size_t)pcol);
+        if (c->raw < 0) continue;
+        sbuf s;
+        sbuf_init(&s);
+        if (pi != 0) sbuf_printf(&s, "%s-", p->join_name ? p->join_name : p->table);
+        sbuf_add(&s, raw_of(l, c), c->rl);
+        pids[i] = sbuf_detach(&s);
+        route[i] = xstrndup(raw_of(l, c), c->rl); /* the parent's key, for now */
+    }
+    /* walk up: replace each parent key by its parent's, until the root */
+    int cur = pi, guard = 0;
+    while (rc == 0 && cur != 0) {
+        const struct mp_table *u = &ix->tables[cur];
+        const char *ukey = key_column(u);
+        int up = u->parent_table ? table_index(ix, u->parent_db, u->parent_table) : -1;
+        if (!ukey || !u->parent_column || up < 0 || ++guard > 16) {
+            snprintf(err, errlen, "docbuild: index %s: cannot route %s.%s to the root",
+                     ix->alias, t->db, t->table);
+            rc = -1;
+            break;
+        }
+        struct level q;
+        level_init(&q, u->db, u->table, NULL, 0, NULL, 0, ukey);
+        int qp = sel_add(&q, u->parent_column, false);
+        q.needraw[qp] = true;
+        struct val *pv = xcalloc(l->nrows + 1, sizeof *pv);
+        size_t np = 0;
+        for (size_t i = 0; i < l->nrows; i++)
+            if (route[i]) pv[np++] = (struct val){route[i], strlen(route[i]), true};
+        if (np) rc = fetch_by(b, &q, pv, np, NULL, false, NULL, err, errlen);
+        else level_sort(&q);
+        for (size_t i = 0; i < l->nrows && rc == 0; i++) {
+            if (!route[i]) continue;
+            size_t lo, hi;
+            level_find(&q, route[i], strlen(route[i]), &lo, &hi);
+            free(route[i]);
+            route[i] = NULL;
+            if (lo == hi) continue;
+            const struct cell *c = cell_at(&q, q.order[lo], (size_t)qp);
+            if (c->raw >= 0) route[i] = xstrndup(raw_of(&q, c), c->rl);
+        }
+        free(pv);
+        level_free(&q);
+        cur = up;
+    }
+    if (rc == 0) rc = emit_chunk(b, l, keys, k, jn, pids, route, jn, sink);
+    for (size_t i = 0; i < l->nrows; i++) {
+        free(pids[i]);
+        free(route[i]);
+    }
+    free(pids);
+    free(route);
+    return rc;
+}
+
+int docbuild_children(struct docbuild *b, size_t ti, const char *const *keys, size_t n,
+                      const struct docbuild_sink *sink, char *err, size_t errlen) {
+    const char *key;
+    int pi;
+    if (child_table(b, ti, &key, &pi, err, errlen) < 0) return -1;
+    const struct mp_table *t = &b->ix->tables[ti];
     size_t chunk = b->chunk ? b->chunk : DOCBUILD_CHUNK;
     struct val *vals = xcalloc(chunk, sizeof *vals);
     int rc = 0;
@@ -804,65 +1050,77 @@ int docbuild_children(struct docbuild *b, size_t ti, const char *const *keys, si
         int pcol = sel_add(&l, t->parent_column, false);
         l.needraw[pcol] = true;
         rc = fetch_by(b, &l, vals, k, NULL, false, NULL, err, errlen);
-        if (rc == 0) rc = fetch_subs(b, &l, 0, err, errlen);
-        char **pids = xcalloc(l.nrows + 1, sizeof *pids);
-        char **route = xcalloc(l.nrows + 1, sizeof *route);
-        const struct mp_table *p = &ix->tables[pi];
-        for (size_t i = 0; i < l.nrows && rc == 0; i++) {
-            const struct cell *c = cell_at(&l, i, (size_t)pcol);
-            if (c->raw < 0) continue;
-            sbuf s;
-            sbuf_init(&s);
-            if (pi != 0) sbuf_printf(&s, "%s-", p->join_name ? p->join_name : p->table);
-            sbuf_add(&s, raw_of(&l, c), c->rl);
-            pids[i] = sbuf_detach(&s);
-            route[i] = xstrndup(raw_of(&l, c), c->rl); /* the parent's key, for now */
-        }
-        /* walk up: replace each parent key by its parent's, until the root */
-        int cur = pi, guard = 0;
-        while (rc == 0 && cur != 0) {
-            const struct mp_table *u = &ix->tables[cur];
-            const char *ukey = key_column(u);
-            int up = u->parent_table ? table_index(ix, u->parent_db, u->parent_table) : -1;
-            if (!ukey || !u->parent_column || up < 0 || ++guard > 16) {
-                snprintf(err, errlen, "docbuild: index %s: cannot route %s.%s to the root",
-                         ix->alias, t->db, t->table);
-                rc = -1;
-                break;
-            }
-            struct level q;
-            level_init(&q, u->db, u->table, NULL, 0, NULL, 0, ukey);
-            int qp = sel_add(&q, u->parent_column, false);
-            q.needraw[qp] = true;
-            struct val *pv = xcalloc(l.nrows + 1, sizeof *pv);
-            size_t np = 0;
-            for (size_t i = 0; i < l.nrows; i++)
-                if (route[i]) pv[np++] = (struct val){route[i], strlen(route[i]), true};
-            if (np) rc = fetch_by(b, &q, pv, np, NULL, false, NULL, err, errlen);
-            else level_sort(&q);
-            for (size_t i = 0; i < l.nrows && rc == 0; i++) {
-                if (!route[i]) continue;
-                size_t lo, hi;
-                level_find(&q, route[i], strlen(route[i]), &lo, &hi);
-                free(route[i]);
-                route[i] = NULL;
-                if (lo == hi) continue;
-                const struct cell *c = cell_at(&q, q.order[lo], (size_t)qp);
-                if (c->raw >= 0) route[i] = xstrndup(raw_of(&q, c), c->rl);
-            }
-            free(pv);
-            level_free(&q);
-            cur = up;
-        }
-        if (rc == 0) rc = emit_chunk(b, &l, keys + at, k, jn, pids, route, jn, sink);
-        for (size_t i = 0; i < l.nrows; i++) {
-            free(pids[i]);
-            free(route[i]);
-        }
-        free(pids);
-        free(route);
+        if (rc == 0) rc = fetch_subs(b, &l, 0, NULL, err, errlen);
+        if (rc == 0) rc = emit_children(b, ti, pi, &l, pcol, keys + at, k, sink, err, errlen);
         level_free(&l);
     }
     free(vals);
     return rc;
+}
+
+int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *after,
+                  size_t limit, bool dense, const struct docbuild_sink *sink, char **last,
+                  char *err, size_t errlen) {
+    const struct mp_index *ix = b->ix;
+    const char *key = NULL;
+    int pi = -1;
+    if (ti == 0) {
+        key = ix->ntables ? key_column(&ix->tables[0]) : NULL;
+        if (!key) {
+            snprintf(err, errlen, "docbuild: index %s: the root table has no key column",
+                     ix->alias);
+            return -1;
+        }
+    } else if (child_table(b, ti, &key, &pi, err, errlen) < 0) {
+        return -1;
+    }
+    const struct mp_table *t = &ix->tables[ti];
+    struct level l;
+    level_init(&l, t->db, t->table, t->columns, t->ncolumns, t->relations, t->nrelations, key);
+    int pcol = -1;
+    if (ti != 0) {
+        pcol = sel_add(&l, t->parent_column, false);
+        l.needraw[pcol] = true;
+    }
+    sbuf sql;
+    sbuf_init(&sql);
+    select_from(&sql, t->db, t->table, l.sel, l.nsel, false);
+    sbuf_adds(&sql, " WHERE 1=1");
+    if (cond && *cond) sbuf_printf(&sql, " AND (%s)", cond);
+    if (after) {
+        sbuf_adds(&sql, " AND ");
+        ident(&sql, key);
+        sbuf_adds(&sql, " > ");
+        if (docbuild_is_integer(after)) sbuf_adds(&sql, after);
+        else if (b->db) db_quote(b->db, &sql, after, strlen(after));
+        else docbuild_sql_quote(&sql, after, strlen(after));
+    }
+    sbuf_adds(&sql, " ORDER BY ");
+    ident(&sql, key);
+    sbuf_printf(&sql, " LIMIT %zu", limit);
+    int rc = run_query(b, &l, sql.data, sql.len, err, errlen);
+    sbuf_free(&sql);
+    const char **keys = NULL;
+    size_t n = l.nrows;
+    if (rc == 0 && n) {
+        level_sort(&l);
+        keys = xcalloc(n, sizeof *keys);
+        for (size_t i = 0; i < n; i++) keys[i] = raw_of(&l, cell_at(&l, i, (size_t)l.link));
+        /* keys come in SQL's order; a page of integer keys is one range */
+        struct key_range kr = {key, keys[0], keys[n - 1]};
+        bool ranged = dense && canon_int(keys[0], strlen(keys[0])) &&
+                      canon_int(keys[n - 1], strlen(keys[n - 1]));
+        rc = fetch_subs(b, &l, 0, ranged ? &kr : NULL, err, errlen);
+        if (rc == 0 && ti == 0) {
+            const char *jn = has_children(ix) ? (t->join_name ? t->join_name : t->table) : NULL;
+            rc = emit_chunk(b, &l, keys, n, NULL, NULL, NULL, jn, sink);
+        } else if (rc == 0) {
+            rc = emit_children(b, ti, pi, &l, pcol, keys, n, sink, err, errlen);
+        }
+        if (rc == 0) *last = xstrdup(keys[n - 1]);
+    }
+    free(keys);
+    level_free(&l);
+    if (rc > 0) snprintf(err, errlen, "docbuild: the page was stopped by its sink (%d)", rc);
+    return rc ? -1 : (int)(n > 0);
 }

@@ -1,11 +1,14 @@
 /* docbuild: the document builder — MySQL rows in, complete search documents
  * out (DESIGN.md §2, issue 5).
  *
- * Owns: reading one index config's documents from the source by key. Roots
- * are fetched `WHERE key IN (...)` in chunks (DOCBUILD_CHUNK keys); each
+ * Owns: reading one index config's documents from the source, by key or by
+ * keyset page. Roots are fetched `WHERE key IN (...)` in chunks
+ * (DOCBUILD_CHUNK keys) or read whole by a reindex page's keyset query; each
  * relation level then costs one IN query per chunk of distinct parent values
- * for all parents of that level together — never one query per row — and
- * memory is bounded by one root chunk with its subtree. One-to-one relations
+ * for all parents of that level together — never one query per row — with
+ * runs of consecutive integers written as BETWEEN ranges (a range costs the
+ * server far less than a literal per value), and memory is bounded by one
+ * root chunk with its subtree. One-to-one relations
  * become objects (null when the owning column is NULL or no row matches),
  * one-to-many nested arrays ([] when none), at any depth, with the relation's
  * WHERE condition (`AND (cond)`) and DISTINCT. Many-to-many is a nested
@@ -43,6 +46,7 @@
 #include "sbuf.h"
 
 #define DOCBUILD_CHUNK 500
+#define DOCBUILD_RUN_MIN 3   /* consecutive integers read as one BETWEEN range */
 #define DOCBUILD_MAX_DEPTH 24 /* relation levels below a table */
 
 /* One built document. body is compact JSON (not NUL-terminated: use len);
@@ -74,6 +78,18 @@ struct docbuild {
 };
 
 void docbuild_init(struct docbuild *b, MYSQL *db, const struct mp_index *ix);
+
+/* One keyset page of table ti (the root, or a parent/child table): its rows
+ * with (cond), if any, and a key greater than after (NULL: from the start),
+ * in key order, at most limit — read whole in one query, never looked up
+ * again by key — built into documents. dense: cond is empty or a range of
+ * the key, so every row with a key between the page's first and last is in
+ * the page, and relations joined on the key read that key range instead of
+ * a list of keys. 1 a page was built (*last = its last key, malloc'd), 0 no
+ * rows are left, -1 error (err; also when a sink stops the page). */
+int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *after,
+                  size_t limit, bool dense, const struct docbuild_sink *sink, char **last,
+                  char *err, size_t errlen);
 
 /* Build the root documents of keys[0..n) (key values as text, e.g. "42").
  * Every requested key is reported, in request order within each chunk, as a

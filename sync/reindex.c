@@ -8,11 +8,13 @@
  *   data_cursor  "<table position>" (start of that table) or
  *                "<table position>\t<last key delivered>"
  * A job reads each table with
- *   SELECT key FROM t WHERE (cond) AND key > cursor ORDER BY key LIMIT page
+ *   SELECT columns FROM t WHERE (cond) AND key > cursor ORDER BY key LIMIT page
  * (keyset pagination, never OFFSET: across all buckets the rows examined
  * stay close to the table's size; with --by-mod each bucket examines the
  * whole table, as seed 004's MOD buckets do), builds the page's documents
- * whole (sync/docbuild.c), delivers them through its own delivery instance
+ * whole from those rows (sync/docbuild.c docbuild_page: relations joined on
+ * the key of a range bucket's page read that key range), delivers them
+ * through its own delivery instance
  * and waits for the acknowledgement before it saves the cursor — so a crash
  * reads again at most the page in flight. */
 #include "reindex.h"
@@ -758,73 +760,31 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
     return rc;
 }
 
-/* read_page inside the page's snapshot */
+/* read_page inside the page's snapshot: one keyset query reads the page's
+ * rows whole (sync/docbuild.c docbuild_page). Range buckets (and a single
+ * bucket) are dense in the key; MOD buckets are not. */
 static int read_page_in(struct worker *w, size_t t, const char *cond, char **after) {
     struct reindex_runner *r = w->r;
     const struct mp_index *ix = &r->m.indices[r->at];
-    const struct mp_table *tb = &ix->tables[t];
-    const char *key = key_col(tb);
     struct page *p = &w->next;
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT ");
-    db_ident(&q, key);
-    sbuf_adds(&q, " FROM ");
-    db_ident(&q, tb->db);
-    sbuf_addc(&q, '.');
-    db_ident(&q, tb->table);
-    sbuf_adds(&q, " WHERE 1=1");
-    if (*cond) sbuf_printf(&q, " AND (%s)", cond);
-    if (*after) {
-        sbuf_adds(&q, " AND ");
-        db_ident(&q, key);
-        sbuf_adds(&q, " > ");
-        if (docbuild_is_integer(*after)) sbuf_adds(&q, *after);
-        else sq(w->src, &q, *after);
-    }
-    sbuf_adds(&q, " ORDER BY ");
-    db_ident(&q, key);
-    sbuf_printf(&q, " LIMIT %d", r->cfg->reindex.page_size);
-    if (mysql_real_query(w->src, q.data, q.len) != 0) {
-        errf(w->err, sizeof w->err, "reading %s.%s: %s (%u)", tb->db, tb->table,
-             mysql_error(w->src), mysql_errno(w->src));
-        sbuf_free(&q);
-        return -1;
-    }
-    sbuf_free(&q);
-    MYSQL_RES *res = mysql_store_result(w->src);
-    size_t n = res ? (size_t)mysql_num_rows(res) : 0;
-    if (!n) {
-        if (res) mysql_free_result(res);
-        return 0;
-    }
-    char **keys = xcalloc(n, sizeof *keys);
-    MYSQL_ROW row;
-    size_t k = 0;
-    while ((row = mysql_fetch_row(res)) && k < n) {
-        unsigned long *len = mysql_fetch_lengths(res);
-        keys[k++] = row[0] ? xstrndup(row[0], len[0]) : xstrdup("");
-    }
-    mysql_free_result(res);
     struct docbuild b;
     docbuild_init(&b, w->src, ix);
     struct docbuild_sink sink = {page_doc, NULL, p};
     sbuf_reset(&p->text);
     p->ndocs = 0;
-    int rc = t == 0 ? docbuild_roots(&b, (const char *const *)keys, k, &sink, w->err,
-                                     sizeof w->err)
-                    : docbuild_children(&b, t, (const char *const *)keys, k, &sink, w->err,
-                                        sizeof w->err);
-    if (rc == 0) {
+    bool dense = strncmp(cond, "MOD(", 4) != 0;
+    char *last = NULL;
+    int rc = docbuild_page(&b, t, cond, *after, (size_t)r->cfg->reindex.page_size, dense, &sink,
+                           &last, w->err, sizeof w->err);
+    if (rc == 1) {
         p->t = t;
-        p->rows = k;
+        p->rows = b.stats.docs + b.stats.absent;
         free(p->last);
-        p->last = xstrdup(keys[k - 1]);
+        p->last = last;
         free(*after);
-        *after = xstrdup(keys[k - 1]);
+        *after = xstrdup(last);
     }
-    for (size_t i = 0; i < k; i++) free(keys[i]);
-    free(keys);
-    return rc < 0 ? -1 : 1;
+    return rc;
 }
 
 /* Wait for the page in flight to be acknowledged (engine outages are waited

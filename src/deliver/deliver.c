@@ -802,7 +802,13 @@ int deliver_submit(struct deliver *d, const struct change *c) {
             q->main_bytes += it->size;
         }
     }
-    if (!aux && !q->inflight) pthread_cond_signal(&d->work_cv);
+    /* wake a helper only when this changes what it would do: a first item
+     * (its flush deadline), a queue that reached batch_min, or the high
+     * water mark; waking it for every item of a filling batch costs a
+     * context switch per document */
+    if (!aux && !q->inflight &&
+        (q->main.n == 1 || q->main.n >= d->o.batch_min || d->total >= d->o.high_watermark))
+        pthread_cond_signal(&d->work_cv);
     pthread_mutex_unlock(&d->mu);
     return DELIVER_OK;
 }

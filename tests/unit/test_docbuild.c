@@ -123,6 +123,32 @@ static void test_times(void **state) {
           fmt(MYSQL_TYPE_TIMESTAMP, 0, 63, 3, &t, sizeof t, false));
 }
 
+/* runs of 3+ consecutive integers become BETWEEN ranges: the same rows */
+static void test_sql_ranges(void **state) {
+    (void)state;
+    sbuf s = SBUF_INIT;
+    const char *cols[] = {"id"};
+    const char *lits[] = {"-2", "-1", "0", "1", "5", "7", "8", "9", "10", "12", "x", "y"};
+    bool num[] = {true, true, true, true, true, true, true, true, true, true, false, false};
+    docbuild_sql_select(&s, NULL, NULL, "t", cols, 1, false, "k", lits, num, 12, NULL, NULL);
+    assert_string_equal(s.data, "SELECT `id` FROM `t` WHERE (`k` BETWEEN -2 AND 1 OR "
+                                "`k` BETWEEN 7 AND 10 OR `k` IN (5,12,'x','y'))");
+    sbuf_reset(&s);
+    /* only ranges; a run across 2^64 stays exact */
+    const char *big[] = {"18446744073709551614", "18446744073709551615", "18446744073709551616"};
+    bool bnum[] = {true, true, true};
+    docbuild_sql_select(&s, NULL, NULL, "t", cols, 1, false, "k", big, bnum, 3, "a=1", NULL);
+    assert_string_equal(s.data, "SELECT `id` FROM `t` WHERE (`k` BETWEEN 18446744073709551614 "
+                                "AND 18446744073709551616) AND (a=1)");
+    sbuf_reset(&s);
+    /* two in a row are not a range; non-canonical integers never join one */
+    const char *two[] = {"3", "4", "007", "8"};
+    bool tnum[] = {true, true, true, true};
+    docbuild_sql_select(&s, NULL, NULL, "t", cols, 1, false, "k", two, tnum, 4, NULL, NULL);
+    assert_string_equal(s.data, "SELECT `id` FROM `t` WHERE `k` IN (3,4,007,8)");
+    sbuf_free(&s);
+}
+
 static void test_sql(void **state) {
     (void)state;
     sbuf s = SBUF_INIT;
@@ -156,7 +182,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_integers), cmocka_unit_test(test_floats),
         cmocka_unit_test(test_decimal_bit_strings), cmocka_unit_test(test_times),
-        cmocka_unit_test(test_sql),
+        cmocka_unit_test(test_sql), cmocka_unit_test(test_sql_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

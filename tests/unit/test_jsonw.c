@@ -108,6 +108,28 @@ static void test_shortest_round_trip(void **state) {
     sbuf_free(&b);
 }
 
+/* a key escaped once and written for many objects */
+static void test_key_json(void **state) {
+    (void)state;
+    sbuf names = SBUF_INIT, out = SBUF_INIT;
+    json_escape(&names, "a\"b", 3);
+    jsonw w;
+    jw_init(&w, &out);
+    jw_arr_open(&w);
+    for (int i = 0; i < 2; i++) {
+        jw_obj_open(&w);
+        jw_key_json(&w, names.data, names.len);
+        jw_int(&w, i);
+        jw_key(&w, "c");
+        jw_null(&w);
+        jw_obj_close(&w);
+    }
+    jw_arr_close(&w);
+    assert_string_equal(out.data, "[{\"a\\\"b\":0,\"c\":null},{\"a\\\"b\":1,\"c\":null}]");
+    sbuf_free(&names);
+    sbuf_free(&out);
+}
+
 static void test_escaping(void **state) {
     (void)state;
     sbuf b = SBUF_INIT;
@@ -138,7 +160,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nesting_and_commas), cmocka_unit_test(test_integers_exact),
         cmocka_unit_test(test_shortest_round_trip), cmocka_unit_test(test_escaping),
-        cmocka_unit_test(test_sbuf_growth),
+        cmocka_unit_test(test_sbuf_growth), cmocka_unit_test(test_key_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
