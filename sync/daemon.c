@@ -75,6 +75,10 @@
 #include "strset.h"
 #include "web/http_server.h"
 
+/* how often queued reindexes are looked for (between transactions, and on
+ * the source's heartbeats when idle): a build starts within this */
+#define BUILD_POLL_MS 100
+
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) {
     (void)sig;
@@ -150,6 +154,7 @@ struct daemon {
     size_t nbuilds;
     sbuf sig, bad_sig;      /* signatures: the running mapping, the last refused edit */
     int64_t reload_due_ms;
+    int64_t builds_due_ms; /* next look for queued reindexes */
     unsigned long long txns, docs, deletes, scripts, reloads;
     char err[1024];
 };
@@ -976,7 +981,14 @@ static void poll_builds(struct daemon *dm);
  * the running mapping in place; the problem is logged once per edit. */
 static int maybe_reload(struct daemon *dm) {
     int64_t now = now_ms();
+    if (now >= dm->builds_due_ms && now < dm->reload_due_ms) {
+        /* a queued reindex starts within BUILD_POLL_MS (one indexed query) */
+        dm->builds_due_ms = now + BUILD_POLL_MS;
+        poll_builds(dm);
+        return 0;
+    }
     if (now < dm->reload_due_ms) return 0;
+    dm->builds_due_ms = now + BUILD_POLL_MS;
     dm->reload_due_ms = now + dm->cfg->metadata.reload_interval_ms;
     struct mapping m2 = {0};
     sbuf sig = SBUF_INIT;
@@ -1510,10 +1522,12 @@ int cmd_run(int argc, char **argv) {
     ro.host = cfg.source.host, ro.port = cfg.source.port, ro.socket = cfg.source.socket;
     ro.user = cfg.source.user, ro.password = cfg.source.password;
     ro.server_id = (uint32_t)cfg.source.server_id;
-    /* idle, the heartbeats are when mapping edits are looked for */
+    /* idle, the heartbeats are when mapping edits and queued reindexes are
+     * looked for */
     ro.heartbeat_ms = cfg.source.heartbeat_ms < cfg.metadata.reload_interval_ms
                           ? cfg.source.heartbeat_ms
                           : cfg.metadata.reload_interval_ms;
+    if (ro.heartbeat_ms > BUILD_POLL_MS) ro.heartbeat_ms = BUILD_POLL_MS;
     ro.connect_timeout_ms = cfg.source.connect_timeout_ms;
     ro.read_timeout_ms = cfg.source.read_timeout_ms;
     ro.max_reconnects = -1;

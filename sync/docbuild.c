@@ -275,53 +275,41 @@ static bool int_value(const char *s, __int128 *v) {
     return true;
 }
 
-/* `col IN (...)`, with each run of DOCBUILD_RUN_MIN or more consecutive
- * integers (v, v+1, ...) written `col BETWEEN v AND w`: the same rows, and
- * much less for the server to parse and plan than a literal per value (a
- * page's child keys are mostly consecutive). Runs are found among
- * neighbours, so lits should be in cmp_raw order. */
+/* `col IN (...)`; a list of integers that covers at least half of its span
+ * (max - min + 1 <= DOCBUILD_RANGE_SPAN x count) is read as `col BETWEEN min
+ * AND max` instead: MariaDB reads such a range for about half the CPU of the
+ * literal list, even with the rows in between (a page's child keys are
+ * mostly close together). Those extra rows are harmless: a level's rows are
+ * only ever looked up by exact link value (level_find), so a row that no
+ * parent asked for is never used. */
 static void in_list(sbuf *sql, MYSQL *m, const char *col, const char *const *lits,
                     const bool *numeric, size_t n) {
-    size_t nranges = 0, nsingles = 0;
-    /* pass 0 counts, pass 1 writes the ranges, pass 2 the single values */
-    for (int pass = 0; pass < 3; pass++) {
-        if (pass == 1 && nranges) sbuf_addc(sql, '(');
-        if (pass == 2 && nsingles) {
-            if (nranges) sbuf_adds(sql, " OR ");
-            ident(sql, col);
-            sbuf_adds(sql, " IN (");
-        }
-        size_t written = 0;
-        for (size_t i = 0; i < n;) {
-            size_t j = i + 1;
-            __int128 a, b;
-            if (numeric[i] && int_value(lits[i], &a))
-                while (j < n && numeric[j] && int_value(lits[j], &b) && b == a + (__int128)(j - i))
-                    j++;
-            bool range = j - i >= DOCBUILD_RUN_MIN;
-            if (pass == 0) {
-                if (range) nranges++;
-                else nsingles += j - i;
-            } else if (pass == 1 && range) {
-                if (written++) sbuf_adds(sql, " OR ");
-                ident(sql, col);
-                sbuf_printf(sql, " BETWEEN %s AND %s", lits[i], lits[j - 1]);
-            } else if (pass == 2 && !range) {
-                for (size_t k = i; k < j; k++) {
-                    if (written++) sbuf_addc(sql, ',');
-                    if (numeric[k])
-                        sbuf_adds(sql, lits[k]);
-                    else if (m) /* the connection knows NO_BACKSLASH_ESCAPES */
-                        db_quote(m, sql, lits[k], strlen(lits[k]));
-                    else
-                        docbuild_sql_quote(sql, lits[k], strlen(lits[k]));
-                }
-            }
-            i = j;
-        }
-        if (pass == 2 && nsingles) sbuf_addc(sql, ')');
+    __int128 lo = 0, hi = 0, v;
+    size_t imin = 0, imax = 0;
+    bool ints = n >= 2;
+    for (size_t i = 0; ints && i < n; i++) {
+        ints = numeric[i] && int_value(lits[i], &v);
+        if (!ints) break;
+        if (i == 0 || v < lo) lo = v, imin = i;
+        if (i == 0 || v > hi) hi = v, imax = i;
     }
-    if (nranges) sbuf_addc(sql, ')');
+    if (ints && hi - lo < (__int128)n * DOCBUILD_RANGE_SPAN) {
+        ident(sql, col);
+        sbuf_printf(sql, " BETWEEN %s AND %s", lits[imin], lits[imax]);
+        return;
+    }
+    ident(sql, col);
+    sbuf_adds(sql, " IN (");
+    for (size_t k = 0; k < n; k++) {
+        if (k) sbuf_addc(sql, ',');
+        if (numeric[k])
+            sbuf_adds(sql, lits[k]);
+        else if (m) /* the connection knows NO_BACKSLASH_ESCAPES */
+            db_quote(m, sql, lits[k], strlen(lits[k]));
+        else
+            docbuild_sql_quote(sql, lits[k], strlen(lits[k]));
+    }
+    sbuf_addc(sql, ')');
 }
 
 static void select_from(sbuf *sql, const char *db, const char *table, const char *const *cols,

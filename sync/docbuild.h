@@ -6,9 +6,10 @@
  * (DOCBUILD_CHUNK keys) or read whole by a reindex page's keyset query; each
  * relation level then costs one IN query per chunk of distinct parent values
  * for all parents of that level together — never one query per row — with
- * runs of consecutive integers written as BETWEEN ranges (a range costs the
- * server far less than a literal per value), and memory is bounded by one
- * root chunk with its subtree. One-to-one relations
+ * a list of integers that is dense in its span read as one BETWEEN range
+ * (a range costs the server far less than a literal per value; rows in the
+ * gaps are never looked up), and memory is bounded by one root chunk with
+ * its subtree. One-to-one relations
  * become objects (null when the owning column is NULL or no row matches),
  * one-to-many nested arrays ([] when none), at any depth, with the relation's
  * WHERE condition (`AND (cond)`) and DISTINCT. Many-to-many is a nested
@@ -46,7 +47,7 @@
 #include "sbuf.h"
 
 #define DOCBUILD_CHUNK 500
-#define DOCBUILD_RUN_MIN 3   /* consecutive integers read as one BETWEEN range */
+#define DOCBUILD_RANGE_SPAN 2 /* integer lists covering >= 1/2 of their span: one BETWEEN */
 #define DOCBUILD_MAX_DEPTH 24 /* relation levels below a table */
 
 /* One built document. body is compact JSON (not NUL-terminated: use len);

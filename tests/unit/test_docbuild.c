@@ -123,29 +123,37 @@ static void test_times(void **state) {
           fmt(MYSQL_TYPE_TIMESTAMP, 0, 63, 3, &t, sizeof t, false));
 }
 
-/* runs of 3+ consecutive integers become BETWEEN ranges: the same rows */
+/* integer lists dense in their span become one BETWEEN range */
 static void test_sql_ranges(void **state) {
     (void)state;
     sbuf s = SBUF_INIT;
     const char *cols[] = {"id"};
-    const char *lits[] = {"-2", "-1", "0", "1", "5", "7", "8", "9", "10", "12", "x", "y"};
-    bool num[] = {true, true, true, true, true, true, true, true, true, true, false, false};
-    docbuild_sql_select(&s, NULL, NULL, "t", cols, 1, false, "k", lits, num, 12, NULL, NULL);
-    assert_string_equal(s.data, "SELECT `id` FROM `t` WHERE (`k` BETWEEN -2 AND 1 OR "
-                                "`k` BETWEEN 7 AND 10 OR `k` IN (5,12,'x','y'))");
+    /* 6 values over a span of 12 (-2..9): a range */
+    const char *lits[] = {"-2", "0", "1", "9", "5", "7"};
+    bool num[] = {true, true, true, true, true, true};
+    docbuild_sql_select(&s, NULL, NULL, "t", cols, 1, false, "k", lits, num, 6, "a=1", NULL);
+    assert_string_equal(s.data, "SELECT `id` FROM `t` WHERE `k` BETWEEN -2 AND 9 AND (a=1)");
     sbuf_reset(&s);
-    /* only ranges; a run across 2^64 stays exact */
-    const char *big[] = {"18446744073709551614", "18446744073709551615", "18446744073709551616"};
-    bool bnum[] = {true, true, true};
-    docbuild_sql_select(&s, NULL, NULL, "t", cols, 1, false, "k", big, bnum, 3, "a=1", NULL);
-    assert_string_equal(s.data, "SELECT `id` FROM `t` WHERE (`k` BETWEEN 18446744073709551614 "
-                                "AND 18446744073709551616) AND (a=1)");
+    /* 6 values over a span of 13: the list */
+    lits[3] = "10";
+    docbuild_sql_select(&s, NULL, NULL, "t", cols, 1, false, "k", lits, num, 6, NULL, NULL);
+    assert_string_equal(s.data, "SELECT `id` FROM `t` WHERE `k` IN (-2,0,1,10,5,7)");
     sbuf_reset(&s);
-    /* two in a row are not a range; non-canonical integers never join one */
-    const char *two[] = {"3", "4", "007", "8"};
-    bool tnum[] = {true, true, true, true};
-    docbuild_sql_select(&s, NULL, NULL, "t", cols, 1, false, "k", two, tnum, 4, NULL, NULL);
-    assert_string_equal(s.data, "SELECT `id` FROM `t` WHERE `k` IN (3,4,007,8)");
+    /* past 2^64 stays exact */
+    const char *big[] = {"18446744073709551616", "18446744073709551614"};
+    bool bnum[] = {true, true};
+    docbuild_sql_select(&s, NULL, NULL, "t", cols, 1, false, "k", big, bnum, 2, NULL, NULL);
+    assert_string_equal(s.data, "SELECT `id` FROM `t` WHERE `k` BETWEEN 18446744073709551614 "
+                                "AND 18446744073709551616");
+    sbuf_reset(&s);
+    /* a non-canonical integer, a string or a single value: the list */
+    const char *odd[] = {"3", "4", "007"};
+    bool onum[] = {true, true, true};
+    docbuild_sql_select(&s, NULL, NULL, "t", cols, 1, false, "k", odd, onum, 3, NULL, NULL);
+    assert_string_equal(s.data, "SELECT `id` FROM `t` WHERE `k` IN (3,4,007)");
+    sbuf_reset(&s);
+    docbuild_sql_select(&s, NULL, NULL, "t", cols, 1, false, "k", odd, onum, 1, NULL, NULL);
+    assert_string_equal(s.data, "SELECT `id` FROM `t` WHERE `k` IN (3)");
     sbuf_free(&s);
 }
 
