@@ -1000,7 +1000,11 @@ static int default_bulk(void *ud, int helper, const char *body, size_t len,
                         struct search_resp *resp) {
     struct deliver *d = ud;
     struct search_conn *k = d->helpers[helper].conn;
-    return search_request(k, "POST", "/_bulk", "application/x-ndjson", body, len, resp);
+    /* only what bulk_response_parse reads: each item's status and error (and a
+     * failed request's own error); the engine then writes a few bytes per
+     * item instead of its index, id, version, shards and sequence numbers */
+    return search_request(k, "POST", "/_bulk?filter_path=error,status,errors,items.*.status,items.*.error",
+                          "application/x-ndjson", body, len, resp);
 }
 
 enum outcome {
