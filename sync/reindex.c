@@ -1212,9 +1212,11 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
     r->wcap = nw;
     struct deliver_opts o;
     deliver_opts_from_config(&o, cfg);
-    /* at least two requests of a page in flight at once: a page is acknowledged
-     * before the next is read, so its batches should not queue behind each other */
-    o.helpers = cfg->delivery.helpers / nw > 2 ? cfg->delivery.helpers / nw : 2;
+    /* [delivery] helpers is the number of bulk requests in flight to the
+     * engine: the jobs share it (at least one each). More would only queue
+     * at the engine's write threads and compete for its CPU; a job's next
+     * page is read and built meanwhile, so one request at a time keeps it busy */
+    o.helpers = cfg->delivery.helpers / nw > 1 ? cfg->delivery.helpers / nw : 1;
     /* full requests: a page's documents leave in batches of batch_max, and
      * the rest of the page as soon as the page is closed */
     o.workers = 1; /* one producer, each document once a page: no hashing needed */

@@ -7,7 +7,10 @@
 # their reviews and replies as child documents in the same index):
 #   1. `searchsync run` starts on the filled database: its first sync is a
 #      reindex (v1; it also warms the engine up)
-#   2. BENCH_ROUNDS rounds (default 3), the order swapped every round, of
+#   2. BENCH_WARMUP rounds (default 1) of both loads, not counted: the
+#      engine's JIT keeps speeding up for minutes, and would favour whichever
+#      load ran second
+#   3. BENCH_ROUNDS rounds (default 4), the order swapped every round, of
 #      - `searchsync reindex` of the same index while the daemon runs (v2,
 #        v3, ...): documents/s from the run's own bookkeeping (reindex_runs),
 #        CPU seconds of the daemon, MariaDB and the engine
@@ -48,7 +51,8 @@ engine_cpu() { # all processes of the engine's process group
 }
 dcpu() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", b - a}'; }
 
-ROUNDS="${BENCH_ROUNDS:-3}"
+ROUNDS="${BENCH_ROUNDS:-4}"
+WARMUP="${BENCH_WARMUP:-1}"
 v=1
 # one reindex of $A by the running daemon: sets rate (docs/s from the run's
 # own bookkeeping) and prints CPU
@@ -151,6 +155,11 @@ INI
 
     # rounds: searchsync reindex (v2, v3, ...) and the plain load, the order
     # swapped every round; the figure is the median of the rounds' ratios
+    for round in $(seq 1 "$WARMUP"); do
+        echo "  warm-up $round (not counted)"
+        reindex_once; plain_once
+        curl -s -XDELETE "$SEARCH_URL/${P}_plain" >/dev/null
+    done
     : >"$tmp/ratios"
     for round in $(seq 1 "$ROUNDS"); do
         echo "  round $round"
