@@ -48,7 +48,8 @@ const struct config_key config_keys[] = {
     E("source", "start", source.start, "now", "now|beginning",
       "Where a source without a checkpoint starts reading"),
     I("source", "heartbeat_ms", source.heartbeat_ms, "5000", 100, 600000,
-      "Heartbeat period asked of the server while the binlog is idle"),
+      "Heartbeat period asked of the server while the binlog is idle (searchsync run asks for "
+      "at most 100 ms: on heartbeats it looks for queued reindexes)"),
     I("source", "connect_timeout_ms", source.connect_timeout_ms, "5000", 100, 600000,
       "Connect timeout"),
     I("source", "read_timeout_ms", source.read_timeout_ms, "30000", 1000, 3600000,
@@ -104,7 +105,8 @@ const struct config_key config_keys[] = {
     I("delivery", "workers", delivery.workers, "8", 1, 256,
       "Queue workers; a change goes to hash(index, doc id) mod workers"),
     I("delivery", "helpers", delivery.helpers, "4", 1, 256,
-      "Helpers that take batches from the workers and send them"),
+      "Helpers that take batches from the workers and send them: the bulk requests in flight "
+      "to the engine (a reindex's jobs share them, at least one each)"),
     I("delivery", "batch_min", delivery.batch_min, "1", 1, 100000,
       "A batch is sent once this many changes wait (or the flush interval passes)"),
     I("delivery", "batch_max", delivery.batch_max, "500", 1, 100000,
