@@ -829,6 +829,12 @@ static const char *key_column(const struct mp_table *t) {
     return NULL;
 }
 
+static const char *key_type(const struct mp_table *t) {
+    for (size_t i = 0; i < t->ncolumns; i++)
+        if (t->columns[i].is_key) return t->columns[i].mysql_type;
+    return NULL;
+}
+
 void docbuild_init(struct docbuild *b, MYSQL *db, const struct mp_index *ix) {
     memset(b, 0, sizeof *b);
     b->db = db;
@@ -1075,11 +1081,12 @@ int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *a
     select_from(&sql, t->db, t->table, l.sel, l.nsel, false);
     sbuf_adds(&sql, " WHERE 1=1");
     if (cond && *cond) sbuf_printf(&sql, " AND (%s)", cond);
-    if (after) {
+    bool int_key = mapping_is_integer_type(key_type(t));
+    if (after) { /* compared as the column's type: a string key "18" is no number */
         sbuf_adds(&sql, " AND ");
         ident(&sql, key);
         sbuf_adds(&sql, " > ");
-        if (docbuild_is_integer(after)) sbuf_adds(&sql, after);
+        if (int_key && docbuild_is_integer(after)) sbuf_adds(&sql, after);
         else if (b->db) db_quote(b->db, &sql, after, strlen(after));
         else docbuild_sql_quote(&sql, after, strlen(after));
     }
@@ -1094,9 +1101,11 @@ int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *a
         level_sort(&l);
         keys = xcalloc(n, sizeof *keys);
         for (size_t i = 0; i < n; i++) keys[i] = raw_of(&l, cell_at(&l, i, (size_t)l.link));
-        /* keys come in SQL's order; a page of integer keys is one range */
+        /* keys come in SQL's order: for an integer column (only: SQL orders a
+         * string column's "10" before "2") the first and last are the range */
         struct key_range kr = {key, keys[0], keys[n - 1]};
-        bool ranged = dense && canon_int(keys[0], strlen(keys[0])) &&
+        bool ranged = dense && int_key &&
+                      canon_int(keys[0], strlen(keys[0])) &&
                       canon_int(keys[n - 1], strlen(keys[n - 1]));
         rc = fetch_subs(b, &l, 0, ranged ? &kr : NULL, err, errlen);
         if (rc == 0 && ti == 0) {

@@ -155,6 +155,10 @@ static bool is_text_type(const char *t) {
     return !strcmp(t, "text") || !strcmp(t, "search_as_you_type");
 }
 
+bool mapping_is_integer_type(const char *mysql_type) {
+    return mysql_type && mtype_parse(mysql_type).cls == MC_INT;
+}
+
 const char *mapping_default_type(const char *mysql_type) {
     struct mtype m = mtype_parse(mysql_type);
     switch (m.cls) {

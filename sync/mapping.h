@@ -82,6 +82,8 @@ void mapping_free(struct mapping *m); /* NULL-safe; leaves *m empty */
 
 /* The default engine type for a MySQL COLUMN_TYPE ("bigint(20) unsigned"). */
 const char *mapping_default_type(const char *mysql_type);
+/* TINYINT..BIGINT (signed or not): SQL orders its values as numbers */
+bool mapping_is_integer_type(const char *mysql_type);
 /* DECIMAL(p,s): s; any other type: -1. */
 int mapping_decimal_scale(const char *mysql_type);
 /* 0 if engine type `type` can hold every value of `mysql_type` without loss;

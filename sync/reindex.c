@@ -44,6 +44,14 @@ static const char *key_col(const struct mp_table *t) {
     return NULL;
 }
 
+/* SQL orders and compares its values as numbers (a string key holding "18"
+ * does neither) */
+static bool key_is_integer(const struct mp_table *t) {
+    for (size_t i = 0; i < t->ncolumns; i++)
+        if (t->columns[i].is_key) return mapping_is_integer_type(t->columns[i].mysql_type);
+    return false;
+}
+
 static bool doc_table(const struct mp_index *ix, size_t t) {
     return t == 0 || ix->tables[t].parent_table != NULL;
 }
@@ -199,6 +207,10 @@ static int bucket_params(MYSQL *src, const struct mp_index *ix, int b, int n, bo
         sbuf_printf(out, "%zu\t", t);
         if (n == 1) {
             sbuf_addc(out, '\n');
+            continue;
+        }
+        if (!by_mod && !key_is_integer(tb)) { /* no ranges of a string key: all in bucket 0 */
+            sbuf_adds(out, b != 0 ? "0=1\n" : "\n");
             continue;
         }
         if (by_mod) {

@@ -68,7 +68,15 @@ static void test_type_defaults(void **state) {
         char why[256];
         if (mapping_type_compatible(cases[i][0], got, why, sizeof why) < 0)
             fail_msg("%s: default %s not compatible: %s", cases[i][0], got, why);
+        /* integer columns: those SQL orders as numbers (keyset pages, ranges) */
+        bool want_int = !strncmp(cases[i][0], "bigint", 6) || !strncmp(cases[i][0], "int", 3) ||
+                        strstr(cases[i][0], "mediumint") || strstr(cases[i][0], "smallint") ||
+                        !strncmp(cases[i][0], "tinyint", 7);
+        if (mapping_is_integer_type(cases[i][0]) != want_int)
+            fail_msg("%s: integer type %d, want %d", cases[i][0], !want_int, want_int);
     }
+    assert_false(mapping_is_integer_type(""));
+    assert_false(mapping_is_integer_type(NULL));
 }
 
 static void test_type_compat(void **state) {

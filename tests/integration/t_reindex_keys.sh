@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# tests/integration/t_reindex_keys.sh — a reindex's keyset pages and the key
+# ranges their relations read (sync/docbuild.c docbuild_page), against real
+# MariaDB + OpenSearch, with the nested arrays compared to SQL:
+#   codes  a VARCHAR key holding integer-looking values: SQL orders "10"
+#          before "2", so a page's first and last keys are no numeric range
+#          and its relations must be read by the list of keys
+#   nums   a BIGINT key with gaps, in 3 range buckets: a page's relations read
+#          its key range, rows in the gaps (children of no row) included and
+#          never embedded
+# Pages of 10 rows, so every page boundary falls between related rows.
+. "$(dirname "$0")/lib.sh"
+require_bin
+
+db="$(unique_name keys)"
+meta="$(unique_name meta)"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/${db}_*?expand_wildcards=all' >/dev/null"
+
+mysql_q "CREATE DATABASE \`$db\`"
+cat >"$TEST_TMP/schema.sql" <<'SQL'
+CREATE TABLE codes (code VARCHAR(16) PRIMARY KEY, name VARCHAR(50) NOT NULL);
+CREATE TABLE code_items (id INT PRIMARY KEY, code VARCHAR(16), v INT NOT NULL, KEY (code));
+CREATE TABLE nums (id BIGINT PRIMARY KEY, name VARCHAR(50) NOT NULL);
+CREATE TABLE num_items (id INT PRIMARY KEY, num_id BIGINT, v INT NOT NULL, KEY (num_id));
+-- codes "1".."150": in string order "1","10","100","101",...
+INSERT INTO codes SELECT seq, CONCAT('code ', seq) FROM seq_1_to_150;
+INSERT INTO code_items SELECT seq, 1 + (seq * 7) % 150, seq FROM seq_1_to_300 WHERE seq % 4 <> 0;
+-- nums with gaps: every third id from 3 to 900; children also of the missing ids
+INSERT INTO nums SELECT seq, CONCAT('num ', seq) FROM seq_3_to_900_step_3;
+INSERT INTO num_items SELECT seq, 1 + (seq * 13) % 900, seq FROM seq_1_to_1200;
+SQL
+mysql_file "$TEST_TMP/schema.sql" "$db"
+
+cat >"$TEST_TMP/mapping.json" <<JSON
+{"version": 1, "indices": [
+  {"alias": "${db}_codes", "shards": 2, "replicas": 0, "tables": [
+    {"table": "$db.codes",
+     "columns": [{"name": "code", "type": "keyword", "key": true}, {"name": "name", "type": "keyword"}],
+     "relations": [{"column": "code", "table": "$db.code_items", "join_column": "code",
+                    "extend_name": "items", "nested": true,
+                    "columns": [{"name": "id", "type": "long", "key": true}, {"name": "v", "type": "long"}]}]}]},
+  {"alias": "${db}_nums", "shards": 2, "replicas": 0, "tables": [
+    {"table": "$db.nums",
+     "columns": [{"name": "id", "type": "long", "key": true}, {"name": "name", "type": "keyword"}],
+     "relations": [{"column": "id", "table": "$db.num_items", "join_column": "num_id",
+                    "extend_name": "items", "nested": true, "where": "v % 5 <> 0",
+                    "columns": [{"name": "id", "type": "long", "key": true}, {"name": "v", "type": "long"}]}]}]}
+]}
+JSON
+cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = keys
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = 7323
+start = now
+heartbeat_ms = 500
+[metadata]
+database = $meta
+reload_interval_ms = 300
+[search]
+urls = $SEARCH_URL
+[reindex]
+buckets = 3
+page_size = 10
+[log]
+level = info
+INI
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/mapping.json" --yes \
+    >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
+"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
+DAEMON=$!
+on_exit "kill -9 $DAEMON 2>/dev/null"
+on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
+
+# each document's key and its items' ids, from the engine and from SQL
+engine_items() { # $1 alias
+    python3 "$SEARCHSYNC_SRCDIR/tests/integration/engine_dump.py" "$SEARCH_URL" "$1" 2>/dev/null |
+        jq -r '.doc | "\(.code // .id)\t\([.items[].id] | sort | map(tostring) | join(","))"' | sort
+}
+check() { # $1 what
+    local want got
+    want="$(mysql_q "SELECT c.code, COALESCE(GROUP_CONCAT(i.id ORDER BY i.id), '') FROM \`$db\`.codes c LEFT JOIN \`$db\`.code_items i ON i.code = c.code GROUP BY c.code" | sort)"
+    got="$(engine_items "${db}_codes")"
+    assert_eq "$(wc -l <<<"$want")" "$(wc -l <<<"$got")" "$1: one codes document per row"
+    assert_eq "" "$(diff <(echo "$want") <(echo "$got") | head -5)" "$1: every code's items as SQL has them"
+    want="$(mysql_q "SELECT n.id, COALESCE(GROUP_CONCAT(i.id ORDER BY i.id), '') FROM \`$db\`.nums n LEFT JOIN \`$db\`.num_items i ON i.num_id = n.id AND i.v % 5 <> 0 GROUP BY n.id" | sort)"
+    got="$(engine_items "${db}_nums")"
+    assert_eq "300" "$(wc -l <<<"$got")" "$1: one nums document per row"
+    assert_eq "" "$(diff <(echo "$want") <(echo "$got") | head -5)" "$1: every num's items as SQL has them (none from the gaps)"
+}
+
+wait_until 60 "first sync of both indices" bash -c "curl -sf '$SEARCH_URL/_alias/${db}_codes' >/dev/null && curl -sf '$SEARCH_URL/_alias/${db}_nums' >/dev/null"
+search_refresh "${db}_codes"; search_refresh "${db}_nums"
+check "first sync"
+for a in codes nums; do
+    "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "${db}_$a" >"$TEST_TMP/r.out" 2>&1 || fail "reindex ${db}_$a: $(cat "$TEST_TMP/r.out")"
+    assert_eq "${db}_${a}_v2" "$(curl -s "$SEARCH_URL/_alias/${db}_$a" | jq -r 'keys | join(",")')" "$a: the alias moved to v2"
+    search_refresh "${db}_$a"
+done
+check "reindex"
+kill -TERM "$DAEMON"; wait "$DAEMON" || true
+assert_eq "" "$(grep -E 'ERROR' "$TEST_TMP/run.log" || true)" "no errors in the daemon log"
+pass
