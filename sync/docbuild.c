@@ -906,13 +906,15 @@ int docbuild_roots(struct docbuild *b, const char *const *keys, size_t n,
         return -1;
     }
     const char *jn = has_children(ix) ? (t->join_name ? t->join_name : t->table) : NULL;
+    /* keys of a string column are quoted, so the server can use its index */
+    bool int_key = mapping_is_integer_type(key_type(t));
     size_t chunk = b->chunk ? b->chunk : DOCBUILD_CHUNK;
     struct val *vals = xcalloc(chunk, sizeof *vals);
     int rc = 0;
     for (size_t at = 0; at < n && rc == 0; at += chunk) {
         size_t k = n - at < chunk ? n - at : chunk;
         for (size_t i = 0; i < k; i++)
-            vals[i] = (struct val){keys[at + i], strlen(keys[at + i]), true};
+            vals[i] = (struct val){keys[at + i], strlen(keys[at + i]), int_key};
         struct level l;
         level_init(&l, t->db, t->table, t->columns, t->ncolumns, t->relations, t->nrelations,
                    key);
@@ -991,6 +993,7 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
             rc = -1;
             break;
         }
+        bool up_int_key = mapping_is_integer_type(key_type(u));
         struct level q;
         level_init(&q, u->db, u->table, NULL, 0, NULL, 0, ukey);
         int qp = sel_add(&q, u->parent_column, false);
@@ -998,7 +1001,7 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
         struct val *pv = xcalloc(l->nrows + 1, sizeof *pv);
         size_t np = 0;
         for (size_t i = 0; i < l->nrows; i++)
-            if (route[i]) pv[np++] = (struct val){route[i], strlen(route[i]), true};
+            if (route[i]) pv[np++] = (struct val){route[i], strlen(route[i]), up_int_key};
         if (np) rc = fetch_by(b, &q, pv, np, NULL, false, NULL, err, errlen);
         else level_sort(&q);
         for (size_t i = 0; i < l->nrows && rc == 0; i++) {
@@ -1031,13 +1034,14 @@ int docbuild_children(struct docbuild *b, size_t ti, const char *const *keys, si
     int pi;
     if (child_table(b, ti, &key, &pi, err, errlen) < 0) return -1;
     const struct mp_table *t = &b->ix->tables[ti];
+    bool int_key = mapping_is_integer_type(key_type(t));
     size_t chunk = b->chunk ? b->chunk : DOCBUILD_CHUNK;
     struct val *vals = xcalloc(chunk, sizeof *vals);
     int rc = 0;
     for (size_t at = 0; at < n && rc == 0; at += chunk) {
         size_t k = n - at < chunk ? n - at : chunk;
         for (size_t i = 0; i < k; i++)
-            vals[i] = (struct val){keys[at + i], strlen(keys[at + i]), true};
+            vals[i] = (struct val){keys[at + i], strlen(keys[at + i]), int_key};
         struct level l;
         level_init(&l, t->db, t->table, t->columns, t->ncolumns, t->relations, t->nrelations,
                    key);

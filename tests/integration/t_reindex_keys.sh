@@ -100,6 +100,11 @@ for a in codes nums; do
     search_refresh "${db}_$a"
 done
 check "reindex"
+# live changes of string-keyed roots ("2", "10") and of a num in a gap's neighbourhood
+mysql_q "INSERT INTO \`$db\`.code_items VALUES (1001, '2', 5), (1002, '10', 6); DELETE FROM \`$db\`.code_items WHERE code = '100'; UPDATE \`$db\`.code_items SET code = '9' WHERE id = 1; INSERT INTO \`$db\`.num_items VALUES (5001, 6, 1), (5002, 7, 2)"
+wait_checkpoint "$meta" keys
+search_refresh "${db}_codes"; search_refresh "${db}_nums"
+check "live changes"
 kill -TERM "$DAEMON"; wait "$DAEMON" || true
 assert_eq "" "$(grep -E 'ERROR' "$TEST_TMP/run.log" || true)" "no errors in the daemon log"
 pass
