@@ -22,6 +22,7 @@ out="$TEST_TMP/tail.jsonl"
     >"$out" 2>"$TEST_TMP/tail.err" &
 tail_pid=$!
 on_exit "kill $tail_pid 2>/dev/null"
+on_exit '[ "$rc" = 0 ] || { echo "--- tail: $(wc -l <"$out") lines; its stderr:"; tail -30 "$TEST_TMP/tail.err"; }'
 
 # idempotent transactions, retried until the server takes them
 write() {
