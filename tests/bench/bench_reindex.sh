@@ -7,7 +7,7 @@
 # their reviews and replies as child documents in the same index):
 #   1. `searchsync run` starts on the filled database: its first sync is a
 #      reindex (v1; it also warms the engine up)
-#   2. BENCH_WARMUP rounds (default 1) of both loads, not counted: the
+#   2. BENCH_WARMUP rounds (default 2, as bench_deliver) of both loads, not counted: the
 #      engine's JIT keeps speeding up for minutes, and would favour whichever
 #      load ran second
 #   3. BENCH_ROUNDS rounds (default 4), the order swapped every round, of
@@ -52,7 +52,7 @@ engine_cpu() { # all processes of the engine's process group
 dcpu() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", b - a}'; }
 
 ROUNDS="${BENCH_ROUNDS:-4}"
-WARMUP="${BENCH_WARMUP:-1}"
+WARMUP="${BENCH_WARMUP:-2}"
 v=1
 # one reindex of $A by the running daemon: sets rate (docs/s from the run's
 # own bookkeeping) and prints CPU
