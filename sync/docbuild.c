@@ -244,35 +244,38 @@ static bool canon_int(const char *s, size_t n) {
     return true;
 }
 
-/* Link values compare as numbers when both are canonical integers, else as
- * bytes, integers first. For an integer column this is SQL's ORDER BY, so
- * rows arrive already sorted, and consecutive values can be read as ranges. */
-static int cmp_raw(const char *a, size_t al, const char *b, size_t bl) {
-    bool ai = canon_int(a, al), bi = canon_int(b, bl);
-    if (ai != bi) return ai ? -1 : 1;
-    if (ai) {
-        bool an = a[0] == '-', bn = b[0] == '-';
-        if (an != bn) return an ? -1 : 1;
-        int c = (al > bl) - (al < bl);
-        if (!c) {
-            c = memcmp(a, b, al);
-            c = (c > 0) - (c < 0);
-        }
-        return an ? -c : c;
+/* A link value parsed once. Values compare as numbers when both are
+ * canonical integers, else as bytes, integers first: for an integer column
+ * this is SQL's ORDER BY, so rows arrive already sorted, and an integer
+ * list's span is known. */
+struct lkey {
+    __int128 v;
+    const char *s;
+    size_t n, row;
+    bool num;
+};
+
+static struct lkey lkey_of(const char *s, size_t n, size_t row) {
+    struct lkey k = {0, s, n, row, canon_int(s, n)};
+    if (k.num) {
+        bool neg = s[0] == '-';
+        for (size_t i = neg; i < n; i++) k.v = k.v * 10 + (s[i] - '0');
+        if (neg) k.v = -k.v;
     }
-    size_t n = al < bl ? al : bl;
-    int c = memcmp(a, b, n);
-    return c ? c : (al > bl) - (al < bl);
+    return k;
 }
 
-static bool int_value(const char *s, __int128 *v) {
-    size_t n = strlen(s);
-    if (!canon_int(s, n)) return false;
-    bool neg = s[0] == '-';
-    __int128 x = 0;
-    for (size_t i = neg; i < n; i++) x = x * 10 + (s[i] - '0');
-    *v = neg ? -x : x;
-    return true;
+static int lkey_cmp(const struct lkey *a, const struct lkey *b) {
+    if (a->num != b->num) return a->num ? -1 : 1;
+    if (a->num) return (a->v > b->v) - (a->v < b->v);
+    size_t n = a->n < b->n ? a->n : b->n;
+    int c = n ? memcmp(a->s, b->s, n) : 0;
+    return c ? c : (a->n > b->n) - (a->n < b->n);
+}
+
+static int cmp_raw(const char *a, size_t al, const char *b, size_t bl) {
+    struct lkey x = lkey_of(a, al, 0), y = lkey_of(b, bl, 0);
+    return lkey_cmp(&x, &y);
 }
 
 /* `col IN (...)`; a list of integers that covers at least half of its span
@@ -288,8 +291,10 @@ static void in_list(sbuf *sql, MYSQL *m, const char *col, const char *const *lit
     size_t imin = 0, imax = 0;
     bool ints = n >= 2;
     for (size_t i = 0; ints && i < n; i++) {
-        ints = numeric[i] && int_value(lits[i], &v);
+        struct lkey k = lkey_of(lits[i], strlen(lits[i]), i);
+        ints = numeric[i] && k.num;
         if (!ints) break;
+        v = k.v;
         if (i == 0 || v < lo) lo = v, imin = i;
         if (i == 0 || v > hi) hi = v, imax = i;
     }
@@ -359,8 +364,6 @@ struct cell {
     size_t ro, rl; /* raw text in level.raw */
     signed char raw; /* -1 NULL/none, 0 string, 1 integer */
 };
-
-struct lkey;
 
 struct level {
     const char *db, *table;
@@ -600,32 +603,6 @@ out:
     if (meta) mysql_free_result(meta);
     mysql_stmt_close(st);
     return rc;
-}
-
-/* A link value parsed once (integers compare as numbers; cmp_raw's order). */
-struct lkey {
-    __int128 v;
-    const char *s;
-    size_t n, row;
-    bool num;
-};
-
-static struct lkey lkey_of(const char *s, size_t n, size_t row) {
-    struct lkey k = {0, s, n, row, canon_int(s, n)};
-    if (k.num) {
-        bool neg = s[0] == '-';
-        for (size_t i = neg; i < n; i++) k.v = k.v * 10 + (s[i] - '0');
-        if (neg) k.v = -k.v;
-    }
-    return k;
-}
-
-static int lkey_cmp(const struct lkey *a, const struct lkey *b) {
-    if (a->num != b->num) return a->num ? -1 : 1;
-    if (a->num) return (a->v > b->v) - (a->v < b->v);
-    size_t n = a->n < b->n ? a->n : b->n;
-    int c = memcmp(a->s, b->s, n);
-    return c ? c : (a->n > b->n) - (a->n < b->n);
 }
 
 static int cmp_lkey_row(const void *x, const void *y) {
