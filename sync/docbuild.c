@@ -1035,7 +1035,7 @@ int docbuild_children(struct docbuild *b, size_t ti, const char *const *keys, si
 
 int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *after,
                   size_t limit, bool dense, const struct docbuild_sink *sink, char **last,
-                  char *err, size_t errlen) {
+                  size_t *nrows, char *err, size_t errlen) {
     const struct mp_index *ix = b->ix;
     const char *key = NULL;
     int pi = -1;
@@ -1095,7 +1095,10 @@ int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *a
         } else if (rc == 0) {
             rc = emit_children(b, ti, pi, &l, pcol, keys, n, sink, err, errlen);
         }
-        if (rc == 0) *last = xstrdup(keys[n - 1]);
+        if (rc == 0) {
+            *last = xstrdup(keys[n - 1]);
+            *nrows = n;
+        }
     }
     free(keys);
     level_free(&l);

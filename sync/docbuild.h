@@ -86,11 +86,12 @@ void docbuild_init(struct docbuild *b, MYSQL *db, const struct mp_index *ix);
  * again by key — built into documents. dense: cond is empty or a range of
  * the key, so every row with a key between the page's first and last is in
  * the page, and relations joined on the key read that key range instead of
- * a list of keys. 1 a page was built (*last = its last key, malloc'd), 0 no
- * rows are left, -1 error (err; also when a sink stops the page). */
+ * a list of keys. 1 a page was built (*last = its last key, malloc'd;
+ * *nrows its rows), 0 no rows are left, -1 error (err; also when a sink stops
+ * the page). */
 int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *after,
                   size_t limit, bool dense, const struct docbuild_sink *sink, char **last,
-                  char *err, size_t errlen);
+                  size_t *nrows, char *err, size_t errlen);
 
 /* Build the root documents of keys[0..n) (key values as text, e.g. "42").
  * Every requested key is reported, in request order within each chunk, as a

@@ -52,6 +52,15 @@ static bool key_is_integer(const struct mp_table *t) {
     return false;
 }
 
+/* A bucket's condition (params, below): "" (all rows), "0=1" (none), a range
+ * of the key, or MOD_BUCKET "..." (seed 004's MOD buckets). Every one but the
+ * last is an interval of the key: a keyset page of it holds every row
+ * between its first and last key (docbuild_page's dense). */
+#define MOD_BUCKET "MOD("
+static bool bucket_is_key_interval(const char *cond) {
+    return strncmp(cond, MOD_BUCKET, strlen(MOD_BUCKET)) != 0;
+}
+
 static bool doc_table(const struct mp_index *ix, size_t t) {
     return t == 0 || ix->tables[t].parent_table != NULL;
 }
@@ -215,7 +224,7 @@ static int bucket_params(MYSQL *src, const struct mp_index *ix, int b, int n, bo
         }
         if (by_mod) {
             const char *col = tb->bucket_column ? tb->bucket_column : key;
-            sbuf_adds(out, "MOD(ABS(COALESCE(");
+            sbuf_adds(out, MOD_BUCKET "ABS(COALESCE(");
             db_ident(out, col);
             sbuf_printf(out, ", 0)), %d) = %d\n", n, b);
             continue;
@@ -773,8 +782,7 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
 }
 
 /* read_page inside the page's snapshot: one keyset query reads the page's
- * rows whole (sync/docbuild.c docbuild_page). Range buckets (and a single
- * bucket) are dense in the key; MOD buckets are not. */
+ * rows whole (sync/docbuild.c docbuild_page). */
 static int read_page_in(struct worker *w, size_t t, const char *cond, char **after) {
     struct reindex_runner *r = w->r;
     const struct mp_index *ix = &r->m.indices[r->at];
@@ -784,13 +792,14 @@ static int read_page_in(struct worker *w, size_t t, const char *cond, char **aft
     struct docbuild_sink sink = {page_doc, NULL, p};
     sbuf_reset(&p->text);
     p->ndocs = 0;
-    bool dense = strncmp(cond, "MOD(", 4) != 0;
     char *last = NULL;
-    int rc = docbuild_page(&b, t, cond, *after, (size_t)r->cfg->reindex.page_size, dense, &sink,
-                           &last, w->err, sizeof w->err);
+    size_t rows = 0;
+    int rc = docbuild_page(&b, t, cond, *after, (size_t)r->cfg->reindex.page_size,
+                           bucket_is_key_interval(cond), &sink, &last, &rows, w->err,
+                           sizeof w->err);
     if (rc == 1) {
         p->t = t;
-        p->rows = b.stats.docs + b.stats.absent;
+        p->rows = rows;
         free(p->last);
         p->last = last;
         free(*after);

@@ -7,7 +7,7 @@
 #          and its relations must be read by the list of keys
 #   nums   a BIGINT key with gaps, in 3 range buckets: a page's relations read
 #          its key range, rows in the gaps (children of no row) included and
-#          never embedded
+#          never embedded; then in 3 MOD buckets, where they read the keys
 # Pages of 10 rows, so every page boundary falls between related rows.
 . "$(dirname "$0")/lib.sh"
 require_bin
@@ -100,6 +100,13 @@ for a in codes nums; do
     search_refresh "${db}_$a"
 done
 check "reindex"
+# MOD buckets: a page is no interval of the key, so its relations are read by
+# the list of its keys
+"$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "${db}_nums" --by-mod >"$TEST_TMP/r.out" 2>&1 || fail "reindex --by-mod: $(cat "$TEST_TMP/r.out")"
+assert_eq "${db}_nums_v3" "$(curl -s "$SEARCH_URL/_alias/${db}_nums" | jq -r 'keys | join(",")')" "nums: the alias moved to the MOD-bucket build"
+assert_eq "mod" "$(mysql_q "SELECT bucketing FROM index_versions v JOIN index_configs c ON c.id = v.index_id WHERE c.alias = '${db}_nums' AND v.version = 3" "$meta")" "nums v3 was built in MOD buckets"
+search_refresh "${db}_nums"
+check "reindex --by-mod"
 # live changes of string-keyed roots ("2", "10") and of a num in a gap's neighbourhood
 mysql_q "INSERT INTO \`$db\`.code_items VALUES (1001, '2', 5), (1002, '10', 6); DELETE FROM \`$db\`.code_items WHERE code = '100'; UPDATE \`$db\`.code_items SET code = '9' WHERE id = 1; INSERT INTO \`$db\`.num_items VALUES (5001, 6, 1), (5002, 7, 2)"
 wait_checkpoint "$meta" keys
