@@ -273,11 +273,6 @@ static int lkey_cmp(const struct lkey *a, const struct lkey *b) {
     return c ? c : (a->n > b->n) - (a->n < b->n);
 }
 
-static int cmp_raw(const char *a, size_t al, const char *b, size_t bl) {
-    struct lkey x = lkey_of(a, al, 0), y = lkey_of(b, bl, 0);
-    return lkey_cmp(&x, &y);
-}
-
 /* `col IN (...)`; a list of integers that covers at least half of its span
  * (max - min + 1 <= DOCBUILD_RANGE_SPAN x count) is read as `col BETWEEN min
  * AND max` instead: MariaDB reads such a range for about half the CPU of the
@@ -646,24 +641,54 @@ static void level_find(const struct level *l, const char *s, size_t n, size_t *l
     *hi = a;
 }
 
-struct val {
+struct val { /* a link value to look up: its text (NUL-terminated) */
     const char *s;
     size_t n;
-    bool numeric;
+    bool numeric; /* from an integer column: a literal without quotes */
 };
-static int cmp_val(const void *x, const void *y) {
-    const struct val *a = x, *b = y;
-    return cmp_raw(a->s, a->n, b->s, b->n);
+
+static int cmp_lkey(const void *x, const void *y) { return lkey_cmp(x, y); }
+
+/* Query l for the link values in [lo, hi] (integers, their text). */
+static int fetch_range(struct docbuild *b, struct level *l, const char *lo, size_t lon,
+                       const char *hi, size_t hin, const char *where, bool distinct,
+                       const char *const *order, char *err, size_t errlen) {
+    sbuf sql;
+    sbuf_init(&sql);
+    select_from(&sql, l->db, l->table, l->sel, l->nsel, distinct);
+    sbuf_adds(&sql, " WHERE ");
+    ident(&sql, l->sel[l->link]);
+    sbuf_printf(&sql, " BETWEEN %.*s AND %.*s", (int)lon, lo, (int)hin, hi);
+    where_order(&sql, where, order);
+    int rc = run_query(b, l, sql.data, sql.len, err, errlen);
+    sbuf_free(&sql);
+    if (rc == 0) level_sort(l);
+    return rc;
 }
 
-/* Query l for the values vals[0..n) of its link column, chunk by chunk. */
+/* Query l for the values vals[0..n) of its link column. Integers covering at
+ * least 1/DOCBUILD_RANGE_SPAN of their span are read as one BETWEEN, however
+ * many (see in_list); other lists chunk by chunk. The values are parsed once
+ * (struct lkey) for sorting and removing duplicates. */
 static int fetch_by(struct docbuild *b, struct level *l, struct val *vals, size_t n,
                     const char *where, bool distinct, const char *const *order, char *err,
                     size_t errlen) {
-    qsort(vals, n, sizeof *vals, cmp_val);
+    struct lkey *ks = xcalloc(n ? n : 1, sizeof *ks);
+    bool ints = true;
+    for (size_t i = 0; i < n; i++) {
+        ks[i] = lkey_of(vals[i].s, vals[i].n, i);
+        ints = ints && ks[i].num && vals[i].numeric;
+    }
+    qsort(ks, n, sizeof *ks, cmp_lkey);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
-        if (!u || cmp_val(&vals[u - 1], &vals[i])) vals[u++] = vals[i];
+        if (!u || lkey_cmp(&ks[u - 1], &ks[i])) ks[u++] = ks[i];
+    if (ints && u >= 2 && ks[u - 1].v - ks[0].v < (__int128)u * DOCBUILD_RANGE_SPAN) {
+        int rc = fetch_range(b, l, ks[0].s, ks[0].n, ks[u - 1].s, ks[u - 1].n, where, distinct,
+                             order, err, errlen);
+        free(ks);
+        return rc;
+    }
     size_t chunk = b->chunk ? b->chunk : DOCBUILD_CHUNK;
     const char **lits = xcalloc(chunk, sizeof *lits);
     bool *num = xcalloc(chunk, sizeof *num);
@@ -673,8 +698,9 @@ static int fetch_by(struct docbuild *b, struct level *l, struct val *vals, size_
     for (size_t at = 0; at < u && rc == 0; at += chunk) {
         size_t k = u - at < chunk ? u - at : chunk;
         for (size_t i = 0; i < k; i++) {
-            lits[i] = vals[at + i].s;
-            num[i] = vals[at + i].numeric && docbuild_is_integer(vals[at + i].s);
+            const struct val *v = &vals[ks[at + i].row]; /* NUL-terminated */
+            lits[i] = v->s;
+            num[i] = v->numeric && docbuild_is_integer(lits[i]);
         }
         sbuf_reset(&sql);
         docbuild_sql_select(&sql, b->db, l->db, l->table, l->sel, l->nsel, distinct, l->sel[l->link],
@@ -684,6 +710,7 @@ static int fetch_by(struct docbuild *b, struct level *l, struct val *vals, size_
     sbuf_free(&sql);
     free(lits);
     free(num);
+    free(ks);
     if (rc == 0) level_sort(l);
     return rc;
 }
@@ -696,23 +723,6 @@ static int fetch_by(struct docbuild *b, struct level *l, struct val *vals, size_
 struct key_range {
     const char *col, *lo, *hi;
 };
-
-/* Query l for the link values in [lo, hi] (integers). */
-static int fetch_range(struct docbuild *b, struct level *l, const char *lo, const char *hi,
-                       const char *where, bool distinct, const char *const *order, char *err,
-                       size_t errlen) {
-    sbuf sql;
-    sbuf_init(&sql);
-    select_from(&sql, l->db, l->table, l->sel, l->nsel, distinct);
-    sbuf_adds(&sql, " WHERE ");
-    ident(&sql, l->sel[l->link]);
-    sbuf_printf(&sql, " BETWEEN %s AND %s", lo, hi);
-    where_order(&sql, where, order);
-    int rc = run_query(b, l, sql.data, sql.len, err, errlen);
-    sbuf_free(&sql);
-    if (rc == 0) level_sort(l);
-    return rc;
-}
 
 static int fetch_subs(struct docbuild *b, struct level *l, int depth, const struct key_range *kr,
                       char *err, size_t errlen) {
@@ -743,7 +753,8 @@ static int fetch_subs(struct docbuild *b, struct level *l, int depth, const stru
             for (size_t i = 0; i < r->ncolumns; i++) order[no++] = r->columns[i].name;
         int rc = 0;
         if (kr && nv && !strcmp(r->column, kr->col))
-            rc = fetch_range(b, s, kr->lo, kr->hi, r->where, r->distinct, order, err, errlen);
+            rc = fetch_range(b, s, kr->lo, strlen(kr->lo), kr->hi, strlen(kr->hi), r->where,
+                             r->distinct, order, err, errlen);
         else if (nv)
             rc = fetch_by(b, s, vals, nv, r->where, r->distinct, order, err, errlen);
         else
