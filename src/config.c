@@ -147,8 +147,12 @@ const struct config_key config_keys[] = {
     I("reindex", "parallel_jobs", reindex.parallel_jobs, "4", 1, 64,
       "Jobs of one reindex a daemon runs at the same time"),
     I("reindex", "page_size", reindex.page_size, "1000", 10, 100000,
-      "Rows a job reads per keyset page; each page is delivered and acknowledged before its "
-      "cursor is saved and the next page is read"),
+      "Rows a job reads per keyset page (its first three pages are 1/8, 1/4 and 1/2 of it, so "
+      "the engine gets work at once); the next page is read while one is delivered, and a "
+      "page's cursor is saved once the engine acknowledged it"),
+    I("reindex", "poll_interval_ms", reindex.poll_interval_ms, "100", 10, 600000,
+      "How often the daemon looks for queued reindexes; when the metadata database is on the "
+      "source server, a request is seen in the binlog and starts at once"),
     I("reindex", "max_rejected", reindex.max_rejected, "100", 0, 1000000000,
       "Documents the engine may reject (kept in job_errors) before a reindex fails and is "
       "rolled back"),

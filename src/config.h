@@ -89,6 +89,7 @@ struct ss_config {
         int buckets;        /* jobs per reindex */
         int parallel_jobs;  /* jobs one daemon runs at once */
         int page_size;      /* rows per page (one keyset query, one acknowledged batch) */
+        int poll_interval_ms; /* how often queued reindexes are looked for */
         int max_rejected;   /* rejected documents before a reindex fails */
         int keep_runs;      /* reindex runs kept per index config (bookkeeping) */
     } reindex;

@@ -75,9 +75,6 @@
 #include "strset.h"
 #include "web/http_server.h"
 
-/* how often queued reindexes are looked for (between transactions, and on
- * the source's heartbeats when idle): a build starts within this */
-#define BUILD_POLL_MS 100
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) {
@@ -213,9 +210,17 @@ static const char *image_value(void *img, const char *column, size_t *len, bool 
 }
 
 /* ---------- the binlog sink ---------- */
+/* The metadata's index_configs table, when the metadata lives on the source
+ * server: a reindex request commits a change of it, and the daemon, which
+ * reads that binlog anyway, starts the build at once instead of at its next
+ * [reindex] poll_interval_ms poll. */
+static bool is_build_signal(const struct daemon *dm, const char *db, const char *table) {
+    return !strcmp(table, "index_configs") && !strcmp(db, dm->cfg->metadata.database);
+}
+
 static bool want_table(void *ctx, const char *db, const char *table) {
     struct daemon *dm = ctx;
-    return router_wants(dm->router, db, table);
+    return router_wants(dm->router, db, table) || is_build_signal(dm, db, table);
 }
 
 /* A change of a delay-effect (metadata) table is not routed now: it becomes a
@@ -416,6 +421,10 @@ static void note_routing_change(struct daemon *dm, const bl_row *row) {
 
 static int on_row(void *ctx, const bl_row *row) {
     struct daemon *dm = ctx;
+    if (is_build_signal(dm, row->table->db, row->table->name)) {
+        dm->builds_due_ms = 0; /* looked for at this transaction's commit */
+        return 0;
+    }
     struct image before = {dm, row->table, row->before}, after = {dm, row->table, row->after};
     dm->in_txn = true;
     if (router_delayed(dm->router, row->table->db, row->table->name))
@@ -982,13 +991,16 @@ static void poll_builds(struct daemon *dm);
 static int maybe_reload(struct daemon *dm) {
     int64_t now = now_ms();
     if (now >= dm->builds_due_ms && now < dm->reload_due_ms) {
-        /* a queued reindex starts within BUILD_POLL_MS (one indexed query) */
-        dm->builds_due_ms = now + BUILD_POLL_MS;
+        /* queued reindexes are looked for (one indexed query) between
+         * transactions, and on the source's heartbeats when idle: a build
+         * starts within [reindex] poll_interval_ms, or at once when the
+         * request's transaction is in the binlog read (is_build_signal) */
+        dm->builds_due_ms = now + dm->cfg->reindex.poll_interval_ms;
         poll_builds(dm);
         return 0;
     }
     if (now < dm->reload_due_ms) return 0;
-    dm->builds_due_ms = now + BUILD_POLL_MS;
+    dm->builds_due_ms = now + dm->cfg->reindex.poll_interval_ms;
     dm->reload_due_ms = now + dm->cfg->metadata.reload_interval_ms;
     struct mapping m2 = {0};
     sbuf sig = SBUF_INIT;
@@ -1527,7 +1539,8 @@ int cmd_run(int argc, char **argv) {
     ro.heartbeat_ms = cfg.source.heartbeat_ms < cfg.metadata.reload_interval_ms
                           ? cfg.source.heartbeat_ms
                           : cfg.metadata.reload_interval_ms;
-    if (ro.heartbeat_ms > BUILD_POLL_MS) ro.heartbeat_ms = BUILD_POLL_MS;
+    if (ro.heartbeat_ms > cfg.reindex.poll_interval_ms)
+        ro.heartbeat_ms = cfg.reindex.poll_interval_ms;
     ro.connect_timeout_ms = cfg.source.connect_timeout_ms;
     ro.read_timeout_ms = cfg.source.read_timeout_ms;
     ro.max_reconnects = -1;

@@ -621,6 +621,7 @@ struct worker {
     _Atomic unsigned long long rejected; /* of the current job */
     struct page next;            /* read and built, waiting for the page before it */
     int snap;                    /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
+    unsigned pages;              /* read by the current job (RAMP_PAGES ramp up) */
     struct sent_page sent;
     char err[1024];
 };
@@ -741,6 +742,13 @@ static uint64_t binlog_version(struct worker *w, uint32_t epoch) {
     return v;
 }
 
+/* A job's first pages are smaller: 1/8, 1/4 and 1/2 of [reindex] page_size,
+ * then page_size. The engine gets the job's first batch while a full page
+ * would still be read, and each page is built while the one before it is
+ * indexed, so the ramp leaves no gap. */
+#define RAMP_PAGES 3
+#define RAMP_MIN_ROWS 10
+
 /* Read and build the next page of table t (keys after *after) into w->next:
  * 1 a page was read (*after moves to its last key), 0 the table is
  * finished, -1 error (w->err). */
@@ -794,10 +802,14 @@ static int read_page_in(struct worker *w, size_t t, const char *cond, char **aft
     p->ndocs = 0;
     char *last = NULL;
     size_t rows = 0;
-    int rc = docbuild_page(&b, t, cond, *after, (size_t)r->cfg->reindex.page_size,
+    size_t size = (size_t)r->cfg->reindex.page_size;
+    if (w->pages < RAMP_PAGES) size >>= RAMP_PAGES - w->pages;
+    if (size < RAMP_MIN_ROWS) size = RAMP_MIN_ROWS;
+    int rc = docbuild_page(&b, t, cond, *after, size,
                            bucket_is_key_interval(cond), &sink, &last, &rows, w->err,
                            sizeof w->err);
     if (rc == 1) {
+        w->pages++;
         p->t = t;
         p->rows = rows;
         free(p->last);
@@ -884,6 +896,7 @@ static int run_job(struct worker *w, struct job *j) {
     char *after = tab ? xstrdup(tab + 1) : NULL;
     size_t cur_t = start_t;
     int rc = 0;
+    w->pages = 0;
     const char *p = j->params ? j->params : "";
     while (*p && rc == 0) {
         const char *nl = strchr(p, '\n');

@@ -8,7 +8,11 @@
 #   nums   a BIGINT key with gaps, in 3 range buckets: a page's relations read
 #          its key range, rows in the gaps (children of no row) included and
 #          never embedded; then in 3 MOD buckets, where they read the keys
-# Pages of 10 rows, so every page boundary falls between related rows.
+# Pages of 40 rows, a job's first ones 10, 10 and 20 (the ramp), so page
+# boundaries fall between related rows.
+# The daemon looks for queued reindexes only every 10 minutes here: each
+# reindex below starts because its request is seen in the binlog (the
+# metadata database is on the source server).
 . "$(dirname "$0")/lib.sh"
 require_bin
 
@@ -58,12 +62,13 @@ start = now
 heartbeat_ms = 500
 [metadata]
 database = $meta
-reload_interval_ms = 300
+reload_interval_ms = 600000
 [search]
 urls = $SEARCH_URL
 [reindex]
 buckets = 3
-page_size = 10
+page_size = 40
+poll_interval_ms = 600000
 [log]
 level = info
 INI
@@ -95,14 +100,15 @@ wait_until 60 "first sync of both indices" bash -c "curl -sf '$SEARCH_URL/_alias
 search_refresh "${db}_codes"; search_refresh "${db}_nums"
 check "first sync"
 for a in codes nums; do
-    "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "${db}_$a" >"$TEST_TMP/r.out" 2>&1 || fail "reindex ${db}_$a: $(cat "$TEST_TMP/r.out")"
+    timeout 60 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "${db}_$a" >"$TEST_TMP/r.out" 2>&1 ||
+        fail "reindex ${db}_$a (not started from the binlog?): $(cat "$TEST_TMP/r.out")"
     assert_eq "${db}_${a}_v2" "$(curl -s "$SEARCH_URL/_alias/${db}_$a" | jq -r 'keys | join(",")')" "$a: the alias moved to v2"
     search_refresh "${db}_$a"
 done
 check "reindex"
 # MOD buckets: a page is no interval of the key, so its relations are read by
 # the list of its keys
-"$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "${db}_nums" --by-mod >"$TEST_TMP/r.out" 2>&1 || fail "reindex --by-mod: $(cat "$TEST_TMP/r.out")"
+timeout 60 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "${db}_nums" --by-mod >"$TEST_TMP/r.out" 2>&1 || fail "reindex --by-mod: $(cat "$TEST_TMP/r.out")"
 assert_eq "${db}_nums_v3" "$(curl -s "$SEARCH_URL/_alias/${db}_nums" | jq -r 'keys | join(",")')" "nums: the alias moved to the MOD-bucket build"
 assert_eq "mod" "$(mysql_q "SELECT bucketing FROM index_versions v JOIN index_configs c ON c.id = v.index_id WHERE c.alias = '${db}_nums' AND v.version = 3" "$meta")" "nums v3 was built in MOD buckets"
 search_refresh "${db}_nums"
