@@ -68,11 +68,19 @@ reindex_once() {
     rate=$(awk -v d="$docs" -v s="$secs" 'BEGIN {printf "%.0f", d / s}')
     echo "    searchsync reindex (v$v): $docs documents in $secs s = $rate docs/s (command: $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') s);" \
          "CPU s: daemon $(dcpu "$c0" "$c1"), MariaDB $(dcpu "$m0" "$m1"), engine $(dcpu "$e0" "$e1")"
+    # where the run's time went: queued -> first page acknowledged, the jobs'
+    # finishing times (the tail runs with fewer jobs), last job -> alias switched
+    q "$meta" -e "SELECT CONCAT('      timeline (s from queued): first page acknowledged ',
+            ROUND(TIMESTAMPDIFF(MICROSECOND, r.started_at, MIN(j.started_at)) / 1e6, 2),
+            ', jobs done ', GROUP_CONCAT(ROUND(TIMESTAMPDIFF(MICROSECOND, r.started_at, j.finished_at) / 1e6, 2)
+                                        ORDER BY j.finished_at SEPARATOR ' '),
+            ', alias switched ', ROUND(TIMESTAMPDIFF(MICROSECOND, r.started_at, r.finished_at) / 1e6, 2))
+        FROM reindex_runs r JOIN reindex_run_jobs j ON j.run_id = r.id WHERE r.version = $v GROUP BY r.id"
 }
 # the same documents posted by PAR curls into an index with the same body
 # and build settings: sets base
 plain_once() {
-    local pids=() m0 e0 t0 t1 m1 e1 cnt chunks w i args
+    local pids=() m0 e0 t0 tr t1 m1 e1 cnt chunks w i args
     curl -s -XPUT "$SEARCH_URL/${P}_plain" -H 'Content-Type: application/json' --data-binary "@$tmp/body.json" >/dev/null
     curl -s -XPUT "$SEARCH_URL/${P}_plain/_settings" -H 'Content-Type: application/json' \
         -d '{"index":{"refresh_interval":"-1","number_of_replicas":0}}' >/dev/null
@@ -88,12 +96,14 @@ plain_once() {
         [ ${#args[@]} -gt 0 ] && { curl "${args[@]}" & pids+=($!); }
     done
     wait "${pids[@]}"
+    tr=$(date +%s.%N)
     curl -s -XPOST "$SEARCH_URL/${P}_plain/_refresh" >/dev/null
     t1=$(date +%s.%N)
     m1="$(cpu_of "$MYSQL_PID")"; e1="$(engine_cpu)"
     cnt="$(curl -s "$SEARCH_URL/${P}_plain/_count" | jq .count)"
     base=$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", n / (b - a)}')
     echo "    baseline, plain curl bulk of the same $n documents ($cnt in the index, $PAR parallel, 500 a request): $base docs/s; CPU s: MariaDB $(dcpu "$m0" "$m1"), engine $(dcpu "$e0" "$e1")"
+    echo "      timeline (s): last bulk answered $(dcpu "$t0" "$tr"), refreshed $(dcpu "$t0" "$t1")"
 }
 
 echo "bench_reindex: sizes $SIZES (demo products), $PAR-way plain bulk baseline, engine $SEARCH_URL"
