@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -99,10 +100,13 @@ static void env_close(struct env *e) {
     mysql_library_end();
 }
 
-/* follow build `v` of alias until it is no longer building */
+/* follow build `v` of alias until it is no longer building: its state is
+ * read every FOLLOW_POLL_MS (so the command returns soon after the switch),
+ * progress printed at most once a second */
+#define FOLLOW_POLL_MS 200
 static int follow(struct env *e, const char *alias, unsigned v) {
     sbuf q = SBUF_INIT;
-    int rc = EXIT_RUNTIME, waited = 0;
+    int rc = EXIT_RUNTIME, polls = 0;
     bool told = false, running_seen = false;
     char last[256] = "";
     for (;;) {
@@ -136,18 +140,20 @@ static int follow(struct env *e, const char *alias, unsigned v) {
                  v, row[0], row[3], row[2], row[4], row[5]);
         running_seen |= strtol(row[6], NULL, 10) > 0;
         mysql_free_result(res);
-        if (strcmp(line, last) && building) {
+        if (strcmp(line, last) && building && polls % (1000 / FOLLOW_POLL_MS) == 0) {
             printf("%s\n", line);
             fflush(stdout);
             snprintf(last, sizeof last, "%s", line);
         }
         if (!building) break;
-        if (!running_seen && ++waited == 15 && !told) {
+        if (!running_seen && polls >= 15 * (1000 / FOLLOW_POLL_MS) && !told) {
             printf("no daemon has started the jobs yet: they run in `searchsync run --config ...` "
                    "for source %s\n", e->cfg.source.name);
             told = true;
         }
-        sleep(1);
+        polls++;
+        struct timespec ts = {0, FOLLOW_POLL_MS * 1000000L};
+        nanosleep(&ts, NULL);
     }
     sbuf_reset(&q);
     sbuf_printf(&q, "SELECT status, rows_read, docs_written, rejected, COALESCE(error_text, ''), "
