@@ -15,12 +15,19 @@
 #        v3, ...): documents/s from the run's own bookkeeping (reindex_runs),
 #        CPU seconds of the daemon, MariaDB and the engine
 #      - the baseline: the same documents, built beforehand by
-#        tests/tools/docbuild_dump into NDJSON bulk files, posted by
+#        tests/tools/docbuild_dump into NDJSON bulk files (with the
+#        ss_version field delivery adds to each document), posted by
 #        BENCH_PAR (default 4) curl processes with keep-alive into an index
 #        with the same body and the same build settings (no refresh, no
 #        replicas)
 # Prints docs/s of both, each round's ratio and their median (target >= 90%),
 # CPU, and the daemon's peak RSS (VmHWM) over all rounds.
+#
+# BENCH_PIN=1 gives the engine CPUs of its own, as a search cluster has in
+# production: the engine runs on CPUs 1.., MariaDB, the daemon and the plain
+# load's curls on CPU 0, for both loads alike (taskset; undone at the end).
+# Without it all share every CPU, and the reindex's MariaDB and daemon take
+# CPU from the engine that the plain load's curls do not.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 SEARCHSYNC_SRCDIR="${SEARCHSYNC_SRCDIR:-$(cd "$here/../.." && pwd)}"
@@ -40,6 +47,16 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
+NCPU="$(nproc)"
+PIN=""
+if [ "${BENCH_PIN:-}" = 1 ]; then
+    [ "$NCPU" -ge 2 ] || { echo "bench_reindex: BENCH_PIN=1 needs 2 CPUs or more"; exit 1; }
+    PIN="taskset -c 0"
+    taskset -a -p -c "1-$((NCPU - 1))" "$SEARCH_PID" >/dev/null
+    taskset -a -p -c 0 "$MYSQL_PID" >/dev/null
+    unpin() { taskset -a -p -c "0-$((NCPU - 1))" "$SEARCH_PID" >/dev/null; taskset -a -p -c "0-$((NCPU - 1))" "$MYSQL_PID" >/dev/null; }
+    trap 'cleanup; unpin' EXIT
+fi
 q() { mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u root -N -B "$@"; }
 TCK="$(getconf CLK_TCK)"
 cpu_of() { sed 's/^.*) //' "/proc/$1/stat" | awk -v t="$TCK" '{printf "%.2f", ($12 + $13) / t}'; }
@@ -60,7 +77,7 @@ reindex_once() {
     local c0 m0 e0 t0 t1 c1 m1 e1 docs secs
     c0="$(cpu_of "$DAEMON")"; m0="$(cpu_of "$MYSQL_PID")"; e0="$(engine_cpu)"
     t0=$(date +%s.%N)
-    "$BIN" reindex --config "$tmp/c.ini" "$A" >"$tmp/reindex.out" 2>&1 || { cat "$tmp/reindex.out"; exit 1; }
+    $PIN "$BIN" reindex --config "$tmp/c.ini" "$A" >"$tmp/reindex.out" 2>&1 || { cat "$tmp/reindex.out"; exit 1; }
     t1=$(date +%s.%N)
     c1="$(cpu_of "$DAEMON")"; m1="$(cpu_of "$MYSQL_PID")"; e1="$(engine_cpu)"
     v=$((v + 1))
@@ -93,7 +110,7 @@ plain_once() {
             [ ${#args[@]} -gt 0 ] && args+=(--next)
             args+=(-s -o /dev/null -H 'Content-Type: application/x-ndjson' --data-binary "@${chunks[$i]}" "$SEARCH_URL/${P}_plain/_bulk")
         done
-        [ ${#args[@]} -gt 0 ] && { curl "${args[@]}" & pids+=($!); }
+        [ ${#args[@]} -gt 0 ] && { $PIN curl "${args[@]}" & pids+=($!); }
     done
     wait "${pids[@]}"
     tr=$(date +%s.%N)
@@ -106,7 +123,9 @@ plain_once() {
     echo "      timeline (s): last bulk answered $(dcpu "$t0" "$tr"), refreshed $(dcpu "$t0" "$t1")"
 }
 
-echo "bench_reindex: sizes $SIZES (demo products), $PAR-way plain bulk baseline, engine $SEARCH_URL"
+cpus="all share $NCPU CPUs"
+[ -n "$PIN" ] && cpus="engine on CPUs 1-$((NCPU - 1)), MariaDB + daemon + curl on CPU 0"
+echo "bench_reindex: sizes $SIZES (demo products), $PAR-way plain bulk baseline, engine $SEARCH_URL; $cpus"
 for N in $SIZES; do
     D="${P}_db$N"
     meta="${P}_meta$N"
@@ -137,7 +156,7 @@ ${BENCH_PAGE:+page_size = $BENCH_PAGE}
 level = info
 INI
     "$BIN" mapping import --config "$tmp/c.ini" "$tmp/mapping.json" --yes >"$tmp/import.out" 2>&1 || { cat "$tmp/import.out"; exit 1; }
-    "$BIN" run --config "$tmp/c.ini" >"$tmp/run.log" 2>&1 &
+    $PIN "$BIN" run --config "$tmp/c.ini" >"$tmp/run.log" 2>&1 &
     DAEMON=$!
     for _ in $(seq 1 3000); do
         curl -sf "$SEARCH_URL/_alias/$A" >/dev/null && break
@@ -156,7 +175,10 @@ INI
         "$DUMP" --config "$tmp/c.ini" --mapping "$tmp/mapping.json" --index "$A" --table "$D.reviews" - >>"$tmp/docs.ndjson" 2>"$tmp/dump.err" || { cat "$tmp/dump.err"; exit 1; }
     q "$D" -e "SELECT id FROM review_replies ORDER BY id" |
         "$DUMP" --config "$tmp/c.ini" --mapping "$tmp/mapping.json" --index "$A" --table "$D.review_replies" - >>"$tmp/docs.ndjson" 2>"$tmp/dump.err" || { cat "$tmp/dump.err"; exit 1; }
-    jq -c 'select(.absent | not) | {index: ({_id: .id} + (if .routing then {routing: .routing} else {} end))}, .doc' \
+    # with the version field searchsync stores in every document (ss_version,
+    # a long with doc values), so the engine indexes the same fields
+    jq -c 'select(.absent | not) | {index: ({_id: .id} + (if .routing then {routing: .routing} else {} end))},
+                                   ({ss_version: 4294967296} + .doc)' \
         "$tmp/docs.ndjson" >"$tmp/bulk.ndjson"
     n=$(( $(wc -l <"$tmp/bulk.ndjson") / 2 ))
     rm -f "$tmp"/chunk-*
