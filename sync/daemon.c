@@ -150,6 +150,7 @@ struct daemon {
     struct build *builds;   /* reindexes running */
     size_t nbuilds;
     sbuf sig, bad_sig;      /* signatures: the running mapping, the last refused edit */
+    char mapping_sum[512];  /* the mapping tables' checksums when last loaded ("" unknown) */
     int64_t reload_due_ms;
     int64_t builds_due_ms; /* next look for queued reindexes */
     unsigned long long txns, docs, deletes, scripts, reloads;
@@ -1004,12 +1005,25 @@ static int maybe_reload(struct daemon *dm) {
     dm->reload_due_ms = now + dm->cfg->metadata.reload_interval_ms;
     struct mapping m2 = {0};
     sbuf sig = SBUF_INIT;
-    if (db_ensure(&dm->meta, &dm->metap, dm->err, sizeof dm->err) < 0 ||
-        mapping_db_load(dm->meta, dm->cfg->source.name, &m2, dm->err, sizeof dm->err) < 0) {
+    char sum[sizeof dm->mapping_sum] = "", e2[256];
+    /* set once what the tables hold is running, refused, or applied here;
+     * not when applying failed for a reason that may pass */
+    bool settled = false;
+    if (db_ensure(&dm->meta, &dm->metap, dm->err, sizeof dm->err) < 0) {
+        log_warn("run", "looking for mapping edits: %s (will try again)", dm->err);
+        goto out;
+    }
+    /* one CHECKSUM TABLE instead of loading the whole mapping (a query per
+     * table and relation) when nothing was edited; read before the load, so
+     * an edit made during it shows at the next look */
+    if (mapping_db_checksum(dm->meta, sum, sizeof sum, e2, sizeof e2) < 0) sum[0] = '\0';
+    if (sum[0] && !strcmp(sum, dm->mapping_sum)) goto out;
+    if (mapping_db_load(dm->meta, dm->cfg->source.name, &m2, dm->err, sizeof dm->err) < 0) {
         log_warn("run", "looking for mapping edits: %s (will try again)", dm->err);
         goto out;
     }
     mapping_signature(&m2, &sig);
+    settled = true;
     if (sig.len == dm->sig.len && !memcmp(sig.data, dm->sig.data, sig.len)) goto out;
     if (dm->bad_sig.len == sig.len && !memcmp(sig.data, dm->bad_sig.data, sig.len)) goto out;
     mapping_free(&m2);
@@ -1029,6 +1043,7 @@ static int maybe_reload(struct daemon *dm) {
             sbuf_reset(&dm->bad_sig);
             sbuf_add(&dm->bad_sig, sig.data, sig.len);
         }
+        settled = invalid;
         goto out;
     }
     router_free(dm->router);
@@ -1043,6 +1058,7 @@ static int maybe_reload(struct daemon *dm) {
     log_info("run", "mapping reloaded: %zu index config(s); it applies from the next transaction",
              dm->m.nindices);
 out:
+    if (settled) snprintf(dm->mapping_sum, sizeof dm->mapping_sum, "%s", sum);
     dm->err[0] = '\0';
     mapping_free(&m2);
     sbuf_free(&sig);

@@ -157,6 +157,11 @@ int mapping_db_load(struct st_mysql *meta, const char *source, struct mapping *o
                     size_t errlen);
 int mapping_db_save(struct st_mysql *meta, const char *source, const struct mapping *m,
                     char *err, size_t errlen);
+/* The checksums of the metadata tables a mapping is stored in (one CHECKSUM
+ * TABLE), as text into out: a cheap test of whether a load could find an
+ * edit. 0, or -1 (err) when the server cannot say. */
+int mapping_db_checksum(struct st_mysql *meta, char *out, size_t outlen, char *err,
+                        size_t errlen);
 
 /* Check an operator-written relation WHERE fragment (spliced as
  * `WHERE (fragment)`): 0 if acceptable, -1 with the reason in why. */

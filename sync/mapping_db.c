@@ -223,6 +223,36 @@ static int load_relations(MYSQL *m, unsigned long long table_id, unsigned long l
     return rc;
 }
 
+int mapping_db_checksum(MYSQL *m, char *out, size_t outlen, char *err, size_t errlen) {
+    static const char sql[] =
+        "CHECKSUM TABLE index_configs, table_configs, mapping_columns, mapping_relations";
+    if (mysql_real_query(m, sql, sizeof sql - 1) != 0) {
+        snprintf(err, errlen, "%s: %s", sql, mysql_error(m));
+        return -1;
+    }
+    MYSQL_RES *res = mysql_store_result(m);
+    if (!res) {
+        snprintf(err, errlen, "%s: %s", sql, mysql_error(m));
+        return -1;
+    }
+    sbuf s = SBUF_INIT;
+    MYSQL_ROW row;
+    int rc = 0;
+    while ((row = mysql_fetch_row(res))) {
+        if (!row[1]) rc = -1; /* a table the server could not checksum */
+        sbuf_printf(&s, "%s=%s;", row[0] ? row[0] : "", row[1] ? row[1] : "");
+    }
+    mysql_free_result(res);
+    if (rc < 0 || s.len == 0 || s.len >= outlen) {
+        snprintf(err, errlen, "%s: no checksum for every table", sql);
+        rc = -1;
+    } else {
+        memcpy(out, s.data, s.len + 1);
+    }
+    sbuf_free(&s);
+    return rc;
+}
+
 int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     sbuf sql = SBUF_INIT;
