@@ -75,7 +75,6 @@
 #include "strset.h"
 #include "web/http_server.h"
 
-
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) {
     (void)sig;
