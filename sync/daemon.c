@@ -150,6 +150,7 @@ struct daemon {
     size_t nbuilds;
     sbuf sig, bad_sig;      /* signatures: the running mapping, the last refused edit */
     char mapping_sum[512];  /* the mapping tables' checksums when last loaded ("" unknown) */
+    bool sum_warned;        /* said once that CHECKSUM TABLE fails here */
     int64_t reload_due_ms;
     int64_t builds_due_ms; /* next look for queued reindexes */
     unsigned long long txns, docs, deletes, scripts, reloads;
@@ -1015,7 +1016,14 @@ static int maybe_reload(struct daemon *dm) {
     /* one CHECKSUM TABLE instead of loading the whole mapping (a query per
      * table and relation) when nothing was edited; read before the load, so
      * an edit made during it shows at the next look */
-    if (mapping_db_checksum(dm->meta, sum, sizeof sum, e2, sizeof e2) < 0) sum[0] = '\0';
+    if (mapping_db_checksum(dm->meta, sum, sizeof sum, e2, sizeof e2) < 0) {
+        sum[0] = '\0';
+        if (!dm->sum_warned)
+            log_warn("run", "%s; mapping edits are looked for by reading the whole mapping "
+                     "every [metadata] reload_interval_ms instead (grant SELECT on the "
+                     "metadata tables to make it cheap)", e2);
+        dm->sum_warned = true;
+    }
     if (sum[0] && !strcmp(sum, dm->mapping_sum)) goto out;
     if (mapping_db_load(dm->meta, dm->cfg->source.name, &m2, dm->err, sizeof dm->err) < 0) {
         log_warn("run", "looking for mapping edits: %s (will try again)", dm->err);
