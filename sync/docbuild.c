@@ -743,14 +743,8 @@ static int fetch_subs(struct docbuild *b, struct level *l, int depth, const stru
             if (c->raw < 0) continue;
             vals[nv++] = (struct val){raw_of(l, c), c->rl, c->raw == 1};
         }
-        /* order: by the link column, then the relation's key (or all columns) */
         const char **order = xcalloc(r->ncolumns + 2, sizeof *order);
-        size_t no = 0;
-        order[no++] = r->join_column;
-        for (size_t i = 0; i < r->ncolumns; i++)
-            if (r->columns[i].is_key) order[no++] = r->columns[i].name;
-        if (no == 1)
-            for (size_t i = 0; i < r->ncolumns; i++) order[no++] = r->columns[i].name;
+        docbuild_relation_order(r, order);
         int rc = 0;
         if (kr && nv && !strcmp(r->column, kr->col))
             rc = fetch_range(b, s, kr->lo, strlen(kr->lo), kr->hi, strlen(kr->hi), r->where,
@@ -765,6 +759,23 @@ static int fetch_subs(struct docbuild *b, struct level *l, int depth, const stru
         if (rc) return rc;
     }
     return 0;
+}
+
+void docbuild_relation_order(const struct mp_relation *r, const char **order) {
+    size_t no = 0;
+    order[no++] = r->join_column;
+    for (size_t i = 0; i < r->ncolumns; i++)
+        if (r->columns[i].is_key) order[no++] = r->columns[i].name;
+    if (no == 1) {
+        unsigned have = r->join_primary;
+        for (size_t i = 0; i < r->ncolumns; i++) {
+            if (r->nprimary && have == r->nprimary) break;
+            if (!strcmp(r->columns[i].name, r->join_column)) continue;
+            order[no++] = r->columns[i].name;
+            have += r->columns[i].primary;
+        }
+    }
+    order[no] = NULL;
 }
 
 static void write_row(jsonw *w, const struct level *l, size_t row);

@@ -130,6 +130,13 @@ void docbuild_sql_select(sbuf *sql, MYSQL *m, const char *db, const char *table,
                          const char *const *cols, size_t ncols, bool distinct, const char *in_col,
                          const char *const *lits, const bool *numeric, size_t nlits,
                          const char *where, const char *const *order);
+/* The ORDER BY of a relation's rows (order: room for ncolumns + 2 names,
+ * NULL-terminated on return): the link column, then the relation's key
+ * columns; without a key, its columns in mapping order, but only up to where
+ * they complete the table's primary key (mp_relation.nprimary, from the
+ * schema): later columns cannot change the order, and without them MariaDB
+ * reads in index order instead of sorting. */
+void docbuild_relation_order(const struct mp_relation *r, const char **order);
 /* Append s as a single-quoted SQL string literal (utf8mb4 connection,
  * backslash escapes as mysql_real_escape_string writes them). */
 void docbuild_sql_quote(sbuf *sql, const char *s, size_t n);

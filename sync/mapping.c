@@ -473,6 +473,7 @@ static void check_columns(struct vctx *v, const char *where, const char *db, con
                 verr(v, w, "no such column in the source (information_schema)");
                 continue;
             }
+            c->primary = s->primary;
             if (c->mysql_type && c->mysql_type[0] && !same_mysql_type(c->mysql_type, s->type))
                 verr(v, w, "mysql_type \"%s\" does not match the source's \"%s\"", c->mysql_type,
                      s->type);
@@ -505,6 +506,21 @@ struct chain {
     bool root; /* chain[0] is the index's root table */
 };
 
+/* r's table's primary key, as far as the document builder needs it: with it,
+ * ordering the related rows by the link column and then by columns that
+ * complete the key orders them fully (no further column needed). */
+static void primary_key_of(const struct mp_schema *schema, struct mp_relation *r) {
+    r->nprimary = 0;
+    r->join_primary = false;
+    for (size_t i = 0; i < schema->n; i++) {
+        const struct mp_schema_col *c = &schema->cols[i];
+        if (!c->primary || !c->column || strcmp(c->db, r->db) || strcmp(c->table, r->table))
+            continue;
+        r->nprimary++;
+        if (!strcmp(c->column, r->join_column)) r->join_primary = true;
+    }
+}
+
 static void check_relations(struct vctx *v, const char *where, const char *db, const char *table,
                             const struct mp_column *owner, size_t nowner,
                             struct mp_relation *rels, size_t n, struct chain *ch) {
@@ -516,6 +532,7 @@ static void check_relations(struct vctx *v, const char *where, const char *db, c
         check_col_exists(v, w, "column", db, table, r->column);
         bool exists = table_exists(v, w, r->db, r->table);
         if (exists) check_col_exists(v, w, "join_column", r->db, r->table, r->join_column);
+        if (exists && v->schema) primary_key_of(v->schema, r);
         const char *name = mp_relation_name(r, owner, nowner);
         if (!name)
             verr(v, w, "no extend name: set the relation's extend_name or column %s's", r->column);

@@ -25,6 +25,8 @@ struct mp_column {
     bool is_key;
     bool nested;           /* ExtendIsNest: default for relations on this column */
     bool indexed;          /* false: stored in _source only */
+    bool primary;          /* in its table's primary key (set by validation against the
+                              source's schema; false when that was not loaded) */
 };
 
 struct mp_relation {
@@ -41,6 +43,11 @@ struct mp_relation {
     size_t ncolumns;
     struct mp_relation *relations;
     size_t nrelations;
+    /* the related table's primary key, from the source's schema at
+     * validation: its column count (0: not known, or none) and whether
+     * join_column is one of them */
+    unsigned nprimary;
+    bool join_primary;
 };
 
 enum mp_mode { MP_REQUERY = 0, MP_ROWIMAGE = 1 };

@@ -186,11 +186,50 @@ static void test_sql(void **state) {
     assert_false(docbuild_is_integer("1 OR 1=1"));
 }
 
+/* join + key columns; without a key, columns up to where the primary key
+ * (from the schema) is complete; without the schema, every column */
+static void test_relation_order(void **state) {
+    (void)state;
+    struct mp_column cols[3] = {{.name = "sku_id"}, {.name = "id"}, {.name = "barcode"}};
+    struct mp_relation r = {.join_column = "sku_id", .columns = cols, .ncolumns = 3};
+    const char *o[5];
+    docbuild_relation_order(&r, o); /* schema not loaded: all columns */
+    assert_string_equal(o[0], "sku_id");
+    assert_string_equal(o[1], "id");
+    assert_string_equal(o[2], "barcode");
+    assert_null(o[3]);
+    cols[1].primary = true; /* PRIMARY KEY (id): barcode cannot matter */
+    r.nprimary = 1;
+    docbuild_relation_order(&r, o);
+    assert_string_equal(o[1], "id");
+    assert_null(o[2]);
+    r.join_column = "id"; /* joined on the whole key: nothing else */
+    r.join_primary = true;
+    docbuild_relation_order(&r, o);
+    assert_string_equal(o[0], "id");
+    assert_null(o[1]);
+    cols[0].primary = true; /* PRIMARY KEY (sku_id, id), joined on id */
+    r.nprimary = 2;
+    docbuild_relation_order(&r, o);
+    assert_string_equal(o[1], "sku_id");
+    assert_null(o[2]);
+    r.nprimary = 3; /* a key column that is not mapped: every column */
+    docbuild_relation_order(&r, o);
+    assert_string_equal(o[1], "sku_id");
+    assert_string_equal(o[2], "barcode");
+    assert_null(o[3]);
+    cols[2].is_key = true; /* a marked key wins */
+    docbuild_relation_order(&r, o);
+    assert_string_equal(o[1], "barcode");
+    assert_null(o[2]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_integers), cmocka_unit_test(test_floats),
         cmocka_unit_test(test_decimal_bit_strings), cmocka_unit_test(test_times),
         cmocka_unit_test(test_sql), cmocka_unit_test(test_sql_ranges),
+        cmocka_unit_test(test_relation_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

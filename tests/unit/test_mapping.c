@@ -213,6 +213,34 @@ static void validate_expect(const char *text, int nerr, const char *want) {
 #define IX(tables) "{\"indices\":[{\"alias\":\"p\",\"tables\":[" tables "]}]}"
 #define ROOT "{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true},\"name\",\"cat\"]"
 
+/* validation notes each relation's primary key from the schema (the
+ * document builder orders related rows by it) */
+static void test_validation_primary_key(void **state) {
+    (void)state;
+    const char *text = IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true},"
+                          "{\"name\":\"cat\",\"extend_name\":\"category\"},{\"name\":\"name\",\"extend_name\":\"kids\"}],"
+                          "\"relations\":[{\"column\":\"cat\",\"table\":\"d.c\",\"join_column\":\"id\",\"columns\":[\"label\"]},"
+                          "{\"column\":\"id\",\"extend_name\":\"kids\",\"nested\":true,\"table\":\"d.c\",\"join_column\":\"pid\",\"columns\":[\"label\",\"id\"]}]}");
+    struct mapping m;
+    char err[1024];
+    if (mapping_parse("v.json", text, strlen(text), &m, err, sizeof err) < 0) fail_msg("%s", err);
+    const struct mp_table *t = &m.indices[0].tables[0];
+    assert_int_equal(0, t->relations[0].nprimary); /* not validated yet: not known */
+    struct mp_schema s;
+    schema_demo(&s);
+    sbuf errs = SBUF_INIT;
+    if (mapping_validate(&m, &s, &errs) != 0) fail_msg("%s", errs.data);
+    assert_int_equal(1, t->relations[0].nprimary);
+    assert_true(t->relations[0].join_primary);
+    assert_int_equal(1, t->relations[1].nprimary);
+    assert_false(t->relations[1].join_primary);
+    assert_false(t->relations[1].columns[0].primary);
+    assert_true(t->relations[1].columns[1].primary);
+    sbuf_free(&errs);
+    mp_schema_free(&s);
+    mapping_free(&m);
+}
+
 static void test_validation(void **state) {
     (void)state;
     validate_expect(IX(ROOT "}"), 0, NULL);
@@ -407,7 +435,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_type_defaults),     cmocka_unit_test(test_type_compat),
         cmocka_unit_test(test_parse_errors),      cmocka_unit_test(test_roundtrip),
-        cmocka_unit_test(test_validation),        cmocka_unit_test(test_generate_goldens),
+        cmocka_unit_test(test_validation),        cmocka_unit_test(test_validation_primary_key),
+        cmocka_unit_test(test_generate_goldens),
         cmocka_unit_test(test_generate_dialect_errors),
         cmocka_unit_test(test_truncated),         cmocka_unit_test(test_analysis_exact),
         cmocka_unit_test(test_where_check),
