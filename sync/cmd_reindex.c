@@ -111,18 +111,17 @@ static int follow(struct env *e, const char *alias, unsigned v) {
     char last[256] = "";
     for (;;) {
         sbuf_reset(&q);
-        sbuf_printf(&q, "SELECT ic.state, ic.building_version, (SELECT COUNT(*) FROM jobs j WHERE "
-                        "j.index_id = ic.id AND j.version = %u), (SELECT COUNT(*) FROM jobs j "
-                        "WHERE j.index_id = ic.id AND j.version = %u AND j.status = 'done'), "
-                        "(SELECT COALESCE(SUM(rows_read), 0) FROM jobs j WHERE j.index_id = "
-                        "ic.id AND j.version = %u), (SELECT COALESCE(SUM(docs_written), 0) FROM "
-                        "jobs j WHERE j.index_id = ic.id AND j.version = %u), (SELECT COUNT(*) "
-                        "FROM jobs j WHERE j.index_id = ic.id AND j.version = %u AND j.status <> "
-                        "'init') FROM index_configs ic WHERE ic.source = ",
-                    v, v, v, v, v);
+        /* one pass over the version's jobs (idx_jobs_index) */
+        sbuf_printf(&q, "SELECT ic.state, ic.building_version, COUNT(j.id), "
+                        "COALESCE(SUM(j.status = 'done'), 0), COALESCE(SUM(j.rows_read), 0), "
+                        "COALESCE(SUM(j.docs_written), 0), COALESCE(SUM(j.status <> 'init'), 0) "
+                        "FROM index_configs ic LEFT JOIN jobs j ON j.index_id = ic.id AND "
+                        "j.version = %u AND j.type = 'index' WHERE ic.source = ",
+                    v);
         db_quote(e->meta, &q, e->cfg.source.name, strlen(e->cfg.source.name));
         sbuf_adds(&q, " AND ic.alias = ");
         db_quote(e->meta, &q, alias, strlen(alias));
+        sbuf_adds(&q, " GROUP BY ic.id");
         if (mysql_real_query(e->meta, q.data, q.len) != 0) {
             fprintf(stderr, "searchsync reindex: %s\n", mysql_error(e->meta));
             break;
