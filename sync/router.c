@@ -383,6 +383,10 @@ static struct target *target_of(struct router *r, size_t index, size_t doctable)
 bool router_pending(const struct router *r) {
     for (size_t i = 0; i < r->nnodes; i++)
         if (r->nodes[i].seeds.n) return true;
+    /* changed elements are read too: the element for its script, or the
+     * whole document while a version is built */
+    for (size_t i = 0; i < r->nareas; i++)
+        if (r->areas[i].pairs.n) return true;
     return false;
 }
 

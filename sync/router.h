@@ -81,7 +81,10 @@ int router_add(struct router *r, const char *db, const char *table, router_value
  * document once; then forget the seeds. -1 with err on a query failure. */
 int router_flush(struct router *r, struct st_mysql *src, router_emit_fn emit, void *ctx,
                  char *err, size_t errlen);
-/* Whether router_flush has anything to resolve (and so anything to read). */
+/* Whether router_flush has anything to resolve or emit that is read from the
+ * source: seeded paths, or changed area elements (their rows are read for the
+ * element scripts, or the whole document while a version is built). The
+ * caller opens a read snapshot that holds the transaction first. */
 bool router_pending(const struct router *r);
 /* Statistics: queries run by router_flush so far. */
 unsigned long router_queries(const struct router *r);

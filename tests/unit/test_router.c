@@ -177,7 +177,10 @@ static void test_area_elements(void **state) {
     struct got g = {SBUF_INIT};
     char err[512];
     struct img s1 = {{"id=100", "product_id=7"}}, s2 = {{"id=100", "product_id=9"}};
+    assert_false(router_pending(r));
     assert_int_equal(router_add(r, "shop", "skus", get, &s1, &s2, err, sizeof err), 0);
+    /* the elements are read at commit: the daemon must open its snapshot */
+    assert_true(router_pending(r));
     struct img s3 = {{"id=101", "product_id=7"}};
     assert_int_equal(router_add(r, "shop", "skus", get, NULL, &s3, err, sizeof err), 0);
     struct img s4 = {{"id=102", "product_id=\\N"}}; /* no product: no element */
@@ -189,6 +192,7 @@ static void test_area_elements(void **state) {
                "products/shop.skus/7/100\n"
                "products/shop.skus/7/101\n"
                "products/shop.skus/9/100\n");
+    assert_false(router_pending(r));
     assert_int_equal(router_queries(r), 0);
     /* the element's key must be in the image */
     struct img s5 = {{"product_id=7"}};
