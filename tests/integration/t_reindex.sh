@@ -67,6 +67,25 @@ meta_q() { mysql_q "$1" "$meta"; }
 alias_target() { curl -s "$SEARCH_URL/_alias/$1" | jq -r 'keys | join(",")'; }
 count() { search_count "$1" "${2:-}"; }
 
+# when the sums differ: the products whose SKUs differ, SQL against the engine,
+# with the document's version (to tell a lost change from a stale write)
+sku_diff() {
+    local page="$TEST_TMP/skus.json" sid
+    mysql_q "SELECT s.product_id, s.id, s.stock FROM shop.skus s JOIN shop.products p ON p.id = s.product_id ORDER BY 1, 2" >"$TEST_TMP/skus.sql"
+    : >"$TEST_TMP/skus.es"
+    : >"$TEST_TMP/skus.ver"
+    search_post "/products/_search?scroll=1m" '{"size":5000,"version":true,"_source":["id","ss_version","skus.id","skus.stock"],"query":{"term":{"relation":"product"}},"sort":["_doc"]}' >"$page"
+    while [ "$(jq '.hits.hits | length' "$page")" -gt 0 ]; do
+        jq -r '.hits.hits[]._source | .id as $p | (.skus // [])[] | [$p, .id, .stock] | @tsv' "$page" >>"$TEST_TMP/skus.es"
+        jq -r '.hits.hits[] | [._source.id, ._source.ss_version, ._version] | @tsv' "$page" >>"$TEST_TMP/skus.ver"
+        sid="$(jq -r ._scroll_id "$page")"
+        search_post /_search/scroll "{\"scroll\":\"1m\",\"scroll_id\":\"$sid\"}" >"$page"
+    done
+    sort -k1,1n -k2,2n "$TEST_TMP/skus.es" | diff "$TEST_TMP/skus.sql" - | grep '^[<>]' | head -20 | while read -r side pid sku stock; do
+        echo "  $([ "$side" = "<" ] && echo SQL || echo engine): product $pid sku $sku stock $stock (document ss_version/_version: $(awk -v p="$pid" '$1 == p {print $2 "/" $3}' "$TEST_TMP/skus.ver"))"
+    done
+}
+
 # the oracle for products: SQL's sum over every SKU field we can aggregate
 # exactly, per product, against the engine's nested sums; plus counts
 check_products() { # $1: what
@@ -77,6 +96,7 @@ check_products() { # $1: what
     want="$(mysql_q 'SELECT COUNT(*), SUM(stock) FROM shop.skus s JOIN shop.products p ON p.id = s.product_id' | tr '\t' ' ')"
     got="$(search_post /products/_search '{"size":0,"aggs":{"s":{"nested":{"path":"skus"},"aggs":{"t":{"sum":{"field":"skus.stock"}}}}}}' |
         jq -r '"\(.aggregations.s.doc_count) \(.aggregations.s.t.value | floor)"')"
+    [ "$want" = "$got" ] || sku_diff
     assert_eq "$want" "$got" "$1: every SKU embedded with its stock"
     # products whose name or price the engine has differently from SQL
     mysql_q "SELECT id, name, CAST(price AS CHAR) FROM shop.products ORDER BY id" >"$TEST_TMP/sql.tsv"
