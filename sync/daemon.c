@@ -1191,9 +1191,30 @@ static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
     }
 }
 
+/* The source connection for a transaction's reads. A restarting server
+ * refuses connections for a moment after the binlog reader may already have
+ * read a transaction from it: that is waited out (backing off to 2 s, said
+ * once a minute) rather than a reason to stop; nothing moves on meanwhile.
+ * Only a stop request ends the wait. */
+static int src_ensure(struct daemon *dm) {
+    long delay_ms = 100;
+    int attempts = 0;
+    while (db_ensure(&dm->src, &dm->srcp, dm->err, sizeof dm->err) < 0) {
+        if (stop_requested) return -1;
+        if (attempts++ % 30 == 0)
+            log_warn("run", "%s; waiting for the source (the transaction read from its binlog "
+                     "is not lost)", dm->err);
+        struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        delay_ms = delay_ms * 2 > 2000 ? 2000 : delay_ms * 2;
+    }
+    if (attempts) log_info("run", "the source is reachable again after %d attempt(s)", attempts);
+    return 0;
+}
+
 static int on_commit(void *ctx, const bl_commit *cm) {
     struct daemon *dm = ctx;
-    if (db_ensure(&dm->src, &dm->srcp, dm->err, sizeof dm->err) < 0) return -1;
+    if (src_ensure(dm) < 0) return -1;
     if (read_snapshot_begin(dm, cm) < 0) return -1;
     int rc = on_commit_read(dm, cm);
     if (dm->in_snap) db_snapshot_end(dm->src);
@@ -1272,8 +1293,7 @@ static int on_heartbeat(void *ctx, const bl_pos *at) {
     struct daemon *dm = ctx;
     if (dm->in_txn) return 0;
     if (dm->have_last && has_missing(dm)) { /* idle: rebuild them on their own */
-        if (db_ensure(&dm->src, &dm->srcp, dm->err, sizeof dm->err) < 0 ||
-            rebuild_missing(dm, &dm->last_commit) < 0)
+        if (src_ensure(dm) < 0 || rebuild_missing(dm, &dm->last_commit) < 0)
             return -1;
         char pos[BL_FILE_MAX + 64];
         snprintf(pos, sizeof pos, "%s:%llu", dm->last_commit.end.file,
