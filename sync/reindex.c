@@ -971,22 +971,6 @@ static int run_job(struct worker *w, struct job *j) {
     return rc;
 }
 
-/* A settings PUT on a connection of its own, run beside the final refresh. */
-struct settings_put {
-    struct search_conn *k;
-    char path[700];
-    const char *body;
-    struct search_resp resp;
-    char err[1024];
-};
-
-static void *settings_put_run(void *arg) {
-    struct settings_put *sp = arg;
-    if (!sp->k) snprintf(sp->err, sizeof sp->err, "engine: no connection for %s", sp->path);
-    else engine(sp->k, "PUT", sp->path, sp->body, &sp->resp, sp->err, sizeof sp->err);
-    return NULL;
-}
-
 /* All jobs done: the one caller whose UPDATE finds none unfinished switches
  * the alias. 1 switched, 0 not the last, -1 error. */
 static int try_finish(struct worker *w, bool may_resume) {
@@ -1018,34 +1002,20 @@ static int try_finish(struct worker *w, bool may_resume) {
             goto out;
         }
     }
-    /* settings back, refresh, then the alias in one atomic call; the
-     * settings (a cluster-state update) go back while the refresh runs */
+    /* settings back, refresh, then the alias in one atomic call */
     char path[700];
     sbuf body = SBUF_INIT;
-    struct settings_put sp = {search_conn_new(r->client), "", NULL, {0}, ""};
-    search_resp_init(&sp.resp);
-    snprintf(sp.path, sizeof sp.path, "/%s/_settings", r->phys);
+    snprintf(path, sizeof path, "/%s/_settings", r->phys);
     sbuf_printf(&body, "{\"index\":{\"refresh_interval\":null,\"number_of_replicas\":%d}}",
                 ix->replicas);
-    sp.body = body.data;
-    pthread_t put_thread;
-    bool threaded = pthread_create(&put_thread, NULL, settings_put_run, &sp) == 0;
-    if (!threaded) settings_put_run(&sp);
-    snprintf(path, sizeof path, "/%s/_refresh", r->phys);
-    engine(k, "POST", path, NULL, &resp, w->err, sizeof w->err);
-    if (threaded) pthread_join(put_thread, NULL);
-    bool put_ok = !sp.err[0] && sp.resp.status == 200;
-    if (!put_ok) {
-        if (sp.err[0]) snprintf(w->err, sizeof w->err, "%s", sp.err);
-        else errf(w->err, sizeof w->err, "restoring the settings of %s: HTTP %ld %.300s", r->phys,
-                  sp.resp.status, sp.resp.body.data ? sp.resp.body.data : "");
-    }
-    search_resp_free(&sp.resp);
-    search_conn_free(sp.k);
-    if (!put_ok) {
+    if (engine(k, "PUT", path, body.data, &resp, w->err, sizeof w->err) < 0 || resp.status != 200) {
+        if (resp.status) errf(w->err, sizeof w->err, "restoring the settings of %s: HTTP %ld %.300s",
+                              r->phys, resp.status, resp.body.data ? resp.body.data : "");
         sbuf_free(&body);
         goto out;
     }
+    snprintf(path, sizeof path, "/%s/_refresh", r->phys);
+    engine(k, "POST", path, NULL, &resp, w->err, sizeof w->err);
     snprintf(path, sizeof path, "/_alias/%s", r->alias);
     if (engine(k, "GET", path, NULL, &resp, w->err, sizeof w->err) < 0) {
         sbuf_free(&body);
