@@ -16,6 +16,12 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
+# The client tools read these from the environment, and a shell that sourced
+# another harness's env.sh exports MYSQL_HOST: `mariadb --socket=...` would
+# then go to 127.0.0.1:3306 instead of this server's socket. This script
+# names its server explicitly, by socket or by port.
+unset MYSQL_HOST MYSQL_TCP_PORT MYSQL_UNIX_PORT MYSQL_PWD
+
 NAME=mariadb
 REPL_USER=searchsync
 REPL_PASSWORD=searchsync
