@@ -20,8 +20,13 @@
 #        BENCH_PAR (default 4) curl processes with keep-alive into an index
 #        with the same body and the same build settings (no refresh, no
 #        replicas)
-# Prints docs/s of both, each round's ratio and their median (target >= 90%),
-# CPU, and the daemon's peak RSS (VmHWM) over all rounds.
+#      - unless BENCH_MATCHED=0, the same plain load once more with
+#        tests/bench/cpu_burner.py keeping busy the share of a CPU that the
+#        last reindex's reading took (its daemon + MariaDB CPU s / its
+#        seconds): what a loader that reads its documents before sending
+#        them could reach on this box, the reading's CPU not being free
+# Prints docs/s of each, each round's ratios and their medians (target >= 90%
+# of the plain load), CPU, and the daemon's peak RSS (VmHWM) over all rounds.
 #
 # BENCH_PIN=1 gives the engine CPUs of its own, as a search cluster has in
 # production: the engine runs on CPUs 1.., MariaDB, the daemon and the plain
@@ -67,8 +72,14 @@ engine_cpu() { # all processes of the engine's process group
     for p in $(ps -o pid= -g "$pg"); do cpu_of "$p" 2>/dev/null; echo; done | awk '{s += $1} END {printf "%.2f", s}'
 }
 dcpu() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", b - a}'; }
+index_work() {
+    curl -s "$SEARCH_URL/$1/_stats" | jq -r --arg ix "$1" '._all.primaries as $p |
+        "      engine work on \($ix): \($p.indexing.index_total) docs indexed in \($p.indexing.index_time_in_millis) ms, " +
+        "\($p.refresh.total) refreshes, merges \($p.merges.total_time_in_millis) ms, \($p.segments.count) segments"'
+}
 
 ROUNDS="${BENCH_ROUNDS:-4}"
+MATCHED="${BENCH_MATCHED:-1}"
 WARMUP="${BENCH_WARMUP:-2}"
 v=1
 # one reindex of $A by the running daemon: sets rate (docs/s from the run's
@@ -83,6 +94,9 @@ reindex_once() {
     v=$((v + 1))
     read -r docs secs <<<"$(q "$meta" -e "SELECT docs_written, TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 FROM reindex_runs WHERE version = $v")"
     rate=$(awk -v d="$docs" -v s="$secs" 'BEGIN {printf "%.0f", d / s}')
+    # the share of one CPU its reading took, for the matched plain load
+    share=$(awk -v c="$(dcpu "$c0" "$c1")" -v m="$(dcpu "$m0" "$m1")" -v a="$t0" -v b="$t1" \
+        'BEGIN {printf "%.2f", (c + m) / (b - a)}')
     echo "    searchsync reindex (v$v): $docs documents in $secs s = $rate docs/s (command: $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') s);" \
          "CPU s: daemon $(dcpu "$c0" "$c1"), MariaDB $(dcpu "$m0" "$m1"), engine $(dcpu "$e0" "$e1")"
     # where the run's time went: queued -> first page acknowledged, the jobs'
@@ -93,11 +107,13 @@ reindex_once() {
                                         ORDER BY j.finished_at SEPARATOR ' '),
             ', alias switched ', ROUND(TIMESTAMPDIFF(MICROSECOND, r.started_at, r.finished_at) / 1e6, 2))
         FROM reindex_runs r JOIN reindex_run_jobs j ON j.run_id = r.id WHERE r.version = $v GROUP BY r.id"
+    index_work "${A}_v$v"
 }
 # the same documents posted by PAR curls into an index with the same body
-# and build settings: sets base
+# and build settings: sets base; plain_once SHARE: with cpu_burner.py keeping
+# SHARE of a CPU busy meanwhile, sets matched
 plain_once() {
-    local pids=() m0 e0 t0 tr t1 m1 e1 cnt chunks w i args
+    local pids=() m0 e0 t0 tr t1 m1 e1 cnt chunks w i args burner="" b0 b1 r what
     # CPU from before the index is created, as the reindex's (whose command
     # creates its version): creating an index costs the engine about 0.2 s.
     # The rate is timed from the first request, as the reindex's from its run
@@ -106,6 +122,11 @@ plain_once() {
     curl -s -XPUT "$SEARCH_URL/${P}_plain" -H 'Content-Type: application/json' --data-binary "@$tmp/body.json" >/dev/null
     curl -s -XPUT "$SEARCH_URL/${P}_plain/_settings" -H 'Content-Type: application/json' \
         -d '{"index":{"refresh_interval":"-1","number_of_replicas":0}}' >/dev/null
+    if [ -n "${1:-}" ]; then
+        $PIN python3 "$here/cpu_burner.py" "$1" &
+        burner=$!
+        b0="$(cpu_of "$burner")"
+    fi
     t0=$(date +%s.%N)
     chunks=("$tmp"/chunk-*)
     for ((w = 0; w < PAR; w++)); do
@@ -121,10 +142,19 @@ plain_once() {
     curl -s -XPOST "$SEARCH_URL/${P}_plain/_refresh" >/dev/null
     t1=$(date +%s.%N)
     m1="$(cpu_of "$MYSQL_PID")"; e1="$(engine_cpu)"
+    what="baseline, plain curl bulk"
+    if [ -n "$burner" ]; then
+        b1="$(cpu_of "$burner")"
+        kill "$burner"; wait "$burner" 2>/dev/null || true
+        what="matched baseline, the plain load with cpu_burner.py at $1 of a CPU ($(dcpu "$b0" "$b1") CPU s)"
+    fi
     cnt="$(curl -s "$SEARCH_URL/${P}_plain/_count" | jq .count)"
-    base=$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", n / (b - a)}')
-    echo "    baseline, plain curl bulk of the same $n documents ($cnt in the index, $PAR parallel, 500 a request): $base docs/s; CPU s: MariaDB $(dcpu "$m0" "$m1"), engine $(dcpu "$e0" "$e1")"
+    r=$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", n / (b - a)}')
+    if [ -n "$burner" ]; then matched=$r; else base=$r; fi
+    echo "    $what of the same $n documents ($cnt in the index, $PAR parallel, 500 a request): $r docs/s; CPU s: MariaDB $(dcpu "$m0" "$m1"), engine $(dcpu "$e0" "$e1")"
     echo "      timeline (s): last bulk answered $(dcpu "$t0" "$tr"), refreshed $(dcpu "$t0" "$t1")"
+    index_work "${P}_plain"
+    curl -s -XDELETE "$SEARCH_URL/${P}_plain" >/dev/null
 }
 
 cpus="all share $NCPU CPUs"
@@ -189,29 +219,41 @@ INI
     split -l 1000 -d -a 6 "$tmp/bulk.ndjson" "$tmp/chunk-" # 500 documents a request
     "$BIN" mapping body --config "$tmp/c.ini" "$A" >"$tmp/body.json" 2>/dev/null
 
-    # rounds: searchsync reindex (v2, v3, ...) and the plain load, the order
-    # swapped every round; the figure is the median of the rounds' ratios
+    # rounds: searchsync reindex (v2, v3, ...), the plain load and the
+    # matched plain load, the order reversed every round (the matched load
+    # takes the share of the reindex before it); the figures are the medians
+    # of the rounds' ratios
     for round in $(seq 1 "$WARMUP"); do
         echo "  warm-up $round (not counted)"
         reindex_once; plain_once
-        curl -s -XDELETE "$SEARCH_URL/${P}_plain" >/dev/null
     done
     : >"$tmp/ratios"
+    : >"$tmp/mratios"
     for round in $(seq 1 "$ROUNDS"); do
         echo "  round $round"
-        if [ $((round % 2)) = 1 ]; then reindex_once; plain_once; else plain_once; reindex_once; fi
-        for ix in "${A}_v$v" "${P}_plain"; do
-            curl -s "$SEARCH_URL/$ix/_stats" | jq -r --arg ix "$ix" '._all.primaries as $p |
-                "    engine work on \($ix): \($p.indexing.index_total) docs indexed in \($p.indexing.index_time_in_millis) ms, " +
-                "\($p.refresh.total) refreshes, merges \($p.merges.total_time_in_millis) ms, \($p.segments.count) segments"'
-        done
+        if [ $((round % 2)) = 1 ]; then
+            reindex_once; plain_once
+            if [ "$MATCHED" = 1 ]; then plain_once "$share"; fi
+        else
+            if [ "$MATCHED" = 1 ]; then plain_once "$share"; fi
+            plain_once; reindex_once
+        fi
         ratio=$(awk -v a="$rate" -v b="$base" 'BEGIN {printf "%.1f", 100 * a / b}')
-        echo "    ratio: searchsync reindex = $ratio% of the plain load"
         echo "$ratio" >>"$tmp/ratios"
-        curl -s -XDELETE "$SEARCH_URL/${P}_plain" >/dev/null
+        if [ "$MATCHED" = 1 ]; then
+            mratio=$(awk -v a="$rate" -v b="$matched" 'BEGIN {printf "%.1f", 100 * a / b}')
+            echo "$mratio" >>"$tmp/mratios"
+            echo "    ratio: searchsync reindex = $ratio% of the plain load, $mratio% of the matched one"
+        else
+            echo "    ratio: searchsync reindex = $ratio% of the plain load"
+        fi
     done
-    sort -n "$tmp/ratios" | awk -v n="$N" '{v[NR] = $1} END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
-        printf "  N = %d: median ratio over %d rounds: %.1f%% (range %.1f-%.1f%%)\n", n, NR, m, v[1], v[NR] }'
+    median() {
+        sort -n "$1" | awk -v n="$N" -v what="$2" '{v[NR] = $1} END { if (!NR) exit; m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
+            printf "  N = %d: median ratio %s over %d rounds: %.1f%% (range %.1f-%.1f%%)\n", n, what, NR, m, v[1], v[NR] }'
+    }
+    median "$tmp/ratios" "to the plain load"
+    median "$tmp/mratios" "to the matched plain load"
     hwm="$(hwm_of "$DAEMON")"
     echo "  daemon peak RSS over all rounds: ${hwm} MB"
     kill -TERM "$DAEMON"; wait "$DAEMON" || true
