@@ -46,8 +46,10 @@ PAR="${BENCH_PAR:-4}"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/bench-reindex.XXXXXX")"
 P="breindex$$"
 DAEMON=""
+BURNER=""
 cleanup() {
     [ -n "$DAEMON" ] && kill -9 "$DAEMON" 2>/dev/null
+    [ -n "$BURNER" ] && kill "$BURNER" 2>/dev/null
     curl -s -XDELETE "$SEARCH_URL/${P}_*?expand_wildcards=all" >/dev/null
     rm -rf "$tmp"
 }
@@ -72,6 +74,12 @@ engine_cpu() { # all processes of the engine's process group
     for p in $(ps -o pid= -g "$pg"); do cpu_of "$p" 2>/dev/null; echo; done | awk '{s += $1} END {printf "%.2f", s}'
 }
 dcpu() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", b - a}'; }
+# median FILE WHAT: the median of FILE's numbers, with their range
+median() {
+    sort -n "$1" | awk -v n="$N" -v what="$2" '{v[NR] = $1} END { if (!NR) exit; m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
+        printf "  N = %d: median ratio %s over %d rounds: %.1f%% (range %.1f-%.1f%%)\n", n, what, NR, m, v[1], v[NR] }'
+}
+# index_work INDEX: the engine's own indexing figures for INDEX
 index_work() {
     curl -s "$SEARCH_URL/$1/_stats" | jq -r --arg ix "$1" '._all.primaries as $p |
         "      engine work on \($ix): \($p.indexing.index_total) docs indexed in \($p.indexing.index_time_in_millis) ms, " +
@@ -125,6 +133,7 @@ plain_once() {
     if [ -n "${1:-}" ]; then
         $PIN python3 "$here/cpu_burner.py" "$1" &
         burner=$!
+        BURNER=$burner
         b0="$(cpu_of "$burner")"
     fi
     t0=$(date +%s.%N)
@@ -146,6 +155,7 @@ plain_once() {
     if [ -n "$burner" ]; then
         b1="$(cpu_of "$burner")"
         kill "$burner"; wait "$burner" 2>/dev/null || true
+        BURNER=""
         what="matched baseline, the plain load with cpu_burner.py at $1 of a CPU ($(dcpu "$b0" "$b1") CPU s)"
     fi
     cnt="$(curl -s "$SEARCH_URL/${P}_plain/_count" | jq .count)"
@@ -248,10 +258,6 @@ INI
             echo "    ratio: searchsync reindex = $ratio% of the plain load"
         fi
     done
-    median() {
-        sort -n "$1" | awk -v n="$N" -v what="$2" '{v[NR] = $1} END { if (!NR) exit; m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
-            printf "  N = %d: median ratio %s over %d rounds: %.1f%% (range %.1f-%.1f%%)\n", n, what, NR, m, v[1], v[NR] }'
-    }
     median "$tmp/ratios" "to the plain load"
     median "$tmp/mratios" "to the matched plain load"
     hwm="$(hwm_of "$DAEMON")"
