@@ -1009,7 +1009,14 @@ static int try_finish(struct worker *w, bool may_resume) {
     char path[700];
     sbuf body = SBUF_INIT;
     snprintf(path, sizeof path, "/%s/_refresh", r->phys);
-    engine(k, "POST", path, NULL, &resp, w->err, sizeof w->err);
+    char rerr[512] = "";
+    if (engine(k, "POST", path, NULL, &resp, rerr, sizeof rerr) < 0 || resp.status != 200) {
+        if (!rerr[0])
+            snprintf(rerr, sizeof rerr, "HTTP %ld %.300s", resp.status,
+                     resp.body.data ? resp.body.data : "");
+        log_warn("reindex", "refreshing %s before the switch failed (%s); its refresh interval, "
+                 "restored next, makes its documents searchable within a second", r->phys, rerr);
+    }
     snprintf(path, sizeof path, "/%s/_settings", r->phys);
     sbuf_printf(&body, "{\"index\":{\"refresh_interval\":null,\"number_of_replicas\":%d}}",
                 ix->replicas);
