@@ -719,7 +719,8 @@ static int fetch_by(struct docbuild *b, struct level *l, struct val *vals, size_
  * a key in [lo, hi] is in the page, so a relation joined on that key can read
  * `join_column BETWEEN lo AND hi` — one range instead of a literal per row.
  * A child row in a gap of the keys has no parent in the page and is never
- * looked up. */
+ * looked up. Not for a join column that is no integer: a number range
+ * against a VARCHAR column scans the table. */
 struct key_range {
     const char *col, *lo, *hi;
 };
@@ -736,17 +737,24 @@ static int fetch_subs(struct docbuild *b, struct level *l, int depth, const stru
         struct level *s = &l->sub[k];
         level_init(s, r->db, r->table, r->columns, r->ncolumns, r->relations, r->nrelations,
                    r->join_column);
+        /* the literals' kind follows the join column's type where validation
+         * knew it (a number against a VARCHAR join column would scan the
+         * table), else the owning column's; fetch_by writes a literal
+         * unquoted only if it is an integer's text */
         struct val *vals = xcalloc(l->nrows ? l->nrows : 1, sizeof *vals);
         size_t nv = 0;
         for (size_t i = 0; i < l->nrows; i++) {
             const struct cell *c = cell_at(l, i, (size_t)l->rel_col[k]);
             if (c->raw < 0) continue;
-            vals[nv++] = (struct val){raw_of(l, c), c->rl, c->raw == 1};
+            bool numeric = r->join_kind == MP_JOIN_INTEGER ? true
+                           : r->join_kind == MP_JOIN_OTHER ? false
+                                                           : c->raw == 1;
+            vals[nv++] = (struct val){raw_of(l, c), c->rl, numeric};
         }
         const char **order = xcalloc(r->ncolumns + 2, sizeof *order);
         docbuild_relation_order(r, order);
         int rc = 0;
-        if (kr && nv && !strcmp(r->column, kr->col))
+        if (kr && nv && !strcmp(r->column, kr->col) && r->join_kind != MP_JOIN_OTHER)
             rc = fetch_range(b, s, kr->lo, strlen(kr->lo), kr->hi, strlen(kr->hi), r->where,
                              r->distinct, order, err, errlen);
         else if (nv)

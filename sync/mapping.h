@@ -48,6 +48,10 @@ struct mp_relation {
      * join_column is one of them */
     unsigned nprimary;
     bool join_primary;
+    /* join_column's type class, from the same schema: the document builder
+     * writes its lookup values as number literals only for an integer
+     * column (a number against a VARCHAR column cannot use its index) */
+    enum mp_join_kind { MP_JOIN_UNKNOWN = 0, MP_JOIN_INTEGER, MP_JOIN_OTHER } join_kind;
 };
 
 enum mp_mode { MP_REQUERY = 0, MP_ROWIMAGE = 1 };

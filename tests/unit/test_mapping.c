@@ -236,6 +236,20 @@ static void test_validation_primary_key(void **state) {
     assert_false(t->relations[1].join_primary);
     assert_false(t->relations[1].columns[0].primary);
     assert_true(t->relations[1].columns[1].primary);
+    /* and the join column's type class: both join integer columns */
+    assert_int_equal(MP_JOIN_INTEGER, t->relations[0].join_kind);
+    assert_int_equal(MP_JOIN_INTEGER, t->relations[1].join_kind);
+    sbuf_free(&errs);
+    mapping_free(&m);
+    /* a VARCHAR join column: its lookups must be quoted strings */
+    text = IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true},\"name\"],"
+              "\"relations\":[{\"column\":\"id\",\"extend_name\":\"labels\",\"table\":\"d.c\","
+              "\"join_column\":\"label\",\"columns\":[\"id\"]}]}");
+    if (mapping_parse("v.json", text, strlen(text), &m, err, sizeof err) < 0) fail_msg("%s", err);
+    t = &m.indices[0].tables[0];
+    assert_int_equal(MP_JOIN_UNKNOWN, t->relations[0].join_kind); /* not validated yet */
+    if (mapping_validate(&m, &s, &errs) != 0) fail_msg("%s", errs.data);
+    assert_int_equal(MP_JOIN_OTHER, t->relations[0].join_kind);
     sbuf_free(&errs);
     mp_schema_free(&s);
     mapping_free(&m);
