@@ -1,6 +1,8 @@
 /* db: query connections and the metadata schema migrations (see db.h). */
 #include "db.h"
 
+#include <errmsg.h>
+#include <mysqld_error.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +89,22 @@ int db_ensure(MYSQL **m, const db_params *p, char *err, size_t errlen) {
     }
     *m = db_connect(p, err, errlen);
     return *m ? 0 : -1;
+}
+
+bool db_conn_lost(MYSQL *m) {
+    if (!m) return true;
+    switch (mysql_errno(m)) {
+    case CR_SERVER_GONE_ERROR:
+    case CR_SERVER_LOST:
+    case CR_SERVER_LOST_EXTENDED:
+    case CR_CONNECTION_ERROR:
+    case CR_CONN_HOST_ERROR:
+    case ER_SERVER_SHUTDOWN:
+    case ER_CONNECTION_KILLED:
+        return true;
+    default: /* a prepared statement's error stays on the statement: ask the server */
+        return mysql_ping(m) != 0;
+    }
 }
 
 int db_exec(MYSQL *m, const char *sql, char *err, size_t errlen) {

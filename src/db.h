@@ -33,6 +33,11 @@ MYSQL *db_connect(const db_params *p, char *err, size_t errlen);
 void db_close(MYSQL *m); /* NULL-safe */
 /* Reconnect *m if its connection is gone (server restart, idle timeout). */
 int db_ensure(MYSQL **m, const db_params *p, char *err, size_t errlen);
+/* After a failed call on m: did it fail because the connection is gone
+ * (server restarting or shut down, connection killed, network), rather than
+ * because of the statement? A NULL m counts as gone. Pings m when its error
+ * does not tell. */
+bool db_conn_lost(MYSQL *m);
 int db_exec(MYSQL *m, const char *sql, char *err, size_t errlen);
 /* The same, returning the rows the statement changed (-1 on error). */
 long long db_exec_rows(MYSQL *m, const char *sql, char *err, size_t errlen);

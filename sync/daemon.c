@@ -137,6 +137,7 @@ struct daemon {
     struct rowdoc *rdocs;   /* this transaction's row-image documents */
     size_t nrdocs, caprdocs;
     bool in_txn;            /* rows seen since the last commit */
+    bool replay;            /* the failed transaction lost a connection: read it again */
     bool copies_may_move;   /* this transaction can leave child copies behind */
     pthread_mutex_t miss_mu; /* guards missing: filled by delivery's helpers */
     char **missing;         /* "alias\x1fid": scripts that found no document */
@@ -1130,9 +1131,20 @@ static int rebuild_missing(struct daemon *dm, const bl_commit *cm) {
         rebuilt += nk;
     }
     free(keys);
-    if (rebuilt)
+    if (rc == 0 && rebuilt)
         log_info("run", "%zu document(s) were not in the engine for an element update: rebuilt "
                         "whole", rebuilt);
+    if (rc != 0) { /* kept for the next attempt (all of them: rebuilding twice is harmless) */
+        pthread_mutex_lock(&dm->miss_mu); /* with those that came meanwhile */
+        miss = xrealloc(miss, (n + dm->nmissing + 1) * sizeof *miss);
+        for (size_t i = 0; i < dm->nmissing; i++) miss[n + i] = dm->missing[i];
+        free(dm->missing);
+        dm->nmissing += n;
+        dm->capmissing = dm->nmissing + 1;
+        dm->missing = miss;
+        pthread_mutex_unlock(&dm->miss_mu);
+        return rc;
+    }
     for (size_t i = 0; i < n; i++) free(miss[i]);
     free(miss);
     return rc;
@@ -1212,11 +1224,32 @@ static int src_ensure(struct daemon *dm) {
     return 0;
 }
 
+/* Forget what a failed transaction had gathered (its rows are read again). */
+static void txn_discard(struct daemon *dm) {
+    for (size_t i = 0; i < dm->npend; i++) {
+        for (size_t k = 0; k < dm->pend[i].n; k++) free(dm->pend[i].keys[k]);
+        free(dm->pend[i].keys);
+    }
+    free(dm->pend);
+    dm->pend = NULL, dm->npend = 0;
+    free_aops(dm);
+    free_rdocs(dm);
+    free_copies(dm);
+    sbuf_reset(&dm->snaps);
+    dm->in_txn = false;
+    dm->copies_may_move = false;
+    dm->child_build = false;
+}
+
 static int on_commit(void *ctx, const bl_commit *cm) {
     struct daemon *dm = ctx;
     if (src_ensure(dm) < 0) return -1;
-    if (read_snapshot_begin(dm, cm) < 0) return -1;
-    int rc = on_commit_read(dm, cm);
+    int rc = read_snapshot_begin(dm, cm);
+    if (rc == 0) rc = on_commit_read(dm, cm);
+    /* a connection lost midway (a restart, a KILL) is no reason to stop:
+     * run() reads the transaction again (replay_transaction) */
+    if (rc != 0 && !stop_requested && (db_conn_lost(dm->src) || db_conn_lost(dm->meta)))
+        dm->replay = true;
     if (dm->in_snap) db_snapshot_end(dm->src);
     dm->in_snap = false;
     if (rc != 0) return -1;
@@ -1293,14 +1326,60 @@ static int on_heartbeat(void *ctx, const bl_pos *at) {
     struct daemon *dm = ctx;
     if (dm->in_txn) return 0;
     if (dm->have_last && has_missing(dm)) { /* idle: rebuild them on their own */
-        if (src_ensure(dm) < 0 || rebuild_missing(dm, &dm->last_commit) < 0)
-            return -1;
+        if (src_ensure(dm) < 0) return -1;
+        if (rebuild_missing(dm, &dm->last_commit) < 0) {
+            if (stop_requested || !db_conn_lost(dm->src)) return -1;
+            log_warn("run", "%s; tried again at the next heartbeat", dm->err); /* kept */
+            return 0;
+        }
         char pos[BL_FILE_MAX + 64];
         snprintf(pos, sizeof pos, "%s:%llu", dm->last_commit.end.file,
                  (unsigned long long)dm->last_commit.end.pos);
         dm->last_txn = deliver_txn_end(dm->d, pos);
     }
     return maybe_reload(dm);
+}
+
+/* A transaction whose reads lost the source or the metadata server midway
+ * (a restart, a killed connection) is read again from its start, as a
+ * restart of the daemon would read it, without one: once both servers answer
+ * again the reader reopens at the end of the last transaction handed to
+ * delivery. Documents the failed attempt had already submitted are submitted
+ * again with the same versions (a version is its commit's position), so
+ * nothing is lost and nothing older wins. 0, or -1 (a stop request, or the
+ * reader cannot start again: its error in dm->err). */
+static int replay_transaction(struct daemon *dm, bl_reader *r, bl_reader_opts *ro,
+                              const bl_sink *sink, char file[BL_FILE_MAX]) {
+    bl_pos from = dm->have_last ? dm->last_commit.end : r->start;
+    log_warn("run", "%s; a connection was lost in the middle of the transaction's reads: it "
+             "is read again from %s:%llu once the servers answer (nothing is lost)", dm->err,
+             from.file, (unsigned long long)from.pos);
+    dm->replay = false;
+    dm->err[0] = '\0';
+    txn_discard(dm);
+    bl_reader_close(r);
+    snprintf(file, BL_FILE_MAX, "%s", from.file);
+    ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = from.pos;
+    long delay_ms = 100;
+    for (int attempt = 0, refused = 0;; attempt++) {
+        if (src_ensure(dm) < 0) return -1;
+        if (db_ensure(&dm->meta, &dm->metap, dm->err, sizeof dm->err) == 0) {
+            if (bl_reader_open(r, ro, sink) == BL_OK) break;
+            snprintf(dm->err, sizeof dm->err, "%s", r->err);
+            bl_reader_close(r);
+            /* a server that answers queries but keeps refusing the replica
+             * (purged binlog, privileges) will not change its mind */
+            if (mysql_ping(dm->src) == 0 && ++refused > 5) return -1;
+        }
+        if (stop_requested) return -1;
+        if (attempt % 30 == 0) log_warn("run", "%s; trying again", dm->err);
+        struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        delay_ms = delay_ms * 2 > 2000 ? 2000 : delay_ms * 2;
+    }
+    r->stop_flag = &stop_requested;
+    dm->err[0] = '\0';
+    return 0;
 }
 
 /* ---------- start-up ---------- */
@@ -1650,7 +1729,13 @@ int cmd_run(int argc, char **argv) {
     reader_open = true;
     r.stop_flag = &stop_requested;
     log_info("run", "syncing %zu index config(s) of source %s", dm.m.nindices, cfg.source.name);
-    int rc = bl_reader_run(&r);
+    int rc;
+    char replay_file[BL_FILE_MAX];
+    while ((rc = bl_reader_run(&r)) == BL_ERR && dm.replay) {
+        if (replay_transaction(&dm, &r, &ro, &sink, replay_file) == 0) continue;
+        if (stop_requested) rc = BL_STOP; /* the transaction is read on the next start */
+        break;
+    }
     if (rc == BL_ERR) {
         if (!dm.err[0]) snprintf(dm.err, sizeof dm.err, "%s", r.err);
         log_error("run", "stopping: %s", dm.err);

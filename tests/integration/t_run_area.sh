@@ -11,7 +11,9 @@
 #                a product changed together with its SKU is rebuilt whole.
 #   row-image    brands (mode row-image): insert, update, key change, delete —
 #                each document equals the row as SQL formats it.
-#   resilience   the daemon's connections dropped, MariaDB restarted: it goes on
+#   resilience   the daemon's connections dropped, MariaDB restarted, its read
+#                connection killed in the middle of a transaction's reads: it
+#                goes on, and that transaction is read again
 #   reload       a new index config imported while the daemon runs is created
 #                and synced within seconds, without a restart; an edit that no
 #                longer validates is refused in the log and sync goes on.
@@ -181,6 +183,34 @@ wait_until 60 "a change after a server restart" bash -c \
     "curl -s '$SEARCH_URL/products/_doc/10' | jq -e '._source.name == \"after a server restart\"' >/dev/null" ||
     fail "not synced after a server restart: $(tail -5 "$TEST_TMP/run.log")"
 check_skus 1 "after the restart, element scripts still right"
+# a connection lost in the middle of a transaction's reads: the daemon's read
+# of categories (product 11's rebuild) waits on a table lock, and its
+# connection is killed right there. The transaction is read again from the
+# binlog once the source answers: not lost, and the daemon does not stop.
+holder_id() { mysql_q "SELECT id FROM information_schema.PROCESSLIST WHERE info LIKE 'SELECT SLEEP(60) AS held_lock%'"; }
+waiting_read() {
+    mysql_q "SELECT id FROM information_schema.PROCESSLIST WHERE state LIKE 'Waiting for table metadata lock%'
+             AND info LIKE '%categories%' AND info NOT LIKE '%PROCESSLIST%'" | head -1
+}
+has() { [ -n "$("$@")" ]; }
+mysql_q "LOCK TABLES shop.categories WRITE; SELECT SLEEP(60) AS held_lock" >/dev/null 2>&1 &
+holder=$!
+on_exit "kill $holder 2>/dev/null"
+wait_until 20 "the lock is held" has holder_id
+mysql_q "UPDATE shop.products SET name = 'read again' WHERE id = 11"
+wait_until 20 "the daemon's read waits on the lock" has waiting_read
+mysql_q "KILL $(waiting_read)"
+mysql_q "KILL $(holder_id)"
+wait "$holder" 2>/dev/null || true
+wait_until 30 "the transaction read again" bash -c \
+    "curl -s '$SEARCH_URL/products/_doc/11' | jq -e '._source.name == \"read again\"' >/dev/null" ||
+    fail "not synced after a lost read: $(tail -5 "$TEST_TMP/run.log")"
+grep -E "connection was lost in the middle|connection lost|reachable again" "$TEST_TMP/run.log" | tail -4
+assert_true "the daemon still runs after losing a read" kill -0 "$DAEMON"
+assert_contains "$(grep 'connection was lost in the middle' "$TEST_TMP/run.log")" "is read again from mysql-bin." "the log says the transaction is read again, and from where"
+assert_eq "$(mysql_q "SELECT c.name FROM shop.products p JOIN shop.categories c ON c.id = p.category_id WHERE p.id = 11")" \
+    "$(curl -s "$SEARCH_URL/products/_doc/11" | jq -r '._source.category.name')" "product 11's category as SQL has it"
+check_skus 11 "after the lost read"
 
 # `searchsync status` while it runs
 marker
