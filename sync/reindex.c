@@ -80,6 +80,17 @@ static long long exec_retry(MYSQL *m, const char *sql, char *err, size_t errlen)
     }
 }
 
+/* Sleep ms in steps of at most 200 ms; false as soon as *stop is set. */
+static bool nap_unless(const _Atomic int *stop, long ms) {
+    while (ms > 0 && !*stop) {
+        long step = ms < 200 ? ms : 200;
+        struct timespec ts = {0, step * 1000000L};
+        nanosleep(&ts, NULL);
+        ms -= step;
+    }
+    return !*stop;
+}
+
 /* SELECT one row; fills up to n columns (malloc'd, NULL for SQL NULL).
  * 1 row, 0 none, -1 error. */
 static int row1(MYSQL *m, const char *sql, char **out, int n, char *err, size_t errlen) {
@@ -820,6 +831,27 @@ static int read_page_in(struct worker *w, size_t t, const char *cond, char **aft
     return rc;
 }
 
+/* A statement on the job's metadata row that a restart of the metadata
+ * server must not fail: a lost connection is waited out (backing off to
+ * 5 s, said every minute or so) until the server is back or the build stops.
+ * Rows changed, or -1 (an error that is not a lost connection, or a stop;
+ * w->err). */
+static long long meta_exec_wait(struct worker *w, const char *sql) {
+    struct reindex_runner *r = w->r;
+    long delay_ms = 250;
+    for (int attempt = 0;; attempt++) {
+        if (db_ensure(&w->meta, &r->metap, w->err, sizeof w->err) == 0) {
+            long long n = exec_retry(w->meta, sql, w->err, sizeof w->err);
+            if (n >= 0 || !db_conn_lost(w->meta)) return n;
+        }
+        if (attempt % 12 == 0)
+            log_warn("reindex", "%s v%u: %s; waiting for the metadata server (the build goes "
+                     "on when it is back)", r->alias, r->version, w->err);
+        if (!nap_unless(&r->stop, delay_ms)) return -1;
+        delay_ms = delay_ms * 2 > 5000 ? 5000 : delay_ms * 2;
+    }
+}
+
 /* Wait for the page in flight to be acknowledged (engine outages are waited
  * out), then save its cursor and counters. 0 (also when none was in
  * flight), -1 error (w->err), -2 shutting down (the cursor stays before that
@@ -837,16 +869,13 @@ static int settle_page(struct worker *w) {
     sbuf_printf(&c, "UPDATE jobs SET status = 'running', data_cursor = ");
     sbuf cur = SBUF_INIT;
     sbuf_printf(&cur, "%zu\t%s", sp->t, sp->last);
-    long long changed = -1;
-    if (db_ensure(&w->meta, &r->metap, w->err, sizeof w->err) == 0) {
-        db_quote(w->meta, &c, cur.data, cur.len);
-        sbuf_printf(&c, ", rows_read = rows_read + %zu, docs_written = docs_written + %llu, "
-                        "rejected = %llu, started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu",
-                    sp->rows, sp->docs, (unsigned long long)w->rejected, w->job->id);
-        changed = exec_retry(w->meta, c.data, w->err, sizeof w->err);
-    }
+    db_quote(w->meta, &c, cur.data, cur.len); /* w->meta may be NULL: then as utf8mb4 */
+    sbuf_printf(&c, ", rows_read = rows_read + %zu, docs_written = docs_written + %llu, "
+                    "rejected = %llu, started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu",
+                sp->rows, sp->docs, (unsigned long long)w->rejected, w->job->id);
+    long long changed = meta_exec_wait(w, c.data);
     if (changed < 0)
-        rc = -1;
+        rc = r->stop == 1 ? -2 : -1; /* stopped: the page is read again after the restart */
     else if (changed == 0)
         rc = -3; /* the job is gone: cancelled */
     sbuf_free(&c);
@@ -919,15 +948,29 @@ static int run_job(struct worker *w, struct job *j) {
                 rc = r->stop == 1 ? -2 : -1;
                 break;
             }
+            /* A lost source connection (a restart, a KILL) is waited out
+             * until the server answers again, backing off to 30 s; any other
+             * error is tried 5 times. w->src is NULL while the server is
+             * unreachable. */
             int tries = 0, pr;
-            while ((pr = read_page(w, t, cond, &after)) == -1 && tries++ < 5 && !r->stop) {
-                /* a server may be restarting: reconnect and try the page again */
-                log_warn("reindex", "%s v%u bucket %d: %s (retrying)", r->alias, r->version,
-                         j->bucket, w->err);
-                sleep((unsigned)(1 << tries));
+            long delay_ms = 1000;
+            for (int attempt = 0;
+                 (pr = w->src ? read_page(w, t, cond, &after) : -1) == -1 && !r->stop;
+                 attempt++) {
+                bool lost = !w->src || db_conn_lost(w->src);
+                if (!lost && ++tries > 5) break;
+                if (!lost || attempt % 6 == 0)
+                    log_warn("reindex", "%s v%u bucket %d: %s (%s)", r->alias, r->version,
+                             j->bucket, w->err,
+                             lost ? "waiting for the source; the job goes on from its cursor"
+                                  : "retrying");
+                if (!nap_unless(&r->stop, delay_ms)) break;
+                delay_ms = delay_ms * 2 > 30000 ? 30000 : delay_ms * 2;
                 char e2[256];
-                db_ensure(&w->src, &r->srcp, e2, sizeof e2);
+                if (db_ensure(&w->src, &r->srcp, e2, sizeof e2) < 0)
+                    snprintf(w->err, sizeof w->err, "%s", e2);
             }
+            if (pr == -1 && r->stop) pr = r->stop == 1 ? -2 : -1;
             if (pr == 0) break;
             if (pr < 0) {
                 rc = pr;
@@ -962,9 +1005,7 @@ static int run_job(struct worker *w, struct job *j) {
         sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3), rejected = %llu, "
                         "started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu",
                     (unsigned long long)w->rejected, j->id);
-        if (db_ensure(&w->meta, &r->metap, w->err, sizeof w->err) < 0 ||
-            exec_retry(w->meta, q.data, w->err, sizeof w->err) < 0)
-            rc = -1;
+        if (meta_exec_wait(w, q.data) < 0) rc = r->stop == 1 ? -2 : -1;
         sbuf_free(&q);
     }
     w->job = NULL;
@@ -976,6 +1017,8 @@ static int run_job(struct worker *w, struct job *j) {
 static int try_finish(struct worker *w, bool may_resume) {
     struct reindex_runner *r = w->r;
     const struct mp_index *ix = &r->m.indices[r->at];
+    /* the metadata server may be restarting: waited out, as for the pages */
+    if (meta_exec_wait(w, "DO 0") < 0) return -1;
     MYSQL *meta = w->meta;
     sbuf q = SBUF_INIT;
     struct search_resp resp;

@@ -11,6 +11,8 @@
 #   refused       a second request while one is building; --reset cancels one
 #   crash         the daemon SIGKILLed mid-reindex: the jobs continue from
 #                 their cursors (rows read again: at most one page per job)
+#   server down   MariaDB (source and metadata) SIGKILLed and restarted
+#                 mid-reindex: the jobs wait for it and finish the build
 #   failure       documents the engine rejects (nested_objects.limit set by an
 #                 index template) past max_rejected: the new version is
 #                 deleted, the alias and state stay, the run says why
@@ -223,6 +225,26 @@ assert_true "no row skipped ($read_rows >= $total_rows)" test "$read_rows" -ge "
 check_products "after a reindex interrupted by SIGKILL"
 oracle_check "after a reindex interrupted by SIGKILL"
 
+# ---- MariaDB (source and metadata) killed and restarted mid-reindex: the
+# jobs wait for it and go on from their cursors; the build is not failed
+"$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products --no-wait >/dev/null 2>&1 || fail "reindex v5"
+wait_until 60 "some pages of v5 done" bash -c "[ \"\$(mariadb --no-defaults -h $MYSQL_HOST -P $MYSQL_PORT -uroot -N -B -e 'SELECT COALESCE(SUM(rows_read),0) FROM jobs WHERE version = 5' '$meta')\" -ge 1000 ]"
+bash "$HARNESS/servers.sh" kill mariadb >/dev/null
+sleep 4
+bash "$HARNESS/servers.sh" restart mariadb >/dev/null || fail "mariadb restart"
+assert_eq 5 "$(meta_q "SELECT building_version FROM index_configs WHERE alias = 'products'")" "the server died mid-reindex"
+wait_until $((120 + N / 1000)) "v5 finished after the server came back" bash -c "curl -s '$SEARCH_URL/_alias/products' | jq -e 'has(\"products_v5\")' >/dev/null" ||
+    fail "v5 did not finish: $(tail -20 "$TEST_TMP/run.log")"
+assert_true "the daemon still runs after the server restart" kill -0 "$DAEMON"
+assert_eq "done" "$(meta_q "SELECT status FROM reindex_runs WHERE alias = 'products' AND version = 5")" "the run after the server restart is done, not failed"
+grep -E "waiting for the (source|metadata server)" "$TEST_TMP/run.log" | tail -3
+read_rows="$(meta_q "SELECT rows_read FROM reindex_runs WHERE alias = 'products' AND version = 5")"
+log "v5: $read_rows rows read for $total_rows rows"
+assert_true "rows read again after the server restart: at most one page per job ($read_rows <= $total_rows + 4 x $page)" \
+    test "$read_rows" -le $((total_rows + 4 * page))
+check_products "after a reindex across a server restart"
+oracle_check "after a reindex across a server restart"
+
 # ---- parent/child: every review and reply with its parent, routed by the root
 search_refresh products
 assert_eq "$(mysql_q 'SELECT COUNT(*) FROM shop.reviews r JOIN shop.products p ON p.id = r.product_id')" \
@@ -248,21 +270,21 @@ assert_eq false "$(curl -s "$SEARCH_URL/products/_doc/3" | jq .found)" "resync: 
 
 # ---- a reindex the engine rejects: rolled back, the reason recorded
 curl -s -XPUT "$SEARCH_URL/_index_template/t_reindex_fail" -H 'Content-Type: application/json' \
-    -d '{"index_patterns":["products_v5"],"priority":500,"template":{"settings":{"index.mapping.nested_objects.limit":1}}}' >/dev/null
+    -d '{"index_patterns":["products_v6"],"priority":500,"template":{"settings":{"index.mapping.nested_objects.limit":1}}}' >/dev/null
 st=0; "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products >"$TEST_TMP/r5.out" 2>&1 || st=$?
 assert_eq 1 "$st" "a failed reindex exits 1"
-assert_contains "$(cat "$TEST_TMP/r5.out")" "products v5 failed" "it says so"
+assert_contains "$(cat "$TEST_TMP/r5.out")" "products v6 failed" "it says so"
 assert_contains "$(cat "$TEST_TMP/r5.out")" "max_rejected" "and why"
-assert_eq "products_v4" "$(alias_target products)" "failure: the alias did not move"
+assert_eq "products_v5" "$(alias_target products)" "failure: the alias did not move"
 # (writes still in flight when the build failed may re-create it for a moment:
 # the daemon deletes it again once they are delivered)
-wait_until 30 "failure: products_v5 deleted" bash -c "! curl -sf '$SEARCH_URL/products_v5' -o /dev/null"
+wait_until 30 "failure: products_v6 deleted" bash -c "! curl -sf '$SEARCH_URL/products_v6' -o /dev/null"
 wait_checkpoint "$meta" shop
 sleep 1
-assert_true "failure: products_v5 stays deleted" bash -c "! curl -sf '$SEARCH_URL/products_v5' -o /dev/null"
-assert_eq "available 4 0" "$(meta_q "SELECT state, current_version, building_version FROM index_configs WHERE alias = 'products'" | tr '\t' ' ')" "failure: the previous state"
-assert_true "failure: job_errors keep the rejected documents" test "$(meta_q "SELECT COUNT(*) FROM job_errors e JOIN reindex_runs r ON r.id = e.run_id WHERE r.version = 5")" -ge 6
-assert_contains "$(meta_q "SELECT e.error_text FROM job_errors e JOIN reindex_runs r ON r.id = e.run_id WHERE r.version = 5 AND r.alias = 'products' LIMIT 1")" "nested" "the engine's error is kept"
+assert_true "failure: products_v6 stays deleted" bash -c "! curl -sf '$SEARCH_URL/products_v6' -o /dev/null"
+assert_eq "available 5 0" "$(meta_q "SELECT state, current_version, building_version FROM index_configs WHERE alias = 'products'" | tr '\t' ' ')" "failure: the previous state"
+assert_true "failure: job_errors keep the rejected documents" test "$(meta_q "SELECT COUNT(*) FROM job_errors e JOIN reindex_runs r ON r.id = e.run_id WHERE r.version = 6")" -ge 6
+assert_contains "$(meta_q "SELECT e.error_text FROM job_errors e JOIN reindex_runs r ON r.id = e.run_id WHERE r.version = 6 AND r.alias = 'products' LIMIT 1")" "nested" "the engine's error is kept"
 curl -s -XDELETE "$SEARCH_URL/_index_template/t_reindex_fail" >/dev/null
 
 # ---- delete-all: only from available; every version gone
