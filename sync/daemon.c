@@ -168,11 +168,15 @@ static const struct build *build_of(const struct daemon *dm, const char *alias) 
 static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
     struct daemon *dm = ud;
     char err[512];
+    /* called by delivery's checkpoint thread only, once an interval while
+     * saves fail: the reason is said at the first failure, then once in 60 */
+    static unsigned failed;
     if (db_ensure(&dm->ckpt, &dm->metap, err, sizeof err) < 0 ||
         offsets_save(dm->ckpt, dm->cfg->source.name, position, seq, err, sizeof err) < 0) {
-        log_warn("run", "checkpoint not saved (will retry): %s", err);
+        if (failed++ % 60 == 0) log_warn("run", "checkpoint not saved (will retry): %s", err);
         return -1;
     }
+    failed = 0;
     return 0;
 }
 

@@ -255,6 +255,7 @@ struct deliver {
         coalesced, batches, requests_failed, blocked, drains, drain_timeouts, drain_failures,
         fuse_blows, submitted;
     uint64_t checkpoints_saved, checkpoint_failures;
+    uint64_t ckpt_fail_streak; /* failed saves in a row (an outage is said once a minute) */
     long blocked_now;
     struct hist lat_doc_us, lat_batch_us, batch_size, drain_us;
 };
@@ -1263,10 +1264,18 @@ static void save_checkpoint_locked(struct deliver *d) {
     if (rc == 0) {
         d->checkpoints_saved++;
         d->ckpt_saved_seq = seq;
+        if (d->ckpt_fail_streak)
+            log_info("deliver", "checkpoint %s saved after %llu failed attempt(s)", pos,
+                     (unsigned long long)d->ckpt_fail_streak);
+        d->ckpt_fail_streak = 0;
     } else {
         d->checkpoint_failures++;
         if (d->lw_seq == seq) d->ckpt_dirty = true;
-        log_warn("deliver", "saving the checkpoint %s failed; will retry", pos);
+        /* one attempt per checkpoint interval: said at the first failure,
+         * then about once a minute at the default interval */
+        if (d->ckpt_fail_streak++ % 60 == 0)
+            log_warn("deliver", "saving the checkpoint %s failed; will retry (%llu failure(s) "
+                     "in a row)", pos, (unsigned long long)d->ckpt_fail_streak);
     }
     if (d->lw_seq != seq) d->ckpt_dirty = true;
     free(pos);
