@@ -1060,6 +1060,22 @@ static int try_finish(struct worker *w, bool may_resume) {
         log_warn("reindex", "refreshing %s before the switch failed (%s); its refresh interval, "
                  "restored next, makes its documents searchable within a second", r->phys, rerr);
     }
+    /* A version built without replicas and about to get them is committed
+     * first: without refreshes the engine rarely flushed it, and a new
+     * replica copies the last commit's files and then replays every
+     * operation after it from the translog, that is, indexes most of the
+     * version once more. After the flush it copies files only. */
+    if (ix->replicas > 0) {
+        snprintf(path, sizeof path, "/%s/_flush", r->phys);
+        rerr[0] = '\0';
+        if (engine(k, "POST", path, NULL, &resp, rerr, sizeof rerr) < 0 || resp.status != 200) {
+            if (!rerr[0])
+                snprintf(rerr, sizeof rerr, "HTTP %ld %.300s", resp.status,
+                         resp.body.data ? resp.body.data : "");
+            log_warn("reindex", "flushing %s before its replicas are added failed (%s); they "
+                     "recover by replaying its translog instead", r->phys, rerr);
+        }
+    }
     snprintf(path, sizeof path, "/%s/_settings", r->phys);
     sbuf_printf(&body, "{\"index\":{\"refresh_interval\":null,\"number_of_replicas\":%d}}",
                 ix->replicas);

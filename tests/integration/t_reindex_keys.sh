@@ -11,7 +11,8 @@
 #   parts  an INT key whose relation joins a VARCHAR column holding the ids
 #          as text: the relation's lookups must be quoted strings, which use
 #          that column's index (number literals or a number range against a
-#          VARCHAR column scan the whole table for every page)
+#          VARCHAR column scan the whole table for every page); one replica,
+#          so the switch flushes the version before restoring it
 # Pages of 40 rows, a job's first ones 10, 10 and 20 (the ramp), so page
 # boundaries fall between related rows.
 # The daemon looks for queued reindexes only every 10 minutes here: each
@@ -58,7 +59,7 @@ cat >"$TEST_TMP/mapping.json" <<JSON
      "relations": [{"column": "id", "table": "$db.num_items", "join_column": "num_id",
                     "extend_name": "items", "nested": true, "where": "v % 5 <> 0",
                     "columns": [{"name": "id", "type": "long", "key": true}, {"name": "v", "type": "long"}]}]}]},
-  {"alias": "${db}_parts", "shards": 1, "replicas": 0, "tables": [
+  {"alias": "${db}_parts", "shards": 1, "replicas": 1, "tables": [
     {"table": "$db.parts",
      "columns": [{"name": "id", "type": "long", "key": true}, {"name": "name", "type": "keyword"}],
      "relations": [{"column": "id", "table": "$db.part_tags", "join_column": "part_ref",
@@ -128,6 +129,13 @@ s1="$(scans)"
 echo "parts reindex: $((s1 - s0)) rows read by table scans"
 assert_true "parts: rows read by table scans during its reindex, $((s1 - s0)), stay below one scan of part_tags (6000)" test "$((s1 - s0))" -lt 6000
 assert_eq "${db}_parts_v2" "$(curl -s "$SEARCH_URL/_alias/${db}_parts" | jq -r 'keys | join(",")')" "parts: the alias moved to v2"
+# parts has a replica (unassigned on this one-node engine): the version was
+# flushed before its replicas were restored, so a replica copies files
+# instead of replaying the translog; nums (no replica) was not
+assert_eq 1 "$(curl -s "$SEARCH_URL/${db}_parts_v2/_settings" | jq -r '.[].settings.index.number_of_replicas')" "parts v2: its replica restored"
+assert_true "parts v2: flushed before its replica was restored" \
+    test "$(curl -s "$SEARCH_URL/${db}_parts_v2/_stats/flush" | jq '._all.primaries.flush.total')" -ge 1
+assert_eq 0 "$(curl -s "$SEARCH_URL/${db}_nums_v1/_stats/flush" | jq '._all.primaries.flush.total')" "nums v1 (no replicas): not flushed"
 search_refresh "${db}_parts"
 for a in codes nums; do
     timeout 60 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "${db}_$a" >"$TEST_TMP/r.out" 2>&1 ||
