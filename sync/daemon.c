@@ -138,6 +138,7 @@ struct daemon {
     size_t nrdocs, caprdocs;
     bool in_txn;            /* rows seen since the last commit */
     bool replay;            /* the failed transaction lost a connection: read it again */
+    unsigned replays;       /* ... how many times in a row, since a commit went through */
     bool copies_may_move;   /* this transaction can leave child copies behind */
     pthread_mutex_t miss_mu; /* guards missing: filled by delivery's helpers */
     char **missing;         /* "alias\x1fid": scripts that found no document */
@@ -168,8 +169,10 @@ static const struct build *build_of(const struct daemon *dm, const char *alias) 
 static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
     struct daemon *dm = ud;
     char err[512];
-    /* called by delivery's checkpoint thread only, once an interval while
-     * saves fail: the reason is said at the first failure, then once in 60 */
+    /* called once an interval while saves fail (delivery's checkpoint
+     * thread; a drain's last save from the main thread, one at a time): the
+     * reason is said at the first failure, then once in 60; delivery says
+     * every failure of the drain's save */
     static unsigned failed;
     if (db_ensure(&dm->ckpt, &dm->metap, err, sizeof err) < 0 ||
         offsets_save(dm->ckpt, dm->cfg->source.name, position, seq, err, sizeof err) < 0) {
@@ -1228,6 +1231,8 @@ static int src_ensure(struct daemon *dm) {
     return 0;
 }
 
+#define REPLAYS_MAX 10 /* a transaction read again after lost connections, in a row */
+
 /* Forget what a failed transaction had gathered (its rows are read again). */
 static void txn_discard(struct daemon *dm) {
     for (size_t i = 0; i < dm->npend; i++) {
@@ -1248,15 +1253,29 @@ static void txn_discard(struct daemon *dm) {
 static int on_commit(void *ctx, const bl_commit *cm) {
     struct daemon *dm = ctx;
     if (src_ensure(dm) < 0) return -1;
+    bool uses_meta = dm->snaps.len > 0; /* the only metadata write of on_commit_read */
     int rc = read_snapshot_begin(dm, cm);
     if (rc == 0) rc = on_commit_read(dm, cm);
     /* a connection lost midway (a restart, a KILL) is no reason to stop:
-     * run() reads the transaction again (replay_transaction) */
-    if (rc != 0 && !stop_requested && (db_conn_lost(dm->src) || db_conn_lost(dm->meta)))
-        dm->replay = true;
+     * run() reads the transaction again (replay_transaction). A statement
+     * that drops its connection every time (one running past
+     * read_timeout_ms, a packet over max_allowed_packet) is not an outage:
+     * after REPLAYS_MAX attempts in a row the daemon stops with its error. */
+    if (rc != 0 && !stop_requested &&
+        (db_conn_lost(dm->src) || (uses_meta && db_conn_lost(dm->meta)))) {
+        if (++dm->replays <= REPLAYS_MAX)
+            dm->replay = true;
+        else
+            errf(dm->err + strlen(dm->err), sizeof dm->err - strlen(dm->err),
+                 " (the connection was lost at this transaction %d times in a row, the server "
+                 "answering in between: not an outage. A statement running longer than [source] "
+                 "read_timeout_ms? Nothing is lost: the transaction is read again at the next "
+                 "start)", REPLAYS_MAX + 1);
+    }
     if (dm->in_snap) db_snapshot_end(dm->src);
     dm->in_snap = false;
     if (rc != 0) return -1;
+    dm->replays = 0;
     char pos[BL_FILE_MAX + 64];
     snprintf(pos, sizeof pos, "%s:%llu", cm->end.file, (unsigned long long)cm->end.pos);
     dm->last_txn = deliver_txn_end(dm->d, pos);
@@ -1334,7 +1353,8 @@ static int on_heartbeat(void *ctx, const bl_pos *at) {
         if (rebuild_missing(dm, &dm->last_commit) < 0) {
             if (stop_requested || !db_conn_lost(dm->src)) return -1;
             log_warn("run", "%s; tried again at the next heartbeat", dm->err); /* kept */
-            return 0;
+            dm->err[0] = '\0';
+            return maybe_reload(dm);
         }
         char pos[BL_FILE_MAX + 64];
         snprintf(pos, sizeof pos, "%s:%llu", dm->last_commit.end.file,
@@ -1346,9 +1366,9 @@ static int on_heartbeat(void *ctx, const bl_pos *at) {
 
 /* A transaction whose reads lost the source or the metadata server midway
  * (a restart, a killed connection) is read again from its start, as a
- * restart of the daemon would read it, without one: once both servers answer
+ * restart of the daemon would read it, without one: once the source answers
  * again the reader reopens at the end of the last transaction handed to
- * delivery. Documents the failed attempt had already submitted are submitted
+ * delivery (the metadata connection is re-made where a transaction uses it). Documents the failed attempt had already submitted are submitted
  * again with the same versions (a version is its commit's position), so
  * nothing is lost and nothing older wins. 0, or -1 (a stop request, or the
  * reader cannot start again: its error in dm->err). */
@@ -1366,15 +1386,14 @@ static int replay_transaction(struct daemon *dm, bl_reader *r, bl_reader_opts *r
     ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = from.pos;
     long delay_ms = 100;
     for (int attempt = 0, refused = 0;; attempt++) {
-        if (src_ensure(dm) < 0) return -1;
-        if (db_ensure(&dm->meta, &dm->metap, dm->err, sizeof dm->err) == 0) {
-            if (bl_reader_open(r, ro, sink) == BL_OK) break;
-            snprintf(dm->err, sizeof dm->err, "%s", r->err);
-            bl_reader_close(r);
-            /* a server that answers queries but keeps refusing the replica
-             * (purged binlog, privileges) will not change its mind */
-            if (mysql_ping(dm->src) == 0 && ++refused > 5) return -1;
-        }
+        if (src_ensure(dm) < 0) return -1; /* the metadata: where a transaction needs it */
+        if (bl_reader_open(r, ro, sink) == BL_OK) break;
+        snprintf(dm->err, sizeof dm->err, "%s", r->err);
+        bl_reader_close(r);
+        /* a server that answers queries but refuses the replica for a minute
+         * (purged binlog, privileges) will not change its mind; for a moment
+         * after a restart it may (too many connections) */
+        if (mysql_ping(dm->src) == 0 && ++refused > 30) return -1;
         if (stop_requested) return -1;
         if (attempt % 30 == 0) log_warn("run", "%s; trying again", dm->err);
         struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
