@@ -652,6 +652,7 @@ struct reindex_runner {
     int nw, wcap;
     _Atomic int stop;       /* 1: stop between pages (shutdown), 2: the build fails */
     _Atomic int failing;    /* claimed by the one worker that rolls the build back */
+    _Atomic int switcher;   /* 1 + index of the worker doing the switch here, 0 none */
     _Atomic int running;    /* threads still running */
     _Atomic unsigned long long rejected_total;
     pthread_mutex_t errmu;  /* guards errdb (job_errors from helper threads), why */
@@ -834,15 +835,19 @@ static int read_page_in(struct worker *w, size_t t, const char *cond, char **aft
 /* A statement on the job's metadata row that a restart of the metadata
  * server must not fail: a lost connection is waited out (backing off to
  * 5 s, said every minute or so) until the server is back or the build stops.
- * Rows changed, or -1 (an error that is not a lost connection, or a stop;
- * w->err). */
+ * Rows changed, or -1 (an error that is not a lost connection, a statement
+ * that dropped a fresh connection 6 times, or a stop; w->err). An UPDATE
+ * whose commit went through but whose answer was lost runs twice: a page's
+ * rows can then be counted twice in the run's statistics (not in the
+ * cursor). */
 static long long meta_exec_wait(struct worker *w, const char *sql) {
     struct reindex_runner *r = w->r;
     long delay_ms = 250;
-    for (int attempt = 0;; attempt++) {
+    for (int attempt = 0, drops = 0;; attempt++) {
         if (db_ensure(&w->meta, &r->metap, w->err, sizeof w->err) == 0) {
             long long n = exec_retry(w->meta, sql, w->err, sizeof w->err);
             if (n >= 0 || !db_conn_lost(w->meta)) return n;
+            if (++drops > 5) return -1; /* dropped every time, the server answering */
         }
         if (attempt % 12 == 0)
             log_warn("reindex", "%s v%u: %s; waiting for the metadata server (the build goes "
@@ -949,16 +954,25 @@ static int run_job(struct worker *w, struct job *j) {
                 break;
             }
             /* A lost source connection (a restart, a KILL) is waited out
-             * until the server answers again, backing off to 30 s; any other
-             * error is tried 5 times. w->src is NULL while the server is
-             * unreachable. */
-            int tries = 0, pr;
+             * until the server answers again, backing off to 30 s; w->src is
+             * NULL while it does not. Any other error is tried 5 times, and
+             * so is a read that loses a connection made just before (a
+             * statement running past read_timeout_ms drops it every time:
+             * no outage to wait for). */
+            int tries = 0, drops = 0, pr;
             long delay_ms = 1000;
-            for (int attempt = 0;
-                 (pr = w->src ? read_page(w, t, cond, &after) : -1) == -1 && !r->stop;
-                 attempt++) {
-                bool lost = !w->src || db_conn_lost(w->src);
+            for (int attempt = 0;; attempt++) {
+                bool had_conn = w->src != NULL;
+                pr = had_conn ? read_page(w, t, cond, &after) : -1;
+                if (pr != -1 || r->stop) break;
+                bool lost = !had_conn || db_conn_lost(w->src);
                 if (!lost && ++tries > 5) break;
+                if (lost && had_conn && ++drops > 5) {
+                    errf(w->err + strlen(w->err), sizeof w->err - strlen(w->err),
+                         " (the connection dropped at this page 6 times, the server answering "
+                         "in between: a query running past [source] read_timeout_ms?)");
+                    break;
+                }
                 if (!lost || attempt % 6 == 0)
                     log_warn("reindex", "%s v%u bucket %d: %s (%s)", r->alias, r->version,
                              j->bucket, w->err,
@@ -1019,6 +1033,7 @@ static int try_finish(struct worker *w, bool may_resume) {
     const struct mp_index *ix = &r->m.indices[r->at];
     /* the metadata server may be restarting: waited out, as for the pages */
     if (meta_exec_wait(w, "DO 0") < 0) return -1;
+    int me = (int)(w - r->w) + 1;
     MYSQL *meta = w->meta;
     sbuf q = SBUF_INIT;
     struct search_resp resp;
@@ -1040,11 +1055,16 @@ static int try_finish(struct worker *w, bool may_resume) {
         bool resume = may_resume && !strcmp(st[0], "switching") &&
                       strtoul(st[1], NULL, 10) == r->version; /* a crash mid-switch */
         free_row(st, 2);
+        /* and no other worker of this process is switching it */
+        int none = 0;
+        if (resume && !atomic_compare_exchange_strong(&r->switcher, &none, me))
+            resume = none == me;
         if (!resume) {
             rc = 0;
             goto out;
         }
     }
+    r->switcher = me;
     /* refresh, settings back, then the alias in one atomic call. The refresh
      * runs while refresh_interval is still -1: restored first, the engine's
      * own scheduled refresh ran beside this one (12 refreshes of the version
@@ -1219,6 +1239,16 @@ static void *worker_main(void *arg) {
         ran = true;
         if (rc != 0) break;
         int f = try_finish(w, false);
+        /* the metadata server lost in the middle of the switch: once it is
+         * back, the switch goes on where the state says (its UPDATE to
+         * 'switching' may have gone through unanswered); not a failure */
+        for (int again = 0; f < 0 && !r->stop && again < 10 && (!w->meta || db_conn_lost(w->meta));
+             again++) {
+            log_warn("reindex", "%s v%u: %s; the switch goes on when the metadata server is back",
+                     r->alias, r->version, w->err);
+            if (!nap_unless(&r->stop, 1000)) break;
+            f = try_finish(w, true);
+        }
         if (f < 0) {
             rc = -1;
             break;
