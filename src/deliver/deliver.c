@@ -1246,8 +1246,9 @@ static void *helper_main(void *arg) {
 
 /* ---------- checkpointer ---------- */
 
-/* Called with d->mu held; drops and retakes it. */
-static void save_checkpoint_locked(struct deliver *d) {
+/* Called with d->mu held; drops and retakes it. final: the drain's save, whose
+ * failure is always said. */
+static void save_checkpoint_locked(struct deliver *d, bool final) {
     /* one save at a time (checkpointer thread, drain): two concurrent saves
      * could land out of order and leave the older position behind */
     while (d->ckpt_busy) pthread_cond_wait(&d->done_cv, &d->mu);
@@ -1273,7 +1274,7 @@ static void save_checkpoint_locked(struct deliver *d) {
         if (d->lw_seq == seq) d->ckpt_dirty = true;
         /* one attempt per checkpoint interval: said at the first failure,
          * then about once a minute at the default interval */
-        if (d->ckpt_fail_streak++ % 60 == 0)
+        if (d->ckpt_fail_streak++ % 60 == 0 || final)
             log_warn("deliver", "saving the checkpoint %s failed; will retry (%llu failure(s) "
                      "in a row)", pos, (unsigned long long)d->ckpt_fail_streak);
     }
@@ -1295,7 +1296,7 @@ static void *ckpt_main(void *arg) {
         pthread_cond_timedwait(&d->done_cv, &d->mu, &ts);
         if (d->stop) break;
         if (now_ns() < next) continue;
-        save_checkpoint_locked(d);
+        save_checkpoint_locked(d, false);
         next = now_ns() + (int64_t)d->o.checkpoint_interval_ms * NS_PER_MS;
     }
     pthread_mutex_unlock(&d->mu);
@@ -1349,7 +1350,7 @@ int deliver_drain(struct deliver *d, int timeout_ms) {
     if (rc == DELIVER_ETIMEOUT) wc_add(&d->drain_timeouts, 1);
     if (rc != DELIVER_OK) wc_add(&d->drain_failures, 1);
     advance_low_water(d);
-    save_checkpoint_locked(d);
+    save_checkpoint_locked(d, true);
     pthread_cond_broadcast(&d->work_cv);
     pthread_mutex_unlock(&d->mu);
     if (rc != DELIVER_OK)
