@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# tests/integration/t_run_lost_reads.sh — where `searchsync run` stops waiting
+# out lost connections (sync/daemon.c replay_transaction), against real
+# MariaDB + OpenSearch. t_run_area shows a killed read being read again; here
+# the read drops its connection every time: the daemon's read of a related
+# table waits on a table lock longer than [source] read_timeout_ms (1 s), so
+# the client gives up on it again and again. That is no outage: after 11
+# lost reads in a row, the server answering in between, the daemon exits 1
+# with a message that says so and names the setting. Nothing is lost: once
+# the lock is gone, the next start syncs the change.
+. "$(dirname "$0")/lib.sh"
+require_bin
+
+db="$(unique_name lostreads)"
+meta="$(unique_name meta)"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/${db}_*?expand_wildcards=all' >/dev/null"
+mysql_q "CREATE DATABASE \`$db\`"
+mysql_q "CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(50) NOT NULL, kind_id INT NOT NULL);
+         CREATE TABLE kinds (id INT PRIMARY KEY, label VARCHAR(50) NOT NULL);
+         INSERT INTO kinds SELECT seq, CONCAT('kind ', seq) FROM seq_1_to_5;
+         INSERT INTO items SELECT seq, CONCAT('item ', seq), 1 + seq % 5 FROM seq_1_to_20" "$db"
+cat >"$TEST_TMP/mapping.json" <<JSON
+{"version": 1, "indices": [
+  {"alias": "${db}_items", "shards": 1, "replicas": 0, "tables": [
+    {"table": "$db.items",
+     "columns": [{"name": "id", "type": "long", "key": true}, {"name": "name", "type": "keyword"},
+                 {"name": "kind_id", "type": "long"}],
+     "relations": [{"column": "kind_id", "table": "$db.kinds", "join_column": "id",
+                    "extend_name": "kind", "columns": [{"name": "label", "type": "keyword"}]}]}]}
+]}
+JSON
+cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = lostreads
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = 7331
+start = now
+heartbeat_ms = 300
+read_timeout_ms = 1000
+[metadata]
+database = $meta
+[search]
+urls = $SEARCH_URL
+[delivery]
+flush_interval_ms = 50
+checkpoint_interval_ms = 100
+[log]
+level = info
+INI
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/mapping.json" --yes \
+    >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
+start_daemon() {
+    "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >"$TEST_TMP/run$1.log" 2>&1 &
+    DAEMON=$!
+    on_exit "kill -9 $DAEMON 2>/dev/null"
+}
+on_exit '[ "$rc" = 0 ] || { echo "--- daemon logs (last 20 lines each)"; tail -20 "$TEST_TMP"/run*.log; }'
+start_daemon 1
+wait_until 30 "first sync" grep -q "live changes no longer written to ${db}_items_v1" "$TEST_TMP/run1.log"
+
+holder_id() { mysql_q "SELECT id FROM information_schema.PROCESSLIST WHERE info LIKE 'SELECT SLEEP(120) AS lost_reads_lock%'"; }
+has() { [ -n "$("$@")" ]; }
+mysql_q "LOCK TABLES \`$db\`.kinds WRITE; SELECT SLEEP(120) AS lost_reads_lock" >/dev/null 2>&1 &
+holder=$!
+on_exit "kill $holder 2>/dev/null"
+wait_until 20 "the lock is held" has holder_id
+mysql_q "UPDATE \`$db\`.items SET name = 'changed under a lock' WHERE id = 7"
+st=0
+timeout 90 tail --pid="$DAEMON" -f /dev/null || fail "the daemon did not stop within 90 s: $(tail -5 "$TEST_TMP/run1.log")"
+wait "$DAEMON" || st=$?
+assert_eq 1 "$st" "the daemon exits 1 once the reads drop 11 times in a row"
+assert_eq 10 "$(grep -c 'a connection was lost in the middle of the transaction' "$TEST_TMP/run1.log")" "it read the transaction again 10 times first"
+msg="$(grep 'stopping:' "$TEST_TMP/run1.log")"
+assert_contains "$msg" "11 times in a row, the server answering in between: not an outage" "the message says it is no outage"
+assert_contains "$msg" "read_timeout_ms" "and names the setting"
+assert_contains "$msg" "Nothing is lost" "and that nothing is lost"
+
+mysql_q "KILL $(holder_id)"
+wait "$holder" 2>/dev/null || true
+start_daemon 2
+wait_until 30 "the change synced by the next start" bash -c \
+    "curl -s '$SEARCH_URL/${db}_items/_doc/7' | jq -e '._source.name == \"changed under a lock\"' >/dev/null"
+assert_eq "$(mysql_q "SELECT k.label FROM \`$db\`.items i JOIN \`$db\`.kinds k ON k.id = i.kind_id WHERE i.id = 7")" \
+    "$(curl -s "$SEARCH_URL/${db}_items/_doc/7" | jq -r ._source.kind.label)" "item 7's kind as SQL has it"
+kill -TERM "$DAEMON"; wait "$DAEMON" || true
+pass
