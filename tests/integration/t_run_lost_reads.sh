@@ -7,7 +7,9 @@
 # the client gives up on it again and again. That is no outage: after 11
 # lost reads in a row, the server answering in between, the daemon exits 1
 # with a message that says so and names the setting. Nothing is lost: once
-# the lock is gone, the next start syncs the change.
+# the lock is gone, the next start syncs the change. A reindex page read that
+# drops its connection the same way fails the build after 6 tries (rolled
+# back, the reason kept).
 . "$(dirname "$0")/lib.sh"
 require_bin
 
@@ -84,5 +86,25 @@ wait_until 30 "the change synced by the next start" bash -c \
     "curl -s '$SEARCH_URL/${db}_items/_doc/7' | jq -e '._source.name == \"changed under a lock\"' >/dev/null"
 assert_eq "$(mysql_q "SELECT k.label FROM \`$db\`.items i JOIN \`$db\`.kinds k ON k.id = i.kind_id WHERE i.id = 7")" \
     "$(curl -s "$SEARCH_URL/${db}_items/_doc/7" | jq -r ._source.kind.label)" "item 7's kind as SQL has it"
+
+# a reindex whose page read drops its connection every time: its job tries
+# 6 times (backing off 1, 2, 4, 8, 16 s), then the build fails and is rolled
+# back with the reason; with the lock gone the next reindex goes through
+mysql_q "LOCK TABLES \`$db\`.kinds WRITE; SELECT SLEEP(120) AS lost_reads_lock" >/dev/null 2>&1 &
+holder=$!
+on_exit "kill $holder 2>/dev/null"
+wait_until 20 "the lock is held again" has holder_id
+st=0
+timeout 120 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "${db}_items" >"$TEST_TMP/r2.out" 2>&1 || st=$?
+assert_eq 1 "$st" "the reindex fails: $(cat "$TEST_TMP/r2.out")"
+assert_contains "$(cat "$TEST_TMP/r2.out")" "${db}_items v2 failed" "it says which build failed"
+assert_contains "$(mysql_q "SELECT error_text FROM reindex_runs WHERE version = 2" "$meta")" \
+    "the connection dropped at this page 6 times, the server answering in between" "the run keeps why"
+assert_eq "${db}_items_v1" "$(curl -s "$SEARCH_URL/_alias/${db}_items" | jq -r 'keys | join(",")')" "the alias stayed on v1"
+mysql_q "KILL $(holder_id)"
+wait "$holder" 2>/dev/null || true
+timeout 60 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "${db}_items" >"$TEST_TMP/r3.out" 2>&1 ||
+    fail "the reindex after the lock: $(cat "$TEST_TMP/r3.out")"
+assert_eq "${db}_items_v3" "$(curl -s "$SEARCH_URL/_alias/${db}_items" | jq -r 'keys | join(",")')" "the next reindex went through"
 kill -TERM "$DAEMON"; wait "$DAEMON" || true
 pass
