@@ -1026,6 +1026,30 @@ static int run_job(struct worker *w, struct job *j) {
     return rc;
 }
 
+/* engine() for the switch: a transport error, or an answer an engine gives
+ * while it is busy or restarting (429, 502, 503, 504), is waited out, backing
+ * off to 5 s and said about once a minute, until it answers or the build
+ * stops: a finished build is not rolled back for a moment of unavailability.
+ * Other answers are the caller's to judge. */
+static int engine_wait(struct reindex_runner *r, struct search_conn *k, const char *method,
+                       const char *path, const char *body, struct search_resp *resp, char *err,
+                       size_t errlen) {
+    long delay_ms = 250;
+    for (int attempt = 0;; attempt++) {
+        int rc = engine(k, method, path, body, resp, err, errlen);
+        long st = resp->status;
+        if (rc == 0 && st != 429 && st != 502 && st != 503 && st != 504) return 0;
+        if (rc == 0)
+            errf(err, errlen, "engine: %s %s: HTTP %ld %.200s", method, path, st,
+                 resp->body.data ? resp->body.data : "");
+        if (attempt % 12 == 0)
+            log_warn("reindex", "%s v%u: %s; the switch goes on when the engine answers",
+                     r->alias, r->version, err);
+        if (!nap_unless(&r->stop, delay_ms)) return -1;
+        delay_ms = delay_ms * 2 > 5000 ? 5000 : delay_ms * 2;
+    }
+}
+
 /* All jobs done: the one caller whose UPDATE finds none unfinished switches
  * the alias. 1 switched, 0 not the last, -1 error. */
 static int try_finish(struct worker *w, bool may_resume) {
@@ -1099,14 +1123,15 @@ static int try_finish(struct worker *w, bool may_resume) {
     snprintf(path, sizeof path, "/%s/_settings", r->phys);
     sbuf_printf(&body, "{\"index\":{\"refresh_interval\":null,\"number_of_replicas\":%d}}",
                 ix->replicas);
-    if (engine(k, "PUT", path, body.data, &resp, w->err, sizeof w->err) < 0 || resp.status != 200) {
+    if (engine_wait(r, k, "PUT", path, body.data, &resp, w->err, sizeof w->err) < 0 ||
+        resp.status != 200) {
         if (resp.status) errf(w->err, sizeof w->err, "restoring the settings of %s: HTTP %ld %.300s",
                               r->phys, resp.status, resp.body.data ? resp.body.data : "");
         sbuf_free(&body);
         goto out;
     }
     snprintf(path, sizeof path, "/_alias/%s", r->alias);
-    if (engine(k, "GET", path, NULL, &resp, w->err, sizeof w->err) < 0) {
+    if (engine_wait(r, k, "GET", path, NULL, &resp, w->err, sizeof w->err) < 0) {
         sbuf_free(&body);
         goto out;
     }
@@ -1130,7 +1155,7 @@ static int try_finish(struct worker *w, bool may_resume) {
     sbuf_adds(&body, ",\"alias\":");
     json_escape(&body, r->alias, strlen(r->alias));
     sbuf_adds(&body, "}}]}");
-    if (engine(k, "POST", "/_aliases", body.data, &resp, w->err, sizeof w->err) < 0 ||
+    if (engine_wait(r, k, "POST", "/_aliases", body.data, &resp, w->err, sizeof w->err) < 0 ||
         resp.status != 200) {
         if (resp.status)
             errf(w->err, sizeof w->err, "moving alias %s to %s: HTTP %ld %.300s", r->alias,

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""fault_proxy.py: an HTTP/1.1 proxy in front of the real search engine, for
+tests of how searchsync waits out an engine that is briefly unavailable.
+
+Every request is forwarded to UPSTREAM unchanged, except that while the file
+FLAG exists, requests with method METHOD whose path matches PATH_REGEX are
+answered 503 (as a node that is restarting answers) without reaching the
+engine. Each refusal appends a line to FLAG + ".refused".
+
+usage: fault_proxy.py PORTFILE UPSTREAM_URL METHOD PATH_REGEX FLAG
+Listens on 127.0.0.1 on a free port and writes that port to PORTFILE.
+"""
+import http.client
+import os
+import re
+import sys
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer",
+              "upgrade", "proxy-connection", "content-length"}
+
+
+def main():
+    portfile, upstream, method, pattern, flag = sys.argv[1:6]
+    up = urllib.parse.urlsplit(upstream)
+    path_re = re.compile(pattern)
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, fmt, *args):  # quiet: the test reads .refused
+            pass
+
+        def answer(self, status, headers, body):
+            self.send_response(status)
+            for k, v in headers:
+                if k.lower() not in HOP_BY_HOP:
+                    self.send_header(k, v)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def handle_any(self):
+            n = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(n) if n else None
+            if self.command == method and path_re.search(self.path) and os.path.exists(flag):
+                with open(flag + ".refused", "a") as f:
+                    f.write(f"{self.command} {self.path}\n")
+                self.answer(503, [("Content-Type", "application/json")],
+                            b'{"error":"fault_proxy: unavailable","status":503}')
+                return
+            conn = http.client.HTTPConnection(up.hostname, up.port, timeout=120)
+            try:
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
+                conn.request(self.command, self.path, body=body, headers=headers)
+                r = conn.getresponse()
+                self.answer(r.status, r.getheaders(), r.read())
+            finally:
+                conn.close()
+
+        do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    with open(portfile + ".tmp", "w") as f:
+        f.write(str(srv.server_address[1]))
+    os.rename(portfile + ".tmp", portfile)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
