@@ -1050,6 +1050,19 @@ static int engine_wait(struct reindex_runner *r, struct search_conn *k, const ch
     }
 }
 
+/* A step of the switch that may fail without stopping it (POST
+ * /<index>/<action>): a failure is logged with what follows from it. */
+static void switch_step(struct search_conn *k, const char *phys, const char *action,
+                        struct search_resp *resp, const char *consequence) {
+    char path[700], err[512] = "";
+    snprintf(path, sizeof path, "/%s/%s", phys, action);
+    if (engine(k, "POST", path, NULL, resp, err, sizeof err) == 0 && resp->status == 200) return;
+    if (!err[0])
+        snprintf(err, sizeof err, "HTTP %ld %.300s", resp->status,
+                 resp->body.data ? resp->body.data : "");
+    log_warn("reindex", "POST %s before the switch failed (%s); %s", path, err, consequence);
+}
+
 /* All jobs done: the one caller whose UPDATE finds none unfinished switches
  * the alias. 1 switched, 0 not the last, -1 error. */
 static int try_finish(struct worker *w, bool may_resume) {
@@ -1095,31 +1108,17 @@ static int try_finish(struct worker *w, bool may_resume) {
      * where a plain bulk load has 9) */
     char path[700];
     sbuf body = SBUF_INIT;
-    snprintf(path, sizeof path, "/%s/_refresh", r->phys);
-    char rerr[512] = "";
-    if (engine(k, "POST", path, NULL, &resp, rerr, sizeof rerr) < 0 || resp.status != 200) {
-        if (!rerr[0])
-            snprintf(rerr, sizeof rerr, "HTTP %ld %.300s", resp.status,
-                     resp.body.data ? resp.body.data : "");
-        log_warn("reindex", "refreshing %s before the switch failed (%s); its refresh interval, "
-                 "restored next, makes its documents searchable within a second", r->phys, rerr);
-    }
+    switch_step(k, r->phys, "_refresh", &resp,
+                "its refresh interval, restored next, makes its documents searchable within a "
+                "second");
     /* A version built without replicas and about to get them is committed
      * first: without refreshes the engine rarely flushed it, and a new
      * replica copies the last commit's files and then replays every
      * operation after it from the translog, that is, indexes most of the
      * version once more. After the flush it copies files only. */
-    if (ix->replicas > 0) {
-        snprintf(path, sizeof path, "/%s/_flush", r->phys);
-        rerr[0] = '\0';
-        if (engine(k, "POST", path, NULL, &resp, rerr, sizeof rerr) < 0 || resp.status != 200) {
-            if (!rerr[0])
-                snprintf(rerr, sizeof rerr, "HTTP %ld %.300s", resp.status,
-                         resp.body.data ? resp.body.data : "");
-            log_warn("reindex", "flushing %s before its replicas are added failed (%s); they "
-                     "recover by replaying its translog instead", r->phys, rerr);
-        }
-    }
+    if (ix->replicas > 0)
+        switch_step(k, r->phys, "_flush", &resp,
+                    "its replicas recover by replaying its translog instead");
     snprintf(path, sizeof path, "/%s/_settings", r->phys);
     sbuf_printf(&body, "{\"index\":{\"refresh_interval\":null,\"number_of_replicas\":%d}}",
                 ix->replicas);
