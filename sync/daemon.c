@@ -115,6 +115,7 @@ struct daemon {
     struct mapping m;
     struct router *router;
     MYSQL *src, *meta, *ckpt;
+    unsigned ckpt_failed;   /* checkpoint saves failed in a row (save_checkpoint) */
     db_params srcp, metap;
     struct search_client *client;
     struct deliver *d;
@@ -173,13 +174,13 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
      * thread; a drain's last save from the main thread, one at a time): the
      * reason is said at the first failure, then once in 60; delivery says
      * every failure of the drain's save */
-    static unsigned failed;
     if (db_ensure(&dm->ckpt, &dm->metap, err, sizeof err) < 0 ||
         offsets_save(dm->ckpt, dm->cfg->source.name, position, seq, err, sizeof err) < 0) {
-        if (failed++ % 60 == 0) log_warn("run", "checkpoint not saved (will retry): %s", err);
+        if (dm->ckpt_failed++ % 60 == 0)
+            log_warn("run", "checkpoint not saved (will retry): %s", err);
         return -1;
     }
-    failed = 0;
+    dm->ckpt_failed = 0;
     return 0;
 }
 
