@@ -158,6 +158,31 @@ mysql_repl_q() {
     mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u "$MYSQL_USER" \
         -p"$MYSQL_PASSWORD" --batch --skip-column-names -e "$1"
 }
+# lock_table DB.TABLE — hold LOCK TABLES ... WRITE from a session of its own
+# (until unlock_table, at most 120 s), so that reads of the table wait on it;
+# returns once the lock is held.
+_LIB_LOCK_TAG="held_lock_$$"
+_lock_holder_id() {
+    mysql_q "SELECT id FROM information_schema.PROCESSLIST WHERE info LIKE 'SELECT SLEEP(120) AS $_LIB_LOCK_TAG%'"
+}
+lock_table() {
+    mysql_q "LOCK TABLES $1 WRITE; SELECT SLEEP(120) AS $_LIB_LOCK_TAG" >/dev/null 2>&1 &
+    _LIB_LOCK_PID=$!
+    on_exit "kill $_LIB_LOCK_PID 2>/dev/null"
+    wait_until 20 "the lock on $1 is held" has_output _lock_holder_id
+}
+# unlock_table — end the session lock_table holds (its lock goes with it).
+unlock_table() {
+    mysql_q "KILL $(_lock_holder_id)"
+    wait "$_LIB_LOCK_PID" 2>/dev/null || true
+}
+# lock_waiter TABLE — the id of a session waiting on the lock of TABLE, if any.
+lock_waiter() {
+    mysql_q "SELECT id FROM information_schema.PROCESSLIST WHERE state LIKE 'Waiting for table metadata lock%'
+             AND info LIKE '%$1%' AND info NOT LIKE '%PROCESSLIST%'" | head -1
+}
+# has_output CMD... — CMD prints something (for wait_until)
+has_output() { [ -n "$("$@")" ]; }
 # mysql_binlog_pos — "file<TAB>position" of the current binlog end.
 mysql_binlog_pos() { mysql_q 'SHOW MASTER STATUS' | cut -f1,2; }
 # wait_checkpoint META_DB SOURCE [SECS] — wait until `searchsync run`'s saved

@@ -187,21 +187,11 @@ check_skus 1 "after the restart, element scripts still right"
 # of categories (product 11's rebuild) waits on a table lock, and its
 # connection is killed right there. The transaction is read again from the
 # binlog once the source answers: not lost, and the daemon does not stop.
-holder_id() { mysql_q "SELECT id FROM information_schema.PROCESSLIST WHERE info LIKE 'SELECT SLEEP(60) AS held_lock%'"; }
-waiting_read() {
-    mysql_q "SELECT id FROM information_schema.PROCESSLIST WHERE state LIKE 'Waiting for table metadata lock%'
-             AND info LIKE '%categories%' AND info NOT LIKE '%PROCESSLIST%'" | head -1
-}
-has() { [ -n "$("$@")" ]; }
-mysql_q "LOCK TABLES shop.categories WRITE; SELECT SLEEP(60) AS held_lock" >/dev/null 2>&1 &
-holder=$!
-on_exit "kill $holder 2>/dev/null"
-wait_until 20 "the lock is held" has holder_id
+lock_table shop.categories
 mysql_q "UPDATE shop.products SET name = 'read again' WHERE id = 11"
-wait_until 20 "the daemon's read waits on the lock" has waiting_read
-mysql_q "KILL $(waiting_read)"
-mysql_q "KILL $(holder_id)"
-wait "$holder" 2>/dev/null || true
+wait_until 20 "the daemon's read waits on the lock" has_output lock_waiter categories
+mysql_q "KILL $(lock_waiter categories)"
+unlock_table
 wait_until 30 "the transaction read again" bash -c \
     "curl -s '$SEARCH_URL/products/_doc/11' | jq -e '._source.name == \"read again\"' >/dev/null" ||
     fail "not synced after a lost read: $(tail -5 "$TEST_TMP/run.log")"

@@ -62,12 +62,7 @@ on_exit '[ "$rc" = 0 ] || { echo "--- daemon logs (last 20 lines each)"; tail -2
 start_daemon 1
 wait_until 30 "first sync" grep -q "live changes no longer written to ${db}_items_v1" "$TEST_TMP/run1.log"
 
-holder_id() { mysql_q "SELECT id FROM information_schema.PROCESSLIST WHERE info LIKE 'SELECT SLEEP(120) AS lost_reads_lock%'"; }
-has() { [ -n "$("$@")" ]; }
-mysql_q "LOCK TABLES \`$db\`.kinds WRITE; SELECT SLEEP(120) AS lost_reads_lock" >/dev/null 2>&1 &
-holder=$!
-on_exit "kill $holder 2>/dev/null"
-wait_until 20 "the lock is held" has holder_id
+lock_table "\`$db\`.kinds"
 mysql_q "UPDATE \`$db\`.items SET name = 'changed under a lock' WHERE id = 7"
 st=0
 timeout 90 tail --pid="$DAEMON" -f /dev/null || fail "the daemon did not stop within 90 s: $(tail -5 "$TEST_TMP/run1.log")"
@@ -79,8 +74,7 @@ assert_contains "$msg" "11 times in a row, the server answering in between: not 
 assert_contains "$msg" "read_timeout_ms" "and names the setting"
 assert_contains "$msg" "Nothing is lost" "and that nothing is lost"
 
-mysql_q "KILL $(holder_id)"
-wait "$holder" 2>/dev/null || true
+unlock_table
 start_daemon 2
 wait_until 30 "the change synced by the next start" bash -c \
     "curl -s '$SEARCH_URL/${db}_items/_doc/7' | jq -e '._source.name == \"changed under a lock\"' >/dev/null"
@@ -90,10 +84,7 @@ assert_eq "$(mysql_q "SELECT k.label FROM \`$db\`.items i JOIN \`$db\`.kinds k O
 # a reindex whose page read drops its connection every time: its job tries
 # 6 times (backing off 1, 2, 4, 8, 16 s), then the build fails and is rolled
 # back with the reason; with the lock gone the next reindex goes through
-mysql_q "LOCK TABLES \`$db\`.kinds WRITE; SELECT SLEEP(120) AS lost_reads_lock" >/dev/null 2>&1 &
-holder=$!
-on_exit "kill $holder 2>/dev/null"
-wait_until 20 "the lock is held again" has holder_id
+lock_table "\`$db\`.kinds"
 st=0
 timeout 120 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "${db}_items" >"$TEST_TMP/r2.out" 2>&1 || st=$?
 assert_eq 1 "$st" "the reindex fails: $(cat "$TEST_TMP/r2.out")"
@@ -101,8 +92,7 @@ assert_contains "$(cat "$TEST_TMP/r2.out")" "${db}_items v2 failed" "it says whi
 assert_contains "$(mysql_q "SELECT error_text FROM reindex_runs WHERE version = 2" "$meta")" \
     "the connection dropped at this page 6 times, the server answering in between" "the run keeps why"
 assert_eq "${db}_items_v1" "$(curl -s "$SEARCH_URL/_alias/${db}_items" | jq -r 'keys | join(",")')" "the alias stayed on v1"
-mysql_q "KILL $(holder_id)"
-wait "$holder" 2>/dev/null || true
+unlock_table
 timeout 60 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "${db}_items" >"$TEST_TMP/r3.out" 2>&1 ||
     fail "the reindex after the lock: $(cat "$TEST_TMP/r3.out")"
 assert_eq "${db}_items_v3" "$(curl -s "$SEARCH_URL/_alias/${db}_items" | jq -r 'keys | join(",")')" "the next reindex went through"
