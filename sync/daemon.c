@@ -1377,7 +1377,7 @@ static int replay_transaction(struct daemon *dm, bl_reader *r, bl_reader_opts *r
                               const bl_sink *sink, char file[BL_FILE_MAX]) {
     bl_pos from = dm->have_last ? dm->last_commit.end : r->start;
     log_warn("run", "%s; a connection was lost in the middle of the transaction's reads: it "
-             "is read again from %s:%llu once the servers answer (nothing is lost)", dm->err,
+             "is read again from %s:%llu once the source answers (nothing is lost)", dm->err,
              from.file, (unsigned long long)from.pos);
     dm->replay = false;
     dm->err[0] = '\0';
