@@ -129,8 +129,8 @@ static void copy_targets_rel(cJSON *props, const struct mp_relation *r, size_t n
     }
 }
 
-int index_mapping_body(const struct mp_index *ix, const struct search_dialect *d, bool pretty,
-                       sbuf *out, char *err, size_t errlen) {
+static int mapping_body(const struct mp_index *ix, const struct search_dialect *d, bool pretty,
+                        bool building, sbuf *out, char *err, size_t errlen) {
     if (d->doc_type || (d->engine == ENGINE_ELASTICSEARCH && d->major < 7)) {
         snprintf(err, errlen, "index %s: Elasticsearch %s needs mapping types; not supported",
                  ix->alias, d->number);
@@ -141,7 +141,8 @@ int index_mapping_body(const struct mp_index *ix, const struct search_dialect *d
     cJSON *settings = cJSON_AddObjectToObject(root, "settings");
     cJSON *idx = cJSON_AddObjectToObject(settings, "index");
     raw_int(idx, "number_of_shards", ix->shards);
-    raw_int(idx, "number_of_replicas", ix->replicas);
+    raw_int(idx, "number_of_replicas", building ? 0 : ix->replicas);
+    if (building) cJSON_AddStringToObject(idx, "refresh_interval", "-1");
     if (ix->analysis) cJSON_AddItemToObject(settings, "analysis", cJSON_CreateRaw(ix->analysis));
     cJSON *mappings = cJSON_AddObjectToObject(root, "mappings");
     cJSON_AddStringToObject(mappings, "dynamic", "strict");
@@ -199,4 +200,14 @@ int index_mapping_body(const struct mp_index *ix, const struct search_dialect *d
     }
     cJSON_Delete(root);
     return rc;
+}
+
+int index_mapping_body(const struct mp_index *ix, const struct search_dialect *d, bool pretty,
+                       sbuf *out, char *err, size_t errlen) {
+    return mapping_body(ix, d, pretty, false, out, err, errlen);
+}
+
+int index_mapping_build_body(const struct mp_index *ix, const struct search_dialect *d, sbuf *out,
+                             char *err, size_t errlen) {
+    return mapping_body(ix, d, false, true, out, err, errlen);
 }

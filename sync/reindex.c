@@ -303,7 +303,7 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
         mapping_free(&m);
         return REINDEX_REFUSED;
     }
-    sbuf q = SBUF_INIT, body = SBUF_INIT, params = SBUF_INIT;
+    sbuf q = SBUF_INIT, body = SBUF_INIT, build = SBUF_INIT, params = SBUF_INIT;
     struct search_resp r;
     search_resp_init(&r);
     char *mx[1] = {NULL};
@@ -319,24 +319,22 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     v = (unsigned)strtoul(mx[0], NULL, 10);
     char phys[600];
     snprintf(phys, sizeof phys, "%s_v%u", req->alias, v);
-    if (index_mapping_body(ix, search_client_dialect(client), false, &body, err, errlen) != 0)
+    /* the version records the body it will serve with; it is created with
+     * no refreshes and no replicas, restored at the switch */
+    if (index_mapping_body(ix, search_client_dialect(client), false, &body, err, errlen) != 0 ||
+        index_mapping_build_body(ix, search_client_dialect(client), &build, err, errlen) != 0)
         goto out;
     char path[700];
     snprintf(path, sizeof path, "/%s", phys);
     /* a leftover of a request that died before its metadata commit */
     if (engine(k, "DELETE", path, NULL, &r, err, errlen) < 0) goto out;
-    if (engine(k, "PUT", path, body.data, &r, err, errlen) < 0) goto out;
+    if (engine(k, "PUT", path, build.data, &r, err, errlen) < 0) goto out;
     if (r.status != 200) {
         errf(err, errlen, "creating index %s: HTTP %ld %.400s", phys, r.status,
              r.body.data ? r.body.data : "");
         goto out;
     }
     created = true;
-    /* no refreshes and no replicas while building; restored at the switch */
-    snprintf(path, sizeof path, "/%s/_settings", phys);
-    if (engine(k, "PUT", path, "{\"index\":{\"refresh_interval\":\"-1\",\"number_of_replicas\":0}}",
-               &r, err, errlen) < 0)
-        goto out;
     for (int b = 0; b < n; b++) {
         sbuf_printf(&params, "%s", b ? "\x1e" : "");
         if (bucket_params(src, ix, b, n, req->by_mod, &params, err, errlen) < 0) goto out;
@@ -411,6 +409,7 @@ out:
     free_row(row, 5);
     sbuf_free(&q);
     sbuf_free(&body);
+    sbuf_free(&build);
     sbuf_free(&params);
     mapping_free(&m);
     return rc;

@@ -212,9 +212,14 @@ kill -9 "$DAEMON"; wait "$DAEMON" 2>/dev/null || true
 read -r done_rows cursors <<<"$(meta_q "SELECT SUM(rows_read), SUM(data_cursor LIKE '%\t%') FROM jobs WHERE version = 4")"
 log "killed with $done_rows rows read, $cursors jobs with a saved cursor"
 assert_true "the kill came mid-reindex" test "$(meta_q "SELECT building_version FROM index_configs WHERE alias = 'products'")" = 4
+# a version is built without refreshes and replicas, its settings restored at the switch
+assert_eq "-1 0" "$(curl -s "$SEARCH_URL/products_v4/_settings" | jq -r '.[].settings.index | "\(.refresh_interval) \(.number_of_replicas)"')" \
+    "v4 while building: refresh_interval -1, no replicas"
 start_daemon
 wait_until $((120 + N / 1000)) "v4 finished after the restart" bash -c "curl -s '$SEARCH_URL/_alias/products' | jq -e 'has(\"products_v4\")' >/dev/null" ||
     fail "v4 did not finish: $(tail -20 "$TEST_TMP/run.log")"
+assert_eq "null 0" "$(curl -s "$SEARCH_URL/products_v4/_settings" | jq -r '.[].settings.index | "\(.refresh_interval) \(.number_of_replicas)"')" \
+    "v4 after the switch: the default refresh interval back, the configured replicas (0)"
 total_rows="$(mysql_q 'SELECT (SELECT COUNT(*) FROM shop.products) + (SELECT COUNT(*) FROM shop.reviews) + (SELECT COUNT(*) FROM shop.review_replies)')"
 read_rows="$(meta_q "SELECT rows_read FROM reindex_runs WHERE alias = 'products' AND version = 4")"
 page=$(grep -o 'page_size = [0-9]*' "$TEST_TMP/c.ini" | awk '{print $3}')

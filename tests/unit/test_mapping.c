@@ -358,6 +358,37 @@ static void test_generate_goldens(void **state) {
     mapping_free(&m);
 }
 
+/* A version being built is created with no replicas and no refreshes, the
+ * rest of its body equal to the body it records and serves with. */
+static void test_generate_build_body(void **state) {
+    (void)state;
+    const char *text = "{\"indices\":[{\"alias\":\"p\",\"replicas\":2,\"tables\":[{\"table\":"
+                       "\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true,\"mysql_type\":"
+                       "\"int(11)\"}]}]}]}";
+    struct mapping m;
+    char err[512];
+    assert_int_equal(0, mapping_parse("x", text, strlen(text), &m, err, sizeof err));
+    sbuf errs = SBUF_INIT, body = SBUF_INIT, build = SBUF_INIT;
+    assert_int_equal(0, mapping_validate(&m, NULL, &errs));
+    struct search_dialect d;
+    search_dialect_named("opensearch-2", &d);
+    assert_int_equal(0, index_mapping_body(&m.indices[0], &d, false, &body, err, sizeof err));
+    assert_int_equal(0, index_mapping_build_body(&m.indices[0], &d, &build, err, sizeof err));
+    assert_non_null(strstr(body.data, "\"number_of_replicas\":2"));
+    assert_null(strstr(body.data, "refresh_interval"));
+    assert_non_null(strstr(build.data, "\"number_of_replicas\":0,\"refresh_interval\":\"-1\""));
+    /* nothing else differs */
+    const char *b2 = strstr(body.data, "\"number_of_replicas\":2");
+    const char *m2 = strstr(build.data, "\"number_of_replicas\":0,\"refresh_interval\":\"-1\"");
+    assert_memory_equal(body.data, build.data, (size_t)(b2 - body.data));
+    assert_string_equal(b2 + strlen("\"number_of_replicas\":2"),
+                        m2 + strlen("\"number_of_replicas\":0,\"refresh_interval\":\"-1\""));
+    sbuf_free(&errs);
+    sbuf_free(&body);
+    sbuf_free(&build);
+    mapping_free(&m);
+}
+
 static void test_generate_dialect_errors(void **state) {
     (void)state;
     const char *text = IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true,\"type\":\"unsigned_long\"}]}");
@@ -452,6 +483,7 @@ int main(void) {
         cmocka_unit_test(test_validation),        cmocka_unit_test(test_validation_primary_key),
         cmocka_unit_test(test_generate_goldens),
         cmocka_unit_test(test_generate_dialect_errors),
+        cmocka_unit_test(test_generate_build_body),
         cmocka_unit_test(test_truncated),         cmocka_unit_test(test_analysis_exact),
         cmocka_unit_test(test_where_check),
     };
