@@ -26,22 +26,28 @@
  *   area-update a nested relation marked area_update: the changed elements are
  *               rebuilt from their own rows (no sibling is read) and a painless
  *               script replaces, adds or removes just them (one script per
- *               document and transaction, all its elements at once);
+ *               document and transaction, all its elements at once;
+ *               sync/area_update.c);
  *   row-image   a root table in mode row-image (no relations): the document is
  *               the binlog's after image, no query at all.
  * Within a transaction a document rebuilt whole takes no element scripts.
  *
- * Changes of delay-effect tables become change snapshots for the delayed run.
+ * Changes of delay-effect tables become change snapshots for the delayed run
+ * (sync/change_snapshots.c). Parent/child documents a delete or a moved
+ * parent leaves under an old routing are found and deleted
+ * (sync/child_copies.c).
  *
  * The mapping is reloaded from the metadata tables when it changes (checked
  * every reload_interval_ms between transactions): a valid edit takes effect at
  * the next transaction, an invalid one is logged and the running mapping kept.
  *
- * Reindexes (sync/reindex.c): an index config without a version gets its
- * first one through a reindex requested at start-up; while a version is
- * built, every change also goes to it (dual writes, switched on between two
- * transactions before its jobs start), and the jobs run in background
- * threads of this process.
+ * Reindexes (sync/reindex.c; the daemon's side in sync/daemon_builds.c): an
+ * index config without a version gets its first one through a reindex
+ * requested at start-up; while a version is built, every change also goes to
+ * it (dual writes, switched on between two transactions before its jobs
+ * start), and the jobs run in background threads of this process.
+ *
+ * The state these files share is struct daemon (sync/daemon.h).
  *
  * The admin HTTP server (web/http_server.c) starts once the mapping is
  * checked, gets the engine client and delivery when they exist, and stops
@@ -60,6 +66,7 @@
 #include "binlog/reader.h"
 #include "commands.h"
 #include "config.h"
+#include "daemon.h"
 #include "db.h"
 #include "deliver/deliver.h"
 #include "deliver/store.h"
@@ -81,91 +88,6 @@ static void on_signal(int sig) {
     stop_requested = 1;
 }
 
-struct pending { /* documents of one (index, document table) to build at commit */
-    size_t index, table;
-    char **keys;
-    size_t n, cap;
-};
-
-/* one changed element of an area-update relation */
-struct area_op {
-    size_t index;
-    const struct mp_relation *rel;
-    char *doc, *elem;
-    const char *body; /* while building: the element's JSON, NULL = remove */
-};
-
-/* a version being built by a reindex: live changes go to it too */
-struct build {
-    char *alias, *phys;
-    unsigned version;
-    struct reindex_runner *runner;
-};
-
-/* one document of a row-image table, from this transaction's rows */
-struct rowdoc {
-    size_t index;
-    char *id;
-    char *body; /* NULL = delete */
-    size_t len;
-};
-
-struct daemon {
-    struct ss_config *cfg;
-    struct mapping m;
-    struct router *router;
-    MYSQL *src, *meta, *ckpt;
-    unsigned ckpt_failed;   /* checkpoint saves failed in a row (save_checkpoint) */
-    db_params srcp, metap;
-    struct search_client *client;
-    struct deliver *d;
-    struct dl_store *dls;
-    bl_valctx v;
-    sbuf val, text;
-    struct pending *pend;
-    size_t npend;
-    uint64_t version;       /* of the transaction being committed */
-    size_t cur_index;       /* while building: which index config */
-    bool child_build;       /* building parent/child documents: collect ids */
-    struct copy { char *id, *routing; bool absent; } *copies;
-    size_t ncopies, capcopies;
-    uint64_t last_txn;      /* delivery's sequence of the last transaction */
-    sbuf snaps;             /* VALUES rows of change snapshots of this transaction */
-    unsigned long long snapshots;
-    struct search_conn *k;  /* the main thread's engine connection */
-    struct area_op *aops;   /* this transaction's changed elements */
-    size_t naops, capaops;
-    struct rowdoc *rdocs;   /* this transaction's row-image documents */
-    size_t nrdocs, caprdocs;
-    bool in_txn;            /* rows seen since the last commit */
-    bool replay;            /* the failed transaction lost a connection: read it again */
-    unsigned replays;       /* ... how many times in a row, since a commit went through */
-    bool copies_may_move;   /* this transaction can leave child copies behind */
-    pthread_mutex_t miss_mu; /* guards missing: filled by delivery's helpers */
-    char **missing;         /* "alias\x1fid": scripts that found no document */
-    size_t nmissing, capmissing;
-    bl_commit last_commit;  /* the newest transaction handed to delivery */
-    bool have_last;
-    int snap; /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
-    bool in_snap; /* a read snapshot is open on src (read_snapshot_begin) */
-    char start_pos[600];    /* where the reader started ("" = unknown) */
-    struct build *builds;   /* reindexes running */
-    size_t nbuilds;
-    sbuf sig, bad_sig;      /* signatures: the running mapping, the last refused edit */
-    char mapping_sum[512];  /* the mapping tables' checksums when last loaded ("" unknown) */
-    bool sum_warned;        /* said once that CHECKSUM TABLE fails here */
-    int64_t reload_due_ms;
-    int64_t builds_due_ms; /* next look for queued reindexes */
-    unsigned long long txns, docs, deletes, scripts, reloads;
-    char err[1024];
-};
-
-static const struct build *build_of(const struct daemon *dm, const char *alias) {
-    for (size_t i = 0; i < dm->nbuilds; i++)
-        if (!strcmp(dm->builds[i].alias, alias)) return &dm->builds[i];
-    return NULL;
-}
-
 /* ---------- checkpoint (called from delivery's checkpoint thread) ---------- */
 static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
     struct daemon *dm = ud;
@@ -185,13 +107,7 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
 }
 
 /* ---------- row values for the router ---------- */
-struct image {
-    struct daemon *dm;
-    const bl_table *t;
-    const bl_cell *cells;
-};
-
-static const char *image_value(void *img, const char *column, size_t *len, bool *absent) {
+const char *daemon_image_value(void *img, const char *column, size_t *len, bool *absent) {
     struct image *im = img;
     for (uint32_t i = 0; i < im->t->ncols; i++) {
         const bl_column *c = &im->t->cols[i];
@@ -233,86 +149,8 @@ static bool want_table(void *ctx, const char *db, const char *table) {
     return router_wants(dm->router, db, table) || is_build_signal(dm, db, table);
 }
 
-/* A change of a delay-effect (metadata) table is not routed now: it becomes a
- * change snapshot (seed 004's "case scene"), refreshed by the delayed run.
- * Inserts and updates record the business id only (a later change of the same
- * row the same day folds into the same row); deletes keep the before image,
- * since the row is gone. Written at commit, before the transaction can be
- * checkpointed, so a crash replays rather than loses it. */
-static int snapshot_row(struct daemon *dm, const bl_row *row) {
-    const bl_table *t = row->table;
-    const bl_cell *img = row->after ? row->after : row->before;
-    sbuf id = SBUF_INIT;
-    for (uint32_t i = 0; i < t->ncols; i++) {
-        if (!t->cols[i].is_pk || !t->cols[i].name) continue;
-        bool absent = false;
-        size_t len = 0;
-        struct image im = {dm, t, img};
-        const char *v = image_value(&im, t->cols[i].name, &len, &absent);
-        if (id.len) sbuf_addc(&id, ',');
-        if (v) sbuf_add(&id, v, len);
-    }
-    if (!id.len) {
-        sbuf_free(&id);
-        return errf(dm->err, sizeof dm->err,
-                    "%s.%s is delay-effect but has no primary key in the binlog's table map: "
-                    "give it one (change snapshots are keyed by it)", t->db, t->name);
-    }
-    const char *op = row->kind == BL_INSERT ? "insert" : row->kind == BL_UPDATE ? "update" : "delete";
-    sbuf *q = &dm->snaps;
-    sbuf_adds(q, q->len ? ",(" : "(");
-    db_quote(dm->meta, q, dm->cfg->source.name, strlen(dm->cfg->source.name));
-    sbuf_addc(q, ',');
-    db_quote(dm->meta, q, t->db, strlen(t->db));
-    sbuf_addc(q, ',');
-    db_quote(dm->meta, q, t->name, strlen(t->name));
-    sbuf_printf(q, ",'%s',", op);
-    db_quote(dm->meta, q, id.data, id.len);
-    sbuf_adds(q, ",'init',UTC_DATE(),");
-    if (row->kind == BL_DELETE) {
-        sbuf img_json = SBUF_INIT;
-        jsonw w;
-        jw_init(&w, &img_json);
-        bl_image_json(&dm->v, &w, t, row->before, NULL);
-        db_quote(dm->meta, q, img_json.data, img_json.len);
-        sbuf_free(&img_json);
-    } else {
-        sbuf_adds(q, "NULL");
-    }
-    sbuf_addc(q, ')');
-    sbuf_free(&id);
-    dm->snapshots++;
-    return 0;
-}
-
-static int write_snapshots(struct daemon *dm) {
-    if (!dm->snaps.len) return 0;
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "INSERT INTO change_snapshots (source, db_name, table_name, operation, "
-                  "business_id, status, attach_date, row_image) VALUES ");
-    sbuf_add(&q, dm->snaps.data, dm->snaps.len);
-    sbuf_adds(&q, " ON DUPLICATE KEY UPDATE row_image = VALUES(row_image), "
-                  "updated_at = CURRENT_TIMESTAMP(3)");
-    int rc = db_exec(dm->meta, q.data, dm->err, sizeof dm->err);
-    sbuf_free(&q);
-    sbuf_reset(&dm->snaps);
-    return rc;
-}
-
-static bool has_children(const struct mp_index *ix) {
-    for (size_t i = 1; i < ix->ntables; i++)
-        if (ix->tables[i].parent_table) return true;
-    return false;
-}
-
 static bool row_image_index(const struct mp_index *ix) {
     return ix->ntables && ix->tables[0].mode == MP_ROWIMAGE && !ix->tables[0].nrelations;
-}
-
-static const struct mp_column *key_of(const struct mp_table *t) {
-    for (size_t i = 0; i < t->ncolumns; i++)
-        if (t->columns[i].is_key) return &t->columns[i];
-    return NULL;
 }
 
 static void rowdoc_push(struct daemon *dm, size_t index, const char *id, size_t idlen,
@@ -342,7 +180,7 @@ static int row_image_doc(struct daemon *dm, size_t index, const bl_row *row) {
     bool absent = false;
     if (row->before) {
         struct image im = {dm, bt, row->before};
-        const char *v = image_value(&im, key->name, &len, &absent);
+        const char *v = daemon_image_value(&im, key->name, &len, &absent);
         if (v) old_id = xstrndup(v, len);
     }
     if (!row->after) {
@@ -378,7 +216,7 @@ static int row_image_doc(struct daemon *dm, size_t index, const bl_row *row) {
     }
     jw_obj_close(&w);
     struct image im = {dm, bt, row->after};
-    const char *v = image_value(&im, key->name, &len, &absent);
+    const char *v = daemon_image_value(&im, key->name, &len, &absent);
     int rc = 0;
     if (!v) {
         rc = errf(dm->err, sizeof dm->err, "%s.%s: a row without a value in key column %s",
@@ -394,41 +232,6 @@ static int row_image_doc(struct daemon *dm, size_t index, const bl_row *row) {
     return rc;
 }
 
-/* Can this row leave a child document copy under a routing we no longer
- * write (see fix_copies)? Only when a row of a parent/child index's document
- * table goes, or changes its key or parent column: a child (or one below it)
- * then moves, loses its id or its parent chain. Updates in place keep every
- * routing, so such transactions skip the copy lookup. */
-static void note_routing_change(struct daemon *dm, const bl_row *row) {
-    for (size_t i = 0; i < dm->m.nindices && !dm->copies_may_move; i++) {
-        const struct mp_index *ix = &dm->m.indices[i];
-        if (!has_children(ix)) continue;
-        for (size_t t = 0; t < ix->ntables; t++) {
-            const struct mp_table *tb = &ix->tables[t];
-            if ((t > 0 && !tb->parent_table) || strcmp(tb->db, row->table->db) ||
-                strcmp(tb->table, row->table->name))
-                continue;
-            if (!row->after || !row->before) { /* a delete (an insert moves nothing) */
-                dm->copies_may_move = !row->after;
-                continue;
-            }
-            const char *watch[2] = {key_of(tb) ? key_of(tb)->name : NULL, tb->parent_column};
-            for (int w = 0; w < 2 && !dm->copies_may_move; w++) {
-                if (!watch[w]) continue;
-                struct image b = {dm, row->table, row->before}, a = {dm, row->table, row->after};
-                size_t l1 = 0, l2 = 0;
-                bool x1 = false, x2 = false;
-                const char *v1 = image_value(&b, watch[w], &l1, &x1);
-                char *c1 = v1 ? xstrndup(v1, l1) : NULL; /* image_value reuses its buffer */
-                const char *v2 = image_value(&a, watch[w], &l2, &x2);
-                dm->copies_may_move = x1 || x2 || (!c1) != (!v2) ||
-                                      (c1 && (l1 != l2 || memcmp(c1, v2, l1)));
-                free(c1);
-            }
-        }
-    }
-}
-
 static int on_row(void *ctx, const bl_row *row) {
     struct daemon *dm = ctx;
     if (is_build_signal(dm, row->table->db, row->table->name)) {
@@ -438,22 +241,22 @@ static int on_row(void *ctx, const bl_row *row) {
     struct image before = {dm, row->table, row->before}, after = {dm, row->table, row->after};
     dm->in_txn = true;
     if (router_delayed(dm->router, row->table->db, row->table->name))
-        return snapshot_row(dm, row);
+        return snapshots_add_row(dm, row);
     for (size_t i = 0; i < dm->m.nindices; i++) {
         const struct mp_index *ix = &dm->m.indices[i];
         if (row_image_index(ix) && !strcmp(ix->tables[0].db, row->table->db) &&
             !strcmp(ix->tables[0].table, row->table->name) && row_image_doc(dm, i, row) != 0)
             return -1;
     }
-    if (!dm->copies_may_move) note_routing_change(dm, row);
-    if (router_add(dm->router, row->table->db, row->table->name, image_value,
+    if (!dm->copies_may_move) copies_watch_row(dm, row);
+    if (router_add(dm->router, row->table->db, row->table->name, daemon_image_value,
                    row->before ? &before : NULL, row->after ? &after : NULL, dm->err,
                    sizeof dm->err) != 0)
         return -1;
     return 0;
 }
 
-static int collect(void *ctx, size_t index, size_t table, const char *key, size_t len) {
+int daemon_collect(void *ctx, size_t index, size_t table, const char *key, size_t len) {
     struct daemon *dm = ctx;
     if (table == 0 && row_image_index(&dm->m.indices[index])) return 0; /* on_row built it */
     struct pending *p = NULL;
@@ -473,31 +276,10 @@ static int collect(void *ctx, size_t index, size_t table, const char *key, size_
     return 0;
 }
 
-static int collect_area(void *ctx, size_t index, const struct mp_relation *rel, const char *doc,
-                        const char *elem) {
-    struct daemon *dm = ctx;
-    /* while a version is built most of its documents do not exist yet:
-     * whole documents rather than element scripts */
-    if (build_of(dm, dm->m.indices[index].alias)) return collect(ctx, index, 0, doc, strlen(doc));
-    if (dm->naops == dm->capaops) {
-        dm->capaops = dm->capaops ? dm->capaops * 2 : 64;
-        dm->aops = xrealloc(dm->aops, dm->capaops * sizeof *dm->aops);
-    }
-    dm->aops[dm->naops++] = (struct area_op){index, rel, xstrdup(doc), xstrdup(elem), NULL};
-    return 0;
-}
-
-static void free_aops(struct daemon *dm) {
-    for (size_t i = 0; i < dm->naops; i++) free(dm->aops[i].doc), free(dm->aops[i].elem);
-    dm->naops = 0;
-}
-
 static void free_rdocs(struct daemon *dm) {
     for (size_t i = 0; i < dm->nrdocs; i++) free(dm->rdocs[i].id), free(dm->rdocs[i].body);
     dm->nrdocs = 0;
 }
-
-static void note_copy(struct daemon *dm, const char *id, const char *routing, bool absent);
 
 static uint32_t file_number(const char *file) {
     const char *dot = strrchr(file, '.');
@@ -507,7 +289,7 @@ static uint32_t file_number(const char *file) {
 /* One change of index config `ix`: to the live version behind the alias (if
  * there is one yet) and to a version being built (dual writes, seed 004's
  * floating changes). */
-static int dm_submit(struct daemon *dm, const struct mp_index *ix, const struct change *c) {
+int daemon_submit(struct daemon *dm, const struct mp_index *ix, const struct change *c) {
     if (ix->current_version > 0) {
         /* to the alias only: if someone deleted it, the writes fail (dead
          * letters) rather than auto-create a concrete index of that name */
@@ -515,7 +297,7 @@ static int dm_submit(struct daemon *dm, const struct mp_index *ix, const struct 
         c1.require_alias = true;
         if (deliver_submit(dm->d, &c1) != DELIVER_OK) return -1;
     }
-    const struct build *b = build_of(dm, ix->alias);
+    const struct build *b = builds_find(dm, ix->alias);
     if (b) {
         struct change c2 = *c;
         c2.index = b->phys;
@@ -546,387 +328,24 @@ static int submit_doc(void *ctx, const char *id, const char *routing, const char
     struct change c = {.index = ix->alias, .doc_id = id, .routing = routing,
                        .version = dm->version, .op = CHANGE_INDEX, .body = body, .body_len = len};
     dm->docs++;
-    if (dm->child_build) note_copy(dm, id, routing, false);
-    return dm_submit(dm, ix, &c);
+    if (dm->child_build) copies_note(dm, id, routing, false);
+    return daemon_submit(dm, ix, &c);
 }
 
 static int submit_delete(void *ctx, const char *id) {
     struct daemon *dm = ctx;
-    if (dm->child_build) { /* its routing is known only to the engine: see fix_copies */
-        note_copy(dm, id, NULL, true);
+    if (dm->child_build) { /* its routing is known only to the engine: see copies_fix */
+        copies_note(dm, id, NULL, true);
         return 0;
     }
     const struct mp_index *ix = &dm->m.indices[dm->cur_index];
     struct change c = {.index = ix->alias, .doc_id = id, .version = dm->version,
                        .op = CHANGE_DELETE};
     dm->deletes++;
-    return dm_submit(dm, ix, &c);
+    return daemon_submit(dm, ix, &c);
 }
 
-static void note_copy(struct daemon *dm, const char *id, const char *routing, bool absent) {
-    if (dm->ncopies == dm->capcopies) {
-        dm->capcopies = dm->capcopies ? dm->capcopies * 2 : 64;
-        dm->copies = xrealloc(dm->copies, dm->capcopies * sizeof *dm->copies);
-    }
-    dm->copies[dm->ncopies++] =
-        (struct copy){xstrdup(id), routing ? xstrdup(routing) : NULL, absent};
-}
-
-static void free_copies(struct daemon *dm) {
-    for (size_t i = 0; i < dm->ncopies; i++) free(dm->copies[i].id), free(dm->copies[i].routing);
-    dm->ncopies = 0;
-}
-
-/* Parent/child documents live on their root's shard (routing). A child whose
- * row is gone, or whose parent changed, may have a copy under a routing we no
- * longer know: ask the engine where copies of these ids are and delete every
- * copy that is not the one just written. Earlier transactions are delivered
- * and the index refreshed first, so no copy is missed because it was still
- * queued. Only transactions touching parent/child tables pay for this. */
-static int fix_copies(struct daemon *dm, const struct mp_index *ix) {
-    if (!dm->ncopies) return 0;
-    if (dm->last_txn && deliver_wait_txn(dm->d, dm->last_txn, dm->cfg->delivery.drain_timeout_ms) !=
-                            DELIVER_OK)
-        return errf(dm->err, sizeof dm->err,
-                    "delivery did not catch up within drain_timeout_ms before checking "
-                    "child document copies of %s", ix->alias);
-    struct search_resp r;
-    search_resp_init(&r);
-    sbuf path = SBUF_INIT, body = SBUF_INIT;
-    int rc = 0;
-    /* where copies can be: the live version and a version being built */
-    sbuf where = SBUF_INIT;
-    const struct build *bld = build_of(dm, ix->alias);
-    if (ix->current_version > 0) sbuf_adds(&where, ix->alias);
-    if (bld) sbuf_printf(&where, "%s%s", where.len ? "," : "", bld->phys);
-    if (!where.len) {
-        sbuf_free(&where);
-        free_copies(dm);
-        return 0;
-    }
-    sbuf_printf(&path, "/%s/_refresh", where.data);
-    if (search_request(dm->k, "POST", path.data, NULL, NULL, 0, &r) != 0)
-        rc = errf(dm->err, sizeof dm->err, "engine: %s", r.err);
-    for (size_t at = 0; rc == 0 && at < dm->ncopies; at += 500) {
-        size_t n = dm->ncopies - at < 500 ? dm->ncopies - at : 500;
-        sbuf_reset(&body);
-        jsonw w;
-        jw_init(&w, &body);
-        jw_obj_open(&w);
-        jw_key(&w, "size");
-        jw_int(&w, (int64_t)(4 * n + 16));
-        jw_key(&w, "_source");
-        jw_bool(&w, false);
-        jw_key(&w, "query");
-        jw_obj_open(&w);
-        jw_key(&w, "ids");
-        jw_obj_open(&w);
-        jw_key(&w, "values");
-        jw_arr_open(&w);
-        for (size_t i = at; i < at + n; i++) jw_str(&w, dm->copies[i].id);
-        jw_arr_close(&w);
-        jw_obj_close(&w);
-        jw_obj_close(&w);
-        jw_obj_close(&w);
-        sbuf_reset(&path);
-        sbuf_printf(&path, "/%s/_search", where.data);
-        if (search_request(dm->k, "POST", path.data, NULL, body.data, body.len, &r) != 0 ||
-            r.status != 200) {
-            rc = errf(dm->err, sizeof dm->err, "looking up child document copies in %s: HTTP %ld %.200s",
-                      ix->alias, r.status, r.body.data ? r.body.data : r.err);
-            break;
-        }
-        cJSON *j = json_exact_parse(r.body.data, r.body.len);
-        cJSON *hits = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hits"), "hits");
-        cJSON *h;
-        cJSON_ArrayForEach(h, hits) {
-            const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(h, "_id"));
-            const char *routing = cJSON_GetStringValue(cJSON_GetObjectItem(h, "_routing"));
-            const char *in = cJSON_GetStringValue(cJSON_GetObjectItem(h, "_index"));
-            if (!id || !in) continue;
-            for (size_t i = at; i < at + n; i++) {
-                struct copy *c = &dm->copies[i];
-                if (strcmp(c->id, id) != 0) continue;
-                bool same = routing && c->routing && !strcmp(routing, c->routing);
-                if (!c->absent && same) break; /* the copy just written */
-                struct change del = {.index = in, .doc_id = id, .routing = routing,
-                                     .version = dm->version, .op = CHANGE_DELETE};
-                dm->deletes++;
-                if (deliver_submit(dm->d, &del) != DELIVER_OK) rc = -1;
-                break;
-            }
-        }
-        cJSON_Delete(j);
-    }
-    sbuf_free(&path);
-    sbuf_free(&body);
-    sbuf_free(&where);
-    search_resp_free(&r);
-    free_copies(dm);
-    return rc;
-}
-
-/* ---------- area-update: edit the changed elements only ---------- */
-
-/* params.ops: [{p: array field, k: element key field, v: key as text, e:
- * the element, or null to remove it}]. An element is found by its key; a new
- * one goes before the first element with a greater key (non-negative integer
- * keys keep the builder's order), else at the end. The document's version
- * guard (bulk.c) wraps this script. */
-static const char AREA_SCRIPT[] =
-    "for (op in params.ops) {"
-    " def a = ctx._source[op.p];"
-    " if (a == null) { a = new ArrayList(); ctx._source[op.p] = a; }"
-    " int at = -1;"
-    " for (int i = 0; i < a.size(); i++) {"
-    "  def e = a.get(i);"
-    "  if (e != null && e[op.k] != null && String.valueOf(e[op.k]) == op.v) { at = i; break; }"
-    " }"
-    " if (op.e == null) { if (at >= 0) { a.remove(at); } }"
-    " else if (at >= 0) { a.set(at, op.e); }"
-    " else {"
-    "  int pos = a.size();"
-    "  for (int i = 0; i < a.size(); i++) {"
-    "   def e = a.get(i);"
-    "   if (e == null || e[op.k] == null) { continue; }"
-    "   String x = String.valueOf(e[op.k]);"
-    "   if (x.length() > op.v.length() || (x.length() == op.v.length() && x.compareTo(op.v) > 0))"
-    "   { pos = i; break; }"
-    "  }"
-    "  a.add(pos, op.e);"
-    " }"
-    "}";
-
-struct elem_body {
-    char *key, *body;
-};
-struct elem_sink {
-    struct elem_body *v;
-    size_t n, cap;
-};
-
-static int elem_doc(void *ctx, const char *id, const char *routing, const char *body, size_t len) {
-    (void)routing;
-    struct elem_sink *es = ctx;
-    if (es->n == es->cap) {
-        es->cap = es->cap ? es->cap * 2 : 64;
-        es->v = xrealloc(es->v, es->cap * sizeof *es->v);
-    }
-    es->v[es->n++] = (struct elem_body){xstrdup(id), xstrndup(body, len)};
-    return 0;
-}
-
-static int cmp_elem_body(const void *a, const void *b) {
-    return strcmp(((const struct elem_body *)a)->key, ((const struct elem_body *)b)->key);
-}
-
-static int cmp_aop_elem(const void *a, const void *b) {
-    const struct area_op *x = a, *y = b;
-    if (x->index != y->index) return x->index < y->index ? -1 : 1;
-    if (x->rel != y->rel) return (uintptr_t)x->rel < (uintptr_t)y->rel ? -1 : 1;
-    return strcmp(x->elem, y->elem);
-}
-
-static int cmp_aop_doc(const void *a, const void *b) {
-    const struct area_op *x = a, *y = b;
-    if (x->index != y->index) return x->index < y->index ? -1 : 1;
-    int c = strcmp(x->doc, y->doc);
-    if (c) return c;
-    if (x->rel != y->rel) return (uintptr_t)x->rel < (uintptr_t)y->rel ? -1 : 1;
-    return strcmp(x->elem, y->elem);
-}
-
-static const char *rel_key_name(const struct mp_relation *rel) {
-    for (size_t i = 0; i < rel->ncolumns; i++)
-        if (rel->columns[i].is_key) return rel->columns[i].name;
-    return NULL;
-}
-
-/* Elements ops[0..n) (one relation, sorted by element): which belong to which
- * document now (key, join column; the relation's WHERE applied), then build
- * those elements with their own sub-relations, one chunked query per level. */
-static int area_resolve(struct daemon *dm, struct area_op *ops, size_t n, struct elem_sink *es,
-                        struct strset *member) {
-    const struct mp_relation *rel = ops[0].rel;
-    const char *key = rel_key_name(rel);
-    sbuf q = SBUF_INIT;
-    char **members = NULL;
-    size_t nm = 0, capm = 0;
-    int rc = 0;
-    for (size_t at = 0; at < n && rc == 0;) {
-        sbuf_reset(&q);
-        sbuf_adds(&q, "SELECT ");
-        db_ident(&q, key);
-        sbuf_addc(&q, ',');
-        db_ident(&q, rel->join_column);
-        sbuf_adds(&q, " FROM ");
-        db_ident(&q, rel->db);
-        sbuf_addc(&q, '.');
-        db_ident(&q, rel->table);
-        sbuf_adds(&q, " WHERE ");
-        db_ident(&q, key);
-        sbuf_adds(&q, " IN (");
-        size_t k = 0;
-        for (; at < n && k < DOCBUILD_CHUNK; at++) {
-            if (at > 0 && !strcmp(ops[at].elem, ops[at - 1].elem)) continue;
-            if (k++) sbuf_addc(&q, ',');
-            db_quote(dm->src, &q, ops[at].elem, strlen(ops[at].elem));
-        }
-        sbuf_addc(&q, ')');
-        if (rel->where) {
-            sbuf_adds(&q, " AND (");
-            sbuf_adds(&q, rel->where);
-            sbuf_addc(&q, ')');
-        }
-        if (mysql_real_query(dm->src, q.data, q.len) != 0) {
-            rc = errf(dm->err, sizeof dm->err, "finding the documents of %s.%s elements: %s (%u)",
-                      rel->db, rel->table, mysql_error(dm->src), mysql_errno(dm->src));
-            break;
-        }
-        MYSQL_RES *res = mysql_store_result(dm->src);
-        MYSQL_ROW row;
-        while (res && (row = mysql_fetch_row(res))) {
-            unsigned long *len = mysql_fetch_lengths(res);
-            if (!row[0] || !row[1]) continue;
-            sbuf pair = SBUF_INIT;
-            sbuf_add(&pair, row[0], len[0]);
-            sbuf_addc(&pair, '\x1f');
-            sbuf_add(&pair, row[1], len[1]);
-            strset_add(member, pair.data, pair.len);
-            sbuf_free(&pair);
-            if (nm == capm) {
-                capm = capm ? capm * 2 : 64;
-                members = xrealloc(members, capm * sizeof *members);
-            }
-            members[nm++] = xstrndup(row[0], len[0]);
-        }
-        if (res) mysql_free_result(res);
-        if (mysql_errno(dm->src))
-            rc = errf(dm->err, sizeof dm->err, "finding the documents of %s.%s elements: %s (%u)",
-                      rel->db, rel->table, mysql_error(dm->src), mysql_errno(dm->src));
-    }
-    if (rc == 0 && nm) {
-        struct mp_table et = {0};
-        et.db = rel->db, et.table = rel->table;
-        et.columns = rel->columns, et.ncolumns = rel->ncolumns;
-        et.relations = rel->relations, et.nrelations = rel->nrelations;
-        struct mp_index ex = {0};
-        ex.alias = dm->m.indices[ops[0].index].alias;
-        ex.tables = &et, ex.ntables = 1;
-        struct docbuild b;
-        docbuild_init(&b, dm->src, &ex);
-        struct docbuild_sink sink = {elem_doc, NULL, es};
-        rc = docbuild_roots(&b, (const char *const *)members, nm, &sink, dm->err, sizeof dm->err);
-        qsort(es->v, es->n, sizeof *es->v, cmp_elem_body);
-    }
-    for (size_t i = 0; i < nm; i++) free(members[i]);
-    free(members);
-    sbuf_free(&q);
-    return rc;
-}
-
-/* This transaction's changed elements: drop those of documents rebuilt whole
- * (full[index] holds their keys), resolve and build the rest, and submit one
- * script per document with all its element edits. */
-static int submit_areas(struct daemon *dm, const struct strset *full, const bl_commit *cm);
-
-static uint64_t txn_version(struct daemon *dm, const struct mp_index *ix, const bl_commit *cm);
 static int on_commit_read(struct daemon *dm, const bl_commit *cm);
-
-static int submit_areas(struct daemon *dm, const struct strset *full, const bl_commit *cm) {
-    size_t n = 0;
-    sbuf k = SBUF_INIT;
-    for (size_t i = 0; i < dm->naops; i++) { /* keep ops whose document is not rebuilt */
-        sbuf_reset(&k);
-        sbuf_printf(&k, "%zu\x1f%s", dm->aops[i].index, dm->aops[i].doc);
-        if (strset_has(full, k.data, k.len)) {
-            free(dm->aops[i].doc), free(dm->aops[i].elem);
-            continue;
-        }
-        dm->aops[n++] = dm->aops[i];
-    }
-    dm->naops = n;
-    sbuf_free(&k);
-    if (!n) return 0;
-    qsort(dm->aops, n, sizeof *dm->aops, cmp_aop_elem);
-    struct elem_sink *sinks = NULL; /* one per relation group */
-    size_t ngroups = 0;
-    struct strset member = {0};
-    int rc = 0;
-    for (size_t at = 0; at < n && rc == 0;) {
-        size_t end = at;
-        while (end < n && dm->aops[end].index == dm->aops[at].index &&
-               dm->aops[end].rel == dm->aops[at].rel)
-            end++;
-        sinks = xrealloc(sinks, (ngroups + 1) * sizeof *sinks);
-        struct elem_sink *es = &sinks[ngroups++];
-        memset(es, 0, sizeof *es);
-        rc = area_resolve(dm, dm->aops + at, end - at, es, &member);
-        for (size_t i = at; rc == 0 && i < end; i++) {
-            struct area_op *op = &dm->aops[i];
-            sbuf pair = SBUF_INIT;
-            sbuf_printf(&pair, "%s\x1f%s", op->elem, op->doc);
-            op->body = NULL;
-            if (strset_has(&member, pair.data, pair.len)) {
-                struct elem_body want = {op->elem, NULL};
-                struct elem_body *eb = bsearch(&want, es->v, es->n, sizeof *es->v, cmp_elem_body);
-                if (eb) op->body = eb->body;
-            }
-            sbuf_free(&pair);
-        }
-        at = end;
-    }
-    if (rc == 0) qsort(dm->aops, n, sizeof *dm->aops, cmp_aop_doc);
-    sbuf params = SBUF_INIT;
-    for (size_t at = 0; at < n && rc == 0;) {
-        const struct mp_index *ix = &dm->m.indices[dm->aops[at].index];
-        sbuf_reset(&params);
-        jsonw w;
-        jw_init(&w, &params);
-        jw_obj_open(&w);
-        jw_key(&w, "ops");
-        jw_arr_open(&w);
-        size_t end = at;
-        for (; end < n && dm->aops[end].index == dm->aops[at].index &&
-               !strcmp(dm->aops[end].doc, dm->aops[at].doc);
-             end++) {
-            const struct area_op *op = &dm->aops[end];
-            const struct mp_table *root = &ix->tables[0];
-            jw_obj_open(&w);
-            jw_key(&w, "p");
-            jw_str(&w, mp_relation_name(op->rel, root->columns, root->ncolumns));
-            jw_key(&w, "k");
-            jw_str(&w, rel_key_name(op->rel));
-            jw_key(&w, "v");
-            jw_str(&w, op->elem);
-            jw_key(&w, "e");
-            if (op->body)
-                jw_raw(&w, op->body, strlen(op->body));
-            else
-                jw_null(&w);
-            jw_obj_close(&w);
-        }
-        jw_arr_close(&w);
-        jw_obj_close(&w);
-        uint64_t v = txn_version(dm, ix, cm);
-        struct change c = {.index = ix->alias, .doc_id = dm->aops[at].doc, .version = v,
-                           .op = CHANGE_SCRIPT, .body = params.data, .body_len = params.len,
-                           .script = AREA_SCRIPT};
-        if (!v || dm_submit(dm, ix, &c) != 0) rc = -1;
-        dm->scripts++;
-        at = end;
-    }
-    sbuf_free(&params);
-    for (size_t g = 0; g < ngroups; g++) {
-        for (size_t i = 0; i < sinks[g].n; i++) free(sinks[g].v[i].key), free(sinks[g].v[i].body);
-        free(sinks[g].v);
-    }
-    free(sinks);
-    strset_clear(&member);
-    free_aops(dm);
-    return rc;
-}
-
 /* This transaction's row-image documents: the last image of each wins. */
 static int submit_rowdocs(struct daemon *dm, const bl_commit *cm) {
     struct strset seen = {0};
@@ -938,12 +357,13 @@ static int submit_rowdocs(struct daemon *dm, const bl_commit *cm) {
         sbuf_printf(&k, "%zu\x1f%s", r->index, r->id);
         if (!strset_add(&seen, k.data, k.len)) continue;
         const struct mp_index *ix = &dm->m.indices[r->index];
-        struct change c = {.index = ix->alias, .doc_id = r->id, .version = txn_version(dm, ix, cm),
+        struct change c = {.index = ix->alias, .doc_id = r->id,
+                           .version = daemon_txn_version(dm, ix, cm),
                            .op = r->body ? CHANGE_INDEX : CHANGE_DELETE, .body = r->body,
                            .body_len = r->len};
         if (r->body) dm->docs++;
         else dm->deletes++;
-        if (!c.version || dm_submit(dm, ix, &c) != 0) rc = -1;
+        if (!c.version || daemon_submit(dm, ix, &c) != 0) rc = -1;
     }
     strset_clear(&seen);
     sbuf_free(&k);
@@ -951,7 +371,7 @@ static int submit_rowdocs(struct daemon *dm, const bl_commit *cm) {
     return rc;
 }
 
-static uint64_t txn_version(struct daemon *dm, const struct mp_index *ix, const bl_commit *cm) {
+uint64_t daemon_txn_version(struct daemon *dm, const struct mp_index *ix, const bl_commit *cm) {
     uint64_t v = version_make(ix->epoch, file_number(cm->end.file), cm->end.pos);
     if (!v)
         snprintf(dm->err, sizeof dm->err, "position %s:%llu does not fit a version",
@@ -991,9 +411,6 @@ static int load_mapping(struct daemon *dm, struct mapping *out, sbuf *sig, bool 
     return bad ? -1 : 0;
 }
 
-static int ensure_index(struct daemon *dm, struct search_conn *k, struct mp_index *ix);
-static void poll_builds(struct daemon *dm);
-
 /* Between transactions, every reload_interval_ms: if the mapping in the
  * metadata tables changed, validate it and switch to it (new indices are
  * created). A mapping that fails validation, or a server that fails, leaves
@@ -1006,7 +423,7 @@ static int maybe_reload(struct daemon *dm) {
          * starts within [reindex] poll_interval_ms, or at once when the
          * request's transaction is in the binlog read (is_build_signal) */
         dm->builds_due_ms = now + dm->cfg->reindex.poll_interval_ms;
-        poll_builds(dm);
+        builds_poll(dm);
         return 0;
     }
     if (now < dm->reload_due_ms) return 0;
@@ -1050,7 +467,8 @@ static int maybe_reload(struct daemon *dm) {
         snprintf(dm->err, sizeof dm->err, "it has no index configs for source %s",
                  dm->cfg->source.name);
     }
-    for (size_t i = 0; ok && i < m2.nindices; i++) ok = ensure_index(dm, dm->k, &m2.indices[i]) == 0;
+    for (size_t i = 0; ok && i < m2.nindices; i++)
+        ok = builds_ensure_index(dm, dm->k, &m2.indices[i]) == 0;
     if (!ok) {
         for (char *nl = strchr(dm->err, '\n'); nl; nl = strchr(nl, '\n')) *nl = ' ';
         log_error("run", "the edited mapping is not applied (the running one stays): %s",
@@ -1067,7 +485,7 @@ static int maybe_reload(struct daemon *dm) {
     dm->m = m2;
     memset(&m2, 0, sizeof m2);
     dm->router = router_new(&dm->m);
-    router_set_area(dm->router, collect_area);
+    router_set_area(dm->router, area_collect);
     sbuf_reset(&dm->sig);
     sbuf_add(&dm->sig, sig.data, sig.len);
     dm->reloads++;
@@ -1078,7 +496,7 @@ out:
     dm->err[0] = '\0';
     mapping_free(&m2);
     sbuf_free(&sig);
-    poll_builds(dm);
+    builds_poll(dm);
     return 0;
 }
 
@@ -1131,7 +549,7 @@ static int rebuild_missing(struct daemon *dm, const bl_commit *cm) {
         }
         if (!nk) continue;
         dm->cur_index = x;
-        dm->version = txn_version(dm, ix, cm);
+        dm->version = daemon_txn_version(dm, ix, cm);
         struct docbuild b;
         docbuild_init(&b, dm->src, ix);
         struct docbuild_sink sink = {submit_doc, submit_delete, dm};
@@ -1242,9 +660,9 @@ static void txn_discard(struct daemon *dm) {
     }
     free(dm->pend);
     dm->pend = NULL, dm->npend = 0;
-    free_aops(dm);
+    area_free(dm);
     free_rdocs(dm);
-    free_copies(dm);
+    copies_free(dm);
     sbuf_reset(&dm->snaps);
     dm->in_txn = false;
     dm->copies_may_move = false;
@@ -1293,14 +711,15 @@ static int on_commit(void *ctx, const bl_commit *cm) {
 static int on_commit_read(struct daemon *dm, const bl_commit *cm) {
     int rc = 0;
     if (dm->snaps.len && (db_ensure(&dm->meta, &dm->metap, dm->err, sizeof dm->err) < 0 ||
-                          write_snapshots(dm) < 0))
+                          snapshots_write(dm) < 0))
         return -1;
-    if (router_flush(dm->router, dm->src, collect, dm, dm->err, sizeof dm->err) != 0) return -1;
+    if (router_flush(dm->router, dm->src, daemon_collect, dm, dm->err, sizeof dm->err) != 0)
+        return -1;
     for (size_t i = 0; i < dm->npend && rc == 0; i++) {
         struct pending *p = &dm->pend[i];
         const struct mp_index *ix = &dm->m.indices[p->index];
         dm->cur_index = p->index;
-        dm->version = txn_version(dm, ix, cm);
+        dm->version = daemon_txn_version(dm, ix, cm);
         if (!dm->version) {
             rc = -1;
             break;
@@ -1316,8 +735,8 @@ static int on_commit_read(struct daemon *dm, const bl_commit *cm) {
             rc = docbuild_children(&b, p->table, (const char *const *)p->keys, p->n, &sink,
                                    dm->err, sizeof dm->err);
             dm->child_build = false;
-            if (rc == 0 && dm->copies_may_move) rc = fix_copies(dm, ix);
-            free_copies(dm);
+            if (rc == 0 && dm->copies_may_move) rc = copies_fix(dm, ix);
+            copies_free(dm);
         }
     }
     struct strset full = {0}; /* "index\x1fkey" of root documents rebuilt whole */
@@ -1336,10 +755,10 @@ static int on_commit_read(struct daemon *dm, const bl_commit *cm) {
     sbuf_free(&fk);
     free(dm->pend);
     dm->pend = NULL, dm->npend = 0;
-    if (rc == 0 && dm->naops) rc = submit_areas(dm, &full, cm);
+    if (rc == 0 && dm->naops) rc = area_submit(dm, &full, cm);
     strset_clear(&full);
     if (rc == 0 && dm->nrdocs) rc = submit_rowdocs(dm, cm);
-    free_aops(dm);
+    area_free(dm);
     free_rdocs(dm);
     if (rc == 0 && has_missing(dm)) rc = rebuild_missing(dm, cm);
     return rc;
@@ -1369,7 +788,8 @@ static int on_heartbeat(void *ctx, const bl_pos *at) {
  * (a restart, a killed connection) is read again from its start, as a
  * restart of the daemon would read it, without one: once the source answers
  * again the reader reopens at the end of the last transaction handed to
- * delivery (the metadata connection is re-made where a transaction uses it). Documents the failed attempt had already submitted are submitted
+ * delivery (the metadata connection is re-made where a transaction uses
+ * it). Documents the failed attempt had already submitted are submitted
  * again with the same versions (a version is its commit's position), so
  * nothing is lost and nothing older wins. 0, or -1 (a stop request, or the
  * reader cannot start again: its error in dm->err). */
@@ -1404,176 +824,6 @@ static int replay_transaction(struct daemon *dm, bl_reader *r, bl_reader_opts *r
     r->stop_flag = &stop_requested;
     dm->err[0] = '\0';
     return 0;
-}
-
-/* ---------- start-up ---------- */
-
-/* An index config without any version in the engine gets its first one
- * through a reindex (the first sync: no dump, no separate snapshot code); a
- * live alias the metadata does not know yet is adopted. */
-static int ensure_index(struct daemon *dm, struct search_conn *k, struct mp_index *ix) {
-    struct search_resp r;
-    search_resp_init(&r);
-    char path[600];
-    int rc = 0;
-    snprintf(path, sizeof path, "/_alias/%s", ix->alias);
-    if (search_request(k, "GET", path, NULL, NULL, 0, &r) != 0) {
-        rc = errf(dm->err, sizeof dm->err, "engine: %s", r.err);
-        goto out;
-    }
-    if (r.status == 200) {
-        if (ix->current_version > 0) goto out;
-        cJSON *j = json_exact_parse(r.body.data, r.body.len);
-        unsigned v = 0;
-        cJSON *it;
-        cJSON_ArrayForEach(it, j) {
-            const char *u = strrchr(it->string, 'v');
-            if (u && u > it->string && u[-1] == '_' && docbuild_is_integer(u + 1))
-                v = (unsigned)strtoul(u + 1, NULL, 10);
-        }
-        cJSON_Delete(j);
-        if (!v) goto out;
-        sbuf q = SBUF_INIT;
-        sbuf_printf(&q, "UPDATE index_configs SET state = IF(state = 'unavailable', 'available', "
-                        "state), current_version = %u WHERE source = ", v);
-        db_quote(dm->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
-        sbuf_adds(&q, " AND alias = ");
-        db_quote(dm->meta, &q, ix->alias, strlen(ix->alias));
-        rc = db_exec(dm->meta, q.data, dm->err, sizeof dm->err);
-        sbuf_free(&q);
-        if (rc == 0) ix->current_version = v;
-        goto out;
-    }
-    if (ix->state && (!strcmp(ix->state, "changing") || !strcmp(ix->state, "switching")))
-        goto out; /* a build is under way: it resumes */
-    unsigned v = 0;
-    struct reindex_request req = {ix->alias, 0, false,
-                                  ix->current_version ? "the alias is missing in the engine"
-                                                      : "first sync"};
-    if (db_ensure(&dm->src, &dm->srcp, dm->err, sizeof dm->err) < 0 ||
-        reindex_request(dm->cfg, dm->client, k, dm->meta, dm->src, &req, &v, dm->err,
-                        sizeof dm->err) != REINDEX_OK)
-        rc = -1;
-out:
-    search_resp_free(&r);
-    return rc;
-}
-
-/* ---------- reindexes: dual writes and the job runners ---------- */
-
-static void build_stop(struct daemon *dm, size_t i, const char *why) {
-    struct build *b = &dm->builds[i];
-    reindex_runner_free(b->runner);
-    log_info("run", "%s: live changes no longer written to %s (%s)", b->alias, b->phys, why);
-    free(b->alias), free(b->phys);
-    dm->builds[i] = dm->builds[--dm->nbuilds];
-}
-
-/* A version that will never be live: once every write queued for it has
- * been delivered, delete it (again), so no index is left behind. */
-static void drop_leftover(struct daemon *dm, const char *phys) {
-    if (dm->last_txn)
-        deliver_wait_txn(dm->d, dm->last_txn, dm->cfg->delivery.drain_timeout_ms);
-    struct search_resp r;
-    search_resp_init(&r);
-    char path[700];
-    snprintf(path, sizeof path, "/%s", phys);
-    if (search_request(dm->k, "DELETE", path, NULL, NULL, 0, &r) == 0 && r.status == 200)
-        log_info("run", "deleted %s, left by writes still in flight when its build ended", phys);
-    search_resp_free(&r);
-}
-
-/* Between transactions: which versions are being built? A new build gets
- * dual writes from the next transaction on — its position recorded — and
- * only then its runner, so no page is read before live changes reach it. */
-static void poll_builds(struct daemon *dm) {
-    sbuf q = SBUF_INIT;
-    char err[512];
-    if (db_ensure(&dm->meta, &dm->metap, err, sizeof err) < 0) {
-        log_warn("run", "looking for reindexes: %s", err);
-        return;
-    }
-    sbuf_adds(&q, "SELECT alias, state, current_version, building_version FROM index_configs "
-                  "WHERE source = ");
-    db_quote(dm->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
-    if (mysql_real_query(dm->meta, q.data, q.len) != 0) {
-        log_warn("run", "looking for reindexes: %s", dm->meta ? mysql_error(dm->meta) : err);
-        sbuf_free(&q);
-        return;
-    }
-    MYSQL_RES *res = mysql_store_result(dm->meta);
-    MYSQL_ROW row;
-    bool *seen = xcalloc(dm->nbuilds + 1, sizeof *seen);
-    size_t nb0 = dm->nbuilds;
-    while (res && (row = mysql_fetch_row(res))) {
-        struct mp_index *ix = NULL;
-        for (size_t i = 0; i < dm->m.nindices; i++)
-            if (!strcmp(dm->m.indices[i].alias, row[0])) ix = &dm->m.indices[i];
-        if (!ix) continue;
-        ix->current_version = (unsigned)strtoul(row[2], NULL, 10);
-        unsigned bv = (unsigned)strtoul(row[3], NULL, 10);
-        bool want = bv && (!strcmp(row[1], "changing") || !strcmp(row[1], "switching"));
-        size_t bi = 0;
-        while (bi < dm->nbuilds && strcmp(dm->builds[bi].alias, ix->alias)) bi++;
-        if (bi < dm->nbuilds && (!want || dm->builds[bi].version != bv)) {
-            char *phys = xstrdup(dm->builds[bi].phys);
-            bool live = ix->current_version == dm->builds[bi].version;
-            build_stop(dm, bi, want ? "another version is built" : row[1]);
-            if (!live) /* cancelled or failed: what the dual writes still had in
-                        * flight may have re-created the deleted index */
-                drop_leftover(dm, phys);
-            free(phys);
-            if (bi < nb0) seen[bi] = true;
-            bi = dm->nbuilds;
-        }
-        if (bi < nb0) seen[bi] = true;
-        if (!want) continue;
-        if (bi == dm->nbuilds) { /* dual writes on from here */
-            dm->builds = xrealloc(dm->builds, (dm->nbuilds + 1) * sizeof *dm->builds);
-            struct build *b = &dm->builds[dm->nbuilds++];
-            sbuf ph = SBUF_INIT;
-            sbuf_printf(&ph, "%s_v%u", ix->alias, bv);
-            *b = (struct build){xstrdup(ix->alias), ph.data, bv, NULL};
-            char pos[sizeof dm->start_pos + BL_FILE_MAX + 64];
-            if (dm->have_last)
-                snprintf(pos, sizeof pos, "%s:%llu", dm->last_commit.end.file,
-                         (unsigned long long)dm->last_commit.end.pos);
-            else
-                snprintf(pos, sizeof pos, "%s", dm->start_pos[0] ? dm->start_pos : "start");
-            const char *tabs[] = {"index_versions", "reindex_runs"};
-            for (int t = 0; t < 2; t++) {
-                sbuf_reset(&q);
-                sbuf_printf(&q, "UPDATE %s SET start_position = COALESCE(start_position, ", tabs[t]);
-                db_quote(dm->meta, &q, pos, strlen(pos));
-                sbuf_printf(&q, ") WHERE version = %u AND index_id = (SELECT id FROM index_configs "
-                                "WHERE source = ", bv);
-                db_quote(dm->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
-                sbuf_adds(&q, " AND alias = ");
-                db_quote(dm->meta, &q, ix->alias, strlen(ix->alias));
-                sbuf_addc(&q, ')');
-                if (db_exec(dm->meta, q.data, err, sizeof err) < 0)
-                    log_warn("run", "start position of %s not recorded: %s", b->phys, err);
-            }
-            log_info("run", "%s: live changes from %s on are also written to %s", ix->alias, pos,
-                     b->phys);
-        }
-        struct build *b = &dm->builds[bi];
-        if (b->runner && reindex_runner_done(b->runner)) {
-            reindex_runner_free(b->runner);
-            b->runner = NULL;
-        }
-        if (!b->runner) {
-            b->runner = reindex_runner_start(dm->cfg, dm->client, b->alias, b->version, err,
-                                             sizeof err);
-            if (!b->runner) log_error("run", "%s: reindex jobs not started (will retry): %s",
-                                      b->alias, err);
-        }
-    }
-    if (res) mysql_free_result(res);
-    for (size_t i = nb0; i-- > 0;) /* builds whose index config is gone */
-        if (!seen[i] && i < dm->nbuilds) build_stop(dm, i, "its index config is gone");
-    free(seen);
-    sbuf_free(&q);
 }
 
 static void run_usage(FILE *out) {
@@ -1647,7 +897,7 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     dm.router = router_new(&dm.m);
-    router_set_area(dm.router, collect_area);
+    router_set_area(dm.router, area_collect);
     dm.reload_due_ms = now_ms() + cfg.metadata.reload_interval_ms;
 
     struct search_opts so;
@@ -1656,7 +906,8 @@ int cmd_run(int argc, char **argv) {
     if (!dm.client) goto out;
     dm.k = search_conn_new(dm.client);
     int ok = search_detect(dm.client, dm.k, dm.err, sizeof dm.err) == 0;
-    for (size_t i = 0; ok && i < dm.m.nindices; i++) ok = ensure_index(&dm, dm.k, &dm.m.indices[i]) == 0;
+    for (size_t i = 0; ok && i < dm.m.nindices; i++)
+        ok = builds_ensure_index(&dm, dm.k, &dm.m.indices[i]) == 0;
     if (!ok) goto out;
 
     dm.ckpt = db_connect(&dm.metap, dm.err, sizeof dm.err);
@@ -1737,7 +988,7 @@ int cmd_run(int argc, char **argv) {
         log_info("run", "source %s has no checkpoint: starting now, at %s", cfg.source.name,
                  dm.start_pos);
     }
-    poll_builds(&dm); /* reindexes (a first sync, or one resumed after a restart) */
+    builds_poll(&dm); /* reindexes (a first sync, or one resumed after a restart) */
     bl_sink sink = {.ctx = &dm, .want_table = want_table, .row = on_row, .commit = on_commit,
                     .heartbeat = on_heartbeat};
     struct sigaction sa;
@@ -1764,7 +1015,8 @@ int cmd_run(int argc, char **argv) {
         if (!dm.err[0]) snprintf(dm.err, sizeof dm.err, "%s", r.err);
         log_error("run", "stopping: %s", dm.err);
     }
-    while (dm.nbuilds) build_stop(&dm, dm.nbuilds - 1, "stopping; the jobs resume from their cursors");
+    while (dm.nbuilds)
+        builds_stop(&dm, dm.nbuilds - 1, "stopping; the jobs resume from their cursors");
     int drc = deliver_drain(dm.d, cfg.delivery.drain_timeout_ms);
     log_info("run",
              "stopped after %llu transactions, %llu documents, %llu element scripts, %llu "
@@ -1777,15 +1029,15 @@ out:
     if (exit_code != EXIT_OK && dm.err[0]) fprintf(stderr, "searchsync run: %s\n", dm.err);
     if (reader_open) bl_reader_close(&r);
     http_server_stop(admin); /* before what its handlers use is freed */
-    while (dm.nbuilds) build_stop(&dm, dm.nbuilds - 1, "stopping");
+    while (dm.nbuilds) builds_stop(&dm, dm.nbuilds - 1, "stopping");
     free(dm.builds);
     deliver_free(dm.d);
     dl_store_free(dm.dls);
     search_conn_free(dm.k);
     search_client_free(dm.client);
-    free_copies(&dm);
+    copies_free(&dm);
     free(dm.copies);
-    free_aops(&dm);
+    area_free(&dm);
     free(dm.aops);
     free_rdocs(&dm);
     free(dm.rdocs);

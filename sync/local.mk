@@ -48,7 +48,8 @@ tests_unit_test_router_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/tools/route_dump
 tests_tools_route_dump_SOURCES = tests/tools/route_dump.c
 tests_tools_route_dump_LDADD = libsearchsync.a $(DEP_LIBS)
-searchsync_SOURCES += sync/daemon.c sync/cmd_epoch.c sync/cmd_status.c
+searchsync_SOURCES += sync/daemon.c sync/daemon.h sync/change_snapshots.c sync/child_copies.c \
+	sync/area_update.c sync/daemon_builds.c sync/cmd_epoch.c sync/cmd_status.c
 
 # full reindex into versioned indices, resync (issue 6)
 libsearchsync_a_SOURCES += sync/reindex.c sync/reindex.h
