@@ -41,11 +41,12 @@
  * every reload_interval_ms between transactions): a valid edit takes effect at
  * the next transaction, an invalid one is logged and the running mapping kept.
  *
- * Reindexes (sync/reindex.c; the daemon's side in sync/daemon_builds.c): an
- * index config without a version gets its first one through a reindex
- * requested at start-up; while a version is built, every change also goes to
- * it (dual writes, switched on between two transactions before its jobs
- * start), and the jobs run in background threads of this process.
+ * Reindexes (sync/reindex.c, sync/reindex_runner.c; the daemon's side in
+ * sync/daemon_builds.c): an index config without a version gets its first
+ * one through a reindex requested at start-up; while a version is built,
+ * every change also goes to it (dual writes, switched on between two
+ * transactions before its jobs start), and the jobs run in background
+ * threads of this process.
  *
  * The state these files share is struct daemon (sync/daemon.h).
  *

@@ -4,8 +4,9 @@
  * start-up, or an existing alias adopted); which builds are under way
  * (polled between transactions, or at once when a request is read from the
  * binlog); the dual writes to a build's index, switched on with the binlog
- * position recorded before its runner starts; the runners of sync/reindex.c;
- * and deleting what in-flight writes re-create of a build that ended. */
+ * position recorded before its runner starts; the runners
+ * (sync/reindex_runner.c); and deleting what in-flight writes re-create of a
+ * build that ended. */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -52,7 +52,7 @@ searchsync_SOURCES += sync/daemon.c sync/daemon.h sync/change_snapshots.c sync/c
 	sync/area_update.c sync/daemon_builds.c sync/cmd_epoch.c sync/cmd_status.c
 
 # full reindex into versioned indices, resync (issue 6)
-libsearchsync_a_SOURCES += sync/reindex.c sync/reindex.h
+libsearchsync_a_SOURCES += sync/reindex.c sync/reindex.h sync/reindex_int.h sync/reindex_runner.c
 searchsync_SOURCES += sync/cmd_reindex.c
 check_PROGRAMS += tests/unit/test_reindex tests/unit/test_reindex_asan
 TESTS += tests/unit/test_reindex tests/unit/test_reindex_asan

@@ -1,0 +1,890 @@
+/* reindex_runner: the jobs of a build, inside `searchsync run` (see
+ * reindex.h; the requests that create them are in sync/reindex.c).
+ *
+ * Job rows (metadata table jobs, type 'index'):
+ *   params       one line per document table of the index config:
+ *                "<table position>\t<SQL condition of this bucket>" ("" = all
+ *                rows, "0=1" = none: a key that is not an integer puts the
+ *                whole table into bucket 0)
+ *   data_cursor  "<table position>" (start of that table) or
+ *                "<table position>\t<last key delivered>"
+ * A job reads each table with
+ *   SELECT columns FROM t WHERE (cond) AND key > cursor ORDER BY key LIMIT page
+ * (keyset pagination, never OFFSET: across all buckets the rows examined
+ * stay close to the table's size; with --by-mod each bucket examines the
+ * whole table, as seed 004's MOD buckets do), builds the page's documents
+ * whole from those rows (sync/docbuild.c docbuild_page: relations joined on
+ * the key of a range bucket's page read that key range), delivers them
+ * through its own delivery instance
+ * and waits for the acknowledgement before it saves the cursor — so a crash
+ * reads again at most the page in flight.
+ *
+ * The worker that finishes the last job switches the alias (try_finish);
+ * a worker that fails, or rejections past max_rejected, roll the build back
+ * (runner_fail). */
+#include "reindex.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "deliver/deliver.h"
+#include "docbuild.h"
+#include "json_exact.h"
+#include "log.h"
+#include "reindex_int.h"
+#include "sbuf.h"
+#include "search/search.h"
+
+struct job {
+    unsigned long long id;
+    int bucket;
+    char *params, *cursor;
+    bool done;
+};
+
+struct reindex_runner;
+
+/* A page read and built but not yet handed to delivery: its documents wait
+ * here while the page before it is being acknowledged, so at most one page
+ * per job is ever delivered beyond the saved cursor (a restart reads at most
+ * that page twice) while reading the next page overlaps the engine's work. */
+struct page_doc {
+    size_t id, routing, body, body_len; /* offsets into text; routing SIZE_MAX = none */
+};
+struct page {
+    size_t t;        /* the table (index into the index config's tables) */
+    char *last;      /* its last key: the cursor once it is acknowledged */
+    size_t rows;
+    uint64_t version; /* the binlog position read before the page */
+    sbuf text;
+    struct page_doc *docs;
+    size_t ndocs, cap;
+};
+/* the page delivered and not yet acknowledged */
+struct sent_page {
+    bool on;
+    uint64_t seq;
+    size_t t, rows;
+    char *last;
+    unsigned long long docs;
+};
+
+struct worker {
+    struct reindex_runner *r;
+    pthread_t th;
+    MYSQL *src, *meta;
+    struct deliver *d;
+    _Atomic(struct job *) job;   /* the job it runs now (read by delivery's helpers) */
+    _Atomic unsigned long long rejected; /* of the current job */
+    struct page next;            /* read and built, waiting for the page before it */
+    int snap;                    /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
+    unsigned pages;              /* read by the current job (RAMP_PAGES ramp up) */
+    struct sent_page sent;
+    char err[1024];
+};
+
+struct reindex_runner {
+    const struct ss_config *cfg;
+    struct search_client *client;
+    char *alias, *phys, *id;
+    unsigned version;
+    struct mapping m;
+    size_t at;
+    db_params srcp, metap;
+    pthread_mutex_t mu;
+    struct job *jobs;
+    size_t njobs, next;
+    struct worker *w;
+    int nw, wcap;
+    _Atomic int stop;       /* 1: stop between pages (shutdown), 2: the build fails */
+    _Atomic int failing;    /* claimed by the one worker that rolls the build back */
+    _Atomic int switcher;   /* 1 + index of the worker doing the switch here, 0 none */
+    _Atomic int running;    /* threads still running */
+    _Atomic unsigned long long rejected_total;
+    pthread_mutex_t errmu;  /* guards errdb (job_errors from helper threads), why */
+    MYSQL *errdb;
+    char why[1100];         /* why the build fails (rejections, or a worker error) */
+};
+
+static void runner_fail(struct reindex_runner *r, struct worker *w, const char *reason);
+
+/* delivery's dead letters of a reindex: job_errors rows, and the count */
+static int reindex_dead_letter(void *ud, const struct dead_letter *dl) {
+    struct worker *w = ud;
+    struct reindex_runner *r = w->r;
+    struct job *job = w->job; /* the page in flight belongs to it (settled before it changes) */
+    char err[512];
+    sbuf q = SBUF_INIT;
+    pthread_mutex_lock(&r->errmu);
+    int rc = db_ensure(&r->errdb, &r->metap, err, sizeof err);
+    if (rc == 0) {
+        sbuf_printf(&q, "INSERT INTO job_errors (job_id, run_id, business_id, error_text) SELECT "
+                        "%llu, id, ",
+                    job ? job->id : 0ULL);
+        rx_sq(r->errdb, &q, dl->doc_id);
+        sbuf_adds(&q, ", ");
+        rx_sq(r->errdb, &q, dl->error ? dl->error : "");
+        sbuf_printf(&q, " FROM reindex_runs WHERE index_id = %s AND version = %u", r->id,
+                    r->version);
+        rc = db_exec(r->errdb, q.data, err, sizeof err);
+    }
+    pthread_mutex_unlock(&r->errmu);
+    sbuf_free(&q);
+    if (rc < 0) {
+        log_warn("reindex", "job error not recorded (will retry): %s", err);
+        return -1;
+    }
+    w->rejected++;
+    unsigned long long total = ++r->rejected_total;
+    if (total > (unsigned long long)r->cfg->reindex.max_rejected && !r->stop) {
+        char why[600];
+        snprintf(why, sizeof why,
+                 "%llu documents rejected by the engine (more than [reindex] max_rejected = %d); "
+                 "the first errors are in job_errors, e.g. %s: %.300s",
+                 total, r->cfg->reindex.max_rejected, dl->doc_id, dl->error ? dl->error : "");
+        pthread_mutex_lock(&r->errmu);
+        snprintf(r->why, sizeof r->why, "%s", why);
+        pthread_mutex_unlock(&r->errmu);
+        r->stop = 2; /* the worker that sees it fails the build */
+    }
+    return 0;
+}
+
+static int page_doc(void *ctx, const char *id, const char *routing, const char *body,
+                    size_t len) {
+    struct page *p = ctx;
+    if (p->ndocs == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 256;
+        p->docs = xrealloc(p->docs, sizeof *p->docs * p->cap);
+    }
+    struct page_doc *pd = &p->docs[p->ndocs++];
+    pd->id = p->text.len;
+    sbuf_add(&p->text, id, strlen(id) + 1);
+    pd->routing = SIZE_MAX;
+    if (routing) {
+        pd->routing = p->text.len;
+        sbuf_add(&p->text, routing, strlen(routing) + 1);
+    }
+    pd->body = p->text.len;
+    pd->body_len = len;
+    sbuf_add(&p->text, body, len);
+    sbuf_addc(&p->text, '\0');
+    return 0;
+}
+
+static void page_free(struct page *p) {
+    free(p->last);
+    sbuf_free(&p->text);
+    free(p->docs);
+    memset(p, 0, sizeof *p);
+}
+
+static uint64_t binlog_version(struct worker *w, uint32_t epoch) {
+    MYSQL *m = w->src;
+    if (mysql_real_query(m, "SHOW MASTER STATUS", 18) != 0) {
+        errf(w->err, sizeof w->err, "SHOW MASTER STATUS: %s (%u)", mysql_error(m),
+             mysql_errno(m));
+        return 0;
+    }
+    MYSQL_RES *res = mysql_store_result(m);
+    MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+    uint64_t v = 0;
+    if (row && row[0] && row[1]) {
+        const char *dot = strrchr(row[0], '.');
+        v = version_make(epoch, dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : 0,
+                         strtoull(row[1], NULL, 10));
+    }
+    if (res) mysql_free_result(res);
+    if (!v)
+        errf(w->err, sizeof w->err, "the source's binlog position is unknown (is log_bin on?)");
+    return v;
+}
+
+/* A job's first pages are smaller: 1/8, 1/4 and 1/2 of [reindex] page_size,
+ * then page_size. The engine gets the job's first batch while a full page
+ * would still be read, and each page is built while the one before it is
+ * indexed, so the ramp leaves no gap. */
+#define RAMP_PAGES 3
+#define RAMP_MIN_ROWS 10
+
+/* Read and build the next page of table t (keys after *after) into w->next:
+ * 1 a page was read (*after moves to its last key), 0 the table is
+ * finished, -1 error (w->err). */
+static int read_page_in(struct worker *w, size_t t, const char *cond, char **after);
+
+static int read_page(struct worker *w, size_t t, const char *cond, char **after) {
+    struct reindex_runner *r = w->r;
+    const struct mp_index *ix = &r->m.indices[r->at];
+    struct page *p = &w->next;
+    /* The page's version is the binlog position its snapshot matches: every
+     * change before it is in the page, every change after it comes as a
+     * dual write with a greater version. Without a server that reports that
+     * position (MySQL), the position read just before the snapshot is used:
+     * a transaction binlogged but not yet visible at that instant is then
+     * missed (see docs/operations.md). */
+    if (w->snap == 0) {
+        p->version = binlog_version(w, ix->epoch);
+        if (!p->version) return -1;
+    }
+    char file[512];
+    unsigned long long pos = 0;
+    int s = db_snapshot_begin(w->src, file, sizeof file, &pos, w->err, sizeof w->err);
+    if (s < 0) return -1;
+    if (s == 1) {
+        const char *dot = strrchr(file, '.');
+        p->version = version_make(ix->epoch, dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : 0, pos);
+        w->snap = 1;
+    } else if (w->snap != 0) { /* first page on a server without it: learn, start again */
+        db_snapshot_end(w->src);
+        w->snap = 0;
+        log_warn("reindex", "the source does not report the binlog position of a consistent "
+                 "snapshot (Binlog_snapshot_position: MariaDB and Percona Server do); "
+                 "pages use SHOW MASTER STATUS read just before their snapshot");
+        return read_page(w, t, cond, after);
+    }
+    int rc = read_page_in(w, t, cond, after);
+    db_snapshot_end(w->src);
+    return rc;
+}
+
+/* read_page inside the page's snapshot: one keyset query reads the page's
+ * rows whole (sync/docbuild.c docbuild_page). */
+static int read_page_in(struct worker *w, size_t t, const char *cond, char **after) {
+    struct reindex_runner *r = w->r;
+    const struct mp_index *ix = &r->m.indices[r->at];
+    struct page *p = &w->next;
+    struct docbuild b;
+    docbuild_init(&b, w->src, ix);
+    struct docbuild_sink sink = {page_doc, NULL, p};
+    sbuf_reset(&p->text);
+    p->ndocs = 0;
+    char *last = NULL;
+    size_t rows = 0;
+    size_t size = (size_t)r->cfg->reindex.page_size;
+    if (w->pages < RAMP_PAGES) size >>= RAMP_PAGES - w->pages;
+    if (size < RAMP_MIN_ROWS) size = RAMP_MIN_ROWS;
+    int rc = docbuild_page(&b, t, cond, *after, size,
+                           rx_bucket_is_key_interval(cond), &sink, &last, &rows, w->err,
+                           sizeof w->err);
+    if (rc == 1) {
+        w->pages++;
+        p->t = t;
+        p->rows = rows;
+        free(p->last);
+        p->last = last;
+        free(*after);
+        *after = xstrdup(last);
+    }
+    return rc;
+}
+
+/* A statement on the job's metadata row that a restart of the metadata
+ * server must not fail: a lost connection is waited out (backing off to
+ * 5 s, said every minute or so) until the server is back or the build stops.
+ * Rows changed, or -1 (an error that is not a lost connection, a statement
+ * that dropped a fresh connection 6 times, or a stop; w->err). An UPDATE
+ * whose commit went through but whose answer was lost runs twice: a page's
+ * rows can then be counted twice in the run's statistics (not in the
+ * cursor). */
+static long long meta_exec_wait(struct worker *w, const char *sql) {
+    struct reindex_runner *r = w->r;
+    long delay_ms = 250;
+    for (int attempt = 0, drops = 0;; attempt++) {
+        if (db_ensure(&w->meta, &r->metap, w->err, sizeof w->err) == 0) {
+            long long n = rx_exec_retry(w->meta, sql, w->err, sizeof w->err);
+            if (n >= 0 || !db_conn_lost(w->meta)) return n;
+            if (++drops > 5) return -1; /* dropped every time, the server answering */
+        }
+        if (attempt % 12 == 0)
+            log_warn("reindex", "%s v%u: %s; waiting for the metadata server (the build goes "
+                     "on when it is back)", r->alias, r->version, w->err);
+        if (!rx_nap_unless(&r->stop, delay_ms)) return -1;
+        delay_ms = delay_ms * 2 > 5000 ? 5000 : delay_ms * 2;
+    }
+}
+
+/* Wait for the page in flight to be acknowledged (engine outages are waited
+ * out), then save its cursor and counters. 0 (also when none was in
+ * flight), -1 error (w->err), -2 shutting down (the cursor stays before that
+ * page), -3 the job is gone (cancelled). */
+static int settle_page(struct worker *w) {
+    struct reindex_runner *r = w->r;
+    struct sent_page *sp = &w->sent;
+    if (!sp->on) return 0;
+    for (;;) {
+        if (deliver_wait_txn(w->d, sp->seq, 1000) == DELIVER_OK) break;
+        if (r->stop == 1) return -2;
+    }
+    int rc = 0;
+    sbuf c = SBUF_INIT;
+    sbuf_printf(&c, "UPDATE jobs SET status = 'running', data_cursor = ");
+    sbuf cur = SBUF_INIT;
+    sbuf_printf(&cur, "%zu\t%s", sp->t, sp->last);
+    db_quote(w->meta, &c, cur.data, cur.len); /* w->meta may be NULL: then as utf8mb4 */
+    sbuf_printf(&c, ", rows_read = rows_read + %zu, docs_written = docs_written + %llu, "
+                    "rejected = %llu, started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu",
+                sp->rows, sp->docs, (unsigned long long)w->rejected, w->job->id);
+    long long changed = meta_exec_wait(w, c.data);
+    if (changed < 0)
+        rc = r->stop == 1 ? -2 : -1; /* stopped: the page is read again after the restart */
+    else if (changed == 0)
+        rc = -3; /* the job is gone: cancelled */
+    sbuf_free(&c);
+    sbuf_free(&cur);
+    sp->on = false;
+    free(sp->last);
+    sp->last = NULL;
+    return rc;
+}
+
+/* Hand w->next to delivery as one transaction; it becomes the page in flight. */
+static int send_page(struct worker *w) {
+    struct page *p = &w->next;
+    for (size_t i = 0; i < p->ndocs; i++) {
+        const struct page_doc *pd = &p->docs[i];
+        struct change c = {.index = w->r->phys,
+                           .doc_id = p->text.data + pd->id,
+                           .routing = pd->routing == SIZE_MAX ? NULL : p->text.data + pd->routing,
+                           .version = p->version,
+                           .op = CHANGE_INDEX,
+                           .body = p->text.data + pd->body,
+                           .body_len = pd->body_len};
+        if (deliver_submit(w->d, &c) != DELIVER_OK) {
+            errf(w->err, sizeof w->err, "delivery is shutting down");
+            return -2;
+        }
+    }
+    struct sent_page *sp = &w->sent;
+    sp->seq = deliver_txn_end(w->d, "page");
+    sp->t = p->t;
+    sp->rows = p->rows;
+    sp->docs = p->ndocs;
+    free(sp->last);
+    sp->last = p->last;
+    p->last = NULL;
+    sp->on = true;
+    return 0;
+}
+
+/* 0 done, -1 failed (w->err), -2 stopped, -3 cancelled */
+static int run_job(struct worker *w, struct job *j) {
+    struct reindex_runner *r = w->r;
+    w->job = j;
+    w->rejected = 0;
+    size_t start_t = (size_t)strtoul(j->cursor ? j->cursor : "0", NULL, 10);
+    const char *tab = j->cursor ? strchr(j->cursor, '\t') : NULL;
+    char *after = tab ? xstrdup(tab + 1) : NULL;
+    size_t cur_t = start_t;
+    int rc = 0;
+    w->pages = 0;
+    const char *p = j->params ? j->params : "";
+    while (*p && rc == 0) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        char *line = xstrndup(p, len);
+        p += len + (nl ? 1 : 0);
+        char *t_tab = strchr(line, '\t');
+        size_t t = (size_t)strtoul(line, NULL, 10);
+        const char *cond = t_tab ? t_tab + 1 : "";
+        if (t < start_t || t >= r->m.indices[r->at].ntables) {
+            free(line);
+            continue;
+        }
+        if (t != cur_t) { /* the cursor's key belongs to the table it was saved in */
+            free(after), after = NULL;
+            cur_t = t;
+        }
+        for (;;) {
+            if (r->stop) {
+                rc = r->stop == 1 ? -2 : -1;
+                break;
+            }
+            /* A lost source connection (a restart, a KILL) is waited out
+             * until the server answers again, backing off to 30 s; w->src is
+             * NULL while it does not. Any other error is tried 5 times, and
+             * so is a read that loses a connection made just before (a
+             * statement running past read_timeout_ms drops it every time:
+             * no outage to wait for). */
+            int tries = 0, drops = 0, pr;
+            long delay_ms = 1000;
+            for (int attempt = 0;; attempt++) {
+                bool had_conn = w->src != NULL;
+                pr = had_conn ? read_page(w, t, cond, &after) : -1;
+                if (pr != -1 || r->stop) break;
+                bool lost = !had_conn || db_conn_lost(w->src);
+                if (!lost && ++tries > 5) break;
+                if (lost && had_conn && ++drops > 5) {
+                    errf(w->err + strlen(w->err), sizeof w->err - strlen(w->err),
+                         " (the connection dropped at this page 6 times, the server answering "
+                         "in between: a query running past [source] read_timeout_ms?)");
+                    break;
+                }
+                if (!lost || attempt % 6 == 0)
+                    log_warn("reindex", "%s v%u bucket %d: %s (%s)", r->alias, r->version,
+                             j->bucket, w->err,
+                             lost ? "waiting for the source; the job goes on from its cursor"
+                                  : "retrying");
+                if (!rx_nap_unless(&r->stop, delay_ms)) break;
+                delay_ms = delay_ms * 2 > 30000 ? 30000 : delay_ms * 2;
+                char e2[256];
+                if (db_ensure(&w->src, &r->srcp, e2, sizeof e2) < 0)
+                    snprintf(w->err, sizeof w->err, "%s", e2);
+            }
+            if (pr == -1 && r->stop) pr = r->stop == 1 ? -2 : -1;
+            if (pr == 0) break;
+            if (pr < 0) {
+                rc = pr;
+                break;
+            }
+            /* this page is built: the one before it is acknowledged and
+             * recorded first, then this one goes */
+            rc = settle_page(w);
+            if (rc == 0) rc = send_page(w);
+            if (rc != 0) break;
+        }
+        free(line);
+    }
+    if (rc == 0) rc = settle_page(w);
+    w->sent.on = false; /* what was not settled is read again after a restart */
+    free(w->sent.last);
+    w->sent.last = NULL;
+    free(after);
+    if (rc == -1 && w->err[0]) { /* init -> running -> error: kept in the run's bookkeeping */
+        sbuf q = SBUF_INIT;
+        char e2[256];
+        sbuf_adds(&q, "UPDATE jobs SET status = 'error', finished_at = NOW(3), error_text = ");
+        if (db_ensure(&w->meta, &r->metap, e2, sizeof e2) == 0) {
+            rx_sq(w->meta, &q, w->err);
+            sbuf_printf(&q, " WHERE id = %llu", j->id);
+            rx_exec_retry(w->meta, q.data, e2, sizeof e2);
+        }
+        sbuf_free(&q);
+    }
+    if (rc == 0) {
+        sbuf q = SBUF_INIT;
+        sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3), rejected = %llu, "
+                        "started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu",
+                    (unsigned long long)w->rejected, j->id);
+        if (meta_exec_wait(w, q.data) < 0) rc = r->stop == 1 ? -2 : -1;
+        sbuf_free(&q);
+    }
+    w->job = NULL;
+    return rc;
+}
+
+/* rx_engine() for the switch: a transport error, or an answer an engine gives
+ * while it is busy or restarting (429, 502, 503, 504), is waited out, backing
+ * off to 5 s and said about once a minute, until it answers or the build
+ * stops: a finished build is not rolled back for a moment of unavailability.
+ * Other answers are the caller's to judge. */
+static int engine_wait(struct reindex_runner *r, struct search_conn *k, const char *method,
+                       const char *path, const char *body, struct search_resp *resp, char *err,
+                       size_t errlen) {
+    long delay_ms = 250;
+    for (int attempt = 0;; attempt++) {
+        int rc = rx_engine(k, method, path, body, resp, err, errlen);
+        long st = resp->status;
+        if (rc == 0 && st != 429 && st != 502 && st != 503 && st != 504) return 0;
+        if (rc == 0)
+            errf(err, errlen, "engine: %s %s: HTTP %ld %.200s", method, path, st,
+                 resp->body.data ? resp->body.data : "");
+        if (attempt % 12 == 0)
+            log_warn("reindex", "%s v%u: %s; the switch goes on when the engine answers",
+                     r->alias, r->version, err);
+        if (!rx_nap_unless(&r->stop, delay_ms)) return -1;
+        delay_ms = delay_ms * 2 > 5000 ? 5000 : delay_ms * 2;
+    }
+}
+
+/* A step of the switch that may fail without stopping it (POST
+ * /<index>/<action>): a failure is logged with what follows from it. */
+static void switch_step(struct search_conn *k, const char *phys, const char *action,
+                        struct search_resp *resp, const char *consequence) {
+    char path[700], err[512] = "";
+    snprintf(path, sizeof path, "/%s/%s", phys, action);
+    if (rx_engine(k, "POST", path, NULL, resp, err, sizeof err) == 0 && resp->status == 200) return;
+    if (!err[0])
+        snprintf(err, sizeof err, "HTTP %ld %.300s", resp->status,
+                 resp->body.data ? resp->body.data : "");
+    log_warn("reindex", "POST %s before the switch failed (%s); %s", path, err, consequence);
+}
+
+/* All jobs done: the one caller whose UPDATE finds none unfinished switches
+ * the alias. 1 switched, 0 not the last, -1 error. */
+static int try_finish(struct worker *w, bool may_resume) {
+    struct reindex_runner *r = w->r;
+    const struct mp_index *ix = &r->m.indices[r->at];
+    /* the metadata server may be restarting: waited out, as for the pages */
+    if (meta_exec_wait(w, "DO 0") < 0) return -1;
+    int me = (int)(w - r->w) + 1;
+    MYSQL *meta = w->meta;
+    sbuf q = SBUF_INIT;
+    struct search_resp resp;
+    search_resp_init(&resp);
+    struct search_conn *k = search_conn_new(r->client);
+    int rc = -1;
+    sbuf_printf(&q, "UPDATE index_configs SET state = 'switching' WHERE id = %s AND "
+                    "building_version = %u AND state = 'changing' AND NOT EXISTS (SELECT 1 FROM "
+                    "jobs WHERE index_id = %s AND version = %u AND type = 'index' AND status <> "
+                    "'done')",
+                r->id, r->version, r->id, r->version);
+    long long changed = rx_exec_retry(meta, q.data, w->err, sizeof w->err);
+    if (changed < 0) goto out;
+    if (changed != 1) {
+        char *st[2];
+        sbuf_reset(&q);
+        sbuf_printf(&q, "SELECT state, building_version FROM index_configs WHERE id = %s", r->id);
+        if (rx_row1(meta, q.data, st, 2, w->err, sizeof w->err) < 1) goto out;
+        bool resume = may_resume && !strcmp(st[0], "switching") &&
+                      strtoul(st[1], NULL, 10) == r->version; /* a crash mid-switch */
+        rx_free_row(st, 2);
+        /* and no other worker of this process is switching it */
+        int none = 0;
+        if (resume && !atomic_compare_exchange_strong(&r->switcher, &none, me))
+            resume = none == me;
+        if (!resume) {
+            rc = 0;
+            goto out;
+        }
+    }
+    r->switcher = me;
+    /* refresh, settings back, then the alias in one atomic call. The refresh
+     * runs while refresh_interval is still -1: restored first, the engine's
+     * own scheduled refresh ran beside this one (12 refreshes of the version
+     * where a plain bulk load has 9) */
+    char path[700];
+    sbuf body = SBUF_INIT;
+    switch_step(k, r->phys, "_refresh", &resp,
+                "its refresh interval, restored next, makes its documents searchable within a "
+                "second");
+    /* A version built without replicas and about to get them is committed
+     * first: without refreshes the engine rarely flushed it, and a new
+     * replica copies the last commit's files and then replays every
+     * operation after it from the translog, that is, indexes most of the
+     * version once more. After the flush it copies files only. */
+    if (ix->replicas > 0)
+        switch_step(k, r->phys, "_flush", &resp,
+                    "its replicas recover by replaying its translog instead");
+    snprintf(path, sizeof path, "/%s/_settings", r->phys);
+    sbuf_printf(&body, "{\"index\":{\"refresh_interval\":null,\"number_of_replicas\":%d}}",
+                ix->replicas);
+    if (engine_wait(r, k, "PUT", path, body.data, &resp, w->err, sizeof w->err) < 0 ||
+        resp.status != 200) {
+        if (resp.status) errf(w->err, sizeof w->err, "restoring the settings of %s: HTTP %ld %.300s",
+                              r->phys, resp.status, resp.body.data ? resp.body.data : "");
+        sbuf_free(&body);
+        goto out;
+    }
+    snprintf(path, sizeof path, "/_alias/%s", r->alias);
+    if (engine_wait(r, k, "GET", path, NULL, &resp, w->err, sizeof w->err) < 0) {
+        sbuf_free(&body);
+        goto out;
+    }
+    sbuf_reset(&body);
+    sbuf_adds(&body, "{\"actions\":[");
+    if (resp.status == 200) {
+        cJSON *j = json_exact_parse(resp.body.data, resp.body.len);
+        cJSON *it;
+        cJSON_ArrayForEach(it, j) {
+            if (!strcmp(it->string, r->phys)) continue;
+            sbuf_adds(&body, "{\"remove\":{\"index\":");
+            json_escape(&body, it->string, strlen(it->string));
+            sbuf_adds(&body, ",\"alias\":");
+            json_escape(&body, r->alias, strlen(r->alias));
+            sbuf_adds(&body, "}},");
+        }
+        cJSON_Delete(j);
+    }
+    sbuf_adds(&body, "{\"add\":{\"index\":");
+    json_escape(&body, r->phys, strlen(r->phys));
+    sbuf_adds(&body, ",\"alias\":");
+    json_escape(&body, r->alias, strlen(r->alias));
+    sbuf_adds(&body, "}}]}");
+    if (engine_wait(r, k, "POST", "/_aliases", body.data, &resp, w->err, sizeof w->err) < 0 ||
+        resp.status != 200) {
+        if (resp.status)
+            errf(w->err, sizeof w->err, "moving alias %s to %s: HTTP %ld %.300s", r->alias,
+                 r->phys, resp.status, resp.body.data ? resp.body.data : "");
+        sbuf_free(&body);
+        goto out;
+    }
+    sbuf_free(&body);
+    /* the metadata, in one transaction */
+    if (db_exec(meta, "START TRANSACTION", w->err, sizeof w->err) < 0) goto out;
+    sbuf_reset(&q);
+    sbuf_printf(&q, "UPDATE index_versions SET state = 'history' WHERE index_id = %s AND state = "
+                    "'available' AND version <> %u",
+                r->id, r->version);
+    if (db_exec(meta, q.data, w->err, sizeof w->err) < 0) goto rollback;
+    sbuf_reset(&q);
+    sbuf_printf(&q, "UPDATE index_versions SET state = 'available', switched_at = NOW(3) WHERE "
+                    "index_id = %s AND version = %u",
+                r->id, r->version);
+    if (db_exec(meta, q.data, w->err, sizeof w->err) < 0) goto rollback;
+    sbuf_reset(&q);
+    sbuf_printf(&q, "UPDATE index_configs SET state = 'available', current_version = %u, "
+                    "building_version = 0 WHERE id = %s",
+                r->version, r->id);
+    if (db_exec(meta, q.data, w->err, sizeof w->err) < 0) goto rollback;
+    if (rx_close_run(meta, r->cfg, r->id, r->version, "done", NULL, w->err, sizeof w->err) < 0)
+        goto rollback;
+    if (db_exec(meta, "COMMIT", w->err, sizeof w->err) < 0) goto out;
+    char *tot[3];
+    sbuf_reset(&q);
+    sbuf_printf(&q, "SELECT rows_read, docs_written, TIMESTAMPDIFF(MICROSECOND, started_at, "
+                    "finished_at) / 1e6 FROM reindex_runs WHERE index_id = %s AND version = %u",
+                r->id, r->version);
+    if (rx_row1(meta, q.data, tot, 3, w->err, sizeof w->err) == 1) {
+        char detail[600];
+        snprintf(detail, sizeof detail, "version %u live: %s rows read, %s documents written, "
+                                        "%llu rejected, %s s",
+                 r->version, tot[0], tot[1], (unsigned long long)r->rejected_total,
+                 tot[2] ? tot[2] : "?");
+        rx_sync_log(meta, r->cfg->source.name, r->id, "reindex done", detail);
+        log_info("reindex", "%s: %s", r->alias, detail);
+    }
+    rx_free_row(tot, 3);
+    /* history beyond history_retention: deleted */
+    sbuf_reset(&q);
+    sbuf_printf(&q, "SELECT version, physical_name FROM index_versions WHERE index_id = %s AND "
+                    "state = 'history' ORDER BY version DESC LIMIT 1000 OFFSET %d",
+                r->id, ix->history_retention > 0 ? ix->history_retention : 0);
+    if (mysql_real_query(meta, q.data, q.len) == 0) {
+        MYSQL_RES *res = mysql_store_result(meta);
+        MYSQL_ROW row;
+        sbuf dels = SBUF_INIT;
+        while (res && (row = mysql_fetch_row(res))) {
+            snprintf(path, sizeof path, "/%s", row[1]);
+            char e2[256];
+            if (rx_engine(k, "DELETE", path, NULL, &resp, e2, sizeof e2) == 0)
+                sbuf_printf(&dels, "%s%s", dels.len ? "," : "", row[0]);
+        }
+        if (res) mysql_free_result(res);
+        if (dels.len) {
+            sbuf_reset(&q);
+            sbuf_printf(&q, "DELETE FROM index_versions WHERE index_id = %s AND version IN (%s)",
+                        r->id, dels.data);
+            char e2[256];
+            db_exec(meta, q.data, e2, sizeof e2);
+        }
+        sbuf_free(&dels);
+    }
+    rc = 1;
+    goto out;
+rollback:
+    db_exec(meta, "ROLLBACK", w->err + strlen(w->err), sizeof w->err - strlen(w->err));
+out:
+    search_resp_free(&resp);
+    search_conn_free(k);
+    sbuf_free(&q);
+    return rc;
+}
+
+static void runner_fail(struct reindex_runner *r, struct worker *w, const char *reason) {
+    struct search_conn *k = search_conn_new(r->client);
+    char err[512];
+    if (db_ensure(&w->meta, &r->metap, err, sizeof err) == 0 &&
+        rx_undo_build(r->cfg, k, w->meta, r->alias, r->id, r->version, "failed", reason, err,
+                      sizeof err) == REINDEX_OK)
+        log_error("reindex", "%s: version %u failed and was rolled back: %s", r->alias,
+                  r->version, reason);
+    search_conn_free(k);
+}
+
+static void *worker_main(void *arg) {
+    struct worker *w = arg;
+    struct reindex_runner *r = w->r;
+    int rc = 0;
+    bool ran = false;
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        struct job *j = NULL;
+        while (r->next < r->njobs && !j) {
+            if (!r->jobs[r->next].done) j = &r->jobs[r->next];
+            r->next++;
+        }
+        pthread_mutex_unlock(&r->mu);
+        if (!j) break;
+        rc = run_job(w, j);
+        ran = true;
+        if (rc != 0) break;
+        int f = try_finish(w, false);
+        /* the metadata server lost in the middle of the switch: once it is
+         * back, the switch goes on where the state says (its UPDATE to
+         * 'switching' may have gone through unanswered); not a failure */
+        for (int again = 0; f < 0 && !r->stop && again < 10 && (!w->meta || db_conn_lost(w->meta));
+             again++) {
+            log_warn("reindex", "%s v%u: %s; the switch goes on when the metadata server is back",
+                     r->alias, r->version, w->err);
+            if (!rx_nap_unless(&r->stop, 1000)) break;
+            f = try_finish(w, true);
+        }
+        if (f < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0 && !ran && w == &r->w[0]) { /* every job was done before: a switch to finish */
+        if (try_finish(w, true) < 0) rc = -1;
+    }
+    if (rc == -1 && w->err[0] && r->stop != 2)
+        log_error("reindex", "%s v%u: %s", r->alias, r->version, w->err);
+    if ((rc == -1 && r->stop != 1) || r->stop == 2) {
+        char reason[1200];
+        if (rc == -1 && r->stop != 2 && w->err[0]) { /* this worker's own failure */
+            pthread_mutex_lock(&r->errmu);
+            if (!r->why[0]) snprintf(r->why, sizeof r->why, "%s", w->err);
+            pthread_mutex_unlock(&r->errmu);
+        }
+        r->stop = 2;
+        pthread_mutex_lock(&r->errmu);
+        snprintf(reason, sizeof reason, "%s", r->why[0] ? r->why : "a reindex job failed");
+        pthread_mutex_unlock(&r->errmu);
+        int unclaimed = 0;
+        if (atomic_compare_exchange_strong(&r->failing, &unclaimed, 1)) runner_fail(r, w, reason);
+    }
+    r->running--;
+    return NULL;
+}
+
+struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
+                                            struct search_client *client, const char *alias,
+                                            unsigned version, char *err, size_t errlen) {
+    struct reindex_runner *r = xcalloc(1, sizeof *r);
+    r->cfg = cfg;
+    r->client = client;
+    r->alias = xstrdup(alias);
+    r->version = version;
+    sbuf ph = SBUF_INIT;
+    sbuf_printf(&ph, "%s_v%u", alias, version);
+    r->phys = ph.data;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_mutex_init(&r->errmu, NULL);
+    r->srcp = db_params_source(cfg);
+    r->metap = db_params_metadata(cfg);
+    r->metap.database = cfg->metadata.database;
+    MYSQL *meta = db_connect(&r->metap, err, errlen);
+    MYSQL *src = meta ? db_connect(&r->srcp, err, errlen) : NULL;
+    char *row[5] = {0};
+    int ok = src &&
+             rx_load_index(cfg, meta, src, alias, &r->m, &r->at, err, errlen) == REINDEX_OK &&
+             rx_index_id_of(meta, cfg->source.name, alias, row, err, errlen) == REINDEX_OK;
+    if (ok) {
+        r->id = xstrdup(row[0]);
+        sbuf q = SBUF_INIT;
+        sbuf_printf(&q, "SELECT id, bucket, params, data_cursor, status FROM jobs WHERE index_id = "
+                        "%s AND version = %u AND type = 'index' ORDER BY bucket",
+                    r->id, version);
+        ok = mysql_real_query(meta, q.data, q.len) == 0;
+        MYSQL_RES *res = ok ? mysql_store_result(meta) : NULL;
+        MYSQL_ROW jr;
+        while (res && (jr = mysql_fetch_row(res))) {
+            r->jobs = xrealloc(r->jobs, (r->njobs + 1) * sizeof *r->jobs);
+            struct job *j = &r->jobs[r->njobs++];
+            j->id = strtoull(jr[0], NULL, 10);
+            j->bucket = atoi(jr[1]);
+            j->params = xstrdup(jr[2] ? jr[2] : "");
+            j->cursor = jr[3] ? xstrdup(jr[3]) : NULL;
+            j->done = jr[4] && !strcmp(jr[4], "done");
+        }
+        if (res) mysql_free_result(res);
+        if (!ok) errf(err, errlen, "reading the jobs of %s: %s", alias, mysql_error(meta));
+        sbuf_free(&q);
+        /* the rejected count of the run so far (a restart keeps counting) */
+        char *rj[1];
+        sbuf_printf(&q, "SELECT COALESCE(SUM(rejected), 0) FROM jobs WHERE index_id = %s AND "
+                        "version = %u",
+                    r->id, version);
+        if (ok && rx_row1(meta, q.data, rj, 1, err, errlen) == 1) {
+            r->rejected_total = strtoull(rj[0], NULL, 10);
+            free(rj[0]);
+        }
+        sbuf_free(&q);
+    }
+    rx_free_row(row, 5);
+    db_close(src);
+    db_close(meta);
+    if (!ok) {
+        reindex_runner_free(r);
+        return NULL;
+    }
+    int nw = cfg->reindex.parallel_jobs;
+    size_t left = 0;
+    for (size_t i = 0; i < r->njobs; i++) left += !r->jobs[i].done;
+    if ((size_t)nw > left) nw = left ? (int)left : 1;
+    r->w = xcalloc((size_t)nw, sizeof *r->w);
+    r->wcap = nw;
+    struct deliver_opts o;
+    deliver_opts_from_config(&o, cfg);
+    /* [delivery] helpers is the number of bulk requests in flight to the
+     * engine: the jobs share it (at least one each). More would only queue
+     * at the engine's write threads and compete for its CPU; a job's next
+     * page is read and built meanwhile, so one request at a time keeps it busy */
+    o.helpers = cfg->delivery.helpers / nw > 1 ? cfg->delivery.helpers / nw : 1;
+    /* full requests: a page's documents leave in batches of batch_max, and
+     * the rest of the page as soon as the page is closed */
+    o.workers = 1; /* one producer, each document once a page: no hashing needed */
+    o.batch_min = o.batch_max;
+    o.flush_interval_ms = 1000;
+    o.flush_on_txn_end = true;
+    o.checkpoint = NULL;
+    o.dead_letter = reindex_dead_letter;
+    for (int i = 0; i < nw && ok; i++) {
+        struct worker *w = &r->w[i];
+        w->r = r;
+        w->snap = -1;
+        o.dead_letter_ud = w;
+        w->src = db_connect(&r->srcp, err, errlen);
+        w->meta = w->src ? db_connect(&r->metap, err, errlen) : NULL;
+        w->d = w->meta ? deliver_new(&o, client, err, errlen) : NULL;
+        ok = w->d != NULL;
+        if (ok) r->nw++;
+    }
+    for (int i = 0; ok && i < r->nw; i++) {
+        r->running++;
+        if (pthread_create(&r->w[i].th, NULL, worker_main, &r->w[i]) != 0) {
+            r->running--;
+            r->nw = i;
+            errf(err, errlen, "cannot start reindex threads");
+            ok = 0;
+        }
+    }
+    if (!ok) {
+        reindex_runner_free(r);
+        return NULL;
+    }
+    log_info("reindex", "%s: building version %u: %zu job(s) left, %d at a time", alias, version,
+             left, r->nw);
+    return r;
+}
+
+bool reindex_runner_done(struct reindex_runner *r) { return r->running == 0; }
+
+void reindex_runner_free(struct reindex_runner *r) {
+    if (!r) return;
+    if (r->stop == 0) r->stop = 1;
+    for (int i = 0; i < r->nw; i++) pthread_join(r->w[i].th, NULL);
+    for (int i = 0; i < r->wcap; i++) {
+        struct worker *w = &r->w[i];
+        if (w->d) deliver_drain(w->d, 5000);
+        deliver_free(w->d);
+        page_free(&w->next);
+        db_close(w->src);
+        db_close(w->meta);
+    }
+    free(r->w);
+    for (size_t i = 0; i < r->njobs; i++) free(r->jobs[i].params), free(r->jobs[i].cursor);
+    free(r->jobs);
+    mapping_free(&r->m);
+    db_close(r->errdb);
+    pthread_mutex_destroy(&r->mu);
+    pthread_mutex_destroy(&r->errmu);
+    free(r->alias);
+    free(r->phys);
+    free(r->id);
+    free(r);
+}
