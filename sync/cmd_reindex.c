@@ -123,7 +123,9 @@ static int follow(struct env *e, const char *alias, unsigned v) {
         db_quote(e->meta, &q, alias, strlen(alias));
         sbuf_adds(&q, " GROUP BY ic.id");
         if (mysql_real_query(e->meta, q.data, q.len) != 0) {
-            fprintf(stderr, "searchsync reindex: %s\n", mysql_error(e->meta));
+            fprintf(stderr, "searchsync reindex: following %s v%u: %s. The build goes on in "
+                    "searchsync run; follow it with searchsync status\n", alias, v,
+                    mysql_error(e->meta));
             break;
         }
         MYSQL_RES *res = mysql_store_result(e->meta);
