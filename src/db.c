@@ -281,13 +281,22 @@ int metadb_migrate(MYSQL *m, const char *database, char *err, size_t errlen) {
     sbuf q = SBUF_INIT;
     int rc = -1;
     char *got = NULL;
-    sbuf_adds(&q, "CREATE DATABASE IF NOT EXISTS ");
-    db_ident(&q, database);
-    sbuf_adds(&q, " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
-    if (db_exec(m, q.data, err, errlen) < 0) goto out;
+    /* created only when missing: CREATE ... IF NOT EXISTS of what exists is
+     * still a binlog event, and with the metadata on the source every
+     * command (status too) would add one to the binlog the daemon reads */
     if (mysql_select_db(m, database) != 0) {
-        errf(err, errlen, "cannot use metadata database %s: %s", database, mysql_error(m));
-        goto out;
+        if (mysql_errno(m) != 1049 /* ER_BAD_DB_ERROR */) {
+            errf(err, errlen, "cannot use metadata database %s: %s", database, mysql_error(m));
+            goto out;
+        }
+        sbuf_adds(&q, "CREATE DATABASE IF NOT EXISTS ");
+        db_ident(&q, database);
+        sbuf_adds(&q, " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
+        if (db_exec(m, q.data, err, errlen) < 0) goto out;
+        if (mysql_select_db(m, database) != 0) {
+            errf(err, errlen, "cannot use metadata database %s: %s", database, mysql_error(m));
+            goto out;
+        }
     }
     got = db_scalar(m, "SELECT GET_LOCK('searchsync.migrate', 60)", err, errlen);
     if (!got || strcmp(got, "1") != 0) {
@@ -295,7 +304,13 @@ int metadb_migrate(MYSQL *m, const char *database, char *err, size_t errlen) {
                database);
         goto out;
     }
-    if (db_exec(m,
+    free(got);
+    got = db_scalar(m, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
+                       "DATABASE() AND TABLE_NAME = 'schema_migrations'",
+                    err, errlen);
+    if (!got) goto unlock;
+    if (strcmp(got, "0") == 0 &&
+        db_exec(m,
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 " version INT NOT NULL PRIMARY KEY,"
                 " name VARCHAR(200) NOT NULL,"
