@@ -3,7 +3,8 @@
  * the daemon's memory, so it works whether a daemon runs or not):
  *
  *   source   checkpoint (position, age) beside the binlog's end on the source,
- *            and how far behind that is when both are in one file
+ *            and how far behind that is when both are in one file (caught
+ *            up when those bytes are only checkpoint saves)
  *   indices  per index config: state, live version, epoch; where the alias
  *            points in the engine and how many documents it holds
  *   jobs     reindex jobs by status (issue 6)
@@ -100,7 +101,9 @@ int cmd_status(int argc, char **argv) {
             printf("  binlog end  %s", st.binlog_end);
             if (st.bytes_behind >= 0)
                 printf(" (%lld bytes behind%s)", st.bytes_behind,
-                       st.bytes_behind == 0 ? ": caught up" : "");
+                       st.bytes_behind == 0 ? ": caught up"
+                       : st.caught_up       ? ": caught up, those are checkpoint writes"
+                                            : "");
             putchar('\n');
         } else {
             printf("  binlog end  unknown: %s\n", st.binlog_err);

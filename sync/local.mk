@@ -37,6 +37,14 @@ tests_tools_docbuild_dump_asan_LDADD = libsearchsync_asan.a $(DEP_LIBS)
 libsearchsync_a_SOURCES += sync/router.c sync/router.h
 # where a source's sync stands: `searchsync status` and GET /api/v1/status
 libsearchsync_a_SOURCES += sync/status.c sync/status.h
+check_PROGRAMS += tests/unit/test_status tests/unit/test_status_asan
+TESTS += tests/unit/test_status tests/unit/test_status_asan
+tests_unit_test_status_SOURCES = tests/unit/test_status.c
+tests_unit_test_status_LDADD = $(UNIT_LDADD)
+tests_unit_test_status_asan_SOURCES = tests/unit/test_status.c
+tests_unit_test_status_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_status_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_status_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/unit/test_router tests/unit/test_router_asan
 TESTS += tests/unit/test_router tests/unit/test_router_asan
 tests_unit_test_router_SOURCES = tests/unit/test_router.c

@@ -84,6 +84,77 @@ out:
     search_resp_free(&r);
 }
 
+static bool has_suffix(const char *s, const char *suffix) {
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !memcmp(s + a - b, suffix, b);
+}
+
+bool status_only_checkpoint_writes(const struct status_binlog_event *ev, size_t n,
+                                   const char *metadata_db, unsigned long long end_pos) {
+    if (!metadata_db) return false;
+    char offsets[300]; /* Table_map's Info ends "(db.table)" */
+    snprintf(offsets, sizeof offsets, "(%s.offsets)", metadata_db);
+    bool in_txn = false, wrote = false;
+    for (size_t i = 0; i < n; i++) {
+        const char *t = ev[i].type ? ev[i].type : "", *info = ev[i].info ? ev[i].info : "";
+        if (ev[i].end_pos > end_pos) return false;
+        if (!strcmp(t, "Gtid") || !strcmp(t, "Anonymous_Gtid")) { /* a transaction starts */
+            if (in_txn) return false;
+            in_txn = true;
+        } else if (!strcmp(t, "Query") && !strcmp(info, "BEGIN")) {
+            in_txn = true; /* MySQL's BEGIN after its Gtid event */
+        } else if (!in_txn) {
+            return false;
+        } else if (!strcmp(t, "Table_map")) {
+            if (!has_suffix(info, offsets)) return false;
+        } else if (!strncmp(t, "Write_rows", 10) || !strncmp(t, "Update_rows", 11)) {
+            wrote = true; /* rows of the table mapped before them: offsets */
+        } else if (!strcmp(t, "Xid") || (!strcmp(t, "Query") && !strcmp(info, "COMMIT"))) {
+            if (!wrote) return false; /* an empty or other kind of transaction */
+            in_txn = wrote = false;
+            if (ev[i].end_pos == end_pos) return true;
+        } else if (strcmp(t, "Annotate_rows") && strcmp(t, "Rows_query")) {
+            return false; /* the statement text of the rows: anything else is more */
+        }
+    }
+    return false;
+}
+
+/* The bytes from the checkpoint to the end (file, from .. to) hold only
+ * checkpoint writes? Looked at when they are few: an idle daemon's one
+ * save, or one per daemon sharing the server. A failing listing (a missing
+ * grant) says no, as before. */
+#define CHECKPOINT_WRITES_MAX_BYTES 65536
+#define CHECKPOINT_WRITES_MAX_EVENTS 256
+static bool behind_only_checkpoints(MYSQL *src, const char *file, size_t file_len,
+                                    unsigned long long from, unsigned long long to,
+                                    const char *metadata_db) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SHOW BINLOG EVENTS IN ");
+    db_quote(src, &q, file, file_len);
+    sbuf_printf(&q, " FROM %llu LIMIT %d", from, CHECKPOINT_WRITES_MAX_EVENTS);
+    bool only = false;
+    if (mysql_real_query(src, q.data, q.len) == 0) {
+        MYSQL_RES *res = mysql_store_result(src);
+        size_t n = res ? (size_t)mysql_num_rows(res) : 0;
+        struct status_binlog_event *ev = xcalloc(n ? n : 1, sizeof *ev);
+        MYSQL_ROW row;
+        size_t i = 0;
+        /* Log_name, Pos, Event_type, Server_id, End_log_pos, Info */
+        while (res && mysql_num_fields(res) >= 6 && (row = mysql_fetch_row(res)) && i < n) {
+            ev[i].type = row[2];
+            ev[i].end_pos = row[4] ? strtoull(row[4], NULL, 10) : 0;
+            ev[i].info = row[5];
+            i++;
+        }
+        only = status_only_checkpoint_writes(ev, i, metadata_db, to);
+        free(ev);
+        if (res) mysql_free_result(res);
+    }
+    sbuf_free(&q);
+    return only;
+}
+
 void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const char *src_err,
                     struct search_conn *k, const char *engine_err, struct ss_status *st) {
     memset(st, 0, sizeof *st);
@@ -133,6 +204,12 @@ void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const 
             if (c1 && c2 && c1 - ck == c2 - end && !strncmp(ck, end, (size_t)(c1 - ck))) {
                 long long behind = strtoll(c2 + 1, NULL, 10) - strtoll(c1 + 1, NULL, 10);
                 st->bytes_behind = behind > 0 ? behind : 0;
+                st->caught_up = st->bytes_behind == 0 ||
+                                (st->bytes_behind <= CHECKPOINT_WRITES_MAX_BYTES &&
+                                 behind_only_checkpoints(src, ck, (size_t)(c1 - ck),
+                                                         strtoull(c1 + 1, NULL, 10),
+                                                         strtoull(c2 + 1, NULL, 10),
+                                                         cfg->metadata.database));
             }
         }
     } else {
@@ -295,7 +372,7 @@ void status_json(const struct ss_status *st, sbuf *out) {
     if (st->bytes_behind >= 0) jw_int(&w, st->bytes_behind);
     else jw_null(&w);
     jw_key(&w, "caught_up");
-    jw_bool(&w, st->bytes_behind == 0);
+    jw_bool(&w, st->caught_up);
     if (st->source_err || st->binlog_err) {
         jw_key(&w, "error");
         jw_str(&w, st->source_err ? st->source_err : st->binlog_err);

@@ -5,7 +5,8 @@
  * and the engine, so it works whether a daemon runs or not.
  *
  *   source   checkpoint (position, age) beside the binlog's end on the source,
- *            and the bytes between them when both are in one file
+ *            and the bytes between them when both are in one file; caught up
+ *            when nothing lies between them but checkpoint writes (below)
  *   indices  per index config: state, live version, version being built,
  *            epoch; where the alias points in the engine and its documents
  *   jobs     reindex jobs by index and status (issue 6)
@@ -55,6 +56,7 @@ struct ss_status {
     char *binlog_end;      /* "file:pos"; NULL: unknown */
     char *binlog_err;      /* why unknown (SHOW MASTER STATUS failed, binlog off) */
     long long bytes_behind; /* checkpoint and end in one file; -1: not comparable */
+    bool caught_up;        /* bytes_behind 0, or only checkpoint writes in those bytes */
     char *mapping_err;     /* the mapping could not be read */
     char *engine_err;      /* the engine client could not be made */
     struct status_index *indices;
@@ -73,6 +75,27 @@ struct ss_status {
 void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const char *src_err,
                     struct search_conn *k, const char *engine_err, struct ss_status *st);
 void status_free(struct ss_status *st); /* NULL-safe */
+
+/* With the metadata schema on the source server, every checkpoint save is
+ * itself a binlog transaction (an UPDATE of `<metadata>.offsets`) written
+ * after the position it saves, so an idle daemon's checkpoint always sits one
+ * such transaction short of the binlog's end. The bytes between them are
+ * read (SHOW BINLOG EVENTS, which the documented REPLICATION CLIENT grant
+ * allows) and the source counts as caught up when they hold nothing else.
+ *
+ * One event of that listing, as the server sent it. */
+struct status_binlog_event {
+    const char *type;            /* Event_type */
+    unsigned long long end_pos;  /* End_log_pos */
+    const char *info;            /* Info */
+};
+
+/* Whether events, listed from the checkpoint on, reach end_pos through
+ * whole transactions that write only metadata_db's offsets table. false for
+ * anything else: another table, DDL, a rotation, or a listing that stops
+ * short of end_pos. Pure, for the unit tests. */
+bool status_only_checkpoint_writes(const struct status_binlog_event *ev, size_t n,
+                                   const char *metadata_db, unsigned long long end_pos);
 
 /* The status as one JSON object (docs/http-api.md, GET /api/v1/status). */
 struct sbuf;

@@ -132,6 +132,9 @@ assert_eq 200 "$CODE" "status"
 assert_eq "products available 1 products_v1" "$(jq -r '.indices[] | select(.alias == "products") | "\(.alias) \(.state) \(.current_version) \(.engine.alias_targets | join(","))"' <<<"$BODY")" "status: the index, its version and alias target"
 assert_true "status: the checkpoint and binlog end" jq -e '.source.checkpoint != null and .source.binlog_end != null and .source.name == "shop"' <<<"$BODY"
 assert_eq "$(search_count products)" "$(jq -r '.indices[] | select(.alias == "products") | .engine.documents' <<<"$BODY")" "status: the engine's document count"
+wait_until 20 "status: caught_up while idle (the bytes after the checkpoint are its own saves)" bash -c \
+    "curl -s -H 'Authorization: Bearer $TOKEN' '$URL/api/v1/status' | jq -e '.source.caught_up == true and .source.bytes_behind >= 0' >/dev/null" ||
+    fail "not caught up while idle: $(curl -s -H "Authorization: Bearer $TOKEN" "$URL/api/v1/status" | jq -c .source)"
 assert_true "status: jobs, dead letters, snapshots are lists" jq -e '(.jobs | type) == "array" and (.dead_letters | type) == "array" and (.change_snapshots | type) == "array"' <<<"$BODY"
 api GET /api/v1/indices
 assert_eq 200 "$CODE" "indices"

@@ -211,6 +211,12 @@ assert_eq 0 "$st" "status: exit 0 (nothing waiting)"
 assert_contains "$(cat "$TEST_TMP/status.out")" "engine: alias products -> products_v1," "status: where the alias points"
 assert_contains "$(cat "$TEST_TMP/status.out")" "  checkpoint  mysql-bin." "status: the checkpoint"
 assert_contains "$(cat "$TEST_TMP/status.out")" "warehouses  state available, version 1" "status: the reloaded index config"
+# idle, with the metadata on the source: the checkpoint sits one save short
+# of the binlog's end (each save is a binlog transaction), and status counts
+# bytes that hold only saves as caught up
+wait_until 20 "status: caught up while idle" bash -c \
+    "'$SEARCHSYNC_BIN' status --config '$TEST_TMP/c.ini' | grep -q 'bytes behind: caught up'" ||
+    fail "status while idle: $("$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" 2>&1 | sed -n 2,3p)"
 
 # an alias deleted behind the daemon's back: its writes fail as dead letters
 # instead of auto-creating a concrete index named like the alias
@@ -226,6 +232,17 @@ assert_eq 3 "$st" "status: exit 3 while dead letters wait"
 kill -TERM "$DAEMON"
 wait "$DAEMON"; rc=$?
 assert_eq 0 "$rc" "SIGTERM: clean exit"
+# stopped: caught up after its last save; status itself writes nothing to
+# the binlog (it used to re-create the metadata database each time); a change
+# made meanwhile is reported as behind
+p0="$(mysql_binlog_pos)"
+"$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" >"$TEST_TMP/status3.out" 2>&1 || true
+assert_eq "$p0" "$(mysql_binlog_pos)" "status adds nothing to the binlog"
+assert_contains "$(sed -n 3p "$TEST_TMP/status3.out")" "caught up" "status after the stop: caught up"
+mysql_q "UPDATE shop.products SET name = 'after the stop' WHERE id = 12"
+"$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" >"$TEST_TMP/status4.out" 2>&1 || true
+assert_true "status: a change made after the stop is not caught up ($(sed -n 3p "$TEST_TMP/status4.out"))" \
+    bash -c "sed -n 3p '$TEST_TMP/status4.out' | grep 'bytes behind)\$'"
 scripts="$(grep -o '[0-9]* element scripts' "$TEST_TMP/run.log" | awk '{print $1}')"
 assert_true "element scripts were sent ($scripts)" test "${scripts:-0}" -ge 6
 assert_eq "" "$(grep -i 'dead letter' "$TEST_TMP/run.log" | grep -v 'index=brands ' || true)" "no other dead letters"
