@@ -135,6 +135,11 @@ const struct config_key config_keys[] = {
       "Longest retry delay"),
     I("delivery", "checkpoint_interval_ms", delivery.checkpoint_interval_ms, "1000", 10,
       600000, "How often the acknowledged low-water mark is saved"),
+    I("delivery", "idle_checkpoint_interval_ms", delivery.idle_checkpoint_interval_ms, "60000",
+      10, 3600000,
+      "How often it is saved when all it moved past are checkpoint saves: with the metadata "
+      "on the source each save is a binlog transaction, which an idle daemon reads back "
+      "(never more often than checkpoint_interval_ms)"),
     I("delivery", "max_attempts_5xx", delivery.max_attempts_5xx, "10", 1, 1000000,
       "Attempts of one item the engine keeps failing with HTTP 500 (not 502/503/504, "
       "which retry forever) before it becomes a dead letter"),

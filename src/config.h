@@ -81,6 +81,7 @@ struct ss_config {
         int retry_initial_ms;
         int retry_max_ms;
         int checkpoint_interval_ms;
+        int idle_checkpoint_interval_ms;
         int max_attempts_5xx;
         int stats_window_ms;
     } delivery;

@@ -145,9 +145,19 @@ static bool is_build_signal(const struct daemon *dm, const char *db, const char 
     return !strcmp(table, "index_configs") && !strcmp(db, dm->cfg->metadata.database);
 }
 
+/* The metadata's offsets table, when the metadata lives on the source
+ * server: every checkpoint save (this daemon's, or another's sharing the
+ * schema) is a transaction of it that the daemon reads back. A transaction
+ * of nothing else ends quietly (deliver_txn_end_quiet): saving the position
+ * after it would write the next such transaction, every interval, forever. */
+static bool is_checkpoint_save(const struct daemon *dm, const char *db, const char *table) {
+    return !strcmp(table, "offsets") && !strcmp(db, dm->cfg->metadata.database);
+}
+
 static bool want_table(void *ctx, const char *db, const char *table) {
     struct daemon *dm = ctx;
-    return router_wants(dm->router, db, table) || is_build_signal(dm, db, table);
+    return router_wants(dm->router, db, table) || is_build_signal(dm, db, table) ||
+           is_checkpoint_save(dm, db, table);
 }
 
 static bool row_image_index(const struct mp_index *ix) {
@@ -235,6 +245,12 @@ static int row_image_doc(struct daemon *dm, size_t index, const bl_row *row) {
 
 static int on_row(void *ctx, const bl_row *row) {
     struct daemon *dm = ctx;
+    if (is_checkpoint_save(dm, row->table->db, row->table->name) &&
+        !router_wants(dm->router, row->table->db, row->table->name)) {
+        dm->txn_saves = true;
+        return 0;
+    }
+    dm->txn_other_rows = true;
     if (is_build_signal(dm, row->table->db, row->table->name)) {
         dm->builds_due_ms = 0; /* looked for at this transaction's commit */
         return 0;
@@ -666,6 +682,7 @@ static void txn_discard(struct daemon *dm) {
     copies_free(dm);
     sbuf_reset(&dm->snaps);
     dm->in_txn = false;
+    dm->txn_saves = dm->txn_other_rows = false;
     dm->copies_may_move = false;
     dm->child_build = false;
 }
@@ -698,7 +715,9 @@ static int on_commit(void *ctx, const bl_commit *cm) {
     dm->replays = 0;
     char pos[BL_FILE_MAX + 64];
     snprintf(pos, sizeof pos, "%s:%llu", cm->end.file, (unsigned long long)cm->end.pos);
-    dm->last_txn = deliver_txn_end(dm->d, pos);
+    dm->last_txn = dm->txn_saves && !dm->txn_other_rows ? deliver_txn_end_quiet(dm->d, pos)
+                                                         : deliver_txn_end(dm->d, pos);
+    dm->txn_saves = dm->txn_other_rows = false;
     dm->txns++;
     dm->in_txn = false;
     dm->copies_may_move = false;

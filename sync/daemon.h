@@ -87,6 +87,8 @@ struct daemon {
     struct rowdoc *rdocs;   /* this transaction's row-image documents */
     size_t nrdocs, caprdocs;
     bool in_txn;            /* rows seen since the last commit */
+    bool txn_saves;         /* this transaction writes checkpoint saves (offsets) */
+    bool txn_other_rows;    /* and rows of anything else this daemon reads */
     bool replay;            /* the failed transaction lost a connection: read it again */
     unsigned replays;       /* ... how many times in a row, since a commit went through */
     bool copies_may_move;   /* this transaction can leave child copies behind */

@@ -94,6 +94,7 @@ void deliver_opts_defaults(struct deliver_opts *o) {
     o->retry_initial_ms = 100;
     o->retry_max_ms = 30000;
     o->checkpoint_interval_ms = 1000;
+    o->idle_checkpoint_interval_ms = 60000;
     o->stats_window_ms = 60000;
     o->max_attempts_5xx = 10;
     o->version_field = "ss_version";
@@ -121,6 +122,7 @@ void deliver_opts_from_config(struct deliver_opts *o, const struct ss_config *c)
     o->retry_initial_ms = c->delivery.retry_initial_ms;
     o->retry_max_ms = c->delivery.retry_max_ms;
     o->checkpoint_interval_ms = c->delivery.checkpoint_interval_ms;
+    o->idle_checkpoint_interval_ms = c->delivery.idle_checkpoint_interval_ms;
     o->max_attempts_5xx = c->delivery.max_attempts_5xx;
     o->stats_window_ms = c->delivery.stats_window_ms;
 }
@@ -247,6 +249,8 @@ struct deliver {
     uint64_t lw_seq;
     char *lw_pos;
     bool ckpt_dirty;
+    bool ckpt_quiet_dirty; /* moved only by quiet transactions since the last save */
+    int64_t ckpt_saved_ns; /* when the last save (or the start) was */
     bool ckpt_busy; /* a save is running (outside the lock) */
     uint64_t ckpt_saved_seq;
     /* statistics */
@@ -814,7 +818,7 @@ int deliver_submit(struct deliver *d, const struct change *c) {
     return DELIVER_OK;
 }
 
-uint64_t deliver_txn_end(struct deliver *d, const char *position) {
+static uint64_t txn_end(struct deliver *d, const char *position, bool quiet) {
     pthread_mutex_lock(&d->mu);
     uint64_t seq;
     if (d->txn_tail && !d->txn_tail->closed) {
@@ -835,7 +839,10 @@ uint64_t deliver_txn_end(struct deliver *d, const char *position) {
         d->lw_seq = seq;
         free(d->lw_pos);
         d->lw_pos = xstrdup(position ? position : "");
-        d->ckpt_dirty = true;
+        if (quiet)
+            d->ckpt_quiet_dirty = true;
+        else
+            d->ckpt_dirty = true;
         pthread_cond_broadcast(&d->done_cv);
     }
     if (d->o.flush_on_txn_end) { /* the closed transaction's partial batches go now */
@@ -845,6 +852,14 @@ uint64_t deliver_txn_end(struct deliver *d, const char *position) {
     advance_low_water(d);
     pthread_mutex_unlock(&d->mu);
     return seq;
+}
+
+uint64_t deliver_txn_end(struct deliver *d, const char *position) {
+    return txn_end(d, position, false);
+}
+
+uint64_t deliver_txn_end_quiet(struct deliver *d, const char *position) {
+    return txn_end(d, position, true);
 }
 
 int deliver_wait_txn(struct deliver *d, uint64_t seq, int timeout_ms) {
@@ -1252,10 +1267,18 @@ static void save_checkpoint_locked(struct deliver *d, bool final) {
     /* one save at a time (checkpointer thread, drain): two concurrent saves
      * could land out of order and leave the older position behind */
     while (d->ckpt_busy) pthread_cond_wait(&d->done_cv, &d->mu);
-    if (!d->o.checkpoint || !d->ckpt_dirty || !d->lw_pos) return;
+    if (!d->o.checkpoint || !d->lw_pos) return;
+    /* moved only past checkpoint saves read back: saved once the idle
+     * interval has passed (or at the drain), else the save's own binlog
+     * transaction would be the next save's reason, every interval */
+    bool quiet_due = d->ckpt_quiet_dirty &&
+                     (final || now_ns() - d->ckpt_saved_ns >=
+                                   (int64_t)d->o.idle_checkpoint_interval_ms * NS_PER_MS);
+    if (!d->ckpt_dirty && !quiet_due) return;
     char *pos = xstrdup(d->lw_pos);
     uint64_t seq = d->lw_seq;
-    d->ckpt_dirty = false;
+    bool was_dirty = d->ckpt_dirty, was_quiet = d->ckpt_quiet_dirty;
+    d->ckpt_dirty = d->ckpt_quiet_dirty = false;
     d->ckpt_busy = true;
     pthread_mutex_unlock(&d->mu);
     int rc = d->o.checkpoint(d->o.checkpoint_ud, pos, seq);
@@ -1265,20 +1288,24 @@ static void save_checkpoint_locked(struct deliver *d, bool final) {
     if (rc == 0) {
         d->checkpoints_saved++;
         d->ckpt_saved_seq = seq;
+        d->ckpt_saved_ns = now_ns();
         if (d->ckpt_fail_streak)
             log_info("deliver", "checkpoint %s saved after %llu failed attempt(s)", pos,
                      (unsigned long long)d->ckpt_fail_streak);
         d->ckpt_fail_streak = 0;
     } else {
         d->checkpoint_failures++;
-        if (d->lw_seq == seq) d->ckpt_dirty = true;
+        d->ckpt_dirty |= was_dirty; /* whatever moved it since set its own flag too */
+        d->ckpt_quiet_dirty |= was_quiet;
         /* one attempt per checkpoint interval: said at the first failure,
          * then about once a minute at the default interval */
         if (d->ckpt_fail_streak++ % 60 == 0 || final)
             log_warn("deliver", "saving the checkpoint %s failed; will retry (%llu failure(s) "
                      "in a row)", pos, (unsigned long long)d->ckpt_fail_streak);
     }
-    if (d->lw_seq != seq) d->ckpt_dirty = true;
+    /* moved during the save: by what moved it (advance_low_water and txn_end
+     * set the flag of their kind) */
+    if (d->lw_seq != seq && !d->ckpt_dirty && !d->ckpt_quiet_dirty) d->ckpt_dirty = true;
     free(pos);
 }
 
@@ -1386,6 +1413,8 @@ struct deliver *deliver_new(const struct deliver_opts *o, struct search_client *
     if (d->o.retry_initial_ms < 1) d->o.retry_initial_ms = 1;
     if (d->o.retry_max_ms < d->o.retry_initial_ms) d->o.retry_max_ms = d->o.retry_initial_ms;
     if (d->o.checkpoint_interval_ms < 1) d->o.checkpoint_interval_ms = 1000;
+    if (d->o.idle_checkpoint_interval_ms < 1) d->o.idle_checkpoint_interval_ms = 60000;
+    d->ckpt_saved_ns = now_ns();
     d->client = client;
     if (o->transport)
         d->tr = *o->transport;

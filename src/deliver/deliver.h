@@ -123,6 +123,7 @@ struct deliver_opts {
     int drain_timeout_ms;
     int retry_initial_ms, retry_max_ms;
     int checkpoint_interval_ms;
+    int idle_checkpoint_interval_ms; /* when only quiet transactions moved it (below) */
     int stats_window_ms;        /* windowed counters; default 60000 */
     int max_attempts_5xx;       /* HTTP 500 and other odd 5xx on one item: then dead letter */
     bool flush_on_txn_end;      /* a closed transaction's changes are sent at once, whatever
@@ -171,6 +172,12 @@ int deliver_submit(struct deliver *d, const struct change *c);
 /* Close the current transaction: position is where the reader resumes after
  * it (copied). Returns the transaction's sequence number (1, 2, ...). */
 uint64_t deliver_txn_end(struct deliver *d, const char *position);
+/* The same for a transaction that is itself a checkpoint save read back
+ * from the binlog (with the metadata on the source): it moves the low-water
+ * mark, but a save for it alone waits idle_checkpoint_interval_ms, so an idle
+ * daemon does not write one save per checkpoint_interval_ms, each read back
+ * as the next one's reason. With changes of its own it is an ordinary end. */
+uint64_t deliver_txn_end_quiet(struct deliver *d, const char *position);
 /* Wait until every change of transactions <= seq is acknowledged. */
 int deliver_wait_txn(struct deliver *d, uint64_t seq, int timeout_ms);
 /* The low-water mark now: sequence (0 = none yet) and position (copied into

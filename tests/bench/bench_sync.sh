@@ -124,6 +124,10 @@ database = $META
 urls = $SEARCH_URL
 [delivery]
 checkpoint_interval_ms = 100
+# the driver waits for the checkpoint to reach the binlog's end, which may
+# end in the daemon's own save: saved at the same pace (real changes are
+# saved every checkpoint_interval_ms either way)
+idle_checkpoint_interval_ms = 100
 [admin]
 listen =
 [log]

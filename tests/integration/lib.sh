@@ -195,11 +195,29 @@ wait_checkpoint() {
     read -r f p <<<"$(mysql_binlog_pos)"
     wait_until "${3:-60}" "checkpoint of $2 at or past $f:$p" _checkpoint_past "$1" "$2" "$f" "$p"
 }
-_checkpoint_past() {
+_checkpoint_past() { # META SOURCE FILE POS
     local c
     c="$(mysql_q "SELECT position FROM \`$1\`.offsets WHERE source = '$2'")"
     [ -n "$c" ] || return 1
-    [ "${c%:*}" \> "$3" ] || { [ "${c%:*}" = "$3" ] && [ "${c##*:}" -ge "$4" ]; }
+    [ "${c%:*}" \> "$3" ] || { [ "${c%:*}" = "$3" ] && [ "${c##*:}" -ge "$4" ]; } && return 0
+    # with the metadata on the source, a position that moved only past
+    # checkpoint saves read back is saved every [delivery]
+    # idle_checkpoint_interval_ms: past POS too when the bytes up to it hold
+    # nothing but such saves (as `searchsync status` judges "caught up")
+    [ "${c%:*}" = "$3" ] && only_checkpoint_saves "$1" "$3" "${c##*:}" "$4"
+}
+# only_checkpoint_saves META FILE FROM TO — the binlog from FROM to TO in FILE
+# holds only writes of META.offsets (sync/status.c has the full rules)
+only_checkpoint_saves() {
+    mysql_q "SHOW BINLOG EVENTS IN '$2' FROM $3 LIMIT 256" | awk -F'\t' -v meta="$1" -v to="$4" '
+        $5 + 0 > to + 0 { exit }
+        $3 == "Gtid" || $3 == "Anonymous_Gtid" || $3 == "Annotate_rows" || $3 == "Rows_query" { next }
+        $3 == "Query" && $6 == "BEGIN" { next }
+        $3 == "Table_map" { if (index($6, "(" meta ".offsets)") == 0) bad = 1; next }
+        $3 ~ /^(Write|Update)_rows/ { rows = 1; next }
+        $3 == "Xid" || ($3 == "Query" && $6 == "COMMIT") { if ($5 + 0 == to + 0) ok = 1; next }
+        { bad = 1 }
+        END { exit !(ok && rows && !bad) }'
 }
 
 # ---------------------------------------------------------------- search engine

@@ -217,6 +217,13 @@ assert_contains "$(cat "$TEST_TMP/status.out")" "warehouses  state available, ve
 wait_until 20 "status: caught up while idle" bash -c \
     "'$SEARCHSYNC_BIN' status --config '$TEST_TMP/c.ini' | grep -q 'bytes behind: caught up'" ||
     fail "status while idle: $("$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" 2>&1 | sed -n 2,3p)"
+# and an idle daemon stops writing them: with checkpoint_interval_ms = 100 it
+# used to write ten a second, each read back as the next one's reason (now
+# one per idle_checkpoint_interval_ms, default a minute)
+sleep 1
+p1="$(mysql_binlog_pos)"
+sleep 2
+assert_eq "$p1" "$(mysql_binlog_pos)" "idle: no checkpoint saves written for 2 s"
 
 # an alias deleted behind the daemon's back: its writes fail as dead letters
 # instead of auto-creating a concrete index named like the alias

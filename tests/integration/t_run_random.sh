@@ -205,14 +205,8 @@ assert_eq "$KILLS" "$kills" "SIGKILLs"
 mk=$(mysql_q "SELECT MIN(id) FROM products" "$D")
 mysql_q "UPDATE products SET name = 'marker $SEED' WHERE id = $mk" "$D"
 marker_pos=$(mysql_binlog_pos | tr '\t' ':')
-pos_ge() { # pos_ge A B: binlog position A (file:pos) is at or after B
-    local af="${1%:*}" ap="${1##*:}" bf="${2%:*}" bp="${2##*:}"
-    [[ "$af" > "$bf" ]] || { [ "$af" = "$bf" ] && [ "$ap" -ge "$bp" ]; }
-}
-caught_up() {
-    local p
-    p=$(checkpoint)
-    [ -n "$p" ] && pos_ge "$p" "$marker_pos"
+caught_up() { # the checkpoint at the marker, or past it but for its own saves
+    _checkpoint_past "$meta" random "${marker_pos%:*}" "${marker_pos##*:}"
 }
 t1=$(date +%s)
 for ((i = 0; ; i++)); do

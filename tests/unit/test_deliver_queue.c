@@ -797,6 +797,57 @@ static void t_checkpoint_order(void **s) {
     assert_string_equal(F.ckpt_last, "p2");
 }
 
+/* A transaction that is itself a checkpoint save read back (quiet) moves
+ * the low-water mark, but a save for it alone waits for
+ * idle_checkpoint_interval_ms or the drain; an ordinary transaction after it,
+ * or one in flight that it follows, is saved at the next interval as always */
+static void t_quiet_txn(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.idle_checkpoint_interval_ms = 1000;
+    struct deliver *d = mk(&o);
+    char lw[64];
+    submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "p1");
+    WAIT_UNTIL(!strcmp(F.ckpt_last, "p1"));
+    assert_string_equal(F.ckpt_last, "p1");
+    int saves = F.ckpt_count;
+    deliver_txn_end_quiet(d, "q1"); /* p1's save, read back */
+    deliver_low_water(d, lw, sizeof lw);
+    assert_string_equal(lw, "q1");
+    usleep(150000); /* 15 checkpoint intervals: none saves q1 */
+    assert_int_equal(F.ckpt_count, saves);
+    WAIT_UNTIL(!strcmp(F.ckpt_last, "q1")); /* once the idle interval has passed */
+    assert_string_equal(F.ckpt_last, "q1");
+    saves = F.ckpt_count;
+    deliver_txn_end_quiet(d, "q2"); /* q1's save, read back: again not at once */
+    usleep(150000);
+    assert_int_equal(F.ckpt_count, saves);
+    deliver_txn_end(d, "p2"); /* an ordinary transaction (no changes of its own) */
+    WAIT_UNTIL(!strcmp(F.ckpt_last, "p2"));
+    assert_string_equal(F.ckpt_last, "p2");
+    /* behind a transaction in flight it moves that one's position, saved
+     * with it when it is acknowledged */
+    gate(true);
+    submit(d, "i", "2", 2, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "p3");
+    deliver_txn_end_quiet(d, "q3");
+    gate(false);
+    WAIT_UNTIL(!strcmp(F.ckpt_last, "q3"));
+    assert_string_equal(F.ckpt_last, "q3");
+    /* with changes of its own it is an ordinary end */
+    submit(d, "i", "3", 3, CHANGE_INDEX, "{}");
+    deliver_txn_end_quiet(d, "p4");
+    WAIT_UNTIL(!strcmp(F.ckpt_last, "p4"));
+    assert_string_equal(F.ckpt_last, "p4");
+    /* the drain saves a quiet position at once: a stopped daemon is exact */
+    deliver_txn_end_quiet(d, "q5");
+    assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
+    assert_string_equal(F.ckpt_last, "q5");
+    deliver_free(d);
+}
+
 /* every metric line is "name[{labels}] value" */
 static void t_prometheus_format(void **s) {
     (void)s;
@@ -989,6 +1040,7 @@ int main(void) {
         cmocka_unit_test(t_purge_index_all),
         cmocka_unit_test_setup_teardown(t_checkpoint_retry, setup, teardown),
         cmocka_unit_test_setup_teardown(t_checkpoint_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_quiet_txn, setup, teardown),
         cmocka_unit_test_setup_teardown(t_prometheus_format, setup, teardown),
         cmocka_unit_test_setup_teardown(t_batch_spans_workers, setup, teardown),
         cmocka_unit_test_setup_teardown(t_flush_on_txn_end, setup, teardown),
