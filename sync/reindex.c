@@ -44,7 +44,7 @@ bool rx_bucket_is_key_interval(const char *cond) {
     return strncmp(cond, MOD_BUCKET, strlen(MOD_BUCKET)) != 0;
 }
 
-static bool doc_table(const struct mp_index *ix, size_t t) {
+bool rx_doc_table(const struct mp_index *ix, size_t t) {
     return t == 0 || ix->tables[t].parent_table != NULL;
 }
 
@@ -204,7 +204,7 @@ int reindex_range_cond(const char *key, const char *min, const char *max, int b,
 static int bucket_params(MYSQL *src, const struct mp_index *ix, int b, int n, bool by_mod,
                          sbuf *out, char *err, size_t errlen) {
     for (size_t t = 0; t < ix->ntables; t++) {
-        if (!doc_table(ix, t)) continue;
+        if (!rx_doc_table(ix, t)) continue;
         const struct mp_table *tb = &ix->tables[t];
         const char *key = key_col(tb);
         sbuf_printf(out, "%zu\t", t);
@@ -264,7 +264,7 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     }
     const struct mp_index *ix = &m.indices[at];
     for (size_t t = 0; t < ix->ntables; t++)
-        if (doc_table(ix, t) && !key_col(&ix->tables[t])) {
+        if (rx_doc_table(ix, t) && !key_col(&ix->tables[t])) {
             mapping_free(&m);
             return errf(err, errlen, "%s.%s has no key column", ix->tables[t].db,
                         ix->tables[t].table),

@@ -21,6 +21,10 @@
 #define MOD_BUCKET "MOD("
 bool rx_bucket_is_key_interval(const char *cond);
 
+/* Table t's rows are documents of the index (its root, or a parent/child
+ * table): the tables a build's jobs read. */
+bool rx_doc_table(const struct mp_index *ix, size_t t);
+
 /* s as a quoted SQL string literal, appended to q */
 void rx_sq(MYSQL *m, sbuf *q, const char *s);
 /* A statement on the jobs of a build, run again when InnoDB picks it as a

@@ -21,7 +21,15 @@
  *
  * The worker that finishes the last job switches the alias (try_finish);
  * a worker that fails, or rejections past max_rejected, roll the build back
- * (runner_fail). */
+ * (runner_fail).
+ *
+ * The mid-build refresh (mid_refresh): the version is built with refreshes
+ * off, and the switch's refresh writes out everything the engine indexed
+ * since its last one, on its refresh thread pool (half the node's CPUs: one
+ * thread, shard after shard, on 2 CPUs) while nothing else runs. Once the
+ * acknowledged rows pass MID_REFRESH_PCT of the document tables' estimated
+ * rows, one refresh is started beside the jobs: what it writes is written
+ * while the engine still indexes, and the switch's refresh has only the rest. */
 #include "reindex.h"
 
 #include <pthread.h>
@@ -29,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "db.h"
 #include "deliver/deliver.h"
@@ -105,6 +114,11 @@ struct reindex_runner {
     _Atomic int switcher;   /* 1 + index of the worker doing the switch here, 0 none */
     _Atomic int running;    /* threads still running */
     _Atomic unsigned long long rejected_total;
+    unsigned long long rows_expected;       /* the document tables' estimated rows */
+    _Atomic unsigned long long rows_acked;  /* acknowledged, before a restart too */
+    _Atomic int mid_refresh;                /* 1 once the mid-build refresh started */
+    unsigned long long mid_at;              /* the rows acknowledged when it started */
+    pthread_t mid_th;
     pthread_mutex_t errmu;  /* guards errdb (job_errors from helper threads), why */
     MYSQL *errdb;
     char why[1100];         /* why the build fails (rejections, or a worker error) */
@@ -307,6 +321,66 @@ static long long meta_exec_wait(struct worker *w, const char *sql) {
     }
 }
 
+#define MID_REFRESH_PCT 50
+
+static void *mid_refresh_main(void *arg) {
+    struct reindex_runner *r = arg;
+    struct search_conn *k = search_conn_new(r->client);
+    struct search_resp resp;
+    search_resp_init(&resp);
+    char path[700], err[512] = "";
+    snprintf(path, sizeof path, "/%s/_refresh", r->phys);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = rx_engine(k, "POST", path, NULL, &resp, err, sizeof err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rc == 0 && resp.status == 200)
+        log_info("reindex", "%s v%u: refreshed at %llu of about %llu rows in %.3f s (the switch's "
+                 "refresh writes the rest)", r->alias, r->version, r->mid_at, r->rows_expected,
+                 (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    else /* nothing depends on it: the switch refreshes the version anyway */
+        log_info("reindex", "%s v%u: the mid-build refresh failed (%s); the switch refreshes the "
+                 "version anyway", r->alias, r->version,
+                 err[0] ? err : resp.body.data ? resp.body.data : "?");
+    search_resp_free(&resp);
+    search_conn_free(k);
+    return NULL;
+}
+
+/* rows more rows acknowledged: the one caller that passes MID_REFRESH_PCT of
+ * the estimate starts the mid-build refresh (see the top of the file). */
+static void mid_refresh_maybe(struct reindex_runner *r, size_t rows) {
+    unsigned long long before = atomic_fetch_add(&r->rows_acked, rows);
+    unsigned long long due = r->rows_expected / 100 * MID_REFRESH_PCT +
+                             r->rows_expected % 100 * MID_REFRESH_PCT / 100;
+    if (!due || before >= due || before + rows < due) return;
+    int none = 0;
+    if (!atomic_compare_exchange_strong(&r->mid_refresh, &none, 1)) return;
+    r->mid_at = before + rows;
+    if (pthread_create(&r->mid_th, NULL, mid_refresh_main, r) != 0) r->mid_refresh = 0;
+}
+
+/* The document tables' rows as the source estimates them (InnoDB's
+ * TABLE_ROWS, off by some percent): 0 when unknown. */
+static unsigned long long rows_expected(MYSQL *src, const struct mp_index *ix) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT COALESCE(SUM(TABLE_ROWS), 0) FROM information_schema.TABLES WHERE 0");
+    for (size_t t = 0; t < ix->ntables; t++) {
+        if (!rx_doc_table(ix, t)) continue;
+        sbuf_adds(&q, " OR (TABLE_SCHEMA = ");
+        rx_sq(src, &q, ix->tables[t].db);
+        sbuf_adds(&q, " AND TABLE_NAME = ");
+        rx_sq(src, &q, ix->tables[t].table);
+        sbuf_addc(&q, ')');
+    }
+    char *v[1] = {NULL}, err[256];
+    unsigned long long n = 0;
+    if (rx_row1(src, q.data, v, 1, err, sizeof err) == 1 && v[0]) n = strtoull(v[0], NULL, 10);
+    rx_free_row(v, 1);
+    sbuf_free(&q);
+    return n;
+}
+
 /* Wait for the page in flight to be acknowledged (engine outages are waited
  * out), then save its cursor and counters. 0 (also when none was in
  * flight), -1 error (w->err), -2 shutting down (the cursor stays before that
@@ -329,6 +403,7 @@ static int settle_page(struct worker *w) {
                     "rejected = %llu, started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu",
                 sp->rows, sp->docs, (unsigned long long)w->rejected, w->job->id);
     long long changed = meta_exec_wait(w, c.data);
+    if (changed > 0) mid_refresh_maybe(r, sp->rows);
     if (changed < 0)
         rc = r->stop == 1 ? -2 : -1; /* stopped: the page is read again after the restart */
     else if (changed == 0)
@@ -795,15 +870,19 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
         if (!ok) errf(err, errlen, "reading the jobs of %s: %s", alias, mysql_error(meta));
         sbuf_free(&q);
         /* the rejected count of the run so far (a restart keeps counting) */
-        char *rj[1];
-        sbuf_printf(&q, "SELECT COALESCE(SUM(rejected), 0) FROM jobs WHERE index_id = %s AND "
-                        "version = %u",
+        /* the rejected count and the rows of the run so far (a restart
+         * keeps counting) */
+        char *rj[2];
+        sbuf_printf(&q, "SELECT COALESCE(SUM(rejected), 0), COALESCE(SUM(rows_read), 0) FROM jobs "
+                        "WHERE index_id = %s AND version = %u",
                     r->id, version);
-        if (ok && rx_row1(meta, q.data, rj, 1, err, errlen) == 1) {
+        if (ok && rx_row1(meta, q.data, rj, 2, err, errlen) == 1) {
             r->rejected_total = strtoull(rj[0], NULL, 10);
-            free(rj[0]);
+            r->rows_acked = strtoull(rj[1], NULL, 10);
+            rx_free_row(rj, 2);
         }
         sbuf_free(&q);
+        if (ok) r->rows_expected = rows_expected(src, &r->m.indices[r->at]);
     }
     rx_free_row(row, 5);
     db_close(src);
@@ -868,6 +947,7 @@ void reindex_runner_free(struct reindex_runner *r) {
     if (!r) return;
     if (r->stop == 0) r->stop = 1;
     for (int i = 0; i < r->nw; i++) pthread_join(r->w[i].th, NULL);
+    if (r->mid_refresh) pthread_join(r->mid_th, NULL);
     for (int i = 0; i < r->wcap; i++) {
         struct worker *w = &r->w[i];
         if (w->d) deliver_drain(w->d, 5000);

@@ -167,6 +167,18 @@ assert_eq "products_v2" "$(alias_target products)" "the alias points at v2"
 assert_eq "history" "$(meta_q "SELECT state FROM index_versions WHERE physical_name = 'products_v1'")" "v1 is history"
 assert_true "v1 still exists (history_retention 2)" curl -sf "$SEARCH_URL/products_v1" -o /dev/null
 log "the writer ran $(cat "$TEST_TMP/stop.count") rounds of 4 statements (product, SKUs, SKU insert and delete) while v2 was built"
+# the mid-build refresh: once, when the acknowledged rows passed half of the
+# source's estimate of the document tables' rows (InnoDB's, off by some percent)
+wait_until 10 "the mid-build refresh of v2 logged" grep -q 'products v2: refreshed at' "$TEST_TMP/run.log"
+mid="$(grep -o 'products v2: refreshed at [0-9]* of about [0-9]* rows' "$TEST_TMP/run.log")"
+assert_eq 1 "$(printf '%s\n' "$mid" | wc -l)" "v2: one mid-build refresh"
+read -r mid_at mid_est <<<"$(echo "$mid" | awk '{print $5, $8}')"
+doc_rows="$(mysql_q 'SELECT (SELECT COUNT(*) FROM shop.products) + (SELECT COUNT(*) FROM shop.reviews) + (SELECT COUNT(*) FROM shop.review_replies)')"
+page=$(grep -o 'page_size = [0-9]*' "$TEST_TMP/c.ini" | awk '{print $3}')
+assert_true "the rows estimate is near the document tables' rows ($mid_est for $doc_rows)" \
+    test "$mid_est" -ge $((doc_rows / 2)) -a "$mid_est" -le $((doc_rows * 2))
+assert_true "refreshed once half the estimate was acknowledged ($mid_at of about $mid_est rows; the page that passed it: $page rows at most)" \
+    test "$mid_at" -ge $((mid_est / 2)) -a "$mid_at" -lt $((mid_est / 2 + page + 1))
 # the last live change reaches the engine, then everything equals SQL
 mysql_q "UPDATE shop.products SET name = 'after the writer' WHERE id = 1"
 wait_until $((30 + N / 2000)) "live change after the reindex" bash -c "curl -s '$SEARCH_URL/products/_doc/1' | jq -e '._source.name == \"after the writer\"' >/dev/null"
@@ -222,7 +234,6 @@ assert_eq "null 0" "$(curl -s "$SEARCH_URL/products_v4/_settings" | jq -r '.[].s
     "v4 after the switch: the default refresh interval back, the configured replicas (0)"
 total_rows="$(mysql_q 'SELECT (SELECT COUNT(*) FROM shop.products) + (SELECT COUNT(*) FROM shop.reviews) + (SELECT COUNT(*) FROM shop.review_replies)')"
 read_rows="$(meta_q "SELECT rows_read FROM reindex_runs WHERE alias = 'products' AND version = 4")"
-page=$(grep -o 'page_size = [0-9]*' "$TEST_TMP/c.ini" | awk '{print $3}')
 log "v4: $read_rows rows read for $total_rows rows ($((read_rows - total_rows)) read twice)"
 assert_true "rows read again after the kill: at most one page per job ($read_rows <= $total_rows + 4 x $page)" \
     test "$read_rows" -le $((total_rows + 4 * page))
