@@ -20,8 +20,10 @@
  *       state; <alias>_vN deleted; the reason in reindex_runs and sync_log
  *   changing ──reindex_reset (reindex --reset)──► previous state, cancelled
  *
- * Versions (seed 000): every page is read after SHOW MASTER STATUS, and its
- * documents carry the version of that binlog position. Live changes carry
+ * Versions (seed 000): every page is read in a consistent snapshot (a job
+ * keeps one for up to 500 ms of pages), and its documents carry the version
+ * of the binlog position that snapshot matches (MySQL: SHOW MASTER STATUS
+ * read just before it). Live changes carry
  * their transaction's commit position and are re-read from MySQL when
  * processed. A live change older than the page loses to it, and its data was
  * already in the page (committed before the page was read); a live change

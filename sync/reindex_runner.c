@@ -91,6 +91,9 @@ struct worker {
     _Atomic unsigned long long rejected; /* of the current job */
     struct page next;            /* read and built, waiting for the page before it */
     int snap;                    /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
+    bool snap_open;              /* a snapshot is open on src (read_page) */
+    int64_t snap_ms;             /* when it was taken (mono_ms) */
+    uint64_t snap_version;       /* the version of its pages */
     unsigned pages;              /* read by the current job (RAMP_PAGES ramp up) */
     struct sent_page sent;
     char err[1024];
@@ -230,10 +233,37 @@ static uint64_t binlog_version(struct worker *w, uint32_t epoch) {
  * finished, -1 error (w->err). */
 static int read_page_in(struct worker *w, size_t t, const char *cond, char **after);
 
+/* A snapshot serves a job's pages for up to SNAPSHOT_REUSE_MS: its pages
+ * then carry its version (still every change before it is in them, every
+ * change after it comes as a dual write with a greater version), and the
+ * three statements that take one (START TRANSACTION WITH CONSISTENT SNAPSHOT,
+ * SHOW STATUS, COMMIT) run a few times a second instead of once a page. Never
+ * held longer: an open snapshot holds back InnoDB's purge. */
+#define SNAPSHOT_REUSE_MS 500
+
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* End the worker's open snapshot, if any */
+static void snapshot_end(struct worker *w) {
+    if (w->snap_open && w->src) db_snapshot_end(w->src);
+    w->snap_open = false;
+}
+
 static int read_page(struct worker *w, size_t t, const char *cond, char **after) {
     struct reindex_runner *r = w->r;
     const struct mp_index *ix = &r->m.indices[r->at];
     struct page *p = &w->next;
+    if (w->snap_open && mono_ms() - w->snap_ms < SNAPSHOT_REUSE_MS) {
+        p->version = w->snap_version;
+        int rc = read_page_in(w, t, cond, after);
+        if (rc < 0) snapshot_end(w);
+        return rc;
+    }
+    snapshot_end(w);
     /* The page's version is the binlog position its snapshot matches: every
      * change before it is in the page, every change after it comes as a
      * dual write with a greater version. Without a server that reports that
@@ -246,6 +276,7 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
     }
     char file[512];
     unsigned long long pos = 0;
+    int64_t began = mono_ms();
     int s = db_snapshot_begin(w->src, file, sizeof file, &pos, w->err, sizeof w->err);
     if (s < 0) return -1;
     if (s == 1) {
@@ -260,8 +291,11 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
                  "pages use SHOW MASTER STATUS read just before their snapshot");
         return read_page(w, t, cond, after);
     }
+    w->snap_open = true;
+    w->snap_ms = began;
+    w->snap_version = p->version;
     int rc = read_page_in(w, t, cond, after);
-    db_snapshot_end(w->src);
+    if (rc < 0) snapshot_end(w);
     return rc;
 }
 
@@ -389,9 +423,14 @@ static int settle_page(struct worker *w) {
     struct reindex_runner *r = w->r;
     struct sent_page *sp = &w->sent;
     if (!sp->on) return 0;
-    for (;;) {
-        if (deliver_wait_txn(w->d, sp->seq, 1000) == DELIVER_OK) break;
-        if (r->stop == 1) return -2;
+    /* a wait longer than a snapshot is kept (an engine that is slow, or
+     * down) does not keep the job's snapshot open */
+    if (deliver_wait_txn(w->d, sp->seq, SNAPSHOT_REUSE_MS) != DELIVER_OK) {
+        snapshot_end(w);
+        for (;;) {
+            if (deliver_wait_txn(w->d, sp->seq, 1000) == DELIVER_OK) break;
+            if (r->stop == 1) return -2;
+        }
     }
     int rc = 0;
     sbuf c = SBUF_INIT;
@@ -523,6 +562,7 @@ static int run_job(struct worker *w, struct job *j) {
         }
         free(line);
     }
+    snapshot_end(w);
     if (rc == 0) rc = settle_page(w);
     w->sent.on = false; /* what was not settled is read again after a restart */
     free(w->sent.last);
