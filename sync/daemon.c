@@ -333,7 +333,7 @@ static int live_dead_letter(void *ud, const struct dead_letter *dl) {
         strstr(dl->error, "index_not_found_exception")) {
         log_info("run", "dropped a write to %s (id %s): the index of that cancelled or failed "
                  "build is gone", dl->index, dl->doc_id);
-        return 0;
+        return 1;
     }
     return dl_store_put(dm->dls, dl);
 }

@@ -618,7 +618,7 @@ static int write_dead_letter(struct deliver *d, struct item *it, const char *err
                      (int)(DL_LOG_WINDOW_NS / 1000000000LL));
     }
     free(etext);
-    return rc;
+    return rc > 0 ? 0 : rc;
 }
 
 /* ---------- purge (seed 001) ---------- */

@@ -86,8 +86,10 @@ struct dead_letter {
     bool require_alias;  /* the change was written to an alias (struct change) */
 };
 
-/* Return 0 once stored durably; -1 to have delivery try again later (the
- * change stays unacknowledged and keeps the checkpoint behind it). */
+/* Return 0 once stored durably; 1 when the change needs nothing (its index
+ * was deleted on purpose, say): acknowledged, without a dead-letter line in
+ * the log; -1 to have delivery try again later (the change stays
+ * unacknowledged and keeps the checkpoint behind it). */
 typedef int (*deliver_dead_letter_fn)(void *ud, const struct dead_letter *dl);
 /* The engine accepted a full-state write (INDEX or DELETE) of a document:
  * dead letters of that document with an older version are superseded (a
