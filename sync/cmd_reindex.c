@@ -107,7 +107,7 @@ static void env_close(struct env *e) {
 static int follow(struct env *e, const char *alias, unsigned v) {
     sbuf q = SBUF_INIT;
     int rc = EXIT_RUNTIME, polls = 0;
-    bool told = false, running_seen = false;
+    bool told = false, running_seen = false, again = false;
     char last[256] = "";
     for (;;) {
         sbuf_reset(&q);
@@ -175,10 +175,35 @@ static int follow(struct env *e, const char *alias, unsigned v) {
             rc = EXIT_OK;
         } else if (row) {
             fprintf(stderr, "searchsync reindex: %s v%u %s: %s\n", alias, v, row[0], row[4]);
+            again = strstr(row[4], "; queued again") != NULL;
         }
         if (res) mysql_free_result(res);
     }
     sbuf_free(&q);
+    /* a build the engine lost writes of is queued again by the daemon that
+     * rolled it back: followed too */
+    for (int polls = 0; again && polls < 10 * (1000 / FOLLOW_POLL_MS); polls++) {
+        sbuf_reset(&q);
+        sbuf_adds(&q, "SELECT building_version FROM index_configs WHERE source = ");
+        db_quote(e->meta, &q, e->cfg.source.name, strlen(e->cfg.source.name));
+        sbuf_adds(&q, " AND alias = ");
+        db_quote(e->meta, &q, alias, strlen(alias));
+        unsigned next = 0;
+        if (mysql_real_query(e->meta, q.data, q.len) == 0) {
+            MYSQL_RES *res = mysql_store_result(e->meta);
+            MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+            if (row && row[0]) next = (unsigned)strtoul(row[0], NULL, 10);
+            if (res) mysql_free_result(res);
+        }
+        sbuf_free(&q);
+        if (next > v) {
+            printf("following %s v%u, queued in place of v%u\n", alias, next, v);
+            fflush(stdout);
+            return follow(e, alias, next);
+        }
+        struct timespec ts = {0, FOLLOW_POLL_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     return rc;
 }
 

@@ -142,7 +142,11 @@ static int mapping_body(const struct mp_index *ix, const struct search_dialect *
     cJSON *idx = cJSON_AddObjectToObject(settings, "index");
     raw_int(idx, "number_of_shards", ix->shards);
     raw_int(idx, "number_of_replicas", building ? 0 : ix->replicas);
-    if (building) cJSON_AddStringToObject(idx, "refresh_interval", "-1");
+    if (building) {
+        cJSON_AddStringToObject(idx, "refresh_interval", "-1");
+        cJSON *tl = cJSON_AddObjectToObject(idx, "translog");
+        cJSON_AddStringToObject(tl, "durability", "async");
+    }
     if (ix->analysis) cJSON_AddItemToObject(settings, "analysis", cJSON_CreateRaw(ix->analysis));
     cJSON *mappings = cJSON_AddObjectToObject(root, "mappings");
     cJSON_AddStringToObject(mappings, "dynamic", "strict");

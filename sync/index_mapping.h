@@ -27,9 +27,10 @@
 int index_mapping_body(const struct mp_index *ix, const struct search_dialect *d, bool pretty,
                        sbuf *out, char *err, size_t errlen);
 
-/* The same body for a version being built by a reindex: no replicas and no
- * refreshes (the switch restores both), so creating it is one cluster-state
- * update instead of a create and then a settings update. */
+/* The same body for a version being built by a reindex: no replicas, no
+ * refreshes and the translog written asynchronously (the switch restores all
+ * three; sync/reindex_runner.c says why the last is safe), so creating it is
+ * one cluster-state update instead of a create and then a settings update. */
 int index_mapping_build_body(const struct mp_index *ix, const struct search_dialect *d, sbuf *out,
                              char *err, size_t errlen);
 

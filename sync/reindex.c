@@ -19,6 +19,7 @@
 #include "db.h"
 #include "docbuild.h"
 #include "index_mapping.h"
+#include "json_exact.h"
 #include "log.h"
 #include "reindex_int.h"
 #include "sbuf.h"
@@ -99,6 +100,47 @@ int rx_engine(struct search_conn *k, const char *method, const char *path, const
     if (search_request(k, method, path, NULL, body, body ? strlen(body) : 0, r) != 0)
         return errf(err, errlen, "engine: %s %s: %s", method, path, r->err);
     return 0;
+}
+
+int reindex_parse_primary_terms(const char *json, size_t len, const char *index, sbuf *out) {
+    cJSON *j = json && len ? json_exact_parse(json, len) : NULL;
+    cJSON *md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
+    cJSON *ixs = cJSON_GetObjectItemCaseSensitive(md, "indices");
+    cJSON *terms = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ixs, index),
+                                                    "primary_terms");
+    int n = cJSON_IsObject(terms) ? cJSON_GetArraySize(terms) : 0;
+    sbuf t = SBUF_INIT;
+    for (int s = 0; s < n; s++) {
+        char key[16];
+        snprintf(key, sizeof key, "%d", s);
+        cJSON *it = cJSON_GetObjectItemCaseSensitive(terms, key);
+        const char *v = cJSON_IsRaw(it) ? it->valuestring : NULL; /* numbers stay text */
+        if (!v || !docbuild_is_integer(v)) {
+            n = 0;
+            break;
+        }
+        sbuf_printf(&t, "%s%s", s ? "," : "", v);
+    }
+    if (n > 0) sbuf_add(out, t.data, t.len);
+    sbuf_free(&t);
+    cJSON_Delete(j);
+    return n > 0 ? n : -1;
+}
+
+int rx_primary_terms(struct search_conn *k, const char *phys, sbuf *out, char *err,
+                     size_t errlen) {
+    char path[800];
+    snprintf(path, sizeof path,
+             "/_cluster/state/metadata/%s?filter_path=metadata.indices.*.primary_terms", phys);
+    struct search_resp r;
+    search_resp_init(&r);
+    int rc = rx_engine(k, "GET", path, NULL, &r, err, errlen);
+    if (rc == 0 && (r.status != 200 ||
+                    reindex_parse_primary_terms(r.body.data, r.body.len, phys, out) < 0))
+        rc = errf(err, errlen, "GET %s: HTTP %ld %.300s", path, r.status,
+                  r.body.data ? r.body.data : "");
+    search_resp_free(&r);
+    return rc;
 }
 
 void rx_sync_log(MYSQL *meta, const char *source, const char *index_id, const char *event,
@@ -286,7 +328,7 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
         mapping_free(&m);
         return REINDEX_REFUSED;
     }
-    sbuf q = SBUF_INIT, body = SBUF_INIT, build = SBUF_INIT, params = SBUF_INIT;
+    sbuf q = SBUF_INIT, body = SBUF_INIT, build = SBUF_INIT, params = SBUF_INIT, terms = SBUF_INIT;
     struct search_resp r;
     search_resp_init(&r);
     char *mx[1] = {NULL};
@@ -303,7 +345,8 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     char phys[600];
     snprintf(phys, sizeof phys, "%s_v%u", req->alias, v);
     /* the version records the body it will serve with; it is created with
-     * no refreshes and no replicas, restored at the switch */
+     * no refreshes, no replicas and its translog written asynchronously,
+     * all restored at the switch */
     if (index_mapping_body(ix, search_client_dialect(client), false, &body, err, errlen) != 0 ||
         index_mapping_build_body(ix, search_client_dialect(client), &build, err, errlen) != 0)
         goto out;
@@ -318,6 +361,25 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
         goto out;
     }
     created = true;
+    /* The version is built with its translog written asynchronously; the
+     * terms its shards start with tell a later node restart, which may have
+     * lost writes it had acknowledged (sync/reindex_runner.c). An engine that
+     * does not say them gets every write of the build on disk instead. */
+    char terr[512];
+    if (rx_primary_terms(k, phys, &terms, terr, sizeof terr) < 0) {
+        sbuf_free(&terms);
+        log_warn("reindex", "%s: %s; it is built with every write on disk (slower: grant the "
+                 "engine user the monitor cluster privilege)", phys, terr);
+        snprintf(path, sizeof path, "/%s/_settings", phys);
+        if (rx_engine(k, "PUT", path, "{\"index\":{\"translog\":{\"durability\":null}}}", &r, err,
+                      errlen) < 0)
+            goto out;
+        if (r.status != 200) {
+            errf(err, errlen, "restoring the translog durability of %s: HTTP %ld %.400s", phys,
+                 r.status, r.body.data ? r.body.data : "");
+            goto out;
+        }
+    }
     for (int b = 0; b < n; b++) {
         sbuf_printf(&params, "%s", b ? "\x1e" : "");
         if (bucket_params(src, ix, b, n, req->by_mod, &params, err, errlen) < 0) goto out;
@@ -338,12 +400,15 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     }
     sbuf_reset(&q);
     sbuf_printf(&q, "INSERT INTO index_versions (index_id, version, physical_name, state, body, "
-                    "buckets, bucketing) VALUES (%s, %u, ",
+                    "buckets, bucketing, build_terms) VALUES (%s, %u, ",
                 id, v);
     rx_sq(meta, &q, phys);
     sbuf_adds(&q, ", 'changing', ");
     db_quote(meta, &q, body.data, body.len);
-    sbuf_printf(&q, ", %d, '%s')", n, req->by_mod ? "mod" : "range");
+    sbuf_printf(&q, ", %d, '%s', ", n, req->by_mod ? "mod" : "range");
+    if (terms.len) rx_sq(meta, &q, terms.data);
+    else sbuf_adds(&q, "NULL");
+    sbuf_addc(&q, ')');
     if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
     sbuf_reset(&q);
     sbuf_adds(&q, "INSERT INTO reindex_runs (source, index_id, alias, version, buckets) VALUES (");
@@ -394,6 +459,7 @@ out:
     sbuf_free(&body);
     sbuf_free(&build);
     sbuf_free(&params);
+    sbuf_free(&terms);
     mapping_free(&m);
     return rc;
 }

@@ -7,15 +7,20 @@
  * wins it):
  *
  *   available|unavailable ──reindex_request──► changing (building_version N:
- *       engine index <alias>_vN created with refresh off and no replicas,
+ *       engine index <alias>_vN created with refresh off, no replicas and
+ *       its translog written asynchronously (its primary terms recorded),
  *       one job per bucket, a reindex_runs row)
  *   changing ──daemon: dual writes on, binlog position recorded──► jobs run
  *       (reindex_runner: keyset pages of page_size rows per job, each page
  *       built whole, delivered, acknowledged, then its cursor saved)
  *   changing ──the last job done (the UPDATE that finds no unfinished job
- *       wins)──► switching ──settings restored, alias moved in one
- *       _aliases call──► available (current_version N; the old version
- *       becomes history, versions beyond history_retention are deleted)
+ *       wins)──► switching ──settings restored, flushed, primary terms as
+ *       recorded, alias moved in one _aliases call──► available
+ *       (current_version N; the old version becomes history, versions
+ *       beyond history_retention are deleted)
+ *   changing|switching ──a primary term moved (the engine restarted: writes
+ *       it acknowledged may be lost)──► previous state, <alias>_vN deleted,
+ *       <alias>_v(N+1) queued in its place (not after 3 such builds in a row)
  *   changing ──failure, or rejected documents > max_rejected──► previous
  *       state; <alias>_vN deleted; the reason in reindex_runs and sync_log
  *   changing ──reindex_reset (reindex --reset)──► previous state, cancelled
@@ -96,5 +101,11 @@ void reindex_runner_free(struct reindex_runner *r);
  * "" (everything), "`k` < 250", "`k` >= 250 AND `k` < 500", ... */
 int reindex_range_cond(const char *key, const char *min, const char *max, int b, int n,
                        struct sbuf *out);
+/* The primary terms of index's shards, in shard order ("1,1,1"), from the
+ * engine's answer to GET /_cluster/state/metadata/<index>
+ * ?filter_path=metadata.indices.*.primary_terms, appended to out: the number
+ * of shards, or -1 when the answer does not hold them. */
+int reindex_parse_primary_terms(const char *json, size_t len, const char *index,
+                                struct sbuf *out);
 
 #endif

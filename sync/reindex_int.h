@@ -40,6 +40,13 @@ void rx_free_row(char **r, int n);
  * status is the caller's to judge). */
 int rx_engine(struct search_conn *k, const char *method, const char *path, const char *body,
               struct search_resp *r, char *err, size_t errlen);
+/* The primary terms of phys's shards now ("1,1,1", into out): 0, or -1 with
+ * err (a transport error, or an engine that does not say them: a secured
+ * cluster without the monitor privilege, say). A term greater than when the
+ * version was created means its primary was assigned again since (a node
+ * restarted): writes acknowledged before, not yet on disk, may be lost. */
+int rx_primary_terms(struct search_conn *k, const char *phys, sbuf *out, char *err,
+                     size_t errlen);
 /* A sync_log row (start, end, counts, errors of builds); failures only logged. */
 void rx_sync_log(MYSQL *meta, const char *source, const char *index_id, const char *event,
                  const char *detail);

@@ -29,7 +29,20 @@
  * thread, shard after shard, on 2 CPUs) while nothing else runs. Once the
  * acknowledged rows pass MID_REFRESH_PCT of the document tables' estimated
  * rows, one refresh is started beside the jobs: what it writes is written
- * while the engine still indexes, and the switch's refresh has only the rest. */
+ * while the engine still indexes, and the switch's refresh has only the rest.
+ *
+ * Lost writes (lost_check): a version is built with its translog written
+ * asynchronously (sync/index_mapping.c), so the engine acknowledges a batch
+ * before it is on disk and does not fsync once per request. A node that
+ * restarts then loses what it acknowledged in its last seconds, and the
+ * jobs' cursors are past it. It also assigns the shard's primary again, with
+ * a greater primary term: the terms recorded when the version was created
+ * (index_versions.build_terms) are compared with the engine's every
+ * LOST_CHECK_MS while the jobs run, and once more at the switch after the
+ * settings are restored and the version flushed (from then on everything is
+ * on disk). A version whose terms moved is never switched to: it is rolled
+ * back and queued again (runner_fail; not after MAX_LOST_IN_A_ROW such
+ * builds in a row). */
 #include "reindex.h"
 
 #include <pthread.h>
@@ -121,6 +134,11 @@ struct reindex_runner {
     _Atomic unsigned long long rows_acked;  /* acknowledged, before a restart too */
     _Atomic int mid_refresh;                /* 1 once the mid-build refresh started */
     unsigned long long mid_at;              /* the rows acknowledged when it started */
+    char *build_terms;          /* primary terms at creation; NULL: built with writes on disk */
+    int buckets;                /* of this build, for a build queued in its place */
+    bool by_mod;
+    _Atomic int64_t lost_check_ms;          /* the next lost_check while the jobs run */
+    _Atomic int lost;           /* the engine may have lost writes: fail, queue again */
     pthread_t mid_th;
     pthread_mutex_t errmu;  /* guards errdb (job_errors from helper threads), why */
     MYSQL *errdb;
@@ -398,6 +416,47 @@ static void mid_refresh_maybe(struct reindex_runner *r, size_t rows) {
     if (pthread_create(&r->mid_th, NULL, mid_refresh_main, r) != 0) r->mid_refresh = 0;
 }
 
+#define LOST_CHECK_MS 10000
+#define MAX_LOST_IN_A_ROW 3
+
+/* Compare the version's primary terms with those it was created with (see
+ * the top of the file): 0 the same, 1 moved (r->why says so and the build
+ * stops), -1 not known now (err; the next check, or the switch, tells). */
+static int lost_check(struct reindex_runner *r, struct search_conn *k, char *err, size_t errlen) {
+    if (!r->build_terms) return 0;
+    sbuf now = SBUF_INIT;
+    int rc = rx_primary_terms(k, r->phys, &now, err, errlen);
+    if (rc == 0 && strcmp(now.data, r->build_terms) != 0) {
+        pthread_mutex_lock(&r->errmu);
+        snprintf(r->why, sizeof r->why,
+                 "the engine restarted while v%u was built (primary terms %s, now %s): writes "
+                 "it acknowledged but had not yet written to disk may be lost (a build writes "
+                 "its translog asynchronously)",
+                 r->version, r->build_terms, now.data);
+        pthread_mutex_unlock(&r->errmu);
+        r->lost = 1;
+        r->stop = 2;
+        rc = 1;
+    }
+    sbuf_free(&now);
+    return rc;
+}
+
+/* lost_check every LOST_CHECK_MS while the jobs run, by the worker whose
+ * page settles first after it is due */
+static void lost_check_maybe(struct worker *w) {
+    struct reindex_runner *r = w->r;
+    int64_t due = r->lost_check_ms, now = mono_ms();
+    if (!r->build_terms || now < due ||
+        !atomic_compare_exchange_strong(&r->lost_check_ms, &due, now + LOST_CHECK_MS))
+        return;
+    struct search_conn *k = search_conn_new(r->client);
+    char err[512];
+    if (lost_check(r, k, err, sizeof err) < 0)
+        log_info("reindex", "%s v%u: %s (checked again later)", r->alias, r->version, err);
+    search_conn_free(k);
+}
+
 /* The document tables' rows as the source estimates them (InnoDB's
  * TABLE_ROWS, off by some percent): 0 when unknown. */
 static unsigned long long rows_expected(MYSQL *src, const struct mp_index *ix) {
@@ -446,7 +505,10 @@ static int settle_page(struct worker *w) {
                     "rejected = %llu, started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu",
                 sp->rows, sp->docs, (unsigned long long)w->rejected, w->job->id);
     long long changed = meta_exec_wait(w, c.data);
-    if (changed > 0) mid_refresh_maybe(r, sp->rows);
+    if (changed > 0) {
+        mid_refresh_maybe(r, sp->rows);
+        lost_check_maybe(w);
+    }
     if (changed < 0)
         rc = r->stop == 1 ? -2 : -1; /* stopped: the page is read again after the restart */
     else if (changed == 0)
@@ -633,7 +695,8 @@ static void switch_step(struct search_conn *k, const char *phys, const char *act
 }
 
 /* All jobs done: the one caller whose UPDATE finds none unfinished switches
- * the alias. 1 switched, 0 not the last, -1 error. */
+ * the alias. 1 switched, 0 not the last, -1 error, -2 the engine may have
+ * lost writes of the version (r->why; the state is back to 'changing'). */
 static int try_finish(struct worker *w, bool may_resume) {
     struct reindex_runner *r = w->r;
     const struct mp_index *ix = &r->m.indices[r->at];
@@ -680,23 +743,60 @@ static int try_finish(struct worker *w, bool may_resume) {
     switch_step(k, r->phys, "_refresh", &resp,
                 "its refresh interval, restored next, makes its documents searchable within a "
                 "second");
-    /* A version built without replicas and about to get them is committed
-     * first: without refreshes the engine rarely flushed it, and a new
-     * replica copies the last commit's files and then replays every
-     * operation after it from the translog, that is, indexes most of the
-     * version once more. After the flush it copies files only. */
-    if (ix->replicas > 0)
-        switch_step(k, r->phys, "_flush", &resp,
-                    "its replicas recover by replaying its translog instead");
+    /* Every write from now on on disk before it is acknowledged, then
+     * everything before on disk too (a flush commits it): only then can the
+     * terms tell whether writes were lost while it was built. A version
+     * about to get replicas is committed first in any case: without
+     * refreshes the engine rarely flushed it, and a new replica copies the
+     * last commit's files and then replays every operation after it from the
+     * translog, that is, indexes most of the version once more. After the
+     * flush it copies files only. */
     snprintf(path, sizeof path, "/%s/_settings", r->phys);
-    sbuf_printf(&body, "{\"index\":{\"refresh_interval\":null,\"number_of_replicas\":%d}}",
-                ix->replicas);
-    if (engine_wait(r, k, "PUT", path, body.data, &resp, w->err, sizeof w->err) < 0 ||
+    if (engine_wait(r, k, "PUT", path,
+                    "{\"index\":{\"refresh_interval\":null,\"translog\":{\"durability\":null}}}",
+                    &resp, w->err, sizeof w->err) < 0 ||
         resp.status != 200) {
         if (resp.status) errf(w->err, sizeof w->err, "restoring the settings of %s: HTTP %ld %.300s",
                               r->phys, resp.status, resp.body.data ? resp.body.data : "");
-        sbuf_free(&body);
         goto out;
+    }
+    if (r->build_terms) {
+        snprintf(path, sizeof path, "/%s/_flush", r->phys);
+        if (engine_wait(r, k, "POST", path, NULL, &resp, w->err, sizeof w->err) < 0 ||
+            resp.status != 200) {
+            if (resp.status) errf(w->err, sizeof w->err, "flushing %s: HTTP %ld %.300s", r->phys,
+                                  resp.status, resp.body.data ? resp.body.data : "");
+            goto out;
+        }
+        char terr[512];
+        int lost = lost_check(r, k, terr, sizeof terr);
+        if (lost < 0) {
+            errf(w->err, sizeof w->err, "%s", terr);
+            goto out;
+        }
+        if (lost == 1) { /* back to 'changing', for runner_fail's rollback */
+            sbuf_reset(&q);
+            sbuf_printf(&q, "UPDATE index_configs SET state = 'changing' WHERE id = %s AND "
+                            "building_version = %u AND state = 'switching'",
+                        r->id, r->version);
+            if (rx_exec_retry(meta, q.data, w->err, sizeof w->err) >= 0) rc = -2;
+            goto out;
+        }
+    } else if (ix->replicas > 0) {
+        switch_step(k, r->phys, "_flush", &resp,
+                    "its replicas recover by replaying its translog instead");
+    }
+    if (ix->replicas > 0) {
+        snprintf(path, sizeof path, "/%s/_settings", r->phys);
+        sbuf_printf(&body, "{\"index\":{\"number_of_replicas\":%d}}", ix->replicas);
+        if (engine_wait(r, k, "PUT", path, body.data, &resp, w->err, sizeof w->err) < 0 ||
+            resp.status != 200) {
+            if (resp.status)
+                errf(w->err, sizeof w->err, "restoring the replicas of %s: HTTP %ld %.300s",
+                     r->phys, resp.status, resp.body.data ? resp.body.data : "");
+            sbuf_free(&body);
+            goto out;
+        }
     }
     snprintf(path, sizeof path, "/_alias/%s", r->alias);
     if (engine_wait(r, k, "GET", path, NULL, &resp, w->err, sizeof w->err) < 0) {
@@ -803,14 +903,52 @@ out:
     return rc;
 }
 
+/* The builds before this one lost their writes to engine restarts too
+ * (MAX_LOST_IN_A_ROW - 1 of them in a row): this one is not queued again. */
+static bool lost_too_often(struct reindex_runner *r, MYSQL *meta) {
+    sbuf q = SBUF_INIT;
+    sbuf_printf(&q, "SELECT COUNT(*) FROM (SELECT error_text FROM reindex_runs WHERE index_id = "
+                    "%s AND version <> %u ORDER BY id DESC LIMIT %d) t WHERE error_text LIKE "
+                    "'the engine restarted while v%% was built%%'",
+                r->id, r->version, MAX_LOST_IN_A_ROW - 1);
+    char *n[1] = {NULL}, err[256];
+    bool too = rx_row1(meta, q.data, n, 1, err, sizeof err) == 1 && n[0] &&
+               atoi(n[0]) >= MAX_LOST_IN_A_ROW - 1;
+    rx_free_row(n, 1);
+    sbuf_free(&q);
+    return too;
+}
+
 static void runner_fail(struct reindex_runner *r, struct worker *w, const char *reason) {
     struct search_conn *k = search_conn_new(r->client);
     char err[512];
-    if (db_ensure(&w->meta, &r->metap, err, sizeof err) == 0 &&
-        rx_undo_build(r->cfg, k, w->meta, r->alias, r->id, r->version, "failed", reason, err,
-                      sizeof err) == REINDEX_OK)
+    if (db_ensure(&w->meta, &r->metap, err, sizeof err) < 0) {
+        search_conn_free(k);
+        return;
+    }
+    bool again = r->lost && !lost_too_often(r, w->meta);
+    char why[1400];
+    snprintf(why, sizeof why, "%s%s", reason,
+             !r->lost ? ""
+             : again  ? "; queued again"
+                      : "; not queued again: the third build in a row the engine lost writes "
+                        "of (run searchsync reindex once it is stable)");
+    if (rx_undo_build(r->cfg, k, w->meta, r->alias, r->id, r->version, "failed", why, err,
+                      sizeof err) == REINDEX_OK) {
         log_error("reindex", "%s: version %u failed and was rolled back: %s", r->alias,
-                  r->version, reason);
+                  r->version, why);
+        MYSQL *src = again ? db_connect(&r->srcp, err, sizeof err) : NULL;
+        char reason2[100];
+        snprintf(reason2, sizeof reason2, "again: the engine restarted while v%u was built",
+                 r->version);
+        struct reindex_request req = {r->alias, r->buckets, r->by_mod, reason2};
+        unsigned v = 0;
+        if (again && (!src || reindex_request(r->cfg, r->client, k, w->meta, src, &req, &v, err,
+                                              sizeof err) != REINDEX_OK))
+            log_error("reindex", "%s: not queued again (%s): run searchsync reindex %s",
+                      r->alias, err, r->alias);
+        db_close(src);
+    }
     search_conn_free(k);
 }
 
@@ -913,7 +1051,6 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
         if (res) mysql_free_result(res);
         if (!ok) errf(err, errlen, "reading the jobs of %s: %s", alias, mysql_error(meta));
         sbuf_free(&q);
-        /* the rejected count of the run so far (a restart keeps counting) */
         /* the rejected count and the rows of the run so far (a restart
          * keeps counting) */
         char *rj[2];
@@ -927,6 +1064,23 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
         }
         sbuf_free(&q);
         if (ok) r->rows_expected = rows_expected(src, &r->m.indices[r->at]);
+        /* how the version is built: the terms it was created with (NULL:
+         * every write on disk), its buckets */
+        char *vr[3] = {NULL, NULL, NULL};
+        sbuf_printf(&q, "SELECT build_terms, buckets, bucketing FROM index_versions WHERE "
+                        "index_id = %s AND version = %u",
+                    r->id, version);
+        int got = ok ? rx_row1(meta, q.data, vr, 3, err, errlen) : 0;
+        if (got == 1) {
+            r->build_terms = vr[0] ? xstrdup(vr[0]) : NULL;
+            r->buckets = vr[1] ? atoi(vr[1]) : 0;
+            r->by_mod = vr[2] && !strcmp(vr[2], "mod");
+        } else if (got < 0) {
+            ok = 0; /* not run unchecked: the next poll starts it again */
+        }
+        rx_free_row(vr, 3);
+        sbuf_free(&q);
+        r->lost_check_ms = mono_ms() + LOST_CHECK_MS;
     }
     rx_free_row(row, 5);
     db_close(src);
@@ -1010,5 +1164,6 @@ void reindex_runner_free(struct reindex_runner *r) {
     free(r->alias);
     free(r->phys);
     free(r->id);
+    free(r->build_terms);
     free(r);
 }

@@ -358,8 +358,9 @@ static void test_generate_goldens(void **state) {
     mapping_free(&m);
 }
 
-/* A version being built is created with no replicas and no refreshes, the
- * rest of its body equal to the body it records and serves with. */
+/* A version being built is created with no replicas, no refreshes and its
+ * translog written asynchronously, the rest of its body equal to the body it
+ * records and serves with. */
 static void test_generate_build_body(void **state) {
     (void)state;
     const char *text = "{\"indices\":[{\"alias\":\"p\",\"replicas\":2,\"tables\":[{\"table\":"
@@ -376,13 +377,15 @@ static void test_generate_build_body(void **state) {
     assert_int_equal(0, index_mapping_build_body(&m.indices[0], &d, &build, err, sizeof err));
     assert_non_null(strstr(body.data, "\"number_of_replicas\":2"));
     assert_null(strstr(body.data, "refresh_interval"));
-    assert_non_null(strstr(build.data, "\"number_of_replicas\":0,\"refresh_interval\":\"-1\""));
+    assert_null(strstr(body.data, "translog"));
+    const char *build_settings = "\"number_of_replicas\":0,\"refresh_interval\":\"-1\","
+                                 "\"translog\":{\"durability\":\"async\"}";
+    assert_non_null(strstr(build.data, build_settings));
     /* nothing else differs */
     const char *b2 = strstr(body.data, "\"number_of_replicas\":2");
-    const char *m2 = strstr(build.data, "\"number_of_replicas\":0,\"refresh_interval\":\"-1\"");
+    const char *m2 = strstr(build.data, build_settings);
     assert_memory_equal(body.data, build.data, (size_t)(b2 - body.data));
-    assert_string_equal(b2 + strlen("\"number_of_replicas\":2"),
-                        m2 + strlen("\"number_of_replicas\":0,\"refresh_interval\":\"-1\""));
+    assert_string_equal(b2 + strlen("\"number_of_replicas\":2"), m2 + strlen(build_settings));
     sbuf_free(&errs);
     sbuf_free(&body);
     sbuf_free(&build);

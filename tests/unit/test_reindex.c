@@ -1,5 +1,6 @@
-/* Unit tests of the pure part of sync/reindex.c: the key-range conditions
- * that split a table into buckets. */
+/* Unit tests of the pure parts of sync/reindex.c: the key-range conditions
+ * that split a table into buckets, and the primary terms read from the
+ * engine's cluster state. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,10 +45,38 @@ static void test_refused(void **state) {
     sbuf_free(&s);
 }
 
+static void terms(const char *json, const char *index, int want_n, const char *want) {
+    sbuf s = SBUF_INIT;
+    assert_int_equal(reindex_parse_primary_terms(json, json ? strlen(json) : 0, index, &s), want_n);
+    assert_string_equal(s.data ? s.data : "", want);
+    sbuf_free(&s);
+}
+
+static void test_primary_terms(void **state) {
+    (void)state;
+    /* in shard order, whatever order the engine writes the shards in */
+    terms("{\"metadata\":{\"indices\":{\"p_v2\":{\"primary_terms\":{\"1\":3,\"0\":1,\"2\":2}}}}}",
+          "p_v2", 3, "1,3,2");
+    terms("{\"metadata\":{\"indices\":{\"p_v2\":{\"primary_terms\":{\"0\":1}}}}}", "p_v2", 1, "1");
+    /* terms beyond 2^53 stay exact */
+    terms("{\"metadata\":{\"indices\":{\"x\":{\"primary_terms\":{\"0\":9007199254740993}}}}}", "x",
+          1, "9007199254740993");
+    /* not there, or not what it should be */
+    terms("{\"metadata\":{\"indices\":{\"other\":{\"primary_terms\":{\"0\":1}}}}}", "p_v2", -1, "");
+    terms("{}", "p_v2", -1, ""); /* filter_path answers {} for an unknown index */
+    terms("{\"error\":{\"type\":\"security_exception\"},\"status\":403}", "p_v2", -1, "");
+    terms("{\"metadata\":{\"indices\":{\"p\":{\"primary_terms\":{\"0\":1,\"2\":1}}}}}", "p", -1, "");
+    terms("{\"metadata\":{\"indices\":{\"p\":{\"primary_terms\":{\"0\":\"1\"}}}}}", "p", -1, "");
+    terms("{\"metadata\":{\"indices\":{\"p\":{\"primary_terms\":{}}}}}", "p", -1, "");
+    terms("not json", "p", -1, "");
+    terms(NULL, "p", -1, "");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_primary_terms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
