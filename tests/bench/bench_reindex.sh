@@ -18,13 +18,19 @@
 #        tests/tools/docbuild_dump into NDJSON bulk files (with the
 #        ss_version field delivery adds to each document), posted by
 #        BENCH_PAR (default 4) curl processes with keep-alive into an index
-#        with the same body and the same build settings (no refresh, no
-#        replicas)
+#        with the same body, refresh off and no replicas (as bulk-load advice
+#        goes), every write on disk as the engine's default durability wants
 #      - unless BENCH_MATCHED=0, the same plain load once more with
 #        tests/bench/cpu_burner.py keeping busy the share of a CPU that the
 #        last reindex's reading took (its daemon + MariaDB CPU s / its
 #        seconds): what a loader that reads its documents before sending
 #        them could reach on this box, the reading's CPU not being free
+#      - with BENCH_TUNED=1, the tuned plain load: the plain load once more,
+#        given what the reindex does to the index it builds: created with the
+#        same build settings (no refresh, no replicas, translog written
+#        asynchronously) and refreshed once when half its requests are
+#        answered. The reindex against it measures what the reading and the
+#        bookkeeping cost; against the plain load, what a user gains
 # Prints docs/s of each, each round's ratios and their medians (target >= 90%
 # of the plain load), CPU, and the daemon's peak RSS (VmHWM) over all rounds.
 #
@@ -88,6 +94,7 @@ index_work() {
 
 ROUNDS="${BENCH_ROUNDS:-4}"
 MATCHED="${BENCH_MATCHED:-1}"
+TUNED="${BENCH_TUNED:-0}"
 WARMUP="${BENCH_WARMUP:-2}"
 v=1
 # one reindex of $A by the running daemon: sets rate (docs/s from the run's
@@ -119,17 +126,24 @@ reindex_once() {
 }
 # the same documents posted by PAR curls into an index with the same body
 # and build settings: sets base; plain_once SHARE: with cpu_burner.py keeping
-# SHARE of a CPU busy meanwhile, sets matched
+# SHARE of a CPU busy meanwhile, sets matched; plain_once tuned: the tuned
+# plain load (the version's build settings in its body, one refresh once the
+# first curl has half its requests answered), sets tuned
 plain_once() {
-    local pids=() m0 e0 t0 tr t1 m1 e1 cnt chunks w i args burner="" b0 b1 r what
+    local pids=() m0 e0 t0 tr t1 m1 e1 cnt chunks w i args rest burner="" b0 b1 r what mid=""
+    [ "${1:-}" = tuned ] && { mid=1; shift; }
     # CPU from before the index is created, as the reindex's (whose command
     # creates its version): creating an index costs the engine about 0.2 s.
     # The rate is timed from the first request, as the reindex's from its run
     # being queued, after its version was created.
     m0="$(cpu_of "$MYSQL_PID")"; e0="$(engine_cpu)"
-    curl -s -XPUT "$SEARCH_URL/${P}_plain" -H 'Content-Type: application/json' --data-binary "@$tmp/body.json" >/dev/null
-    curl -s -XPUT "$SEARCH_URL/${P}_plain/_settings" -H 'Content-Type: application/json' \
-        -d '{"index":{"refresh_interval":"-1","number_of_replicas":0}}' >/dev/null
+    if [ -n "$mid" ]; then
+        curl -s -XPUT "$SEARCH_URL/${P}_plain" -H 'Content-Type: application/json' --data-binary "@$tmp/build.json" >/dev/null
+    else
+        curl -s -XPUT "$SEARCH_URL/${P}_plain" -H 'Content-Type: application/json' --data-binary "@$tmp/body.json" >/dev/null
+        curl -s -XPUT "$SEARCH_URL/${P}_plain/_settings" -H 'Content-Type: application/json' \
+            -d '{"index":{"refresh_interval":"-1","number_of_replicas":0}}' >/dev/null
+    fi
     if [ -n "${1:-}" ]; then
         $PIN python3 "$here/cpu_burner.py" "$1" &
         burner=$!
@@ -140,11 +154,24 @@ plain_once() {
     chunks=("$tmp"/chunk-*)
     for ((w = 0; w < PAR; w++)); do
         args=()
+        rest=()
         for ((i = w; i < ${#chunks[@]}; i += PAR)); do
+            if [ -n "$mid" ] && [ "$w" = 0 ] && [ "$i" -ge $((${#chunks[@]} / 2)) ]; then
+                [ ${#rest[@]} -gt 0 ] && rest+=(--next)
+                rest+=(-s -o /dev/null -H 'Content-Type: application/x-ndjson' --data-binary "@${chunks[$i]}" "$SEARCH_URL/${P}_plain/_bulk")
+                continue
+            fi
             [ ${#args[@]} -gt 0 ] && args+=(--next)
             args+=(-s -o /dev/null -H 'Content-Type: application/x-ndjson' --data-binary "@${chunks[$i]}" "$SEARCH_URL/${P}_plain/_bulk")
         done
-        [ ${#args[@]} -gt 0 ] && { $PIN curl "${args[@]}" & pids+=($!); }
+        if [ ${#rest[@]} -gt 0 ]; then
+            { $PIN curl "${args[@]}"
+              $PIN curl -s -o /dev/null -XPOST "$SEARCH_URL/${P}_plain/_refresh" &
+              $PIN curl "${rest[@]}"; wait; } &
+            pids+=($!)
+        elif [ ${#args[@]} -gt 0 ]; then
+            $PIN curl "${args[@]}" & pids+=($!)
+        fi
     done
     wait "${pids[@]}"
     tr=$(date +%s.%N)
@@ -158,9 +185,10 @@ plain_once() {
         BURNER=""
         what="matched baseline, the plain load with cpu_burner.py at $1 of a CPU ($(dcpu "$b0" "$b1") CPU s)"
     fi
+    [ -n "$mid" ] && what="tuned plain load (built as a version is, refreshed halfway)"
     cnt="$(curl -s "$SEARCH_URL/${P}_plain/_count" | jq .count)"
     r=$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", n / (b - a)}')
-    if [ -n "$burner" ]; then matched=$r; else base=$r; fi
+    if [ -n "$burner" ]; then matched=$r; elif [ -n "$mid" ]; then tuned=$r; else base=$r; fi
     echo "    $what of the same $n documents ($cnt in the index, $PAR parallel, 500 a request): $r docs/s; CPU s: MariaDB $(dcpu "$m0" "$m1"), engine $(dcpu "$e0" "$e1")"
     echo "      timeline (s): last bulk answered $(dcpu "$t0" "$tr"), refreshed $(dcpu "$t0" "$t1")"
     index_work "${P}_plain"
@@ -228,6 +256,9 @@ INI
     rm -f "$tmp"/chunk-*
     split -l 1000 -d -a 6 "$tmp/bulk.ndjson" "$tmp/chunk-" # 500 documents a request
     "$BIN" mapping body --config "$tmp/c.ini" "$A" >"$tmp/body.json" 2>/dev/null
+    # the tuned plain load's index: what the reindex creates its versions with
+    jq '.settings.index += {"number_of_replicas": 0, "refresh_interval": "-1", "translog": {"durability": "async"}}' \
+        "$tmp/body.json" >"$tmp/build.json"
 
     # rounds: searchsync reindex (v2, v3, ...), the plain load and the
     # matched plain load, the order reversed every round (the matched load
@@ -239,27 +270,36 @@ INI
     done
     : >"$tmp/ratios"
     : >"$tmp/mratios"
+    : >"$tmp/rratios"
     for round in $(seq 1 "$ROUNDS"); do
         echo "  round $round"
         if [ $((round % 2)) = 1 ]; then
             reindex_once; plain_once
             if [ "$MATCHED" = 1 ]; then plain_once "$share"; fi
+            if [ "$TUNED" = 1 ]; then plain_once tuned; fi
         else
+            if [ "$TUNED" = 1 ]; then plain_once tuned; fi
             if [ "$MATCHED" = 1 ]; then plain_once "$share"; fi
             plain_once; reindex_once
         fi
         ratio=$(awk -v a="$rate" -v b="$base" 'BEGIN {printf "%.1f", 100 * a / b}')
         echo "$ratio" >>"$tmp/ratios"
+        line="    ratio: searchsync reindex = $ratio% of the plain load"
         if [ "$MATCHED" = 1 ]; then
             mratio=$(awk -v a="$rate" -v b="$matched" 'BEGIN {printf "%.1f", 100 * a / b}')
             echo "$mratio" >>"$tmp/mratios"
-            echo "    ratio: searchsync reindex = $ratio% of the plain load, $mratio% of the matched one"
-        else
-            echo "    ratio: searchsync reindex = $ratio% of the plain load"
+            line="$line, $mratio% of the matched one"
         fi
+        if [ "$TUNED" = 1 ]; then
+            rratio=$(awk -v a="$rate" -v b="$tuned" 'BEGIN {printf "%.1f", 100 * a / b}')
+            echo "$rratio" >>"$tmp/rratios"
+            line="$line, $rratio% of the tuned one"
+        fi
+        echo "$line"
     done
     median "$tmp/ratios" "to the plain load"
     median "$tmp/mratios" "to the matched plain load"
+    median "$tmp/rratios" "to the tuned plain load"
     hwm="$(hwm_of "$DAEMON")"
     echo "  daemon peak RSS over all rounds: ${hwm} MB"
     kill -TERM "$DAEMON"; wait "$DAEMON" || true
