@@ -31,6 +31,10 @@
 #   compare_docs ACTUAL ORACLE [compare_docs.py options...]
 #                                compare, print the verdict line; on a
 #                                difference print the report and return 1
+#   oracle_check_products DB ALIAS LABEL
+#                                an assertion (lib.sh): every document
+#                                behind ALIAS equals the products, reviews
+#                                and replies oracles of DB (ss_version aside)
 # shellcheck shell=bash
 
 ORACLE_LIB_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -138,4 +142,18 @@ compare_docs() {
     cat "$out"
     rm -f "$out"
     return 1
+}
+
+# oracle_check_products DB ALIAS LABEL — one assertion of lib.sh: the
+# documents behind ALIAS (products, reviews, replies) equal DB's oracle
+oracle_check_products() {
+    local o="$TEST_TMP/oracle"
+    oracle_dump "$1" "$o" || fail "$3: oracle queries failed"
+    engine_dump "$2" "$TEST_TMP/engine.ndjson" 2>"$TEST_TMP/dump.err" || {
+        cat "$TEST_TMP/dump.err"; fail "$3: engine dump"; }
+    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
+    compare_docs "$TEST_TMP/engine.ndjson" "$o/products.oracle,$o/reviews.oracle,$o/replies.oracle" \
+        --numbers value --ignore-field ss_version --label "$2 ($3)" --show 5 >"$TEST_TMP/cmp.out" ||
+        { cat "$TEST_TMP/cmp.out"; fail "$3: the index differs from the SQL oracle"; }
+    log "$(cat "$TEST_TMP/cmp.out")"
 }

@@ -117,19 +117,11 @@ check_products() { # $1: what
 # oracle (tests/integration/oracle_lib.sh): fields, nested parts, routing, no
 # duplicates, none without its row
 oracle_check() { # $1: what
-    local o="$TEST_TMP/oracle"
     if [ "${REINDEX_ORACLE:-1}" = 0 ]; then
         log "$1: document-by-document oracle comparison skipped (REINDEX_ORACLE=0)"
         return 0
     fi
-    oracle_dump shop "$o" || fail "$1: oracle queries failed"
-    engine_dump products "$TEST_TMP/engine.ndjson" 2>"$TEST_TMP/dump.err" || {
-        cat "$TEST_TMP/dump.err"; fail "$1: engine dump"; }
-    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
-    compare_docs "$TEST_TMP/engine.ndjson" "$o/products.oracle,$o/reviews.oracle,$o/replies.oracle" \
-        --numbers value --ignore-field ss_version --label "products ($1)" --show 5 >"$TEST_TMP/cmp.out" ||
-        { cat "$TEST_TMP/cmp.out"; fail "$1: the index differs from the SQL oracle"; }
-    log "$(cat "$TEST_TMP/cmp.out")"
+    oracle_check_products shop products "$1"
 }
 
 # ---- first sync: the daemon builds v1 through the reindex path
