@@ -182,7 +182,7 @@ static int follow(struct env *e, const char *alias, unsigned v) {
     sbuf_free(&q);
     /* a build the engine lost writes of is queued again by the daemon that
      * rolled it back: followed too */
-    for (int polls = 0; again && polls < 10 * (1000 / FOLLOW_POLL_MS); polls++) {
+    for (int waits = 0; again && waits < 10 * (1000 / FOLLOW_POLL_MS); waits++) {
         sbuf_reset(&q);
         sbuf_adds(&q, "SELECT building_version FROM index_configs WHERE source = ");
         db_quote(e->meta, &q, e->cfg.source.name, strlen(e->cfg.source.name));

@@ -328,7 +328,8 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
         mapping_free(&m);
         return REINDEX_REFUSED;
     }
-    sbuf q = SBUF_INIT, body = SBUF_INIT, build = SBUF_INIT, params = SBUF_INIT, terms = SBUF_INIT;
+    sbuf q = SBUF_INIT, body = SBUF_INIT, build = SBUF_INIT, params = SBUF_INIT;
+    sbuf terms = SBUF_INIT; /* the version's primary terms at creation */
     struct search_resp r;
     search_resp_init(&r);
     char *mx[1] = {NULL};
