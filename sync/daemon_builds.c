@@ -5,8 +5,10 @@
  * (polled between transactions, or at once when a request is read from the
  * binlog); the dual writes to a build's index, switched on with the binlog
  * position recorded before its runner starts; the runners
- * (sync/reindex_runner.c); and deleting what in-flight writes re-create of a
- * build that ended. */
+ * (sync/reindex_runner.c); and the indices of builds that did not go live:
+ * a failed build's is deleted here once the writes in flight for it are
+ * delivered (a cancelled one's again, should they have re-created it), and
+ * any left behind by a stop in between at the next start. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -25,7 +27,11 @@ const struct build *builds_find(const struct daemon *dm, const char *alias) {
 /* An index config without any version in the engine gets its first one
  * through a reindex (the first sync: no dump, no separate snapshot code); a
  * live alias the metadata does not know yet is adopted. */
+static void drop_failed_builds(struct daemon *dm, struct search_conn *k,
+                               const struct mp_index *ix);
+
 int builds_ensure_index(struct daemon *dm, struct search_conn *k, struct mp_index *ix) {
+    drop_failed_builds(dm, k, ix);
     struct search_resp r;
     search_resp_init(&r);
     char path[600];
@@ -82,7 +88,9 @@ void builds_stop(struct daemon *dm, size_t i, const char *why) {
 }
 
 /* A version that will never be live: once every write queued for it has
- * been delivered, delete it (again), so no index is left behind. */
+ * been delivered, delete it: a failed build's index is left to this
+ * (rx_undo_build), and a cancelled one's, deleted at once, may have been
+ * re-created by writes in flight. */
 static void drop_leftover(struct daemon *dm, const char *phys) {
     if (dm->last_txn)
         deliver_wait_txn(dm->d, dm->last_txn, dm->cfg->delivery.drain_timeout_ms);
@@ -91,8 +99,38 @@ static void drop_leftover(struct daemon *dm, const char *phys) {
     char path[700];
     snprintf(path, sizeof path, "/%s", phys);
     if (search_request(dm->k, "DELETE", path, NULL, NULL, 0, &r) == 0 && r.status == 200)
-        log_info("run", "deleted %s, left by writes still in flight when its build ended", phys);
+        log_info("run", "deleted %s, the index of a build that ended without going live, once "
+                 "the writes in flight for it were delivered", phys);
     search_resp_free(&r);
+}
+
+/* The indices of the builds of ix that failed or were cancelled (the last
+ * [reindex] keep_runs runs), deleted if still there: a daemon that stopped
+ * between a build's failure and drop_leftover left one behind. Their
+ * version numbers are never used again. */
+static void drop_failed_builds(struct daemon *dm, struct search_conn *k,
+                               const struct mp_index *ix) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT r.version FROM reindex_runs r JOIN index_configs c ON c.id = "
+                  "r.index_id WHERE r.status IN ('failed', 'cancelled') AND c.source = ");
+    db_quote(dm->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
+    sbuf_adds(&q, " AND c.alias = ");
+    db_quote(dm->meta, &q, ix->alias, strlen(ix->alias));
+    MYSQL_RES *res = mysql_real_query(dm->meta, q.data, q.len) == 0
+                         ? mysql_store_result(dm->meta) : NULL;
+    MYSQL_ROW row;
+    struct search_resp r;
+    search_resp_init(&r);
+    while (res && (row = mysql_fetch_row(res))) {
+        char path[700];
+        snprintf(path, sizeof path, "/%s_v%s", ix->alias, row[0]);
+        if (search_request(k, "DELETE", path, NULL, NULL, 0, &r) == 0 && r.status == 200)
+            log_info("run", "deleted %s_v%s, left behind by a build that did not go live",
+                     ix->alias, row[0]);
+    }
+    search_resp_free(&r);
+    if (res) mysql_free_result(res);
+    sbuf_free(&q);
 }
 
 /* Between transactions: which versions are being built? A new build gets
@@ -131,8 +169,7 @@ void builds_poll(struct daemon *dm) {
             char *phys = xstrdup(dm->builds[bi].phys);
             bool live = ix->current_version == dm->builds[bi].version;
             builds_stop(dm, bi, want ? "another version is built" : row[1]);
-            if (!live) /* cancelled or failed: what the dual writes still had in
-                        * flight may have re-created the deleted index */
+            if (!live) /* cancelled or failed */
                 drop_leftover(dm, phys);
             free(phys);
             if (bi < nb0) seen[bi] = true;

@@ -524,10 +524,11 @@ out:
 }
 
 /* Undo a build (failure or cancel) if it is still the one building:
- * the conditional UPDATE decides; the winner deletes <alias>_vN. */
+ * the conditional UPDATE decides; the winner deletes <alias>_vN (or leaves
+ * that to the daemon, see reindex_int.h). */
 int rx_undo_build(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
                   const char *alias, const char *id, unsigned v, const char *status,
-                  const char *reason, char *err, size_t errlen) {
+                  const char *reason, bool delete_index, char *err, size_t errlen) {
     sbuf q = SBUF_INIT;
     int rc = REINDEX_ERR;
     if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) goto out;
@@ -553,13 +554,15 @@ int rx_undo_build(const struct ss_config *cfg, struct search_conn *k, MYSQL *met
     rx_sync_log(meta, cfg->source.name, id, !strcmp(status, "failed") ? "reindex failed"
                 : "reindex cancelled",
                 detail);
-    struct search_resp r;
-    search_resp_init(&r);
-    char path[700], e2[256];
-    snprintf(path, sizeof path, "/%s_v%u", alias, v);
-    if (rx_engine(k, "DELETE", path, NULL, &r, e2, sizeof e2) < 0)
-        log_warn("reindex", "%s_v%u not deleted (delete it by hand): %s", alias, v, e2);
-    search_resp_free(&r);
+    if (delete_index) {
+        struct search_resp r;
+        search_resp_init(&r);
+        char path[700], e2[256];
+        snprintf(path, sizeof path, "/%s_v%u", alias, v);
+        if (rx_engine(k, "DELETE", path, NULL, &r, e2, sizeof e2) < 0)
+            log_warn("reindex", "%s_v%u not deleted (delete it by hand): %s", alias, v, e2);
+        search_resp_free(&r);
+    }
     rc = REINDEX_OK;
     goto out;
 rollback:
@@ -582,7 +585,7 @@ int reindex_reset(const struct ss_config *cfg, struct search_conn *k, MYSQL *met
         return REINDEX_REFUSED;
     }
     unsigned v = (unsigned)strtoul(row[3], NULL, 10);
-    rc = rx_undo_build(cfg, k, meta, alias, row[0], v, "cancelled", by, err, errlen);
+    rc = rx_undo_build(cfg, k, meta, alias, row[0], v, "cancelled", by, true, err, errlen);
     if (rc == REINDEX_OK) log_info("reindex", "%s: build of version %u cancelled", alias, v);
     rx_free_row(row, 5);
     return rc;

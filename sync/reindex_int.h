@@ -63,9 +63,13 @@ int rx_index_id_of(MYSQL *meta, const char *source, const char *alias, char **ro
 int rx_close_run(MYSQL *meta, const struct ss_config *cfg, const char *id, unsigned v,
                  const char *status, const char *error, char *err, size_t errlen);
 /* Undo build v (failure or cancel) if it is still the one building: the
- * conditional UPDATE decides; the winner deletes <alias>_vN. */
+ * conditional UPDATE decides; the winner deletes <alias>_vN when
+ * delete_index. A build that fails inside the daemon leaves the deleting to
+ * it (sync/daemon_builds.c): it first stops the dual writes and waits for
+ * those in flight, which would otherwise re-create the index with dynamic
+ * mappings (and some fail against them, as dead letters). */
 int rx_undo_build(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
                   const char *alias, const char *id, unsigned v, const char *status,
-                  const char *reason, char *err, size_t errlen);
+                  const char *reason, bool delete_index, char *err, size_t errlen);
 
 #endif

@@ -938,8 +938,8 @@ static void runner_fail(struct reindex_runner *r, struct worker *w, const char *
              : again  ? "; queued again"
                       : "; not queued again: the third build in a row the engine lost writes "
                         "of (run searchsync reindex once it is stable)");
-    if (rx_undo_build(r->cfg, k, w->meta, r->alias, r->id, r->version, "failed", why, err,
-                      sizeof err) == REINDEX_OK) {
+    if (rx_undo_build(r->cfg, k, w->meta, r->alias, r->id, r->version, "failed", why, false,
+                      err, sizeof err) == REINDEX_OK) {
         log_error("reindex", "%s: version %u failed and was rolled back: %s", r->alias,
                   r->version, why);
         MYSQL *src = again ? db_connect(&r->srcp, err, sizeof err) : NULL;

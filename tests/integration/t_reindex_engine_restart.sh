@@ -18,6 +18,8 @@
 #   bounded     with the two builds before it lost the same way (recorded in
 #               reindex_runs), a third is not queued again: the command exits
 #               1 and says so, the alias stays
+#   left behind a failed build's index still in the engine is deleted at the
+#               daemon's next start
 # Sizes: REINDEX_PRODUCTS (default 3000).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oracle_lib.sh"
@@ -135,5 +137,16 @@ assert_contains "$(cat "$TEST_TMP/reindex903.out")" "not queued again: the third
 assert_eq "products_v3" "$(alias_target products)" "the alias stays on v3"
 assert_eq "available 3 0" "$(meta_q "SELECT state, current_version, building_version FROM index_configs WHERE alias = 'products'" | tr '\t' ' ')" \
     "no build queued, the previous state"
+# ---- left behind: a failed build's index still in the engine (a daemon
+# stopped between the failure and deleting it) goes at the next start
+kill -TERM "$DAEMON"; wait "$DAEMON" || true
+curl -s -XPUT "$SEARCH_URL/products_v2" >/dev/null
+assert_true "products_v2 re-created by hand" curl -sf "$SEARCH_URL/products_v2" -o /dev/null
+"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
+DAEMON=$!
+on_exit "kill -9 $DAEMON 2>/dev/null"
+wait_until 30 "the failed build's index deleted at the start" bash -c "! curl -sf '$SEARCH_URL/products_v2' -o /dev/null"
+assert_contains "$(cat "$TEST_TMP/run.log")" "deleted products_v2, left behind by a build that did not go live" "the log says so"
+assert_eq "products_v3" "$(alias_target products)" "the live version untouched"
 kill -TERM "$DAEMON"; wait "$DAEMON" || true
 pass
