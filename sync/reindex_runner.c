@@ -151,10 +151,6 @@ static void runner_fail(struct reindex_runner *r, struct worker *w, const char *
 static int reindex_dead_letter(void *ud, const struct dead_letter *dl) {
     struct worker *w = ud;
     struct reindex_runner *r = w->r;
-    /* pages in flight when the failed build's index was deleted */
-    if (r->stop == 2 && dl->status == 404 && dl->error &&
-        strstr(dl->error, "index_not_found_exception"))
-        return 1;
     struct job *job = w->job; /* the page in flight belongs to it (settled before it changes) */
     char err[512];
     sbuf q = SBUF_INIT;
