@@ -824,22 +824,14 @@ static void write_row(jsonw *w, const struct level *l, size_t row) {
     jw_obj_close(w);
 }
 
-static bool has_children(const struct mp_index *ix) {
-    for (size_t i = 1; i < ix->ntables; i++)
-        if (ix->tables[i].parent_table) return true;
-    return false;
-}
-
 static const char *key_column(const struct mp_table *t) {
-    for (size_t i = 0; i < t->ncolumns; i++)
-        if (t->columns[i].is_key) return t->columns[i].name;
-    return NULL;
+    const struct mp_column *k = mp_table_key(t);
+    return k ? k->name : NULL;
 }
 
 static const char *key_type(const struct mp_table *t) {
-    for (size_t i = 0; i < t->ncolumns; i++)
-        if (t->columns[i].is_key) return t->columns[i].mysql_type;
-    return NULL;
+    const struct mp_column *k = mp_table_key(t);
+    return k ? k->mysql_type : NULL;
 }
 
 void docbuild_init(struct docbuild *b, MYSQL *db, const struct mp_index *ix) {
@@ -912,7 +904,7 @@ int docbuild_roots(struct docbuild *b, const char *const *keys, size_t n,
                  ix->alias, t->db, t->table);
         return -1;
     }
-    const char *jn = has_children(ix) ? (t->join_name ? t->join_name : t->table) : NULL;
+    const char *jn = mp_index_has_children(ix) ? (t->join_name ? t->join_name : t->table) : NULL;
     /* keys of a string column are quoted, so the server can use its index */
     bool int_key = mapping_is_integer_type(key_type(t));
     size_t chunk = b->chunk ? b->chunk : DOCBUILD_CHUNK;
@@ -1120,7 +1112,7 @@ int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *a
                       canon_int(keys[n - 1], strlen(keys[n - 1]));
         rc = fetch_subs(b, &l, 0, ranged ? &kr : NULL, err, errlen);
         if (rc == 0 && ti == 0) {
-            const char *jn = has_children(ix) ? (t->join_name ? t->join_name : t->table) : NULL;
+            const char *jn = mp_index_has_children(ix) ? (t->join_name ? t->join_name : t->table) : NULL;
             rc = emit_chunk(b, &l, keys, n, NULL, NULL, NULL, jn, sink);
         } else if (rc == 0) {
             rc = emit_children(b, ti, pi, &l, pcol, keys, n, sink, err, errlen);

@@ -21,6 +21,7 @@ static void column_free(struct mp_column *c) {
     free(c->copy_to);
     free(c->extend_name);
     free(c->format);
+    free(c->widened_from);
 }
 
 static void relation_free(struct mp_relation *r) {
@@ -297,6 +298,37 @@ int mapping_type_compatible(const char *mysql_type, const char *t, char *why, si
     return fail_why(why, whylen, "engine type %s cannot hold MySQL %s", t, mysql_type);
 }
 
+bool mapping_type_widens(const char *from, const char *to, const char *type) {
+    struct mtype a = mtype_parse(from), b = mtype_parse(to);
+    char why[256];
+    if (a.cls == MC_UNKNOWN || b.cls == MC_UNKNOWN) return false;
+    if (mapping_type_compatible(to, type, why, sizeof why) < 0) return false;
+    bool strings_a = a.cls == MC_CHAR || a.cls == MC_STRING || a.cls == MC_TEXT;
+    bool strings_b = b.cls == MC_CHAR || b.cls == MC_STRING || b.cls == MC_TEXT;
+    if (strings_a && strings_b) return true; /* the JSON form is the text either way */
+    if (a.cls == MC_FLOAT && b.cls == MC_DOUBLE) return true;
+    if (a.cls != b.cls) return false;
+    switch (a.cls) {
+    case MC_INT: /* every value of `from` fits `to` */
+        if (a.is_unsigned == b.is_unsigned) return b.bytes >= a.bytes;
+        return !b.is_unsigned && b.bytes > a.bytes;
+    case MC_DECIMAL: /* the same decimals, at least as many integer digits */
+        return b.scale == a.scale && b.len >= a.len;
+    case MC_BIT: return b.len >= a.len;
+    case MC_BINARY: return b.len < 0 || a.len < 0 ? true : b.len >= a.len;
+    case MC_ENUM:
+    case MC_SET:
+    case MC_JSON:
+    case MC_GEOMETRY:
+    case MC_POINT:
+    case MC_DOUBLE:
+    case MC_FLOAT:
+    case MC_DATE:
+    case MC_YEAR: return true;
+    default: return false; /* DATETIME/TIME precision changes the text of every value */
+    }
+}
+
 /* ------------------------------------------------------------------ schema */
 
 void mp_schema_add(struct mp_schema *s, const char *db, const char *table, const char *column,
@@ -474,9 +506,16 @@ static void check_columns(struct vctx *v, const char *where, const char *db, con
                 continue;
             }
             c->primary = s->primary;
-            if (c->mysql_type && c->mysql_type[0] && !same_mysql_type(c->mysql_type, s->type))
-                verr(v, w, "mysql_type \"%s\" does not match the source's \"%s\"", c->mysql_type,
-                     s->type);
+            if (c->mysql_type && c->mysql_type[0] && !same_mysql_type(c->mysql_type, s->type) &&
+                c->type && mapping_type_widens(c->mysql_type, s->type, c->type)) {
+                /* the source's column was widened: followed, and recorded by the caller */
+                free(c->widened_from);
+                c->widened_from = c->mysql_type;
+                c->mysql_type = xstrdup(s->type);
+            } else if (c->mysql_type && c->mysql_type[0] && !same_mysql_type(c->mysql_type, s->type))
+                verr(v, w, "mysql_type \"%s\" does not match the source's \"%s\": the engine "
+                     "type %s cannot follow it without a reindex (change the mapping's type, "
+                     "import it and reindex)", c->mysql_type, s->type, c->type ? c->type : "");
             else if (!c->mysql_type || !c->mysql_type[0] || strcmp(c->mysql_type, s->type)) {
                 /* missing, or the same type spelt another way: the source's spelling */
                 free(c->mysql_type);
@@ -727,4 +766,10 @@ int mapping_validate(struct mapping *m, const struct mp_schema *schema, sbuf *er
         check_index(&v, &m->indices[i], i);
     }
     return v.n;
+}
+
+const struct mp_column *mp_key_column(const struct mp_column *cols, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (cols[i].is_key) return &cols[i];
+    return NULL;
 }

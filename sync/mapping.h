@@ -27,6 +27,9 @@ struct mp_column {
     bool indexed;          /* false: stored in _source only */
     bool primary;          /* in its table's primary key (set by validation against the
                               source's schema; false when that was not loaded) */
+    char *widened_from;    /* set by validation: the source's type changed from this one
+                              (mysql_type as recorded) to mysql_type, which the column's
+                              engine type still holds; NULL otherwise */
 };
 
 struct mp_relation {
@@ -88,6 +91,22 @@ struct mapping {
 };
 
 void mapping_free(struct mapping *m); /* NULL-safe; leaves *m empty */
+/* The column marked as the key among cols[0..n) (a table's or a relation's),
+ * NULL when none is. */
+const struct mp_column *mp_key_column(const struct mp_column *cols, size_t n);
+static inline const struct mp_column *mp_table_key(const struct mp_table *t) {
+    return mp_key_column(t->columns, t->ncolumns);
+}
+/* Does the index hold parent/child documents (tables below the root with a
+ * parent)? */
+static inline bool mp_index_has_children(const struct mp_index *ix) {
+    for (size_t i = 1; i < ix->ntables; i++)
+        if (ix->tables[i].parent_table) return true;
+    return false;
+}
+static inline const struct mp_column *mp_relation_key(const struct mp_relation *r) {
+    return mp_key_column(r->columns, r->ncolumns);
+}
 
 /* ---------- types ---------- */
 
@@ -100,6 +119,12 @@ int mapping_decimal_scale(const char *mysql_type);
 /* 0 if engine type `type` can hold every value of `mysql_type` without loss;
  * -1 with a reason otherwise (unknown engine type included). */
 int mapping_type_compatible(const char *mysql_type, const char *type, char *why, size_t whylen);
+/* May a column recorded as MySQL type `from` with engine type `type` follow
+ * the source to `to` without a reindex? Yes when both are of one kind
+ * (integers, strings, decimals with the same scale, floating point, enum or
+ * set labels...), `to` holds every value of `from`, and `type` still holds
+ * `to`: a longer VARCHAR, INT -> BIGINT, more DECIMAL digits. */
+bool mapping_type_widens(const char *from, const char *to, const char *type);
 
 /* ---------- the JSON file ---------- */
 
@@ -171,6 +196,12 @@ int mapping_db_save(struct st_mysql *meta, const char *source, const struct mapp
 /* The checksums of the metadata tables a mapping is stored in (one CHECKSUM
  * TABLE), as text into out: a cheap test of whether a load could find an
  * edit. 0, or -1 (err) when the server cannot say. */
+/* Record a widening validation accepted (mp_column.widened_from): column
+ * db.table.column of source's mapping, recorded as `from`, becomes `to`
+ * wherever it is listed. Rows changed, or -1 with err. */
+long long mapping_db_record_type(struct st_mysql *meta, const char *source, const char *db,
+                                 const char *table, const char *column, const char *from,
+                                 const char *to, char *err, size_t errlen);
 int mapping_db_checksum(struct st_mysql *meta, char *out, size_t outlen, char *err,
                         size_t errlen);
 

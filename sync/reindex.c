@@ -28,17 +28,15 @@
 /* ---------- small helpers (reindex_int.h) ---------- */
 
 static const char *key_col(const struct mp_table *t) {
-    for (size_t i = 0; i < t->ncolumns; i++)
-        if (t->columns[i].is_key) return t->columns[i].name;
-    return NULL;
+    const struct mp_column *k = mp_table_key(t);
+    return k ? k->name : NULL;
 }
 
 /* SQL orders and compares its values as numbers (a string key holding "18"
  * does neither) */
 static bool key_is_integer(const struct mp_table *t) {
-    for (size_t i = 0; i < t->ncolumns; i++)
-        if (t->columns[i].is_key) return mapping_is_integer_type(t->columns[i].mysql_type);
-    return false;
+    const struct mp_column *k = mp_table_key(t);
+    return k && mapping_is_integer_type(k->mysql_type);
 }
 
 bool rx_bucket_is_key_interval(const char *cond) {

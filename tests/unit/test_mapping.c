@@ -255,6 +255,46 @@ static void test_validation_primary_key(void **state) {
     mapping_free(&m);
 }
 
+static void test_type_widens(void **state) {
+    (void)state;
+    assert_true(mapping_type_widens("int(11)", "bigint(20)", "long"));
+    assert_false(mapping_type_widens("int(11)", "bigint(20)", "integer"));
+    assert_false(mapping_type_widens("bigint(20)", "int(11)", "long"));
+    assert_true(mapping_type_widens("int(10) unsigned", "bigint(20)", "long"));
+    assert_false(mapping_type_widens("int(10) unsigned", "int(11)", "long"));
+    assert_true(mapping_type_widens("varchar(60)", "varchar(80)", "text"));
+    assert_true(mapping_type_widens("varchar(60)", "text", "keyword"));
+    assert_true(mapping_type_widens("decimal(10,2)", "decimal(12,2)", "keyword"));
+    assert_false(mapping_type_widens("decimal(10,2)", "decimal(12,3)", "keyword"));
+    assert_false(mapping_type_widens("decimal(10,2)", "decimal(20,2)", "double"));
+    assert_true(mapping_type_widens("float", "double", "double"));
+    assert_false(mapping_type_widens("datetime", "datetime(3)", "date"));
+    assert_false(mapping_type_widens("varchar(10)", "int(11)", "keyword"));
+    assert_true(mapping_type_widens("enum('a','b')", "enum('a','b','c')", "keyword"));
+}
+
+/* A mapping whose recorded type the source has widened: accepted, and the
+ * old type kept for the caller to record. */
+static void test_validation_widened(void **state) {
+    (void)state;
+    const char *text = IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true,"
+                          "\"mysql_type\":\"int(11)\",\"type\":\"long\"},\"name\"]}");
+    struct mapping m;
+    char err[1024];
+    if (mapping_parse("v.json", text, strlen(text), &m, err, sizeof err) < 0) fail_msg("%s", err);
+    struct mp_schema s;
+    schema_demo(&s);
+    sbuf errs = SBUF_INIT;
+    assert_int_equal(0, mapping_validate(&m, &s, &errs));
+    const struct mp_column *c = &m.indices[0].tables[0].columns[0];
+    assert_string_equal("bigint(20)", c->mysql_type);
+    assert_string_equal("int(11)", c->widened_from);
+    assert_null(m.indices[0].tables[0].columns[1].widened_from);
+    sbuf_free(&errs);
+    mp_schema_free(&s);
+    mapping_free(&m);
+}
+
 static void test_validation(void **state) {
     (void)state;
     validate_expect(IX(ROOT "}"), 0, NULL);
@@ -267,6 +307,13 @@ static void test_validation(void **state) {
                     1, "columns[0] (column d.p.id): type mismatch: integer holds 31");
     validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true,\"mysql_type\":\"int(11)\"}]}"),
                     1, "mysql_type \"int(11)\" does not match the source's \"bigint(20)\"");
+    /* a column widened in the source is followed when the engine type holds the new type */
+    validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true,\"mysql_type\":\"int(11)\",\"type\":\"long\"},"
+                       "{\"name\":\"name\",\"mysql_type\":\"varchar(6)\",\"type\":\"text\"}]}"),
+                    0, NULL);
+    /* ... and refused when it cannot (a narrowed column, an engine type too small) */
+    validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true,\"mysql_type\":\"int(11)\",\"type\":\"integer\"}]}"),
+                    1, "cannot follow it without a reindex");
     /* the same type spelt without the display width (MySQL 8) is the same type */
     validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true,\"mysql_type\":\"BIGINT\"}]}"),
                     0, NULL);
@@ -483,7 +530,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_type_defaults),     cmocka_unit_test(test_type_compat),
         cmocka_unit_test(test_parse_errors),      cmocka_unit_test(test_roundtrip),
-        cmocka_unit_test(test_validation),        cmocka_unit_test(test_validation_primary_key),
+        cmocka_unit_test(test_validation),        cmocka_unit_test(test_type_widens),
+        cmocka_unit_test(test_validation_widened),        cmocka_unit_test(test_validation_primary_key),
         cmocka_unit_test(test_generate_goldens),
         cmocka_unit_test(test_generate_dialect_errors),
         cmocka_unit_test(test_generate_build_body),
