@@ -25,6 +25,7 @@
 #include "config.h"
 #include "jsonw.h"
 #include "log.h"
+#include "signals.h"
 #include "sbuf.h"
 
 struct tail {
@@ -39,10 +40,6 @@ struct tail {
 };
 
 static volatile sig_atomic_t stop_requested;
-static void on_signal(int sig) {
-    (void)sig;
-    stop_requested = 1;
-}
 
 static int flush_out(struct tail *t) {
     size_t off = 0;
@@ -292,12 +289,7 @@ int cmd_tail(int argc, char **argv) {
         .commit = on_commit, .heartbeat = on_heartbeat,
     };
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    signals_on_stop(&stop_requested, NULL); /* the reader stops at its next heartbeat */
 
     bl_reader r;
     int exit_code = EXIT_OK;

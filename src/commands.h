@@ -5,7 +5,20 @@
 #ifndef SS_COMMANDS_H
 #define SS_COMMANDS_H
 
+#include <stddef.h>
+#include <stdio.h>
+
+#include "config.h"
+
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_FOUND = 3 };
+
+/* The prologue of a subcommand that takes `--config FILE` and `--help` and
+ * nothing else: parses them, loads the configuration into *cfg and applies
+ * its [log] settings. Returns -1 to go on (cfg loaded: config_free it), or
+ * the exit code to return at once (usage printed, or the configuration's
+ * error said on stderr and cfg already freed). */
+int command_prologue(const char *name, int argc, char **argv, void (*usage)(FILE *out),
+                     struct ss_config *cfg);
 
 int cmd_config(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);

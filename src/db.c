@@ -133,21 +133,28 @@ long long db_exec_rows(MYSQL *m, const char *sql, char *err, size_t errlen) {
     return n;
 }
 
+MYSQL_RES *db_query(MYSQL *m, const char *sql, size_t len, char *err, size_t errlen) {
+    if (!len) len = strlen(sql);
+    if (!m || mysql_real_query(m, sql, len) != 0) {
+        errf(err, errlen, "query failed: %s (%u): %.300s", m ? mysql_error(m) : "no connection",
+             m ? mysql_errno(m) : 0, sql);
+        return NULL;
+    }
+    MYSQL_RES *r = mysql_store_result(m);
+    if (!r)
+        errf(err, errlen, "reading the result failed: %s (%u): %.300s",
+             mysql_errno(m) ? mysql_error(m) : "the statement returns no rows", mysql_errno(m),
+             sql);
+    return r;
+}
+
 int db_snapshot_begin(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
                       size_t errlen) {
     /* source connections are REPEATABLE READ (db_connect), so the snapshot
      * holds for every query until db_snapshot_end() */
     if (db_exec(m, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err, errlen) < 0) return -1;
-    const char *q = "SHOW STATUS LIKE 'binlog_snapshot_%'";
-    if (mysql_query(m, q) != 0) {
-        errf(err, errlen, "query failed: %s (%u): %s", mysql_error(m), mysql_errno(m), q);
-        return -1;
-    }
-    MYSQL_RES *r = mysql_store_result(m);
-    if (!r) {
-        errf(err, errlen, "query failed: %s (%u): %s", mysql_error(m), mysql_errno(m), q);
-        return -1;
-    }
+    MYSQL_RES *r = db_query(m, "SHOW STATUS LIKE 'binlog_snapshot_%'", 0, err, errlen);
+    if (!r) return -1;
     bool have_file = false, have_pos = false;
     MYSQL_ROW row;
     while ((row = mysql_fetch_row(r))) {
@@ -172,13 +179,10 @@ void db_snapshot_end(MYSQL *m) {
 }
 
 char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen) {
-    if (mysql_query(m, sql) != 0) {
-        errf(err, errlen, "query failed: %s (%u): %.300s", mysql_error(m), mysql_errno(m), sql);
-        return NULL;
-    }
-    MYSQL_RES *r = mysql_store_result(m);
+    MYSQL_RES *r = db_query(m, sql, 0, err, errlen);
     char *out = NULL;
-    if (r) {
+    if (!r) return NULL;
+    {
         MYSQL_ROW row = mysql_fetch_row(r);
         unsigned long *len = mysql_fetch_lengths(r);
         if (row && row[0]) out = xstrndup(row[0], len[0]);
@@ -356,4 +360,29 @@ out:
     free(got);
     sbuf_free(&q);
     return rc;
+}
+
+int db_binlog_position(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
+                       size_t errlen) {
+    static const char *const stmts[] = {"SHOW MASTER STATUS", "SHOW BINARY LOG STATUS"};
+    for (int i = 0; i < 2; i++) {
+        if (mysql_real_query(m, stmts[i], strlen(stmts[i])) != 0) {
+            /* 1064: a syntax error, the other name (MySQL 8.4 dropped the first) */
+            if (mysql_errno(m) == 1064 && i == 0) continue;
+            return errf(err, errlen, "%s: %s (%u)", stmts[i], mysql_error(m), mysql_errno(m));
+        }
+        MYSQL_RES *res = mysql_store_result(m);
+        MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+        int rc = 0;
+        if (row && row[0] && row[1] && strlen(row[0]) < filelen) {
+            snprintf(file, filelen, "%s", row[0]);
+            *pos = strtoull(row[1], NULL, 10);
+        } else {
+            rc = errf(err, errlen, "%s returned no position: is the binary log on (log_bin)?",
+                      stmts[i]);
+        }
+        if (res) mysql_free_result(res);
+        return rc;
+    }
+    return errf(err, errlen, "no statement tells the binlog position");
 }

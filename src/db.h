@@ -41,6 +41,10 @@ bool db_conn_lost(MYSQL *m);
 int db_exec(MYSQL *m, const char *sql, char *err, size_t errlen);
 /* The same, returning the rows the statement changed (-1 on error). */
 long long db_exec_rows(MYSQL *m, const char *sql, char *err, size_t errlen);
+/* Run a statement that returns rows and fetch them all: the result (free
+ * with mysql_free_result), or NULL with err naming the statement. len 0:
+ * strlen(sql). */
+MYSQL_RES *db_query(MYSQL *m, const char *sql, size_t len, char *err, size_t errlen);
 /* First column of the first row as text, or NULL (caller frees). */
 char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen);
 /* A read snapshot and the binlog position it matches: until db_snapshot_end()
@@ -53,7 +57,12 @@ char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen);
  * 0 the server does not report one (the snapshot is still open), -1 error. */
 int db_snapshot_begin(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
                       size_t errlen);
-void db_snapshot_end(MYSQL *m); /* COMMIT; a broken connection shows at the next query */
+void db_snapshot_end(MYSQL *m);
+/* The server's current binlog position (SHOW MASTER STATUS, or SHOW BINARY
+ * LOG STATUS where MySQL 8.4 renamed it). 0, or -1 with err (binlog off: no
+ * row). */
+int db_binlog_position(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
+                       size_t errlen); /* COMMIT; a broken connection shows at the next query */
 /* Append a quoted, escaped string literal to sql (for identifiers use db_ident).
  * m may be NULL (a connection lost and not back yet): the text is escaped as
  * for utf8mb4, and the statement fails later at db_ensure, not here. */

@@ -5,8 +5,9 @@ libsearchsync_a_SOURCES += \
 	src/jsonw.c src/jsonw.h \
 	src/json_exact.c src/json_exact.h \
 	src/log.c src/log.h \
+	src/signals.c src/signals.h \
 	src/config.c src/config.h
-searchsync_SOURCES += src/commands.h src/cmd_config.c src/cmd_migrate.c src/cmd_dead_letters.c
+searchsync_SOURCES += src/commands.h src/cmd_prologue.c src/cmd_config.c src/cmd_migrate.c src/cmd_dead_letters.c
 
 check_PROGRAMS += tests/unit/test_jsonw tests/unit/test_jsonw_asan \
 	tests/unit/test_config tests/unit/test_config_asan

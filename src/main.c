@@ -1,11 +1,13 @@
-/* main: the searchsync binary. Finds the subcommand and hands it argv; the
- * table below is also what `searchsync --help` prints. A subcommand whose
+/* main: the searchsync binary. Blocks every signal and starts the one thread
+ * that handles them (src/signals.c), finds the subcommand and hands it argv;
+ * the table below is also what `searchsync --help` prints. A subcommand whose
  * issue has not landed yet says so and exits 2 (usage), so scripts can tell
  * "not available in this build" from a runtime failure. */
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
+#include "signals.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "dev"
@@ -58,6 +60,12 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+    /* before any thread exists: every signal is handled by one thread */
+    signals_block_all();
+    if (signals_start() != 0) {
+        fprintf(stderr, "searchsync: cannot start the signal thread\n");
+        return EXIT_RUNTIME;
+    }
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
