@@ -9,28 +9,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "daemon.h"
 #include "docbuild.h"
 #include "jsonw.h"
+#include "pipeline.h"
 
 int area_collect(void *ctx, size_t index, const struct mp_relation *rel, const char *doc,
                  const char *elem) {
-    struct daemon *dm = ctx;
+    struct route_ctx *rc = ctx;
     /* while a version is built most of its documents do not exist yet:
      * whole documents rather than element scripts */
-    if (builds_find(dm, dm->m.indices[index].alias))
-        return daemon_collect(ctx, index, 0, doc, strlen(doc));
-    if (dm->naops == dm->capaops) {
-        dm->capaops = dm->capaops ? dm->capaops * 2 : 64;
-        dm->aops = xrealloc(dm->aops, dm->capaops * sizeof *dm->aops);
+    if (pipeline_build_of(rc->p, rc->p->m->indices[index].alias)) {
+        if (!row_image_index(&rc->p->m->indices[index]))
+            changeset_add_doc(rc->cs, index, 0, doc, strlen(doc));
+        return 0;
     }
-    dm->aops[dm->naops++] = (struct area_op){index, rel, xstrdup(doc), xstrdup(elem), NULL};
+    changeset_add_element(rc->cs, index, rel, doc, elem);
     return 0;
 }
 
-void area_free(struct daemon *dm) {
-    for (size_t i = 0; i < dm->naops; i++) free(dm->aops[i].doc), free(dm->aops[i].elem);
-    dm->naops = 0;
+static void elements_free(struct changeset *cs) {
+    for (size_t i = 0; i < cs->nelems; i++) free(cs->elems[i].doc), free(cs->elems[i].elem);
+    cs->nelems = 0;
 }
 
 /* params.ops: [{p: array field, k: element key field, v: key as text, e:
@@ -86,14 +85,14 @@ static int cmp_elem_body(const void *a, const void *b) {
 }
 
 static int cmp_aop_elem(const void *a, const void *b) {
-    const struct area_op *x = a, *y = b;
+    const struct cs_element *x = a, *y = b;
     if (x->index != y->index) return x->index < y->index ? -1 : 1;
     if (x->rel != y->rel) return (uintptr_t)x->rel < (uintptr_t)y->rel ? -1 : 1;
     return strcmp(x->elem, y->elem);
 }
 
 static int cmp_aop_doc(const void *a, const void *b) {
-    const struct area_op *x = a, *y = b;
+    const struct cs_element *x = a, *y = b;
     if (x->index != y->index) return x->index < y->index ? -1 : 1;
     int c = strcmp(x->doc, y->doc);
     if (c) return c;
@@ -102,15 +101,14 @@ static int cmp_aop_doc(const void *a, const void *b) {
 }
 
 static const char *rel_key_name(const struct mp_relation *rel) {
-    for (size_t i = 0; i < rel->ncolumns; i++)
-        if (rel->columns[i].is_key) return rel->columns[i].name;
-    return NULL;
+    const struct mp_column *k = mp_relation_key(rel);
+    return k ? k->name : NULL;
 }
 
 /* Elements ops[0..n) (one relation, sorted by element): which belong to which
  * document now (key, join column; the relation's WHERE applied), then build
  * those elements with their own sub-relations, one chunked query per level. */
-static int area_resolve(struct daemon *dm, struct area_op *ops, size_t n, struct elem_sink *es,
+static int area_resolve(struct pipeline *p, struct cs_element *ops, size_t n, struct elem_sink *es,
                         struct strset *member) {
     const struct mp_relation *rel = ops[0].rel;
     const char *key = rel_key_name(rel);
@@ -135,7 +133,7 @@ static int area_resolve(struct daemon *dm, struct area_op *ops, size_t n, struct
         for (; at < n && k < DOCBUILD_CHUNK; at++) {
             if (at > 0 && !strcmp(ops[at].elem, ops[at - 1].elem)) continue;
             if (k++) sbuf_addc(&q, ',');
-            db_quote(dm->src, &q, ops[at].elem, strlen(ops[at].elem));
+            db_quote(p->src, &q, ops[at].elem, strlen(ops[at].elem));
         }
         sbuf_addc(&q, ')');
         if (rel->where) {
@@ -143,12 +141,12 @@ static int area_resolve(struct daemon *dm, struct area_op *ops, size_t n, struct
             sbuf_adds(&q, rel->where);
             sbuf_addc(&q, ')');
         }
-        if (mysql_real_query(dm->src, q.data, q.len) != 0) {
-            rc = errf(dm->err, sizeof dm->err, "finding the documents of %s.%s elements: %s (%u)",
-                      rel->db, rel->table, mysql_error(dm->src), mysql_errno(dm->src));
+        if (mysql_real_query(p->src, q.data, q.len) != 0) {
+            rc = errf(p->err, sizeof p->err, "finding the documents of %s.%s elements: %s (%u)",
+                      rel->db, rel->table, mysql_error(p->src), mysql_errno(p->src));
             break;
         }
-        MYSQL_RES *res = mysql_store_result(dm->src);
+        MYSQL_RES *res = mysql_store_result(p->src);
         MYSQL_ROW row;
         while (res && (row = mysql_fetch_row(res))) {
             unsigned long *len = mysql_fetch_lengths(res);
@@ -166,9 +164,9 @@ static int area_resolve(struct daemon *dm, struct area_op *ops, size_t n, struct
             members[nm++] = xstrndup(row[0], len[0]);
         }
         if (res) mysql_free_result(res);
-        if (mysql_errno(dm->src))
-            rc = errf(dm->err, sizeof dm->err, "finding the documents of %s.%s elements: %s (%u)",
-                      rel->db, rel->table, mysql_error(dm->src), mysql_errno(dm->src));
+        if (mysql_errno(p->src))
+            rc = errf(p->err, sizeof p->err, "finding the documents of %s.%s elements: %s (%u)",
+                      rel->db, rel->table, mysql_error(p->src), mysql_errno(p->src));
     }
     if (rc == 0 && nm) {
         struct mp_table et = {0};
@@ -176,12 +174,12 @@ static int area_resolve(struct daemon *dm, struct area_op *ops, size_t n, struct
         et.columns = rel->columns, et.ncolumns = rel->ncolumns;
         et.relations = rel->relations, et.nrelations = rel->nrelations;
         struct mp_index ex = {0};
-        ex.alias = dm->m.indices[ops[0].index].alias;
+        ex.alias = p->m->indices[ops[0].index].alias;
         ex.tables = &et, ex.ntables = 1;
         struct docbuild b;
-        docbuild_init(&b, dm->src, &ex);
+        docbuild_init(&b, p->src, &ex);
         struct docbuild_sink sink = {elem_doc, NULL, es};
-        rc = docbuild_roots(&b, (const char *const *)members, nm, &sink, dm->err, sizeof dm->err);
+        rc = docbuild_roots(&b, (const char *const *)members, nm, &sink, p->err, sizeof p->err);
         qsort(es->v, es->n, sizeof *es->v, cmp_elem_body);
     }
     for (size_t i = 0; i < nm; i++) free(members[i]);
@@ -193,37 +191,38 @@ static int area_resolve(struct daemon *dm, struct area_op *ops, size_t n, struct
 /* This transaction's changed elements: drop those of documents rebuilt whole
  * (full[index] holds their keys), resolve and build the rest, and submit one
  * script per document with all its element edits. */
-int area_submit(struct daemon *dm, const struct strset *full, const bl_commit *cm) {
+int area_submit(struct pipeline *p, struct changeset *cs, const struct strset *full,
+                const bl_pos *txn_end) {
     size_t n = 0;
     sbuf k = SBUF_INIT;
-    for (size_t i = 0; i < dm->naops; i++) { /* keep ops whose document is not rebuilt */
+    for (size_t i = 0; i < cs->nelems; i++) { /* keep ops whose document is not rebuilt */
         sbuf_reset(&k);
-        sbuf_printf(&k, "%zu\x1f%s", dm->aops[i].index, dm->aops[i].doc);
+        sbuf_printf(&k, "%zu\x1f%s", cs->elems[i].index, cs->elems[i].doc);
         if (strset_has(full, k.data, k.len)) {
-            free(dm->aops[i].doc), free(dm->aops[i].elem);
+            free(cs->elems[i].doc), free(cs->elems[i].elem);
             continue;
         }
-        dm->aops[n++] = dm->aops[i];
+        cs->elems[n++] = cs->elems[i];
     }
-    dm->naops = n;
+    cs->nelems = n;
     sbuf_free(&k);
     if (!n) return 0;
-    qsort(dm->aops, n, sizeof *dm->aops, cmp_aop_elem);
+    qsort(cs->elems, n, sizeof *cs->elems, cmp_aop_elem);
     struct elem_sink *sinks = NULL; /* one per relation group */
     size_t ngroups = 0;
     struct strset member = {0};
     int rc = 0;
     for (size_t at = 0; at < n && rc == 0;) {
         size_t end = at;
-        while (end < n && dm->aops[end].index == dm->aops[at].index &&
-               dm->aops[end].rel == dm->aops[at].rel)
+        while (end < n && cs->elems[end].index == cs->elems[at].index &&
+               cs->elems[end].rel == cs->elems[at].rel)
             end++;
         sinks = xrealloc(sinks, (ngroups + 1) * sizeof *sinks);
         struct elem_sink *es = &sinks[ngroups++];
         memset(es, 0, sizeof *es);
-        rc = area_resolve(dm, dm->aops + at, end - at, es, &member);
+        rc = area_resolve(p, cs->elems + at, end - at, es, &member);
         for (size_t i = at; rc == 0 && i < end; i++) {
-            struct area_op *op = &dm->aops[i];
+            struct cs_element *op = &cs->elems[i];
             sbuf pair = SBUF_INIT;
             sbuf_printf(&pair, "%s\x1f%s", op->elem, op->doc);
             op->body = NULL;
@@ -236,10 +235,10 @@ int area_submit(struct daemon *dm, const struct strset *full, const bl_commit *c
         }
         at = end;
     }
-    if (rc == 0) qsort(dm->aops, n, sizeof *dm->aops, cmp_aop_doc);
+    if (rc == 0) qsort(cs->elems, n, sizeof *cs->elems, cmp_aop_doc);
     sbuf params = SBUF_INIT;
     for (size_t at = 0; at < n && rc == 0;) {
-        const struct mp_index *ix = &dm->m.indices[dm->aops[at].index];
+        const struct mp_index *ix = &p->m->indices[cs->elems[at].index];
         sbuf_reset(&params);
         jsonw w;
         jw_init(&w, &params);
@@ -247,10 +246,10 @@ int area_submit(struct daemon *dm, const struct strset *full, const bl_commit *c
         jw_key(&w, "ops");
         jw_arr_open(&w);
         size_t end = at;
-        for (; end < n && dm->aops[end].index == dm->aops[at].index &&
-               !strcmp(dm->aops[end].doc, dm->aops[at].doc);
+        for (; end < n && cs->elems[end].index == cs->elems[at].index &&
+               !strcmp(cs->elems[end].doc, cs->elems[at].doc);
              end++) {
-            const struct area_op *op = &dm->aops[end];
+            const struct cs_element *op = &cs->elems[end];
             const struct mp_table *root = &ix->tables[0];
             jw_obj_open(&w);
             jw_key(&w, "p");
@@ -268,12 +267,12 @@ int area_submit(struct daemon *dm, const struct strset *full, const bl_commit *c
         }
         jw_arr_close(&w);
         jw_obj_close(&w);
-        uint64_t v = daemon_txn_version(dm, ix, cm);
-        struct change c = {.index = ix->alias, .doc_id = dm->aops[at].doc, .version = v,
+        uint64_t v = pipeline_version(p, ix, txn_end);
+        struct change c = {.index = ix->alias, .doc_id = cs->elems[at].doc, .version = v,
                            .op = CHANGE_SCRIPT, .body = params.data, .body_len = params.len,
                            .script = AREA_SCRIPT};
-        if (!v || daemon_submit(dm, ix, &c) != 0) rc = -1;
-        dm->scripts++;
+        if (!v || pipeline_submit(p, ix, &c) != 0) rc = -1;
+        p->scripts++;
         at = end;
     }
     sbuf_free(&params);
@@ -283,6 +282,6 @@ int area_submit(struct daemon *dm, const struct strset *full, const bl_commit *c
     }
     free(sinks);
     strset_clear(&member);
-    area_free(dm);
+    elements_free(cs);
     return rc;
 }

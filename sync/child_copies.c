@@ -10,39 +10,42 @@
  * that only update in place pay nothing. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
-#include "daemon.h"
+#include "pipeline.h"
 #include "json_exact.h"
 #include "jsonw.h"
+#include "log.h"
 
 /* Can this row leave a child document copy under a routing we no longer
  * write (see copies_fix)? Only when a row of a parent/child index's document
  * table goes, or changes its key or parent column: a child (or one below it)
  * then moves, loses its id or its parent chain. Updates in place keep every
  * routing, so such transactions skip the copy lookup. */
-void copies_watch_row(struct daemon *dm, const bl_row *row) {
-    for (size_t i = 0; i < dm->m.nindices && !dm->copies_may_move; i++) {
-        const struct mp_index *ix = &dm->m.indices[i];
-        if (!has_children(ix)) continue;
+void copies_watch_row(struct pipeline *p, struct changeset *cs, const bl_row *row) {
+    for (size_t i = 0; i < p->m->nindices && !cs->copies_may_move; i++) {
+        const struct mp_index *ix = &p->m->indices[i];
+        if (!mp_index_has_children(ix)) continue;
         for (size_t t = 0; t < ix->ntables; t++) {
             const struct mp_table *tb = &ix->tables[t];
             if ((t > 0 && !tb->parent_table) || strcmp(tb->db, row->table->db) ||
                 strcmp(tb->table, row->table->name))
                 continue;
             if (!row->after || !row->before) { /* a delete (an insert moves nothing) */
-                dm->copies_may_move = !row->after;
+                cs->copies_may_move = !row->after;
                 continue;
             }
-            const char *watch[2] = {key_of(tb) ? key_of(tb)->name : NULL, tb->parent_column};
-            for (int w = 0; w < 2 && !dm->copies_may_move; w++) {
+            const char *watch[2] = {mp_table_key(tb) ? mp_table_key(tb)->name : NULL,
+                                    tb->parent_column};
+            for (int w = 0; w < 2 && !cs->copies_may_move; w++) {
                 if (!watch[w]) continue;
-                struct image b = {dm, row->table, row->before}, a = {dm, row->table, row->after};
+                struct image b = {p, row->table, row->before}, a = {p, row->table, row->after};
                 size_t l1 = 0, l2 = 0;
                 bool x1 = false, x2 = false;
-                const char *v1 = daemon_image_value(&b, watch[w], &l1, &x1);
-                char *c1 = v1 ? xstrndup(v1, l1) : NULL; /* daemon_image_value reuses its buffer */
-                const char *v2 = daemon_image_value(&a, watch[w], &l2, &x2);
-                dm->copies_may_move = x1 || x2 || (!c1) != (!v2) ||
+                const char *v1 = pipeline_image_value(&b, watch[w], &l1, &x1);
+                char *c1 = v1 ? xstrndup(v1, l1) : NULL; /* pipeline_image_value reuses its buffer */
+                const char *v2 = pipeline_image_value(&a, watch[w], &l2, &x2);
+                cs->copies_may_move = x1 || x2 || (!c1) != (!v2) ||
                                       (c1 && (l1 != l2 || memcmp(c1, v2, l1)));
                 free(c1);
             }
@@ -50,18 +53,17 @@ void copies_watch_row(struct daemon *dm, const bl_row *row) {
     }
 }
 
-void copies_note(struct daemon *dm, const char *id, const char *routing, bool absent) {
-    if (dm->ncopies == dm->capcopies) {
-        dm->capcopies = dm->capcopies ? dm->capcopies * 2 : 64;
-        dm->copies = xrealloc(dm->copies, dm->capcopies * sizeof *dm->copies);
+void copies_note(struct copy_list *l, const char *id, const char *routing, bool absent) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
     }
-    dm->copies[dm->ncopies++] =
-        (struct copy){xstrdup(id), routing ? xstrdup(routing) : NULL, absent};
+    l->v[l->n++] = (struct child_copy){xstrdup(id), routing ? xstrdup(routing) : NULL, absent};
 }
 
-void copies_free(struct daemon *dm) {
-    for (size_t i = 0; i < dm->ncopies; i++) free(dm->copies[i].id), free(dm->copies[i].routing);
-    dm->ncopies = 0;
+void copies_free(struct copy_list *l) {
+    for (size_t i = 0; i < l->n; i++) free(l->v[i].id), free(l->v[i].routing);
+    l->n = 0;
 }
 
 /* Parent/child documents live on their root's shard (routing). A child whose
@@ -70,32 +72,82 @@ void copies_free(struct daemon *dm) {
  * copy that is not the one just written. Earlier transactions are delivered
  * and the index refreshed first, so no copy is missed because it was still
  * queued. Only transactions touching parent/child tables pay for this. */
-int copies_fix(struct daemon *dm, const struct mp_index *ix) {
-    if (!dm->ncopies) return 0;
-    if (dm->last_txn && deliver_wait_txn(dm->d, dm->last_txn, dm->cfg->delivery.drain_timeout_ms) !=
-                            DELIVER_OK)
-        return errf(dm->err, sizeof dm->err,
-                    "delivery did not catch up within drain_timeout_ms before checking "
-                    "child document copies of %s", ix->alias);
+static void pause_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Earlier transactions delivered, waited out like every engine outage:
+ * said once when it starts and once when it ends; only a stop ends it. */
+static int wait_delivered(struct pipeline *p, const char *alias) {
+    if (!p->last_txn) return 0;
+    int waits = 0;
+    while (deliver_wait_txn(p->d, p->last_txn, 5000) != DELIVER_OK) {
+        if (p->stop && *p->stop)
+            return errf(p->err, sizeof p->err, "stopping before the child document copies of "
+                        "%s were checked (the transaction is read again at the next start)",
+                        alias);
+        if (waits++ == 0)
+            log_warn("run", "%s: waiting for delivery to catch up before looking for child "
+                     "document copies (the engine is slow or down; nothing is lost)", alias);
+    }
+    if (waits) log_info("run", "%s: delivery caught up; looking for child document copies",
+                        alias);
+    return 0;
+}
+
+/* One engine call of the copy check. Transport errors, 429 and 5xx are
+ * tried again with backoff until they pass or the daemon stops (said once
+ * when it starts and once when it ends). 0 an answer is in r, -1 p->err. */
+static int engine_call(struct pipeline *p, const char *what, const char *path,
+                       const char *body, size_t len, struct search_resp *r) {
+    long delay = 200;
+    for (int tries = 0;; tries++) {
+        int rc = search_request(p->k, "POST", path, NULL, body, len, r);
+        if (rc == SEARCH_OK && r->status != 429 && r->status < 500) {
+            if (tries) log_info("run", "the engine answers again: %s goes on", what);
+            return 0;
+        }
+        if (p->stop && *p->stop)
+            return errf(p->err, sizeof p->err, "stopping while %s waited for the engine "
+                        "(the transaction is read again at the next start)", what);
+        if (tries == 0) {
+            if (rc != SEARCH_OK)
+                log_warn("run", "%s: the engine does not answer (%s); waiting for it (nothing "
+                         "is lost)", what, r->err);
+            else
+                log_warn("run", "%s: the engine answers HTTP %ld; waiting for it (nothing is "
+                         "lost)", what, r->status);
+        }
+        pause_ms(delay);
+        delay = delay * 2 > 5000 ? 5000 : delay * 2;
+    }
+}
+
+int copies_fix(struct build_ctx *b) {
+    struct pipeline *p = b->p;
+    const struct mp_index *ix = b->ix;
+    struct copy_list *l = b->copies;
+    if (!l->n) return 0;
+    if (wait_delivered(p, ix->alias) < 0) return -1;
     struct search_resp r;
     search_resp_init(&r);
     sbuf path = SBUF_INIT, body = SBUF_INIT;
     int rc = 0;
     /* where copies can be: the live version and a version being built */
     sbuf where = SBUF_INIT;
-    const struct build *bld = builds_find(dm, ix->alias);
+    const struct build *bld = pipeline_build_of(p, ix->alias);
     if (ix->current_version > 0) sbuf_adds(&where, ix->alias);
     if (bld) sbuf_printf(&where, "%s%s", where.len ? "," : "", bld->phys);
     if (!where.len) {
         sbuf_free(&where);
-        copies_free(dm);
+        copies_free(l);
         return 0;
     }
     sbuf_printf(&path, "/%s/_refresh", where.data);
-    if (search_request(dm->k, "POST", path.data, NULL, NULL, 0, &r) != 0)
-        rc = errf(dm->err, sizeof dm->err, "engine: %s", r.err);
-    for (size_t at = 0; rc == 0 && at < dm->ncopies; at += 500) {
-        size_t n = dm->ncopies - at < 500 ? dm->ncopies - at : 500;
+    rc = engine_call(p, "refreshing before the child copy check", path.data, NULL, 0, &r);
+    for (size_t at = 0; rc == 0 && at < l->n; at += 500) {
+        size_t n = l->n - at < 500 ? l->n - at : 500;
         sbuf_reset(&body);
         jsonw w;
         jw_init(&w, &body);
@@ -110,16 +162,20 @@ int copies_fix(struct daemon *dm, const struct mp_index *ix) {
         jw_obj_open(&w);
         jw_key(&w, "values");
         jw_arr_open(&w);
-        for (size_t i = at; i < at + n; i++) jw_str(&w, dm->copies[i].id);
+        for (size_t i = at; i < at + n; i++) jw_str(&w, l->v[i].id);
         jw_arr_close(&w);
         jw_obj_close(&w);
         jw_obj_close(&w);
         jw_obj_close(&w);
         sbuf_reset(&path);
         sbuf_printf(&path, "/%s/_search", where.data);
-        if (search_request(dm->k, "POST", path.data, NULL, body.data, body.len, &r) != 0 ||
-            r.status != 200) {
-            rc = errf(dm->err, sizeof dm->err,
+        if (engine_call(p, "looking up child document copies", path.data, body.data, body.len,
+                        &r) != 0) {
+            rc = -1;
+            break;
+        }
+        if (r.status != 200) {
+            rc = errf(p->err, sizeof p->err,
                       "looking up child document copies in %s: HTTP %ld %.200s",
                       ix->alias, r.status, r.body.data ? r.body.data : r.err);
             break;
@@ -133,14 +189,14 @@ int copies_fix(struct daemon *dm, const struct mp_index *ix) {
             const char *in = cJSON_GetStringValue(cJSON_GetObjectItem(h, "_index"));
             if (!id || !in) continue;
             for (size_t i = at; i < at + n; i++) {
-                struct copy *c = &dm->copies[i];
+                struct child_copy *c = &l->v[i];
                 if (strcmp(c->id, id) != 0) continue;
                 bool same = routing && c->routing && !strcmp(routing, c->routing);
                 if (!c->absent && same) break; /* the copy just written */
                 struct change del = {.index = in, .doc_id = id, .routing = routing,
-                                     .version = dm->version, .op = CHANGE_DELETE};
-                dm->deletes++;
-                if (deliver_submit(dm->d, &del) != DELIVER_OK) rc = -1;
+                                     .version = b->version, .op = CHANGE_DELETE};
+                p->deletes++;
+                if (deliver_submit(p->d, &del) != DELIVER_OK) rc = -1;
                 break;
             }
         }
@@ -150,6 +206,6 @@ int copies_fix(struct daemon *dm, const struct mp_index *ix) {
     sbuf_free(&body);
     sbuf_free(&where);
     search_resp_free(&r);
-    copies_free(dm);
+    copies_free(l);
     return rc;
 }

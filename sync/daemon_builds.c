@@ -14,31 +14,27 @@
 
 #include "daemon.h"
 #include "docbuild.h"
+#include "pipeline.h"
 #include "json_exact.h"
 #include "log.h"
 #include "reindex.h"
 
-const struct build *builds_find(const struct daemon *dm, const char *alias) {
-    for (size_t i = 0; i < dm->nbuilds; i++)
-        if (!strcmp(dm->builds[i].alias, alias)) return &dm->builds[i];
-    return NULL;
-}
-
 /* An index config without any version in the engine gets its first one
  * through a reindex (the first sync: no dump, no separate snapshot code); a
  * live alias the metadata does not know yet is adopted. */
-static void drop_failed_builds(struct daemon *dm, struct search_conn *k,
-                               const struct mp_index *ix);
+static void drop_failed_builds(struct supervisor *sv, const struct mp_index *ix);
 
-int builds_ensure_index(struct daemon *dm, struct search_conn *k, struct mp_index *ix) {
-    drop_failed_builds(dm, k, ix);
+int builds_ensure_index(struct supervisor *sv, struct mp_index *ix) {
+    struct search_conn *k = sv->k;
+    if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0) return -1;
+    drop_failed_builds(sv, ix);
     struct search_resp r;
     search_resp_init(&r);
     char path[600];
     int rc = 0;
     snprintf(path, sizeof path, "/_alias/%s", ix->alias);
     if (search_request(k, "GET", path, NULL, NULL, 0, &r) != 0) {
-        rc = errf(dm->err, sizeof dm->err, "engine: %s", r.err);
+        rc = errf(sv->err, sizeof sv->err, "engine: %s", r.err);
         goto out;
     }
     if (r.status == 200) {
@@ -56,10 +52,10 @@ int builds_ensure_index(struct daemon *dm, struct search_conn *k, struct mp_inde
         sbuf q = SBUF_INIT;
         sbuf_printf(&q, "UPDATE index_configs SET state = IF(state = 'unavailable', 'available', "
                         "state), current_version = %u WHERE source = ", v);
-        db_quote(dm->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
+        db_quote(sv->meta, &q, sv->cfg->source.name, strlen(sv->cfg->source.name));
         sbuf_adds(&q, " AND alias = ");
-        db_quote(dm->meta, &q, ix->alias, strlen(ix->alias));
-        rc = db_exec(dm->meta, q.data, dm->err, sizeof dm->err);
+        db_quote(sv->meta, &q, ix->alias, strlen(ix->alias));
+        rc = db_exec(sv->meta, q.data, sv->err, sizeof sv->err);
         sbuf_free(&q);
         if (rc == 0) ix->current_version = v;
         goto out;
@@ -70,9 +66,9 @@ int builds_ensure_index(struct daemon *dm, struct search_conn *k, struct mp_inde
     struct reindex_request req = {ix->alias, 0, false,
                                   ix->current_version ? "the alias is missing in the engine"
                                                       : "first sync"};
-    if (db_ensure(&dm->src, &dm->srcp, dm->err, sizeof dm->err) < 0 ||
-        reindex_request(dm->cfg, dm->client, k, dm->meta, dm->src, &req, &v, dm->err,
-                        sizeof dm->err) != REINDEX_OK)
+    if (db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0 ||
+        reindex_request(sv->cfg, sv->client, k, sv->meta, sv->src, &req, &v, sv->err,
+                        sizeof sv->err) != REINDEX_OK)
         rc = -1;
 out:
     search_resp_free(&r);
@@ -80,11 +76,12 @@ out:
 }
 
 void builds_stop(struct daemon *dm, size_t i, const char *why) {
-    struct build *b = &dm->builds[i];
+    struct pipeline *p = &dm->p;
+    struct build *b = &p->builds[i];
     reindex_runner_free(b->runner);
     log_info("run", "%s: live changes no longer written to %s (%s)", b->alias, b->phys, why);
     free(b->alias), free(b->phys);
-    dm->builds[i] = dm->builds[--dm->nbuilds];
+    p->builds[i] = p->builds[--p->nbuilds];
 }
 
 /* A version that will never be live: once every write queued for it has
@@ -92,13 +89,13 @@ void builds_stop(struct daemon *dm, size_t i, const char *why) {
  * (rx_undo_build), and a cancelled one's, deleted at once, may have been
  * re-created by writes in flight. */
 static void drop_leftover(struct daemon *dm, const char *phys) {
-    if (dm->last_txn)
-        deliver_wait_txn(dm->d, dm->last_txn, dm->cfg->delivery.drain_timeout_ms);
+    if (dm->p.last_txn)
+        deliver_wait_txn(dm->p.d, dm->p.last_txn, dm->cfg->delivery.drain_timeout_ms);
     struct search_resp r;
     search_resp_init(&r);
     char path[700];
     snprintf(path, sizeof path, "/%s", phys);
-    if (search_request(dm->k, "DELETE", path, NULL, NULL, 0, &r) == 0 && r.status == 200)
+    if (search_request(dm->p.k, "DELETE", path, NULL, NULL, 0, &r) == 0 && r.status == 200)
         log_info("run", "deleted %s, the index of a build that ended without going live, once "
                  "the writes in flight for it were delivered", phys);
     search_resp_free(&r);
@@ -108,16 +105,16 @@ static void drop_leftover(struct daemon *dm, const char *phys) {
  * [reindex] keep_runs runs), deleted if still there: a daemon that stopped
  * between a build's failure and drop_leftover left one behind. Their
  * version numbers are never used again. */
-static void drop_failed_builds(struct daemon *dm, struct search_conn *k,
-                               const struct mp_index *ix) {
+static void drop_failed_builds(struct supervisor *sv, const struct mp_index *ix) {
+    struct search_conn *k = sv->k;
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT r.version FROM reindex_runs r JOIN index_configs c ON c.id = "
                   "r.index_id WHERE r.status IN ('failed', 'cancelled') AND c.source = ");
-    db_quote(dm->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
+    db_quote(sv->meta, &q, sv->cfg->source.name, strlen(sv->cfg->source.name));
     sbuf_adds(&q, " AND c.alias = ");
-    db_quote(dm->meta, &q, ix->alias, strlen(ix->alias));
-    MYSQL_RES *res = mysql_real_query(dm->meta, q.data, q.len) == 0
-                         ? mysql_store_result(dm->meta) : NULL;
+    db_quote(sv->meta, &q, ix->alias, strlen(ix->alias));
+    MYSQL_RES *res = mysql_real_query(sv->meta, q.data, q.len) == 0
+                         ? mysql_store_result(sv->meta) : NULL;
     MYSQL_ROW row;
     struct search_resp r;
     search_resp_init(&r);
@@ -137,49 +134,51 @@ static void drop_failed_builds(struct daemon *dm, struct search_conn *k,
  * dual writes from the next transaction on — its position recorded — and
  * only then its runner, so no page is read before live changes reach it. */
 void builds_poll(struct daemon *dm) {
+    struct pipeline *p = &dm->p;
+    struct mapping *m = &dm->gen->m;
     sbuf q = SBUF_INIT;
     char err[512];
-    if (db_ensure(&dm->meta, &dm->metap, err, sizeof err) < 0) {
+    if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0) {
         log_warn("run", "looking for reindexes: %s", err);
         return;
     }
     sbuf_adds(&q, "SELECT alias, state, current_version, building_version FROM index_configs "
                   "WHERE source = ");
-    db_quote(dm->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
-    if (mysql_real_query(dm->meta, q.data, q.len) != 0) {
-        log_warn("run", "looking for reindexes: %s", dm->meta ? mysql_error(dm->meta) : err);
+    db_quote(p->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
+    if (mysql_real_query(p->meta, q.data, q.len) != 0) {
+        log_warn("run", "looking for reindexes: %s", p->meta ? mysql_error(p->meta) : err);
         sbuf_free(&q);
         return;
     }
-    MYSQL_RES *res = mysql_store_result(dm->meta);
+    MYSQL_RES *res = mysql_store_result(p->meta);
     MYSQL_ROW row;
-    bool *seen = xcalloc(dm->nbuilds + 1, sizeof *seen);
-    size_t nb0 = dm->nbuilds;
+    bool *seen = xcalloc(p->nbuilds + 1, sizeof *seen);
+    size_t nb0 = p->nbuilds;
     while (res && (row = mysql_fetch_row(res))) {
         struct mp_index *ix = NULL;
-        for (size_t i = 0; i < dm->m.nindices; i++)
-            if (!strcmp(dm->m.indices[i].alias, row[0])) ix = &dm->m.indices[i];
+        for (size_t i = 0; i < m->nindices; i++)
+            if (!strcmp(m->indices[i].alias, row[0])) ix = &m->indices[i];
         if (!ix) continue;
         ix->current_version = (unsigned)strtoul(row[2], NULL, 10);
         unsigned bv = (unsigned)strtoul(row[3], NULL, 10);
         bool want = bv && (!strcmp(row[1], "changing") || !strcmp(row[1], "switching"));
         size_t bi = 0;
-        while (bi < dm->nbuilds && strcmp(dm->builds[bi].alias, ix->alias)) bi++;
-        if (bi < dm->nbuilds && (!want || dm->builds[bi].version != bv)) {
-            char *phys = xstrdup(dm->builds[bi].phys);
-            bool live = ix->current_version == dm->builds[bi].version;
+        while (bi < p->nbuilds && strcmp(p->builds[bi].alias, ix->alias)) bi++;
+        if (bi < p->nbuilds && (!want || p->builds[bi].version != bv)) {
+            char *phys = xstrdup(p->builds[bi].phys);
+            bool live = ix->current_version == p->builds[bi].version;
             builds_stop(dm, bi, want ? "another version is built" : row[1]);
             if (!live) /* cancelled or failed */
                 drop_leftover(dm, phys);
             free(phys);
             if (bi < nb0) seen[bi] = true;
-            bi = dm->nbuilds;
+            bi = p->nbuilds;
         }
         if (bi < nb0) seen[bi] = true;
         if (!want) continue;
-        if (bi == dm->nbuilds) { /* dual writes on from here */
-            dm->builds = xrealloc(dm->builds, (dm->nbuilds + 1) * sizeof *dm->builds);
-            struct build *b = &dm->builds[dm->nbuilds++];
+        if (bi == p->nbuilds) { /* dual writes on from here */
+            p->builds = xrealloc(p->builds, (p->nbuilds + 1) * sizeof *p->builds);
+            struct build *b = &p->builds[p->nbuilds++];
             sbuf ph = SBUF_INIT;
             sbuf_printf(&ph, "%s_v%u", ix->alias, bv);
             *b = (struct build){xstrdup(ix->alias), ph.data, bv, NULL};
@@ -193,20 +192,20 @@ void builds_poll(struct daemon *dm) {
             for (int t = 0; t < 2; t++) {
                 sbuf_reset(&q);
                 sbuf_printf(&q, "UPDATE %s SET start_position = COALESCE(start_position, ", tabs[t]);
-                db_quote(dm->meta, &q, pos, strlen(pos));
+                db_quote(p->meta, &q, pos, strlen(pos));
                 sbuf_printf(&q, ") WHERE version = %u AND index_id = (SELECT id FROM index_configs "
                                 "WHERE source = ", bv);
-                db_quote(dm->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
+                db_quote(p->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
                 sbuf_adds(&q, " AND alias = ");
-                db_quote(dm->meta, &q, ix->alias, strlen(ix->alias));
+                db_quote(p->meta, &q, ix->alias, strlen(ix->alias));
                 sbuf_addc(&q, ')');
-                if (db_exec(dm->meta, q.data, err, sizeof err) < 0)
+                if (db_exec(p->meta, q.data, err, sizeof err) < 0)
                     log_warn("run", "start position of %s not recorded: %s", b->phys, err);
             }
             log_info("run", "%s: live changes from %s on are also written to %s", ix->alias, pos,
                      b->phys);
         }
-        struct build *b = &dm->builds[bi];
+        struct build *b = &p->builds[bi];
         if (b->runner && reindex_runner_done(b->runner)) {
             reindex_runner_free(b->runner);
             b->runner = NULL;
@@ -220,7 +219,61 @@ void builds_poll(struct daemon *dm) {
     }
     if (res) mysql_free_result(res);
     for (size_t i = nb0; i-- > 0;) /* builds whose index config is gone */
-        if (!seen[i] && i < dm->nbuilds) builds_stop(dm, i, "its index config is gone");
+        if (!seen[i] && i < p->nbuilds) builds_stop(dm, i, "its index config is gone");
     free(seen);
     sbuf_free(&q);
+}
+
+/* A mapping generation is adopted. A version being built reads its pages
+ * with the mapping its runner loaded, and gets dual writes built with the
+ * reader's: an edit of its index config in between would leave a version
+ * built from two mappings. So a build whose index config changed is
+ * cancelled (its index deleted) and queued again under the new mapping,
+ * said in the log; other builds go on. docs/operations.md "Editing the
+ * mapping during a reindex". */
+void builds_mapping_changed(struct daemon *dm, const struct mapping *old,
+                            const struct mapping *nw) {
+    struct pipeline *p = &dm->p;
+    sbuf a = SBUF_INIT, b = SBUF_INIT;
+    for (size_t i = p->nbuilds; i-- > 0;) {
+        const char *alias = p->builds[i].alias;
+        const struct mp_index *o = NULL, *n = NULL;
+        for (size_t x = 0; x < old->nindices; x++)
+            if (!strcmp(old->indices[x].alias, alias)) o = &old->indices[x];
+        for (size_t x = 0; x < nw->nindices; x++)
+            if (!strcmp(nw->indices[x].alias, alias)) n = &nw->indices[x];
+        if (!o || !n) continue; /* gone: builds_poll stops it */
+        sbuf_reset(&a), sbuf_reset(&b);
+        mapping_write_index(o, &a);
+        mapping_write_index(n, &b);
+        if (a.len == b.len && !memcmp(a.data, b.data, a.len)) continue;
+        char err[512];
+        char *al = xstrdup(alias);
+        unsigned was = p->builds[i].version;
+        builds_stop(dm, i, "its index config was edited");
+        if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0 ||
+            reindex_reset(dm->cfg, p->k, p->meta, al, "mapping edited during the build", err,
+                          sizeof err) != REINDEX_OK) {
+            log_error("run", "%s: the mapping was edited while version %u was built, and that "
+                      "build could not be cancelled (%s): run `searchsync reindex --reset` "
+                      "and reindex again, or its documents may follow two mappings",
+                      al, was, err);
+            free(al);
+            continue;
+        }
+        unsigned v = 0;
+        struct reindex_request req = {al, 0, false, "mapping edited during the build"};
+        if (db_ensure(&p->src, &p->srcp, err, sizeof err) < 0 ||
+            reindex_request(dm->cfg, dm->client, p->k, p->meta, p->src, &req, &v, err,
+                            sizeof err) != REINDEX_OK)
+            log_error("run", "%s: the mapping was edited while version %u was built: that build "
+                      "is cancelled, but a new one could not be queued (%s): run `searchsync "
+                      "reindex` for it", al, was, err);
+        else
+            log_warn("run", "%s: the mapping was edited while version %u was built: that build "
+                     "is cancelled and version %u is built with the new mapping", al, was, v);
+        free(al);
+    }
+    sbuf_free(&a);
+    sbuf_free(&b);
 }

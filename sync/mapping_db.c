@@ -552,3 +552,34 @@ int mapping_check_source(MYSQL *src, struct mapping *m, char *err, size_t errlen
     sbuf_free(&verrs);
     return bad < 0 ? -1 : bad > 0 ? 1 : 0;
 }
+
+long long mapping_db_record_type(MYSQL *m, const char *source, const char *db, const char *table,
+                                 const char *column, const char *from, const char *to, char *err,
+                                 size_t errlen) {
+    sbuf s = SBUF_INIT;
+    sbuf_adds(&s, "UPDATE mapping_columns SET mysql_type = ");
+    q(m, &s, to);
+    sbuf_adds(&s, " WHERE name = ");
+    q(m, &s, column);
+    sbuf_adds(&s, " AND mysql_type = ");
+    q(m, &s, from);
+    sbuf_adds(&s, " AND ((relation_id = 0 AND table_id IN (SELECT t.id FROM table_configs t JOIN "
+                  "index_configs i ON i.id = t.index_id WHERE i.source = ");
+    q(m, &s, source);
+    sbuf_adds(&s, " AND t.db_name = ");
+    q(m, &s, db);
+    sbuf_adds(&s, " AND t.table_name = ");
+    q(m, &s, table);
+    sbuf_adds(&s, ")) OR relation_id IN (SELECT r.id FROM mapping_relations r JOIN table_configs t "
+                  "ON t.id = r.table_id JOIN index_configs i ON i.id = t.index_id WHERE "
+                  "i.source = ");
+    q(m, &s, source);
+    sbuf_adds(&s, " AND r.related_db = ");
+    q(m, &s, db);
+    sbuf_adds(&s, " AND r.related_table = ");
+    q(m, &s, table);
+    sbuf_adds(&s, "))");
+    long long n = db_exec_rows(m, s.data, err, errlen);
+    sbuf_free(&s);
+    return n;
+}

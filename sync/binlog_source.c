@@ -1,0 +1,333 @@
+/* binlog_source: the binlog as a producer of change sets — the reader
+ * thread of `searchsync run`.
+ *
+ *   binlog event ──bl_reader──► decoded row ──on_row──► pipeline_route_row
+ *   (into this transaction's change set) ... COMMIT ──on_commit──► read
+ *   snapshot at or past the commit ──► pipeline_build ──► pipeline_end
+ *   (delivery transaction ended at the commit's position) ──► between
+ *   transactions: the supervisor's commands (daemon_between_txns)
+ *
+ * Invariants upheld here:
+ *   I1 no loss: the reader stops only at a transaction boundary; a
+ *      transaction whose reads lost a connection is read again from its
+ *      start (replay_transaction), with the same versions; one that cannot
+ *      be built stops the daemon before its delivery transaction is ended,
+ *      so the checkpoint never passes it and the next start reads it again.
+ *   I3 no stale value: a transaction's documents are read in a snapshot
+ *      whose binlog position is at or past the transaction
+ *      (read_snapshot_begin), so they hold at least its data.
+ *   The mapping changes only between transactions: a transaction is routed
+ *      and built with one generation; the decoder's table filter is
+ *      re-evaluated when a generation is adopted.
+ *
+ * Two tables of the metadata schema are read too when the metadata lives on
+ * the source: index_configs (a reindex request: the builds are looked at
+ * after that transaction, not at the next poll) and offsets (checkpoint
+ * saves read back: a transaction of nothing else ends quietly). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "binlog/reader.h"
+#include "daemon.h"
+#include "log.h"
+
+/* until the decoder has its own call for it: a changed schema generation
+ * makes it ask want_table again at each table's next TABLE_MAP */
+static void bl_reader_refilter(bl_reader *r) { r->dec.schema_gen++; }
+
+static unsigned long bl_file_seq(const char *file) {
+    const char *dot = strrchr(file, '.');
+    return dot ? strtoul(dot + 1, NULL, 10) : 0;
+}
+
+static bool is_build_signal(const struct daemon *dm, const char *db, const char *table) {
+    return !strcmp(table, "index_configs") && !strcmp(db, dm->cfg->metadata.database);
+}
+
+/* Every checkpoint save (this daemon's, or another's sharing the schema) is
+ * a transaction of the offsets table that the daemon reads back. A
+ * transaction of nothing else ends quietly (deliver_txn_end_quiet): saving
+ * the position after it would write the next such transaction, every
+ * interval, forever. */
+static bool is_checkpoint_save(const struct daemon *dm, const char *db, const char *table) {
+    return !strcmp(table, "offsets") && !strcmp(db, dm->cfg->metadata.database);
+}
+
+static bool want_table(void *ctx, const char *db, const char *table) {
+    struct daemon *dm = ctx;
+    return router_wants(dm->p.router, db, table) || is_build_signal(dm, db, table) ||
+           is_checkpoint_save(dm, db, table);
+}
+
+static int on_row(void *ctx, const bl_row *row) {
+    struct daemon *dm = ctx;
+    struct changeset *cs = &dm->cs;
+    if (is_checkpoint_save(dm, row->table->db, row->table->name) &&
+        !router_wants(dm->p.router, row->table->db, row->table->name)) {
+        cs->saves = true;
+        return 0;
+    }
+    cs->other_rows = true;
+    if (is_build_signal(dm, row->table->db, row->table->name)) {
+        dm->build_signal = true; /* looked at after this transaction's commit */
+        return 0;
+    }
+    return pipeline_route_row(&dm->p, cs, row);
+}
+
+/* A DDL statement read from the binlog: when it is in a database the mapping
+ * reads, the supervisor checks the mapping against the source's schema at
+ * once (a widened column is followed and recorded; one the mapping can no
+ * longer hold is reported now, not at the next start). Rows after the DDL
+ * decode with the new shape (full row metadata). */
+static int on_ddl(void *ctx, const char *db, const char *sql, size_t len, const bl_commit *c) {
+    (void)c;
+    struct daemon *dm = ctx;
+    bool read = !db || !db[0];
+    char *text = xstrndup(sql, len); /* `db`.table written out in the statement counts too */
+    for (size_t i = 0; i < dm->gen->m.nindices && !read; i++)
+        for (size_t t = 0; t < dm->gen->m.indices[i].ntables && !read; t++) {
+            const char *tdb = dm->gen->m.indices[i].tables[t].db;
+            read = !strcmp(tdb, db) || strstr(text, tdb);
+        }
+    free(text);
+    if (!read) return 0;
+    pthread_mutex_lock(&dm->cmds.mu);
+    dm->cmds.schema_changed = true;
+    pthread_mutex_unlock(&dm->cmds.mu);
+    supervisor_wake(&dm->sv);
+    return 0;
+}
+
+/* Open a read snapshot of the source that holds this transaction. A
+ * transaction reaches the binlog (and so this reader) a moment before its
+ * rows are visible to other sessions; a document re-read in that moment
+ * would carry the transaction's version with the rows from before it, and
+ * win over nothing later. So the documents are read in a snapshot whose
+ * binlog position (MariaDB's Binlog_snapshot_position) is at or past the
+ * transaction's end, taken again until it is. Without such a server
+ * (MySQL), reads go on outside a snapshot, as they would anyway. 0 ok,
+ * -1 error (dm->p.err). */
+static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
+    struct pipeline *p = &dm->p;
+    if (dm->snap == 0) return 0;
+    if (!router_pending(p->router) && !pipeline_has_missing(p)) {
+        dm->in_snap = false; /* nothing to read (row images only, or nothing) */
+        return 0;
+    }
+    unsigned long want_file = bl_file_seq(cm->end.file);
+    for (int tries = 0;; tries++) {
+        char file[BL_FILE_MAX];
+        unsigned long long pos = 0;
+        int s = db_snapshot_begin(p->src, file, sizeof file, &pos, p->err, sizeof p->err);
+        if (s < 0) return -1;
+        if (s == 0) {
+            db_snapshot_end(p->src);
+            dm->snap = 0;
+            dm->in_snap = false;
+            log_warn("run", "the source does not report the binlog position of a consistent "
+                     "snapshot (Binlog_snapshot_position: MariaDB and Percona Server do); "
+                     "documents are re-read without waiting for their transaction to be visible");
+            return 0;
+        }
+        dm->snap = 1;
+        dm->in_snap = true;
+        unsigned long have_file = bl_file_seq(file);
+        if (have_file > want_file || (have_file == want_file && pos >= cm->end.pos)) return 0;
+        if (tries == 5000) { /* about 5 s: not a commit in progress */
+            log_warn("run", "the source's snapshot is at %s:%llu, behind the transaction read "
+                     "from its binlog (%s:%llu) after 5 s; reading it anyway (is [source] the "
+                     "server whose binlog is read?)", file, pos, cm->end.file,
+                     (unsigned long long)cm->end.pos);
+            return 0;
+        }
+        db_snapshot_end(p->src);
+        dm->in_snap = false;
+        struct timespec ts = {0, tries < 20 ? 100000 : 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The source connection for a transaction's reads. A restarting server
+ * refuses connections for a moment after the binlog reader may already have
+ * read a transaction from it: that is waited out (backing off to 2 s, said
+ * once a minute) rather than a reason to stop; nothing moves on meanwhile.
+ * Only a stop request ends the wait. */
+static int src_ensure(struct daemon *dm) {
+    struct pipeline *p = &dm->p;
+    long delay_ms = 100;
+    int attempts = 0;
+    while (db_ensure(&p->src, &p->srcp, p->err, sizeof p->err) < 0) {
+        if (daemon_stop_requested) return -1;
+        if (attempts++ % 30 == 0)
+            log_warn("run", "%s; waiting for the source (the transaction read from its binlog "
+                     "is not lost)", p->err);
+        struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        delay_ms = delay_ms * 2 > 2000 ? 2000 : delay_ms * 2;
+    }
+    if (attempts) log_info("run", "the source is reachable again after %d attempt(s)", attempts);
+    return 0;
+}
+
+#define REPLAYS_MAX 10 /* a transaction read again after lost connections, in a row */
+
+static int on_commit(void *ctx, const bl_commit *cm) {
+    struct daemon *dm = ctx;
+    struct pipeline *p = &dm->p;
+    if (src_ensure(dm) < 0) return -1;
+    bool uses_meta = dm->cs.snaps.len > 0; /* the only metadata write of a build */
+    int rc = read_snapshot_begin(dm, cm);
+    if (rc == 0) rc = pipeline_build(p, &dm->cs, &cm->end);
+    /* a connection lost midway (a restart, a KILL) is no reason to stop:
+     * the run loop reads the transaction again (replay_transaction). A
+     * statement that drops its connection every time (one running past
+     * read_timeout_ms, a packet over max_allowed_packet) is not an outage:
+     * after REPLAYS_MAX attempts in a row the daemon stops with its error. */
+    if (rc != 0) snprintf(dm->err, sizeof dm->err, "%s", p->err);
+    if (rc != 0 && !daemon_stop_requested &&
+        (db_conn_lost(p->src) || (uses_meta && db_conn_lost(p->meta)))) {
+        if (++dm->replays <= REPLAYS_MAX)
+            dm->replay = true;
+        else
+            errf(dm->err + strlen(dm->err), sizeof dm->err - strlen(dm->err),
+                 " (the connection was lost at this transaction %d times in a row, the server "
+                 "answering in between: not an outage. A statement running longer than [source] "
+                 "read_timeout_ms? Nothing is lost: the transaction is read again at the next "
+                 "start)", REPLAYS_MAX + 1);
+    }
+    if (dm->in_snap) db_snapshot_end(p->src);
+    dm->in_snap = false;
+    if (rc != 0) return -1;
+    dm->replays = 0;
+    bool quiet = dm->cs.saves && !dm->cs.other_rows;
+    pipeline_end(p, &dm->cs, &cm->end, quiet);
+    dm->txns++;
+    dm->last_commit = *cm;
+    dm->last_commit.gtid_executed = NULL;
+    dm->have_last = true;
+    daemon_between_txns(dm);
+    return 0;
+}
+
+static int on_heartbeat(void *ctx, const bl_pos *at) {
+    (void)at;
+    struct daemon *dm = ctx;
+    struct pipeline *p = &dm->p;
+    if (dm->cs.rows) return 0; /* inside a transaction */
+    if (dm->have_last && pipeline_has_missing(p)) { /* idle: rebuild them on their own */
+        if (src_ensure(dm) < 0) return -1;
+        if (pipeline_rebuild_missing(p, &dm->last_commit.end) < 0) {
+            snprintf(dm->err, sizeof dm->err, "%s", p->err);
+            if (daemon_stop_requested || !db_conn_lost(p->src)) return -1;
+            log_warn("run", "%s; tried again at the next heartbeat", p->err); /* kept */
+            dm->err[0] = p->err[0] = '\0';
+            daemon_between_txns(dm);
+            return 0;
+        }
+        pipeline_end(p, &dm->cs, &dm->last_commit.end, false);
+    }
+    daemon_between_txns(dm);
+    return 0;
+}
+
+/* Between transactions (and on idle heartbeats): what the supervisor asked
+ * for — a new mapping generation, a look at the builds. */
+void daemon_between_txns(struct daemon *dm) {
+    pthread_mutex_lock(&dm->cmds.mu);
+    struct mapping_gen *g = dm->cmds.adopt;
+    bool poll = dm->cmds.poll_builds || dm->build_signal;
+    dm->cmds.adopt = NULL;
+    dm->cmds.poll_builds = false;
+    pthread_mutex_unlock(&dm->cmds.mu);
+    dm->build_signal = false;
+    if (g) {
+        struct mapping_gen *old = dm->gen;
+        /* the run-time fields the reader keeps (see struct mapping_gen) */
+        for (size_t i = 0; i < g->m.nindices; i++)
+            for (size_t j = 0; old && j < old->m.nindices; j++)
+                if (!strcmp(g->m.indices[i].alias, old->m.indices[j].alias) &&
+                    g->m.indices[i].current_version < old->m.indices[j].current_version)
+                    g->m.indices[i].current_version = old->m.indices[j].current_version;
+        dm->gen = g;
+        pipeline_adopt(&dm->p, &g->m, router_new(&g->m));
+        /* the decoder keeps which tables it skips: re-asked (want_table) */
+        if (dm->reader) bl_reader_refilter(dm->reader);
+        if (old) builds_mapping_changed(dm, &old->m, &g->m);
+        mapping_gen_unref(old);
+        dm->reloads++;
+        log_info("run", "mapping reloaded: %zu index config(s) (generation %lu); it applies "
+                 "from this transaction on", g->m.nindices, g->id);
+        poll = true;
+    }
+    if (poll) builds_poll(dm);
+}
+
+/* A transaction whose reads lost the source or the metadata server midway
+ * (a restart, a killed connection) is read again from its start, as a
+ * restart of the daemon would read it, without one: once the source answers
+ * again the reader reopens at the end of the last transaction handed to
+ * delivery (the metadata connection is re-made where a transaction uses
+ * it). Documents the failed attempt had already submitted are submitted
+ * again with the same versions (a version is its commit's position), so
+ * nothing is lost and nothing older wins. 0, or -1 (a stop request, or the
+ * reader cannot start again: its error in dm->err). */
+static int replay_transaction(struct daemon *dm, bl_reader *r, bl_reader_opts *ro,
+                              const bl_sink *sink, char file[BL_FILE_MAX]) {
+    bl_pos from = dm->have_last ? dm->last_commit.end : r->start;
+    log_warn("run", "%s; a connection was lost in the middle of the transaction's reads: it "
+             "is read again from %s:%llu once the source answers (nothing is lost)", dm->err,
+             from.file, (unsigned long long)from.pos);
+    dm->replay = false;
+    dm->err[0] = '\0';
+    changeset_reset(&dm->cs);
+    bl_reader_close(r);
+    snprintf(file, BL_FILE_MAX, "%s", from.file);
+    ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = from.pos;
+    long delay_ms = 100;
+    for (int attempt = 0, refused = 0;; attempt++) {
+        if (src_ensure(dm) < 0) return -1; /* the metadata: where a transaction needs it */
+        if (bl_reader_open(r, ro, sink) == BL_OK) break;
+        snprintf(dm->err, sizeof dm->err, "%s", r->err);
+        bl_reader_close(r);
+        /* a server that answers queries but refuses the replica for a minute
+         * (purged binlog, privileges) will not change its mind; for a moment
+         * after a restart it may (too many connections) */
+        if (mysql_ping(dm->p.src) == 0 && ++refused > 30) return -1;
+        if (daemon_stop_requested) return -1;
+        if (attempt % 30 == 0) log_warn("run", "%s; trying again", dm->err);
+        struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        delay_ms = delay_ms * 2 > 2000 ? 2000 : delay_ms * 2;
+    }
+    r->stop_flag = &daemon_stop_requested;
+    dm->err[0] = '\0';
+    return 0;
+}
+
+int binlog_source_run(struct daemon *dm, bl_reader_opts *ro) {
+    bl_sink sink = {.ctx = dm, .want_table = want_table, .row = on_row, .commit = on_commit,
+                    .ddl = on_ddl, .heartbeat = on_heartbeat};
+    bl_reader r;
+    if (bl_reader_open(&r, ro, &sink) != BL_OK) {
+        snprintf(dm->err, sizeof dm->err, "%s", r.err);
+        bl_reader_close(&r);
+        return BL_ERR;
+    }
+    dm->reader = &r;
+    r.stop_flag = &daemon_stop_requested;
+    log_info("run", "syncing %zu index config(s) of source %s", dm->gen->m.nindices,
+             dm->cfg->source.name);
+    int rc;
+    char replay_file[BL_FILE_MAX];
+    while ((rc = bl_reader_run(&r)) == BL_ERR && dm->replay) {
+        if (replay_transaction(dm, &r, ro, &sink, replay_file) == 0) continue;
+        if (daemon_stop_requested) rc = BL_STOP; /* the transaction is read on the next start */
+        break;
+    }
+    if (rc == BL_ERR && !dm->err[0]) snprintf(dm->err, sizeof dm->err, "%s", r.err);
+    dm->reader = NULL;
+    bl_reader_close(&r);
+    return rc;
+}

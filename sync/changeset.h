@@ -1,0 +1,82 @@
+/* changeset: the one record the sync pipeline's stages pass on.
+ *
+ * A change set is a unit of work that ends in one delivery transaction: a
+ * source transaction read from the binlog, a set of documents to rebuild
+ * (the ones an element script did not find, a resync), and later a delayed
+ * run's slice, a repair batch or a Kafka message batch. A producer fills it
+ * (route: which documents, which elements, which row-image documents, which
+ * change snapshots), then the back half (sync/pipeline.c) builds and
+ * delivers it and closes its delivery transaction at `end`:
+ *
+ *   producer ──changeset_*──► struct changeset ──pipeline_commit──► builder
+ *       ──► delivery (one transaction, ended at the change set's position)
+ *
+ * Everything a stage needs is in the change set or in the build context
+ * (struct build_ctx, sync/pipeline.h) it is handed: no stage reads inputs
+ * another left in shared state. A change set is owned by its producer,
+ * reset after each commit (changeset_reset) and reused. */
+#ifndef SS_CHANGESET_H
+#define SS_CHANGESET_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "binlog/binlog.h"
+#include "mapping.h"
+#include "sbuf.h"
+
+/* documents of one (index config, document table) to build */
+struct cs_pending {
+    size_t index, table;
+    char **keys;
+    size_t n, cap;
+};
+
+/* one changed element of an area-update relation */
+struct cs_element {
+    size_t index;
+    const struct mp_relation *rel;
+    char *doc, *elem;
+    const char *body; /* while building: the element's JSON, NULL = remove */
+};
+
+/* one document of a row-image table, from the change set's rows */
+struct cs_rowdoc {
+    size_t index;
+    char *id;
+    char *body; /* NULL = delete */
+    size_t len;
+};
+
+struct changeset {
+    struct cs_pending *pend; /* documents rebuilt whole */
+    size_t npend;
+    struct cs_element *elems; /* elements edited by a script */
+    size_t nelems, capelems;
+    struct cs_rowdoc *rdocs; /* documents taken from row images */
+    size_t nrdocs, caprdocs;
+    sbuf snaps;               /* VALUES rows of change snapshots (delay-effect tables) */
+    unsigned long long nsnaps;
+    bool copies_may_move;     /* a parent/child row moved or went: look for stale copies */
+    bool rows;                /* any row routed since the last reset */
+    bool saves;               /* it holds checkpoint saves read back (offsets) */
+    bool other_rows;          /* ... and rows of anything else read */
+};
+
+/* Key `key` of document table `table` of index config `index` is to be
+ * rebuilt whole. */
+void changeset_add_doc(struct changeset *cs, size_t index, size_t table, const char *key,
+                       size_t len);
+void changeset_add_element(struct changeset *cs, size_t index, const struct mp_relation *rel,
+                           const char *doc, const char *elem);
+/* body NULL: the document is deleted. The last one of a document wins. */
+void changeset_add_rowdoc(struct changeset *cs, size_t index, const char *id, size_t idlen,
+                          const char *body, size_t len);
+/* true when documents or elements are to be read from the source */
+bool changeset_reads(const struct changeset *cs);
+/* Forget everything gathered (after a commit, or to read it again). */
+void changeset_reset(struct changeset *cs);
+/* reset and free its buffers */
+void changeset_free(struct changeset *cs);
+
+#endif

@@ -1,0 +1,297 @@
+/* pipeline: route → build → deliver, shared by every producer of change sets
+ * (the design is in pipeline.h; docs/walkthrough.md follows one change).
+ *
+ * Invariants upheld here:
+ *   I3 no stale value: a change set's documents are written with the version
+ *      of its position (epoch | binlog file | position), and are read from
+ *      MySQL no earlier than that position (the producer's read snapshot), so
+ *      a version always carries data at least as new as its position and an
+ *      older write can never win over it in the engine (external versions).
+ *   Every target: a change of an index config goes to its live alias and to
+ *      a version being built (dual writes), with the same version, so a
+ *      build switched live holds every change made while it was built.
+ * No loss (I1) and the checkpoint (I4) are delivery's: a change set's
+ * transaction is ended only after all its changes are submitted, and the
+ * checkpoint moves past it only when the engine acknowledged them all
+ * (src/deliver). Documents are built once per change set however many of
+ * their rows changed. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "docbuild.h"
+#include "json_exact.h"
+#include "log.h"
+#include "pipeline.h"
+#include "strset.h"
+
+void pipeline_init(struct pipeline *p, const struct ss_config *cfg) {
+    memset(p, 0, sizeof *p);
+    p->cfg = cfg;
+    bl_valctx_init(&p->v);
+    pthread_mutex_init(&p->miss_mu, NULL);
+}
+
+void pipeline_free(struct pipeline *p) {
+    router_free(p->router);
+    p->router = NULL;
+    bl_valctx_free(&p->v);
+    sbuf_free(&p->val);
+    sbuf_free(&p->text);
+    for (size_t i = 0; i < p->nmissing; i++) free(p->missing[i]);
+    free(p->missing);
+    p->missing = NULL, p->nmissing = p->capmissing = 0;
+    pthread_mutex_destroy(&p->miss_mu);
+}
+
+void pipeline_adopt(struct pipeline *p, const struct mapping *m, struct router *router) {
+    router_free(p->router);
+    p->m = m;
+    p->router = router;
+    router_set_area(p->router, area_collect);
+}
+
+/* ---------- route ---------- */
+
+const char *pipeline_image_value(void *img, const char *column, size_t *len, bool *absent) {
+    struct image *im = img;
+    for (uint32_t i = 0; i < im->t->ncols; i++) {
+        const bl_column *c = &im->t->cols[i];
+        if (!c->name || strcmp(c->name, column) != 0) continue;
+        const bl_cell *cell = &im->cells[i];
+        *absent = cell->state == BL_ABSENT;
+        if (cell->state != BL_VALUE) return NULL;
+        struct pipeline *p = im->p;
+        sbuf_reset(&p->val);
+        jsonw w;
+        jw_init(&w, &p->val);
+        bl_value_json(&p->v, &w, c, cell, NULL);
+        if (p->val.len && p->val.data[0] == '"') { /* a string: its text, unescaped */
+            cJSON *j = json_exact_parse(p->val.data, p->val.len);
+            sbuf_reset(&p->text);
+            if (j && cJSON_IsString(j)) sbuf_adds(&p->text, j->valuestring);
+            cJSON_Delete(j);
+            *len = p->text.len;
+            return p->text.data ? p->text.data : "";
+        }
+        *len = p->val.len;
+        return p->val.data;
+    }
+    *absent = true;
+    return NULL;
+}
+
+int pipeline_route_row(struct pipeline *p, struct changeset *cs, const bl_row *row) {
+    struct image before = {p, row->table, row->before}, after = {p, row->table, row->after};
+    cs->rows = true;
+    if (router_delayed(p->router, row->table->db, row->table->name))
+        return snapshots_add_row(p, cs, row);
+    for (size_t i = 0; i < p->m->nindices; i++) {
+        const struct mp_index *ix = &p->m->indices[i];
+        if (row_image_index(ix) && !strcmp(ix->tables[0].db, row->table->db) &&
+            !strcmp(ix->tables[0].table, row->table->name) && row_image_doc(p, cs, i, row) != 0)
+            return -1;
+    }
+    if (!cs->copies_may_move) copies_watch_row(p, cs, row);
+    return router_add(p->router, row->table->db, row->table->name, pipeline_image_value,
+                      row->before ? &before : NULL, row->after ? &after : NULL, p->err,
+                      sizeof p->err);
+}
+
+/* router_flush's document collector */
+static int collect_doc(void *ctx, size_t index, size_t table, const char *key, size_t len) {
+    struct route_ctx *rc = ctx;
+    if (table == 0 && row_image_index(&rc->p->m->indices[index])) return 0; /* routed as a row */
+    changeset_add_doc(rc->cs, index, table, key, len);
+    return 0;
+}
+
+/* ---------- deliver ---------- */
+
+const struct build *pipeline_build_of(const struct pipeline *p, const char *alias) {
+    for (size_t i = 0; i < p->nbuilds; i++)
+        if (!strcmp(p->builds[i].alias, alias)) return &p->builds[i];
+    return NULL;
+}
+
+int pipeline_submit(struct pipeline *p, const struct mp_index *ix, const struct change *c) {
+    if (ix->current_version > 0) {
+        /* to the alias only: if someone deleted it, the writes fail (dead
+         * letters) rather than auto-create a concrete index of that name */
+        struct change c1 = *c;
+        c1.require_alias = true;
+        if (deliver_submit(p->d, &c1) != DELIVER_OK) return -1;
+    }
+    const struct build *b = pipeline_build_of(p, ix->alias);
+    if (b) {
+        struct change c2 = *c;
+        c2.index = b->phys;
+        if (deliver_submit(p->d, &c2) != DELIVER_OK) return -1;
+    }
+    return 0;
+}
+
+static uint32_t file_number(const char *file) {
+    const char *dot = strrchr(file, '.');
+    return dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : 0;
+}
+
+uint64_t pipeline_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end) {
+    uint64_t v = version_make(ix->epoch, file_number(end->file), end->pos);
+    if (!v)
+        snprintf(p->err, sizeof p->err, "position %s:%llu does not fit a version", end->file,
+                 (unsigned long long)end->pos);
+    return v;
+}
+
+/* ---------- build ---------- */
+
+static int submit_doc(void *ctx, const char *id, const char *routing, const char *body,
+                      size_t len) {
+    struct build_ctx *b = ctx;
+    struct change c = {.index = b->ix->alias, .doc_id = id, .routing = routing,
+                       .version = b->version, .op = CHANGE_INDEX, .body = body, .body_len = len};
+    b->p->docs++;
+    if (b->copies) copies_note(b->copies, id, routing, false);
+    return pipeline_submit(b->p, b->ix, &c);
+}
+
+static int submit_delete(void *ctx, const char *id) {
+    struct build_ctx *b = ctx;
+    if (b->copies) { /* its routing is known only to the engine: see copies_fix */
+        copies_note(b->copies, id, NULL, true);
+        return 0;
+    }
+    struct change c = {.index = b->ix->alias, .doc_id = id, .version = b->version,
+                       .op = CHANGE_DELETE};
+    b->p->deletes++;
+    return pipeline_submit(b->p, b->ix, &c);
+}
+
+/* Documents of table `table` of index config `index` with keys[0..n),
+ * rebuilt whole with the version of `end`. */
+static int build_docs(struct pipeline *p, size_t index, size_t table, const char *const *keys,
+                      size_t n, bool copies_may_move, const bl_pos *end) {
+    const struct mp_index *ix = &p->m->indices[index];
+    struct copy_list copies = {0};
+    struct build_ctx bc = {p, ix, pipeline_version(p, ix, end), table ? &copies : NULL};
+    if (!bc.version) return -1;
+    struct docbuild b;
+    docbuild_init(&b, p->src, ix);
+    struct docbuild_sink sink = {submit_doc, submit_delete, &bc};
+    int rc;
+    if (table == 0) {
+        rc = docbuild_roots(&b, keys, n, &sink, p->err, sizeof p->err);
+    } else {
+        rc = docbuild_children(&b, table, keys, n, &sink, p->err, sizeof p->err);
+        if (rc == 0 && copies_may_move) rc = copies_fix(&bc);
+    }
+    copies_free(&copies);
+    free(copies.v);
+    return rc;
+}
+
+int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) {
+    if (cs->snaps.len && (db_ensure(&p->meta, &p->metap, p->err, sizeof p->err) < 0 ||
+                          snapshots_write(p, cs) < 0))
+        return -1;
+    struct route_ctx rctx = {p, cs};
+    if (router_flush(p->router, p->src, collect_doc, &rctx, p->err, sizeof p->err) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < cs->npend && rc == 0; i++) {
+        struct cs_pending *pd = &cs->pend[i];
+        rc = build_docs(p, pd->index, pd->table, (const char *const *)pd->keys, pd->n,
+                        cs->copies_may_move, end);
+    }
+    if (rc == 0 && cs->nelems) {
+        struct strset full = {0}; /* "index\x1fkey" of root documents rebuilt whole */
+        sbuf fk = SBUF_INIT;
+        for (size_t i = 0; i < cs->npend; i++) {
+            if (cs->pend[i].table != 0) continue;
+            for (size_t k = 0; k < cs->pend[i].n; k++) {
+                sbuf_reset(&fk);
+                sbuf_printf(&fk, "%zu\x1f%s", cs->pend[i].index, cs->pend[i].keys[k]);
+                strset_add(&full, fk.data, fk.len);
+            }
+        }
+        sbuf_free(&fk);
+        rc = area_submit(p, cs, &full, end);
+        strset_clear(&full);
+    }
+    if (rc == 0 && cs->nrdocs) rc = row_image_submit(p, cs, end);
+    if (rc == 0 && pipeline_has_missing(p)) rc = pipeline_rebuild_missing(p, end);
+    return rc;
+}
+
+uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool quiet) {
+    char pos[BL_FILE_MAX + 64];
+    snprintf(pos, sizeof pos, "%s:%llu", end->file, (unsigned long long)end->pos);
+    p->last_txn = quiet ? deliver_txn_end_quiet(p->d, pos) : deliver_txn_end(p->d, pos);
+    changeset_reset(cs);
+    return p->last_txn;
+}
+
+/* ---------- documents a script did not find ---------- */
+
+void pipeline_note_missing(struct pipeline *p, const char *index, const char *doc_id) {
+    sbuf k = SBUF_INIT;
+    sbuf_printf(&k, "%s\x1f%s", index, doc_id);
+    pthread_mutex_lock(&p->miss_mu);
+    if (p->nmissing == p->capmissing) {
+        p->capmissing = p->capmissing ? p->capmissing * 2 : 16;
+        p->missing = xrealloc(p->missing, p->capmissing * sizeof *p->missing);
+    }
+    p->missing[p->nmissing++] = k.data;
+    pthread_mutex_unlock(&p->miss_mu);
+}
+
+bool pipeline_has_missing(struct pipeline *p) {
+    pthread_mutex_lock(&p->miss_mu);
+    bool any = p->nmissing > 0;
+    pthread_mutex_unlock(&p->miss_mu);
+    return any;
+}
+
+/* Rebuild the documents scripts did not find, with the version of `end` (the
+ * content is read now, at least as new). */
+int pipeline_rebuild_missing(struct pipeline *p, const bl_pos *end) {
+    pthread_mutex_lock(&p->miss_mu);
+    char **miss = p->missing;
+    size_t n = p->nmissing;
+    p->missing = NULL, p->nmissing = p->capmissing = 0;
+    pthread_mutex_unlock(&p->miss_mu);
+    int rc = 0;
+    size_t rebuilt = 0;
+    const char **keys = xcalloc(n ? n : 1, sizeof *keys);
+    for (size_t x = 0; x < p->m->nindices && rc == 0; x++) { /* one batched build per index */
+        const struct mp_index *ix = &p->m->indices[x];
+        size_t nk = 0;
+        for (size_t i = 0; i < n; i++) {
+            char *sep = strchr(miss[i], '\x1f');
+            if ((size_t)(sep - miss[i]) == strlen(ix->alias) &&
+                !memcmp(miss[i], ix->alias, (size_t)(sep - miss[i])))
+                keys[nk++] = sep + 1;
+        }
+        if (!nk) continue;
+        rc = build_docs(p, x, 0, keys, nk, false, end);
+        rebuilt += nk;
+    }
+    free(keys);
+    if (rc == 0 && rebuilt)
+        log_info("run", "%zu document(s) were not in the engine for an element update: rebuilt "
+                        "whole", rebuilt);
+    if (rc != 0) { /* kept for the next attempt (all of them: rebuilding twice is harmless) */
+        pthread_mutex_lock(&p->miss_mu); /* with those that came meanwhile */
+        miss = xrealloc(miss, (n + p->nmissing + 1) * sizeof *miss);
+        for (size_t i = 0; i < p->nmissing; i++) miss[n + i] = p->missing[i];
+        free(p->missing);
+        p->nmissing += n;
+        p->capmissing = p->nmissing + 1;
+        p->missing = miss;
+        pthread_mutex_unlock(&p->miss_mu);
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++) free(miss[i]);
+    free(miss);
+    return rc;
+}

@@ -1,0 +1,102 @@
+/* row_image: documents taken straight from the binlog's row images.
+ *
+ * A root table in mode row-image, with no relations, needs no query at all:
+ * its document is the after image (the mapping's columns, formatted as the
+ * builder would; DESIGN.md §4.2), or a delete. A key change deletes the old
+ * id. Within one change set the last image of a document wins. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "jsonw.h"
+#include "pipeline.h"
+#include "strset.h"
+
+bool row_image_index(const struct mp_index *ix) {
+    return ix->ntables && ix->tables[0].mode == MP_ROWIMAGE && !ix->tables[0].nrelations;
+}
+
+int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const bl_row *row) {
+    const struct mp_index *ix = &p->m->indices[index];
+    const struct mp_table *t = &ix->tables[0];
+    const struct mp_column *key = mp_table_key(t);
+    const bl_table *bt = row->table;
+    char *old_id = NULL;
+    size_t len = 0;
+    bool absent = false;
+    if (row->before) {
+        struct image im = {p, bt, row->before};
+        const char *v = pipeline_image_value(&im, key->name, &len, &absent);
+        if (v) old_id = xstrndup(v, len);
+    }
+    if (!row->after) {
+        if (old_id) changeset_add_rowdoc(cs, index, old_id, strlen(old_id), NULL, 0);
+        free(old_id);
+        return 0;
+    }
+    sbuf body = SBUF_INIT;
+    jsonw w;
+    jw_init(&w, &body);
+    jw_obj_open(&w);
+    for (size_t c = 0; c < t->ncolumns; c++) {
+        const struct mp_column *mc = &t->columns[c];
+        uint32_t i = 0;
+        while (i < bt->ncols && (!bt->cols[i].name || strcmp(bt->cols[i].name, mc->name))) i++;
+        if (i == bt->ncols || row->after[i].state == BL_ABSENT) {
+            sbuf_free(&body);
+            free(old_id);
+            return errf(p->err, sizeof p->err,
+                        "%s.%s is in mode row-image but column %s is not in the binlog's row "
+                        "image: set binlog_row_image=FULL on the source (or use mode re-query)",
+                        bt->db, bt->name, mc->name);
+        }
+        jw_key(&w, mc->name);
+        bl_value_json(&p->v, &w, &bt->cols[i], &row->after[i], NULL);
+    }
+    if (mp_index_has_children(ix)) {
+        jw_key(&w, ix->join_field ? ix->join_field : "relation");
+        jw_obj_open(&w);
+        jw_key(&w, "name");
+        jw_str(&w, t->join_name ? t->join_name : t->table);
+        jw_obj_close(&w);
+    }
+    jw_obj_close(&w);
+    struct image im = {p, bt, row->after};
+    const char *v = pipeline_image_value(&im, key->name, &len, &absent);
+    int rc = 0;
+    if (!v) {
+        rc = errf(p->err, sizeof p->err, "%s.%s: a row without a value in key column %s",
+                  bt->db, bt->name, key->name);
+    } else {
+        char *id = xstrndup(v, len);
+        if (old_id && strcmp(old_id, id))
+            changeset_add_rowdoc(cs, index, old_id, strlen(old_id), NULL, 0);
+        changeset_add_rowdoc(cs, index, id, strlen(id), body.data, body.len);
+        free(id);
+    }
+    sbuf_free(&body);
+    free(old_id);
+    return rc;
+}
+
+int row_image_submit(struct pipeline *p, struct changeset *cs, const bl_pos *end) {
+    struct strset seen = {0};
+    sbuf k = SBUF_INIT;
+    int rc = 0;
+    for (size_t i = cs->nrdocs; i-- > 0 && rc == 0;) {
+        struct cs_rowdoc *r = &cs->rdocs[i];
+        sbuf_reset(&k);
+        sbuf_printf(&k, "%zu\x1f%s", r->index, r->id);
+        if (!strset_add(&seen, k.data, k.len)) continue;
+        const struct mp_index *ix = &p->m->indices[r->index];
+        struct change c = {.index = ix->alias, .doc_id = r->id,
+                           .version = pipeline_version(p, ix, end),
+                           .op = r->body ? CHANGE_INDEX : CHANGE_DELETE, .body = r->body,
+                           .body_len = r->len};
+        if (r->body) p->docs++;
+        else p->deletes++;
+        if (!c.version || pipeline_submit(p, ix, &c) != 0) rc = -1;
+    }
+    strset_clear(&seen);
+    sbuf_free(&k);
+    return rc;
+}

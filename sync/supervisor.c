@@ -1,0 +1,324 @@
+/* supervisor: the control plane of `searchsync run`, on a thread of its own.
+ *
+ * Owns the mapping generations: it looks for edits of the mapping tables
+ * every [metadata] reload_interval_ms (one CHECKSUM TABLE when nothing
+ * changed), loads an edited mapping, validates it against the source,
+ * creates the indices it names (a first version through a reindex request)
+ * and publishes it as a new immutable generation; the reader adopts it
+ * between two transactions (daemon_between_txns), so a transaction is
+ * always routed and built with one mapping. An invalid edit is said once
+ * and the running generation stays. It also ticks the build table's poll
+ * ([reindex] poll_interval_ms): the reader looks at the builds between
+ * transactions, where dual writes can be switched on at a known position.
+ *
+ * The reader is never blocked by any of this: loading and validating run
+ * here, on the supervisor's own connections; the reader only swaps a
+ * pointer. Adding a cluster (ZooKeeper assignments, leadership) adds work
+ * here and commands to the queue, not stages to the pipeline. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "daemon.h"
+#include "log.h"
+
+/* ---------- generations ---------- */
+
+struct mapping_gen *mapping_gen_ref(struct mapping_gen *g) {
+    if (g) atomic_fetch_add(&g->refs, 1);
+    return g;
+}
+
+void mapping_gen_unref(struct mapping_gen *g) {
+    if (!g || atomic_fetch_sub(&g->refs, 1) != 1) return;
+    mapping_free(&g->m);
+    sbuf_free(&g->sig);
+    free(g);
+}
+
+/* What a reload compares: the canonical file and each index's epoch (state
+ * and version are written by the daemon itself). */
+static void mapping_signature(const struct mapping *m, sbuf *out) {
+    sbuf_reset(out);
+    mapping_write(m, out);
+    for (size_t i = 0; i < m->nindices; i++)
+        sbuf_printf(out, "\n%s epoch=%u", m->indices[i].alias, m->indices[i].epoch);
+}
+
+void supervisor_init(struct supervisor *sv, const struct ss_config *cfg, struct commands *cmds,
+                     struct search_client *client) {
+    memset(sv, 0, sizeof *sv);
+    sv->cfg = cfg;
+    sv->cmds = cmds;
+    sv->client = client;
+    sv->metap = db_params_metadata(cfg);
+    sv->metap.database = cfg->metadata.database;
+    sv->srcp = db_params_source(cfg);
+    sv->next_id = 1;
+    pthread_mutex_init(&sv->mu, NULL);
+    pthread_cond_init(&sv->cv, NULL);
+}
+
+/* Every index of g exists in the engine (or its first build is queued). */
+int supervisor_prepare(struct supervisor *sv, struct mapping_gen *g) {
+    if (!sv->k) sv->k = search_conn_new(sv->client);
+    for (size_t i = 0; i < g->m.nindices; i++)
+        if (builds_ensure_index(sv, &g->m.indices[i]) < 0) return -1;
+    return 0;
+}
+
+static void record_widened_cols(struct supervisor *sv, const char *db, const char *table,
+                                struct mp_column *cols, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        struct mp_column *c = &cols[i];
+        if (!c->widened_from) continue;
+        char err[512];
+        if (mapping_db_record_type(sv->meta, sv->cfg->source.name, db, table, c->name,
+                                   c->widened_from, c->mysql_type, err, sizeof err) < 0)
+            log_warn("run", "%s.%s.%s is now %s in the source (was %s): followed, but not "
+                     "recorded in the mapping (%s); it is followed again at the next start",
+                     db, table, c->name, c->mysql_type, c->widened_from, err);
+        else
+            log_info("run", "%s.%s.%s is now %s in the source (was %s): the mapping follows it "
+                     "(engine type %s holds it; recorded)", db, table, c->name, c->mysql_type,
+                     c->widened_from, c->type);
+    }
+}
+
+static void record_widened_rels(struct supervisor *sv, struct mp_relation *r, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        record_widened_cols(sv, r[i].db, r[i].table, r[i].columns, r[i].ncolumns);
+        record_widened_rels(sv, r[i].relations, r[i].nrelations);
+    }
+}
+
+/* Columns the source widened under the mapping (ALTER TABLE ... MODIFY to a
+ * longer VARCHAR, INT -> BIGINT, ...) are followed (mapping_type_widens)
+ * and recorded in the metadata tables, so later starts and exports agree. */
+static void record_widened(struct supervisor *sv, struct mapping *m) {
+    for (size_t i = 0; i < m->nindices; i++)
+        for (size_t t = 0; t < m->indices[i].ntables; t++) {
+            struct mp_table *tb = &m->indices[i].tables[t];
+            record_widened_cols(sv, tb->db, tb->table, tb->columns, tb->ncolumns);
+            record_widened_rels(sv, tb->relations, tb->nrelations);
+        }
+}
+
+/* Load this source's mapping from the metadata tables and validate it
+ * against the source's schema. NULL with sv->err; *invalid when the mapping
+ * itself is the problem (not a server). */
+static struct mapping_gen *load_gen(struct supervisor *sv, bool *invalid) {
+    *invalid = false;
+    struct mapping_gen *g = xcalloc(1, sizeof *g);
+    atomic_init(&g->refs, 1);
+    if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0 ||
+        mapping_db_load(sv->meta, sv->cfg->source.name, &g->m, sv->err, sizeof sv->err) < 0)
+        goto fail;
+    mapping_signature(&g->m, &g->sig); /* as stored, before validation fills in defaults */
+    if (db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0) goto fail;
+    int bad = mapping_check_source(sv->src, &g->m, sv->err, sizeof sv->err);
+    if (bad) {
+        *invalid = bad > 0;
+        goto fail;
+    }
+    record_widened(sv, &g->m);
+    if (g->m.nindices == 0) {
+        *invalid = true;
+        snprintf(sv->err, sizeof sv->err, "it has no index configs for source %s",
+                 sv->cfg->source.name);
+        goto fail;
+    }
+    g->id = sv->next_id++;
+    return g;
+fail:
+    mapping_gen_unref(g);
+    return NULL;
+}
+
+struct mapping_gen *supervisor_load(struct supervisor *sv, bool *invalid) {
+    struct mapping_gen *g = load_gen(sv, invalid);
+    if (!g) return NULL;
+    char e2[256];
+    if (mapping_db_checksum(sv->meta, sv->mapping_sum, sizeof sv->mapping_sum, e2, sizeof e2) < 0)
+        sv->mapping_sum[0] = '\0';
+    mapping_gen_unref(sv->published);
+    sv->published = mapping_gen_ref(g);
+    return g;
+}
+
+static void publish(struct supervisor *sv, struct mapping_gen *g) {
+    pthread_mutex_lock(&sv->cmds->mu);
+    mapping_gen_unref(sv->cmds->adopt); /* never adopted: a newer one replaces it */
+    sv->cmds->adopt = mapping_gen_ref(g);
+    pthread_mutex_unlock(&sv->cmds->mu);
+    mapping_gen_unref(sv->published);
+    sv->published = g;
+    sv->reloads++;
+}
+
+/* Every reload_interval_ms: if the mapping in the metadata tables changed,
+ * validate it and publish it. A mapping that fails validation, or a server
+ * that fails, leaves the running one in place; the problem is logged once
+ * per edit. */
+static void look_for_edits(struct supervisor *sv, bool schema_changed) {
+    char sum[sizeof sv->mapping_sum] = "", e2[256];
+    struct mapping m2 = {0};
+    sbuf sig = SBUF_INIT;
+    /* set once what the tables hold is running, refused, or applied here;
+     * not when applying failed for a reason that may pass */
+    bool settled = false;
+    if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0) {
+        log_warn("run", "looking for mapping edits: %s (will try again)", sv->err);
+        goto out;
+    }
+    /* one CHECKSUM TABLE instead of loading the whole mapping (a query per
+     * table and relation) when nothing was edited; read before the load, so
+     * an edit made during it shows at the next look */
+    if (mapping_db_checksum(sv->meta, sum, sizeof sum, e2, sizeof e2) < 0) {
+        sum[0] = '\0';
+        if (!sv->sum_warned)
+            log_warn("run", "%s; mapping edits are looked for by reading the whole mapping "
+                     "every [metadata] reload_interval_ms instead (grant SELECT on the "
+                     "metadata tables to make it cheap)", e2);
+        sv->sum_warned = true;
+    }
+    if (sum[0] && !strcmp(sum, sv->mapping_sum) && !schema_changed) goto out;
+    if (mapping_db_load(sv->meta, sv->cfg->source.name, &m2, sv->err, sizeof sv->err) < 0) {
+        log_warn("run", "looking for mapping edits: %s (will try again)", sv->err);
+        goto out;
+    }
+    mapping_signature(&m2, &sig);
+    settled = true;
+    const sbuf *cur = &sv->published->sig;
+    bool same = sig.len == cur->len && !memcmp(sig.data, cur->data, sig.len);
+    if (schema_changed && same) {
+        /* the source changed under the running mapping: does it still hold? */
+        bool invalid = false;
+        struct mapping_gen *g = load_gen(sv, &invalid);
+        if (!g) {
+            for (char *nl = strchr(sv->err, '\n'); nl; nl = strchr(nl, '\n')) *nl = ' ';
+            log_error("run", "after a schema change in the source: %s. The running mapping "
+                      "stays; documents of the columns concerned may be refused by the engine "
+                      "(dead letters) until the mapping is fixed (searchsync mapping import) "
+                      "and the index reindexed", sv->err);
+        }
+        mapping_gen_unref(g); /* widened columns were recorded: the next look reloads */
+        settled = false;
+        goto out;
+    }
+    if (same) goto out;
+    if (sv->bad_sig.len == sig.len && !memcmp(sig.data, sv->bad_sig.data, sig.len)) goto out;
+    bool invalid = false;
+    struct mapping_gen *g = load_gen(sv, &invalid);
+    if (g && supervisor_prepare(sv, g) < 0) {
+        mapping_gen_unref(g);
+        g = NULL;
+    }
+    if (!g) {
+        for (char *nl = strchr(sv->err, '\n'); nl; nl = strchr(nl, '\n')) *nl = ' ';
+        log_error("run", "the edited mapping is not applied (the running one stays): %s",
+                  sv->err);
+        if (invalid) { /* say it once per edit */
+            sbuf_reset(&sv->bad_sig);
+            sbuf_add(&sv->bad_sig, sig.data, sig.len);
+        }
+        settled = invalid;
+        goto out;
+    }
+    log_info("run", "mapping edited: generation %lu validated and handed to the reader, which "
+             "applies it at the next transaction boundary", g->id);
+    publish(sv, g);
+out:
+    if (settled) snprintf(sv->mapping_sum, sizeof sv->mapping_sum, "%s", sum);
+    sv->err[0] = '\0';
+    mapping_free(&m2);
+    sbuf_free(&sig);
+}
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void *supervisor_main(void *arg) {
+    struct supervisor *sv = arg;
+    int64_t reload_due = now_ms() + sv->cfg->metadata.reload_interval_ms;
+    int64_t poll_due = now_ms() + sv->cfg->reindex.poll_interval_ms;
+    pthread_mutex_lock(&sv->mu);
+    while (!sv->stop) {
+        int64_t now = now_ms();
+        int64_t next = reload_due < poll_due ? reload_due : poll_due;
+        if (now < next) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            int64_t wait = next - now;
+            ts.tv_sec += wait / 1000;
+            ts.tv_nsec += (wait % 1000) * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+            pthread_cond_timedwait(&sv->cv, &sv->mu, &ts);
+            continue;
+        }
+        pthread_mutex_unlock(&sv->mu);
+        if (now >= poll_due) {
+            /* queued reindexes are looked for (one indexed query) by the
+             * reader between transactions, and on the source's heartbeats
+             * when idle: a build starts within [reindex] poll_interval_ms,
+             * or at once when the request's transaction is in the binlog */
+            pthread_mutex_lock(&sv->cmds->mu);
+            sv->cmds->poll_builds = true;
+            pthread_mutex_unlock(&sv->cmds->mu);
+            poll_due = now + sv->cfg->reindex.poll_interval_ms;
+        }
+        pthread_mutex_lock(&sv->cmds->mu);
+        bool ddl = sv->cmds->schema_changed;
+        sv->cmds->schema_changed = false;
+        pthread_mutex_unlock(&sv->cmds->mu);
+        if (now >= reload_due || ddl) {
+            look_for_edits(sv, ddl);
+            reload_due = now_ms() + sv->cfg->metadata.reload_interval_ms;
+        }
+        pthread_mutex_lock(&sv->mu);
+    }
+    pthread_mutex_unlock(&sv->mu);
+    return NULL;
+}
+
+int supervisor_start(struct supervisor *sv) {
+    sv->stop = false;
+    if (pthread_create(&sv->thread, NULL, supervisor_main, sv) != 0)
+        return errf(sv->err, sizeof sv->err, "cannot start the supervisor thread: %s",
+                    strerror(errno));
+    sv->running = true;
+    return 0;
+}
+
+void supervisor_wake(struct supervisor *sv) {
+    pthread_mutex_lock(&sv->mu);
+    pthread_cond_signal(&sv->cv);
+    pthread_mutex_unlock(&sv->mu);
+}
+
+void supervisor_stop(struct supervisor *sv) {
+    if (!sv->running) return;
+    pthread_mutex_lock(&sv->mu);
+    sv->stop = true;
+    pthread_cond_signal(&sv->cv);
+    pthread_mutex_unlock(&sv->mu);
+    pthread_join(sv->thread, NULL);
+    sv->running = false;
+}
+
+void supervisor_free(struct supervisor *sv) {
+    supervisor_stop(sv);
+    mapping_gen_unref(sv->published);
+    sv->published = NULL;
+    sbuf_free(&sv->bad_sig);
+    search_conn_free(sv->k);
+    db_close(sv->meta);
+    db_close(sv->src);
+    pthread_mutex_destroy(&sv->mu);
+    pthread_cond_destroy(&sv->cv);
+    memset(sv, 0, sizeof *sv);
+}

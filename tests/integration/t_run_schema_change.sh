@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# tests/integration/t_run_schema_change.sh — the mapping against a changing
+# source and against edits during a build, with `searchsync run` running:
+#
+#   widened      ALTER TABLE ... MODIFY a mapped VARCHAR(10) to VARCHAR(40):
+#                the running daemon says at the DDL that it follows it and
+#                records the new type; a longer value syncs; a restart starts
+#                (before: exit 2 until someone re-imported the mapping)
+#   incompatible a column typed `integer` in the engine widened to BIGINT:
+#                reported by the running daemon at the DDL, not at the next start
+#   edit during  the mapping edited (a column added) while a version is built:
+#   a build      that build is cancelled and the next version is built with
+#                the new mapping; every document then has the new column,
+#                equal to SQL
+. "$(dirname "$0")/lib.sh"
+require_bin
+db="$(unique_name sch)"
+meta="$(unique_name meta)"
+alias="$(unique_name items)"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/${alias}_v*?ignore_unavailable=true' >/dev/null"
+mysql_q "CREATE DATABASE \`$db\`;
+  CREATE TABLE \`$db\`.items (id INT PRIMARY KEY, name VARCHAR(10), qty INT, note VARCHAR(20));"
+mysql_q "INSERT INTO \`$db\`.items
+  SELECT seq, CONCAT('n', seq), seq % 7, CONCAT('note ', seq) FROM seq_1_to_3000"
+cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = sch
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = 7321
+start = now
+heartbeat_ms = 500
+[metadata]
+database = $meta
+reload_interval_ms = 300
+[search]
+urls = $SEARCH_URL
+[delivery]
+flush_interval_ms = 50
+checkpoint_interval_ms = 100
+[reindex]
+page_size = 10
+parallel_jobs = 1
+buckets = 1
+[log]
+level = info
+INI
+mapping() { # EXTRA_COLUMNS_JSON
+    cat <<JSON
+{"version": 1, "indices": [{"alias": "$alias", "shards": 1, "replicas": 0, "tables": [{
+  "table": "$db.items", "columns": [
+    {"name": "id", "type": "long", "key": true},
+    {"name": "name", "type": "keyword"},
+    {"name": "qty", "type": "integer"}$1]}]}]}
+JSON
+}
+mapping "" >"$TEST_TMP/m1.json"
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/m1.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
+    fail "import: $(cat "$TEST_TMP/import.out")"
+start_daemon() {
+    "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
+    DAEMON=$!
+}
+start_daemon
+on_exit 'kill -9 $DAEMON 2>/dev/null'
+on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
+wait_until 120 "the first version is live" grep -q "$alias: version 1 live" "$TEST_TMP/run.log" ||
+    fail "no first sync: $(tail -20 "$TEST_TMP/run.log")"
+
+# ---- widened
+mysql_q "ALTER TABLE \`$db\`.items MODIFY name VARCHAR(40)"
+wait_until 15 "the daemon follows the widened column" \
+    grep -q "$db.items.name is now varchar(40) in the source (was varchar(10)): the mapping follows it" "$TEST_TMP/run.log" ||
+    fail "the widening was not noticed at the DDL: $(tail -10 "$TEST_TMP/run.log")"
+assert_eq "varchar(40)" "$(mysql_q "SELECT mysql_type FROM \`$meta\`.mapping_columns WHERE name = 'name'")" \
+    "the new type is recorded in the mapping"
+mysql_q "UPDATE \`$db\`.items SET name = 'a name longer than ten characters' WHERE id = 5"
+wait_until 20 "the long name synced" bash -c \
+    "curl -s '$SEARCH_URL/$alias/_doc/5' | jq -e '._source.name == \"a name longer than ten characters\"' >/dev/null" ||
+    fail "long name not synced"
+kill -TERM "$DAEMON"
+wait "$DAEMON" || fail "the daemon did not stop cleanly after the widening: $(tail -5 "$TEST_TMP/run.log")"
+start_daemon
+mysql_q "UPDATE \`$db\`.items SET name = 'after the restart' WHERE id = 6"
+wait_until 30 "a change after the restart synced" bash -c \
+    "curl -s '$SEARCH_URL/$alias/_doc/6' | jq -e '._source.name == \"after the restart\"' >/dev/null" ||
+    fail "the daemon did not start again after a widening: $(tail -10 "$TEST_TMP/run.log")"
+
+# ---- incompatible: an `integer` field cannot follow BIGINT
+mysql_q "ALTER TABLE \`$db\`.items MODIFY qty BIGINT"
+wait_until 15 "the daemon reports the incompatible change at the DDL" \
+    grep -q "after a schema change in the source: .*column $db.items.qty.*integer cannot follow it without a reindex" "$TEST_TMP/run.log" ||
+    fail "the incompatible change was not reported at the DDL: $(tail -10 "$TEST_TMP/run.log")"
+kill -0 "$DAEMON" || fail "the daemon stopped at an incompatible change"
+mysql_q "ALTER TABLE \`$db\`.items MODIFY qty INT"
+
+# ---- a mapping edit while a version is built
+"$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "$alias" --no-wait >"$TEST_TMP/rx.out" 2>&1 ||
+    fail "reindex request: $(cat "$TEST_TMP/rx.out")"
+wait_until 30 "version 2 is being built" grep -q "$alias: building version 2" "$TEST_TMP/run.log" ||
+    fail "the build did not start: $(tail -10 "$TEST_TMP/run.log")"
+mapping ', {"name": "note", "type": "keyword"}' >"$TEST_TMP/m2.json"
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/m2.json" --yes >"$TEST_TMP/import2.out" 2>&1 ||
+    fail "import 2: $(cat "$TEST_TMP/import2.out")"
+wait_until 30 "the build of two mappings is cancelled and queued again" \
+    grep -q "$alias: the mapping was edited while version 2 was built: that build is cancelled and version 3 is built with the new mapping" "$TEST_TMP/run.log" ||
+    fail "the edit during the build was not reconciled: $(tail -15 "$TEST_TMP/run.log")"
+wait_until 180 "version 3 is live" grep -q "$alias: version 3 live" "$TEST_TMP/run.log" ||
+    fail "version 3 did not go live: $(tail -10 "$TEST_TMP/run.log")"
+assert_eq "${alias}_v3" "$(curl -s "$SEARCH_URL/_alias/$alias" | jq -r 'keys[0]')" "the alias is on version 3"
+search_refresh "$alias"
+want="$(mysql_q "SELECT COUNT(*) FROM \`$db\`.items")"
+assert_eq "$want" "$(search_count "$alias" '{"query":{"exists":{"field":"note"}}}')" \
+    "every document of version 3 has the column added during the build"
+assert_eq "note 1234" "$(search_doc "$alias" 1234 | jq -r .note)" "a document's new column equals SQL"
+pass
