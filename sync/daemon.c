@@ -503,6 +503,7 @@ static int maybe_reload(struct daemon *dm) {
     memset(&m2, 0, sizeof m2);
     dm->router = router_new(&dm->m);
     router_set_area(dm->router, area_collect);
+    bl_reader_refilter(dm->reader); /* tables it skipped may be wanted now */
     sbuf_reset(&dm->sig);
     sbuf_add(&dm->sig, sig.data, sig.len);
     dm->reloads++;
@@ -1023,6 +1024,7 @@ int cmd_run(int argc, char **argv) {
     }
     reader_open = true;
     r.stop_flag = &stop_requested;
+    dm.reader = &r;
     log_info("run", "syncing %zu index config(s) of source %s", dm.m.nindices, cfg.source.name);
     int rc;
     char replay_file[BL_FILE_MAX];

@@ -63,6 +63,7 @@ struct daemon {
     struct ss_config *cfg;
     struct mapping m;
     struct router *router;
+    struct bl_reader *reader; /* asked to filter its tables again when router changes */
     MYSQL *src, *meta, *ckpt;
     unsigned ckpt_failed;   /* checkpoint saves failed in a row (save_checkpoint) */
     db_params srcp, metap;

@@ -155,6 +155,7 @@ typedef struct bl_table {
     bool checked;        /* schema hook ran */
     void *arena;         /* strings the columns point into (table_map.c) */
     unsigned schema_gen; /* decoder's schema_gen when last checked */
+    unsigned filter_gen; /* decoder's filter_gen when skip was last decided */
     sbuf raw;            /* the TABLE_MAP body, to recognise repeats */
     void *user;          /* free for the sink */
     struct bl_table *next;
@@ -267,6 +268,7 @@ typedef struct bl_decoder {
     bool quiet;           /* this event's sink calls are suppressed */
     int n_post_header;
     unsigned schema_gen;  /* bumped by every DDL statement */
+    unsigned filter_gen;  /* bumped by bl_decoder_refilter: ask want_table again */
     struct bl_pending_gtid {
         int kind;         /* 0 none, 1 MariaDB, 2 MySQL */
         uint32_t domain, server;
@@ -293,6 +295,11 @@ int bl_decoder_set_gtids(bl_decoder *d, const char *text);
 /* Forget everything about the current partial transaction (after a
  * disconnect) and suppress sink calls up to the last delivered event. */
 void bl_decoder_reconnected(bl_decoder *d, const bl_pos *resume_from);
+/* The sink's want_table answers may have changed (its mapping was reloaded):
+ * every cached table is asked again at its next TABLE_MAP, which the server
+ * sends before the rows of every statement. Call it from the thread that
+ * decodes, between events (a sink callback is fine). */
+void bl_decoder_refilter(bl_decoder *d);
 const char *bl_event_name(int type);
 int bl_error(bl_decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -103,6 +103,8 @@ void bl_decoder_free(bl_decoder *d) {
     d->gtids = NULL;
 }
 
+void bl_decoder_refilter(bl_decoder *d) { d->filter_gen++; }
+
 void bl_decoder_set_pos(bl_decoder *d, const char *file, uint64_t pos) {
     snprintf(d->cur.file, sizeof d->cur.file, "%s", file);
     d->cur.pos = pos;

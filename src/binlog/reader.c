@@ -427,6 +427,10 @@ int bl_reader_run(bl_reader *r) {
     }
 }
 
+void bl_reader_refilter(bl_reader *r) {
+    if (r) bl_decoder_refilter(&r->dec);
+}
+
 void bl_reader_close(bl_reader *r) {
     if (!r) return;
     if (r->mysql) mysql_close(r->mysql);

@@ -437,6 +437,21 @@ static int optional_metadata(bl_decoder *d, bl_table *t, const uint8_t *p, size_
 }
 
 /* ------------------------------------------------------------- event */
+/* Ask the sink whether it wants t's rows, and check a wanted table against
+ * the schema once. Decided again after bl_decoder_refilter(). */
+static int table_filter(bl_decoder *d, bl_table *t) {
+    t->skip = d->sink && d->sink->want_table &&
+              !d->sink->want_table(d->sink->ctx, t->db, t->name);
+    if (d->table_hook && !t->skip && !t->checked) {
+        char e[BL_ERR_LEN];
+        e[0] = '\0';
+        if (d->table_hook(d->hook_ctx, t, e, sizeof e) != BL_OK) return bl_error(d, "%s", e);
+        t->checked = true;
+    }
+    t->filter_gen = d->filter_gen;
+    return BL_OK;
+}
+
 int bl_table_map(bl_decoder *d, const uint8_t *b, size_t n) {
     size_t idlen = d->post_header_len[BL_TABLE_MAP - 1] == 6 ? 4 : 6;
     if (n < idlen + 2) return bl_error(d, "too short");
@@ -444,7 +459,7 @@ int bl_table_map(bl_decoder *d, const uint8_t *b, size_t n) {
     bl_table *old = bl_table_find(d, id);
     if (old && old->raw.len == n && memcmp(old->raw.data, b, n) == 0 &&
         old->schema_gen == d->schema_gen)
-        return BL_OK;
+        return old->filter_gen == d->filter_gen ? BL_OK : table_filter(d, old);
 
     size_t off = idlen + 2;
     if (off >= n) return bl_error(d, "truncated");
@@ -480,7 +495,6 @@ int bl_table_map(bl_decoder *d, const uint8_t *b, size_t n) {
     t->ncols = (uint32_t)ncols;
     t->cols = xcalloc(ncols ? ncols : 1, sizeof *t->cols);
     sbuf_init(&t->raw);
-    sbuf_init(&t->raw);
     size_t mo = 0;
     for (uint32_t i = 0; i < ncols; i++) {
         bl_column *c = &t->cols[i];
@@ -511,16 +525,9 @@ int bl_table_map(bl_decoder *d, const uint8_t *b, size_t n) {
     bl_table_finish_keys(t);
     sbuf_add(&t->raw, b, n);
     t->schema_gen = d->schema_gen;
-    if (d->sink && d->sink->want_table)
-        t->skip = !d->sink->want_table(d->sink->ctx, t->db, t->name);
-    if (d->table_hook && !t->skip) {
-        char e[BL_ERR_LEN];
-        e[0] = '\0';
-        if (d->table_hook(d->hook_ctx, t, e, sizeof e) != BL_OK) {
-            table_free(t);
-            return bl_error(d, "%s", e);
-        }
-        t->checked = true;
+    if (table_filter(d, t) != BL_OK) {
+        table_free(t);
+        return BL_ERR;
     }
 
     /* replace the old entry */
