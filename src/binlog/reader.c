@@ -210,6 +210,21 @@ static int set_session(bl_reader *r, const char *sql, bool required) {
     return BL_ERR;
 }
 
+void bl_connect_state_sql(sbuf *out, const char *gtid) {
+    sbuf_reset(out);
+    sbuf_adds(out, "SET @slave_connect_state='");
+    for (const char *p = gtid ? gtid : ""; *p; p++) {
+        switch (*p) { /* as mysql_real_escape_string does, without a connection */
+        case '\'': case '\\': case '"': sbuf_addc(out, '\\'); sbuf_addc(out, *p); break;
+        case '\n': sbuf_adds(out, "\\n"); break;
+        case '\r': sbuf_adds(out, "\\r"); break;
+        case '\032': sbuf_adds(out, "\\Z"); break;
+        default: sbuf_addc(out, *p);
+        }
+    }
+    sbuf_addc(out, '\'');
+}
+
 static int start_dump(bl_reader *r, const bl_pos *from, bool by_gtid) {
     char sql[1024];
     if (set_session(r, "SET @master_binlog_checksum=@@global.binlog_checksum", true) != BL_OK ||
@@ -227,11 +242,13 @@ static int start_dump(bl_reader *r, const bl_pos *from, bool by_gtid) {
     uint8_t b[16];
     int cmd = COM_DUMP;
     if (by_gtid && r->flavor == BL_FLAVOR_MARIADB) {
-        char esc[512];
-        mysql_real_escape_string(r->mysql, esc, r->o.gtid, (unsigned long)strlen(r->o.gtid));
-        snprintf(sql, sizeof sql, "SET @slave_connect_state='%s'", esc);
-        if (set_session(r, sql, true) != BL_OK || set_session(r, "SET @slave_gtid_strict_mode=1", true) != BL_OK ||
-            set_session(r, "SET @slave_gtid_ignore_duplicates=0", false) != BL_OK) {
+        sbuf state = SBUF_INIT; /* a GTID list has one entry per domain: any length */
+        bl_connect_state_sql(&state, r->o.gtid);
+        int ok = set_session(r, state.data, true) == BL_OK &&
+                 set_session(r, "SET @slave_gtid_strict_mode=1", true) == BL_OK &&
+                 set_session(r, "SET @slave_gtid_ignore_duplicates=0", false) == BL_OK;
+        sbuf_free(&state);
+        if (!ok) {
             sbuf_free(&pkt);
             return BL_ERR;
         }

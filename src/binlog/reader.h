@@ -63,6 +63,11 @@ void bl_reader_close(bl_reader *r);
  * NULL-safe. */
 void bl_reader_refilter(bl_reader *r);
 
+/* The statement giving a MariaDB server the GTID list to start after
+ * (SET @slave_connect_state='...'), the list escaped; any length (one entry
+ * per replication domain). */
+void bl_connect_state_sql(sbuf *out, const char *gtid);
+
 /* "mysql://user:pass@host:port" → fields (strings point into a copy kept in *buf) */
 int bl_parse_uri(const char *uri, char **buf, const char **user, const char **pass, const char **host,
                  int *port, char *err, size_t errlen);

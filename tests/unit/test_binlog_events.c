@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "binlog/binlog.h"
+#include "binlog/reader.h"
 #include "binlog_fixture.h"
 
 struct stream {
@@ -519,6 +520,29 @@ static void test_table_refilter(void **state) {
     st_free(&s);
 }
 
+/* issue 19: the MariaDB start statement was built in a 512-byte stack
+ * buffer (and a 1,024-byte statement): a GTID list of many domains overflowed
+ * it. It is built whole, at any length, and escaped. */
+static void test_connect_state_long_gtid_list(void **state) {
+    (void)state;
+    sbuf list = SBUF_INIT, sql = SBUF_INIT, want = SBUF_INIT;
+    for (unsigned dom = 0; dom < 3000; dom++)
+        sbuf_printf(&list, "%s%u-%u-%llu", dom ? "," : "", dom, 1000000 + dom,
+                    10000000000ULL + dom);
+    assert_true(list.len > 60000);
+    bl_connect_state_sql(&sql, list.data);
+    sbuf_printf(&want, "SET @slave_connect_state='%s'", list.data);
+    assert_int_equal(sql.len, want.len);
+    assert_string_equal(sql.data, want.data);
+    bl_connect_state_sql(&sql, "0-1-2',@x='\\");
+    assert_string_equal(sql.data, "SET @slave_connect_state='0-1-2\\',@x=\\'\\\\'");
+    bl_connect_state_sql(&sql, "");
+    assert_string_equal(sql.data, "SET @slave_connect_state=''");
+    sbuf_free(&list);
+    sbuf_free(&sql);
+    sbuf_free(&want);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mariadb_transaction),
@@ -533,6 +557,7 @@ int main(void) {
         cmocka_unit_test(test_rows_without_table_map),
         cmocka_unit_test(test_table_filter),
         cmocka_unit_test(test_table_refilter),
+        cmocka_unit_test(test_connect_state_long_gtid_list),
         cmocka_unit_test(test_zero_column_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
