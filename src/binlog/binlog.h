@@ -278,6 +278,7 @@ typedef struct bl_decoder {
     } pending;
     bl_pos last_commit;   /* end of the last complete transaction */
     bool have_commit;
+    char **coll_names;    /* collation id -> charset name from the server, or NULL */
     char hb_file[BL_FILE_MAX]; /* last HEARTBEAT_V2 */
     uint64_t hb_pos;
 
@@ -314,9 +315,12 @@ void bl_table_set_labels(bl_table *t, uint32_t col, const char *const *labels, c
                          uint32_t n);
 void bl_table_set_name(bl_table *t, uint32_t col, const char *name, size_t n);
 void bl_table_finish_keys(bl_table *t);
-/* collation id -> encoding (+ iconv name for CS_OTHER) */
-int bl_collation_cs(uint16_t id, const char **iconv_name);
-void bl_collation_register(uint16_t id, const char *charset_name);
+/* collation id -> encoding (+ iconv name for CS_OTHER): the ids d's server
+ * reported (bl_collation_register), else the built-in table; d may be NULL */
+int bl_collation_cs(const bl_decoder *d, uint16_t id, const char **iconv_name);
+/* the charset of a collation id as d's server reports it; per decoder */
+void bl_collation_register(bl_decoder *d, uint16_t id, const char *charset_name);
+void bl_collations_free(bl_decoder *d); /* bl_decoder_free does it */
 /* charset name (utf8mb4, latin1, cp1251...) -> encoding (+ iconv name) */
 int bl_charset_cs(const char *name, const char **iconv_name);
 

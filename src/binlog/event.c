@@ -93,6 +93,7 @@ void bl_decoder_init(bl_decoder *d, const bl_sink *sink) {
 void bl_decoder_free(bl_decoder *d) {
     if (!d) return;
     bl_tables_free(d);
+    bl_collations_free(d);
     free(d->cells);
     d->cells = NULL;
     sbuf_free(&d->scratch);

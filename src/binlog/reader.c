@@ -192,7 +192,7 @@ static int check_server(bl_reader *r) {
         MYSQL_RES *res = mysql_store_result(r->mysql);
         MYSQL_ROW row;
         while (res && (row = mysql_fetch_row(res)))
-            if (row[0] && row[1]) bl_collation_register((uint16_t)atoi(row[0]), row[1]);
+            if (row[0] && row[1]) bl_collation_register(&r->dec, (uint16_t)atoi(row[0]), row[1]);
         if (res) mysql_free_result(res);
     }
     return BL_OK;

@@ -543,6 +543,37 @@ static void test_connect_state_long_gtid_list(void **state) {
     sbuf_free(&want);
 }
 
+/* issue 19: the collation ids a server reports were one process-wide table,
+ * freed and rewritten at every connect: two readers raced on it, and one
+ * server's ids decided the other's text. Each decoder has its own. */
+static void test_collations_per_decoder(void **state) {
+    (void)state;
+    struct stream a, b;
+    st_init(&a, false);
+    st_init(&b, false);
+    bl_collation_register(&a.d, 45, "latin1");
+    bl_collation_register(&b.d, 45, "cp1251");
+    bl_collation_register(&b.d, 45, "cp1251"); /* again, as at a reconnect */
+    const char *iconv_name;
+    assert_int_equal(bl_collation_cs(&a.d, 45, &iconv_name), CS_LATIN1);
+    assert_int_equal(bl_collation_cs(&b.d, 45, &iconv_name), CS_OTHER);
+    assert_string_equal(iconv_name, "CP1251");
+    assert_int_equal(bl_collation_cs(NULL, 45, &iconv_name), CS_UTF8); /* built-in */
+    /* a TABLE_MAP's charsets resolve through its own decoder's table */
+    start_stream(&a, "8.0.36");
+    start_stream(&b, "8.0.36");
+    table_map_dt(&a, 42);
+    assert_int_equal(feed(&a, BL_TABLE_MAP, false), BL_OK);
+    table_map_dt(&b, 42);
+    assert_int_equal(feed(&b, BL_TABLE_MAP, false), BL_OK);
+    assert_int_equal(bl_table_find(&a.d, 42)->cols[1].cs, CS_LATIN1);
+    assert_int_equal(bl_table_find(&b.d, 42)->cols[1].cs, CS_OTHER);
+    assert_string_equal(bl_table_find(&b.d, 42)->cols[1].cs_name, "CP1251");
+    st_free(&a); /* freeing one decoder's table leaves the other's */
+    assert_int_equal(bl_collation_cs(&b.d, 45, &iconv_name), CS_OTHER);
+    st_free(&b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mariadb_transaction),
@@ -558,6 +589,7 @@ int main(void) {
         cmocka_unit_test(test_table_filter),
         cmocka_unit_test(test_table_refilter),
         cmocka_unit_test(test_connect_state_long_gtid_list),
+        cmocka_unit_test(test_collations_per_decoder),
         cmocka_unit_test(test_zero_column_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
