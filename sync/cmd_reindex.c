@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "binlog/binlog.h"
 #include "commands.h"
 #include "config.h"
 #include "db.h"
@@ -401,9 +402,7 @@ int cmd_resync(int argc, char **argv) {
         res = mysql_store_result(e.src);
         row = res ? mysql_fetch_row(res) : NULL;
         if (row && row[0] && row[1]) {
-            const char *dot = strrchr(row[0], '.');
-            s.version = version_make((uint32_t)strtoul(st[2], NULL, 10),
-                                     dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : 0,
+            s.version = version_make((uint32_t)strtoul(st[2], NULL, 10), bl_file_seq(row[0]),
                                      strtoull(row[1], NULL, 10));
         }
         if (res) mysql_free_result(res);

@@ -298,11 +298,6 @@ static void free_rdocs(struct daemon *dm) {
     dm->nrdocs = 0;
 }
 
-static uint32_t file_number(const char *file) {
-    const char *dot = strrchr(file, '.');
-    return dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : 0;
-}
-
 /* One change of index config `ix`: to the live version behind the alias (if
  * there is one yet) and to a version being built (dual writes, seed 004's
  * floating changes). */
@@ -389,7 +384,7 @@ static int submit_rowdocs(struct daemon *dm, const bl_commit *cm) {
 }
 
 uint64_t daemon_txn_version(struct daemon *dm, const struct mp_index *ix, const bl_commit *cm) {
-    uint64_t v = version_make(ix->epoch, file_number(cm->end.file), cm->end.pos);
+    uint64_t v = version_make(ix->epoch, bl_file_seq(cm->end.file), cm->end.pos);
     if (!v)
         snprintf(dm->err, sizeof dm->err, "position %s:%llu does not fit a version",
                  cm->end.file, (unsigned long long)cm->end.pos);
@@ -594,11 +589,6 @@ static int rebuild_missing(struct daemon *dm, const bl_commit *cm) {
     return rc;
 }
 
-static unsigned long file_seq(const char *file) {
-    const char *dot = strrchr(file, '.');
-    return dot ? strtoul(dot + 1, NULL, 10) : 0;
-}
-
 /* Open a read snapshot of the source that holds this transaction. A
  * transaction reaches the binlog (and so this reader) a moment before its
  * rows are visible to other sessions; a document re-read in that moment
@@ -614,7 +604,7 @@ static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
         dm->in_snap = false; /* nothing to read (row images only, or nothing) */
         return 0;
     }
-    unsigned long want_file = file_seq(cm->end.file);
+    uint32_t want_file = bl_file_seq(cm->end.file);
     for (int tries = 0;; tries++) {
         char file[BL_FILE_MAX];
         unsigned long long pos = 0;
@@ -631,7 +621,7 @@ static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
         }
         dm->snap = 1;
         dm->in_snap = true;
-        unsigned long have_file = file_seq(file);
+        uint32_t have_file = bl_file_seq(file);
         if (have_file > want_file || (have_file == want_file && pos >= cm->end.pos)) return 0;
         if (tries == 5000) { /* about 5 s: not a commit in progress */
             log_warn("run", "the source's snapshot is at %s:%llu, behind the transaction read "

@@ -52,6 +52,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "binlog/binlog.h"
 #include "db.h"
 #include "deliver/deliver.h"
 #include "docbuild.h"
@@ -229,9 +230,7 @@ static uint64_t binlog_version(struct worker *w, uint32_t epoch) {
     MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
     uint64_t v = 0;
     if (row && row[0] && row[1]) {
-        const char *dot = strrchr(row[0], '.');
-        v = version_make(epoch, dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : 0,
-                         strtoull(row[1], NULL, 10));
+        v = version_make(epoch, bl_file_seq(row[0]), strtoull(row[1], NULL, 10));
     }
     if (res) mysql_free_result(res);
     if (!v)
@@ -298,8 +297,7 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
     int s = db_snapshot_begin(w->src, file, sizeof file, &pos, w->err, sizeof w->err);
     if (s < 0) return -1;
     if (s == 1) {
-        const char *dot = strrchr(file, '.');
-        p->version = version_make(ix->epoch, dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : 0, pos);
+        p->version = version_make(ix->epoch, bl_file_seq(file), pos);
         w->snap = 1;
     } else if (w->snap != 0) { /* first page on a server without it: learn, start again */
         db_snapshot_end(w->src);

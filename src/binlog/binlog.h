@@ -302,6 +302,10 @@ void bl_decoder_reconnected(bl_decoder *d, const bl_pos *resume_from);
  * decodes, between events (a sink callback is fine). */
 void bl_decoder_refilter(bl_decoder *d);
 const char *bl_event_name(int type);
+/* The sequence number of a binlog file name: the digits after its last dot
+ * ("mysql-bin.000042" -> 42), 0 when there are none; UINT32_MAX at most.
+ * The one parser of it (versions, snapshot positions, order of files). */
+uint32_t bl_file_seq(const char *file);
 int bl_error(bl_decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- tables (table_map.c) ---- */

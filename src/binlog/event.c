@@ -115,6 +115,17 @@ int bl_decoder_set_gtids(bl_decoder *d, const char *text) {
     return bl_gtid_parse(d->gtids, text, d->err, sizeof d->err);
 }
 
+uint32_t bl_file_seq(const char *file) {
+    const char *dot = file ? strrchr(file, '.') : NULL;
+    uint64_t v = 0;
+    if (!dot) return 0;
+    for (const char *p = dot + 1; *p >= '0' && *p <= '9'; p++) {
+        v = v * 10 + (uint64_t)(*p - '0');
+        if (v > UINT32_MAX) return UINT32_MAX;
+    }
+    return (uint32_t)v;
+}
+
 /* binlog order of (file, pos): file names compare by length, then bytes */
 static int pos_cmp(const char *fa, uint64_t pa, const char *fb, uint64_t pb) {
     size_t la = strlen(fa), lb = strlen(fb);

@@ -574,6 +574,21 @@ static void test_collations_per_decoder(void **state) {
     st_free(&b);
 }
 
+/* issue 19: one parser of binlog file sequence numbers */
+static void test_file_seq(void **state) {
+    (void)state;
+    assert_int_equal(bl_file_seq("mysql-bin.000042"), 42);
+    assert_int_equal(bl_file_seq("mysql-bin.1000000"), 1000000);
+    assert_int_equal(bl_file_seq("host.with.dots-bin.000007"), 7);
+    assert_int_equal(bl_file_seq("/var/lib/mysql/binlog.000123"), 123);
+    assert_int_equal(bl_file_seq("nodot"), 0);
+    assert_int_equal(bl_file_seq("trailing."), 0);
+    assert_int_equal(bl_file_seq(""), 0);
+    assert_int_equal(bl_file_seq(NULL), 0);
+    assert_int_equal(bl_file_seq("mysql-bin.99999999999"), UINT32_MAX);
+    assert_true(bl_file_seq("mysql-bin.000010") > bl_file_seq("mysql-bin.000009"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mariadb_transaction),
@@ -590,6 +605,7 @@ int main(void) {
         cmocka_unit_test(test_table_refilter),
         cmocka_unit_test(test_connect_state_long_gtid_list),
         cmocka_unit_test(test_collations_per_decoder),
+        cmocka_unit_test(test_file_seq),
         cmocka_unit_test(test_zero_column_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
