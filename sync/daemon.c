@@ -979,16 +979,9 @@ int cmd_run(int argc, char **argv) {
         /* "now" becomes a position, saved at once: a restart before the
          * first transaction must not skip what happened meanwhile */
         ro.start = BL_START_NOW;
-        if (mysql_real_query(dm.src, "SHOW MASTER STATUS", 18) == 0) {
-            MYSQL_RES *res = mysql_store_result(dm.src);
-            MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-            if (row && row[0] && row[1] && strlen(row[0]) < sizeof file) {
-                snprintf(file, sizeof file, "%s", row[0]);
-                at = strtoull(row[1], NULL, 10);
-                ro.start = BL_START_FILEPOS, ro.file = file, ro.pos = at;
-            }
-            if (res) mysql_free_result(res);
-        }
+        if (db_binlog_status(dm.src, file, sizeof file, &at, dm.err, sizeof dm.err) == 1)
+            ro.start = BL_START_FILEPOS, ro.file = file, ro.pos = at;
+        dm.err[0] = '\0'; /* else the reader finds the position, or says why not */
         if (ro.start == BL_START_FILEPOS) {
             snprintf(dm.start_pos, sizeof dm.start_pos, "%s:%llu", file, at);
             if (offsets_save(dm.ckpt, cfg.source.name, dm.start_pos, 0, dm.err, sizeof dm.err) < 0)

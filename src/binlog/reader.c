@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "binlog/reader.h"
+#include "db.h"
 #include "log.h"
 
 #define COM_DUMP 0x12
@@ -139,22 +140,18 @@ static int query_row(bl_reader *r, const char *sql, char vals[][256], int n, boo
 }
 
 static int master_status(bl_reader *r, bl_pos *p) {
-    char v[2][256];
-    bool found;
-    const char *q = r->flavor == BL_FLAVOR_MYSQL ? "SHOW BINARY LOG STATUS" : "SHOW MASTER STATUS";
-    if (query_row(r, q, v, 2, &found) != BL_OK) {
-        if (r->flavor == BL_FLAVOR_MYSQL && mysql_errno(r->mysql) == 1064) {
-            if (query_row(r, "SHOW MASTER STATUS", v, 2, &found) != BL_OK) return BL_ERR;
-        } else {
-            return BL_ERR;
-        }
-    }
-    if (!found || !v[0][0]) {
-        snprintf(r->err, sizeof r->err, "the server has binary logging disabled (start it with --log-bin)");
+    char e[BL_ERR_LEN];
+    unsigned long long pos = 0;
+    int s = db_binlog_status(r->mysql, p->file, sizeof p->file, &pos, e, sizeof e);
+    if (s < 0 && mysql_errno(r->mysql)) {
+        explain(r, r->mysql, "reading the binlog position");
         return BL_ERR;
     }
-    snprintf(p->file, sizeof p->file, "%s", v[0]);
-    p->pos = strtoull(v[1], NULL, 10);
+    if (s <= 0) {
+        snprintf(r->err, sizeof r->err, "%s", e);
+        return BL_ERR;
+    }
+    p->pos = pos;
     return BL_OK;
 }
 
