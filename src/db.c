@@ -148,6 +148,57 @@ MYSQL_RES *db_query(MYSQL *m, const char *sql, size_t len, char *err, size_t err
     return r;
 }
 
+const char *db_binlog_status_sql(bool mariadb, unsigned long version, int attempt) {
+    const char *newer = mariadb ? "SHOW BINLOG STATUS" : "SHOW BINARY LOG STATUS";
+    bool has_newer = mariadb ? version >= 100502 : version >= 80200;
+    if (attempt == 0) return has_newer ? newer : "SHOW MASTER STATUS";
+    if (attempt == 1) return has_newer ? "SHOW MASTER STATUS" : newer;
+    return NULL;
+}
+
+bool db_binlog_status_retry(unsigned errcode) {
+    return errcode == ER_PARSE_ERROR || errcode == ER_NOT_SUPPORTED_YET;
+}
+
+int db_binlog_status(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
+                     size_t errlen) {
+    const char *info = mysql_get_server_info(m);
+    bool mariadb = info && strstr(info, "MariaDB");
+    unsigned long version = mysql_get_server_version(m);
+    const char *q = NULL;
+    for (int attempt = 0; (q = db_binlog_status_sql(mariadb, version, attempt)); attempt++) {
+        if (mysql_query(m, q) == 0) break;
+        unsigned e = mysql_errno(m);
+        if (!db_binlog_status_retry(e) || !db_binlog_status_sql(mariadb, version, attempt + 1)) {
+            errf(err, errlen, "reading the source's binlog position (%s): %s (%u)%s", q,
+                 mysql_error(m), e,
+                 e == ER_SPECIFIC_ACCESS_DENIED_ERROR || e == ER_DBACCESS_DENIED_ERROR
+                     ? "; the user needs the REPLICATION CLIENT privilege (MariaDB 10.5+: "
+                       "BINLOG MONITOR)"
+                     : "");
+            return -1;
+        }
+    }
+    MYSQL_RES *r = mysql_store_result(m);
+    if (!r && mysql_errno(m)) {
+        errf(err, errlen, "reading the source's binlog position (%s): %s (%u)", q,
+             mysql_error(m), mysql_errno(m));
+        return -1;
+    }
+    MYSQL_ROW row = r ? mysql_fetch_row(r) : NULL;
+    int found = 0;
+    if (row && row[0] && row[0][0] && row[1] && strlen(row[0]) < filelen) {
+        snprintf(file, filelen, "%s", row[0]);
+        *pos = strtoull(row[1], NULL, 10);
+        found = 1;
+    }
+    if (r) mysql_free_result(r);
+    if (!found)
+        errf(err, errlen, "the source reports no binlog position (%s returned no row): its "
+             "binary log is off; start it with --log-bin --binlog-format=ROW", q);
+    return found;
+}
+
 int db_snapshot_begin(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
                       size_t errlen) {
     /* source connections are REPEATABLE READ (db_connect), so the snapshot
@@ -360,29 +411,4 @@ out:
     free(got);
     sbuf_free(&q);
     return rc;
-}
-
-int db_binlog_position(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
-                       size_t errlen) {
-    static const char *const stmts[] = {"SHOW MASTER STATUS", "SHOW BINARY LOG STATUS"};
-    for (int i = 0; i < 2; i++) {
-        if (mysql_real_query(m, stmts[i], strlen(stmts[i])) != 0) {
-            /* 1064: a syntax error, the other name (MySQL 8.4 dropped the first) */
-            if (mysql_errno(m) == 1064 && i == 0) continue;
-            return errf(err, errlen, "%s: %s (%u)", stmts[i], mysql_error(m), mysql_errno(m));
-        }
-        MYSQL_RES *res = mysql_store_result(m);
-        MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-        int rc = 0;
-        if (row && row[0] && row[1] && strlen(row[0]) < filelen) {
-            snprintf(file, filelen, "%s", row[0]);
-            *pos = strtoull(row[1], NULL, 10);
-        } else {
-            rc = errf(err, errlen, "%s returned no position: is the binary log on (log_bin)?",
-                      stmts[i]);
-        }
-        if (res) mysql_free_result(res);
-        return rc;
-    }
-    return errf(err, errlen, "no statement tells the binlog position");
 }

@@ -57,12 +57,22 @@ char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen);
  * 0 the server does not report one (the snapshot is still open), -1 error. */
 int db_snapshot_begin(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
                       size_t errlen);
-void db_snapshot_end(MYSQL *m);
-/* The server's current binlog position (SHOW MASTER STATUS, or SHOW BINARY
- * LOG STATUS where MySQL 8.4 renamed it). 0, or -1 with err (binlog off: no
- * row). */
-int db_binlog_position(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
-                       size_t errlen); /* COMMIT; a broken connection shows at the next query */
+void db_snapshot_end(MYSQL *m); /* COMMIT; a broken connection shows at the next query */
+/* The binlog's current end (file, position) on server m. The statement has
+ * three names: SHOW MASTER STATUS (MySQL before 8.4, MariaDB), SHOW BINARY
+ * LOG STATUS (MySQL 8.2+; 8.4 dropped the old name) and SHOW BINLOG STATUS
+ * (MariaDB 10.5.2+). The server's own is tried first, the other one when it
+ * does not know that statement. 1 found, 0 the binlog is off (no row), -1
+ * error (err names the statement and what to do). */
+int db_binlog_status(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
+                     size_t errlen);
+/* db_binlog_status's choice: the statement to try at attempt 0, 1, ... on a
+ * server of this kind and version (mysql_get_server_version: 80400 for
+ * 8.4.0; 0 unknown), NULL when none is left. */
+const char *db_binlog_status_sql(bool mariadb, unsigned long version, int attempt);
+/* ... and whether a failure with this error code means "try the next one"
+ * (the server does not know the statement), not a reason to stop. */
+bool db_binlog_status_retry(unsigned errcode);
 /* Append a quoted, escaped string literal to sql (for identifiers use db_ident).
  * m may be NULL (a connection lost and not back yet): the text is escaped as
  * for utf8mb4, and the statement fails later at db_ensure, not here. */

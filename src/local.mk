@@ -37,6 +37,15 @@ EXTRA_DIST += sql/embed.sh sql/migrations
 src/migrations.c: $(MIGRATION_FILES) $(srcdir)/sql/embed.sh
 	$(AM_V_GEN)$(MKDIR_P) src && sh $(srcdir)/sql/embed.sh $@ $(MIGRATION_FILES)
 
+check_PROGRAMS += tests/unit/test_db tests/unit/test_db_asan
+TESTS += tests/unit/test_db tests/unit/test_db_asan
+tests_unit_test_db_SOURCES = tests/unit/test_db.c
+tests_unit_test_db_LDADD = $(UNIT_LDADD)
+tests_unit_test_db_asan_SOURCES = tests/unit/test_db.c
+tests_unit_test_db_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_db_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_db_asan_LDADD = $(UNIT_ASAN_LDADD)
+
 check_PROGRAMS += tests/unit/test_json_exact tests/unit/test_json_exact_asan
 TESTS += tests/unit/test_json_exact tests/unit/test_json_exact_asan
 tests_unit_test_json_exact_SOURCES = tests/unit/test_json_exact.c

@@ -32,15 +32,6 @@
 #include "daemon.h"
 #include "log.h"
 
-/* until the decoder has its own call for it: a changed schema generation
- * makes it ask want_table again at each table's next TABLE_MAP */
-static void bl_reader_refilter(bl_reader *r) { r->dec.schema_gen++; }
-
-static unsigned long bl_file_seq(const char *file) {
-    const char *dot = strrchr(file, '.');
-    return dot ? strtoul(dot + 1, NULL, 10) : 0;
-}
-
 static bool is_build_signal(const struct daemon *dm, const char *db, const char *table) {
     return !strcmp(table, "index_configs") && !strcmp(db, dm->cfg->metadata.database);
 }
@@ -253,7 +244,7 @@ void daemon_between_txns(struct daemon *dm) {
         dm->gen = g;
         pipeline_adopt(&dm->p, &g->m, router_new(&g->m));
         /* the decoder keeps which tables it skips: re-asked (want_table) */
-        if (dm->reader) bl_reader_refilter(dm->reader);
+        bl_reader_refilter(dm->reader);
         if (old) builds_mapping_changed(dm, &old->m, &g->m);
         mapping_gen_unref(old);
         dm->reloads++;

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "binlog/binlog.h"
 #include "commands.h"
 #include "config.h"
 #include "db.h"
@@ -397,21 +398,13 @@ int cmd_resync(int argc, char **argv) {
         goto fail;
     }
     /* the version: the binlog position before the rows are read */
-    if (mysql_real_query(e.src, "SHOW MASTER STATUS", 18) == 0) {
-        res = mysql_store_result(e.src);
-        row = res ? mysql_fetch_row(res) : NULL;
-        if (row && row[0] && row[1]) {
-            const char *dot = strrchr(row[0], '.');
-            s.version = version_make((uint32_t)strtoul(st[2], NULL, 10),
-                                     dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : 0,
-                                     strtoull(row[1], NULL, 10));
-        }
-        if (res) mysql_free_result(res);
-    }
+    char bfile[BL_FILE_MAX], berr[512];
+    unsigned long long bpos = 0;
+    if (db_binlog_status(e.src, bfile, sizeof bfile, &bpos, berr, sizeof berr) == 1)
+        s.version = version_make((uint32_t)strtoul(st[2], NULL, 10), bl_file_seq(bfile), bpos);
     if (!s.version) {
-        snprintf(e.err, sizeof e.err, "the source's binlog position is unknown (SHOW MASTER "
-                                      "STATUS: %s); resync versions documents by it",
-                 mysql_error(e.src));
+        snprintf(e.err, sizeof e.err, "the source's binlog position is unknown (%s); resync "
+                                      "versions documents by it", berr);
         goto fail;
     }
     struct deliver_opts dopts;

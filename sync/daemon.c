@@ -129,7 +129,8 @@ static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, siz
         return 0;
     }
     ro->start = BL_START_NOW;
-    if (db_binlog_position(dm->p.src, file, filelen, &at, dm->err, sizeof dm->err) == 0) {
+    /* not known (binlog off, no privilege): the reader says why when it starts */
+    if (db_binlog_status(dm->p.src, file, filelen, &at, dm->err, sizeof dm->err) > 0) {
         ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
         snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
         if (offsets_save(dm->ckpt, cfg->source.name, dm->start_pos, 0, dm->err,

@@ -130,13 +130,8 @@ int pipeline_submit(struct pipeline *p, const struct mp_index *ix, const struct 
     return 0;
 }
 
-static uint32_t file_number(const char *file) {
-    const char *dot = strrchr(file, '.');
-    return dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : 0;
-}
-
 uint64_t pipeline_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end) {
-    uint64_t v = version_make(ix->epoch, file_number(end->file), end->pos);
+    uint64_t v = version_make(ix->epoch, bl_file_seq(end->file), end->pos);
     if (!v)
         snprintf(p->err, sizeof p->err, "position %s:%llu does not fit a version", end->file,
                  (unsigned long long)end->pos);

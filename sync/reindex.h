@@ -27,7 +27,7 @@
  *
  * Versions (seed 000): every page is read in a consistent snapshot (a job
  * keeps one for up to 500 ms of pages), and its documents carry the version
- * of the binlog position that snapshot matches (MySQL: SHOW MASTER STATUS
+ * of the binlog position that snapshot matches (MySQL: the binlog status, db_binlog_status,
  * read just before it). Live changes carry
  * their transaction's commit position and are re-read from MySQL when
  * processed. A live change older than the page loses to it, and its data was

@@ -52,6 +52,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "binlog/binlog.h"
 #include "db.h"
 #include "deliver/deliver.h"
 #include "docbuild.h"
@@ -219,23 +220,13 @@ static void page_free(struct page *p) {
 }
 
 static uint64_t binlog_version(struct worker *w, uint32_t epoch) {
-    MYSQL *m = w->src;
-    if (mysql_real_query(m, "SHOW MASTER STATUS", 18) != 0) {
-        errf(w->err, sizeof w->err, "SHOW MASTER STATUS: %s (%u)", mysql_error(m),
-             mysql_errno(m));
-        return 0;
-    }
-    MYSQL_RES *res = mysql_store_result(m);
-    MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-    uint64_t v = 0;
-    if (row && row[0] && row[1]) {
-        const char *dot = strrchr(row[0], '.');
-        v = version_make(epoch, dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : 0,
-                         strtoull(row[1], NULL, 10));
-    }
-    if (res) mysql_free_result(res);
+    char file[BL_FILE_MAX];
+    unsigned long long pos = 0;
+    if (db_binlog_status(w->src, file, sizeof file, &pos, w->err, sizeof w->err) != 1) return 0;
+    uint64_t v = version_make(epoch, bl_file_seq(file), pos);
     if (!v)
-        errf(w->err, sizeof w->err, "the source's binlog position is unknown (is log_bin on?)");
+        errf(w->err, sizeof w->err, "the source's binlog position %s:%llu makes no version",
+             file, pos);
     return v;
 }
 
@@ -298,15 +289,14 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
     int s = db_snapshot_begin(w->src, file, sizeof file, &pos, w->err, sizeof w->err);
     if (s < 0) return -1;
     if (s == 1) {
-        const char *dot = strrchr(file, '.');
-        p->version = version_make(ix->epoch, dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : 0, pos);
+        p->version = version_make(ix->epoch, bl_file_seq(file), pos);
         w->snap = 1;
     } else if (w->snap != 0) { /* first page on a server without it: learn, start again */
         db_snapshot_end(w->src);
         w->snap = 0;
         log_warn("reindex", "the source does not report the binlog position of a consistent "
                  "snapshot (Binlog_snapshot_position: MariaDB and Percona Server do); "
-                 "pages use SHOW MASTER STATUS read just before their snapshot");
+                 "pages use the binlog position read just before their snapshot");
         return read_page(w, t, cond, after);
     }
     w->snap_open = true;

@@ -184,20 +184,15 @@ void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const 
     }
     if (src) {
         st->source_reached = true;
-        if (mysql_real_query(src, "SHOW MASTER STATUS", 18) == 0) {
-            MYSQL_RES *res = mysql_store_result(src);
-            MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-            if (row && row[0] && row[1]) {
-                sbuf e = SBUF_INIT;
-                sbuf_printf(&e, "%s:%s", row[0], row[1]);
-                st->binlog_end = sbuf_detach(&e);
-            }
-            if (res) mysql_free_result(res);
+        char bfile[256], berr[512];
+        unsigned long long bpos = 0;
+        if (db_binlog_status(src, bfile, sizeof bfile, &bpos, berr, sizeof berr) == 1) {
+            sbuf e = SBUF_INIT;
+            sbuf_printf(&e, "%s:%llu", bfile, bpos);
+            st->binlog_end = sbuf_detach(&e);
         }
         if (!st->binlog_end) {
-            sbuf e = SBUF_INIT;
-            sbuf_printf(&e, "SHOW MASTER STATUS failed or the binlog is off: %s", mysql_error(src));
-            st->binlog_err = sbuf_detach(&e);
+            st->binlog_err = xstrdup(berr);
         } else if (st->checkpoint) {
             const char *ck = st->checkpoint, *end = st->binlog_end;
             const char *c1 = strrchr(ck, ':'), *c2 = strrchr(end, ':');

@@ -54,7 +54,7 @@ struct ss_status {
     bool source_reached;
     char *source_err;      /* the source could not be reached */
     char *binlog_end;      /* "file:pos"; NULL: unknown */
-    char *binlog_err;      /* why unknown (SHOW MASTER STATUS failed, binlog off) */
+    char *binlog_err;      /* why unknown (db_binlog_status failed, binlog off) */
     long long bytes_behind; /* checkpoint and end in one file; -1: not comparable */
     bool caught_up;        /* bytes_behind 0, or only checkpoint writes in those bytes */
     char *mapping_err;     /* the mapping could not be read */

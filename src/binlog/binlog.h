@@ -155,6 +155,7 @@ typedef struct bl_table {
     bool checked;        /* schema hook ran */
     void *arena;         /* strings the columns point into (table_map.c) */
     unsigned schema_gen; /* decoder's schema_gen when last checked */
+    unsigned filter_gen; /* decoder's filter_gen when skip was last decided */
     sbuf raw;            /* the TABLE_MAP body, to recognise repeats */
     void *user;          /* free for the sink */
     struct bl_table *next;
@@ -267,6 +268,7 @@ typedef struct bl_decoder {
     bool quiet;           /* this event's sink calls are suppressed */
     int n_post_header;
     unsigned schema_gen;  /* bumped by every DDL statement */
+    unsigned filter_gen;  /* bumped by bl_decoder_refilter: ask want_table again */
     struct bl_pending_gtid {
         int kind;         /* 0 none, 1 MariaDB, 2 MySQL */
         uint32_t domain, server;
@@ -276,6 +278,7 @@ typedef struct bl_decoder {
     } pending;
     bl_pos last_commit;   /* end of the last complete transaction */
     bool have_commit;
+    char **coll_names;    /* collation id -> charset name from the server, or NULL */
     char hb_file[BL_FILE_MAX]; /* last HEARTBEAT_V2 */
     uint64_t hb_pos;
 
@@ -293,7 +296,16 @@ int bl_decoder_set_gtids(bl_decoder *d, const char *text);
 /* Forget everything about the current partial transaction (after a
  * disconnect) and suppress sink calls up to the last delivered event. */
 void bl_decoder_reconnected(bl_decoder *d, const bl_pos *resume_from);
+/* The sink's want_table answers may have changed (its mapping was reloaded):
+ * every cached table is asked again at its next TABLE_MAP, which the server
+ * sends before the rows of every statement. Call it from the thread that
+ * decodes, between events (a sink callback is fine). */
+void bl_decoder_refilter(bl_decoder *d);
 const char *bl_event_name(int type);
+/* The sequence number of a binlog file name: the digits after its last dot
+ * ("mysql-bin.000042" -> 42), 0 when there are none; UINT32_MAX at most.
+ * The one parser of it (versions, snapshot positions, order of files). */
+uint32_t bl_file_seq(const char *file);
 int bl_error(bl_decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- tables (table_map.c) ---- */
@@ -307,9 +319,12 @@ void bl_table_set_labels(bl_table *t, uint32_t col, const char *const *labels, c
                          uint32_t n);
 void bl_table_set_name(bl_table *t, uint32_t col, const char *name, size_t n);
 void bl_table_finish_keys(bl_table *t);
-/* collation id -> encoding (+ iconv name for CS_OTHER) */
-int bl_collation_cs(uint16_t id, const char **iconv_name);
-void bl_collation_register(uint16_t id, const char *charset_name);
+/* collation id -> encoding (+ iconv name for CS_OTHER): the ids d's server
+ * reported (bl_collation_register), else the built-in table; d may be NULL */
+int bl_collation_cs(const bl_decoder *d, uint16_t id, const char **iconv_name);
+/* the charset of a collation id as d's server reports it; per decoder */
+void bl_collation_register(bl_decoder *d, uint16_t id, const char *charset_name);
+void bl_collations_free(bl_decoder *d); /* bl_decoder_free does it */
 /* charset name (utf8mb4, latin1, cp1251...) -> encoding (+ iconv name) */
 int bl_charset_cs(const char *name, const char **iconv_name);
 

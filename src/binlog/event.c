@@ -93,6 +93,7 @@ void bl_decoder_init(bl_decoder *d, const bl_sink *sink) {
 void bl_decoder_free(bl_decoder *d) {
     if (!d) return;
     bl_tables_free(d);
+    bl_collations_free(d);
     free(d->cells);
     d->cells = NULL;
     sbuf_free(&d->scratch);
@@ -103,6 +104,8 @@ void bl_decoder_free(bl_decoder *d) {
     d->gtids = NULL;
 }
 
+void bl_decoder_refilter(bl_decoder *d) { d->filter_gen++; }
+
 void bl_decoder_set_pos(bl_decoder *d, const char *file, uint64_t pos) {
     snprintf(d->cur.file, sizeof d->cur.file, "%s", file);
     d->cur.pos = pos;
@@ -110,6 +113,17 @@ void bl_decoder_set_pos(bl_decoder *d, const char *file, uint64_t pos) {
 
 int bl_decoder_set_gtids(bl_decoder *d, const char *text) {
     return bl_gtid_parse(d->gtids, text, d->err, sizeof d->err);
+}
+
+uint32_t bl_file_seq(const char *file) {
+    const char *dot = file ? strrchr(file, '.') : NULL;
+    uint64_t v = 0;
+    if (!dot) return 0;
+    for (const char *p = dot + 1; *p >= '0' && *p <= '9'; p++) {
+        v = v * 10 + (uint64_t)(*p - '0');
+        if (v > UINT32_MAX) return UINT32_MAX;
+    }
+    return (uint32_t)v;
 }
 
 /* binlog order of (file, pos): file names compare by length, then bytes */

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "binlog/reader.h"
+#include "db.h"
 #include "log.h"
 
 #define COM_DUMP 0x12
@@ -139,22 +140,18 @@ static int query_row(bl_reader *r, const char *sql, char vals[][256], int n, boo
 }
 
 static int master_status(bl_reader *r, bl_pos *p) {
-    char v[2][256];
-    bool found;
-    const char *q = r->flavor == BL_FLAVOR_MYSQL ? "SHOW BINARY LOG STATUS" : "SHOW MASTER STATUS";
-    if (query_row(r, q, v, 2, &found) != BL_OK) {
-        if (r->flavor == BL_FLAVOR_MYSQL && mysql_errno(r->mysql) == 1064) {
-            if (query_row(r, "SHOW MASTER STATUS", v, 2, &found) != BL_OK) return BL_ERR;
-        } else {
-            return BL_ERR;
-        }
-    }
-    if (!found || !v[0][0]) {
-        snprintf(r->err, sizeof r->err, "the server has binary logging disabled (start it with --log-bin)");
+    char e[BL_ERR_LEN];
+    unsigned long long pos = 0;
+    int s = db_binlog_status(r->mysql, p->file, sizeof p->file, &pos, e, sizeof e);
+    if (s < 0 && mysql_errno(r->mysql)) {
+        explain(r, r->mysql, "reading the binlog position");
         return BL_ERR;
     }
-    snprintf(p->file, sizeof p->file, "%s", v[0]);
-    p->pos = strtoull(v[1], NULL, 10);
+    if (s <= 0) {
+        snprintf(r->err, sizeof r->err, "%s", e);
+        return BL_ERR;
+    }
+    p->pos = pos;
     return BL_OK;
 }
 
@@ -192,7 +189,7 @@ static int check_server(bl_reader *r) {
         MYSQL_RES *res = mysql_store_result(r->mysql);
         MYSQL_ROW row;
         while (res && (row = mysql_fetch_row(res)))
-            if (row[0] && row[1]) bl_collation_register((uint16_t)atoi(row[0]), row[1]);
+            if (row[0] && row[1]) bl_collation_register(&r->dec, (uint16_t)atoi(row[0]), row[1]);
         if (res) mysql_free_result(res);
     }
     return BL_OK;
@@ -208,6 +205,21 @@ static int set_session(bl_reader *r, const char *sql, bool required) {
     if (!required) return BL_OK;
     explain(r, r->mysql, sql);
     return BL_ERR;
+}
+
+void bl_connect_state_sql(sbuf *out, const char *gtid) {
+    sbuf_reset(out);
+    sbuf_adds(out, "SET @slave_connect_state='");
+    for (const char *p = gtid ? gtid : ""; *p; p++) {
+        switch (*p) { /* as mysql_real_escape_string does, without a connection */
+        case '\'': case '\\': case '"': sbuf_addc(out, '\\'); sbuf_addc(out, *p); break;
+        case '\n': sbuf_adds(out, "\\n"); break;
+        case '\r': sbuf_adds(out, "\\r"); break;
+        case '\032': sbuf_adds(out, "\\Z"); break;
+        default: sbuf_addc(out, *p);
+        }
+    }
+    sbuf_addc(out, '\'');
 }
 
 static int start_dump(bl_reader *r, const bl_pos *from, bool by_gtid) {
@@ -227,11 +239,13 @@ static int start_dump(bl_reader *r, const bl_pos *from, bool by_gtid) {
     uint8_t b[16];
     int cmd = COM_DUMP;
     if (by_gtid && r->flavor == BL_FLAVOR_MARIADB) {
-        char esc[512];
-        mysql_real_escape_string(r->mysql, esc, r->o.gtid, (unsigned long)strlen(r->o.gtid));
-        snprintf(sql, sizeof sql, "SET @slave_connect_state='%s'", esc);
-        if (set_session(r, sql, true) != BL_OK || set_session(r, "SET @slave_gtid_strict_mode=1", true) != BL_OK ||
-            set_session(r, "SET @slave_gtid_ignore_duplicates=0", false) != BL_OK) {
+        sbuf state = SBUF_INIT; /* a GTID list has one entry per domain: any length */
+        bl_connect_state_sql(&state, r->o.gtid);
+        int ok = set_session(r, state.data, true) == BL_OK &&
+                 set_session(r, "SET @slave_gtid_strict_mode=1", true) == BL_OK &&
+                 set_session(r, "SET @slave_gtid_ignore_duplicates=0", false) == BL_OK;
+        sbuf_free(&state);
+        if (!ok) {
             sbuf_free(&pkt);
             return BL_ERR;
         }
@@ -425,6 +439,10 @@ int bl_reader_run(bl_reader *r) {
         if (r->have_stop && r->dec.txn_state == TXN_NONE && pos_reached(&r->dec.cur, &r->stop))
             return BL_OK;
     }
+}
+
+void bl_reader_refilter(bl_reader *r) {
+    if (r) bl_decoder_refilter(&r->dec);
 }
 
 void bl_reader_close(bl_reader *r) {

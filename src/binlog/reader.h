@@ -58,6 +58,15 @@ int bl_reader_open(bl_reader *r, const bl_reader_opts *o, const bl_sink *sink);
  * permanent error. Reconnects on transient errors. BL_OK / BL_STOP / BL_ERR. */
 int bl_reader_run(bl_reader *r);
 void bl_reader_close(bl_reader *r);
+/* The sink's want_table answers changed: ask them again for every table
+ * (bl_decoder_refilter). From the reader's thread, e.g. in a sink callback.
+ * NULL-safe. */
+void bl_reader_refilter(bl_reader *r);
+
+/* The statement giving a MariaDB server the GTID list to start after
+ * (SET @slave_connect_state='...'), the list escaped; any length (one entry
+ * per replication domain). */
+void bl_connect_state_sql(sbuf *out, const char *gtid);
 
 /* "mysql://user:pass@host:port" → fields (strings point into a copy kept in *buf) */
 int bl_parse_uri(const char *uri, char **buf, const char **user, const char **pass, const char **host,

@@ -78,16 +78,23 @@ void bl_schema_invalidate(bl_decoder *d, const char *db, const char *sql, size_t
 }
 
 /* ------------------------------------------------------- collations */
-static const char *coll_names[2048];
+/* Collation ids the server reported (information_schema.COLLATIONS): one
+ * table per decoder, filled by its reader's thread, so two readers in one
+ * process (of two servers, whose ids may differ) never share one. */
+#define BL_NCOLL 2048
 
-void bl_collation_register(uint16_t id, const char *charset_name) {
-    if (id < 2048 && charset_name) {
-        /* names are interned: a small static list of the ones we know, or leaked once */
-        static char *owned[2048];
-        free(owned[id]);
-        owned[id] = xstrdup(charset_name);
-        coll_names[id] = owned[id];
-    }
+void bl_collation_register(bl_decoder *d, uint16_t id, const char *charset_name) {
+    if (id >= BL_NCOLL || !charset_name) return;
+    if (!d->coll_names) d->coll_names = xcalloc(BL_NCOLL, sizeof *d->coll_names);
+    free(d->coll_names[id]);
+    d->coll_names[id] = xstrdup(charset_name);
+}
+
+void bl_collations_free(bl_decoder *d) {
+    if (!d->coll_names) return;
+    for (int i = 0; i < BL_NCOLL; i++) free(d->coll_names[i]);
+    free(d->coll_names);
+    d->coll_names = NULL;
 }
 
 static const struct {
@@ -154,9 +161,10 @@ int bl_charset_cs(const char *name, const char **iconv_name) {
     return CS_UNKNOWN;
 }
 
-int bl_collation_cs(uint16_t id, const char **iconv_name) {
+int bl_collation_cs(const bl_decoder *d, uint16_t id, const char **iconv_name) {
     *iconv_name = NULL;
-    if (id < 2048 && coll_names[id]) return bl_charset_cs(coll_names[id], iconv_name);
+    if (d && d->coll_names && id < BL_NCOLL && d->coll_names[id])
+        return bl_charset_cs(d->coll_names[id], iconv_name);
     uint16_t base = id;
     if (id >= 1024 && id < 2048) base = (uint16_t)(id - 1024); /* MariaDB NOPAD variants */
     for (size_t i = 0; i < sizeof charsets / sizeof charsets[0]; i++)
@@ -238,9 +246,9 @@ static bool is_character(uint8_t t) {
     }
 }
 
-static void set_collation(bl_column *c, uint64_t coll) {
+static void set_collation(const bl_decoder *d, bl_column *c, uint64_t coll) {
     c->collation = (uint16_t)coll;
-    c->cs = (uint8_t)bl_collation_cs(c->collation, &c->cs_name);
+    c->cs = (uint8_t)bl_collation_cs(d, c->collation, &c->cs_name);
     c->kind = c->cs == CS_BINARY ? BK_BINARY : BK_TEXT;
 }
 
@@ -308,7 +316,7 @@ static bool is_enum(uint8_t t) { return t == BT_ENUM; }
 static bool is_set(uint8_t t) { return t == BT_SET; }
 static bool is_geom(uint8_t t) { return t == BT_GEOMETRY; }
 
-static int charset_field(bl_table *t, const uint8_t *p, size_t n, bool (*pred)(uint8_t), bool dflt) {
+static int charset_field(const bl_decoder *d, bl_table *t, const uint8_t *p, size_t n, bool (*pred)(uint8_t), bool dflt) {
     size_t off = 0;
     uint64_t v, idx;
     size_t u;
@@ -316,14 +324,14 @@ static int charset_field(bl_table *t, const uint8_t *p, size_t n, bool (*pred)(u
         if (!(u = bl_lenenc(p, n, &v))) return -1;
         off += u;
         for (uint32_t i = 0; i < t->ncols; i++)
-            if (pred(t->cols[i].type)) set_collation(&t->cols[i], v);
+            if (pred(t->cols[i].type)) set_collation(d, &t->cols[i], v);
         while (off < n) {
             if (!(u = bl_lenenc(p + off, n - off, &idx))) return -1;
             off += u;
             if (!(u = bl_lenenc(p + off, n - off, &v))) return -1;
             off += u;
             int c = nth_col(t, pred, idx);
-            if (c >= 0) set_collation(&t->cols[c], v);
+            if (c >= 0) set_collation(d, &t->cols[c], v);
         }
     } else {
         uint64_t k = 0;
@@ -331,7 +339,7 @@ static int charset_field(bl_table *t, const uint8_t *p, size_t n, bool (*pred)(u
             if (!(u = bl_lenenc(p + off, n - off, &v))) return -1;
             off += u;
             int c = nth_col(t, pred, k++);
-            if (c >= 0) set_collation(&t->cols[c], v);
+            if (c >= 0) set_collation(d, &t->cols[c], v);
         }
     }
     return 0;
@@ -382,10 +390,10 @@ static int optional_metadata(bl_decoder *d, bl_table *t, const uint8_t *p, size_
             t->have_signedness = true;
             break;
         }
-        case OM_DEFAULT_CHARSET: rc = charset_field(t, f, len, is_character, true); t->have_charsets = true; break;
-        case OM_COLUMN_CHARSET: rc = charset_field(t, f, len, is_character, false); t->have_charsets = true; break;
-        case OM_ENUM_AND_SET_DEFAULT_CHARSET: rc = charset_field(t, f, len, is_enum_set, true); break;
-        case OM_ENUM_AND_SET_COLUMN_CHARSET: rc = charset_field(t, f, len, is_enum_set, false); break;
+        case OM_DEFAULT_CHARSET: rc = charset_field(d, t, f, len, is_character, true); t->have_charsets = true; break;
+        case OM_COLUMN_CHARSET: rc = charset_field(d, t, f, len, is_character, false); t->have_charsets = true; break;
+        case OM_ENUM_AND_SET_DEFAULT_CHARSET: rc = charset_field(d, t, f, len, is_enum_set, true); break;
+        case OM_ENUM_AND_SET_COLUMN_CHARSET: rc = charset_field(d, t, f, len, is_enum_set, false); break;
         case OM_COLUMN_NAME: {
             size_t o = 0;
             for (uint32_t i = 0; i < t->ncols && o < len; i++) {
@@ -437,6 +445,21 @@ static int optional_metadata(bl_decoder *d, bl_table *t, const uint8_t *p, size_
 }
 
 /* ------------------------------------------------------------- event */
+/* Ask the sink whether it wants t's rows, and check a wanted table against
+ * the schema once. Decided again after bl_decoder_refilter(). */
+static int table_filter(bl_decoder *d, bl_table *t) {
+    t->skip = d->sink && d->sink->want_table &&
+              !d->sink->want_table(d->sink->ctx, t->db, t->name);
+    if (d->table_hook && !t->skip && !t->checked) {
+        char e[BL_ERR_LEN];
+        e[0] = '\0';
+        if (d->table_hook(d->hook_ctx, t, e, sizeof e) != BL_OK) return bl_error(d, "%s", e);
+        t->checked = true;
+    }
+    t->filter_gen = d->filter_gen;
+    return BL_OK;
+}
+
 int bl_table_map(bl_decoder *d, const uint8_t *b, size_t n) {
     size_t idlen = d->post_header_len[BL_TABLE_MAP - 1] == 6 ? 4 : 6;
     if (n < idlen + 2) return bl_error(d, "too short");
@@ -444,7 +467,7 @@ int bl_table_map(bl_decoder *d, const uint8_t *b, size_t n) {
     bl_table *old = bl_table_find(d, id);
     if (old && old->raw.len == n && memcmp(old->raw.data, b, n) == 0 &&
         old->schema_gen == d->schema_gen)
-        return BL_OK;
+        return old->filter_gen == d->filter_gen ? BL_OK : table_filter(d, old);
 
     size_t off = idlen + 2;
     if (off >= n) return bl_error(d, "truncated");
@@ -480,7 +503,6 @@ int bl_table_map(bl_decoder *d, const uint8_t *b, size_t n) {
     t->ncols = (uint32_t)ncols;
     t->cols = xcalloc(ncols ? ncols : 1, sizeof *t->cols);
     sbuf_init(&t->raw);
-    sbuf_init(&t->raw);
     size_t mo = 0;
     for (uint32_t i = 0; i < ncols; i++) {
         bl_column *c = &t->cols[i];
@@ -511,16 +533,9 @@ int bl_table_map(bl_decoder *d, const uint8_t *b, size_t n) {
     bl_table_finish_keys(t);
     sbuf_add(&t->raw, b, n);
     t->schema_gen = d->schema_gen;
-    if (d->sink && d->sink->want_table)
-        t->skip = !d->sink->want_table(d->sink->ctx, t->db, t->name);
-    if (d->table_hook && !t->skip) {
-        char e[BL_ERR_LEN];
-        e[0] = '\0';
-        if (d->table_hook(d->hook_ctx, t, e, sizeof e) != BL_OK) {
-            table_free(t);
-            return bl_error(d, "%s", e);
-        }
-        t->checked = true;
+    if (table_filter(d, t) != BL_OK) {
+        table_free(t);
+        return BL_ERR;
     }
 
     /* replace the old entry */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "binlog/binlog.h"
+#include "binlog/reader.h"
 #include "binlog_fixture.h"
 
 struct stream {
@@ -479,6 +480,115 @@ static void test_table_filter(void **state) {
     st_free(&s);
 }
 
+/* issue 19: a table skipped at its first TABLE_MAP stays skipped while the
+ * same TABLE_MAP bytes repeat, until the sink says its answers changed */
+static bool want_dt;
+static bool want_dt_when_told(void *ctx, const char *db, const char *t) {
+    (void)ctx;
+    return want_dt && !strcmp(db, "d") && !strcmp(t, "t");
+}
+
+static void insert_dt(struct stream *s, int32_t id) {
+    table_map_dt(s, 42);
+    assert_int_equal(feed(s, BL_TABLE_MAP, false), BL_OK);
+    rows_header(&s->body, 42, true, 3, 0x07, -1);
+    row_dt(&s->body, id, "x", "80 00 00 00 01");
+    assert_int_equal(feed(s, BL_WRITE_ROWS_V2, false), BL_OK);
+}
+
+static void test_table_refilter(void **state) {
+    (void)state;
+    struct stream s;
+    st_init(&s, false);
+    s.sink.want_table = want_dt_when_told;
+    want_dt = false;
+    start_stream(&s, "8.0.36");
+    insert_dt(&s, 1);
+    assert_int_equal(s.rec.rows, 0);
+    want_dt = true; /* the sink's mapping now has d.t, the decoder not told yet */
+    insert_dt(&s, 2);
+    assert_int_equal(s.rec.rows, 0);
+    bl_decoder_refilter(&s.d);
+    insert_dt(&s, 3);
+    assert_int_equal(s.rec.rows, 1);
+    assert_non_null(strstr(s.rec.lines.data, "\"id\":3"));
+    assert_null(strstr(s.rec.lines.data, "\"id\":2"));
+    want_dt = false; /* and dropped again */
+    bl_decoder_refilter(&s.d);
+    insert_dt(&s, 4);
+    assert_int_equal(s.rec.rows, 1);
+    st_free(&s);
+}
+
+/* issue 19: the MariaDB start statement was built in a 512-byte stack
+ * buffer (and a 1,024-byte statement): a GTID list of many domains overflowed
+ * it. It is built whole, at any length, and escaped. */
+static void test_connect_state_long_gtid_list(void **state) {
+    (void)state;
+    sbuf list = SBUF_INIT, sql = SBUF_INIT, want = SBUF_INIT;
+    for (unsigned dom = 0; dom < 3000; dom++)
+        sbuf_printf(&list, "%s%u-%u-%llu", dom ? "," : "", dom, 1000000 + dom,
+                    10000000000ULL + dom);
+    assert_true(list.len > 60000);
+    bl_connect_state_sql(&sql, list.data);
+    sbuf_printf(&want, "SET @slave_connect_state='%s'", list.data);
+    assert_int_equal(sql.len, want.len);
+    assert_string_equal(sql.data, want.data);
+    bl_connect_state_sql(&sql, "0-1-2',@x='\\");
+    assert_string_equal(sql.data, "SET @slave_connect_state='0-1-2\\',@x=\\'\\\\'");
+    bl_connect_state_sql(&sql, "");
+    assert_string_equal(sql.data, "SET @slave_connect_state=''");
+    sbuf_free(&list);
+    sbuf_free(&sql);
+    sbuf_free(&want);
+}
+
+/* issue 19: the collation ids a server reports were one process-wide table,
+ * freed and rewritten at every connect: two readers raced on it, and one
+ * server's ids decided the other's text. Each decoder has its own. */
+static void test_collations_per_decoder(void **state) {
+    (void)state;
+    struct stream a, b;
+    st_init(&a, false);
+    st_init(&b, false);
+    bl_collation_register(&a.d, 45, "latin1");
+    bl_collation_register(&b.d, 45, "cp1251");
+    bl_collation_register(&b.d, 45, "cp1251"); /* again, as at a reconnect */
+    const char *iconv_name;
+    assert_int_equal(bl_collation_cs(&a.d, 45, &iconv_name), CS_LATIN1);
+    assert_int_equal(bl_collation_cs(&b.d, 45, &iconv_name), CS_OTHER);
+    assert_string_equal(iconv_name, "CP1251");
+    assert_int_equal(bl_collation_cs(NULL, 45, &iconv_name), CS_UTF8); /* built-in */
+    /* a TABLE_MAP's charsets resolve through its own decoder's table */
+    start_stream(&a, "8.0.36");
+    start_stream(&b, "8.0.36");
+    table_map_dt(&a, 42);
+    assert_int_equal(feed(&a, BL_TABLE_MAP, false), BL_OK);
+    table_map_dt(&b, 42);
+    assert_int_equal(feed(&b, BL_TABLE_MAP, false), BL_OK);
+    assert_int_equal(bl_table_find(&a.d, 42)->cols[1].cs, CS_LATIN1);
+    assert_int_equal(bl_table_find(&b.d, 42)->cols[1].cs, CS_OTHER);
+    assert_string_equal(bl_table_find(&b.d, 42)->cols[1].cs_name, "CP1251");
+    st_free(&a); /* freeing one decoder's table leaves the other's */
+    assert_int_equal(bl_collation_cs(&b.d, 45, &iconv_name), CS_OTHER);
+    st_free(&b);
+}
+
+/* issue 19: one parser of binlog file sequence numbers */
+static void test_file_seq(void **state) {
+    (void)state;
+    assert_int_equal(bl_file_seq("mysql-bin.000042"), 42);
+    assert_int_equal(bl_file_seq("mysql-bin.1000000"), 1000000);
+    assert_int_equal(bl_file_seq("host.with.dots-bin.000007"), 7);
+    assert_int_equal(bl_file_seq("/var/lib/mysql/binlog.000123"), 123);
+    assert_int_equal(bl_file_seq("nodot"), 0);
+    assert_int_equal(bl_file_seq("trailing."), 0);
+    assert_int_equal(bl_file_seq(""), 0);
+    assert_int_equal(bl_file_seq(NULL), 0);
+    assert_int_equal(bl_file_seq("mysql-bin.99999999999"), UINT32_MAX);
+    assert_true(bl_file_seq("mysql-bin.000010") > bl_file_seq("mysql-bin.000009"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mariadb_transaction),
@@ -492,6 +602,10 @@ int main(void) {
         cmocka_unit_test(test_truncations),
         cmocka_unit_test(test_rows_without_table_map),
         cmocka_unit_test(test_table_filter),
+        cmocka_unit_test(test_table_refilter),
+        cmocka_unit_test(test_connect_state_long_gtid_list),
+        cmocka_unit_test(test_collations_per_decoder),
+        cmocka_unit_test(test_file_seq),
         cmocka_unit_test(test_zero_column_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
