@@ -20,10 +20,10 @@
  *      and built with one generation; the decoder's table filter is
  *      re-evaluated when a generation is adopted.
  *
- * Two tables of the metadata schema are read too when the metadata lives on
- * the source: index_configs (a reindex request: the builds are looked at
- * after that transaction, not at the next poll) and offsets (checkpoint
- * saves read back: a transaction of nothing else ends quietly). */
+ * One table of the metadata schema is read too when the metadata lives on
+ * the source: offsets (checkpoint saves read back: a transaction of nothing
+ * else ends quietly). Control requests (reindexes, mapping edits) never come
+ * as binlog rows: they reach the reader through the supervisor's commands. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -31,10 +31,6 @@
 #include "binlog/reader.h"
 #include "daemon.h"
 #include "log.h"
-
-static bool is_build_signal(const struct daemon *dm, const char *db, const char *table) {
-    return !strcmp(table, "index_configs") && !strcmp(db, dm->cfg->metadata.database);
-}
 
 /* Every checkpoint save (this daemon's, or another's sharing the schema) is
  * a transaction of the offsets table that the daemon reads back. A
@@ -47,8 +43,7 @@ static bool is_checkpoint_save(const struct daemon *dm, const char *db, const ch
 
 static bool want_table(void *ctx, const char *db, const char *table) {
     struct daemon *dm = ctx;
-    return router_wants(dm->p.router, db, table) || is_build_signal(dm, db, table) ||
-           is_checkpoint_save(dm, db, table);
+    return router_wants(dm->p.router, db, table) || is_checkpoint_save(dm, db, table);
 }
 
 static int on_row(void *ctx, const bl_row *row) {
@@ -60,10 +55,6 @@ static int on_row(void *ctx, const bl_row *row) {
         return 0;
     }
     cs->other_rows = true;
-    if (is_build_signal(dm, row->table->db, row->table->name)) {
-        dm->build_signal = true; /* looked at after this transaction's commit */
-        return 0;
-    }
     return pipeline_route_row(&dm->p, cs, row);
 }
 
@@ -224,15 +215,14 @@ static int on_heartbeat(void *ctx, const bl_pos *at) {
 }
 
 /* Between transactions (and on idle heartbeats): what the supervisor asked
- * for — a new mapping generation, a look at the builds. */
+ * for — a new mapping generation, the build table to follow. */
 void daemon_between_txns(struct daemon *dm) {
     pthread_mutex_lock(&dm->cmds.mu);
     struct mapping_gen *g = dm->cmds.adopt;
-    bool poll = dm->cmds.poll_builds || dm->build_signal;
+    struct build_table *t = dm->cmds.builds;
     dm->cmds.adopt = NULL;
-    dm->cmds.poll_builds = false;
+    dm->cmds.builds = NULL;
     pthread_mutex_unlock(&dm->cmds.mu);
-    dm->build_signal = false;
     if (g) {
         struct mapping_gen *old = dm->gen;
         /* the run-time fields the reader keeps (see struct mapping_gen) */
@@ -245,14 +235,17 @@ void daemon_between_txns(struct daemon *dm) {
         pipeline_adopt(&dm->p, &g->m, router_new(&g->m));
         /* the decoder keeps which tables it skips: re-asked (want_table) */
         bl_reader_refilter(dm->reader);
-        if (old) builds_mapping_changed(dm, &old->m, &g->m);
-        mapping_gen_unref(old);
-        dm->reloads++;
         log_info("run", "mapping reloaded: %zu index config(s) (generation %lu); it applies "
                  "from this transaction on", g->m.nindices, g->id);
-        poll = true;
+        if (old && builds_mapping_changed(dm, &old->m, &g->m)) {
+            build_table_free(t); /* read before those builds changed: wait for the next */
+            t = NULL;
+        }
+        mapping_gen_unref(old);
+        dm->reloads++;
     }
-    if (poll) builds_poll(dm);
+    if (t) builds_apply(dm, t);
+    build_table_free(t);
 }
 
 /* A transaction whose reads lost the source or the metadata server midway

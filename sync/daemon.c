@@ -248,7 +248,14 @@ int cmd_run(int argc, char **argv) {
     reader_opts(&cfg, &ro);
     char file[BL_FILE_MAX];
     if (start_position(dm, &ro, file, sizeof file) < 0) goto out;
-    builds_poll(dm); /* reindexes (a first sync, or one resumed after a restart) */
+    /* reindexes (a first sync, or one resumed after a restart) */
+    struct build_table *bt = builds_query(&dm->sv);
+    if (!bt) {
+        snprintf(dm->err, sizeof dm->err, "reading the build table: %.900s", dm->sv.err);
+        goto out;
+    }
+    builds_apply(dm, bt);
+    build_table_free(bt);
     if (supervisor_start(&dm->sv) < 0) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->sv.err);
         goto out;
@@ -283,6 +290,7 @@ out:
     mapping_gen_unref(dm->gen);
     pthread_mutex_lock(&dm->cmds.mu);
     mapping_gen_unref(dm->cmds.adopt);
+    build_table_free(dm->cmds.builds);
     pthread_mutex_unlock(&dm->cmds.mu);
     pthread_mutex_destroy(&dm->cmds.mu);
     db_close(p->src);

@@ -4,10 +4,11 @@
  *   reader thread   sync/binlog_source.c: the binlog producer; it owns the
  *                   pipeline (sync/pipeline.c) and, between transactions,
  *                   applies what the supervisor asks (adopt a mapping
- *                   generation, look at the builds: sync/daemon_builds.c)
+ *                   generation, follow the build table: sync/daemon_builds.c)
  *   supervisor      sync/supervisor.c, its own thread: mapping generations
- *                   (loaded, validated, published), the build table's poll
- *                   timer, the commands to the reader; the admin server and
+ *                   (loaded, validated, published), the build table (read
+ *                   every poll interval), the commands to the reader; the
+ *                   admin server and
  *                   signals are started and stopped by cmd_run beside it
  *   shared          the configuration and the engine client (read-only after
  *                   start), delivery (thread-safe), the command queue (its
@@ -48,13 +49,27 @@ struct mapping_gen {
 struct mapping_gen *mapping_gen_ref(struct mapping_gen *g);
 void mapping_gen_unref(struct mapping_gen *g); /* NULL-safe */
 
+/* ---------- the build table (sync/daemon_builds.c) ----------
+ * The state and versions of every index config of the source, as the
+ * supervisor read them from the metadata (today's job table; tomorrow's
+ * ZooKeeper assignments come the same way). */
+struct build_want {
+    char *alias, *state;
+    unsigned current, building;
+};
+struct build_table {
+    struct build_want *v;
+    size_t n;
+};
+void build_table_free(struct build_table *t); /* NULL-safe */
+
 /* ---------- the command queue: supervisor -> reader ----------
  * Drained by the reader between transactions and on heartbeats
  * (daemon_between_txns). A newer generation replaces one not yet adopted. */
 struct commands {
     pthread_mutex_t mu;
     struct mapping_gen *adopt; /* a new generation to route with */
-    bool poll_builds;          /* look at the build table */
+    struct build_table *builds; /* the build table, newest read (NULL: none new) */
     bool schema_changed;       /* reader -> supervisor: a DDL of a read database */
 };
 
@@ -71,6 +86,7 @@ struct supervisor {
     sbuf bad_sig;           /* the last refused edit (said once) */
     char mapping_sum[512];  /* the mapping tables' checksums when last loaded ("" unknown) */
     bool sum_warned;
+    bool poll_warned;       /* said that the build table cannot be read */
     unsigned long long reloads;
     pthread_t thread;
     bool running;
@@ -97,7 +113,6 @@ struct daemon {
     bool in_snap;              /* a read snapshot is open on p.src */
     char start_pos[600];       /* where the reader started ("" = unknown) */
     bl_reader *reader;         /* while binlog_source_run runs */
-    bool build_signal;         /* a reindex request was read from the binlog */
     bool replay;               /* the failed transaction lost a connection: read it again */
     unsigned replays;          /* ... how many times in a row, since a commit went through */
     unsigned long long txns, reloads;
@@ -129,6 +144,8 @@ int supervisor_prepare(struct supervisor *sv, struct mapping_gen *g);
 int supervisor_start(struct supervisor *sv);
 void supervisor_stop(struct supervisor *sv); /* joins the thread; idempotent */
 void supervisor_wake(struct supervisor *sv);  /* look at the commands now */
+/* Read the build table and hand it to the reader. */
+void supervisor_poll_builds(struct supervisor *sv);
 void supervisor_free(struct supervisor *sv);
 
 /* ---------- sync/daemon_builds.c (reader thread) ---------- */
@@ -136,11 +153,14 @@ void supervisor_free(struct supervisor *sv);
  * request); a live alias the metadata does not know yet is adopted. */
 /* (supervisor thread, its connections; -1 with sv->err) */
 int builds_ensure_index(struct supervisor *sv, struct mp_index *ix);
-void builds_poll(struct daemon *dm);
+/* the build table now (supervisor thread; NULL with sv->err) */
+struct build_table *builds_query(struct supervisor *sv);
+/* Between transactions: dual writes and runners as the table says. */
+void builds_apply(struct daemon *dm, const struct build_table *t);
 void builds_stop(struct daemon *dm, size_t i, const char *why);
 /* A new generation is adopted: builds whose index config was edited are
- * cancelled and queued again with the new mapping. */
-void builds_mapping_changed(struct daemon *dm, const struct mapping *old,
+ * cancelled and queued again with the new mapping. true if any was. */
+bool builds_mapping_changed(struct daemon *dm, const struct mapping *old,
                             const struct mapping *nw);
 
 #endif

@@ -130,44 +130,67 @@ static void drop_failed_builds(struct supervisor *sv, const struct mp_index *ix)
     sbuf_free(&q);
 }
 
-/* Between transactions: which versions are being built? A new build gets
- * dual writes from the next transaction on — its position recorded — and
- * only then its runner, so no page is read before live changes reach it. */
-void builds_poll(struct daemon *dm) {
+void build_table_free(struct build_table *t) {
+    if (!t) return;
+    for (size_t i = 0; i < t->n; i++) free(t->v[i].alias), free(t->v[i].state);
+    free(t->v);
+    free(t);
+}
+
+/* The build table as the metadata holds it now (supervisor thread): the
+ * state and versions of every index config of this source. NULL with
+ * sv->err. */
+struct build_table *builds_query(struct supervisor *sv) {
+    if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0) return NULL;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT alias, state, current_version, building_version FROM index_configs "
+                  "WHERE source = ");
+    db_quote(sv->meta, &q, sv->cfg->source.name, strlen(sv->cfg->source.name));
+    MYSQL_RES *res = db_query(sv->meta, q.data, q.len, sv->err, sizeof sv->err);
+    sbuf_free(&q);
+    if (!res) return NULL;
+    struct build_table *t = xcalloc(1, sizeof *t);
+    t->v = xcalloc((size_t)mysql_num_rows(res) + 1, sizeof *t->v);
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res))) {
+        struct build_want *w = &t->v[t->n++];
+        w->alias = xstrdup(row[0]);
+        w->state = xstrdup(row[1] ? row[1] : "");
+        w->current = (unsigned)strtoul(row[2] ? row[2] : "0", NULL, 10);
+        w->building = (unsigned)strtoul(row[3] ? row[3] : "0", NULL, 10);
+    }
+    mysql_free_result(res);
+    return t;
+}
+
+/* Between transactions (reader thread): the build table the supervisor
+ * read. A new build gets dual writes from the next transaction on — its
+ * position recorded — and only then its runner, so no page is read before
+ * live changes reach it; a build that ended (live, failed, cancelled) stops
+ * its dual writes, and the index of one that did not go live is deleted
+ * once the writes in flight for it are delivered. */
+void builds_apply(struct daemon *dm, const struct build_table *t) {
     struct pipeline *p = &dm->p;
     struct mapping *m = &dm->gen->m;
     sbuf q = SBUF_INIT;
     char err[512];
-    if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0) {
-        log_warn("run", "looking for reindexes: %s", err);
-        return;
-    }
-    sbuf_adds(&q, "SELECT alias, state, current_version, building_version FROM index_configs "
-                  "WHERE source = ");
-    db_quote(p->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
-    if (mysql_real_query(p->meta, q.data, q.len) != 0) {
-        log_warn("run", "looking for reindexes: %s", p->meta ? mysql_error(p->meta) : err);
-        sbuf_free(&q);
-        return;
-    }
-    MYSQL_RES *res = mysql_store_result(p->meta);
-    MYSQL_ROW row;
     bool *seen = xcalloc(p->nbuilds + 1, sizeof *seen);
     size_t nb0 = p->nbuilds;
-    while (res && (row = mysql_fetch_row(res))) {
+    for (size_t r = 0; r < t->n; r++) {
+        const struct build_want *bw = &t->v[r];
         struct mp_index *ix = NULL;
         for (size_t i = 0; i < m->nindices; i++)
-            if (!strcmp(m->indices[i].alias, row[0])) ix = &m->indices[i];
+            if (!strcmp(m->indices[i].alias, bw->alias)) ix = &m->indices[i];
         if (!ix) continue;
-        ix->current_version = (unsigned)strtoul(row[2], NULL, 10);
-        unsigned bv = (unsigned)strtoul(row[3], NULL, 10);
-        bool want = bv && (!strcmp(row[1], "changing") || !strcmp(row[1], "switching"));
+        ix->current_version = bw->current;
+        unsigned bv = bw->building;
+        bool want = bv && (!strcmp(bw->state, "changing") || !strcmp(bw->state, "switching"));
         size_t bi = 0;
         while (bi < p->nbuilds && strcmp(p->builds[bi].alias, ix->alias)) bi++;
         if (bi < p->nbuilds && (!want || p->builds[bi].version != bv)) {
             char *phys = xstrdup(p->builds[bi].phys);
             bool live = ix->current_version == p->builds[bi].version;
-            builds_stop(dm, bi, want ? "another version is built" : row[1]);
+            builds_stop(dm, bi, want ? "another version is built" : bw->state);
             if (!live) /* cancelled or failed */
                 drop_leftover(dm, phys);
             free(phys);
@@ -177,6 +200,11 @@ void builds_poll(struct daemon *dm) {
         if (bi < nb0) seen[bi] = true;
         if (!want) continue;
         if (bi == p->nbuilds) { /* dual writes on from here */
+            if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0) {
+                log_warn("run", "%s: version %u is built, but its start position cannot be "
+                         "recorded yet (%s): tried again at the next poll", ix->alias, bv, err);
+                continue;
+            }
             p->builds = xrealloc(p->builds, (p->nbuilds + 1) * sizeof *p->builds);
             struct build *b = &p->builds[p->nbuilds++];
             sbuf ph = SBUF_INIT;
@@ -189,9 +217,9 @@ void builds_poll(struct daemon *dm) {
             else
                 snprintf(pos, sizeof pos, "%s", dm->start_pos[0] ? dm->start_pos : "start");
             const char *tabs[] = {"index_versions", "reindex_runs"};
-            for (int t = 0; t < 2; t++) {
+            for (int k = 0; k < 2; k++) {
                 sbuf_reset(&q);
-                sbuf_printf(&q, "UPDATE %s SET start_position = COALESCE(start_position, ", tabs[t]);
+                sbuf_printf(&q, "UPDATE %s SET start_position = COALESCE(start_position, ", tabs[k]);
                 db_quote(p->meta, &q, pos, strlen(pos));
                 sbuf_printf(&q, ") WHERE version = %u AND index_id = (SELECT id FROM index_configs "
                                 "WHERE source = ", bv);
@@ -217,7 +245,6 @@ void builds_poll(struct daemon *dm) {
                                       b->alias, err);
         }
     }
-    if (res) mysql_free_result(res);
     for (size_t i = nb0; i-- > 0;) /* builds whose index config is gone */
         if (!seen[i] && i < p->nbuilds) builds_stop(dm, i, "its index config is gone");
     free(seen);
@@ -231,9 +258,10 @@ void builds_poll(struct daemon *dm) {
  * cancelled (its index deleted) and queued again under the new mapping,
  * said in the log; other builds go on. docs/operations.md "Editing the
  * mapping during a reindex". */
-void builds_mapping_changed(struct daemon *dm, const struct mapping *old,
+bool builds_mapping_changed(struct daemon *dm, const struct mapping *old,
                             const struct mapping *nw) {
     struct pipeline *p = &dm->p;
+    bool changed = false;
     sbuf a = SBUF_INIT, b = SBUF_INIT;
     for (size_t i = p->nbuilds; i-- > 0;) {
         const char *alias = p->builds[i].alias;
@@ -242,7 +270,7 @@ void builds_mapping_changed(struct daemon *dm, const struct mapping *old,
             if (!strcmp(old->indices[x].alias, alias)) o = &old->indices[x];
         for (size_t x = 0; x < nw->nindices; x++)
             if (!strcmp(nw->indices[x].alias, alias)) n = &nw->indices[x];
-        if (!o || !n) continue; /* gone: builds_poll stops it */
+        if (!o || !n) continue; /* gone: builds_apply stops it */
         sbuf_reset(&a), sbuf_reset(&b);
         mapping_write_index(o, &a);
         mapping_write_index(n, &b);
@@ -250,6 +278,7 @@ void builds_mapping_changed(struct daemon *dm, const struct mapping *old,
         char err[512];
         char *al = xstrdup(alias);
         unsigned was = p->builds[i].version;
+        changed = true;
         builds_stop(dm, i, "its index config was edited");
         if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0 ||
             reindex_reset(dm->cfg, p->k, p->meta, al, "mapping edited during the build", err,
@@ -276,4 +305,5 @@ void builds_mapping_changed(struct daemon *dm, const struct mapping *old,
     }
     sbuf_free(&a);
     sbuf_free(&b);
+    return changed;
 }

@@ -236,6 +236,21 @@ out:
     sbuf_free(&sig);
 }
 
+void supervisor_poll_builds(struct supervisor *sv) {
+    struct build_table *t = builds_query(sv);
+    if (!t) {
+        if (!sv->poll_warned) log_warn("run", "looking for reindexes: %s (will try again)", sv->err);
+        sv->poll_warned = true;
+        return;
+    }
+    if (sv->poll_warned) log_info("run", "looking for reindexes works again");
+    sv->poll_warned = false;
+    pthread_mutex_lock(&sv->cmds->mu);
+    build_table_free(sv->cmds->builds); /* not applied yet: the newer one replaces it */
+    sv->cmds->builds = t;
+    pthread_mutex_unlock(&sv->cmds->mu);
+}
+
 static int64_t now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -262,14 +277,11 @@ static void *supervisor_main(void *arg) {
         }
         pthread_mutex_unlock(&sv->mu);
         if (now >= poll_due) {
-            /* queued reindexes are looked for (one indexed query) by the
-             * reader between transactions, and on the source's heartbeats
-             * when idle: a build starts within [reindex] poll_interval_ms,
-             * or at once when the request's transaction is in the binlog */
-            pthread_mutex_lock(&sv->cmds->mu);
-            sv->cmds->poll_builds = true;
-            pthread_mutex_unlock(&sv->cmds->mu);
-            poll_due = now + sv->cfg->reindex.poll_interval_ms;
+            /* the build table (one indexed query); the reader follows it
+             * between transactions, or at its next heartbeat when idle: a
+             * build starts within [reindex] poll_interval_ms of its request */
+            supervisor_poll_builds(sv);
+            poll_due = now_ms() + sv->cfg->reindex.poll_interval_ms;
         }
         pthread_mutex_lock(&sv->cmds->mu);
         bool ddl = sv->cmds->schema_changed;
