@@ -113,13 +113,18 @@ static void walk(struct router *r, size_t index, size_t doctable, const char *od
         struct rstep *steps = xmalloc((nup + 1) * sizeof *steps);
         steps[0] = (struct rstep){odb, otable, rel->column, out};
         if (nup) memcpy(steps + 1, up, nup * sizeof *up);
-        struct rnode *n =
-            add_node(r, index, doctable, rel->db, rel->table, rel->join_column, steps, nup + 1);
+        /* refresh_parent false: this relation's own rows route nowhere (the
+         * documents keep what they embed until something else rebuilds
+         * them); the relations below it still lead up through it.
+         * area_update takes precedence. */
+        struct rnode *n = NULL;
+        if (rel->refresh_parent || rel->area_update)
+            n = add_node(r, index, doctable, rel->db, rel->table, rel->join_column, steps, nup + 1);
         int sub_area = area;
         size_t sub_depth = adepth + 1;
         if (area >= 0) {
-            n->area = area, n->area_depth = adepth;
-        } else if (area_eligible(&r->m->indices[index], doctable, nup, rel)) {
+            if (n) n->area = area, n->area_depth = adepth;
+        } else if (n && area_eligible(&r->m->indices[index], doctable, nup, rel)) {
             r->areas = xrealloc(r->areas, (r->nareas + 1) * sizeof *r->areas);
             r->areas[r->nareas] = (struct area){index, rel, rel_key(rel), {NULL, 0, 0}};
             n->area = sub_area = (int)r->nareas++;
