@@ -73,7 +73,6 @@
 #include "deliver/store.h"
 #include "docbuild.h"
 #include "index_mapping.h"
-#include "json_exact.h"
 #include "log.h"
 #include "mapping.h"
 #include "reindex.h"
@@ -108,6 +107,8 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
 }
 
 /* ---------- row values for the router ---------- */
+/* The value's text as MySQL gives it (bl_value_text): what the router's IN
+ * lists and the document ids compare with. */
 const char *daemon_image_value(void *img, const char *column, size_t *len, bool *absent) {
     struct image *im = img;
     for (uint32_t i = 0; i < im->t->ncols; i++) {
@@ -118,19 +119,10 @@ const char *daemon_image_value(void *img, const char *column, size_t *len, bool 
         if (cell->state != BL_VALUE) return NULL;
         struct daemon *dm = im->dm;
         sbuf_reset(&dm->val);
-        jsonw w;
-        jw_init(&w, &dm->val);
-        bl_value_json(&dm->v, &w, c, cell, NULL);
-        if (dm->val.len && dm->val.data[0] == '"') { /* a string: its text, unescaped */
-            cJSON *j = json_exact_parse(dm->val.data, dm->val.len);
-            sbuf_reset(&dm->text);
-            if (j && cJSON_IsString(j)) sbuf_adds(&dm->text, j->valuestring);
-            cJSON_Delete(j);
-            *len = dm->text.len;
-            return dm->text.data ? dm->text.data : "";
-        }
+        sbuf_add(&dm->val, "", 0);
+        if (!bl_value_text(&dm->v, &dm->val, c, cell)) return NULL;
         *len = dm->val.len;
-        return dm->val.data;
+        return dm->val.data ? dm->val.data : "";
     }
     *absent = true;
     return NULL;
