@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "log.h"
 #include "sbuf.h"
 #include "strset.h"
 
@@ -93,13 +94,28 @@ static const char *rel_key(const struct mp_relation *rel) {
 }
 
 /* Can this relation be edited element by element? (mapping_validate refuses
- * area_update anywhere else; here it just falls back to whole documents.) */
+ * area_update anywhere else; here it just falls back to whole documents.)
+ * Not when the documents hold a value an element script would rewrite (a
+ * script re-serialises the whole _source in the engine's own form): whole
+ * rebuilds keep every document's bytes what the builder writes. */
 static bool area_eligible(const struct mp_index *ix, size_t doctable, size_t nup,
                           const struct mp_relation *rel) {
     const struct mp_table *root = &ix->tables[0];
     return rel->area_update && doctable == 0 && nup == 0 && rel_key(rel) &&
            mp_relation_nested(rel, root->columns, root->ncolumns) && key_column(root) &&
-           !strcmp(rel->column, key_column(root));
+           !strcmp(rel->column, key_column(root)) && !mp_index_rewritten_column(ix, NULL);
+}
+
+/* said once per mapping: which area_update relations rebuild whole documents */
+static void say_area_whole(const struct mp_index *ix, const struct mp_relation *rels, size_t n,
+                           const char *col, const char *type) {
+    for (size_t i = 0; i < n; i++)
+        if (rels[i].area_update)
+            log_info("run",
+                     "%s: area_update on %s.%s rebuilds whole documents: they hold %s column %s, "
+                     "which an element script would rewrite in the engine's own form (only a "
+                     "whole write keeps it as stored)",
+                     ix->alias, rels[i].db, rels[i].table, type ? type : "?", col);
 }
 
 /* Relations under an owner: `out` is the owner's column wanted by the steps
@@ -178,6 +194,10 @@ struct router *router_new(const struct mapping *m) {
     r->targets = xcalloc(1, sizeof *r->targets);
     for (size_t i = 0; i < m->nindices; i++) {
         const struct mp_index *ix = &m->indices[i];
+        const char *type = NULL;
+        const char *col = mp_index_rewritten_column(ix, &type);
+        if (col && ix->ntables)
+            say_area_whole(ix, ix->tables[0].relations, ix->tables[0].nrelations, col, type);
         for (size_t t = 0; t < ix->ntables; t++) {
             const struct mp_table *tb = &ix->tables[t];
             const char *key = key_column(tb);
