@@ -417,6 +417,8 @@ int cmd_resync(int argc, char **argv) {
     if (!dls) goto fail;
     dopts.dead_letter = dl_store_put;
     dopts.dead_letter_ud = dls;
+    dopts.written = dl_store_written; /* supersedes older dead letters of these documents */
+    dopts.written_ud = dls;
     s.d = deliver_new(&dopts, e.client, e.err, sizeof e.err);
     if (!s.d) {
         dl_store_free(dls);

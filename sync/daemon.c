@@ -238,6 +238,11 @@ int cmd_run(int argc, char **argv) {
     dopts.checkpoint_ud = dm;
     dopts.dead_letter = live_dead_letter;
     dopts.dead_letter_ud = dm;
+    /* a full write that lands supersedes the document's older dead letters:
+     * replayed after the delete's tombstone is gone, they would bring a
+     * deleted document back (docs/delivery.md, Tombstones) */
+    dopts.written = dl_store_written;
+    dopts.written_ud = dm->dls;
     dopts.missing = on_missing;
     dopts.missing_ud = dm;
     p->d = deliver_new(&dopts, dm->client, dm->err, sizeof dm->err);

@@ -389,6 +389,36 @@ bool mp_relation_nested(const struct mp_relation *r, const struct mp_column *col
     return c && c->nested;
 }
 
+static bool rewritten_type(const struct mp_column *c) {
+    const char *t = c->mysql_type;
+    if (t && *t)
+        return !strncmp(t, "json", 4) || !strncmp(t, "float", 5) || !strncmp(t, "double", 6) ||
+               !strncmp(t, "real", 4);
+    /* type unknown: judge by the engine type of a JSON column */
+    return c->type && (!strcmp(c->type, "object") || !strcmp(c->type, "flattened") ||
+                       !strcmp(c->type, "flat_object"));
+}
+
+static const struct mp_column *rewritten_in(const struct mp_column *cols, size_t ncols,
+                                            const struct mp_relation *rels, size_t nrels) {
+    for (size_t i = 0; i < ncols; i++)
+        if (rewritten_type(&cols[i])) return &cols[i];
+    for (size_t i = 0; i < nrels; i++) {
+        const struct mp_column *c = rewritten_in(rels[i].columns, rels[i].ncolumns,
+                                                 rels[i].relations, rels[i].nrelations);
+        if (c) return c;
+    }
+    return NULL;
+}
+
+const char *mp_index_rewritten_column(const struct mp_index *ix, const char **mysql_type) {
+    if (!ix->ntables) return NULL;
+    const struct mp_table *t = &ix->tables[0];
+    const struct mp_column *c = rewritten_in(t->columns, t->ncolumns, t->relations, t->nrelations);
+    if (c && mysql_type) *mysql_type = c->mysql_type && *c->mysql_type ? c->mysql_type : c->type;
+    return c ? c->name : NULL;
+}
+
 struct vctx {
     const struct mp_schema *schema;
     sbuf *errs;

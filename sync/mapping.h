@@ -168,6 +168,12 @@ const char *mp_relation_name(const struct mp_relation *r, const struct mp_column
                              size_t nowner);
 bool mp_relation_nested(const struct mp_relation *r, const struct mp_column *owner_cols,
                         size_t nowner);
+/* A column of the index's root documents (the root table's, or a relation's
+ * at any depth) whose value an engine-side rewrite of `_source` (a script or
+ * partial update) would not keep byte for byte: JSON (numbers and spacing
+ * re-serialised: 1.10 -> 1.1, 1e400 -> "Infinity"), FLOAT and DOUBLE (the
+ * engine's number form: 12345678.9 -> 1.23456789E7). Its name, or NULL. */
+const char *mp_index_rewritten_column(const struct mp_index *ix, const char **mysql_type);
 
 /* ---------- the metadata tables ---------- */
 struct st_mysql;

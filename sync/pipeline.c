@@ -19,7 +19,6 @@
 #include <stdlib.h>
 
 #include "docbuild.h"
-#include "json_exact.h"
 #include "log.h"
 #include "pipeline.h"
 #include "strset.h"
@@ -36,7 +35,6 @@ void pipeline_free(struct pipeline *p) {
     p->router = NULL;
     bl_valctx_free(&p->v);
     sbuf_free(&p->val);
-    sbuf_free(&p->text);
     for (size_t i = 0; i < p->nmissing; i++) free(p->missing[i]);
     free(p->missing);
     p->missing = NULL, p->nmissing = p->capmissing = 0;
@@ -52,6 +50,8 @@ void pipeline_adopt(struct pipeline *p, const struct mapping *m, struct router *
 
 /* ---------- route ---------- */
 
+/* The value's text as MySQL gives it (bl_value_text): what the router's IN
+ * lists and the document ids compare with. */
 const char *pipeline_image_value(void *img, const char *column, size_t *len, bool *absent) {
     struct image *im = img;
     for (uint32_t i = 0; i < im->t->ncols; i++) {
@@ -62,19 +62,10 @@ const char *pipeline_image_value(void *img, const char *column, size_t *len, boo
         if (cell->state != BL_VALUE) return NULL;
         struct pipeline *p = im->p;
         sbuf_reset(&p->val);
-        jsonw w;
-        jw_init(&w, &p->val);
-        bl_value_json(&p->v, &w, c, cell, NULL);
-        if (p->val.len && p->val.data[0] == '"') { /* a string: its text, unescaped */
-            cJSON *j = json_exact_parse(p->val.data, p->val.len);
-            sbuf_reset(&p->text);
-            if (j && cJSON_IsString(j)) sbuf_adds(&p->text, j->valuestring);
-            cJSON_Delete(j);
-            *len = p->text.len;
-            return p->text.data ? p->text.data : "";
-        }
+        sbuf_add(&p->val, "", 0);
+        if (!bl_value_text(&p->v, &p->val, c, cell)) return NULL;
         *len = p->val.len;
-        return p->val.data;
+        return p->val.data ? p->val.data : "";
     }
     *absent = true;
     return NULL;

@@ -73,7 +73,7 @@ struct pipeline {
     uint64_t last_txn;        /* delivery's sequence of the last transaction ended */
     volatile sig_atomic_t *stop; /* set when the daemon stops */
     bl_valctx v;
-    sbuf val, text;           /* pipeline_image_value's buffers */
+    sbuf val;                 /* pipeline_image_value's buffer */
     pthread_mutex_t miss_mu;  /* guards missing (delivery's helpers add to it) */
     char **missing;           /* "alias\x1fid": scripts that found no document */
     size_t nmissing, capmissing;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "log.h"
 #include "sbuf.h"
 #include "strset.h"
 
@@ -93,13 +94,28 @@ static const char *rel_key(const struct mp_relation *rel) {
 }
 
 /* Can this relation be edited element by element? (mapping_validate refuses
- * area_update anywhere else; here it just falls back to whole documents.) */
+ * area_update anywhere else; here it just falls back to whole documents.)
+ * Not when the documents hold a value an element script would rewrite (a
+ * script re-serialises the whole _source in the engine's own form): whole
+ * rebuilds keep every document's bytes what the builder writes. */
 static bool area_eligible(const struct mp_index *ix, size_t doctable, size_t nup,
                           const struct mp_relation *rel) {
     const struct mp_table *root = &ix->tables[0];
     return rel->area_update && doctable == 0 && nup == 0 && rel_key(rel) &&
            mp_relation_nested(rel, root->columns, root->ncolumns) && key_column(root) &&
-           !strcmp(rel->column, key_column(root));
+           !strcmp(rel->column, key_column(root)) && !mp_index_rewritten_column(ix, NULL);
+}
+
+/* said once per mapping: which area_update relations rebuild whole documents */
+static void say_area_whole(const struct mp_index *ix, const struct mp_relation *rels, size_t n,
+                           const char *col, const char *type) {
+    for (size_t i = 0; i < n; i++)
+        if (rels[i].area_update)
+            log_info("run",
+                     "%s: area_update on %s.%s rebuilds whole documents: they hold %s column %s, "
+                     "which an element script would rewrite in the engine's own form (only a "
+                     "whole write keeps it as stored)",
+                     ix->alias, rels[i].db, rels[i].table, type ? type : "?", col);
 }
 
 /* Relations under an owner: `out` is the owner's column wanted by the steps
@@ -113,13 +129,18 @@ static void walk(struct router *r, size_t index, size_t doctable, const char *od
         struct rstep *steps = xmalloc((nup + 1) * sizeof *steps);
         steps[0] = (struct rstep){odb, otable, rel->column, out};
         if (nup) memcpy(steps + 1, up, nup * sizeof *up);
-        struct rnode *n =
-            add_node(r, index, doctable, rel->db, rel->table, rel->join_column, steps, nup + 1);
+        /* refresh_parent false: this relation's own rows route nowhere (the
+         * documents keep what they embed until something else rebuilds
+         * them); the relations below it still lead up through it.
+         * area_update takes precedence. */
+        struct rnode *n = NULL;
+        if (rel->refresh_parent || rel->area_update)
+            n = add_node(r, index, doctable, rel->db, rel->table, rel->join_column, steps, nup + 1);
         int sub_area = area;
         size_t sub_depth = adepth + 1;
         if (area >= 0) {
-            n->area = area, n->area_depth = adepth;
-        } else if (area_eligible(&r->m->indices[index], doctable, nup, rel)) {
+            if (n) n->area = area, n->area_depth = adepth;
+        } else if (n && area_eligible(&r->m->indices[index], doctable, nup, rel)) {
             r->areas = xrealloc(r->areas, (r->nareas + 1) * sizeof *r->areas);
             r->areas[r->nareas] = (struct area){index, rel, rel_key(rel), {NULL, 0, 0}};
             n->area = sub_area = (int)r->nareas++;
@@ -173,6 +194,10 @@ struct router *router_new(const struct mapping *m) {
     r->targets = xcalloc(1, sizeof *r->targets);
     for (size_t i = 0; i < m->nindices; i++) {
         const struct mp_index *ix = &m->indices[i];
+        const char *type = NULL;
+        const char *col = mp_index_rewritten_column(ix, &type);
+        if (col && ix->ntables)
+            say_area_whole(ix, ix->tables[0].relations, ix->tables[0].nrelations, col, type);
         for (size_t t = 0; t < ix->ntables; t++) {
             const struct mp_table *tb = &ix->tables[t];
             const char *key = key_column(tb);

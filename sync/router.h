@@ -33,6 +33,9 @@
  * child document below it (a review moved to another product re-routes its
  * replies; a deleted review takes its replies' documents with it).
  *
+ * A relation with refresh_parent false has no node: changes of its own rows
+ * reach no document (rows of relations below it still do, through it).
+ *
  * Tables marked delay-effect are not routed: router_delayed() tells the caller
  * to record a change snapshot instead (the delayed run refreshes later). */
 #ifndef SS_ROUTER_H

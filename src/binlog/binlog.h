@@ -344,6 +344,18 @@ void bl_valctx_free(bl_valctx *v);
  * bytes become null with the column named in stderr once. */
 void bl_value_json(bl_valctx *v, jsonw *w, const bl_column *c, const bl_cell *cell,
                    const bl_cell *before);
+/* Append the value of one cell as text, the text MySQL gives for it
+ * (CAST(col AS CHAR) through a utf8mb4 connection with time_zone '+00:00',
+ * as db.c connects): integers and DECIMAL exact, dates "2024-01-02",
+ * DATETIME/TIMESTAMP "2024-01-02 03:04:05[.ffffff]" (zero dates as zeros),
+ * strings converted to UTF-8 but otherwise their bytes (NUL, control
+ * characters, invalid UTF-8 kept; CHAR's trailing spaces stripped), binary
+ * strings and BIT their bytes (BINARY(n) zero padded), ENUM/SET labels
+ * (SET comma separated), FLOAT/DOUBLE shortest round-trip, JSON, GEOMETRY
+ * and VECTOR their JSON text. For key and join values: the text the
+ * document builder reads for the same column. false (nothing appended)
+ * for NULL and absent cells. */
+bool bl_value_text(bl_valctx *v, sbuf *out, const bl_column *c, const bl_cell *cell);
 /* Write a row image as an object {"col":value,...}; absent cells omitted. */
 void bl_image_json(bl_valctx *v, jsonw *w, const bl_table *t, const bl_cell *cells,
                    const bl_cell *before);

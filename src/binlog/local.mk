@@ -14,11 +14,13 @@ check_PROGRAMS += \
 	tests/unit/test_binlog_events tests/unit/test_binlog_events_asan \
 	tests/unit/test_binlog_values tests/unit/test_binlog_values_asan \
 	tests/unit/test_binlog_mysql8 tests/unit/test_binlog_mysql8_asan \
+	tests/unit/test_value_text tests/unit/test_value_text_asan \
 	tests/fuzz/replay_binlog tests/fuzz/replay_binlog_asan
 TESTS += \
 	tests/unit/test_binlog_events tests/unit/test_binlog_events_asan \
 	tests/unit/test_binlog_values tests/unit/test_binlog_values_asan \
 	tests/unit/test_binlog_mysql8 tests/unit/test_binlog_mysql8_asan \
+	tests/unit/test_value_text tests/unit/test_value_text_asan \
 	tests/fuzz/replay_binlog tests/fuzz/replay_binlog_asan
 
 tests_unit_test_binlog_events_SOURCES = tests/unit/test_binlog_events.c tests/unit/binlog_fixture.h
@@ -41,6 +43,13 @@ tests_unit_test_binlog_mysql8_asan_SOURCES = $(tests_unit_test_binlog_mysql8_SOU
 tests_unit_test_binlog_mysql8_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_binlog_mysql8_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_binlog_mysql8_asan_LDADD = $(UNIT_ASAN_LDADD)
+
+tests_unit_test_value_text_SOURCES = tests/unit/test_value_text.c tests/unit/binlog_fixture.h
+tests_unit_test_value_text_LDADD = $(UNIT_LDADD)
+tests_unit_test_value_text_asan_SOURCES = $(tests_unit_test_value_text_SOURCES)
+tests_unit_test_value_text_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_value_text_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_value_text_asan_LDADD = $(UNIT_ASAN_LDADD)
 
 # the fuzz corpus replayed by a plain-C driver (make check); the libFuzzer
 # build of the same target runs under make check-long

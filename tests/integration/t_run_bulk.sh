@@ -31,7 +31,11 @@ urls = $SEARCH_URL
 [delivery]
 flush_interval_ms = 100
 INI
-"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes >/dev/null
+# the demo mapping without products' attrs (JSON) and weight (FLOAT): with
+# them, SKU changes rebuild whole documents instead of scripts (docs/mapping.md)
+jq '(.indices[] | select(.alias == "products") | .tables[0].columns) |= map(select(.name != "attrs" and .name != "weight"))' \
+    "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" >"$TEST_TMP/mapping.json"
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/mapping.json" --yes >/dev/null
 "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >"$TEST_TMP/run.log" 2>&1 &
 pid=$!
 on_exit "kill -9 $pid 2>/dev/null"

@@ -168,11 +168,50 @@ static int emit_area(void *ctx, size_t index, const struct mp_relation *rel, con
     return 0;
 }
 
+/* The demo's products hold attrs (JSON) and weight (FLOAT): element
+ * scripts would rewrite them in the engine's form, so its skus, though
+ * area_update, rebuild whole documents. */
+static void test_area_whole_with_json(void **state) {
+    (void)state;
+    const char *type = NULL;
+    assert_string_equal(mp_index_rewritten_column(&M.indices[0], &type), "weight");
+    assert_string_equal(type, "float");
+    struct router *r = router_new(&M);
+    router_set_area(r, emit_area);
+    struct got g = {SBUF_INIT};
+    char err[512];
+    struct img s1 = {{"id=100", "product_id=7"}}, s2 = {{"id=100", "product_id=9"}};
+    assert_int_equal(router_add(r, "shop", "skus", get, &s1, &s2, err, sizeof err), 0);
+    assert_int_equal(router_flush(r, NULL, emit, &g, err, sizeof err), 0);
+    expect(&g, "products/shop.products/7\nproducts/shop.products/9\n");
+    sbuf_free(&g.s);
+    router_free(r);
+}
+
+/* the demo's products without their JSON and FLOAT columns' types: for the
+ * element tests below */
+static char *saved_types[64];
+static void hide_rewritten(bool hide) {
+    struct mp_table *t = &M.indices[0].tables[0];
+    for (size_t i = 0; i < t->ncolumns && i < 64; i++) {
+        if (hide) {
+            saved_types[i] = t->columns[i].mysql_type;
+            if (saved_types[i] && (!strcmp(saved_types[i], "json") || !strcmp(saved_types[i], "float")))
+                t->columns[i].mysql_type = "varchar(10)";
+        } else {
+            t->columns[i].mysql_type = saved_types[i];
+        }
+    }
+}
+
 /* skus are area_update in the demo mapping: a sku's own row reports the
  * element under its old and new product, from the images alone */
 static void test_area_elements(void **state) {
     (void)state;
+    hide_rewritten(true);
+    assert_null(mp_index_rewritten_column(&M.indices[0], NULL));
     struct router *r = router_new(&M);
+    hide_rewritten(false);
     router_set_area(r, emit_area);
     struct got g = {SBUF_INIT};
     char err[512];
@@ -202,12 +241,77 @@ static void test_area_elements(void **state) {
     router_free(r);
 }
 
+/* refresh_parent false: a change of that relation's own rows reaches no
+ * document (and its table is not read at all when nothing else uses it);
+ * a relation with the default still refreshes, and a relation nested below
+ * the quiet one still leads up through it. */
+static const char RP_MAPPING[] =
+    "{\"indices\":[{\"alias\":\"rp\",\"tables\":[{\"table\":\"d.docs\",\"columns\":["
+    "{\"name\":\"id\",\"mysql_type\":\"int(11)\",\"key\":true}],\"relations\":["
+    "{\"column\":\"id\",\"table\":\"d.notes\",\"join_column\":\"doc_id\",\"extend_name\":\"notes\","
+    "\"nested\":true,\"refresh_parent\":false,\"columns\":[{\"name\":\"id\",\"mysql_type\":\"int(11)\","
+    "\"key\":true},{\"name\":\"doc_id\",\"mysql_type\":\"int(11)\"}],\"relations\":["
+    "{\"column\":\"id\",\"table\":\"d.note_links\",\"join_column\":\"note_id\",\"extend_name\":"
+    "\"links\",\"nested\":true,\"columns\":[{\"name\":\"id\",\"mysql_type\":\"int(11)\"}]}]},"
+    "{\"column\":\"id\",\"table\":\"d.items\",\"join_column\":\"doc_id\",\"extend_name\":\"items\","
+    "\"nested\":true,\"columns\":[{\"name\":\"id\",\"mysql_type\":\"int(11)\",\"key\":true},"
+    "{\"name\":\"doc_id\",\"mysql_type\":\"int(11)\"}]}]}]}]}";
+
+static struct mapping RP;
+static int emit_rp(void *ctx, size_t index, size_t table, const char *key, size_t len) {
+    struct got *g = ctx;
+    sbuf_printf(&g->s, "%s/%s.%s/%.*s\n", RP.indices[index].alias,
+                RP.indices[index].tables[table].db, RP.indices[index].tables[table].table, (int)len,
+                key);
+    return 0;
+}
+
+static void test_refresh_parent_false(void **state) {
+    (void)state;
+    char err[512];
+    if (mapping_parse("rp.json", RP_MAPPING, strlen(RP_MAPPING), &RP, err, sizeof err) < 0)
+        fail_msg("%s", err);
+    assert_false(RP.indices[0].tables[0].relations[0].refresh_parent);
+    assert_true(RP.indices[0].tables[0].relations[1].refresh_parent);
+    struct router *r = router_new(&RP);
+    sbuf d = SBUF_INIT;
+    router_describe(r, &d);
+    assert_null(strstr(d.data, "d.notes.doc_id"));
+    assert_non_null(strstr(d.data, "d.items.doc_id = d.docs.id => rp d.docs\n"));
+    assert_non_null(strstr(d.data, "d.note_links.note_id = d.notes.id -> doc_id = d.docs.id => rp "
+                                   "d.docs\n"));
+    assert_false(router_wants(r, "d", "notes"));
+    assert_true(router_wants(r, "d", "items"));
+    assert_true(router_wants(r, "d", "note_links"));
+    struct got g = {SBUF_INIT};
+    /* a note inserted, moved, deleted: no document */
+    struct img n1 = {{"id=1", "doc_id=7"}}, n2 = {{"id=1", "doc_id=9"}};
+    assert_int_equal(router_add(r, "d", "notes", get, NULL, &n1, err, sizeof err), 0);
+    assert_int_equal(router_add(r, "d", "notes", get, &n1, &n2, err, sizeof err), 0);
+    assert_int_equal(router_add(r, "d", "notes", get, &n2, NULL, err, sizeof err), 0);
+    assert_false(router_pending(r));
+    assert_int_equal(router_flush(r, NULL, emit_rp, &g, err, sizeof err), 0);
+    expect(&g, "");
+    /* an item moved: both documents */
+    struct img i1 = {{"id=5", "doc_id=7"}}, i2 = {{"id=5", "doc_id=8"}};
+    assert_int_equal(router_add(r, "d", "items", get, &i1, &i2, err, sizeof err), 0);
+    assert_int_equal(router_flush(r, NULL, emit_rp, &g, err, sizeof err), 0);
+    expect(&g, "rp/d.docs/7\nrp/d.docs/8\n");
+    assert_int_equal(router_queries(r), 0);
+    sbuf_free(&d);
+    sbuf_free(&g.s);
+    router_free(r);
+    mapping_free(&RP);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_route_without_queries),
         cmocka_unit_test(test_absent_column),
+        cmocka_unit_test(test_area_whole_with_json),
         cmocka_unit_test(test_area_elements),
+        cmocka_unit_test(test_refresh_parent_false),
     };
     return cmocka_run_group_tests(tests, load, unload);
 }
