@@ -29,6 +29,7 @@
 #include "log.h"
 
 #define COM_DUMP 0x12
+#define BL_DUMP_NET_WRITE_TIMEOUT_S "3600" /* the dump connection's net_write_timeout */
 #define COM_DUMP_GTID 0x1e
 
 static void sleep_ms(int ms) {
@@ -228,6 +229,18 @@ static int start_dump(bl_reader *r, const bl_pos *from, bool by_gtid) {
         set_session(r, "SET @source_binlog_checksum=@@global.binlog_checksum", false) != BL_OK ||
         set_session(r, "SET @mariadb_slave_capability=4", false) != BL_OK)
         return BL_ERR;
+    /* The server gives up on a replica that takes no bytes for
+     * net_write_timeout (60 s by default): its dump thread waits for room in
+     * the socket, and Linux reports room only once about half of the send
+     * buffer has been read. A reader held back by backpressure (the engine
+     * slower than the binlog: a few KB/s against megabytes of socket
+     * buffers) reads that much in more than a minute, so the server dropped
+     * the stream about every 70 s under load (error 2013, then a reconnect
+     * that reads the buffered megabytes again). The session's limit covers
+     * the dump thread. A reader held longer (an engine down for an hour)
+     * gets a reconnect, which loses nothing; a reconnect with the same
+     * server_id ends a dump thread left behind. */
+    set_session(r, "SET @@session.net_write_timeout=" BL_DUMP_NET_WRITE_TIMEOUT_S, false);
     snprintf(sql, sizeof sql, "SET @master_heartbeat_period=%llu",
              (unsigned long long)r->o.heartbeat_ms * 1000000ULL);
     set_session(r, sql, false);

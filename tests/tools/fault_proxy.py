@@ -7,13 +7,22 @@ FLAG exists, requests with method METHOD whose path matches PATH_REGEX are
 answered 503 (as a node that is restarting answers) without reaching the
 engine. Each refusal appends a line to FLAG + ".refused".
 
-usage: fault_proxy.py PORTFILE UPSTREAM_URL METHOD PATH_REGEX FLAG
+usage: fault_proxy.py PORTFILE UPSTREAM_URL METHOD PATH_REGEX FLAG [hold BODY_REGEX]
 Listens on 127.0.0.1 on a free port and writes that port to PORTFILE.
+
+hold BODY_REGEX: instead of refusing them, matching requests whose body
+(gunzipped when it is sent gzipped) also matches BODY_REGEX are held while
+FLAG exists (at most 120 s), then forwarded; each held request appends a
+line to FLAG + ".held" when its hold starts. If FLAG + ".drop" exists when
+the hold ends, the request is not forwarded and its connection is closed
+unanswered (a request that never reached the engine: its sender was killed).
 """
+import gzip
 import http.client
 import os
 import re
 import sys
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -23,6 +32,7 @@ HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer",
 
 def main():
     portfile, upstream, method, pattern, flag = sys.argv[1:6]
+    hold_re = re.compile(sys.argv[7].encode()) if len(sys.argv) > 7 and sys.argv[6] == "hold" else None
     up = urllib.parse.urlsplit(upstream)
     path_re = re.compile(pattern)
 
@@ -44,7 +54,21 @@ def main():
         def handle_any(self):
             n = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(n) if n else None
-            if self.command == method and path_re.search(self.path) and os.path.exists(flag):
+            if hold_re is not None:
+                if self.command == method and path_re.search(self.path) and os.path.exists(flag):
+                    plain = body or b""
+                    if self.headers.get("Content-Encoding", "").lower() == "gzip" and plain:
+                        plain = gzip.decompress(plain)
+                    if hold_re.search(plain):
+                        with open(flag + ".held", "a") as f:
+                            f.write(f"{self.command} {self.path}\n")
+                        end = time.monotonic() + 120
+                        while os.path.exists(flag) and time.monotonic() < end:
+                            time.sleep(0.02)
+                        if os.path.exists(flag + ".drop"):
+                            self.close_connection = True
+                            return
+            elif self.command == method and path_re.search(self.path) and os.path.exists(flag):
                 with open(flag + ".refused", "a") as f:
                     f.write(f"{self.command} {self.path}\n")
                 self.answer(503, [("Content-Type", "application/json")],
