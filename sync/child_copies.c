@@ -7,7 +7,18 @@
  * noticed as they are read (copies_watch_row); the children built at the
  * commit are noted (copies_note), and copies_fix deletes every copy the
  * engine has of those ids that is not the one just written. Transactions
- * that only update in place pay nothing. */
+ * that only update in place pay nothing.
+ *
+ * Invariant upheld here:
+ *   I2 no extra document: a child whose row went, or that moved to another
+ *      root, leaves no copy under its old routing. The delete of an old copy
+ *      carries the transaction's version and goes by the same index name as
+ *      the child's new write, so delivery queues it behind that write: where
+ *      old and new routing land on one shard (one document there), the
+ *      delete arrives second and loses to the write (not newer), instead of
+ *      leaving a tombstone that refuses it (the lost reply-478/review-443).
+ *   An engine outage while the copies are looked for is waited out (said
+ *   once when it starts and once when it ends), never a reason to exit. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
