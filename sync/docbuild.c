@@ -206,32 +206,6 @@ bool docbuild_is_integer(const char *s) {
     return true;
 }
 
-void docbuild_sql_quote(sbuf *sql, const char *s, size_t n) {
-    sbuf_addc(sql, '\'');
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        switch (c) {
-        case '\0': sbuf_add(sql, "\\0", 2); break;
-        case '\n': sbuf_add(sql, "\\n", 2); break;
-        case '\r': sbuf_add(sql, "\\r", 2); break;
-        case '\\': sbuf_add(sql, "\\\\", 2); break;
-        case '\'': sbuf_add(sql, "\\'", 2); break;
-        case '"': sbuf_add(sql, "\\\"", 2); break;
-        case '\032': sbuf_add(sql, "\\Z", 2); break;
-        default: sbuf_addc(sql, c);
-        }
-    }
-    sbuf_addc(sql, '\'');
-}
-
-static void ident(sbuf *sql, const char *name) {
-    sbuf_addc(sql, '`');
-    for (const char *p = name; *p; p++) {
-        if (*p == '`') sbuf_addc(sql, '`');
-        sbuf_addc(sql, *p);
-    }
-    sbuf_addc(sql, '`');
-}
 
 /* A canonical integer: what an integer column gives as text ("0", "-5",
  * "18446744073709551615"; no sign on 0, no leading zeros). */
@@ -294,20 +268,18 @@ static void in_list(sbuf *sql, MYSQL *m, const char *col, const char *const *lit
         if (i == 0 || v > hi) hi = v, imax = i;
     }
     if (ints && hi - lo < (__int128)n * DOCBUILD_RANGE_SPAN) {
-        ident(sql, col);
+        db_ident(sql, col);
         sbuf_printf(sql, " BETWEEN %s AND %s", lits[imin], lits[imax]);
         return;
     }
-    ident(sql, col);
+    db_ident(sql, col);
     sbuf_adds(sql, " IN (");
     for (size_t k = 0; k < n; k++) {
         if (k) sbuf_addc(sql, ',');
         if (numeric[k])
             sbuf_adds(sql, lits[k]);
-        else if (m) /* the connection knows NO_BACKSLASH_ESCAPES */
+        else /* the connection, if any, knows NO_BACKSLASH_ESCAPES */
             db_quote(m, sql, lits[k], strlen(lits[k]));
-        else
-            docbuild_sql_quote(sql, lits[k], strlen(lits[k]));
     }
     sbuf_addc(sql, ')');
 }
@@ -317,14 +289,14 @@ static void select_from(sbuf *sql, const char *db, const char *table, const char
     sbuf_adds(sql, distinct ? "SELECT DISTINCT " : "SELECT ");
     for (size_t i = 0; i < ncols; i++) {
         if (i) sbuf_addc(sql, ',');
-        ident(sql, cols[i]);
+        db_ident(sql, cols[i]);
     }
     sbuf_adds(sql, " FROM ");
     if (db && *db) {
-        ident(sql, db);
+        db_ident(sql, db);
         sbuf_addc(sql, '.');
     }
-    ident(sql, table);
+    db_ident(sql, table);
 }
 
 static void where_order(sbuf *sql, const char *where, const char *const *order) {
@@ -337,7 +309,7 @@ static void where_order(sbuf *sql, const char *where, const char *const *order) 
         sbuf_adds(sql, " ORDER BY ");
         for (size_t i = 0; order[i]; i++) {
             if (i) sbuf_addc(sql, ',');
-            ident(sql, order[i]);
+            db_ident(sql, order[i]);
         }
     }
 }
@@ -657,7 +629,7 @@ static int fetch_range(struct docbuild *b, struct level *l, const char *lo, size
     sbuf_init(&sql);
     select_from(&sql, l->db, l->table, l->sel, l->nsel, distinct);
     sbuf_adds(&sql, " WHERE ");
-    ident(&sql, l->sel[l->link]);
+    db_ident(&sql, l->sel[l->link]);
     sbuf_printf(&sql, " BETWEEN %.*s AND %.*s", (int)lon, lo, (int)hin, hi);
     where_order(&sql, where, order);
     int rc = run_query(b, l, sql.data, sql.len, err, errlen);
@@ -1087,14 +1059,13 @@ int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *a
     bool int_key = mapping_is_integer_type(key_type(t));
     if (after) { /* compared as the column's type: a string key "18" is no number */
         sbuf_adds(&sql, " AND ");
-        ident(&sql, key);
+        db_ident(&sql, key);
         sbuf_adds(&sql, " > ");
         if (int_key && docbuild_is_integer(after)) sbuf_adds(&sql, after);
-        else if (b->db) db_quote(b->db, &sql, after, strlen(after));
-        else docbuild_sql_quote(&sql, after, strlen(after));
+        else db_quote(b->db, &sql, after, strlen(after));
     }
     sbuf_adds(&sql, " ORDER BY ");
-    ident(&sql, key);
+    db_ident(&sql, key);
     sbuf_printf(&sql, " LIMIT %zu", limit);
     int rc = run_query(b, &l, sql.data, sql.len, err, errlen);
     sbuf_free(&sql);

@@ -125,7 +125,7 @@ void docbuild_time_json(sbuf *out, enum enum_field_types type, const MYSQL_TIME 
  * whether lits[i] is written bare (integers) or as a quoted string literal.
  * order: column names, NULL-terminated (may be NULL). Strings are quoted by
  * the connection m (mysql_real_escape_string, which honours the server's
- * NO_BACKSLASH_ESCAPES), or by docbuild_sql_quote when m is NULL. */
+ * NO_BACKSLASH_ESCAPES), or as for utf8mb4 when m is NULL (db_quote). */
 void docbuild_sql_select(sbuf *sql, MYSQL *m, const char *db, const char *table,
                          const char *const *cols, size_t ncols, bool distinct, const char *in_col,
                          const char *const *lits, const bool *numeric, size_t nlits,
@@ -137,9 +137,6 @@ void docbuild_sql_select(sbuf *sql, MYSQL *m, const char *db, const char *table,
  * schema): later columns cannot change the order, and without them MariaDB
  * reads in index order instead of sorting. */
 void docbuild_relation_order(const struct mp_relation *r, const char **order);
-/* Append s as a single-quoted SQL string literal (utf8mb4 connection,
- * backslash escapes as mysql_real_escape_string writes them). */
-void docbuild_sql_quote(sbuf *sql, const char *s, size_t n);
 /* true if s is a plain decimal integer literal (safe to write bare). */
 bool docbuild_is_integer(const char *s);
 

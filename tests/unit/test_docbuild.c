@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db.h"
 #include "sync/docbuild.h"
 
 /* format one value: field type/flags/charset/decimals, bind buffer */
@@ -173,7 +174,7 @@ static void test_sql(void **state) {
     docbuild_sql_select(&s, NULL, NULL, "t", cols, 1, false, "id", lits, num, 1, NULL, NULL);
     assert_string_equal(s.data, "SELECT `product_id` FROM `t` WHERE `id` IN (1)");
     sbuf_reset(&s);
-    docbuild_sql_quote(&s, "x\0\n\r\032\"", 6);
+    db_quote(NULL, &s, "x\0\n\r\032\"", 6);
     assert_string_equal(s.data, "'x\\0\\n\\r\\Z\\\"'");
     sbuf_free(&s);
     assert_true(docbuild_is_integer("0"));
