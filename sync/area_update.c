@@ -18,7 +18,7 @@ int area_collect(void *ctx, size_t index, const struct mp_relation *rel, const c
     struct route_ctx *rc = ctx;
     /* while a version is built most of its documents do not exist yet:
      * whole documents rather than element scripts */
-    if (pipeline_build_of(rc->p, rc->p->m->indices[index].alias)) {
+    if (targets_build_of(rc->p, rc->p->m->indices[index].alias)) {
         if (!row_image_index(&rc->p->m->indices[index]))
             changeset_add_doc(rc->cs, index, 0, doc, strlen(doc));
         return 0;
@@ -267,11 +267,11 @@ int area_submit(struct pipeline *p, struct changeset *cs, const struct strset *f
         }
         jw_arr_close(&w);
         jw_obj_close(&w);
-        uint64_t v = pipeline_version(p, ix, txn_end);
+        uint64_t v = targets_version(p, ix, txn_end);
         struct change c = {.index = ix->alias, .doc_id = cs->elems[at].doc, .version = v,
                            .op = CHANGE_SCRIPT, .body = params.data, .body_len = params.len,
                            .script = AREA_SCRIPT};
-        if (!v || pipeline_submit(p, ix, &c) != 0) rc = -1;
+        if (!v || targets_submit(p, ix, &c) != 0) rc = -1;
         p->scripts++;
         at = end;
     }

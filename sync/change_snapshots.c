@@ -21,7 +21,7 @@ int snapshots_add_row(struct pipeline *p, struct changeset *cs, const bl_row *ro
         bool absent = false;
         size_t len = 0;
         struct image im = {p, t, img};
-        const char *v = pipeline_image_value(&im, t->cols[i].name, &len, &absent);
+        const char *v = image_value(&im, t->cols[i].name, &len, &absent);
         if (id.len) sbuf_addc(&id, ',');
         if (v) sbuf_add(&id, v, len);
     }

@@ -53,9 +53,9 @@ void copies_watch_row(struct pipeline *p, struct changeset *cs, const bl_row *ro
                 struct image b = {p, row->table, row->before}, a = {p, row->table, row->after};
                 size_t l1 = 0, l2 = 0;
                 bool x1 = false, x2 = false;
-                const char *v1 = pipeline_image_value(&b, watch[w], &l1, &x1);
-                char *c1 = v1 ? xstrndup(v1, l1) : NULL; /* pipeline_image_value reuses its buffer */
-                const char *v2 = pipeline_image_value(&a, watch[w], &l2, &x2);
+                const char *v1 = image_value(&b, watch[w], &l1, &x1);
+                char *c1 = v1 ? xstrndup(v1, l1) : NULL; /* image_value reuses its buffer */
+                const char *v2 = image_value(&a, watch[w], &l2, &x2);
                 cs->copies_may_move = x1 || x2 || (!c1) != (!v2) ||
                                       (c1 && (l1 != l2 || memcmp(c1, v2, l1)));
                 free(c1);
@@ -147,7 +147,7 @@ int copies_fix(struct build_ctx *b) {
     int rc = 0;
     /* where copies can be: the live version and a version being built */
     sbuf where = SBUF_INIT;
-    const struct build *bld = pipeline_build_of(p, ix->alias);
+    const struct build *bld = targets_build_of(p, ix->alias);
     if (ix->current_version > 0) sbuf_adds(&where, ix->alias);
     if (bld) sbuf_printf(&where, "%s%s", where.len ? "," : "", bld->phys);
     if (!where.len) {

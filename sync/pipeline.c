@@ -50,27 +50,6 @@ void pipeline_adopt(struct pipeline *p, const struct mapping *m, struct router *
 
 /* ---------- route ---------- */
 
-/* The value's text as MySQL gives it (bl_value_text): what the router's IN
- * lists and the document ids compare with. */
-const char *pipeline_image_value(void *img, const char *column, size_t *len, bool *absent) {
-    struct image *im = img;
-    for (uint32_t i = 0; i < im->t->ncols; i++) {
-        const bl_column *c = &im->t->cols[i];
-        if (!c->name || strcmp(c->name, column) != 0) continue;
-        const bl_cell *cell = &im->cells[i];
-        *absent = cell->state == BL_ABSENT;
-        if (cell->state != BL_VALUE) return NULL;
-        struct pipeline *p = im->p;
-        sbuf_reset(&p->val);
-        sbuf_add(&p->val, "", 0);
-        if (!bl_value_text(&p->v, &p->val, c, cell)) return NULL;
-        *len = p->val.len;
-        return p->val.data ? p->val.data : "";
-    }
-    *absent = true;
-    return NULL;
-}
-
 int pipeline_route_row(struct pipeline *p, struct changeset *cs, const bl_row *row) {
     struct image before = {p, row->table, row->before}, after = {p, row->table, row->after};
     cs->rows = true;
@@ -83,7 +62,7 @@ int pipeline_route_row(struct pipeline *p, struct changeset *cs, const bl_row *r
             return -1;
     }
     if (!cs->copies_may_move) copies_watch_row(p, cs, row);
-    return router_add(p->router, row->table->db, row->table->name, pipeline_image_value,
+    return router_add(p->router, row->table->db, row->table->name, image_value,
                       row->before ? &before : NULL, row->after ? &after : NULL, p->err,
                       sizeof p->err);
 }
@@ -96,39 +75,6 @@ static int collect_doc(void *ctx, size_t index, size_t table, const char *key, s
     return 0;
 }
 
-/* ---------- deliver ---------- */
-
-const struct build *pipeline_build_of(const struct pipeline *p, const char *alias) {
-    for (size_t i = 0; i < p->nbuilds; i++)
-        if (!strcmp(p->builds[i].alias, alias)) return &p->builds[i];
-    return NULL;
-}
-
-int pipeline_submit(struct pipeline *p, const struct mp_index *ix, const struct change *c) {
-    if (ix->current_version > 0) {
-        /* to the alias only: if someone deleted it, the writes fail (dead
-         * letters) rather than auto-create a concrete index of that name */
-        struct change c1 = *c;
-        c1.require_alias = true;
-        if (deliver_submit(p->d, &c1) != DELIVER_OK) return -1;
-    }
-    const struct build *b = pipeline_build_of(p, ix->alias);
-    if (b) {
-        struct change c2 = *c;
-        c2.index = b->phys;
-        if (deliver_submit(p->d, &c2) != DELIVER_OK) return -1;
-    }
-    return 0;
-}
-
-uint64_t pipeline_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end) {
-    uint64_t v = version_make(ix->epoch, bl_file_seq(end->file), end->pos);
-    if (!v)
-        snprintf(p->err, sizeof p->err, "position %s:%llu does not fit a version", end->file,
-                 (unsigned long long)end->pos);
-    return v;
-}
-
 /* ---------- build ---------- */
 
 static int submit_doc(void *ctx, const char *id, const char *routing, const char *body,
@@ -138,7 +84,7 @@ static int submit_doc(void *ctx, const char *id, const char *routing, const char
                        .version = b->version, .op = CHANGE_INDEX, .body = body, .body_len = len};
     b->p->docs++;
     if (b->copies) copies_note(b->copies, id, routing, false);
-    return pipeline_submit(b->p, b->ix, &c);
+    return targets_submit(b->p, b->ix, &c);
 }
 
 static int submit_delete(void *ctx, const char *id) {
@@ -150,7 +96,7 @@ static int submit_delete(void *ctx, const char *id) {
     struct change c = {.index = b->ix->alias, .doc_id = id, .version = b->version,
                        .op = CHANGE_DELETE};
     b->p->deletes++;
-    return pipeline_submit(b->p, b->ix, &c);
+    return targets_submit(b->p, b->ix, &c);
 }
 
 /* Documents of table `table` of index config `index` with keys[0..n),
@@ -159,7 +105,7 @@ static int build_docs(struct pipeline *p, size_t index, size_t table, const char
                       size_t n, bool copies_may_move, const bl_pos *end) {
     const struct mp_index *ix = &p->m->indices[index];
     struct copy_list copies = {0};
-    struct build_ctx bc = {p, ix, pipeline_version(p, ix, end), table ? &copies : NULL};
+    struct build_ctx bc = {p, ix, targets_version(p, ix, end), table ? &copies : NULL};
     if (!bc.version) return -1;
     struct docbuild b;
     docbuild_init(&b, p->src, ix);

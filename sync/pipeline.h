@@ -73,7 +73,7 @@ struct pipeline {
     uint64_t last_txn;        /* delivery's sequence of the last transaction ended */
     volatile sig_atomic_t *stop; /* set when the daemon stops */
     bl_valctx v;
-    sbuf val;                 /* pipeline_image_value's buffer */
+    sbuf val;                 /* image_value's buffer */
     pthread_mutex_t miss_mu;  /* guards missing (delivery's helpers add to it) */
     char **missing;           /* "alias\x1fid": scripts that found no document */
     size_t nmissing, capmissing;
@@ -89,7 +89,7 @@ struct build_ctx {
     struct copy_list *copies; /* non-NULL: parent/child documents, ids noted */
 };
 
-/* a row image the router reads its values from (pipeline_image_value) */
+/* a row image the router reads its values from (image_value) */
 struct image {
     struct pipeline *p;
     const bl_table *t;
@@ -102,10 +102,6 @@ void pipeline_free(struct pipeline *p);
 /* Between change sets: route with mapping m from now on (router over m,
  * owned by the pipeline from here; the caller keeps m alive). */
 void pipeline_adopt(struct pipeline *p, const struct mapping *m, struct router *router);
-/* A column's value in a row image, as text (the router's and the builder's
- * form); NULL with *absent when the image lacks the column. The buffer is
- * reused by the next call. */
-const char *pipeline_image_value(void *img, const char *column, size_t *len, bool *absent);
 /* Route one row of the source into cs. -1 with p->err. */
 int pipeline_route_row(struct pipeline *p, struct changeset *cs, const bl_row *row);
 /* Resolve, build and submit everything cs gathered, with the versions of
@@ -117,18 +113,26 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end);
  * checkpoint saves read back) and reset cs. Returns the transaction's
  * sequence. */
 uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool quiet);
-/* The version of writes of index config ix made at position end; 0 with
- * p->err when the position does not fit a version. */
-uint64_t pipeline_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end);
-/* One change of index config ix: to the live version behind the alias and to
- * a version being built. 0 or -1. */
-int pipeline_submit(struct pipeline *p, const struct mp_index *ix, const struct change *c);
-const struct build *pipeline_build_of(const struct pipeline *p, const char *alias);
 /* Documents element scripts did not find (delivery's missing callback, any
  * thread), rebuilt whole by the next pipeline_build or pipeline_rebuild. */
 void pipeline_note_missing(struct pipeline *p, const char *index, const char *doc_id);
 bool pipeline_has_missing(struct pipeline *p);
 int pipeline_rebuild_missing(struct pipeline *p, const bl_pos *end);
+
+/* ---------- targets.c ---------- */
+/* The version of writes of index config ix made at position end; 0 with
+ * p->err when the position does not fit a version. */
+uint64_t targets_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end);
+/* One change of index config ix: to the live version behind the alias and to
+ * a version being built. 0 or -1. */
+int targets_submit(struct pipeline *p, const struct mp_index *ix, const struct change *c);
+const struct build *targets_build_of(const struct pipeline *p, const char *alias);
+
+/* ---------- image.c ---------- */
+/* A column's value in a row image, as text (the router's and the builder's
+ * form); NULL with *absent when the image lacks the column. The buffer is
+ * reused by the next call. */
+const char *image_value(void *img, const char *column, size_t *len, bool *absent);
 
 /* ---------- row_image.c ---------- */
 bool row_image_index(const struct mp_index *ix);

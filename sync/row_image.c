@@ -25,7 +25,7 @@ int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const 
     bool absent = false;
     if (row->before) {
         struct image im = {p, bt, row->before};
-        const char *v = pipeline_image_value(&im, key->name, &len, &absent);
+        const char *v = image_value(&im, key->name, &len, &absent);
         if (v) old_id = xstrndup(v, len);
     }
     if (!row->after) {
@@ -61,7 +61,7 @@ int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const 
     }
     jw_obj_close(&w);
     struct image im = {p, bt, row->after};
-    const char *v = pipeline_image_value(&im, key->name, &len, &absent);
+    const char *v = image_value(&im, key->name, &len, &absent);
     int rc = 0;
     if (!v) {
         rc = errf(p->err, sizeof p->err, "%s.%s: a row without a value in key column %s",
@@ -89,12 +89,12 @@ int row_image_submit(struct pipeline *p, struct changeset *cs, const bl_pos *end
         if (!strset_add(&seen, k.data, k.len)) continue;
         const struct mp_index *ix = &p->m->indices[r->index];
         struct change c = {.index = ix->alias, .doc_id = r->id,
-                           .version = pipeline_version(p, ix, end),
+                           .version = targets_version(p, ix, end),
                            .op = r->body ? CHANGE_INDEX : CHANGE_DELETE, .body = r->body,
                            .body_len = r->len};
         if (r->body) p->docs++;
         else p->deletes++;
-        if (!c.version || pipeline_submit(p, ix, &c) != 0) rc = -1;
+        if (!c.version || targets_submit(p, ix, &c) != 0) rc = -1;
     }
     strset_clear(&seen);
     sbuf_free(&k);

@@ -1,0 +1,45 @@
+/* targets: where the writes of an index config go, and with which version.
+ *
+ * A change of an index config goes to every target it has now: the live
+ * version behind its alias (written through the alias, with require_alias,
+ * so a deleted alias fails loudly instead of auto-creating an index) and a
+ * version being built (dual writes, by its physical name), with the same
+ * version: epoch | binlog file number | position (seed 000). Every stage of
+ * the pipeline that writes (documents, element scripts, row images, child
+ * copies) writes through here, below sync/pipeline.c which calls them. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pipeline.h"
+
+const struct build *targets_build_of(const struct pipeline *p, const char *alias) {
+    for (size_t i = 0; i < p->nbuilds; i++)
+        if (!strcmp(p->builds[i].alias, alias)) return &p->builds[i];
+    return NULL;
+}
+
+int targets_submit(struct pipeline *p, const struct mp_index *ix, const struct change *c) {
+    if (ix->current_version > 0) {
+        /* to the alias only: if someone deleted it, the writes fail (dead
+         * letters) rather than auto-create a concrete index of that name */
+        struct change c1 = *c;
+        c1.require_alias = true;
+        if (deliver_submit(p->d, &c1) != DELIVER_OK) return -1;
+    }
+    const struct build *b = targets_build_of(p, ix->alias);
+    if (b) {
+        struct change c2 = *c;
+        c2.index = b->phys;
+        if (deliver_submit(p->d, &c2) != DELIVER_OK) return -1;
+    }
+    return 0;
+}
+
+uint64_t targets_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end) {
+    uint64_t v = version_make(ix->epoch, bl_file_seq(end->file), end->pos);
+    if (!v)
+        snprintf(p->err, sizeof p->err, "position %s:%llu does not fit a version", end->file,
+                 (unsigned long long)end->pos);
+    return v;
+}
+
