@@ -44,25 +44,24 @@ flush_interval_ms = 50
 INI
 }
 run_until() { # run_until ID NAME: start the daemon, wait for product ID to be named NAME (or 15 s), stop it
-    "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-    local pid=$! i
+    local i
+    daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
     for i in $(seq 1 150); do
         curl -s "$SEARCH_URL/products/_doc/$1" | jq -e "._source.name == \"$2\"" >/dev/null 2>&1 && break
         sleep 0.1
     done
-    kill -TERM "$pid"; wait "$pid" || true
+    daemon_stop
 }
 name_of() { curl -s "$SEARCH_URL/products/_doc/$1" | jq -r ._source.name; }
 
 config "$MYSQL_PORT" 7401
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$map" --yes >/dev/null
-"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-pid=$!
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 wait_until 30 "index created" bash -c "curl -sf '$SEARCH_URL/_alias/products' >/dev/null"
-sleep 1
+daemon_wait_ready
 mysql_q "UPDATE shop.products SET name = 'from A' WHERE id = 1"
 wait_until 30 "A's write indexed" bash -c "curl -s '$SEARCH_URL/products/_doc/1' | jq -e '._source.name == \"from A\"' >/dev/null"
-kill -TERM "$pid"; wait "$pid" || true
+daemon_stop
 va="$(curl -s "$SEARCH_URL/products/_doc/1" | jq ._version)"
 
 # failover to B without a bump: B's versions are lower, the engine keeps A's document

@@ -31,12 +31,10 @@ INI
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$map" --yes >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
 
 start_daemon() {
-    "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-    DAEMON=$!
-    on_exit "kill -9 $DAEMON 2>/dev/null"
+    daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
     wait_until 30 "alias products exists" bash -c "curl -sf '$SEARCH_URL/_alias/products' >/dev/null" ||
         fail "daemon did not create the index: $(tail -20 "$TEST_TMP/run.log")"
-    sleep 1 # the reader is at "now" once the index exists and it has connected
+    daemon_wait_ready # the reader is at "now" once it has connected
 }
 doc() { search_refresh products; search_get "/products/_doc/$1${2:+?routing=$2}"; }
 mysql_q_meta() { mysql_q "SELECT position FROM \`$meta\`.offsets WHERE source = 'shop'"; }
@@ -45,7 +43,7 @@ on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TE
 start_daemon
 # stopped before its first transaction: "now" was saved as a position, so a
 # change made while it is down is not skipped by the restart
-kill -TERM "$DAEMON"; wait "$DAEMON" || true
+daemon_stop
 assert_contains "$(mysql_q_meta)" "mysql-bin." "start = now saved as a checkpoint at once"
 mysql_q "UPDATE shop.products SET name = 'Changed before the first transaction' WHERE id = 13"
 start_daemon
@@ -135,9 +133,8 @@ assert_eq "$other_name" "$(mysql_q "SELECT row_image FROM \`$meta\`.change_snaps
 assert_eq "$old_cat_name" "$(doc 1 | jq -r ._source.category.name)" "the products wait for the delayed run"
 
 # SIGTERM: drain, checkpoint saved at a transaction boundary, exit 0
-kill -TERM "$DAEMON"
-wait "$DAEMON"; rc=$?
-assert_eq 0 "$rc" "SIGTERM: clean exit"
+daemon_stop
+assert_eq 0 "$DAEMON_RC" "SIGTERM: clean exit"
 assert_contains "$(cat "$TEST_TMP/run.log")" "drain complete" "SIGTERM drained the queues"
 saved="$(mysql_q_meta)"
 # the metadata schema lives on the source here, so the checkpoint's own saves
@@ -158,5 +155,5 @@ wait_until 30 "product 7 updated after the restart" bash -c \
     "curl -s '$SEARCH_URL/products/_doc/7' | jq -e '._source.name == \"Changed while down\"' >/dev/null" ||
     fail "change made while down not delivered: $(tail -20 "$TEST_TMP/run.log")"
 assert_contains "$(cat "$TEST_TMP/run.log")" "resuming source shop at $saved" "resumed from the checkpoint"
-kill -TERM "$DAEMON"; wait "$DAEMON" || true
+daemon_stop
 pass
