@@ -8,7 +8,8 @@
 #   assert_eq 1 "$(mysql_q 'SELECT 1')" "select one"
 #   pass
 # Exit status: 0 pass, 1 fail, 77 skip (only via `skip "reason"`; a 77 without
-# a printed reason counts as a failure in suite.sh).
+# a printed reason counts as a failure in suite.sh, and under CI=true any skip
+# does).
 #
 # Servers: when run by suite.sh the servers are already up and
 # $SEARCHSYNC_HARNESS_DIR/env.sh is sourced here. Run alone, a test starts its
