@@ -208,6 +208,16 @@ _checkpoint_past() { # META SOURCE FILE POS
     # nothing but such saves (as `searchsync status` judges "caught up")
     [ "${c%:*}" = "$3" ] && only_checkpoint_saves "$1" "$3" "${c##*:}" "$4"
 }
+# checkpoint_reached META SOURCE FILE POS — the saved checkpoint of SOURCE is
+# at or past FILE:POS, compared as positions only: for a source whose binlog
+# holds none of the metadata's writes (the metadata on another server), where
+# _checkpoint_past's rule for checkpoint saves would read the wrong binlog
+checkpoint_reached() {
+    local c
+    c="$(mysql_q "SELECT position FROM \`$1\`.offsets WHERE source = '$2'")"
+    [ -n "$c" ] || return 1
+    [ "${c%:*}" \> "$3" ] || { [ "${c%:*}" = "$3" ] && [ "${c##*:}" -ge "$4" ]; }
+}
 # only_checkpoint_saves META FILE FROM TO — the binlog from FROM to TO in FILE
 # holds only writes of META.offsets (sync/status.c has the full rules)
 only_checkpoint_saves() {

@@ -198,9 +198,13 @@ assert_eq "cancelled" "$(meta_q "SELECT status FROM reindex_runs WHERE alias = '
 assert_eq "products_v2" "$(alias_target products)" "reset: the alias did not move"
 sleep 1
 touch "$TEST_TMP/stop"; wait "$WRITER" || fail "the writer failed"
+# nothing left behind, once the daemon is past it: it logs stopping the dual
+# writes to v3, then (drop_leftover) waits for those in flight and deletes v3
+# again before it reads another transaction; a change made after that line,
+# the checkpoint past it, proves it done
+daemon_wait_log "products: live changes no longer written to products_v3" 30
 mysql_q "UPDATE shop.products SET name = 'after the reset' WHERE id = 5"
 wait_checkpoint "$meta" shop
-sleep 1
 assert_true "reset: no products_v3 left behind by dual writes in flight" bash -c "! curl -sf '$SEARCH_URL/products_v3' -o /dev/null"
 assert_eq 0 "$(meta_q "SELECT COUNT(*) FROM dead_letters WHERE index_name = 'products_v3'")" \
     "reset: writes in flight to the deleted build are dropped, not dead letters"
@@ -283,8 +287,11 @@ assert_eq "products_v5" "$(alias_target products)" "failure: the alias did not m
 # (writes still in flight when the build failed may re-create it for a moment:
 # the daemon deletes it again once they are delivered)
 wait_until 30 "failure: products_v6 deleted" bash -c "! curl -sf '$SEARCH_URL/products_v6' -o /dev/null"
+# (anchored as after the reset: the dual writes to v6 stopped, a later change
+# read past the deletion that follows)
+daemon_wait_log "products: live changes no longer written to products_v6" 30
+mysql_q "UPDATE shop.products SET name = 'after the failure' WHERE id = 5"
 wait_checkpoint "$meta" shop
-sleep 1
 assert_true "failure: products_v6 stays deleted" bash -c "! curl -sf '$SEARCH_URL/products_v6' -o /dev/null"
 assert_eq "available 5 0" "$(meta_q "SELECT state, current_version, building_version FROM index_configs WHERE alias = 'products'" | tr '\t' ' ')" "failure: the previous state"
 assert_true "failure: job_errors keep the rejected documents" test "$(meta_q "SELECT COUNT(*) FROM job_errors e JOIN reindex_runs r ON r.id = e.run_id WHERE r.version = 6")" -ge 6

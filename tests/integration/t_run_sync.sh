@@ -51,6 +51,8 @@ wait_until 30 "the change made while down arrived" bash -c \
     "curl -s '$SEARCH_URL/products/_doc/13' | jq -e '._source.name == \"Changed before the first transaction\"' >/dev/null" ||
     fail "a change made before the first transaction was skipped: $(tail -20 "$TEST_TMP/run.log")"
 # root update, child insert, grandchild update, many-to-many, delete, child document
+# (product 4 is in the engine first, so that its absence below says something)
+wait_until 30 "product 4 indexed before its delete" bash -c "curl -s '$SEARCH_URL/products/_doc/4' | jq -e .found >/dev/null"
 mysql_q "UPDATE shop.products SET name = 'Renamed by t_run_sync', price = 12.34 WHERE id = 1"
 mysql_q "INSERT INTO shop.skus (id, product_id, sku_code, color, size, price, stock, warehouse_id) SELECT MAX(id) + 1, 2, 'NEW-SKU-2', 'teal', 'XL', 9.99, 5, NULL FROM shop.skus"
 s3="$(mysql_q 'SELECT id FROM shop.skus WHERE product_id = 3 ORDER BY id LIMIT 1')"
@@ -63,7 +65,9 @@ last_change="$(mysql_q 'SHOW MASTER STATUS' | awk '{print $1":"$2}')"
 wait_until 30 "product 1 renamed in the engine" bash -c \
     "curl -s '$SEARCH_URL/products/_doc/1' | jq -e '._source.name == \"Renamed by t_run_sync\"' >/dev/null" ||
     fail "root update not delivered: $(tail -20 "$TEST_TMP/run.log")"
-sleep 1
+# every change above acknowledged by the engine, product 4's delete included:
+# the checkpoint (delivery's low-water mark) past them all
+wait_checkpoint "$meta" shop 30
 
 assert_eq "$(mysql_q 'SELECT CAST(price AS CHAR) FROM shop.products WHERE id = 1')" "$(doc 1 | jq -r ._source.price)" "root: price as MySQL has it"
 assert_eq "$(mysql_q 'SELECT COUNT(*) FROM shop.skus WHERE product_id = 2')" "$(doc 2 | jq '._source.skus | length')" "child insert: product 2 has every sku"
@@ -98,7 +102,6 @@ for p in 7 8 9 12; do
 done
 mysql_q "DELETE FROM shop.review_replies WHERE review_id = $rv; DELETE FROM shop.reviews WHERE id = $rv"
 marker 2
-sleep 0.5
 assert_eq '["12"]' "$(copies review-900001)" "moved child: one copy, routed by its last parent"
 assert_eq '[]' "$(copies "review-$rv")" "deleted child: no copy left on any shard"
 # grandchildren follow: the replies of a moved review are re-routed to its new
