@@ -8,7 +8,8 @@
 #   assert_eq 1 "$(mysql_q 'SELECT 1')" "select one"
 #   pass
 # Exit status: 0 pass, 1 fail, 77 skip (only via `skip "reason"`; a 77 without
-# a printed reason counts as a failure in suite.sh).
+# a printed reason counts as a failure in suite.sh, and under CI=true any skip
+# does).
 #
 # Servers: when run by suite.sh the servers are already up and
 # $SEARCHSYNC_HARNESS_DIR/env.sh is sourced here. Run alone, a test starts its
@@ -16,7 +17,8 @@
 #
 # Environment after sourcing: MYSQL_HOST MYSQL_PORT MYSQL_SOCKET MYSQL_USER
 # MYSQL_PASSWORD (replication user) ZK_HOSTS SEARCH_URL SEARCHSYNC_SRCDIR
-# SEARCHSYNC_BIN (may not exist yet: use require_bin) TEST_NAME TEST_TMP.
+# SEARCHSYNC_BIN (may not exist yet: use require_bin) TEST_NAME TEST_TMP; and
+# DAEMON / DAEMON_LOG / DAEMON_RC once a test starts `searchsync run` (daemon_*).
 # shellcheck shell=bash
 set -euo pipefail
 
@@ -206,6 +208,16 @@ _checkpoint_past() { # META SOURCE FILE POS
     # nothing but such saves (as `searchsync status` judges "caught up")
     [ "${c%:*}" = "$3" ] && only_checkpoint_saves "$1" "$3" "${c##*:}" "$4"
 }
+# checkpoint_reached META SOURCE FILE POS — the saved checkpoint of SOURCE is
+# at or past FILE:POS, compared as positions only: for a source whose binlog
+# holds none of the metadata's writes (the metadata on another server), where
+# _checkpoint_past's rule for checkpoint saves would read the wrong binlog
+checkpoint_reached() {
+    local c
+    c="$(mysql_q "SELECT position FROM \`$1\`.offsets WHERE source = '$2'")"
+    [ -n "$c" ] || return 1
+    [ "${c%:*}" \> "$3" ] || { [ "${c%:*}" = "$3" ] && [ "${c##*:}" -ge "$4" ]; }
+}
 # only_checkpoint_saves META FILE FROM TO — the binlog from FROM to TO in FILE
 # holds only writes of META.offsets (sync/status.c has the full rules)
 only_checkpoint_saves() {
@@ -218,6 +230,103 @@ only_checkpoint_saves() {
         $3 == "Xid" || ($3 == "Query" && $6 == "COMMIT") { if ($5 + 0 == to + 0) ok = 1; next }
         { bad = 1 }
         END { exit !(ok && rows && !bad) }'
+}
+
+# ---------------------------------------------------------------- the daemon
+# `searchsync run` in the background, one at a time per test:
+#   daemon_start CONFIG LOG      start it, its output appended to LOG; sets
+#                                DAEMON (its pid) and DAEMON_LOG; SIGKILLed on
+#                                the test's exit if it still runs then
+#   daemon_wait_ready [SECS]     until this start's reader is connected (its
+#                                "syncing N index config(s)" line): with start
+#                                = now, each change committed after it is read
+#   daemon_wait_log TEXT [SECS]  until this start has logged a line holding TEXT
+#   daemon_alive                 it runs (one that exited does not, reaped or not)
+#   daemon_stop                  SIGTERM (drain, checkpoint), wait for its exit;
+#                                DAEMON_RC = its exit status
+#   daemon_kill                  SIGKILL (no drain, no checkpoint), wait for it
+#   daemon_wait_exit [SECS]      wait for it to exit by itself; DAEMON_RC = status
+# The waits fail at once, with the log's tail, should the daemon exit
+# meanwhile; daemon_stop and daemon_kill fail if it already had.
+DAEMON=""
+DAEMON_LOG=""
+DAEMON_RC=""
+_DAEMON_PIDS=()
+_DAEMON_LOG_AT=0
+daemon_start() {
+    [ $# = 2 ] || fail "daemon_start CONFIG LOG: got $*"
+    if [ -z "${_DAEMON_HOOKED:-}" ]; then # (hooked here, not at load: it runs
+        _DAEMON_HOOKED=1                  # before the test's earlier cleanups)
+        on_exit _daemon_kill_all
+    fi
+    DAEMON_LOG="$2"
+    _DAEMON_LOG_AT="$(stat -c %s "$2" 2>/dev/null || echo 0)"
+    "$SEARCHSYNC_BIN" run --config "$1" >>"$2" 2>&1 &
+    DAEMON=$!
+    _DAEMON_PIDS+=("$DAEMON")
+}
+_daemon_kill_all() {
+    local p
+    for p in ${_DAEMON_PIDS[@]+"${_DAEMON_PIDS[@]}"}; do kill -9 "$p" 2>/dev/null; done
+    return 0
+}
+_daemon_reaped() { # the pid was waited for: it may be reused, never kill it again
+    local p keep=()
+    for p in ${_DAEMON_PIDS[@]+"${_DAEMON_PIDS[@]}"}; do [ "$p" = "$1" ] || keep+=("$p"); done
+    _DAEMON_PIDS=(${keep[@]+"${keep[@]}"})
+}
+# _daemon_log_since — what the daemon logged since its last daemon_start
+_daemon_log_since() { tail -c +$((_DAEMON_LOG_AT + 1)) "$DAEMON_LOG" 2>/dev/null; }
+_daemon_tail() { tail -20 "$DAEMON_LOG" 2>/dev/null; }
+daemon_alive() {
+    local s
+    [ -n "$DAEMON" ] && kill -0 "$DAEMON" 2>/dev/null || return 1
+    [ -r "/proc/$DAEMON/stat" ] || return 0 # (no /proc: kill -0 has to do)
+    s="$(sed 's/^.*) //' "/proc/$DAEMON/stat" 2>/dev/null | cut -d' ' -f1)"
+    [ -n "$s" ] && [ "$s" != Z ]
+}
+daemon_wait_log() {
+    local text="$1" secs="${2:-30}" i
+    [ -n "$DAEMON" ] || fail "daemon_wait_log: no daemon started"
+    for ((i = 0; i < secs * 5; i++)); do
+        _daemon_log_since | grep -qF -- "$text" && return 0
+        if ! daemon_alive; then
+            _daemon_log_since | grep -qF -- "$text" && return 0
+            fail "the daemon exited before it logged \"$text\"; $DAEMON_LOG ends with:
+$(_daemon_tail)"
+        fi
+        sleep 0.2
+    done
+    fail "timed out after ${secs}s waiting for the daemon to log \"$text\"; $DAEMON_LOG ends with:
+$(_daemon_tail)"
+}
+daemon_wait_ready() { daemon_wait_log "index config(s) of source" "${1:-30}"; }
+daemon_stop() {
+    kill -TERM "$DAEMON" 2>/dev/null ||
+        fail "the daemon (pid ${DAEMON:-none}) had exited before its SIGTERM; $DAEMON_LOG ends with:
+$(_daemon_tail)"
+    DAEMON_RC=0
+    wait "$DAEMON" || DAEMON_RC=$?
+    _daemon_reaped "$DAEMON"
+}
+daemon_kill() {
+    kill -9 "$DAEMON" 2>/dev/null ||
+        fail "the daemon (pid ${DAEMON:-none}) had exited before its SIGKILL; $DAEMON_LOG ends with:
+$(_daemon_tail)"
+    wait "$DAEMON" 2>/dev/null || true
+    _daemon_reaped "$DAEMON"
+}
+daemon_wait_exit() {
+    local secs="${1:-30}" i
+    for ((i = 0; i < secs * 5; i++)); do
+        daemon_alive || break
+        sleep 0.2
+    done
+    daemon_alive && fail "the daemon did not stop within ${secs}s; $DAEMON_LOG ends with:
+$(_daemon_tail)"
+    DAEMON_RC=0
+    wait "$DAEMON" || DAEMON_RC=$?
+    _daemon_reaped "$DAEMON"
 }
 
 # ---------------------------------------------------------------- search engine

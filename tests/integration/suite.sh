@@ -11,7 +11,9 @@
 #   --long   also run tests/integration/long_*.sh (make check-long)
 #   --list   print the selected test names and exit
 # Test protocol: exit 0 pass, 1 fail, 77 skip with a printed `SKIP: ...` reason
-# (lib.sh's `skip`); a 77 without a reason counts as a failure.
+# (lib.sh's `skip`); a 77 without a reason counts as a failure. Under CI=true
+# a skip counts as a failure too (its reason shown): a test tool missing on
+# the CI machine must not turn the run green.
 # Knobs: SUITE_TEST_TIMEOUT (seconds per test, default 900), SUITE_LOG_DIR
 # (default ./tests/integration/logs), SUITE_NO_RESET=1 (keep databases/indices
 # between tests), SEARCHSYNC_KEEP_HARNESS=1 (keep the server dir after the run).
@@ -133,7 +135,12 @@ for t in "${tests[@]}"; do
     fi
     case "$rc" in
         0)  passed=$((passed + 1)); echo "PASS $name (${secs}s)" ;;
-        77) skipped=$((skipped + 1)); echo "SKIP $name (${secs}s): $reason" ;;
+        77) if [ "${CI:-}" = true ]; then
+                failed=$((failed + 1)); failed_names+=("$name")
+                echo "FAIL $name (${secs}s, skipped, and under CI=true a skip is a failure): $reason — log: $logf"
+            else
+                skipped=$((skipped + 1)); echo "SKIP $name (${secs}s): $reason"
+            fi ;;
         *)  failed=$((failed + 1)); failed_names+=("$name")
             [ "$rc" = 124 ] && reason="timed out after ${TIMEOUT}s"
             echo "FAIL $name (${secs}s, exit $rc${reason:+; $reason}) — log: $logf"

@@ -54,9 +54,7 @@ INI
 export SEARCHSYNC_ADMIN_TOKEN="$TOKEN" # the token from the environment, not the file
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
-"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-DAEMON=$!
-on_exit "kill -9 $DAEMON 2>/dev/null"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
 meta_q() { mysql_q "$1" "$meta"; }
 alias_target() { curl -s "$SEARCH_URL/_alias/$1" | jq -r 'keys | join(",")'; }
@@ -202,9 +200,8 @@ assert_eq 2 "$st" "a second daemon on the same admin address: exit 2"
 assert_contains "$(cat "$TEST_TMP/run2.log")" "127.0.0.1:$PORT" "the error names the address"
 assert_contains "$(cat "$TEST_TMP/run2.log")" "in use" "and the cause"
 
-kill -TERM "$DAEMON"
-st=0; wait "$DAEMON" || st=$?
-assert_eq 0 "$st" "SIGTERM: clean exit"
+daemon_stop
+assert_eq 0 "$DAEMON_RC" "SIGTERM: clean exit"
 assert_contains "$(cat "$TEST_TMP/run.log")" "admin HTTP server stopped" "the server stopped with the daemon"
 assert_eq "" "$(grep -E 'ERROR' "$TEST_TMP/run.log" || true)" "no errors in the daemon log"
 pass

@@ -59,11 +59,6 @@ level = info
 INI
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
-start_daemon() {
-    "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-    DAEMON=$!
-    on_exit "kill -9 $DAEMON 2>/dev/null"
-}
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
 meta_q() { mysql_q "$1" "$meta"; }
 alias_target() { curl -s "$SEARCH_URL/_alias/$1" | jq -r 'keys | join(",")'; }
@@ -125,7 +120,7 @@ oracle_check() { # $1: what
 }
 
 # ---- first sync: the daemon builds v1 through the reindex path
-start_daemon
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 wait_until $((120 + N / 1000)) "first sync: alias products -> products_v1" bash -c "curl -s '$SEARCH_URL/_alias/products' | jq -e 'has(\"products_v1\")' >/dev/null" ||
     fail "no first sync: $(tail -20 "$TEST_TMP/run.log")"
 assert_contains "$(cat "$TEST_TMP/run.log")" "products: version 1 queued in 4 bucket(s) (first sync)" "first sync through reindex"
@@ -203,9 +198,13 @@ assert_eq "cancelled" "$(meta_q "SELECT status FROM reindex_runs WHERE alias = '
 assert_eq "products_v2" "$(alias_target products)" "reset: the alias did not move"
 sleep 1
 touch "$TEST_TMP/stop"; wait "$WRITER" || fail "the writer failed"
+# nothing left behind, once the daemon is past it: it logs stopping the dual
+# writes to v3, then (drop_leftover) waits for those in flight and deletes v3
+# again before it reads another transaction; a change made after that line,
+# the checkpoint past it, proves it done
+daemon_wait_log "products: live changes no longer written to products_v3" 30
 mysql_q "UPDATE shop.products SET name = 'after the reset' WHERE id = 5"
 wait_checkpoint "$meta" shop
-sleep 1
 assert_true "reset: no products_v3 left behind by dual writes in flight" bash -c "! curl -sf '$SEARCH_URL/products_v3' -o /dev/null"
 assert_eq 0 "$(meta_q "SELECT COUNT(*) FROM dead_letters WHERE index_name = 'products_v3'")" \
     "reset: writes in flight to the deleted build are dropped, not dead letters"
@@ -213,14 +212,14 @@ assert_eq 0 "$(meta_q "SELECT COUNT(*) FROM dead_letters WHERE index_name = 'pro
 # ---- SIGKILL mid-reindex: the jobs resume from their cursors
 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products --no-wait >/dev/null 2>&1 || fail "reindex v4"
 wait_until 60 "some pages of v4 done" bash -c "[ \"\$(mariadb --no-defaults -h $MYSQL_HOST -P $MYSQL_PORT -uroot -N -B -e 'SELECT COALESCE(SUM(rows_read),0) FROM jobs' '$meta')\" -ge 1000 ]"
-kill -9 "$DAEMON"; wait "$DAEMON" 2>/dev/null || true
+daemon_kill
 read -r done_rows cursors <<<"$(meta_q "SELECT SUM(rows_read), SUM(data_cursor LIKE '%\t%') FROM jobs WHERE version = 4")"
 log "killed with $done_rows rows read, $cursors jobs with a saved cursor"
 assert_true "the kill came mid-reindex" test "$(meta_q "SELECT building_version FROM index_configs WHERE alias = 'products'")" = 4
 # a version is built without refreshes and replicas, its settings restored at the switch
 assert_eq "-1 0" "$(curl -s "$SEARCH_URL/products_v4/_settings" | jq -r '.[].settings.index | "\(.refresh_interval) \(.number_of_replicas)"')" \
     "v4 while building: refresh_interval -1, no replicas"
-start_daemon
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 wait_until $((120 + N / 1000)) "v4 finished after the restart" bash -c "curl -s '$SEARCH_URL/_alias/products' | jq -e 'has(\"products_v4\")' >/dev/null" ||
     fail "v4 did not finish: $(tail -20 "$TEST_TMP/run.log")"
 assert_eq "null 0" "$(curl -s "$SEARCH_URL/products_v4/_settings" | jq -r '.[].settings.index | "\(.refresh_interval) \(.number_of_replicas)"')" \
@@ -244,7 +243,7 @@ bash "$HARNESS/servers.sh" restart mariadb >/dev/null || fail "mariadb restart"
 assert_eq 5 "$(meta_q "SELECT building_version FROM index_configs WHERE alias = 'products'")" "the server died mid-reindex"
 wait_until $((120 + N / 1000)) "v5 finished after the server came back" bash -c "curl -s '$SEARCH_URL/_alias/products' | jq -e 'has(\"products_v5\")' >/dev/null" ||
     fail "v5 did not finish: $(tail -20 "$TEST_TMP/run.log")"
-assert_true "the daemon still runs after the server restart" kill -0 "$DAEMON"
+assert_true "the daemon still runs after the server restart" daemon_alive
 assert_eq "done" "$(meta_q "SELECT status FROM reindex_runs WHERE alias = 'products' AND version = 5")" "the run after the server restart is done, not failed"
 grep -E "waiting for the (source|metadata server)" "$TEST_TMP/run.log" | tail -3
 read_rows="$(meta_q "SELECT rows_read FROM reindex_runs WHERE alias = 'products' AND version = 5")"
@@ -288,8 +287,11 @@ assert_eq "products_v5" "$(alias_target products)" "failure: the alias did not m
 # (writes still in flight when the build failed may re-create it for a moment:
 # the daemon deletes it again once they are delivered)
 wait_until 30 "failure: products_v6 deleted" bash -c "! curl -sf '$SEARCH_URL/products_v6' -o /dev/null"
+# (anchored as after the reset: the dual writes to v6 stopped, a later change
+# read past the deletion that follows)
+daemon_wait_log "products: live changes no longer written to products_v6" 30
+mysql_q "UPDATE shop.products SET name = 'after the failure' WHERE id = 5"
 wait_checkpoint "$meta" shop
-sleep 1
 assert_true "failure: products_v6 stays deleted" bash -c "! curl -sf '$SEARCH_URL/products_v6' -o /dev/null"
 assert_eq "available 5 0" "$(meta_q "SELECT state, current_version, building_version FROM index_configs WHERE alias = 'products'" | tr '\t' ' ')" "failure: the previous state"
 assert_true "failure: job_errors keep the rejected documents" test "$(meta_q "SELECT COUNT(*) FROM job_errors e JOIN reindex_runs r ON r.id = e.run_id WHERE r.version = 6")" -ge 6
@@ -315,6 +317,6 @@ log "rows read by the server (handler reads) for a reindex: ${examined[1]} with 
 assert_true "4 range buckets read no more rows than 1 bucket (+15%)" test "${examined[4]}" -le $(( examined[1] * 115 / 100 + 1000 ))
 assert_true "a reindex reads each row a few times at most, not once per bucket or page" test "${examined[4]}" -le $(( rows_all * 4 ))
 
-kill -TERM "$DAEMON"; wait "$DAEMON" || true
+daemon_stop
 assert_eq "" "$(grep -E 'ERROR' "$TEST_TMP/run.log" | grep -v 'failed and was rolled back' || true)" "no other errors in the daemon log"
 pass

@@ -55,9 +55,7 @@ level = info
 INI
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
-"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-DAEMON=$!
-on_exit "kill -9 $DAEMON 2>/dev/null"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
 meta_q() { mysql_q "$1" "$meta"; }
 alias_target() { curl -s "$SEARCH_URL/_alias/$1" | jq -r 'keys | join(",")'; }
@@ -139,14 +137,12 @@ assert_eq "available 3 0" "$(meta_q "SELECT state, current_version, building_ver
     "no build queued, the previous state"
 # ---- left behind: a failed build's index still in the engine (a daemon
 # stopped between the failure and deleting it) goes at the next start
-kill -TERM "$DAEMON"; wait "$DAEMON" || true
+daemon_stop
 curl -s -XPUT "$SEARCH_URL/products_v2" >/dev/null
 assert_true "products_v2 re-created by hand" curl -sf "$SEARCH_URL/products_v2" -o /dev/null
-"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-DAEMON=$!
-on_exit "kill -9 $DAEMON 2>/dev/null"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 wait_until 30 "the failed build's index deleted at the start" bash -c "! curl -sf '$SEARCH_URL/products_v2' -o /dev/null"
 assert_contains "$(cat "$TEST_TMP/run.log")" "deleted products_v2, left behind by a build that did not go live" "the log says so"
 assert_eq "products_v3" "$(alias_target products)" "the live version untouched"
-kill -TERM "$DAEMON"; wait "$DAEMON" || true
+daemon_stop
 pass

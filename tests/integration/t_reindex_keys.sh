@@ -90,9 +90,7 @@ level = info
 INI
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/mapping.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
-"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-DAEMON=$!
-on_exit "kill -9 $DAEMON 2>/dev/null"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
 
 # each document's key and its items' ids, from the engine and from SQL
@@ -160,6 +158,6 @@ mysql_q "INSERT INTO \`$db\`.code_items VALUES (1001, '2', 5), (1002, '10', 6); 
 wait_checkpoint "$meta" keys
 search_refresh "${db}_codes"; search_refresh "${db}_nums"
 check "live changes"
-kill -TERM "$DAEMON"; wait "$DAEMON" || true
+daemon_stop
 assert_eq "" "$(grep -E 'ERROR' "$TEST_TMP/run.log" || true)" "no errors in the daemon log"
 pass

@@ -52,11 +52,9 @@ level = info
 INI
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/mapping.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
-"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >"$TEST_TMP/run.log" 2>&1 &
-DAEMON=$!
-on_exit "kill -9 $DAEMON 2>/dev/null"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 30 lines)"; tail -30 "$TEST_TMP/run.log"; }'
-wait_until 30 "first sync" grep -q "live changes no longer written to ${db}_items_v1" "$TEST_TMP/run.log"
+daemon_wait_log "live changes no longer written to ${db}_items_v1" 30 # the first sync
 
 # the alias move refused while the flag exists; the reindex's pages go through
 touch "$flag"
@@ -81,5 +79,5 @@ assert_eq "$(mysql_q "SELECT COUNT(*) FROM items" "$db")" "$(search_count "${db}
 assert_contains "$(grep 'the switch goes on when the engine answers' "$TEST_TMP/run.log" | head -1)" "HTTP 503" \
     "the log says the switch waits for the engine, and why"
 assert_eq "" "$(grep -E 'ERROR' "$TEST_TMP/run.log" || true)" "no errors in the daemon log"
-kill -TERM "$DAEMON"; wait "$DAEMON" || true
+daemon_stop
 pass

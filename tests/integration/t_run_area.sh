@@ -50,13 +50,11 @@ level = info
 INI
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$map" --yes >"$TEST_TMP/import.out" 2>&1 ||
     fail "import: $(cat "$TEST_TMP/import.out")"
-"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-DAEMON=$!
-on_exit "kill -9 $DAEMON 2>/dev/null"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
 wait_until 30 "alias products exists" bash -c "curl -sf '$SEARCH_URL/_alias/products' >/dev/null" ||
     fail "daemon did not create the index: $(tail -20 "$TEST_TMP/run.log")"
-wait_until 30 "the first sync's dual writes ended" grep -q "products: live changes no longer written to products_v1" "$TEST_TMP/run.log"
+daemon_wait_log "products: live changes no longer written to products_v1" 30 # the first sync's dual writes ended
 sleep 1
 
 marker_n=0
@@ -201,7 +199,7 @@ wait_until 30 "the transaction read again" bash -c \
     "curl -s '$SEARCH_URL/products/_doc/11' | jq -e '._source.name == \"read again\"' >/dev/null" ||
     fail "not synced after a lost read: $(tail -5 "$TEST_TMP/run.log")"
 grep -E "connection was lost in the middle|connection lost|reachable again" "$TEST_TMP/run.log" | tail -4
-assert_true "the daemon still runs after losing a read" kill -0 "$DAEMON"
+assert_true "the daemon still runs after losing a read" daemon_alive
 assert_contains "$(grep 'connection was lost in the middle' "$TEST_TMP/run.log")" "is read again from mysql-bin." "the log says the transaction is read again, and from where"
 assert_eq "$(mysql_q "SELECT c.name FROM shop.products p JOIN shop.categories c ON c.id = p.category_id WHERE p.id = 11")" \
     "$(curl -s "$SEARCH_URL/products/_doc/11" | jq -r '._source.category.name')" "product 11's category as SQL has it"
@@ -241,9 +239,8 @@ st=0
 "$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" >"$TEST_TMP/status2.out" 2>&1 || st=$?
 assert_eq 3 "$st" "status: exit 3 while dead letters wait"
 
-kill -TERM "$DAEMON"
-wait "$DAEMON"; rc=$?
-assert_eq 0 "$rc" "SIGTERM: clean exit"
+daemon_stop
+assert_eq 0 "$DAEMON_RC" "SIGTERM: clean exit"
 # stopped: caught up after its last save; status itself writes nothing to
 # the binlog (it used to re-create the metadata database each time); a change
 # made meanwhile is reported as behind

@@ -36,13 +36,11 @@ INI
 jq '(.indices[] | select(.alias == "products") | .tables[0].columns) |= map(select(.name != "attrs" and .name != "weight"))' \
     "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" >"$TEST_TMP/mapping.json"
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/mapping.json" --yes >/dev/null
-"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >"$TEST_TMP/run.log" 2>&1 &
-pid=$!
-on_exit "kill -9 $pid 2>/dev/null"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 wait_until 300 "first sync: alias products" bash -c "curl -sf '$SEARCH_URL/_alias/products' >/dev/null"
 # (until the daemon sees the build is over, changes go to the new version as
 # whole documents: wait for that)
-wait_until 30 "the first sync's dual writes ended" grep -q "products: live changes no longer written to products_v1" "$TEST_TMP/run.log"
+daemon_wait_log "products: live changes no longer written to products_v1" 30 # the first sync's dual writes ended
 t_first="$(grep -o 'products: version 1 live: .*' "$TEST_TMP/run.log" || true)"
 log "first sync (reindex): $t_first"
 # a few product documents go missing in the engine: their element scripts
@@ -72,7 +70,7 @@ assert_eq "$(mysql_q 'SELECT COUNT(*) FROM shop.products WHERE id <= 50')" \
     "documents missing in the engine were rebuilt whole"
 total="$(nested_total)"
 assert_eq "$(mysql_q 'SELECT SUM(stock) FROM shop.skus')" "$total" "total stock over every nested sku equals SQL"
-kill -TERM "$pid"; wait "$pid" || true
+daemon_stop
 log "daemon: $(grep -o 'stopped after.*' "$TEST_TMP/run.log")"
 assert_contains "$(cat "$TEST_TMP/run.log")" "rebuilt whole" "the scripts that found no document were followed by whole rebuilds"
 pass

@@ -23,6 +23,14 @@ qb() { mariadb --no-defaults -h 127.0.0.1 -P "$B_PORT" -u root --batch --skip-co
 meta="$(unique_name meta)"
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v1,brands_v1' >/dev/null"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 30 lines)"; tail -30 "$TEST_TMP/run.log"; }'
+# the admin API, for the delivery counters in GET /metrics
+ADMIN_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+SEARCHSYNC_ADMIN_TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
+export SEARCHSYNC_ADMIN_TOKEN
+metric() { # metric NAME: its value in the running daemon's GET /metrics
+    curl -sS -m 30 -H "Authorization: Bearer $SEARCHSYNC_ADMIN_TOKEN" "http://127.0.0.1:$ADMIN_PORT/metrics" |
+        awk -v n="$1" '$1 == n {print $2}'
+}
 config() { # config PORT SERVER_ID: the source changes, the metadata stays on A
     cat >"$TEST_TMP/c.ini" <<INI
 [source]
@@ -41,36 +49,44 @@ database = $meta
 urls = $SEARCH_URL
 [delivery]
 flush_interval_ms = 50
+checkpoint_interval_ms = 100
+[admin]
+listen = 127.0.0.1:$ADMIN_PORT
 INI
 }
-run_until() { # run_until ID NAME: start the daemon, wait for product ID to be named NAME (or 15 s), stop it
-    "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-    local pid=$! i
-    for i in $(seq 1 150); do
-        curl -s "$SEARCH_URL/products/_doc/$1" | jq -e "._source.name == \"$2\"" >/dev/null 2>&1 && break
-        sleep 0.1
-    done
-    kill -TERM "$pid"; wait "$pid" || true
+named() { # named ID NAME: product ID's document is named NAME
+    curl -s "$SEARCH_URL/products/_doc/$1" | jq -e --arg n "$2" '._source.name == $n' >/dev/null
 }
 name_of() { curl -s "$SEARCH_URL/products/_doc/$1" | jq -r ._source.name; }
 
 config "$MYSQL_PORT" 7401
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$map" --yes >/dev/null
-"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-pid=$!
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 wait_until 30 "index created" bash -c "curl -sf '$SEARCH_URL/_alias/products' >/dev/null"
-sleep 1
+daemon_wait_ready
 mysql_q "UPDATE shop.products SET name = 'from A' WHERE id = 1"
 wait_until 30 "A's write indexed" bash -c "curl -s '$SEARCH_URL/products/_doc/1' | jq -e '._source.name == \"from A\"' >/dev/null"
-kill -TERM "$pid"; wait "$pid" || true
+daemon_stop
 va="$(curl -s "$SEARCH_URL/products/_doc/1" | jq ._version)"
 
-# failover to B without a bump: B's versions are lower, the engine keeps A's document
+# failover to B without a bump: B's versions are lower, the engine keeps A's
+# document. That the document did not change says something only once the
+# daemon is known to have read B's update and delivered it: a product inserted
+# on B after it reaches the engine, the checkpoint passes the update, and the
+# engine refused that write as stale (the delivery counter in /metrics)
 config "$B_PORT" 7402
 mysql_q "DELETE FROM \`$meta\`.offsets WHERE source = 'shop'" # (what --reset-checkpoint does, without the bump)
-( sleep 2; qb "UPDATE shop.products SET name = 'from B, no bump' WHERE id = 1" ) &
-run_until 1 "from B, no bump"
-wait
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
+daemon_wait_ready # start = now: B's position saved, the reader connected
+qb "UPDATE shop.products SET name = 'from B, no bump' WHERE id = 1"
+qb "INSERT INTO shop.products (id, name, price, created_at) VALUES (900001, 'new on B', 1.00, NOW(3))"
+read -r b_file b_pos <<<"$(qb 'SHOW MASTER STATUS' | cut -f1,2)"
+wait_until 30 "B's new product indexed (the daemon reads B)" named 900001 "new on B"
+wait_until 30 "the checkpoint of B at or past its update ($b_file:$b_pos)" checkpoint_reached "$meta" shop "$b_file" "$b_pos"
+stale="$(metric searchsync_delivery_index_stale_total)"
+assert_true "the engine refused B's update as stale (stale writes counted: ${stale:-none})" test "${stale:-0}" -ge 1
+daemon_stop
+assert_eq 0 "$DAEMON_RC" "SIGTERM: clean exit"
 assert_eq "from A" "$(name_of 1)" "without a bump, B's lower versions lose against A's document"
 assert_true "the daemon counted the refusals as stale, not as errors" grep -q "drain complete" "$TEST_TMP/run.log"
 
@@ -78,9 +94,11 @@ assert_true "the daemon counted the refusals as stale, not as errors" grep -q "d
 out="$("$SEARCHSYNC_BIN" epoch bump --config "$TEST_TMP/c.ini" --reset-checkpoint)" || fail "epoch bump: $out"
 assert_contains "$out" "products	epoch 1" "products is at epoch 1"
 assert_contains "$out" "checkpoint of source shop reset" "the checkpoint was reset"
-( sleep 2; qb "UPDATE shop.products SET name = 'from B after bump' WHERE id = 1" ) &
-run_until 1 "from B after bump"
-wait
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
+daemon_wait_ready
+qb "UPDATE shop.products SET name = 'from B after bump' WHERE id = 1"
+wait_until 30 "B's write after the bump indexed" named 1 "from B after bump"
+daemon_stop
 assert_eq "from B after bump" "$(name_of 1)" "after the bump B's write lands"
 vb="$(curl -s "$SEARCH_URL/products/_doc/1" | jq ._version)"
 assert_true "the new version ($vb) outranks A's ($va)" test "$vb" -gt "$va"

@@ -53,21 +53,14 @@ level = info
 INI
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/mapping.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
-start_daemon() {
-    "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >"$TEST_TMP/run$1.log" 2>&1 &
-    DAEMON=$!
-    on_exit "kill -9 $DAEMON 2>/dev/null"
-}
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon logs (last 20 lines each)"; tail -20 "$TEST_TMP"/run*.log; }'
-start_daemon 1
-wait_until 30 "first sync" grep -q "live changes no longer written to ${db}_items_v1" "$TEST_TMP/run1.log"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run1.log"
+daemon_wait_log "live changes no longer written to ${db}_items_v1" 30 # the first sync
 
 lock_table "\`$db\`.kinds"
 mysql_q "UPDATE \`$db\`.items SET name = 'changed under a lock' WHERE id = 7"
-st=0
-timeout 90 tail --pid="$DAEMON" -f /dev/null || fail "the daemon did not stop within 90 s: $(tail -5 "$TEST_TMP/run1.log")"
-wait "$DAEMON" || st=$?
-assert_eq 1 "$st" "the daemon exits 1 once the reads drop 11 times in a row"
+daemon_wait_exit 90
+assert_eq 1 "$DAEMON_RC" "the daemon exits 1 once the reads drop 11 times in a row"
 assert_eq 10 "$(grep -c 'a connection was lost in the middle of the transaction' "$TEST_TMP/run1.log")" "it read the transaction again 10 times first"
 msg="$(grep 'stopping:' "$TEST_TMP/run1.log")"
 assert_contains "$msg" "11 times in a row, the server answering in between: not an outage" "the message says it is no outage"
@@ -75,7 +68,7 @@ assert_contains "$msg" "read_timeout_ms" "and names the setting"
 assert_contains "$msg" "Nothing is lost" "and that nothing is lost"
 
 unlock_table
-start_daemon 2
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run2.log"
 wait_until 30 "the change synced by the next start" bash -c \
     "curl -s '$SEARCH_URL/${db}_items/_doc/7' | jq -e '._source.name == \"changed under a lock\"' >/dev/null"
 assert_eq "$(mysql_q "SELECT k.label FROM \`$db\`.items i JOIN \`$db\`.kinds k ON k.id = i.kind_id WHERE i.id = 7")" \
@@ -96,5 +89,5 @@ unlock_table
 timeout 60 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "${db}_items" >"$TEST_TMP/r3.out" 2>&1 ||
     fail "the reindex after the lock: $(cat "$TEST_TMP/r3.out")"
 assert_eq "${db}_items_v3" "$(curl -s "$SEARCH_URL/_alias/${db}_items" | jq -r 'keys | join(",")')" "the next reindex went through"
-kill -TERM "$DAEMON"; wait "$DAEMON" || true
+daemon_stop
 pass

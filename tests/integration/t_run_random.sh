@@ -115,22 +115,18 @@ INI
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
 
 RUNLOG="$TEST_TMP/run.log"
-DAEMON=""
 STARTS=0
 start_daemon() {
     STARTS=$((STARTS + 1))
     echo "=== start $STARTS at $(date -u +%T.%N)" >>"$RUNLOG"
-    "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$RUNLOG" 2>&1 &
-    DAEMON=$!
+    daemon_start "$TEST_TMP/c.ini" "$RUNLOG"
 }
 kill_daemon() { # SIGKILL, no drain, no checkpoint save
-    kill -9 "$DAEMON" 2>/dev/null || fail "the daemon died before kill $1: $(tail -20 "$RUNLOG")"
-    wait "$DAEMON" 2>/dev/null || true
+    daemon_alive || fail "the daemon died before kill $1: $(tail -20 "$RUNLOG")"
+    daemon_kill
     echo "=== SIGKILL $1 at $(date -u +%T.%N)" >>"$RUNLOG"
     DAEMON=""
 }
-alive() { [ -n "$DAEMON" ] && kill -0 "$DAEMON" 2>/dev/null; }
-on_exit '[ -z "$DAEMON" ] || kill -9 "$DAEMON" 2>/dev/null'
 keep_artifacts() {
     local dir="${RANDOM_KEEP_DIR:-/tmp}/t_run_random-$SEED-$$"
     mkdir -p "$dir" && cp -r "$TEST_TMP"/. "$dir"/ 2>/dev/null
@@ -144,8 +140,7 @@ on_exit '[ "$rc" = 0 ] || keep_artifacts'
 start_daemon
 wait_until 60 "aliases $PIDX and $BIDX exist" bash -c \
     "curl -sf '$SEARCH_URL/_alias/$PIDX' >/dev/null && curl -sf '$SEARCH_URL/_alias/$BIDX' >/dev/null"
-sleep 1 # the reader is at "now" once the indices exist and it has connected
-alive || fail "the daemon stopped: $(tail -20 "$RUNLOG")"
+daemon_wait_ready # the reader is at "now" once it has connected
 
 # ---- the initial rows go through the binlog (no reindex command yet)
 t0=$(date +%s)
@@ -175,7 +170,7 @@ for ((c = 1; c <= CHUNKS; c++)); do
     ops_pid=$!
     if [ "$kills" -lt "$KILLS" ] && [ "$c" -le "$KILLS" ]; then
         sleep "$((RANDOM % 20 / 10)).$((RANDOM % 10))"
-        alive || fail "the daemon stopped: $(tail -20 "$RUNLOG")"
+        daemon_alive || fail "the daemon stopped: $(tail -20 "$RUNLOG")"
         kills=$((kills + 1))
         kill_daemon "$kills"
         sleep "0.$((RANDOM % 10))"
@@ -211,7 +206,7 @@ caught_up() { # the checkpoint at the marker, or past it but for its own saves
 t1=$(date +%s)
 for ((i = 0; ; i++)); do
     caught_up && break
-    alive || fail "the daemon stopped: $(tail -20 "$RUNLOG")"
+    daemon_alive || fail "the daemon stopped: $(tail -20 "$RUNLOG")"
     [ $(( $(date +%s) - t1 )) -lt "$CATCHUP_S" ] ||
         fail "not caught up after ${CATCHUP_S}s: checkpoint $(checkpoint), marker at $marker_pos"
     sleep 0.5
@@ -220,9 +215,8 @@ log "caught up $(( $(date +%s) - t1 ))s after the last operation (marker at $mar
 assert_eq "marker $SEED" "$(search_doc "$PIDX" "$mk" | jq -r .name)" "the marker reached the engine"
 
 # graceful stop: drains, exits 0
-kill -TERM "$DAEMON"
-rc_d=0
-wait "$DAEMON" || rc_d=$?
+daemon_stop
+rc_d=$DAEMON_RC
 DAEMON=""
 assert_eq 0 "$rc_d" "SIGTERM after the run: clean exit"
 

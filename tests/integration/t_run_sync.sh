@@ -31,12 +31,10 @@ INI
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$map" --yes >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
 
 start_daemon() {
-    "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-    DAEMON=$!
-    on_exit "kill -9 $DAEMON 2>/dev/null"
+    daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
     wait_until 30 "alias products exists" bash -c "curl -sf '$SEARCH_URL/_alias/products' >/dev/null" ||
         fail "daemon did not create the index: $(tail -20 "$TEST_TMP/run.log")"
-    sleep 1 # the reader is at "now" once the index exists and it has connected
+    daemon_wait_ready # the reader is at "now" once it has connected
 }
 doc() { search_refresh products; search_get "/products/_doc/$1${2:+?routing=$2}"; }
 mysql_q_meta() { mysql_q "SELECT position FROM \`$meta\`.offsets WHERE source = 'shop'"; }
@@ -45,7 +43,7 @@ on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TE
 start_daemon
 # stopped before its first transaction: "now" was saved as a position, so a
 # change made while it is down is not skipped by the restart
-kill -TERM "$DAEMON"; wait "$DAEMON" || true
+daemon_stop
 assert_contains "$(mysql_q_meta)" "mysql-bin." "start = now saved as a checkpoint at once"
 mysql_q "UPDATE shop.products SET name = 'Changed before the first transaction' WHERE id = 13"
 start_daemon
@@ -53,6 +51,8 @@ wait_until 30 "the change made while down arrived" bash -c \
     "curl -s '$SEARCH_URL/products/_doc/13' | jq -e '._source.name == \"Changed before the first transaction\"' >/dev/null" ||
     fail "a change made before the first transaction was skipped: $(tail -20 "$TEST_TMP/run.log")"
 # root update, child insert, grandchild update, many-to-many, delete, child document
+# (product 4 is in the engine first, so that its absence below says something)
+wait_until 30 "product 4 indexed before its delete" bash -c "curl -s '$SEARCH_URL/products/_doc/4' | jq -e .found >/dev/null"
 mysql_q "UPDATE shop.products SET name = 'Renamed by t_run_sync', price = 12.34 WHERE id = 1"
 mysql_q "INSERT INTO shop.skus (id, product_id, sku_code, color, size, price, stock, warehouse_id) SELECT MAX(id) + 1, 2, 'NEW-SKU-2', 'teal', 'XL', 9.99, 5, NULL FROM shop.skus"
 s3="$(mysql_q 'SELECT id FROM shop.skus WHERE product_id = 3 ORDER BY id LIMIT 1')"
@@ -65,7 +65,9 @@ last_change="$(mysql_q 'SHOW MASTER STATUS' | awk '{print $1":"$2}')"
 wait_until 30 "product 1 renamed in the engine" bash -c \
     "curl -s '$SEARCH_URL/products/_doc/1' | jq -e '._source.name == \"Renamed by t_run_sync\"' >/dev/null" ||
     fail "root update not delivered: $(tail -20 "$TEST_TMP/run.log")"
-sleep 1
+# every change above acknowledged by the engine, product 4's delete included:
+# the checkpoint (delivery's low-water mark) past them all
+wait_checkpoint "$meta" shop 30
 
 assert_eq "$(mysql_q 'SELECT CAST(price AS CHAR) FROM shop.products WHERE id = 1')" "$(doc 1 | jq -r ._source.price)" "root: price as MySQL has it"
 assert_eq "$(mysql_q 'SELECT COUNT(*) FROM shop.skus WHERE product_id = 2')" "$(doc 2 | jq '._source.skus | length')" "child insert: product 2 has every sku"
@@ -100,7 +102,6 @@ for p in 7 8 9 12; do
 done
 mysql_q "DELETE FROM shop.review_replies WHERE review_id = $rv; DELETE FROM shop.reviews WHERE id = $rv"
 marker 2
-sleep 0.5
 assert_eq '["12"]' "$(copies review-900001)" "moved child: one copy, routed by its last parent"
 assert_eq '[]' "$(copies "review-$rv")" "deleted child: no copy left on any shard"
 # grandchildren follow: the replies of a moved review are re-routed to its new
@@ -135,9 +136,8 @@ assert_eq "$other_name" "$(mysql_q "SELECT row_image FROM \`$meta\`.change_snaps
 assert_eq "$old_cat_name" "$(doc 1 | jq -r ._source.category.name)" "the products wait for the delayed run"
 
 # SIGTERM: drain, checkpoint saved at a transaction boundary, exit 0
-kill -TERM "$DAEMON"
-wait "$DAEMON"; rc=$?
-assert_eq 0 "$rc" "SIGTERM: clean exit"
+daemon_stop
+assert_eq 0 "$DAEMON_RC" "SIGTERM: clean exit"
 assert_contains "$(cat "$TEST_TMP/run.log")" "drain complete" "SIGTERM drained the queues"
 saved="$(mysql_q_meta)"
 # the metadata schema lives on the source here, so the checkpoint's own saves
@@ -158,5 +158,5 @@ wait_until 30 "product 7 updated after the restart" bash -c \
     "curl -s '$SEARCH_URL/products/_doc/7' | jq -e '._source.name == \"Changed while down\"' >/dev/null" ||
     fail "change made while down not delivered: $(tail -20 "$TEST_TMP/run.log")"
 assert_contains "$(cat "$TEST_TMP/run.log")" "resuming source shop at $saved" "resumed from the checkpoint"
-kill -TERM "$DAEMON"; wait "$DAEMON" || true
+daemon_stop
 pass
