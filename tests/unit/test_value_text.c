@@ -28,7 +28,7 @@ static const char *text(uint8_t type, const char *meta_hex, const char *val_hex,
     c.is_unsigned = is_unsigned;
     if (coll) {
         c.collation = coll;
-        c.cs = (uint8_t)bl_collation_cs(coll, &c.cs_name);
+        c.cs = (uint8_t)bl_collation_cs(NULL, coll, &c.cs_name);
         c.kind = c.cs == CS_BINARY ? BK_BINARY : BK_TEXT;
     } else {
         c.kind = BK_TEXT;
