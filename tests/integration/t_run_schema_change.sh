@@ -21,7 +21,7 @@ on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$me
 mysql_q "CREATE DATABASE \`$db\`;
   CREATE TABLE \`$db\`.items (id INT PRIMARY KEY, name VARCHAR(10), qty INT, note VARCHAR(20));"
 mysql_q "INSERT INTO \`$db\`.items
-  SELECT seq, CONCAT('n', seq), seq % 7, CONCAT('note ', seq) FROM \`$db\`.seq_1_to_3000"
+  SELECT seq, CONCAT('n', seq), seq % 7, CONCAT('note ', seq) FROM \`$db\`.seq_1_to_20000"
 cat >"$TEST_TMP/c.ini" <<INI
 [source]
 name = sch
