@@ -60,11 +60,25 @@ volatile sig_atomic_t daemon_stop_requested;
 static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
     struct daemon *dm = ud;
     char err[512];
-    if (db_ensure(&dm->ckpt, &dm->ckptp, err, sizeof err) < 0 ||
-        offsets_save(dm->ckpt, dm->cfg->source.name, position, seq, err, sizeof err) < 0) {
+    uint64_t other = 0;
+    int rc = db_ensure(&dm->ckpt, &dm->ckptp, err, sizeof err);
+    if (rc == 0)
+        rc = offsets_save_fenced(dm->ckpt, dm->cfg->source.name, position, seq, dm->lead.fence,
+                                 &other, err, sizeof err);
+    if (rc < 0) {
         if (dm->ckpt_failed++ % 60 == 0)
             log_warn("run", "checkpoint not saved (will retry): %s", err);
         return -1;
+    }
+    if (rc == 1) { /* fenced out: another reader took the source over */
+        if (!atomic_exchange(&dm->fenced, true)) {
+            log_error("run", "source %s is read by another node now (its fencing token %llu is "
+                      "newer than this node's %llu): this node's checkpoint saves no longer "
+                      "land, and it stops reading", dm->cfg->source.name,
+                      (unsigned long long)other, (unsigned long long)dm->lead.fence);
+            daemon_stop_requested = 1;
+        }
+        return 0; /* nothing to retry: the checkpoint is the other reader's */
     }
     dm->ckpt_failed = 0;
     return 0;
@@ -133,9 +147,14 @@ static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, siz
     if (db_binlog_status(dm->p.src, file, filelen, &at, dm->err, sizeof dm->err) > 0) {
         ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
         snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
-        if (offsets_save(dm->ckpt, cfg->source.name, dm->start_pos, 0, dm->err,
-                         sizeof dm->err) < 0)
-            return -1;
+        uint64_t other = 0;
+        int rc = offsets_save_fenced(dm->ckpt, cfg->source.name, dm->start_pos, 0,
+                                     dm->lead.fence, &other, dm->err, sizeof dm->err);
+        if (rc < 0) return -1;
+        if (rc == 1)
+            return errf(dm->err, sizeof dm->err, "source %s was taken over by another reader "
+                        "(token %llu) while this one started", cfg->source.name,
+                        (unsigned long long)other);
     } else {
         dm->err[0] = '\0';
         snprintf(dm->start_pos, sizeof dm->start_pos, "now");
@@ -163,13 +182,25 @@ static void reader_opts(const struct ss_config *cfg, bl_reader_opts *ro) {
 }
 
 static void run_usage(FILE *out) {
-    fprintf(out, "usage: searchsync run --config FILE\n\n"
+    fprintf(out, "usage: searchsync run --config FILE [--no-wait]\n\n"
                  "The daemon: follows the source's binlog and keeps every index of its\n"
                  "mapping (searchsync mapping import) in step. SIGTERM drains delivery and\n"
-                 "saves the checkpoint; a restart resumes exactly there.\n");
+                 "saves the checkpoint; a restart resumes exactly there.\n\n"
+                 "One daemon reads a source at a time: another started on the same source\n"
+                 "stands by (with [cluster] zookeeper, by election; without, behind a lock\n"
+                 "row) and takes over when the reader goes. --no-wait: exit 1 instead of\n"
+                 "standing by (without ZooKeeper).\n");
 }
 
 int cmd_run(int argc, char **argv) {
+    bool no_wait = false;
+    for (int i = 1; i < argc; i++) /* run's own option, before the common ones */
+        if (!strcmp(argv[i], "--no-wait")) {
+            no_wait = true;
+            for (int j = i; j < argc - 1; j++) argv[j] = argv[j + 1];
+            argc--;
+            break;
+        }
     struct ss_config cfg;
     int prc = command_prologue("run", argc, argv, run_usage, &cfg);
     if (prc >= 0) return prc;
@@ -249,6 +280,24 @@ int cmd_run(int argc, char **argv) {
     if (!p->d) goto out;
     http_server_attach(admin, dm->client, p->d);
 
+    /* this node reads the source only once it leads it (the admin server is
+     * up meanwhile); a standby waits here */
+    if (leadership_init(&dm->lead, &cfg, no_wait) < 0) {
+        snprintf(dm->err, sizeof dm->err, "%s", dm->lead.err);
+        goto out;
+    }
+    int lrc = leadership_acquire(&dm->lead, &daemon_stop_requested);
+    if (lrc < 0) {
+        snprintf(dm->err, sizeof dm->err, "%s", dm->lead.err);
+        goto out;
+    }
+    if (lrc == 0) {
+        log_info("run", "stopped while standing by");
+        exit_code = EXIT_OK;
+        goto out;
+    }
+    dm->sv.lead = &dm->lead;
+
     bl_reader_opts ro;
     reader_opts(&cfg, &ro);
     char file[BL_FILE_MAX];
@@ -278,6 +327,11 @@ int cmd_run(int argc, char **argv) {
              drc == DELIVER_OK ? "complete" : "incomplete");
     if (rc != BL_ERR && drc == DELIVER_OK) exit_code = EXIT_OK;
     if (rc != BL_ERR) dm->err[0] = '\0';
+    if (atomic_load(&dm->sv.lost) || atomic_load(&dm->fenced)) {
+        exit_code = EXIT_RUNTIME;
+        snprintf(dm->err, sizeof dm->err, "this node no longer reads source %s (another node "
+                 "took it over): restart it to stand by", cfg.source.name);
+    }
 out:
     if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);
     signals_on_stop(NULL, NULL);
@@ -291,6 +345,7 @@ out:
     changeset_free(&dm->cs);
     pipeline_free(p);
     supervisor_free(&dm->sv);
+    leadership_free(&dm->lead);
     search_client_free(dm->client);
     mapping_gen_unref(dm->gen);
     pthread_mutex_lock(&dm->cmds.mu);

@@ -30,6 +30,7 @@
 #include "deliver/deliver.h"
 #include "deliver/store.h"
 #include "mapping.h"
+#include "leadership.h"
 #include "pipeline.h"
 #include "sbuf.h"
 #include "search/search.h"
@@ -82,6 +83,8 @@ struct supervisor {
     MYSQL *meta, *src;
     db_params metap, srcp;
     struct mapping_gen *published; /* the last generation handed to the reader */
+    struct leadership *lead;  /* checked every tick once this node reads */
+    atomic_bool lost;         /* the leadership went: the reader was told to stop */
     unsigned long next_id;
     sbuf bad_sig;           /* the last refused edit (said once) */
     char mapping_sum[512];  /* the mapping tables' checksums when last loaded ("" unknown) */
@@ -113,6 +116,8 @@ struct daemon {
     bool in_snap;              /* a read snapshot is open on p.src */
     char start_pos[600];       /* where the reader started ("" = unknown) */
     bl_reader *reader;         /* while binlog_source_run runs */
+    struct leadership lead;    /* whether this node reads the source (and its token) */
+    atomic_bool fenced;        /* a checkpoint save found a newer reader's token */
     bool replay;               /* the failed transaction lost a connection: read it again */
     unsigned replays;          /* ... how many times in a row, since a commit went through */
     unsigned long long txns, reloads;

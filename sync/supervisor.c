@@ -276,6 +276,14 @@ static void *supervisor_main(void *arg) {
             continue;
         }
         pthread_mutex_unlock(&sv->mu);
+        if (sv->lead && sv->lead->fence && !atomic_load(&sv->lost) &&
+            !leadership_check(sv->lead)) {
+            log_error("cluster", "%s: this node stops reading the binlog (another node takes "
+                      "over from the saved checkpoint; restart this one to stand by)",
+                      sv->lead->err);
+            atomic_store(&sv->lost, true);
+            daemon_stop_requested = 1;
+        }
         if (now >= poll_due) {
             /* the build table (one indexed query); the reader follows it
              * between transactions, or at its next heartbeat when idle: a

@@ -139,6 +139,62 @@ int offsets_save(MYSQL *m, const char *source, const char *position, uint64_t se
     return rc;
 }
 
+static int fence_of(MYSQL *m, const char *source, uint64_t *fence, char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT fence FROM offsets WHERE source=");
+    db_quote(m, &q, source, strlen(source));
+    char *v = db_scalar(m, q.data, err, errlen);
+    sbuf_free(&q);
+    *fence = v ? strtoull(v, NULL, 10) : 0;
+    int found = v != NULL;
+    free(v);
+    return found;
+}
+
+int offsets_save_fenced(MYSQL *m, const char *source, const char *position, uint64_t seq,
+                        uint64_t fence, uint64_t *other, char *err, size_t errlen) {
+    if (!fence) return offsets_save(m, source, position, seq, err, errlen);
+    sbuf q = SBUF_INIT;
+    /* one statement: the row is written only while its token is not larger
+     * (columns are assigned left to right: fence last) */
+    sbuf_adds(&q, "INSERT INTO offsets (source, position, txn_seq, fence) VALUES (");
+    db_quote(m, &q, source, strlen(source));
+    sbuf_addc(&q, ',');
+    db_quote(m, &q, position, strlen(position));
+    sbuf_printf(&q, ",%" PRIu64 ",%" PRIu64 ") ON DUPLICATE KEY UPDATE "
+                    "position = IF(fence <= VALUES(fence), VALUES(position), position), "
+                    "txn_seq = IF(fence <= VALUES(fence), VALUES(txn_seq), txn_seq), "
+                    "fence = GREATEST(fence, VALUES(fence))", seq, fence);
+    int rc = db_exec(m, q.data, err, errlen);
+    sbuf_free(&q);
+    if (rc < 0) return -1;
+    uint64_t have = 0;
+    if (fence_of(m, source, &have, err, errlen) < 0) return -1;
+    if (have > fence) {
+        if (other) *other = have;
+        return 1;
+    }
+    return 0;
+}
+
+int offsets_claim(MYSQL *m, const char *source, uint64_t fence, uint64_t *other, char *err,
+                  size_t errlen) {
+    sbuf q = SBUF_INIT;
+    sbuf_printf(&q, "UPDATE offsets SET fence = %" PRIu64 " WHERE fence < %" PRIu64
+                    " AND source=", fence, fence);
+    db_quote(m, &q, source, strlen(source));
+    int rc = db_exec(m, q.data, err, errlen);
+    sbuf_free(&q);
+    if (rc < 0) return -1;
+    uint64_t have = 0;
+    if (fence_of(m, source, &have, err, errlen) < 0) return -1;
+    if (have > fence) {
+        if (other) *other = have;
+        return 1;
+    }
+    return 0;
+}
+
 int offsets_load(MYSQL *m, const char *source, char *pos, size_t poslen, char *err,
                  size_t errlen) {
     sbuf q = SBUF_INIT;

@@ -30,6 +30,17 @@ int checkpoint_file_cb(void *ud, const char *position, uint64_t seq);
 int offsets_save(MYSQL *m, const char *source, const char *position, uint64_t seq, char *err,
                  size_t errlen);
 /* 0 found, 1 none, -1 error */
+/* The same, fenced (the cluster issue): the save carries the saver's
+ * fencing token and lands only while no larger token is recorded for the
+ * source. 0 saved, 1 fenced out (another reader took the source over: its
+ * token is in *other), -1 error. fence 0: unfenced (offsets_save). */
+int offsets_save_fenced(MYSQL *m, const char *source, const char *position, uint64_t seq,
+                        uint64_t fence, uint64_t *other, char *err, size_t errlen);
+/* A new reader raises the source's recorded token to its own, so a reader
+ * before it can no longer save. 0, 1 a larger token is already recorded
+ * (*other), -1 error. */
+int offsets_claim(MYSQL *m, const char *source, uint64_t fence, uint64_t *other, char *err,
+                  size_t errlen);
 int offsets_load(MYSQL *m, const char *source, char *pos, size_t poslen, char *err,
                  size_t errlen);
 

@@ -1,0 +1,66 @@
+/* leadership: which daemon reads a source's binlog and moves its checkpoint.
+ *
+ * Exactly one node per source runs the live sync. With [cluster] zookeeper,
+ * nodes register under /searchsync/<cluster>/nodes and elect the reader
+ * under /searchsync/<cluster>/leaders/<source> (rebalance/zlock.c); the
+ * others stand by with their admin server up and take over from the saved
+ * checkpoint when the reader's session goes. Without ZooKeeper, a lock row
+ * (reader_locks) with a heartbeat keeps a second daemon started by mistake
+ * on the same source from reading too: it says who reads and waits, taking
+ * the row over once its heartbeat is older than [cluster]
+ * session_timeout_ms (or exits 1 with --no-wait).
+ *
+ * Fencing: the reader holds a token larger than any reader's before it (its
+ * election node's czxid, or the lock row's fence); it raises offsets.fence
+ * to it when it starts, and every checkpoint save carries it
+ * (offsets_save_fenced), so a reader that was paused past its session and
+ * wakes up after another took over cannot move the checkpoint. Documents it
+ * may still send are harmless: their external versions come from the binlog,
+ * so they never win over what the new reader wrote.
+ *
+ * A reader that is cut off from ZooKeeper keeps reading only until its
+ * session could have expired (2/3 of the negotiated timeout), then stops;
+ * without ZooKeeper, one that cannot beat its heartbeat for that long stops
+ * too. */
+#ifndef SS_LEADERSHIP_H
+#define SS_LEADERSHIP_H
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "db.h"
+#include "sbuf.h"
+
+struct zk;
+struct zlock;
+
+struct leadership {
+    const struct ss_config *cfg;
+    char node_id[256];
+    struct zk *zk;          /* NULL: standalone */
+    struct zlock *lock;
+    MYSQL *meta;            /* standalone: the lock row; both: the claim */
+    db_params metap;
+    uint64_t fence;         /* this reader's token, 0 until it leads */
+    int64_t beat_at_ms;     /* standalone: last heartbeat that landed */
+    bool no_wait;
+    char err[1024];
+};
+
+/* Register this node (ZooKeeper) or prepare the lock row. -1 with l->err. */
+int leadership_init(struct leadership *l, const struct ss_config *cfg, bool no_wait);
+/* Block until this node reads the source: 1 it does (l->fence set, the
+ * checkpoint's fence claimed), 0 *stop was set, -1 failure (l->err; with
+ * --no-wait: another node reads it). */
+int leadership_acquire(struct leadership *l, volatile sig_atomic_t *stop);
+/* Still the reader? Beats the standalone heartbeat when due. Called every
+ * few hundred ms by the supervisor. */
+bool leadership_check(struct leadership *l);
+/* This node's entry in the registry (no-op standalone). */
+void leadership_publish(struct leadership *l, const char *json);
+/* The registered nodes as a JSON array (standalone: this one). */
+int leadership_nodes(struct leadership *l, sbuf *out);
+void leadership_free(struct leadership *l);
+
+#endif
