@@ -156,8 +156,8 @@ const struct config_key config_keys[] = {
       "the engine gets work at once); the next page is read while one is delivered, and a "
       "page's cursor is saved once the engine acknowledged it"),
     I("reindex", "poll_interval_ms", reindex.poll_interval_ms, "100", 10, 600000,
-      "How often the daemon looks for queued reindexes; when the metadata database is on the "
-      "source server, a request is seen in the binlog and starts at once"),
+      "How often the daemon looks for queued reindexes (one indexed query of the build table); "
+      "a build starts within this time of its request"),
     I("reindex", "max_rejected", reindex.max_rejected, "100", 0, 1000000000,
       "Documents the engine may reject (kept in job_errors) before a reindex fails and is "
       "rolled back"),

@@ -15,9 +15,9 @@
 #          so the switch flushes the version before restoring it
 # Pages of 40 rows, a job's first ones 10, 10 and 20 (the ramp), so page
 # boundaries fall between related rows.
-# The daemon looks for queued reindexes only every 10 minutes here: each
-# reindex below starts because its request is seen in the binlog (the
-# metadata database is on the source server).
+# Reindex requests reach the daemon through its supervisor's look at the
+# build table ([reindex] poll_interval_ms, 100 ms), never as binlog rows of
+# the metadata schema it happens to read.
 . "$(dirname "$0")/lib.sh"
 require_bin
 
@@ -84,7 +84,7 @@ urls = $SEARCH_URL
 [reindex]
 buckets = 3
 page_size = 40
-poll_interval_ms = 600000
+poll_interval_ms = 100
 [log]
 level = info
 INI
