@@ -312,12 +312,18 @@ int daemon_submit(struct daemon *dm, const struct mp_index *ix, const struct cha
          * letters) rather than auto-create a concrete index of that name */
         struct change c1 = *c;
         c1.require_alias = true;
+        /* queued by the physical index the alias points at, with the dual
+         * writes to it by name once it is a switched build's (one FIFO) */
+        char phys[600];
+        snprintf(phys, sizeof phys, "%s_v%u", ix->alias, ix->current_version);
+        c1.target = phys;
         if (deliver_submit(dm->d, &c1) != DELIVER_OK) return -1;
     }
     const struct build *b = builds_find(dm, ix->alias);
     if (b) {
         struct change c2 = *c;
         c2.index = b->phys;
+        c2.target = b->phys;
         if (deliver_submit(dm->d, &c2) != DELIVER_OK) return -1;
     }
     return 0;

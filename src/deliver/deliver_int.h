@@ -59,7 +59,9 @@ struct item {
     struct item *hnext;       /* doc map chain */
     struct indexq *q;
     struct txn *txn;
-    char *doc_id, *routing, *body, *script; /* all inside this allocation */
+    /* all inside this allocation; index is the name the request uses (the
+     * queue's is the target) */
+    char *index, *doc_id, *routing, *body, *script;
     size_t body_len, size;
     uint64_t version;
     uint64_t hash;
@@ -89,7 +91,7 @@ struct list {
 };
 
 struct indexq {
-    char *index;
+    char *index; /* the target: the physical index its changes land in */
     struct fuse *fuse;
     struct list main, aux;
     size_t main_bytes;

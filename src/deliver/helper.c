@@ -66,7 +66,7 @@ static int write_dead_letter(struct deliver *d, struct item *it, const char *err
                              size_t error_len, int status) {
     char *etext = xstrndup(error ? error : "", error ? error_len : 0);
     struct dead_letter dl = {
-        .index = it->q->index,
+        .index = it->index,
         .doc_id = it->doc_id,
         .routing = it->routing,
         .version = it->version,
@@ -381,7 +381,7 @@ void *helper_main(void *arg) {
             struct item *it = batch[i];
             struct bulk_item bi = {
                 .op = bulk_op_of(it->op),
-                .index = q->index,
+                .index = it->index,
                 .id = it->doc_id,
                 .routing = it->routing,
                 .version = it->version,
@@ -498,13 +498,14 @@ void *helper_main(void *arg) {
          * same documents are superseded by the full writes that landed */
         for (int i = 0; i < n; i++) {
             if (outc[i] == OUT_MISSING) {
-                d->o.missing(d->o.missing_ud, q->index, batch[i]->doc_id, batch[i]->routing,
-                             batch[i]->version);
+                d->o.missing(d->o.missing_ud, batch[i]->index, batch[i]->doc_id,
+                             batch[i]->routing, batch[i]->version);
                 outc[i] = OUT_ACK;
             }
             if (outc[i] != OUT_WROTE) continue;
             if (d->o.written)
-                d->o.written(d->o.written_ud, q->index, batch[i]->doc_id, batch[i]->version);
+                d->o.written(d->o.written_ud, batch[i]->index, batch[i]->doc_id,
+                             batch[i]->version);
             outc[i] = OUT_ACK;
         }
         if (request_failed)

@@ -88,13 +88,16 @@ void map_del(struct indexq *q, struct item *it) {
 /* ---------- items ---------- */
 
 static struct item *item_new(const struct change *c) {
+    size_t ixn = strlen(c->index) + 1;
     size_t idn = strlen(c->doc_id) + 1;
     size_t rn = c->routing ? strlen(c->routing) + 1 : 0;
     size_t bn = c->body ? c->body_len + 1 : 0;
     size_t sn = c->script ? strlen(c->script) + 1 : 0;
-    struct item *it = xmalloc(sizeof *it + idn + rn + bn + sn);
+    struct item *it = xmalloc(sizeof *it + ixn + idn + rn + bn + sn);
     memset(it, 0, sizeof *it);
     char *p = (char *)(it + 1);
+    it->index = memcpy(p, c->index, ixn);
+    p += ixn;
     it->doc_id = memcpy(p, c->doc_id, idn);
     p += idn;
     if (rn) it->routing = memcpy(p, c->routing, rn), p += rn;
@@ -110,7 +113,7 @@ static struct item *item_new(const struct change *c) {
     it->require_alias = c->require_alias;
     it->hash = fnv1a(c->doc_id, idn - 1, FNV_BASIS);
     if (c->routing) it->hash = fnv1a(c->routing, rn - 1, fnv1a("\0", 1, it->hash));
-    it->size = 96 + idn + rn + bn + sn;
+    it->size = 96 + ixn + idn + rn + bn + sn;
     return it;
 }
 
@@ -153,8 +156,10 @@ int deliver_submit(struct deliver *d, const struct change *c) {
         (c->op == CHANGE_SCRIPT && !c->script) ||
         (c->op != CHANGE_DELETE && !c->body))
         return DELIVER_EINVAL;
+    /* the queue (partition, indexq, fuse) is the physical index's */
+    const char *target = c->target && *c->target ? c->target : c->index;
     struct item *it = item_new(c);
-    uint64_t ih = fnv1a(c->index, strlen(c->index), FNV_BASIS);
+    uint64_t ih = fnv1a(target, strlen(target), FNV_BASIS);
     ih = fnv1a("\0", 1, ih);
     ih = fnv1a(c->doc_id, strlen(c->doc_id), ih);
 
@@ -185,7 +190,7 @@ int deliver_submit(struct deliver *d, const struct change *c) {
     }
     int64_t now = now_ns();
     rotate_stats(d, now);
-    struct indexq *q = indexq_get(d, c->index, ih);
+    struct indexq *q = indexq_get(d, target, ih);
     it->q = q;
     struct txn *t = open_txn(d);
     it->txn = t;

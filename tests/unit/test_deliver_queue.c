@@ -45,8 +45,11 @@ struct fake {
     int fail_429_items;     /* next N items: 429 */
     const char *fail_index; /* requests touching this index fail (transport) */
     bool gate_closed;
-    int inflight;
+    int inflight, max_inflight;
     long requests, items;
+    /* every version of doc "tx" in the order it reached the engine, any index */
+    uint64_t tx_log[512];
+    int tx_n;
     /* dead letters */
     int dl_count;
     int dl_fail; /* next N dead-letter writes fail */
@@ -91,6 +94,7 @@ static int fake_bulk(void *ud, int helper, const char *body, size_t len,
     (void)helper;
     pthread_mutex_lock(&F.mu);
     F.inflight++;
+    if (F.inflight > F.max_inflight) F.max_inflight = F.inflight;
     while (F.gate_closed) pthread_cond_wait(&F.cv, &F.mu);
     F.requests++;
     sbuf_reset(&resp->body);
@@ -169,6 +173,7 @@ static int fake_bulk(void *ud, int helper, const char *body, size_t len,
             d->order_broken = true;
         }
         if (v > d->last_seen) d->last_seen = v;
+        if (idn == 2 && !memcmp(id, "tx", 2) && F.tx_n < 512) F.tx_log[F.tx_n++] = v;
         int status;
         const char *err = NULL;
         if (F.fail_index && !strcmp(F.fail_index, index)) {
@@ -213,6 +218,14 @@ static int fake_bulk(void *ud, int helper, const char *body, size_t len,
     F.inflight--;
     pthread_mutex_unlock(&F.mu);
     return SEARCH_OK;
+}
+
+/* the fake's requests in flight, read under its lock */
+static int fake_inflight(void) {
+    pthread_mutex_lock(&F.mu);
+    int n = F.inflight;
+    pthread_mutex_unlock(&F.mu);
+    return n;
 }
 
 static const struct deliver_transport FAKE = {.ud = NULL, .bulk = fake_bulk};
@@ -1020,6 +1033,52 @@ static void t_hist(void **s) {
     }
 }
 
+/* after a reindex switch an alias and its physical index name one index:
+ * changes sent through the alias (target p) and to p by name are one queue,
+ * sent in submit order with at most one batch in flight (an element update
+ * through the alias, then an older whole-document write to p accepted after
+ * it, was the defect) */
+static void t_target_one_queue(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 4;
+    o.helpers = 3;
+    o.batch_max = 4;
+    struct deliver *d = mk(&o);
+    gate(true);
+    struct change c0 = {.index = "p", .doc_id = "tx", .version = 1, .op = CHANGE_INDEX,
+                        .body = "{}", .body_len = 2};
+    assert_int_equal(deliver_submit(d, &c0), DELIVER_OK);
+    WAIT_UNTIL(fake_inflight() > 0);
+    assert_int_equal(fake_inflight(), 1);
+    /* whole documents to p by name, partial updates through the alias a */
+    for (uint64_t v = 2; v <= 60; v++) {
+        struct change c = {.index = v % 2 ? "p" : "a", .target = v % 2 ? NULL : "p",
+                           .doc_id = "tx", .version = v,
+                           .op = v % 2 ? CHANGE_INDEX : CHANGE_UPDATE,
+                           .body = "{\"e\":1}", .body_len = 7,
+                           .require_alias = !(v % 2)};
+        assert_int_equal(deliver_submit(d, &c), DELIVER_OK);
+    }
+    usleep(50000); /* time for a second batch to start, if it could */
+    assert_int_equal(fake_inflight(), 1);
+    gate(false);
+    assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
+    pthread_mutex_lock(&F.mu);
+    int n = F.tx_n, maxin = F.max_inflight;
+    uint64_t log[512];
+    memcpy(log, F.tx_log, sizeof log);
+    pthread_mutex_unlock(&F.mu);
+    assert_int_equal(maxin, 1);
+    assert_int_equal(n, 60); /* nothing coalesced: index and update alternate */
+    for (int i = 0; i < n; i++) assert_int_equal(log[i], (uint64_t)i + 1);
+    /* the fuse is the target's */
+    assert_int_equal(deliver_fuse_blown(d, "p"), 0);
+    assert_int_equal(deliver_fuse_blown(d, "a"), -1);
+    deliver_free(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_version_layout),
@@ -1046,6 +1105,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_flush_on_txn_end, setup, teardown),
         cmocka_unit_test_setup_teardown(t_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(t_batch_min_flush, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_target_one_queue, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
