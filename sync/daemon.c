@@ -80,6 +80,7 @@
 #include "router.h"
 #include "sbuf.h"
 #include "search/search.h"
+#include "search/wait.h"
 #include "strset.h"
 #include "web/http_server.h"
 
@@ -859,6 +860,13 @@ static void run_usage(FILE *out) {
                  "saves the checkpoint; a restart resumes exactly there.\n");
 }
 
+static int ensure_indices(void *ud) {
+    struct daemon *dm = ud;
+    for (size_t i = 0; i < dm->m.nindices; i++)
+        if (builds_ensure_index(dm, dm->k, &dm->m.indices[i]) != 0) return -1;
+    return 0;
+}
+
 int cmd_run(int argc, char **argv) {
     static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
                                          {"help", no_argument, NULL, 'h'},
@@ -931,10 +939,10 @@ int cmd_run(int argc, char **argv) {
     dm.client = search_client_new(&so, dm.err, sizeof dm.err);
     if (!dm.client) goto out;
     dm.k = search_conn_new(dm.client);
-    int ok = search_detect(dm.client, dm.k, dm.err, sizeof dm.err) == 0;
-    for (size_t i = 0; ok && i < dm.m.nindices; i++)
-        ok = builds_ensure_index(&dm, dm.k, &dm.m.indices[i]) == 0;
-    if (!ok) goto out;
+    /* an engine that is down or starting is waited for (src/search/wait.c) */
+    if (search_wait_ready(dm.client, dm.k, ensure_indices, &dm, &stop_requested, dm.err,
+                          sizeof dm.err) != 0)
+        goto out;
 
     dm.ckpt = db_connect(&dm.metap, dm.err, sizeof dm.err);
     dm.dls = dm.ckpt ? dl_store_new(&dm.metap, cfg.source.name, dm.err, sizeof dm.err) : NULL;

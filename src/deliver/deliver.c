@@ -122,7 +122,7 @@ struct deliver *deliver_new(const struct deliver_opts *o, struct search_client *
     if (o->transport)
         d->tr = *o->transport;
     else
-        d->tr = (struct deliver_transport){.ud = d, .bulk = default_bulk};
+        d->tr = (struct deliver_transport){.ud = d, .bulk = default_bulk, .probe = default_probe};
     pthread_mutex_init(&d->mu, NULL);
     pthread_mutex_init(&d->dl_log_mu, NULL);
     pthread_condattr_t ca;
@@ -171,6 +171,7 @@ void deliver_free(struct deliver *d) {
     pthread_mutex_unlock(&d->mu);
     for (int i = 0; i < d->o.helpers; i++) pthread_join(d->helpers[i].th, NULL);
     if (d->ckpt_started) pthread_join(d->ckpt_th, NULL);
+    engine_close(d);
     for (int i = 0; i < d->o.helpers; i++) {
         struct helper *h = &d->helpers[i];
         search_conn_free(h->conn);

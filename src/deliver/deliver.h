@@ -119,6 +119,9 @@ typedef int (*deliver_checkpoint_fn)(void *ud, const char *position, uint64_t tx
 struct deliver_transport {
     void *ud;
     int (*bulk)(void *ud, int helper, const char *body, size_t len, struct search_resp *resp);
+    /* optional: any request that the engine answers (GET /), sent while it
+     * is unreachable; SEARCH_OK when an answer came back */
+    int (*probe)(void *ud, int helper, struct search_resp *resp);
 };
 
 enum purge_strategy { PURGE_OFF = 0, PURGE_ONE, PURGE_INDEX, PURGE_ALL };

@@ -123,6 +123,7 @@ struct helper {
     unsigned rnd;
     struct indexq **qs; /* the queues the current batch was taken from */
     int nqs, qs_cap;
+    int64_t sending_ns; /* when its request in flight was sent, 0 = none (engine.c) */
 };
 
 struct deliver {
@@ -168,6 +169,11 @@ struct deliver {
     uint64_t ckpt_fail_streak; /* failed saves in a row (an outage is said once a minute) */
     long blocked_now;
     struct hist lat_doc_us, lat_batch_us, batch_size, drain_us;
+    /* the engine's state (engine.c) */
+    bool eng_down, eng_probing, eng_stalled, eng_rejecting;
+    int64_t eng_down_ns, eng_probe_ns, eng_stall_ns, eng_stall_over_ns, eng_rej_ns,
+        eng_rej_last_ns;
+    uint64_t eng_down_fails, eng_rej_n;
 };
 
 static inline int64_t now_ns(void) {
@@ -265,6 +271,17 @@ void purge_collect(struct deliver *d, struct list *out);
 void purge_flush(struct deliver *d, struct list *pl);
 void *helper_main(void *arg);
 int default_bulk(void *ud, int helper, const char *body, size_t len, struct search_resp *resp);
+
+/* engine.c: the engine's state, said once at each change (under d->mu) */
+void engine_failed(struct deliver *d, const char *why, int64_t now); /* no answer */
+void engine_answered(struct deliver *d, int64_t now);                /* an HTTP answer */
+void engine_rejected(struct deliver *d, long n, int64_t now);        /* n rejections (429) */
+void engine_watch(struct deliver *d, int64_t now); /* stalls, rejections' end: each second */
+void engine_close(struct deliver *d); /* deliver_free: a state still open is said */
+/* true: this helper probes now (unlocked), then calls engine_probed */
+bool engine_probe_due(struct deliver *d, int64_t now, int64_t *wake);
+void engine_probed(struct deliver *d, bool answered, const char *why, int64_t now);
+int default_probe(void *ud, int helper, struct search_resp *resp);
 
 /* stats.c */
 void rotate_stats(struct deliver *d, int64_t now);

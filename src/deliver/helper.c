@@ -40,8 +40,10 @@ static void fuse_melt(struct deliver *d, struct fuse *f, int64_t now) {
         f->nmelts = 0;
         f->head = 0;
         wc_add(&d->fuse_blows, 1);
-        log_warn("deliver", "fuse of index %s blown after %d failures within %d ms; "
-                 "pausing it for %d ms", f->index, n, d->o.fuse_interval_ms, d->o.fuse_reset_ms);
+        if (!d->eng_down) /* else the engine's outage is what is said (engine.c) */
+            log_warn("deliver", "fuse of index %s blown after %d failures within %d ms; "
+                     "pausing it for %d ms", f->index, n, d->o.fuse_interval_ms,
+                     d->o.fuse_reset_ms);
     }
 }
 
@@ -50,7 +52,8 @@ bool fuse_check(struct deliver *d, struct fuse *f, int64_t now, int64_t *wake) {
     if (!f->blown) return true;
     if (now >= f->heal_ns) {
         f->blown = false;
-        log_info("deliver", "fuse of index %s healed; resuming deliveries", f->index);
+        if (!d->eng_down)
+            log_info("deliver", "fuse of index %s healed; resuming deliveries", f->index);
         return true;
     }
     if (f->heal_ns < *wake) *wake = f->heal_ns;
@@ -343,6 +346,11 @@ int default_bulk(void *ud, int helper, const char *body, size_t len,
                           "application/x-ndjson", body, len, resp);
 }
 
+int default_probe(void *ud, int helper, struct search_resp *resp) {
+    struct deliver *d = ud;
+    return search_request(d->helpers[helper].conn, "GET", "/", NULL, NULL, 0, resp);
+}
+
 enum outcome {
     OUT_ACK = 0, OUT_RETRY, OUT_DEAD,
     OUT_WROTE,  /* ack: a full-state write landed */
@@ -365,6 +373,13 @@ void *helper_main(void *arg) {
         int64_t now = now_ns();
         int64_t wake = now + 1000 * NS_PER_MS;
         struct indexq *q = pick_queue(d, now, &wake);
+        if (!q && engine_probe_due(d, now, &wake)) {
+            pthread_mutex_unlock(&d->mu);
+            int prc = d->tr.probe(d->tr.ud, h->id, &h->resp);
+            pthread_mutex_lock(&d->mu);
+            engine_probed(d, prc == SEARCH_OK, h->resp.err, now_ns());
+            continue;
+        }
         if (!q) {
             struct timespec ts;
             deadline_ts(&ts, wake);
@@ -373,6 +388,7 @@ void *helper_main(void *arg) {
         }
         int n = take_batch(d, h, q, &batch, &cap, seen, seen_cap, now);
         if (d->main_queued > 0) pthread_cond_signal(&d->work_cv); /* the rest: another helper */
+        h->sending_ns = now_ns();
         pthread_mutex_unlock(&d->mu);
 
         /* build and send, outside the lock */
@@ -508,12 +524,21 @@ void *helper_main(void *arg) {
                              batch[i]->version);
             outc[i] = OUT_ACK;
         }
-        if (request_failed)
+        /* a request without an answer, or rejected (429), is said by the
+         * engine's state (engine.c), once per outage instead of per request */
+        if (request_failed && rc == SEARCH_OK && h->resp.status != 429)
             log_warn("deliver", "bulk of %d items to %s failed (will retry): %.300s", n,
                      q->index, fail_text ? fail_text : "");
 
         pthread_mutex_lock(&d->mu);
         now = now_ns();
+        h->sending_ns = 0;
+        if (rc != SEARCH_OK) {
+            engine_failed(d, h->resp.err, now);
+        } else {
+            engine_answered(d, now);
+            engine_rejected(d, request_failed ? (h->resp.status == 429 ? n : 0) : n429, now);
+        }
         rotate_stats(d, now);
         wc_add(&d->batches, 1);
         hist_add(&d->batch_size, (uint64_t)n);

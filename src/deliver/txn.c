@@ -183,9 +183,12 @@ void *ckpt_main(void *arg) {
     int64_t next = now_ns() + (int64_t)d->o.checkpoint_interval_ms * NS_PER_MS;
     while (!d->stop) {
         struct timespec ts;
-        deadline_ts(&ts, next);
+        /* it also watches the engine's requests (engine.c), each second */
+        int64_t watch = now_ns() + 1000 * NS_PER_MS;
+        deadline_ts(&ts, next < watch ? next : watch);
         pthread_cond_timedwait(&d->done_cv, &d->mu, &ts);
         if (d->stop) break;
+        engine_watch(d, now_ns());
         if (now_ns() < next) continue;
         save_checkpoint_locked(d, false);
         next = now_ns() + (int64_t)d->o.checkpoint_interval_ms * NS_PER_MS;

@@ -1123,6 +1123,49 @@ static void t_target_one_queue(void **s) {
     deliver_free(d);
 }
 
+static int fake_probe(void *ud, int helper, struct search_resp *resp) {
+    (void)ud;
+    (void)helper;
+    pthread_mutex_lock(&F.mu);
+    int rc = F.fail_requests > 0 ? SEARCH_ETRANSPORT : SEARCH_OK;
+    pthread_mutex_unlock(&F.mu);
+    if (rc != SEARCH_OK) snprintf(resp->err, sizeof resp->err, "fake: connection refused");
+    resp->status = rc == SEARCH_OK ? 200 : 0;
+    return rc;
+}
+
+/* the engine away long enough to blow the fuse (reset: 60 s): the first
+ * answer to a probe heals it and deliveries resume at once */
+static void t_engine_back_resumes(void **s) {
+    (void)s;
+    static const struct deliver_transport PROBING = {.bulk = fake_bulk, .probe = fake_probe};
+    struct deliver_opts o;
+    base_opts(&o);
+    o.fuse_failures = 2;
+    o.fuse_reset_ms = 60000;
+    o.retry_initial_ms = 50;
+    o.retry_max_ms = 60000;
+    o.transport = &PROBING;
+    o.dead_letter = dl_cb;
+    o.checkpoint = ckpt_cb;
+    char err[256];
+    struct deliver *d = deliver_new(&o, NULL, err, sizeof err);
+    assert_non_null(d);
+    pthread_mutex_lock(&F.mu);
+    F.fail_requests = 1000000;
+    pthread_mutex_unlock(&F.mu);
+    submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
+    WAIT_UNTIL(deliver_fuse_blown(d, "i") == 1);
+    pthread_mutex_lock(&F.mu);
+    F.fail_requests = 0; /* the engine is back */
+    pthread_mutex_unlock(&F.mu);
+    int64_t t0 = mono_ms();
+    WAIT_UNTIL(fake_has("i", "1"));
+    assert_true(mono_ms() - t0 < 5000); /* a probe a second, not the fuse's 60 s */
+    assert_int_equal(deliver_fuse_blown(d, "i"), 0);
+    deliver_free(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_version_layout),
@@ -1150,6 +1193,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(t_batch_min_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(t_target_one_queue, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_engine_back_resumes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
