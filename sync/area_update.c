@@ -16,9 +16,19 @@
 int area_collect(void *ctx, size_t index, const struct mp_relation *rel, const char *doc,
                  const char *elem) {
     struct route_ctx *rc = ctx;
+    struct pipeline *p = rc->p;
+    /* a version just switched live may still get writes queued for it by
+     * its old name or through the old alias before the switch: a script
+     * landing before them would be overwritten by an older whole document
+     * (a script raises the engine's version by one only). Whole documents
+     * until those are acknowledged (their versions compare with anything). */
+    if (p->scripts_after) {
+        char pos[8];
+        if (deliver_low_water(p->d, pos, sizeof pos) >= p->scripts_after) p->scripts_after = 0;
+    }
     /* while a version is built most of its documents do not exist yet:
      * whole documents rather than element scripts */
-    if (targets_build_of(rc->p, rc->p->m->indices[index].alias)) {
+    if (p->scripts_after || targets_build_of(p, p->m->indices[index].alias)) {
         if (!row_image_index(&rc->p->m->indices[index]))
             changeset_add_doc(rc->cs, index, 0, doc, strlen(doc));
         return 0;

@@ -46,6 +46,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "reindex.h"
+#include "search/wait.h"
 #include "signals.h"
 #include "web/http_server.h"
 
@@ -181,6 +182,14 @@ static void reader_opts(const struct ss_config *cfg, bl_reader_opts *ro) {
     ro->max_reconnects = -1;
 }
 
+/* search_wait_ready's step once the engine answers */
+static int prepare_indices(void *ud) {
+    struct daemon *dm = ud;
+    if (supervisor_prepare(&dm->sv, dm->gen) == 0) return 0;
+    snprintf(dm->err, sizeof dm->err, "%s", dm->sv.err);
+    return -1;
+}
+
 static void run_usage(FILE *out) {
     fprintf(out, "usage: searchsync run --config FILE [--no-wait]\n\n"
                  "The daemon: follows the source's binlog and keeps every index of its\n"
@@ -252,9 +261,11 @@ int cmd_run(int argc, char **argv) {
     if (!dm->client) goto out;
     dm->sv.client = dm->client;
     p->k = search_conn_new(dm->client);
-    if (search_detect(dm->client, p->k, dm->err, sizeof dm->err) != 0) goto out;
-    if (supervisor_prepare(&dm->sv, dm->gen) < 0) {
-        snprintf(dm->err, sizeof dm->err, "%s", dm->sv.err);
+    /* an engine that is down or starting is waited for (src/search/wait.c);
+     * then every index of the mapping exists, or its first build is queued */
+    if (search_wait_ready(dm->client, p->k, prepare_indices, dm, &daemon_stop_requested,
+                          dm->err, sizeof dm->err) != 0) {
+        if (daemon_stop_requested) exit_code = EXIT_OK, dm->err[0] = '\0';
         goto out;
     }
     pipeline_adopt(p, &dm->gen->m, router_new(&dm->gen->m));

@@ -193,6 +193,8 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
             builds_stop(dm, bi, want ? "another version is built" : bw->state);
             if (!live) /* cancelled or failed */
                 drop_leftover(dm, phys);
+            else /* switched: no element script until the writes before it landed */
+                p->scripts_after = p->last_txn;
             free(phys);
             if (bi < nb0) seen[bi] = true;
             bi = p->nbuilds;

@@ -71,6 +71,8 @@ struct pipeline {
     struct build *builds;     /* versions being built: their dual writes */
     size_t nbuilds;
     uint64_t last_txn;        /* delivery's sequence of the last transaction ended */
+    uint64_t scripts_after;   /* no element scripts until delivery acknowledged this
+                               * transaction (0: none pending; see builds_apply) */
     volatile sig_atomic_t *stop; /* set when the daemon stops */
     bl_valctx v;
     sbuf val;                 /* image_value's buffer */

@@ -24,12 +24,18 @@ int targets_submit(struct pipeline *p, const struct mp_index *ix, const struct c
          * letters) rather than auto-create a concrete index of that name */
         struct change c1 = *c;
         c1.require_alias = true;
+        /* queued by the physical index the alias points at, with the dual
+         * writes to it by name once it is a switched build's (one FIFO) */
+        char phys[600];
+        snprintf(phys, sizeof phys, "%s_v%u", ix->alias, ix->current_version);
+        c1.target = phys;
         if (deliver_submit(p->d, &c1) != DELIVER_OK) return -1;
     }
     const struct build *b = targets_build_of(p, ix->alias);
     if (b) {
         struct change c2 = *c;
         c2.index = b->phys;
+        c2.target = b->phys;
         if (deliver_submit(p->d, &c2) != DELIVER_OK) return -1;
     }
     return 0;

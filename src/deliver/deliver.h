@@ -3,9 +3,9 @@
  * search engine (after seed 001, Yokozuna's batching; seed 000's "a write
  * lands only if it is fresher"). docs/delivery.md is the long version.
  *
- *   producer ──deliver_submit()──► worker hash(index,id) mod W ──► indexq (one per
- *   (binlog/reindex)   blocks at       per-index FIFO, coalesced     index in
- *                     high-water mark   per document                 each worker)
+ *   producer ──deliver_submit()──► partition hash(target,id) mod W ──► indexq (one
+ *   (binlog/reindex)   blocks at       per-target FIFO, coalesced       per target
+ *                     high-water mark   per document                   in each partition)
  *        │                                                              │
  *        └─deliver_txn_end(pos)──► txn FIFO ◄──ack── helper threads ◄──┘ one batch in
  *                                   │               (bulk, external      flight per
@@ -15,7 +15,10 @@
  * Ordering: one document always lands in the same indexq, and an indexq has
  * at most one batch in flight; failed items go back to the front of their
  * queue. So one document's changes reach the engine in binlog order, and
- * external versions make any replay or retry harmless.
+ * external versions make any replay or retry harmless. The queue is chosen
+ * by the physical index a change lands in (struct change.target), not by the
+ * name it is sent to: writes through an alias and to the index it points at
+ * are one FIFO.
  *
  * Thread-safety: every public function may be called from any thread. */
 #ifndef SS_DELIVER_H
@@ -59,7 +62,12 @@ const char *change_op_name(enum change_op op);
 int change_op_parse(const char *s); /* -1 if unknown */
 
 struct change {
-    const char *index;   /* index (or alias) name */
+    const char *index;   /* index (or alias) name: what the request names */
+    const char *target;  /* the physical index that name resolves to, NULL = index:
+                          * changes with one target share one queue (one FIFO,
+                          * one batch in flight, one fuse), whatever name they
+                          * are sent to, so a write through an alias and an
+                          * older one to its index by name land in order */
     const char *doc_id;
     const char *routing; /* NULL = none */
     uint64_t version;    /* version_make(); 1 .. 2^63-1 */
@@ -111,6 +119,9 @@ typedef int (*deliver_checkpoint_fn)(void *ud, const char *position, uint64_t tx
 struct deliver_transport {
     void *ud;
     int (*bulk)(void *ud, int helper, const char *body, size_t len, struct search_resp *resp);
+    /* optional: any request that the engine answers (GET /), sent while it
+     * is unreachable; SEARCH_OK when an answer came back */
+    int (*probe)(void *ud, int helper, struct search_resp *resp);
 };
 
 enum purge_strategy { PURGE_OFF = 0, PURGE_ONE, PURGE_INDEX, PURGE_ALL };
@@ -200,7 +211,8 @@ struct deliver_stats {
     int fuses_blown;
 };
 void deliver_get_stats(struct deliver *d, struct deliver_stats *s);
-/* 1 if the index's fuse is blown now, 0 if not, -1 if never seen. */
+/* 1 if the target's fuse is blown now, 0 if not, -1 if never seen (fuses
+ * are per target: struct change.target, else index). */
 int deliver_fuse_blown(struct deliver *d, const char *index);
 /* Prometheus text exposition of every delivery metric, appended to out. */
 void deliver_stats_prometheus(struct deliver *d, sbuf *out);

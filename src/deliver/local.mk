@@ -3,7 +3,10 @@
 libsearchsync_a_SOURCES += \
 	src/search/search.h src/search/jscan.h src/search/jscan.c \
 	src/search/dialect.c src/search/bulk.c src/search/client.c \
-	src/deliver/deliver.h src/deliver/deliver.c \
+	src/search/wait.h src/search/wait.c \
+	src/deliver/deliver.h src/deliver/deliver_int.h src/deliver/deliver.c \
+	src/deliver/version.c src/deliver/queue.c src/deliver/txn.c \
+	src/deliver/helper.c src/deliver/engine.c src/deliver/stats.c \
 	src/deliver/hist.h src/deliver/hist.c \
 	src/deliver/store.h src/deliver/store.c
 

@@ -13,9 +13,11 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "deliver/deliver.h"
@@ -45,8 +47,11 @@ struct fake {
     int fail_429_items;     /* next N items: 429 */
     const char *fail_index; /* requests touching this index fail (transport) */
     bool gate_closed;
-    int inflight;
+    int inflight, max_inflight;
     long requests, items;
+    /* every version of doc "tx" in the order it reached the engine, any index */
+    uint64_t tx_log[512];
+    int tx_n;
     /* dead letters */
     int dl_count;
     int dl_fail; /* next N dead-letter writes fail */
@@ -58,11 +63,24 @@ struct fake {
 
 static struct fake F;
 
-/* Wait up to 20 s for a condition: generous, because make check runs these
- * tests under ASan beside a busy search engine on two cores. */
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait up to 20 s for a condition, then fail the test: generous, because
+ * make check runs these tests under ASan beside a busy search engine on two
+ * cores. The condition reads the fake's state through the accessors below
+ * (under its lock) or delivery's public API, never F's fields bare: helper
+ * threads write them. */
 #define WAIT_UNTIL(cond) \
     do { \
-        for (int w_ = 0; w_ < 4000 && !(cond); w_++) usleep(5000); \
+        int64_t end_ = mono_ms() + 20000; \
+        while (!(cond)) { \
+            if (mono_ms() >= end_) fail_msg("timed out after 20 s waiting for: %s", #cond); \
+            usleep(2000); \
+        } \
     } while (0)
 
 static struct fdoc *fdoc_get(const char *index, const char *id, size_t idn) {
@@ -91,6 +109,7 @@ static int fake_bulk(void *ud, int helper, const char *body, size_t len,
     (void)helper;
     pthread_mutex_lock(&F.mu);
     F.inflight++;
+    if (F.inflight > F.max_inflight) F.max_inflight = F.inflight;
     while (F.gate_closed) pthread_cond_wait(&F.cv, &F.mu);
     F.requests++;
     sbuf_reset(&resp->body);
@@ -169,6 +188,7 @@ static int fake_bulk(void *ud, int helper, const char *body, size_t len,
             d->order_broken = true;
         }
         if (v > d->last_seen) d->last_seen = v;
+        if (idn == 2 && !memcmp(id, "tx", 2) && F.tx_n < 512) F.tx_log[F.tx_n++] = v;
         int status;
         const char *err = NULL;
         if (F.fail_index && !strcmp(F.fail_index, index)) {
@@ -213,6 +233,45 @@ static int fake_bulk(void *ud, int helper, const char *body, size_t len,
     F.inflight--;
     pthread_mutex_unlock(&F.mu);
     return SEARCH_OK;
+}
+
+/* the fake's state, read and written under its lock (helpers run fake_bulk
+ * and the callbacks concurrently) */
+static int fake_inflight(void) {
+    pthread_mutex_lock(&F.mu);
+    int n = F.inflight;
+    pthread_mutex_unlock(&F.mu);
+    return n;
+}
+static long fake_requests(void) {
+    pthread_mutex_lock(&F.mu);
+    long n = F.requests;
+    pthread_mutex_unlock(&F.mu);
+    return n;
+}
+static int fake_ckpt_count(void) {
+    pthread_mutex_lock(&F.mu);
+    int n = F.ckpt_count;
+    pthread_mutex_unlock(&F.mu);
+    return n;
+}
+static bool ckpt_last_is(const char *pos) {
+    pthread_mutex_lock(&F.mu);
+    bool r = !strcmp(F.ckpt_last, pos);
+    pthread_mutex_unlock(&F.mu);
+    return r;
+}
+static bool fake_has(const char *index, const char *id) {
+    pthread_mutex_lock(&F.mu);
+    struct fdoc *f = fdoc_find(index, id);
+    bool r = f && f->exists;
+    pthread_mutex_unlock(&F.mu);
+    return r;
+}
+static void fake_fail_index(const char *index) {
+    pthread_mutex_lock(&F.mu);
+    F.fail_index = index;
+    pthread_mutex_unlock(&F.mu);
 }
 
 static const struct deliver_transport FAKE = {.ud = NULL, .bulk = fake_bulk};
@@ -381,7 +440,7 @@ static void t_stream_with_faults(void **s) {
     char lw[32];
     deliver_low_water(d, lw, sizeof lw);
     assert_string_equal(lw, "end");
-    assert_string_equal(F.ckpt_last, "end");
+    assert_true(ckpt_last_is("end"));
     for (int i = 0; i < DOCS; i++) {
         snprintf(id, sizeof id, "%d", i);
         struct fdoc *f = fdoc_find("idx", id);
@@ -436,7 +495,7 @@ static void t_coalesce(void **s) {
     struct deliver *d = mk(&o);
     gate(true);
     submit(d, "i", "hold", 1, CHANGE_INDEX, "{}");
-    while (F.inflight == 0) usleep(1000);
+    WAIT_UNTIL(fake_inflight() > 0);
     for (int v = 2; v <= 201; v++) submit(d, "i", "x", (uint64_t)v, CHANGE_INDEX, "{}");
     gate(false);
     assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
@@ -461,7 +520,7 @@ static void t_coalesce_by_routing(void **s) {
     struct deliver *d = mk(&o);
     gate(true);
     submit(d, "i", "hold", 1, CHANGE_INDEX, "{}");
-    while (F.inflight == 0) usleep(1000);
+    WAIT_UNTIL(fake_inflight() > 0);
     struct change a = {.index = "i", .doc_id = "c", .routing = "1", .version = 2,
                        .op = CHANGE_INDEX, .body = "{}", .body_len = 2};
     struct change b = {.index = "i", .doc_id = "c", .routing = "2", .version = 3,
@@ -538,7 +597,7 @@ static void t_isolate(void **s) {
     struct deliver *d = mk(&o);
     gate(true);
     submit(d, "i", "first", 1, CHANGE_INDEX, "{}");
-    while (F.inflight == 0) usleep(1000);
+    WAIT_UNTIL(fake_inflight() > 0);
     char id[16];
     for (int i = 0; i < 10; i++) {
         snprintf(id, sizeof id, "%d", i);
@@ -571,7 +630,7 @@ static void t_low_water(void **s) {
     gate(true);
     submit(d, "i", "a", 1, CHANGE_INDEX, "{}");
     uint64_t s1 = deliver_txn_end(d, "after-a");
-    while (F.inflight == 0) usleep(1000);
+    WAIT_UNTIL(fake_inflight() > 0);
     assert_int_equal(deliver_wait_txn(d, s1, 50), DELIVER_ETIMEOUT);
     char lw[32];
     assert_int_equal(deliver_low_water(d, lw, sizeof lw), 0);
@@ -592,7 +651,7 @@ static void t_low_water(void **s) {
 struct producer {
     struct deliver *d;
     int n;
-    volatile int done;
+    atomic_int done;
 };
 static void *produce(void *arg) {
     struct producer *p = arg;
@@ -601,7 +660,7 @@ static void *produce(void *arg) {
         snprintf(id, sizeof id, "p%d", i);
         submit(p->d, "hwm", id, 1 + (uint64_t)i, CHANGE_INDEX, "{}");
     }
-    p->done = 1;
+    atomic_store(&p->done, 1);
     return NULL;
 }
 
@@ -619,7 +678,7 @@ static void t_high_water(void **s) {
     struct deliver_stats st;
     WAIT_UNTIL((deliver_get_stats(d, &st), st.blocked >= 1));
     usleep(50000);
-    assert_int_equal(p.done, 0);
+    assert_int_equal(atomic_load(&p.done), 0);
     deliver_get_stats(d, &st);
     assert_int_equal(st.queued + st.inflight, 10);
     assert_true(st.blocked >= 1);
@@ -640,21 +699,19 @@ static void t_fuse(void **s) {
     o.fuse_interval_ms = 10000;
     o.fuse_reset_ms = 300;
     struct deliver *d = mk(&o);
-    F.fail_index = "sick";
+    fake_fail_index("sick");
     submit(d, "sick", "1", 1, CHANGE_INDEX, "{}");
     WAIT_UNTIL(deliver_fuse_blown(d, "sick") == 1);
     assert_int_equal(deliver_fuse_blown(d, "sick"), 1);
     submit(d, "well", "1", 1, CHANGE_INDEX, "{}");
     deliver_txn_end(d, "x");
-    WAIT_UNTIL(fdoc_find("well", "1"));
+    WAIT_UNTIL(fake_has("well", "1"));
     struct fdoc *w = fdoc_find("well", "1");
     assert_non_null(w);
     assert_true(w->exists);
     /* drain cannot finish while the fuse is blown and the index fails */
     assert_int_equal(deliver_drain(d, 100), DELIVER_ETIMEOUT);
-    pthread_mutex_lock(&F.mu);
-    F.fail_index = NULL; /* the engine recovers */
-    pthread_mutex_unlock(&F.mu);
+    fake_fail_index(NULL); /* the engine recovers */
     assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
     assert_true(fdoc_find("sick", "1")->exists);
     assert_int_equal(deliver_fuse_blown(d, "sick"), 0);
@@ -683,7 +740,7 @@ static void t_purge(void **s) {
     o.high_watermark = 5;
     o.purge = PURGE_ONE;
     struct deliver *d = mk(&o);
-    F.fail_index = "sick";
+    fake_fail_index("sick");
     char id[16];
     for (int i = 0; i < 20; i++) {
         snprintf(id, sizeof id, "%d", i);
@@ -710,7 +767,7 @@ static void t_purge_index_all(void **s) {
         o.high_watermark = 30;
         o.purge = (enum purge_strategy)strat;
         struct deliver *d = mk(&o);
-        F.fail_index = "sick";
+        fake_fail_index("sick");
         char id[16];
         submit(d, "sick", "first", 1, CHANGE_INDEX, "{}");
         WAIT_UNTIL(deliver_fuse_blown(d, "sick") == 1);
@@ -725,11 +782,11 @@ static void t_purge_index_all(void **s) {
         deliver_get_stats(d, &st);
         assert_true(st.purged >= 70);
         assert_int_equal(st.purged, (uint64_t)F.dl_count);
-        F.fail_index = NULL;
+        fake_fail_index(NULL);
         for (int i = 0; i < 100; i++) {
             snprintf(id, sizeof id, "%d", i);
-            WAIT_UNTIL(fdoc_find("well", id));
-            assert_non_null(fdoc_find("well", id)); /* nothing of the healthy index purged */
+            WAIT_UNTIL(fake_has("well", id));
+            assert_true(fake_has("well", id)); /* nothing of the healthy index purged */
         }
         deliver_free(d);
         teardown(NULL);
@@ -757,8 +814,8 @@ static void t_checkpoint_retry(void **s) {
     struct deliver *d = deliver_new(&o, NULL, err, sizeof err);
     submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
     deliver_txn_end(d, "p1");
-    WAIT_UNTIL(!strcmp(F.ckpt_last, "p1"));
-    assert_string_equal(F.ckpt_last, "p1");
+    WAIT_UNTIL(ckpt_last_is("p1"));
+    assert_true(ckpt_last_is("p1"));
     struct deliver_stats st;
     deliver_get_stats(d, &st);
     assert_int_equal(st.checkpoint_failures, 3);
@@ -766,10 +823,10 @@ static void t_checkpoint_retry(void **s) {
     deliver_free(d);
 }
 
-static volatile int slow_in;
+static atomic_int slow_in;
 static int ckpt_slow(void *ud, const char *pos, uint64_t seq) {
     if (!strcmp(pos, "p1")) {
-        slow_in = 1;
+        atomic_store(&slow_in, 1);
         usleep(300000);
     }
     return ckpt_cb(ud, pos, seq);
@@ -784,17 +841,17 @@ static void t_checkpoint_order(void **s) {
     char err[256];
     o.transport = &FAKE;
     o.checkpoint = ckpt_slow;
-    slow_in = 0;
+    atomic_store(&slow_in, 0);
     struct deliver *d = deliver_new(&o, NULL, err, sizeof err);
     submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
     deliver_txn_end(d, "p1");
-    while (!slow_in) usleep(1000);
+    WAIT_UNTIL(atomic_load(&slow_in));
     submit(d, "i", "2", 2, CHANGE_INDEX, "{}");
     deliver_txn_end(d, "p2");
     assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
-    assert_string_equal(F.ckpt_last, "p2");
+    assert_true(ckpt_last_is("p2"));
     deliver_free(d);
-    assert_string_equal(F.ckpt_last, "p2");
+    assert_true(ckpt_last_is("p2"));
 }
 
 /* A transaction that is itself a checkpoint save read back (quiet) moves
@@ -810,23 +867,23 @@ static void t_quiet_txn(void **s) {
     char lw[64];
     submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
     deliver_txn_end(d, "p1");
-    WAIT_UNTIL(!strcmp(F.ckpt_last, "p1"));
-    assert_string_equal(F.ckpt_last, "p1");
-    int saves = F.ckpt_count;
+    WAIT_UNTIL(ckpt_last_is("p1"));
+    assert_true(ckpt_last_is("p1"));
+    int saves = fake_ckpt_count();
     deliver_txn_end_quiet(d, "q1"); /* p1's save, read back */
     deliver_low_water(d, lw, sizeof lw);
     assert_string_equal(lw, "q1");
     usleep(150000); /* 15 checkpoint intervals: none saves q1 */
-    assert_int_equal(F.ckpt_count, saves);
-    WAIT_UNTIL(!strcmp(F.ckpt_last, "q1")); /* once the idle interval has passed */
-    assert_string_equal(F.ckpt_last, "q1");
-    saves = F.ckpt_count;
+    assert_int_equal(fake_ckpt_count(), saves);
+    WAIT_UNTIL(ckpt_last_is("q1")); /* once the idle interval has passed */
+    assert_true(ckpt_last_is("q1"));
+    saves = fake_ckpt_count();
     deliver_txn_end_quiet(d, "q2"); /* q1's save, read back: again not at once */
     usleep(150000);
-    assert_int_equal(F.ckpt_count, saves);
+    assert_int_equal(fake_ckpt_count(), saves);
     deliver_txn_end(d, "p2"); /* an ordinary transaction (no changes of its own) */
-    WAIT_UNTIL(!strcmp(F.ckpt_last, "p2"));
-    assert_string_equal(F.ckpt_last, "p2");
+    WAIT_UNTIL(ckpt_last_is("p2"));
+    assert_true(ckpt_last_is("p2"));
     /* behind a transaction in flight it moves that one's position, saved
      * with it when it is acknowledged */
     gate(true);
@@ -834,17 +891,17 @@ static void t_quiet_txn(void **s) {
     deliver_txn_end(d, "p3");
     deliver_txn_end_quiet(d, "q3");
     gate(false);
-    WAIT_UNTIL(!strcmp(F.ckpt_last, "q3"));
-    assert_string_equal(F.ckpt_last, "q3");
+    WAIT_UNTIL(ckpt_last_is("q3"));
+    assert_true(ckpt_last_is("q3"));
     /* with changes of its own it is an ordinary end */
     submit(d, "i", "3", 3, CHANGE_INDEX, "{}");
     deliver_txn_end_quiet(d, "p4");
-    WAIT_UNTIL(!strcmp(F.ckpt_last, "p4"));
-    assert_string_equal(F.ckpt_last, "p4");
+    WAIT_UNTIL(ckpt_last_is("p4"));
+    assert_true(ckpt_last_is("p4"));
     /* the drain saves a quiet position at once: a stopped daemon is exact */
     deliver_txn_end_quiet(d, "q5");
     assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
-    assert_string_equal(F.ckpt_last, "q5");
+    assert_true(ckpt_last_is("q5"));
     deliver_free(d);
 }
 
@@ -897,7 +954,7 @@ static void t_drain(void **s) {
     struct deliver *d = mk(&o);
     gate(true);
     submit(d, "i", "before", 1, CHANGE_INDEX, "{}");
-    while (F.inflight == 0) usleep(1000);
+    WAIT_UNTIL(fake_inflight() > 0);
     struct drainer x = {.d = d};
     pthread_t th;
     pthread_create(&th, NULL, do_drain, &x);
@@ -929,9 +986,9 @@ static void t_batch_min_flush(void **s) {
     struct deliver *d = mk(&o);
     submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
     usleep(100000);
-    assert_int_equal(F.requests, 0);
-    WAIT_UNTIL(F.requests == 1);
-    assert_int_equal(F.requests, 1);
+    assert_int_equal(fake_requests(), 0);
+    WAIT_UNTIL(fake_requests() == 1);
+    assert_int_equal(fake_requests(), 1);
     deliver_free(d);
 }
 
@@ -947,7 +1004,7 @@ static void t_batch_spans_workers(void **s) {
     struct deliver *d = mk(&o);
     gate(true);
     submit(d, "i", "first", 1, CHANGE_INDEX, "{}");
-    WAIT_UNTIL(F.inflight == 1); /* held at the gate */
+    WAIT_UNTIL(fake_inflight() == 1); /* held at the gate */
     char id[16];
     for (int i = 0; i < 200; i++) {
         snprintf(id, sizeof id, "%d", i);
@@ -958,7 +1015,7 @@ static void t_batch_spans_workers(void **s) {
     gate(false);
     assert_int_equal(deliver_drain(d, 20000), DELIVER_OK);
     assert_int_equal(F.items, 202);
-    assert_int_equal(F.requests, 4); /* 1 + 100 + 100 of "i", 1 of "other" */
+    assert_int_equal(fake_requests(), 4); /* 1 + 100 + 100 of "i", 1 of "other" */
     deliver_free(d);
 }
 
@@ -976,10 +1033,10 @@ static void t_flush_on_txn_end(void **s) {
     submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
     submit(d, "i", "2", 1, CHANGE_INDEX, "{}");
     usleep(100000);
-    assert_int_equal(F.requests, 0);
+    assert_int_equal(fake_requests(), 0);
     uint64_t seq = deliver_txn_end(d, "p");
     assert_int_equal(deliver_wait_txn(d, seq, 20000), DELIVER_OK);
-    assert_int_equal(F.requests, 1);
+    assert_int_equal(fake_requests(), 1);
     assert_int_equal(F.items, 2);
     deliver_free(d);
 }
@@ -1020,6 +1077,95 @@ static void t_hist(void **s) {
     }
 }
 
+/* after a reindex switch an alias and its physical index name one index:
+ * changes sent through the alias (target p) and to p by name are one queue,
+ * sent in submit order with at most one batch in flight (an element update
+ * through the alias, then an older whole-document write to p accepted after
+ * it, was the defect) */
+static void t_target_one_queue(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 4;
+    o.helpers = 3;
+    o.batch_max = 4;
+    struct deliver *d = mk(&o);
+    gate(true);
+    struct change c0 = {.index = "p", .doc_id = "tx", .version = 1, .op = CHANGE_INDEX,
+                        .body = "{}", .body_len = 2};
+    assert_int_equal(deliver_submit(d, &c0), DELIVER_OK);
+    WAIT_UNTIL(fake_inflight() > 0);
+    assert_int_equal(fake_inflight(), 1);
+    /* whole documents to p by name, partial updates through the alias a */
+    for (uint64_t v = 2; v <= 60; v++) {
+        struct change c = {.index = v % 2 ? "p" : "a", .target = v % 2 ? NULL : "p",
+                           .doc_id = "tx", .version = v,
+                           .op = v % 2 ? CHANGE_INDEX : CHANGE_UPDATE,
+                           .body = "{\"e\":1}", .body_len = 7,
+                           .require_alias = !(v % 2)};
+        assert_int_equal(deliver_submit(d, &c), DELIVER_OK);
+    }
+    usleep(50000); /* time for a second batch to start, if it could */
+    assert_int_equal(fake_inflight(), 1);
+    gate(false);
+    assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
+    pthread_mutex_lock(&F.mu);
+    int n = F.tx_n, maxin = F.max_inflight;
+    uint64_t log[512];
+    memcpy(log, F.tx_log, sizeof log);
+    pthread_mutex_unlock(&F.mu);
+    assert_int_equal(maxin, 1);
+    assert_int_equal(n, 60); /* nothing coalesced: index and update alternate */
+    for (int i = 0; i < n; i++) assert_int_equal(log[i], (uint64_t)i + 1);
+    /* the fuse is the target's */
+    assert_int_equal(deliver_fuse_blown(d, "p"), 0);
+    assert_int_equal(deliver_fuse_blown(d, "a"), -1);
+    deliver_free(d);
+}
+
+static int fake_probe(void *ud, int helper, struct search_resp *resp) {
+    (void)ud;
+    (void)helper;
+    pthread_mutex_lock(&F.mu);
+    int rc = F.fail_requests > 0 ? SEARCH_ETRANSPORT : SEARCH_OK;
+    pthread_mutex_unlock(&F.mu);
+    if (rc != SEARCH_OK) snprintf(resp->err, sizeof resp->err, "fake: connection refused");
+    resp->status = rc == SEARCH_OK ? 200 : 0;
+    return rc;
+}
+
+/* the engine away long enough to blow the fuse (reset: 60 s): the first
+ * answer to a probe heals it and deliveries resume at once */
+static void t_engine_back_resumes(void **s) {
+    (void)s;
+    static const struct deliver_transport PROBING = {.bulk = fake_bulk, .probe = fake_probe};
+    struct deliver_opts o;
+    base_opts(&o);
+    o.fuse_failures = 2;
+    o.fuse_reset_ms = 60000;
+    o.retry_initial_ms = 50;
+    o.retry_max_ms = 60000;
+    o.transport = &PROBING;
+    o.dead_letter = dl_cb;
+    o.checkpoint = ckpt_cb;
+    char err[256];
+    struct deliver *d = deliver_new(&o, NULL, err, sizeof err);
+    assert_non_null(d);
+    pthread_mutex_lock(&F.mu);
+    F.fail_requests = 1000000;
+    pthread_mutex_unlock(&F.mu);
+    submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
+    WAIT_UNTIL(deliver_fuse_blown(d, "i") == 1);
+    pthread_mutex_lock(&F.mu);
+    F.fail_requests = 0; /* the engine is back */
+    pthread_mutex_unlock(&F.mu);
+    int64_t t0 = mono_ms();
+    WAIT_UNTIL(fake_has("i", "1"));
+    assert_true(mono_ms() - t0 < 5000); /* a probe a second, not the fuse's 60 s */
+    assert_int_equal(deliver_fuse_blown(d, "i"), 0);
+    deliver_free(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_version_layout),
@@ -1046,6 +1192,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_flush_on_txn_end, setup, teardown),
         cmocka_unit_test_setup_teardown(t_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(t_batch_min_flush, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_target_one_queue, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_engine_back_resumes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

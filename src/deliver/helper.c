@@ -1,0 +1,606 @@
+/* helper.c: the helper threads that send: picking an eligible queue,
+ * taking a batch, the bulk request and classifying its answer, retries with
+ * backoff, fuses, dead letters, and purges at the high-water mark. */
+#include "deliver/deliver_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "search/search.h"
+
+/* ---------- fuses ---------- */
+
+struct fuse *fuse_get(struct deliver *d, const char *index) {
+    for (struct fuse *f = d->fuses; f; f = f->next)
+        if (!strcmp(f->index, index)) return f;
+    struct fuse *f = xcalloc(1, sizeof *f);
+    f->index = xstrdup(index);
+    f->melts = xcalloc((size_t)d->o.fuse_failures, sizeof(int64_t));
+    f->next = d->fuses;
+    d->fuses = f;
+    return f;
+}
+
+static void fuse_melt(struct deliver *d, struct fuse *f, int64_t now) {
+    if (f->blown) return;
+    int n = d->o.fuse_failures;
+    f->melts[f->head] = now;
+    f->head = (f->head + 1) % n;
+    if (f->nmelts < n) f->nmelts++;
+    int recent = 0;
+    for (int i = 0; i < f->nmelts; i++)
+        if (now - f->melts[i] <= (int64_t)d->o.fuse_interval_ms * NS_PER_MS) recent++;
+    if (recent >= n) {
+        f->blown = true;
+        f->heal_ns = now + (int64_t)d->o.fuse_reset_ms * NS_PER_MS;
+        f->blows++;
+        f->nmelts = 0;
+        f->head = 0;
+        wc_add(&d->fuse_blows, 1);
+        if (!d->eng_down) /* else the engine's outage is what is said (engine.c) */
+            log_warn("deliver", "fuse of index %s blown after %d failures within %d ms; "
+                     "pausing it for %d ms", f->index, n, d->o.fuse_interval_ms,
+                     d->o.fuse_reset_ms);
+    }
+}
+
+bool fuse_check(struct deliver *d, struct fuse *f, int64_t now, int64_t *wake) {
+    (void)d;
+    if (!f->blown) return true;
+    if (now >= f->heal_ns) {
+        f->blown = false;
+        if (!d->eng_down)
+            log_info("deliver", "fuse of index %s healed; resuming deliveries", f->index);
+        return true;
+    }
+    if (f->heal_ns < *wake) *wake = f->heal_ns;
+    return false;
+}
+
+/* ---------- dead letters ---------- */
+
+#define DL_LOG_BURST 10
+#define DL_LOG_WINDOW_NS (10LL * 1000000000LL)
+
+static int write_dead_letter(struct deliver *d, struct item *it, const char *error,
+                             size_t error_len, int status) {
+    char *etext = xstrndup(error ? error : "", error ? error_len : 0);
+    struct dead_letter dl = {
+        .index = it->index,
+        .doc_id = it->doc_id,
+        .routing = it->routing,
+        .version = it->version,
+        .op = it->op,
+        .body = it->body,
+        .body_len = it->body_len,
+        .script = it->script,
+        .error = etext,
+        .status = status,
+        .attempts = it->attempts,
+        .require_alias = it->require_alias,
+    };
+    int rc = 0;
+    if (d->o.dead_letter) {
+        rc = d->o.dead_letter(d->o.dead_letter_ud, &dl);
+    } else {
+        log_error("deliver", "dead letter (no table configured): index=%s id=%s version=%llu "
+                  "op=%s status=%d error=%s", dl.index, dl.doc_id,
+                  (unsigned long long)dl.version, change_op_name(dl.op), status, etext);
+    }
+    if (rc == 0) {
+        /* a mapping conflict can park thousands at once: log a burst of them,
+         * then say where the rest are instead of one line each */
+        int64_t now = now_ns();
+        pthread_mutex_lock(&d->dl_log_mu);
+        if (now - d->dl_log_window >= DL_LOG_WINDOW_NS) d->dl_log_window = now, d->dl_log_n = 0;
+        int n = ++d->dl_log_n;
+        pthread_mutex_unlock(&d->dl_log_mu);
+        if (n <= DL_LOG_BURST)
+            log_warn("deliver", "dead letter: index=%s id=%s version=%llu status=%d: %.300s",
+                     dl.index, dl.doc_id, (unsigned long long)dl.version, status, etext);
+        else if (n == DL_LOG_BURST + 1)
+            log_warn("deliver", "more dead letters in the next %d s are not logged one by one; "
+                     "see `searchsync dead-letters list` and the dead_letters statistic",
+                     (int)(DL_LOG_WINDOW_NS / 1000000000LL));
+    }
+    free(etext);
+    return rc > 0 ? 0 : rc;
+}
+
+/* ---------- purge (seed 001) ---------- */
+
+/* Under d->mu with the producer blocked at the high-water mark: move queued
+ * items of blown indices into *out (they stay counted in d->total until the
+ * dead letter is written and they are acknowledged). */
+void purge_collect(struct deliver *d, struct list *out) {
+    if (d->o.purge == PURGE_OFF) return;
+    int nq = 0;
+    for (int w = 0; w < d->o.workers; w++)
+        for (struct indexq *q = d->partitions[w].qs; q; q = q->next)
+            if (q->fuse->blown && q->main.n + q->aux.n > 0) nq++;
+    if (nq == 0) return;
+    int pick = rand() % nq, i = 0;
+    const char *pick_index = NULL;
+    for (int w = 0; w < d->o.workers; w++) {
+        for (struct indexq *q = d->partitions[w].qs; q; q = q->next) {
+            if (!(q->fuse->blown && q->main.n + q->aux.n > 0)) continue;
+            bool take;
+            if (d->o.purge == PURGE_ALL)
+                take = true;
+            else if (d->o.purge == PURGE_ONE)
+                take = i == pick;
+            else {
+                if (i == pick) pick_index = q->index;
+                take = false;
+            }
+            i++;
+            if (!take) continue;
+            struct list *l = q->main.n ? &q->main : &q->aux;
+            while (l->head) {
+                struct item *it = l->head;
+                list_remove(l, it);
+                if (l == &q->main) {
+                    d->main_queued--;
+                    q->main_bytes -= it->size;
+                }
+                map_del(q, it);
+                list_push_back(out, it);
+                if (d->o.purge == PURGE_ONE) return;
+            }
+            if (l == &q->main)
+                while (q->aux.head) {
+                    struct item *it = q->aux.head;
+                    list_remove(&q->aux, it);
+                    map_del(q, it);
+                    list_push_back(out, it);
+                }
+        }
+    }
+    if (pick_index) {
+        for (int w = 0; w < d->o.workers; w++)
+            for (struct indexq *q = d->partitions[w].qs; q; q = q->next) {
+                if (strcmp(q->index, pick_index)) continue;
+                struct list *ls[2] = {&q->main, &q->aux};
+                for (int k = 0; k < 2; k++)
+                    while (ls[k]->head) {
+                        struct item *it = ls[k]->head;
+                        list_remove(ls[k], it);
+                        if (k == 0) {
+                            d->main_queued--;
+                            q->main_bytes -= it->size;
+                        }
+                        map_del(q, it);
+                        list_push_back(out, it);
+                    }
+            }
+    }
+}
+
+/* Called with d->mu held; drops and retakes it. */
+void purge_flush(struct deliver *d, struct list *pl) {
+    if (!pl->head) return;
+    pthread_mutex_unlock(&d->mu);
+    struct list ok = {0}, failed = {0};
+    while (pl->head) {
+        struct item *it = pl->head;
+        list_remove(pl, it);
+        const char *why = "purged at the high-water mark while the index's fuse was blown";
+        if (write_dead_letter(d, it, why, strlen(why), 0) == 0)
+            list_push_back(&ok, it);
+        else
+            list_push_back(&failed, it);
+    }
+    pthread_mutex_lock(&d->mu);
+    while (ok.head) {
+        struct item *it = ok.head;
+        list_remove(&ok, it);
+        wc_add(&d->purged, 1);
+        wc_add(&d->dead_letters, 1);
+        ack_item(d, it);
+    }
+    while (failed.tail) { /* back to the front of its queue, order kept */
+        struct item *it = failed.tail;
+        list_remove(&failed, it);
+        it->in_aux = false;
+        list_push_front(&it->q->main, it);
+        d->main_queued++;
+        it->q->main_bytes += it->size;
+        if (!map_get(it->q, it->doc_id, it->routing, it->hash)) map_put(it->q, it);
+    }
+    advance_low_water(d);
+    pthread_cond_broadcast(&d->space_cv);
+}
+
+/* ---------- helpers ---------- */
+
+static struct indexq *pick_queue(struct deliver *d, int64_t now, int64_t *wake) {
+    int W = d->o.workers;
+    for (int k = 0; k < W; k++) {
+        int w = (d->scan_cursor + k) % W;
+        for (struct indexq *q = d->partitions[w].qs; q; q = q->next) {
+            if (eligible(d, q, now, wake)) {
+                d->scan_cursor = (w + 1) % W;
+                return q;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* A batch holds at most one change per document: if an item failed and a
+ * later change of the same doc in the same request succeeded, the retry
+ * would land after it (an update applied before its index, then lost). The
+ * batch ends at the first repeated doc; hashes stand for docs (a collision
+ * only ends a batch early). */
+static bool seen_add(uint64_t *set, size_t cap, uint64_t h) {
+    h |= 1;
+    for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+        if (set[i] == h) return false;
+        if (!set[i]) {
+            set[i] = h;
+            return true;
+        }
+    }
+}
+
+/* Move up to batch_max items (and batch_max_bytes) from the front of q into
+ * the batch; false when the batch must end here (a repeated document, a
+ * solo item, or full). */
+static bool take_from(struct deliver *d, struct indexq *q, struct item ***arr, int *cap, int *n,
+                      size_t *bytes, uint64_t *seen, size_t seen_cap) {
+    int took = 0;
+    bool go_on = true;
+    while (q->main.head) {
+        struct item *it = q->main.head;
+        if (*n >= d->o.batch_max ||
+            (*n > 0 && (*bytes + it->size > (size_t)d->o.batch_max_bytes || it->solo)) ||
+            !seen_add(seen, seen_cap, it->hash)) {
+            go_on = false;
+            break;
+        }
+        list_remove(&q->main, it);
+        map_del(q, it);
+        q->main_bytes -= it->size;
+        *bytes += it->size;
+        it->attempts++;
+        if (*n >= *cap) {
+            *cap = *cap ? *cap * 2 : 64;
+            *arr = xrealloc(*arr, sizeof(**arr) * (size_t)*cap);
+        }
+        (*arr)[(*n)++] = it;
+        took++;
+        if (it->solo) {
+            go_on = false;
+            break;
+        }
+    }
+    d->main_queued -= took;
+    q->inflight = true;
+    return go_on && *n < d->o.batch_max;
+}
+
+/* A batch starts at q and, while there is room, goes on with the other
+ * eligible queues of the same index (other partitions' documents), so that a
+ * burst spread over W partitions still leaves as full requests. Each queue
+ * taken from has this batch in flight (its documents' order is kept); all
+ * are of one index, so one fuse and one backoff apply to the request. */
+static int take_batch(struct deliver *d, struct helper *h, struct indexq *q,
+                      struct item ***arr, int *cap, uint64_t *seen, size_t seen_cap,
+                      int64_t now) {
+    int n = 0;
+    size_t bytes = 0;
+    memset(seen, 0, seen_cap * sizeof *seen);
+    h->nqs = 0;
+    /* beyond the first queue, a batch takes no more than its share of what
+     * the index has queued, so that the other helpers still find work (one
+     * batch holding every queue would leave one request in flight) */
+    long queued = 0;
+    for (int w = 0; w < d->o.workers; w++)
+        for (struct indexq *o = d->partitions[w].qs; o; o = o->next)
+            if (o->fuse == q->fuse && !o->inflight) queued += o->main.n;
+    long share = (queued + d->o.helpers - 1) / d->o.helpers;
+    bool more = true;
+    for (int k = 0; k <= d->o.workers && more; k++) {
+        if (k > 0 && n >= share) break;
+        struct indexq *from = q;
+        if (k > 0) { /* the same index in the other partitions */
+            int w = (d->scan_cursor + k - 1) % d->o.workers;
+            from = NULL;
+            for (struct indexq *o = d->partitions[w].qs; o; o = o->next)
+                if (o->fuse == q->fuse && o != q) from = o;
+            int64_t wake = now;
+            if (!from || !eligible(d, from, now, &wake) || from->main.head->solo) continue;
+        }
+        if (h->nqs >= h->qs_cap) {
+            h->qs_cap = h->qs_cap ? 2 * h->qs_cap : 8;
+            h->qs = xrealloc(h->qs, sizeof *h->qs * (size_t)h->qs_cap);
+        }
+        h->qs[h->nqs++] = from;
+        more = take_from(d, from, arr, cap, &n, &bytes, seen, seen_cap);
+    }
+    d->inflight += n;
+    d->inflight_batches++;
+    return n;
+}
+
+static enum bulk_op bulk_op_of(enum change_op op) {
+    switch (op) {
+    case CHANGE_DELETE: return BULK_DELETE;
+    case CHANGE_UPDATE: return BULK_UPDATE;
+    case CHANGE_SCRIPT: return BULK_SCRIPT;
+    default: return BULK_INDEX;
+    }
+}
+
+int default_bulk(void *ud, int helper, const char *body, size_t len,
+                        struct search_resp *resp) {
+    struct deliver *d = ud;
+    struct search_conn *k = d->helpers[helper].conn;
+    /* only what bulk_response_parse reads: each item's status and error (and a
+     * failed request's own error); the engine then writes a few bytes per
+     * item instead of its index, id, version, shards and sequence numbers */
+    return search_request(k, "POST", "/_bulk?filter_path=error,status,errors,items.*.status,items.*.error",
+                          "application/x-ndjson", body, len, resp);
+}
+
+int default_probe(void *ud, int helper, struct search_resp *resp) {
+    struct deliver *d = ud;
+    return search_request(d->helpers[helper].conn, "GET", "/", NULL, NULL, 0, resp);
+}
+
+enum outcome {
+    OUT_ACK = 0, OUT_RETRY, OUT_DEAD,
+    OUT_WROTE,  /* ack: a full-state write landed */
+    OUT_MISSING /* ack: a partial update found no document (the producer is told) */
+};
+
+void *helper_main(void *arg) {
+    struct helper *h = arg;
+    struct deliver *d = h->d;
+    struct item **batch = NULL;
+    int cap = 0;
+    enum outcome *outc = NULL;
+    int outc_cap = 0;
+    const struct search_dialect *dia = d->client ? search_client_dialect(d->client) : NULL;
+    size_t seen_cap = 64;
+    while (seen_cap < (size_t)d->o.batch_max * 2) seen_cap *= 2;
+    uint64_t *seen = xcalloc(seen_cap, sizeof *seen);
+    pthread_mutex_lock(&d->mu);
+    while (!d->stop) {
+        int64_t now = now_ns();
+        int64_t wake = now + 1000 * NS_PER_MS;
+        struct indexq *q = pick_queue(d, now, &wake);
+        if (!q && engine_probe_due(d, now, &wake)) {
+            pthread_mutex_unlock(&d->mu);
+            int prc = d->tr.probe(d->tr.ud, h->id, &h->resp);
+            pthread_mutex_lock(&d->mu);
+            engine_probed(d, prc == SEARCH_OK, h->resp.err, now_ns());
+            continue;
+        }
+        if (!q) {
+            struct timespec ts;
+            deadline_ts(&ts, wake);
+            pthread_cond_timedwait(&d->work_cv, &d->mu, &ts);
+            continue;
+        }
+        int n = take_batch(d, h, q, &batch, &cap, seen, seen_cap, now);
+        if (d->main_queued > 0) pthread_cond_signal(&d->work_cv); /* the rest: another helper */
+        h->sending_ns = now_ns();
+        pthread_mutex_unlock(&d->mu);
+
+        /* build and send, outside the lock */
+        sbuf_reset(&h->body);
+        for (int i = 0; i < n; i++) {
+            struct item *it = batch[i];
+            struct bulk_item bi = {
+                .op = bulk_op_of(it->op),
+                .index = it->index,
+                .id = it->doc_id,
+                .routing = it->routing,
+                .version = it->version,
+                .body = it->body,
+                .body_len = it->body_len,
+                .script = it->script,
+                .version_field = d->version_field,
+                .require_alias = it->require_alias,
+            };
+            bulk_append(&h->body, dia, &bi);
+        }
+        if (n > h->res_cap) {
+            h->res_cap = n;
+            h->res = xrealloc(h->res, sizeof *h->res * (size_t)n);
+        }
+        if (n > outc_cap) {
+            outc_cap = n;
+            outc = xrealloc(outc, sizeof *outc * (size_t)n);
+        }
+        int64_t t0 = now_ns();
+        int rc = d->tr.bulk(d->tr.ud, h->id, h->body.data, h->body.len, &h->resp);
+        int64_t t1 = now_ns();
+        bool request_failed = false, isolate = false;
+        int nstale = 0, nmissing = 0, nretry = 0, ndead = 0, nok = 0, n429 = 0;
+        const char *fail_text = NULL;
+        if (rc != SEARCH_OK) {
+            request_failed = true;
+            fail_text = h->resp.err;
+        } else {
+            enum bulk_class hc = http_classify(h->resp.status);
+            if (hc != BULK_OK) {
+                request_failed = true;
+                fail_text = h->resp.body.data ? h->resp.body.data : "";
+                if (hc == BULK_PERMANENT && n > 1) {
+                    /* one bad item (e.g. a body that is not JSON) makes the
+                     * engine refuse the whole request: send each alone to
+                     * find it, without backoff or fuse */
+                    for (int i = 0; i < n; i++) {
+                        outc[i] = OUT_RETRY;
+                        batch[i]->solo = true;
+                    }
+                    nretry = n;
+                    isolate = true;
+                    request_failed = false;
+                    goto classified;
+                }
+                if (hc == BULK_PERMANENT) {
+                    for (int i = 0; i < n; i++) {
+                        h->res[i].status = (int)h->resp.status;
+                        h->res[i].error = fail_text;
+                        h->res[i].error_len = strlen(fail_text);
+                        h->res[i].err_type = NULL;
+                        outc[i] = OUT_DEAD;
+                    }
+                    ndead = n;
+                    request_failed = false; /* handled per item */
+                    goto classified;
+                }
+            } else {
+                int got = bulk_response_parse(h->resp.body.data, h->resp.body.len, h->res, n);
+                if (got != n) {
+                    request_failed = true;
+                    fail_text = "bulk response does not list every item";
+                }
+            }
+        }
+        if (request_failed) {
+            for (int i = 0; i < n; i++) outc[i] = OUT_RETRY;
+            nretry = n;
+        } else {
+            for (int i = 0; i < n; i++) {
+                struct item *it = batch[i];
+                enum bulk_class bc = bulk_classify(bulk_op_of(it->op), &h->res[i]);
+                it->status = h->res[i].status;
+                switch (bc) {
+                case BULK_OK:
+                    outc[i] = OUT_ACK, nok++;
+                    if (it->op == CHANGE_INDEX || it->op == CHANGE_DELETE) outc[i] = OUT_WROTE;
+                    break;
+                case BULK_STALE: outc[i] = OUT_ACK, nstale++; break;
+                case BULK_MISSING:
+                    outc[i] = d->o.missing ? OUT_MISSING : OUT_ACK, nmissing++;
+                    break;
+                case BULK_TRANSIENT: {
+                    int s = h->res[i].status;
+                    bool plain = s == 429 || s == 502 || s == 503 || s == 504 || s == 409 ||
+                                 (h->res[i].err_type && strcmp(h->res[i].err_type,
+                                                               "es_rejected_execution_exception") == 0);
+                    if (s == 429) n429++;
+                    if (!plain && it->attempts >= d->o.max_attempts_5xx) {
+                        outc[i] = OUT_DEAD, ndead++;
+                    } else {
+                        outc[i] = OUT_RETRY, nretry++;
+                    }
+                    break;
+                }
+                case BULK_PERMANENT: outc[i] = OUT_DEAD, ndead++; break;
+                }
+            }
+        }
+    classified:
+        /* dead letters: write them before acknowledging */
+        for (int i = 0; i < n && ndead; i++) {
+            if (outc[i] != OUT_DEAD) continue;
+            struct item *it = batch[i];
+            if (write_dead_letter(d, it, h->res[i].error, h->res[i].error_len,
+                                  h->res[i].status) != 0) {
+                outc[i] = OUT_RETRY;
+                nretry++;
+                ndead--;
+            }
+        }
+        /* after the dead letters of this batch exist: older ones of the
+         * same documents are superseded by the full writes that landed */
+        for (int i = 0; i < n; i++) {
+            if (outc[i] == OUT_MISSING) {
+                d->o.missing(d->o.missing_ud, batch[i]->index, batch[i]->doc_id,
+                             batch[i]->routing, batch[i]->version);
+                outc[i] = OUT_ACK;
+            }
+            if (outc[i] != OUT_WROTE) continue;
+            if (d->o.written)
+                d->o.written(d->o.written_ud, batch[i]->index, batch[i]->doc_id,
+                             batch[i]->version);
+            outc[i] = OUT_ACK;
+        }
+        /* a request without an answer, or rejected (429), is said by the
+         * engine's state (engine.c), once per outage instead of per request */
+        if (request_failed && rc == SEARCH_OK && h->resp.status != 429)
+            log_warn("deliver", "bulk of %d items to %s failed (will retry): %.300s", n,
+                     q->index, fail_text ? fail_text : "");
+
+        pthread_mutex_lock(&d->mu);
+        now = now_ns();
+        h->sending_ns = 0;
+        if (rc != SEARCH_OK) {
+            engine_failed(d, h->resp.err, now);
+        } else {
+            engine_answered(d, now);
+            engine_rejected(d, request_failed ? (h->resp.status == 429 ? n : 0) : n429, now);
+        }
+        rotate_stats(d, now);
+        wc_add(&d->batches, 1);
+        hist_add(&d->batch_size, (uint64_t)n);
+        hist_add(&d->lat_batch_us, (uint64_t)((t1 - t0) / 1000));
+        if (n > 0) hist_add(&d->lat_doc_us, (uint64_t)((t1 - t0) / 1000 / n));
+        if (request_failed) wc_add(&d->requests_failed, 1);
+        wc_add(&d->docs_ok, (uint64_t)nok);
+        wc_add(&d->stale, (uint64_t)nstale);
+        wc_add(&d->missing, (uint64_t)nmissing);
+        wc_add(&d->dead_letters, (uint64_t)ndead);
+        wc_add(&d->failures, (uint64_t)(nretry + ndead));
+        wc_add(&d->retries, (uint64_t)nretry);
+        if (isolate) {
+            wc_add(&d->requests_failed, 1);
+        } else if (request_failed || nretry > 0) {
+            /* the fuse melts when the engine made no progress at all: the
+             * whole request failed, or every item failed with something other
+             * than 429. Rejections (429: "slow down") only back off, with
+             * exponential backoff and jitter per queue. */
+            bool rejected = request_failed ? rc == SEARCH_OK && h->resp.status == 429
+                                           : nretry == n && n429 == n;
+            if ((request_failed || nretry == n) && !rejected) fuse_melt(d, q->fuse, now);
+            int b = q->backoff_ms ? q->backoff_ms * 2 : d->o.retry_initial_ms;
+            if (b > d->o.retry_max_ms) b = d->o.retry_max_ms;
+            /* full jitter over the upper half: [b/2, b] */
+            int j = b / 2 + (int)(rand_r(&h->rnd) % (unsigned)(b / 2 + 1));
+            for (int k = 0; k < h->nqs; k++) {
+                h->qs[k]->backoff_ms = b;
+                h->qs[k]->not_before_ns = now + (int64_t)j * NS_PER_MS;
+            }
+        } else {
+            for (int k = 0; k < h->nqs; k++) {
+                h->qs[k]->backoff_ms = 0;
+                h->qs[k]->not_before_ns = 0;
+            }
+        }
+        /* failed items go back to the front of their queues, in their order */
+        for (int i = n - 1; i >= 0; i--) {
+            struct item *it = batch[i];
+            if (outc[i] != OUT_RETRY) continue;
+            struct indexq *iq = it->q;
+            list_push_front(&iq->main, it);
+            iq->main_bytes += it->size;
+            d->main_queued++;
+            if (!map_get(iq, it->doc_id, it->routing, it->hash)) {
+                /* no newer queued change of this doc: coalescing may replace it */
+                map_put(iq, it);
+            }
+        }
+        for (int i = 0; i < n; i++)
+            if (outc[i] != OUT_RETRY) ack_item(d, batch[i]);
+        d->inflight -= n;
+        d->inflight_batches--;
+        for (int k = 0; k < h->nqs; k++) h->qs[k]->inflight = false;
+        advance_low_water(d);
+        if (d->total < d->o.high_watermark) pthread_cond_broadcast(&d->space_cv);
+        pthread_cond_broadcast(&d->done_cv);
+        pthread_cond_signal(&d->work_cv);
+    }
+    pthread_mutex_unlock(&d->mu);
+    free(batch);
+    free(outc);
+    free(seen);
+    return NULL;
+}

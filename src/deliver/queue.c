@@ -1,0 +1,244 @@
+/* queue.c: the queues: items, the per-document map of each indexq (for
+ * coalescing), the partitions that hold the indexqs, eligibility of a queue
+ * for a batch, and deliver_submit (backpressure at the high-water mark). */
+#include "deliver/deliver_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "search/search.h"
+
+/* A document is (id, routing): the same id under another routing is another
+ * copy on another shard (a child moved to a new parent leaves its old copy to
+ * be deleted there), so those changes must not coalesce. */
+static bool same_routing(const char *a, const char *b) {
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* the bucket of hash h: FNV-1a's low bits are poorly spread for short,
+ * similar ids (1, 2, 3...), so the bucket comes from the high bits of a
+ * Fibonacci multiply */
+static size_t map_bucket(uint64_t h, size_t cap) {
+    return (size_t)((h * 0x9E3779B97F4A7C15ULL) >> 40) & (cap - 1);
+}
+
+static struct item **map_slot(struct indexq *q, const char *id, const char *routing, uint64_t h) {
+    struct item **pp = &q->map[map_bucket(h, q->map_cap)];
+    while (*pp && ((*pp)->hash != h || strcmp((*pp)->doc_id, id) ||
+                   !same_routing((*pp)->routing, routing)))
+        pp = &(*pp)->hnext;
+    return pp;
+}
+
+static void map_grow(struct indexq *q) {
+    size_t ncap = q->map_cap ? q->map_cap * 2 : 64;
+    struct item **nm = xcalloc(ncap, sizeof *nm);
+    for (size_t i = 0; i < q->map_cap; i++) {
+        struct item *it = q->map[i];
+        while (it) {
+            struct item *nx = it->hnext;
+            struct item **b = &nm[map_bucket(it->hash, ncap)];
+            it->hnext = *b;
+            *b = it;
+            it = nx;
+        }
+    }
+    free(q->map);
+    q->map = nm;
+    q->map_cap = ncap;
+}
+
+struct item *map_get(struct indexq *q, const char *id, const char *routing, uint64_t h) {
+    if (!q->map_cap) return NULL;
+    return *map_slot(q, id, routing, h);
+}
+
+/* make it the newest queued item of its doc */
+void map_put(struct indexq *q, struct item *it) {
+    if (q->map_n + 1 > q->map_cap * 3 / 4) map_grow(q);
+    struct item **pp = map_slot(q, it->doc_id, it->routing, it->hash);
+    if (*pp) {
+        struct item *old = *pp;
+        it->hnext = old->hnext;
+        old->hnext = NULL;
+        old->in_map = false;
+        *pp = it;
+    } else {
+        it->hnext = NULL;
+        *pp = it;
+        q->map_n++;
+    }
+    it->in_map = true;
+}
+
+void map_del(struct indexq *q, struct item *it) {
+    if (!it->in_map) return;
+    struct item **pp = map_slot(q, it->doc_id, it->routing, it->hash);
+    if (*pp == it) {
+        *pp = it->hnext;
+        q->map_n--;
+    }
+    it->hnext = NULL;
+    it->in_map = false;
+}
+
+/* ---------- items ---------- */
+
+static struct item *item_new(const struct change *c) {
+    size_t ixn = strlen(c->index) + 1;
+    size_t idn = strlen(c->doc_id) + 1;
+    size_t rn = c->routing ? strlen(c->routing) + 1 : 0;
+    size_t bn = c->body ? c->body_len + 1 : 0;
+    size_t sn = c->script ? strlen(c->script) + 1 : 0;
+    struct item *it = xmalloc(sizeof *it + ixn + idn + rn + bn + sn);
+    memset(it, 0, sizeof *it);
+    char *p = (char *)(it + 1);
+    it->index = memcpy(p, c->index, ixn);
+    p += ixn;
+    it->doc_id = memcpy(p, c->doc_id, idn);
+    p += idn;
+    if (rn) it->routing = memcpy(p, c->routing, rn), p += rn;
+    if (bn) {
+        it->body = memcpy(p, c->body, c->body_len);
+        p[c->body_len] = '\0';
+        it->body_len = c->body_len;
+        p += bn;
+    }
+    if (sn) it->script = memcpy(p, c->script, sn);
+    it->version = c->version;
+    it->op = c->op;
+    it->require_alias = c->require_alias;
+    it->hash = fnv1a(c->doc_id, idn - 1, FNV_BASIS);
+    if (c->routing) it->hash = fnv1a(c->routing, rn - 1, fnv1a("\0", 1, it->hash));
+    it->size = 96 + ixn + idn + rn + bn + sn;
+    return it;
+}
+
+/* ---------- queues ---------- */
+
+static struct indexq *indexq_get(struct deliver *d, const char *index, uint64_t ih) {
+    struct partition *w = &d->partitions[ih % (uint64_t)d->o.workers];
+    for (struct indexq *q = w->qs; q; q = q->next)
+        if (!strcmp(q->index, index)) return q;
+    struct indexq *q = xcalloc(1, sizeof *q);
+    q->index = xstrdup(index);
+    q->fuse = fuse_get(d, index);
+    q->next = w->qs;
+    w->qs = q;
+    return q;
+}
+
+bool eligible(struct deliver *d, struct indexq *q, int64_t now, int64_t *wake) {
+    if (q->inflight || q->main.n == 0) return false;
+    if (!fuse_check(d, q->fuse, now, wake)) return false;
+    if (now < q->not_before_ns) {
+        if (q->not_before_ns < *wake) *wake = q->not_before_ns;
+        return false;
+    }
+    if (d->draining) return true;
+    if (q->main.n >= d->o.batch_min) return true;
+    if (q->main.head->enq_ns <= d->txn_flush_ns) return true;
+    if (d->total >= d->o.high_watermark) return true;
+    int64_t due = q->main.head->enq_ns + (int64_t)d->o.flush_interval_ms * NS_PER_MS;
+    if (now >= due) return true;
+    if (due < *wake) *wake = due;
+    return false;
+}
+
+/* ---------- submit ---------- */
+
+int deliver_submit(struct deliver *d, const struct change *c) {
+    if (!c || !c->index || !*c->index || !c->doc_id || !*c->doc_id || c->version == 0 ||
+        c->version > (uint64_t)INT64_MAX || (unsigned)c->op > CHANGE_SCRIPT ||
+        (c->op == CHANGE_SCRIPT && !c->script) ||
+        (c->op != CHANGE_DELETE && !c->body))
+        return DELIVER_EINVAL;
+    /* the queue (partition, indexq, fuse) is the physical index's */
+    const char *target = c->target && *c->target ? c->target : c->index;
+    struct item *it = item_new(c);
+    uint64_t ih = fnv1a(target, strlen(target), FNV_BASIS);
+    ih = fnv1a("\0", 1, ih);
+    ih = fnv1a(c->doc_id, strlen(c->doc_id), ih);
+
+    pthread_mutex_lock(&d->mu);
+    bool counted_block = false;
+    while (!d->stop && d->total >= d->o.high_watermark) {
+        if (!counted_block) {
+            counted_block = true;
+            wc_add(&d->blocked, 1);
+            d->blocked_now++;
+            pthread_cond_broadcast(&d->work_cv); /* flush partial batches */
+        }
+        struct list pl = {0};
+        purge_collect(d, &pl);
+        if (pl.head) {
+            purge_flush(d, &pl);
+            continue;
+        }
+        struct timespec ts;
+        deadline_ts(&ts, now_ns() + 200 * NS_PER_MS);
+        pthread_cond_timedwait(&d->space_cv, &d->mu, &ts);
+    }
+    if (counted_block) d->blocked_now--;
+    if (d->stop) {
+        pthread_mutex_unlock(&d->mu);
+        free(it);
+        return DELIVER_ESTOPPED;
+    }
+    int64_t now = now_ns();
+    rotate_stats(d, now);
+    struct indexq *q = indexq_get(d, target, ih);
+    it->q = q;
+    struct txn *t = open_txn(d);
+    it->txn = t;
+    t->pending++;
+    d->total++;
+    wc_add(&d->submitted, 1);
+    it->enq_ns = now;
+    it->in_aux = d->draining;
+    bool aux = it->in_aux;
+    struct item *old = NULL;
+    if (c->op == CHANGE_INDEX || c->op == CHANGE_DELETE) {
+        struct item *m = map_get(q, it->doc_id, it->routing, it->hash);
+        if (m && m->in_aux == it->in_aux && (m->op == CHANGE_INDEX || m->op == CHANGE_DELETE))
+            old = m;
+    }
+    struct list *l = it->in_aux ? &q->aux : &q->main;
+    if (old && it->version <= old->version) {
+        /* a replay of something older than what is queued: it would lose
+         * to the queued change at the engine anyway (409) */
+        wc_add(&d->coalesced, 1);
+        wc_add(&d->stale, 1);
+        ack_item(d, it);
+        advance_low_water(d);
+    } else if (old) {
+        /* the newer full-state change replaces the queued one in place */
+        list_replace(l, old, it);
+        map_del(q, old);
+        map_put(q, it);
+        it->enq_ns = old->enq_ns;
+        if (!it->in_aux) q->main_bytes += it->size - old->size;
+        wc_add(&d->coalesced, 1);
+        ack_item(d, old);
+        advance_low_water(d);
+    } else {
+        list_push_back(l, it);
+        map_put(q, it);
+        if (!it->in_aux) {
+            d->main_queued++;
+            q->main_bytes += it->size;
+        }
+    }
+    /* wake a helper only when this changes what it would do: a first item
+     * (its flush deadline), a queue that reached batch_min, or the high
+     * water mark; waking it for every item of a filling batch costs a
+     * context switch per document */
+    if (!aux && !q->inflight &&
+        (q->main.n == 1 || q->main.n >= d->o.batch_min || d->total >= d->o.high_watermark))
+        pthread_cond_signal(&d->work_cv);
+    pthread_mutex_unlock(&d->mu);
+    return DELIVER_OK;
+}

@@ -1,0 +1,33 @@
+/* version.c: external versions (version_make and its parts) and the names
+ * of change operations (deliver.h). */
+#include "deliver/deliver.h"
+
+#include <string.h>
+
+/* ---------- versions ---------- */
+
+uint64_t version_make(uint32_t epoch, uint32_t file_no, uint64_t pos) {
+    if (epoch >= (1u << VERSION_EPOCH_BITS) || file_no >= (1u << VERSION_FILE_BITS) ||
+        pos > 0xffffffffull)
+        return 0;
+    return ((uint64_t)epoch << (VERSION_FILE_BITS + VERSION_POS_BITS)) |
+           ((uint64_t)file_no << VERSION_POS_BITS) | pos;
+}
+uint32_t version_epoch(uint64_t v) {
+    return (uint32_t)(v >> (VERSION_FILE_BITS + VERSION_POS_BITS)) &
+           ((1u << VERSION_EPOCH_BITS) - 1);
+}
+uint32_t version_file(uint64_t v) {
+    return (uint32_t)(v >> VERSION_POS_BITS) & ((1u << VERSION_FILE_BITS) - 1);
+}
+uint32_t version_pos(uint64_t v) { return (uint32_t)(v & 0xffffffffull); }
+
+static const char *const OP_NAMES[] = {"index", "delete", "update", "script"};
+const char *change_op_name(enum change_op op) {
+    return (unsigned)op < 4 ? OP_NAMES[op] : "?";
+}
+int change_op_parse(const char *s) {
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, OP_NAMES[i])) return i;
+    return -1;
+}
