@@ -27,6 +27,8 @@
 #include "deliver/deliver.h"
 #include "sbuf.h"
 #include "search/search.h"
+#include "json_exact.h"
+#include "rebalance/registry.h"
 #include "status.h"
 
 static void status_usage(FILE *out) {
@@ -47,6 +49,56 @@ static long print_rows(const struct status_rows *t) {
         putchar('\n');
     }
     return (long)t->nrows;
+}
+
+static const char *str_or(const cJSON *o, const char *key) {
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(o, key));
+    return v ? v : "?";
+}
+
+/* Who reads the source: the registered nodes with ZooKeeper, else the
+ * standalone reader lock (sync/leadership.c). */
+static void print_readers(const struct ss_config *cfg, MYSQL *meta) {
+    if (cfg->cluster.zookeeper && cfg->cluster.zookeeper[0]) {
+        char err[600];
+        printf("nodes of cluster %s (ZooKeeper %s)\n", cfg->cluster.name, cfg->cluster.zookeeper);
+        struct zk *z = zk_open(cfg->cluster.zookeeper, cfg->cluster.session_timeout_ms, 3000, err,
+                               sizeof err);
+        sbuf out = SBUF_INIT;
+        if (!z || registry_list(z, cfg->cluster.name, &out, err, sizeof err) < 0) {
+            printf("  not known: %s\n", err);
+        } else {
+            cJSON *j = json_exact_parse(out.data, out.len);
+            cJSON *n;
+            int count = 0;
+            cJSON_ArrayForEach(n, j) {
+                cJSON *e = cJSON_GetObjectItem(n, "entity");
+                printf("  %s  %s of source %s, %s\n", str_or(n, "node"), str_or(e, "reader"),
+                       str_or(e, "source"), str_or(e, "node_status"));
+                count++;
+            }
+            if (!count) printf("  none registered (no daemon runs)\n");
+            cJSON_Delete(j);
+        }
+        sbuf_free(&out);
+        zk_close(z);
+        return;
+    }
+    printf("reader of source %s (standalone)\n", cfg->source.name);
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT owner, fence, TIMESTAMPDIFF(MICROSECOND, heartbeat_at, NOW(3)) DIV 1000 "
+                  "FROM reader_locks WHERE source = ");
+    db_quote(meta, &q, cfg->source.name, strlen(cfg->source.name));
+    char err[512];
+    MYSQL_RES *res = db_query(meta, q.data, q.len, err, sizeof err);
+    MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+    if (row)
+        printf("  %s (token %s, heartbeat %s ms ago%s)\n", row[0], row[1], row[2],
+               atoll(row[2]) > cfg->cluster.session_timeout_ms ? ": stale, no daemon reads" : "");
+    else
+        printf("  none yet\n");
+    if (res) mysql_free_result(res);
+    sbuf_free(&q);
 }
 
 int cmd_status(int argc, char **argv) {
@@ -157,6 +209,7 @@ int cmd_status(int argc, char **argv) {
     }
     printf("change snapshots waiting for the delayed run (table, count)\n");
     if (print_rows(&st.snapshots) == 0) printf("  none\n");
+    print_readers(&cfg, meta);
     status_free(&st);
 out:
     search_conn_free(k);
