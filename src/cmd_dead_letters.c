@@ -94,11 +94,7 @@ int cmd_dead_letters(int argc, char **argv) {
     }
     struct ss_config cfg;
     char err[1024];
-    if (config_load(&cfg, path, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync: %s\n", err);
-        config_free(&cfg);
-        return EXIT_USAGE;
-    }
+    if (command_config("dead-letters", path, &cfg) != 0) return EXIT_USAGE;
     int rc = EXIT_RUNTIME;
     struct search_client *client = NULL;
     struct deliver *d = NULL;

@@ -40,11 +40,7 @@ int cmd_migrate(int argc, char **argv) {
     }
     struct ss_config cfg;
     char err[1024];
-    if (config_load(&cfg, path, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync: %s\n", err);
-        config_free(&cfg);
-        return EXIT_USAGE;
-    }
+    if (command_config("migrate", path, &cfg) != 0) return EXIT_USAGE;
     db_params p = db_params_metadata(&cfg);
     MYSQL *m = db_connect(&p, err, sizeof err);
     int rc = EXIT_OK;

@@ -1,5 +1,6 @@
 /* cmd_prologue: what every `--config FILE` subcommand does first (see
- * command_prologue in commands.h): options, the configuration, the log. */
+ * command_prologue and command_config in commands.h): options, the
+ * configuration, the log level. */
 #include <getopt.h>
 #include <string.h>
 
@@ -20,17 +21,16 @@ int command_prologue(const char *name, int argc, char **argv, void (*usage)(FILE
         else return usage(stderr), EXIT_USAGE;
     }
     if (!path || optind != argc) return usage(stderr), EXIT_USAGE;
+    return command_config(name, path, cfg) == 0 ? -1 : EXIT_USAGE;
+}
+
+int command_config(const char *name, const char *path, struct ss_config *cfg) {
     char err[1024];
     if (config_load(cfg, path, err, sizeof err) < 0) {
         fprintf(stderr, "searchsync %s: %s\n", name, err);
         config_free(cfg);
-        return EXIT_USAGE;
+        return -1;
     }
     log_set_level(log_parse_level(cfg->log.level));
-    if (cfg->log.file && log_open_file(cfg->log.file, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync %s: %s\n", name, err);
-        config_free(cfg);
-        return EXIT_USAGE;
-    }
-    return -1;
+    return 0;
 }

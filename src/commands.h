@@ -13,12 +13,15 @@
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_FOUND = 3 };
 
 /* The prologue of a subcommand that takes `--config FILE` and `--help` and
- * nothing else: parses them, loads the configuration into *cfg and applies
- * its [log] settings. Returns -1 to go on (cfg loaded: config_free it), or
- * the exit code to return at once (usage printed, or the configuration's
- * error said on stderr and cfg already freed). */
+ * nothing else: parses them, then command_config. Returns -1 to go on (cfg
+ * loaded: config_free it), or the exit code to return at once (usage
+ * printed, or the configuration's error said on stderr and cfg freed). */
 int command_prologue(const char *name, int argc, char **argv, void (*usage)(FILE *out),
                      struct ss_config *cfg);
+/* Load the configuration file into *cfg and apply its [log] level (the log
+ * file is the daemon's: `run` opens it). 0, or -1 with the reason said on
+ * stderr as "searchsync NAME: ..." and cfg freed (exit 2). */
+int command_config(const char *name, const char *path, struct ss_config *cfg);
 
 int cmd_config(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);

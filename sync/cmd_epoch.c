@@ -57,11 +57,7 @@ int cmd_epoch(int argc, char **argv) {
     if (!path || optind != argc) return epoch_usage(stderr), EXIT_USAGE;
     struct ss_config cfg;
     char err[1024];
-    if (config_load(&cfg, path, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync: %s\n", err);
-        config_free(&cfg);
-        return EXIT_USAGE;
-    }
+    if (command_config("epoch", path, &cfg) != 0) return EXIT_USAGE;
     int rc = EXIT_RUNTIME;
     db_params p = db_params_metadata(&cfg);
     MYSQL *m = db_connect(&p, err, sizeof err);

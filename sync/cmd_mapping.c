@@ -386,12 +386,7 @@ int cmd_mapping(int argc, char **argv) {
         return EXIT_USAGE;
     }
     struct ss_config cfg;
-    char err[1024];
-    if (config_load(&cfg, o.config, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync: %s\n", err);
-        config_free(&cfg);
-        return EXIT_USAGE;
-    }
+    if (command_config("mapping", o.config, &cfg) != 0) return EXIT_USAGE;
     int rc = is_export ? do_export(&cfg, &o) : is_body ? do_body(&cfg, &o) : do_import(&cfg, &o);
     config_free(&cfg);
     mysql_library_end();

@@ -55,11 +55,7 @@ struct env {
 
 static int env_open(struct env *e, const char *path, const char *cmd, bool need_src) {
     memset(e, 0, sizeof *e);
-    if (config_load(&e->cfg, path, e->err, sizeof e->err) < 0) {
-        fprintf(stderr, "searchsync: %s\n", e->err);
-        return EXIT_USAGE;
-    }
-    log_set_level(log_parse_level(e->cfg.log.level));
+    if (command_config(cmd, path, &e->cfg) != 0) return EXIT_USAGE;
     db_params mp = db_params_metadata(&e->cfg);
     e->meta = db_connect(&mp, e->err, sizeof e->err);
     if (!e->meta || metadb_migrate(e->meta, e->cfg.metadata.database, e->err, sizeof e->err) < 0) {

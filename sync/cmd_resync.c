@@ -57,12 +57,7 @@ int cmd_resync(int argc, char **argv) {
     const char *alias = argv[optind];
     struct ss_config cfg;
     char err[2048];
-    if (config_load(&cfg, path, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync resync: %s\n", err);
-        config_free(&cfg);
-        return EXIT_USAGE;
-    }
-    log_set_level(log_parse_level(cfg.log.level));
+    if (command_config("resync", path, &cfg) != 0) return EXIT_USAGE;
     int rc = EXIT_RUNTIME;
     struct pipeline p;
     pipeline_init(&p, &cfg);

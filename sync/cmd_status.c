@@ -116,11 +116,7 @@ int cmd_status(int argc, char **argv) {
     if (!path || optind != argc) return status_usage(stderr), EXIT_USAGE;
     struct ss_config cfg;
     char err[1024];
-    if (config_load(&cfg, path, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync: %s\n", err);
-        config_free(&cfg);
-        return EXIT_USAGE;
-    }
+    if (command_config("status", path, &cfg) != 0) return EXIT_USAGE;
     int rc = EXIT_OK;
     struct search_client *client = NULL;
     struct search_conn *k = NULL;

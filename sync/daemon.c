@@ -213,6 +213,12 @@ int cmd_run(int argc, char **argv) {
     struct ss_config cfg;
     int prc = command_prologue("run", argc, argv, run_usage, &cfg);
     if (prc >= 0) return prc;
+    char lerr[512];
+    if (cfg.log.file && log_open_file(cfg.log.file, lerr, sizeof lerr) < 0) {
+        fprintf(stderr, "searchsync run: %s\n", lerr);
+        config_free(&cfg);
+        return EXIT_USAGE;
+    }
 
     struct daemon *dm = xcalloc(1, sizeof *dm);
     dm->cfg = &cfg;
