@@ -173,7 +173,9 @@ static int parse_relation(struct pctx *c, const char *path, const cJSON *v, stru
         get_bool(c, path, v, "area_update", &r->area_update) < 0 ||
         parse_columns(c, path, v, &r->columns, &r->ncolumns) < 0)
         return -1;
-    if (!r->ncolumns) return perr(c, path, "\"columns\": a relation loads at least one column");
+    if (cJSON_GetObjectItemCaseSensitive(v, "columns") && !r->ncolumns)
+        return perr(c, path, "\"columns\": a relation loads at least one column (leave "
+                             "\"columns\" out for every column)");
     return parse_relations(c, path, v, &r->relations, &r->nrelations, depth + 1);
 }
 
