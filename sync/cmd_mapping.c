@@ -11,6 +11,7 @@
  * in one transaction only with --yes or a "y" on a terminal; --dry-run stops
  * after the plan. Exit 0 ok, 1 runtime, 2 usage or a bad mapping (the
  * message names the file and the JSON path). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,13 +48,15 @@ static void mapping_usage(FILE *out) {
 }
 
 static char *read_all(const char *path, size_t *len) {
+    errno = 0;
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!f) return NULL;
     sbuf b = SBUF_INIT;
     sbuf_read_fp(&b, f);
-    int bad = ferror(f);
+    int bad = ferror(f), e = errno;
     if (f != stdin) fclose(f);
     if (bad) {
+        errno = e ? e : EIO;
         sbuf_free(&b);
         return NULL;
     }
@@ -190,8 +193,8 @@ static int do_export(const struct ss_config *cfg, const struct opts *o) {
         mapping_write(&m, &out);
         FILE *f = (!o->path || !strcmp(o->path, "-")) ? stdout : fopen(o->path, "wb");
         if (!f || fwrite(out.data, 1, out.len, f) != out.len || (f != stdout && fclose(f) != 0)) {
-            fprintf(stderr, "searchsync mapping export: cannot write %s\n",
-                    o->path ? o->path : "stdout");
+            fprintf(stderr, "searchsync mapping export: cannot write %s: %s\n",
+                    o->path ? o->path : "stdout", strerror(errno ? errno : EIO));
             rc = EXIT_RUNTIME;
         } else if (f == stdout)
             fflush(stdout);
@@ -264,7 +267,8 @@ static int do_import(const struct ss_config *cfg, const struct opts *o) {
     size_t len = 0;
     char *text = read_all(o->path, &len);
     if (!text) {
-        fprintf(stderr, "searchsync mapping import: cannot read %s\n", o->path);
+        fprintf(stderr, "searchsync mapping import: cannot read %s: %s\n", o->path,
+                strerror(errno ? errno : EIO));
         return EXIT_USAGE;
     }
     struct mapping nw = {0}, old = {0};
