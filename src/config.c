@@ -144,7 +144,7 @@ const struct config_key config_keys[] = {
       "Attempts of one item the engine keeps failing with HTTP 500 (not 502/503/504, "
       "which retry forever) before it becomes a dead letter"),
     I("delivery", "stats_window_ms", delivery.stats_window_ms, "60000", 1000, 3600000,
-      "Window of the windowed counters (the *_one statistics of seed 001)"),
+      "Window of the windowed counters (the *_one statistics of status and /metrics)"),
 
     I("reindex", "buckets", reindex.buckets, "4", 1, 4096,
       "Jobs a reindex is split into (ranges of the key, or MOD(bucket_column, buckets) with "
