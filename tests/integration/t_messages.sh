@@ -2,7 +2,8 @@
 # tests/integration/t_messages.sh — connection messages against the real
 # MariaDB: a wrong [source] password names [source] (the metadata connection,
 # which borrows [source]'s user, says so instead of blaming [metadata]); a
-# wrong [metadata] password names [metadata].
+# wrong [metadata] password names [metadata]; `dead-letters list` with none
+# says so (on stderr: stdout stays JSON lines).
 . "$(dirname "$0")/lib.sh"
 require_bin
 cat >"$TEST_TMP/src.ini" <<INI
@@ -26,4 +27,12 @@ set +e
 set -e
 assert_contains "$(cat "$TEST_TMP/out")" "check the user and password in the [metadata] section" "wrong [metadata] password names [metadata]"
 case "$(cat "$TEST_TMP/out")" in *"[source] section"*) fail "a [metadata] error blamed [source]: $(cat "$TEST_TMP/out")" ;; esac
+
+meta=$(unique_name meta)
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1"
+printf '[source]\nname = msg\nhost = 127.0.0.1\nport = %s\nuser = root\n[metadata]\ndatabase = %s\n' \
+    "$MYSQL_PORT" "$meta" >"$TEST_TMP/dl.ini"
+out=$("$SEARCHSYNC_BIN" dead-letters list --config "$TEST_TMP/dl.ini" 2>"$TEST_TMP/err") || fail "dead-letters list: $(cat "$TEST_TMP/err")"
+assert_eq "" "$out" "no dead letters: stdout empty"
+assert_contains "$(cat "$TEST_TMP/err")" "no dead letters for source msg" "no dead letters: said"
 pass
