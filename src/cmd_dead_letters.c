@@ -111,6 +111,9 @@ int cmd_dead_letters(int argc, char **argv) {
             fprintf(stderr, "searchsync dead-letters: %s\n", err);
         } else {
             fwrite(lines.data ? lines.data : "", 1, lines.len, stdout);
+            if (!lines.len) /* stderr: stdout stays JSON lines for scripts */
+                fprintf(stderr, "searchsync dead-letters: no dead letters for source %s%s%s\n",
+                        cfg.source.name, index ? " and index " : "", index ? index : "");
             rc = EXIT_OK;
         }
         sbuf_free(&lines);

@@ -144,7 +144,7 @@ const struct config_key config_keys[] = {
       "Attempts of one item the engine keeps failing with HTTP 500 (not 502/503/504, "
       "which retry forever) before it becomes a dead letter"),
     I("delivery", "stats_window_ms", delivery.stats_window_ms, "60000", 1000, 3600000,
-      "Window of the windowed counters (the *_one statistics of seed 001)"),
+      "Window of the windowed counters (the *_one statistics of status and /metrics)"),
 
     I("reindex", "buckets", reindex.buckets, "4", 1, 4096,
       "Jobs a reindex is split into (ranges of the key, or MOD(bucket_column, buckets) with "
@@ -292,6 +292,35 @@ static char *trim(char *s) {
     return s;
 }
 
+/* An inline comment ends an unquoted value, as in my.cnf: `#` anywhere, `;`
+ * after a space or tab (`token = abc  # note` is "abc"). A value holding
+ * either is written in double quotes. */
+static void strip_comment(char *v) {
+    for (char *p = v; *p; p++)
+        if (*p == '#' || (*p == ';' && (p == v || p[-1] == ' ' || p[-1] == '\t'))) {
+            *p = '\0';
+            break;
+        }
+    char *e = v + strlen(v);
+    while (e > v && isspace((unsigned char)e[-1])) *--e = '\0';
+}
+
+/* "host:port", "[v6]:port" or ":port" with a port from 1 to 65535; "" is off */
+static int check_listen(const char *key, const char *v, const char *name, char *err,
+                        size_t errlen) {
+    if (!v || !*v) return 0;
+    const char *colon = strrchr(v, ':');
+    char *end = NULL;
+    long port = colon && colon[1] && isdigit((unsigned char)colon[1]) ? strtol(colon + 1, &end, 10)
+                                                                       : -1;
+    if (port < 1 || port > 65535 || (end && *end)) {
+        errf(err, errlen, "%s: [admin] %s = \"%s\": not host:port with a port from 1 to 65535 "
+             "(e.g. 127.0.0.1:8089; \"\" turns it off)", name, key, v);
+        return -1;
+    }
+    return 0;
+}
+
 /* Unquote a "..." value in place. Returns -1 on an unterminated string. */
 static int unquote(char *v) {
     char *r = v + 1, *w = v;
@@ -305,7 +334,8 @@ static int unquote(char *v) {
         }
     }
     if (*r != '"') return -1;
-    if (*trim(r + 1)) return -1; /* text after the closing quote */
+    const char *after = trim(r + 1); /* only a comment may follow the closing quote */
+    if (*after && *after != '#' && *after != ';') return -1;
     *w = '\0';
     return 0;
 }
@@ -359,6 +389,7 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
         }
         *eq = '\0';
         char *key = trim(s), *val = trim(eq + 1);
+        if (*val != '"') strip_comment(val);
         if (!*section) {
             errf(err, errlen, "%s: key \"%s\" before any [section]", where, key);
             rc = -1;
@@ -412,6 +443,28 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
                c->delivery.batch_min, c->delivery.batch_max);
         return -1;
     }
+    if (check_listen("listen", c->admin.listen, name, err, errlen) < 0 ||
+        check_listen("dict_listen", c->admin.dict_listen, name, err, errlen) < 0)
+        return -1;
+    /* every address in [search] urls is a http:// or https:// URL (the
+     * engine client's own rule, checked here so that `config check` says it) */
+    int nurls = 0;
+    for (const char *u = c->search.urls ? c->search.urls : ""; *u;) {
+        size_t n = strcspn(u, ", \t");
+        nurls += n > 0;
+        if (n && strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) {
+            errf(err, errlen, "%s: [search] urls: \"%.*s\" must start with http:// or https://",
+                 name, (int)n, u);
+            return -1;
+        }
+        u += n;
+        u += strspn(u, ", \t");
+    }
+    if (!nurls) {
+        errf(err, errlen, "%s: [search] urls is empty: give at least one engine address "
+             "(e.g. http://127.0.0.1:9200)", name);
+        return -1;
+    }
     if (c->admin.token && strlen(c->admin.token) < 32) {
         errf(err, errlen,
                "%s: [admin] token is too short: use at least 32 hex characters (128 bits), "
@@ -425,8 +478,12 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
 int config_load(struct ss_config *c, const char *path, char *err, size_t errlen) {
     FILE *f = fopen(path, "r");
     if (!f) {
+        int e = errno; /* (config_defaults may change errno) */
         config_defaults(c);
-        errf(err, errlen, "%s: cannot open configuration file: %s", path, strerror(errno));
+        errf(err, errlen, "%s: cannot open configuration file: %s%s", path, strerror(e),
+             e == ENOENT ? " (give the path of an INI file to --config; searchsync.ini in "
+                           "the source tree is a commented sample)"
+                         : "");
         return -1;
     }
     sbuf text = SBUF_INIT;

@@ -15,18 +15,21 @@
 db_params db_params_source(const struct ss_config *c) {
     db_params p = {"source", c->source.host, c->source.port, c->source.socket, c->source.user,
                    c->source.password, NULL, c->source.connect_timeout_ms,
-                   c->source.read_timeout_ms};
+                   c->source.read_timeout_ms, NULL, NULL};
     return p;
 }
 
 db_params db_params_metadata(const struct ss_config *c) {
     db_params p = db_params_source(c);
     p.role = "metadata";
+    p.cred_section = p.addr_section = "source";
     if (c->metadata.host) p.host = c->metadata.host, p.socket = c->metadata.socket;
     if (c->metadata.port) p.port = c->metadata.port;
     if (c->metadata.socket) p.socket = c->metadata.socket;
+    if (c->metadata.host || c->metadata.port || c->metadata.socket) p.addr_section = "metadata";
     if (c->metadata.user) p.user = c->metadata.user, p.password = c->metadata.password;
     if (c->metadata.password) p.password = c->metadata.password;
+    if (c->metadata.user || c->metadata.password) p.cred_section = "metadata";
     return p;
 }
 
@@ -62,13 +65,21 @@ MYSQL *db_connect(const db_params *p, char *err, size_t errlen) {
                             CLIENT_MULTI_RESULTS)) {
         char w[300];
         unsigned e = mysql_errno(m);
-        const char *hint = e == 1045   ? "check the user and password in the [%s] section"
-                           : e == 1049 ? "create the database or fix [%s] database"
-                           : e == 2002 || e == 2003 || e == 2005
-                               ? "is the server running and reachable? check [%s] host/port/socket"
-                               : "see the server's error above; settings are in [%s]";
-        char h[200];
-        snprintf(h, sizeof h, hint, p->role);
+        const char *cred = p->cred_section ? p->cred_section : p->role;
+        const char *addr = p->addr_section ? p->addr_section : p->role;
+        char h[300];
+        if (e == 1045 || e == 1044 || e == 1698)
+            snprintf(h, sizeof h, "check the user and password in the [%s] section%s%s%s", cred,
+                     strcmp(cred, p->role) ? " (the " : "", strcmp(cred, p->role) ? p->role : "",
+                     strcmp(cred, p->role) ? " connection uses them: it sets no user of its own)"
+                                           : "");
+        else if (e == 1049)
+            snprintf(h, sizeof h, "create the database or fix [%s] database", p->role);
+        else if (e == 2002 || e == 2003 || e == 2005)
+            snprintf(h, sizeof h, "is the server running and reachable? check [%s] "
+                     "host/port/socket", addr);
+        else
+            snprintf(h, sizeof h, "see the server's error above; settings are in [%s]", p->role);
         errf(err, errlen, "cannot connect to the %s server %s as %s: %s (%u); %s", p->role,
                where(p, w, sizeof w), p->user ? p->user : "(no user)", mysql_error(m), e, h);
         mysql_close(m);

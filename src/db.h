@@ -24,6 +24,9 @@ typedef struct db_params {
     const char *database; /* may be NULL */
     int connect_timeout_ms;
     int read_timeout_ms;
+    /* the sections the user/password and the host/port/socket come from,
+     * when not role's own ([metadata] without a user uses [source]'s); NULL: role */
+    const char *cred_section, *addr_section;
 } db_params;
 
 db_params db_params_source(const struct ss_config *c);

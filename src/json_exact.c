@@ -215,7 +215,7 @@ static cJSON *parse_value(struct jp *p, int depth) {
     return parse_number(p);
 }
 
-cJSON *json_exact_parse(const char *s, size_t n) {
+cJSON *json_exact_parse_at(const char *s, size_t n, size_t *errpos) {
     struct jp p = {s, n, 0, SBUF_INIT};
     cJSON *v = parse_value(&p, 0);
     ws(&p);
@@ -223,6 +223,9 @@ cJSON *json_exact_parse(const char *s, size_t n) {
         cJSON_Delete(v);
         v = NULL;
     }
+    if (!v && errpos) *errpos = p.i;
     sbuf_free(&p.str);
     return v;
 }
+
+cJSON *json_exact_parse(const char *s, size_t n) { return json_exact_parse_at(s, n, NULL); }

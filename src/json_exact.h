@@ -14,5 +14,7 @@
 
 /* NULL on malformed input (or nesting deeper than 512). */
 cJSON *json_exact_parse(const char *s, size_t n);
+/* The same; on malformed input *errpos is the offset where parsing stopped. */
+cJSON *json_exact_parse_at(const char *s, size_t n, size_t *errpos);
 
 #endif

@@ -1,5 +1,8 @@
-/* cmd_mapping: `searchsync mapping import|export --config FILE [PATH]`.
+/* cmd_mapping: `searchsync mapping import|export|body|generate --config FILE ...`.
  *
+ * generate prints a mapping proposed from the live schema of one root table
+ * (mapping_generate.c), validated against the source like an import, with
+ * the guessed relations said on stderr.
  * export writes the source's whole mapping configuration (the metadata
  * tables) as the declarative JSON file of docs/mapping.md, to PATH or stdout.
  * import reads a file, validates it against the source's information_schema,
@@ -8,6 +11,7 @@
  * in one transaction only with --yes or a "y" on a terminal; --dry-run stops
  * after the plan. Exit 0 ok, 1 runtime, 2 usage or a bad mapping (the
  * message names the file and the JSON path). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,30 +24,39 @@
 #include "deliver/deliver.h"
 #include "sync/index_mapping.h"
 #include "sync/mapping.h"
+#include "sync/mapping_generate.h"
 
 static void mapping_usage(FILE *out) {
     fprintf(out,
             "usage: searchsync mapping export --config FILE [PATH]\n"
             "       searchsync mapping import --config FILE [--dry-run] [--yes] PATH\n"
-            "       searchsync mapping body --config FILE ALIAS [--dialect NAME]\n\n"
+            "       searchsync mapping body --config FILE ALIAS [--dialect NAME]\n"
+            "       searchsync mapping generate --config FILE [--depth N] [--include T,...]\n"
+            "                                   [--replicas N] DB.TABLE\n\n"
             "export  write the mapping configuration of this source as JSON (stdout or PATH)\n"
             "import  validate PATH against the source schema, print the plan (added, changed,\n"
             "        removed, indices needing a reindex) and apply it when confirmed\n"
             "        (--yes, or 'y' on a terminal); --dry-run prints the plan only.\n"
             "body    print the index body (settings, mappings) generated for ALIAS, for the\n"
             "        engine of [search] urls or for --dialect (e.g. opensearch-2)\n"
+            "generate  print a mapping file for root table DB.TABLE from the source's schema:\n"
+            "        every column, the primary key, and the tables joined to it by foreign keys\n"
+            "        (or guessed from <table>_id names, listed on stderr) down to --depth\n"
+            "        levels (default 2); --include limits relations to the tables named\n"
             "The file format is described in docs/mapping.md. PATH '-' is stdin/stdout.\n"
             "exit: 0 ok, 1 runtime failure, 2 usage or invalid mapping\n");
 }
 
 static char *read_all(const char *path, size_t *len) {
+    errno = 0;
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!f) return NULL;
     sbuf b = SBUF_INIT;
     sbuf_read_fp(&b, f);
-    int bad = ferror(f);
+    int bad = ferror(f), e = errno;
     if (f != stdin) fclose(f);
     if (bad) {
+        errno = e ? e : EIO;
         sbuf_free(&b);
         return NULL;
     }
@@ -150,6 +163,9 @@ static int print_plan(const struct mapping *old, const struct mapping *nw, FILE 
 struct opts {
     const char *config, *path, *dialect;
     bool yes, dry_run;
+    int depth, replicas;
+    const char **include;
+    size_t ninclude;
 };
 
 static int open_meta(const struct ss_config *cfg, MYSQL **meta) {
@@ -177,8 +193,8 @@ static int do_export(const struct ss_config *cfg, const struct opts *o) {
         mapping_write(&m, &out);
         FILE *f = (!o->path || !strcmp(o->path, "-")) ? stdout : fopen(o->path, "wb");
         if (!f || fwrite(out.data, 1, out.len, f) != out.len || (f != stdout && fclose(f) != 0)) {
-            fprintf(stderr, "searchsync mapping export: cannot write %s\n",
-                    o->path ? o->path : "stdout");
+            fprintf(stderr, "searchsync mapping export: cannot write %s: %s\n",
+                    o->path ? o->path : "stdout", strerror(errno ? errno : EIO));
             rc = EXIT_RUNTIME;
         } else if (f == stdout)
             fflush(stdout);
@@ -251,7 +267,8 @@ static int do_import(const struct ss_config *cfg, const struct opts *o) {
     size_t len = 0;
     char *text = read_all(o->path, &len);
     if (!text) {
-        fprintf(stderr, "searchsync mapping import: cannot read %s\n", o->path);
+        fprintf(stderr, "searchsync mapping import: cannot read %s: %s\n", o->path,
+                strerror(errno ? errno : EIO));
         return EXIT_USAGE;
     }
     struct mapping nw = {0}, old = {0};
@@ -348,19 +365,104 @@ out:
     return rc;
 }
 
+/* generated relation columns carry their table's primary key as "key" (it
+ * orders the elements of a nested array) */
+static void mark_keys(struct mp_relation *r, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        for (size_t c = 0; c < r[i].ncolumns; c++)
+            if (r[i].columns[c].primary) r[i].columns[c].is_key = true;
+        mark_keys(r[i].relations, r[i].nrelations);
+    }
+}
+
+static int do_generate(const struct ss_config *cfg, const struct opts *o) {
+    char err[2048];
+    const char *dot = strchr(o->path, '.');
+    if (!dot || dot == o->path || !dot[1] || strchr(dot + 1, '.')) {
+        fprintf(stderr, "searchsync mapping generate: name the root table as DATABASE.TABLE, "
+                        "not \"%s\"\n", o->path);
+        return EXIT_USAGE;
+    }
+    char *db = xstrndup(o->path, (size_t)(dot - o->path));
+    db_params sp = db_params_source(cfg);
+    MYSQL *src = db_connect(&sp, err, sizeof err);
+    struct mapping m = {0};
+    struct mp_schema schema = {0};
+    sbuf notes = SBUF_INIT, errs = SBUF_INIT;
+    int rc = EXIT_OK;
+    struct mg_opts go = {o->depth, o->include, o->ninclude, o->replicas};
+    int r = src ? mapping_generate(src, db, dot + 1, &go, &m, &notes, err, sizeof err) : -1;
+    if (r != 0) {
+        fprintf(stderr, "searchsync mapping generate: %s\n", err);
+        rc = r > 0 ? EXIT_USAGE : EXIT_RUNTIME;
+        goto out;
+    }
+    if (mapping_schema_load(src, &m, &schema, err, sizeof err) < 0) {
+        fprintf(stderr, "searchsync mapping generate: %s\n", err);
+        rc = EXIT_RUNTIME;
+        goto out;
+    }
+    int nerr = mapping_validate(&m, &schema, &errs);
+    if (nerr) { /* a bug here, not the user's: say what failed */
+        fprintf(stderr, "searchsync mapping generate: the proposed mapping does not validate "
+                        "(%d problem%s), please report it:\n%s", nerr, nerr == 1 ? "" : "s",
+                errs.data);
+        rc = EXIT_RUNTIME;
+        goto out;
+    }
+    for (size_t t = 0; t < m.indices[0].ntables; t++)
+        mark_keys(m.indices[0].tables[t].relations, m.indices[0].tables[t].nrelations);
+    sbuf compact = SBUF_INIT;
+    mapping_write(&m, &compact);
+    fputs(compact.data, stdout);
+    fflush(stdout);
+    sbuf_free(&compact);
+    if (notes.len) fputs(notes.data, stderr);
+    fprintf(stderr, "searchsync mapping generate: review the file, then: searchsync mapping "
+                    "import --config %s FILE\n", o->config);
+out:
+    free(db);
+    sbuf_free(&notes);
+    sbuf_free(&errs);
+    mapping_free(&m);
+    mp_schema_free(&schema);
+    db_close(src);
+    return rc;
+}
+
 int cmd_mapping(int argc, char **argv) {
     static const struct option lopts[] = {{"config", required_argument, NULL, 'c'},
                                           {"yes", no_argument, NULL, 'y'},
                                           {"dry-run", no_argument, NULL, 'n'},
                                           {"dialect", required_argument, NULL, 'd'},
+                                          {"depth", required_argument, NULL, 'D'},
+                                          {"include", required_argument, NULL, 'i'},
+                                          {"replicas", required_argument, NULL, 'r'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
-    struct opts o = {0};
+    struct opts o = {.depth = 2, .replicas = -1};
+    char *incl_buf[64];
+    size_t nbuf = 0;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "c:ynd:h", lopts, NULL)) != -1) {
         if (c == 'd')
             o.dialect = optarg;
+        else if (c == 'D' || c == 'r') {
+            char *end = NULL;
+            long v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 0 || v > (c == 'D' ? 8 : 64)) {
+                fprintf(stderr, "searchsync mapping: --%s must be an integer from 0 to %d\n",
+                        c == 'D' ? "depth" : "replicas", c == 'D' ? 8 : 64);
+                return EXIT_USAGE;
+            }
+            *(c == 'D' ? &o.depth : &o.replicas) = (int)v;
+        } else if (c == 'i') {
+            for (char *tok = strtok(optarg, ", "); tok && nbuf < 64; tok = strtok(NULL, ", "))
+                incl_buf[nbuf++] = tok;
+            o.include = (const char **)incl_buf;
+            o.ninclude = nbuf;
+        }
         else if (c == 'c')
             o.config = optarg;
         else if (c == 'y')
@@ -379,15 +481,18 @@ int cmd_mapping(int argc, char **argv) {
     const char *verb = rest > 0 ? argv[optind] : NULL;
     if (rest > 1) o.path = argv[optind + 1];
     bool is_import = verb && !strcmp(verb, "import"), is_export = verb && !strcmp(verb, "export");
-    bool is_body = verb && !strcmp(verb, "body");
-    if (!o.config || (!is_import && !is_export && !is_body) || rest > 2 ||
-        ((is_import || is_body) && !o.path)) {
+    bool is_body = verb && !strcmp(verb, "body"), is_gen = verb && !strcmp(verb, "generate");
+    if (!o.config || (!is_import && !is_export && !is_body && !is_gen) || rest > 2 ||
+        ((is_import || is_body || is_gen) && !o.path)) {
         mapping_usage(stderr);
         return EXIT_USAGE;
     }
     struct ss_config cfg;
     if (command_config("mapping", o.config, &cfg) != 0) return EXIT_USAGE;
-    int rc = is_export ? do_export(&cfg, &o) : is_body ? do_body(&cfg, &o) : do_import(&cfg, &o);
+    int rc = is_export ? do_export(&cfg, &o)
+             : is_body ? do_body(&cfg, &o)
+             : is_gen  ? do_generate(&cfg, &o)
+                       : do_import(&cfg, &o);
     config_free(&cfg);
     mysql_library_end();
     return rc;

@@ -568,6 +568,56 @@ static void check_columns(struct vctx *v, const char *where, const char *db, con
     }
 }
 
+/* A table or relation listed without "columns" maps every column of the
+ * source table (as go-mysql-elasticsearch does): filled here, in the source's
+ * order, from the schema. Without a schema there is nothing to fill from. */
+static void fill_all_columns(struct vctx *v, const char *where, const char *db, const char *table,
+                             struct mp_column **cols, size_t *n) {
+    if (*n) return;
+    if (!v->schema) {
+        verr(v, where, "no \"columns\": every column of %s.%s is meant, but the source's "
+                       "schema is not loaded here (list the columns)", db, table);
+        return;
+    }
+    size_t cnt = 0;
+    for (size_t i = 0; i < v->schema->n; i++) {
+        const struct mp_schema_col *s = &v->schema->cols[i];
+        if (s->column && !strcmp(s->db, db) && !strcmp(s->table, table)) cnt++;
+    }
+    if (!cnt) return; /* the table's absence is reported by its caller */
+    free(*cols);
+    *cols = xcalloc(cnt, sizeof **cols);
+    for (size_t i = 0; i < v->schema->n; i++) {
+        const struct mp_schema_col *s = &v->schema->cols[i];
+        if (!s->column || strcmp(s->db, db) || strcmp(s->table, table)) continue;
+        struct mp_column *c = &(*cols)[(*n)++];
+        c->name = xstrdup(s->column);
+        c->indexed = true;
+    }
+}
+
+/* A root or child table without a "key": true column takes the source's
+ * primary key: its listed columns are marked, unlisted ones added first. */
+static void fill_key(struct vctx *v, const char *db, const char *table, struct mp_column **cols,
+                     size_t *n) {
+    if (!v->schema || mp_key_column(*cols, *n)) return;
+    for (size_t i = 0; i < v->schema->n; i++) {
+        const struct mp_schema_col *s = &v->schema->cols[i];
+        if (!s->primary || !s->column || strcmp(s->db, db) || strcmp(s->table, table)) continue;
+        struct mp_column *c = (struct mp_column *)find_col(*cols, *n, s->column);
+        if (!c) {
+            *cols = xrealloc(*cols, (*n + 1) * sizeof **cols);
+            memmove(*cols + 1, *cols, *n * sizeof **cols);
+            (*n)++;
+            c = &(*cols)[0];
+            memset(c, 0, sizeof *c);
+            c->name = xstrdup(s->column);
+            c->indexed = true;
+        }
+        c->is_key = true;
+    }
+}
+
 /* The chain of tables from the root to the current row, for cycle checks. */
 struct chain {
     const char *db[40], *table[40];
@@ -651,7 +701,10 @@ static void check_relations(struct vctx *v, const char *where, const char *db, c
             sbuf_free(&p);
             continue;
         }
-        if (exists) check_columns(v, w, r->db, r->table, r->columns, r->ncolumns);
+        if (exists) {
+            fill_all_columns(v, w, r->db, r->table, &r->columns, &r->ncolumns);
+            check_columns(v, w, r->db, r->table, r->columns, r->ncolumns);
+        }
         if (ch->n >= 40) {
             verr(v, w, "relations nest too deep");
             continue;
@@ -703,6 +756,11 @@ static void check_index(struct vctx *v, struct mp_index *ix, size_t ii) {
             if (!strcmp(ix->tables[j].db, t->db) && !strcmp(ix->tables[j].table, t->table))
                 verr(v, tw, "table listed twice in one index");
         bool exists = table_exists(v, tw, t->db, t->table);
+        bool doc_table = i == 0 || t->parent_table; /* its rows are documents */
+        if (exists && doc_table) {
+            fill_all_columns(v, tw, t->db, t->table, &t->columns, &t->ncolumns);
+            fill_key(v, t->db, t->table, &t->columns, &t->ncolumns);
+        }
         if (exists) check_columns(v, tw, t->db, t->table, t->columns, t->ncolumns);
         if (exists) {
             check_col_exists(v, tw, "bucket_column", t->db, t->table, t->bucket_column);
@@ -710,13 +768,13 @@ static void check_index(struct vctx *v, struct mp_index *ix, size_t ii) {
             check_col_exists(v, tw, "expiry_column", t->db, t->table, t->expiry_column);
             check_col_exists(v, tw, "parent_column", t->db, t->table, t->parent_column);
         }
-        bool doc_table = i == 0 || t->parent_table; /* its rows are documents */
         if (doc_table) {
             bool key = false;
             for (size_t c = 0; c < t->ncolumns; c++) key |= t->columns[c].is_key;
             if (!key)
-                verr(v, tw, "%s table without a key: mark its primary key column(s) \"key\": true",
-                     i == 0 ? "root" : "child");
+                verr(v, tw, "%s table without a key%s: mark the column(s) that identify a row "
+                     "\"key\": true", i == 0 ? "root" : "child",
+                     v->schema ? " (the source table has no primary key)" : "");
         } else {
             if (t->ncolumns || t->nrelations)
                 verr(v, tw, "a table that is neither the root nor a parent/child child only "

@@ -173,7 +173,9 @@ static int parse_relation(struct pctx *c, const char *path, const cJSON *v, stru
         get_bool(c, path, v, "area_update", &r->area_update) < 0 ||
         parse_columns(c, path, v, &r->columns, &r->ncolumns) < 0)
         return -1;
-    if (!r->ncolumns) return perr(c, path, "\"columns\": a relation loads at least one column");
+    if (cJSON_GetObjectItemCaseSensitive(v, "columns") && !r->ncolumns)
+        return perr(c, path, "\"columns\": a relation loads at least one column (leave "
+                             "\"columns\" out for every column)");
     return parse_relations(c, path, v, &r->relations, &r->nrelations, depth + 1);
 }
 
@@ -275,8 +277,23 @@ int mapping_parse(const char *name, const char *text, size_t len, struct mapping
                   size_t errlen) {
     struct pctx c = {name, err, errlen};
     memset(out, 0, sizeof *out);
-    cJSON *root = json_exact_parse(text, len);
-    if (!root) return perr(&c, "$", "not valid JSON");
+    size_t at = 0;
+    cJSON *root = json_exact_parse_at(text, len, &at);
+    if (!root) {
+        size_t line = 1, col = 1;
+        for (size_t i = 0; i < at && i < len; i++) {
+            if (text[i] == '\n') {
+                line++;
+                col = 1;
+            } else if (((unsigned char)text[i] & 0xC0) != 0x80) /* characters, not bytes */
+                col++;
+        }
+        if (at >= len)
+            return perr(&c, "$", "not valid JSON: the text ends early (line %zu, column %zu): "
+                        "an unclosed [ or { or string?", line, col);
+        return perr(&c, "$", "not valid JSON at line %zu, column %zu (near \"%.20s\")", line, col,
+                    text + at);
+    }
     int rc = -1;
     static const char *const keys[] = {"version", "indices", NULL};
     if (!cJSON_IsObject(root)) {

@@ -1,6 +1,6 @@
 # tests/: the integration suite (real servers, started by tests/harness/),
 # long runs and benchmarks. Unit tests are listed beside their modules.
-TESTS += tests/cli/t_cli.sh tests/cli/t_docs_config.sh tests/integration/suite.sh
+TESTS += tests/cli/t_cli.sh tests/cli/t_docs_config.sh tests/cli/t_messages.sh tests/integration/suite.sh
 EXTRA_DIST += tests/cli tests/integration tests/harness tests/bench tests/fixtures
 
 # long runs: fuzzing, soak and fault loops, large scenarios

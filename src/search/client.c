@@ -235,7 +235,8 @@ int search_detect(struct search_client *c, struct search_conn *k, char *err, siz
     search_resp_init(&r);
     int rc = search_request(k, "GET", "/", NULL, NULL, 0, &r);
     if (rc != SEARCH_OK) {
-        snprintf(err, errlen, "cannot reach the search engine: %s", r.err);
+        snprintf(err, errlen, "cannot reach the search engine: %s; is it running? check "
+                 "[search] urls", r.err);
         search_resp_free(&r);
         return -1;
     }

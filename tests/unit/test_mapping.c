@@ -138,7 +138,7 @@ static void test_parse_errors(void **state) {
     parse_fails("{\"indices\":[{\"alias\":\"a\",\"tables\":[{\"table\":\"d.t\",\"mode\":\"x\"}]}]}",
                 "\"mode\" must be");
     parse_fails("{\"indices\":[{\"alias\":\"a\",\"tables\":[{\"table\":\"d.t\",\"relations\":"
-                "[{\"column\":\"c\",\"table\":\"d.u\",\"join_column\":\"id\"}]}]}]}",
+                "[{\"column\":\"c\",\"table\":\"d.u\",\"join_column\":\"id\",\"columns\":[]}]}]}]}",
                 "$.indices[0].tables[0].relations[0]: \"columns\": a relation loads");
     parse_fails("{\"version\":2,\"indices\":[]}", "\"version\"");
 }
@@ -191,6 +191,7 @@ static void schema_demo(struct mp_schema *s) {
     mp_schema_add(s, "d", "c", "label", "varchar(10)", false);
     mp_schema_add(s, "d", "r", "id", "bigint(20)", true);
     mp_schema_add(s, "d", "r", "p_id", "bigint(20)", false);
+    mp_schema_add(s, "d", "n", "a", "int(11)", false); /* no primary key */
 }
 
 /* Validate text against the small schema; every wanted fragment must be in the errors. */
@@ -295,6 +296,52 @@ static void test_validation_widened(void **state) {
     mapping_free(&m);
 }
 
+/* A root and a relation without "columns" get every column of the source
+ * table, in its order; a root without a key takes the primary key, added
+ * first when the file does not list it. */
+static void test_validation_fills(void **state) {
+    (void)state;
+    const char *text = IX("{\"table\":\"d.p\",\"relations\":[{\"column\":\"id\",\"table\":"
+                          "\"d.c\",\"join_column\":\"pid\",\"extend_name\":\"cs\"}]},"
+                          "{\"table\":\"d.r\",\"parent\":\"d.p\",\"join_name\":\"r\","
+                          "\"parent_column\":\"p_id\",\"columns\":[\"p_id\"]}");
+    struct mapping m;
+    char err[1024];
+    if (mapping_parse("v.json", text, strlen(text), &m, err, sizeof err) < 0) fail_msg("%s", err);
+    struct mp_schema s;
+    schema_demo(&s);
+    sbuf errs = SBUF_INIT;
+    /* the root needs a join_name once it has a child */
+    int n = mapping_validate(&m, &s, &errs);
+    assert_int_equal(1, n);
+    assert_non_null(strstr(errs.data, "needs a \"join_name\""));
+    const struct mp_table *p = &m.indices[0].tables[0], *r = &m.indices[0].tables[1];
+    assert_int_equal(3, p->ncolumns);
+    assert_string_equal("id", p->columns[0].name);
+    assert_string_equal("cat", p->columns[2].name);
+    assert_true(p->columns[0].is_key);
+    assert_false(p->columns[1].is_key);
+    assert_string_equal("long", p->columns[0].type);
+    assert_int_equal(3, p->relations[0].ncolumns);
+    assert_string_equal("label", p->relations[0].columns[2].name);
+    assert_int_equal(2, r->ncolumns);
+    assert_string_equal("id", r->columns[0].name);
+    assert_true(r->columns[0].is_key);
+    assert_string_equal("p_id", r->columns[1].name);
+    sbuf_free(&errs);
+    mapping_free(&m);
+    /* without the source's schema there is nothing to fill from */
+    if (mapping_parse("v.json", IX("{\"table\":\"d.p\"}"), strlen(IX("{\"table\":\"d.p\"}")), &m,
+                      err, sizeof err) < 0)
+        fail_msg("%s", err);
+    errs = (sbuf)SBUF_INIT;
+    assert_int_equal(2, mapping_validate(&m, NULL, &errs));
+    assert_non_null(strstr(errs.data, "every column of d.p is meant"));
+    sbuf_free(&errs);
+    mapping_free(&m);
+    mp_schema_free(&s);
+}
+
 static void test_validation(void **state) {
     (void)state;
     validate_expect(IX(ROOT "}"), 0, NULL);
@@ -302,7 +349,9 @@ static void test_validation(void **state) {
                     "table d.nope does not exist in the source");
     validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true},\"colour\"]}"),
                     1, "(column d.p.colour): no such column in the source");
-    validate_expect(IX("{\"table\":\"d.p\",\"columns\":[\"id\"]}"), 1, "root table without a key");
+    validate_expect(IX("{\"table\":\"d.p\",\"columns\":[\"id\"]}"), 0, NULL); /* takes the PK */
+    validate_expect(IX("{\"table\":\"d.n\"}"), 1,
+                    "root table without a key (the source table has no primary key)");
     validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true,\"type\":\"integer\"}]}"),
                     1, "columns[0] (column d.p.id): type mismatch: integer holds 31");
     validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true,\"mysql_type\":\"int(11)\"}]}"),
@@ -530,8 +579,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_type_defaults),     cmocka_unit_test(test_type_compat),
         cmocka_unit_test(test_parse_errors),      cmocka_unit_test(test_roundtrip),
-        cmocka_unit_test(test_validation),        cmocka_unit_test(test_type_widens),
-        cmocka_unit_test(test_validation_widened),        cmocka_unit_test(test_validation_primary_key),
+        cmocka_unit_test(test_validation),        cmocka_unit_test(test_validation_fills),
+        cmocka_unit_test(test_type_widens),       cmocka_unit_test(test_validation_widened),
+        cmocka_unit_test(test_validation_primary_key),
         cmocka_unit_test(test_generate_goldens),
         cmocka_unit_test(test_generate_dialect_errors),
         cmocka_unit_test(test_generate_build_body),

@@ -1,0 +1,344 @@
+/* mapping_generate: propose a mapping for one root table from the source's
+ * information_schema — its columns and primary key, and the tables linked to
+ * it by foreign keys (or, without one, by `<table>_id` naming: a guess, said
+ * in the notes) as objects (many-to-one), nested arrays (one-to-many) and
+ * many-to-many relations through link tables, down to a given depth. The
+ * caller validates the result against the source (which fills the columns
+ * and their types) and writes it. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mysql.h>
+
+#include "db.h"
+#include "sync/mapping_generate.h"
+
+/* a reference: from.col -> to.col (one column each side) */
+struct edge {
+    char *from, *from_col, *to, *to_col;
+    bool guessed;
+};
+
+struct gen {
+    const char *db;
+    const struct mg_opts *o;
+    struct mp_schema schema; /* every column of every base table of db */
+    struct edge *e;
+    size_t ne;
+    sbuf *notes;
+};
+
+static void edge_add(struct gen *g, const char *from, const char *fc, const char *to,
+                     const char *tc, bool guessed) {
+    g->e = xrealloc(g->e, (g->ne + 1) * sizeof *g->e);
+    g->e[g->ne++] = (struct edge){xstrdup(from), xstrdup(fc), xstrdup(to), xstrdup(tc), guessed};
+}
+
+static MYSQL_RES *run(MYSQL *m, const sbuf *sql, char *err, size_t errlen) {
+    MYSQL_RES *r = NULL;
+    if (mysql_real_query(m, sql->data, sql->len) != 0 || !(r = mysql_store_result(m)))
+        snprintf(err, errlen, "reading information_schema on the source: %s (%u)",
+                 mysql_error(m), mysql_errno(m));
+    return r;
+}
+
+/* the table's single primary key column, NULL when it has none or several */
+static const char *single_pk(const struct gen *g, const char *table) {
+    const char *pk = NULL;
+    int n = 0;
+    for (size_t i = 0; i < g->schema.n; i++) {
+        const struct mp_schema_col *c = &g->schema.cols[i];
+        if (c->primary && !strcmp(c->table, table)) {
+            pk = c->column;
+            n++;
+        }
+    }
+    return n == 1 ? pk : NULL;
+}
+
+static bool has_table(const struct gen *g, const char *t) {
+    return mp_schema_find(&g->schema, g->db, t, NULL) != NULL;
+}
+
+static bool has_edge_from(const struct gen *g, const char *table, const char *col) {
+    for (size_t i = 0; i < g->ne; i++)
+        if (!strcmp(g->e[i].from, table) && !strcmp(g->e[i].from_col, col)) return true;
+    return false;
+}
+
+static int load(struct gen *g, MYSQL *src, char *err, size_t errlen) {
+    sbuf sql = SBUF_INIT;
+    sbuf_adds(&sql, "SELECT c.TABLE_NAME, c.COLUMN_NAME, c.COLUMN_TYPE, c.COLUMN_KEY = 'PRI' "
+                    "FROM information_schema.COLUMNS c JOIN information_schema.TABLES t "
+                    "ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME "
+                    "WHERE t.TABLE_TYPE = 'BASE TABLE' AND c.TABLE_SCHEMA = ");
+    db_quote(src, &sql, g->db, strlen(g->db));
+    sbuf_adds(&sql, " ORDER BY c.TABLE_NAME, c.ORDINAL_POSITION");
+    MYSQL_RES *r = run(src, &sql, err, errlen);
+    MYSQL_ROW row;
+    if (r) {
+        while ((row = mysql_fetch_row(r)))
+            mp_schema_add(&g->schema, g->db, row[0], row[1], row[2], row[3] && row[3][0] == '1');
+        mysql_free_result(r);
+    }
+    sbuf_reset(&sql);
+    /* single-column foreign keys inside the database */
+    sbuf_adds(&sql, "SELECT k.TABLE_NAME, k.COLUMN_NAME, k.REFERENCED_TABLE_NAME, "
+                    "k.REFERENCED_COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE k "
+                    "WHERE k.REFERENCED_TABLE_NAME IS NOT NULL AND k.TABLE_SCHEMA = ");
+    db_quote(src, &sql, g->db, strlen(g->db));
+    sbuf_adds(&sql, " AND k.REFERENCED_TABLE_SCHEMA = k.TABLE_SCHEMA AND NOT EXISTS (SELECT 1 "
+                    "FROM information_schema.KEY_COLUMN_USAGE o WHERE o.CONSTRAINT_SCHEMA = "
+                    "k.CONSTRAINT_SCHEMA AND o.TABLE_NAME = k.TABLE_NAME AND o.CONSTRAINT_NAME = "
+                    "k.CONSTRAINT_NAME AND o.ORDINAL_POSITION > 1) "
+                    "ORDER BY k.TABLE_NAME, k.COLUMN_NAME");
+    MYSQL_RES *f = r ? run(src, &sql, err, errlen) : NULL;
+    sbuf_free(&sql);
+    if (!f) return -1;
+    while ((row = mysql_fetch_row(f)))
+        if (!has_edge_from(g, row[0], row[1])) edge_add(g, row[0], row[1], row[2], row[3], false);
+    mysql_free_result(f);
+    /* `<name>_id` without a foreign key: a table <name>, <name>s, <name>es or
+     * <nam>ies with a one-column primary key is a guess */
+    for (size_t i = 0; i < g->schema.n; i++) {
+        const struct mp_schema_col *c = &g->schema.cols[i];
+        size_t n = strlen(c->column);
+        if (n < 4 || strcmp(c->column + n - 3, "_id") || has_edge_from(g, c->table, c->column))
+            continue;
+        char base[200], cand[4][220];
+        snprintf(base, sizeof base, "%.*s", (int)(n - 3), c->column);
+        size_t b = strlen(base);
+        snprintf(cand[0], sizeof cand[0], "%s", base);
+        snprintf(cand[1], sizeof cand[1], "%ss", base);
+        snprintf(cand[2], sizeof cand[2], "%ses", base);
+        snprintf(cand[3], sizeof cand[3], "%.*sies", (int)(b - 1), base);
+        for (int k = 0; k < 4; k++) {
+            if (k == 3 && base[b - 1] != 'y') break;
+            const char *pk = has_table(g, cand[k]) ? single_pk(g, cand[k]) : NULL;
+            if (!pk || !strcmp(cand[k], c->table)) continue;
+            edge_add(g, c->table, c->column, cand[k], pk, true);
+            break;
+        }
+    }
+    return 0;
+}
+
+/* A link table: two references to two other tables, and nothing else but
+ * its own key. The other reference than `via`, or NULL. */
+static const struct edge *link_other(const struct gen *g, const char *table,
+                                     const struct edge *via) {
+    const struct edge *other = NULL;
+    int n = 0;
+    for (size_t i = 0; i < g->ne; i++)
+        if (!strcmp(g->e[i].from, table)) {
+            n++;
+            if (&g->e[i] != via) other = &g->e[i];
+        }
+    if (n != 2 || !other || !strcmp(other->to, table)) return NULL;
+    int spare = 0; /* columns neither a reference nor in the key */
+    for (size_t i = 0; i < g->schema.n; i++) {
+        const struct mp_schema_col *c = &g->schema.cols[i];
+        if (strcmp(c->table, table)) continue;
+        bool ref = !strcmp(c->column, via->from_col) || !strcmp(c->column, other->from_col);
+        if (!ref && !c->primary) spare++;
+    }
+    return spare ? NULL : other;
+}
+
+static bool included(const struct gen *g, const char *table) {
+    if (!g->o->include) return true;
+    for (size_t i = 0; i < g->o->ninclude; i++) {
+        const char *s = g->o->include[i], *dot = strchr(s, '.');
+        if (dot ? (strlen(g->db) == (size_t)(dot - s) && !strncmp(s, g->db, (size_t)(dot - s)) &&
+                   !strcmp(dot + 1, table))
+                : !strcmp(s, table))
+            return true;
+    }
+    return false;
+}
+
+struct chain {
+    const char *t[64];
+    int n;
+};
+
+static bool in_chain(const struct chain *ch, const char *t) {
+    for (int i = 0; i < ch->n; i++)
+        if (!strcmp(ch->t[i], t)) return true;
+    return false;
+}
+
+/* A field name for a relation, unique among the owner's columns and the
+ * relations already proposed at its level. */
+static char *field_name(const struct gen *g, const char *owner, const char *want,
+                        const struct mp_relation *rels, size_t nrels) {
+    sbuf s = SBUF_INIT;
+    for (int k = 1;; k++) {
+        sbuf_reset(&s);
+        if (k == 1)
+            sbuf_adds(&s, want);
+        else
+            sbuf_printf(&s, "%s_%d", want, k);
+        bool used = mp_schema_find(&g->schema, g->db, owner, s.data) != NULL;
+        for (size_t i = 0; i < nrels && !used; i++)
+            used = rels[i].extend_name && !strcmp(rels[i].extend_name, s.data);
+        if (!used) break;
+    }
+    return sbuf_detach(&s);
+}
+
+static void note(const struct gen *g, const struct edge *e, const char *field) {
+    if (e->guessed)
+        sbuf_printf(g->notes, "searchsync mapping generate: guessed (no foreign key): %s.%s.%s -> %s.%s.%s (field \"%s\"): "
+                    "check it, or remove that relation from the file\n", g->db, e->from,
+                    e->from_col, g->db, e->to, e->to_col, field);
+}
+
+static struct mp_relation *rel_new(struct mp_relation **rels, size_t *n, const struct gen *g,
+                                   const char *column, const char *table, const char *join,
+                                   int nested, char *name) {
+    *rels = xrealloc(*rels, (*n + 1) * sizeof **rels);
+    struct mp_relation *r = &(*rels)[(*n)++];
+    memset(r, 0, sizeof *r);
+    r->column = xstrdup(column);
+    r->db = xstrdup(g->db);
+    r->table = xstrdup(table);
+    r->join_column = xstrdup(join);
+    r->nested = nested;
+    r->refresh_parent = true;
+    r->extend_name = name;
+    return r;
+}
+
+/* the relations of `table`'s rows, depth levels deep */
+static void relations_of(struct gen *g, const char *table, int depth, struct chain *ch,
+                         struct mp_relation **rels, size_t *nrels) {
+    if (depth <= 0 || ch->n >= 60) return;
+    /* many-to-one: objects */
+    for (size_t i = 0; i < g->ne; i++) {
+        const struct edge *e = &g->e[i];
+        if (strcmp(e->from, table) || in_chain(ch, e->to) || !included(g, e->to)) continue;
+        size_t n = strlen(e->from_col);
+        char want[256];
+        if (n > 3 && !strcmp(e->from_col + n - 3, "_id"))
+            snprintf(want, sizeof want, "%.*s", (int)(n - 3), e->from_col);
+        else
+            snprintf(want, sizeof want, "%s", e->to);
+        char *name = field_name(g, table, want, *rels, *nrels);
+        note(g, e, name);
+        struct mp_relation *r =
+            rel_new(rels, nrels, g, e->from_col, e->to, e->to_col, 0, name);
+        ch->t[ch->n++] = e->to;
+        struct mp_relation *sub = NULL;
+        size_t nsub = 0;
+        relations_of(g, e->to, depth - 1, ch, &sub, &nsub);
+        r = &(*rels)[*nrels - 1];
+        r->relations = sub;
+        r->nrelations = nsub;
+        ch->n--;
+    }
+    /* one-to-many: nested arrays; through a link table: many-to-many */
+    for (size_t i = 0; i < g->ne; i++) {
+        const struct edge *e = &g->e[i];
+        if (strcmp(e->to, table) || in_chain(ch, e->from) || !included(g, e->from)) continue;
+        const struct edge *o = link_other(g, e->from, e);
+        if (o && !in_chain(ch, o->to) && included(g, o->to)) {
+            char *name = field_name(g, table, o->to, *rels, *nrels);
+            note(g, e, name);
+            note(g, o, name);
+            struct mp_relation *r =
+                rel_new(rels, nrels, g, e->to_col, e->from, e->from_col, 1, name);
+            r->columns = xcalloc(1, sizeof *r->columns);
+            r->columns[0].name = xstrdup(o->from_col);
+            r->columns[0].indexed = true;
+            r->ncolumns = 1;
+            size_t n = strlen(o->from_col);
+            char want[256];
+            if (n > 3 && !strcmp(o->from_col + n - 3, "_id"))
+                snprintf(want, sizeof want, "%.*s", (int)(n - 3), o->from_col);
+            else
+                snprintf(want, sizeof want, "%s_row", o->to);
+            struct mp_relation *in = NULL;
+            size_t nin = 0;
+            char *iname = xstrdup(want);
+            rel_new(&in, &nin, g, o->from_col, o->to, o->to_col, 0, iname);
+            ch->t[ch->n++] = e->from;
+            ch->t[ch->n++] = o->to;
+            struct mp_relation *sub = NULL;
+            size_t nsub = 0;
+            relations_of(g, o->to, depth - 1, ch, &sub, &nsub);
+            in->relations = sub;
+            in->nrelations = nsub;
+            ch->n -= 2;
+            r = &(*rels)[*nrels - 1];
+            r->relations = in;
+            r->nrelations = 1;
+            continue;
+        }
+        char *name = field_name(g, table, e->from, *rels, *nrels);
+        note(g, e, name);
+        rel_new(rels, nrels, g, e->to_col, e->from, e->from_col, 1, name);
+        ch->t[ch->n++] = e->from;
+        struct mp_relation *sub = NULL;
+        size_t nsub = 0;
+        relations_of(g, e->from, depth - 1, ch, &sub, &nsub);
+        struct mp_relation *r = &(*rels)[*nrels - 1];
+        r->relations = sub;
+        r->nrelations = nsub;
+        ch->n--;
+    }
+}
+
+int mapping_generate(MYSQL *src, const char *db, const char *table, const struct mg_opts *o,
+                     struct mapping *out, sbuf *notes, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    struct gen g = {.db = db, .o = o, .notes = notes};
+    int rc = load(&g, src, err, errlen);
+    if (rc == 0 && !has_table(&g, table)) {
+        snprintf(err, errlen, "no table %s.%s on the source (information_schema.TABLES, base "
+                              "tables only): check the name and the [source] user's grants",
+                 db, table);
+        rc = 1;
+    }
+    bool pk = false;
+    for (size_t i = 0; rc == 0 && i < g.schema.n; i++)
+        pk |= g.schema.cols[i].primary && !strcmp(g.schema.cols[i].table, table);
+    if (rc == 0 && !pk) {
+        snprintf(err, errlen, "%s.%s has no primary key: a document needs an id (add a primary "
+                              "key to the table, or write the mapping by hand with a unique "
+                              "column marked \"key\": true)", db, table);
+        rc = 1;
+    }
+    if (rc == 0) {
+        out->indices = xcalloc(1, sizeof *out->indices);
+        out->nindices = 1;
+        struct mp_index *ix = &out->indices[0];
+        ix->shards = 1;
+        ix->replicas = o->replicas >= 0 ? o->replicas : 1;
+        ix->history_retention = 2;
+        ix->join_field = xstrdup("relation");
+        ix->alias = xstrdup(table);
+        for (char *p = ix->alias; *p; p++) {
+            *p = (char)tolower((unsigned char)*p);
+            if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-') *p = '_';
+        }
+        ix->tables = xcalloc(1, sizeof *ix->tables);
+        ix->ntables = 1;
+        struct mp_table *t = &ix->tables[0];
+        t->db = xstrdup(db);
+        t->table = xstrdup(table);
+        struct chain ch = {.t = {table}, .n = 1};
+        relations_of(&g, table, o->depth, &ch, &t->relations, &t->nrelations);
+    }
+    for (size_t i = 0; i < g.ne; i++) {
+        free(g.e[i].from);
+        free(g.e[i].from_col);
+        free(g.e[i].to);
+        free(g.e[i].to_col);
+    }
+    free(g.e);
+    mp_schema_free(&g.schema);
+    return rc;
+}

@@ -1,0 +1,32 @@
+/* mapping_generate: a mapping proposed from the live schema of one root
+ * table (`searchsync mapping generate`, docs/mapping.md "Generating a
+ * mapping"). */
+#ifndef SS_MAPPING_GENERATE_H
+#define SS_MAPPING_GENERATE_H
+#include <stddef.h>
+
+#include "sbuf.h"
+#include "sync/mapping.h"
+
+struct st_mysql;
+
+struct mg_opts {
+    int depth;                  /* relation levels below the root (0: the root only) */
+    const char *const *include; /* NULL or the tables relations may read ("t" or "db.t") */
+    size_t ninclude;
+    int replicas;               /* -1: the file's default */
+};
+
+/* Build a one-index mapping for db.table from the source's information_schema:
+ * every column (left for validation to fill from the schema), the primary
+ * key marked, relations along foreign keys — many-to-one as objects,
+ * one-to-many as nested arrays, many-to-many through link tables (a table
+ * whose columns are two references and its key) — and, for `<name>_id`
+ * columns without a foreign key, along guesses, each guess noted in notes as
+ * one line. 0, 1 (err: no such table, or one without a primary key), -1
+ * (err: the server failed). */
+int mapping_generate(struct st_mysql *src, const char *db, const char *table,
+                     const struct mg_opts *o, struct mapping *out, sbuf *notes, char *err,
+                     size_t errlen);
+
+#endif

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# tests/integration/t_messages.sh — connection messages against the real
+# MariaDB: a wrong [source] password names [source] (the metadata connection,
+# which borrows [source]'s user, says so instead of blaming [metadata]); a
+# wrong [metadata] password names [metadata]; `dead-letters list` with none
+# says so (on stderr: stdout stays JSON lines).
+. "$(dirname "$0")/lib.sh"
+require_bin
+cat >"$TEST_TMP/src.ini" <<INI
+[source]
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = $MYSQL_USER
+password = wrong-password   # a comment, stripped
+INI
+set +e
+"$SEARCHSYNC_BIN" mapping export --config "$TEST_TMP/src.ini" >"$TEST_TMP/out" 2>&1
+rc=$?
+set -e
+assert_eq 1 "$rc" "wrong [source] password: exit 1"
+assert_contains "$(cat "$TEST_TMP/out")" "check the user and password in the [source] section" "wrong [source] password names [source]"
+cp "$TEST_TMP/src.ini" "$TEST_TMP/meta.ini"
+sed -i 's/^password = .*/password = '"$MYSQL_PASSWORD"'  # right/' "$TEST_TMP/meta.ini"
+printf '[metadata]\nuser = %s\npassword = wrong\n' "$MYSQL_USER" >>"$TEST_TMP/meta.ini"
+set +e
+"$SEARCHSYNC_BIN" mapping export --config "$TEST_TMP/meta.ini" >"$TEST_TMP/out" 2>&1
+set -e
+assert_contains "$(cat "$TEST_TMP/out")" "check the user and password in the [metadata] section" "wrong [metadata] password names [metadata]"
+case "$(cat "$TEST_TMP/out")" in *"[source] section"*) fail "a [metadata] error blamed [source]: $(cat "$TEST_TMP/out")" ;; esac
+
+meta=$(unique_name meta)
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1"
+printf '[source]\nname = msg\nhost = 127.0.0.1\nport = %s\nuser = root\n[metadata]\ndatabase = %s\n' \
+    "$MYSQL_PORT" "$meta" >"$TEST_TMP/dl.ini"
+out=$("$SEARCHSYNC_BIN" dead-letters list --config "$TEST_TMP/dl.ini" 2>"$TEST_TMP/err") || fail "dead-letters list: $(cat "$TEST_TMP/err")"
+assert_eq "" "$out" "no dead letters: stdout empty"
+assert_contains "$(cat "$TEST_TMP/err")" "no dead letters for source msg" "no dead letters: said"
+pass
