@@ -7,7 +7,7 @@ FLAG exists, requests with method METHOD whose path matches PATH_REGEX are
 answered 503 (as a node that is restarting answers) without reaching the
 engine. Each refusal appends a line to FLAG + ".refused".
 
-usage: fault_proxy.py PORTFILE UPSTREAM_URL METHOD PATH_REGEX FLAG [hold BODY_REGEX]
+usage: fault_proxy.py PORTFILE UPSTREAM_URL METHOD PATH_REGEX FLAG [hold BODY_REGEX | delay MS BODY_REGEX]
 Listens on 127.0.0.1 on a free port and writes that port to PORTFILE.
 
 hold BODY_REGEX: instead of refusing them, matching requests whose body
@@ -16,6 +16,10 @@ FLAG exists (at most 120 s), then forwarded; each held request appends a
 line to FLAG + ".held" when its hold starts. If FLAG + ".drop" exists when
 the hold ends, the request is not forwarded and its connection is closed
 unanswered (a request that never reached the engine: its sender was killed).
+
+delay MS BODY_REGEX: matching requests whose body matches BODY_REGEX are
+forwarded MS milliseconds late while FLAG exists (a slow path to one index);
+each appends a line to FLAG + ".delayed".
 """
 import gzip
 import http.client
@@ -33,6 +37,9 @@ HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer",
 def main():
     portfile, upstream, method, pattern, flag = sys.argv[1:6]
     hold_re = re.compile(sys.argv[7].encode()) if len(sys.argv) > 7 and sys.argv[6] == "hold" else None
+    delay_ms, delay_re = 0, None
+    if len(sys.argv) > 8 and sys.argv[6] == "delay":
+        delay_ms, delay_re = int(sys.argv[7]), re.compile(sys.argv[8].encode())
     up = urllib.parse.urlsplit(upstream)
     path_re = re.compile(pattern)
 
@@ -54,7 +61,16 @@ def main():
         def handle_any(self):
             n = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(n) if n else None
-            if hold_re is not None:
+            if delay_re is not None:
+                if self.command == method and path_re.search(self.path) and os.path.exists(flag):
+                    plain = body or b""
+                    if self.headers.get("Content-Encoding", "").lower() == "gzip" and plain:
+                        plain = gzip.decompress(plain)
+                    if delay_re.search(plain):
+                        with open(flag + ".delayed", "a") as f:
+                            f.write(f"{self.command} {self.path}\n")
+                        time.sleep(delay_ms / 1000.0)
+            elif hold_re is not None:
                 if self.command == method and path_re.search(self.path) and os.path.exists(flag):
                     plain = body or b""
                     if self.headers.get("Content-Encoding", "").lower() == "gzip" and plain:
