@@ -17,6 +17,7 @@
  * waiting (see `searchsync dead-letters list`); 1 a server could not be
  * asked (the rest is still printed); 2 usage or configuration. */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +33,15 @@
 #include "status.h"
 
 static void status_usage(FILE *out) {
-    fprintf(out, "usage: searchsync status --config FILE\n\n"
+    fprintf(out, "usage: searchsync status --config FILE [--json]\n\n"
                  "Where the sync of the configured source stands: checkpoint against the\n"
                  "binlog's end, each index config's state and live version, the engine's\n"
-                 "document counts, reindex jobs, dead letters and change snapshots.\n"
-                 "Exit 0 ok, 3 dead letters are waiting, 1 a server could not be asked.\n");
+                 "document counts, reindex jobs, dead letters, change snapshots, and who\n"
+                 "reads the source. Exit 0 ok, 3 dead letters are waiting, 1 a server could\n"
+                 "not be asked.\n\n"
+                 "--json: one JSON object (schema: docs/status.schema.json, the same as\n"
+                 "GET /api/v1/status); exit 0 when the source is reached, the checkpoint\n"
+                 "is caught up and nothing waits (no dead letters, no errors), else 3.\n");
 }
 
 /* rows as "  a  b  c" lines ("-" for NULL); returns rows, -1 if the query failed */
@@ -103,13 +108,16 @@ static void print_readers(const struct ss_config *cfg, MYSQL *meta) {
 
 int cmd_status(int argc, char **argv) {
     static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+                                         {"json", no_argument, NULL, 'j'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *path = NULL;
+    bool json = false;
     int o;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "c:jh", opts, NULL)) != -1) {
         if (o == 'c') path = optarg;
+        else if (o == 'j') json = true;
         else if (o == 'h') return status_usage(stdout), EXIT_OK;
         else return status_usage(stderr), EXIT_USAGE;
     }
@@ -137,6 +145,16 @@ int cmd_status(int argc, char **argv) {
     k = client ? search_conn_new(client) : NULL;
     struct ss_status st;
     status_collect(&cfg, meta, src, src_err, k, engine_err, &st);
+    if (json) { /* docs/status.schema.json */
+        sbuf out = SBUF_INIT;
+        status_json(&st, &out);
+        puts(out.data);
+        sbuf_free(&out);
+        rc = !st.source_reached || !st.caught_up || st.dead.nrows > 0 || st.nerrors > 0
+                 ? EXIT_FOUND : EXIT_OK;
+        status_free(&st);
+        goto out;
+    }
 
     /* ---- source */
     printf("source %s (%s:%d)\n", st.source_name, st.source_host, st.source_port);

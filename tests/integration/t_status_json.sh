@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# tests/integration/t_status_json.sh — `searchsync status --json`: its output
+# validates against docs/status.schema.json (python3's jsonschema), and its
+# exit status says whether the sync is caught up: 0 with the daemon caught
+# up, 3 once the source moved on while no daemon runs.
+. "$(dirname "$0")/lib.sh"
+require_bin
+python3 -c 'import jsonschema' 2>/dev/null || fail "python3's jsonschema module is needed (pip install jsonschema)"
+db="$(unique_name st)"
+meta="$(unique_name meta)"
+alias="$(unique_name st)"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/${alias}_v*?ignore_unavailable=true' >/dev/null"
+mysql_q "CREATE DATABASE \`$db\`; CREATE TABLE \`$db\`.t (id INT PRIMARY KEY, v VARCHAR(20)); INSERT INTO \`$db\`.t VALUES (1, 'a'), (2, 'b')"
+cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = st
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = 7361
+start = now
+[metadata]
+database = $meta
+[search]
+urls = $SEARCH_URL
+[delivery]
+checkpoint_interval_ms = 100
+idle_checkpoint_interval_ms = 200
+INI
+echo '{"version":1,"indices":[{"alias":"'"$alias"'","shards":1,"replicas":0,"tables":[{"table":"'"$db"'.t"}]}]}' >"$TEST_TMP/m.json"
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/m.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
+    fail "import: $(cat "$TEST_TMP/import.out")"
+validate() { # JSON_FILE
+    python3 - "$SEARCHSYNC_SRCDIR/docs/status.schema.json" "$1" <<'PY'
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.validate(json.load(open(sys.argv[2])), schema)
+PY
+}
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
+daemon_wait_log "$alias: live changes no longer written to ${alias}_v1" 60
+mysql_q "INSERT INTO \`$db\`.t VALUES (3, 'c')"
+wait_checkpoint "$meta" st 30
+caught() { "$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" --json >"$TEST_TMP/s1.json" 2>"$TEST_TMP/s1.err"; }
+wait_until 20 "status --json says caught up (exit 0)" caught ||
+    fail "status --json: $(cat "$TEST_TMP/s1.err" "$TEST_TMP/s1.json")"
+validate "$TEST_TMP/s1.json" || fail "the caught-up status does not match docs/status.schema.json"
+assert_eq true "$(jq .source.caught_up "$TEST_TMP/s1.json")" "caught_up is true"
+assert_eq "[\"${alias}_v1\"]" "$(jq -c ".indices[] | select(.alias == \"$alias\") | .engine.alias_targets" "$TEST_TMP/s1.json")" "the alias and its version"
+daemon_stop
+mysql_q "INSERT INTO \`$db\`.t VALUES (4, 'd')"
+st=0; "$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" --json >"$TEST_TMP/s2.json" 2>"$TEST_TMP/s2.err" || st=$?
+assert_eq 3 "$st" "behind with no daemon running: exit 3"
+validate "$TEST_TMP/s2.json" || fail "the behind status does not match docs/status.schema.json"
+assert_eq false "$(jq .source.caught_up "$TEST_TMP/s2.json")" "caught_up is false"
+assert_true "bytes_behind is positive" test "$(jq .source.bytes_behind "$TEST_TMP/s2.json")" -gt 0
+pass
