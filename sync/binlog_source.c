@@ -189,15 +189,16 @@ static int on_commit(void *ctx, const bl_commit *cm) {
     dm->last_commit = *cm;
     dm->last_commit.gtid_executed = NULL;
     dm->have_last = true;
+    dm->at = dm->boundary = cm->end;
     daemon_between_txns(dm);
     return 0;
 }
 
 static int on_heartbeat(void *ctx, const bl_pos *at) {
-    (void)at;
     struct daemon *dm = ctx;
     struct pipeline *p = &dm->p;
     if (dm->cs.rows) return 0; /* inside a transaction */
+    if (at && at->file[0]) dm->at = *at;
     if (dm->have_last && pipeline_has_missing(p)) { /* idle: rebuild them on their own */
         if (src_ensure(dm) < 0) return -1;
         if (pipeline_rebuild_missing(p, &dm->last_commit.end) < 0) {
@@ -246,6 +247,18 @@ void daemon_between_txns(struct daemon *dm) {
     }
     if (t) builds_apply(dm, t);
     build_table_free(t);
+    if (g) ttl_reset(&dm->ttl); /* index configs may have changed */
+    /* documents whose rows expired (a producer of its own, between
+     * transactions like everything here) */
+    if (ttl_tick(&dm->ttl, &dm->p, &dm->cs, &dm->at, &dm->boundary) < 0) {
+        if (!dm->ttl_warned)
+            log_warn("run", "removing expired documents: %s (tried again every round)",
+                     dm->p.err);
+        dm->ttl_warned = true;
+        dm->p.err[0] = '\0';
+    } else {
+        dm->ttl_warned = false;
+    }
 }
 
 /* A transaction whose reads lost the source or the metadata server midway

@@ -132,6 +132,8 @@ static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, siz
         file[colon - pos] = '\0';
         at = strtoull(colon + 1, NULL, 10);
         ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
+        snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
+        dm->boundary.pos = at;
         log_info("run", "resuming source %s at %s:%llu", cfg->source.name, file, at);
         snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
         return 0;
@@ -148,6 +150,8 @@ static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, siz
     if (db_binlog_status(dm->p.src, file, filelen, &at, dm->err, sizeof dm->err) > 0) {
         ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
         snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
+        snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
+        dm->boundary.pos = at;
         uint64_t other = 0;
         int rc = offsets_save_fenced(dm->ckpt, cfg->source.name, dm->start_pos, 0,
                                      dm->lead.fence, &other, dm->err, sizeof dm->err);
@@ -360,6 +364,7 @@ out:
     dl_store_free(dm->dls);
     search_conn_free(p->k);
     changeset_free(&dm->cs);
+    ttl_reset(&dm->ttl);
     pipeline_free(p);
     supervisor_free(&dm->sv);
     leadership_free(&dm->lead);

@@ -32,6 +32,7 @@
 #include "mapping.h"
 #include "leadership.h"
 #include "pipeline.h"
+#include "ttl.h"
 #include "sbuf.h"
 #include "search/search.h"
 
@@ -116,6 +117,10 @@ struct daemon {
     bool in_snap;              /* a read snapshot is open on p.src */
     char start_pos[600];       /* where the reader started ("" = unknown) */
     bl_reader *reader;         /* while binlog_source_run runs */
+    bl_pos at;                 /* the reader's position: the last commit, or a heartbeat's */
+    bl_pos boundary;           /* the last transaction boundary (a commit, or the start) */
+    struct ttl ttl;            /* expired documents (sync/ttl.c) */
+    bool ttl_warned;
     struct leadership lead;    /* whether this node reads the source (and its token) */
     atomic_bool fenced;        /* a checkpoint save found a newer reader's token */
     bool replay;               /* the failed transaction lost a connection: read it again */

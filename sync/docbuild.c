@@ -862,6 +862,15 @@ static int emit_chunk(struct docbuild *b, struct level *l, const char *const *ke
     return rc;
 }
 
+void docbuild_unexpired(const struct mp_table *t, sbuf *out) {
+    if (!t->expiry_column) return;
+    sbuf_adds(out, "(");
+    db_ident(out, t->expiry_column);
+    sbuf_adds(out, " IS NULL OR ");
+    db_ident(out, t->expiry_column);
+    sbuf_adds(out, " > NOW(6))");
+}
+
 int docbuild_roots(struct docbuild *b, const char *const *keys, size_t n,
                    const struct docbuild_sink *sink, char *err, size_t errlen) {
     const struct mp_index *ix = b->ix;
@@ -881,6 +890,8 @@ int docbuild_roots(struct docbuild *b, const char *const *keys, size_t n,
     bool int_key = mapping_is_integer_type(key_type(t));
     size_t chunk = b->chunk ? b->chunk : DOCBUILD_CHUNK;
     struct val *vals = xcalloc(chunk, sizeof *vals);
+    sbuf unexpired = SBUF_INIT; /* a row past its expiry has no document */
+    docbuild_unexpired(t, &unexpired);
     int rc = 0;
     for (size_t at = 0; at < n && rc == 0; at += chunk) {
         size_t k = n - at < chunk ? n - at : chunk;
@@ -889,12 +900,14 @@ int docbuild_roots(struct docbuild *b, const char *const *keys, size_t n,
         struct level l;
         level_init(&l, t->db, t->table, t->columns, t->ncolumns, t->relations, t->nrelations,
                    key);
-        rc = fetch_by(b, &l, vals, k, NULL, false, NULL, err, errlen);
+        rc = fetch_by(b, &l, vals, k, unexpired.len ? unexpired.data : NULL, false, NULL, err,
+                      errlen);
         if (rc == 0) rc = fetch_subs(b, &l, 0, NULL, err, errlen);
         if (rc == 0) rc = emit_chunk(b, &l, keys + at, k, NULL, NULL, NULL, jn, sink);
         level_free(&l);
     }
     free(vals);
+    sbuf_free(&unexpired);
     return rc;
 }
 
@@ -1008,6 +1021,8 @@ int docbuild_children(struct docbuild *b, size_t ti, const char *const *keys, si
     bool int_key = mapping_is_integer_type(key_type(t));
     size_t chunk = b->chunk ? b->chunk : DOCBUILD_CHUNK;
     struct val *vals = xcalloc(chunk, sizeof *vals);
+    sbuf unexpired = SBUF_INIT; /* a row past its expiry has no document */
+    docbuild_unexpired(t, &unexpired);
     int rc = 0;
     for (size_t at = 0; at < n && rc == 0; at += chunk) {
         size_t k = n - at < chunk ? n - at : chunk;
@@ -1056,6 +1071,11 @@ int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *a
     select_from(&sql, t->db, t->table, l.sel, l.nsel, false);
     sbuf_adds(&sql, " WHERE 1=1");
     if (cond && *cond) sbuf_printf(&sql, " AND (%s)", cond);
+    if (t->expiry_column) { /* expired rows are no documents: keyed lookups below, not ranges */
+        sbuf_adds(&sql, " AND ");
+        docbuild_unexpired(t, &sql);
+        dense = false;
+    }
     bool int_key = mapping_is_integer_type(key_type(t));
     if (after) { /* compared as the column's type: a string key "18" is no number */
         sbuf_adds(&sql, " AND ");

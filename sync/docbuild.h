@@ -93,6 +93,11 @@ int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *a
                   size_t limit, bool dense, const struct docbuild_sink *sink, char **last,
                   size_t *nrows, char *err, size_t errlen);
 
+/* The condition a row of table t must meet to be a document: its expiry
+ * column (mp_table.expiry_column) unset or still ahead of the source's
+ * clock, as "(`col` IS NULL OR `col` > NOW(6))" (the connection's time zone
+ * is UTC); nothing when t has none. Appended to out. */
+void docbuild_unexpired(const struct mp_table *t, sbuf *out);
 /* Build the root documents of keys[0..n) (key values as text, e.g. "42").
  * Every requested key is reported, in request order within each chunk, as a
  * document or as absent (a key given twice is reported twice). */
