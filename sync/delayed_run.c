@@ -549,7 +549,7 @@ static void sync_log(struct run *R, const char *event, const char *detail) {
 /* Resolve (unless done before a crash), build every job not done, settle
  * the snapshots and the run's row. 0 done, 1 failed (snapshots back to
  * init or in error), -1 the metadata or source failed. */
-static int process(struct run *R, bool resolved) {
+static int process(struct run *R, bool resolved, unsigned long long nsnap) {
     struct delayed_stats *st = R->st;
     struct delayed_stats before = *st;
     double t0 = now_ms();
@@ -593,7 +593,7 @@ static int process(struct run *R, bool resolved) {
     /* the run's numbers: its row, the sync log */
     struct delayed_stats mine = *st;
     for (size_t l = 0; l <= DELAYED_MAX_LEVELS; l++) mine.level_ids[l] -= before.level_ids[l];
-    mine.snapshots -= before.snapshots, mine.docs -= before.docs, mine.deletes -= before.deletes;
+    mine.snapshots = nsnap, mine.docs -= before.docs, mine.deletes -= before.deletes;
     mine.errors -= before.errors, mine.stale -= before.stale;
     mine.dead_letters -= before.dead_letters, mine.pages -= before.pages;
     mine.left_error -= before.left_error, mine.retried -= before.retried;
@@ -793,7 +793,7 @@ int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
      * else is running them */
     for (;;) {
         sbuf_reset(&q);
-        sbuf_adds(&q, "SELECT id, buckets, resolved, index_alias FROM delayed_runs WHERE "
+        sbuf_adds(&q, "SELECT id, buckets, resolved, index_alias, snapshots FROM delayed_runs WHERE "
                       "status = 'running' AND source = ");
         qs(R.meta, &q, R.source);
         sbuf_adds(&q, " ORDER BY id LIMIT 1");
@@ -810,6 +810,8 @@ int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
         R.id = strtoull(row[0], NULL, 10);
         R.buckets = atoi(row[1]);
         bool resolved = row[2][0] == '1';
+        unsigned long long nsnap = strtoull(row[4], NULL, 10);
+        st->snapshots += nsnap;
         R.only = -1;
         for (size_t i = 0; row[3] && i < p->m->nindices; i++)
             if (!strcmp(p->m->indices[i].alias, row[3])) R.only = (long)i;
@@ -821,7 +823,7 @@ int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
         sbuf_adds(&q, "UPDATE delayed_runs SET node = ");
         qs(R.meta, &q, R.node);
         sbuf_printf(&q, " WHERE id = %llu", R.id);
-        int prc = exec(&R, &q) < 0 ? -1 : process(&R, resolved);
+        int prc = exec(&R, &q) < 0 ? -1 : process(&R, resolved, nsnap);
         if (prc < 0) {
             rc = EXIT_RUNTIME;
             break;
@@ -836,14 +838,17 @@ int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
         if (o->alias)
             for (size_t i = 0; i < p->m->nindices; i++)
                 if (!strcmp(p->m->indices[i].alias, o->alias)) R.only = (long)i;
+        t0 = now_ms();
+        unsigned long long before_claim = st->snapshots;
         long long id = claim(&R);
+        unsigned long long claimed = st->snapshots - before_claim;
         st->ms_claim += now_ms() - t0;
         if (id < 0) {
             rc = EXIT_RUNTIME;
         } else if (id > 0) {
             log_info("delayed", "run %llu: %llu snapshot(s) claimed, %d bucket(s)", R.id,
                      st->snapshots, R.buckets);
-            int prc = process(&R, false);
+            int prc = process(&R, false, (unsigned long long)claimed);
             if (prc != 0) rc = EXIT_RUNTIME;
         }
     }

@@ -142,12 +142,30 @@ seqnos "$TEST_TMP/seq.after"
 changed="$(join -t $'\t' "$TEST_TMP/seq.before" "$TEST_TMP/seq.after" | awk -F'\t' '$2 != $4 || $3 != $5 {print $1}' | sort)"
 assert_eq "$(cat "$TEST_TMP/affected")" "$changed" "exactly the affected products were rewritten"
 assert_eq "done done" "$(mysql_q "SELECT GROUP_CONCAT(status ORDER BY id SEPARATOR ' ') FROM \`$meta\`.change_snapshots")" "the snapshots are done"
-assert_eq 1 "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.sync_log WHERE event = 'delayed_run' AND JSON_VALUE(detail, '\$.stats.documents_rebuilt') = $naff")" "the run's numbers in sync_log"
+assert_eq 1 "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.sync_log WHERE event = 'delayed_run' AND JSON_VALUE(detail, '\$.stats.documents_rebuilt') = $naff AND JSON_VALUE(detail, '\$.stats.snapshots') = 2")" "the run's numbers in sync_log"
 assert_eq 2 "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.jobs WHERE type = 'job' AND status = 'done'")" "one job per bucket"
 ss status --config "$TEST_TMP/c.ini" >"$TEST_TMP/status.out" 2>&1 || true
 assert_contains "$(cat "$TEST_TMP/status.out")" "change snapshots waiting for the delayed run (table, count)
   none" "status: no snapshot pending"
 assert_contains "$(grep -A1 '^last delayed run' "$TEST_TMP/status.out" | tail -1)" "done" "status shows the last run, done"
+# a run SIGKILLed in its first page is resumed by the next one
+cat2="$(mysql_q "SELECT category_id FROM shop.products WHERE category_id NOT IN ($cat_id) GROUP BY category_id ORDER BY COUNT(*) DESC LIMIT 1")"
+n2="$(mysql_q "SELECT COUNT(*) FROM shop.products WHERE category_id = $cat2")"
+mysql_q "UPDATE shop.categories SET slug = 'resumed-slug' WHERE id = $cat2"
+wait_checkpoint "$meta" shop 30
+SEARCHSYNC_TEST_DELAYED_PAUSE_MS=20000 "$SEARCHSYNC_BIN" delayed-run --config "$TEST_TMP/c.ini" --buckets 2 --page 50 >"$TEST_TMP/k.out" 2>&1 &
+pk=$!
+wait_until 30 "the run to be killed started a job" job_running
+kill -9 $pk
+wait $pk 2>/dev/null || true
+assert_eq "running" "$(mysql_q "SELECT status FROM \`$meta\`.delayed_runs ORDER BY id DESC LIMIT 1")" "the killed run is left running"
+assert_eq 0 "$(search_count products '{"query":{"term":{"category.slug":"resumed-slug"}}}')" "nothing of it applied yet"
+ss delayed-run --config "$TEST_TMP/c.ini" >"$TEST_TMP/r.out" 2>&1 || fail "the resuming run: $(cat "$TEST_TMP/r.out")"
+log "resuming run: $(cat "$TEST_TMP/r.out")"
+assert_contains "$(cat "$TEST_TMP/r.out")" "taking over delayed run" "the next run takes the killed one over"
+assert_contains "$(cat "$TEST_TMP/r.out")" "  $n2 document(s) rebuilt" "it rebuilt the category's products, each once"
+assert_eq "$n2" "$(search_count products '{"query":{"term":{"category.slug":"resumed-slug"}}}')" "every product of the category has the new slug"
+assert_eq 0 "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.change_snapshots WHERE status <> 'done'")" "every snapshot done"
 # nothing left: a run does nothing and says so
 ss delayed-run --config "$TEST_TMP/c.ini" >"$TEST_TMP/c.out" 2>&1 || fail "an idle run: $(cat "$TEST_TMP/c.out")"
 assert_contains "$(cat "$TEST_TMP/c.out")" "0 snapshot(s) taken" "an idle run takes nothing"
