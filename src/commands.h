@@ -33,5 +33,6 @@ int cmd_epoch(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_reindex(int argc, char **argv);
 int cmd_resync(int argc, char **argv);
+int cmd_delayed(int argc, char **argv);
 
 #endif

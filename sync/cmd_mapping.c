@@ -22,6 +22,7 @@
 #include "config.h"
 #include "db.h"
 #include "deliver/deliver.h"
+#include "sync/delayed.h"
 #include "sync/index_mapping.h"
 #include "sync/mapping.h"
 #include "sync/mapping_generate.h"
@@ -291,6 +292,8 @@ static int do_import(const struct ss_config *cfg, const struct opts *o) {
     int nerr = mapping_validate(&nw, &schema, &errs);
     if (!nerr) {
         nerr = mapping_check_where(src, &nw, &errs, err, sizeof err);
+        int nt = nerr < 0 ? 0 : rt_check_mapping(src, &nw, &errs, err, sizeof err);
+        nerr = nt < 0 ? -1 : nerr + nt;
         if (nerr < 0) {
             fprintf(stderr, "searchsync mapping import: %s\n", err);
             sbuf_free(&errs);

@@ -223,6 +223,9 @@ int cmd_status(int argc, char **argv) {
     }
     printf("change snapshots waiting for the delayed run (table, count)\n");
     if (print_rows(&st.snapshots) == 0) printf("  none\n");
+    printf("last delayed run (id, status, started, finished, snapshots, ids, documents rebuilt, "
+           "deleted, errors)\n");
+    if (print_rows(&st.delayed_run) == 0) printf("  none (searchsync delayed-run)\n");
     print_readers(&cfg, meta);
     status_free(&st);
 out:

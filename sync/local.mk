@@ -67,6 +67,10 @@ searchsync_SOURCES += sync/daemon.c sync/daemon.h sync/binlog_source.c sync/supe
 # full reindex into versioned indices, resync (issue 6)
 libsearchsync_a_SOURCES += sync/reindex.c sync/reindex.h sync/reindex_int.h sync/reindex_runner.c
 searchsync_SOURCES += sync/cmd_reindex.c sync/cmd_resync.c
+
+# the delayed run (issue 22): change snapshots -> relation tops -> bucketed jobs
+libsearchsync_a_SOURCES += sync/delayed.h sync/relation_tops.c sync/delayed_run.c
+searchsync_SOURCES += sync/cmd_delayed.c
 check_PROGRAMS += tests/unit/test_reindex tests/unit/test_reindex_asan
 TESTS += tests/unit/test_reindex tests/unit/test_reindex_asan
 tests_unit_test_reindex_SOURCES = tests/unit/test_reindex.c

@@ -48,6 +48,12 @@ static void table_free(struct mp_table *t) {
     free(t->daily_check_column);
     free(t->copy_to);
     free(t->expiry_column);
+    for (size_t i = 0; i < t->ntop; i++) {
+        free(t->top[i].db);
+        free(t->top[i].sql);
+        free(t->top[i].output);
+    }
+    free(t->top);
     for (size_t i = 0; i < t->ncolumns; i++) column_free(&t->columns[i]);
     free(t->columns);
     for (size_t i = 0; i < t->nrelations; i++) relation_free(&t->relations[i]);
@@ -785,6 +791,9 @@ static void check_index(struct vctx *v, struct mp_index *ix, size_t ii) {
                 verr(v, tw, "not the root, not a child (no \"parent\") and no relation of "
                             "this index reads it");
         }
+        if (t->ntop && !t->delay_effect)
+            verr(v, tw, "relation_top is for delay-effect tables: set \"delay_effect\": true "
+                        "or drop it");
         if (i == 0 && t->parent_table)
             verr(v, tw, "the root table (the first) cannot have a parent");
         if (t->parent_table) {

@@ -59,6 +59,14 @@ struct mp_relation {
 
 enum mp_mode { MP_REQUERY = 0, MP_ROWIMAGE = 1 };
 
+/* One level of a hand-written relation top (a delay-effect table's
+ * "relation_top" in the mapping file, sync/delayed.h): SQL run in database
+ * db, taking the level below's values as a `?` list, returning column
+ * output. */
+struct mp_top_level {
+    char *db, *sql, *output;
+};
+
 struct mp_table {
     char *db, *table;
     char *join_name;                  /* parent/child: this table's relation name */
@@ -66,6 +74,8 @@ struct mp_table {
     char *parent_column;              /* column holding the parent's key */
     char *bucket_column, *daily_check_column, *copy_to, *expiry_column;
     bool delay_effect;
+    struct mp_top_level *top; /* delay_effect: hand-written relation top, root keys last */
+    size_t ntop;
     enum mp_mode mode;
     struct mp_column *columns;
     size_t ncolumns;

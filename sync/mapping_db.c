@@ -253,6 +253,33 @@ int mapping_db_checksum(MYSQL *m, char *out, size_t outlen, char *err, size_t er
     return rc;
 }
 
+/* a delay-effect table's hand-written relation top (origin 'mapping') */
+static int load_top(MYSQL *m, const char *source, unsigned long long index_id, struct mp_table *t,
+                    char *err, size_t errlen) {
+    sbuf sql = SBUF_INIT;
+    sbuf_adds(&sql, "SELECT level_db, level_sql, output_column FROM relation_tops WHERE source = ");
+    q(m, &sql, source);
+    sbuf_printf(&sql, " AND top_index_id = %llu AND origin = 'mapping' AND db_name = ", index_id);
+    q(m, &sql, t->db);
+    sbuf_adds(&sql, " AND table_name = ");
+    q(m, &sql, t->table);
+    sbuf_adds(&sql, " ORDER BY path, level");
+    MYSQL_RES *r = query(m, &sql, err, errlen);
+    sbuf_free(&sql);
+    if (!r) return -1;
+    size_t cnt = (size_t)mysql_num_rows(r);
+    t->top = cnt ? xcalloc(cnt, sizeof *t->top) : NULL;
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(r))) {
+        struct mp_top_level *l = &t->top[t->ntop++];
+        l->db = xstrdup(row[0]);
+        l->sql = xstrdup(row[1]);
+        l->output = xstrdup(row[2]);
+    }
+    mysql_free_result(r);
+    return 0;
+}
+
 int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     sbuf sql = SBUF_INIT;
@@ -320,7 +347,8 @@ int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err
         mysql_free_result(r);
         for (size_t j = 0; j < ix->ntables && rc == 0; j++) {
             struct mp_table *t = &ix->tables[j];
-            rc = load_columns(m, tids[j], 0, &t->columns, &t->ncolumns, err, errlen);
+            if (t->delay_effect) rc = load_top(m, source, ids[i], t, err, errlen);
+            if (rc == 0) rc = load_columns(m, tids[j], 0, &t->columns, &t->ncolumns, err, errlen);
             if (rc == 0)
                 rc = load_relations(m, tids[j], 0, &t->relations, &t->nrelations, err, errlen);
         }
@@ -434,8 +462,11 @@ static int delete_index_children(MYSQL *m, unsigned long long id, char *err, siz
         "WHERE t.index_id = %llu",
         "DELETE r FROM mapping_relations r JOIN table_configs t ON t.id = r.table_id "
         "WHERE t.index_id = %llu",
-        "DELETE FROM table_configs WHERE index_id = %llu"};
-    for (size_t i = 0; i < 3 && rc == 0; i++) {
+        "DELETE FROM table_configs WHERE index_id = %llu",
+        /* hand-written relation tops are saved again below; generated ones
+         * are rewritten by the next delayed run */
+        "DELETE FROM relation_tops WHERE top_index_id = %llu"};
+    for (size_t i = 0; i < sizeof del / sizeof del[0] && rc == 0; i++) {
         sbuf_reset(&s);
         sbuf_printf(&s, del[i], id);
         rc = exec(m, &s, err, errlen);
@@ -516,6 +547,30 @@ static int save_all(MYSQL *m, const char *source, const struct mapping *mp, char
             sbuf_printf(&s, ", %zu)", j);
             if ((rc = exec(m, &s, err, errlen)) < 0) break;
             unsigned long long tid = mysql_insert_id(m);
+            for (size_t l = 0; l < t->ntop && rc == 0; l++) {
+                sbuf_reset(&s);
+                sbuf_adds(&s, "INSERT INTO relation_tops (source, db_name, table_name, "
+                              "top_index_id, path, level, level_db, level_sql, output_column, "
+                              "doc_table, origin) VALUES (");
+                q(m, &s, source);
+                sbuf_addc(&s, ',');
+                q(m, &s, t->db);
+                sbuf_addc(&s, ',');
+                q(m, &s, t->table);
+                sbuf_printf(&s, ", %llu, 0, %zu, ", iid, l + 1);
+                q(m, &s, t->top[l].db);
+                sbuf_addc(&s, ',');
+                q(m, &s, t->top[l].sql);
+                sbuf_addc(&s, ',');
+                q(m, &s, t->top[l].output);
+                sbuf_adds(&s, ", CONCAT(");
+                q(m, &s, ix->tables[0].db);
+                sbuf_adds(&s, ", '.', ");
+                q(m, &s, ix->tables[0].table);
+                sbuf_adds(&s, "), 'mapping')");
+                rc = exec(m, &s, err, errlen);
+            }
+            if (rc < 0) break;
             rc = save_columns(m, tid, 0, t->columns, t->ncolumns, err, errlen);
             if (rc == 0) rc = save_relations(m, tid, 0, t->relations, t->nrelations, err, errlen);
         }

@@ -197,13 +197,37 @@ static int parse_relations(struct pctx *c, const char *path, const cJSON *obj,
     return 0;
 }
 
+/* "relation_top": [{"db": .., "sql": "SELECT .. WHERE x IN (?)", "output": ..}, ..]:
+ * a delay-effect table's hand-written chain up to the root's keys */
+static int parse_top(struct pctx *c, const char *path, const cJSON *v, struct mp_table *t) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(v, "relation_top");
+    if (!a) return 0;
+    if (!cJSON_IsArray(a) || !cJSON_GetArraySize(a))
+        return perr(c, path, "\"relation_top\" must be a non-empty array of levels");
+    size_t cnt = (size_t)cJSON_GetArraySize(a);
+    t->top = xcalloc(cnt, sizeof *t->top);
+    size_t i = 0;
+    for (const cJSON *it = a->child; it; it = it->next, i++) {
+        char p[1024];
+        snprintf(p, sizeof p, "%s.relation_top[%zu]", path, i);
+        static const char *const keys[] = {"db", "sql", "output", NULL};
+        t->ntop++;
+        if (!cJSON_IsObject(it)) return perr(c, p, "a level is an object {db, sql, output}");
+        if (only_keys(c, p, it, keys) < 0 || get_str(c, p, it, "db", true, &t->top[i].db) < 0 ||
+            get_str(c, p, it, "sql", true, &t->top[i].sql) < 0 ||
+            get_str(c, p, it, "output", true, &t->top[i].output) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int parse_table(struct pctx *c, const char *path, const cJSON *v, struct mp_table *t) {
     memset(t, 0, sizeof *t);
     if (!cJSON_IsObject(v)) return perr(c, path, "a table is an object");
     static const char *const keys[] = {"table", "join_name", "parent", "parent_column",
                                        "bucket_column", "daily_check_column", "copy_to",
                                        "delay_effect", "mode", "expiry_column", "columns",
-                                       "relations", NULL};
+                                       "relations", "relation_top", NULL};
     char *tbl = NULL, *parent = NULL, *mode = NULL;
     if (only_keys(c, path, v, keys) < 0 || get_str(c, path, v, "table", true, &tbl) < 0) return -1;
     int rc = split_table(c, path, "table", tbl, &t->db, &t->table);
@@ -234,6 +258,7 @@ static int parse_table(struct pctx *c, const char *path, const cJSON *v, struct 
         free(mode);
         if (rc < 0) return -1;
     }
+    if (parse_top(c, path, v, t) < 0) return -1;
     if (parse_columns(c, path, v, &t->columns, &t->ncolumns) < 0) return -1;
     return parse_relations(c, path, v, &t->relations, &t->nrelations, 0);
 }
@@ -420,6 +445,18 @@ static void w_table(jsonw *w, const struct mp_table *t) {
     if (t->delay_effect) {
         jw_key(w, "delay_effect");
         jw_bool(w, true);
+    }
+    if (t->ntop) {
+        jw_key(w, "relation_top");
+        jw_arr_open(w);
+        for (size_t i = 0; i < t->ntop; i++) {
+            jw_obj_open(w);
+            w_opt(w, "db", t->top[i].db);
+            w_opt(w, "sql", t->top[i].sql);
+            w_opt(w, "output", t->top[i].output);
+            jw_obj_close(w);
+        }
+        jw_arr_close(w);
     }
     if (t->mode == MP_ROWIMAGE) {
         jw_key(w, "mode");

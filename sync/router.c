@@ -15,17 +15,12 @@
 #define IN_CHUNK 500
 
 /* ---------- the paths ---------- */
-struct rstep {
-    const char *db, *table; /* the owner table */
-    const char *match;      /* owner column equal to the values so far */
-    const char *out;        /* owner column wanted above (its key at the top) */
-};
 
 struct rnode {
     size_t index, doctable;
     const char *db, *table;
     const char *seed;       /* column of this table whose values seed the path */
-    struct rstep *steps;
+    struct router_step *steps;
     size_t nsteps;
     struct strset seeds;
     int area;               /* -1, or the area-update relation this node is in */
@@ -33,6 +28,8 @@ struct rnode {
     const char *watch[2];   /* descendant nodes: seeded only when a row appears,
                              * goes, or changes one of these (its key, its parent
                              * column): the routing of the documents below */
+    bool dormant;           /* a refresh_parent false relation: never seeded by a
+                             * live change, only listed by router_paths */
 };
 
 /* An area-update relation (a nested relation of a root table edited element
@@ -69,7 +66,7 @@ static const char *key_column(const struct mp_table *t) {
 }
 
 static struct rnode *add_node(struct router *r, size_t index, size_t doctable, const char *db,
-                              const char *table, const char *seed, const struct rstep *steps,
+                              const char *table, const char *seed, const struct router_step *steps,
                               size_t nsteps) {
     if (r->nnodes == r->capnodes) {
         r->capnodes = r->capnodes ? r->capnodes * 2 : 16;
@@ -122,12 +119,12 @@ static void say_area_whole(const struct mp_index *ix, const struct mp_relation *
  * above it (`up`, nup of them). area/adepth: the area-update relation above
  * (-1 none) and how many levels below it the owner is. */
 static void walk(struct router *r, size_t index, size_t doctable, const char *odb,
-                 const char *otable, const char *out, const struct rstep *up, size_t nup,
+                 const char *otable, const char *out, const struct router_step *up, size_t nup,
                  const struct mp_relation *rels, size_t nrels, int area, size_t adepth) {
     for (size_t i = 0; i < nrels; i++) {
         const struct mp_relation *rel = &rels[i];
-        struct rstep *steps = xmalloc((nup + 1) * sizeof *steps);
-        steps[0] = (struct rstep){odb, otable, rel->column, out};
+        struct router_step *steps = xmalloc((nup + 1) * sizeof *steps);
+        steps[0] = (struct router_step){odb, otable, rel->column, out};
         if (nup) memcpy(steps + 1, up, nup * sizeof *up);
         /* refresh_parent false: this relation's own rows route nowhere (the
          * documents keep what they embed until something else rebuilds
@@ -136,6 +133,9 @@ static void walk(struct router *r, size_t index, size_t doctable, const char *od
         struct rnode *n = NULL;
         if (rel->refresh_parent || rel->area_update)
             n = add_node(r, index, doctable, rel->db, rel->table, rel->join_column, steps, nup + 1);
+        else /* still a path for the delayed run (router_paths) */
+            add_node(r, index, doctable, rel->db, rel->table, rel->join_column, steps, nup + 1)
+                ->dormant = true;
         int sub_area = area;
         size_t sub_depth = adepth + 1;
         if (area >= 0) {
@@ -166,7 +166,7 @@ static int table_pos(const struct mp_index *ix, const char *db, const char *tabl
  * = t.parent_column -> t.key. */
 static void add_descendant_nodes(struct router *r, size_t index, size_t t) {
     const struct mp_index *ix = &r->m->indices[index];
-    struct rstep steps[64];
+    struct router_step steps[64];
     size_t n = 0;
     size_t cur = t;
     while (n < 64) {
@@ -178,7 +178,7 @@ static void add_descendant_nodes(struct router *r, size_t index, size_t t) {
         if (!ck || !pk) return;
         /* the steps from the ancestor down: prepend this level */
         memmove(steps + 1, steps, n * sizeof *steps);
-        steps[0] = (struct rstep){ct->db, ct->table, ct->parent_column, ck};
+        steps[0] = (struct router_step){ct->db, ct->table, ct->parent_column, ck};
         n++;
         const struct mp_table *pt = &ix->tables[p];
         struct rnode *nd = add_node(r, index, t, pt->db, pt->table, pk, steps, n);
@@ -244,7 +244,8 @@ static void add_pair(struct area *a, const char *doc, size_t dl, const char *el,
 
 bool router_wants(const struct router *r, const char *db, const char *table) {
     for (size_t i = 0; i < r->nnodes; i++)
-        if (same_table(r->nodes[i].db, r->nodes[i].table, db, table)) return true;
+        if (!r->nodes[i].dormant && same_table(r->nodes[i].db, r->nodes[i].table, db, table))
+            return true;
     return router_delayed(r, db, table);
 }
 
@@ -262,7 +263,7 @@ int router_add(struct router *r, const char *db, const char *table, router_value
     if (router_delayed(r, db, table)) return 0;
     for (size_t i = 0; i < r->nnodes; i++) {
         struct rnode *n = &r->nodes[i];
-        if (!same_table(n->db, n->table, db, table)) continue;
+        if (n->dormant || !same_table(n->db, n->table, db, table)) continue;
         void *imgs[2] = {before, after};
         if (n->watch[0] && before && after) { /* only when the routing below can change */
             bool same = true;
@@ -378,7 +379,7 @@ static void add_value(void *ctx, MYSQL_ROW row, const unsigned long *len) {
 }
 
 /* values of `out` for owner rows whose `match` is in `in` */
-static int step_query(struct router *r, MYSQL *src, const struct rstep *s, struct strset *in,
+static int step_query(struct router *r, MYSQL *src, const struct router_step *s, struct strset *in,
                       struct strset *outv, char *err, size_t errlen) {
     return in_query(r, src, true, s->out, NULL, s->db, s->table, s->match, in, add_value, outv,
                     "documents", err, errlen);
@@ -426,7 +427,7 @@ int router_flush(struct router *r, MYSQL *src, router_emit_fn emit, void *ctx, c
         if (r->area_fn && n->area >= 0 && n->area_depth > 0) {
             /* up to the element level, then the elements' (document, key) */
             for (size_t s = 0; s + 1 < n->area_depth && rc == 0 && cur.n; s++) {
-                const struct rstep *st = &n->steps[s];
+                const struct router_step *st = &n->steps[s];
                 if (!strcmp(st->match, st->out)) continue;
                 struct strset next = {NULL, 0, 0};
                 rc = step_query(r, src, st, &cur, &next, err, errlen);
@@ -440,7 +441,7 @@ int router_flush(struct router *r, MYSQL *src, router_emit_fn emit, void *ctx, c
             continue;
         }
         for (size_t s = 0; s < n->nsteps && rc == 0 && cur.n; s++) {
-            const struct rstep *st = &n->steps[s];
+            const struct router_step *st = &n->steps[s];
             if (!strcmp(st->match, st->out)) continue; /* the values pass through */
             struct strset next = {NULL, 0, 0};
             rc = step_query(r, src, st, &cur, &next, err, errlen);
@@ -482,13 +483,28 @@ int router_flush(struct router *r, MYSQL *src, router_emit_fn emit, void *ctx, c
 
 unsigned long router_queries(const struct router *r) { return r->queries; }
 
+int router_paths(const struct router *r, size_t index, const char *db, const char *table,
+                 router_path_fn fn, void *ctx) {
+    int n = 0;
+    for (size_t i = 0; i < r->nnodes; i++) {
+        const struct rnode *nd = &r->nodes[i];
+        if (nd->index != index || nd->watch[0] || !nd->nsteps ||
+            !same_table(nd->db, nd->table, db, table))
+            continue;
+        if (fn(ctx, nd->index, nd->doctable, nd->seed, nd->steps, nd->nsteps) != 0) return -1;
+        n++;
+    }
+    return n;
+}
+
 void router_describe(const struct router *r, sbuf *out) {
     for (size_t i = 0; i < r->nnodes; i++) {
         const struct rnode *n = &r->nodes[i];
+        if (n->dormant) continue;
         const struct mp_index *ix = &r->m->indices[n->index];
         sbuf_printf(out, "%s.%s.%s", n->db, n->table, n->seed);
         for (size_t s = 0; s < n->nsteps; s++) {
-            const struct rstep *st = &n->steps[s];
+            const struct router_step *st = &n->steps[s];
             if (!strcmp(st->match, st->out))
                 sbuf_printf(out, " = %s.%s.%s", st->db, st->table, st->match);
             else

@@ -92,6 +92,26 @@ bool router_pending(const struct router *r);
 /* Statistics: queries run by router_flush so far. */
 unsigned long router_queries(const struct router *r);
 
+/* One join step of a path: rows of owner table db.table whose column `match`
+ * equals the values so far give the values of column `out` above (the
+ * document table's key at the top). match == out: the values pass through. */
+struct router_step {
+    const char *db, *table;
+    const char *match;
+    const char *out;
+};
+/* One path from a table's column `seed` up to document table `doctable` of
+ * index config `index`, its steps from the bottom up. */
+typedef int (*router_path_fn)(void *ctx, size_t index, size_t doctable, const char *seed,
+                              const struct router_step *steps, size_t nsteps);
+/* Every path from rows of db.table up to documents of index config `index`
+ * that embed them (the delayed run's relation tops, sync/relation_tops.c):
+ * relations with refresh_parent false and delay-effect tables included,
+ * parent/child descendant routing not. The number of paths, or -1 when fn
+ * refused one. */
+int router_paths(const struct router *r, size_t index, const char *db, const char *table,
+                 router_path_fn fn, void *ctx);
+
 /* For tests and docs: the paths, one line each ("shop.tags -> ... -> root"). */
 void router_describe(const struct router *r, sbuf *out);
 

@@ -273,6 +273,12 @@ waiting:
     db_quote(meta, &q, name, strlen(name));
     sbuf_adds(&q, " GROUP BY db_name, table_name ORDER BY db_name, table_name");
     rows_of(meta, q.data, &st->snapshots, st, "change snapshots");
+    sbuf_reset(&q);
+    sbuf_adds(&q, "SELECT id, status, started_at, finished_at, snapshots, ids, docs_written, "
+                  "docs_deleted, errors FROM delayed_runs WHERE source = ");
+    db_quote(meta, &q, name, strlen(name));
+    sbuf_adds(&q, " ORDER BY id DESC LIMIT 1");
+    rows_of(meta, q.data, &st->delayed_run, st, "delayed runs");
     sbuf_free(&q);
 }
 
@@ -296,6 +302,7 @@ void status_free(struct ss_status *st) {
     rows_free(&st->jobs);
     rows_free(&st->dead);
     rows_free(&st->snapshots);
+    rows_free(&st->delayed_run);
     for (size_t i = 0; i < st->nerrors; i++) free(st->errors[i]);
     free(st->errors);
     memset(st, 0, sizeof *st);
@@ -431,6 +438,11 @@ void status_json(const struct ss_status *st, sbuf *out) {
     rows_json(&w, &st->dead, dn, cnum);
     jw_key(&w, "change_snapshots");
     rows_json(&w, &st->snapshots, sn, cnum);
+    static const char *const rn[] = {"id", "status", "started_at", "finished_at", "snapshots",
+                                     "ids", "documents_rebuilt", "documents_deleted", "errors"};
+    static const bool rnum[] = {true, false, false, false, true, true, true, true, true};
+    jw_key(&w, "delayed_last_run");
+    rows_json(&w, &st->delayed_run, rn, rnum);
     jw_key(&w, "errors");
     jw_arr_open(&w);
     for (size_t i = 0; i < st->nerrors; i++) jw_str(&w, st->errors[i]);

@@ -64,6 +64,8 @@ struct ss_status {
     struct status_rows jobs;       /* alias, status, jobs, rows read, docs written, errors */
     struct status_rows dead;       /* index, count */
     struct status_rows snapshots;  /* db.table, count */
+    struct status_rows delayed_run; /* the last delayed run: id, status, started, finished,
+                                      snapshots, ids, documents rebuilt, deleted, errors */
     char **errors;                 /* what could not be read, in order */
     size_t nerrors;
 };

@@ -1,0 +1,183 @@
+/* cmd_delayed: `searchsync delayed-run --config FILE [--index ALIAS]
+ * [--dry-run]` — one delayed pass for cron (sync/delayed.h): its
+ * connections, delivery and mapping, the same a resync sets up, then
+ * delayed_run(). Exit 0 all done (or another run holds the lock), 1 a
+ * failure (the failed snapshots are tried again by the next run), 2 usage,
+ * 3 some snapshots left in error after their last attempt. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "delayed.h"
+#include "deliver/store.h"
+#include "log.h"
+#include "pipeline.h"
+
+static void delayed_usage(FILE *out) {
+    fprintf(out,
+            "usage: searchsync delayed-run --config FILE [--index ALIAS] [--dry-run]\n"
+            "                              [--buckets N] [--page N] [--max-attempts N]\n\n"
+            "Refresh the documents that changes of delay-effect tables affect (their change\n"
+            "snapshots), then mark the snapshots done. For cron: exit 0 all done (or another\n"
+            "run holds the lock), 1 failure (tried again next time), 3 some snapshots left\n"
+            "in error after --max-attempts runs (default 3).\n"
+            "  --index ALIAS  only the snapshots of the delay-effect tables ALIAS lists\n"
+            "  --dry-run      print the snapshots, the ids each resolves to and the work\n"
+            "  --buckets N    jobs per index config: MOD(key, N) (default 4)\n"
+            "  --page N       ids per page and per change set (default 500)\n");
+}
+
+/* index_configs.id of every index config of m, in m's order */
+static unsigned long long *index_ids(MYSQL *meta, const char *source, const struct mapping *m,
+                                     char *err, size_t errlen) {
+    unsigned long long *ids = xcalloc(m->nindices ? m->nindices : 1, sizeof *ids);
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT id, alias FROM index_configs WHERE source = ");
+    db_quote(meta, &q, source, strlen(source));
+    MYSQL_RES *res = db_query(meta, q.data, q.len, err, errlen);
+    sbuf_free(&q);
+    if (!res) return free(ids), NULL;
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res)))
+        for (size_t i = 0; i < m->nindices; i++)
+            if (!strcmp(m->indices[i].alias, row[1])) ids[i] = strtoull(row[0], NULL, 10);
+    mysql_free_result(res);
+    return ids;
+}
+
+/* versions being built: live changes (and this run's) go to them too */
+static int load_builds(struct pipeline *p, const char *source, char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT alias, building_version FROM index_configs WHERE state IN ('changing', "
+                  "'switching') AND building_version > 0 AND source = ");
+    db_quote(p->meta, &q, source, strlen(source));
+    MYSQL_RES *res = db_query(p->meta, q.data, q.len, err, errlen);
+    sbuf_free(&q);
+    if (!res) return -1;
+    size_t n = (size_t)mysql_num_rows(res);
+    p->builds = xcalloc(n ? n : 1, sizeof *p->builds);
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res))) {
+        sbuf ph = SBUF_INIT;
+        sbuf_printf(&ph, "%s_v%s", row[0], row[1]);
+        p->builds[p->nbuilds++] =
+            (struct build){xstrdup(row[0]), ph.data, (unsigned)atoi(row[1]), NULL};
+    }
+    mysql_free_result(res);
+    return 0;
+}
+
+int cmd_delayed(int argc, char **argv) {
+    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+                                         {"index", required_argument, NULL, 'i'},
+                                         {"dry-run", no_argument, NULL, 'n'},
+                                         {"buckets", required_argument, NULL, 'b'},
+                                         {"page", required_argument, NULL, 'p'},
+                                         {"max-attempts", required_argument, NULL, 'm'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    struct delayed_opts o = {NULL, false, 4, 500, 3, 0};
+    const char *path = NULL;
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "c:i:nb:p:m:h", opts, NULL)) != -1) {
+        if (opt == 'c') path = optarg;
+        else if (opt == 'i') o.alias = optarg;
+        else if (opt == 'n') o.dry_run = true;
+        else if (opt == 'b') o.buckets = atoi(optarg);
+        else if (opt == 'p') o.page = atoi(optarg);
+        else if (opt == 'm') o.max_attempts = atoi(optarg);
+        else if (opt == 'h') return delayed_usage(stdout), EXIT_OK;
+        else return delayed_usage(stderr), EXIT_USAGE;
+    }
+    if (!path || optind != argc || o.buckets < 1 || o.buckets > 4096 || o.page < 1 ||
+        o.page > 100000 || o.max_attempts < 1)
+        return delayed_usage(stderr), EXIT_USAGE;
+    /* tests only: hold each page between reading its position and its rows */
+    const char *pause = getenv("SEARCHSYNC_TEST_DELAYED_PAUSE_MS");
+    if (pause) o.pause_ms = atoi(pause);
+    struct ss_config cfg;
+    char err[2048] = "";
+    if (config_load(&cfg, path, err, sizeof err) < 0) {
+        fprintf(stderr, "searchsync delayed-run: %s\n", err);
+        config_free(&cfg);
+        return EXIT_USAGE;
+    }
+    log_set_level(log_parse_level(cfg.log.level));
+    int rc = EXIT_RUNTIME;
+    struct pipeline p;
+    pipeline_init(&p, &cfg);
+    struct mapping m = {0};
+    struct search_client *client = NULL;
+    struct dl_store *dls = NULL;
+    unsigned long long *ids = NULL;
+    struct delayed_stats st = {0};
+    p.metap = db_params_metadata(&cfg);
+    p.srcp = db_params_source(&cfg);
+    db_params bare = p.metap;
+    p.metap.database = cfg.metadata.database;
+    p.meta = db_connect(&bare, err, sizeof err);
+    if (!p.meta || metadb_migrate(p.meta, cfg.metadata.database, err, sizeof err) < 0) goto fail;
+    p.src = db_connect(&p.srcp, err, sizeof err);
+    if (!p.src) goto fail;
+    if (mapping_db_load(p.meta, cfg.source.name, &m, err, sizeof err) < 0) goto fail;
+    int bad = mapping_check_source(p.src, &m, err, sizeof err);
+    if (bad) {
+        if (bad > 0) rc = EXIT_USAGE;
+        goto fail;
+    }
+    ids = index_ids(p.meta, cfg.source.name, &m, err, sizeof err);
+    if (!ids || load_builds(&p, cfg.source.name, err, sizeof err) < 0) goto fail;
+    if (!o.dry_run) {
+        struct search_opts so;
+        deliver_search_opts(&so, &cfg);
+        client = search_client_new(&so, err, sizeof err);
+        p.k = client ? search_conn_new(client) : NULL;
+        if (!client || search_detect(client, p.k, err, sizeof err) != 0) goto fail;
+        struct deliver_opts dopts;
+        deliver_opts_from_config(&dopts, &cfg);
+        dopts.flush_on_txn_end = true; /* each page is waited for */
+        dls = dl_store_new(&p.metap, cfg.source.name, err, sizeof err);
+        if (!dls) goto fail;
+        dopts.dead_letter = dl_store_put;
+        dopts.dead_letter_ud = dls;
+        dopts.written = dl_store_written;
+        dopts.written_ud = dls;
+        p.d = deliver_new(&dopts, client, err, sizeof err);
+        if (!p.d) goto fail;
+    }
+    pipeline_adopt(&p, &m, router_new(&m));
+    rc = delayed_run(&p, ids, &o, &st, stdout, err, sizeof err);
+    if (p.d && deliver_drain(p.d, cfg.delivery.drain_timeout_ms) != DELIVER_OK && rc == EXIT_OK) {
+        snprintf(err, sizeof err, "delivery did not finish within [delivery] drain_timeout_ms");
+        rc = EXIT_RUNTIME;
+    }
+    if (!o.dry_run && !st.lock_busy) delayed_stats_print(&st, stdout);
+    if (rc == EXIT_OK) goto out;
+    if (rc == EXIT_FOUND) {
+        fprintf(stderr, "searchsync delayed-run: %llu snapshot(s) left in error after %d "
+                        "attempt(s): see change_snapshots.error_text (searchsync status), fix "
+                        "the cause, then set them back to 'init'\n",
+                st.left_error, o.max_attempts);
+        goto out;
+    }
+fail:
+    fprintf(stderr, "searchsync delayed-run: %s\n", err);
+out:
+    deliver_free(p.d);
+    dl_store_free(dls);
+    for (size_t i = 0; i < p.nbuilds; i++) free(p.builds[i].alias), free(p.builds[i].phys);
+    free(p.builds);
+    free(ids);
+    search_conn_free(p.k);
+    search_client_free(client);
+    pipeline_free(&p);
+    mapping_free(&m);
+    db_close(p.src);
+    db_close(p.meta);
+    config_free(&cfg);
+    mysql_library_end();
+    return rc;
+}
