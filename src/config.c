@@ -172,7 +172,7 @@ const struct config_key config_keys[] = {
       "API token (at least 32 hex characters); the admin server refuses to start without"),
     S("admin", "allowed_hosts", admin.allowed_hosts, "127.0.0.1,localhost", NULL, false, false,
       "Host header values accepted (DNS rebinding protection)"),
-    I("admin", "session_ttl_s", admin.session_ttl_s, "43200", 60, 2592000,
+    I("admin", "session_ttl_s", admin.session_ttl_s, "43200", 5, 2592000,
       "Lifetime of a UI login session"),
 
     E("log", "level", log.level, "info", "debug|info|warn|error", "Least severe level logged"),

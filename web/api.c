@@ -15,12 +15,24 @@
 #include "search/search.h"
 #include "sync/status.h"
 #include "stmt.h"
+#include "words.h"
 
 void api_resp_free(struct api_resp *r) {
-    if (r) sbuf_free(&r->body);
+    if (!r) return;
+    sbuf_free(&r->body);
+    sbuf_free(&r->headers);
+}
+
+const char *api_lookup(const struct api_ctx *ctx, enum api_lookup kind, const char *name) {
+    return ctx && ctx->lookup ? ctx->lookup(ctx->lookup_cls, kind, name) : NULL;
 }
 
 void api_error(struct api_resp *r, int status, const char *error, const char *hint) {
+    api_error_field(r, status, NULL, error, hint);
+}
+
+void api_error_field(struct api_resp *r, int status, const char *field, const char *error,
+                     const char *hint) {
     r->status = status;
     r->content_type = "application/json";
     sbuf_reset(&r->body);
@@ -29,6 +41,10 @@ void api_error(struct api_resp *r, int status, const char *error, const char *hi
     jw_obj_open(&w);
     jw_key(&w, "error");
     jw_str(&w, error);
+    if (field && *field) {
+        jw_key(&w, "field");
+        jw_str(&w, field);
+    }
     if (hint) {
         jw_key(&w, "hint");
         jw_str(&w, hint);
@@ -66,6 +82,11 @@ static bool open_meta(const struct api_ctx *ctx, struct conns *c, struct api_res
     api_error(r, 503, c->err, "the metadata server must be reachable for this call; retry "
                               "once it is");
     return false;
+}
+
+MYSQL *api_meta_connect(const struct api_ctx *ctx, struct api_resp *r) {
+    struct conns c = {0};
+    return open_meta(ctx, &c, r) ? c.meta : NULL;
 }
 
 static bool need_engine(const struct api_ctx *ctx, struct conns *c, struct api_resp *r) {
@@ -326,8 +347,8 @@ static void h_reindex_post(const struct api_ctx *ctx, const char *alias, const c
     const char *field = "";
     char err[2048];
     if (route_parse_reindex_body(body, len, &buckets, &by_mod, &field, err, sizeof err) < 0) {
-        api_error(r, 400, err, "send {\"buckets\":N,\"by_mod\":true|false}, both optional, or "
-                               "no body");
+        api_error_field(r, 400, field, err, "send {\"buckets\":N,\"by_mod\":true|false}, both "
+                                            "optional, or no body");
         return;
     }
     struct conns c = {0};
@@ -442,6 +463,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     r->content_type = "application/json";
     r->allow = NULL;
     sbuf_reset(&r->body);
+    sbuf_reset(&r->headers);
     switch (rt->id) {
     case ROUTE_STATUS: h_status(ctx, r); break;
     case ROUTE_INDICES: h_indices(ctx, r); break;
@@ -449,6 +471,13 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_REINDEX_POST: h_reindex_post(ctx, rt->alias, body, len, r); break;
     case ROUTE_REINDEX_RESET: h_reindex_reset(ctx, rt->alias, r); break;
     case ROUTE_METRICS: h_metrics(ctx, r); break;
+    case ROUTE_WORDS_LIST:
+    case ROUTE_WORD_CREATE:
+    case ROUTE_WORD_GET:
+    case ROUTE_WORD_UPDATE:
+    case ROUTE_WORD_DELETE:
+    case ROUTE_WORD_PUBLISH: words_handle(ctx, rt, body, len, r); break;
+    case ROUTE_DICT: dict_handle(ctx, rt->file, r); break;
     case ROUTE_BAD_METHOD: {
         sbuf h = SBUF_INIT;
         sbuf_printf(&h, "this path takes: %s", rt->allow);
@@ -461,7 +490,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     default:
         api_error(r, 404, "no such endpoint",
                   "see docs/http-api.md: /api/v1/status, /api/v1/indices, "
-                  "/api/v1/indices/{alias}/reindex, /metrics");
+                  "/api/v1/indices/{alias}/reindex, /api/v1/words, /dict/ext.txt, /metrics");
         break;
     }
 }

@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <mysql.h>
+
 #include "config.h"
 #include "route.h"
 #include "sbuf.h"
@@ -29,16 +31,22 @@ struct deliver;
 
 /* What the handlers use. client and d are NULL while the daemon starts
  * (the engine is not detected yet): handlers that need them answer 503. */
+enum api_lookup { API_HEADER, API_ARG };
+
 struct api_ctx {
     const struct ss_config *cfg;
     struct search_client *client;
     struct deliver *d;
+    /* a request header or query argument (NULL when absent); may be NULL */
+    const char *(*lookup)(void *cls, enum api_lookup kind, const char *name);
+    void *lookup_cls;
 };
 
 struct api_resp {
     int status;
     const char *content_type; /* static string */
     const char *allow;        /* 405: the Allow header */
+    sbuf headers;             /* more headers, "Name: value\n" each */
     sbuf body;
 };
 
@@ -46,6 +54,13 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
                 struct api_resp *resp);
 /* {"error":..,"hint":..} (hint may be NULL) */
 void api_error(struct api_resp *r, int status, const char *error, const char *hint);
+/* a 400 naming the field: {"error":..,"field":..,"hint":..} */
+void api_error_field(struct api_resp *r, int status, const char *field, const char *error,
+                     const char *hint);
 void api_resp_free(struct api_resp *r);
+/* ctx->lookup, NULL-safe */
+const char *api_lookup(const struct api_ctx *ctx, enum api_lookup kind, const char *name);
+/* the metadata schema, or NULL with a 503 in r */
+MYSQL *api_meta_connect(const struct api_ctx *ctx, struct api_resp *r);
 
 #endif

@@ -112,3 +112,74 @@ bool guard_is_json_type(const char *ct) {
     while (*ct == ' ') ct++;
     return *ct == '\0' || *ct == ';';
 }
+
+char *guard_log_escape(const char *s, size_t n, char *out, size_t outlen) {
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    if (!outlen) return out;
+    if (!s) n = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        bool esc = c < 0x20 || c == 0x7f || c == '\\';
+        size_t need = esc ? 4 : 1;
+        if (o + need + 4 > outlen) { /* room for "..." and the NUL */
+            if (o + 4 <= outlen) memcpy(out + o, "...", 3), o += 3;
+            break;
+        }
+        if (esc) {
+            out[o++] = '\\', out[o++] = 'x';
+            out[o++] = hex[c >> 4], out[o++] = hex[c & 15];
+        } else {
+            out[o++] = (char)c;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+const char *guard_cookie(const char *h, const char *name, size_t *len) {
+    *len = 0;
+    if (!h || !name) return NULL;
+    size_t nl = strlen(name);
+    const char *p = h;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == ';') p++;
+        const char *end = strchr(p, ';');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n > nl && !memcmp(p, name, nl) && p[nl] == '=') {
+            const char *v = p + nl + 1;
+            size_t vn = n - nl - 1;
+            while (vn && (v[vn - 1] == ' ' || v[vn - 1] == '\t')) vn--;
+            if (vn >= 2 && v[0] == '"' && v[vn - 1] == '"') v++, vn -= 2;
+            *len = vn;
+            return v;
+        }
+        p += n;
+    }
+    return NULL;
+}
+
+bool guard_is_loopback(const char *a) {
+    if (!a) return false;
+    if (!strncasecmp(a, "::ffff:", 7)) a += 7;
+    if (!strcmp(a, "::1")) return true;
+    return !strncmp(a, "127.", 4);
+}
+
+bool guard_etag_matches(const char *inm, const char *etag) {
+    if (!inm || !etag) return false;
+    size_t el = strlen(etag);
+    for (const char *p = inm; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == ',') p++;
+        if (!*p) break;
+        if (*p == '*') return true;
+        if (p[0] == 'W' && p[1] == '/') p += 2;
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t')) n--;
+        if (n == el && !memcmp(p, etag, el)) return true;
+        p += n;
+        if (end) p = end;
+    }
+    return false;
+}

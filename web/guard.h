@@ -13,6 +13,11 @@
  *   type    a mutating request's body must be application/json (an HTML form
  *           cannot send that without a CORS preflight, which we never grant)
  *
+ *   log     anything taken from a request (path, method, header values) is
+ *           logged only through guard_log_escape: a control byte in it
+ *           (a %0a in a URL) cannot start a forged line of its own
+ *   cookie  the session cookie's value in a Cookie header
+ *
  * allowed_hosts is a comma list of host names or addresses, each optionally
  * with ":port" (then the port must match too); case-insensitive; IPv6
  * addresses in brackets ("[::1]"). No wildcards. */
@@ -33,5 +38,19 @@ bool guard_host_allowed(const char *allowed_hosts, const char *host);
 bool guard_origin_allowed(const char *allowed_hosts, const char *origin);
 /* Content-Type is application/json (parameters such as charset allowed). */
 bool guard_is_json_type(const char *content_type);
+
+/* s[0..n) for a log line: bytes below 0x20, 0x7f and '\\' written as \\xHH,
+ * at most outlen-1 bytes (a cut ends with "..."); always NUL-terminated.
+ * Returns out. */
+char *guard_log_escape(const char *s, size_t n, char *out, size_t outlen);
+/* The value of cookie name in a Cookie header ("a=1; name=v"), or NULL;
+ * *len receives its length. */
+const char *guard_cookie(const char *cookie_header, const char *name, size_t *len);
+/* the numeric address (getnameinfo NI_NUMERICHOST form) is a loopback one:
+ * 127.0.0.0/8, ::1, ::ffff:127.x.y.z */
+bool guard_is_loopback(const char *numeric_addr);
+/* RFC 7232 If-None-Match: does the header list etag (or "*")? Weak
+ * comparison (W/ ignored). */
+bool guard_etag_matches(const char *if_none_match, const char *etag);
 
 #endif

@@ -16,23 +16,42 @@
 
 #include <microhttpd.h>
 
+#include "admission.h"
 #include "api.h"
 #include "guard.h"
+#include "json_exact.h"
+#include "jsonw.h"
 #include "log.h"
+#include "login_page.h"
+#include "ratelimit.h"
 #include "route.h"
 #include "sbuf.h"
+#include "session.h"
 
 /* what an oversized chunked body may still send (discarded) before the
  * connection is cut instead of answered with 413 */
 #define HTTP_DISCARD_MAX (1024 * 1024)
 
+struct http_server;
+
+/* one listening address: [admin] listen (everything) or [admin]
+ * dict_listen (only the /dict/ files) */
+struct listener {
+    struct http_server *s;
+    struct MHD_Daemon *mhd;
+    struct admission *adm;
+    bool dict_only;
+    int port;
+};
+
 struct http_server {
     const struct ss_config *cfg;
-    struct MHD_Daemon *mhd;
-    int port;
+    struct listener main, dict;
     pthread_mutex_t mu; /* guards client and d (attach vs. requests) */
     struct search_client *client;
     struct deliver *d;
+    struct sessions *sessions;
+    struct ratelimit *logins;
 };
 
 /* one request in progress (MHD's con_cls) */
@@ -41,16 +60,69 @@ struct req {
     sbuf body;
     size_t discarded;
     bool too_big;
+    bool by_session;              /* authenticated by the session cookie */
+    char session[SESSION_HEX + 1]; /* its id */
 };
+
+/* s for a log line: control bytes escaped (a %0a in a URL cannot forge a
+ * line) */
+#define ESC(buf, str) guard_log_escape((str), (str) ? strlen(str) : 0, (buf), sizeof(buf))
 
 static void mhd_log(void *cls, const char *fmt, va_list ap) {
     (void)cls;
-    char line[512];
+    char line[512], esc[1024];
     vsnprintf(line, sizeof line, fmt, ap);
     size_t n = strlen(line);
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
-    log_warn("admin", "libmicrohttpd: %s", line);
+    log_warn("admin", "libmicrohttpd: %s", guard_log_escape(line, n, esc, sizeof esc));
 }
+
+static int hexval(char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Decode %XX in place, except %00: a NUL would cut the path short of what
+ * was asked ("/api/v1/status%00.png" read as "/api/v1/status"); it stays
+ * "%00" and matches no route. */
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *s) {
+    (void)cls, (void)conn;
+    char *w = s;
+    for (const char *r = s; *r;) {
+        int hi, lo;
+        if (r[0] == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0 && (hi | lo)) {
+            *w++ = (char)(hi * 16 + lo);
+            r += 3;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = '\0';
+    return (size_t)(w - s);
+}
+
+/* a value of a "Name: value\n" list */
+static void add_headers(struct MHD_Response *resp, const sbuf *h) {
+    if (!h->len) return;
+    char *copy = xstrdup(h->data);
+    for (char *line = copy, *nl; line && *line; line = nl) {
+        nl = strchr(line, '\n');
+        if (nl) *nl++ = '\0';
+        char *colon = strchr(line, ':');
+        if (!colon) continue;
+        *colon = '\0';
+        const char *v = colon + 1;
+        while (*v == ' ') v++;
+        MHD_add_response_header(resp, line, v);
+    }
+    free(copy);
+}
+
+/* HTML: scripts and styles only from this server's own files, no inline
+ * code, no framing */
+#define CSP "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " \
+            "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; " \
+            "frame-ancestors 'none'"
 
 static enum MHD_Result send_resp(struct MHD_Connection *conn, const struct api_resp *r,
                                  const char *method, const char *url) {
@@ -62,11 +134,18 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, const struct api_r
                                                                   : "application/json");
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+    if (r->content_type && !strncmp(r->content_type, "text/html", 9))
+        MHD_add_response_header(resp, "Content-Security-Policy", CSP);
+    add_headers(resp, &r->headers);
     if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
     if (r->status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"searchsync\"");
     enum MHD_Result rc = MHD_queue_response(conn, (unsigned)r->status, resp);
     MHD_destroy_response(resp);
-    LOG(r->status >= 500 ? LOG_WARN : LOG_DEBUG, "admin", "%s %s -> %d", method, url, r->status);
+    char em[32], eu[600];
+    LOG(r->status >= 500 ? LOG_WARN : LOG_DEBUG, "admin", "%s %s -> %d", ESC(em, method),
+        ESC(eu, url), r->status);
     return rc;
 }
 
@@ -95,16 +174,127 @@ static const char *peer(struct MHD_Connection *conn, char *buf, size_t n) {
     return buf;
 }
 
-/* checks 1-5 of http_server.h on the request's headers; true when a
+static struct adm_slot *slot_of(struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* headers seen as libmicrohttpd parsed them: a NUL inside a name or value
+ * (which a C string cuts: "Bearer <token>\0junk" read as "Bearer <token>")
+ * and the Host count. */
+#define HDR_SCAN_MAX 128
+struct hdr_scan {
+    int hosts, n;
+    bool nul;
+    const char *key[HDR_SCAN_MAX], *value[HDR_SCAN_MAX];
+};
+
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   size_t key_size, const char *value, size_t value_size) {
+    (void)kind;
+    struct hdr_scan *h = cls;
+    if (!key || strlen(key) != key_size || (value && strlen(value) != value_size)) h->nul = true;
+    if (key && !strcasecmp(key, "Host")) h->hosts++;
+    if (h->n < HDR_SCAN_MAX) h->key[h->n] = key, h->value[h->n] = value, h->n++;
+    return MHD_YES;
+}
+
+/* libmicrohttpd up to 0.9.75 parses the header lines in place in its read
+ * buffer, replacing CR and LF with NUL, and takes a value's length with
+ * strlen: an embedded NUL cuts the value and nothing says so. Its lines are
+ * consecutive there, so after a value's end come exactly its line end (one
+ * NUL for LF, two for CRLF) and the next header's name; anything else means
+ * the value went on after a NUL. (Later versions refuse a NUL in a header
+ * themselves; the check is made only where the parsing is known.) */
+static bool nul_cut(const struct hdr_scan *h) {
+    static int in_place = -1;
+    if (in_place < 0) {
+        unsigned a = 0, b = 0, c = 0;
+        const char *v = MHD_get_version();
+        in_place = v && sscanf(v, "%u.%u.%u", &a, &b, &c) == 3 && a == 0 && b == 9 && c <= 75;
+    }
+    if (!in_place) return false;
+    for (int i = 0; i < h->n; i++) {
+        if (!h->value[i]) continue;
+        const char *end = h->value[i] + strlen(h->value[i]);
+        if (i + 1 < h->n) {
+            if (h->key[i + 1] != end + 1 && h->key[i + 1] != end + 2) return true;
+        } else if (end[1] != '\0') { /* the last: its line end, then the empty line */
+            return true;
+        }
+    }
+    return false;
+}
+
+static const char *lookup(void *cls, enum api_lookup kind, const char *name) {
+    return MHD_lookup_connection_value(cls, kind == API_HEADER ? MHD_HEADER_KIND
+                                                               : MHD_GET_ARGUMENT_KIND, name);
+}
+
+#define COOKIE "ss_session"
+
+/* the request's credentials: a Bearer token, else the session cookie.
+ * true when authenticated; else *why says what was wrong */
+static bool authenticate(struct http_server *s, struct MHD_Connection *conn, struct req *rq,
+                         const char **why) {
+    const char *authz = header(conn, "Authorization");
+    if (authz) {
+        size_t tlen = 0;
+        const char *tok = guard_bearer(authz, &tlen);
+        const char *want = s->cfg->admin.token;
+        if (tok && guard_token_equal(tok, tlen, want, strlen(want))) return true;
+        *why = tok ? "wrong token" : "Authorization is not Bearer";
+        return false;
+    }
+    size_t n = 0;
+    const char *id = guard_cookie(header(conn, "Cookie"), COOKIE, &n);
+    if (id) {
+        if (sessions_check(s->sessions, id, n, time(NULL), NULL, NULL)) {
+            rq->by_session = true;
+            memcpy(rq->session, id, SESSION_HEX);
+            rq->session[SESSION_HEX] = '\0';
+            return true;
+        }
+        *why = "session unknown or expired";
+        return false;
+    }
+    *why = "no token";
+    return false;
+}
+
+/* the checks of http_server.h on the request's headers; true when a
  * response was queued (*rc says how it went) */
-static bool check_headers(struct http_server *s, struct MHD_Connection *conn, const char *url,
+static bool check_headers(struct listener *l, struct MHD_Connection *conn, const char *url,
                           const char *method, struct req *rq, enum MHD_Result *rc) {
+    struct http_server *s = l->s;
     const struct ss_config *cfg = s->cfg;
+    char who[80], em[32], eu[600];
+    peer(conn, who, sizeof who);
+    struct hdr_scan hs = {0};
+    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, scan_header, &hs);
+    if (!hs.nul && hs.n < HDR_SCAN_MAX) hs.nul = nul_cut(&hs);
+    if (hs.nul || hs.hosts > 1) {
+        log_info("admin", "%s %s from %s refused: %s", ESC(em, method), ESC(eu, url), who,
+                 hs.nul ? "a header holds a NUL byte" : "more than one Host header");
+        *rc = send_error(conn, 400, hs.nul ? "a header holds a NUL byte"
+                                           : "the request has more than one Host header",
+                         "send each header once, without control characters", method, url);
+        return true;
+    }
+    route_match(method, url, &rq->rt);
+    if (l->dict_only && rq->rt.id != ROUTE_DICT) {
+        /* [admin] dict_listen serves the dictionary files and nothing else */
+        *rc = send_error(conn, rq->rt.id == ROUTE_BAD_METHOD ? 405 : 404,
+                         "this address serves only /dict/ext.txt and /dict/stop.txt",
+                         "the API is on [admin] listen", method, url);
+        return true;
+    }
+    if (rq->rt.id == ROUTE_DICT) return false; /* public, read-only, for any host */
     const char *host = header(conn, "Host");
-    char who[80];
     if (!guard_host_allowed(cfg->admin.allowed_hosts, host)) {
         log_info("admin", "%s %s from %s refused: Host header not in [admin] allowed_hosts",
-                 method, url, peer(conn, who, sizeof who));
+                 ESC(em, method), ESC(eu, url), who);
         *rc = send_error(conn, 421,
                          host ? "this server does not answer to the host named in the Host header"
                               : "a Host header is required",
@@ -112,17 +302,23 @@ static bool check_headers(struct http_server *s, struct MHD_Connection *conn, co
                          method, url);
         return true;
     }
-    size_t tlen = 0;
-    const char *tok = guard_bearer(header(conn, "Authorization"), &tlen);
-    const char *want = cfg->admin.token;
-    if (!tok || !guard_token_equal(tok, tlen, want, strlen(want))) {
-        log_info("admin", "%s %s from %s refused: %s token", method, url,
-                 peer(conn, who, sizeof who), tok ? "wrong" : "no");
-        *rc = send_error(conn, 401, tok ? "the token is not valid" : "a token is required",
-                         "send Authorization: Bearer <[admin] token>", method, url);
-        return true;
+    if (!rq->rt.public) {
+        const char *why = NULL;
+        if (!authenticate(s, conn, rq, &why)) {
+            log_info("admin", "%s %s from %s refused: %s", ESC(em, method), ESC(eu, url), who,
+                     why);
+            bool expired = !strcmp(why, "session unknown or expired");
+            *rc = send_error(conn, 401,
+                             expired                         ? "the session has expired or ended"
+                             : !strcmp(why, "no token")      ? "a token is required"
+                                                             : "the token is not valid",
+                             expired ? "log in again (POST /api/v1/login)"
+                                     : "send Authorization: Bearer <[admin] token>, or log in",
+                             method, url);
+            return true;
+        }
+        adm_authenticated(l->adm, slot_of(conn));
     }
-    route_match(method, url, &rq->rt);
     if (rq->rt.id == ROUTE_NOT_FOUND || rq->rt.id == ROUTE_BAD_METHOD) {
         struct api_resp r = {0};
         api_handle(NULL, &rq->rt, NULL, 0, &r);
@@ -136,13 +332,27 @@ static bool check_headers(struct http_server *s, struct MHD_Connection *conn, co
     bool has_body = clen > 0 || te;
     if (rq->rt.mutating) {
         const char *origin = header(conn, "Origin");
-        if (origin && !guard_origin_allowed(cfg->admin.allowed_hosts, origin)) {
-            log_warn("admin", "%s %s from %s refused: cross-site request (Origin not in [admin] "
-                              "allowed_hosts)", method, url, peer(conn, who, sizeof who));
-            *rc = send_error(conn, 403, "cross-site request refused: the Origin header names a "
-                                        "host that is not allowed",
+        const char *bad = NULL;
+        if (origin && !guard_origin_allowed(cfg->admin.allowed_hosts, origin))
+            bad = "cross-site request refused: the Origin header names a host that is not "
+                  "allowed";
+        else if (rq->by_session && !origin)
+            bad = "a call made with a session cookie must carry an Origin header";
+        else if (rq->by_session) {
+            char want[SESSION_HEX + 1];
+            const char *got = header(conn, "X-CSRF-Token");
+            size_t n = 0;
+            if (!sessions_check(s->sessions, rq->session, SESSION_HEX, time(NULL), want, NULL) ||
+                !got || (n = strlen(got), !guard_token_equal(got, n, want, SESSION_HEX)))
+                bad = "the X-CSRF-Token header is missing or does not match the session";
+        }
+        if (bad) {
+            log_warn("admin", "%s %s from %s refused: %s", ESC(em, method), ESC(eu, url), who,
+                     bad);
+            *rc = send_error(conn, 403, bad,
                              "call the API from a page served by a host in [admin] "
-                             "allowed_hosts, or without an Origin header (curl, scripts)",
+                             "allowed_hosts, sending the csrf_token of POST /api/v1/login in "
+                             "X-CSRF-Token; or use Authorization: Bearer (curl, scripts)",
                              method, url);
             return true;
         }
@@ -158,7 +368,99 @@ static bool check_headers(struct http_server *s, struct MHD_Connection *conn, co
                          "the API takes bodies of at most 65536 bytes", method, url);
         return true;
     }
+    if (rq->rt.id == ROUTE_LOGIN) {
+        int retry = 0;
+        if (ratelimit_blocked(s->logins, who, time(NULL), &retry)) {
+            log_warn("admin", "POST /api/v1/login from %s refused: too many failed logins", who);
+            struct api_resp r = {0};
+            api_error(&r, 429, "too many failed logins from this address",
+                      "wait for the time in Retry-After, then log in with the right token");
+            sbuf_printf(&r.headers, "Retry-After: %d\n", retry);
+            *rc = send_resp(conn, &r, method, url);
+            api_resp_free(&r);
+            return true;
+        }
+    }
     return false;
+}
+
+static void iso_time(time_t t, char *buf, size_t n) {
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void session_json(sbuf *out, const char *csrf, time_t expires, int ttl) {
+    char when[40];
+    iso_time(expires, when, sizeof when);
+    jsonw w;
+    jw_init(&w, out);
+    jw_obj_open(&w);
+    jw_key(&w, "authenticated");
+    jw_str(&w, csrf ? "session" : "token");
+    if (csrf) {
+        jw_key(&w, "csrf_token");
+        jw_str(&w, csrf);
+        jw_key(&w, "expires_at");
+        jw_str(&w, when);
+        jw_key(&w, "ttl_s");
+        jw_int(&w, ttl);
+    }
+    jw_obj_close(&w);
+    sbuf_addc(out, '\n');
+}
+
+/* POST /api/v1/login, /api/v1/logout, GET /api/v1/session */
+static void h_session(struct http_server *s, struct MHD_Connection *conn, struct req *rq,
+                      struct api_resp *r) {
+    r->content_type = "application/json";
+    int ttl = s->cfg->admin.session_ttl_s;
+    if (rq->rt.id == ROUTE_LOGIN) {
+        char who[80];
+        peer(conn, who, sizeof who);
+        cJSON *j = rq->body.len ? json_exact_parse(rq->body.data, rq->body.len) : NULL;
+        cJSON *t = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "token") : NULL;
+        if (!cJSON_IsString(t)) {
+            api_error_field(r, 400, "token", !j || !cJSON_IsObject(j)
+                                                 ? "the body must be a JSON object {\"token\":\"...\"}"
+                                                 : "\"token\" must be a string",
+                            "send {\"token\":\"<[admin] token>\"}");
+        } else if (!guard_token_equal(t->valuestring, strlen(t->valuestring),
+                                      s->cfg->admin.token, strlen(s->cfg->admin.token))) {
+            ratelimit_failure(s->logins, who, time(NULL));
+            log_info("admin", "login from %s refused: wrong token", who);
+            api_error(r, 401, "the token is not valid", "log in with the [admin] token");
+        } else {
+            char id[SESSION_HEX + 1], csrf[SESSION_HEX + 1];
+            time_t exp = 0;
+            if (sessions_create(s->sessions, time(NULL), id, csrf, &exp) < 0) {
+                api_error(r, 500, "no random bytes for a session id", "retry");
+            } else {
+                sbuf_printf(&r->headers,
+                            "Set-Cookie: " COOKIE "=%s; Path=/; Max-Age=%d; HttpOnly; "
+                            "SameSite=Strict\n", id, ttl);
+                session_json(&r->body, csrf, exp, ttl);
+                r->status = 200;
+                log_info("admin", "login from %s: session opened for %d s", who, ttl);
+            }
+        }
+        cJSON_Delete(j);
+        return;
+    }
+    if (rq->rt.id == ROUTE_LOGOUT) {
+        if (rq->by_session) sessions_delete(s->sessions, rq->session, SESSION_HEX);
+        sbuf_adds(&r->headers, "Set-Cookie: " COOKIE "=; Path=/; Max-Age=0; HttpOnly; "
+                               "SameSite=Strict\n");
+        sbuf_printf(&r->body, "{\"logged_out\":%s}\n", rq->by_session ? "true" : "false");
+        r->status = 200;
+        return;
+    }
+    char csrf[SESSION_HEX + 1];
+    time_t exp = 0;
+    bool live = rq->by_session &&
+                sessions_check(s->sessions, rq->session, SESSION_HEX, time(NULL), csrf, &exp);
+    session_json(&r->body, live ? csrf : NULL, exp, ttl);
+    r->status = 200;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -166,13 +468,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   const char *upload_data, size_t *upload_data_size,
                                   void **con_cls) {
     (void)version;
-    struct http_server *s = cls;
+    struct listener *l = cls;
+    struct http_server *s = l->s;
     struct req *rq = *con_cls;
     if (!rq) { /* headers only: check them before any body is read */
+        adm_request_start(l->adm, slot_of(conn));
         rq = xcalloc(1, sizeof *rq);
         *con_cls = rq;
         enum MHD_Result rc = MHD_YES;
-        if (check_headers(s, conn, url, method, rq, &rc)) return rc;
+        if (check_headers(l, conn, url, method, rq, &rc)) return rc;
         return MHD_YES;
     }
     if (*upload_data_size) {
@@ -189,13 +493,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (rq->too_big)
         return send_error(conn, 413, "the request body is too large",
                           "the API takes bodies of at most 65536 bytes", method, url);
-    struct api_ctx ctx = {s->cfg, NULL, NULL};
-    pthread_mutex_lock(&s->mu);
-    ctx.client = s->client;
-    ctx.d = s->d;
-    pthread_mutex_unlock(&s->mu);
     struct api_resp r = {0};
-    api_handle(&ctx, &rq->rt, rq->body.data, rq->body.len, &r);
+    enum route_id id = rq->rt.id;
+    if (id == ROUTE_LOGIN || id == ROUTE_LOGOUT || id == ROUTE_SESSION) {
+        h_session(s, conn, rq, &r);
+    } else if (id == ROUTE_LOGIN_PAGE) {
+        bool js = !strcmp(rq->rt.file, "js");
+        sbuf_adds(&r.body, js ? login_page_js : login_page_html);
+        r.content_type = js ? "text/javascript; charset=utf-8" : "text/html; charset=utf-8";
+        r.status = 200;
+    } else {
+        struct api_ctx ctx = {s->cfg, NULL, NULL, lookup, conn};
+        pthread_mutex_lock(&s->mu);
+        ctx.client = s->client;
+        ctx.d = s->d;
+        pthread_mutex_unlock(&s->mu);
+        api_handle(&ctx, &rq->rt, rq->body.data, rq->body.len, &r);
+    }
     enum MHD_Result rc = send_resp(conn, &r, method, url);
     api_resp_free(&r);
     return rc;
@@ -203,7 +517,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
-    (void)cls, (void)conn, (void)toe;
+    (void)toe;
+    struct listener *l = cls;
+    adm_request_done(l->adm, slot_of(conn));
     struct req *rq = *con_cls;
     if (!rq) return;
     sbuf_free(&rq->body);
@@ -211,24 +527,41 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
 }
 
-/* "host:port", "[v6]:port", ":port" (all addresses) -> a bound, listening socket */
-static int bind_listen(const char *listen_at, int *family, int *port, char *err, size_t errlen) {
-    const char *hint = "set [admin] listen to host:port (e.g. 127.0.0.1:8089), or to \"\" to "
-                       "turn the admin server off";
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+    struct listener *l = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *fi =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        char who[80];
+        *socket_context = adm_open(l->adm, fi ? (int)fi->connect_fd : -1, peer(conn, who, sizeof who));
+    } else {
+        adm_close(l->adm, *socket_context);
+        *socket_context = NULL;
+    }
+}
+
+/* "host:port", "[v6]:port", ":port" (all addresses) -> a bound, listening
+ * socket; key names the setting in messages */
+static int bind_listen(const char *key, const char *listen_at, int *family, int *port,
+                       bool *loopback, char *err, size_t errlen) {
+    char hint[200];
+    snprintf(hint, sizeof hint, "set %s to host:port (e.g. 127.0.0.1:8089), or to \"\" to turn "
+                                "it off", key);
     char host[256] = "";
     const char *colon = strrchr(listen_at, ':');
     if (!colon || !colon[1])
-        return errf(err, errlen, "[admin] listen = \"%s\" is not host:port: %s", listen_at, hint);
+        return errf(err, errlen, "%s = \"%s\" is not host:port: %s", key, listen_at, hint);
     const char *h = listen_at;
     size_t hn = (size_t)(colon - listen_at);
     if (hn >= 2 && h[0] == '[' && h[hn - 1] == ']') h++, hn -= 2;
     if (hn >= sizeof host)
-        return errf(err, errlen, "[admin] listen = \"%s\": the host is too long", listen_at);
+        return errf(err, errlen, "%s = \"%s\": the host is too long", key, listen_at);
     memcpy(host, h, hn);
     host[hn] = '\0';
     for (const char *p = colon + 1; *p; p++)
         if (*p < '0' || *p > '9')
-            return errf(err, errlen, "[admin] listen = \"%s\": the port is not a number: %s",
+            return errf(err, errlen, "%s = \"%s\": the port is not a number: %s", key,
                         listen_at, hint);
     struct addrinfo hints = {0}, *res = NULL;
     hints.ai_family = AF_UNSPEC;
@@ -236,8 +569,8 @@ static int bind_listen(const char *listen_at, int *family, int *port, char *err,
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     int g = getaddrinfo(hn ? host : NULL, colon + 1, &hints, &res);
     if (g != 0)
-        return errf(err, errlen, "[admin] listen = \"%s\": cannot resolve \"%s\": %s; %s",
-                    listen_at, host, gai_strerror(g), hint);
+        return errf(err, errlen, "%s = \"%s\": cannot resolve \"%s\": %s; %s", key, listen_at,
+                    host, gai_strerror(g), hint);
     int fd = -1, e = 0;
     for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
@@ -247,7 +580,7 @@ static int bind_listen(const char *listen_at, int *family, int *port, char *err,
         }
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 64) != 0) {
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 511) != 0) {
             e = errno;
             close(fd);
             fd = -1;
@@ -257,11 +590,11 @@ static int bind_listen(const char *listen_at, int *family, int *port, char *err,
     }
     freeaddrinfo(res);
     if (fd < 0)
-        return errf(err, errlen, "[admin] listen = \"%s\": cannot listen there: %s%s", listen_at,
+        return errf(err, errlen, "%s = \"%s\": cannot listen there: %s%s%s", key, listen_at,
                     strerror(e),
                     e == EADDRINUSE  ? " (another process, perhaps another searchsync run, uses "
-                                       "it): pick a free port in [admin] listen, or set it to \"\" "
-                                       "to turn the admin server off"
+                                       "it): pick a free port in " : "",
+                    e == EADDRINUSE  ? key
                     : e == EACCES    ? ": ports below 1024 need privileges; pick another port"
                     : e == EADDRNOTAVAIL ? ": that address is not on this machine; use one of its "
                                            "addresses (127.0.0.1 for local access)"
@@ -269,34 +602,33 @@ static int bind_listen(const char *listen_at, int *family, int *port, char *err,
     struct sockaddr_storage sa;
     socklen_t sl = sizeof sa;
     *port = 0;
-    if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+    *loopback = false;
+    if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0) {
         *port = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
                                                : ((struct sockaddr_in *)&sa)->sin_port);
+        char num[80];
+        if (getnameinfo((struct sockaddr *)&sa, sl, num, sizeof num, NULL, 0, NI_NUMERICHOST) == 0)
+            *loopback = guard_is_loopback(num);
+    }
     return fd;
 }
 
-int http_server_start(const struct ss_config *cfg, struct http_server **out, char *err,
-                      size_t errlen) {
-    *out = NULL;
-    const char *listen_at = cfg->admin.listen;
-    if (!listen_at || !*listen_at) {
-        log_info("admin", "admin HTTP server off ([admin] listen is empty)");
-        return 0;
-    }
-    if (!cfg->admin.token || !*cfg->admin.token) {
-        log_warn("admin", "admin HTTP server off: no token. Set [admin] token (or the "
-                          "environment variable SEARCHSYNC_ADMIN_TOKEN) to at least 32 random hex "
-                          "characters, e.g. from `openssl rand -hex 16`, to serve the API on %s",
-                 listen_at);
-        return 0;
-    }
+/* the limits of docs/http-api.md, "Limits" */
+#define SLOTS_TOTAL 256
+#define SLOTS_PER_ADDR 128
+#define MHD_HARD_LIMIT 768 /* above SLOTS_TOTAL: cut connections are still open for a moment */
+
+static int listener_start(struct http_server *s, struct listener *l, const char *key,
+                          const char *listen_at, bool dict_only, char *err, size_t errlen) {
     int family = AF_INET, port = 0;
-    int fd = bind_listen(listen_at, &family, &port, err, errlen);
+    bool loopback = false;
+    int fd = bind_listen(key, listen_at, &family, &port, &loopback, err, errlen);
     if (fd < 0) return -1;
-    struct http_server *s = xcalloc(1, sizeof *s);
-    s->cfg = cfg;
-    s->port = port;
-    pthread_mutex_init(&s->mu, NULL);
+    l->s = s;
+    l->port = port;
+    l->dict_only = dict_only;
+    struct adm_limits lim = {SLOTS_TOTAL, SLOTS_PER_ADDR, 10, 30, 60};
+    l->adm = adm_new(&lim);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
     if (family == AF_INET6) flags |= MHD_USE_IPv6;
     /* its threads inherit this mask: SIGTERM/SIGINT stay with the daemon's
@@ -306,24 +638,76 @@ int http_server_start(const struct ss_config *cfg, struct http_server **out, cha
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGINT);
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    s->mhd = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
-        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned int)64, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)32,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)(128 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+    if (l->adm)
+        l->mhd = MHD_start_daemon(
+            flags, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, l,
+            MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_THREAD_POOL_SIZE,
+            (unsigned int)(dict_only ? 2 : 4), MHD_OPTION_CONNECTION_LIMIT,
+            (unsigned int)MHD_HARD_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+            MHD_OPTION_NOTIFY_COMPLETED, on_completed, l, MHD_OPTION_NOTIFY_CONNECTION,
+            on_connection, l, MHD_OPTION_UNESCAPE_CALLBACK, unescape, l, MHD_OPTION_END);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (!s->mhd) {
+    if (!l->mhd) {
         close(fd);
-        pthread_mutex_destroy(&s->mu);
-        free(s);
-        return errf(err, errlen, "[admin] listen = \"%s\": the HTTP server did not start (see the "
-                                 "libmicrohttpd message above)", listen_at);
+        adm_free(l->adm);
+        l->adm = NULL;
+        return errf(err, errlen, "%s = \"%s\": the HTTP server did not start (see the "
+                                 "libmicrohttpd message above)", key, listen_at);
     }
     const char *colon = strrchr(listen_at, ':');
-    log_info("admin", "admin HTTP server listening on %.*s:%d; every call needs the token",
-             (int)(colon - listen_at), listen_at, port);
+    if (dict_only)
+        log_info("admin", "dictionary files served on %.*s:%d (/dict/ext.txt, /dict/stop.txt; "
+                          "public, read-only)", (int)(colon - listen_at), listen_at, port);
+    else
+        log_info("admin", "admin HTTP server listening on %.*s:%d; every call needs the token "
+                          "or a login session", (int)(colon - listen_at), listen_at, port);
+    if (!dict_only && !loopback)
+        log_warn("admin", "%s = \"%s\" is not a loopback address and the admin server speaks "
+                          "plain HTTP: the token, session cookies and data cross the network "
+                          "unencrypted. Bind 127.0.0.1 and put a TLS reverse proxy in front "
+                          "(docs/http-api.md)", key, listen_at);
+    return 0;
+}
+
+static void listener_stop(struct listener *l) {
+    if (!l->mhd) return;
+    MHD_stop_daemon(l->mhd); /* joins its threads: no request runs after this */
+    adm_free(l->adm);
+    l->mhd = NULL;
+}
+
+int http_server_start(const struct ss_config *cfg, struct http_server **out, char *err,
+                      size_t errlen) {
+    *out = NULL;
+    const char *listen_at = cfg->admin.listen, *dict_at = cfg->admin.dict_listen;
+    bool want_main = listen_at && *listen_at, want_dict = dict_at && *dict_at;
+    if (!want_main) {
+        log_info("admin", "admin HTTP server off ([admin] listen is empty)");
+    } else if (!cfg->admin.token || !*cfg->admin.token) {
+        log_warn("admin", "admin HTTP server off: no token. Set [admin] token (or the "
+                          "environment variable SEARCHSYNC_ADMIN_TOKEN) to at least 32 random hex "
+                          "characters, e.g. from `openssl rand -hex 16`, to serve the API on %s",
+                 listen_at);
+        want_main = false;
+    }
+    if (!want_main && !want_dict) return 0;
+    struct http_server *s = xcalloc(1, sizeof *s);
+    s->cfg = cfg;
+    pthread_mutex_init(&s->mu, NULL);
+    s->sessions = sessions_new(cfg->admin.session_ttl_s);
+    s->logins = ratelimit_new(LOGIN_FAILURES_MAX, LOGIN_WINDOW_S);
+    if ((want_main && listener_start(s, &s->main, "[admin] listen", listen_at, false, err,
+                                     errlen) < 0) ||
+        (want_dict && listener_start(s, &s->dict, "[admin] dict_listen", dict_at, true, err,
+                                     errlen) < 0)) {
+        listener_stop(&s->main);
+        sessions_free(s->sessions);
+        ratelimit_free(s->logins);
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+        return -1;
+    }
     *out = s;
     return 0;
 }
@@ -336,11 +720,15 @@ void http_server_attach(struct http_server *s, struct search_client *client, str
     pthread_mutex_unlock(&s->mu);
 }
 
-int http_server_port(const struct http_server *s) { return s ? s->port : 0; }
+int http_server_port(const struct http_server *s) { return s ? s->main.port : 0; }
+int http_server_dict_port(const struct http_server *s) { return s ? s->dict.port : 0; }
 
 void http_server_stop(struct http_server *s) {
     if (!s) return;
-    MHD_stop_daemon(s->mhd); /* joins its threads: no request runs after this */
+    listener_stop(&s->main);
+    listener_stop(&s->dict);
+    sessions_free(s->sessions);
+    ratelimit_free(s->logins);
     pthread_mutex_destroy(&s->mu);
     log_info("admin", "admin HTTP server stopped");
     free(s);

@@ -5,6 +5,11 @@ libsearchsync_a_SOURCES += \
 	web/route.c web/route.h \
 	web/stmt.c web/stmt.h \
 	web/api.c web/api.h \
+	web/admission.c web/admission.h \
+	web/session.c web/session.h \
+	web/ratelimit.c web/ratelimit.h \
+	web/words.c web/words.h \
+	web/login_page.c web/login_page.h \
 	web/http_server.c web/http_server.h
 EXTRA_DIST += docs/http-api.md
 

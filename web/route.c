@@ -21,18 +21,37 @@ bool route_alias_valid(const char *s, size_t n) {
     return true;
 }
 
-static void set(struct route *r, const char *method, enum route_id get_id, enum route_id post_id) {
-    bool is_get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
-    bool is_post = !strcmp(method, "POST");
-    if (is_get && get_id != ROUTE_NOT_FOUND) {
-        r->id = get_id;
-    } else if (is_post && post_id != ROUTE_NOT_FOUND) {
-        r->id = post_id;
-        r->mutating = true;
-    } else {
-        r->id = ROUTE_BAD_METHOD;
-        r->allow = get_id && post_id ? "GET, HEAD, POST" : get_id ? "GET, HEAD" : "POST";
+/* the route of a path whose ids per method are g(et), p(ost), u (put), d(elete) */
+static void set4(struct route *r, const char *method, enum route_id g, enum route_id p,
+                 enum route_id u, enum route_id d) {
+    enum route_id id = ROUTE_NOT_FOUND;
+    if (!strcmp(method, "GET") || !strcmp(method, "HEAD")) id = g;
+    else if (!strcmp(method, "POST")) id = p;
+    else if (!strcmp(method, "PUT")) id = u;
+    else if (!strcmp(method, "DELETE")) id = d;
+    if (id != ROUTE_NOT_FOUND) {
+        r->id = id;
+        r->mutating = strcmp(method, "GET") && strcmp(method, "HEAD");
+        return;
     }
+    r->id = ROUTE_BAD_METHOD;
+    static const char *const allow[16] = {
+        "", "GET, HEAD", "POST", "GET, HEAD, POST", "PUT", "GET, HEAD, PUT", "POST, PUT",
+        "GET, HEAD, POST, PUT", "DELETE", "GET, HEAD, DELETE", "POST, DELETE",
+        "GET, HEAD, POST, DELETE", "PUT, DELETE", "GET, HEAD, PUT, DELETE",
+        "POST, PUT, DELETE", "GET, HEAD, POST, PUT, DELETE"};
+    r->allow = allow[(g ? 1 : 0) | (p ? 2 : 0) | (u ? 4 : 0) | (d ? 8 : 0)];
+}
+
+static void set(struct route *r, const char *method, enum route_id get_id, enum route_id post_id) {
+    set4(r, method, get_id, post_id, ROUTE_NOT_FOUND, ROUTE_NOT_FOUND);
+}
+
+static bool word_id_valid(const char *s, size_t n) {
+    if (n == 0 || n > 18 || s[0] == '0') return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9') return false;
+    return true;
 }
 
 void route_match(const char *method, const char *path, struct route *out) {
@@ -42,11 +61,54 @@ void route_match(const char *method, const char *path, struct route *out) {
         set(out, method, ROUTE_METRICS, ROUTE_NOT_FOUND);
         return;
     }
+    if (!strcmp(path, "/dict/ext.txt") || !strcmp(path, "/dict/stop.txt")) {
+        set(out, method, ROUTE_DICT, ROUTE_NOT_FOUND);
+        out->file = path[6] == 'e' ? "ext" : "stop";
+        out->public = true;
+        return;
+    }
+    if (!strcmp(path, "/login") || !strcmp(path, "/login.js")) {
+        set(out, method, ROUTE_LOGIN_PAGE, ROUTE_NOT_FOUND);
+        out->file = path[6] ? "js" : "html";
+        out->public = true;
+        return;
+    }
     static const char api[] = "/api/v1/";
     if (strncmp(path, api, sizeof api - 1) != 0) return;
     const char *p = path + sizeof api - 1;
     if (!strcmp(p, "status") || !strcmp(p, "indices")) {
         set(out, method, p[0] == 's' ? ROUTE_STATUS : ROUTE_INDICES, ROUTE_NOT_FOUND);
+        return;
+    }
+    if (!strcmp(p, "login")) {
+        set(out, method, ROUTE_NOT_FOUND, ROUTE_LOGIN);
+        out->public = true;
+        return;
+    }
+    if (!strcmp(p, "logout")) {
+        set(out, method, ROUTE_NOT_FOUND, ROUTE_LOGOUT);
+        return;
+    }
+    if (!strcmp(p, "session")) {
+        set(out, method, ROUTE_SESSION, ROUTE_NOT_FOUND);
+        return;
+    }
+    if (!strcmp(p, "words")) {
+        set(out, method, ROUTE_WORDS_LIST, ROUTE_WORD_CREATE);
+        return;
+    }
+    static const char words[] = "words/";
+    if (!strncmp(p, words, sizeof words - 1)) {
+        p += sizeof words - 1;
+        const char *slash = strchr(p, '/');
+        size_t n = slash ? (size_t)(slash - p) : strlen(p);
+        if (!word_id_valid(p, n)) return;
+        if (!slash) set4(out, method, ROUTE_WORD_GET, ROUTE_NOT_FOUND, ROUTE_WORD_UPDATE,
+                         ROUTE_WORD_DELETE);
+        else if (!strcmp(slash, "/publish")) set(out, method, ROUTE_NOT_FOUND, ROUTE_WORD_PUBLISH);
+        else return;
+        memcpy(out->word_id, p, n);
+        out->word_id[n] = '\0';
         return;
     }
     static const char ind[] = "indices/";

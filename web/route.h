@@ -7,12 +7,25 @@
  *   POST /api/v1/indices/{alias}/reindex         ROUTE_REINDEX_POST (queue a build)
  *   POST /api/v1/indices/{alias}/reindex/reset   ROUTE_REINDEX_RESET
  *   GET  /metrics                                ROUTE_METRICS
+ *   POST /api/v1/login                           ROUTE_LOGIN (public)
+ *   POST /api/v1/logout                          ROUTE_LOGOUT
+ *   GET  /api/v1/session                         ROUTE_SESSION
+ *   GET  /api/v1/words                           ROUTE_WORDS_LIST
+ *   POST /api/v1/words                           ROUTE_WORD_CREATE
+ *   GET  /api/v1/words/{id}                      ROUTE_WORD_GET
+ *   PUT  /api/v1/words/{id}                      ROUTE_WORD_UPDATE
+ *   DELETE /api/v1/words/{id}                    ROUTE_WORD_DELETE
+ *   POST /api/v1/words/{id}/publish              ROUTE_WORD_PUBLISH
+ *   GET  /dict/ext.txt, /dict/stop.txt           ROUTE_DICT (public; also on
+ *                                                [admin] dict_listen)
+ *   GET  /login, /login.js                       ROUTE_LOGIN_PAGE (public)
  *
- * HEAD is accepted wherever GET is. A known path with another method is
+ * HEAD is accepted wherever GET is; POST, PUT and DELETE are mutating. A known path with another method is
  * ROUTE_BAD_METHOD (405, `allow` says which methods); anything else is
  * ROUTE_NOT_FOUND. {alias} is 1..255 bytes of [A-Za-z0-9_.-] (the characters
  * an engine index name and our <alias>_v<N> scheme can hold); others are
- * ROUTE_NOT_FOUND before any lookup. */
+ * ROUTE_NOT_FOUND before any lookup; so is a word {id} that is not 1..18
+ * digits. */
 #ifndef SS_WEB_ROUTE_H
 #define SS_WEB_ROUTE_H
 #include <stdbool.h>
@@ -27,6 +40,17 @@ enum route_id {
     ROUTE_REINDEX_POST,
     ROUTE_REINDEX_RESET,
     ROUTE_METRICS,
+    ROUTE_LOGIN,
+    ROUTE_LOGOUT,
+    ROUTE_SESSION,
+    ROUTE_WORDS_LIST,
+    ROUTE_WORD_CREATE,
+    ROUTE_WORD_GET,
+    ROUTE_WORD_UPDATE,
+    ROUTE_WORD_DELETE,
+    ROUTE_WORD_PUBLISH,
+    ROUTE_DICT,
+    ROUTE_LOGIN_PAGE,
 };
 
 #define ROUTE_ALIAS_MAX 255
@@ -34,8 +58,12 @@ enum route_id {
 struct route {
     enum route_id id;
     char alias[ROUTE_ALIAS_MAX + 1]; /* "" when the path names none */
+    char word_id[20];                /* a word's id; "" when none */
+    const char *file;                /* ROUTE_DICT: "ext" or "stop"; ROUTE_LOGIN_PAGE:
+                                        "html" or "js" */
     const char *allow;               /* ROUTE_BAD_METHOD: "GET, HEAD", "POST", ... */
-    bool mutating;                   /* POST: CSRF rules apply */
+    bool mutating;                   /* POST, PUT, DELETE: CSRF rules apply */
+    bool public;                     /* no token or session needed */
 };
 
 void route_match(const char *method, const char *path, struct route *out);

@@ -52,8 +52,9 @@ long stmt_query(MYSQL *m, const char *sql, const char *const *params, size_t npa
         mysql_stmt_store_result(st))
         goto fail;
     meta = mysql_stmt_result_metadata(st);
-    if (!meta) { /* no result set */
-        rc = 0;
+    if (!meta) { /* no result set: the rows it changed */
+        my_ulonglong n = mysql_stmt_affected_rows(st);
+        rc = n == (my_ulonglong)-1 ? 0 : (long)n;
         goto out;
     }
     nf = mysql_num_fields(meta);

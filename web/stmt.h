@@ -17,7 +17,8 @@ struct stmt_rows {
 #define STMT_CELL(t, r, c) ((t)->cells[(r) * (t)->ncols + (c)])
 
 /* Run sql with params[0..nparams) bound as strings (NULL = SQL NULL).
- * Returns the number of rows (0 for statements without a result set) or -1
+ * Returns the number of rows (for statements without a result set, the
+ * rows they changed) or -1
  * with err set. out may be NULL when no rows are wanted. */
 long stmt_query(MYSQL *m, const char *sql, const char *const *params, size_t nparams,
                 struct stmt_rows *out, char *err, size_t errlen);

@@ -1,6 +1,8 @@
 /* Unit tests of the pure parts of the admin HTTP server: request checks
  * (web/guard.c: token, Host, Origin, Content-Type), routing and body parsing
- * (web/route.c), and the JSON error shape (web/api.c). */
+ * (web/route.c), the JSON error shape (web/api.c), log escaping, sessions,
+ * the failed-login limit, connection admission (on socketpairs) and the
+ * dynamic words' input checks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,9 +11,17 @@
 #include <string.h>
 
 #include "json_exact.h"
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "web/admission.h"
 #include "web/api.h"
 #include "web/guard.h"
+#include "web/ratelimit.h"
 #include "web/route.h"
+#include "web/session.h"
+#include "web/words.h"
 
 static const char TOKEN[] = "0123456789abcdef0123456789abcdef";
 
@@ -221,8 +231,234 @@ static void test_errors(void **state) {
     api_resp_free(&r);
 }
 
+static void test_log_escape(void **state) {
+    (void)state;
+    char out[64];
+    const char *forged = "/x\n2099-01-01T00:00:00Z ERROR [admin] forged";
+    guard_log_escape(forged, strlen(forged), out, sizeof out);
+    assert_null(strchr(out, '\n'));
+    assert_non_null(strstr(out, "/x\\x0a2099"));
+    assert_string_equal(guard_log_escape("a\r\tb\\\x7f", 6, out, sizeof out),
+                        "a\\x0d\\x09b\\x5c\\x7f");
+    char small[12];
+    guard_log_escape("0123456789abcdef", 16, small, sizeof small);
+    assert_string_equal(small, "01234567...");
+    assert_string_equal(guard_log_escape(NULL, 0, out, sizeof out), "");
+}
+
+static void test_cookie_loopback_etag(void **state) {
+    (void)state;
+    size_t n = 0;
+    const char *v = guard_cookie("a=1; ss_session=abc; b=2", "ss_session", &n);
+    assert_non_null(v);
+    assert_int_equal(n, 3);
+    assert_memory_equal(v, "abc", 3);
+    assert_null(guard_cookie("xss_session=abc", "ss_session", &n));
+    assert_null(guard_cookie(NULL, "ss_session", &n));
+    assert_true(guard_is_loopback("127.0.0.1"));
+    assert_true(guard_is_loopback("127.1.2.3"));
+    assert_true(guard_is_loopback("::1"));
+    assert_true(guard_is_loopback("::ffff:127.0.0.1"));
+    assert_false(guard_is_loopback("0.0.0.0"));
+    assert_false(guard_is_loopback("::"));
+    assert_false(guard_is_loopback("10.0.0.1"));
+    assert_true(guard_etag_matches("\"a\"", "\"a\""));
+    assert_true(guard_etag_matches("\"x\", W/\"a\"", "\"a\""));
+    assert_true(guard_etag_matches("*", "\"a\""));
+    assert_false(guard_etag_matches("\"ab\"", "\"a\""));
+    assert_false(guard_etag_matches(NULL, "\"a\""));
+}
+
+static void test_routes_new(void **state) {
+    (void)state;
+    struct route r;
+    route_match("POST", "/api/v1/login", &r);
+    assert_int_equal(r.id, ROUTE_LOGIN);
+    assert_true(r.public);
+    assert_true(r.mutating);
+    route_match("GET", "/api/v1/words", &r);
+    assert_int_equal(r.id, ROUTE_WORDS_LIST);
+    assert_false(r.public);
+    route_match("PUT", "/api/v1/words/42", &r);
+    assert_int_equal(r.id, ROUTE_WORD_UPDATE);
+    assert_string_equal(r.word_id, "42");
+    assert_true(r.mutating);
+    route_match("DELETE", "/api/v1/words/42", &r);
+    assert_int_equal(r.id, ROUTE_WORD_DELETE);
+    route_match("POST", "/api/v1/words/42/publish", &r);
+    assert_int_equal(r.id, ROUTE_WORD_PUBLISH);
+    route_match("POST", "/api/v1/words/42", &r);
+    assert_int_equal(r.id, ROUTE_BAD_METHOD);
+    assert_string_equal(r.allow, "GET, HEAD, PUT, DELETE");
+    route_is("GET", "/api/v1/words/042", ROUTE_NOT_FOUND, "");
+    route_is("GET", "/api/v1/words/4x", ROUTE_NOT_FOUND, "");
+    route_is("GET", "/api/v1/words/1234567890123456789", ROUTE_NOT_FOUND, "");
+    route_match("HEAD", "/dict/ext.txt", &r);
+    assert_int_equal(r.id, ROUTE_DICT);
+    assert_string_equal(r.file, "ext");
+    assert_true(r.public);
+    route_match("GET", "/dict/stop.txt", &r);
+    assert_string_equal(r.file, "stop");
+    route_match("POST", "/dict/stop.txt", &r);
+    assert_int_equal(r.id, ROUTE_BAD_METHOD);
+    route_is("GET", "/dict/ext.txt%00", ROUTE_NOT_FOUND, "");
+    route_is("GET", "/api/v1/status%00", ROUTE_NOT_FOUND, "");
+}
+
+static void test_sessions(void **state) {
+    (void)state;
+    struct sessions *ss = sessions_new(60);
+    char id[SESSION_HEX + 1], csrf[SESSION_HEX + 1], got[SESSION_HEX + 1];
+    time_t exp = 0;
+    assert_int_equal(sessions_create(ss, 1000, id, csrf, &exp), 0);
+    assert_int_equal(exp, 1060);
+    assert_int_equal(strlen(id), SESSION_HEX);
+    assert_string_not_equal(id, csrf);
+    assert_true(sessions_check(ss, id, SESSION_HEX, 1059, got, NULL));
+    assert_string_equal(got, csrf);
+    assert_false(sessions_check(ss, id, SESSION_HEX - 1, 1000, NULL, NULL)); /* a prefix */
+    assert_false(sessions_check(ss, csrf, SESSION_HEX, 1000, NULL, NULL));  /* not an id */
+    assert_false(sessions_check(ss, id, SESSION_HEX, 1060, NULL, NULL));    /* expired */
+    assert_false(sessions_check(ss, id, SESSION_HEX, 1000, NULL, NULL));    /* and forgotten */
+    assert_int_equal(sessions_create(ss, 2000, id, csrf, &exp), 0);
+    assert_true(sessions_delete(ss, id, SESSION_HEX));
+    assert_false(sessions_check(ss, id, SESSION_HEX, 2001, NULL, NULL)); /* logged out */
+    /* full: the one closest to expiry makes room */
+    char first[SESSION_HEX + 1];
+    for (int i = 0; i < SESSION_MAX + 1; i++) {
+        assert_int_equal(sessions_create(ss, 3000 + i, id, csrf, &exp), 0);
+        if (i == 0) memcpy(first, id, sizeof first);
+    }
+    assert_false(sessions_check(ss, first, SESSION_HEX, 3100, NULL, NULL));
+    assert_true(sessions_check(ss, id, SESSION_HEX, 3100, NULL, NULL));
+    sessions_free(ss);
+}
+
+static void test_ratelimit(void **state) {
+    (void)state;
+    struct ratelimit *rl = ratelimit_new(3, 60);
+    int retry = 0;
+    for (int i = 0; i < 3; i++) {
+        assert_false(ratelimit_blocked(rl, "10.0.0.1", 100 + i, &retry));
+        ratelimit_failure(rl, "10.0.0.1", 100 + i);
+    }
+    assert_true(ratelimit_blocked(rl, "10.0.0.1", 110, &retry));
+    assert_int_equal(retry, 50);
+    assert_false(ratelimit_blocked(rl, "10.0.0.2", 110, &retry)); /* per address */
+    assert_false(ratelimit_blocked(rl, "10.0.0.1", 160, &retry)); /* the window ended */
+    ratelimit_free(rl);
+}
+
+/* a connection whose server side is fd; true when the server cut it */
+static bool was_cut(int client) {
+    char c;
+    return recv(client, &c, 1, MSG_DONTWAIT) == 0;
+}
+
+static void test_admission(void **state) {
+    (void)state;
+    struct adm_limits lim = {4, 3, 1, 2, 3};
+    struct admission *a = adm_new(&lim);
+    int sv[6][2];
+    struct adm_slot *s[6];
+    for (int i = 0; i < 6; i++) assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv[i]), 0);
+    /* one address: the 4th goes over 3 per address and cuts the oldest
+     * unauthenticated one (0), not the authenticated 1 */
+    s[0] = adm_open(a, sv[0][0], "10.0.0.1");
+    s[1] = adm_open(a, sv[1][0], "10.0.0.1");
+    adm_authenticated(a, s[1]);
+    s[2] = adm_open(a, sv[2][0], "10.0.0.1");
+    s[3] = adm_open(a, sv[3][0], "10.0.0.1");
+    assert_true(was_cut(sv[0][1]));
+    assert_false(was_cut(sv[1][1]));
+    assert_false(was_cut(sv[3][1]));
+    assert_int_equal(adm_open_count(a), 3);
+    /* another address: 4 in all; a 5th cuts the oldest unauthenticated
+     * anywhere, one waiting for headers before one in a request */
+    adm_request_start(a, s[2]);
+    s[4] = adm_open(a, sv[4][0], "10.0.0.2");
+    assert_int_equal(adm_open_count(a), 4);
+    s[5] = adm_open(a, sv[5][0], "10.0.0.3");
+    assert_true(was_cut(sv[3][1]));
+    assert_false(was_cut(sv[2][1]));
+    /* deadlines: headers within 1 s (s[4], s[5]), a request within 3 s (s[2]),
+     * an authenticated idle connection 2 s (s[1]) */
+    usleep(1600 * 1000);
+    assert_true(was_cut(sv[4][1]));
+    assert_true(was_cut(sv[5][1]));
+    assert_false(was_cut(sv[2][1]));
+    assert_false(was_cut(sv[1][1]));
+    usleep(1000 * 1000);
+    assert_true(was_cut(sv[1][1]));
+    usleep(1000 * 1000);
+    assert_true(was_cut(sv[2][1]));
+    assert_true(adm_cut_count(a) >= 6);
+    for (int i = 0; i < 6; i++) {
+        adm_close(a, s[i]);
+        close(sv[i][0]);
+        close(sv[i][1]);
+    }
+    adm_free(a);
+}
+
+static int wbody(const char *b, bool create, const char **field) {
+    char *word = NULL, err[256];
+    const char *kind = NULL;
+    int rc = words_parse_body(b, strlen(b), create, &word, &kind, field, err, sizeof err);
+    free(word);
+    return rc;
+}
+
+static void test_words_input(void **state) {
+    (void)state;
+    const char *f = NULL;
+    char *word = NULL, err[256];
+    const char *kind = NULL;
+    const char *b = "{\"word\":\"x'; --\",\"kind\":\"stop\"}";
+    assert_int_equal(words_parse_body(b, strlen(b), true, &word, &kind, &f, err, sizeof err), 0);
+    assert_string_equal(word, "x'; --");
+    assert_string_equal(kind, "stop");
+    free(word);
+    assert_int_equal(wbody("{\"word\":\"机器\"}", false, &f), 0);
+    assert_int_equal(wbody("{\"word\":\"x\"}", true, &f), -1);
+    assert_string_equal(f, "kind");
+    assert_int_equal(wbody("{\"kind\":\"ext\"}", true, &f), -1);
+    assert_string_equal(f, "word");
+    assert_int_equal(wbody("{\"word\":\"a\\nb\",\"kind\":\"ext\"}", true, &f), -1);
+    assert_string_equal(f, "word");
+    assert_int_equal(wbody("{\"word\":\"a\\u0000b\",\"kind\":\"ext\"}", true, &f), -1);
+    assert_int_equal(wbody("{\"word\":\"x\",\"kind\":\"EXT\"}", true, &f), -1);
+    assert_string_equal(f, "kind");
+    assert_int_equal(wbody("{}", false, &f), -1);
+    assert_int_equal(wbody("{\"word\":", true, &f), -1);
+    assert_string_equal(f, "");
+    assert_null(words_invalid("深度学习", strlen("深度学习")));
+    assert_non_null(words_invalid("\xff", 1));
+    assert_non_null(words_invalid("\xc0\xaf", 2)); /* overlong */
+    assert_non_null(words_invalid(" x", 2));
+    assert_non_null(words_invalid("a\xe2\x80\xa8" "b", 5)); /* U+2028 */
+    char big[300];
+    memset(big, 'a', 256);
+    assert_non_null(words_invalid(big, 256));
+    assert_null(words_invalid(big, 255));
+}
+
+static void test_error_field(void **state) {
+    (void)state;
+    struct api_resp r = {0};
+    api_error_field(&r, 400, "word", "\"word\" must be a string", NULL);
+    cJSON *j = json_exact_parse(r.body.data, r.body.len);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "field")), "word");
+    cJSON_Delete(j);
+    api_resp_free(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_log_escape), cmocka_unit_test(test_cookie_loopback_etag),
+        cmocka_unit_test(test_routes_new), cmocka_unit_test(test_sessions),
+        cmocka_unit_test(test_ratelimit), cmocka_unit_test(test_admission),
+        cmocka_unit_test(test_words_input), cmocka_unit_test(test_error_field),
         cmocka_unit_test(test_token),  cmocka_unit_test(test_bearer),
         cmocka_unit_test(test_host),   cmocka_unit_test(test_origin),
         cmocka_unit_test(test_content_type), cmocka_unit_test(test_routes),
