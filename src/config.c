@@ -250,6 +250,21 @@ static int set_value(struct ss_config *c, const struct config_key *k, const char
     return -1;
 }
 
+bool config_key_equal(const struct ss_config *a, const struct ss_config *b,
+                      const struct config_key *k) {
+    struct ss_config *ma = (struct ss_config *)a, *mb = (struct ss_config *)b;
+    switch (k->type) {
+    case CFG_STR:
+    case CFG_ENUM: {
+        const char *x = *str_at(ma, k), *y = *str_at(mb, k);
+        return x == y || (x && y && strcmp(x, y) == 0);
+    }
+    case CFG_INT: return *int_at(ma, k) == *int_at(mb, k);
+    case CFG_BOOL: return *bool_at(ma, k) == *bool_at(mb, k);
+    }
+    return false;
+}
+
 void config_defaults(struct ss_config *c) {
     char err[CONFIG_ERR_LEN];
     memset(c, 0, sizeof *c);

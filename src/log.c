@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,8 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
-int log_min_level = LOG_INFO;
+_Atomic int log_min_level = LOG_INFO;
+/* where lines go; a reopen (SIGHUP) swaps it under the write lock, so no
+ * line is ever written to a descriptor being closed */
 static int log_fd = 2;
+static pthread_rwlock_t log_lock = PTHREAD_RWLOCK_INITIALIZER;
 static const char *level_names[] = {"DEBUG", "INFO ", "WARN ", "ERROR"};
 
 void log_set_level(int level) { log_min_level = level; }
@@ -29,9 +33,20 @@ int log_open_file(const char *path, char *err, int errlen) {
         snprintf(err, (size_t)errlen, "cannot open log file %s: %s", path, strerror(errno));
         return -1;
     }
-    if (log_fd > 2) close(log_fd);
+    pthread_rwlock_wrlock(&log_lock);
+    int old = log_fd;
     log_fd = fd;
+    pthread_rwlock_unlock(&log_lock);
+    if (old > 2) close(old);
     return 0;
+}
+
+void log_use_stderr(void) {
+    pthread_rwlock_wrlock(&log_lock);
+    int old = log_fd;
+    log_fd = 2;
+    pthread_rwlock_unlock(&log_lock);
+    if (old > 2) close(old);
 }
 
 void log_write(int level, const char *component, const char *fmt, ...) {
@@ -51,6 +66,8 @@ void log_write(int level, const char *component, const char *fmt, ...) {
     size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
     if (len > sizeof line - 2) len = sizeof line - 2;
     line[len++] = '\n';
+    pthread_rwlock_rdlock(&log_lock);
     ssize_t w = write(log_fd, line, len);
+    pthread_rwlock_unlock(&log_lock);
     (void)w;
 }

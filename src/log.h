@@ -7,11 +7,15 @@
 
 enum log_level { LOG_DEBUG = 0, LOG_INFO = 1, LOG_WARN = 2, LOG_ERROR = 3, LOG_OFF = 4 };
 
-extern int log_min_level;
+extern _Atomic int log_min_level; /* set live by a SIGHUP reload */
 
 void log_set_level(int level);
 int log_parse_level(const char *name); /* -1 if unknown */
+/* Log to the file (opened for appending, created 0640); called again with
+ * the same path it reopens it (logrotate). The previous file is closed. */
 int log_open_file(const char *path, char *err, int errlen);
+/* Back to standard error (the file, if any, is closed). */
+void log_use_stderr(void);
 void log_write(int level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -23,7 +23,8 @@
  *   supervisor      supervisor.c: mapping edits → validated generations,
  *                   the build poll timer
  *   signals         src/signals.c: SIGTERM/SIGINT set daemon_stop_requested;
- *                   the reader stops at the next transaction boundary
+ *                   the reader stops at the next transaction boundary;
+ *                   SIGHUP / SIGUSR1 wake the supervisor (reload.c)
  *   delivery        src/deliver: helpers and the checkpoint thread
  *   admin server    web/: its own connections
  *   reindex runners sync/reindex_runner.c: a build's jobs
@@ -248,6 +249,8 @@ int cmd_run(int argc, char **argv) {
     p->d = deliver_new(&dopts, dm->client, dm->err, sizeof dm->err);
     if (!p->d) goto out;
     http_server_attach(admin, dm->client, p->d);
+    dm->sv.d = p->d;
+    dm->sv.admin = admin;
 
     bl_reader_opts ro;
     reader_opts(&cfg, &ro);
@@ -265,6 +268,7 @@ int cmd_run(int argc, char **argv) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->sv.err);
         goto out;
     }
+    reload_attach(&dm->sv); /* SIGHUP: reload, SIGUSR1: state dump (sync/reload.c) */
     int rc = daemon_stop_requested ? BL_STOP : binlog_source_run(dm, &ro);
     if (rc == BL_ERR) log_error("run", "stopping: %s", dm->err);
     supervisor_stop(&dm->sv);
@@ -281,6 +285,7 @@ int cmd_run(int argc, char **argv) {
 out:
     if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);
     signals_on_stop(NULL, NULL);
+    reload_detach();
     supervisor_stop(&dm->sv);
     http_server_stop(admin); /* before what its handlers use is freed */
     while (p->nbuilds) builds_stop(dm, p->nbuilds - 1, "stopping");

@@ -30,9 +30,10 @@ struct http_server {
     const struct ss_config *cfg;
     struct MHD_Daemon *mhd;
     int port;
-    pthread_mutex_t mu; /* guards client and d (attach vs. requests) */
+    pthread_mutex_t mu; /* guards client, d (attach vs. requests) and token (reload) */
     struct search_client *client;
     struct deliver *d;
+    char *token; /* [admin] token, replaced by a SIGHUP reload */
 };
 
 /* one request in progress (MHD's con_cls) */
@@ -114,8 +115,10 @@ static bool check_headers(struct http_server *s, struct MHD_Connection *conn, co
     }
     size_t tlen = 0;
     const char *tok = guard_bearer(header(conn, "Authorization"), &tlen);
-    const char *want = cfg->admin.token;
-    if (!tok || !guard_token_equal(tok, tlen, want, strlen(want))) {
+    pthread_mutex_lock(&s->mu);
+    bool tok_ok = tok && guard_token_equal(tok, tlen, s->token, strlen(s->token));
+    pthread_mutex_unlock(&s->mu);
+    if (!tok_ok) {
         log_info("admin", "%s %s from %s refused: %s token", method, url,
                  peer(conn, who, sizeof who), tok ? "wrong" : "no");
         *rc = send_error(conn, 401, tok ? "the token is not valid" : "a token is required",
@@ -296,6 +299,7 @@ int http_server_start(const struct ss_config *cfg, struct http_server **out, cha
     struct http_server *s = xcalloc(1, sizeof *s);
     s->cfg = cfg;
     s->port = port;
+    s->token = xstrdup(cfg->admin.token);
     pthread_mutex_init(&s->mu, NULL);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
     if (family == AF_INET6) flags |= MHD_USE_IPv6;
@@ -317,6 +321,7 @@ int http_server_start(const struct ss_config *cfg, struct http_server **out, cha
     if (!s->mhd) {
         close(fd);
         pthread_mutex_destroy(&s->mu);
+        free(s->token);
         free(s);
         return errf(err, errlen, "[admin] listen = \"%s\": the HTTP server did not start (see the "
                                  "libmicrohttpd message above)", listen_at);
@@ -336,6 +341,16 @@ void http_server_attach(struct http_server *s, struct search_client *client, str
     pthread_mutex_unlock(&s->mu);
 }
 
+void http_server_set_token(struct http_server *s, const char *token) {
+    if (!s || !token || !*token) return;
+    char *t = xstrdup(token);
+    pthread_mutex_lock(&s->mu);
+    char *old = s->token;
+    s->token = t;
+    pthread_mutex_unlock(&s->mu);
+    free(old);
+}
+
 int http_server_port(const struct http_server *s) { return s ? s->port : 0; }
 
 void http_server_stop(struct http_server *s) {
@@ -343,5 +358,6 @@ void http_server_stop(struct http_server *s) {
     MHD_stop_daemon(s->mhd); /* joins its threads: no request runs after this */
     pthread_mutex_destroy(&s->mu);
     log_info("admin", "admin HTTP server stopped");
+    free(s->token);
     free(s);
 }
