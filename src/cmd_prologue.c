@@ -27,7 +27,8 @@ int command_prologue(const char *name, int argc, char **argv, void (*usage)(FILE
         return EXIT_USAGE;
     }
     log_set_level(log_parse_level(cfg->log.level));
-    if (cfg->log.file && log_open_file(cfg->log.file, err, sizeof err) < 0) {
+    log_set_format(!strcmp(cfg->log.format, "json"));
+    if (log_set_target(cfg->log.file, err, sizeof err) < 0) {
         fprintf(stderr, "searchsync %s: %s\n", name, err);
         config_free(cfg);
         return EXIT_USAGE;

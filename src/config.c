@@ -176,7 +176,12 @@ const struct config_key config_keys[] = {
       "Lifetime of a UI login session"),
 
     E("log", "level", log.level, "info", "debug|info|warn|error", "Least severe level logged"),
-    S("log", "file", log.file, NULL, NULL, false, false, "Log file; default: standard error"),
+    E("log", "format", log.format, "text", "text|json",
+      "Line format: text, or JSON lines with the keys ts, level, area and msg"),
+    S("log", "file", log.file, NULL, NULL, false, false,
+      "Where lines go: empty = standard error; syslog = syslog (facility daemon, ident "
+      "searchsync); anything else is a file, appended to and reopened on SIGHUP (write "
+      "./syslog for a file of that name)"),
 };
 const size_t config_nkeys = sizeof config_keys / sizeof config_keys[0];
 

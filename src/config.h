@@ -105,7 +105,8 @@ struct ss_config {
 
     struct {
         char *level;
-        char *file;
+        char *format; /* text|json */
+        char *file;   /* empty = stderr, "syslog", or a path */
     } log;
 };
 

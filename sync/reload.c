@@ -8,7 +8,7 @@
  * never stops for either.
  *
  *   SIGHUP   the configuration file is read again. Applied live: [log]
- *            level, [log] file (reopened even when unchanged, for
+ *            level and format, [log] file (reopened even when unchanged, for
  *            logrotate's postrotate), [admin] token (when the admin server
  *            runs). Every other key whose value differs is named in one
  *            warning: it keeps its running value until a restart. [delivery]
@@ -99,21 +99,19 @@ void reload_config(struct supervisor *sv) {
     }
 
     log_set_level(log_parse_level(nc.log.level));
+    log_set_format(!strcmp(nc.log.format, "json"));
     char lerr[512] = "";
-    int lrc = 0;
-    if (nc.log.file && *nc.log.file)
-        lrc = log_open_file(nc.log.file, lerr, sizeof lerr);
-    else
-        log_use_stderr();
+    int lrc = log_set_target(nc.log.file, lerr, sizeof lerr);
     if (lrc < 0)
         log_error("reload", "SIGHUP: %s; logging stays where it was (fix [log] file or the "
                   "directory's permissions and send SIGHUP again)", lerr);
     if (sv->admin && nc.admin.token) http_server_set_token(sv->admin, nc.admin.token);
 
-    log_info("reload", "SIGHUP: %s read again: [log] level = %s, log %s %s%s", run->path,
-             nc.log.level, nc.log.file && *nc.log.file ? "file" : "to",
-             nc.log.file && *nc.log.file ? nc.log.file : "standard error",
-             lrc < 0 ? " (not reopened)" : nc.log.file && *nc.log.file ? " (reopened)" : "");
+    bool to_file = nc.log.file && *nc.log.file && strcmp(nc.log.file, LOG_TARGET_SYSLOG);
+    log_info("reload", "SIGHUP: %s read again: [log] level = %s, format = %s, log %s %s%s",
+             run->path, nc.log.level, nc.log.format, to_file ? "file" : "to",
+             to_file ? nc.log.file : log_is_syslog() ? "syslog" : "standard error",
+             lrc < 0 ? " (not reopened)" : to_file ? " (reopened)" : "");
     if (sv->admin && nc.admin.token) log_info("reload", "SIGHUP: [admin] token applied");
     if (later.len)
         log_warn("reload", "SIGHUP: changed in %s but applied only by a restart (their running "
