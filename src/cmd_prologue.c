@@ -32,5 +32,6 @@ int command_config(const char *name, const char *path, struct ss_config *cfg) {
         return -1;
     }
     log_set_level(log_parse_level(cfg->log.level));
+    log_set_format(!strcmp(cfg->log.format, "json"));
     return 0;
 }

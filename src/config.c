@@ -176,7 +176,12 @@ const struct config_key config_keys[] = {
       "Lifetime of a UI login session"),
 
     E("log", "level", log.level, "info", "debug|info|warn|error", "Least severe level logged"),
-    S("log", "file", log.file, NULL, NULL, false, false, "Log file; default: standard error"),
+    E("log", "format", log.format, "text", "text|json",
+      "Line format: text, or JSON lines with the keys ts, level, area and msg"),
+    S("log", "file", log.file, NULL, NULL, false, false,
+      "Where lines go: empty = standard error; syslog = syslog (facility daemon, ident "
+      "searchsync); anything else is a file, appended to and reopened on SIGHUP (write "
+      "./syslog for a file of that name)"),
 };
 const size_t config_nkeys = sizeof config_keys / sizeof config_keys[0];
 
@@ -248,6 +253,21 @@ static int set_value(struct ss_config *c, const struct config_key *k, const char
         return 0;
     }
     return -1;
+}
+
+bool config_key_equal(const struct ss_config *a, const struct ss_config *b,
+                      const struct config_key *k) {
+    struct ss_config *ma = (struct ss_config *)a, *mb = (struct ss_config *)b;
+    switch (k->type) {
+    case CFG_STR:
+    case CFG_ENUM: {
+        const char *x = *str_at(ma, k), *y = *str_at(mb, k);
+        return x == y || (x && y && strcmp(x, y) == 0);
+    }
+    case CFG_INT: return *int_at(ma, k) == *int_at(mb, k);
+    case CFG_BOOL: return *bool_at(ma, k) == *bool_at(mb, k);
+    }
+    return false;
 }
 
 void config_defaults(struct ss_config *c) {

@@ -105,7 +105,8 @@ struct ss_config {
 
     struct {
         char *level;
-        char *file;
+        char *format; /* text|json */
+        char *file;   /* empty = stderr, "syslog", or a path */
     } log;
 };
 
@@ -136,6 +137,9 @@ int config_load(struct ss_config *c, const char *path, char *err, size_t errlen)
 int config_load_string(struct ss_config *c, const char *name, const char *text, char *err,
                        size_t errlen);
 void config_free(struct ss_config *c);
+/* Do a and b hold the same value for key k? (a reload's comparison) */
+bool config_key_equal(const struct ss_config *a, const struct ss_config *b,
+                      const struct config_key *k);
 /* Markdown table of every key (docs/configuration.md body). */
 
 void config_print_reference(FILE *out);

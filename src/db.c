@@ -397,9 +397,11 @@ int metadb_migrate(MYSQL *m, const char *database, char *err, size_t errlen) {
     int newest = nmigrations ? migrations[nmigrations - 1].version : 0;
     if (napplied && applied[napplied - 1] > newest) {
         errf(err, errlen,
-               "metadata schema %s is at version %d, newer than this binary knows (%d): "
-               "upgrade searchsync on this node",
-               database, applied[napplied - 1], newest);
+               "metadata schema %s is at version %d, newer than this binary knows (%d): a "
+               "newer searchsync migrated it. Run that version on this node too (nothing was "
+               "changed; a schema is never migrated down), or, to go back to this one, restore "
+               "the backup of %s taken before the upgrade (docs/operations.md, Upgrades)",
+               database, applied[napplied - 1], newest, database);
         goto unlock;
     }
     for (int i = 0; i < nmigrations; i++) {

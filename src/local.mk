@@ -4,15 +4,17 @@ libsearchsync_a_SOURCES += \
 	src/strset.c src/strset.h \
 	src/jsonw.c src/jsonw.h \
 	src/json_exact.c src/json_exact.h \
-	src/log.c src/log.h \
+	src/log.c src/log.h src/log_syslog.c src/log_syslog.h \
 	src/signals.c src/signals.h \
 	src/config.c src/config.h
 searchsync_SOURCES += src/commands.h src/cmd_prologue.c src/cmd_config.c src/cmd_migrate.c src/cmd_dead_letters.c
 
 check_PROGRAMS += tests/unit/test_jsonw tests/unit/test_jsonw_asan \
-	tests/unit/test_config tests/unit/test_config_asan
+	tests/unit/test_config tests/unit/test_config_asan \
+	tests/unit/test_log tests/unit/test_log_asan
 TESTS += tests/unit/test_jsonw tests/unit/test_jsonw_asan \
-	tests/unit/test_config tests/unit/test_config_asan
+	tests/unit/test_config tests/unit/test_config_asan \
+	tests/unit/test_log tests/unit/test_log_asan
 tests_unit_test_jsonw_SOURCES = tests/unit/test_jsonw.c
 tests_unit_test_jsonw_LDADD = $(UNIT_LDADD)
 tests_unit_test_jsonw_asan_SOURCES = tests/unit/test_jsonw.c
@@ -25,6 +27,12 @@ tests_unit_test_config_asan_SOURCES = tests/unit/test_config.c
 tests_unit_test_config_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_config_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_config_asan_LDADD = $(UNIT_ASAN_LDADD)
+tests_unit_test_log_SOURCES = tests/unit/test_log.c
+tests_unit_test_log_LDADD = $(UNIT_LDADD)
+tests_unit_test_log_asan_SOURCES = tests/unit/test_log.c
+tests_unit_test_log_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_log_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_log_asan_LDADD = $(UNIT_ASAN_LDADD)
 
 # query connections and the metadata schema; migrations are embedded
 libsearchsync_a_SOURCES += src/db.c src/db.h

@@ -184,6 +184,10 @@ static int on_commit(void *ctx, const bl_commit *cm) {
     if (rc != 0) return -1;
     dm->replays = 0;
     bool quiet = dm->cs.saves && !dm->cs.other_rows;
+    log_debug("run", "transaction ending at %s:%llu%s%s: %zu documents rebuilt, %zu element "
+              "scripts, %zu row-image documents, %llu change snapshots", cm->end.file,
+              (unsigned long long)cm->end.pos, cm->end.gtid[0] ? ", GTID " : "", cm->end.gtid,
+              dm->cs.npend, dm->cs.nelems, dm->cs.nrdocs, dm->cs.nsnaps);
     pipeline_end(p, &dm->cs, &cm->end, quiet);
     dm->txns++;
     dm->last_commit = *cm;

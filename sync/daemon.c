@@ -23,7 +23,8 @@
  *   supervisor      supervisor.c: mapping edits → validated generations,
  *                   the build poll timer
  *   signals         src/signals.c: SIGTERM/SIGINT set daemon_stop_requested;
- *                   the reader stops at the next transaction boundary
+ *                   the reader stops at the next transaction boundary;
+ *                   SIGHUP / SIGUSR1 wake the supervisor (reload.c)
  *   delivery        src/deliver: helpers and the checkpoint thread
  *   admin server    web/: its own connections
  *   reindex runners sync/reindex_runner.c: a build's jobs
@@ -218,7 +219,7 @@ int cmd_run(int argc, char **argv) {
     int prc = command_prologue("run", argc, argv, run_usage, &cfg);
     if (prc >= 0) return prc;
     char lerr[512];
-    if (cfg.log.file && log_open_file(cfg.log.file, lerr, sizeof lerr) < 0) {
+    if (log_set_target(cfg.log.file, lerr, sizeof lerr) < 0) { /* stderr, a file or syslog */
         fprintf(stderr, "searchsync run: %s\n", lerr);
         config_free(&cfg);
         return EXIT_USAGE;
@@ -300,6 +301,8 @@ int cmd_run(int argc, char **argv) {
     p->d = deliver_new(&dopts, dm->client, dm->err, sizeof dm->err);
     if (!p->d) goto out;
     http_server_attach(admin, dm->client, p->d);
+    dm->sv.d = p->d;
+    dm->sv.admin = admin;
 
     /* this node reads the source only once it leads it (the admin server is
      * up meanwhile); a standby waits here */
@@ -335,6 +338,7 @@ int cmd_run(int argc, char **argv) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->sv.err);
         goto out;
     }
+    reload_attach(&dm->sv); /* SIGHUP: reload, SIGUSR1: state dump (sync/reload.c) */
     int rc = daemon_stop_requested ? BL_STOP : binlog_source_run(dm, &ro);
     if (rc == BL_ERR) log_error("run", "stopping: %s", dm->err);
     supervisor_stop(&dm->sv);
@@ -356,6 +360,7 @@ int cmd_run(int argc, char **argv) {
 out:
     if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);
     signals_on_stop(NULL, NULL);
+    reload_detach();
     supervisor_stop(&dm->sv);
     http_server_stop(admin); /* before what its handlers use is freed */
     while (p->nbuilds) builds_stop(dm, p->nbuilds - 1, "stopping");

@@ -92,6 +92,10 @@ struct supervisor {
     bool sum_warned;
     bool poll_warned;       /* said that the build table cannot be read */
     unsigned long long reloads;
+    struct deliver *d;             /* for the state dump (set before supervisor_start) */
+    struct http_server *admin;     /* for a reloaded token (NULL: the server is off) */
+    atomic_bool hup_requested;     /* SIGHUP: reload_config (sync/reload.c) */
+    atomic_bool dump_requested;    /* SIGUSR1: reload_dump */
     pthread_t thread;
     bool running;
     pthread_mutex_t mu;
@@ -157,6 +161,16 @@ void supervisor_wake(struct supervisor *sv);  /* look at the commands now */
 /* Read the build table and hand it to the reader. */
 void supervisor_poll_builds(struct supervisor *sv);
 void supervisor_free(struct supervisor *sv);
+
+/* ---------- sync/reload.c (SIGHUP, SIGUSR1) ---------- */
+/* From now on SIGHUP and SIGUSR1 raise sv's flags and wake it; detach
+ * before sv is freed. */
+struct http_server;
+void reload_attach(struct supervisor *sv);
+void reload_detach(void);
+/* supervisor thread: re-read the configuration file / dump the state */
+void reload_config(struct supervisor *sv);
+void reload_dump(struct supervisor *sv);
 
 /* ---------- sync/daemon_builds.c (reader thread) ---------- */
 /* An index config without a version gets its first one (a reindex

@@ -13,7 +13,8 @@
  *
  * The reader is never blocked by any of this: loading and validating run
  * here, on the supervisor's own connections; the reader only swaps a
- * pointer. Adding a cluster (ZooKeeper assignments, leadership) adds work
+ * pointer. SIGHUP (configuration reload) and SIGUSR1 (state dump) run here
+ * too (sync/reload.c). Adding a cluster (ZooKeeper assignments, leadership) adds work
  * here and commands to the queue, not stages to the pipeline. */
 #include <errno.h>
 #include <stdio.h>
@@ -263,6 +264,17 @@ static void *supervisor_main(void *arg) {
     int64_t poll_due = now_ms() + sv->cfg->reindex.poll_interval_ms;
     pthread_mutex_lock(&sv->mu);
     while (!sv->stop) {
+        /* SIGHUP / SIGUSR1 (sync/reload.c): checked under sv->mu, which the
+         * signal thread's wake takes, so none is missed before the wait */
+        bool hup = atomic_exchange(&sv->hup_requested, false);
+        bool dump = atomic_exchange(&sv->dump_requested, false);
+        if (hup || dump) {
+            pthread_mutex_unlock(&sv->mu);
+            if (hup) reload_config(sv);
+            if (dump) reload_dump(sv);
+            pthread_mutex_lock(&sv->mu);
+            continue;
+        }
         int64_t now = now_ms();
         int64_t next = reload_due < poll_due ? reload_due : poll_due;
         if (now < next) {

@@ -47,12 +47,22 @@ struct listener {
 struct http_server {
     const struct ss_config *cfg;
     struct listener main, dict;
-    pthread_mutex_t mu; /* guards client and d (attach vs. requests) */
+    pthread_mutex_t mu; /* guards client, d (attach vs. requests) and token (reload) */
     struct search_client *client;
     struct deliver *d;
+    char *token;        /* [admin] token, replaced by a SIGHUP reload */
     struct sessions *sessions;
     struct ratelimit *logins;
 };
+
+/* the token a request must carry, compared under the lock (a reload may
+ * replace it meanwhile) */
+static bool token_matches(struct http_server *s, const char *tok, size_t tlen) {
+    pthread_mutex_lock(&s->mu);
+    bool ok = s->token && guard_token_equal(tok, tlen, s->token, strlen(s->token));
+    pthread_mutex_unlock(&s->mu);
+    return ok;
+}
 
 /* one request in progress (MHD's con_cls) */
 struct req {
@@ -242,8 +252,7 @@ static bool authenticate(struct http_server *s, struct MHD_Connection *conn, str
     if (authz) {
         size_t tlen = 0;
         const char *tok = guard_bearer(authz, &tlen);
-        const char *want = s->cfg->admin.token;
-        if (tok && guard_token_equal(tok, tlen, want, strlen(want))) return true;
+        if (tok && token_matches(s, tok, tlen)) return true;
         *why = tok ? "wrong token" : "Authorization is not Bearer";
         return false;
     }
@@ -425,8 +434,7 @@ static void h_session(struct http_server *s, struct MHD_Connection *conn, struct
                                                  ? "the body must be a JSON object {\"token\":\"...\"}"
                                                  : "\"token\" must be a string",
                             "send {\"token\":\"<[admin] token>\"}");
-        } else if (!guard_token_equal(t->valuestring, strlen(t->valuestring),
-                                      s->cfg->admin.token, strlen(s->cfg->admin.token))) {
+        } else if (!token_matches(s, t->valuestring, strlen(t->valuestring))) {
             ratelimit_failure(s->logins, who, time(NULL));
             log_info("admin", "login from %s refused: wrong token", who);
             api_error(r, 401, "the token is not valid", "log in with the [admin] token");
@@ -695,6 +703,7 @@ int http_server_start(const struct ss_config *cfg, struct http_server **out, cha
     struct http_server *s = xcalloc(1, sizeof *s);
     s->cfg = cfg;
     pthread_mutex_init(&s->mu, NULL);
+    s->token = cfg->admin.token ? xstrdup(cfg->admin.token) : NULL;
     s->sessions = sessions_new(cfg->admin.session_ttl_s);
     s->logins = ratelimit_new(LOGIN_FAILURES_MAX, LOGIN_WINDOW_S);
     if ((want_main && listener_start(s, &s->main, "[admin] listen", listen_at, false, err,
@@ -705,6 +714,7 @@ int http_server_start(const struct ss_config *cfg, struct http_server **out, cha
         sessions_free(s->sessions);
         ratelimit_free(s->logins);
         pthread_mutex_destroy(&s->mu);
+        free(s->token);
         free(s);
         return -1;
     }
@@ -720,6 +730,16 @@ void http_server_attach(struct http_server *s, struct search_client *client, str
     pthread_mutex_unlock(&s->mu);
 }
 
+void http_server_set_token(struct http_server *s, const char *token) {
+    if (!s || !token || !*token) return;
+    char *t = xstrdup(token);
+    pthread_mutex_lock(&s->mu);
+    char *old = s->token;
+    s->token = t;
+    pthread_mutex_unlock(&s->mu);
+    free(old);
+}
+
 int http_server_port(const struct http_server *s) { return s ? s->main.port : 0; }
 int http_server_dict_port(const struct http_server *s) { return s ? s->dict.port : 0; }
 
@@ -731,5 +751,6 @@ void http_server_stop(struct http_server *s) {
     ratelimit_free(s->logins);
     pthread_mutex_destroy(&s->mu);
     log_info("admin", "admin HTTP server stopped");
+    free(s->token);
     free(s);
 }

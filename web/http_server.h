@@ -57,6 +57,9 @@ int http_server_start(const struct ss_config *cfg, struct http_server **out, cha
 /* Hand the handlers the daemon's engine client and delivery (thread-safe;
  * NULL-safe on s). */
 void http_server_attach(struct http_server *s, struct search_client *client, struct deliver *d);
+/* Replace the token every request must carry (a SIGHUP reload; the new
+ * one applies to the next request). NULL or empty: ignored. */
+void http_server_set_token(struct http_server *s, const char *token);
 /* The port actually bound (for listen = host:0); the dictionary's. */
 int http_server_port(const struct http_server *s);
 int http_server_dict_port(const struct http_server *s);

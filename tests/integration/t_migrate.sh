@@ -33,13 +33,23 @@ out=$("$SEARCHSYNC_BIN" migrate --config "$TEST_TMP/c.ini" 2>&1)
 assert_contains "$out" "version $newest -> $newest" "second run is a no-op"
 assert_eq "$p0" "$(mysql_binlog_pos)" "a migrate with nothing to do writes nothing to the binlog"
 
-# a schema newer than this binary is refused, not downgraded
+# a schema newer than this binary is refused, not downgraded (issue 25, part 8)
 mysql_q "INSERT INTO \`$db\`.schema_migrations (version, name) VALUES (9999, 'future')"
 set +e
 out=$("$SEARCHSYNC_BIN" migrate --config "$TEST_TMP/c.ini" 2>&1); rc=$?
 set -e
 assert_eq 1 "$rc" "newer schema: runtime failure exit code"
 assert_contains "$out" "newer than this binary knows" "newer schema is explained"
+# the daemon too refuses to start on it, before it reads or writes anything
+set +e
+out=$(timeout 60 "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" 2>&1); rc=$?
+set -e
+assert_eq 1 "$rc" "run on a newer schema: runtime failure exit code"
+assert_contains "$out" "searchsync run: metadata schema $db is at version 9999, newer than this binary knows ($newest)" \
+    "run names the schema and both versions"
+assert_contains "$out" "restore the backup" "run says how to go back"
+assert_eq 1 "$(mysql_q "SELECT COUNT(*) FROM \`$db\`.schema_migrations WHERE version > $newest")" \
+    "the newer schema is left as it is"
 
 # unreachable server: exit 1, message names the server and the section
 port=$(( MYSQL_PORT + 1 ))

@@ -1,0 +1,44 @@
+# packaging/: what `make install` puts beside the binary (docs/operations.md,
+# "Installing"):
+#   $(sysconfdir)/searchsync/searchsync.ini        the sample configuration,
+#                                                  only if none is there yet
+#   $(systemdsystemunitdir)/searchsync.service     the systemd unit, with
+#                                                  this install's paths
+#   $(man1dir)/searchsync.1                        the man page
+#   $(bashcompletiondir)/searchsync                bash completion
+# Both directories may be set at configure time
+# (--with-systemdsystemunitdir, --with-bashcompletiondir) or on make's
+# command line; their defaults stay under $(prefix), so distcheck's
+# unprivileged install works.
+dist_man1_MANS = docs/searchsync.1
+
+systemdsystemunit_DATA = packaging/searchsync.service
+bashcompletion_DATA = packaging/searchsync
+CLEANFILES += packaging/searchsync.service packaging/searchsync
+EXTRA_DIST += packaging/searchsync.service.in packaging/searchsync.bash
+
+# paths substituted at make time, so `make install prefix=...` is honoured
+packaging/searchsync.service: $(srcdir)/packaging/searchsync.service.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) packaging && \
+	sed -e 's|@bindir[@]|$(bindir)|g' -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
+	    $(srcdir)/packaging/searchsync.service.in >$@.tmp && mv $@.tmp $@
+packaging/searchsync: $(srcdir)/packaging/searchsync.bash
+	$(AM_V_GEN)$(MKDIR_P) packaging && cp $(srcdir)/packaging/searchsync.bash $@
+
+# the sample configuration: never over an administrator's file (an upgrade
+# keeps it); uninstall removes it only if it is still the sample
+searchsyncconfdir = $(sysconfdir)/searchsync
+install-data-local:
+	$(MKDIR_P) '$(DESTDIR)$(searchsyncconfdir)'
+	@if test -f '$(DESTDIR)$(searchsyncconfdir)/searchsync.ini'; then \
+	  echo "keeping $(DESTDIR)$(searchsyncconfdir)/searchsync.ini (the sample is $(docdir)/searchsync.ini)"; \
+	else \
+	  echo " $(INSTALL_DATA) $(srcdir)/searchsync.ini '$(DESTDIR)$(searchsyncconfdir)/searchsync.ini'"; \
+	  $(INSTALL_DATA) $(srcdir)/searchsync.ini '$(DESTDIR)$(searchsyncconfdir)/searchsync.ini'; \
+	fi
+uninstall-local:
+	@f='$(DESTDIR)$(searchsyncconfdir)/searchsync.ini'; \
+	if test -f "$$f" && cmp -s "$$f" $(srcdir)/searchsync.ini; then \
+	  echo " rm -f $$f"; rm -f "$$f"; \
+	  rmdir '$(DESTDIR)$(searchsyncconfdir)' 2>/dev/null || true; \
+	fi
