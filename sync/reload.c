@@ -138,11 +138,14 @@ void reload_dump(struct supervisor *sv) {
              "since start): %zu index configs", g->id, sv->reloads, g->m.nindices);
         for (size_t i = 0; i < g->m.nindices; i++) {
             const struct mp_index *ix = &g->m.indices[i];
+            /* fuses are per physical index (the alias's writes go to its live one) */
+            char live[600];
+            snprintf(live, sizeof live, "%s_v%u", ix->alias, ix->current_version);
             DUMP("index config %s: state %s, live version %u, epoch %u, %zu tables (root "
                  "%s.%s), fuse %s", ix->alias, ix->state ? ix->state : "-",
                  ix->current_version, ix->epoch, ix->ntables,
                  ix->ntables ? ix->tables[0].db : "-", ix->ntables ? ix->tables[0].table : "-",
-                 fuse_text(sv->d, ix->alias));
+                 fuse_text(sv->d, live));
         }
     }
     struct build_table *bt = builds_query(sv);

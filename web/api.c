@@ -11,6 +11,7 @@
 #include "deliver/deliver.h"
 #include "jsonw.h"
 #include "log.h"
+#include "rebalance/registry.h"
 #include "sync/reindex.h"
 #include "search/search.h"
 #include "sync/status.h"
@@ -185,6 +186,82 @@ static void h_status(const struct api_ctx *ctx, struct api_resp *r) {
     status_free(&st);
     ok_json(r, 200);
     conns_close(&c);
+}
+
+/* ---------- GET /api/v1/nodes ---------- */
+
+/* The daemons of this source: with ZooKeeper, every node registered in the
+ * cluster (its entity as it published it: reader or standby, source, ...);
+ * without, the standalone reader lock's holder (docs/cluster.md). */
+static void h_nodes(const struct api_ctx *ctx, struct api_resp *r) {
+    const struct ss_config *cfg = ctx->cfg;
+    jsonw w;
+    if (cfg->cluster.zookeeper && cfg->cluster.zookeeper[0]) {
+        char err[600];
+        struct zk *z = zk_open(cfg->cluster.zookeeper, cfg->cluster.session_timeout_ms, 3000, err,
+                               sizeof err);
+        sbuf nodes = SBUF_INIT;
+        if (!z || registry_list(z, cfg->cluster.name, &nodes, err, sizeof err) < 0) {
+            zk_close(z);
+            sbuf_free(&nodes);
+            api_error(r, 503, err, "ZooKeeper must be reachable for this call; retry once it is");
+            return;
+        }
+        zk_close(z);
+        jw_init(&w, &r->body);
+        jw_obj_open(&w);
+        jw_key(&w, "cluster");
+        jw_str(&w, cfg->cluster.name);
+        jw_key(&w, "nodes");
+        jw_raw(&w, nodes.data, nodes.len);
+        jw_obj_close(&w);
+        sbuf_free(&nodes);
+        ok_json(r, 200);
+        return;
+    }
+    struct conns c = {0};
+    if (!open_meta(ctx, &c, r)) return;
+    struct stmt_rows rows = {0};
+    const char *p[] = {cfg->source.name};
+    if (stmt_query(c.meta,
+                   "SELECT owner, fence, TIMESTAMPDIFF(MICROSECOND, heartbeat_at, NOW(3)) DIV 1000 "
+                   "FROM reader_locks WHERE source = ?",
+                   p, 1, &rows, c.err, sizeof c.err) < 0) {
+        api_error(r, 500, c.err, "reading reader_locks failed; see the daemon's log");
+        conns_close(&c);
+        return;
+    }
+    jw_init(&w, &r->body);
+    jw_obj_open(&w);
+    jw_key(&w, "cluster");
+    jw_null(&w);
+    jw_key(&w, "nodes");
+    jw_arr_open(&w);
+    for (size_t i = 0; i < rows.nrows; i++) {
+        const char *owner = STMT_CELL(&rows, i, 0), *fence = STMT_CELL(&rows, i, 1),
+                   *age = STMT_CELL(&rows, i, 2);
+        long long ms = age ? atoll(age) : 0;
+        jw_obj_open(&w);
+        jw_key(&w, "node");
+        jw_str0(&w, owner);
+        jw_key(&w, "entity");
+        jw_obj_open(&w);
+        jw_key(&w, "source");
+        jw_str(&w, cfg->source.name);
+        jw_key(&w, "reader");
+        jw_str(&w, ms > cfg->cluster.session_timeout_ms ? "stale" : "leader");
+        jw_key(&w, "fence");
+        jw_int(&w, fence ? atoll(fence) : 0);
+        jw_key(&w, "heartbeat_ms_ago");
+        jw_int(&w, ms);
+        jw_obj_close(&w);
+        jw_obj_close(&w);
+    }
+    jw_arr_close(&w);
+    jw_obj_close(&w);
+    stmt_rows_free(&rows);
+    conns_close(&c);
+    ok_json(r, 200);
 }
 
 /* ---------- GET /api/v1/indices ---------- */
@@ -471,6 +548,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_REINDEX_POST: h_reindex_post(ctx, rt->alias, body, len, r); break;
     case ROUTE_REINDEX_RESET: h_reindex_reset(ctx, rt->alias, r); break;
     case ROUTE_METRICS: h_metrics(ctx, r); break;
+    case ROUTE_NODES: h_nodes(ctx, r); break;
     case ROUTE_WORDS_LIST:
     case ROUTE_WORD_CREATE:
     case ROUTE_WORD_GET:
@@ -489,7 +567,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_NOT_FOUND:
     default:
         api_error(r, 404, "no such endpoint",
-                  "see docs/http-api.md: /api/v1/status, /api/v1/indices, "
+                  "see docs/http-api.md: /api/v1/status, /api/v1/indices, /api/v1/nodes, "
                   "/api/v1/indices/{alias}/reindex, /api/v1/words, /dict/ext.txt, /metrics");
         break;
     }

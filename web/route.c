@@ -80,6 +80,10 @@ void route_match(const char *method, const char *path, struct route *out) {
         set(out, method, p[0] == 's' ? ROUTE_STATUS : ROUTE_INDICES, ROUTE_NOT_FOUND);
         return;
     }
+    if (!strcmp(p, "nodes")) {
+        set(out, method, ROUTE_NODES, ROUTE_NOT_FOUND);
+        return;
+    }
     if (!strcmp(p, "login")) {
         set(out, method, ROUTE_NOT_FOUND, ROUTE_LOGIN);
         out->public = true;

@@ -50,6 +50,9 @@ INI
 config "$TEST_TMP/a.ini" cl node-a "$ZK_HOSTS" 7331
 config "$TEST_TMP/b.ini" cl node-b "$ZK_HOSTS" 7332
 config "$TEST_TMP/a2.ini" cl node-a2 "$ZK_HOSTS" 7333
+token="$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+printf '[admin]\nlisten = 127.0.0.1:%s\ntoken = %s\n' "$port" "$token" >>"$TEST_TMP/a2.ini"
 cat >"$TEST_TMP/m.json" <<JSON
 {"version": 1, "indices": [{"alias": "$alias", "shards": 1, "replicas": 0, "tables": [{
   "table": "$db.items", "columns": [{"name": "id", "type": "long", "key": true},
@@ -115,6 +118,11 @@ wait_checkpoint "$meta" cl 30
 pos_now="$(mysql_q "SELECT position FROM \`$meta\`.offsets WHERE source = 'cl'")"
 assert_true "the checkpoint only moved forward ($pos_a2 -> $pos_now)" test "$pos_now" \> "$pos_a2" -o "$pos_now" = "$pos_a2"
 oracle_equal "after the paused reader woke"
+nodes="$(curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$port/api/v1/nodes")"
+assert_eq leader "$(jq -r '.nodes[] | select(.node == "node-a2") | .entity.reader' <<<"$nodes")" \
+    "GET /api/v1/nodes: node-a2 is the reader"
+assert_eq "" "$(jq -r '.nodes[] | select(.node == "node-b") | .node' <<<"$nodes")" \
+    "GET /api/v1/nodes: the stopped node-b is gone from the registry"
 DAEMON=$A2; DAEMON_LOG="$TEST_TMP/a2.log"; daemon_stop
 assert_eq 0 "$DAEMON_RC" "the reader stops cleanly"
 
