@@ -60,5 +60,7 @@ out=$("$SEARCHSYNC_BIN" migrate --config "$TEST_TMP/bad.ini" 2>&1); rc=$?
 set -e
 assert_eq 1 "$rc" "unreachable server: exit 1"
 assert_contains "$out" "127.0.0.1:$port" "message names the server"
-assert_contains "$out" "[metadata]" "message names the config section"
+assert_contains "$out" "metadata server" "message names the server's role"
+# the metadata schema borrows [source]'s address here: that is the section to fix
+assert_contains "$out" "check [source] host/port/socket" "message names the config section the address came from"
 pass
