@@ -60,9 +60,8 @@ struct router {
 
 
 static const char *key_column(const struct mp_table *t) {
-    for (size_t i = 0; i < t->ncolumns; i++)
-        if (t->columns[i].is_key) return t->columns[i].name;
-    return NULL;
+    const struct mp_column *k = mp_table_key(t);
+    return k ? k->name : NULL;
 }
 
 static struct rnode *add_node(struct router *r, size_t index, size_t doctable, const char *db,
@@ -85,9 +84,8 @@ static struct rnode *add_node(struct router *r, size_t index, size_t doctable, c
 }
 
 static const char *rel_key(const struct mp_relation *rel) {
-    for (size_t i = 0; i < rel->ncolumns; i++)
-        if (rel->columns[i].is_key) return rel->columns[i].name;
-    return NULL;
+    const struct mp_column *k = mp_relation_key(rel);
+    return k ? k->name : NULL;
 }
 
 /* Can this relation be edited element by element? (mapping_validate refuses

@@ -1,6 +1,19 @@
 /* txn.c: transactions and the checkpointer: the txn FIFO and its low-water
  * mark, acknowledgements, deliver_txn_end / wait / low_water, the
- * checkpoint thread and deliver_drain. */
+ * checkpoint thread and deliver_drain.
+ *
+ * Invariants upheld here:
+ *   I4 the saved checkpoint is never ahead of what the engine acknowledged:
+ *      the low-water mark moves only past closed transactions none of whose
+ *      changes is pending (advance_low_water), and only the low-water
+ *      position is ever handed to the checkpoint callback, which saves it in
+ *      one atomic upsert (src/deliver/store.c).
+ *   I1 no loss: a change leaves its transaction's pending count only when
+ *      the engine acknowledged it, refused it as older (409: a newer version
+ *      is stored), or it was stored as a dead letter; the producer is
+ *      blocked at the high-water mark, never dropped; a drain that runs out
+ *      of time saves nothing past the low-water mark, so a restart reads
+ *      the rest again. */
 #include "deliver/deliver_int.h"
 
 #include <errno.h>
