@@ -352,6 +352,8 @@ int cmd_run(int argc, char **argv) {
              drc == DELIVER_OK ? "complete" : "incomplete");
     if (rc != BL_ERR && drc == DELIVER_OK) exit_code = EXIT_OK;
     if (rc != BL_ERR) dm->err[0] = '\0';
+    if (!atomic_load(&dm->sv.lost) && !atomic_load(&dm->fenced))
+        leadership_release(&dm->lead); /* after the drain's checkpoint: the next reader starts there */
     if (atomic_load(&dm->sv.lost) || atomic_load(&dm->fenced)) {
         exit_code = EXIT_RUNTIME;
         snprintf(dm->err, sizeof dm->err, "this node no longer reads source %s (another node "

@@ -1,4 +1,6 @@
 /* leadership: which daemon reads a source's binlog (see leadership.h). */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +85,20 @@ int leadership_init(struct leadership *l, const struct ss_config *cfg, bool no_w
 
 /* ---------- standalone: the lock row ---------- */
 
+/* The row's owner is a daemon of this host ("<host>-<pid>", the default
+ * node id) whose process is gone (SIGKILL, a crash): no need to wait for its
+ * heartbeat to go stale. */
+static bool owner_dead_here(const char *owner) {
+    char host[200] = "";
+    if (gethostname(host, sizeof host - 1) != 0 || !host[0]) return false;
+    size_t hl = strlen(host);
+    if (strncmp(owner, host, hl) != 0 || owner[hl] != '-') return false;
+    char *end = NULL;
+    long pid = strtol(owner + hl + 1, &end, 10);
+    if (!end || *end || pid <= 0 || pid == (long)getpid()) return false;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
 /* 1 this node holds the row now (taken, or still its own), 0 another node's
  * row is fresh (*who, *age_ms), -1 error */
 static int lock_row_try(struct leadership *l, char *who, size_t wholen, long long *age_ms) {
@@ -109,7 +125,7 @@ static int lock_row_try(struct leadership *l, char *who, size_t wholen, long lon
     }
     mysql_free_result(res);
     bool mine = exists && !strcmp(owner, l->node_id);
-    bool stale = exists && age >= l->cfg->cluster.session_timeout_ms;
+    bool stale = exists && (age >= l->cfg->cluster.session_timeout_ms || owner_dead_here(owner));
     sbuf_reset(&q);
     if (!exists) {
         fence = 1;
@@ -121,8 +137,9 @@ static int lock_row_try(struct leadership *l, char *who, size_t wholen, long lon
     } else if (mine || stale) {
         if (!mine) {
             fence++;
-            log_warn("cluster", "source %s: node %s stopped beating its reader lock %lld ms ago: "
-                     "this node takes the binlog over", src, owner, age);
+            log_warn("cluster", "source %s: node %s stopped beating its reader lock %lld ms ago%s: "
+                     "this node takes the binlog over", src, owner, age,
+                     age < l->cfg->cluster.session_timeout_ms ? " (its process is gone)" : "");
         }
         sbuf_printf(&q, "UPDATE reader_locks SET owner = ");
         db_quote(l->meta, &q, l->node_id, strlen(l->node_id));
@@ -287,6 +304,29 @@ int leadership_nodes(struct leadership *l, sbuf *out) {
         return 0;
     }
     return registry_list(l->zk, l->cfg->cluster.name, out, l->err, sizeof l->err);
+}
+
+void leadership_release(struct leadership *l) {
+    if (!l->fence) return;
+    if (l->zk) { /* the election node goes now, not at the session's expiry */
+        zlock_leave(l->lock);
+        l->lock = NULL;
+        l->fence = 0;
+        return;
+    }
+    char err[512];
+    if (db_ensure(&l->meta, &l->metap, err, sizeof err) < 0) return;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "DELETE FROM reader_locks WHERE source = ");
+    db_quote(l->meta, &q, l->cfg->source.name, strlen(l->cfg->source.name));
+    sbuf_adds(&q, " AND owner = ");
+    db_quote(l->meta, &q, l->node_id, strlen(l->node_id));
+    sbuf_printf(&q, " AND fence = %llu", (unsigned long long)l->fence);
+    if (db_exec(l->meta, q.data, err, sizeof err) < 0)
+        log_warn("run", "the reader lock of source %s was not released (%s): another daemon "
+                 "takes it over once its heartbeat is stale", l->cfg->source.name, err);
+    sbuf_free(&q);
+    l->fence = 0;
 }
 
 void leadership_free(struct leadership *l) {

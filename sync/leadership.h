@@ -8,7 +8,9 @@
  * (reader_locks) with a heartbeat keeps a second daemon started by mistake
  * on the same source from reading too: it says who reads and waits, taking
  * the row over once its heartbeat is older than [cluster]
- * session_timeout_ms (or exits 1 with --no-wait).
+ * session_timeout_ms, or at once when the row's owner is a daemon of this
+ * host whose process is gone (or exits 1 with --no-wait). A clean stop
+ * releases the row.
  *
  * Fencing: the reader holds a token larger than any reader's before it (its
  * election node's czxid, or the lock row's fence); it raises offsets.fence
@@ -61,6 +63,9 @@ bool leadership_check(struct leadership *l);
 void leadership_publish(struct leadership *l, const char *json);
 /* The registered nodes as a JSON array (standalone: this one). */
 int leadership_nodes(struct leadership *l, sbuf *out);
+/* A clean stop: the lock row is deleted (standalone) or the election node
+ * left (ZooKeeper), so a standby or a restart takes over at once. */
+void leadership_release(struct leadership *l);
 void leadership_free(struct leadership *l);
 
 #endif
