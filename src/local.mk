@@ -6,7 +6,8 @@ libsearchsync_a_SOURCES += \
 	src/json_exact.c src/json_exact.h \
 	src/log.c src/log.h \
 	src/signals.c src/signals.h \
-	src/config.c src/config.h
+	src/config.c src/config.h \
+	src/search_auth.c src/search/sha256.c src/search/sha256.h
 searchsync_SOURCES += src/commands.h src/cmd_prologue.c src/cmd_config.c src/cmd_migrate.c src/cmd_dead_letters.c
 
 check_PROGRAMS += tests/unit/test_jsonw tests/unit/test_jsonw_asan \

@@ -21,6 +21,9 @@ PACKAGES=(
     # used by scripts: procps (ps/pkill-free process checks), iproute2 (ss),
     # python3 (t_docbuild's oracle comparison), time (/usr/bin/time in benchmarks)
     procps iproute2 python3 time
+    # t_search_tls: a TLS + basic-auth reverse proxy in front of the engine
+    # (started as a plain process by the test), openssl for its certificates
+    nginx-light openssl
 )
 
 missing=()
