@@ -71,6 +71,7 @@ cat >"$TEST_TMP/mapping.json" <<JSON
 JSON
 printf 'S3cret-pw\n' >"$t/pw"
 # conf FILE [search] LINES... — a configuration whose [search] section is LINES
+# (one node id: a restart takes its own reader lock over at once)
 conf() {
     local f="$1"
     shift
@@ -89,6 +90,8 @@ flush_interval_ms = 50
 checkpoint_interval_ms = 100
 [admin]
 listen =
+[cluster]
+node_id = t-search-tls
 [search]
 INI
       printf '%s\n' "$@"; } >"$f"
