@@ -10,7 +10,9 @@
 #   - a certificate of another CA, an expired one: exit 1 at once, a message
 #     about the certificate; tls_verify = false connects anyway;
 #   - bearer token and API key (nginx checks the Authorization header), a
-#     client certificate (nginx requires one signed by the CA).
+#     client certificate (nginx requires one signed by the CA), AWS SigV4
+#     (nginx checks the signature's shape, scope, signed headers and the
+#     session token; the HMAC itself is libcurl's).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tls_lib.sh"
 require_bin
@@ -23,7 +25,7 @@ mkdir -p "$t/ngx"
 tls_ca "$t" ca && tls_ca "$t" otherca && tls_cert "$t" server ca && tls_cert "$t" expired ca -30 -1 &&
     tls_cert "$t" client ca || fail "making the certificates"
 printf 'tlsuser:%s\n' "$(openssl passwd -apr1 'S3cret-pw')" >"$t/htpasswd"
-p_basic=$(free_port); p_expired=$(free_port); p_token=$(free_port); p_mtls=$(free_port)
+p_basic=$(free_port); p_expired=$(free_port); p_token=$(free_port); p_mtls=$(free_port); p_aws=$(free_port)
 upstream="${SEARCH_URL#http://}"
 proxy='proxy_pass http://engine; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Authorization "";'
 ssl="ssl_certificate $t/server.crt; ssl_certificate_key $t/server.key;"
@@ -46,6 +48,14 @@ http {
         location / { $proxy } }
     server { listen 127.0.0.1:$p_token ssl; $ssl
         location / { if (\$token_ok = 0) { return 401; } $proxy } }
+    # AWS SigV4 (the signature itself is libcurl's: here its shape, scope,
+    # signed payload hash and session token)
+    map \$http_authorization \$sig_ok {
+        "~^AWS4-HMAC-SHA256 Credential=AKIDTEST/[0-9]{8}/eu-west-1/aoss/aws4_request, SignedHeaders=[a-z0-9;-]*x-amz-content-sha256[a-z0-9;-]*x-amz-security-token[a-z0-9;-]*, Signature=[0-9a-f]{64}\$" 1;
+        default 0; }
+    server { listen 127.0.0.1:$p_aws ssl; $ssl
+        location / { set \$ok "\$sig_ok:\$http_x_amz_security_token";
+            if (\$ok != "1:sess-tok") { return 403; } $proxy } }
     server { listen 127.0.0.1:$p_mtls ssl; $ssl ssl_client_certificate $t/ca.crt; ssl_verify_client on;
         location / { $proxy } }
 }
@@ -126,7 +136,7 @@ expect_fail() {
     out="$(timeout 20 "$SEARCHSYNC_BIN" run --config "$TEST_TMP/$name.ini" 2>&1)" || rc=$?
     assert_eq 1 "$rc" "$name: exit status 1 (output: $(tail -3 <<<"$out"))"
     for w in "$@"; do assert_contains "$out" "$w" "$name: the message says '$w'"; done
-    for s in S3cret-pw wrong-pw tok-abc.123 a2V5aWQ6c2VjcmV0 bad-token; do
+    for s in S3cret-pw wrong-pw tok-abc.123 a2V5aWQ6c2VjcmV0 bad-token aws-secret-1; do
         case "$out" in *"$s"*) fail "$name: a secret ($s) is in the output: $out" ;; esac
     done
     log "$name: $(grep -m1 -o 'searchsync.*' <<<"$out" | cut -c1-300)"
@@ -170,4 +180,9 @@ expect_fail badtoken "[search]" "401" "bearer_token"
 conf "$TEST_TMP/mtls.ini" "urls = https://127.0.0.1:$p_mtls" "ca_file = $t/ca.crt" \
     "client_cert = $t/client.crt" "client_key = $t/client.key"
 connects mtls
+conf "$TEST_TMP/aws.ini" "urls = https://127.0.0.1:$p_aws" "ca_file = $t/ca.crt" "aws_sigv4 = true" \
+    "aws_service = aoss" "aws_region = eu-west-1"
+AWS_ACCESS_KEY_ID=AKIDTEST AWS_SECRET_ACCESS_KEY=aws-secret-1 AWS_SESSION_TOKEN=sess-tok connects aws
+grep -q "aws-secret-1" "$TEST_TMP/aws.log" && fail "the AWS secret is in the log"
+AWS_ACCESS_KEY_ID=AKIDTEST AWS_SECRET_ACCESS_KEY=aws-secret-1 expect_fail aws "403" "aws_access_key_id" # no session token
 pass
