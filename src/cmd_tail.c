@@ -239,6 +239,7 @@ int cmd_tail(int argc, char **argv) {
         o.socket = cfg.source.socket;
         o.user = cfg.source.user;
         o.password = cfg.source.password;
+        o.tls = db_tls_source(&cfg);
         o.server_id = (uint32_t)cfg.source.server_id;
         o.connect_timeout_ms = cfg.source.connect_timeout_ms;
         o.read_timeout_ms = cfg.source.read_timeout_ms;

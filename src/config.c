@@ -41,6 +41,20 @@ const struct config_key config_keys[] = {
       "Account with REPLICATION SLAVE, REPLICATION CLIENT and SELECT"),
     S("source", "password", source.password, NULL, "SEARCHSYNC_SOURCE_PASSWORD", false, true,
       "Its password"),
+    S("source", "password_file", source.password_file, NULL, NULL, false, false,
+      "File whose first line is the password, instead of `password`"),
+    E("source", "ssl_mode", source.ssl_mode, "preferred",
+      "disabled|preferred|required|verify_ca|verify_identity",
+      "TLS to the server (replica and query connections): `preferred` uses it when the server "
+      "offers it, `required` refuses a server without it, `verify_ca` also checks the server's "
+      "certificate against ssl_ca (the system's CAs when empty), `verify_identity` also that it "
+      "names host. When ssl_ca is set, every TLS mode checks the certificate against it"),
+    S("source", "ssl_ca", source.ssl_ca, NULL, NULL, false, false,
+      "CA certificate(s) (PEM) that signed the server's certificate"),
+    S("source", "ssl_cert", source.ssl_cert, NULL, NULL, false, false,
+      "Client certificate (PEM), for an account created REQUIRE X509 / SUBJECT"),
+    S("source", "ssl_key", source.ssl_key, NULL, NULL, false, false,
+      "Its private key (PEM)"),
     I("source", "server_id", source.server_id, "4012", 1, 2147483647,
       "Server id this replica announces; unique among the source's replicas"),
     S("source", "databases", source.databases, NULL, NULL, false, false,
@@ -63,6 +77,18 @@ const struct config_key config_keys[] = {
       "Account owning the metadata schema; default: the source's user"),
     S("metadata", "password", metadata.password, NULL, "SEARCHSYNC_METADATA_PASSWORD", false,
       true, "Its password; default: the source's"),
+    S("metadata", "password_file", metadata.password_file, NULL, NULL, false, false,
+      "File whose first line is the password, instead of `password`"),
+    E("metadata", "ssl_mode", metadata.ssl_mode, NULL,
+      "disabled|preferred|required|verify_ca|verify_identity",
+      "TLS to the metadata server, as [source] ssl_mode; empty = [source]'s ssl_mode, ssl_ca, "
+      "ssl_cert and ssl_key"),
+    S("metadata", "ssl_ca", metadata.ssl_ca, NULL, NULL, false, false,
+      "CA certificate(s) (PEM) for the metadata server (with ssl_mode set here)"),
+    S("metadata", "ssl_cert", metadata.ssl_cert, NULL, NULL, false, false,
+      "Client certificate (PEM) (with ssl_mode set here)"),
+    S("metadata", "ssl_key", metadata.ssl_key, NULL, NULL, false, false,
+      "Its private key (PEM)"),
     S("metadata", "database", metadata.database, "searchsync", NULL, false, false,
       "Database of the metadata schema (created and migrated on start)"),
     I("metadata", "reload_interval_ms", metadata.reload_interval_ms, "2000", 200, 3600000,
@@ -71,13 +97,35 @@ const struct config_key config_keys[] = {
 
     S("search", "urls", search.urls, "http://127.0.0.1:9200", NULL, false, false,
       "Comma list of engine base URLs; failover in order"),
-    S("search", "user", search.user, NULL, NULL, false, false, "Basic auth user"),
+    S("search", "user", search.user, NULL, "SEARCHSYNC_SEARCH_USER", false, false,
+      "Basic auth user"),
     S("search", "password", search.password, NULL, "SEARCHSYNC_SEARCH_PASSWORD", false, true,
       "Basic auth password"),
+    S("search", "password_file", search.password_file, NULL, NULL, false, false,
+      "File whose first line is the basic auth password, instead of `password`"),
     S("search", "api_key", search.api_key, NULL, "SEARCHSYNC_SEARCH_API_KEY", false, true,
-      "API key (sent as `Authorization: ApiKey ...`); instead of user/password"),
+      "Elasticsearch API key, the base64 `encoded` value (sent as `Authorization: ApiKey "
+      "...`); instead of user/password"),
+    S("search", "bearer_token", search.bearer_token, NULL, "SEARCHSYNC_SEARCH_BEARER_TOKEN",
+      false, true, "Bearer token (sent as `Authorization: Bearer ...`), e.g. an Elasticsearch "
+      "service account token; instead of user/password"),
+    B("search", "aws_sigv4", search.aws_sigv4, "false",
+      "Sign every request with AWS Signature Version 4 (Amazon OpenSearch Service or "
+      "Serverless); instead of user/password"),
+    S("search", "aws_region", search.aws_region, NULL, "AWS_REGION", false, false,
+      "AWS region of the domain or collection, e.g. eu-west-1"),
+    E("search", "aws_service", search.aws_service, "es", "es|aoss",
+      "`es` for an Amazon OpenSearch Service domain, `aoss` for an OpenSearch Serverless "
+      "collection"),
+    S("search", "aws_access_key_id", search.aws_access_key_id, NULL, "AWS_ACCESS_KEY_ID", false,
+      false, "AWS access key id"),
+    S("search", "aws_secret_access_key", search.aws_secret_access_key, NULL,
+      "AWS_SECRET_ACCESS_KEY", false, true, "AWS secret access key"),
+    S("search", "aws_session_token", search.aws_session_token, NULL, "AWS_SESSION_TOKEN", false,
+      true, "Session token of temporary credentials (an assumed role)"),
     S("search", "ca_file", search.ca_file, NULL, NULL, false, false,
-      "CA bundle to verify the engine's TLS certificate"),
+      "CA certificate(s) (PEM) that signed the engine's TLS certificate; empty = the system's "
+      "CAs"),
     S("search", "client_cert", search.client_cert, NULL, NULL, false, false,
       "Client certificate (PEM) for TLS client authentication"),
     S("search", "client_key", search.client_key, NULL, NULL, false, false,
@@ -360,6 +408,136 @@ static int unquote(char *v) {
     return 0;
 }
 
+/* a URL for messages: user:password@ left out */
+static void url_shown(char *out, size_t n, const char *u, size_t len) {
+    const char *host = u;
+    for (size_t i = 0; i + 3 <= len; i++)
+        if (!strncmp(u + i, "://", 3)) {
+            host = u + i + 3;
+            break;
+        }
+    size_t hostlen = len - (size_t)(host - u);
+    const char *slash = memchr(host, '/', hostlen);
+    size_t authlen = slash ? (size_t)(slash - host) : hostlen;
+    const char *at = NULL;
+    for (size_t i = 0; i < authlen; i++)
+        if (host[i] == '@') at = host + i;
+    if (!at) {
+        snprintf(out, n, "%.*s", (int)len, u);
+        return;
+    }
+    snprintf(out, n, "%.*s%.*s", (int)(host - u), u, (int)(len - (size_t)(at + 1 - u)), at + 1);
+}
+
+/* password_file: its first line (without the line end) becomes the password,
+ * unless the environment variable gave one. Both `password` and
+ * `password_file` in the file is a mistake. */
+static int password_from_file(struct ss_config *c, const char *section, char **password,
+                              const char *file, bool password_in_file, const char *env,
+                              const char *name, char *err, size_t errlen) {
+    if (!file) return 0;
+    if (password_in_file)
+        return errf(err, errlen, "%s: [%s] sets both password and password_file: keep one",
+                    name, section);
+    if (env && getenv(env) && *getenv(env)) return 0; /* the environment wins */
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return errf(err, errlen, "%s: [%s] password_file: cannot read %s: %s; give a file "
+                    "readable by this user whose first line is the password", name, section,
+                    file, strerror(errno));
+    sbuf line = SBUF_INIT;
+    sbuf_read_fp(&line, f);
+    fclose(f);
+    size_t n = line.data ? strcspn(line.data, "\r\n") : 0;
+    if (n == 0) {
+        sbuf_free(&line);
+        return errf(err, errlen, "%s: [%s] password_file: %s is empty (its first line is "
+                    "the password)", name, section, file);
+    }
+    free(*password);
+    *password = xstrndup(line.data, n);
+    sbuf_free(&line);
+    (void)c;
+    return 0;
+}
+
+/* a certificate or key file named by a key must be readable now, not at the
+ * first connection */
+static int check_readable(const char *section, const char *key, const char *file,
+                          const char *name, char *err, size_t errlen) {
+    if (!file || access(file, R_OK) == 0) return 0;
+    return errf(err, errlen, "%s: [%s] %s: cannot read %s: %s", name, section, key, file,
+                strerror(errno));
+}
+
+/* the TLS, credential and signing keys, checked together */
+static int check_secured(struct ss_config *c, const bool *seen, const char *name, char *err,
+                         size_t errlen) {
+    const struct config_key *kp;
+#define SEEN_IN_FILE(sec, key) ((kp = find_key(sec, key)) && seen[kp - config_keys] && \
+                                !(kp->env && getenv(kp->env) && *getenv(kp->env)))
+    if (password_from_file(c, "source", &c->source.password, c->source.password_file,
+                           SEEN_IN_FILE("source", "password"), "SEARCHSYNC_SOURCE_PASSWORD",
+                           name, err, errlen) < 0 ||
+        password_from_file(c, "metadata", &c->metadata.password, c->metadata.password_file,
+                           SEEN_IN_FILE("metadata", "password"), "SEARCHSYNC_METADATA_PASSWORD",
+                           name, err, errlen) < 0 ||
+        password_from_file(c, "search", &c->search.password, c->search.password_file,
+                           SEEN_IN_FILE("search", "password"), "SEARCHSYNC_SEARCH_PASSWORD",
+                           name, err, errlen) < 0)
+        return -1;
+#undef SEEN_IN_FILE
+    if (!c->metadata.ssl_mode && (c->metadata.ssl_ca || c->metadata.ssl_cert || c->metadata.ssl_key))
+        return errf(err, errlen, "%s: [metadata] ssl_ca/ssl_cert/ssl_key are set but ssl_mode is "
+                    "not: set [metadata] ssl_mode too (without it the metadata connection uses "
+                    "[source]'s TLS settings)", name);
+    if ((c->source.ssl_cert != NULL) != (c->source.ssl_key != NULL))
+        return errf(err, errlen, "%s: [source] ssl_cert and ssl_key go together: set both or "
+                    "neither", name);
+    if ((c->metadata.ssl_cert != NULL) != (c->metadata.ssl_key != NULL))
+        return errf(err, errlen, "%s: [metadata] ssl_cert and ssl_key go together: set both or "
+                    "neither", name);
+    if (check_readable("source", "ssl_ca", c->source.ssl_ca, name, err, errlen) < 0 ||
+        check_readable("source", "ssl_cert", c->source.ssl_cert, name, err, errlen) < 0 ||
+        check_readable("source", "ssl_key", c->source.ssl_key, name, err, errlen) < 0 ||
+        check_readable("metadata", "ssl_ca", c->metadata.ssl_ca, name, err, errlen) < 0 ||
+        check_readable("metadata", "ssl_cert", c->metadata.ssl_cert, name, err, errlen) < 0 ||
+        check_readable("metadata", "ssl_key", c->metadata.ssl_key, name, err, errlen) < 0 ||
+        check_readable("search", "ca_file", c->search.ca_file, name, err, errlen) < 0 ||
+        check_readable("search", "client_cert", c->search.client_cert, name, err, errlen) < 0 ||
+        check_readable("search", "client_key", c->search.client_key, name, err, errlen) < 0)
+        return -1;
+    /* one way to authenticate to the engine */
+    const char *ways[4];
+    int nways = 0;
+    if (c->search.user) ways[nways++] = "user/password";
+    if (c->search.api_key) ways[nways++] = "api_key";
+    if (c->search.bearer_token) ways[nways++] = "bearer_token";
+    if (c->search.aws_sigv4) ways[nways++] = "aws_sigv4";
+    if (nways > 1)
+        return errf(err, errlen, "%s: [search] sets both %s and %s: the engine takes one way "
+                    "to authenticate, keep one (mind the environment variables too)", name,
+                    ways[0], ways[1]);
+    if (c->search.password && !c->search.user && !nways)
+        return errf(err, errlen, "%s: [search] password is set without user: set [search] user "
+                    "(or SEARCHSYNC_SEARCH_USER)", name);
+    if (c->search.aws_sigv4) {
+        const char *missing = !c->search.aws_region ? "aws_region (or AWS_REGION)"
+                              : !c->search.aws_access_key_id
+                                  ? "aws_access_key_id (or AWS_ACCESS_KEY_ID)"
+                              : !c->search.aws_secret_access_key
+                                  ? "aws_secret_access_key (or AWS_SECRET_ACCESS_KEY)"
+                                  : NULL;
+        if (missing)
+            return errf(err, errlen, "%s: [search] aws_sigv4 = true needs %s", name, missing);
+        for (const char *p = c->search.aws_region; *p; p++)
+            if (!(isalnum((unsigned char)*p) || *p == '-'))
+                return errf(err, errlen, "%s: [search] aws_region = \"%s\" is not a region name "
+                            "(like eu-west-1)", name, c->search.aws_region);
+    }
+    return 0;
+}
+
 int config_load_string(struct ss_config *c, const char *name, const char *text, char *err,
                        size_t errlen) {
     config_defaults(c);
@@ -473,8 +651,17 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
         size_t n = strcspn(u, ", \t");
         nurls += n > 0;
         if (n && strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) {
-            errf(err, errlen, "%s: [search] urls: \"%.*s\" must start with http:// or https://",
-                 name, (int)n, u);
+            char shown[512];
+            url_shown(shown, sizeof shown, u, n);
+            errf(err, errlen, "%s: [search] urls: \"%s\" must start with http:// or https://",
+                 name, shown);
+            return -1;
+        }
+        if (n && c->search.aws_sigv4 && strncmp(u, "https://", 8)) {
+            char shown[512];
+            url_shown(shown, sizeof shown, u, n);
+            errf(err, errlen, "%s: [search] urls: \"%s\": with aws_sigv4 the engine is an "
+                 "https:// endpoint", name, shown);
             return -1;
         }
         u += n;
@@ -485,6 +672,7 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
              "(e.g. http://127.0.0.1:9200)", name);
         return -1;
     }
+    if (check_secured(c, seen, name, err, errlen) < 0) return -1;
     if (c->admin.token && strlen(c->admin.token) < 32) {
         errf(err, errlen,
                "%s: [admin] token is too short: use at least 32 hex characters (128 bits), "

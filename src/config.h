@@ -24,7 +24,10 @@ struct ss_config {
         int port;
         char *socket;
         char *user;
-        char *password;  /* or env SEARCHSYNC_SOURCE_PASSWORD */
+        char *password;  /* or env SEARCHSYNC_SOURCE_PASSWORD, or password_file */
+        char *password_file;
+        char *ssl_mode;  /* disabled|preferred|required|verify_ca|verify_identity */
+        char *ssl_ca, *ssl_cert, *ssl_key;
         int server_id;   /* our replica server id */
         char *databases; /* comma list of databases to follow; empty = those in the mapping */
         char *start;     /* where a source with no checkpoint starts: now|beginning */
@@ -38,7 +41,10 @@ struct ss_config {
         int port;
         char *socket;
         char *user;
-        char *password; /* or env SEARCHSYNC_METADATA_PASSWORD */
+        char *password; /* or env SEARCHSYNC_METADATA_PASSWORD, or password_file */
+        char *password_file;
+        char *ssl_mode; /* NULL: the source's ssl_* keys */
+        char *ssl_ca, *ssl_cert, *ssl_key;
         char *database;
         int reload_interval_ms; /* how often `run` looks for mapping edits */
     } metadata;
@@ -46,8 +52,13 @@ struct ss_config {
     struct {
         char *urls;     /* comma list of engine base URLs */
         char *user;
-        char *password; /* or env SEARCHSYNC_SEARCH_PASSWORD */
+        char *password; /* or env SEARCHSYNC_SEARCH_PASSWORD, or password_file */
+        char *password_file;
         char *api_key;  /* or env SEARCHSYNC_SEARCH_API_KEY */
+        char *bearer_token; /* or env SEARCHSYNC_SEARCH_BEARER_TOKEN */
+        bool aws_sigv4;     /* sign requests (Amazon OpenSearch Service / Serverless) */
+        char *aws_region, *aws_service;
+        char *aws_access_key_id, *aws_secret_access_key, *aws_session_token;
         char *ca_file;
         char *client_cert;
         char *client_key;

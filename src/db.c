@@ -15,7 +15,7 @@
 db_params db_params_source(const struct ss_config *c) {
     db_params p = {"source", c->source.host, c->source.port, c->source.socket, c->source.user,
                    c->source.password, NULL, c->source.connect_timeout_ms,
-                   c->source.read_timeout_ms, NULL, NULL};
+                   c->source.read_timeout_ms, NULL, NULL, db_tls_source(c)};
     return p;
 }
 
@@ -30,6 +30,7 @@ db_params db_params_metadata(const struct ss_config *c) {
     if (c->metadata.user) p.user = c->metadata.user, p.password = c->metadata.password;
     if (c->metadata.password) p.password = c->metadata.password;
     if (c->metadata.user || c->metadata.password) p.cred_section = "metadata";
+    p.tls = db_tls_metadata(c);
     return p;
 }
 
@@ -60,6 +61,7 @@ MYSQL *db_connect(const db_params *p, char *err, size_t errlen) {
         mysql_options(m, MYSQL_INIT_COMMAND,
                       "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
     const char *host = p->socket && *p->socket ? "localhost" : (p->host ? p->host : "127.0.0.1");
+    db_tls_apply(m, &p->tls);
     if (!mysql_real_connect(m, host, p->user, p->password ? p->password : "", p->database,
                             (unsigned)p->port, p->socket && *p->socket ? p->socket : NULL,
                             CLIENT_MULTI_RESULTS)) {
@@ -67,8 +69,10 @@ MYSQL *db_connect(const db_params *p, char *err, size_t errlen) {
         unsigned e = mysql_errno(m);
         const char *cred = p->cred_section ? p->cred_section : p->role;
         const char *addr = p->addr_section ? p->addr_section : p->role;
-        char h[300];
-        if (e == 1045 || e == 1044 || e == 1698)
+        char h[400];
+        if (p->tls.section && db_tls_hint(&p->tls, e, mysql_error(m), h, sizeof h))
+            ;
+        else if (e == 1045 || e == 1044 || e == 1698)
             snprintf(h, sizeof h, "check the user and password in the [%s] section%s%s%s", cred,
                      strcmp(cred, p->role) ? " (the " : "", strcmp(cred, p->role) ? p->role : "",
                      strcmp(cred, p->role) ? " connection uses them: it sets no user of its own)"
@@ -82,6 +86,11 @@ MYSQL *db_connect(const db_params *p, char *err, size_t errlen) {
             snprintf(h, sizeof h, "see the server's error above; settings are in [%s]", p->role);
         errf(err, errlen, "cannot connect to the %s server %s as %s: %s (%u); %s", p->role,
                where(p, w, sizeof w), p->user ? p->user : "(no user)", mysql_error(m), e, h);
+        mysql_close(m);
+        return NULL;
+    }
+    char w[300];
+    if (p->tls.section && db_tls_check(m, &p->tls, p->role, where(p, w, sizeof w), err, errlen) < 0) {
         mysql_close(m);
         return NULL;
     }

@@ -13,6 +13,7 @@
 #include <mysql.h>
 
 #include "config.h"
+#include "db_tls.h"
 
 typedef struct db_params {
     const char *role; /* "source" or "metadata": named in messages */
@@ -27,6 +28,7 @@ typedef struct db_params {
     /* the sections the user/password and the host/port/socket come from,
      * when not role's own ([metadata] without a user uses [source]'s); NULL: role */
     const char *cred_section, *addr_section;
+    struct db_tls tls; /* ssl_mode, ssl_ca, ... of [source] or [metadata] */
 } db_params;
 
 db_params db_params_source(const struct ss_config *c);

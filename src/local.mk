@@ -6,7 +6,8 @@ libsearchsync_a_SOURCES += \
 	src/json_exact.c src/json_exact.h \
 	src/log.c src/log.h src/log_syslog.c src/log_syslog.h \
 	src/signals.c src/signals.h \
-	src/config.c src/config.h
+	src/config.c src/config.h \
+	src/search_auth.c src/search/sha256.c src/search/sha256.h
 searchsync_SOURCES += src/commands.h src/cmd_prologue.c src/cmd_config.c src/cmd_migrate.c src/cmd_dead_letters.c
 
 check_PROGRAMS += tests/unit/test_jsonw tests/unit/test_jsonw_asan \
@@ -35,7 +36,7 @@ tests_unit_test_log_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_log_asan_LDADD = $(UNIT_ASAN_LDADD)
 
 # query connections and the metadata schema; migrations are embedded
-libsearchsync_a_SOURCES += src/db.c src/db.h
+libsearchsync_a_SOURCES += src/db.c src/db.h src/db_tls.c src/db_tls.h
 nodist_libsearchsync_a_SOURCES = src/migrations.c
 nodist_libsearchsync_asan_a_SOURCES = src/migrations.c
 BUILT_SOURCES = src/migrations.c

@@ -174,6 +174,7 @@ static void reader_opts(const struct ss_config *cfg, bl_reader_opts *ro) {
     memset(ro, 0, sizeof *ro);
     ro->host = cfg->source.host, ro->port = cfg->source.port, ro->socket = cfg->source.socket;
     ro->user = cfg->source.user, ro->password = cfg->source.password;
+    ro->tls = db_tls_source(cfg); /* [source] ssl_mode, ssl_ca, ... (src/db_tls.c) */
     ro->server_id = (uint32_t)cfg->source.server_id;
     /* idle, the heartbeats are when the supervisor's commands (mapping
      * generations, queued reindexes) are applied */

@@ -59,6 +59,12 @@ static void explain(bl_reader *r, MYSQL *m, const char *what) {
     unsigned e = mysql_errno(m);
     const char *msg = mysql_error(m);
     const char *host = r->o.host && *r->o.host ? r->o.host : "localhost";
+    char hint[400];
+    if (db_tls_hint(&r->o.tls, e, msg, hint, sizeof hint)) {
+        snprintf(r->err, sizeof r->err, "%s: TLS to the server at %s:%d: %s (error %u); %s", what,
+                 host, r->o.port, msg, e, hint);
+        return;
+    }
     switch (e) {
     case 1236:
         snprintf(r->err, sizeof r->err,
@@ -104,10 +110,20 @@ static MYSQL *connect_server(bl_reader *r, bool dump, char *err, size_t errlen, 
     mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
     const char *host = r->o.host && *r->o.host ? r->o.host : NULL;
     const char *sock = r->o.socket && *r->o.socket ? r->o.socket : NULL;
+    if (!r->o.tls.section) r->o.tls.section = "source";
+    db_tls_apply(m, &r->o.tls);
     if (!mysql_real_connect(m, host, r->o.user, r->o.password, NULL, (unsigned)r->o.port, sock, 0)) {
         if (eno) *eno = mysql_errno(m);
         explain(r, m, "connect");
         snprintf(err, errlen, "%s", r->err);
+        mysql_close(m);
+        return NULL;
+    }
+    char where[300];
+    snprintf(where, sizeof where, "%s:%d", host ? host : "localhost", r->o.port);
+    if (db_tls_check(m, &r->o.tls, "source", where, err, errlen) < 0) {
+        if (eno) *eno = 1045; /* not transient: the reader gives up (as on a refused login) */
+        snprintf(r->err, sizeof r->err, "%s", err);
         mysql_close(m);
         return NULL;
     }

@@ -7,6 +7,7 @@
 
 #include "binlog/binlog.h"
 #include "binlog/schema.h"
+#include "db_tls.h"
 
 enum bl_start { BL_START_NOW = 0, BL_START_BEGINNING, BL_START_FILEPOS, BL_START_GTID };
 
@@ -16,6 +17,7 @@ typedef struct bl_reader_opts {
     const char *socket;
     const char *user;
     const char *password;
+    struct db_tls tls;    /* [source] ssl_*; zeroed = preferred, no CA */
     uint32_t server_id;   /* our replica id; must be unique among the server's replicas */
     int heartbeat_ms;     /* idle heartbeat period asked from the server (default 5000) */
     int connect_timeout_ms;

@@ -86,6 +86,7 @@ void deliver_search_opts(struct search_opts *so, const struct ss_config *c) {
     so->timeout_ms = c->search.timeout_ms;
     so->connect_timeout_ms = c->search.connect_timeout_ms;
     so->compress = c->search.compress;
+    search_opts_secured(so, c); /* credentials, signing, TLS: src/search_auth.c */
 }
 
 /* ---------- life cycle ---------- */

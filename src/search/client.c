@@ -1,7 +1,11 @@
 /* client: HTTP to the engine over libcurl easy handles, one per thread, each
  * keeping its connection alive (search.h). Failover walks the comma list of
  * URLs: a transport error moves the shared cursor to the next address and the
- * request is tried once on every address before the caller sees the error. */
+ * request is tried once on every address before the caller sees the error.
+ *
+ * Credentials (basic auth, API key, bearer token, AWS keys) go to libcurl and
+ * into headers only: messages show addresses without their user:password@
+ * part and never a header. */
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -11,14 +15,18 @@
 
 #include "log.h"
 #include "search/search.h"
+#include "search/sha256.h"
 
 #define GZIP_MIN_BYTES 1024
 
 struct search_client {
     char **urls;
+    char **shown; /* urls[i] for messages: no user:password@ */
     int nurls;
     atomic_int cur;
-    char *user, *password, *api_key_header, *ca_file, *client_cert, *client_key;
+    char *user, *password, *auth_header, *ca_file, *client_cert, *client_key;
+    char *sigv4;           /* "aws:amz:REGION:SERVICE", NULL = no signing */
+    char *aws_key_id, *aws_secret, *aws_token_header;
     bool tls_verify, compress;
     long timeout_ms, connect_timeout_ms;
     struct search_dialect dialect;
@@ -36,6 +44,21 @@ static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
 static char *dup_or_null(const char *s) { return s && *s ? xstrdup(s) : NULL; }
 
+/* "https://user:pw@host:9200/p" -> "https://host:9200/p" */
+static char *url_without_userinfo(const char *u) {
+    const char *host = strstr(u, "://");
+    host = host ? host + 3 : u;
+    size_t authlen = strcspn(host, "/?#");
+    const char *at = NULL;
+    for (const char *q = host; q < host + authlen; q++)
+        if (*q == '@') at = q;
+    if (!at) return xstrdup(u);
+    sbuf b = SBUF_INIT;
+    sbuf_add(&b, u, (size_t)(host - u));
+    sbuf_adds(&b, at + 1);
+    return sbuf_detach(&b);
+}
+
 struct search_client *search_client_new(const struct search_opts *o, char *err, size_t errlen) {
     pthread_once(&curl_once, curl_init_once);
     struct search_client *c = xcalloc(1, sizeof *c);
@@ -48,7 +71,10 @@ struct search_client *search_client_new(const struct search_opts *o, char *err, 
         while (e > b && (e[-1] == ' ' || e[-1] == '/')) e--;
         if (e > b) {
             c->urls = xrealloc(c->urls, sizeof(char *) * (size_t)(c->nurls + 1));
-            c->urls[c->nurls++] = xstrndup(b, (size_t)(e - b));
+            c->shown = xrealloc(c->shown, sizeof(char *) * (size_t)(c->nurls + 1));
+            c->urls[c->nurls] = xstrndup(b, (size_t)(e - b));
+            c->shown[c->nurls] = url_without_userinfo(c->urls[c->nurls]);
+            c->nurls++;
         }
     }
     if (c->nurls == 0) {
@@ -59,18 +85,41 @@ struct search_client *search_client_new(const struct search_opts *o, char *err, 
     for (int i = 0; i < c->nurls; i++) {
         if (strncmp(c->urls[i], "http://", 7) && strncmp(c->urls[i], "https://", 8)) {
             snprintf(err, errlen, "[search] urls: \"%s\" must start with http:// or https://",
-                     c->urls[i]);
+                     c->shown[i]);
             search_client_free(c);
             return NULL;
         }
     }
     c->user = dup_or_null(o->user);
     c->password = dup_or_null(o->password);
+    sbuf h = SBUF_INIT;
     if (o->api_key && *o->api_key) {
-        sbuf h = SBUF_INIT;
         sbuf_printf(&h, "Authorization: ApiKey %s", o->api_key);
-        c->api_key_header = sbuf_detach(&h);
+        c->auth_header = sbuf_detach(&h);
+    } else if (o->bearer_token && *o->bearer_token) {
+        sbuf_printf(&h, "Authorization: Bearer %s", o->bearer_token);
+        c->auth_header = sbuf_detach(&h);
     }
+    if (o->aws_sigv4) {
+        if (!o->aws_region || !*o->aws_region || !o->aws_access_key_id ||
+            !*o->aws_access_key_id || !o->aws_secret_access_key || !*o->aws_secret_access_key) {
+            snprintf(err, errlen, "[search] aws_sigv4 needs aws_region, aws_access_key_id and "
+                     "aws_secret_access_key (or AWS_REGION, AWS_ACCESS_KEY_ID and "
+                     "AWS_SECRET_ACCESS_KEY)");
+            search_client_free(c);
+            return NULL;
+        }
+        sbuf_printf(&h, "aws:amz:%s:%s", o->aws_region,
+                    o->aws_service && *o->aws_service ? o->aws_service : "es");
+        c->sigv4 = sbuf_detach(&h);
+        c->aws_key_id = xstrdup(o->aws_access_key_id);
+        c->aws_secret = xstrdup(o->aws_secret_access_key);
+        if (o->aws_session_token && *o->aws_session_token) {
+            sbuf_printf(&h, "x-amz-security-token: %s", o->aws_session_token);
+            c->aws_token_header = sbuf_detach(&h);
+        }
+    }
+    sbuf_free(&h);
     c->ca_file = dup_or_null(o->ca_file);
     c->client_cert = dup_or_null(o->client_cert);
     c->client_key = dup_or_null(o->client_key);
@@ -84,11 +133,16 @@ struct search_client *search_client_new(const struct search_opts *o, char *err, 
 
 void search_client_free(struct search_client *c) {
     if (!c) return;
-    for (int i = 0; i < c->nurls; i++) free(c->urls[i]);
+    for (int i = 0; i < c->nurls; i++) free(c->urls[i]), free(c->shown[i]);
     free(c->urls);
+    free(c->shown);
     free(c->user);
     free(c->password);
-    free(c->api_key_header);
+    free(c->auth_header);
+    free(c->sigv4);
+    free(c->aws_key_id);
+    free(c->aws_secret);
+    free(c->aws_token_header);
     free(c->ca_file);
     free(c->client_cert);
     free(c->client_key);
@@ -97,7 +151,7 @@ void search_client_free(struct search_client *c) {
 
 int search_client_nurls(const struct search_client *c) { return c->nurls; }
 const char *search_client_url(const struct search_client *c, int i) {
-    return i >= 0 && i < c->nurls ? c->urls[i] : NULL;
+    return i >= 0 && i < c->nurls ? c->shown[i] : NULL;
 }
 const struct search_dialect *search_client_dialect(const struct search_client *c) {
     return c->have_dialect ? &c->dialect : NULL;
@@ -139,15 +193,32 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud) {
     return size * nmemb;
 }
 
-static int once(struct search_conn *k, const char *base, const char *method, const char *path,
+/* curl's codes for a TLS set-up that waiting does not mend */
+static bool tls_failure(CURLcode rc) {
+    switch (rc) {
+    case CURLE_PEER_FAILED_VERIFICATION: /* untrusted, expired, wrong host name */
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:           /* client certificate */
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static int once(struct search_conn *k, int i, const char *method, const char *path,
                 const char *ctype, const char *body, size_t len, bool gz,
                 struct search_resp *r) {
     struct search_client *c = k->c;
     CURL *h = k->h;
     char url[2048];
-    snprintf(url, sizeof url, "%s%s", base, path);
+    snprintf(url, sizeof url, "%s%s", c->urls[i], path);
+    char errbuf[CURL_ERROR_SIZE] = "";
     curl_easy_reset(h); /* keeps the connection cache */
     curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
@@ -158,7 +229,11 @@ static int once(struct search_conn *k, const char *base, const char *method, con
     if (c->compress) curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &r->body);
-    if (c->user) {
+    if (c->sigv4) {
+        curl_easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
+        curl_easy_setopt(h, CURLOPT_USERNAME, c->aws_key_id);
+        curl_easy_setopt(h, CURLOPT_PASSWORD, c->aws_secret);
+    } else if (c->user) {
         curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
         curl_easy_setopt(h, CURLOPT_USERNAME, c->user);
         curl_easy_setopt(h, CURLOPT_PASSWORD, c->password ? c->password : "");
@@ -172,10 +247,21 @@ static int once(struct search_conn *k, const char *base, const char *method, con
     struct curl_slist *hd = NULL;
     char ct[128];
     snprintf(ct, sizeof ct, "Content-Type: %s", ctype ? ctype : "application/json");
-    hd = curl_slist_append(hd, "Expect:");
+    /* no 100-continue round trip; a signed request keeps it (an empty
+     * header in the list would be signed but not sent) */
+    if (!c->sigv4) hd = curl_slist_append(hd, "Expect:");
     if (body) hd = curl_slist_append(hd, ct);
     if (gz) hd = curl_slist_append(hd, "Content-Encoding: gzip");
-    if (c->api_key_header) hd = curl_slist_append(hd, c->api_key_header);
+    if (c->auth_header) hd = curl_slist_append(hd, c->auth_header);
+    if (c->sigv4) {
+        /* the payload's hash, signed and sent: OpenSearch Serverless
+         * requires the header, the service domain accepts it */
+        char sha[65], line[96];
+        sha256_hex(body ? body : "", body ? len : 0, sha);
+        snprintf(line, sizeof line, "x-amz-content-sha256: %s", sha);
+        hd = curl_slist_append(hd, line);
+        if (c->aws_token_header) hd = curl_slist_append(hd, c->aws_token_header);
+    }
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
     if (!strcmp(method, "GET") && !body) {
         curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
@@ -189,13 +275,17 @@ static int once(struct search_conn *k, const char *base, const char *method, con
     sbuf_reset(&r->body);
     r->status = 0;
     r->err[0] = '\0';
+    r->tls = false;
     CURLcode rc = curl_easy_perform(h);
     curl_slist_free_all(hd);
     curl_off_t us = 0;
     curl_easy_getinfo(h, CURLINFO_TOTAL_TIME_T, &us);
     r->seconds = (double)us / 1e6;
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL); /* errbuf goes out of scope */
     if (rc != CURLE_OK) {
-        snprintf(r->err, sizeof r->err, "%s %.160s: %.80s", method, url, curl_easy_strerror(rc));
+        r->tls = tls_failure(rc);
+        snprintf(r->err, sizeof r->err, "%.7s %.60s%.40s: %.140s", method, c->shown[i], path,
+                 errbuf[0] ? errbuf : curl_easy_strerror(rc));
         return SEARCH_ETRANSPORT;
     }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
@@ -219,12 +309,12 @@ int search_request(struct search_conn *k, const char *method, const char *path,
     int rc = SEARCH_ETRANSPORT;
     for (int tries = 0; tries < c->nurls; tries++) {
         int i = atomic_load(&c->cur) % c->nurls;
-        rc = once(k, c->urls[i], method, path, content_type, body, len, gz, r);
+        rc = once(k, i, method, path, content_type, body, len, gz, r);
         if (rc == SEARCH_OK) return rc;
         if (c->nurls > 1) {
             int next = (i + 1) % c->nurls;
             if (atomic_compare_exchange_strong(&c->cur, &i, next))
-                log_warn("search", "%s; failing over to %s", r->err, c->urls[next]);
+                log_warn("search", "%s; failing over to %s", r->err, c->shown[next]);
         }
     }
     return rc;
@@ -235,8 +325,32 @@ int search_detect(struct search_client *c, struct search_conn *k, char *err, siz
     search_resp_init(&r);
     int rc = search_request(k, "GET", "/", NULL, NULL, 0, &r);
     if (rc != SEARCH_OK) {
-        snprintf(err, errlen, "cannot reach the search engine: %s; is it running? check "
-                 "[search] urls", r.err);
+        if (r.tls)
+            snprintf(err, errlen, "the search engine's TLS connection failed: %s; check [search] "
+                     "ca_file (the CA that signed the engine's certificate, which must be valid "
+                     "now and name the host of [search] urls) and client_cert/client_key, or "
+                     "tls_verify = false (never in production)", r.err);
+        else
+            snprintf(err, errlen, "cannot reach the search engine: %s; is it running? check "
+                     "[search] urls", r.err);
+        search_resp_free(&r);
+        return -1;
+    }
+    if (r.status == 401 || r.status == 403) {
+        int cur = atomic_load(&c->cur) % c->nurls;
+        const char *who = strcmp(c->urls[cur], c->shown[cur]) ? "urls: the user:password@ "
+                                                                "of the address"
+                          : c->sigv4 ? "aws_access_key_id/aws_secret_access_key/aws_region (or "
+                                       "the AWS_* environment variables)"
+                          : strstr(c->auth_header ? c->auth_header : "", "ApiKey") ? "api_key"
+                          : c->auth_header ? "bearer_token"
+                          : c->user ? "user and password (or password_file)"
+                                    : "user and password: it asks for credentials and none "
+                                      "are set";
+        snprintf(err, errlen, "the search engine at %s refused the credentials: GET / answered "
+                 "HTTP %ld%s; check [search] %s", c->shown[cur],
+                 r.status, r.status == 401 ? " (unauthorized)" : " (forbidden: the account "
+                 "lacks the cluster monitor privilege)", who);
         search_resp_free(&r);
         return -1;
     }
@@ -253,7 +367,7 @@ int search_detect(struct search_client *c, struct search_conn *k, char *err, siz
     }
     search_client_set_dialect(c, &d);
     log_info("search", "engine %s (%s) at %s", d.number, d.name,
-             c->urls[atomic_load(&c->cur) % c->nurls]);
+             c->shown[atomic_load(&c->cur) % c->nurls]);
     search_resp_free(&r);
     return 0;
 }

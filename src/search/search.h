@@ -1,7 +1,9 @@
 /* search: the search-engine client (Elasticsearch 7/8/9, OpenSearch 1/2/3).
  *
- * Owns: engine addresses and failover, authentication (basic, API key), TLS
- * (CA file, client certificate), timeouts, gzip request bodies, engine and
+ * Owns: engine addresses and failover, authentication (basic, API key, bearer
+ * token, AWS SigV4 signing), TLS (CA file or the system's CAs, client
+ * certificate), credentials kept out of every message (a URL's user:password@
+ * included), timeouts, gzip request bodies, engine and
  * version detection from `GET /` (the dialect), writing bulk items into a
  * reused sbuf without any JSON tree, and scanning a bulk response only as far
  * as each item's status and error.
@@ -52,8 +54,12 @@ int search_dialect_named(const char *name, struct search_dialect *d);
 struct search_opts {
     const char *urls; /* comma list of base URLs: failover in order */
     const char *user, *password;
-    const char *api_key;
-    const char *ca_file, *client_cert, *client_key;
+    const char *api_key;      /* Authorization: ApiKey ... */
+    const char *bearer_token; /* Authorization: Bearer ... */
+    bool aws_sigv4;           /* sign with AWS SigV4 (libcurl's CURLOPT_AWS_SIGV4) */
+    const char *aws_region, *aws_service; /* service: "es" or "aoss" */
+    const char *aws_access_key_id, *aws_secret_access_key, *aws_session_token;
+    const char *ca_file, *client_cert, *client_key; /* ca_file NULL: the system's CAs */
     bool tls_verify;
     int timeout_ms, connect_timeout_ms;
     bool compress; /* gzip request bodies above a small size */
@@ -62,9 +68,15 @@ struct search_opts {
 struct search_client;
 struct search_conn;
 
+/* The credential, signing and TLS fields of so from the [search] keys
+ * (src/search_auth.c; deliver_search_opts calls it). */
+struct ss_config;
+void search_opts_secured(struct search_opts *so, const struct ss_config *c);
+
 struct search_client *search_client_new(const struct search_opts *o, char *err, size_t errlen);
 void search_client_free(struct search_client *c); /* NULL-safe */
 int search_client_nurls(const struct search_client *c);
+/* Address i as messages show it: without a user:password@ part. */
 const char *search_client_url(const struct search_client *c, int i);
 /* The detected dialect (valid after search_detect succeeded). */
 const struct search_dialect *search_client_dialect(const struct search_client *c);
@@ -78,6 +90,9 @@ struct search_resp {
     long status;   /* HTTP status, 0 if none */
     sbuf body;     /* response body (decompressed), reused */
     char err[SEARCH_ERR_LEN]; /* transport error text */
+    bool tls;       /* the transport error is the TLS set-up's: the engine's
+                       certificate not trusted or expired, a CA or client
+                       certificate file unusable (waiting does not help) */
     double seconds; /* total request time */
 };
 

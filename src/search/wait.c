@@ -20,13 +20,15 @@ static int64_t mono_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* 1 the engine answers usefully, 0 it does not (why in why) */
+/* 1 the engine answers usefully, 0 it does not (why in why), -1 it cannot
+ * be talked to until the configuration changes (its certificate is not
+ * trusted, a certificate file is unusable): waiting does not help */
 static int answers(struct search_conn *k, char *why, size_t len) {
     struct search_resp r;
     search_resp_init(&r);
     int ok = 0;
     if (search_request(k, "GET", "/", NULL, NULL, 0, &r) != SEARCH_OK)
-        snprintf(why, len, "%s", r.err);
+        snprintf(why, len, "%s", r.err), ok = r.tls ? -1 : 0;
     else if (r.status >= 500 || r.status == 429)
         snprintf(why, len, "it answers GET / with HTTP %ld", r.status);
     else
@@ -54,7 +56,12 @@ int search_wait_ready(struct search_client *c, struct search_conn *k, int (*read
             snprintf(err, errlen, "stopped while waiting for the search engine");
             return -1;
         }
-        if (answers(k, why, sizeof why)) {
+        int a = answers(k, why, sizeof why);
+        if (a < 0) { /* search_detect says what is wrong and what to do */
+            if (search_detect(c, k, err, errlen) == 0) continue;
+            return -1;
+        }
+        if (a > 0) {
             if (since)
                 log_info("search", "the search engine answers after %.1f s; starting",
                          (double)(mono_ms() - since) / 1000.0);
@@ -62,7 +69,7 @@ int search_wait_ready(struct search_client *c, struct search_conn *k, int (*read
             delay = WAIT_FIRST_MS;
             if (search_detect(c, k, err, errlen) == 0 && (!ready || ready(ud) == 0)) return 0;
             /* failed: waited for again only when the engine went away meanwhile */
-            if (answers(k, why, sizeof why)) return -1;
+            if (answers(k, why, sizeof why) != 0) return -1;
         }
         if (!since) {
             since = mono_ms();

@@ -24,6 +24,9 @@ PACKAGES=(
     # tests/cli/t_install.sh: systemd-analyze verify checks the unit, groff and
     # man (groff-base, man-db) the man page
     systemd groff-base man-db
+    # t_search_tls: a TLS + basic-auth reverse proxy in front of the engine
+    # (started as a plain process by the test), openssl for its certificates
+    nginx-light openssl
 )
 
 missing=()

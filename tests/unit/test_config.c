@@ -7,6 +7,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "sbuf.h"
@@ -88,6 +89,71 @@ static void test_env_secrets(void **state) {
     unsetenv("SEARCHSYNC_ADMIN_TOKEN");
 }
 
+/* password_file, the one-way-to-authenticate rule, AWS signing's needs,
+ * readable certificate files, no password in a message about a URL */
+static void test_secured_keys(void **state) {
+    (void)state;
+    char path[] = "/tmp/test_config_pwXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "pw-from-file\nsecond line\n", 26), 26);
+    close(fd);
+    struct ss_config c;
+    char err[CONFIG_ERR_LEN] = "", text[512];
+    snprintf(text, sizeof text, "[source]\nuser=a\npassword_file=%s\n[search]\nuser=u\n"
+             "password_file=%s\n", path, path);
+    assert_int_equal(load(&c, text, err), 0);
+    assert_string_equal(c.source.password, "pw-from-file");
+    assert_string_equal(c.search.password, "pw-from-file");
+    assert_string_equal(c.source.ssl_mode, "preferred");
+    assert_null(c.metadata.ssl_mode);
+    config_free(&c);
+    setenv("SEARCHSYNC_SOURCE_PASSWORD", "from-env", 1);
+    assert_int_equal(load(&c, text, err), 0);
+    assert_string_equal(c.source.password, "from-env");
+    config_free(&c);
+    unsetenv("SEARCHSYNC_SOURCE_PASSWORD");
+    snprintf(text, sizeof text, "[source]\nuser=a\npassword=x\npassword_file=%s\n", path);
+    expect_error(text, "[source] sets both password and password_file");
+    unlink(path);
+    expect_error("[source]\nuser=a\npassword_file=/nonexistent/pw\n",
+                 "[source] password_file: cannot read /nonexistent/pw");
+    expect_error("[source]\nuser=a\nssl_ca=/nonexistent/ca.pem\n",
+                 "[source] ssl_ca: cannot read /nonexistent/ca.pem");
+    expect_error("[source]\nuser=a\nssl_mode=verify\n", "[source] ssl_mode = \"verify\" is not one of");
+    expect_error("[source]\nuser=a\n[metadata]\nssl_ca=/etc/hostname\n",
+                 "[metadata] ssl_ca/ssl_cert/ssl_key are set but ssl_mode is not");
+    expect_error("[source]\nuser=a\n[search]\nuser=u\napi_key=k\n",
+                 "[search] sets both user/password and api_key");
+    expect_error("[source]\nuser=a\n[search]\nurls=https://x\nbearer_token=t\naws_sigv4=true\n",
+                 "[search] sets both bearer_token and aws_sigv4");
+    expect_error("[source]\nuser=a\n[search]\npassword=p\n", "[search] password is set without user");
+    unsetenv("AWS_REGION");
+    unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+    expect_error("[source]\nuser=a\n[search]\nurls=https://x\naws_sigv4=true\n",
+                 "[search] aws_sigv4 = true needs aws_region");
+    expect_error("[source]\nuser=a\n[search]\nurls=http://x\naws_sigv4=true\naws_region=eu-west-1\n"
+                 "aws_access_key_id=AKID\naws_secret_access_key=s\n",
+                 "with aws_sigv4 the engine is an https:// endpoint");
+    setenv("AWS_REGION", "eu-west-1", 1);
+    setenv("AWS_ACCESS_KEY_ID", "AKID", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+    assert_int_equal(load(&c, "[source]\nuser=a\n[search]\nurls=https://x\naws_sigv4=true\n"
+                              "aws_service=aoss\n", err), 0);
+    assert_string_equal(c.search.aws_region, "eu-west-1");
+    assert_string_equal(c.search.aws_secret_access_key, "secret");
+    assert_string_equal(c.search.aws_service, "aoss");
+    config_free(&c);
+    unsetenv("AWS_REGION");
+    unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+    assert_int_equal(load(&c, "[source]\nuser=a\n[search]\nurls=htps://u:s3cret@h:9200/x\n", err), -1);
+    assert_non_null(strstr(err, "\"htps://h:9200/x\" must start with"));
+    assert_null(strstr(err, "s3cret"));
+    config_free(&c);
+}
+
 static void test_missing_file(void **state) {
     (void)state;
     struct ss_config c;
@@ -122,6 +188,7 @@ int main(void) {
         cmocka_unit_test(test_errors_name_file_line_key),
         cmocka_unit_test(test_env_secrets),
         cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_secured_keys),
         cmocka_unit_test(test_every_key_has_doc_and_valid_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
