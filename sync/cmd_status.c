@@ -91,15 +91,15 @@ static void print_readers(const struct ss_config *cfg, MYSQL *meta) {
     }
     printf("reader of source %s (standalone)\n", cfg->source.name);
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT owner, fence, TIMESTAMPDIFF(MICROSECOND, heartbeat_at, NOW(3)) DIV 1000 "
-                  "FROM reader_locks WHERE source = ");
+    sbuf_adds(&q, "SELECT owner, fence, heartbeat_at, IS_USED_LOCK(CONCAT('searchsync:reader:', "
+                  "MD5(source))) IS NOT NULL FROM reader_locks WHERE source = ");
     db_quote(meta, &q, cfg->source.name, strlen(cfg->source.name));
     char err[512];
     MYSQL_RES *res = db_query(meta, q.data, q.len, err, sizeof err);
     MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
     if (row)
-        printf("  %s (token %s, heartbeat %s ms ago%s)\n", row[0], row[1], row[2],
-               atoll(row[2]) > cfg->cluster.session_timeout_ms ? ": stale, no daemon reads" : "");
+        printf("  %s (token %s, since %s UTC)%s\n", row[0], row[1], row[2],
+               row[3] && !strcmp(row[3], "1") ? "" : ": not running now, no daemon reads");
     else
         printf("  none yet\n");
     if (res) mysql_free_result(res);

@@ -83,118 +83,82 @@ int leadership_init(struct leadership *l, const struct ss_config *cfg, bool no_w
     return rc;
 }
 
-/* ---------- standalone: the lock row ---------- */
+/* ---------- standalone: a named lock of the metadata server ---------- */
 
-/* The row's owner is a daemon of this host ("<host>-<pid>", the default
- * node id) whose process is gone (SIGKILL, a crash): no need to wait for its
- * heartbeat to go stale. */
-static bool owner_dead_here(const char *owner) {
-    char host[200] = "";
-    if (gethostname(host, sizeof host - 1) != 0 || !host[0]) return false;
-    size_t hl = strlen(host);
-    if (strncmp(owner, host, hl) != 0 || owner[hl] != '-') return false;
-    char *end = NULL;
-    long pid = strtol(owner + hl + 1, &end, 10);
-    if (!end || *end || pid <= 0 || pid == (long)getpid()) return false;
-    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+/* The lock: MariaDB/MySQL GET_LOCK on the metadata server, held by this
+ * node's own connection (l->meta). It needs no heartbeat and so writes
+ * nothing to the binlog while held (with the metadata on the source, a
+ * heartbeat row would be a binlog transaction every few seconds: an idle
+ * daemon never idle). The server releases it when the connection goes, so
+ * a killed or crashed reader frees it at once. The reader_locks row records
+ * who took it last and the fencing token, raised by one at each taking. */
+static void lock_name(struct leadership *l, sbuf *q) {
+    sbuf_adds(q, "CONCAT('searchsync:reader:', MD5(");
+    db_quote(l->meta, q, l->cfg->source.name, strlen(l->cfg->source.name));
+    sbuf_adds(q, "))");
 }
 
-/* 1 this node holds the row now (taken, or still its own), 0 another node's
- * row is fresh (*who, *age_ms), -1 error */
-static int lock_row_try(struct leadership *l, char *who, size_t wholen, long long *age_ms) {
+/* 1 this node holds the lock now (fence raised and read), 0 another
+ * connection holds it (*who: the last recorded taker), -1 error */
+static int lock_try(struct leadership *l, char *who, size_t wholen) {
     if (db_ensure(&l->meta, &l->metap, l->err, sizeof l->err) < 0) return -1;
     const char *src = l->cfg->source.name;
     sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT GET_LOCK(");
+    lock_name(l, &q);
+    sbuf_adds(&q, ", 0)");
+    char *got = db_scalar(l->meta, q.data, l->err, sizeof l->err);
     int rc = -1;
-    if (db_exec(l->meta, "START TRANSACTION", l->err, sizeof l->err) < 0) goto out;
-    sbuf_adds(&q, "SELECT owner, fence, TIMESTAMPDIFF(MICROSECOND, heartbeat_at, NOW(3)) DIV "
-                  "1000 FROM reader_locks WHERE source = ");
-    db_quote(l->meta, &q, src, strlen(src));
-    sbuf_adds(&q, " FOR UPDATE");
-    MYSQL_RES *res = db_query(l->meta, q.data, q.len, l->err, sizeof l->err);
-    if (!res) goto rollback;
-    MYSQL_ROW row = mysql_fetch_row(res);
-    char owner[256] = "";
-    unsigned long long fence = 0;
-    long long age = 0;
-    bool exists = row != NULL;
-    if (row) {
-        snprintf(owner, sizeof owner, "%s", row[0] ? row[0] : "");
-        fence = strtoull(row[1] ? row[1] : "0", NULL, 10);
-        age = atoll(row[2] ? row[2] : "0");
-    }
-    mysql_free_result(res);
-    bool mine = exists && !strcmp(owner, l->node_id);
-    bool stale = exists && (age >= l->cfg->cluster.session_timeout_ms || owner_dead_here(owner));
-    sbuf_reset(&q);
-    if (!exists) {
-        fence = 1;
-        sbuf_adds(&q, "INSERT INTO reader_locks (source, owner, fence, heartbeat_at) VALUES (");
+    if (!got) goto out;
+    if (strcmp(got, "1") != 0) {
+        sbuf_reset(&q);
+        sbuf_adds(&q, "SELECT owner FROM reader_locks WHERE source = ");
         db_quote(l->meta, &q, src, strlen(src));
-        sbuf_addc(&q, ',');
-        db_quote(l->meta, &q, l->node_id, strlen(l->node_id));
-        sbuf_adds(&q, ", 1, NOW(3))");
-    } else if (mine || stale) {
-        if (!mine) {
-            fence++;
-            log_warn("cluster", "source %s: node %s stopped beating its reader lock %lld ms ago%s: "
-                     "this node takes the binlog over", src, owner, age,
-                     age < l->cfg->cluster.session_timeout_ms ? " (its process is gone)" : "");
-        }
-        sbuf_printf(&q, "UPDATE reader_locks SET owner = ");
-        db_quote(l->meta, &q, l->node_id, strlen(l->node_id));
-        sbuf_printf(&q, ", fence = %llu, heartbeat_at = NOW(3) WHERE source = ", fence);
-        db_quote(l->meta, &q, src, strlen(src));
-    } else {
-        snprintf(who, wholen, "%s", owner);
-        *age_ms = age;
+        char e2[256];
+        char *owner = db_scalar(l->meta, q.data, e2, sizeof e2);
+        snprintf(who, wholen, "%s", owner ? owner : "unknown");
+        free(owner);
         rc = 0;
-        goto rollback;
+        goto out;
     }
-    if (db_exec(l->meta, q.data, l->err, sizeof l->err) < 0 ||
-        db_exec(l->meta, "COMMIT", l->err, sizeof l->err) < 0)
-        goto rollback;
-    l->fence = fence;
+    sbuf_reset(&q);
+    sbuf_adds(&q, "INSERT INTO reader_locks (source, owner, fence, heartbeat_at) VALUES (");
+    db_quote(l->meta, &q, src, strlen(src));
+    sbuf_addc(&q, ',');
+    db_quote(l->meta, &q, l->node_id, strlen(l->node_id));
+    sbuf_adds(&q, ", 1, NOW(3)) ON DUPLICATE KEY UPDATE fence = fence + 1, owner = "
+                  "VALUES(owner), heartbeat_at = VALUES(heartbeat_at)");
+    if (db_exec(l->meta, q.data, l->err, sizeof l->err) < 0) goto out;
+    sbuf_reset(&q);
+    sbuf_adds(&q, "SELECT fence FROM reader_locks WHERE source = ");
+    db_quote(l->meta, &q, src, strlen(src));
+    char *f = db_scalar(l->meta, q.data, l->err, sizeof l->err);
+    if (!f) goto out;
+    l->fence = strtoull(f, NULL, 10);
+    free(f);
     l->beat_at_ms = mono_ms();
     rc = 1;
-    goto out;
-rollback:
-    db_exec(l->meta, "ROLLBACK", (char[64]){0}, 64);
 out:
+    free(got);
     sbuf_free(&q);
     return rc;
 }
 
-/* the heartbeat: lands only while the row is still this node's, with its
- * fence. 1 still held, 0 lost, -1 not known (error) */
-static int lock_row_beat(struct leadership *l) {
+/* Still held by this connection? 1 yes, 0 lost, -1 not known (error) */
+static int lock_held(struct leadership *l) {
     char err[512];
-    if (db_ensure(&l->meta, &l->metap, err, sizeof err) < 0) return -1;
+    if (!l->meta) return -1;
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "UPDATE reader_locks SET heartbeat_at = NOW(3) WHERE source = ");
-    db_quote(l->meta, &q, l->cfg->source.name, strlen(l->cfg->source.name));
-    sbuf_adds(&q, " AND owner = ");
-    db_quote(l->meta, &q, l->node_id, strlen(l->node_id));
-    sbuf_printf(&q, " AND fence = %llu", (unsigned long long)l->fence);
-    long long n = db_exec_rows(l->meta, q.data, err, sizeof err);
+    sbuf_adds(&q, "SELECT IS_USED_LOCK(");
+    lock_name(l, &q);
+    sbuf_adds(&q, ") = CONNECTION_ID()");
+    char *v = db_scalar(l->meta, q.data, err, sizeof err);
     sbuf_free(&q);
-    if (n < 0) return -1;
-    /* 0 rows: not ours, or a beat within the same millisecond (same value) */
-    if (n == 0) {
-        sbuf_adds(&q, "SELECT COUNT(*) FROM reader_locks WHERE source = ");
-        db_quote(l->meta, &q, l->cfg->source.name, strlen(l->cfg->source.name));
-        sbuf_adds(&q, " AND owner = ");
-        db_quote(l->meta, &q, l->node_id, strlen(l->node_id));
-        sbuf_printf(&q, " AND fence = %llu", (unsigned long long)l->fence);
-        char *v = db_scalar(l->meta, q.data, err, sizeof err);
-        sbuf_free(&q);
-        int held = v && atoi(v) > 0;
-        free(v);
-        if (!v) return -1;
-        if (!held) return 0;
-    }
-    l->beat_at_ms = mono_ms();
-    return 1;
+    if (!v) return db_conn_lost(l->meta) ? -1 : 0; /* NULL: nobody holds it */
+    int held = !strcmp(v, "1");
+    free(v);
+    if (held) l->beat_at_ms = mono_ms();
+    return held;
 }
 
 /* ---------- both ---------- */
@@ -235,8 +199,7 @@ int leadership_acquire(struct leadership *l, volatile sig_atomic_t *stop) {
     for (;;) {
         if (stop && *stop) return 0;
         char who[256] = "";
-        long long age = 0;
-        int rc = lock_row_try(l, who, sizeof who, &age);
+        int rc = lock_try(l, who, sizeof who);
         if (rc < 0) return -1;
         if (rc == 1) {
             if (claim(l) < 0) return -1;
@@ -245,18 +208,15 @@ int leadership_acquire(struct leadership *l, volatile sig_atomic_t *stop) {
             return 1;
         }
         if (l->no_wait)
-            return errf(l->err, sizeof l->err, "source %s is read by another daemon (%s, last "
-                        "heartbeat %lld ms ago): only one daemon may read a source; stop it "
-                        "first, or start this one without --no-wait to stand by", src, who, age);
+            return errf(l->err, sizeof l->err, "source %s is read by another daemon (%s): only one "
+                        "daemon may read a source; stop it first, or start this one without "
+                        "--no-wait to stand by", src, who);
         if (strcmp(said, who)) {
-            log_warn("run", "source %s is read by another daemon (%s, last heartbeat %lld ms "
-                     "ago): this one stands by and takes over if that one stops beating for "
-                     "[cluster] session_timeout_ms (%d ms)", src, who, age,
-                     l->cfg->cluster.session_timeout_ms);
+            log_warn("run", "source %s is read by another daemon (%s): this one stands by and "
+                     "takes over when that one stops", src, who);
             snprintf(said, sizeof said, "%s", who);
         }
-        pause_ms(l->cfg->cluster.session_timeout_ms / 4 > 2000 ? 2000
-                                                               : l->cfg->cluster.session_timeout_ms / 4);
+        pause_ms(1000);
     }
 }
 
@@ -269,19 +229,39 @@ bool leadership_check(struct leadership *l) {
         return false;
     }
     int64_t now = mono_ms();
-    int every = l->cfg->cluster.session_timeout_ms / 3;
-    if (now - l->beat_at_ms < every) return true;
-    int rc = lock_row_beat(l);
+    if (now - l->beat_at_ms < 2000) return true; /* looked at every 2 s */
+    int rc = lock_held(l);
     if (rc == 1) return true;
     if (rc == 0) {
-        snprintf(l->err, sizeof l->err, "the reader lock of source %s was taken over by another "
-                 "daemon", l->cfg->source.name);
+        snprintf(l->err, sizeof l->err, "the reader lock of source %s is no longer held by this "
+                 "daemon's connection", l->cfg->source.name);
         return false;
     }
-    /* not known: lost only once it could have gone stale for the others */
+    /* the connection is lost: the server released the lock with it; taken
+     * back if nobody else took it meanwhile (the recorded token unchanged) */
+    uint64_t mine = l->fence;
+    char who[256];
+    if (lock_try(l, who, sizeof who) == 1 && l->fence == mine + 1) {
+        uint64_t other = 0;
+        char err[256];
+        sbuf q = SBUF_INIT;
+        sbuf_printf(&q, "UPDATE offsets SET fence = %llu WHERE fence = %llu AND source = ",
+                    (unsigned long long)l->fence, (unsigned long long)mine);
+        db_quote(l->meta, &q, l->cfg->source.name, strlen(l->cfg->source.name));
+        int ok = db_exec(l->meta, q.data, err, sizeof err) == 0 &&
+                 offsets_claim(l->meta, l->cfg->source.name, l->fence, &other, err,
+                               sizeof err) == 0;
+        sbuf_free(&q);
+        if (ok) {
+            log_warn("run", "the reader lock of source %s was lost with its connection and "
+                     "taken back (nobody took it meanwhile; fencing token %llu)",
+                     l->cfg->source.name, (unsigned long long)l->fence);
+            return true;
+        }
+    }
     if (now - l->beat_at_ms < l->cfg->cluster.session_timeout_ms * 2 / 3) return true;
-    snprintf(l->err, sizeof l->err, "the reader lock of source %s could not be renewed for %lld "
-             "ms (the metadata server is unreachable): another daemon may take it over",
+    snprintf(l->err, sizeof l->err, "the reader lock of source %s could not be confirmed for %lld "
+             "ms (the metadata server is unreachable, or another daemon took it)",
              l->cfg->source.name, (long long)(now - l->beat_at_ms));
     return false;
 }
@@ -315,17 +295,14 @@ void leadership_release(struct leadership *l) {
         return;
     }
     char err[512];
-    if (db_ensure(&l->meta, &l->metap, err, sizeof err) < 0) return;
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "DELETE FROM reader_locks WHERE source = ");
-    db_quote(l->meta, &q, l->cfg->source.name, strlen(l->cfg->source.name));
-    sbuf_adds(&q, " AND owner = ");
-    db_quote(l->meta, &q, l->node_id, strlen(l->node_id));
-    sbuf_printf(&q, " AND fence = %llu", (unsigned long long)l->fence);
-    if (db_exec(l->meta, q.data, err, sizeof err) < 0)
-        log_warn("run", "the reader lock of source %s was not released (%s): another daemon "
-                 "takes it over once its heartbeat is stale", l->cfg->source.name, err);
-    sbuf_free(&q);
+    if (l->meta) { /* (closing the connection would release it too) */
+        sbuf q = SBUF_INIT;
+        sbuf_adds(&q, "DO RELEASE_LOCK(");
+        lock_name(l, &q);
+        sbuf_addc(&q, ')');
+        db_exec(l->meta, q.data, err, sizeof err);
+        sbuf_free(&q);
+    }
     l->fence = 0;
 }
 

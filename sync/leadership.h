@@ -4,13 +4,14 @@
  * nodes register under /searchsync/<cluster>/nodes and elect the reader
  * under /searchsync/<cluster>/leaders/<source> (rebalance/zlock.c); the
  * others stand by with their admin server up and take over from the saved
- * checkpoint when the reader's session goes. Without ZooKeeper, a lock row
- * (reader_locks) with a heartbeat keeps a second daemon started by mistake
- * on the same source from reading too: it says who reads and waits, taking
- * the row over once its heartbeat is older than [cluster]
- * session_timeout_ms, or at once when the row's owner is a daemon of this
- * host whose process is gone (or exits 1 with --no-wait). A clean stop
- * releases the row.
+ * checkpoint when the reader's session goes. Without ZooKeeper, a named lock
+ * of the metadata server (GET_LOCK, held by the reader's own connection, so
+ * released by the server when the reader's process or connection goes, and
+ * writing nothing to the binlog while held) keeps a second daemon started
+ * by mistake on the same source from reading too: it says who reads and
+ * waits, taking the lock over when it is free (or exits 1 with --no-wait).
+ * The reader_locks row records the last taker and the fencing token. A
+ * clean stop releases the lock.
  *
  * Fencing: the reader holds a token larger than any reader's before it (its
  * election node's czxid, or the lock row's fence); it raises offsets.fence
@@ -22,8 +23,9 @@
  *
  * A reader that is cut off from ZooKeeper keeps reading only until its
  * session could have expired (2/3 of the negotiated timeout), then stops;
- * without ZooKeeper, one that cannot beat its heartbeat for that long stops
- * too. */
+ * without ZooKeeper, one whose lock connection is lost takes the lock back
+ * if nobody took it meanwhile, and stops if it cannot confirm it for that
+ * long. */
 #ifndef SS_LEADERSHIP_H
 #define SS_LEADERSHIP_H
 #include <signal.h>
@@ -42,10 +44,10 @@ struct leadership {
     char node_id[256];
     struct zk *zk;          /* NULL: standalone */
     struct zlock *lock;
-    MYSQL *meta;            /* standalone: the lock row; both: the claim */
+    MYSQL *meta;            /* standalone: holds the named lock; both: the claim */
     db_params metap;
     uint64_t fence;         /* this reader's token, 0 until it leads */
-    int64_t beat_at_ms;     /* standalone: last heartbeat that landed */
+    int64_t beat_at_ms;     /* standalone: when the lock was last confirmed held */
     bool no_wait;
     char err[1024];
 };
@@ -56,8 +58,8 @@ int leadership_init(struct leadership *l, const struct ss_config *cfg, bool no_w
  * checkpoint's fence claimed), 0 *stop was set, -1 failure (l->err; with
  * --no-wait: another node reads it). */
 int leadership_acquire(struct leadership *l, volatile sig_atomic_t *stop);
-/* Still the reader? Beats the standalone heartbeat when due. Called every
- * few hundred ms by the supervisor. */
+/* Still the reader? (standalone: the lock confirmed every 2 s) Called
+ * every few hundred ms by the supervisor. */
 bool leadership_check(struct leadership *l);
 /* This node's entry in the registry (no-op standalone). */
 void leadership_publish(struct leadership *l, const char *json);

@@ -224,8 +224,8 @@ static void h_nodes(const struct api_ctx *ctx, struct api_resp *r) {
     struct stmt_rows rows = {0};
     const char *p[] = {cfg->source.name};
     if (stmt_query(c.meta,
-                   "SELECT owner, fence, TIMESTAMPDIFF(MICROSECOND, heartbeat_at, NOW(3)) DIV 1000 "
-                   "FROM reader_locks WHERE source = ?",
+                   "SELECT owner, fence, IS_USED_LOCK(CONCAT('searchsync:reader:', MD5(source))) "
+                   "IS NOT NULL FROM reader_locks WHERE source = ?",
                    p, 1, &rows, c.err, sizeof c.err) < 0) {
         api_error(r, 500, c.err, "reading reader_locks failed; see the daemon's log");
         conns_close(&c);
@@ -239,8 +239,7 @@ static void h_nodes(const struct api_ctx *ctx, struct api_resp *r) {
     jw_arr_open(&w);
     for (size_t i = 0; i < rows.nrows; i++) {
         const char *owner = STMT_CELL(&rows, i, 0), *fence = STMT_CELL(&rows, i, 1),
-                   *age = STMT_CELL(&rows, i, 2);
-        long long ms = age ? atoll(age) : 0;
+                   *held = STMT_CELL(&rows, i, 2);
         jw_obj_open(&w);
         jw_key(&w, "node");
         jw_str0(&w, owner);
@@ -249,11 +248,9 @@ static void h_nodes(const struct api_ctx *ctx, struct api_resp *r) {
         jw_key(&w, "source");
         jw_str(&w, cfg->source.name);
         jw_key(&w, "reader");
-        jw_str(&w, ms > cfg->cluster.session_timeout_ms ? "stale" : "leader");
+        jw_str(&w, held && !strcmp(held, "1") ? "leader" : "stopped");
         jw_key(&w, "fence");
         jw_int(&w, fence ? atoll(fence) : 0);
-        jw_key(&w, "heartbeat_ms_ago");
-        jw_int(&w, ms);
         jw_obj_close(&w);
         jw_obj_close(&w);
     }
