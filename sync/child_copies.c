@@ -12,8 +12,9 @@
  * Invariant upheld here:
  *   I2 no extra document: a child whose row went, or that moved to another
  *      root, leaves no copy under its old routing. The delete of an old copy
- *      carries the transaction's version and goes by the same index name as
- *      the child's new write, so delivery queues it behind that write: where
+ *      carries the transaction's version and goes by the same index name and
+ *      target as the child's new write, so delivery queues it behind that
+ *      write (one queue per physical target): where
  *      old and new routing land on one shard (one document there), the
  *      delete arrives second and loses to the write (not newer), instead of
  *      leaving a tombstone that refuses it (the lost reply-478/review-443).
@@ -212,9 +213,12 @@ int copies_fix(struct build_ctx *b) {
                  * first leaves a tombstone of this version that refuses
                  * the write (409, taken as stale): the document is lost. */
                 bool to_build = bld && !strcmp(in, bld->phys);
+                char live[600]; /* the queue the alias's writes take (targets.c) */
+                snprintf(live, sizeof live, "%s_v%u", ix->alias, ix->current_version);
                 struct change del = {.index = to_build ? bld->phys : ix->alias, .doc_id = id,
                                      .routing = routing, .version = b->version,
-                                     .op = CHANGE_DELETE, .require_alias = !to_build};
+                                     .op = CHANGE_DELETE, .require_alias = !to_build,
+                                     .target = to_build ? bld->phys : live};
                 p->deletes++;
                 if (deliver_submit(p->d, &del) != DELIVER_OK) rc = -1;
                 break;
