@@ -13,7 +13,7 @@
 #include "delayed.h"
 #include "deliver/store.h"
 #include "log.h"
-#include "pipeline.h"
+#include "producer.h"
 
 static void delayed_usage(FILE *out) {
     fprintf(out,
@@ -47,28 +47,6 @@ static unsigned long long *index_ids(MYSQL *meta, const char *source, const stru
     return ids;
 }
 
-/* versions being built: live changes (and this run's) go to them too */
-static int load_builds(struct pipeline *p, const char *source, char *err, size_t errlen) {
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT alias, building_version FROM index_configs WHERE state IN ('changing', "
-                  "'switching') AND building_version > 0 AND source = ");
-    db_quote(p->meta, &q, source, strlen(source));
-    MYSQL_RES *res = db_query(p->meta, q.data, q.len, err, errlen);
-    sbuf_free(&q);
-    if (!res) return -1;
-    size_t n = (size_t)mysql_num_rows(res);
-    p->builds = xcalloc(n ? n : 1, sizeof *p->builds);
-    MYSQL_ROW row;
-    while ((row = mysql_fetch_row(res))) {
-        sbuf ph = SBUF_INIT;
-        sbuf_printf(&ph, "%s_v%s", row[0], row[1]);
-        p->builds[p->nbuilds++] =
-            (struct build){xstrdup(row[0]), ph.data, (unsigned)atoi(row[1]), NULL};
-    }
-    mysql_free_result(res);
-    return 0;
-}
-
 int cmd_delayed(int argc, char **argv) {
     static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
                                          {"index", required_argument, NULL, 'i'},
@@ -99,59 +77,21 @@ int cmd_delayed(int argc, char **argv) {
     const char *pause = getenv("SEARCHSYNC_TEST_DELAYED_PAUSE_MS");
     if (pause) o.pause_ms = atoi(pause);
     struct ss_config cfg;
-    char err[2048] = "";
-    if (config_load(&cfg, path, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync delayed-run: %s\n", err);
-        config_free(&cfg);
-        return EXIT_USAGE;
-    }
-    log_set_level(log_parse_level(cfg.log.level));
-    int rc = EXIT_RUNTIME;
-    struct pipeline p;
-    pipeline_init(&p, &cfg);
-    struct mapping m = {0};
-    struct search_client *client = NULL;
-    struct dl_store *dls = NULL;
+    if (command_config("delayed-run", path, &cfg) != 0) return EXIT_USAGE;
     unsigned long long *ids = NULL;
     struct delayed_stats st = {0};
-    p.metap = db_params_metadata(&cfg);
-    p.srcp = db_params_source(&cfg);
-    db_params bare = p.metap;
-    p.metap.database = cfg.metadata.database;
-    p.meta = db_connect(&bare, err, sizeof err);
-    if (!p.meta || metadb_migrate(p.meta, cfg.metadata.database, err, sizeof err) < 0) goto fail;
-    p.src = db_connect(&p.srcp, err, sizeof err);
-    if (!p.src) goto fail;
-    if (mapping_db_load(p.meta, cfg.source.name, &m, err, sizeof err) < 0) goto fail;
-    int bad = mapping_check_source(p.src, &m, err, sizeof err);
-    if (bad) {
-        if (bad > 0) rc = EXIT_USAGE;
-        goto fail;
-    }
-    ids = index_ids(p.meta, cfg.source.name, &m, err, sizeof err);
-    if (!ids || load_builds(&p, cfg.source.name, err, sizeof err) < 0) goto fail;
-    if (!o.dry_run) {
-        struct search_opts so;
-        deliver_search_opts(&so, &cfg);
-        client = search_client_new(&so, err, sizeof err);
-        p.k = client ? search_conn_new(client) : NULL;
-        if (!client || search_detect(client, p.k, err, sizeof err) != 0) goto fail;
-        struct deliver_opts dopts;
-        deliver_opts_from_config(&dopts, &cfg);
-        dopts.flush_on_txn_end = true; /* each page is waited for */
-        dls = dl_store_new(&p.metap, cfg.source.name, err, sizeof err);
-        if (!dls) goto fail;
-        dopts.dead_letter = dl_store_put;
-        dopts.dead_letter_ud = dls;
-        dopts.written = dl_store_written;
-        dopts.written_ud = dls;
-        p.d = deliver_new(&dopts, client, err, sizeof err);
-        if (!p.d) goto fail;
-    }
-    pipeline_adopt(&p, &m, router_new(&m));
-    rc = delayed_run(&p, ids, &o, &st, stdout, err, sizeof err);
-    if (p.d && deliver_drain(p.d, cfg.delivery.drain_timeout_ms) != DELIVER_OK && rc == EXIT_OK) {
-        snprintf(err, sizeof err, "delivery did not finish within [delivery] drain_timeout_ms");
+    struct producer pr;
+    struct producer_opts po = {.engine = !o.dry_run, .flush_each_txn = true}; /* pages waited for */
+    int rc = producer_open(&pr, &cfg, &po);
+    struct pipeline *p = &pr.p;
+    char *err = pr.err;
+    if (rc != EXIT_OK) goto fail;
+    rc = EXIT_RUNTIME;
+    ids = index_ids(p->meta, cfg.source.name, &pr.m, err, sizeof pr.err);
+    if (!ids) goto fail;
+    rc = delayed_run(p, ids, &o, &st, stdout, err, sizeof pr.err);
+    if (p->d && deliver_drain(p->d, cfg.delivery.drain_timeout_ms) != DELIVER_OK && rc == EXIT_OK) {
+        snprintf(err, sizeof pr.err, "delivery did not finish within [delivery] drain_timeout_ms");
         rc = EXIT_RUNTIME;
     }
     if (!o.dry_run && !st.lock_busy) delayed_stats_print(&st, stdout);
@@ -166,17 +106,8 @@ int cmd_delayed(int argc, char **argv) {
 fail:
     fprintf(stderr, "searchsync delayed-run: %s\n", err);
 out:
-    deliver_free(p.d);
-    dl_store_free(dls);
-    for (size_t i = 0; i < p.nbuilds; i++) free(p.builds[i].alias), free(p.builds[i].phys);
-    free(p.builds);
     free(ids);
-    search_conn_free(p.k);
-    search_client_free(client);
-    pipeline_free(&p);
-    mapping_free(&m);
-    db_close(p.src);
-    db_close(p.meta);
+    producer_close(&pr);
     config_free(&cfg);
     mysql_library_end();
     return rc;

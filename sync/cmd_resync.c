@@ -14,9 +14,8 @@
 #include <string.h>
 
 #include "commands.h"
-#include "deliver/store.h"
 #include "log.h"
-#include "pipeline.h"
+#include "producer.h"
 
 static void resync_usage(FILE *out) {
     fprintf(out, "usage: searchsync resync --config FILE INDEX --ids ID[,ID...]\n\n"
@@ -56,63 +55,26 @@ int cmd_resync(int argc, char **argv) {
     if (!path || !ids || !*ids || optind != argc - 1) return resync_usage(stderr), EXIT_USAGE;
     const char *alias = argv[optind];
     struct ss_config cfg;
-    char err[2048];
     if (command_config("resync", path, &cfg) != 0) return EXIT_USAGE;
-    int rc = EXIT_RUNTIME;
-    struct pipeline p;
-    pipeline_init(&p, &cfg);
+    struct producer pr;
+    struct producer_opts po = {.engine = true, .flush_interval_ms = 5};
+    int rc = producer_open(&pr, &cfg, &po);
+    struct pipeline *p = &pr.p;
     struct changeset cs = {0};
-    struct mapping m = {0};
-    struct search_client *client = NULL;
-    struct dl_store *dls = NULL;
-    p.metap = db_params_metadata(&cfg);
-    p.srcp = db_params_source(&cfg);
-    db_params bare = p.metap;
-    p.metap.database = cfg.metadata.database;
-    p.meta = db_connect(&bare, err, sizeof err);
-    if (!p.meta || metadb_migrate(p.meta, cfg.metadata.database, err, sizeof err) < 0) goto fail;
-    p.src = db_connect(&p.srcp, err, sizeof err);
-    if (!p.src) goto fail;
-    struct search_opts so;
-    deliver_search_opts(&so, &cfg);
-    client = search_client_new(&so, err, sizeof err);
-    p.k = client ? search_conn_new(client) : NULL;
-    if (!client || search_detect(client, p.k, err, sizeof err) != 0) goto fail;
-
-    if (mapping_db_load(p.meta, cfg.source.name, &m, err, sizeof err) < 0) goto fail;
+    char *err = pr.err;
+    const size_t errlen = sizeof pr.err;
+    if (rc != EXIT_OK) goto fail;
+    rc = EXIT_RUNTIME;
     size_t at = 0;
-    while (at < m.nindices && strcmp(m.indices[at].alias, alias)) at++;
-    if (at == m.nindices) {
-        snprintf(err, sizeof err, "source %s has no index config \"%s\"", cfg.source.name, alias);
+    while (at < pr.m.nindices && strcmp(pr.m.indices[at].alias, alias)) at++;
+    if (at == pr.m.nindices) {
+        snprintf(err, errlen, "source %s has no index config \"%s\"", cfg.source.name, alias);
         rc = EXIT_USAGE;
         goto fail;
     }
-    int bad = mapping_check_source(p.src, &m, err, sizeof err);
-    if (bad) {
-        if (bad > 0) rc = EXIT_USAGE;
-        goto fail;
-    }
-    const struct mp_index *ix = &m.indices[at];
-    /* its targets: the live version (behind the alias) and a version being
-     * built, as the daemon's dual writes have them */
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT building_version FROM index_configs WHERE state IN ('changing', "
-                  "'switching') AND source = ");
-    db_quote(p.meta, &q, cfg.source.name, strlen(cfg.source.name));
-    sbuf_adds(&q, " AND alias = ");
-    db_quote(p.meta, &q, alias, strlen(alias));
-    char *building = db_scalar(p.meta, q.data, (char[64]){0}, 64);
-    sbuf_free(&q);
-    if (building && strcmp(building, "0")) {
-        p.builds = xcalloc(1, sizeof *p.builds);
-        sbuf ph = SBUF_INIT;
-        sbuf_printf(&ph, "%s_v%s", alias, building);
-        p.builds[0] = (struct build){xstrdup(alias), ph.data, (unsigned)atoi(building), NULL};
-        p.nbuilds = 1;
-    }
-    free(building);
-    if (!ix->current_version && !p.nbuilds) {
-        snprintf(err, sizeof err, "index %s has no version yet: run searchsync reindex %s", alias,
+    const struct mp_index *ix = &pr.m.indices[at];
+    if (!ix->current_version && !targets_build_of(p, alias)) {
+        snprintf(err, errlen, "index %s has no version yet: run searchsync reindex %s", alias,
                  alias);
         rc = EXIT_USAGE;
         goto fail;
@@ -120,25 +82,12 @@ int cmd_resync(int argc, char **argv) {
     /* the version: the binlog position before the rows are read */
     bl_pos end = {0};
     unsigned long long pos = 0;
-    if (db_binlog_status(p.src, end.file, sizeof end.file, &pos, err, sizeof err) != 1) {
-        snprintf(err + strlen(err), sizeof err - strlen(err),
+    if (db_binlog_status(p->src, end.file, sizeof end.file, &pos, err, errlen) != 1) {
+        snprintf(err + strlen(err), errlen - strlen(err),
                  " (resync versions documents by the source's binlog position)");
         goto fail;
     }
     end.pos = pos;
-
-    struct deliver_opts dopts;
-    deliver_opts_from_config(&dopts, &cfg);
-    dopts.flush_interval_ms = 5;
-    dls = dl_store_new(&p.metap, cfg.source.name, err, sizeof err);
-    if (!dls) goto fail;
-    dopts.dead_letter = dl_store_put;
-    dopts.dead_letter_ud = dls;
-    dopts.written = dl_store_written; /* supersedes older dead letters of these documents */
-    dopts.written_ud = dls;
-    p.d = deliver_new(&dopts, client, err, sizeof err);
-    if (!p.d) goto fail;
-    pipeline_adopt(&p, &m, router_new(&m));
 
     /* the change set: each id under its document table */
     for (const char *s = ids; *s;) {
@@ -154,37 +103,28 @@ int cmd_resync(int argc, char **argv) {
         s += len + (c ? 1 : 0);
     }
     cs.copies_may_move = true; /* a child's copies under any other routing go */
-    int brc = pipeline_build(&p, &cs, &end);
-    if (brc != 0) snprintf(err, sizeof err, "%s", p.err);
-    pipeline_end(&p, &cs, &end, false);
-    int drc = deliver_drain(p.d, cfg.delivery.drain_timeout_ms);
+    int brc = pipeline_build(p, &cs, &end);
+    if (brc != 0) snprintf(err, errlen, "%s", p->err);
+    pipeline_end(p, &cs, &end, false);
+    int drc = deliver_drain(p->d, cfg.delivery.drain_timeout_ms);
     struct deliver_stats ds;
-    deliver_get_stats(p.d, &ds);
+    deliver_get_stats(p->d, &ds);
     if (brc != 0) goto fail;
     if (drc != DELIVER_OK) {
-        snprintf(err, sizeof err, "delivery did not finish within drain_timeout_ms");
+        snprintf(err, errlen, "delivery did not finish within drain_timeout_ms");
         goto fail;
     }
     printf("%s: %llu document(s) rebuilt, %llu deleted, %llu dead letter(s), %llu stale (newer "
            "data already there)\n",
-           alias, p.docs, p.deletes, (unsigned long long)ds.dead_letters,
+           alias, p->docs, p->deletes, (unsigned long long)ds.dead_letters,
            (unsigned long long)ds.stale);
     rc = ds.dead_letters ? EXIT_FOUND : EXIT_OK;
     goto out;
 fail:
     fprintf(stderr, "searchsync resync: %s\n", err);
 out:
-    deliver_free(p.d);
-    dl_store_free(dls);
     changeset_free(&cs);
-    for (size_t i = 0; i < p.nbuilds; i++) free(p.builds[i].alias), free(p.builds[i].phys);
-    free(p.builds);
-    search_conn_free(p.k);
-    search_client_free(client);
-    pipeline_free(&p);
-    mapping_free(&m);
-    db_close(p.src);
-    db_close(p.meta);
+    producer_close(&pr);
     config_free(&cfg);
     mysql_library_end();
     return rc;

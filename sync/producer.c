@@ -1,0 +1,87 @@
+/* producer: the shared pipeline outside the daemon (see producer.h). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "commands.h"
+#include "producer.h"
+
+/* versions being built: live changes (and the producer's) go to them too */
+static int load_builds(struct pipeline *p, const char *source, char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT alias, building_version FROM index_configs WHERE state IN ('changing', "
+                  "'switching') AND building_version > 0 AND source = ");
+    db_quote(p->meta, &q, source, strlen(source));
+    MYSQL_RES *res = db_query(p->meta, q.data, q.len, err, errlen);
+    sbuf_free(&q);
+    if (!res) return -1;
+    size_t n = (size_t)mysql_num_rows(res);
+    p->builds = xcalloc(n ? n : 1, sizeof *p->builds);
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res))) {
+        sbuf ph = SBUF_INIT;
+        sbuf_printf(&ph, "%s_v%s", row[0], row[1]);
+        p->builds[p->nbuilds++] =
+            (struct build){xstrdup(row[0]), ph.data, (unsigned)atoi(row[1]), NULL};
+    }
+    mysql_free_result(res);
+    return 0;
+}
+
+int producer_open(struct producer *pr, const struct ss_config *cfg,
+                  const struct producer_opts *o) {
+    memset(pr, 0, sizeof *pr);
+    struct pipeline *p = &pr->p;
+    pipeline_init(p, cfg);
+    p->metap = db_params_metadata(cfg);
+    p->srcp = db_params_source(cfg);
+    db_params bare = p->metap;
+    p->metap.database = cfg->metadata.database;
+    p->meta = db_connect(&bare, pr->err, sizeof pr->err);
+    if (!p->meta || metadb_migrate(p->meta, cfg->metadata.database, pr->err, sizeof pr->err) < 0)
+        return EXIT_RUNTIME;
+    p->src = db_connect(&p->srcp, pr->err, sizeof pr->err);
+    if (!p->src) return EXIT_RUNTIME;
+    if (mapping_db_load(p->meta, cfg->source.name, &pr->m, pr->err, sizeof pr->err) < 0)
+        return EXIT_RUNTIME;
+    int bad = mapping_check_source(p->src, &pr->m, pr->err, sizeof pr->err);
+    if (bad) return bad > 0 ? EXIT_USAGE : EXIT_RUNTIME;
+    if (load_builds(p, cfg->source.name, pr->err, sizeof pr->err) < 0) return EXIT_RUNTIME;
+    if (o->engine) {
+        struct search_opts so;
+        deliver_search_opts(&so, cfg);
+        pr->client = search_client_new(&so, pr->err, sizeof pr->err);
+        p->k = pr->client ? search_conn_new(pr->client) : NULL;
+        if (!pr->client || search_detect(pr->client, p->k, pr->err, sizeof pr->err) != 0)
+            return EXIT_RUNTIME;
+        struct deliver_opts dopts;
+        deliver_opts_from_config(&dopts, cfg);
+        dopts.flush_on_txn_end = o->flush_each_txn;
+        if (o->flush_interval_ms > 0) dopts.flush_interval_ms = o->flush_interval_ms;
+        pr->dls = dl_store_new(&p->metap, cfg->source.name, pr->err, sizeof pr->err);
+        if (!pr->dls) return EXIT_RUNTIME;
+        dopts.dead_letter = dl_store_put;
+        dopts.dead_letter_ud = pr->dls;
+        dopts.written = dl_store_written; /* supersedes older dead letters of these documents */
+        dopts.written_ud = pr->dls;
+        p->d = deliver_new(&dopts, pr->client, pr->err, sizeof pr->err);
+        if (!p->d) return EXIT_RUNTIME;
+    }
+    pipeline_adopt(p, &pr->m, router_new(&pr->m));
+    return EXIT_OK;
+}
+
+void producer_close(struct producer *pr) {
+    struct pipeline *p = &pr->p;
+    deliver_free(p->d);
+    p->d = NULL;
+    dl_store_free(pr->dls);
+    for (size_t i = 0; i < p->nbuilds; i++) free(p->builds[i].alias), free(p->builds[i].phys);
+    free(p->builds);
+    p->builds = NULL, p->nbuilds = 0;
+    search_conn_free(p->k);
+    search_client_free(pr->client);
+    pipeline_free(p);
+    mapping_free(&pr->m);
+    db_close(p->src);
+    db_close(p->meta);
+}
