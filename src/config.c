@@ -142,13 +142,15 @@ const struct config_key config_keys[] = {
       "gzip request bodies and accept gzip responses: worth it over slow links, costs throughput on a fast LAN"),
 
     S("cluster", "zookeeper", cluster.zookeeper, NULL, NULL, false, false,
-      "ZooKeeper host:port list; empty = standalone (no rebalance, no standby)"),
+      "ZooKeeper host:port list; empty = standalone (a second daemon on the source stands by "
+      "behind a lock of the metadata server; docs/cluster.md)"),
     S("cluster", "name", cluster.name, "default", NULL, false, false,
       "Cluster name: the ZooKeeper path is /searchsync/<name>"),
     S("cluster", "node_id", cluster.node_id, NULL, NULL, false, false,
       "This node's id; default: <hostname>-<pid>"),
     I("cluster", "session_timeout_ms", cluster.session_timeout_ms, "15000", 4000, 120000,
-      "ZooKeeper session timeout"),
+      "ZooKeeper session timeout (a reader cut off for 2/3 of it stops); standalone: how long "
+      "a lost reader-lock connection may go unconfirmed"),
 
     I("delivery", "workers", delivery.workers, "8", 1, 256,
       "Queue workers; a change goes to hash(index, doc id) mod workers"),
