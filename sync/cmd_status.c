@@ -227,6 +227,13 @@ int cmd_status(int argc, char **argv) {
            "deleted, errors)\n");
     if (print_rows(&st.delayed_run) == 0) printf("  none (searchsync delayed-run)\n");
     print_readers(&cfg, meta);
+    if (st.checkpoint_purged) {
+        printf("the checkpoint's binlog file is no longer on the source (purged): the changes "
+               "since it cannot be read; recover with `searchsync run --config %s "
+               "--from-current` (it starts at the binlog's end and rebuilds every index)\n",
+               path);
+        if (rc == EXIT_OK) rc = EXIT_FOUND;
+    }
     status_free(&st);
 out:
     search_conn_free(k);

@@ -113,15 +113,67 @@ static void on_missing(void *ud, const char *index, const char *doc_id, const ch
 
 /* ---------- where to start ---------- */
 
+/* run --from-current: start at the binlog's end, whatever the checkpoint
+ * says (a purged binlog), and rebuild every index so the versions built now
+ * hold what was skipped: each page is read after that position, so nothing
+ * committed before it is missing, and dual writes cover what comes after. */
+static int start_from_current(struct daemon *dm, bl_reader_opts *ro, char *file, size_t filelen,
+                              const char *was) {
+    const struct ss_config *cfg = dm->cfg;
+    struct pipeline *p = &dm->p;
+    unsigned long long at = 0;
+    int have = db_binlog_status(p->src, file, filelen, &at, dm->err, sizeof dm->err);
+    if (have <= 0) {
+        if (have == 0)
+            snprintf(dm->err, sizeof dm->err, "--from-current: the source reports no binlog "
+                     "position (is log_bin on?)");
+        return -1;
+    }
+    ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
+    snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
+    snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
+    dm->boundary.pos = at;
+    uint64_t other = 0;
+    int rc = offsets_save_fenced(dm->ckpt, cfg->source.name, dm->start_pos, 0, dm->lead.fence,
+                                 &other, dm->err, sizeof dm->err);
+    if (rc != 0) {
+        if (rc == 1)
+            snprintf(dm->err, sizeof dm->err, "--from-current: source %s is read by another "
+                     "node now (token %llu)", cfg->source.name, (unsigned long long)other);
+        return -1;
+    }
+    log_warn("run", "--from-current: the binlog from %s to %s is skipped; every index is rebuilt "
+             "from MySQL now, which covers what was skipped", was ? was : "(no checkpoint)",
+             dm->start_pos);
+    const struct mapping *m = &dm->gen->m;
+    for (size_t i = 0; i < m->nindices; i++) {
+        unsigned v = 0;
+        char err[1024];
+        struct reindex_request req = {m->indices[i].alias, 0, false, "run --from-current"};
+        int r = reindex_request(cfg, dm->client, p->k, p->meta, p->src, &req, &v, err, sizeof err);
+        if (r == REINDEX_OK)
+            log_info("run", "--from-current: %s version %u queued", m->indices[i].alias, v);
+        else if (r == REINDEX_REFUSED) /* one is being built already: its pages are read later */
+            log_info("run", "--from-current: %s: %s", m->indices[i].alias, err);
+        else
+            return errf(dm->err, sizeof dm->err, "--from-current: the reindex of %s could not "
+                        "be queued: %s; nothing was skipped yet only if you run this again",
+                        m->indices[i].alias, err);
+    }
+    return 0;
+}
+
 /* The checkpoint, else [source] start ("now" becomes a position, saved at
  * once: a restart before the first transaction must not skip what happened
  * meanwhile). 0 or -1 (dm->err). */
-static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, size_t filelen) {
+static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, size_t filelen,
+                          bool from_current) {
     const struct ss_config *cfg = dm->cfg;
     char pos[4200];
     int found = offsets_load(dm->p.meta, cfg->source.name, pos, sizeof pos, dm->err,
                              sizeof dm->err);
     if (found < 0) return -1;
+    if (from_current) return start_from_current(dm, ro, file, filelen, found == 0 ? pos : NULL);
     unsigned long long at = 0;
     if (found == 0) {
         char *colon = strrchr(pos, ':');
@@ -197,24 +249,29 @@ static int prepare_indices(void *ud) {
 }
 
 static void run_usage(FILE *out) {
-    fprintf(out, "usage: searchsync run --config FILE [--no-wait]\n\n"
+    fprintf(out, "usage: searchsync run --config FILE [--no-wait] [--from-current]\n\n"
                  "The daemon: follows the source's binlog and keeps every index of its\n"
                  "mapping (searchsync mapping import) in step. SIGTERM drains delivery and\n"
                  "saves the checkpoint; a restart resumes exactly there.\n\n"
                  "One daemon reads a source at a time: another started on the same source\n"
                  "stands by (with [cluster] zookeeper, by election; without, behind a lock\n"
-                 "row) and takes over when the reader goes. --no-wait: exit 1 instead of\n"
-                 "standing by (without ZooKeeper).\n");
+                 "of the metadata server) and takes over when the reader goes. --no-wait:\n"
+                 "exit 1 instead of standing by (without ZooKeeper).\n\n"
+                 "--from-current: start at the binlog's end, whatever the checkpoint says\n"
+                 "(its file was purged), and rebuild every index, which covers what was\n"
+                 "skipped.\n");
 }
 
 int cmd_run(int argc, char **argv) {
-    bool no_wait = false;
-    for (int i = 1; i < argc; i++) /* run's own option, before the common ones */
-        if (!strcmp(argv[i], "--no-wait")) {
-            no_wait = true;
+    bool no_wait = false, from_current = false;
+    for (int i = 1; i < argc;) /* run's own options, before the common ones */
+        if (!strcmp(argv[i], "--no-wait") || !strcmp(argv[i], "--from-current")) {
+            if (argv[i][2] == 'n') no_wait = true;
+            else from_current = true;
             for (int j = i; j < argc - 1; j++) argv[j] = argv[j + 1];
             argc--;
-            break;
+        } else {
+            i++;
         }
     struct ss_config cfg;
     int prc = command_prologue("run", argc, argv, run_usage, &cfg);
@@ -326,7 +383,7 @@ int cmd_run(int argc, char **argv) {
     bl_reader_opts ro;
     reader_opts(&cfg, &ro);
     char file[BL_FILE_MAX];
-    if (start_position(dm, &ro, file, sizeof file) < 0) goto out;
+    if (start_position(dm, &ro, file, sizeof file, from_current) < 0) goto out;
     /* reindexes (a first sync, or one resumed after a restart) */
     struct build_table *bt = builds_query(&dm->sv);
     if (!bt) {
@@ -341,6 +398,11 @@ int cmd_run(int argc, char **argv) {
     }
     reload_attach(&dm->sv); /* SIGHUP: reload, SIGUSR1: state dump (sync/reload.c) */
     int rc = daemon_stop_requested ? BL_STOP : binlog_source_run(dm, &ro);
+    if (rc == BL_ERR && strstr(dm->err, "not available on the server"))
+        snprintf(dm->err + strlen(dm->err), sizeof dm->err - strlen(dm->err),
+                 ". To go on without those changes: `searchsync run --config FILE "
+                 "--from-current` starts at the binlog's end and rebuilds every index, which "
+                 "covers what was skipped");
     if (rc == BL_ERR) log_error("run", "stopping: %s", dm->err);
     supervisor_stop(&dm->sv);
     while (p->nbuilds)

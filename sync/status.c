@@ -13,6 +13,20 @@
 #include "sbuf.h"
 #include "search/search.h"
 
+/* Is the checkpoint's file (file[0..n)) among the source's binlogs? true
+ * when it cannot be told (SHOW BINARY LOGS refused). */
+static bool checkpoint_file_kept(MYSQL *src, const char *file, size_t n) {
+    char err[256];
+    MYSQL_RES *res = db_query(src, "SHOW BINARY LOGS", 0, err, sizeof err);
+    if (!res) return true;
+    bool kept = false;
+    MYSQL_ROW row;
+    while (!kept && (row = mysql_fetch_row(res)))
+        kept = row[0] && strlen(row[0]) == n && !strncmp(row[0], file, n);
+    mysql_free_result(res);
+    return kept;
+}
+
 static void add_error(struct ss_status *st, const char *fmt, const char *a, const char *b) {
     sbuf e = SBUF_INIT;
     sbuf_printf(&e, fmt, a, b ? b : "");
@@ -196,7 +210,13 @@ void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const 
         } else if (st->checkpoint) {
             const char *ck = st->checkpoint, *end = st->binlog_end;
             const char *c1 = strrchr(ck, ':'), *c2 = strrchr(end, ':');
-            if (c1 && c2 && c1 - ck == c2 - end && !strncmp(ck, end, (size_t)(c1 - ck))) {
+            if (c1 && !checkpoint_file_kept(src, ck, (size_t)(c1 - ck))) {
+                st->checkpoint_purged = true;
+                add_error(st, "the checkpoint's binlog file %s is no longer on the source (purged): "
+                          "the changes since it cannot be read. Recover with `searchsync run "
+                          "--from-current`, which starts at the binlog's end and rebuilds every "
+                          "index%s", ck, "");
+            } else if (c1 && c2 && c1 - ck == c2 - end && !strncmp(ck, end, (size_t)(c1 - ck))) {
                 long long behind = strtoll(c2 + 1, NULL, 10) - strtoll(c1 + 1, NULL, 10);
                 st->bytes_behind = behind > 0 ? behind : 0;
                 st->caught_up = st->bytes_behind == 0 ||

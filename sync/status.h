@@ -68,6 +68,7 @@ struct ss_status {
                                       snapshots, ids, documents rebuilt, deleted, errors */
     char **errors;                 /* what could not be read, in order */
     size_t nerrors;
+    bool checkpoint_purged;    /* the checkpoint's binlog file is gone from the source */
 };
 
 /* Gather everything. meta: metadata schema selected (required); src: the

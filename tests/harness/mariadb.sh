@@ -69,7 +69,10 @@ srv_start() {
     if [ ! -d "$dir/data/mysql" ]; then
         fresh=1
         rm -rf "$dir/data"
-        "$INSTALL_DB" --no-defaults --datadir="$dir/data" "${user_opt[@]}" \
+        mkdir -p "$dir/tmp"
+        # its own tmpdir: two installs at once (two suites) collide in /tmp's
+        # temporary table names ("Unknown table 'mysql.tmp_user_sys'")
+        "$INSTALL_DB" --no-defaults --datadir="$dir/data" --tmpdir="$dir/tmp" "${user_opt[@]}" \
             --auth-root-authentication-method=normal --skip-name-resolve \
             --skip-test-db >"$dir/install.log" 2>&1 ||
             { h_tail_log "$dir/install.log"; h_die "mariadb-install-db failed"; }
