@@ -434,3 +434,25 @@ out:
     sbuf_free(&q);
     return rc;
 }
+
+int db_check_row_binlog(MYSQL *m, char *err, size_t errlen) {
+    MYSQL_RES *r = db_query(m, "SELECT @@global.log_bin, @@global.binlog_format", 0, err, errlen);
+    if (!r) return -1;
+    MYSQL_ROW row = mysql_fetch_row(r);
+    int rc = 0;
+    if (!row || !row[0] || !row[1]) {
+        rc = errf(err, errlen, "the source did not say whether its binary log is on");
+    } else if (strcmp(row[0], "1") != 0) {
+        errf(err, errlen, "the source's binary log is off (log_bin = 0): start it with "
+             "--log-bin --binlog-format=ROW --binlog-row-metadata=FULL (docs/operations.md, "
+             "\"Preparing the source server\")");
+        rc = 1;
+    } else if (strcasecmp(row[1], "ROW") != 0) {
+        errf(err, errlen, "the source's binlog_format is %s; searchsync reads ROW events only: "
+             "SET GLOBAL binlog_format = ROW, and binlog-format = ROW in the server's "
+             "configuration (docs/operations.md, \"Preparing the source server\")", row[1]);
+        rc = 1;
+    }
+    mysql_free_result(r);
+    return rc;
+}

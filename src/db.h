@@ -63,6 +63,9 @@ char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen);
 int db_snapshot_begin(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
                       size_t errlen);
 void db_snapshot_end(MYSQL *m); /* COMMIT; a broken connection shows at the next query */
+/* Is server m's binary log on and in ROW format (what searchsync reads)?
+ * 0 yes, 1 no (err says what to set), -1 the question failed (err). */
+int db_check_row_binlog(MYSQL *m, char *err, size_t errlen);
 /* The binlog's current end (file, position) on server m. The statement has
  * three names: SHOW MASTER STATUS (MySQL before 8.4, MariaDB), SHOW BINARY
  * LOG STATUS (MySQL 8.2+; 8.4 dropped the old name) and SHOW BINLOG STATUS

@@ -283,7 +283,13 @@ static int do_import(const struct ss_config *cfg, const struct opts *o) {
     }
     db_params sp = db_params_source(cfg);
     src = db_connect(&sp, err, sizeof err);
-    if (!src || mapping_schema_load(src, &nw, &schema, err, sizeof err) < 0) {
+    int rowfmt = src ? db_check_row_binlog(src, err, sizeof err) : -1;
+    if (rowfmt == 1) { /* before anything is queued: a build would read nothing later */
+        fprintf(stderr, "searchsync mapping import: %s\n", err);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (!src || rowfmt < 0 || mapping_schema_load(src, &nw, &schema, err, sizeof err) < 0) {
         fprintf(stderr, "searchsync mapping import: %s\n", err);
         rc = EXIT_RUNTIME;
         goto out;

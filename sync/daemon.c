@@ -305,6 +305,12 @@ int cmd_run(int argc, char **argv) {
         goto out;
     p->src = db_connect(&p->srcp, dm->err, sizeof dm->err);
     if (!p->src) goto out;
+    /* before a build is queued or a checkpoint saved */
+    int rowfmt = db_check_row_binlog(p->src, dm->err, sizeof dm->err);
+    if (rowfmt != 0) {
+        if (rowfmt == 1) exit_code = EXIT_USAGE;
+        goto out;
+    }
     bool invalid = false;
     dm->gen = supervisor_load(&dm->sv, &invalid);
     if (!dm->gen) {

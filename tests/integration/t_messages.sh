@@ -35,4 +35,19 @@ printf '[source]\nname = msg\nhost = 127.0.0.1\nport = %s\nuser = root\n[metadat
 out=$("$SEARCHSYNC_BIN" dead-letters list --config "$TEST_TMP/dl.ini" 2>"$TEST_TMP/err") || fail "dead-letters list: $(cat "$TEST_TMP/err")"
 assert_eq "" "$out" "no dead letters: stdout empty"
 assert_contains "$(cat "$TEST_TMP/err")" "no dead letters for source msg" "no dead letters: said"
+
+# a source not in ROW format: refused before anything is queued or saved
+# (the global format is put back at once, and at exit whatever happens)
+on_exit "mysql_q 'SET GLOBAL binlog_format = ROW' >/dev/null 2>&1"
+echo '{"version":1,"indices":[{"alias":"msgfmt","tables":[{"table":"mysql.user"}]}]}' >"$TEST_TMP/fmt.json"
+mysql_q "SET GLOBAL binlog_format = STATEMENT"
+set +e
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/dl.ini" "$TEST_TMP/fmt.json" --yes >"$TEST_TMP/fmt.out" 2>&1; rc1=$?
+"$SEARCHSYNC_BIN" run --config "$TEST_TMP/dl.ini" >"$TEST_TMP/fmt2.out" 2>&1; rc2=$?
+set -e
+mysql_q "SET GLOBAL binlog_format = ROW"
+assert_eq 2 "$rc1" "mapping import on a STATEMENT-format source: exit 2"
+assert_contains "$(cat "$TEST_TMP/fmt.out")" "binlog_format is STATEMENT" "and it says which setting"
+assert_eq 2 "$rc2" "run on a STATEMENT-format source: exit 2"
+assert_contains "$(cat "$TEST_TMP/fmt2.out")" "SET GLOBAL binlog_format = ROW" "and what to do"
 pass
