@@ -196,47 +196,71 @@ int rx_index_id_of(MYSQL *meta, const char *source, const char *alias, char **ro
 
 /* ---------- bucket conditions ---------- */
 
-static bool parse_i128(const char *s, __int128 *v) {
-    if (!docbuild_is_integer(s)) return false;
-    bool neg = *s == '-';
-    if (neg || *s == '+') s++;
-    unsigned __int128 x = 0;
-    for (; *s; s++) x = x * 10 + (unsigned)(*s - '0');
-    *v = neg ? -(__int128)x : (__int128)x;
-    return true;
+int reindex_bucket_cond(const char *key, char *const *bounds, int b, int n, sbuf *out) {
+    if (n < 1 || b < 0 || b >= n) return -1;
+    const char *lo = b > 0 ? bounds[b - 1] : NULL, *hi = b < n - 1 ? bounds[b] : NULL;
+    if (b > 0 && !lo) { /* fewer rows than buckets: this one is empty */
+        sbuf_adds(out, "0=1");
+        return 0;
+    }
+    if ((lo && !docbuild_is_integer(lo)) || (hi && !docbuild_is_integer(hi))) return -1;
+    if (lo) {
+        db_ident(out, key);
+        sbuf_printf(out, " >= %s", lo);
+    }
+    if (hi) {
+        if (lo) sbuf_adds(out, " AND ");
+        db_ident(out, key);
+        sbuf_printf(out, " < %s", hi);
+    }
+    return 0;
 }
 
-static void put_i128(sbuf *out, __int128 v) {
-    char b[48];
-    int n = 0;
-    bool neg = v < 0;
-    unsigned __int128 x = neg ? (unsigned __int128)(-(v + 1)) + 1 : (unsigned __int128)v;
-    do {
-        b[n++] = (char)('0' + (int)(x % 10));
-        x /= 10;
-    } while (x);
-    if (neg) sbuf_addc(out, '-');
-    while (n) sbuf_addc(out, b[--n]);
-}
-
-int reindex_range_cond(const char *key, const char *min, const char *max, int b, int n,
-                       sbuf *out) {
-    __int128 lo, hi;
-    if (!parse_i128(min, &lo) || !parse_i128(max, &hi) || hi < lo || n < 1 || b < 0 || b >= n)
+/* The n-1 keys of table tb that split its rows into n buckets of about
+ * equal size (bounds[k-1] is the key at row count*k/n, k = 1..n-1, in key
+ * order; NULL when the table has fewer rows), read along the key's index
+ * (OFFSET: the server walks index entries, not rows). Equal-width ranges
+ * of the key, as before, put every row in one bucket when a few keys lie
+ * far from the rest (ids 10,000,001 and up beside 50k small ones). Rows
+ * inserted after the split fall into the first or the last bucket, which
+ * have no lower or upper bound. */
+static int key_quantiles(MYSQL *src, const struct mp_table *tb, const char *key, int n,
+                         char **bounds, char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT COUNT(*) FROM ");
+    db_ident(&q, tb->db);
+    sbuf_addc(&q, '.');
+    db_ident(&q, tb->table);
+    char *c = db_scalar(src, q.data, err, errlen);
+    if (!c) {
+        sbuf_free(&q);
         return -1;
-    __int128 span = hi - lo + 1;
-    __int128 from = lo + span * b / n, to = lo + span * (b + 1) / n;
-    if (b > 0) {
-        db_ident(out, key);
-        sbuf_adds(out, " >= ");
-        put_i128(out, from);
     }
-    if (b < n - 1) {
-        if (b > 0) sbuf_adds(out, " AND ");
-        db_ident(out, key);
-        sbuf_adds(out, " < ");
-        put_i128(out, to);
+    unsigned long long count = strtoull(c, NULL, 10);
+    free(c);
+    for (int k = 1; k < n; k++) {
+        unsigned long long at = count * (unsigned long long)k / (unsigned long long)n;
+        if (at >= count) break;
+        sbuf_reset(&q);
+        sbuf_adds(&q, "SELECT ");
+        db_ident(&q, key);
+        sbuf_adds(&q, " FROM ");
+        db_ident(&q, tb->db);
+        sbuf_addc(&q, '.');
+        db_ident(&q, tb->table);
+        sbuf_adds(&q, " ORDER BY ");
+        db_ident(&q, key);
+        sbuf_printf(&q, " LIMIT 1 OFFSET %llu", at);
+        char *v[1];
+        int rc = rx_row1(src, q.data, v, 1, err, errlen);
+        if (rc < 0) {
+            sbuf_free(&q);
+            return -1;
+        }
+        if (rc == 1 && v[0] && docbuild_is_integer(v[0])) bounds[k - 1] = v[0];
+        else free(v[0]);
     }
+    sbuf_free(&q);
     return 0;
 }
 
@@ -263,27 +287,19 @@ static int bucket_params(MYSQL *src, const struct mp_index *ix, int b, int n, bo
             sbuf_printf(out, ", 0)), %d) = %d\n", n, b);
             continue;
         }
-        sbuf q = SBUF_INIT;
-        sbuf_adds(&q, "SELECT MIN(");
-        db_ident(&q, key);
-        sbuf_adds(&q, "), MAX(");
-        db_ident(&q, key);
-        sbuf_adds(&q, ") FROM ");
-        db_ident(&q, tb->db);
-        sbuf_addc(&q, '.');
-        db_ident(&q, tb->table);
-        char *mm[2];
-        int rc = rx_row1(src, q.data, mm, 2, err, errlen);
-        sbuf_free(&q);
-        if (rc < 0) return -1;
-        sbuf cond = SBUF_INIT;
-        if (mm[0] && mm[1] && reindex_range_cond(key, mm[0], mm[1], b, n, &cond) == 0)
-            sbuf_adds(out, cond.data ? cond.data : "");
-        else if (b != 0) /* empty, or keys that are not integers: all in bucket 0 */
-            sbuf_adds(out, "0=1");
-        sbuf_addc(out, '\n');
-        sbuf_free(&cond);
-        rx_free_row(mm, 2);
+        /* key ranges of about equal rows: boundaries at the table's quantiles */
+        char **bounds = xcalloc((size_t)n, sizeof *bounds);
+        if (key_quantiles(src, tb, key, n, bounds, err, errlen) < 0) {
+            for (int i = 0; i < n; i++) free(bounds[i]);
+            free(bounds);
+            return -1;
+        }
+        int rc = reindex_bucket_cond(key, bounds, b, n, out);
+        for (int i = 0; i < n; i++) free(bounds[i]);
+        free(bounds);
+        if (rc < 0)
+            return errf(err, errlen, "%s.%s: its key's quantiles are not integers", tb->db,
+                        tb->table);
     }
     return 0;
 }

@@ -94,13 +94,14 @@ void reindex_runner_free(struct reindex_runner *r);
 
 /* ---------- pure parts (unit-tested) ---------- */
 
-/* The WHERE condition of bucket b of n for a table whose single key column
- * holds integers from min to max (texts): ranges of equal width; the first
- * bucket has no lower bound and the last no upper bound, so rows inserted
- * outside [min, max] after planning still fall into one. Appends to out:
- * "" (everything), "`k` < 250", "`k` >= 250 AND `k` < 500", ... */
-int reindex_range_cond(const char *key, const char *min, const char *max, int b, int n,
-                       struct sbuf *out);
+/* The WHERE condition of bucket b of n of a table whose single key column
+ * holds integers, given the n-1 boundary keys (bounds[k-1] begins bucket k;
+ * NULL: the table had fewer rows, and the buckets from there on are empty):
+ * the first bucket has no lower bound and the last no upper bound, so rows
+ * inserted after planning still fall into one. Appends to out: "" (every
+ * row), "`k` < 250", "`k` >= 250 AND `k` < 500", "0=1". -1 for a boundary
+ * that is not an integer literal. */
+int reindex_bucket_cond(const char *key, char *const *bounds, int b, int n, struct sbuf *out);
 /* The primary terms of index's shards, in shard order ("1,1,1"), from the
  * engine's answer to GET /_cluster/state/metadata/<index>
  * ?filter_path=metadata.indices.*.primary_terms, appended to out: the number

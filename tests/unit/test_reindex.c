@@ -1,5 +1,5 @@
 /* Unit tests of the pure parts of sync/reindex.c: the key-range conditions
- * that split a table into buckets, and the primary terms read from the
+ * of the buckets a table is split into, and the primary terms read from the
  * engine's cluster state. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,36 +11,42 @@
 #include "sbuf.h"
 #include "sync/reindex.h"
 
-static void expect(const char *min, const char *max, int b, int n, const char *want) {
+static void expect(char *const *bounds, int b, int n, const char *want) {
     sbuf s = SBUF_INIT;
-    assert_int_equal(reindex_range_cond("id", min, max, b, n, &s), 0);
+    assert_int_equal(reindex_bucket_cond("id", bounds, b, n, &s), 0);
     assert_string_equal(s.data ? s.data : "", want);
     sbuf_free(&s);
 }
 
-static void test_ranges(void **state) {
+static void test_buckets(void **state) {
     (void)state;
-    /* 1..1000 in 4: open at both ends, so later rows outside still land */
-    expect("1", "1000", 0, 4, "`id` < 251");
-    expect("1", "1000", 1, 4, "`id` >= 251 AND `id` < 501");
-    expect("1", "1000", 2, 4, "`id` >= 501 AND `id` < 751");
-    expect("1", "1000", 3, 4, "`id` >= 751");
-    expect("5", "5", 0, 1, "");
-    /* negative keys and the BIGINT UNSIGNED extremes stay exact */
-    expect("-10", "9", 1, 2, "`id` >= 0");
-    expect("0", "18446744073709551615", 1, 2, "`id` >= 9223372036854775808");
-    expect("-9223372036854775808", "9223372036854775807", 0, 2, "`id` < 0");
-    /* more buckets than keys: some are empty ranges, none overlap */
-    expect("1", "2", 1, 4, "`id` >= 1 AND `id` < 2");
-    expect("1", "2", 2, 4, "`id` >= 2 AND `id` < 2");
+    /* quantiles of 1..1000 in 4: open at both ends, so later rows outside still land */
+    char *q4[] = {"251", "501", "751", NULL};
+    expect(q4, 0, 4, "`id` < 251");
+    expect(q4, 1, 4, "`id` >= 251 AND `id` < 501");
+    expect(q4, 2, 4, "`id` >= 501 AND `id` < 751");
+    expect(q4, 3, 4, "`id` >= 751");
+    expect(NULL, 0, 1, "");
+    /* an outlying key does not take the buckets' width: it is one row */
+    char *out[] = {"501", "10000001", NULL};
+    expect(out, 1, 3, "`id` >= 501 AND `id` < 10000001");
+    /* negative keys and the BIGINT UNSIGNED extremes as they are */
+    char *neg[] = {"-9223372036854775808", "18446744073709551615", NULL};
+    expect(neg, 1, 3, "`id` >= -9223372036854775808 AND `id` < 18446744073709551615");
+    /* fewer rows than buckets: the buckets past the last boundary are empty */
+    char *few[] = {"2", NULL, NULL};
+    expect(few, 1, 4, "`id` >= 2");
+    expect(few, 2, 4, "0=1");
+    expect(few, 3, 4, "0=1");
 }
 
 static void test_refused(void **state) {
     (void)state;
     sbuf s = SBUF_INIT;
-    assert_int_equal(reindex_range_cond("id", "a", "z", 0, 2, &s), -1); /* not integers */
-    assert_int_equal(reindex_range_cond("id", "9", "1", 0, 2, &s), -1); /* max < min */
-    assert_int_equal(reindex_range_cond("id", "1", "9", 2, 2, &s), -1); /* no bucket 2 of 2 */
+    char *bad[] = {"a", NULL};
+    assert_int_equal(reindex_bucket_cond("id", bad, 1, 2, &s), -1); /* not an integer */
+    char *q[] = {"5", NULL};
+    assert_int_equal(reindex_bucket_cond("id", q, 2, 2, &s), -1); /* no bucket 2 of 2 */
     assert_null(s.data);
     sbuf_free(&s);
 }
@@ -74,7 +80,7 @@ static void test_primary_terms(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_buckets),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_primary_terms),
     };
