@@ -295,6 +295,7 @@ static int bucket_params(MYSQL *src, const struct mp_index *ix, int b, int n, bo
             return -1;
         }
         int rc = reindex_bucket_cond(key, bounds, b, n, out);
+        sbuf_addc(out, '\n');
         for (int i = 0; i < n; i++) free(bounds[i]);
         free(bounds);
         if (rc < 0)
