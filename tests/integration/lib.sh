@@ -234,7 +234,7 @@ only_checkpoint_saves() {
 
 # ---------------------------------------------------------------- the daemon
 # `searchsync run` in the background, one at a time per test:
-#   daemon_start CONFIG LOG      start it, its output appended to LOG; sets
+#   daemon_start CONFIG LOG [ARGS] start it (run ARGS), its output appended to LOG; sets
 #                                DAEMON (its pid) and DAEMON_LOG; SIGKILLed on
 #                                the test's exit if it still runs then
 #   daemon_wait_ready [SECS]     until this start's reader is connected (its
@@ -254,14 +254,14 @@ DAEMON_RC=""
 _DAEMON_PIDS=()
 _DAEMON_LOG_AT=0
 daemon_start() {
-    [ $# = 2 ] || fail "daemon_start CONFIG LOG: got $*"
+    [ $# -ge 2 ] || fail "daemon_start CONFIG LOG [RUN-ARGS...]: got $*"
     if [ -z "${_DAEMON_HOOKED:-}" ]; then # (hooked here, not at load: it runs
         _DAEMON_HOOKED=1                  # before the test's earlier cleanups)
         on_exit _daemon_kill_all
     fi
     DAEMON_LOG="$2"
     _DAEMON_LOG_AT="$(stat -c %s "$2" 2>/dev/null || echo 0)"
-    "$SEARCHSYNC_BIN" run --config "$1" >>"$2" 2>&1 &
+    "$SEARCHSYNC_BIN" run --config "$1" "${@:3}" >>"$2" 2>&1 &
     DAEMON=$!
     _DAEMON_PIDS+=("$DAEMON")
 }

@@ -42,9 +42,7 @@ INI
 # ---- down at start
 log "engine stopped; starting the daemon"
 bash "$HARNESS/servers.sh" kill opensearch >/dev/null
-"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-DAEMON=$!
-on_exit "kill -9 $DAEMON 2>/dev/null"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
 ts='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z'
 wait_until 20 "the daemon says it waits for the engine" \

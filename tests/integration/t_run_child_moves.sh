@@ -80,13 +80,10 @@ INI
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/mapping.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
 
-DAEMON=""
 start_daemon() {
     echo "=== start at $(date -u +%T.%N)" >>"$TEST_TMP/run.log"
-    "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-    DAEMON=$!
+    daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 }
-on_exit '[ -z "$DAEMON" ] || kill -9 "$DAEMON" 2>/dev/null'
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 30 lines)"; tail -30 "$TEST_TMP/run.log"; }'
 
 start_daemon
@@ -134,9 +131,7 @@ touch "$flag.drop" "$flag"
 move 2 "$B2"
 wait_until 30 "the write of review-21 is held" test -s "$flag.held"
 sleep 3
-kill -9 "$DAEMON"
-wait "$DAEMON" 2>/dev/null || true
-DAEMON=""
+daemon_kill
 rm -f "$flag"
 sleep 0.3
 rm -f "$flag.drop"

@@ -60,10 +60,7 @@ INI
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/mapping.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
 mysql_q "SET GLOBAL net_write_timeout = 2" # sessions take it when they connect
-DAEMON=""
-"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >"$TEST_TMP/run.log" 2>&1 &
-DAEMON=$!
-on_exit '[ -z "$DAEMON" ] || kill -9 "$DAEMON" 2>/dev/null'
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 20 lines)"; tail -20 "$TEST_TMP/run.log"; }'
 wait_until 60 "the first version is live" grep -q "live changes no longer written to ${db}_items_v1" "$TEST_TMP/run.log"
 sleep 1

@@ -54,8 +54,7 @@ assert_contains "$(cat "$TEST_TMP/status.out")" "no longer on the source (purged
 st=0; "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >"$TEST_TMP/refused.log" 2>&1 || st=$?
 assert_eq 1 "$st" "run refuses a purged checkpoint (exit 1)"
 assert_contains "$(cat "$TEST_TMP/refused.log")" "--from-current" "and says how to go on"
-"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" --from-current >>"$TEST_TMP/run2.log" 2>&1 &
-DAEMON=$!; DAEMON_LOG="$TEST_TMP/run2.log"; _DAEMON_PIDS+=("$DAEMON")
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run2.log" --from-current
 daemon_wait_log "$alias: version 2 live" 60
 assert_contains "$(cat "$TEST_TMP/run2.log")" "--from-current: the binlog from" "what was skipped is said"
 mysql_q "INSERT INTO \`$db\`.t VALUES (4, 'after')"

@@ -49,9 +49,7 @@ jq --arg db "$db" '.indices += [{alias: "nt_items", shards: 1, replicas: 0,
     "$TEST_TMP/map1.json" >"$TEST_TMP/map2.json"
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/map1.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
     fail "import: $(cat "$TEST_TMP/import.out")"
-"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-DAEMON=$!
-on_exit "kill -9 $DAEMON 2>/dev/null"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
 wait_until 30 "the first build of nt_other ended" grep -q "nt_other: live changes no longer written to nt_other_v1" "$TEST_TMP/run.log"
 

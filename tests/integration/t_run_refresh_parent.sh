@@ -51,9 +51,7 @@ level = info
 INI
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/mapping.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
     fail "import: $(cat "$TEST_TMP/import.out")"
-"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-DAEMON=$!
-on_exit "kill -9 $DAEMON 2>/dev/null"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
 wait_until 60 "the first build of $alias is live" grep -q "$alias: live changes no longer written to ${alias}_v1" "$TEST_TMP/run.log" ||
     fail "no first build: $(tail -20 "$TEST_TMP/run.log")"

@@ -58,12 +58,8 @@ JSON
 mapping "" >"$TEST_TMP/m1.json"
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/m1.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
     fail "import: $(cat "$TEST_TMP/import.out")"
-start_daemon() {
-    "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >>"$TEST_TMP/run.log" 2>&1 &
-    DAEMON=$!
-}
+start_daemon() { daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"; }
 start_daemon
-on_exit 'kill -9 $DAEMON 2>/dev/null'
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
 wait_until 120 "the first version is live" grep -q "$alias: version 1 live" "$TEST_TMP/run.log" ||
     fail "no first sync: $(tail -20 "$TEST_TMP/run.log")"
@@ -79,8 +75,8 @@ mysql_q "UPDATE \`$db\`.items SET name = 'a name longer than ten characters' WHE
 wait_until 20 "the long name synced" bash -c \
     "curl -s '$SEARCH_URL/$alias/_doc/5' | jq -e '._source.name == \"a name longer than ten characters\"' >/dev/null" ||
     fail "long name not synced"
-kill -TERM "$DAEMON"
-wait "$DAEMON" || fail "the daemon did not stop cleanly after the widening: $(tail -5 "$TEST_TMP/run.log")"
+daemon_stop
+[ "$DAEMON_RC" = 0 ] || fail "the daemon did not stop cleanly after the widening: $(tail -5 "$TEST_TMP/run.log")"
 start_daemon
 mysql_q "UPDATE \`$db\`.items SET name = 'after the restart' WHERE id = 6"
 wait_until 30 "a change after the restart synced" bash -c \
