@@ -327,6 +327,9 @@ int binlog_source_run(struct daemon *dm, bl_reader_opts *ro) {
         if (daemon_stop_requested) rc = BL_STOP; /* the transaction is read on the next start */
         break;
     }
+    /* a stop requested while a transaction waited for the source (src_ensure)
+     * is a stop: the transaction was not built, and is read at the next start */
+    if (rc == BL_ERR && !dm->err[0] && daemon_stop_requested) rc = BL_STOP;
     if (rc == BL_ERR && !dm->err[0]) snprintf(dm->err, sizeof dm->err, "%s", r.err);
     dm->reader = NULL;
     bl_reader_close(&r);

@@ -30,6 +30,7 @@
 #define SS_LEADERSHIP_H
 #include <signal.h>
 #include <stdbool.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -46,7 +47,8 @@ struct leadership {
     struct zlock *lock;
     MYSQL *meta;            /* standalone: holds the named lock; both: the claim */
     db_params metap;
-    uint64_t fence;         /* this reader's token, 0 until it leads */
+    _Atomic uint64_t fence; /* this reader's token, 0 until it leads (set by the
+                             * supervisor, read by the checkpoint thread) */
     int64_t beat_at_ms;     /* standalone: when the lock was last confirmed held */
     bool no_wait;
     char err[1024];

@@ -35,7 +35,8 @@ static int64_t mono_ms(void) {
 
 void ttl_reset(struct ttl *t) {
     for (size_t i = 0; i < t->n; i++)
-        free(t->v[i].alias), free(t->v[i].last), free(t->v[i].last_key);
+        free(t->v[i].alias), free(t->v[i].last), free(t->v[i].last_key),
+            free(t->v[i].next), free(t->v[i].next_key);
     free(t->v);
     memset(t, 0, sizeof *t);
 }
@@ -111,15 +112,33 @@ static int expired_keys(struct pipeline *p, struct changeset *cs, size_t x, stru
         last_key = xstrndup(row[0], len[0]);
     }
     mysql_free_result(res);
-    free(s->last), free(s->last_key);
+    free(s->next), free(s->next_key);
+    s->has_next = true;
     if (n == TTL_BATCH) { /* a full batch: the next look goes on after its last row */
-        s->last = last_exp, s->last_key = last_key;
+        s->next = last_exp, s->next_key = last_key;
     } else {
-        s->last = xstrdup(now), s->last_key = NULL;
+        s->next = xstrdup(now), s->next_key = NULL;
         free(last_exp), free(last_key);
     }
     *found += n;
     return 0;
+}
+
+/* The looks of this tick move their cursors (built: true) or leave them
+ * where they were, so that rows whose deletes failed are looked at again. */
+static void settle_looks(struct ttl *t, bool built) {
+    for (size_t i = 0; i < t->n; i++) {
+        struct ttl_index *s = &t->v[i];
+        if (!s->has_next) continue;
+        if (built) {
+            free(s->last), free(s->last_key);
+            s->last = s->next, s->last_key = s->next_key;
+        } else {
+            free(s->next), free(s->next_key);
+        }
+        s->next = s->next_key = NULL;
+        s->has_next = false;
+    }
 }
 
 int ttl_tick(struct ttl *t, struct pipeline *p, struct changeset *cs, const bl_pos *at,
@@ -132,13 +151,21 @@ int ttl_tick(struct ttl *t, struct pipeline *p, struct changeset *cs, const bl_p
         const struct mp_index *ix = &p->m->indices[x];
         if (!ix->ntables || !ix->tables[0].expiry_column) continue;
         if (!ix->current_version && !targets_build_of(p, ix->alias)) continue;
-        if (expired_keys(p, cs, x, state_of(t, ix->alias), &found) < 0) return -1;
+        if (expired_keys(p, cs, x, state_of(t, ix->alias), &found) < 0) {
+            settle_looks(t, false);
+            changeset_reset(cs);
+            return -1;
+        }
     }
-    if (!found) return 0;
+    if (!found) {
+        settle_looks(t, true);
+        return 0;
+    }
     bl_pos ver = *at; /* one past the reader's position (see the top) */
     ver.pos += 1;
     unsigned long long deletes = p->deletes;
     int rc = pipeline_build(p, cs, &ver);
+    settle_looks(t, rc == 0);
     if (rc == 0) {
         pipeline_end(p, cs, boundary, false);
         t->expired += p->deletes - deletes;

@@ -2,6 +2,7 @@
  * ttl.c). Runs on the binlog reader's thread, between transactions. */
 #ifndef SS_TTL_H
 #define SS_TTL_H
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "pipeline.h"
@@ -11,6 +12,9 @@ struct ttl_index {
     char *last;     /* NOW(6) of the previous look (NULL: none yet), or, after a
                      * full batch, the expiry of its last row ... */
     char *last_key; /* ... and that row's key (NULL: after a complete look) */
+    char *next, *next_key; /* where the look just made leaves them: they become
+                            * last and last_key once its deletes are built */
+    bool has_next;
 };
 
 struct ttl {

@@ -21,6 +21,8 @@ PACKAGES=(
     # used by scripts: procps (ps/pkill-free process checks), iproute2 (ss),
     # python3 (t_docbuild's oracle comparison), time (/usr/bin/time in benchmarks)
     procps iproute2 python3 time
+    # t_status_json validates `status --json` against docs/status.schema.json
+    python3-jsonschema
     # tests/cli/t_install.sh: systemd-analyze verify checks the unit, groff and
     # man (groff-base, man-db) the man page
     systemd groff-base man-db

@@ -83,7 +83,7 @@ renamer=$!
 on_exit "touch '$TEST_TMP/stop_renames'; kill $renamer 2>/dev/null"
 daemon_wait_log "$alias: live changes no longer written to ${alias}_v2" 240
 touch "$TEST_TMP/stop_renames"
-wait "$renamer" || true
+wait "$renamer" || fail "the renaming loop failed"
 # at once, while the dual writes of the renames are still on their slow way:
 # an element of product 7 (a script through the alias)
 mysql_q "INSERT INTO \`$db\`.item VALUES (9001, 7, 'after the switch')"

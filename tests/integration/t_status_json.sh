@@ -5,7 +5,13 @@
 # up, 3 once the source moved on while no daemon runs.
 . "$(dirname "$0")/lib.sh"
 require_bin
-python3 -c 'import jsonschema' 2>/dev/null || fail "python3's jsonschema module is needed (pip install jsonschema)"
+# Debian's python3-jsonschema (tests/harness/deps.sh) serves /usr/bin/python3;
+# another python3 first in PATH may lack it
+PY=""
+for p in /usr/bin/python3 python3; do
+    if "$p" -c 'import jsonschema' 2>/dev/null; then PY="$p"; break; fi
+done
+[ -n "$PY" ] || fail "python3's jsonschema module is needed (apt-get install python3-jsonschema)"
 db="$(unique_name st)"
 meta="$(unique_name meta)"
 alias="$(unique_name st)"
@@ -31,7 +37,7 @@ echo '{"version":1,"indices":[{"alias":"'"$alias"'","shards":1,"replicas":0,"tab
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/m.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
     fail "import: $(cat "$TEST_TMP/import.out")"
 validate() { # JSON_FILE
-    python3 - "$SEARCHSYNC_SRCDIR/docs/status.schema.json" "$1" <<'PY'
+    "$PY" - "$SEARCHSYNC_SRCDIR/docs/status.schema.json" "$1" <<'PY'
 import json, sys, jsonschema
 schema = json.load(open(sys.argv[1]))
 jsonschema.validate(json.load(open(sys.argv[2])), schema)
