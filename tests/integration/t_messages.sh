@@ -24,7 +24,9 @@ sed -i 's/^password = .*/password = '"$MYSQL_PASSWORD"'  # right/' "$TEST_TMP/me
 printf '[metadata]\nuser = %s\npassword = wrong\n' "$MYSQL_USER" >>"$TEST_TMP/meta.ini"
 set +e
 "$SEARCHSYNC_BIN" mapping export --config "$TEST_TMP/meta.ini" >"$TEST_TMP/out" 2>&1
+rc=$?
 set -e
+assert_eq 1 "$rc" "wrong [metadata] password: exit 1"
 assert_contains "$(cat "$TEST_TMP/out")" "check the user and password in the [metadata] section" "wrong [metadata] password names [metadata]"
 case "$(cat "$TEST_TMP/out")" in *"[source] section"*) fail "a [metadata] error blamed [source]: $(cat "$TEST_TMP/out")" ;; esac
 
