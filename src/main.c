@@ -31,7 +31,7 @@ static const struct command commands[] = {
     {"resync", cmd_resync, "--config FILE INDEX --ids ID,..", "rebuild just the given documents"},
     {"delayed-run", cmd_delayed, "--config FILE [--index ALIAS] [--dry-run]",
      "one delayed-refresh pass over the change snapshots (for cron)"},
-    {"check", NULL, "--config FILE INDEX [--since DUR] [--repair]",
+    {"check", cmd_check, "--config FILE INDEX [--since DUR] [--repair] [--json]",
      "compare documents with MySQL; repair drift"},
     {"mapping", cmd_mapping, "import|export|body --config FILE [PATH|ALIAS]",
      "declarative mapping file in and out"},

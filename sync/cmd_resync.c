@@ -23,21 +23,6 @@ static void resync_usage(FILE *out) {
                  "(42) or child ids (review-7). A document whose row is gone is deleted.\n");
 }
 
-/* The table an id names: a child table whose join name prefixes it
- * ("review-7" → that table, key "7"), else the root. */
-static size_t table_of(const struct mp_index *ix, const char *id, const char **key) {
-    for (size_t t = 1; t < ix->ntables; t++) {
-        const struct mp_table *tb = &ix->tables[t];
-        size_t l = tb->parent_table && tb->join_name ? strlen(tb->join_name) : 0;
-        if (l && !strncmp(id, tb->join_name, l) && id[l] == '-') {
-            *key = id + l + 1;
-            return t;
-        }
-    }
-    *key = id;
-    return 0;
-}
-
 int cmd_resync(int argc, char **argv) {
     static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
                                          {"ids", required_argument, NULL, 'i'},
@@ -96,7 +81,7 @@ int cmd_resync(int argc, char **argv) {
         if (len) {
             char *id = xstrndup(s, len);
             const char *key;
-            size_t t = table_of(ix, id, &key);
+            size_t t = producer_doc_table(ix, id, &key);
             changeset_add_doc(&cs, at, t, key, strlen(key));
             free(id);
         }

@@ -17,12 +17,19 @@
 #include "pipeline.h"
 #include "json_exact.h"
 #include "log.h"
+#include "index_mapping.h"
 #include "reindex.h"
 
 /* An index config without any version in the engine gets its first one
  * through a reindex (the first sync: no dump, no separate snapshot code); a
  * live alias the metadata does not know yet is adopted. */
 static void drop_failed_builds(struct supervisor *sv, const struct mp_index *ix);
+
+static void put_hash_fields(struct supervisor *sv, const struct mp_index *ix) {
+    char err[512];
+    if (index_mapping_put_hash_fields(sv->k, ix->alias, err, sizeof err) < 0)
+        log_warn("run", "%s", err);
+}
 
 int builds_ensure_index(struct supervisor *sv, struct mp_index *ix) {
     struct search_conn *k = sv->k;
@@ -38,6 +45,7 @@ int builds_ensure_index(struct supervisor *sv, struct mp_index *ix) {
         goto out;
     }
     if (r.status == 200) {
+        put_hash_fields(sv, ix);
         if (ix->current_version > 0) goto out;
         cJSON *j = json_exact_parse(r.body.data, r.body.len);
         unsigned v = 0;

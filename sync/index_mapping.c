@@ -3,9 +3,12 @@
 #include "index_mapping.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
+
+#include "search/content_hash.h"
 
 struct gen {
     const struct search_dialect *d;
@@ -129,6 +132,16 @@ static void copy_targets_rel(cJSON *props, const struct mp_relation *r, size_t n
     }
 }
 
+void index_mapping_hash_props(cJSON *props) {
+    cJSON *h = cJSON_CreateObject();
+    cJSON_AddStringToObject(h, "type", "long");
+    cJSON_AddFalseToObject(h, "index");
+    add_prop(props, CONTENT_HASH_FIELD, h);
+    cJSON *k = cJSON_CreateObject();
+    cJSON_AddStringToObject(k, "type", "long");
+    add_prop(props, KEY_HASH_FIELD, k);
+}
+
 static int mapping_body(const struct mp_index *ix, const struct search_dialect *d, bool pretty,
                         bool building, sbuf *out, char *err, size_t errlen) {
     if (d->doc_type || (d->engine == ENGINE_ELASTICSEARCH && d->major < 7)) {
@@ -150,6 +163,11 @@ static int mapping_body(const struct mp_index *ix, const struct search_dialect *
     if (ix->analysis) cJSON_AddItemToObject(settings, "analysis", cJSON_CreateRaw(ix->analysis));
     cJSON *mappings = cJSON_AddObjectToObject(root, "mappings");
     cJSON_AddStringToObject(mappings, "dynamic", "strict");
+    /* the check's hashes: in doc values, not in _source (content_hash.h) */
+    cJSON *src = cJSON_AddObjectToObject(mappings, "_source");
+    cJSON *ex = cJSON_AddArrayToObject(src, "excludes");
+    cJSON_AddItemToArray(ex, cJSON_CreateString(CONTENT_HASH_FIELD));
+    cJSON_AddItemToArray(ex, cJSON_CreateString(KEY_HASH_FIELD));
     cJSON *props = cJSON_AddObjectToObject(mappings, "properties");
     bool parent_child = false;
     for (size_t i = 1; i < ix->ntables; i++)
@@ -192,6 +210,7 @@ static int mapping_body(const struct mp_index *ix, const struct search_dialect *
     cJSON_AddStringToObject(vf, "type", "long");
     cJSON_AddFalseToObject(vf, "index");
     add_prop(props, INDEX_MAPPING_VERSION_FIELD, vf);
+    index_mapping_hash_props(props);
     int rc = g.failed ? -1 : 0;
     if (rc == 0) {
         char *s = cJSON_PrintUnformatted(root);
@@ -214,4 +233,31 @@ int index_mapping_body(const struct mp_index *ix, const struct search_dialect *d
 int index_mapping_build_body(const struct mp_index *ix, const struct search_dialect *d, sbuf *out,
                              char *err, size_t errlen) {
     return mapping_body(ix, d, false, true, out, err, errlen);
+}
+
+int index_mapping_put_hash_fields(struct search_conn *k, const char *alias, char *err,
+                                  size_t errlen) {
+    cJSON *body = cJSON_CreateObject();
+    index_mapping_hash_props(cJSON_AddObjectToObject(body, "properties"));
+    char *text = cJSON_PrintUnformatted(body);
+    cJSON_Delete(body);
+    char path[600];
+    snprintf(path, sizeof path, "/%s,%s_v*/_mapping?allow_no_indices=true&ignore_unavailable=true",
+             alias, alias);
+    struct search_resp r;
+    search_resp_init(&r);
+    int rc = 0;
+    if (search_request(k, "PUT", path, "application/json", text, strlen(text), &r) != 0 ||
+        r.status != 200) {
+        snprintf(err, errlen,
+                 "index %s: cannot add the check's fields %s and %s to its mapping (%s%.*s): "
+                 "writes to it may be refused; reindex it to get a fresh mapping",
+                 alias, CONTENT_HASH_FIELD, KEY_HASH_FIELD, r.status ? "" : r.err,
+                 r.status ? (int)(r.body.len > 300 ? 300 : r.body.len) : 0,
+                 r.status ? r.body.data : "");
+        rc = -1;
+    }
+    search_resp_free(&r);
+    free(text);
+    return rc;
 }

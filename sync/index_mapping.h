@@ -21,6 +21,19 @@
 /* The document field delivery keeps the version in (src/deliver default). */
 #define INDEX_MAPPING_VERSION_FIELD "ss_version"
 
+/* The check's ss_hash and ss_key_hash properties (search/content_hash.h),
+ * added to a cJSON properties object: in every body, and put on an index
+ * created before they existed. */
+struct cJSON;
+void index_mapping_hash_props(struct cJSON *props);
+
+/* PUT those properties on the alias and its versions (<alias>_v*): an
+ * index created before they existed has a strict mapping that would refuse
+ * every write carrying them. Idempotent. 0, or -1 with err (said as a
+ * warning by the caller: the writes' dead letters name it too). */
+int index_mapping_put_hash_fields(struct search_conn *k, const char *alias, char *err,
+                                  size_t errlen);
+
 /* Append the body for PUT /<index> to out: compact JSON, or indented when
  * pretty. The model must have been validated (engine types filled in).
  * 0, or -1 with err. */

@@ -71,6 +71,9 @@ searchsync_SOURCES += sync/cmd_reindex.c sync/cmd_resync.c sync/producer.c sync/
 # the delayed run (issue 22): change snapshots -> relation tops -> bucketed jobs
 libsearchsync_a_SOURCES += sync/delayed.h sync/relation_tops.c sync/delayed_run.c
 searchsync_SOURCES += sync/cmd_delayed.c
+
+# the consistency check and repair (issue 23)
+searchsync_SOURCES += sync/check.c sync/check.h sync/check_diff.c sync/check_diff.h sync/cmd_check.c
 check_PROGRAMS += tests/unit/test_reindex tests/unit/test_reindex_asan
 TESTS += tests/unit/test_reindex tests/unit/test_reindex_asan
 tests_unit_test_reindex_SOURCES = tests/unit/test_reindex.c

@@ -1,8 +1,11 @@
 /* producer: the shared pipeline outside the daemon (see producer.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
+#include "index_mapping.h"
+#include "log.h"
 #include "producer.h"
 
 /* versions being built: live changes (and the producer's) go to them too */
@@ -53,6 +56,12 @@ int producer_open(struct producer *pr, const struct ss_config *cfg,
         p->k = pr->client ? search_conn_new(pr->client) : NULL;
         if (!pr->client || search_detect(pr->client, p->k, pr->err, sizeof pr->err) != 0)
             return EXIT_RUNTIME;
+        for (size_t i = 0; i < pr->m.nindices; i++) { /* indices older than the check's fields */
+            char w[512];
+            if (pr->m.indices[i].current_version &&
+                index_mapping_put_hash_fields(p->k, pr->m.indices[i].alias, w, sizeof w) < 0)
+                log_warn("producer", "%s", w);
+        }
         struct deliver_opts dopts;
         deliver_opts_from_config(&dopts, cfg);
         dopts.flush_on_txn_end = o->flush_each_txn;
@@ -84,4 +93,17 @@ void producer_close(struct producer *pr) {
     mapping_free(&pr->m);
     db_close(p->src);
     db_close(p->meta);
+}
+
+size_t producer_doc_table(const struct mp_index *ix, const char *id, const char **key) {
+    for (size_t t = 1; t < ix->ntables; t++) {
+        const struct mp_table *tb = &ix->tables[t];
+        size_t l = tb->parent_table && tb->join_name ? strlen(tb->join_name) : 0;
+        if (l && !strncmp(id, tb->join_name, l) && id[l] == '-') {
+            *key = id + l + 1;
+            return t;
+        }
+    }
+    *key = id;
+    return 0;
 }

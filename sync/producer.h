@@ -31,4 +31,9 @@ int producer_open(struct producer *pr, const struct ss_config *cfg,
                   const struct producer_opts *o);
 void producer_close(struct producer *pr);
 
+/* The document table a document id names: a parent/child table whose join
+ * name prefixes it ("review-7" → that table, *key "7"), else the root (*key
+ * the id itself). */
+size_t producer_doc_table(const struct mp_index *ix, const char *id, const char **key);
+
 #endif

@@ -4,6 +4,7 @@ libsearchsync_a_SOURCES += \
 	src/search/search.h src/search/jscan.h src/search/jscan.c \
 	src/search/dialect.c src/search/bulk.c src/search/client.c \
 	src/search/wait.h src/search/wait.c \
+	src/search/content_hash.h src/search/content_hash.c \
 	src/deliver/deliver.h src/deliver/deliver_int.h src/deliver/deliver.c \
 	src/deliver/version.c src/deliver/queue.c src/deliver/txn.c \
 	src/deliver/helper.c src/deliver/engine.c src/deliver/stats.c \

@@ -9,12 +9,15 @@
  *           the document stores its version in a field (version_field) and the
  *           painless script compares it first: an older update becomes a noop.
  *           Full index writes splice the same field into the source so later
- *           updates can compare against it. */
+ *           updates can compare against it.
+ * Full index writes also carry the consistency check's ss_hash and
+ * ss_key_hash (search/content_hash.h), hashed over the body as built. */
 #include <stdio.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "jsonw.h"
+#include "search/content_hash.h"
 #include "search/jscan.h"
 #include "search/search.h"
 
@@ -99,6 +102,12 @@ void bulk_append(sbuf *out, const struct search_dialect *d, const struct bulk_it
             json_escape(&m, it->version_field, strlen(it->version_field));
             sbuf_addc(&m, ':');
             add_u64(&m, it->version);
+        }
+        if (it->content_hash && it->body) { /* over the body as built, before these fields */
+            sbuf_adds(&m, m.len ? ",\"" CONTENT_HASH_FIELD "\":" : "\"" CONTENT_HASH_FIELD "\":");
+            add_u64(&m, content_hash(it->body, it->body_len));
+            sbuf_adds(&m, ",\"" KEY_HASH_FIELD "\":");
+            add_u64(&m, key_hash(it->id, strlen(it->id)));
         }
         add_obj_with(out, it->body ? it->body : "{}", it->body ? it->body_len : 2, m.data,
                      m.len);

@@ -40,9 +40,10 @@ static void sample_body(sbuf *out, const struct search_dialect *d) {
     const char *doc = "{\"title\":\"caf\xc3\xa9\",\n  \"n\":1}";
     struct bulk_item items[] = {
         {.op = BULK_INDEX, .index = "products_v1", .id = "42", .version = v, .body = doc,
-         .body_len = strlen(doc), .version_field = "ss_version"},
+         .body_len = strlen(doc), .version_field = "ss_version", .content_hash = true},
         {.op = BULK_INDEX, .index = "products_v1", .id = "q\"uote\\", .routing = "7",
-         .version = v + 1, .body = "{}", .body_len = 2, .version_field = "ss_version"},
+         .version = v + 1, .body = "{}", .body_len = 2, .version_field = "ss_version",
+         .content_hash = true},
         {.op = BULK_INDEX, .index = "plain", .id = "1", .version = 5, .body = "{\"a\":1}",
          .body_len = 7, .version_field = ""},
         {.op = BULK_DELETE, .index = "products_v1", .id = "43", .routing = "7", .version = v + 2},

@@ -1,0 +1,84 @@
+/* check: the consistency check of one index config — its documents in the
+ * engine against the documents MySQL gives (issue 23, docs/check.md).
+ *
+ * Work proportional to the difference, not the table (seed 001's
+ * anti-entropy):
+ *
+ *   MySQL side   every document table read page by page by the builder
+ *                (docbuild_page, as a reindex reads it) and each document
+ *                hashed in the daemon: (key hash of its id, content hash of
+ *                its body) — the very bytes a write sends, so a hash computed
+ *                here equals the one stored at write time (content_hash.h).
+ *                Hashing the builder's output instead of an SQL expression
+ *                keeps one definition of a document: SQL would have to
+ *                reproduce the builder's formatting of every type, and any
+ *                drift between the two would be reported as drift in the
+ *                index.
+ *   engine side  a histogram of ss_key_hash with, per bucket, the count and
+ *                the sum of ss_hash (and how many documents have one): no
+ *                document is fetched for a bucket that agrees.
+ *   drill-down   a bucket that differs is split into 64 (both sides) until it
+ *                holds at most CHECK_LEAF documents; a leaf lists its ids and
+ *                hashes (doc values, no _source) and is merged with MySQL's by
+ *                id: missing, extra, different, unhashed (a scripted update
+ *                dropped its hash), duplicate (copies under two routings).
+ *   settle       seed 001's drain before an exchange: each candidate is
+ *                looked at again once the daemon's checkpoint has passed the
+ *                binlog position taken before the rows were read — rebuilt
+ *                from MySQL, its _source fetched, compared field by field
+ *                (check_diff.c) — in up to three rounds, each after the
+ *                checkpoint passed a newer position, so a writer at work does
+ *                not show up as drift.
+ *   repair       what is left goes through the normal pipeline as a resync
+ *                (sync/cmd_resync.c): rebuilt or deleted with the version of a
+ *                binlog position read before the rows, so a newer live change
+ *                always wins.
+ */
+#ifndef SS_CHECK_H
+#define SS_CHECK_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "producer.h"
+#include "sbuf.h"
+
+#define CHECK_LEAF 2000 /* a bucket at most this big lists its ids */
+#define CHECK_SPLIT 64  /* a bigger one that differs is split this many ways */
+
+enum check_kind { CK_MISSING, CK_EXTRA, CK_DIFFERENT, CK_UNHASHED, CK_DUPLICATE };
+
+struct check_item {
+    char *id;
+    enum check_kind kind;
+    char *path; /* CK_DIFFERENT: the first differing field, else NULL */
+};
+
+struct check_opts {
+    const char *alias;
+    long since_s;     /* > 0: only rows changed in the last since_s seconds */
+    bool repair;
+    int settle_s;     /* how long to wait for the daemon's checkpoint per round */
+};
+
+struct check_result {
+    struct check_item *items; /* differences left after the settle rounds */
+    size_t nitems, capitems;
+    unsigned long long rows, engine_docs, buckets, buckets_differed, ids_listed,
+        docs_fetched, unhashed, legacy, rounds;
+    bool settled;       /* the daemon's checkpoint passed the last round's position */
+    char settle_note[256];
+    bool repaired;      /* --repair ran and delivered everything */
+    unsigned long long repaired_docs, repaired_deletes, dead_letters;
+    double seconds;
+};
+
+/* Run the check on an open producer (with engine). EXIT_OK (clean, or all
+ * repaired), EXIT_FOUND (differences left), EXIT_USAGE (no such index, no
+ * version, a --since without a daily_check_column) or EXIT_RUNTIME, with
+ * pr->err. */
+int check_run(struct producer *pr, const struct check_opts *o, struct check_result *res);
+void check_result_free(struct check_result *res);
+
+const char *check_kind_name(enum check_kind k);
+
+#endif

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# tests/integration/t_check.sh — `searchsync check` (issue 23) against real
+# MariaDB + OpenSearch, on the demo shop (products with nested skus and tags,
+# parent/child reviews and replies), with the daemon running:
+#   - a clean index reports clean (exit 0) without fetching one document
+#     (documents_fetched 0 in --json), and equals the SQL oracle
+#   - documents deleted, altered (a top-level field, a nested element's field,
+#     a nested element removed) and added behind searchsync's back, directly
+#     in the engine, are found exactly: no more, no fewer, with the first
+#     differing field path; exit 3
+#   - --repair rewrites or deletes them (exit 0); a second check is clean and
+#     every document equals the SQL oracle again
+#   - --since covers rows whose daily_check_column changed in the window
+#   - a check while a steady writer updates products reports no difference
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/oracle_lib.sh"
+require_bin
+bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products 4000 >/dev/null
+meta="$(unique_name meta)"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v1,brands_v1?ignore_unavailable=true' >/dev/null"
+cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = shop
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = $((7900 + $$ % 90))
+start = now
+heartbeat_ms = 500
+[metadata]
+database = $meta
+[search]
+urls = $SEARCH_URL
+[delivery]
+flush_interval_ms = 50
+checkpoint_interval_ms = 100
+[log]
+level = info
+INI
+ss() { "$SEARCHSYNC_BIN" "$@"; }
+ss mapping import --config "$TEST_TMP/c.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes \
+    >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
+on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 30 lines)"; tail -30 "$TEST_TMP/run.log"; }'
+daemon_wait_log "products: live changes no longer written to products_v1" 90
+wait_checkpoint "$meta" shop 30
+
+check() { # ARGS... — the check's --json output in $OUT, its exit code in $RC
+    RC=0
+    OUT="$(ss check --config "$TEST_TMP/c.ini" --json --settle 20 "$@" 2>"$TEST_TMP/check.err")" || RC=$?
+}
+ndocs="$(search_count products)"
+
+# ---- a clean index: clean, nothing fetched, equal to the oracle
+check products
+assert_eq 0 "$RC" "a clean index: exit 0 ($OUT $(cat "$TEST_TMP/check.err"))"
+assert_eq true "$(jq -r .clean <<<"$OUT")" "a clean index reports clean"
+assert_eq 0 "$(jq -r .documents_fetched <<<"$OUT")" "no document fetched for a clean index of $ndocs"
+assert_eq "$ndocs" "$(jq -r .rows <<<"$OUT")" "every document built from MySQL"
+assert_eq "$ndocs" "$(jq -r .engine_documents <<<"$OUT")" "every engine document counted"
+oracle_check_products shop products "before the tampering"
+
+# ---- behind searchsync's back, in the engine
+pick() { mysql_q "SELECT p.id FROM shop.products p WHERE $1 ORDER BY p.id LIMIT 1 OFFSET $2"; }
+gone="$(pick "1=1" 10)"
+top="$(pick "1=1" 20)"
+skufield="$(pick "EXISTS (SELECT 1 FROM shop.skus s WHERE s.product_id = p.id)" 30)"
+skuless="$(pick "(SELECT COUNT(*) FROM shop.skus s WHERE s.product_id = p.id) >= 2" 40)"
+review="$(mysql_q "SELECT id FROM shop.reviews ORDER BY id LIMIT 1 OFFSET 5")"
+extra=999000001
+log "tampering: delete $gone, name of $top, skus[0].color of $skufield, skus[1] of $skuless, review-$review, add $extra"
+rproduct="$(mysql_q "SELECT product_id FROM shop.reviews WHERE id = $review")"
+search_req DELETE "/products_v1/_doc/$gone" >/dev/null
+search_post "/products_v1/_update/$top" '{"doc":{"name":"tampered"}}' >/dev/null
+search_post "/products_v1/_update/$skufield" '{"script":{"source":"ctx._source.skus[0].color = \"XX\""}}' >/dev/null
+search_post "/products_v1/_update/$skuless" '{"script":{"source":"ctx._source.skus.remove(1)"}}' >/dev/null
+search_req DELETE "/products_v1/_doc/review-$review?routing=$rproduct" >/dev/null
+search_put "/products_v1/_doc/$extra" '{"name":"not in MySQL","relation":{"name":"product"}}' >/dev/null
+search_refresh products
+
+check products
+assert_eq 3 "$RC" "differences found and left: exit 3 ($(cat "$TEST_TMP/check.err"))"
+assert_eq false "$(jq -r .clean <<<"$OUT")" "not clean"
+assert_eq "$(printf '%s\n' "$gone" "review-$review" | sort)" "$(jq -r '.missing[]' <<<"$OUT" | sort)" "exactly the deleted documents are missing"
+assert_eq "$extra" "$(jq -r '.extra[]' <<<"$OUT")" "exactly the added document is extra"
+assert_eq "$(printf '%s\n' "$top" "$skufield" "$skuless" | sort)" "$(jq -r '.different[].id' <<<"$OUT" | sort)" \
+    "exactly the altered documents differ"
+assert_eq name "$(jq -r --arg id "$top" '.different[] | select(.id == $id) | .path' <<<"$OUT")" "a top-level field's path"
+assert_eq "skus[0].color" "$(jq -r --arg id "$skufield" '.different[] | select(.id == $id) | .path' <<<"$OUT")" "a nested element's field's path"
+assert_contains "$(jq -r --arg id "$skuless" '.different[] | select(.id == $id) | .path' <<<"$OUT")" "skus[1]" "a removed nested element: the first element that no longer matches"
+assert_eq "" "$(jq -r '.duplicate[]' <<<"$OUT")" "no duplicates"
+fetched="$(jq -r .documents_fetched <<<"$OUT")"
+# four documents are in the engine of the six: each fetched once per settle round (two: the
+# second finds the same differences, so they are believed)
+assert_eq 8 "$fetched" "only the suspects were fetched, once per round"
+assert_eq 2 "$(jq -r .rounds <<<"$OUT")" "two rounds: the second confirms the first"
+text="$(ss check --config "$TEST_TMP/c.ini" --settle 20 products 2>/dev/null)" || true
+assert_contains "$(head -1 <<<"$text")" "products: 6 difference(s): 2 missing, 1 extra, 3 different" "the summary line comes first"
+assert_contains "$text" "different $skufield at skus[0].color" "a detail line names the path"
+
+# ---- repair, then clean and equal to the oracle
+check products --repair
+assert_eq 0 "$RC" "--repair: exit 0 ($OUT $(cat "$TEST_TMP/check.err"))"
+assert_eq true "$(jq -r .repair.done <<<"$OUT")" "the repair was delivered"
+search_refresh products
+check products
+assert_eq 0 "$RC" "after the repair: clean ($OUT)"
+assert_eq 0 "$(jq -r .documents_fetched <<<"$OUT")" "after the repair nothing is fetched: the repaired documents carry hashes again"
+oracle_check_products shop products "after the repair"
+
+# ---- --since: the rows changed in the window
+old="$(pick "1=1" 50)"
+mysql_q "UPDATE shop.products SET updated_at = NOW(6) - INTERVAL 10 DAY WHERE id = $old"
+mysql_q "UPDATE shop.products SET price = price + 1 WHERE id = $top"
+wait_checkpoint "$meta" shop 30
+search_post "/products_v1/_update/$top" '{"doc":{"name":"tampered after the sync"}}' >/dev/null
+search_post "/products_v1/_update/$old" '{"doc":{"name":"tampered, but its row is old"}}' >/dev/null
+search_refresh products
+check products --since 1h
+assert_eq 3 "$RC" "--since finds the change in its window ($OUT)"
+assert_eq "$top	name" "$(jq -r '.different[] | "\(.id)\t\(.path)"' <<<"$OUT")" "--since looks only at rows changed in the window"
+assert_true "--since built only the window's documents" [ "$(jq -r .rows <<<"$OUT")" -lt 100 ]
+check products --repair
+assert_eq 0 "$RC" "repaired"
+rc2=0
+ss check --config "$TEST_TMP/c.ini" products --since 5x >/dev/null 2>&1 || rc2=$?
+assert_eq 2 "$rc2" "a malformed --since is a usage error"
+rc2=0
+ss check --config "$TEST_TMP/c.ini" nosuch >"$TEST_TMP/nosuch.out" 2>&1 || rc2=$?
+assert_eq 2 "$rc2" "an unknown index is a usage error"
+assert_contains "$(cat "$TEST_TMP/nosuch.out")" 'no index config "nosuch"' "and says so"
+
+# ---- under a steady writer: no false differences
+(
+    end=$((SECONDS + 25))
+    while [ $SECONDS -lt $end ]; do
+        mysql_q "UPDATE shop.products SET price = price + 0.01, name = CONCAT(LEFT(name, 40), '.') ORDER BY RAND() LIMIT 20" || true
+        sleep 0.1
+    done
+) &
+writer=$!
+on_exit "kill $writer 2>/dev/null || true"
+sleep 2
+check products
+wait "$writer" || true
+assert_eq 0 "$RC" "a check under a steady writer: no differences ($OUT $(cat "$TEST_TMP/check.err"))"
+wait_checkpoint "$meta" shop 30
+oracle_check_products shop products "after the writer"
+pass
