@@ -535,6 +535,10 @@ static void check_columns(struct vctx *v, const char *where, const char *db, con
         snprintf(w, sizeof w, "%s.columns[%zu] (column %s.%s.%s)", where, i, db, table, c->name);
         for (size_t j = 0; j < i; j++)
             if (!strcmp(cols[j].name, c->name)) verr(v, w, "column listed twice");
+        if (!strcmp(c->name, "ss_version") || !strcmp(c->name, "ss_hash") ||
+            !strcmp(c->name, "ss_key_hash"))
+            verr(v, w, "%s is a field searchsync writes into every document (delivery's version, "
+                 "the check's hashes): leave this column out of the mapping", c->name);
         if (v->schema && have_table) {
             const struct mp_schema_col *s = mp_schema_find(v->schema, db, table, c->name);
             if (!s) {

@@ -350,6 +350,10 @@ static void test_validation(void **state) {
     validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true},\"colour\"]}"),
                     1, "(column d.p.colour): no such column in the source");
     validate_expect(IX("{\"table\":\"d.p\",\"columns\":[\"id\"]}"), 0, NULL); /* takes the PK */
+    /* the fields delivery and the check write into every document are no columns
+     * (refused before the schema is asked: the column does not exist there either) */
+    validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true},\"ss_hash\"]}"),
+                    2, "ss_hash is a field searchsync writes into every document");
     validate_expect(IX("{\"table\":\"d.n\"}"), 1,
                     "root table without a key (the source table has no primary key)");
     validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true,\"type\":\"integer\"}]}"),
