@@ -48,6 +48,7 @@ void deliver_opts_defaults(struct deliver_opts *o) {
 
 void deliver_opts_from_config(struct deliver_opts *o, const struct ss_config *c) {
     deliver_opts_defaults(o);
+    o->content_hash = true; /* its indices' mappings declare the fields */
     o->workers = c->delivery.workers;
     /* each helper owns one kept-alive connection: [search] max_connections
      * caps how many run at once */

@@ -143,6 +143,9 @@ struct deliver_opts {
                                  * batch_min says (a producer that waits for each
                                  * transaction's acknowledgement, like a reindex page) */
     const char *version_field;  /* document field for update guards; "" = none */
+    bool content_hash;          /* whole documents carry the check's ss_hash and
+                                 * ss_key_hash (search/content_hash.h): on for the
+                                 * indices searchsync creates (deliver_opts_from_config) */
     deliver_checkpoint_fn checkpoint;
     void *checkpoint_ud;
     deliver_dead_letter_fn dead_letter;

@@ -405,7 +405,7 @@ void *helper_main(void *arg) {
                 .body_len = it->body_len,
                 .script = it->script,
                 .version_field = d->version_field,
-                .content_hash = d->version_field[0] != '\0',
+                .content_hash = d->o.content_hash && d->version_field[0] != '\0',
                 .require_alias = it->require_alias,
             };
             bulk_append(&h->body, dia, &bi);
