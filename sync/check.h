@@ -37,6 +37,7 @@
 #ifndef SS_CHECK_H
 #define SS_CHECK_H
 #include <stdbool.h>
+#include <signal.h>
 #include <stddef.h>
 
 #include "producer.h"
@@ -58,6 +59,9 @@ struct check_opts {
     long since_s;     /* > 0: only rows changed in the last since_s seconds */
     bool repair;
     int settle_s;     /* how long to wait for the daemon's checkpoint per round */
+    const char *trigger; /* check_runs.trigger_kind: "command" (NULL) or "schedule" */
+    const char *node;    /* who ran it (check_runs.node), NULL: not said */
+    volatile sig_atomic_t *stop; /* set: give up between pages and settle polls */
 };
 
 struct check_result {
@@ -78,6 +82,16 @@ struct check_result {
  * pr->err. */
 int check_run(struct producer *pr, const struct check_opts *o, struct check_result *res);
 void check_result_free(struct check_result *res);
+
+/* The result as one JSON object (docs/check.md), each difference list cut
+ * at max_ids ids. */
+void check_result_json(const char *alias, const struct check_opts *o,
+                       const struct check_result *r, size_t max_ids, sbuf *out);
+/* One row of check_runs for this run (rc: check_run's; error: its message
+ * when it failed). 0, or -1 with err. */
+int check_record(struct st_mysql *meta, const char *source, const struct check_opts *o,
+                 const struct check_result *r, int rc, const char *error, char *err,
+                 size_t errlen);
 
 const char *check_kind_name(enum check_kind k);
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "commands.h"
@@ -42,53 +43,7 @@ static long parse_duration(const char *s) {
 static void print_json(const char *alias, const struct check_opts *o,
                        const struct check_result *r) {
     sbuf out = SBUF_INIT;
-    jsonw w;
-    jw_init(&w, &out);
-    jw_obj_open(&w);
-    jw_key(&w, "index"), jw_str(&w, alias);
-    jw_key(&w, "window_s"), jw_int(&w, o->since_s);
-    jw_key(&w, "clean"), jw_bool(&w, r->nitems == 0);
-    jw_key(&w, "rows"), jw_int(&w, (long long)r->rows);
-    jw_key(&w, "engine_documents"), jw_int(&w, (long long)r->engine_docs);
-    jw_key(&w, "buckets"), jw_int(&w, (long long)r->buckets);
-    jw_key(&w, "buckets_differed"), jw_int(&w, (long long)r->buckets_differed);
-    jw_key(&w, "ids_listed"), jw_int(&w, (long long)r->ids_listed);
-    jw_key(&w, "documents_fetched"), jw_int(&w, (long long)r->docs_fetched);
-    jw_key(&w, "unhashed"), jw_int(&w, (long long)r->unhashed);
-    jw_key(&w, "rounds"), jw_int(&w, (long long)r->rounds);
-    jw_key(&w, "settled"), jw_bool(&w, r->settled);
-    if (r->settle_note[0]) jw_key(&w, "settle_note"), jw_str(&w, r->settle_note);
-    jw_key(&w, "seconds"), jw_double(&w, r->seconds);
-    static const char *const kinds[] = {"missing", "extra", "different", "duplicate"};
-    static const enum check_kind kv[] = {CK_MISSING, CK_EXTRA, CK_DIFFERENT, CK_DUPLICATE};
-    for (size_t k = 0; k < 4; k++) {
-        jw_key(&w, kinds[k]);
-        jw_arr_open(&w);
-        for (size_t i = 0; i < r->nitems; i++) {
-            if (r->items[i].kind != kv[k]) continue;
-            if (kv[k] == CK_DIFFERENT) {
-                jw_obj_open(&w);
-                jw_key(&w, "id"), jw_str(&w, r->items[i].id);
-                jw_key(&w, "path"), jw_str(&w, r->items[i].path ? r->items[i].path : "");
-                jw_obj_close(&w);
-            } else {
-                jw_str(&w, r->items[i].id);
-            }
-        }
-        jw_arr_close(&w);
-    }
-    jw_key(&w, "repair");
-    if (o->repair) {
-        jw_obj_open(&w);
-        jw_key(&w, "done"), jw_bool(&w, r->repaired);
-        jw_key(&w, "rebuilt"), jw_int(&w, (long long)r->repaired_docs);
-        jw_key(&w, "deleted"), jw_int(&w, (long long)r->repaired_deletes);
-        jw_key(&w, "dead_letters"), jw_int(&w, (long long)r->dead_letters);
-        jw_obj_close(&w);
-    } else {
-        jw_null(&w);
-    }
-    jw_obj_close(&w);
+    check_result_json(alias, o, r, (size_t)-1, &out);
     printf("%s\n", out.data);
     sbuf_free(&out);
 }
@@ -178,6 +133,14 @@ int cmd_check(int argc, char **argv) {
         else print_text(co.alias, &co, &res);
     } else {
         fprintf(stderr, "searchsync check: %s\n", pr.err);
+    }
+    if (pr.p.meta && rc != EXIT_USAGE) { /* the run's row: status and GET /api/v1/checks */
+        char host[256] = "", e[512];
+        gethostname(host, sizeof host - 1);
+        co.node = host[0] ? host : NULL;
+        if (check_record(pr.p.meta, cfg.source.name, &co, &res, rc, rc == EXIT_RUNTIME ? pr.err : NULL,
+                         e, sizeof e) < 0)
+            fprintf(stderr, "searchsync check: the result was not recorded in check_runs: %s\n", e);
     }
     check_result_free(&res);
     producer_close(&pr);

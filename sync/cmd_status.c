@@ -226,6 +226,9 @@ int cmd_status(int argc, char **argv) {
     printf("last delayed run (id, status, started, finished, snapshots, ids, documents rebuilt, "
            "deleted, errors)\n");
     if (print_rows(&st.delayed_run) == 0) printf("  none (searchsync delayed-run)\n");
+    printf("last check per index (index, status, finished, window s, differences, documents "
+           "fetched)\n");
+    if (print_rows(&st.checks) == 0) printf("  none (searchsync check)\n");
     print_readers(&cfg, meta);
     if (st.checkpoint_purged) {
         printf("the checkpoint's binlog file is no longer on the source (purged): the changes "

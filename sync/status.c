@@ -299,6 +299,13 @@ waiting:
     db_quote(meta, &q, name, strlen(name));
     sbuf_adds(&q, " ORDER BY id DESC LIMIT 1");
     rows_of(meta, q.data, &st->delayed_run, st, "delayed runs");
+    sbuf_reset(&q);
+    sbuf_adds(&q, "SELECT index_alias, status, finished_at, window_s, missing + extra + different + "
+                  "duplicate, documents_fetched FROM check_runs WHERE id IN (SELECT MAX(id) FROM "
+                  "check_runs WHERE source = ");
+    db_quote(meta, &q, name, strlen(name));
+    sbuf_adds(&q, " GROUP BY index_alias) ORDER BY index_alias");
+    rows_of(meta, q.data, &st->checks, st, "checks");
     sbuf_free(&q);
 }
 
@@ -323,6 +330,7 @@ void status_free(struct ss_status *st) {
     rows_free(&st->dead);
     rows_free(&st->snapshots);
     rows_free(&st->delayed_run);
+    rows_free(&st->checks);
     for (size_t i = 0; i < st->nerrors; i++) free(st->errors[i]);
     free(st->errors);
     memset(st, 0, sizeof *st);
@@ -463,6 +471,11 @@ void status_json(const struct ss_status *st, sbuf *out) {
     static const bool rnum[] = {true, false, false, false, true, true, true, true, true};
     jw_key(&w, "delayed_last_run");
     rows_json(&w, &st->delayed_run, rn, rnum);
+    static const char *const kn[] = {"index", "status", "finished_at", "window_s",
+                                     "differences", "documents_fetched"};
+    static const bool knum[] = {false, false, false, true, true, true};
+    jw_key(&w, "checks");
+    rows_json(&w, &st->checks, kn, knum);
     jw_key(&w, "errors");
     jw_arr_open(&w);
     for (size_t i = 0; i < st->nerrors; i++) jw_str(&w, st->errors[i]);

@@ -66,6 +66,8 @@ struct ss_status {
     struct status_rows snapshots;  /* db.table, count */
     struct status_rows delayed_run; /* the last delayed run: id, status, started, finished,
                                       snapshots, ids, documents rebuilt, deleted, errors */
+    struct status_rows checks;     /* each index's last check: index, status, finished,
+                                      window_s, differences, documents fetched */
     char **errors;                 /* what could not be read, in order */
     size_t nerrors;
     bool checkpoint_purged;    /* the checkpoint's binlog file is gone from the source */

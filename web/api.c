@@ -9,6 +9,7 @@
 
 #include "db.h"
 #include "deliver/deliver.h"
+#include "json_exact.h"
 #include "jsonw.h"
 #include "log.h"
 #include "rebalance/registry.h"
@@ -184,6 +185,62 @@ static void h_status(const struct api_ctx *ctx, struct api_resp *r) {
     status_collect(ctx->cfg, c.meta, c.src, src_err, c.k, engine_err, &st);
     status_json(&st, &r->body);
     status_free(&st);
+    ok_json(r, 200);
+    conns_close(&c);
+}
+
+/* ---------- GET /api/v1/checks, /api/v1/indices/{alias}/checks ---------- */
+
+/* The last 50 consistency checks (check_runs, newest first), of one index
+ * config when alias is not empty; each with its JSON report. */
+static void h_checks(const struct api_ctx *ctx, const char *alias, struct api_resp *r) {
+    struct conns c = {0};
+    if (!open_meta(ctx, &c, r)) return;
+    struct stmt_rows rows = {0};
+    const char *p[] = {ctx->cfg->source.name, alias, alias};
+    if (stmt_query(c.meta,
+                   "SELECT id, index_alias, status, window_s, trigger_kind, node, "
+                   "DATE_FORMAT(started_at, '%Y-%m-%dT%H:%i:%s.%fZ'), "
+                   "DATE_FORMAT(finished_at, '%Y-%m-%dT%H:%i:%s.%fZ'), missing, extra, different, "
+                   "duplicate, documents_fetched, details, error FROM check_runs WHERE source = ? "
+                   "AND (? = '' OR index_alias = ?) ORDER BY id DESC LIMIT 50",
+                   p, 3, &rows, c.err, sizeof c.err) < 0) {
+        api_error(r, 500, c.err, "reading check_runs failed; see the daemon's log");
+        conns_close(&c);
+        return;
+    }
+    jsonw w;
+    jw_init(&w, &r->body);
+    jw_obj_open(&w);
+    jw_key(&w, "checks");
+    jw_arr_open(&w);
+    static const char *const names[] = {"id", "index", "status", "window_s", "trigger", "node",
+                                        "started_at", "finished_at", "missing", "extra",
+                                        "different", "duplicate", "documents_fetched"};
+    static const bool num[] = {true, false, false, true, false, false,
+                               false, false, true, true, true, true, true};
+    for (size_t i = 0; i < rows.nrows; i++) {
+        jw_obj_open(&w);
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+            const char *v = STMT_CELL(&rows, i, k);
+            jw_key(&w, names[k]);
+            if (!v) jw_null(&w);
+            else if (num[k]) jw_int(&w, atoll(v));
+            else jw_str(&w, v);
+        }
+        const char *d = STMT_CELL(&rows, i, 13), *e = STMT_CELL(&rows, i, 14);
+        cJSON *dj = d ? json_exact_parse(d, strlen(d)) : NULL; /* embedded only if it parses */
+        jw_key(&w, "report");
+        if (dj) jw_raw(&w, d, strlen(d));
+        else jw_null(&w);
+        cJSON_Delete(dj);
+        jw_key(&w, "error");
+        jw_str0(&w, e);
+        jw_obj_close(&w);
+    }
+    jw_arr_close(&w);
+    jw_obj_close(&w);
+    stmt_rows_free(&rows);
     ok_json(r, 200);
     conns_close(&c);
 }
@@ -546,6 +603,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_REINDEX_RESET: h_reindex_reset(ctx, rt->alias, r); break;
     case ROUTE_METRICS: h_metrics(ctx, r); break;
     case ROUTE_NODES: h_nodes(ctx, r); break;
+    case ROUTE_CHECKS: h_checks(ctx, rt->alias, r); break;
     case ROUTE_WORDS_LIST:
     case ROUTE_WORD_CREATE:
     case ROUTE_WORD_GET:
@@ -564,7 +622,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_NOT_FOUND:
     default:
         api_error(r, 404, "no such endpoint",
-                  "see docs/http-api.md: /api/v1/status, /api/v1/indices, /api/v1/nodes, "
+                  "see docs/http-api.md: /api/v1/status, /api/v1/indices, /api/v1/nodes, /api/v1/checks, "
                   "/api/v1/indices/{alias}/reindex, /api/v1/words, /dict/ext.txt, /metrics");
         break;
     }

@@ -84,6 +84,10 @@ void route_match(const char *method, const char *path, struct route *out) {
         set(out, method, ROUTE_NODES, ROUTE_NOT_FOUND);
         return;
     }
+    if (!strcmp(p, "checks")) {
+        set(out, method, ROUTE_CHECKS, ROUTE_NOT_FOUND);
+        return;
+    }
     if (!strcmp(p, "login")) {
         set(out, method, ROUTE_NOT_FOUND, ROUTE_LOGIN);
         out->public = true;
@@ -123,6 +127,7 @@ void route_match(const char *method, const char *path, struct route *out) {
     size_t alen = (size_t)(slash - p);
     if (!strcmp(slash, "/reindex")) set(out, method, ROUTE_REINDEX_GET, ROUTE_REINDEX_POST);
     else if (!strcmp(slash, "/reindex/reset")) set(out, method, ROUTE_NOT_FOUND, ROUTE_REINDEX_RESET);
+    else if (!strcmp(slash, "/checks")) set(out, method, ROUTE_CHECKS, ROUTE_NOT_FOUND);
     else return;
     memcpy(out->alias, p, alen);
     out->alias[alen] = '\0';

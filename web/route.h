@@ -4,6 +4,8 @@
  *   GET  /api/v1/status                          ROUTE_STATUS
  *   GET  /api/v1/indices                         ROUTE_INDICES
  *   GET  /api/v1/nodes                           ROUTE_NODES
+ *   GET  /api/v1/checks                          ROUTE_CHECKS (the last 50)
+ *   GET  /api/v1/indices/{alias}/checks          ROUTE_CHECKS (that index's)
  *   GET  /api/v1/indices/{alias}/reindex         ROUTE_REINDEX_GET (progress)
  *   POST /api/v1/indices/{alias}/reindex         ROUTE_REINDEX_POST (queue a build)
  *   POST /api/v1/indices/{alias}/reindex/reset   ROUTE_REINDEX_RESET
@@ -42,6 +44,7 @@ enum route_id {
     ROUTE_REINDEX_RESET,
     ROUTE_METRICS,
     ROUTE_NODES,
+    ROUTE_CHECKS,
     ROUTE_LOGIN,
     ROUTE_LOGOUT,
     ROUTE_SESSION,

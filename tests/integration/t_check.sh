@@ -18,6 +18,8 @@ require_bin
 bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products 4000 >/dev/null
 meta="$(unique_name meta)"
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v1,brands_v1?ignore_unavailable=true' >/dev/null"
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 cat >"$TEST_TMP/c.ini" <<INI
 [source]
 name = shop
@@ -34,9 +36,12 @@ urls = $SEARCH_URL
 [delivery]
 flush_interval_ms = 50
 checkpoint_interval_ms = 100
+[admin]
+listen = 127.0.0.1:$PORT
 [log]
 level = info
 INI
+export SEARCHSYNC_ADMIN_TOKEN="$TOKEN"
 ss() { "$SEARCHSYNC_BIN" "$@"; }
 ss mapping import --config "$TEST_TMP/c.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
@@ -107,6 +112,12 @@ check products
 assert_eq 0 "$RC" "after the repair: clean ($OUT)"
 assert_eq 0 "$(jq -r .documents_fetched <<<"$OUT")" "after the repair nothing is fetched: the repaired documents carry hashes again"
 oracle_check_products shop products "after the repair"
+# every run is recorded: status shows the last, the API lists them
+st="$(ss status --config "$TEST_TMP/c.ini" --json 2>/dev/null)" || true
+assert_eq "clean 0" "$(jq -r '.checks[] | select(.index == "products") | "\(.status) \(.differences)"' <<<"$st")" "status: the last check of products"
+api="$(curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/api/v1/indices/products/checks")"
+assert_eq "clean repaired differences differences clean" "$(jq -r '[.checks[].status] | join(" ")' <<<"$api")" "GET /api/v1/indices/products/checks: every run, newest first"
+assert_eq "$extra" "$(jq -r '.checks[1].report.extra[0]' <<<"$api")" "each run's report is in the API"
 
 # ---- --since: the rows changed in the window
 old="$(pick "1=1" 50)"

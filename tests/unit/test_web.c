@@ -127,6 +127,10 @@ static void test_routes(void **state) {
     route_is("POST", "/api/v1/indices/shop.v-2_x/reindex/reset", ROUTE_REINDEX_RESET,
              "shop.v-2_x");
     route_is("GET", "/metrics", ROUTE_METRICS, "");
+    route_is("GET", "/api/v1/checks", ROUTE_CHECKS, "");
+    route_is("GET", "/api/v1/indices/products/checks", ROUTE_CHECKS, "products");
+    route_is("POST", "/api/v1/checks", ROUTE_BAD_METHOD, "");
+    route_is("GET", "/api/v1/indices/products/checks/1", ROUTE_NOT_FOUND, "");
     /* not found: unknown paths, trailing slashes, bad aliases */
     route_is("GET", "/", ROUTE_NOT_FOUND, "");
     route_is("GET", "/api/v1/status/", ROUTE_NOT_FOUND, "");
