@@ -214,6 +214,17 @@ const struct config_key config_keys[] = {
     I("reindex", "keep_runs", reindex.keep_runs, "10", 1, 10000,
       "Reindex runs whose bookkeeping (per-job counts, errors) is kept per index config"),
 
+    S("check", "schedule", check.schedule, NULL, NULL, false, false,
+      "When the daemon that reads the source checks every index config (docs/check.md): a "
+      "daily time, UTC, as HH:MM, or `every DUR` (every 6h); empty = off (run `searchsync "
+      "check` from cron)"),
+    S("check", "since", check.since, "25h", NULL, false, false,
+      "The scheduled check's window, as `check --since` (90s, 15m, 25h, 7d); `all` = the whole "
+      "index"),
+    B("check", "repair", check.repair, "true", "The scheduled check repairs what it finds"),
+    I("check", "settle_s", check.settle_s, "30", 0, 3600,
+      "How long a check waits for the daemon's checkpoint before a difference is believed"),
+
     S("admin", "listen", admin.listen, "127.0.0.1:8089", NULL, false, false,
       "Admin HTTP address (API, UI, /metrics); empty = no admin server"),
     S("admin", "dict_listen", admin.dict_listen, NULL, NULL, false, false,
@@ -463,6 +474,39 @@ static int password_from_file(struct ss_config *c, const char *section, char **p
     return 0;
 }
 
+long config_parse_duration(const char *s) {
+    char *e;
+    long v = strtol(s, &e, 10);
+    if (e == s || v <= 0 || *s == '-' || *s == '+' || *s == ' ') return -1;
+    long mul = !*e ? 1 : !strcmp(e, "s") ? 1 : !strcmp(e, "m") ? 60 : !strcmp(e, "h") ? 3600
+               : !strcmp(e, "d") ? 86400 : -1;
+    if (mul < 0 || v > 400L * 86400 / mul) return -1;
+    return v * mul;
+}
+
+int config_parse_hhmm(const char *s) {
+    if (strlen(s) != 5 || s[2] != ':') return -1;
+    for (int i = 0; i < 5; i++)
+        if (i != 2 && (s[i] < '0' || s[i] > '9')) return -1;
+    int h = (s[0] - '0') * 10 + (s[1] - '0'), m = (s[3] - '0') * 10 + (s[4] - '0');
+    return h < 24 && m < 60 ? h * 60 + m : -1;
+}
+
+/* the scheduled check's keys, parsed now so a typo stops the start */
+static int check_check(const struct ss_config *c, const char *name, char *err, size_t errlen) {
+    const char *sc = c->check.schedule;
+    if (sc && *sc && config_parse_hhmm(sc) < 0 &&
+        (strncmp(sc, "every ", 6) || config_parse_duration(sc + 6) < 0))
+        return errf(err, errlen, "%s: [check] schedule = \"%s\": give a time of day, UTC, as "
+                    "HH:MM (e.g. 03:15), or an interval as `every DUR` (every 6h), or leave it "
+                    "empty to schedule checks from cron", name, sc);
+    if (c->check.since && strcmp(c->check.since, "all") &&
+        config_parse_duration(c->check.since) < 0)
+        return errf(err, errlen, "%s: [check] since = \"%s\": give a duration such as 90s, 15m, "
+                    "25h or 7d, or `all` for the whole index", name, c->check.since);
+    return 0;
+}
+
 /* a certificate or key file named by a key must be readable now, not at the
  * first connection */
 static int check_readable(const char *section, const char *key, const char *file,
@@ -675,6 +719,7 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
         return -1;
     }
     if (check_secured(c, seen, name, err, errlen) < 0) return -1;
+    if (check_check(c, name, err, errlen) < 0) return -1;
     if (c->admin.token && strlen(c->admin.token) < 32) {
         errf(err, errlen,
                "%s: [admin] token is too short: use at least 32 hex characters (128 bits), "

@@ -107,6 +107,13 @@ struct ss_config {
     } reindex;
 
     struct {
+        char *schedule;     /* "HH:MM" UTC: the daemon's daily window check; NULL = off */
+        char *since;        /* its window ("25h"), or "all" for the whole index */
+        bool repair;        /* it repairs what it finds */
+        int settle_s;       /* as `check --settle` */
+    } check;
+
+    struct {
         char *listen;      /* host:port; default 127.0.0.1:8089 */
         char *dict_listen; /* optional separate listener for /dict/ files */
         char *token;       /* or env SEARCHSYNC_ADMIN_TOKEN; required to serve */
@@ -154,5 +161,11 @@ bool config_key_equal(const struct ss_config *a, const struct ss_config *b,
 /* Markdown table of every key (docs/configuration.md body). */
 
 void config_print_reference(FILE *out);
+
+/* "90", "90s", "15m", "24h", "7d" → seconds; -1 when malformed (or beyond
+ * 400 days) */
+long config_parse_duration(const char *s);
+/* "HH:MM" → minutes after midnight; -1 when malformed */
+int config_parse_hhmm(const char *s);
 
 #endif

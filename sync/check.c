@@ -795,7 +795,7 @@ int check_run(struct producer *pr, const struct check_opts *o, struct check_resu
     }
     sbuf_free(&seen), sbuf_free(&now);
     for (size_t i = 0; i < c.nc; i++) res->unhashed += c.c[i].kind == CK_UNHASHED;
-    if (o->repair && c.nc && repair(&c) < 0) goto out;
+    if (o->repair && c.nc && !(o->stop && *o->stop) && repair(&c) < 0) goto out;
     res->items = xcalloc(c.nc ? c.nc : 1, sizeof *res->items);
     for (size_t i = 0; i < c.nc; i++) {
         if (c.c[i].kind == CK_UNHASHED) continue;

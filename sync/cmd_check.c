@@ -29,17 +29,6 @@ static void check_usage(FILE *out) {
             "exit: 0 clean or repaired, 3 differences left, 1 failure, 2 usage\n");
 }
 
-/* "90", "90s", "15m", "24h", "7d" → seconds; -1 if malformed */
-static long parse_duration(const char *s) {
-    char *e;
-    long v = strtol(s, &e, 10);
-    if (e == s || v <= 0) return -1;
-    long mul = !*e ? 1 : !strcmp(e, "s") ? 1 : !strcmp(e, "m") ? 60 : !strcmp(e, "h") ? 3600
-               : !strcmp(e, "d") ? 86400 : -1;
-    if (mul < 0 || v > 400L * 86400 / mul) return -1;
-    return v * mul;
-}
-
 static void print_json(const char *alias, const struct check_opts *o,
                        const struct check_result *r) {
     sbuf out = SBUF_INIT;
@@ -100,7 +89,7 @@ int cmd_check(int argc, char **argv) {
     while ((o = getopt_long(argc, argv, "c:s:rjw:h", opts, NULL)) != -1) {
         if (o == 'c') path = optarg;
         else if (o == 's') {
-            if ((co.since_s = parse_duration(optarg)) < 0) {
+            if ((co.since_s = config_parse_duration(optarg)) < 0) {
                 fprintf(stderr, "searchsync check: --since %s: give a duration such as 90s, 15m, "
                                 "24h or 7d\n", optarg);
                 return EXIT_USAGE;

@@ -403,6 +403,8 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     reload_attach(&dm->sv); /* SIGHUP: reload, SIGUSR1: state dump (sync/reload.c) */
+    if (check_schedule_start(&dm->check, &cfg, &daemon_stop_requested, dm->lead.node_id) < 0)
+        log_warn("run", "the scheduled check could not start: checks run from cron only");
     int rc = daemon_stop_requested ? BL_STOP : binlog_source_run(dm, &ro);
     if (rc == BL_ERR && strstr(dm->err, "not available on the server"))
         snprintf(dm->err + strlen(dm->err), sizeof dm->err - strlen(dm->err),
@@ -410,6 +412,7 @@ int cmd_run(int argc, char **argv) {
                  "--from-current` starts at the binlog's end and rebuilds every index, which "
                  "covers what was skipped");
     if (rc == BL_ERR) log_error("run", "stopping: %s", dm->err);
+    check_schedule_stop(&dm->check); /* a check under way gives up: its repair is delivered */
     supervisor_stop(&dm->sv);
     while (p->nbuilds)
         builds_stop(dm, p->nbuilds - 1, "stopping; the jobs resume from their cursors");
@@ -432,6 +435,7 @@ out:
     if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);
     signals_on_stop(NULL, NULL);
     reload_detach();
+    check_schedule_stop(&dm->check);
     supervisor_stop(&dm->sv);
     http_server_stop(admin); /* before what its handlers use is freed */
     while (p->nbuilds) builds_stop(dm, p->nbuilds - 1, "stopping");

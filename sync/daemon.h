@@ -25,6 +25,7 @@
 #include "binlog/binlog.h"
 #include "binlog/reader.h"
 #include "changeset.h"
+#include "check_schedule.h"
 #include "config.h"
 #include "db.h"
 #include "deliver/deliver.h"
@@ -106,6 +107,7 @@ struct supervisor {
 
 struct daemon {
     struct ss_config *cfg;
+    struct check_schedule check; /* [check] schedule: its thread, once this node reads */
     /* reader thread */
     struct pipeline p;
     struct changeset cs;

@@ -157,4 +157,29 @@ wait "$writer" || true
 assert_eq 0 "$RC" "a check under a steady writer: no differences ($OUT $(cat "$TEST_TMP/check.err"))"
 wait_checkpoint "$meta" shop 30
 oracle_check_products shop products "after the writer"
+# ---- the daemon's scheduled check: found and repaired by itself, recorded
+daemon_stop
+cat >>"$TEST_TMP/c.ini" <<INI
+[check]
+schedule = every 2s
+since = 1h
+repair = true
+settle_s = 10
+INI
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run2.log"
+daemon_wait_log "scheduled check every 2s" 30
+target="$(pick "1=1" 60)"
+mysql_q "UPDATE shop.products SET price = price + 1 WHERE id = $target"
+wait_checkpoint "$meta" shop 30
+search_post "/products_v1/_update/$target" '{"doc":{"name":"drift the schedule finds"}}' >/dev/null
+search_refresh products
+sched_repaired() {
+    [ "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.check_runs WHERE trigger_kind = 'schedule' AND status = 'repaired' AND different = 1")" -ge 1 ]
+}
+wait_until 60 "a scheduled check repairs the drift" sched_repaired
+daemon_wait_log "products: 0 missing, 0 extra, 1 different, 0 duplicate document(s), repaired" 10
+search_refresh products
+assert_eq "$(mysql_q "SELECT name FROM shop.products WHERE id = $target")" \
+    "$(search_get "/products/_doc/$target" | jq -r ._source.name)" "the scheduled repair restored the document"
+daemon_stop
 pass
