@@ -907,6 +907,27 @@ int check_record(MYSQL *meta, const char *source, const struct check_opts *o,
     else sbuf_adds(&q, "NULL");
     sbuf_addc(&q, ')');
     int x = db_exec(meta, q.data, err, errlen);
+    if (x == 0) { /* and a line of the sync log, as other runs leave */
+        sbuf_reset(&q);
+        sbuf d = SBUF_INIT;
+        sbuf_printf(&d, "%s %s: %s; %zu missing, %zu extra, %zu different, %zu duplicate; "
+                        "%llu rebuilt, %llu deleted", trig, o->alias, status, n[CK_MISSING],
+                    n[CK_EXTRA], n[CK_DIFFERENT], n[CK_DUPLICATE], r->repaired_docs,
+                    r->repaired_deletes);
+        sbuf_adds(&q, "INSERT INTO sync_log (source, index_id, event, detail, node) SELECT ");
+        db_quote(meta, &q, source, strlen(source));
+        sbuf_adds(&q, ", (SELECT id FROM index_configs WHERE source = ");
+        db_quote(meta, &q, source, strlen(source));
+        sbuf_adds(&q, " AND alias = ");
+        db_quote(meta, &q, o->alias, strlen(o->alias));
+        sbuf_adds(&q, "), 'check', ");
+        db_quote(meta, &q, d.data, d.len);
+        sbuf_addc(&q, ',');
+        if (o->node) db_quote(meta, &q, o->node, strlen(o->node));
+        else sbuf_adds(&q, "NULL");
+        x = db_exec(meta, q.data, err, errlen);
+        sbuf_free(&d);
+    }
     sbuf_free(&q);
     sbuf_free(&details);
     return x;

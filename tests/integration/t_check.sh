@@ -118,6 +118,10 @@ assert_eq "clean 0" "$(jq -r '.checks[] | select(.index == "products") | "\(.sta
 api="$(curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/api/v1/indices/products/checks")"
 assert_eq "clean repaired differences differences clean" "$(jq -r '[.checks[].status] | join(" ")' <<<"$api")" "GET /api/v1/indices/products/checks: every run, newest first"
 assert_eq "$extra" "$(jq -r '.checks[1].report.extra[0]' <<<"$api")" "each run's report is in the API"
+assert_eq 5 "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.sync_log WHERE event = 'check'")" "each run has a sync_log line"
+metrics="$(curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/metrics")"
+assert_contains "$metrics" 'searchsync_check_differences{index="products"} 0' "/metrics: the last check's differences"
+assert_contains "$metrics" 'searchsync_check_detected_repairs_total{index="products"} 6' "/metrics: the documents checks repaired"
 
 # ---- --since: the rows changed in the window
 old="$(pick "1=1" 50)"
