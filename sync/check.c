@@ -352,7 +352,8 @@ static int leaf(struct ctx *c, uint64_t lo, uint64_t hi) {
             while (x + copies < ne && !strcmp(e[x + copies].id, e[x].id)) copies++;
             if (copies > 1) add_cand(c, e[x].id, CK_DUPLICATE);
             else if (e[x].hash < 0) add_cand(c, e[x].id, CK_UNHASHED);
-            else if ((uint64_t)e[x].hash != m[i].ch) add_cand(c, e[x].id, CK_DIFFERENT);
+            else if ((uint64_t)e[x].hash != m[i].ch || c->o->deep)
+                add_cand(c, e[x].id, CK_DIFFERENT);
             i++;
             x += copies;
         }
@@ -377,8 +378,10 @@ static int compare_buckets(struct ctx *c, uint64_t lo, uint64_t hi, uint64_t iv,
     }
     int rc = 0;
     for (size_t b = 0; b < nb && rc == 0; b++) {
-        if (mb[b].count == eb[b].count && mb[b].sum == eb[b].sum && eb[b].hashed == eb[b].count)
+        if (!c->o->deep && mb[b].count == eb[b].count && mb[b].sum == eb[b].sum &&
+            eb[b].hashed == eb[b].count)
             continue;
+        if (!mb[b].count && !eb[b].count) continue;
         c->res->buckets_differed++;
         uint64_t blo = lo + b * iv, bhi = blo + iv < hi ? blo + iv : hi;
         unsigned long long big = mb[b].count > eb[b].count ? mb[b].count : eb[b].count;
@@ -399,11 +402,9 @@ static int drill(struct ctx *c, uint64_t lo, uint64_t hi) {
 }
 
 /* documents without ss_key_hash — written before documents carried it, or
- * rewritten by a partial update (a script or a partial document: the
- * engine rebuilds them from _source, which leaves both hashes out) — listed
- * by a scroll, each compared by content (their number is reported; a
- * repair rewrites them whole, with hashes). With --since, only those of the
- * window's rows. */
+ * by someone else than searchsync — listed by a scroll, each compared by
+ * content (their number is reported; a repair rewrites them whole, with
+ * hashes). With --since, only those of the window's rows. */
 static int legacy_docs(struct ctx *c) {
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "{\"size\":0,\"track_total_hits\":true,\"query\":{\"bool\":{\"must_not\":{"
@@ -649,12 +650,18 @@ static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **o
         if (bd && !ed) kind = CK_MISSING;
         else if (!bd) kind = CK_EXTRA;
         else if (copies > 1) kind = CK_DUPLICATE;
-        else if (ed->hash >= 0 && (uint32_t)ed->hash == content_hash(bd->body, bd->len)) continue;
-        else if (check_diff(bd->body, bd->len, ed->source, strlen(ed->source), &path)) {
-            kind = CK_DIFFERENT;
-            where = xstrdup(path.data ? path.data : "");
-        } else {
-            kind = CK_UNHASHED; /* the same content, without (or with a stale) hash */
+        else {
+            bool same_hash = ed->hash >= 0 && (uint32_t)ed->hash == content_hash(bd->body, bd->len);
+            /* the hash settles it, except where content must be looked at: --deep, a window */
+            if (same_hash && !c->o->deep && c->o->since_s <= 0) continue;
+            if (check_diff(bd->body, bd->len, ed->source, strlen(ed->source), &path)) {
+                kind = CK_DIFFERENT;
+                where = xstrdup(path.data ? path.data : "");
+            } else if (same_hash) {
+                continue;
+            } else {
+                kind = CK_UNHASHED; /* the same content, without (or with a stale) hash */
+            }
         }
         if (*nout == *capout) {
             *capout = *capout ? *capout * 2 : 64;
@@ -827,6 +834,7 @@ void check_result_json(const char *alias, const struct check_opts *o,
     jw_obj_open(&w);
     jw_key(&w, "index"), jw_str(&w, alias);
     jw_key(&w, "window_s"), jw_int(&w, o->since_s);
+    jw_key(&w, "deep"), jw_bool(&w, o->deep);
     jw_key(&w, "clean"), jw_bool(&w, r->nitems == 0);
     jw_key(&w, "rows"), jw_int(&w, (long long)r->rows);
     jw_key(&w, "engine_documents"), jw_int(&w, (long long)r->engine_docs);

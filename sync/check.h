@@ -21,7 +21,7 @@
  *                holds at most CHECK_LEAF documents; a leaf lists its ids and
  *                hashes (doc values, no _source) and is merged with MySQL's by
  *                id: missing, extra, different, unhashed (a scripted update
- *                dropped its hash), duplicate (copies under two routings).
+ *                removed its hash), duplicate (copies under two routings).
  *   settle       seed 001's drain before an exchange: each candidate is
  *                looked at again once the daemon's checkpoint has passed the
  *                binlog position taken before the rows were read — rebuilt
@@ -58,6 +58,9 @@ struct check_opts {
     const char *alias;
     long since_s;     /* > 0: only rows changed in the last since_s seconds */
     bool repair;
+    bool deep;        /* every document compared by content, not only where the
+                       * hashes disagree (finds edits made in the engine that kept
+                       * ss_hash; reads every document: O(index)) */
     int settle_s;     /* how long to wait for the daemon's checkpoint per round */
     const char *trigger; /* check_runs.trigger_kind: "command" (NULL) or "schedule" */
     const char *node;    /* who ran it (check_runs.node), NULL: not said */

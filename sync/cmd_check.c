@@ -16,13 +16,16 @@
 
 static void check_usage(FILE *out) {
     fprintf(out,
-            "usage: searchsync check --config FILE INDEX [--since DUR] [--repair] [--json]\n"
-            "                        [--settle SECONDS]\n\n"
+            "usage: searchsync check --config FILE INDEX [--since DUR] [--repair] [--deep]\n"
+            "                        [--json] [--settle SECONDS]\n\n"
             "Compare index config INDEX's documents in the engine with MySQL: missing,\n"
             "extra and different documents by id, with the first differing field.\n"
             "  --since DUR     only rows whose daily_check_column changed in the last DUR\n"
             "                  (90s, 15m, 24h, 7d); default: the whole index\n"
             "  --repair        rebuild or delete what differs (a newer live change wins)\n"
+            "  --deep          compare every document's content, not only where the\n"
+            "                  hashes disagree (finds edits made in the engine that kept\n"
+            "                  the document's ss_hash; reads the whole index)\n"
             "  --json          one JSON object instead of text\n"
             "  --settle S      wait at most S seconds (default 30) for the daemon's\n"
             "                  checkpoint before a difference is believed\n"
@@ -61,7 +64,7 @@ static void print_text(const char *alias, const struct check_opts *o,
                r->unhashed, o->repair ? "; rewritten with one" : "; --repair rewrites them");
     if (r->legacy)
         printf("note: %llu document(s) carry no ss_key_hash (written before documents had one, "
-               "or rewritten by a partial update): each was fetched%s\n", r->legacy,
+               "or not by searchsync): each was fetched%s\n", r->legacy,
                o->repair ? "" : "; --repair or a reindex gives them hashes");
     if (r->settle_note[0]) printf("note: %s\n", r->settle_note);
     for (size_t i = 0; i < r->nitems; i++) {
@@ -77,6 +80,7 @@ int cmd_check(int argc, char **argv) {
     static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
                                          {"since", required_argument, NULL, 's'},
                                          {"repair", no_argument, NULL, 'r'},
+                                         {"deep", no_argument, NULL, 'd'},
                                          {"json", no_argument, NULL, 'j'},
                                          {"settle", required_argument, NULL, 'w'},
                                          {"help", no_argument, NULL, 'h'},
@@ -86,7 +90,7 @@ int cmd_check(int argc, char **argv) {
     bool json = false;
     int o;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "c:s:rjw:h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "c:s:rdjw:h", opts, NULL)) != -1) {
         if (o == 'c') path = optarg;
         else if (o == 's') {
             if ((co.since_s = config_parse_duration(optarg)) < 0) {
@@ -95,6 +99,7 @@ int cmd_check(int argc, char **argv) {
                 return EXIT_USAGE;
             }
         } else if (o == 'r') co.repair = true;
+        else if (o == 'd') co.deep = true;
         else if (o == 'j') json = true;
         else if (o == 'w') {
             char *e;

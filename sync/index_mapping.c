@@ -163,11 +163,6 @@ static int mapping_body(const struct mp_index *ix, const struct search_dialect *
     if (ix->analysis) cJSON_AddItemToObject(settings, "analysis", cJSON_CreateRaw(ix->analysis));
     cJSON *mappings = cJSON_AddObjectToObject(root, "mappings");
     cJSON_AddStringToObject(mappings, "dynamic", "strict");
-    /* the check's hashes: in doc values, not in _source (content_hash.h) */
-    cJSON *src = cJSON_AddObjectToObject(mappings, "_source");
-    cJSON *ex = cJSON_AddArrayToObject(src, "excludes");
-    cJSON_AddItemToArray(ex, cJSON_CreateString(CONTENT_HASH_FIELD));
-    cJSON_AddItemToArray(ex, cJSON_CreateString(KEY_HASH_FIELD));
     cJSON *props = cJSON_AddObjectToObject(mappings, "properties");
     bool parent_child = false;
     for (size_t i = 1; i < ix->ntables; i++)

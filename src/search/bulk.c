@@ -25,6 +25,12 @@
 static const char MERGE_SCRIPT[] =
     "def c=ctx._source[params.f]; if (c != null && c >= params.v) { ctx.op='none' } "
     "else { ctx._source.putAll(params.d); ctx._source[params.f]=params.v }";
+/* the same, for a document that carries the check's content hash: the merge
+ * changes its content, so the hash goes (the check compares it by content) */
+static const char MERGE_SCRIPT_UNHASH[] =
+    "def c=ctx._source[params.f]; if (c != null && c >= params.v) { ctx.op='none' } "
+    "else { ctx._source.putAll(params.d); ctx._source[params.f]=params.v; "
+    "ctx._source.remove('" CONTENT_HASH_FIELD "') }";
 
 /* append n bytes with raw CR/LF turned into spaces: one line of NDJSON */
 static void add_oneline(sbuf *out, const char *p, size_t n) {
@@ -119,13 +125,14 @@ void bulk_append(sbuf *out, const struct search_dialect *d, const struct bulk_it
     case BULK_UPDATE:
         action_line(out, d, "update", it, false);
         if (!vf) {
-            sbuf_adds(out, "{\"doc\":");
+            sbuf_adds(out, "{\"doc\":"); /* (no version field: no content hash either) */
             add_oneline(out, it->body ? it->body : "{}", it->body ? it->body_len : 2);
             sbuf_adds(out, "}\n");
             break;
         }
         sbuf_adds(out, "{\"script\":{\"lang\":\"painless\",\"source\":");
-        json_escape(out, MERGE_SCRIPT, sizeof MERGE_SCRIPT - 1);
+        if (it->content_hash) json_escape(out, MERGE_SCRIPT_UNHASH, sizeof MERGE_SCRIPT_UNHASH - 1);
+        else json_escape(out, MERGE_SCRIPT, sizeof MERGE_SCRIPT - 1);
         sbuf_adds(out, ",\"params\":{\"v\":");
         add_u64(out, it->version);
         sbuf_adds(out, ",\"f\":");
@@ -149,7 +156,9 @@ void bulk_append(sbuf *out, const struct search_dialect *d, const struct bulk_it
             /* painless wants ';' after a plain statement and refuses one
              * after a block ("extraneous semicolon") */
             if (sl && sc[sl - 1] != '}' && sc[sl - 1] != ';') sbuf_addc(&src, ';');
-            sbuf_adds(&src, "\n ctx._source[params._ss_f]=params._ss_v }");
+            sbuf_adds(&src, "\n ctx._source[params._ss_f]=params._ss_v");
+            if (it->content_hash) sbuf_adds(&src, "; ctx._source.remove('" CONTENT_HASH_FIELD "')");
+            sbuf_adds(&src, " }");
             sbuf_adds(&m, "\"_ss_v\":");
             add_u64(&m, it->version);
             sbuf_adds(&m, ",\"_ss_f\":");

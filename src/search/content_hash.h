@@ -9,10 +9,12 @@
  * Both are 31-bit non-negative integers, so the engine's `sum` aggregation
  * (a double) adds up to 2^22 of them in a bucket without rounding: equal
  * counts and sums on both sides mean the bucket agrees, and nothing in it is
- * fetched. The index mapping declares them (long, ss_hash not indexed) and
- * leaves them out of _source: a scripted partial update rebuilds a document
- * from its _source, so it drops ss_hash, and the check knows that document
- * must be compared by content. */
+ * fetched. The index mapping declares them (long, ss_hash not indexed). They
+ * stay in _source: excluding them would make the engine re-serialise every
+ * _source it stores (1.10 → 1.1, a 30-digit DECIMAL → a double). A partial
+ * update written by delivery removes ss_hash (its content changed); the
+ * check then compares that document by content.
+ */
 #ifndef SS_CONTENT_HASH_H
 #define SS_CONTENT_HASH_H
 #include <stddef.h>

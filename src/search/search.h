@@ -125,7 +125,8 @@ struct bulk_item {
     size_t body_len;
     const char *script;   /* SCRIPT: painless source, run only if fresher */
     const char *version_field; /* document field holding the version; NULL/"" = none */
-    bool content_hash;    /* INDEX: add ss_hash and ss_key_hash (search/content_hash.h) */
+    bool content_hash;    /* with a version_field: INDEX adds ss_hash and ss_key_hash
+                             (search/content_hash.h); UPDATE and SCRIPT remove ss_hash */
     bool require_alias;   /* "require_alias": true (ES >= 7.10, OpenSearch) */
 };
 

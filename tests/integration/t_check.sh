@@ -73,14 +73,23 @@ skufield="$(pick "EXISTS (SELECT 1 FROM shop.skus s WHERE s.product_id = p.id)" 
 skuless="$(pick "(SELECT COUNT(*) FROM shop.skus s WHERE s.product_id = p.id) >= 2" 40)"
 review="$(mysql_q "SELECT id FROM shop.reviews ORDER BY id LIMIT 1 OFFSET 5")"
 extra=999000001
-log "tampering: delete $gone, name of $top, skus[0].color of $skufield, skus[1] of $skuless, review-$review, add $extra"
+kept="$(pick "1=1" 70)"
+log "tampering: delete $gone, name of $top, skus[0].color of $skufield, skus[1] of $skuless, review-$review, add $extra, edit $kept in place"
 rproduct="$(mysql_q "SELECT product_id FROM shop.reviews WHERE id = $review")"
 search_req DELETE "/products_v1/_doc/$gone" >/dev/null
-search_post "/products_v1/_update/$top" '{"doc":{"name":"tampered"}}' >/dev/null
-search_post "/products_v1/_update/$skufield" '{"script":{"source":"ctx._source.skus[0].color = \"XX\""}}' >/dev/null
-search_post "/products_v1/_update/$skuless" '{"script":{"source":"ctx._source.skus.remove(1)"}}' >/dev/null
+# rewrite PRODUCT JQ — the document written again by someone else than
+# searchsync: its _source changed by JQ, without searchsync's fields
+rewrite() {
+    search_get "/products_v1/_doc/$1" | jq -c "._source | del(.ss_version, .ss_hash, .ss_key_hash) | $2" >"$TEST_TMP/doc.json"
+    search_put "/products_v1/_doc/$1" "$(cat "$TEST_TMP/doc.json")" >/dev/null
+}
+rewrite "$top" '.name = "tampered"'
+rewrite "$skufield" '.skus[0].color = "XX"'
+rewrite "$skuless" 'del(.skus[1])'
 search_req DELETE "/products_v1/_doc/review-$review?routing=$rproduct" >/dev/null
 search_put "/products_v1/_doc/$extra" '{"name":"not in MySQL","relation":{"name":"product"}}' >/dev/null
+# a partial update in the engine keeps the document's ss_hash: only --deep sees it
+search_post "/products_v1/_update/$kept" '{"doc":{"name":"edited in place"}}' >/dev/null
 search_refresh products
 
 check products
@@ -103,8 +112,17 @@ text="$(ss check --config "$TEST_TMP/c.ini" --settle 20 products 2>/dev/null)" |
 assert_contains "$(head -1 <<<"$text")" "products: 6 difference(s): 2 missing, 1 extra, 3 different" "the summary line comes first"
 assert_contains "$text" "different $skufield at skus[0].color" "a detail line names the path"
 
+# ---- --deep compares every document's content: the in-place edit too
+check products --deep
+assert_eq 3 "$RC" "--deep: differences ($(cat "$TEST_TMP/check.err"))"
+assert_eq "$(printf '%s\n' "$top" "$skufield" "$skuless" "$kept" | sort)" "$(jq -r '.different[].id' <<<"$OUT" | sort)" \
+    "--deep: the rewritten documents and the one edited in place differ"
+assert_eq name "$(jq -r --arg id "$kept" '.different[] | select(.id == $id) | .path' <<<"$OUT")" "--deep: its path"
+assert_eq "$(printf '%s\n' "$gone" "review-$review" | sort)" "$(jq -r '.missing[]' <<<"$OUT" | sort)" "--deep: the same missing"
+assert_true "--deep reads every document" [ "$(jq -r .documents_fetched <<<"$OUT")" -ge "$ndocs" ]
+
 # ---- repair, then clean and equal to the oracle
-check products --repair
+check products --repair --deep
 assert_eq 0 "$RC" "--repair: exit 0 ($OUT $(cat "$TEST_TMP/check.err"))"
 assert_eq true "$(jq -r .repair.done <<<"$OUT")" "the repair was delivered"
 search_refresh products
@@ -116,12 +134,12 @@ oracle_check_products shop products "after the repair"
 st="$(ss status --config "$TEST_TMP/c.ini" --json 2>/dev/null)" || true
 assert_eq "clean 0" "$(jq -r '.checks[] | select(.index == "products") | "\(.status) \(.differences)"' <<<"$st")" "status: the last check of products"
 api="$(curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/api/v1/indices/products/checks")"
-assert_eq "clean repaired differences differences clean" "$(jq -r '[.checks[].status] | join(" ")' <<<"$api")" "GET /api/v1/indices/products/checks: every run, newest first"
+assert_eq "clean repaired differences differences differences clean" "$(jq -r '[.checks[].status] | join(" ")' <<<"$api")" "GET /api/v1/indices/products/checks: every run, newest first"
 assert_eq "$extra" "$(jq -r '.checks[1].report.extra[0]' <<<"$api")" "each run's report is in the API"
-assert_eq 5 "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.sync_log WHERE event = 'check'")" "each run has a sync_log line"
+assert_eq 6 "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.sync_log WHERE event = 'check'")" "each run has a sync_log line"
 metrics="$(curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/metrics")"
 assert_contains "$metrics" 'searchsync_check_differences{index="products"} 0' "/metrics: the last check's differences"
-assert_contains "$metrics" 'searchsync_check_detected_repairs_total{index="products"} 6' "/metrics: the documents checks repaired"
+assert_contains "$metrics" 'searchsync_check_detected_repairs_total{index="products"} 7' "/metrics: the documents checks repaired"
 
 # ---- --since: the rows changed in the window
 old="$(pick "1=1" 50)"
@@ -129,14 +147,18 @@ mysql_q "UPDATE shop.products SET updated_at = NOW(6) - INTERVAL 10 DAY WHERE id
 mysql_q "UPDATE shop.products SET price = price + 1 WHERE id = $top"
 wait_checkpoint "$meta" shop 30
 search_post "/products_v1/_update/$top" '{"doc":{"name":"tampered after the sync"}}' >/dev/null
-search_post "/products_v1/_update/$old" '{"doc":{"name":"tampered, but its row is old"}}' >/dev/null
+rewrite "$old" '.name = "tampered, but its row is old"'
 search_refresh products
 check products --since 1h
 assert_eq 3 "$RC" "--since finds the change in its window ($OUT)"
 assert_eq "$top	name" "$(jq -r '.different[] | "\(.id)\t\(.path)"' <<<"$OUT")" "--since looks only at rows changed in the window"
 assert_true "--since built only the window's documents" [ "$(jq -r .rows <<<"$OUT")" -lt 100 ]
+check products --since 1h --repair
+assert_eq 0 "$RC" "--since --repair ($OUT)"
+assert_eq "$top" "$(jq -r '.different[].id' <<<"$OUT")" "the window's difference repaired"
 check products --repair
 assert_eq 0 "$RC" "repaired"
+assert_eq "$old" "$(jq -r '.different[].id' <<<"$OUT")" "the whole-index check finds the row outside the window"
 rc2=0
 ss check --config "$TEST_TMP/c.ini" products --since 5x >/dev/null 2>&1 || rc2=$?
 assert_eq 2 "$rc2" "a malformed --since is a usage error"

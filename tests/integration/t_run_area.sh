@@ -132,7 +132,7 @@ brand_sql() {
       'founded', founded + 0, 'website', website,
       'updated_at', CONCAT(DATE_FORMAT(updated_at, '%Y-%m-%dT%H:%i:%s.%f'), 'Z')) FROM shop.brands WHERE id = $1" | jq -S -c .
 }
-brand_doc() { curl -s "$SEARCH_URL/brands/_doc/$1" | jq -S -c '._source | del(.ss_version)'; }
+brand_doc() { curl -s "$SEARCH_URL/brands/_doc/$1" | jq -S -c '._source | del(.ss_version, .ss_hash, .ss_key_hash)'; }
 mysql_q "INSERT INTO shop.brands (id, name, country, founded, website) VALUES (90001, 'Row Image Co', 'NZ', 1999, NULL)"
 mysql_q "UPDATE shop.brands SET name = 'Brand renamed', website = 'https://example.org/ü' WHERE id = 1"
 mysql_q "INSERT INTO shop.brands (id, name, country) VALUES (90002, 'Short lived', 'FR'); DELETE FROM shop.brands WHERE id = 90002"
