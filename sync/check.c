@@ -9,6 +9,7 @@
 
 #include "check_diff.h"
 #include "commands.h"
+#include "delayed.h"
 #include "docbuild.h"
 #include "json_exact.h"
 #include "jsonw.h"
@@ -39,11 +40,14 @@ struct ctx {
     size_t at;
     const struct check_opts *o;
     struct check_result *res;
+    bool window;           /* a window check (--since), not one of the whole index */
     struct rec *r;
     size_t n, cap;
     sbuf ids;              /* NUL-separated ids of r */
     struct strset legacy;  /* engine documents without ss_key_hash */
     struct strset mysql_ids; /* filled only when there are legacy documents */
+    struct strset *related;  /* window: per document table, keys reached from related
+                              * tables changed in the window */
     struct cand *c;
     size_t nc, capc;
     char *err;
@@ -132,6 +136,131 @@ static int since_keys(struct ctx *c, size_t t, char ***keys, size_t *n) {
     return 0;
 }
 
+/* one relation-top chain (sync/relation_tops.c) from values of level
+ * `level` up to the document keys it reaches */
+static int walk_chain(struct ctx *c, const struct rt_chain *ch, size_t level, char *const *in,
+                      size_t nin) {
+    if (level == ch->nlevels) {
+        for (size_t i = 0; i < nin; i++) strset_add(&c->related[ch->doctable], in[i], strlen(in[i]));
+        return 0;
+    }
+    const struct rt_level *l = &ch->levels[level];
+    MYSQL *src = c->pr->p.src;
+    for (size_t off = 0; off < nin; off += DOCBUILD_CHUNK) {
+        size_t k = nin - off < DOCBUILD_CHUNK ? nin - off : DOCBUILD_CHUNK;
+        char *after = NULL;
+        for (;;) {
+            sbuf q = SBUF_INIT;
+            rt_level_query(src, l, in + off, k, after, 5000, &q);
+            if (!l->table && mysql_select_db(src, l->db) != 0) {
+                sbuf_free(&q);
+                free(after);
+                return errf(c->err, c->errlen, "relation top level %zu (database %s): %s",
+                            level + 1, l->db, mysql_error(src));
+            }
+            MYSQL_RES *res = db_query(src, q.data, q.len, c->err, c->errlen);
+            sbuf_free(&q);
+            if (!res) {
+                free(after);
+                return -1;
+            }
+            size_t nr = (size_t)mysql_num_rows(res), i = 0;
+            char **vals = xcalloc(nr ? nr : 1, sizeof *vals);
+            MYSQL_ROW row;
+            while ((row = mysql_fetch_row(res)))
+                if (row[0]) vals[i++] = xstrdup(row[0]);
+            mysql_free_result(res);
+            int rc = walk_chain(c, ch, level + 1, vals, i);
+            free(after);
+            after = i ? xstrdup(vals[i - 1]) : NULL;
+            for (size_t j = 0; j < i; j++) free(vals[j]);
+            free(vals);
+            if (rc < 0) {
+                free(after);
+                return -1;
+            }
+            if (nr < 5000) break;
+        }
+        free(after);
+    }
+    return 0;
+}
+
+/* The window of a related table (one of the index's relations, listed in
+ * the mapping with a daily_check_column): its rows changed in the window,
+ * by their primary key, up the relation paths to the documents that embed
+ * them. 1 when no path can be walked (no single-column primary key, no
+ * path): the window is the whole index. */
+static int window_of_related(struct ctx *c, const struct mp_table *rt) {
+    MYSQL *src = c->pr->p.src;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ");
+    db_quote(src, &q, rt->db, strlen(rt->db));
+    sbuf_adds(&q, " AND TABLE_NAME = ");
+    db_quote(src, &q, rt->table, strlen(rt->table));
+    sbuf_adds(&q, " AND COLUMN_KEY = 'PRI'");
+    MYSQL_RES *res = db_query(src, q.data, q.len, c->err, c->errlen);
+    if (!res) return sbuf_free(&q), -1;
+    MYSQL_ROW row = mysql_num_rows(res) == 1 ? mysql_fetch_row(res) : NULL;
+    char *pk = row && row[0] ? xstrdup(row[0]) : NULL;
+    mysql_free_result(res);
+    if (!pk) return sbuf_free(&q), 1;
+    struct rt_plan plan = {0};
+    int rc = rt_plan_build(src, c->pr->p.m, c->pr->p.router, rt->db, rt->table, (long)c->at,
+                           &plan, c->err, c->errlen);
+    char **keys = NULL;
+    size_t n = 0;
+    if (rc == 0) {
+        sbuf_reset(&q);
+        sbuf_adds(&q, "SELECT ");
+        db_ident(&q, pk);
+        sbuf_adds(&q, " FROM ");
+        db_ident(&q, rt->db);
+        sbuf_addc(&q, '.');
+        db_ident(&q, rt->table);
+        sbuf_adds(&q, " WHERE ");
+        db_ident(&q, rt->daily_check_column);
+        sbuf_printf(&q, " >= NOW(6) - INTERVAL %ld SECOND", c->o->since_s);
+        res = db_query(src, q.data, q.len, c->err, c->errlen);
+        if (!res) rc = -1;
+        size_t nr = res ? (size_t)mysql_num_rows(res) : 0;
+        keys = xcalloc(nr ? nr : 1, sizeof *keys);
+        while (res && (row = mysql_fetch_row(res)))
+            if (row[0]) keys[n++] = xstrdup(row[0]);
+        if (res) mysql_free_result(res);
+    }
+    bool any = false;
+    for (size_t i = 0; rc == 0 && i < plan.nchains; i++) {
+        const struct rt_chain *ch = &plan.chains[i];
+        if (ch->index != c->at) continue;
+        if (ch->whole) {
+            rc = 1;
+            break;
+        }
+        any = true;
+        rc = walk_chain(c, ch, 0, keys, n);
+    }
+    if (rc == 0 && !any) rc = 1;
+    for (size_t i = 0; i < n; i++) free(keys[i]);
+    free(keys);
+    if (plan.db) rt_plan_free(&plan);
+    free(pk);
+    sbuf_free(&q);
+    return rc;
+}
+
+/* the related tables' windows; 1: the window is the whole index */
+static int related_windows(struct ctx *c) {
+    c->related = xcalloc(c->ix->ntables, sizeof *c->related);
+    for (size_t t = 1; t < c->ix->ntables; t++) {
+        const struct mp_table *rt = &c->ix->tables[t];
+        if (doc_table(c->ix, t) || !rt->daily_check_column) continue;
+        int rc = window_of_related(c, rt);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 static int mysql_side(struct ctx *c) {
     struct docbuild b;
     docbuild_init(&b, c->pr->p.src, c->ix);
@@ -140,7 +269,7 @@ static int mysql_side(struct ctx *c) {
     if (page < 100) page = 100;
     for (size_t t = 0; t < c->ix->ntables; t++) {
         if (!doc_table(c->ix, t)) continue;
-        if (c->o->since_s > 0) {
+        if (c->window) {
             char **keys;
             size_t n;
             if (since_keys(c, t, &keys, &n) < 0) return -1;
@@ -154,6 +283,13 @@ static int mysql_side(struct ctx *c) {
             }
             for (size_t i = 0; i < n; i++) free(keys[i]);
             free(keys);
+            /* and the documents reached from related tables changed in the window */
+            for (size_t i = 0; rc == 0 && i < c->related[t].cap; i++) {
+                const char *k = c->related[t].slot[i];
+                if (!k) continue;
+                rc = t == 0 ? docbuild_roots(&b, &k, 1, &sink, c->err, c->errlen)
+                            : docbuild_children(&b, t, &k, 1, &sink, c->err, c->errlen);
+            }
             if (rc) return -1;
             continue;
         }
@@ -433,7 +569,7 @@ static int legacy_docs(struct ctx *c) {
             got++;
             const char *s = id->valuestring;
             bool in_mysql = strset_has(&c->mysql_ids, s, strlen(s));
-            if (c->o->since_s > 0 && !in_mysql) { /* outside the window */
+            if (c->window && !in_mysql) { /* outside the window */
                 c->res->legacy--;
                 continue;
             }
@@ -468,7 +604,7 @@ static int legacy_docs(struct ctx *c) {
 
 static int engine_side(struct ctx *c) {
     if (legacy_docs(c) < 0) return -1;
-    if (c->o->since_s > 0) { /* the window's documents, straight to the ids */
+    if (c->window) { /* the window's documents, straight to the ids */
         sort_ctx = c;
         for (size_t i = 0; i < c->n; i++) {
             const char *id = rec_id(c, &c->r[i]);
@@ -653,7 +789,7 @@ static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **o
         else {
             bool same_hash = ed->hash >= 0 && (uint32_t)ed->hash == content_hash(bd->body, bd->len);
             /* the hash settles it, except where content must be looked at: --deep, a window */
-            if (same_hash && !c->o->deep && c->o->since_s <= 0) continue;
+            if (same_hash && !c->o->deep && !c->window) continue;
             if (check_diff(bd->body, bd->len, ed->source, strlen(ed->source), &path)) {
                 kind = CK_DIFFERENT;
                 where = xstrdup(path.data ? path.data : "");
@@ -775,8 +911,20 @@ int check_run(struct producer *pr, const struct check_opts *o, struct check_resu
                      "file, or check the whole index without --since", o->alias);
             return EXIT_USAGE;
         }
+        c.window = true;
     }
     int rc = EXIT_RUNTIME;
+    if (c.window) {
+        int w = related_windows(&c);
+        if (w < 0) goto out;
+        if (w > 0) { /* a related table's changes cannot be followed: the whole index */
+            c.window = false;
+            snprintf(res->window_note, sizeof res->window_note,
+                     "a related table's window cannot be followed to its documents (no "
+                     "single-column primary key, or no relation path): the whole index was "
+                     "checked");
+        }
+    }
     /* seed 001: what the daemon had queued before the rows are read is
      * delivered before the engine is asked */
     res->settled = settle(&c);
@@ -818,6 +966,8 @@ out:
     sbuf_free(&c.ids);
     strset_clear(&c.legacy);
     strset_clear(&c.mysql_ids);
+    for (size_t t = 0; c.related && t < c.ix->ntables; t++) strset_clear(&c.related[t]);
+    free(c.related);
     return rc;
 }
 
@@ -846,6 +996,7 @@ void check_result_json(const char *alias, const struct check_opts *o,
     jw_key(&w, "rounds"), jw_int(&w, (long long)r->rounds);
     jw_key(&w, "settled"), jw_bool(&w, r->settled);
     if (r->settle_note[0]) jw_key(&w, "settle_note"), jw_str(&w, r->settle_note);
+    if (r->window_note[0]) jw_key(&w, "window_note"), jw_str(&w, r->window_note);
     jw_key(&w, "seconds"), jw_double(&w, r->seconds);
     static const char *const kinds[] = {"missing", "extra", "different", "duplicate"};
     static const enum check_kind kv[] = {CK_MISSING, CK_EXTRA, CK_DIFFERENT, CK_DUPLICATE};

@@ -74,6 +74,7 @@ struct check_result {
         docs_fetched, unhashed, legacy, rounds;
     bool settled;       /* the daemon's checkpoint passed the last round's position */
     char settle_note[256];
+    char window_note[256]; /* why a window check became a whole-index one */
     bool repaired;      /* --repair ran and delivered everything */
     unsigned long long repaired_docs, repaired_deletes, dead_letters;
     double seconds;

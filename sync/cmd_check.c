@@ -67,6 +67,7 @@ static void print_text(const char *alias, const struct check_opts *o,
                "or not by searchsync): each was fetched%s\n", r->legacy,
                o->repair ? "" : "; --repair or a reindex gives them hashes");
     if (r->settle_note[0]) printf("note: %s\n", r->settle_note);
+    if (r->window_note[0]) printf("note: %s\n", r->window_note);
     for (size_t i = 0; i < r->nitems; i++) {
         if (r->items[i].kind == CK_DIFFERENT)
             printf("different %s at %s\n", r->items[i].id,

@@ -43,7 +43,10 @@ level = info
 INI
 export SEARCHSYNC_ADMIN_TOKEN="$TOKEN"
 ss() { "$SEARCHSYNC_BIN" "$@"; }
-ss mapping import --config "$TEST_TMP/c.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes \
+# the SKUs' own daily_check_column: a window check follows their changes up to the products
+jq '(.indices[] | select(.alias == "products") | .tables) += [{"table": "shop.skus", "daily_check_column": "updated_at"}]' \
+    "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" >"$TEST_TMP/mapping.json"
+ss mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/mapping.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
 daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 30 lines)"; tail -30 "$TEST_TMP/run.log"; }'
@@ -145,17 +148,21 @@ assert_contains "$metrics" 'searchsync_check_detected_repairs_total{index="produ
 old="$(pick "1=1" 50)"
 mysql_q "UPDATE shop.products SET updated_at = NOW(6) - INTERVAL 10 DAY WHERE id = $old"
 mysql_q "UPDATE shop.products SET price = price + 1 WHERE id = $top"
+viasku="$(pick "EXISTS (SELECT 1 FROM shop.skus s WHERE s.product_id = p.id) AND p.updated_at < NOW() - INTERVAL 1 DAY" 5)"
+mysql_q "UPDATE shop.skus SET stock = stock + 1 WHERE product_id = $viasku ORDER BY id LIMIT 1"
 wait_checkpoint "$meta" shop 30
+search_post "/products_v1/_update/$viasku" '{"doc":{"name":"tampered, its SKU changed"}}' >/dev/null
 search_post "/products_v1/_update/$top" '{"doc":{"name":"tampered after the sync"}}' >/dev/null
 rewrite "$old" '.name = "tampered, but its row is old"'
 search_refresh products
 check products --since 1h
 assert_eq 3 "$RC" "--since finds the change in its window ($OUT)"
-assert_eq "$top	name" "$(jq -r '.different[] | "\(.id)\t\(.path)"' <<<"$OUT")" "--since looks only at rows changed in the window"
+assert_eq "$(printf '%s\tname\n' "$top" "$viasku" | sort)" "$(jq -r '.different[] | "\(.id)\t\(.path)"' <<<"$OUT" | sort)" \
+    "--since looks only at rows changed in the window: the product's own, and one whose SKU changed"
 assert_true "--since built only the window's documents" [ "$(jq -r .rows <<<"$OUT")" -lt 100 ]
 check products --since 1h --repair
 assert_eq 0 "$RC" "--since --repair ($OUT)"
-assert_eq "$top" "$(jq -r '.different[].id' <<<"$OUT")" "the window's difference repaired"
+assert_eq "$(printf '%s\n' "$top" "$viasku" | sort)" "$(jq -r '.different[].id' <<<"$OUT" | sort)" "the window's differences repaired"
 check products --repair
 assert_eq 0 "$RC" "repaired"
 assert_eq "$old" "$(jq -r '.different[].id' <<<"$OUT")" "the whole-index check finds the row outside the window"
