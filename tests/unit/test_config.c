@@ -182,6 +182,39 @@ static void test_every_key_has_doc_and_valid_default(void **state) {
     sbuf_free(&t);
 }
 
+/* the scheduled check's keys: durations, times of day, refused with a message */
+static void test_check_keys(void **state) {
+    (void)state;
+    assert_int_equal(90, config_parse_duration("90"));
+    assert_int_equal(90, config_parse_duration("90s"));
+    assert_int_equal(900, config_parse_duration("15m"));
+    assert_int_equal(90000, config_parse_duration("25h"));
+    assert_int_equal(604800, config_parse_duration("7d"));
+    assert_int_equal(-1, config_parse_duration("5x"));
+    assert_int_equal(-1, config_parse_duration("0"));
+    assert_int_equal(-1, config_parse_duration("-3h"));
+    assert_int_equal(-1, config_parse_duration("h"));
+    assert_int_equal(-1, config_parse_duration("401d"));
+    assert_int_equal(195, config_parse_hhmm("03:15"));
+    assert_int_equal(1439, config_parse_hhmm("23:59"));
+    assert_int_equal(-1, config_parse_hhmm("24:00"));
+    assert_int_equal(-1, config_parse_hhmm("3:15"));
+    assert_int_equal(-1, config_parse_hhmm("03:60"));
+    struct ss_config c;
+    char err[CONFIG_ERR_LEN];
+    assert_int_equal(0, load(&c, "[source]\nuser=a\n[check]\nschedule = every 6h\nsince = all\n", err));
+    assert_string_equal("every 6h", c.check.schedule);
+    assert_true(c.check.repair); /* default */
+    assert_int_equal(30, c.check.settle_s);
+    config_free(&c);
+    assert_int_equal(-1, load(&c, "[source]\nuser=a\n[check]\nschedule = 3am\n", err));
+    assert_non_null(strstr(err, "[check] schedule = \"3am\": give a time of day, UTC, as HH:MM"));
+    config_free(&c);
+    assert_int_equal(-1, load(&c, "[source]\nuser=a\n[check]\nsince = forever\n", err));
+    assert_non_null(strstr(err, "[check] since = \"forever\""));
+    config_free(&c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_and_values),
@@ -190,6 +223,7 @@ int main(void) {
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_secured_keys),
         cmocka_unit_test(test_every_key_has_doc_and_valid_default),
+        cmocka_unit_test(test_check_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
