@@ -30,6 +30,7 @@
 
 #include "binlog/reader.h"
 #include "daemon.h"
+#include "ddl_truncate.h"
 #include "log.h"
 
 /* Every checkpoint save (this daemon's, or another's sharing the schema) is
@@ -64,8 +65,23 @@ static int on_row(void *ctx, const bl_row *row) {
  * longer hold is reported now, not at the next start). Rows after the DDL
  * decode with the new shape (full row metadata). */
 static int on_ddl(void *ctx, const char *db, const char *sql, size_t len, const bl_commit *c) {
-    (void)c;
     struct daemon *dm = ctx;
+    char tdb[256], ttab[256];
+    if (ddl_truncated_table(sql, len, db, tdb, sizeof tdb, ttab, sizeof ttab)) {
+        /* no rows were logged: each index config reading the table is rebuilt */
+        pthread_mutex_lock(&dm->cmds.mu);
+        for (size_t i = 0; i < dm->gen->m.nindices; i++) {
+            if (!ddl_index_reads(&dm->gen->m.indices[i], tdb, ttab)) continue;
+            sbuf e = SBUF_INIT;
+            sbuf_printf(&e, "%s\x1f%s.%s\x1f%s:%llu", dm->gen->m.indices[i].alias, tdb, ttab,
+                        c && c->end.file[0] ? c->end.file : "?",
+                        c ? (unsigned long long)c->end.pos : 0ULL);
+            dm->cmds.truncated = xrealloc(dm->cmds.truncated,
+                                          (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
+            dm->cmds.truncated[dm->cmds.ntruncated++] = sbuf_detach(&e);
+        }
+        pthread_mutex_unlock(&dm->cmds.mu);
+    }
     bool read = !db || !db[0];
     char *text = xstrndup(sql, len); /* `db`.table written out in the statement counts too */
     for (size_t i = 0; i < dm->gen->m.nindices && !read; i++)

@@ -74,6 +74,9 @@ struct commands {
     struct mapping_gen *adopt; /* a new generation to route with */
     struct build_table *builds; /* the build table, newest read (NULL: none new) */
     bool schema_changed;       /* reader -> supervisor: a DDL of a read database */
+    char **truncated;          /* reader -> supervisor: "alias\x1fdb.table\x1fposition" of
+                                * index configs a TRUNCATE emptied a table of (ddl_truncate.h) */
+    size_t ntruncated;
 };
 
 /* the control plane: its own thread and connections */

@@ -73,7 +73,7 @@ libsearchsync_a_SOURCES += sync/delayed.h sync/relation_tops.c sync/delayed_run.
 searchsync_SOURCES += sync/cmd_delayed.c
 
 # the consistency check and repair (issue 23)
-libsearchsync_a_SOURCES += sync/check_diff.c sync/check_diff.h
+libsearchsync_a_SOURCES += sync/check_diff.c sync/check_diff.h sync/ddl_truncate.c sync/ddl_truncate.h
 searchsync_SOURCES += sync/check.c sync/check.h sync/cmd_check.c sync/check_schedule.c sync/check_schedule.h
 check_PROGRAMS += tests/unit/test_check_diff tests/unit/test_check_diff_asan
 TESTS += tests/unit/test_check_diff tests/unit/test_check_diff_asan
@@ -83,6 +83,14 @@ tests_unit_test_check_diff_asan_SOURCES = tests/unit/test_check_diff.c
 tests_unit_test_check_diff_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_check_diff_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_check_diff_asan_LDADD = $(UNIT_ASAN_LDADD)
+check_PROGRAMS += tests/unit/test_ddl_truncate tests/unit/test_ddl_truncate_asan
+TESTS += tests/unit/test_ddl_truncate tests/unit/test_ddl_truncate_asan
+tests_unit_test_ddl_truncate_SOURCES = tests/unit/test_ddl_truncate.c
+tests_unit_test_ddl_truncate_LDADD = $(UNIT_LDADD)
+tests_unit_test_ddl_truncate_asan_SOURCES = tests/unit/test_ddl_truncate.c
+tests_unit_test_ddl_truncate_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_ddl_truncate_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_ddl_truncate_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/unit/test_reindex tests/unit/test_reindex_asan
 TESTS += tests/unit/test_reindex tests/unit/test_reindex_asan
 tests_unit_test_reindex_SOURCES = tests/unit/test_reindex.c

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "daemon.h"
+#include "reindex.h"
 #include "log.h"
 
 /* ---------- generations ---------- */
@@ -162,6 +163,70 @@ static void publish(struct supervisor *sv, struct mapping_gen *g) {
  * validate it and publish it. A mapping that fails validation, or a server
  * that fails, leaves the running one in place; the problem is logged once
  * per edit. */
+/* A TRUNCATE emptied a table index config `alias` reads (ddl_truncate.h):
+ * rebuild it into a new version; a build under way, which may hold rows from
+ * before the TRUNCATE, is cancelled first. true when done (or nothing to
+ * do), false to try again at the next tick (a build switching, a server
+ * away). */
+static bool rebuild_truncated(struct supervisor *sv, const char *entry) {
+    char alias[300] = "", what[600] = "", pos[300] = "";
+    const char *a = strchr(entry, '\x1f'), *b = a ? strchr(a + 1, '\x1f') : NULL;
+    if (!a || !b) return true;
+    snprintf(alias, sizeof alias, "%.*s", (int)(a - entry), entry);
+    snprintf(what, sizeof what, "%.*s", (int)(b - a - 1), a + 1);
+    snprintf(pos, sizeof pos, "%s", b + 1);
+    if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0 ||
+        db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0)
+        return false;
+    char reason[1000], err[1024];
+    snprintf(reason, sizeof reason, "TRUNCATE TABLE %s read from the binlog at %s", what, pos);
+    struct reindex_request req = {alias, 0, false, reason};
+    unsigned v = 0;
+    int rc = reindex_request(sv->cfg, sv->client, sv->k, sv->meta, sv->src, &req, &v, err,
+                             sizeof err);
+    if (rc == REINDEX_REFUSED) { /* a build under way: it may hold the rows that went */
+        if (reindex_reset(sv->cfg, sv->k, sv->meta, alias, reason, err, sizeof err) != REINDEX_OK)
+            return false; /* switching: after the switch, the next tick rebuilds it */
+        rc = reindex_request(sv->cfg, sv->client, sv->k, sv->meta, sv->src, &req, &v, err,
+                             sizeof err);
+    }
+    if (rc == REINDEX_UNKNOWN) return true;
+    if (rc != REINDEX_OK) {
+        log_warn("run", "index %s: %s emptied a table it reads, but its rebuild could not be "
+                 "queued yet (%s): trying again", alias, reason, err);
+        return false;
+    }
+    log_warn("run", "index %s: %s (no rows are logged for it): its documents are rebuilt "
+             "from MySQL as version %u, live changes written to both meanwhile", alias, reason,
+             v);
+    return true;
+}
+
+static void rebuild_all_truncated(struct supervisor *sv) {
+    pthread_mutex_lock(&sv->cmds->mu);
+    char **v = sv->cmds->truncated;
+    size_t n = sv->cmds->ntruncated;
+    sv->cmds->truncated = NULL;
+    sv->cmds->ntruncated = 0;
+    pthread_mutex_unlock(&sv->cmds->mu);
+    size_t keep = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!rebuild_truncated(sv, v[i])) v[keep++] = v[i];
+        else free(v[i]);
+    }
+    if (!keep) {
+        free(v);
+        return;
+    }
+    pthread_mutex_lock(&sv->cmds->mu); /* the ones to try again, before any newer */
+    v = xrealloc(v, (keep + sv->cmds->ntruncated) * sizeof *v);
+    for (size_t i = 0; i < sv->cmds->ntruncated; i++) v[keep + i] = sv->cmds->truncated[i];
+    free(sv->cmds->truncated);
+    sv->cmds->truncated = v;
+    sv->cmds->ntruncated += keep;
+    pthread_mutex_unlock(&sv->cmds->mu);
+}
+
 static void look_for_edits(struct supervisor *sv, bool schema_changed) {
     char sum[sizeof sv->mapping_sum] = "", e2[256];
     struct mapping m2 = {0};
@@ -262,6 +327,7 @@ static void *supervisor_main(void *arg) {
     struct supervisor *sv = arg;
     int64_t reload_due = now_ms() + sv->cfg->metadata.reload_interval_ms;
     int64_t poll_due = now_ms() + sv->cfg->reindex.poll_interval_ms;
+    int64_t trunc_due = 0; /* truncated tables' rebuilds: at the DDL, retried once a second */
     pthread_mutex_lock(&sv->mu);
     while (!sv->stop) {
         /* SIGHUP / SIGUSR1 (sync/reload.c): checked under sv->mu, which the
@@ -310,6 +376,12 @@ static void *supervisor_main(void *arg) {
         if (now >= reload_due || ddl) {
             look_for_edits(sv, ddl);
             reload_due = now_ms() + sv->cfg->metadata.reload_interval_ms;
+        }
+        if (ddl || (trunc_due && now >= trunc_due)) {
+            rebuild_all_truncated(sv);
+            pthread_mutex_lock(&sv->cmds->mu);
+            trunc_due = sv->cmds->ntruncated ? now_ms() + 1000 : 0;
+            pthread_mutex_unlock(&sv->cmds->mu);
         }
         pthread_mutex_lock(&sv->mu);
     }
