@@ -64,23 +64,42 @@ static int on_row(void *ctx, const bl_row *row) {
  * once (a widened column is followed and recorded; one the mapping can no
  * longer hold is reported now, not at the next start). Rows after the DDL
  * decode with the new shape (full row metadata). */
+struct emptied_ctx {
+    struct daemon *dm;
+    const bl_commit *c;
+    bool dropped;
+};
+
+/* no rows were logged: each index config reading db.table is rebuilt */
+static void note_emptied(void *ctx, const char *db, const char *table) {
+    struct emptied_ctx *ec = ctx;
+    struct daemon *dm = ec->dm;
+    pthread_mutex_lock(&dm->cmds.mu);
+    for (size_t i = 0; i < dm->gen->m.nindices; i++) {
+        if (!ddl_index_reads(&dm->gen->m.indices[i], db, table)) continue;
+        sbuf r = SBUF_INIT;
+        sbuf_printf(&r, "%s TABLE %s.%s read from the binlog at %s:%llu",
+                    ec->dropped ? "DROP" : "TRUNCATE", db, table,
+                    ec->c && ec->c->end.file[0] ? ec->c->end.file : "?",
+                    ec->c ? (unsigned long long)ec->c->end.pos : 0ULL);
+        dm->cmds.truncated = xrealloc(dm->cmds.truncated,
+                                      (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
+        dm->cmds.truncated[dm->cmds.ntruncated++] =
+            (struct emptied){xstrdup(dm->gen->m.indices[i].alias), sbuf_detach(&r), ec->dropped,
+                             0};
+    }
+    pthread_mutex_unlock(&dm->cmds.mu);
+}
+
 static int on_ddl(void *ctx, const char *db, const char *sql, size_t len, const bl_commit *c) {
     struct daemon *dm = ctx;
     char tdb[256], ttab[256];
+    struct emptied_ctx ec = {dm, c, false};
     if (ddl_truncated_table(sql, len, db, tdb, sizeof tdb, ttab, sizeof ttab)) {
-        /* no rows were logged: each index config reading the table is rebuilt */
-        pthread_mutex_lock(&dm->cmds.mu);
-        for (size_t i = 0; i < dm->gen->m.nindices; i++) {
-            if (!ddl_index_reads(&dm->gen->m.indices[i], tdb, ttab)) continue;
-            sbuf e = SBUF_INIT;
-            sbuf_printf(&e, "%s\x1f%s.%s\x1f%s:%llu", dm->gen->m.indices[i].alias, tdb, ttab,
-                        c && c->end.file[0] ? c->end.file : "?",
-                        c ? (unsigned long long)c->end.pos : 0ULL);
-            dm->cmds.truncated = xrealloc(dm->cmds.truncated,
-                                          (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
-            dm->cmds.truncated[dm->cmds.ntruncated++] = sbuf_detach(&e);
-        }
-        pthread_mutex_unlock(&dm->cmds.mu);
+        note_emptied(&ec, tdb, ttab);
+    } else {
+        ec.dropped = true;
+        ddl_dropped_tables(sql, len, db, note_emptied, &ec);
     }
     bool read = !db || !db[0];
     char *text = xstrndup(sql, len); /* `db`.table written out in the statement counts too */
@@ -184,8 +203,11 @@ static int on_commit(void *ctx, const bl_commit *cm) {
      * read_timeout_ms, a packet over max_allowed_packet) is not an outage:
      * after REPLAYS_MAX attempts in a row the daemon stops with its error. */
     if (rc != 0) snprintf(dm->err, sizeof dm->err, "%s", p->err);
+    /* ER_TABLE_DEF_CHANGED (1412): a TRUNCATE, ALTER or DROP + CREATE of a
+     * table after the read snapshot began; a new snapshot reads it */
     if (rc != 0 && !daemon_stop_requested &&
-        (db_conn_lost(p->src) || (uses_meta && db_conn_lost(p->meta)))) {
+        (db_conn_lost(p->src) || mysql_errno(p->src) == 1412 ||
+         (uses_meta && db_conn_lost(p->meta)))) {
         if (++dm->replays <= REPLAYS_MAX)
             dm->replay = true;
         else
@@ -282,7 +304,8 @@ void daemon_between_txns(struct daemon *dm) {
 }
 
 /* A transaction whose reads lost the source or the metadata server midway
- * (a restart, a killed connection) is read again from its start, as a
+ * (a restart, a killed connection), or met a table redefined under its read
+ * snapshot (TRUNCATE, ALTER), is read again from its start, as a
  * restart of the daemon would read it, without one: once the source answers
  * again the reader reopens at the end of the last transaction handed to
  * delivery (the metadata connection is re-made where a transaction uses
@@ -293,8 +316,9 @@ void daemon_between_txns(struct daemon *dm) {
 static int replay_transaction(struct daemon *dm, bl_reader *r, bl_reader_opts *ro,
                               const bl_sink *sink, char file[BL_FILE_MAX]) {
     bl_pos from = dm->have_last ? dm->last_commit.end : r->start;
-    log_warn("run", "%s; a connection was lost in the middle of the transaction's reads: it "
-             "is read again from %s:%llu once the source answers (nothing is lost)", dm->err,
+    log_warn("run", "%s; the transaction's reads failed midway (a lost connection, or a "
+             "table redefined under the read snapshot): it is read again from %s:%llu once the "
+             "source answers (nothing is lost)", dm->err,
              from.file, (unsigned long long)from.pos);
     dm->replay = false;
     dm->err[0] = '\0';

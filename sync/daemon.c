@@ -453,7 +453,8 @@ out:
     pthread_mutex_lock(&dm->cmds.mu);
     mapping_gen_unref(dm->cmds.adopt);
     build_table_free(dm->cmds.builds);
-    for (size_t i = 0; i < dm->cmds.ntruncated; i++) free(dm->cmds.truncated[i]);
+    for (size_t i = 0; i < dm->cmds.ntruncated; i++)
+        free(dm->cmds.truncated[i].alias), free(dm->cmds.truncated[i].reason);
     free(dm->cmds.truncated);
     pthread_mutex_unlock(&dm->cmds.mu);
     pthread_mutex_destroy(&dm->cmds.mu);

@@ -66,6 +66,13 @@ struct build_table {
 };
 void build_table_free(struct build_table *t); /* NULL-safe */
 
+/* an index config to rebuild because a table it reads was emptied */
+struct emptied {
+    char *alias, *reason; /* reason: "TRUNCATE TABLE db.t read from the binlog at pos" */
+    bool dropped;         /* DROP TABLE: no rebuild until the table is back */
+    unsigned tries;
+};
+
 /* ---------- the command queue: supervisor -> reader ----------
  * Drained by the reader between transactions and on heartbeats
  * (daemon_between_txns). A newer generation replaces one not yet adopted. */
@@ -74,8 +81,8 @@ struct commands {
     struct mapping_gen *adopt; /* a new generation to route with */
     struct build_table *builds; /* the build table, newest read (NULL: none new) */
     bool schema_changed;       /* reader -> supervisor: a DDL of a read database */
-    char **truncated;          /* reader -> supervisor: "alias\x1fdb.table\x1fposition" of
-                                * index configs a TRUNCATE emptied a table of (ddl_truncate.h) */
+    struct emptied *truncated; /* reader -> supervisor: index configs a TRUNCATE or DROP
+                                * TABLE emptied a table of (ddl_truncate.h), to rebuild */
     size_t ntruncated;
 };
 

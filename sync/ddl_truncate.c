@@ -105,3 +105,42 @@ bool ddl_index_reads(const struct mp_index *ix, const char *db, const char *tabl
     }
     return false;
 }
+
+int ddl_dropped_tables(const char *sql, size_t len, const char *default_db,
+                       void (*fn)(void *ctx, const char *db, const char *table), void *ctx) {
+    const char *p = sql, *e = sql + len, *q;
+    p = skip(p, e);
+    if (!(p = keyword(p, e, "DROP"))) return -1;
+    p = skip(p, e);
+    if ((q = keyword(p, e, "TEMPORARY"))) return -1; /* never in a mapping */
+    if (!(p = keyword(p, e, "TABLE"))) return -1;
+    p = skip(p, e);
+    if ((q = keyword(p, e, "IF"))) {
+        p = skip(q, e);
+        if (!(p = keyword(p, e, "EXISTS"))) return -1;
+        p = skip(p, e);
+    }
+    int n = 0;
+    for (;;) {
+        char first[256], second[256];
+        if (!(p = ident(p, e, first, sizeof first))) return -1;
+        p = skip(p, e);
+        const char *db = default_db, *table = first;
+        if (p < e && *p == '.') {
+            p = skip(p + 1, e);
+            if (!(p = ident(p, e, second, sizeof second))) return -1;
+            db = first, table = second;
+            p = skip(p, e);
+        }
+        if (db && *db) {
+            fn(ctx, db, table);
+            n++;
+        }
+        if (p < e && *p == ',') {
+            p = skip(p + 1, e);
+            continue;
+        }
+        break;
+    }
+    return n; /* RESTRICT, CASCADE, the server's comment: whatever follows is no table */
+}

@@ -1,6 +1,9 @@
-/* ddl_truncate: what a TRUNCATE TABLE read from the binlog means to the
- * mapping. TRUNCATE writes no row events, so without this the documents of
- * the emptied table would stay in the index for good.
+/* ddl_truncate: what a TRUNCATE TABLE or DROP TABLE read from the binlog
+ * means to the mapping. Neither writes row events, so without this the
+ * documents of the emptied (or dropped) table would stay in the index for
+ * good. A dropped table cannot be rebuilt from until it is created again:
+ * the supervisor says so and tries again, and the rebuild runs once it is
+ * back (a DROP + CREATE + INSERT migration ends with exactly its rows).
  *
  * The reader (sync/binlog_source.c on_ddl) recognises the statement
  * (ddl_truncated_table, pure) and notes each index config that reads the
@@ -22,6 +25,13 @@
  * database (default_db when not written) and name. */
 bool ddl_truncated_table(const char *sql, size_t len, const char *default_db, char *db,
                          size_t dblen, char *table, size_t tablelen);
+
+/* If sql is `DROP TABLE [IF EXISTS] t [, t ...]` (MariaDB logs it with a
+ * trailing comment), fn for each table (default_db when not written; tables
+ * without a database known are left out) and their number; -1 for any other
+ * statement (DROP TEMPORARY TABLE too). */
+int ddl_dropped_tables(const char *sql, size_t len, const char *default_db,
+                       void (*fn)(void *ctx, const char *db, const char *table), void *ctx);
 
 /* Does index config ix build documents from rows of db.table? */
 bool ddl_index_reads(const struct mp_index *ix, const char *db, const char *table);

@@ -163,56 +163,54 @@ static void publish(struct supervisor *sv, struct mapping_gen *g) {
  * validate it and publish it. A mapping that fails validation, or a server
  * that fails, leaves the running one in place; the problem is logged once
  * per edit. */
-/* A TRUNCATE emptied a table index config `alias` reads (ddl_truncate.h):
- * rebuild it into a new version; a build under way, which may hold rows from
- * before the TRUNCATE, is cancelled first. true when done (or nothing to
- * do), false to try again at the next tick (a build switching, a server
- * away). */
-static bool rebuild_truncated(struct supervisor *sv, const char *entry) {
-    char alias[300] = "", what[600] = "", pos[300] = "";
-    const char *a = strchr(entry, '\x1f'), *b = a ? strchr(a + 1, '\x1f') : NULL;
-    if (!a || !b) return true;
-    snprintf(alias, sizeof alias, "%.*s", (int)(a - entry), entry);
-    snprintf(what, sizeof what, "%.*s", (int)(b - a - 1), a + 1);
-    snprintf(pos, sizeof pos, "%s", b + 1);
+/* A TRUNCATE or DROP TABLE emptied a table index config e->alias reads
+ * (ddl_truncate.h): rebuild it into a new version; a build under way, which
+ * may hold rows from before, is cancelled first. true when done (or nothing
+ * to do), false to try again in a second (a build switching, a server away,
+ * a dropped table not created again yet: said at the first try, then once a
+ * minute). */
+static bool rebuild_emptied(struct supervisor *sv, struct emptied *e) {
     if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0 ||
         db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0)
         return false;
-    char reason[1000], err[1024];
-    snprintf(reason, sizeof reason, "TRUNCATE TABLE %s read from the binlog at %s", what, pos);
-    struct reindex_request req = {alias, 0, false, reason};
+    char err[1024];
+    struct reindex_request req = {e->alias, 0, false, e->reason};
     unsigned v = 0;
     int rc = reindex_request(sv->cfg, sv->client, sv->k, sv->meta, sv->src, &req, &v, err,
                              sizeof err);
-    if (rc == REINDEX_REFUSED) { /* a build under way: it may hold the rows that went */
-        if (reindex_reset(sv->cfg, sv->k, sv->meta, alias, reason, err, sizeof err) != REINDEX_OK)
-            return false; /* switching: after the switch, the next tick rebuilds it */
-        rc = reindex_request(sv->cfg, sv->client, sv->k, sv->meta, sv->src, &req, &v, err,
-                             sizeof err);
+    if (rc == REINDEX_REFUSED && !e->tries) { /* a build under way: it may hold the rows that went */
+        if (reindex_reset(sv->cfg, sv->k, sv->meta, e->alias, e->reason, err, sizeof err) ==
+            REINDEX_OK)
+            rc = reindex_request(sv->cfg, sv->client, sv->k, sv->meta, sv->src, &req, &v, err,
+                                 sizeof err);
     }
     if (rc == REINDEX_UNKNOWN) return true;
     if (rc != REINDEX_OK) {
-        log_warn("run", "index %s: %s emptied a table it reads, but its rebuild could not be "
-                 "queued yet (%s): trying again", alias, reason, err);
+        if (e->tries++ % 60 == 0)
+            log_warn("run", "index %s: %s emptied a table it reads, but it cannot be rebuilt "
+                     "yet (%s)%s: its documents stay as they were until then; trying again",
+                     e->alias, e->reason, err,
+                     e->dropped ? " — it is rebuilt once the table exists again; if it is gone "
+                                  "for good, import a mapping without it" : "");
         return false;
     }
     log_warn("run", "index %s: %s (no rows are logged for it): its documents are rebuilt "
-             "from MySQL as version %u, live changes written to both meanwhile", alias, reason,
-             v);
+             "from MySQL as version %u, live changes written to both meanwhile", e->alias,
+             e->reason, v);
     return true;
 }
 
 static void rebuild_all_truncated(struct supervisor *sv) {
     pthread_mutex_lock(&sv->cmds->mu);
-    char **v = sv->cmds->truncated;
+    struct emptied *v = sv->cmds->truncated;
     size_t n = sv->cmds->ntruncated;
     sv->cmds->truncated = NULL;
     sv->cmds->ntruncated = 0;
     pthread_mutex_unlock(&sv->cmds->mu);
     size_t keep = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!rebuild_truncated(sv, v[i])) v[keep++] = v[i];
-        else free(v[i]);
+        if (!rebuild_emptied(sv, &v[i])) v[keep++] = v[i];
+        else free(v[i].alias), free(v[i].reason);
     }
     if (!keep) {
         free(v);

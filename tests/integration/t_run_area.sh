@@ -200,7 +200,7 @@ wait_until 30 "the transaction read again" bash -c \
     fail "not synced after a lost read: $(tail -5 "$TEST_TMP/run.log")"
 grep -E "connection was lost in the middle|connection lost|reachable again" "$TEST_TMP/run.log" | tail -4
 assert_true "the daemon still runs after losing a read" daemon_alive
-assert_contains "$(grep 'connection was lost in the middle' "$TEST_TMP/run.log")" "is read again from mysql-bin." "the log says the transaction is read again, and from where"
+assert_contains "$(grep 'reads failed midway' "$TEST_TMP/run.log")" "is read again from mysql-bin." "the log says the transaction is read again, and from where"
 assert_eq "$(mysql_q "SELECT c.name FROM shop.products p JOIN shop.categories c ON c.id = p.category_id WHERE p.id = 11")" \
     "$(curl -s "$SEARCH_URL/products/_doc/11" | jq -r '._source.category.name')" "product 11's category as SQL has it"
 check_skus 11 "after the lost read"

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# tests/integration/t_run_truncate.sh — TRUNCATE TABLE of a mapped table
-# while `searchsync run` runs (issue 25), against real MariaDB + OpenSearch.
-# TRUNCATE writes no row events, so the daemon must rebuild what it emptied:
+# tests/integration/t_run_truncate.sh — TRUNCATE TABLE and DROP TABLE of a
+# mapped table while `searchsync run` runs (issue 25), against real MariaDB +
+# OpenSearch. Neither writes row events, so the daemon must rebuild what
+# they emptied:
 #   - the root table truncated while a writer inserts rows before and after
 #     it: the index is rebuilt (a new version); afterwards its documents are
 #     exactly the rows SQL has (the ones from before the TRUNCATE gone, the
 #     ones after it there)
 #   - a related (nested) table truncated: every document's array is empty
 #     afterwards, equal to SQL
+#   - the root table dropped, then created again with two rows (a migration):
+#     the index waits (said in the log), then holds exactly those two rows
 #   - a table no index reads truncated: nothing is rebuilt
 . "$(dirname "$0")/lib.sh"
 require_bin
@@ -88,10 +91,21 @@ wait_until 30 "the index equals SQL after the nested table's TRUNCATE" same_as_s
 assert_eq '[{"id":9002,"tag":"after"}]' "$(search_get "/$alias/_doc/6002" | jq -c ._source.tags)" "a tag added after it"
 assert_eq '[]' "$(search_get "/$alias/_doc/6001" | jq -c ._source.tags)" "the truncated tag gone"
 
+# ---- the root table dropped and created again (a migration): its rows only
+mysql_q "DROP TABLE \`$db\`.items"
+daemon_wait_log "DROP TABLE $db.items read from the binlog" 30
+daemon_wait_log "cannot be rebuilt yet" 30
+mysql_q "CREATE TABLE \`$db\`.items (id INT PRIMARY KEY, name VARCHAR(50));
+  INSERT INTO \`$db\`.items VALUES (7001, 'recreated'), (6002, 'back again')"
+daemon_wait_log "$alias: version 4 live" 60
+wait_checkpoint "$meta" tr 30
+wait_until 30 "the index equals SQL after the DROP and CREATE" same_as_sql
+assert_eq 2 "$(search_count "$alias")" "only the new table's rows"
+
 # ---- a table no index reads: nothing rebuilt
 mysql_q "TRUNCATE TABLE \`$db\`.unmapped"
-mysql_q "UPDATE \`$db\`.items SET name = 'marker' WHERE id = 6003"
-wait_until 30 "the marker" bash -c "curl -s '$SEARCH_URL/$alias/_doc/6003' | jq -e '._source.name == \"marker\"' >/dev/null"
-assert_eq 2 "$(grep -c "(no rows are logged for it)" "$TEST_TMP/run.log")" "only the two mapped tables' TRUNCATEs rebuilt the index"
-assert_eq 3 "$(mysql_q "SELECT current_version FROM \`$meta\`.index_configs WHERE alias = '$alias'")" "version 3 is live"
+mysql_q "UPDATE \`$db\`.items SET name = 'marker' WHERE id = 7001"
+wait_until 30 "the marker" bash -c "curl -s '$SEARCH_URL/$alias/_doc/7001' | jq -e '._source.name == \"marker\"' >/dev/null"
+assert_eq 3 "$(grep -c "(no rows are logged for it)" "$TEST_TMP/run.log")" "only the mapped tables' TRUNCATEs and DROP rebuilt the index"
+assert_eq 4 "$(mysql_q "SELECT current_version FROM \`$meta\`.index_configs WHERE alias = '$alias'")" "version 4 is live"
 pass
