@@ -214,6 +214,11 @@ const struct config_key config_keys[] = {
     I("reindex", "keep_runs", reindex.keep_runs, "10", 1, 10000,
       "Reindex runs whose bookkeeping (per-job counts, errors) is kept per index config"),
 
+    S("delayed", "schedule", delayed.schedule, NULL, NULL, false, false,
+      "When the daemon that reads the source runs the delayed refresh of change snapshots "
+      "(as `searchsync delayed-run`, docs/operations.md): `every DUR` (every 5m) or a daily "
+      "time, UTC, as HH:MM; empty = off (run `searchsync delayed-run` from cron)"),
+
     S("check", "schedule", check.schedule, NULL, NULL, false, false,
       "When the daemon that reads the source checks every index config (docs/check.md): a "
       "daily time, UTC, as HH:MM, or `every DUR` (every 6h); empty = off (run `searchsync "
@@ -494,12 +499,16 @@ int config_parse_hhmm(const char *s) {
 
 /* the scheduled check's keys, parsed now so a typo stops the start */
 static int check_check(const struct ss_config *c, const char *name, char *err, size_t errlen) {
-    const char *sc = c->check.schedule;
-    if (sc && *sc && config_parse_hhmm(sc) < 0 &&
-        (strncmp(sc, "every ", 6) || config_parse_duration(sc + 6) < 0))
-        return errf(err, errlen, "%s: [check] schedule = \"%s\": give a time of day, UTC, as "
-                    "HH:MM (e.g. 03:15), or an interval as `every DUR` (every 6h), or leave it "
-                    "empty to schedule checks from cron", name, sc);
+    const char *const specs[][2] = {{"check", c->check.schedule},
+                                    {"delayed", c->delayed.schedule}};
+    for (size_t i = 0; i < 2; i++) {
+        const char *sc = specs[i][1];
+        if (sc && *sc && config_parse_hhmm(sc) < 0 &&
+            (strncmp(sc, "every ", 6) || config_parse_duration(sc + 6) < 0))
+            return errf(err, errlen, "%s: [%s] schedule = \"%s\": give a time of day, UTC, as "
+                        "HH:MM (e.g. 03:15), or an interval as `every DUR` (every 6h), or leave "
+                        "it empty to run it from cron", name, specs[i][0], sc);
+    }
     if (c->check.since && strcmp(c->check.since, "all") &&
         config_parse_duration(c->check.since) < 0)
         return errf(err, errlen, "%s: [check] since = \"%s\": give a duration such as 90s, 15m, "

@@ -107,6 +107,10 @@ struct ss_config {
     } reindex;
 
     struct {
+        char *schedule;     /* "HH:MM" UTC or "every DUR": the daemon's delayed run; NULL = off */
+    } delayed;
+
+    struct {
         char *schedule;     /* "HH:MM" UTC: the daemon's daily window check; NULL = off */
         char *since;        /* its window ("25h"), or "all" for the whole index */
         bool repair;        /* it repairs what it finds */

@@ -1,10 +1,10 @@
 /* check_schedule: the consistency check run by the daemon itself ([check]
  * schedule, docs/check.md) — seed 004's daily check.
  *
- * One thread, started once this node reads the source (so one node of a
- * cluster runs it: the reader). At each scheduled time — a daily "HH:MM"
- * (UTC) or "every DUR" — it checks every index config that has a live
- * version, one after another, through the same code as `searchsync check`
+ * A schedule (schedule.c: one thread, started once this node reads the
+ * source, so one node of a cluster runs it). At each scheduled time — a
+ * daily "HH:MM" (UTC) or "every DUR" — it checks every index config that has
+ * a live version, one after another, through the same code as `searchsync check`
  * (sync/check.c) on connections of its own: the window of [check] since (or
  * the whole index), repaired when [check] repair says so. Each run is
  * recorded in check_runs (trigger "schedule") and said in the log: info
@@ -15,31 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "check.h"
 #include "commands.h"
 #include "log.h"
 
-/* seconds from now to the next run: -1 when the schedule is off */
-static long next_in(const char *sched, long every_s) {
-    if (every_s > 0) return every_s;
-    int at = config_parse_hhmm(sched);
-    if (at < 0) return -1;
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    long sec = tm.tm_hour * 3600L + tm.tm_min * 60L + tm.tm_sec;
-    long d = at * 60L - sec;
-    return d > 0 ? d : d + 86400;
-}
-
-static bool stopping(struct check_schedule *s) {
-    return s->stop || (s->daemon_stop && *s->daemon_stop);
-}
-
-static void run_all(struct check_schedule *s) {
+static void run_all(struct schedule *sch, void *ud) {
+    struct check_schedule *s = ud;
     const struct ss_config *cfg = s->cfg;
     struct producer pr;
     struct producer_opts po = {.engine = true, .flush_interval_ms = 5};
@@ -52,12 +34,12 @@ static void run_all(struct check_schedule *s) {
     }
     long since = !cfg->check.since || !strcmp(cfg->check.since, "all")
                      ? 0 : config_parse_duration(cfg->check.since);
-    for (size_t i = 0; i < pr.m.nindices && !stopping(s); i++) {
+    for (size_t i = 0; i < pr.m.nindices && !schedule_stopping(sch); i++) {
         const struct mp_index *ix = &pr.m.indices[i];
         if (!ix->current_version) continue;
         struct check_opts o = {.alias = ix->alias, .since_s = since, .repair = cfg->check.repair,
                                .settle_s = cfg->check.settle_s, .trigger = "schedule",
-                               .node = s->node, .stop = &s->stop};
+                               .node = s->node, .stop = &sch->stop};
         /* a window check needs a daily_check_column: without one, the whole index */
         bool window = false;
         for (size_t t = 0; t < ix->ntables; t++)
@@ -90,41 +72,19 @@ static void run_all(struct check_schedule *s) {
     producer_close(&pr);
 }
 
-static void *schedule_main(void *arg) {
-    struct check_schedule *s = arg;
-    for (;;) {
-        long wait = next_in(s->cfg->check.schedule, s->every_s);
-        if (wait < 0) return NULL;
-        for (long i = 0; i < wait * 10 && !stopping(s); i++) usleep(100000);
-        if (stopping(s)) return NULL;
-        run_all(s);
-    }
-}
-
 int check_schedule_start(struct check_schedule *s, const struct ss_config *cfg,
                          volatile sig_atomic_t *daemon_stop, const char *node) {
     memset(s, 0, sizeof *s);
     s->cfg = cfg;
-    s->daemon_stop = daemon_stop;
     snprintf(s->node, sizeof s->node, "%s", node ? node : "");
     const char *sched = cfg->check.schedule;
-    if (!sched || !*sched) return 0;
-    static const char every[] = "every ";
-    if (!strncmp(sched, every, sizeof every - 1))
-        s->every_s = config_parse_duration(sched + sizeof every - 1);
-    if (s->every_s <= 0 && config_parse_hhmm(sched) < 0) return -1; /* config check says why */
-    if (pthread_create(&s->th, NULL, schedule_main, s) != 0) return -1;
-    s->started = true;
-    log_info("check", "scheduled check %s: %s of every index config%s", sched,
-             !cfg->check.since || !strcmp(cfg->check.since, "all") ? "the whole"
-                                                                    : "the window check",
-             cfg->check.repair ? ", repairing what it finds" : "");
+    if (schedule_start(&s->sch, sched, daemon_stop, run_all, s) < 0) return -1;
+    if (s->sch.started)
+        log_info("check", "scheduled check %s: %s of every index config%s", sched,
+                 !cfg->check.since || !strcmp(cfg->check.since, "all") ? "the whole"
+                                                                        : "the window check",
+                 cfg->check.repair ? ", repairing what it finds" : "");
     return 0;
 }
 
-void check_schedule_stop(struct check_schedule *s) {
-    if (!s->started) return;
-    s->stop = 1;
-    pthread_join(s->th, NULL);
-    s->started = false;
-}
+void check_schedule_stop(struct check_schedule *s) { schedule_stop(&s->sch); }

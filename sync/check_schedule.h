@@ -2,19 +2,14 @@
  * schedule; see check_schedule.c). */
 #ifndef SS_CHECK_SCHEDULE_H
 #define SS_CHECK_SCHEDULE_H
-#include <pthread.h>
 #include <signal.h>
-#include <stdbool.h>
 
 #include "config.h"
+#include "schedule.h"
 
 struct check_schedule {
     const struct ss_config *cfg;
-    pthread_t th;
-    bool started;
-    long every_s;                       /* "every DUR": its seconds; 0: daily at HH:MM */
-    volatile sig_atomic_t stop;         /* check_schedule_stop */
-    volatile sig_atomic_t *daemon_stop; /* the daemon's stop request */
+    struct schedule sch;
     char node[256];
 };
 

@@ -29,23 +29,6 @@ static void delayed_usage(FILE *out) {
             "  --page N       ids per page and per change set (default 500)\n");
 }
 
-/* index_configs.id of every index config of m, in m's order */
-static unsigned long long *index_ids(MYSQL *meta, const char *source, const struct mapping *m,
-                                     char *err, size_t errlen) {
-    unsigned long long *ids = xcalloc(m->nindices ? m->nindices : 1, sizeof *ids);
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT id, alias FROM index_configs WHERE source = ");
-    db_quote(meta, &q, source, strlen(source));
-    MYSQL_RES *res = db_query(meta, q.data, q.len, err, errlen);
-    sbuf_free(&q);
-    if (!res) return free(ids), NULL;
-    MYSQL_ROW row;
-    while ((row = mysql_fetch_row(res)))
-        for (size_t i = 0; i < m->nindices; i++)
-            if (!strcmp(m->indices[i].alias, row[1])) ids[i] = strtoull(row[0], NULL, 10);
-    mysql_free_result(res);
-    return ids;
-}
 
 int cmd_delayed(int argc, char **argv) {
     static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
@@ -87,7 +70,7 @@ int cmd_delayed(int argc, char **argv) {
     char *err = pr.err;
     if (rc != EXIT_OK) goto fail;
     rc = EXIT_RUNTIME;
-    ids = index_ids(p->meta, cfg.source.name, &pr.m, err, sizeof pr.err);
+    ids = delayed_index_ids(p->meta, cfg.source.name, &pr.m, err, sizeof pr.err);
     if (!ids) goto fail;
     rc = delayed_run(p, ids, &o, &st, stdout, err, sizeof pr.err);
     if (p->d && deliver_drain(p->d, cfg.delivery.drain_timeout_ms) != DELIVER_OK && rc == EXIT_OK) {

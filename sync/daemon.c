@@ -405,6 +405,9 @@ int cmd_run(int argc, char **argv) {
     reload_attach(&dm->sv); /* SIGHUP: reload, SIGUSR1: state dump (sync/reload.c) */
     if (check_schedule_start(&dm->check, &cfg, &daemon_stop_requested, dm->lead.node_id) < 0)
         log_warn("run", "the scheduled check could not start: checks run from cron only");
+    if (delayed_schedule_start(&dm->delayed, &cfg, &daemon_stop_requested) < 0)
+        log_warn("run", "the scheduled delayed run could not start: run searchsync delayed-run "
+                 "from cron");
     int rc = daemon_stop_requested ? BL_STOP : binlog_source_run(dm, &ro);
     if (rc == BL_ERR && strstr(dm->err, "not available on the server"))
         snprintf(dm->err + strlen(dm->err), sizeof dm->err - strlen(dm->err),
@@ -413,6 +416,7 @@ int cmd_run(int argc, char **argv) {
                  "covers what was skipped");
     if (rc == BL_ERR) log_error("run", "stopping: %s", dm->err);
     check_schedule_stop(&dm->check); /* a check under way gives up: its repair is delivered */
+    delayed_schedule_stop(&dm->delayed);
     supervisor_stop(&dm->sv);
     while (p->nbuilds)
         builds_stop(dm, p->nbuilds - 1, "stopping; the jobs resume from their cursors");
@@ -436,6 +440,7 @@ out:
     signals_on_stop(NULL, NULL);
     reload_detach();
     check_schedule_stop(&dm->check);
+    delayed_schedule_stop(&dm->delayed);
     supervisor_stop(&dm->sv);
     http_server_stop(admin); /* before what its handlers use is freed */
     while (p->nbuilds) builds_stop(dm, p->nbuilds - 1, "stopping");

@@ -26,6 +26,7 @@
 #include "binlog/reader.h"
 #include "changeset.h"
 #include "check_schedule.h"
+#include "delayed_schedule.h"
 #include "config.h"
 #include "db.h"
 #include "deliver/deliver.h"
@@ -118,6 +119,7 @@ struct supervisor {
 struct daemon {
     struct ss_config *cfg;
     struct check_schedule check; /* [check] schedule: its thread, once this node reads */
+    struct delayed_schedule delayed; /* [delayed] schedule: the same */
     /* reader thread */
     struct pipeline p;
     struct changeset cs;

@@ -123,6 +123,10 @@ struct delayed_stats {
 int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
                 const struct delayed_opts *o, struct delayed_stats *st, FILE *out, char *err,
                 size_t errlen);
+/* index_configs.id of every index config of m, in m's order (what
+ * delayed_run takes); NULL with err. */
+unsigned long long *delayed_index_ids(struct st_mysql *meta, const char *source,
+                                      const struct mapping *m, char *err, size_t errlen);
 void delayed_stats_print(const struct delayed_stats *st, FILE *out);
 void delayed_stats_json(const struct delayed_stats *st, sbuf *out);
 

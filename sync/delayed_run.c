@@ -891,3 +891,21 @@ void delayed_stats_print(const struct delayed_stats *st, FILE *out) {
             st->docs, st->deletes, st->stale, st->dead_letters, st->errors, st->left_error,
             st->retried, st->ms_claim, st->ms_resolve, st->ms_build, st->ms_finish);
 }
+
+/* index_configs.id of every index config of m, in m's order */
+unsigned long long *delayed_index_ids(MYSQL *meta, const char *source, const struct mapping *m,
+                                     char *err, size_t errlen) {
+    unsigned long long *ids = xcalloc(m->nindices ? m->nindices : 1, sizeof *ids);
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT id, alias FROM index_configs WHERE source = ");
+    db_quote(meta, &q, source, strlen(source));
+    MYSQL_RES *res = db_query(meta, q.data, q.len, err, errlen);
+    sbuf_free(&q);
+    if (!res) return free(ids), NULL;
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res)))
+        for (size_t i = 0; i < m->nindices; i++)
+            if (!strcmp(m->indices[i].alias, row[1])) ids[i] = strtoull(row[0], NULL, 10);
+    mysql_free_result(res);
+    return ids;
+}

@@ -210,6 +210,9 @@ static void test_check_keys(void **state) {
     assert_int_equal(-1, load(&c, "[source]\nuser=a\n[check]\nschedule = 3am\n", err));
     assert_non_null(strstr(err, "[check] schedule = \"3am\": give a time of day, UTC, as HH:MM"));
     config_free(&c);
+    assert_int_equal(-1, load(&c, "[source]\nuser=a\n[delayed]\nschedule = every\n", err));
+    assert_non_null(strstr(err, "[delayed] schedule = \"every\""));
+    config_free(&c);
     assert_int_equal(-1, load(&c, "[source]\nuser=a\n[check]\nsince = forever\n", err));
     assert_non_null(strstr(err, "[check] since = \"forever\""));
     config_free(&c);

@@ -1,0 +1,36 @@
+/* schedule: a task the daemon runs on a timetable of its own — a daily time
+ * of day (UTC, "HH:MM") or an interval ("every 6h") — on one thread,
+ * stopped with the daemon. Used by the scheduled consistency check
+ * (check_schedule.c, [check] schedule) and the scheduled delayed run
+ * (delayed_schedule.c, [delayed] schedule); both start only once this node
+ * reads the source, so one node of a cluster runs them. */
+#ifndef SS_SCHEDULE_H
+#define SS_SCHEDULE_H
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+
+struct schedule {
+    pthread_t th;
+    bool started;
+    long every_s;                       /* "every DUR"; 0: daily at at_min */
+    int at_min;                         /* minutes after midnight, UTC */
+    void (*run)(struct schedule *s, void *ud);
+    void *ud;
+    volatile sig_atomic_t stop;         /* schedule_stop */
+    volatile sig_atomic_t *daemon_stop; /* the daemon's stop request */
+};
+
+/* "HH:MM" or "every DUR": 0, or -1 when malformed (config check says why). */
+int schedule_parse(const char *spec, long *every_s, int *at_min);
+/* Start the thread running run(s, ud) at every scheduled time; nothing when
+ * spec is NULL or empty. 0, or -1 (a malformed spec, no thread). */
+int schedule_start(struct schedule *s, const char *spec, volatile sig_atomic_t *daemon_stop,
+                   void (*run)(struct schedule *s, void *ud), void *ud);
+/* Stop it; a run under way is asked to stop (schedule_stopping) and waited
+ * for. Safe to call twice, and on a schedule never started. */
+void schedule_stop(struct schedule *s);
+/* The task should give up now (the daemon stops). */
+bool schedule_stopping(const struct schedule *s);
+
+#endif

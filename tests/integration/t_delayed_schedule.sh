@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# tests/integration/t_delayed_schedule.sh — `[delayed] schedule` (issue 22):
+# the daemon that reads the source runs the delayed refresh itself, against
+# real MariaDB + OpenSearch on the demo shop (categories are delay-effect):
+#   - a category renamed: no product document changes at the commit (a
+#     change snapshot waits), then the scheduled run rebuilds every product
+#     of that category: their category.name equals SQL's, the snapshot is
+#     done, the run is in delayed_runs and the log
+#   - a malformed schedule is refused at start with exit 2, naming the key
+. "$(dirname "$0")/lib.sh"
+require_bin
+bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products 1500 >/dev/null
+meta="$(unique_name meta)"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v1,brands_v1?ignore_unavailable=true' >/dev/null"
+write_config() { # SCHEDULE
+    cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = shop
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = $((7500 + $$ % 90))
+start = now
+heartbeat_ms = 500
+[metadata]
+database = $meta
+[search]
+urls = $SEARCH_URL
+[delivery]
+flush_interval_ms = 50
+checkpoint_interval_ms = 100
+[delayed]
+schedule = $1
+[log]
+level = info
+INI
+}
+write_config "every 1 minute"
+rc=0
+"$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >"$TEST_TMP/bad.out" 2>&1 || rc=$?
+assert_eq 2 "$rc" "a malformed schedule: exit 2"
+assert_contains "$(cat "$TEST_TMP/bad.out")" '[delayed] schedule = "every 1 minute": give a time of day, UTC, as HH:MM' "the message names the key and what to write"
+
+write_config "every 3s"
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes \
+    >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
+on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 30 lines)"; tail -30 "$TEST_TMP/run.log"; }'
+daemon_wait_log "scheduled delayed run every 3s" 30
+daemon_wait_log "products: live changes no longer written to products_v1" 90
+wait_checkpoint "$meta" shop 30
+
+cat_id="$(mysql_q "SELECT category_id FROM shop.products WHERE category_id IS NOT NULL GROUP BY category_id ORDER BY COUNT(*) DESC LIMIT 1")"
+naff="$(mysql_q "SELECT COUNT(*) FROM shop.products WHERE category_id = $cat_id")"
+new_name="Renamed by the schedule $$"
+mysql_q "UPDATE shop.categories SET name = '$new_name' WHERE id = $cat_id"
+in_engine() {
+    search_refresh products
+    search_post "/products/_count" "{\"query\":{\"match_phrase\":{\"category.name\":\"$new_name\"}}}" | jq -r .count
+}
+all_renamed() { [ "$(in_engine)" = "$naff" ]; }
+wait_until 60 "the scheduled run renamed the category in all $naff products" all_renamed
+assert_eq "done" "$(mysql_q "SELECT status FROM \`$meta\`.change_snapshots WHERE business_id = '$cat_id' ORDER BY id DESC LIMIT 1")" "the snapshot is done"
+assert_true "a delayed run is recorded" [ "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.delayed_runs WHERE status = 'done' AND docs_written >= $naff")" -ge 1 ]
+daemon_wait_log "scheduled delayed run: 1 snapshot(s)" 10
+daemon_stop
+pass
