@@ -245,6 +245,112 @@ static void h_checks(const struct api_ctx *ctx, const char *alias, struct api_re
     conns_close(&c);
 }
 
+/* ---------- GET /api/v1/delayed/runs, /api/v1/delayed/snapshots ---------- */
+
+/* rows as an array of objects named by names; num[i]: written as a number */
+static void rows_array(jsonw *w, const struct stmt_rows *rows, const char *const *names,
+                       const bool *num, size_t n) {
+    jw_arr_open(w);
+    for (size_t i = 0; i < rows->nrows; i++) {
+        jw_obj_open(w);
+        for (size_t k = 0; k < n; k++) {
+            const char *v = STMT_CELL(rows, i, k);
+            jw_key(w, names[k]);
+            if (!v) jw_null(w);
+            else if (num[k]) jw_int(w, atoll(v));
+            else jw_str(w, v);
+        }
+        jw_obj_close(w);
+    }
+    jw_arr_close(w);
+}
+
+#define ISO(col) "DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%fZ')"
+
+/* The last 50 delayed runs (delayed_runs, newest first), from cron or the
+ * daemon's schedule, with their figures (docs/operations.md, Delayed run). */
+static void h_delayed_runs(const struct api_ctx *ctx, struct api_resp *r) {
+    struct conns c = {0};
+    if (!open_meta(ctx, &c, r)) return;
+    struct stmt_rows rows = {0};
+    const char *p[] = {ctx->cfg->source.name};
+    if (stmt_query(c.meta,
+                   "SELECT id, status, index_alias, node, buckets, snapshots, ids, docs_written, "
+                   "docs_deleted, errors, " ISO("started_at") ", " ISO("finished_at") ", "
+                   "error_text FROM delayed_runs WHERE source = ? ORDER BY id DESC LIMIT 50",
+                   p, 1, &rows, c.err, sizeof c.err) < 0) {
+        api_error(r, 500, c.err, "reading delayed_runs failed; see the daemon's log");
+        conns_close(&c);
+        return;
+    }
+    static const char *const names[] = {"id", "status", "index", "node", "buckets", "snapshots",
+                                        "ids", "documents_rebuilt", "documents_deleted",
+                                        "errors", "started_at", "finished_at", "error"};
+    static const bool num[] = {true, false, false, false, true, true, true, true, true, true,
+                               false, false, false};
+    jsonw w;
+    jw_init(&w, &r->body);
+    jw_obj_open(&w);
+    jw_key(&w, "runs");
+    rows_array(&w, &rows, names, num, sizeof names / sizeof names[0]);
+    jw_obj_close(&w);
+    stmt_rows_free(&rows);
+    ok_json(r, 200);
+    conns_close(&c);
+}
+
+/* Change snapshots of one status (?status=init|running|error|done; default:
+ * every one not done), the newest 500, and their counts per table and
+ * status. */
+static void h_delayed_snapshots(const struct api_ctx *ctx, struct api_resp *r) {
+    const char *status = api_lookup(ctx, API_ARG, "status");
+    if (status && strcmp(status, "init") && strcmp(status, "running") && strcmp(status, "error") &&
+        strcmp(status, "done")) {
+        api_error(r, 400, "status must be one of init, running, error, done",
+                  "leave it out for every snapshot not done yet");
+        return;
+    }
+    struct conns c = {0};
+    if (!open_meta(ctx, &c, r)) return;
+    struct stmt_rows rows = {0}, counts = {0};
+    const char *p[] = {ctx->cfg->source.name, status ? status : ""};
+    if (stmt_query(c.meta,
+                   "SELECT id, db_name, table_name, operation, business_id, status, attempts, "
+                   "run_id, " ISO("created_at") ", " ISO("updated_at") ", error_text FROM "
+                   "change_snapshots WHERE source = ? AND (IF(? = '', status <> 'done', "
+                   "status = ?)) ORDER BY id DESC LIMIT 500",
+                   (const char *[]){p[0], p[1], p[1]}, 3, &rows, c.err, sizeof c.err) < 0 ||
+        stmt_query(c.meta,
+                   "SELECT CONCAT(db_name, '.', table_name), status, COUNT(*) FROM "
+                   "change_snapshots WHERE source = ? GROUP BY db_name, table_name, status "
+                   "ORDER BY db_name, table_name, status",
+                   p, 1, &counts, c.err, sizeof c.err) < 0) {
+        api_error(r, 500, c.err, "reading change_snapshots failed; see the daemon's log");
+        stmt_rows_free(&rows);
+        conns_close(&c);
+        return;
+    }
+    static const char *const names[] = {"id", "db", "table", "operation", "business_id",
+                                        "status", "attempts", "run_id", "created_at",
+                                        "updated_at", "error"};
+    static const bool num[] = {true, false, false, false, false, false, true, true,
+                               false, false, false};
+    static const char *const cn[] = {"table", "status", "count"};
+    static const bool cnum[] = {false, false, true};
+    jsonw w;
+    jw_init(&w, &r->body);
+    jw_obj_open(&w);
+    jw_key(&w, "counts");
+    rows_array(&w, &counts, cn, cnum, 3);
+    jw_key(&w, "snapshots");
+    rows_array(&w, &rows, names, num, sizeof names / sizeof names[0]);
+    jw_obj_close(&w);
+    stmt_rows_free(&rows);
+    stmt_rows_free(&counts);
+    ok_json(r, 200);
+    conns_close(&c);
+}
+
 /* ---------- GET /api/v1/nodes ---------- */
 
 /* The daemons of this source: with ZooKeeper, every node registered in the
@@ -642,6 +748,8 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_METRICS: h_metrics(ctx, r); break;
     case ROUTE_NODES: h_nodes(ctx, r); break;
     case ROUTE_CHECKS: h_checks(ctx, rt->alias, r); break;
+    case ROUTE_DELAYED_RUNS: h_delayed_runs(ctx, r); break;
+    case ROUTE_DELAYED_SNAPSHOTS: h_delayed_snapshots(ctx, r); break;
     case ROUTE_WORDS_LIST:
     case ROUTE_WORD_CREATE:
     case ROUTE_WORD_GET:
@@ -661,6 +769,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     default:
         api_error(r, 404, "no such endpoint",
                   "see docs/http-api.md: /api/v1/status, /api/v1/indices, /api/v1/nodes, /api/v1/checks, "
+                  "/api/v1/delayed/runs, /api/v1/delayed/snapshots, "
                   "/api/v1/indices/{alias}/reindex, /api/v1/words, /dict/ext.txt, /metrics");
         break;
     }

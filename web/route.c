@@ -88,6 +88,14 @@ void route_match(const char *method, const char *path, struct route *out) {
         set(out, method, ROUTE_CHECKS, ROUTE_NOT_FOUND);
         return;
     }
+    if (!strcmp(p, "delayed/runs")) {
+        set(out, method, ROUTE_DELAYED_RUNS, ROUTE_NOT_FOUND);
+        return;
+    }
+    if (!strcmp(p, "delayed/snapshots")) {
+        set(out, method, ROUTE_DELAYED_SNAPSHOTS, ROUTE_NOT_FOUND);
+        return;
+    }
     if (!strcmp(p, "login")) {
         set(out, method, ROUTE_NOT_FOUND, ROUTE_LOGIN);
         out->public = true;

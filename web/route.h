@@ -5,6 +5,8 @@
  *   GET  /api/v1/indices                         ROUTE_INDICES
  *   GET  /api/v1/nodes                           ROUTE_NODES
  *   GET  /api/v1/checks                          ROUTE_CHECKS (the last 50)
+ *   GET  /api/v1/delayed/runs                    ROUTE_DELAYED_RUNS (the last 50)
+ *   GET  /api/v1/delayed/snapshots[?status=S]    ROUTE_DELAYED_SNAPSHOTS
  *   GET  /api/v1/indices/{alias}/checks          ROUTE_CHECKS (that index's)
  *   GET  /api/v1/indices/{alias}/reindex         ROUTE_REINDEX_GET (progress)
  *   POST /api/v1/indices/{alias}/reindex         ROUTE_REINDEX_POST (queue a build)
@@ -45,6 +47,8 @@ enum route_id {
     ROUTE_METRICS,
     ROUTE_NODES,
     ROUTE_CHECKS,
+    ROUTE_DELAYED_RUNS,
+    ROUTE_DELAYED_SNAPSHOTS,
     ROUTE_LOGIN,
     ROUTE_LOGOUT,
     ROUTE_SESSION,

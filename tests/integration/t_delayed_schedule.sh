@@ -12,6 +12,9 @@ require_bin
 bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products 1500 >/dev/null
 meta="$(unique_name meta)"
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v1,brands_v1?ignore_unavailable=true' >/dev/null"
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
+export SEARCHSYNC_ADMIN_TOKEN="$TOKEN"
 write_config() { # SCHEDULE
     cat >"$TEST_TMP/c.ini" <<INI
 [source]
@@ -31,6 +34,8 @@ flush_interval_ms = 50
 checkpoint_interval_ms = 100
 [delayed]
 schedule = $1
+[admin]
+listen = 127.0.0.1:$PORT
 [log]
 level = info
 INI
@@ -63,5 +68,16 @@ wait_until 60 "the scheduled run renamed the category in all $naff products" all
 assert_eq "done" "$(mysql_q "SELECT status FROM \`$meta\`.change_snapshots WHERE business_id = '$cat_id' ORDER BY id DESC LIMIT 1")" "the snapshot is done"
 assert_true "a delayed run is recorded" [ "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.delayed_runs WHERE status = 'done' AND docs_written >= $naff")" -ge 1 ]
 daemon_wait_log "scheduled delayed run: 1 snapshot(s)" 10
+# the API: runs and snapshots
+api() { curl -s -o "$TEST_TMP/api.json" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT$1"; }
+assert_eq 200 "$(api /api/v1/delayed/runs)" "GET /api/v1/delayed/runs"
+assert_true "the run with its figures" jq -e --argjson n "$naff" '[.runs[] | select(.status == "done" and .documents_rebuilt >= $n)] | length >= 1' "$TEST_TMP/api.json"
+assert_eq 200 "$(api '/api/v1/delayed/snapshots?status=done')" "GET /api/v1/delayed/snapshots?status=done"
+assert_eq "update $cat_id" "$(jq -r '.snapshots[] | select(.table == "categories") | "\(.operation) \(.business_id)"' "$TEST_TMP/api.json" | head -1)" "the category's snapshot, done"
+assert_true "counts per table and status" jq -e '[.counts[] | select(.table == "shop.categories" and .status == "done")] | length == 1' "$TEST_TMP/api.json"
+assert_eq 200 "$(api /api/v1/delayed/snapshots)" "GET /api/v1/delayed/snapshots"
+assert_eq 0 "$(jq '.snapshots | length' "$TEST_TMP/api.json")" "nothing waiting"
+assert_eq 400 "$(api '/api/v1/delayed/snapshots?status=bogus')" "an unknown status: 400"
+assert_contains "$(cat "$TEST_TMP/api.json")" "init, running, error, done" "naming the statuses"
 daemon_stop
 pass

@@ -128,6 +128,9 @@ static void test_routes(void **state) {
              "shop.v-2_x");
     route_is("GET", "/metrics", ROUTE_METRICS, "");
     route_is("GET", "/api/v1/checks", ROUTE_CHECKS, "");
+    route_is("GET", "/api/v1/delayed/runs", ROUTE_DELAYED_RUNS, "");
+    route_is("GET", "/api/v1/delayed/snapshots", ROUTE_DELAYED_SNAPSHOTS, "");
+    route_is("GET", "/api/v1/delayed", ROUTE_NOT_FOUND, "");
     route_is("GET", "/api/v1/indices/products/checks", ROUTE_CHECKS, "products");
     route_is("POST", "/api/v1/checks", ROUTE_BAD_METHOD, "");
     route_is("GET", "/api/v1/indices/products/checks/1", ROUTE_NOT_FOUND, "");
