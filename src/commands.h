@@ -28,6 +28,7 @@ int cmd_migrate(int argc, char **argv);
 int cmd_tail(int argc, char **argv);
 int cmd_mapping(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 int cmd_dead_letters(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_epoch(int argc, char **argv);

@@ -33,6 +33,8 @@ static const struct command commands[] = {
      "one delayed-refresh pass over the change snapshots (for cron)"},
     {"check", cmd_check, "--config FILE INDEX [--since DUR] [--repair] [--json]",
      "compare documents with MySQL; repair drift"},
+    {"replay", cmd_replay, "--config FILE [--index ALIAS] [--since DUR | --today]",
+     "the daily replay: documents changed in the window rebuilt, compared, rewritten"},
     {"mapping", cmd_mapping, "import|export|body --config FILE [PATH|ALIAS]",
      "declarative mapping file in and out"},
     {"status", cmd_status, "--config FILE", "checkpoint and lag, indices, jobs, dead letters"},
