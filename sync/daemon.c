@@ -408,6 +408,9 @@ int cmd_run(int argc, char **argv) {
     if (delayed_schedule_start(&dm->delayed, &cfg, &daemon_stop_requested) < 0)
         log_warn("run", "the scheduled delayed run could not start: run searchsync delayed-run "
                  "from cron");
+    if (retention_schedule_start(&dm->retention, &cfg, &daemon_stop_requested) < 0)
+        log_warn("run", "retention: its thread could not start: the metadata's history is not "
+                 "cleaned by this run");
     int rc = daemon_stop_requested ? BL_STOP : binlog_source_run(dm, &ro);
     if (rc == BL_ERR && strstr(dm->err, "not available on the server"))
         snprintf(dm->err + strlen(dm->err), sizeof dm->err - strlen(dm->err),
@@ -417,6 +420,7 @@ int cmd_run(int argc, char **argv) {
     if (rc == BL_ERR) log_error("run", "stopping: %s", dm->err);
     check_schedule_stop(&dm->check); /* a check under way gives up: its repair is delivered */
     delayed_schedule_stop(&dm->delayed);
+    retention_schedule_stop(&dm->retention);
     supervisor_stop(&dm->sv);
     while (p->nbuilds)
         builds_stop(dm, p->nbuilds - 1, "stopping; the jobs resume from their cursors");
@@ -441,6 +445,7 @@ out:
     reload_detach();
     check_schedule_stop(&dm->check);
     delayed_schedule_stop(&dm->delayed);
+    retention_schedule_stop(&dm->retention);
     supervisor_stop(&dm->sv);
     http_server_stop(admin); /* before what its handlers use is freed */
     while (p->nbuilds) builds_stop(dm, p->nbuilds - 1, "stopping");

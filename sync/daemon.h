@@ -27,6 +27,7 @@
 #include "changeset.h"
 #include "check_schedule.h"
 #include "delayed_schedule.h"
+#include "retention.h"
 #include "config.h"
 #include "db.h"
 #include "deliver/deliver.h"
@@ -120,6 +121,7 @@ struct daemon {
     struct ss_config *cfg;
     struct check_schedule check; /* [check] schedule: its thread, once this node reads */
     struct delayed_schedule delayed; /* [delayed] schedule: the same */
+    struct retention_schedule retention; /* history cleaned: at start, then hourly */
     /* reader thread */
     struct pipeline p;
     struct changeset cs;

@@ -32,6 +32,7 @@ bool schedule_stopping(const struct schedule *s) {
 
 static void *schedule_main(void *arg) {
     struct schedule *s = arg;
+    if (s->at_start && !schedule_stopping(s)) s->run(s, s->ud);
     for (;;) {
         long wait = next_in(s);
         for (long i = 0; i < wait * 10 && !schedule_stopping(s); i++) usleep(100000);
@@ -48,6 +49,19 @@ int schedule_start(struct schedule *s, const char *spec, volatile sig_atomic_t *
     s->ud = ud;
     if (!spec || !*spec) return 0;
     if (schedule_parse(spec, &s->every_s, &s->at_min) < 0) return -1;
+    if (pthread_create(&s->th, NULL, schedule_main, s) != 0) return -1;
+    s->started = true;
+    return 0;
+}
+
+int schedule_start_every(struct schedule *s, long every_s, volatile sig_atomic_t *daemon_stop,
+                         void (*run)(struct schedule *s, void *ud), void *ud) {
+    memset(s, 0, sizeof *s);
+    s->daemon_stop = daemon_stop;
+    s->run = run;
+    s->ud = ud;
+    s->every_s = every_s;
+    s->at_start = true;
     if (pthread_create(&s->th, NULL, schedule_main, s) != 0) return -1;
     s->started = true;
     return 0;

@@ -14,6 +14,7 @@ struct schedule {
     pthread_t th;
     bool started;
     long every_s;                       /* "every DUR"; 0: daily at at_min */
+    bool at_start;                      /* run once at start too */
     int at_min;                         /* minutes after midnight, UTC */
     void (*run)(struct schedule *s, void *ud);
     void *ud;
@@ -27,6 +28,9 @@ int schedule_parse(const char *spec, long *every_s, int *at_min);
  * spec is NULL or empty. 0, or -1 (a malformed spec, no thread). */
 int schedule_start(struct schedule *s, const char *spec, volatile sig_atomic_t *daemon_stop,
                    void (*run)(struct schedule *s, void *ud), void *ud);
+/* The same for a fixed interval, run once at start too (the retention). */
+int schedule_start_every(struct schedule *s, long every_s, volatile sig_atomic_t *daemon_stop,
+                         void (*run)(struct schedule *s, void *ud), void *ud);
 /* Stop it; a run under way is asked to stop (schedule_stopping) and waited
  * for. Safe to call twice, and on a schedule never started. */
 void schedule_stop(struct schedule *s);

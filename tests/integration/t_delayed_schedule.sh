@@ -7,6 +7,8 @@
 #     of that category: their category.name equals SQL's, the snapshot is
 #     done, the run is in delayed_runs and the log
 #   - a malformed schedule is refused at start with exit 2, naming the key
+#   - the retention: history older than the retention table keeps goes at
+#     start (this source's, done snapshots only), the recent stays
 . "$(dirname "$0")/lib.sh"
 require_bin
 bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products 1500 >/dev/null
@@ -49,7 +51,22 @@ assert_contains "$(cat "$TEST_TMP/bad.out")" '[delayed] schedule = "every 1 minu
 write_config "every 3s"
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
+# history older than the retention table keeps, and some that is not
+mysql_q "INSERT INTO \`$meta\`.sync_log (source, event, detail, created_at) VALUES
+    ('shop', 'old', 'a year ago', NOW(3) - INTERVAL 365 DAY), ('shop', 'recent', 'today', NOW(3)),
+    ('othersource', 'old', 'another source', NOW(3) - INTERVAL 365 DAY);
+  INSERT INTO \`$meta\`.check_runs (source, index_alias, status, started_at) VALUES
+    ('shop', 'products', 'clean', NOW(3) - INTERVAL 365 DAY), ('shop', 'products', 'clean', NOW(3));
+  INSERT INTO \`$meta\`.change_snapshots (source, db_name, table_name, operation, business_id, status, attach_date, updated_at) VALUES
+    ('shop', 'shop', 'categories', 'update', '1', 'done', CURDATE() - INTERVAL 365 DAY, NOW(3) - INTERVAL 365 DAY),
+    ('shop', 'shop', 'categories', 'update', '2', 'error', CURDATE() - INTERVAL 365 DAY, NOW(3) - INTERVAL 365 DAY)"
 daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
+daemon_wait_log "retention: 3 history row(s) older than the retention table keeps removed" 30
+assert_eq "0 1" "$(mysql_q "SELECT SUM(event = 'old'), SUM(event = 'recent') FROM \`$meta\`.sync_log WHERE source = 'shop'" | tr '\t' ' ')" "retention: this source's old sync_log row gone, the recent kept"
+assert_eq 1 "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.sync_log WHERE source = 'othersource'")" "retention: another source's rows are its own daemon's"
+assert_eq 1 "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.check_runs")" "retention: the old check run gone"
+assert_eq "error" "$(mysql_q "SELECT GROUP_CONCAT(status) FROM \`$meta\`.change_snapshots")" "retention: an old snapshot in error is kept (only done ones go)"
+mysql_q "DELETE FROM \`$meta\`.change_snapshots; DELETE FROM \`$meta\`.check_runs"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 30 lines)"; tail -30 "$TEST_TMP/run.log"; }'
 daemon_wait_log "scheduled delayed run every 3s" 30
 daemon_wait_log "products: live changes no longer written to products_v1" 90
