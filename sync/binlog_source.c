@@ -68,6 +68,7 @@ struct emptied_ctx {
     struct daemon *dm;
     const bl_commit *c;
     bool dropped;
+    size_t noted; /* index configs queued for a rebuild */
 };
 
 /* no rows were logged: each index config reading db.table is rebuilt */
@@ -87,6 +88,7 @@ static void note_emptied(void *ctx, const char *db, const char *table) {
         dm->cmds.truncated[dm->cmds.ntruncated++] =
             (struct emptied){xstrdup(dm->gen->m.indices[i].alias), sbuf_detach(&r), ec->dropped,
                              0};
+        ec->noted++;
     }
     pthread_mutex_unlock(&dm->cmds.mu);
 }
@@ -94,20 +96,17 @@ static void note_emptied(void *ctx, const char *db, const char *table) {
 static int on_ddl(void *ctx, const char *db, const char *sql, size_t len, const bl_commit *c) {
     struct daemon *dm = ctx;
     char tdb[256], ttab[256];
-    struct emptied_ctx ec = {dm, c, false};
+    struct emptied_ctx ec = {dm, c, false, 0};
     if (ddl_truncated_table(sql, len, db, tdb, sizeof tdb, ttab, sizeof ttab)) {
         note_emptied(&ec, tdb, ttab);
     } else {
         ec.dropped = true;
         ddl_dropped_tables(sql, len, db, note_emptied, &ec);
     }
-    bool read = !db || !db[0];
+    bool read = !db || !db[0] || ec.noted;
     char *text = xstrndup(sql, len); /* `db`.table written out in the statement counts too */
     for (size_t i = 0; i < dm->gen->m.nindices && !read; i++)
-        for (size_t t = 0; t < dm->gen->m.indices[i].ntables && !read; t++) {
-            const char *tdb = dm->gen->m.indices[i].tables[t].db;
-            read = !strcmp(tdb, db) || strstr(text, tdb);
-        }
+        read = ddl_index_reads_database(&dm->gen->m.indices[i], db, text);
     free(text);
     if (!read) return 0;
     pthread_mutex_lock(&dm->cmds.mu);

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "binlog/binlog.h"
 #include "check_diff.h"
 #include "commands.h"
 #include "delayed.h"
@@ -32,6 +33,8 @@ struct cand {
     char *id;
     enum check_kind kind;
     char *path;
+    uint32_t sig;   /* verify: the hashes of both sides' content as seen */
+    bool confirmed; /* seen the same way in the round before */
 };
 
 struct ctx {
@@ -72,7 +75,7 @@ static void add_cand(struct ctx *c, const char *id, enum check_kind kind) {
         c->capc = c->capc ? c->capc * 2 : 64;
         c->c = xrealloc(c->c, c->capc * sizeof *c->c);
     }
-    c->c[c->nc++] = (struct cand){xstrdup(id), kind, NULL};
+    c->c[c->nc++] = (struct cand){xstrdup(id), kind, NULL, 0, false};
 }
 
 static void free_cands(struct cand *v, size_t n) {
@@ -273,23 +276,24 @@ static int mysql_side(struct ctx *c) {
             char **keys;
             size_t n;
             if (since_keys(c, t, &keys, &n) < 0) return -1;
-            int rc = 0;
-            for (size_t off = 0; rc == 0 && off < n; off += DOCBUILD_CHUNK) {
-                size_t k = n - off < DOCBUILD_CHUNK ? n - off : DOCBUILD_CHUNK;
-                rc = t == 0 ? docbuild_roots(&b, (const char *const *)keys + off, k, &sink,
-                                             c->err, c->errlen)
-                            : docbuild_children(&b, t, (const char *const *)keys + off, k, &sink,
-                                                c->err, c->errlen);
+            /* the table's own changed rows and those reached from related
+             * tables, each once, built in chunks */
+            for (size_t i = 0; i < n; i++) {
+                strset_add(&c->related[t], keys[i], strlen(keys[i]));
+                free(keys[i]);
             }
-            for (size_t i = 0; i < n; i++) free(keys[i]);
             free(keys);
-            /* and the documents reached from related tables changed in the window */
-            for (size_t i = 0; rc == 0 && i < c->related[t].cap; i++) {
-                const char *k = c->related[t].slot[i];
-                if (!k) continue;
-                rc = t == 0 ? docbuild_roots(&b, &k, 1, &sink, c->err, c->errlen)
-                            : docbuild_children(&b, t, &k, 1, &sink, c->err, c->errlen);
+            const char **all = xcalloc(c->related[t].n ? c->related[t].n : 1, sizeof *all);
+            size_t na = 0;
+            for (size_t i = 0; i < c->related[t].cap; i++)
+                if (c->related[t].slot[i]) all[na++] = c->related[t].slot[i];
+            int rc = 0;
+            for (size_t off = 0; rc == 0 && off < na; off += DOCBUILD_CHUNK) {
+                size_t k = na - off < DOCBUILD_CHUNK ? na - off : DOCBUILD_CHUNK;
+                rc = t == 0 ? docbuild_roots(&b, all + off, k, &sink, c->err, c->errlen)
+                            : docbuild_children(&b, t, all + off, k, &sink, c->err, c->errlen);
             }
+            free(all);
             if (rc) return -1;
             continue;
         }
@@ -354,6 +358,7 @@ static cJSON *engine_search(struct ctx *c, const char *query_string, const sbuf 
     return j;
 }
 
+/* a number of the engine's answer; -1 when absent (callers clamp) */
 static double num(const cJSON *j) {
     if (!j) return -1;
     if (cJSON_IsRaw(j)) return strtod(j->valuestring, NULL);
@@ -382,8 +387,11 @@ static int refresh(struct ctx *c) {
     search_resp_init(&r);
     int rc = 0;
     if (search_request(c->pr->p.k, "POST", path, NULL, NULL, 0, &r) != 0 || r.status != 200) {
-        errf(c->err, c->errlen, "engine: refresh of %s: %s%ld", c->ix->alias,
-             r.status ? "status " : r.err, r.status);
+        if (r.status)
+            errf(c->err, c->errlen, "engine: refresh of %s answered %ld: %.300s", c->ix->alias,
+                 r.status, r.body.data ? r.body.data : "");
+        else
+            errf(c->err, c->errlen, "engine: refresh of %s: %s", c->ix->alias, r.err);
         rc = -1;
     }
     search_resp_free(&r);
@@ -415,9 +423,11 @@ static int engine_hist(struct ctx *c, uint64_t lo, uint64_t hi, uint64_t iv, str
         if (key < (double)lo) continue;
         size_t i = (size_t)(((uint64_t)key - lo) / iv);
         if (i >= nb) continue;
-        eb[i].count = (unsigned long long)num(cJSON_GetObjectItemCaseSensitive(it, "doc_count"));
-        eb[i].sum = (unsigned long long)num(path_get(it, "h", "value", NULL));
-        eb[i].hashed = (unsigned long long)num(path_get(it, "n", "value", NULL));
+        double dc = num(cJSON_GetObjectItemCaseSensitive(it, "doc_count")),
+               sum = num(path_get(it, "h", "value", NULL)), hn = num(path_get(it, "n", "value", NULL));
+        eb[i].count = dc > 0 ? (unsigned long long)dc : 0;
+        eb[i].sum = sum > 0 ? (unsigned long long)sum : 0;
+        eb[i].hashed = hn > 0 ? (unsigned long long)hn : 0;
     }
     cJSON_Delete(j);
     return 0;
@@ -433,10 +443,6 @@ static int by_eid(const void *a, const void *b) {
     return strcmp(((const struct eid *)a)->id, ((const struct eid *)b)->id);
 }
 
-static const struct ctx *sort_ctx; /* qsort has no context argument in C11 */
-static int by_rec_id(const void *a, const void *b) {
-    return strcmp(rec_id(sort_ctx, a), rec_id(sort_ctx, b));
-}
 
 /* a leaf: both sides' ids and hashes merged by id */
 static int leaf(struct ctx *c, uint64_t lo, uint64_t hi) {
@@ -453,7 +459,8 @@ static int leaf(struct ctx *c, uint64_t lo, uint64_t hi) {
     if (ne >= 10000) {
         cJSON_Delete(j);
         return errf(c->err, c->errlen, "engine: a key-hash range of %s holds 10000 documents or "
-                    "more (copies of one document under many routings?)", c->ix->alias);
+                    "more (copies of one document under many routings?): run `searchsync "
+                    "check --deep` to see them, or reindex %s", c->ix->alias, c->ix->alias);
     }
     struct eid *e = xcalloc(ne ? ne : 1, sizeof *e);
     cJSON_ArrayForEach(h, hits) {
@@ -467,16 +474,17 @@ static int leaf(struct ctx *c, uint64_t lo, uint64_t hi) {
     ne = k;
     c->res->ids_listed += ne;
     qsort(e, ne, sizeof *e, by_eid);
+    /* MySQL's side of the range, sorted by id the same way (ids borrowed) */
     size_t a = lower(c, lo), b = lower(c, hi), nm = b - a;
-    struct rec *m = xcalloc(nm ? nm : 1, sizeof *m);
-    memcpy(m, c->r + a, nm * sizeof *m);
-    sort_ctx = c;
-    qsort(m, nm, sizeof *m, by_rec_id);
+    struct eid *m = xcalloc(nm ? nm : 1, sizeof *m);
+    for (size_t y = 0; y < nm; y++)
+        m[y] = (struct eid){(char *)rec_id(c, &c->r[a + y]), c->r[a + y].ch};
+    qsort(m, nm, sizeof *m, by_eid);
     size_t i = 0, x = 0;
     while (i < nm || x < ne) {
-        int cmp = i == nm ? 1 : x == ne ? -1 : strcmp(rec_id(c, &m[i]), e[x].id);
+        int cmp = i == nm ? 1 : x == ne ? -1 : strcmp(m[i].id, e[x].id);
         if (cmp < 0) {
-            const char *id = rec_id(c, &m[i]);
+            const char *id = m[i].id;
             if (!strset_has(&c->legacy, id, strlen(id))) add_cand(c, id, CK_MISSING);
             i++;
         } else if (cmp > 0) {
@@ -488,7 +496,7 @@ static int leaf(struct ctx *c, uint64_t lo, uint64_t hi) {
             while (x + copies < ne && !strcmp(e[x + copies].id, e[x].id)) copies++;
             if (copies > 1) add_cand(c, e[x].id, CK_DUPLICATE);
             else if (e[x].hash < 0) add_cand(c, e[x].id, CK_UNHASHED);
-            else if ((uint64_t)e[x].hash != m[i].ch || c->o->deep)
+            else if (e[x].hash != m[i].hash || c->o->deep)
                 add_cand(c, e[x].id, CK_DIFFERENT);
             i++;
             x += copies;
@@ -514,6 +522,10 @@ static int compare_buckets(struct ctx *c, uint64_t lo, uint64_t hi, uint64_t iv,
     }
     int rc = 0;
     for (size_t b = 0; b < nb && rc == 0; b++) {
+        if (c->o->stop && *c->o->stop) {
+            rc = errf(c->err, c->errlen, "stopped while comparing buckets");
+            break;
+        }
         if (!c->o->deep && mb[b].count == eb[b].count && mb[b].sum == eb[b].sum &&
             eb[b].hashed == eb[b].count)
             continue;
@@ -594,8 +606,11 @@ static int legacy_docs(struct ctx *c) {
         if (search_request(c->pr->p.k, "POST", "/_search/scroll", "application/json", q.data,
                            q.len, &r) != 0 || r.status != 200 ||
             !(j = json_exact_parse(r.body.data, r.body.len)))
-            rc = errf(c->err, c->errlen, "engine: scroll over %s's unhashed documents failed "
-                      "(%s%ld)", c->ix->alias, r.status ? "status " : r.err, r.status);
+            rc = r.status ? errf(c->err, c->errlen, "engine: scroll over %s's unhashed documents "
+                                 "answered %ld: %.300s", c->ix->alias, r.status,
+                                 r.body.data ? r.body.data : "")
+                          : errf(c->err, c->errlen, "engine: scroll over %s's unhashed "
+                                 "documents: %s", c->ix->alias, r.err);
         search_resp_free(&r);
     }
     sbuf_free(&q);
@@ -603,16 +618,13 @@ static int legacy_docs(struct ctx *c) {
 }
 
 static int engine_side(struct ctx *c) {
-    if (legacy_docs(c) < 0) return -1;
-    if (c->window) { /* the window's documents, straight to the ids */
-        sort_ctx = c;
-        for (size_t i = 0; i < c->n; i++) {
-            const char *id = rec_id(c, &c->r[i]);
-            if (!strset_has(&c->legacy, id, strlen(id))) add_cand(c, id, CK_DIFFERENT);
-        }
+    if (c->window) { /* the window's documents, straight to the ids, each compared by
+                      * content (those without hashes too: no scroll over the index) */
+        for (size_t i = 0; i < c->n; i++) add_cand(c, rec_id(c, &c->r[i]), CK_DIFFERENT);
         c->res->buckets = 0;
         return 0;
     }
+    if (legacy_docs(c) < 0) return -1;
     unsigned long long most = c->n;
     uint64_t b = 1;
     while (b < 8192 && b * 256 < most) b <<= 1;
@@ -629,12 +641,15 @@ static int engine_side(struct ctx *c) {
 
 /* ---------------------------------------------------------------- settle */
 
+/* a checkpoint "file:pos" against file:pos, by the files' sequence numbers
+ * (mysql-bin.1000000 follows mysql-bin.999999) */
 static int pos_cmp(const char *ckpt, const char *file, unsigned long long pos) {
     const char *colon = strrchr(ckpt, ':');
     if (!colon) return -1;
-    int f = strncmp(ckpt, file, (size_t)(colon - ckpt));
-    if (f == 0 && strlen(file) != (size_t)(colon - ckpt)) f = strlen(file) > (size_t)(colon - ckpt) ? -1 : 1;
-    if (f) return f;
+    char cf[BL_FILE_MAX];
+    snprintf(cf, sizeof cf, "%.*s", (int)(colon - ckpt), ckpt);
+    uint32_t a = bl_file_seq(cf), b = bl_file_seq(file);
+    if (a != b) return a < b ? -1 : 1;
     unsigned long long p = strtoull(colon + 1, NULL, 10);
     return p < pos ? -1 : p > pos;
 }
@@ -679,7 +694,7 @@ static bool settle(struct ctx *c) {
         if (c->o->stop && *c->o->stop) break;
         if (now_s() > until || now_s() - moved > 10) {
             snprintf(c->res->settle_note, sizeof c->res->settle_note,
-                     "the checkpoint of source %s (%s) did not reach %s:%llu within %d s: "
+                     "the checkpoint of source %.60s (%.80s) did not reach %.60s:%llu within %d s: "
                      "differences may be changes still on their way",
                      p->cfg->source.name, last ? last : "?", file, pos, c->o->settle_s);
             break;
@@ -803,7 +818,9 @@ static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **o
             *capout = *capout ? *capout * 2 : 64;
             *out = xrealloc(*out, *capout * sizeof **out);
         }
-        (*out)[(*nout)++] = (struct cand){xstrdup(v[i].id), kind, where};
+        uint32_t sig = (bd ? content_hash(bd->body, bd->len) : 0) * 31u +
+                       (ed ? content_hash(ed->source, strlen(ed->source)) : 0);
+        (*out)[(*nout)++] = (struct cand){xstrdup(v[i].id), kind, where, sig, false};
     }
     sbuf_free(&path);
     sbuf_free(&q);
@@ -818,6 +835,10 @@ static int verify(struct ctx *c) {
     struct cand *out = NULL;
     size_t nout = 0, cap = 0;
     for (size_t off = 0; off < c->nc; off += VERIFY_CHUNK) {
+        if (c->o->stop && *c->o->stop) {
+            free_cands(out, nout);
+            return errf(c->err, c->errlen, "stopped while comparing documents");
+        }
         size_t k = c->nc - off < VERIFY_CHUNK ? c->nc - off : VERIFY_CHUNK;
         if (verify_chunk(c, c->c + off, k, &out, &nout, &cap) < 0) {
             free_cands(out, nout);
@@ -827,22 +848,6 @@ static int verify(struct ctx *c) {
     free_cands(c->c, c->nc);
     c->c = out, c->nc = nout, c->capc = cap;
     return 0;
-}
-
-static size_t real_differences(const struct ctx *c) {
-    size_t n = 0;
-    for (size_t i = 0; i < c->nc; i++) n += c->c[i].kind != CK_UNHASHED;
-    return n;
-}
-
-/* the round's differences as text: id, kind, path; one per line (the
- * candidates keep their order from round to round) */
-static void differences_text(const struct ctx *c, sbuf *out) {
-    sbuf_reset(out);
-    for (size_t i = 0; i < c->nc; i++)
-        if (c->c[i].kind != CK_UNHASHED)
-            sbuf_printf(out, "%s\t%d\t%s\n", c->c[i].id, (int)c->c[i].kind,
-                        c->c[i].path ? c->c[i].path : "");
 }
 
 /* ---------------------------------------------------------------- repair */
@@ -862,6 +867,8 @@ static int repair(struct ctx *c) {
     }
     cs.copies_may_move = true; /* a duplicate's copies under other routings go */
     unsigned long long docs0 = p->docs, del0 = p->deletes;
+    struct deliver_stats ds0;
+    deliver_get_stats(p->d, &ds0); /* one producer may repair several index configs */
     int rc = pipeline_build(p, &cs, &end);
     if (rc != 0) errf(c->err, c->errlen, "repair: %s", p->err);
     pipeline_end(p, &cs, &end, false);
@@ -871,11 +878,11 @@ static int repair(struct ctx *c) {
     deliver_get_stats(p->d, &ds);
     c->res->repaired_docs = p->docs - docs0;
     c->res->repaired_deletes = p->deletes - del0;
-    c->res->dead_letters = ds.dead_letters;
+    c->res->dead_letters = ds.dead_letters - ds0.dead_letters;
     if (rc != 0) return -1;
     if (drc != DELIVER_OK)
         return errf(c->err, c->errlen, "repair: delivery did not finish within drain_timeout_ms");
-    c->res->repaired = ds.dead_letters == 0;
+    c->res->repaired = c->res->dead_letters == 0;
     return 0;
 }
 
@@ -931,29 +938,53 @@ int check_run(struct producer *pr, const struct check_opts *o, struct check_resu
     if (mysql_side(&c) < 0) goto out;
     qsort(c.r, c.n, sizeof *c.r, by_kh);
     if (refresh(&c) < 0 || engine_side(&c) < 0) goto out;
-    /* round 1 at once; later rounds once the daemon passed a newer position */
-    sbuf seen = SBUF_INIT, now = SBUF_INIT;
+    /* Round 1 at once; later rounds once the daemon passed a newer position.
+     * A difference is believed when the round before saw it the same way
+     * (same kind, path and content on both sides): a row still changing
+     * looks different each time. With no daemon to wait for (no checkpoint,
+     * or one that does not move), nothing is on its way: what is seen is
+     * believed. Differences never seen twice alike are reported apart as
+     * unsettled (rows busy during the check), not as drift. */
+    struct strset seen = {0};
     for (res->rounds = 1;; res->rounds++) {
         if (c.nc && verify(&c) < 0) {
-            sbuf_free(&seen), sbuf_free(&now);
+            strset_clear(&seen);
             goto out;
         }
-        /* the same differences after the daemon passed a newer position:
-         * no change on its way explains them */
-        differences_text(&c, &now);
-        bool confirmed = res->rounds > 1 && seen.len == now.len &&
-                         (!now.len || !memcmp(seen.data, now.data, now.len));
-        if (!real_differences(&c) || confirmed || res->rounds == MAX_ROUNDS) break;
-        sbuf_reset(&seen);
-        if (now.len) sbuf_add(&seen, now.data, now.len);
-        if (!(res->settled = settle(&c)) || refresh(&c) < 0) break;
+        struct strset now = {0};
+        bool all = true;
+        for (size_t i = 0; i < c.nc; i++) {
+            if (c.c[i].kind == CK_UNHASHED) continue;
+            sbuf l = SBUF_INIT;
+            sbuf_printf(&l, "%s\t%d\t%s\t%u", c.c[i].id, (int)c.c[i].kind,
+                        c.c[i].path ? c.c[i].path : "", c.c[i].sig);
+            c.c[i].confirmed = strset_has(&seen, l.data, l.len);
+            all = all && c.c[i].confirmed;
+            strset_add(&now, l.data, l.len);
+            sbuf_free(&l);
+        }
+        strset_clear(&seen);
+        seen = now;
+        if (all || res->rounds == MAX_ROUNDS) break;
+        if (!(res->settled = settle(&c))) {
+            for (size_t i = 0; i < c.nc; i++) c.c[i].confirmed = true;
+            break;
+        }
+        if (refresh(&c) < 0) {
+            strset_clear(&seen);
+            goto out;
+        }
     }
-    sbuf_free(&seen), sbuf_free(&now);
+    strset_clear(&seen);
     for (size_t i = 0; i < c.nc; i++) res->unhashed += c.c[i].kind == CK_UNHASHED;
     if (o->repair && c.nc && !(o->stop && *o->stop) && repair(&c) < 0) goto out;
     res->items = xcalloc(c.nc ? c.nc : 1, sizeof *res->items);
     for (size_t i = 0; i < c.nc; i++) {
         if (c.c[i].kind == CK_UNHASHED) continue;
+        if (!c.c[i].confirmed) {
+            res->unsettled++;
+            continue;
+        }
         res->items[res->nitems++] =
             (struct check_item){c.c[i].id, c.c[i].kind, c.c[i].path};
         c.c[i].id = c.c[i].path = NULL;
@@ -994,6 +1025,7 @@ void check_result_json(const char *alias, const struct check_opts *o,
     jw_key(&w, "documents_fetched"), jw_int(&w, (long long)r->docs_fetched);
     jw_key(&w, "unhashed"), jw_int(&w, (long long)r->unhashed);
     jw_key(&w, "rounds"), jw_int(&w, (long long)r->rounds);
+    jw_key(&w, "unsettled"), jw_int(&w, (long long)r->unsettled);
     jw_key(&w, "settled"), jw_bool(&w, r->settled);
     if (r->settle_note[0]) jw_key(&w, "settle_note"), jw_str(&w, r->settle_note);
     if (r->window_note[0]) jw_key(&w, "window_note"), jw_str(&w, r->window_note);

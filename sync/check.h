@@ -27,8 +27,10 @@
  *                binlog position taken before the rows were read — rebuilt
  *                from MySQL, its _source fetched, compared field by field
  *                (check_diff.c) — in up to three rounds, each after the
- *                checkpoint passed a newer position, so a writer at work does
- *                not show up as drift.
+ *                checkpoint passed a newer position; a difference is believed
+ *                when a round sees it as the round before did (same kind, path
+ *                and content on both sides), so a writer at work does not show
+ *                up as drift: what is never seen twice alike is "unsettled".
  *   repair       what is left goes through the normal pipeline as a resync
  *                (sync/cmd_resync.c): rebuilt or deleted with the version of a
  *                binlog position read before the rows, so a newer live change
@@ -71,9 +73,10 @@ struct check_result {
     struct check_item *items; /* differences left after the settle rounds */
     size_t nitems, capitems;
     unsigned long long rows, engine_docs, buckets, buckets_differed, ids_listed,
-        docs_fetched, unhashed, legacy, rounds;
+        docs_fetched, unhashed, legacy, rounds,
+        unsettled; /* differences never seen twice alike: rows changing during the check */
     bool settled;       /* the daemon's checkpoint passed the last round's position */
-    char settle_note[256];
+    char settle_note[512];
     char window_note[256]; /* why a window check became a whole-index one */
     bool repaired;      /* --repair ran and delivered everything */
     unsigned long long repaired_docs, repaired_deletes, dead_letters;

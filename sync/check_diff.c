@@ -14,12 +14,28 @@ static bool is_delivery_field(const char *k) {
            !strcmp(k, KEY_HASH_FIELD);
 }
 
+/* significant digits of a JSON number's text */
+static int digits(const char *s) {
+    int n = 0;
+    bool lead = true;
+    for (; *s && *s != 'e' && *s != 'E'; s++) {
+        if (*s < '0' || *s > '9') continue;
+        if (lead && *s == '0') continue;
+        lead = false;
+        n++;
+    }
+    return n;
+}
+
+/* by text, or by value where a double holds both exactly (at most 15
+ * significant digits: 12.50 == 12.5); never by value past that, where two
+ * different DECIMALs or BIGINTs would become one double */
 static bool numbers_equal(const char *a, const char *b) {
     if (!strcmp(a, b)) return true;
+    if (digits(a) > 15 || digits(b) > 15) return false;
     char *ea, *eb;
     double x = strtod(a, &ea), y = strtod(b, &eb);
     if (*ea || *eb || !isfinite(x) || !isfinite(y)) return false;
-    if (fabs(x) >= 9007199254740992.0 || fabs(y) >= 9007199254740992.0) return false;
     return x == y;
 }
 

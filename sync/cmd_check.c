@@ -66,6 +66,9 @@ static void print_text(const char *alias, const struct check_opts *o,
         printf("note: %llu document(s) carry no ss_key_hash (written before documents had one, "
                "or not by searchsync): each was fetched%s\n", r->legacy,
                o->repair ? "" : "; --repair or a reindex gives them hashes");
+    if (r->unsettled)
+        printf("note: %llu document(s) looked different but changed between rounds (rows busy "
+               "during the check): not counted; the next check looks again\n", r->unsettled);
     if (r->settle_note[0]) printf("note: %s\n", r->settle_note);
     if (r->window_note[0]) printf("note: %s\n", r->window_note);
     for (size_t i = 0; i < r->nitems; i++) {

@@ -63,6 +63,10 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
     struct daemon *dm = ud;
     char err[512];
     uint64_t other = 0;
+    /* once the lock is given back (its fence 0), a save would not be fenced
+     * and could move the next reader's checkpoint: delivery's last
+     * acknowledgements after a drain that timed out are not saved */
+    if (atomic_load(&dm->released)) return -1;
     int rc = db_ensure(&dm->ckpt, &dm->ckptp, err, sizeof err);
     if (rc == 0)
         rc = offsets_save_fenced(dm->ckpt, dm->cfg->source.name, position, seq, dm->lead.fence,
@@ -432,8 +436,10 @@ int cmd_run(int argc, char **argv) {
              drc == DELIVER_OK ? "complete" : "incomplete");
     if (rc != BL_ERR && drc == DELIVER_OK) exit_code = EXIT_OK;
     if (rc != BL_ERR) dm->err[0] = '\0';
-    if (!atomic_load(&dm->sv.lost) && !atomic_load(&dm->fenced))
+    if (!atomic_load(&dm->sv.lost) && !atomic_load(&dm->fenced)) {
+        atomic_store(&dm->released, true);
         leadership_release(&dm->lead); /* after the drain's checkpoint: the next reader starts there */
+    }
     if (atomic_load(&dm->sv.lost) || atomic_load(&dm->fenced)) {
         exit_code = EXIT_RUNTIME;
         snprintf(dm->err, sizeof dm->err, "this node no longer reads source %s (another node "

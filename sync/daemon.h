@@ -143,6 +143,7 @@ struct daemon {
     bool ttl_warned;
     struct leadership lead;    /* whether this node reads the source (and its token) */
     atomic_bool fenced;        /* a checkpoint save found a newer reader's token */
+    atomic_bool released;      /* the source's reader lock is given back: no more saves */
     bool replay;               /* the failed transaction lost a connection: read it again */
     unsigned replays;          /* ... how many times in a row, since a commit went through */
     unsigned long long txns, reloads;

@@ -144,3 +144,21 @@ int ddl_dropped_tables(const char *sql, size_t len, const char *default_db,
     }
     return n; /* RESTRICT, CASCADE, the server's comment: whatever follows is no table */
 }
+
+static bool relations_in_db(const struct mp_relation *r, size_t n, const char *db,
+                            const char *text) {
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(r[i].db, db) || strstr(text, r[i].db)) return true;
+        if (relations_in_db(r[i].relations, r[i].nrelations, db, text)) return true;
+    }
+    return false;
+}
+
+bool ddl_index_reads_database(const struct mp_index *ix, const char *db, const char *text) {
+    for (size_t t = 0; t < ix->ntables; t++) {
+        const struct mp_table *tb = &ix->tables[t];
+        if (!strcmp(tb->db, db) || strstr(text, tb->db)) return true;
+        if (relations_in_db(tb->relations, tb->nrelations, db, text)) return true;
+    }
+    return false;
+}

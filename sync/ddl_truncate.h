@@ -36,4 +36,10 @@ int ddl_dropped_tables(const char *sql, size_t len, const char *default_db,
 /* Does index config ix build documents from rows of db.table? */
 bool ddl_index_reads(const struct mp_index *ix, const char *db, const char *table);
 
+/* Might a DDL statement in database db (its text: text) touch a table
+ * index config ix reads — any of its tables' or relations' databases is db
+ * or written out in the statement? (The supervisor then checks the mapping
+ * against the schema.) */
+bool ddl_index_reads_database(const struct mp_index *ix, const char *db, const char *text);
+
 #endif

@@ -2,10 +2,10 @@
 # tests/integration/t_delayed_schedule.sh — `[delayed] schedule` (issue 22):
 # the daemon that reads the source runs the delayed refresh itself, against
 # real MariaDB + OpenSearch on the demo shop (categories are delay-effect):
-#   - a category renamed: no product document changes at the commit (a
-#     change snapshot waits), then the scheduled run rebuilds every product
-#     of that category: their category.name equals SQL's, the snapshot is
-#     done, the run is in delayed_runs and the log
+#   - a category renamed: the scheduled run rebuilds every product of that
+#     category (that the commit alone changes none is t_delayed_run's): their
+#     category.name equals SQL's, the snapshot is done, the run is in
+#     delayed_runs and the log
 #   - a malformed schedule is refused at start with exit 2, naming the key
 #   - the retention: history older than the retention table keeps goes at
 #     start (this source's, done snapshots only), the recent stays

@@ -106,6 +106,10 @@ assert_eq 2 "$(search_count "$alias")" "only the new table's rows"
 mysql_q "TRUNCATE TABLE \`$db\`.unmapped"
 mysql_q "UPDATE \`$db\`.items SET name = 'marker' WHERE id = 7001"
 wait_until 30 "the marker" bash -c "curl -s '$SEARCH_URL/$alias/_doc/7001' | jq -e '._source.name == \"marker\"' >/dev/null"
+# the supervisor would queue a rebuild within a tick of its poll: give it two
+sleep 2
 assert_eq 3 "$(grep -c "(no rows are logged for it)" "$TEST_TMP/run.log")" "only the mapped tables' TRUNCATEs and DROP rebuilt the index"
+assert_eq "404" "$(curl -s -o /dev/null -w '%{http_code}' "$SEARCH_URL/${alias}_v5")" "no version 5 was created"
+assert_eq "available" "$(mysql_q "SELECT state FROM \`$meta\`.index_configs WHERE alias = '$alias'")" "no build under way"
 assert_eq 4 "$(mysql_q "SELECT current_version FROM \`$meta\`.index_configs WHERE alias = '$alias'")" "version 4 is live"
 pass

@@ -46,6 +46,9 @@ static void test_paths(void **state) {
     /* BIGINTs past 2^53 compare by text, never as doubles */
     assert_string_equal("b", diff_of(&p, "{\"b\":18446744073709551615}",
                                      "{\"b\":18446744073709551614}"));
+    /* and DECIMALs past a double's precision, however small their value */
+    assert_string_equal("d", diff_of(&p, "{\"d\":1234567890.12345678901}",
+                                     "{\"d\":1234567890.12345678902}"));
     assert_string_equal("-", diff_of(&p, "{\"a\":1}", "{not json"));
     sbuf_free(&p);
 }

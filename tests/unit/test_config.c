@@ -201,7 +201,7 @@ static void test_check_keys(void **state) {
     assert_int_equal(-1, config_parse_hhmm("3:15"));
     assert_int_equal(-1, config_parse_hhmm("03:60"));
     struct ss_config c;
-    char err[CONFIG_ERR_LEN];
+    char err[CONFIG_ERR_LEN] = "";
     assert_int_equal(0, load(&c, "[source]\nuser=a\n[check]\nschedule = every 6h\nsince = all\n", err));
     assert_string_equal("every 6h", c.check.schedule);
     assert_true(c.check.repair); /* default */
