@@ -140,6 +140,12 @@ wait_until() {
         "$@" >/dev/null 2>&1 && return 0
         sleep 0.2
     done
+    # (what a daemon of the test said last: the usual reason, and the
+    # `wait_until ... || fail "..."` branches after it never run)
+    if [ -n "${DAEMON_LOG:-}" ]; then
+        fail "timed out after ${secs}s: $msg; $DAEMON_LOG ends with:
+$(_daemon_tail)"
+    fi
     fail "timed out after ${secs}s: $msg"
 }
 

@@ -113,10 +113,11 @@ daemon_wait_exit 30
 assert_eq 1 "$DAEMON_RC" "the paused reader exits 1 when it wakes up"
 assert_contains "$(cat "$TEST_TMP/b.log")" "this node no longer reads source cl" "and says why"
 assert_eq "$fence_a2" "$(fence_of cl)" "the woken reader moved no fence"
-mysql_q "INSERT INTO \`$db\`.items VALUES (1002, 'after B woke', 2)"
-wait_checkpoint "$meta" cl 30
+# before anything new is written: the woken reader did not move the checkpoint back
 pos_now="$(mysql_q "SELECT position FROM \`$meta\`.offsets WHERE source = 'cl'")"
 assert_true "the checkpoint only moved forward ($pos_a2 -> $pos_now)" checkpoint_reached "$meta" cl "${pos_a2%:*}" "${pos_a2##*:}"
+mysql_q "INSERT INTO \`$db\`.items VALUES (1002, 'after B woke', 2)"
+wait_checkpoint "$meta" cl 30
 oracle_equal "after the paused reader woke"
 nodes="$(curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$port/api/v1/nodes")"
 assert_eq leader "$(jq -r '.nodes[] | select(.node == "node-a2") | .entity.reader' <<<"$nodes")" \

@@ -109,9 +109,8 @@ assert_eq 1 "$(grep -c "$alias: area_update on $db.items rebuilds whole document
 assert_eq 0 "$(grep -c "$plain: area_update on" "$TEST_TMP/run.log")" "nothing said of the index without such columns"
 assert_eq "$(items_sql 1)" "$(items_doc "$plain" 1)" "the index without them has the items too"
 
-kill -TERM "$DAEMON"
-wait "$DAEMON"; rc=$?
-assert_eq 0 "$rc" "SIGTERM: clean exit"
+daemon_stop
+assert_eq 0 "$DAEMON_RC" "SIGTERM: clean exit"
 scripts="$(grep -o '[0-9]* element scripts' "$TEST_TMP/run.log" | tail -1 | awk '{print $1}')"
 assert_true "the index without JSON or DOUBLE columns still got element scripts ($scripts)" test "${scripts:-0}" -ge 2
 pass

@@ -73,9 +73,8 @@ wait_checkpoint "$meta" ds 30
 assert_eq "" "$(search_doc "$alias" 1)" "document 1 deleted"
 assert_eq 0 "$(mysql_q "SELECT COUNT(*) FROM \`$db\`.docs WHERE id = 1")" "(as in MySQL)"
 assert_eq 0 "$(dead 1)" "the delete superseded document 1's dead letter"
-kill -TERM "$DAEMON"
-wait "$DAEMON"; rc=$?
-assert_eq 0 "$rc" "SIGTERM: clean exit"
+daemon_stop
+assert_eq 0 "$DAEMON_RC" "SIGTERM: clean exit"
 
 # 3. tombstone forgotten, limit lifted: a replay must not resurrect it
 sleep 2
