@@ -418,7 +418,11 @@ static int page_build(struct run *R, long ix, char **tables, char **keys, size_t
         return errf(R->err + strlen(R->err), R->errlen - strlen(R->err),
                     " (the delayed run versions documents by the source's binlog position)");
     end.pos = pos;
-    if (R->o->pause_ms > 0) usleep((useconds_t)R->o->pause_ms * 1000);
+    if (R->o->pause_ms > 0) { /* tests: said, so a test changes a row after this position */
+        fprintf(stderr, "delayed-run: test pause of %d ms after position %s:%llu\n",
+                R->o->pause_ms, end.file, pos);
+        usleep((useconds_t)R->o->pause_ms * 1000);
+    }
     struct changeset cs = {0};
     for (size_t i = 0; i < n; i++)
         changeset_add_doc(&cs, (size_t)ix, (size_t)strtoul(tables[i], NULL, 10), keys[i],
