@@ -854,11 +854,9 @@ static int verify(struct ctx *c) {
 
 static int repair(struct ctx *c) {
     struct pipeline *p = &c->pr->p;
-    bl_pos end = {0};
-    unsigned long long pos = 0;
-    if (db_binlog_status(p->src, end.file, sizeof end.file, &pos, c->err, c->errlen) != 1)
-        return -1;
-    end.pos = pos;
+    bl_pos end;
+    if (pipeline_snapshot_begin(p, &end) < 0)
+        return errf(c->err, c->errlen, "repair: %s", p->err);
     struct changeset cs = {0};
     for (size_t i = 0; i < c->nc; i++) {
         const char *key;
@@ -870,6 +868,7 @@ static int repair(struct ctx *c) {
     struct deliver_stats ds0;
     deliver_get_stats(p->d, &ds0); /* one producer may repair several index configs */
     int rc = pipeline_build(p, &cs, &end);
+    pipeline_snapshot_end(p);
     if (rc != 0) errf(c->err, c->errlen, "repair: %s", p->err);
     pipeline_end(p, &cs, &end, false);
     changeset_free(&cs);

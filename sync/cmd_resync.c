@@ -64,15 +64,12 @@ int cmd_resync(int argc, char **argv) {
         rc = EXIT_USAGE;
         goto fail;
     }
-    /* the version: the binlog position before the rows are read */
-    bl_pos end = {0};
-    unsigned long long pos = 0;
-    if (db_binlog_status(p->src, end.file, sizeof end.file, &pos, err, errlen) != 1) {
-        snprintf(err + strlen(err), errlen - strlen(err),
-                 " (resync versions documents by the source's binlog position)");
+    /* the version: the position of the snapshot the rows are read in */
+    bl_pos end;
+    if (pipeline_snapshot_begin(p, &end) < 0) {
+        snprintf(err, errlen, "%s", p->err);
         goto fail;
     }
-    end.pos = pos;
 
     /* the change set: each id under its document table */
     for (const char *s = ids; *s;) {
@@ -89,6 +86,7 @@ int cmd_resync(int argc, char **argv) {
     }
     cs.copies_may_move = true; /* a child's copies under any other routing go */
     int brc = pipeline_build(p, &cs, &end);
+    pipeline_snapshot_end(p);
     if (brc != 0) snprintf(err, errlen, "%s", p->err);
     pipeline_end(p, &cs, &end, false);
     int drc = deliver_drain(p->d, cfg.delivery.drain_timeout_ms);

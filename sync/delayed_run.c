@@ -411,16 +411,12 @@ static int resolve_run(struct run *R) {
 
 static int page_build(struct run *R, long ix, char **tables, char **keys, size_t n) {
     struct pipeline *p = R->p;
-    /* the version: the binlog position read before the rows are */
-    bl_pos end = {0};
-    unsigned long long pos = 0;
-    if (db_binlog_status(p->src, end.file, sizeof end.file, &pos, R->err, R->errlen) != 1)
-        return errf(R->err + strlen(R->err), R->errlen - strlen(R->err),
-                    " (the delayed run versions documents by the source's binlog position)");
-    end.pos = pos;
+    /* the version: the position of the snapshot the rows are read in */
+    bl_pos end;
+    if (pipeline_snapshot_begin(p, &end) < 0) return errf(R->err, R->errlen, "%s", p->err);
     if (R->o->pause_ms > 0) { /* tests: said, so a test changes a row after this position */
         fprintf(stderr, "delayed-run: test pause of %d ms after position %s:%llu\n",
-                R->o->pause_ms, end.file, pos);
+                R->o->pause_ms, end.file, (unsigned long long)end.pos);
         usleep((useconds_t)R->o->pause_ms * 1000);
     }
     struct changeset cs = {0};
@@ -430,6 +426,7 @@ static int page_build(struct run *R, long ix, char **tables, char **keys, size_t
     struct deliver_stats before, after;
     deliver_get_stats(p->d, &before);
     int rc = pipeline_build(p, &cs, &end);
+    pipeline_snapshot_end(p);
     if (rc != 0) errf(R->err, R->errlen, "%s", p->err);
     uint64_t seq = pipeline_end(p, &cs, &end, false);
     changeset_free(&cs);

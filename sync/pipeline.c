@@ -227,3 +227,27 @@ int pipeline_rebuild_missing(struct pipeline *p, const bl_pos *end) {
     free(miss);
     return rc;
 }
+
+int pipeline_snapshot_begin(struct pipeline *p, bl_pos *end) {
+    memset(end, 0, sizeof *end);
+    char file[BL_FILE_MAX];
+    unsigned long long before = 0, pos = 0;
+    /* the binlog's end first: on a server that reports no snapshot position
+     * it is the version, read before any row is */
+    if (db_binlog_status(p->src, end->file, sizeof end->file, &before, p->err, sizeof p->err) !=
+        1) {
+        snprintf(p->err + strlen(p->err), sizeof p->err - strlen(p->err),
+                 " (documents rebuilt here are versioned by the source's binlog position)");
+        return -1;
+    }
+    end->pos = before;
+    int s = db_snapshot_begin(p->src, file, sizeof file, &pos, p->err, sizeof p->err);
+    if (s < 0) return -1;
+    if (s == 1) { /* MariaDB: exactly what the snapshot holds */
+        snprintf(end->file, sizeof end->file, "%s", file);
+        end->pos = pos;
+    }
+    return 0;
+}
+
+void pipeline_snapshot_end(struct pipeline *p) { db_snapshot_end(p->src); }

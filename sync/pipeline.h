@@ -111,6 +111,15 @@ int pipeline_route_row(struct pipeline *p, struct changeset *cs, const bl_row *r
  * p->src (the caller has opened whatever read snapshot it needs). 0, or -1
  * with p->err. */
 int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end);
+/* For a producer outside the binlog (resync, the delayed run, a check's
+ * repair): open a read snapshot on p->src and set *end to the binlog
+ * position it matches (MariaDB's Binlog_snapshot_position; elsewhere the
+ * binlog's end read just before it), the version of what it builds — a
+ * transaction in the binlog but not yet visible is then never versioned as
+ * if it were in the rows. pipeline_build reads in it; pipeline_snapshot_end
+ * after. 0, or -1 with p->err. */
+int pipeline_snapshot_begin(struct pipeline *p, bl_pos *end);
+void pipeline_snapshot_end(struct pipeline *p);
 /* End the delivery transaction of cs at `end` (quiet: it holds only
  * checkpoint saves read back) and reset cs. Returns the transaction's
  * sequence. */
