@@ -56,6 +56,7 @@ static int on_row(void *ctx, const bl_row *row) {
         return 0;
     }
     cs->other_rows = true;
+    dm->rows_read++;
     return pipeline_route_row(&dm->p, cs, row);
 }
 
@@ -96,6 +97,7 @@ static void note_emptied(void *ctx, const char *db, const char *table) {
 static int on_ddl(void *ctx, const char *db, const char *sql, size_t len, const bl_commit *c) {
     struct daemon *dm = ctx;
     char tdb[256], ttab[256];
+    dm->ddls_read++;
     struct emptied_ctx ec = {dm, c, false, 0};
     if (ddl_truncated_table(sql, len, db, tdb, sizeof tdb, ttab, sizeof ttab)) {
         note_emptied(&ec, tdb, ttab);
@@ -114,6 +116,30 @@ static int on_ddl(void *ctx, const char *db, const char *sql, size_t len, const 
     pthread_mutex_unlock(&dm->cmds.mu);
     supervisor_wake(&dm->sv);
     return 0;
+}
+
+/* What the reader has read, for /metrics: at each boundary (at_end: an idle
+ * heartbeat, so nothing is waiting in the binlog). */
+static void publish_stats(struct daemon *dm, const bl_pos *at, const bl_commit *cm,
+                          bool at_end) {
+    struct reader_figures *f = &dm->rs.f;
+    pthread_mutex_lock(&dm->rs.mu);
+    f->reading = true;
+    f->at_end = at_end;
+    if (at && at->file[0]) {
+        snprintf(f->file, sizeof f->file, "%s", at->file);
+        f->pos = at->pos;
+    }
+    if (cm) {
+        f->commit_ts = cm->ts;
+        f->read_ms = reader_stats_now_ms();
+    }
+    f->txns = dm->txns;
+    f->rows = dm->rows_read;
+    f->ddls = dm->ddls_read;
+    f->expired = dm->ttl.expired;
+    if (dm->reader) f->reconnects = dm->reader->reconnects;
+    pthread_mutex_unlock(&dm->rs.mu);
 }
 
 /* Open a read snapshot of the source that holds this transaction. A
@@ -232,6 +258,7 @@ static int on_commit(void *ctx, const bl_commit *cm) {
     dm->have_last = true;
     dm->at = dm->boundary = cm->end;
     daemon_between_txns(dm);
+    publish_stats(dm, &cm->end, cm, false);
     return 0;
 }
 
@@ -253,6 +280,7 @@ static int on_heartbeat(void *ctx, const bl_pos *at) {
         pipeline_end(p, &dm->cs, &dm->last_commit.end, false);
     }
     daemon_between_txns(dm);
+    publish_stats(dm, at, NULL, true);
     return 0;
 }
 
@@ -315,6 +343,9 @@ void daemon_between_txns(struct daemon *dm) {
 static int replay_transaction(struct daemon *dm, bl_reader *r, bl_reader_opts *ro,
                               const bl_sink *sink, char file[BL_FILE_MAX]) {
     bl_pos from = dm->have_last ? dm->last_commit.end : r->start;
+    pthread_mutex_lock(&dm->rs.mu);
+    dm->rs.f.replays++;
+    pthread_mutex_unlock(&dm->rs.mu);
     log_warn("run", "%s; the transaction's reads failed midway (a lost connection, or a "
              "table redefined under the read snapshot): it is read again from %s:%llu once the "
              "source answers (nothing is lost)", dm->err,
@@ -357,6 +388,7 @@ int binlog_source_run(struct daemon *dm, bl_reader_opts *ro) {
     }
     dm->reader = &r;
     r.stop_flag = &daemon_stop_requested;
+    publish_stats(dm, &r.start, NULL, false);
     log_info("run", "syncing %zu index config(s) of source %s", dm->gen->m.nindices,
              dm->cfg->source.name);
     int rc;
@@ -372,5 +404,8 @@ int binlog_source_run(struct daemon *dm, bl_reader_opts *ro) {
     if (rc == BL_ERR && !dm->err[0]) snprintf(dm->err, sizeof dm->err, "%s", r.err);
     dm->reader = NULL;
     bl_reader_close(&r);
+    pthread_mutex_lock(&dm->rs.mu);
+    dm->rs.f.reading = false;
+    pthread_mutex_unlock(&dm->rs.mu);
     return rc;
 }

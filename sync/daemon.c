@@ -288,6 +288,7 @@ int cmd_run(int argc, char **argv) {
     }
 
     struct daemon *dm = xcalloc(1, sizeof *dm);
+    reader_stats_init(&dm->rs);
     dm->cfg = &cfg;
     dm->snap = -1;
     pthread_mutex_init(&dm->cmds.mu, NULL);
@@ -368,7 +369,7 @@ int cmd_run(int argc, char **argv) {
     dopts.missing_ud = dm;
     p->d = deliver_new(&dopts, dm->client, dm->err, sizeof dm->err);
     if (!p->d) goto out;
-    http_server_attach(admin, dm->client, p->d);
+    http_server_attach(admin, dm->client, p->d, &dm->rs);
     dm->sv.d = p->d;
     dm->sv.admin = admin;
 
@@ -477,6 +478,7 @@ out:
     db_close(p->src);
     db_close(p->meta);
     db_close(dm->ckpt);
+    reader_stats_destroy(&dm->rs);
     free(dm);
     config_free(&cfg);
     mysql_library_end();

@@ -35,6 +35,7 @@
 #include "mapping.h"
 #include "leadership.h"
 #include "pipeline.h"
+#include "reader_stats.h"
 #include "ttl.h"
 #include "sbuf.h"
 #include "search/search.h"
@@ -147,6 +148,8 @@ struct daemon {
     bool replay;               /* the failed transaction lost a connection: read it again */
     unsigned replays;          /* ... how many times in a row, since a commit went through */
     unsigned long long txns, reloads;
+    unsigned long long rows_read, ddls_read; /* published to rs at each boundary */
+    struct reader_stats rs;    /* for /metrics (web/metrics.c) */
     /* shared */
     struct commands cmds;
     struct supervisor sv;

@@ -109,3 +109,6 @@ tests_unit_test_changeset_asan_SOURCES = tests/unit/test_changeset.c
 tests_unit_test_changeset_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_changeset_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_changeset_asan_LDADD = $(UNIT_ASAN_LDADD)
+
+# the binlog reader's figures for /metrics (web/metrics.c)
+libsearchsync_a_SOURCES += sync/reader_stats.c sync/reader_stats.h

@@ -16,6 +16,7 @@
 #include "sync/reindex.h"
 #include "search/search.h"
 #include "sync/status.h"
+#include "metrics.h"
 #include "stmt.h"
 #include "words.h"
 
@@ -683,51 +684,21 @@ out:
 
 /* ---------- GET /metrics ---------- */
 
-/* the consistency checks' figures, from check_runs (left out when the
- * metadata cannot be read: delivery's figures are served regardless) */
-static void check_metrics(const struct api_ctx *ctx, sbuf *out) {
-    struct conns c = {0};
-    struct api_resp scratch = {0};
-    if (!open_meta(ctx, &c, &scratch)) {
-        sbuf_free(&scratch.body);
-        sbuf_free(&scratch.headers);
-        return;
-    }
-    struct stmt_rows rows = {0};
-    const char *p[] = {ctx->cfg->source.name};
-    if (stmt_query(c.meta,
-                   "SELECT index_alias, SUBSTRING_INDEX(GROUP_CONCAT(missing + extra + different "
-                   "+ duplicate ORDER BY id DESC), ',', 1), SUM(repaired_documents + "
-                   "repaired_deletes) FROM check_runs WHERE source = ? AND status <> 'failed' "
-                   "GROUP BY index_alias ORDER BY index_alias",
-                   p, 1, &rows, c.err, sizeof c.err) < 0) {
-        log_warn("admin", "/metrics: the checks' figures left out: %s", c.err);
-    } else if (rows.nrows) {
-        sbuf_adds(out, "# HELP searchsync_check_differences Differences the last consistency "
-                       "check of the index found (docs/check.md)\n"
-                       "# TYPE searchsync_check_differences gauge\n");
-        for (size_t i = 0; i < rows.nrows; i++)
-            sbuf_printf(out, "searchsync_check_differences{index=\"%s\"} %s\n",
-                        STMT_CELL(&rows, i, 0), STMT_CELL(&rows, i, 1));
-        sbuf_adds(out, "# HELP searchsync_check_detected_repairs_total Documents rewritten or "
-                       "deleted by consistency checks (the check_runs kept)\n"
-                       "# TYPE searchsync_check_detected_repairs_total counter\n");
-        for (size_t i = 0; i < rows.nrows; i++)
-            sbuf_printf(out, "searchsync_check_detected_repairs_total{index=\"%s\"} %s\n",
-                        STMT_CELL(&rows, i, 0), STMT_CELL(&rows, i, 2) ? STMT_CELL(&rows, i, 2) : "0");
-    }
-    stmt_rows_free(&rows);
-    conns_close(&c);
-}
-
 static void h_metrics(const struct api_ctx *ctx, struct api_resp *r) {
     if (!ctx->d) {
         api_error(r, 503, "the daemon is still starting: delivery is not running yet",
                   "retry in a few seconds");
         return;
     }
-    deliver_stats_prometheus(ctx->d, &r->body);
-    check_metrics(ctx, &r->body);
+    struct conns c = {0};
+    char src_err[1024] = "";
+    db_params mp = db_params_metadata(ctx->cfg);
+    mp.database = ctx->cfg->metadata.database;
+    c.meta = db_connect(&mp, c.err, sizeof c.err);
+    db_params sp = db_params_source(ctx->cfg);
+    c.src = db_connect(&sp, src_err, sizeof src_err);
+    metrics_render(ctx->cfg, ctx->d, ctx->rs, c.meta, c.err, c.src, src_err, &r->body);
+    conns_close(&c);
     r->status = 200;
     r->content_type = "text/plain; version=0.0.4; charset=utf-8";
 }

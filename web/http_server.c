@@ -50,6 +50,7 @@ struct http_server {
     pthread_mutex_t mu; /* guards client, d (attach vs. requests) and token (reload) */
     struct search_client *client;
     struct deliver *d;
+    struct reader_stats *rs;
     char *token;        /* [admin] token, replaced by a SIGHUP reload */
     struct sessions *sessions;
     struct ratelimit *logins;
@@ -511,10 +512,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r.content_type = js ? "text/javascript; charset=utf-8" : "text/html; charset=utf-8";
         r.status = 200;
     } else {
-        struct api_ctx ctx = {s->cfg, NULL, NULL, lookup, conn};
+        struct api_ctx ctx = {s->cfg, NULL, NULL, NULL, lookup, conn};
         pthread_mutex_lock(&s->mu);
         ctx.client = s->client;
         ctx.d = s->d;
+        ctx.rs = s->rs;
         pthread_mutex_unlock(&s->mu);
         api_handle(&ctx, &rq->rt, rq->body.data, rq->body.len, &r);
     }
@@ -722,11 +724,13 @@ int http_server_start(const struct ss_config *cfg, struct http_server **out, cha
     return 0;
 }
 
-void http_server_attach(struct http_server *s, struct search_client *client, struct deliver *d) {
+void http_server_attach(struct http_server *s, struct search_client *client, struct deliver *d,
+                        struct reader_stats *rs) {
     if (!s) return;
     pthread_mutex_lock(&s->mu);
     s->client = client;
     s->d = d;
+    s->rs = rs;
     pthread_mutex_unlock(&s->mu);
 }
 

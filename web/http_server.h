@@ -56,7 +56,9 @@ int http_server_start(const struct ss_config *cfg, struct http_server **out, cha
                       size_t errlen);
 /* Hand the handlers the daemon's engine client and delivery (thread-safe;
  * NULL-safe on s). */
-void http_server_attach(struct http_server *s, struct search_client *client, struct deliver *d);
+struct reader_stats;
+void http_server_attach(struct http_server *s, struct search_client *client, struct deliver *d,
+                        struct reader_stats *rs);
 /* Replace the token every request must carry (a SIGHUP reload; the new
  * one applies to the next request). NULL or empty: ignored. */
 void http_server_set_token(struct http_server *s, const char *token);

@@ -5,6 +5,7 @@ libsearchsync_a_SOURCES += \
 	web/route.c web/route.h \
 	web/stmt.c web/stmt.h \
 	web/api.c web/api.h \
+	web/metrics.c web/metrics.h \
 	web/admission.c web/admission.h \
 	web/session.c web/session.h \
 	web/ratelimit.c web/ratelimit.h \

@@ -47,6 +47,7 @@
 struct txn {
     uint64_t seq;
     char *pos;     /* NULL while open */
+    int64_t opened_ns; /* its first change (checkpoint age) */
     long pending;  /* changes not yet acknowledged */
     bool closed;
     struct txn *next;
@@ -160,6 +161,8 @@ struct deliver {
     int64_t ckpt_saved_ns; /* when the last save (or the start) was */
     bool ckpt_busy; /* a save is running (outside the lock) */
     uint64_t ckpt_saved_seq;
+    int64_t unsaved_since_ns; /* the oldest transaction acknowledged past the saved
+                               * checkpoint was opened (0: none) */
     /* statistics */
     int64_t win_start_ns;
     struct wcounter docs_ok, stale, missing, retries, failures, dead_letters, purged,
@@ -168,6 +171,8 @@ struct deliver {
     uint64_t checkpoints_saved, checkpoint_failures;
     uint64_t ckpt_fail_streak; /* failed saves in a row (an outage is said once a minute) */
     long blocked_now;
+    int64_t blocked_ns; /* time submits waited at the high-water mark, ended waits */
+    int64_t blocked_since_sum; /* the sum of the waits under way's start times */
     struct hist lat_doc_us, lat_batch_us, batch_size, drain_us;
     /* the engine's state (engine.c) */
     bool eng_down, eng_probing, eng_stalled, eng_rejecting;

@@ -165,9 +165,12 @@ int deliver_submit(struct deliver *d, const struct change *c) {
 
     pthread_mutex_lock(&d->mu);
     bool counted_block = false;
+    int64_t block_start = 0;
     while (!d->stop && d->total >= d->o.high_watermark) {
         if (!counted_block) {
             counted_block = true;
+            block_start = now_ns();
+            d->blocked_since_sum += block_start;
             wc_add(&d->blocked, 1);
             d->blocked_now++;
             pthread_cond_broadcast(&d->work_cv); /* flush partial batches */
@@ -182,7 +185,11 @@ int deliver_submit(struct deliver *d, const struct change *c) {
         deadline_ts(&ts, now_ns() + 200 * NS_PER_MS);
         pthread_cond_timedwait(&d->space_cv, &d->mu, &ts);
     }
-    if (counted_block) d->blocked_now--;
+    if (counted_block) {
+        d->blocked_now--;
+        d->blocked_ns += now_ns() - block_start;
+        d->blocked_since_sum -= block_start;
+    }
     if (d->stop) {
         pthread_mutex_unlock(&d->mu);
         free(it);

@@ -3,6 +3,7 @@
 #include "deliver/deliver_int.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,13 +85,29 @@ static void prom_summary(sbuf *o, const char *name, const char *help, const stru
                     (double)hist_quantile(h, qs[i]) * scale);
     sbuf_printf(o, "searchsync_delivery_%s_sum %.6g\n", name, (double)h->sum * scale);
     sbuf_printf(o, "searchsync_delivery_%s_count %llu\n", name, (unsigned long long)h->count);
-    sbuf_printf(o, "# TYPE searchsync_delivery_%s_min gauge\n", name);
-    sbuf_printf(o, "searchsync_delivery_%s_min %.6g\n", name, (double)h->min * scale);
-    sbuf_printf(o, "# TYPE searchsync_delivery_%s_max gauge\n", name);
-    sbuf_printf(o, "searchsync_delivery_%s_max %.6g\n", name, (double)h->max * scale);
-    sbuf_printf(o, "# TYPE searchsync_delivery_%s_mean gauge\n", name);
-    sbuf_printf(o, "searchsync_delivery_%s_mean %.6g\n", name,
-                h->count ? (double)h->sum / (double)h->count * scale : 0.0);
+    static const char *const ext[] = {"min", "max", "mean"};
+    double v[] = {(double)h->min * scale, (double)h->max * scale,
+                  h->count ? (double)h->sum / (double)h->count * scale : 0.0};
+    for (size_t i = 0; i < 3; i++) {
+        sbuf_printf(o, "# HELP searchsync_delivery_%s_%s %s: the %s in the last whole window\n",
+                    name, ext[i], help, ext[i]);
+        sbuf_printf(o, "# TYPE searchsync_delivery_%s_%s gauge\n", name, ext[i]);
+        sbuf_printf(o, "searchsync_delivery_%s_%s %.6g\n", name, ext[i], v[i]);
+    }
+}
+
+static void prom_gauge(sbuf *o, const char *name, const char *help, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void prom_gauge(sbuf *o, const char *name, const char *help, const char *fmt, ...) {
+    sbuf_printf(o, "# HELP searchsync_delivery_%s %s\n# TYPE searchsync_delivery_%s gauge\n"
+                   "searchsync_delivery_%s ", name, help, name, name);
+    char v[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v, sizeof v, fmt, ap);
+    va_end(ap);
+    sbuf_adds(o, v);
+    sbuf_addc(o, '\n');
 }
 
 static void prom_label(sbuf *o, const char *v) {
@@ -137,24 +154,40 @@ void deliver_stats_prometheus(struct deliver *d, sbuf *o) {
     prom_summary(o, "batch_latency_seconds", "Bulk request round trip", &d->lat_batch_us, 1e-6);
     prom_summary(o, "batch_size", "Changes per bulk request", &d->batch_size, 1);
     prom_summary(o, "drain_latency_seconds", "Time a drain took", &d->drain_us, 1e-6);
-    sbuf_printf(o, "# TYPE searchsync_delivery_queue_length gauge\n"
-                   "searchsync_delivery_queue_length %ld\n",
-                d->total - d->inflight);
-    sbuf_printf(o, "# TYPE searchsync_delivery_inflight gauge\n"
-                   "searchsync_delivery_inflight %ld\n", d->inflight);
-    sbuf_printf(o, "# TYPE searchsync_delivery_high_watermark gauge\n"
-                   "searchsync_delivery_high_watermark %d\n", d->o.high_watermark);
-    sbuf_printf(o, "# TYPE searchsync_delivery_producer_blocked_now gauge\n"
-                   "searchsync_delivery_producer_blocked_now %ld\n", d->blocked_now);
-    sbuf_printf(o, "# TYPE searchsync_delivery_checkpoint_seq gauge\n"
-                   "searchsync_delivery_checkpoint_seq %llu\n",
-                (unsigned long long)d->ckpt_saved_seq);
-    sbuf_printf(o, "# TYPE searchsync_delivery_checkpoints_saved_total counter\n"
+    int64_t oldest = d->txn_head ? d->txn_head->opened_ns : 0;
+    if (d->unsaved_since_ns && (!oldest || d->unsaved_since_ns < oldest))
+        oldest = d->unsaved_since_ns;
+    prom_gauge(o, "queue_length", "Changes queued, not yet sent", "%ld", d->total - d->inflight);
+    prom_gauge(o, "inflight", "Changes in bulk requests awaiting the engine's answer", "%ld",
+               d->inflight);
+    prom_gauge(o, "high_watermark", "Queued changes at which producers wait ([delivery] "
+               "high_watermark)", "%d", d->o.high_watermark);
+    prom_gauge(o, "producer_blocked_now", "Producers waiting at the high-water mark now", "%ld",
+               d->blocked_now);
+    sbuf_printf(o, "# HELP searchsync_delivery_producer_blocked_seconds_total Time producers "
+                   "(the binlog reader) waited at the high-water mark\n"
+                   "# TYPE searchsync_delivery_producer_blocked_seconds_total counter\n"
+                   "searchsync_delivery_producer_blocked_seconds_total %.3f\n",
+                (double)(d->blocked_ns + d->blocked_now * now - d->blocked_since_sum) / 1e9);
+    prom_gauge(o, "checkpoint_seq", "Sequence number of the last transaction the saved "
+               "checkpoint covers", "%llu", (unsigned long long)d->ckpt_saved_seq);
+    prom_gauge(o, "checkpoint_age_seconds", "How long the oldest change not covered by the "
+               "saved checkpoint has waited (0: everything read is saved)", "%.3f",
+               oldest ? (double)(now - oldest) / 1e9 : 0.0);
+    sbuf_printf(o, "# HELP searchsync_delivery_checkpoints_saved_total Checkpoint saves\n"
+                   "# TYPE searchsync_delivery_checkpoints_saved_total counter\n"
                    "searchsync_delivery_checkpoints_saved_total %llu\n",
                 (unsigned long long)d->checkpoints_saved);
-    sbuf_printf(o, "# TYPE searchsync_delivery_checkpoint_failures_total counter\n"
+    sbuf_printf(o, "# HELP searchsync_delivery_checkpoint_failures_total Checkpoint saves "
+                   "that failed (retried)\n"
+                   "# TYPE searchsync_delivery_checkpoint_failures_total counter\n"
                    "searchsync_delivery_checkpoint_failures_total %llu\n",
                 (unsigned long long)d->checkpoint_failures);
+    prom_gauge(o, "engine_up", "0 while the engine is unreachable", "%d", !d->eng_down);
+    prom_gauge(o, "engine_stalled", "1 while a bulk request has waited past its expected time",
+               "%d", d->eng_stalled);
+    prom_gauge(o, "engine_rejecting", "1 while the engine answers 429 (too many requests)", "%d",
+               d->eng_rejecting);
     sbuf_adds(o, "# HELP searchsync_delivery_fuse_blown 1 while the index's fuse is blown\n"
                  "# TYPE searchsync_delivery_fuse_blown gauge\n");
     for (struct fuse *f = d->fuses; f; f = f->next) {

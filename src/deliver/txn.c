@@ -30,6 +30,7 @@ struct txn *open_txn(struct deliver *d) {
     if (d->txn_tail && !d->txn_tail->closed) return d->txn_tail;
     struct txn *t = xcalloc(1, sizeof *t);
     t->seq = d->txn_next_seq++;
+    t->opened_ns = now_ns();
     if (d->txn_tail)
         d->txn_tail->next = t;
     else
@@ -44,6 +45,8 @@ void advance_low_water(struct deliver *d) {
         struct txn *t = d->txn_head;
         d->txn_head = t->next;
         if (!d->txn_head) d->txn_tail = NULL;
+        if (d->lw_seq == d->ckpt_saved_seq || !d->unsaved_since_ns)
+            d->unsaved_since_ns = t->opened_ns;
         d->lw_seq = t->seq;
         free(d->lw_pos);
         d->lw_pos = t->pos;
@@ -166,6 +169,7 @@ static void save_checkpoint_locked(struct deliver *d, bool final) {
         d->checkpoints_saved++;
         d->ckpt_saved_seq = seq;
         d->ckpt_saved_ns = now_ns();
+        if (seq == d->lw_seq) d->unsaved_since_ns = 0;
         if (d->ckpt_fail_streak)
             log_info("deliver", "checkpoint %s saved after %llu failed attempt(s)", pos,
                      (unsigned long long)d->ckpt_fail_streak);

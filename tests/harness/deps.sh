@@ -23,6 +23,8 @@ PACKAGES=(
     procps iproute2 python3 time
     # t_status_json validates `status --json` against docs/status.schema.json
     python3-jsonschema
+    # t_metrics parses /metrics with Prometheus' own text parser
+    python3-prometheus-client
     # tests/cli/t_install.sh: systemd-analyze verify checks the unit, groff and
     # man (groff-base, man-db) the man page
     systemd groff-base man-db

@@ -1,0 +1,411 @@
+/* metrics: the /metrics page of `searchsync run`, in Prometheus' text
+ * format (version 0.0.4); every name is listed in docs/metrics.md.
+ *
+ * Three kinds of figures, gathered when a scrape comes:
+ *   process    delivery's counters, latencies, queues and fuses
+ *              (deliver_stats_prometheus) and the binlog reader's
+ *              (sync/reader_stats.h): this process since it started
+ *   source     how far the reader and the saved checkpoint are behind the
+ *              binlog's end, in bytes (SHOW BINARY LOGS) and seconds
+ *   metadata   what every node and cron run of the source wrote down:
+ *              dead letters waiting, change snapshots by status, the
+ *              reindexes under way (buckets, rows read, documents
+ *              written), the last delayed run, the last consistency check
+ * A server that cannot be reached leaves its part out and says so in
+ * searchsync_scrape_part_up{part=...} 0 (and once in the log): the
+ * process's own figures are served regardless. */
+#include "metrics.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "binlog/binlog.h"
+#include "deliver/deliver.h"
+#include "log.h"
+#include "sync/reader_stats.h"
+#include "stmt.h"
+
+static void help(sbuf *o, const char *name, const char *type, const char *text) {
+    sbuf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
+}
+
+static void label_value(sbuf *o, const char *v) {
+    for (; v && *v; v++) {
+        if (*v == '\\' || *v == '"') sbuf_addc(o, '\\');
+        if (*v == '\n') {
+            sbuf_adds(o, "\\n");
+            continue;
+        }
+        sbuf_addc(o, *v);
+    }
+}
+
+/* name{k1="v1",k2="v2"} value — labels as NULL-terminated pairs */
+static void sample(sbuf *o, const char *name, const char *const *labels, const char *value) {
+    sbuf_adds(o, name);
+    if (labels && labels[0]) {
+        sbuf_addc(o, '{');
+        for (size_t i = 0; labels[i]; i += 2) {
+            if (i) sbuf_addc(o, ',');
+            sbuf_printf(o, "%s=\"", labels[i]);
+            label_value(o, labels[i + 1]);
+            sbuf_addc(o, '"');
+        }
+        sbuf_addc(o, '}');
+    }
+    sbuf_printf(o, " %s\n", value && *value ? value : "0");
+}
+
+static void sample_num(sbuf *o, const char *name, const char *const *labels, double v) {
+    char b[64];
+    snprintf(b, sizeof b, "%.3f", v);
+    sample(o, name, labels, b);
+}
+
+static void sample_u64(sbuf *o, const char *name, const char *const *labels,
+                       unsigned long long v) {
+    char b[32];
+    snprintf(b, sizeof b, "%llu", v);
+    sample(o, name, labels, b);
+}
+
+/* ---------- the source: bytes behind the binlog's end ---------- */
+
+struct binlogs {
+    size_t n;
+    char **names;
+    unsigned long long *sizes;
+};
+
+static void binlogs_free(struct binlogs *b) {
+    for (size_t i = 0; i < b->n; i++) free(b->names[i]);
+    free(b->names);
+    free(b->sizes);
+}
+
+static int binlogs_read(MYSQL *src, struct binlogs *b, char *err, size_t errlen) {
+    memset(b, 0, sizeof *b);
+    if (mysql_query(src, "SHOW BINARY LOGS") != 0) {
+        snprintf(err, errlen, "SHOW BINARY LOGS: %s", mysql_error(src));
+        return -1;
+    }
+    MYSQL_RES *res = mysql_store_result(src);
+    if (!res) {
+        snprintf(err, errlen, "SHOW BINARY LOGS: %s", mysql_error(src));
+        return -1;
+    }
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res))) {
+        b->names = xrealloc(b->names, (b->n + 1) * sizeof *b->names);
+        b->sizes = xrealloc(b->sizes, (b->n + 1) * sizeof *b->sizes);
+        b->names[b->n] = xstrdup(row[0] ? row[0] : "");
+        b->sizes[b->n] = row[1] ? strtoull(row[1], NULL, 10) : 0;
+        b->n++;
+    }
+    mysql_free_result(res);
+    return 0;
+}
+
+/* The bytes from file:pos to the binlog's end: the rest of that file and
+ * every later one. -1 when the file is not among the source's (purged, or
+ * another server's). */
+static long long bytes_behind(const struct binlogs *b, const char *file, unsigned long long pos) {
+    unsigned long seq = bl_file_seq(file);
+    long long sum = 0;
+    bool found = false;
+    for (size_t i = 0; i < b->n; i++) {
+        if (!strcmp(b->names[i], file)) {
+            found = true;
+            sum += b->sizes[i] > pos ? (long long)(b->sizes[i] - pos) : 0;
+        } else if (bl_file_seq(b->names[i]) > seq) {
+            sum += (long long)b->sizes[i];
+        }
+    }
+    return found ? sum : -1;
+}
+
+/* "file:pos[...]" as offsets.position holds it */
+static bool split_position(const char *p, char *file, size_t filelen, unsigned long long *pos) {
+    const char *c = p ? strchr(p, ':') : NULL;
+    if (!c || (size_t)(c - p) >= filelen) return false;
+    memcpy(file, p, (size_t)(c - p));
+    file[c - p] = '\0';
+    *pos = strtoull(c + 1, NULL, 10);
+    return true;
+}
+
+static void reader_part(sbuf *o, const struct ss_config *cfg, const struct reader_figures *f,
+                        const struct binlogs *logs, bool have_logs) {
+    const char *src[] = {"source", cfg->source.name, NULL};
+    int64_t now = reader_stats_now_ms();
+    help(o, "searchsync_info", "gauge", "Always 1; the labels say which build runs");
+    const char *info[] = {"version", PACKAGE_VERSION, "source", cfg->source.name, NULL};
+    sample(o, "searchsync_info", info, "1");
+    help(o, "searchsync_start_time_seconds", "gauge", "When this process started (unix time)");
+    sample_num(o, "searchsync_start_time_seconds", NULL, (double)f->started_ms / 1000.0);
+    help(o, "searchsync_reader_reading", "gauge",
+         "1 while this node reads the source's binlog (0: standing by, or stopped)");
+    sample_u64(o, "searchsync_reader_reading", src, f->reading);
+    help(o, "searchsync_binlog_transactions_total", "counter",
+         "Source transactions read from the binlog and handed to delivery");
+    sample_u64(o, "searchsync_binlog_transactions_total", src, f->txns);
+    help(o, "searchsync_binlog_rows_total", "counter",
+         "Row changes of mapped tables read from the binlog");
+    sample_u64(o, "searchsync_binlog_rows_total", src, f->rows);
+    help(o, "searchsync_binlog_ddl_total", "counter", "DDL statements read from the binlog");
+    sample_u64(o, "searchsync_binlog_ddl_total", src, f->ddls);
+    help(o, "searchsync_binlog_reconnects_total", "counter",
+         "Times the binlog connection was made again after it dropped");
+    sample_u64(o, "searchsync_binlog_reconnects_total", src, f->reconnects);
+    help(o, "searchsync_binlog_replays_total", "counter",
+         "Transactions read again because their reads lost a connection midway");
+    sample_u64(o, "searchsync_binlog_replays_total", src, f->replays);
+    help(o, "searchsync_ttl_expired_total", "counter",
+         "Documents deleted because their row's expiry column passed");
+    sample_u64(o, "searchsync_ttl_expired_total", src, f->expired);
+
+    long long behind = -1;
+    if (have_logs && f->file[0]) behind = bytes_behind(logs, f->file, f->pos);
+    help(o, "searchsync_binlog_lag_bytes", "gauge",
+         "Binlog bytes between the reader's position and the binlog's end (-1: unknown)");
+    char b[32];
+    snprintf(b, sizeof b, "%lld", f->reading ? behind : -1);
+    sample(o, "searchsync_binlog_lag_bytes", src, b);
+    /* 0 when nothing is left to read; else the age of the newest transaction
+     * read (the transactions after it are younger: an upper bound) */
+    double lag = 0;
+    if (f->reading && f->commit_ts && !f->at_end && behind != 0) {
+        lag = (double)now / 1000.0 - (double)f->commit_ts;
+        if (lag < 0) lag = 0;
+    } else if (f->reading && !f->commit_ts && behind > 0) {
+        lag = (double)(now - f->started_ms) / 1000.0; /* nothing read yet */
+    }
+    help(o, "searchsync_binlog_lag_seconds", "gauge",
+         "Seconds the reader is behind the source: 0 at the binlog's end, else the age of "
+         "the newest transaction it read");
+    sample_num(o, "searchsync_binlog_lag_seconds", src, f->reading ? lag : 0);
+}
+
+/* ---------- the metadata ---------- */
+
+/* a part left out is said at most once a minute (scrapes come every few
+ * seconds while a server is down) */
+static atomic_llong warned_ms;
+
+static void part_warn(const char *what, const char *err) {
+    long long now = reader_stats_now_ms(), last = atomic_load(&warned_ms);
+    if (now - last < 60000 || !atomic_compare_exchange_strong(&warned_ms, &last, now)) return;
+    log_warn("admin", "/metrics: %s left out of this scrape: %s (said once a minute)", what,
+             err);
+}
+
+static void query_warn(const char *what, const char *err) {
+    part_warn(what, err);
+}
+
+static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
+                          const struct binlogs *logs, bool have_logs) {
+    const char *source = cfg->source.name;
+    const char *p[] = {source};
+    char err[1024];
+    struct stmt_rows r = {0};
+
+    /* the saved checkpoint */
+    if (stmt_query(meta, "SELECT position, TIMESTAMPDIFF(MICROSECOND, updated_at, NOW(3)) FROM "
+                         "offsets WHERE source = ?", p, 1, &r, err, sizeof err) < 0) {
+        query_warn("the checkpoint", err);
+    } else if (r.nrows) {
+        const char *l[] = {"source", source, NULL};
+        help(o, "searchsync_checkpoint_saved_age_seconds", "gauge",
+             "Seconds since the checkpoint row was last written (by any node)");
+        sample_num(o, "searchsync_checkpoint_saved_age_seconds", l,
+                   STMT_CELL(&r, 0, 1) ? strtod(STMT_CELL(&r, 0, 1), NULL) / 1e6 : 0);
+        char file[BL_FILE_MAX];
+        unsigned long long pos = 0;
+        long long behind = -1;
+        if (have_logs && split_position(STMT_CELL(&r, 0, 0), file, sizeof file, &pos))
+            behind = bytes_behind(logs, file, pos);
+        help(o, "searchsync_checkpoint_lag_bytes", "gauge",
+             "Binlog bytes between the saved checkpoint and the binlog's end (-1: unknown)");
+        char b[32];
+        snprintf(b, sizeof b, "%lld", behind);
+        sample(o, "searchsync_checkpoint_lag_bytes", l, b);
+    }
+    stmt_rows_free(&r);
+
+    /* dead letters waiting for a replay, per index */
+    if (stmt_query(meta, "SELECT index_name, COUNT(*) FROM dead_letters WHERE source = ? "
+                         "GROUP BY index_name ORDER BY index_name", p, 1, &r, err,
+                   sizeof err) < 0) {
+        query_warn("the dead letters", err);
+    } else {
+        help(o, "searchsync_dead_letters", "gauge",
+             "Changes the engine refused, waiting in the dead-letter table (searchsync "
+             "dead-letters)");
+        for (size_t i = 0; i < r.nrows; i++) {
+            const char *l[] = {"index", STMT_CELL(&r, i, 0), NULL};
+            sample(o, "searchsync_dead_letters", l, STMT_CELL(&r, i, 1));
+        }
+    }
+    stmt_rows_free(&r);
+
+    /* change snapshots by status (every status, 0 included) */
+    if (stmt_query(meta, "SELECT s.status, COUNT(c.id) FROM (SELECT 'init' status UNION ALL "
+                         "SELECT 'running' UNION ALL SELECT 'error' UNION ALL SELECT 'done') s "
+                         "LEFT JOIN change_snapshots c ON c.status = s.status AND c.source = ? "
+                         "GROUP BY s.status ORDER BY s.status", p, 1, &r, err, sizeof err) < 0) {
+        query_warn("the change snapshots", err);
+    } else {
+        help(o, "searchsync_change_snapshots", "gauge",
+             "Metadata changes waiting for (init), in (running), failed in (error) or done by "
+             "the delayed run, as kept");
+        for (size_t i = 0; i < r.nrows; i++) {
+            const char *l[] = {"status", STMT_CELL(&r, i, 0), NULL};
+            sample(o, "searchsync_change_snapshots", l, STMT_CELL(&r, i, 1));
+        }
+    }
+    stmt_rows_free(&r);
+
+    /* the reindexes under way: their bucket jobs by status, rows and documents */
+    if (stmt_query(meta,
+                   "SELECT x.alias, j.version, j.status, COUNT(*), SUM(j.rows_read), "
+                   "SUM(j.docs_written), SUM(j.errors) FROM jobs j JOIN index_configs x ON "
+                   "x.id = j.index_id WHERE j.source = ? AND j.type = 'job' AND j.version = "
+                   "x.building_version AND x.building_version > 0 GROUP BY x.alias, j.version, "
+                   "j.status ORDER BY x.alias, j.status", p, 1, &r, err, sizeof err) < 0) {
+        query_warn("the reindex jobs", err);
+    } else {
+        help(o, "searchsync_reindex_buckets", "gauge",
+             "Bucket jobs of the version being built, by status (init, running, error, done)");
+        for (size_t i = 0; i < r.nrows; i++) {
+            const char *l[] = {"index", STMT_CELL(&r, i, 0), "version", STMT_CELL(&r, i, 1),
+                               "status", STMT_CELL(&r, i, 2), NULL};
+            sample(o, "searchsync_reindex_buckets", l, STMT_CELL(&r, i, 3));
+        }
+        static const char *const names[] = {"searchsync_reindex_rows_read",
+                                            "searchsync_reindex_documents_written",
+                                            "searchsync_reindex_errors"};
+        static const char *const helps[] = {
+            "Root rows the version being built has read so far, by bucket status",
+            "Documents the version being built has written so far, by bucket status",
+            "Pages of the version being built that failed, by bucket status"};
+        for (size_t k = 0; k < 3; k++) {
+            help(o, names[k], "gauge", helps[k]);
+            for (size_t i = 0; i < r.nrows; i++) {
+                const char *l[] = {"index", STMT_CELL(&r, i, 0), "version", STMT_CELL(&r, i, 1),
+                                   "status", STMT_CELL(&r, i, 2), NULL};
+                sample(o, names[k], l, STMT_CELL(&r, i, 4 + k));
+            }
+        }
+    }
+    stmt_rows_free(&r);
+
+    /* reindexes kept in the history, by outcome */
+    if (stmt_query(meta, "SELECT alias, status, COUNT(*), SUM(docs_written) FROM reindex_runs "
+                         "WHERE source = ? GROUP BY alias, status ORDER BY alias, status", p, 1,
+                   &r, err, sizeof err) < 0) {
+        query_warn("the reindex runs", err);
+    } else {
+        help(o, "searchsync_reindex_runs", "gauge",
+             "Reindexes in the history ([reindex] keep_runs), by outcome");
+        for (size_t i = 0; i < r.nrows; i++) {
+            const char *l[] = {"index", STMT_CELL(&r, i, 0), "status", STMT_CELL(&r, i, 1),
+                               NULL};
+            sample(o, "searchsync_reindex_runs", l, STMT_CELL(&r, i, 2));
+        }
+        help(o, "searchsync_reindex_runs_documents_written", "gauge",
+             "Documents written by the reindexes in the history, by outcome");
+        for (size_t i = 0; i < r.nrows; i++) {
+            const char *l[] = {"index", STMT_CELL(&r, i, 0), "status", STMT_CELL(&r, i, 1),
+                               NULL};
+            sample(o, "searchsync_reindex_runs_documents_written", l, STMT_CELL(&r, i, 3));
+        }
+    }
+    stmt_rows_free(&r);
+
+    /* the last delayed run */
+    if (stmt_query(meta, "SELECT status, snapshots, ids, docs_written, docs_deleted, errors, "
+                         "UNIX_TIMESTAMP(started_at), UNIX_TIMESTAMP(finished_at) FROM "
+                         "delayed_runs WHERE source = ? ORDER BY id DESC LIMIT 1", p, 1, &r, err,
+                   sizeof err) < 0) {
+        query_warn("the delayed runs", err);
+    } else {
+        const char *l[] = {"source", source, NULL};
+        help(o, "searchsync_delayed_run_last", "gauge",
+             "1, labelled with the status of the last delayed run (running, done, failed)");
+        if (r.nrows) {
+            const char *ls[] = {"source", source, "status", STMT_CELL(&r, 0, 0), NULL};
+            sample(o, "searchsync_delayed_run_last", ls, "1");
+        }
+        static const char *const names[] = {
+            "searchsync_delayed_run_snapshots", "searchsync_delayed_run_ids",
+            "searchsync_delayed_run_documents_written", "searchsync_delayed_run_documents_deleted",
+            "searchsync_delayed_run_errors", "searchsync_delayed_run_start_time_seconds",
+            "searchsync_delayed_run_end_time_seconds"};
+        static const char *const helps[] = {
+            "Change snapshots the last delayed run took", "Root ids the last delayed run resolved",
+            "Documents the last delayed run rewrote", "Documents the last delayed run deleted",
+            "Snapshots or pages the last delayed run failed on",
+            "When the last delayed run started (unix time)",
+            "When the last delayed run ended (unix time; absent while it runs)"};
+        for (size_t k = 0; k < 7; k++) {
+            help(o, names[k], "gauge", helps[k]);
+            if (r.nrows && STMT_CELL(&r, 0, 1 + k)) sample(o, names[k], l, STMT_CELL(&r, 0, 1 + k));
+        }
+    }
+    stmt_rows_free(&r);
+
+    /* the consistency checks */
+    if (stmt_query(meta,
+                   "SELECT index_alias, SUBSTRING_INDEX(GROUP_CONCAT(missing + extra + different "
+                   "+ duplicate ORDER BY id DESC), ',', 1), SUM(repaired_documents + "
+                   "repaired_deletes), SUBSTRING_INDEX(GROUP_CONCAT(UNIX_TIMESTAMP(started_at) "
+                   "ORDER BY id DESC), ',', 1) FROM check_runs WHERE source = ? AND status <> "
+                   "'failed' GROUP BY index_alias ORDER BY index_alias",
+                   p, 1, &r, err, sizeof err) < 0) {
+        query_warn("the checks' figures", err);
+    } else {
+        static const char *const names[] = {"searchsync_check_differences",
+                                            "searchsync_check_detected_repairs_total",
+                                            "searchsync_check_last_time_seconds"};
+        static const char *const types[] = {"gauge", "counter", "gauge"};
+        static const char *const helps[] = {
+            "Differences the last consistency check of the index found (docs/check.md)",
+            "Documents rewritten or deleted by consistency checks (the check_runs kept)",
+            "When the last consistency check of the index started (unix time)"};
+        for (size_t k = 0; k < 3; k++) {
+            help(o, names[k], types[k], helps[k]);
+            for (size_t i = 0; i < r.nrows; i++) {
+                const char *l[] = {"index", STMT_CELL(&r, i, 0), NULL};
+                sample(o, names[k], l, STMT_CELL(&r, i, 1 + k));
+            }
+        }
+    }
+    stmt_rows_free(&r);
+}
+
+void metrics_render(const struct ss_config *cfg, struct deliver *d, struct reader_stats *rs,
+                    MYSQL *meta, const char *meta_err, MYSQL *src, const char *src_err,
+                    sbuf *o) {
+    deliver_stats_prometheus(d, o);
+    struct binlogs logs = {0};
+    char err[1024] = "";
+    bool have_logs = src && binlogs_read(src, &logs, err, sizeof err) == 0;
+    if (src && !have_logs) part_warn("the binlog's end", err);
+    struct reader_figures f = {0};
+    if (rs) f = reader_stats_copy(rs);
+    reader_part(o, cfg, &f, &logs, have_logs);
+    if (meta) metadata_part(o, cfg, meta, &logs, have_logs);
+    help(o, "searchsync_scrape_part_up", "gauge",
+         "1 when this scrape could read the part (source: the binlog's end; metadata: the "
+         "metadata schema's tables)");
+    const char *ls[] = {"part", "source", NULL}, *lm[] = {"part", "metadata", NULL};
+    sample(o, "searchsync_scrape_part_up", ls, have_logs ? "1" : "0");
+    sample(o, "searchsync_scrape_part_up", lm, meta ? "1" : "0");
+    if (!src && src_err && *src_err) part_warn("the source", src_err);
+    if (!meta && meta_err && *meta_err) part_warn("the metadata", meta_err);
+    binlogs_free(&logs);
+}
