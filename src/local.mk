@@ -6,6 +6,7 @@ libsearchsync_a_SOURCES += \
 	src/json_exact.c src/json_exact.h \
 	src/log.c src/log.h src/log_syslog.c src/log_syslog.h \
 	src/signals.c src/signals.h \
+	src/service_notify.c src/service_notify.h \
 	src/config.c src/config.h \
 	src/search_auth.c src/search/sha256.c src/search/sha256.h
 searchsync_SOURCES += src/commands.h src/cmd_prologue.c src/cmd_config.c src/cmd_migrate.c src/cmd_dead_letters.c
@@ -63,3 +64,13 @@ tests_unit_test_json_exact_asan_SOURCES = tests/unit/test_json_exact.c
 tests_unit_test_json_exact_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_json_exact_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_json_exact_asan_LDADD = $(UNIT_ASAN_LDADD)
+
+# systemd's notify protocol (src/service_notify.c)
+check_PROGRAMS += tests/unit/test_service_notify tests/unit/test_service_notify_asan
+TESTS += tests/unit/test_service_notify tests/unit/test_service_notify_asan
+tests_unit_test_service_notify_SOURCES = tests/unit/test_service_notify.c
+tests_unit_test_service_notify_LDADD = $(UNIT_LDADD)
+tests_unit_test_service_notify_asan_SOURCES = tests/unit/test_service_notify.c
+tests_unit_test_service_notify_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_service_notify_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_service_notify_asan_LDADD = $(UNIT_ASAN_LDADD)

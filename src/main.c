@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "service_notify.h"
 #include "signals.h"
 
 #ifndef PACKAGE_VERSION
@@ -65,6 +66,7 @@ static void usage(FILE *out) {
 int main(int argc, char **argv) {
     /* before any thread exists: every signal is handled by one thread */
     signals_block_all();
+    service_notify_init(); /* systemd's $NOTIFY_SOCKET, read before threads exist */
     if (signals_start() != 0) {
         fprintf(stderr, "searchsync: cannot start the signal thread\n");
         return EXIT_RUNTIME;

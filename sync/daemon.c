@@ -42,12 +42,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "commands.h"
 #include "daemon.h"
 #include "log.h"
 #include "reindex.h"
 #include "search/wait.h"
+#include "service_notify.h"
 #include "signals.h"
 #include "web/http_server.h"
 
@@ -266,6 +268,23 @@ static void run_usage(FILE *out) {
                  "skipped.\n");
 }
 
+/* systemd's watchdog is pinged while the supervisor goes round (it does,
+ * at least once a second, whatever the reader waits for); before it starts
+ * (start-up, a standby node) the waits are bounded loops themselves */
+static bool daemon_alive(void *ud, char *why, size_t whylen) {
+    struct daemon *dm = ud;
+    if (!dm->sv.running) return true;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    long long now = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    long long quiet = now - atomic_load(&dm->sv.ticked_ms);
+    long long limit = service_notify_watchdog_ms() / 2;
+    if (limit < 5000) limit = 5000;
+    if (quiet <= limit) return true;
+    snprintf(why, whylen, "the supervisor thread has not gone round for %lld ms", quiet);
+    return false;
+}
+
 int cmd_run(int argc, char **argv) {
     bool no_wait = false, from_current = false;
     for (int i = 1; i < argc;) /* run's own options, before the common ones */
@@ -334,6 +353,11 @@ int cmd_run(int argc, char **argv) {
         exit_code = EXIT_USAGE;
         goto out;
     }
+    /* the start-up checks passed: systemd may consider the service started */
+    service_notify("READY=1\nSTATUS=waiting for the search engine");
+    if (service_watchdog_start(daemon_alive, dm) < 0)
+        log_warn("systemd", "the watchdog thread could not start: systemd's WatchdogSec will "
+                 "restart the service");
 
     struct search_opts so;
     deliver_search_opts(&so, &cfg);
@@ -379,6 +403,7 @@ int cmd_run(int argc, char **argv) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->lead.err);
         goto out;
     }
+    service_notify("STATUS=waiting to read the binlog of source %s", cfg.source.name);
     int lrc = leadership_acquire(&dm->lead, &daemon_stop_requested);
     if (lrc < 0) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->lead.err);
@@ -416,7 +441,9 @@ int cmd_run(int argc, char **argv) {
     if (retention_schedule_start(&dm->retention, &cfg, &daemon_stop_requested) < 0)
         log_warn("run", "retention: its thread could not start: the metadata's history is not "
                  "cleaned by this run");
+    service_notify("STATUS=reading the binlog of source %s", cfg.source.name);
     int rc = daemon_stop_requested ? BL_STOP : binlog_source_run(dm, &ro);
+    service_notify("STOPPING=1\nSTATUS=stopping: draining the delivery queues");
     if (rc == BL_ERR && strstr(dm->err, "not available on the server"))
         snprintf(dm->err + strlen(dm->err), sizeof dm->err - strlen(dm->err),
                  ". To go on without those changes: `searchsync run --config FILE "
@@ -449,6 +476,7 @@ int cmd_run(int argc, char **argv) {
 out:
     if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);
     signals_on_stop(NULL, NULL);
+    service_watchdog_stop();
     reload_detach();
     check_schedule_stop(&dm->check);
     delayed_schedule_stop(&dm->delayed);

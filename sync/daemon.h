@@ -110,6 +110,7 @@ struct supervisor {
     struct http_server *admin;     /* for a reloaded token (NULL: the server is off) */
     atomic_bool hup_requested;     /* SIGHUP: reload_config (sync/reload.c) */
     atomic_bool dump_requested;    /* SIGUSR1: reload_dump */
+    atomic_llong ticked_ms;        /* the loop last went round (monotonic ms; the watchdog) */
     pthread_t thread;
     bool running;
     pthread_mutex_t mu;

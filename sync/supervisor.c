@@ -328,6 +328,7 @@ static void *supervisor_main(void *arg) {
     int64_t trunc_due = 0; /* truncated tables' rebuilds: at the DDL, retried once a second */
     pthread_mutex_lock(&sv->mu);
     while (!sv->stop) {
+        atomic_store(&sv->ticked_ms, now_ms());
         /* SIGHUP / SIGUSR1 (sync/reload.c): checked under sv->mu, which the
          * signal thread's wake takes, so none is missed before the wait */
         bool hup = atomic_exchange(&sv->hup_requested, false);
@@ -344,7 +345,7 @@ static void *supervisor_main(void *arg) {
         if (now < next) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
-            int64_t wait = next - now;
+            int64_t wait = next - now > 1000 ? 1000 : next - now; /* round once a second */
             ts.tv_sec += wait / 1000;
             ts.tv_nsec += (wait % 1000) * 1000000L;
             if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
@@ -389,6 +390,7 @@ static void *supervisor_main(void *arg) {
 
 int supervisor_start(struct supervisor *sv) {
     sv->stop = false;
+    atomic_store(&sv->ticked_ms, now_ms());
     if (pthread_create(&sv->thread, NULL, supervisor_main, sv) != 0)
         return errf(sv->err, sizeof sv->err, "cannot start the supervisor thread: %s",
                     strerror(errno));

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# tests/integration/t_run_notify.sh — `searchsync run` under systemd's notify
+# protocol (issue 25, part 6: Type=notify with READY and WATCHDOG), with a
+# real AF_UNIX datagram socket standing in for systemd's (the protocol is
+# all systemd sees) and real MariaDB + OpenSearch: READY=1 once started,
+# STATUS lines for the waits, WATCHDOG=1 pings at half WATCHDOG_USEC while
+# it runs, STOPPING=1 at SIGTERM, and a clean exit.
+. "$(dirname "$0")/lib.sh"
+require_bin
+db="$(unique_name nt)"
+meta="$(unique_name meta)"
+alias="$(unique_name nt)"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/${alias}_v*?ignore_unavailable=true' >/dev/null"
+mysql_q "CREATE DATABASE \`$db\`; CREATE TABLE \`$db\`.t (id INT PRIMARY KEY, v VARCHAR(20)); INSERT INTO \`$db\`.t VALUES (1, 'a')"
+cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = nt
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = $((7450 + $$ % 40))
+start = now
+[metadata]
+database = $meta
+[search]
+urls = $SEARCH_URL
+INI
+echo '{"version":1,"indices":[{"alias":"'"$alias"'","shards":1,"replicas":0,"tables":[{"table":"'"$db"'.t"}]}]}' >"$TEST_TMP/m.json"
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/m.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
+    fail "import: $(cat "$TEST_TMP/import.out")"
+
+# systemd's side: every datagram, one per line (newlines inside shown as |)
+sock="$TEST_TMP/notify.sock"
+python3 - "$sock" "$TEST_TMP/notes" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "w", buffering=1) as out:
+    while True:
+        msg = s.recv(4096).decode()
+        out.write(msg.replace("\n", "|") + "\n")
+PY
+listener=$!
+on_exit "kill $listener 2>/dev/null"
+wait_until 10 "the notify socket is bound" test -S "$sock"
+
+NOTIFY_SOCKET="$sock" WATCHDOG_USEC=1000000 daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
+wait_until 30 "READY=1 arrives" grep -q '^READY=1' "$TEST_TMP/notes" || fail "no READY: $(cat "$TEST_TMP/notes")"
+wait_until 30 "the status says it reads the binlog" grep -qx 'STATUS=reading the binlog of source nt' "$TEST_TMP/notes" ||
+    fail "statuses: $(cat "$TEST_TMP/notes")"
+assert_eq "READY=1|STATUS=waiting for the search engine" "$(grep -m1 '^READY' "$TEST_TMP/notes")" "READY with the first status"
+# pings every 500 ms: count them over the next 10 pings' time
+pings() { grep -c '^WATCHDOG=1$' "$TEST_TMP/notes" || true; }
+pinged() { [ "$(pings)" -ge "$1" ]; }
+n0=$(pings)
+wait_until 10 "4 more watchdog pings" pinged $((n0 + 4))
+assert_eq "" "$(grep -v -E '^(READY=1\|STATUS=.*|STATUS=.*|WATCHDOG=1|STOPPING=1\|STATUS=.*)$' "$TEST_TMP/notes")" "only READY, STATUS, WATCHDOG and STOPPING messages"
+grep -q 'pinging systemd.s watchdog every 500 ms' "$TEST_TMP/run.log" || fail "the watchdog's period is not in the log"
+daemon_stop
+assert_eq 0 "$DAEMON_RC" "a clean exit"
+assert_eq "STOPPING=1|STATUS=stopping: draining the delivery queues" "$(grep '^STOPPING' "$TEST_TMP/notes")" "STOPPING at SIGTERM"
+# the environment is not passed on, and without it nothing is sent
+mysql_q "INSERT INTO \`$db\`.t VALUES (2, 'b')"
+lines=$(wc -l <"$TEST_TMP/notes")
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run2.log"
+daemon_wait_ready 30
+wait_checkpoint "$meta" nt 30
+daemon_stop
+assert_eq "$lines" "$(wc -l <"$TEST_TMP/notes")" "without NOTIFY_SOCKET nothing is sent"
+pass
