@@ -2,7 +2,7 @@
 # long runs and benchmarks. Unit tests are listed beside their modules.
 TESTS += tests/cli/t_cli.sh tests/cli/t_docs_config.sh tests/cli/t_docs_metrics.sh tests/cli/t_messages.sh tests/cli/t_install.sh \
 	tests/integration/suite.sh
-EXTRA_DIST += tests/cli tests/integration tests/harness tests/bench tests/fixtures \
+EXTRA_DIST += tests/cli tests/integration tests/harness tests/bench tests/fixtures tests/packaging debian \
 	tests/no_skip_in_ci.sh tests/tools/fault_proxy.py
 
 # long runs: fuzzing, soak and fault loops, large scenarios
@@ -11,6 +11,7 @@ check-long: all $(check_PROGRAMS) $(CHECK_LONG_TARGETS)
 	SEARCHSYNC_LONG=1 SEARCHSYNC_BIN=$(abs_top_builddir)/searchsync \
 	  SUITE_TEST_TIMEOUT=$${SUITE_TEST_TIMEOUT:-5400} \
 	  SEARCHSYNC_SRCDIR=$(abs_top_srcdir) bash $(srcdir)/tests/integration/suite.sh --long
+	SEARCHSYNC_SRCDIR=$(abs_top_srcdir) bash $(srcdir)/tests/packaging/deb.sh
 
 # benchmarks; figures go to docs/benchmarks.md
 BENCH_TARGETS =
@@ -19,3 +20,12 @@ bench: all $(check_PROGRAMS) $(BENCH_TARGETS)
 	  bash $(srcdir)/tests/bench/run.sh
 
 .PHONY: check-long bench
+
+# whole directories are distributed (EXTRA_DIST above): what a build or a
+# test run left in them in the source tree stays out of the tarball
+dist-hook:
+	find $(distdir)/tests $(distdir)/debian \( -name '*.o' -o -name '*.log' -o -name '*.trs' \
+	  -o -name '.deps' -o -name '.dirstamp' -o -name 'fuzz_binlog_libfuzzer' \) -prune \
+	  -exec rm -rf {} +
+	rm -rf $(distdir)/debian/.debhelper $(distdir)/debian/searchsync $(distdir)/debian/files \
+	  $(distdir)/debian/*.substvars $(distdir)/debian/*.log $(distdir)/debian/debhelper-build-stamp
