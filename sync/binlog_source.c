@@ -113,6 +113,14 @@ static int on_ddl(void *ctx, const char *db, const char *sql, size_t len, const 
     if (!read) return 0;
     pthread_mutex_lock(&dm->cmds.mu);
     dm->cmds.schema_changed = true;
+    /* the statement, on one line and cut short, for the messages it causes */
+    char stmt[200];
+    size_t n = len < sizeof stmt - 1 ? len : sizeof stmt - 1;
+    for (size_t i = 0; i < n; i++) stmt[i] = sql[i] == '\n' || sql[i] == '\r' ? ' ' : sql[i];
+    stmt[n] = '\0';
+    snprintf(dm->cmds.ddl_note, sizeof dm->cmds.ddl_note, "after `%s%s` read from the binlog at "
+             "%s:%llu", stmt, len > n ? "..." : "", c && c->end.file[0] ? c->end.file : "?",
+             c ? (unsigned long long)c->end.pos : 0ULL);
     pthread_mutex_unlock(&dm->cmds.mu);
     supervisor_wake(&dm->sv);
     return 0;
@@ -242,6 +250,26 @@ static int on_commit(void *ctx, const bl_commit *cm) {
                  "read_timeout_ms? Nothing is lost: the transaction is read again at the next "
                  "start)", REPLAYS_MAX + 1);
     }
+    /* ER_BAD_FIELD_ERROR, ER_NO_SUCH_TABLE: a mapped column or table is gone
+     * (a DDL, read or not yet read): the supervisor checks the mapping
+     * against the source now and stops the index configs it no longer fits
+     * (index_stop.c); the transaction is read again with the generation that
+     * leaves them out, rather than stopping every index */
+    unsigned srcerr = rc != 0 ? mysql_errno(p->src) : 0;
+    if (rc != 0 && !daemon_stop_requested && !dm->replay && (srcerr == 1054 || srcerr == 1146)) {
+        if (++dm->replays <= REPLAYS_MAX) {
+            dm->replay = true;
+            dm->replay_after_gen = dm->gen->id;
+            pthread_mutex_lock(&dm->cmds.mu);
+            dm->cmds.schema_changed = true;
+            snprintf(dm->cmds.ddl_note, sizeof dm->cmds.ddl_note,
+                     "after the source refused a query of the mapping (%.300s) at the "
+                     "transaction ending at %s:%llu", mysql_error(p->src), cm->end.file,
+                     (unsigned long long)cm->end.pos);
+            pthread_mutex_unlock(&dm->cmds.mu);
+            supervisor_wake(&dm->sv);
+        }
+    }
     if (dm->in_snap) db_snapshot_end(p->src);
     dm->in_snap = false;
     if (rc != 0) return -1;
@@ -346,13 +374,30 @@ static int replay_transaction(struct daemon *dm, bl_reader *r, bl_reader_opts *r
     pthread_mutex_lock(&dm->rs.mu);
     dm->rs.f.replays++;
     pthread_mutex_unlock(&dm->rs.mu);
-    log_warn("run", "%s; the transaction's reads failed midway (a lost connection, or a "
-             "table redefined under the read snapshot): it is read again from %s:%llu once the "
-             "source answers (nothing is lost)", dm->err,
+    log_warn("run", "%s; the transaction's reads failed midway (a lost connection, a table "
+             "redefined under the read snapshot, or a mapped column or table gone): it is read "
+             "again from %s:%llu once the source answers (nothing is lost)", dm->err,
              from.file, (unsigned long long)from.pos);
     dm->replay = false;
     dm->err[0] = '\0';
     changeset_reset(&dm->cs);
+    if (dm->replay_after_gen) { /* the supervisor's verdict on the mapping first */
+        unsigned long was = dm->replay_after_gen;
+        dm->replay_after_gen = 0;
+        for (int i = 0; dm->gen->id == was; i++) {
+            if (daemon_stop_requested) return -1;
+            if (i == 600) { /* 60 s */
+                snprintf(dm->err, sizeof dm->err, "the source refused a query of the mapping, "
+                         "and the mapping was found to fit the source (no index config to "
+                         "stop): look at the last schema change; the transaction is read "
+                         "again at the next start");
+                return -1;
+            }
+            struct timespec ts = {0, 100000000L};
+            nanosleep(&ts, NULL);
+            daemon_between_txns(dm); /* adopts a published generation */
+        }
+    }
     bl_reader_close(r);
     snprintf(file, BL_FILE_MAX, "%s", from.file);
     ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = from.pos;

@@ -213,6 +213,7 @@ int copies_fix(struct build_ctx *b) {
                  * first leaves a tombstone of this version that refuses
                  * the write (409, taken as stale): the document is lost. */
                 bool to_build = bld && !strcmp(in, bld->phys);
+                if (!to_build && ix->deliveries_stopped) break; /* stopped: nothing through the alias */
                 char live[600]; /* the queue the alias's writes take (targets.c) */
                 snprintf(live, sizeof live, "%s_v%u", ix->alias, ix->current_version);
                 struct change del = {.index = to_build ? bld->phys : ix->alias, .doc_id = id,

@@ -150,7 +150,10 @@ int cmd_status(int argc, char **argv) {
         status_json(&st, &out);
         puts(out.data);
         sbuf_free(&out);
-        rc = !st.source_reached || !st.caught_up || st.dead.nrows > 0 || st.nerrors > 0
+        bool stopped = false;
+        for (size_t i = 0; i < st.nindices; i++) stopped |= st.indices[i].stopped != NULL;
+        rc = !st.source_reached || !st.caught_up || st.dead.nrows > 0 || st.nerrors > 0 ||
+                     stopped
                  ? EXIT_FOUND : EXIT_OK;
         status_free(&st);
         goto out;
@@ -198,6 +201,10 @@ int cmd_status(int argc, char **argv) {
                ix->current_version, ix->epoch, ix->ntables);
         if (ix->building_version) printf(", building version %u", ix->building_version);
         putchar('\n');
+        if (ix->stopped) {
+            printf("    STOPPED: %s\n", ix->stopped);
+            if (rc == EXIT_OK) rc = EXIT_FOUND;
+        }
         if (!ix->engine_read) continue;
         if (ix->engine_err) {
             printf("    %s\n", ix->engine_err);

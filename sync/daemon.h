@@ -62,6 +62,7 @@ void mapping_gen_unref(struct mapping_gen *g); /* NULL-safe */
 struct build_want {
     char *alias, *state;
     unsigned current, building;
+    bool stopped; /* its deliveries are stopped (index_configs.stopped_reason) */
 };
 struct build_table {
     struct build_want *v;
@@ -84,6 +85,7 @@ struct commands {
     struct mapping_gen *adopt; /* a new generation to route with */
     struct build_table *builds; /* the build table, newest read (NULL: none new) */
     bool schema_changed;       /* reader -> supervisor: a DDL of a read database */
+    char ddl_note[640];        /* ... "after ALTER TABLE ... read from the binlog at F:P" */
     struct emptied *truncated; /* reader -> supervisor: index configs a TRUNCATE or DROP
                                 * TABLE emptied a table of (ddl_truncate.h), to rebuild */
     size_t ntruncated;
@@ -102,6 +104,7 @@ struct supervisor {
     atomic_bool lost;         /* the leadership went: the reader was told to stop */
     unsigned long next_id;
     sbuf bad_sig;           /* the last refused edit (said once) */
+    char ddl_note[640];     /* the last DDL read (cmds.ddl_note) */
     char mapping_sum[512];  /* the mapping tables' checksums when last loaded ("" unknown) */
     bool sum_warned;
     bool poll_warned;       /* said that the build table cannot be read */
@@ -147,6 +150,8 @@ struct daemon {
     atomic_bool fenced;        /* a checkpoint save found a newer reader's token */
     atomic_bool released;      /* the source's reader lock is given back: no more saves */
     bool replay;               /* the failed transaction lost a connection: read it again */
+    unsigned long replay_after_gen; /* ... once a generation newer than this one is adopted
+                               * (the source refused a mapped column or table: 0 none) */
     unsigned replays;          /* ... how many times in a row, since a commit went through */
     unsigned long long txns, reloads;
     unsigned long long rows_read, ddls_read; /* published to rs at each boundary */

@@ -151,8 +151,8 @@ void build_table_free(struct build_table *t) {
 struct build_table *builds_query(struct supervisor *sv) {
     if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0) return NULL;
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT alias, state, current_version, building_version FROM index_configs "
-                  "WHERE source = ");
+    sbuf_adds(&q, "SELECT alias, state, current_version, building_version, stopped_reason IS "
+                  "NOT NULL FROM index_configs WHERE source = ");
     db_quote(sv->meta, &q, sv->cfg->source.name, strlen(sv->cfg->source.name));
     MYSQL_RES *res = db_query(sv->meta, q.data, q.len, sv->err, sizeof sv->err);
     sbuf_free(&q);
@@ -166,6 +166,7 @@ struct build_table *builds_query(struct supervisor *sv) {
         w->state = xstrdup(row[1] ? row[1] : "");
         w->current = (unsigned)strtoul(row[2] ? row[2] : "0", NULL, 10);
         w->building = (unsigned)strtoul(row[3] ? row[3] : "0", NULL, 10);
+        w->stopped = row[4] && !strcmp(row[4], "1");
     }
     mysql_free_result(res);
     return t;
@@ -191,6 +192,12 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
             if (!strcmp(m->indices[i].alias, bw->alias)) ix = &m->indices[i];
         if (!ix) continue;
         ix->current_version = bw->current;
+        /* stopped by the supervisor (sync/index_stop.c), or lifted by a build
+         * that went live: at the same boundary as the switch itself */
+        if (ix->deliveries_stopped && !bw->stopped)
+            log_info("run", "%s: version %u is live: live changes are written through the "
+                     "alias again", ix->alias, ix->current_version);
+        ix->deliveries_stopped = bw->stopped;
         unsigned bv = bw->building;
         bool want = bv && (!strcmp(bw->state, "changing") || !strcmp(bw->state, "switching"));
         size_t bi = 0;

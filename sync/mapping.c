@@ -68,6 +68,7 @@ void mapping_free(struct mapping *m) {
         free(ix->join_field);
         free(ix->analysis);
         free(ix->state);
+        free(ix->stopped);
         for (size_t j = 0; j < ix->ntables; j++) table_free(&ix->tables[j]);
         free(ix->tables);
     }
@@ -864,8 +865,27 @@ int mapping_validate(struct mapping *m, const struct mp_schema *schema, sbuf *er
                 snprintf(w, sizeof w, "$.indices[%zu]", i);
                 verr(&v, w, "alias \"%s\" used twice", m->indices[i].alias);
             }
-        check_index(&v, &m->indices[i], i);
+        struct mp_index *ix = &m->indices[i];
+        if (ix->stopped && schema) {
+            /* its deliveries are stopped because the source changed under
+             * it: its problems are known; it is left out of routing until
+             * its mapping fits again */
+            sbuf scratch = SBUF_INIT;
+            struct vctx sv = {schema, &scratch, 0};
+            check_index(&sv, ix, i);
+            ix->unusable = sv.n > 0;
+            sbuf_free(&scratch);
+            continue;
+        }
+        check_index(&v, ix, i);
     }
+    return v.n;
+}
+
+int mapping_validate_index(struct mapping *m, size_t i, const struct mp_schema *schema,
+                           sbuf *errs) {
+    struct vctx v = {schema, errs, 0};
+    check_index(&v, &m->indices[i], i);
     return v.n;
 }
 

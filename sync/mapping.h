@@ -93,6 +93,12 @@ struct mp_index {
     /* run-time state, from the metadata tables only (never from a file) */
     char *state;
     unsigned current_version, epoch;
+    char *stopped;   /* index_configs.stopped_reason when loaded (NULL: none) */
+    bool deliveries_stopped; /* nothing through the alias (sync/index_stop.c): set from
+                              * stopped at load, then kept by the reader from the
+                              * build table (a build going live lifts it) */
+    bool unusable;   /* stopped, and the source no longer fits its mapping (set by
+                      * mapping_validate): nothing is routed to it at all */
 };
 
 struct mapping {
@@ -169,8 +175,14 @@ const struct mp_schema_col *mp_schema_find(const struct mp_schema *s, const char
 
 /* Fill missing mysql types and engine types from the schema (NULL: types
  * only from what the file says) and check the whole model. Every problem is
- * appended to errs as one line; returns the number of problems. */
+ * appended to errs as one line; returns the number of problems. An index
+ * config whose deliveries are stopped (ix->stopped) is checked too, but its
+ * problems are not counted: it is marked unusable instead. */
 int mapping_validate(struct mapping *m, const struct mp_schema *schema, sbuf *errs);
+/* One index config of m against schema (as mapping_validate does for each):
+ * the number of problems, one line each appended to errs. */
+int mapping_validate_index(struct mapping *m, size_t i, const struct mp_schema *schema,
+                           sbuf *errs);
 
 /* The effective extend name / nested flag of a relation (seed 004: the
  * relation's own value overrides its column's). */

@@ -284,7 +284,8 @@ int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err
     memset(out, 0, sizeof *out);
     sbuf sql = SBUF_INIT;
     sbuf_adds(&sql, "SELECT id, alias, state, current_version, epoch, history_retention, shards, "
-                    "replicas, join_field, analysis FROM index_configs WHERE source = ");
+                    "replicas, join_field, analysis, stopped_reason FROM index_configs WHERE "
+                    "source = ");
     q(m, &sql, source);
     sbuf_adds(&sql, " ORDER BY position, id");
     MYSQL_RES *r = query(m, &sql, err, errlen);
@@ -308,6 +309,8 @@ int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err
         ix->replicas = atoi(row[7]);
         ix->join_field = xstrdup(row[8]);
         ix->analysis = dup_or_null(row[9]);
+        ix->stopped = dup_or_null(row[10]);
+        ix->deliveries_stopped = ix->stopped != NULL;
     }
     mysql_free_result(r);
     int rc = 0;

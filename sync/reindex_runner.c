@@ -836,8 +836,10 @@ static int try_finish(struct worker *w, bool may_resume) {
                 r->id, r->version);
     if (db_exec(meta, q.data, w->err, sizeof w->err) < 0) goto rollback;
     sbuf_reset(&q);
+    /* a build going live lifts a stop (sync/index_stop.c): it was built with
+     * a mapping the source fits */
     sbuf_printf(&q, "UPDATE index_configs SET state = 'available', current_version = %u, "
-                    "building_version = 0 WHERE id = %s",
+                    "building_version = 0, stopped_reason = NULL WHERE id = %s",
                 r->version, r->id);
     if (db_exec(meta, q.data, w->err, sizeof w->err) < 0) goto rollback;
     if (rx_close_run(meta, r->cfg, r->id, r->version, "done", NULL, w->err, sizeof w->err) < 0)

@@ -192,6 +192,7 @@ struct router *router_new(const struct mapping *m) {
     r->targets = xcalloc(1, sizeof *r->targets);
     for (size_t i = 0; i < m->nindices; i++) {
         const struct mp_index *ix = &m->indices[i];
+        if (ix->unusable) continue; /* stopped: the source no longer fits its mapping */
         const char *type = NULL;
         const char *col = mp_index_rewritten_column(ix, &type);
         if (col && ix->ntables)
@@ -249,7 +250,7 @@ bool router_wants(const struct router *r, const char *db, const char *table) {
 
 bool router_delayed(const struct router *r, const char *db, const char *table) {
     for (size_t i = 0; i < r->m->nindices; i++)
-        for (size_t t = 0; t < r->m->indices[i].ntables; t++) {
+        for (size_t t = 0; t < r->m->indices[i].ntables && !r->m->indices[i].unusable; t++) {
             const struct mp_table *tb = &r->m->indices[i].tables[t];
             if (tb->delay_effect && same_table(tb->db, tb->table, db, table)) return true;
         }

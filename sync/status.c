@@ -260,6 +260,7 @@ void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const 
         ix->current_version = mi->current_version;
         ix->epoch = mi->epoch;
         ix->ntables = mi->ntables;
+        if (mi->stopped) ix->stopped = xstrdup(mi->stopped);
         for (size_t r = 0; r < bv.nrows; r++)
             if (STATUS_CELL(&bv, r, 0) && !strcmp(STATUS_CELL(&bv, r, 0), mi->alias))
                 ix->building_version = (unsigned)strtoul(STATUS_CELL(&bv, r, 1), NULL, 10);
@@ -323,6 +324,7 @@ void status_free(struct ss_status *st) {
     for (size_t i = 0; i < st->nindices; i++) {
         struct status_index *ix = &st->indices[i];
         free(ix->alias), free(ix->state), free(ix->engine_err), free(ix->targets);
+        free(ix->stopped);
         free(ix->documents);
     }
     free(st->indices);
@@ -425,6 +427,8 @@ void status_json(const struct ss_status *st, sbuf *out) {
         else jw_null(&w);
         jw_key(&w, "epoch");
         jw_uint(&w, ix->epoch);
+        jw_key(&w, "stopped");
+        jw_str0(&w, ix->stopped);
         jw_key(&w, "tables");
         jw_uint(&w, ix->ntables);
         jw_key(&w, "engine");

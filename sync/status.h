@@ -42,6 +42,7 @@ struct status_index {
     char *engine_err;  /* why it could not be (NULL: no error) */
     char *targets;     /* comma list of the indices behind the alias; NULL: no alias yet */
     char *documents;   /* count as the engine sent it; NULL: unknown */
+    char *stopped;     /* why its live deliveries are stopped (sync/index_stop.c); NULL: not */
 };
 
 struct ss_status {

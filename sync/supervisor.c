@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "index_stop.h"
 #include "daemon.h"
 #include "reindex.h"
 #include "log.h"
@@ -45,7 +46,8 @@ static void mapping_signature(const struct mapping *m, sbuf *out) {
     sbuf_reset(out);
     mapping_write(m, out);
     for (size_t i = 0; i < m->nindices; i++)
-        sbuf_printf(out, "\n%s epoch=%u", m->indices[i].alias, m->indices[i].epoch);
+        sbuf_printf(out, "\n%s epoch=%u stopped=%s", m->indices[i].alias, m->indices[i].epoch,
+                    m->indices[i].stopped ? m->indices[i].stopped : "");
 }
 
 void supervisor_init(struct supervisor *sv, const struct ss_config *cfg, struct commands *cmds,
@@ -140,6 +142,12 @@ fail:
 
 struct mapping_gen *supervisor_load(struct supervisor *sv, bool *invalid) {
     struct mapping_gen *g = load_gen(sv, invalid);
+    size_t stopped = 0;
+    /* the source changed while no daemon read it: index configs it no longer
+     * fits are stopped, the others start (index_stop.c) */
+    if (!g && *invalid &&
+        index_stop_check(sv, "at start", &stopped) == 0 && stopped)
+        g = load_gen(sv, invalid);
     if (!g) return NULL;
     char e2[256];
     if (mapping_db_checksum(sv->meta, sv->mapping_sum, sizeof sv->mapping_sum, e2, sizeof e2) < 0)
@@ -260,12 +268,26 @@ static void look_for_edits(struct supervisor *sv, bool schema_changed) {
         /* the source changed under the running mapping: does it still hold? */
         bool invalid = false;
         struct mapping_gen *g = load_gen(sv, &invalid);
+        size_t stopped = 0;
+        if (!g && invalid &&
+            index_stop_check(sv, sv->ddl_note[0] ? sv->ddl_note : "after a schema change",
+                             &stopped) == 0 &&
+            stopped) {
+            /* the stopped ones left out of routing: published at once */
+            g = load_gen(sv, &invalid);
+            if (g && supervisor_prepare(sv, g) == 0) {
+                log_info("run", "mapping generation %lu handed to the reader without the "
+                         "stopped index config(s)", g->id);
+                publish(sv, g);
+                g = NULL;
+                settled = true;
+                goto out;
+            }
+        }
         if (!g) {
             for (char *nl = strchr(sv->err, '\n'); nl; nl = strchr(nl, '\n')) *nl = ' ';
             log_error("run", "after a schema change in the source: %s. The running mapping "
-                      "stays; documents of the columns concerned may be refused by the engine "
-                      "(dead letters) until the mapping is fixed (searchsync mapping import) "
-                      "and the index reindexed", sv->err);
+                      "stays (will try again)", sv->err);
         }
         mapping_gen_unref(g); /* widened columns were recorded: the next look reloads */
         settled = false;
@@ -371,6 +393,7 @@ static void *supervisor_main(void *arg) {
         pthread_mutex_lock(&sv->cmds->mu);
         bool ddl = sv->cmds->schema_changed;
         sv->cmds->schema_changed = false;
+        if (ddl) snprintf(sv->ddl_note, sizeof sv->ddl_note, "%s", sv->cmds->ddl_note);
         pthread_mutex_unlock(&sv->cmds->mu);
         if (now >= reload_due || ddl) {
             look_for_edits(sv, ddl);

@@ -19,7 +19,9 @@ const struct build *targets_build_of(const struct pipeline *p, const char *alias
 }
 
 int targets_submit(struct pipeline *p, const struct mp_index *ix, const struct change *c) {
-    if (ix->current_version > 0) {
+    /* stopped (sync/index_stop.c): nothing through the alias until a build of
+     * the index goes live; the build's dual writes go on */
+    if (ix->current_version > 0 && !ix->deliveries_stopped) {
         /* to the alias only: if someone deleted it, the writes fail (dead
          * letters) rather than auto-create a concrete index of that name */
         struct change c1 = *c;

@@ -1,0 +1,112 @@
+/* index_stop: an index config whose mapping the source no longer fits is
+ * stopped, not fed wrong documents (issue 25: DDL mid-stream).
+ *
+ * After a schema change read from the binlog (or at start), the supervisor
+ * validates each index config's mapping against the source's schema. A
+ * change the mapping follows (a longer VARCHAR, INT -> BIGINT under a
+ * `long`) is recorded elsewhere (supervisor.c, record_widened). One it
+ * cannot follow — a column whose new type its engine type cannot hold, a
+ * mapped column dropped or renamed, a mapped table renamed or dropped for
+ * good — stops that index config:
+ *
+ *   - index_configs.stopped_reason says what, when and after which binlog
+ *     event, and what to do (fix the mapping, reindex); the log and the
+ *     sync_log say it once;
+ *   - the reader writes nothing more through its alias (sync/targets.c:
+ *     deliveries_stopped, from the build table at the next boundary), and
+ *     routes nothing to it while its mapping does not fit (ix->unusable,
+ *     from the next mapping generation), so no document is built from a
+ *     shape the mapping does not describe and no query of a dropped column
+ *     stops the daemon. Every other index config goes on;
+ *   - once the mapping is fixed (searchsync mapping import) a reindex builds
+ *     a new version with live changes dual-written to it; when it goes live
+ *     the stop is lifted in the same metadata transaction as the switch
+ *     (sync/reindex_runner.c), and the reader writes through the alias
+ *     again from that boundary.
+ * The documents of the stopped version stay as they were (never garbage);
+ * `searchsync status` and /api/v1/status show the reason. */
+#include "index_stop.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "reindex.h"
+
+static void quote(MYSQL *m, sbuf *q, const char *s) {
+    db_quote(m, q, s, strlen(s));
+}
+
+int index_stop_check(struct supervisor *sv, const char *why, size_t *stopped) {
+    *stopped = 0;
+    struct mapping m = {0};
+    struct mp_schema schema = {0};
+    int rc = -1;
+    if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0 ||
+        db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0 ||
+        mapping_db_load(sv->meta, sv->cfg->source.name, &m, sv->err, sizeof sv->err) < 0 ||
+        mapping_schema_load(sv->src, &m, &schema, sv->err, sizeof sv->err) < 0)
+        goto out;
+    for (size_t i = 0; i < m.nindices; i++) {
+        struct mp_index *ix = &m.indices[i];
+        if (ix->stopped) continue; /* said when it was stopped */
+        sbuf errs = SBUF_INIT;
+        if (mapping_validate_index(&m, i, &schema, &errs) == 0) {
+            sbuf_free(&errs);
+            continue;
+        }
+        while (errs.len && errs.data[errs.len - 1] == '\n') errs.data[--errs.len] = '\0';
+        for (char *nl = strchr(errs.data, '\n'); nl; nl = strchr(nl, '\n')) *nl = ';';
+        sbuf reason = SBUF_INIT;
+        sbuf_printf(&reason, "%s, the source no longer fits the mapping of index %s: %s. Its "
+                    "live deliveries are stopped (its documents stay as they were): fix the "
+                    "mapping (searchsync mapping import), then rebuild it (searchsync reindex "
+                    "--config FILE %s); the stop is lifted when the new version goes live",
+                    why, ix->alias, errs.data, ix->alias);
+        sbuf q = SBUF_INIT;
+        sbuf_adds(&q, "UPDATE index_configs SET stopped_reason = CONCAT(DATE_FORMAT(NOW(), "
+                      "'%Y-%m-%d %H:%i:%s '), ");
+        quote(sv->meta, &q, reason.data);
+        sbuf_adds(&q, ") WHERE stopped_reason IS NULL AND source = ");
+        quote(sv->meta, &q, sv->cfg->source.name);
+        sbuf_adds(&q, " AND alias = ");
+        quote(sv->meta, &q, ix->alias);
+        long long n = db_exec_rows(sv->meta, q.data, sv->err, sizeof sv->err);
+        if (n > 0) {
+            (*stopped)++;
+            log_error("run", "index %s stopped: %s", ix->alias, reason.data);
+            sbuf_reset(&q);
+            sbuf_adds(&q, "INSERT INTO sync_log (source, index_id, event, detail) SELECT source, "
+                          "id, 'index stopped', ");
+            quote(sv->meta, &q, reason.data);
+            sbuf_adds(&q, " FROM index_configs WHERE source = ");
+            quote(sv->meta, &q, sv->cfg->source.name);
+            sbuf_adds(&q, " AND alias = ");
+            quote(sv->meta, &q, ix->alias);
+            char e[512];
+            if (db_exec(sv->meta, q.data, e, sizeof e) < 0)
+                log_warn("run", "sync_log not written: %s", e);
+            /* a version being built from the mapping that no longer fits
+             * would be as wrong: cancelled (nothing is built: fine) */
+            if (!sv->k) sv->k = search_conn_new(sv->client);
+            int r = reindex_reset(sv->cfg, sv->k, sv->meta, ix->alias,
+                                  "the source no longer fits the mapping", e, sizeof e);
+            if (r == REINDEX_OK)
+                log_warn("run", "index %s: the version being built is cancelled too (built "
+                         "from the mapping the source no longer fits)", ix->alias);
+            else if (r != REINDEX_REFUSED)
+                log_warn("run", "index %s: cancelling its build failed: %s", ix->alias, e);
+        }
+        sbuf_free(&q);
+        sbuf_free(&reason);
+        sbuf_free(&errs);
+        if (n < 0) goto out;
+    }
+    rc = 0;
+out:
+    mp_schema_free(&schema);
+    mapping_free(&m);
+    return rc;
+}
