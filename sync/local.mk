@@ -2,6 +2,7 @@
 # generated index bodies, the document builder, the change router, the daemon.
 libsearchsync_a_SOURCES += \
 	sync/mapping.c sync/mapping.h sync/mapping_file.c sync/mapping_db.c \
+	sync/mapping_gen.c sync/mapping_gen.h \
 	sync/index_mapping.c sync/index_mapping.h
 searchsync_SOURCES += sync/cmd_mapping.c sync/mapping_generate.c sync/mapping_generate.h
 EXTRA_DIST += tests/fixtures/mapping sql/demo/mapping.json docs/mapping.md

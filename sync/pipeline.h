@@ -42,9 +42,11 @@
 #include "strset.h"
 
 /* a version being built by a reindex: live changes go to it too */
+struct mapping_gen;
 struct build {
     char *alias, *phys;
     unsigned version;
+    struct mapping_gen *gen;        /* pinned when the build started (its runner's mapping) */
     struct reindex_runner *runner;
 };
 

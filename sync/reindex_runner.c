@@ -14,8 +14,9 @@
  * stay close to the table's size; with --by-mod each bucket examines the
  * whole table, as seed 004's MOD buckets do), builds the page's documents
  * whole from those rows (sync/docbuild.c docbuild_page: relations joined on
- * the key of a range bucket's page read that key range), delivers them
- * through its own delivery instance
+ * the key of a range bucket's page read that key range) with the index
+ * config of the mapping generation the build pinned when it started
+ * (sync/mapping_gen.h), delivers them through its own delivery instance
  * and waits for the acknowledgement before it saves the cursor — so a crash
  * reads again at most the page in flight.
  *
@@ -58,6 +59,7 @@
 #include "docbuild.h"
 #include "json_exact.h"
 #include "log.h"
+#include "mapping_gen.h"
 #include "reindex_int.h"
 #include "sbuf.h"
 #include "search/search.h"
@@ -118,8 +120,8 @@ struct reindex_runner {
     struct search_client *client;
     char *alias, *phys, *id;
     unsigned version;
-    struct mapping m;
-    size_t at;
+    struct mapping_gen *gen;     /* the build's pinned generation (a reference of its own) */
+    const struct mp_index *ix;   /* the index config in gen */
     db_params srcp, metap;
     pthread_mutex_t mu;
     struct job *jobs;
@@ -264,7 +266,7 @@ static void snapshot_end(struct worker *w) {
 
 static int read_page(struct worker *w, size_t t, const char *cond, char **after) {
     struct reindex_runner *r = w->r;
-    const struct mp_index *ix = &r->m.indices[r->at];
+    const struct mp_index *ix = r->ix;
     struct page *p = &w->next;
     if (w->snap_open && mono_ms() - w->snap_ms < SNAPSHOT_REUSE_MS) {
         p->version = w->snap_version;
@@ -311,7 +313,7 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
  * rows whole (sync/docbuild.c docbuild_page). */
 static int read_page_in(struct worker *w, size_t t, const char *cond, char **after) {
     struct reindex_runner *r = w->r;
-    const struct mp_index *ix = &r->m.indices[r->at];
+    const struct mp_index *ix = r->ix;
     struct page *p = &w->next;
     struct docbuild b;
     docbuild_init(&b, w->src, ix);
@@ -561,7 +563,7 @@ static int run_job(struct worker *w, struct job *j) {
         char *t_tab = strchr(line, '\t');
         size_t t = (size_t)strtoul(line, NULL, 10);
         const char *cond = t_tab ? t_tab + 1 : "";
-        if (t < start_t || t >= r->m.indices[r->at].ntables) {
+        if (t < start_t || t >= r->ix->ntables) {
             free(line);
             continue;
         }
@@ -690,7 +692,7 @@ static void switch_step(struct search_conn *k, const char *phys, const char *act
  * lost writes of the version (r->why; the state is back to 'changing'). */
 static int try_finish(struct worker *w, bool may_resume) {
     struct reindex_runner *r = w->r;
-    const struct mp_index *ix = &r->m.indices[r->at];
+    const struct mp_index *ix = r->ix;
     /* the metadata server may be restarting: waited out, as for the pages */
     if (meta_exec_wait(w, "DO 0") < 0) return -1;
     int me = (int)(w - r->w) + 1;
@@ -1000,11 +1002,14 @@ static void *worker_main(void *arg) {
 }
 
 struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
-                                            struct search_client *client, const char *alias,
+                                            struct search_client *client,
+                                            struct mapping_gen *gen, const char *alias,
                                             unsigned version, char *err, size_t errlen) {
     struct reindex_runner *r = xcalloc(1, sizeof *r);
     r->cfg = cfg;
     r->client = client;
+    r->gen = mapping_gen_ref(gen);
+    r->ix = mapping_gen_index(gen, alias);
     r->alias = xstrdup(alias);
     r->version = version;
     sbuf ph = SBUF_INIT;
@@ -1018,8 +1023,10 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
     MYSQL *meta = db_connect(&r->metap, err, errlen);
     MYSQL *src = meta ? db_connect(&r->srcp, err, errlen) : NULL;
     char *row[5] = {0};
-    int ok = src &&
-             rx_load_index(cfg, meta, src, alias, &r->m, &r->at, err, errlen) == REINDEX_OK &&
+    if (src && !r->ix)
+        errf(err, errlen, "mapping generation %lu has no index config \"%s\"",
+             gen ? gen->id : 0UL, alias);
+    int ok = src && r->ix &&
              rx_index_id_of(meta, cfg->source.name, alias, row, err, errlen) == REINDEX_OK;
     if (ok) {
         r->id = xstrdup(row[0]);
@@ -1054,7 +1061,7 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
             rx_free_row(rj, 2);
         }
         sbuf_free(&q);
-        if (ok) r->rows_expected = rows_expected(src, &r->m.indices[r->at]);
+        if (ok) r->rows_expected = rows_expected(src, r->ix);
         /* how the version is built: the terms it was created with (NULL:
          * every write on disk), its buckets */
         char *vr[3] = {NULL, NULL, NULL};
@@ -1148,7 +1155,7 @@ void reindex_runner_free(struct reindex_runner *r) {
     free(r->w);
     for (size_t i = 0; i < r->njobs; i++) free(r->jobs[i].params), free(r->jobs[i].cursor);
     free(r->jobs);
-    mapping_free(&r->m);
+    mapping_gen_unref(r->gen);
     db_close(r->errdb);
     pthread_mutex_destroy(&r->mu);
     pthread_mutex_destroy(&r->errmu);
