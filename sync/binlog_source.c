@@ -335,7 +335,7 @@ void daemon_between_txns(struct daemon *dm) {
         bl_reader_refilter(dm->reader);
         log_info("run", "mapping reloaded: %zu index config(s) (generation %lu); it applies "
                  "from this transaction on", g->m.nindices, g->id);
-        if (old && builds_mapping_changed(dm, &old->m, &g->m)) {
+        if (builds_mapping_changed(dm, g)) {
             build_table_free(t); /* read before those builds changed: wait for the next */
             t = NULL;
         }

@@ -33,6 +33,7 @@
 #include "deliver/deliver.h"
 #include "deliver/store.h"
 #include "mapping.h"
+#include "mapping_gen.h"
 #include "leadership.h"
 #include "pipeline.h"
 #include "reader_stats.h"
@@ -40,20 +41,10 @@
 #include "sbuf.h"
 #include "search/search.h"
 
-/* ---------- mapping generations (sync/supervisor.c) ----------
- * An immutable mapping as loaded, validated and published by the supervisor
- * (index configs' run-time fields — state, current_version — are kept up to
- * date by the reader, the only thread that reads them once published).
- * Reference-counted: the reader holds the one in force; the supervisor the
- * last it published. */
-struct mapping_gen {
-    atomic_int refs;
-    unsigned long id;
-    struct mapping m;
-    sbuf sig; /* what a reload compares (the canonical file and each epoch) */
-};
-struct mapping_gen *mapping_gen_ref(struct mapping_gen *g);
-void mapping_gen_unref(struct mapping_gen *g); /* NULL-safe */
+/* ---------- mapping generations: sync/mapping_gen.h ----------
+ * Loaded, validated and published by the supervisor; the reader holds the
+ * one in force, the supervisor the last it published, each build the one it
+ * started with. */
 
 /* ---------- the build table (sync/daemon_builds.c) ----------
  * The state and versions of every index config of the source, as the
@@ -208,9 +199,9 @@ struct build_table *builds_query(struct supervisor *sv);
 /* Between transactions: dual writes and runners as the table says. */
 void builds_apply(struct daemon *dm, const struct build_table *t);
 void builds_stop(struct daemon *dm, size_t i, const char *why);
-/* A new generation is adopted: builds whose index config was edited are
- * cancelled and queued again with the new mapping. true if any was. */
-bool builds_mapping_changed(struct daemon *dm, const struct mapping *old,
-                            const struct mapping *nw);
+/* A new generation is adopted: builds whose index config in it differs
+ * from the generation they pinned are cancelled and queued again with the
+ * new mapping. true if any was. */
+bool builds_mapping_changed(struct daemon *dm, const struct mapping_gen *nw);
 
 #endif

@@ -4,8 +4,10 @@
  * start-up, or an existing alias adopted); which builds are under way
  * (polled between transactions, or at once when a request is read from the
  * binlog); the dual writes to a build's index, switched on with the binlog
- * position recorded before its runner starts; the runners
- * (sync/reindex_runner.c); and the indices of builds that did not go live:
+ * position recorded before its runner starts; the mapping generation each
+ * build pins when it starts (its runner, sync/reindex_runner.c, builds every
+ * page from it; an edit of its index config cancels it:
+ * builds_mapping_changed); and the indices of builds that did not go live:
  * a failed build's is deleted here once the writes in flight for it are
  * delivered (a cancelled one's again, should they have re-created it), and
  * any left behind by a stop in between at the next start. */
@@ -87,6 +89,7 @@ void builds_stop(struct daemon *dm, size_t i, const char *why) {
     struct pipeline *p = &dm->p;
     struct build *b = &p->builds[i];
     reindex_runner_free(b->runner);
+    mapping_gen_unref(b->gen);
     log_info("run", "%s: live changes no longer written to %s (%s)", b->alias, b->phys, why);
     free(b->alias), free(b->phys);
     p->builds[i] = p->builds[--p->nbuilds];
@@ -174,8 +177,8 @@ struct build_table *builds_query(struct supervisor *sv) {
 
 /* Between transactions (reader thread): the build table the supervisor
  * read. A new build gets dual writes from the next transaction on — its
- * position recorded — and only then its runner, so no page is read before
- * live changes reach it; a build that ended (live, failed, cancelled) stops
+ * position recorded, the generation in force pinned — and only then its
+ * runner, so no page is read before live changes reach it; a build that ended (live, failed, cancelled) stops
  * its dual writes, and the index of one that did not go live is deleted
  * once the writes in flight for it are delivered. */
 void builds_apply(struct daemon *dm, const struct build_table *t) {
@@ -226,7 +229,10 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
             struct build *b = &p->builds[p->nbuilds++];
             sbuf ph = SBUF_INIT;
             sbuf_printf(&ph, "%s_v%u", ix->alias, bv);
-            *b = (struct build){xstrdup(ix->alias), ph.data, bv, NULL};
+            /* the build pins the generation in force: its runner builds
+             * every page from it (a restarted runner too) */
+            *b = (struct build){.alias = xstrdup(ix->alias), .phys = ph.data, .version = bv,
+                                .gen = mapping_gen_ref(dm->gen)};
             char pos[sizeof dm->start_pos + BL_FILE_MAX + 64];
             if (dm->have_last)
                 snprintf(pos, sizeof pos, "%s:%llu", dm->last_commit.end.file,
@@ -247,8 +253,9 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
                 if (db_exec(p->meta, q.data, err, sizeof err) < 0)
                     log_warn("run", "start position of %s not recorded: %s", b->phys, err);
             }
-            log_info("run", "%s: live changes from %s on are also written to %s", ix->alias, pos,
-                     b->phys);
+            log_info("run", "%s: live changes from %s on are also written to %s (mapping "
+                     "generation %lu pinned for its pages)", ix->alias, pos, b->phys,
+                     b->gen->id);
         }
         struct build *b = &p->builds[bi];
         if (b->runner && reindex_runner_done(b->runner)) {
@@ -256,8 +263,8 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
             b->runner = NULL;
         }
         if (!b->runner) {
-            b->runner = reindex_runner_start(dm->cfg, dm->client, b->alias, b->version, err,
-                                             sizeof err);
+            b->runner = reindex_runner_start(dm->cfg, dm->client, b->gen, b->alias, b->version,
+                                             err, sizeof err);
             if (!b->runner) log_error("run", "%s: reindex jobs not started (will retry): %s",
                                       b->alias, err);
         }
@@ -269,29 +276,27 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
 }
 
 /* A mapping generation is adopted. A version being built reads its pages
- * with the mapping its runner loaded, and gets dual writes built with the
- * reader's: an edit of its index config in between would leave a version
- * built from two mappings. So a build whose index config changed is
- * cancelled (its index deleted) and queued again under the new mapping,
- * said in the log; other builds go on. docs/operations.md "Editing the
- * mapping during a reindex". */
-bool builds_mapping_changed(struct daemon *dm, const struct mapping *old,
-                            const struct mapping *nw) {
+ * with the generation its build pinned, and gets dual writes built with the
+ * reader's: an edit of its index config would leave a version built from
+ * two mappings. So a build whose index config in the new generation differs
+ * from the one it pinned is cancelled (its index deleted) and queued again
+ * under the new generation, said in the log; other builds go on, pinned to
+ * theirs (same index config: only other index configs were edited).
+ * docs/operations.md "Editing the mapping during a reindex". */
+bool builds_mapping_changed(struct daemon *dm, const struct mapping_gen *nw) {
     struct pipeline *p = &dm->p;
     bool changed = false;
     sbuf a = SBUF_INIT, b = SBUF_INIT;
     for (size_t i = p->nbuilds; i-- > 0;) {
         const char *alias = p->builds[i].alias;
-        const struct mp_index *o = NULL, *n = NULL;
-        for (size_t x = 0; x < old->nindices; x++)
-            if (!strcmp(old->indices[x].alias, alias)) o = &old->indices[x];
-        for (size_t x = 0; x < nw->nindices; x++)
-            if (!strcmp(nw->indices[x].alias, alias)) n = &nw->indices[x];
+        const struct mp_index *o = mapping_gen_index(p->builds[i].gen, alias);
+        const struct mp_index *n = mapping_gen_index(nw, alias);
         if (!o || !n) continue; /* gone: builds_apply stops it */
         sbuf_reset(&a), sbuf_reset(&b);
         mapping_write_index(o, &a);
         mapping_write_index(n, &b);
-        if (a.len == b.len && !memcmp(a.data, b.data, a.len)) continue;
+        /* the epoch too: pages of the old one would lose to every dual write */
+        if (o->epoch == n->epoch && a.len == b.len && !memcmp(a.data, b.data, a.len)) continue;
         char err[512];
         char *al = xstrdup(alias);
         unsigned was = p->builds[i].version;

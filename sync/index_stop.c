@@ -21,7 +21,7 @@
  *   - once the mapping is fixed (searchsync mapping import) a reindex builds
  *     a new version with live changes dual-written to it; when it goes live
  *     the stop is lifted in the same metadata transaction as the switch
- *     (sync/reindex_runner.c), and the reader writes through the alias
+ *     (sync/reindex_version.c), and the reader writes through the alias
  *     again from that boundary.
  * The documents of the stopped version stay as they were (never garbage);
  * `searchsync status` and /api/v1/status show the reason. */

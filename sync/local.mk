@@ -2,6 +2,7 @@
 # generated index bodies, the document builder, the change router, the daemon.
 libsearchsync_a_SOURCES += \
 	sync/mapping.c sync/mapping.h sync/mapping_file.c sync/mapping_db.c \
+	sync/mapping_gen.c sync/mapping_gen.h \
 	sync/index_mapping.c sync/index_mapping.h
 searchsync_SOURCES += sync/cmd_mapping.c sync/mapping_generate.c sync/mapping_generate.h
 EXTRA_DIST += tests/fixtures/mapping sql/demo/mapping.json docs/mapping.md
@@ -66,7 +67,8 @@ searchsync_SOURCES += sync/daemon.c sync/daemon.h sync/binlog_source.c sync/supe
 	sync/daemon_builds.c sync/cmd_epoch.c sync/cmd_status.c
 
 # full reindex into versioned indices, resync (issue 6)
-libsearchsync_a_SOURCES += sync/reindex.c sync/reindex.h sync/reindex_int.h sync/reindex_runner.c
+libsearchsync_a_SOURCES += sync/reindex.c sync/reindex.h sync/reindex_int.h sync/reindex_runner.c \
+	sync/reindex_runner_int.h sync/reindex_version.c
 searchsync_SOURCES += sync/cmd_reindex.c sync/cmd_resync.c sync/producer.c sync/producer.h
 
 # the delayed run (issue 22): change snapshots -> relation tops -> bucketed jobs

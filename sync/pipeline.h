@@ -42,9 +42,11 @@
 #include "strset.h"
 
 /* a version being built by a reindex: live changes go to it too */
+struct mapping_gen;
 struct build {
     char *alias, *phys;
     unsigned version;
+    struct mapping_gen *gen;        /* pinned when the build started (its runner's mapping) */
     struct reindex_runner *runner;
 };
 
@@ -134,9 +136,17 @@ int pipeline_rebuild_missing(struct pipeline *p, const bl_pos *end);
 /* The version of writes of index config ix made at position end; 0 with
  * p->err when the position does not fit a version. */
 uint64_t targets_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end);
+/* The same for binlog position file:pos, without a pipeline (a reindex's
+ * page: the position of its read snapshot); 0 with err. */
+uint64_t targets_version_at(const struct mp_index *ix, const char *file, unsigned long long pos,
+                            char *err, size_t errlen);
 /* One change of index config ix: to the live version behind the alias and to
  * a version being built. 0 or -1. */
 int targets_submit(struct pipeline *p, const struct mp_index *ix, const struct change *c);
+/* One change to version phys being built, by its physical name (queued by
+ * it, so dual writes and a reindex's pages of one document share a FIFO).
+ * 0, or -1 when delivery is shutting down. */
+int targets_submit_build(struct deliver *d, const char *phys, const struct change *c);
 const struct build *targets_build_of(const struct pipeline *p, const char *alias);
 
 /* ---------- image.c ---------- */

@@ -24,7 +24,8 @@ static int load_builds(struct pipeline *p, const char *source, char *err, size_t
         sbuf ph = SBUF_INIT;
         sbuf_printf(&ph, "%s_v%s", row[0], row[1]);
         p->builds[p->nbuilds++] =
-            (struct build){xstrdup(row[0]), ph.data, (unsigned)atoi(row[1]), NULL};
+            (struct build){.alias = xstrdup(row[0]), .phys = ph.data,
+                           .version = (unsigned)atoi(row[1])};
     }
     mysql_free_result(res);
     return 0;

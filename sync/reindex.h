@@ -10,9 +10,10 @@
  *       engine index <alias>_vN created with refresh off, no replicas and
  *       its translog written asynchronously (its primary terms recorded),
  *       one job per bucket, a reindex_runs row)
- *   changing ──daemon: dual writes on, binlog position recorded──► jobs run
- *       (reindex_runner: keyset pages of page_size rows per job, each page
- *       built whole, delivered, acknowledged, then its cursor saved)
+ *   changing ──daemon: dual writes on, binlog position recorded, the
+ *       mapping generation in force pinned──► jobs run (reindex_runner:
+ *       keyset pages of page_size rows per job, each page built whole from
+ *       the pinned generation, delivered, acknowledged, then its cursor saved)
  *   changing ──the last job done (the UPDATE that finds no unfinished job
  *       wins)──► switching ──settings restored, flushed, primary terms as
  *       recorded, alias moved in one _aliases call──► available
@@ -24,6 +25,9 @@
  *   changing ──failure, or rejected documents > max_rejected──► previous
  *       state; <alias>_vN deleted; the reason in reindex_runs and sync_log
  *   changing ──reindex_reset (reindex --reset)──► previous state, cancelled
+ *   changing ──its index config edited (the daemon adopts a generation that
+ *       differs from the pinned one)──► cancelled, the next version queued
+ *       under the new generation (builds_mapping_changed)
  *
  * Versions (seed 000): every page is read in a consistent snapshot (a job
  * keeps one for up to 500 ms of pages), and its documents carry the version
@@ -81,11 +85,16 @@ int reindex_delete_all(const struct ss_config *cfg, struct search_conn *k, MYSQL
 
 /* ---------- the runner (inside `searchsync run`) ---------- */
 struct reindex_runner;
+struct mapping_gen;
 /* Start running the jobs of build `version` of `alias` in background
- * threads ([reindex] parallel_jobs). If every job is already done (a switch
- * interrupted by a crash), the first thread finishes the switch. */
+ * threads ([reindex] parallel_jobs), every page built from alias's index
+ * config as generation gen holds it: the build's pinned generation
+ * (sync/mapping_gen.h), of which the runner holds a reference of its own
+ * until it is freed. If every job is already done (a switch interrupted by
+ * a crash), the first thread finishes the switch. */
 struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
-                                            struct search_client *client, const char *alias,
+                                            struct search_client *client,
+                                            struct mapping_gen *gen, const char *alias,
                                             unsigned version, char *err, size_t errlen);
 /* All threads have ended (the build finished, failed or was cancelled). */
 bool reindex_runner_done(struct reindex_runner *r);

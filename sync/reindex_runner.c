@@ -14,35 +14,42 @@
  * stay close to the table's size; with --by-mod each bucket examines the
  * whole table, as seed 004's MOD buckets do), builds the page's documents
  * whole from those rows (sync/docbuild.c docbuild_page: relations joined on
- * the key of a range bucket's page read that key range), delivers them
- * through its own delivery instance
+ * the key of a range bucket's page read that key range) with the index
+ * config of the mapping generation the build pinned when it started
+ * (sync/mapping_gen.h), delivers them through its own delivery instance
  * and waits for the acknowledgement before it saves the cursor — so a crash
  * reads again at most the page in flight.
  *
- * The worker that finishes the last job switches the alias (try_finish);
- * a worker that fails, or rejections past max_rejected, roll the build back
- * (runner_fail).
+ * Why a page does not pass through sync/pipeline.c. Live sync, resync, the
+ * delayed run, TTL and check repair hand a change set (keys to rebuild) to
+ * pipeline_build, which reads the rows by key (docbuild_roots: IN lists)
+ * and writes each document to every target of its index. A reindex page is
+ * a bulk producer that calls the builder and delivery stages directly:
+ *   - a page is a key range, not a list of keys: docbuild_page reads its
+ *     rows in the keyset query itself and its relations by that range. As a
+ *     change set of root ids its keys would be read first, then the rows
+ *     again by IN list. Measured (issue 19; 20,000 demo products = 72,541
+ *     documents, page_size 1000, same session): the builder alone 0.36 s
+ *     (201k docs/s, 261 queries) as a page, 0.45 s (163k docs/s, 472
+ *     queries) as change sets: +24%. The whole reindex (bash
+ *     tests/bench/run.sh reindex, engine-bound on 2 shared CPUs) stayed
+ *     within its round-to-round noise (median 82-96% of the plain load
+ *     either way) while MariaDB's CPU went from 0.3 to 0.4 s; where the
+ *     engine has CPUs of its own, reading is the bound and the +24% shows.
+ *   - its one target is the version being built (never the alias), with
+ *     the version of its read snapshot, through a delivery of its own: one
+ *     transaction per page, acknowledged before the cursor is saved, the
+ *     next page built meanwhile and held back (struct page). The pipeline
+ *     delivers as it builds, into the reader's delivery.
+ * What it shares with the pipeline: the builder (sync/docbuild.c), the
+ * target and version helpers (sync/targets.c: targets_version_at,
+ * targets_submit_build, as the dual writes to a build use them) and
+ * delivery (src/deliver).
  *
- * The mid-build refresh (mid_refresh): the version is built with refreshes
- * off, and the switch's refresh writes out everything the engine indexed
- * since its last one, on its refresh thread pool (half the node's CPUs: one
- * thread, shard after shard, on 2 CPUs) while nothing else runs. Once the
- * acknowledged rows pass MID_REFRESH_PCT of the document tables' estimated
- * rows, one refresh is started beside the jobs: what it writes is written
- * while the engine still indexes, and the switch's refresh has only the rest.
- *
- * Lost writes (lost_check): a version is built with its translog written
- * asynchronously (sync/index_mapping.c), so the engine acknowledges a batch
- * before it is on disk and does not fsync once per request. A node that
- * restarts then loses what it acknowledged in its last seconds, and the
- * jobs' cursors are past it. It also assigns the shard's primary again, with
- * a greater primary term: the terms recorded when the version was created
- * (index_versions.build_terms) are compared with the engine's every
- * LOST_CHECK_MS while the jobs run, and once more at the switch after the
- * settings are restored and the version flushed (from then on everything is
- * on disk). A version whose terms moved is never switched to: it is rolled
- * back and queued again (runner_fail; not after MAX_LOST_IN_A_ROW such
- * builds in a row). */
+ * The worker that finishes the last job switches the alias
+ * (sync/reindex_version.c, which also refreshes the version once midway and
+ * watches it for writes the engine lost); a worker that fails, or
+ * rejections past max_rejected, roll the build back (runner_fail). */
 #include "reindex.h"
 
 #include <pthread.h>
@@ -56,95 +63,13 @@
 #include "db.h"
 #include "deliver/deliver.h"
 #include "docbuild.h"
-#include "json_exact.h"
 #include "log.h"
+#include "mapping_gen.h"
+#include "pipeline.h"
 #include "reindex_int.h"
+#include "reindex_runner_int.h"
 #include "sbuf.h"
 #include "search/search.h"
-
-struct job {
-    unsigned long long id;
-    int bucket;
-    char *params, *cursor;
-    bool done;
-};
-
-struct reindex_runner;
-
-/* A page read and built but not yet handed to delivery: its documents wait
- * here while the page before it is being acknowledged, so at most one page
- * per job is ever delivered beyond the saved cursor (a restart reads at most
- * that page twice) while reading the next page overlaps the engine's work. */
-struct page_doc {
-    size_t id, routing, body, body_len; /* offsets into text; routing SIZE_MAX = none */
-};
-struct page {
-    size_t t;        /* the table (index into the index config's tables) */
-    char *last;      /* its last key: the cursor once it is acknowledged */
-    size_t rows;
-    uint64_t version; /* the binlog position read before the page */
-    sbuf text;
-    struct page_doc *docs;
-    size_t ndocs, cap;
-};
-/* the page delivered and not yet acknowledged */
-struct sent_page {
-    bool on;
-    uint64_t seq;
-    size_t t, rows;
-    char *last;
-    unsigned long long docs;
-};
-
-struct worker {
-    struct reindex_runner *r;
-    pthread_t th;
-    MYSQL *src, *meta;
-    struct deliver *d;
-    _Atomic(struct job *) job;   /* the job it runs now (read by delivery's helpers) */
-    _Atomic unsigned long long rejected; /* of the current job */
-    struct page next;            /* read and built, waiting for the page before it */
-    int snap;                    /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
-    bool snap_open;              /* a snapshot is open on src (read_page) */
-    int64_t snap_ms;             /* when it was taken (mono_ms) */
-    uint64_t snap_version;       /* the version of its pages */
-    unsigned pages;              /* read by the current job (RAMP_PAGES ramp up) */
-    struct sent_page sent;
-    char err[1024];
-};
-
-struct reindex_runner {
-    const struct ss_config *cfg;
-    struct search_client *client;
-    char *alias, *phys, *id;
-    unsigned version;
-    struct mapping m;
-    size_t at;
-    db_params srcp, metap;
-    pthread_mutex_t mu;
-    struct job *jobs;
-    size_t njobs, next;
-    struct worker *w;
-    int nw, wcap;
-    _Atomic int stop;       /* 1: stop between pages (shutdown), 2: the build fails */
-    _Atomic int failing;    /* claimed by the one worker that rolls the build back */
-    _Atomic int switcher;   /* 1 + index of the worker doing the switch here, 0 none */
-    _Atomic int running;    /* threads still running */
-    _Atomic unsigned long long rejected_total;
-    unsigned long long rows_expected;       /* the document tables' estimated rows */
-    _Atomic unsigned long long rows_acked;  /* acknowledged, before a restart too */
-    _Atomic int mid_refresh;                /* 1 once the mid-build refresh started */
-    unsigned long long mid_at;              /* the rows acknowledged when it started */
-    char *build_terms;          /* primary terms at creation; NULL: built with writes on disk */
-    int buckets;                /* of this build, for a build queued in its place */
-    bool by_mod;
-    _Atomic int64_t lost_check_ms;          /* the next lost_check while the jobs run */
-    _Atomic int lost;           /* the engine may have lost writes: fail, queue again */
-    pthread_t mid_th;
-    pthread_mutex_t errmu;  /* guards errdb (job_errors from helper threads), why */
-    MYSQL *errdb;
-    char why[1100];         /* why the build fails (rejections, or a worker error) */
-};
 
 static void runner_fail(struct reindex_runner *r, struct worker *w, const char *reason);
 
@@ -219,15 +144,13 @@ static void page_free(struct page *p) {
     memset(p, 0, sizeof *p);
 }
 
-static uint64_t binlog_version(struct worker *w, uint32_t epoch) {
+/* The version of the source's binlog position now (targets_version_at, as
+ * the pipeline's writes); 0 with w->err. */
+static uint64_t binlog_version(struct worker *w, const struct mp_index *ix) {
     char file[BL_FILE_MAX];
     unsigned long long pos = 0;
     if (db_binlog_status(w->src, file, sizeof file, &pos, w->err, sizeof w->err) != 1) return 0;
-    uint64_t v = version_make(epoch, bl_file_seq(file), pos);
-    if (!v)
-        errf(w->err, sizeof w->err, "the source's binlog position %s:%llu makes no version",
-             file, pos);
-    return v;
+    return targets_version_at(ix, file, pos, w->err, sizeof w->err);
 }
 
 /* A job's first pages are smaller: 1/8, 1/4 and 1/2 of [reindex] page_size,
@@ -250,7 +173,7 @@ static int read_page_in(struct worker *w, size_t t, const char *cond, char **aft
  * held longer: an open snapshot holds back InnoDB's purge. */
 #define SNAPSHOT_REUSE_MS 500
 
-static int64_t mono_ms(void) {
+int64_t rr_mono_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
@@ -264,9 +187,9 @@ static void snapshot_end(struct worker *w) {
 
 static int read_page(struct worker *w, size_t t, const char *cond, char **after) {
     struct reindex_runner *r = w->r;
-    const struct mp_index *ix = &r->m.indices[r->at];
+    const struct mp_index *ix = r->ix;
     struct page *p = &w->next;
-    if (w->snap_open && mono_ms() - w->snap_ms < SNAPSHOT_REUSE_MS) {
+    if (w->snap_open && rr_mono_ms() - w->snap_ms < SNAPSHOT_REUSE_MS) {
         p->version = w->snap_version;
         int rc = read_page_in(w, t, cond, after);
         if (rc < 0) snapshot_end(w);
@@ -280,16 +203,20 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
      * a transaction binlogged but not yet visible at that instant is then
      * missed (see docs/operations.md). */
     if (w->snap == 0) {
-        p->version = binlog_version(w, ix->epoch);
+        p->version = binlog_version(w, ix);
         if (!p->version) return -1;
     }
     char file[512];
     unsigned long long pos = 0;
-    int64_t began = mono_ms();
+    int64_t began = rr_mono_ms();
     int s = db_snapshot_begin(w->src, file, sizeof file, &pos, w->err, sizeof w->err);
     if (s < 0) return -1;
     if (s == 1) {
-        p->version = version_make(ix->epoch, bl_file_seq(file), pos);
+        p->version = targets_version_at(ix, file, pos, w->err, sizeof w->err);
+        if (!p->version) {
+            db_snapshot_end(w->src);
+            return -1;
+        }
         w->snap = 1;
     } else if (w->snap != 0) { /* first page on a server without it: learn, start again */
         db_snapshot_end(w->src);
@@ -311,7 +238,7 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
  * rows whole (sync/docbuild.c docbuild_page). */
 static int read_page_in(struct worker *w, size_t t, const char *cond, char **after) {
     struct reindex_runner *r = w->r;
-    const struct mp_index *ix = &r->m.indices[r->at];
+    const struct mp_index *ix = r->ix;
     struct page *p = &w->next;
     struct docbuild b;
     docbuild_init(&b, w->src, ix);
@@ -346,7 +273,7 @@ static int read_page_in(struct worker *w, size_t t, const char *cond, char **aft
  * whose commit went through but whose answer was lost runs twice: a page's
  * rows can then be counted twice in the run's statistics (not in the
  * cursor). */
-static long long meta_exec_wait(struct worker *w, const char *sql) {
+long long rr_meta_exec_wait(struct worker *w, const char *sql) {
     struct reindex_runner *r = w->r;
     long delay_ms = 250;
     for (int attempt = 0, drops = 0;; attempt++) {
@@ -361,91 +288,6 @@ static long long meta_exec_wait(struct worker *w, const char *sql) {
         if (!rx_nap_unless(&r->stop, delay_ms)) return -1;
         delay_ms = delay_ms * 2 > 5000 ? 5000 : delay_ms * 2;
     }
-}
-
-/* Of the rows: a root table's documents, with their nested parts, are
- * usually the heaviest and read first, so by bytes the engine is further on
- * than by rows, and the refresh must be over before the jobs are (20k demo,
- * 2 shared CPUs, 6 builds each: 35-45% 2.14-2.20 s, 50% 2.18-2.34 s, none
- * 2.29-2.58 s) */
-#define MID_REFRESH_PCT 40
-
-static void *mid_refresh_main(void *arg) {
-    struct reindex_runner *r = arg;
-    struct search_conn *k = search_conn_new(r->client);
-    struct search_resp resp;
-    search_resp_init(&resp);
-    char path[700], err[512] = "";
-    snprintf(path, sizeof path, "/%s/_refresh", r->phys);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = rx_engine(k, "POST", path, NULL, &resp, err, sizeof err);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (rc == 0 && resp.status == 200)
-        log_info("reindex", "%s v%u: refreshed at %llu of about %llu rows in %.3f s (the switch's "
-                 "refresh writes the rest)", r->alias, r->version, r->mid_at, r->rows_expected,
-                 (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-    else /* nothing depends on it: the switch refreshes the version anyway */
-        log_info("reindex", "%s v%u: the mid-build refresh failed (%s); the switch refreshes the "
-                 "version anyway", r->alias, r->version,
-                 err[0] ? err : resp.body.data ? resp.body.data : "?");
-    search_resp_free(&resp);
-    search_conn_free(k);
-    return NULL;
-}
-
-/* rows more rows acknowledged: the one caller that passes MID_REFRESH_PCT of
- * the estimate starts the mid-build refresh (see the top of the file). */
-static void mid_refresh_maybe(struct reindex_runner *r, size_t rows) {
-    unsigned long long before = atomic_fetch_add(&r->rows_acked, rows);
-    unsigned long long due = r->rows_expected / 100 * MID_REFRESH_PCT +
-                             r->rows_expected % 100 * MID_REFRESH_PCT / 100;
-    if (!due || before >= due || before + rows < due) return;
-    int none = 0;
-    if (!atomic_compare_exchange_strong(&r->mid_refresh, &none, 1)) return;
-    r->mid_at = before + rows;
-    if (pthread_create(&r->mid_th, NULL, mid_refresh_main, r) != 0) r->mid_refresh = 0;
-}
-
-#define LOST_CHECK_MS 10000
-#define MAX_LOST_IN_A_ROW 3
-
-/* Compare the version's primary terms with those it was created with (see
- * the top of the file): 0 the same, 1 moved (r->why says so and the build
- * stops), -1 not known now (err; the next check, or the switch, tells). */
-static int lost_check(struct reindex_runner *r, struct search_conn *k, char *err, size_t errlen) {
-    if (!r->build_terms) return 0;
-    sbuf now = SBUF_INIT;
-    int rc = rx_primary_terms(k, r->phys, &now, err, errlen);
-    if (rc == 0 && strcmp(now.data, r->build_terms) != 0) {
-        pthread_mutex_lock(&r->errmu);
-        snprintf(r->why, sizeof r->why,
-                 "the engine restarted while v%u was built (primary terms %s, now %s): writes "
-                 "it acknowledged but had not yet written to disk may be lost (a build writes "
-                 "its translog asynchronously)",
-                 r->version, r->build_terms, now.data);
-        pthread_mutex_unlock(&r->errmu);
-        r->lost = 1;
-        r->stop = 2;
-        rc = 1;
-    }
-    sbuf_free(&now);
-    return rc;
-}
-
-/* lost_check every LOST_CHECK_MS while the jobs run, by the worker whose
- * page settles first after it is due */
-static void lost_check_maybe(struct worker *w) {
-    struct reindex_runner *r = w->r;
-    int64_t due = r->lost_check_ms, now = mono_ms();
-    if (!r->build_terms || now < due ||
-        !atomic_compare_exchange_strong(&r->lost_check_ms, &due, now + LOST_CHECK_MS))
-        return;
-    struct search_conn *k = search_conn_new(r->client);
-    char err[512];
-    if (lost_check(r, k, err, sizeof err) < 0)
-        log_info("reindex", "%s v%u: %s (checked again later)", r->alias, r->version, err);
-    search_conn_free(k);
 }
 
 /* The document tables' rows as the source estimates them (InnoDB's
@@ -495,10 +337,10 @@ static int settle_page(struct worker *w) {
     sbuf_printf(&c, ", rows_read = rows_read + %zu, docs_written = docs_written + %llu, "
                     "rejected = %llu, started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu",
                 sp->rows, sp->docs, (unsigned long long)w->rejected, w->job->id);
-    long long changed = meta_exec_wait(w, c.data);
+    long long changed = rr_meta_exec_wait(w, c.data);
     if (changed > 0) {
-        mid_refresh_maybe(r, sp->rows);
-        lost_check_maybe(w);
+        rv_mid_refresh_maybe(r, sp->rows);
+        rv_lost_check_maybe(w);
     }
     if (changed < 0)
         rc = r->stop == 1 ? -2 : -1; /* stopped: the page is read again after the restart */
@@ -512,19 +354,21 @@ static int settle_page(struct worker *w) {
     return rc;
 }
 
-/* Hand w->next to delivery as one transaction; it becomes the page in flight. */
+/* Hand w->next to delivery as one transaction; it becomes the page in
+ * flight. Its documents go to the version being built only (the alias still
+ * serves the old one), through the pipeline's target helper, as dual writes
+ * do. */
 static int send_page(struct worker *w) {
     struct page *p = &w->next;
     for (size_t i = 0; i < p->ndocs; i++) {
         const struct page_doc *pd = &p->docs[i];
-        struct change c = {.index = w->r->phys,
-                           .doc_id = p->text.data + pd->id,
+        struct change c = {.doc_id = p->text.data + pd->id,
                            .routing = pd->routing == SIZE_MAX ? NULL : p->text.data + pd->routing,
                            .version = p->version,
                            .op = CHANGE_INDEX,
                            .body = p->text.data + pd->body,
                            .body_len = pd->body_len};
-        if (deliver_submit(w->d, &c) != DELIVER_OK) {
+        if (targets_submit_build(w->d, w->r->phys, &c) < 0) {
             errf(w->err, sizeof w->err, "delivery is shutting down");
             return -2;
         }
@@ -561,7 +405,7 @@ static int run_job(struct worker *w, struct job *j) {
         char *t_tab = strchr(line, '\t');
         size_t t = (size_t)strtoul(line, NULL, 10);
         const char *cond = t_tab ? t_tab + 1 : "";
-        if (t < start_t || t >= r->m.indices[r->at].ntables) {
+        if (t < start_t || t >= r->ix->ntables) {
             free(line);
             continue;
         }
@@ -641,275 +485,11 @@ static int run_job(struct worker *w, struct job *j) {
         sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3), rejected = %llu, "
                         "started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu",
                     (unsigned long long)w->rejected, j->id);
-        if (meta_exec_wait(w, q.data) < 0) rc = r->stop == 1 ? -2 : -1;
+        if (rr_meta_exec_wait(w, q.data) < 0) rc = r->stop == 1 ? -2 : -1;
         sbuf_free(&q);
     }
     w->job = NULL;
     return rc;
-}
-
-/* rx_engine() for the switch: a transport error, or an answer an engine gives
- * while it is busy or restarting (429, 502, 503, 504), is waited out, backing
- * off to 5 s and said about once a minute, until it answers or the build
- * stops: a finished build is not rolled back for a moment of unavailability.
- * Other answers are the caller's to judge. */
-static int engine_wait(struct reindex_runner *r, struct search_conn *k, const char *method,
-                       const char *path, const char *body, struct search_resp *resp, char *err,
-                       size_t errlen) {
-    long delay_ms = 250;
-    for (int attempt = 0;; attempt++) {
-        int rc = rx_engine(k, method, path, body, resp, err, errlen);
-        long st = resp->status;
-        if (rc == 0 && st != 429 && st != 502 && st != 503 && st != 504) return 0;
-        if (rc == 0)
-            errf(err, errlen, "engine: %s %s: HTTP %ld %.200s", method, path, st,
-                 resp->body.data ? resp->body.data : "");
-        if (attempt % 12 == 0)
-            log_warn("reindex", "%s v%u: %s; the switch goes on when the engine answers",
-                     r->alias, r->version, err);
-        if (!rx_nap_unless(&r->stop, delay_ms)) return -1;
-        delay_ms = delay_ms * 2 > 5000 ? 5000 : delay_ms * 2;
-    }
-}
-
-/* A step of the switch that may fail without stopping it (POST
- * /<index>/<action>): a failure is logged with what follows from it. */
-static void switch_step(struct search_conn *k, const char *phys, const char *action,
-                        struct search_resp *resp, const char *consequence) {
-    char path[700], err[512] = "";
-    snprintf(path, sizeof path, "/%s/%s", phys, action);
-    if (rx_engine(k, "POST", path, NULL, resp, err, sizeof err) == 0 && resp->status == 200) return;
-    if (!err[0])
-        snprintf(err, sizeof err, "HTTP %ld %.300s", resp->status,
-                 resp->body.data ? resp->body.data : "");
-    log_warn("reindex", "POST %s before the switch failed (%s); %s", path, err, consequence);
-}
-
-/* All jobs done: the one caller whose UPDATE finds none unfinished switches
- * the alias. 1 switched, 0 not the last, -1 error, -2 the engine may have
- * lost writes of the version (r->why; the state is back to 'changing'). */
-static int try_finish(struct worker *w, bool may_resume) {
-    struct reindex_runner *r = w->r;
-    const struct mp_index *ix = &r->m.indices[r->at];
-    /* the metadata server may be restarting: waited out, as for the pages */
-    if (meta_exec_wait(w, "DO 0") < 0) return -1;
-    int me = (int)(w - r->w) + 1;
-    MYSQL *meta = w->meta;
-    sbuf q = SBUF_INIT;
-    struct search_resp resp;
-    search_resp_init(&resp);
-    struct search_conn *k = search_conn_new(r->client);
-    int rc = -1;
-    sbuf_printf(&q, "UPDATE index_configs SET state = 'switching' WHERE id = %s AND "
-                    "building_version = %u AND state = 'changing' AND NOT EXISTS (SELECT 1 FROM "
-                    "jobs WHERE index_id = %s AND version = %u AND type = 'index' AND status <> "
-                    "'done')",
-                r->id, r->version, r->id, r->version);
-    long long changed = rx_exec_retry(meta, q.data, w->err, sizeof w->err);
-    if (changed < 0) goto out;
-    if (changed != 1) {
-        char *st[2];
-        sbuf_reset(&q);
-        sbuf_printf(&q, "SELECT state, building_version FROM index_configs WHERE id = %s", r->id);
-        if (rx_row1(meta, q.data, st, 2, w->err, sizeof w->err) < 1) goto out;
-        bool resume = may_resume && !strcmp(st[0], "switching") &&
-                      strtoul(st[1], NULL, 10) == r->version; /* a crash mid-switch */
-        rx_free_row(st, 2);
-        /* and no other worker of this process is switching it */
-        int none = 0;
-        if (resume && !atomic_compare_exchange_strong(&r->switcher, &none, me))
-            resume = none == me;
-        if (!resume) {
-            rc = 0;
-            goto out;
-        }
-    }
-    r->switcher = me;
-    /* refresh, settings back, then the alias in one atomic call. The refresh
-     * runs while refresh_interval is still -1: restored first, the engine's
-     * own scheduled refresh ran beside this one (12 refreshes of the version
-     * where a plain bulk load has 9) */
-    char path[700];
-    sbuf body = SBUF_INIT;
-    switch_step(k, r->phys, "_refresh", &resp,
-                "its refresh interval, restored next, makes its documents searchable within a "
-                "second");
-    /* Every write from now on on disk before it is acknowledged, then
-     * everything before on disk too (a flush commits it): only then can the
-     * terms tell whether writes were lost while it was built. A version
-     * about to get replicas is committed first in any case: without
-     * refreshes the engine rarely flushed it, and a new replica copies the
-     * last commit's files and then replays every operation after it from the
-     * translog, that is, indexes most of the version once more. After the
-     * flush it copies files only. */
-    snprintf(path, sizeof path, "/%s/_settings", r->phys);
-    if (engine_wait(r, k, "PUT", path,
-                    "{\"index\":{\"refresh_interval\":null,\"translog\":{\"durability\":null}}}",
-                    &resp, w->err, sizeof w->err) < 0 ||
-        resp.status != 200) {
-        if (resp.status) errf(w->err, sizeof w->err, "restoring the settings of %s: HTTP %ld %.300s",
-                              r->phys, resp.status, resp.body.data ? resp.body.data : "");
-        goto out;
-    }
-    if (r->build_terms) {
-        snprintf(path, sizeof path, "/%s/_flush", r->phys);
-        if (engine_wait(r, k, "POST", path, NULL, &resp, w->err, sizeof w->err) < 0 ||
-            resp.status != 200) {
-            if (resp.status) errf(w->err, sizeof w->err, "flushing %s: HTTP %ld %.300s", r->phys,
-                                  resp.status, resp.body.data ? resp.body.data : "");
-            goto out;
-        }
-        char terr[512];
-        int lost = lost_check(r, k, terr, sizeof terr);
-        if (lost < 0) {
-            errf(w->err, sizeof w->err, "%s", terr);
-            goto out;
-        }
-        if (lost == 1) { /* back to 'changing', for runner_fail's rollback */
-            sbuf_reset(&q);
-            sbuf_printf(&q, "UPDATE index_configs SET state = 'changing' WHERE id = %s AND "
-                            "building_version = %u AND state = 'switching'",
-                        r->id, r->version);
-            if (rx_exec_retry(meta, q.data, w->err, sizeof w->err) >= 0) rc = -2;
-            goto out;
-        }
-    } else if (ix->replicas > 0) {
-        switch_step(k, r->phys, "_flush", &resp,
-                    "its replicas recover by replaying its translog instead");
-    }
-    if (ix->replicas > 0) {
-        snprintf(path, sizeof path, "/%s/_settings", r->phys);
-        sbuf_printf(&body, "{\"index\":{\"number_of_replicas\":%d}}", ix->replicas);
-        if (engine_wait(r, k, "PUT", path, body.data, &resp, w->err, sizeof w->err) < 0 ||
-            resp.status != 200) {
-            if (resp.status)
-                errf(w->err, sizeof w->err, "restoring the replicas of %s: HTTP %ld %.300s",
-                     r->phys, resp.status, resp.body.data ? resp.body.data : "");
-            sbuf_free(&body);
-            goto out;
-        }
-    }
-    snprintf(path, sizeof path, "/_alias/%s", r->alias);
-    if (engine_wait(r, k, "GET", path, NULL, &resp, w->err, sizeof w->err) < 0) {
-        sbuf_free(&body);
-        goto out;
-    }
-    sbuf_reset(&body);
-    sbuf_adds(&body, "{\"actions\":[");
-    if (resp.status == 200) {
-        cJSON *j = json_exact_parse(resp.body.data, resp.body.len);
-        cJSON *it;
-        cJSON_ArrayForEach(it, j) {
-            if (!strcmp(it->string, r->phys)) continue;
-            sbuf_adds(&body, "{\"remove\":{\"index\":");
-            json_escape(&body, it->string, strlen(it->string));
-            sbuf_adds(&body, ",\"alias\":");
-            json_escape(&body, r->alias, strlen(r->alias));
-            sbuf_adds(&body, "}},");
-        }
-        cJSON_Delete(j);
-    }
-    sbuf_adds(&body, "{\"add\":{\"index\":");
-    json_escape(&body, r->phys, strlen(r->phys));
-    sbuf_adds(&body, ",\"alias\":");
-    json_escape(&body, r->alias, strlen(r->alias));
-    sbuf_adds(&body, "}}]}");
-    if (engine_wait(r, k, "POST", "/_aliases", body.data, &resp, w->err, sizeof w->err) < 0 ||
-        resp.status != 200) {
-        if (resp.status)
-            errf(w->err, sizeof w->err, "moving alias %s to %s: HTTP %ld %.300s", r->alias,
-                 r->phys, resp.status, resp.body.data ? resp.body.data : "");
-        sbuf_free(&body);
-        goto out;
-    }
-    sbuf_free(&body);
-    /* the metadata, in one transaction */
-    if (db_exec(meta, "START TRANSACTION", w->err, sizeof w->err) < 0) goto out;
-    sbuf_reset(&q);
-    sbuf_printf(&q, "UPDATE index_versions SET state = 'history' WHERE index_id = %s AND state = "
-                    "'available' AND version <> %u",
-                r->id, r->version);
-    if (db_exec(meta, q.data, w->err, sizeof w->err) < 0) goto rollback;
-    sbuf_reset(&q);
-    sbuf_printf(&q, "UPDATE index_versions SET state = 'available', switched_at = NOW(3) WHERE "
-                    "index_id = %s AND version = %u",
-                r->id, r->version);
-    if (db_exec(meta, q.data, w->err, sizeof w->err) < 0) goto rollback;
-    sbuf_reset(&q);
-    /* a build going live lifts a stop (sync/index_stop.c): it was built with
-     * a mapping the source fits */
-    sbuf_printf(&q, "UPDATE index_configs SET state = 'available', current_version = %u, "
-                    "building_version = 0, stopped_reason = NULL WHERE id = %s",
-                r->version, r->id);
-    if (db_exec(meta, q.data, w->err, sizeof w->err) < 0) goto rollback;
-    if (rx_close_run(meta, r->cfg, r->id, r->version, "done", NULL, w->err, sizeof w->err) < 0)
-        goto rollback;
-    if (db_exec(meta, "COMMIT", w->err, sizeof w->err) < 0) goto out;
-    char *tot[3];
-    sbuf_reset(&q);
-    sbuf_printf(&q, "SELECT rows_read, docs_written, TIMESTAMPDIFF(MICROSECOND, started_at, "
-                    "finished_at) / 1e6 FROM reindex_runs WHERE index_id = %s AND version = %u",
-                r->id, r->version);
-    if (rx_row1(meta, q.data, tot, 3, w->err, sizeof w->err) == 1) {
-        char detail[600];
-        snprintf(detail, sizeof detail, "version %u live: %s rows read, %s documents written, "
-                                        "%llu rejected, %s s",
-                 r->version, tot[0], tot[1], (unsigned long long)r->rejected_total,
-                 tot[2] ? tot[2] : "?");
-        rx_sync_log(meta, r->cfg->source.name, r->id, "reindex done", detail);
-        log_info("reindex", "%s: %s", r->alias, detail);
-    }
-    rx_free_row(tot, 3);
-    /* history beyond history_retention: deleted */
-    sbuf_reset(&q);
-    sbuf_printf(&q, "SELECT version, physical_name FROM index_versions WHERE index_id = %s AND "
-                    "state = 'history' ORDER BY version DESC LIMIT 1000 OFFSET %d",
-                r->id, ix->history_retention > 0 ? ix->history_retention : 0);
-    if (mysql_real_query(meta, q.data, q.len) == 0) {
-        MYSQL_RES *res = mysql_store_result(meta);
-        MYSQL_ROW row;
-        sbuf dels = SBUF_INIT;
-        while (res && (row = mysql_fetch_row(res))) {
-            snprintf(path, sizeof path, "/%s", row[1]);
-            char e2[256];
-            if (rx_engine(k, "DELETE", path, NULL, &resp, e2, sizeof e2) == 0)
-                sbuf_printf(&dels, "%s%s", dels.len ? "," : "", row[0]);
-        }
-        if (res) mysql_free_result(res);
-        if (dels.len) {
-            sbuf_reset(&q);
-            sbuf_printf(&q, "DELETE FROM index_versions WHERE index_id = %s AND version IN (%s)",
-                        r->id, dels.data);
-            char e2[256];
-            db_exec(meta, q.data, e2, sizeof e2);
-        }
-        sbuf_free(&dels);
-    }
-    rc = 1;
-    goto out;
-rollback:
-    db_exec(meta, "ROLLBACK", w->err + strlen(w->err), sizeof w->err - strlen(w->err));
-out:
-    search_resp_free(&resp);
-    search_conn_free(k);
-    sbuf_free(&q);
-    return rc;
-}
-
-/* The builds before this one lost their writes to engine restarts too
- * (MAX_LOST_IN_A_ROW - 1 of them in a row): this one is not queued again. */
-static bool lost_too_often(struct reindex_runner *r, MYSQL *meta) {
-    sbuf q = SBUF_INIT;
-    sbuf_printf(&q, "SELECT COUNT(*) FROM (SELECT error_text FROM reindex_runs WHERE index_id = "
-                    "%s AND version <> %u ORDER BY id DESC LIMIT %d) t WHERE error_text LIKE "
-                    "'the engine restarted while v%% was built%%'",
-                r->id, r->version, MAX_LOST_IN_A_ROW - 1);
-    char *n[1] = {NULL}, err[256];
-    bool too = rx_row1(meta, q.data, n, 1, err, sizeof err) == 1 && n[0] &&
-               atoi(n[0]) >= MAX_LOST_IN_A_ROW - 1;
-    rx_free_row(n, 1);
-    sbuf_free(&q);
-    return too;
 }
 
 static void runner_fail(struct reindex_runner *r, struct worker *w, const char *reason) {
@@ -919,7 +499,7 @@ static void runner_fail(struct reindex_runner *r, struct worker *w, const char *
         search_conn_free(k);
         return;
     }
-    bool again = r->lost && !lost_too_often(r, w->meta);
+    bool again = r->lost && !rv_lost_too_often(r, w->meta);
     char why[1400];
     snprintf(why, sizeof why, "%s%s", reason,
              !r->lost ? ""
@@ -962,7 +542,7 @@ static void *worker_main(void *arg) {
         rc = run_job(w, j);
         ran = true;
         if (rc != 0) break;
-        int f = try_finish(w, false);
+        int f = rv_try_finish(w, false);
         /* the metadata server lost in the middle of the switch: once it is
          * back, the switch goes on where the state says (its UPDATE to
          * 'switching' may have gone through unanswered); not a failure */
@@ -971,7 +551,7 @@ static void *worker_main(void *arg) {
             log_warn("reindex", "%s v%u: %s; the switch goes on when the metadata server is back",
                      r->alias, r->version, w->err);
             if (!rx_nap_unless(&r->stop, 1000)) break;
-            f = try_finish(w, true);
+            f = rv_try_finish(w, true);
         }
         if (f < 0) {
             rc = -1;
@@ -979,7 +559,7 @@ static void *worker_main(void *arg) {
         }
     }
     if (rc == 0 && !ran && w == &r->w[0]) { /* every job was done before: a switch to finish */
-        if (try_finish(w, true) < 0) rc = -1;
+        if (rv_try_finish(w, true) < 0) rc = -1;
     }
     if (rc == -1 && w->err[0] && r->stop != 2)
         log_error("reindex", "%s v%u: %s", r->alias, r->version, w->err);
@@ -1002,11 +582,14 @@ static void *worker_main(void *arg) {
 }
 
 struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
-                                            struct search_client *client, const char *alias,
+                                            struct search_client *client,
+                                            struct mapping_gen *gen, const char *alias,
                                             unsigned version, char *err, size_t errlen) {
     struct reindex_runner *r = xcalloc(1, sizeof *r);
     r->cfg = cfg;
     r->client = client;
+    r->gen = mapping_gen_ref(gen);
+    r->ix = mapping_gen_index(gen, alias);
     r->alias = xstrdup(alias);
     r->version = version;
     sbuf ph = SBUF_INIT;
@@ -1020,8 +603,10 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
     MYSQL *meta = db_connect(&r->metap, err, errlen);
     MYSQL *src = meta ? db_connect(&r->srcp, err, errlen) : NULL;
     char *row[5] = {0};
-    int ok = src &&
-             rx_load_index(cfg, meta, src, alias, &r->m, &r->at, err, errlen) == REINDEX_OK &&
+    if (src && !r->ix)
+        errf(err, errlen, "mapping generation %lu has no index config \"%s\"",
+             gen ? gen->id : 0UL, alias);
+    int ok = src && r->ix &&
              rx_index_id_of(meta, cfg->source.name, alias, row, err, errlen) == REINDEX_OK;
     if (ok) {
         r->id = xstrdup(row[0]);
@@ -1056,7 +641,7 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
             rx_free_row(rj, 2);
         }
         sbuf_free(&q);
-        if (ok) r->rows_expected = rows_expected(src, &r->m.indices[r->at]);
+        if (ok) r->rows_expected = rows_expected(src, r->ix);
         /* how the version is built: the terms it was created with (NULL:
          * every write on disk), its buckets */
         char *vr[3] = {NULL, NULL, NULL};
@@ -1073,7 +658,7 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
         }
         rx_free_row(vr, 3);
         sbuf_free(&q);
-        r->lost_check_ms = mono_ms() + LOST_CHECK_MS;
+        r->lost_check_ms = rr_mono_ms() + LOST_CHECK_MS;
     }
     rx_free_row(row, 5);
     db_close(src);
@@ -1150,7 +735,7 @@ void reindex_runner_free(struct reindex_runner *r) {
     free(r->w);
     for (size_t i = 0; i < r->njobs; i++) free(r->jobs[i].params), free(r->jobs[i].cursor);
     free(r->jobs);
-    mapping_free(&r->m);
+    mapping_gen_unref(r->gen);
     db_close(r->errdb);
     pthread_mutex_destroy(&r->mu);
     pthread_mutex_destroy(&r->errmu);

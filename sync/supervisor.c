@@ -26,19 +26,7 @@
 #include "reindex.h"
 #include "log.h"
 
-/* ---------- generations ---------- */
-
-struct mapping_gen *mapping_gen_ref(struct mapping_gen *g) {
-    if (g) atomic_fetch_add(&g->refs, 1);
-    return g;
-}
-
-void mapping_gen_unref(struct mapping_gen *g) {
-    if (!g || atomic_fetch_sub(&g->refs, 1) != 1) return;
-    mapping_free(&g->m);
-    sbuf_free(&g->sig);
-    free(g);
-}
+/* ---------- generations (sync/mapping_gen.h) ---------- */
 
 /* What a reload compares: the canonical file and each index's epoch (state
  * and version are written by the daemon itself). */
@@ -114,8 +102,7 @@ static void record_widened(struct supervisor *sv, struct mapping *m) {
  * itself is the problem (not a server). */
 static struct mapping_gen *load_gen(struct supervisor *sv, bool *invalid) {
     *invalid = false;
-    struct mapping_gen *g = xcalloc(1, sizeof *g);
-    atomic_init(&g->refs, 1);
+    struct mapping_gen *g = mapping_gen_new(NULL);
     if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0 ||
         mapping_db_load(sv->meta, sv->cfg->source.name, &g->m, sv->err, sizeof sv->err) < 0)
         goto fail;

@@ -6,7 +6,9 @@
  * version being built (dual writes, by its physical name), with the same
  * version: epoch | binlog file number | position (seed 000). Every stage of
  * the pipeline that writes (documents, element scripts, row images, child
- * copies) writes through here, below sync/pipeline.c which calls them. */
+ * copies) writes through here, below sync/pipeline.c which calls them; so
+ * does a reindex's page (sync/reindex_runner.c), which targets the version
+ * it builds only, with the version of its read snapshot. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -34,20 +36,26 @@ int targets_submit(struct pipeline *p, const struct mp_index *ix, const struct c
         if (deliver_submit(p->d, &c1) != DELIVER_OK) return -1;
     }
     const struct build *b = targets_build_of(p, ix->alias);
-    if (b) {
-        struct change c2 = *c;
-        c2.index = b->phys;
-        c2.target = b->phys;
-        if (deliver_submit(p->d, &c2) != DELIVER_OK) return -1;
-    }
+    if (b && targets_submit_build(p->d, b->phys, c) < 0) return -1;
     return 0;
 }
 
-uint64_t targets_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end) {
-    uint64_t v = version_make(ix->epoch, bl_file_seq(end->file), end->pos);
-    if (!v)
-        snprintf(p->err, sizeof p->err, "position %s:%llu does not fit a version", end->file,
-                 (unsigned long long)end->pos);
+int targets_submit_build(struct deliver *d, const char *phys, const struct change *c) {
+    struct change c2 = *c;
+    c2.index = phys;
+    c2.target = phys;
+    return deliver_submit(d, &c2) == DELIVER_OK ? 0 : -1;
+}
+
+uint64_t targets_version_at(const struct mp_index *ix, const char *file, unsigned long long pos,
+                            char *err, size_t errlen) {
+    uint64_t v = version_make(ix->epoch, bl_file_seq(file), pos);
+    if (!v) snprintf(err, errlen, "position %s:%llu does not fit a version", file, pos);
     return v;
+}
+
+uint64_t targets_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end) {
+    return targets_version_at(ix, end->file, (unsigned long long)end->pos, p->err,
+                              sizeof p->err);
 }
 

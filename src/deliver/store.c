@@ -1,4 +1,31 @@
-/* store: checkpoint file, offsets table and dead-letter table (store.h). */
+/* store: checkpoint file, offsets table and dead-letter table (store.h).
+ *
+ * The dead-letter store: a change the engine refuses for good (a mapping
+ * error, a 400) is written as a row of the dead_letters table — index, id,
+ * routing, version, operation, body or script, the engine's error — before
+ * delivery acknowledges it (dl_store_put; -1 leaves it unacknowledged, so
+ * the checkpoint stays behind it: I1 in txn.c). Rows are listed and replayed
+ * through a delivery of their own (dl_list, dl_replay: deleted once the
+ * engine acknowledged them; a row refused again comes back as a new one).
+ * The store keeps in memory which documents have rows (an "index\0id" hash
+ * set, loaded at dl_store_new and grown by dl_store_put), so the check below
+ * costs a hash lookup per acknowledged write and a query only for the few
+ * documents that have rows.
+ *
+ * Invariant upheld here:
+ *   I5 no resurrection: a dead letter superseded by a newer write of the
+ *      same document is cleared, so a replay never brings back a document
+ *      deleted since (nor older content over newer). When the engine accepts
+ *      a full-state write (INDEX or DELETE) of a document, delivery calls
+ *      dl_store_written (its `written` callback), which deletes that
+ *      document's rows with an older version. Without it a replay after the
+ *      engine forgot the delete's tombstone (index.gc_deletes, a restart)
+ *      would re-create the document: its external version is then compared
+ *      with nothing. Partial updates (UPDATE, SCRIPT) supersede nothing —
+ *      they do not carry the whole document. Tested by
+ *      t_run_dead_letter_superseded (a refused write, the row's delete, a
+ *      replay once the tombstone is forgotten: the document stays deleted)
+ *      and t_deliver_deadletters. */
 #include "deliver/store.h"
 
 #include <errno.h>

@@ -3,7 +3,9 @@
 # shrunk to one thread and a queue of one rejects most bulk requests with 429.
 # Every rejected item is retried (exponential backoff with jitter) and none is
 # lost: all documents equal the oracle, no dead letters, and the fuse does not
-# blow on 429s (they mean "slow down", not "broken").
+# blow on 429s (they mean "slow down", not "broken"). The rejections are said
+# in the log once when a storm starts and once when it ends (src/deliver/
+# engine.c), never once per rejected request or retry.
 # Starts its own engine (harness knob OPENSEARCH_EXTRA_YML) next to the suite's.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/deliver_lib.sh"
@@ -24,9 +26,28 @@ log "429 engine at $url"
 d429() { "$DRIVER" --url "$url" "$@"; }
 args=(--index r429 --changes 20000 --docs 5000 --body-bytes 1000 --batch-max 100 --helpers 6)
 d429 "${args[@]}" create >/dev/null || fail "create index"
-out="$(d429 "${args[@]}" run)" || fail "driver: $out"
+out="$(DRIVER_LOG=info d429 "${args[@]}" run 2>"$TEST_TMP/run.err")" ||
+    fail "driver: $out; stderr ends with: $(tail -20 "$TEST_TMP/run.err")"
 log "run: $out"
-assert_true "the engine rejected writes (retries > 0)" test "$(json_field "$out" retries)" -gt 0
+retries="$(json_field "$out" retries)"
+assert_true "the engine rejected writes (retries > 0)" test "$retries" -gt 0
+# the storm in the log: S when it starts, E when it ends (quiet for 5 s, or
+# delivery stopping while it lasts), in that order, once each per storm
+start_re='the search engine rejects writes with 429'
+end_re='the search engine stopped rejecting writes|delivery stops with the search engine rejecting writes'
+storms="$(grep -oE "$start_re|$end_re" "$TEST_TMP/run.err" |
+          sed -E "s/^the search engine rejects.*/S/; s/^(the search engine stopped|delivery stops).*/E/" | tr -d '\n')"
+nstart="$(grep -cE "$start_re" "$TEST_TMP/run.err" || true)"
+log "storms in the log: $storms ($nstart), $retries retries"
+assert_true "a storm was said to start" test "$nstart" -ge 1
+assert_eq "$(printf 'SE%.0s' $(seq 1 "$nstart"))" "$storms" \
+    "each storm said once when it starts and once when it ends"
+# nothing per retry: every line about rejections, retries or failed bulks
+# is one of those
+other="$(grep -iE '429|reject|retr|bulk of' "$TEST_TMP/run.err" | grep -vE "$start_re|$end_re" || true)"
+assert_eq "" "$other" "no line per rejected request or retry"
+lines="$(wc -l <"$TEST_TMP/run.err")"
+assert_true "the log stays short ($lines lines for $retries retries)" test "$lines" -le $((2 * nstart + 4))
 assert_eq 0 "$(json_field "$out" dead_letters)" "no dead letters"
 assert_eq 0 "$(json_field "$out" fuse_blows)" "429s do not blow the fuse"
 rej="$(curl -s "$url/_nodes/stats/thread_pool" | jq '[.nodes[].thread_pool.write.rejected] | add')"
