@@ -197,9 +197,16 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
         ix->current_version = bw->current;
         /* stopped by the supervisor (sync/index_stop.c), or lifted by a build
          * that went live: at the same boundary as the switch itself */
-        if (ix->deliveries_stopped && !bw->stopped)
+        if (ix->deliveries_stopped && !bw->stopped) {
             log_info("run", "%s: version %u is live: live changes are written through the "
                      "alias again", ix->alias, ix->current_version);
+            if (ix->unusable) { /* (a generation that fits follows: asked for now) */
+                pthread_mutex_lock(&dm->cmds.mu);
+                dm->cmds.schema_changed = true;
+                pthread_mutex_unlock(&dm->cmds.mu);
+                supervisor_wake(&dm->sv);
+            }
+        }
         ix->deliveries_stopped = bw->stopped;
         unsigned bv = bw->building;
         bool want = bv && (!strcmp(bw->state, "changing") || !strcmp(bw->state, "switching"));

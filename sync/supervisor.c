@@ -220,6 +220,17 @@ static void rebuild_all_truncated(struct supervisor *sv) {
     pthread_mutex_unlock(&sv->cmds->mu);
 }
 
+/* Does an index config routed in one generation stand out of routing in the
+ * other (mp_index.unusable), or the other way round? */
+static bool usability_changed(const struct mapping *a, const struct mapping *b) {
+    for (size_t i = 0; i < a->nindices; i++)
+        for (size_t j = 0; j < b->nindices; j++)
+            if (!strcmp(a->indices[i].alias, b->indices[j].alias) &&
+                a->indices[i].unusable != b->indices[j].unusable)
+                return true;
+    return false;
+}
+
 static void look_for_edits(struct supervisor *sv, bool schema_changed) {
     char sum[sizeof sv->mapping_sum] = "", e2[256];
     struct mapping m2 = {0};
@@ -275,6 +286,16 @@ static void look_for_edits(struct supervisor *sv, bool schema_changed) {
             for (char *nl = strchr(sv->err, '\n'); nl; nl = strchr(nl, '\n')) *nl = ' ';
             log_error("run", "after a schema change in the source: %s. The running mapping "
                       "stays (will try again)", sv->err);
+        } else if (usability_changed(&sv->published->m, &g->m) && supervisor_prepare(sv, g) == 0) {
+            /* a stopped index config the source fits again (a dropped table
+             * created again, a column back): routed again at once, so that a
+             * build of it gets its dual writes */
+            log_info("run", "mapping generation %lu handed to the reader: a stopped index "
+                     "config fits the source again", g->id);
+            publish(sv, g);
+            g = NULL;
+            settled = true;
+            goto out;
         }
         mapping_gen_unref(g); /* widened columns were recorded: the next look reloads */
         settled = false;
