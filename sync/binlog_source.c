@@ -326,9 +326,14 @@ void daemon_between_txns(struct daemon *dm) {
         /* the run-time fields the reader keeps (see struct mapping_gen) */
         for (size_t i = 0; i < g->m.nindices; i++)
             for (size_t j = 0; old && j < old->m.nindices; j++)
-                if (!strcmp(g->m.indices[i].alias, old->m.indices[j].alias) &&
-                    g->m.indices[i].current_version < old->m.indices[j].current_version)
-                    g->m.indices[i].current_version = old->m.indices[j].current_version;
+                if (!strcmp(g->m.indices[i].alias, old->m.indices[j].alias)) {
+                    struct mp_index *nx = &g->m.indices[i];
+                    if (nx->current_version < old->m.indices[j].current_version)
+                        nx->current_version = old->m.indices[j].current_version;
+                    if (old->m.indices[j].deliveries_stopped && !nx->deliveries_stopped)
+                        log_info("run", "%s: version %u is live: live changes are written "
+                                 "through the alias again", nx->alias, nx->current_version);
+                }
         dm->gen = g;
         pipeline_adopt(&dm->p, &g->m, router_new(&g->m));
         /* the decoder keeps which tables it skips: re-asked (want_table) */
