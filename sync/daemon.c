@@ -100,8 +100,10 @@ static int live_dead_letter(void *ud, const struct dead_letter *dl) {
     struct daemon *dm = ud;
     if (!dl->require_alias && dl->status == 404 && dl->error &&
         strstr(dl->error, "index_not_found_exception")) {
-        log_info("run", "dropped a write to %s (id %s): the index of that cancelled or failed "
-                 "build is gone", dl->index, dl->doc_id);
+        char at[64];
+        log_info("run", "dropped a write to %s (id %s, %s): the index of that cancelled or "
+                 "failed build is gone", dl->index, dl->doc_id,
+                 version_describe(dl->version, at, sizeof at));
         return 1;
     }
     return dl_store_put(dm->dls, dl);

@@ -49,6 +49,9 @@ uint64_t version_make(uint32_t epoch, uint32_t file_no, uint64_t pos);
 uint32_t version_epoch(uint64_t v);
 uint32_t version_file(uint64_t v);
 uint32_t version_pos(uint64_t v);
+/* "binlog 000042:91234" (epoch > 0: " epoch 2" after it): where a change
+ * came from, for log lines; buf of 64 bytes is enough */
+const char *version_describe(uint64_t v, char *buf, size_t len);
 
 /* ---------- changes ---------- */
 

@@ -86,9 +86,11 @@ static int write_dead_letter(struct deliver *d, struct item *it, const char *err
     if (d->o.dead_letter) {
         rc = d->o.dead_letter(d->o.dead_letter_ud, &dl);
     } else {
+        char at[64];
         log_error("deliver", "dead letter (no table configured): index=%s id=%s version=%llu "
-                  "op=%s status=%d error=%s", dl.index, dl.doc_id,
-                  (unsigned long long)dl.version, change_op_name(dl.op), status, etext);
+                  "(%s) op=%s status=%d error=%s", dl.index, dl.doc_id,
+                  (unsigned long long)dl.version, version_describe(dl.version, at, sizeof at),
+                  change_op_name(dl.op), status, etext);
     }
     if (rc == 0) {
         /* a mapping conflict can park thousands at once: log a burst of them,
@@ -98,9 +100,11 @@ static int write_dead_letter(struct deliver *d, struct item *it, const char *err
         if (now - d->dl_log_window >= DL_LOG_WINDOW_NS) d->dl_log_window = now, d->dl_log_n = 0;
         int n = ++d->dl_log_n;
         pthread_mutex_unlock(&d->dl_log_mu);
+        char at[64];
         if (n <= DL_LOG_BURST)
-            log_warn("deliver", "dead letter: index=%s id=%s version=%llu status=%d: %.300s",
-                     dl.index, dl.doc_id, (unsigned long long)dl.version, status, etext);
+            log_warn("deliver", "dead letter: index=%s id=%s version=%llu (%s) status=%d: %.300s",
+                     dl.index, dl.doc_id, (unsigned long long)dl.version,
+                     version_describe(dl.version, at, sizeof at), status, etext);
         else if (n == DL_LOG_BURST + 1)
             log_warn("deliver", "more dead letters in the next %d s are not logged one by one; "
                      "see `searchsync dead-letters list` and the dead_letters statistic",

@@ -2,6 +2,7 @@
  * of change operations (deliver.h). */
 #include "deliver/deliver.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* ---------- versions ---------- */
@@ -30,4 +31,13 @@ int change_op_parse(const char *s) {
     for (int i = 0; i < 4; i++)
         if (!strcmp(s, OP_NAMES[i])) return i;
     return -1;
+}
+
+const char *version_describe(uint64_t v, char *buf, size_t len) {
+    uint32_t e = version_epoch(v);
+    if (e)
+        snprintf(buf, len, "binlog %06u:%u epoch %u", version_file(v), version_pos(v), e);
+    else
+        snprintf(buf, len, "binlog %06u:%u", version_file(v), version_pos(v));
+    return buf;
 }

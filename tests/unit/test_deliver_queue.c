@@ -382,6 +382,11 @@ static void t_version_layout(void **s) {
     assert_int_equal(version_make(1024, 0, 0), 0);
     assert_int_equal(version_make(0, 1u << 21, 0), 0);
     assert_int_equal(version_make(0, 0, 1ull << 32), 0);
+    /* what log lines say of a change's origin */
+    char b[64];
+    assert_string_equal(version_describe(v, b, sizeof b), "binlog 000042:4711 epoch 3");
+    assert_string_equal(version_describe(version_make(0, 7, 91234), b, sizeof b),
+                        "binlog 000007:91234");
 }
 
 static void t_invalid(void **s) {
