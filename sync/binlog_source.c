@@ -255,7 +255,7 @@ static int on_commit(void *ctx, const bl_commit *cm) {
      * against the source now and stops the index configs it no longer fits
      * (index_stop.c); the transaction is read again with the generation that
      * leaves them out, rather than stopping every index */
-    unsigned srcerr = rc != 0 ? mysql_errno(p->src) : 0;
+    unsigned srcerr = rc == 0 ? 0 : p->src_errno ? p->src_errno : mysql_errno(p->src);
     if (rc != 0 && !daemon_stop_requested && !dm->replay && (srcerr == 1054 || srcerr == 1146)) {
         if (++dm->replays <= REPLAYS_MAX) {
             dm->replay = true;
@@ -264,7 +264,7 @@ static int on_commit(void *ctx, const bl_commit *cm) {
             dm->cmds.schema_changed = true;
             snprintf(dm->cmds.ddl_note, sizeof dm->cmds.ddl_note,
                      "after the source refused a query of the mapping (%.300s) at the "
-                     "transaction ending at %s:%llu", mysql_error(p->src), cm->end.file,
+                     "transaction ending at %s:%llu", p->err, cm->end.file,
                      (unsigned long long)cm->end.pos);
             pthread_mutex_unlock(&dm->cmds.mu);
             supervisor_wake(&dm->sv);

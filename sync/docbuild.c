@@ -462,6 +462,7 @@ static int run_query(struct docbuild *b, struct level *l, const char *sql, size_
         mysql_stmt_store_result(st)) {
         snprintf(err, errlen, "docbuild: %s (query: %.300s%s)", mysql_stmt_error(st), sql,
                  sqllen > 300 ? "..." : "");
+        b->sql_errno = mysql_stmt_errno(st) ? mysql_stmt_errno(st) : mysql_errno(b->db);
         goto out;
     }
     meta = mysql_stmt_result_metadata(st);

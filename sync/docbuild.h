@@ -76,6 +76,7 @@ struct docbuild {
     const struct mp_index *ix; /* validated: mysql types filled in */
     size_t chunk;              /* keys per IN list (default DOCBUILD_CHUNK) */
     struct docbuild_stats stats;
+    unsigned sql_errno;        /* the server's code for the last query that failed (0: none) */
 };
 
 void docbuild_init(struct docbuild *b, MYSQL *db, const struct mp_index *ix);

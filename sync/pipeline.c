@@ -117,6 +117,7 @@ static int build_docs(struct pipeline *p, size_t index, size_t table, const char
         rc = docbuild_children(&b, table, keys, n, &sink, p->err, sizeof p->err);
         if (rc == 0 && copies_may_move) rc = copies_fix(&bc);
     }
+    if (rc != 0 && b.sql_errno) p->src_errno = b.sql_errno;
     copies_free(&copies);
     free(copies.v);
     return rc;
@@ -127,8 +128,11 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) 
                           snapshots_write(p, cs) < 0))
         return -1;
     struct route_ctx rctx = {p, cs};
-    if (router_flush(p->router, p->src, collect_doc, &rctx, p->err, sizeof p->err) != 0)
+    p->src_errno = 0;
+    if (router_flush(p->router, p->src, collect_doc, &rctx, p->err, sizeof p->err) != 0) {
+        p->src_errno = mysql_errno(p->src);
         return -1;
+    }
     int rc = 0;
     for (size_t i = 0; i < cs->npend && rc == 0; i++) {
         struct cs_pending *pd = &cs->pend[i];

@@ -83,6 +83,7 @@ struct pipeline {
     size_t nmissing, capmissing;
     unsigned long long docs, deletes, scripts, snapshots;
     char err[1024];
+    unsigned src_errno; /* the source's error code when the last build failed on a query */
 };
 
 /* The explicit inputs of one build of one index config's documents. */

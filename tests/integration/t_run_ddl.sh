@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# tests/integration/t_run_ddl.sh — DDL mid-stream under a steady writer
+# (issue 25, part 1), against real MariaDB + OpenSearch; two index configs,
+# A on table a (with a nested child table), B on table b.
+#
+#   followed   ADD COLUMN first, in the middle and last, DROP and RENAME of
+#              unmapped columns, MODIFY of a mapped column to a wider type,
+#              the same on A's child table: rows written before and after
+#              each decode with their own shape; every document of A and B
+#              equals SQL afterwards
+#   stopped    a mapped column of A dropped: A stops at the DDL (the reason
+#              names the statement and its binlog position) and keeps its
+#              documents as they were; B goes on and equals SQL; a mapped
+#              table renamed (RENAME TABLE b TO b2): B stops too; the daemon
+#              never stops
+. "$(dirname "$0")/lib.sh"
+require_bin
+db="$(unique_name ddl)"
+meta="$(unique_name meta)"
+A="$(unique_name ddla)"
+B="$(unique_name ddlb)"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/${A}_v*,${B}_v*?ignore_unavailable=true' >/dev/null"
+mysql_q "CREATE DATABASE \`$db\`"
+mysql_q "CREATE TABLE \`$db\`.a (id INT PRIMARY KEY, name VARCHAR(20), qty INT, junk VARCHAR(10));
+  CREATE TABLE \`$db\`.a_tags (id INT PRIMARY KEY, a_id INT, tag VARCHAR(20), extra INT, KEY (a_id));
+  CREATE TABLE \`$db\`.b (id INT PRIMARY KEY, title VARCHAR(30), n INT);
+  INSERT INTO \`$db\`.a SELECT seq, CONCAT('a', seq), seq, 'j' FROM seq_1_to_200;
+  INSERT INTO \`$db\`.a_tags SELECT seq, seq % 200 + 1, CONCAT('t', seq), 0 FROM seq_1_to_400;
+  INSERT INTO \`$db\`.b SELECT seq, CONCAT('b', seq), seq FROM seq_1_to_200;" "$db"
+cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = ddl
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = $((7500 + $$ % 40))
+start = now
+[metadata]
+database = $meta
+reload_interval_ms = 300
+[search]
+urls = $SEARCH_URL
+[delivery]
+flush_interval_ms = 50
+checkpoint_interval_ms = 100
+INI
+jq -n --arg db "$db" --arg a "$A" --arg b "$B" '{version: 1, indices: [
+  {alias: $a, shards: 1, replicas: 0, tables: [{table: ($db + ".a"),
+     columns: [{name: "id", key: true}, {name: "name"}, {name: "qty"}],
+     relations: [{column: "id", table: ($db + ".a_tags"), join_column: "a_id", nested: true,
+                  extend_name: "tags", columns: [{name: "id", key: true}, {name: "tag"}]}]}]},
+  {alias: $b, shards: 1, replicas: 0, tables: [{table: ($db + ".b"),
+     columns: [{name: "id", key: true}, {name: "title"}, {name: "n"}]}]}]}' >"$TEST_TMP/map.json"
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/map.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
+    fail "import: $(cat "$TEST_TMP/import.out")"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
+on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
+daemon_wait_log "$A: live changes no longer written to ${A}_v1" 60
+daemon_wait_log "$B: live changes no longer written to ${B}_v1" 60
+
+# the steady writer: updates and inserts on a, a_tags and b, one
+# transaction every few milliseconds, until $TEST_TMP/stop exists; each
+# statement names only columns every DDL below keeps (its errors while a
+# table is renamed are expected and ignored)
+writer() {
+    local i=1000
+    while [ ! -e "$TEST_TMP/stop" ]; do
+        i=$((i + 1))
+        mysql_q "UPDATE a SET name = CONCAT('w', $i) WHERE id = $((i % 200 + 1));
+          INSERT INTO a_tags (id, a_id, tag) VALUES ($i, $((i % 200 + 1)), CONCAT('w', $i));
+          UPDATE b SET title = CONCAT('w', $i), n = $i WHERE id = $((i % 200 + 1));
+          INSERT INTO b (id, title, n) VALUES ($i, 'new', $i)" "$db" 2>/dev/null || true
+    done
+}
+writer &
+wpid=$!
+on_exit "touch '$TEST_TMP/stop'; kill $wpid 2>/dev/null"
+
+oracle_a() {
+    mysql_q "SELECT JSON_OBJECT('id', a.id, 'name', a.name, 'qty', a.qty, 'tags', COALESCE((SELECT
+               JSON_ARRAYAGG(JSON_OBJECT('id', t.id, 'tag', t.tag)) FROM a_tags t WHERE t.a_id = a.id),
+               JSON_ARRAY())) FROM a ORDER BY a.id" "$db" | jq -S -c '.tags |= sort_by(.id)' | sort
+}
+oracle_b() {
+    mysql_q "SELECT JSON_OBJECT('id', id, 'title', title, 'n', n) FROM b ORDER BY id" "$db" | jq -S -c . | sort
+}
+engine() { # ALIAS
+    search_refresh "$1"
+    search_post "/$1/_search?size=10000" '{"query":{"match_all":{}},"sort":["_doc"]}' |
+        jq -S -c '.hits.hits[]._source | del(.ss_version, .ss_hash, .ss_key_hash) | if .tags then .tags |= sort_by(.id) else . end' | sort
+}
+# quiet the writer, wait for the checkpoint, compare; then let it go on
+in_step() { # WHAT
+    touch "$TEST_TMP/stop"
+    wait "$wpid" 2>/dev/null || true
+    wait_checkpoint "$meta" ddl 60
+    assert_eq "$(oracle_a | md5sum)" "$(engine "$A" | md5sum)" "$1: every document of $A equals SQL"
+    assert_eq "$(oracle_b | md5sum)" "$(engine "$B" | md5sum)" "$1: every document of $B equals SQL"
+    rm -f "$TEST_TMP/stop"
+    writer &
+    wpid=$!
+}
+
+# ---- followed: each DDL while the writer writes
+sleep 0.5
+mysql_q "ALTER TABLE a ADD COLUMN first_col INT NOT NULL DEFAULT 7 FIRST" "$db"
+sleep 0.3
+mysql_q "ALTER TABLE a ADD COLUMN mid_col VARCHAR(5) DEFAULT 'm' AFTER name" "$db"
+sleep 0.3
+mysql_q "ALTER TABLE a ADD COLUMN last_col DATETIME NULL" "$db"
+sleep 0.3
+mysql_q "ALTER TABLE a DROP COLUMN junk" "$db"
+sleep 0.3
+mysql_q "ALTER TABLE a RENAME COLUMN mid_col TO middle" "$db"
+sleep 0.3
+mysql_q "ALTER TABLE a MODIFY name VARCHAR(60)" "$db"
+sleep 0.3
+mysql_q "ALTER TABLE a_tags ADD COLUMN note TEXT FIRST, DROP COLUMN extra" "$db"
+sleep 0.3
+mysql_q "ALTER TABLE b ADD COLUMN z INT DEFAULT 1 AFTER id" "$db"
+sleep 0.5
+in_step "after ADD/DROP/RENAME of unmapped columns and a widening"
+grep -q "$db.a.name is now varchar(60) in the source (was varchar(20)): the mapping follows it" "$TEST_TMP/run.log" ||
+    fail "the widening was not followed: $(grep -i "$db.a" "$TEST_TMP/run.log" | tail -3)"
+assert_eq 0 "$(grep -c "stopped:" "$TEST_TMP/run.log")" "no index stopped by changes the mappings follow"
+
+# ---- a mapped column of A dropped: A stops, B goes on (the writer paused
+# for the snapshot of A, then writing on)
+touch "$TEST_TMP/stop"
+wait "$wpid" 2>/dev/null || true
+wait_checkpoint "$meta" ddl 60
+before_a="$(engine "$A" | md5sum)"
+rm -f "$TEST_TMP/stop"
+mysql_q "ALTER TABLE a DROP COLUMN qty" "$db"
+writer &
+wpid=$!
+# (said after the DDL read from the binlog, or after the source refused the
+# column to a transaction read before it: the writer's rows come first)
+daemon_wait_log "index $A stopped: after " 20
+grep "index $A stopped: " "$TEST_TMP/run.log" | grep -q -E "(ALTER TABLE a DROP COLUMN qty. read from the binlog at |Unknown column 'qty').*$db.a.qty\): no such column" ||
+    fail "the stop's reason: $(grep "index $A stopped" "$TEST_TMP/run.log")"
+sleep 1 # the writer goes on meanwhile
+touch "$TEST_TMP/stop"
+wait "$wpid" 2>/dev/null || true
+wait_checkpoint "$meta" ddl 60
+daemon_alive || fail "the daemon stopped at a dropped mapped column"
+assert_eq "$before_a" "$(engine "$A" | md5sum)" "$A's documents stay as they were after its stop"
+assert_eq "$(oracle_b | md5sum)" "$(engine "$B" | md5sum)" "$B goes on and equals SQL"
+st=0; "$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" >"$TEST_TMP/st.txt" 2>&1 || st=$?
+assert_eq 3 "$st" "status exits 3 with a stopped index"
+assert_contains "$(cat "$TEST_TMP/st.txt")" "STOPPED: " "status says STOPPED"
+
+# ---- a mapped table renamed: B stops too
+rm -f "$TEST_TMP/stop"
+writer &
+wpid=$!
+mysql_q "RENAME TABLE b TO b2" "$db"
+daemon_wait_log "index $B stopped: after \`RENAME TABLE b TO b2\` read from the binlog at " 20
+mysql_q "UPDATE b2 SET title = 'renamed' WHERE id = 1" "$db"
+touch "$TEST_TMP/stop"
+wait "$wpid" 2>/dev/null || true
+wait_checkpoint "$meta" ddl 60
+daemon_alive || fail "the daemon stopped at a renamed table"
+assert_ne "renamed" "$(search_doc "$B" 1 | jq -r .title)" "nothing of the renamed table reaches $B"
+daemon_stop
+assert_eq 0 "$DAEMON_RC" "a clean stop"
+pass
