@@ -306,6 +306,16 @@ void db_ident(sbuf *sql, const char *name) {
     sbuf_addc(sql, '`');
 }
 
+MYSQL *metadb_open(const struct ss_config *cfg, char *err, size_t errlen) {
+    db_params p = db_params_metadata(cfg);
+    MYSQL *m = db_connect(&p, err, errlen);
+    if (m && metadb_migrate(m, cfg->metadata.database, err, errlen) < 0) {
+        db_close(m);
+        m = NULL;
+    }
+    return m;
+}
+
 int metadb_version(MYSQL *m, const char *database) {
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT COALESCE(MAX(version), 0) FROM ");

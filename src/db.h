@@ -93,6 +93,10 @@ void db_ident(struct sbuf *sql, const char *name); /* `name` with ` doubled */
  * Safe to run from several nodes at once (GET_LOCK). */
 int metadb_migrate(MYSQL *m, const char *database, char *err, size_t errlen);
 int metadb_version(MYSQL *m, const char *database); /* -1 if none */
+/* A connection to the [metadata] server with the schema created or migrated
+ * (metadb_migrate) and selected: what every command and the daemon start
+ * with. NULL with err on failure. */
+MYSQL *metadb_open(const struct ss_config *cfg, char *err, size_t errlen);
 
 struct migration {
     int version;
