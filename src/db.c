@@ -168,6 +168,24 @@ MYSQL_RES *db_query(MYSQL *m, const char *sql, size_t len, char *err, size_t err
     return r;
 }
 
+int db_row1(MYSQL *m, const char *sql, size_t len, char **out, int n, char *err, size_t errlen) {
+    for (int i = 0; i < n; i++) out[i] = NULL;
+    MYSQL_RES *r = db_query(m, sql, len, err, errlen);
+    if (!r) return -1;
+    MYSQL_ROW row = mysql_fetch_row(r);
+    if (row) {
+        unsigned long *lens = mysql_fetch_lengths(r);
+        for (int i = 0; i < n && i < (int)mysql_num_fields(r); i++)
+            out[i] = row[i] ? xstrndup(row[i], lens[i]) : NULL;
+    }
+    mysql_free_result(r);
+    return row ? 1 : 0;
+}
+
+void db_row_free(char **out, int n) {
+    for (int i = 0; i < n; i++) free(out[i]), out[i] = NULL;
+}
+
 const char *db_binlog_status_sql(bool mariadb, unsigned long version, int attempt) {
     const char *newer = mariadb ? "SHOW BINLOG STATUS" : "SHOW BINARY LOG STATUS";
     bool has_newer = mariadb ? version >= 100502 : version >= 80200;

@@ -99,12 +99,10 @@ int cmd_epoch(int argc, char **argv) {
     sbuf_adds(&q, "SELECT alias, epoch FROM index_configs WHERE source = ");
     db_quote(m, &q, src, strlen(src));
     sbuf_adds(&q, " ORDER BY alias");
-    if (mysql_query(m, q.data) == 0) {
-        MYSQL_RES *res = mysql_store_result(m);
-        MYSQL_ROW row;
-        while (res && (row = mysql_fetch_row(res))) printf("%s\tepoch %s\n", row[0], row[1]);
-        if (res) mysql_free_result(res);
-    }
+    MYSQL_RES *res = db_query(m, q.data, q.len, err, sizeof err);
+    MYSQL_ROW row;
+    while (res && (row = mysql_fetch_row(res))) printf("%s\tepoch %s\n", row[0], row[1]);
+    if (res) mysql_free_result(res);
     if (reset) printf("checkpoint of source %s reset: the next run starts at [source] start = %s\n",
                       src, cfg->source.start);
     rc = EXIT_OK;

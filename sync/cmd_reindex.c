@@ -105,16 +105,16 @@ static int follow(struct env *e, const char *alias, unsigned v) {
         sbuf_adds(&q, " AND ic.alias = ");
         db_quote(e->c.meta, &q, alias, strlen(alias));
         sbuf_adds(&q, " GROUP BY ic.id");
-        if (mysql_real_query(e->c.meta, q.data, q.len) != 0) {
+        MYSQL_RES *res = db_query(e->c.meta, q.data, q.len, e->err, sizeof e->err);
+        if (!res) {
             fprintf(stderr, "searchsync reindex: following %s v%u: %s. The build goes on in "
                     "searchsync run; follow it with searchsync status\n", alias, v,
                     mysql_error(e->c.meta));
             break;
         }
-        MYSQL_RES *res = mysql_store_result(e->c.meta);
-        MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+        MYSQL_ROW row = mysql_fetch_row(res);
         if (!row) {
-            if (res) mysql_free_result(res);
+            mysql_free_result(res);
             fprintf(stderr, "searchsync reindex: index config %s is gone\n", alias);
             break;
         }
@@ -148,9 +148,9 @@ static int follow(struct env *e, const char *alias, unsigned v) {
     sbuf_adds(&q, " AND alias = ");
     db_quote(e->c.meta, &q, alias, strlen(alias));
     sbuf_adds(&q, ")");
-    if (mysql_real_query(e->c.meta, q.data, q.len) == 0) {
-        MYSQL_RES *res = mysql_store_result(e->c.meta);
-        MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+    MYSQL_RES *res = db_query(e->c.meta, q.data, q.len, e->err, sizeof e->err);
+    if (res) {
+        MYSQL_ROW row = mysql_fetch_row(res);
         if (row && !strcmp(row[0], "done")) {
             printf("%s v%u is live: %s rows read, %s documents written, %s rejected in %s s; alias "
                    "%s -> %s_v%u\n",
@@ -160,7 +160,7 @@ static int follow(struct env *e, const char *alias, unsigned v) {
             fprintf(stderr, "searchsync reindex: %s v%u %s: %s\n", alias, v, row[0], row[4]);
             again = strstr(row[4], "; queued again") != NULL;
         }
-        if (res) mysql_free_result(res);
+        mysql_free_result(res);
     }
     sbuf_free(&q);
     /* a build the engine lost writes of is queued again by the daemon that
@@ -172,12 +172,10 @@ static int follow(struct env *e, const char *alias, unsigned v) {
         sbuf_adds(&q, " AND alias = ");
         db_quote(e->c.meta, &q, alias, strlen(alias));
         unsigned next = 0;
-        if (mysql_real_query(e->c.meta, q.data, q.len) == 0) {
-            MYSQL_RES *res = mysql_store_result(e->c.meta);
-            MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-            if (row && row[0]) next = (unsigned)strtoul(row[0], NULL, 10);
-            if (res) mysql_free_result(res);
-        }
+        char *b[1];
+        if (db_row1(e->c.meta, q.data, q.len, b, 1, e->err, sizeof e->err) == 1 && b[0])
+            next = (unsigned)strtoul(b[0], NULL, 10);
+        db_row_free(b, 1);
         sbuf_free(&q);
         if (next > v) {
             printf("following %s v%u, queued in place of v%u\n", alias, next, v);
