@@ -6,6 +6,8 @@
 # tests. The exit status is make's.
 #   CONFIGURE_FLAGS="..."   extra ./configure arguments
 #   MAKE_JOBS=N             parallel jobs (default 2)
+#   CI=true                 a skipped test is a failure (.ci/run exports it;
+#                           honoured by tests/no_skip_in_ci.sh and the suite)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

@@ -1,7 +1,6 @@
 /* cmd_config: `searchsync config check --config FILE` validates a file the
  * way the daemon would and exits 0 or 2; `searchsync config reference` prints
  * the Markdown reference of every key (docs/configuration.md embeds it). */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,35 +34,16 @@ int cmd_config(int argc, char **argv) {
         config_usage(stderr);
         return EXIT_USAGE;
     }
-    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *path = NULL;
-    int o;
-    optind = 2;
-    while ((o = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
-        if (o == 'c')
-            path = optarg;
-        else if (o == 'h') {
-            config_usage(stdout);
-            return EXIT_OK;
-        } else {
-            config_usage(stderr);
-            return EXIT_USAGE;
-        }
-    }
-    if (!path) {
+    /* no name: a problem is said as the file's own "searchsync: FILE:LINE: ..." */
+    struct command c = {.usage = config_usage, .argc = argc, .argv = argv, .first = 2};
+    if (command_opt(&c) < 0) return c.rc; /* no options of its own */
+    if (!c.config) {
         fprintf(stderr, "searchsync config check: --config FILE is required\n");
         return EXIT_USAGE;
     }
-    struct ss_config cfg;
-    char err[CONFIG_ERR_LEN];
-    int rc = config_load(&cfg, path, err, sizeof err);
-    config_free(&cfg);
-    if (rc < 0) {
-        fprintf(stderr, "searchsync: %s\n", err);
-        return EXIT_USAGE;
-    }
-    printf("%s: ok\n", path);
+    int rc = command_begin(&c, 0);
+    if (rc >= 0) return rc;
+    command_end(&c, EXIT_OK);
+    printf("%s: ok\n", c.config);
     return EXIT_OK;
 }

@@ -4,7 +4,6 @@
  * there with its index, id, version, body and error; once the cause is fixed,
  * replay resubmits it with its original version, so anything newer already
  * in the engine still wins. Exit 3 when dead letters remain after a replay. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,21 +53,19 @@ int cmd_dead_letters(int argc, char **argv) {
         dl_usage(stderr);
         return EXIT_USAGE;
     }
-    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
-                                         {"index", required_argument, NULL, 'i'},
-                                         {"limit", required_argument, NULL, 'l'},
-                                         {"id", required_argument, NULL, 'n'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *path = NULL, *index = NULL;
+    static const struct option own[] = {{"index", required_argument, NULL, 'i'},
+                                        {"limit", required_argument, NULL, 'l'},
+                                        {"id", required_argument, NULL, 'n'},
+                                        {NULL, 0, NULL, 0}};
+    struct command c = {.name = "dead-letters", .usage = dl_usage, .opts = own,
+                        .shortopts = "i:l:n:", .argc = argc, .argv = argv, .first = 2};
+    const char *index = NULL;
     long limit = 100;
     unsigned long long id = 0;
     int o;
-    optind = 2;
-    while ((o = getopt_long(argc, argv, "c:i:l:n:h", opts, NULL)) != -1) {
+    while ((o = command_opt(&c)) > 0) {
         char *end = NULL;
         switch (o) {
-        case 'c': path = optarg; break;
         case 'i': index = optarg; break;
         case 'l':
             limit = strtol(optarg, &end, 10);
@@ -84,43 +81,36 @@ int cmd_dead_letters(int argc, char **argv) {
                 return EXIT_USAGE;
             }
             break;
-        case 'h': dl_usage(stdout); return EXIT_OK;
-        default: dl_usage(stderr); return EXIT_USAGE;
         }
     }
-    if (!path || optind != argc) {
-        dl_usage(stderr);
-        return EXIT_USAGE;
-    }
-    struct ss_config cfg;
+    if (o < 0) return c.rc;
+    if (!c.config || optind != argc) return command_usage(&c);
+    int rc = command_begin(&c, 0);
+    if (rc >= 0) return rc;
+    struct ss_config *cfg = &c.cfg;
     char err[1024];
-    if (command_config("dead-letters", path, &cfg) != 0) return EXIT_USAGE;
-    int rc = EXIT_RUNTIME;
+    rc = EXIT_RUNTIME;
     struct search_client *client = NULL;
     struct deliver *d = NULL;
     struct dl_store *store = NULL;
-    db_params p = db_params_metadata(&cfg);
-    MYSQL *m = db_connect(&p, err, sizeof err);
-    if (!m || metadb_migrate(m, cfg.metadata.database, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync dead-letters: %s\n", err);
-        goto out;
-    }
+    if (command_meta(&c, "") >= 0) goto out;
+    MYSQL *m = c.meta;
     if (!replay) {
         sbuf lines = SBUF_INIT;
-        if (dl_list(m, cfg.source.name, index, (int)limit, &lines, err, sizeof err) < 0) {
+        if (dl_list(m, cfg->source.name, index, (int)limit, &lines, err, sizeof err) < 0) {
             fprintf(stderr, "searchsync dead-letters: %s\n", err);
         } else {
             fwrite(lines.data ? lines.data : "", 1, lines.len, stdout);
             if (!lines.len) /* stderr: stdout stays JSON lines for scripts */
                 fprintf(stderr, "searchsync dead-letters: no dead letters for source %s%s%s\n",
-                        cfg.source.name, index ? " and index " : "", index ? index : "");
+                        cfg->source.name, index ? " and index " : "", index ? index : "");
             rc = EXIT_OK;
         }
         sbuf_free(&lines);
         goto out;
     }
     struct search_opts so;
-    deliver_search_opts(&so, &cfg);
+    deliver_search_opts(&so, cfg);
     client = search_client_new(&so, err, sizeof err);
     struct search_conn *k = client ? search_conn_new(client) : NULL;
     if (!client || search_detect(client, k, err, sizeof err) != 0) {
@@ -129,14 +119,15 @@ int cmd_dead_letters(int argc, char **argv) {
         goto out;
     }
     search_conn_free(k);
-    p.database = cfg.metadata.database;
-    store = dl_store_new(&p, cfg.source.name, err, sizeof err);
+    db_params p = db_params_metadata(cfg);
+    p.database = cfg->metadata.database;
+    store = dl_store_new(&p, cfg->source.name, err, sizeof err);
     if (!store) {
         fprintf(stderr, "searchsync dead-letters: %s\n", err);
         goto out;
     }
     struct deliver_opts dopts;
-    deliver_opts_from_config(&dopts, &cfg);
+    deliver_opts_from_config(&dopts, cfg);
     dopts.dead_letter = dl_store_put;
     dopts.dead_letter_ud = store;
     d = deliver_new(&dopts, client, err, sizeof err);
@@ -144,13 +135,13 @@ int cmd_dead_letters(int argc, char **argv) {
         fprintf(stderr, "searchsync dead-letters: %s\n", err);
         goto out;
     }
-    long n = dl_replay(m, cfg.source.name, index, id, d, cfg.delivery.drain_timeout_ms, err,
+    long n = dl_replay(m, cfg->source.name, index, id, d, cfg->delivery.drain_timeout_ms, err,
                        sizeof err);
     if (n < 0) {
         fprintf(stderr, "searchsync dead-letters: replay: %s\n", err);
         goto out;
     }
-    long left = count_left(m, cfg.source.name, index);
+    long left = count_left(m, cfg->source.name, index);
     printf("replayed %ld dead letter(s)%s%s; %ld left\n", n, index ? " of index " : "",
            index ? index : "", left);
     if (left > 0) {
@@ -166,8 +157,5 @@ out:
     deliver_free(d);
     dl_store_free(store);
     search_client_free(client);
-    db_close(m);
-    config_free(&cfg);
-    mysql_library_end();
-    return rc;
+    return command_end(&c, rc);
 }

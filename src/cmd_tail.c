@@ -11,7 +11,6 @@
  * 64 KB or 50 ms have accumulated, on heartbeats and at exit. */
 #include <errno.h>
 #include <fnmatch.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,9 +129,8 @@ static void usage(FILE *f) {
 }
 
 int cmd_tail(int argc, char **argv) {
-    static const struct option opts[] = {
+    static const struct option own[] = {
         {"source", required_argument, NULL, 's'},
-        {"config", required_argument, NULL, 'c'},
         {"from-beginning", no_argument, NULL, 'b'},
         {"file", required_argument, NULL, 'f'},
         {"pos", required_argument, NULL, 'p'},
@@ -142,21 +140,19 @@ int cmd_tail(int argc, char **argv) {
         {"server-id", required_argument, NULL, 'i'},
         {"heartbeat-ms", required_argument, NULL, 'H'},
         {"max-reconnects", required_argument, NULL, 'R'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *source = NULL, *config = NULL, *file = NULL, *gtid = NULL, *tables = NULL;
+    struct command cmd = {.name = "tail", .usage = usage, .opts = own, .argc = argc,
+                          .argv = argv, .own_errors = true};
+    const char *source = NULL, *file = NULL, *gtid = NULL, *tables = NULL;
     bool beginning = false, stop_at_end = false, have_pos = false;
     unsigned long long pos = 0;
     long server_id = -1, heartbeat = 1000, max_reconnects = -1;
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = command_opt(&cmd)) > 0) {
         char *end;
         switch (c) {
         case 's': source = optarg; break;
-        case 'c': config = optarg; break;
         case 'b': beginning = true; break;
         case 'f': file = optarg; break;
         case 'p':
@@ -185,13 +181,10 @@ int cmd_tail(int argc, char **argv) {
             max_reconnects = strtol(optarg, &end, 10);
             if (*end) { fprintf(stderr, "searchsync tail: --max-reconnects wants a number\n"); return EXIT_USAGE; }
             break;
-        case 'h': usage(stdout); return EXIT_OK;
-        default:
-            fprintf(stderr, "searchsync tail: unknown or incomplete option '%s'\n", argv[optind - 1]);
-            usage(stderr);
-            return EXIT_USAGE;
         }
     }
+    if (c < 0) return cmd.rc;
+    const char *config = cmd.config;
     if (optind < argc) {
         fprintf(stderr, "searchsync tail: unexpected argument '%s'\n", argv[optind]);
         return EXIT_USAGE;
@@ -223,28 +216,23 @@ int cmd_tail(int argc, char **argv) {
 
     bl_reader_opts o;
     memset(&o, 0, sizeof o);
-    struct ss_config cfg;
-    bool have_cfg = false;
     char *uribuf = NULL;
     char err[CONFIG_ERR_LEN];
     if (config) {
-        if (config_load(&cfg, config, err, sizeof err) != 0) {
-            fprintf(stderr, "searchsync tail: %s\n", err);
-            config_free(&cfg);
-            return EXIT_USAGE;
-        }
-        have_cfg = true;
-        o.host = cfg.source.host;
-        o.port = cfg.source.port;
-        o.socket = cfg.source.socket;
-        o.user = cfg.source.user;
-        o.password = cfg.source.password;
-        o.tls = db_tls_source(&cfg);
-        o.server_id = (uint32_t)cfg.source.server_id;
-        o.connect_timeout_ms = cfg.source.connect_timeout_ms;
-        o.read_timeout_ms = cfg.source.read_timeout_ms;
-        if (cfg.source.heartbeat_ms > 0) heartbeat = cfg.source.heartbeat_ms;
-        if (!beginning && !file && !gtid && cfg.source.start && !strcmp(cfg.source.start, "beginning"))
+        int rc = command_begin(&cmd, 0);
+        if (rc >= 0) return rc;
+        const struct ss_config *cfg = &cmd.cfg;
+        o.host = cfg->source.host;
+        o.port = cfg->source.port;
+        o.socket = cfg->source.socket;
+        o.user = cfg->source.user;
+        o.password = cfg->source.password;
+        o.tls = db_tls_source(cfg);
+        o.server_id = (uint32_t)cfg->source.server_id;
+        o.connect_timeout_ms = cfg->source.connect_timeout_ms;
+        o.read_timeout_ms = cfg->source.read_timeout_ms;
+        if (cfg->source.heartbeat_ms > 0) heartbeat = cfg->source.heartbeat_ms;
+        if (!beginning && !file && !gtid && cfg->source.start && !strcmp(cfg->source.start, "beginning"))
             beginning = true;
     } else {
         const char *u, *p, *h;
@@ -320,6 +308,5 @@ int cmd_tail(int argc, char **argv) {
     free(t.patterns);
     free(tabbuf);
     free(uribuf);
-    if (have_cfg) config_free(&cfg);
-    return exit_code;
+    return command_end(&cmd, exit_code);
 }

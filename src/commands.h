@@ -5,23 +5,75 @@
 #ifndef SS_COMMANDS_H
 #define SS_COMMANDS_H
 
+#include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+
+#include <mysql.h>
 
 #include "config.h"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_FOUND = 3 };
 
-/* The prologue of a subcommand that takes `--config FILE` and `--help` and
- * nothing else: parses them, then command_config. Returns -1 to go on (cfg
- * loaded: config_free it), or the exit code to return at once (usage
- * printed, or the configuration's error said on stderr and cfg freed). */
-int command_prologue(const char *name, int argc, char **argv, void (*usage)(FILE *out),
-                     struct ss_config *cfg);
-/* Load the configuration file into *cfg and apply its [log] level (the log
- * file is the daemon's: `run` opens it). 0, or -1 with the reason said on
- * stderr as "searchsync NAME: ..." and cfg freed (exit 2). */
-int command_config(const char *name, const char *path, struct ss_config *cfg);
+/* The start every subcommand shares (src/cmd_prologue.c): --config FILE and
+ * --help beside the subcommand's own options, the configuration loaded, the
+ * log set from it, and the metadata schema connected and migrated where the
+ * subcommand needs it. A subcommand reads like this:
+ *
+ *     static const struct option own[] = {{"json", no_argument, NULL, 'j'}, {0}};
+ *     struct command c = {.name = "status", .usage = status_usage, .opts = own,
+ *                         .shortopts = "j", .argc = argc, .argv = argv};
+ *     int o, rc;
+ *     while ((o = command_opt(&c)) > 0)   // its own options, one at a time
+ *         if (o == 'j') json = true;
+ *     if (o < 0) return c.rc;              // --help (0) or a bad option (2), usage said
+ *     if (!c.config || optind != argc) return command_usage(&c);
+ *     if ((rc = command_begin(&c, 0)) >= 0) return rc;   // config and log
+ *     if ((rc = command_meta(&c, "metadata schema: ")) >= 0) return command_end(&c, rc);
+ *     ... c.cfg, c.meta ...
+ *     return command_end(&c, rc);
+ *
+ * Messages are "searchsync NAME: ..." (name NULL: "searchsync: ..."). */
+#define COMMAND_MAX_OPTS 24
+struct command {
+    const char *name;
+    void (*usage)(FILE *out);
+    const struct option *opts; /* the subcommand's own long options, {0}-ended; NULL: none */
+    const char *shortopts;     /* their short letters, getopt style ("j", "i:l:"); NULL: none */
+    int argc;
+    char **argv;
+    int first;                 /* argv index the options start at (0: 1; 2 after an action) */
+    bool own_errors;           /* a bad option said as "unknown or incomplete option" */
+    /* filled in */
+    const char *config;        /* --config FILE; NULL: not given */
+    int rc;                    /* the exit code once command_opt returned -1 */
+    struct ss_config cfg;      /* loaded by command_begin */
+    MYSQL *meta;               /* connected by command_meta; closed by command_end */
+    /* private */
+    bool parsing, loaded;
+    struct option all[COMMAND_MAX_OPTS];
+    char shorts[64];
+};
+
+/* The next of the subcommand's own options (its getopt value, optarg set),
+ * 0 when the options end (optind at the first argument left), or -1 with
+ * c->rc the exit code: --help printed the usage (0), or a bad or incomplete
+ * option was said with the usage on stderr (2). --config is taken here. */
+int command_opt(struct command *c);
+/* The usage on stderr; EXIT_USAGE. */
+int command_usage(const struct command *c);
+/* Load c->config into c->cfg and apply its [log] level and format; with
+ * COMMAND_LOG_FILE also its [log] file (the daemon's). -1 to go on (end with
+ * command_end), or the exit code with the problem said and cfg freed. */
+enum { COMMAND_LOG_FILE = 1 };
+int command_begin(struct command *c, unsigned flags);
+/* Connect c->meta to the metadata schema, created or migrated to this
+ * binary's version (metadb_open). -1 on success, else EXIT_RUNTIME with
+ * "searchsync NAME: WHAT<the reason>" said. */
+int command_meta(struct command *c, const char *what);
+/* Close c->meta, free c->cfg, end the MySQL library; returns rc. */
+int command_end(struct command *c, int rc);
 
 int cmd_config(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);

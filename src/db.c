@@ -168,6 +168,24 @@ MYSQL_RES *db_query(MYSQL *m, const char *sql, size_t len, char *err, size_t err
     return r;
 }
 
+int db_row1(MYSQL *m, const char *sql, size_t len, char **out, int n, char *err, size_t errlen) {
+    for (int i = 0; i < n; i++) out[i] = NULL;
+    MYSQL_RES *r = db_query(m, sql, len, err, errlen);
+    if (!r) return -1;
+    MYSQL_ROW row = mysql_fetch_row(r);
+    if (row) {
+        unsigned long *lens = mysql_fetch_lengths(r);
+        for (int i = 0; i < n && i < (int)mysql_num_fields(r); i++)
+            out[i] = row[i] ? xstrndup(row[i], lens[i]) : NULL;
+    }
+    mysql_free_result(r);
+    return row ? 1 : 0;
+}
+
+void db_row_free(char **out, int n) {
+    for (int i = 0; i < n; i++) free(out[i]), out[i] = NULL;
+}
+
 const char *db_binlog_status_sql(bool mariadb, unsigned long version, int attempt) {
     const char *newer = mariadb ? "SHOW BINLOG STATUS" : "SHOW BINARY LOG STATUS";
     bool has_newer = mariadb ? version >= 100502 : version >= 80200;
@@ -304,6 +322,16 @@ void db_ident(sbuf *sql, const char *name) {
         sbuf_addc(sql, *p);
     }
     sbuf_addc(sql, '`');
+}
+
+MYSQL *metadb_open(const struct ss_config *cfg, char *err, size_t errlen) {
+    db_params p = db_params_metadata(cfg);
+    MYSQL *m = db_connect(&p, err, errlen);
+    if (m && metadb_migrate(m, cfg->metadata.database, err, errlen) < 0) {
+        db_close(m);
+        m = NULL;
+    }
+    return m;
 }
 
 int metadb_version(MYSQL *m, const char *database) {

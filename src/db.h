@@ -50,6 +50,14 @@ long long db_exec_rows(MYSQL *m, const char *sql, char *err, size_t errlen);
  * with mysql_free_result), or NULL with err naming the statement. len 0:
  * strlen(sql). */
 MYSQL_RES *db_query(MYSQL *m, const char *sql, size_t len, char *err, size_t errlen);
+/* db_query for one row: its first n cells copied into out[0..n) (malloc'd,
+ * NULL for SQL NULL and for cells the result lacks). 1 a row, 0 none, -1
+ * error (err as db_query's). Free the cells with db_row_free. */
+int db_row1(MYSQL *m, const char *sql, size_t len, char **out, int n, char *err, size_t errlen);
+void db_row_free(char **out, int n);
+/* Reads whose rows must not all be held at once (a table's every key, pages
+ * of rows, dead-letter bodies) stream them with mysql_use_result instead,
+ * and say so where they do. */
 /* First column of the first row as text, or NULL (caller frees). */
 char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen);
 /* A read snapshot and the binlog position it matches: until db_snapshot_end()
@@ -93,6 +101,10 @@ void db_ident(struct sbuf *sql, const char *name); /* `name` with ` doubled */
  * Safe to run from several nodes at once (GET_LOCK). */
 int metadb_migrate(MYSQL *m, const char *database, char *err, size_t errlen);
 int metadb_version(MYSQL *m, const char *database); /* -1 if none */
+/* A connection to the [metadata] server with the schema created or migrated
+ * (metadb_migrate) and selected: what every command and the daemon start
+ * with. NULL with err on failure. */
+MYSQL *metadb_open(const struct ss_config *cfg, char *err, size_t errlen);
 
 struct migration {
     int version;

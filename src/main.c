@@ -16,14 +16,14 @@
 
 typedef int (*command_fn)(int argc, char **argv);
 
-struct command {
+struct command_entry {
     const char *name;
     command_fn fn; /* NULL: not built yet */
     const char *args;
     const char *summary;
 };
 
-static const struct command commands[] = {
+static const struct command_entry commands[] = {
     {"run", cmd_run, "--config FILE", "the daemon: incremental sync of the source into its indices"},
     {"tail", cmd_tail, "--source URI|--config FILE [position] [--tables db.t,..] [--stop-at-end]",
      "print the binlog's row changes as JSON lines"},
@@ -85,7 +85,7 @@ int main(int argc, char **argv) {
         return EXIT_OK;
     }
     for (size_t i = 0; i < ncommands; i++) {
-        const struct command *c = &commands[i];
+        const struct command_entry *c = &commands[i];
         if (strcmp(name, c->name) != 0) continue;
         if (c->fn) return c->fn(argc - 1, argv + 1);
         for (int a = 2; a < argc; a++) {

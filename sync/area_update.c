@@ -151,14 +151,14 @@ static int area_resolve(struct pipeline *p, struct cs_element *ops, size_t n, st
             sbuf_adds(&q, rel->where);
             sbuf_addc(&q, ')');
         }
-        if (mysql_real_query(p->src, q.data, q.len) != 0) {
+        MYSQL_RES *res = db_query(p->src, q.data, q.len, p->err, sizeof p->err);
+        if (!res) {
             rc = errf(p->err, sizeof p->err, "finding the documents of %s.%s elements: %s (%u)",
                       rel->db, rel->table, mysql_error(p->src), mysql_errno(p->src));
             break;
         }
-        MYSQL_RES *res = mysql_store_result(p->src);
         MYSQL_ROW row;
-        while (res && (row = mysql_fetch_row(res))) {
+        while ((row = mysql_fetch_row(res))) {
             unsigned long *len = mysql_fetch_lengths(res);
             if (!row[0] || !row[1]) continue;
             sbuf pair = SBUF_INIT;
@@ -173,10 +173,7 @@ static int area_resolve(struct pipeline *p, struct cs_element *ops, size_t n, st
             }
             members[nm++] = xstrndup(row[0], len[0]);
         }
-        if (res) mysql_free_result(res);
-        if (mysql_errno(p->src))
-            rc = errf(p->err, sizeof p->err, "finding the documents of %s.%s elements: %s (%u)",
-                      rel->db, rel->table, mysql_error(p->src), mysql_errno(p->src));
+        mysql_free_result(res);
     }
     if (rc == 0 && nm) {
         struct mp_table et = {0};

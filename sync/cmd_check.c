@@ -3,7 +3,6 @@
  * command: a summary line first, then one line per difference (or one JSON
  * object). Exit 0 clean or all repaired, 3 differences found and left, 1 a
  * failure, 2 usage. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,22 +80,19 @@ static void print_text(const char *alias, const struct check_opts *o,
 }
 
 int cmd_check(int argc, char **argv) {
-    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
-                                         {"since", required_argument, NULL, 's'},
-                                         {"repair", no_argument, NULL, 'r'},
-                                         {"deep", no_argument, NULL, 'd'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"settle", required_argument, NULL, 'w'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *path = NULL;
+    static const struct option own[] = {{"since", required_argument, NULL, 's'},
+                                        {"repair", no_argument, NULL, 'r'},
+                                        {"deep", no_argument, NULL, 'd'},
+                                        {"json", no_argument, NULL, 'j'},
+                                        {"settle", required_argument, NULL, 'w'},
+                                        {NULL, 0, NULL, 0}};
+    struct command c = {.name = "check", .usage = check_usage, .opts = own,
+                        .shortopts = "s:rdjw:", .argc = argc, .argv = argv};
     struct check_opts co = {.settle_s = 30};
     bool json = false;
     int o;
-    optind = 1;
-    while ((o = getopt_long(argc, argv, "c:s:rdjw:h", opts, NULL)) != -1) {
-        if (o == 'c') path = optarg;
-        else if (o == 's') {
+    while ((o = command_opt(&c)) > 0) {
+        if (o == 's') {
             if ((co.since_s = config_parse_duration(optarg)) < 0) {
                 fprintf(stderr, "searchsync check: --since %s: give a duration such as 90s, 15m, "
                                 "24h or 7d\n", optarg);
@@ -114,16 +110,17 @@ int cmd_check(int argc, char **argv) {
                 return EXIT_USAGE;
             }
             co.settle_s = (int)v;
-        } else if (o == 'h') return check_usage(stdout), EXIT_OK;
-        else return check_usage(stderr), EXIT_USAGE;
+        }
     }
-    if (!path || optind != argc - 1) return check_usage(stderr), EXIT_USAGE;
+    if (o < 0) return c.rc;
+    if (!c.config || optind != argc - 1) return command_usage(&c);
     co.alias = argv[optind];
-    struct ss_config cfg;
-    if (command_config("check", path, &cfg) != 0) return EXIT_USAGE;
+    int rc = command_begin(&c, 0);
+    if (rc >= 0) return rc;
+    const struct ss_config *cfg = &c.cfg;
     struct producer pr;
     struct producer_opts po = {.engine = true, .flush_interval_ms = 5};
-    int rc = producer_open(&pr, &cfg, &po);
+    rc = producer_open(&pr, cfg, &po);
     struct check_result res = {0};
     if (rc == EXIT_OK) rc = check_run(&pr, &co, &res);
     if (rc == EXIT_OK || rc == EXIT_FOUND) {
@@ -136,13 +133,11 @@ int cmd_check(int argc, char **argv) {
         char host[256] = "", e[512];
         gethostname(host, sizeof host - 1);
         co.node = host[0] ? host : NULL;
-        if (check_record(pr.p.meta, cfg.source.name, &co, &res, rc, rc == EXIT_RUNTIME ? pr.err : NULL,
-                         e, sizeof e) < 0)
+        if (check_record(pr.p.meta, cfg->source.name, &co, &res, rc,
+                         rc == EXIT_RUNTIME ? pr.err : NULL, e, sizeof e) < 0)
             fprintf(stderr, "searchsync check: the result was not recorded in check_runs: %s\n", e);
     }
     check_result_free(&res);
     producer_close(&pr);
-    config_free(&cfg);
-    mysql_library_end();
-    return rc;
+    return command_end(&c, rc);
 }

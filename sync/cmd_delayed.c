@@ -4,7 +4,6 @@
  * delayed_run(). Exit 0 all done (or another run holds the lock), 1 a
  * failure (the failed snapshots are tried again by the next run), 2 usage,
  * 3 some snapshots left in error after their last attempt. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,49 +30,46 @@ static void delayed_usage(FILE *out) {
 
 
 int cmd_delayed(int argc, char **argv) {
-    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
-                                         {"index", required_argument, NULL, 'i'},
-                                         {"dry-run", no_argument, NULL, 'n'},
-                                         {"buckets", required_argument, NULL, 'b'},
-                                         {"page", required_argument, NULL, 'p'},
-                                         {"max-attempts", required_argument, NULL, 'm'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option own[] = {{"index", required_argument, NULL, 'i'},
+                                        {"dry-run", no_argument, NULL, 'n'},
+                                        {"buckets", required_argument, NULL, 'b'},
+                                        {"page", required_argument, NULL, 'p'},
+                                        {"max-attempts", required_argument, NULL, 'm'},
+                                        {NULL, 0, NULL, 0}};
+    struct command c = {.name = "delayed-run", .usage = delayed_usage, .opts = own,
+                        .shortopts = "i:nb:p:m:", .argc = argc, .argv = argv};
     struct delayed_opts o = {NULL, false, 4, 500, 3, 0};
-    const char *path = NULL;
     int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "c:i:nb:p:m:h", opts, NULL)) != -1) {
-        if (opt == 'c') path = optarg;
-        else if (opt == 'i') o.alias = optarg;
+    while ((opt = command_opt(&c)) > 0) {
+        if (opt == 'i') o.alias = optarg;
         else if (opt == 'n') o.dry_run = true;
         else if (opt == 'b') o.buckets = atoi(optarg);
         else if (opt == 'p') o.page = atoi(optarg);
         else if (opt == 'm') o.max_attempts = atoi(optarg);
-        else if (opt == 'h') return delayed_usage(stdout), EXIT_OK;
-        else return delayed_usage(stderr), EXIT_USAGE;
     }
-    if (!path || optind != argc || o.buckets < 1 || o.buckets > 4096 || o.page < 1 ||
+    if (opt < 0) return c.rc;
+    if (!c.config || optind != argc || o.buckets < 1 || o.buckets > 4096 || o.page < 1 ||
         o.page > 100000 || o.max_attempts < 1)
-        return delayed_usage(stderr), EXIT_USAGE;
+        return command_usage(&c);
     /* tests only: hold each page between reading its position and its rows */
     const char *pause = getenv("SEARCHSYNC_TEST_DELAYED_PAUSE_MS");
     if (pause) o.pause_ms = atoi(pause);
-    struct ss_config cfg;
-    if (command_config("delayed-run", path, &cfg) != 0) return EXIT_USAGE;
+    int rc = command_begin(&c, 0);
+    if (rc >= 0) return rc;
+    const struct ss_config *cfg = &c.cfg;
     unsigned long long *ids = NULL;
     struct delayed_stats st = {0};
     struct producer pr;
     struct producer_opts po = {.engine = !o.dry_run, .flush_each_txn = true}; /* pages waited for */
-    int rc = producer_open(&pr, &cfg, &po);
+    rc = producer_open(&pr, cfg, &po);
     struct pipeline *p = &pr.p;
     char *err = pr.err;
     if (rc != EXIT_OK) goto fail;
     rc = EXIT_RUNTIME;
-    ids = delayed_index_ids(p->meta, cfg.source.name, &pr.m, err, sizeof pr.err);
+    ids = delayed_index_ids(p->meta, cfg->source.name, &pr.m, err, sizeof pr.err);
     if (!ids) goto fail;
     rc = delayed_run(p, ids, &o, &st, stdout, err, sizeof pr.err);
-    if (p->d && deliver_drain(p->d, cfg.delivery.drain_timeout_ms) != DELIVER_OK && rc == EXIT_OK) {
+    if (p->d && deliver_drain(p->d, cfg->delivery.drain_timeout_ms) != DELIVER_OK && rc == EXIT_OK) {
         snprintf(err, sizeof pr.err, "delivery did not finish within [delivery] drain_timeout_ms");
         rc = EXIT_RUNTIME;
     }
@@ -91,7 +87,5 @@ fail:
 out:
     free(ids);
     producer_close(&pr);
-    config_free(&cfg);
-    mysql_library_end();
-    return rc;
+    return command_end(&c, rc);
 }

@@ -9,7 +9,6 @@
  * --reset-checkpoint the saved position (meaningless on the new server) is
  * dropped too, so the next `run` starts at [source] start. Stop the daemon
  * first; it reads the epoch when it starts. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,32 +37,29 @@ int cmd_epoch(int argc, char **argv) {
         epoch_usage(stderr);
         return EXIT_USAGE;
     }
-    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
-                                         {"index", required_argument, NULL, 'i'},
-                                         {"reset-checkpoint", no_argument, NULL, 'r'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *path = NULL, *index = NULL;
+    static const struct option own[] = {{"index", required_argument, NULL, 'i'},
+                                        {"reset-checkpoint", no_argument, NULL, 'r'},
+                                        {NULL, 0, NULL, 0}};
+    struct command c = {.name = "epoch", .usage = epoch_usage, .opts = own, .shortopts = "i:r",
+                        .argc = argc, .argv = argv, .first = 2};
+    const char *index = NULL;
     bool reset = false;
     int o;
-    optind = 2;
-    while ((o = getopt_long(argc, argv, "c:i:rh", opts, NULL)) != -1) {
-        if (o == 'c') path = optarg;
-        else if (o == 'i') index = optarg;
+    while ((o = command_opt(&c)) > 0) {
+        if (o == 'i') index = optarg;
         else if (o == 'r') reset = true;
-        else if (o == 'h') return epoch_usage(stdout), EXIT_OK;
-        else return epoch_usage(stderr), EXIT_USAGE;
     }
-    if (!path || optind != argc) return epoch_usage(stderr), EXIT_USAGE;
-    struct ss_config cfg;
+    if (o < 0) return c.rc;
+    if (!c.config || optind != argc) return command_usage(&c);
+    int rc = command_begin(&c, 0);
+    if (rc >= 0) return rc;
+    if (command_meta(&c, "") >= 0) return command_end(&c, EXIT_RUNTIME);
+    const struct ss_config *cfg = &c.cfg;
+    MYSQL *m = c.meta;
     char err[1024];
-    if (command_config("epoch", path, &cfg) != 0) return EXIT_USAGE;
-    int rc = EXIT_RUNTIME;
-    db_params p = db_params_metadata(&cfg);
-    MYSQL *m = db_connect(&p, err, sizeof err);
+    rc = EXIT_RUNTIME;
     sbuf q = SBUF_INIT;
-    if (!m || metadb_migrate(m, cfg.metadata.database, err, sizeof err) < 0) goto fail;
-    const char *src = cfg.source.name;
+    const char *src = cfg->source.name;
     /* refuse before the epoch would overflow its bits */
     sbuf_printf(&q, "SELECT COUNT(*) FROM index_configs WHERE epoch + 1 >= %u AND source = ",
                 1u << VERSION_EPOCH_BITS);
@@ -103,22 +99,17 @@ int cmd_epoch(int argc, char **argv) {
     sbuf_adds(&q, "SELECT alias, epoch FROM index_configs WHERE source = ");
     db_quote(m, &q, src, strlen(src));
     sbuf_adds(&q, " ORDER BY alias");
-    if (mysql_query(m, q.data) == 0) {
-        MYSQL_RES *res = mysql_store_result(m);
-        MYSQL_ROW row;
-        while (res && (row = mysql_fetch_row(res))) printf("%s\tepoch %s\n", row[0], row[1]);
-        if (res) mysql_free_result(res);
-    }
+    MYSQL_RES *res = db_query(m, q.data, q.len, err, sizeof err);
+    MYSQL_ROW row;
+    while (res && (row = mysql_fetch_row(res))) printf("%s\tepoch %s\n", row[0], row[1]);
+    if (res) mysql_free_result(res);
     if (reset) printf("checkpoint of source %s reset: the next run starts at [source] start = %s\n",
-                      src, cfg.source.start);
+                      src, cfg->source.start);
     rc = EXIT_OK;
     goto out;
 fail:
     fprintf(stderr, "searchsync epoch: %s\n", err);
 out:
     sbuf_free(&q);
-    db_close(m);
-    config_free(&cfg);
-    mysql_library_end();
-    return rc;
+    return command_end(&c, rc);
 }

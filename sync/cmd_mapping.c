@@ -12,7 +12,6 @@
  * after the plan. Exit 0 ok, 1 runtime, 2 usage or a bad mapping (the
  * message names the file and the JSON path). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,27 +161,17 @@ static int print_plan(const struct mapping *old, const struct mapping *nw, FILE 
 }
 
 struct opts {
-    const char *config, *path, *dialect;
+    const char *path, *dialect;
     bool yes, dry_run;
     int depth, replicas;
     const char **include;
     size_t ninclude;
 };
 
-static int open_meta(const struct ss_config *cfg, MYSQL **meta) {
-    char err[1024];
-    db_params p = db_params_metadata(cfg);
-    *meta = db_connect(&p, err, sizeof err);
-    if (!*meta || metadb_migrate(*meta, cfg->metadata.database, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync mapping: %s\n", err);
-        return EXIT_RUNTIME;
-    }
-    return EXIT_OK;
-}
-
-static int do_export(const struct ss_config *cfg, const struct opts *o) {
-    MYSQL *meta = NULL;
-    int rc = open_meta(cfg, &meta);
+static int do_export(struct command *c, const struct opts *o) {
+    const struct ss_config *cfg = &c->cfg;
+    int rc = command_meta(c, "") < 0 ? EXIT_OK : EXIT_RUNTIME;
+    MYSQL *meta = c->meta;
     struct mapping m = {0};
     char err[1024];
     if (rc == EXIT_OK && mapping_db_load(meta, cfg->source.name, &m, err, sizeof err) < 0) {
@@ -202,11 +191,11 @@ static int do_export(const struct ss_config *cfg, const struct opts *o) {
         sbuf_free(&out);
     }
     mapping_free(&m);
-    db_close(meta);
     return rc;
 }
 
-static int do_body(const struct ss_config *cfg, const struct opts *o) {
+static int do_body(struct command *c, const struct opts *o) {
+    const struct ss_config *cfg = &c->cfg;
     char err[1024];
     struct search_dialect d;
     if (o->dialect) {
@@ -218,19 +207,19 @@ static int do_body(const struct ss_config *cfg, const struct opts *o) {
     } else {
         struct search_opts so;
         deliver_search_opts(&so, cfg);
-        struct search_client *c = search_client_new(&so, err, sizeof err);
-        struct search_conn *k = c ? search_conn_new(c) : NULL;
-        int r = k ? search_detect(c, k, err, sizeof err) : -1;
-        if (r == 0) d = *search_client_dialect(c);
+        struct search_client *sc = search_client_new(&so, err, sizeof err);
+        struct search_conn *k = sc ? search_conn_new(sc) : NULL;
+        int r = k ? search_detect(sc, k, err, sizeof err) : -1;
+        if (r == 0) d = *search_client_dialect(sc);
         search_conn_free(k);
-        search_client_free(c);
+        search_client_free(sc);
         if (r < 0) {
             fprintf(stderr, "searchsync mapping body: %s\n", err);
             return EXIT_RUNTIME;
         }
     }
-    MYSQL *meta = NULL;
-    int rc = open_meta(cfg, &meta);
+    int rc = command_meta(c, "") < 0 ? EXIT_OK : EXIT_RUNTIME;
+    MYSQL *meta = c->meta;
     struct mapping m = {0};
     if (rc == EXIT_OK && mapping_db_load(meta, cfg->source.name, &m, err, sizeof err) < 0) {
         fprintf(stderr, "searchsync mapping body: %s\n", err);
@@ -251,7 +240,6 @@ static int do_body(const struct ss_config *cfg, const struct opts *o) {
         sbuf_free(&b);
     }
     mapping_free(&m);
-    db_close(meta);
     return rc;
 }
 
@@ -263,7 +251,8 @@ static bool confirm(void) {
     return line[0] == 'y' || line[0] == 'Y';
 }
 
-static int do_import(const struct ss_config *cfg, const struct opts *o) {
+static int do_import(struct command *c, const struct opts *o) {
+    const struct ss_config *cfg = &c->cfg;
     char err[2048];
     size_t len = 0;
     char *text = read_all(o->path, &len);
@@ -328,7 +317,11 @@ static int do_import(const struct ss_config *cfg, const struct opts *o) {
             goto out;
         }
     }
-    if ((rc = open_meta(cfg, &meta)) != EXIT_OK) goto out;
+    if (command_meta(c, "") >= 0) {
+        rc = EXIT_RUNTIME;
+        goto out;
+    }
+    meta = c->meta;
     if (mapping_db_load(meta, cfg->source.name, &old, err, sizeof err) < 0) {
         fprintf(stderr, "searchsync mapping import: %s\n", err);
         rc = EXIT_RUNTIME;
@@ -370,7 +363,6 @@ out:
     mapping_free(&old);
     mp_schema_free(&schema);
     db_close(src);
-    db_close(meta);
     return rc;
 }
 
@@ -384,7 +376,8 @@ static void mark_keys(struct mp_relation *r, size_t n) {
     }
 }
 
-static int do_generate(const struct ss_config *cfg, const struct opts *o) {
+static int do_generate(struct command *c, const struct opts *o) {
+    const struct ss_config *cfg = &c->cfg;
     char err[2048];
     const char *dot = strchr(o->path, '.');
     if (!dot || dot == o->path || !dot[1] || strchr(dot + 1, '.')) {
@@ -428,7 +421,7 @@ static int do_generate(const struct ss_config *cfg, const struct opts *o) {
     sbuf_free(&compact);
     if (notes.len) fputs(notes.data, stderr);
     fprintf(stderr, "searchsync mapping generate: review the file, then: searchsync mapping "
-                    "import --config %s FILE\n", o->config);
+                    "import --config %s FILE\n", c->config);
 out:
     free(db);
     sbuf_free(&notes);
@@ -440,69 +433,55 @@ out:
 }
 
 int cmd_mapping(int argc, char **argv) {
-    static const struct option lopts[] = {{"config", required_argument, NULL, 'c'},
-                                          {"yes", no_argument, NULL, 'y'},
-                                          {"dry-run", no_argument, NULL, 'n'},
-                                          {"dialect", required_argument, NULL, 'd'},
-                                          {"depth", required_argument, NULL, 'D'},
-                                          {"include", required_argument, NULL, 'i'},
-                                          {"replicas", required_argument, NULL, 'r'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option own[] = {{"yes", no_argument, NULL, 'y'},
+                                        {"dry-run", no_argument, NULL, 'n'},
+                                        {"dialect", required_argument, NULL, 'd'},
+                                        {"depth", required_argument, NULL, 'D'},
+                                        {"include", required_argument, NULL, 'i'},
+                                        {"replicas", required_argument, NULL, 'r'},
+                                        {NULL, 0, NULL, 0}};
+    struct command c = {.name = "mapping", .usage = mapping_usage, .opts = own,
+                        .shortopts = "ynd:", .argc = argc, .argv = argv};
     struct opts o = {.depth = 2, .replicas = -1};
     char *incl_buf[64];
     size_t nbuf = 0;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "c:ynd:h", lopts, NULL)) != -1) {
-        if (c == 'd')
+    int opt;
+    while ((opt = command_opt(&c)) > 0) {
+        if (opt == 'd')
             o.dialect = optarg;
-        else if (c == 'D' || c == 'r') {
+        else if (opt == 'D' || opt == 'r') {
             char *end = NULL;
             long v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < 0 || v > (c == 'D' ? 8 : 64)) {
+            if (!*optarg || *end || v < 0 || v > (opt == 'D' ? 8 : 64)) {
                 fprintf(stderr, "searchsync mapping: --%s must be an integer from 0 to %d\n",
-                        c == 'D' ? "depth" : "replicas", c == 'D' ? 8 : 64);
+                        opt == 'D' ? "depth" : "replicas", opt == 'D' ? 8 : 64);
                 return EXIT_USAGE;
             }
-            *(c == 'D' ? &o.depth : &o.replicas) = (int)v;
-        } else if (c == 'i') {
+            *(opt == 'D' ? &o.depth : &o.replicas) = (int)v;
+        } else if (opt == 'i') {
             for (char *tok = strtok(optarg, ", "); tok && nbuf < 64; tok = strtok(NULL, ", "))
                 incl_buf[nbuf++] = tok;
             o.include = (const char **)incl_buf;
             o.ninclude = nbuf;
-        }
-        else if (c == 'c')
-            o.config = optarg;
-        else if (c == 'y')
+        } else if (opt == 'y')
             o.yes = true;
-        else if (c == 'n')
+        else if (opt == 'n')
             o.dry_run = true;
-        else if (c == 'h') {
-            mapping_usage(stdout);
-            return EXIT_OK;
-        } else {
-            mapping_usage(stderr);
-            return EXIT_USAGE;
-        }
     }
+    if (opt < 0) return c.rc;
     int rest = argc - optind;
     const char *verb = rest > 0 ? argv[optind] : NULL;
     if (rest > 1) o.path = argv[optind + 1];
     bool is_import = verb && !strcmp(verb, "import"), is_export = verb && !strcmp(verb, "export");
     bool is_body = verb && !strcmp(verb, "body"), is_gen = verb && !strcmp(verb, "generate");
-    if (!o.config || (!is_import && !is_export && !is_body && !is_gen) || rest > 2 ||
-        ((is_import || is_body || is_gen) && !o.path)) {
-        mapping_usage(stderr);
-        return EXIT_USAGE;
-    }
-    struct ss_config cfg;
-    if (command_config("mapping", o.config, &cfg) != 0) return EXIT_USAGE;
-    int rc = is_export ? do_export(&cfg, &o)
-             : is_body ? do_body(&cfg, &o)
-             : is_gen  ? do_generate(&cfg, &o)
-                       : do_import(&cfg, &o);
-    config_free(&cfg);
-    mysql_library_end();
-    return rc;
+    if (!c.config || (!is_import && !is_export && !is_body && !is_gen) || rest > 2 ||
+        ((is_import || is_body || is_gen) && !o.path))
+        return command_usage(&c);
+    int rc = command_begin(&c, 0);
+    if (rc >= 0) return rc;
+    rc = is_export ? do_export(&c, &o)
+         : is_body ? do_body(&c, &o)
+         : is_gen  ? do_generate(&c, &o)
+                   : do_import(&c, &o);
+    return command_end(&c, rc);
 }

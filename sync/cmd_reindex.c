@@ -5,7 +5,6 @@
  * changes to the new version meanwhile); --reset cancels a build,
  * --delete-all removes an index config's indices. (`searchsync resync` is
  * sync/cmd_resync.c.) */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,24 +45,20 @@ static void reindex_usage(FILE *out) {
 }
 
 struct env {
-    struct ss_config cfg;
-    MYSQL *meta, *src;
+    struct command c; /* c.cfg, c.meta */
+    MYSQL *src;
     struct search_client *client;
     struct search_conn *k;
     char err[2048];
 };
 
-static int env_open(struct env *e, const char *path, const char *cmd, bool need_src) {
-    memset(e, 0, sizeof *e);
-    if (command_config(cmd, path, &e->cfg) != 0) return EXIT_USAGE;
-    db_params mp = db_params_metadata(&e->cfg);
-    e->meta = db_connect(&mp, e->err, sizeof e->err);
-    if (!e->meta || metadb_migrate(e->meta, e->cfg.metadata.database, e->err, sizeof e->err) < 0) {
-        fprintf(stderr, "searchsync %s: metadata schema: %s\n", cmd, e->err);
-        return EXIT_RUNTIME;
-    }
+/* the metadata schema, the source when asked for, the engine */
+static int env_open(struct env *e, bool need_src) {
+    const char *cmd = e->c.name;
+    int rc = command_meta(&e->c, "metadata schema: ");
+    if (rc >= 0) return rc;
     if (need_src) {
-        db_params sp = db_params_source(&e->cfg);
+        db_params sp = db_params_source(&e->c.cfg);
         e->src = db_connect(&sp, e->err, sizeof e->err);
         if (!e->src) {
             fprintf(stderr, "searchsync %s: %s\n", cmd, e->err);
@@ -71,7 +66,7 @@ static int env_open(struct env *e, const char *path, const char *cmd, bool need_
         }
     }
     struct search_opts so;
-    deliver_search_opts(&so, &e->cfg);
+    deliver_search_opts(&so, &e->c.cfg);
     e->client = search_client_new(&so, e->err, sizeof e->err);
     e->k = e->client ? search_conn_new(e->client) : NULL;
     if (!e->client || search_detect(e->client, e->k, e->err, sizeof e->err) != 0) {
@@ -81,13 +76,11 @@ static int env_open(struct env *e, const char *path, const char *cmd, bool need_
     return EXIT_OK;
 }
 
-static void env_close(struct env *e) {
+static int env_close(struct env *e, int rc) {
     search_conn_free(e->k);
     search_client_free(e->client);
     db_close(e->src);
-    db_close(e->meta);
-    config_free(&e->cfg);
-    mysql_library_end();
+    return command_end(&e->c, rc);
 }
 
 /* follow build `v` of alias until it is no longer building: its state is
@@ -108,20 +101,20 @@ static int follow(struct env *e, const char *alias, unsigned v) {
                         "FROM index_configs ic LEFT JOIN jobs j ON j.index_id = ic.id AND "
                         "j.version = %u AND j.type = 'index' WHERE ic.source = ",
                     v);
-        db_quote(e->meta, &q, e->cfg.source.name, strlen(e->cfg.source.name));
+        db_quote(e->c.meta, &q, e->c.cfg.source.name, strlen(e->c.cfg.source.name));
         sbuf_adds(&q, " AND ic.alias = ");
-        db_quote(e->meta, &q, alias, strlen(alias));
+        db_quote(e->c.meta, &q, alias, strlen(alias));
         sbuf_adds(&q, " GROUP BY ic.id");
-        if (mysql_real_query(e->meta, q.data, q.len) != 0) {
+        MYSQL_RES *res = db_query(e->c.meta, q.data, q.len, e->err, sizeof e->err);
+        if (!res) {
             fprintf(stderr, "searchsync reindex: following %s v%u: %s. The build goes on in "
                     "searchsync run; follow it with searchsync status\n", alias, v,
-                    mysql_error(e->meta));
+                    mysql_error(e->c.meta));
             break;
         }
-        MYSQL_RES *res = mysql_store_result(e->meta);
-        MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+        MYSQL_ROW row = mysql_fetch_row(res);
         if (!row) {
-            if (res) mysql_free_result(res);
+            mysql_free_result(res);
             fprintf(stderr, "searchsync reindex: index config %s is gone\n", alias);
             break;
         }
@@ -139,7 +132,7 @@ static int follow(struct env *e, const char *alias, unsigned v) {
         if (!building) break;
         if (!running_seen && polls >= 15 * (1000 / FOLLOW_POLL_MS) && !told) {
             printf("no daemon has started the jobs yet: they run in `searchsync run --config ...` "
-                   "for source %s\n", e->cfg.source.name);
+                   "for source %s\n", e->c.cfg.source.name);
             told = true;
         }
         polls++;
@@ -151,13 +144,13 @@ static int follow(struct env *e, const char *alias, unsigned v) {
                     "TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 FROM reindex_runs "
                     "WHERE version = %u AND index_id = (SELECT id FROM index_configs WHERE source = ",
                 v);
-    db_quote(e->meta, &q, e->cfg.source.name, strlen(e->cfg.source.name));
+    db_quote(e->c.meta, &q, e->c.cfg.source.name, strlen(e->c.cfg.source.name));
     sbuf_adds(&q, " AND alias = ");
-    db_quote(e->meta, &q, alias, strlen(alias));
+    db_quote(e->c.meta, &q, alias, strlen(alias));
     sbuf_adds(&q, ")");
-    if (mysql_real_query(e->meta, q.data, q.len) == 0) {
-        MYSQL_RES *res = mysql_store_result(e->meta);
-        MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+    MYSQL_RES *res = db_query(e->c.meta, q.data, q.len, e->err, sizeof e->err);
+    if (res) {
+        MYSQL_ROW row = mysql_fetch_row(res);
         if (row && !strcmp(row[0], "done")) {
             printf("%s v%u is live: %s rows read, %s documents written, %s rejected in %s s; alias "
                    "%s -> %s_v%u\n",
@@ -167,7 +160,7 @@ static int follow(struct env *e, const char *alias, unsigned v) {
             fprintf(stderr, "searchsync reindex: %s v%u %s: %s\n", alias, v, row[0], row[4]);
             again = strstr(row[4], "; queued again") != NULL;
         }
-        if (res) mysql_free_result(res);
+        mysql_free_result(res);
     }
     sbuf_free(&q);
     /* a build the engine lost writes of is queued again by the daemon that
@@ -175,16 +168,14 @@ static int follow(struct env *e, const char *alias, unsigned v) {
     for (int waits = 0; again && waits < 10 * (1000 / FOLLOW_POLL_MS); waits++) {
         sbuf_reset(&q);
         sbuf_adds(&q, "SELECT building_version FROM index_configs WHERE source = ");
-        db_quote(e->meta, &q, e->cfg.source.name, strlen(e->cfg.source.name));
+        db_quote(e->c.meta, &q, e->c.cfg.source.name, strlen(e->c.cfg.source.name));
         sbuf_adds(&q, " AND alias = ");
-        db_quote(e->meta, &q, alias, strlen(alias));
+        db_quote(e->c.meta, &q, alias, strlen(alias));
         unsigned next = 0;
-        if (mysql_real_query(e->meta, q.data, q.len) == 0) {
-            MYSQL_RES *res = mysql_store_result(e->meta);
-            MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-            if (row && row[0]) next = (unsigned)strtoul(row[0], NULL, 10);
-            if (res) mysql_free_result(res);
-        }
+        char *b[1];
+        if (db_row1(e->c.meta, q.data, q.len, b, 1, e->err, sizeof e->err) == 1 && b[0])
+            next = (unsigned)strtoul(b[0], NULL, 10);
+        db_row_free(b, 1);
         sbuf_free(&q);
         if (next > v) {
             printf("following %s v%u, queued in place of v%u\n", alias, next, v);
@@ -198,23 +189,20 @@ static int follow(struct env *e, const char *alias, unsigned v) {
 }
 
 int cmd_reindex(int argc, char **argv) {
-    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
-                                         {"buckets", required_argument, NULL, 'b'},
-                                         {"by-mod", no_argument, NULL, 'm'},
-                                         {"no-wait", no_argument, NULL, 'n'},
-                                         {"reset", no_argument, NULL, 'r'},
-                                         {"delete-all", no_argument, NULL, 'd'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *path = NULL;
+    static const struct option own[] = {{"buckets", required_argument, NULL, 'b'},
+                                        {"by-mod", no_argument, NULL, 'm'},
+                                        {"no-wait", no_argument, NULL, 'n'},
+                                        {"reset", no_argument, NULL, 'r'},
+                                        {"delete-all", no_argument, NULL, 'd'},
+                                        {NULL, 0, NULL, 0}};
+    struct env e = {.c = {.name = "reindex", .usage = reindex_usage, .opts = own,
+                          .shortopts = "b:mnrd", .argc = argc, .argv = argv}};
     int buckets = 0;
     bool by_mod = false, no_wait = false, reset = false, delete_all = false;
     int o;
-    optind = 1;
-    while ((o = getopt_long(argc, argv, "c:b:mnrdh", opts, NULL)) != -1) {
+    while ((o = command_opt(&e.c)) > 0) {
         char *end = NULL;
         switch (o) {
-        case 'c': path = optarg; break;
         case 'b':
             buckets = (int)strtol(optarg, &end, 10);
             if (*end || buckets < 1 || buckets > 4096) {
@@ -226,28 +214,23 @@ int cmd_reindex(int argc, char **argv) {
         case 'n': no_wait = true; break;
         case 'r': reset = true; break;
         case 'd': delete_all = true; break;
-        case 'h': reindex_usage(stdout); return EXIT_OK;
-        default: reindex_usage(stderr); return EXIT_USAGE;
         }
     }
-    if (!path || optind != argc - 1 || (reset && delete_all)) {
-        reindex_usage(stderr);
-        return EXIT_USAGE;
-    }
+    if (o < 0) return e.c.rc;
+    if (!e.c.config || optind != argc - 1 || (reset && delete_all)) return command_usage(&e.c);
     const char *alias = argv[optind];
-    struct env e;
-    int rc = env_open(&e, path, "reindex", !reset && !delete_all);
-    if (rc != EXIT_OK) {
-        env_close(&e);
-        return rc;
-    }
+    int rc = command_begin(&e.c, 0);
+    if (rc >= 0) return rc;
+    const struct ss_config *cfg = &e.c.cfg;
+    rc = env_open(&e, !reset && !delete_all);
+    if (rc != EXIT_OK) return env_close(&e, rc);
     if (reset) {
-        int r = reindex_reset(&e.cfg, e.k, e.meta, alias, "reindex --reset", e.err, sizeof e.err);
+        int r = reindex_reset(cfg, e.k, e.c.meta, alias, "reindex --reset", e.err, sizeof e.err);
         if (r == REINDEX_OK) printf("%s: the build was cancelled and its index deleted\n", alias);
         else fprintf(stderr, "searchsync reindex: %s\n", e.err);
         rc = exit_of(r);
     } else if (delete_all) {
-        int r = reindex_delete_all(&e.cfg, e.k, e.meta, alias, e.err, sizeof e.err);
+        int r = reindex_delete_all(cfg, e.k, e.c.meta, alias, e.err, sizeof e.err);
         if (r == REINDEX_OK) printf("%s: every version deleted; the config stays (unavailable)\n",
                                     alias);
         else fprintf(stderr, "searchsync reindex: %s\n", e.err);
@@ -255,7 +238,7 @@ int cmd_reindex(int argc, char **argv) {
     } else {
         unsigned v = 0;
         struct reindex_request req = {alias, buckets, by_mod, "reindex command"};
-        int r = reindex_request(&e.cfg, e.client, e.k, e.meta, e.src, &req, &v, e.err,
+        int r = reindex_request(cfg, e.client, e.k, e.c.meta, e.src, &req, &v, e.err,
                                 sizeof e.err);
         if (r != REINDEX_OK) {
             fprintf(stderr, "searchsync reindex: %s\n", e.err);
@@ -266,7 +249,5 @@ int cmd_reindex(int argc, char **argv) {
             rc = no_wait ? EXIT_OK : follow(&e, alias, v);
         }
     }
-    env_close(&e);
-    return rc;
+    return env_close(&e, rc);
 }
-

@@ -8,7 +8,6 @@
  * exist, shown to the operator. Schedulable as `[check] schedule` with
  * `since` and `repair = true`. Exit 0 (nothing different, or all
  * rewritten), 3 some could not be rewritten, 1 failure, 2 usage. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -32,19 +31,17 @@ static bool has_window(const struct mp_index *ix) {
 }
 
 int cmd_replay(int argc, char **argv) {
-    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
-                                         {"index", required_argument, NULL, 'i'},
-                                         {"since", required_argument, NULL, 's'},
-                                         {"today", no_argument, NULL, 't'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *path = NULL, *only = NULL;
+    static const struct option own[] = {{"index", required_argument, NULL, 'i'},
+                                        {"since", required_argument, NULL, 's'},
+                                        {"today", no_argument, NULL, 't'},
+                                        {NULL, 0, NULL, 0}};
+    struct command c = {.name = "replay", .usage = replay_usage, .opts = own,
+                        .shortopts = "i:s:t", .argc = argc, .argv = argv};
+    const char *only = NULL;
     long since = 0;
     int o;
-    optind = 1;
-    while ((o = getopt_long(argc, argv, "c:i:s:th", opts, NULL)) != -1) {
-        if (o == 'c') path = optarg;
-        else if (o == 'i') only = optarg;
+    while ((o = command_opt(&c)) > 0) {
+        if (o == 'i') only = optarg;
         else if (o == 's') {
             if ((since = config_parse_duration(optarg)) < 0) {
                 fprintf(stderr, "searchsync replay: --since %s: give a duration such as 90s, "
@@ -52,20 +49,20 @@ int cmd_replay(int argc, char **argv) {
                 return EXIT_USAGE;
             }
         } else if (o == 't') since = 0;
-        else if (o == 'h') return replay_usage(stdout), EXIT_OK;
-        else return replay_usage(stderr), EXIT_USAGE;
     }
-    if (!path || optind != argc) return replay_usage(stderr), EXIT_USAGE;
+    if (o < 0) return c.rc;
+    if (!c.config || optind != argc) return command_usage(&c);
     if (since == 0) { /* --today: since midnight, UTC (at least a second) */
         time_t now = time(NULL);
         since = (long)(now % 86400);
         if (since < 1) since = 1;
     }
-    struct ss_config cfg;
-    if (command_config("replay", path, &cfg) != 0) return EXIT_USAGE;
+    int rc = command_begin(&c, 0);
+    if (rc >= 0) return rc;
+    const struct ss_config *cfg = &c.cfg;
     struct producer pr;
     struct producer_opts po = {.engine = true, .flush_interval_ms = 5};
-    int rc = producer_open(&pr, &cfg, &po);
+    rc = producer_open(&pr, cfg, &po);
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     size_t done = 0;
@@ -81,7 +78,7 @@ int cmd_replay(int argc, char **argv) {
                 continue;
             }
             struct check_opts co = {.alias = ix->alias, .since_s = since, .repair = true,
-                                    .settle_s = cfg.check.settle_s, .trigger = "replay",
+                                    .settle_s = cfg->check.settle_s, .trigger = "replay",
                                     .node = host[0] ? host : NULL};
             struct check_result res;
             int crc = check_run(&pr, &co, &res);
@@ -94,7 +91,7 @@ int cmd_replay(int argc, char **argv) {
             else
                 fprintf(stderr, "searchsync replay: %s: %s\n", ix->alias, pr.err);
             char e[512];
-            if (check_record(pr.p.meta, cfg.source.name, &co, &res, crc,
+            if (check_record(pr.p.meta, cfg->source.name, &co, &res, crc,
                              crc == EXIT_RUNTIME ? pr.err : NULL, e, sizeof e) < 0)
                 fprintf(stderr, "searchsync replay: %s: not recorded in check_runs: %s\n",
                         ix->alias, e);
@@ -104,14 +101,12 @@ int cmd_replay(int argc, char **argv) {
         }
         if (only && !done) {
             fprintf(stderr, "searchsync replay: source %s has no index config \"%s\"\n",
-                    cfg.source.name, only);
+                    cfg->source.name, only);
             rc = EXIT_USAGE;
         }
     } else {
         fprintf(stderr, "searchsync replay: %s\n", pr.err);
     }
     producer_close(&pr);
-    config_free(&cfg);
-    mysql_library_end();
-    return rc;
+    return command_end(&c, rc);
 }

@@ -8,7 +8,6 @@
  * (child_copies.c). Its version is the binlog position read before the rows
  * are (seed 000): a live change made since is newer and wins, and the
  * rebuilt content is at least as new as that position. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,26 +23,22 @@ static void resync_usage(FILE *out) {
 }
 
 int cmd_resync(int argc, char **argv) {
-    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
-                                         {"ids", required_argument, NULL, 'i'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *path = NULL, *ids = NULL;
+    static const struct option own[] = {{"ids", required_argument, NULL, 'i'},
+                                        {NULL, 0, NULL, 0}};
+    struct command c = {.name = "resync", .usage = resync_usage, .opts = own, .shortopts = "i:",
+                        .argc = argc, .argv = argv};
+    const char *ids = NULL;
     int o;
-    optind = 1;
-    while ((o = getopt_long(argc, argv, "c:i:h", opts, NULL)) != -1) {
-        if (o == 'c') path = optarg;
-        else if (o == 'i') ids = optarg;
-        else if (o == 'h') return resync_usage(stdout), EXIT_OK;
-        else return resync_usage(stderr), EXIT_USAGE;
-    }
-    if (!path || !ids || !*ids || optind != argc - 1) return resync_usage(stderr), EXIT_USAGE;
+    while ((o = command_opt(&c)) > 0) ids = optarg; /* 'i' */
+    if (o < 0) return c.rc;
+    if (!c.config || !ids || !*ids || optind != argc - 1) return command_usage(&c);
     const char *alias = argv[optind];
-    struct ss_config cfg;
-    if (command_config("resync", path, &cfg) != 0) return EXIT_USAGE;
+    int rc = command_begin(&c, 0);
+    if (rc >= 0) return rc;
+    const struct ss_config *cfg = &c.cfg;
     struct producer pr;
     struct producer_opts po = {.engine = true, .flush_interval_ms = 5};
-    int rc = producer_open(&pr, &cfg, &po);
+    rc = producer_open(&pr, cfg, &po);
     struct pipeline *p = &pr.p;
     struct changeset cs = {0};
     char *err = pr.err;
@@ -53,7 +48,7 @@ int cmd_resync(int argc, char **argv) {
     size_t at = 0;
     while (at < pr.m.nindices && strcmp(pr.m.indices[at].alias, alias)) at++;
     if (at == pr.m.nindices) {
-        snprintf(err, errlen, "source %s has no index config \"%s\"", cfg.source.name, alias);
+        snprintf(err, errlen, "source %s has no index config \"%s\"", cfg->source.name, alias);
         rc = EXIT_USAGE;
         goto fail;
     }
@@ -89,7 +84,7 @@ int cmd_resync(int argc, char **argv) {
     pipeline_snapshot_end(p);
     if (brc != 0) snprintf(err, errlen, "%s", p->err);
     pipeline_end(p, &cs, &end, false);
-    int drc = deliver_drain(p->d, cfg.delivery.drain_timeout_ms);
+    int drc = deliver_drain(p->d, cfg->delivery.drain_timeout_ms);
     struct deliver_stats ds;
     deliver_get_stats(p->d, &ds);
     if (brc != 0) goto fail;
@@ -108,7 +103,5 @@ fail:
 out:
     changeset_free(&cs);
     producer_close(&pr);
-    config_free(&cfg);
-    mysql_library_end();
-    return rc;
+    return command_end(&c, rc);
 }

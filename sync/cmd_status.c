@@ -16,7 +16,6 @@
  * Exit: 0 all reported and nothing waits for an operator; 3 dead letters are
  * waiting (see `searchsync dead-letters list`); 1 a server could not be
  * asked (the rest is still printed); 2 usage or configuration. */
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,44 +106,33 @@ static void print_readers(const struct ss_config *cfg, MYSQL *meta) {
 }
 
 int cmd_status(int argc, char **argv) {
-    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *path = NULL;
+    static const struct option own[] = {{"json", no_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
+    struct command c = {.name = "status", .usage = status_usage, .opts = own, .shortopts = "j",
+                        .argc = argc, .argv = argv};
     bool json = false;
     int o;
-    optind = 1;
-    while ((o = getopt_long(argc, argv, "c:jh", opts, NULL)) != -1) {
-        if (o == 'c') path = optarg;
-        else if (o == 'j') json = true;
-        else if (o == 'h') return status_usage(stdout), EXIT_OK;
-        else return status_usage(stderr), EXIT_USAGE;
-    }
-    if (!path || optind != argc) return status_usage(stderr), EXIT_USAGE;
-    struct ss_config cfg;
-    char err[1024];
-    if (command_config("status", path, &cfg) != 0) return EXIT_USAGE;
-    int rc = EXIT_OK;
+    while ((o = command_opt(&c)) > 0) json = true; /* 'j' */
+    if (o < 0) return c.rc;
+    if (!c.config || optind != argc) return command_usage(&c);
+    int rc = command_begin(&c, 0);
+    if (rc >= 0) return rc;
+    if (command_meta(&c, "metadata schema: ") >= 0) return command_end(&c, EXIT_RUNTIME);
+    const struct ss_config *cfg = &c.cfg;
+    const char *path = c.config;
+    MYSQL *meta = c.meta;
+    rc = EXIT_OK;
     struct search_client *client = NULL;
     struct search_conn *k = NULL;
     MYSQL *src = NULL;
-    db_params mp = db_params_metadata(&cfg);
-    MYSQL *meta = db_connect(&mp, err, sizeof err);
-    if (!meta || metadb_migrate(meta, cfg.metadata.database, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync status: metadata schema: %s\n", err);
-        rc = EXIT_RUNTIME;
-        goto out;
-    }
-    db_params sp = db_params_source(&cfg);
+    db_params sp = db_params_source(cfg);
     char src_err[1024] = "", engine_err[1024] = "";
     src = db_connect(&sp, src_err, sizeof src_err);
     struct search_opts so;
-    deliver_search_opts(&so, &cfg);
+    deliver_search_opts(&so, cfg);
     client = search_client_new(&so, engine_err, sizeof engine_err);
     k = client ? search_conn_new(client) : NULL;
     struct ss_status st;
-    status_collect(&cfg, meta, src, src_err, k, engine_err, &st);
+    status_collect(cfg, meta, src, src_err, k, engine_err, &st);
     if (json) { /* docs/status.schema.json */
         sbuf out = SBUF_INIT;
         status_json(&st, &out);
@@ -236,7 +224,7 @@ int cmd_status(int argc, char **argv) {
     printf("last check per index (index, status, finished, window s, differences, documents "
            "fetched)\n");
     if (print_rows(&st.checks) == 0) printf("  none (searchsync check)\n");
-    print_readers(&cfg, meta);
+    print_readers(cfg, meta);
     if (st.checkpoint_purged) {
         printf("the checkpoint's binlog file is no longer on the source (purged): the changes "
                "since it cannot be read; recover with `searchsync run --config %s "
@@ -249,8 +237,5 @@ out:
     search_conn_free(k);
     search_client_free(client);
     db_close(src);
-    db_close(meta);
-    config_free(&cfg);
-    mysql_library_end();
-    return rc;
+    return command_end(&c, rc);
 }

@@ -288,47 +288,41 @@ static bool daemon_alive(void *ud, char *why, size_t whylen) {
 }
 
 int cmd_run(int argc, char **argv) {
+    static const struct option own[] = {{"no-wait", no_argument, NULL, 'n'},
+                                        {"from-current", no_argument, NULL, 'f'},
+                                        {NULL, 0, NULL, 0}};
+    struct command c = {.name = "run", .usage = run_usage, .opts = own, .argc = argc, .argv = argv};
     bool no_wait = false, from_current = false;
-    for (int i = 1; i < argc;) /* run's own options, before the common ones */
-        if (!strcmp(argv[i], "--no-wait") || !strcmp(argv[i], "--from-current")) {
-            if (argv[i][2] == 'n') no_wait = true;
-            else from_current = true;
-            for (int j = i; j < argc - 1; j++) argv[j] = argv[j + 1];
-            argc--;
-        } else {
-            i++;
-        }
-    struct ss_config cfg;
-    int prc = command_prologue("run", argc, argv, run_usage, &cfg);
-    if (prc >= 0) return prc;
-    char lerr[512];
-    if (log_set_target(cfg.log.file, lerr, sizeof lerr) < 0) { /* stderr, a file or syslog */
-        fprintf(stderr, "searchsync run: %s\n", lerr);
-        config_free(&cfg);
-        return EXIT_USAGE;
+    int o;
+    while ((o = command_opt(&c)) > 0) {
+        if (o == 'n') no_wait = true;
+        else from_current = true;
     }
+    if (o < 0) return c.rc;
+    if (!c.config || optind != argc) return command_usage(&c);
+    int prc = command_begin(&c, COMMAND_LOG_FILE); /* the log: stderr, a file or syslog */
+    if (prc >= 0) return prc;
+    struct ss_config *cfg = &c.cfg;
 
     struct daemon *dm = xcalloc(1, sizeof *dm);
     reader_stats_init(&dm->rs);
-    dm->cfg = &cfg;
+    dm->cfg = cfg;
     dm->snap = -1;
     pthread_mutex_init(&dm->cmds.mu, NULL);
-    pipeline_init(&dm->p, &cfg);
-    supervisor_init(&dm->sv, &cfg, &dm->cmds, NULL);
+    pipeline_init(&dm->p, cfg);
+    supervisor_init(&dm->sv, cfg, &dm->cmds, NULL);
     signals_on_stop(&daemon_stop_requested, NULL);
     int exit_code = EXIT_RUNTIME;
     struct http_server *admin = NULL;
     struct pipeline *p = &dm->p;
     p->stop = &daemon_stop_requested;
-    p->srcp = db_params_source(&cfg);
-    p->metap = db_params_metadata(&cfg);
-    p->metap.database = cfg.metadata.database;
+    p->srcp = db_params_source(cfg);
+    p->metap = db_params_metadata(cfg);
+    p->metap.database = cfg->metadata.database;
     dm->ckptp = p->metap;
 
-    db_params bare = db_params_metadata(&cfg);
-    p->meta = db_connect(&bare, dm->err, sizeof dm->err);
-    if (!p->meta || metadb_migrate(p->meta, cfg.metadata.database, dm->err, sizeof dm->err) < 0)
-        goto out;
+    p->meta = metadb_open(cfg, dm->err, sizeof dm->err);
+    if (!p->meta) goto out;
     p->src = db_connect(&p->srcp, dm->err, sizeof dm->err);
     if (!p->src) goto out;
     /* before a build is queued or a checkpoint saved */
@@ -347,11 +341,11 @@ int cmd_run(int argc, char **argv) {
                 snprintf(dm->err, sizeof dm->err,
                          "source %s has no index configs in %s: import a mapping first "
                          "(searchsync mapping import --config %s FILE --yes)",
-                         cfg.source.name, cfg.metadata.database, argv[argc - 1]);
+                         cfg->source.name, cfg->metadata.database, c.config);
         }
         goto out;
     }
-    if (http_server_start(&cfg, &admin, dm->err, sizeof dm->err) < 0) { /* web/: the admin API */
+    if (http_server_start(cfg, &admin, dm->err, sizeof dm->err) < 0) { /* web/: the admin API */
         exit_code = EXIT_USAGE;
         goto out;
     }
@@ -362,7 +356,7 @@ int cmd_run(int argc, char **argv) {
                  "restart the service");
 
     struct search_opts so;
-    deliver_search_opts(&so, &cfg);
+    deliver_search_opts(&so, cfg);
     dm->client = search_client_new(&so, dm->err, sizeof dm->err);
     if (!dm->client) goto out;
     dm->sv.client = dm->client;
@@ -377,11 +371,11 @@ int cmd_run(int argc, char **argv) {
     pipeline_adopt(p, &dm->gen->m, router_new(&dm->gen->m));
 
     dm->ckpt = db_connect(&dm->ckptp, dm->err, sizeof dm->err);
-    dm->dls = dm->ckpt ? dl_store_new(&dm->ckptp, cfg.source.name, dm->err, sizeof dm->err)
+    dm->dls = dm->ckpt ? dl_store_new(&dm->ckptp, cfg->source.name, dm->err, sizeof dm->err)
                        : NULL;
     if (!dm->dls) goto out;
     struct deliver_opts dopts;
-    deliver_opts_from_config(&dopts, &cfg);
+    deliver_opts_from_config(&dopts, cfg);
     dopts.checkpoint = save_checkpoint;
     dopts.checkpoint_ud = dm;
     dopts.dead_letter = live_dead_letter;
@@ -401,11 +395,11 @@ int cmd_run(int argc, char **argv) {
 
     /* this node reads the source only once it leads it (the admin server is
      * up meanwhile); a standby waits here */
-    if (leadership_init(&dm->lead, &cfg, no_wait) < 0) {
+    if (leadership_init(&dm->lead, cfg, no_wait) < 0) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->lead.err);
         goto out;
     }
-    service_notify("STATUS=waiting to read the binlog of source %s", cfg.source.name);
+    service_notify("STATUS=waiting to read the binlog of source %s", cfg->source.name);
     int lrc = leadership_acquire(&dm->lead, &daemon_stop_requested);
     if (lrc < 0) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->lead.err);
@@ -419,7 +413,7 @@ int cmd_run(int argc, char **argv) {
     dm->sv.lead = &dm->lead;
 
     bl_reader_opts ro;
-    reader_opts(&cfg, &ro);
+    reader_opts(cfg, &ro);
     char file[BL_FILE_MAX];
     if (start_position(dm, &ro, file, sizeof file, from_current) < 0) goto out;
     /* reindexes (a first sync, or one resumed after a restart) */
@@ -435,15 +429,15 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     reload_attach(&dm->sv); /* SIGHUP: reload, SIGUSR1: state dump (sync/reload.c) */
-    if (check_schedule_start(&dm->check, &cfg, &daemon_stop_requested, dm->lead.node_id) < 0)
+    if (check_schedule_start(&dm->check, cfg, &daemon_stop_requested, dm->lead.node_id) < 0)
         log_warn("run", "the scheduled check could not start: checks run from cron only");
-    if (delayed_schedule_start(&dm->delayed, &cfg, &daemon_stop_requested) < 0)
+    if (delayed_schedule_start(&dm->delayed, cfg, &daemon_stop_requested) < 0)
         log_warn("run", "the scheduled delayed run could not start: run searchsync delayed-run "
                  "from cron");
-    if (retention_schedule_start(&dm->retention, &cfg, &daemon_stop_requested) < 0)
+    if (retention_schedule_start(&dm->retention, cfg, &daemon_stop_requested) < 0)
         log_warn("run", "retention: its thread could not start: the metadata's history is not "
                  "cleaned by this run");
-    service_notify("STATUS=reading the binlog of source %s", cfg.source.name);
+    service_notify("STATUS=reading the binlog of source %s", cfg->source.name);
     int rc = daemon_stop_requested ? BL_STOP : binlog_source_run(dm, &ro);
     service_notify("STOPPING=1\nSTATUS=stopping: draining the delivery queues");
     if (rc == BL_ERR && strstr(dm->err, "not available on the server"))
@@ -458,7 +452,7 @@ int cmd_run(int argc, char **argv) {
     supervisor_stop(&dm->sv);
     while (p->nbuilds)
         builds_stop(dm, p->nbuilds - 1, "stopping; the jobs resume from their cursors");
-    int drc = deliver_drain(p->d, cfg.delivery.drain_timeout_ms);
+    int drc = deliver_drain(p->d, cfg->delivery.drain_timeout_ms);
     log_info("run",
              "stopped after %llu transactions, %llu documents, %llu element scripts, %llu "
              "deletes, %llu change snapshots, %llu mapping reloads; drain %s",
@@ -473,7 +467,7 @@ int cmd_run(int argc, char **argv) {
     if (atomic_load(&dm->sv.lost) || atomic_load(&dm->fenced)) {
         exit_code = EXIT_RUNTIME;
         snprintf(dm->err, sizeof dm->err, "this node no longer reads source %s (another node "
-                 "took it over): restart it to stand by", cfg.source.name);
+                 "took it over): restart it to stand by", cfg->source.name);
     }
 out:
     if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);
@@ -510,7 +504,5 @@ out:
     db_close(dm->ckpt);
     reader_stats_destroy(&dm->rs);
     free(dm);
-    config_free(&cfg);
-    mysql_library_end();
-    return exit_code;
+    return command_end(&c, exit_code);
 }

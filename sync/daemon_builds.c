@@ -124,8 +124,8 @@ static void drop_failed_builds(struct supervisor *sv, const struct mp_index *ix)
     db_quote(sv->meta, &q, sv->cfg->source.name, strlen(sv->cfg->source.name));
     sbuf_adds(&q, " AND c.alias = ");
     db_quote(sv->meta, &q, ix->alias, strlen(ix->alias));
-    MYSQL_RES *res = mysql_real_query(sv->meta, q.data, q.len) == 0
-                         ? mysql_store_result(sv->meta) : NULL;
+    char err[256];
+    MYSQL_RES *res = db_query(sv->meta, q.data, q.len, err, sizeof err);
     MYSQL_ROW row;
     struct search_resp r;
     search_resp_init(&r);

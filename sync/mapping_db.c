@@ -14,17 +14,6 @@ static void seterr(char *err, size_t n, const char *what, MYSQL *m) {
     snprintf(err, n, "%s: %s (%u)", what, mysql_error(m), mysql_errno(m));
 }
 
-static MYSQL_RES *query(MYSQL *m, const sbuf *sql, char *err, size_t errlen) {
-    if (mysql_real_query(m, sql->data, sql->len) != 0) {
-        snprintf(err, errlen, "query failed: %s (%u): %.300s", mysql_error(m), mysql_errno(m),
-                 sql->data);
-        return NULL;
-    }
-    MYSQL_RES *r = mysql_store_result(m);
-    if (!r) seterr(err, errlen, "reading a result", m);
-    return r;
-}
-
 static void q(MYSQL *m, sbuf *s, const char *v) {
     if (!v)
         sbuf_adds(s, "NULL");
@@ -81,7 +70,7 @@ int mapping_schema_load(MYSQL *src, const struct mapping *mp, struct mp_schema *
         return 0;
     }
     sbuf_adds(&sql, ") ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION");
-    MYSQL_RES *r = query(src, &sql, err, errlen);
+    MYSQL_RES *r = db_query(src, sql.data, sql.len, err, errlen);
     sbuf_free(&sql);
     if (!r) return -1;
     MYSQL_ROW row;
@@ -104,7 +93,9 @@ static int where_rel(MYSQL *src, const char *where, const struct mp_relation *r,
             sbuf_addc(&sql, '.');
             db_ident(&sql, r[i].table);
             sbuf_printf(&sql, " WHERE (%s) LIMIT 0", r[i].where);
-            if (mysql_real_query(src, sql.data, sql.len) != 0) {
+            char qerr[512];
+            MYSQL_RES *res = db_query(src, sql.data, sql.len, qerr, sizeof qerr);
+            if (!res) {
                 unsigned e = mysql_errno(src);
                 if (e >= 2000 && e < 3000) { /* client errors: the connection, not the SQL */
                     seterr(err, errlen, "checking a where condition", src);
@@ -115,8 +106,7 @@ static int where_rel(MYSQL *src, const char *where, const struct mp_relation *r,
                             mysql_error(src));
                 (*nerr)++;
             } else {
-                MYSQL_RES *res = mysql_store_result(src);
-                if (res) mysql_free_result(res);
+                mysql_free_result(res);
             }
             sbuf_free(&sql);
         }
@@ -154,7 +144,7 @@ static int load_columns(MYSQL *m, unsigned long long table_id, unsigned long lon
                 "keyword, extend_name, is_key, nested, indexed, format FROM mapping_columns "
                 "WHERE table_id = %llu AND relation_id = %llu ORDER BY position, id",
                 table_id, rel_id);
-    MYSQL_RES *r = query(m, &sql, err, errlen);
+    MYSQL_RES *r = db_query(m, sql.data, sql.len, err, errlen);
     sbuf_free(&sql);
     if (!r) return -1;
     size_t cnt = (size_t)mysql_num_rows(r);
@@ -189,7 +179,7 @@ static int load_relations(MYSQL *m, unsigned long long table_id, unsigned long l
                 "FROM mapping_relations WHERE table_id = %llu AND parent_relation_id = %llu "
                 "ORDER BY position, id",
                 table_id, parent);
-    MYSQL_RES *r = query(m, &sql, err, errlen);
+    MYSQL_RES *r = db_query(m, sql.data, sql.len, err, errlen);
     sbuf_free(&sql);
     if (!r) return -1;
     size_t cnt = (size_t)mysql_num_rows(r);
@@ -226,15 +216,8 @@ static int load_relations(MYSQL *m, unsigned long long table_id, unsigned long l
 int mapping_db_checksum(MYSQL *m, char *out, size_t outlen, char *err, size_t errlen) {
     static const char sql[] =
         "CHECKSUM TABLE index_configs, table_configs, mapping_columns, mapping_relations";
-    if (mysql_real_query(m, sql, sizeof sql - 1) != 0) {
-        snprintf(err, errlen, "%s: %s", sql, mysql_error(m));
-        return -1;
-    }
-    MYSQL_RES *res = mysql_store_result(m);
-    if (!res) {
-        snprintf(err, errlen, "%s: %s", sql, mysql_error(m));
-        return -1;
-    }
+    MYSQL_RES *res = db_query(m, sql, sizeof sql - 1, err, errlen);
+    if (!res) return -1;
     sbuf s = SBUF_INIT;
     MYSQL_ROW row;
     int rc = 0;
@@ -264,7 +247,7 @@ static int load_top(MYSQL *m, const char *source, unsigned long long index_id, s
     sbuf_adds(&sql, " AND table_name = ");
     q(m, &sql, t->table);
     sbuf_adds(&sql, " ORDER BY path, level");
-    MYSQL_RES *r = query(m, &sql, err, errlen);
+    MYSQL_RES *r = db_query(m, sql.data, sql.len, err, errlen);
     sbuf_free(&sql);
     if (!r) return -1;
     size_t cnt = (size_t)mysql_num_rows(r);
@@ -288,7 +271,7 @@ int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err
                     "source = ");
     q(m, &sql, source);
     sbuf_adds(&sql, " ORDER BY position, id");
-    MYSQL_RES *r = query(m, &sql, err, errlen);
+    MYSQL_RES *r = db_query(m, sql.data, sql.len, err, errlen);
     if (!r) {
         sbuf_free(&sql);
         return -1;
@@ -323,7 +306,7 @@ int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err
                     "mode, expiry_column FROM table_configs WHERE index_id = %llu "
                     "ORDER BY position, id",
                     ids[i]);
-        r = query(m, &sql, err, errlen);
+        r = db_query(m, sql.data, sql.len, err, errlen);
         if (!r) {
             rc = -1;
             break;
@@ -486,7 +469,7 @@ static int save_all(MYSQL *m, const char *source, const struct mapping *mp, char
     sbuf_adds(&s, "SELECT id, alias FROM index_configs WHERE source = ");
     q(m, &s, source);
     sbuf_adds(&s, " FOR UPDATE");
-    MYSQL_RES *r = query(m, &s, err, errlen);
+    MYSQL_RES *r = db_query(m, s.data, s.len, err, errlen);
     if (!r) {
         sbuf_free(&s);
         return -1;

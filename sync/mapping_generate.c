@@ -36,14 +36,6 @@ static void edge_add(struct gen *g, const char *from, const char *fc, const char
     g->e[g->ne++] = (struct edge){xstrdup(from), xstrdup(fc), xstrdup(to), xstrdup(tc), guessed};
 }
 
-static MYSQL_RES *run(MYSQL *m, const sbuf *sql, char *err, size_t errlen) {
-    MYSQL_RES *r = NULL;
-    if (mysql_real_query(m, sql->data, sql->len) != 0 || !(r = mysql_store_result(m)))
-        snprintf(err, errlen, "reading information_schema on the source: %s (%u)",
-                 mysql_error(m), mysql_errno(m));
-    return r;
-}
-
 /* the table's single primary key column, NULL when it has none or several */
 static const char *single_pk(const struct gen *g, const char *table) {
     const char *pk = NULL;
@@ -76,7 +68,7 @@ static int load(struct gen *g, MYSQL *src, char *err, size_t errlen) {
                     "WHERE t.TABLE_TYPE = 'BASE TABLE' AND c.TABLE_SCHEMA = ");
     db_quote(src, &sql, g->db, strlen(g->db));
     sbuf_adds(&sql, " ORDER BY c.TABLE_NAME, c.ORDINAL_POSITION");
-    MYSQL_RES *r = run(src, &sql, err, errlen);
+    MYSQL_RES *r = db_query(src, sql.data, sql.len, err, errlen);
     MYSQL_ROW row;
     if (r) {
         while ((row = mysql_fetch_row(r)))
@@ -94,7 +86,7 @@ static int load(struct gen *g, MYSQL *src, char *err, size_t errlen) {
                     "k.CONSTRAINT_SCHEMA AND o.TABLE_NAME = k.TABLE_NAME AND o.CONSTRAINT_NAME = "
                     "k.CONSTRAINT_NAME AND o.ORDINAL_POSITION > 1) "
                     "ORDER BY k.TABLE_NAME, k.COLUMN_NAME");
-    MYSQL_RES *f = r ? run(src, &sql, err, errlen) : NULL;
+    MYSQL_RES *f = r ? db_query(src, sql.data, sql.len, err, errlen) : NULL;
     sbuf_free(&sql);
     if (!f) return -1;
     while ((row = mysql_fetch_row(f)))

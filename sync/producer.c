@@ -38,11 +38,9 @@ int producer_open(struct producer *pr, const struct ss_config *cfg,
     pipeline_init(p, cfg);
     p->metap = db_params_metadata(cfg);
     p->srcp = db_params_source(cfg);
-    db_params bare = p->metap;
     p->metap.database = cfg->metadata.database;
-    p->meta = db_connect(&bare, pr->err, sizeof pr->err);
-    if (!p->meta || metadb_migrate(p->meta, cfg->metadata.database, pr->err, sizeof pr->err) < 0)
-        return EXIT_RUNTIME;
+    p->meta = metadb_open(cfg, pr->err, sizeof pr->err);
+    if (!p->meta) return EXIT_RUNTIME;
     p->src = db_connect(&p->srcp, pr->err, sizeof pr->err);
     if (!p->src) return EXIT_RUNTIME;
     if (mapping_db_load(p->meta, cfg->source.name, &pr->m, pr->err, sizeof pr->err) < 0)

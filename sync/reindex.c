@@ -73,26 +73,6 @@ bool rx_nap_unless(const _Atomic int *stop, long ms) {
     return !*stop;
 }
 
-/* SELECT one row; fills up to n columns (malloc'd, NULL for SQL NULL).
- * 1 row, 0 none, -1 error. */
-int rx_row1(MYSQL *m, const char *sql, char **out, int n, char *err, size_t errlen) {
-    for (int i = 0; i < n; i++) out[i] = NULL;
-    if (mysql_real_query(m, sql, strlen(sql)) != 0)
-        return errf(err, errlen, "%s (%u) in: %.200s", mysql_error(m), mysql_errno(m), sql);
-    MYSQL_RES *res = mysql_store_result(m);
-    if (!res) return mysql_errno(m) ? errf(err, errlen, "%s", mysql_error(m)) : 0;
-    MYSQL_ROW row = mysql_fetch_row(res);
-    if (row)
-        for (int i = 0; i < n && i < (int)mysql_num_fields(res); i++)
-            out[i] = row[i] ? xstrdup(row[i]) : NULL;
-    mysql_free_result(res);
-    return row ? 1 : 0;
-}
-
-void rx_free_row(char **r, int n) {
-    for (int i = 0; i < n; i++) free(r[i]), r[i] = NULL;
-}
-
 int rx_engine(struct search_conn *k, const char *method, const char *path, const char *body,
               struct search_resp *r, char *err, size_t errlen) {
     if (search_request(k, method, path, NULL, body, body ? strlen(body) : 0, r) != 0)
@@ -185,7 +165,7 @@ int rx_index_id_of(MYSQL *meta, const char *source, const char *alias, char **ro
     rx_sq(meta, &q, source);
     sbuf_adds(&q, " AND alias = ");
     rx_sq(meta, &q, alias);
-    int rc = rx_row1(meta, q.data, row, 5, err, errlen);
+    int rc = db_row1(meta, q.data, q.len, row, 5, err, errlen);
     sbuf_free(&q);
     if (rc == 0) {
         errf(err, errlen, "source %s has no index config \"%s\"", source, alias);
@@ -248,6 +228,8 @@ static int key_quantiles(MYSQL *src, const struct mp_table *tb, const char *key,
         sbuf_free(&q);
         return rc;
     }
+    /* streamed, not db_query: every key of the table passes, only the
+     * samples are kept (memory bounded by QUANTILE_SAMPLES, not the table) */
     MYSQL_RES *res = mysql_use_result(src);
     if (!res) {
         rc = errf(err, errlen, "%s (%u) in: %.200s", mysql_error(src), mysql_errno(src), q.data);
@@ -326,7 +308,7 @@ static int key_at_or_above(MYSQL *src, const struct mp_table *tb, const char *ke
     sbuf_adds(&q, " ORDER BY ");
     db_ident(&q, key);
     sbuf_adds(&q, " LIMIT 1");
-    int rc = rx_row1(src, q.data, out, 1, err, errlen);
+    int rc = db_row1(src, q.data, q.len, out, 1, err, errlen);
     sbuf_free(&q);
     if (rc == 1 && (!*out || !docbuild_is_integer(*out))) {
         free(*out);
@@ -353,7 +335,7 @@ static int key_spread_bounds(MYSQL *src, const struct mp_table *tb, const char *
     db_ident(&q, tb->db);
     sbuf_addc(&q, '.');
     db_ident(&q, tb->table);
-    rc = rx_row1(src, q.data, &hi_s, 1, err, errlen);
+    rc = db_row1(src, q.data, q.len, &hi_s, 1, err, errlen);
     sbuf_free(&q);
     if (rc < 0 || !hi_s || !docbuild_is_integer(hi_s)) {
         free(lo_s);
@@ -477,7 +459,7 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
              "index %s is already being rebuilt (version %s, state %s): wait for it "
              "(searchsync status), or cancel it with searchsync reindex --reset %s",
              req->alias, row[3], row[1], req->alias);
-        rx_free_row(row, 5);
+        db_row_free(row, 5);
         mapping_free(&m);
         return REINDEX_REFUSED;
     }
@@ -494,7 +476,7 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
                     "index_id = %s), 0), COALESCE((SELECT MAX(version) FROM reindex_runs WHERE "
                     "index_id = %s), 0)) + 1",
                 row[2], id, id);
-    if (rx_row1(meta, q.data, mx, 1, err, errlen) < 1) goto out;
+    if (db_row1(meta, q.data, q.len, mx, 1, err, errlen) < 1) goto out;
     v = (unsigned)strtoul(mx[0], NULL, 10);
     char phys[600];
     snprintf(phys, sizeof phys, "%s_v%u", req->alias, v);
@@ -614,7 +596,7 @@ out:
     }
     search_resp_free(&r);
     free(mx[0]);
-    rx_free_row(row, 5);
+    db_row_free(row, 5);
     sbuf_free(&q);
     sbuf_free(&body);
     sbuf_free(&build);
@@ -660,7 +642,7 @@ int rx_close_run(MYSQL *meta, const struct ss_config *cfg, const char *id, unsig
                     "OFFSET %d",
                 id, cfg->reindex.keep_runs - 1);
     char *cut[1];
-    int got = rx_row1(meta, q.data, cut, 1, err, errlen);
+    int got = db_row1(meta, q.data, q.len, cut, 1, err, errlen);
     if (got < 0) goto out;
     if (got == 1) {
         const char *del[] = {"DELETE FROM job_errors WHERE run_id IN (SELECT id FROM reindex_runs "
@@ -740,13 +722,13 @@ int reindex_reset(const struct ss_config *cfg, struct search_conn *k, MYSQL *met
         errf(err, errlen, "index %s is %s: there is no build to cancel%s", alias, row[1],
              !strcmp(row[1], "switching") ? " (the alias is being switched to the new version)"
                                           : "");
-        rx_free_row(row, 5);
+        db_row_free(row, 5);
         return REINDEX_REFUSED;
     }
     unsigned v = (unsigned)strtoul(row[3], NULL, 10);
     rc = rx_undo_build(cfg, k, meta, alias, row[0], v, "cancelled", by, true, err, errlen);
     if (rc == REINDEX_OK) log_info("reindex", "%s: build of version %u cancelled", alias, v);
-    rx_free_row(row, 5);
+    db_row_free(row, 5);
     return rc;
 }
 
@@ -759,7 +741,7 @@ int reindex_delete_all(const struct ss_config *cfg, struct search_conn *k, MYSQL
         errf(err, errlen, "index %s is %s: --delete-all works from available or history only "
                           "(cancel the build first with --reset)",
              alias, row[1]);
-        rx_free_row(row, 5);
+        db_row_free(row, 5);
         return REINDEX_REFUSED;
     }
     sbuf q = SBUF_INIT;
@@ -794,6 +776,6 @@ int reindex_delete_all(const struct ss_config *cfg, struct search_conn *k, MYSQL
 out:
     search_resp_free(&r);
     sbuf_free(&q);
-    rx_free_row(row, 5);
+    db_row_free(row, 5);
     return rc;
 }

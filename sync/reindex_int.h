@@ -32,10 +32,6 @@ void rx_sq(MYSQL *m, sbuf *q, const char *s);
 long long rx_exec_retry(MYSQL *m, const char *sql, char *err, size_t errlen);
 /* Sleep ms in steps of at most 200 ms; false as soon as *stop is set. */
 bool rx_nap_unless(const _Atomic int *stop, long ms);
-/* SELECT one row into out[0..n) (malloc'd, NULL for SQL NULL): 1 row, 0 none,
- * -1 error. rx_free_row frees them. */
-int rx_row1(MYSQL *m, const char *sql, char **out, int n, char *err, size_t errlen);
-void rx_free_row(char **r, int n);
 /* One engine request; -1 with err on a transport error (an HTTP error
  * status is the caller's to judge). */
 int rx_engine(struct search_conn *k, const char *method, const char *path, const char *body,

@@ -305,8 +305,8 @@ static unsigned long long rows_expected(MYSQL *src, const struct mp_index *ix) {
     }
     char *v[1] = {NULL}, err[256];
     unsigned long long n = 0;
-    if (rx_row1(src, q.data, v, 1, err, sizeof err) == 1 && v[0]) n = strtoull(v[0], NULL, 10);
-    rx_free_row(v, 1);
+    if (db_row1(src, q.data, q.len, v, 1, err, sizeof err) == 1 && v[0]) n = strtoull(v[0], NULL, 10);
+    db_row_free(v, 1);
     sbuf_free(&q);
     return n;
 }
@@ -614,8 +614,9 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
         sbuf_printf(&q, "SELECT id, bucket, params, data_cursor, status FROM jobs WHERE index_id = "
                         "%s AND version = %u AND type = 'index' ORDER BY bucket",
                     r->id, version);
-        ok = mysql_real_query(meta, q.data, q.len) == 0;
-        MYSQL_RES *res = ok ? mysql_store_result(meta) : NULL;
+        char qerr[512];
+        MYSQL_RES *res = db_query(meta, q.data, q.len, qerr, sizeof qerr);
+        ok = res != NULL;
         MYSQL_ROW jr;
         while (res && (jr = mysql_fetch_row(res))) {
             r->jobs = xrealloc(r->jobs, (r->njobs + 1) * sizeof *r->jobs);
@@ -627,7 +628,7 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
             j->done = jr[4] && !strcmp(jr[4], "done");
         }
         if (res) mysql_free_result(res);
-        if (!ok) errf(err, errlen, "reading the jobs of %s: %s", alias, mysql_error(meta));
+        if (!ok) errf(err, errlen, "reading the jobs of %s: %s", alias, qerr);
         sbuf_free(&q);
         /* the rejected count and the rows of the run so far (a restart
          * keeps counting) */
@@ -635,10 +636,10 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
         sbuf_printf(&q, "SELECT COALESCE(SUM(rejected), 0), COALESCE(SUM(rows_read), 0) FROM jobs "
                         "WHERE index_id = %s AND version = %u",
                     r->id, version);
-        if (ok && rx_row1(meta, q.data, rj, 2, err, errlen) == 1) {
+        if (ok && db_row1(meta, q.data, q.len, rj, 2, err, errlen) == 1) {
             r->rejected_total = strtoull(rj[0], NULL, 10);
             r->rows_acked = strtoull(rj[1], NULL, 10);
-            rx_free_row(rj, 2);
+            db_row_free(rj, 2);
         }
         sbuf_free(&q);
         if (ok) r->rows_expected = rows_expected(src, r->ix);
@@ -648,7 +649,7 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
         sbuf_printf(&q, "SELECT build_terms, buckets, bucketing FROM index_versions WHERE "
                         "index_id = %s AND version = %u",
                     r->id, version);
-        int got = ok ? rx_row1(meta, q.data, vr, 3, err, errlen) : 0;
+        int got = ok ? db_row1(meta, q.data, q.len, vr, 3, err, errlen) : 0;
         if (got == 1) {
             r->build_terms = vr[0] ? xstrdup(vr[0]) : NULL;
             r->buckets = vr[1] ? atoi(vr[1]) : 0;
@@ -656,11 +657,11 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
         } else if (got < 0) {
             ok = 0; /* not run unchecked: the next poll starts it again */
         }
-        rx_free_row(vr, 3);
+        db_row_free(vr, 3);
         sbuf_free(&q);
         r->lost_check_ms = rr_mono_ms() + LOST_CHECK_MS;
     }
-    rx_free_row(row, 5);
+    db_row_free(row, 5);
     db_close(src);
     db_close(meta);
     if (!ok) {

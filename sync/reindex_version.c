@@ -190,10 +190,10 @@ int rv_try_finish(struct worker *w, bool may_resume) {
         char *st[2];
         sbuf_reset(&q);
         sbuf_printf(&q, "SELECT state, building_version FROM index_configs WHERE id = %s", r->id);
-        if (rx_row1(meta, q.data, st, 2, w->err, sizeof w->err) < 1) goto out;
+        if (db_row1(meta, q.data, q.len, st, 2, w->err, sizeof w->err) < 1) goto out;
         bool resume = may_resume && !strcmp(st[0], "switching") &&
                       strtoul(st[1], NULL, 10) == r->version; /* a crash mid-switch */
-        rx_free_row(st, 2);
+        db_row_free(st, 2);
         /* and no other worker of this process is switching it */
         int none = 0;
         if (resume && !atomic_compare_exchange_strong(&r->switcher, &none, me))
@@ -329,7 +329,7 @@ int rv_try_finish(struct worker *w, bool may_resume) {
     sbuf_printf(&q, "SELECT rows_read, docs_written, TIMESTAMPDIFF(MICROSECOND, started_at, "
                     "finished_at) / 1e6 FROM reindex_runs WHERE index_id = %s AND version = %u",
                 r->id, r->version);
-    if (rx_row1(meta, q.data, tot, 3, w->err, sizeof w->err) == 1) {
+    if (db_row1(meta, q.data, q.len, tot, 3, w->err, sizeof w->err) == 1) {
         char detail[600];
         snprintf(detail, sizeof detail, "version %u live: %s rows read, %s documents written, "
                                         "%llu rejected, %s s",
@@ -338,23 +338,24 @@ int rv_try_finish(struct worker *w, bool may_resume) {
         rx_sync_log(meta, r->cfg->source.name, r->id, "reindex done", detail);
         log_info("reindex", "%s: %s", r->alias, detail);
     }
-    rx_free_row(tot, 3);
+    db_row_free(tot, 3);
     /* history beyond history_retention: deleted */
     sbuf_reset(&q);
     sbuf_printf(&q, "SELECT version, physical_name FROM index_versions WHERE index_id = %s AND "
                     "state = 'history' ORDER BY version DESC LIMIT 1000 OFFSET %d",
                 r->id, ix->history_retention > 0 ? ix->history_retention : 0);
-    if (mysql_real_query(meta, q.data, q.len) == 0) {
-        MYSQL_RES *res = mysql_store_result(meta);
+    char qerr[256];
+    MYSQL_RES *res = db_query(meta, q.data, q.len, qerr, sizeof qerr);
+    if (res) {
         MYSQL_ROW row;
         sbuf dels = SBUF_INIT;
-        while (res && (row = mysql_fetch_row(res))) {
+        while ((row = mysql_fetch_row(res))) {
             snprintf(path, sizeof path, "/%s", row[1]);
             char e2[256];
             if (rx_engine(k, "DELETE", path, NULL, &resp, e2, sizeof e2) == 0)
                 sbuf_printf(&dels, "%s%s", dels.len ? "," : "", row[0]);
         }
-        if (res) mysql_free_result(res);
+        mysql_free_result(res);
         if (dels.len) {
             sbuf_reset(&q);
             sbuf_printf(&q, "DELETE FROM index_versions WHERE index_id = %s AND version IN (%s)",
@@ -384,9 +385,9 @@ bool rv_lost_too_often(struct reindex_runner *r, MYSQL *meta) {
                     "'the engine restarted while v%% was built%%'",
                 r->id, r->version, MAX_LOST_IN_A_ROW - 1);
     char *n[1] = {NULL}, err[256];
-    bool too = rx_row1(meta, q.data, n, 1, err, sizeof err) == 1 && n[0] &&
+    bool too = db_row1(meta, q.data, q.len, n, 1, err, sizeof err) == 1 && n[0] &&
                atoi(n[0]) >= MAX_LOST_IN_A_ROW - 1;
-    rx_free_row(n, 1);
+    db_row_free(n, 1);
     sbuf_free(&q);
     return too;
 }

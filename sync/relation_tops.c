@@ -155,12 +155,13 @@ int rt_level_check(MYSQL *src, const char *db, const char *sql, const char *outp
     }
     sbuf_adds(&q, ") AS lv LIMIT 0");
     int rc = 0;
+    MYSQL_RES *res = NULL;
     if (mysql_select_db(src, db) != 0) {
         unsigned e = mysql_errno(src);
         rc = e >= 2000 && e < 3000 ? -1 : 1;
         errf(why, whylen, "database %s: %s", db, mysql_error(src));
-    } else if (mysql_real_query(src, q.data, q.len) != 0) {
-        unsigned e = mysql_errno(src);
+    } else if (!(res = db_query(src, q.data, q.len, why, whylen))) {
+        unsigned e = mysql_errno(src); /* the server's words, not db_query's */
         rc = e >= 2000 && e < 3000 ? -1 : 1;
         if (e == 1054 && strstr(mysql_error(src), output))
             errf(why, whylen, "it does not return the declared output column %s (%s)", output,
@@ -168,8 +169,7 @@ int rt_level_check(MYSQL *src, const char *db, const char *sql, const char *outp
         else
             errf(why, whylen, "it fails on the source: %s", mysql_error(src));
     } else {
-        MYSQL_RES *res = mysql_store_result(src);
-        if (res) mysql_free_result(res);
+        mysql_free_result(res);
     }
     sbuf_free(&q);
     return rc;

@@ -361,6 +361,9 @@ static int in_query(struct router *r, MYSQL *src, bool distinct, const char *c1,
                       mysql_error(src), mysql_errno(src));
             break;
         }
+        /* streamed, not db_query: a chunk of values can match a large part of
+         * the table (one tag on every product); each row goes to row_fn's set
+         * as read, never a second copy of them all in a stored result */
         MYSQL_RES *res = mysql_use_result(src);
         MYSQL_ROW row;
         while (res && (row = mysql_fetch_row(res))) row_fn(ctx, row, mysql_fetch_lengths(res));

@@ -41,15 +41,14 @@ static char *dup0(const char *s) { return s ? xstrdup(s) : NULL; }
 static void rows_of(MYSQL *m, const char *sql, struct status_rows *t, struct ss_status *st,
                     const char *what) {
     memset(t, 0, sizeof *t);
-    if (mysql_real_query(m, sql, strlen(sql)) != 0) {
-        char e[600];
-        snprintf(e, sizeof e, "%s (%u)", mysql_error(m), mysql_errno(m));
+    char e[600];
+    MYSQL_RES *res = db_query(m, sql, 0, e, sizeof e);
+    if (!res) {
+        snprintf(e, sizeof e, "%s (%u)", mysql_error(m), mysql_errno(m)); /* without the SQL */
         t->failed = true;
         add_error(st, "%s: %s", what, e);
         return;
     }
-    MYSQL_RES *res = mysql_store_result(m);
-    if (!res) return;
     t->ncols = mysql_num_fields(res);
     t->nrows = mysql_num_rows(res);
     t->cells = xcalloc(t->nrows * t->ncols + 1, sizeof *t->cells);
@@ -148,14 +147,15 @@ static bool behind_only_checkpoints(MYSQL *src, const char *file, size_t file_le
     db_quote(src, &q, file, file_len);
     sbuf_printf(&q, " FROM %llu LIMIT %d", from, CHECKPOINT_WRITES_MAX_EVENTS);
     bool only = false;
-    if (mysql_real_query(src, q.data, q.len) == 0) {
-        MYSQL_RES *res = mysql_store_result(src);
-        size_t n = res ? (size_t)mysql_num_rows(res) : 0;
+    char err[256];
+    MYSQL_RES *res = db_query(src, q.data, q.len, err, sizeof err);
+    if (res) {
+        size_t n = (size_t)mysql_num_rows(res);
         struct status_binlog_event *ev = xcalloc(n ? n : 1, sizeof *ev);
         MYSQL_ROW row;
         size_t i = 0;
         /* Log_name, Pos, Event_type, Server_id, End_log_pos, Info */
-        while (res && mysql_num_fields(res) >= 6 && (row = mysql_fetch_row(res)) && i < n) {
+        while (mysql_num_fields(res) >= 6 && (row = mysql_fetch_row(res)) && i < n) {
             ev[i].type = row[2];
             ev[i].end_pos = row[4] ? strtoull(row[4], NULL, 10) : 0;
             ev[i].info = row[5];
@@ -163,7 +163,7 @@ static bool behind_only_checkpoints(MYSQL *src, const char *file, size_t file_le
         }
         only = status_only_checkpoint_writes(ev, i, metadata_db, to);
         free(ev);
-        if (res) mysql_free_result(res);
+        mysql_free_result(res);
     }
     sbuf_free(&q);
     return only;
@@ -185,17 +185,16 @@ void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const 
     sbuf_adds(&q, "SELECT position, TIMESTAMPDIFF(SECOND, updated_at, NOW(3)) FROM offsets "
                   "WHERE source = ");
     db_quote(meta, &q, name, strlen(name));
-    if (mysql_real_query(meta, q.data, q.len) == 0) {
-        MYSQL_RES *res = mysql_store_result(meta);
-        MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-        if (row && row[0] && row[0][0]) {
-            st->checkpoint = xstrdup(row[0]);
-            st->checkpoint_age = xstrdup(row[1] ? row[1] : "?");
-        }
-        if (res) mysql_free_result(res);
-    } else {
+    char *ck[2];
+    char ckerr[600];
+    int got = db_row1(meta, q.data, q.len, ck, 2, ckerr, sizeof ckerr);
+    if (got == 1 && ck[0] && ck[0][0]) {
+        st->checkpoint = ck[0], ck[0] = NULL;
+        st->checkpoint_age = xstrdup(ck[1] ? ck[1] : "?");
+    } else if (got < 0) {
         add_error(st, "checkpoint: %s%s", mysql_error(meta), NULL);
     }
+    db_row_free(ck, 2);
     if (src) {
         st->source_reached = true;
         char bfile[256], berr[512];

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "binlog/binlog.h"
+#include "db.h"
 #include "deliver/deliver.h"
 #include "log.h"
 #include "sync/reader_stats.h"
@@ -88,11 +89,7 @@ static void binlogs_free(struct binlogs *b) {
 
 static int binlogs_read(MYSQL *src, struct binlogs *b, char *err, size_t errlen) {
     memset(b, 0, sizeof *b);
-    if (mysql_query(src, "SHOW BINARY LOGS") != 0) {
-        snprintf(err, errlen, "SHOW BINARY LOGS: %s", mysql_error(src));
-        return -1;
-    }
-    MYSQL_RES *res = mysql_store_result(src);
+    MYSQL_RES *res = db_query(src, "SHOW BINARY LOGS", 0, err, errlen);
     if (!res) {
         snprintf(err, errlen, "SHOW BINARY LOGS: %s", mysql_error(src));
         return -1;

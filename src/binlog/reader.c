@@ -20,6 +20,7 @@
 #include <errmsg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
@@ -226,17 +227,9 @@ static int set_session(bl_reader *r, const char *sql, bool required) {
 
 void bl_connect_state_sql(sbuf *out, const char *gtid) {
     sbuf_reset(out);
-    sbuf_adds(out, "SET @slave_connect_state='");
-    for (const char *p = gtid ? gtid : ""; *p; p++) {
-        switch (*p) { /* as mysql_real_escape_string does, without a connection */
-        case '\'': case '\\': case '"': sbuf_addc(out, '\\'); sbuf_addc(out, *p); break;
-        case '\n': sbuf_adds(out, "\\n"); break;
-        case '\r': sbuf_adds(out, "\\r"); break;
-        case '\032': sbuf_adds(out, "\\Z"); break;
-        default: sbuf_addc(out, *p);
-        }
-    }
-    sbuf_addc(out, '\'');
+    sbuf_adds(out, "SET @slave_connect_state=");
+    /* no query connection here: db_quote escapes as the server would for utf8mb4 */
+    db_quote(NULL, out, gtid ? gtid : "", gtid ? strlen(gtid) : 0);
 }
 
 static int start_dump(bl_reader *r, const bl_pos *from, bool by_gtid) {

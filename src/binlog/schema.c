@@ -10,9 +10,11 @@
 #include <mysql.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include "binlog/schema.h"
+#include "db.h"
 
 void bl_schema_init(bl_schema *s, MYSQL *(*connect)(void *ctx, char *err, size_t errlen), void *ctx,
                     bool mariadb, bool full_metadata) {
@@ -87,6 +89,13 @@ static uint32_t parse_labels(const char *ct, char **buf, const char **labels, ui
     return n;
 }
 
+/* "'<t's database>' AND TABLE_NAME='<t's name>'", escaped by db_quote */
+static void where_table(const bl_schema *s, sbuf *sql, const bl_table *t) {
+    db_quote(s->conn, sql, t->db, strlen(t->db));
+    sbuf_adds(sql, " AND TABLE_NAME=");
+    db_quote(s->conn, sql, t->name, strlen(t->name));
+}
+
 static int query(bl_schema *s, const char *sql, MYSQL_RES **res, char *err, size_t errlen) {
     for (int attempt = 0; attempt < 2; attempt++) {
         if (!s->conn) {
@@ -124,19 +133,19 @@ int bl_schema_check(bl_schema *s, bl_table *t, char *err, size_t errlen) {
         }
         return BL_OK;
     }
-    char db[2 * 256 + 1], tb[2 * 256 + 1], sql[2048];
     if (!s->conn) {
         s->conn = s->connect(s->connect_ctx, err, errlen);
         if (!s->conn) return BL_ERR;
     }
-    mysql_real_escape_string(s->conn, db, t->db, (unsigned long)strlen(t->db));
-    mysql_real_escape_string(s->conn, tb, t->name, (unsigned long)strlen(t->name));
-    snprintf(sql, sizeof sql,
-             "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_SET_NAME FROM "
-             "information_schema.COLUMNS WHERE TABLE_SCHEMA='%s' AND TABLE_NAME='%s' "
-             "ORDER BY ORDINAL_POSITION", db, tb);
+    sbuf sql = SBUF_INIT;
+    sbuf_adds(&sql, "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_SET_NAME FROM "
+                    "information_schema.COLUMNS WHERE TABLE_SCHEMA=");
+    where_table(s, &sql, t);
+    sbuf_adds(&sql, " ORDER BY ORDINAL_POSITION");
     MYSQL_RES *res;
-    if (query(s, sql, &res, err, errlen) != BL_OK) return BL_ERR;
+    int qrc = query(s, sql.data, &res, err, errlen);
+    sbuf_free(&sql);
+    if (qrc != BL_OK) return BL_ERR;
     uint64_t nrows = mysql_num_rows(res);
     if (nrows == 0 && !complete) {
         mysql_free_result(res);
@@ -203,10 +212,12 @@ int bl_schema_check(bl_schema *s, bl_table *t, char *err, size_t errlen) {
 
     if (s->mariadb && has_blob) {
         /* MariaDB JSON columns: LONGTEXT + CHECK (json_valid(`col`)) */
-        snprintf(sql, sizeof sql,
-                 "SELECT CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE "
-                 "CONSTRAINT_SCHEMA='%s' AND TABLE_NAME='%s'", db, tb);
-        if (query(s, sql, &res, err, errlen) == BL_OK) {
+        sbuf_adds(&sql, "SELECT CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE "
+                        "CONSTRAINT_SCHEMA=");
+        where_table(s, &sql, t);
+        qrc = query(s, sql.data, &res, err, errlen);
+        sbuf_free(&sql);
+        if (qrc == BL_OK) {
             while ((r = mysql_fetch_row(res))) {
                 const char *cl = r[0];
                 if (!cl || strncasecmp(cl, "json_valid(`", 12) != 0) continue;

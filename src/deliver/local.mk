@@ -46,9 +46,9 @@ tests_unit_test_search_client_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_search_client_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_search_client_asan_LDADD = $(UNIT_ASAN_LDADD)
 
-tests_unit_test_deliver_queue_SOURCES = tests/unit/test_deliver_queue.c
+tests_unit_test_deliver_queue_SOURCES = tests/unit/test_deliver_queue.c tests/unit/deliver_fake.h
 tests_unit_test_deliver_queue_LDADD = $(UNIT_LDADD)
-tests_unit_test_deliver_queue_asan_SOURCES = tests/unit/test_deliver_queue.c
+tests_unit_test_deliver_queue_asan_SOURCES = tests/unit/test_deliver_queue.c tests/unit/deliver_fake.h
 tests_unit_test_deliver_queue_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_deliver_queue_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_deliver_queue_asan_LDADD = $(UNIT_ASAN_LDADD)

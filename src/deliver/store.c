@@ -227,21 +227,16 @@ int offsets_load(MYSQL *m, const char *source, char *pos, size_t poslen, char *e
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT position FROM offsets WHERE source=");
     db_quote(m, &q, source, strlen(source));
-    int rc = -1;
-    if (mysql_query(m, q.data) != 0) {
+    char *row[1];
+    int got = db_row1(m, q.data, q.len, row, 1, err, errlen);
+    int rc = got < 0 ? -1 : 1;
+    if (got < 0)
         snprintf(err, errlen, "reading the checkpoint: %s", mysql_error(m));
-        goto out;
-    }
-    MYSQL_RES *r = mysql_store_result(m);
-    MYSQL_ROW row = r ? mysql_fetch_row(r) : NULL;
-    if (row && row[0]) {
+    else if (row[0]) {
         snprintf(pos, poslen, "%s", row[0]);
         rc = 0;
-    } else {
-        rc = 1;
     }
-    if (r) mysql_free_result(r);
-out:
+    db_row_free(row, 1);
     sbuf_free(&q);
     return rc;
 }
@@ -334,18 +329,17 @@ struct dl_store *dl_store_new(const db_params *p, const char *source, char *err,
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT DISTINCT index_name, doc_id FROM dead_letters WHERE source=");
     db_quote(s->m, &q, s->source, strlen(s->source));
-    if (mysql_query(s->m, q.data) != 0) {
+    MYSQL_RES *r = db_query(s->m, q.data, q.len, err, errlen);
+    sbuf_free(&q);
+    if (!r) {
         snprintf(err, errlen, "reading dead letters: %s", mysql_error(s->m));
-        sbuf_free(&q);
         dl_store_free(s);
         return NULL;
     }
-    sbuf_free(&q);
-    MYSQL_RES *r = mysql_store_result(s->m);
     MYSQL_ROW row;
-    while (r && (row = mysql_fetch_row(r)))
+    while ((row = mysql_fetch_row(r)))
         if (row[0] && row[1]) key_add(s, row[0], row[1]);
-    if (r) mysql_free_result(r);
+    mysql_free_result(r);
     return s;
 }
 
@@ -478,13 +472,13 @@ int dl_list(MYSQL *m, const char *source, const char *index, int limit, sbuf *ou
     }
     sbuf_printf(&q, " ORDER BY id DESC LIMIT %d", limit > 0 ? limit : 100);
     int rc = -1;
-    if (mysql_query(m, q.data) != 0) {
+    MYSQL_RES *r = db_query(m, q.data, q.len, err, errlen);
+    if (!r) {
         snprintf(err, errlen, "listing dead letters: %s", mysql_error(m));
         goto out;
     }
-    MYSQL_RES *r = mysql_store_result(m);
     MYSQL_ROW row;
-    while (r && (row = mysql_fetch_row(r))) {
+    while ((row = mysql_fetch_row(r))) {
         jsonw w;
         jw_init(&w, out);
         jw_obj_open(&w);
@@ -502,7 +496,7 @@ int dl_list(MYSQL *m, const char *source, const char *index, int limit, sbuf *ou
         jw_obj_close(&w);
         sbuf_addc(out, '\n');
     }
-    if (r) mysql_free_result(r);
+    mysql_free_result(r);
     rc = 0;
 out:
     sbuf_free(&q);
@@ -527,6 +521,8 @@ long dl_replay(MYSQL *m, const char *source, const char *index, uint64_t id,
         snprintf(err, errlen, "reading dead letters: %s", mysql_error(m));
         goto out;
     }
+    /* streamed, not db_query: the rows carry whole document bodies, and
+     * each goes on to delivery (whose queue bounds memory) as it is read */
     MYSQL_RES *r = mysql_use_result(m);
     MYSQL_ROW row;
     n = 0;

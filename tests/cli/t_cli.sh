@@ -49,5 +49,38 @@ contains "misspelt key names file, line and key" "$tmp/typo.ini:5: unknown key \
 contains "missing file is named" "$tmp/missing.ini: cannot open" "$tmp/out"
 "$bin" config check >"$tmp/out" 2>&1; check "config check without --config" 2 $?
 
+# ---- the shared start of every subcommand (src/cmd_prologue.c): --help, a
+# missing or bad --config, a bad option, and the metadata server unreachable
+printf '[source]\nuser = repl\nhost = 127.0.0.1\nport = 1\n[metadata]\nhost = 127.0.0.1\nport = 1\n[search]\nurls = http://127.0.0.1:1\n' >"$tmp/down.ini"
+while IFS='|' read -r name words tail meta; do
+  # shellcheck disable=SC2086
+  "$bin" $words --help >"$tmp/out" 2>&1; check "$name --help" 0 $?
+  # shellcheck disable=SC2086
+  "$bin" $words --config "$tmp/missing.ini" $tail >"$tmp/out" 2>&1; check "$name: missing config" 2 $?
+  contains "$name: missing config named" "searchsync ${name%% *}: $tmp/missing.ini: cannot open" "$tmp/out"
+  # shellcheck disable=SC2086
+  "$bin" $words $tail >"$tmp/out" 2>&1; check "$name without --config" 2 $?
+  # shellcheck disable=SC2086
+  "$bin" $words --config "$tmp/down.ini" --frobnicate $tail >"$tmp/out" 2>&1; check "$name: bad option" 2 $?
+  contains "$name: bad option, usage" "usage: searchsync" "$tmp/out"
+  [ -n "$meta" ] || continue
+  # shellcheck disable=SC2086
+  "$bin" $words --config "$tmp/down.ini" $tail >"$tmp/out" 2>&1; check "$name: metadata down" 1 $?
+  contains "$name: metadata down, said" "searchsync ${name%% *}: ${meta#-}cannot connect to the metadata server 127.0.0.1:1" "$tmp/out"
+done <<'LIST'
+run|run||-
+reindex|reindex|IDX|metadata schema: 
+resync|resync|IDX --ids 1|-
+delayed-run|delayed-run||-
+check|check|IDX|-
+replay|replay||-
+mapping|mapping|export|-
+status|status||metadata schema: 
+epoch|epoch bump||-
+dead-letters|dead-letters list||-
+migrate|migrate||-
+tail|tail||
+LIST
+
 echo "$failures failures"
 [ "$failures" -eq 0 ]

@@ -5,365 +5,9 @@
  * only if its version is greater than the stored one, else 409; update
  * scripts are noops when the stored version is not older) and answers with a
  * real bulk response. Faults are injected per test: whole-request transport
- * errors, 429 on items, 400 mapping errors, a gate that holds requests. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
-
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "deliver/deliver.h"
-#include "deliver/hist.h"
-#include "log.h"
-#include "search/jscan.h"
-#include "search/search.h"
-
-#define MAXDOCS 4096
-
-struct fdoc {
-    char id[64];
-    char index[32];
-    bool exists;
-    uint64_t version;
-    long writes;
-    uint64_t last_seen; /* last version received for this doc (order check) */
-    bool order_broken;
-};
-
-struct fake {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct fdoc docs[MAXDOCS];
-    int ndocs;
-    int fail_requests;      /* next N requests: transport error */
-    int fail_429_items;     /* next N items: 429 */
-    const char *fail_index; /* requests touching this index fail (transport) */
-    bool gate_closed;
-    int inflight, max_inflight;
-    long requests, items;
-    /* every version of doc "tx" in the order it reached the engine, any index */
-    uint64_t tx_log[512];
-    int tx_n;
-    /* dead letters */
-    int dl_count;
-    int dl_fail; /* next N dead-letter writes fail */
-    char dl_last_error[512];
-    /* checkpoints */
-    int ckpt_count;
-    char ckpt_last[64];
-};
-
-static struct fake F;
-
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Wait up to 20 s for a condition, then fail the test: generous, because
- * make check runs these tests under ASan beside a busy search engine on two
- * cores. The condition reads the fake's state through the accessors below
- * (under its lock) or delivery's public API, never F's fields bare: helper
- * threads write them. */
-#define WAIT_UNTIL(cond) \
-    do { \
-        int64_t end_ = mono_ms() + 20000; \
-        while (!(cond)) { \
-            if (mono_ms() >= end_) fail_msg("timed out after 20 s waiting for: %s", #cond); \
-            usleep(2000); \
-        } \
-    } while (0)
-
-static struct fdoc *fdoc_get(const char *index, const char *id, size_t idn) {
-    for (int i = 0; i < F.ndocs; i++)
-        if (strlen(F.docs[i].id) == idn && !memcmp(F.docs[i].id, id, idn) &&
-            !strcmp(F.docs[i].index, index))
-            return &F.docs[i];
-    assert_true(F.ndocs < MAXDOCS);
-    struct fdoc *d = &F.docs[F.ndocs++];
-    memset(d, 0, sizeof *d);
-    snprintf(d->id, sizeof d->id, "%.*s", (int)idn, id);
-    snprintf(d->index, sizeof d->index, "%s", index);
-    return d;
-}
-
-static struct fdoc *fdoc_find(const char *index, const char *id) {
-    for (int i = 0; i < F.ndocs; i++)
-        if (!strcmp(F.docs[i].id, id) && !strcmp(F.docs[i].index, index)) return &F.docs[i];
-    return NULL;
-}
-
-/* read "key":"str" or "key":int from an action line */
-static int fake_bulk(void *ud, int helper, const char *body, size_t len,
-                     struct search_resp *resp) {
-    (void)ud;
-    (void)helper;
-    pthread_mutex_lock(&F.mu);
-    F.inflight++;
-    if (F.inflight > F.max_inflight) F.max_inflight = F.inflight;
-    while (F.gate_closed) pthread_cond_wait(&F.cv, &F.mu);
-    F.requests++;
-    sbuf_reset(&resp->body);
-    if (F.fail_requests > 0) {
-        F.fail_requests--;
-        F.inflight--;
-        snprintf(resp->err, sizeof resp->err, "fake: connection refused");
-        pthread_mutex_unlock(&F.mu);
-        return SEARCH_ETRANSPORT;
-    }
-    if (memmem(body, len, "malformed", 9)) {
-        /* like the engines: a source line that is not JSON fails the request */
-        sbuf_adds(&resp->body, "{\"error\":{\"type\":\"json_e_o_f_exception\"},\"status\":400}");
-        resp->status = 400;
-        F.inflight--;
-        pthread_mutex_unlock(&F.mu);
-        return SEARCH_OK;
-    }
-    sbuf_adds(&resp->body, "{\"took\":1,\"errors\":false,\"items\":[");
-    const char *p = body, *e = body + len;
-    int n = 0;
-    while (p < e) {
-        const char *nl = memchr(p, '\n', (size_t)(e - p));
-        assert_non_null(nl);
-        /* action line */
-        char action[16] = "", index[32] = "";
-        const char *id = NULL;
-        size_t idn = 0;
-        int64_t version = 0;
-        bool done = false, first = true;
-        const char *q = js_obj_begin(p, nl);
-        const char *k;
-        size_t kn;
-        q = js_obj_next(q, nl, &k, &kn, &done, first);
-        assert_non_null(q);
-        snprintf(action, sizeof action, "%.*s", (int)kn, k);
-        bool d2 = false, f2 = true;
-        q = js_obj_begin(q, nl);
-        while (q) {
-            q = js_obj_next(q, nl, &k, &kn, &d2, f2);
-            f2 = false;
-            if (!q || d2) break;
-            if (js_key_is(k, kn, "_index")) {
-                const char *s;
-                size_t sn;
-                q = js_str(q, nl, &s, &sn);
-                snprintf(index, sizeof index, "%.*s", (int)sn, s);
-            } else if (js_key_is(k, kn, "_id")) {
-                q = js_str(q, nl, &id, &idn);
-            } else if (js_key_is(k, kn, "version")) {
-                q = js_int(q, nl, &version);
-            } else {
-                q = js_skip(q, nl);
-            }
-        }
-        p = nl + 1;
-        const char *src = NULL;
-        size_t srcn = 0;
-        if (strcmp(action, "delete") != 0) {
-            nl = memchr(p, '\n', (size_t)(e - p));
-            assert_non_null(nl);
-            src = p;
-            srcn = (size_t)(nl - p);
-            p = nl + 1;
-        }
-        struct fdoc *d = fdoc_get(index, id, idn);
-        uint64_t v = (uint64_t)version;
-        if (!strcmp(action, "update")) {
-            /* the version is in the script params: "v":N or "_ss_v":N */
-            const char *vp = memmem(src, srcn, "\"params\":{\"v\":", 14);
-            if (vp) v = strtoull(vp + 14, NULL, 10);
-        }
-        if (v && v < d->last_seen && strcmp(action, "update")) {
-            /* an older write arriving later is legal only as a replay; tests
-             * that check order submit no replays */
-            d->order_broken = true;
-        }
-        if (v > d->last_seen) d->last_seen = v;
-        if (idn == 2 && !memcmp(id, "tx", 2) && F.tx_n < 512) F.tx_log[F.tx_n++] = v;
-        int status;
-        const char *err = NULL;
-        if (F.fail_index && !strcmp(F.fail_index, index)) {
-            status = 503;
-            err = "{\"type\":\"unavailable_shards_exception\",\"reason\":\"fake\"}";
-        } else if (F.fail_429_items > 0) {
-            F.fail_429_items--;
-            status = 429;
-            err = "{\"type\":\"es_rejected_execution_exception\",\"reason\":\"queue full\"}";
-        } else if (src && memmem(src, srcn, "\"bad\"", 5)) {
-            status = 400;
-            err = "{\"type\":\"mapper_parsing_exception\",\"reason\":\"failed to parse field "
-                  "[n] of type [long]\"}";
-        } else if (!strcmp(action, "update")) {
-            if (!d->exists) {
-                status = 404;
-                err = "{\"type\":\"document_missing_exception\",\"reason\":\"missing\"}";
-            } else if (d->version >= v) {
-                status = 200; /* noop */
-            } else {
-                status = 200;
-                d->version = v;
-                d->writes++;
-            }
-        } else if (d->version && v <= d->version) {
-            status = 409;
-            err = "{\"type\":\"version_conflict_engine_exception\",\"reason\":\"stale\"}";
-        } else {
-            status = !strcmp(action, "delete") ? (d->exists ? 200 : 404) : 201;
-            d->version = v;
-            d->exists = strcmp(action, "delete") != 0;
-            d->writes++;
-        }
-        sbuf_printf(&resp->body, "%s{\"%s\":{\"_index\":\"%s\",\"_id\":\"%.*s\",\"status\":%d%s%s}}",
-                    n ? "," : "", action, index, (int)idn, id, status, err ? ",\"error\":" : "",
-                    err ? err : "");
-        n++;
-        F.items++;
-    }
-    sbuf_adds(&resp->body, "]}");
-    resp->status = 200;
-    F.inflight--;
-    pthread_mutex_unlock(&F.mu);
-    return SEARCH_OK;
-}
-
-/* the fake's state, read and written under its lock (helpers run fake_bulk
- * and the callbacks concurrently) */
-static int fake_inflight(void) {
-    pthread_mutex_lock(&F.mu);
-    int n = F.inflight;
-    pthread_mutex_unlock(&F.mu);
-    return n;
-}
-static long fake_requests(void) {
-    pthread_mutex_lock(&F.mu);
-    long n = F.requests;
-    pthread_mutex_unlock(&F.mu);
-    return n;
-}
-static int fake_ckpt_count(void) {
-    pthread_mutex_lock(&F.mu);
-    int n = F.ckpt_count;
-    pthread_mutex_unlock(&F.mu);
-    return n;
-}
-static bool ckpt_last_is(const char *pos) {
-    pthread_mutex_lock(&F.mu);
-    bool r = !strcmp(F.ckpt_last, pos);
-    pthread_mutex_unlock(&F.mu);
-    return r;
-}
-static bool fake_has(const char *index, const char *id) {
-    pthread_mutex_lock(&F.mu);
-    struct fdoc *f = fdoc_find(index, id);
-    bool r = f && f->exists;
-    pthread_mutex_unlock(&F.mu);
-    return r;
-}
-static void fake_fail_index(const char *index) {
-    pthread_mutex_lock(&F.mu);
-    F.fail_index = index;
-    pthread_mutex_unlock(&F.mu);
-}
-
-static const struct deliver_transport FAKE = {.ud = NULL, .bulk = fake_bulk};
-
-static int dl_cb(void *ud, const struct dead_letter *dl) {
-    (void)ud;
-    pthread_mutex_lock(&F.mu);
-    int rc = 0;
-    if (F.dl_fail > 0) {
-        F.dl_fail--;
-        rc = -1;
-    } else {
-        F.dl_count++;
-        snprintf(F.dl_last_error, sizeof F.dl_last_error, "%s", dl->error);
-    }
-    pthread_mutex_unlock(&F.mu);
-    return rc;
-}
-
-static int ckpt_cb(void *ud, const char *pos, uint64_t seq) {
-    (void)ud;
-    (void)seq;
-    pthread_mutex_lock(&F.mu);
-    F.ckpt_count++;
-    snprintf(F.ckpt_last, sizeof F.ckpt_last, "%s", pos);
-    pthread_mutex_unlock(&F.mu);
-    return 0;
-}
-
-static int setup(void **state) {
-    (void)state;
-    pthread_mutex_t mu = F.mu;
-    pthread_cond_t cv = F.cv;
-    static bool inited;
-    memset(&F, 0, sizeof F);
-    if (inited) {
-        F.mu = mu, F.cv = cv;
-    } else {
-        pthread_mutex_init(&F.mu, NULL);
-        pthread_cond_init(&F.cv, NULL);
-        inited = true;
-    }
-    log_set_level(LOG_OFF);
-    return 0;
-}
-static int teardown(void **state) {
-    (void)state;
-    /* a failed assertion leaves the test's helpers parked at a closed gate:
-     * open it so they finish instead of hanging the run (the mutex and the
-     * condition variable are static and are not destroyed for that reason) */
-    pthread_mutex_lock(&F.mu);
-    F.gate_closed = false;
-    pthread_cond_broadcast(&F.cv);
-    pthread_mutex_unlock(&F.mu);
-    return 0;
-}
-
-static struct deliver *mk(struct deliver_opts *o) {
-    char err[256];
-    o->transport = &FAKE;
-    o->dead_letter = dl_cb;
-    o->checkpoint = ckpt_cb;
-    struct deliver *d = deliver_new(o, NULL, err, sizeof err);
-    assert_non_null(d);
-    return d;
-}
-
-static void base_opts(struct deliver_opts *o) {
-    deliver_opts_defaults(o);
-    o->workers = 4;
-    o->helpers = 3;
-    o->batch_max = 16;
-    o->flush_interval_ms = 5;
-    o->retry_initial_ms = 1;
-    o->retry_max_ms = 5;
-    o->checkpoint_interval_ms = 10;
-    o->fuse_failures = 1000;
-}
-
-static void submit(struct deliver *d, const char *index, const char *id, uint64_t v,
-                   enum change_op op, const char *body) {
-    struct change c = {.index = index, .doc_id = id, .version = v, .op = op,
-                       .body = body, .body_len = body ? strlen(body) : 0};
-    assert_int_equal(deliver_submit(d, &c), DELIVER_OK);
-}
-
-static void gate(bool closed) {
-    pthread_mutex_lock(&F.mu);
-    F.gate_closed = closed;
-    pthread_cond_broadcast(&F.cv);
-    pthread_mutex_unlock(&F.mu);
-}
+ * errors, 429 on items, 400 mapping errors, a gate that holds requests
+ * (tests/unit/deliver_fake.h). */
+#include "deliver_fake.h"
 
 /* ---------------------------------------------------------------- tests */
 
@@ -448,15 +92,16 @@ static void t_stream_with_faults(void **s) {
     assert_true(ckpt_last_is("end"));
     for (int i = 0; i < DOCS; i++) {
         snprintf(id, sizeof id, "%d", i);
-        struct fdoc *f = fdoc_find("idx", id);
+        struct fdoc f;
+        bool found = fake_doc("idx", id, &f);
         if (!want[i]) {
-            assert_null(f);
+            assert_false(found);
             continue;
         }
-        assert_non_null(f);
-        assert_int_equal(f->version, want[i]);
-        assert_int_equal(f->exists, want_exists[i]);
-        assert_false(f->order_broken);
+        assert_true(found);
+        assert_int_equal(f.version, want[i]);
+        assert_int_equal(f.exists, want_exists[i]);
+        assert_false(f.order_broken);
     }
     struct deliver_stats st;
     deliver_get_stats(d, &st);
@@ -482,8 +127,10 @@ static void t_stale_and_duplicates(void **s) {
     submit(d, "i", "2", 70, CHANGE_INDEX, "{}");  /* duplicate */
     deliver_txn_end(d, "p");
     assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
-    assert_int_equal(fdoc_find("i", "1")->version, 100);
-    assert_int_equal(fdoc_find("i", "2")->version, 70);
+    struct fdoc f1, f2;
+    assert_true(fake_doc("i", "1", &f1) && fake_doc("i", "2", &f2));
+    assert_int_equal(f1.version, 100);
+    assert_int_equal(f2.version, 70);
     struct deliver_stats st;
     deliver_get_stats(d, &st);
     assert_true(st.stale >= 2);
@@ -504,9 +151,10 @@ static void t_coalesce(void **s) {
     for (int v = 2; v <= 201; v++) submit(d, "i", "x", (uint64_t)v, CHANGE_INDEX, "{}");
     gate(false);
     assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
-    struct fdoc *f = fdoc_find("i", "x");
-    assert_int_equal(f->version, 201);
-    assert_int_equal(f->writes, 1);
+    struct fdoc f;
+    assert_true(fake_doc("i", "x", &f));
+    assert_int_equal(f.version, 201);
+    assert_int_equal(f.writes, 1);
     struct deliver_stats st;
     deliver_get_stats(d, &st);
     assert_int_equal(st.coalesced, 199);
@@ -559,9 +207,10 @@ static void t_update_order(void **s) {
     submit(d, "i", "gone", 13, CHANGE_UPDATE, "{\"b\":3}"); /* never indexed: 404 */
     deliver_txn_end(d, "p");
     assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
-    struct fdoc *f = fdoc_find("i", "u");
-    assert_int_equal(f->version, 12);
-    assert_int_equal(f->writes, 3);
+    struct fdoc f;
+    assert_true(fake_doc("i", "u", &f));
+    assert_int_equal(f.version, 12);
+    assert_int_equal(f.writes, 3);
     struct deliver_stats st;
     deliver_get_stats(d, &st);
     assert_int_equal(st.missing, 1);
@@ -575,13 +224,15 @@ static void t_dead_letters(void **s) {
     struct deliver_opts o;
     base_opts(&o);
     struct deliver *d = mk(&o);
+    pthread_mutex_lock(&F.mu);
     F.dl_fail = 2;
+    pthread_mutex_unlock(&F.mu);
     submit(d, "i", "ok", 5, CHANGE_INDEX, "{\"n\":1}");
     submit(d, "i", "b", 6, CHANGE_INDEX, "{\"n\":\"bad\"}");
     deliver_txn_end(d, "t1");
     assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
-    assert_int_equal(F.dl_count, 1);
-    assert_non_null(strstr(F.dl_last_error, "mapper_parsing_exception"));
+    assert_int_equal(fake_dl_count(), 1);
+    assert_true(fake_dl_error_has("mapper_parsing_exception"));
     char lw[16];
     deliver_low_water(d, lw, sizeof lw);
     assert_string_equal(lw, "t1");
@@ -611,13 +262,14 @@ static void t_isolate(void **s) {
     deliver_txn_end(d, "t");
     gate(false);
     assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
-    assert_int_equal(F.dl_count, 1);
+    assert_int_equal(fake_dl_count(), 1);
     for (int i = 0; i < 10; i++) {
         snprintf(id, sizeof id, "%d", i);
+        struct fdoc f;
         if (i == 4)
-            assert_null(fdoc_find("i", id));
+            assert_false(fake_doc("i", id, &f));
         else
-            assert_true(fdoc_find("i", id)->exists);
+            assert_true(fake_doc("i", id, &f) && f.exists);
     }
     struct deliver_stats st;
     deliver_get_stats(d, &st);
@@ -655,8 +307,9 @@ static void t_low_water(void **s) {
 
 struct producer {
     struct deliver *d;
-    int n;
+    int n, hwm;
     atomic_int done;
+    long items_past_hwm; /* items the engine had seen when the submit past hwm returned */
 };
 static void *produce(void *arg) {
     struct producer *p = arg;
@@ -664,6 +317,7 @@ static void *produce(void *arg) {
     for (int i = 0; i < p->n; i++) {
         snprintf(id, sizeof id, "p%d", i);
         submit(p->d, "hwm", id, 1 + (uint64_t)i, CHANGE_INDEX, "{}");
+        if (i == p->hwm) p->items_past_hwm = fake_items();
     }
     atomic_store(&p->done, 1);
     return NULL;
@@ -677,18 +331,23 @@ static void t_high_water(void **s) {
     o.high_watermark = 10;
     struct deliver *d = mk(&o);
     gate(true);
-    struct producer p = {.d = d, .n = 50};
+    struct producer p = {.d = d, .n = 50, .hwm = 10};
     pthread_t th;
     pthread_create(&th, NULL, produce, &p);
     struct deliver_stats st;
     WAIT_UNTIL((deliver_get_stats(d, &st), st.blocked >= 1));
-    usleep(50000);
+    /* the gate holds every acknowledgement: nothing can leave */
     assert_int_equal(atomic_load(&p.done), 0);
     deliver_get_stats(d, &st);
     assert_int_equal(st.queued + st.inflight, 10);
     assert_true(st.blocked >= 1);
     gate(false);
     pthread_join(th, NULL);
+    /* the submit past the mark returned only once the engine had taken items
+     * (the fake counts them before it answers, behind the gate): the producer
+     * waited for room the whole time the gate was closed, not only for a
+     * while after it was seen blocked */
+    assert_true(p.items_past_hwm > 0);
     assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
     deliver_get_stats(d, &st);
     assert_int_equal(st.docs_ok, 50);
@@ -711,14 +370,14 @@ static void t_fuse(void **s) {
     submit(d, "well", "1", 1, CHANGE_INDEX, "{}");
     deliver_txn_end(d, "x");
     WAIT_UNTIL(fake_has("well", "1"));
-    struct fdoc *w = fdoc_find("well", "1");
-    assert_non_null(w);
-    assert_true(w->exists);
+    struct fdoc w;
+    assert_true(fake_doc("well", "1", &w));
+    assert_true(w.exists);
     /* drain cannot finish while the fuse is blown and the index fails */
     assert_int_equal(deliver_drain(d, 100), DELIVER_ETIMEOUT);
     fake_fail_index(NULL); /* the engine recovers */
     assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
-    assert_true(fdoc_find("sick", "1")->exists);
+    assert_true(fake_has("sick", "1"));
     assert_int_equal(deliver_fuse_blown(d, "sick"), 0);
     struct deliver_stats st;
     deliver_get_stats(d, &st);
@@ -754,8 +413,8 @@ static void t_purge(void **s) {
     struct deliver_stats st;
     deliver_get_stats(d, &st);
     assert_true(st.purged >= 15);
-    assert_int_equal(st.purged, (uint64_t)F.dl_count);
-    assert_non_null(strstr(F.dl_last_error, "purged"));
+    assert_int_equal(st.purged, (uint64_t)fake_dl_count());
+    assert_true(fake_dl_error_has("purged"));
     deliver_free(d);
 }
 
@@ -786,7 +445,7 @@ static void t_purge_index_all(void **s) {
         struct deliver_stats st;
         deliver_get_stats(d, &st);
         assert_true(st.purged >= 70);
-        assert_int_equal(st.purged, (uint64_t)F.dl_count);
+        assert_int_equal(st.purged, (uint64_t)fake_dl_count());
         fake_fail_index(NULL);
         for (int i = 0; i < 100; i++) {
             snprintf(id, sizeof id, "%d", i);
@@ -867,7 +526,8 @@ static void t_quiet_txn(void **s) {
     (void)s;
     struct deliver_opts o;
     base_opts(&o);
-    o.idle_checkpoint_interval_ms = 1000;
+    enum { IDLE_MS = 500 }; /* 50 checkpoint intervals */
+    o.idle_checkpoint_interval_ms = IDLE_MS;
     struct deliver *d = mk(&o);
     char lw[64];
     submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
@@ -875,17 +535,21 @@ static void t_quiet_txn(void **s) {
     WAIT_UNTIL(ckpt_last_is("p1"));
     assert_true(ckpt_last_is("p1"));
     int saves = fake_ckpt_count();
+    int64_t saved_at = fake_ckpt_ms();
     deliver_txn_end_quiet(d, "q1"); /* p1's save, read back */
     deliver_low_water(d, lw, sizeof lw);
     assert_string_equal(lw, "q1");
-    usleep(150000); /* 15 checkpoint intervals: none saves q1 */
-    assert_int_equal(fake_ckpt_count(), saves);
-    WAIT_UNTIL(ckpt_last_is("q1")); /* once the idle interval has passed */
-    assert_true(ckpt_last_is("q1"));
+    /* q1 is saved once the idle interval since p1's save has passed, and no
+     * save comes between (the ordinary interval does not save it) */
+    WAIT_UNTIL(ckpt_last_is("q1"));
+    assert_int_equal(fake_ckpt_count(), saves + 1);
+    assert_true(fake_ckpt_ms() - saved_at >= IDLE_MS);
     saves = fake_ckpt_count();
+    saved_at = fake_ckpt_ms();
     deliver_txn_end_quiet(d, "q2"); /* q1's save, read back: again not at once */
-    usleep(150000);
-    assert_int_equal(fake_ckpt_count(), saves);
+    WAIT_UNTIL(ckpt_last_is("q2"));
+    assert_int_equal(fake_ckpt_count(), saves + 1);
+    assert_true(fake_ckpt_ms() - saved_at >= IDLE_MS);
     deliver_txn_end(d, "p2"); /* an ordinary transaction (no changes of its own) */
     WAIT_UNTIL(ckpt_last_is("p2"));
     assert_true(ckpt_last_is("p2"));
@@ -970,9 +634,10 @@ static void t_drain(void **s) {
     gate(false);
     pthread_join(th, NULL);
     assert_int_equal(x.rc, DELIVER_OK);
-    assert_non_null(fdoc_find("i", "before"));
+    struct fdoc f;
+    assert_true(fake_doc("i", "before", &f));
     assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
-    assert_non_null(fdoc_find("i", "during"));
+    assert_true(fake_doc("i", "during", &f));
     struct deliver_stats st;
     deliver_get_stats(d, &st);
     assert_int_equal(st.drains, 2); /* the refused one is not a drain */
@@ -989,10 +654,11 @@ static void t_batch_min_flush(void **s) {
     o.batch_min = 10;
     o.flush_interval_ms = 1000;
     struct deliver *d = mk(&o);
+    int64_t t0 = mono_ms();
     submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
-    usleep(100000);
-    assert_int_equal(fake_requests(), 0);
     WAIT_UNTIL(fake_requests() == 1);
+    /* sent by the flush interval, not before (t0 precedes the change's queueing) */
+    assert_true(fake_first_request_ms() - t0 >= 1000);
     assert_int_equal(fake_requests(), 1);
     deliver_free(d);
 }
@@ -1019,7 +685,7 @@ static void t_batch_spans_workers(void **s) {
     deliver_txn_end(d, "t");
     gate(false);
     assert_int_equal(deliver_drain(d, 20000), DELIVER_OK);
-    assert_int_equal(F.items, 202);
+    assert_int_equal(fake_items(), 202);
     assert_int_equal(fake_requests(), 4); /* 1 + 100 + 100 of "i", 1 of "other" */
     deliver_free(d);
 }
@@ -1037,12 +703,14 @@ static void t_flush_on_txn_end(void **s) {
     struct deliver *d = mk(&o);
     submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
     submit(d, "i", "2", 1, CHANGE_INDEX, "{}");
-    usleep(100000);
-    assert_int_equal(fake_requests(), 0);
+    fake_mark(); /* requests from here on follow the transaction's end */
     uint64_t seq = deliver_txn_end(d, "p");
     assert_int_equal(deliver_wait_txn(d, seq, 20000), DELIVER_OK);
+    /* one request with both changes, none before the end (a change sent
+     * on its own at submit would be a request of one item, or an early one) */
+    assert_int_equal(fake_requests_before_mark(), 0);
     assert_int_equal(fake_requests(), 1);
-    assert_int_equal(F.items, 2);
+    assert_int_equal(fake_items(), 2);
     deliver_free(d);
 }
 
@@ -1110,8 +778,10 @@ static void t_target_one_queue(void **s) {
                            .require_alias = !(v % 2)};
         assert_int_equal(deliver_submit(d, &c), DELIVER_OK);
     }
-    usleep(50000); /* time for a second batch to start, if it could */
     assert_int_equal(fake_inflight(), 1);
+    /* no second batch of the one queue ever starts: the fake's high mark of
+     * requests in flight (kept under its lock through all 15 batches of 4,
+     * with 3 helpers free) is asserted after the drain */
     gate(false);
     assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
     pthread_mutex_lock(&F.mu);
