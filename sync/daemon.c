@@ -70,9 +70,18 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
      * acknowledgements after a drain that timed out are not saved */
     if (atomic_load(&dm->released)) return -1;
     int rc = db_ensure(&dm->ckpt, &dm->ckptp, err, sizeof err);
+    uint64_t mine = dm->lead.fence;
     if (rc == 0)
-        rc = offsets_save_fenced(dm->ckpt, dm->cfg->source.name, position, seq, dm->lead.fence,
-                                 &other, err, sizeof err);
+        rc = offsets_save_fenced(dm->ckpt, dm->cfg->source.name, position, seq, mine, &other,
+                                 err, sizeof err);
+    /* the newer token is this node's own: the supervisor took the reader
+     * lock back after its connection was lost (leadership_check) between
+     * the read of the token and the save; saved again with it */
+    for (int again = 0; rc == 1 && again < 3 && other > mine && other == dm->lead.fence; again++) {
+        mine = other;
+        rc = offsets_save_fenced(dm->ckpt, dm->cfg->source.name, position, seq, mine, &other,
+                                 err, sizeof err);
+    }
     if (rc < 0) {
         if (dm->ckpt_failed++ % 60 == 0)
             log_warn("run", "checkpoint not saved (will retry): %s", err);
@@ -83,7 +92,7 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
             log_error("run", "source %s is read by another node now (its fencing token %llu is "
                       "newer than this node's %llu): this node's checkpoint saves no longer "
                       "land, and it stops reading", dm->cfg->source.name,
-                      (unsigned long long)other, (unsigned long long)dm->lead.fence);
+                      (unsigned long long)other, (unsigned long long)mine);
             daemon_stop_requested = 1;
         }
         return 0; /* nothing to retry: the checkpoint is the other reader's */
