@@ -4,6 +4,7 @@
  * delayed_run(). Exit 0 all done (or another run holds the lock), 1 a
  * failure (the failed snapshots are tried again by the next run), 2 usage,
  * 3 some snapshots left in error after their last attempt. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "deliver/store.h"
 #include "log.h"
 #include "producer.h"
+#include "signals.h"
 
 static void delayed_usage(FILE *out) {
     fprintf(out,
@@ -29,6 +31,13 @@ static void delayed_usage(FILE *out) {
 }
 
 
+/* SIGTERM / SIGINT: the run stops between two pages, resumable */
+static volatile sig_atomic_t stop_requested;
+static bool stop_asked(void *ud) {
+    (void)ud;
+    return stop_requested != 0;
+}
+
 int cmd_delayed(int argc, char **argv) {
     static const struct option own[] = {{"index", required_argument, NULL, 'i'},
                                         {"dry-run", no_argument, NULL, 'n'},
@@ -38,7 +47,7 @@ int cmd_delayed(int argc, char **argv) {
                                         {NULL, 0, NULL, 0}};
     struct command c = {.name = "delayed-run", .usage = delayed_usage, .opts = own,
                         .shortopts = "i:nb:p:m:", .argc = argc, .argv = argv};
-    struct delayed_opts o = {NULL, false, 4, 500, 3, 0};
+    struct delayed_opts o = {NULL, false, 4, 500, 3, 0, NULL, NULL};
     int opt;
     while ((opt = command_opt(&c)) > 0) {
         if (opt == 'i') o.alias = optarg;
@@ -56,6 +65,8 @@ int cmd_delayed(int argc, char **argv) {
     if (pause) o.pause_ms = atoi(pause);
     int rc = command_begin(&c, 0);
     if (rc >= 0) return rc;
+    o.stopping = stop_asked;
+    signals_on_stop(&stop_requested, NULL);
     const struct ss_config *cfg = &c.cfg;
     unsigned long long *ids = NULL;
     struct delayed_stats st = {0};
@@ -74,6 +85,12 @@ int cmd_delayed(int argc, char **argv) {
         rc = EXIT_RUNTIME;
     }
     if (!o.dry_run && !st.lock_busy) delayed_stats_print(&st, stdout);
+    if (st.stopped && rc == EXIT_OK) {
+        snprintf(err, sizeof pr.err, "stopped midway by a signal: the next delayed-run takes "
+                                     "the run over from its jobs' cursors");
+        rc = EXIT_RUNTIME;
+        goto fail;
+    }
     if (rc == EXIT_OK) goto out;
     if (rc == EXIT_FOUND) {
         fprintf(stderr, "searchsync delayed-run: %llu snapshot(s) left in error after %d "
@@ -85,6 +102,7 @@ int cmd_delayed(int argc, char **argv) {
 fail:
     fprintf(stderr, "searchsync delayed-run: %s\n", err);
 out:
+    signals_on_stop(NULL, NULL);
     free(ids);
     producer_close(&pr);
     return command_end(&c, rc);

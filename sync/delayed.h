@@ -105,6 +105,11 @@ struct delayed_opts {
     int page;            /* ids per keyset page and per change set */
     int max_attempts;    /* a snapshot failing this often stays in error */
     int pause_ms;        /* tests: sleep after each page's position is read */
+    /* asked between pages (NULL: never): true stops the run there, its jobs'
+     * cursors saved and the run left running, so that the next run takes
+     * it over from them (a daemon or a cron run that is stopped) */
+    bool (*stopping)(void *ud);
+    void *stopping_ud;
 };
 
 #define DELAYED_MAX_LEVELS 16
@@ -114,6 +119,7 @@ struct delayed_stats {
     unsigned long long level_ids[DELAYED_MAX_LEVELS + 1];
     double ms_claim, ms_resolve, ms_build, ms_finish;
     bool lock_busy;
+    bool stopped;        /* stopped midway (opts.stopping): the next run takes it over */
 };
 
 /* One delayed pass on pipeline p (connections, delivery and mapping set up

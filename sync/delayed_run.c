@@ -50,6 +50,12 @@ struct run {
     const struct rt_plan *plan; /* the table being resolved */
 };
 
+static bool stopping(struct run *R) {
+    if (!R->o->stopping || !R->o->stopping(R->o->stopping_ud)) return false;
+    R->st->stopped = true;
+    return true;
+}
+
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -466,6 +472,11 @@ static int run_job(struct run *R, unsigned long long job, unsigned long long ind
     }
     int rc = 0;
     while (rc == 0) {
+        if (stopping(R)) { /* the cursor of the last page stays: taken over from there */
+            free(k_after);
+            sbuf_free(&q);
+            return 1;
+        }
         sbuf_reset(&q);
         sbuf_printf(&q, "SELECT doc_table, doc_key FROM delayed_run_ids WHERE run_id = %llu AND "
                         "index_id = %llu AND bucket = %u", R->id, index_id, bucket);
@@ -577,8 +588,11 @@ static int process(struct run *R, bool resolved, unsigned long long nsnap) {
     }
     mysql_free_result(res);
     char failure[1024] = "";
-    for (size_t i = 0; i < nj; i++) {
-        if (run_job(R, jobs[i].id, jobs[i].index_id, jobs[i].bucket, jobs[i].cursor) < 0) {
+    bool stopped = false;
+    for (size_t i = 0; i < nj && !stopped; i++) {
+        int jr = run_job(R, jobs[i].id, jobs[i].index_id, jobs[i].bucket, jobs[i].cursor);
+        if (jr > 0) stopped = true;
+        if (jr < 0) {
             if (!*failure) snprintf(failure, sizeof failure, "%s", R->err);
             log_error("delayed", "run %llu: job %llu (bucket %u) failed: %s", R->id, jobs[i].id,
                       jobs[i].bucket, R->err);
@@ -590,6 +604,12 @@ static int process(struct run *R, bool resolved, unsigned long long nsnap) {
     free(jobs);
     double t2 = now_ms();
     st->ms_build += t2 - t1;
+    if (stopped) { /* its snapshots stay running, with the run: the next run takes over */
+        log_info("delayed", "run %llu stopped midway (asked to stop): the next run takes it "
+                 "over from its jobs' cursors", R->id);
+        sbuf_free(&q);
+        return 0;
+    }
     int rc = *failure ? snaps_failed(R, NULL, NULL, failure) : snaps_done(R, NULL, NULL, NULL);
     /* the run's numbers: its row, the sync log */
     struct delayed_stats mine = *st;
@@ -793,6 +813,7 @@ int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
     /* first the runs whose process is gone: we hold the lock, so no one
      * else is running them */
     for (;;) {
+        if (stopping(&R)) break;
         sbuf_reset(&q);
         sbuf_adds(&q, "SELECT id, buckets, resolved, index_alias, snapshots FROM delayed_runs WHERE "
                       "status = 'running' AND source = ");
@@ -830,10 +851,11 @@ int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
             break;
         }
         if (prc > 0) rc = EXIT_RUNTIME;
+        if (st->stopped) break;
     }
     sbuf_free(&q);
     /* then the init snapshots, in one new run */
-    if (rc == EXIT_OK || !db_conn_lost(R.meta)) {
+    if (!st->stopped && (rc == EXIT_OK || !db_conn_lost(R.meta))) {
         R.buckets = o->buckets;
         R.only = -1;
         if (o->alias)

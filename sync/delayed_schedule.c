@@ -15,8 +15,11 @@
 #include "log.h"
 #include "producer.h"
 
+static bool schedule_asks_stop(void *ud) {
+    return schedule_stopping(ud);
+}
+
 static void run_once(struct schedule *sch, void *ud) {
-    (void)sch;
     struct delayed_schedule *s = ud;
     const struct ss_config *cfg = s->cfg;
     struct producer pr;
@@ -30,7 +33,8 @@ static void run_once(struct schedule *sch, void *ud) {
         rc = ids ? EXIT_OK : EXIT_RUNTIME;
     }
     if (rc == EXIT_OK) {
-        struct delayed_opts o = {NULL, false, 4, 500, 3, 0};
+        /* the daemon stopping stops the run between two pages */
+        struct delayed_opts o = {NULL, false, 4, 500, 3, 0, schedule_asks_stop, sch};
         rc = delayed_run(&pr.p, ids, &o, &st, NULL, pr.err, sizeof pr.err);
         if (pr.p.d && deliver_drain(pr.p.d, cfg->delivery.drain_timeout_ms) != DELIVER_OK &&
             rc == EXIT_OK) {
@@ -39,7 +43,10 @@ static void run_once(struct schedule *sch, void *ud) {
             rc = EXIT_RUNTIME;
         }
     }
-    if (rc == EXIT_OK && !st.lock_busy && st.snapshots)
+    if (st.stopped)
+        log_info("delayed", "scheduled delayed run stopped with the daemon: the next run (or "
+                 "searchsync delayed-run) takes it over");
+    else if (rc == EXIT_OK && !st.lock_busy && st.snapshots)
         log_info("delayed", "scheduled delayed run: %llu snapshot(s), %llu id(s), %llu document(s) "
                  "rebuilt, %llu deleted", st.snapshots, st.ids, st.docs, st.deletes);
     else if (rc == EXIT_FOUND)

@@ -167,6 +167,27 @@ assert_contains "$(cat "$TEST_TMP/r.out")" "taking over delayed run" "the next r
 assert_contains "$(cat "$TEST_TMP/r.out")" "  $n2 document(s) rebuilt" "it rebuilt the category's products, each once"
 assert_eq "$n2" "$(search_count products '{"query":{"term":{"category.slug":"resumed-slug"}}}')" "every product of the category has the new slug"
 assert_eq 0 "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.change_snapshots WHERE status <> 'done'")" "every snapshot done"
+# a run stopped by SIGTERM finishes its page, keeps its cursor and exits 1;
+# the next one takes it over from there
+cat3="$(mysql_q "SELECT category_id FROM shop.products WHERE category_id NOT IN ($cat_id, $cat2) GROUP BY category_id ORDER BY COUNT(*) DESC LIMIT 1")"
+n3="$(mysql_q "SELECT COUNT(*) FROM shop.products WHERE category_id = $cat3")"
+mysql_q "UPDATE shop.categories SET slug = 'termed-slug' WHERE id = $cat3"
+wait_checkpoint "$meta" shop 30
+SEARCHSYNC_TEST_DELAYED_PAUSE_MS=1500 "$SEARCHSYNC_BIN" delayed-run --config "$TEST_TMP/c.ini" --buckets 1 --page 20 >"$TEST_TMP/t.out" 2>&1 &
+pt=$!
+wait_until 30 "the run to be stopped started a job" job_running
+kill -TERM $pt
+trc=0; wait $pt || trc=$?
+assert_eq 1 "$trc" "a run stopped by SIGTERM exits 1 (work left)"
+assert_contains "$(cat "$TEST_TMP/t.out")" "stopped midway by a signal: the next delayed-run takes the run over" "it says so"
+assert_eq "running" "$(mysql_q "SELECT status FROM \`$meta\`.delayed_runs ORDER BY id DESC LIMIT 1")" "the stopped run is left running"
+done1="$(search_count products '{"query":{"term":{"category.slug":"termed-slug"}}}')"
+[ "$done1" -ge 1 ] && [ "$done1" -lt "$n3" ] || fail "the stopped run should have finished its page and no more: $done1 of $n3"
+ss delayed-run --config "$TEST_TMP/c.ini" >"$TEST_TMP/t2.out" 2>&1 || fail "the run after the stop: $(cat "$TEST_TMP/t2.out")"
+assert_contains "$(cat "$TEST_TMP/t2.out")" "taking over delayed run" "the next run takes the stopped one over"
+rebuilt2="$(sed -n 's/^  \([0-9]*\) document(s) rebuilt.*/\1/p' "$TEST_TMP/t2.out")"
+[ "$rebuilt2" -le $((n3 - done1 + 20)) ] || fail "the take-over rebuilt $rebuilt2 of $n3 ($done1 already done): more than the rest and one page"
+assert_eq "$n3" "$(search_count products '{"query":{"term":{"category.slug":"termed-slug"}}}')" "every product of the category has the new slug"
 # nothing left: a run does nothing and says so
 ss delayed-run --config "$TEST_TMP/c.ini" >"$TEST_TMP/c.out" 2>&1 || fail "an idle run: $(cat "$TEST_TMP/c.out")"
 assert_contains "$(cat "$TEST_TMP/c.out")" "0 snapshot(s) taken" "an idle run takes nothing"
