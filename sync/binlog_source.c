@@ -39,7 +39,9 @@
  * the position after it would write the next such transaction, every
  * interval, forever. */
 static bool is_checkpoint_save(const struct daemon *dm, const char *db, const char *table) {
-    return !strcmp(table, "offsets") && !strcmp(db, dm->cfg->metadata.database);
+    /* node_states: a daemon's role and health (node_state.c), bookkeeping too */
+    return (!strcmp(table, "offsets") || !strcmp(table, "node_states")) &&
+           !strcmp(db, dm->cfg->metadata.database);
 }
 
 static bool want_table(void *ctx, const char *db, const char *table) {

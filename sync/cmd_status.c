@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+
 #include "commands.h"
 #include "config.h"
 #include "db.h"
@@ -58,6 +60,109 @@ static long print_rows(const struct status_rows *t) {
 static const char *str_or(const cJSON *o, const char *key) {
     const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(o, key));
     return v ? v : "?";
+}
+
+/* each daemon's role and health (node_states, written when they change) */
+static void print_nodes(const struct ss_status *st) {
+    printf("daemons (role and health, as each wrote them when they changed)\n");
+    if (!st->nodes.nrows) printf("  none has run with this metadata schema yet\n");
+    for (size_t r = 0; r < st->nodes.nrows; r++) {
+        const char *node = STATUS_CELL(&st->nodes, r, 0), *role = STATUS_CELL(&st->nodes, r, 1);
+        const char *ago = STATUS_CELL(&st->nodes, r, 2), *sj = STATUS_CELL(&st->nodes, r, 3);
+        cJSON *j = sj ? json_exact_parse(sj, strlen(sj)) : NULL;
+        printf("  %s  %s for %s s", node ? node : "?", role ? role : "?", ago ? ago : "?");
+        if (j && role && strcmp(role, "stopped")) {
+            cJSON *fz = cJSON_GetObjectItem(j, "fuses_blown");
+            sbuf fuses = SBUF_INIT;
+            cJSON *f;
+            cJSON_ArrayForEach(f, fz) {
+                if (cJSON_IsString(f))
+                    sbuf_printf(&fuses, "%s%s", fuses.len ? ", " : "", f->valuestring);
+            }
+            printf(": engine %s, fuses blown: %s",
+                   cJSON_IsFalse(cJSON_GetObjectItem(j, "engine_up")) ? "DOWN" : "up",
+                   fuses.len ? fuses.data : "none");
+            sbuf_free(&fuses);
+        }
+        putchar('\n');
+        cJSON_Delete(j);
+    }
+}
+
+/* The running daemon's live figures (GET /api/v1/live), when this
+ * configuration names its admin server and token: queues, fuses, the
+ * engine, what the reader read. Said, not failed, when it cannot be asked. */
+static size_t live_body(char *p, size_t size, size_t n, void *ud) {
+    sbuf_add(ud, p, size * n);
+    return size * n;
+}
+
+static void print_live(const struct ss_config *cfg) {
+    printf("the daemon's live figures ([admin] listen)\n");
+    if (!cfg->admin.token || !cfg->admin.token[0]) {
+        printf("  not asked: no [admin] token in this configuration (GET /api/v1/live and "
+               "/metrics have them)\n");
+        return;
+    }
+    const char *listen = cfg->admin.listen ? cfg->admin.listen : "127.0.0.1:8089";
+    const char *colon = strrchr(listen, ':');
+    sbuf url = SBUF_INIT;
+    size_t hl = colon ? (size_t)(colon - listen) : 0;
+    if (!hl || (hl == 7 && !strncmp(listen, "0.0.0.0", 7)))
+        sbuf_adds(&url, "http://127.0.0.1");
+    else if (hl == 4 && !strncmp(listen, "[::]", 4))
+        sbuf_adds(&url, "http://[::1]");
+    else
+        sbuf_printf(&url, "http://%.*s", (int)hl, listen);
+    sbuf_printf(&url, "%s/api/v1/live", colon ? colon : ":8089");
+    sbuf auth = SBUF_INIT, body = SBUF_INIT;
+    sbuf_printf(&auth, "Authorization: Bearer %s", cfg->admin.token);
+    CURL *c = curl_easy_init();
+    struct curl_slist *h = curl_slist_append(NULL, auth.data);
+    long code = 0;
+    CURLcode rc = CURLE_FAILED_INIT;
+    if (c) {
+        curl_easy_setopt(c, CURLOPT_URL, url.data);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 2000L);
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, live_body);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+        rc = curl_easy_perform(c);
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    }
+    cJSON *j = rc == CURLE_OK && code == 200 ? json_exact_parse(body.data, body.len) : NULL;
+    if (!j) {
+        printf("  not reached at %s: %s (is `searchsync run` running here?)\n", url.data,
+               rc != CURLE_OK ? curl_easy_strerror(rc) : code == 401 ? "the token is refused"
+                                                                       : "an unexpected answer");
+    } else {
+        const cJSON *q = cJSON_GetObjectItem(j, "queued"), *fl = cJSON_GetObjectItem(j, "inflight");
+        sbuf fuses = SBUF_INIT;
+        const cJSON *f;
+        cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "fuses_blown")) {
+            if (cJSON_IsString(f)) sbuf_printf(&fuses, "%s%s", fuses.len ? ", " : "", f->valuestring);
+        }
+        printf("  %.0f queued, %.0f in flight, engine %s, fuses blown: %s\n",
+               cJSON_IsNumber(q) ? q->valuedouble : 0, cJSON_IsNumber(fl) ? fl->valuedouble : 0,
+               cJSON_IsFalse(cJSON_GetObjectItem(j, "engine_up")) ? "DOWN" : "up",
+               fuses.len ? fuses.data : "none");
+        const cJSON *rd = cJSON_GetObjectItem(j, "reader");
+        if (cJSON_IsObject(rd))
+            printf("  reader: %s, read to %s%s\n",
+                   cJSON_IsTrue(cJSON_GetObjectItem(rd, "reading")) ? "reading" : "stopped",
+                   str_or(rd, "position"),
+                   cJSON_IsTrue(cJSON_GetObjectItem(rd, "at_end")) ? " (the binlog's end)" : "");
+        else
+            printf("  reader: not reading (standing by)\n");
+        sbuf_free(&fuses);
+        cJSON_Delete(j);
+    }
+    curl_slist_free_all(h);
+    if (c) curl_easy_cleanup(c);
+    sbuf_free(&url);
+    sbuf_free(&auth);
+    sbuf_free(&body);
 }
 
 /* Who reads the source: the registered nodes with ZooKeeper, else the
@@ -225,6 +330,8 @@ int cmd_status(int argc, char **argv) {
            "fetched)\n");
     if (print_rows(&st.checks) == 0) printf("  none (searchsync check)\n");
     print_readers(cfg, meta);
+    print_nodes(&st);
+    print_live(cfg);
     if (st.checkpoint_purged) {
         printf("the checkpoint's binlog file is no longer on the source (purged): the changes "
                "since it cannot be read; recover with `searchsync run --config %s "

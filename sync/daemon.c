@@ -399,6 +399,7 @@ int cmd_run(int argc, char **argv) {
     p->d = deliver_new(&dopts, dm->client, dm->err, sizeof dm->err);
     if (!p->d) goto out;
     http_server_attach(admin, dm->client, p->d, &dm->rs);
+    http_server_generation(admin, supervisor_published, &dm->sv);
     dm->sv.d = p->d;
     dm->sv.admin = admin;
 
@@ -409,6 +410,9 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     service_notify("STATUS=waiting to read the binlog of source %s", cfg->source.name);
+    if (node_state_start(&dm->node, cfg, p->d, &dm->rs, &dm->lead, &daemon_stop_requested) < 0)
+        log_warn("run", "the node state thread could not start: status shows no live state "
+                 "of this node");
     int lrc = leadership_acquire(&dm->lead, &daemon_stop_requested);
     if (lrc < 0) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->lead.err);
@@ -482,6 +486,7 @@ out:
     if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);
     signals_on_stop(NULL, NULL);
     service_watchdog_stop();
+    node_state_stop(&dm->node); /* (role stopped) before delivery goes */
     reload_detach();
     check_schedule_stop(&dm->check);
     delayed_schedule_stop(&dm->delayed);

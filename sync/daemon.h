@@ -27,6 +27,7 @@
 #include "changeset.h"
 #include "check_schedule.h"
 #include "delayed_schedule.h"
+#include "node_state.h"
 #include "retention.h"
 #include "config.h"
 #include "db.h"
@@ -90,7 +91,9 @@ struct supervisor {
     struct search_conn *k;
     MYSQL *meta, *src;
     db_params metap, srcp;
-    struct mapping_gen *published; /* the last generation handed to the reader */
+    struct mapping_gen *published; /* the last generation handed to the reader (written by
+                                    * the supervisor under pub_mu; others: supervisor_published) */
+    pthread_mutex_t pub_mu;
     struct leadership *lead;  /* checked every tick once this node reads */
     atomic_bool lost;         /* the leadership went: the reader was told to stop */
     unsigned long next_id;
@@ -118,6 +121,7 @@ struct daemon {
     struct check_schedule check; /* [check] schedule: its thread, once this node reads */
     struct delayed_schedule delayed; /* [delayed] schedule: the same */
     struct retention_schedule retention; /* history cleaned: at start, then hourly */
+    struct node_state node;    /* this node's live state in the metadata, every 2 s */
     /* reader thread */
     struct pipeline p;
     struct changeset cs;
@@ -177,6 +181,9 @@ void supervisor_stop(struct supervisor *sv); /* joins the thread; idempotent */
 void supervisor_wake(struct supervisor *sv);  /* look at the commands now */
 /* Read the build table and hand it to the reader. */
 void supervisor_poll_builds(struct supervisor *sv);
+/* The generation published last, with a reference for the caller (NULL
+ * before the first); any thread (the admin API). sv: a struct supervisor. */
+struct mapping_gen *supervisor_published(void *sv);
 void supervisor_free(struct supervisor *sv);
 
 /* ---------- sync/reload.c (SIGHUP, SIGUSR1) ---------- */

@@ -24,6 +24,7 @@ static const struct rule rules[] = {
     {"change_snapshots", true, "status = 'done' AND updated_at < NOW(3) - INTERVAL %d DAY"},
     {"delayed_runs", true, "status <> 'running' AND started_at < NOW(3) - INTERVAL %d DAY"},
     {"check_runs", true, "started_at < NOW(3) - INTERVAL %d DAY"},
+    {"node_states", true, "updated_at < NOW(3) - INTERVAL %d DAY"},
 };
 
 int retention_prune(MYSQL *meta, const char *source, unsigned long long *deleted, char *err,

@@ -105,8 +105,11 @@ static bool has_suffix(const char *s, const char *suffix) {
 bool status_only_checkpoint_writes(const struct status_binlog_event *ev, size_t n,
                                    const char *metadata_db, unsigned long long end_pos) {
     if (!metadata_db) return false;
-    char offsets[300]; /* Table_map's Info ends "(db.table)" */
+    char offsets[300], nodes[300]; /* Table_map's Info ends "(db.table)" */
     snprintf(offsets, sizeof offsets, "(%s.offsets)", metadata_db);
+    /* a daemon's node state (sync/node_state.c), written at its stop after
+     * its last checkpoint save: bookkeeping too */
+    snprintf(nodes, sizeof nodes, "(%s.node_states)", metadata_db);
     bool in_txn = false, wrote = false;
     for (size_t i = 0; i < n; i++) {
         const char *t = ev[i].type ? ev[i].type : "", *info = ev[i].info ? ev[i].info : "";
@@ -119,7 +122,7 @@ bool status_only_checkpoint_writes(const struct status_binlog_event *ev, size_t 
         } else if (!in_txn) {
             return false;
         } else if (!strcmp(t, "Table_map")) {
-            if (!has_suffix(info, offsets)) return false;
+            if (!has_suffix(info, offsets) && !has_suffix(info, nodes)) return false;
         } else if (!strncmp(t, "Write_rows", 10) || !strncmp(t, "Update_rows", 11)) {
             wrote = true; /* rows of the table mapped before them: offsets */
         } else if (!strcmp(t, "Xid") || (!strcmp(t, "Query") && !strcmp(info, "COMMIT"))) {
@@ -306,6 +309,12 @@ waiting:
     db_quote(meta, &q, name, strlen(name));
     sbuf_adds(&q, " GROUP BY index_alias) ORDER BY index_alias");
     rows_of(meta, q.data, &st->checks, st, "checks");
+    sbuf_reset(&q);
+    sbuf_adds(&q, "SELECT node, role, TIMESTAMPDIFF(SECOND, updated_at, NOW(3)), state FROM "
+                  "node_states WHERE source = ");
+    db_quote(meta, &q, name, strlen(name));
+    sbuf_adds(&q, " ORDER BY role = 'stopped', node");
+    rows_of(meta, q.data, &st->nodes, st, "node states");
     sbuf_free(&q);
 }
 
@@ -332,6 +341,7 @@ void status_free(struct ss_status *st) {
     rows_free(&st->snapshots);
     rows_free(&st->delayed_run);
     rows_free(&st->checks);
+    rows_free(&st->nodes);
     for (size_t i = 0; i < st->nerrors; i++) free(st->errors[i]);
     free(st->errors);
     memset(st, 0, sizeof *st);
@@ -479,6 +489,26 @@ void status_json(const struct ss_status *st, sbuf *out) {
     static const bool knum[] = {false, false, false, true, true, true};
     jw_key(&w, "checks");
     rows_json(&w, &st->checks, kn, knum);
+    /* each daemon's live state, its JSON as written (null if it does not parse) */
+    jw_key(&w, "nodes");
+    jw_arr_open(&w);
+    for (size_t r = 0; r < st->nodes.nrows; r++) {
+        jw_obj_open(&w);
+        jw_key(&w, "node");
+        jw_str0(&w, STATUS_CELL(&st->nodes, r, 0));
+        jw_key(&w, "role");
+        jw_str0(&w, STATUS_CELL(&st->nodes, r, 1));
+        jw_key(&w, "since_s");
+        jw_count(&w, STATUS_CELL(&st->nodes, r, 2));
+        jw_key(&w, "state");
+        const char *sj = STATUS_CELL(&st->nodes, r, 3);
+        cJSON *parsed = sj ? json_exact_parse(sj, strlen(sj)) : NULL;
+        if (parsed && cJSON_IsObject(parsed)) jw_raw(&w, sj, strlen(sj));
+        else jw_null(&w);
+        cJSON_Delete(parsed);
+        jw_obj_close(&w);
+    }
+    jw_arr_close(&w);
     jw_key(&w, "errors");
     jw_arr_open(&w);
     for (size_t i = 0; i < st->nerrors; i++) jw_str(&w, st->errors[i]);

@@ -67,6 +67,8 @@ struct ss_status {
     struct status_rows snapshots;  /* db.table, count */
     struct status_rows delayed_run; /* the last delayed run: id, status, started, finished,
                                       snapshots, ids, documents rebuilt, deleted, errors */
+    struct status_rows nodes;      /* each daemon's role and health as it wrote it when they
+                                    * changed (node_states): node, role, seconds since, state */
     struct status_rows checks;     /* each index's last check: index, status, finished,
                                       window_s, differences, documents fetched */
     char **errors;                 /* what could not be read, in order */
@@ -97,7 +99,8 @@ struct status_binlog_event {
 };
 
 /* Whether events, listed from the checkpoint on, reach end_pos through
- * whole transactions that write only metadata_db's offsets table. false for
+ * whole transactions that write only metadata_db's offsets (checkpoint
+ * saves) and node_states (a daemon's role at its stop) tables. false for
  * anything else: another table, DDL, a rotation, or a listing that stops
  * short of end_pos. Pure, for the unit tests. */
 bool status_only_checkpoint_writes(const struct status_binlog_event *ev, size_t n,

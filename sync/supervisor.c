@@ -49,6 +49,7 @@ void supervisor_init(struct supervisor *sv, const struct ss_config *cfg, struct 
     sv->srcp = db_params_source(cfg);
     sv->next_id = 1;
     pthread_mutex_init(&sv->mu, NULL);
+    pthread_mutex_init(&sv->pub_mu, NULL);
     pthread_cond_init(&sv->cv, NULL);
 }
 
@@ -127,6 +128,23 @@ fail:
     return NULL;
 }
 
+/* (the admin server reads it from its threads: supervisor_published) */
+static void set_published(struct supervisor *sv, struct mapping_gen *g) {
+    pthread_mutex_lock(&sv->pub_mu);
+    struct mapping_gen *old = sv->published;
+    sv->published = g;
+    pthread_mutex_unlock(&sv->pub_mu);
+    mapping_gen_unref(old);
+}
+
+struct mapping_gen *supervisor_published(void *sv_) {
+    struct supervisor *sv = sv_;
+    pthread_mutex_lock(&sv->pub_mu);
+    struct mapping_gen *g = mapping_gen_ref(sv->published);
+    pthread_mutex_unlock(&sv->pub_mu);
+    return g;
+}
+
 struct mapping_gen *supervisor_load(struct supervisor *sv, bool *invalid) {
     struct mapping_gen *g = load_gen(sv, invalid);
     size_t stopped = 0;
@@ -139,8 +157,7 @@ struct mapping_gen *supervisor_load(struct supervisor *sv, bool *invalid) {
     char e2[256];
     if (mapping_db_checksum(sv->meta, sv->mapping_sum, sizeof sv->mapping_sum, e2, sizeof e2) < 0)
         sv->mapping_sum[0] = '\0';
-    mapping_gen_unref(sv->published);
-    sv->published = mapping_gen_ref(g);
+    set_published(sv, mapping_gen_ref(g));
     return g;
 }
 
@@ -149,8 +166,7 @@ static void publish(struct supervisor *sv, struct mapping_gen *g) {
     mapping_gen_unref(sv->cmds->adopt); /* never adopted: a newer one replaces it */
     sv->cmds->adopt = mapping_gen_ref(g);
     pthread_mutex_unlock(&sv->cmds->mu);
-    mapping_gen_unref(sv->published);
-    sv->published = g;
+    set_published(sv, g);
     sv->reloads++;
 }
 
@@ -447,13 +463,13 @@ void supervisor_stop(struct supervisor *sv) {
 
 void supervisor_free(struct supervisor *sv) {
     supervisor_stop(sv);
-    mapping_gen_unref(sv->published);
-    sv->published = NULL;
+    set_published(sv, NULL);
     sbuf_free(&sv->bad_sig);
     search_conn_free(sv->k);
     db_close(sv->meta);
     db_close(sv->src);
     pthread_mutex_destroy(&sv->mu);
+    pthread_mutex_destroy(&sv->pub_mu);
     pthread_cond_destroy(&sv->cv);
     memset(sv, 0, sizeof *sv);
 }

@@ -15,6 +15,8 @@
 #include "rebalance/registry.h"
 #include "sync/reindex.h"
 #include "search/search.h"
+#include "sync/mapping_gen.h"
+#include "sync/reader_stats.h"
 #include "sync/status.h"
 #include "metrics.h"
 #include "stmt.h"
@@ -450,6 +452,11 @@ static void h_indices(const struct api_ctx *ctx, struct api_resp *r) {
     jw_obj_open(&w);
     jw_key(&w, "source");
     jw_str(&w, ctx->cfg->source.name);
+    /* the generation the daemon routes with (the metadata may hold an edit
+     * it has not taken yet, or refused) */
+    jw_key(&w, "mapping_generation");
+    if (ctx->gen) jw_uint(&w, ctx->gen->id);
+    else jw_null(&w);
     jw_key(&w, "indices");
     jw_arr_open(&w);
     static const char *const vn[] = {"index_id", "version", "index", "state", "created_at",
@@ -468,6 +475,23 @@ static void h_indices(const struct api_ctx *ctx, struct api_resp *r) {
         jw_num(&w, STMT_CELL(&ix, i, 5));
         jw_key(&w, "history_retention");
         jw_num(&w, STMT_CELL(&ix, i, 6));
+        /* as the generation in force has it (its configuration fields only:
+         * the run-time ones are the reader's) */
+        const struct mp_index *gx = ctx->gen ? mapping_gen_index(ctx->gen, STMT_CELL(&ix, i, 1))
+                                             : NULL;
+        jw_key(&w, "in_force");
+        if (gx) {
+            jw_obj_open(&w);
+            jw_key(&w, "tables");
+            jw_uint(&w, gx->ntables);
+            jw_key(&w, "routed");
+            jw_bool(&w, !gx->unusable);
+            jw_key(&w, "stopped");
+            jw_str0(&w, gx->stopped);
+            jw_obj_close(&w);
+        } else {
+            jw_null(&w);
+        }
         jw_key(&w, "versions");
         jw_arr_open(&w);
         for (size_t v = 0; v < vs.nrows; v++) {
@@ -684,6 +708,69 @@ out:
 
 /* ---------- GET /metrics ---------- */
 
+/* ---------- GET /api/v1/live ---------- */
+
+/* This daemon's figures that move all the time, from its own memory (no
+ * server is asked): delivery's queues and fuses, the engine's state, what
+ * the binlog reader read. `searchsync status` prints them (sync/cmd_status.c). */
+static void h_live(const struct api_ctx *ctx, struct api_resp *r) {
+    if (!ctx->d) {
+        api_error(r, 503, "the daemon is still starting: delivery is not running yet",
+                  "retry in a few seconds");
+        return;
+    }
+    struct deliver_stats ds;
+    deliver_get_stats(ctx->d, &ds);
+    bool engine_up = true;
+    sbuf fuses = SBUF_INIT;
+    deliver_fuses_json(ctx->d, &fuses, &engine_up);
+    struct reader_figures f = ctx->rs ? reader_stats_copy(ctx->rs) : (struct reader_figures){0};
+    jsonw w;
+    jw_init(&w, &r->body);
+    jw_obj_open(&w);
+    jw_key(&w, "source");
+    jw_str(&w, ctx->cfg->source.name);
+    jw_key(&w, "queued");
+    jw_int(&w, ds.queued);
+    jw_key(&w, "inflight");
+    jw_int(&w, ds.inflight);
+    jw_key(&w, "acknowledged");
+    jw_uint(&w, ds.docs_ok);
+    jw_key(&w, "dead_letters");
+    jw_uint(&w, ds.dead_letters);
+    jw_key(&w, "engine_up");
+    jw_bool(&w, engine_up);
+    jw_key(&w, "fuses_blown");
+    jw_raw(&w, fuses.data, fuses.len);
+    jw_key(&w, "reader");
+    if (f.reading || f.file[0]) {
+        jw_obj_open(&w);
+        jw_key(&w, "reading");
+        jw_bool(&w, f.reading);
+        jw_key(&w, "position");
+        if (f.file[0]) {
+            char pos[BL_FILE_MAX + 32];
+            snprintf(pos, sizeof pos, "%s:%llu", f.file, (unsigned long long)f.pos);
+            jw_str(&w, pos);
+        } else {
+            jw_null(&w);
+        }
+        jw_key(&w, "at_end");
+        jw_bool(&w, f.at_end);
+        jw_key(&w, "last_commit_time");
+        if (f.commit_ts) jw_uint(&w, f.commit_ts);
+        else jw_null(&w);
+        jw_key(&w, "transactions");
+        jw_uint(&w, f.txns);
+        jw_obj_close(&w);
+    } else {
+        jw_null(&w); /* standing by, or not started */
+    }
+    jw_obj_close(&w);
+    sbuf_free(&fuses);
+    ok_json(r, 200);
+}
+
 static void h_metrics(const struct api_ctx *ctx, struct api_resp *r) {
     if (!ctx->d) {
         api_error(r, 503, "the daemon is still starting: delivery is not running yet",
@@ -718,6 +805,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_REINDEX_RESET: h_reindex_reset(ctx, rt->alias, r); break;
     case ROUTE_METRICS: h_metrics(ctx, r); break;
     case ROUTE_NODES: h_nodes(ctx, r); break;
+    case ROUTE_LIVE: h_live(ctx, r); break;
     case ROUTE_CHECKS: h_checks(ctx, rt->alias, r); break;
     case ROUTE_DELAYED_RUNS: h_delayed_runs(ctx, r); break;
     case ROUTE_DELAYED_SNAPSHOTS: h_delayed_snapshots(ctx, r); break;
@@ -739,7 +827,8 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_NOT_FOUND:
     default:
         api_error(r, 404, "no such endpoint",
-                  "see docs/http-api.md: /api/v1/status, /api/v1/indices, /api/v1/nodes, /api/v1/checks, "
+                  "see docs/http-api.md: /api/v1/status, /api/v1/live, /api/v1/indices, /api/v1/nodes, "
+                  "/api/v1/checks, "
                   "/api/v1/delayed/runs, /api/v1/delayed/snapshots, "
                   "/api/v1/indices/{alias}/reindex, /api/v1/words, /dict/ext.txt, /metrics");
         break;

@@ -29,6 +29,7 @@
 struct search_client;
 struct deliver;
 struct reader_stats;
+struct mapping_gen;
 
 /* What the handlers use. client and d are NULL while the daemon starts
  * (the engine is not detected yet): handlers that need them answer 503. */
@@ -39,6 +40,7 @@ struct api_ctx {
     struct search_client *client;
     struct deliver *d;
     struct reader_stats *rs; /* the binlog reader's figures (NULL: none yet) */
+    struct mapping_gen *gen; /* the mapping generation the daemon runs with (NULL: none) */
     /* a request header or query argument (NULL when absent); may be NULL */
     const char *(*lookup)(void *cls, enum api_lookup kind, const char *name);
     void *lookup_cls;

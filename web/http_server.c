@@ -23,6 +23,7 @@
 #include "jsonw.h"
 #include "log.h"
 #include "login_page.h"
+#include "sync/mapping_gen.h"
 #include "ratelimit.h"
 #include "route.h"
 #include "sbuf.h"
@@ -51,6 +52,8 @@ struct http_server {
     struct search_client *client;
     struct deliver *d;
     struct reader_stats *rs;
+    struct mapping_gen *(*gen_get)(void *ud);
+    void *gen_ud;
     char *token;        /* [admin] token, replaced by a SIGHUP reload */
     struct sessions *sessions;
     struct ratelimit *logins;
@@ -512,13 +515,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r.content_type = js ? "text/javascript; charset=utf-8" : "text/html; charset=utf-8";
         r.status = 200;
     } else {
-        struct api_ctx ctx = {s->cfg, NULL, NULL, NULL, lookup, conn};
+        struct api_ctx ctx = {s->cfg, NULL, NULL, NULL, NULL, lookup, conn};
         pthread_mutex_lock(&s->mu);
         ctx.client = s->client;
         ctx.d = s->d;
         ctx.rs = s->rs;
+        struct mapping_gen *(*gen_get)(void *) = s->gen_get;
+        void *gen_ud = s->gen_ud;
         pthread_mutex_unlock(&s->mu);
+        ctx.gen = gen_get ? gen_get(gen_ud) : NULL;
         api_handle(&ctx, &rq->rt, rq->body.data, rq->body.len, &r);
+        mapping_gen_unref(ctx.gen);
     }
     enum MHD_Result rc = send_resp(conn, &r, method, url);
     api_resp_free(&r);
@@ -757,4 +764,13 @@ void http_server_stop(struct http_server *s) {
     log_info("admin", "admin HTTP server stopped");
     free(s->token);
     free(s);
+}
+
+void http_server_generation(struct http_server *s, struct mapping_gen *(*get)(void *ud),
+                            void *ud) {
+    if (!s) return;
+    pthread_mutex_lock(&s->mu);
+    s->gen_get = get;
+    s->gen_ud = ud;
+    pthread_mutex_unlock(&s->mu);
 }

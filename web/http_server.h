@@ -62,6 +62,12 @@ void http_server_attach(struct http_server *s, struct search_client *client, str
 /* Replace the token every request must carry (a SIGHUP reload; the new
  * one applies to the next request). NULL or empty: ignored. */
 void http_server_set_token(struct http_server *s, const char *token);
+/* Where the mapping generation in force comes from (the supervisor's
+ * published one, with a reference for the caller): the API shows what the
+ * daemon runs with beside what the metadata holds. */
+struct mapping_gen;
+void http_server_generation(struct http_server *s, struct mapping_gen *(*get)(void *ud),
+                            void *ud);
 /* The port actually bound (for listen = host:0); the dictionary's. */
 int http_server_port(const struct http_server *s);
 int http_server_dict_port(const struct http_server *s);

@@ -84,6 +84,10 @@ void route_match(const char *method, const char *path, struct route *out) {
         set(out, method, ROUTE_NODES, ROUTE_NOT_FOUND);
         return;
     }
+    if (!strcmp(p, "live")) {
+        set(out, method, ROUTE_LIVE, ROUTE_NOT_FOUND);
+        return;
+    }
     if (!strcmp(p, "checks")) {
         set(out, method, ROUTE_CHECKS, ROUTE_NOT_FOUND);
         return;

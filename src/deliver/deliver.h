@@ -220,6 +220,9 @@ void deliver_get_stats(struct deliver *d, struct deliver_stats *s);
 /* 1 if the target's fuse is blown now, 0 if not, -1 if never seen (fuses
  * are per target: struct change.target, else index). */
 int deliver_fuse_blown(struct deliver *d, const char *index);
+/* The targets whose fuse is blown now, as a JSON array of strings appended
+ * to out, and whether the engine is reachable (*engine_up). */
+void deliver_fuses_json(struct deliver *d, sbuf *out, bool *engine_up);
 /* Prometheus text exposition of every delivery metric, appended to out. */
 void deliver_stats_prometheus(struct deliver *d, sbuf *out);
 

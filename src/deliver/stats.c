@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw.h"
 #include "log.h"
 #include "search/search.h"
 
@@ -195,5 +196,21 @@ void deliver_stats_prometheus(struct deliver *d, sbuf *o) {
         prom_label(o, f->index);
         sbuf_printf(o, "\"} %d\n", f->blown && now < f->heal_ns);
     }
+    pthread_mutex_unlock(&d->mu);
+}
+
+void deliver_fuses_json(struct deliver *d, sbuf *out, bool *engine_up) {
+    pthread_mutex_lock(&d->mu);
+    int64_t now = now_ns();
+    sbuf_addc(out, '[');
+    bool first = true;
+    for (struct fuse *f = d->fuses; f; f = f->next) {
+        if (!f->blown || now >= f->heal_ns) continue;
+        if (!first) sbuf_addc(out, ',');
+        first = false;
+        json_escape(out, f->index, strlen(f->index));
+    }
+    sbuf_addc(out, ']');
+    if (engine_up) *engine_up = !d->eng_down;
     pthread_mutex_unlock(&d->mu);
 }

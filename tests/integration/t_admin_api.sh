@@ -138,6 +138,17 @@ api GET /api/v1/indices
 assert_eq 200 "$CODE" "indices"
 assert_eq "products available 1 null products_v1" "$(jq -r '.indices[] | select(.alias == "products") | "\(.alias) \(.state) \(.current_version) \(.building_version) \(.versions | map(.index) | join(","))"' <<<"$BODY")" "indices: products"
 assert_eq 2 "$(jq '.indices | length' <<<"$BODY")" "indices: products and brands"
+assert_eq "number" "$(jq -r '.mapping_generation | type' <<<"$BODY")" "indices: the generation the daemon runs with"
+# the demo mapping's products index: as many tables as the mapping file lists
+want_tables="$(jq '.indices[] | select(.alias == "products") | .tables | length' "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json")"
+assert_eq "$want_tables true null" "$(jq -r '.indices[] | select(.alias == "products") | .in_force | "\(.tables) \(.routed) \(.stopped)"' <<<"$BODY")" "indices: products as the generation in force has it"
+api GET /api/v1/live
+assert_eq 200 "$CODE" "live"
+assert_eq "true true []" "$(jq -c -r '"\(.reader.reading) \(.engine_up) \(.fuses_blown)"' <<<"$BODY")" "live: the reader reads, the engine answers, no fuse blown"
+assert_eq "number number" "$(jq -r '"\(.queued | type) \(.inflight | type)"' <<<"$BODY")" "live: queue counts"
+"$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" >"$TEST_TMP/status.txt" 2>&1 || true
+assert_contains "$(cat "$TEST_TMP/status.txt")" "queued, " "status asks the daemon for its live figures"
+assert_contains "$(cat "$TEST_TMP/status.txt")" "reader: reading, read to " "status shows what the reader read"
 
 # ---- POST reindex: queued, a second refused, the build followed to the switch
 api POST /api/v1/indices/products/reindex -H 'Content-Type: application/json' -d '{"buckets":2}'

@@ -52,8 +52,19 @@ wait_until 20 "status --json says caught up (exit 0)" caught ||
     fail "status --json: $(cat "$TEST_TMP/s1.err" "$TEST_TMP/s1.json")"
 validate "$TEST_TMP/s1.json" || fail "the caught-up status does not match docs/status.schema.json"
 assert_eq true "$(jq .source.caught_up "$TEST_TMP/s1.json")" "caught_up is true"
+# the daemon's role and health, as it writes them when they change (the
+# role within a second of its taking the reader lock)
+reads() { "$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" --json 2>/dev/null | jq -e '.nodes[0].role == "reader"' >/dev/null; }
+wait_until 10 "status shows the daemon as the reader" reads
+"$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" --json >"$TEST_TMP/s1.json" 2>/dev/null || true
+validate "$TEST_TMP/s1.json" || fail "the status with a node does not match docs/status.schema.json"
+assert_eq "true []" "$(jq -c -r '.nodes[0].state | "\(.engine_up) \(.fuses_blown)"' "$TEST_TMP/s1.json")" "nodes: the engine answers, no fuse blown"
+"$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" >"$TEST_TMP/s1.txt" 2>&1 || true
+assert_contains "$(cat "$TEST_TMP/s1.txt")" "reader for " "status's text shows the daemon"
+assert_contains "$(cat "$TEST_TMP/s1.txt")" ": engine up, fuses blown: none" "status's text shows its engine and fuses"
 assert_eq "[\"${alias}_v1\"]" "$(jq -c ".indices[] | select(.alias == \"$alias\") | .engine.alias_targets" "$TEST_TMP/s1.json")" "the alias and its version"
 daemon_stop
+assert_eq "stopped" "$(mysql_q "SELECT role FROM \`$meta\`.node_states")" "a stopped daemon says so"
 mysql_q "INSERT INTO \`$db\`.t VALUES (4, 'd')"
 st=0; "$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" --json >"$TEST_TMP/s2.json" 2>"$TEST_TMP/s2.err" || st=$?
 assert_eq 3 "$st" "behind with no daemon running: exit 3"

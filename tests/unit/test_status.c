@@ -56,6 +56,24 @@ static void test_other_table_after(void **state) {
     assert_false(status_only_checkpoint_writes(ev, N(ev), "pmeta", 531));
 }
 
+/* a save, then the daemon's node state at its stop: bookkeeping only; the
+ * node state of another schema is not */
+static void test_node_state_after(void **state) {
+    (void)state;
+    const struct status_binlog_event ev[] = {
+        {"Gtid", 100, "BEGIN GTID 0-1-10"},
+        {"Table_map", 150, "table_id: 245 (pmeta.offsets)"},
+        {"Update_rows_v1", 200, "table_id: 245 flags: STMT_END_F"},
+        {"Xid", 231, "COMMIT /* xid=1 */"},
+        {"Gtid", 273, "BEGIN GTID 0-1-11"},
+        {"Table_map", 330, "table_id: 246 (pmeta.node_states)"},
+        {"Update_rows_v1", 500, "table_id: 246 flags: STMT_END_F"},
+        {"Xid", 531, "COMMIT /* xid=2 */"},
+    };
+    assert_true(status_only_checkpoint_writes(ev, N(ev), "pmeta", 531));
+    assert_false(status_only_checkpoint_writes(ev, N(ev), "other", 531));
+}
+
 /* one transaction writing offsets and another table: not only a save */
 static void test_mixed_transaction(void **state) {
     (void)state;
@@ -129,6 +147,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mariadb_save),
         cmocka_unit_test(test_other_table_after),
+        cmocka_unit_test(test_node_state_after),
         cmocka_unit_test(test_mixed_transaction),
         cmocka_unit_test(test_other_events),
         cmocka_unit_test(test_mysql_saves),
