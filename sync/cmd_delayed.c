@@ -27,7 +27,7 @@ static void delayed_usage(FILE *out) {
             "  --index ALIAS  only the snapshots of the delay-effect tables ALIAS lists\n"
             "  --dry-run      print the snapshots, the ids each resolves to and the work\n"
             "  --buckets N    jobs per index config: MOD(key, N) (default 4)\n"
-            "  --page N       ids per page and per change set (default 500)\n");
+            "  --page N       ids per page and per change set (default 5000)\n");
 }
 
 
@@ -47,7 +47,7 @@ int cmd_delayed(int argc, char **argv) {
                                         {NULL, 0, NULL, 0}};
     struct command c = {.name = "delayed-run", .usage = delayed_usage, .opts = own,
                         .shortopts = "i:nb:p:m:", .argc = argc, .argv = argv};
-    struct delayed_opts o = {NULL, false, 4, 500, 3, 0, NULL, NULL};
+    struct delayed_opts o = {NULL, false, 4, 5000, 3, 0, NULL, NULL};
     int opt;
     while ((opt = command_opt(&c)) > 0) {
         if (opt == 'i') o.alias = optarg;
