@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # tests/integration/t_run_ddl.sh — DDL mid-stream under a steady writer
 # (issue 25, part 1), against real MariaDB + OpenSearch; two index configs,
-# A on table a (with a nested child table), B on table b.
+# A on table a (with a nested child table), B on table b (with a one-to-one
+# object from kinds, a delay-effect table: its changes wait for the delayed
+# run).
 #
 #   followed   ADD COLUMN first, in the middle and last, DROP and RENAME of
 #              unmapped columns, MODIFY of a mapped column to a wider type,
-#              the same on A's child table: rows written before and after
-#              each decode with their own shape; every document of A and B
-#              equals SQL afterwards
+#              the same on A's child table and on the delay-effect table:
+#              rows written before and after each decode with their own
+#              shape; every document of A and B equals SQL afterwards (B's
+#              kinds once the delayed run took a relabelled kind)
 #   stopped    a mapped column of A dropped: A stops at the DDL (the reason
 #              names the statement and its binlog position) and keeps its
 #              documents as they were; B goes on and equals SQL; a mapped
@@ -23,10 +26,12 @@ on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$me
 mysql_q "CREATE DATABASE \`$db\`"
 mysql_q "CREATE TABLE \`$db\`.a (id INT PRIMARY KEY, name VARCHAR(20), qty INT, junk VARCHAR(10));
   CREATE TABLE \`$db\`.a_tags (id INT PRIMARY KEY, a_id INT, tag VARCHAR(20), extra INT, KEY (a_id));
-  CREATE TABLE \`$db\`.b (id INT PRIMARY KEY, title VARCHAR(30), n INT);
+  CREATE TABLE \`$db\`.b (id INT PRIMARY KEY, title VARCHAR(30), n INT, kind_id INT);
+  CREATE TABLE \`$db\`.kinds (id INT PRIMARY KEY, label VARCHAR(20), spare INT);
+  INSERT INTO \`$db\`.kinds VALUES (1, 'one', 0), (2, 'two', 0);
   INSERT INTO \`$db\`.a SELECT seq, CONCAT('a', seq), seq, 'j' FROM seq_1_to_200;
   INSERT INTO \`$db\`.a_tags SELECT seq, seq % 200 + 1, CONCAT('t', seq), 0 FROM seq_1_to_400;
-  INSERT INTO \`$db\`.b SELECT seq, CONCAT('b', seq), seq FROM seq_1_to_200;" "$db"
+  INSERT INTO \`$db\`.b SELECT seq, CONCAT('b', seq), seq, seq % 2 + 1 FROM seq_1_to_200;" "$db"
 cat >"$TEST_TMP/c.ini" <<INI
 [source]
 name = ddl
@@ -50,7 +55,10 @@ jq -n --arg db "$db" --arg a "$A" --arg b "$B" '{version: 1, indices: [
      relations: [{column: "id", table: ($db + ".a_tags"), join_column: "a_id", nested: true,
                   extend_name: "tags", columns: [{name: "id", key: true}, {name: "tag"}]}]}]},
   {alias: $b, shards: 1, replicas: 0, tables: [{table: ($db + ".b"),
-     columns: [{name: "id", key: true}, {name: "title"}, {name: "n"}]}]}]}' >"$TEST_TMP/map.json"
+     columns: [{name: "id", key: true}, {name: "title"}, {name: "n"}],
+     relations: [{column: "kind_id", table: ($db + ".kinds"), join_column: "id", extend_name: "kind",
+                  columns: [{name: "id"}, {name: "label"}]}]},
+     {table: ($db + ".kinds"), delay_effect: true}]}]}' >"$TEST_TMP/map.json"
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/map.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
     fail "import: $(cat "$TEST_TMP/import.out")"
 daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
@@ -82,12 +90,16 @@ oracle_a() {
                JSON_ARRAY())) FROM a ORDER BY a.id" "$db" | jq -S -c '.tags |= sort_by(.id)' | sort
 }
 oracle_b() {
-    mysql_q "SELECT JSON_OBJECT('id', id, 'title', title, 'n', n) FROM b ORDER BY id" "$db" | jq -S -c . | sort
+    mysql_q "SELECT JSON_OBJECT('id', b.id, 'title', b.title, 'n', b.n, 'kind',
+               IF(k.id IS NULL, NULL, JSON_OBJECT('id', k.id, 'label', k.label)))
+               FROM b LEFT JOIN kinds k ON k.id = b.kind_id ORDER BY b.id" "$db" |
+        jq -S -c 'if .kind == null then del(.kind) else . end' | sort
 }
 engine() { # ALIAS
     search_refresh "$1"
     search_post "/$1/_search?size=10000" '{"query":{"match_all":{}},"sort":["_doc"]}' |
-        jq -S -c '.hits.hits[]._source | del(.ss_version, .ss_hash, .ss_key_hash) | if .tags then .tags |= sort_by(.id) else . end' | sort
+        jq -S -c '.hits.hits[]._source | del(.ss_version, .ss_hash, .ss_key_hash) | if .tags then .tags |= sort_by(.id) else . end
+                  | if has("kind") and .kind == null then del(.kind) else . end' | sort
 }
 # quiet the writer, wait for the checkpoint, compare; then let it go on
 in_step() { # WHAT
@@ -118,8 +130,25 @@ sleep 0.3
 mysql_q "ALTER TABLE a_tags ADD COLUMN note TEXT FIRST, DROP COLUMN extra" "$db"
 sleep 0.3
 mysql_q "ALTER TABLE b ADD COLUMN z INT DEFAULT 1 AFTER id" "$db"
+sleep 0.3
+mysql_q "ALTER TABLE kinds ADD COLUMN note TEXT FIRST, DROP COLUMN spare, MODIFY label VARCHAR(40)" "$db"
+sleep 0.3
+# the delay-effect table's change reaches no document until the delayed run
+mysql_q "UPDATE kinds SET label = 'relabelled' WHERE id = 1" "$db"
 sleep 0.5
-in_step "after ADD/DROP/RENAME of unmapped columns and a widening"
+touch "$TEST_TMP/stop"
+wait "$wpid" 2>/dev/null || true
+wait_checkpoint "$meta" ddl 60
+# (documents the writer changed meanwhile were rebuilt whole, with it)
+kind1="$(mysql_q "SELECT COUNT(*) FROM b WHERE kind_id = 1" "$db")"
+early="$(search_count "$B" '{"query":{"match":{"kind.label":"relabelled"}}}')"
+[ "$early" -lt "$kind1" ] || fail "the delay-effect change reached all $kind1 documents before the delayed run"
+"$SEARCHSYNC_BIN" delayed-run --config "$TEST_TMP/c.ini" >"$TEST_TMP/delayed.out" 2>&1 ||
+    fail "delayed-run: $(cat "$TEST_TMP/delayed.out")"
+rm -f "$TEST_TMP/stop"
+writer &
+wpid=$!
+in_step "after ADD/DROP/RENAME of unmapped columns, widenings and the delayed run"
 grep -q "$db.a.name is now varchar(60) in the source (was varchar(20)): the mapping follows it" "$TEST_TMP/run.log" ||
     fail "the widening was not followed: $(grep -i "$db.a" "$TEST_TMP/run.log" | tail -3)"
 assert_eq 0 "$(grep -c "stopped:" "$TEST_TMP/run.log")" "no index stopped by changes the mappings follow"
