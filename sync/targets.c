@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "log.h"
 #include "pipeline.h"
 
 const struct build *targets_build_of(const struct pipeline *p, const char *alias) {
@@ -21,6 +22,12 @@ const struct build *targets_build_of(const struct pipeline *p, const char *alias
 }
 
 int targets_submit(struct pipeline *p, const struct mp_index *ix, const struct change *c) {
+    /* [log] level = debug: every change, with where it came from */
+    char at[64];
+    log_debug("run", "%s index=%s id=%s version=%llu (%s)%s", change_op_name(c->op), ix->alias,
+              c->doc_id, (unsigned long long)c->version,
+              version_describe(c->version, at, sizeof at),
+              ix->deliveries_stopped ? " (its live deliveries are stopped)" : "");
     /* stopped (sync/index_stop.c): nothing through the alias until a build of
      * the index goes live; the build's dual writes go on */
     if (ix->current_version > 0 && !ix->deliveries_stopped) {
