@@ -24,6 +24,7 @@
 #include "sync/delayed.h"
 #include "sync/index_mapping.h"
 #include "sync/mapping.h"
+#include "sync/docbuild.h"
 #include "sync/mapping_generate.h"
 
 static void mapping_usage(FILE *out) {
@@ -376,6 +377,40 @@ static void mark_keys(struct mp_relation *r, size_t n) {
     }
 }
 
+/* the first document of a sample, kept as built */
+static int keep_sample(void *ctx, const char *id, const char *routing, const char *body,
+                       size_t len) {
+    (void)id, (void)routing;
+    sbuf *out = ctx;
+    if (!out->len) sbuf_add(out, body, len);
+    return 0;
+}
+
+/* One document built from the root table's first row with the proposed
+ * mapping, on stderr: what the documents will look like. Said, not failed,
+ * when the table is empty or the build fails. */
+static void print_sample(MYSQL *src, const struct mapping *m) {
+    const struct mp_index *ix = &m->indices[0];
+    struct docbuild b;
+    docbuild_init(&b, src, ix);
+    sbuf doc = SBUF_INIT;
+    struct docbuild_sink sink = {keep_sample, NULL, &doc};
+    char *last = NULL, err[1024] = "";
+    size_t nrows = 0;
+    int r = docbuild_page(&b, 0, NULL, NULL, 1, false, &sink, &last, &nrows, err, sizeof err);
+    free(last);
+    if (r < 0)
+        fprintf(stderr, "searchsync mapping generate: no sample document (%s)\n", err);
+    else if (!doc.len)
+        fprintf(stderr, "searchsync mapping generate: no sample document: %s.%s has no rows\n",
+                ix->tables[0].db, ix->tables[0].table);
+    else
+        fprintf(stderr, "searchsync mapping generate: a document as this mapping builds it "
+                        "(the first row of %s.%s):\n%.*s\n",
+                ix->tables[0].db, ix->tables[0].table, (int)doc.len, doc.data);
+    sbuf_free(&doc);
+}
+
 static int do_generate(struct command *c, const struct opts *o) {
     const struct ss_config *cfg = &c->cfg;
     char err[2048];
@@ -420,6 +455,7 @@ static int do_generate(struct command *c, const struct opts *o) {
     fflush(stdout);
     sbuf_free(&compact);
     if (notes.len) fputs(notes.data, stderr);
+    print_sample(src, &m);
     fprintf(stderr, "searchsync mapping generate: review the file, then: searchsync mapping "
                     "import --config %s FILE\n", c->config);
 out:

@@ -92,6 +92,12 @@ assert_eq "author publisher genres loans" \
     "relations along foreign keys, and one guess"
 assert_contains "$err" "guessed (no foreign key): $lib.books.publisher_id -> $lib.publishers.id" "the guess said"
 case "$err" in *"books.author_id ->"*) fail "a foreign key reported as a guess: $err" ;; esac
+# a sample document: the first book as the proposed mapping builds it
+sample="$(sed -n '/a document as this mapping builds it (the first row of '"$lib"'.books):/{n;p}' "$TEST_TMP/err")"
+assert_eq "$(mysql_q "SELECT MIN(id) FROM books" "$lib")" "$(jq -r .id <<<"$sample")" "the sample is the first book"
+assert_eq "$(mysql_q "SELECT title FROM books ORDER BY id LIMIT 1" "$lib")" "$(jq -r .title <<<"$sample")" "the sample's title equals SQL"
+assert_eq "$(mysql_q "SELECT COUNT(*) FROM loans WHERE book_id = (SELECT MIN(id) FROM books)" "$lib")" \
+    "$(jq '.loans | length' <<<"$sample")" "the sample's loans equal SQL"
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" --yes "$TEST_TMP/books.json" >"$TEST_TMP/imp" 2>&1 ||
     fail "import of the generated mapping: $(cat "$TEST_TMP/imp")"
 
