@@ -203,6 +203,43 @@ static void query_warn(const char *what, const char *err) {
     part_warn(what, err);
 }
 
+/* One family of samples over rows of the metadata: its labels are the
+ * rows' first columns (named by labels, NULL-ended), its value column col. */
+struct family {
+    const char *name, *type, *help;
+    size_t col;
+};
+
+static void families(sbuf *o, const struct stmt_rows *r, const char *const *labels,
+                     const struct family *f, size_t nf) {
+    for (size_t k = 0; k < nf; k++) {
+        help(o, f[k].name, f[k].type, f[k].help);
+        for (size_t i = 0; i < r->nrows; i++) {
+            const char *l[9];
+            size_t n = 0;
+            for (size_t c = 0; labels[c] && n + 2 < sizeof l / sizeof *l; c++)
+                l[n++] = labels[c], l[n++] = STMT_CELL(r, i, c);
+            l[n] = NULL;
+            sample(o, f[k].name, l, STMT_CELL(r, i, f[k].col));
+        }
+    }
+}
+
+/* Run a query of this source's rows (its one parameter) and render its
+ * families; a failure leaves them out of this scrape (said). */
+static void query_families(sbuf *o, MYSQL *meta, const char *source, const char *what,
+                           const char *sql, const char *const *labels,
+                           const struct family *f, size_t nf) {
+    const char *p[] = {source};
+    char err[1024];
+    struct stmt_rows r = {0};
+    if (stmt_query(meta, sql, p, 1, &r, err, sizeof err) < 0)
+        query_warn(what, err);
+    else
+        families(o, &r, labels, f, nf);
+    stmt_rows_free(&r);
+}
+
 static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
                           const struct binlogs *logs, bool have_logs) {
     const char *source = cfg->source.name;
@@ -234,94 +271,55 @@ static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
     stmt_rows_free(&r);
 
     /* dead letters waiting for a replay, per index */
-    if (stmt_query(meta, "SELECT index_name, COUNT(*) FROM dead_letters WHERE source = ? "
-                         "GROUP BY index_name ORDER BY index_name", p, 1, &r, err,
-                   sizeof err) < 0) {
-        query_warn("the dead letters", err);
-    } else {
-        help(o, "searchsync_dead_letters", "gauge",
-             "Changes the engine refused, waiting in the dead-letter table (searchsync "
-             "dead-letters)");
-        for (size_t i = 0; i < r.nrows; i++) {
-            const char *l[] = {"index", STMT_CELL(&r, i, 0), NULL};
-            sample(o, "searchsync_dead_letters", l, STMT_CELL(&r, i, 1));
-        }
-    }
-    stmt_rows_free(&r);
+    static const char *const by_index[] = {"index", NULL};
+    static const struct family dead[] = {
+        {"searchsync_dead_letters", "gauge",
+         "Changes the engine refused, waiting in the dead-letter table (searchsync "
+         "dead-letters)", 1}};
+    query_families(o, meta, source, "the dead letters",
+                   "SELECT index_name, COUNT(*) FROM dead_letters WHERE source = ? GROUP BY "
+                   "index_name ORDER BY index_name", by_index, dead, 1);
 
     /* change snapshots by status (every status, 0 included) */
-    if (stmt_query(meta, "SELECT s.status, COUNT(c.id) FROM (SELECT 'init' status UNION ALL "
-                         "SELECT 'running' UNION ALL SELECT 'error' UNION ALL SELECT 'done') s "
-                         "LEFT JOIN change_snapshots c ON c.status = s.status AND c.source = ? "
-                         "GROUP BY s.status ORDER BY s.status", p, 1, &r, err, sizeof err) < 0) {
-        query_warn("the change snapshots", err);
-    } else {
-        help(o, "searchsync_change_snapshots", "gauge",
-             "Metadata changes waiting for (init), in (running), failed in (error) or done by "
-             "the delayed run, as kept");
-        for (size_t i = 0; i < r.nrows; i++) {
-            const char *l[] = {"status", STMT_CELL(&r, i, 0), NULL};
-            sample(o, "searchsync_change_snapshots", l, STMT_CELL(&r, i, 1));
-        }
-    }
-    stmt_rows_free(&r);
+    static const char *const by_status[] = {"status", NULL};
+    static const struct family snaps[] = {
+        {"searchsync_change_snapshots", "gauge",
+         "Metadata changes waiting for (init), in (running), failed in (error) or done by the "
+         "delayed run, as kept", 1}};
+    query_families(o, meta, source, "the change snapshots",
+                   "SELECT s.status, COUNT(c.id) FROM (SELECT 'init' status UNION ALL SELECT "
+                   "'running' UNION ALL SELECT 'error' UNION ALL SELECT 'done') s LEFT JOIN "
+                   "change_snapshots c ON c.status = s.status AND c.source = ? GROUP BY s.status "
+                   "ORDER BY s.status", by_status, snaps, 1);
 
     /* the reindexes under way: their bucket jobs by status, rows and documents */
-    if (stmt_query(meta,
+    static const char *const by_build[] = {"index", "version", "status", NULL};
+    static const struct family builds[] = {
+        {"searchsync_reindex_buckets", "gauge",
+         "Bucket jobs of the version being built, by status (init, running, error, done)", 3},
+        {"searchsync_reindex_rows_read", "gauge",
+         "Root rows the version being built has read so far, by bucket status", 4},
+        {"searchsync_reindex_documents_written", "gauge",
+         "Documents the version being built has written so far, by bucket status", 5},
+        {"searchsync_reindex_errors", "gauge",
+         "Pages of the version being built that failed, by bucket status", 6}};
+    query_families(o, meta, source, "the reindex jobs",
                    "SELECT x.alias, j.version, j.status, COUNT(*), SUM(j.rows_read), "
-                   "SUM(j.docs_written), SUM(j.errors) FROM jobs j JOIN index_configs x ON "
-                   "x.id = j.index_id WHERE j.source = ? AND j.type = 'job' AND j.version = "
+                   "SUM(j.docs_written), SUM(j.errors) FROM jobs j JOIN index_configs x ON x.id = "
+                   "j.index_id WHERE j.source = ? AND j.type = 'job' AND j.version = "
                    "x.building_version AND x.building_version > 0 GROUP BY x.alias, j.version, "
-                   "j.status ORDER BY x.alias, j.status", p, 1, &r, err, sizeof err) < 0) {
-        query_warn("the reindex jobs", err);
-    } else {
-        help(o, "searchsync_reindex_buckets", "gauge",
-             "Bucket jobs of the version being built, by status (init, running, error, done)");
-        for (size_t i = 0; i < r.nrows; i++) {
-            const char *l[] = {"index", STMT_CELL(&r, i, 0), "version", STMT_CELL(&r, i, 1),
-                               "status", STMT_CELL(&r, i, 2), NULL};
-            sample(o, "searchsync_reindex_buckets", l, STMT_CELL(&r, i, 3));
-        }
-        static const char *const names[] = {"searchsync_reindex_rows_read",
-                                            "searchsync_reindex_documents_written",
-                                            "searchsync_reindex_errors"};
-        static const char *const helps[] = {
-            "Root rows the version being built has read so far, by bucket status",
-            "Documents the version being built has written so far, by bucket status",
-            "Pages of the version being built that failed, by bucket status"};
-        for (size_t k = 0; k < 3; k++) {
-            help(o, names[k], "gauge", helps[k]);
-            for (size_t i = 0; i < r.nrows; i++) {
-                const char *l[] = {"index", STMT_CELL(&r, i, 0), "version", STMT_CELL(&r, i, 1),
-                                   "status", STMT_CELL(&r, i, 2), NULL};
-                sample(o, names[k], l, STMT_CELL(&r, i, 4 + k));
-            }
-        }
-    }
-    stmt_rows_free(&r);
+                   "j.status ORDER BY x.alias, j.status", by_build, builds, 4);
 
     /* reindexes kept in the history, by outcome */
-    if (stmt_query(meta, "SELECT alias, status, COUNT(*), SUM(docs_written) FROM reindex_runs "
-                         "WHERE source = ? GROUP BY alias, status ORDER BY alias, status", p, 1,
-                   &r, err, sizeof err) < 0) {
-        query_warn("the reindex runs", err);
-    } else {
-        help(o, "searchsync_reindex_runs", "gauge",
-             "Reindexes in the history ([reindex] keep_runs), by outcome");
-        for (size_t i = 0; i < r.nrows; i++) {
-            const char *l[] = {"index", STMT_CELL(&r, i, 0), "status", STMT_CELL(&r, i, 1),
-                               NULL};
-            sample(o, "searchsync_reindex_runs", l, STMT_CELL(&r, i, 2));
-        }
-        help(o, "searchsync_reindex_runs_documents_written", "gauge",
-             "Documents written by the reindexes in the history, by outcome");
-        for (size_t i = 0; i < r.nrows; i++) {
-            const char *l[] = {"index", STMT_CELL(&r, i, 0), "status", STMT_CELL(&r, i, 1),
-                               NULL};
-            sample(o, "searchsync_reindex_runs_documents_written", l, STMT_CELL(&r, i, 3));
-        }
-    }
-    stmt_rows_free(&r);
+    static const char *const by_outcome[] = {"index", "status", NULL};
+    static const struct family runs[] = {
+        {"searchsync_reindex_runs", "gauge",
+         "Reindexes in the history ([reindex] keep_runs), by outcome", 2},
+        {"searchsync_reindex_runs_documents_written", "gauge",
+         "Documents written by the reindexes in the history, by outcome", 3}};
+    query_families(o, meta, source, "the reindex runs",
+                   "SELECT alias, status, COUNT(*), SUM(docs_written) FROM reindex_runs WHERE "
+                   "source = ? GROUP BY alias, status ORDER BY alias, status", by_outcome, runs, 2);
 
     /* the last delayed run */
     if (stmt_query(meta, "SELECT status, snapshots, ids, docs_written, docs_deleted, errors, "
@@ -356,32 +354,20 @@ static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
     stmt_rows_free(&r);
 
     /* the consistency checks */
-    if (stmt_query(meta,
+    static const struct family checks[] = {
+        {"searchsync_check_differences", "gauge",
+         "Differences the last consistency check of the index found (docs/check.md)", 1},
+        {"searchsync_check_detected_repairs_total", "counter",
+         "Documents rewritten or deleted by consistency checks (the check_runs kept)", 2},
+        {"searchsync_check_last_time_seconds", "gauge",
+         "When the last consistency check of the index started (unix time)", 3}};
+    query_families(o, meta, source, "the checks' figures",
                    "SELECT index_alias, SUBSTRING_INDEX(GROUP_CONCAT(missing + extra + different "
                    "+ duplicate ORDER BY id DESC), ',', 1), SUM(repaired_documents + "
                    "repaired_deletes), SUBSTRING_INDEX(GROUP_CONCAT(UNIX_TIMESTAMP(started_at) "
                    "ORDER BY id DESC), ',', 1) FROM check_runs WHERE source = ? AND status <> "
                    "'failed' GROUP BY index_alias ORDER BY index_alias",
-                   p, 1, &r, err, sizeof err) < 0) {
-        query_warn("the checks' figures", err);
-    } else {
-        static const char *const names[] = {"searchsync_check_differences",
-                                            "searchsync_check_detected_repairs_total",
-                                            "searchsync_check_last_time_seconds"};
-        static const char *const types[] = {"gauge", "counter", "gauge"};
-        static const char *const helps[] = {
-            "Differences the last consistency check of the index found (docs/check.md)",
-            "Documents rewritten or deleted by consistency checks (the check_runs kept)",
-            "When the last consistency check of the index started (unix time)"};
-        for (size_t k = 0; k < 3; k++) {
-            help(o, names[k], types[k], helps[k]);
-            for (size_t i = 0; i < r.nrows; i++) {
-                const char *l[] = {"index", STMT_CELL(&r, i, 0), NULL};
-                sample(o, names[k], l, STMT_CELL(&r, i, 1 + k));
-            }
-        }
-    }
-    stmt_rows_free(&r);
+                   by_index, checks, 3);
 }
 
 void metrics_render(const struct ss_config *cfg, struct deliver *d, struct reader_stats *rs,
