@@ -43,7 +43,7 @@ static struct {
     bool stop;
     bool (*alive)(void *ud, char *why, size_t whylen);
     void *ud;
-} wd = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+} wd = {.mu = PTHREAD_MUTEX_INITIALIZER}; /* cv: monotonic, set up in service_watchdog_start */
 
 void service_notify_init(void) {
     addr_len = 0;
@@ -116,8 +116,8 @@ static void *watchdog_main(void *arg) {
             said = true;
         }
         pthread_mutex_lock(&wd.mu);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
+        struct timespec ts; /* monotonic: a clock step never delays a ping */
+        clock_gettime(CLOCK_MONOTONIC, &ts);
         int64_t wait = watchdog_ms / 2 > 0 ? watchdog_ms / 2 : 1;
         ts.tv_sec += wait / 1000;
         ts.tv_nsec += (wait % 1000) * 1000000L;
@@ -133,6 +133,11 @@ int service_watchdog_start(bool (*alive)(void *ud, char *why, size_t whylen), vo
     wd.alive = alive;
     wd.ud = ud;
     wd.stop = false;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&wd.cv, &ca);
+    pthread_condattr_destroy(&ca);
     if (pthread_create(&wd.thread, NULL, watchdog_main, NULL) != 0) return -1;
     wd.running = true;
     log_info("systemd", "pinging systemd's watchdog every %lld ms", (long long)watchdog_ms / 2);
@@ -146,5 +151,6 @@ void service_watchdog_stop(void) {
     pthread_cond_broadcast(&wd.cv);
     pthread_mutex_unlock(&wd.mu);
     pthread_join(wd.thread, NULL);
+    pthread_cond_destroy(&wd.cv);
     wd.running = false;
 }

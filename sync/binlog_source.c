@@ -148,7 +148,7 @@ static void publish_stats(struct daemon *dm, const bl_pos *at, const bl_commit *
     f->rows = dm->rows_read;
     f->ddls = dm->ddls_read;
     f->expired = dm->ttl.expired;
-    if (dm->reader) f->reconnects = dm->reader->reconnects;
+    if (dm->reader) f->reconnects = dm->reconnects_before + dm->reader->reconnects;
     pthread_mutex_unlock(&dm->rs.mu);
 }
 
@@ -405,6 +405,7 @@ static int replay_transaction(struct daemon *dm, bl_reader *r, bl_reader_opts *r
             daemon_between_txns(dm); /* adopts a published generation */
         }
     }
+    dm->reconnects_before += r->reconnects; /* bl_reader_open starts it at 0 */
     bl_reader_close(r);
     snprintf(file, BL_FILE_MAX, "%s", from.file);
     ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = from.pos;

@@ -150,6 +150,7 @@ struct daemon {
     unsigned replays;          /* ... how many times in a row, since a commit went through */
     unsigned long long txns, reloads;
     unsigned long long rows_read, ddls_read; /* published to rs at each boundary */
+    unsigned long long reconnects_before; /* of readers closed before this one (replays) */
     struct reader_stats rs;    /* for /metrics (web/metrics.c) */
     /* shared */
     struct commands cmds;

@@ -73,7 +73,7 @@ static void write_state(struct node_state *ns, const char *role_override) {
     db_quote(m, &q, js.data, js.len);
     /* started_at: this process's start (a restart replaces the row) */
     /* started_at first: it reads the row as it was (assignments apply in order) */
-    sbuf_printf(&q, ") ON DUPLICATE KEY UPDATE started_at = IF(JSON_VALUE(state, '$.pid') = "
+    sbuf_printf(&q, ") ON DUPLICATE KEY UPDATE started_at = IF(JSON_EXTRACT(state, '$.pid') = "
                     "%lld AND role <> 'stopped', started_at, NOW(3)), role = VALUES(role), "
                     "state = VALUES(state), updated_at = NOW(3)", (long long)getpid());
     if (db_exec(m, q.data, err, sizeof err) < 0) {

@@ -195,7 +195,7 @@ void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const 
         st->checkpoint = ck[0], ck[0] = NULL;
         st->checkpoint_age = xstrdup(ck[1] ? ck[1] : "?");
     } else if (got < 0) {
-        add_error(st, "checkpoint: %s%s", mysql_error(meta), NULL);
+        add_error(st, "checkpoint: %s%s", ckerr, NULL);
     }
     db_row_free(ck, 2);
     if (src) {

@@ -301,7 +301,11 @@ static void look_for_edits(struct supervisor *sv, bool schema_changed) {
         if (!g) {
             for (char *nl = strchr(sv->err, '\n'); nl; nl = strchr(nl, '\n')) *nl = ' ';
             log_error("run", "after a schema change in the source: %s. The running mapping "
-                      "stays (will try again)", sv->err);
+                      "stays (looked at again in a moment); if the mapping is at fault, fix it "
+                      "(searchsync mapping import) and reindex the index", sv->err);
+            pthread_mutex_lock(&sv->cmds->mu); /* asked again at the next look */
+            sv->cmds->schema_changed = true;
+            pthread_mutex_unlock(&sv->cmds->mu);
         } else if (usability_changed(&sv->published->m, &g->m) && supervisor_prepare(sv, g) == 0) {
             /* a stopped index config the source fits again (a dropped table
              * created again, a column back): routed again at once, so that a

@@ -357,8 +357,9 @@ static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
     static const struct family checks[] = {
         {"searchsync_check_differences", "gauge",
          "Differences the last consistency check of the index found (docs/check.md)", 1},
-        {"searchsync_check_detected_repairs_total", "counter",
-         "Documents rewritten or deleted by consistency checks (the check_runs kept)", 2},
+        {"searchsync_check_detected_repairs_total", "gauge",
+         "Documents rewritten or deleted by the consistency checks kept in check_runs (old "
+         "runs leave with retention, so it can go down)", 2},
         {"searchsync_check_last_time_seconds", "gauge",
          "When the last consistency check of the index started (unix time)", 3}};
     query_families(o, meta, source, "the checks' figures",

@@ -163,6 +163,8 @@ struct deliver {
     uint64_t ckpt_saved_seq;
     int64_t unsaved_since_ns; /* the oldest transaction acknowledged past the saved
                                * checkpoint was opened (0: none) */
+    int64_t unsaved_next_ns;  /* ... the first acknowledged while a save ran (what is
+                               * left unsaved once it lands) */
     /* statistics */
     int64_t win_start_ns;
     struct wcounter docs_ok, stale, missing, retries, failures, dead_letters, purged,

@@ -47,6 +47,7 @@ void advance_low_water(struct deliver *d) {
         if (!d->txn_head) d->txn_tail = NULL;
         if (d->lw_seq == d->ckpt_saved_seq || !d->unsaved_since_ns)
             d->unsaved_since_ns = t->opened_ns;
+        if (d->ckpt_busy && !d->unsaved_next_ns) d->unsaved_next_ns = t->opened_ns;
         d->lw_seq = t->seq;
         free(d->lw_pos);
         d->lw_pos = t->pos;
@@ -160,6 +161,7 @@ static void save_checkpoint_locked(struct deliver *d, bool final) {
     bool was_dirty = d->ckpt_dirty, was_quiet = d->ckpt_quiet_dirty;
     d->ckpt_dirty = d->ckpt_quiet_dirty = false;
     d->ckpt_busy = true;
+    d->unsaved_next_ns = 0;
     pthread_mutex_unlock(&d->mu);
     int rc = d->o.checkpoint(d->o.checkpoint_ud, pos, seq);
     pthread_mutex_lock(&d->mu);
@@ -169,7 +171,8 @@ static void save_checkpoint_locked(struct deliver *d, bool final) {
         d->checkpoints_saved++;
         d->ckpt_saved_seq = seq;
         d->ckpt_saved_ns = now_ns();
-        if (seq == d->lw_seq) d->unsaved_since_ns = 0;
+        /* what moved past it during the save is what waits now */
+        d->unsaved_since_ns = seq == d->lw_seq ? 0 : d->unsaved_next_ns;
         if (d->ckpt_fail_streak)
             log_info("deliver", "checkpoint %s saved after %llu failed attempt(s)", pos,
                      (unsigned long long)d->ckpt_fail_streak);
