@@ -190,7 +190,7 @@ mysql_q "UPDATE shop.categories SET slug = 'termed-slug' WHERE id = $cat3"
 wait_checkpoint "$meta" shop 30
 SEARCHSYNC_TEST_DELAYED_PAUSE_MS=1500 "$SEARCHSYNC_BIN" delayed-run --config "$TEST_TMP/c.ini" --buckets 1 --page 20 >"$TEST_TMP/t.out" 2>&1 &
 pt=$!
-wait_until 30 "the run to be stopped started a job" job_running
+wait_until 30 "the run to be stopped read its first page's position" grep -q "test pause of" "$TEST_TMP/t.out"
 kill -TERM $pt
 trc=0; wait $pt || trc=$?
 assert_eq 1 "$trc" "a run stopped by SIGTERM exits 1 (work left)"

@@ -71,7 +71,18 @@ static void test_node_state_after(void **state) {
         {"Xid", 531, "COMMIT /* xid=2 */"},
     };
     assert_true(status_only_checkpoint_writes(ev, N(ev), "pmeta", 531));
-    assert_false(status_only_checkpoint_writes(ev, N(ev), "other", 531));
+    /* another schema's node_states after this schema's save: a change */
+    const struct status_binlog_event other[] = {
+        {"Gtid", 100, "BEGIN GTID 0-1-10"},
+        {"Table_map", 150, "table_id: 245 (pmeta.offsets)"},
+        {"Update_rows_v1", 200, "table_id: 245 flags: STMT_END_F"},
+        {"Xid", 231, "COMMIT /* xid=1 */"},
+        {"Gtid", 273, "BEGIN GTID 0-1-11"},
+        {"Table_map", 330, "table_id: 246 (other.node_states)"},
+        {"Update_rows_v1", 500, "table_id: 246 flags: STMT_END_F"},
+        {"Xid", 531, "COMMIT /* xid=2 */"},
+    };
+    assert_false(status_only_checkpoint_writes(other, N(other), "pmeta", 531));
 }
 
 /* one transaction writing offsets and another table: not only a save */
