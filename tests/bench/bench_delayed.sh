@@ -62,8 +62,9 @@ INI
 "$BIN" mapping import --config "$tmp/c.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes >/dev/null
 "$BIN" run --config "$tmp/c.ini" >"$tmp/run.log" 2>&1 &
 DAEMON=$!
-for _ in $(seq 1 1200); do
+for i in $(seq 1 1200); do
     [ "$(q "$meta" -e "SELECT current_version FROM index_configs WHERE alias = 'products'" 2>/dev/null)" = 1 ] && break
+    [ "$i" = 1200 ] && { echo "  the first sync did not finish in 600 s"; tail -5 "$tmp/run.log"; exit 1; }
     sleep 0.5
 done
 docs="$(count '{"query":{"match_all":{}}}')"
@@ -109,8 +110,9 @@ echo "  reindex (baseline): $reindex_s s; $reindex_rate products/s ($all_rate do
 # the rename: one snapshot, no product rewritten by the binlog reader
 v_before="$(curl -s "$SEARCH_URL/products/_doc/2?routing=2" | jq ._source.ss_version)"
 q shop -e "UPDATE categories SET name = 'renamed by the bench' WHERE id = $cat_id"
-for _ in $(seq 1 100); do
+for i in $(seq 1 100); do
     [ "$(q "$meta" -e "SELECT COUNT(*) FROM change_snapshots WHERE status = 'init'")" -ge 1 ] && break
+    [ "$i" = 100 ] && { echo "  the rename made no change snapshot in 10 s"; exit 1; }
     sleep 0.1
 done
 sleep 1

@@ -13,7 +13,7 @@ names=$(grep -oE '^\| `searchsync_[a-z_]+`' "$doc" | tr -d '|` ' | sort -u)
 for n in $names; do
   # the delivery's counters are written as searchsync_delivery_%s_total
   short=${n#searchsync_delivery_}; short=${short%_total}
-  if ! grep -rqF "\"$n" "$src/web" "$src/src/deliver" &&
+  if ! grep -rqF --include='*.[ch]' "\"$n" "$src/web" "$src/src/deliver" &&
      ! grep -rqF "\"$short\"" "$src/src/deliver/stats.c"; then
     echo "$n is in docs/metrics.md but in no source file"
     fail=1
