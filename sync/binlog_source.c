@@ -238,10 +238,13 @@ static int on_commit(void *ctx, const bl_commit *cm) {
      * read_timeout_ms, a packet over max_allowed_packet) is not an outage:
      * after REPLAYS_MAX attempts in a row the daemon stops with its error. */
     if (rc != 0) snprintf(dm->err, sizeof dm->err, "%s", p->err);
+    /* the server's code for a failed query: the builder's prepared statements
+     * carry their own (p->src_errno), the connection's may not say it */
+    unsigned srcerr = rc == 0 ? 0 : p->src_errno ? p->src_errno : mysql_errno(p->src);
     /* ER_TABLE_DEF_CHANGED (1412): a TRUNCATE, ALTER or DROP + CREATE of a
      * table after the read snapshot began; a new snapshot reads it */
     if (rc != 0 && !daemon_stop_requested &&
-        (db_conn_lost(p->src) || mysql_errno(p->src) == 1412 ||
+        (db_conn_lost(p->src) || srcerr == 1412 ||
          (uses_meta && db_conn_lost(p->meta)))) {
         if (++dm->replays <= REPLAYS_MAX)
             dm->replay = true;
@@ -257,7 +260,6 @@ static int on_commit(void *ctx, const bl_commit *cm) {
      * against the source now and stops the index configs it no longer fits
      * (index_stop.c); the transaction is read again with the generation that
      * leaves them out, rather than stopping every index */
-    unsigned srcerr = rc == 0 ? 0 : p->src_errno ? p->src_errno : mysql_errno(p->src);
     if (rc != 0 && !daemon_stop_requested && !dm->replay && (srcerr == 1054 || srcerr == 1146)) {
         if (++dm->replays <= REPLAYS_MAX) {
             dm->replay = true;
