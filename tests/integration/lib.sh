@@ -225,13 +225,15 @@ checkpoint_reached() {
     [ "${c%:*}" \> "$3" ] || { [ "${c%:*}" = "$3" ] && [ "${c##*:}" -ge "$4" ]; }
 }
 # only_checkpoint_saves META FILE FROM TO — the binlog from FROM to TO in FILE
-# holds only writes of META.offsets (sync/status.c has the full rules)
+# holds only writes of META.offsets and META.node_states (bookkeeping the
+# daemon saves past only once idle: sync/status.c has the full rules)
 only_checkpoint_saves() {
     mysql_q "SHOW BINLOG EVENTS IN '$2' FROM $3 LIMIT 256" | awk -F'\t' -v meta="$1" -v to="$4" '
         $5 + 0 > to + 0 { exit }
         $3 == "Gtid" || $3 == "Anonymous_Gtid" || $3 == "Annotate_rows" || $3 == "Rows_query" { next }
         $3 == "Query" && $6 == "BEGIN" { next }
-        $3 == "Table_map" { if (index($6, "(" meta ".offsets)") == 0) bad = 1; next }
+        $3 == "Table_map" { if (index($6, "(" meta ".offsets)") == 0 &&
+                                 index($6, "(" meta ".node_states)") == 0) bad = 1; next }
         $3 ~ /^(Write|Update)_rows/ { rows = 1; next }
         $3 == "Xid" || ($3 == "Query" && $6 == "COMMIT") { if ($5 + 0 == to + 0) ok = 1; next }
         { bad = 1 }
