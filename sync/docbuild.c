@@ -780,7 +780,19 @@ static void write_row_open(jsonw *w, const struct level *l, size_t row) {
         const struct level *s = &l->sub[k];
         size_t lo = 0, hi = 0;
         if (c->raw >= 0) level_find(s, raw_of(l, c), c->rl, &lo, &hi);
-        if (nested) {
+        if (nested && r->flatten && s->nrels == 1) {
+            /* many-to-many: each link row gives its linked row (none when
+             * the link points at no row, as an inner join does) */
+            const struct level *t = &s->sub[0];
+            jw_arr_open(w);
+            for (size_t j = lo; j < hi; j++) {
+                const struct cell *lc = cell_at(s, s->order[j], (size_t)s->rel_col[0]);
+                size_t tlo = 0, thi = 0;
+                if (lc->raw >= 0) level_find(t, raw_of(s, lc), lc->rl, &tlo, &thi);
+                if (tlo < thi) write_row(w, t, t->order[tlo]);
+            }
+            jw_arr_close(w);
+        } else if (nested) {
             jw_arr_open(w);
             for (size_t j = lo; j < hi; j++) write_row(w, s, s->order[j]);
             jw_arr_close(w);

@@ -109,9 +109,11 @@ static void add_relations(struct gen *g, const char *where, cJSON *props,
         cJSON *p = cJSON_AddObjectToObject(o, "properties");
         char w[512];
         snprintf(w, sizeof w, "%s relation %s (%s.%s)", where, name, r->db, r->table);
-        for (size_t k = 0; k < r->ncolumns; k++)
-            add_prop(p, r->columns[k].name, column_def(g, w, &r->columns[k], NULL));
-        add_relations(g, w, p, r->columns, r->ncolumns, r->relations, r->nrelations);
+        /* flattened (many-to-many): the elements are the linked table's rows */
+        const struct mp_relation *e = r->flatten && r->nrelations == 1 ? &r->relations[0] : r;
+        for (size_t k = 0; k < e->ncolumns; k++)
+            add_prop(p, e->columns[k].name, column_def(g, w, &e->columns[k], NULL));
+        add_relations(g, w, p, e->columns, e->ncolumns, e->relations, e->nrelations);
         add_prop(props, name, o);
     }
 }

@@ -656,9 +656,29 @@ static void primary_key_of(const struct mp_schema *schema, struct mp_relation *r
     }
 }
 
+/* A flattened relation (many-to-many through a link table) lists the
+ * link table's rows, each written as the row of its one relation: that
+ * relation must exist, be one-to-one, and give no array to edit by script. */
+static void check_flatten(struct vctx *v, const char *w, const struct mp_relation *r,
+                          const struct mp_column *owner, size_t nowner) {
+    if (!mp_relation_nested(r, owner, nowner))
+        verr(v, w, "flatten needs a nested (one-to-many) relation on the link table");
+    else if (r->nrelations != 1)
+        verr(v, w, "flatten needs exactly one relation inside, from the link table to the "
+                   "linked table (this one has %zu)", r->nrelations);
+    else if (mp_relation_nested(&r->relations[0], r->columns, r->ncolumns))
+        verr(v, w, "flatten needs its inner relation one-to-one (\"nested\": false): each "
+                   "link row gives one element");
+    if (r->area_update)
+        verr(v, w, "flatten and area_update do not go together: the elements are the linked "
+                   "rows, rebuilt with their document (use refresh_parent)");
+}
+
+/* lifted: rels is the one relation of a flattened relation, whose row is
+ * written in place of the link row (its extend name is not used) */
 static void check_relations(struct vctx *v, const char *where, const char *db, const char *table,
                             const struct mp_column *owner, size_t nowner,
-                            struct mp_relation *rels, size_t n, struct chain *ch) {
+                            struct mp_relation *rels, size_t n, struct chain *ch, bool lifted) {
     for (size_t i = 0; i < n; i++) {
         struct mp_relation *r = &rels[i];
         char w[1024];
@@ -669,7 +689,10 @@ static void check_relations(struct vctx *v, const char *where, const char *db, c
         if (exists) check_col_exists(v, w, "join_column", r->db, r->table, r->join_column);
         if (exists && v->schema) primary_key_of(v->schema, r);
         const char *name = mp_relation_name(r, owner, nowner);
-        if (!name)
+        if (r->flatten) check_flatten(v, w, r, owner, nowner);
+        if (lifted)
+            ; /* written in place of the link row: its name is not used */
+        else if (!name)
             verr(v, w, "no extend name: set the relation's extend_name or column %s's", r->column);
         else {
             if (find_col(owner, nowner, name))
@@ -724,7 +747,7 @@ static void check_relations(struct vctx *v, const char *where, const char *db, c
         ch->table[ch->n] = r->table;
         ch->n++;
         check_relations(v, w, r->db, r->table, r->columns, r->ncolumns, r->relations,
-                        r->nrelations, ch);
+                        r->nrelations, ch, r->flatten);
         ch->n--;
     }
 }
@@ -836,7 +859,7 @@ static void check_index(struct vctx *v, struct mp_index *ix, size_t ii) {
             ch.db[0] = t->db;
             ch.table[0] = t->table;
             check_relations(v, tw, t->db, t->table, t->columns, t->ncolumns, t->relations,
-                            t->nrelations, &ch);
+                            t->nrelations, &ch, false);
         }
         if (parent_child && doc_table)
             for (size_t c = 0; c < t->ncolumns; c++)

@@ -33,16 +33,20 @@ struct mp_column {
 };
 
 struct mp_relation {
-    char *column;          /* SearchColumnName: column of the owning row */
+    char *column;          /* column of the owning row */
     char *extend_name;     /* NULL: inherit the column's */
-    char *db, *table;      /* RelationTableName */
-    char *join_column;     /* RelationTableColumn */
+    char *db, *table;      /* the related table */
+    char *join_column;     /* the related table's column matched with column */
     int nested;            /* -1 inherit the column's, 0 object, 1 nested array */
-    char *where;           /* freeSql: extra condition, NULL = none */
+    char *where;           /* extra condition on the related rows, NULL = none */
     bool distinct;
     bool refresh_parent;
     bool area_update;
-    struct mp_column *columns; /* RelationTableColumns */
+    bool flatten;          /* many-to-many through this (link) table: each element of the
+                              array is the row of its one one-to-one relation, the linked
+                              table's, at the element's top level; the link row's own
+                              columns are read to join and order, not written */
+    struct mp_column *columns; /* loaded from the related table */
     size_t ncolumns;
     struct mp_relation *relations;
     size_t nrelations;

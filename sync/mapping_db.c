@@ -175,7 +175,7 @@ static int load_relations(MYSQL *m, unsigned long long table_id, unsigned long l
     sbuf sql = SBUF_INIT;
     sbuf_printf(&sql,
                 "SELECT id, search_column, extend_name, related_db, related_table, join_column, "
-                "nested, where_sql, distinct_rows, refresh_parent, area_update "
+                "nested, where_sql, distinct_rows, refresh_parent, area_update, flatten "
                 "FROM mapping_relations WHERE table_id = %llu AND parent_relation_id = %llu "
                 "ORDER BY position, id",
                 table_id, parent);
@@ -200,6 +200,7 @@ static int load_relations(MYSQL *m, unsigned long long table_id, unsigned long l
         x->distinct = b(row[8]);
         x->refresh_parent = b(row[9]);
         x->area_update = b(row[10]);
+        x->flatten = b(row[11]);
     }
     mysql_free_result(r);
     int rc = 0;
@@ -407,7 +408,8 @@ static int save_relations(MYSQL *m, unsigned long long tid, unsigned long long p
         sbuf_printf(&s,
                     "INSERT INTO mapping_relations (table_id, parent_relation_id, search_column, "
                     "extend_name, related_db, related_table, join_column, nested, where_sql, "
-                    "distinct_rows, refresh_parent, area_update, position) VALUES (%llu, %llu, ",
+                    "distinct_rows, refresh_parent, area_update, flatten, position) VALUES "
+                    "(%llu, %llu, ",
                     tid, parent);
         q(m, &s, r->column);
         sbuf_addc(&s, ',');
@@ -428,6 +430,8 @@ static int save_relations(MYSQL *m, unsigned long long tid, unsigned long long p
         qb(&s, r->refresh_parent);
         sbuf_addc(&s, ',');
         qb(&s, r->area_update);
+        sbuf_addc(&s, ',');
+        qb(&s, r->flatten);
         sbuf_printf(&s, ", %zu)", i);
         int rc = exec(m, &s, err, errlen);
         sbuf_free(&s);

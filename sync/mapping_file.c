@@ -152,7 +152,7 @@ static int parse_relation(struct pctx *c, const char *path, const cJSON *v, stru
     if (!cJSON_IsObject(v)) return perr(c, path, "a relation is an object");
     static const char *const keys[] = {"column", "extend_name", "table", "join_column", "nested",
                                        "where", "distinct", "refresh_parent", "area_update",
-                                       "columns", "relations", NULL};
+                                       "flatten", "columns", "relations", NULL};
     char *tbl = NULL;
     if (only_keys(c, path, v, keys) < 0 || get_str(c, path, v, "column", true, &r->column) < 0 ||
         get_str(c, path, v, "extend_name", false, &r->extend_name) < 0 ||
@@ -171,6 +171,7 @@ static int parse_relation(struct pctx *c, const char *path, const cJSON *v, stru
         get_bool(c, path, v, "distinct", &r->distinct) < 0 ||
         get_bool(c, path, v, "refresh_parent", &r->refresh_parent) < 0 ||
         get_bool(c, path, v, "area_update", &r->area_update) < 0 ||
+        get_bool(c, path, v, "flatten", &r->flatten) < 0 ||
         parse_columns(c, path, v, &r->columns, &r->ncolumns) < 0)
         return -1;
     if (cJSON_GetObjectItemCaseSensitive(v, "columns") && !r->ncolumns)
@@ -419,10 +420,16 @@ static void w_relation(jsonw *w, const struct mp_relation *r) {
         jw_key(w, "area_update");
         jw_bool(w, true);
     }
-    jw_key(w, "columns");
-    jw_arr_open(w);
-    for (size_t i = 0; i < r->ncolumns; i++) w_column(w, &r->columns[i]);
-    jw_arr_close(w);
+    if (r->flatten) {
+        jw_key(w, "flatten");
+        jw_bool(w, true);
+    }
+    if (r->ncolumns) { /* none: every column (not yet filled from the source) */
+        jw_key(w, "columns");
+        jw_arr_open(w);
+        for (size_t i = 0; i < r->ncolumns; i++) w_column(w, &r->columns[i]);
+        jw_arr_close(w);
+    }
     if (r->nrelations) {
         jw_key(w, "relations");
         jw_arr_open(w);

@@ -242,20 +242,17 @@ static void relations_of(struct gen *g, const char *table, int depth, struct cha
             note(g, o, name);
             struct mp_relation *r =
                 rel_new(rels, nrels, g, e->to_col, e->from, e->from_col, 1, name);
+            /* flattened: the elements are the linked rows themselves
+             * ([{"id": 4, "name": "outdoor"}]); the link row gives only the
+             * column that reaches them */
+            r->flatten = true;
             r->columns = xcalloc(1, sizeof *r->columns);
             r->columns[0].name = xstrdup(o->from_col);
             r->columns[0].indexed = true;
             r->ncolumns = 1;
-            size_t n = strlen(o->from_col);
-            char want[256];
-            if (n > 3 && !strcmp(o->from_col + n - 3, "_id"))
-                snprintf(want, sizeof want, "%.*s", (int)(n - 3), o->from_col);
-            else
-                snprintf(want, sizeof want, "%s_row", o->to);
             struct mp_relation *in = NULL;
             size_t nin = 0;
-            char *iname = xstrdup(want);
-            rel_new(&in, &nin, g, o->from_col, o->to, o->to_col, 0, iname);
+            rel_new(&in, &nin, g, o->from_col, o->to, o->to_col, 0, NULL);
             ch->t[ch->n++] = e->from;
             ch->t[ch->n++] = o->to;
             struct mp_relation *sub = NULL;

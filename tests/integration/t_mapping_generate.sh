@@ -48,6 +48,8 @@ assert_eq "brand category tags reviews skus" \
     "relations proposed for shop.products"
 assert_eq "shop.tags" "$(jq -r '.indices[0].tables[0].relations[] | select(.extend_name=="tags") | .relations[0].table' "$TEST_TMP/shop.json")" \
     "many-to-many through the link table product_tags"
+assert_eq "true" "$(jq -r '.indices[0].tables[0].relations[] | select(.extend_name=="tags") | .flatten' "$TEST_TMP/shop.json")" \
+    "the many-to-many is flattened (the tags themselves as elements)"
 assert_eq "id" "$(jq -r '.indices[0].tables[0].columns[] | select(.key) | .name' "$TEST_TMP/shop.json")" "primary key marked"
 assert_eq 11 "$(jq '.indices[0].tables[0].columns | length' "$TEST_TMP/shop.json")" "every column of products"
 assert_contains "$err" "guessed (no foreign key): shop.products.brand_id -> shop.brands.id" "guesses said on stderr"
@@ -98,6 +100,8 @@ assert_eq "$(mysql_q "SELECT MIN(id) FROM books" "$lib")" "$(jq -r .id <<<"$samp
 assert_eq "$(mysql_q "SELECT title FROM books ORDER BY id LIMIT 1" "$lib")" "$(jq -r .title <<<"$sample")" "the sample's title equals SQL"
 assert_eq "$(mysql_q "SELECT COUNT(*) FROM loans WHERE book_id = (SELECT MIN(id) FROM books)" "$lib")" \
     "$(jq '.loans | length' <<<"$sample")" "the sample's loans equal SQL"
+assert_eq "$(mysql_q "SELECT GROUP_CONCAT(g.name ORDER BY g.id) FROM book_genres x JOIN genres g ON g.id = x.genre_id WHERE x.book_id = (SELECT MIN(id) FROM books)" "$lib")" \
+    "$(jq -r '[.genres[].name] | join(",")' <<<"$sample")" "the sample's genres are the genre rows themselves"
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" --yes "$TEST_TMP/books.json" >"$TEST_TMP/imp" 2>&1 ||
     fail "import of the generated mapping: $(cat "$TEST_TMP/imp")"
 
@@ -106,9 +110,8 @@ oracle_books() {
   'id', b.id, 'author_id', b.author_id, 'publisher_id', b.publisher_id, 'title', b.title, 'pages', b.pages,
   'author', JSON_EXTRACT((SELECT JSON_OBJECT('id', a.id, 'name', a.name) FROM authors a WHERE a.id = b.author_id), '\$'),
   'publisher', JSON_EXTRACT((SELECT JSON_OBJECT('id', p.id, 'name', p.name) FROM publishers p WHERE p.id = b.publisher_id), '\$'),
-  'genres', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('genre_id', x.genre_id,
-      'genre', JSON_EXTRACT((SELECT JSON_OBJECT('id', g.id, 'name', g.name) FROM genres g WHERE g.id = x.genre_id), '\$'))
-      ORDER BY x.genre_id) FROM book_genres x WHERE x.book_id = b.id), '\$'), JSON_ARRAY()),
+  'genres', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('id', g.id, 'name', g.name)
+      ORDER BY x.genre_id) FROM book_genres x JOIN genres g ON g.id = x.genre_id WHERE x.book_id = b.id), '\$'), JSON_ARRAY()),
   'loans', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('id', l.id, 'book_id', l.book_id,
       'borrower', l.borrower) ORDER BY l.id) FROM loans l WHERE l.book_id = b.id), '\$'), JSON_ARRAY())))
 FROM books b ORDER BY b.id"
@@ -131,9 +134,16 @@ check_books "first build"
 mysql_q "UPDATE genres SET name = 'science fiction' WHERE id = 2;
 INSERT INTO loans VALUES (4, 3, 'dee'); DELETE FROM loans WHERE id = 1;
 INSERT INTO book_genres VALUES (4, 2); UPDATE authors SET name = 'Terry Pratchett' WHERE id = 2;
-INSERT INTO publishers VALUES (9, 'Late'); INSERT INTO books VALUES (5, 1, 9, 'Lavinia', 279)" "$lib"
+INSERT INTO publishers VALUES (9, 'Late'); INSERT INTO books VALUES (5, 1, 9, 'Lavinia', 279);
+SET FOREIGN_KEY_CHECKS = 0; INSERT INTO book_genres VALUES (1, 99), (5, 3)" "$lib"
 wait_checkpoint "$meta" gen 30
-check_books "after changes"
+check_books "after changes (a link to a genre not there yet gives no element)"
+assert_eq 1 "$(curl -s "$SEARCH_URL/books/_doc/1" | jq '._source.genres | length')" "book 1: the dangling link left out"
+# the missing genre arrives: the book linked to it gets it, through the link table
+mysql_q "INSERT INTO genres VALUES (99, 'utopia'); UPDATE genres SET name = 'comedy' WHERE id = 3" "$lib"
+wait_checkpoint "$meta" gen 30
+check_books "after the linked rows changed"
+assert_eq "science fiction,utopia" "$(curl -s "$SEARCH_URL/books/_doc/1" | jq -r '[._source.genres[].name] | join(",")')" "book 1 has the late genre"
 daemon_stop
 
 # ---- no "columns" and no key: every column, the primary key

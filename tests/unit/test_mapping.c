@@ -192,6 +192,8 @@ static void schema_demo(struct mp_schema *s) {
     mp_schema_add(s, "d", "r", "id", "bigint(20)", true);
     mp_schema_add(s, "d", "r", "p_id", "bigint(20)", false);
     mp_schema_add(s, "d", "n", "a", "int(11)", false); /* no primary key */
+    mp_schema_add(s, "d", "pc", "p_id", "bigint(20)", true); /* a link table p <-> c */
+    mp_schema_add(s, "d", "pc", "c_id", "int(11)", true);
 }
 
 /* Validate text against the small schema; every wanted fragment must be in the errors. */
@@ -417,6 +419,65 @@ static void test_validation(void **state) {
                     "is not a valid index name");
 }
 
+/* many-to-many through the link table d.pc, flattened: each element is a
+ * row of d.c */
+#define LINK(flags, inner) "{\"column\":\"id\",\"extend_name\":\"cs\",\"table\":\"d.pc\"," \
+    "\"join_column\":\"p_id\"," flags "\"columns\":[\"c_id\"],\"relations\":[" inner "]}"
+#define TO_C "{\"column\":\"c_id\",\"table\":\"d.c\",\"join_column\":\"id\"}"
+
+static void test_flatten(void **state) {
+    (void)state;
+    /* the inner relation needs no extend name: its row replaces the link row */
+    const char *ok = IX(ROOT ",\"relations\":[" LINK("\"nested\":true,\"flatten\":true,", TO_C) "]}");
+    validate_expect(ok, 0, NULL);
+    validate_expect(IX(ROOT ",\"relations\":[" LINK("\"flatten\":true,", TO_C) "]}"), 1,
+                    "flatten needs a nested (one-to-many) relation on the link table");
+    validate_expect(IX(ROOT ",\"relations\":[" LINK("\"nested\":true,\"flatten\":true,", "") "]}"), 1,
+                    "flatten needs exactly one relation inside");
+    validate_expect(IX(ROOT ",\"relations\":[" LINK("\"nested\":true,\"flatten\":true,", TO_C "," TO_C) "]}"), 1,
+                    "(this one has 2)");
+    validate_expect(IX(ROOT ",\"relations\":[" LINK("\"nested\":true,\"flatten\":true,",
+                    "{\"column\":\"c_id\",\"table\":\"d.c\",\"join_column\":\"id\",\"nested\":true}") "]}"),
+                    1, "flatten needs its inner relation one-to-one");
+    validate_expect(IX(ROOT ",\"relations\":[" LINK("\"nested\":true,\"flatten\":true,\"area_update\":true,", TO_C) "]}"),
+                    2, "flatten and area_update do not go together");
+    /* not flattened, the inner relation needs its name as before */
+    validate_expect(IX(ROOT ",\"relations\":[" LINK("\"nested\":true,", TO_C) "]}"), 1,
+                    "no extend name");
+
+    /* the file keeps it; the index body gives the nested field the linked
+     * table's properties, not the link table's */
+    struct mapping m;
+    char err[512];
+    assert_int_equal(0, mapping_parse("x", ok, strlen(ok), &m, err, sizeof err));
+    assert_true(m.indices[0].tables[0].relations[0].flatten);
+    assert_false(m.indices[0].tables[0].relations[0].relations[0].flatten);
+    sbuf out = SBUF_INIT, errs = SBUF_INIT, body = SBUF_INIT;
+    mapping_write(&m, &out);
+    assert_non_null(strstr(out.data, "\"flatten\": true"));
+    struct mp_schema sc;
+    schema_demo(&sc);
+    assert_int_equal(0, mapping_validate(&m, &sc, &errs));
+    struct search_dialect d;
+    search_dialect_named("opensearch-2", &d);
+    if (index_mapping_body(&m.indices[0], &d, false, &body, err, sizeof err) < 0)
+        fail_msg("%s", err);
+    const char *want = "\"cs\":{\"type\":\"nested\",\"properties\":{\"id\":{\"type\":\"integer\"},"
+                       "\"pid\":{\"type\":\"long\"},\"label\":{\"type\":\"text\"}}}";
+    if (!strstr(body.data, want)) fail_msg("want %s in\n%s", want, body.data);
+    assert_null(strstr(body.data, "c_id"));
+    struct mapping m2;
+    if (mapping_parse("out", out.data, out.len, &m2, err, sizeof err) < 0)
+        fail_msg("%s\n%s", err, out.data);
+    assert_true(m2.indices[0].tables[0].relations[0].flatten);
+    mapping_free(&m2);
+    mp_schema_free(&sc);
+    sbuf_free(&out);
+    sbuf_free(&errs);
+    sbuf_free(&body);
+    mapping_free(&m);
+}
+
 /* ---------------------------------------------------------------- generation */
 
 static void golden(const char *alias, const char *dialect, const char *body) {
@@ -584,6 +645,7 @@ int main(void) {
         cmocka_unit_test(test_type_defaults),     cmocka_unit_test(test_type_compat),
         cmocka_unit_test(test_parse_errors),      cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_validation),        cmocka_unit_test(test_validation_fills),
+        cmocka_unit_test(test_flatten),
         cmocka_unit_test(test_type_widens),       cmocka_unit_test(test_validation_widened),
         cmocka_unit_test(test_validation_primary_key),
         cmocka_unit_test(test_generate_goldens),
