@@ -178,6 +178,8 @@ struct deliver {
     struct hist lat_doc_us, lat_batch_us, batch_size, drain_us;
     /* the engine's state (engine.c) */
     bool eng_down, eng_probing, eng_stalled, eng_rejecting;
+    bool eng_redetect; /* the engine answers again after being unreachable: ask its
+                          version again before the next batch (it may have been upgraded) */
     int64_t eng_down_ns, eng_probe_ns, eng_stall_ns, eng_stall_over_ns, eng_rej_ns,
         eng_rej_last_ns;
     uint64_t eng_down_fails, eng_rej_n;

@@ -4,8 +4,11 @@
  * rejections (429) started / stopped with their count. While the engine is
  * unreachable an idle helper probes it (GET /) every ENGINE_PROBE_MS; the
  * first answer, to a probe or a batch, heals the fuses and clears the
- * backoffs so that deliveries resume at once. Everything here runs under
- * d->mu. */
+ * backoffs so that deliveries resume at once, and has a helper ask the
+ * engine's version again (GET /) before its next batch: an engine stopped
+ * and started again may be a newer one (an upgrade under a running daemon),
+ * and bulk bodies and new index versions follow what it is now. Everything
+ * here runs under d->mu. */
 #include "deliver/deliver_int.h"
 
 #include <stdio.h>
@@ -45,6 +48,7 @@ void engine_answered(struct deliver *d, int64_t now) {
     }
     if (!d->eng_down) return;
     d->eng_down = false;
+    d->eng_redetect = d->client && !d->o.transport;
     log_info("deliver", "the search engine answers again after %.1f s unreachable (%llu failed "
              "requests); resuming deliveries", secs(now - d->eng_down_ns),
              (unsigned long long)d->eng_down_fails);

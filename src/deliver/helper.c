@@ -368,7 +368,6 @@ void *helper_main(void *arg) {
     int cap = 0;
     enum outcome *outc = NULL;
     int outc_cap = 0;
-    const struct search_dialect *dia = d->client ? search_client_dialect(d->client) : NULL;
     size_t seen_cap = 64;
     while (seen_cap < (size_t)d->o.batch_max * 2) seen_cap *= 2;
     uint64_t *seen = xcalloc(seen_cap, sizeof *seen);
@@ -384,6 +383,16 @@ void *helper_main(void *arg) {
             engine_probed(d, prc == SEARCH_OK, h->resp.err, now_ns());
             continue;
         }
+        if (d->eng_redetect) {
+            d->eng_redetect = false;
+            pthread_mutex_unlock(&d->mu);
+            char err[512];
+            if (search_detect(d->client, h->conn, err, sizeof err) != 0)
+                log_warn("deliver", "asking the search engine's version again after it came "
+                         "back failed (bulk bodies keep the version known before): %s", err);
+            pthread_mutex_lock(&d->mu);
+            continue;
+        }
         if (!q) {
             struct timespec ts;
             deadline_ts(&ts, wake);
@@ -395,7 +404,8 @@ void *helper_main(void *arg) {
         h->sending_ns = now_ns();
         pthread_mutex_unlock(&d->mu);
 
-        /* build and send, outside the lock */
+        /* build and send, outside the lock, in the engine's dialect as now known */
+        const struct search_dialect *dia = d->client ? search_client_dialect(d->client) : NULL;
         sbuf_reset(&h->body);
         for (int i = 0; i < n; i++) {
             struct item *it = batch[i];

@@ -29,8 +29,16 @@ struct search_client {
     char *aws_key_id, *aws_secret, *aws_token_header;
     bool tls_verify, compress;
     long timeout_ms, connect_timeout_ms;
-    struct search_dialect dialect;
-    bool have_dialect;
+    /* The engine's dialect as last detected. Detection happens again when
+     * the engine comes back after being unreachable (it may have been
+     * upgraded in between), while other threads read the old one: each
+     * detection is a new immutable struct published atomically, and the
+     * ones before it stay allocated until the client is freed (a pointer
+     * read once stays valid; there are only as many as detections). */
+    _Atomic(struct search_dialect *) dialect;
+    pthread_mutex_t dialects_mu;
+    struct search_dialect **dialects; /* every one published, for free */
+    size_t ndialects;
 };
 
 struct search_conn {
@@ -128,6 +136,8 @@ struct search_client *search_client_new(const struct search_opts *o, char *err, 
     c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 60000;
     c->connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 5000;
     atomic_init(&c->cur, 0);
+    atomic_init(&c->dialect, NULL);
+    pthread_mutex_init(&c->dialects_mu, NULL);
     return c;
 }
 
@@ -146,6 +156,9 @@ void search_client_free(struct search_client *c) {
     free(c->ca_file);
     free(c->client_cert);
     free(c->client_key);
+    for (size_t i = 0; i < c->ndialects; i++) free(c->dialects[i]);
+    free(c->dialects);
+    pthread_mutex_destroy(&c->dialects_mu);
     free(c);
 }
 
@@ -154,11 +167,16 @@ const char *search_client_url(const struct search_client *c, int i) {
     return i >= 0 && i < c->nurls ? c->shown[i] : NULL;
 }
 const struct search_dialect *search_client_dialect(const struct search_client *c) {
-    return c->have_dialect ? &c->dialect : NULL;
+    return atomic_load(&((struct search_client *)c)->dialect);
 }
 void search_client_set_dialect(struct search_client *c, const struct search_dialect *d) {
-    c->dialect = *d;
-    c->have_dialect = true;
+    struct search_dialect *n = xmalloc(sizeof *n);
+    *n = *d;
+    pthread_mutex_lock(&c->dialects_mu);
+    c->dialects = xrealloc(c->dialects, (c->ndialects + 1) * sizeof *c->dialects);
+    c->dialects[c->ndialects++] = n;
+    atomic_store(&c->dialect, n);
+    pthread_mutex_unlock(&c->dialects_mu);
 }
 
 struct search_conn *search_conn_new(struct search_client *c) {
@@ -365,9 +383,15 @@ int search_detect(struct search_client *c, struct search_conn *k, char *err, siz
         search_resp_free(&r);
         return -1;
     }
-    search_client_set_dialect(c, &d);
-    log_info("search", "engine %s (%s) at %s", d.number, d.name,
-             c->shown[atomic_load(&c->cur) % c->nurls]);
+    const struct search_dialect *was = search_client_dialect(c);
+    const char *at = c->shown[atomic_load(&c->cur) % c->nurls];
+    if (!was)
+        log_info("search", "engine %s (%s) at %s", d.number, d.name, at);
+    else if (strcmp(was->number, d.number) || was->engine != d.engine)
+        log_warn("search", "the search engine at %s is now %s (%s), was %s (%s): requests and "
+                 "new index versions follow the new version from here on", at, d.number, d.name,
+                 was->number, was->name);
+    if (!was || memcmp(was, &d, sizeof d)) search_client_set_dialect(c, &d);
     search_resp_free(&r);
     return 0;
 }

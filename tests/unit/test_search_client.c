@@ -106,6 +106,41 @@ static int dead_port(void) {
     return ntohs(a.sin_port);
 }
 
+/* An engine upgraded under the client: detection again gives the new
+ * dialect, and a dialect read before stays readable (other threads may
+ * still be building a body with it). */
+static void t_redetect_upgrade(void **st) {
+    (void)st;
+    log_set_level(LOG_OFF);
+    struct srv s;
+    srv_start(&s, 0);
+    s.reply_body = "{\"version\":{\"distribution\":\"opensearch\",\"number\":\"1.3.13\"}}";
+    char urls[64], err[256];
+    snprintf(urls, sizeof urls, "http://127.0.0.1:%d", s.port);
+    struct search_opts o = {.urls = urls, .timeout_ms = 2000, .connect_timeout_ms = 500,
+                            .tls_verify = true};
+    struct search_client *c = search_client_new(&o, err, sizeof err);
+    assert_non_null(c);
+    assert_null(search_client_dialect(c));
+    struct search_conn *k = search_conn_new(c);
+    assert_int_equal(search_detect(c, k, err, sizeof err), 0);
+    const struct search_dialect *before = search_client_dialect(c);
+    assert_string_equal(before->name, "opensearch-1");
+    assert_int_equal(search_detect(c, k, err, sizeof err), 0); /* the same: kept */
+    assert_ptr_equal(before, search_client_dialect(c));
+    s.reply_body = "{\"version\":{\"distribution\":\"opensearch\",\"number\":\"2.19.1\"}}";
+    assert_int_equal(search_detect(c, k, err, sizeof err), 0);
+    assert_string_equal(search_client_dialect(c)->name, "opensearch-2");
+    assert_string_equal(search_client_dialect(c)->number, "2.19.1");
+    assert_string_equal(before->number, "1.3.13");
+    s.reply_body = "{\"version\":{\"number\":\"8.19.4\",\"build_flavor\":\"default\"},\"tagline\":\"You Know, for Search\"}";
+    assert_int_equal(search_detect(c, k, err, sizeof err), 0);
+    assert_string_equal(search_client_dialect(c)->name, "elasticsearch-8");
+    search_conn_free(k);
+    search_client_free(c);
+    srv_stop(&s);
+}
+
 static void t_failover_auth_detect(void **st) {
     (void)st;
     log_set_level(LOG_OFF);
@@ -199,6 +234,7 @@ static void t_bad_urls(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_failover_auth_detect),
+        cmocka_unit_test(t_redetect_upgrade),
         cmocka_unit_test(t_api_key_and_timeout),
         cmocka_unit_test(t_bad_urls),
     };
