@@ -109,7 +109,7 @@ struct supervisor {
     atomic_bool dump_requested;    /* SIGUSR1: reload_dump */
     atomic_llong ticked_ms;        /* the loop last went round (monotonic ms; the watchdog) */
     pthread_t thread;
-    bool running;
+    atomic_bool running;           /* read by the watchdog ping (daemon_alive) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool stop;
