@@ -133,9 +133,17 @@ static void print_live(const struct ss_config *cfg) {
     }
     cJSON *j = rc == CURLE_OK && code == 200 ? json_exact_parse(body.data, body.len) : NULL;
     if (!j) {
-        printf("  not reached at %s: %s (is `searchsync run` running here?)\n", url.data,
-               rc != CURLE_OK ? curl_easy_strerror(rc) : code == 401 ? "the token is refused"
-                                                                       : "an unexpected answer");
+        if (rc == CURLE_OK && code == 421)
+            printf("  not answered at %s: the admin server does not answer to this address's "
+                   "host (HTTP 421): add it to [admin] allowed_hosts\n", url.data);
+        else if (rc == CURLE_OK && code != 200)
+            printf("  not answered at %s: HTTP %ld, %s\n", url.data, code,
+                   code == 401 || code == 403 ? "the token is refused ([admin] token is not the "
+                                                "running daemon's: reload it with SIGHUP?)"
+                                              : "an unexpected answer");
+        else
+            printf("  not reached at %s: %s (is `searchsync run` running here?)\n", url.data,
+                   rc != CURLE_OK ? curl_easy_strerror(rc) : "an answer that is not JSON");
     } else {
         const cJSON *q = cJSON_GetObjectItem(j, "queued"), *fl = cJSON_GetObjectItem(j, "inflight");
         sbuf fuses = SBUF_INIT;

@@ -149,6 +149,24 @@ assert_eq "number number" "$(jq -r '"\(.queued | type) \(.inflight | type)"' <<<
 "$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" >"$TEST_TMP/status.txt" 2>&1 || true
 assert_contains "$(cat "$TEST_TMP/status.txt")" "queued, " "status asks the daemon for its live figures"
 assert_contains "$(cat "$TEST_TMP/status.txt")" "reader: reading, read to " "status shows what the reader read"
+# an admin address whose server does not answer to the host status names
+# (what the daemon answers, HTTP 421, when [admin] allowed_hosts lacks it;
+# the daemon accepts every IP literal, so a stand-in answers here)
+P421="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+python3 -c '
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(421); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"{}")
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()' "$P421" &
+p421=$!
+on_exit "kill $p421 2>/dev/null"
+wait_until 10 "the 421 stand-in" curl -s -o /dev/null "http://127.0.0.1:$P421/"
+sed "s/^listen = 127.0.0.1:.*/listen = 127.0.0.1:$P421/" "$TEST_TMP/c.ini" >"$TEST_TMP/c421.ini"
+"$SEARCHSYNC_BIN" status --config "$TEST_TMP/c421.ini" >"$TEST_TMP/status421.txt" 2>&1 || true
+assert_contains "$(cat "$TEST_TMP/status421.txt")" "does not answer to this address's host (HTTP 421): add it to [admin] allowed_hosts" \
+    "status explains a 421"
 
 # ---- POST reindex: queued, a second refused, the build followed to the switch
 api POST /api/v1/indices/products/reindex -H 'Content-Type: application/json' -d '{"buckets":2}'
