@@ -21,6 +21,7 @@
 #include "metrics.h"
 #include "stmt.h"
 #include "words.h"
+#include "dead_letters_api.h"
 
 void api_resp_free(struct api_resp *r) {
     if (!r) return;
@@ -816,6 +817,10 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_WORD_DELETE:
     case ROUTE_WORD_PUBLISH: words_handle(ctx, rt, body, len, r); break;
     case ROUTE_DICT: dict_handle(ctx, rt->file, r); break;
+    case ROUTE_DEAD_LETTERS_LIST:
+    case ROUTE_DEAD_LETTER_GET:
+    case ROUTE_DEAD_LETTER_DELETE:
+    case ROUTE_DEAD_LETTERS_REPLAY: dead_letters_handle(ctx, rt, body, len, r); break;
     case ROUTE_BAD_METHOD: {
         sbuf h = SBUF_INIT;
         sbuf_printf(&h, "this path takes: %s", rt->allow);
@@ -830,7 +835,8 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
                   "see docs/http-api.md: /api/v1/status, /api/v1/live, /api/v1/indices, /api/v1/nodes, "
                   "/api/v1/checks, "
                   "/api/v1/delayed/runs, /api/v1/delayed/snapshots, "
-                  "/api/v1/indices/{alias}/reindex, /api/v1/words, /dict/ext.txt, /metrics");
+                  "/api/v1/indices/{alias}/reindex, /api/v1/words, /api/v1/dead-letters, "
+                  "/dict/ext.txt, /metrics");
         break;
     }
 }

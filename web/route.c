@@ -131,6 +131,25 @@ void route_match(const char *method, const char *path, struct route *out) {
         out->word_id[n] = '\0';
         return;
     }
+    if (!strcmp(p, "dead-letters")) {
+        set(out, method, ROUTE_DEAD_LETTERS_LIST, ROUTE_NOT_FOUND);
+        return;
+    }
+    if (!strcmp(p, "dead-letters/replay")) {
+        set(out, method, ROUTE_NOT_FOUND, ROUTE_DEAD_LETTERS_REPLAY);
+        return;
+    }
+    static const char dls[] = "dead-letters/";
+    if (!strncmp(p, dls, sizeof dls - 1)) {
+        p += sizeof dls - 1;
+        size_t n = strlen(p);
+        if (!word_id_valid(p, n)) return; /* a row id: 1..18 digits, no leading 0 */
+        set4(out, method, ROUTE_DEAD_LETTER_GET, ROUTE_NOT_FOUND, ROUTE_NOT_FOUND,
+             ROUTE_DEAD_LETTER_DELETE);
+        memcpy(out->row_id, p, n);
+        out->row_id[n] = '\0';
+        return;
+    }
     static const char ind[] = "indices/";
     if (strncmp(p, ind, sizeof ind - 1) != 0) return;
     p += sizeof ind - 1;

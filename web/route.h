@@ -25,6 +25,10 @@
  *   GET  /dict/ext.txt, /dict/stop.txt           ROUTE_DICT (public; also on
  *                                                [admin] dict_listen)
  *   GET  /login, /login.js                       ROUTE_LOGIN_PAGE (public)
+ *   GET  /api/v1/dead-letters                    ROUTE_DEAD_LETTERS_LIST
+ *   POST /api/v1/dead-letters/replay             ROUTE_DEAD_LETTERS_REPLAY
+ *   GET  /api/v1/dead-letters/{id}               ROUTE_DEAD_LETTER_GET
+ *   DELETE /api/v1/dead-letters/{id}             ROUTE_DEAD_LETTER_DELETE
  *
  * HEAD is accepted wherever GET is; POST, PUT and DELETE are mutating. A known path with another method is
  * ROUTE_BAD_METHOD (405, `allow` says which methods); anything else is
@@ -62,6 +66,10 @@ enum route_id {
     ROUTE_WORD_PUBLISH,
     ROUTE_DICT,
     ROUTE_LOGIN_PAGE,
+    ROUTE_DEAD_LETTERS_LIST,
+    ROUTE_DEAD_LETTER_GET,
+    ROUTE_DEAD_LETTER_DELETE,
+    ROUTE_DEAD_LETTERS_REPLAY,
 };
 
 #define ROUTE_ALIAS_MAX 255
@@ -70,6 +78,7 @@ struct route {
     enum route_id id;
     char alias[ROUTE_ALIAS_MAX + 1]; /* "" when the path names none */
     char word_id[20];                /* a word's id; "" when none */
+    char row_id[20];                 /* a dead letter's id; "" when none */
     const char *file;                /* ROUTE_DICT: "ext" or "stop"; ROUTE_LOGIN_PAGE:
                                         "html" or "js" */
     const char *allow;               /* ROUTE_BAD_METHOD: "GET, HEAD", "POST", ... */

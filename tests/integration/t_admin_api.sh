@@ -212,6 +212,46 @@ expect_error 409 "reset with nothing being built"
 api POST /api/v1/indices/nosuch/reindex/reset
 expect_error 404 "reset of an unknown alias"
 
+# ---- dead letters: list, one, replay (one accepted, one refused again), discard
+dlx="$(unique_name dlapi)"
+on_exit "curl -s -XDELETE '$SEARCH_URL/$dlx' >/dev/null"
+curl -s -XPUT "$SEARCH_URL/$dlx" -H 'Content-Type: application/json' -d '{"settings":{"number_of_replicas":0},
+  "mappings":{"dynamic":"strict","properties":{"a":{"type":"long"},"ss_version":{"type":"long"},
+  "ss_hash":{"type":"keyword"},"ss_key_hash":{"type":"keyword"}}}}' >/dev/null
+meta_q "INSERT INTO dead_letters (source, index_name, doc_id, version, op, status, error, body, attempts) VALUES
+  ('shop', '$dlx', 'ok1', 5, 'index', 400, 'refused before the index existed', '{\"a\":12345678901234567}', 1),
+  ('shop', '$dlx', 'bad1', 5, 'index', 400, 'strict_dynamic_mapping_exception', '{\"b\":1}', 1),
+  ('other', '$dlx', 'x', 5, 'index', 400, 'of another source', '{\"a\":1}', 1)"
+api GET "/api/v1/dead-letters?index=$dlx"
+assert_eq 200 "$CODE" "dead letters listed ($BODY)"
+assert_eq "2 bad1,ok1 strict_dynamic_mapping_exception" "$(jq -r '"\(.total) \([.dead_letters[].doc_id] | join(",")) \(.dead_letters[0].error)"' <<<"$BODY")" \
+    "this source's dead letters, newest first, with the engine's error"
+bad_id="$(jq -r '.dead_letters[0].id' <<<"$BODY")"
+api GET "/api/v1/dead-letters/$bad_id"
+assert_eq '200 {"b":1}' "$CODE $(jq -c -r .body <<<"$BODY")" "one dead letter with its body"
+api GET "/api/v1/dead-letters?limit=0"
+expect_error 400 "limit 0"
+assert_eq limit "$(jq -r .field <<<"$BODY")" "the field named"
+api POST /api/v1/dead-letters/replay -H 'Content-Type: application/json' -d '{"index":"a b"}'
+expect_error 400 "a replay of a bad index name"
+api POST /api/v1/dead-letters/replay -H 'Content-Type: application/json' -d "{\"index\":\"$dlx\"}"
+assert_eq "200 2 1" "$CODE $(jq -r '"\(.replayed) \(.left)"' <<<"$BODY")" "replay: both sent, one refused again ($BODY)"
+assert_eq '"a":12345678901234567' "$(curl -s "$SEARCH_URL/$dlx/_doc/ok1" | grep -o '"a":[0-9]*')" \
+    "the replayed document is in the engine, its number exact"
+assert_eq "1 bad1" "$(meta_q "SELECT COUNT(*), MIN(doc_id) FROM dead_letters WHERE source = 'shop' AND index_name = '$dlx'" | tr '\t' ' ')" \
+    "the refused one is a dead letter again, the accepted one gone"
+assert_eq 1 "$(meta_q "SELECT COUNT(*) FROM dead_letters WHERE source = 'other'")" "another source's dead letter untouched"
+bad_id="$(meta_q "SELECT id FROM dead_letters WHERE source = 'shop' AND index_name = '$dlx'")"
+api DELETE "/api/v1/dead-letters/$bad_id"
+assert_eq 200 "$CODE" "discarded ($BODY)"
+api DELETE "/api/v1/dead-letters/$bad_id"
+expect_error 404 "discarded twice"
+other_id="$(meta_q "SELECT id FROM dead_letters WHERE source = 'other'")"
+api GET "/api/v1/dead-letters/$other_id"
+expect_error 404 "another source's dead letter is not this daemon's"
+api PUT "/api/v1/dead-letters/$other_id"
+expect_error 405 "PUT on a dead letter"
+
 # ---- metrics: the live delivery counters
 mysql_q "UPDATE shop.products SET name = 'seen by metrics' WHERE id = 1"
 wait_checkpoint "$meta" shop

@@ -134,6 +134,22 @@ static void test_routes(void **state) {
     route_is("GET", "/api/v1/indices/products/checks", ROUTE_CHECKS, "products");
     route_is("POST", "/api/v1/checks", ROUTE_BAD_METHOD, "");
     route_is("GET", "/api/v1/indices/products/checks/1", ROUTE_NOT_FOUND, "");
+    route_is("GET", "/api/v1/dead-letters", ROUTE_DEAD_LETTERS_LIST, "");
+    route_is("POST", "/api/v1/dead-letters/replay", ROUTE_DEAD_LETTERS_REPLAY, "");
+    route_is("GET", "/api/v1/dead-letters/replay", ROUTE_BAD_METHOD, "");
+    route_is("GET", "/api/v1/dead-letters/41", ROUTE_DEAD_LETTER_GET, "");
+    route_is("DELETE", "/api/v1/dead-letters/41", ROUTE_DEAD_LETTER_DELETE, "");
+    route_is("PUT", "/api/v1/dead-letters/41", ROUTE_BAD_METHOD, "");
+    route_is("GET", "/api/v1/dead-letters/041", ROUTE_NOT_FOUND, "");
+    route_is("GET", "/api/v1/dead-letters/4x", ROUTE_NOT_FOUND, "");
+    route_is("GET", "/api/v1/dead-letters/1234567890123456789", ROUTE_NOT_FOUND, "");
+    route_is("DELETE", "/api/v1/dead-letters/", ROUTE_NOT_FOUND, "");
+    {
+        struct route r;
+        route_match("DELETE", "/api/v1/dead-letters/41", &r);
+        assert_string_equal(r.row_id, "41");
+        assert_true(r.mutating);
+    }
     /* not found: unknown paths, trailing slashes, bad aliases */
     route_is("GET", "/", ROUTE_NOT_FOUND, "");
     route_is("GET", "/api/v1/status/", ROUTE_NOT_FOUND, "");
