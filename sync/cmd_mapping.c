@@ -26,6 +26,7 @@
 #include "sync/mapping.h"
 #include "sync/docbuild.h"
 #include "sync/mapping_generate.h"
+#include "sync/mapping_import.h"
 
 static void mapping_usage(FILE *out) {
     fprintf(out,
@@ -64,101 +65,6 @@ static char *read_all(const char *path, size_t *len) {
     if (!b.data) sbuf_grow(&b, 1);
     *len = b.len;
     return sbuf_detach(&b);
-}
-
-static const struct mp_index *find_index(const struct mapping *m, const char *alias) {
-    for (size_t i = 0; i < m->nindices; i++)
-        if (!strcmp(m->indices[i].alias, alias)) return &m->indices[i];
-    return NULL;
-}
-
-static const struct mp_table *find_table(const struct mp_index *ix, const struct mp_table *t) {
-    for (size_t i = 0; i < ix->ntables; i++)
-        if (!strcmp(ix->tables[i].db, t->db) && !strcmp(ix->tables[i].table, t->table))
-            return &ix->tables[i];
-    return NULL;
-}
-
-static void table_json(const struct mp_table *t, sbuf *out) {
-    /* a one-table index config serializes exactly that table */
-    struct mp_index tmp = {0};
-    tmp.alias = "x";
-    tmp.tables = (struct mp_table *)t;
-    tmp.ntables = 1;
-    mapping_write_index(&tmp, out);
-}
-
-/* The generated mappings with replicas left out (a replica change needs no
- * reindex). The reference dialect knows every type. */
-static int body_for_plan(const struct mp_index *ix, sbuf *out) {
-    struct search_dialect d;
-    search_dialect_named("opensearch-99", &d);
-    struct mp_index tmp = *ix;
-    tmp.replicas = 0;
-    char err[256];
-    return index_mapping_body(&tmp, &d, false, out, err, sizeof err);
-}
-
-/* Print the plan; returns the number of changes. */
-static int print_plan(const struct mapping *old, const struct mapping *nw, FILE *out) {
-    int changes = 0;
-    sbuf a = SBUF_INIT, b = SBUF_INIT;
-    for (size_t i = 0; i < nw->nindices; i++) {
-        const struct mp_index *n = &nw->indices[i];
-        const struct mp_index *o = find_index(old, n->alias);
-        if (!o) {
-            fprintf(out, "+ index %s (%zu table%s) -- needs a first build (reindex)\n", n->alias,
-                    n->ntables, n->ntables == 1 ? "" : "s");
-            for (size_t t = 0; t < n->ntables; t++)
-                fprintf(out, "  + table %s.%s\n", n->tables[t].db, n->tables[t].table);
-            changes++;
-            continue;
-        }
-        sbuf_reset(&a);
-        sbuf_reset(&b);
-        mapping_write_index(o, &a);
-        mapping_write_index(n, &b);
-        if (!strcmp(a.data, b.data)) continue;
-        changes++;
-        sbuf_reset(&a);
-        sbuf_reset(&b);
-        int ra = body_for_plan(o, &a), rb = body_for_plan(n, &b);
-        bool reindex = ra < 0 || rb < 0 || strcmp(a.data, b.data) != 0;
-        fprintf(out, "~ index %s%s\n", n->alias,
-                reindex ? " -- generated mapping changed: needs a reindex" : "");
-        if (o->shards != n->shards)
-            fprintf(out, "  ~ shards %d -> %d\n", o->shards, n->shards);
-        if (o->replicas != n->replicas)
-            fprintf(out, "  ~ replicas %d -> %d\n", o->replicas, n->replicas);
-        if (o->history_retention != n->history_retention)
-            fprintf(out, "  ~ history_retention %d -> %d\n", o->history_retention,
-                    n->history_retention);
-        for (size_t t = 0; t < n->ntables; t++) {
-            const struct mp_table *nt = &n->tables[t], *ot = find_table(o, nt);
-            if (!ot) {
-                fprintf(out, "  + table %s.%s\n", nt->db, nt->table);
-                continue;
-            }
-            sbuf_reset(&a);
-            sbuf_reset(&b);
-            table_json(ot, &a);
-            table_json(nt, &b);
-            if (strcmp(a.data, b.data)) fprintf(out, "  ~ table %s.%s\n", nt->db, nt->table);
-        }
-        for (size_t t = 0; t < o->ntables; t++)
-            if (!find_table(n, &o->tables[t]))
-                fprintf(out, "  - table %s.%s\n", o->tables[t].db, o->tables[t].table);
-    }
-    for (size_t i = 0; i < old->nindices; i++)
-        if (!find_index(nw, old->indices[i].alias)) {
-            fprintf(out, "- index %s (its engine indices are left in place)\n",
-                    old->indices[i].alias);
-            changes++;
-        }
-    sbuf_free(&a);
-    sbuf_free(&b);
-    if (!changes) fprintf(out, "no changes\n");
-    return changes;
 }
 
 struct opts {
@@ -227,7 +133,7 @@ static int do_body(struct command *c, const struct opts *o) {
         rc = EXIT_RUNTIME;
     }
     if (rc == EXIT_OK) {
-        const struct mp_index *ix = find_index(&m, o->path);
+        const struct mp_index *ix = mp_index_named(&m, o->path);
         sbuf b = SBUF_INIT;
         if (!ix) {
             fprintf(stderr, "searchsync mapping body: no index config %s for source %s\n",
@@ -253,8 +159,6 @@ static bool confirm(void) {
 }
 
 static int do_import(struct command *c, const struct opts *o) {
-    const struct ss_config *cfg = &c->cfg;
-    char err[2048];
     size_t len = 0;
     char *text = read_all(o->path, &len);
     if (!text) {
@@ -262,109 +166,38 @@ static int do_import(struct command *c, const struct opts *o) {
                 strerror(errno ? errno : EIO));
         return EXIT_USAGE;
     }
-    struct mapping nw = {0}, old = {0};
-    struct mp_schema schema = {0};
-    MYSQL *src = NULL, *meta = NULL;
-    int rc = EXIT_OK;
-    if (mapping_parse(o->path, text, len, &nw, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync mapping import: %s\n", err);
-        rc = EXIT_USAGE;
-        goto out;
-    }
-    db_params sp = db_params_source(cfg);
-    src = db_connect(&sp, err, sizeof err);
-    int rowfmt = src ? db_check_row_binlog(src, err, sizeof err) : -1;
-    if (rowfmt == 1) { /* before anything is queued: a build would read nothing later */
-        fprintf(stderr, "searchsync mapping import: %s\n", err);
-        rc = EXIT_USAGE;
-        goto out;
-    }
-    if (!src || rowfmt < 0 || mapping_schema_load(src, &nw, &schema, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync mapping import: %s\n", err);
-        rc = EXIT_RUNTIME;
-        goto out;
-    }
-    sbuf errs = SBUF_INIT;
-    int nerr = mapping_validate(&nw, &schema, &errs);
-    if (!nerr) {
-        nerr = mapping_check_where(src, &nw, &errs, err, sizeof err);
-        int nt = nerr < 0 ? 0 : rt_check_mapping(src, &nw, &errs, err, sizeof err);
-        nerr = nt < 0 ? -1 : nerr + nt;
-        if (nerr < 0) {
-            fprintf(stderr, "searchsync mapping import: %s\n", err);
-            sbuf_free(&errs);
-            rc = EXIT_RUNTIME;
-            goto out;
-        }
-    }
-    if (nerr) {
-        fprintf(stderr, "searchsync mapping import: %s: %d problem%s:\n%s", o->path, nerr,
-                nerr == 1 ? "" : "s", errs.data);
-        sbuf_free(&errs);
-        rc = EXIT_USAGE;
-        goto out;
-    }
-    sbuf_free(&errs);
-    /* the index bodies must generate (types valid for some engine) */
-    for (size_t i = 0; i < nw.nindices; i++) {
-        sbuf b = SBUF_INIT;
-        struct search_dialect d;
-        search_dialect_named("opensearch-99", &d);
-        int r = index_mapping_body(&nw.indices[i], &d, false, &b, err, sizeof err);
-        sbuf_free(&b);
-        if (r < 0) {
-            fprintf(stderr, "searchsync mapping import: %s: %s\n", o->path, err);
-            rc = EXIT_USAGE;
-            goto out;
-        }
-    }
     if (command_meta(c, "") >= 0) {
-        rc = EXIT_RUNTIME;
-        goto out;
+        free(text);
+        return EXIT_RUNTIME;
     }
-    meta = c->meta;
-    if (mapping_db_load(meta, cfg->source.name, &old, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync mapping import: %s\n", err);
-        rc = EXIT_RUNTIME;
-        goto out;
+    /* the plan first; stored only once confirmed */
+    struct mapping_import mi = {.name = o->path, .text = text, .len = len};
+    int rc = mapping_import_run(&c->cfg, c->meta, &mi);
+    if (rc == MI_OK) {
+        printf("plan for source %s (%s):\n%s", c->cfg.source.name, o->path,
+               mi.changes ? mi.plan.data : "no changes\n");
+        fflush(stdout);
+        if (mi.changes && !o->dry_run) {
+            if (!o->yes && !confirm()) {
+                fprintf(stderr, "searchsync mapping import: not applied (confirm with --yes)\n");
+                rc = MI_INVALID;
+            } else {
+                sbuf_reset(&mi.plan);
+                mi.apply = true;
+                rc = mapping_import_run(&c->cfg, c->meta, &mi);
+                if (rc == MI_OK && mi.plan.len && strstr(mi.plan.data, "(not noted"))
+                    fprintf(stderr, "searchsync mapping import: %s", strstr(mi.plan.data, "(not noted"));
+                if (rc == MI_OK) printf("applied\n");
+            }
+        }
     }
-    printf("plan for source %s (%s):\n", cfg->source.name, o->path);
-    int changes = print_plan(&old, &nw, stdout);
-    fflush(stdout);
-    if (!changes || o->dry_run) goto out;
-    if (!o->yes && !confirm()) {
-        fprintf(stderr, "searchsync mapping import: not applied (confirm with --yes)\n");
-        rc = EXIT_USAGE;
-        goto out;
+    if (rc != MI_OK && mi.err[0]) {
+        fprintf(stderr, "searchsync mapping import: %s\n", mi.err);
+        if (mi.nproblems) fputs(mi.problems.data ? mi.problems.data : "", stderr);
     }
-    sbuf s = SBUF_INIT;
-    sbuf_adds(&s, "INSERT IGNORE INTO sources (name) VALUES (");
-    db_quote(meta, &s, cfg->source.name, strlen(cfg->source.name));
-    sbuf_adds(&s, ")");
-    int r = db_exec(meta, s.data, err, sizeof err);
-    sbuf_free(&s);
-    if (r < 0 || mapping_db_save(meta, cfg->source.name, &nw, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync mapping import: %s\n", err);
-        rc = EXIT_RUNTIME;
-        goto out;
-    }
-    s = (sbuf)SBUF_INIT;
-    sbuf_adds(&s, "INSERT INTO sync_log (source, event, detail) VALUES (");
-    db_quote(meta, &s, cfg->source.name, strlen(cfg->source.name));
-    sbuf_adds(&s, ", 'mapping_import', ");
-    db_quote(meta, &s, o->path, strlen(o->path));
-    sbuf_adds(&s, ")");
-    if (db_exec(meta, s.data, err, sizeof err) < 0)
-        fprintf(stderr, "searchsync mapping import: (sync log) %s\n", err);
-    sbuf_free(&s);
-    printf("applied\n");
-out:
+    mapping_import_free(&mi);
     free(text);
-    mapping_free(&nw);
-    mapping_free(&old);
-    mp_schema_free(&schema);
-    db_close(src);
-    return rc;
+    return rc == MI_OK ? EXIT_OK : rc == MI_INVALID ? EXIT_USAGE : EXIT_RUNTIME;
 }
 
 /* generated relation columns carry their table's primary key as "key" (it

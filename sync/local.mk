@@ -3,8 +3,10 @@
 libsearchsync_a_SOURCES += \
 	sync/mapping.c sync/mapping.h sync/mapping_file.c sync/mapping_db.c \
 	sync/mapping_gen.c sync/mapping_gen.h \
-	sync/index_mapping.c sync/index_mapping.h
-searchsync_SOURCES += sync/cmd_mapping.c sync/mapping_generate.c sync/mapping_generate.h
+	sync/index_mapping.c sync/index_mapping.h \
+	sync/mapping_import.c sync/mapping_import.h \
+	sync/mapping_generate.c sync/mapping_generate.h
+searchsync_SOURCES += sync/cmd_mapping.c
 EXTRA_DIST += tests/fixtures/mapping sql/demo/mapping.json docs/mapping.md
 
 check_PROGRAMS += tests/unit/test_mapping tests/unit/test_mapping_asan

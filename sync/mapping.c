@@ -60,6 +60,12 @@ static void table_free(struct mp_table *t) {
     free(t->relations);
 }
 
+const struct mp_index *mp_index_named(const struct mapping *m, const char *alias) {
+    for (size_t i = 0; i < m->nindices; i++)
+        if (!strcmp(m->indices[i].alias, alias)) return &m->indices[i];
+    return NULL;
+}
+
 void mapping_free(struct mapping *m) {
     if (!m) return;
     for (size_t i = 0; i < m->nindices; i++) {

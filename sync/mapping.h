@@ -111,6 +111,8 @@ struct mapping {
 };
 
 void mapping_free(struct mapping *m); /* NULL-safe; leaves *m empty */
+/* The index config with this alias, NULL when none. */
+const struct mp_index *mp_index_named(const struct mapping *m, const char *alias);
 /* The column marked as the key among cols[0..n) (a table's or a relation's),
  * NULL when none is. */
 const struct mp_column *mp_key_column(const struct mp_column *cols, size_t n);
