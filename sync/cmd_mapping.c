@@ -21,10 +21,8 @@
 #include "config.h"
 #include "db.h"
 #include "deliver/deliver.h"
-#include "sync/delayed.h"
 #include "sync/index_mapping.h"
 #include "sync/mapping.h"
-#include "sync/docbuild.h"
 #include "sync/mapping_generate.h"
 #include "sync/mapping_import.h"
 
@@ -202,48 +200,6 @@ static int do_import(struct command *c, const struct opts *o) {
 
 /* generated relation columns carry their table's primary key as "key" (it
  * orders the elements of a nested array) */
-static void mark_keys(struct mp_relation *r, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        for (size_t c = 0; c < r[i].ncolumns; c++)
-            if (r[i].columns[c].primary) r[i].columns[c].is_key = true;
-        mark_keys(r[i].relations, r[i].nrelations);
-    }
-}
-
-/* the first document of a sample, kept as built */
-static int keep_sample(void *ctx, const char *id, const char *routing, const char *body,
-                       size_t len) {
-    (void)id, (void)routing;
-    sbuf *out = ctx;
-    if (!out->len) sbuf_add(out, body, len);
-    return 0;
-}
-
-/* One document built from the root table's first row with the proposed
- * mapping, on stderr: what the documents will look like. Said, not failed,
- * when the table is empty or the build fails. */
-static void print_sample(MYSQL *src, const struct mapping *m) {
-    const struct mp_index *ix = &m->indices[0];
-    struct docbuild b;
-    docbuild_init(&b, src, ix);
-    sbuf doc = SBUF_INIT;
-    struct docbuild_sink sink = {keep_sample, NULL, &doc};
-    char *last = NULL, err[1024] = "";
-    size_t nrows = 0;
-    int r = docbuild_page(&b, 0, NULL, NULL, 1, false, &sink, &last, &nrows, err, sizeof err);
-    free(last);
-    if (r < 0)
-        fprintf(stderr, "searchsync mapping generate: no sample document (%s)\n", err);
-    else if (!doc.len)
-        fprintf(stderr, "searchsync mapping generate: no sample document: %s.%s has no rows\n",
-                ix->tables[0].db, ix->tables[0].table);
-    else
-        fprintf(stderr, "searchsync mapping generate: a document as this mapping builds it "
-                        "(the first row of %s.%s):\n%.*s\n",
-                ix->tables[0].db, ix->tables[0].table, (int)doc.len, doc.data);
-    sbuf_free(&doc);
-}
-
 static int do_generate(struct command *c, const struct opts *o) {
     const struct ss_config *cfg = &c->cfg;
     char err[2048];
@@ -256,47 +212,29 @@ static int do_generate(struct command *c, const struct opts *o) {
     char *db = xstrndup(o->path, (size_t)(dot - o->path));
     db_params sp = db_params_source(cfg);
     MYSQL *src = db_connect(&sp, err, sizeof err);
-    struct mapping m = {0};
-    struct mp_schema schema = {0};
-    sbuf notes = SBUF_INIT, errs = SBUF_INIT;
-    int rc = EXIT_OK;
+    sbuf file = SBUF_INIT, notes = SBUF_INIT, sample = SBUF_INIT;
     struct mg_opts go = {o->depth, o->include, o->ninclude, o->replicas};
-    int r = src ? mapping_generate(src, db, dot + 1, &go, &m, &notes, err, sizeof err) : -1;
+    int r = src ? mapping_propose(src, db, dot + 1, &go, &file, &notes, &sample, err, sizeof err)
+                : -1;
+    int rc = r == 0 ? EXIT_OK : r > 0 ? EXIT_USAGE : EXIT_RUNTIME;
     if (r != 0) {
         fprintf(stderr, "searchsync mapping generate: %s\n", err);
-        rc = r > 0 ? EXIT_USAGE : EXIT_RUNTIME;
-        goto out;
+    } else {
+        fputs(file.data, stdout);
+        fflush(stdout);
+        if (notes.len) fputs(notes.data, stderr);
+        if (sample.len)
+            fprintf(stderr, "searchsync mapping generate: a document as this mapping builds it "
+                            "(the first row of %s):\n%s\n", o->path, sample.data);
+        else
+            fprintf(stderr, "searchsync mapping generate: no sample document (%s)\n", err);
+        fprintf(stderr, "searchsync mapping generate: review the file, then: searchsync mapping "
+                        "import --config %s FILE\n", c->config);
     }
-    if (mapping_schema_load(src, &m, &schema, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync mapping generate: %s\n", err);
-        rc = EXIT_RUNTIME;
-        goto out;
-    }
-    int nerr = mapping_validate(&m, &schema, &errs);
-    if (nerr) { /* a bug here, not the user's: say what failed */
-        fprintf(stderr, "searchsync mapping generate: the proposed mapping does not validate "
-                        "(%d problem%s), please report it:\n%s", nerr, nerr == 1 ? "" : "s",
-                errs.data);
-        rc = EXIT_RUNTIME;
-        goto out;
-    }
-    for (size_t t = 0; t < m.indices[0].ntables; t++)
-        mark_keys(m.indices[0].tables[t].relations, m.indices[0].tables[t].nrelations);
-    sbuf compact = SBUF_INIT;
-    mapping_write(&m, &compact);
-    fputs(compact.data, stdout);
-    fflush(stdout);
-    sbuf_free(&compact);
-    if (notes.len) fputs(notes.data, stderr);
-    print_sample(src, &m);
-    fprintf(stderr, "searchsync mapping generate: review the file, then: searchsync mapping "
-                    "import --config %s FILE\n", c->config);
-out:
     free(db);
+    sbuf_free(&file);
     sbuf_free(&notes);
-    sbuf_free(&errs);
-    mapping_free(&m);
-    mp_schema_free(&schema);
+    sbuf_free(&sample);
     db_close(src);
     return rc;
 }

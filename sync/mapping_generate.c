@@ -13,6 +13,7 @@
 #include <mysql.h>
 
 #include "db.h"
+#include "sync/docbuild.h"
 #include "sync/mapping_generate.h"
 
 /* a reference: from.col -> to.col (one column each side) */
@@ -329,5 +330,64 @@ int mapping_generate(MYSQL *src, const char *db, const char *table, const struct
     }
     free(g.e);
     mp_schema_free(&g.schema);
+    return rc;
+}
+
+/* generated relation columns carry their table's primary key as "key" (it
+ * orders the elements of a nested array) */
+static void mark_keys(struct mp_relation *r, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        for (size_t c = 0; c < r[i].ncolumns; c++)
+            if (r[i].columns[c].primary) r[i].columns[c].is_key = true;
+        mark_keys(r[i].relations, r[i].nrelations);
+    }
+}
+
+/* the first document of a sample, kept as built */
+static int keep_sample(void *ctx, const char *id, const char *routing, const char *body,
+                       size_t len) {
+    (void)id, (void)routing;
+    sbuf *out = ctx;
+    if (!out->len) sbuf_add(out, body, len);
+    return 0;
+}
+
+int mapping_propose(MYSQL *src, const char *db, const char *table, const struct mg_opts *o,
+                    sbuf *file, sbuf *notes, sbuf *sample, char *err, size_t errlen) {
+    struct mapping m = {0};
+    struct mp_schema schema = {0};
+    sbuf errs = SBUF_INIT;
+    int rc = mapping_generate(src, db, table, o, &m, notes, err, errlen);
+    if (rc == 0 && mapping_schema_load(src, &m, &schema, err, errlen) < 0) rc = -1;
+    if (rc == 0) {
+        int nerr = mapping_validate(&m, &schema, &errs);
+        if (nerr) {
+            snprintf(err, errlen, "the proposed mapping does not validate (%d problem%s), please "
+                     "report it: %s", nerr, nerr == 1 ? "" : "s", errs.data);
+            rc = -1;
+        }
+    }
+    if (rc == 0) {
+        for (size_t t = 0; t < m.indices[0].ntables; t++)
+            mark_keys(m.indices[0].tables[t].relations, m.indices[0].tables[t].nrelations);
+        mapping_write(&m, file);
+        /* one document from the first row: what the documents will look like */
+        const struct mp_index *ix = &m.indices[0];
+        struct docbuild b;
+        docbuild_init(&b, src, ix);
+        struct docbuild_sink sink = {keep_sample, NULL, sample};
+        char *last = NULL;
+        size_t nrows = 0;
+        char why[1024] = "";
+        int r = docbuild_page(&b, 0, NULL, NULL, 1, false, &sink, &last, &nrows, why, sizeof why);
+        free(last);
+        if (r < 0)
+            snprintf(err, errlen, "%s", why);
+        else if (!sample->len)
+            snprintf(err, errlen, "%s.%s has no rows", ix->tables[0].db, ix->tables[0].table);
+    }
+    sbuf_free(&errs);
+    mapping_free(&m);
+    mp_schema_free(&schema);
     return rc;
 }

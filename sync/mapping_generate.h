@@ -29,4 +29,16 @@ int mapping_generate(struct st_mysql *src, const char *db, const char *table,
                      const struct mg_opts *o, struct mapping *out, sbuf *notes, char *err,
                      size_t errlen);
 
+/* What `mapping generate` prints and the admin API returns: the mapping
+ * proposed for db.table, validated against the source (types filled, the
+ * related tables' primary keys marked "key"), as the canonical file into
+ * file; the guesses into notes; one document built with it from the
+ * table's first row into sample (empty, with the reason in err, when the
+ * table has no rows or the build failed: not an error). 0, 1 (err: no such
+ * table, no primary key), -1 (err: the server failed, or the proposal does
+ * not validate: a bug to report). */
+int mapping_propose(struct st_mysql *src, const char *db, const char *table,
+                    const struct mg_opts *o, sbuf *file, sbuf *notes, sbuf *sample, char *err,
+                    size_t errlen);
+
 #endif
