@@ -97,7 +97,6 @@ static int write_plan(const struct mapping *old, const struct mapping *nw, sbuf 
         }
     sbuf_free(&a);
     sbuf_free(&b);
-    if (!changes) sbuf_printf(out, "no changes\n");
     return changes;
 }
 

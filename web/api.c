@@ -22,6 +22,7 @@
 #include "stmt.h"
 #include "words.h"
 #include "dead_letters_api.h"
+#include "mapping_api.h"
 
 void api_resp_free(struct api_resp *r) {
     if (!r) return;
@@ -821,6 +822,11 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_DEAD_LETTER_GET:
     case ROUTE_DEAD_LETTER_DELETE:
     case ROUTE_DEAD_LETTERS_REPLAY: dead_letters_handle(ctx, rt, body, len, r); break;
+    case ROUTE_MAPPING_GET:
+    case ROUTE_MAPPING_PLAN:
+    case ROUTE_MAPPING_APPLY:
+    case ROUTE_SOURCE_TABLES:
+    case ROUTE_SOURCE_TABLE_MAPPING: mapping_api_handle(ctx, rt, body, len, r); break;
     case ROUTE_BAD_METHOD: {
         sbuf h = SBUF_INIT;
         sbuf_printf(&h, "this path takes: %s", rt->allow);
@@ -836,6 +842,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
                   "/api/v1/checks, "
                   "/api/v1/delayed/runs, /api/v1/delayed/snapshots, "
                   "/api/v1/indices/{alias}/reindex, /api/v1/words, /api/v1/dead-letters, "
+                  "/api/v1/mapping, /api/v1/source/tables, "
                   "/dict/ext.txt, /metrics");
         break;
     }

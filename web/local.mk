@@ -11,6 +11,7 @@ libsearchsync_a_SOURCES += \
 	web/ratelimit.c web/ratelimit.h \
 	web/words.c web/words.h \
 	web/dead_letters_api.c web/dead_letters_api.h \
+	web/mapping_api.c web/mapping_api.h \
 	web/login_page.c web/login_page.h \
 	web/http_server.c web/http_server.h
 EXTRA_DIST += docs/http-api.md

@@ -47,6 +47,19 @@ static void set(struct route *r, const char *method, enum route_id get_id, enum 
     set4(r, method, get_id, post_id, ROUTE_NOT_FOUND, ROUTE_NOT_FOUND);
 }
 
+/* a MySQL database or table name as the API takes it: 1..64 bytes of
+ * [A-Za-z0-9_$] (names with other characters are listed, but not routed) */
+static bool ident_valid(const char *s, size_t n) {
+    if (n == 0 || n > 64) return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '$'))
+            return false;
+    }
+    return true;
+}
+
 static bool word_id_valid(const char *s, size_t n) {
     if (n == 0 || n > 18 || s[0] == '0') return false;
     for (size_t i = 0; i < n; i++)
@@ -148,6 +161,34 @@ void route_match(const char *method, const char *path, struct route *out) {
              ROUTE_DEAD_LETTER_DELETE);
         memcpy(out->row_id, p, n);
         out->row_id[n] = '\0';
+        return;
+    }
+    if (!strcmp(p, "mapping")) {
+        set(out, method, ROUTE_MAPPING_GET, ROUTE_NOT_FOUND);
+        return;
+    }
+    if (!strcmp(p, "mapping/plan") || !strcmp(p, "mapping/apply")) {
+        set(out, method, ROUTE_NOT_FOUND, p[8] == 'p' ? ROUTE_MAPPING_PLAN : ROUTE_MAPPING_APPLY);
+        return;
+    }
+    if (!strcmp(p, "source/tables")) {
+        set(out, method, ROUTE_SOURCE_TABLES, ROUTE_NOT_FOUND);
+        return;
+    }
+    static const char st[] = "source/tables/";
+    if (!strncmp(p, st, sizeof st - 1)) {
+        const char *d = p + sizeof st - 1;
+        const char *s1 = strchr(d, '/');
+        const char *t = s1 ? s1 + 1 : NULL;
+        const char *s2 = t ? strchr(t, '/') : NULL;
+        if (!s1 || !s2 || strcmp(s2, "/mapping") || !ident_valid(d, (size_t)(s1 - d)) ||
+            !ident_valid(t, (size_t)(s2 - t)))
+            return;
+        set(out, method, ROUTE_SOURCE_TABLE_MAPPING, ROUTE_NOT_FOUND);
+        memcpy(out->db, d, (size_t)(s1 - d));
+        out->db[s1 - d] = '\0';
+        memcpy(out->table, t, (size_t)(s2 - t));
+        out->table[s2 - t] = '\0';
         return;
     }
     static const char ind[] = "indices/";

@@ -29,6 +29,12 @@
  *   POST /api/v1/dead-letters/replay             ROUTE_DEAD_LETTERS_REPLAY
  *   GET  /api/v1/dead-letters/{id}               ROUTE_DEAD_LETTER_GET
  *   DELETE /api/v1/dead-letters/{id}             ROUTE_DEAD_LETTER_DELETE
+ *   GET  /api/v1/mapping                         ROUTE_MAPPING_GET (the stored file)
+ *   POST /api/v1/mapping/plan                    ROUTE_MAPPING_PLAN
+ *   POST /api/v1/mapping/apply                   ROUTE_MAPPING_APPLY
+ *   GET  /api/v1/source/tables                   ROUTE_SOURCE_TABLES
+ *   GET  /api/v1/source/tables/{db}/{table}/mapping  ROUTE_SOURCE_TABLE_MAPPING
+ *        ({db} and {table}: 1..64 bytes of [A-Za-z0-9_$])
  *
  * HEAD is accepted wherever GET is; POST, PUT and DELETE are mutating. A known path with another method is
  * ROUTE_BAD_METHOD (405, `allow` says which methods); anything else is
@@ -70,6 +76,11 @@ enum route_id {
     ROUTE_DEAD_LETTER_GET,
     ROUTE_DEAD_LETTER_DELETE,
     ROUTE_DEAD_LETTERS_REPLAY,
+    ROUTE_MAPPING_GET,
+    ROUTE_MAPPING_PLAN,
+    ROUTE_MAPPING_APPLY,
+    ROUTE_SOURCE_TABLES,
+    ROUTE_SOURCE_TABLE_MAPPING,
 };
 
 #define ROUTE_ALIAS_MAX 255
@@ -79,6 +90,7 @@ struct route {
     char alias[ROUTE_ALIAS_MAX + 1]; /* "" when the path names none */
     char word_id[20];                /* a word's id; "" when none */
     char row_id[20];                 /* a dead letter's id; "" when none */
+    char db[65], table[65];          /* a source table (ROUTE_SOURCE_TABLE_MAPPING) */
     const char *file;                /* ROUTE_DICT: "ext" or "stop"; ROUTE_LOGIN_PAGE:
                                         "html" or "js" */
     const char *allow;               /* ROUTE_BAD_METHOD: "GET, HEAD", "POST", ... */

@@ -262,6 +262,45 @@ docs="$(awk '$1 == "searchsync_delivery_index_docs_total" {print $2}' <<<"$BODY"
 assert_true "metrics: delivered documents counted ($docs)" test "${docs:-0}" -ge 1
 assert_contains "$BODY" "searchsync_delivery_batches_total" "metrics: batches"
 
+# ---- the mapping and the source's tables
+api GET /api/v1/mapping
+assert_eq 200 "$CODE" "mapping exported"
+"$SEARCHSYNC_BIN" mapping export --config "$TEST_TMP/c.ini" "$TEST_TMP/exp.json"
+assert_eq "$(cat "$TEST_TMP/exp.json")" "$BODY" "the API's mapping is the command's export"
+cp "$TEST_TMP/.b" "$TEST_TMP/cur.json"
+api POST /api/v1/mapping/plan -H 'Content-Type: application/json' --data-binary @"$TEST_TMP/cur.json"
+assert_eq '200 true 0 []' "$CODE $(jq -c -r '"\(.valid) \(.changes) \(.plan)"' <<<"$BODY")" "the same mapping: no changes"
+jq '.indices[0].tables[0].columns += [{"name": "no_such_col"}]' "$TEST_TMP/cur.json" >"$TEST_TMP/bad.json"
+api POST /api/v1/mapping/plan -H 'Content-Type: application/json' --data-binary @"$TEST_TMP/bad.json"
+assert_eq 422 "$CODE" "a mapping naming a missing column is refused ($BODY)"
+assert_contains "$(jq -r '.problems | join("\n")' <<<"$BODY")" "no_such_col" "the problem names the column"
+api POST /api/v1/mapping/plan -H 'Content-Type: application/json' -d '{"indices": [}'
+assert_eq "422 false" "$CODE $(jq -r .valid <<<"$BODY")" "a syntax error"
+assert_contains "$(jq -r .error <<<"$BODY")" "line 1" "the syntax error's place"
+jq '(.indices[] | select(.alias == "brands") | .history_retention) = 3' "$TEST_TMP/cur.json" >"$TEST_TMP/ret.json"
+api POST /api/v1/mapping/apply -H 'Content-Type: application/json' --data-binary @"$TEST_TMP/ret.json"
+assert_eq '200 1 true' "$CODE $(jq -r '"\(.changes) \(.applied)"' <<<"$BODY")" "applied ($BODY)"
+assert_contains "$(jq -r '.plan | join("\n")' <<<"$BODY")" "history_retention 2 -> 3" "the plan says what changed"
+assert_eq 3 "$(meta_q "SELECT history_retention FROM index_configs WHERE source = 'shop' AND alias = 'brands'")" \
+    "stored in the metadata"
+api GET /api/v1/source/tables
+assert_eq 200 "$CODE" "the source's tables"
+assert_eq '["id"]' "$(jq -c '.tables[] | select(.database == "shop" and .table == "products") | .primary_key' <<<"$BODY")" \
+    "shop.products with its primary key"
+assert_eq 0 "$(jq --arg m "$meta" '[.tables[] | select(.database == $m)] | length' <<<"$BODY")" "not the metadata schema's"
+api GET "/api/v1/source/tables/shop/products/mapping?depth=1"
+assert_eq 200 "$CODE" "a mapping generated for shop.products"
+assert_eq shop.products "$(jq -r .mapping.indices[0].tables[0].table <<<"$BODY")" "the root table"
+assert_eq "$(mysql_q 'SELECT MIN(id) FROM shop.products')" "$(jq -r .sample.id <<<"$BODY")" "the sample is the first product"
+assert_contains "$(jq -r '.guesses | join("\n")' <<<"$BODY")" "guessed (no foreign key): shop.products.brand_id -> shop.brands.id" \
+    "the guesses said"
+api GET "/api/v1/source/tables/shop/nope/mapping"
+expect_error 404 "an unknown table"
+api GET "/api/v1/source/tables/shop/products/mapping?depth=9"
+expect_error 400 "depth out of range"
+api GET "/api/v1/source/tables/sh%20op/products/mapping"
+expect_error 404 "a name the API does not route"
+
 # ---- a listen address in use is a configuration error (exit 2) naming it
 st=0
 timeout 60 "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >"$TEST_TMP/run2.log" 2>&1 || st=$?
