@@ -27,6 +27,12 @@
 #                    apm only; it lacks rest-root, so GET / is answered by
 #                    engines/root_shim.py in front of the node (ENGINE_URL is the
 #                    shim, ENGINE_NODE_URL the node itself).
+#   elasticsearch-9  9.5.3 from Maven Central's jars (no 9.x distribution is
+#                    there): the server jar on the classpath, transport-netty4
+#                    as its only module, started by engines/elasticsearch-9/
+#                    Es9Engine.java without the distribution's bootstrap
+#                    (entitlement agent, native access); Java >= 21; GET / by
+#                    root_shim.py as for elasticsearch-8.
 # DIR/engine.env exports ENGINE, ENGINE_URL, ENGINE_NODE_URL, ENGINE_PORT,
 # ENGINE_TRANSPORT_PORT, ENGINE_DATA, ENGINE_VERSION (as the node reports it),
 # ENGINE_DISTRIBUTION, ENGINE_FEATURES (which of painless parent-join reindex
@@ -50,6 +56,7 @@ DIR="$SEARCHSYNC_ENGINE_DIR"
 LOGF="$DIR/engine.log"
 CLUSTER=searchsync-engine
 
+FLAVOURS="opensearch-1.3 opensearch-2 opensearch-3 elasticsearch-7 elasticsearch-8 elasticsearch-9"
 # flavour table: KIND VERSION JAVA_MIN JAVA_MAX CACHE-NAME POM/ZIP LAUNCHER MAIN
 case "$ENGINE" in
     opensearch-1.3)  KIND=runner VERSION=1.3.13 JMIN=11 JMAX=17 CNAME=opensearch-1.3.13
@@ -66,8 +73,12 @@ case "$ENGINE" in
                      LAUNCHER_SRC="$HARNESS_ROOT/engines/elasticsearch-7/Es7Engine.java" MAIN=Es7Engine ;;
     elasticsearch-8) KIND=zip VERSION=8.19.4 JMIN=17 JMAX=99 CNAME=elasticsearch-8.19.4
                      ZIP_URL="https://repo1.maven.org/maven2/org/elasticsearch/distribution/integ-test-zip/elasticsearch/$VERSION/elasticsearch-$VERSION.zip" ;;
-    "") h_die "ENGINE is not set: one of opensearch-1.3 opensearch-2 opensearch-3 elasticsearch-7 elasticsearch-8" ;;
-    *) h_die "unknown ENGINE '$ENGINE': one of opensearch-1.3 opensearch-2 opensearch-3 elasticsearch-7 elasticsearch-8" ;;
+    elasticsearch-9) KIND=jars VERSION=9.5.3 JMIN=21 JMAX=99 CNAME=elasticsearch-9.5.3
+                     POM="$HARNESS_ROOT/engines/elasticsearch-9/server.pom.xml"
+                     MODULE_POM="$HARNESS_ROOT/engines/elasticsearch-9/transport-netty4.pom.xml"
+                     LAUNCHER_SRC="$HARNESS_ROOT/engines/elasticsearch-9/Es9Engine.java" MAIN=Es9Engine ;;
+    "") h_die "ENGINE is not set: one of $FLAVOURS" ;;
+    *) h_die "unknown ENGINE '$ENGINE': one of $FLAVOURS" ;;
 esac
 CACHE="$SEARCHSYNC_CACHE/$CNAME"
 
@@ -132,6 +143,27 @@ do_fetch() {
         mv "$CACHE/cp.txt.tmp" "$CACHE/cp.txt"
         cp "$POM" "$CACHE/pom.xml"
         cp_complete || h_die "classpath incomplete after mvn"
+    fi
+    if [ "$KIND" = jars ] && { [ ! -s "$CACHE/modules/transport-netty4/plugin-descriptor.properties" ] ||
+                               ! cmp -s "$MODULE_POM" "$CACHE/module.pom.xml"; }; then
+        # the module's own jars (its classpath less the server's) and its
+        # descriptor, without "modulename": loaded as a classic plugin, since
+        # the server runs from the classpath and not as a named module
+        local mjar njar
+        (cd "$CACHE" && JAVA_HOME="$JAVA_HOME_PICKED" mvn -q -B -f "$MODULE_POM" dependency:build-classpath \
+            -Dmdep.outputFile="$CACHE/module-cp.txt") >"$CACHE/mvn.log" 2>&1 ||
+            { h_tail_log "$CACHE/mvn.log"; h_unavailable "mvn dependency:build-classpath failed for $ENGINE's transport-netty4"; }
+        rm -rf "$CACHE/modules"
+        mkdir -p "$CACHE/modules/transport-netty4"
+        for mjar in $(tr ':' ' ' <"$CACHE/module-cp.txt"); do
+            tr ':' '\n' <"$CACHE/cp.txt" | grep -qxF "$mjar" || cp "$mjar" "$CACHE/modules/transport-netty4/"
+        done
+        njar="$(ls "$CACHE"/modules/transport-netty4/transport-netty4-*.jar)"
+        unzip -p "$njar" META-INF/es-plugins/transport-netty4/plugin-descriptor.properties |
+            grep -v '^modulename=' >"$CACHE/modules/transport-netty4/plugin-descriptor.properties"
+        grep -q '^classname=' "$CACHE/modules/transport-netty4/plugin-descriptor.properties" ||
+            h_die "no plugin descriptor in $njar"
+        cp "$MODULE_POM" "$CACHE/module.pom.xml"
     fi
     # (the same sum as opensearch.sh's: opensearch-2 shares its cache)
     sum="$(cat "$LAUNCHER_SRC" "$CACHE/cp.txt" | cksum | cut -d' ' -f1)"
@@ -236,6 +268,16 @@ EOF
     fi
 }
 
+launch_jars() {
+    mkdir -p "$DIR/home/config" "$DIR/logs" "$ENGINE_DATA"
+    ln -sfn "$CACHE/modules" "$DIR/home/modules"
+    h_spawn "$NAME" "$LOGF" "$JAVA_HOME_PICKED/bin/java" -Xms"${ENGINE_HEAP:-512m}" -Xmx"${ENGINE_HEAP:-512m}" \
+        -XX:+UseG1GC -Djava.awt.headless=true -Dfile.encoding=UTF-8 --enable-native-access=ALL-UNNAMED \
+        -Dlog4j2.formatMsgNoLookups=true -Djava.io.tmpdir="$ENGINE_DATA" \
+        -cp "$(cat "$CACHE/cp.txt"):$CACHE/classes" "$MAIN" \
+        "$DIR/home" "$ENGINE_DATA" "$DIR/logs" "$NODE_PORT" "$TPORT" "$CLUSTER"
+}
+
 launch_runner() {
     mkdir -p "$DIR/conf" "$ENGINE_DATA"
     local yml=opensearch.yml
@@ -273,21 +315,20 @@ srv_start() {
     TPORT="${ENGINE_TRANSPORT_PORT:-$(h_free_port)}"
     h_port_in_use "$TPORT" && h_die "transport port $TPORT is taken (ENGINE_TRANSPORT_PORT)"
     NODE_PORT="$PORT"
-    [ "$KIND" = zip ] && NODE_PORT="$(h_free_port)"
+    [ "$KIND" = runner ] || NODE_PORT="$(h_free_port)" # a root shim in front
     NODE_URL="http://127.0.0.1:$NODE_PORT"
     ENGINE_URL="http://127.0.0.1:$PORT"
     touch "$LOGF"
     t0="$(h_now)"
     h_log "starting $ENGINE ($VERSION, Java $(java_major "$JAVA_HOME_PICKED/bin/java") from $JAVA_HOME_PICKED) on $ENGINE_URL, data $ENGINE_DATA"
-    if [ "$KIND" = zip ]; then
-        prepare_es_user
-        launch_zip
-    else
-        launch_runner
-    fi
+    case "$KIND" in
+        zip) prepare_es_user; launch_zip ;;
+        jars) launch_jars ;;
+        *) launch_runner ;;
+    esac
     H_WAIT_NAME=$NAME h_wait_for 180 "$ENGINE cluster health yellow on $NODE_URL" health_yellow || {
         h_tail_log "$LOGF" 60; h_stop "$NAME" 10; h_die "$ENGINE did not start (log: $LOGF)"; }
-    if [ "$KIND" = zip ]; then
+    if [ "$KIND" != runner ]; then
         h_spawn "$NAME-shim" "$DIR/shim.log" python3 "$HARNESS_ROOT/engines/root_shim.py" "$PORT" "$NODE_URL"
         H_WAIT_NAME=$NAME-shim h_wait_for 30 "root shim on $ENGINE_URL" shim_up || {
             h_tail_log "$DIR/shim.log"; srv_stop; h_die "the root shim did not start"; }

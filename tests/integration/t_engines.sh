@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/integration/t_engines.sh — the live engine matrix: searchsync against
 # every engine flavour in $ENGINES (default: opensearch-1.3 opensearch-3
-# elasticsearch-7 elasticsearch-8; the suite's OpenSearch 2.19 is every other
-# test's engine), one after another, each started by tests/harness/engine.sh
+# elasticsearch-7 elasticsearch-8 elasticsearch-9; the suite's OpenSearch 2.19
+# is every other test's engine), one after another, each started by tests/harness/engine.sh
 # beside the suite's servers and stopped before the next.
 #
 # Per flavour: a small MariaDB schema (items, a one-to-one store object, nested
@@ -179,7 +179,7 @@ INSERT INTO notes VALUES (33, 7, 'after the switch')" "$db"
 fi
 
 # ------------------------------------------------------------ the matrix
-ENGINES="${ENGINES:-opensearch-1.3 opensearch-3 elasticsearch-7 elasticsearch-8}"
+ENGINES="${ENGINES:-opensearch-1.3 opensearch-3 elasticsearch-7 elasticsearch-8 elasticsearch-9}"
 out="${SUITE_LOG_DIR:-$PWD/tests/integration/logs}/compat"
 mkdir -p "$out"
 failed=() unavailable=() n=0
