@@ -1,33 +1,21 @@
 #!/usr/bin/env bash
 # tests/integration/long_deliver_es7.sh (make check-long) — Elasticsearch
-# 7.10.2 (tests/integration/es7: codelibs' cluster runner from Maven Central, Java
-# 17): dialect detection, the golden elasticsearch-7 bulk body accepted item by
-# item, and 50k mixed changes with replays delivered and checked document by
+# 7.10.2 (tests/harness/engine.sh ENGINE=elasticsearch-7: codelibs' cluster
+# runner from Maven Central, Java 17): dialect detection, the golden
+# elasticsearch-7 bulk body accepted item by item, and 50k mixed changes with replays delivered and checked document by
 # document, exactly as against OpenSearch.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/deliver_lib.sh"
 
-command -v mvn >/dev/null || skip "mvn missing (tests/harness/deps.sh)"
-cache="${SEARCHSYNC_CACHE:-${HOME:-/root}/.cache/searchsync}/es-7.10.2"
-mkdir -p "$cache"
-tools="$SEARCHSYNC_SRCDIR/tests/integration/es7"
-if ! cmp -s "$tools/pom.xml" "$cache/pom.xml" || [ ! -s "$cache/cp.txt" ]; then
-    log "resolving Elasticsearch 7.10.2 jars (first run only)"
-    mvn -q -B -f "$tools/pom.xml" dependency:build-classpath -Dmdep.outputFile="$cache/cp.txt" \
-        >"$TEST_TMP/mvn.log" 2>&1 || { tail -20 "$TEST_TMP/mvn.log"; skip "cannot resolve ES 7.10.2 from Maven Central"; }
-    cp "$tools/pom.xml" "$cache/pom.xml"
-fi
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port="$(free_port)"; tport="$(free_port)"
-mkdir -p "$TEST_TMP/es/conf"
-printf 'discovery.type: single-node\nnetwork.host: 127.0.0.1\ntransport.port: %s\ncluster.routing.allocation.disk.threshold_enabled: false\n' \
-    "$tport" >"$TEST_TMP/es/conf/elasticsearch.yml"
-setsid java -Xms512m -Xmx1g -cp "$(cat "$cache/cp.txt")" "$tools/Es7Engine.java" \
-    "$TEST_TMP/es/base" "$TEST_TMP/es/conf" "$port" >"$TEST_TMP/es.log" 2>&1 &
-espid=$!
-on_exit "kill -- -$espid 2>/dev/null; kill $espid 2>/dev/null"
-url="http://127.0.0.1:$port"
-wait_until 120 "Elasticsearch 7.10.2 up" curl -sf "$url/_cluster/health?wait_for_status=yellow&timeout=1s"
+# the engine: tests/harness/engine.sh (ENGINE=elasticsearch-7), stopped on exit
+edir="$TEST_TMP/es"
+set +e
+ENGINE_HEAP=1g ENGINE=elasticsearch-7 SEARCHSYNC_ENGINE_DIR="$edir" bash "$HARNESS/engine.sh" start >"$TEST_TMP/engine.log" 2>&1
+erc=$?
+set -e
+on_exit "ENGINE=elasticsearch-7 SEARCHSYNC_ENGINE_DIR='$edir' bash '$HARNESS/engine.sh' stop >/dev/null 2>&1"
+[ "$erc" = 0 ] || { cat "$TEST_TMP/engine.log"; [ "$erc" = 3 ] && skip "this machine cannot run Elasticsearch 7.10.2 (see above)"; fail "Elasticsearch 7.10.2 did not start"; }
+url="$(. "$edir/engine.env"; printf '%s' "$ENGINE_URL")"
 assert_eq 7.10.2 "$(curl -s "$url/" | jq -r .version.number)" "engine version"
 des() { "$DRIVER" --url "$url" "$@"; }
 
