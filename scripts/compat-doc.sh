@@ -35,6 +35,10 @@ results, out, static = sys.argv[1], sys.argv[2], sys.argv[3]
 ALL = ["painless", "parent-join", "reindex", "analysis-common", "mapper-extras"]
 NAMES = {"opensearch": "OpenSearch", "elasticsearch": "Elasticsearch"}
 
+upgrades = []
+for f in sorted(glob.glob(os.path.join(results, "upgrades", "*.tsv"))):
+    with open(f) as fh:
+        upgrades.extend(csv.DictReader(fh, delimiter="\t"))
 live = []
 for f in sorted(glob.glob(os.path.join(results, "*.tsv"))):
     with open(f) as fh:
@@ -127,7 +131,25 @@ first build, `reindex` and the alias switch, but not `area_update` scripts
 or child documents; those are tested on OpenSearch 1.3/2/3 and
 Elasticsearch 7, and the request bodies for 8 and 9 are pinned by the golden
 files in tests/fixtures/search/bulk/.
+""")
+    if upgrades:
+        o.write("""
+## Engine upgrades under a running daemon
 
+The engine stopped, upgraded on the same data directory and address, and
+started again while `searchsync run` waits (docs/operations.md, "Upgrading
+the engine under a running daemon"): the daemon asks the version again,
+delivers what changed meanwhile, and builds the next version with the new
+engine; every document compared with an SQL oracle
+(tests/integration/t_engine_upgrade.sh).
+
+| From | To | Tested | Evidence |
+|---|---|---|---|
+""")
+        for u in upgrades:
+            how = {"pass": "make check", "fail": "make check: FAILS"}.get(u["result"], u["result"])
+            o.write("| %s | %s | %s | t_engine_upgrade (%s, %s s) |\n" % (u["from"], u["to"], how, u["date"], u["seconds"]))
+    o.write("""
 ## Sources
 
 | Server | Version | Tested | Evidence |
