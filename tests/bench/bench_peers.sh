@@ -104,7 +104,7 @@ echo "bench_peers: $NF flat rows, $NR roots x 5 children in $D; MariaDB $MYSQL_H
      "OpenSearch $SEARCH_URL, Elasticsearch 7.10.2 $ES7_URL, Redis :$redisport"
 echo "peers: go-mysql-elasticsearch $GME_VERSION (shipped river.toml settings: bulk_size 128, flush_bulk_time 200ms)," \
      "PGSync $("$venv/bin/pip" show pgsync 2>/dev/null | awk '$1 == "Version:" {print $2}') (its defaults)," \
-     "searchsync $("$BIN" --version 2>/dev/null | head -1) (its defaults)"
+     "$("$BIN" --version 2>/dev/null | head -1) (its defaults)"
 t0=$(date +%s)
 q -e "CREATE DATABASE \`$D\`"
 q "$D" -e "SET SESSION sql_log_bin = 0;

@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sync_driver import Engine, Series, Sql, group_cpu, now, pct  # noqa: E402
 
@@ -243,9 +244,9 @@ class Run:
             return None, None
         dt = t1 - t0
         cpu = self.t.cpu() - c0
-        print('  %-28s %8.0f docs/s  (%d in %.1f s; tool cpu %.1f s = %.2f s per 1k docs; engine cpu %.1f s)'
-              % (label, docs / dt, docs, dt, cpu, 1000 * cpu / docs, self.engine_cpu() - e0))
-        return docs / dt, 1000 * cpu / docs
+        print('  %-28s %8.0f docs/s  (%d in %.1f s; tool cpu %.2f s = %.1f ms per 1k docs; engine cpu %.1f s)'
+              % (label, docs / dt, docs, dt, cpu, 1e6 * cpu / docs, self.engine_cpu() - e0))
+        return docs / dt, 1e6 * cpu / docs
 
     def go(self):
         b, sql = self.b, self.b.m
@@ -533,7 +534,7 @@ def main():
         return '–' if v is None else f % v
 
     lines = ['| tool (engine) | flat load docs/s | flat UPDATEs docs/s | root + 5 children load roots/s | '
-             'child UPDATEs roots/s | lag p50 / p99 ms | tool CPU s per 1k docs (load / UPDATEs) | '
+             'child UPDATEs roots/s | lag p50 / p99 ms | tool CPU ms per 1k docs (load / UPDATEs) | '
              'engine raw _bulk docs/s (flat / nested) |',
              '|---|---|---|---|---|---|---|---|']
     for url, Peer in pairs:
@@ -554,7 +555,7 @@ def main():
                 fmt(median([r.get('flat_upd') for r in flat])),
                 fmt(median([r['nested_load'] for r in nest])) if nest else na,
                 fmt(median([r.get('child_upd') for r in nest])) if nest else na, lagcell,
-                fmt(median([r['cpu_load'] for r in flat]), '%.2f'), fmt(median([r.get('cpu_upd') for r in flat]), '%.2f'),
+                fmt(median([r['cpu_load'] for r in flat]), '%.1f'), fmt(median([r.get('cpu_upd') for r in flat]), '%.1f'),
                 rawcell))
     table = '\n'.join(lines)
     print()
