@@ -31,6 +31,9 @@ PACKAGES=(
     # t_search_tls: a TLS + basic-auth reverse proxy in front of the engine
     # (started as a plain process by the test), openssl for its certificates
     nginx-light openssl
+    # tests/bench/bench_peers.sh: PGSync (a peer benchmarked beside searchsync)
+    # is given a Redis of its own
+    redis-server
 )
 
 missing=()

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# tests/bench/bench_peers.sh — searchsync side by side with its peers (issue
+# 28), on the servers run.sh started, the same data and in alternating order:
+#   go-mysql-elasticsearch (GME, the last commit of its repository, built
+#     with the Go toolchain through the Go module proxy) against
+#     Elasticsearch 7.10.2 (GME speaks to Elasticsearch <= 7 only;
+#     tests/integration/es7 starts it in a JVM), searchsync beside it on the
+#     same engine;
+#   PGSync (PyPI, in a venv; its MySQL/MariaDB source, with Redis from
+#     Debian) against the harness's OpenSearch 2.19, searchsync beside it.
+# Each round runs searchsync and the peer (the peer first in even rounds) on
+# fresh indices, then the engine's raw _bulk of the same documents.
+# tests/bench/peers_driver.py runs the rounds and documents each measure;
+# the table (medians of the rounds) is printed at the end and saved in
+# $PEERS_OUT (default: peers-table.md in the current directory).
+# Knobs: ROUNDS (4), PEERS_FLAT_ROWS (500000), PEERS_UPDATES (200000),
+# PEERS_ROOTS (100000; 5 children each), PEERS_CHILD_UPDATES (20000),
+# PEERS_TXN (100), PEERS_LAG_RATE (500), PEERS_LAG_SECS (30), PEERS (gme,pgsync),
+# PEERS_TIMEOUT (1800 s a phase), PEERS_BULK_PAR (2), PEERS_AREA_UPDATE (0).
+# Quick run: ROUNDS=1 PEERS_FLAT_ROWS=50000 PEERS_UPDATES=20000
+#   PEERS_ROOTS=10000 PEERS_CHILD_UPDATES=2000 PEERS_LAG_SECS=15
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+SEARCHSYNC_SRCDIR="${SEARCHSYNC_SRCDIR:-$(cd "$here/../.." && pwd)}"
+. "$SEARCHSYNC_HARNESS_DIR/env.sh"
+BIN="${SEARCHSYNC_BIN:-$PWD/searchsync}"
+[ -x "$BIN" ] || { echo "bench_peers: $BIN not built"; exit 1; }
+for c in go mvn java python3 redis-server redis-cli mysqldump jq curl; do
+    command -v "$c" >/dev/null || { echo "bench_peers: $c is needed (tests/harness/deps.sh installs it; go: the Go toolchain)"; exit 1; }
+done
+cache="${SEARCHSYNC_CACHE:-${HOME:-/root}/.cache/searchsync}"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/bench-peers.XXXXXX")"
+D="benchpeers_$$"
+q() { mariadb --no-defaults -h 127.0.0.1 -P "$MYSQL_PORT" -u root --batch --skip-column-names "$@"; }
+ES7PID="" REDISPID=""
+cleanup() {
+    set +e
+    [ -n "$ES7PID" ] && { kill -- -"$ES7PID" 2>/dev/null; wait "$ES7PID" 2>/dev/null; }
+    [ -n "$REDISPID" ] && { kill "$REDISPID" 2>/dev/null; wait "$REDISPID" 2>/dev/null; }
+    q -e "DROP DATABASE IF EXISTS \`$D\`" >/dev/null 2>&1
+    for m in $(q -e "SHOW DATABASES LIKE 'peers\\_meta\\_%'" 2>/dev/null); do q -e "DROP DATABASE \`$m\`"; done
+    curl -s -XDELETE "$SEARCH_URL/pf_*" >/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# ---- the peers, built/installed once into the cache
+GME_VERSION=v0.0.0-20200822025838-fe261969558b # the repository's last commit (2020-08-22)
+gme="$cache/peers/gme-$GME_VERSION/go-mysql-elasticsearch"
+if [ ! -x "$gme" ]; then
+    echo "building go-mysql-elasticsearch $GME_VERSION (first run only)"
+    mkdir -p "$cache/peers/gme-build"
+    # `go install pkg@version` needs the module's version list, which the
+    # proxy may not serve: a throwaway module that requires the version
+    printf 'module searchsync.bench/gme\n\ngo 1.21\n\nrequire github.com/siddontang/go-mysql-elasticsearch %s\n' \
+        "$GME_VERSION" >"$cache/peers/gme-build/go.mod"
+    (cd "$cache/peers/gme-build" && GOFLAGS=-modcacherw go build -mod=mod -o "$gme" \
+        github.com/siddontang/go-mysql-elasticsearch/cmd/go-mysql-elasticsearch) >"$tmp/go.log" 2>&1 ||
+        { tail -20 "$tmp/go.log"; echo "bench_peers: cannot build go-mysql-elasticsearch"; exit 1; }
+fi
+PGSYNC_VERSION="${PGSYNC_VERSION:-7.3.0}"
+venv="$cache/peers/pgsync-$PGSYNC_VERSION"
+if [ ! -x "$venv/bin/pgsync" ]; then
+    echo "installing PGSync $PGSYNC_VERSION from PyPI into $venv (first run only)"
+    python3 -m venv "$venv" && "$venv/bin/pip" install -q "pgsync==$PGSYNC_VERSION" >"$tmp/pip.log" 2>&1 ||
+        { tail -20 "$tmp/pip.log"; echo "bench_peers: cannot install pgsync==$PGSYNC_VERSION"; exit 1; }
+fi
+
+# ---- Elasticsearch 7.10.2 (as tests/integration/long_deliver_es7.sh) and Redis
+es7cache="$cache/es-7.10.2"
+tools="$SEARCHSYNC_SRCDIR/tests/integration/es7"
+mkdir -p "$es7cache"
+if ! cmp -s "$tools/pom.xml" "$es7cache/pom.xml" || [ ! -s "$es7cache/cp.txt" ]; then
+    echo "resolving Elasticsearch 7.10.2 jars (first run only)"
+    mvn -q -B -f "$tools/pom.xml" dependency:build-classpath -Dmdep.outputFile="$es7cache/cp.txt" \
+        >"$tmp/mvn.log" 2>&1 || { tail -20 "$tmp/mvn.log"; echo "bench_peers: cannot resolve ES 7.10.2"; exit 1; }
+    cp "$tools/pom.xml" "$es7cache/pom.xml"
+fi
+esport="$(free_port)"
+mkdir -p "$tmp/es/conf"
+printf 'discovery.type: single-node\nnetwork.host: 127.0.0.1\ntransport.port: %s\ncluster.routing.allocation.disk.threshold_enabled: false\n' \
+    "$(free_port)" >"$tmp/es/conf/elasticsearch.yml"
+setsid java -Xms1g -Xmx1g -cp "$(cat "$es7cache/cp.txt")" "$tools/Es7Engine.java" \
+    "$tmp/es/base" "$tmp/es/conf" "$esport" >"$tmp/es.log" 2>&1 &
+ES7PID=$!
+ES7_URL="http://127.0.0.1:$esport"
+redisport="$(free_port)"
+mkdir -p "$tmp/redis"
+redis-server --port "$redisport" --bind 127.0.0.1 --dir "$tmp/redis" --save '' --appendonly no \
+    >"$tmp/redis.log" 2>&1 &
+REDISPID=$!
+for _ in $(seq 1 240); do
+    curl -sf "$ES7_URL/_cluster/health?wait_for_status=yellow&timeout=1s" >/dev/null && break
+    kill -0 "$ES7PID" 2>/dev/null || { tail -20 "$tmp/es.log"; echo "bench_peers: Elasticsearch 7.10.2 exited"; exit 1; }
+    sleep 0.5
+done
+[ "$(curl -s "$ES7_URL/" | jq -r .version.number)" = 7.10.2 ] || { tail -20 "$tmp/es.log"; echo "bench_peers: no Elasticsearch 7.10.2 at $ES7_URL"; exit 1; }
+redis-cli -p "$redisport" ping >/dev/null || { cat "$tmp/redis.log"; echo "bench_peers: redis did not start"; exit 1; }
+
+# ---- the data: a flat table, and roots with 5 children each
+NF="${PEERS_FLAT_ROWS:-500000}" NR="${PEERS_ROOTS:-100000}"
+echo "bench_peers: $NF flat rows, $NR roots x 5 children in $D; MariaDB $MYSQL_HOST:$MYSQL_PORT," \
+     "OpenSearch $SEARCH_URL, Elasticsearch 7.10.2 $ES7_URL, Redis :$redisport"
+echo "peers: go-mysql-elasticsearch $GME_VERSION (shipped river.toml settings: bulk_size 128, flush_bulk_time 200ms)," \
+     "PGSync $("$venv/bin/pip" show pgsync 2>/dev/null | awk '$1 == "Version:" {print $2}') (its defaults)," \
+     "$("$BIN" --version 2>/dev/null | head -1) (its defaults)"
+t0=$(date +%s)
+q -e "CREATE DATABASE \`$D\`"
+q "$D" -e "SET SESSION sql_log_bin = 0;
+  CREATE TABLE flat (id INT UNSIGNED PRIMARY KEY, name VARCHAR(64) NOT NULL, descr VARCHAR(255) NOT NULL,
+    price DECIMAL(10,2) NOT NULL, qty INT NOT NULL, rnd INT NOT NULL DEFAULT 0, ts BIGINT NOT NULL DEFAULT 0);
+  INSERT INTO flat (id, name, descr, price, qty)
+    SELECT seq, CONCAT('item ', seq), CONCAT('the description of item ', seq, ': ', MD5(seq), ' ', MD5(seq + 1)),
+           (seq % 10000) / 100, seq % 1000 FROM seq_1_to_$NF;
+  CREATE TABLE root (id INT UNSIGNED PRIMARY KEY, name VARCHAR(64) NOT NULL, descr VARCHAR(255) NOT NULL,
+    price DECIMAL(10,2) NOT NULL, rnd INT NOT NULL DEFAULT 0);
+  CREATE TABLE child (id INT UNSIGNED PRIMARY KEY, root_id INT UNSIGNED NOT NULL, name VARCHAR(64) NOT NULL,
+    qty INT NOT NULL, rnd INT NOT NULL DEFAULT 0, KEY (root_id),
+    CONSTRAINT child_root FOREIGN KEY (root_id) REFERENCES root (id));
+  INSERT INTO root (id, name, descr, price)
+    SELECT seq, CONCAT('root ', seq), CONCAT('the description of root ', seq, ': ', MD5(seq)), (seq % 10000) / 100
+    FROM seq_1_to_$NR;
+  INSERT INTO child (id, root_id, name, qty)
+    SELECT seq, (seq - 1) DIV 5 + 1, CONCAT('child ', seq), seq % 100 FROM seq_1_to_$((5 * NR));
+  ANALYZE TABLE flat, root, child" >/dev/null
+echo "data generated in $(($(date +%s) - t0)) s"
+
+PATH="$PATH" python3 "$here/peers_driver.py" --db "$D" --tmp "$tmp" --searchsync "$BIN" --gme "$gme" \
+    --pgsync-venv "$venv" --es7 "$ES7_URL" --opensearch "$SEARCH_URL" --out "${PEERS_OUT:-$PWD/peers-table.md}" \
+    --mysql-port "$MYSQL_PORT" --redis-port "$redisport" --es7-pgid "$ES7PID" \
+    --opensearch-pgid "$(ps -o pgid= -p "$SEARCH_PID" | tr -d ' ')" --peers "${PEERS:-gme,pgsync}"
