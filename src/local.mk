@@ -74,3 +74,19 @@ tests_unit_test_service_notify_asan_SOURCES = tests/unit/test_service_notify.c
 tests_unit_test_service_notify_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_service_notify_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_service_notify_asan_LDADD = $(UNIT_ASAN_LDADD)
+
+# src/mq: decoders of Kafka change messages (canal-json, Debezium, Maxwell)
+# into the binlog decoder's tables and row images
+libsearchsync_a_SOURCES += \
+	src/mq/mq.h src/mq/msg.c src/mq/detect.c src/mq/coltype.c src/mq/cell.c \
+	src/mq/canal.c src/mq/debezium.c src/mq/maxwell.c
+EXTRA_DIST += tests/fixtures/mq docs/kafka.md
+
+check_PROGRAMS += tests/unit/test_mq tests/unit/test_mq_asan
+TESTS += tests/unit/test_mq tests/unit/test_mq_asan
+tests_unit_test_mq_SOURCES = tests/unit/test_mq.c
+tests_unit_test_mq_LDADD = $(UNIT_LDADD)
+tests_unit_test_mq_asan_SOURCES = tests/unit/test_mq.c
+tests_unit_test_mq_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_mq_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_mq_asan_LDADD = $(UNIT_ASAN_LDADD)

@@ -1,0 +1,254 @@
+/* maxwell: Maxwell's JSON messages.
+ *
+ *   {"database":"shop","table":"orders","type":"insert|update|delete",
+ *    "ts":<unix s>,"xid":940752,"xoffset":0,"commit":true,
+ *    "position":"mysql-bin.000003:1234","gtid":..,"server_id":1,
+ *    "data":{"id":1,"price":9.5,..},"old":{"price":9.25}}
+ *
+ * Values are typed JSON: integers exact (BIGINT UNSIGNED too), DECIMAL and
+ * FLOAT/DOUBLE as numbers, DATE/DATETIME/TIME/TIMESTAMP as MySQL's text
+ * (TIMESTAMP in UTC), YEAR an integer, BIT an integer (BIT(1) true/false),
+ * binary strings base64, JSON columns the JSON value itself, ENUM a label,
+ * SET an array of labels. "old" holds the previous values of the changed
+ * columns of an UPDATE; the before image is data with those replaced.
+ *
+ * Types: with the schema lookup every column is exact. Without it the JSON
+ * tells only so much, and a column is guessed from its first non-null
+ * value: an integer → BIGINT (BIGINT UNSIGNED above 2^63-1), a number with
+ * a fraction or exponent → DOUBLE (so a DECIMAL loses its exact scale:
+ * 9.50 prints 9.5), a string → text (dates stay their text, binary stays
+ * base64 text), true/false → TINYINT 1/0, an array → SET of the labels
+ * seen, an object → JSON.
+ *
+ * DDL (output_ddl: "table-create", "table-alter", "database-*"...) is a
+ * statement ("sql"); bootstrap-start/-complete are nothing to apply,
+ * bootstrap-insert an insert. Position: "position" "file:offset" and
+ * "gtid" when Maxwell was asked to output them (output_binlog_position),
+ * "xoffset" the row's order within its transaction. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "mq/mq.h"
+
+static bool raw_is_int(const char *s) {
+    for (const char *p = s; *p; p++)
+        if (*p == '.' || *p == 'e' || *p == 'E') return false;
+    return true;
+}
+
+/* a column's shape from a value, without the schema */
+static int guess(mq_msg *m, bl_column *c, const cJSON *v) {
+    if (cJSON_IsRaw(v)) {
+        if (raw_is_int(v->valuestring)) {
+            bool neg;
+            uint64_t mag;
+            if (mq_parse_int(v->valuestring, strlen(v->valuestring), &neg, &mag) < 0)
+                return mq_fail(m, "column %s: %s is out of BIGINT's range", c->name, v->valuestring);
+            mq_col_simple(c, BT_LONGLONG, !neg && mag > INT64_MAX);
+        } else {
+            mq_col_simple(c, BT_DOUBLE, false);
+        }
+    } else if (cJSON_IsBool(v)) {
+        mq_col_simple(c, BT_TINY, false);
+    } else if (cJSON_IsObject(v)) {
+        mq_col_json(c);
+    } else if (cJSON_IsArray(v)) {
+        /* the SET's members as seen in this value */
+        const char *labels[64];
+        uint32_t lens[64], n = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, v) {
+            if (!cJSON_IsString(e) || n == 64) {
+                mq_col_json(c); /* not a SET: a JSON array */
+                return 0;
+            }
+            labels[n] = e->valuestring;
+            lens[n++] = (uint32_t)strlen(e->valuestring);
+        }
+        mq_col_labels(m, c, BT_SET, labels, lens, n);
+    } else {
+        mq_col_text(c);
+    }
+    return 0;
+}
+
+/* a SET column guessed from one value learns the members other values use */
+static void learn_set(mq_msg *m, bl_column *c, const cJSON *v) {
+    if (c->type != BT_SET || !cJSON_IsArray(v)) return;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, v) {
+        if (!cJSON_IsString(e)) continue;
+        size_t l = strlen(e->valuestring);
+        bool have = false;
+        for (uint32_t k = 0; k < c->n_labels; k++)
+            if (c->label_lens[k] == l && !memcmp(c->labels[k], e->valuestring, l)) have = true;
+        if (have || c->n_labels == 64) continue;
+        const char *labels[64];
+        uint32_t lens[64];
+        for (uint32_t k = 0; k < c->n_labels; k++) labels[k] = c->labels[k], lens[k] = c->label_lens[k];
+        labels[c->n_labels] = e->valuestring;
+        lens[c->n_labels] = (uint32_t)l;
+        mq_col_labels(m, c, BT_SET, labels, lens, c->n_labels + 1);
+    }
+}
+
+static int put_value(mq_msg *m, uint32_t row, bool after, uint32_t col, const cJSON *v) {
+    const bl_column *c = &m->table.cols[col];
+    if (cJSON_IsNull(v)) {
+        mq_val_null(m, row, after, col);
+        return 0;
+    }
+    char err[256] = "";
+    size_t st = mq_val_start(m);
+    sbuf *out = &m->vals;
+    int r = -1;
+    if (c->kind == BK_JSON_TEXT) {
+        char *txt = cJSON_PrintUnformatted(v);
+        r = mq_enc_bytes(out, c, (const uint8_t *)txt, strlen(txt), err, sizeof err);
+        cJSON_free(txt);
+    } else if (cJSON_IsBool(v)) {
+        if (c->type == BT_BIT) r = mq_enc_bit(out, c, cJSON_IsTrue(v), err, sizeof err);
+        else r = mq_enc_text(out, c, cJSON_IsTrue(v) ? "1" : "0", 1, 0, err, sizeof err);
+    } else if (cJSON_IsArray(v)) {
+        if (c->type != BT_SET) {
+            r = errf(err, sizeof err, "an array for a column that is not a SET");
+        } else {
+            sbuf t = SBUF_INIT;
+            const cJSON *e;
+            bool ok = true;
+            cJSON_ArrayForEach(e, v) {
+                if (!cJSON_IsString(e)) ok = false;
+                else {
+                    if (t.len) sbuf_addc(&t, ',');
+                    sbuf_adds(&t, e->valuestring);
+                }
+            }
+            r = ok ? mq_enc_text(out, c, t.data ? t.data : "", t.len, 0, err, sizeof err)
+                   : errf(err, sizeof err, "a SET's members must be strings");
+            sbuf_free(&t);
+        }
+    } else if (cJSON_IsString(v) || cJSON_IsRaw(v)) {
+        const char *s = v->valuestring;
+        size_t n = strlen(s);
+        if (mq_col_is_binary(c)) {
+            sbuf b = SBUF_INIT;
+            if (!cJSON_IsString(v) || mq_base64_decode(&b, s, n) < 0)
+                r = errf(err, sizeof err, "a binary value that is not base64");
+            else
+                r = mq_enc_bytes(out, c, (const uint8_t *)(b.data ? b.data : ""), b.len, err, sizeof err);
+            sbuf_free(&b);
+        } else if (c->type == BT_GEOMETRY) {
+            r = errf(err, sizeof err, "GEOMETRY values from Maxwell (WKT text) are not supported");
+        } else if (mq_col_is_text(c) && cJSON_IsRaw(v)) {
+            r = mq_enc_bytes(out, c, (const uint8_t *)s, n, err, sizeof err); /* a number in a text column */
+        } else {
+            r = mq_enc_text(out, c, s, n, 0, err, sizeof err);
+        }
+    } else {
+        r = errf(err, sizeof err, "an object for a column that is not JSON");
+    }
+    if (r < 0) return mq_fail(m, "column %s of %s.%s: %s", c->name, m->table.db, m->table.name, err);
+    mq_val_end(m, row, after, col, st);
+    return 0;
+}
+
+int mq_maxwell(mq_msg *m, const mq_opts *o, const cJSON *root) {
+    const cJSON *db = cJSON_GetObjectItemCaseSensitive(root, "database");
+    const cJSON *tb = cJSON_GetObjectItemCaseSensitive(root, "table");
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "type");
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "ts");
+    const cJSON *posj = cJSON_GetObjectItemCaseSensitive(root, "position");
+    const cJSON *gtid = cJSON_GetObjectItemCaseSensitive(root, "gtid");
+    const cJSON *xoff = cJSON_GetObjectItemCaseSensitive(root, "xoffset");
+    bool neg;
+    uint64_t u;
+    if (cJSON_IsRaw(ts) && mq_parse_int(ts->valuestring, strlen(ts->valuestring), &neg, &u) == 0 && !neg) {
+        m->ts_ms = u < 100000000000ULL ? u * 1000 : u; /* seconds; DDL messages carry millis */
+        m->ts = (uint32_t)(m->ts_ms / 1000);
+    }
+    if (cJSON_IsString(posj)) {
+        const char *s = posj->valuestring, *colon = strrchr(s, ':');
+        if (!colon || colon == s || mq_parse_int(colon + 1, strlen(colon + 1), &neg, &u) < 0 || neg)
+            return mq_fail(m, "Maxwell position \"%.80s\" is not \"file:offset\"", s);
+        char file[BL_FILE_MAX];
+        snprintf(file, sizeof file, "%.*s", (int)(colon - s), s);
+        mq_set_pos(m, file, u, cJSON_IsString(gtid) ? gtid->valuestring : NULL);
+        if (cJSON_IsRaw(xoff) && mq_parse_int(xoff->valuestring, strlen(xoff->valuestring), &neg, &u) == 0 &&
+            !neg && u <= UINT32_MAX)
+            m->pos_row = (uint32_t)u;
+    }
+    if (!cJSON_IsString(type)) return mq_fail(m, "Maxwell message without a \"type\" string");
+    const char *t = type->valuestring;
+    if (!strncmp(t, "table-", 6) || !strncmp(t, "database-", 9)) {
+        const cJSON *sql = cJSON_GetObjectItemCaseSensitive(root, "sql");
+        m->kind = MQ_DDL;
+        m->ddl_db = mq_strdup(m, cJSON_IsString(db) ? db->valuestring : "",
+                              cJSON_IsString(db) ? strlen(db->valuestring) : 0);
+        m->ddl = mq_strdup(m, cJSON_IsString(sql) ? sql->valuestring : "",
+                           cJSON_IsString(sql) ? strlen(sql->valuestring) : 0);
+        return MQ_OK;
+    }
+    if (!strcmp(t, "bootstrap-start") || !strcmp(t, "bootstrap-complete")) return MQ_OK;
+    enum bl_change kind;
+    if (!strcmp(t, "insert") || !strcmp(t, "bootstrap-insert")) kind = BL_INSERT;
+    else if (!strcmp(t, "update")) kind = BL_UPDATE;
+    else if (!strcmp(t, "delete")) kind = BL_DELETE;
+    else return mq_fail(m, "Maxwell message of type \"%.40s\": expected insert, update, delete or a DDL", t);
+    if (!cJSON_IsString(db) || !cJSON_IsString(tb) || !tb->valuestring[0])
+        return mq_fail(m, "Maxwell %s message without \"database\" and \"table\"", t);
+    mq_set_table(m, db->valuestring, tb->valuestring);
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(root, "data");
+    const cJSON *old = cJSON_GetObjectItemCaseSensitive(root, "old");
+    if (!cJSON_IsObject(data)) return mq_fail(m, "Maxwell %s message without a \"data\" object", t);
+    if (old && !cJSON_IsNull(old) && !cJSON_IsObject(old))
+        return mq_fail(m, "Maxwell message whose \"old\" is not an object");
+    if (!cJSON_IsObject(old)) old = NULL;
+
+    int looked = mq_lookup_cols(m, o);
+    if (looked < 0) return MQ_ERR;
+    uint32_t nlook = m->table.ncols; /* columns the schema gave: exact */
+    const cJSON *f;
+    for (int pass = 0; pass < 2; pass++) {
+        cJSON_ArrayForEach(f, (pass ? old : data)) {
+            int k = mq_find_col(m, f->string);
+            if (k < 0) {
+                k = (int)mq_add_col(m, f->string);
+                m->table.cols[k].nullable = true;
+                mq_col_text(&m->table.cols[k]); /* until a value says more */
+                m->table.cols[k].map_type = 0; /* marks "guessed, no value yet" */
+            }
+            bl_column *c = &m->table.cols[k];
+            if (c->map_type == 0 && !cJSON_IsNull(f)) {
+                if (guess(m, c, f) < 0) return MQ_ERR;
+                if (c->map_type == 0) c->map_type = c->type;
+            } else if (c->type == BT_SET && (uint32_t)k >= nlook) {
+                learn_set(m, c, f);
+            }
+        }
+        if (!old) break;
+    }
+    for (uint32_t k = 0; k < m->table.ncols; k++)
+        if (m->table.cols[k].map_type == 0) m->table.cols[k].map_type = m->table.cols[k].type;
+    const cJSON *pk = cJSON_GetObjectItemCaseSensitive(root, "primary_key_columns");
+    if (cJSON_IsArray(pk)) {
+        cJSON_ArrayForEach(f, pk) {
+            int k = cJSON_IsString(f) ? mq_find_col(m, f->valuestring) : -1;
+            if (k >= 0) m->table.cols[k].is_pk = true;
+        }
+    }
+    mq_cols_done(m);
+
+    uint32_t r = mq_add_row(m, kind);
+    cJSON_ArrayForEach(f, data) {
+        uint32_t k = (uint32_t)mq_find_col(m, f->string);
+        if (put_value(m, r, kind != BL_DELETE, k, f) < 0) return MQ_ERR;
+        if (kind == BL_UPDATE) {
+            const cJSON *ov = old ? cJSON_GetObjectItemCaseSensitive(old, f->string) : NULL;
+            if (put_value(m, r, false, k, ov ? ov : f) < 0) return MQ_ERR;
+        }
+    }
+    return MQ_OK;
+}
