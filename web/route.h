@@ -25,6 +25,8 @@
  *   GET  /dict/ext.txt, /dict/stop.txt           ROUTE_DICT (public; also on
  *                                                [admin] dict_listen)
  *   GET  /login, /login.js                       ROUTE_LOGIN_PAGE (public)
+ *   GET  /, /ui/...                              ROUTE_UI (the web UI's files,
+ *                                                web/ui_assets.h)
  *
  * HEAD is accepted wherever GET is; POST, PUT and DELETE are mutating. A known path with another method is
  * ROUTE_BAD_METHOD (405, `allow` says which methods); anything else is
@@ -62,6 +64,7 @@ enum route_id {
     ROUTE_WORD_PUBLISH,
     ROUTE_DICT,
     ROUTE_LOGIN_PAGE,
+    ROUTE_UI,
 };
 
 #define ROUTE_ALIAS_MAX 255
