@@ -31,6 +31,9 @@ PACKAGES=(
     # t_search_tls: a TLS + basic-auth reverse proxy in front of the engine
     # (started as a plain process by the test), openssl for its certificates
     nginx-light openssl
+    # t_ui_browser: the admin web UI in a real headless browser (driven from
+    # node by playwright-core, which that test installs with npm)
+    chromium nodejs
 )
 
 missing=()
@@ -39,6 +42,8 @@ for p in "${PACKAGES[@]}"; do
         missing+=("$p")
     fi
 done
+# npm: Debian's package, unless a node that ships its own npm is installed
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} = 0 ]; then
     echo "deps: all ${#PACKAGES[@]} packages present"
     exit 0

@@ -124,6 +124,7 @@ export function mount(root) {
       if (e.field === 'word') word.focus();
     }
   });
+  word.addEventListener('input', () => addErr.show(null));
   filterKind.addEventListener('change', load);
   filterStatus.addEventListener('change', load);
   load();
