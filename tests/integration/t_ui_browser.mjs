@@ -206,6 +206,18 @@ try {
   ok(dict.split('\n').includes(NEW) && !dict.split('\n').includes(OLD), 'words: /dict/ext.txt holds the new spelling only', dict);
   await shot('words');
 
+  // ---- the overview again (its chart kept the last minutes): another
+  // burst of changes, for the screenshot
+  await page.click('#nav a[data-screen="overview"]');
+  await page.waitForSelector('#screen-overview .legend li');
+  const ack1 = Number((await statNote('throughput')).replace(/[^\d]/g, ''));
+  execFileSync('bash', ['-c', env('TOUCH_CMD')]);
+  await until(30, 'the second burst on the overview', async () =>
+    Number((await statNote('throughput')).replace(/[^\d]/g, '')) >= ack1 + 50);
+  ok(true, 'overview: shown again, it counts the next 50 changes');
+  await sleep(6500);
+  await shot('overview');
+
   // ---- a phone: readable, no horizontal scroll
   const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true,
                                            storageState: await context.storageState() });

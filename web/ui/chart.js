@@ -1,15 +1,17 @@
 // chart: a small line chart on a <canvas> for the overview's live figures:
 // one or more series of [time ms, value] over the last `span` ms, each on
-// its own scale from 0 to its maximum, with a legend under it.
+// its own scale from 0 to its maximum, with a legend under it. `store`
+// (optional, one array per series) keeps the points when the chart is
+// drawn anew (the overview shown again keeps its last minutes).
 import { h, num } from './dom.js';
 
 const COLORS = ['#2563eb', '#d97706', '#059669', '#dc2626'];
 
-export function liveChart(series, spanMs) {
+export function liveChart(series, spanMs, store) {
   const canvas = h('canvas', { class: 'chart', height: 160, role: 'img',
                                'aria-label': `the last ${Math.round(spanMs / 60000)} minutes` });
   const legend = h('ul', { class: 'legend' });
-  const data = series.map(() => []);
+  const data = store || series.map(() => []);
   const el = h('figure', { class: 'chart-box' }, canvas, legend);
 
   function draw() {
@@ -20,7 +22,11 @@ export function liveChart(series, spanMs) {
     const g = canvas.getContext('2d');
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, w, hgt);
+    // from the oldest point kept (at least a minute back) to now: a page
+    // opened a moment ago fills the width too
     const now = Date.now(), pad = 6;
+    const oldest = Math.min(now - 60000, ...data.map((p) => (p.length ? p[0][0] : now)));
+    const range = Math.min(spanMs, now - oldest);
     g.strokeStyle = '#e5e7eb';
     g.lineWidth = 1;
     for (let i = 0; i <= 4; i++) {
@@ -34,7 +40,7 @@ export function liveChart(series, spanMs) {
       g.lineWidth = 2;
       g.beginPath();
       pts.forEach(([t, v], j) => {
-        const x = w - ((now - t) / spanMs) * w;
+        const x = w - ((now - t) / range) * w;
         const y = hgt - pad - (v / max) * (hgt - 2 * pad);
         if (j === 0) g.moveTo(x, y); else g.lineTo(x, y);
       });

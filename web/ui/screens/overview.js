@@ -10,6 +10,9 @@ export const title = 'Overview';
 export const order = 1;
 
 const POLL_MS = 3000;
+// kept while the page is open: the chart's points and the last poll
+const history = [[], [], []];
+let prev = null;
 
 function stat(key, label) {
   const value = h('span', { class: 'value' }, '–');
@@ -36,7 +39,7 @@ export function mount(root) {
     reader: stat('reader', 'Binlog reader'),
   };
   const chart = liveChart([{ label: 'changes/s' }, { label: 'queued' }, { label: 'in flight' }],
-                          5 * 60 * 1000);
+                          5 * 60 * 1000, history);
   const liveErr = errorSlot(), statusErr = errorSlot();
   const indices = h('div', { id: 'overview-indices' });
   const problems = h('div');
@@ -44,10 +47,9 @@ export function mount(root) {
     h('h1', {}, 'Overview'),
     liveErr,
     h('div', { class: 'stats' }, Object.values(stats)),
-    section('Last 5 minutes', chart.el),
+    section('Last minutes (up to 5)', chart.el),
     section('Indices', statusErr, problems, indices));
 
-  let prev = null;
   const onResize = () => chart.draw();
   window.addEventListener('resize', onResize);
 
