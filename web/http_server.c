@@ -28,6 +28,7 @@
 #include "route.h"
 #include "sbuf.h"
 #include "session.h"
+#include "ui_assets.h"
 
 /* what an oversized chunked body may still send (discarded) before the
  * connection is cut instead of answered with 413 */
@@ -146,7 +147,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, const struct api_r
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", r->content_type ? r->content_type
                                                                   : "application/json");
-    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    if (!strstr(r->headers.data ? r->headers.data : "", "Cache-Control:"))
+        MHD_add_response_header(resp, "Cache-Control", "no-store"); /* the UI's files: their own */
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
     MHD_add_response_header(resp, "X-Frame-Options", "DENY");
@@ -320,6 +322,17 @@ static bool check_headers(struct listener *l, struct MHD_Connection *conn, const
         if (!authenticate(s, conn, rq, &why)) {
             log_info("admin", "%s %s from %s refused: %s", ESC(em, method), ESC(eu, url), who,
                      why);
+            if (rq->rt.id == ROUTE_UI && !strcmp(url, "/")) {
+                /* the UI's page without a session: to the login form */
+                struct api_resp r = {0};
+                r.status = 303;
+                r.content_type = "text/plain; charset=utf-8";
+                sbuf_adds(&r.headers, "Location: /login\n");
+                sbuf_adds(&r.body, "log in at /login\n");
+                *rc = send_resp(conn, &r, method, url);
+                api_resp_free(&r);
+                return true;
+            }
             bool expired = !strcmp(why, "session unknown or expired");
             *rc = send_error(conn, 401,
                              expired                         ? "the session has expired or ended"
@@ -514,6 +527,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         sbuf_adds(&r.body, js ? login_page_js : login_page_html);
         r.content_type = js ? "text/javascript; charset=utf-8" : "text/html; charset=utf-8";
         r.status = 200;
+    } else if (id == ROUTE_UI) {
+        ui_asset_serve(url, header(conn, "If-None-Match"), &r);
     } else {
         struct api_ctx ctx = {s->cfg, NULL, NULL, NULL, NULL, lookup, conn};
         pthread_mutex_lock(&s->mu);

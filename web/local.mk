@@ -13,8 +13,21 @@ libsearchsync_a_SOURCES += \
 	web/dead_letters_api.c web/dead_letters_api.h \
 	web/mapping_api.c web/mapping_api.h \
 	web/login_page.c web/login_page.h \
+	web/ui_assets.c web/ui_assets.h \
 	web/http_server.c web/http_server.h
 EXTRA_DIST += docs/http-api.md
+
+# the web UI (web/ui/: HTML, CSS, one ES module per screen) compiled into
+# the binary: web/ui_files.c is generated from the files by web/ui/embed.sh
+nodist_libsearchsync_a_SOURCES += web/ui_files.c
+nodist_libsearchsync_asan_a_SOURCES += web/ui_files.c
+BUILT_SOURCES += web/ui_files.c
+CLEANFILES += web/ui_files.c
+UI_FILES = $(sort $(wildcard $(srcdir)/web/ui/*.html $(srcdir)/web/ui/*.css \
+	$(srcdir)/web/ui/*.js $(srcdir)/web/ui/*.svg $(srcdir)/web/ui/screens/*.js))
+EXTRA_DIST += web/ui
+web/ui_files.c: $(UI_FILES) $(srcdir)/web/ui/embed.sh
+	$(AM_V_GEN)$(MKDIR_P) web && sh $(srcdir)/web/ui/embed.sh $@ $(srcdir)/web/ui $(UI_FILES)
 
 check_PROGRAMS += tests/unit/test_web tests/unit/test_web_asan
 TESTS += tests/unit/test_web tests/unit/test_web_asan

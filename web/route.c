@@ -86,6 +86,13 @@ void route_match(const char *method, const char *path, struct route *out) {
         out->public = true;
         return;
     }
+    /* the web UI: "/" and its files under /ui/ (web/ui_assets.c says which
+     * exist); read-only, behind the session or token like the API */
+    if (!strcmp(path, "/") || !strncmp(path, "/ui/", 4)) {
+        set(out, method, ROUTE_UI, ROUTE_NOT_FOUND);
+        out->file = "ui";
+        return;
+    }
     static const char api[] = "/api/v1/";
     if (strncmp(path, api, sizeof api - 1) != 0) return;
     const char *p = path + sizeof api - 1;

@@ -35,6 +35,8 @@
  *   GET  /api/v1/source/tables                   ROUTE_SOURCE_TABLES
  *   GET  /api/v1/source/tables/{db}/{table}/mapping  ROUTE_SOURCE_TABLE_MAPPING
  *        ({db} and {table}: 1..64 bytes of [A-Za-z0-9_$])
+ *   GET  /, /ui/...                              ROUTE_UI (the web UI's files,
+ *                                                web/ui_assets.h)
  *
  * HEAD is accepted wherever GET is; POST, PUT and DELETE are mutating. A known path with another method is
  * ROUTE_BAD_METHOD (405, `allow` says which methods); anything else is
@@ -81,6 +83,7 @@ enum route_id {
     ROUTE_MAPPING_APPLY,
     ROUTE_SOURCE_TABLES,
     ROUTE_SOURCE_TABLE_MAPPING,
+    ROUTE_UI,
 };
 
 #define ROUTE_ALIAS_MAX 255

@@ -34,6 +34,9 @@ PACKAGES=(
     # tests/bench/bench_peers.sh: PGSync (a peer benchmarked beside searchsync)
     # is given a Redis of its own
     redis-server
+    # t_ui_browser: the admin web UI in a real headless browser (driven from
+    # node by playwright-core, which that test installs with npm)
+    chromium nodejs
 )
 
 missing=()
@@ -42,6 +45,8 @@ for p in "${PACKAGES[@]}"; do
         missing+=("$p")
     fi
 done
+# npm: Debian's package, unless a node that ships its own npm is installed
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} = 0 ]; then
     echo "deps: all ${#PACKAGES[@]} packages present"
     exit 0

@@ -21,6 +21,7 @@
 #include "web/ratelimit.h"
 #include "web/route.h"
 #include "web/session.h"
+#include "web/ui_assets.h"
 #include "web/words.h"
 
 static const char TOKEN[] = "0123456789abcdef0123456789abcdef";
@@ -151,7 +152,7 @@ static void test_routes(void **state) {
         assert_true(r.mutating);
     }
     /* not found: unknown paths, trailing slashes, bad aliases */
-    route_is("GET", "/", ROUTE_NOT_FOUND, "");
+    route_is("GET", "//", ROUTE_NOT_FOUND, "");
     route_is("GET", "/api/v1/status/", ROUTE_NOT_FOUND, "");
     route_is("GET", "/api/v2/status", ROUTE_NOT_FOUND, "");
     route_is("GET", "/api/v1/indices/", ROUTE_NOT_FOUND, "");
@@ -183,6 +184,72 @@ static void test_routes(void **state) {
     assert_true(r.mutating);
     route_match("GET", "/api/v1/indices/products/reindex", &r);
     assert_false(r.mutating);
+}
+
+/* the web UI: / and /ui/... are read-only, need a session or the token,
+ * and are served from the embedded files with ETag revalidation */
+static void test_ui_assets(void **state) {
+    (void)state;
+    route_is("GET", "/", ROUTE_UI, "");
+    route_is("HEAD", "/", ROUTE_UI, "");
+    route_is("GET", "/ui/app.js", ROUTE_UI, "");
+    struct route r;
+    route_match("GET", "/", &r);
+    assert_false(r.public);
+    assert_false(r.mutating);
+    route_match("POST", "/ui/app.js", &r);
+    assert_int_equal(r.id, ROUTE_BAD_METHOD);
+    assert_string_equal(r.allow, "GET, HEAD");
+
+    struct api_resp resp = {0};
+    ui_asset_serve("/", NULL, &resp);
+    assert_int_equal(resp.status, 200);
+    assert_string_equal(resp.content_type, "text/html; charset=utf-8");
+    assert_non_null(strstr(resp.body.data, "<script type=\"module\" src=\"/ui/app.js\">"));
+    assert_non_null(strstr(resp.headers.data, "Cache-Control: private, no-cache\n"));
+    const struct ui_asset *a = ui_asset_find("/");
+    assert_non_null(a);
+    char line[80];
+    snprintf(line, sizeof line, "ETag: %s\n", a->etag);
+    assert_non_null(strstr(resp.headers.data, line));
+    api_resp_free(&resp);
+    /* revalidation: the same ETag (also weak, or in a list) -> 304, no body */
+    char inm[100];
+    const char *lists[] = {a->etag, inm, "*"};
+    snprintf(inm, sizeof inm, "\"other\", W/%s", a->etag);
+    for (size_t i = 0; i < 3; i++) {
+        struct api_resp n = {0};
+        ui_asset_serve("/", lists[i], &n);
+        assert_int_equal(n.status, 304);
+        assert_int_equal(n.body.len, 0);
+        api_resp_free(&n);
+    }
+    struct api_resp other = {0};
+    ui_asset_serve("/", "\"other\"", &other);
+    assert_int_equal(other.status, 200);
+    api_resp_free(&other);
+    struct api_resp missing = {0};
+    ui_asset_serve("/ui/nosuch.js", NULL, &missing);
+    assert_int_equal(missing.status, 404);
+    assert_non_null(strstr(missing.body.data, "\"error\""));
+    api_resp_free(&missing);
+    /* every screen listed is an ES module served as JavaScript */
+    const struct ui_asset *list = ui_asset_find("/ui/screens.json");
+    assert_non_null(list);
+    cJSON *names = cJSON_ParseWithLength((const char *)list->data, list->len);
+    assert_true(cJSON_IsArray(names));
+    assert_true(cJSON_GetArraySize(names) >= 6);
+    cJSON *it;
+    cJSON_ArrayForEach(it, names) {
+        char path[200];
+        snprintf(path, sizeof path, "/ui/screens/%s.js", it->valuestring);
+        const struct ui_asset *s = ui_asset_find(path);
+        assert_non_null(s);
+        assert_string_equal(s->content_type, "text/javascript; charset=utf-8");
+    }
+    cJSON_Delete(names);
+    assert_non_null(ui_asset_find("/ui/app.css"));
+    assert_string_equal(ui_asset_find("/ui/app.css")->content_type, "text/css; charset=utf-8");
 }
 
 static int body(const char *b, int *buckets, bool *by_mod, const char **field) {
@@ -484,7 +551,7 @@ int main(void) {
         cmocka_unit_test(test_words_input), cmocka_unit_test(test_error_field),
         cmocka_unit_test(test_token),  cmocka_unit_test(test_bearer),
         cmocka_unit_test(test_host),   cmocka_unit_test(test_origin),
-        cmocka_unit_test(test_content_type), cmocka_unit_test(test_routes),
+        cmocka_unit_test(test_content_type), cmocka_unit_test(test_routes), cmocka_unit_test(test_ui_assets),
         cmocka_unit_test(test_body),   cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
