@@ -71,7 +71,8 @@ searchsync_SOURCES += sync/daemon.c sync/daemon.h sync/binlog_source.c sync/supe
 # full reindex into versioned indices, resync (issue 6)
 libsearchsync_a_SOURCES += sync/reindex.c sync/reindex.h sync/reindex_int.h sync/reindex_runner.c \
 	sync/reindex_runner_int.h sync/reindex_version.c
-searchsync_SOURCES += sync/cmd_reindex.c sync/cmd_resync.c sync/producer.c sync/producer.h
+searchsync_SOURCES += sync/cmd_reindex.c sync/cmd_resync.c
+libsearchsync_a_SOURCES += sync/producer.c sync/producer.h sync/resync.c sync/resync.h
 
 # the delayed run (issue 22): change snapshots -> relation tops -> bucketed jobs
 libsearchsync_a_SOURCES += sync/delayed.h sync/relation_tops.c sync/delayed_run.c

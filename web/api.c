@@ -23,6 +23,7 @@
 #include "words.h"
 #include "dead_letters_api.h"
 #include "mapping_api.h"
+#include "table_ops_api.h"
 
 void api_resp_free(struct api_resp *r) {
     if (!r) return;
@@ -827,6 +828,9 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_MAPPING_APPLY:
     case ROUTE_SOURCE_TABLES:
     case ROUTE_SOURCE_TABLE_MAPPING: mapping_api_handle(ctx, rt, body, len, r); break;
+    case ROUTE_RESYNC:
+    case ROUTE_DELETE_ALL:
+    case ROUTE_SYNC_LOG: table_ops_handle(ctx, rt, body, len, r); break;
     case ROUTE_BAD_METHOD: {
         sbuf h = SBUF_INIT;
         sbuf_printf(&h, "this path takes: %s", rt->allow);
@@ -842,7 +846,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
                   "/api/v1/checks, "
                   "/api/v1/delayed/runs, /api/v1/delayed/snapshots, "
                   "/api/v1/indices/{alias}/reindex, /api/v1/words, /api/v1/dead-letters, "
-                  "/api/v1/mapping, /api/v1/source/tables, "
+                  "/api/v1/mapping, /api/v1/source/tables, /api/v1/sync-log, "
                   "/dict/ext.txt, /metrics");
         break;
     }

@@ -170,6 +170,10 @@ void route_match(const char *method, const char *path, struct route *out) {
         out->row_id[n] = '\0';
         return;
     }
+    if (!strcmp(p, "sync-log")) {
+        set(out, method, ROUTE_SYNC_LOG, ROUTE_NOT_FOUND);
+        return;
+    }
     if (!strcmp(p, "mapping")) {
         set(out, method, ROUTE_MAPPING_GET, ROUTE_NOT_FOUND);
         return;
@@ -207,6 +211,8 @@ void route_match(const char *method, const char *path, struct route *out) {
     if (!strcmp(slash, "/reindex")) set(out, method, ROUTE_REINDEX_GET, ROUTE_REINDEX_POST);
     else if (!strcmp(slash, "/reindex/reset")) set(out, method, ROUTE_NOT_FOUND, ROUTE_REINDEX_RESET);
     else if (!strcmp(slash, "/checks")) set(out, method, ROUTE_CHECKS, ROUTE_NOT_FOUND);
+    else if (!strcmp(slash, "/resync")) set(out, method, ROUTE_NOT_FOUND, ROUTE_RESYNC);
+    else if (!strcmp(slash, "/delete-all")) set(out, method, ROUTE_NOT_FOUND, ROUTE_DELETE_ALL);
     else return;
     memcpy(out->alias, p, alen);
     out->alias[alen] = '\0';

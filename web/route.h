@@ -35,6 +35,9 @@
  *   GET  /api/v1/source/tables                   ROUTE_SOURCE_TABLES
  *   GET  /api/v1/source/tables/{db}/{table}/mapping  ROUTE_SOURCE_TABLE_MAPPING
  *        ({db} and {table}: 1..64 bytes of [A-Za-z0-9_$])
+ *   POST /api/v1/indices/{alias}/resync          ROUTE_RESYNC ({"ids":[...]})
+ *   POST /api/v1/indices/{alias}/delete-all      ROUTE_DELETE_ALL ({"confirm":alias})
+ *   GET  /api/v1/sync-log                        ROUTE_SYNC_LOG
  *   GET  /, /ui/...                              ROUTE_UI (the web UI's files,
  *                                                web/ui_assets.h)
  *
@@ -83,6 +86,9 @@ enum route_id {
     ROUTE_MAPPING_APPLY,
     ROUTE_SOURCE_TABLES,
     ROUTE_SOURCE_TABLE_MAPPING,
+    ROUTE_RESYNC,
+    ROUTE_DELETE_ALL,
+    ROUTE_SYNC_LOG,
     ROUTE_UI,
 };
 

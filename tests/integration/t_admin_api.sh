@@ -301,6 +301,36 @@ expect_error 400 "depth out of range"
 api GET "/api/v1/source/tables/sh%20op/products/mapping"
 expect_error 404 "a name the API does not route"
 
+# ---- resync of ids: a document changed behind the daemon's back comes back from SQL
+ver="$(curl -s "$SEARCH_URL/products/_doc/1" | jq -r ._version)"
+curl -s -XPUT "$SEARCH_URL/products_v2/_doc/1?version=$ver&version_type=external_gte" -H 'Content-Type: application/json' \
+    -d '{"id":1,"name":"tampered"}' >/dev/null
+search_refresh products
+assert_eq tampered "$(curl -s "$SEARCH_URL/products/_doc/1" | jq -r ._source.name)" "the engine's copy tampered with"
+api POST /api/v1/indices/products/resync -H 'Content-Type: application/json' -d '{"ids":["1", 2]}'
+assert_eq "200 2 0" "$CODE $(jq -r '"\(.rebuilt) \(.dead_letters)"' <<<"$BODY")" "resync of two ids ($BODY)"
+search_refresh products
+assert_eq "$(mysql_q 'SELECT name FROM shop.products WHERE id = 1')" "$(curl -s "$SEARCH_URL/products/_doc/1" | jq -r ._source.name)" \
+    "the resynced document has SQL's value again"
+api POST /api/v1/indices/products/resync -H 'Content-Type: application/json' -d '{"ids":[]}'
+expect_error 400 "resync without ids"
+api POST /api/v1/indices/nosuch/resync -H 'Content-Type: application/json' -d '{"ids":["1"]}'
+expect_error 404 "resync of an unknown index config"
+
+# ---- delete-all: the alias typed again; the sync log says it
+api POST /api/v1/indices/brands/delete-all -H 'Content-Type: application/json' -d '{"confirm":"brand"}'
+expect_error 400 "delete-all without the alias typed again"
+assert_contains "$(curl -s "$SEARCH_URL/_alias/brands")" "brands_v" "nothing deleted"
+api POST /api/v1/indices/brands/delete-all -H 'Content-Type: application/json' -d '{"confirm":"brands"}'
+assert_eq "200 unavailable" "$CODE $(jq -r .state <<<"$BODY")" "delete-all ($BODY)"
+assert_eq 404 "$(curl -s -o /dev/null -w '%{http_code}' "$SEARCH_URL/_alias/brands")" "the alias and its indices are gone"
+api GET "/api/v1/sync-log?limit=5"
+assert_eq "200 brands indices deleted" "$CODE $(jq -r '.entries[0] | "\(.index) \(.event)"' <<<"$BODY")" "the sync log's newest entry"
+api GET "/api/v1/sync-log?event=mapping_import&limit=1"
+assert_eq mapping_import "$(jq -r '.entries[0].event' <<<"$BODY")" "the sync log by event"
+api GET "/api/v1/sync-log?limit=x"
+expect_error 400 "a bad limit"
+
 # ---- a listen address in use is a configuration error (exit 2) naming it
 st=0
 timeout 60 "$SEARCHSYNC_BIN" run --config "$TEST_TMP/c.ini" >"$TEST_TMP/run2.log" 2>&1 || st=$?

@@ -1,0 +1,218 @@
+/* table_ops_api: an index config's operations besides reindex through the
+ * admin API (docs/http-api.md "Index operations"), and the sync log:
+ *
+ *   POST /api/v1/indices/{alias}/resync      {"ids":["42","review-7"]}: these
+ *        documents rebuilt from MySQL now (sync/resync.c, as `searchsync
+ *        resync`), up to 1000 ids a call
+ *   POST /api/v1/indices/{alias}/delete-all  {"confirm":"<alias>"}: every
+ *        version deleted (as `reindex --delete-all`); the alias typed again
+ *        is the confirmation
+ *   GET  /api/v1/sync-log[?limit=N&event=E]  what happened to the source's
+ *        index configs (imports, builds, switches, resets, checks...),
+ *        newest first
+ *
+ * Request values reach SQL as bound parameters; the alias comes from the
+ * route (route_alias_valid) and is looked up among this source's index
+ * configs by the functions called. */
+#include "table_ops_api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "json_exact.h"
+#include "jsonw.h"
+#include "log.h"
+#include "search/search.h"
+#include "stmt.h"
+#include "sync/reindex.h"
+#include "sync/resync.h"
+
+#define RESYNC_IDS_MAX 1000
+
+/* the body's array of ids: 1..RESYNC_IDS_MAX strings (or integers, as
+ * exact text) of 1..512 bytes each */
+static int parse_ids(const char *body, size_t len, char ***out, size_t *n, char *err,
+                     size_t errlen) {
+    *out = NULL;
+    *n = 0;
+    cJSON *j = body && len ? json_exact_parse(body, len) : NULL;
+    const cJSON *a = j && cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "ids") : NULL;
+    int rc = 0;
+    if (!a || !cJSON_IsArray(a) || !cJSON_GetArraySize(a)) {
+        rc = errf(err, errlen, "the body must be {\"ids\":[\"42\",\"review-7\"]}: the documents' "
+                               "ids, root keys or <join_name>-<key>");
+    } else if (cJSON_GetArraySize(a) > RESYNC_IDS_MAX) {
+        rc = errf(err, errlen, "\"ids\" holds %d ids: at most %d a call", cJSON_GetArraySize(a),
+                  RESYNC_IDS_MAX);
+    } else {
+        const cJSON *it;
+        cJSON_ArrayForEach(it, j) {
+            if (it->string && strcmp(it->string, "ids")) {
+                rc = errf(err, errlen, "unknown field \"%.100s\": the body takes \"ids\"",
+                          it->string);
+                break;
+            }
+        }
+        cJSON_ArrayForEach(it, a) {
+            if (rc) break;
+            const char *v = cJSON_IsString(it) || cJSON_IsRaw(it) ? it->valuestring : NULL;
+            size_t vl = v ? strlen(v) : 0;
+            if (!vl || vl > 512 || (cJSON_IsRaw(it) && (*v == '-' || strpbrk(v, ".eE")))) {
+                rc = errf(err, errlen, "\"ids\"[%zu] must be a document id (a string, or a "
+                                       "non-negative integer)", *n);
+                break;
+            }
+            *out = xrealloc(*out, (*n + 1) * sizeof **out);
+            (*out)[(*n)++] = xstrdup(v);
+        }
+    }
+    cJSON_Delete(j);
+    return rc;
+}
+
+static void h_resync(const struct api_ctx *ctx, const char *alias, const char *body, size_t len,
+                     struct api_resp *r) {
+    char **ids = NULL;
+    size_t n = 0;
+    char err[2048];
+    if (parse_ids(body, len, &ids, &n, err, sizeof err) < 0) {
+        api_error_field(r, 400, "ids", err, NULL);
+    } else {
+        struct resync_result res;
+        int rc = resync_ids(ctx->cfg, alias, (const char *const *)ids, n, &res, err, sizeof err);
+        if (rc == 2) {
+            api_error(r, strstr(err, "no index config") ? 404 : 409, err,
+                      "GET /api/v1/indices lists the index configs and their versions");
+        } else if (rc != 0) {
+            api_error(r, 502, err, "a server failed; see the daemon's log and retry");
+        } else {
+            log_info("admin", "%s: %zu document(s) resynced through the admin API: %llu rebuilt, "
+                     "%llu deleted", alias, n, res.rebuilt, res.deleted);
+            sbuf_printf(&r->body, "{\"alias\":");
+            jsonw w;
+            jw_init(&w, &r->body);
+            jw_str(&w, alias);
+            sbuf_printf(&r->body, ",\"rebuilt\":%llu,\"deleted\":%llu,\"dead_letters\":%llu,"
+                                  "\"stale\":%llu}\n",
+                        res.rebuilt, res.deleted, res.dead_letters, res.stale);
+            r->status = 200;
+        }
+    }
+    for (size_t i = 0; i < n; i++) free(ids[i]);
+    free(ids);
+}
+
+static void h_delete_all(const struct api_ctx *ctx, const char *alias, const char *body,
+                         size_t len, struct api_resp *r) {
+    cJSON *j = body && len ? json_exact_parse(body, len) : NULL;
+    const cJSON *c = j && cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "confirm") : NULL;
+    bool confirmed = c && cJSON_IsString(c) && !strcmp(c->valuestring, alias);
+    cJSON_Delete(j);
+    if (!confirmed) {
+        char hint[400];
+        snprintf(hint, sizeof hint, "send {\"confirm\":\"%s\"}: every version of the index and "
+                 "its alias are deleted, searches on it fail until the next reindex", alias);
+        api_error_field(r, 400, "confirm", "the index config's alias must be typed again to "
+                                           "delete its indices", hint);
+        return;
+    }
+    if (!ctx->client) {
+        api_error(r, 503, "the daemon is still starting: the engine is not detected yet",
+                  "retry in a few seconds");
+        return;
+    }
+    MYSQL *m = api_meta_connect(ctx, r);
+    if (!m) return;
+    struct search_conn *k = search_conn_new(ctx->client);
+    char err[2048];
+    int rc = reindex_delete_all(ctx->cfg, k, m, alias, err, sizeof err);
+    if (rc == REINDEX_OK) {
+        log_warn("admin", "%s: every version deleted through the admin API", alias);
+        jsonw w;
+        jw_init(&w, &r->body);
+        jw_obj_open(&w);
+        jw_key(&w, "alias");
+        jw_str(&w, alias);
+        jw_key(&w, "state");
+        jw_str(&w, "unavailable");
+        jw_obj_close(&w);
+        sbuf_addc(&r->body, '\n');
+        r->status = 200;
+    } else {
+        api_error(r, rc == REINDEX_REFUSED ? 409 : rc == REINDEX_UNKNOWN ? 404 : 502, err,
+                  rc == REINDEX_REFUSED  ? "cancel the build first (POST .../reindex/reset)"
+                  : rc == REINDEX_UNKNOWN ? "GET /api/v1/indices lists the index configs"
+                                          : "a server failed; see the daemon's log and retry");
+    }
+    search_conn_free(k);
+    db_close(m);
+}
+
+static void h_sync_log(const struct api_ctx *ctx, struct api_resp *r) {
+    const char *lim = api_lookup(ctx, API_ARG, "limit");
+    const char *event = api_lookup(ctx, API_ARG, "event");
+    long limit = 100;
+    if (lim) {
+        char *end = NULL;
+        limit = strtol(lim, &end, 10);
+        if (!*lim || *end || limit < 1 || limit > 1000) {
+            api_error_field(r, 400, "limit", "\"limit\" must be an integer from 1 to 1000", NULL);
+            return;
+        }
+    }
+    if (event && (!*event || strlen(event) > 64)) {
+        api_error_field(r, 400, "event", "\"event\" must be an event name (1..64 bytes)", NULL);
+        return;
+    }
+    MYSQL *m = api_meta_connect(ctx, r);
+    if (!m) return;
+    sbuf sql = SBUF_INIT;
+    sbuf_adds(&sql, "SELECT l.id, i.alias, l.event, l.detail, l.node, CONCAT(LEFT(DATE_FORMAT("
+                    "l.created_at, '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z') FROM sync_log l LEFT JOIN "
+                    "index_configs i ON i.id = l.index_id WHERE l.source = ?");
+    if (event) sbuf_adds(&sql, " AND l.event = ?");
+    sbuf_printf(&sql, " ORDER BY l.id DESC LIMIT %ld", limit);
+    const char *params[2] = {ctx->cfg->source.name, event};
+    struct stmt_rows rows = {0};
+    char err[1024];
+    if (stmt_query(m, sql.data, params, event ? 2 : 1, &rows, err, sizeof err) < 0) {
+        api_error(r, 503, err, "the metadata server must answer; retry");
+    } else {
+        static const char *const names[] = {"id", "index", "event", "detail", "node", "at"};
+        jsonw w;
+        jw_init(&w, &r->body);
+        jw_obj_open(&w);
+        jw_key(&w, "entries");
+        jw_arr_open(&w);
+        for (size_t i = 0; i < rows.nrows; i++) {
+            jw_obj_open(&w);
+            for (size_t c = 0; c < 6; c++) {
+                const char *v = STMT_CELL(&rows, i, c);
+                jw_key(&w, names[c]);
+                if (!v) jw_null(&w);
+                else if (c == 0) jw_raw(&w, v, strlen(v));
+                else jw_str(&w, v);
+            }
+            jw_obj_close(&w);
+        }
+        jw_arr_close(&w);
+        jw_obj_close(&w);
+        sbuf_addc(&r->body, '\n');
+        r->status = 200;
+    }
+    stmt_rows_free(&rows);
+    sbuf_free(&sql);
+    db_close(m);
+}
+
+void table_ops_handle(const struct api_ctx *ctx, const struct route *rt, const char *body,
+                      size_t len, struct api_resp *r) {
+    switch (rt->id) {
+    case ROUTE_RESYNC: h_resync(ctx, rt->alias, body, len, r); break;
+    case ROUTE_DELETE_ALL: h_delete_all(ctx, rt->alias, body, len, r); break;
+    case ROUTE_SYNC_LOG: h_sync_log(ctx, r); break;
+    default: api_error(r, 404, "no such endpoint", NULL); break;
+    }
+}
