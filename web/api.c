@@ -830,7 +830,8 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_SOURCE_TABLE_MAPPING: mapping_api_handle(ctx, rt, body, len, r); break;
     case ROUTE_RESYNC:
     case ROUTE_DELETE_ALL:
-    case ROUTE_SYNC_LOG: table_ops_handle(ctx, rt, body, len, r); break;
+    case ROUTE_SYNC_LOG:
+    case ROUTE_RUNS: table_ops_handle(ctx, rt, body, len, r); break;
     case ROUTE_BAD_METHOD: {
         sbuf h = SBUF_INIT;
         sbuf_printf(&h, "this path takes: %s", rt->allow);

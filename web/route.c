@@ -212,6 +212,7 @@ void route_match(const char *method, const char *path, struct route *out) {
     else if (!strcmp(slash, "/reindex/reset")) set(out, method, ROUTE_NOT_FOUND, ROUTE_REINDEX_RESET);
     else if (!strcmp(slash, "/checks")) set(out, method, ROUTE_CHECKS, ROUTE_NOT_FOUND);
     else if (!strcmp(slash, "/resync")) set(out, method, ROUTE_NOT_FOUND, ROUTE_RESYNC);
+    else if (!strcmp(slash, "/runs")) set(out, method, ROUTE_RUNS, ROUTE_NOT_FOUND);
     else if (!strcmp(slash, "/delete-all")) set(out, method, ROUTE_NOT_FOUND, ROUTE_DELETE_ALL);
     else return;
     memcpy(out->alias, p, alen);

@@ -38,6 +38,7 @@
  *   POST /api/v1/indices/{alias}/resync          ROUTE_RESYNC ({"ids":[...]})
  *   POST /api/v1/indices/{alias}/delete-all      ROUTE_DELETE_ALL ({"confirm":alias})
  *   GET  /api/v1/sync-log                        ROUTE_SYNC_LOG
+ *   GET  /api/v1/indices/{alias}/runs            ROUTE_RUNS (its builds)
  *   GET  /, /ui/...                              ROUTE_UI (the web UI's files,
  *                                                web/ui_assets.h)
  *
@@ -89,6 +90,7 @@ enum route_id {
     ROUTE_RESYNC,
     ROUTE_DELETE_ALL,
     ROUTE_SYNC_LOG,
+    ROUTE_RUNS,
     ROUTE_UI,
 };
 

@@ -7,6 +7,8 @@
  *   POST /api/v1/indices/{alias}/delete-all  {"confirm":"<alias>"}: every
  *        version deleted (as `reindex --delete-all`); the alias typed again
  *        is the confirmation
+ *   GET  /api/v1/indices/{alias}/runs        its builds, newest first, with
+ *        their figures and errors (reindex_runs)
  *   GET  /api/v1/sync-log[?limit=N&event=E]  what happened to the source's
  *        index configs (imports, builds, switches, resets, checks...),
  *        newest first
@@ -207,12 +209,67 @@ static void h_sync_log(const struct api_ctx *ctx, struct api_resp *r) {
     db_close(m);
 }
 
+/* the index config's builds, newest first (reindex_runs, kept [reindex]
+ * keep_runs per index config): status, rows read, documents written,
+ * rejected, error, times and the rate */
+static void h_runs(const struct api_ctx *ctx, const char *alias, struct api_resp *r) {
+    MYSQL *m = api_meta_connect(ctx, r);
+    if (!m) return;
+    const char *params[2] = {ctx->cfg->source.name, alias};
+    struct stmt_rows rows = {0};
+    char err[1024];
+    if (stmt_query(m, "SELECT version, status, buckets, start_position, rows_read, docs_written, "
+                      "rejected, error_text, CONCAT(LEFT(DATE_FORMAT(started_at, "
+                      "'%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z'), CONCAT(LEFT(DATE_FORMAT(finished_at, "
+                      "'%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z'), ROUND(TIMESTAMPDIFF(MICROSECOND, "
+                      "started_at, COALESCE(finished_at, NOW(3))) / 1e6, 3) FROM reindex_runs "
+                      "WHERE source = ? AND alias = ? ORDER BY id DESC LIMIT 50",
+                   params, 2, &rows, err, sizeof err) < 0) {
+        api_error(r, 503, err, "the metadata server must answer; retry");
+    } else {
+        static const char *const names[] = {"version", "status", "buckets", "start_position",
+                                            "rows_read", "docs_written", "rejected", "error",
+                                            "started_at", "finished_at", "seconds"};
+        static const bool number[] = {1, 0, 1, 0, 1, 1, 1, 0, 0, 0, 1};
+        jsonw w;
+        jw_init(&w, &r->body);
+        jw_obj_open(&w);
+        jw_key(&w, "alias");
+        jw_str(&w, alias);
+        jw_key(&w, "runs");
+        jw_arr_open(&w);
+        for (size_t i = 0; i < rows.nrows; i++) {
+            jw_obj_open(&w);
+            for (size_t c = 0; c < 11; c++) {
+                const char *v = STMT_CELL(&rows, i, c);
+                jw_key(&w, names[c]);
+                if (!v) jw_null(&w);
+                else if (number[c]) jw_raw(&w, v, strlen(v));
+                else jw_str(&w, v);
+            }
+            const char *docs = STMT_CELL(&rows, i, 5), *secs = STMT_CELL(&rows, i, 10);
+            double sd = secs ? strtod(secs, NULL) : 0;
+            jw_key(&w, "docs_per_second");
+            if (docs && sd > 0) jw_double(&w, (double)(long long)(strtod(docs, NULL) / sd));
+            else jw_null(&w);
+            jw_obj_close(&w);
+        }
+        jw_arr_close(&w);
+        jw_obj_close(&w);
+        sbuf_addc(&r->body, '\n');
+        r->status = 200;
+    }
+    stmt_rows_free(&rows);
+    db_close(m);
+}
+
 void table_ops_handle(const struct api_ctx *ctx, const struct route *rt, const char *body,
                       size_t len, struct api_resp *r) {
     switch (rt->id) {
     case ROUTE_RESYNC: h_resync(ctx, rt->alias, body, len, r); break;
     case ROUTE_DELETE_ALL: h_delete_all(ctx, rt->alias, body, len, r); break;
     case ROUTE_SYNC_LOG: h_sync_log(ctx, r); break;
+    case ROUTE_RUNS: h_runs(ctx, rt->alias, r); break;
     default: api_error(r, 404, "no such endpoint", NULL); break;
     }
 }

@@ -301,6 +301,14 @@ expect_error 400 "depth out of range"
 api GET "/api/v1/source/tables/sh%20op/products/mapping"
 expect_error 404 "a name the API does not route"
 
+# ---- the builds of an index config, newest first
+api GET /api/v1/indices/products/runs
+assert_eq "200 3 cancelled 2 done" "$CODE $(jq -r '"\(.runs[0].version) \(.runs[0].status) \(.runs[1].version) \(.runs[1].status)"' <<<"$BODY")" \
+    "runs: the cancelled build, then the one that went live ($BODY)"
+assert_eq "$(meta_q "SELECT docs_written FROM reindex_runs WHERE alias = 'products' AND version = 2")" \
+    "$(jq -r '.runs[1].docs_written' <<<"$BODY")" "a run's documents written, as stored"
+assert_true "a run's rate" jq -e '.runs[1].docs_per_second > 0' <<<"$BODY"
+
 # ---- resync of ids: a document changed behind the daemon's back comes back from SQL
 ver="$(curl -s "$SEARCH_URL/products/_doc/1" | jq -r ._version)"
 curl -s -XPUT "$SEARCH_URL/products_v2/_doc/1?version=$ver&version_type=external_gte" -H 'Content-Type: application/json' \

@@ -140,6 +140,7 @@ static void test_routes(void **state) {
     route_is("GET", "/api/v1/indices/products/resync", ROUTE_BAD_METHOD, "products");
     route_is("POST", "/api/v1/indices/products/delete-all", ROUTE_DELETE_ALL, "products");
     route_is("GET", "/api/v1/sync-log", ROUTE_SYNC_LOG, "");
+    route_is("GET", "/api/v1/indices/products/runs", ROUTE_RUNS, "products");
     route_is("GET", "/api/v1/mapping", ROUTE_MAPPING_GET, "");
     route_is("POST", "/api/v1/mapping/plan", ROUTE_MAPPING_PLAN, "");
     route_is("POST", "/api/v1/mapping/apply", ROUTE_MAPPING_APPLY, "");
