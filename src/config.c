@@ -64,6 +64,10 @@ const struct config_key config_keys[] = {
     I("source", "heartbeat_ms", source.heartbeat_ms, "5000", 100, 600000,
       "Heartbeat period asked of the server while the binlog is idle (searchsync run asks for "
       "at most 100 ms: on heartbeats it looks for queued reindexes)"),
+    I("source", "group_transactions", source.group_transactions, "64", 1, 10000,
+      "When the reader is behind (the next transaction already waiting), the documents of up "
+      "to this many consecutive transactions are built together from one read snapshot; 1 = "
+      "each transaction on its own"),
     I("source", "connect_timeout_ms", source.connect_timeout_ms, "5000", 100, 600000,
       "Connect timeout"),
     I("source", "read_timeout_ms", source.read_timeout_ms, "30000", 1000, 3600000,

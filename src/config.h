@@ -32,6 +32,7 @@ struct ss_config {
         char *databases; /* comma list of databases to follow; empty = those in the mapping */
         char *start;     /* where a source with no checkpoint starts: now|beginning */
         int heartbeat_ms;
+        int group_transactions;
         int connect_timeout_ms;
         int read_timeout_ms;
     } source;

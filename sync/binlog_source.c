@@ -96,9 +96,13 @@ static void note_emptied(void *ctx, const char *db, const char *table) {
     pthread_mutex_unlock(&dm->cmds.mu);
 }
 
+static int group_flush(struct daemon *dm);
+
 static int on_ddl(void *ctx, const char *db, const char *sql, size_t len, const bl_commit *c) {
     struct daemon *dm = ctx;
     char tdb[256], ttab[256];
+    /* the transactions before it are built before the schema changes under them */
+    if (group_flush(dm) < 0) return -1;
     dm->ddls_read++;
     struct emptied_ctx ec = {dm, c, false, 0};
     if (ddl_truncated_table(sql, len, db, tdb, sizeof tdb, ttab, sizeof ttab)) {
@@ -225,9 +229,94 @@ static int src_ensure(struct daemon *dm) {
 
 #define REPLAYS_MAX 10 /* a transaction read again after lost connections, in a row */
 
+/* ---------- several transactions in one build ----------
+ *
+ * When the reader is behind (the next transaction is already waiting on the
+ * connection), the documents a transaction touches are not built at its
+ * commit: its rows stay routed in the change set and the next transaction's
+ * join them, up to [source] group_transactions transactions, GROUP_KEYS_MAX
+ * documents or GROUP_MS_MAX ms. The group is built once, at the last one's
+ * commit, in a read snapshot at or past that commit (read_snapshot_begin),
+ * with that commit's version, and its delivery transaction ends there: the
+ * content holds every transaction of the group (and maybe later ones), so the
+ * version of the last is never newer than the data, as for one transaction.
+ * A snapshot taken before a later transaction of the group would not hold it
+ * and must never be reused for it: here there is one snapshot, taken after
+ * the last. Nothing of a group is acknowledged before it is built (its
+ * transactions end no delivery transaction), so a stop or a crash reads the
+ * whole group again. Only rebuilds wait: a transaction that gives
+ * row-image documents, element scripts or change snapshots (whose versions
+ * are their own transaction's) ends the group with itself; so do a DDL, an
+ * idle heartbeat, and anything the supervisor asks between transactions
+ * (none runs while a group is open). */
+#define GROUP_KEYS_MAX 5000
+#define GROUP_MS_MAX 200
+
+static long long mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool supervisor_asks(struct daemon *dm) {
+    pthread_mutex_lock(&dm->cmds.mu);
+    bool asks = dm->cmds.adopt || dm->cmds.builds || dm->cmds.ntruncated;
+    pthread_mutex_unlock(&dm->cmds.mu);
+    return asks;
+}
+
+/* May this transaction's documents wait for the next transaction's? */
+static bool group_defer(struct daemon *dm) {
+    const struct changeset *cs = &dm->cs;
+    if (dm->cfg->source.group_transactions <= 1 || dm->replay) return false;
+    if (dm->group_n + 1 >= (unsigned)dm->cfg->source.group_transactions) return false;
+    if (cs->nelems || cs->nrdocs || cs->snaps.len || pipeline_has_missing(&dm->p)) return false;
+    size_t keys = 0;
+    for (size_t i = 0; i < cs->npend; i++) keys += cs->pend[i].n;
+    if (keys >= GROUP_KEYS_MAX) return false;
+    if (dm->group_n && mono_ms() - dm->group_start_ms >= GROUP_MS_MAX) return false;
+    if (supervisor_asks(dm)) return false;
+    return bl_reader_more_pending(dm->reader);
+}
+
+static int commit_build(struct daemon *dm, const bl_commit *cm);
+
+static int on_begin(void *ctx, const bl_pos *at, uint32_t ts) {
+    (void)at, (void)ts;
+    ((struct daemon *)ctx)->in_txn = true;
+    return 0;
+}
+
 static int on_commit(void *ctx, const bl_commit *cm) {
     struct daemon *dm = ctx;
+    dm->in_txn = false;
+    if (group_defer(dm)) {
+        if (!dm->group_n) dm->group_start_ms = mono_ms();
+        dm->group_n++;
+        dm->group_last = *cm;
+        dm->group_last.gtid_executed = NULL;
+        dm->txns++;
+        publish_stats(dm, &cm->end, cm, false);
+        return 0;
+    }
+    return commit_build(dm, cm);
+}
+
+/* The open group built now (a DDL or an idle heartbeat ends it). */
+static int group_flush(struct daemon *dm) {
+    if (!dm->group_n) return 0;
+    dm->txns--; /* commit_build counts the last one again */
+    bl_commit last = dm->group_last;
+    return commit_build(dm, &last);
+}
+
+static int commit_build(struct daemon *dm, const bl_commit *cm) {
     struct pipeline *p = &dm->p;
+    if (dm->group_n) {
+        dm->groups++;
+        dm->grouped_txns += dm->group_n + 1;
+    }
+    dm->group_n = 0;
     if (src_ensure(dm) < 0) return -1;
     bool uses_meta = dm->cs.snaps.len > 0; /* the only metadata write of a build */
     int rc = read_snapshot_begin(dm, cm);
@@ -297,6 +386,7 @@ static int on_commit(void *ctx, const bl_commit *cm) {
 static int on_heartbeat(void *ctx, const bl_pos *at) {
     struct daemon *dm = ctx;
     struct pipeline *p = &dm->p;
+    if (dm->group_n && !dm->in_txn && group_flush(dm) < 0) return -1; /* idle: build it */
     if (dm->cs.rows) return 0; /* inside a transaction */
     if (at && at->file[0]) dm->at = *at;
     if (dm->have_last && pipeline_has_missing(p)) { /* idle: rebuild them on their own */
@@ -433,8 +523,8 @@ static int replay_transaction(struct daemon *dm, bl_reader *r, bl_reader_opts *r
 }
 
 int binlog_source_run(struct daemon *dm, bl_reader_opts *ro) {
-    bl_sink sink = {.ctx = dm, .want_table = want_table, .row = on_row, .commit = on_commit,
-                    .ddl = on_ddl, .heartbeat = on_heartbeat};
+    bl_sink sink = {.ctx = dm, .want_table = want_table, .begin = on_begin, .row = on_row,
+                    .commit = on_commit, .ddl = on_ddl, .heartbeat = on_heartbeat};
     bl_reader r;
     if (bl_reader_open(&r, ro, &sink) != BL_OK) {
         snprintf(dm->err, sizeof dm->err, "%s", r.err);

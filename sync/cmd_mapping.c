@@ -164,6 +164,17 @@ static int do_import(struct command *c, const struct opts *o) {
                 strerror(errno ? errno : EIO));
         return EXIT_USAGE;
     }
+    { /* the file's own errors first: they need no server */
+        struct mapping parsed = {0};
+        char perr[2048];
+        int pr = mapping_parse(o->path, text, len, &parsed, perr, sizeof perr);
+        mapping_free(&parsed);
+        if (pr < 0) {
+            fprintf(stderr, "searchsync mapping import: %s\n", perr);
+            free(text);
+            return EXIT_USAGE;
+        }
+    }
     if (command_meta(c, "") >= 0) {
         free(text);
         return EXIT_RUNTIME;

@@ -467,10 +467,11 @@ int cmd_run(int argc, char **argv) {
         builds_stop(dm, p->nbuilds - 1, "stopping; the jobs resume from their cursors");
     int drc = deliver_drain(p->d, cfg->delivery.drain_timeout_ms);
     log_info("run",
-             "stopped after %llu transactions, %llu documents, %llu element scripts, %llu "
-             "deletes, %llu change snapshots, %llu mapping reloads; drain %s",
-             dm->txns, p->docs, p->scripts, p->deletes, p->snapshots, dm->reloads,
-             drc == DELIVER_OK ? "complete" : "incomplete");
+             "stopped after %llu transactions (%llu of them built together in %llu groups, "
+             "read while behind), %llu documents, %llu element scripts, %llu deletes, %llu "
+             "change snapshots, %llu mapping reloads; drain %s",
+             dm->txns, dm->grouped_txns, dm->groups, p->docs, p->scripts, p->deletes,
+             p->snapshots, dm->reloads, drc == DELIVER_OK ? "complete" : "incomplete");
     if (rc != BL_ERR && drc == DELIVER_OK) exit_code = EXIT_OK;
     if (rc != BL_ERR) dm->err[0] = '\0';
     if (!atomic_load(&dm->sv.lost) && !atomic_load(&dm->fenced)) {

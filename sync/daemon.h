@@ -132,6 +132,13 @@ struct daemon {
     struct dl_store *dls;
     struct search_client *client;
     bl_commit last_commit;     /* the newest transaction handed to delivery */
+    /* transactions read whose documents wait to be built with the next
+     * ones' (sync/binlog_source.c, "several transactions in one build") */
+    unsigned group_n;
+    bl_commit group_last;      /* the newest of them */
+    long long group_start_ms;
+    bool in_txn;               /* between a transaction's begin and its commit */
+    unsigned long long groups, grouped_txns; /* builds of several, and their transactions */
     bool have_last;
     int snap; /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
     bool in_snap;              /* a read snapshot is open on p.src */

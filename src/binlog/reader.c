@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <mysql.h>
 #include <errmsg.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -534,4 +535,12 @@ int bl_parse_uri(const char *uri, char **buf, const char **user, const char **pa
         *o = '\0';
     }
     return BL_OK;
+}
+
+bool bl_reader_more_pending(const bl_reader *r) {
+    if (!r || !r->mysql) return false;
+    my_socket fd = mysql_get_socket(r->mysql);
+    if (fd == MARIADB_INVALID_SOCKET) return false;
+    struct pollfd pf = {.fd = (int)fd, .events = POLLIN};
+    return poll(&pf, 1, 0) == 1 && (pf.revents & POLLIN);
 }

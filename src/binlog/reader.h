@@ -59,6 +59,10 @@ int bl_reader_open(bl_reader *r, const bl_reader_opts *o, const bl_sink *sink);
 /* Stream until the sink stops, stop_at_end is reached, *stop_flag is set or a
  * permanent error. Reconnects on transient errors. BL_OK / BL_STOP / BL_ERR. */
 int bl_reader_run(bl_reader *r);
+/* Is more of the stream already waiting on the connection (readable now,
+ * without blocking)? A hint only: bytes the client library has buffered
+ * already are not seen, so false may still be followed by an event at once. */
+bool bl_reader_more_pending(const bl_reader *r);
 void bl_reader_close(bl_reader *r);
 /* The sink's want_table answers changed: ask them again for every table
  * (bl_decoder_refilter). From the reader's thread, e.g. in a sink callback.

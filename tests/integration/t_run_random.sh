@@ -32,6 +32,13 @@
 #   RANDOM_KEEP_DIR  where a failing run leaves its dumps (default /tmp)
 #   RANDOM_KEEP_DB   set: keep the databases (the suite's reset drops them
 #                    after the test anyway)
+#   RANDOM_REBUILDS_ONLY  set: the mapping without area_update (SKU changes
+#                    rebuild their products whole, as every other change)
+#   RANDOM_BACKLOG   set: the first CALL runs while the daemon is stopped
+#                    (SIGTERM), so the restarted daemon reads it while behind:
+#                    transactions built together (sync/binlog_source.c)
+#   RANDOM_EXPECT_GROUPS  set: fail unless the daemon built some transactions
+#                    together (its stop line counts them)
 # Replay of a failure: the log prints the seed, the demo size and every CALL
 # (seed, count); generate.sh with the same --products, load
 # tests/fixtures/random_ops.sql, run the same CALLs: same rows (updated_at
@@ -87,7 +94,8 @@ sed "s/\"shop\./\"$D./g" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" |
         .indices |= map(if .alias == "products" then .alias = $p elif .alias == "brands" then .alias = $b else . end)
         | .indices[].shards |= ([., 3] | max)
         | .indices[].tables |= map(select(.delay_effect != true))
-        | walk(if type == "object" and (.table // "" | endswith(".categories")) then del(.refresh_parent) else . end)' \
+        | walk(if type == "object" and (.table // "" | endswith(".categories")) then del(.refresh_parent) else . end)
+        | if env.RANDOM_REBUILDS_ONLY then walk(if type == "object" then del(.area_update) else . end) else . end' \
     >"$TEST_TMP/mapping.json"
 assert_eq 3 "$(jq --arg p "$PIDX" '.indices[] | select(.alias == $p) | .shards' "$TEST_TMP/mapping.json")" "mapping: 3 primary shards"
 assert_eq 0 "$(jq '[.. | objects | select(.delay_effect == true)] | length' "$TEST_TMP/mapping.json")" "mapping: no delay-effect table"
@@ -166,14 +174,25 @@ for ((c = 1; c <= CHUNKS; c++)); do
     [ "$n" -gt 0 ] || break
     cseed=$((SEED * 1000 + c))
     log "CALL random_ops($cseed, $n)"
+    backlog=""
+    if [ -n "${RANDOM_BACKLOG:-}" ] && [ "$c" = 1 ]; then # a backlog for a stopped daemon
+        daemon_stop
+        DAEMON=""
+        echo "=== stopped for a backlog at $(date -u +%T.%N)" >>"$RUNLOG"
+        backlog=1
+    fi
     mysql_q "SET @rop_deck = '${RANDOM_DECK:-}', @rop_txn_pct = $TXN_PCT, @rop_txn_max = $TXN_MAX; CALL random_ops($cseed, $n)" "$D" >"$TEST_TMP/ops.out.$c" 2>&1 &
     ops_pid=$!
-    if [ "$kills" -lt "$KILLS" ] && [ "$c" -le "$KILLS" ]; then
+    if [ -z "$backlog" ] && [ "$kills" -lt "$KILLS" ] && [ "$c" -le "$KILLS" ]; then
         sleep "$((RANDOM % 20 / 10)).$((RANDOM % 10))"
         daemon_alive || fail "the daemon stopped: $(tail -20 "$RUNLOG")"
         kills=$((kills + 1))
         kill_daemon "$kills"
         sleep "0.$((RANDOM % 10))"
+        start_daemon
+    fi
+    if [ -n "$backlog" ]; then # the backlog is read while behind
+        wait "$ops_pid" || fail "CALL random_ops($cseed, $n) failed: $(cat "$TEST_TMP/ops.out.$c")"
         start_daemon
     fi
     wait "$ops_pid" || fail "CALL random_ops($cseed, $n) failed: $(cat "$TEST_TMP/ops.out.$c")"
@@ -219,6 +238,12 @@ daemon_stop
 rc_d=$DAEMON_RC
 DAEMON=""
 assert_eq 0 "$rc_d" "SIGTERM after the run: clean exit"
+stops="$(grep -o 'stopped after [0-9]* transactions ([0-9]* of them built together in [0-9]* groups' "$RUNLOG" || true)"
+log "daemon stops: $(tr '\n' ';' <<<"$stops")"
+if [ -n "${RANDOM_EXPECT_GROUPS:-}" ]; then
+    grouped=$(sed -n 's/.*(\([0-9]*\) of them built together.*/\1/p' <<<"$stops" | awk '{s += $1} END {print s + 0}')
+    assert_true "transactions read while behind were built together ($grouped)" test "$grouped" -gt 100
+fi
 
 # ---- the daemon's own account: restarts resumed, no errors, no dead letters
 # (a kill may land before a start has logged anything: count the others)
