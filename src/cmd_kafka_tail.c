@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -112,11 +113,39 @@ static int schema_lookup(void *ctx, const char *db, const char *table, const mq_
     mysql_free_result(res);
     t->ncols = i;
     t->strs = strs.data ? strs.data : xstrdup("");
+    bool longtext = false;
     for (uint32_t k = 0; k < i; k++) {
         t->cols[k].name = t->strs + off[2 * k];
         t->cols[k].column_type = t->strs + off[2 * k + 1];
+        longtext |= !strncmp(t->cols[k].column_type, "longtext", 8);
     }
     free(off);
+    /* MariaDB's JSON is a LONGTEXT with CHECK (json_valid(`col`)), as the
+     * binlog reader finds it (src/binlog/schema.c); MySQL has no such table
+     * column and a JSON type of its own: the query's failure is ignored */
+    q = (sbuf)SBUF_INIT;
+    edb = xmalloc(dl * 2 + 1), etab = xmalloc(tl * 2 + 1);
+    mysql_real_escape_string(s->conn, edb, db, (unsigned long)dl);
+    mysql_real_escape_string(s->conn, etab, table, (unsigned long)tl);
+    sbuf_printf(&q, "SELECT CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE "
+                "CONSTRAINT_SCHEMA = '%s' AND TABLE_NAME = '%s'", edb, etab);
+    free(edb);
+    free(etab);
+    if (longtext && (res = db_query(s->conn, q.data, q.len, derr, sizeof derr))) {
+        while ((row = mysql_fetch_row(res))) {
+            const char *cl = row[0], *b, *e;
+            if (!cl || strncasecmp(cl, "json_valid(`", 12)) continue;
+            b = cl + 12;
+            if (!(e = strchr(b, '`')) || strcmp(e, "`)")) continue;
+            for (uint32_t k = 0; k < t->ncols; k++)
+                if (!strncmp(t->cols[k].column_type, "longtext", 8) &&
+                    strlen(t->cols[k].name) == (size_t)(e - b) &&
+                    !strncmp(t->cols[k].name, b, (size_t)(e - b)))
+                    t->cols[k].column_type = "json";
+        }
+        mysql_free_result(res);
+    }
+    sbuf_free(&q);
     t->next = s->tables;
     s->tables = t;
     *cols = t->cols;
