@@ -10,7 +10,7 @@ _searchsync() {
         words=("${COMP_WORDS[@]}")
         cword=$COMP_CWORD
     fi
-    local commands="run tail reindex resync delayed-run check mapping status epoch dead-letters migrate config"
+    local commands="run tail kafka-tail reindex resync delayed-run check mapping status epoch dead-letters migrate config"
     if [ "$cword" -eq 1 ]; then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return

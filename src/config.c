@@ -30,6 +30,12 @@
     {sec, name, CFG_ENUM, O(field), def, 0, 0, choices, NULL, false, false, doc}
 
 const struct config_key config_keys[] = {
+    E("source", "kind", source.kind, "binlog", "binlog|kafka",
+      "Where the changes are read: `binlog`, the server's binary log as a replica; `kafka`, "
+      "change events (canal-json, Debezium, Maxwell) from the topics of [kafka] (see "
+      "docs/kafka.md; `searchsync kafka-tail` reads them, `run` does not yet). With `kafka` "
+      "the server keys below are optional: when user is set, the tables' column types are "
+      "read from its information_schema"),
     S("source", "name", source.name, "default", NULL, false, false,
       "Name of this source; keys its checkpoint, its metadata rows and its reader leadership"),
     S("source", "host", source.host, "127.0.0.1", NULL, false, false,
@@ -38,7 +44,8 @@ const struct config_key config_keys[] = {
     S("source", "socket", source.socket, NULL, NULL, false, false,
       "Unix socket path; used instead of host/port when set"),
     S("source", "user", source.user, NULL, NULL, true, false,
-      "Account with REPLICATION SLAVE, REPLICATION CLIENT and SELECT"),
+      "Account with REPLICATION SLAVE, REPLICATION CLIENT and SELECT (kind = kafka: SELECT, "
+      "and optional)"),
     S("source", "password", source.password, NULL, "SEARCHSYNC_SOURCE_PASSWORD", false, true,
       "Its password"),
     S("source", "password_file", source.password_file, NULL, NULL, false, false,
@@ -72,6 +79,21 @@ const struct config_key config_keys[] = {
       "Connect timeout"),
     I("source", "read_timeout_ms", source.read_timeout_ms, "30000", 1000, 3600000,
       "A read with no data (not even a heartbeat) for this long reconnects"),
+
+    S("kafka", "brokers", kafka.brokers, NULL, NULL, false, false,
+      "Bootstrap brokers, a comma list of host:port (required with [source] kind = kafka)"),
+    S("kafka", "topics", kafka.topics, NULL, NULL, false, false,
+      "Comma list of the topics to read (this or topic_regex is required with kind = kafka)"),
+    S("kafka", "topic_regex", kafka.topic_regex, NULL, NULL, false, false,
+      "Also every topic whose name matches this POSIX extended regular expression (anchored "
+      "with ^ when it is not)"),
+    S("kafka", "group", kafka.group, "searchsync", NULL, false, false,
+      "Consumer group id; its committed offsets are where a restart goes on"),
+    E("kafka", "format", kafka.format, "auto", "auto|canal-json|debezium|maxwell",
+      "Message format; `auto` detects each message by the keys only one format has"),
+    S("kafka", "canal_tz_offset", kafka.canal_tz_offset, "+00:00", NULL, false, false,
+      "Offset from UTC (+HH:MM or -HH:MM) of canal's JVM time zone, in which canal writes "
+      "TIMESTAMP values as text"),
 
     S("metadata", "host", metadata.host, NULL, NULL, false, false,
       "Server holding the metadata schema; default: the source's host"),
@@ -493,12 +515,59 @@ long config_parse_duration(const char *s) {
     return v * mul;
 }
 
+int config_parse_tz_offset(const char *s, int32_t *secs) {
+    if (!strcmp(s, "UTC") || !strcmp(s, "Z")) {
+        *secs = 0;
+        return 0;
+    }
+    if (strlen(s) != 6 || (s[0] != '+' && s[0] != '-') || s[3] != ':') return -1;
+    for (int i = 1; i < 6; i++)
+        if (i != 3 && (s[i] < '0' || s[i] > '9')) return -1;
+    int h = (s[1] - '0') * 10 + (s[2] - '0'), m = (s[4] - '0') * 10 + (s[5] - '0');
+    if (h > 14 || m > 59) return -1;
+    *secs = (s[0] == '-' ? -1 : 1) * (h * 3600 + m * 60);
+    return 0;
+}
+
+bool config_kafka_source(const struct ss_config *c) {
+    return c->source.kind && !strcmp(c->source.kind, "kafka");
+}
+
 int config_parse_hhmm(const char *s) {
     if (strlen(s) != 5 || s[2] != ':') return -1;
     for (int i = 0; i < 5; i++)
         if (i != 2 && (s[i] < '0' || s[i] > '9')) return -1;
     int h = (s[0] - '0') * 10 + (s[1] - '0'), m = (s[3] - '0') * 10 + (s[4] - '0');
     return h < 24 && m < 60 ? h * 60 + m : -1;
+}
+
+/* [source] kind = kafka: where to read and how; [kafka] keys set for a
+ * binlog source are a mistake worth saying */
+static int check_kafka(const struct ss_config *c, const char *name, char *err, size_t errlen) {
+    int32_t off;
+    if (config_parse_tz_offset(c->kafka.canal_tz_offset, &off) < 0)
+        return errf(err, errlen, "%s: [kafka] canal_tz_offset = \"%s\": give an offset from UTC "
+                    "as +HH:MM or -HH:MM (e.g. +08:00 for a canal server in Asia/Shanghai)",
+                    name, c->kafka.canal_tz_offset);
+    if (!config_kafka_source(c)) {
+        if (c->kafka.brokers || c->kafka.topics || c->kafka.topic_regex)
+            return errf(err, errlen, "%s: [kafka] is set but [source] kind is binlog: set "
+                        "[source] kind = kafka to read the topics, or remove [kafka]", name);
+        return 0;
+    }
+    if (!c->kafka.brokers || !*c->kafka.brokers)
+        return errf(err, errlen, "%s: [source] kind = kafka needs [kafka] brokers: the bootstrap "
+                    "brokers as host:port, comma separated (e.g. 127.0.0.1:9092)", name);
+    bool any = false;
+    for (const char *t = c->kafka.topics ? c->kafka.topics : ""; *t && !any; t++)
+        any = *t != ',' && *t != ' ' && *t != '\t';
+    if (!any && !(c->kafka.topic_regex && *c->kafka.topic_regex))
+        return errf(err, errlen, "%s: [source] kind = kafka needs [kafka] topics (a comma list of "
+                    "topic names) or [kafka] topic_regex", name);
+    if (!c->kafka.group || !*c->kafka.group)
+        return errf(err, errlen, "%s: [kafka] group is empty: give the consumer group id (or "
+                    "leave the key out for `searchsync`)", name);
+    return 0;
 }
 
 /* the scheduled check's keys, parsed now so a typo stops the start */
@@ -629,8 +698,8 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
             char *sec = trim(s + 1);
             if (!section_known(sec)) {
                 errf(err, errlen,
-                       "%s: unknown section [%s] (known: source, metadata, search, cluster, "
-                       "delivery, reindex, admin, log)",
+                       "%s: unknown section [%s] (known: source, kafka, metadata, search, "
+                       "cluster, delivery, reindex, delayed, check, admin, log)",
                        where, sec);
                 rc = -1;
                 break;
@@ -689,7 +758,8 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
     }
     for (size_t i = 0; i < config_nkeys; i++) {
         const struct config_key *k = &config_keys[i];
-        if (k->required && !seen[i]) {
+        if (k->required && !seen[i] &&
+            !(config_kafka_source(c) && !strcmp(k->section, "source") && !strcmp(k->name, "user"))) {
             errf(err, errlen, "%s: required key [%s] %s is missing (%s)", name, k->section,
                    k->name, k->doc);
             return -1;
@@ -732,6 +802,7 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
         return -1;
     }
     if (check_secured(c, seen, name, err, errlen) < 0) return -1;
+    if (check_kafka(c, name, err, errlen) < 0) return -1;
     if (check_check(c, name, err, errlen) < 0) return -1;
     if (c->admin.token && strlen(c->admin.token) < 32) {
         errf(err, errlen,

@@ -19,6 +19,7 @@ struct ss_config {
     char *path; /* the file it came from */
 
     struct {
+        char *kind;      /* binlog|kafka: where the changes are read */
         char *name;      /* source name: keys checkpoints and leadership */
         char *host;
         int port;
@@ -36,6 +37,15 @@ struct ss_config {
         int connect_timeout_ms;
         int read_timeout_ms;
     } source;
+
+    struct {             /* [source] kind = kafka */
+        char *brokers;   /* bootstrap host:port list */
+        char *topics;    /* comma list of topic names */
+        char *topic_regex; /* topics matching this regex (librdkafka's POSIX ERE) */
+        char *group;     /* consumer group id */
+        char *format;    /* auto|canal-json|debezium|maxwell */
+        char *canal_tz_offset; /* "+HH:MM": the zone of canal's TIMESTAMP text */
+    } kafka;
 
     struct {
         char *host; /* metadata schema server; defaults to the source's */
@@ -172,5 +182,10 @@ void config_print_reference(FILE *out);
 long config_parse_duration(const char *s);
 /* "HH:MM" → minutes after midnight; -1 when malformed */
 int config_parse_hhmm(const char *s);
+/* "+HH:MM" / "-HH:MM" / "UTC" → seconds east of UTC; -1 when malformed
+ * (*secs untouched) */
+int config_parse_tz_offset(const char *s, int32_t *secs);
+/* [source] kind = kafka */
+bool config_kafka_source(const struct ss_config *c);
 
 #endif

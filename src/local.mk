@@ -81,6 +81,8 @@ libsearchsync_a_SOURCES += \
 	src/mq/mq.h src/mq/msg.c src/mq/detect.c src/mq/coltype.c src/mq/cell.c \
 	src/mq/canal.c src/mq/debezium.c src/mq/maxwell.c
 EXTRA_DIST += tests/fixtures/mq docs/kafka.md
+# `searchsync kafka-tail`: the topics read with librdkafka, decoded, printed
+searchsync_SOURCES += src/cmd_kafka_tail.c
 
 check_PROGRAMS += tests/unit/test_mq tests/unit/test_mq_asan
 TESTS += tests/unit/test_mq tests/unit/test_mq_asan

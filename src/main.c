@@ -27,6 +27,8 @@ static const struct command_entry commands[] = {
     {"run", cmd_run, "--config FILE", "the daemon: incremental sync of the source into its indices"},
     {"tail", cmd_tail, "--source URI|--config FILE [position] [--tables db.t,..] [--stop-at-end]",
      "print the binlog's row changes as JSON lines"},
+    {"kafka-tail", cmd_kafka_tail, "--config FILE [--from-beginning] [--max N] [--timeout-ms T]",
+     "print a Kafka source's change messages (canal, Debezium, Maxwell) as tail's JSON lines"},
     {"reindex", cmd_reindex, "--config FILE INDEX [--buckets N] [--by-mod] [--no-wait] | --reset | --delete-all",
      "full rebuild of an index into a new version behind its alias"},
     {"resync", cmd_resync, "--config FILE INDEX --ids ID,..", "rebuild just the given documents"},

@@ -15,6 +15,8 @@ PACKAGES=(
     autoconf automake libtool pkg-config gcc make clang
     libmariadb-dev libcurl4-openssl-dev libcjson-dev libzookeeper-mt-dev
     libcmocka-dev libmicrohttpd-dev zlib1g-dev libzstd-dev
+    # the Kafka source's consumer (`searchsync kafka-tail`)
+    librdkafka-dev
     # test servers and tools (javac compiles the search-engine launcher)
     mariadb-server mariadb-client zookeeper default-jre-headless
     default-jdk-headless maven curl jq
@@ -34,6 +36,9 @@ PACKAGES=(
     # tests/bench/bench_peers.sh: PGSync (a peer benchmarked beside searchsync)
     # is given a Redis of its own
     redis-server
+    # t_kafka_tail: kcat produces the test's messages and tells when the
+    # harness's Kafka (tests/harness/kafka.sh) answers
+    kcat
     # t_ui_browser: the admin web UI in a real headless browser (driven from
     # node by playwright-core, which that test installs with npm)
     chromium nodejs

@@ -182,6 +182,52 @@ static void test_every_key_has_doc_and_valid_default(void **state) {
     sbuf_free(&t);
 }
 
+/* [source] kind = kafka and [kafka]: brokers and topics required, the
+ * canal offset parsed, [source] user optional, [kafka] without the kind refused */
+static void test_kafka_keys(void **state) {
+    (void)state;
+    struct ss_config c;
+    char err[CONFIG_ERR_LEN] = "";
+    assert_int_equal(load(&c, "[source]\nkind = kafka\n[kafka]\nbrokers = k1:9092,k2:9092\n"
+                              "topics = a, b\nformat = debezium\ncanal_tz_offset = -03:30\n", err), 0);
+    assert_true(config_kafka_source(&c));
+    assert_null(c.source.user);
+    assert_string_equal(c.kafka.brokers, "k1:9092,k2:9092");
+    assert_string_equal(c.kafka.group, "searchsync");
+    assert_string_equal(c.kafka.format, "debezium");
+    int32_t off = 1;
+    assert_int_equal(config_parse_tz_offset(c.kafka.canal_tz_offset, &off), 0);
+    assert_int_equal(off, -(3 * 3600 + 30 * 60));
+    config_free(&c);
+    assert_int_equal(load(&c, "[source]\nkind = kafka\n[kafka]\nbrokers = k:1\ntopic_regex = cdc\\..*\n",
+                          err), 0);
+    config_free(&c);
+    assert_int_equal(load(&c, "[source]\nuser = u\n", err), 0);
+    assert_false(config_kafka_source(&c));
+    config_free(&c);
+    assert_int_equal(config_parse_tz_offset("+08:00", &off), 0);
+    assert_int_equal(off, 8 * 3600);
+    assert_int_equal(config_parse_tz_offset("UTC", &off), 0);
+    assert_int_equal(off, 0);
+    assert_int_equal(config_parse_tz_offset("8", &off), -1);
+    assert_int_equal(config_parse_tz_offset("+8:00", &off), -1);
+    assert_int_equal(config_parse_tz_offset("+15:00", &off), -1);
+    expect_error("[source]\nkind = kafka\n[kafka]\ntopics = a\n", "needs [kafka] brokers");
+    expect_error("[source]\nkind = kafka\n[kafka]\nbrokers = k:1\n", "needs [kafka] topics");
+    expect_error("[source]\nkind = kafka\n[kafka]\nbrokers = k:1\ntopics = , ,\n",
+                 "needs [kafka] topics");
+    expect_error("[source]\nkind = kafka\n[kafka]\nbrokers = k:1\ntopics = a\ngroup = \"\"\n",
+                 "[kafka] group is empty");
+    expect_error("[source]\nkind = kafka\n[kafka]\nbrokers = k:1\ntopics = a\nformat = avro\n",
+                 "[kafka] format = \"avro\" is not one of");
+    expect_error("[source]\nkind = kafka\n[kafka]\nbrokers = k:1\ntopics = a\ncanal_tz_offset = 8\n",
+                 "[kafka] canal_tz_offset = \"8\"");
+    expect_error("[source]\nuser = u\n[kafka]\nbrokers = k:1\ntopics = a\n",
+                 "[kafka] is set but [source] kind is binlog");
+    expect_error("[source]\nkind = mq\n", "[source] kind = \"mq\" is not one of");
+    expect_error("[source]\nhost = h\n", "required key [source] user is missing");
+}
+
 /* the scheduled check's keys: durations, times of day, refused with a message */
 static void test_check_keys(void **state) {
     (void)state;
@@ -227,6 +273,7 @@ int main(void) {
         cmocka_unit_test(test_secured_keys),
         cmocka_unit_test(test_every_key_has_doc_and_valid_default),
         cmocka_unit_test(test_check_keys),
+        cmocka_unit_test(test_kafka_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
