@@ -211,7 +211,7 @@ try {
     if (t.includes(want)) return true;
     throw new Error(`result "${t}", errors: ${(await page.locator('#screen-deadletters p.error:visible').allTextContents()).join(' | ')}`);
   };
-  await until(20, 'one replayed', resultHas('(ok2): replayed 1, the engine took it; 2 left in the source'));
+  await until(20, 'one replayed', resultHas('(ok2): replayed 1, the engine took it; 3 left in the source'));
   ok(await page.locator('#dl-list article.dl').count() === 2, 'dead letters: one replayed alone: "replayed 1, the engine took it"');
   await page.click('#dl-replay-index');
   await until(30, 'the index replayed', resultHas('replayed 2, 1 left'));
@@ -225,7 +225,14 @@ try {
   ok(dialogs.some((d) => d.startsWith('Discard dead letter')), 'dead letters: discarded after a confirmation', dialogs);
   const rest = await apiGet(`/api/v1/dead-letters?index=${encodeURIComponent(DLX)}`);
   ok(rest.total === 0, 'dead letters: the API has none left for the index', rest);
-  await shot('deadletters-done');
+  // every index: the other one, its error with its cause
+  await page.fill('#dl-index', '');
+  await page.locator('#dl-index').blur();
+  const late = page.locator('#dl-list article.dl[data-doc-id="late1"]');
+  await late.waitFor();
+  const lateErr = await late.locator('.dl-error').textContent();
+  ok(lateErr === 'mapper_parsing_exception: failed to parse field [a] of type [long]; caused by illegal_argument_exception: For input string: x',
+     'dead letters: an error with its cause, readable', lateErr);
 
   // ---- a phone: readable, no horizontal scroll
   const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true,
@@ -250,6 +257,13 @@ try {
     await shot(`${name}-phone`, pp);
   }
   await phone.close();
+
+  // Replay all (after a confirmation)
+  await page.click('#dl-replay-all');
+  await until(30, 'every dead letter replayed', resultHas('every dead letter: replayed 1, 0 left'));
+  ok(dialogs.some((d) => d.startsWith('Replay every dead letter')), 'dead letters: Replay all after a confirmation: "replayed 1, 0 left"', dialogs);
+  await until(10, 'the list empty', async () => (await page.textContent('#dl-total')) === 'No dead letter.');
+  ok(true, 'dead letters: none left');
 
   ok(problems.length === 0, 'no script error or CSP violation in the console', problems);
   console.log(`browser checks: ${checks} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

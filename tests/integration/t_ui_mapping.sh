@@ -50,7 +50,7 @@ bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products "${UI_PRODUCTS:-300}" 
 meta="$(unique_name meta)"
 dlx="$(unique_name dlui)"
 curl -s -XDELETE "$SEARCH_URL/products*,brands*,product_notes*?expand_wildcards=all" >/dev/null # left by others
-on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v*,brands_v*,product_notes_v*,$dlx?expand_wildcards=all' >/dev/null"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v*,brands_v*,product_notes_v*,$dlx,${dlx}_b?expand_wildcards=all' >/dev/null"
 on_exit "mysql_q 'DROP TABLE IF EXISTS shop.note_tags, shop.note_replies, shop.product_notes, shop.ui_no_pk' >/dev/null 2>&1"
 
 # the new tables the Mapping screen adds: notes of products (a foreign key
@@ -117,11 +117,13 @@ wait_until 180 "first sync: alias brands -> brands_v1" bash -c "curl -s '$SEARCH
 curl -s -XPUT "$SEARCH_URL/$dlx" -H 'Content-Type: application/json' -d '{"settings":{"number_of_replicas":0},
   "mappings":{"dynamic":"strict","properties":{"a":{"type":"long"},"ss_version":{"type":"long"},
   "ss_hash":{"type":"keyword"},"ss_key_hash":{"type":"keyword"}}}}' >/dev/null
+parse_err='{"type":"mapper_parsing_exception","reason":"failed to parse field [a] of type [long]","caused_by":{"type":"illegal_argument_exception","reason":"For input string: x"}}'
 strict_err='{"type":"strict_dynamic_mapping_exception","reason":"mapping set to strict, dynamic introduction of [b] within [_doc] is not allowed"}'
 meta_q "INSERT INTO dead_letters (source, index_name, doc_id, version, op, status, error, body, attempts) VALUES
   ('shop', '$dlx', 'ok1', 5, 'index', 400, 'refused before the index existed', '{\"a\":12345678901234567}', 1),
   ('shop', '$dlx', 'bad1', 5, 'index', 400, '$strict_err', '{\"b\":1}', 1),
-  ('shop', '$dlx', 'ok2', 5, 'index', 400, 'refused before the index existed', '{\"a\":7}', 2)"
+  ('shop', '$dlx', 'ok2', 5, 'index', 400, 'refused before the index existed', '{\"a\":7}', 2),
+  ('shop', '${dlx}_b', 'late1', 5, 'index', 400, '$parse_err', '{\"a\":3}', 3)"
 
 first_product="$(mysql_q 'SELECT MIN(id) FROM shop.products')"
 export UI_URL="$URL" TOKEN SEARCH_URL SHOTS PW_DIR CHROMIUM DLX="$dlx" FIRST_PRODUCT="$first_product"
@@ -161,6 +163,8 @@ assert_eq '"a":12345678901234567' "$(curl -s "$SEARCH_URL/$dlx/_doc/ok1" | grep 
     "the engine: the replayed document, its number exact"
 assert_eq true "$(curl -s "$SEARCH_URL/$dlx/_doc/ok2" | jq .found)" "the engine: the one replayed alone"
 assert_eq false "$(curl -s "$SEARCH_URL/$dlx/_doc/bad1" | jq .found)" "the engine: the discarded one never written"
+assert_eq 0 "$(meta_q "SELECT COUNT(*) FROM dead_letters WHERE source = 'shop'")" "SQL: no dead letter left after Replay all"
+assert_eq 3 "$(curl -s "$SEARCH_URL/${dlx}_b/_doc/late1" | jq ._source.a)" "the engine: the one Replay all sent"
 for s in sources mapping mapping-plan deadletters sources-phone mapping-phone deadletters-phone; do
     assert_true "screenshot $s.png" test -s "$SHOTS/$s.png"
 done

@@ -63,22 +63,26 @@ function relationKind(rel, nested) {
 
 // relations as nested lists. opts.onRemove(path), when given, adds a
 // "Remove" button per relation (path: indices from the top list down).
-export function relationTree(relations, ownerColumns, opts = {}, path = []) {
+// flattenedBy: the flattened relation these are inside (its one inner
+// relation is the linked row, the array's element, and needs no name)
+export function relationTree(relations, ownerColumns, opts = {}, path = [], flattenedBy = null) {
   if (!relations || relations.length === 0) return h('p', { class: 'muted' }, 'No relation.');
   return h('ul', { class: 'tree' }, relations.map((rel, i) => {
     const here = [...path, i];
-    const { name, nested } = relationName(rel, ownerColumns);
+    const r = relationName(rel, ownerColumns);
+    const nested = r.nested;
+    const name = r.name || (flattenedBy ? `(each element of ${flattenedBy})` : '');
     const cols = rel.columns ? rel.columns.map(colObj) : null;
     const remove = opts.onRemove
       ? h('button', { type: 'button', class: 'danger small-btn', 'data-action': 'remove-relation',
-                      'data-relation': name, onclick: () => opts.onRemove(here) }, 'Remove')
+                      'data-relation': r.name, onclick: () => opts.onRemove(here) }, 'Remove')
       : '';
     const bits = [];
     if (rel.where) bits.push(`where ${rel.where}`);
     if (rel.refresh_parent === false) bits.push('changes do not refresh the document');
     if (rel.area_update) bits.push('area update');
     if (rel.distinct) bits.push('distinct');
-    return h('li', { class: 'relation', 'data-relation': name, 'data-table': rel.table },
+    return h('li', { class: 'relation', 'data-relation': r.name, 'data-table': rel.table },
       h('div', { class: 'relation-head' },
         h('strong', {}, name || '(no extend name)'), relationKind(rel, nested), remove),
       h('div', { class: 'muted relation-join' },
@@ -87,19 +91,38 @@ export function relationTree(relations, ownerColumns, opts = {}, path = []) {
       h('details', {}, h('summary', {}, cols ? `${cols.length} columns` : 'every column'),
         columnsTable(cols)),
       rel.relations && rel.relations.length
-        ? relationTree(rel.relations, rel.columns, opts, here) : '');
+        ? relationTree(rel.relations, rel.columns, opts, here, rel.flatten ? (name || 'the array') : null) : '');
   }));
 }
+
+// a table's settings besides its columns and relations, as one line
+function tableSettings(t, ti) {
+  const bits = [];
+  if (t.join_name) bits.push(`join name ${t.join_name}`);
+  if (t.parent_column) bits.push(`parent column ${t.parent_column}`);
+  if (t.mode && t.mode !== 're-query') bits.push(`mode ${t.mode}`);
+  if (t.delay_effect) bits.push('delay effect (changes applied by the delayed run)');
+  if (t.bucket_column) bits.push(`bucket column ${t.bucket_column}`);
+  if (t.daily_check_column) bits.push(`check column ${t.daily_check_column}`);
+  if (t.expiry_column) bits.push(`expiry column ${t.expiry_column}`);
+  if (t.copy_to) bits.push(`copy_to ${t.copy_to}`);
+  if (t.relation_top) bits.push('a hand-written relation_top');
+  return bits.length ? h('p', { class: 'muted table-settings' }, bits.join(' · ')) : '';
+}
+
+// a table of an index that only carries settings for a table relations read
+const settingsOnly = (t, ti) => ti > 0 && !t.parent && !t.columns && !t.relations;
 
 // a whole index config of a file: its tables with their columns and relations
 export function indexView(ix, opts = {}) {
   const tables = (ix.tables || []).map((t, ti) => h('div', { class: 'table-config', 'data-table': t.table },
     h('h3', {}, h('code', {}, t.table), ti === 0 ? badge('root', 'live') : '',
-      t.parent ? badge(`child of ${t.parent}`) : ''),
-    columnsTable(t.columns),
-    h('h4', {}, 'Relations'),
-    relationTree(t.relations, t.columns, opts.onRemove ? { onRemove: (p) => opts.onRemove(ti, p) } : {}),
-    opts.tableExtra ? opts.tableExtra(t, ti) : ''));
+      t.parent ? badge(`child of ${t.parent}`) : '', settingsOnly(t, ti) ? badge('settings of a related table') : ''),
+    tableSettings(t, ti),
+    settingsOnly(t, ti) ? '' : columnsTable(t.columns),
+    settingsOnly(t, ti) ? '' : [h('h4', {}, 'Relations'),
+      relationTree(t.relations, t.columns, opts.onRemove ? { onRemove: (p) => opts.onRemove(ti, p) } : {}),
+      opts.tableExtra ? opts.tableExtra(t, ti) : '']));
   return h('div', { class: 'index-config' }, tables);
 }
 

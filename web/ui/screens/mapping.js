@@ -25,6 +25,11 @@ export function mount(root) {
 
   const loadErr = errorSlot();
   const state = h('p', { class: 'muted', id: 'mapping-state' });
+  const toPlan = h('button', { type: 'button', class: 'quiet small-btn', id: 'mapping-to-plan', hidden: true }, 'Validate & plan ↓');
+  toPlan.addEventListener('click', () => {
+    document.getElementById('mapping-editor').scrollIntoView({ block: 'start' });
+    planBtn.click();
+  });
   const indicesBox = h('div', { id: 'mapping-indices' });
 
   // ---- add an index config from a table's generated mapping
@@ -49,7 +54,7 @@ export function mount(root) {
   const rawErr = errorSlot();
   rawErr.id = 'raw-error';
 
-  root.append(h('h1', {}, 'Mapping'), state, loadErr,
+  root.append(h('h1', {}, 'Mapping'), h('div', { class: 'actions' }, state, toPlan), loadErr,
     section('Add an index config',
       h('p', { class: 'muted' }, 'From a table of the source: its columns and the relations its keys give ' +
         '(Sources shows every table).'),
@@ -107,6 +112,7 @@ export function mount(root) {
     state.textContent = `${num(ixs.length)} index config(s). ` +
       (text === stored ? 'This is the stored mapping.' : 'Edited, not stored: validate and plan, then apply.');
     state.dataset.edited = text === stored ? 'no' : 'yes';
+    toPlan.hidden = text === stored;
     indicesBox.replaceChildren(...ixs.map((ix, ii) => indexCard(ix, ii)));
   }
 

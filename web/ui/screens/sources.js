@@ -32,7 +32,7 @@ export function generatedView(g) {
     h('h3', {}, 'Relations'), relationTree(root.relations, root.columns),
     h('h3', {}, 'Guesses'),
     g.guesses && g.guesses.length
-      ? h('ul', { class: 'guesses' }, g.guesses.map((x) => h('li', {}, x)))
+      ? h('ul', { class: 'guesses' }, g.guesses.map((x) => h('li', {}, x.replace(/^searchsync mapping generate: /, ''))))
       : h('p', { class: 'muted' }, 'None: every relation comes from a foreign key.'),
     h('h3', {}, 'A document built with it'),
     g.sample ? jsonBlock(g.sample, { class: 'json sample' })
