@@ -41,7 +41,7 @@ export function mount(root) {
   const meta = h('p', { class: 'muted', id: 'dl-total' });
   const list = h('div', { id: 'dl-list', class: 'dl-list' });
   const detail = h('div', { id: 'dl-detail' });
-  let lastList = [];
+  let lastList = [], loads = 0;
   root.append(h('h1', {}, 'Dead letters'),
     h('p', { class: 'muted' }, 'Changes the engine refused for good. Fix the cause the error gives ' +
       '(usually the mapping), then replay; a replay sends them with their original versions.'),
@@ -131,9 +131,12 @@ export function mount(root) {
   async function load() {
     const q = new URLSearchParams();
     if (filter.value.trim()) q.set('index', filter.value.trim());
+    const mine = ++loads; // an answer to an older filter is dropped
     let r;
-    try { r = await get(`/api/v1/dead-letters${q.size ? `?${q}` : ''}`); listErr.show(null); }
-    catch (e) { listErr.show(e); return; }
+    try { r = await get(`/api/v1/dead-letters${q.size ? `?${q}` : ''}`); }
+    catch (e) { if (mine === loads) listErr.show(e); return; }
+    if (mine !== loads) return;
+    listErr.show(null);
     lastList = r.dead_letters;
     const shown = r.dead_letters.length;
     meta.textContent = r.total === 0 ? 'No dead letter.'

@@ -46,6 +46,7 @@ export function mount(root) {
   const dbs = h('div', { id: 'source-dbs' });
   const out = h('div', { id: 'generated' });
   const meta = h('p', { class: 'muted' });
+  let shows = 0;
   root.append(h('h1', {}, 'Sources and tables'), meta,
     h('div', { class: 'actions' }, h('label', { for: 'gen-depth' }, 'Relation levels for Auto-generate'), depth),
     err, dbs, out);
@@ -54,8 +55,10 @@ export function mount(root) {
     slot.show(null);
     btn.disabled = true;
     out.replaceChildren(section(`Generating the mapping of ${t.database}.${t.table}…`));
+    const mine = ++shows; // a later click wins
     try {
       const g = await generate(t.database, t.table, depth.value);
+      if (mine !== shows) return;
       const add = h('button', { type: 'button', id: 'gen-add' }, 'Add to the mapping…');
       add.addEventListener('click', () => {
         sessionStorage.setItem(ADD_KEY, JSON.stringify({ db: t.database, table: t.table, depth: depth.value }));
@@ -66,6 +69,7 @@ export function mount(root) {
         generatedView(g)));
       out.scrollIntoView({ block: 'start' });
     } catch (e) {
+      if (mine !== shows) return;
       out.replaceChildren();
       slot.show(e);
     } finally {
