@@ -95,8 +95,14 @@ try {
   ok(String(sample.id) === env('FIRST_PRODUCT'), 'sources: the sample document is the first product', sample.id);
   await shot('sources');
 
+  // product_notes without relations, handed to the Mapping screen
+  await page.selectOption('#gen-depth', '0');
+  await shopCard.locator('button[data-action="generate"][data-table="shop.product_notes"]').click();
+  await page.locator('#gen-result[data-table="shop.product_notes"]').waitFor({ timeout: 20000 });
+  await page.click('#gen-add');
+
   // ---- Mapping: the stored file per index config
-  await page.click('#nav a[data-screen="mapping"]');
+  await page.waitForSelector('#screen-mapping');
   await page.locator('section.mapping-index[data-alias="products"]').waitFor();
   const stored = await apiGet('/api/v1/mapping');
   const aliases = await page.locator('section.mapping-index h2').allTextContents();
@@ -114,10 +120,9 @@ try {
   ok(exact === '{"a":12345678901234567890,"b":1.50,"c":[3]}', 'mapping: numbers are written back as they were read', exact);
 
   // add shop.product_notes, auto-generated without relations
-  await page.selectOption('#add-table', 'shop.product_notes');
-  await page.selectOption('#add-depth', '0');
-  await page.click('#add-generate');
-  await page.locator('#add-preview .generated').waitFor();
+  await page.locator('#add-preview .generated').waitFor({ timeout: 20000 });
+  ok(await page.inputValue('#add-table') === 'shop.product_notes' && await page.inputValue('#add-depth') === '0',
+     'mapping: the table handed over by Sources, generated at its depth');
   ok(await page.inputValue('#add-alias') === 'product_notes', 'mapping: the alias proposed is the table name');
   const pcols = await page.locator('#add-preview .generated > .table-wrap td[data-label="Column"]').allTextContents();
   ok(JSON.stringify(pcols) === '["id","product_id","note","created_at"]', 'mapping: the generated columns of product_notes', pcols);

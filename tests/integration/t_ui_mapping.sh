@@ -12,7 +12,8 @@
 #             nested arrays, the tags flattened through product_tags, the
 #             guesses and a sample document (the first product, as SQL has it)
 #   mapping   a new table shop.product_notes (foreign key to shop.products)
-#             auto-generated with its columns and added as an index config;
+#             auto-generated with its columns on Sources, handed over to
+#             Mapping ("Add to the mapping…") and added as an index config;
 #             relations added with the form: the product (object), the
 #             replies (nested), the tags (many-to-many, flattened through
 #             note_tags); a relation with a missing join column refused by
