@@ -10,6 +10,7 @@ export class ApiError extends Error {
     this.status = status;
     this.hint = body && body.hint;
     this.field = body && body.field;
+    this.body = body; // the whole answer (e.g. a 422's "problems")
   }
   // "what went wrong: what to do" as the API said it
   get text() { return this.message + (this.hint ? ` (${this.hint})` : ''); }
@@ -31,14 +32,24 @@ async function csrfToken() {
   return csrf;
 }
 
+// body: a value sent as JSON. apiText sends JSON text as it is and gives
+// the answer's text back (a mapping file: its numbers are neither
+// re-serialized nor rounded by JSON.parse; see mapping_view.js parseExact)
 export async function api(method, path, body) {
+  const text = await call(method, path, body === undefined ? undefined : JSON.stringify(body));
+  try { return text ? JSON.parse(text) : null; } catch (e) { return null; }
+}
+
+export const apiText = (method, path, text) => call(method, path, text);
+
+async function call(method, path, sent) {
   const headers = {};
   const opts = { method, credentials: 'same-origin', headers, cache: 'no-store' };
   if (method !== 'GET' && method !== 'HEAD') {
     headers['X-CSRF-Token'] = await csrfToken();
-    if (body !== undefined) {
+    if (sent !== undefined) {
       headers['Content-Type'] = 'application/json';
-      opts.body = JSON.stringify(body);
+      opts.body = sent;
     }
   }
   let res;
@@ -49,14 +60,14 @@ export async function api(method, path, body) {
                             hint: 'is searchsync run still running?' });
   }
   const text = await res.text();
+  if (res.ok) return text;
   let json = null;
   try { json = text ? JSON.parse(text) : null; } catch (e) { json = null; }
   if (res.status === 401) {
     toLogin();
     throw new ApiError(401, json);
   }
-  if (!res.ok) throw new ApiError(res.status, json || { error: `HTTP ${res.status}: ${text.slice(0, 200)}` });
-  return json;
+  throw new ApiError(res.status, json || { error: `HTTP ${res.status}: ${text.slice(0, 200)}` });
 }
 
 export const get = (path) => api('GET', path);
