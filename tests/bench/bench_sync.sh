@@ -52,7 +52,9 @@
 #     parallel bulk load of the same documents (BENCH_PAR curl processes,
 #     batches of 500, no versions) into an index with the same body.
 # Knobs: BENCH_PRODUCTS (20000), the ones above, BENCH_PAR (4), BENCH_PHASES
-# (lag,root,nested: a comma list), BENCH_BASELINES (1; 0 skips them).
+# (lag,root,nested: a comma list), BENCH_BASELINES (1; 0 skips them),
+# BENCH_GROUP ([source] group_transactions; default: the daemon's, 64; 1
+# builds every transaction on its own, for a before/after in one run).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 SEARCHSYNC_SRCDIR="${SEARCHSYNC_SRCDIR:-$(cd "$here/../.." && pwd)}"
@@ -118,6 +120,7 @@ port = $MYSQL_PORT
 user = root
 server_id = 7401
 start = now
+${BENCH_GROUP:+group_transactions = $BENCH_GROUP}
 [metadata]
 database = $META
 [search]
