@@ -44,7 +44,7 @@ fi
 SHOTS="${SUITE_LOG_DIR:-$PWD/tests/integration/logs}/ui"
 mkdir -p "$SHOTS"
 
-bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products "${UI_PRODUCTS:-1000}" >/dev/null
+bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products "${UI_PRODUCTS:-2500}" >/dev/null
 meta="$(unique_name meta)"
 curl -s -XDELETE "$SEARCH_URL/products*,brands*?expand_wildcards=all" >/dev/null # left by others
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v*,brands_v*?expand_wildcards=all' >/dev/null"
