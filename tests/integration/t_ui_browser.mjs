@@ -177,6 +177,20 @@ try {
   await page.locator('#screen-delayed td[data-label="Id"]', { hasText: String(runs.runs[0].id) }).first().waitFor();
   ok(runs.runs.length > 0, 'delayed: the run the API lists is shown');
 
+  // ---- history: the build just watched, and the sync log's entries
+  await page.click('#nav a[data-screen="history"]');
+  const built = page.locator('#history-builds tr', { hasText: 'products' }).filter({ hasText: 'done' });
+  await built.first().waitFor({ timeout: 20000 });
+  const runsApi = await apiGet('/api/v1/indices/products/runs');
+  const v2 = runsApi.runs.find((r) => r.version === 2);
+  ok(v2 && v2.status === 'done', 'history: the API has version 2 done', runsApi.runs);
+  const v2row = await page.locator('#history-builds tr', { hasText: 'products' }).filter({ hasText: 'done' }).allTextContents();
+  ok(v2row.some((t) => t.includes(v2.docs_written.toLocaleString('en-US'))), 'history: the build with its documents written', v2row);
+  const logApi = await apiGet('/api/v1/sync-log?limit=200');
+  await page.locator('#history-log td', { hasText: logApi.entries[0].event }).first().waitFor({ timeout: 20000 });
+  ok(logApi.entries.length > 0, 'history: the sync log the API lists is shown');
+  await shot('history');
+
   // ---- dynamic words: add, refuse a duplicate, edit, publish, fetch the file
   const OLD = env('WORD_OLD'), NEW = env('WORD_NEW');
   await page.click('#nav a[data-screen="words"]');
@@ -223,7 +237,7 @@ try {
                                            storageState: await context.storageState() });
   const pp = await phone.newPage();
   await pp.goto(`${URL_}/`);
-  for (const name of ['overview', 'indices', 'nodes', 'checks', 'delayed', 'words']) {
+  for (const name of ['overview', 'indices', 'nodes', 'checks', 'delayed', 'words', 'history']) {
     await pp.goto(`${URL_}/#${name}`);
     await pp.waitForSelector(`#screen-${name}`);
     await sleep(1500);
