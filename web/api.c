@@ -357,6 +357,39 @@ static void h_delayed_snapshots(const struct api_ctx *ctx, struct api_resp *r) {
     conns_close(&c);
 }
 
+/* The relation tops the delayed run uses (relation_tops: generated from the
+ * mapping's relations by each run, or hand-written in the mapping file):
+ * per delay-effect table and index config, each path's levels in order. */
+static void h_relation_tops(const struct api_ctx *ctx, struct api_resp *r) {
+    struct conns c = {0};
+    if (!open_meta(ctx, &c, r)) return;
+    struct stmt_rows rows = {0};
+    const char *p[] = {ctx->cfg->source.name};
+    if (stmt_query(c.meta,
+                   "SELECT t.db_name, t.table_name, i.alias, t.path, t.level, t.level_db, "
+                   "t.level_sql, t.output_column, t.doc_table, t.origin FROM relation_tops t "
+                   "LEFT JOIN index_configs i ON i.id = t.top_index_id WHERE t.source = ? "
+                   "ORDER BY t.db_name, t.table_name, i.alias, t.path, t.level",
+                   p, 1, &rows, c.err, sizeof c.err) < 0) {
+        api_error(r, 500, c.err, "reading relation_tops failed; see the daemon's log");
+        conns_close(&c);
+        return;
+    }
+    static const char *const names[] = {"db", "table", "index", "path", "level", "level_db",
+                                        "sql", "output_column", "document_table", "origin"};
+    static const bool num[] = {false, false, false, true, true, false, false, false, false,
+                               false};
+    jsonw w;
+    jw_init(&w, &r->body);
+    jw_obj_open(&w);
+    jw_key(&w, "levels");
+    rows_array(&w, &rows, names, num, sizeof names / sizeof names[0]);
+    jw_obj_close(&w);
+    stmt_rows_free(&rows);
+    ok_json(r, 200);
+    conns_close(&c);
+}
+
 /* ---------- GET /api/v1/nodes ---------- */
 
 /* The daemons of this source: with ZooKeeper, every node registered in the
@@ -812,6 +845,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_CHECKS: h_checks(ctx, rt->alias, r); break;
     case ROUTE_DELAYED_RUNS: h_delayed_runs(ctx, r); break;
     case ROUTE_DELAYED_SNAPSHOTS: h_delayed_snapshots(ctx, r); break;
+    case ROUTE_RELATION_TOPS: h_relation_tops(ctx, r); break;
     case ROUTE_WORDS_LIST:
     case ROUTE_WORD_CREATE:
     case ROUTE_WORD_GET:

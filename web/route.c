@@ -116,6 +116,10 @@ void route_match(const char *method, const char *path, struct route *out) {
         set(out, method, ROUTE_DELAYED_RUNS, ROUTE_NOT_FOUND);
         return;
     }
+    if (!strcmp(p, "delayed/relation-tops")) {
+        set(out, method, ROUTE_RELATION_TOPS, ROUTE_NOT_FOUND);
+        return;
+    }
     if (!strcmp(p, "delayed/snapshots")) {
         set(out, method, ROUTE_DELAYED_SNAPSHOTS, ROUTE_NOT_FOUND);
         return;

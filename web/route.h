@@ -8,6 +8,7 @@
  *   GET  /api/v1/checks                          ROUTE_CHECKS (the last 50)
  *   GET  /api/v1/delayed/runs                    ROUTE_DELAYED_RUNS (the last 50)
  *   GET  /api/v1/delayed/snapshots[?status=S]    ROUTE_DELAYED_SNAPSHOTS
+ *   GET  /api/v1/delayed/relation-tops           ROUTE_RELATION_TOPS
  *   GET  /api/v1/indices/{alias}/checks          ROUTE_CHECKS (that index's)
  *   GET  /api/v1/indices/{alias}/reindex         ROUTE_REINDEX_GET (progress)
  *   POST /api/v1/indices/{alias}/reindex         ROUTE_REINDEX_POST (queue a build)
@@ -91,6 +92,7 @@ enum route_id {
     ROUTE_DELETE_ALL,
     ROUTE_SYNC_LOG,
     ROUTE_RUNS,
+    ROUTE_RELATION_TOPS,
     ROUTE_UI,
 };
 

@@ -176,6 +176,10 @@ try {
   await page.click('#nav a[data-screen="delayed"]');
   await page.locator('#screen-delayed td[data-label="Id"]', { hasText: String(runs.runs[0].id) }).first().waitFor();
   ok(runs.runs.length > 0, 'delayed: the run the API lists is shown');
+  const tops = await apiGet('/api/v1/delayed/relation-tops');
+  ok(tops.levels.length > 0 && tops.levels.every((l) => l.sql.includes('?')), 'delayed: the API lists relation tops with their level SQL', tops.levels);
+  await page.locator('#delayed-tops td', { hasText: `${tops.levels[0].db}.${tops.levels[0].table}` }).first().waitFor({ timeout: 20000 });
+  ok(true, 'delayed: the relation tops are shown');
 
   // ---- history: the build just watched, and the sync log's entries
   await page.click('#nav a[data-screen="history"]');

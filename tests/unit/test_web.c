@@ -131,6 +131,7 @@ static void test_routes(void **state) {
     route_is("GET", "/api/v1/checks", ROUTE_CHECKS, "");
     route_is("GET", "/api/v1/delayed/runs", ROUTE_DELAYED_RUNS, "");
     route_is("GET", "/api/v1/delayed/snapshots", ROUTE_DELAYED_SNAPSHOTS, "");
+    route_is("GET", "/api/v1/delayed/relation-tops", ROUTE_RELATION_TOPS, "");
     route_is("GET", "/api/v1/delayed", ROUTE_NOT_FOUND, "");
     route_is("GET", "/api/v1/indices/products/checks", ROUTE_CHECKS, "products");
     route_is("POST", "/api/v1/checks", ROUTE_BAD_METHOD, "");

@@ -1,6 +1,8 @@
-// delayed: the delayed runs (GET /api/v1/delayed/runs) and the change
+// delayed: the delayed runs (GET /api/v1/delayed/runs), the change
 // snapshots waiting for them or failed (GET /api/v1/delayed/snapshots
-// ?status=...), with the counts per table and status.
+// ?status=...), with the counts per table and status, and the relation tops
+// the runs follow from a changed row to the documents (GET
+// /api/v1/delayed/relation-tops).
 import { get } from '../api.js';
 import { h, num, when, badge, table, section, errorSlot, every } from '../dom.js';
 
@@ -10,13 +12,15 @@ export const order = 5;
 export function mount(root) {
   const runsErr = errorSlot(), snapErr = errorSlot();
   const runs = h('div'), counts = h('div'), snaps = h('div');
+  const topsErr = errorSlot(), tops = h('div', { id: 'delayed-tops' });
   const pick = h('select', { id: 'snapshots-status' },
     ['', 'init', 'running', 'error', 'done'].map((s) => h('option', { value: s }, s || 'not done')));
   root.append(h('h1', {}, 'Delayed runs and snapshots'),
     section('Runs', runsErr, runs),
     section('Change snapshots',
       h('div', { class: 'actions' }, h('label', { for: 'snapshots-status' }, 'Status'), pick),
-      snapErr, counts, snaps));
+      snapErr, counts, snaps),
+    section('Relation tops', topsErr, tops));
 
   async function loadRuns() {
     let r;
@@ -55,7 +59,20 @@ export function mount(root) {
       { label: 'Error', cell: (x) => x.error || '' },
     ], s.snapshots) : '');
   }
+  async function loadTops() {
+    let t;
+    try { t = await get('/api/v1/delayed/relation-tops'); topsErr.show(null); } catch (e) { topsErr.show(e); return; }
+    tops.replaceChildren(table([
+      { label: 'Changed table', cell: (x) => `${x.db}.${x.table}` },
+      { label: 'Index', cell: (x) => x.index || '–' },
+      { label: 'Path', class: 'num', cell: (x) => String(x.path) },
+      { label: 'Level', class: 'num', cell: (x) => String(x.level) },
+      { label: 'SQL', cell: (x) => h('code', {}, x.sql) },
+      { label: 'Gives', cell: (x) => x.output_column },
+      { label: 'Origin', cell: (x) => x.origin },
+    ], t.levels, 'No relation top yet (written by the first delayed run).'));
+  }
   pick.addEventListener('change', loadSnaps);
-  const a = every(10000, loadRuns), b = every(10000, loadSnaps);
-  return () => { a(); b(); };
+  const a = every(10000, loadRuns), b = every(10000, loadSnaps), c = every(30000, loadTops);
+  return () => { a(); b(); c(); };
 }
