@@ -52,6 +52,7 @@ static bool want_table(void *ctx, const char *db, const char *table) {
 static int on_row(void *ctx, const bl_row *row) {
     struct daemon *dm = ctx;
     struct changeset *cs = &dm->cs;
+    dm->in_txn = true; /* rows read whose commit is still to come */
     if (is_checkpoint_save(dm, row->table->db, row->table->name) &&
         !router_wants(dm->p.router, row->table->db, row->table->name)) {
         cs->saves = true;
@@ -280,12 +281,6 @@ static bool group_defer(struct daemon *dm) {
 }
 
 static int commit_build(struct daemon *dm, const bl_commit *cm);
-
-static int on_begin(void *ctx, const bl_pos *at, uint32_t ts) {
-    (void)at, (void)ts;
-    ((struct daemon *)ctx)->in_txn = true;
-    return 0;
-}
 
 static int on_commit(void *ctx, const bl_commit *cm) {
     struct daemon *dm = ctx;
@@ -523,8 +518,8 @@ static int replay_transaction(struct daemon *dm, bl_reader *r, bl_reader_opts *r
 }
 
 int binlog_source_run(struct daemon *dm, bl_reader_opts *ro) {
-    bl_sink sink = {.ctx = dm, .want_table = want_table, .begin = on_begin, .row = on_row,
-                    .commit = on_commit, .ddl = on_ddl, .heartbeat = on_heartbeat};
+    bl_sink sink = {.ctx = dm, .want_table = want_table, .row = on_row, .commit = on_commit,
+                    .ddl = on_ddl, .heartbeat = on_heartbeat};
     bl_reader r;
     if (bl_reader_open(&r, ro, &sink) != BL_OK) {
         snprintf(dm->err, sizeof dm->err, "%s", r.err);

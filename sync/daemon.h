@@ -137,7 +137,8 @@ struct daemon {
     unsigned group_n;
     bl_commit group_last;      /* the newest of them */
     long long group_start_ms;
-    bool in_txn;               /* between a transaction's begin and its commit */
+    bool in_txn;               /* rows read whose commit is still to come (a transaction
+                                  begun and never committed does not keep a group open) */
     unsigned long long groups, grouped_txns; /* builds of several, and their transactions */
     bool have_last;
     int snap; /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
