@@ -235,8 +235,9 @@ static int src_ensure(struct daemon *dm) {
  * When the reader is behind (the next transaction is already waiting on the
  * connection), the documents a transaction touches are not built at its
  * commit: its rows stay routed in the change set and the next transaction's
- * join them, up to [source] group_transactions transactions, GROUP_KEYS_MAX
- * documents or GROUP_MS_MAX ms. The group is built once, at the last one's
+ * join them, up to [source] group_transactions transactions, GROUP_ROWS_MAX
+ * rows routed or GROUP_MS_MAX ms (the documents those rows reach are only
+ * known when the group is built: the router keeps them as seeds until then). The group is built once, at the last one's
  * commit, in a read snapshot at or past that commit (read_snapshot_begin),
  * with that commit's version, and its delivery transaction ends there: the
  * content holds every transaction of the group (and maybe later ones), so the
@@ -245,12 +246,13 @@ static int src_ensure(struct daemon *dm) {
  * and must never be reused for it: here there is one snapshot, taken after
  * the last. Nothing of a group is acknowledged before it is built (its
  * transactions end no delivery transaction), so a stop or a crash reads the
- * whole group again. Only rebuilds wait: a transaction that gives
- * row-image documents, element scripts or change snapshots (whose versions
- * are their own transaction's) ends the group with itself; so do a DDL, an
- * idle heartbeat, and anything the supervisor asks between transactions
- * (none runs while a group is open). */
-#define GROUP_KEYS_MAX 5000
+ * whole group again. Element scripts wait too: their elements are read in
+ * the group's snapshot and carry its version, like whole documents. A
+ * transaction that gives row-image documents or change snapshots (made from
+ * its own rows, with its own version) ends the group with itself; so do a
+ * DDL, an idle heartbeat, and anything the supervisor asks between
+ * transactions (none runs while a group is open). */
+#define GROUP_ROWS_MAX 20000
 #define GROUP_MS_MAX 200
 
 static long long mono_ms(void) {
@@ -271,10 +273,8 @@ static bool group_defer(struct daemon *dm) {
     const struct changeset *cs = &dm->cs;
     if (dm->cfg->source.group_transactions <= 1 || dm->replay) return false;
     if (dm->group_n + 1 >= (unsigned)dm->cfg->source.group_transactions) return false;
-    if (cs->nelems || cs->nrdocs || cs->snaps.len || pipeline_has_missing(&dm->p)) return false;
-    size_t keys = 0;
-    for (size_t i = 0; i < cs->npend; i++) keys += cs->pend[i].n;
-    if (keys >= GROUP_KEYS_MAX) return false;
+    if (cs->nrdocs || cs->snaps.len || pipeline_has_missing(&dm->p)) return false;
+    if (dm->rows_read - dm->group_rows_from >= GROUP_ROWS_MAX) return false;
     if (dm->group_n && mono_ms() - dm->group_start_ms >= GROUP_MS_MAX) return false;
     if (supervisor_asks(dm)) return false;
     return bl_reader_more_pending(dm->reader);
@@ -312,6 +312,7 @@ static int commit_build(struct daemon *dm, const bl_commit *cm) {
         dm->grouped_txns += dm->group_n + 1;
     }
     dm->group_n = 0;
+    dm->group_rows_from = dm->rows_read; /* the next group counts its rows from here */
     if (src_ensure(dm) < 0) return -1;
     bool uses_meta = dm->cs.snaps.len > 0; /* the only metadata write of a build */
     int rc = read_snapshot_begin(dm, cm);

@@ -137,6 +137,7 @@ struct daemon {
     unsigned group_n;
     bl_commit group_last;      /* the newest of them */
     long long group_start_ms;
+    unsigned long long group_rows_from; /* rows_read when the last build began */
     bool in_txn;               /* rows read whose commit is still to come (a transaction
                                   begun and never committed does not keep a group open) */
     unsigned long long groups, grouped_txns; /* builds of several, and their transactions */
