@@ -10,37 +10,11 @@
 // Env: UI_URL, TOKEN, SEARCH_URL, SHOTS, PW_DIR (where playwright-core is
 // installed), CHROMIUM, TOUCH_CMD (a shell command that makes 50 changes
 // in the source), WORD_OLD, WORD_NEW.
-import { createRequire } from 'node:module';
+import { env, URL_, TOKEN, SHOTS, chromium, counter, ok, sleep, until, apiGet } from './ui_lib.mjs';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 
-const env = (k) => { if (!process.env[k]) throw new Error(`${k} is not set`); return process.env[k]; };
-const URL_ = env('UI_URL'), TOKEN = env('TOKEN'), SEARCH = env('SEARCH_URL'), SHOTS = env('SHOTS');
-const require = createRequire(`${env('PW_DIR')}/`);
-const { chromium } = require('playwright-core');
-
-let checks = 0;
-function ok(cond, what, seen) {
-  if (!cond) throw new Error(`${what}${seen === undefined ? '' : `; seen: ${JSON.stringify(seen)}`}`);
-  checks++;
-  console.log(`ok: ${what}`);
-}
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(secs, what, fn) {
-  const end = Date.now() + secs * 1000;
-  let last;
-  for (;;) {
-    try { last = await fn(); if (last) return last; } catch (e) { last = e.message; }
-    if (Date.now() > end) throw new Error(`timed out after ${secs} s waiting for ${what}; last: ${JSON.stringify(last)}`);
-    await sleep(200);
-  }
-}
-// the API with the token (what a script sees), and the engine
-async function apiGet(path) {
-  const r = await fetch(URL_ + path, { headers: { Authorization: `Bearer ${TOKEN}` } });
-  if (!r.ok) throw new Error(`GET ${path}: HTTP ${r.status}`);
-  return r.json();
-}
+const SEARCH = env('SEARCH_URL');
 const engine = (path) => JSON.parse(execFileSync('curl', ['-s', SEARCH + path], { encoding: 'utf8' }));
 
 mkdirSync(SHOTS, { recursive: true });
@@ -267,7 +241,7 @@ try {
   ok(old.status === 401, 'logout: the old session cookie is refused too', old.status);
   await page.goto(`${URL_}/#indices`);
   ok(new URL(page.url()).pathname === '/login', 'logout: the UI sends the browser to /login again', page.url());
-  console.log(`browser checks: ${checks} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(`browser checks: ${counter.checks} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 } finally {
   await browser.close();
 }

@@ -7,35 +7,10 @@
 //
 // Env: UI_URL, TOKEN, SEARCH_URL, SHOTS, PW_DIR, CHROMIUM, DLX (the strict
 // index of the dead letters), FIRST_PRODUCT (SQL's MIN(shop.products.id)).
-import { createRequire } from 'node:module';
+import { env, URL_, TOKEN, SHOTS, chromium, counter, ok, sleep, until, apiGet } from './ui_lib.mjs';
 import { mkdirSync } from 'node:fs';
 
-const env = (k) => { if (!process.env[k]) throw new Error(`${k} is not set`); return process.env[k]; };
-const URL_ = env('UI_URL'), TOKEN = env('TOKEN'), SHOTS = env('SHOTS'), DLX = env('DLX');
-const require = createRequire(`${env('PW_DIR')}/`);
-const { chromium } = require('playwright-core');
-
-let checks = 0;
-function ok(cond, what, seen) {
-  if (!cond) throw new Error(`${what}${seen === undefined ? '' : `; seen: ${JSON.stringify(seen)}`}`);
-  checks++;
-  console.log(`ok: ${what}`);
-}
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(secs, what, fn) {
-  const end = Date.now() + secs * 1000;
-  let last;
-  for (;;) {
-    try { last = await fn(); if (last) return last; } catch (e) { last = e.message; }
-    if (Date.now() > end) throw new Error(`timed out after ${secs} s waiting for ${what}; last: ${JSON.stringify(last)}`);
-    await sleep(200);
-  }
-}
-async function apiGet(path) {
-  const r = await fetch(URL_ + path, { headers: { Authorization: `Bearer ${TOKEN}` } });
-  if (!r.ok) throw new Error(`GET ${path}: HTTP ${r.status}`);
-  return r.json();
-}
+const DLX = env('DLX');
 
 mkdirSync(SHOTS, { recursive: true });
 const browser = await chromium.launch({
@@ -278,7 +253,7 @@ try {
   ok(true, 'dead letters: none left');
 
   ok(problems.length === 0, 'no script error or CSP violation in the console', problems);
-  console.log(`browser checks: ${checks} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(`browser checks: ${counter.checks} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 } finally {
   await browser.close();
 }

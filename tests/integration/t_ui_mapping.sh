@@ -31,21 +31,8 @@
 # Screenshots: $SUITE_LOG_DIR/ui/{sources,mapping,mapping-plan,deadletters,...}.png
 . "$(dirname "$0")/lib.sh"
 require_bin
-PW_VERSION=1.65.1
-CHROMIUM="$(command -v chromium || true)"
-[ -n "$CHROMIUM" ] || skip "no chromium: run tests/harness/deps.sh (it installs Debian's chromium)"
-command -v node >/dev/null && command -v npm >/dev/null || skip "no node/npm: run tests/harness/deps.sh"
-CACHE="${SEARCHSYNC_CACHE:-${HOME:-/root}/.cache/searchsync}"
-PW_DIR="$CACHE/ui-tests"
-if [ "$(jq -r .version "$PW_DIR/node_modules/playwright-core/package.json" 2>/dev/null)" != "$PW_VERSION" ]; then
-    mkdir -p "$PW_DIR"
-    log "installing playwright-core@$PW_VERSION into $PW_DIR"
-    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --prefix "$PW_DIR" --no-audit --no-fund --silent \
-        "playwright-core@$PW_VERSION" >"$TEST_TMP/npm.log" 2>&1 ||
-        fail "npm install playwright-core@$PW_VERSION into $PW_DIR failed: $(tail -20 "$TEST_TMP/npm.log")"
-fi
-SHOTS="${SUITE_LOG_DIR:-$PWD/tests/integration/logs}/ui"
-mkdir -p "$SHOTS"
+. "$(dirname "$0")/ui_lib.sh"
+ui_setup
 
 bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products "${UI_PRODUCTS:-300}" >/dev/null
 meta="$(unique_name meta)"
