@@ -254,24 +254,7 @@ static void h_checks(const struct api_ctx *ctx, const char *alias, struct api_re
 /* ---------- GET /api/v1/delayed/runs, /api/v1/delayed/snapshots ---------- */
 
 /* rows as an array of objects named by names; num[i]: written as a number */
-static void rows_array(jsonw *w, const struct stmt_rows *rows, const char *const *names,
-                       const bool *num, size_t n) {
-    jw_arr_open(w);
-    for (size_t i = 0; i < rows->nrows; i++) {
-        jw_obj_open(w);
-        for (size_t k = 0; k < n; k++) {
-            const char *v = STMT_CELL(rows, i, k);
-            jw_key(w, names[k]);
-            if (!v) jw_null(w);
-            else if (num[k]) jw_int(w, atoll(v));
-            else jw_str(w, v);
-        }
-        jw_obj_close(w);
-    }
-    jw_arr_close(w);
-}
-
-#define ISO(col) "DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%fZ')"
+#define ISO(col) STMT_ISO(col)
 
 /* The last 50 delayed runs (delayed_runs, newest first), from cron or the
  * daemon's schedule, with their figures (docs/operations.md, Delayed run). */
@@ -298,7 +281,7 @@ static void h_delayed_runs(const struct api_ctx *ctx, struct api_resp *r) {
     jw_init(&w, &r->body);
     jw_obj_open(&w);
     jw_key(&w, "runs");
-    rows_array(&w, &rows, names, num, sizeof names / sizeof names[0]);
+    stmt_rows_json(&w, &rows, names, num, sizeof names / sizeof names[0]);
     jw_obj_close(&w);
     stmt_rows_free(&rows);
     ok_json(r, 200);
@@ -347,9 +330,9 @@ static void h_delayed_snapshots(const struct api_ctx *ctx, struct api_resp *r) {
     jw_init(&w, &r->body);
     jw_obj_open(&w);
     jw_key(&w, "counts");
-    rows_array(&w, &counts, cn, cnum, 3);
+    stmt_rows_json(&w, &counts, cn, cnum, 3);
     jw_key(&w, "snapshots");
-    rows_array(&w, &rows, names, num, sizeof names / sizeof names[0]);
+    stmt_rows_json(&w, &rows, names, num, sizeof names / sizeof names[0]);
     jw_obj_close(&w);
     stmt_rows_free(&rows);
     stmt_rows_free(&counts);
@@ -383,7 +366,7 @@ static void h_relation_tops(const struct api_ctx *ctx, struct api_resp *r) {
     jw_init(&w, &r->body);
     jw_obj_open(&w);
     jw_key(&w, "levels");
-    rows_array(&w, &rows, names, num, sizeof names / sizeof names[0]);
+    stmt_rows_json(&w, &rows, names, num, sizeof names / sizeof names[0]);
     jw_obj_close(&w);
     stmt_rows_free(&rows);
     ok_json(r, 200);

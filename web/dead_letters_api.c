@@ -30,26 +30,13 @@
 #include "stmt.h"
 
 #define DL_COLS                                                                               \
-    "id, index_name, doc_id, routing, version, op, status, error, attempts, "                 \
-    "CONCAT(LEFT(DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
-static const char *const dl_names[] = {"id", "index", "doc_id", "routing", "version", "op",
-                                       "status", "error", "attempts", "created_at"};
+    "id, index_name, doc_id, routing, version, op, status, error, attempts, " STMT_ISO("created_at")
+static const char *const dl_names[] = {"id",     "index", "doc_id",   "routing",    "version",
+                                       "op",     "status", "error",   "attempts",   "created_at",
+                                       "body",   "script"};
+static const bool dl_num[] = {true, false, false, false, true, false,
+                              true, false, true,  false, false, false};
 #define DL_NCOLS 10
-
-static void put_row(jsonw *w, const struct stmt_rows *t, size_t r, size_t ncols) {
-    jw_obj_open(w);
-    for (size_t c = 0; c < ncols; c++) {
-        const char *v = STMT_CELL(t, r, c);
-        jw_key(w, c < DL_NCOLS ? dl_names[c] : c == DL_NCOLS ? "body" : "script");
-        if (!v)
-            jw_null(w);
-        else if (c == 0 || c == 4 || c == 6 || c == 8) /* numbers, exact as the server says */
-            jw_raw(w, v, strlen(v));
-        else
-            jw_str(w, v);
-    }
-    jw_obj_close(w);
-}
 
 static MYSQL *meta(const struct api_ctx *ctx, struct api_resp *r) {
     return api_meta_connect(ctx, r);
@@ -95,9 +82,7 @@ static void h_list(const struct api_ctx *ctx, struct api_resp *r) {
         const char *t = cnt.nrows ? STMT_CELL(&cnt, 0, 0) : "0";
         jw_raw(&w, t, strlen(t));
         jw_key(&w, "dead_letters");
-        jw_arr_open(&w);
-        for (size_t i = 0; i < rows.nrows; i++) put_row(&w, &rows, i, DL_NCOLS);
-        jw_arr_close(&w);
+        stmt_rows_json(&w, &rows, dl_names, dl_num, DL_NCOLS);
         jw_obj_close(&w);
         r->status = 200;
         sbuf_addc(&r->body, '\n');
@@ -121,9 +106,13 @@ static void h_get(const struct api_ctx *ctx, const char *id, struct api_resp *r)
         api_error(r, 404, "no such dead letter of this source",
                   "GET /api/v1/dead-letters lists them (a replayed or discarded one is gone)");
     } else {
+        /* the one row, as the list writes its rows, with body and script */
+        sbuf arr = SBUF_INIT;
         jsonw w;
-        jw_init(&w, &r->body);
-        put_row(&w, &rows, 0, DL_NCOLS + 2);
+        jw_init(&w, &arr);
+        stmt_rows_json(&w, &rows, dl_names, dl_num, DL_NCOLS + 2);
+        sbuf_add(&r->body, arr.data + 1, arr.len - 2); /* [ {...} ] -> {...} */
+        sbuf_free(&arr);
         r->status = 200;
         sbuf_addc(&r->body, '\n');
     }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw.h"
 #include "sbuf.h"
 
 void stmt_rows_free(struct stmt_rows *t) {
@@ -128,4 +129,21 @@ out:
     for (unsigned i = 0; bufs && i < nf; i++) free(bufs[i]);
     free(bufs);
     return rc;
+}
+
+void stmt_rows_json(jsonw *w, const struct stmt_rows *t, const char *const *names,
+                    const bool *num, size_t n) {
+    jw_arr_open(w);
+    for (size_t i = 0; i < t->nrows; i++) {
+        jw_obj_open(w);
+        for (size_t k = 0; k < n && k < t->ncols; k++) {
+            const char *v = STMT_CELL(t, i, k);
+            jw_key(w, names[k]);
+            if (!v) jw_null(w);
+            else if (num[k]) jw_raw(w, v, strlen(v));
+            else jw_str(w, v);
+        }
+        jw_obj_close(w);
+    }
+    jw_arr_close(w);
 }

@@ -6,9 +6,12 @@
  * server's text (so BIGINT counters stay exact), NULL for SQL NULL. */
 #ifndef SS_WEB_STMT_H
 #define SS_WEB_STMT_H
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <mysql.h>
+
+#include "jsonw.h"
 
 struct stmt_rows {
     size_t nrows, ncols;
@@ -23,5 +26,15 @@ struct stmt_rows {
 long stmt_query(MYSQL *m, const char *sql, const char *const *params, size_t nparams,
                 struct stmt_rows *out, char *err, size_t errlen);
 void stmt_rows_free(struct stmt_rows *t); /* NULL-safe */
+
+/* A column as ISO 8601 UTC text with milliseconds, for a SELECT list. */
+#define STMT_ISO(col) "CONCAT(LEFT(DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
+
+/* The rows as a JSON array of objects, column k under names[k]: SQL NULL as
+ * null, a column with num[k] as the server's number text (exact: BIGINT
+ * UNSIGNED and DECIMAL are never read through a double), the rest as
+ * strings. Columns past n are left out. */
+void stmt_rows_json(jsonw *w, const struct stmt_rows *t, const char *const *names,
+                    const bool *num, size_t n);
 
 #endif

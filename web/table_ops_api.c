@@ -171,9 +171,9 @@ static void h_sync_log(const struct api_ctx *ctx, struct api_resp *r) {
     MYSQL *m = api_meta_connect(ctx, r);
     if (!m) return;
     sbuf sql = SBUF_INIT;
-    sbuf_adds(&sql, "SELECT l.id, i.alias, l.event, l.detail, l.node, CONCAT(LEFT(DATE_FORMAT("
-                    "l.created_at, '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z') FROM sync_log l LEFT JOIN "
-                    "index_configs i ON i.id = l.index_id WHERE l.source = ?");
+    sbuf_adds(&sql, "SELECT l.id, i.alias, l.event, l.detail, l.node, " STMT_ISO("l.created_at")
+                    " FROM sync_log l LEFT JOIN index_configs i ON i.id = l.index_id WHERE "
+                    "l.source = ?");
     if (event) sbuf_adds(&sql, " AND l.event = ?");
     sbuf_printf(&sql, " ORDER BY l.id DESC LIMIT %ld", limit);
     const char *params[2] = {ctx->cfg->source.name, event};
@@ -183,23 +183,12 @@ static void h_sync_log(const struct api_ctx *ctx, struct api_resp *r) {
         api_error(r, 503, err, "the metadata server must answer; retry");
     } else {
         static const char *const names[] = {"id", "index", "event", "detail", "node", "at"};
+        static const bool num[] = {true, false, false, false, false, false};
         jsonw w;
         jw_init(&w, &r->body);
         jw_obj_open(&w);
         jw_key(&w, "entries");
-        jw_arr_open(&w);
-        for (size_t i = 0; i < rows.nrows; i++) {
-            jw_obj_open(&w);
-            for (size_t c = 0; c < 6; c++) {
-                const char *v = STMT_CELL(&rows, i, c);
-                jw_key(&w, names[c]);
-                if (!v) jw_null(&w);
-                else if (c == 0) jw_raw(&w, v, strlen(v));
-                else jw_str(&w, v);
-            }
-            jw_obj_close(&w);
-        }
-        jw_arr_close(&w);
+        stmt_rows_json(&w, &rows, names, num, 6);
         jw_obj_close(&w);
         sbuf_addc(&r->body, '\n');
         r->status = 200;
@@ -218,47 +207,33 @@ static void h_runs(const struct api_ctx *ctx, const char *alias, struct api_resp
     const char *params[2] = {ctx->cfg->source.name, alias};
     struct stmt_rows rows = {0};
     char err[1024];
+    /* seconds so far (a running build: until now); the rate from them */
+#define RUN_SECONDS "TIMESTAMPDIFF(MICROSECOND, started_at, COALESCE(finished_at, NOW(3))) / 1e6"
     if (stmt_query(m, "SELECT version, status, buckets, start_position, rows_read, docs_written, "
-                      "rejected, error_text, CONCAT(LEFT(DATE_FORMAT(started_at, "
-                      "'%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z'), CONCAT(LEFT(DATE_FORMAT(finished_at, "
-                      "'%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z'), ROUND(TIMESTAMPDIFF(MICROSECOND, "
-                      "started_at, COALESCE(finished_at, NOW(3))) / 1e6, 3) FROM reindex_runs "
-                      "WHERE source = ? AND alias = ? ORDER BY id DESC LIMIT 50",
+                      "rejected, error_text, " STMT_ISO("started_at") ", " STMT_ISO("finished_at")
+                      ", ROUND(" RUN_SECONDS ", 3), ROUND(docs_written / NULLIF(" RUN_SECONDS
+                      ", 0)) FROM reindex_runs WHERE source = ? AND alias = ? ORDER BY id DESC "
+                      "LIMIT 50",
                    params, 2, &rows, err, sizeof err) < 0) {
         api_error(r, 503, err, "the metadata server must answer; retry");
     } else {
         static const char *const names[] = {"version", "status", "buckets", "start_position",
                                             "rows_read", "docs_written", "rejected", "error",
-                                            "started_at", "finished_at", "seconds"};
-        static const bool number[] = {1, 0, 1, 0, 1, 1, 1, 0, 0, 0, 1};
+                                            "started_at", "finished_at", "seconds",
+                                            "docs_per_second"};
+        static const bool num[] = {1, 0, 1, 0, 1, 1, 1, 0, 0, 0, 1, 1};
         jsonw w;
         jw_init(&w, &r->body);
         jw_obj_open(&w);
         jw_key(&w, "alias");
         jw_str(&w, alias);
         jw_key(&w, "runs");
-        jw_arr_open(&w);
-        for (size_t i = 0; i < rows.nrows; i++) {
-            jw_obj_open(&w);
-            for (size_t c = 0; c < 11; c++) {
-                const char *v = STMT_CELL(&rows, i, c);
-                jw_key(&w, names[c]);
-                if (!v) jw_null(&w);
-                else if (number[c]) jw_raw(&w, v, strlen(v));
-                else jw_str(&w, v);
-            }
-            const char *docs = STMT_CELL(&rows, i, 5), *secs = STMT_CELL(&rows, i, 10);
-            double sd = secs ? strtod(secs, NULL) : 0;
-            jw_key(&w, "docs_per_second");
-            if (docs && sd > 0) jw_double(&w, (double)(long long)(strtod(docs, NULL) / sd));
-            else jw_null(&w);
-            jw_obj_close(&w);
-        }
-        jw_arr_close(&w);
+        stmt_rows_json(&w, &rows, names, num, 12);
         jw_obj_close(&w);
         sbuf_addc(&r->body, '\n');
         r->status = 200;
     }
+#undef RUN_SECONDS
     stmt_rows_free(&rows);
     db_close(m);
 }

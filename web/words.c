@@ -14,7 +14,7 @@
 #include "log.h"
 #include "stmt.h"
 
-#define TS(col) "CONCAT(LEFT(DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
+#define TS(col) STMT_ISO(col)
 #define WORD_COLS "id, word, kind, status, " TS("created_at") ", " TS("updated_at")
 
 const char *words_invalid(const char *w, size_t n) {
