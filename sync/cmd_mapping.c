@@ -179,25 +179,29 @@ static int do_import(struct command *c, const struct opts *o) {
         free(text);
         return EXIT_RUNTIME;
     }
-    /* the plan first; stored only once confirmed */
-    struct mapping_import mi = {.name = o->path, .text = text, .len = len};
+    /* the plan first; stored once confirmed (with --yes: in the same run) */
+    struct mapping_import mi = {.name = o->path, .text = text, .len = len,
+                                .apply = o->yes && !o->dry_run};
     int rc = mapping_import_run(&c->cfg, c->meta, &mi);
     if (rc == MI_OK) {
         printf("plan for source %s (%s):\n%s", c->cfg.source.name, o->path,
                mi.changes ? mi.plan.data : "no changes\n");
         fflush(stdout);
-        if (mi.changes && !o->dry_run) {
-            if (!o->yes && !confirm()) {
+        if (mi.changes && !o->dry_run && !mi.applied) {
+            if (!confirm()) {
                 fprintf(stderr, "searchsync mapping import: not applied (confirm with --yes)\n");
                 rc = MI_INVALID;
             } else {
                 sbuf_reset(&mi.plan);
                 mi.apply = true;
                 rc = mapping_import_run(&c->cfg, c->meta, &mi);
-                if (rc == MI_OK && mi.plan.len && strstr(mi.plan.data, "(not noted"))
-                    fprintf(stderr, "searchsync mapping import: %s", strstr(mi.plan.data, "(not noted"));
-                if (rc == MI_OK) printf("applied\n");
             }
+        }
+        if (rc == MI_OK && mi.applied) {
+            if (mi.log_err[0])
+                fprintf(stderr, "searchsync mapping import: stored, but not noted in the sync "
+                                "log: %s\n", mi.log_err);
+            printf("applied\n");
         }
     }
     if (rc != MI_OK && mi.err[0]) {

@@ -178,9 +178,11 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
     sbuf_adds(&s, ", 'mapping_import', ");
     db_quote(meta, &s, mi->name, strlen(mi->name));
     sbuf_adds(&s, ")");
-    char lerr[512];
-    if (db_exec(meta, s.data, lerr, sizeof lerr) < 0) /* the mapping is stored: not fatal */
-        sbuf_printf(&mi->plan, "(not noted in the sync log: %s)\n", lerr);
+    mi->log_err[0] = '\0';
+    if (db_exec(meta, s.data, mi->log_err, sizeof mi->log_err) < 0) /* stored: not fatal */
+        mi->log_err[sizeof mi->log_err - 1] = '\0';
+    else
+        mi->log_err[0] = '\0';
     sbuf_free(&s);
 out:
     mapping_free(&nw);

@@ -32,7 +32,7 @@ struct mapping_import {
     const char *name;   /* the file's name in messages */
     const char *text;
     size_t len;
-    bool apply;         /* store it when it changes something */
+    bool apply;         /* store it when it changes something (after the plan) */
     /* results */
     int changes;        /* changes in the plan (0: "no changes") */
     bool applied;
@@ -40,6 +40,7 @@ struct mapping_import {
     sbuf problems;      /* validation problems, one line each (MI_INVALID) */
     int nproblems;
     char err[2048];
+    char log_err[600];  /* stored, but not noted in sync_log: why ("" when noted) */
 };
 
 /* meta: the metadata schema (selected). The source is connected here. */

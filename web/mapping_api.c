@@ -94,6 +94,9 @@ static void h_import(const struct api_ctx *ctx, const char *body, size_t len, bo
         jw_obj_close(&w);
         sbuf_addc(&r->body, '\n');
         r->status = rc == MI_OK ? 200 : 422;
+        if (mi.applied && mi.log_err[0])
+            log_warn("admin", "mapping of source %s stored, but not noted in the sync log: %s",
+                     ctx->cfg->source.name, mi.log_err);
         if (mi.applied)
             log_info("admin", "mapping of source %s stored through the API (%d change%s); the "
                      "daemon takes it up as after `mapping import`", ctx->cfg->source.name,
