@@ -25,6 +25,7 @@ static void pause_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
+/* the node's entity as JSON (the caller holds work_mu) */
 static void entity(struct leadership *l, const char *reader, sbuf *out) {
     jsonw w;
     jw_init(&w, out);
@@ -32,18 +33,18 @@ static void entity(struct leadership *l, const char *reader, sbuf *out) {
     jw_key(&w, "node_id");
     jw_str(&w, l->node_id);
     jw_key(&w, "cloud_status");
-    jw_str(&w, "NORMAL");
+    jw_str(&w, l->cloud_status);
     jw_key(&w, "node_status");
-    jw_str(&w, "INIT");
+    jw_str(&w, l->node_status);
     jw_key(&w, "session_id");
-    jw_str(&w, "");
+    jw_str(&w, l->session);
     jw_key(&w, "job_type");
     jw_str(&w, "index");
     jw_key(&w, "jobs");
-    jw_arr_open(&w);
-    jw_arr_close(&w);
+    if (l->jobs_json) jw_raw(&w, l->jobs_json, strlen(l->jobs_json));
+    else jw_arr_open(&w), jw_arr_close(&w);
     jw_key(&w, "alive_work");
-    jw_int(&w, 0);
+    jw_int(&w, l->alive_work);
     jw_key(&w, "source");
     jw_str(&w, l->cfg->source.name);
     jw_key(&w, "reader");
@@ -53,10 +54,26 @@ static void entity(struct leadership *l, const char *reader, sbuf *out) {
     jw_obj_close(&w);
 }
 
+/* This node's entity written to its registry node, built and written under
+ * work_mu so that two threads' writes land in the order of their contents. */
+static void republish(struct leadership *l) {
+    if (!l->zk) return;
+    sbuf e = SBUF_INIT;
+    pthread_mutex_lock(&l->work_mu);
+    entity(l, l->fence ? "leader" : "standby", &e);
+    leadership_publish(l, e.data);
+    pthread_mutex_unlock(&l->work_mu);
+    sbuf_free(&e);
+}
+
 int leadership_init(struct leadership *l, const struct ss_config *cfg, bool no_wait) {
     memset(l, 0, sizeof *l);
     l->cfg = cfg;
     l->no_wait = no_wait;
+    pthread_mutex_init(&l->work_mu, NULL);
+    l->work_mu_init = true;
+    snprintf(l->cloud_status, sizeof l->cloud_status, "NORMAL");
+    snprintf(l->node_status, sizeof l->node_status, "FINISH"); /* no jobs yet */
     if (cfg->cluster.node_id && cfg->cluster.node_id[0]) {
         snprintf(l->node_id, sizeof l->node_id, "%s", cfg->cluster.node_id);
     } else {
@@ -72,7 +89,9 @@ int leadership_init(struct leadership *l, const struct ss_config *cfg, bool no_w
                     l->err, sizeof l->err);
     if (!l->zk) return -1;
     sbuf e = SBUF_INIT;
+    pthread_mutex_lock(&l->work_mu);
     entity(l, "standby", &e);
+    pthread_mutex_unlock(&l->work_mu);
     int rc = registry_register(l->zk, cfg->cluster.name, l->node_id, e.data, l->err,
                                sizeof l->err);
     sbuf_free(&e);
@@ -187,10 +206,7 @@ int leadership_acquire(struct leadership *l, volatile sig_atomic_t *stop) {
         if (rc <= 0) return rc;
         l->fence = (uint64_t)fence;
         if (claim(l) < 0) return -1;
-        sbuf e = SBUF_INIT;
-        entity(l, "leader", &e);
-        leadership_publish(l, e.data);
-        sbuf_free(&e);
+        republish(l);
         log_info("cluster", "node %s reads the binlog of source %s (fencing token %llu)",
                  l->node_id, src, (unsigned long long)l->fence);
         return 1;
@@ -266,6 +282,19 @@ bool leadership_check(struct leadership *l) {
     return false;
 }
 
+void leadership_set_work(struct leadership *l, const char *cloud_status, const char *node_status,
+                         const char *session, const char *jobs_json, int alive_work) {
+    pthread_mutex_lock(&l->work_mu);
+    snprintf(l->cloud_status, sizeof l->cloud_status, "%s", cloud_status);
+    snprintf(l->node_status, sizeof l->node_status, "%s", node_status);
+    snprintf(l->session, sizeof l->session, "%s", session ? session : "");
+    free(l->jobs_json);
+    l->jobs_json = jobs_json ? xstrdup(jobs_json) : NULL;
+    l->alive_work = alive_work;
+    pthread_mutex_unlock(&l->work_mu);
+    republish(l);
+}
+
 void leadership_publish(struct leadership *l, const char *json) {
     if (!l->zk) return;
     char err[512];
@@ -276,7 +305,9 @@ void leadership_publish(struct leadership *l, const char *json) {
 int leadership_nodes(struct leadership *l, sbuf *out) {
     if (!l->zk) {
         sbuf e = SBUF_INIT;
+        pthread_mutex_lock(&l->work_mu);
         entity(l, l->fence ? "leader" : "standby", &e);
+        pthread_mutex_unlock(&l->work_mu);
         sbuf_printf(out, "[{\"node\":");
         json_escape(out, l->node_id, strlen(l->node_id));
         sbuf_printf(out, ",\"entity\":%s}]", e.data);
@@ -313,4 +344,8 @@ void leadership_free(struct leadership *l) {
     l->zk = NULL;
     db_close(l->meta);
     l->meta = NULL;
+    free(l->jobs_json);
+    l->jobs_json = NULL;
+    if (l->work_mu_init) pthread_mutex_destroy(&l->work_mu);
+    l->work_mu_init = false;
 }
