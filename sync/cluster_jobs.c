@@ -75,7 +75,7 @@ static int runs_start(struct cluster_jobs *cj, const char *session) {
     MYSQL_RES *res = db_query(cj->meta, q.data, q.len, cj->err, sizeof cj->err);
     sbuf_free(&q);
     if (!res) return -1;
-    sbuf jobs = SBUF_INIT;
+    sbuf jobs = SBUF_INIT, ids = SBUF_INIT;
     jsonw w;
     jw_init(&w, &jobs);
     jw_arr_open(&w);
@@ -89,6 +89,7 @@ static int runs_start(struct cluster_jobs *cj, const char *session) {
             want[nwant].alias = xstrdup(row[0]);
             want[nwant++].version = v;
         }
+        sbuf_printf(&ids, "%s%s", ids.len ? "," : "", row[2]);
         jw_obj_open(&w);
         jw_key(&w, "id");
         jw_raw(&w, row[2], strlen(row[2]));
@@ -124,6 +125,8 @@ static int runs_start(struct cluster_jobs *cj, const char *session) {
     if (rc == 0) {
         snprintf(cj->session, sizeof cj->session, "%s", session);
         cj->working = njobs > 0;
+        sbuf_reset(&cj->job_ids);
+        if (ids.len) sbuf_add(&cj->job_ids, ids.data, ids.len);
         leadership_set_work(cj->lead, "NORMAL", njobs ? "INIT" : "FINISH", session, jobs.data,
                             (int)cj->nruns);
         if (njobs)
@@ -131,7 +134,27 @@ static int runs_start(struct cluster_jobs *cj, const char *session) {
                      cj->lead->node_id, njobs, jobs.data);
     }
     sbuf_free(&jobs);
+    sbuf_free(&ids);
     return rc;
+}
+
+/* How many of this node's jobs a later rebalance gave to another node or
+ * session (its writes to them were refused: fenced). -1 unknown. */
+static long jobs_taken(struct cluster_jobs *cj) {
+    if (!cj->job_ids.len || db_ensure(&cj->meta, &cj->metap, cj->err, sizeof cj->err) < 0)
+        return -1;
+    sbuf q = SBUF_INIT;
+    sbuf_printf(&q, "SELECT COUNT(*) FROM jobs WHERE id IN (%.*s) AND (owner_node <> ",
+                (int)cj->job_ids.len, cj->job_ids.data);
+    db_quote(cj->meta, &q, cj->lead->node_id, strlen(cj->lead->node_id));
+    sbuf_adds(&q, " OR owner_node IS NULL OR rebalance_session <> ");
+    db_quote(cj->meta, &q, cj->session, strlen(cj->session));
+    sbuf_addc(&q, ')');
+    char *n = db_scalar(cj->meta, q.data, cj->err, sizeof cj->err);
+    sbuf_free(&q);
+    long taken = n ? atol(n) : -1;
+    free(n);
+    return taken;
 }
 
 /* runners whose jobs all ended are freed; FINISH once none is left */
@@ -145,8 +168,14 @@ static void runs_reap(struct cluster_jobs *cj) {
     if (cj->working && !cj->nruns) {
         cj->working = false;
         leadership_set_work(cj->lead, "NORMAL", "FINISH", cj->session, NULL, 0);
-        log_info("cluster", "rebalance %s: node %s finished its jobs", cj->session,
-                 cj->lead->node_id);
+        long taken = jobs_taken(cj);
+        if (taken > 0)
+            log_warn("cluster", "rebalance %s: node %s stopped: %ld of its jobs were given to "
+                     "other nodes by a later rebalance (its writes to them were refused)",
+                     cj->session, cj->lead->node_id, taken);
+        else
+            log_info("cluster", "rebalance %s: node %s finished its jobs", cj->session,
+                     cj->lead->node_id);
     }
 }
 
@@ -230,6 +259,47 @@ static bool needs_rebalance(struct cluster_jobs *cj, const struct rebalance_stat
     return need;
 }
 
+/* A switch left halfway (its node died between the last job and the alias
+ * moved: the state stays 'switching' with every job done) is finished by
+ * the reader once it has been left for STUCK_SWITCH_S: a runner without
+ * jobs resumes it where the state says (sync/reindex_version.c). Not
+ * sooner: a switch under way on another node (a flush of a large version)
+ * must not be run twice at once. */
+#define STUCK_SWITCH_S 60
+static void resume_stuck_switches(struct cluster_jobs *cj) {
+    if (db_ensure(&cj->meta, &cj->metap, cj->err, sizeof cj->err) < 0) return;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT c.alias, c.building_version FROM index_configs c WHERE c.source = ");
+    db_quote(cj->meta, &q, cj->cfg->source.name, strlen(cj->cfg->source.name));
+    sbuf_printf(&q, " AND c.state = 'switching' AND c.updated_at < NOW(3) - INTERVAL %d SECOND "
+                    "AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.index_id = c.id AND j.version "
+                    "= c.building_version AND j.type = 'index' AND j.status <> 'done')",
+                STUCK_SWITCH_S);
+    MYSQL_RES *res = db_query(cj->meta, q.data, q.len, cj->err, sizeof cj->err);
+    sbuf_free(&q);
+    MYSQL_ROW row;
+    while (res && (row = mysql_fetch_row(res))) {
+        unsigned v = (unsigned)strtoul(row[1], NULL, 10);
+        bool running = false;
+        for (size_t i = 0; i < cj->nruns; i++)
+            running |= !strcmp(cj->runs[i].alias, row[0]) && cj->runs[i].version == v;
+        if (running) continue;
+        struct mapping_gen *gen = load_gen(cj);
+        struct reindex_runner *r =
+            gen ? reindex_runner_start(cj->cfg, cj->client, gen, row[0], v, cj->err,
+                                       sizeof cj->err)
+                : NULL;
+        mapping_gen_unref(gen);
+        if (!r) continue;
+        log_warn("cluster", "%s: the switch to version %u was left halfway for %d s (the node "
+                 "doing it went?): node %s finishes it", row[0], v, STUCK_SWITCH_S,
+                 cj->lead->node_id);
+        cj->runs = xrealloc(cj->runs, (cj->nruns + 1) * sizeof *cj->runs);
+        cj->runs[cj->nruns++] = (struct cluster_run){xstrdup(row[0]), v, r};
+    }
+    if (res) mysql_free_result(res);
+}
+
 static void *cluster_main(void *arg) {
     struct cluster_jobs *cj = arg;
     struct zk *z = cj->lead->zk;
@@ -280,6 +350,7 @@ static void *cluster_main(void *arg) {
                 cj->next_check_ms = now + CHECK_MS;
                 struct rebalance_state none = {0};
                 if (needs_rebalance(cj, got == 1 ? &st : &none)) coord_start(cj);
+                else resume_stuck_switches(cj);
             }
         }
         if (got == 1) rebalance_state_free(&st);
@@ -299,6 +370,7 @@ int cluster_jobs_start(struct cluster_jobs *cj, const struct ss_config *cfg,
     cj->metap = db_params_metadata(cfg);
     cj->metap.database = cfg->metadata.database;
     sbuf_init(&cj->live_prev);
+    sbuf_init(&cj->job_ids);
     if (pthread_create(&cj->th, NULL, cluster_main, cj) != 0) {
         snprintf(cj->err, sizeof cj->err, "the cluster jobs thread could not start");
         return -1;
@@ -320,5 +392,6 @@ void cluster_jobs_stop(struct cluster_jobs *cj) {
     db_close(cj->meta);
     cj->meta = NULL;
     sbuf_free(&cj->live_prev);
+    sbuf_free(&cj->job_ids);
     cj->started = false;
 }

@@ -64,6 +64,7 @@ struct cluster_jobs {
     struct cluster_run *runs;
     size_t nruns;
     bool working;               /* had jobs since the last INIT (FINISH said when done) */
+    sbuf job_ids;               /* the ids of those jobs, "1,2,3" */
     MYSQL *meta;
     db_params metap;
     int64_t next_check_ms;      /* the reader's next look for work to rebalance */
