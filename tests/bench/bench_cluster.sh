@@ -92,7 +92,7 @@ for mode in sa c1 c2 c3; do
     alias="${db}_${mode}_i"
     for ((k = 1; k <= nodes; k++)); do config "$T/$mode$k.ini" "$mode" "n$k" "$((7400 + k))" "$zk"; done
     mapping "$alias" >"$T/$mode.json"
-    "$BIN" mapping import --config "$T/${mode}1.ini" "$T/$mode.json" --yes >/dev/null
+    "$BIN" mapping import --config "$T/${mode}1.ini" "$T/$mode.json" --yes >/dev/null 2>&1
     mpids=()
     for ((k = 1; k <= nodes; k++)); do
         "$BIN" run --config "$T/$mode$k.ini" >>"$T/$mode$k.log" 2>&1 &
@@ -103,7 +103,7 @@ for mode in sa c1 c2 c3; do
     sleep 2 # every node registered and idle
     for ((r = 1; r <= ROUNDS; r++)); do
         v=$((r + 1))
-        "$BIN" reindex --config "$T/${mode}1.ini" "$alias" --no-wait >/dev/null
+        "$BIN" reindex --config "$T/${mode}1.ini" "$alias" --no-wait >/dev/null 2>&1
         wait_version "$mode" "$v"
         read -r secs rowsr < <(mq "SELECT TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6, rows_read
                                    FROM ${db}_$mode.reindex_runs WHERE version = $v")
@@ -152,7 +152,7 @@ awk -v r="$ROWS" -v ms="$((t1 - t0))" 'BEGIN {printf "plain bulk load: %.2f s, %
 config "$T/k1.ini" kill n1 7411 "$ZK_HOSTS"
 config "$T/k2.ini" kill n2 7412 "$ZK_HOSTS"
 mapping "${db}_kill_i" >"$T/kill.json"
-"$BIN" mapping import --config "$T/k1.ini" "$T/kill.json" --yes >/dev/null
+"$BIN" mapping import --config "$T/k1.ini" "$T/kill.json" --yes >/dev/null 2>&1
 "$BIN" run --config "$T/k1.ini" >>"$T/k1.log" 2>&1 & k1=$!; pids+=($k1)
 wait_version kill 1
 "$BIN" run --config "$T/k2.ini" >>"$T/k2.log" 2>&1 & k2=$!; pids+=($k2)
@@ -163,6 +163,7 @@ sleep 2
 pos="$(mq "SELECT position FROM ${db}_kill.offsets")"
 kill -9 "$k1"
 t0=$(now_ms)
+wait "$k1" 2>/dev/null || true
 while [ "$(mq "SELECT position FROM ${db}_kill.offsets")" = "$pos" ]; do sleep 0.05; done
 t1=$(now_ms)
 echo "reader SIGKILLed -> standby's first checkpoint move: $((t1 - t0)) ms (session timeout 4000 ms)"
