@@ -302,9 +302,9 @@ static void resume_stuck_switches(struct cluster_jobs *cj) {
 
 static void *cluster_main(void *arg) {
     struct cluster_jobs *cj = arg;
-    struct zk *z = cj->lead->zk;
     bool lost_said = false;
     while (!cj->stop) {
+        struct zk *z = cj->lead->zk; /* (a new one after a standby registered again) */
         if (!zk_usable(z)) { /* whatever it held may be another's now */
             if (!lost_said && cj->nruns)
                 log_warn("cluster", "node %s lost its ZooKeeper session: its jobs stop (they "

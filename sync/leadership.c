@@ -194,15 +194,75 @@ static int claim(struct leadership *l) {
     return rc;
 }
 
+/* A standby's session expired: everything it held through it is gone (its
+ * registration, its place in the election; its jobs were stopped by
+ * sync/cluster_jobs.c when the session became unusable). Open a new one and
+ * register again, waiting for ZooKeeper as long as it takes. 0, or -1
+ * stopped. */
+static int renew_session(struct leadership *l, volatile sig_atomic_t *stop) {
+    const struct ss_config *cfg = l->cfg;
+    log_warn("cluster", "node %s: its ZooKeeper session expired while it stood by: it registers "
+             "again with a new session and waits for the next rebalance", l->node_id);
+    zlock_leave(l->lock);
+    l->lock = NULL;
+    long pause = 500;
+    for (;;) {
+        if (stop && *stop) return -1;
+        struct zk *z = zk_open(cfg->cluster.zookeeper, cfg->cluster.session_timeout_ms,
+                               cfg->source.connect_timeout_ms > 5000 ? cfg->source.connect_timeout_ms
+                                                                      : 5000,
+                               l->err, sizeof l->err);
+        if (z) {
+            sbuf e = SBUF_INIT;
+            pthread_mutex_lock(&l->work_mu);
+            entity(l, "standby", &e);
+            pthread_mutex_unlock(&l->work_mu);
+            int rc = registry_register(z, cfg->cluster.name, l->node_id, e.data, l->err,
+                                       sizeof l->err);
+            sbuf_free(&e);
+            if (rc == 0) {
+                l->retired = xrealloc(l->retired, (l->nretired + 1) * sizeof *l->retired);
+                l->retired[l->nretired++] = l->zk;
+                l->zk = z;
+                log_info("cluster", "node %s registered again in cluster %s", l->node_id,
+                         cfg->cluster.name);
+                return 0;
+            }
+            zk_close(z);
+        }
+        log_warn("cluster", "node %s: registering again: %s (retried in %ld ms)", l->node_id,
+                 l->err, pause);
+        pause_ms(pause);
+        pause = pause * 2 > 10000 ? 10000 : pause * 2;
+    }
+}
+
 int leadership_acquire(struct leadership *l, volatile sig_atomic_t *stop) {
     const char *src = l->cfg->source.name;
     if (l->zk) {
         char dir[600];
         snprintf(dir, sizeof dir, "/searchsync/%s/leaders/%s", l->cfg->cluster.name, src);
-        if (!l->lock) l->lock = zlock_enter(l->zk, dir, l->node_id, l->err, sizeof l->err);
-        if (!l->lock) return -1;
+        int rc = 0;
         int64_t fence = 0;
-        int rc = zlock_wait(l->lock, stop, &fence, l->err, sizeof l->err);
+        for (;;) {
+            if (stop && *stop) return 0;
+            if (zk_expired(l->zk)) {
+                if (renew_session(l, stop) < 0) return 0;
+                continue;
+            }
+            if (!zk_usable(l->zk)) { /* cut off: wait for ZooKeeper (or the expiry) */
+                pause_ms(200);
+                continue;
+            }
+            if (!l->lock) l->lock = zlock_enter(l->zk, dir, l->node_id, l->err, sizeof l->err);
+            if (!l->lock) {
+                if (!zk_usable(l->zk)) continue;
+                return -1;
+            }
+            rc = zlock_wait(l->lock, stop, &fence, l->err, sizeof l->err);
+            if (rc < 0 && !zk_usable(l->zk)) continue; /* the session, not the lock */
+            break;
+        }
         if (rc <= 0) return rc;
         l->fence = (uint64_t)fence;
         if (claim(l) < 0) return -1;
@@ -342,6 +402,10 @@ void leadership_free(struct leadership *l) {
     l->lock = NULL;
     zk_close(l->zk);
     l->zk = NULL;
+    for (size_t i = 0; i < l->nretired; i++) zk_close(l->retired[i]);
+    free(l->retired);
+    l->retired = NULL;
+    l->nretired = 0;
     db_close(l->meta);
     l->meta = NULL;
     free(l->jobs_json);

@@ -44,7 +44,13 @@ struct zlock;
 struct leadership {
     const struct ss_config *cfg;
     char node_id[256];
-    struct zk *zk;          /* NULL: standalone */
+    /* NULL: standalone. Replaced by a new session when a standby's expires
+     * (leadership_acquire registers again); the expired handles are kept
+     * (retired) until leadership_free, so a thread that read the old
+     * pointer only gets errors from it, never a freed handle */
+    struct zk *_Atomic zk;
+    struct zk **retired;
+    size_t nretired;
     struct zlock *lock;
     MYSQL *meta;            /* standalone: holds the named lock; both: the claim */
     db_params metap;
@@ -68,7 +74,10 @@ struct leadership {
 int leadership_init(struct leadership *l, const struct ss_config *cfg, bool no_wait);
 /* Block until this node reads the source: 1 it does (l->fence set, the
  * checkpoint's fence claimed), 0 *stop was set, -1 failure (l->err; with
- * --no-wait: another node reads it). */
+ * --no-wait: another node reads it). With ZooKeeper, a standby whose
+ * session expired (it was paused, or cut off longer than the timeout)
+ * registers again with a new session and goes on waiting; while ZooKeeper
+ * cannot be reached it waits for it. */
 int leadership_acquire(struct leadership *l, volatile sig_atomic_t *stop);
 /* Still the reader? (standalone: the lock confirmed every 2 s) Called
  * every few hundred ms by the supervisor. */

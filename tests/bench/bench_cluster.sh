@@ -5,12 +5,15 @@
 #
 # One flat table of BENCH_CLUSTER_ROWS rows (default 200,000). For each
 # mode — standalone, cluster of 1, 2, 3 nodes (each with its own metadata
-# schema and alias) — the nodes start, the first sync builds v1 (a warm-up),
-# then BENCH_ROUNDS (default 2) reindexes are timed from the request to the
-# version going live (reindex_runs: started_at .. finished_at), with the rows
-# each node ended (reindex_run_jobs.owner_node). The coordination overhead is
-# the 1-node cluster's time over the standalone's (target < 5%). On 2 shared
-# cores no speed-up is expected from more nodes: the engine is the bound.
+# schema and alias) — the nodes start and the first sync builds v1 (a
+# warm-up); all modes' daemons stay up (idle between their reindexes). Then
+# BENCH_ROUNDS (default 4) rounds, the modes' order turning each round (the
+# engine keeps warming up for minutes), reindex each mode once, timed from
+# the request to the version going live (reindex_runs: started_at ..
+# finished_at), with the rows each node ended (reindex_run_jobs.owner_node).
+# Medians per mode. The coordination overhead is the 1-node cluster's time
+# over the standalone's (target < 5%). On 2 shared cores no speed-up is
+# expected from more nodes: the engine is the bound.
 # The plain load posts the same documents as NDJSON with 4 parallel curls
 # into a fresh index with refresh off.
 # Last, the reader of a 2-node cluster is SIGKILLed under a writer: the time
@@ -26,7 +29,7 @@ fi
 BIN="${SEARCHSYNC_BIN:-$PWD/searchsync}"
 [ -x "$BIN" ] || BIN="$SEARCHSYNC_SRCDIR/searchsync"
 ROWS="${BENCH_CLUSTER_ROWS:-200000}"
-ROUNDS="${BENCH_ROUNDS:-2}"
+ROUNDS="${BENCH_ROUNDS:-4}"
 T="$(mktemp -d "${TMPDIR:-/tmp}/bench_cluster.XXXXXX")"
 db="bc_$$"
 pids=()
@@ -83,27 +86,30 @@ wait_version() { # MODE V
 }
 
 echo "rows: $ROWS (flat), reindex buckets 6 (raised to the live nodes), page 1000"
-printf '%-12s %8s %10s %12s  %s\n' mode round seconds docs/s "rows ended per node"
-declare -A best
-for mode in sa c1 c2 c3; do
+modes="sa c1 c2 c3"
+for mode in $modes; do # every mode's daemons run (idle between its reindexes)
     nodes=1
     zk="$ZK_HOSTS"
     case "$mode" in sa) zk="" ;; c2) nodes=2 ;; c3) nodes=3 ;; esac
-    alias="${db}_${mode}_i"
     for ((k = 1; k <= nodes; k++)); do config "$T/$mode$k.ini" "$mode" "n$k" "$((7400 + k))" "$zk"; done
-    mapping "$alias" >"$T/$mode.json"
+    mapping "${db}_${mode}_i" >"$T/$mode.json"
     "$BIN" mapping import --config "$T/${mode}1.ini" "$T/$mode.json" --yes >/dev/null 2>&1
-    mpids=()
     for ((k = 1; k <= nodes; k++)); do
         "$BIN" run --config "$T/$mode$k.ini" >>"$T/$mode$k.log" 2>&1 &
-        pids+=($!) mpids+=($!)
+        pids+=($!)
         sleep 0.5
     done
-    wait_version "$mode" 1
-    sleep 2 # every node registered and idle
-    for ((r = 1; r <= ROUNDS; r++)); do
+    wait_version "$mode" 1 # the first sync: a warm-up
+done
+sleep 2 # every node registered and idle
+printf '%-6s %6s %9s %9s  %s\n' mode round seconds docs/s "rows ended per node"
+declare -A times
+for ((r = 1; r <= ROUNDS; r++)); do
+    set -- $modes
+    for ((i = 1; i < r % 4; i++)); do set -- "${@:2}" "$1"; done # the order turns each round
+    for mode in "$@"; do
         v=$((r + 1))
-        "$BIN" reindex --config "$T/${mode}1.ini" "$alias" --no-wait >/dev/null 2>&1
+        "$BIN" reindex --config "$T/${mode}1.ini" "${db}_${mode}_i" --no-wait >/dev/null 2>&1
         wait_version "$mode" "$v"
         read -r secs rowsr < <(mq "SELECT TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6, rows_read
                                    FROM ${db}_$mode.reindex_runs WHERE version = $v")
@@ -111,18 +117,21 @@ for mode in sa c1 c2 c3; do
                    FROM (SELECT owner_node, SUM(rows_read) s FROM ${db}_$mode.reindex_run_jobs
                    WHERE run_id = (SELECT id FROM ${db}_$mode.reindex_runs WHERE version = $v)
                    GROUP BY owner_node) j")"
-        rate="$(awk -v r="$rowsr" -v s="$secs" 'BEGIN {printf "%d", r / s}')"
-        printf '%-12s %8s %10.2f %12s  %s\n' "$mode" "$r" "$secs" "$rate" "$per"
-        if [ -z "${best[$mode]:-}" ] || awk -v a="$secs" -v b="${best[$mode]}" 'BEGIN {exit !(a < b)}'; then
-            best[$mode]="$secs"
-        fi
+        printf '%-6s %6s %9.2f %9d  %s\n' "$mode" "$r" "$secs" "$(awk -v r="$rowsr" -v s="$secs" 'BEGIN {print int(r / s)}')" "$per"
+        times[$mode]="${times[$mode]:-} $secs"
     done
-    for p in "${mpids[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 done
-awk -v a="${best[c1]}" -v b="${best[sa]}" 'BEGIN {printf "coordination overhead (best 1-node cluster over best standalone): %+.1f%%\n", (a / b - 1) * 100}'
-for m in c2 c3; do
-    awk -v a="${best[$m]}" -v b="${best[c1]}" -v m="$m" 'BEGIN {printf "%s nodes over 1 node: %.2fx the time\n", substr(m, 2), a / b}'
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+for mode in $modes; do
+    m="$(median <<<"${times[$mode]}")"
+    printf 'median %-4s %6.2f s  %7d docs/s\n' "$mode" "$m" "$(awk -v r="$ROWS" -v s="$m" 'BEGIN {print int(r / s)}')"
+    eval "med_$mode=$m"
 done
+awk -v a="$med_c1" -v b="$med_sa" 'BEGIN {printf "coordination overhead (1-node cluster over standalone, medians): %+.1f%%\n", (a / b - 1) * 100}'
+awk -v a="$med_c2" -v b="$med_c1" 'BEGIN {printf "2 nodes over 1 node: %.2fx the time\n", a / b}'
+awk -v a="$med_c3" -v b="$med_c1" 'BEGIN {printf "3 nodes over 1 node: %.2fx the time\n", a / b}'
+for p in ${pids[@]+"${pids[@]}"}; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+pids=()
 
 # ---- the plain bulk load of the same documents
 python3 - "$T/bulk" "$ROWS" <<'PY'

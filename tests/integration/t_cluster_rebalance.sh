@@ -13,7 +13,8 @@
 #              live once, every row counted once (no saved page read
 #              twice), every document equals SQL
 #   commands   searchsync rebalance and POST /api/v1/rebalance answer with
-#              the assignment; GET /api/v1/nodes shows the node statuses
+#              the assignment; GET /api/v1/nodes shows the node statuses; the
+#              Nodes screen in Chromium shows them and its button rebalances
 . "$(dirname "$0")/lib.sh"
 require_bin
 [ -n "${ZK_HOSTS:-}" ] || fail "the harness did not start ZooKeeper (ZK_HOSTS unset)"
@@ -172,6 +173,16 @@ node_status() {
 }
 a_finished() { [ "$(node_status)" = "FINISH NORMAL" ]; }
 wait_until 10 "GET /api/v1/nodes: node A has no job left after the rebalance (FINISH, NORMAL)" a_finished
+# the Nodes screen in a browser: the status, the rebalance button
+. "$(dirname "$0")/ui_lib.sh"
+ui_setup
+export UI_URL="http://127.0.0.1:$port" TOKEN="$token" SHOTS PW_DIR CHROMIUM NODE_ID=node-a
+node "$SEARCHSYNC_SRCDIR/tests/integration/t_cluster_rebalance.mjs" >"$TEST_TMP/browser.out" 2>&1 || {
+    cat "$TEST_TMP/browser.out"
+    fail "the browser run failed"
+}
+cat "$TEST_TMP/browser.out"
+_LIB_ASSERTS=$((_LIB_ASSERTS + $(grep -c '^ok: ' "$TEST_TMP/browser.out")))
 st=0; "$SEARCHSYNC_BIN" rebalance --config "$TEST_TMP/b.ini" --bogus >/dev/null 2>&1 || st=$?
 assert_eq 2 "$st" "an unknown option is a usage error"
 grep -v '^\[cluster\]\|^zookeeper\|^name = c_\|^node_id\|^session_timeout' "$TEST_TMP/b.ini" >"$TEST_TMP/solo.ini"
