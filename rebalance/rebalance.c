@@ -36,16 +36,20 @@ bool rebalance_state_has(const struct rebalance_state *st, const char *node) {
 }
 
 int rebalance_state_read(struct zk *z, const char *cluster, const char *source,
-                         struct rebalance_state *st, char *err, size_t errlen) {
+                         struct rebalance_state *st, watcher_fn watch, void *watch_ctx,
+                         char *err, size_t errlen) {
     memset(st, 0, sizeof *st);
     char path[900];
     state_path(path, sizeof path, cluster, source);
     char *buf = xcalloc(1, ZNODE_MAX);
     int len = ZNODE_MAX - 1;
     struct Stat zs;
-    int rc = zoo_get(zk_handle(z), path, 0, buf, &len, &zs);
+    int rc = watch ? zoo_wget(zk_handle(z), path, watch, watch_ctx, buf, &len, &zs)
+                   : zoo_get(zk_handle(z), path, 0, buf, &len, &zs);
     if (rc == ZNONODE) {
         free(buf);
+        /* (a watch on its creation: the first rebalance wakes the node too) */
+        if (watch) zoo_wexists(zk_handle(z), path, watch, watch_ctx, &zs);
         return 0;
     }
     if (rc != ZOK) {
@@ -178,7 +182,7 @@ static int wait_clean_ok(struct zk *z, const char *cluster, const char *source,
         clock_gettime(CLOCK_MONOTONIC, &now);
         long el = (long)(now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
         if (el >= timeout_ms) return 1; /* the silent ones get nothing */
-        nap_ms(100);
+        nap_ms(25);
     }
 }
 

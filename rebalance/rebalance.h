@@ -41,9 +41,12 @@ struct rebalance_state {
     size_t nnodes;
 };
 
-/* 1 read (st filled), 0 no rebalance yet, -1 error (err). */
+/* 1 read (st filled), 0 no rebalance yet, -1 error (err). With watch (may
+ * be NULL), ZooKeeper calls it once when the znode is next written or
+ * created (on the client's thread: it should only wake someone). */
 int rebalance_state_read(struct zk *z, const char *cluster, const char *source,
-                         struct rebalance_state *st, char *err, size_t errlen);
+                         struct rebalance_state *st, watcher_fn watch, void *watch_ctx,
+                         char *err, size_t errlen);
 void rebalance_state_free(struct rebalance_state *st);
 bool rebalance_state_has(const struct rebalance_state *st, const char *node);
 

@@ -14,8 +14,8 @@
 #include "rebalance/zk.h"
 #include "reindex.h"
 
-#define TICK_MS 200
-#define CHECK_MS 1000      /* the reader's look for work to rebalance */
+#define TICK_MS 200        /* at most; a write of the coordinator's znode wakes it */
+#define CHECK_MS 250       /* the reader's look for work to rebalance */
 #define RETRY_MAX_MS 30000 /* the longest pause after failed rebalances */
 
 static int64_t mono_ms(void) {
@@ -300,6 +300,29 @@ static void resume_stuck_switches(struct cluster_jobs *cj) {
     if (res) mysql_free_result(res);
 }
 
+/* the coordinator's znode changed (the client's thread): wake the tick */
+static void state_watch(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
+    (void)zh, (void)type, (void)state, (void)path;
+    struct cluster_jobs *cj = ctx;
+    pthread_mutex_lock(&cj->wake_mu);
+    cj->woken = true;
+    pthread_cond_signal(&cj->wake_cv);
+    pthread_mutex_unlock(&cj->wake_mu);
+}
+
+/* TICK_MS, or less when woken */
+static void tick_wait(struct cluster_jobs *cj) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_nsec += TICK_MS * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    pthread_mutex_lock(&cj->wake_mu);
+    while (!cj->woken && !cj->stop)
+        if (pthread_cond_timedwait(&cj->wake_cv, &cj->wake_mu, &ts) != 0) break;
+    cj->woken = false;
+    pthread_mutex_unlock(&cj->wake_mu);
+}
+
 static void *cluster_main(void *arg) {
     struct cluster_jobs *cj = arg;
     bool lost_said = false;
@@ -319,8 +342,8 @@ static void *cluster_main(void *arg) {
         lost_said = false;
         struct rebalance_state st;
         char err[512];
-        int got = rebalance_state_read(z, cj->cfg->cluster.name, cj->cfg->source.name, &st, err,
-                                       sizeof err);
+        int got = rebalance_state_read(z, cj->cfg->cluster.name, cj->cfg->source.name, &st,
+                                       state_watch, cj, err, sizeof err);
         if (got < 0) log_debug("cluster", "%s", err);
         if (got == 1 && !strcmp(st.phase, "CLEAN") && strcmp(st.session, cj->clean_seen)) {
             snprintf(cj->clean_seen, sizeof cj->clean_seen, "%s", st.session);
@@ -354,7 +377,7 @@ static void *cluster_main(void *arg) {
             }
         }
         if (got == 1) rebalance_state_free(&st);
-        nap_ms(TICK_MS);
+        tick_wait(cj);
     }
     runs_stop(cj);
     return NULL;
@@ -369,6 +392,12 @@ int cluster_jobs_start(struct cluster_jobs *cj, const struct ss_config *cfg,
     cj->lead = lead;
     cj->metap = db_params_metadata(cfg);
     cj->metap.database = cfg->metadata.database;
+    pthread_mutex_init(&cj->wake_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&cj->wake_cv, &ca);
+    pthread_condattr_destroy(&ca);
     sbuf_init(&cj->live_prev);
     sbuf_init(&cj->job_ids);
     if (pthread_create(&cj->th, NULL, cluster_main, cj) != 0) {
@@ -385,7 +414,10 @@ void cluster_jobs_request(struct cluster_jobs *cj) {
 
 void cluster_jobs_stop(struct cluster_jobs *cj) {
     if (!cj || !cj->started) return;
+    pthread_mutex_lock(&cj->wake_mu);
     cj->stop = 1;
+    pthread_cond_signal(&cj->wake_cv);
+    pthread_mutex_unlock(&cj->wake_mu);
     pthread_join(cj->th, NULL);
     if (cj->coord_joinable) pthread_join(cj->coord_th, NULL);
     cj->coord_joinable = false;
@@ -393,5 +425,7 @@ void cluster_jobs_stop(struct cluster_jobs *cj) {
     cj->meta = NULL;
     sbuf_free(&cj->live_prev);
     sbuf_free(&cj->job_ids);
+    /* (wake_mu and wake_cv stay: a watch set on the session may still fire
+     * until leadership_free closes it) */
     cj->started = false;
 }

@@ -57,6 +57,9 @@ struct cluster_jobs {
     volatile sig_atomic_t stop;
     atomic_bool requested;      /* a rebalance asked for (API) */
     atomic_bool coord_running;
+    pthread_mutex_t wake_mu;    /* the thread's tick, cut short by a change of */
+    pthread_cond_t wake_cv;     /* the coordinator's znode (a ZooKeeper watch) */
+    bool woken;
     char clean_seen[32];        /* the last CLEAN answered */
     char init_seen[32];         /* the last INIT acted on */
     bool init_pending;          /* its jobs could not be started yet: tried again */

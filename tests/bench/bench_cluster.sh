@@ -87,11 +87,13 @@ wait_version() { # MODE V
 
 echo "rows: $ROWS (flat), reindex buckets 6 (raised to the live nodes), page 1000"
 modes="sa c1 c2 c3"
+mi=0
 for mode in $modes; do # every mode's daemons run (idle between its reindexes)
+    mi=$((mi + 1))
     nodes=1
     zk="$ZK_HOSTS"
     case "$mode" in sa) zk="" ;; c2) nodes=2 ;; c3) nodes=3 ;; esac
-    for ((k = 1; k <= nodes; k++)); do config "$T/$mode$k.ini" "$mode" "n$k" "$((7400 + k))" "$zk"; done
+    for ((k = 1; k <= nodes; k++)); do config "$T/$mode$k.ini" "$mode" "n$k" "$((7400 + 10 * mi + k))" "$zk"; done
     mapping "${db}_${mode}_i" >"$T/$mode.json"
     "$BIN" mapping import --config "$T/${mode}1.ini" "$T/$mode.json" --yes >/dev/null 2>&1
     for ((k = 1; k <= nodes; k++)); do

@@ -106,9 +106,14 @@ try {
   await notes.waitFor();
   ok(await page.getAttribute('#mapping-state', 'data-edited') === 'yes', 'mapping: edited, not stored');
 
+  // f.inside: the extend name of the relation to add it inside (else to the table)
   const addRelation = async (f) => {
-    const form = notes.locator('form.relation-form[data-table="shop.product_notes"]');
-    if (!(await form.isVisible())) await notes.locator('details.add-relation > summary').click();
+    const owner = f.inside ? notes.locator(`li.relation[data-relation="${f.inside}"]`) : notes;
+    const form = f.inside ? owner.locator('form.relation-form').last()
+      : notes.locator('form.relation-form[data-table="shop.product_notes"][data-path=""]');
+    const summary = f.inside ? owner.locator('details.add-relation.inner > summary').last()
+      : notes.locator('details.add-relation:not(.inner) > summary');
+    if (!(await form.isVisible())) await summary.click();
     await form.locator('input[id$="-column"]').fill(f.column);
     await form.locator('select[id$="-table"]').selectOption(f.table);
     await form.locator('input[id$="-join"]').fill(f.join);
@@ -136,6 +141,10 @@ try {
   const rels = await notes.locator('.table-config > ul.tree > li.relation > .relation-head').allTextContents();
   ok(rels.length === 3 && rels[0].includes('object') && rels[1].includes('nested array') && rels[2].includes('many-to-many, flattened'),
      'mapping: product (object), replies (nested), tags (flattened) added', rels);
+  // a relation inside a relation: the product's brand
+  await addRelation({ inside: 'product', column: 'brand_id', table: 'shop.brands', join: 'id', extend: 'brand' });
+  ok(await notes.locator('li.relation[data-relation="product"] li.relation[data-relation="brand"][data-table="shop.brands"]').count() === 1,
+     'mapping: the brand added inside the product relation');
   ok(await notes.locator('li.relation[data-relation="tags"] li.relation[data-table="shop.tags"]').count() === 1,
      'mapping: the flattened tags go through note_tags to shop.tags');
 
@@ -224,7 +233,7 @@ try {
     await pp.goto(`${URL_}/#${name}`);
     await pp.waitForSelector(`#screen-${name} ${ready}`, { timeout: 20000 });
     if (name === 'mapping') {
-      await pp.locator('section.mapping-index[data-alias="product_notes"] details.add-relation > summary').click();
+      await pp.locator('section.mapping-index[data-alias="product_notes"] details.add-relation:not(.inner) > summary').click();
       await pp.click('#raw-box > summary');
     }
     if (name === 'sources') {

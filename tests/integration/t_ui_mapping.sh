@@ -14,7 +14,8 @@
 #   mapping   a new table shop.product_notes (foreign key to shop.products)
 #             auto-generated with its columns on Sources, handed over to
 #             Mapping ("Add to the mapping…") and added as an index config;
-#             relations added with the form: the product (object), the
+#             relations added with the form: the product (object, with
+#             its brand added inside it), the
 #             replies (nested), the tags (many-to-many, flattened through
 #             note_tags); a relation with a missing join column refused by
 #             "Validate & plan" with the problem shown, then removed; the
@@ -129,21 +130,21 @@ log "browser: $n_ok checks in $(( $(date +%s) - start )) s"
 api_get() { curl -s -H "Authorization: Bearer $TOKEN" "$URL$1"; }
 assert_eq "product_notes" "$(api_get /api/v1/indices | jq -r '.indices[] | select(.alias == "product_notes") | .alias')" \
     "curl: GET /api/v1/indices lists the index config added in the UI"
-assert_eq 4 "$(api_get /api/v1/mapping | jq '[.indices[] | select(.alias == "product_notes") | .. | objects | select(has("join_column"))] | length')" \
-    "curl: the stored mapping has the three relations added and the link table's inner one"
+assert_eq 5 "$(api_get /api/v1/mapping | jq '[.indices[] | select(.alias == "product_notes") | .. | objects | select(has("join_column"))] | length')" \
+    "curl: the stored mapping has the four relations added (one inside the product) and the link table's inner one"
 wait_until 120 "the daemon built product_notes: alias product_notes -> product_notes_v1" bash -c \
     "curl -s '$SEARCH_URL/_alias/product_notes' | jq -e 'has(\"product_notes_v1\")' >/dev/null" ||
     fail "product_notes not built: $(tail -20 "$TEST_TMP/run.log")"
 curl -s -XPOST "$SEARCH_URL/product_notes/_refresh" >/dev/null
 assert_eq "$(mysql_q 'SELECT COUNT(*) FROM shop.product_notes')" "$(search_count product_notes)" "one document per note"
 # every note's document against SQL: its product's name, its replies, its tags
-want="$(mysql_q "SELECT CONCAT(n.id, '|', p.name, '|',
+want="$(mysql_q "SELECT CONCAT(n.id, '|', p.name, '|', IFNULL(b.name, ''), '|',
     IFNULL((SELECT GROUP_CONCAT(r.body ORDER BY r.id SEPARATOR ',') FROM shop.note_replies r WHERE r.note_id = n.id), ''), '|',
     IFNULL((SELECT GROUP_CONCAT(t.name ORDER BY t.id SEPARATOR ',') FROM shop.note_tags nt JOIN shop.tags t ON t.id = nt.tag_id WHERE nt.note_id = n.id), ''))
-  FROM shop.product_notes n JOIN shop.products p ON p.id = n.product_id ORDER BY n.id")"
+  FROM shop.product_notes n JOIN shop.products p ON p.id = n.product_id LEFT JOIN shop.brands b ON b.id = p.brand_id ORDER BY n.id")"
 got="$(curl -s "$SEARCH_URL/product_notes/_search?size=100&sort=id:asc" |
-    jq -r '.hits.hits[]._source | "\(.id)|\(.product.name)|\([.replies // [] | sort_by(.id)[] | .body] | join(","))|\([.tags // [] | sort_by(.id)[] | .name] | join(","))"')"
-assert_eq "$want" "$got" "the engine's notes = SQL's (product object, nested replies, flattened tags)"
+    jq -r '.hits.hits[]._source | "\(.id)|\(.product.name)|\(.product.brand.name // "")|\([.replies // [] | sort_by(.id)[] | .body] | join(","))|\([.tags // [] | sort_by(.id)[] | .name] | join(","))"')"
+assert_eq "$want" "$got" "the engine's notes = SQL's (product object with its brand inside, nested replies, flattened tags)"
 
 assert_eq 0 "$(meta_q "SELECT COUNT(*) FROM dead_letters WHERE source = 'shop' AND index_name = '$dlx'")" \
     "SQL: the index's dead letters replayed or discarded"

@@ -62,7 +62,9 @@ function relationKind(rel, nested) {
 }
 
 // relations as nested lists. opts.onRemove(path), when given, adds a
-// "Remove" button per relation (path: indices from the top list down).
+// "Remove" button per relation (path: indices from the top list down);
+// opts.relExtra(rel, path), what to show under each relation (the form that
+// adds a relation inside it).
 // flattenedBy: the flattened relation these are inside (its one inner
 // relation is the linked row, the array's element, and needs no name)
 export function relationTree(relations, ownerColumns, opts = {}, path = [], flattenedBy = null) {
@@ -91,7 +93,8 @@ export function relationTree(relations, ownerColumns, opts = {}, path = [], flat
       h('details', {}, h('summary', {}, cols ? `${cols.length} columns` : 'every column'),
         columnsTable(cols)),
       rel.relations && rel.relations.length
-        ? relationTree(rel.relations, rel.columns, opts, here, rel.flatten ? (name || 'the array') : null) : '');
+        ? relationTree(rel.relations, rel.columns, opts, here, rel.flatten ? (name || 'the array') : null) : '',
+      opts.relExtra ? opts.relExtra(rel, here) : '');
   }));
 }
 
@@ -121,7 +124,10 @@ export function indexView(ix, opts = {}) {
     tableSettings(t, ti),
     settingsOnly(t, ti) ? '' : columnsTable(t.columns),
     settingsOnly(t, ti) ? '' : [h('h4', {}, 'Relations'),
-      relationTree(t.relations, t.columns, opts.onRemove ? { onRemove: (p) => opts.onRemove(ti, p) } : {}),
+      relationTree(t.relations, t.columns, {
+        onRemove: opts.onRemove ? (p) => opts.onRemove(ti, p) : undefined,
+        relExtra: opts.relExtra ? (rel, p) => opts.relExtra(ti, rel, p) : undefined,
+      }),
       opts.tableExtra ? opts.tableExtra(t, ti) : '']));
   return h('div', { class: 'index-config' }, tables);
 }

@@ -132,7 +132,10 @@ export function mount(root) {
       err,
       indexView(ix, {
         onRemove: (ti, path) => edit((f) => removeRelation(f.indices[ii].tables[ti], path), err),
-        tableExtra: (t, ti) => relationForm(ii, ti, t),
+        tableExtra: (t, ti) => relationForm(ii, ti, t, []),
+        // inside a relation too (not inside a flattened one: its one inner
+        // relation is the linked row)
+        relExtra: (ti, rel, path) => (rel.flatten ? '' : relationForm(ii, ti, rel, path)),
       }));
   }
 
@@ -143,9 +146,11 @@ export function mount(root) {
     if (owner.relations.length === 0) delete owner.relations;
   }
 
-  // the form that adds a relation to table ti of index config ii
-  function relationForm(ii, ti, t) {
-    const id = `rel-${ii}-${ti}`;
+  // the form that adds a relation to table ti of index config ii (path [])
+  // or to the relation at path inside it; t is that table or relation (its
+  // table and columns)
+  function relationForm(ii, ti, t, path) {
+    const id = `rel-${ii}-${ti}${path.map((i) => `-${i}`).join('')}`;
     const cols = (t.columns || []).map(colObj).map((c) => c.name);
     const column = h('input', { id: `${id}-column`, list: `${id}-columns`, autocomplete: 'off', spellcheck: false,
                                 required: true, class: 'medium' });
@@ -160,7 +165,7 @@ export function mount(root) {
     const flatten = h('input', { id: `${id}-flatten`, type: 'checkbox' });
     const err = errorSlot();
     const add = h('button', { type: 'submit' }, 'Add the relation');
-    const form = h('form', { class: 'relation-form', 'data-table': t.table },
+    const form = h('form', { class: 'relation-form', 'data-table': t.table, 'data-path': path.join('.') },
       h('div', { class: 'form-grid' },
         h('label', { for: column.id }, 'Column of ', h('code', {}, t.table)), h('span', {}, column, colList),
         h('label', { for: related.id }, 'Related table'), related,
@@ -211,11 +216,14 @@ export function mount(root) {
         } catch (e) { err.show(e); return; } finally { add.disabled = false; }
       }
       edit((f) => {
-        const tt = f.indices[ii].tables[ti];
-        tt.relations = [...(tt.relations || []), rel];
+        let owner = f.indices[ii].tables[ti];
+        for (const i of path) owner = owner.relations[i];
+        owner.relations = [...(owner.relations || []), rel];
       }, err);
     });
-    return h('details', { class: 'add-relation' }, h('summary', {}, `Add a relation to ${t.table}`), form);
+    const what = path.length ? `inside ${t.extend_name || t.table} (${t.table})` : `to ${t.table}`;
+    return h('details', { class: path.length ? 'add-relation inner' : 'add-relation' },
+      h('summary', {}, `Add a relation ${what}`), form);
   }
 
   // ---- add an index config
