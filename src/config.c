@@ -175,8 +175,9 @@ const struct config_key config_keys[] = {
     S("cluster", "node_id", cluster.node_id, NULL, NULL, false, false,
       "This node's id; default: <hostname>-<pid>"),
     I("cluster", "session_timeout_ms", cluster.session_timeout_ms, "15000", 4000, 120000,
-      "ZooKeeper session timeout (a reader cut off for 2/3 of it stops); standalone: how long "
-      "a lost reader-lock connection may go unconfirmed"),
+      "ZooKeeper session timeout (a reader cut off for 2/3 of it stops; a node gone is "
+      "rebalanced away after it); a rebalance waits twice this (at least 10 s) for nodes to "
+      "stop their jobs; standalone: how long a lost reader-lock connection may go unconfirmed"),
 
     I("delivery", "workers", delivery.workers, "8", 1, 256,
       "Queue workers; a change goes to hash(index, doc id) mod workers"),
