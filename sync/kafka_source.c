@@ -87,10 +87,11 @@ struct kafka_source {
     mq_msg m;
     mq_opts o;
     struct mq_schema schema;
-    struct kpart *parts; /* the consumed frontier (reader thread) */
+    /* the consumed frontier (reader thread): from the saved checkpoint at
+     * start, moved past each message read; where an assigned partition
+     * resumes (a rebalance too), and the token of every change set */
+    struct kpart *parts;
     size_t nparts;
-    struct kpart *saved; /* the checkpoint's offsets, where assigned partitions resume */
-    size_t nsaved;
     struct ktable *tables;
     /* the open change set */
     unsigned group_msgs;
@@ -194,20 +195,22 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque) 
     log_warn("kafka", "%s (%s)", reason, rd_kafka_err2name((rd_kafka_resp_err_t)err));
 }
 
-/* assigned partitions resume at the saved offsets */
+/* assigned partitions resume at the frontier (the saved offsets at start) */
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *l, void *opaque) {
     struct kafka_source *ks = opaque;
     bool coop = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         for (int i = 0; i < l->cnt; i++) {
-            struct kpart *s = part_of(&ks->saved, &ks->nsaved, l->elems[i].topic,
+            struct kpart *s = part_of(&ks->parts, &ks->nparts, l->elems[i].topic,
                                       l->elems[i].partition, false);
             if (s && s->next >= 0) l->elems[i].offset = s->next;
-            log_info("run", "reading %s partition %d from %s", l->elems[i].topic,
-                     (int)l->elems[i].partition,
-                     s && s->next >= 0 ? "the saved checkpoint" : "the group's committed offset "
-                                                                  "(else [source] start)");
+            if (s && s->next >= 0)
+                log_info("run", "reading %s partition %d from offset %lld", l->elems[i].topic,
+                         (int)l->elems[i].partition, (long long)s->next);
+            else
+                log_info("run", "reading %s partition %d from the group's committed offset "
+                         "(else [source] start)", l->elems[i].topic, (int)l->elems[i].partition);
         }
         if (coop) {
             rd_kafka_error_t *e = rd_kafka_incremental_assign(rk, l);
@@ -284,7 +287,7 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
     int found = offsets_load(dm->p.meta, cfg->source.name, pos, sizeof pos, dm->err,
                              sizeof dm->err);
     if (found < 0) return -1;
-    if (found == 0 && token_parse(pos, &ks->saved, &ks->nsaved) < 0)
+    if (found == 0 && token_parse(pos, &ks->parts, &ks->nparts) < 0)
         return errf(dm->err, sizeof dm->err, "the saved checkpoint of source %s (\"%.100s\") "
                     "is a binlog position, not Kafka offsets: this source was read from the "
                     "binlog. Give the Kafka source another [source] name, or delete its row "
@@ -298,6 +301,16 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
     int crc = conf_set(conf, "bootstrap.servers", cfg->kafka.brokers, err, sizeof err);
     if (!crc) crc = conf_set(conf, "client.id", "searchsync-run", err, sizeof err);
     if (!crc) crc = conf_set(conf, "group.id", cfg->kafka.group, err, sizeof err);
+    /* static membership: one reader per source (leadership.c), so a restart
+     * (or the node taking the source over) takes the partitions back at once
+     * instead of waiting out the previous member's session (45 s) */
+    sbuf inst = SBUF_INIT;
+    sbuf_printf(&inst, "searchsync-%s", cfg->source.name);
+    if (!crc) crc = conf_set(conf, "group.instance.id", inst.data, err, sizeof err);
+    sbuf_free(&inst);
+    /* a static member leaves no group on a stop: the partitions go to
+     * another consumer of the group after this long without the daemon */
+    if (!crc) crc = conf_set(conf, "session.timeout.ms", "10000", err, sizeof err);
     /* offsets are committed only once the engine acknowledged (kafka_source_saved) */
     if (!crc) crc = conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
     if (!crc) crc = conf_set(conf, "enable.auto.offset.store", "false", err, sizeof err);
@@ -323,7 +336,8 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
     rd_kafka_poll_set_consumer(ks->rk);
     if (subscribe(ks, err, sizeof err) < 0) return errf(dm->err, sizeof dm->err, "%s", err);
     if (found == 0)
-        log_info("run", "resuming source %s at Kafka offsets %s", cfg->source.name, pos + 5);
+        log_info("run", "resuming source %s at Kafka offsets %s", cfg->source.name,
+                 pos[5] ? pos + 6 : "(none)");
     else
         log_info("run", "source %s has no checkpoint: reading the topics from the consumer "
                  "group %s's committed offsets, else from [source] start (%s)",
@@ -342,7 +356,6 @@ void kafka_source_close(struct daemon *dm) {
     mq_schema_free(&ks->schema);
     mq_msg_free(&ks->m);
     parts_free(ks->parts, ks->nparts);
-    parts_free(ks->saved, ks->nsaved);
     while (ks->tables) {
         struct ktable *t = ks->tables;
         ks->tables = t->next;
@@ -495,14 +508,15 @@ static void note_table(struct kafka_source *ks, const mq_msg *m, const rd_kafka_
         return;
     }
     sbuf_free(&name);
-    if (t->warned || (t->partition == msg->partition && !strcmp(t->topic, topic))) return;
+    /* keyed messages (Debezium's key is the primary key) keep a row in one
+     * partition: only unkeyed ones are said */
+    if (t->warned || msg->key_len || (t->partition == msg->partition && !strcmp(t->topic, topic)))
+        return;
     t->warned = true;
-    log_warn("run", "table %s comes from %s partition %d and %s partition %d%s: changes of one "
-             "row read from two partitions can be applied out of order (docs/kafka.md, "
-             "Ordering): key its messages by primary key", t->name, t->topic, (int)t->partition,
-             topic, (int)msg->partition,
-             msg->key_len ? " (its messages have keys: if they are the primary key, each row "
-                            "stays in one partition and this is harmless)" : "");
+    log_warn("run", "table %s comes from %s partition %d and %s partition %d in messages "
+             "without a key: two changes of one row read from two partitions can be applied out "
+             "of order (docs/kafka.md, Ordering): key its messages by primary key", t->name,
+             t->topic, (int)t->partition, topic, (int)msg->partition);
 }
 
 /* a message that cannot be used: its bytes in the dead-letter table before
