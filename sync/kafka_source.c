@@ -93,6 +93,10 @@ struct kafka_source {
     struct kpart *parts;
     size_t nparts;
     struct ktable *tables;
+    char **meta_topics;    /* the source's rows of kafka_topics, sorted (topics at run time) */
+    size_t nmeta;
+    long long topics_ms;   /* when they were read last (monotonic) */
+    bool topics_warned;
     /* the open change set */
     unsigned group_msgs;
     long long group_start_ms;
@@ -243,13 +247,47 @@ static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *val, cha
     return 0;
 }
 
+/* ---------- topics at run time (kafka_topics, `searchsync topics`) ---------- */
+
+#define TOPICS_EVERY_MS 2000
+
+static void names_free(char **v, size_t n) {
+    for (size_t i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+/* the source's topics in the metadata, sorted; 0, or -1 with err */
+static int topics_read(struct kafka_source *ks, char ***out, size_t *n, char *err,
+                       size_t errlen) {
+    struct pipeline *p = &ks->dm->p;
+    *out = NULL, *n = 0;
+    if (db_ensure(&p->meta, &p->metap, err, errlen) < 0) return -1;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT topic FROM kafka_topics WHERE source = ");
+    db_quote(p->meta, &q, ks->dm->cfg->source.name, strlen(ks->dm->cfg->source.name));
+    sbuf_adds(&q, " ORDER BY topic");
+    MYSQL_RES *res = db_query(p->meta, q.data, q.len, err, errlen);
+    sbuf_free(&q);
+    if (!res) return -1;
+    size_t rows = (size_t)mysql_num_rows(res);
+    *out = xcalloc(rows ? rows : 1, sizeof **out);
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res)) && *n < rows) (*out)[(*n)++] = xstrdup(row[0]);
+    mysql_free_result(res);
+    return 0;
+}
+
 static int subscribe(struct kafka_source *ks, char *err, size_t errlen) {
     const struct ss_config *cfg = ks->dm->cfg;
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(8);
     char *names = xstrdup(cfg->kafka.topics ? cfg->kafka.topics : "");
     for (char *t = strtok(names, ", \t"); t; t = strtok(NULL, ", \t"))
-        rd_kafka_topic_partition_list_add(l, t, RD_KAFKA_PARTITION_UA);
+        if (!rd_kafka_topic_partition_list_find(l, t, RD_KAFKA_PARTITION_UA))
+            rd_kafka_topic_partition_list_add(l, t, RD_KAFKA_PARTITION_UA);
     free(names);
+    for (size_t i = 0; i < ks->nmeta; i++)
+        if (!rd_kafka_topic_partition_list_find(l, ks->meta_topics[i], RD_KAFKA_PARTITION_UA))
+            rd_kafka_topic_partition_list_add(l, ks->meta_topics[i], RD_KAFKA_PARTITION_UA);
     sbuf rx = SBUF_INIT;
     if (cfg->kafka.topic_regex && *cfg->kafka.topic_regex) {
         /* librdkafka takes a topic starting with ^ as a regex */
@@ -262,6 +300,48 @@ static int subscribe(struct kafka_source *ks, char *err, size_t errlen) {
     sbuf_free(&rx);
     if (e) return errf(err, errlen, "subscribing to the [kafka] topics: %s", rd_kafka_err2str(e));
     return 0;
+}
+
+/* every TOPICS_EVERY_MS: the metadata's topics; a new set is subscribed to
+ * (the group rebalances: partitions of added topics are assigned, those of
+ * removed ones revoked; their offsets stay in the checkpoint) */
+static void topics_poll(struct kafka_source *ks, bool now) {
+    long long t = mono_ms();
+    if (!now && t - ks->topics_ms < TOPICS_EVERY_MS) return;
+    ks->topics_ms = t;
+    char **v = NULL, err[1024];
+    size_t n = 0;
+    if (topics_read(ks, &v, &n, err, sizeof err) < 0) {
+        if (!ks->topics_warned)
+            log_warn("run", "reading the topics of source %s from %s.kafka_topics: %s (tried "
+                     "again every %d ms)", ks->dm->cfg->source.name,
+                     ks->dm->cfg->metadata.database, err, TOPICS_EVERY_MS);
+        ks->topics_warned = true;
+        names_free(v, n);
+        return;
+    }
+    ks->topics_warned = false;
+    bool same = n == ks->nmeta;
+    for (size_t i = 0; same && i < n; i++) same = !strcmp(v[i], ks->meta_topics[i]);
+    if (same) {
+        names_free(v, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < ks->nmeta && strcmp(v[i], ks->meta_topics[j])) j++;
+        if (j == ks->nmeta) log_info("run", "topic %s added to source %s: subscribed", v[i],
+                                     ks->dm->cfg->source.name);
+    }
+    for (size_t j = 0; j < ks->nmeta; j++) {
+        size_t i = 0;
+        while (i < n && strcmp(v[i], ks->meta_topics[j])) i++;
+        if (i == n) log_info("run", "topic %s removed from source %s: unsubscribed",
+                             ks->meta_topics[j], ks->dm->cfg->source.name);
+    }
+    names_free(ks->meta_topics, ks->nmeta);
+    ks->meta_topics = v, ks->nmeta = n;
+    if (ks->rk && subscribe(ks, err, sizeof err) < 0) log_warn("run", "%s (tried again)", err);
 }
 
 int kafka_source_open(struct daemon *dm, bool from_current) {
@@ -311,6 +391,8 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
     /* a static member leaves no group on a stop: the partitions go to
      * another consumer of the group after this long without the daemon */
     if (!crc) crc = conf_set(conf, "session.timeout.ms", "10000", err, sizeof err);
+    /* new topics (topics added, topic_regex) and partitions found within seconds */
+    if (!crc) crc = conf_set(conf, "topic.metadata.refresh.interval.ms", "5000", err, sizeof err);
     /* offsets are committed only once the engine acknowledged (kafka_source_saved) */
     if (!crc) crc = conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
     if (!crc) crc = conf_set(conf, "enable.auto.offset.store", "false", err, sizeof err);
@@ -334,6 +416,7 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
         return errf(dm->err, sizeof dm->err, "cannot create the Kafka consumer: %s", kerr);
     }
     rd_kafka_poll_set_consumer(ks->rk);
+    topics_poll(ks, true);
     if (subscribe(ks, err, sizeof err) < 0) return errf(dm->err, sizeof dm->err, "%s", err);
     if (found == 0)
         log_info("run", "resuming source %s at Kafka offsets %s", cfg->source.name,
@@ -362,6 +445,7 @@ void kafka_source_close(struct daemon *dm) {
         free(t->name), free(t->topic), free(t);
     }
     sbuf_free(&ks->token);
+    names_free(ks->meta_topics, ks->nmeta);
     free(ks);
 }
 
@@ -633,6 +717,7 @@ int kafka_source_run(struct daemon *dm) {
     publish_stats(ks, false);
     int rc = BL_STOP;
     while (!daemon_stop_requested) {
+        if (!ks->group_msgs) topics_poll(ks, false);
         rd_kafka_message_t *msg = rd_kafka_consumer_poll(ks->rk, ks->group_msgs ? 0 : 200);
         if (!msg) {
             if ((ks->group_msgs ? group_build(ks) : idle(ks)) < 0) {

@@ -20,7 +20,8 @@
 # restarted: it resumes from its saved offsets and nothing is lost; a
 # malformed message in the canal topic is a dead letter holding its exact
 # bytes and the messages after it are applied; the saved offsets reach each
-# topic's end and are committed to the consumer group.
+# topic's end and are committed to the consumer group; a topic added at run
+# time (`searchsync topics add`) is read within seconds, without a restart.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oracle_lib.sh"
 require_bin
@@ -181,15 +182,18 @@ print(mid)
 PY
 SRC="mysql://$MYSQL_USER:$MYSQL_PASSWORD@$MYSQL_HOST:$MYSQL_PORT"
 MID=1
-# produce_since FILE POS: the binlog from there to its end as messages
+# produce_since FILE POS [CANAL-TOPIC]: the binlog from there to its end as messages
 produce_since() {
     "$SEARCHSYNC_BIN" tail --source "$SRC" --file "$1" --pos "$2" --stop-at-end --tables "$D.*" \
         >"$TEST_TMP/tail.jsonl" 2>"$TEST_TMP/tail.err" || { cat "$TEST_TMP/tail.err"; fail "tail failed"; }
     MID=$(python3 "$TEST_TMP/produce.py" "$TEST_TMP/cols.tsv" "$D" "$TEST_TMP/tail.jsonl" "$TEST_TMP" "$MID") ||
         fail "the test producer failed"
+    local fmt topic
     for fmt in canal debezium; do
-        kcat -b "$KAFKA_BOOTSTRAP" -P -K $'\t' -t "cdc.$fmt" <"$TEST_TMP/$fmt.kv" 2>"$TEST_TMP/kcat.err" ||
-            { cat "$TEST_TMP/kcat.err"; fail "kcat could not produce to cdc.$fmt"; }
+        topic="cdc.$fmt"
+        [ "$fmt" != canal ] || topic="${3:-cdc.canal}"
+        kcat -b "$KAFKA_BOOTSTRAP" -P -K $'\t' -t "$topic" <"$TEST_TMP/$fmt.kv" 2>"$TEST_TMP/kcat.err" ||
+            { cat "$TEST_TMP/kcat.err"; fail "kcat could not produce to $topic"; }
     done
     log "produced $(wc -l <"$TEST_TMP/tail.jsonl") rows: $(wc -l <"$TEST_TMP/canal.kv") canal and $(wc -l <"$TEST_TMP/debezium.kv") Debezium messages"
 }
@@ -259,15 +263,15 @@ for n in canal dbz; do use $n; daemon_wait_ready 60; done
 
 # every partition's last offset, as the daemon's token writes it (next = last + 1)
 ends() { kcat -b "$KAFKA_BOOTSTRAP" -C -t "$1" -o -1 -e -q -f '%t/%p=%o\n' | awk -F= '{print $1 "=" $2 + 1}' | sort; }
-saved() { mysql_q "SELECT position FROM \`$1\`.offsets" 2>/dev/null | tr ' ' '\n' | grep = | sort; }
+saved() { mysql_q "SELECT position FROM \`$1\`.offsets" 2>/dev/null | tr ' ' '\n' | grep "^$2/" | sort; }
 caught_up() {
     local s fmt meta want
     for s in canal:$M1 debezium:$M2; do
         IFS=: read -r fmt meta <<<"$s"
         want="$(ends "cdc.$fmt")"
         for ((i = 0; ; i++)); do
-            [ "$(saved "$meta")" != "$want" ] || break
-            [ "$i" -lt 300 ] || fail "the $fmt daemon's saved offsets did not reach the topic's end in 60 s: $(saved "$meta" | tr '\n' ' ')(want $(tr '\n' ' ' <<<"$want"))"
+            [ "$(saved "$meta" "cdc.$fmt")" != "$want" ] || break
+            [ "$i" -lt 300 ] || fail "the $fmt daemon's saved offsets did not reach the topic's end in 60 s: $(saved "$meta" "cdc.$fmt" | tr '\n' ' ')(want $(tr '\n' ' ' <<<"$want"))"
             sleep 0.2
         done
     done
@@ -288,7 +292,7 @@ for n in canal dbz; do
     daemon_kill
     echo "=== SIGKILL" >>"$DAEMON_LOG"
 done
-log "killed at saved offsets: canal $(saved "$M1" | tr '\n' ' '), Debezium $(saved "$M2" | tr '\n' ' ')"
+log "killed at saved offsets: canal $(saved "$M1" cdc.canal | tr '\n' ' '), Debezium $(saved "$M2" cdc.debezium | tr '\n' ' ')"
 for n in canal dbz; do start $n; done
 
 # ---------------------------------------------------------------- caught up
@@ -325,6 +329,24 @@ produce_since "$f2" "$p2"
 caught_up
 assert_eq "marker two" "$(search_doc "$P1" "$mk" | jq -r .name)" "canal: a change after a restart"
 assert_eq "marker two" "$(search_doc "$P2" "$mk" | jq -r .name)" "Debezium: a change after a restart"
+
+# ---------------------------------------------------------------- a topic added at run time
+"$SEARCHSYNC_BIN" topics add --config "$TEST_TMP/canal.ini" cdc.extra >"$TEST_TMP/topics.out" 2>&1 ||
+    fail "topics add: $(cat "$TEST_TMP/topics.out")"
+assert_eq "cdc.canal	config
+cdc.extra	metadata" "$("$SEARCHSYNC_BIN" topics list --config "$TEST_TMP/canal.ini")" "topics list"
+use canal
+daemon_wait_log "topic cdc.extra added to source canal" 10
+read -r f3 p3 <<<"$(mysql_binlog_pos)"
+mysql_q "UPDATE products SET name = 'marker three' WHERE id = $mk" "$D"
+produce_since "$f3" "$p3" cdc.extra
+t3=$(date +%s%N)
+wait_until 30 "the change in the topic added at run time reaches the engine" \
+    bash -c "curl -sf '$SEARCH_URL/$P1/_doc/$mk' | jq -e '._source.name == \"marker three\"'"
+log "a topic added at run time: its message in the engine $(( ($(date +%s%N) - t3) / 1000000 )) ms after it was produced"
+"$SEARCHSYNC_BIN" topics remove --config "$TEST_TMP/canal.ini" cdc.extra >"$TEST_TMP/topics.out" 2>&1 ||
+    fail "topics remove: $(cat "$TEST_TMP/topics.out")"
+daemon_wait_log "topic cdc.extra removed from source canal" 10
 
 # ---------------------------------------------------------------- the dead letter
 assert_eq "1" "$(mysql_q "SELECT COUNT(*) FROM \`$M1\`.dead_letters")" "canal: one dead letter"
