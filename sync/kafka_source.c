@@ -12,9 +12,9 @@
  *   (kafka_source_saved, from daemon.c's checkpoint callback).
  *
  * Change sets. Messages are read one after another and their rows routed
- * into one change set while more are waiting (up to GROUP_ROWS_MAX rows or
- * GROUP_MS_MAX ms); it is built when none is waiting, as the binlog source
- * builds a group of transactions. Its documents are read from MySQL after
+ * into one change set while more come within GROUP_WAIT_MS (up to
+ * GROUP_ROWS_MAX rows or GROUP_MS_MAX ms); it is built when none does, as
+ * the binlog source builds a group of transactions. Its documents are read from MySQL after
  * every message of the set was read, so they hold at least what each says.
  *
  * Versions (DESIGN.md: a version grows along the source's history, and a
@@ -63,6 +63,7 @@
 
 #define GROUP_ROWS_MAX 20000
 #define GROUP_MS_MAX 200
+#define GROUP_WAIT_MS 10
 #define CLOCK_FILE_BASE (1u << 20) /* time versions: file numbers from here up */
 #define CLOCK_EPOCH_S 1704067200LL /* 2024-01-01T00:00:00Z */
 
@@ -718,7 +719,11 @@ int kafka_source_run(struct daemon *dm) {
     int rc = BL_STOP;
     while (!daemon_stop_requested) {
         if (!ks->group_msgs) topics_poll(ks, false);
-        rd_kafka_message_t *msg = rd_kafka_consumer_poll(ks->rk, ks->group_msgs ? 0 : 200);
+        /* an open change set waits GROUP_WAIT_MS for the next message (the
+         * next fetch's may be on its way) before it is built: built at every
+         * gap in librdkafka's queue, sets would be a message or two each */
+        rd_kafka_message_t *msg = rd_kafka_consumer_poll(ks->rk, ks->group_msgs ? GROUP_WAIT_MS
+                                                                             : 200);
         if (!msg) {
             if ((ks->group_msgs ? group_build(ks) : idle(ks)) < 0) {
                 rc = BL_ERR;

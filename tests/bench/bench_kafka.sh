@@ -12,12 +12,14 @@
 # Per phase the changes are made once with every daemon stopped, read back
 # with `searchsync tail` and produced to both topics by the test producer
 # (tests/integration/kafka_produce.py); then each daemon in turn is started
-# and timed from its "syncing" line until its saved checkpoint covers the
+# and timed from when it reads (binlog: its "syncing" line; Kafka: its
+# partitions assigned, so the broker's 3 s group join delay is left out)
+# until its saved checkpoint covers the
 # phase (binlog: the position after the last commit; Kafka: every
 # partition's end offset), and stopped. changes/s = row changes / that time.
-#   root    BENCH_ROOT_CHANGES (20000) UPDATEs of `flat`, 500 rows a
+#   root    BENCH_ROOT_CHANGES (60000) UPDATEs of `flat`, 500 rows a
 #           transaction (documents rebuilt from MySQL, no relation)
-#   nested  BENCH_NESTED_CHANGES (20000) UPDATEs of skus.stock, 500 rows a
+#   nested  BENCH_NESTED_CHANGES (60000) UPDATEs of skus.stock, 500 rows a
 #           transaction (the products with nested skus rebuilt)
 # The Kafka figures include decoding (JSON) and the column types' lookup;
 # canal's messages hold up to 20 rows, Debezium's one.
@@ -29,8 +31,8 @@ BIN="${SEARCHSYNC_BIN:-$PWD/searchsync}"
 [ -x "$BIN" ] || { echo "bench_kafka: $BIN not built"; exit 1; }
 for c in kcat python3 jq; do command -v $c >/dev/null || { echo "bench_kafka: $c is needed"; exit 1; }; done
 NP="${BENCH_PRODUCTS:-2000}"
-ROOT="${BENCH_ROOT_CHANGES:-20000}"
-NESTED="${BENCH_NESTED_CHANGES:-20000}"
+ROOT="${BENCH_ROOT_CHANGES:-60000}"
+NESTED="${BENCH_NESTED_CHANGES:-60000}"
 
 D="benchkafka_$$"
 P="bkafka$$"
@@ -82,13 +84,15 @@ for s in binlog canal debezium; do
         { cat "$tmp/import.out"; exit 1; }
 done
 
-start() { # NAME: started, its "syncing" line awaited; T0 = when it came
-    local n=$1 i
+start() { # NAME: started, reading awaited; T0 = when it began (binlog: its "syncing"
+    # line; Kafka: its partitions assigned, after the broker's group join delay)
+    local n=$1 i line="index config(s) of source"
+    [ "$n" = binlog ] || line="reading bench.$n partition"
     : >"$tmp/run-$n.log"
     "$BIN" run --config "$tmp/$n.ini" >>"$tmp/run-$n.log" 2>&1 &
     DAEMON=$!
     for ((i = 0; i < 1500; i++)); do
-        grep -q "index config(s) of source" "$tmp/run-$n.log" && break
+        grep -q "$line" "$tmp/run-$n.log" && break
         kill -0 "$DAEMON" 2>/dev/null || { echo "bench_kafka: $n exited:"; cat "$tmp/run-$n.log"; exit 1; }
         sleep 0.02
     done
