@@ -86,6 +86,7 @@ int cmd_replay(int argc, char **argv);
 int cmd_dead_letters(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_epoch(int argc, char **argv);
+int cmd_rebalance(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_reindex(int argc, char **argv);
 int cmd_resync(int argc, char **argv);

@@ -43,6 +43,8 @@ static const struct command_entry commands[] = {
     {"mapping", cmd_mapping, "import|export|body --config FILE [PATH|ALIAS]",
      "declarative mapping file in and out"},
     {"status", cmd_status, "--config FILE", "checkpoint and lag, indices, jobs, dead letters"},
+    {"rebalance", cmd_rebalance, "--config FILE",
+     "spread a cluster's reindex jobs over its live nodes now"},
     {"epoch", cmd_epoch, "bump --config FILE [--index ALIAS] [--reset-checkpoint]",
      "raise the version epoch after a failover"},
     {"dead-letters", cmd_dead_letters, "list|replay --config FILE [--index NAME]",

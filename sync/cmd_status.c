@@ -190,8 +190,12 @@ static void print_readers(const struct ss_config *cfg, MYSQL *meta) {
             int count = 0;
             cJSON_ArrayForEach(n, j) {
                 cJSON *e = cJSON_GetObjectItem(n, "entity");
-                printf("  %s  %s of source %s, %s\n", str_or(n, "node"), str_or(e, "reader"),
-                       str_or(e, "source"), str_or(e, "node_status"));
+                printf("  %s  %s of source %s, %s %s (rebalance session %s), %d job(s) "
+                       "running\n", str_or(n, "node"), str_or(e, "reader"), str_or(e, "source"),
+                       str_or(e, "cloud_status"), str_or(e, "node_status"),
+                       *str_or(e, "session_id") ? str_or(e, "session_id") : "none",
+                       cJSON_GetObjectItem(e, "alive_work")
+                           ? cJSON_GetObjectItem(e, "alive_work")->valueint : 0);
                 count++;
             }
             if (!count) printf("  none registered (no daemon runs)\n");
@@ -322,6 +326,11 @@ int cmd_status(int argc, char **argv) {
     /* ---- jobs, dead letters, snapshots */
     printf("jobs (index, status, jobs, rows read, documents written, errors)\n");
     if (print_rows(&st.jobs) == 0) printf("  none\n");
+    if (st.job_list.nrows) {
+        printf("jobs of running builds (index, version, bucket, status, node, rows read, moved "
+               "by a rebalance)\n");
+        print_rows(&st.job_list);
+    }
     printf("dead letters (index, count)\n");
     long n = print_rows(&st.dead);
     if (n == 0) printf("  none\n");

@@ -411,6 +411,12 @@ int cmd_run(int argc, char **argv) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->lead.err);
         goto out;
     }
+    /* with ZooKeeper, every node runs the reindex jobs rebalances give it,
+     * standing by or reading */
+    if (cluster_jobs_start(&dm->cluster, cfg, dm->client, &dm->lead) < 0) {
+        snprintf(dm->err, sizeof dm->err, "%s", dm->cluster.err);
+        goto out;
+    }
     service_notify("STATUS=waiting to read the binlog of source %s", cfg->source.name);
     if (node_state_start(&dm->node, cfg, p->d, &dm->rs, &dm->lead, &daemon_stop_requested) < 0)
         log_warn("run", "the node state thread could not start: status shows no live state "
@@ -493,6 +499,7 @@ out:
     if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);
     signals_on_stop(NULL, NULL);
     service_watchdog_stop();
+    cluster_jobs_stop(&dm->cluster); /* its jobs stop at their cursors */
     node_state_stop(&dm->node); /* (role stopped) before delivery goes */
     reload_detach();
     check_schedule_stop(&dm->check);

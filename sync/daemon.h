@@ -36,6 +36,7 @@
 #include "mapping.h"
 #include "mapping_gen.h"
 #include "leadership.h"
+#include "cluster_jobs.h"
 #include "pipeline.h"
 #include "reader_stats.h"
 #include "ttl.h"
@@ -152,6 +153,7 @@ struct daemon {
     struct ttl ttl;            /* expired documents (sync/ttl.c) */
     bool ttl_warned;
     struct leadership lead;    /* whether this node reads the source (and its token) */
+    struct cluster_jobs cluster; /* [cluster]: the jobs rebalances give this node */
     atomic_bool fenced;        /* a checkpoint save found a newer reader's token */
     atomic_bool released;      /* the source's reader lock is given back: no more saves */
     bool replay;               /* the failed transaction lost a connection: read it again */

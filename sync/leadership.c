@@ -25,6 +25,7 @@ static void pause_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
+/* the node's entity as JSON (the caller holds work_mu) */
 static void entity(struct leadership *l, const char *reader, sbuf *out) {
     jsonw w;
     jw_init(&w, out);
@@ -32,18 +33,18 @@ static void entity(struct leadership *l, const char *reader, sbuf *out) {
     jw_key(&w, "node_id");
     jw_str(&w, l->node_id);
     jw_key(&w, "cloud_status");
-    jw_str(&w, "NORMAL");
+    jw_str(&w, l->cloud_status);
     jw_key(&w, "node_status");
-    jw_str(&w, "INIT");
+    jw_str(&w, l->node_status);
     jw_key(&w, "session_id");
-    jw_str(&w, "");
+    jw_str(&w, l->session);
     jw_key(&w, "job_type");
     jw_str(&w, "index");
     jw_key(&w, "jobs");
-    jw_arr_open(&w);
-    jw_arr_close(&w);
+    if (l->jobs_json) jw_raw(&w, l->jobs_json, strlen(l->jobs_json));
+    else jw_arr_open(&w), jw_arr_close(&w);
     jw_key(&w, "alive_work");
-    jw_int(&w, 0);
+    jw_int(&w, l->alive_work);
     jw_key(&w, "source");
     jw_str(&w, l->cfg->source.name);
     jw_key(&w, "reader");
@@ -53,10 +54,26 @@ static void entity(struct leadership *l, const char *reader, sbuf *out) {
     jw_obj_close(&w);
 }
 
+/* This node's entity written to its registry node, built and written under
+ * work_mu so that two threads' writes land in the order of their contents. */
+static void republish(struct leadership *l) {
+    if (!l->zk) return;
+    sbuf e = SBUF_INIT;
+    pthread_mutex_lock(&l->work_mu);
+    entity(l, l->fence ? "leader" : "standby", &e);
+    leadership_publish(l, e.data);
+    pthread_mutex_unlock(&l->work_mu);
+    sbuf_free(&e);
+}
+
 int leadership_init(struct leadership *l, const struct ss_config *cfg, bool no_wait) {
     memset(l, 0, sizeof *l);
     l->cfg = cfg;
     l->no_wait = no_wait;
+    pthread_mutex_init(&l->work_mu, NULL);
+    l->work_mu_init = true;
+    snprintf(l->cloud_status, sizeof l->cloud_status, "NORMAL");
+    snprintf(l->node_status, sizeof l->node_status, "FINISH"); /* no jobs yet */
     if (cfg->cluster.node_id && cfg->cluster.node_id[0]) {
         snprintf(l->node_id, sizeof l->node_id, "%s", cfg->cluster.node_id);
     } else {
@@ -72,7 +89,9 @@ int leadership_init(struct leadership *l, const struct ss_config *cfg, bool no_w
                     l->err, sizeof l->err);
     if (!l->zk) return -1;
     sbuf e = SBUF_INIT;
+    pthread_mutex_lock(&l->work_mu);
     entity(l, "standby", &e);
+    pthread_mutex_unlock(&l->work_mu);
     int rc = registry_register(l->zk, cfg->cluster.name, l->node_id, e.data, l->err,
                                sizeof l->err);
     sbuf_free(&e);
@@ -175,22 +194,79 @@ static int claim(struct leadership *l) {
     return rc;
 }
 
+/* A standby's session expired: everything it held through it is gone (its
+ * registration, its place in the election; its jobs were stopped by
+ * sync/cluster_jobs.c when the session became unusable). Open a new one and
+ * register again, waiting for ZooKeeper as long as it takes. 0, or -1
+ * stopped. */
+static int renew_session(struct leadership *l, volatile sig_atomic_t *stop) {
+    const struct ss_config *cfg = l->cfg;
+    log_warn("cluster", "node %s: its ZooKeeper session expired while it stood by: it registers "
+             "again with a new session and waits for the next rebalance", l->node_id);
+    zlock_leave(l->lock);
+    l->lock = NULL;
+    long pause = 500;
+    for (;;) {
+        if (stop && *stop) return -1;
+        struct zk *z = zk_open(cfg->cluster.zookeeper, cfg->cluster.session_timeout_ms,
+                               cfg->source.connect_timeout_ms > 5000 ? cfg->source.connect_timeout_ms
+                                                                      : 5000,
+                               l->err, sizeof l->err);
+        if (z) {
+            sbuf e = SBUF_INIT;
+            pthread_mutex_lock(&l->work_mu);
+            entity(l, "standby", &e);
+            pthread_mutex_unlock(&l->work_mu);
+            int rc = registry_register(z, cfg->cluster.name, l->node_id, e.data, l->err,
+                                       sizeof l->err);
+            sbuf_free(&e);
+            if (rc == 0) {
+                l->retired = xrealloc(l->retired, (l->nretired + 1) * sizeof *l->retired);
+                l->retired[l->nretired++] = l->zk;
+                l->zk = z;
+                log_info("cluster", "node %s registered again in cluster %s", l->node_id,
+                         cfg->cluster.name);
+                return 0;
+            }
+            zk_close(z);
+        }
+        log_warn("cluster", "node %s: registering again: %s (retried in %ld ms)", l->node_id,
+                 l->err, pause);
+        pause_ms(pause);
+        pause = pause * 2 > 10000 ? 10000 : pause * 2;
+    }
+}
+
 int leadership_acquire(struct leadership *l, volatile sig_atomic_t *stop) {
     const char *src = l->cfg->source.name;
     if (l->zk) {
         char dir[600];
         snprintf(dir, sizeof dir, "/searchsync/%s/leaders/%s", l->cfg->cluster.name, src);
-        if (!l->lock) l->lock = zlock_enter(l->zk, dir, l->node_id, l->err, sizeof l->err);
-        if (!l->lock) return -1;
+        int rc = 0;
         int64_t fence = 0;
-        int rc = zlock_wait(l->lock, stop, &fence, l->err, sizeof l->err);
+        for (;;) {
+            if (stop && *stop) return 0;
+            if (zk_expired(l->zk)) {
+                if (renew_session(l, stop) < 0) return 0;
+                continue;
+            }
+            if (!zk_usable(l->zk)) { /* cut off: wait for ZooKeeper (or the expiry) */
+                pause_ms(200);
+                continue;
+            }
+            if (!l->lock) l->lock = zlock_enter(l->zk, dir, l->node_id, l->err, sizeof l->err);
+            if (!l->lock) {
+                if (!zk_usable(l->zk)) continue;
+                return -1;
+            }
+            rc = zlock_wait(l->lock, stop, &fence, l->err, sizeof l->err);
+            if (rc < 0 && !zk_usable(l->zk)) continue; /* the session, not the lock */
+            break;
+        }
         if (rc <= 0) return rc;
         l->fence = (uint64_t)fence;
         if (claim(l) < 0) return -1;
-        sbuf e = SBUF_INIT;
-        entity(l, "leader", &e);
-        leadership_publish(l, e.data);
-        sbuf_free(&e);
+        republish(l);
         log_info("cluster", "node %s reads the binlog of source %s (fencing token %llu)",
                  l->node_id, src, (unsigned long long)l->fence);
         return 1;
@@ -266,6 +342,19 @@ bool leadership_check(struct leadership *l) {
     return false;
 }
 
+void leadership_set_work(struct leadership *l, const char *cloud_status, const char *node_status,
+                         const char *session, const char *jobs_json, int alive_work) {
+    pthread_mutex_lock(&l->work_mu);
+    snprintf(l->cloud_status, sizeof l->cloud_status, "%s", cloud_status);
+    snprintf(l->node_status, sizeof l->node_status, "%s", node_status);
+    snprintf(l->session, sizeof l->session, "%s", session ? session : "");
+    free(l->jobs_json);
+    l->jobs_json = jobs_json ? xstrdup(jobs_json) : NULL;
+    l->alive_work = alive_work;
+    pthread_mutex_unlock(&l->work_mu);
+    republish(l);
+}
+
 void leadership_publish(struct leadership *l, const char *json) {
     if (!l->zk) return;
     char err[512];
@@ -276,7 +365,9 @@ void leadership_publish(struct leadership *l, const char *json) {
 int leadership_nodes(struct leadership *l, sbuf *out) {
     if (!l->zk) {
         sbuf e = SBUF_INIT;
+        pthread_mutex_lock(&l->work_mu);
         entity(l, l->fence ? "leader" : "standby", &e);
+        pthread_mutex_unlock(&l->work_mu);
         sbuf_printf(out, "[{\"node\":");
         json_escape(out, l->node_id, strlen(l->node_id));
         sbuf_printf(out, ",\"entity\":%s}]", e.data);
@@ -311,6 +402,14 @@ void leadership_free(struct leadership *l) {
     l->lock = NULL;
     zk_close(l->zk);
     l->zk = NULL;
+    for (size_t i = 0; i < l->nretired; i++) zk_close(l->retired[i]);
+    free(l->retired);
+    l->retired = NULL;
+    l->nretired = 0;
     db_close(l->meta);
     l->meta = NULL;
+    free(l->jobs_json);
+    l->jobs_json = NULL;
+    if (l->work_mu_init) pthread_mutex_destroy(&l->work_mu);
+    l->work_mu_init = false;
 }

@@ -28,6 +28,7 @@
  * long. */
 #ifndef SS_LEADERSHIP_H
 #define SS_LEADERSHIP_H
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdatomic.h>
@@ -43,7 +44,13 @@ struct zlock;
 struct leadership {
     const struct ss_config *cfg;
     char node_id[256];
-    struct zk *zk;          /* NULL: standalone */
+    /* NULL: standalone. Replaced by a new session when a standby's expires
+     * (leadership_acquire registers again); the expired handles are kept
+     * (retired) until leadership_free, so a thread that read the old
+     * pointer only gets errors from it, never a freed handle */
+    struct zk *_Atomic zk;
+    struct zk **retired;
+    size_t nretired;
     struct zlock *lock;
     MYSQL *meta;            /* standalone: holds the named lock; both: the claim */
     db_params metap;
@@ -52,19 +59,35 @@ struct leadership {
     int64_t beat_at_ms;     /* standalone: when the lock was last confirmed held */
     bool no_wait;
     char err[1024];
+    /* this node's part in rebalances (sync/cluster_jobs.c), published in its
+     * registry entity; guarded by work_mu */
+    pthread_mutex_t work_mu;
+    bool work_mu_init;
+    char cloud_status[16];  /* NORMAL | REBALANCING */
+    char node_status[16];   /* CLEAN | CLEAN_OK | INIT | FINISH */
+    char session[32];       /* the rebalance session it answered or runs jobs of */
+    char *jobs_json;        /* its jobs: [{"id":..,"index":..,"version":..,"bucket":..}] */
+    int alive_work;         /* jobs running now */
 };
 
 /* Register this node (ZooKeeper) or prepare the lock row. -1 with l->err. */
 int leadership_init(struct leadership *l, const struct ss_config *cfg, bool no_wait);
 /* Block until this node reads the source: 1 it does (l->fence set, the
  * checkpoint's fence claimed), 0 *stop was set, -1 failure (l->err; with
- * --no-wait: another node reads it). */
+ * --no-wait: another node reads it). With ZooKeeper, a standby whose
+ * session expired (it was paused, or cut off longer than the timeout)
+ * registers again with a new session and goes on waiting; while ZooKeeper
+ * cannot be reached it waits for it. */
 int leadership_acquire(struct leadership *l, volatile sig_atomic_t *stop);
 /* Still the reader? (standalone: the lock confirmed every 2 s) Called
  * every few hundred ms by the supervisor. */
 bool leadership_check(struct leadership *l);
 /* This node's entry in the registry (no-op standalone). */
 void leadership_publish(struct leadership *l, const char *json);
+/* This node's rebalance state (see struct leadership), republished at once
+ * (ZooKeeper; standalone: kept for leadership_nodes). jobs_json NULL: []. */
+void leadership_set_work(struct leadership *l, const char *cloud_status, const char *node_status,
+                         const char *session, const char *jobs_json, int alive_work);
 /* The registered nodes as a JSON array (standalone: this one). */
 int leadership_nodes(struct leadership *l, sbuf *out);
 /* A clean stop: the lock row is deleted (standalone) or the election node

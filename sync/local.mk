@@ -66,6 +66,7 @@ libsearchsync_a_SOURCES += sync/changeset.c sync/changeset.h sync/pipeline.c syn
 searchsync_SOURCES += sync/daemon.c sync/daemon.h sync/binlog_source.c sync/kafka_source.c sync/kafka_source.h sync/supervisor.c sync/reload.c \
 	sync/index_stop.c sync/index_stop.h sync/node_state.c sync/node_state.h \
 	sync/leadership.c sync/leadership.h sync/ttl.c sync/ttl.h \
+	sync/cluster_jobs.c sync/cluster_jobs.h sync/cmd_rebalance.c \
 	sync/daemon_builds.c sync/cmd_epoch.c sync/cmd_status.c
 
 # full reindex into versioned indices, resync (issue 6)
@@ -73,6 +74,8 @@ libsearchsync_a_SOURCES += sync/reindex.c sync/reindex.h sync/reindex_int.h sync
 	sync/reindex_runner_int.h sync/reindex_version.c
 searchsync_SOURCES += sync/cmd_reindex.c sync/cmd_resync.c
 libsearchsync_a_SOURCES += sync/producer.c sync/producer.h sync/resync.c sync/resync.h
+# a cluster's rebalance in the metadata (the nodes' side is sync/cluster_jobs.c)
+libsearchsync_a_SOURCES += sync/job_assign.c sync/job_assign.h
 
 # the delayed run (issue 22): change snapshots -> relation tops -> bucketed jobs
 libsearchsync_a_SOURCES += sync/delayed.h sync/relation_tops.c sync/delayed_run.c

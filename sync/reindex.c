@@ -19,6 +19,7 @@
 #include "db.h"
 #include "docbuild.h"
 #include "index_mapping.h"
+#include "job_assign.h"
 #include "json_exact.h"
 #include "log.h"
 #include "reindex_int.h"
@@ -469,6 +470,9 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     search_resp_init(&r);
     char *mx[1] = {NULL};
     int n = req->buckets > 0 ? req->buckets : cfg->reindex.buckets;
+    /* in a cluster, every live node of the source gets at least one job */
+    int live = cluster_live_nodes(cfg);
+    if (live > n) n = live;
     unsigned v = 0;
     bool created = false;
     rc = REINDEX_ERR;
@@ -613,9 +617,10 @@ int rx_close_run(MYSQL *meta, const struct ss_config *cfg, const char *id, unsig
     sbuf q = SBUF_INIT;
     int rc = -1;
     sbuf_printf(&q, "INSERT INTO reindex_run_jobs (run_id, bucket, status, error_text, rows_read, "
-                    "docs_written, rejected, started_at, finished_at) SELECT r.id, j.bucket, "
-                    "j.status, j.error_text, j.rows_read, j.docs_written, j.rejected, j.started_at, "
-                    "j.finished_at FROM jobs j JOIN "
+                    "docs_written, rejected, started_at, finished_at, owner_node, "
+                    "broken_by_rebalance) SELECT r.id, j.bucket, j.status, j.error_text, "
+                    "j.rows_read, j.docs_written, j.rejected, j.started_at, j.finished_at, "
+                    "j.owner_node, j.broken_by_rebalance FROM jobs j JOIN "
                     "reindex_runs r ON r.index_id = j.index_id AND r.version = j.version WHERE "
                     "j.index_id = %s AND j.version = %u AND j.type = 'index'",
                 id, v);

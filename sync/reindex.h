@@ -96,6 +96,16 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
                                             struct search_client *client,
                                             struct mapping_gen *gen, const char *alias,
                                             unsigned version, char *err, size_t errlen);
+/* The same, in a cluster: only the jobs given to owner_node by rebalance
+ * session (sync/cluster_jobs.c), every write on a job row conditional on
+ * both, so a node whose jobs a later rebalance moved elsewhere moves none
+ * of them. */
+struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
+                                                  struct search_client *client,
+                                                  struct mapping_gen *gen, const char *alias,
+                                                  unsigned version, const char *owner_node,
+                                                  const char *session, char *err,
+                                                  size_t errlen);
 /* All threads have ended (the build finished, failed or was cancelled). */
 bool reindex_runner_done(struct reindex_runner *r);
 /* Stop the threads (between pages; cursors stay) and free. NULL-safe. */

@@ -335,8 +335,8 @@ static int settle_page(struct worker *w) {
     sbuf_printf(&cur, "%zu\t%s", sp->t, sp->last);
     db_quote(w->meta, &c, cur.data, cur.len); /* w->meta may be NULL: then as utf8mb4 */
     sbuf_printf(&c, ", rows_read = rows_read + %zu, docs_written = docs_written + %llu, "
-                    "rejected = %llu, started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu",
-                sp->rows, sp->docs, (unsigned long long)w->rejected, w->job->id);
+                    "rejected = %llu, started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu%s",
+                sp->rows, sp->docs, (unsigned long long)w->rejected, w->job->id, r->owned);
     long long changed = rr_meta_exec_wait(w, c.data);
     if (changed > 0) {
         rv_mid_refresh_maybe(r, sp->rows);
@@ -345,7 +345,7 @@ static int settle_page(struct worker *w) {
     if (changed < 0)
         rc = r->stop == 1 ? -2 : -1; /* stopped: the page is read again after the restart */
     else if (changed == 0)
-        rc = -3; /* the job is gone: cancelled */
+        rc = -3; /* the job is gone: cancelled, or given to another node by a rebalance */
     sbuf_free(&c);
     sbuf_free(&cur);
     sp->on = false;
@@ -475,7 +475,7 @@ static int run_job(struct worker *w, struct job *j) {
         sbuf_adds(&q, "UPDATE jobs SET status = 'error', finished_at = NOW(3), error_text = ");
         if (db_ensure(&w->meta, &r->metap, e2, sizeof e2) == 0) {
             rx_sq(w->meta, &q, w->err);
-            sbuf_printf(&q, " WHERE id = %llu", j->id);
+            sbuf_printf(&q, " WHERE id = %llu%s", j->id, r->owned);
             rx_exec_retry(w->meta, q.data, e2, sizeof e2);
         }
         sbuf_free(&q);
@@ -483,8 +483,8 @@ static int run_job(struct worker *w, struct job *j) {
     if (rc == 0) {
         sbuf q = SBUF_INIT;
         sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3), rejected = %llu, "
-                        "started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu",
-                    (unsigned long long)w->rejected, j->id);
+                        "started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu%s",
+                    (unsigned long long)w->rejected, j->id, r->owned);
         if (rr_meta_exec_wait(w, q.data) < 0) rc = r->stop == 1 ? -2 : -1;
         sbuf_free(&q);
     }
@@ -558,7 +558,9 @@ static void *worker_main(void *arg) {
             break;
         }
     }
-    if (rc == 0 && !ran && w == &r->w[0]) { /* every job was done before: a switch to finish */
+    /* every job was done before: a switch to finish (standalone only: in a
+     * cluster a node without jobs left may see another node's switch) */
+    if (rc == 0 && !ran && w == &r->w[0] && !r->owned[0]) {
         if (rv_try_finish(w, true) < 0) rc = -1;
     }
     if (rc == -1 && w->err[0] && r->stop != 2)
@@ -585,7 +587,24 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
                                             struct search_client *client,
                                             struct mapping_gen *gen, const char *alias,
                                             unsigned version, char *err, size_t errlen) {
+    return reindex_runner_start_owned(cfg, client, gen, alias, version, NULL, NULL, err, errlen);
+}
+
+struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
+                                                  struct search_client *client,
+                                                  struct mapping_gen *gen, const char *alias,
+                                                  unsigned version, const char *owner_node,
+                                                  const char *session, char *err,
+                                                  size_t errlen) {
     struct reindex_runner *r = xcalloc(1, sizeof *r);
+    sbuf own = SBUF_INIT;
+    if (owner_node) {
+        sbuf_adds(&own, " AND owner_node = ");
+        db_quote(NULL, &own, owner_node, strlen(owner_node));
+        sbuf_adds(&own, " AND rebalance_session = ");
+        db_quote(NULL, &own, session ? session : "", session ? strlen(session) : 0);
+    }
+    r->owned = own.data ? own.data : xstrdup("");
     r->cfg = cfg;
     r->client = client;
     r->gen = mapping_gen_ref(gen);
@@ -612,8 +631,8 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
         r->id = xstrdup(row[0]);
         sbuf q = SBUF_INIT;
         sbuf_printf(&q, "SELECT id, bucket, params, data_cursor, status FROM jobs WHERE index_id = "
-                        "%s AND version = %u AND type = 'index' ORDER BY bucket",
-                    r->id, version);
+                        "%s AND version = %u AND type = 'index'%s ORDER BY bucket",
+                    r->id, version, r->owned);
         char qerr[512];
         MYSQL_RES *res = db_query(meta, q.data, q.len, qerr, sizeof qerr);
         ok = res != NULL;
@@ -741,6 +760,7 @@ void reindex_runner_free(struct reindex_runner *r) {
     pthread_mutex_destroy(&r->mu);
     pthread_mutex_destroy(&r->errmu);
     free(r->alias);
+    free(r->owned);
     free(r->phys);
     free(r->id);
     free(r->build_terms);

@@ -83,6 +83,12 @@ struct reindex_runner {
     struct search_client *client;
     char *alias, *phys, *id;
     unsigned version;
+    /* in a cluster, the condition that keeps to this node's jobs of its
+     * rebalance session (" AND owner_node = .. AND rebalance_session = .."),
+     * added to every statement on a job row: a job given to another node
+     * by a later rebalance is no longer moved by this one (fencing); ""
+     * standalone */
+    char *owned;
     struct mapping_gen *gen;     /* the build's pinned generation (a reference of its own) */
     const struct mp_index *ix;   /* the index config in gen */
     db_params srcp, metap;

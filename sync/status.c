@@ -286,6 +286,13 @@ waiting:
     sbuf_adds(&q, " GROUP BY ic.alias, j.status ORDER BY ic.alias, j.status");
     rows_of(meta, q.data, &st->jobs, st, "jobs");
     sbuf_reset(&q);
+    sbuf_adds(&q, "SELECT ic.alias, j.version, j.bucket, j.status, COALESCE(j.owner_node, ''), "
+                  "j.rows_read, j.broken_by_rebalance FROM jobs j JOIN index_configs ic ON ic.id "
+                  "= j.index_id WHERE j.type = 'index' AND j.source = ");
+    db_quote(meta, &q, name, strlen(name));
+    sbuf_adds(&q, " ORDER BY ic.alias, j.version, j.bucket LIMIT 1000");
+    rows_of(meta, q.data, &st->job_list, st, "jobs");
+    sbuf_reset(&q);
     sbuf_adds(&q, "SELECT index_name, COUNT(*) FROM dead_letters WHERE source = ");
     db_quote(meta, &q, name, strlen(name));
     sbuf_adds(&q, " GROUP BY index_name ORDER BY index_name");
@@ -337,6 +344,7 @@ void status_free(struct ss_status *st) {
     }
     free(st->indices);
     rows_free(&st->jobs);
+    rows_free(&st->job_list);
     rows_free(&st->dead);
     rows_free(&st->snapshots);
     rows_free(&st->delayed_run);
@@ -475,6 +483,11 @@ void status_json(const struct ss_status *st, sbuf *out) {
     static const bool cnum[] = {false, true};
     jw_key(&w, "jobs");
     rows_json(&w, &st->jobs, jn, jnum);
+    static const char *const ln[] = {"index", "version", "bucket", "status", "node",
+                                     "rows_read", "moved_by_rebalance"};
+    static const bool lnum[] = {false, true, true, false, false, true, true};
+    jw_key(&w, "job_list");
+    rows_json(&w, &st->job_list, ln, lnum);
     jw_key(&w, "dead_letters");
     rows_json(&w, &st->dead, dn, cnum);
     jw_key(&w, "change_snapshots");

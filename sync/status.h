@@ -63,6 +63,9 @@ struct ss_status {
     struct status_index *indices;
     size_t nindices;
     struct status_rows jobs;       /* alias, status, jobs, rows read, docs written, errors */
+    struct status_rows job_list;   /* each job of a running build: alias, version, bucket,
+                                    * status, node (cluster: its owner), rows read, moved
+                                    * by a rebalance */
     struct status_rows dead;       /* index, count */
     struct status_rows snapshots;  /* db.table, count */
     struct status_rows delayed_run; /* the last delayed run: id, status, started, finished,

@@ -12,7 +12,9 @@
 #include "json_exact.h"
 #include "jsonw.h"
 #include "log.h"
+#include "rebalance/rebalance.h"
 #include "rebalance/registry.h"
+#include "sync/job_assign.h"
 #include "sync/reindex.h"
 #include "search/search.h"
 #include "sync/mapping_gen.h"
@@ -371,6 +373,54 @@ static void h_relation_tops(const struct api_ctx *ctx, struct api_resp *r) {
     stmt_rows_free(&rows);
     ok_json(r, 200);
     conns_close(&c);
+}
+
+/* ---------- POST /api/v1/rebalance ---------- */
+
+/* A rebalance of this source's reindex jobs over the cluster's live nodes,
+ * coordinated by this request as `searchsync rebalance` does it
+ * (rebalance/rebalance.h): answered once the nodes got their jobs, with
+ * the assignment. */
+static void h_rebalance(const struct api_ctx *ctx, struct api_resp *r) {
+    const struct ss_config *cfg = ctx->cfg;
+    if (!cfg->cluster.zookeeper || !cfg->cluster.zookeeper[0]) {
+        api_error(r, 409, "this daemon runs standalone (no [cluster] zookeeper)",
+                  "a standalone daemon runs every reindex job itself: nothing to rebalance");
+        return;
+    }
+    char err[1024];
+    struct zk *z = zk_open(cfg->cluster.zookeeper, cfg->cluster.session_timeout_ms, 3000, err,
+                           sizeof err);
+    if (!z) {
+        api_error(r, 503, err, "ZooKeeper must be reachable for this call; retry once it is");
+        return;
+    }
+    char me[300];
+    snprintf(me, sizeof me, "api-%s", cfg->cluster.node_id && cfg->cluster.node_id[0]
+                                          ? cfg->cluster.node_id : "node");
+    struct job_assign_ctx ja = {.source = cfg->source.name, .metap = db_params_metadata(cfg)};
+    ja.metap.database = cfg->metadata.database;
+    sbuf assign = SBUF_INIT;
+    int to = cfg->cluster.session_timeout_ms * 2;
+    int rc = rebalance_coordinate(z, cfg->cluster.name, cfg->source.name, me,
+                                  to > 10000 ? to : 10000, NULL, job_assign, &ja, &assign, err,
+                                  sizeof err);
+    db_close(ja.meta);
+    zk_close(z);
+    if (rc != 1) {
+        api_error(r, 503, err, "the rebalance did not complete; the daemons retry by themselves, "
+                  "or call again");
+        sbuf_free(&assign);
+        return;
+    }
+    jsonw w;
+    jw_init(&w, &r->body);
+    jw_obj_open(&w);
+    jw_key(&w, "assign");
+    jw_raw(&w, assign.data ? assign.data : "{}", assign.data ? assign.len : 2);
+    jw_obj_close(&w);
+    sbuf_free(&assign);
+    ok_json(r, 200);
 }
 
 /* ---------- GET /api/v1/nodes ---------- */
@@ -824,6 +874,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_REINDEX_RESET: h_reindex_reset(ctx, rt->alias, r); break;
     case ROUTE_METRICS: h_metrics(ctx, r); break;
     case ROUTE_NODES: h_nodes(ctx, r); break;
+    case ROUTE_REBALANCE: h_rebalance(ctx, r); break;
     case ROUTE_LIVE: h_live(ctx, r); break;
     case ROUTE_CHECKS: h_checks(ctx, rt->alias, r); break;
     case ROUTE_DELAYED_RUNS: h_delayed_runs(ctx, r); break;
@@ -861,6 +912,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     default:
         api_error(r, 404, "no such endpoint",
                   "see docs/http-api.md: /api/v1/status, /api/v1/live, /api/v1/indices, /api/v1/nodes, "
+                  "/api/v1/rebalance, "
                   "/api/v1/checks, "
                   "/api/v1/delayed/runs, /api/v1/delayed/snapshots, "
                   "/api/v1/indices/{alias}/reindex, /api/v1/words, /api/v1/dead-letters, "

@@ -104,6 +104,10 @@ void route_match(const char *method, const char *path, struct route *out) {
         set(out, method, ROUTE_NODES, ROUTE_NOT_FOUND);
         return;
     }
+    if (!strcmp(p, "rebalance")) {
+        set(out, method, ROUTE_NOT_FOUND, ROUTE_REBALANCE);
+        return;
+    }
     if (!strcmp(p, "live")) {
         set(out, method, ROUTE_LIVE, ROUTE_NOT_FOUND);
         return;

@@ -4,6 +4,7 @@
  *   GET  /api/v1/status                          ROUTE_STATUS
  *   GET  /api/v1/indices                         ROUTE_INDICES
  *   GET  /api/v1/nodes                           ROUTE_NODES
+ *   POST /api/v1/rebalance                       ROUTE_REBALANCE (a cluster's jobs)
  *   GET  /api/v1/live                            ROUTE_LIVE (this daemon's live figures)
  *   GET  /api/v1/checks                          ROUTE_CHECKS (the last 50)
  *   GET  /api/v1/delayed/runs                    ROUTE_DELAYED_RUNS (the last 50)
@@ -64,6 +65,7 @@ enum route_id {
     ROUTE_REINDEX_RESET,
     ROUTE_METRICS,
     ROUTE_NODES,
+    ROUTE_REBALANCE,
     ROUTE_LIVE,
     ROUTE_CHECKS,
     ROUTE_DELAYED_RUNS,

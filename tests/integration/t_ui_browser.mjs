@@ -142,6 +142,8 @@ try {
   await page.click('#nav a[data-screen="nodes"]');
   await page.locator('#screen-nodes td', { hasText: nodes.nodes[0].node }).first().waitFor();
   ok(true, 'nodes: the node the API lists');
+  ok(await page.locator('#screen-nodes button[data-action="rebalance"]').isHidden(),
+    'nodes: no rebalance button on a standalone daemon (nothing to rebalance)');
   const checksApi = await apiGet('/api/v1/checks');
   await page.click('#nav a[data-screen="checks"]');
   await page.locator('#screen-checks td', { hasText: checksApi.checks[0].index }).first().waitFor();

@@ -1,0 +1,25 @@
+/* split: which node runs which job after a rebalance — pure logic, no
+ * ZooKeeper and no SQL (rebalance/split.c, tests/unit/test_split.c).
+ *
+ * Jobs carry a weight (the rows they have left, as well as it is known) and
+ * the node that ran them before the rebalance. Heaviest first, each goes to
+ * the node with the least weight so far (longest-processing-time-first:
+ * within 4/3 of the best split, and exact for equal weights); between
+ * nodes equally loaded, the job's previous owner wins, so a rebalance that
+ * only adds or removes a node moves few jobs, then the node listed first. */
+#ifndef SS_SPLIT_H
+#define SS_SPLIT_H
+#include <stddef.h>
+#include <stdint.h>
+
+struct split_job {
+    uint64_t weight;      /* rows left (at least 1) */
+    const char *previous; /* node id that owned it, or NULL */
+    size_t node;          /* out: index into the nodes given */
+};
+
+/* Assign every job of jobs[0..njobs) to one of nodes[0..nnodes) (nnodes >
+ * 0). Deterministic for the same input. */
+void split_jobs(struct split_job *jobs, size_t njobs, const char *const *nodes, size_t nnodes);
+
+#endif

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# tests/integration/t_cluster_rebalance.sh — a reindex's jobs spread over two
+# nodes of a real ZooKeeper cluster (the make-check smoke of the rebalance;
+# three nodes: tests/integration/long_cluster.sh):
+#
+#   split      node A reads, node B stands by; a reindex in 4 buckets is
+#              split 2 + 2 (from the run's job rows: owner_node), each
+#              node's rows read about half, every row read once
+#   node dies  a reindex slowed by a proxy (each bulk request to the new
+#              version 250 ms late); B SIGKILLed once it saved a cursor:
+#              after its session expires, A rebalances, resumes B's jobs
+#              from their cursors (broken_by_rebalance), the version goes
+#              live once, every row counted once (no saved page read
+#              twice), every document equals SQL
+#   commands   searchsync rebalance and POST /api/v1/rebalance answer with
+#              the assignment; GET /api/v1/nodes shows the node statuses; the
+#              Nodes screen in Chromium shows them and its button rebalances
+. "$(dirname "$0")/lib.sh"
+require_bin
+[ -n "${ZK_HOSTS:-}" ] || fail "the harness did not start ZooKeeper (ZK_HOSTS unset)"
+db="$(unique_name rb)"
+meta="$(unique_name meta)"
+alias="$(unique_name rbi)"
+cluster="$(unique_name c)"
+rows=8000
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/${alias}_v*?ignore_unavailable=true' >/dev/null"
+mysql_q "CREATE DATABASE \`$db\`; CREATE TABLE \`$db\`.items (id INT PRIMARY KEY, name VARCHAR(40), n INT);
+  INSERT INTO \`$db\`.items SELECT seq, CONCAT('row ', seq), seq * 7 FROM \`$db\`.seq_1_to_$rows"
+
+# every node writes through the proxy: bulk requests to a version being
+# built are made slow while $flag exists
+flag="$TEST_TMP/slow"
+python3 "$SEARCHSYNC_SRCDIR/tests/tools/fault_proxy.py" "$TEST_TMP/proxy.port" "$SEARCH_URL" \
+    POST '/_bulk' "$flag" delay 250 "\"_index\":\"${alias}_v[0-9]+\"" 2>"$TEST_TMP/proxy.err" &
+proxy=$!
+on_exit "kill $proxy 2>/dev/null"
+wait_until 10 "the fault proxy listens" test -s "$TEST_TMP/proxy.port"
+purl="http://127.0.0.1:$(cat "$TEST_TMP/proxy.port")"
+token="$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+config() { # FILE NODE_ID SERVER_ID
+    cat >"$1" <<INI
+[source]
+name = rb
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = $3
+start = now
+heartbeat_ms = 300
+[metadata]
+database = $meta
+[search]
+urls = $purl
+[delivery]
+flush_interval_ms = 20
+checkpoint_interval_ms = 100
+[reindex]
+buckets = 4
+parallel_jobs = 2
+page_size = 250
+[cluster]
+zookeeper = $ZK_HOSTS
+name = $cluster
+node_id = $2
+session_timeout_ms = 4000
+[log]
+level = info
+INI
+}
+config "$TEST_TMP/a.ini" node-a 7351
+config "$TEST_TMP/b.ini" node-b 7352
+printf '[admin]\nlisten = 127.0.0.1:%s\ntoken = %s\n' "$port" "$token" >>"$TEST_TMP/a.ini"
+cat >"$TEST_TMP/m.json" <<JSON
+{"version": 1, "indices": [{"alias": "$alias", "shards": 2, "replicas": 0, "tables": [{
+  "table": "$db.items", "columns": [{"name": "id", "type": "long", "key": true},
+  {"name": "name", "type": "keyword"}, {"name": "n", "type": "long"}]}]}]}
+JSON
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/a.ini" "$TEST_TMP/m.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
+    fail "import: $(cat "$TEST_TMP/import.out")"
+q() { mysql_q "$1"; }
+current() { q "SELECT current_version FROM \`$meta\`.index_configs WHERE alias = '$alias'"; }
+is_current() { [ "$(current)" = "$1" ]; }
+run_jobs() { # VERSION: bucket, owner, rows read, broken, status of the run's jobs
+    q "SELECT j.bucket, j.owner_node, j.rows_read, j.broken_by_rebalance, j.status
+       FROM \`$meta\`.reindex_run_jobs j JOIN \`$meta\`.reindex_runs r ON r.id = j.run_id
+       JOIN \`$meta\`.index_configs c ON c.id = r.index_id
+       WHERE c.alias = '$alias' AND r.version = $1 ORDER BY j.bucket"
+}
+oracle_equal() { # WHAT
+    search_refresh "$alias"
+    local want have
+    want="$(q "SELECT id, name, n FROM \`$db\`.items ORDER BY id" | md5sum)"
+    have="$(search_req POST "/$alias/_search" '{"size":10000,"sort":[{"id":"asc"}]}' |
+        jq -r '.hits.hits[]._source | [.id, .name, .n] | @tsv' | md5sum)"
+    assert_eq "$want" "$have" "$1: every document equals SQL"
+}
+
+daemon_start "$TEST_TMP/a.ini" "$TEST_TMP/a.log"; A=$DAEMON
+daemon_wait_log "node-a reads the binlog of source rb" 60
+daemon_wait_ready 120
+wait_until 60 "the first build is live" is_current 1
+daemon_start "$TEST_TMP/b.ini" "$TEST_TMP/b.log"; B=$DAEMON
+daemon_wait_log "this node stands by" 30
+
+# ---- split: 4 buckets over 2 nodes
+"$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/a.ini" "$alias" --no-wait >"$TEST_TMP/rx2.out" 2>&1 ||
+    fail "reindex v2: $(cat "$TEST_TMP/rx2.out")"
+wait_until 90 "version 2 is live" is_current 2
+run_jobs 2 >"$TEST_TMP/v2.jobs"
+log "v2 jobs (bucket owner rows broken status):
+$(cat "$TEST_TMP/v2.jobs")"
+assert_eq 2 "$(awk '$2 == "node-a"' "$TEST_TMP/v2.jobs" | wc -l)" "node A ran 2 of the 4 jobs"
+assert_eq 2 "$(awk '$2 == "node-b"' "$TEST_TMP/v2.jobs" | wc -l)" "node B ran the other 2"
+ra="$(awk '$2 == "node-a" {s += $3} END {print s + 0}' "$TEST_TMP/v2.jobs")"
+rbr="$(awk '$2 == "node-b" {s += $3} END {print s + 0}' "$TEST_TMP/v2.jobs")"
+log "rows read: node A $ra, node B $rbr"
+assert_eq "$rows" "$((ra + rbr))" "every row read once"
+assert_true "node A read about half ($ra of $rows)" test "$ra" -ge $((rows * 35 / 100)) -a "$ra" -le $((rows * 65 / 100))
+oracle_equal "version 2 built by two nodes"
+
+# ---- node dies mid-job
+touch "$flag"
+"$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/a.ini" "$alias" --no-wait >"$TEST_TMP/rx3.out" 2>&1 ||
+    fail "reindex v3: $(cat "$TEST_TMP/rx3.out")"
+b_saved() {
+    [ "$(q "SELECT COUNT(*) FROM \`$meta\`.jobs WHERE owner_node = 'node-b' AND version = 3
+            AND rows_read > 0 AND status = 'running'")" -ge 1 ]
+}
+wait_until 60 "node B saved a cursor of a v3 job" b_saved
+q "SELECT bucket, owner_node, rows_read, status, data_cursor FROM \`$meta\`.jobs WHERE version = 3 ORDER BY bucket" >"$TEST_TMP/v3.before"
+"$SEARCHSYNC_BIN" status --config "$TEST_TMP/a.ini" --json >"$TEST_TMP/status.json" 2>/dev/null || true
+assert_eq 2 "$(jq '[.job_list[] | select(.version == 3 and .node == "node-b")] | length' "$TEST_TMP/status.json")" \
+    "status --json lists B's two v3 jobs with their node"
+"$SEARCHSYNC_BIN" status --config "$TEST_TMP/a.ini" >"$TEST_TMP/status.txt" 2>/dev/null || true
+assert_contains "$(cat "$TEST_TMP/status.txt")" "node-b  standby of source rb, NORMAL INIT" \
+    "status: node B runs its jobs (INIT)"
+DAEMON=$B; DAEMON_LOG="$TEST_TMP/b.log"; daemon_kill
+t0=$(date +%s%N)
+b_rows_before="$(awk '$2 == "node-b" {s += $3} END {print s + 0}' "$TEST_TMP/v3.before")"
+log "node B killed with $b_rows_before rows saved; v3 jobs then:
+$(cat "$TEST_TMP/v3.before")"
+DAEMON=$A; DAEMON_LOG="$TEST_TMP/a.log"
+a_has_all() {
+    [ "$(q "SELECT COUNT(*) FROM \`$meta\`.jobs WHERE version = 3 AND owner_node = 'node-a'")" = 4 ] ||
+        [ "$(current)" = 3 ]
+}
+wait_until 30 "node A rebalances B's jobs to itself" a_has_all
+took=$(( ($(date +%s%N) - t0) / 1000000 ))
+log "rebalance after the kill: $took ms (session timeout 4000 ms)"
+rm -f "$flag"
+wait_until 90 "version 3 is live" is_current 3
+run_jobs 3 >"$TEST_TMP/v3.jobs"
+log "v3 jobs (bucket owner rows broken status):
+$(cat "$TEST_TMP/v3.jobs")"
+assert_eq 4 "$(awk '$2 == "node-a" && $5 == "done"' "$TEST_TMP/v3.jobs" | wc -l)" "node A ended every job"
+assert_true "B's interrupted jobs are marked broken by the rebalance" \
+    test "$(awk '$4 == 1' "$TEST_TMP/v3.jobs" | wc -l)" -ge 1
+assert_eq "$rows" "$(awk '{s += $3} END {print s + 0}' "$TEST_TMP/v3.jobs")" \
+    "every row counted once: B's saved pages were not read again"
+assert_eq 1 "$(grep -c "version 3 live" "$TEST_TMP/a.log")" "the switch happened once"
+oracle_equal "version 3 after node B died mid-job"
+
+# ---- the commands
+st=0; "$SEARCHSYNC_BIN" rebalance --config "$TEST_TMP/a.ini" >"$TEST_TMP/rebalance.out" 2>"$TEST_TMP/rebalance.err" || st=$?
+assert_eq 0 "$st" "searchsync rebalance exits 0 ($(cat "$TEST_TMP/rebalance.err"))"
+assert_eq '[]' "$(jq -c '."node-a"' "$TEST_TMP/rebalance.out")" "nothing left to run: node A gets no job"
+resp="$(curl -s -XPOST -H "Authorization: Bearer $token" "http://127.0.0.1:$port/api/v1/rebalance")"
+assert_eq '[]' "$(jq -c '.assign."node-a"' <<<"$resp")" "POST /api/v1/rebalance answers the assignment ($resp)"
+node_status() {
+    curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$port/api/v1/nodes" |
+        jq -r '.nodes[] | select(.node == "node-a") | .entity | "\(.node_status) \(.cloud_status)"'
+}
+a_finished() { [ "$(node_status)" = "FINISH NORMAL" ]; }
+wait_until 10 "GET /api/v1/nodes: node A has no job left after the rebalance (FINISH, NORMAL)" a_finished
+# the Nodes screen in a browser: the status, the rebalance button
+. "$(dirname "$0")/ui_lib.sh"
+ui_setup
+export UI_URL="http://127.0.0.1:$port" TOKEN="$token" SHOTS PW_DIR CHROMIUM NODE_ID=node-a
+node "$SEARCHSYNC_SRCDIR/tests/integration/t_cluster_rebalance.mjs" >"$TEST_TMP/browser.out" 2>&1 || {
+    cat "$TEST_TMP/browser.out"
+    fail "the browser run failed"
+}
+cat "$TEST_TMP/browser.out"
+_LIB_ASSERTS=$((_LIB_ASSERTS + $(grep -c '^ok: ' "$TEST_TMP/browser.out")))
+st=0; "$SEARCHSYNC_BIN" rebalance --config "$TEST_TMP/b.ini" --bogus >/dev/null 2>&1 || st=$?
+assert_eq 2 "$st" "an unknown option is a usage error"
+grep -v '^\[cluster\]\|^zookeeper\|^name = c_\|^node_id\|^session_timeout' "$TEST_TMP/b.ini" >"$TEST_TMP/solo.ini"
+st=0; "$SEARCHSYNC_BIN" rebalance --config "$TEST_TMP/solo.ini" >/dev/null 2>"$TEST_TMP/solo.err" || st=$?
+assert_eq 2 "$st" "rebalance without [cluster] zookeeper is a configuration error"
+assert_contains "$(cat "$TEST_TMP/solo.err")" "no [cluster] zookeeper" "and says so"
+daemon_stop
+assert_eq 0 "$DAEMON_RC" "node A stops cleanly"
+pass
