@@ -33,125 +33,11 @@
 #include "jsonw.h"
 #include "log.h"
 #include "mq/mq.h"
+#include "mq_schema.h"
 #include "sbuf.h"
 #include "signals.h"
 
 static volatile sig_atomic_t stop_requested;
-
-/* ------------------------------------------------- schema lookup */
-
-/* one table's columns from information_schema, kept until a DDL message */
-struct tabcols {
-    char *db, *table;
-    mq_coldef *cols;
-    uint32_t ncols;
-    char *strs; /* the names and types, one allocation */
-    struct tabcols *next;
-};
-
-struct schema {
-    const struct ss_config *cfg;
-    MYSQL *conn;
-    struct tabcols *tables;
-};
-
-static void schema_forget(struct schema *s) {
-    while (s->tables) {
-        struct tabcols *t = s->tables;
-        s->tables = t->next;
-        free(t->db);
-        free(t->table);
-        free(t->cols);
-        free(t->strs);
-        free(t);
-    }
-}
-
-static int schema_lookup(void *ctx, const char *db, const char *table, const mq_coldef **cols,
-                         uint32_t *ncols, char *err, size_t errlen) {
-    struct schema *s = ctx;
-    for (struct tabcols *t = s->tables; t; t = t->next)
-        if (!strcmp(t->db, db) && !strcmp(t->table, table)) {
-            *cols = t->cols;
-            *ncols = t->ncols;
-            return t->ncols ? 1 : 0;
-        }
-    db_params p = db_params_source(s->cfg);
-    char derr[512];
-    if (db_ensure(&s->conn, &p, derr, sizeof derr) < 0)
-        return errf(err, errlen, "the column types of %s.%s: %s", db, table, derr);
-    size_t dl = strlen(db), tl = strlen(table);
-    char *edb = xmalloc(dl * 2 + 1), *etab = xmalloc(tl * 2 + 1);
-    mysql_real_escape_string(s->conn, edb, db, (unsigned long)dl);
-    mysql_real_escape_string(s->conn, etab, table, (unsigned long)tl);
-    sbuf q = SBUF_INIT;
-    sbuf_printf(&q, "SELECT COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY = 'PRI' FROM "
-                "information_schema.COLUMNS WHERE TABLE_SCHEMA = '%s' AND TABLE_NAME = '%s' "
-                "ORDER BY ORDINAL_POSITION", edb, etab);
-    free(edb);
-    free(etab);
-    MYSQL_RES *res = db_query(s->conn, q.data, q.len, derr, sizeof derr);
-    sbuf_free(&q);
-    if (!res) return errf(err, errlen, "the column types of %s.%s: %s", db, table, derr);
-    struct tabcols *t = xcalloc(1, sizeof *t);
-    t->db = xstrdup(db);
-    t->table = xstrdup(table);
-    uint32_t n = (uint32_t)mysql_num_rows(res);
-    sbuf strs = SBUF_INIT;
-    size_t *off = xcalloc(n ? n * 2 : 1, sizeof *off);
-    t->cols = xcalloc(n ? n : 1, sizeof *t->cols);
-    MYSQL_ROW row;
-    uint32_t i = 0;
-    while ((row = mysql_fetch_row(res)) && i < n) {
-        off[2 * i] = strs.len;
-        sbuf_add(&strs, row[0] ? row[0] : "", (row[0] ? strlen(row[0]) : 0) + 1);
-        off[2 * i + 1] = strs.len;
-        sbuf_add(&strs, row[1] ? row[1] : "", (row[1] ? strlen(row[1]) : 0) + 1);
-        t->cols[i].is_pk = row[2] && !strcmp(row[2], "1");
-        i++;
-    }
-    mysql_free_result(res);
-    t->ncols = i;
-    t->strs = strs.data ? strs.data : xstrdup("");
-    bool longtext = false;
-    for (uint32_t k = 0; k < i; k++) {
-        t->cols[k].name = t->strs + off[2 * k];
-        t->cols[k].column_type = t->strs + off[2 * k + 1];
-        longtext |= !strncmp(t->cols[k].column_type, "longtext", 8);
-    }
-    free(off);
-    /* MariaDB's JSON is a LONGTEXT with CHECK (json_valid(`col`)), as the
-     * binlog reader finds it (src/binlog/schema.c); MySQL has no such table
-     * column and a JSON type of its own: the query's failure is ignored */
-    q = (sbuf)SBUF_INIT;
-    edb = xmalloc(dl * 2 + 1), etab = xmalloc(tl * 2 + 1);
-    mysql_real_escape_string(s->conn, edb, db, (unsigned long)dl);
-    mysql_real_escape_string(s->conn, etab, table, (unsigned long)tl);
-    sbuf_printf(&q, "SELECT CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE "
-                "CONSTRAINT_SCHEMA = '%s' AND TABLE_NAME = '%s'", edb, etab);
-    free(edb);
-    free(etab);
-    if (longtext && (res = db_query(s->conn, q.data, q.len, derr, sizeof derr))) {
-        while ((row = mysql_fetch_row(res))) {
-            const char *cl = row[0], *b, *e;
-            if (!cl || strncasecmp(cl, "json_valid(`", 12)) continue;
-            b = cl + 12;
-            if (!(e = strchr(b, '`')) || strcmp(e, "`)")) continue;
-            for (uint32_t k = 0; k < t->ncols; k++)
-                if (!strncmp(t->cols[k].column_type, "longtext", 8) &&
-                    strlen(t->cols[k].name) == (size_t)(e - b) &&
-                    !strncmp(t->cols[k].name, b, (size_t)(e - b)))
-                    t->cols[k].column_type = "json";
-        }
-        mysql_free_result(res);
-    }
-    sbuf_free(&q);
-    t->next = s->tables;
-    s->tables = t;
-    *cols = t->cols;
-    *ncols = t->ncols;
-    return t->ncols ? 1 : 0; /* 0: not a table there; the message's own types */
-}
 
 /* ------------------------------------------------- output */
 
@@ -160,7 +46,7 @@ struct ktail {
     bl_valctx v;
     mq_msg m;
     mq_opts o;
-    struct schema schema;
+    struct mq_schema schema;
     bool write_failed;
     uint64_t messages, rows, errors;
 };
@@ -242,7 +128,7 @@ static int handle(struct ktail *k, const rd_kafka_message_t *msg) {
         jw_raw(&w, k->pos.data, k->pos.len);
         jw_obj_close(&w);
         sbuf_addc(&k->out, '\n');
-        schema_forget(&k->schema); /* columns may have changed */
+        mq_schema_forget(&k->schema); /* columns may have changed */
     }
     if (k->out.len && write_all(STDOUT_FILENO, &k->out) < 0) {
         k->write_failed = true;
@@ -447,7 +333,7 @@ int cmd_kafka_tail(int argc, char **argv) {
         if (!strcmp(cfg->kafka.format, mq_format_name[f])) k.o.format = f;
     config_parse_tz_offset(cfg->kafka.canal_tz_offset, &k.o.canal_tz_offset);
     if (cfg->source.user) {
-        k.o.lookup = schema_lookup;
+        k.o.lookup = mq_schema_lookup;
         k.o.lookup_ctx = &k.schema;
     }
 
@@ -534,8 +420,7 @@ int cmd_kafka_tail(int argc, char **argv) {
     rd_kafka_consumer_close(rk); /* commits the stored offsets of a group */
     rd_kafka_destroy(rk);
 out:
-    schema_forget(&k.schema);
-    db_close(k.schema.conn);
+    mq_schema_free(&k.schema);
     mq_msg_free(&k.m);
     bl_valctx_free(&k.v);
     sbuf_free(&k.out);

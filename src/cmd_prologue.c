@@ -73,11 +73,13 @@ int command_begin(struct command *c, unsigned flags) {
         config_free(&c->cfg);
         return EXIT_USAGE;
     }
-    if (c->name && !strcmp(c->name, "run") && config_kafka_source(&c->cfg)) {
-        /* (the Kafka source's wiring into sync/ comes next) */
-        say(c, "%s: [source] kind = kafka: the Kafka source's pipeline is not in this build yet; "
-            "`searchsync kafka-tail --config %s` reads and decodes the topics", c->config,
-            c->config);
+    if (c->name && !strcmp(c->name, "run") && config_kafka_source(&c->cfg) &&
+        !(c->cfg.source.user && *c->cfg.source.user)) {
+        /* documents with nested parts are rebuilt from MySQL, the mapping is
+         * checked against its schema, and the column types come from there */
+        say(c, "%s: [source] kind = kafka: `run` needs [source] user (with host, port and "
+            "password): documents are rebuilt from the source's tables and the messages' "
+            "column types read from its information_schema", c->config);
         config_free(&c->cfg);
         return EXIT_USAGE;
     }

@@ -79,6 +79,7 @@ int cmd_config(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
 int cmd_tail(int argc, char **argv);
 int cmd_kafka_tail(int argc, char **argv);
+int cmd_topics(int argc, char **argv);
 int cmd_mapping(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_replay(int argc, char **argv);

@@ -33,9 +33,9 @@ const struct config_key config_keys[] = {
     E("source", "kind", source.kind, "binlog", "binlog|kafka",
       "Where the changes are read: `binlog`, the server's binary log as a replica; `kafka`, "
       "change events (canal-json, Debezium, Maxwell) from the topics of [kafka] (see "
-      "docs/kafka.md; `searchsync kafka-tail` reads them, `run` does not yet). With `kafka` "
-      "the server keys below are optional: when user is set, the tables' column types are "
-      "read from its information_schema"),
+      "docs/kafka.md; `run` syncs them, `searchsync kafka-tail` prints them). With `kafka` "
+      "the server keys below are still where documents are rebuilt from and the column "
+      "types read (`run` needs user; `kafka-tail` uses it when set)"),
     S("source", "name", source.name, "default", NULL, false, false,
       "Name of this source; keys its checkpoint, its metadata rows and its reader leadership"),
     S("source", "host", source.host, "127.0.0.1", NULL, false, false,
@@ -44,8 +44,8 @@ const struct config_key config_keys[] = {
     S("source", "socket", source.socket, NULL, NULL, false, false,
       "Unix socket path; used instead of host/port when set"),
     S("source", "user", source.user, NULL, NULL, true, false,
-      "Account with REPLICATION SLAVE, REPLICATION CLIENT and SELECT (kind = kafka: SELECT, "
-      "and optional)"),
+      "Account with REPLICATION SLAVE, REPLICATION CLIENT and SELECT (kind = kafka: SELECT; "
+      "optional for kafka-tail only)"),
     S("source", "password", source.password, NULL, "SEARCHSYNC_SOURCE_PASSWORD", false, true,
       "Its password"),
     S("source", "password_file", source.password_file, NULL, NULL, false, false,
@@ -88,7 +88,9 @@ const struct config_key config_keys[] = {
       "Also every topic whose name matches this POSIX extended regular expression (anchored "
       "with ^ when it is not)"),
     S("kafka", "group", kafka.group, "searchsync", NULL, false, false,
-      "Consumer group id; its committed offsets are where a restart goes on"),
+      "Consumer group id. `run` commits to it the offsets saved with its checkpoint (once "
+      "the engine acknowledged everything before them) and resumes from the saved ones; the "
+      "group's committed offsets only for partitions the checkpoint does not name"),
     E("kafka", "format", kafka.format, "auto", "auto|canal-json|debezium|maxwell",
       "Message format; `auto` detects each message by the keys only one format has"),
     S("kafka", "canal_tz_offset", kafka.canal_tz_offset, "+00:00", NULL, false, false,

@@ -82,7 +82,8 @@ libsearchsync_a_SOURCES += \
 	src/mq/canal.c src/mq/debezium.c src/mq/maxwell.c
 EXTRA_DIST += tests/fixtures/mq docs/kafka.md
 # `searchsync kafka-tail`: the topics read with librdkafka, decoded, printed
-searchsync_SOURCES += src/cmd_kafka_tail.c
+libsearchsync_a_SOURCES += src/mq_schema.c src/mq_schema.h
+searchsync_SOURCES += src/cmd_kafka_tail.c src/cmd_topics.c
 
 check_PROGRAMS += tests/unit/test_mq tests/unit/test_mq_asan
 TESTS += tests/unit/test_mq tests/unit/test_mq_asan

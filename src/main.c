@@ -29,6 +29,8 @@ static const struct command_entry commands[] = {
      "print the binlog's row changes as JSON lines"},
     {"kafka-tail", cmd_kafka_tail, "--config FILE [--from-beginning] [--max N] [--timeout-ms T]",
      "print a Kafka source's change messages (canal, Debezium, Maxwell) as tail's JSON lines"},
+    {"topics", cmd_topics, "add|remove|list --config FILE [TOPIC...]",
+     "the Kafka topics a source reads besides [kafka] topics, changed at run time"},
     {"reindex", cmd_reindex, "--config FILE INDEX [--buckets N] [--by-mod] [--no-wait] | --reset | --delete-all",
      "full rebuild of an index into a new version behind its alias"},
     {"resync", cmd_resync, "--config FILE INDEX --ids ID,..", "rebuild just the given documents"},

@@ -46,6 +46,7 @@
 
 #include "commands.h"
 #include "daemon.h"
+#include "kafka_source.h"
 #include "log.h"
 #include "reindex.h"
 #include "search/wait.h"
@@ -98,6 +99,7 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
         return 0; /* nothing to retry: the checkpoint is the other reader's */
     }
     dm->ckpt_failed = 0;
+    kafka_source_saved(dm->kafka, position); /* the same offsets committed to Kafka */
     return 0;
 }
 
@@ -335,7 +337,7 @@ int cmd_run(int argc, char **argv) {
     p->src = db_connect(&p->srcp, dm->err, sizeof dm->err);
     if (!p->src) goto out;
     /* before a build is queued or a checkpoint saved */
-    int rowfmt = db_check_row_binlog(p->src, dm->err, sizeof dm->err);
+    int rowfmt = config_kafka_source(cfg) ? 0 : db_check_row_binlog(p->src, dm->err, sizeof dm->err);
     if (rowfmt != 0) {
         if (rowfmt == 1) exit_code = EXIT_USAGE;
         goto out;
@@ -434,7 +436,9 @@ int cmd_run(int argc, char **argv) {
     bl_reader_opts ro;
     reader_opts(cfg, &ro);
     char file[BL_FILE_MAX];
-    if (start_position(dm, &ro, file, sizeof file, from_current) < 0) goto out;
+    if (config_kafka_source(cfg) ? kafka_source_open(dm, from_current) < 0
+                                 : start_position(dm, &ro, file, sizeof file, from_current) < 0)
+        goto out;
     /* reindexes (a first sync, or one resumed after a restart) */
     struct build_table *bt = builds_query(&dm->sv);
     if (!bt) {
@@ -457,7 +461,9 @@ int cmd_run(int argc, char **argv) {
         log_warn("run", "retention: its thread could not start: the metadata's history is not "
                  "cleaned by this run");
     service_notify("STATUS=reading the binlog of source %s", cfg->source.name);
-    int rc = daemon_stop_requested ? BL_STOP : binlog_source_run(dm, &ro);
+    int rc = daemon_stop_requested ? BL_STOP
+             : dm->kafka           ? kafka_source_run(dm)
+                                   : binlog_source_run(dm, &ro);
     service_notify("STOPPING=1\nSTATUS=stopping: draining the delivery queues");
     if (rc == BL_ERR && strstr(dm->err, "not available on the server"))
         snprintf(dm->err + strlen(dm->err), sizeof dm->err - strlen(dm->err),
@@ -504,6 +510,7 @@ out:
     while (p->nbuilds) builds_stop(dm, p->nbuilds - 1, "stopping");
     free(p->builds);
     deliver_free(p->d);
+    kafka_source_close(dm); /* after delivery: its last checkpoint commits to Kafka */
     dl_store_free(dm->dls);
     search_conn_free(p->k);
     changeset_free(&dm->cs);

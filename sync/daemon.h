@@ -147,6 +147,7 @@ struct daemon {
     bool in_snap;              /* a read snapshot is open on p.src */
     char start_pos[600];       /* where the reader started ("" = unknown) */
     bl_reader *reader;         /* while binlog_source_run runs */
+    struct kafka_source *kafka; /* [source] kind = kafka: the consumer (sync/kafka_source.c) */
     bl_pos at;                 /* the reader's position: the last commit, or a heartbeat's */
     bl_pos boundary;           /* the last transaction boundary (a commit, or the start) */
     struct ttl ttl;            /* expired documents (sync/ttl.c) */

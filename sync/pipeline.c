@@ -162,7 +162,12 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) 
 uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool quiet) {
     char pos[BL_FILE_MAX + 64];
     snprintf(pos, sizeof pos, "%s:%llu", end->file, (unsigned long long)end->pos);
-    p->last_txn = quiet ? deliver_txn_end_quiet(p->d, pos) : deliver_txn_end(p->d, pos);
+    return pipeline_end_at(p, cs, pos, quiet);
+}
+
+uint64_t pipeline_end_at(struct pipeline *p, struct changeset *cs, const char *position,
+                         bool quiet) {
+    p->last_txn = quiet ? deliver_txn_end_quiet(p->d, position) : deliver_txn_end(p->d, position);
     changeset_reset(cs);
     return p->last_txn;
 }

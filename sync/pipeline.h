@@ -127,6 +127,10 @@ void pipeline_snapshot_end(struct pipeline *p);
  * checkpoint saves read back) and reset cs. Returns the transaction's
  * sequence. */
 uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool quiet);
+/* The same with the checkpoint's resume token given as it is (a producer whose
+ * position is not a binlog position: sync/kafka_source.c, its offsets). */
+uint64_t pipeline_end_at(struct pipeline *p, struct changeset *cs, const char *position,
+                         bool quiet);
 /* Documents element scripts did not find (delivery's missing callback, any
  * thread), rebuilt whole by the next pipeline_build or pipeline_rebuild. */
 void pipeline_note_missing(struct pipeline *p, const char *index, const char *doc_id);

@@ -503,11 +503,74 @@ out:
     return rc;
 }
 
+/* well-formed UTF-8 (no overlongs, no surrogates, at most U+10FFFF) */
+static bool utf8_ok(const unsigned char *p, size_t n) {
+    for (size_t i = 0; i < n;) {
+        unsigned c = p[i];
+        size_t k = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2
+                 : (c & 0xf8) == 0xf0 ? 3 : 9;
+        if (k == 9 || (k && i + k >= n)) return false;
+        if (k == 1 && c < 0xc2) return false;
+        unsigned cp = k == 0 ? c : c & (0x3f >> k);
+        for (size_t j = 1; j <= k; j++) {
+            if ((p[i + j] & 0xc0) != 0x80) return false;
+            cp = cp << 6 | (p[i + j] & 0x3f);
+        }
+        if ((k == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+            (k == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+            return false;
+        i += k + 1;
+    }
+    return true;
+}
+
+int dl_store_put_message(struct dl_store *s, const char *where, const char *at,
+                         const char *why, const char *raw, size_t len, char *err,
+                         size_t errlen) {
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    sbuf body = SBUF_INIT;
+    if (utf8_ok((const unsigned char *)raw, len) && !memchr(raw, '\0', len)) {
+        sbuf_add(&body, raw, len);
+    } else {
+        const unsigned char *u = (const unsigned char *)raw;
+        sbuf_adds(&body, "base64:");
+        for (size_t i = 0; i < len; i += 3) {
+            unsigned v = (unsigned)u[i] << 16 | (i + 1 < len ? (unsigned)u[i + 1] << 8 : 0) |
+                         (i + 2 < len ? u[i + 2] : 0);
+            char q[4] = {b64[v >> 18 & 63], b64[v >> 12 & 63],
+                         i + 1 < len ? b64[v >> 6 & 63] : '=', i + 2 < len ? b64[v & 63] : '='};
+            sbuf_add(&body, q, 4);
+        }
+    }
+    pthread_mutex_lock(&s->mu);
+    int rc = db_ensure(&s->m, &s->p, err, errlen);
+    if (rc == 0) {
+        sbuf q = SBUF_INIT;
+        sbuf_adds(&q, "INSERT INTO dead_letters (source, index_name, doc_id, version, op, status, "
+                      "error, body) VALUES (");
+        db_quote(s->m, &q, s->source, strlen(s->source));
+        sbuf_adds(&q, ",CONCAT('kafka:', ");
+        db_quote(s->m, &q, where, strlen(where));
+        sbuf_adds(&q, "),");
+        db_quote(s->m, &q, at, strlen(at));
+        sbuf_adds(&q, ",0,'message',0,");
+        db_quote(s->m, &q, why, strlen(why));
+        sbuf_addc(&q, ',');
+        db_quote(s->m, &q, body.data ? body.data : "", body.len);
+        sbuf_addc(&q, ')');
+        rc = db_exec(s->m, q.data, err, errlen);
+        sbuf_free(&q);
+    }
+    pthread_mutex_unlock(&s->mu);
+    sbuf_free(&body);
+    return rc;
+}
+
 long dl_replay(MYSQL *m, const char *source, const char *index, uint64_t id,
                struct deliver *d, int timeout_ms, char *err, size_t errlen) {
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT id, index_name, doc_id, routing, version, op, body, script "
-                  "FROM dead_letters WHERE source=");
+                  "FROM dead_letters WHERE op <> 'message' AND source=");
     db_quote(m, &q, source, strlen(source));
     if (index) {
         sbuf_adds(&q, " AND index_name=");

@@ -56,6 +56,15 @@ int dl_store_put(void *ud, const struct dead_letter *dl);
  * document deleted since, nor write anything a newer write superseded. */
 void dl_store_written(void *ud, const char *index, const char *doc_id, uint64_t version);
 long dl_store_superseded(struct dl_store *s); /* rows deleted so far */
+/* A message a source could not read (a Kafka message that does not decode):
+ * one row with index_name "kafka:<where>" (the topic), doc_id "<partition>:
+ * <offset>", op "message", the reason as its error and the message's bytes as
+ * its body (as they are when they are UTF-8, else "base64:" and their
+ * base64). Replays skip such rows: they hold no change to deliver. 0 or -1
+ * (err). */
+int dl_store_put_message(struct dl_store *s, const char *where, const char *at,
+                         const char *why, const char *raw, size_t len, char *err,
+                         size_t errlen);
 
 /* Print dead letters (newest first) as JSON lines; index may be NULL (all). */
 int dl_list(MYSQL *m, const char *source, const char *index, int limit, sbuf *out, char *err,

@@ -111,8 +111,9 @@ log4j.logger.kafka.server.KafkaRaftServer=INFO
 log4j.logger.kafka.server.BrokerServer=INFO
 EOF
     # a cluster id: 16 random bytes, base64url without padding (Kafka's Uuid text)
+    # (given as --cluster-id=ID: an ID starting with "-" would read as an option)
     cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c1-22)"
-    java_run kafka.tools.StorageTool format -t "$cluster_id" -c "$DIR/server.properties" \
+    java_run kafka.tools.StorageTool format --cluster-id="$cluster_id" -c "$DIR/server.properties" \
         >>"$LOGF" 2>&1 || { h_tail_log "$LOGF" 20; h_die "kafka.tools.StorageTool format failed"; }
     h_spawn "$NAME" "$LOGF" java -Xms256m "-Xmx${KAFKA_HEAP:-512m}" -XX:+UseG1GC \
         -Djava.awt.headless=true -Dfile.encoding=UTF-8 -Djava.io.tmpdir="$DIR/data" \

@@ -14,7 +14,7 @@
 # stderr and the next message still prints; a canal DDL message prints a ddl
 # line; a consumer group run commits its offsets (a second run reads
 # nothing); without the schema lookup canal's mysqlType alone gives the same
-# lines; `run` refuses a Kafka source and `config check` names a missing key.
+# lines; `run` without [source] user exits 2 and `config check` names a missing key.
 . "$(dirname "$0")/lib.sh"
 require_bin
 command -v kcat >/dev/null || fail "kcat missing: run tests/harness/deps.sh"
@@ -254,14 +254,14 @@ printf '%s\n' '{"database":"x","table":"t","type":"insert","ts":1,"data":{"id":1
 assert_eq '{"type":"insert","db":"x","table":"t","ts":1,"pos":{"topic":"cdc.canal","partition":0,"offset":5},"before":null,"after":{"id":1}}' \
     "$(cat "$TEST_TMP/kt4.jsonl")" "the group goes on at the next message (format detected per message)"
 
-# run refuses a Kafka source for now; config check names a missing key
+# run needs the source's server (documents are rebuilt from it; t_kafka_sync
+# runs it); config check names a missing key
 set +e
-out="$("$SEARCHSYNC_BIN" run --config "$cfg" 2>&1)"
+out="$("$SEARCHSYNC_BIN" run --config "$cfg2" 2>&1)"
 rc_run=$?
 set -e
-assert_eq 2 "$rc_run" "run with kind = kafka exits 2"
-assert_contains "$out" "pipeline is not in this build yet" "run says why"
-assert_contains "$out" "searchsync kafka-tail" "run names kafka-tail"
+assert_eq 2 "$rc_run" "run with kind = kafka and no [source] user exits 2"
+assert_contains "$out" "needs [source] user" "run says why"
 printf '[source]\nkind = kafka\n[kafka]\ntopics = a\n' >"$TEST_TMP/nobrokers.ini"
 set +e
 out="$("$SEARCHSYNC_BIN" config check --config "$TEST_TMP/nobrokers.ini" 2>&1)"
