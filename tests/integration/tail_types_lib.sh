@@ -2,7 +2,7 @@
 # type family (numbers, temporal, strings/bytes/JSON/geometry, NULL bitmaps,
 # MariaDB's UUID/INET6/INET4) with edge values, checked against the server's
 # own SELECT of the same rows. Sourced after lib.sh by t_tail_types.sh (the
-# suite's MariaDB) and t_source_versions.sh (other MariaDB versions).
+# suite's MariaDB) and t_source_versions.sh (other MariaDB versions, MySQL 8).
 #
 # Owns: the schema, its rows and the oracle: per column an SQL expression
 # that renders the value as DESIGN.md §4.2 says (JSON_OBJECT over CAST,
@@ -11,14 +11,18 @@
 # (FLOAT is 24-bit), and the 64-bit extremes also as raw text (jq 1.6 reads
 # numbers as doubles).
 #
-#   tail_types_check DB [LABEL]  create database DB on the server of
-#                                $MYSQL_HOST:$MYSQL_PORT, fill it, tail the
-#                                binlog of that and compare (lib.sh
-#                                assertions, LABEL in front of their names)
+#   tail_types_check DB [LABEL [FLAVOUR]]
+#       create database DB on the server of $MYSQL_HOST:$MYSQL_PORT, fill it,
+#       tail the binlog of that and compare (lib.sh assertions, LABEL in front
+#       of their names). FLAVOUR mariadb (default) or mysql: MySQL has no
+#       UUID/INET6/INET4 table (MariaDB-only types) and 8.0.15 no CAST AS DOUBLE
 # shellcheck shell=bash
 
 tail_types_check() {
-    local db="$1" tt="${2:+$2: }" f0 p0 f1 p1 out SRC cols n v c ymd norm
+    local db="$1" tt="${2:+$2: }" flavour="${3:-mariadb}" f0 p0 f1 p1 out SRC cols n v c ymd norm
+    local rows=16 fexpr='CAST(f AS DOUBLE)'
+    # (CAST AS DOUBLE is MySQL 8.0.17+; FLOAT + 0E0 is the same double)
+    [ "$flavour" = mysql ] && fexpr='f + 0E0'
     SRC="mysql://$MYSQL_USER:$MYSQL_PASSWORD@$MYSQL_HOST:$MYSQL_PORT"
     mysql_q "CREATE DATABASE \`$db\` CHARACTER SET utf8mb4"
     read -r f0 p0 <<<"$(mysql_binlog_pos)"
@@ -87,19 +91,24 @@ tail_types_check() {
       c12 INT,c13 INT,c14 INT,c15 INT,c16 INT,c17 INT,c18 INT,c19 INT,c20 INT,c21 INT,c22 INT);
     INSERT INTO nul (id,c2,c7,c13,c19,c22) VALUES (1,2,7,13,19,22);
     INSERT INTO nul (id) VALUES (2);
+    " "$db"
+    if [ "$flavour" = mariadb ]; then
+        mysql_q "
     CREATE TABLE typ (id INT PRIMARY KEY, u UUID, i6 INET6, i4 INET4);
     INSERT INTO typ VALUES (1,'01234567-89ab-4def-8123-456789abcdef','2001:db8::ff00:42:8329','192.168.1.10'),
      (2,'6ba7b810-9dad-11d1-80b4-00c04fd430c8','::ffff:1.2.3.4','0.0.0.0'),
      (3,'00000000-0000-0000-0000-000000000000','::','255.255.255.255'),(4,NULL,NULL,NULL);
     " "$db"
+        rows=20
+    fi
     read -r f1 p1 <<<"$(mysql_binlog_pos)"
 
     out="$TEST_TMP/tail.jsonl"
     "$SEARCHSYNC_BIN" tail --source "$SRC" --file "$f0" --pos "$p0" --stop-at-end --tables "$db.*" \
         >"$out" 2>"$TEST_TMP/tail.err" || { cat "$TEST_TMP/tail.err"; fail "${tt}tail exited $?"; }
     assert_eq 0 "$(grep -vc '^{' "$out" || true)" "${tt}stdout holds JSON lines only"
-    assert_eq 20 "$(wc -l <"$out")" "${tt}one line per inserted row"
-    assert_eq 20 "$(jq -c 'select(.type=="insert" and .before==null and .db=="'"$db"'")' "$out" | wc -l)" \
+    assert_eq "$rows" "$(wc -l <"$out")" "${tt}one line per inserted row"
+    assert_eq "$rows" "$(jq -c 'select(.type=="insert" and .before==null and .db=="'"$db"'")' "$out" | wc -l)" \
         "${tt}inserts with before=null in the test database"
 
     # the oracle: the server's own rendering of each column, in SQL
@@ -131,7 +140,7 @@ tail_types_check() {
     # numbers: integers and BIT as numbers, DECIMAL as text with exactly s decimals
     cols="'id',id"
     for c in ti tiu si siu mi miu i iu bi biu; do cols="$cols,'$c',$c"; done
-    cols="$cols,'f',CAST(f AS DOUBLE),'fd',fd"
+    cols="$cols,'f',$fexpr,'fd',fd"
     for c in d1 d2 d3 d4 d5 d6; do cols="$cols,'$c',CAST($c AS CHAR)"; done
     cols="$cols,'b1',CAST(b1 AS UNSIGNED),'b5',CAST(b5 AS UNSIGNED),'b64',CAST(b64 AS UNSIGNED),'y',CAST(y AS UNSIGNED)"
     _tt_compare num "$(_tt_oracle num "$cols")" "$(_tt_actual num)"
@@ -170,5 +179,6 @@ tail_types_check() {
     _tt_compare nul "$(_tt_oracle nul "$cols")" "$(_tt_actual nul)"
 
     # MariaDB's UUID / INET6 / INET4 (BINARY in the binlog) as the server prints them
+    [ "$flavour" = mariadb ] || return 0
     _tt_compare typ "$(_tt_oracle typ "'id',id,'u',CAST(u AS CHAR),'i6',CAST(i6 AS CHAR),'i4',CAST(i4 AS CHAR)")" "$(_tt_actual typ)"
 }
