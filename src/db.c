@@ -367,7 +367,15 @@ static int run_script(MYSQL *m, const struct migration *mg, char *err, size_t er
         if (l && line[l - 1] == ';') {
             stmt.data[stmt.len - 2] = '\0';
             stmt.len -= 2;
-            if (db_exec(m, stmt.data, err, errlen) < 0) {
+            bool failed = db_exec(m, stmt.data, err, errlen) < 0;
+            unsigned e = failed ? mysql_errno(m) : 0;
+            if (failed && (e == 1060 /* ER_DUP_FIELDNAME */ || e == 1061 /* ER_DUP_KEYNAME */)) {
+                /* a migration cut off after this statement (DDL commits
+                 * at once) and applied again: the column or index is
+                 * there. (Not ADD COLUMN IF NOT EXISTS: MySQL has none.) */
+                log_debug("metadata", "migration %04d_%s: %s (already there)", mg->version,
+                          mg->name, err);
+            } else if (failed) {
                 char e2[512];
                 snprintf(e2, sizeof e2, "%s", err);
                 errf(err, errlen, "metadata migration %04d_%s: %s", mg->version, mg->name, e2);

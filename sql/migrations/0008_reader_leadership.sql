@@ -7,7 +7,7 @@
 -- raises this column to it; a save carries the saver's token and only lands
 -- while no larger one is recorded, so a reader that was paused and lost its
 -- place (SIGSTOP, a long GC-like stall) cannot move the checkpoint back.
-ALTER TABLE offsets ADD COLUMN IF NOT EXISTS fence BIGINT UNSIGNED NOT NULL DEFAULT 0;
+ALTER TABLE offsets ADD COLUMN fence BIGINT UNSIGNED NOT NULL DEFAULT 0;
 
 -- reader_locks: without ZooKeeper, the one daemon that reads a source; it
 -- beats its heartbeat, and another daemon takes the row over only once the

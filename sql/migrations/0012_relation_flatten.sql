@@ -4,4 +4,4 @@
 -- row inside ([{"tag_id": 4, "tag": {...}}]). flatten = 1 on the link
 -- table's nested relation; its one one-to-one relation is the linked table
 -- (sync/docbuild.c, docs/mapping.md "Many-to-many").
-ALTER TABLE mapping_relations ADD COLUMN IF NOT EXISTS flatten TINYINT(1) NOT NULL DEFAULT 0;
+ALTER TABLE mapping_relations ADD COLUMN flatten TINYINT(1) NOT NULL DEFAULT 0;

@@ -3,5 +3,5 @@
 -- ended each job and whether a rebalance moved it from another node
 -- mid-way (it resumed from its cursor there), as the jobs rows had them.
 ALTER TABLE reindex_run_jobs
-  ADD COLUMN IF NOT EXISTS owner_node VARCHAR(255) NULL,
-  ADD COLUMN IF NOT EXISTS broken_by_rebalance TINYINT(1) NOT NULL DEFAULT 0;
+  ADD COLUMN owner_node VARCHAR(255) NULL,
+  ADD COLUMN broken_by_rebalance TINYINT(1) NOT NULL DEFAULT 0;
