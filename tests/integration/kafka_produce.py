@@ -11,6 +11,13 @@
 #                    ISO-8601 with Z, ENUM labels, MariaDB JSON as its text),
 #                    one row a message, source.file/pos/row from tail's
 #                    position; key: the table and the primary key
+#   OUT/maxwell.kv   Maxwell JSON (output_binlog_position on): typed values
+#                    (numbers as numbers, DECIMAL as an exact number,
+#                    DATETIME/TIMESTAMP "YYYY-MM-DD HH:MM:SS[.ffffff]", MariaDB
+#                    JSON — a LONGTEXT — as its text), "old" with the changed
+#                    columns of an update, position "file:pos" of the
+#                    transaction, xoffset the row within it, commit on its
+#                    last row; key: Maxwell's {"database","table","pk.<col>"}
 # as "key<TAB>value" lines for `kcat -K '\t'`; prints the next canal id.
 # usage: kafka_produce.py COLS.tsv DB TAIL.jsonl OUTDIR FIRST-CANAL-ID
 #   COLS.tsv: TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, is-primary-key (1/0)
@@ -103,6 +110,25 @@ def dbz(r):
         'source': {'connector': 'mysql', 'db': db, 'table': t, 'file': r['pos']['file'],
                    'pos': r['pos']['pos'], 'row': r['row']},
         'op': {'insert': 'c', 'update': 'u', 'delete': 'd'}[r['type']]}})
+# Maxwell: typed values
+def mval(t, c, v):
+    if v is None: return None
+    b = base(types[(t, c)])
+    if isinstance(v, (dict, list)): return dumps(v, (', ', ': '))
+    if b in ('datetime', 'timestamp'): return v.replace('T', ' ').rstrip('Z')
+    return v
+def maxwell(r, xoffset, last):
+    t = r['table']
+    img = lambda i: {c: mval(t, c, i[c]) for c in cols[t]}
+    m = {'database': db, 'table': t, 'type': r['type'], 'ts': 1700000000,
+         'xid': 1000 + int(r['pos']['pos']), 'position': '%s:%s' % (r['pos']['file'], r['pos']['pos']),
+         'server_id': 1, 'xoffset': xoffset}
+    if last: m['commit'] = True
+    m['data'] = img(r['after'] if r['after'] is not None else r['before'])
+    if r['type'] == 'update':
+        a, b = img(r['after']), img(r['before'])
+        m['old'] = {c: b[c] for c in cols[t] if a[c] != b[c]}
+    return dumps(m)
 # canal: consecutive rows of one table, kind and event in one message (<= 20)
 mid = int(first_id)
 with open(out + '/canal.kv', 'w', encoding='utf-8') as f:
@@ -128,4 +154,11 @@ with open(out + '/debezium.kv', 'w', encoding='utf-8') as f:
         img = r['after'] if r['after'] is not None else r['before']
         key = dumps({'table': r['table'], **{c: img[c] for c in pks[r['table']]}})
         print('%s\t%s' % (key, dbz(r)), file=f)
+with open(out + '/maxwell.kv', 'w', encoding='utf-8') as f:
+    for i, r in enumerate(rows):
+        x = 0 if i == 0 or rows[i - 1]['pos'] != r['pos'] else x + 1
+        last = i + 1 == len(rows) or rows[i + 1]['pos'] != r['pos']
+        img = r['after'] if r['after'] is not None else r['before']
+        key = dumps({'database': db, 'table': r['table'], **{'pk.' + c: img[c] for c in pks[r['table']]}})
+        print('%s\t%s' % (key, maxwell(r, x, last)), file=f)
 print(mid)

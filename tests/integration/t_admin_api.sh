@@ -98,6 +98,14 @@ api POST /api/v1/indices/products/reindex -H 'Content-Type: application/json' -H
 expect_error 403 "cross-site Origin on POST"
 api POST /api/v1/indices/products/reindex -H 'Content-Type: application/x-www-form-urlencoded' -d 'buckets=2'
 expect_error 415 "a form body"
+CODE="$(curl -s -XPOST -o "$TEST_TMP/.b" -w '%{http_code}' "$URL/api/v1/rebalance")"
+BODY="$(cat "$TEST_TMP/.b")"
+expect_error 401 "POST /api/v1/rebalance without a token"
+api POST /api/v1/rebalance
+expect_error 409 "POST /api/v1/rebalance on a standalone daemon"
+assert_contains "$BODY" "no [cluster] zookeeper" "and it says why"
+api GET /api/v1/rebalance
+expect_error 405 "GET /api/v1/rebalance"
 api POST /api/v1/indices/products/reindex -H 'Content-Type: application/json' -d '{"buckets":'
 expect_error 400 "malformed JSON"
 api POST /api/v1/indices/products/reindex -H 'Content-Type: application/json' -d '{"buckets":0}'

@@ -12,8 +12,11 @@
 #   cdc.debezium  Debezium envelope with schemas (base64 DECIMAL, epoch-ms
 #                 DATETIME(3), ISO TIMESTAMP), keyed by primary key (a table
 #                 over three partitions), source.file/pos: binlog versions
-# Two daemons (two sources, their own metadata schemas and aliases) read one
-# topic each. Checked: every document behind both products aliases equals the
+#   cdc.maxwell   Maxwell JSON (typed values, exact DECIMAL numbers, "old" of
+#                 updates), keyed by primary key, position + xoffset: binlog
+#                 versions
+# Three daemons (three sources, their own metadata schemas and aliases) read
+# one topic each. Checked: every document behind both products aliases equals the
 # SQL oracle (tests/integration/oracle_lib.sh: nested skus, tags, reviews and
 # replies as children), the brands row-image index equals its oracle too;
 # each daemon is SIGKILLed while a second batch of messages is read and
@@ -44,10 +47,12 @@ D=$(unique_name kshop)
 G=${D}_gen
 M1=$(unique_name kmeta_canal)
 M2=$(unique_name kmeta_dbz)
+M3=$(unique_name kmeta_mxw)
 P1=$(unique_name kp_canal) B1=$(unique_name kb_canal)
 P2=$(unique_name kp_dbz) B2=$(unique_name kb_dbz)
-on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$D\`; DROP DATABASE IF EXISTS \`$G\`; DROP DATABASE IF EXISTS \`$M1\`; DROP DATABASE IF EXISTS \`$M2\`' >/dev/null 2>&1"
-on_exit "curl -s -m 30 -XDELETE '$SEARCH_URL/${P1}_v1,${B1}_v1,${P2}_v1,${B2}_v1' >/dev/null 2>&1"
+P3=$(unique_name kp_mxw) B3=$(unique_name kb_mxw)
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$D\`; DROP DATABASE IF EXISTS \`$G\`; DROP DATABASE IF EXISTS \`$M1\`; DROP DATABASE IF EXISTS \`$M2\`; DROP DATABASE IF EXISTS \`$M3\`' >/dev/null 2>&1"
+on_exit "curl -s -m 30 -XDELETE '$SEARCH_URL/${P1}_v1,${B1}_v1,${P2}_v1,${B2}_v1,${P3}_v1,${B3}_v1' >/dev/null 2>&1"
 bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products "$PRODUCTS" --db "$G" \
     --host "$MYSQL_HOST" --port "$MYSQL_PORT" >"$TEST_TMP/gen.out" 2>&1 || {
     cat "$TEST_TMP/gen.out" >&2; fail "generate.sh failed"; }
@@ -72,13 +77,13 @@ produce_since() {
     MID=$(python3 "$(dirname "$0")/kafka_produce.py" "$TEST_TMP/cols.tsv" "$D" "$TEST_TMP/tail.jsonl" "$TEST_TMP" "$MID") ||
         fail "the test producer failed"
     local fmt topic
-    for fmt in canal debezium; do
+    for fmt in canal debezium maxwell; do
         topic="cdc.$fmt"
         [ "$fmt" != canal ] || topic="${3:-cdc.canal}"
         kcat -b "$KAFKA_BOOTSTRAP" -P -K $'\t' -t "$topic" <"$TEST_TMP/$fmt.kv" 2>"$TEST_TMP/kcat.err" ||
             { cat "$TEST_TMP/kcat.err"; fail "kcat could not produce to $topic"; }
     done
-    log "produced $(wc -l <"$TEST_TMP/tail.jsonl") rows: $(wc -l <"$TEST_TMP/canal.kv") canal and $(wc -l <"$TEST_TMP/debezium.kv") Debezium messages"
+    log "produced $(wc -l <"$TEST_TMP/tail.jsonl") rows: $(wc -l <"$TEST_TMP/canal.kv") canal, $(wc -l <"$TEST_TMP/debezium.kv") Debezium and $(wc -l <"$TEST_TMP/maxwell.kv") Maxwell messages"
 }
 
 # ---------------------------------------------------------------- phase 1: load + ops
@@ -126,7 +131,8 @@ INI
 }
 config canal "$M1" cdc.canal >"$TEST_TMP/canal.ini"
 config dbz "$M2" cdc.debezium >"$TEST_TMP/dbz.ini"
-for s in canal:$P1:$B1 dbz:$P2:$B2; do
+config mxw "$M3" cdc.maxwell >"$TEST_TMP/mxw.ini"
+for s in canal:$P1:$B1 dbz:$P2:$B2 mxw:$P3:$B3; do
     IFS=: read -r name pidx bidx <<<"$s"
     jq --arg p "$pidx" --arg b "$bidx" '.indices |= map(if .alias == "products" then .alias = $p
         elif .alias == "brands" then .alias = $b else . end)' "$TEST_TMP/mapping.json" >"$TEST_TMP/mapping-$name.json"
@@ -142,14 +148,15 @@ use() { DAEMON=${PID[$1]}; DAEMON_LOG="$TEST_TMP/run-$1.log"; _DAEMON_LOG_AT=0; 
 t0=$(date +%s)
 start canal
 start dbz
-for n in canal dbz; do use $n; daemon_wait_ready 60; done
+start mxw
+for n in canal dbz mxw; do use $n; daemon_wait_ready 60; done
 
 # every partition's last offset, as the daemon's token writes it (next = last + 1)
 ends() { kcat -b "$KAFKA_BOOTSTRAP" -C -t "$1" -o -1 -e -q -f '%t/%p=%o\n' | awk -F= '{print $1 "=" $2 + 1}' | sort; }
 saved() { mysql_q "SELECT position FROM \`$1\`.offsets" 2>/dev/null | tr ' ' '\n' | grep "^$2/" | sort; }
 caught_up() {
     local s fmt meta want
-    for s in canal:$M1 debezium:$M2; do
+    for s in canal:$M1 debezium:$M2 maxwell:$M3; do
         IFS=: read -r fmt meta <<<"$s"
         want="$(ends "cdc.$fmt")"
         for ((i = 0; ; i++)); do
@@ -169,19 +176,19 @@ mk=$(mysql_q "SELECT MIN(id) FROM products" "$D")
 mysql_q "UPDATE products SET name = 'marker kafka' WHERE id = $mk" "$D"
 produce_since "$f1" "$p1"
 sleep 0.3
-for n in canal dbz; do
+for n in canal dbz mxw; do
     use $n
     daemon_alive || fail "the $n daemon died: $(tail -20 "$DAEMON_LOG")"
     daemon_kill
     echo "=== SIGKILL" >>"$DAEMON_LOG"
 done
-log "killed at saved offsets: canal $(saved "$M1" cdc.canal | tr '\n' ' '), Debezium $(saved "$M2" cdc.debezium | tr '\n' ' ')"
-for n in canal dbz; do start $n; done
+log "killed at saved offsets: canal $(saved "$M1" cdc.canal | tr '\n' ' '), Debezium $(saved "$M2" cdc.debezium | tr '\n' ' '), Maxwell $(saved "$M3" cdc.maxwell | tr '\n' ' ')"
+for n in canal dbz mxw; do start $n; done
 
 # ---------------------------------------------------------------- caught up
 caught_up
 log "caught up $(( $(date +%s) - t0 ))s after the daemons started"
-for n in canal dbz; do
+for n in canal dbz mxw; do
     use $n
     daemon_alive || fail "the $n daemon died: $(tail -20 "$DAEMON_LOG")"
     assert_contains "$(cat "$DAEMON_LOG")" "resuming source $n at Kafka offsets" "$n: the restart resumed from the saved offsets"
@@ -190,7 +197,8 @@ done
 # ---------------------------------------------------------------- the documents
 oracle_check_products "$D" "$P1" "canal-json"
 oracle_check_products "$D" "$P2" "Debezium"
-for b in "$B1" "$B2"; do
+oracle_check_products "$D" "$P3" "Maxwell"
+for b in "$B1" "$B2" "$B3"; do
     engine_dump "$b" "$TEST_TMP/brands-$b.ndjson" 2>"$TEST_TMP/dump.err" || { cat "$TEST_TMP/dump.err"; fail "dump $b"; }
     compare_docs "$TEST_TMP/brands-$b.ndjson" "$TEST_TMP/oracle/brands.oracle" --numbers value \
         --ignore-field ss_version --ignore-field ss_hash --ignore-field ss_key_hash --label "$b" --show 5 \
@@ -212,6 +220,7 @@ produce_since "$f2" "$p2"
 caught_up
 assert_eq "marker two" "$(search_doc "$P1" "$mk" | jq -r .name)" "canal: a change after a restart"
 assert_eq "marker two" "$(search_doc "$P2" "$mk" | jq -r .name)" "Debezium: a change after a restart"
+assert_eq "marker two" "$(search_doc "$P3" "$mk" | jq -r .name)" "Maxwell: a change after a restart"
 
 # ---------------------------------------------------------------- a topic added at run time
 "$SEARCHSYNC_BIN" topics add --config "$TEST_TMP/canal.ini" cdc.extra >"$TEST_TMP/topics.out" 2>&1 ||
@@ -238,13 +247,14 @@ assert_eq "kafka:cdc.canal	message" "$(mysql_q "SELECT index_name, op FROM \`$M1
 assert_eq "$bad" "$(mysql_q "SELECT body FROM \`$M1\`.dead_letters")" "it holds the message's bytes"
 assert_contains "$(mysql_q "SELECT error FROM \`$M1\`.dead_letters")" "not JSON" "and says what is wrong"
 assert_eq "0" "$(mysql_q "SELECT COUNT(*) FROM \`$M2\`.dead_letters")" "Debezium: no dead letter"
+assert_eq "0" "$(mysql_q "SELECT COUNT(*) FROM \`$M3\`.dead_letters")" "Maxwell: no dead letter"
 errs=$(grep -h ' ERROR \[' "$TEST_TMP"/run-*.log | head -5 || true)
 assert_eq "" "$errs" "no ERROR in the daemons' logs"
 
 # ---------------------------------------------------------------- offsets in Kafka
 # the daemon's group goes on after what the daemon saved: a consumer of the
 # group reads the message produced after the stop, and nothing before it
-for n in canal dbz; do use $n; daemon_stop; assert_eq 0 "$DAEMON_RC" "$n: SIGTERM, clean exit"; done
+for n in canal dbz mxw; do use $n; daemon_stop; assert_eq 0 "$DAEMON_RC" "$n: SIGTERM, clean exit"; done
 printf 'after\t%s\n' '{"database":"x","table":"t","type":"insert","ts":1,"data":{"id":1}}' |
     kcat -b "$KAFKA_BOOTSTRAP" -P -K $'\t' -t cdc.canal
 printf '[source]\nkind = kafka\nstart = beginning\n[kafka]\nbrokers = %s\ntopics = cdc.canal\ngroup = ss-canal-%s\n' \
