@@ -175,6 +175,24 @@ h_env_get() {
     ( . "$f"; eval "printf '%s' \"\${$2:-}\"" )
 }
 
+# h_mysql_users CLIENT SOCKET EXTRA_PRIVS — on a fresh MariaDB or MySQL
+# server: root also over TCP from 127.0.0.1, and the replication user
+# $REPL_USER / $REPL_PASSWORD (the caller's; REPLICATION SLAVE, REPLICATION CLIENT, SELECT,
+# RELOAD, SHOW VIEW and EXTRA_PRIVS, e.g. "BINLOG MONITOR, " on MariaDB;
+# everything on the searchsync% databases).
+h_mysql_users() {
+    "$1" --no-defaults --socket="$2" -uroot <<SQL
+CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';
+GRANT ALL ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;
+CREATE USER IF NOT EXISTS '$REPL_USER'@'localhost' IDENTIFIED BY '$REPL_PASSWORD';
+CREATE USER IF NOT EXISTS '$REPL_USER'@'127.0.0.1' IDENTIFIED BY '$REPL_PASSWORD';
+CREATE USER IF NOT EXISTS '$REPL_USER'@'%' IDENTIFIED BY '$REPL_PASSWORD';
+GRANT REPLICATION SLAVE, REPLICATION CLIENT, $3SELECT, RELOAD, SHOW VIEW ON *.* TO '$REPL_USER'@'localhost', '$REPL_USER'@'127.0.0.1', '$REPL_USER'@'%';
+GRANT ALL ON \`searchsync%\`.* TO '$REPL_USER'@'localhost', '$REPL_USER'@'127.0.0.1', '$REPL_USER'@'%';
+FLUSH PRIVILEGES;
+SQL
+}
+
 # h_dispatch NAME ACTION — the common actions every server script supports.
 # The script defines srv_start, srv_stop (optional), srv_status.
 h_dispatch() {

@@ -157,16 +157,7 @@ srv_start() {
         h_die "MariaDB $VERSION did not start"; }
 
     if [ -n "$fresh" ]; then
-        "$CLIENT" --no-defaults --socket="$SOCK" -uroot <<SQL
-CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';
-GRANT ALL ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;
-CREATE USER IF NOT EXISTS '$REPL_USER'@'localhost' IDENTIFIED BY '$REPL_PASSWORD';
-CREATE USER IF NOT EXISTS '$REPL_USER'@'127.0.0.1' IDENTIFIED BY '$REPL_PASSWORD';
-CREATE USER IF NOT EXISTS '$REPL_USER'@'%' IDENTIFIED BY '$REPL_PASSWORD';
-GRANT REPLICATION SLAVE, REPLICATION CLIENT, BINLOG MONITOR, SELECT, RELOAD, SHOW VIEW ON *.* TO '$REPL_USER'@'localhost', '$REPL_USER'@'127.0.0.1', '$REPL_USER'@'%';
-GRANT ALL ON \`searchsync%\`.* TO '$REPL_USER'@'localhost', '$REPL_USER'@'127.0.0.1', '$REPL_USER'@'%';
-FLUSH PRIVILEGES;
-SQL
+        h_mysql_users "$CLIENT" "$SOCK" "BINLOG MONITOR, "
     fi
     local v
     v="$("$CLIENT" --no-defaults -h127.0.0.1 -P"$port" -uroot -N -B -e 'SELECT VERSION()')"

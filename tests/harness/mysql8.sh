@@ -138,16 +138,7 @@ srv_start() {
 
     if [ -n "$fresh" ]; then
         # MySQL 8's default authentication (caching_sha2_password) for both
-        "$CLIENT" --no-defaults --socket="$SOCK" -uroot <<SQL
-CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';
-GRANT ALL ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;
-CREATE USER IF NOT EXISTS '$REPL_USER'@'localhost' IDENTIFIED BY '$REPL_PASSWORD';
-CREATE USER IF NOT EXISTS '$REPL_USER'@'127.0.0.1' IDENTIFIED BY '$REPL_PASSWORD';
-CREATE USER IF NOT EXISTS '$REPL_USER'@'%' IDENTIFIED BY '$REPL_PASSWORD';
-GRANT REPLICATION SLAVE, REPLICATION CLIENT, SELECT, RELOAD, SHOW VIEW ON *.* TO '$REPL_USER'@'localhost', '$REPL_USER'@'127.0.0.1', '$REPL_USER'@'%';
-GRANT ALL ON \`searchsync%\`.* TO '$REPL_USER'@'localhost', '$REPL_USER'@'127.0.0.1', '$REPL_USER'@'%';
-FLUSH PRIVILEGES;
-SQL
+        h_mysql_users "$CLIENT" "$SOCK" ""
     fi
     v="$("$CLIENT" --no-defaults -h127.0.0.1 -P"$port" -uroot -N -B -e 'SELECT VERSION()')"
     h_write_env "$NAME" MYSQL_HOST=127.0.0.1 MYSQL_PORT="$port" MYSQL_SOCKET="$SOCK" \

@@ -337,6 +337,45 @@ $(_daemon_tail)"
     _daemon_reaped "$DAEMON"
 }
 
+# ---------------------------------------------------------------- matrices
+# matrix_run OUTDIR ROW_FN FLAVOUR... — a matrix test (t_engines, t_source_versions):
+# each flavour runs as `bash $0 one FLAVOUR RESFILE N` (its log indented into
+# this one); exit 0 passes, 3 means this machine cannot run it (its server
+# could not be had), anything else fails. ROW_FN FLAVOUR RESULT SECONDS
+# RESFILE prints that flavour's TSV (header and row: OUTDIR/FLAVOUR.tsv, for
+# scripts/compat-doc.sh) and logs its line. Ends the test: fail if one
+# failed, else skip if one was unavailable (a failure under CI=true), else pass.
+matrix_run() {
+    local out="$1" row="$2" fl res t0 frc secs result n=0
+    shift 2
+    local failed=() unavailable=()
+    mkdir -p "$out"
+    for fl in "$@"; do
+        n=$((n + 1))
+        res="$TEST_TMP/$fl.env"
+        t0=$(date +%s)
+        log "---- $fl"
+        set +e
+        bash "$0" one "$fl" "$res" "$n" >"$TEST_TMP/$fl.log" 2>&1
+        frc=$?
+        set -e
+        secs=$(($(date +%s) - t0))
+        sed "s/^/  [$fl] /" "$TEST_TMP/$fl.log" >&2
+        case "$frc" in
+            0) result=pass ;;
+            3) result=unavailable; unavailable+=("$fl") ;;
+            *) result=fail; failed+=("$fl") ;;
+        esac
+        "$row" "$fl" "$result" "$secs" "$res" >"$out/$fl.tsv"
+        _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
+    done
+    [ ${#failed[@]} = 0 ] || fail "failed on: ${failed[*]} (results in $out)"
+    [ ${#unavailable[@]} = 0 ] || skip "this machine cannot run: ${unavailable[*]} (see the log; results in $out)"
+    pass
+}
+# the searchsync build a matrix row was measured with
+matrix_build() { git -C "$SEARCHSYNC_SRCDIR" describe --always --dirty 2>/dev/null || echo unknown; }
+
 # ---------------------------------------------------------------- search engine
 # search_req METHOD PATH [BODY] — print the response body; fails on HTTP >= 400
 # (body printed to stderr) unless SEARCH_ALLOW_ERROR=1.

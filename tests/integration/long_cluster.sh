@@ -15,90 +15,22 @@
 #   zk restart ZooKeeper restarted mid-reindex: the work goes on, the
 #              version goes live once, oracle equal
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/cluster_lib.sh"
 require_bin
 [ -n "${ZK_HOSTS:-}" ] || fail "the harness did not start ZooKeeper (ZK_HOSTS unset)"
 db="$(unique_name lc)"
 meta="$(unique_name meta)"
 alias="$(unique_name lci)"
 cluster="$(unique_name c)"
+source=lc
 rows="${CLUSTER_ROWS:-60000}"
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/${alias}_v*?ignore_unavailable=true' >/dev/null"
-mysql_q "CREATE DATABASE \`$db\`; CREATE TABLE \`$db\`.items (id INT PRIMARY KEY, name VARCHAR(40), n INT);
-  INSERT INTO \`$db\`.items SELECT seq, CONCAT('row ', seq), seq * 7 FROM \`$db\`.seq_1_to_$rows"
+cluster_items
 flag="$TEST_TMP/slow"
-python3 "$SEARCHSYNC_SRCDIR/tests/tools/fault_proxy.py" "$TEST_TMP/proxy.port" "$SEARCH_URL" \
-    POST '/_bulk' "$flag" delay 200 "\"_index\":\"${alias}_v[0-9]+\"" 2>"$TEST_TMP/proxy.err" &
-proxy=$!
-on_exit "kill $proxy 2>/dev/null"
-wait_until 10 "the fault proxy listens" test -s "$TEST_TMP/proxy.port"
-purl="http://127.0.0.1:$(cat "$TEST_TMP/proxy.port")"
-config() { # FILE NODE_ID SERVER_ID
-    cat >"$1" <<INI
-[source]
-name = lc
-host = 127.0.0.1
-port = $MYSQL_PORT
-user = root
-server_id = $3
-start = now
-heartbeat_ms = 300
-[metadata]
-database = $meta
-[search]
-urls = $purl
-[delivery]
-flush_interval_ms = 20
-checkpoint_interval_ms = 100
-[reindex]
-buckets = 6
-parallel_jobs = 2
-page_size = 500
-[cluster]
-zookeeper = $ZK_HOSTS
-name = $cluster
-node_id = $2
-session_timeout_ms = 8000
-[log]
-level = info
-INI
-}
-for n in a b c; do config "$TEST_TMP/$n.ini" "node-$n" "736$(printf %d "'$n")"; done
-cat >"$TEST_TMP/m.json" <<JSON
-{"version": 1, "indices": [{"alias": "$alias", "shards": 2, "replicas": 0, "tables": [{
-  "table": "$db.items", "columns": [{"name": "id", "type": "long", "key": true},
-  {"name": "name", "type": "keyword"}, {"name": "n", "type": "long"}]}]}]}
-JSON
-"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/a.ini" "$TEST_TMP/m.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
-    fail "import: $(cat "$TEST_TMP/import.out")"
+CLUSTER_DELAY_MS=200 cluster_proxy "$flag"
+for n in a b c; do cluster_config "$TEST_TMP/$n.ini" "node-$n" "736$(printf %d "'$n")" 6 500 8000; done
+cluster_import "$TEST_TMP/a.ini"
 q() { mysql_q "$1"; }
-current() { q "SELECT current_version FROM \`$meta\`.index_configs WHERE alias = '$alias'"; }
-is_current() { [ "$(current)" = "$1" ]; }
-run_jobs() { # VERSION
-    q "SELECT j.bucket, j.owner_node, j.rows_read, j.broken_by_rebalance, j.status
-       FROM \`$meta\`.reindex_run_jobs j JOIN \`$meta\`.reindex_runs r ON r.id = j.run_id
-       JOIN \`$meta\`.index_configs c ON c.id = r.index_id
-       WHERE c.alias = '$alias' AND r.version = $1 ORDER BY j.bucket"
-}
-oracle_equal() { # WHAT
-    search_refresh "$alias"
-    local want have
-    want="$(q "SELECT id, name, n FROM \`$db\`.items ORDER BY id" | md5sum)"
-    have="$(python3 - "$SEARCH_URL" "$alias" <<'PY' | md5sum
-import json, sys, urllib.request
-url, alias = sys.argv[1], sys.argv[2]
-def post(path, body):
-    req = urllib.request.Request(url + path, json.dumps(body).encode(), {"Content-Type": "application/json"})
-    return json.load(urllib.request.urlopen(req))
-r = post(f"/{alias}/_search?scroll=1m", {"size": 5000, "sort": [{"id": "asc"}]})
-while r["hits"]["hits"]:
-    for h in r["hits"]["hits"]:
-        s = h["_source"]
-        print(f"{s['id']}\t{s['name']}\t{s['n']}")
-    r = post("/_search/scroll", {"scroll": "1m", "scroll_id": r["_scroll_id"]})
-PY
-)"
-    assert_eq "$want" "$have" "$1: every document equals SQL"
-}
 counted_once() { # VERSION WHAT
     assert_eq "$rows" "$(run_jobs "$1" | awk '{s += $3} END {print s + 0}')" "$2: every row counted once"
     assert_eq 1 "$(grep -c "version $1 live" "$TEST_TMP/a.log" "$TEST_TMP/b.log" "$TEST_TMP/c.log" | awk -F: '{s += $2} END {print s}')" \

@@ -16,85 +16,28 @@
 #              the assignment; GET /api/v1/nodes shows the node statuses; the
 #              Nodes screen in Chromium shows them and its button rebalances
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/cluster_lib.sh"
 require_bin
 [ -n "${ZK_HOSTS:-}" ] || fail "the harness did not start ZooKeeper (ZK_HOSTS unset)"
 db="$(unique_name rb)"
 meta="$(unique_name meta)"
 alias="$(unique_name rbi)"
 cluster="$(unique_name c)"
+source=rb
 rows=8000
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/${alias}_v*?ignore_unavailable=true' >/dev/null"
-mysql_q "CREATE DATABASE \`$db\`; CREATE TABLE \`$db\`.items (id INT PRIMARY KEY, name VARCHAR(40), n INT);
-  INSERT INTO \`$db\`.items SELECT seq, CONCAT('row ', seq), seq * 7 FROM \`$db\`.seq_1_to_$rows"
-
+cluster_items
 # every node writes through the proxy: bulk requests to a version being
 # built are made slow while $flag exists
 flag="$TEST_TMP/slow"
-python3 "$SEARCHSYNC_SRCDIR/tests/tools/fault_proxy.py" "$TEST_TMP/proxy.port" "$SEARCH_URL" \
-    POST '/_bulk' "$flag" delay 250 "\"_index\":\"${alias}_v[0-9]+\"" 2>"$TEST_TMP/proxy.err" &
-proxy=$!
-on_exit "kill $proxy 2>/dev/null"
-wait_until 10 "the fault proxy listens" test -s "$TEST_TMP/proxy.port"
-purl="http://127.0.0.1:$(cat "$TEST_TMP/proxy.port")"
+cluster_proxy "$flag"
 token="$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-config() { # FILE NODE_ID SERVER_ID
-    cat >"$1" <<INI
-[source]
-name = rb
-host = 127.0.0.1
-port = $MYSQL_PORT
-user = root
-server_id = $3
-start = now
-heartbeat_ms = 300
-[metadata]
-database = $meta
-[search]
-urls = $purl
-[delivery]
-flush_interval_ms = 20
-checkpoint_interval_ms = 100
-[reindex]
-buckets = 4
-parallel_jobs = 2
-page_size = 250
-[cluster]
-zookeeper = $ZK_HOSTS
-name = $cluster
-node_id = $2
-session_timeout_ms = 4000
-[log]
-level = info
-INI
-}
-config "$TEST_TMP/a.ini" node-a 7351
-config "$TEST_TMP/b.ini" node-b 7352
+cluster_config "$TEST_TMP/a.ini" node-a 7351 4 250 4000
+cluster_config "$TEST_TMP/b.ini" node-b 7352 4 250 4000
 printf '[admin]\nlisten = 127.0.0.1:%s\ntoken = %s\n' "$port" "$token" >>"$TEST_TMP/a.ini"
-cat >"$TEST_TMP/m.json" <<JSON
-{"version": 1, "indices": [{"alias": "$alias", "shards": 2, "replicas": 0, "tables": [{
-  "table": "$db.items", "columns": [{"name": "id", "type": "long", "key": true},
-  {"name": "name", "type": "keyword"}, {"name": "n", "type": "long"}]}]}]}
-JSON
-"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/a.ini" "$TEST_TMP/m.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
-    fail "import: $(cat "$TEST_TMP/import.out")"
+cluster_import "$TEST_TMP/a.ini"
 q() { mysql_q "$1"; }
-current() { q "SELECT current_version FROM \`$meta\`.index_configs WHERE alias = '$alias'"; }
-is_current() { [ "$(current)" = "$1" ]; }
-run_jobs() { # VERSION: bucket, owner, rows read, broken, status of the run's jobs
-    q "SELECT j.bucket, j.owner_node, j.rows_read, j.broken_by_rebalance, j.status
-       FROM \`$meta\`.reindex_run_jobs j JOIN \`$meta\`.reindex_runs r ON r.id = j.run_id
-       JOIN \`$meta\`.index_configs c ON c.id = r.index_id
-       WHERE c.alias = '$alias' AND r.version = $1 ORDER BY j.bucket"
-}
-oracle_equal() { # WHAT
-    search_refresh "$alias"
-    local want have
-    want="$(q "SELECT id, name, n FROM \`$db\`.items ORDER BY id" | md5sum)"
-    have="$(search_req POST "/$alias/_search" '{"size":10000,"sort":[{"id":"asc"}]}' |
-        jq -r '.hits.hits[]._source | [.id, .name, .n] | @tsv' | md5sum)"
-    assert_eq "$want" "$have" "$1: every document equals SQL"
-}
 
 daemon_start "$TEST_TMP/a.ini" "$TEST_TMP/a.log"; A=$DAEMON
 daemon_wait_log "node-a reads the binlog of source rb" 60

@@ -179,39 +179,17 @@ INSERT INTO notes VALUES (33, 7, 'after the switch')" "$db"
 fi
 
 # ------------------------------------------------------------ the matrix
-ENGINES="${ENGINES:-opensearch-1.3 opensearch-3 elasticsearch-7 elasticsearch-8 elasticsearch-9}"
-out="${SUITE_LOG_DIR:-$PWD/tests/integration/logs}/compat"
-mkdir -p "$out"
-failed=() unavailable=() n=0
-for fl in $ENGINES; do
-    n=$((n + 1))
-    res="$TEST_TMP/$fl.env"
-    t0=$(date +%s)
-    log "---- $fl"
-    set +e
-    bash "$0" one "$fl" "$res" "$n" >"$TEST_TMP/$fl.log" 2>&1
-    frc=$?
-    set -e
-    secs=$(($(date +%s) - t0))
-    sed "s/^/  [$fl] /" "$TEST_TMP/$fl.log" >&2
-    version="" dist="" features="" java=""
-    if [ -s "$res" ] && [ "$(cat "$res")" != unavailable ]; then
-        version="$( . "$res"; printf '%s' "$ENGINE_VERSION")"
-        dist="$( . "$res"; printf '%s' "$ENGINE_DISTRIBUTION")"
-        features="$( . "$res"; printf '%s' "$ENGINE_FEATURES")"
-        java="$( . "$res"; printf '%s' "$ENGINE_JAVA")"
+engine_row() { # FLAVOUR RESULT SECONDS RESFILE (lib.sh matrix_run)
+    local version="" dist="" features="" java=""
+    if [ -s "$4" ] && [ "$(cat "$4")" != unavailable ]; then
+        version="$( . "$4"; printf '%s' "$ENGINE_VERSION")"
+        dist="$( . "$4"; printf '%s' "$ENGINE_DISTRIBUTION")"
+        features="$( . "$4"; printf '%s' "$ENGINE_FEATURES")"
+        java="$( . "$4"; printf '%s' "$ENGINE_JAVA")"
     fi
-    case "$frc" in
-        0) result=pass ;;
-        3) result=unavailable; unavailable+=("$fl") ;;
-        *) result=fail; failed+=("$fl") ;;
-    esac
     printf 'flavour\tdistribution\tversion\tfeatures\tresult\tseconds\tjava\tdate\tsearchsync\n%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-        "$fl" "$dist" "$version" "$features" "$result" "$secs" "$java" "$(date -u +%Y-%m-%d)" \
-        "$(git -C "$SEARCHSYNC_SRCDIR" describe --always --dirty 2>/dev/null || echo unknown)" >"$out/$fl.tsv"
-    log "$fl: $result in ${secs}s (${dist:-?} ${version:-?}; features: ${features:-none})"
-    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
-done
-[ ${#failed[@]} = 0 ] || fail "failed on: ${failed[*]} (results in $out)"
-[ ${#unavailable[@]} = 0 ] || skip "this machine cannot run: ${unavailable[*]} (see the log; results in $out)"
-pass
+        "$1" "$dist" "$version" "$features" "$2" "$3" "$java" "$(date -u +%Y-%m-%d)" "$(matrix_build)"
+    log "$1: $2 in ${3}s (${dist:-?} ${version:-?}; features: ${features:-none})"
+}
+matrix_run "${SUITE_LOG_DIR:-$PWD/tests/integration/logs}/compat" engine_row \
+    ${ENGINES:-opensearch-1.3 opensearch-3 elasticsearch-7 elasticsearch-8 elasticsearch-9}

