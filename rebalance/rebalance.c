@@ -9,6 +9,7 @@
 #include "json_exact.h"
 #include "jsonw.h"
 #include "log.h"
+#include "monotime.h"
 #include "rebalance.h"
 #include "zlock.h"
 
@@ -41,7 +42,7 @@ int rebalance_state_read(struct zk *z, const char *cluster, const char *source,
     memset(st, 0, sizeof *st);
     char path[900];
     state_path(path, sizeof path, cluster, source);
-    char *buf = xcalloc(1, ZNODE_MAX);
+    char *buf = xmalloc(ZNODE_MAX); /* (not zeroed: zoo_get says the length) */
     int len = ZNODE_MAX - 1;
     struct Stat zs;
     int rc = watch ? zoo_wget(zk_handle(z), path, watch, watch_ctx, buf, &len, &zs)
@@ -89,7 +90,7 @@ int rebalance_nodes(struct zk *z, const char *cluster, const char *source,
     int rc = zoo_get_children(zk_handle(z), dir, 0, &kids);
     if (rc == ZNONODE) return 0;
     if (rc != ZOK) return errf(err, errlen, "ZooKeeper: listing %s: %s", dir, zerror(rc));
-    char *buf = xcalloc(1, ZNODE_MAX);
+    char *buf = xmalloc(ZNODE_MAX); /* (not zeroed: zoo_get says the length) */
     for (int i = 0; i < kids.count; i++) {
         char path[900];
         snprintf(path, sizeof path, "%s/%s", dir, kids.data[i]);
@@ -150,11 +151,6 @@ static int state_write(struct zk *z, const char *cluster, const char *source, co
     return 0;
 }
 
-static void nap_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* Step 2's wait: which of nodes answered CLEAN_OK for session (ok[i]).
  * Nodes that left the registry count as answered-and-gone (gone[i]). */
 static int wait_clean_ok(struct zk *z, const char *cluster, const char *source,
@@ -182,7 +178,7 @@ static int wait_clean_ok(struct zk *z, const char *cluster, const char *source,
         clock_gettime(CLOCK_MONOTONIC, &now);
         long el = (long)(now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
         if (el >= timeout_ms) return 1; /* the silent ones get nothing */
-        nap_ms(25);
+        sleep_ms(25);
     }
 }
 

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "monotime.h"
 #include "sbuf.h"
 #include "zk.h"
 
@@ -18,12 +19,6 @@ struct zk {
     int timeout_ms;
     char hosts[512];
 };
-
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* the session's watcher (the client's thread): state changes only */
 static void session_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {

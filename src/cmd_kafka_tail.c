@@ -31,6 +31,7 @@
 #include "config.h"
 #include "db.h"
 #include "jsonw.h"
+#include "kafka_conf.h"
 #include "log.h"
 #include "mq/mq.h"
 #include "mq_schema.h"
@@ -138,27 +139,6 @@ static int handle(struct ktail *k, const rd_kafka_message_t *msg) {
 }
 
 /* ------------------------------------------------- the consumer */
-
-static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
-    (void)rk;
-    if (level <= 3) log_error("kafka", "%s: %s", fac, buf);
-    else if (level <= 5) log_warn("kafka", "%s: %s", fac, buf);
-    else log_debug("kafka", "%s: %s", fac, buf);
-}
-
-static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque) {
-    (void)rk;
-    (void)opaque;
-    log_warn("kafka", "%s (%s)", reason, rd_kafka_err2name((rd_kafka_resp_err_t)err));
-}
-
-static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *val, char *err,
-                    size_t errlen) {
-    char e[512];
-    if (rd_kafka_conf_set(conf, key, val, e, sizeof e) != RD_KAFKA_CONF_OK)
-        return errf(err, errlen, "librdkafka setting %s = %s: %s", key, val, e);
-    return 0;
-}
 
 /* every partition of the configured topics, from its first offset */
 static int assign_all(rd_kafka_t *rk, const struct ss_config *cfg, char *err, size_t errlen) {
@@ -338,26 +318,17 @@ int cmd_kafka_tail(int argc, char **argv) {
     }
 
     char err[1024];
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    int crc = conf_set(conf, "bootstrap.servers", cfg->kafka.brokers, err, sizeof err);
-    if (!crc) crc = conf_set(conf, "client.id", "searchsync-kafka-tail", err, sizeof err);
-    if (!crc) crc = conf_set(conf, "group.id", cfg->kafka.group, err, sizeof err);
-    if (!crc)
-        crc = conf_set(conf, "enable.auto.commit", beginning ? "false" : "true", err, sizeof err);
-    if (!crc) crc = conf_set(conf, "enable.auto.offset.store", "false", err, sizeof err);
-    if (!crc)
-        crc = conf_set(conf, "auto.offset.reset",
-                       cfg->source.start && !strcmp(cfg->source.start, "beginning") ? "earliest"
-                                                                                    : "latest",
-                       err, sizeof err);
-    if (crc) {
+    rd_kafka_conf_t *conf = kafka_conf_new(cfg, "searchsync-kafka-tail", err, sizeof err);
+    if (conf && kafka_conf_set(conf, "enable.auto.commit", beginning ? "false" : "true", err,
+                               sizeof err) < 0) {
         rd_kafka_conf_destroy(conf);
+        conf = NULL;
+    }
+    if (!conf) {
         fprintf(stderr, "searchsync kafka-tail: %s\n", err);
         rc = EXIT_USAGE;
         goto out;
     }
-    rd_kafka_conf_set_log_cb(conf, on_log);
-    rd_kafka_conf_set_error_cb(conf, on_error);
     char kerr[512];
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, kerr, sizeof kerr);
     if (!rk) {

@@ -82,7 +82,7 @@ libsearchsync_a_SOURCES += \
 	src/mq/canal.c src/mq/debezium.c src/mq/maxwell.c
 EXTRA_DIST += tests/fixtures/mq docs/kafka.md
 # `searchsync kafka-tail`: the topics read with librdkafka, decoded, printed
-libsearchsync_a_SOURCES += src/mq_schema.c src/mq_schema.h
+libsearchsync_a_SOURCES += src/mq_schema.c src/mq_schema.h src/kafka_conf.c src/kafka_conf.h
 searchsync_SOURCES += src/cmd_kafka_tail.c src/cmd_topics.c
 
 check_PROGRAMS += tests/unit/test_mq tests/unit/test_mq_asan

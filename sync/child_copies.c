@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "monotime.h"
 #include "pipeline.h"
 #include "json_exact.h"
 #include "jsonw.h"
@@ -84,11 +85,6 @@ void copies_free(struct copy_list *l) {
  * copy that is not the one just written. Earlier transactions are delivered
  * and the index refreshed first, so no copy is missed because it was still
  * queued. Only transactions touching parent/child tables pay for this. */
-static void pause_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* Earlier transactions delivered, waited out like every engine outage:
  * said once when it starts and once when it ends; only a stop ends it. */
 static int wait_delivered(struct pipeline *p, const char *alias) {
@@ -131,7 +127,7 @@ static int engine_call(struct pipeline *p, const char *what, const char *path,
                 log_warn("run", "%s: the engine answers HTTP %ld; waiting for it (nothing is "
                          "lost)", what, r->status);
         }
-        pause_ms(delay);
+        sleep_ms(delay);
         delay = delay * 2 > 5000 ? 5000 : delay * 2;
     }
 }

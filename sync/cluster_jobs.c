@@ -12,22 +12,12 @@
 #include "mapping_gen.h"
 #include "rebalance/rebalance.h"
 #include "rebalance/zk.h"
+#include "monotime.h"
 #include "reindex.h"
 
 #define TICK_MS 200        /* at most; a write of the coordinator's znode wakes it */
 #define CHECK_MS 250       /* the reader's look for work to rebalance */
 #define RETRY_MAX_MS 30000 /* the longest pause after failed rebalances */
-
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void nap_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 /* stop every job at its saved cursor */
 static void runs_stop(struct cluster_jobs *cj) {
@@ -336,7 +326,7 @@ static void *cluster_main(void *arg) {
             lost_said = true;
             runs_stop(cj);
             cj->working = false;
-            nap_ms(TICK_MS);
+            sleep_ms(TICK_MS);
             continue;
         }
         lost_said = false;

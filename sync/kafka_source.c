@@ -56,6 +56,7 @@
 #include <time.h>
 
 #include "daemon.h"
+#include "kafka_conf.h"
 #include "kafka_source.h"
 #include "log.h"
 #include "mq/mq.h"
@@ -187,19 +188,6 @@ void kafka_source_saved(struct kafka_source *ks, const char *position) {
 
 /* ---------- the consumer ---------- */
 
-static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
-    (void)rk;
-    if (level <= 3) log_error("kafka", "%s: %s", fac, buf);
-    else if (level <= 5) log_warn("kafka", "%s: %s", fac, buf);
-    else log_debug("kafka", "%s: %s", fac, buf);
-}
-
-static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque) {
-    (void)rk;
-    (void)opaque;
-    log_warn("kafka", "%s (%s)", reason, rd_kafka_err2name((rd_kafka_resp_err_t)err));
-}
-
 /* assigned partitions resume at the frontier (the saved offsets at start) */
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *l, void *opaque) {
@@ -238,14 +226,6 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             rd_kafka_assign(rk, NULL);
         }
     }
-}
-
-static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *val, char *err,
-                    size_t errlen) {
-    char e[512];
-    if (rd_kafka_conf_set(conf, key, val, e, sizeof e) != RD_KAFKA_CONF_OK)
-        return errf(err, errlen, "librdkafka setting %s = %s: %s", key, val, e);
-    return 0;
 }
 
 /* ---------- topics at run time (kafka_topics, `searchsync topics`) ---------- */
@@ -378,36 +358,27 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
              found == 0 ? pos : "the consumer group's offsets");
 
     char err[1024];
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    int crc = conf_set(conf, "bootstrap.servers", cfg->kafka.brokers, err, sizeof err);
-    if (!crc) crc = conf_set(conf, "client.id", "searchsync-run", err, sizeof err);
-    if (!crc) crc = conf_set(conf, "group.id", cfg->kafka.group, err, sizeof err);
+    rd_kafka_conf_t *conf = kafka_conf_new(cfg, "searchsync-run", err, sizeof err);
+    int crc = conf ? 0 : -1;
     /* static membership: one reader per source (leadership.c), so a restart
      * (or the node taking the source over) takes the partitions back at once
      * instead of waiting out the previous member's session (45 s) */
     sbuf inst = SBUF_INIT;
     sbuf_printf(&inst, "searchsync-%s", cfg->source.name);
-    if (!crc) crc = conf_set(conf, "group.instance.id", inst.data, err, sizeof err);
+    if (!crc) crc = kafka_conf_set(conf, "group.instance.id", inst.data, err, sizeof err);
     sbuf_free(&inst);
     /* a static member leaves no group on a stop: the partitions go to
      * another consumer of the group after this long without the daemon */
-    if (!crc) crc = conf_set(conf, "session.timeout.ms", "10000", err, sizeof err);
+    if (!crc) crc = kafka_conf_set(conf, "session.timeout.ms", "10000", err, sizeof err);
     /* new topics (topics added, topic_regex) and partitions found within seconds */
-    if (!crc) crc = conf_set(conf, "topic.metadata.refresh.interval.ms", "5000", err, sizeof err);
-    /* offsets are committed only once the engine acknowledged (kafka_source_saved) */
-    if (!crc) crc = conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
-    if (!crc) crc = conf_set(conf, "enable.auto.offset.store", "false", err, sizeof err);
     if (!crc)
-        crc = conf_set(conf, "auto.offset.reset",
-                       cfg->source.start && !strcmp(cfg->source.start, "beginning") ? "earliest"
-                                                                                    : "latest",
-                       err, sizeof err);
+        crc = kafka_conf_set(conf, "topic.metadata.refresh.interval.ms", "5000", err, sizeof err);
+    /* offsets are committed only once the engine acknowledged (kafka_source_saved) */
+    if (!crc) crc = kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
     if (crc) {
-        rd_kafka_conf_destroy(conf);
+        if (conf) rd_kafka_conf_destroy(conf);
         return errf(dm->err, sizeof dm->err, "%s", err);
     }
-    rd_kafka_conf_set_log_cb(conf, on_log);
-    rd_kafka_conf_set_error_cb(conf, on_error);
     rd_kafka_conf_set_rebalance_cb(conf, on_rebalance);
     rd_kafka_conf_set_opaque(conf, ks);
     char kerr[512];

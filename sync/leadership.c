@@ -13,17 +13,7 @@
 #include "log.h"
 #include "rebalance/registry.h"
 #include "rebalance/zlock.h"
-
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void pause_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
+#include "monotime.h"
 
 /* the node's entity as JSON (the caller holds work_mu) */
 static void entity(struct leadership *l, const char *reader, sbuf *out) {
@@ -232,7 +222,7 @@ static int renew_session(struct leadership *l, volatile sig_atomic_t *stop) {
         }
         log_warn("cluster", "node %s: registering again: %s (retried in %ld ms)", l->node_id,
                  l->err, pause);
-        pause_ms(pause);
+        sleep_ms(pause);
         pause = pause * 2 > 10000 ? 10000 : pause * 2;
     }
 }
@@ -251,7 +241,7 @@ int leadership_acquire(struct leadership *l, volatile sig_atomic_t *stop) {
                 continue;
             }
             if (!zk_usable(l->zk)) { /* cut off: wait for ZooKeeper (or the expiry) */
-                pause_ms(200);
+                sleep_ms(200);
                 continue;
             }
             if (!l->lock) l->lock = zlock_enter(l->zk, dir, l->node_id, l->err, sizeof l->err);
@@ -292,7 +282,7 @@ int leadership_acquire(struct leadership *l, volatile sig_atomic_t *stop) {
                      "takes over when that one stops", src, who);
             snprintf(said, sizeof said, "%s", who);
         }
-        pause_ms(1000);
+        sleep_ms(1000);
     }
 }
 

@@ -50,6 +50,7 @@
  * (sync/reindex_version.c, which also refreshes the version once midway and
  * watches it for writes the engine lost); a worker that fails, or
  * rejections past max_rejected, roll the build back (runner_fail). */
+#include "monotime.h"
 #include "reindex.h"
 
 #include <pthread.h>
@@ -173,12 +174,6 @@ static int read_page_in(struct worker *w, size_t t, const char *cond, char **aft
  * held longer: an open snapshot holds back InnoDB's purge. */
 #define SNAPSHOT_REUSE_MS 500
 
-int64_t rr_mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* End the worker's open snapshot, if any */
 static void snapshot_end(struct worker *w) {
     if (w->snap_open && w->src) db_snapshot_end(w->src);
@@ -189,7 +184,7 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
     struct reindex_runner *r = w->r;
     const struct mp_index *ix = r->ix;
     struct page *p = &w->next;
-    if (w->snap_open && rr_mono_ms() - w->snap_ms < SNAPSHOT_REUSE_MS) {
+    if (w->snap_open && mono_ms() - w->snap_ms < SNAPSHOT_REUSE_MS) {
         p->version = w->snap_version;
         int rc = read_page_in(w, t, cond, after);
         if (rc < 0) snapshot_end(w);
@@ -208,7 +203,7 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
     }
     char file[512];
     unsigned long long pos = 0;
-    int64_t began = rr_mono_ms();
+    int64_t began = mono_ms();
     int s = db_snapshot_begin(w->src, file, sizeof file, &pos, w->err, sizeof w->err);
     if (s < 0) return -1;
     if (s == 1) {
@@ -678,7 +673,7 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
         }
         db_row_free(vr, 3);
         sbuf_free(&q);
-        r->lost_check_ms = rr_mono_ms() + LOST_CHECK_MS;
+        r->lost_check_ms = mono_ms() + LOST_CHECK_MS;
     }
     db_row_free(row, 5);
     db_close(src);

@@ -118,8 +118,6 @@ struct reindex_runner {
 };
 
 /* ---------- sync/reindex_runner.c ---------- */
-/* CLOCK_MONOTONIC in ms */
-int64_t rr_mono_ms(void);
 /* A statement on the job's metadata row that waits out a restart of the
  * metadata server (see its definition). Rows changed, or -1 (w->err). */
 long long rr_meta_exec_wait(struct worker *w, const char *sql);

@@ -37,6 +37,7 @@
 #include "json_exact.h"
 #include "jsonw.h"
 #include "log.h"
+#include "monotime.h"
 #include "reindex.h"
 #include "reindex_int.h"
 #include "reindex_runner_int.h"
@@ -116,7 +117,7 @@ static int lost_check(struct reindex_runner *r, struct search_conn *k, char *err
  * page settles first after it is due */
 void rv_lost_check_maybe(struct worker *w) {
     struct reindex_runner *r = w->r;
-    int64_t due = r->lost_check_ms, now = rr_mono_ms();
+    int64_t due = r->lost_check_ms, now = mono_ms();
     if (!r->build_terms || now < due ||
         !atomic_compare_exchange_strong(&r->lost_check_ms, &due, now + LOST_CHECK_MS))
         return;

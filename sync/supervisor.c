@@ -23,6 +23,7 @@
 
 #include "index_stop.h"
 #include "daemon.h"
+#include "monotime.h"
 #include "reindex.h"
 #include "log.h"
 
@@ -365,20 +366,14 @@ void supervisor_poll_builds(struct supervisor *sv) {
     pthread_mutex_unlock(&sv->cmds->mu);
 }
 
-static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void *supervisor_main(void *arg) {
     struct supervisor *sv = arg;
-    int64_t reload_due = now_ms() + sv->cfg->metadata.reload_interval_ms;
-    int64_t poll_due = now_ms() + sv->cfg->reindex.poll_interval_ms;
+    int64_t reload_due = mono_ms() + sv->cfg->metadata.reload_interval_ms;
+    int64_t poll_due = mono_ms() + sv->cfg->reindex.poll_interval_ms;
     int64_t trunc_due = 0; /* truncated tables' rebuilds: at the DDL, retried once a second */
     pthread_mutex_lock(&sv->mu);
     while (!sv->stop) {
-        atomic_store(&sv->ticked_ms, now_ms());
+        atomic_store(&sv->ticked_ms, mono_ms());
         /* SIGHUP / SIGUSR1 (sync/reload.c): checked under sv->mu, which the
          * signal thread's wake takes, so none is missed before the wait */
         bool hup = atomic_exchange(&sv->hup_requested, false);
@@ -390,7 +385,7 @@ static void *supervisor_main(void *arg) {
             pthread_mutex_lock(&sv->mu);
             continue;
         }
-        int64_t now = now_ms();
+        int64_t now = mono_ms();
         int64_t next = reload_due < poll_due ? reload_due : poll_due;
         if (now < next) {
             struct timespec ts;
@@ -416,7 +411,7 @@ static void *supervisor_main(void *arg) {
              * between transactions, or at its next heartbeat when idle: a
              * build starts within [reindex] poll_interval_ms of its request */
             supervisor_poll_builds(sv);
-            poll_due = now_ms() + sv->cfg->reindex.poll_interval_ms;
+            poll_due = mono_ms() + sv->cfg->reindex.poll_interval_ms;
         }
         pthread_mutex_lock(&sv->cmds->mu);
         bool ddl = sv->cmds->schema_changed;
@@ -425,12 +420,12 @@ static void *supervisor_main(void *arg) {
         pthread_mutex_unlock(&sv->cmds->mu);
         if (now >= reload_due || ddl) {
             look_for_edits(sv, ddl);
-            reload_due = now_ms() + sv->cfg->metadata.reload_interval_ms;
+            reload_due = mono_ms() + sv->cfg->metadata.reload_interval_ms;
         }
         if (ddl || (trunc_due && now >= trunc_due)) {
             rebuild_all_truncated(sv);
             pthread_mutex_lock(&sv->cmds->mu);
-            trunc_due = sv->cmds->ntruncated ? now_ms() + 1000 : 0;
+            trunc_due = sv->cmds->ntruncated ? mono_ms() + 1000 : 0;
             pthread_mutex_unlock(&sv->cmds->mu);
         }
         pthread_mutex_lock(&sv->mu);
@@ -441,7 +436,7 @@ static void *supervisor_main(void *arg) {
 
 int supervisor_start(struct supervisor *sv) {
     sv->stop = false;
-    atomic_store(&sv->ticked_ms, now_ms());
+    atomic_store(&sv->ticked_ms, mono_ms());
     if (pthread_create(&sv->thread, NULL, supervisor_main, sv) != 0)
         return errf(sv->err, sizeof sv->err, "cannot start the supervisor thread: %s",
                     strerror(errno));

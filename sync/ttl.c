@@ -22,16 +22,11 @@
 
 #include "docbuild.h"
 #include "log.h"
+#include "monotime.h"
 #include "ttl.h"
 
 #define TTL_EVERY_MS 250
 #define TTL_BATCH 5000
-
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void ttl_reset(struct ttl *t) {
     for (size_t i = 0; i < t->n; i++)

@@ -10,15 +10,10 @@
 
 #include "log.h"
 #include "search/search.h"
+#include "monotime.h"
 
 #define WAIT_FIRST_MS 500
 #define WAIT_MAX_MS 5000
-
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* 1 the engine answers usefully, 0 it does not (why in why), -1 it cannot
  * be talked to until the configuration changes (its certificate is not
@@ -37,7 +32,7 @@ static int answers(struct search_conn *k, char *why, size_t len) {
     return ok;
 }
 
-static bool sleep_ms(int ms, const volatile sig_atomic_t *stop) {
+static bool sleep_unless(int ms, const volatile sig_atomic_t *stop) {
     for (int slept = 0; slept < ms; slept += 100) {
         if (stop && *stop) return false;
         struct timespec ts = {0, 100 * 1000000L};
@@ -77,7 +72,7 @@ int search_wait_ready(struct search_client *c, struct search_conn *k, int (*read
                      "retrying every %d s at most (SIGTERM stops)", search_client_url(c, 0), why,
                      WAIT_MAX_MS / 1000);
         }
-        if (!sleep_ms(delay, stop)) continue;
+        if (!sleep_unless(delay, stop)) continue;
         delay = delay * 2 > WAIT_MAX_MS ? WAIT_MAX_MS : delay * 2;
     }
 }

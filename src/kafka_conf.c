@@ -1,0 +1,46 @@
+/* kafka_conf: a Kafka source's consumer configuration (see kafka_conf.h). */
+#include "kafka_conf.h"
+
+#include <string.h>
+
+#include "log.h"
+#include "sbuf.h"
+
+static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
+    (void)rk;
+    if (level <= 3) log_error("kafka", "%s: %s", fac, buf);
+    else if (level <= 5) log_warn("kafka", "%s: %s", fac, buf);
+    else log_debug("kafka", "%s: %s", fac, buf);
+}
+
+static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque) {
+    (void)rk;
+    (void)opaque;
+    log_warn("kafka", "%s (%s)", reason, rd_kafka_err2name((rd_kafka_resp_err_t)err));
+}
+
+int kafka_conf_set(rd_kafka_conf_t *conf, const char *key, const char *val, char *err,
+                   size_t errlen) {
+    char e[512];
+    if (rd_kafka_conf_set(conf, key, val, e, sizeof e) != RD_KAFKA_CONF_OK)
+        return errf(err, errlen, "librdkafka setting %s = %s: %s", key, val, e);
+    return 0;
+}
+
+rd_kafka_conf_t *kafka_conf_new(const struct ss_config *cfg, const char *client_id, char *err,
+                                size_t errlen) {
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    bool beginning = cfg->source.start && !strcmp(cfg->source.start, "beginning");
+    if (kafka_conf_set(conf, "bootstrap.servers", cfg->kafka.brokers, err, errlen) < 0 ||
+        kafka_conf_set(conf, "client.id", client_id, err, errlen) < 0 ||
+        kafka_conf_set(conf, "group.id", cfg->kafka.group, err, errlen) < 0 ||
+        kafka_conf_set(conf, "enable.auto.offset.store", "false", err, errlen) < 0 ||
+        kafka_conf_set(conf, "auto.offset.reset", beginning ? "earliest" : "latest", err,
+                       errlen) < 0) {
+        rd_kafka_conf_destroy(conf);
+        return NULL;
+    }
+    rd_kafka_conf_set_log_cb(conf, on_log);
+    rd_kafka_conf_set_error_cb(conf, on_error);
+    return conf;
+}
