@@ -805,6 +805,16 @@ static void h_live(const struct api_ctx *ctx, struct api_resp *r) {
     jw_int(&w, ds.inflight);
     jw_key(&w, "acknowledged");
     jw_uint(&w, ds.docs_ok);
+    /* the low-water mark: every change of a transaction ending at or before
+     * it was acknowledged by the engine (saved as the checkpoint at the next
+     * checkpoint_interval_ms) */
+    char lw[4200];
+    deliver_low_water(ctx->d, lw, sizeof lw);
+    jw_key(&w, "acknowledged_position");
+    if (lw[0])
+        jw_str(&w, lw);
+    else
+        jw_null(&w);
     jw_key(&w, "dead_letters");
     jw_uint(&w, ds.dead_letters);
     jw_key(&w, "engine_up");

@@ -8,7 +8,7 @@ through http.client. Times are time.monotonic() of this process, on both
 sides of every lag.
 
 Knobs (environment): BENCH_WARMUP BENCH_LAG_RATE BENCH_LAG_RUNS BENCH_POLL_MS BENCH_DELIVERED
-BENCH_ROOT_CHANGES BENCH_NESTED_CHANGES BENCH_TXN.
+BENCH_ROOT_CHANGES BENCH_NESTED_CHANGES BENCH_TXN BENCH_CHILD_ROWS.
 Exit status 1 when a phase times out or a spot check of the documents fails.
 """
 import argparse
@@ -255,6 +255,47 @@ class CkptPoller(threading.Thread):
         self.sql.close()
 
 
+class AckPoller(threading.Thread):
+    """Polls the daemon's GET /api/v1/live (every 10 ms, one keep-alive
+    connection): acknowledged_position, the low-water mark below which the
+    engine acknowledged every change (in memory; saved as the checkpoint at
+    the next checkpoint_interval_ms)."""
+
+    def __init__(self, admin, token):
+        super().__init__(daemon=True)
+        u = urllib.parse.urlsplit(admin)
+        self.host, self.port, self.token = u.hostname, u.port, token
+        self.version = Series()
+        self.polls, self.errors, self.stop = 0, 0, False
+
+    def run(self):
+        c = http.client.HTTPConnection(self.host, self.port, timeout=10)
+        nxt = now()
+        while not self.stop:
+            try:
+                c.request('GET', '/api/v1/live', headers={'Authorization': 'Bearer ' + self.token})
+                r = c.getresponse()
+                j = json.loads(r.read())
+                pos = j.get('acknowledged_position') if r.status == 200 else None
+            except Exception:
+                self.errors += 1
+                pos = None
+                c.close()
+                c = http.client.HTTPConnection(self.host, self.port, timeout=10)
+            t = now()
+            self.polls += 1
+            if pos:
+                f, _, p = pos.rpartition(':')
+                self.version.add(pos_version((f, int(p))), t)
+            nxt += 0.01
+            d = nxt - now()
+            if d > 0:
+                time.sleep(d)
+            else:
+                nxt = now()
+        c.close()
+
+
 def pct(xs, q):
     if not xs:
         return float('nan')
@@ -363,6 +404,9 @@ class Bench:
             p.start()
         cp = CkptPoller(self.a.mysql_port, self.a.db, self.a.meta, self.a.source)
         cp.start()
+        acks = [AckPoller(self.a.admin, self.a.token)] if self.a.admin and not quiet else []
+        for p in acks:
+            p.start()
         rnd = random.Random(5)
         commits, positions, changes, late, maxlate = [], [], 0, 0, 0.0
         sel0 = self.com_select()
@@ -394,11 +438,11 @@ class Bench:
             return
         vers = [pos_version(x) for x in positions]
         deadline = now() + 60
-        while any(x.version.seen_at(vers[-1]) is None for x in pollers + [cp]) and now() < deadline:
+        while any(x.version.seen_at(vers[-1]) is None for x in pollers + acks + [cp]) and now() < deadline:
             time.sleep(0.05)
         t_end = now()
         meter = self.meter.line()
-        for p in pollers + [cp]:
+        for p in pollers + acks + [cp]:
             p.stop = True
             p.join()
         # SELECTs the daemon sent: all of them but the writer's 4 a transaction and the checkpoint poller's 2 a poll
@@ -406,7 +450,10 @@ class Bench:
         print('  writer: %d row changes in %d transactions in %.1f s = %.0f changes/s (target %d); '
               '%d transactions started more than one tick late (max %.0f ms)'
               % (changes, ticks, t_w - t0, changes / (t_w - t0), rate, late, maxlate * 1000))
-        series = [('acknowledged (checkpoint at or past the commit)', cp.version, vers, cp)]
+        series = [('acknowledged by the engine (the daemon\'s low-water mark at or past the commit, '
+                   'GET /api/v1/live every 10 ms)', p.version, vers, p) for p in acks]
+        series.append(('saved checkpoint (at or past the commit; polled every 20 ms, saved every '
+                       'checkpoint_interval_ms)', cp.version, vers, cp))
         for p in pollers:
             what = 'searchable' if p.kind == 'search' else 'delivered (realtime GET)'
             series.append((what + ' (the version of the commit or newer)', p.version, vers, p))
@@ -428,8 +475,10 @@ class Bench:
             n = len(lags)
             print('      p99 of each tenth of the run (ms): ' +
                   ' '.join('%.0f' % (1000 * pct(lags[i * n // 10:(i + 1) * n // 10], .99)) for i in range(10)))
-        print('  polls: %s; checkpoint polls %d' % (', '.join('%s %d (%d errors)' % (p.kind, p.polls, p.errors)
-                                                           for p in pollers), cp.polls))
+        print('  polls: %s; checkpoint polls %d%s' % (', '.join('%s %d (%d errors)' % (p.kind, p.polls, p.errors)
+                                                             for p in pollers), cp.polls,
+                                                   ''.join('; /api/v1/live polls %d (%d errors)' % (p.polls, p.errors)
+                                                           for p in acks)))
         print('  the daemon sent MariaDB about %d SELECTs, %.1f per transaction (SHOW GLOBAL STATUS Com_select, '
               'less the driver\'s own)' % (sel, sel / ticks))
         print(meter)
@@ -545,6 +594,65 @@ class Bench:
         if bad:
             self.rc = 1
 
+    def childbulk(self):
+        """One UPDATE of BENCH_CHILD_ROWS child rows (default every SKU), then a
+        reindex of the products index: the time until every root document
+        holds the change (the checkpoint past the commit) beside the time of
+        the reindex (`searchsync reindex`, which waits for the switch)."""
+        lim = env_int('BENCH_CHILD_ROWS', 0)
+        alias = self.a.prefix + '_products'
+        top = int(self.m.q('SELECT MAX(id) FROM (SELECT id FROM skus ORDER BY id LIMIT %d) s' % lim)[0][0]
+                  if lim else self.m.q('SELECT MAX(id) FROM skus')[0][0])
+        roots = int(self.m.q('SELECT COUNT(DISTINCT product_id) FROM skus WHERE id <= %d' % top)[0][0])
+        allroots = int(self.m.q('SELECT COUNT(*) FROM products')[0][0])
+        print('phase childbulk: one UPDATE of the SKUs with id <= %d (%d products have them, of %d), then a '
+              'reindex of %s' % (top, roots, allroots, alias))
+        self.idle()
+        self.meter.start()
+        t0 = now()
+        r = self.w.q('UPDATE skus SET stock = stock + 1 WHERE id <= %d; SELECT ROW_COUNT()' % top)
+        t_w = now()
+        rows = int(r[0][0])
+        t_c = self.wait_caught_up(self.master_pos())
+        meter = self.meter.line()
+        if t_c is None:
+            print('  the daemon did not catch up within 900 s')
+            self.rc = 1
+            return
+        upd = t_c - t0
+        print('  the UPDATE of %d rows took %.2f s in MariaDB; every product document rebuilt %.2f s after it '
+              'started (%.2f s after its commit): %.0f roots/s'
+              % (rows, t_w - t0, upd, t_c - t_w, roots / upd))
+        print(meter)
+        bad = 0
+        for i in random.Random(9).sample(range(2, self.np + 1), 20):
+            stock = int(self.m.q('SELECT COALESCE(SUM(stock), 0) FROM skus WHERE product_id = %d' % i)[0][0])
+            st, j = self.e.req('GET', '/%s/_doc/%d' % (alias, i))
+            src = j.get('_source') or {}
+            gstock = sum(int(x.get('stock') or 0) for x in src.get('skus') or [])
+            if gstock != stock:
+                bad += 1
+                print('  CHECK product %d: engine stock %d, MySQL %d' % (i, gstock, stock))
+        print('  check: 20 sampled products (sum of SKU stock) %s' % ('match MySQL' if not bad else '%d DIFFER' % bad))
+        if bad:
+            self.rc = 1
+        if not self.a.bin:
+            return
+        self.meter.start()
+        t1 = now()
+        p = subprocess.run([self.a.bin, 'reindex', '--config', self.a.config, alias],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        rdx = now() - t1
+        meter = self.meter.line()
+        if p.returncode != 0:
+            print('  reindex failed (exit %d): %s' % (p.returncode, p.stdout.strip()[-500:]))
+            self.rc = 1
+            return
+        print('  reindex of %s (%d roots): %.2f s = %.0f roots/s' % (alias, allroots, rdx, allroots / rdx))
+        print(meter)
+        print('  => the child UPDATE reached its %d roots in %.2f x the reindex time (target <= 2); per root: '
+              '%.2f x' % (roots, upd / rdx, (upd / roots) / (rdx / allroots)))
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -553,6 +661,10 @@ def main():
     for k in ('daemon', 'engine-pgid', 'mysql-pgid'):
         ap.add_argument('--' + k, required=True, type=int)
     ap.add_argument('--phases', default='lag,root,nested')
+    ap.add_argument('--admin', default='', help='the daemon\'s admin URL (acknowledged lag from /api/v1/live)')
+    ap.add_argument('--token', default='')
+    ap.add_argument('--bin', default='', help='searchsync (phase childbulk runs a reindex with it)')
+    ap.add_argument('--config', default='')
     a = ap.parse_args()
     b = Bench(a)
     for ph in a.phases.split(','):
