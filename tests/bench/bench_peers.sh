@@ -4,7 +4,7 @@
 #   go-mysql-elasticsearch (GME, the last commit of its repository, built
 #     with the Go toolchain through the Go module proxy) against
 #     Elasticsearch 7.10.2 (GME speaks to Elasticsearch <= 7 only;
-#     tests/integration/es7 starts it in a JVM), searchsync beside it on the
+#     tests/harness/engine.sh starts it), searchsync beside it on the
 #     same engine;
 #   PGSync (PyPI, in a venv; its MySQL/MariaDB source, with Redis from
 #     Debian) against the harness's OpenSearch 2.19, searchsync beside it.
@@ -35,7 +35,8 @@ q() { mariadb --no-defaults -h 127.0.0.1 -P "$MYSQL_PORT" -u root --batch --skip
 ES7PID="" REDISPID=""
 cleanup() {
     set +e
-    [ -n "$ES7PID" ] && { kill -- -"$ES7PID" 2>/dev/null; wait "$ES7PID" 2>/dev/null; }
+    [ -n "$ES7PID" ] && ENGINE=elasticsearch-7 SEARCHSYNC_ENGINE_DIR="$tmp/es" \
+        bash "$SEARCHSYNC_SRCDIR/tests/harness/engine.sh" stop >/dev/null 2>&1
     [ -n "$REDISPID" ] && { kill "$REDISPID" 2>/dev/null; wait "$REDISPID" 2>/dev/null; }
     q -e "DROP DATABASE IF EXISTS \`$D\`" >/dev/null 2>&1
     for m in $(q -e "SHOW DATABASES LIKE 'peers\\_meta\\_%'" 2>/dev/null); do q -e "DROP DATABASE \`$m\`"; done
@@ -67,24 +68,13 @@ if [ ! -x "$venv/bin/pgsync" ]; then
         { tail -20 "$tmp/pip.log"; echo "bench_peers: cannot install pgsync==$PGSYNC_VERSION"; exit 1; }
 fi
 
-# ---- Elasticsearch 7.10.2 (as tests/integration/long_deliver_es7.sh) and Redis
-es7cache="$cache/es-7.10.2"
-tools="$SEARCHSYNC_SRCDIR/tests/integration/es7"
-mkdir -p "$es7cache"
-if ! cmp -s "$tools/pom.xml" "$es7cache/pom.xml" || [ ! -s "$es7cache/cp.txt" ]; then
-    echo "resolving Elasticsearch 7.10.2 jars (first run only)"
-    mvn -q -B -f "$tools/pom.xml" dependency:build-classpath -Dmdep.outputFile="$es7cache/cp.txt" \
-        >"$tmp/mvn.log" 2>&1 || { tail -20 "$tmp/mvn.log"; echo "bench_peers: cannot resolve ES 7.10.2"; exit 1; }
-    cp "$tools/pom.xml" "$es7cache/pom.xml"
-fi
-esport="$(free_port)"
-mkdir -p "$tmp/es/conf"
-printf 'discovery.type: single-node\nnetwork.host: 127.0.0.1\ntransport.port: %s\ncluster.routing.allocation.disk.threshold_enabled: false\n' \
-    "$(free_port)" >"$tmp/es/conf/elasticsearch.yml"
-setsid java -Xms1g -Xmx1g -cp "$(cat "$es7cache/cp.txt")" "$tools/Es7Engine.java" \
-    "$tmp/es/base" "$tmp/es/conf" "$esport" >"$tmp/es.log" 2>&1 &
-ES7PID=$!
-ES7_URL="http://127.0.0.1:$esport"
+# ---- Elasticsearch 7.10.2 (tests/harness/engine.sh, as t_engines) and Redis
+ENGINE=elasticsearch-7 SEARCHSYNC_ENGINE_DIR="$tmp/es" ENGINE_HEAP=1g \
+    bash "$SEARCHSYNC_SRCDIR/tests/harness/engine.sh" start >"$tmp/es-start.log" 2>&1 ||
+    { tail -20 "$tmp/es-start.log"; echo "bench_peers: Elasticsearch 7.10.2 did not start (tests/harness/engine.sh)"; exit 1; }
+. "$tmp/es/engine.env"
+ES7PID="$ENGINE_PID"
+ES7_URL="$ENGINE_URL"
 redisport="$(free_port)"
 mkdir -p "$tmp/redis"
 redis-server --port "$redisport" --bind 127.0.0.1 --dir "$tmp/redis" --save '' --appendonly no \
@@ -92,10 +82,10 @@ redis-server --port "$redisport" --bind 127.0.0.1 --dir "$tmp/redis" --save '' -
 REDISPID=$!
 for _ in $(seq 1 240); do
     curl -sf "$ES7_URL/_cluster/health?wait_for_status=yellow&timeout=1s" >/dev/null && break
-    kill -0 "$ES7PID" 2>/dev/null || { tail -20 "$tmp/es.log"; echo "bench_peers: Elasticsearch 7.10.2 exited"; exit 1; }
+    kill -0 "$ES7PID" 2>/dev/null || { tail -20 "$ENGINE_LOG"; echo "bench_peers: Elasticsearch 7.10.2 exited"; exit 1; }
     sleep 0.5
 done
-[ "$(curl -s "$ES7_URL/" | jq -r .version.number)" = 7.10.2 ] || { tail -20 "$tmp/es.log"; echo "bench_peers: no Elasticsearch 7.10.2 at $ES7_URL"; exit 1; }
+[ "$(curl -s "$ES7_URL/" | jq -r .version.number)" = 7.10.2 ] || { tail -20 "$ENGINE_LOG"; echo "bench_peers: no Elasticsearch 7.10.2 at $ES7_URL"; exit 1; }
 redis-cli -p "$redisport" ping >/dev/null || { cat "$tmp/redis.log"; echo "bench_peers: redis did not start"; exit 1; }
 
 # ---- the data: a flat table, and roots with 5 children each

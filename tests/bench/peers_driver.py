@@ -35,7 +35,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sync_driver import Engine, Series, Sql, group_cpu, now, pct  # noqa: E402
+from sync_driver import AckPoller, Engine, Series, Sql, group_cpu, now, pct, pos_version  # noqa: E402
 
 TCK = os.sysconf('SC_CLK_TCK')
 FLAT_COLS = ['id', 'name', 'descr', 'price', 'qty', 'rnd', 'ts']
@@ -132,10 +132,15 @@ class Searchsync(Tool):
             json.dump(mapping, f)
         self.meta = 'peers_meta_%d' % run_id
         ini = os.path.join(self.tmp, 'c.ini')
+        # the admin server: the lag run polls GET /api/v1/live for the
+        # position the engine acknowledged
+        self.admin, self.token = 'http://127.0.0.1:%d' % free_port(), os.urandom(16).hex()
         with open(ini, 'w') as f:
             f.write('[source]\nname = peers\nhost = 127.0.0.1\nport = %d\nuser = root\nserver_id = %d\n'
-                    'start = now\n[metadata]\ndatabase = %s\n[search]\nurls = %s\n[admin]\nlisten =\n'
-                    '[log]\nlevel = info\n' % (self.a.mysql_port, 7500 + run_id, self.meta, self.url))
+                    'start = now\n[metadata]\ndatabase = %s\n[search]\nurls = %s\n[admin]\nlisten = %s\n'
+                    'token = %s\n[log]\nlevel = info\n'
+                    % (self.a.mysql_port, 7500 + run_id, self.meta, self.url, self.admin.split('//', 1)[1],
+                       self.token))
         r = subprocess.run([self.a.searchsync, 'mapping', 'import', '--config', ini, mp, '--yes'],
                            capture_output=True, text=True)
         if r.returncode:
@@ -309,6 +314,12 @@ class Run:
         base = int(b.m.q('SELECT ts FROM flat WHERE id = 1')[0][0])
         poller = ProbePoller(self.t.url, self.index, 0.01)
         poller.start()
+        # searchsync only: when the engine acknowledged the commit (its
+        # in-memory low-water mark)
+        ack = AckPoller(self.t.admin, self.t.token) if getattr(self.t, 'admin', None) else None
+        if ack:
+            ack.start()
+        positions = []
         w = Sql(b.a.mysql_port, b.a.db)
         rng = random.Random(9)
         commits = []
@@ -320,17 +331,27 @@ class Run:
             if d > 0:
                 time.sleep(d)
             ids = ','.join(str(i) for i in rng.sample(range(2, b.flat_rows + 1), per - 1)) if per > 1 else ''
-            w.q('BEGIN;%s UPDATE flat SET ts = %d WHERE id = 1; COMMIT'
-                % ('UPDATE flat SET qty = qty + 1 WHERE id IN (%s);' % ids if ids else '', base + k))
+            r = w.q('BEGIN;%s UPDATE flat SET ts = %d WHERE id = 1; COMMIT; SHOW MASTER STATUS'
+                    % ('UPDATE flat SET qty = qty + 1 WHERE id IN (%s);' % ids if ids else '', base + k))
             commits.append(now())
+            positions.append(pos_version((r[-1][0], int(r[-1][1]))))
         tw = now()
         w.close()
         deadline = now() + 60
-        while poller.value.seen_at(base + ticks) is None and now() < deadline and self.t.alive():
+        while ((poller.value.seen_at(base + ticks) is None or (ack and ack.version.seen_at(positions[-1]) is None))
+               and now() < deadline and self.t.alive()):
             time.sleep(0.05)
         t_end = now()
         poller.stop = True
         poller.join()
+        if ack:
+            ack.stop = True
+            ack.join()
+            alags = [(ack.version.seen_at(v) or t_end) - c for v, c in zip(positions, commits)]
+            a50, a99 = 1000 * pct(alags, .5), 1000 * pct(alags, .99)
+            print('  lag commit -> acknowledged by the engine (searchsync\'s low-water mark, GET /api/v1/live every '
+                  '10 ms): p50 %.0f ms, p99 %.0f ms, max %.0f ms' % (a50, a99, 1000 * max(alags)))
+            self.res['ack'] = (a50, a99)
         lags, missing = [], 0
         for k, c in enumerate(commits, 1):
             t = poller.value.seen_at(base + k)
@@ -534,9 +555,9 @@ def main():
         return '–' if v is None else f % v
 
     lines = ['| tool (engine) | flat load docs/s | flat UPDATEs docs/s | root + 5 children load roots/s | '
-             'child UPDATEs roots/s | lag p50 / p99 ms | tool CPU ms per 1k docs (load / UPDATEs) | '
-             'engine raw _bulk docs/s (flat / nested) |',
-             '|---|---|---|---|---|---|---|---|']
+             'child UPDATEs roots/s | lag p50 / p99 ms | acknowledged p50 / p99 ms | '
+             'tool CPU ms per 1k docs (load / UPDATEs) | engine raw _bulk docs/s (flat / nested) |',
+             '|---|---|---|---|---|---|---|---|---|']
     for url, Peer in pairs:
         raw = results[('raw _bulk', url)]
         rawcell = '%s / %s' % (fmt(median([r['flat'] for r in raw])), fmt(median([r['nested'] for r in raw])))
@@ -550,11 +571,14 @@ def main():
                 lagcell = '%s%s / %s' % ('≥' if any(x[2] for x in lag) else '', fmt(median([x[0] for x in lag])),
                                          fmt(median([x[1] for x in lag])))
             na = 'n/a' if not Peer.nested and name != 'searchsync' else '–'
-            lines.append('| %s (%s) | %s | %s | %s | %s | %s | %s / %s | %s |' % (
+            ack = [r['ack'] for r in flat if r.get('ack')]
+            ackcell = ('%s / %s' % (fmt(median([x[0] for x in ack])), fmt(median([x[1] for x in ack])))
+                       if ack else 'not exposed' if name != 'searchsync' else '–')
+            lines.append('| %s (%s) | %s | %s | %s | %s | %s | %s | %s / %s | %s |' % (
                 name, b.engine_name[url], fmt(median([r['flat_load'] for r in flat])),
                 fmt(median([r.get('flat_upd') for r in flat])),
                 fmt(median([r['nested_load'] for r in nest])) if nest else na,
-                fmt(median([r.get('child_upd') for r in nest])) if nest else na, lagcell,
+                fmt(median([r.get('child_upd') for r in nest])) if nest else na, lagcell, ackcell,
                 fmt(median([r['cpu_load'] for r in flat]), '%.1f'), fmt(median([r.get('cpu_upd') for r in flat]), '%.1f'),
                 rawcell))
     table = '\n'.join(lines)
