@@ -47,7 +47,7 @@ int cmd_delayed(int argc, char **argv) {
                                         {NULL, 0, NULL, 0}};
     struct command c = {.name = "delayed-run", .usage = delayed_usage, .opts = own,
                         .shortopts = "i:nb:p:m:", .argc = argc, .argv = argv};
-    struct delayed_opts o = {NULL, false, 4, 5000, 3, 0, NULL, NULL};
+    struct delayed_opts o = {NULL, false, 4, 5000, 3, 0, NULL, NULL, false};
     int opt;
     while ((opt = command_opt(&c)) > 0) {
         if (opt == 'i') o.alias = optarg;
@@ -68,6 +68,8 @@ int cmd_delayed(int argc, char **argv) {
     o.stopping = stop_asked;
     signals_on_stop(&stop_requested, NULL);
     const struct ss_config *cfg = &c.cfg;
+    /* in a cluster the nodes run the jobs (docs/cluster.md) */
+    o.cluster = cfg->cluster.zookeeper && cfg->cluster.zookeeper[0];
     unsigned long long *ids = NULL;
     struct delayed_stats st = {0};
     struct producer pr;
