@@ -95,13 +95,10 @@ int job_assign(void *ud, const char *session, const char *const *nodes, size_t n
         uint64_t wgt = jobs[i].delayed ? (jobs[i].left > jobs[i].rows_read
                                               ? jobs[i].left - jobs[i].rows_read : 0) + 1
                                        : most + 1000 - jobs[i].rows_read;
-        sj[i] = (struct split_job){.weight = wgt, .previous = jobs[i].owner};
+        sj[i] = (struct split_job){.weight = wgt, .previous = jobs[i].owner,
+                                   .kind = jobs[i].delayed};
     }
-    /* each kind evenly on its own */
-    if (n && rc == 0) {
-        split_jobs(sj, nindex, nodes, n);
-        split_jobs(sj + nindex, nj - nindex, nodes, n);
-    }
+    if (n && rc == 0) split_jobs(sj, nj, nodes, n); /* each kind evenly on its own */
     jsonw w;
     jw_init(&w, assign);
     jw_obj_open(&w);
