@@ -6,7 +6,8 @@
 #   handed out  `searchsync delayed-run` with [cluster] zookeeper claims and
 #               resolves the run, and hands its 4 bucket jobs to the nodes:
 #               the reader's rebalance gives 2 to node A, 2 to node B (the
-#               standby); status --json lists them with their node
+#               standby); status --json lists them with their node and
+#               rows read, node B's entity has job type `job`
 #   node dies   B SIGKILLed once it saved a cursor of one of its jobs
 #               (pages held by a test-only pause): after its session
 #               expires A takes B's jobs over from their cursors
@@ -51,6 +52,9 @@ INI
 }
 config "$TEST_TMP/a.ini" node-a 7381
 config "$TEST_TMP/b.ini" node-b 7382
+token="$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+printf '[admin]\nlisten = 127.0.0.1:%s\ntoken = %s\n' "$port" "$token" >>"$TEST_TMP/a.ini"
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/a.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
     fail "import: $(cat "$TEST_TMP/import.out")"
 q() { mysql_q "$1"; }
@@ -94,6 +98,9 @@ assert_eq "$(q "SELECT SUM(rows_read) FROM \`$meta\`.jobs WHERE type = 'job' AND
     "$(jq "[.job_list[] | select(.type == \"job\" and .node == \"node-b\") | .rows_read] | add" "$TEST_TMP/status.json")" \
     "and their progress"
 assert_eq 0 "$(q "SELECT COUNT(*) FROM \`$meta\`.delayed_runs WHERE id = $run AND status <> 'running'")" "the run is under way"
+entity_b="$(curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$port/api/v1/nodes" | jq -c '.nodes[] | select(.node == "node-b") | .entity')"
+assert_eq 'job INIT 2' "$(jq -r '"\(.job_type) \(.node_status) \([.jobs[] | select(.type == "job" and .delayed_run == '"$run"')] | length)"' <<<"$entity_b")" \
+    "node B's entity: job type job, INIT, its two jobs of the run ($entity_b)"
 
 # ---- node B dies mid-job
 DAEMON=$B; DAEMON_LOG="$TEST_TMP/b.log"; daemon_kill
