@@ -18,22 +18,32 @@ static int heavier_first(const void *a, const void *b) {
 
 void split_jobs(struct split_job *jobs, size_t njobs, const char *const *nodes, size_t nnodes) {
     if (!njobs || !nnodes) return;
+    unsigned kinds = 1;
+    for (size_t i = 0; i < njobs; i++)
+        if (jobs[i].kind >= kinds) kinds = jobs[i].kind + 1;
     struct order *o = calloc(njobs, sizeof *o);
-    uint64_t *load = calloc(nnodes, sizeof *load);
-    if (!o || !load) abort();
+    uint64_t *load = calloc((size_t)kinds * nnodes, sizeof *load); /* per kind and node */
+    uint64_t *all = calloc(nnodes, sizeof *all);                    /* per node */
+    if (!o || !load || !all) abort();
     for (size_t i = 0; i < njobs; i++) o[i] = (struct order){i, &jobs[i]};
     qsort(o, njobs, sizeof *o, heavier_first);
     for (size_t k = 0; k < njobs; k++) {
         struct split_job *j = &jobs[o[k].i];
+        const uint64_t *kl = load + (size_t)j->kind * nnodes;
         size_t best = 0;
         for (size_t n = 1; n < nnodes; n++) {
             bool prev_n = j->previous && !strcmp(j->previous, nodes[n]);
             bool prev_b = j->previous && !strcmp(j->previous, nodes[best]);
-            if (load[n] < load[best] || (load[n] == load[best] && prev_n && !prev_b)) best = n;
+            if (kl[n] < kl[best] ||
+                (kl[n] == kl[best] && (prev_n > prev_b ||
+                                       (prev_n == prev_b && all[n] < all[best]))))
+                best = n;
         }
         j->node = best;
-        load[best] += j->weight ? j->weight : 1;
+        load[(size_t)j->kind * nnodes + best] += j->weight ? j->weight : 1;
+        all[best] += j->weight ? j->weight : 1;
     }
     free(o);
     free(load);
+    free(all);
 }

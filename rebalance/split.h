@@ -6,7 +6,13 @@
  * the node with the least weight so far (longest-processing-time-first:
  * within 4/3 of the best split, and exact for equal weights); between
  * nodes equally loaded, the job's previous owner wins, so a rebalance that
- * only adds or removes a node moves few jobs, then the node listed first. */
+ * only adds or removes a node moves few jobs, then the node with the least
+ * load of all kinds, then the node listed first.
+ *
+ * Kinds (reindex jobs 0, a delayed run's jobs 1: sync/job_assign.c) are
+ * balanced each on its own — the weights of two kinds are not comparable,
+ * and each kind should run on every node — the ties going to the node
+ * least loaded overall. */
 #ifndef SS_SPLIT_H
 #define SS_SPLIT_H
 #include <stddef.h>
@@ -15,6 +21,7 @@
 struct split_job {
     uint64_t weight;      /* rows left (at least 1) */
     const char *previous; /* node id that owned it, or NULL */
+    unsigned kind;        /* balanced per kind (0 when only one) */
     size_t node;          /* out: index into the nodes given */
 };
 

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "cluster_delayed.h"
+#include "delayed.h"
 #include "jsonw.h"
 #include "leadership.h"
 #include "log.h"
@@ -28,6 +30,61 @@ static void runs_stop(struct cluster_jobs *cj) {
     free(cj->runs);
     cj->runs = NULL;
     cj->nruns = 0;
+    delayed_worker_free(cj->delayed);
+    cj->delayed = NULL;
+}
+
+/* The delayed runs' jobs of session given to this node: appended to the
+ * entity's jobs (w) and ids, their worker started. 0 (none, or started),
+ * -1 not yet (cj->err). */
+static int delayed_start(struct cluster_jobs *cj, const char *session, jsonw *w, sbuf *ids,
+                         size_t *njobs) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT j.id, r.id, j.index_id, j.bucket, j.data_cursor, c.alias FROM jobs j "
+                  "JOIN index_configs c ON c.id = j.index_id JOIN delayed_runs r ON r.status = "
+                  "'running' AND r.resolved = 1 AND j.params = CONCAT('{\"delayed_run\":', "
+                  "r.id, '}') WHERE j.source = ");
+    db_quote(cj->meta, &q, cj->cfg->source.name, strlen(cj->cfg->source.name));
+    sbuf_adds(&q, " AND j.type = 'job' AND j.status IN ('init', 'running') AND j.owner_node = ");
+    db_quote(cj->meta, &q, cj->lead->node_id, strlen(cj->lead->node_id));
+    sbuf_adds(&q, " AND j.rebalance_session = ");
+    db_quote(cj->meta, &q, session, strlen(session));
+    sbuf_adds(&q, " ORDER BY r.id, j.id");
+    MYSQL_RES *res = db_query(cj->meta, q.data, q.len, cj->err, sizeof cj->err);
+    sbuf_free(&q);
+    if (!res) return -1;
+    struct delayed_job *jobs = NULL;
+    size_t n = 0;
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res))) {
+        jobs = xrealloc(jobs, (n + 1) * sizeof *jobs);
+        jobs[n++] = (struct delayed_job){strtoull(row[0], NULL, 10), strtoull(row[1], NULL, 10),
+                                         strtoull(row[2], NULL, 10),
+                                         (unsigned)strtoul(row[3], NULL, 10),
+                                         row[4] ? xstrdup(row[4]) : NULL};
+        sbuf_printf(ids, "%s%s", ids->len ? "," : "", row[0]);
+        jw_obj_open(w);
+        jw_key(w, "id");
+        jw_raw(w, row[0], strlen(row[0]));
+        jw_key(w, "type");
+        jw_str(w, "job");
+        jw_key(w, "index");
+        jw_str(w, row[5]);
+        jw_key(w, "delayed_run");
+        jw_raw(w, row[1], strlen(row[1]));
+        jw_key(w, "bucket");
+        jw_raw(w, row[3], strlen(row[3]));
+        jw_obj_close(w);
+    }
+    mysql_free_result(res);
+    *njobs += n;
+    if (!n) return 0;
+    cj->delayed = delayed_worker_start(cj->cfg, cj->lead->node_id, session, jobs, n, cj->err,
+                                       sizeof cj->err);
+    if (cj->delayed) return 0;
+    for (size_t i = 0; i < n; i++) free(jobs[i].cursor);
+    free(jobs);
+    return -1;
 }
 
 /* The mapping as stored, checked against the source: the generation the
@@ -83,6 +140,8 @@ static int runs_start(struct cluster_jobs *cj, const char *session) {
         jw_obj_open(&w);
         jw_key(&w, "id");
         jw_raw(&w, row[2], strlen(row[2]));
+        jw_key(&w, "type");
+        jw_str(&w, "index");
         jw_key(&w, "index");
         jw_str(&w, row[0]);
         jw_key(&w, "version");
@@ -93,8 +152,8 @@ static int runs_start(struct cluster_jobs *cj, const char *session) {
         njobs++;
     }
     mysql_free_result(res);
+    int rc = delayed_start(cj, session, &w, &ids, &njobs);
     jw_arr_close(&w);
-    int rc = 0;
     struct mapping_gen *gen = nwant ? load_gen(cj) : NULL;
     if (nwant && !gen) rc = -1;
     for (size_t i = 0; rc == 0 && i < nwant; i++) {
@@ -118,7 +177,7 @@ static int runs_start(struct cluster_jobs *cj, const char *session) {
         sbuf_reset(&cj->job_ids);
         if (ids.len) sbuf_add(&cj->job_ids, ids.data, ids.len);
         leadership_set_work(cj->lead, "NORMAL", njobs ? "INIT" : "FINISH", session, jobs.data,
-                            (int)cj->nruns);
+                            (int)cj->nruns + (cj->delayed != NULL));
         if (njobs)
             log_info("cluster", "rebalance %s: node %s runs %zu job(s): %s", session,
                      cj->lead->node_id, njobs, jobs.data);
@@ -155,7 +214,11 @@ static void runs_reap(struct cluster_jobs *cj) {
         free(cj->runs[i].alias);
         cj->runs[i] = cj->runs[--cj->nruns];
     }
-    if (cj->working && !cj->nruns) {
+    if (cj->delayed && delayed_worker_done(cj->delayed)) {
+        delayed_worker_free(cj->delayed);
+        cj->delayed = NULL;
+    }
+    if (cj->working && !cj->nruns && !cj->delayed) {
         cj->working = false;
         leadership_set_work(cj->lead, "NORMAL", "FINISH", cj->session, NULL, 0);
         long taken = jobs_taken(cj);
@@ -229,7 +292,12 @@ static bool needs_rebalance(struct cluster_jobs *cj, const struct rebalance_stat
                       "= j.version WHERE j.source = ");
         db_quote(cj->meta, &q, cj->cfg->source.name, strlen(cj->cfg->source.name));
         sbuf_adds(&q, " AND j.type = 'index' AND j.status IN ('init', 'running') AND "
-                      "v.start_position IS NOT NULL GROUP BY 1, 2");
+                      "v.start_position IS NOT NULL UNION SELECT j.owner_node, "
+                      "j.rebalance_session FROM jobs j JOIN delayed_runs r ON r.status = "
+                      "'running' AND r.resolved = 1 AND j.params = CONCAT('{\"delayed_run\":', "
+                      "r.id, '}') WHERE j.source = ");
+        db_quote(cj->meta, &q, cj->cfg->source.name, strlen(cj->cfg->source.name));
+        sbuf_adds(&q, " AND j.type = 'job' AND j.status IN ('init', 'running')");
         MYSQL_RES *res = db_query(cj->meta, q.data, q.len, cj->err, sizeof cj->err);
         sbuf_free(&q);
         bool any = false;
@@ -288,6 +356,39 @@ static void resume_stuck_switches(struct cluster_jobs *cj) {
         cj->runs[cj->nruns++] = (struct cluster_run){xstrdup(row[0]), v, r};
     }
     if (res) mysql_free_result(res);
+}
+
+/* A delayed run whose last job ended on a node that died before settling
+ * it: settled by the reader (delayed_run_finish: once, whoever comes
+ * first). */
+static void finish_delayed_runs(struct cluster_jobs *cj) {
+    if (db_ensure(&cj->meta, &cj->metap, cj->err, sizeof cj->err) < 0) return;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT r.id FROM delayed_runs r WHERE r.source = ");
+    db_quote(cj->meta, &q, cj->cfg->source.name, strlen(cj->cfg->source.name));
+    sbuf_adds(&q, " AND r.status = 'running' AND r.resolved = 1 AND NOT EXISTS (SELECT 1 FROM "
+                  "jobs j WHERE j.type = 'job' AND j.params = CONCAT('{\"delayed_run\":', "
+                  "r.id, '}') AND j.status IN ('init', 'running'))");
+    MYSQL_RES *res = db_query(cj->meta, q.data, q.len, cj->err, sizeof cj->err);
+    sbuf_free(&q);
+    unsigned long long *ids = NULL;
+    size_t n = 0;
+    MYSQL_ROW row;
+    while (res && (row = mysql_fetch_row(res))) {
+        ids = xrealloc(ids, (n + 1) * sizeof *ids);
+        ids[n++] = strtoull(row[0], NULL, 10);
+    }
+    if (res) mysql_free_result(res);
+    for (size_t i = 0; i < n; i++) {
+        char err[512];
+        int rc = delayed_run_finish(cj->meta, cj->cfg->source.name, cj->lead->node_id, ids[i],
+                                    3, err, sizeof err);
+        if (rc < 0) log_warn("delayed", "run %llu: not settled: %s", ids[i], err);
+        else if (rc > 0)
+            log_info("delayed", "run %llu: every job ended: settled by node %s (the reader)",
+                     ids[i], cj->lead->node_id);
+    }
+    free(ids);
 }
 
 /* the coordinator's znode changed (the client's thread): wake the tick */
@@ -363,7 +464,7 @@ static void *cluster_main(void *arg) {
                 cj->next_check_ms = now + CHECK_MS;
                 struct rebalance_state none = {0};
                 if (needs_rebalance(cj, got == 1 ? &st : &none)) coord_start(cj);
-                else resume_stuck_switches(cj);
+                else resume_stuck_switches(cj), finish_delayed_runs(cj);
             }
         }
         if (got == 1) rebalance_state_free(&st);

@@ -20,6 +20,14 @@
  * answers as every other does),
  * retrying with a growing pause when it fails.
  *
+ * The jobs of a delayed run (jobs.type 'job', sync/delayed.h) are handed
+ * out by the same rebalances, in the same session as the reindex jobs (one
+ * lock, one coordinator for both kinds: they exclude each other), each kind
+ * split evenly on its own; a node runs its delayed jobs one after another
+ * (sync/cluster_delayed.c) beside its reindex runners, and whichever node
+ * ends a run's last job settles the run. The reader settles a run whose
+ * last job ended on a node that died before settling it.
+ *
  * The build itself stays the reader's: it turns the dual writes on before
  * a job is given out (job_assign only hands out jobs of versions whose
  * start position is recorded), and whichever node ends the last job
@@ -41,6 +49,8 @@
 struct leadership;
 struct search_client;
 struct reindex_runner;
+
+struct delayed_worker;
 
 struct cluster_run {
     char *alias;
@@ -66,6 +76,7 @@ struct cluster_jobs {
     char session[32];           /* the session of the jobs it runs */
     struct cluster_run *runs;
     size_t nruns;
+    struct delayed_worker *delayed; /* its delayed-run jobs (sync/cluster_delayed.h) */
     bool working;               /* had jobs since the last INIT (FINISH said when done) */
     sbuf job_ids;               /* the ids of those jobs, "1,2,3" */
     MYSQL *meta;

@@ -23,7 +23,9 @@ static void delayed_usage(FILE *out) {
             "Refresh the documents that changes of delay-effect tables affect (their change\n"
             "snapshots), then mark the snapshots done. For cron: exit 0 all done (or another\n"
             "run holds the lock), 1 failure (tried again next time), 3 some snapshots left\n"
-            "in error after --max-attempts runs (default 3).\n"
+            "in error after --max-attempts runs (default 3). With [cluster] zookeeper the\n"
+            "run's jobs are handed to the cluster's nodes (exit 0 once handed out;\n"
+            "progress: searchsync status).\n"
             "  --index ALIAS  only the snapshots of the delay-effect tables ALIAS lists\n"
             "  --dry-run      print the snapshots, the ids each resolves to and the work\n"
             "  --buckets N    jobs per index config: MOD(key, N) (default 4)\n"
@@ -47,7 +49,7 @@ int cmd_delayed(int argc, char **argv) {
                                         {NULL, 0, NULL, 0}};
     struct command c = {.name = "delayed-run", .usage = delayed_usage, .opts = own,
                         .shortopts = "i:nb:p:m:", .argc = argc, .argv = argv};
-    struct delayed_opts o = {NULL, false, 4, 5000, 3, 0, NULL, NULL};
+    struct delayed_opts o = {NULL, false, 4, 5000, 3, 0, NULL, NULL, false};
     int opt;
     while ((opt = command_opt(&c)) > 0) {
         if (opt == 'i') o.alias = optarg;
@@ -68,6 +70,8 @@ int cmd_delayed(int argc, char **argv) {
     o.stopping = stop_asked;
     signals_on_stop(&stop_requested, NULL);
     const struct ss_config *cfg = &c.cfg;
+    /* in a cluster the nodes run the jobs (docs/cluster.md) */
+    o.cluster = cfg->cluster.zookeeper && cfg->cluster.zookeeper[0];
     unsigned long long *ids = NULL;
     struct delayed_stats st = {0};
     struct producer pr;

@@ -327,8 +327,8 @@ int cmd_status(int argc, char **argv) {
     printf("jobs (index, status, jobs, rows read, documents written, errors)\n");
     if (print_rows(&st.jobs) == 0) printf("  none\n");
     if (st.job_list.nrows) {
-        printf("jobs of running builds (index, version, bucket, status, node, rows read, moved "
-               "by a rebalance)\n");
+        printf("jobs of running builds and delayed runs (index, version, bucket, status, node, "
+               "rows read, moved by a rebalance, type, delayed run)\n");
         print_rows(&st.job_list);
     }
     printf("dead letters (index, count)\n");

@@ -110,6 +110,11 @@ struct delayed_opts {
      * it over from them (a daemon or a cron run that is stopped) */
     bool (*stopping)(void *ud);
     void *stopping_ud;
+    /* [cluster] zookeeper: the run's bucket jobs are handed to the nodes of
+     * the cluster (sync/cluster_jobs.c runs them, split by a rebalance):
+     * this pass only claims and resolves, and takes over only runs whose
+     * process died before their jobs existed */
+    bool cluster;
 };
 
 #define DELAYED_MAX_LEVELS 16
@@ -133,6 +138,29 @@ int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
  * delayed_run takes); NULL with err. */
 unsigned long long *delayed_index_ids(struct st_mysql *meta, const char *source,
                                       const struct mapping *m, char *err, size_t errlen);
+/* ---------- a run's jobs on the nodes of a cluster ---------- */
+
+/* One bucket job of a delayed run, as a node was given it. */
+struct delayed_job {
+    unsigned long long id, run, index_id;
+    unsigned bucket;
+    char *cursor; /* "doc_table:doc_key" of its last page acknowledged, or NULL */
+};
+/* Run job j on pipeline p as node owner under rebalance session session:
+ * every write on its row is conditional on both (the fencing of
+ * sync/job_assign.c). 0 done, 1 stopped by o->stopping (cursor kept), 2
+ * given to another node by a later rebalance (its writes refused), -1
+ * failed (the job left in error; err). */
+int delayed_job_run(struct pipeline *p, const unsigned long long *index_ids,
+                    const struct delayed_opts *o, const struct delayed_job *j, const char *owner,
+                    const char *session, struct delayed_stats *st, char *err, size_t errlen);
+/* Settle delayed run `run` (its snapshots, its row, its ids, sync_log) once
+ * none of its jobs is left to run: 1 this call settled it, 0 not (jobs
+ * left, or another node settled it first: the run's row is locked and
+ * checked), -1 error (err). */
+int delayed_run_finish(struct st_mysql *meta, const char *source, const char *node,
+                       unsigned long long run, int max_attempts, char *err, size_t errlen);
+
 void delayed_stats_print(const struct delayed_stats *st, FILE *out);
 void delayed_stats_json(const struct delayed_stats *st, sbuf *out);
 

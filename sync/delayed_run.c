@@ -48,6 +48,9 @@ struct run {
     bool sql_failed;       /* a level's SQL failed (not the connection) */
     struct strset dry_all, dry_one; /* dry run: root ids, all and of one snapshot */
     const struct rt_plan *plan; /* the table being resolved */
+    const char *owned;     /* a cluster node's job: " AND owner_node = .. AND
+                            * rebalance_session = .." on every write of it */
+    bool fenced;           /* such a write was refused: the job is another's */
 };
 
 static bool stopping(struct run *R) {
@@ -464,8 +467,14 @@ static int page_ack(struct run *R, unsigned long long job, struct page_inflight 
     sbuf_adds(&q, "UPDATE jobs SET data_cursor = ");
     qs(R->meta, &q, v[0].cursor);
     sbuf_printf(&q, ", rows_read = rows_read + %zu, docs_written = docs_written + %llu "
-                    "WHERE id = %llu", v[0].rows, v[0].written, job);
-    int rc = exec(R, &q);
+                    "WHERE id = %llu%s", v[0].rows, v[0].written, job, R->owned ? R->owned : "");
+    long long changed = exec_rows(R, &q); /* (rows_read grows: a row of ours always changes) */
+    int rc = changed < 0 ? -1 : 0;
+    if (changed == 0) {
+        R->fenced = true;
+        rc = errf(R->err, R->errlen, "job %llu was given to another node by a later rebalance: "
+                  "this node's writes to it are refused", job);
+    }
     sbuf_free(&q);
     free(v[0].cursor);
     memmove(v, v + 1, (*n - 1) * sizeof *v);
@@ -479,14 +488,20 @@ static int run_job(struct run *R, unsigned long long job, unsigned long long ind
     sbuf q = SBUF_INIT;
     if (ix < 0) { /* the index config is gone from the mapping */
         sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3), error_text = "
-                        "'index config no longer in the mapping' WHERE id = %llu", job);
+                        "'index config no longer in the mapping' WHERE id = %llu%s", job,
+                    R->owned ? R->owned : "");
         int rc = exec(R, &q);
         sbuf_free(&q);
         return rc;
     }
-    sbuf_adds(&q, "UPDATE jobs SET status = 'running', owner_node = ");
-    qs(R->meta, &q, R->node);
-    sbuf_printf(&q, ", started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu", job);
+    if (R->owned) { /* the owner is the rebalance's word */
+        sbuf_printf(&q, "UPDATE jobs SET status = 'running', started_at = COALESCE(started_at, "
+                        "NOW(3)) WHERE id = %llu%s", job, R->owned);
+    } else {
+        sbuf_adds(&q, "UPDATE jobs SET status = 'running', owner_node = ");
+        qs(R->meta, &q, R->node);
+        sbuf_printf(&q, ", started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu", job);
+    }
     if (exec(R, &q) < 0) return sbuf_free(&q), -1;
     /* the cursor: "doc_table:doc_key" of the last page acknowledged */
     unsigned long t_after = 0;
@@ -560,16 +575,23 @@ static int run_job(struct run *R, unsigned long long job, unsigned long long ind
         return 1;
     }
     if (rc == 0) {
-        sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3) WHERE id = %llu",
-                    job);
-        rc = exec(R, &q);
+        sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3) WHERE id = %llu%s",
+                    job, R->owned ? R->owned : "");
+        long long changed = exec_rows(R, &q);
+        rc = changed < 0 ? -1 : 0;
+        if (changed == 0 && R->owned) {
+            R->fenced = true;
+            rc = errf(R->err, R->errlen, "job %llu was given to another node by a later "
+                      "rebalance: this node's writes to it are refused", job);
+        }
+    } else if (R->fenced) { /* not ours any more: its new owner goes on from its cursor */
     } else {
         char why[1024];
         snprintf(why, sizeof why, "%s", R->err);
         sbuf_adds(&q, "UPDATE jobs SET status = 'error', errors = errors + 1, finished_at = "
                       "NOW(3), error_text = ");
         qs(R->meta, &q, why);
-        sbuf_printf(&q, " WHERE id = %llu", job);
+        sbuf_printf(&q, " WHERE id = %llu%s", job, R->owned ? R->owned : "");
         char e[256];
         db_exec(R->meta, q.data, e, sizeof e);
         snprintf(R->err, R->errlen, "%s", why);
@@ -638,6 +660,22 @@ static int process(struct run *R, bool resolved, unsigned long long nsnap) {
     double t1 = now_ms();
     st->ms_resolve += t1 - t0;
     sbuf q = SBUF_INIT;
+    if (R->o->cluster) { /* its jobs go to the cluster's nodes (the reader's next look) */
+        sbuf_printf(&q, "SELECT COUNT(*) FROM jobs WHERE type = 'job' AND params = "
+                        "'{\"delayed_run\":%llu}'", R->id);
+        char *n = scalar(R, &q);
+        sbuf_free(&q);
+        if (!n) return -1;
+        log_info("delayed", "run %llu: %s job(s) handed to the nodes of cluster %s (a rebalance "
+                 "splits them; progress: searchsync status)", R->id, n, R->p->cfg->cluster.name);
+        if (R->out)
+            fprintf(R->out, "delayed run %llu: %s job(s) handed to the nodes of cluster %s "
+                    "(progress: searchsync status)\n", R->id, n, R->p->cfg->cluster.name);
+        free(n);
+        /* none (nothing to refresh): settled now */
+        return delayed_run_finish(R->meta, R->source, R->node, R->id, R->o->max_attempts,
+                                  R->err, R->errlen) < 0 ? -1 : 0;
+    }
     sbuf_printf(&q, "SELECT id, index_id, bucket, data_cursor FROM jobs WHERE type = 'job' AND "
                     "params = '{\"delayed_run\":%llu}' AND status <> 'done' ORDER BY id", R->id);
     MYSQL_RES *res = db_query(R->meta, q.data, q.len, R->err, R->errlen);
@@ -859,8 +897,9 @@ int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
     free(got);
     if (!locked) {
         st->lock_busy = true;
-        fprintf(out, "another delayed run of source %s holds the lock: nothing done (its "
-                     "progress: searchsync status)\n", R.source);
+        if (out) /* (the daemon's scheduled run has no out) */
+            fprintf(out, "another delayed run of source %s holds the lock: nothing done (its "
+                         "progress: searchsync status)\n", R.source);
         return EXIT_OK;
     }
     int rc = EXIT_OK;
@@ -872,6 +911,7 @@ int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
         sbuf_adds(&q, "SELECT id, buckets, resolved, index_alias, snapshots FROM delayed_runs WHERE "
                       "status = 'running' AND source = ");
         qs(R.meta, &q, R.source);
+        if (o->cluster) sbuf_adds(&q, " AND resolved = 0"); /* resolved: the nodes run its jobs */
         sbuf_adds(&q, " ORDER BY id LIMIT 1");
         MYSQL_RES *res = db_query(R.meta, q.data, q.len, err, errlen);
         if (!res) {
@@ -894,7 +934,7 @@ int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
         mysql_free_result(res);
         log_info("delayed", "taking over delayed run %llu (its process is gone), %s", R.id,
                  resolved ? "from its jobs' cursors" : "resolving its ids again");
-        fprintf(out, "taking over delayed run %llu (its process is gone)\n", R.id);
+        if (out) fprintf(out, "taking over delayed run %llu (its process is gone)\n", R.id);
         sbuf_reset(&q);
         sbuf_adds(&q, "UPDATE delayed_runs SET node = ");
         qs(R.meta, &q, R.node);
@@ -935,6 +975,103 @@ int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
     char e[256];
     db_exec(R.meta, "DO RELEASE_ALL_LOCKS()", e, sizeof e);
     return rc;
+}
+
+/* ---------- a run's jobs on the nodes of a cluster ---------- */
+
+int delayed_job_run(struct pipeline *p, const unsigned long long *index_ids,
+                    const struct delayed_opts *o, const struct delayed_job *j, const char *owner,
+                    const char *session, struct delayed_stats *st, char *err, size_t errlen) {
+    struct run R = {.p = p, .meta = p->meta, .src = p->src, .o = o, .st = st,
+                    .index_ids = index_ids, .err = err, .errlen = errlen,
+                    .source = p->cfg->source.name, .id = j->run, .only = -1};
+    snprintf(R.node, sizeof R.node, "%s", owner);
+    sbuf own = SBUF_INIT;
+    sbuf_adds(&own, " AND owner_node = ");
+    qs(R.meta, &own, owner);
+    sbuf_adds(&own, " AND rebalance_session = ");
+    qs(R.meta, &own, session);
+    R.owned = own.data;
+    int rc = run_job(&R, j->id, j->index_id, j->bucket, j->cursor);
+    sbuf_free(&own);
+    if (R.fenced) return 2;
+    return rc;
+}
+
+int delayed_run_finish(MYSQL *meta, const char *source, const char *node,
+                       unsigned long long run, int max_attempts, char *err, size_t errlen) {
+    struct delayed_opts o = {.max_attempts = max_attempts};
+    struct delayed_stats st = {0};
+    struct run R = {.meta = meta, .o = &o, .st = &st, .err = err, .errlen = errlen,
+                    .source = source, .id = run, .only = -1};
+    snprintf(R.node, sizeof R.node, "%s", node);
+    if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) return -1;
+    sbuf q = SBUF_INIT;
+    /* the run's row locked: one node settles it, the others find it done */
+    sbuf_printf(&q, "SELECT COUNT(*) FROM delayed_runs WHERE id = %llu AND status = 'running' AND "
+                    "resolved = 1 FOR UPDATE", run);
+    char *mine = scalar(&R, &q);
+    int rc = mine ? 0 : -1;
+    bool go = mine && !strcmp(mine, "1");
+    free(mine);
+    MYSQL_RES *res = NULL;
+    MYSQL_ROW row = NULL;
+    if (go) {
+        sbuf_reset(&q);
+        sbuf_printf(&q, "SELECT COUNT(*), COALESCE(SUM(status IN ('init', 'running')), 0), "
+                        "COALESCE(SUM(docs_written), 0), COALESCE(SUM(status = 'error'), 0), "
+                        "MIN(CASE WHEN status = 'error' THEN error_text END) FROM jobs WHERE "
+                        "type = 'job' AND params = '{\"delayed_run\":%llu}'", run);
+        res = db_query(meta, q.data, q.len, err, errlen);
+        row = res ? mysql_fetch_row(res) : NULL;
+        if (!row) rc = -1;
+        go = row && !strcmp(row[1], "0");
+    }
+    char failure[1024] = "";
+    unsigned long long docs = 0, errors = 0, njobs = 0;
+    if (go) {
+        njobs = strtoull(row[0], NULL, 10);
+        docs = strtoull(row[2], NULL, 10);
+        errors = strtoull(row[3], NULL, 10);
+        if (errors)
+            snprintf(failure, sizeof failure, "%llu job(s) failed: %s", errors,
+                     row[4] ? row[4] : "see jobs.error_text");
+    }
+    if (res) mysql_free_result(res);
+    if (go) {
+        rc = *failure ? snaps_failed(&R, NULL, NULL, failure) : snaps_done(&R, NULL, NULL, NULL);
+        sbuf js = SBUF_INIT;
+        sbuf_printf(&js, "{\"jobs\":%llu,\"documents_rebuilt\":%llu,\"errors\":%llu,"
+                         "\"left_in_error\":%llu,\"retried\":%llu,\"cluster\":true}",
+                    njobs, docs, errors, st.left_error, st.retried);
+        sbuf_reset(&q);
+        sbuf_printf(&q, "UPDATE delayed_runs SET status = '%s', finished_at = NOW(3), "
+                        "docs_written = %llu, errors = %llu, stats = ",
+                    *failure ? "failed" : "done", docs, errors);
+        qs(meta, &q, js.data);
+        sbuf_adds(&q, ", error_text = ");
+        qs(meta, &q, *failure ? failure : NULL);
+        sbuf_printf(&q, " WHERE id = %llu", run);
+        if (rc == 0) rc = exec(&R, &q);
+        sbuf_reset(&q);
+        sbuf_printf(&q, "DELETE FROM delayed_run_ids WHERE run_id = %llu", run);
+        if (rc == 0) rc = exec(&R, &q);
+        sbuf s = SBUF_INIT;
+        sbuf_printf(&s, "{\"run\":%llu,\"status\":\"%s\",\"stats\":%s}", run,
+                    *failure ? "failed" : "done", js.data);
+        if (rc == 0) sync_log(&R, "delayed_run", s.data);
+        sbuf_free(&s);
+        sbuf_free(&js);
+    }
+    sbuf_free(&q);
+    if (rc == 0 && go) rc = db_exec(meta, "COMMIT", err, errlen);
+    else mysql_query(meta, "ROLLBACK");
+    if (rc < 0) return -1;
+    if (go)
+        log_info("delayed", "run %llu %s on node %s: %llu job(s), %llu document(s) rebuilt, "
+                 "%llu error(s)%s%s", run, *failure ? "failed" : "done", node, njobs, docs,
+                 errors, *failure ? ": " : "", failure);
+    return go ? 1 : 0;
 }
 
 /* ---------- statistics ---------- */

@@ -12,7 +12,13 @@
  * A job that had an owner and a cursor and moves to another node is marked
  * broken_by_rebalance; it resumes from its cursor there. Every job gets the
  * new session, also the ones that stay: the old session fences whatever a
- * node that did not answer still writes (sync/reindex_runner.c). */
+ * node that did not answer still writes (sync/reindex_runner.c).
+ *
+ * The jobs of the source's resolved delayed runs (jobs.type 'job', sync/
+ * delayed.h) are split in the same session, on their own (each kind evenly
+ * over the nodes, whatever the other's weights): each weighs the ids of its
+ * bucket it has not read yet. Their writes are fenced the same way
+ * (delayed_job_run). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +33,30 @@
 struct ajob {
     unsigned long long id;
     char *owner;
-    unsigned long long rows_read;
-    bool has_cursor;
+    unsigned long long rows_read, left; /* left: ids not read (delayed jobs) */
+    bool has_cursor, delayed;
 };
+
+/* the jobs of one query (id, owner, rows read, has a cursor, ids left)
+ * appended to *jobs; -1 err */
+static int load_jobs(MYSQL *m, const sbuf *q, bool delayed, struct ajob **jobs, size_t *nj,
+                     char *err, size_t errlen) {
+    MYSQL_RES *res = db_query(m, q->data, q->len, err, errlen);
+    if (!res) return -1;
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res))) {
+        *jobs = xrealloc(*jobs, (*nj + 1) * sizeof **jobs);
+        struct ajob *a = &(*jobs)[(*nj)++];
+        a->id = strtoull(row[0], NULL, 10);
+        a->owner = row[1] ? xstrdup(row[1]) : NULL;
+        a->rows_read = strtoull(row[2], NULL, 10);
+        a->has_cursor = row[3] && row[3][0] == '1';
+        a->left = delayed && row[4] ? strtoull(row[4], NULL, 10) : 0;
+        a->delayed = delayed;
+    }
+    mysql_free_result(res);
+    return 0;
+}
 
 int job_assign(void *ud, const char *session, const char *const *nodes, size_t n, sbuf *assign,
                char *err, size_t errlen) {
@@ -46,27 +73,32 @@ int job_assign(void *ud, const char *session, const char *const *nodes, size_t n
     sbuf_adds(&q, " AND j.type = 'index' AND j.status IN ('init', 'running') AND "
                   "v.start_position IS NOT NULL ORDER BY j.index_id, j.version, j.bucket FOR "
                   "UPDATE");
-    MYSQL_RES *res = db_query(m, q.data, q.len, err, errlen);
     struct ajob *jobs = NULL;
     size_t nj = 0;
+    int rc = load_jobs(m, &q, false, &jobs, &nj, err, errlen);
+    size_t nindex = nj;
+    sbuf_reset(&q);
+    sbuf_adds(&q, "SELECT j.id, j.owner_node, j.rows_read, j.data_cursor IS NOT NULL, (SELECT "
+                  "COUNT(*) FROM delayed_run_ids i WHERE i.run_id = r.id AND i.index_id = "
+                  "j.index_id AND i.bucket = j.bucket) FROM jobs j JOIN delayed_runs r ON "
+                  "r.status = 'running' AND r.resolved = 1 AND j.params = CONCAT("
+                  "'{\"delayed_run\":', r.id, '}') WHERE j.source = ");
+    db_quote(m, &q, ctx->source, strlen(ctx->source));
+    sbuf_adds(&q, " AND j.type = 'job' AND j.status IN ('init', 'running') ORDER BY r.id, j.id "
+                  "FOR UPDATE");
+    if (rc == 0) rc = load_jobs(m, &q, true, &jobs, &nj, err, errlen);
     unsigned long long most = 0;
-    MYSQL_ROW row;
-    while (res && (row = mysql_fetch_row(res))) {
-        jobs = xrealloc(jobs, (nj + 1) * sizeof *jobs);
-        struct ajob *a = &jobs[nj++];
-        a->id = strtoull(row[0], NULL, 10);
-        a->owner = row[1] ? xstrdup(row[1]) : NULL;
-        a->rows_read = strtoull(row[2], NULL, 10);
-        a->has_cursor = row[3] && row[3][0] == '1';
-        if (a->rows_read > most) most = a->rows_read;
-    }
-    if (res) mysql_free_result(res);
-    int rc = res ? 0 : -1;
+    for (size_t i = 0; i < nindex; i++)
+        if (jobs[i].rows_read > most) most = jobs[i].rows_read;
     struct split_job *sj = xcalloc(nj + 1, sizeof *sj);
-    for (size_t i = 0; i < nj; i++)
-        sj[i] = (struct split_job){.weight = most + 1000 - jobs[i].rows_read,
-                                   .previous = jobs[i].owner};
-    if (n) split_jobs(sj, nj, nodes, n);
+    for (size_t i = 0; i < nj; i++) {
+        uint64_t wgt = jobs[i].delayed ? (jobs[i].left > jobs[i].rows_read
+                                              ? jobs[i].left - jobs[i].rows_read : 0) + 1
+                                       : most + 1000 - jobs[i].rows_read;
+        sj[i] = (struct split_job){.weight = wgt, .previous = jobs[i].owner,
+                                   .kind = jobs[i].delayed};
+    }
+    if (n && rc == 0) split_jobs(sj, nj, nodes, n); /* each kind evenly on its own */
     jsonw w;
     jw_init(&w, assign);
     jw_obj_open(&w);

@@ -28,8 +28,17 @@ static void entity(struct leadership *l, const char *reader, sbuf *out) {
     jw_str(&w, l->node_status);
     jw_key(&w, "session_id");
     jw_str(&w, l->session);
+    /* seed 004's job type: index (a reindex's buckets) or job (a delayed
+     * run's); job_types lists both when it has both */
+    bool dj = l->jobs_json && strstr(l->jobs_json, "\"type\":\"job\"");
+    bool ij = l->jobs_json && strstr(l->jobs_json, "\"type\":\"index\"");
     jw_key(&w, "job_type");
-    jw_str(&w, "index");
+    jw_str(&w, dj && !ij ? "job" : "index");
+    jw_key(&w, "job_types");
+    jw_arr_open(&w);
+    if (ij) jw_str(&w, "index");
+    if (dj) jw_str(&w, "job");
+    jw_arr_close(&w);
     jw_key(&w, "jobs");
     if (l->jobs_json) jw_raw(&w, l->jobs_json, strlen(l->jobs_json));
     else jw_arr_open(&w), jw_arr_close(&w);

@@ -66,7 +66,8 @@ struct leadership {
     char cloud_status[16];  /* NORMAL | REBALANCING */
     char node_status[16];   /* CLEAN | CLEAN_OK | INIT | FINISH */
     char session[32];       /* the rebalance session it answered or runs jobs of */
-    char *jobs_json;        /* its jobs: [{"id":..,"index":..,"version":..,"bucket":..}] */
+    char *jobs_json;        /* its jobs: [{"id":..,"type":"index","index":..,"version":..,
+                             * "bucket":..}], type "job" with "delayed_run" instead of version */
     int alive_work;         /* jobs running now */
 };
 

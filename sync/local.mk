@@ -66,7 +66,8 @@ libsearchsync_a_SOURCES += sync/changeset.c sync/changeset.h sync/pipeline.c syn
 searchsync_SOURCES += sync/daemon.c sync/daemon.h sync/binlog_source.c sync/kafka_source.c sync/kafka_source.h sync/supervisor.c sync/reload.c \
 	sync/index_stop.c sync/index_stop.h sync/node_state.c sync/node_state.h \
 	sync/leadership.c sync/leadership.h sync/ttl.c sync/ttl.h \
-	sync/cluster_jobs.c sync/cluster_jobs.h sync/cmd_rebalance.c \
+	sync/cluster_jobs.c sync/cluster_jobs.h sync/cluster_delayed.c sync/cluster_delayed.h \
+	sync/cmd_rebalance.c \
 	sync/daemon_builds.c sync/cmd_epoch.c sync/cmd_status.c
 
 # full reindex into versioned indices, resync (issue 6)

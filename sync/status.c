@@ -286,11 +286,20 @@ waiting:
     sbuf_adds(&q, " GROUP BY ic.alias, j.status ORDER BY ic.alias, j.status");
     rows_of(meta, q.data, &st->jobs, st, "jobs");
     sbuf_reset(&q);
-    sbuf_adds(&q, "SELECT ic.alias, j.version, j.bucket, j.status, COALESCE(j.owner_node, ''), "
-                  "j.rows_read, j.broken_by_rebalance FROM jobs j JOIN index_configs ic ON ic.id "
-                  "= j.index_id WHERE j.type = 'index' AND j.source = ");
+    /* the reindex jobs, then those of the delayed runs under way (type job,
+     * their run's id; version 0) */
+    sbuf_adds(&q, "(SELECT ic.alias, j.version, j.bucket, j.status, COALESCE(j.owner_node, ''), "
+                  "j.rows_read, j.broken_by_rebalance, 'index', '' FROM jobs j JOIN index_configs "
+                  "ic ON ic.id = j.index_id WHERE j.type = 'index' AND j.source = ");
     db_quote(meta, &q, name, strlen(name));
-    sbuf_adds(&q, " ORDER BY ic.alias, j.version, j.bucket LIMIT 1000");
+    sbuf_adds(&q, " ORDER BY ic.alias, j.version, j.bucket LIMIT 1000) UNION ALL (SELECT "
+                  "ic.alias, j.version, j.bucket, j.status, COALESCE(j.owner_node, ''), "
+                  "j.rows_read, j.broken_by_rebalance, 'job', r.id FROM jobs j JOIN "
+                  "index_configs ic ON ic.id = j.index_id JOIN delayed_runs r ON r.status = "
+                  "'running' AND j.params = CONCAT('{\"delayed_run\":', r.id, '}') WHERE "
+                  "j.type = 'job' AND j.source = ");
+    db_quote(meta, &q, name, strlen(name));
+    sbuf_adds(&q, " ORDER BY r.id, ic.alias, j.bucket LIMIT 1000)");
     rows_of(meta, q.data, &st->job_list, st, "jobs");
     sbuf_reset(&q);
     sbuf_adds(&q, "SELECT index_name, COUNT(*) FROM dead_letters WHERE source = ");
@@ -484,8 +493,8 @@ void status_json(const struct ss_status *st, sbuf *out) {
     jw_key(&w, "jobs");
     rows_json(&w, &st->jobs, jn, jnum);
     static const char *const ln[] = {"index", "version", "bucket", "status", "node",
-                                     "rows_read", "moved_by_rebalance"};
-    static const bool lnum[] = {false, true, true, false, false, true, true};
+                                     "rows_read", "moved_by_rebalance", "type", "delayed_run"};
+    static const bool lnum[] = {false, true, true, false, false, true, true, false, true};
     jw_key(&w, "job_list");
     rows_json(&w, &st->job_list, ln, lnum);
     jw_key(&w, "dead_letters");

@@ -1,6 +1,7 @@
 /* test_split: how a rebalance spreads a reindex's unfinished jobs over the
  * live nodes (rebalance/split.h): even counts for equal weights, the rows
- * left weighed, previous owners kept where the balance allows. */
+ * left weighed, previous owners kept where the balance allows, each kind
+ * of job (reindex, delayed run) balanced on its own. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -72,6 +73,34 @@ static void test_previous_owner_kept(void **state) {
     assert_string_equal("b", left[k[0].node]);
 }
 
+/* a delayed run's jobs (kind 1) are spread on their own beside a
+ * reindex's far heavier ones (kind 0), ties to the least loaded node */
+static void test_kinds_each_even(void **state) {
+    (void)state;
+    const char *nodes[] = {"a", "b"};
+    struct split_job j[8];
+    for (size_t i = 0; i < 4; i++) j[i] = (struct split_job){.weight = 100000};
+    for (size_t i = 4; i < 8; i++) j[i] = (struct split_job){.weight = 500 + i, .kind = 1};
+    split_jobs(j, 8, nodes, 2);
+    size_t per[2];
+    count_per_node(j, 4, per, 2);
+    assert_int_equal(2, per[0]);
+    assert_int_equal(2, per[1]);
+    count_per_node(j + 4, 4, per, 2);
+    assert_int_equal(2, per[0]);
+    assert_int_equal(2, per[1]);
+    /* one of each: not both on the first node */
+    struct split_job one[2] = {{.weight = 9000}, {.weight = 10, .kind = 1}};
+    split_jobs(one, 2, nodes, 2);
+    assert_int_not_equal(one[0].node, one[1].node);
+    /* a delayed job's previous owner still wins a tie of its kind */
+    struct split_job prev[2] = {{.weight = 9000, .previous = "b"},
+                                {.weight = 10, .kind = 1, .previous = "b"}};
+    split_jobs(prev, 2, nodes, 2);
+    assert_int_equal(1, prev[0].node);
+    assert_int_equal(1, prev[1].node);
+}
+
 static void test_one_node_and_none(void **state) {
     (void)state;
     const char *nodes[] = {"only"};
@@ -86,6 +115,7 @@ int main(void) {
         cmocka_unit_test(test_equal_weights_even),
         cmocka_unit_test(test_weights),
         cmocka_unit_test(test_previous_owner_kept),
+        cmocka_unit_test(test_kinds_each_even),
         cmocka_unit_test(test_one_node_and_none),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

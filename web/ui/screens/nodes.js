@@ -12,7 +12,11 @@ export const order = 3;
 function jobsOf(e) {
   if (!e || !Array.isArray(e.jobs)) return '–';
   if (!e.jobs.length) return 'none';
-  return e.jobs.map((j) => `${j.index} v${j.version} #${j.bucket}`).join(', ');
+  // a delayed run's job (type job) names its run instead of a version
+  return e.jobs
+    .map((j) => (j.type === 'job' ? `${j.index} delayed run ${j.delayed_run} #${j.bucket}`
+                                  : `${j.index} v${j.version} #${j.bucket}`))
+    .join(', ');
 }
 
 export function mount(root) {
