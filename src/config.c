@@ -68,6 +68,15 @@ const struct config_key config_keys[] = {
       "Comma list of databases to follow; empty = those named in the mapping"),
     E("source", "start", source.start, "now", "now|beginning",
       "Where a source without a checkpoint starts reading"),
+    E("source", "versions", source.versions, "auto", "auto|position|gtid",
+      "What document versions are made of. `position`: the transaction's binlog file and "
+      "position (a failover to another server needs `searchsync epoch bump`). `gtid`: its "
+      "GTID ordinal (MariaDB domain-server-seq, MySQL uuid:n with gtid_mode=ON), the same on "
+      "every server of one replication topology: [source] may be pointed at a promoted "
+      "replica and the daemon restarted, with nothing else; the checkpoint holds the GTID set "
+      "and the reader resumes by it. `auto` = position. Changing it on a running install "
+      "needs `searchsync epoch bump --reset-checkpoint` once (the daemon refuses to start "
+      "until then); see docs/operations.md"),
     I("source", "heartbeat_ms", source.heartbeat_ms, "5000", 100, 600000,
       "Heartbeat period asked of the server while the binlog is idle (searchsync run asks for "
       "at most 100 ms: on heartbeats it looks for queued reindexes)"),
@@ -534,6 +543,10 @@ int config_parse_tz_offset(const char *s, int32_t *secs) {
 
 bool config_kafka_source(const struct ss_config *c) {
     return c->source.kind && !strcmp(c->source.kind, "kafka");
+}
+
+bool config_gtid_versions(const struct ss_config *c) {
+    return !config_kafka_source(c) && c->source.versions && !strcmp(c->source.versions, "gtid");
 }
 
 int config_parse_hhmm(const char *s) {

@@ -32,6 +32,7 @@ struct ss_config {
         int server_id;   /* our replica server id */
         char *databases; /* comma list of databases to follow; empty = those in the mapping */
         char *start;     /* where a source with no checkpoint starts: now|beginning */
+        char *versions;  /* auto|position|gtid (config_gtid_versions) */
         int heartbeat_ms;
         int group_transactions;
         int connect_timeout_ms;
@@ -187,5 +188,7 @@ int config_parse_hhmm(const char *s);
 int config_parse_tz_offset(const char *s, int32_t *secs);
 /* [source] kind = kafka */
 bool config_kafka_source(const struct ss_config *c);
+/* [source] versions = gtid (auto and position: binlog positions) */
+bool config_gtid_versions(const struct ss_config *c);
 
 #endif

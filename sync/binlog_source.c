@@ -97,6 +97,12 @@ static void note_emptied(void *ctx, const char *db, const char *table) {
     pthread_mutex_unlock(&dm->cmds.mu);
 }
 
+/* b holds text now ("" for NULL) */
+static void text_set(sbuf *b, const char *text) {
+    sbuf_reset(b);
+    sbuf_adds(b, text ? text : "");
+}
+
 static int group_flush(struct daemon *dm);
 
 static int on_ddl(void *ctx, const char *db, const char *sql, size_t len, const bl_commit *c) {
@@ -290,6 +296,7 @@ static int on_commit(void *ctx, const bl_commit *cm) {
         dm->group_n++;
         dm->group_last = *cm;
         dm->group_last.gtid_executed = NULL;
+        if (config_gtid_versions(dm->cfg)) text_set(&dm->group_gtids, cm->gtid_executed);
         dm->txns++;
         publish_stats(dm, &cm->end, cm, false);
         return 0;
@@ -302,6 +309,7 @@ static int group_flush(struct daemon *dm) {
     if (!dm->group_n) return 0;
     dm->txns--; /* commit_build counts the last one again */
     bl_commit last = dm->group_last;
+    if (config_gtid_versions(dm->cfg)) last.gtid_executed = dm->group_gtids.data;
     return commit_build(dm, &last);
 }
 
@@ -368,6 +376,9 @@ static int commit_build(struct daemon *dm, const bl_commit *cm) {
               "scripts, %zu row-image documents, %llu change snapshots", cm->end.file,
               (unsigned long long)cm->end.pos, cm->end.gtid[0] ? ", GTID " : "", cm->end.gtid,
               dm->cs.npend, dm->cs.nelems, dm->cs.nrdocs, dm->cs.nsnaps);
+    /* [source] versions = gtid: the checkpoint holds the set after it */
+    if (config_gtid_versions(dm->cfg) && cm->gtid_executed)
+        text_set(&p->gtids, cm->gtid_executed);
     pipeline_end(p, &dm->cs, &cm->end, quiet);
     dm->txns++;
     dm->last_commit = *cm;
@@ -496,7 +507,14 @@ static int replay_transaction(struct daemon *dm, bl_reader *r, bl_reader_opts *r
     dm->reconnects_before += r->reconnects; /* bl_reader_open starts it at 0 */
     bl_reader_close(r);
     snprintf(file, BL_FILE_MAX, "%s", from.file);
-    ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = from.pos;
+    if (config_gtid_versions(dm->cfg)) {
+        /* after the last transaction's GTID set (or the start's): the
+         * decoder's set, the versions' ordinals, goes on from it */
+        if (dm->have_last) text_set(&dm->start_gtids, dm->p.gtids.data ? dm->p.gtids.data : "");
+        ro->start = BL_START_GTID, ro->gtid = dm->start_gtids.data ? dm->start_gtids.data : "";
+    } else {
+        ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = from.pos;
+    }
     long delay_ms = 100;
     for (int attempt = 0, refused = 0;; attempt++) {
         if (src_ensure(dm) < 0) return -1; /* the metadata: where a transaction needs it */

@@ -644,7 +644,9 @@ static int engine_side(struct ctx *c) {
 /* a checkpoint "file:pos" against file:pos, by the files' sequence numbers
  * (mysql-bin.1000000 follows mysql-bin.999999) */
 static int pos_cmp(const char *ckpt, const char *file, unsigned long long pos) {
-    const char *colon = strrchr(ckpt, ':');
+    /* [source] versions = gtid: "file:pos;gtid=SET" (sync/gtid_version.h) */
+    const char *mark = strstr(ckpt, ";gtid=");
+    const char *colon = mark ? memrchr(ckpt, ':', (size_t)(mark - ckpt)) : strrchr(ckpt, ':');
     if (!colon) return -1;
     char cf[BL_FILE_MAX];
     snprintf(cf, sizeof cf, "%.*s", (int)(colon - ckpt), ckpt);

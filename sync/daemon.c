@@ -46,6 +46,7 @@
 
 #include "commands.h"
 #include "daemon.h"
+#include "gtid_version.h"
 #include "kafka_source.h"
 #include "log.h"
 #include "reindex.h"
@@ -132,6 +133,33 @@ static void on_missing(void *ud, const char *index, const char *doc_id, const ch
 
 /* ---------- where to start ---------- */
 
+/* [source] versions = gtid: the reader starts after GTID set `set` (the
+ * decoder's set, the live versions' ordinals, goes on from it) and the
+ * checkpoint carries it from now on. */
+static void start_after_gtids(struct daemon *dm, bl_reader_opts *ro, const char *set) {
+    sbuf_reset(&dm->start_gtids);
+    sbuf_adds(&dm->start_gtids, set);
+    sbuf_reset(&dm->p.gtids);
+    sbuf_adds(&dm->p.gtids, set);
+    ro->start = BL_START_GTID, ro->gtid = dm->start_gtids.data;
+}
+
+/* The resume token of binlog position file:pos, with the GTID set there in
+ * gtid mode (the reader starts after it). 0 or -1 (dm->err). */
+static int start_token(struct daemon *dm, bl_reader_opts *ro, const char *file,
+                       unsigned long long pos, sbuf *token) {
+    sbuf_printf(token, "%s:%llu", file, pos);
+    if (!config_gtid_versions(dm->cfg)) return 0;
+    sbuf set = SBUF_INIT;
+    int rc = gtid_server_set(dm->p.src, file, pos, &set, dm->err, sizeof dm->err);
+    if (rc == 0) {
+        start_after_gtids(dm, ro, set.data);
+        sbuf_printf(token, "%s%s", GTID_TOKEN_MARK, set.data);
+    }
+    sbuf_free(&set);
+    return rc;
+}
+
 /* run --from-current: start at the binlog's end, whatever the checkpoint
  * says (a purged binlog), and rebuild every index so the versions built now
  * hold what was skipped: each page is read after that position, so nothing
@@ -153,8 +181,12 @@ static int start_from_current(struct daemon *dm, bl_reader_opts *ro, char *file,
     snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
     dm->boundary.pos = at;
     uint64_t other = 0;
-    int rc = offsets_save_fenced(dm->ckpt, cfg->source.name, dm->start_pos, 0, dm->lead.fence,
+    sbuf token = SBUF_INIT;
+    int rc = start_token(dm, ro, file, at, &token);
+    if (rc == 0)
+        rc = offsets_save_fenced(dm->ckpt, cfg->source.name, token.data, 0, dm->lead.fence,
                                  &other, dm->err, sizeof dm->err);
+    sbuf_free(&token);
     if (rc != 0) {
         if (rc == 1)
             snprintf(dm->err, sizeof dm->err, "--from-current: source %s is read by another "
@@ -195,6 +227,35 @@ static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, siz
     if (from_current) return start_from_current(dm, ro, file, filelen, found == 0 ? pos : NULL);
     unsigned long long at = 0;
     if (found == 0) {
+        /* file:pos, or in gtid mode file:pos;gtid=SET; a checkpoint of the
+         * other mode is refused: the two kinds of versions do not compare */
+        char *mark = strstr(pos, GTID_TOKEN_MARK);
+        bool gtid = config_gtid_versions(cfg);
+        if (!gtid != !mark) {
+            dm->usage = true;
+            return errf(dm->err, sizeof dm->err,
+                        "the checkpoint of source %s (\"%.200s\") was saved with [source] "
+                        "versions = %s, and the configuration now says %s: the two kinds of "
+                        "versions do not compare, and the documents written since would lose "
+                        "to the old ones. Stop, run `searchsync epoch bump --config FILE "
+                        "--reset-checkpoint` once (new versions outrank the old; the reader "
+                        "starts at [source] start), then a reindex brings the indices up to date",
+                        cfg->source.name, pos, mark ? "gtid" : "position",
+                        gtid ? "gtid" : "position (or auto)");
+        }
+        if (mark) {
+            *mark = '\0';
+            const char *set = mark + strlen(GTID_TOKEN_MARK);
+            int ok = gtid_resume_check(dm->p.src, cfg->source.name, set, dm->err,
+                                       sizeof dm->err);
+            if (ok != 0) {
+                dm->usage = ok == 1;
+                return -1;
+            }
+            start_after_gtids(dm, ro, set);
+            log_info("run", "resuming source %s after GTID set %s (saved at %s)",
+                     cfg->source.name, set, pos);
+        }
         char *colon = strrchr(pos, ':');
         if (!colon || (size_t)(colon - pos) >= filelen)
             return errf(dm->err, sizeof dm->err,
@@ -203,10 +264,10 @@ static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, siz
         memcpy(file, pos, (size_t)(colon - pos));
         file[colon - pos] = '\0';
         at = strtoull(colon + 1, NULL, 10);
-        ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
+        if (!mark) ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
         snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
         dm->boundary.pos = at;
-        log_info("run", "resuming source %s at %s:%llu", cfg->source.name, file, at);
+        if (!mark) log_info("run", "resuming source %s at %s:%llu", cfg->source.name, file, at);
         snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
         return 0;
     }
@@ -225,8 +286,12 @@ static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, siz
         snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
         dm->boundary.pos = at;
         uint64_t other = 0;
-        int rc = offsets_save_fenced(dm->ckpt, cfg->source.name, dm->start_pos, 0,
+        sbuf token = SBUF_INIT;
+        int rc = start_token(dm, ro, file, at, &token);
+        if (rc == 0)
+            rc = offsets_save_fenced(dm->ckpt, cfg->source.name, token.data, 0,
                                      dm->lead.fence, &other, dm->err, sizeof dm->err);
+        sbuf_free(&token);
         if (rc < 0) return -1;
         if (rc == 1)
             return errf(dm->err, sizeof dm->err, "source %s was taken over by another reader "
@@ -338,6 +403,8 @@ int cmd_run(int argc, char **argv) {
     if (!p->src) goto out;
     /* before a build is queued or a checkpoint saved */
     int rowfmt = config_kafka_source(cfg) ? 0 : db_check_row_binlog(p->src, dm->err, sizeof dm->err);
+    if (rowfmt == 0 && config_gtid_versions(cfg)) /* [source] versions = gtid: GTIDs on */
+        rowfmt = gtid_server_check(p->src, dm->err, sizeof dm->err);
     if (rowfmt != 0) {
         if (rowfmt == 1) exit_code = EXIT_USAGE;
         goto out;
@@ -437,8 +504,10 @@ int cmd_run(int argc, char **argv) {
     reader_opts(cfg, &ro);
     char file[BL_FILE_MAX];
     if (config_kafka_source(cfg) ? kafka_source_open(dm, from_current) < 0
-                                 : start_position(dm, &ro, file, sizeof file, from_current) < 0)
+                                 : start_position(dm, &ro, file, sizeof file, from_current) < 0) {
+        if (dm->usage) exit_code = EXIT_USAGE; /* a checkpoint this server cannot resume */
         goto out;
+    }
     /* reindexes (a first sync, or one resumed after a restart) */
     struct build_table *bt = builds_query(&dm->sv);
     if (!bt) {
@@ -532,6 +601,8 @@ out:
     db_close(p->meta);
     db_close(dm->ckpt);
     reader_stats_destroy(&dm->rs);
+    sbuf_free(&dm->group_gtids);
+    sbuf_free(&dm->start_gtids);
     free(dm);
     return command_end(&c, exit_code);
 }

@@ -137,6 +137,9 @@ struct daemon {
      * ones' (sync/binlog_source.c, "several transactions in one build") */
     unsigned group_n;
     bl_commit group_last;      /* the newest of them */
+    sbuf group_gtids;          /* [source] versions = gtid: its executed GTID set */
+    sbuf start_gtids;          /* ... the set the reader started after (ro->gtid) */
+    bool usage;                /* the start failed on the configuration (exit 2) */
     long long group_start_ms;
     unsigned long long group_rows_from; /* rows_read when the last build began */
     bool in_txn;               /* rows read whose commit is still to come (a transaction

@@ -61,7 +61,7 @@ tests_tools_route_dump_SOURCES = tests/tools/route_dump.c
 tests_tools_route_dump_LDADD = libsearchsync.a $(DEP_LIBS)
 # the pipeline every producer of change sets shares (route -> build -> deliver)
 libsearchsync_a_SOURCES += sync/changeset.c sync/changeset.h sync/pipeline.c sync/pipeline.h \
-	sync/targets.c sync/image.c sync/row_image.c sync/change_snapshots.c sync/child_copies.c sync/area_update.c
+	sync/targets.c sync/gtid_version.c sync/gtid_version.h sync/image.c sync/row_image.c sync/change_snapshots.c sync/child_copies.c sync/area_update.c
 # `searchsync run`: the binlog producer, the supervisor, start-up and shutdown
 searchsync_SOURCES += sync/daemon.c sync/daemon.h sync/binlog_source.c sync/kafka_source.c sync/kafka_source.h sync/supervisor.c sync/reload.c \
 	sync/index_stop.c sync/index_stop.h sync/node_state.c sync/node_state.h \

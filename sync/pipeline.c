@@ -19,6 +19,7 @@
 #include <stdlib.h>
 
 #include "docbuild.h"
+#include "gtid_version.h"
 #include "log.h"
 #include "pipeline.h"
 #include "strset.h"
@@ -35,6 +36,7 @@ void pipeline_free(struct pipeline *p) {
     p->router = NULL;
     bl_valctx_free(&p->v);
     sbuf_free(&p->val);
+    sbuf_free(&p->gtids);
     for (size_t i = 0; i < p->nmissing; i++) free(p->missing[i]);
     free(p->missing);
     p->missing = NULL, p->nmissing = p->capmissing = 0;
@@ -160,9 +162,15 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) 
 }
 
 uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool quiet) {
-    char pos[BL_FILE_MAX + 64];
-    snprintf(pos, sizeof pos, "%s:%llu", end->file, (unsigned long long)end->pos);
-    return pipeline_end_at(p, cs, pos, quiet);
+    sbuf pos = SBUF_INIT;
+    sbuf_printf(&pos, "%s:%llu", end->file, (unsigned long long)end->pos);
+    /* [source] versions = gtid: the reader resumes after this set, on this
+     * server or another of its topology (daemon.c, start_position) */
+    if (config_gtid_versions(p->cfg))
+        sbuf_printf(&pos, "%s%s", GTID_TOKEN_MARK, p->gtids.data ? p->gtids.data : "");
+    uint64_t seq = pipeline_end_at(p, cs, pos.data, quiet);
+    sbuf_free(&pos);
+    return seq;
 }
 
 uint64_t pipeline_end_at(struct pipeline *p, struct changeset *cs, const char *position,
@@ -250,11 +258,21 @@ int pipeline_snapshot_begin(struct pipeline *p, bl_pos *end) {
         return -1;
     }
     end->pos = before;
+    /* [source] versions = gtid: the ordinal before the snapshot likewise
+     * (MySQL); MariaDB's at the snapshot's position below */
+    bool gtid = config_gtid_versions(p->cfg);
+    if (gtid && gtid_server_ordinal(p->src, NULL, 0, &end->ordinal, p->err, sizeof p->err) < 0)
+        return -1;
     int s = db_snapshot_begin(p->src, file, sizeof file, &pos, p->err, sizeof p->err);
     if (s < 0) return -1;
     if (s == 1) { /* MariaDB: exactly what the snapshot holds */
         snprintf(end->file, sizeof end->file, "%s", file);
         end->pos = pos;
+        if (gtid && gtid_server_ordinal(p->src, file, pos, &end->ordinal, p->err,
+                                        sizeof p->err) < 0) {
+            db_snapshot_end(p->src);
+            return -1;
+        }
     }
     return 0;
 }

@@ -84,6 +84,9 @@ struct pipeline {
     unsigned long long docs, deletes, scripts, snapshots;
     char err[1024];
     unsigned src_errno; /* the source's error code when the last build failed on a query */
+    bool version_after; /* versions just past `end`, before the next transaction (TTL) */
+    sbuf gtids;         /* [source] versions = gtid: the executed GTID set at the last
+                         * transaction built, saved in the checkpoint beside file:pos */
 };
 
 /* The explicit inputs of one build of one index config's documents. */
@@ -141,10 +144,12 @@ int pipeline_rebuild_missing(struct pipeline *p, const bl_pos *end);
 /* The version of writes of index config ix made at position end; 0 with
  * p->err when the position does not fit a version. */
 uint64_t targets_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end);
-/* The same for binlog position file:pos, without a pipeline (a reindex's
- * page: the position of its read snapshot); 0 with err. */
-uint64_t targets_version_at(const struct mp_index *ix, const char *file, unsigned long long pos,
-                            char *err, size_t errlen);
+/* The same for binlog position file:pos of server src, without a pipeline
+ * (a reindex's page: the position of its read snapshot); with [source]
+ * versions = gtid the server is asked for its GTID set there (MySQL: now,
+ * so call it before the snapshot). 0 with err. */
+uint64_t targets_version_at(const struct ss_config *cfg, MYSQL *src, const struct mp_index *ix,
+                            const char *file, unsigned long long pos, char *err, size_t errlen);
 /* One change of index config ix: to the live version behind the alias and to
  * a version being built. 0 or -1. */
 int targets_submit(struct pipeline *p, const struct mp_index *ix, const struct change *c);

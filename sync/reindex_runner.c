@@ -151,7 +151,7 @@ static uint64_t binlog_version(struct worker *w, const struct mp_index *ix) {
     char file[BL_FILE_MAX];
     unsigned long long pos = 0;
     if (db_binlog_status(w->src, file, sizeof file, &pos, w->err, sizeof w->err) != 1) return 0;
-    return targets_version_at(ix, file, pos, w->err, sizeof w->err);
+    return targets_version_at(w->r->cfg, w->src, ix, file, pos, w->err, sizeof w->err);
 }
 
 /* A job's first pages are smaller: 1/8, 1/4 and 1/2 of [reindex] page_size,
@@ -207,7 +207,7 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
     int s = db_snapshot_begin(w->src, file, sizeof file, &pos, w->err, sizeof w->err);
     if (s < 0) return -1;
     if (s == 1) {
-        p->version = targets_version_at(ix, file, pos, w->err, sizeof w->err);
+        p->version = targets_version_at(r->cfg, w->src, ix, file, pos, w->err, sizeof w->err);
         if (!p->version) {
             db_snapshot_end(w->src);
             return -1;

@@ -211,7 +211,10 @@ void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const 
             st->binlog_err = xstrdup(berr);
         } else if (st->checkpoint) {
             const char *ck = st->checkpoint, *end = st->binlog_end;
-            const char *c1 = strrchr(ck, ':'), *c2 = strrchr(end, ':');
+            /* [source] versions = gtid: "file:pos;gtid=SET" (sync/gtid_version.h) */
+            const char *mark = strstr(ck, ";gtid=");
+            const char *c1 = mark ? memrchr(ck, ':', (size_t)(mark - ck)) : strrchr(ck, ':');
+            const char *c2 = strrchr(end, ':');
             if (c1 && !checkpoint_file_kept(src, ck, (size_t)(c1 - ck))) {
                 st->checkpoint_purged = true;
                 add_error(st, "the checkpoint's binlog file %s is no longer on the source (purged): "

@@ -4,7 +4,10 @@
  * version behind its alias (written through the alias, with require_alias,
  * so a deleted alias fails loudly instead of auto-creating an index) and a
  * version being built (dual writes, by its physical name), with the same
- * version: epoch | binlog file number | position (seed 000). Every stage of
+ * version: epoch | binlog file number | position (seed 000), or with
+ * [source] versions = gtid epoch | the GTID ordinal of the transaction
+ * (bl_gtid_ordinal, carried by the position; gtid_version.c for a
+ * snapshot's). Every stage of
  * the pipeline that writes (documents, element scripts, row images, child
  * copies) writes through here, below sync/pipeline.c which calls them; so
  * does a reindex's page (sync/reindex_runner.c), which targets the version
@@ -12,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "gtid_version.h"
 #include "log.h"
 #include "pipeline.h"
 
@@ -54,15 +58,33 @@ int targets_submit_build(struct deliver *d, const char *phys, const struct chang
     return deliver_submit(d, &c2) == DELIVER_OK ? 0 : -1;
 }
 
-uint64_t targets_version_at(const struct mp_index *ix, const char *file, unsigned long long pos,
-                            char *err, size_t errlen) {
+uint64_t targets_version_at(const struct ss_config *cfg, MYSQL *src, const struct mp_index *ix,
+                            const char *file, unsigned long long pos, char *err, size_t errlen) {
+    if (config_gtid_versions(cfg)) {
+        uint64_t ord = 0;
+        if (gtid_server_ordinal(src, file, pos, &ord, err, errlen) < 0) return 0;
+        uint64_t v = version_make_gtid(ix->epoch, ord, false);
+        if (!v) snprintf(err, errlen, "GTID ordinal %llu does not fit a version",
+                         (unsigned long long)ord);
+        return v;
+    }
     uint64_t v = version_make(ix->epoch, bl_file_seq(file), pos);
     if (!v) snprintf(err, errlen, "position %s:%llu does not fit a version", file, pos);
     return v;
 }
 
 uint64_t targets_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end) {
-    return targets_version_at(ix, end->file, (unsigned long long)end->pos, p->err,
-                              sizeof p->err);
+    if (config_gtid_versions(p->cfg)) {
+        uint64_t v = end->ordinal ? version_make_gtid(ix->epoch, end->ordinal, p->version_after)
+                                  : 0;
+        if (!v) snprintf(p->err, sizeof p->err, "the transaction ending at %s:%llu has no GTID "
+                         "ordinal that fits a version (%llu; [source] versions = gtid)",
+                         end->file, (unsigned long long)end->pos,
+                         (unsigned long long)end->ordinal);
+        return v;
+    }
+    uint64_t v = version_make(ix->epoch, bl_file_seq(end->file), end->pos);
+    if (!v) snprintf(p->err, sizeof p->err, "position %s:%llu does not fit a version", end->file,
+                     (unsigned long long)end->pos);
+    return v;
 }
-

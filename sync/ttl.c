@@ -14,7 +14,9 @@
  * to delivery is at or below the position; anything it reads later is at
  * least one event past it, so the expiry neither loses to an older write
  * nor wins over a newer change (a row whose expiry was moved forward is
- * written again by that change). The first look after a start takes every
+ * written again by that change). With [source] versions = gtid the same is
+ * the half step past the last transaction's ordinal (version_make_gtid).
+ * The first look after a start takes every
  * row already expired, a batch at a time. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,7 +161,9 @@ int ttl_tick(struct ttl *t, struct pipeline *p, struct changeset *cs, const bl_p
     bl_pos ver = *at; /* one past the reader's position (see the top) */
     ver.pos += 1;
     unsigned long long deletes = p->deletes;
+    p->version_after = true; /* [source] versions = gtid: the half step past the ordinal */
     int rc = pipeline_build(p, cs, &ver);
+    p->version_after = false;
     settle_looks(t, rc == 0);
     if (rc == 0) {
         pipeline_end(p, cs, boundary, false);

@@ -174,6 +174,8 @@ typedef struct bl_pos {
     char file[BL_FILE_MAX];
     uint64_t pos;
     char gtid[BL_GTID_MAX]; /* the transaction's GTID, "" when none */
+    uint64_t ordinal;       /* bl_gtid_ordinal of the executed set after the last
+                             * transaction ended at or before here; 0 unknown */
 } bl_pos;
 
 enum bl_change { BL_INSERT = 0, BL_UPDATE = 1, BL_DELETE = 2 };
@@ -390,6 +392,10 @@ int bl_gtid_parse(bl_gtid_set *s, const char *text, char *err, size_t errlen);
 void bl_gtid_format(const bl_gtid_set *s, sbuf *out);
 bool bl_gtid_empty(const bl_gtid_set *s);
 void bl_gtid_add_mariadb(bl_gtid_set *s, uint32_t domain, uint32_t server, uint64_t seq);
+/* MariaDB: sum of the domains' last seq_no; MySQL: number of transactions */
+uint64_t bl_gtid_ordinal(const bl_gtid_set *s);
+/* every transaction of small is in big */
+bool bl_gtid_contains(const bl_gtid_set *big, const bl_gtid_set *small);
 int bl_gtid_add_mysql(bl_gtid_set *s, const uint8_t uuid[16], const char *tag, uint64_t gno);
 /* COM_BINLOG_DUMP_GTID data (n_sids ...) */
 void bl_gtid_encode_mysql(const bl_gtid_set *s, sbuf *out);

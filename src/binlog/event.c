@@ -112,7 +112,9 @@ void bl_decoder_set_pos(bl_decoder *d, const char *file, uint64_t pos) {
 }
 
 int bl_decoder_set_gtids(bl_decoder *d, const char *text) {
-    return bl_gtid_parse(d->gtids, text, d->err, sizeof d->err);
+    int rc = bl_gtid_parse(d->gtids, text, d->err, sizeof d->err);
+    d->cur.ordinal = bl_gtid_ordinal(d->gtids); /* heartbeats before the first commit */
+    return rc;
 }
 
 uint32_t bl_file_seq(const char *file) {
@@ -186,6 +188,7 @@ static int txn_commit(bl_decoder *d, uint32_t ts, const char *db, const char *sq
     sbuf_reset(&d->gtid_text);
     bl_gtid_format(d->gtids, &d->gtid_text);
     bl_commit c;
+    d->cur.ordinal = bl_gtid_ordinal(d->gtids); /* heartbeats after it carry it too */
     c.end = d->cur; /* cur.pos is already the end of this event */
     memcpy(c.end.gtid, d->txn.gtid, sizeof c.end.gtid);
     c.ts = ts;

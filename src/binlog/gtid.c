@@ -135,6 +135,44 @@ int bl_gtid_add_mysql(bl_gtid_set *s, const uint8_t uuid[16], const char *tag, u
     return BL_OK;
 }
 
+/* The transaction ordinal of a set (the versions of [source] versions =
+ * gtid, sync/gtid_version.c): MariaDB, the sum over domains of the last
+ * seq_no (every transaction raises its domain's, and a promoted replica goes
+ * on with the same numbers); MySQL, the number of transactions in the set.
+ * The same transaction gives the same number on every server of one
+ * replication topology. */
+uint64_t bl_gtid_ordinal(const bl_gtid_set *s) {
+    uint64_t n = 0;
+    for (size_t i = 0; i < s->ndoms; i++) n += s->doms[i].seq;
+    for (size_t i = 0; i < s->nsids; i++)
+        for (size_t k = 0; k < s->sids[i].n; k++) n += s->sids[i].iv[k].hi - s->sids[i].iv[k].lo + 1;
+    return n;
+}
+
+/* Does `big` hold every transaction of `small`? MariaDB: each domain of small
+ * is in big with a seq_no at least as high; MySQL: each interval of small is
+ * inside one of big's. */
+bool bl_gtid_contains(const bl_gtid_set *big, const bl_gtid_set *small) {
+    for (size_t i = 0; i < small->ndoms; i++) {
+        size_t j = 0;
+        while (j < big->ndoms && big->doms[j].domain != small->doms[i].domain) j++;
+        if (j == big->ndoms || big->doms[j].seq < small->doms[i].seq) return false;
+    }
+    for (size_t i = 0; i < small->nsids; i++) {
+        const struct sid *x = &small->sids[i], *y = NULL;
+        for (size_t j = 0; j < big->nsids && !y; j++)
+            if (!memcmp(big->sids[j].uuid, x->uuid, 16) && !strcmp(big->sids[j].tag, x->tag))
+                y = &big->sids[j];
+        for (size_t k = 0; k < x->n; k++) {
+            bool in = false;
+            for (size_t m = 0; y && m < y->n && !in; m++)
+                in = y->iv[m].lo <= x->iv[k].lo && x->iv[k].hi <= y->iv[m].hi;
+            if (!in) return false;
+        }
+    }
+    return true;
+}
+
 void bl_uuid_format(const uint8_t u[16], char out[37]) {
     static const char hx[] = "0123456789abcdef";
     int o = 0;

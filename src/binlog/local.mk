@@ -15,13 +15,22 @@ check_PROGRAMS += \
 	tests/unit/test_binlog_values tests/unit/test_binlog_values_asan \
 	tests/unit/test_binlog_mysql8 tests/unit/test_binlog_mysql8_asan \
 	tests/unit/test_value_text tests/unit/test_value_text_asan \
+	tests/unit/test_gtid_version tests/unit/test_gtid_version_asan \
 	tests/fuzz/replay_binlog tests/fuzz/replay_binlog_asan
 TESTS += \
 	tests/unit/test_binlog_events tests/unit/test_binlog_events_asan \
 	tests/unit/test_binlog_values tests/unit/test_binlog_values_asan \
 	tests/unit/test_binlog_mysql8 tests/unit/test_binlog_mysql8_asan \
 	tests/unit/test_value_text tests/unit/test_value_text_asan \
+	tests/unit/test_gtid_version tests/unit/test_gtid_version_asan \
 	tests/fuzz/replay_binlog tests/fuzz/replay_binlog_asan
+
+tests_unit_test_gtid_version_SOURCES = tests/unit/test_gtid_version.c
+tests_unit_test_gtid_version_LDADD = $(UNIT_LDADD)
+tests_unit_test_gtid_version_asan_SOURCES = tests/unit/test_gtid_version.c
+tests_unit_test_gtid_version_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_gtid_version_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_gtid_version_asan_LDADD = $(UNIT_ASAN_LDADD)
 
 tests_unit_test_binlog_events_SOURCES = tests/unit/test_binlog_events.c tests/unit/binlog_fixture.h
 tests_unit_test_binlog_events_LDADD = $(UNIT_LDADD)

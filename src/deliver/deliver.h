@@ -46,6 +46,11 @@ struct search_resp;
 #define VERSION_POS_BITS 32
 /* 0 if a part is out of range (0 is never a valid version) */
 uint64_t version_make(uint32_t epoch, uint32_t file_no, uint64_t pos);
+/* [source] versions = gtid: epoch (10 bits) | 2 * ordinal + 1 + after (53
+ * bits), ordinal the GTID ordinal of the transaction (bl_gtid_ordinal);
+ * after: just past it and before the next (a TTL delete between two
+ * transactions). 0 when the ordinal does not fit. */
+uint64_t version_make_gtid(uint32_t epoch, uint64_t ordinal, bool after);
 uint32_t version_epoch(uint64_t v);
 uint32_t version_file(uint64_t v);
 uint32_t version_pos(uint64_t v);

@@ -14,6 +14,11 @@ uint64_t version_make(uint32_t epoch, uint32_t file_no, uint64_t pos) {
     return ((uint64_t)epoch << (VERSION_FILE_BITS + VERSION_POS_BITS)) |
            ((uint64_t)file_no << VERSION_POS_BITS) | pos;
 }
+uint64_t version_make_gtid(uint32_t epoch, uint64_t ordinal, bool after) {
+    const unsigned low = VERSION_FILE_BITS + VERSION_POS_BITS; /* 53: the epoch stays put */
+    if (epoch >= (1u << VERSION_EPOCH_BITS) || ordinal >= (1ull << (low - 1)) - 1) return 0;
+    return ((uint64_t)epoch << low) | (2 * ordinal + 1 + (after ? 1 : 0));
+}
 uint32_t version_epoch(uint64_t v) {
     return (uint32_t)(v >> (VERSION_FILE_BITS + VERSION_POS_BITS)) &
            ((1u << VERSION_EPOCH_BITS) - 1);
