@@ -8,7 +8,7 @@ through http.client. Times are time.monotonic() of this process, on both
 sides of every lag.
 
 Knobs (environment): BENCH_WARMUP BENCH_LAG_RATE BENCH_LAG_RUNS BENCH_POLL_MS BENCH_DELIVERED
-BENCH_ROOT_CHANGES BENCH_NESTED_CHANGES BENCH_TXN BENCH_CHILD_ROWS.
+BENCH_ROOT_CHANGES BENCH_NESTED_CHANGES BENCH_TXN BENCH_CHILD_ROWS BENCH_SEARCHABLE.
 Exit status 1 when a phase times out or a spot check of the documents fails.
 """
 import argparse
@@ -351,7 +351,9 @@ class Bench:
         poll = env_int('BENCH_POLL_MS', 10) / 1000
         alias = self.a.prefix + '_products'
         # what the pollers alone cost the engine (no writes)
-        pollers = [Poller(self.a.search, alias, 'search', poll)]
+        # BENCH_SEARCHABLE=0: no _search poller (it costs the engine a core
+        # at 10 ms), only the acknowledged lag
+        pollers = [Poller(self.a.search, alias, 'search', poll)] if os.environ.get('BENCH_SEARCHABLE') != '0' else []
         if os.environ.get('BENCH_DELIVERED'):
             pollers.append(Poller(self.a.search, alias, 'get', poll))
         warm = env_int('BENCH_WARMUP', 20)
@@ -395,7 +397,9 @@ class Bench:
                   '%d product updates, %d SKU updates and the probe (products.weight of product %d); '
                   'pollers every %.0f ms'
                   % (refresh or 'engine default, 1s', rate, secs, tick * 1000, nprod, nsku, PROBE_ID, poll * 1000))
-        pollers = [Poller(self.a.search, alias, 'search', poll)]
+        # BENCH_SEARCHABLE=0: no _search poller (it costs the engine a core
+        # at 10 ms), only the acknowledged lag
+        pollers = [Poller(self.a.search, alias, 'search', poll)] if os.environ.get('BENCH_SEARCHABLE') != '0' else []
         if os.environ.get('BENCH_DELIVERED'):
             pollers.append(Poller(self.a.search, alias, 'get', poll))
         if quiet:
