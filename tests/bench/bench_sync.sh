@@ -194,8 +194,24 @@ elif [ ! -x "$DUMP" ]; then
     echo "baselines skipped: $DUMP not built (make check_PROGRAMS)"
     exit $rc
 fi
+# post_parts — the $PAR parts of $tmp/bulk.ndjson in parallel curl processes
+# (one per part, 500 documents a request), then a refresh
+post_parts() {
+    local f c pids=() args
+    for f in "$tmp"/part-??; do
+        args=()
+        for c in "$f".b-*; do
+            [ ${#args[@]} -gt 0 ] && args+=(--next)
+            args+=(-s -o /dev/null -H 'Content-Type: application/x-ndjson' --data-binary "@$c" "$SEARCH_URL/${P}_plain/_bulk")
+        done
+        curl "${args[@]}" &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+    curl -s -XPOST "$SEARCH_URL/${P}_plain/_refresh" >/dev/null
+}
 baseline() { # alias table label
-    local alias="$1" table="$2" label="$3" t0 t1 f pids=()
+    local alias="$1" table="$2" label="$3" t0 t1 f
     q "$D" -e "SELECT id FROM $table ORDER BY id" >"$tmp/ids"
     "$DUMP" --config "$tmp/c.ini" --mapping "$tmp/mapping.json" --index "$alias" --quiet - \
         <"$tmp/ids" 2>"$tmp/dump.err" >/dev/null || { cat "$tmp/dump.err"; return 1; }
@@ -209,17 +225,7 @@ baseline() { # alias table label
     curl -s -XPUT "$SEARCH_URL/${P}_plain" -H 'Content-Type: application/json' --data-binary "@$tmp/body.json" >/dev/null
     for f in "$tmp"/part-*; do split -l 1000 -d -a 5 "$f" "$f.b-"; done
     t0=$(date +%s.%N)
-    for f in "$tmp"/part-??; do
-        args=()
-        for c in "$f".b-*; do
-            [ ${#args[@]} -gt 0 ] && args+=(--next)
-            args+=(-s -o /dev/null -H 'Content-Type: application/x-ndjson' --data-binary "@$c" "$SEARCH_URL/${P}_plain/_bulk")
-        done
-        curl "${args[@]}" &
-        pids+=($!)
-    done
-    wait "${pids[@]}"
-    curl -s -XPOST "$SEARCH_URL/${P}_plain/_refresh" >/dev/null
+    post_parts
     t1=$(date +%s.%N)
     local cnt; cnt="$(curl -s "$SEARCH_URL/${P}_plain/_count" | jq .count)"
     awk -v n="$n" -v c="$cnt" -v a="$t0" -v b="$t1" -v l="$label" -v p="$PAR" -v by="$(LC_ALL=C awk 'NR % 2 == 0 {s += length($0) + 1} END {print s}' "$tmp/bulk.ndjson")" \
@@ -227,19 +233,8 @@ baseline() { # alias table label
                  l, n, c, by / n / 1024, p, n / (b - a) }'
     # the same again over the loaded index: every document replaced, as the
     # sync phases replace them (an update costs the engine more than an insert)
-    pids=()
     t0=$(date +%s.%N)
-    for f in "$tmp"/part-??; do
-        args=()
-        for c in "$f".b-*; do
-            [ ${#args[@]} -gt 0 ] && args+=(--next)
-            args+=(-s -o /dev/null -H 'Content-Type: application/x-ndjson' --data-binary "@$c" "$SEARCH_URL/${P}_plain/_bulk")
-        done
-        curl "${args[@]}" &
-        pids+=($!)
-    done
-    wait "${pids[@]}"
-    curl -s -XPOST "$SEARCH_URL/${P}_plain/_refresh" >/dev/null
+    post_parts
     t1=$(date +%s.%N)
     awk -v n="$n" -v a="$t0" -v b="$t1" -v l="$label" \
         'BEGIN { printf "baseline %s, the same plain bulk again over the loaded index (every document replaced): %.0f docs/s\n", l, n / (b - a) }'
