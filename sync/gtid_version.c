@@ -51,6 +51,30 @@ int gtid_server_set(MYSQL *src, const char *file, unsigned long long pos, sbuf *
     return 0;
 }
 
+int gtid_server_start(MYSQL *src, char *file, size_t filelen, unsigned long long *pos,
+                      sbuf *out, char *err, size_t errlen) {
+    if (is_mariadb(src)) return gtid_server_set(src, file, *pos, out, err, errlen);
+    /* MySQL adds a transaction to gtid_executed after it is in the binlog:
+     * a set read between two equal reads of the binlog's end holds nothing
+     * past that end (it may lack a transaction before it: the dump by GTID
+     * sends that one again, no harm). A set read after the end moved could
+     * hold a transaction past it, which the reader would then skip. */
+    for (int attempt = 0; attempt < 20; attempt++) {
+        if (gtid_server_set(src, NULL, 0, out, err, errlen) < 0) return -1;
+        char f2[512];
+        unsigned long long p2 = 0;
+        int have = db_binlog_status(src, f2, sizeof f2, &p2, err, errlen);
+        if (have < 0) return -1;
+        if (have == 0)
+            return errf(err, errlen, "the source reports no binlog position (is log_bin on?)");
+        if (!strcmp(f2, file) && p2 == *pos) return 0;
+        snprintf(file, filelen, "%s", f2); /* it moved: try again from its new end */
+        *pos = p2;
+    }
+    return errf(err, errlen, "the source's binlog kept moving while its GTID set was read "
+                "(20 tries): start again ([source] versions = gtid)");
+}
+
 int gtid_server_ordinal(MYSQL *src, const char *file, unsigned long long pos, uint64_t *ord,
                         char *err, size_t errlen) {
     sbuf set = SBUF_INIT;

