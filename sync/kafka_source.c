@@ -158,7 +158,6 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         for (int i = 0; i < l->cnt; i++) {
             struct kafka_offset *s = kafka_offsets_at(&ks->parts, l->elems[i].topic,
                                                       l->elems[i].partition, false);
-            topic_back(ks, l->elems[i].topic, "its partitions are assigned again");
             if (s && s->next >= 0) l->elems[i].offset = s->next;
             if (s && s->next >= 0)
                 log_info("run", "reading %s partition %d from offset %lld", l->elems[i].topic,
@@ -274,17 +273,46 @@ static bool same_format(const char *a, const char *b) {
     return a && b ? !strcmp(a, b) : a == b;
 }
 
-/* a topic Kafka has again (assigned, or a message read): said once */
-static void topic_back(struct kafka_source *ks, const char *topic, const char *how) {
+/* topic out of the missing ones; whether it was one */
+static bool topic_forget(struct kafka_source *ks, const char *topic) {
     for (size_t i = 0; i < ks->nmissing; i++)
         if (!strcmp(ks->missing[i], topic)) {
-            log_info("run", "topic %s of source %s is in Kafka again: %s (read from the "
-                     "group's committed offsets, else [source] start)", topic,
-                     ks->dm->cfg->source.name, how);
             free(ks->missing[i]);
             ks->missing[i] = ks->missing[--ks->nmissing];
-            return;
+            return true;
         }
+    return false;
+}
+
+/* a missing topic Kafka has again (a message read, or its metadata): said once */
+static void topic_back(struct kafka_source *ks, const char *topic, const char *how) {
+    char name[250];
+    snprintf(name, sizeof name, "%s", topic); /* topic may be the list's own copy */
+    if (topic_forget(ks, name))
+        log_info("run", "topic %s of source %s is in Kafka again: %s (read from the group's "
+                 "committed offsets, else [source] start)", name, ks->dm->cfg->source.name,
+                 how);
+}
+
+/* the missing topics Kafka has again, by a metadata request each (not the
+ * assignment: a group leader's metadata can be older than the deletion) */
+static void missing_check(struct kafka_source *ks) {
+    for (size_t i = 0; ks->rk && i < ks->nmissing;) {
+        char *name = ks->missing[i];
+        rd_kafka_topic_t *rkt = rd_kafka_topic_new(ks->rk, name, NULL);
+        const struct rd_kafka_metadata *md = NULL;
+        bool there = false;
+        if (rkt && rd_kafka_metadata(ks->rk, 0, rkt, &md, 1000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            for (int t = 0; t < md->topic_cnt; t++)
+                if (!strcmp(md->topics[t].topic, name) && !md->topics[t].err &&
+                    md->topics[t].partition_cnt > 0)
+                    there = true;
+        }
+        if (md) rd_kafka_metadata_destroy(md);
+        if (rkt) rd_kafka_topic_destroy(rkt);
+        if (there) topic_back(ks, name, "Kafka's metadata has it"); /* takes it out of the list */
+        else i++;
+    }
 }
 
 /* every TOPICS_EVERY_MS: the metadata's topics; a new set is subscribed to
@@ -294,6 +322,7 @@ static void topics_poll(struct kafka_source *ks, bool now) {
     long long t = mono_ms();
     if (!now && t - ks->topics_ms < TOPICS_EVERY_MS) return;
     ks->topics_ms = t;
+    if (ks->nmissing) missing_check(ks);
     struct kafka_topic_rows v;
     char err[1024];
     struct pipeline *p = &ks->dm->p;
@@ -337,7 +366,7 @@ static void topics_poll(struct kafka_source *ks, bool now) {
             log_info("run", "topic %s removed from source %s: unsubscribed", ks->meta.v[j].topic,
                      src);
             if (!kafka_topic_in_config(ks->dm->cfg, ks->meta.v[j].topic))
-                topic_back(ks, ks->meta.v[j].topic, "no longer one of the source's topics");
+                topic_forget(ks, ks->meta.v[j].topic);
         }
     kafka_topic_rows_free(&ks->meta);
     ks->meta = v;
