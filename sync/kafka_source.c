@@ -46,7 +46,16 @@
  *
  * A message that cannot be decoded, or whose rows cannot be routed, is a
  * dead letter holding its bytes (dl_store_put_message), written before the
- * offsets move past it; reading goes on. Markers (tombstones, heartbeats)
+ * offsets move past it; reading goes on. A subscribed topic Kafka does not
+ * have (deleted while read, never created) is a warning and a dead letter
+ * naming it (topic_missing), its partitions out of the token; the other
+ * topics are read on, and it again once Kafka has it (topic_back).
+ *
+ * Topics: [kafka] topics and topic_regex, and the source's rows of the
+ * metadata's kafka_topics (src/kafka_topics.c), re-read every 2 s
+ * (topics_poll) and subscribed to without a restart; a row may name the
+ * topic's own format. What the consumer reads now is published for the
+ * admin API (live_publish: sync/kafka_live.h). Markers (tombstones, heartbeats)
  * only move the offsets. A DDL message: the change set so far is built, the
  * column types are read again, and the supervisor checks the mapping. */
 #include <librdkafka/rdkafka.h>
@@ -461,13 +470,68 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
     return 0;
 }
 
+/* rd_kafka_destroy, waited for DESTROY_WAIT_S at most: librdkafka 2.0
+ * (Debian 12's) never returns from it once a subscribed topic was deleted
+ * while its partitions were assigned (a partition handle keeps its broker;
+ * fixed in later releases). The consumer is closed already and the
+ * checkpoint saved: a handle still closing is left to the process's exit. */
+#define DESTROY_WAIT_S 5
+struct kdestroy {
+    rd_kafka_t *rk;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+};
+
+static void *destroy_main(void *arg) {
+    struct kdestroy *d = arg;
+    rd_kafka_destroy(d->rk);
+    pthread_mutex_lock(&d->mu);
+    d->done = true;
+    pthread_cond_signal(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
+
+static void destroy_bounded(rd_kafka_t *rk) {
+    struct kdestroy *d = xcalloc(1, sizeof *d);
+    d->rk = rk;
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_cond_init(&d->cv, NULL);
+    pthread_t t;
+    if (pthread_create(&t, NULL, destroy_main, d) != 0) {
+        rd_kafka_destroy(rk);
+        d->done = true;
+    } else {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += DESTROY_WAIT_S;
+        pthread_mutex_lock(&d->mu);
+        while (!d->done && pthread_cond_timedwait(&d->cv, &d->mu, &until) == 0) {}
+        bool done = d->done;
+        pthread_mutex_unlock(&d->mu);
+        if (!done) {
+            log_warn("run", "the Kafka client did not finish closing in %d s (librdkafka %s "
+                     "hangs there after a subscribed topic was deleted; later releases do "
+                     "not): left to the process's exit; the checkpoint is saved, nothing is "
+                     "lost", DESTROY_WAIT_S, rd_kafka_version_str());
+            pthread_detach(t);
+            return; /* d stays with the thread */
+        }
+        pthread_join(t, NULL);
+    }
+    pthread_mutex_destroy(&d->mu);
+    pthread_cond_destroy(&d->cv);
+    free(d);
+}
+
 void kafka_source_close(struct daemon *dm) {
     struct kafka_source *ks = dm->kafka;
     if (!ks) return;
     dm->kafka = NULL;
     if (ks->rk) {
         rd_kafka_consumer_close(ks->rk);
-        rd_kafka_destroy(ks->rk);
+        destroy_bounded(ks->rk);
     }
     mq_schema_free(&ks->schema);
     mq_msg_free(&ks->m);
