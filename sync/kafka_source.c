@@ -845,12 +845,15 @@ static int topic_missing(struct kafka_source *ks, const rd_kafka_message_t *msg)
     }
     const char *src = dm->cfg->source.name;
     bool in_cfg = kafka_topic_in_config(dm->cfg, name);
-    log_warn("run", "topic %s of source %s is not in Kafka (deleted, or never created): %s; "
-             "the other topics are read on, and this one again once it exists. Create it "
-             "again, or take it out of the source: %s", name, src, why,
-             in_cfg ? "remove it from [kafka] topics of the configuration"
-                    : "`searchsync topics remove --config FILE TOPIC` or "
-                      "DELETE /api/v1/topics/TOPIC");
+    if (in_cfg)
+        log_warn("run", "topic %s of source %s is not in Kafka (deleted, or never created): %s; "
+                 "the other topics are read on, and this one again once it exists. Create it "
+                 "again, or remove it from [kafka] topics of the configuration", name, src, why);
+    else
+        log_warn("run", "topic %s of source %s is not in Kafka (deleted, or never created): %s; "
+                 "the other topics are read on, and this one again once it exists. Create it "
+                 "again, or take it out of the source: `searchsync topics remove --config FILE "
+                 "%s` or DELETE /api/v1/topics/%s", name, src, why, name, name);
     ks->missing = xrealloc(ks->missing, (ks->nmissing + 1) * sizeof *ks->missing);
     ks->missing[ks->nmissing++] = xstrdup(name);
     char text[1024], err[512];
