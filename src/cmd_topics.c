@@ -1,7 +1,9 @@
 /* cmd_topics: `searchsync topics add|remove|list` — the topics a Kafka source
  * reads besides [kafka] topics / topic_regex, kept in the metadata schema
- * (kafka_topics, migration 0013). A running daemon reads the table every 2 s
- * and subscribes to the new set without a restart (sync/kafka_source.c). */
+ * (kafka_topics, migrations 0013 and 0017; the rules and SQL are
+ * src/kafka_topics.c, shared with POST/DELETE /api/v1/topics). A running
+ * daemon reads the table every 2 s and subscribes to the new set without a
+ * restart (sync/kafka_source.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +11,12 @@
 #include "commands.h"
 #include "config.h"
 #include "db.h"
+#include "kafka_topics.h"
 #include "sbuf.h"
 
 static void topics_usage(FILE *out) {
     fprintf(out,
-            "usage: searchsync topics add    --config FILE TOPIC...\n"
+            "usage: searchsync topics add    --config FILE [--format F] TOPIC...\n"
             "       searchsync topics remove --config FILE TOPIC...\n"
             "       searchsync topics list   --config FILE\n\n"
             "The Kafka topics source [source] name reads ([source] kind = kafka) besides\n"
@@ -21,28 +24,10 @@ static void topics_usage(FILE *out) {
             "running `searchsync run` within seconds, without a restart. A topic added\n"
             "is read from the consumer group's committed offsets, else from [source]\n"
             "start (beginning: its oldest message; now: new messages only).\n"
-            "list prints one line per topic: TOPIC<TAB>config|metadata (and the\n"
-            "regex as REGEX<TAB>config regex).\n");
-}
-
-/* Kafka's legal topic names: 1..249 of [a-zA-Z0-9._-], not "." or ".." */
-static bool topic_ok(const char *t) {
-    size_t n = strlen(t);
-    if (!n || n > 249 || !strcmp(t, ".") || !strcmp(t, "..")) return false;
-    for (const char *p = t; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              *p == '.' || *p == '_' || *p == '-'))
-            return false;
-    return true;
-}
-
-static bool in_config(const struct ss_config *cfg, const char *topic) {
-    char *names = xstrdup(cfg->kafka.topics ? cfg->kafka.topics : "");
-    bool found = false;
-    for (char *t = strtok(names, ", \t"); t && !found; t = strtok(NULL, ", \t"))
-        found = !strcmp(t, topic);
-    free(names);
-    return found;
+            "--format F: the topic's messages are F (" KAFKA_TOPIC_FORMATS "),\n"
+            "whatever [kafka] format says.\n"
+            "list prints one line per topic: TOPIC<TAB>config|metadata (a format of its\n"
+            "own as a third column), and the regex as REGEX<TAB>config regex.\n");
 }
 
 int cmd_topics(int argc, char **argv) {
@@ -59,17 +44,26 @@ int cmd_topics(int argc, char **argv) {
         topics_usage(stderr);
         return EXIT_USAGE;
     }
-    static const struct option own[] = {{NULL, 0, NULL, 0}};
+    static const struct option own[] = {{"format", required_argument, NULL, 'f'},
+                                        {NULL, 0, NULL, 0}};
     struct command c = {.name = "topics", .usage = topics_usage, .opts = own, .argc = argc,
                         .argv = argv, .first = 2};
+    const char *format = NULL;
     int o;
-    while ((o = command_opt(&c)) > 0) {}
+    while ((o = command_opt(&c)) > 0)
+        if (o == 'f') format = optarg;
     if (o < 0) return c.rc;
-    if (!c.config || (list ? optind != argc : optind == argc)) return command_usage(&c);
+    if (!c.config || (list ? optind != argc : optind == argc) || (format && !add))
+        return command_usage(&c);
+    if (format && kafka_topic_format(format) < 0) {
+        fprintf(stderr, "searchsync topics: --format %s: not a message format (" KAFKA_TOPIC_FORMATS
+                ")\n", format);
+        return EXIT_USAGE;
+    }
     for (int i = optind; i < argc; i++)
-        if (!topic_ok(argv[i])) {
-            fprintf(stderr, "searchsync topics: \"%s\" is not a Kafka topic name (1 to 249 of "
-                    "a-z, A-Z, 0-9, '.', '_' and '-')\n", argv[i]);
+        if (!kafka_topic_name_ok(argv[i])) {
+            fprintf(stderr, "searchsync topics: \"%s\" is not a Kafka topic name ("
+                    KAFKA_TOPIC_NAME_RULE ")\n", argv[i]);
             return EXIT_USAGE;
         }
     int rc = command_begin(&c, 0);
@@ -85,49 +79,43 @@ int cmd_topics(int argc, char **argv) {
     char err[1024];
     rc = EXIT_OK;
     if (list) {
-        char *names = xstrdup(cfg->kafka.topics ? cfg->kafka.topics : "");
-        for (char *t = strtok(names, ", \t"); t; t = strtok(NULL, ", \t"))
-            printf("%s\tconfig\n", t);
-        free(names);
+        size_t n;
+        char **v = kafka_config_topics(cfg, &n);
+        for (size_t i = 0; i < n; i++) printf("%s\tconfig\n", v[i]);
+        kafka_names_free(v, n);
         if (cfg->kafka.topic_regex && *cfg->kafka.topic_regex)
             printf("%s\tconfig regex\n", cfg->kafka.topic_regex);
-        sbuf q = SBUF_INIT;
-        sbuf_adds(&q, "SELECT topic FROM kafka_topics WHERE source = ");
-        db_quote(c.meta, &q, src, strlen(src));
-        sbuf_adds(&q, " ORDER BY topic");
-        MYSQL_RES *res = db_query(c.meta, q.data, q.len, err, sizeof err);
-        sbuf_free(&q);
-        if (!res) {
+        struct kafka_topic_rows rows;
+        if (kafka_topics_read(c.meta, src, &rows, err, sizeof err) < 0) {
             fprintf(stderr, "searchsync topics: reading the topics of source %s: %s\n", src, err);
             return command_end(&c, EXIT_RUNTIME);
         }
-        MYSQL_ROW row;
-        while ((row = mysql_fetch_row(res))) printf("%s\tmetadata\n", row[0]);
-        mysql_free_result(res);
+        for (size_t i = 0; i < rows.n; i++)
+            printf("%s\tmetadata%s%s\n", rows.v[i].topic, rows.v[i].format ? "\t" : "",
+                   rows.v[i].format ? rows.v[i].format : "");
+        kafka_topic_rows_free(&rows);
         return command_end(&c, EXIT_OK);
     }
     for (int i = optind; i < argc && rc == EXIT_OK; i++) {
-        sbuf q = SBUF_INIT;
-        sbuf_adds(&q, add ? "INSERT IGNORE INTO kafka_topics (source, topic) VALUES ("
-                          : "DELETE FROM kafka_topics WHERE source = ");
-        db_quote(c.meta, &q, src, strlen(src));
-        sbuf_adds(&q, add ? "," : " AND topic = ");
-        db_quote(c.meta, &q, argv[i], strlen(argv[i]));
-        if (add) sbuf_addc(&q, ')');
-        if (db_exec(c.meta, q.data, err, sizeof err) < 0) {
+        bool in_cfg = kafka_topic_in_config(cfg, argv[i]);
+        int n = add ? kafka_topics_add(c.meta, src, argv[i], format, err, sizeof err)
+                    : kafka_topics_remove(c.meta, src, argv[i], err, sizeof err);
+        if (n < 0) {
             fprintf(stderr, "searchsync topics: %s %s: %s\n", action, argv[i], err);
             rc = EXIT_RUNTIME;
-        } else if (mysql_affected_rows(c.meta) == 0) {
+        } else if (n == 0) {
             fprintf(stderr, "searchsync topics: %s %s source %s's topics%s\n", argv[i],
-                    add ? "was already one of" : "is not one of",
-                    src, rm && in_config(cfg, argv[i]) ? " in the metadata: it is in [kafka] "
-                    "topics of the configuration, remove it there" : "");
+                    add ? "was already one of" : "is not one of", src,
+                    rm && in_cfg ? " in the metadata: it is in [kafka] topics of the "
+                                   "configuration, remove it there" : "");
+        } else if (n == 2) {
+            printf("%s of source %s is read as %s now; a running daemon follows within "
+                   "seconds\n", argv[i], src, format ? format : "[kafka] format says");
         } else {
             printf("%s %s source %s's topics%s\n", argv[i], add ? "added to" : "removed from", src,
-                   rm && in_config(cfg, argv[i]) ? " in the metadata (it is still in [kafka] "
-                   "topics)" : "; a running daemon follows within seconds");
+                   rm && in_cfg ? " in the metadata (it is still in [kafka] topics)"
+                                : "; a running daemon follows within seconds");
         }
-        sbuf_free(&q);
     }
     return command_end(&c, rc);
 }

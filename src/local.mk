@@ -82,8 +82,19 @@ libsearchsync_a_SOURCES += \
 	src/mq/canal.c src/mq/debezium.c src/mq/maxwell.c
 EXTRA_DIST += tests/fixtures/mq docs/kafka.md
 # `searchsync kafka-tail`: the topics read with librdkafka, decoded, printed
-libsearchsync_a_SOURCES += src/mq_schema.c src/mq_schema.h src/kafka_conf.c src/kafka_conf.h
+libsearchsync_a_SOURCES += src/mq_schema.c src/mq_schema.h src/kafka_conf.c src/kafka_conf.h \
+	src/kafka_token.c src/kafka_token.h src/kafka_topics.c src/kafka_topics.h
 searchsync_SOURCES += src/cmd_kafka_tail.c src/cmd_topics.c
+
+# the resume token of a Kafka source (src/kafka_token.c)
+check_PROGRAMS += tests/unit/test_kafka_token tests/unit/test_kafka_token_asan
+TESTS += tests/unit/test_kafka_token tests/unit/test_kafka_token_asan
+tests_unit_test_kafka_token_SOURCES = tests/unit/test_kafka_token.c
+tests_unit_test_kafka_token_LDADD = $(UNIT_LDADD)
+tests_unit_test_kafka_token_asan_SOURCES = tests/unit/test_kafka_token.c
+tests_unit_test_kafka_token_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_kafka_token_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_kafka_token_asan_LDADD = $(UNIT_ASAN_LDADD)
 
 check_PROGRAMS += tests/unit/test_mq tests/unit/test_mq_asan
 TESTS += tests/unit/test_mq tests/unit/test_mq_asan

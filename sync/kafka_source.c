@@ -46,7 +46,16 @@
  *
  * A message that cannot be decoded, or whose rows cannot be routed, is a
  * dead letter holding its bytes (dl_store_put_message), written before the
- * offsets move past it; reading goes on. Markers (tombstones, heartbeats)
+ * offsets move past it; reading goes on. A subscribed topic Kafka does not
+ * have (deleted while read, never created) is a warning and a dead letter
+ * naming it (topic_missing), its partitions out of the token; the other
+ * topics are read on, and it again once Kafka has it (topic_back).
+ *
+ * Topics: [kafka] topics and topic_regex, and the source's rows of the
+ * metadata's kafka_topics (src/kafka_topics.c), re-read every 2 s
+ * (topics_poll) and subscribed to without a restart; a row may name the
+ * topic's own format. What the consumer reads now is published for the
+ * admin API (live_publish: sync/kafka_live.h). Markers (tombstones, heartbeats)
  * only move the offsets. A DDL message: the change set so far is built, the
  * column types are read again, and the supervisor checks the mapping. */
 #include <librdkafka/rdkafka.h>
@@ -57,7 +66,10 @@
 
 #include "daemon.h"
 #include "kafka_conf.h"
+#include "kafka_live.h"
 #include "kafka_source.h"
+#include "kafka_token.h"
+#include "kafka_topics.h"
 #include "log.h"
 #include "mq/mq.h"
 #include "mq_schema.h"
@@ -67,12 +79,6 @@
 #define GROUP_WAIT_MS 10
 #define CLOCK_FILE_BASE (1u << 20) /* time versions: file numbers from here up */
 #define CLOCK_EPOCH_S 1704067200LL /* 2024-01-01T00:00:00Z */
-
-struct kpart {
-    char *topic;
-    int32_t partition;
-    int64_t next; /* the next offset to read */
-};
 
 /* where a table's messages came from, to warn when it is spread */
 struct ktable {
@@ -92,13 +98,15 @@ struct kafka_source {
     /* the consumed frontier (reader thread): from the saved checkpoint at
      * start, moved past each message read; where an assigned partition
      * resumes (a rebalance too), and the token of every change set */
-    struct kpart *parts;
-    size_t nparts;
+    struct kafka_offsets parts;
     struct ktable *tables;
-    char **meta_topics;    /* the source's rows of kafka_topics, sorted (topics at run time) */
-    size_t nmeta;
+    struct kafka_topic_rows meta; /* the source's rows of kafka_topics, sorted (topics at run time) */
     long long topics_ms;   /* when they were read last (monotonic) */
     bool topics_warned;
+    char **missing;        /* subscribed topics Kafka does not have (warned once each) */
+    size_t nmissing;
+    struct kafka_live live; /* published in dm->rs.kafka */
+    int format;            /* [kafka] format (enum mq_format) */
     /* the open change set */
     unsigned group_msgs;
     long long group_start_ms;
@@ -120,73 +128,35 @@ static long long mono_ms(void) {
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* ---------- offsets and the resume token ---------- */
-
-static struct kpart *part_of(struct kpart **v, size_t *n, const char *topic, int32_t partition,
-                             bool add) {
-    for (size_t i = 0; i < *n; i++)
-        if ((*v)[i].partition == partition && !strcmp((*v)[i].topic, topic)) return &(*v)[i];
-    if (!add) return NULL;
-    *v = xrealloc(*v, (*n + 1) * sizeof **v);
-    (*v)[*n] = (struct kpart){xstrdup(topic), partition, -1};
-    return &(*v)[(*n)++];
-}
-
-static void parts_free(struct kpart *v, size_t n) {
-    for (size_t i = 0; i < n; i++) free(v[i].topic);
-    free(v);
-}
-
-/* "kafka T/P=N ..." → the list; -1 when it is not such a token */
-static int token_parse(const char *s, struct kpart **v, size_t *n) {
-    if (strncmp(s, "kafka", 5) || (s[5] && s[5] != ' ')) return -1;
-    for (const char *p = s + 5; *p;) {
-        while (*p == ' ') p++;
-        if (!*p) break;
-        const char *end = strchr(p, ' ');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        const char *eq = memchr(p, '=', len), *sl = NULL;
-        for (const char *q = eq ? eq : p; q > p; q--)
-            if (*q == '/') {
-                sl = q;
-                break;
-            }
-        if (!eq || !sl || sl == p) return -1;
-        char *topic = xstrndup(p, (size_t)(sl - p));
-        struct kpart *k = part_of(v, n, topic, (int32_t)strtol(sl + 1, NULL, 10), true);
-        free(topic);
-        k->next = strtoll(eq + 1, NULL, 10);
-        p += len;
-    }
-    return 0;
-}
+/* ---------- offsets and the resume token (src/kafka_token.c) ---------- */
 
 static const char *token_make(struct kafka_source *ks) {
-    sbuf_reset(&ks->token);
-    sbuf_adds(&ks->token, "kafka");
-    for (size_t i = 0; i < ks->nparts; i++)
-        sbuf_printf(&ks->token, " %s/%d=%lld", ks->parts[i].topic, (int)ks->parts[i].partition,
-                    (long long)ks->parts[i].next);
-    return ks->token.data;
+    return kafka_token_make(&ks->parts, &ks->token);
 }
 
 /* delivery's checkpoint thread, once the token is saved in the metadata: the
  * same offsets committed to the consumer group (asynchronously; a commit
  * that fails is made good by the next one) */
 void kafka_source_saved(struct kafka_source *ks, const char *position) {
-    struct kpart *v = NULL;
-    size_t n = 0;
-    if (!ks || !ks->rk || token_parse(position, &v, &n) < 0) return;
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)(n ? n : 1));
-    for (size_t i = 0; i < n; i++)
-        if (v[i].next >= 0)
-            rd_kafka_topic_partition_list_add(l, v[i].topic, v[i].partition)->offset = v[i].next;
+    struct kafka_offsets o = {0};
+    if (!ks || !ks->rk || kafka_token_parse(position, &o) < 0) {
+        kafka_offsets_free(&o);
+        return;
+    }
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)(o.n ? o.n : 1));
+    for (size_t i = 0; i < o.n; i++)
+        if (o.v[i].next >= 0)
+            rd_kafka_topic_partition_list_add(l, o.v[i].topic, o.v[i].partition)->offset =
+                o.v[i].next;
     if (l->cnt) rd_kafka_commit(ks->rk, l, 1);
     rd_kafka_topic_partition_list_destroy(l);
-    parts_free(v, n);
+    kafka_offsets_free(&o);
 }
 
 /* ---------- the consumer ---------- */
+
+static void topic_back(struct kafka_source *ks, const char *topic, const char *how);
+static void live_publish(struct kafka_source *ks);
 
 /* assigned partitions resume at the frontier (the saved offsets at start) */
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
@@ -195,8 +165,8 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     bool coop = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         for (int i = 0; i < l->cnt; i++) {
-            struct kpart *s = part_of(&ks->parts, &ks->nparts, l->elems[i].topic,
-                                      l->elems[i].partition, false);
+            struct kafka_offset *s = kafka_offsets_at(&ks->parts, l->elems[i].topic,
+                                                      l->elems[i].partition, false);
             if (s && s->next >= 0) l->elems[i].offset = s->next;
             if (s && s->next >= 0)
                 log_info("run", "reading %s partition %d from offset %lld", l->elems[i].topic,
@@ -226,49 +196,66 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             rd_kafka_assign(rk, NULL);
         }
     }
+    live_publish(ks);
 }
 
 /* ---------- topics at run time (kafka_topics, `searchsync topics`) ---------- */
 
 #define TOPICS_EVERY_MS 2000
 
-static void names_free(char **v, size_t n) {
-    for (size_t i = 0; i < n; i++) free(v[i]);
-    free(v);
+/* the names subscribed to: [kafka] topics, then the metadata's */
+static char **subscribed_names(struct kafka_source *ks, size_t *n) {
+    char **v = kafka_config_topics(ks->dm->cfg, n);
+    for (size_t i = 0; i < ks->meta.n; i++)
+        if (!kafka_live_has(v, *n, ks->meta.v[i].topic)) {
+            v = xrealloc(v, (*n + 1) * sizeof *v);
+            v[(*n)++] = xstrdup(ks->meta.v[i].topic);
+        }
+    return v;
 }
 
-/* the source's topics in the metadata, sorted; 0, or -1 with err */
-static int topics_read(struct kafka_source *ks, char ***out, size_t *n, char *err,
-                       size_t errlen) {
-    struct pipeline *p = &ks->dm->p;
-    *out = NULL, *n = 0;
-    if (db_ensure(&p->meta, &p->metap, err, errlen) < 0) return -1;
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT topic FROM kafka_topics WHERE source = ");
-    db_quote(p->meta, &q, ks->dm->cfg->source.name, strlen(ks->dm->cfg->source.name));
-    sbuf_adds(&q, " ORDER BY topic");
-    MYSQL_RES *res = db_query(p->meta, q.data, q.len, err, errlen);
-    sbuf_free(&q);
-    if (!res) return -1;
-    size_t rows = (size_t)mysql_num_rows(res);
-    *out = xcalloc(rows ? rows : 1, sizeof **out);
-    MYSQL_ROW row;
-    while ((row = mysql_fetch_row(res)) && *n < rows) (*out)[(*n)++] = xstrdup(row[0]);
-    mysql_free_result(res);
-    return 0;
+/* the live state for GET /api/v1/topics: the subscription, the missing
+ * topics and the assigned partitions (next offset, end) */
+static void live_publish(struct kafka_source *ks) {
+    struct kafka_live l = {0};
+    const struct ss_config *cfg = ks->dm->cfg;
+    l.subscribed = subscribed_names(ks, &l.nsub);
+    if (cfg->kafka.topic_regex && *cfg->kafka.topic_regex) l.regex = xstrdup(cfg->kafka.topic_regex);
+    l.missing = xcalloc(ks->nmissing ? ks->nmissing : 1, sizeof *l.missing);
+    for (size_t i = 0; i < ks->nmissing; i++) l.missing[l.nmissing++] = xstrdup(ks->missing[i]);
+    rd_kafka_topic_partition_list_t *a = NULL;
+    if (ks->rk && !rd_kafka_assignment(ks->rk, &a) && a) {
+        l.parts = xcalloc(a->cnt ? (size_t)a->cnt : 1, sizeof *l.parts);
+        for (int i = 0; i < a->cnt; i++) {
+            const rd_kafka_topic_partition_t *e = &a->elems[i];
+            struct kafka_offset *k = kafka_offsets_at(&ks->parts, e->topic, e->partition, false);
+            int64_t lo = -1, hi = -1;
+            if (rd_kafka_get_watermark_offsets(ks->rk, e->topic, e->partition, &lo, &hi) ||
+                hi < 0)
+                hi = -1;
+            l.parts[l.nparts++] = (struct kafka_live_part){xstrdup(e->topic), e->partition,
+                                                           k ? k->next : -1, hi};
+        }
+    }
+    if (a) rd_kafka_topic_partition_list_destroy(a);
+    l.at_ms = reader_stats_now_ms();
+    struct kafka_live old;
+    pthread_mutex_lock(&ks->dm->rs.mu);
+    old = ks->live;
+    ks->live = l;
+    ks->dm->rs.kafka = &ks->live;
+    pthread_mutex_unlock(&ks->dm->rs.mu);
+    kafka_live_free(&old);
 }
 
 static int subscribe(struct kafka_source *ks, char *err, size_t errlen) {
     const struct ss_config *cfg = ks->dm->cfg;
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(8);
-    char *names = xstrdup(cfg->kafka.topics ? cfg->kafka.topics : "");
-    for (char *t = strtok(names, ", \t"); t; t = strtok(NULL, ", \t"))
-        if (!rd_kafka_topic_partition_list_find(l, t, RD_KAFKA_PARTITION_UA))
-            rd_kafka_topic_partition_list_add(l, t, RD_KAFKA_PARTITION_UA);
-    free(names);
-    for (size_t i = 0; i < ks->nmeta; i++)
-        if (!rd_kafka_topic_partition_list_find(l, ks->meta_topics[i], RD_KAFKA_PARTITION_UA))
-            rd_kafka_topic_partition_list_add(l, ks->meta_topics[i], RD_KAFKA_PARTITION_UA);
+    size_t n;
+    char **names = subscribed_names(ks, &n);
+    for (size_t i = 0; i < n; i++) rd_kafka_topic_partition_list_add(l, names[i],
+                                                                     RD_KAFKA_PARTITION_UA);
+    kafka_names_free(names, n);
     sbuf rx = SBUF_INIT;
     if (cfg->kafka.topic_regex && *cfg->kafka.topic_regex) {
         /* librdkafka takes a topic starting with ^ as a regex */
@@ -283,6 +270,60 @@ static int subscribe(struct kafka_source *ks, char *err, size_t errlen) {
     return 0;
 }
 
+/* topic's row in r, or NULL */
+static const struct kafka_topic_row *meta_row(const struct kafka_topic_rows *r,
+                                              const char *topic) {
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->v[i].topic, topic)) return &r->v[i];
+    return NULL;
+}
+
+static bool same_format(const char *a, const char *b) {
+    return a && b ? !strcmp(a, b) : a == b;
+}
+
+/* topic out of the missing ones; whether it was one */
+static bool topic_forget(struct kafka_source *ks, const char *topic) {
+    for (size_t i = 0; i < ks->nmissing; i++)
+        if (!strcmp(ks->missing[i], topic)) {
+            free(ks->missing[i]);
+            ks->missing[i] = ks->missing[--ks->nmissing];
+            return true;
+        }
+    return false;
+}
+
+/* a missing topic Kafka has again (a message read, or its metadata): said once */
+static void topic_back(struct kafka_source *ks, const char *topic, const char *how) {
+    char name[250];
+    snprintf(name, sizeof name, "%s", topic); /* topic may be the list's own copy */
+    if (topic_forget(ks, name))
+        log_info("run", "topic %s of source %s is in Kafka again: %s (read from the group's "
+                 "committed offsets, else [source] start)", name, ks->dm->cfg->source.name,
+                 how);
+}
+
+/* the missing topics Kafka has again, by a metadata request each (not the
+ * assignment: a group leader's metadata can be older than the deletion) */
+static void missing_check(struct kafka_source *ks) {
+    for (size_t i = 0; ks->rk && i < ks->nmissing;) {
+        char *name = ks->missing[i];
+        rd_kafka_topic_t *rkt = rd_kafka_topic_new(ks->rk, name, NULL);
+        const struct rd_kafka_metadata *md = NULL;
+        bool there = false;
+        if (rkt && rd_kafka_metadata(ks->rk, 0, rkt, &md, 1000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            for (int t = 0; t < md->topic_cnt; t++)
+                if (!strcmp(md->topics[t].topic, name) && !md->topics[t].err &&
+                    md->topics[t].partition_cnt > 0)
+                    there = true;
+        }
+        if (md) rd_kafka_metadata_destroy(md);
+        if (rkt) rd_kafka_topic_destroy(rkt);
+        if (there) topic_back(ks, name, "Kafka's metadata has it"); /* takes it out of the list */
+        else i++;
+    }
+}
+
 /* every TOPICS_EVERY_MS: the metadata's topics; a new set is subscribed to
  * (the group rebalances: partitions of added topics are assigned, those of
  * removed ones revoked; their offsets stay in the checkpoint) */
@@ -290,39 +331,68 @@ static void topics_poll(struct kafka_source *ks, bool now) {
     long long t = mono_ms();
     if (!now && t - ks->topics_ms < TOPICS_EVERY_MS) return;
     ks->topics_ms = t;
-    char **v = NULL, err[1024];
-    size_t n = 0;
-    if (topics_read(ks, &v, &n, err, sizeof err) < 0) {
+    if (ks->nmissing) missing_check(ks);
+    struct kafka_topic_rows v;
+    char err[1024];
+    struct pipeline *p = &ks->dm->p;
+    if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0 ||
+        kafka_topics_read(p->meta, ks->dm->cfg->source.name, &v, err, sizeof err) < 0) {
         if (!ks->topics_warned)
             log_warn("run", "reading the topics of source %s from %s.kafka_topics: %s (tried "
                      "again every %d ms)", ks->dm->cfg->source.name,
                      ks->dm->cfg->metadata.database, err, TOPICS_EVERY_MS);
         ks->topics_warned = true;
-        names_free(v, n);
+        live_publish(ks);
         return;
     }
     ks->topics_warned = false;
-    bool same = n == ks->nmeta;
-    for (size_t i = 0; same && i < n; i++) same = !strcmp(v[i], ks->meta_topics[i]);
+    bool same = v.n == ks->meta.n; /* both sorted by topic */
+    for (size_t i = 0; same && i < v.n; i++)
+        same = !strcmp(v.v[i].topic, ks->meta.v[i].topic) &&
+               same_format(v.v[i].format, ks->meta.v[i].format);
     if (same) {
-        names_free(v, n);
+        kafka_topic_rows_free(&v);
+        live_publish(ks);
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        size_t j = 0;
-        while (j < ks->nmeta && strcmp(v[i], ks->meta_topics[j])) j++;
-        if (j == ks->nmeta) log_info("run", "topic %s added to source %s: subscribed", v[i],
-                                     ks->dm->cfg->source.name);
+    const char *src = ks->dm->cfg->source.name;
+    bool resubscribe = v.n != ks->meta.n;
+    for (size_t i = 0; i < v.n; i++) {
+        const struct kafka_topic_row *was = meta_row(&ks->meta, v.v[i].topic);
+        if (!was) {
+            resubscribe = true;
+            log_info("run", "topic %s added to source %s: subscribed%s%s", v.v[i].topic, src,
+                     v.v[i].format ? ", its messages read as " : "",
+                     v.v[i].format ? v.v[i].format : "");
+        } else if (!same_format(was->format, v.v[i].format)) {
+            log_info("run", "topic %s of source %s: its messages are read as %s from now on",
+                     v.v[i].topic, src, v.v[i].format ? v.v[i].format : "[kafka] format says");
+        }
     }
-    for (size_t j = 0; j < ks->nmeta; j++) {
-        size_t i = 0;
-        while (i < n && strcmp(v[i], ks->meta_topics[j])) i++;
-        if (i == n) log_info("run", "topic %s removed from source %s: unsubscribed",
-                             ks->meta_topics[j], ks->dm->cfg->source.name);
-    }
-    names_free(ks->meta_topics, ks->nmeta);
-    ks->meta_topics = v, ks->nmeta = n;
-    if (ks->rk && subscribe(ks, err, sizeof err) < 0) log_warn("run", "%s (tried again)", err);
+    for (size_t j = 0; j < ks->meta.n; j++)
+        if (!meta_row(&v, ks->meta.v[j].topic)) {
+            resubscribe = true;
+            log_info("run", "topic %s removed from source %s: unsubscribed", ks->meta.v[j].topic,
+                     src);
+            if (!kafka_topic_in_config(ks->dm->cfg, ks->meta.v[j].topic))
+                topic_forget(ks, ks->meta.v[j].topic);
+        }
+    kafka_topic_rows_free(&ks->meta);
+    ks->meta = v;
+    if (resubscribe && ks->rk && subscribe(ks, err, sizeof err) < 0)
+        log_warn("run", "%s (tried again)", err);
+    live_publish(ks);
+}
+
+/* the format of topic's messages: its own (kafka_topics.format), else
+ * [kafka] format */
+static int topic_format(struct kafka_source *ks, const char *topic) {
+    for (size_t i = 0; i < ks->meta.n; i++)
+        if (!strcmp(ks->meta.v[i].topic, topic) && ks->meta.v[i].format) {
+            int f = kafka_topic_format(ks->meta.v[i].format);
+            if (f >= 0) return f;
+        }
+    return ks->format;
 }
 
 int kafka_source_open(struct daemon *dm, bool from_current) {
@@ -338,7 +408,7 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
     mq_msg_init(&ks->m);
     ks->schema.cfg = cfg;
     for (int f = 0; f < 4; f++)
-        if (!strcmp(cfg->kafka.format, mq_format_name[f])) ks->o.format = f;
+        if (!strcmp(cfg->kafka.format, mq_format_name[f])) ks->format = f;
     config_parse_tz_offset(cfg->kafka.canal_tz_offset, &ks->o.canal_tz_offset);
     ks->o.lookup = mq_schema_lookup; /* run needs [source] user: the types are exact */
     ks->o.lookup_ctx = &ks->schema;
@@ -348,7 +418,7 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
     int found = offsets_load(dm->p.meta, cfg->source.name, pos, sizeof pos, dm->err,
                              sizeof dm->err);
     if (found < 0) return -1;
-    if (found == 0 && token_parse(pos, &ks->parts, &ks->nparts) < 0)
+    if (found == 0 && kafka_token_parse(pos, &ks->parts) < 0)
         return errf(dm->err, sizeof dm->err, "the saved checkpoint of source %s (\"%.100s\") "
                     "is a binlog position, not Kafka offsets: this source was read from the "
                     "binlog. Give the Kafka source another [source] name, or delete its row "
@@ -400,24 +470,84 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
     return 0;
 }
 
+/* rd_kafka_destroy, waited for DESTROY_WAIT_S at most: librdkafka 2.0
+ * (Debian 12's) never returns from it once a subscribed topic was deleted
+ * while its partitions were assigned (a partition handle keeps its broker;
+ * fixed in later releases). The consumer is closed already and the
+ * checkpoint saved: a handle still closing is left to the process's exit. */
+#define DESTROY_WAIT_S 5
+struct kdestroy {
+    rd_kafka_t *rk;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+};
+
+static void *destroy_main(void *arg) {
+    struct kdestroy *d = arg;
+    rd_kafka_destroy(d->rk);
+    pthread_mutex_lock(&d->mu);
+    d->done = true;
+    pthread_cond_signal(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
+
+static void destroy_bounded(rd_kafka_t *rk) {
+    struct kdestroy *d = xcalloc(1, sizeof *d);
+    d->rk = rk;
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_cond_init(&d->cv, NULL);
+    pthread_t t;
+    if (pthread_create(&t, NULL, destroy_main, d) != 0) {
+        rd_kafka_destroy(rk);
+        d->done = true;
+    } else {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += DESTROY_WAIT_S;
+        pthread_mutex_lock(&d->mu);
+        while (!d->done && pthread_cond_timedwait(&d->cv, &d->mu, &until) == 0) {}
+        bool done = d->done;
+        pthread_mutex_unlock(&d->mu);
+        if (!done) {
+            log_warn("run", "the Kafka client did not finish closing in %d s (librdkafka %s "
+                     "hangs there after a subscribed topic was deleted; later releases do "
+                     "not): left to the process's exit; the checkpoint is saved, nothing is "
+                     "lost", DESTROY_WAIT_S, rd_kafka_version_str());
+            pthread_detach(t);
+            return; /* d stays with the thread */
+        }
+        pthread_join(t, NULL);
+    }
+    pthread_mutex_destroy(&d->mu);
+    pthread_cond_destroy(&d->cv);
+    free(d);
+}
+
 void kafka_source_close(struct daemon *dm) {
     struct kafka_source *ks = dm->kafka;
     if (!ks) return;
     dm->kafka = NULL;
     if (ks->rk) {
         rd_kafka_consumer_close(ks->rk);
-        rd_kafka_destroy(ks->rk);
+        destroy_bounded(ks->rk);
     }
     mq_schema_free(&ks->schema);
     mq_msg_free(&ks->m);
-    parts_free(ks->parts, ks->nparts);
+    pthread_mutex_lock(&dm->rs.mu);
+    dm->rs.kafka = NULL; /* the admin server stopped before: defensive */
+    pthread_mutex_unlock(&dm->rs.mu);
+    kafka_live_free(&ks->live);
+    kafka_names_free(ks->missing, ks->nmissing);
+    kafka_offsets_free(&ks->parts);
     while (ks->tables) {
         struct ktable *t = ks->tables;
         ks->tables = t->next;
         free(t->name), free(t->topic), free(t);
     }
     sbuf_free(&ks->token);
-    names_free(ks->meta_topics, ks->nmeta);
+    kafka_topic_rows_free(&ks->meta);
     free(ks);
 }
 
@@ -623,9 +753,11 @@ static int handle(struct kafka_source *ks, const rd_kafka_message_t *msg) {
     ks->messages++;
     const char *data = msg->payload ? msg->payload : "";
     size_t len = msg->payload ? msg->len : 0;
-    struct kpart *k = part_of(&ks->parts, &ks->nparts, rd_kafka_topic_name(msg->rkt),
-                              msg->partition, true);
+    const char *topic = rd_kafka_topic_name(msg->rkt);
+    if (ks->nmissing) topic_back(ks, topic, "a message of it was read");
+    struct kafka_offset *k = kafka_offsets_at(&ks->parts, topic, msg->partition, true);
     int rc = 0;
+    ks->o.format = topic_format(ks, topic);
     if (mq_decode(&ks->m, &ks->o, data, len) != MQ_OK) {
         rc = dead_letter(ks, msg, ks->m.err);
     } else if (ks->m.kind == MQ_DDL) {
@@ -682,6 +814,68 @@ static int idle(struct kafka_source *ks) {
     return 0;
 }
 
+/* A subscribed topic Kafka does not have (deleted while read, or never
+ * created): said once with what to do, a dead letter naming it (no bytes:
+ * there is no message), its offsets out of the frontier (a topic created
+ * again is a new topic: read from the group's committed offsets, else
+ * [source] start); the other topics are read on, and the topic again as
+ * soon as Kafka has it (topic_back). librdkafka says it again at each
+ * metadata refresh while it lasts. 0, or -1 on a stop before the dead
+ * letter was stored. */
+static int topic_missing(struct kafka_source *ks, const rd_kafka_message_t *msg) {
+    struct daemon *dm = ks->dm;
+    const char *why = rd_kafka_message_errstr(msg);
+    char name[250] = "";
+    if (msg->rkt) {
+        snprintf(name, sizeof name, "%s", rd_kafka_topic_name(msg->rkt));
+    } else {
+        /* "Subscribed topic not available: T: Broker: Unknown topic or partition" */
+        const char *p = strstr(why, ": ");
+        const char *e = p ? strstr(p + 2, ": ") : NULL;
+        if (p && e && e - (p + 2) < (long)sizeof name)
+            snprintf(name, sizeof name, "%.*s", (int)(e - (p + 2)), p + 2);
+    }
+    if (!kafka_topic_name_ok(name)) {
+        log_warn("run", "Kafka: %s", why);
+        return 0;
+    }
+    if (kafka_live_has(ks->missing, ks->nmissing, name)) {
+        log_debug("run", "Kafka: topic %s still missing: %s", name, why);
+        return 0;
+    }
+    const char *src = dm->cfg->source.name;
+    bool in_cfg = kafka_topic_in_config(dm->cfg, name);
+    if (in_cfg)
+        log_warn("run", "topic %s of source %s is not in Kafka (deleted, or never created): %s; "
+                 "the other topics are read on, and this one again once it exists. Create it "
+                 "again, or remove it from [kafka] topics of the configuration", name, src, why);
+    else
+        log_warn("run", "topic %s of source %s is not in Kafka (deleted, or never created): %s; "
+                 "the other topics are read on, and this one again once it exists. Create it "
+                 "again, or take it out of the source: `searchsync topics remove --config FILE "
+                 "%s` or DELETE /api/v1/topics/%s", name, src, why, name, name);
+    ks->missing = xrealloc(ks->missing, (ks->nmissing + 1) * sizeof *ks->missing);
+    ks->missing[ks->nmissing++] = xstrdup(name);
+    char text[1024], err[512];
+    snprintf(text, sizeof text, "topic %s is not in Kafka: %s", name, why);
+    for (int tries = 0;
+         dl_store_put_message(dm->dls, name, "topic", text, "", 0, err, sizeof err) < 0;
+         tries++) {
+        if (daemon_stop_requested)
+            return errf(dm->err, sizeof dm->err, "stopping before the dead letter of the "
+                        "missing topic %s was stored", name);
+        if (tries % 30 == 0)
+            log_warn("run", "storing the dead letter of missing topic %s: %s (tried again)",
+                     name, err);
+        struct timespec ts = {1, 0};
+        nanosleep(&ts, NULL);
+    }
+    ks->dead++;
+    if (kafka_offsets_drop_topic(&ks->parts, name)) ks->moved = true;
+    live_publish(ks);
+    return 0;
+}
+
 int kafka_source_run(struct daemon *dm) {
     struct kafka_source *ks = dm->kafka;
     log_info("run", "syncing %zu index config(s) of source %s from Kafka ([kafka] group %s)",
@@ -697,6 +891,16 @@ int kafka_source_run(struct daemon *dm) {
                                                                              : 200);
         if (!msg) {
             if ((ks->group_msgs ? group_build(ks) : idle(ks)) < 0) {
+                rc = BL_ERR;
+                break;
+            }
+            continue;
+        }
+        if (msg->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+            msg->err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC) {
+            int trc = topic_missing(ks, msg);
+            rd_kafka_message_destroy(msg);
+            if (trc < 0) {
                 rc = BL_ERR;
                 break;
             }

@@ -121,4 +121,4 @@ tests_unit_test_changeset_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_changeset_asan_LDADD = $(UNIT_ASAN_LDADD)
 
 # the binlog reader's figures for /metrics (web/metrics.c)
-libsearchsync_a_SOURCES += sync/reader_stats.c sync/reader_stats.h
+libsearchsync_a_SOURCES += sync/reader_stats.c sync/reader_stats.h sync/kafka_live.c sync/kafka_live.h

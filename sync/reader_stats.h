@@ -25,9 +25,14 @@ struct reader_figures {
     uint64_t txns, rows, ddls, replays, reconnects, expired;
 };
 
+struct kafka_live;
+
 struct reader_stats {
     pthread_mutex_t mu;
     struct reader_figures f; /* under mu */
+    /* [source] kind = kafka: the consumer's live state while it runs
+     * (sync/kafka_live.h, owned by sync/kafka_source.c), else NULL; under mu */
+    struct kafka_live *kafka;
 };
 
 void reader_stats_init(struct reader_stats *s);

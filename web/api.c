@@ -26,6 +26,7 @@
 #include "dead_letters_api.h"
 #include "mapping_api.h"
 #include "table_ops_api.h"
+#include "topics_api.h"
 
 void api_resp_free(struct api_resp *r) {
     if (!r) return;
@@ -910,6 +911,9 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_DELETE_ALL:
     case ROUTE_SYNC_LOG:
     case ROUTE_RUNS: table_ops_handle(ctx, rt, body, len, r); break;
+    case ROUTE_TOPICS_LIST:
+    case ROUTE_TOPIC_ADD:
+    case ROUTE_TOPIC_DELETE: topics_api_handle(ctx, rt, body, len, r); break;
     case ROUTE_BAD_METHOD: {
         sbuf h = SBUF_INIT;
         sbuf_printf(&h, "this path takes: %s", rt->allow);
@@ -926,7 +930,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
                   "/api/v1/checks, "
                   "/api/v1/delayed/runs, /api/v1/delayed/snapshots, "
                   "/api/v1/indices/{alias}/reindex, /api/v1/words, /api/v1/dead-letters, "
-                  "/api/v1/mapping, /api/v1/source/tables, /api/v1/sync-log, "
+                  "/api/v1/mapping, /api/v1/source/tables, /api/v1/sync-log, /api/v1/topics, "
                   "/dict/ext.txt, /metrics");
         break;
     }

@@ -178,6 +178,20 @@ void route_match(const char *method, const char *path, struct route *out) {
         out->row_id[n] = '\0';
         return;
     }
+    if (!strcmp(p, "topics")) {
+        set(out, method, ROUTE_TOPICS_LIST, ROUTE_TOPIC_ADD);
+        return;
+    }
+    static const char tps[] = "topics/";
+    if (!strncmp(p, tps, sizeof tps - 1)) {
+        p += sizeof tps - 1;
+        size_t n = strlen(p); /* Kafka's topic characters are an alias's */
+        if (!route_alias_valid(p, n)) return;
+        set4(out, method, ROUTE_NOT_FOUND, ROUTE_NOT_FOUND, ROUTE_NOT_FOUND, ROUTE_TOPIC_DELETE);
+        memcpy(out->alias, p, n);
+        out->alias[n] = '\0';
+        return;
+    }
     if (!strcmp(p, "sync-log")) {
         set(out, method, ROUTE_SYNC_LOG, ROUTE_NOT_FOUND);
         return;

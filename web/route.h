@@ -41,6 +41,10 @@
  *   POST /api/v1/indices/{alias}/delete-all      ROUTE_DELETE_ALL ({"confirm":alias})
  *   GET  /api/v1/sync-log                        ROUTE_SYNC_LOG
  *   GET  /api/v1/indices/{alias}/runs            ROUTE_RUNS (its builds)
+ *   GET  /api/v1/topics                          ROUTE_TOPICS_LIST (a Kafka source's)
+ *   POST /api/v1/topics                          ROUTE_TOPIC_ADD ({"topic":..,"format":..})
+ *   DELETE /api/v1/topics/{topic}                ROUTE_TOPIC_DELETE ({topic} in alias: the
+ *                                                characters of an {alias})
  *   GET  /, /ui/...                              ROUTE_UI (the web UI's files,
  *                                                web/ui_assets.h)
  *
@@ -95,6 +99,9 @@ enum route_id {
     ROUTE_SYNC_LOG,
     ROUTE_RUNS,
     ROUTE_RELATION_TOPS,
+    ROUTE_TOPICS_LIST,
+    ROUTE_TOPIC_ADD,
+    ROUTE_TOPIC_DELETE,
     ROUTE_UI,
 };
 

@@ -11,6 +11,7 @@
 #
 # usage: kafka.sh fetch                            resolve the jars (mvn); cached
 #        SEARCHSYNC_KAFKA_DIR=DIR kafka.sh start|stop|kill|status
+#        SEARCHSYNC_KAFKA_DIR=DIR kafka.sh delete-topic TOPIC
 #   start   fetch if needed, format the storage (kafka.tools.StorageTool format
 #           with a new cluster id), start kafka.Kafka on two free loopback
 #           ports (PLAINTEXT and CONTROLLER), wait until a metadata request
@@ -18,6 +19,9 @@
 #           SEARCHSYNC_KAFKA_DIR a temporary directory is made and printed as
 #           `export SEARCHSYNC_KAFKA_DIR=...` on stdout.
 #   stop    SIGTERM (SIGKILL after 30 s); kill: SIGKILL; status: running or not
+#   delete-topic  delete TOPIC with Kafka's Admin client (a one-file Java
+#           program run from the jars: the cached classpath has no
+#           kafka-topics tool); waits until the topic is gone
 # DIR/kafka.env exports KAFKA_BOOTSTRAP (127.0.0.1:PORT), KAFKA_PORT,
 # KAFKA_CONTROLLER_PORT, KAFKA_PID, KAFKA_LOG.
 # Topics are created on first use (auto.create.topics.enable, 1 partition;
@@ -149,8 +153,31 @@ srv_start() {
     h_log "kafka $KAFKA_VERSION (KRaft) ready on $BOOTSTRAP in $(h_elapsed "$t0")s; env: $DIR/kafka.env"
 }
 
+# delete_topic TOPIC — Admin.deleteTopics, run as a single-file Java source
+delete_topic() {
+    [ -n "${1:-}" ] || h_die "usage: kafka.sh delete-topic TOPIC"
+    [ -s "$DIR/kafka.env" ] || h_die "no Kafka in $DIR (kafka.env missing): start it first"
+    . "$DIR/kafka.env"
+    cat >"$DIR/DeleteTopic.java" <<'JAVA'
+import java.util.*;
+import org.apache.kafka.clients.admin.*;
+public class DeleteTopic {
+    public static void main(String[] a) throws Exception {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, a[0]);
+        try (Admin ad = Admin.create(p)) {
+            ad.deleteTopics(List.of(a[1])).all().get();
+            for (int i = 0; i < 100 && ad.listTopics().names().get().contains(a[1]); i++) Thread.sleep(100);
+        }
+    }
+}
+JAVA
+    java_run "$DIR/DeleteTopic.java" "$KAFKA_BOOTSTRAP" "$1"
+}
+
 case "${1:-}" in
     fetch) do_fetch ;;
+    delete-topic) state_dir; delete_topic "${2:-}" ;;
     start) state_dir start; srv_start ;;
     stop|kill|status) state_dir; h_dispatch "$NAME" "$1" ;;
     *) echo "usage: $0 fetch | SEARCHSYNC_KAFKA_DIR=DIR $0 start|stop|kill|status" >&2; exit 2 ;;

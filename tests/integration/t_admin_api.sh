@@ -14,6 +14,8 @@
 #   reset      a build cancelled -> 200 and its index deleted; nothing to
 #              cancel -> 409
 #   metrics    GET /metrics carries the live delivery counters
+#   topics     GET/POST/DELETE /api/v1/topics: 401 without a token, 409 on a
+#              binlog source (the Kafka side: t_kafka_sync)
 #   startup    a listen address already in use: exit 2 naming it
 # Sizes: ADMIN_API_PRODUCTS (default 1000), small pages so a build takes a
 # few seconds.
@@ -106,6 +108,19 @@ expect_error 409 "POST /api/v1/rebalance on a standalone daemon"
 assert_contains "$BODY" "no [cluster] zookeeper" "and it says why"
 api GET /api/v1/rebalance
 expect_error 405 "GET /api/v1/rebalance"
+# topics: a Kafka source's (t_kafka_sync tests them there); a binlog source: 409
+CODE="$(curl -s -XPOST -o "$TEST_TMP/.b" -w '%{http_code}' -H 'Content-Type: application/json' -d '{"topic":"t"}' "$URL/api/v1/topics")"
+BODY="$(cat "$TEST_TMP/.b")"
+expect_error 401 "POST /api/v1/topics without a token"
+api GET /api/v1/topics
+expect_error 409 "GET /api/v1/topics on a binlog source"
+assert_contains "$BODY" "kind = binlog" "and it says why"
+api POST /api/v1/topics -H 'Content-Type: application/json' -d '{"topic":"cdc.orders"}'
+expect_error 409 "POST /api/v1/topics on a binlog source"
+api DELETE /api/v1/topics/cdc.orders
+expect_error 409 "DELETE /api/v1/topics/{topic} on a binlog source"
+api PUT /api/v1/topics -H 'Content-Type: application/json' -d '{}'
+expect_error 405 "PUT /api/v1/topics"
 api POST /api/v1/indices/products/reindex -H 'Content-Type: application/json' -d '{"buckets":'
 expect_error 400 "malformed JSON"
 api POST /api/v1/indices/products/reindex -H 'Content-Type: application/json' -d '{"buckets":0}'

@@ -24,7 +24,13 @@
 # malformed message in the canal topic is a dead letter holding its exact
 # bytes and the messages after it are applied; the saved offsets reach each
 # topic's end and are committed to the consumer group; a topic added at run
-# time (`searchsync topics add`) is read within seconds, without a restart.
+# time (`searchsync topics add`) is read within seconds, without a restart;
+# the admin API lists the topics with their saved offsets and lag (GET
+# /api/v1/topics), the topic deleted in Kafka while read is a warning and a
+# dead letter, not a stop: the other topic's changes reach the engine and
+# the topic is read again once created; DELETE and POST /api/v1/topics
+# (404, 400s), and the UI's Topics screen adds and removes a topic
+# (t_kafka_topics.mjs in a real Chromium).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oracle_lib.sh"
 require_bin
@@ -102,6 +108,8 @@ sed "s/\"shop\./\"$D./g" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" |
     jq '.indices[].tables |= map(select(.delay_effect != true))
         | walk(if type == "object" and (.table // "" | endswith(".categories")) then del(.refresh_parent) else . end)' \
     >"$TEST_TMP/mapping.json"
+APORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+export SEARCHSYNC_ADMIN_TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 config() { # NAME META TOPIC
     cat <<INI
 [source]
@@ -124,7 +132,7 @@ flush_interval_ms = 50
 checkpoint_interval_ms = 100
 idle_checkpoint_interval_ms = 500
 [admin]
-listen =
+listen = $([ "$1" != canal ] || echo "127.0.0.1:$APORT")
 [log]
 level = info
 INI
@@ -150,6 +158,7 @@ start canal
 start dbz
 start mxw
 for n in canal dbz mxw; do use $n; daemon_wait_ready 60; done
+on_exit '[ "$rc" = 0 ] || { echo "--- the canal daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run-canal.log"; }'
 
 # every partition's last offset, as the daemon's token writes it (next = last + 1)
 ends() { kcat -b "$KAFKA_BOOTSTRAP" -C -t "$1" -o -1 -e -q -f '%t/%p=%o\n' | awk -F= '{print $1 "=" $2 + 1}' | sort; }
@@ -194,19 +203,6 @@ for n in canal dbz mxw; do
     assert_contains "$(cat "$DAEMON_LOG")" "resuming source $n at Kafka offsets" "$n: the restart resumed from the saved offsets"
 done
 
-# ---------------------------------------------------------------- the documents
-oracle_check_products "$D" "$P1" "canal-json"
-oracle_check_products "$D" "$P2" "Debezium"
-oracle_check_products "$D" "$P3" "Maxwell"
-for b in "$B1" "$B2" "$B3"; do
-    engine_dump "$b" "$TEST_TMP/brands-$b.ndjson" 2>"$TEST_TMP/dump.err" || { cat "$TEST_TMP/dump.err"; fail "dump $b"; }
-    compare_docs "$TEST_TMP/brands-$b.ndjson" "$TEST_TMP/oracle/brands.oracle" --numbers value \
-        --ignore-field ss_version --ignore-field ss_hash --ignore-field ss_key_hash --label "$b" --show 5 \
-        >"$TEST_TMP/cmp.out" || { cat "$TEST_TMP/cmp.out"; fail "$b differs from the SQL oracle"; }
-    log "$(cat "$TEST_TMP/cmp.out")"
-done
-assert_eq "marker kafka" "$(search_doc "$P1" "$mk" | jq -r .name)" "the marker through canal"
-
 # ---------------------------------------------------------------- a restart with nothing new
 # (every partition's offset stays in the checkpoint, read or not since the start)
 use canal
@@ -223,10 +219,10 @@ assert_eq "marker two" "$(search_doc "$P2" "$mk" | jq -r .name)" "Debezium: a ch
 assert_eq "marker two" "$(search_doc "$P3" "$mk" | jq -r .name)" "Maxwell: a change after a restart"
 
 # ---------------------------------------------------------------- a topic added at run time
-"$SEARCHSYNC_BIN" topics add --config "$TEST_TMP/canal.ini" cdc.extra >"$TEST_TMP/topics.out" 2>&1 ||
+"$SEARCHSYNC_BIN" topics add --config "$TEST_TMP/canal.ini" --format canal-json cdc.extra >"$TEST_TMP/topics.out" 2>&1 ||
     fail "topics add: $(cat "$TEST_TMP/topics.out")"
 assert_eq "cdc.canal	config
-cdc.extra	metadata" "$("$SEARCHSYNC_BIN" topics list --config "$TEST_TMP/canal.ini")" "topics list"
+cdc.extra	metadata	canal-json" "$("$SEARCHSYNC_BIN" topics list --config "$TEST_TMP/canal.ini")" "topics list (a topic with its own format)"
 use canal
 daemon_wait_log "topic cdc.extra added to source canal" 10
 read -r f3 p3 <<<"$(mysql_binlog_pos)"
@@ -236,16 +232,100 @@ t3=$(date +%s%N)
 wait_until 30 "the change in the topic added at run time reaches the engine" \
     bash -c "curl -sf '$SEARCH_URL/$P1/_doc/$mk' | jq -e '._source.name == \"marker three\"'"
 log "a topic added at run time: its message in the engine $(( ($(date +%s%N) - t3) / 1000000 )) ms after it was produced"
-"$SEARCHSYNC_BIN" topics remove --config "$TEST_TMP/canal.ini" cdc.extra >"$TEST_TMP/topics.out" 2>&1 ||
-    fail "topics remove: $(cat "$TEST_TMP/topics.out")"
+URL="http://127.0.0.1:$APORT"
+api() { # METHOD PATH [curl args...] — sets CODE and BODY
+    CODE="$(curl -sS -m 30 -X "$1" -o "$TEST_TMP/.b" -w '%{http_code}' \
+        -H "Authorization: Bearer $SEARCHSYNC_ADMIN_TOKEN" "${@:3}" "$URL$2")" || fail "curl $1 $2 failed"
+    BODY="$(cat "$TEST_TMP/.b")"
+}
+# the API's saved offsets of TOPIC reach its end in Kafka, lag 0
+api_caught_up() {
+    api GET /api/v1/topics
+    [ "$(jq -r --arg t "$1" '.topics[] | select(.topic == $t) | .partitions[] | select(.lag == 0) | "\($t)/\(.partition)=\(.saved)"' <<<"$BODY" | sort)" = "$(ends "$1")" ]
+}
+wait_until 20 "GET /api/v1/topics: cdc.extra's saved offsets at its end, lag 0" api_caught_up cdc.extra
+assert_eq '["config"] true false' "$(jq -r '.topics[] | select(.topic == "cdc.canal") | "\(.from | tojson) \(.subscribed) \(.missing)"' <<<"$BODY")" \
+    "GET /api/v1/topics: cdc.canal from the configuration, subscribed"
+assert_eq '["metadata"] true 3' "$(jq -r '.topics[] | select(.topic == "cdc.extra") | "\(.from | tojson) \(.subscribed) \(.partitions | length)"' <<<"$BODY")" \
+    "GET /api/v1/topics: cdc.extra from the metadata, subscribed, its 3 partitions"
+
+# ---------------------------------------------------------------- a topic deleted in Kafka
+# (added before it existed, cdc.extra may have been missing once already)
+MISSING="topic cdc.extra of source canal is not in Kafka"
+warned() { grep -cF "$MISSING" "$DAEMON_LOG" || true; }
+test_warned() { [ "$(warned)" -gt "$w0" ]; }
+dl_extra() { mysql_q "SELECT COUNT(*) FROM \`$M1\`.dead_letters WHERE index_name = 'kafka:cdc.extra'"; }
+w0=$(warned) d0=$(dl_extra)
+SEARCHSYNC_KAFKA_DIR="$kdir" bash "$HARNESS/kafka.sh" delete-topic cdc.extra >"$TEST_TMP/delete.out" 2>&1 ||
+    fail "deleting cdc.extra: $(cat "$TEST_TMP/delete.out")"
+wait_until 30 "the daemon warns that cdc.extra is not in Kafka" test_warned
+assert_contains "$(grep -F "$MISSING" "$DAEMON_LOG" | tail -1)" "searchsync topics remove" "the warning says what to do"
+assert_eq $((d0 + 1)) "$(dl_extra)" "the missing topic's dead letter"
+api GET /api/v1/topics
+assert_eq true "$(jq '.topics[] | select(.topic == "cdc.extra") | .missing' <<<"$BODY")" "GET /api/v1/topics: cdc.extra is missing"
+# the other topic is read on
+read -r f4 p4 <<<"$(mysql_binlog_pos)"
+mysql_q "UPDATE products SET name = 'marker four' WHERE id = $mk" "$D"
+produce_since "$f4" "$p4"
+wait_until 30 "a change in cdc.canal while cdc.extra is missing reaches the engine" \
+    bash -c "curl -sf '$SEARCH_URL/$P1/_doc/$mk' | jq -e '._source.name == \"marker four\"'"
+daemon_alive || fail "the canal daemon stopped when a topic was deleted: $(tail -20 "$DAEMON_LOG")"
+# created again (produced to): read again
+read -r f5 p5 <<<"$(mysql_binlog_pos)"
+mysql_q "UPDATE products SET name = 'marker five' WHERE id = $mk" "$D"
+produce_since "$f5" "$p5" cdc.extra
+daemon_wait_log "topic cdc.extra of source canal is in Kafka again" 30
+wait_until 30 "the change in the topic created again reaches the engine" \
+    bash -c "curl -sf '$SEARCH_URL/$P1/_doc/$mk' | jq -e '._source.name == \"marker five\"'"
+wait_until 20 "GET /api/v1/topics: cdc.extra caught up again" api_caught_up cdc.extra
+
+# ---------------------------------------------------------------- the API's add and remove, the UI
+api DELETE /api/v1/topics/cdc.extra
+assert_eq 200 "$CODE" "DELETE /api/v1/topics/cdc.extra ($BODY)"
 daemon_wait_log "topic cdc.extra removed from source canal" 10
+api DELETE /api/v1/topics/cdc.extra
+assert_eq 404 "$CODE" "DELETE of a topic not there: 404 ($BODY)"
+api DELETE /api/v1/topics/cdc.canal
+assert_contains "$CODE $BODY" "[kafka] topics" "DELETE of a configuration topic: 404 saying where it is"
+api POST /api/v1/topics -H 'Content-Type: application/json' -d '{"topic":"bad/name"}'
+assert_eq "400 topic" "$CODE $(jq -r .field <<<"$BODY")" "POST a bad topic name: 400 naming the field"
+api POST /api/v1/topics -H 'Content-Type: application/json' -d '{"topic":"ok","format":"avro"}'
+assert_eq "400 format" "$CODE $(jq -r .field <<<"$BODY")" "POST a bad format: 400 naming the field"
+api POST /api/v1/topics -H 'Content-Type: application/json' -d "{\"topic\":\"$(printf 'x%.0s' $(seq 250))\"}"
+assert_eq 400 "$CODE" "POST a 250-character topic name: 400"
+. "$(dirname "$0")/ui_lib.sh"
+ui_setup
+UI_URL="$URL" TOKEN="$SEARCHSYNC_ADMIN_TOKEN" SHOTS="$SHOTS" PW_DIR="$PW_DIR" CHROMIUM="$CHROMIUM" \
+    node "$SEARCHSYNC_SRCDIR/tests/integration/t_kafka_topics.mjs" >"$TEST_TMP/browser.out" 2>&1 || {
+    cat "$TEST_TMP/browser.out"; fail "the Topics screen (t_kafka_topics.mjs)"; }
+log "browser: $(grep -c '^ok:' "$TEST_TMP/browser.out") checks"
+daemon_wait_log "topic cdc.extra removed from source canal" 10
+assert_eq "cdc.canal	config" "$("$SEARCHSYNC_BIN" topics list --config "$TEST_TMP/canal.ini")" "topics list after the UI removed cdc.extra"
+caught_up
+
+# ---------------------------------------------------------------- the documents
+oracle_check_products "$D" "$P1" "canal-json"
+oracle_check_products "$D" "$P2" "Debezium"
+oracle_check_products "$D" "$P3" "Maxwell"
+for b in "$B1" "$B2" "$B3"; do
+    engine_dump "$b" "$TEST_TMP/brands-$b.ndjson" 2>"$TEST_TMP/dump.err" || { cat "$TEST_TMP/dump.err"; fail "dump $b"; }
+    compare_docs "$TEST_TMP/brands-$b.ndjson" "$TEST_TMP/oracle/brands.oracle" --numbers value \
+        --ignore-field ss_version --ignore-field ss_hash --ignore-field ss_key_hash --label "$b" --show 5 \
+        >"$TEST_TMP/cmp.out" || { cat "$TEST_TMP/cmp.out"; fail "$b differs from the SQL oracle"; }
+    log "$(cat "$TEST_TMP/cmp.out")"
+done
+assert_eq "marker five" "$(search_doc "$P1" "$mk" | jq -r .name)" "the last marker through canal (the topic created again)"
 
 # ---------------------------------------------------------------- the dead letter
-assert_eq "1" "$(mysql_q "SELECT COUNT(*) FROM \`$M1\`.dead_letters")" "canal: one dead letter"
-assert_eq "kafka:cdc.canal	message" "$(mysql_q "SELECT index_name, op FROM \`$M1\`.dead_letters")" \
+assert_eq "1" "$(mysql_q "SELECT COUNT(*) FROM \`$M1\`.dead_letters WHERE index_name <> 'kafka:cdc.extra'")" "canal: one dead letter besides the missing topic's"
+assert_eq "kafka:cdc.canal	message" "$(mysql_q "SELECT index_name, op FROM \`$M1\`.dead_letters ORDER BY id LIMIT 1")" \
     "the dead letter names the topic; it is a message, not a change"
-assert_eq "$bad" "$(mysql_q "SELECT body FROM \`$M1\`.dead_letters")" "it holds the message's bytes"
-assert_contains "$(mysql_q "SELECT error FROM \`$M1\`.dead_letters")" "not JSON" "and says what is wrong"
+assert_eq "$bad" "$(mysql_q "SELECT body FROM \`$M1\`.dead_letters ORDER BY id LIMIT 1")" "it holds the message's bytes"
+assert_contains "$(mysql_q "SELECT error FROM \`$M1\`.dead_letters ORDER BY id LIMIT 1")" "not JSON" "and says what is wrong"
+assert_eq "message	topic	0" "$(mysql_q "SELECT op, doc_id, LENGTH(body) FROM \`$M1\`.dead_letters WHERE index_name = 'kafka:cdc.extra' ORDER BY id DESC LIMIT 1")" \
+    "the deleted topic's dead letter: no bytes"
+assert_contains "$(mysql_q "SELECT error FROM \`$M1\`.dead_letters WHERE index_name = 'kafka:cdc.extra' ORDER BY id DESC LIMIT 1")" "topic cdc.extra is not in Kafka" \
+    "it names the topic and the error"
 assert_eq "0" "$(mysql_q "SELECT COUNT(*) FROM \`$M2\`.dead_letters")" "Debezium: no dead letter"
 assert_eq "0" "$(mysql_q "SELECT COUNT(*) FROM \`$M3\`.dead_letters")" "Maxwell: no dead letter"
 errs=$(grep -h ' ERROR \[' "$TEST_TMP"/run-*.log | head -5 || true)

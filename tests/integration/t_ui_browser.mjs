@@ -60,6 +60,7 @@ try {
   ok(new URL(page.url()).pathname === '/', 'after the login the UI is shown', page.url());
   const navs = await page.locator('#nav a').allTextContents();
   ok(['Overview', 'Indices', 'Nodes', 'Checks', 'Delayed runs', 'Dynamic words'].every((t) => navs.includes(t)), 'every screen is in the navigation', navs);
+  ok(!navs.includes('Topics'), 'a binlog source has no Topics screen (GET /api/v1/topics: 409)', navs);
 
   // ---- overview: live figures, as the API has them, moving with changes
   await page.waitForSelector('#screen-overview');

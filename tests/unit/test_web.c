@@ -160,6 +160,23 @@ static void test_routes(void **state) {
     route_is("GET", "/api/v1/dead-letters/4x", ROUTE_NOT_FOUND, "");
     route_is("GET", "/api/v1/dead-letters/1234567890123456789", ROUTE_NOT_FOUND, "");
     route_is("DELETE", "/api/v1/dead-letters/", ROUTE_NOT_FOUND, "");
+    route_is("GET", "/api/v1/topics", ROUTE_TOPICS_LIST, "");
+    route_is("POST", "/api/v1/topics", ROUTE_TOPIC_ADD, "");
+    route_is("DELETE", "/api/v1/topics", ROUTE_BAD_METHOD, "");
+    route_is("DELETE", "/api/v1/topics/cdc.orders-1_x", ROUTE_TOPIC_DELETE, "cdc.orders-1_x");
+    route_is("GET", "/api/v1/topics/cdc.orders", ROUTE_BAD_METHOD, "cdc.orders");
+    route_is("DELETE", "/api/v1/topics/..", ROUTE_NOT_FOUND, "");
+    route_is("DELETE", "/api/v1/topics/a%20b", ROUTE_NOT_FOUND, "");
+    route_is("DELETE", "/api/v1/topics/", ROUTE_NOT_FOUND, "");
+    {
+        struct route r;
+        route_match("DELETE", "/api/v1/topics/cdc.x", &r);
+        assert_true(r.mutating);
+        route_match("POST", "/api/v1/topics", &r);
+        assert_true(r.mutating);
+        route_match("GET", "/api/v1/topics", &r);
+        assert_false(r.mutating);
+    }
     {
         struct route r;
         route_match("DELETE", "/api/v1/dead-letters/41", &r);

@@ -2,7 +2,9 @@
 // module per file in web/ui/screens/), builds the navigation, shows the
 // screen named in the URL's #fragment and stops its polling when another
 // one is shown. A screen module exports `title`, `order` and
-// `mount(element)`, which returns a function that stops it.
+// `mount(element)`, which returns a function that stops it, and may export
+// `available()` (async): false leaves it out (the Topics screen of a
+// binlog source).
 import { api, get, toLogin } from './api.js';
 import { h, clear } from './dom.js';
 
@@ -42,7 +44,11 @@ async function start() {
       return null;
     }
   }));
-  screens = mods.filter(Boolean).sort((a, b) => (a.mod.order ?? 99) - (b.mod.order ?? 99));
+  const shown = await Promise.all(mods.map(async (m) => {
+    if (!m || typeof m.mod.available !== 'function') return m;
+    try { return (await m.mod.available()) ? m : null; } catch (e) { return m; }
+  }));
+  screens = shown.filter(Boolean).sort((a, b) => (a.mod.order ?? 99) - (b.mod.order ?? 99));
   nav.append(...screens.map((s) =>
     h('a', { href: `#${s.name}`, 'data-screen': s.name }, s.mod.title)));
   window.addEventListener('hashchange', show);
