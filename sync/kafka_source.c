@@ -71,6 +71,7 @@
 #include "kafka_token.h"
 #include "kafka_topics.h"
 #include "log.h"
+#include "monotime.h"
 #include "mq/mq.h"
 #include "mq_schema.h"
 
@@ -121,12 +122,6 @@ struct kafka_source {
     sbuf token;
     unsigned long long messages, dead, markers;
 };
-
-static long long mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---------- offsets and the resume token (src/kafka_token.c) ---------- */
 
