@@ -1,6 +1,6 @@
 /* cmd_topics: `searchsync topics add|remove|list` — the topics a Kafka source
  * reads besides [kafka] topics / topic_regex, kept in the metadata schema
- * (kafka_topics, migrations 0013 and 0017; the rules and SQL are
+ * (kafka_topics, migrations 0013 and 0015; the rules and SQL are
  * src/kafka_topics.c, shared with POST/DELETE /api/v1/topics). A running
  * daemon reads the table every 2 s and subscribes to the new set without a
  * restart (sync/kafka_source.c). */

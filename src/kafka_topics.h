@@ -1,6 +1,6 @@
 /* kafka_topics: the topics of a Kafka source ([source] kind = kafka) — the
  * ones of the configuration ([kafka] topics, topic_regex) and the ones kept
- * in the metadata schema's kafka_topics table (migrations 0013, 0017), which
+ * in the metadata schema's kafka_topics table (migrations 0013, 0015), which
  * are added and removed at run time. One place for their rules and SQL,
  * used by `searchsync topics` (src/cmd_topics.c), the daemon's consumer
  * (sync/kafka_source.c, which re-reads the table every 2 s) and the admin
