@@ -1,5 +1,6 @@
 # tests/integration/cluster_lib.sh — sourced by the tests of reindex jobs
-# spread over ZooKeeper nodes (t_cluster_rebalance.sh, long_cluster.sh): one
+# spread over ZooKeeper nodes (t_cluster_rebalance.sh, long_cluster.sh; and
+# t_cluster_delayed.sh, which uses cluster_config only): one
 # flat table `$db.items (id, name, n)` of $rows rows behind alias $alias,
 # reindexed by several daemons of one source ($source) in cluster $cluster,
 # with metadata schema $meta, writing to the engine at $engine_url (a delay

@@ -17,6 +17,7 @@
 #               category renamed: every product refreshed)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oracle_lib.sh"
+. "$(dirname "$0")/cluster_lib.sh"
 require_bin
 [ -n "${ZK_HOSTS:-}" ] || fail "the harness did not start ZooKeeper (ZK_HOSTS unset)"
 products=2000
@@ -24,32 +25,8 @@ bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products "$products" >/dev/null
 meta="$(unique_name meta)"
 cluster="$(unique_name c)"
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v*,brands_v*?ignore_unavailable=true' >/dev/null"
-config() { # FILE NODE SERVER_ID
-    cat >"$1" <<INI
-[source]
-name = shop
-host = 127.0.0.1
-port = $MYSQL_PORT
-user = root
-server_id = $3
-start = now
-heartbeat_ms = 300
-[metadata]
-database = $meta
-[search]
-urls = $SEARCH_URL
-[delivery]
-flush_interval_ms = 20
-checkpoint_interval_ms = 100
-[cluster]
-zookeeper = $ZK_HOSTS
-name = $cluster
-node_id = $2
-session_timeout_ms = 4000
-[log]
-level = info
-INI
-}
+source=shop engine_url="$SEARCH_URL"
+config() { cluster_config "$1" "$2" "$3" 4 1000 4000; } # FILE NODE SERVER_ID
 config "$TEST_TMP/a.ini" node-a 7381
 config "$TEST_TMP/b.ini" node-b 7382
 token="$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
