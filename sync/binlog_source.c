@@ -26,6 +26,7 @@
  * as binlog rows: they reach the reader through the supervisor's commands. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "binlog/reader.h"
@@ -163,6 +164,43 @@ static void publish_stats(struct daemon *dm, const bl_pos *at, const bl_commit *
     pthread_mutex_unlock(&dm->rs.mu);
 }
 
+/* Without snapshot positions (MySQL), wait until the transaction's GTID is
+ * in the server's gtid_executed (WAIT_FOR_EXECUTED_GTID_SET): MySQL adds it
+ * there once the transaction is committed in the engine, so the reads that
+ * follow see its rows. A grouped build waits for the group's last
+ * transaction (commits follow the binlog's order). Nothing to wait for
+ * without a GTID (gtid_mode OFF) or on MariaDB (its GTIDs have no ':').
+ * 0, or -1 with p->err when the connection failed. */
+static int wait_gtid_visible(struct daemon *dm, const bl_commit *cm) {
+    struct pipeline *p = &dm->p;
+    if (dm->gtid_wait == 0 || !cm->end.gtid[0] || !strchr(cm->end.gtid, ':')) return 0;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT WAIT_FOR_EXECUTED_GTID_SET(");
+    db_quote(p->src, &q, cm->end.gtid, strlen(cm->end.gtid));
+    sbuf_adds(&q, ", 5)");
+    char *v = NULL;
+    int rc = db_row1(p->src, q.data, q.len, &v, 1, p->err, sizeof p->err);
+    sbuf_free(&q);
+    if (rc < 0) {
+        unsigned e = mysql_errno(p->src);
+        if (e >= 2000 && e < 3000) return -1; /* the connection: read again (the caller) */
+        log_warn("run", "%s: documents are re-read without waiting for their transaction "
+                 "to be visible", p->err);
+        dm->gtid_wait = 0;
+        return 0;
+    }
+    if (dm->gtid_wait < 0) log_info("run", "the source has no snapshot positions: each "
+                                    "transaction's reads wait for its GTID to be executed");
+    dm->gtid_wait = 1;
+    if (v && !strcmp(v, "1"))
+        log_warn("run", "transaction %s read from the binlog (ending at %s:%llu) is not "
+                 "executed on the source after 5 s; reading it anyway (is [source] the server "
+                 "whose binlog is read?)", cm->end.gtid, cm->end.file,
+                 (unsigned long long)cm->end.pos);
+    free(v);
+    return 0;
+}
+
 /* Open a read snapshot of the source that holds this transaction. A
  * transaction reaches the binlog (and so this reader) a moment before its
  * rows are visible to other sessions; a document re-read in that moment
@@ -174,11 +212,11 @@ static void publish_stats(struct daemon *dm, const bl_pos *at, const bl_commit *
  * -1 error (dm->p.err). */
 static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
     struct pipeline *p = &dm->p;
-    if (dm->snap == 0) return 0;
     if (!router_pending(p->router) && !pipeline_has_missing(p)) {
         dm->in_snap = false; /* nothing to read (row images only, or nothing) */
         return 0;
     }
+    if (dm->snap == 0) return wait_gtid_visible(dm, cm);
     unsigned long want_file = bl_file_seq(cm->end.file);
     for (int tries = 0;; tries++) {
         char file[BL_FILE_MAX];
@@ -189,9 +227,11 @@ static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
             db_snapshot_end(p->src);
             dm->snap = 0;
             dm->in_snap = false;
+            if (cm->end.gtid[0] && strchr(cm->end.gtid, ':')) return wait_gtid_visible(dm, cm);
             log_warn("run", "the source does not report the binlog position of a consistent "
-                     "snapshot (Binlog_snapshot_position: MariaDB and Percona Server do); "
-                     "documents are re-read without waiting for their transaction to be visible");
+                     "snapshot (Binlog_snapshot_position: MariaDB and Percona Server do) and "
+                     "has no GTIDs (gtid_mode OFF): documents are re-read without waiting "
+                     "for their transaction to be visible");
             return 0;
         }
         dm->snap = 1;

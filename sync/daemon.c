@@ -388,6 +388,7 @@ int cmd_run(int argc, char **argv) {
     reader_stats_init(&dm->rs);
     dm->cfg = cfg;
     dm->snap = -1;
+    dm->gtid_wait = -1;
     pthread_mutex_init(&dm->cmds.mu, NULL);
     pipeline_init(&dm->p, cfg);
     supervisor_init(&dm->sv, cfg, &dm->cmds, NULL);

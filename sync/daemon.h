@@ -148,6 +148,8 @@ struct daemon {
     bool have_last;
     int snap; /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
     bool in_snap;              /* a read snapshot is open on p.src */
+    int gtid_wait; /* without snapshot positions, MySQL's WAIT_FOR_EXECUTED_GTID_SET:
+                    * -1 not tried yet, 0 unusable, 1 used */
     char start_pos[600];       /* where the reader started ("" = unknown) */
     bl_reader *reader;         /* while binlog_source_run runs */
     struct kafka_source *kafka; /* [source] kind = kafka: the consumer (sync/kafka_source.c) */

@@ -207,6 +207,12 @@ DELETE FROM notes WHERE id IN (3, 4);" "$db"
         wait_checkpoint "$meta" src 60
     fi
     check "after inserts, updates, deletes"
+    if [ "$kind" = mysql ]; then # no snapshot positions: reads wait for the GTID instead
+        assert_contains "$(cat "$TEST_TMP/run.log")" "each transaction's reads wait for its GTID to be executed" \
+            "$label: the daemon waits for each transaction's GTID before its reads"
+        assert_true "$label: no read goes ahead of its transaction" \
+            bash -c "! grep -q 're-read without waiting' '$TEST_TMP/run.log'"
+    fi
 
     daemon_stop
     assert_eq 0 "$DAEMON_RC" "$label: the daemon stopped cleanly on SIGTERM"
