@@ -10,6 +10,9 @@
 #     Debian) against the harness's OpenSearch 2.19, searchsync beside it.
 # Each round runs searchsync and the peer (the peer first in even rounds) on
 # fresh indices, then the engine's raw _bulk of the same documents.
+# The flat UPDATEs run twice: with the writer beside the tool (timed from
+# the first commit), then as a backlog (the tool SIGSTOPped while the writer
+# commits them, timed from its SIGCONT).
 # tests/bench/peers_driver.py runs the rounds and documents each measure;
 # the table (medians of the rounds) is printed at the end and saved in
 # $PEERS_OUT (default: peers-table.md in the current directory).

@@ -55,16 +55,25 @@
 #     checkpoint (metadata table `offsets`, saved every 100 ms here) is at or
 #     past the binlog position after the last commit; changes/s = N / time.
 #     The writer's own rate is printed beside it.
+#     Before the first measured run of a phase, BENCH_BURST_WARMUP (20000)
+#     changes of the same kind run unmeasured: a fresh engine compiles (JIT)
+#     and merges the first sync's segments, and the baselines run warm.
+#     The daemon's /metrics give documents per bulk request.
 #  Per phase: CPU seconds (user+sys) of the daemon, MariaDB and the engine,
 #  and the daemon's RSS and high-water mark (VmHWM).
 #  Baselines after the phases (same servers, same documents):
 #     builder alone (tests/tools/docbuild_dump --quiet, no engine) and a plain
-#     parallel bulk load of the same documents (BENCH_PAR curl processes,
-#     batches of 500, no versions) into an index with the same body.
+#     parallel bulk load of the same documents, as the daemon wrote them (read
+#     back from its index) (BENCH_PAR curl processes, batches of 500, no
+#     versions) into an index with the same body, then the same again over
+#     it, then 3 times more; each with the engine's CPU per document.
 # Knobs: BENCH_PRODUCTS (20000), the ones above, BENCH_PAR (4), BENCH_PHASES
 # (lag,root,nested: a comma list), BENCH_BASELINES (1; 0 skips them),
 # BENCH_GROUP ([source] group_transactions; default: the daemon's, 64; 1
-# builds every transaction on its own, for a before/after in one run).
+# builds every transaction on its own, for a before/after in one run),
+# BENCH_HELPERS and BENCH_BATCH_MAX ([delivery] helpers, batch_max),
+# BENCH_FLAT_MODE (re-query; row-image: the root-only table's documents
+# from the binlog's row images, no reads).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 SEARCHSYNC_SRCDIR="${SEARCHSYNC_SRCDIR:-$(cd "$here/../.." && pwd)}"
@@ -118,10 +127,10 @@ echo "data generated in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.
 # the demo mapping on $D with private aliases, plus the root-only index
 flatcols="$(jq -c '.indices[0].tables[0].columns | map(del(.extend_name))' "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json")"
 sed "s/\"shop\./\"$D./g" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" |
-    jq --arg p "$P" --arg t "$D.flat" --argjson cols "$flatcols" '
+    jq --arg p "$P" --arg t "$D.flat" --argjson cols "$flatcols" --arg mode "${BENCH_FLAT_MODE:-re-query}" '
       .indices |= map(.alias = ($p + "_" + .alias))
       | .indices += [{alias: ($p + "_flat"), shards: 3, replicas: 0,
-                      tables: [{table: $t, columns: $cols}]}]' >"$tmp/mapping.json"
+                      tables: [{table: $t, columns: $cols, mode: $mode}]}]' >"$tmp/mapping.json"
 # the admin server: the lag phase polls GET /api/v1/live for the position the
 # engine acknowledged (in memory, before the checkpoint is saved)
 ADMIN_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
@@ -141,6 +150,8 @@ database = $META
 urls = $SEARCH_URL
 [delivery]
 checkpoint_interval_ms = 100
+${BENCH_HELPERS:+helpers = $BENCH_HELPERS}
+${BENCH_BATCH_MAX:+batch_max = $BENCH_BATCH_MAX}
 # the driver waits for the checkpoint to reach the binlog's end, which may
 # end in the daemon's own save: saved at the same pace (real changes are
 # saved every checkpoint_interval_ms either way)
@@ -165,7 +176,7 @@ done
 all_aliases || { echo "bench_sync: the first sync did not finish in 300 s"; tail "$tmp/run.log"; exit 1; }
 grep -o '\[reindex\] .*live: .*' "$tmp/run.log" | sed 's/^/first sync: /'
 sleep 1 # the reader is at "now" once it has connected
-echo "daemon pid $DAEMON: [delivery] defaults (8 workers, 4 helpers, batch_max 500, flush_interval_ms 1000)," \
+echo "daemon pid $DAEMON: [delivery] 8 workers, ${BENCH_HELPERS:-4} helpers, batch_max ${BENCH_BATCH_MAX:-500}, flush_interval_ms 1000," \
      "checkpoint_interval_ms 100; index refresh_interval: $(curl -s "$SEARCH_URL/${P}_products/_settings?include_defaults=true" |
      jq -r '[.[] | (.settings.index.refresh_interval // .defaults.index.refresh_interval)][0]')"
 
@@ -210,34 +221,70 @@ post_parts() {
     wait "${pids[@]}"
     curl -s -XPOST "$SEARCH_URL/${P}_plain/_refresh" >/dev/null
 }
+# engine_cpu — CPU seconds (user + system) of the engine's process group so far
+engine_cpu() {
+    python3 -c '
+import os, sys
+g, t = int(sys.argv[1]), 0
+for p in os.listdir("/proc"):
+    try:
+        f = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()
+        if int(f[2]) == g:
+            t += int(f[11]) + int(f[12])
+    except (OSError, ValueError, IndexError):
+        pass
+print(t / os.sysconf("SC_CLK_TCK"))' "$SEARCH_PID"
+}
 baseline() { # alias table label
     local alias="$1" table="$2" label="$3" t0 t1 f
     q "$D" -e "SELECT id FROM $table ORDER BY id" >"$tmp/ids"
     "$DUMP" --config "$tmp/c.ini" --mapping "$tmp/mapping.json" --index "$alias" --quiet - \
         <"$tmp/ids" 2>"$tmp/dump.err" >/dev/null || { cat "$tmp/dump.err"; return 1; }
     echo "baseline $label, builder alone (docbuild_dump, no engine): $(tail -1 "$tmp/dump.err")"
-    "$DUMP" --config "$tmp/c.ini" --mapping "$tmp/mapping.json" --index "$alias" - <"$tmp/ids" 2>/dev/null |
-        jq -c '{index: {_id: .id}}, .doc' >"$tmp/bulk.ndjson"
+    # the documents as the daemon wrote them (read back from its index: the
+    # version and hash fields it adds included), posted without versions
+    python3 - "$SEARCH_URL" "$alias" >"$tmp/bulk.ndjson" <<'PY'
+import json, sys, urllib.request
+url, alias = sys.argv[1], sys.argv[2]
+def req(path, body):
+    r = urllib.request.Request(url + path, json.dumps(body).encode(), {'Content-Type': 'application/json'})
+    return json.loads(urllib.request.urlopen(r).read())
+j = req('/%s/_search?scroll=1m' % alias, {'size': 2000, 'sort': ['_doc']})
+out = sys.stdout
+while j['hits']['hits']:
+    for h in j['hits']['hits']:
+        out.write(json.dumps({'index': {'_id': h['_id']}}) + '\n' + json.dumps(h['_source'], separators=(',', ':'), ensure_ascii=False) + '\n')
+    j = req('/_search/scroll', {'scroll': '1m', 'scroll_id': j['_scroll_id']})
+PY
     local n; n="$(wc -l <"$tmp/ids")"
     rm -f "$tmp"/part-*
     split -n "l/$PAR" -d "$tmp/bulk.ndjson" "$tmp/part-"
     "$BIN" mapping body --config "$tmp/c.ini" "$alias" >"$tmp/body.json" 2>/dev/null
     curl -s -XPUT "$SEARCH_URL/${P}_plain" -H 'Content-Type: application/json' --data-binary "@$tmp/body.json" >/dev/null
     for f in "$tmp"/part-*; do split -l 1000 -d -a 5 "$f" "$f.b-"; done
-    t0=$(date +%s.%N)
+    local e0 e1
+    e0=$(engine_cpu); t0=$(date +%s.%N)
     post_parts
-    t1=$(date +%s.%N)
+    t1=$(date +%s.%N); e1=$(engine_cpu)
     local cnt; cnt="$(curl -s "$SEARCH_URL/${P}_plain/_count" | jq .count)"
-    awk -v n="$n" -v c="$cnt" -v a="$t0" -v b="$t1" -v l="$label" -v p="$PAR" -v by="$(LC_ALL=C awk 'NR % 2 == 0 {s += length($0) + 1} END {print s}' "$tmp/bulk.ndjson")" \
-        'BEGIN { printf "baseline %s, plain curl bulk of the same %d documents (%d in the index, %.1f KB each, %d parallel, 500 a batch): %.0f docs/s\n",
-                 l, n, c, by / n / 1024, p, n / (b - a) }'
+    awk -v n="$n" -v c="$cnt" -v a="$t0" -v b="$t1" -v l="$label" -v p="$PAR" -v e="$(awk -v x="$e0" -v y="$e1" 'BEGIN{print y - x}')" -v by="$(LC_ALL=C awk 'NR % 2 == 0 {s += length($0) + 1} END {print s}' "$tmp/bulk.ndjson")" \
+        'BEGIN { printf "baseline %s, plain curl bulk of the same %d documents (%d in the index, %.1f KB each, %d parallel, 500 a batch): %.0f docs/s; engine CPU %.2f s = %.0f us a document%s\n",
+                 l, n, c, by / n / 1024, p, n / (b - a), e, 1e6 * e / n,
+                 c == n ? "" : " (NOT VALID: the engine refused some items)" }'
     # the same again over the loaded index: every document replaced, as the
     # sync phases replace them (an update costs the engine more than an insert)
-    t0=$(date +%s.%N)
+    e0=$(engine_cpu); t0=$(date +%s.%N)
     post_parts
-    t1=$(date +%s.%N)
-    awk -v n="$n" -v a="$t0" -v b="$t1" -v l="$label" \
-        'BEGIN { printf "baseline %s, the same plain bulk again over the loaded index (every document replaced): %.0f docs/s\n", l, n / (b - a) }'
+    t1=$(date +%s.%N); e1=$(engine_cpu)
+    awk -v n="$n" -v a="$t0" -v b="$t1" -v l="$label" -v e="$(awk -v x="$e0" -v y="$e1" 'BEGIN{print y - x}')" \
+        'BEGIN { printf "baseline %s, the same plain bulk again over the loaded index (every document replaced): %.0f docs/s; engine CPU %.2f s = %.0f us a document\n", l, n / (b - a), e, 1e6 * e / n }'
+    # three times more: each document replaced 3 times in a row, as the
+    # root phase's 100k changes of 34k rows replace them
+    e0=$(engine_cpu); t0=$(date +%s.%N)
+    post_parts; post_parts; post_parts
+    t1=$(date +%s.%N); e1=$(engine_cpu)
+    awk -v n="$n" -v a="$t0" -v b="$t1" -v l="$label" -v e="$(awk -v x="$e0" -v y="$e1" 'BEGIN{print y - x}')" \
+        'BEGIN { printf "baseline %s, the same plain bulk 3 times more (each document replaced 3 times): %.0f docs/s; engine CPU %.2f s = %.0f us a document\n", l, 3 * n / (b - a), e, 1e6 * e / (3 * n) }'
     curl -s -XDELETE "$SEARCH_URL/${P}_plain" >/dev/null
 }
 baseline "${P}_flat" flat "root-only" || rc=1

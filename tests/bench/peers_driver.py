@@ -304,6 +304,23 @@ class Run:
         self.res['flat_upd'], self.res['cpu_upd'] = self.phase('flat single-row UPDATEs', u, t0, t1, c0, e0)
         if t1 is None:
             return
+        # the same UPDATEs again as a backlog: the tool stopped (SIGSTOP)
+        # while the writer commits them all, timed from its SIGCONT (the
+        # writer's time and CPU out of the measure: the reader behind)
+        mark = b.mark()
+        os.killpg(self.t.p.pid, signal.SIGSTOP)
+        try:
+            b.pipe_sql(''.join('BEGIN;%sCOMMIT;\n' % ''.join(
+                'UPDATE flat SET qty = qty + 1, rnd = %d WHERE id = %d;' % (mark, i)
+                for i in range(a, min(a + txn, u + 1))) for a in range(1, u + 1, txn)))
+        finally:
+            c0, e0 = self.t.cpu(), self.engine_cpu()
+            t0 = now()
+            os.killpg(self.t.p.pid, signal.SIGCONT)
+        t1 = self.wait_count(u, {'term': {'rnd': mark}})
+        self.res['flat_backlog'], _ = self.phase('flat UPDATEs from a backlog', u, t0, t1, c0, e0)
+        if t1 is None:
+            return
         self.lag()
 
     def lag(self):
@@ -554,10 +571,11 @@ def main():
     def fmt(v, f='%.0f'):
         return '–' if v is None else f % v
 
-    lines = ['| tool (engine) | flat load docs/s | flat UPDATEs docs/s | root + 5 children load roots/s | '
+    lines = ['| tool (engine) | flat load docs/s | flat UPDATEs docs/s | flat UPDATEs from a backlog docs/s | '
+             'root + 5 children load roots/s | '
              'child UPDATEs roots/s | lag p50 / p99 ms | acknowledged p50 / p99 ms | '
              'tool CPU ms per 1k docs (load / UPDATEs) | engine raw _bulk docs/s (flat / nested) |',
-             '|---|---|---|---|---|---|---|---|---|']
+             '|---|---|---|---|---|---|---|---|---|---|']
     for url, Peer in pairs:
         raw = results[('raw _bulk', url)]
         rawcell = '%s / %s' % (fmt(median([r['flat'] for r in raw])), fmt(median([r['nested'] for r in raw])))
@@ -574,9 +592,9 @@ def main():
             ack = [r['ack'] for r in flat if r.get('ack')]
             ackcell = ('%s / %s' % (fmt(median([x[0] for x in ack])), fmt(median([x[1] for x in ack])))
                        if ack else 'not exposed' if name != 'searchsync' else '–')
-            lines.append('| %s (%s) | %s | %s | %s | %s | %s | %s | %s / %s | %s |' % (
+            lines.append('| %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s |' % (
                 name, b.engine_name[url], fmt(median([r['flat_load'] for r in flat])),
-                fmt(median([r.get('flat_upd') for r in flat])),
+                fmt(median([r.get('flat_upd') for r in flat])), fmt(median([r.get('flat_backlog') for r in flat])),
                 fmt(median([r['nested_load'] for r in nest])) if nest else na,
                 fmt(median([r.get('child_upd') for r in nest])) if nest else na, lagcell, ackcell,
                 fmt(median([r['cpu_load'] for r in flat]), '%.1f'), fmt(median([r.get('cpu_upd') for r in flat]), '%.1f'),

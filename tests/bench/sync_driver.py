@@ -7,7 +7,7 @@ by a sentinel SELECT, so the caller knows when it has returned), the engine
 through http.client. Times are time.monotonic() of this process, on both
 sides of every lag.
 
-Knobs (environment): BENCH_WARMUP BENCH_LAG_RATE BENCH_LAG_RUNS BENCH_POLL_MS BENCH_DELIVERED
+Knobs (environment): BENCH_WARMUP BENCH_BURST_WARMUP BENCH_LAG_RATE BENCH_LAG_RUNS BENCH_POLL_MS BENCH_DELIVERED
 BENCH_ROOT_CHANGES BENCH_NESTED_CHANGES BENCH_TXN BENCH_CHILD_ROWS BENCH_SEARCHABLE.
 Exit status 1 when a phase times out or a spot check of the documents fails.
 """
@@ -19,11 +19,13 @@ import json
 import math
 import os
 import random
+import signal
 import subprocess
 import sys
 import threading
 import time
 import urllib.parse
+import urllib.request
 
 now = time.monotonic
 TCK = os.sysconf('SC_CLK_TCK')
@@ -122,14 +124,16 @@ class Meter:
     def start(self):
         self.s0 = self.snap()
 
-    def line(self):
+    def line(self, docs=0):
         s1 = self.snap()
         dt = s1['t'] - self.s0['t']
         d = {k: s1[k] - self.s0[k] for k in s1}
         rss, hwm = proc_mem(self.a.daemon)
-        return ('  cpu over %.1f s: daemon %.2f s (%.0f%% of a core), mariadb %.2f s, engine %.2f s, '
+        per = (' (%.0f us a document; daemon %.1f us)' % (1e6 * d['engine'] / docs, 1e6 * d['daemon'] / docs)
+               if docs else '')
+        return ('  cpu over %.1f s: daemon %.2f s (%.0f%% of a core), mariadb %.2f s, engine %.2f s%s, '
                 'driver (python + mariadb clients) %.2f s; daemon RSS %.1f MiB, VmHWM %.1f MiB'
-                % (dt, d['daemon'], 100 * d['daemon'] / dt, d['mysql'], d['engine'], d['driver'], rss, hwm))
+                % (dt, d['daemon'], 100 * d['daemon'] / dt, d['mysql'], d['engine'], per, d['driver'], rss, hwm))
 
 
 # ---------------------------------------------------------------- engine
@@ -296,6 +300,21 @@ class AckPoller(threading.Thread):
         c.close()
 
 
+def delivery_counters(admin, token):
+    """searchsync_delivery_*_total counters of the daemon's /metrics."""
+    try:
+        req = urllib.request.Request(admin + '/metrics', headers={'Authorization': 'Bearer ' + token})
+        text = urllib.request.urlopen(req, timeout=10).read().decode()
+    except Exception:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        if line.startswith('searchsync_delivery_') and '_total ' in line:
+            k, v = line.split(' ', 1)
+            out[k[len('searchsync_delivery_'):-len('_total')]] = float(v)
+    return out
+
+
 def pct(xs, q):
     if not xs:
         return float('nan')
@@ -313,6 +332,7 @@ class Bench:
         self.e = Engine(a.search)
         self.np = int(self.m.q('SELECT MAX(id) FROM products')[0][0])
         self.rc = 0
+        self.warmed = set()
 
     def master_pos(self):
         r = self.m.q('SHOW MASTER STATUS')[0]
@@ -504,42 +524,86 @@ class Bench:
         self.e.req('PUT', '/%s/_settings' % alias, {'index': {'refresh_interval': None}})
 
     # ---- 2 and 3: maximum sustained changes/s
-    def burst(self, name, txns, what):
+    def burst(self, name, txns, n, what):
+        """txns(k): the phase's transactions, about k row changes. Measured
+        twice (BENCH_BURST_MODES, default "beside,backlog"): with the writer
+        committing beside the daemon (timed from the first commit), and as a
+        backlog (the daemon SIGSTOPped while the writer commits everything,
+        timed from its SIGCONT: the reader behind, the writer's own CPU out
+        of the way)."""
         print('phase %s: %s' % (name, what))
+        warm = env_int('BENCH_BURST_WARMUP', 20000)
+        if warm > 0 and name not in self.warmed:
+            # the same kind of work first, unmeasured: a freshly started
+            # engine spends seconds compiling (JIT) and merging the first
+            # sync's segments, and the baselines run on a warm engine
+            self.warmed.add(name)
+            self.idle()
+            for sql in txns(min(warm, n)):
+                self.w.q(sql)
+            if self.wait_caught_up(self.master_pos()) is None:
+                print('  the warm-up did not catch up within 900 s')
+            print('  (warm-up: about %d row changes of the same kind first, not measured)' % min(warm, n))
+        for mode in os.environ.get('BENCH_BURST_MODES', 'beside,backlog').split(','):
+            self.burst_one(mode, txns, n)
+
+    def burst_one(self, mode, txns, n):
+        backlog = mode == 'backlog'
         self.idle()
-        changes = docs = n = 0
-        self.meter.start()
+        changes = docs = ntx = 0
+        c0 = delivery_counters(self.a.admin, self.a.token)
+        if backlog:
+            os.kill(self.a.daemon, signal.SIGSTOP)
+        else:
+            self.meter.start()
         t0 = now()
-        for sql in txns:
-            r = self.w.q(sql)
-            changes += int(r[0][0])
-            docs += int(r[0][1])
-            n += 1
-        t_w = now()
+        try:
+            for sql in txns(n):
+                r = self.w.q(sql)
+                changes += int(r[0][0])
+                docs += int(r[0][1])
+                ntx += 1
+        finally:
+            t_w = now()
+            if backlog:
+                self.meter.start()
+                os.kill(self.a.daemon, signal.SIGCONT)
+        written = t_w - t0
+        if backlog:
+            t0 = t_w
         target = self.master_pos()
         t_a = self.wait_acknowledged(target)
         t_c = self.wait_caught_up(target)
-        meter = self.meter.line()
+        c1 = delivery_counters(self.a.admin, self.a.token)
+        meter = self.meter.line(int(c1.get('index_docs', 0) - c0.get('index_docs', 0)) if c0 and c1 else docs)
         if t_c is None:
             print('  the daemon did not catch up within 900 s')
             self.rc = 1
             return
-        print('  writer alone: %d row changes in %d transactions in %.2f s = %.0f changes/s'
-              % (changes, n, t_w - t0, changes / (t_w - t0)))
-        print('  searchsync: caught up (checkpoint at %s:%d) %.2f s after the first commit, %.2f s after the last:'
-              % (target[0], target[1], t_c - t0, t_c - t_w))
-        print('  => %.0f changes/s sustained (%d documents rebuilt = %.0f docs/s)'
-              % (changes / (t_c - t0), docs, docs / (t_c - t0)))
+        if backlog:
+            print('  backlog: the daemon stopped (SIGSTOP) while the writer committed %d row changes in %d '
+                  'transactions (%.2f s); timed from its SIGCONT:' % (changes, ntx, written))
+        else:
+            print('  beside the writer: %d row changes in %d transactions in %.2f s = %.0f changes/s (the writer '
+                  'alone); timed from the first commit:' % (changes, ntx, written, changes / written))
+        print('    caught up (checkpoint at %s:%d) after %.2f s => %.0f changes/s (%d documents rebuilt = %.0f docs/s)'
+              % (target[0], target[1], t_c - t0, changes / (t_c - t0), docs, docs / (t_c - t0)))
         if t_a is not None:
-            print('  acknowledged by the engine (the low-water mark past the last commit, before the checkpoint '
-                  'save) %.2f s after the first commit => %.0f changes/s (%.0f docs/s)'
+            print('    acknowledged by the engine (the low-water mark past the last commit, before the checkpoint '
+                  'save) after %.2f s => %.0f changes/s (%.0f docs/s)'
                   % (t_a - t0, changes / (t_a - t0), docs / (t_a - t0)))
-        print(meter)
+        if c0 and c1:
+            nb = c1.get('batches', 0) - c0.get('batches', 0)
+            nd = c1.get('index_docs', 0) - c0.get('index_docs', 0)
+            if nb > 0:
+                print('    delivery: %d documents acknowledged in %d bulk requests = %.0f a request '
+                      '(%d coalesced in the queue)' % (nd, nb, nd / nb, c1.get('coalesced', 0) - c0.get('coalesced', 0)))
+        print('  ' + meter)
 
     def root(self):
         n, t = env_int('BENCH_ROOT_CHANGES', 100000), env_int('BENCH_TXN', 500)
 
-        def txns():
+        def txns(n):
             done, a = 0, 1
             while done < n:
                 b = min(a + min(t, n - done) - 1, self.np)
@@ -547,7 +611,7 @@ class Bench:
                        'SELECT ROW_COUNT(), ROW_COUNT(); COMMIT' % (a, b))
                 done += b - a + 1
                 a = 1 if b >= self.np else b + 1
-        self.burst('root', txns(), '%d UPDATEs of the root-only table `flat` (%d rows, no relations), %d rows '
+        self.burst('root', txns, n, '%d UPDATEs of the root-only table `flat` (%d rows, no relations), %d rows '
                    'a transaction, as fast as one client can' % (n, self.np, t))
         # spot check: price as MySQL has it, and one document per row touched
         bad = 0
@@ -570,8 +634,11 @@ class Bench:
         n, t = env_int('BENCH_NESTED_CHANGES', 80000), env_int('BENCH_TXN', 500)
         r = max(1, t // 3)  # products per SKU transaction (3 SKUs each on average)
 
-        def txns():
-            done, a, ta, tpass, i = 0, 1, 1, 0, 0
+        st = dict(a=1, ta=1, tpass=0, i=0)  # kept between calls: the tag links made stay made
+
+        def txns(n):
+            done = 0
+            a, ta, tpass, i = st['a'], st['ta'], st['tpass'], st['i']
             while done < n:
                 i += 1
                 if i % 4:
@@ -595,7 +662,8 @@ class Bench:
                         ta, tpass = 1, tpass + 1
                     else:
                         ta = b + 1
-        self.burst('nested', txns(), 'about %d changes of products with nested SKUs and tags: 3 of 4 transactions '
+                st.update(a=a, ta=ta, tpass=tpass, i=i)
+        self.burst('nested', txns, n, 'about %d changes of products with nested SKUs and tags: 3 of 4 transactions '
                    'UPDATE the SKUs of %d products (~%d rows), 1 of 4 links (or unlinks) a tag to %d products; '
                    'each change rebuilds its product document (SKUs, warehouses, barcodes, tags, brand, category)'
                    % (n, r, 3 * r, t))
