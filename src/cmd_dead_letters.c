@@ -128,6 +128,7 @@ int cmd_dead_letters(int argc, char **argv) {
     }
     struct deliver_opts dopts;
     deliver_opts_from_config(&dopts, cfg);
+    dopts.linger_ms = 0; /* a replay goes as fast as it can */
     dopts.dead_letter = dl_store_put;
     dopts.dead_letter_ud = store;
     d = deliver_new(&dopts, client, err, sizeof err);

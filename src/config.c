@@ -203,6 +203,11 @@ const struct config_key config_keys[] = {
       "Most bytes in one bulk request body"),
     I("delivery", "flush_interval_ms", delivery.flush_interval_ms, "1000", 1, 600000,
       "Longest time a change waits for its batch to fill"),
+    I("delivery", "linger_ms", delivery.linger_ms, "0", 0, 60000,
+      "Time a change waits for others before its request goes, unless batch_max are waiting "
+      "(the end of a transaction does not cut it short): fewer, fuller requests at low rates, "
+      "so less engine CPU per change, for up to this much more lag. 0: a change goes as soon "
+      "as a helper is free"),
     I("delivery", "high_watermark", delivery.high_watermark, "10000", 1, 100000000,
       "Queued changes above which the binlog reader blocks"),
     I("delivery", "fuse_failures", delivery.fuse_failures, "3", 1, 1000000,

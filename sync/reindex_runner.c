@@ -701,6 +701,7 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
     o.batch_min = o.batch_max;
     o.flush_interval_ms = 1000;
     o.flush_on_txn_end = true;
+    o.linger_ms = 0; /* a closed page's rest goes at once */
     o.checkpoint = NULL;
     o.dead_letter = reindex_dead_letter;
     for (int i = 0; i < nw && ok; i++) {

@@ -59,6 +59,7 @@ void deliver_opts_from_config(struct deliver_opts *o, const struct ss_config *c)
     o->batch_max = c->delivery.batch_max;
     o->batch_max_bytes = c->delivery.batch_max_bytes;
     o->flush_interval_ms = c->delivery.flush_interval_ms;
+    o->linger_ms = c->delivery.linger_ms;
     o->high_watermark = c->delivery.high_watermark;
     o->fuse_failures = c->delivery.fuse_failures;
     o->fuse_interval_ms = c->delivery.fuse_interval_ms;

@@ -138,6 +138,7 @@ int purge_strategy_parse(const char *s); /* -1 if unknown */
 struct deliver_opts {
     int workers, helpers;
     int batch_min, batch_max, batch_max_bytes, flush_interval_ms;
+    int linger_ms; /* a queue waits this long after its first change unless batch_max wait */
     int high_watermark;
     int fuse_failures, fuse_interval_ms, fuse_reset_ms;
     enum purge_strategy purge;

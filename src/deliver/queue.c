@@ -139,6 +139,15 @@ bool eligible(struct deliver *d, struct indexq *q, int64_t now, int64_t *wake) {
         return false;
     }
     if (d->draining) return true;
+    if (d->o.linger_ms > 0 && q->main.n < d->o.batch_max && d->total < d->o.high_watermark) {
+        /* group commit with a floor: the queue's first change waits for
+         * company (a transaction's end does not cut this short) */
+        int64_t until = q->main.head->enq_ns + (int64_t)d->o.linger_ms * NS_PER_MS;
+        if (now < until) {
+            if (until < *wake) *wake = until;
+            return false;
+        }
+    }
     if (q->main.n >= d->o.batch_min) return true;
     if (q->main.head->enq_ns <= d->txn_flush_ns) return true;
     if (d->total >= d->o.high_watermark) return true;

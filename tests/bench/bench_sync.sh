@@ -71,7 +71,8 @@
 # (lag,root,nested: a comma list), BENCH_BASELINES (1; 0 skips them),
 # BENCH_GROUP ([source] group_transactions; default: the daemon's, 64; 1
 # builds every transaction on its own, for a before/after in one run),
-# BENCH_HELPERS and BENCH_BATCH_MAX ([delivery] helpers, batch_max),
+# BENCH_HELPERS, BENCH_BATCH_MAX and BENCH_LINGER_MS ([delivery] helpers,
+# batch_max, linger_ms),
 # BENCH_FLAT_MODE (re-query; row-image: the root-only table's documents
 # from the binlog's row images, no reads).
 set -euo pipefail
@@ -152,6 +153,7 @@ urls = $SEARCH_URL
 checkpoint_interval_ms = 100
 ${BENCH_HELPERS:+helpers = $BENCH_HELPERS}
 ${BENCH_BATCH_MAX:+batch_max = $BENCH_BATCH_MAX}
+${BENCH_LINGER_MS:+linger_ms = $BENCH_LINGER_MS}
 # the driver waits for the checkpoint to reach the binlog's end, which may
 # end in the daemon's own save: saved at the same pace (real changes are
 # saved every checkpoint_interval_ms either way)
@@ -176,7 +178,7 @@ done
 all_aliases || { echo "bench_sync: the first sync did not finish in 300 s"; tail "$tmp/run.log"; exit 1; }
 grep -o '\[reindex\] .*live: .*' "$tmp/run.log" | sed 's/^/first sync: /'
 sleep 1 # the reader is at "now" once it has connected
-echo "daemon pid $DAEMON: [delivery] 8 workers, ${BENCH_HELPERS:-4} helpers, batch_max ${BENCH_BATCH_MAX:-500}, flush_interval_ms 1000," \
+echo "daemon pid $DAEMON: [delivery] 8 workers, ${BENCH_HELPERS:-4} helpers, batch_max ${BENCH_BATCH_MAX:-500}, linger_ms ${BENCH_LINGER_MS:-0}, flush_interval_ms 1000," \
      "checkpoint_interval_ms 100; index refresh_interval: $(curl -s "$SEARCH_URL/${P}_products/_settings?include_defaults=true" |
      jq -r '[.[] | (.settings.index.refresh_interval // .defaults.index.refresh_interval)][0]')"
 

@@ -714,6 +714,42 @@ static void t_flush_on_txn_end(void **s) {
     deliver_free(d);
 }
 
+/* linger_ms: closed transactions wait for company up to linger_ms and then
+ * leave as one request; batch_max waiting goes at once */
+static void t_linger(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 1;
+    o.batch_max = 3;
+    o.flush_interval_ms = 60000;
+    o.flush_on_txn_end = true;
+    o.linger_ms = 300;
+    struct deliver *d = mk(&o);
+    int64_t t0 = mono_ms();
+    submit(d, "i", "1", 1, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "a");
+    struct timespec ts = {0, 50 * 1000000L};
+    nanosleep(&ts, NULL);
+    submit(d, "i", "2", 2, CHANGE_INDEX, "{}");
+    uint64_t seq = deliver_txn_end(d, "b");
+    assert_int_equal(deliver_wait_txn(d, seq, 20000), DELIVER_OK);
+    assert_true(fake_first_request_ms() - t0 >= 300);
+    assert_int_equal(fake_requests(), 1); /* both transactions in one request */
+    assert_int_equal(fake_items(), 2);
+    /* a full batch does not linger */
+    int64_t t1 = mono_ms();
+    submit(d, "i", "3", 3, CHANGE_INDEX, "{}");
+    submit(d, "i", "4", 3, CHANGE_INDEX, "{}");
+    submit(d, "i", "5", 3, CHANGE_INDEX, "{}");
+    seq = deliver_txn_end(d, "c");
+    assert_int_equal(deliver_wait_txn(d, seq, 20000), DELIVER_OK);
+    assert_true(mono_ms() - t1 < 250);
+    assert_int_equal(fake_requests(), 2);
+    assert_int_equal(fake_items(), 5);
+    deliver_free(d);
+}
+
 /* [delivery] and [search] keys reach the options */
 static void t_opts_from_config(void **s) {
     (void)s;
@@ -725,11 +761,14 @@ static void t_opts_from_config(void **s) {
     assert_int_equal(o.workers, c.delivery.workers);
     assert_int_equal(o.batch_max, c.delivery.batch_max);
     assert_int_equal(o.high_watermark, c.delivery.high_watermark);
+    assert_int_equal(o.linger_ms, 0); /* the default: no linger */
     assert_int_equal(o.purge, PURGE_OFF);
     assert_true(o.helpers >= 1 && o.helpers <= c.search.max_connections);
     c.search.max_connections = 1;
+    c.delivery.linger_ms = 25;
     deliver_opts_from_config(&o, &c);
     assert_int_equal(o.helpers, 1);
+    assert_int_equal(o.linger_ms, 25);
     config_free(&c);
 }
 
@@ -867,6 +906,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_flush_on_txn_end, setup, teardown),
         cmocka_unit_test_setup_teardown(t_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(t_batch_min_flush, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_linger, setup, teardown),
         cmocka_unit_test_setup_teardown(t_target_one_queue, setup, teardown),
         cmocka_unit_test_setup_teardown(t_engine_back_resumes, setup, teardown),
     };
