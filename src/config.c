@@ -206,7 +206,8 @@ const struct config_key config_keys[] = {
     I("delivery", "linger_ms", delivery.linger_ms, "0", 0, 60000,
       "Time a change waits for others before its request goes, unless batch_max are waiting "
       "(the end of a transaction does not cut it short): fewer, fuller requests at low rates, "
-      "so less engine CPU per change, for up to this much more lag. 0: a change goes as soon "
+      "so less engine CPU per change, for up to this much more lag (below flush_interval_ms). "
+      "0: a change goes as soon "
       "as a helper is free"),
     I("delivery", "high_watermark", delivery.high_watermark, "10000", 1, 100000000,
       "Queued changes above which the binlog reader blocks"),
@@ -789,6 +790,12 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
     if (c->delivery.batch_min > c->delivery.batch_max) {
         errf(err, errlen, "%s: [delivery] batch_min (%d) is larger than batch_max (%d)", name,
                c->delivery.batch_min, c->delivery.batch_max);
+        return -1;
+    }
+    if (c->delivery.linger_ms >= c->delivery.flush_interval_ms) {
+        errf(err, errlen, "%s: [delivery] linger_ms (%d) is not below flush_interval_ms (%d), "
+             "the longest a change may wait; lower linger_ms", name, c->delivery.linger_ms,
+             c->delivery.flush_interval_ms);
         return -1;
     }
     if (check_listen("listen", c->admin.listen, name, err, errlen) < 0 ||

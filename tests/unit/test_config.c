@@ -72,6 +72,8 @@ static void test_errors_name_file_line_key(void **state) {
     expect_error("[source]\nuser=a\n[search]\ncompress=maybe\n", "must be true or false");
     expect_error("[source]\nuser=a\n[delivery]\nbatch_min=10\nbatch_max=5\n",
                  "batch_min (10) is larger than batch_max (5)");
+    expect_error("[source]\nuser=a\n[delivery]\nlinger_ms=1000\n",
+                 "linger_ms (1000) is not below flush_interval_ms (1000)");
     expect_error("[source]\nuser=a\n[admin]\ntoken=short\n", "[admin] token is too short");
 }
 
