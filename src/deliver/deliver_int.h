@@ -266,6 +266,12 @@ struct item *map_get(struct indexq *q, const char *id, const char *routing, uint
 void map_put(struct indexq *q, struct item *it);
 void map_del(struct indexq *q, struct item *it);
 bool eligible(struct deliver *d, struct indexq *q, int64_t now, int64_t *wake);
+/* The same for a queue a leaving batch goes on into (take_batch): it does
+ * not wait out linger_ms, the request is leaving anyway. */
+bool eligible_to_join(struct deliver *d, struct indexq *q, int64_t now, int64_t *wake);
+/* Changes of one index (its fuse) queued in every partition, in queues with
+ * no batch in flight: what one batch could take. Under d->mu. */
+long index_idle_queued(struct deliver *d, const struct fuse *f);
 
 /* txn.c: transactions, the low-water mark, the checkpointer */
 struct txn *open_txn(struct deliver *d);

@@ -301,11 +301,10 @@ static int take_batch(struct deliver *d, struct helper *h, struct indexq *q,
     /* beyond the first queue, a batch takes no more than its share of what
      * the index has queued, so that the other helpers still find work (one
      * batch holding every queue would leave one request in flight) */
-    long queued = 0;
-    for (int w = 0; w < d->o.workers; w++)
-        for (struct indexq *o = d->partitions[w].qs; o; o = o->next)
-            if (o->fuse == q->fuse && !o->inflight) queued += o->main.n;
-    long share = (queued + d->o.helpers - 1) / d->o.helpers;
+    long queued = index_idle_queued(d, q->fuse);
+    /* with linger_ms the user asked for full requests over spread ones: the
+     * rest left to another helper would linger again */
+    long share = d->o.linger_ms > 0 ? d->o.batch_max : (queued + d->o.helpers - 1) / d->o.helpers;
     bool more = true;
     for (int k = 0; k <= d->o.workers && more; k++) {
         if (k > 0 && n >= share) break;
@@ -316,7 +315,7 @@ static int take_batch(struct deliver *d, struct helper *h, struct indexq *q,
             for (struct indexq *o = d->partitions[w].qs; o; o = o->next)
                 if (o->fuse == q->fuse && o != q) from = o;
             int64_t wake = now;
-            if (!from || !eligible(d, from, now, &wake) || from->main.head->solo) continue;
+            if (!from || !eligible_to_join(d, from, now, &wake) || from->main.head->solo) continue;
         }
         if (h->nqs >= h->qs_cap) {
             h->qs_cap = h->qs_cap ? 2 * h->qs_cap : 8;

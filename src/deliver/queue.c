@@ -131,7 +131,16 @@ static struct indexq *indexq_get(struct deliver *d, const char *index, uint64_t 
     return q;
 }
 
-bool eligible(struct deliver *d, struct indexq *q, int64_t now, int64_t *wake) {
+long index_idle_queued(struct deliver *d, const struct fuse *f) {
+    long n = 0;
+    for (int w = 0; w < d->o.workers; w++)
+        for (struct indexq *o = d->partitions[w].qs; o; o = o->next)
+            if (o->fuse == f && !o->inflight) n += o->main.n;
+    return n;
+}
+
+static bool eligible_ex(struct deliver *d, struct indexq *q, int64_t now, int64_t *wake,
+                        bool lingers) {
     if (q->inflight || q->main.n == 0) return false;
     if (!fuse_check(d, q->fuse, now, wake)) return false;
     if (now < q->not_before_ns) {
@@ -139,11 +148,14 @@ bool eligible(struct deliver *d, struct indexq *q, int64_t now, int64_t *wake) {
         return false;
     }
     if (d->draining) return true;
-    if (d->o.linger_ms > 0 && q->main.n < d->o.batch_max && d->total < d->o.high_watermark) {
+    if (lingers && d->o.linger_ms > 0 && d->total < d->o.high_watermark) {
         /* group commit with a floor: the queue's first change waits for
-         * company (a transaction's end does not cut this short) */
+         * company (a transaction's end does not cut this short), unless the
+         * index has a full batch waiting over its partitions (take_batch
+         * goes on into them) */
         int64_t until = q->main.head->enq_ns + (int64_t)d->o.linger_ms * NS_PER_MS;
-        if (now < until) {
+        if (now < until && q->main.n < d->o.batch_max &&
+            index_idle_queued(d, q->fuse) < d->o.batch_max) {
             if (until < *wake) *wake = until;
             return false;
         }
@@ -155,6 +167,14 @@ bool eligible(struct deliver *d, struct indexq *q, int64_t now, int64_t *wake) {
     if (now >= due) return true;
     if (due < *wake) *wake = due;
     return false;
+}
+
+bool eligible(struct deliver *d, struct indexq *q, int64_t now, int64_t *wake) {
+    return eligible_ex(d, q, now, wake, true);
+}
+
+bool eligible_to_join(struct deliver *d, struct indexq *q, int64_t now, int64_t *wake) {
+    return eligible_ex(d, q, now, wake, false);
 }
 
 /* ---------- submit ---------- */

@@ -748,6 +748,24 @@ static void t_linger(void **s) {
     assert_int_equal(fake_requests(), 2);
     assert_int_equal(fake_items(), 5);
     deliver_free(d);
+
+    /* nor does a full batch of one index spread over the partitions: it
+     * leaves at once, as one request */
+    o.workers = 8;
+    o.batch_max = 6;
+    d = mk(&o);
+    int64_t t2 = mono_ms();
+    char id[16];
+    for (int i = 0; i < 6; i++) {
+        snprintf(id, sizeof id, "s%d", i);
+        submit(d, "i", id, 4, CHANGE_INDEX, "{}");
+    }
+    seq = deliver_txn_end(d, "d");
+    assert_int_equal(deliver_wait_txn(d, seq, 20000), DELIVER_OK);
+    assert_true(mono_ms() - t2 < 250);
+    assert_int_equal(fake_requests(), 3); /* 2 above, and this one */
+    assert_int_equal(fake_items(), 11);
+    deliver_free(d);
 }
 
 /* [delivery] and [search] keys reach the options */
