@@ -190,10 +190,18 @@ typedef struct bl_row {
     const bl_cell *after;  /* NULL for deletes */
 } bl_row;
 
+/* What a transaction's end is, for two-phase XA (src/binlog/xa.c): its
+ * XA PREPARE (rows not yet visible), or the later XA COMMIT / XA ROLLBACK of
+ * a prepared one (no rows of its own). One-phase XA is BL_XA_NONE. */
+enum bl_xa { BL_XA_NONE = 0, BL_XA_PREPARED, BL_XA_COMMITTED, BL_XA_ROLLED_BACK };
+#define BL_XID_MAX 300 /* X'<64 bytes hex>',X'<64 bytes hex>',<formatID> */
+
 typedef struct bl_commit {
     bl_pos end;               /* just after the transaction's last event */
     uint32_t ts;
     const char *gtid_executed; /* executed set including this transaction ("" if unknown) */
+    int xa;                   /* enum bl_xa */
+    const char *xid;          /* with xa: X'gtrid',X'bqual',formatID; "" if unreadable */
 } bl_commit;
 
 /* The sink. Any callback may be NULL. A nonzero return stops decoding: the
@@ -240,6 +248,8 @@ typedef struct bl_decoder {
     bl_pos txn;           /* where the current transaction started */
     uint32_t txn_ts;
     bool began;           /* sink->begin was called for this transaction */
+    int commit_xa;        /* enum bl_xa of the transaction's end (src/binlog/xa.c) */
+    char xid[BL_XID_MAX]; /* ... and its xid */
     bl_gtid_set *gtids;   /* executed set (updated at each commit) */
     sbuf gtid_text;
 
@@ -309,6 +319,13 @@ const char *bl_event_name(int type);
  * The one parser of it (versions, snapshot positions, order of files). */
 uint32_t bl_file_seq(const char *file);
 int bl_error(bl_decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An XA transaction's id in the canonical text of bl_commit.xid (xa.c). */
+void bl_xid_format(char *out, size_t outlen, uint32_t format_id, const uint8_t *gtrid,
+                   size_t gtrid_len, const uint8_t *bqual, size_t bqual_len);
+/* An xid as an XA statement writes it (gtrid [, bqual [, formatID]]; each
+ * string X'hex', 0xhex or 'text') into that canonical text; false when the
+ * text is anything else. */
+bool bl_xid_parse(const char *text, size_t len, char *out, size_t outlen);
 
 /* ---- tables (table_map.c) ---- */
 int bl_table_map(bl_decoder *d, const uint8_t *body, size_t len);

@@ -148,6 +148,7 @@ void bl_decoder_reconnected(bl_decoder *d, const bl_pos *resume_from) {
     d->began = false;
     d->standalone = false;
     d->pending.kind = 0;
+    d->commit_xa = BL_XA_NONE;
     d->in_payload = false;
     d->cur = *resume_from;
     d->cur.gtid[0] = '\0';
@@ -193,6 +194,9 @@ static int txn_commit(bl_decoder *d, uint32_t ts, const char *db, const char *sq
     memcpy(c.end.gtid, d->txn.gtid, sizeof c.end.gtid);
     c.ts = ts;
     c.gtid_executed = d->gtid_text.data ? d->gtid_text.data : "";
+    c.xa = d->commit_xa;
+    c.xid = d->commit_xa ? d->xid : "";
+    d->commit_xa = BL_XA_NONE;
     d->txn_state = TXN_NONE;
     d->standalone = false;
     d->began = false;
@@ -277,6 +281,8 @@ static int ev_query(bl_decoder *d, const uint8_t *b, size_t n, uint32_t ts, bool
     if (word_is(q, qlen, "COMMIT") || word_is(q, qlen, "ROLLBACK") || word_is(q, qlen, "XA END") ||
         word_is(q, qlen, "XA COMMIT") || word_is(q, qlen, "XA ROLLBACK")) {
         if (word_is(q, qlen, "XA END")) return BL_OK;
+        if (word_is(q, qlen, "XA COMMIT")) bl_xa_statement(d, q, qlen, BL_XA_COMMITTED);
+        if (word_is(q, qlen, "XA ROLLBACK")) bl_xa_statement(d, q, qlen, BL_XA_ROLLED_BACK);
         return txn_commit(d, ts, NULL, NULL, 0);
     }
     if (d->txn_state == TXN_IN && !d->standalone) return BL_OK; /* SAVEPOINT etc. */
@@ -463,7 +469,10 @@ int bl_decode(bl_decoder *d, const uint8_t *ev, size_t len) {
     case BL_QUERY: rc = ev_query(d, b, blen, ts, false); break;
     case BL_QUERY_COMPRESSED: rc = ev_query(d, b, blen, ts, true); break;
     case BL_XID: rc = txn_commit(d, ts, NULL, NULL, 0); break;
-    case BL_XA_PREPARE: rc = txn_commit(d, ts, NULL, NULL, 0); break;
+    case BL_XA_PREPARE:
+        rc = bl_xa_prepare_event(d, b, blen);
+        if (rc == BL_OK) rc = txn_commit(d, ts, NULL, NULL, 0);
+        break;
     case BL_TABLE_MAP: rc = bl_table_map(d, b, blen); break;
     case BL_WRITE_ROWS_V1: case BL_UPDATE_ROWS_V1: case BL_DELETE_ROWS_V1:
     case BL_WRITE_ROWS_V2: case BL_UPDATE_ROWS_V2: case BL_DELETE_ROWS_V2:

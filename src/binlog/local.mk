@@ -5,7 +5,7 @@ libsearchsync_a_SOURCES += \
 	src/binlog/binlog.h src/binlog/internal.h \
 	src/binlog/event.c src/binlog/table_map.c src/binlog/rows.c \
 	src/binlog/value.c src/binlog/json_binary.c src/binlog/gtid.c \
-	src/binlog/payload.c \
+	src/binlog/payload.c src/binlog/xa.c \
 	src/binlog/schema.c src/binlog/schema.h \
 	src/binlog/reader.c src/binlog/reader.h
 searchsync_SOURCES += src/cmd_tail.c
@@ -80,7 +80,7 @@ fuzz-binlog: $(libsearchsync_a_SOURCES)
 	  -o tests/fuzz/fuzz_binlog_libfuzzer $(srcdir)/tests/fuzz/fuzz_binlog.c \
 	  $(srcdir)/src/binlog/event.c $(srcdir)/src/binlog/table_map.c $(srcdir)/src/binlog/rows.c \
 	  $(srcdir)/src/binlog/value.c $(srcdir)/src/binlog/json_binary.c $(srcdir)/src/binlog/gtid.c \
-	  $(srcdir)/src/binlog/payload.c $(srcdir)/src/sbuf.c $(srcdir)/src/jsonw.c $(srcdir)/src/json_exact.c \
+	  $(srcdir)/src/binlog/payload.c $(srcdir)/src/binlog/xa.c $(srcdir)/src/sbuf.c $(srcdir)/src/jsonw.c $(srcdir)/src/json_exact.c \
 	  $(CJSON_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS)
 	mkdir -p tests/fuzz/corpus-new
 	tests/fuzz/fuzz_binlog_libfuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \

@@ -178,7 +178,9 @@ static inline int rec_commit(void *ctx, const bl_commit *c) {
     r->commits++;
     r->last_commit = *c;
     snprintf(r->last_exec, sizeof r->last_exec, "%s", c->gtid_executed);
-    sbuf_printf(&r->lines, "commit %s:%llu %s\n", c->end.file, (unsigned long long)c->end.pos, c->end.gtid);
+    sbuf_printf(&r->lines, "commit %s:%llu %s", c->end.file, (unsigned long long)c->end.pos, c->end.gtid);
+    if (c->xa) sbuf_printf(&r->lines, " xa%d %s", c->xa, c->xid);
+    sbuf_addc(&r->lines, '\n');
     return 0;
 }
 static inline int rec_ddl(void *ctx, const char *db, const char *sql, size_t n, const bl_commit *c) {

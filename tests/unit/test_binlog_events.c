@@ -589,6 +589,128 @@ static void test_file_seq(void **state) {
     assert_true(bl_file_seq("mysql-bin.000010") > bl_file_seq("mysql-bin.000009"));
 }
 
+static void query_body(sbuf *b, const char *sql) {
+    sbuf_reset(b);
+    fx_u32(b, 1); fx_u32(b, 0); fx_u8(b, 1); fx_u16(b, 0); fx_u16(b, 0);
+    sbuf_adds(b, "d");
+    fx_u8(b, 0);
+    sbuf_adds(b, sql);
+}
+
+static void xa_prepare_body(sbuf *b, bool one_phase, uint32_t fmt, const char *gtrid,
+                            const char *bqual) {
+    sbuf_reset(b);
+    fx_u8(b, one_phase);
+    fx_u32(b, fmt);
+    fx_u32(b, (uint32_t)strlen(gtrid));
+    fx_u32(b, (uint32_t)strlen(bqual));
+    sbuf_adds(b, gtrid);
+    sbuf_adds(b, bqual);
+}
+
+/* Two-phase XA as MariaDB logs it: the prepared part ends at
+ * XA_PREPARE_LOG_EVENT (xa = prepared, with its xid), the XA COMMIT and
+ * XA ROLLBACK statements end transactions of their own naming the same xid;
+ * MySQL's one-phase commit (XA_PREPARE one_phase 1) is an ordinary commit. */
+static void test_xa_two_phase(void **state) {
+    (void)state;
+    struct stream s;
+    st_init(&s, true);
+    start_stream(&s, "10.11.6-MariaDB-log");
+    maria_gtid(&s, 12, 0x40 | 0x04); /* FL_PREPARED_XA | FL_TRANSACTIONAL */
+    assert_int_equal(feed(&s, BL_MARIA_GTID, false), BL_OK);
+    table_map_dt(&s, 7);
+    assert_int_equal(feed(&s, BL_TABLE_MAP, false), BL_OK);
+    rows_header(&s.body, 7, false, 3, 0x07, -1);
+    row_dt(&s.body, 1, "a", "80 00 00 00 00");
+    assert_int_equal(feed(&s, BL_WRITE_ROWS_V1, false), BL_OK);
+    query_body(&s.body, "XA END X'7831',X'',1");
+    assert_int_equal(feed(&s, BL_QUERY, false), BL_OK);
+    assert_int_equal(s.rec.commits, 0);
+    xa_prepare_body(&s.body, false, 1, "x1", "");
+    assert_int_equal(feed(&s, BL_XA_PREPARE, false), BL_OK);
+    assert_int_equal(s.rec.commits, 1);
+    assert_int_equal(s.rec.last_commit.xa, BL_XA_PREPARED);
+    assert_string_equal(s.rec.last_commit.xid, "X'7831',X'',1");
+    maria_gtid(&s, 13, 0x80 | 0x04); /* FL_COMPLETED_XA */
+    assert_int_equal(feed(&s, BL_MARIA_GTID, false), BL_OK);
+    query_body(&s.body, "XA COMMIT X'7831',X'',1");
+    assert_int_equal(feed(&s, BL_QUERY, false), BL_OK);
+    assert_int_equal(s.rec.commits, 2);
+    assert_int_equal(s.rec.last_commit.xa, BL_XA_COMMITTED);
+    assert_string_equal(s.rec.last_commit.xid, "X'7831',X'',1");
+    /* an ordinary transaction after it says nothing of XA */
+    maria_gtid(&s, 14, 0x04);
+    assert_int_equal(feed(&s, BL_MARIA_GTID, false), BL_OK);
+    rows_header(&s.body, 7, false, 3, 0x07, -1);
+    row_dt(&s.body, 2, "b", "80 00 00 00 00");
+    assert_int_equal(feed(&s, BL_WRITE_ROWS_V1, false), BL_OK);
+    sbuf_reset(&s.body);
+    fx_u64(&s.body, 5);
+    assert_int_equal(feed(&s, BL_XID, false), BL_OK);
+    assert_int_equal(s.rec.last_commit.xa, BL_XA_NONE);
+    assert_string_equal(s.rec.last_commit.xid, "");
+    /* a rollback, with a branch qualifier and a format id */
+    maria_gtid(&s, 15, 0x80 | 0x04);
+    assert_int_equal(feed(&s, BL_MARIA_GTID, false), BL_OK);
+    query_body(&s.body, "XA ROLLBACK X'6162',X'6364',7");
+    assert_int_equal(feed(&s, BL_QUERY, false), BL_OK);
+    assert_int_equal(s.rec.last_commit.xa, BL_XA_ROLLED_BACK);
+    assert_string_equal(s.rec.last_commit.xid, "X'6162',X'6364',7");
+    assert_non_null(strstr(s.rec.lines.data, " xa1 X'7831',X'',1\n"));
+    st_free(&s);
+
+    st_init(&s, false);
+    start_stream(&s, "8.0.36");
+    query_body(&s.body, "XA START X'6f70',X'',1");
+    assert_int_equal(feed(&s, BL_QUERY, false), BL_OK);
+    assert_int_equal(s.d.txn_state, TXN_IN);
+    xa_prepare_body(&s.body, true, 1, "op", "");
+    assert_int_equal(feed(&s, BL_XA_PREPARE, false), BL_OK);
+    assert_int_equal(s.rec.commits, 1);
+    assert_int_equal(s.rec.last_commit.xa, BL_XA_NONE);
+    /* a malformed event is an error naming it, not a commit */
+    xa_prepare_body(&s.body, false, 1, "x", "");
+    s.body.data[5] = 99; /* gtrid length past the body */
+    assert_int_equal(feed(&s, BL_XA_PREPARE, false), BL_ERR);
+    assert_non_null(strstr(s.d.err, "xid lengths"));
+    st_free(&s);
+}
+
+static void test_xid_parse(void **state) {
+    (void)state;
+    char out[BL_XID_MAX];
+    assert_true(bl_xid_parse("X'7831',X'',1", 13, out, sizeof out));
+    assert_string_equal(out, "X'7831',X'',1");
+    const char *t = " 'x1' ";
+    assert_true(bl_xid_parse(t, strlen(t), out, sizeof out));
+    assert_string_equal(out, "X'7831',X'',1");
+    t = "'ab','cd',7;";
+    assert_true(bl_xid_parse(t, strlen(t), out, sizeof out));
+    assert_string_equal(out, "X'6162',X'6364',7");
+    t = "0x4142 , x'ff' , 0";
+    assert_true(bl_xid_parse(t, strlen(t), out, sizeof out));
+    assert_string_equal(out, "X'4142',X'ff',0");
+    t = "'it''s'";
+    assert_true(bl_xid_parse(t, strlen(t), out, sizeof out));
+    assert_string_equal(out, "X'69742773',X'',1");
+    t = "'x1' ONE PHASE";
+    assert_false(bl_xid_parse(t, strlen(t), out, sizeof out));
+    t = "X'7g'";
+    assert_false(bl_xid_parse(t, strlen(t), out, sizeof out));
+    t = "'unterminated";
+    assert_false(bl_xid_parse(t, strlen(t), out, sizeof out));
+    assert_false(bl_xid_parse("", 0, out, sizeof out));
+    char big[200];
+    memset(big, 'a', sizeof big);
+    big[0] = '\'', big[199] = '\'';
+    assert_false(bl_xid_parse(big, sizeof big, out, sizeof out)); /* gtrid over 64 bytes */
+    uint8_t g[64], b[64];
+    memset(g, 0xab, sizeof g), memset(b, 0xcd, sizeof b);
+    bl_xid_format(out, sizeof out, 4294967295u, g, 64, b, 64);
+    assert_int_equal(strlen(out), 2 + 128 + 4 + 128 + 2 + 10);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mariadb_transaction),
@@ -607,6 +729,8 @@ int main(void) {
         cmocka_unit_test(test_collations_per_decoder),
         cmocka_unit_test(test_file_seq),
         cmocka_unit_test(test_zero_column_rows),
+        cmocka_unit_test(test_xa_two_phase),
+        cmocka_unit_test(test_xid_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
