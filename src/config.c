@@ -84,6 +84,11 @@ const struct config_key config_keys[] = {
       "When the reader is behind (the next transaction already waiting), the documents of up "
       "to this many consecutive transactions are built together from one read snapshot; 1 = "
       "each transaction on its own"),
+    I("source", "xa_hold_max_s", source.xa_hold_max_s, "3600", 0, 31536000,
+      "A two-phase XA transaction between its XA PREPARE and its XA COMMIT holds the checkpoint "
+      "before the PREPARE (a restart reads it again and still rebuilds its documents at the "
+      "commit) for at most this long; then a warning names it and the checkpoint moves on. "
+      "0 = for as long as it stays prepared"),
     I("source", "connect_timeout_ms", source.connect_timeout_ms, "5000", 100, 600000,
       "Connect timeout"),
     I("source", "read_timeout_ms", source.read_timeout_ms, "30000", 1000, 3600000,

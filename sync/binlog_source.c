@@ -212,7 +212,7 @@ static int wait_gtid_visible(struct daemon *dm, const bl_commit *cm) {
  * -1 error (dm->p.err). */
 static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
     struct pipeline *p = &dm->p;
-    if (!router_pending(p->router) && !pipeline_has_missing(p)) {
+    if (!router_pending(p->router) && !changeset_reads(&dm->cs) && !pipeline_has_missing(p)) {
         dm->in_snap = false; /* nothing to read (row images only, or nothing) */
         return 0;
     }
@@ -331,11 +331,12 @@ static int commit_build(struct daemon *dm, const bl_commit *cm);
 static int on_commit(void *ctx, const bl_commit *cm) {
     struct daemon *dm = ctx;
     dm->in_txn = false;
-    if (group_defer(dm)) {
+    if (cm->xa == BL_XA_NONE && group_defer(dm)) { /* an XA end is built at once (xa_begin) */
         if (!dm->group_n) dm->group_start_ms = mono_ms();
         dm->group_n++;
         dm->group_last = *cm;
         dm->group_last.gtid_executed = NULL;
+        dm->group_last.xid = "";
         if (config_gtid_versions(dm->cfg)) text_set(&dm->group_gtids, cm->gtid_executed);
         dm->txns++;
         publish_stats(dm, &cm->end, cm, false);
@@ -353,6 +354,87 @@ static int group_flush(struct daemon *dm) {
     return commit_build(dm, &last);
 }
 
+/* ---------- two-phase XA (sync/xa_prepared.h) ----------
+ *
+ * At an XA PREPARE the transaction is built as any other (its rows are not
+ * visible yet: the documents keep their content from before it) and kept by
+ * xid, with the checkpoint held before it; its row-image documents and change
+ * snapshots wait. At its XA COMMIT they are put back into the change set and
+ * built there, after the commit, with its version; an XA ROLLBACK drops them.
+ * Returns the kept transaction the build at hand ends (NULL: none); *fresh
+ * when the PREPARE was not kept before (a failed build forgets it again). */
+static struct xa_txn *xa_begin(struct daemon *dm, const bl_commit *cm, bool *fresh) {
+    *fresh = false;
+    if (cm->xa == BL_XA_NONE) return NULL;
+    if (!cm->xid[0]) {
+        log_warn("run", "an XA %s read from the binlog at %s:%llu names no xid this reader can "
+                 "read: its documents may be stale until `searchsync check --repair`",
+                 cm->xa == BL_XA_PREPARED ? "PREPARE" : cm->xa == BL_XA_COMMITTED ? "COMMIT"
+                                                                                  : "ROLLBACK",
+                 cm->end.file, (unsigned long long)cm->end.pos);
+        return NULL;
+    }
+    if (cm->xa == BL_XA_PREPARED) {
+        /* the checkpoint stays where a restart reads this PREPARE again */
+        const bl_pos *before = dm->have_last ? &dm->last_commit.end
+                               : dm->boundary.file[0] ? &dm->boundary : &dm->reader->start;
+        sbuf hold = SBUF_INIT;
+        pipeline_position(&dm->p, before, &hold);
+        *fresh = xa_find(&dm->xa, cm->xid) == NULL;
+        /* with no mapped row in it (nor in the group it ends), nothing of it
+         * is read again: kept only to know its commit, holding nothing back */
+        struct xa_txn *t = xa_prepare(&dm->xa, cm->xid, dm->cs.rows ? hold.data : NULL, &cm->end,
+                                      mono_ms(), &dm->cs, &dm->gen->m);
+        sbuf_free(&hold);
+        log_debug("run", "XA transaction %s prepared at %s:%llu: its documents are rebuilt at "
+                  "its commit", cm->xid, cm->end.file, (unsigned long long)cm->end.pos);
+        return t;
+    }
+    struct xa_txn *t = xa_find(&dm->xa, cm->xid);
+    if (!t) {
+        if (cm->xa == BL_XA_COMMITTED)
+            log_warn("run", "XA COMMIT %s read from the binlog at %s:%llu, and its XA PREPARE "
+                     "was not (it was prepared before where this reader started, or held the "
+                     "checkpoint longer than [source] xa_hold_max_s): if it changed mapped "
+                     "tables, their documents may be stale until `searchsync check --repair`",
+                     cm->xid, cm->end.file, (unsigned long long)cm->end.pos);
+        return NULL;
+    }
+    if (cm->xa == BL_XA_COMMITTED) {
+        size_t dropped = xa_restore(t, &dm->cs, &dm->gen->m);
+        if (dropped)
+            log_info("run", "XA COMMIT %s: %zu of its documents belong to index configs no "
+                     "longer in the mapping", cm->xid, dropped);
+    }
+    return t;
+}
+
+/* The build of cm went through (ok) or failed: the XA transaction it ended
+ * is kept or forgotten, and the checkpoint held by what stays open. */
+static void xa_end(struct daemon *dm, const bl_commit *cm, struct xa_txn *t, bool fresh,
+                   bool ok) {
+    if (!t) return;
+    if (cm->xa == BL_XA_PREPARED) {
+        if (ok)
+            xa_note_docs(t, &dm->cs, &dm->gen->m);
+        else if (fresh)
+            xa_forget(&dm->xa, t); /* read again, kept again */
+    } else if (ok) {
+        xa_forget(&dm->xa, t);
+    }
+    dm->p.hold = xa_hold(&dm->xa);
+    pthread_mutex_lock(&dm->rs.mu);
+    dm->rs.f.xa_prepared = dm->xa.n;
+    pthread_mutex_unlock(&dm->rs.mu);
+}
+
+/* prepared XA transactions held past [source] xa_hold_max_s let go */
+static void xa_tick(struct daemon *dm) {
+    if (dm->xa.n &&
+        xa_expire(&dm->xa, mono_ms(), (long long)dm->cfg->source.xa_hold_max_s * 1000))
+        dm->p.hold = xa_hold(&dm->xa);
+}
+
 static int commit_build(struct daemon *dm, const bl_commit *cm) {
     struct pipeline *p = &dm->p;
     if (dm->group_n) {
@@ -362,9 +444,12 @@ static int commit_build(struct daemon *dm, const bl_commit *cm) {
     dm->group_n = 0;
     dm->group_rows_from = dm->rows_read; /* the next group counts its rows from here */
     if (src_ensure(dm) < 0) return -1;
+    bool xa_fresh;
+    struct xa_txn *xa = xa_begin(dm, cm, &xa_fresh);
     bool uses_meta = dm->cs.snaps.len > 0; /* the only metadata write of a build */
     int rc = read_snapshot_begin(dm, cm);
     if (rc == 0) rc = pipeline_build(p, &dm->cs, &cm->end);
+    xa_end(dm, cm, xa, xa_fresh, rc == 0);
     /* a connection lost midway (a restart, a KILL) is no reason to stop:
      * the run loop reads the transaction again (replay_transaction). A
      * statement that drops its connection every time (one running past
@@ -423,7 +508,9 @@ static int commit_build(struct daemon *dm, const bl_commit *cm) {
     dm->txns++;
     dm->last_commit = *cm;
     dm->last_commit.gtid_executed = NULL;
+    dm->last_commit.xa = BL_XA_NONE, dm->last_commit.xid = "";
     dm->have_last = true;
+    xa_tick(dm);
     dm->at = dm->boundary = cm->end;
     daemon_between_txns(dm);
     publish_stats(dm, &cm->end, cm, false);
@@ -436,6 +523,7 @@ static int on_heartbeat(void *ctx, const bl_pos *at) {
     if (dm->group_n && !dm->in_txn && group_flush(dm) < 0) return -1; /* idle: build it */
     if (dm->cs.rows) return 0; /* inside a transaction */
     if (at && at->file[0]) dm->at = *at;
+    xa_tick(dm);
     if (dm->have_last && pipeline_has_missing(p)) { /* idle: rebuild them on their own */
         if (src_ensure(dm) < 0) return -1;
         if (pipeline_rebuild_missing(p, &dm->last_commit.end) < 0) {

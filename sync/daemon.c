@@ -588,6 +588,7 @@ out:
     dl_store_free(dm->dls);
     search_conn_free(p->k);
     changeset_free(&dm->cs);
+    xa_set_free(&dm->xa);
     ttl_reset(&dm->ttl);
     pipeline_free(p);
     supervisor_free(&dm->sv);

@@ -40,6 +40,7 @@
 #include "pipeline.h"
 #include "reader_stats.h"
 #include "ttl.h"
+#include "xa_prepared.h"
 #include "sbuf.h"
 #include "search/search.h"
 
@@ -133,6 +134,7 @@ struct daemon {
     struct dl_store *dls;
     struct search_client *client;
     bl_commit last_commit;     /* the newest transaction handed to delivery */
+    struct xa_set xa;          /* two-phase XA transactions prepared, not yet ended */
     /* transactions read whose documents wait to be built with the next
      * ones' (sync/binlog_source.c, "several transactions in one build") */
     unsigned group_n;

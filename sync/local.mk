@@ -61,7 +61,8 @@ tests_tools_route_dump_SOURCES = tests/tools/route_dump.c
 tests_tools_route_dump_LDADD = libsearchsync.a $(DEP_LIBS)
 # the pipeline every producer of change sets shares (route -> build -> deliver)
 libsearchsync_a_SOURCES += sync/changeset.c sync/changeset.h sync/pipeline.c sync/pipeline.h \
-	sync/targets.c sync/gtid_version.c sync/gtid_version.h sync/image.c sync/row_image.c sync/change_snapshots.c sync/child_copies.c sync/area_update.c
+	sync/targets.c sync/gtid_version.c sync/gtid_version.h sync/image.c sync/row_image.c sync/change_snapshots.c sync/child_copies.c sync/area_update.c \
+	sync/xa_prepared.c sync/xa_prepared.h
 # `searchsync run`: the binlog producer, the supervisor, start-up and shutdown
 searchsync_SOURCES += sync/daemon.c sync/daemon.h sync/binlog_source.c sync/kafka_source.c sync/kafka_source.h sync/supervisor.c sync/reload.c \
 	sync/index_stop.c sync/index_stop.h sync/node_state.c sync/node_state.h \
@@ -111,6 +112,14 @@ tests_unit_test_reindex_asan_SOURCES = tests/unit/test_reindex.c
 tests_unit_test_reindex_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_reindex_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_reindex_asan_LDADD = $(UNIT_ASAN_LDADD)
+check_PROGRAMS += tests/unit/test_xa_prepared tests/unit/test_xa_prepared_asan
+TESTS += tests/unit/test_xa_prepared tests/unit/test_xa_prepared_asan
+tests_unit_test_xa_prepared_SOURCES = tests/unit/test_xa_prepared.c
+tests_unit_test_xa_prepared_LDADD = $(UNIT_LDADD)
+tests_unit_test_xa_prepared_asan_SOURCES = tests/unit/test_xa_prepared.c
+tests_unit_test_xa_prepared_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_xa_prepared_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_xa_prepared_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/unit/test_changeset tests/unit/test_changeset_asan
 TESTS += tests/unit/test_changeset tests/unit/test_changeset_asan
 tests_unit_test_changeset_SOURCES = tests/unit/test_changeset.c

@@ -161,13 +161,18 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) 
     return rc;
 }
 
-uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool quiet) {
-    sbuf pos = SBUF_INIT;
-    sbuf_printf(&pos, "%s:%llu", end->file, (unsigned long long)end->pos);
+void pipeline_position(const struct pipeline *p, const bl_pos *end, sbuf *out) {
+    sbuf_printf(out, "%s:%llu", end->file, (unsigned long long)end->pos);
     /* [source] versions = gtid: the reader resumes after this set, on this
      * server or another of its topology (daemon.c, start_position) */
     if (config_gtid_versions(p->cfg))
-        sbuf_printf(&pos, "%s%s", GTID_TOKEN_MARK, p->gtids.data ? p->gtids.data : "");
+        sbuf_printf(out, "%s%s", GTID_TOKEN_MARK, p->gtids.data ? p->gtids.data : "");
+}
+
+uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool quiet) {
+    if (p->hold) return pipeline_end_at(p, cs, p->hold, quiet);
+    sbuf pos = SBUF_INIT;
+    pipeline_position(p, end, &pos);
     uint64_t seq = pipeline_end_at(p, cs, pos.data, quiet);
     sbuf_free(&pos);
     return seq;

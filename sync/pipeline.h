@@ -87,6 +87,8 @@ struct pipeline {
     bool version_after; /* versions just past `end`, before the next transaction (TTL) */
     sbuf gtids;         /* [source] versions = gtid: the executed GTID set at the last
                          * transaction built, saved in the checkpoint beside file:pos */
+    const char *hold;   /* non-NULL: the position every transaction ends at instead of
+                         * its own (an open XA PREPARE's, sync/xa_prepared.h) */
 };
 
 /* The explicit inputs of one build of one index config's documents. */
@@ -127,9 +129,12 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end);
 int pipeline_snapshot_begin(struct pipeline *p, bl_pos *end);
 void pipeline_snapshot_end(struct pipeline *p);
 /* End the delivery transaction of cs at `end` (quiet: it holds only
- * checkpoint saves read back) and reset cs. Returns the transaction's
- * sequence. */
+ * checkpoint saves read back) and reset cs; at p->hold instead while one is
+ * set. Returns the transaction's sequence. */
 uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool quiet);
+/* The checkpoint's resume token for `end` (and p->gtids with [source]
+ * versions = gtid), appended to out. */
+void pipeline_position(const struct pipeline *p, const bl_pos *end, sbuf *out);
 /* The same with the checkpoint's resume token given as it is (a producer whose
  * position is not a binlog position: sync/kafka_source.c, its offsets). */
 uint64_t pipeline_end_at(struct pipeline *p, struct changeset *cs, const char *position,

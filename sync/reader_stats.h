@@ -23,6 +23,7 @@ struct reader_figures {
     uint32_t commit_ts;        /* the last transaction's commit time (unix s; 0 none) */
     int64_t read_ms;           /* ... when it was read (unix ms) */
     uint64_t txns, rows, ddls, replays, reconnects, expired;
+    uint64_t xa_prepared;      /* two-phase XA transactions prepared, not yet ended */
 };
 
 struct kafka_live;

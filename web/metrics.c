@@ -160,6 +160,10 @@ static void reader_part(sbuf *o, const struct ss_config *cfg, const struct reade
     help(o, "searchsync_binlog_replays_total", "counter",
          "Transactions read again because their reads lost a connection midway");
     sample_u64(o, "searchsync_binlog_replays_total", src, f->replays);
+    help(o, "searchsync_binlog_xa_prepared", "gauge",
+         "Two-phase XA transactions read up to their XA PREPARE and not yet committed or rolled "
+         "back (their documents are rebuilt at the commit; the checkpoint waits before them)");
+    sample_u64(o, "searchsync_binlog_xa_prepared", src, f->xa_prepared);
     help(o, "searchsync_ttl_expired_total", "counter",
          "Documents deleted because their row's expiry column passed");
     sample_u64(o, "searchsync_ttl_expired_total", src, f->expired);

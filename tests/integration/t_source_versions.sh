@@ -15,8 +15,10 @@
 #      UUID/INET6/INET4), every row against the server's own SELECT;
 #   2. `searchsync run` of a small mapping (items, a one-to-one store object,
 #      nested parts kept by area updates, notes as child documents): first
-#      build, inserts/updates/deletes, every document compared with an SQL
-#      oracle computed by that server, the daemon stopped cleanly;
+#      build, inserts/updates/deletes, two-phase XA transactions (committed
+#      beside another session's transaction, rolled back, one phase), every
+#      document compared with an SQL oracle computed by that server, the
+#      daemon stopped cleanly;
 #   3. the same with [source] versions = gtid (a fresh metadata schema and
 #      alias): first build, changes, a SIGKILL mid-stream and a restart that
 #      resumes after the checkpoint's GTID set, the oracle equal each time;
@@ -200,13 +202,34 @@ DELETE FROM item_parts WHERE item_id = 3;
 INSERT INTO notes VALUES (31, 41, 'note on a new item'), (32, 1, 'second note');
 UPDATE notes SET body = 'edited' WHERE id = 2;
 DELETE FROM notes WHERE id IN (3, 4);" "$db"
-    if [ "$kind" = mysql ]; then # checkpoint on the metadata server, binlog on the source
-        read -r bf bp <<<"$(mysql_binlog_pos)"
-        wait_until 60 "checkpoint of src at or past $bf:$bp" meta_checkpoint_past "$bf" "$bp"
-    else
-        wait_checkpoint "$meta" src 60
-    fi
+    caught_up() {
+        if [ "$kind" = mysql ]; then # checkpoint on the metadata server, binlog on the source
+            read -r bf bp <<<"$(mysql_binlog_pos)"
+            wait_until 60 "checkpoint of src at or past $bf:$bp" meta_checkpoint_past "$bf" "$bp"
+        else
+            wait_checkpoint "$meta" src 60
+        fi
+    }
+    caught_up
     check "after inserts, updates, deletes"
+
+    # two-phase XA (sync/xa_prepared.h): prepared by a session that goes
+    # away, a transaction of another session changing the same document
+    # (its store) beside it, then committed by a third; one rolled back; one
+    # committed in one phase
+    on_exit "mysql_q \"XA ROLLBACK 'sv$n'\" >/dev/null 2>&1; mysql_q \"XA ROLLBACK 'svr$n'\" >/dev/null 2>&1"
+    store7="$(mysql_q "SELECT store_id FROM items WHERE id = 7" "$db")"
+    mysql_q "XA START 'sv$n'; UPDATE items SET name = 'xa committed', qty = 1 WHERE id = 7;
+UPDATE item_parts SET label = 'xa part' WHERE item_id = 7; UPDATE notes SET body = 'xa note' WHERE id = 6;
+XA END 'sv$n'; XA PREPARE 'sv$n'" "$db"
+    mysql_q "XA START 'svr$n'; UPDATE items SET name = 'xa rolled back' WHERE id = 8; XA END 'svr$n'; XA PREPARE 'svr$n'" "$db"
+    mysql_q "UPDATE stores SET city = 'Quito' WHERE id = $store7" "$db"
+    mysql_q "XA COMMIT 'sv$n'" "$db"
+    mysql_q "XA ROLLBACK 'svr$n'" "$db"
+    mysql_q "XA START 'svo$n'; UPDATE items SET name = 'xa one phase' WHERE id = 9; XA END 'svo$n'; XA COMMIT 'svo$n' ONE PHASE" "$db"
+    caught_up
+    check "two-phase XA: committed beside another transaction, rolled back, one phase"
+    assert_eq "xa committed" "$(curl -s "$SEARCH_URL/$alias/_doc/7" | jq -r ._source.name)" "$label: the XA commit shows"
     if [ "$kind" = mysql ]; then # no snapshot positions: reads wait for the GTID instead
         assert_contains "$(cat "$TEST_TMP/run.log")" "each transaction's reads wait for its GTID to be executed" \
             "$label: the daemon waits for each transaction's GTID before its reads"
