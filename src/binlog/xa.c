@@ -46,31 +46,31 @@ void bl_xid_format(char *out, size_t outlen, uint32_t format_id, const uint8_t *
     snprintf(o, (size_t)(end - o), "',%lu", (unsigned long)format_id);
 }
 
+/* hex digit pairs from s into buf; where they stop, or NULL past cap */
+static const char *hex_bytes(const char *s, const char *end, uint8_t *buf, size_t cap, size_t *n) {
+    while (s + 1 < end && isxdigit((unsigned char)s[0]) && isxdigit((unsigned char)s[1])) {
+        if (*n == cap) return NULL;
+        char pair[3] = {s[0], s[1], '\0'};
+        buf[(*n)++] = (uint8_t)strtoul(pair, NULL, 16);
+        s += 2;
+    }
+    return s;
+}
+
 /* One string of an xid as a statement writes it: X'hex', 0xhex or 'text'
  * ('' for a quote). Its bytes into buf; false when it is none of those. */
 static bool xid_string(const char **p, const char *end, uint8_t *buf, size_t cap, size_t *n) {
     const char *s = *p;
     *n = 0;
-    if (s < end && (*s == 'X' || *s == 'x') && s + 1 < end && s[1] == '\'') {
-        s += 2;
-        while (s + 1 < end && isxdigit((unsigned char)s[0]) && isxdigit((unsigned char)s[1])) {
-            if (*n == cap) return false;
-            char pair[3] = {s[0], s[1], '\0'};
-            buf[(*n)++] = (uint8_t)strtoul(pair, NULL, 16);
-            s += 2;
-        }
-        if (s >= end || *s != '\'') return false;
+    if (s + 1 < end && (*s == 'X' || *s == 'x') && s[1] == '\'') {
+        s = hex_bytes(s + 2, end, buf, cap, n);
+        if (!s || s >= end || *s != '\'') return false;
         *p = s + 1;
         return true;
     }
     if (s + 1 < end && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        s += 2;
-        while (s + 1 < end && isxdigit((unsigned char)s[0]) && isxdigit((unsigned char)s[1])) {
-            if (*n == cap) return false;
-            char pair[3] = {s[0], s[1], '\0'};
-            buf[(*n)++] = (uint8_t)strtoul(pair, NULL, 16);
-            s += 2;
-        }
+        s = hex_bytes(s + 2, end, buf, cap, n);
+        if (!s) return false;
         *p = s;
         return true;
     }
