@@ -9,7 +9,10 @@
 #   PGSync (PyPI, in a venv; its MySQL/MariaDB source, with Redis from
 #     Debian) against the harness's OpenSearch 2.19, searchsync beside it.
 # Each round runs searchsync and the peer (the peer first in even rounds) on
-# fresh indices, then the engine's raw _bulk of the same documents.
+# fresh indices, then the engine's raw _bulk of the same documents: a load
+# into an empty index, then the UPDATE phases' documents posted again over
+# it (each replaced once), timed to a _count under the 1 s refresh as the
+# tools' UPDATE phases are.
 # The flat UPDATEs run twice: with the writer beside the tool (timed from
 # the first commit), then as a backlog (the tool SIGSTOPped while the writer
 # commits them, timed from its SIGCONT).

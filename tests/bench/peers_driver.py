@@ -439,16 +439,14 @@ class ProbePoller(threading.Thread):
 
 
 # ---------------------------------------------------------------- raw _bulk
-def raw_bulk(a, url, kind, files):
-    """Parallel curl _bulk of pre-built NDJSON files into a fresh index;
-    docs/s from the first request to the _refresh after the last."""
-    e = Engine(url)
-    idx = 'pf_raw_%s' % kind
-    body = {'settings': {'number_of_shards': 1, 'number_of_replicas': 0}}
-    if kind == 'nested':
-        body['mappings'] = {'properties': {'children': {'type': 'nested'}}}
-    e.req('DELETE', '/' + idx)
-    e.req('PUT', '/' + idx, body)
+REPLACE_MARK = -1  # rnd of the raw replacement's documents
+
+
+def curl_bulk(url, idx, files, count_query=None, want=0):
+    """Post each list of files (one curl process per list, in parallel);
+    the seconds until a _refresh after the last, or with count_query until
+    `want` documents match it, polled every 250 ms under the index's 1 s
+    refresh, as each tool's phases end."""
     t0 = now()
     ps = []
     for f in files:
@@ -461,11 +459,40 @@ def raw_bulk(a, url, kind, files):
         ps.append(subprocess.Popen(args))
     for p in ps:
         p.wait()
-    e.req('POST', '/%s/_refresh' % idx)
-    t1 = now()
-    cnt = e.req('GET', '/%s/_count' % idx)[1].get('count')
+    e = Engine(url)
+    if count_query is None:
+        e.req('POST', '/%s/_refresh' % idx)
+        return now() - t0
+    while now() - t0 < env_int('PEERS_TIMEOUT', 1800):
+        if e.req('POST', '/%s/_count' % idx, {'query': count_query})[1].get('count', 0) >= want:
+            return now() - t0
+        time.sleep(0.25)
+    return None
+
+
+def raw_bulk(a, url, kind, files, replace_files=None, replace_docs=0):
+    """Parallel curl _bulk of pre-built NDJSON files into a fresh index;
+    docs/s from the first request to the _refresh after the last. With
+    replace_files: then the first replace_docs of those documents posted
+    again over the loaded index (each replaced once, the UPDATE phases'
+    documents, their rnd REPLACE_MARK), its docs/s too, timed as the
+    tools' UPDATE phases are: until a _count of the marked documents
+    (polled every 250 ms, the default 1 s refresh) shows them all."""
+    e = Engine(url)
+    idx = 'pf_raw_%s' % kind
+    body = {'settings': {'number_of_shards': 1, 'number_of_replicas': 0}}
+    if kind == 'nested':
+        body['mappings'] = {'properties': {'children': {'type': 'nested'}}}
     e.req('DELETE', '/' + idx)
-    return cnt / (t1 - t0)
+    e.req('PUT', '/' + idx, body)
+    secs = curl_bulk(url, idx, files)
+    cnt = e.req('GET', '/%s/_count' % idx)[1].get('count')
+    replace = None
+    if replace_files:
+        rsecs = curl_bulk(url, idx, replace_files, {'term': {'rnd': REPLACE_MARK}}, replace_docs)
+        replace = replace_docs / rsecs if rsecs else None
+    e.req('DELETE', '/' + idx)
+    return cnt / secs, replace
 
 
 # ---------------------------------------------------------------- the bench
@@ -528,13 +555,34 @@ def main():
             subprocess.run(['mariadb', '--no-defaults', '-h', '127.0.0.1', '-P', str(a.mysql_port), '-u', 'root',
                             '--batch', '--skip-column-names', '--raw', a.db, '-e', sqltext], stdout=f, check=True)
         par = env_int('PEERS_BULK_PAR', 2)
-        subprocess.run(['split', '-n', 'l/%d' % par, '-d', path, path + '.p'], check=True)
-        files[kind] = []
-        for i in range(par):
-            part = '%s.p%02d' % (path, i)
-            subprocess.run(['split', '-l', '1000', '-d', '-a', '5', part, part + '.b'], check=True)
-            files[kind].append(sorted(os.path.join(a.tmp, x) for x in os.listdir(a.tmp)
-                                      if x.startswith(os.path.basename(part) + '.b')))
+
+        def split_files(path):
+            """par runs of consecutive requests of 500 documents (1000 lines:
+            an action line and its document never apart)"""
+            with open(path) as f:
+                lines = f.readlines()
+            docs = len(lines) // 2
+            out = []
+            for i in range(par):
+                lo, hi = docs * i // par, docs * (i + 1) // par
+                out.append([])
+                for k, at in enumerate(range(lo, hi, 500)):
+                    name = '%s.p%02d.b%05d' % (path, i, k)
+                    with open(name, 'w') as g:
+                        g.writelines(lines[2 * at:2 * min(at + 500, hi)])
+                    out[-1].append(name)
+            return out
+        files[kind] = split_files(path)
+        if kind == 'flat':  # the documents the UPDATE phases replace (ids 1..updates), marked
+            rpath = os.path.join(a.tmp, 'raw-flat-replace.ndjson')
+            with open(rpath, 'w') as f:
+                subprocess.run(['mariadb', '--no-defaults', '-h', '127.0.0.1', '-P', str(a.mysql_port), '-u',
+                                'root', '--batch', '--skip-column-names', '--raw', a.db, '-e',
+                                "SELECT CONCAT('{\"index\":{\"_id\":\"', id, '\"}}\\n', JSON_OBJECT(%s)) "
+                                "FROM flat WHERE id <= %d ORDER BY id"
+                                % (', '.join("'%s', %s" % (c, REPLACE_MARK if c == 'rnd' else c)
+                                             for c in FLAT_COLS), b.updates)], stdout=f, check=True)
+            files['flat-replace'] = split_files(rpath)
 
     pairs = []
     peers = a.peers.split(',')
@@ -560,11 +608,15 @@ def main():
                     results.setdefault((t.name, url), []).append(r)
                     sys.stdout.flush()
             raws = {}
-            for kind in ('flat', 'nested'):
-                raws[kind] = raw_bulk(a, url, kind, files[kind])
-            print('raw _bulk on %s, round %d: flat %.0f docs/s, nested %.0f docs/s (%d curl processes, 500 docs '
-                  'a request, no versions)' % (b.engine_name[url], rnd, raws['flat'], raws['nested'],
-                                                env_int('PEERS_BULK_PAR', 2)))
+            raws['flat'], raws['flat_replace'] = raw_bulk(a, url, 'flat', files['flat'], files['flat-replace'],
+                                                          b.updates)
+            raws['nested'], _ = raw_bulk(a, url, 'nested', files['nested'])
+            print('raw _bulk on %s, round %d: flat %.0f docs/s, nested %.0f docs/s; the %d documents of the UPDATE '
+                  'phases posted again over the loaded flat index (each replaced once, timed to a _count as the '
+                  'tools are) %s docs/s (%d curl processes, 500 docs a request, no versions)'
+                  % (b.engine_name[url], rnd, raws['flat'], raws['nested'], b.updates,
+                     '%.0f' % raws['flat_replace'] if raws['flat_replace'] else 'NOT DONE',
+                     env_int('PEERS_BULK_PAR', 2)))
             results.setdefault(('raw _bulk', url), []).append(raws)
             sys.stdout.flush()
 
@@ -574,11 +626,13 @@ def main():
     lines = ['| tool (engine) | flat load docs/s | flat UPDATEs docs/s | flat UPDATEs from a backlog docs/s | '
              'root + 5 children load roots/s | '
              'child UPDATEs roots/s | lag p50 / p99 ms | acknowledged p50 / p99 ms | '
-             'tool CPU ms per 1k docs (load / UPDATEs) | engine raw _bulk docs/s (flat / nested) |',
+             'tool CPU ms per 1k docs (load / UPDATEs) | engine raw _bulk docs/s (flat / nested / flat '
+             'replacement of the UPDATEs\' documents) |',
              '|---|---|---|---|---|---|---|---|---|---|']
     for url, Peer in pairs:
         raw = results[('raw _bulk', url)]
-        rawcell = '%s / %s' % (fmt(median([r['flat'] for r in raw])), fmt(median([r['nested'] for r in raw])))
+        rawcell = '%s / %s / %s' % (fmt(median([r['flat'] for r in raw])), fmt(median([r['nested'] for r in raw])),
+                                    fmt(median([r.get('flat_replace') for r in raw])))
         for name in ('searchsync', Peer.name):
             rs = results.get((name, url), [])
             flat = [r for r in rs if 'flat_load' in r]
