@@ -206,6 +206,7 @@ wait_checkpoint() {
 _checkpoint_past() { # META SOURCE FILE POS
     local c
     c="$(mysql_q "SELECT position FROM \`$1\`.offsets WHERE source = '$2'")"
+    c="${c%%;gtid=*}" # [source] versions = gtid: file:pos;gtid=SET
     [ -n "$c" ] || return 1
     [ "${c%:*}" \> "$3" ] || { [ "${c%:*}" = "$3" ] && [ "${c##*:}" -ge "$4" ]; } && return 0
     # with the metadata on the source, a position that moved only past
@@ -221,6 +222,7 @@ _checkpoint_past() { # META SOURCE FILE POS
 checkpoint_reached() {
     local c
     c="$(mysql_q "SELECT position FROM \`$1\`.offsets WHERE source = '$2'")"
+    c="${c%%;gtid=*}"
     [ -n "$c" ] || return 1
     [ "${c%:*}" \> "$3" ] || { [ "${c%:*}" = "$3" ] && [ "${c##*:}" -ge "$4" ]; }
 }
