@@ -21,6 +21,7 @@ struct delayed_worker {
     struct delayed_job *jobs;
     size_t njobs;
     struct delayed_opts o;
+    bool test_page; /* SEARCHSYNC_TEST_DELAYED_PAGE set it */
     atomic_bool stop, done;
 };
 
@@ -38,7 +39,11 @@ static void *worker_main(void *arg) {
     for (size_t i = 0; i < w->njobs && !atomic_load(&w->stop); i++) {
         const struct delayed_job *j = &w->jobs[i];
         char err[1024] = "";
-        int rc = delayed_job_run(p, w->index_ids, &w->o, j, w->node, w->session, &st, err,
+        /* the run's own --page and --max-attempts (a test's page wins) */
+        struct delayed_opts o = w->o;
+        if (j->page > 0 && !w->test_page) o.page = j->page;
+        if (j->max_attempts > 0) o.max_attempts = j->max_attempts;
+        int rc = delayed_job_run(p, w->index_ids, &o, j, w->node, w->session, &st, err,
                                  sizeof err);
         if (rc == 1) break; /* stopped at its cursor: a rebalance moves it on */
         if (rc == 2) {
@@ -57,8 +62,8 @@ static void *worker_main(void *arg) {
             done++;
         }
         /* the last job of its run ended here: the run is settled, once */
-        if (delayed_run_finish(p->meta, p->cfg->source.name, w->node, j->run, MAX_ATTEMPTS, err,
-                               sizeof err) < 0)
+        if (delayed_run_finish(p->meta, p->cfg->source.name, w->node, j->run, o.max_attempts,
+                               err, sizeof err) < 0)
             log_warn("delayed", "run %llu: not settled yet (%s): the reader settles it at its "
                      "next look", j->run, err);
     }
@@ -95,7 +100,7 @@ struct delayed_worker *delayed_worker_start(const struct ss_config *cfg, const c
                                  .stopping = asked_stop, .stopping_ud = w, .cluster = true};
     /* tests only: small pages, held at each page's position */
     const char *page = getenv("SEARCHSYNC_TEST_DELAYED_PAGE");
-    if (page && atoi(page) > 0) w->o.page = atoi(page);
+    if (page && atoi(page) > 0) w->o.page = atoi(page), w->test_page = true;
     const char *pause = getenv("SEARCHSYNC_TEST_DELAYED_PAUSE_MS");
     if (pause) w->o.pause_ms = atoi(pause);
     if (pthread_create(&w->th, NULL, worker_main, w) != 0) {

@@ -40,7 +40,8 @@ static void runs_stop(struct cluster_jobs *cj) {
 static int delayed_start(struct cluster_jobs *cj, const char *session, jsonw *w, sbuf *ids,
                          size_t *njobs) {
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT j.id, r.id, j.index_id, j.bucket, j.data_cursor, c.alias FROM jobs j "
+    sbuf_adds(&q, "SELECT j.id, r.id, j.index_id, j.bucket, j.data_cursor, c.alias, "
+                  "COALESCE(r.page, 0), COALESCE(r.max_attempts, 0) FROM jobs j "
                   "JOIN index_configs c ON c.id = j.index_id JOIN delayed_runs r ON r.status = "
                   "'running' AND r.resolved = 1 AND j.params = CONCAT('{\"delayed_run\":', "
                   "r.id, '}') WHERE j.source = ");
@@ -61,7 +62,8 @@ static int delayed_start(struct cluster_jobs *cj, const char *session, jsonw *w,
         jobs[n++] = (struct delayed_job){strtoull(row[0], NULL, 10), strtoull(row[1], NULL, 10),
                                          strtoull(row[2], NULL, 10),
                                          (unsigned)strtoul(row[3], NULL, 10),
-                                         row[4] ? xstrdup(row[4]) : NULL};
+                                         row[4] ? xstrdup(row[4]) : NULL, atoi(row[6]),
+                                         atoi(row[7])};
         sbuf_printf(ids, "%s%s", ids->len ? "," : "", row[0]);
         jw_obj_open(w);
         jw_key(w, "id");
@@ -364,7 +366,8 @@ static void resume_stuck_switches(struct cluster_jobs *cj) {
 static void finish_delayed_runs(struct cluster_jobs *cj) {
     if (db_ensure(&cj->meta, &cj->metap, cj->err, sizeof cj->err) < 0) return;
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT r.id FROM delayed_runs r WHERE r.source = ");
+    sbuf_adds(&q, "SELECT r.id, COALESCE(r.max_attempts, 3) FROM delayed_runs r WHERE "
+                  "r.source = ");
     db_quote(cj->meta, &q, cj->cfg->source.name, strlen(cj->cfg->source.name));
     sbuf_adds(&q, " AND r.status = 'running' AND r.resolved = 1 AND NOT EXISTS (SELECT 1 FROM "
                   "jobs j WHERE j.type = 'job' AND j.params = CONCAT('{\"delayed_run\":', "
@@ -372,23 +375,27 @@ static void finish_delayed_runs(struct cluster_jobs *cj) {
     MYSQL_RES *res = db_query(cj->meta, q.data, q.len, cj->err, sizeof cj->err);
     sbuf_free(&q);
     unsigned long long *ids = NULL;
+    int *attempts = NULL; /* each run's --max-attempts */
     size_t n = 0;
     MYSQL_ROW row;
     while (res && (row = mysql_fetch_row(res))) {
         ids = xrealloc(ids, (n + 1) * sizeof *ids);
-        ids[n++] = strtoull(row[0], NULL, 10);
+        attempts = xrealloc(attempts, (n + 1) * sizeof *attempts);
+        ids[n] = strtoull(row[0], NULL, 10);
+        attempts[n++] = atoi(row[1]) > 0 ? atoi(row[1]) : 3;
     }
     if (res) mysql_free_result(res);
     for (size_t i = 0; i < n; i++) {
         char err[512];
         int rc = delayed_run_finish(cj->meta, cj->cfg->source.name, cj->lead->node_id, ids[i],
-                                    3, err, sizeof err);
+                                    attempts[i], err, sizeof err);
         if (rc < 0) log_warn("delayed", "run %llu: not settled: %s", ids[i], err);
         else if (rc > 0)
             log_info("delayed", "run %llu: every job ended: settled by node %s (the reader)",
                      ids[i], cj->lead->node_id);
     }
     free(ids);
+    free(attempts);
 }
 
 /* the coordinator's znode changed (the client's thread): wake the tick */

@@ -145,6 +145,7 @@ struct delayed_job {
     unsigned long long id, run, index_id;
     unsigned bucket;
     char *cursor; /* "doc_table:doc_key" of its last page acknowledged, or NULL */
+    int page, max_attempts; /* its run's --page and --max-attempts (0: the defaults) */
 };
 /* Run job j on pipeline p as node owner under rebalance session session:
  * every write on its row is conditional on both (the fencing of

@@ -764,13 +764,15 @@ static bool filter_tables(struct run *R, sbuf *q) {
  * 0 when there is nothing to claim, -1 on error. */
 static long long claim(struct run *R) {
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "INSERT INTO delayed_runs (source, index_alias, node, buckets) VALUES (");
+    sbuf_adds(&q, "INSERT INTO delayed_runs (source, index_alias, node, buckets, page, "
+                  "max_attempts) VALUES (");
     qs(R->meta, &q, R->source);
     sbuf_addc(&q, ',');
     qs(R->meta, &q, R->only >= 0 ? R->p->m->indices[R->only].alias : NULL);
     sbuf_addc(&q, ',');
     qs(R->meta, &q, R->node);
-    sbuf_printf(&q, ", %d)", R->buckets);
+    /* page and attempts: what a cluster's nodes run its jobs with */
+    sbuf_printf(&q, ", %d, %d, %d)", R->buckets, R->o->page, R->o->max_attempts);
     if (exec(R, &q) < 0) return sbuf_free(&q), -1;
     R->id = mysql_insert_id(R->meta);
     /* an init snapshot whose twin is running (a run that failed to settle

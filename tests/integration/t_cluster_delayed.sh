@@ -3,8 +3,9 @@
 # spread over two nodes of a real ZooKeeper cluster (issue 21, seed 004's
 # job type `job`), on the demo shop:
 #
-#   handed out  `searchsync delayed-run` with [cluster] zookeeper claims and
-#               resolves the run, and hands its 4 bucket jobs to the nodes:
+#   handed out  `searchsync delayed-run --page 40` with [cluster] zookeeper
+#               claims and resolves the run, and hands its 4 bucket jobs to
+#               the nodes, which page them by 40 ids as the run says:
 #               the reader's rebalance gives 2 to node A, 2 to node B (the
 #               standby); status --json lists them with their node and
 #               rows read, node B's entity has job type `job`
@@ -37,14 +38,15 @@ printf '[admin]\nlisten = 127.0.0.1:%s\ntoken = %s\n' "$port" "$token" >>"$TEST_
 q() { mysql_q "$1"; }
 live() { [ "$(q "SELECT COUNT(*) FROM \`$meta\`.index_configs WHERE current_version = 1")" = 2 ]; }
 
-# each page of a delayed job: 40 ids, held 250 ms (tests only), on both nodes
-export SEARCHSYNC_TEST_DELAYED_PAGE=40 SEARCHSYNC_TEST_DELAYED_PAUSE_MS=250
+# each page of a delayed job held 250 ms (tests only), on both nodes; its
+# size, 40 ids, comes from the run (delayed-run --page below)
+export SEARCHSYNC_TEST_DELAYED_PAUSE_MS=250
 daemon_start "$TEST_TMP/a.ini" "$TEST_TMP/a.log"; A=$DAEMON
 daemon_wait_log "node-a reads the binlog of source shop" 60
 wait_until 90 "both indices are live" live
 daemon_start "$TEST_TMP/b.ini" "$TEST_TMP/b.log"; B=$DAEMON
 daemon_wait_log "this node stands by" 30
-unset SEARCHSYNC_TEST_DELAYED_PAGE SEARCHSYNC_TEST_DELAYED_PAUSE_MS
+unset SEARCHSYNC_TEST_DELAYED_PAUSE_MS
 DAEMON=$A; DAEMON_LOG="$TEST_TMP/a.log"
 on_exit '[ "$rc" = 0 ] || { echo "--- node A (last 40 lines)"; tail -40 "$TEST_TMP/a.log"; echo "--- node B"; tail -40 "$TEST_TMP/b.log"; }'
 
@@ -56,8 +58,11 @@ assert_eq "$(q 'SELECT COUNT(*) FROM shop.categories')" "$nsnap" "one snapshot p
 naff="$(q 'SELECT COUNT(*) FROM shop.products WHERE category_id IS NOT NULL')"
 
 # ---- handed out: claimed and resolved here, run by the nodes
-st=0; "$SEARCHSYNC_BIN" delayed-run --config "$TEST_TMP/a.ini" --buckets 4 >"$TEST_TMP/run.out" 2>&1 || st=$?
+st=0; "$SEARCHSYNC_BIN" delayed-run --config "$TEST_TMP/a.ini" --buckets 4 --page 40 --max-attempts 5 \
+    >"$TEST_TMP/run.out" 2>&1 || st=$?
 assert_eq 0 "$st" "delayed-run exits 0 ($(cat "$TEST_TMP/run.out"))"
+assert_eq "40 5" "$(q "SELECT page, max_attempts FROM \`$meta\`.delayed_runs ORDER BY id DESC LIMIT 1" | tr '\t' ' ')" \
+    "the run keeps --page and --max-attempts for the nodes"
 assert_contains "$(cat "$TEST_TMP/run.out")" "4 job(s) handed to the nodes of cluster $cluster" "the command hands the jobs to the cluster"
 run="$(q "SELECT id FROM \`$meta\`.delayed_runs ORDER BY id DESC LIMIT 1")"
 jobs_of() { q "SELECT COUNT(*) FROM \`$meta\`.jobs WHERE type = 'job' AND owner_node = '$1' AND params = '{\"delayed_run\":$run}'"; }
@@ -98,6 +103,11 @@ assert_eq 1 "$(q "SELECT COUNT(*) FROM \`$meta\`.sync_log WHERE event = 'delayed
     "the run ended once (one sync_log line)"
 assert_eq 0 "$(q "SELECT COUNT(*) FROM \`$meta\`.change_snapshots WHERE status <> 'done'")" "every snapshot done"
 assert_eq 0 "$(q "SELECT COUNT(*) FROM \`$meta\`.delayed_run_ids WHERE run_id = $run")" "the run's ids cleared"
+# the nodes paged as the run said: every page of at most 40 ids (each page
+# says its test pause in its node's log), so at least naff / 40 of them
+pages="$(cat "$TEST_TMP/a.log" "$TEST_TMP/b.log" | grep -c 'delayed-run: test pause of 250 ms after position')"
+assert_true "the nodes built pages of at most 40 ids (--page 40): $pages page(s) for $naff products" \
+    test "$pages" -ge $(( (naff + 39) / 40 ))
 wait_checkpoint "$meta" shop 30
 oracle_check_products shop products "after the delayed run over two nodes, one killed"
 daemon_stop
