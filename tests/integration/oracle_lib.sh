@@ -35,6 +35,12 @@
 #                                an assertion (lib.sh): every document
 #                                behind ALIAS equals the products, reviews
 #                                and replies oracles of DB (ss_version aside)
+#   oracle_demo_mapping DB PRODUCTS BRANDS [JQ]
+#                                the demo mapping (sql/demo/mapping.json) on
+#                                database DB with its two aliases renamed,
+#                                without delay-effect tables (the oracle has
+#                                no delayed run: categories refresh their
+#                                products live), then filter JQ, on stdout
 # shellcheck shell=bash
 
 ORACLE_LIB_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -142,6 +148,15 @@ compare_docs() {
     cat "$out"
     rm -f "$out"
     return 1
+}
+
+oracle_demo_mapping() {
+    sed "s/\"shop\./\"$1./g" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" |
+        jq --arg p "$2" --arg b "$3" '
+            .indices |= map(if .alias == "products" then .alias = $p elif .alias == "brands" then .alias = $b else . end)
+            | .indices[].tables |= map(select(.delay_effect != true))
+            | walk(if type == "object" and (.table // "" | endswith(".categories")) then del(.refresh_parent) else . end)
+            | '"${4:-.}"
 }
 
 # oracle_check_products DB ALIAS LABEL — one assertion of lib.sh: the

@@ -89,13 +89,8 @@ mysql_file "$SEARCHSYNC_SRCDIR/tests/fixtures/random_ops.sql" "$D" || fail "load
 # shards; categories synced live (the delay_effect entry removed, the relation
 # refreshes its parents), the rest (area_update on skus, the row-image brands
 # index) kept
-sed "s/\"shop\./\"$D./g" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" |
-    jq --arg p "$PIDX" --arg b "$BIDX" '
-        .indices |= map(if .alias == "products" then .alias = $p elif .alias == "brands" then .alias = $b else . end)
-        | .indices[].shards |= ([., 3] | max)
-        | .indices[].tables |= map(select(.delay_effect != true))
-        | walk(if type == "object" and (.table // "" | endswith(".categories")) then del(.refresh_parent) else . end)
-        | if env.RANDOM_REBUILDS_ONLY then walk(if type == "object" then del(.area_update) else . end) else . end' \
+oracle_demo_mapping "$D" "$PIDX" "$BIDX" '.indices[].shards |= ([., 3] | max)
+    | if env.RANDOM_REBUILDS_ONLY then walk(if type == "object" then del(.area_update) else . end) else . end' \
     >"$TEST_TMP/mapping.json"
 assert_eq 3 "$(jq --arg p "$PIDX" '.indices[] | select(.alias == $p) | .shards' "$TEST_TMP/mapping.json")" "mapping: 3 primary shards"
 assert_eq 0 "$(jq '[.. | objects | select(.delay_effect == true)] | length' "$TEST_TMP/mapping.json")" "mapping: no delay-effect table"

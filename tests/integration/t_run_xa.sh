@@ -41,12 +41,7 @@ log "generating the demo shop into $D"
 bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products 40 --db "$D" \
     --host "$MYSQL_HOST" --port "$MYSQL_PORT" >"$TEST_TMP/gen.out" 2>&1 || {
     cat "$TEST_TMP/gen.out" >&2; fail "generate.sh failed"; }
-sed "s/\"shop\./\"$D./g" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" |
-    jq --arg p "$PIDX" --arg b "$BIDX" '
-        .indices |= map(if .alias == "products" then .alias = $p elif .alias == "brands" then .alias = $b else . end)
-        | .indices[].tables |= map(select(.delay_effect != true))
-        | walk(if type == "object" and (.table // "" | endswith(".categories")) then del(.refresh_parent) else . end)' \
-    >"$TEST_TMP/mapping.json"
+oracle_demo_mapping "$D" "$PIDX" "$BIDX" >"$TEST_TMP/mapping.json"
 assert_eq 1 "$(jq '[.. | objects | select(.area_update == true)] | length' "$TEST_TMP/mapping.json")" "mapping: SKUs kept by area updates"
 cat >"$TEST_TMP/c.ini" <<INI
 [source]
