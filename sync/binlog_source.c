@@ -15,7 +15,8 @@
  *      so the checkpoint never passes it and the next start reads it again.
  *   I3 no stale value: a transaction's documents are read in a snapshot
  *      whose binlog position is at or past the transaction
- *      (read_snapshot_begin), so they hold at least its data.
+ *      (read_snapshot_begin), so they hold at least its data; an XA
+ *      COMMIT's, once the engine has committed it too (wait_xa_engine_commit).
  *   The mapping changes only between transactions: a transaction is routed
  *      and built with one generation; the decoder's table filter is
  *      re-evaluated when a generation is adopted.
@@ -199,6 +200,71 @@ static int wait_gtid_visible(struct daemon *dm, const bl_commit *cm) {
                  (unsigned long long)cm->end.pos);
     free(v);
     return 0;
+}
+
+/* Is the XA transaction xid (canonical text, src/binlog/xa.c) still listed
+ * as prepared by XA RECOVER? 1 yes, 0 no, -1 the query failed (p->err). */
+static int xa_listed(struct pipeline *p, const char *xid) {
+    MYSQL_RES *r = db_query(p->src, "XA RECOVER", 0, p->err, sizeof p->err);
+    if (!r) return -1;
+    int found = 0;
+    MYSQL_ROW row;
+    while (!found && (row = mysql_fetch_row(r))) {
+        unsigned long *len = mysql_fetch_lengths(r);
+        if (!row[0] || !row[1] || !row[2] || !row[3]) continue;
+        unsigned long gl = strtoul(row[1], NULL, 10), bl = strtoul(row[2], NULL, 10);
+        if (gl + bl > len[3]) continue;
+        char text[BL_XID_MAX];
+        bl_xid_format(text, sizeof text, (uint32_t)strtol(row[0], NULL, 10),
+                      (const uint8_t *)row[3], gl, (const uint8_t *)row[3] + gl, bl);
+        found = !strcmp(text, xid);
+    }
+    mysql_free_result(r);
+    return found;
+}
+
+/* An XA COMMIT of a prepared transaction reaches the binlog before the
+ * engine commits it: both MariaDB and MySQL write the statement first, then
+ * commit the transaction by its xid, outside the ordered commit that keeps
+ * snapshot positions and executed GTIDs in step with visibility. A snapshot
+ * past it in the binlog, or its GTID executed, can still miss its rows (one
+ * read in ten did, reading at once, on MariaDB 10.11 and MySQL 8.0). So
+ * before the documents it reached are read, wait until XA RECOVER no longer
+ * lists it: it is then committed in the engine, and so in any snapshot taken
+ * after. Later transactions are read after this wait, so they see it too.
+ * MySQL 8 lets only XA_RECOVER_ADMIN run XA RECOVER: without it, said once,
+ * reads go on at once. 0, or -1 with p->err when the connection failed. */
+static int wait_xa_engine_commit(struct daemon *dm, const bl_commit *cm) {
+    struct pipeline *p = &dm->p;
+    if (dm->xa_recover_denied) return 0;
+    for (int tries = 0;; tries++) {
+        int listed = xa_listed(p, cm->xid);
+        if (listed == 0) {
+            if (tries)
+                log_debug("run", "XA COMMIT %s: the source committed it in the engine after %d "
+                          "look(s) at XA RECOVER", cm->xid, tries + 1);
+            return 0;
+        }
+        if (listed < 0) {
+            unsigned e = mysql_errno(p->src);
+            if (e >= 2000 && e < 3000) return -1; /* the connection: read again (the caller) */
+            log_warn("run", "%s: the source refuses XA RECOVER, so the documents of an XA "
+                     "COMMIT are read without waiting for the engine to commit it and may miss "
+                     "its rows until they change again or `searchsync check --repair` (MySQL "
+                     "8: GRANT XA_RECOVER_ADMIN ON *.* TO the [source] user)", p->err);
+            dm->xa_recover_denied = true;
+            return 0;
+        }
+        if (tries == 5000) { /* about 5 s: not a commit in progress */
+            log_warn("run", "XA COMMIT %s read from the binlog at %s:%llu is still listed as "
+                     "prepared by the source's XA RECOVER after 5 s; reading its documents "
+                     "anyway (is [source] the server whose binlog is read?)", cm->xid,
+                     cm->end.file, (unsigned long long)cm->end.pos);
+            return 0;
+        }
+        struct timespec ts = {0, tries < 20 ? 100000 : 1000000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* Open a read snapshot of the source that holds this transaction. A
@@ -447,7 +513,8 @@ static int commit_build(struct daemon *dm, const bl_commit *cm) {
     bool xa_fresh;
     struct xa_txn *xa = xa_begin(dm, cm, &xa_fresh);
     bool uses_meta = dm->cs.snaps.len > 0; /* the only metadata write of a build */
-    int rc = read_snapshot_begin(dm, cm);
+    int rc = xa && cm->xa == BL_XA_COMMITTED ? wait_xa_engine_commit(dm, cm) : 0;
+    if (rc == 0) rc = read_snapshot_begin(dm, cm);
     if (rc == 0) rc = pipeline_build(p, &dm->cs, &cm->end);
     xa_end(dm, cm, xa, xa_fresh, rc == 0);
     /* a connection lost midway (a restart, a KILL) is no reason to stop:

@@ -152,6 +152,8 @@ struct daemon {
     bool in_snap;              /* a read snapshot is open on p.src */
     int gtid_wait; /* without snapshot positions, MySQL's WAIT_FOR_EXECUTED_GTID_SET:
                     * -1 not tried yet, 0 unusable, 1 used */
+    bool xa_recover_denied; /* XA RECOVER refused (MySQL 8 without XA_RECOVER_ADMIN):
+                             * an XA COMMIT's reads do not wait for its engine commit */
     char start_pos[600];       /* where the reader started ("" = unknown) */
     bl_reader *reader;         /* while binlog_source_run runs */
     struct kafka_source *kafka; /* [source] kind = kafka: the consumer (sync/kafka_source.c) */

@@ -130,7 +130,7 @@ srv_start() {
 
     if [ -n "$fresh" ]; then
         # MySQL 8's default authentication (caching_sha2_password) for both
-        h_mysql_users "$CLIENT" "$SOCK" ""
+        h_mysql_users "$CLIENT" "$SOCK" "XA_RECOVER_ADMIN, "
     fi
     v="$("$CLIENT" --no-defaults -h127.0.0.1 -P"$port" -uroot -N -B -e 'SELECT VERSION()')"
     h_write_env "$NAME" MYSQL_HOST=127.0.0.1 MYSQL_PORT="$port" MYSQL_SOCKET="$SOCK" \

@@ -18,7 +18,11 @@
 #      checkpoint) and started again while still prepared, then committed;
 #   5. one transaction prepared before two others, committed after them, in
 #      the other order; one-phase XA (XA COMMIT ... ONE PHASE); one on a
-#      table no index reads, which does not hold the checkpoint back.
+#      table no index reads, which does not hold the checkpoint back;
+#   6. thirty prepared, each committed on its own while the daemon is idle:
+#      it reads each XA COMMIT at once, before the server has committed it
+#      in the engine (it logs it first), and waits for XA RECOVER to drop it
+#      before reading its documents.
 # After each step the products and brands indices equal the SQL oracle
 # (tests/integration/oracle_lib.sh). The daemon warns of no XA COMMIT without
 # its PREPARE and logs no error. XA_VERSIONS=gtid runs it all with [source]
@@ -63,7 +67,7 @@ checkpoint_interval_ms = 100
 [admin]
 listen =
 [log]
-level = info
+level = debug
 INI
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/mapping.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
@@ -192,8 +196,22 @@ assert_eq "first prepared|second prepared|one phase" \
     "$(doc_field "$PIDX" "$p1" ._source.name)|$(doc_field "$PIDX" "$p2" ._source.name)|$(doc_field "$PIDX" "$p3" ._source.name)" \
     "each committed name shows"
 
+# ---- 6. many prepared, each committed on its own, read at once: an XA
+# COMMIT is in the binlog before the engine commits it (a read right after
+# could miss its rows: the daemon waits for XA RECOVER to drop it)
+log "6. thirty prepared, each committed on its own"
+many=$(q "SELECT id FROM products ORDER BY id DESC LIMIT 30")
+for id in $many; do
+    xa_prepare "${D}_m$id" "UPDATE products SET name = 'xa many $id' WHERE id = $id;
+        UPDATE skus SET stock = stock + 1 WHERE product_id = $id"
+done
+for id in $many; do xa_end COMMIT "${D}_m$id"; sleep 0.1; done
+check_all "thirty prepared, each committed on its own"
+log "XA COMMITs the daemon waited for: $(grep -c "look(s) at XA RECOVER" "$RUNLOG")"
+
 daemon_stop
 assert_eq 0 "$DAEMON_RC" "the daemon stopped cleanly"
-assert_eq "" "$(grep -E 'without its XA PREPARE|and its XA PREPARE was not| ERROR ' "$RUNLOG" | head -3)" "no XA commit went unpaired, no error"
+assert_eq "" "$(grep -E 'without its XA PREPARE|and its XA PREPARE was not|refuses XA RECOVER|still listed as prepared| ERROR ' "$RUNLOG" | head -3)" \
+    "no XA commit went unpaired or unwaited for, no error"
 assert_eq 0 "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.dead_letters")" "no dead letters"
 pass

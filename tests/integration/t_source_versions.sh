@@ -230,6 +230,8 @@ XA END 'sv$n'; XA PREPARE 'sv$n'" "$db"
     caught_up
     check "two-phase XA: committed beside another transaction, rolled back, one phase"
     assert_eq "xa committed" "$(curl -s "$SEARCH_URL/$alias/_doc/7" | jq -r ._source.name)" "$label: the XA commit shows"
+    assert_true "$label: XA COMMIT's reads waited for XA RECOVER (no refusal)" \
+        bash -c "! grep -q 'refuses XA RECOVER' '$TEST_TMP/run.log'"
     if [ "$kind" = mysql ]; then # no snapshot positions: reads wait for the GTID instead
         assert_contains "$(cat "$TEST_TMP/run.log")" "each transaction's reads wait for its GTID to be executed" \
             "$label: the daemon waits for each transaction's GTID before its reads"
