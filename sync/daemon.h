@@ -104,6 +104,7 @@ struct supervisor {
     char mapping_sum[512];  /* the mapping tables' checksums when last loaded ("" unknown) */
     bool sum_warned;
     bool poll_warned;       /* said that the build table cannot be read */
+    sbuf builds_sig;        /* the builds the last poll saw (alias, state, version) */
     unsigned long long reloads;
     struct deliver *d;             /* for the state dump (set before supervisor_start) */
     struct http_server *admin;     /* for a reloaded token (NULL: the server is off) */

@@ -360,6 +360,21 @@ void supervisor_poll_builds(struct supervisor *sv) {
     }
     if (sv->poll_warned) log_info("run", "looking for reindexes works again");
     sv->poll_warned = false;
+    /* a build asked for since the last poll: an edit of the mapping made
+     * before it (`mapping import` then `reindex`) is published first, so the
+     * build starts from it rather than from the generation it replaces (and
+     * is then cancelled for it) */
+    sbuf sig = SBUF_INIT;
+    bool building = false;
+    for (size_t i = 0; i < t->n; i++) {
+        sbuf_printf(&sig, "%s %s %u\n", t->v[i].alias, t->v[i].state, t->v[i].building);
+        building |= t->v[i].building != 0;
+    }
+    bool changed = sig.len != sv->builds_sig.len ||
+                   (sig.len && memcmp(sig.data, sv->builds_sig.data, sig.len) != 0);
+    sbuf_free(&sv->builds_sig);
+    sv->builds_sig = sig;
+    if (changed && building) look_for_edits(sv, false);
     pthread_mutex_lock(&sv->cmds->mu);
     build_table_free(sv->cmds->builds); /* not applied yet: the newer one replaces it */
     sv->cmds->builds = t;
@@ -464,6 +479,7 @@ void supervisor_free(struct supervisor *sv) {
     supervisor_stop(sv);
     set_published(sv, NULL);
     sbuf_free(&sv->bad_sig);
+    sbuf_free(&sv->builds_sig);
     search_conn_free(sv->k);
     db_close(sv->meta);
     db_close(sv->src);
