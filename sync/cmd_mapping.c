@@ -32,7 +32,7 @@ static void mapping_usage(FILE *out) {
             "       searchsync mapping import --config FILE [--dry-run] [--yes] PATH\n"
             "       searchsync mapping body --config FILE ALIAS [--dialect NAME]\n"
             "       searchsync mapping generate --config FILE [--depth N] [--include T,...]\n"
-            "                                   [--replicas N] DB.TABLE\n\n"
+            "                                   [--replicas N] [--dialect NAME] DB.TABLE\n\n"
             "export  write the mapping configuration of this source as JSON (stdout or PATH)\n"
             "import  validate PATH against the source schema, print the plan (added, changed,\n"
             "        removed, indices needing a reindex) and apply it when confirmed\n"
@@ -42,7 +42,9 @@ static void mapping_usage(FILE *out) {
             "generate  print a mapping file for root table DB.TABLE from the source's schema:\n"
             "        every column, the primary key, and the tables joined to it by foreign keys\n"
             "        (or guessed from <table>_id names, listed on stderr) down to --depth\n"
-            "        levels (default 2); --include limits relations to the tables named\n"
+            "        levels (default 2); --include limits relations to the tables named;\n"
+            "        types follow the engine of [search] urls or --dialect (BIGINT UNSIGNED:\n"
+            "        unsigned_long where the engine has it)\n"
             "The file format is described in docs/mapping.md. PATH '-' is stdin/stdout.\n"
             "exit: 0 ok, 1 runtime failure, 2 usage or invalid mapping\n");
 }
@@ -99,29 +101,37 @@ static int do_export(struct command *c, const struct opts *o) {
     return rc;
 }
 
+/* The engine a mapping is for: --dialect NAME, or the one at [search] urls.
+ * 0; 2 (EXIT_USAGE) an unknown name, said; -1 the engine did not answer
+ * (err). */
+static int engine_dialect(const struct ss_config *cfg, const char *verb, const char *name,
+                          struct search_dialect *d, char *err, size_t errlen) {
+    if (name) {
+        if (search_dialect_named(name, d) == 0) return 0;
+        fprintf(stderr, "searchsync mapping %s: unknown dialect %s (e.g. opensearch-2, "
+                        "elasticsearch-8)\n", verb, name);
+        return EXIT_USAGE;
+    }
+    struct search_opts so;
+    deliver_search_opts(&so, cfg);
+    struct search_client *sc = search_client_new(&so, err, errlen);
+    struct search_conn *k = sc ? search_conn_new(sc) : NULL;
+    int r = k ? search_detect(sc, k, err, errlen) : -1;
+    if (r == 0) *d = *search_client_dialect(sc);
+    search_conn_free(k);
+    search_client_free(sc);
+    return r < 0 ? -1 : 0;
+}
+
 static int do_body(struct command *c, const struct opts *o) {
     const struct ss_config *cfg = &c->cfg;
     char err[1024];
     struct search_dialect d;
-    if (o->dialect) {
-        if (search_dialect_named(o->dialect, &d) < 0) {
-            fprintf(stderr, "searchsync mapping body: unknown dialect %s (e.g. opensearch-2, "
-                            "elasticsearch-8)\n", o->dialect);
-            return EXIT_USAGE;
-        }
-    } else {
-        struct search_opts so;
-        deliver_search_opts(&so, cfg);
-        struct search_client *sc = search_client_new(&so, err, sizeof err);
-        struct search_conn *k = sc ? search_conn_new(sc) : NULL;
-        int r = k ? search_detect(sc, k, err, sizeof err) : -1;
-        if (r == 0) d = *search_client_dialect(sc);
-        search_conn_free(k);
-        search_client_free(sc);
-        if (r < 0) {
-            fprintf(stderr, "searchsync mapping body: %s\n", err);
-            return EXIT_RUNTIME;
-        }
+    int dr = engine_dialect(cfg, "body", o->dialect, &d, err, sizeof err);
+    if (dr == EXIT_USAGE) return EXIT_USAGE;
+    if (dr < 0) {
+        fprintf(stderr, "searchsync mapping body: %s\n", err);
+        return EXIT_RUNTIME;
     }
     int rc = command_meta(c, "") < 0 ? EXIT_OK : EXIT_RUNTIME;
     MYSQL *meta = c->meta;
@@ -224,11 +234,17 @@ static int do_generate(struct command *c, const struct opts *o) {
                         "not \"%s\"\n", o->path);
         return EXIT_USAGE;
     }
+    /* the engine's version decides a type or two (BIGINT UNSIGNED); not
+     * reachable, the file is proposed without it (a note says so) */
+    struct search_dialect d;
+    char derr[1024];
+    int dr = engine_dialect(cfg, "generate", o->dialect, &d, derr, sizeof derr);
+    if (dr == EXIT_USAGE) return EXIT_USAGE;
     char *db = xstrndup(o->path, (size_t)(dot - o->path));
     db_params sp = db_params_source(cfg);
     MYSQL *src = db_connect(&sp, err, sizeof err);
     sbuf file = SBUF_INIT, notes = SBUF_INIT, sample = SBUF_INIT;
-    struct mg_opts go = {o->depth, o->include, o->ninclude, o->replicas};
+    struct mg_opts go = {o->depth, o->include, o->ninclude, o->replicas, dr == 0 ? &d : NULL};
     int r = src ? mapping_propose(src, db, dot + 1, &go, &file, &notes, &sample, err, sizeof err)
                 : -1;
     int rc = r == 0 ? EXIT_OK : r > 0 ? EXIT_USAGE : EXIT_RUNTIME;
@@ -237,6 +253,9 @@ static int do_generate(struct command *c, const struct opts *o) {
     } else {
         fputs(file.data, stdout);
         fflush(stdout);
+        if (dr < 0)
+            fprintf(stderr, "searchsync mapping generate: the engine's version is not known (%s): "
+                            "types it may lack are not proposed (--dialect NAME names it)\n", derr);
         if (notes.len) fputs(notes.data, stderr);
         if (sample.len)
             fprintf(stderr, "searchsync mapping generate: a document as this mapping builds it "

@@ -27,8 +27,7 @@ static bool at_least(const struct search_dialect *d, int major, int minor) {
     return d->major > major || (d->major == major && d->minor >= minor);
 }
 
-/* Is engine type t available in this dialect? */
-static bool type_supported(const struct search_dialect *d, const char *t) {
+bool index_type_supported(const struct search_dialect *d, const char *t) {
     bool es = d->engine == ENGINE_ELASTICSEARCH, os = d->engine == ENGINE_OPENSEARCH;
     if (!strcmp(t, "unsigned_long")) return (es && at_least(d, 7, 10)) || (os && at_least(d, 2, 8));
     if (!strcmp(t, "flattened")) return es && at_least(d, 7, 3);
@@ -49,7 +48,7 @@ static bool index_param_ok(const char *t) {
 static cJSON *column_def(struct gen *g, const char *where, const struct mp_column *c,
                          const char *table_copy_to) {
     const char *t = c->type ? c->type : "keyword";
-    if (!type_supported(g->d, t)) {
+    if (!index_type_supported(g->d, t)) {
         if (!g->failed)
             snprintf(g->err, g->errlen, "%s column %s: engine type %s is not available in %s %s",
                      where, c->name, t, g->d->name, g->d->number);

@@ -34,6 +34,10 @@ void index_mapping_hash_props(struct cJSON *props);
 int index_mapping_put_hash_fields(struct search_conn *k, const char *alias, char *err,
                                   size_t errlen);
 
+/* Does this engine version have field type t? (unsigned_long, flattened,
+ * flat_object and wildcard came in later versions; every other type: yes) */
+bool index_type_supported(const struct search_dialect *d, const char *t);
+
 /* Append the body for PUT /<index> to out: compact JSON, or indented when
  * pretty. The model must have been validated (engine types filled in).
  * 0, or -1 with err. */

@@ -173,6 +173,12 @@ bool mapping_is_integer_type(const char *mysql_type) {
     return mysql_type && mtype_parse(mysql_type).cls == MC_INT;
 }
 
+bool mapping_is_unsigned_bigint(const char *mysql_type) {
+    if (!mysql_type) return false;
+    struct mtype m = mtype_parse(mysql_type);
+    return m.cls == MC_INT && m.bytes == 8 && m.is_unsigned;
+}
+
 const char *mapping_default_type(const char *mysql_type) {
     struct mtype m = mtype_parse(mysql_type);
     switch (m.cls) {

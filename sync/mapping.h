@@ -136,6 +136,8 @@ static inline const struct mp_column *mp_relation_key(const struct mp_relation *
 const char *mapping_default_type(const char *mysql_type);
 /* TINYINT..BIGINT (signed or not): SQL orders its values as numbers */
 bool mapping_is_integer_type(const char *mysql_type);
+/* BIGINT UNSIGNED: values up to 2^64-1, above what a `long` field holds */
+bool mapping_is_unsigned_bigint(const char *mysql_type);
 /* DECIMAL(p,s): s; any other type: -1. */
 int mapping_decimal_scale(const char *mysql_type);
 /* 0 if engine type `type` can hold every value of `mysql_type` without loss;

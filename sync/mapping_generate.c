@@ -14,6 +14,7 @@
 
 #include "db.h"
 #include "sync/docbuild.h"
+#include "sync/index_mapping.h"
 #include "sync/mapping_generate.h"
 
 /* a reference: from.col -> to.col (one column each side) */
@@ -343,6 +344,39 @@ static void mark_keys(struct mp_relation *r, size_t n) {
     }
 }
 
+/* BIGINT UNSIGNED columns (validation gave them long, which holds values up
+ * to 2^63-1 only: the engine refuses a larger one, never rounds it) become
+ * unsigned_long where the engine has it; elsewhere a note says what a larger
+ * value does */
+static void unsigned_bigints(struct mp_column *c, size_t n, const char *db, const char *table,
+                             const struct search_dialect *engine, sbuf *notes) {
+    for (size_t i = 0; i < n; i++) {
+        if (!mapping_is_unsigned_bigint(c[i].mysql_type) || !c[i].type ||
+            strcmp(c[i].type, "long"))
+            continue;
+        if (engine && index_type_supported(engine, "unsigned_long")) {
+            free(c[i].type);
+            c[i].type = xstrdup("unsigned_long");
+        } else {
+            sbuf_printf(notes, "%s.%s.%s is BIGINT UNSIGNED, mapped as long: %s; a value above "
+                        "2^63-1 would be refused by the engine (a dead letter naming it), so use "
+                        "unsigned_long (Elasticsearch 7.10+, OpenSearch 2.8+) or keyword if the "
+                        "column holds such values\n", db, table, c[i].name,
+                        engine ? "this engine has no unsigned_long"
+                               : "the engine at [search] urls could not be asked whether it "
+                                 "has unsigned_long");
+        }
+    }
+}
+
+static void unsigned_bigints_rel(struct mp_relation *r, size_t n,
+                                 const struct search_dialect *engine, sbuf *notes) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned_bigints(r[i].columns, r[i].ncolumns, r[i].db, r[i].table, engine, notes);
+        unsigned_bigints_rel(r[i].relations, r[i].nrelations, engine, notes);
+    }
+}
+
 /* the first document of a sample, kept as built */
 static int keep_sample(void *ctx, const char *id, const char *routing, const char *body,
                        size_t len) {
@@ -368,8 +402,12 @@ int mapping_propose(MYSQL *src, const char *db, const char *table, const struct 
         }
     }
     if (rc == 0) {
-        for (size_t t = 0; t < m.indices[0].ntables; t++)
-            mark_keys(m.indices[0].tables[t].relations, m.indices[0].tables[t].nrelations);
+        for (size_t t = 0; t < m.indices[0].ntables; t++) {
+            struct mp_table *tb = &m.indices[0].tables[t];
+            mark_keys(tb->relations, tb->nrelations);
+            unsigned_bigints(tb->columns, tb->ncolumns, tb->db, tb->table, o->engine, notes);
+            unsigned_bigints_rel(tb->relations, tb->nrelations, o->engine, notes);
+        }
         mapping_write(&m, file);
         /* one document from the first row: what the documents will look like */
         const struct mp_index *ix = &m.indices[0];

@@ -8,6 +8,8 @@
 #include "sbuf.h"
 #include "sync/mapping.h"
 
+struct search_dialect;
+
 struct st_mysql;
 
 struct mg_opts {
@@ -15,6 +17,9 @@ struct mg_opts {
     const char *const *include; /* NULL or the tables relations may read ("t" or "db.t") */
     size_t ninclude;
     int replicas;               /* -1: the file's default */
+    const struct search_dialect *engine; /* the engine the mapping is for (NULL: not known):
+                                          * BIGINT UNSIGNED becomes unsigned_long where it
+                                          * has that type, else long (with a note) */
 };
 
 /* Build a one-index mapping for db.table from the source's information_schema:

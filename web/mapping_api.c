@@ -27,6 +27,7 @@
 #include "db.h"
 #include "jsonw.h"
 #include "log.h"
+#include "search/search.h"
 #include "stmt.h"
 #include "sync/mapping.h"
 #include "sync/mapping_generate.h"
@@ -190,7 +191,8 @@ static void h_generate(const struct api_ctx *ctx, const char *db, const char *ta
     if (!s) return;
     sbuf file = SBUF_INIT, notes = SBUF_INIT, sample = SBUF_INIT;
     char err[2048] = "";
-    struct mg_opts o = {depth, NULL, 0, -1};
+    /* the daemon's engine, once detected: it decides BIGINT UNSIGNED's type */
+    struct mg_opts o = {depth, NULL, 0, -1, ctx->client ? search_client_dialect(ctx->client) : NULL};
     int rc = mapping_propose(s, db, table, &o, &file, &notes, &sample, err, sizeof err);
     if (rc > 0) {
         api_error(r, 404, err, "GET /api/v1/source/tables lists the tables (with their "

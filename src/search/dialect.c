@@ -38,8 +38,10 @@ int search_dialect_named(const char *name, struct search_dialect *d) {
         d->engine = ENGINE_ELASTICSEARCH;
     else
         return -1;
-    d->major = atoi(dash + 1);
-    snprintf(d->number, sizeof d->number, "%d.0.0", d->major);
+    d->major = atoi(dash + 1); /* "opensearch-2", or with a minor: "opensearch-2.19" */
+    const char *dot = strchr(dash + 1, '.');
+    d->minor = dot ? atoi(dot + 1) : 0;
+    snprintf(d->number, sizeof d->number, "%d.%d.0", d->major, d->minor);
     finish(d);
     return 0;
 }

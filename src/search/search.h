@@ -48,7 +48,8 @@ struct search_dialect {
 /* Parse a root (`GET /`) response into a dialect. 0 or -1 with err. */
 int search_dialect_from_root(const char *json, size_t len, struct search_dialect *d, char *err,
                              size_t errlen);
-/* A dialect for a name like "opensearch-2" or "elasticsearch-7" (tests, goldens). */
+/* A dialect for a name like "opensearch-2", "opensearch-2.19" or "elasticsearch-7"
+ * (tests, goldens, --dialect): the minor version 0 unless named. */
 int search_dialect_named(const char *name, struct search_dialect *d);
 
 struct search_opts {

@@ -4,7 +4,8 @@
 # `<table>_id` names, said on stderr, and the file imports; on a schema with
 # foreign keys (an object, a guessed object, a nested array and a
 # many-to-many through a link table) the generated file imports and `run`
-# syncs documents equal to an SQL oracle, before and after changes. Also: a
+# syncs documents equal to an SQL oracle, before and after changes (BIGINT
+# UNSIGNED values above 2^63-1 in an unsigned_long field). Also: a
 # mapping whose root lists no columns and marks no key maps every column and
 # takes the primary key.
 . "$(dirname "$0")/lib.sh"
@@ -73,7 +74,7 @@ CREATE TABLE authors (id INT PRIMARY KEY, name VARCHAR(100) NOT NULL);
 CREATE TABLE publishers (id INT PRIMARY KEY, name VARCHAR(100) NOT NULL);
 CREATE TABLE genres (id INT PRIMARY KEY, name VARCHAR(50) NOT NULL);
 CREATE TABLE books (id INT PRIMARY KEY, author_id INT NULL, publisher_id INT NULL,
-  title VARCHAR(200) NOT NULL, pages INT NULL,
+  title VARCHAR(200) NOT NULL, pages INT NULL, copies BIGINT UNSIGNED NULL,
   FOREIGN KEY (author_id) REFERENCES authors (id));
 CREATE TABLE book_genres (book_id INT NOT NULL, genre_id INT NOT NULL, PRIMARY KEY (book_id, genre_id),
   FOREIGN KEY (book_id) REFERENCES books (id), FOREIGN KEY (genre_id) REFERENCES genres (id));
@@ -82,8 +83,8 @@ CREATE TABLE loans (id INT PRIMARY KEY, book_id INT NOT NULL, borrower VARCHAR(5
 INSERT INTO authors VALUES (1, 'Le Guin'), (2, 'Pratchett');
 INSERT INTO publishers VALUES (1, 'Ace'), (2, 'Gollancz');
 INSERT INTO genres VALUES (1, 'fantasy'), (2, 'sf'), (3, 'humour');
-INSERT INTO books VALUES (1, 1, 1, 'The Dispossessed', 387), (2, 2, 2, 'Mort', 243),
-  (3, 2, NULL, 'Guards! Guards!', NULL), (4, NULL, 9, 'Anonymous', 10);
+INSERT INTO books VALUES (1, 1, 1, 'The Dispossessed', 387, 18446744073709551615), (2, 2, 2, 'Mort', 243, 9223372036854775808),
+  (3, 2, NULL, 'Guards! Guards!', NULL, NULL), (4, NULL, 9, 'Anonymous', 10, 0);
 INSERT INTO book_genres VALUES (1, 2), (2, 1), (2, 3), (3, 1), (3, 3);
 INSERT INTO loans VALUES (1, 2, 'ann'), (2, 2, 'bob'), (3, 1, 'cy');" "$lib"
 gen "$lib.books" --replicas 0
@@ -94,6 +95,16 @@ assert_eq "author publisher genres loans" \
     "relations along foreign keys, and one guess"
 assert_contains "$err" "guessed (no foreign key): $lib.books.publisher_id -> $lib.publishers.id" "the guess said"
 case "$err" in *"books.author_id ->"*) fail "a foreign key reported as a guess: $err" ;; esac
+# BIGINT UNSIGNED: unsigned_long on this engine (OpenSearch 2.19); long on
+# one without it, with a note that values above 2^63-1 would be refused
+assert_eq unsigned_long "$(jq -r '.indices[0].tables[0].columns[] | select(.name == "copies") | .type' "$TEST_TMP/books.json")" \
+    "BIGINT UNSIGNED proposed as unsigned_long (the engine has it)"
+case "$err" in *"mapped as long"*) fail "a note on BIGINT UNSIGNED though the engine has unsigned_long: $err" ;; esac
+gen "$lib.books" --replicas 0 --dialect opensearch-1
+assert_eq long "$(printf '%s' "$out" | jq -r '.indices[0].tables[0].columns[] | select(.name == "copies") | .type')" \
+    "BIGINT UNSIGNED as long for an engine without unsigned_long"
+assert_contains "$err" "$lib.books.copies is BIGINT UNSIGNED, mapped as long: this engine has no unsigned_long" \
+    "the note on what a value above 2^63-1 would do"
 # a sample document: the first book as the proposed mapping builds it
 sample="$(sed -n '/a document as this mapping builds it (the first row of '"$lib"'.books):/{n;p}' "$TEST_TMP/err")"
 assert_eq "$(mysql_q "SELECT MIN(id) FROM books" "$lib")" "$(jq -r .id <<<"$sample")" "the sample is the first book"
@@ -108,6 +119,7 @@ assert_eq "$(mysql_q "SELECT GROUP_CONCAT(g.name ORDER BY g.id) FROM book_genres
 oracle_books() {
     oracle_query "$lib" "SELECT JSON_OBJECT('id', CAST(b.id AS CHAR), 'routing', NULL, 'doc', JSON_OBJECT(
   'id', b.id, 'author_id', b.author_id, 'publisher_id', b.publisher_id, 'title', b.title, 'pages', b.pages,
+  'copies', b.copies,
   'author', JSON_EXTRACT((SELECT JSON_OBJECT('id', a.id, 'name', a.name) FROM authors a WHERE a.id = b.author_id), '\$'),
   'publisher', JSON_EXTRACT((SELECT JSON_OBJECT('id', p.id, 'name', p.name) FROM publishers p WHERE p.id = b.publisher_id), '\$'),
   'genres', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('id', g.id, 'name', g.name)
@@ -134,7 +146,8 @@ check_books "first build"
 mysql_q "UPDATE genres SET name = 'science fiction' WHERE id = 2;
 INSERT INTO loans VALUES (4, 3, 'dee'); DELETE FROM loans WHERE id = 1;
 INSERT INTO book_genres VALUES (4, 2); UPDATE authors SET name = 'Terry Pratchett' WHERE id = 2;
-INSERT INTO publishers VALUES (9, 'Late'); INSERT INTO books VALUES (5, 1, 9, 'Lavinia', 279);
+INSERT INTO publishers VALUES (9, 'Late'); INSERT INTO books VALUES (5, 1, 9, 'Lavinia', 279, 18446744073709551614);
+UPDATE books SET copies = 18446744073709551615 WHERE id = 4; UPDATE books SET copies = 9223372036854775807 WHERE id = 1;
 SET FOREIGN_KEY_CHECKS = 0; INSERT INTO book_genres VALUES (1, 99), (5, 3)" "$lib"
 wait_checkpoint "$meta" gen 30
 check_books "after changes (a link to a genre not there yet gives no element)"
@@ -158,6 +171,6 @@ assert_eq "id book_id borrower" "$(jq -r '[.indices[] | select(.alias=="loans") 
     "no columns: every column of the root"
 assert_eq "id" "$(jq -r '.indices[] | select(.alias=="loans") | .tables[0].columns[] | select(.key) | .name' "$TEST_TMP/exp.json")" \
     "no key: the primary key"
-assert_eq 5 "$(jq '.indices[] | select(.alias=="loans") | .tables[0].relations[0].columns | length' "$TEST_TMP/exp.json")" \
+assert_eq 6 "$(jq '.indices[] | select(.alias=="loans") | .tables[0].relations[0].columns | length' "$TEST_TMP/exp.json")" \
     "a relation without columns: every column"
 pass

@@ -77,6 +77,11 @@ static void test_type_defaults(void **state) {
     }
     assert_false(mapping_is_integer_type(""));
     assert_false(mapping_is_integer_type(NULL));
+    assert_true(mapping_is_unsigned_bigint("bigint(20) unsigned"));
+    assert_true(mapping_is_unsigned_bigint("bigint unsigned zerofill"));
+    assert_false(mapping_is_unsigned_bigint("bigint(20)"));
+    assert_false(mapping_is_unsigned_bigint("int(10) unsigned"));
+    assert_false(mapping_is_unsigned_bigint(NULL));
 }
 
 static void test_type_compat(void **state) {

@@ -64,6 +64,11 @@ static void t_compat_flags(void **s) {
     assert_true(d.compat_header);
     assert_int_equal(search_dialect_named("opensearch-2", &d), 0);
     assert_false(d.compat_header);
+    assert_int_equal(d.minor, 0);
+    assert_int_equal(search_dialect_named("opensearch-2.19", &d), 0); /* with a minor */
+    assert_int_equal(d.major, 2);
+    assert_int_equal(d.minor, 19);
+    assert_string_equal(d.number, "2.19.0");
     assert_int_equal(search_dialect_named("solr-9", &d), -1);
 }
 
