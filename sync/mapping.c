@@ -362,6 +362,7 @@ void mp_schema_add(struct mp_schema *s, const char *db, const char *table, const
     c->column = column ? xstrdup(column) : NULL;
     c->type = xstrdup(type ? type : "");
     c->primary = primary;
+    c->unique = false; /* set by the caller that knows (mapping_db.c) */
 }
 
 void mp_schema_free(struct mp_schema *s) {
@@ -620,13 +621,26 @@ static void fill_all_columns(struct vctx *v, const char *where, const char *db, 
 }
 
 /* A root or child table without a "key": true column takes the source's
- * primary key: its listed columns are marked, unlisted ones added first. */
+ * primary key: its listed columns are marked, unlisted ones added first.
+ * A primary key of several columns cannot be a document's id: a column
+ * with a unique index of its own is taken instead when there is one (else
+ * the columns are marked, and check_index says what to do). */
 static void fill_key(struct vctx *v, const char *db, const char *table, struct mp_column **cols,
                      size_t *n) {
     if (!v->schema || mp_key_column(*cols, *n)) return;
+    size_t npk = 0, nuni = 0;
     for (size_t i = 0; i < v->schema->n; i++) {
         const struct mp_schema_col *s = &v->schema->cols[i];
-        if (!s->primary || !s->column || strcmp(s->db, db) || strcmp(s->table, table)) continue;
+        if (!s->column || strcmp(s->db, db) || strcmp(s->table, table)) continue;
+        npk += s->primary;
+        nuni += s->unique;
+    }
+    bool by_unique = npk > 1 && nuni > 0;
+    for (size_t i = 0; i < v->schema->n; i++) {
+        const struct mp_schema_col *s = &v->schema->cols[i];
+        if (!(by_unique ? s->unique : s->primary) || !s->column || strcmp(s->db, db) ||
+            strcmp(s->table, table))
+            continue;
         struct mp_column *c = (struct mp_column *)find_col(*cols, *n, s->column);
         if (!c) {
             *cols = xrealloc(*cols, (*n + 1) * sizeof **cols);
@@ -638,6 +652,7 @@ static void fill_key(struct vctx *v, const char *db, const char *table, struct m
             c->indexed = true;
         }
         c->is_key = true;
+        if (by_unique) break; /* the first such column */
     }
 }
 
@@ -815,12 +830,29 @@ static void check_index(struct vctx *v, struct mp_index *ix, size_t ii) {
             check_col_exists(v, tw, "parent_column", t->db, t->table, t->parent_column);
         }
         if (doc_table) {
-            bool key = false;
-            for (size_t c = 0; c < t->ncolumns; c++) key |= t->columns[c].is_key;
-            if (!key)
-                verr(v, tw, "%s table without a key%s: mark the column(s) that identify a row "
+            size_t nkeys = 0;
+            sbuf keys = SBUF_INIT, quoted = SBUF_INIT;
+            for (size_t c = 0; c < t->ncolumns; c++)
+                if (t->columns[c].is_key) {
+                    sbuf_printf(&keys, "%s%s", nkeys ? ", " : "", t->columns[c].name);
+                    sbuf_printf(&quoted, "%s`%s`", nkeys ? ", " : "", t->columns[c].name);
+                    nkeys++;
+                }
+            if (!nkeys)
+                verr(v, tw, "%s table without a key%s: mark the column that identifies a row "
                      "\"key\": true", i == 0 ? "root" : "child",
                      v->schema ? " (the source table has no primary key)" : "");
+            /* a document's id is one column's value: with two, rows that
+             * share the first would be one document */
+            else if (nkeys > 1)
+                verr(v, tw, "%s table with %zu key columns (%s; marked, or the source's "
+                     "primary key): a document is identified by one column. Mark one column "
+                     "that is unique on its own \"key\": true; for a composite primary key, "
+                     "add one, e.g. ALTER TABLE ... ADD COLUMN doc_id VARCHAR(255) AS "
+                     "(CONCAT_WS(':', %s)) STORED, ADD UNIQUE (doc_id)",
+                     i == 0 ? "root" : "child", nkeys, keys.data, quoted.data);
+            sbuf_free(&keys);
+            sbuf_free(&quoted);
         } else {
             if (t->ncolumns || t->nrelations)
                 verr(v, tw, "a table that is neither the root nor a parent/child child only "

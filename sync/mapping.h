@@ -170,6 +170,8 @@ void mapping_write_index(const struct mp_index *ix, sbuf *out);
 struct mp_schema_col {
     char *db, *table, *column, *type;
     bool primary;
+    bool unique; /* a UNIQUE index of its own (COLUMN_KEY 'UNI'): the key taken when the
+                  * primary key has several columns */
 };
 struct mp_schema {
     struct mp_schema_col *cols;

@@ -57,7 +57,7 @@ int mapping_schema_load(MYSQL *src, const struct mapping *mp, struct mp_schema *
                         "ELSE COLUMN_TYPE END, ");
     else
         sbuf_adds(&sql, "COLUMN_TYPE, ");
-    sbuf_adds(&sql, "COLUMN_KEY = 'PRI' FROM information_schema.COLUMNS c "
+    sbuf_adds(&sql, "COLUMN_KEY = 'PRI', COLUMN_KEY = 'UNI' FROM information_schema.COLUMNS c "
                     "WHERE (TABLE_SCHEMA, TABLE_NAME) IN (");
     for (size_t i = 0; i < mp->nindices; i++)
         for (size_t j = 0; j < mp->indices[i].ntables; j++) {
@@ -74,8 +74,10 @@ int mapping_schema_load(MYSQL *src, const struct mapping *mp, struct mp_schema *
     sbuf_free(&sql);
     if (!r) return -1;
     MYSQL_ROW row;
-    while ((row = mysql_fetch_row(r)))
+    while ((row = mysql_fetch_row(r))) {
         mp_schema_add(out, row[0], row[1], row[2], row[3], row[4] && row[4][0] == '1');
+        out->cols[out->n - 1].unique = row[5] && row[5][0] == '1';
+    }
     mysql_free_result(r);
     return 0;
 }

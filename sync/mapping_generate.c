@@ -64,8 +64,8 @@ static bool has_edge_from(const struct gen *g, const char *table, const char *co
 
 static int load(struct gen *g, MYSQL *src, char *err, size_t errlen) {
     sbuf sql = SBUF_INIT;
-    sbuf_adds(&sql, "SELECT c.TABLE_NAME, c.COLUMN_NAME, c.COLUMN_TYPE, c.COLUMN_KEY = 'PRI' "
-                    "FROM information_schema.COLUMNS c JOIN information_schema.TABLES t "
+    sbuf_adds(&sql, "SELECT c.TABLE_NAME, c.COLUMN_NAME, c.COLUMN_TYPE, c.COLUMN_KEY = 'PRI', "
+                    "c.COLUMN_KEY = 'UNI' FROM information_schema.COLUMNS c JOIN information_schema.TABLES t "
                     "ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME "
                     "WHERE t.TABLE_TYPE = 'BASE TABLE' AND c.TABLE_SCHEMA = ");
     db_quote(src, &sql, g->db, strlen(g->db));
@@ -73,8 +73,10 @@ static int load(struct gen *g, MYSQL *src, char *err, size_t errlen) {
     MYSQL_RES *r = db_query(src, sql.data, sql.len, err, errlen);
     MYSQL_ROW row;
     if (r) {
-        while ((row = mysql_fetch_row(r)))
+        while ((row = mysql_fetch_row(r))) {
             mp_schema_add(&g->schema, g->db, row[0], row[1], row[2], row[3] && row[3][0] == '1');
+            g->schema.cols[g->schema.n - 1].unique = row[4] && row[4][0] == '1';
+        }
         mysql_free_result(r);
     }
     sbuf_reset(&sql);
@@ -293,15 +295,28 @@ int mapping_generate(MYSQL *src, const char *db, const char *table, const struct
                  db, table);
         rc = 1;
     }
-    bool pk = false;
-    for (size_t i = 0; rc == 0 && i < g.schema.n; i++)
-        pk |= g.schema.cols[i].primary && !strcmp(g.schema.cols[i].table, table);
-    if (rc == 0 && !pk) {
+    size_t npk = 0, nuni = 0;
+    sbuf pkcols = SBUF_INIT;
+    for (size_t i = 0; rc == 0 && i < g.schema.n; i++) {
+        const struct mp_schema_col *c = &g.schema.cols[i];
+        if (strcmp(c->table, table)) continue;
+        if (c->primary) sbuf_printf(&pkcols, "%s`%s`", npk++ ? ", " : "", c->column);
+        nuni += c->unique;
+    }
+    if (rc == 0 && !npk) {
         snprintf(err, errlen, "%s.%s has no primary key: a document needs an id (add a primary "
                               "key to the table, or write the mapping by hand with a unique "
                               "column marked \"key\": true)", db, table);
         rc = 1;
+    } else if (rc == 0 && npk > 1 && !nuni) { /* the key validation takes (mapping.c) */
+        snprintf(err, errlen, "%s.%s has a primary key of %zu columns (%s) and no column unique "
+                              "on its own: a document's id is one column. Add one, e.g. ALTER "
+                              "TABLE ... ADD COLUMN doc_id VARCHAR(255) AS (CONCAT_WS(':', %s)) "
+                              "STORED, ADD UNIQUE (doc_id), and generate again",
+                 db, table, npk, pkcols.data, pkcols.data);
+        rc = 1;
     }
+    sbuf_free(&pkcols);
     if (rc == 0) {
         out->indices = xcalloc(1, sizeof *out->indices);
         out->nindices = 1;

@@ -159,6 +159,33 @@ check_books "after the linked rows changed"
 assert_eq "science fiction,utopia" "$(curl -s "$SEARCH_URL/books/_doc/1" | jq -r '[._source.genres[].name] | join(",")')" "book 1 has the late genre"
 daemon_stop
 
+# ---- a composite primary key: a document's id is one column, so generate
+# says how to add one; given a column unique on its own, it takes that
+mysql_q "CREATE TABLE order_lines (order_no VARCHAR(10) NOT NULL, line INT NOT NULL, qty INT,
+  PRIMARY KEY (order_no, line))" "$lib"
+gen "$lib.order_lines" --replicas 0
+assert_eq 2 "$rc" "a composite primary key without a unique column: exit 2"
+assert_contains "$err" "has a primary key of 2 columns (\`order_no\`, \`line\`) and no column unique on its own" \
+    "the composite key named"
+assert_contains "$err" "ADD COLUMN doc_id VARCHAR(255) AS (CONCAT_WS(':', \`order_no\`, \`line\`)) STORED" "and how to add one"
+mysql_q "ALTER TABLE order_lines ADD COLUMN doc_id VARCHAR(255) AS (CONCAT_WS(':', order_no, line)) STORED,
+  ADD UNIQUE (doc_id)" "$lib"
+gen "$lib.order_lines" --replicas 0
+assert_eq 0 "$rc" "with a unique column ($err)"
+assert_eq doc_id "$(printf '%s' "$out" | jq -r '[.indices[0].tables[0].columns[] | select(.key) | .name] | join(",")')" \
+    "the unique column is the key"
+printf '%s\n' "$out" >"$TEST_TMP/lines.json"
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" --dry-run "$TEST_TMP/lines.json" >"$TEST_TMP/imp" 2>&1 ||
+    fail "the generated mapping with the unique key: $(cat "$TEST_TMP/imp")"
+jq '.indices[0].tables[0].columns |= map(if .name == "order_no" or .name == "line" then .key = true else del(.key) end)' \
+    "$TEST_TMP/lines.json" >"$TEST_TMP/lines2.json"
+set +e
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" --dry-run "$TEST_TMP/lines2.json" >"$TEST_TMP/imp" 2>&1
+rc=$?
+set -e
+assert_eq 2 "$rc" "two key columns marked by hand: refused"
+assert_contains "$(cat "$TEST_TMP/imp")" "root table with 2 key columns (order_no, line" "the two keys named"
+
 # ---- no "columns" and no key: every column, the primary key
 cat >"$TEST_TMP/bare.json" <<JSON
 {"version": 1, "indices": [{"alias": "loans", "replicas": 0, "tables": [{"table": "$lib.loans",

@@ -199,6 +199,13 @@ static void schema_demo(struct mp_schema *s) {
     mp_schema_add(s, "d", "n", "a", "int(11)", false); /* no primary key */
     mp_schema_add(s, "d", "pc", "p_id", "bigint(20)", true); /* a link table p <-> c */
     mp_schema_add(s, "d", "pc", "c_id", "int(11)", true);
+    mp_schema_add(s, "d", "ck", "a", "varchar(10)", true); /* a composite primary key */
+    mp_schema_add(s, "d", "ck", "b", "int(11)", true);
+    mp_schema_add(s, "d", "ck", "u", "varchar(40)", false); /* ... and a unique column */
+    s->cols[s->n - 1].unique = true;
+    mp_schema_add(s, "d", "ck2", "a", "varchar(10)", true); /* composite, nothing unique */
+    mp_schema_add(s, "d", "ck2", "b", "int(11)", true);
+    mp_schema_add(s, "d", "ck2", "v", "int(11)", false);
 }
 
 /* Validate text against the small schema; every wanted fragment must be in the errors. */
@@ -258,6 +265,37 @@ static void test_validation_primary_key(void **state) {
     assert_int_equal(MP_JOIN_UNKNOWN, t->relations[0].join_kind); /* not validated yet */
     if (mapping_validate(&m, &s, &errs) != 0) fail_msg("%s", errs.data);
     assert_int_equal(MP_JOIN_OTHER, t->relations[0].join_kind);
+    sbuf_free(&errs);
+    mp_schema_free(&s);
+    mapping_free(&m);
+}
+
+/* a document's id is one column: two keys (marked, or a composite primary
+ * key taken) are refused with what to do; a composite primary key with a
+ * column unique on its own takes that column */
+static void test_validation_composite_key(void **state) {
+    (void)state;
+    validate_expect(IX("{\"table\":\"d.ck2\"}"), 1,
+                    "root table with 2 key columns (a, b; marked, or the source's primary key)");
+    validate_expect(IX("{\"table\":\"d.ck2\"}"), 1, "(CONCAT_WS(':', `a`, `b`)) STORED");
+    validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true},"
+                       "{\"name\":\"cat\",\"key\":true}]}"),
+                    1, "root table with 2 key columns (id, cat");
+    const char *text = IX("{\"table\":\"d.ck\"}");
+    struct mapping m;
+    char err[1024];
+    if (mapping_parse("v.json", text, strlen(text), &m, err, sizeof err) < 0) fail_msg("%s", err);
+    struct mp_schema s;
+    schema_demo(&s);
+    sbuf errs = SBUF_INIT;
+    if (mapping_validate(&m, &s, &errs) != 0) fail_msg("%s", errs.data);
+    const struct mp_column *k = mp_table_key(&m.indices[0].tables[0]);
+    assert_non_null(k);
+    assert_string_equal("u", k->name);
+    size_t nkeys = 0;
+    for (size_t c = 0; c < m.indices[0].tables[0].ncolumns; c++)
+        nkeys += m.indices[0].tables[0].columns[c].is_key;
+    assert_int_equal(1, nkeys);
     sbuf_free(&errs);
     mp_schema_free(&s);
     mapping_free(&m);
@@ -650,6 +688,7 @@ int main(void) {
         cmocka_unit_test(test_type_defaults),     cmocka_unit_test(test_type_compat),
         cmocka_unit_test(test_parse_errors),      cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_validation),        cmocka_unit_test(test_validation_fills),
+        cmocka_unit_test(test_validation_composite_key),
         cmocka_unit_test(test_flatten),
         cmocka_unit_test(test_type_widens),       cmocka_unit_test(test_validation_widened),
         cmocka_unit_test(test_validation_primary_key),
