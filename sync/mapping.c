@@ -576,7 +576,14 @@ static void check_columns(struct vctx *v, const char *where, const char *db, con
                 c->mysql_type = xstrdup(s->type);
             }
         }
-        if (!c->type) c->type = xstrdup(mapping_default_type(c->mysql_type ? c->mysql_type : ""));
+        if (!c->type) {
+            c->type = xstrdup(mapping_default_type(c->mysql_type ? c->mysql_type : ""));
+            /* JSON has no fixed shape: as a dynamic object, the first row's
+             * values would fix the types of all (a later string where a
+             * number was, a number above 2^63-1, a bare scalar: refused, a
+             * dead letter). By default it is kept in _source only */
+            if (!strcmp(c->type, "object") && !c->index_given) c->indexed = false;
+        }
         char why[256];
         if (mapping_type_compatible(c->mysql_type ? c->mysql_type : "", c->type, why, sizeof why) <
             0)

@@ -25,6 +25,8 @@ struct mp_column {
     bool is_key;
     bool nested;           /* ExtendIsNest: default for relations on this column */
     bool indexed;          /* false: stored in _source only */
+    bool index_given;      /* the file said "index" (else a JSON column without a "type"
+                              is stored only: see mapping.c, column types) */
     bool primary;          /* in its table's primary key (set by validation against the
                               source's schema; false when that was not loaded) */
     char *widened_from;    /* set by validation: the source's type changed from this one

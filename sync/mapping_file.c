@@ -121,6 +121,7 @@ static int parse_column(struct pctx *c, const char *path, const cJSON *v, struct
         get_bool(c, path, v, "nested", &col->nested) < 0 ||
         get_bool(c, path, v, "index", &col->indexed) < 0)
         return -1;
+    col->index_given = cJSON_GetObjectItemCaseSensitive(v, "index") != NULL;
     return 0;
 }
 

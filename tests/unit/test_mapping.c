@@ -206,6 +206,8 @@ static void schema_demo(struct mp_schema *s) {
     mp_schema_add(s, "d", "ck2", "a", "varchar(10)", true); /* composite, nothing unique */
     mp_schema_add(s, "d", "ck2", "b", "int(11)", true);
     mp_schema_add(s, "d", "ck2", "v", "int(11)", false);
+    mp_schema_add(s, "d", "j", "id", "int(11)", true); /* a JSON column */
+    mp_schema_add(s, "d", "j", "attrs", "json", false);
 }
 
 /* Validate text against the small schema; every wanted fragment must be in the errors. */
@@ -299,6 +301,34 @@ static void test_validation_composite_key(void **state) {
     sbuf_free(&errs);
     mp_schema_free(&s);
     mapping_free(&m);
+}
+
+/* a JSON column without a "type" is an object kept in _source only, unless
+ * the file says "index" */
+static void test_validation_json_stored(void **state) {
+    (void)state;
+    const char *texts[] = {IX("{\"table\":\"d.j\",\"columns\":[\"id\",\"attrs\"]}"),
+                           IX("{\"table\":\"d.j\",\"columns\":[\"id\",{\"name\":\"attrs\","
+                              "\"index\":true}]}"),
+                           IX("{\"table\":\"d.j\",\"columns\":[\"id\",{\"name\":\"attrs\","
+                              "\"type\":\"object\"}]}")};
+    const bool want[] = {false, true, true};
+    for (size_t i = 0; i < 3; i++) {
+        struct mapping m;
+        char err[1024];
+        if (mapping_parse("v.json", texts[i], strlen(texts[i]), &m, err, sizeof err) < 0)
+            fail_msg("%s", err);
+        struct mp_schema s;
+        schema_demo(&s);
+        sbuf errs = SBUF_INIT;
+        if (mapping_validate(&m, &s, &errs) != 0) fail_msg("%s", errs.data);
+        const struct mp_column *c = &m.indices[0].tables[0].columns[1];
+        assert_string_equal("object", c->type);
+        if (c->indexed != want[i]) fail_msg("case %zu: indexed %d, want %d", i, c->indexed, want[i]);
+        sbuf_free(&errs);
+        mp_schema_free(&s);
+        mapping_free(&m);
+    }
 }
 
 static void test_type_widens(void **state) {
@@ -689,6 +719,7 @@ int main(void) {
         cmocka_unit_test(test_parse_errors),      cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_validation),        cmocka_unit_test(test_validation_fills),
         cmocka_unit_test(test_validation_composite_key),
+        cmocka_unit_test(test_validation_json_stored),
         cmocka_unit_test(test_flatten),
         cmocka_unit_test(test_type_widens),       cmocka_unit_test(test_validation_widened),
         cmocka_unit_test(test_validation_primary_key),
