@@ -742,10 +742,10 @@ static void check_relations(struct vctx *v, const char *where, const char *db, c
             /* the script finds the element by its key in a top-level array
              * of the root document, whose id is the root key */
             const struct mp_column *okey = NULL;
-            bool rkey = false;
+            size_t rkey = 0;
             for (size_t c = 0; c < nowner; c++)
                 if (owner[c].is_key) okey = &owner[c];
-            for (size_t c = 0; c < r->ncolumns; c++) rkey |= r->columns[c].is_key;
+            for (size_t c = 0; c < r->ncolumns; c++) rkey += r->columns[c].is_key;
             if (!ch->root || ch->n != 1)
                 verr(v, w, "area_update works on a relation of the root table itself (one level "
                            "deep); use refresh_parent here");
@@ -755,6 +755,11 @@ static void check_relations(struct vctx *v, const char *where, const char *db, c
             else if (!rkey)
                 verr(v, w, "area_update needs a key among the relation's columns (mark the "
                            "related table's primary key \"key\": true): elements are found by it");
+            else if (rkey > 1) /* the script matches one field */
+                verr(v, w, "area_update needs one key column among the relation's columns, not "
+                           "%zu: elements are found by one value (mark a column unique on its "
+                           "own \"key\": true, or drop area_update: the documents are then "
+                           "rebuilt whole)", rkey);
         }
         char why[160];
         if (r->where && mapping_where_check(r->where, why, sizeof why) < 0)

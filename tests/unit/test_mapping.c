@@ -468,6 +468,8 @@ static void test_validation(void **state) {
                     0, NULL);
     validate_expect(IX(ROOT ",\"relations\":[{\"column\":\"id\",\"extend_name\":\"cs\",\"nested\":true,\"table\":\"d.c\",\"join_column\":\"pid\",\"area_update\":true,\"columns\":[\"label\"]}]}"),
                     1, "area_update needs a key among the relation's columns");
+    validate_expect(IX(ROOT ",\"relations\":[{\"column\":\"id\",\"extend_name\":\"cs\",\"nested\":true,\"table\":\"d.c\",\"join_column\":\"pid\",\"area_update\":true,\"columns\":[{\"name\":\"id\",\"key\":true},{\"name\":\"pid\",\"key\":true}]}]}"),
+                    1, "area_update needs one key column among the relation's columns, not 2");
     validate_expect(IX(ROOT ",\"relations\":[{\"column\":\"cat\",\"extend_name\":\"cs\",\"nested\":true,\"table\":\"d.c\",\"join_column\":\"id\",\"area_update\":true,\"columns\":[{\"name\":\"id\",\"key\":true}]}]}"),
                     1, "area_update needs the relation joined on the root's key column");
     validate_expect(IX(ROOT ",\"relations\":[{\"column\":\"id\",\"extend_name\":\"cs\",\"nested\":true,\"table\":\"d.c\",\"join_column\":\"pid\",\"columns\":[{\"name\":\"id\",\"key\":true},\"pid\"],"
