@@ -105,6 +105,9 @@ struct supervisor {
     bool sum_warned;
     bool poll_warned;       /* said that the build table cannot be read */
     sbuf builds_sig;        /* the builds the last poll saw (alias, state, version) */
+    char **cancel_pending;  /* index configs stopped before the client existed (at start):
+                             * their builds to cancel (index_stop.c) */
+    size_t ncancel_pending;
     unsigned long long reloads;
     struct deliver *d;             /* for the state dump (set before supervisor_start) */
     struct http_server *admin;     /* for a reloaded token (NULL: the server is off) */

@@ -39,6 +39,29 @@ static void quote(MYSQL *m, sbuf *q, const char *s) {
     db_quote(m, q, s, strlen(s));
 }
 
+static void cancel_build(struct supervisor *sv, const char *alias) {
+    char e[512];
+    if (!sv->k) sv->k = search_conn_new(sv->client);
+    int r = reindex_reset(sv->cfg, sv->k, sv->meta, alias,
+                          "the source no longer fits the mapping", e, sizeof e);
+    if (r == REINDEX_OK)
+        log_warn("run", "index %s: the version being built is cancelled too (built from the "
+                 "mapping the source no longer fits)", alias);
+    else if (r != REINDEX_REFUSED)
+        log_warn("run", "index %s: cancelling its build failed: %s", alias, e);
+}
+
+void index_stop_cancel_pending(struct supervisor *sv) {
+    for (size_t i = 0; i < sv->ncancel_pending; i++) {
+        if (sv->client && db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) == 0)
+            cancel_build(sv, sv->cancel_pending[i]);
+        free(sv->cancel_pending[i]);
+    }
+    free(sv->cancel_pending);
+    sv->cancel_pending = NULL;
+    sv->ncancel_pending = 0;
+}
+
 int index_stop_check(struct supervisor *sv, const char *why, size_t *stopped) {
     *stopped = 0;
     struct mapping m = {0};
@@ -89,15 +112,16 @@ int index_stop_check(struct supervisor *sv, const char *why, size_t *stopped) {
             if (db_exec(sv->meta, q.data, e, sizeof e) < 0)
                 log_warn("run", "sync_log not written: %s", e);
             /* a version being built from the mapping that no longer fits
-             * would be as wrong: cancelled (nothing is built: fine) */
-            if (!sv->k) sv->k = search_conn_new(sv->client);
-            int r = reindex_reset(sv->cfg, sv->k, sv->meta, ix->alias,
-                                  "the source no longer fits the mapping", e, sizeof e);
-            if (r == REINDEX_OK)
-                log_warn("run", "index %s: the version being built is cancelled too (built "
-                         "from the mapping the source no longer fits)", ix->alias);
-            else if (r != REINDEX_REFUSED)
-                log_warn("run", "index %s: cancelling its build failed: %s", ix->alias, e);
+             * would be as wrong: cancelled (nothing is built: fine). At
+             * start the engine's client does not exist yet: cancelled once
+             * it does (index_stop_cancel_pending, before any build starts) */
+            if (sv->client) {
+                cancel_build(sv, ix->alias);
+            } else {
+                sv->cancel_pending = xrealloc(sv->cancel_pending,
+                                              (sv->ncancel_pending + 1) * sizeof(char *));
+                sv->cancel_pending[sv->ncancel_pending++] = xstrdup(ix->alias);
+            }
         }
         sbuf_free(&q);
         sbuf_free(&reason);

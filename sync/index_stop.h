@@ -13,4 +13,9 @@ struct supervisor;
  * server failed: nothing decided). Supervisor thread. */
 int index_stop_check(struct supervisor *sv, const char *why, size_t *stopped);
 
+/* The builds of index configs stopped before the engine's client existed
+ * (at start), cancelled now that it does (supervisor_prepare); the list is
+ * emptied either way. */
+void index_stop_cancel_pending(struct supervisor *sv);
+
 #endif

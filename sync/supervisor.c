@@ -57,6 +57,7 @@ void supervisor_init(struct supervisor *sv, const struct ss_config *cfg, struct 
 /* Every index of g exists in the engine (or its first build is queued). */
 int supervisor_prepare(struct supervisor *sv, struct mapping_gen *g) {
     if (!sv->k) sv->k = search_conn_new(sv->client);
+    if (sv->ncancel_pending) index_stop_cancel_pending(sv);
     for (size_t i = 0; i < g->m.nindices; i++)
         if (builds_ensure_index(sv, &g->m.indices[i]) < 0) return -1;
     return 0;
@@ -373,6 +374,8 @@ void supervisor_poll_builds(struct supervisor *sv) {
     bool changed = sig.len != sv->builds_sig.len ||
                    (sig.len && memcmp(sig.data, sv->builds_sig.data, sig.len) != 0);
     sbuf_free(&sv->builds_sig);
+    for (size_t i = 0; i < sv->ncancel_pending; i++) free(sv->cancel_pending[i]);
+    free(sv->cancel_pending);
     sv->builds_sig = sig;
     if (changed && building) look_for_edits(sv, false);
     pthread_mutex_lock(&sv->cmds->mu);

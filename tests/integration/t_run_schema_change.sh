@@ -16,6 +16,9 @@
 #   a build      that build is cancelled and the next version is built with
 #                the new mapping; every document then has the new column,
 #                equal to SQL
+#   at start     a mapped column dropped while the daemon was down, a version
+#                being built: the start stops the index, cancels the build
+#                (once the engine's client exists) and runs on
 . "$(dirname "$0")/lib.sh"
 require_bin
 db="$(unique_name sch)"
@@ -152,4 +155,29 @@ want="$(mysql_q "SELECT COUNT(*) FROM \`$db\`.items")"
 assert_eq "$want" "$(search_count "$alias" '{"query":{"exists":{"field":"note"}}}')" \
     "every document of version 4 has the column added during the build"
 assert_eq "note 1234" "$(search_doc "$alias" 1234 | jq -r .note)" "a document's new column equals SQL"
+
+# ---- stopped at start: a mapped column dropped while the daemon was down,
+# with a version being built (the engine's client does not exist yet when
+# the start finds the mapping unfit: the build is cancelled once it does)
+"$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "$alias" --no-wait >"$TEST_TMP/rx5.out" 2>&1 ||
+    fail "reindex request: $(cat "$TEST_TMP/rx5.out")"
+wait_until 30 "version 5 is being built" grep -q "$alias: building version 5" "$TEST_TMP/run.log" ||
+    fail "the build did not start: $(tail -10 "$TEST_TMP/run.log")"
+daemon_stop
+grep -q "$alias: version 5 live" "$TEST_TMP/run.log" && fail "version 5 went live before the stop (the test needs it mid-build)"
+mysql_q "ALTER TABLE \`$db\`.items DROP COLUMN note"
+start_daemon
+wait_until 30 "the start stops the index" \
+    grep -q "index $alias stopped: at start, the source no longer fits the mapping of index $alias" "$TEST_TMP/run.log" ||
+    fail "the dropped column did not stop the index at start: $(tail -10 "$TEST_TMP/run.log")"
+wait_until 30 "the build from the unfit mapping is cancelled" \
+    grep -q "index $alias: the version being built is cancelled too" "$TEST_TMP/run.log" ||
+    fail "the build was not cancelled: $(tail -10 "$TEST_TMP/run.log")"
+sleep 1
+kill -0 "$DAEMON" 2>/dev/null || fail "the daemon died after stopping an index at start: $(tail -5 "$TEST_TMP/run.log")"
+st=0; "$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" --json >"$TEST_TMP/st5.json" 2>&1 || st=$?
+assert_eq 3 "$st" "status: the index stopped at start is a problem found (exit 3)"
+assert_eq "${alias}_v4" "$(curl -s "$SEARCH_URL/_alias/$alias" | jq -r 'keys[0]')" "the alias stays on version 4"
+daemon_stop
+assert_eq 0 "$DAEMON_RC" "the daemon stopped cleanly"
 pass
