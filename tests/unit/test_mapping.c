@@ -227,6 +227,19 @@ static void validate_expect(const char *text, int nerr, const char *want) {
     mapping_free(&m);
 }
 
+/* Parse and validate text against the small schema into m (freed by the
+ * caller); any problem fails the test. */
+static void validate_ok(const char *text, struct mapping *m) {
+    char err[1024];
+    if (mapping_parse("v.json", text, strlen(text), m, err, sizeof err) < 0) fail_msg("%s", err);
+    struct mp_schema s;
+    schema_demo(&s);
+    sbuf errs = SBUF_INIT;
+    if (mapping_validate(m, &s, &errs) != 0) fail_msg("%s", errs.data);
+    sbuf_free(&errs);
+    mp_schema_free(&s);
+}
+
 #define IX(tables) "{\"indices\":[{\"alias\":\"p\",\"tables\":[" tables "]}]}"
 #define ROOT "{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true},\"name\",\"cat\"]"
 
@@ -283,14 +296,8 @@ static void test_validation_composite_key(void **state) {
     validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true},"
                        "{\"name\":\"cat\",\"key\":true}]}"),
                     1, "root table with 2 key columns (id, cat");
-    const char *text = IX("{\"table\":\"d.ck\"}");
     struct mapping m;
-    char err[1024];
-    if (mapping_parse("v.json", text, strlen(text), &m, err, sizeof err) < 0) fail_msg("%s", err);
-    struct mp_schema s;
-    schema_demo(&s);
-    sbuf errs = SBUF_INIT;
-    if (mapping_validate(&m, &s, &errs) != 0) fail_msg("%s", errs.data);
+    validate_ok(IX("{\"table\":\"d.ck\"}"), &m);
     const struct mp_column *k = mp_table_key(&m.indices[0].tables[0]);
     assert_non_null(k);
     assert_string_equal("u", k->name);
@@ -298,8 +305,6 @@ static void test_validation_composite_key(void **state) {
     for (size_t c = 0; c < m.indices[0].tables[0].ncolumns; c++)
         nkeys += m.indices[0].tables[0].columns[c].is_key;
     assert_int_equal(1, nkeys);
-    sbuf_free(&errs);
-    mp_schema_free(&s);
     mapping_free(&m);
 }
 
@@ -315,18 +320,10 @@ static void test_validation_json_stored(void **state) {
     const bool want[] = {false, true, true};
     for (size_t i = 0; i < 3; i++) {
         struct mapping m;
-        char err[1024];
-        if (mapping_parse("v.json", texts[i], strlen(texts[i]), &m, err, sizeof err) < 0)
-            fail_msg("%s", err);
-        struct mp_schema s;
-        schema_demo(&s);
-        sbuf errs = SBUF_INIT;
-        if (mapping_validate(&m, &s, &errs) != 0) fail_msg("%s", errs.data);
+        validate_ok(texts[i], &m);
         const struct mp_column *c = &m.indices[0].tables[0].columns[1];
         assert_string_equal("object", c->type);
         if (c->indexed != want[i]) fail_msg("case %zu: indexed %d, want %d", i, c->indexed, want[i]);
-        sbuf_free(&errs);
-        mp_schema_free(&s);
         mapping_free(&m);
     }
 }
