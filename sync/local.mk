@@ -59,6 +59,10 @@ tests_unit_test_router_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/tools/route_dump
 tests_tools_route_dump_SOURCES = tests/tools/route_dump.c
 tests_tools_route_dump_LDADD = libsearchsync.a $(DEP_LIBS)
+# the server behaviour behind wait_xa_engine_commit (sync/binlog_source.c)
+check_PROGRAMS += tests/tools/xa_visibility
+tests_tools_xa_visibility_SOURCES = tests/tools/xa_visibility.c
+tests_tools_xa_visibility_LDADD = $(DEP_LIBS)
 # the pipeline every producer of change sets shares (route -> build -> deliver)
 libsearchsync_a_SOURCES += sync/changeset.c sync/changeset.h sync/pipeline.c sync/pipeline.h \
 	sync/targets.c sync/gtid_version.c sync/gtid_version.h sync/image.c sync/row_image.c sync/change_snapshots.c sync/child_copies.c sync/area_update.c \
