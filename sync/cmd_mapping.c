@@ -244,7 +244,8 @@ static int do_generate(struct command *c, const struct opts *o) {
     db_params sp = db_params_source(cfg);
     MYSQL *src = db_connect(&sp, err, sizeof err);
     sbuf file = SBUF_INIT, notes = SBUF_INIT, sample = SBUF_INIT;
-    struct mg_opts go = {o->depth, o->include, o->ninclude, o->replicas, dr == 0 ? &d : NULL};
+    struct mg_opts go = {o->depth, o->include, o->ninclude, o->replicas, dr == 0 ? &d : NULL,
+                         false};
     int r = src ? mapping_propose(src, db, dot + 1, &go, &file, &notes, &sample, err, sizeof err)
                 : -1;
     int rc = r == 0 ? EXIT_OK : r > 0 ? EXIT_USAGE : EXIT_RUNTIME;

@@ -297,9 +297,11 @@ int mapping_generate(MYSQL *src, const char *db, const char *table, const struct
     }
     size_t npk = 0, nuni = 0;
     sbuf pkcols = SBUF_INIT;
+    const char *pk0 = NULL;
     for (size_t i = 0; rc == 0 && i < g.schema.n; i++) {
         const struct mp_schema_col *c = &g.schema.cols[i];
         if (strcmp(c->table, table)) continue;
+        if (c->primary && !npk) pk0 = c->column;
         if (c->primary) sbuf_printf(&pkcols, "%s`%s`", npk++ ? ", " : "", c->column);
         nuni += c->unique;
     }
@@ -308,7 +310,8 @@ int mapping_generate(MYSQL *src, const char *db, const char *table, const struct
                               "key to the table, or write the mapping by hand with a unique "
                               "column marked \"key\": true)", db, table);
         rc = 1;
-    } else if (rc == 0 && npk > 1 && !nuni) { /* the key validation takes (mapping.c) */
+    } else if (rc == 0 && npk > 1 && !nuni && !o->relations_only) { /* the key validation
+                                                                       * takes (mapping.c) */
         snprintf(err, errlen, "%s.%s has a primary key of %zu columns (%s) and no column unique "
                               "on its own: a document's id is one column. Add one, e.g. ALTER "
                               "TABLE ... ADD COLUMN doc_id VARCHAR(255) AS (CONCAT_WS(':', %s)) "
@@ -337,6 +340,13 @@ int mapping_generate(MYSQL *src, const char *db, const char *table, const struct
         t->table = xstrdup(table);
         struct chain ch = {.t = {table}, .n = 1};
         relations_of(&g, table, o->depth, &ch, &t->relations, &t->nrelations);
+        if (o->relations_only && npk > 1 && !nuni) { /* validates, for its relations */
+            t->columns = xcalloc(1, sizeof *t->columns);
+            t->ncolumns = 1;
+            t->columns[0].name = xstrdup(pk0);
+            t->columns[0].is_key = true;
+            t->columns[0].indexed = true;
+        }
     }
     for (size_t i = 0; i < g.ne; i++) {
         free(g.e[i].from);

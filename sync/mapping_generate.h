@@ -20,6 +20,9 @@ struct mg_opts {
     const struct search_dialect *engine; /* the engine the mapping is for (NULL: not known):
                                           * BIGINT UNSIGNED becomes unsigned_long where it
                                           * has that type, else long (with a note) */
+    bool relations_only;        /* only the table's relations are wanted (the admin UI looking
+                                 * at a link table): a composite primary key is not refused, its
+                                 * first column alone is the root's column (not to import) */
 };
 
 /* Build a one-index mapping for db.table from the source's information_schema:

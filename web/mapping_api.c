@@ -187,12 +187,20 @@ static void h_generate(const struct api_ctx *ctx, const char *db, const char *ta
         }
         depth = (int)v;
     }
+    const char *purpose = api_lookup(ctx, API_ARG, "for");
+    if (purpose && strcmp(purpose, "relations")) {
+        api_error_field(r, 400, "for", "\"for\" must be \"relations\" or absent",
+                        "relations: only the table's relations are wanted (a link table: a "
+                        "composite primary key is not refused)");
+        return;
+    }
     MYSQL *s = source_connect(ctx, r);
     if (!s) return;
     sbuf file = SBUF_INIT, notes = SBUF_INIT, sample = SBUF_INIT;
     char err[2048] = "";
     /* the daemon's engine, once detected: it decides BIGINT UNSIGNED's type */
-    struct mg_opts o = {depth, NULL, 0, -1, ctx->client ? search_client_dialect(ctx->client) : NULL};
+    struct mg_opts o = {depth, NULL, 0, -1, ctx->client ? search_client_dialect(ctx->client) : NULL,
+                        purpose != NULL};
     int rc = mapping_propose(s, db, table, &o, &file, &notes, &sample, err, sizeof err);
     if (rc > 0) {
         api_error(r, 404, err, "GET /api/v1/source/tables lists the tables (with their "

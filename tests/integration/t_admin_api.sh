@@ -323,6 +323,17 @@ api GET "/api/v1/source/tables/shop/products/mapping?depth=9"
 expect_error 400 "depth out of range"
 api GET "/api/v1/source/tables/sh%20op/products/mapping"
 expect_error 404 "a name the API does not route"
+# a link table (composite primary key, nothing unique on its own): no root,
+# but its relations for the Mapping screen's flattening
+api GET "/api/v1/source/tables/shop/product_tags/mapping?depth=1"
+expect_error 404 "a composite primary key as a root"
+assert_contains "$(jq -r .error <<<"$BODY")" "has a primary key of 2 columns" "the composite key named"
+api GET "/api/v1/source/tables/shop/product_tags/mapping?depth=1&for=relations"
+assert_eq 200 "$CODE" "for=relations: its relations ($BODY)"
+assert_eq "product tag" "$(jq -r '[.mapping.indices[0].tables[0].relations[].extend_name] | join(" ")' <<<"$BODY")" \
+    "the link table's two references"
+api GET "/api/v1/source/tables/shop/product_tags/mapping?for=roots"
+expect_error 400 "an unknown for="
 
 # ---- the builds of an index config, newest first
 api GET /api/v1/indices/products/runs

@@ -204,7 +204,7 @@ export function mount(root) {
         add.disabled = true;
         try {
           const [db, tbl] = rel.table.split(/\.(.*)/s);
-          const g = await generate(db, tbl, 1);
+          const g = await generate(db, tbl, 1, true);
           const lt = ((g.mapping.indices[0] || {}).tables || [{}])[0];
           const inner = (lt.relations || []).filter((r) => !r.nested && r.table !== t.table);
           if (inner.length !== 1) {

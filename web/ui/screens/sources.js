@@ -15,9 +15,12 @@ export const order = 8;
 
 export const ADD_KEY = 'mapping-add'; // sessionStorage: {db, table, depth} for the Mapping screen
 
-export async function generate(db, tbl, depth) {
+// forRelations: only its relations are wanted (a link table, whose composite
+// primary key would be refused as a document id)
+export async function generate(db, tbl, depth, forRelations = false) {
   const text = await apiText('GET', `/api/v1/source/tables/${encodeURIComponent(db)}/` +
-    `${encodeURIComponent(tbl)}/mapping?depth=${encodeURIComponent(depth)}`);
+    `${encodeURIComponent(tbl)}/mapping?depth=${encodeURIComponent(depth)}` +
+    (forRelations ? '&for=relations' : ''));
   return parseExact(text).value;
 }
 
