@@ -374,8 +374,6 @@ void supervisor_poll_builds(struct supervisor *sv) {
     bool changed = sig.len != sv->builds_sig.len ||
                    (sig.len && memcmp(sig.data, sv->builds_sig.data, sig.len) != 0);
     sbuf_free(&sv->builds_sig);
-    for (size_t i = 0; i < sv->ncancel_pending; i++) free(sv->cancel_pending[i]);
-    free(sv->cancel_pending);
     sv->builds_sig = sig;
     if (changed && building) look_for_edits(sv, false);
     pthread_mutex_lock(&sv->cmds->mu);
@@ -483,6 +481,8 @@ void supervisor_free(struct supervisor *sv) {
     set_published(sv, NULL);
     sbuf_free(&sv->bad_sig);
     sbuf_free(&sv->builds_sig);
+    for (size_t i = 0; i < sv->ncancel_pending; i++) free(sv->cancel_pending[i]);
+    free(sv->cancel_pending);
     search_conn_free(sv->k);
     db_close(sv->meta);
     db_close(sv->src);
