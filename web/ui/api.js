@@ -18,7 +18,12 @@ export class ApiError extends Error {
 
 let csrf = sessionStorage.getItem('csrf_token');
 
+// once: a poll answered 401 while the logout button already navigates would
+// start a second navigation that aborts the first
+let leaving = false;
 export function toLogin() {
+  if (leaving) return;
+  leaving = true;
   sessionStorage.removeItem('csrf_token');
   location.assign('/login');
 }
