@@ -48,13 +48,19 @@ static void cancel_build(struct supervisor *sv, const char *alias) {
         log_warn("run", "index %s: the version being built is cancelled too (built from the "
                  "mapping the source no longer fits)", alias);
     else if (r != REINDEX_REFUSED)
-        log_warn("run", "index %s: cancelling its build failed: %s", alias, e);
+        log_warn("run", "index %s: cancelling its build failed: %s (cancel it by hand: "
+                 "searchsync reindex --config FILE %s --reset)", alias, e, alias);
 }
 
 void index_stop_cancel_pending(struct supervisor *sv) {
     for (size_t i = 0; i < sv->ncancel_pending; i++) {
         if (sv->client && db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) == 0)
             cancel_build(sv, sv->cancel_pending[i]);
+        else /* said, not dropped silently: its documents are built from an unfit mapping */
+            log_warn("run", "index %s: its build from the mapping the source no longer fits "
+                     "was not cancelled (%s); cancel it by hand: searchsync reindex --config "
+                     "FILE %s --reset", sv->cancel_pending[i],
+                     sv->client ? sv->err : "no engine client", sv->cancel_pending[i]);
         free(sv->cancel_pending[i]);
     }
     free(sv->cancel_pending);
