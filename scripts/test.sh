@@ -8,6 +8,9 @@
 #   MAKE_JOBS=N             parallel jobs (default 2)
 #   CI=true                 a skipped test is a failure (.ci/run exports it;
 #                           honoured by tests/no_skip_in_ci.sh and the suite)
+#   SEARCHSYNC_LOAD=1       then the load tier too (make check-load: the
+#                           randomized oracle tests on a busy box, LOAD_SEEDS
+#                           seeds each)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -36,6 +39,11 @@ fi
 step "make -j$jobs check"
 rc=0
 make -j"$jobs" check || rc=$?
+
+if [ "$rc" = 0 ] && [ "${SEARCHSYNC_LOAD:-}" = 1 ]; then
+    step "make check-load (LOAD_SEEDS=${LOAD_SEEDS:-3})"
+    make check-load || rc=$?
+fi
 
 if [ "$rc" != 0 ]; then
     step "failing test logs"

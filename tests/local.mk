@@ -14,13 +14,25 @@ check-long: all $(check_PROGRAMS) $(CHECK_LONG_TARGETS)
 	  SEARCHSYNC_SRCDIR=$(abs_top_srcdir) bash $(srcdir)/tests/integration/suite.sh --long
 	SEARCHSYNC_SRCDIR=$(abs_top_srcdir) bash $(srcdir)/tests/packaging/deb.sh
 
+# the load tier: the randomized oracle tests on a busy box (CPU burners at
+# twice the cores, the engine's bulk requests held by a proxy, the engine
+# paused now and then: tests/harness/load.sh), each with LOAD_SEEDS fresh
+# seeds (printed); LOAD_TESTS picks others (suite.sh FILTERs)
+LOAD_TESTS_DEFAULT = t_run_random t_reindex t_run_ddl t_run_schema_change t_run_truncate \
+	t_kafka_sync t_cluster_leader t_cluster_rebalance
+check-load: all $(check_PROGRAMS)
+	SEARCHSYNC_BIN=$(abs_top_builddir)/searchsync SEARCHSYNC_SRCDIR=$(abs_top_srcdir) \
+	  SUITE_TEST_TIMEOUT=$${SUITE_TEST_TIMEOUT:-2400} \
+	  bash $(srcdir)/tests/integration/suite.sh --load --seeds $${LOAD_SEEDS:-3} \
+	  $${LOAD_TESTS:-$(LOAD_TESTS_DEFAULT)}
+
 # benchmarks; figures go to docs/benchmarks.md
 BENCH_TARGETS =
 bench: all $(check_PROGRAMS) $(BENCH_TARGETS)
 	SEARCHSYNC_BIN=$(abs_top_builddir)/searchsync SEARCHSYNC_SRCDIR=$(abs_top_srcdir) \
 	  bash $(srcdir)/tests/bench/run.sh
 
-.PHONY: check-long bench
+.PHONY: check-long check-load bench
 
 # whole directories are distributed (EXTRA_DIST above): what a build or a
 # test run left in them in the source tree stays out of the tarball

@@ -6,10 +6,19 @@
 # tests/integration/t_*.sh against them, healing/resetting the servers between
 # tests, and the summary. The last line is always exactly `N passed, N failed`.
 #
-# usage: suite.sh [--long] [--list] [FILTER...]
+# usage: suite.sh [--long] [--load] [--seeds N] [--list] [FILTER...]
 #   FILTER   run only tests whose name contains one of the FILTERs
 #   --long   also run tests/integration/long_*.sh (make check-long)
+#   --load   run every selected test on a busy box (tests/harness/load.sh:
+#            CPU burners at twice the cores, the engine's bulk requests held
+#            by a proxy, the engine paused now and then): make check-load
+#   --seeds N  run each selected test N times, each with a fresh seed in
+#            SEARCHSYNC_SEED (the randomized tests take their seed from it;
+#            every seed is printed beside the verdict)
 #   --list   print the selected test names and exit
+# Without --load, the tests named in UNDER_LOAD (default: t_reindex_writes)
+# still run under load, after the others, with one fresh seed: so every
+# `make check` runs a randomized oracle test on a busy box.
 # Test protocol: exit 0 pass, 1 fail, 77 skip with a printed `SKIP: ...` reason
 # (lib.sh's `skip`); a 77 without a reason counts as a failure. Under CI=true
 # a skip counts as a failure too (its reason shown): a test tool missing on
@@ -28,10 +37,17 @@ TIMEOUT="${SUITE_TEST_TIMEOUT:-900}"
 
 long=""
 list=""
+load=""
+seeds=1
 filters=()
+want_seeds=""
 for a in "$@"; do
+    if [ -n "$want_seeds" ]; then seeds="$a"; want_seeds=""; continue; fi
     case "$a" in
         --long) long=1; export SEARCHSYNC_LONG=1 ;;
+        --load) load=1 ;;
+        --seeds) want_seeds=1 ;;
+        --seeds=*) seeds="${a#--seeds=}" ;;
         --list) list=1 ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "unknown option $a" >&2; exit 2 ;;
@@ -66,7 +82,10 @@ mkdir -p "$LOG_DIR"
 export SEARCHSYNC_HARNESS_DIR
 SEARCHSYNC_HARNESS_DIR="$(mktemp -d "${TMPDIR:-/tmp}/searchsync-suite.XXXXXX")"
 touch "$SEARCHSYNC_HARNESS_DIR/.temporary"
-stop_servers() { bash "$HARNESS/servers.sh" stop >/dev/null 2>&1 || bash "$HARNESS/servers.sh" stop || true; }
+stop_servers() {
+    bash "$HARNESS/load.sh" stop >/dev/null 2>&1 || true
+    bash "$HARNESS/servers.sh" stop >/dev/null 2>&1 || bash "$HARNESS/servers.sh" stop || true
+}
 trap stop_servers EXIT
 trap 'exit 130' INT TERM
 
@@ -119,12 +138,27 @@ reset_data() {
     done
 }
 
-for t in "${tests[@]}"; do
+# load_on / load_off: the busy box (tests/harness/load.sh); SEARCH_URL then
+# leads through its proxy
+load_on() {
+    bash "$HARNESS/load.sh" start >>"$LOG_DIR/servers-start.log" 2>&1 ||
+        { echo "FAIL load: could not start the load; $LOG_DIR/servers-start.log"; return 1; }
+    . "$SEARCHSYNC_HARNESS_DIR/load.env"
+}
+load_off() {
+    bash "$HARNESS/load.sh" stop >>"$LOG_DIR/servers-start.log" 2>&1 || true
+    . "$SEARCHSYNC_HARNESS_DIR/env.sh"
+}
+
+# run_one TEST [SEED]
+run_one() {
+    local t="$1" seed="${2:-}" name logf start rc secs reason label
     name="$(basename "${t%.sh}")"
-    logf="$LOG_DIR/$name.log"
+    label="$name${seed:+ seed=$seed}${under_load:+ (under load)}"
+    logf="$LOG_DIR/$name${seed:+.$seed}.log"
     start=$(date +%s.%N)
     set +e
-    timeout -k 15 "$TIMEOUT" bash "$t" >"$logf" 2>&1
+    SEARCHSYNC_SEED="$seed" timeout -k 15 "$TIMEOUT" bash "$t" >"$logf" 2>&1
     rc=$?
     set -e
     secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
@@ -134,21 +168,54 @@ for t in "${tests[@]}"; do
         [ -n "$reason" ] || rc=1 reason="exit 77 without a printed SKIP reason"
     fi
     case "$rc" in
-        0)  passed=$((passed + 1)); echo "PASS $name (${secs}s)" ;;
+        0)  passed=$((passed + 1)); echo "PASS $label (${secs}s)" ;;
         77) if [ "${CI:-}" = true ]; then
-                failed=$((failed + 1)); failed_names+=("$name")
-                echo "FAIL $name (${secs}s, skipped, and under CI=true a skip is a failure): $reason — log: $logf"
+                failed=$((failed + 1)); failed_names+=("$name${seed:+:$seed}")
+                echo "FAIL $label (${secs}s, skipped, and under CI=true a skip is a failure): $reason — log: $logf"
             else
-                skipped=$((skipped + 1)); echo "SKIP $name (${secs}s): $reason"
+                skipped=$((skipped + 1)); echo "SKIP $label (${secs}s): $reason"
             fi ;;
-        *)  failed=$((failed + 1)); failed_names+=("$name")
+        *)  failed=$((failed + 1)); failed_names+=("$name${seed:+:$seed}")
             [ "$rc" = 124 ] && reason="timed out after ${TIMEOUT}s"
-            echo "FAIL $name (${secs}s, exit $rc${reason:+; $reason}) — log: $logf"
+            echo "FAIL $label (${secs}s, exit $rc${reason:+; $reason}) — log: $logf"
             tail -n 60 "$logf" | sed 's/^/  | /' ;;
     esac
     heal_servers
+    [ -z "$under_load" ] || . "$SEARCHSYNC_HARNESS_DIR/load.env"
     reset_data
+}
+fresh_seed() { echo $(( ( (RANDOM << 15) | RANDOM ) % 1000000000 )); }
+
+under_load=""
+later=()
+if [ -n "$load" ]; then
+    load_on || exit 1
+    under_load=1
+fi
+for t in "${tests[@]}"; do
+    if [ -z "$load" ] && [ "$seeds" = 1 ]; then
+        case " ${UNDER_LOAD-t_reindex_writes} " in
+            *" $(basename "${t%.sh}") "*) later+=("$t"); continue ;;
+        esac
+    fi
+    if [ "$seeds" = 1 ] && [ -z "$load" ]; then
+        run_one "$t"
+    else
+        for ((k = 0; k < seeds; k++)); do run_one "$t" "$(fresh_seed)"; done
+    fi
 done
+if [ ${#later[@]} -gt 0 ]; then
+    echo "under load: ${later[*]##*/}"
+    if load_on; then
+        under_load=1
+        for t in "${later[@]}"; do run_one "$t" "$(fresh_seed)"; done
+        under_load=""
+        load_off
+    else
+        failed=$((failed + 1)); failed_names+=(load)
+    fi
+fi
+[ -z "$load" ] || load_off
 
 if [ "$failed" -gt 0 ]; then
     # keep the server logs of a failing run next to the test logs

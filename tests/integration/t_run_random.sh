@@ -48,7 +48,7 @@
 require_bin
 command -v python3 >/dev/null || skip "python3 needed for the oracle comparison"
 
-SEED="${RANDOM_SEED:-$(( (RANDOM << 15 | RANDOM) % 1000000000 ))}"
+SEED="${RANDOM_SEED:-${SEARCHSYNC_SEED:-$(( (RANDOM << 15 | RANDOM) % 1000000000 ))}}"
 OPS="${RANDOM_OPS:-20000}"
 KILLS="${RANDOM_KILLS:-3}"
 PRODUCTS="${RANDOM_PRODUCTS:-500}"

@@ -19,11 +19,14 @@ unanswered (a request that never reached the engine: its sender was killed).
 
 delay MS BODY_REGEX: matching requests whose body matches BODY_REGEX are
 forwarded MS milliseconds late while FLAG exists (a slow path to one index);
-each appends a line to FLAG + ".delayed".
+each appends a line to FLAG + ".delayed". MS may be a range MIN-MAX: each
+request waits a uniformly random time in it (a busy index, as a loaded
+engine or a proxy in front of it holds requests unevenly).
 """
 import gzip
 import http.client
 import os
+import random
 import re
 import sys
 import time
@@ -37,9 +40,10 @@ HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer",
 def main():
     portfile, upstream, method, pattern, flag = sys.argv[1:6]
     hold_re = re.compile(sys.argv[7].encode()) if len(sys.argv) > 7 and sys.argv[6] == "hold" else None
-    delay_ms, delay_re = 0, None
+    delay_ms, delay_re = (0, 0), None
     if len(sys.argv) > 8 and sys.argv[6] == "delay":
-        delay_ms, delay_re = int(sys.argv[7]), re.compile(sys.argv[8].encode())
+        lo, _, hi = sys.argv[7].partition("-")
+        delay_ms, delay_re = (int(lo), int(hi or lo)), re.compile(sys.argv[8].encode())
     up = urllib.parse.urlsplit(upstream)
     path_re = re.compile(pattern)
 
@@ -69,7 +73,7 @@ def main():
                     if delay_re.search(plain):
                         with open(flag + ".delayed", "a") as f:
                             f.write(f"{self.command} {self.path}\n")
-                        time.sleep(delay_ms / 1000.0)
+                        time.sleep(random.uniform(*delay_ms) / 1000.0)
             elif hold_re is not None:
                 if self.command == method and path_re.search(self.path) and os.path.exists(flag):
                     plain = body or b""
