@@ -105,7 +105,15 @@ def main():
 
         do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
 
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        def handle_error(self, request, client_address):
+            # a client that went away (a daemon SIGKILLed, a timed-out
+            # request) is no error of the proxy's: no traceback in the log
+            if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+                return
+            super().handle_error(request, client_address)
+
+    srv = Server(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     with open(portfile + ".tmp", "w") as f:
         f.write(str(srv.server_address[1]))
