@@ -202,20 +202,18 @@ int copies_fix(struct build_ctx *b) {
                 bool same = routing && c->routing && !strcmp(routing, c->routing);
                 if (!c->absent && same) break; /* the copy just written */
                 /* Sent by the name its writes go by (the alias, a build's
-                 * index), so that delivery queues it behind this
-                 * transaction's write of the id (one queue per index name
-                 * and id): an old routing can hash to the new copy's shard,
+                 * index), in the index config's queue (targets_queue), so
+                 * that delivery queues it behind this transaction's write of
+                 * the id: an old routing can hash to the new copy's shard,
                  * where both are one document, and a delete reaching it
                  * first leaves a tombstone of this version that refuses
                  * the write (409, taken as stale): the document is lost. */
                 bool to_build = bld && !strcmp(in, bld->phys);
                 if (!to_build && ix->deliveries_stopped) break; /* stopped: nothing through the alias */
-                char live[600]; /* the queue the alias's writes take (targets.c) */
-                snprintf(live, sizeof live, "%s_v%u", ix->alias, ix->current_version);
                 struct change del = {.index = to_build ? bld->phys : ix->alias, .doc_id = id,
                                      .routing = routing, .version = b->version,
                                      .op = CHANGE_DELETE, .require_alias = !to_build,
-                                     .target = to_build ? bld->phys : live};
+                                     .target = targets_queue(ix->alias)};
                 p->deletes++;
                 if (deliver_submit(p->d, &del) != DELIVER_OK) rc = -1;
                 break;

@@ -158,10 +158,15 @@ uint64_t targets_version_at(const struct ss_config *cfg, MYSQL *src, const struc
 /* One change of index config ix: to the live version behind the alias and to
  * a version being built. 0 or -1. */
 int targets_submit(struct pipeline *p, const struct mp_index *ix, const struct change *c);
-/* One change to version phys being built, by its physical name (queued by
- * it, so dual writes and a reindex's pages of one document share a FIFO).
- * 0, or -1 when delivery is shutting down. */
-int targets_submit_build(struct deliver *d, const char *phys, const struct change *c);
+/* The delivery queue of every write of the index config behind alias,
+ * whatever index the write names (the alias, a version by its name): one
+ * FIFO per document across a switch (see targets.c). */
+const char *targets_queue(const char *alias);
+/* One change to version phys of alias being built, by its physical name, in
+ * the index config's queue (targets_queue). 0, or -1 when delivery is
+ * shutting down. */
+int targets_submit_build(struct deliver *d, const char *alias, const char *phys,
+                         const struct change *c);
 const struct build *targets_build_of(const struct pipeline *p, const char *alias);
 
 /* ---------- image.c ---------- */

@@ -186,6 +186,7 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
     struct page *p = &w->next;
     if (w->snap_open && mono_ms() - w->snap_ms < SNAPSHOT_REUSE_MS) {
         p->version = w->snap_version;
+        p->snap_ms = w->snap_ms;
         int rc = read_page_in(w, t, cond, after);
         if (rc < 0) snapshot_end(w);
         return rc;
@@ -223,6 +224,7 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
     }
     w->snap_open = true;
     w->snap_ms = began;
+    p->snap_ms = began;
     w->snap_version = p->version;
     int rc = read_page_in(w, t, cond, after);
     if (rc < 0) snapshot_end(w);
@@ -323,6 +325,25 @@ static int settle_page(struct worker *w) {
             if (r->stop == 1) return -2;
         }
     }
+    /* A delete newer than the page's snapshot may have reached the version
+     * before the page did (a dual write: sync/targets.c). The page then
+     * loses to it (409) while the engine remembers the delete: the version
+     * is created with index.gc_deletes = [reindex] gc_deletes_s. A page
+     * acknowledged later than 90% of that after its snapshot (an engine
+     * down for most of it) may have brought back a document deleted since:
+     * the build is not switched to, but rolled back and queued again. */
+    int64_t age = mono_ms() - sp->snap_ms;
+    if (age > (int64_t)r->cfg->reindex.gc_deletes_s * 900 && !r->lost) {
+        pthread_mutex_lock(&r->errmu);
+        snprintf(r->why, sizeof r->why,
+                 "a page of v%u was acknowledged %lld s after it was read, later than the "
+                 "version keeps deleted documents' versions ([reindex] gc_deletes_s = %d): it "
+                 "may have brought back a document deleted meanwhile",
+                 r->version, (long long)(age / 1000), r->cfg->reindex.gc_deletes_s);
+        pthread_mutex_unlock(&r->errmu);
+        r->lost = 2;
+        r->stop = 2;
+    }
     int rc = 0;
     sbuf c = SBUF_INIT;
     sbuf_printf(&c, "UPDATE jobs SET status = 'running', data_cursor = ");
@@ -363,7 +384,7 @@ static int send_page(struct worker *w) {
                            .op = CHANGE_INDEX,
                            .body = p->text.data + pd->body,
                            .body_len = pd->body_len};
-        if (targets_submit_build(w->d, w->r->phys, &c) < 0) {
+        if (targets_submit_build(w->d, w->r->alias, w->r->phys, &c) < 0) {
             errf(w->err, sizeof w->err, "delivery is shutting down");
             return -2;
         }
@@ -373,6 +394,7 @@ static int send_page(struct worker *w) {
     sp->t = p->t;
     sp->rows = p->rows;
     sp->docs = p->ndocs;
+    sp->snap_ms = p->snap_ms;
     free(sp->last);
     sp->last = p->last;
     p->last = NULL;
@@ -507,8 +529,8 @@ static void runner_fail(struct reindex_runner *r, struct worker *w, const char *
                   r->version, why);
         MYSQL *src = again ? db_connect(&r->srcp, err, sizeof err) : NULL;
         char reason2[100];
-        snprintf(reason2, sizeof reason2, "again: the engine restarted while v%u was built",
-                 r->version);
+        snprintf(reason2, sizeof reason2, r->lost == 2 ? "again: a page of v%u was acknowledged "
+                 "too late" : "again: the engine restarted while v%u was built", r->version);
         struct reindex_request req = {r->alias, r->buckets, r->by_mod, reason2};
         unsigned v = 0;
         if (again && (!src || reindex_request(r->cfg, r->client, k, w->meta, src, &req, &v, err,

@@ -7,7 +7,21 @@
  * version: epoch | binlog file number | position (seed 000), or with
  * [source] versions = gtid epoch | the GTID ordinal of the transaction
  * (bl_gtid_ordinal, carried by the position; gtid_version.c for a
- * snapshot's). Every stage of
+ * snapshot's).
+ *
+ * One queue for every write of an index config (targets_queue: its alias),
+ * whichever index it names. A write through the alias lands in the version
+ * the alias points at when the request reaches the engine, not when it was
+ * queued: at a switch, writes queued before it land in the new version
+ * beside the dual writes to that version by name. Were they two queues
+ * (the physical index each was meant for), an older write still queued
+ * through the alias could land after a newer delete sent to the new version
+ * by name, and once the engine forgot the delete's tombstone
+ * (index.gc_deletes) it brought the deleted document back — seen under load
+ * with the reader minutes behind at the switch (t_reindex_writes). In one
+ * queue a document's writes to every version of its index config leave in
+ * the order they were decided, one batch in flight, so none can overtake
+ * another whatever the alias points at. Every stage of
  * the pipeline that writes (documents, element scripts, row images, child
  * copies) writes through here, below sync/pipeline.c which calls them; so
  * does a reindex's page (sync/reindex_runner.c), which targets the version
@@ -39,22 +53,21 @@ int targets_submit(struct pipeline *p, const struct mp_index *ix, const struct c
          * letters) rather than auto-create a concrete index of that name */
         struct change c1 = *c;
         c1.require_alias = true;
-        /* queued by the physical index the alias points at, with the dual
-         * writes to it by name once it is a switched build's (one FIFO) */
-        char phys[600];
-        snprintf(phys, sizeof phys, "%s_v%u", ix->alias, ix->current_version);
-        c1.target = phys;
+        c1.target = targets_queue(ix->alias);
         if (deliver_submit(p->d, &c1) != DELIVER_OK) return -1;
     }
     const struct build *b = targets_build_of(p, ix->alias);
-    if (b && targets_submit_build(p->d, b->phys, c) < 0) return -1;
+    if (b && targets_submit_build(p->d, b->alias, b->phys, c) < 0) return -1;
     return 0;
 }
 
-int targets_submit_build(struct deliver *d, const char *phys, const struct change *c) {
+const char *targets_queue(const char *alias) { return alias; }
+
+int targets_submit_build(struct deliver *d, const char *alias, const char *phys,
+                         const struct change *c) {
     struct change c2 = *c;
     c2.index = phys;
-    c2.target = phys;
+    c2.target = targets_queue(alias);
     return deliver_submit(d, &c2) == DELIVER_OK ? 0 : -1;
 }
 

@@ -16,9 +16,11 @@
  * at most one batch in flight; failed items go back to the front of their
  * queue. So one document's changes reach the engine in binlog order, and
  * external versions make any replay or retry harmless. The queue is chosen
- * by the physical index a change lands in (struct change.target), not by the
- * name it is sent to: writes through an alias and to the index it points at
- * are one FIFO.
+ * by struct change.target, not by the name a change is sent to: a producer
+ * names one target for every index its writes of one document can land in
+ * (sync/targets.c: an index config's alias for the alias and each of its
+ * versions), so those writes are one FIFO whatever the alias points at when
+ * they leave.
  *
  * Thread-safety: every public function may be called from any thread. */
 #ifndef SS_DELIVER_H
@@ -71,11 +73,11 @@ int change_op_parse(const char *s); /* -1 if unknown */
 
 struct change {
     const char *index;   /* index (or alias) name: what the request names */
-    const char *target;  /* the physical index that name resolves to, NULL = index:
-                          * changes with one target share one queue (one FIFO,
-                          * one batch in flight, one fuse), whatever name they
-                          * are sent to, so a write through an alias and an
-                          * older one to its index by name land in order */
+    const char *target;  /* the queue, NULL = index: changes with one target
+                          * share one queue (one FIFO, one batch in flight,
+                          * one fuse), whatever name they are sent to, so
+                          * writes of one document through an alias and to
+                          * the indices it points at, or will, land in order */
     const char *doc_id;
     const char *routing; /* NULL = none */
     uint64_t version;    /* version_make(); 1 .. 2^63-1 */

@@ -237,14 +237,26 @@ static struct indexq *pick_queue(struct deliver *d, int64_t now, int64_t *wake) 
 /* A batch holds at most one change per document: if an item failed and a
  * later change of the same doc in the same request succeeded, the retry
  * would land after it (an update applied before its index, then lost). The
- * batch ends at the first repeated doc; hashes stand for docs (a collision
- * only ends a batch early). */
-static bool seen_add(uint64_t *set, size_t cap, uint64_t h) {
-    h |= 1;
+ * batch ends at the first repeated doc; hashes stand for docs, whatever
+ * index they are sent to (a collision only ends a batch early): a write
+ * through an alias and one to the version it points at by name are one
+ * document. One change sent to two names (a live write and its dual write
+ * to a version being built: one version, one body) is one change, though:
+ * either copy may land first. */
+struct seen_slot {
+    uint64_t h;
+    const struct item *first;
+};
+
+static bool seen_add(struct seen_slot *set, size_t cap, const struct item *it) {
+    uint64_t h = it->hash | 1;
     for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
-        if (set[i] == h) return false;
-        if (!set[i]) {
-            set[i] = h;
+        if (set[i].h == h)
+            return set[i].first->version == it->version && set[i].first->op == it->op &&
+                   strcmp(set[i].first->index, it->index) != 0;
+        if (!set[i].h) {
+            set[i].h = h;
+            set[i].first = it;
             return true;
         }
     }
@@ -254,14 +266,14 @@ static bool seen_add(uint64_t *set, size_t cap, uint64_t h) {
  * the batch; false when the batch must end here (a repeated document, a
  * solo item, or full). */
 static bool take_from(struct deliver *d, struct indexq *q, struct item ***arr, int *cap, int *n,
-                      size_t *bytes, uint64_t *seen, size_t seen_cap) {
+                      size_t *bytes, struct seen_slot *seen, size_t seen_cap) {
     int took = 0;
     bool go_on = true;
     while (q->main.head) {
         struct item *it = q->main.head;
         if (*n >= d->o.batch_max ||
             (*n > 0 && (*bytes + it->size > (size_t)d->o.batch_max_bytes || it->solo)) ||
-            !seen_add(seen, seen_cap, it->hash)) {
+            !seen_add(seen, seen_cap, it)) {
             go_on = false;
             break;
         }
@@ -292,7 +304,7 @@ static bool take_from(struct deliver *d, struct indexq *q, struct item ***arr, i
  * taken from has this batch in flight (its documents' order is kept); all
  * are of one index, so one fuse and one backoff apply to the request. */
 static int take_batch(struct deliver *d, struct helper *h, struct indexq *q,
-                      struct item ***arr, int *cap, uint64_t *seen, size_t seen_cap,
+                      struct item ***arr, int *cap, struct seen_slot *seen, size_t seen_cap,
                       int64_t now) {
     int n = 0;
     size_t bytes = 0;
@@ -369,7 +381,7 @@ void *helper_main(void *arg) {
     int outc_cap = 0;
     size_t seen_cap = 64;
     while (seen_cap < (size_t)d->o.batch_max * 2) seen_cap *= 2;
-    uint64_t *seen = xcalloc(seen_cap, sizeof *seen);
+    struct seen_slot *seen = xcalloc(seen_cap, sizeof *seen);
     pthread_mutex_lock(&d->mu);
     while (!d->stop) {
         int64_t now = now_ns();

@@ -13,7 +13,12 @@
 
 /* A document is (id, routing): the same id under another routing is another
  * copy on another shard (a child moved to a new parent leaves its old copy to
- * be deleted there), so those changes must not coalesce. */
+ * be deleted there), so those changes must not coalesce. The map holds the
+ * newest queued change of each document whatever index it names: one queue
+ * may hold writes of a document to an alias and to a version by name
+ * (sync/targets.c), and only a newest change sent to the same name is
+ * replaced (the live write and the dual write of one change carry one
+ * version: neither stands for the other). */
 static bool same_routing(const char *a, const char *b) {
     return a == b || (a && b && !strcmp(a, b));
 }
@@ -185,7 +190,7 @@ int deliver_submit(struct deliver *d, const struct change *c) {
         (c->op == CHANGE_SCRIPT && !c->script) ||
         (c->op != CHANGE_DELETE && !c->body))
         return DELIVER_EINVAL;
-    /* the queue (partition, indexq, fuse) is the physical index's */
+    /* the queue (partition, indexq, fuse) is the target's */
     const char *target = c->target && *c->target ? c->target : c->index;
     struct item *it = item_new(c);
     uint64_t ih = fnv1a(target, strlen(target), FNV_BASIS);
@@ -239,7 +244,8 @@ int deliver_submit(struct deliver *d, const struct change *c) {
     struct item *old = NULL;
     if (c->op == CHANGE_INDEX || c->op == CHANGE_DELETE) {
         struct item *m = map_get(q, it->doc_id, it->routing, it->hash);
-        if (m && m->in_aux == it->in_aux && (m->op == CHANGE_INDEX || m->op == CHANGE_DELETE))
+        if (m && m->in_aux == it->in_aux && (m->op == CHANGE_INDEX || m->op == CHANGE_DELETE) &&
+            !strcmp(m->index, it->index))
             old = m;
     }
     struct list *l = it->in_aux ? &q->aux : &q->main;

@@ -855,6 +855,48 @@ static void t_target_one_queue(void **s) {
     deliver_free(d);
 }
 
+/* One queue for an index config's writes to its alias and to a version by
+ * name (sync/targets.c): a live write and its dual write of one change carry
+ * one version and neither stands for the other (both delivered, none
+ * coalesced away), they may share a request, and the next change of the
+ * document waits for the next request: a document's changes leave in order
+ * whatever name they are sent to. */
+static void t_alias_and_version_one_queue(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 1;
+    o.helpers = 1; /* busy with the held request while the changes queue */
+    o.batch_max = 50;
+    struct deliver *d = mk(&o);
+    gate(true);
+    struct change c0 = {.index = "q", .doc_id = "hold", .version = 1, .op = CHANGE_INDEX,
+                        .body = "{}", .body_len = 2};
+    assert_int_equal(deliver_submit(d, &c0), DELIVER_OK);
+    WAIT_UNTIL(fake_inflight() > 0);
+    for (uint64_t v = 1; v <= 3; v++)
+        for (int k = 0; k < 2; k++) {
+            struct change c = {.index = k ? "a_v2" : "a", .target = "a", .doc_id = "tx",
+                               .version = v, .op = v == 3 ? CHANGE_DELETE : CHANGE_INDEX,
+                               .body = v == 3 ? NULL : "{\"e\":1}", .body_len = v == 3 ? 0 : 7,
+                               .require_alias = !k};
+            assert_int_equal(deliver_submit(d, &c), DELIVER_OK);
+        }
+    gate(false);
+    assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
+    pthread_mutex_lock(&F.mu);
+    int n = F.tx_n;
+    uint64_t log[512];
+    memcpy(log, F.tx_log, sizeof log);
+    pthread_mutex_unlock(&F.mu);
+    assert_int_equal(n, 6);
+    for (int i = 0; i < n; i++) assert_int_equal(log[i], (uint64_t)(i / 2 + 1));
+    /* the held request, then a change (both copies) a request */
+    assert_int_equal(fake_requests(), 4);
+    assert_false(fake_has("a", "tx") || fake_has("a_v2", "tx")); /* the deletes landed last */
+    deliver_free(d);
+}
+
 static int fake_probe(void *ud, int helper, struct search_resp *resp) {
     (void)ud;
     (void)helper;
@@ -926,6 +968,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_batch_min_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(t_linger, setup, teardown),
         cmocka_unit_test_setup_teardown(t_target_one_queue, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_alias_and_version_one_queue, setup, teardown),
         cmocka_unit_test_setup_teardown(t_engine_back_resumes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
