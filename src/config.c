@@ -262,6 +262,12 @@ const struct config_key config_keys[] = {
       "rolled back"),
     I("reindex", "keep_runs", reindex.keep_runs, "10", 1, 10000,
       "Reindex runs whose bookkeeping (per-job counts, errors) is kept per index config"),
+    I("reindex", "gc_deletes_s", reindex.gc_deletes_s, "3600", 120, 604800,
+      "How long a version being built keeps the version of a deleted document "
+      "(index.gc_deletes, 60 s by default, restored at the switch): a page read before a "
+      "delete but acknowledged after it loses to it within this time, and a page "
+      "acknowledged later than 90% of it after its read fails the build, which is queued "
+      "again (the engine's memory: one entry per document deleted during the build)"),
 
     S("delayed", "schedule", delayed.schedule, NULL, NULL, false, false,
       "When the daemon that reads the source runs the delayed refresh of change snapshots "

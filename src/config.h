@@ -118,6 +118,7 @@ struct ss_config {
         int poll_interval_ms; /* how often queued reindexes are looked for */
         int max_rejected;   /* rejected documents before a reindex fails */
         int keep_runs;      /* reindex runs kept per index config (bookkeeping) */
+        int gc_deletes_s;   /* a version being built keeps deletes' versions this long */
     } reindex;
 
     struct {

@@ -143,8 +143,9 @@ void index_mapping_hash_props(cJSON *props) {
     add_prop(props, KEY_HASH_FIELD, k);
 }
 
+/* building: the seconds a version being built keeps deletes (0: not one) */
 static int mapping_body(const struct mp_index *ix, const struct search_dialect *d, bool pretty,
-                        bool building, sbuf *out, char *err, size_t errlen) {
+                        int building, sbuf *out, char *err, size_t errlen) {
     if (d->doc_type || (d->engine == ENGINE_ELASTICSEARCH && d->major < 7)) {
         snprintf(err, errlen, "index %s: Elasticsearch %s needs mapping types; not supported",
                  ix->alias, d->number);
@@ -160,6 +161,9 @@ static int mapping_body(const struct mp_index *ix, const struct search_dialect *
         cJSON_AddStringToObject(idx, "refresh_interval", "-1");
         cJSON *tl = cJSON_AddObjectToObject(idx, "translog");
         cJSON_AddStringToObject(tl, "durability", "async");
+        char gc[32];
+        snprintf(gc, sizeof gc, "%ds", building);
+        cJSON_AddStringToObject(idx, "gc_deletes", gc);
     }
     if (ix->analysis) cJSON_AddItemToObject(settings, "analysis", cJSON_CreateRaw(ix->analysis));
     cJSON *mappings = cJSON_AddObjectToObject(root, "mappings");
@@ -223,12 +227,12 @@ static int mapping_body(const struct mp_index *ix, const struct search_dialect *
 
 int index_mapping_body(const struct mp_index *ix, const struct search_dialect *d, bool pretty,
                        sbuf *out, char *err, size_t errlen) {
-    return mapping_body(ix, d, pretty, false, out, err, errlen);
+    return mapping_body(ix, d, pretty, 0, out, err, errlen);
 }
 
-int index_mapping_build_body(const struct mp_index *ix, const struct search_dialect *d, sbuf *out,
-                             char *err, size_t errlen) {
-    return mapping_body(ix, d, false, true, out, err, errlen);
+int index_mapping_build_body(const struct mp_index *ix, const struct search_dialect *d,
+                             int gc_deletes_s, sbuf *out, char *err, size_t errlen) {
+    return mapping_body(ix, d, false, gc_deletes_s > 0 ? gc_deletes_s : 60, out, err, errlen);
 }
 
 int index_mapping_put_hash_fields(struct search_conn *k, const char *alias, char *err,

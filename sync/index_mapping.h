@@ -45,10 +45,13 @@ int index_mapping_body(const struct mp_index *ix, const struct search_dialect *d
                        sbuf *out, char *err, size_t errlen);
 
 /* The same body for a version being built by a reindex: no replicas, no
- * refreshes and the translog written asynchronously (the switch restores all
- * three; sync/reindex_runner.c says why the last is safe), so creating it is
- * one cluster-state update instead of a create and then a settings update. */
-int index_mapping_build_body(const struct mp_index *ix, const struct search_dialect *d, sbuf *out,
-                             char *err, size_t errlen);
+ * refreshes, the translog written asynchronously and deletes remembered for
+ * gc_deletes_s ([reindex] gc_deletes_s: a page read before a delete may be
+ * acknowledged after it, sync/reindex_runner.c) — the switch restores all
+ * four; sync/reindex_runner.c says why the async translog is safe — so
+ * creating it is one cluster-state update instead of a create and then a
+ * settings update. */
+int index_mapping_build_body(const struct mp_index *ix, const struct search_dialect *d,
+                             int gc_deletes_s, sbuf *out, char *err, size_t errlen);
 
 #endif

@@ -485,10 +485,12 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     char phys[600];
     snprintf(phys, sizeof phys, "%s_v%u", req->alias, v);
     /* the version records the body it will serve with; it is created with
-     * no refreshes, no replicas and its translog written asynchronously,
-     * all restored at the switch */
+     * no refreshes, no replicas, its translog written asynchronously and
+     * deletes remembered for [reindex] gc_deletes_s, all restored at the
+     * switch */
     if (index_mapping_body(ix, search_client_dialect(client), false, &body, err, errlen) != 0 ||
-        index_mapping_build_body(ix, search_client_dialect(client), &build, err, errlen) != 0)
+        index_mapping_build_body(ix, search_client_dialect(client), cfg->reindex.gc_deletes_s,
+                                 &build, err, errlen) != 0)
         goto out;
     char path[700];
     snprintf(path, sizeof path, "/%s", phys);

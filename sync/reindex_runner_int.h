@@ -45,6 +45,7 @@ struct page {
     char *last;      /* its last key: the cursor once it is acknowledged */
     size_t rows;
     uint64_t version; /* the binlog position read before the page */
+    int64_t snap_ms;  /* when its snapshot was taken (mono_ms) */
     sbuf text;
     struct page_doc *docs;
     size_t ndocs, cap;
@@ -56,6 +57,7 @@ struct sent_page {
     size_t t, rows;
     char *last;
     unsigned long long docs;
+    int64_t snap_ms; /* its snapshot's time (settle_page: older than gc_deletes_s?) */
 };
 
 /* one thread running jobs one after the other, with its own connections and
@@ -110,7 +112,8 @@ struct reindex_runner {
     int buckets;                /* of this build, for a build queued in its place */
     bool by_mod;
     _Atomic int64_t lost_check_ms;          /* the next lost_check while the jobs run */
-    _Atomic int lost;           /* the engine may have lost writes: fail, queue again */
+    _Atomic int lost;           /* the engine may have lost writes (1), or forgotten a
+                                 * delete a page predates (2): fail, queue again */
     pthread_t mid_th;
     pthread_mutex_t errmu;  /* guards errdb (job_errors from helper threads), why */
     MYSQL *errdb;

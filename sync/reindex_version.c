@@ -224,7 +224,8 @@ int rv_try_finish(struct worker *w, bool may_resume) {
      * flush it copies files only. */
     snprintf(path, sizeof path, "/%s/_settings", r->phys);
     if (engine_wait(r, k, "PUT", path,
-                    "{\"index\":{\"refresh_interval\":null,\"translog\":{\"durability\":null}}}",
+                    "{\"index\":{\"refresh_interval\":null,\"translog\":{\"durability\":null},"
+                    "\"gc_deletes\":null}}",
                     &resp, w->err, sizeof w->err) < 0 ||
         resp.status != 200) {
         if (resp.status) errf(w->err, sizeof w->err, "restoring the settings of %s: HTTP %ld %.300s",
