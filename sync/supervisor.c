@@ -467,11 +467,17 @@ static void *supervisor_main(void *arg) {
         pthread_mutex_lock(&sv->cmds->mu);
         bool ddl = sv->cmds->schema_changed;
         sv->cmds->schema_changed = false;
+        unsigned long asked = sv->cmds->verdict_asked;
         if (ddl) snprintf(sv->ddl_note, sizeof sv->ddl_note, "%s", sv->cmds->ddl_note);
         pthread_mutex_unlock(&sv->cmds->mu);
         if (now >= reload_due || ddl) {
-            (void)look_for_edits(sv, ddl);
+            bool verdict = look_for_edits(sv, ddl);
             reload_due = mono_ms() + sv->cfg->metadata.reload_interval_ms;
+            if (ddl && verdict) { /* a reader waiting for it reads its transaction again */
+                pthread_mutex_lock(&sv->cmds->mu);
+                if (sv->cmds->verdict_given < asked) sv->cmds->verdict_given = asked;
+                pthread_mutex_unlock(&sv->cmds->mu);
+            }
         }
         if (ddl || (trunc_due && now >= trunc_due)) {
             rebuild_all_truncated(sv);
