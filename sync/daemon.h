@@ -178,6 +178,8 @@ struct daemon {
     unsigned long replay_after_gen; /* ... once a generation newer than this one is adopted
                                * (the source refused a mapped column or table: 0 none), */
     unsigned long replay_verdict; /* ... or the supervisor answered this check (cmds) */
+    unsigned long build_wait_gen; /* a build waited for a generation that routes its index
+                               * config (builds_apply): asked once for this one */
     unsigned replays;          /* ... how many times in a row, since a commit went through */
     unsigned long long txns, reloads;
     unsigned long long rows_read, ddls_read; /* published to rs at each boundary */
