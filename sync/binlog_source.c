@@ -552,6 +552,7 @@ static int commit_build(struct daemon *dm, const bl_commit *cm) {
             dm->replay_after_gen = dm->gen->id;
             pthread_mutex_lock(&dm->cmds.mu);
             dm->cmds.schema_changed = true;
+            dm->replay_verdict = ++dm->cmds.verdict_asked;
             snprintf(dm->cmds.ddl_note, sizeof dm->cmds.ddl_note,
                      "after the source refused a query of the mapping (%.300s) at the "
                      "transaction ending at %s:%llu", p->err, cm->end.file,
@@ -688,11 +689,25 @@ static int replay_transaction(struct daemon *dm, bl_reader *r, bl_reader_opts *r
         dm->replay_after_gen = 0;
         for (int i = 0; dm->gen->id == was; i++) {
             if (daemon_stop_requested) return -1;
+            /* answered without a new generation: the mapping fits the source
+             * (the table or column is back, a DROP + CREATE faster than the
+             * check): read again as it is. A generation it published first
+             * is adopted first. */
+            pthread_mutex_lock(&dm->cmds.mu);
+            bool answered = dm->cmds.verdict_given >= dm->replay_verdict;
+            pthread_mutex_unlock(&dm->cmds.mu);
+            if (answered) {
+                daemon_between_txns(dm);
+                if (dm->gen->id == was)
+                    log_info("run", "the mapping fits the source again (looked at after the "
+                             "refused query): the transaction is read again as it is");
+                break;
+            }
             if (i == 600) { /* 60 s */
                 snprintf(dm->err, sizeof dm->err, "the source refused a query of the mapping, "
-                         "and the mapping was found to fit the source (no index config to "
-                         "stop): look at the last schema change; the transaction is read "
-                         "again at the next start");
+                         "and no verdict on the mapping came within 60 s (the metadata or "
+                         "source server away? see the supervisor's messages above): the "
+                         "transaction is read again at the next start");
                 return -1;
             }
             struct timespec ts = {0, 100000000L};

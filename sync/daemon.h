@@ -83,6 +83,11 @@ struct commands {
     struct emptied *truncated; /* reader -> supervisor: index configs a TRUNCATE or DROP
                                 * TABLE emptied a table of (ddl_truncate.h), to rebuild */
     size_t ntruncated;
+    /* a schema check the reader waits for (a query of the mapping refused):
+     * asked (reader, with schema_changed) and answered (supervisor, once its
+     * verdict is published: a generation without the index configs the source
+     * no longer fits, or none when it fits again), as sequence numbers */
+    unsigned long verdict_asked, verdict_given;
 };
 
 /* the control plane: its own thread and connections */
@@ -171,7 +176,10 @@ struct daemon {
     atomic_bool released;      /* the source's reader lock is given back: no more saves */
     bool replay;               /* the failed transaction lost a connection: read it again */
     unsigned long replay_after_gen; /* ... once a generation newer than this one is adopted
-                               * (the source refused a mapped column or table: 0 none) */
+                               * (the source refused a mapped column or table: 0 none), */
+    unsigned long replay_verdict; /* ... or the supervisor answered this check (cmds) */
+    unsigned long build_wait_gen; /* a build waited for a generation that routes its index
+                               * config (builds_apply): asked once for this one */
     unsigned replays;          /* ... how many times in a row, since a commit went through */
     unsigned long long txns, reloads;
     unsigned long long rows_read, ddls_read; /* published to rs at each boundary */

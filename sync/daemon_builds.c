@@ -226,6 +226,31 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
         }
         if (bi < nb0) seen[bi] = true;
         if (!want) continue;
+        if (bi == p->nbuilds && ix->unusable) {
+            /* this generation leaves the index config out of routing (stopped:
+             * a table it reads was gone when it was made), so dual writes from
+             * here would carry nothing until the next one: changes between
+             * the recorded position and that generation would reach neither
+             * version (issue 37: DROP + CREATE of a joined table, its rebuild
+             * asked for as soon as the table is back). Not started until the
+             * reader routes it: the supervisor is asked for that generation
+             * (once per generation); the pages are read after the position
+             * recorded then, so they hold everything before it. */
+            if (dm->build_wait_gen != dm->gen->id) {
+                dm->build_wait_gen = dm->gen->id;
+                log_info("run", "%s: version %u waits for a mapping generation that routes "
+                         "the index again (generation %lu leaves it out: the source did not "
+                         "fit it) before its live changes are written to it", ix->alias, bv,
+                         dm->gen->id);
+                pthread_mutex_lock(&dm->cmds.mu);
+                dm->cmds.schema_changed = true;
+                snprintf(dm->cmds.ddl_note, sizeof dm->cmds.ddl_note,
+                         "when version %u of %s was to be built", bv, ix->alias);
+                pthread_mutex_unlock(&dm->cmds.mu);
+                supervisor_wake(&dm->sv);
+            }
+            continue;
+        }
         if (bi == p->nbuilds) { /* dual writes on from here */
             if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0) {
                 log_warn("run", "%s: version %u is built, but its start position cannot be "

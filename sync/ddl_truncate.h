@@ -4,6 +4,11 @@
  * good. A dropped table cannot be rebuilt from until it is created again:
  * the supervisor says so and tries again, and the rebuild runs once it is
  * back (a DROP + CREATE + INSERT migration ends with exactly its rows).
+ * Meanwhile the index config is stopped (sync/index_stop.c: no document can
+ * be built from a table that is gone; the reason says it is rebuilt once the
+ * table is back), and the rebuild's dual writes start only at a boundary
+ * where the reader routes it again (builds_apply), so no change made in
+ * between is lost.
  *
  * The reader (sync/binlog_source.c on_ddl) recognises the statement
  * (ddl_truncated_table, pure) and notes each index config that reads the

@@ -10,8 +10,10 @@
  * good — stops that index config:
  *
  *   - index_configs.stopped_reason says what, when and after which binlog
- *     event, and what to do (fix the mapping, reindex); the log and the
- *     sync_log say it once;
+ *     event, and what to do (fix the mapping, reindex; for a table it reads
+ *     that is gone, nothing: a DROP TABLE has the index rebuilt once the
+ *     table exists again, sync/ddl_truncate.h); the log and the sync_log
+ *     say it once;
  *   - the reader writes nothing more through its alias (sync/targets.c:
  *     deliveries_stopped, from the build table at the next boundary), and
  *     routes nothing to it while its mapping does not fit (ix->unusable,
@@ -68,6 +70,33 @@ void index_stop_cancel_pending(struct supervisor *sv) {
     sv->ncancel_pending = 0;
 }
 
+static bool rel_missing(const struct mp_relation *r, size_t n, const struct mp_schema *s,
+                        const char **db, const char **table) {
+    for (size_t i = 0; i < n; i++) {
+        if (!mp_schema_find(s, r[i].db, r[i].table, NULL)) {
+            *db = r[i].db, *table = r[i].table;
+            return true;
+        }
+        if (rel_missing(r[i].relations, r[i].nrelations, s, db, table)) return true;
+    }
+    return false;
+}
+
+/* A table ix reads (as ddl_index_reads counts them) that the source does not
+ * have: dropped (or renamed). */
+static bool table_missing(const struct mp_index *ix, const struct mp_schema *s, const char **db,
+                          const char **table) {
+    for (size_t t = 0; t < ix->ntables; t++) {
+        const struct mp_table *tb = &ix->tables[t];
+        if ((t == 0 || tb->parent_table) && !mp_schema_find(s, tb->db, tb->table, NULL)) {
+            *db = tb->db, *table = tb->table;
+            return true;
+        }
+        if (rel_missing(tb->relations, tb->nrelations, s, db, table)) return true;
+    }
+    return false;
+}
+
 int index_stop_check(struct supervisor *sv, const char *why, size_t *stopped) {
     *stopped = 0;
     struct mapping m = {0};
@@ -89,11 +118,25 @@ int index_stop_check(struct supervisor *sv, const char *why, size_t *stopped) {
         while (errs.len && errs.data[errs.len - 1] == '\n') errs.data[--errs.len] = '\0';
         for (char *nl = strchr(errs.data, '\n'); nl; nl = strchr(nl, '\n')) *nl = ';';
         sbuf reason = SBUF_INIT;
-        sbuf_printf(&reason, "%s, the source no longer fits the mapping of index %s: %s. Its "
-                    "live deliveries are stopped (its documents stay as they were): fix the "
-                    "mapping (searchsync mapping import), then rebuild it (searchsync reindex "
-                    "--config FILE %s); the stop is lifted when the new version goes live",
-                    why, ix->alias, errs.data, ix->alias);
+        const char *mdb, *mtable;
+        if (table_missing(ix, &schema, &mdb, &mtable))
+            /* dropped: taken like a TRUNCATE (ddl_truncate.h), rebuilt once
+             * it is back; nothing to fix in a mapping that will fit again */
+            sbuf_printf(&reason, "%s, table %s.%s, which index %s reads, does not exist (%s). "
+                        "Its live deliveries are stopped (its documents stay as they were): "
+                        "a DROP TABLE read from the binlog has the index rebuilt from the "
+                        "table once it exists again, live changes written "
+                        "to the new version meanwhile, and the stop is lifted when that version "
+                        "goes live. A table renamed or gone for good: import a mapping without "
+                        "it (searchsync mapping import), then rebuild the index (searchsync "
+                        "reindex --config FILE %s)",
+                        why, mdb, mtable, ix->alias, errs.data, ix->alias);
+        else
+            sbuf_printf(&reason, "%s, the source no longer fits the mapping of index %s: %s. "
+                        "Its live deliveries are stopped (its documents stay as they were): fix "
+                        "the mapping (searchsync mapping import), then rebuild it (searchsync "
+                        "reindex --config FILE %s); the stop is lifted when the new version "
+                        "goes live", why, ix->alias, errs.data, ix->alias);
         sbuf q = SBUF_INIT;
         sbuf_adds(&q, "UPDATE index_configs SET stopped_reason = CONCAT(DATE_FORMAT(NOW(), "
                       "'%Y-%m-%d %H:%i:%s '), ");

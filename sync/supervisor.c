@@ -172,10 +172,6 @@ static void publish(struct supervisor *sv, struct mapping_gen *g) {
     sv->reloads++;
 }
 
-/* Every reload_interval_ms: if the mapping in the metadata tables changed,
- * validate it and publish it. A mapping that fails validation, or a server
- * that fails, leaves the running one in place; the problem is logged once
- * per edit. */
 /* A TRUNCATE or DROP TABLE emptied a table index config e->alias reads
  * (ddl_truncate.h): rebuild it into a new version; a build under way, which
  * may hold rows from before, is cancelled first. true when done (or nothing
@@ -249,15 +245,30 @@ static bool usability_changed(const struct mapping *a, const struct mapping *b) 
     return false;
 }
 
-static void look_for_edits(struct supervisor *sv, bool schema_changed) {
+/* Every reload_interval_ms, and at once after a schema change read from the
+ * source (schema_changed): if the mapping in the metadata tables changed,
+ * validate it and publish it. A mapping that fails validation, or a server
+ * that fails, leaves the running one in place; the problem is logged once
+ * per edit. After a schema change the source's verdict comes first,
+ * whatever else changed in the tables since the last look (an edit, a stop
+ * lifted by a switch, a widened type recorded): the index configs the source
+ * no longer fits are stopped. true when a schema change got its verdict
+ * (published first when it changes anything); false when it is looked at
+ * again (asked again). */
+static bool look_for_edits(struct supervisor *sv, bool schema_changed) {
     char sum[sizeof sv->mapping_sum] = "", e2[256];
     struct mapping m2 = {0};
     sbuf sig = SBUF_INIT;
     /* set once what the tables hold is running, refused, or applied here;
      * not when applying failed for a reason that may pass */
-    bool settled = false;
+    bool settled = false, verdict = false;
     if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0) {
         log_warn("run", "looking for mapping edits: %s (will try again)", sv->err);
+        if (schema_changed) { /* the verdict is still owed */
+            pthread_mutex_lock(&sv->cmds->mu);
+            sv->cmds->schema_changed = true;
+            pthread_mutex_unlock(&sv->cmds->mu);
+        }
         goto out;
     }
     /* one CHECKSUM TABLE instead of loading the whole mapping (a query per
@@ -274,14 +285,22 @@ static void look_for_edits(struct supervisor *sv, bool schema_changed) {
     if (sum[0] && !strcmp(sum, sv->mapping_sum) && !schema_changed) goto out;
     if (mapping_db_load(sv->meta, sv->cfg->source.name, &m2, sv->err, sizeof sv->err) < 0) {
         log_warn("run", "looking for mapping edits: %s (will try again)", sv->err);
+        if (schema_changed) {
+            pthread_mutex_lock(&sv->cmds->mu);
+            sv->cmds->schema_changed = true;
+            pthread_mutex_unlock(&sv->cmds->mu);
+        }
         goto out;
     }
     mapping_signature(&m2, &sig);
     settled = true;
     const sbuf *cur = &sv->published->sig;
     bool same = sig.len == cur->len && !memcmp(sig.data, cur->data, sig.len);
-    if (schema_changed && same) {
-        /* the source changed under the running mapping: does it still hold? */
+    if (schema_changed) {
+        /* the source changed: does the mapping still hold? Not only when the
+         * tables hold what runs: a switch that lifted a stop, or a widened
+         * type recorded, changes them too until the next look, and a DDL in
+         * between must still stop what it breaks (issue 37) */
         bool invalid = false;
         struct mapping_gen *g = load_gen(sv, &invalid);
         size_t stopped = 0;
@@ -296,9 +315,14 @@ static void look_for_edits(struct supervisor *sv, bool schema_changed) {
                          "stopped index config(s)", g->id);
                 publish(sv, g);
                 g = NULL;
-                settled = true;
+                settled = verdict = true;
                 goto out;
             }
+        }
+        bool publishing = g && (!same || usability_changed(&sv->published->m, &g->m));
+        if (publishing && supervisor_prepare(sv, g) < 0) {
+            mapping_gen_unref(g);
+            g = NULL;
         }
         if (!g) {
             for (char *nl = strchr(sv->err, '\n'); nl; nl = strchr(nl, '\n')) *nl = ' ';
@@ -308,15 +332,25 @@ static void look_for_edits(struct supervisor *sv, bool schema_changed) {
             pthread_mutex_lock(&sv->cmds->mu); /* asked again at the next look */
             sv->cmds->schema_changed = true;
             pthread_mutex_unlock(&sv->cmds->mu);
-        } else if (usability_changed(&sv->published->m, &g->m) && supervisor_prepare(sv, g) == 0) {
+            settled = false;
+            goto out;
+        }
+        verdict = true;
+        if (!same) {
+            /* edited meanwhile (or a stop lifted, a type recorded): what the
+             * tables hold, valid against the source as it is now */
+            log_info("run", "mapping edited: generation %lu validated and handed to the "
+                     "reader, which applies it at the next transaction boundary", g->id);
+            publish(sv, g);
+            goto out;
+        }
+        if (publishing) {
             /* a stopped index config the source fits again (a dropped table
              * created again, a column back): routed again at once, so that a
              * build of it gets its dual writes */
             log_info("run", "mapping generation %lu handed to the reader: a stopped index "
                      "config fits the source again", g->id);
             publish(sv, g);
-            g = NULL;
-            settled = true;
             goto out;
         }
         mapping_gen_unref(g); /* widened columns were recorded: the next look reloads */
@@ -350,6 +384,7 @@ out:
     sv->err[0] = '\0';
     mapping_free(&m2);
     sbuf_free(&sig);
+    return verdict;
 }
 
 void supervisor_poll_builds(struct supervisor *sv) {
@@ -375,7 +410,7 @@ void supervisor_poll_builds(struct supervisor *sv) {
                    (sig.len && memcmp(sig.data, sv->builds_sig.data, sig.len) != 0);
     sbuf_free(&sv->builds_sig);
     sv->builds_sig = sig;
-    if (changed && building) look_for_edits(sv, false);
+    if (changed && building) (void)look_for_edits(sv, false);
     pthread_mutex_lock(&sv->cmds->mu);
     build_table_free(sv->cmds->builds); /* not applied yet: the newer one replaces it */
     sv->cmds->builds = t;
@@ -432,11 +467,17 @@ static void *supervisor_main(void *arg) {
         pthread_mutex_lock(&sv->cmds->mu);
         bool ddl = sv->cmds->schema_changed;
         sv->cmds->schema_changed = false;
+        unsigned long asked = sv->cmds->verdict_asked;
         if (ddl) snprintf(sv->ddl_note, sizeof sv->ddl_note, "%s", sv->cmds->ddl_note);
         pthread_mutex_unlock(&sv->cmds->mu);
         if (now >= reload_due || ddl) {
-            look_for_edits(sv, ddl);
+            bool verdict = look_for_edits(sv, ddl);
             reload_due = mono_ms() + sv->cfg->metadata.reload_interval_ms;
+            if (ddl && verdict) { /* a reader waiting for it reads its transaction again */
+                pthread_mutex_lock(&sv->cmds->mu);
+                if (sv->cmds->verdict_given < asked) sv->cmds->verdict_given = asked;
+                pthread_mutex_unlock(&sv->cmds->mu);
+            }
         }
         if (ddl || (trunc_due && now >= trunc_due)) {
             rebuild_all_truncated(sv);
