@@ -92,6 +92,9 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
     }
     if (rc == 1) { /* fenced out: another reader took the source over */
         if (!atomic_exchange(&dm->fenced, true)) {
+            /* not one more write: what it has queued is the new reader's
+             * to send (from the checkpoint, which this node never moved) */
+            deliver_halt(dm->p.d);
             log_error("run", "source %s is read by another node now (its fencing token %llu is "
                       "newer than this node's %llu): this node's checkpoint saves no longer "
                       "land, and it stops reading", dm->cfg->source.name,
@@ -571,13 +574,20 @@ int cmd_run(int argc, char **argv) {
     supervisor_stop(&dm->sv);
     while (p->nbuilds)
         builds_stop(dm, p->nbuilds - 1, "stopping; the jobs resume from their cursors");
+    /* fenced out (another node reads the source): delivery was halted when
+     * that was learnt, and nothing of the queue is sent now either */
+    bool ousted = atomic_load(&dm->sv.lost) || atomic_load(&dm->fenced);
+    if (ousted) deliver_halt(p->d);
     int drc = deliver_drain(p->d, cfg->delivery.drain_timeout_ms);
     log_info("run",
              "stopped after %llu transactions (%llu of them built together in %llu groups, "
              "read while behind), %llu documents, %llu element scripts, %llu deletes, %llu "
              "change snapshots, %llu mapping reloads; drain %s",
              dm->txns, dm->grouped_txns, dm->groups, p->docs, p->scripts, p->deletes,
-             p->snapshots, dm->reloads, drc == DELIVER_OK ? "complete" : "incomplete");
+             p->snapshots, dm->reloads,
+             drc == DELIVER_OK ? "complete"
+             : ousted          ? "skipped (another node reads the source)"
+                               : "incomplete");
     if (rc != BL_ERR && drc == DELIVER_OK) exit_code = EXIT_OK;
     if (rc != BL_ERR) dm->err[0] = '\0';
     if (!atomic_load(&dm->sv.lost) && !atomic_load(&dm->fenced)) {
