@@ -9,6 +9,9 @@
 #   run in the metadata) and every document equals SQL. (Issue 37, defect 5:
 #   every node queued the first build before the election, so two of three
 #   exited 1 with "creating index ..._v1: HTTP 400 resource_already_exists".)
+#   Then two reindex requests made at the same instant on two nodes: one
+#   queues version 2, the other is refused (a build is under way: exit 2),
+#   and v2 goes live (neither deleted the other's index).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
 require_bin
@@ -53,6 +56,24 @@ oracle_equal "the first build"
 mysql_q "UPDATE \`$db\`.items SET n = n + 1 WHERE id % 7 = 0; DELETE FROM \`$db\`.items WHERE id % 11 = 0"
 wait_checkpoint "$meta" "$source" 60
 oracle_equal "after changes"
+
+# ---- two reindex requests at the same instant, from two nodes
+st1=0 st2=0
+"$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/n1.ini" "$alias" --no-wait >"$TEST_TMP/rx1.out" 2>&1 &
+r1=$!
+"$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/n2.ini" "$alias" --no-wait >"$TEST_TMP/rx2.out" 2>&1 &
+r2=$!
+wait "$r1" || st1=$?
+wait "$r2" || st2=$?
+log "reindex requests: exit $st1 ($(tail -n1 "$TEST_TMP/rx1.out" | head -c 300)), exit $st2 ($(tail -n1 "$TEST_TMP/rx2.out" | head -c 300))"
+assert_eq "0 2" "$(printf '%s\n' "$st1" "$st2" | sort -n | paste -sd' ')" \
+    "one request queues the version, the other is refused"
+assert_contains "$(cat "$TEST_TMP/rx1.out" "$TEST_TMP/rx2.out")" "is already being rebuilt" \
+    "the refused one says a build is under way"
+wait_until 120 "version 2 is live" is_current 2
+assert_eq "" "$(mysql_q "SELECT version FROM \`$meta\`.index_versions WHERE version > 2")" \
+    "no third version was made"
+oracle_equal "after the second build"
 for i in 0 1 2; do
     DAEMON=${pids[$i]}; DAEMON_LOG="$TEST_TMP/n$((i + 1)).log"
     assert_true "node-$((i + 1)) still runs" daemon_alive
