@@ -31,9 +31,10 @@
  *
  * Start-up: configuration, metadata schema (migrated), the mapping's first
  * generation (validated: an invalid one exits 2), the admin server, the
- * engine (detected; an index missing is created as <alias>_v1 behind its
- * alias through a first build), delivery, the supervisor, then the reader
- * from the saved checkpoint (or [source] start). SIGTERM/SIGINT stop the
+ * engine (detected), delivery, the election (a standby waits there), then,
+ * as the reader only: the mapping read again, each index missing created as
+ * <alias>_v1 behind its alias through a first build, the supervisor, and the
+ * reader from the saved checkpoint (or [source] start). SIGTERM/SIGINT stop the
  * reader at a transaction boundary; the builds' runners stop at their
  * cursors; delivery drains (bounded by drain_timeout_ms) and saves the
  * checkpoint. */
@@ -91,6 +92,9 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
     }
     if (rc == 1) { /* fenced out: another reader took the source over */
         if (!atomic_exchange(&dm->fenced, true)) {
+            /* not one more write: what it has queued is the new reader's
+             * to send (from the checkpoint, which this node never moved) */
+            deliver_halt(dm->p.d);
             log_error("run", "source %s is read by another node now (its fencing token %llu is "
                       "newer than this node's %llu): this node's checkpoint saves no longer "
                       "land, and it stops reading", dm->cfg->source.name,
@@ -328,6 +332,24 @@ static void reader_opts(const struct ss_config *cfg, bl_reader_opts *ro) {
     ro->max_reconnects = -1;
 }
 
+/* The mapping of the source, loaded and validated (sync/supervisor.c); -1
+ * with dm->err and *exit_code EXIT_USAGE when the mapping is at fault. */
+static int load_mapping(struct daemon *dm, const char *config, int *exit_code) {
+    bool invalid = false;
+    dm->gen = supervisor_load(&dm->sv, &invalid);
+    if (dm->gen) return 0;
+    snprintf(dm->err, sizeof dm->err, "%s", dm->sv.err);
+    if (invalid) {
+        *exit_code = EXIT_USAGE;
+        if (strstr(dm->err, "has no index configs"))
+            snprintf(dm->err, sizeof dm->err,
+                     "source %s has no index configs in %s: import a mapping first "
+                     "(searchsync mapping import --config %s FILE --yes)",
+                     dm->cfg->source.name, dm->cfg->metadata.database, config);
+    }
+    return -1;
+}
+
 /* search_wait_ready's step once the engine answers */
 static int prepare_indices(void *ud) {
     struct daemon *dm = ud;
@@ -414,20 +436,7 @@ int cmd_run(int argc, char **argv) {
         if (rowfmt == 1) exit_code = EXIT_USAGE;
         goto out;
     }
-    bool invalid = false;
-    dm->gen = supervisor_load(&dm->sv, &invalid);
-    if (!dm->gen) {
-        snprintf(dm->err, sizeof dm->err, "%s", dm->sv.err);
-        if (invalid) {
-            exit_code = EXIT_USAGE;
-            if (strstr(dm->err, "has no index configs"))
-                snprintf(dm->err, sizeof dm->err,
-                         "source %s has no index configs in %s: import a mapping first "
-                         "(searchsync mapping import --config %s FILE --yes)",
-                         cfg->source.name, cfg->metadata.database, c.config);
-        }
-        goto out;
-    }
+    if (load_mapping(dm, c.config, &exit_code) < 0) goto out;
     if (http_server_start(cfg, &admin, dm->err, sizeof dm->err) < 0) { /* web/: the admin API */
         exit_code = EXIT_USAGE;
         goto out;
@@ -444,14 +453,13 @@ int cmd_run(int argc, char **argv) {
     if (!dm->client) goto out;
     dm->sv.client = dm->client;
     p->k = search_conn_new(dm->client);
-    /* an engine that is down or starting is waited for (src/search/wait.c);
-     * then every index of the mapping exists, or its first build is queued */
-    if (search_wait_ready(dm->client, p->k, prepare_indices, dm, &daemon_stop_requested,
-                          dm->err, sizeof dm->err) != 0) {
+    /* an engine that is down or starting is waited for (src/search/wait.c):
+     * delivery and the jobs of a standby need its version */
+    if (search_wait_ready(dm->client, p->k, NULL, NULL, &daemon_stop_requested, dm->err,
+                          sizeof dm->err) != 0) {
         if (daemon_stop_requested) exit_code = EXIT_OK, dm->err[0] = '\0';
         goto out;
     }
-    pipeline_adopt(p, &dm->gen->m, router_new(&dm->gen->m));
 
     dm->ckpt = db_connect(&dm->ckptp, dm->err, sizeof dm->err);
     dm->dls = dm->ckpt ? dl_store_new(&dm->ckptp, cfg->source.name, dm->err, sizeof dm->err)
@@ -504,6 +512,21 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     dm->sv.lead = &dm->lead;
+    /* Only the reader makes the indices of the mapping exist (a first build
+     * queued, an alias adopted): nodes started together would each queue the
+     * same first version and meet each other's index in the engine. The
+     * mapping is read again first: a standby's may be hours old, and
+     * another reader may have queued or built versions meanwhile. */
+    mapping_gen_unref(dm->gen);
+    dm->gen = NULL;
+    if (load_mapping(dm, c.config, &exit_code) < 0) goto out;
+    /* every index of the mapping exists, or its first build is queued */
+    if (search_wait_ready(dm->client, p->k, prepare_indices, dm, &daemon_stop_requested,
+                          dm->err, sizeof dm->err) != 0) {
+        if (daemon_stop_requested) exit_code = EXIT_OK, dm->err[0] = '\0';
+        goto out;
+    }
+    pipeline_adopt(p, &dm->gen->m, router_new(&dm->gen->m));
 
     bl_reader_opts ro;
     reader_opts(cfg, &ro);
@@ -551,13 +574,20 @@ int cmd_run(int argc, char **argv) {
     supervisor_stop(&dm->sv);
     while (p->nbuilds)
         builds_stop(dm, p->nbuilds - 1, "stopping; the jobs resume from their cursors");
+    /* fenced out (another node reads the source): delivery was halted when
+     * that was learnt, and nothing of the queue is sent now either */
+    bool ousted = atomic_load(&dm->sv.lost) || atomic_load(&dm->fenced);
+    if (ousted) deliver_halt(p->d);
     int drc = deliver_drain(p->d, cfg->delivery.drain_timeout_ms);
     log_info("run",
              "stopped after %llu transactions (%llu of them built together in %llu groups, "
              "read while behind), %llu documents, %llu element scripts, %llu deletes, %llu "
              "change snapshots, %llu mapping reloads; drain %s",
              dm->txns, dm->grouped_txns, dm->groups, p->docs, p->scripts, p->deletes,
-             p->snapshots, dm->reloads, drc == DELIVER_OK ? "complete" : "incomplete");
+             p->snapshots, dm->reloads,
+             drc == DELIVER_OK ? "complete"
+             : ousted          ? "skipped (another node reads the source)"
+                               : "incomplete");
     if (rc != BL_ERR && drc == DELIVER_OK) exit_code = EXIT_OK;
     if (rc != BL_ERR) dm->err[0] = '\0';
     if (!atomic_load(&dm->sv.lost) && !atomic_load(&dm->fenced)) {

@@ -428,6 +428,34 @@ static int bucket_params(const struct mp_index *ix, char ***bounds, int b, int n
 
 /* ---------- request / reset / delete-all ---------- */
 
+/* One request per index config at a time, whichever node or command makes
+ * it: between choosing the version number and committing it, a request
+ * deletes a leftover <alias>_v<N> and creates its own, so two at once would
+ * delete each other's index (the loser's rollback too). A named lock of the
+ * metadata server, released with the connection should it go. take: wait
+ * for it up to 60 s (REINDEX_OK, else REINDEX_REFUSED or REINDEX_ERR);
+ * !take: give it back. */
+static int request_lock(MYSQL *meta, const char *source, const char *alias, bool take, char *err,
+                        size_t errlen) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, take ? "SELECT GET_LOCK(" : "SELECT RELEASE_LOCK(");
+    sbuf_adds(&q, "CONCAT('searchsync.reindex.', LEFT(SHA1(CONCAT(DATABASE(), '.', ");
+    rx_sq(meta, &q, source);
+    sbuf_adds(&q, ", '.', ");
+    rx_sq(meta, &q, alias);
+    sbuf_adds(&q, take ? ")), 40)), 60)" : ")), 40)))");
+    char e2[256];
+    char *got = db_scalar(meta, q.data, take ? err : e2, take ? errlen : sizeof e2);
+    sbuf_free(&q);
+    int rc = got && !strcmp(got, "1") ? REINDEX_OK : got ? REINDEX_REFUSED : REINDEX_ERR;
+    free(got);
+    if (take && rc == REINDEX_REFUSED)
+        errf(err, errlen, "another reindex request of index %s (from another node or command) "
+             "has been under way for over 60 s: wait for it (searchsync status), then retry",
+             alias);
+    return rc;
+}
+
 int reindex_request(const struct ss_config *cfg, struct search_client *client,
                     struct search_conn *k, MYSQL *meta, MYSQL *src,
                     const struct reindex_request *req, unsigned *version, char *err,
@@ -448,9 +476,15 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
                         ix->tables[t].table),
                    REINDEX_REFUSED;
         }
+    rc = request_lock(meta, source, req->alias, true, err, errlen);
+    if (rc != REINDEX_OK) {
+        mapping_free(&m);
+        return rc;
+    }
     char *row[5];
     rc = rx_index_id_of(meta, source, req->alias, row, err, errlen);
     if (rc != REINDEX_OK) {
+        request_lock(meta, source, req->alias, false, NULL, 0);
         mapping_free(&m);
         return rc;
     }
@@ -460,6 +494,7 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
              "index %s is already being rebuilt (version %s, state %s): wait for it "
              "(searchsync status), or cancel it with searchsync reindex --reset %s",
              req->alias, row[3], row[1], req->alias);
+        request_lock(meta, source, req->alias, false, NULL, 0);
         db_row_free(row, 5);
         mapping_free(&m);
         return REINDEX_REFUSED;
@@ -600,6 +635,7 @@ out:
         snprintf(path, sizeof path, "/%s_v%u", req->alias, v);
         rx_engine(k, "DELETE", path, NULL, &r, e2, sizeof e2);
     }
+    request_lock(meta, source, req->alias, false, NULL, 0);
     search_resp_free(&r);
     free(mx[0]);
     db_row_free(row, 5);

@@ -451,6 +451,10 @@ static void *supervisor_main(void *arg) {
         pthread_mutex_unlock(&sv->mu);
         if (sv->lead && sv->lead->fence && !atomic_load(&sv->lost) &&
             !leadership_check(sv->lead)) {
+            /* another node may read the source already: nothing more of this
+             * one's queue is sent (the next reader replays it from the
+             * checkpoint) */
+            deliver_halt(sv->d);
             log_error("cluster", "%s: this node stops reading the binlog (another node takes "
                       "over from the saved checkpoint; restart this one to stand by)",
                       sv->lead->err);

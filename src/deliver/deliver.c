@@ -164,6 +164,21 @@ struct deliver *deliver_new(const struct deliver_opts *o, struct search_client *
     return d;
 }
 
+void deliver_halt(struct deliver *d) {
+    if (!d) return;
+    pthread_mutex_lock(&d->mu);
+    bool was = d->halted;
+    d->halted = d->stop = true; /* helpers leave after their batch in flight, if any */
+    long queued = d->total - d->inflight;
+    pthread_cond_broadcast(&d->work_cv);
+    pthread_cond_broadcast(&d->space_cv);
+    pthread_cond_broadcast(&d->done_cv);
+    pthread_mutex_unlock(&d->mu);
+    if (!was)
+        log_warn("deliver", "delivery halted: %ld queued change(s) will not be sent, no "
+                 "checkpoint is saved", queued);
+}
+
 void deliver_free(struct deliver *d) {
     if (!d) return;
     pthread_mutex_lock(&d->mu);

@@ -216,6 +216,14 @@ uint64_t deliver_low_water(struct deliver *d, char *buf, size_t len);
  * timeout_ms <= 0 uses drain_timeout_ms. */
 int deliver_drain(struct deliver *d, int timeout_ms);
 
+/* Stop sending now, for a producer that learnt it must not write any more (a
+ * reader fenced out by a newer one): no queued change is sent, retried or
+ * purged from here on, and no checkpoint is saved; a bulk request already in
+ * flight completes (its acknowledgements move nothing). Submits, waits and
+ * drains return DELIVER_ESTOPPED at once. Joins nothing: callable from any
+ * thread, delivery's own callbacks included. deliver_free still frees. */
+void deliver_halt(struct deliver *d);
+
 /* ---------- statistics (DESIGN.md §4.6) ---------- */
 struct deliver_stats {
     uint64_t docs_ok, stale, missing, retries, failures, dead_letters, purged, coalesced;

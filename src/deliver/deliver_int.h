@@ -144,6 +144,7 @@ struct deliver {
     bool ckpt_started;
     struct fuse *fuses;
     bool stop;
+    bool halted; /* deliver_halt: stop is set too, and no checkpoint is saved */
     bool draining;
     int64_t txn_flush_ns; /* flush_on_txn_end: changes queued before this go at once */
     long total;       /* queued + in flight (counts toward the high-water mark) */

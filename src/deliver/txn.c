@@ -148,7 +148,7 @@ static void save_checkpoint_locked(struct deliver *d, bool final) {
     /* one save at a time (checkpointer thread, drain): two concurrent saves
      * could land out of order and leave the older position behind */
     while (d->ckpt_busy) pthread_cond_wait(&d->done_cv, &d->mu);
-    if (!d->o.checkpoint || !d->lw_pos) return;
+    if (!d->o.checkpoint || !d->lw_pos || d->halted) return;
     /* moved only past checkpoint saves read back: saved once the idle
      * interval has passed (or at the drain), else the save's own binlog
      * transaction would be the next save's reason, every interval */
@@ -223,6 +223,10 @@ int deliver_drain(struct deliver *d, int timeout_ms) {
     if (timeout_ms <= 0) timeout_ms = d->o.drain_timeout_ms;
     int64_t t0 = now_ns(), end = t0 + (int64_t)timeout_ms * NS_PER_MS;
     pthread_mutex_lock(&d->mu);
+    if (d->halted) { /* deliver_halt: nothing is sent any more, nothing saved */
+        pthread_mutex_unlock(&d->mu);
+        return DELIVER_ESTOPPED;
+    }
     if (d->draining) {
         pthread_mutex_unlock(&d->mu);
         return DELIVER_EBUSY;
@@ -266,8 +270,9 @@ int deliver_drain(struct deliver *d, int timeout_ms) {
     advance_low_water(d);
     save_checkpoint_locked(d, true);
     pthread_cond_broadcast(&d->work_cv);
+    bool halted = d->halted; /* halted meanwhile: deliver_halt said so */
     pthread_mutex_unlock(&d->mu);
-    if (rc != DELIVER_OK)
+    if (rc != DELIVER_OK && !halted)
         log_warn("deliver", "drain did not finish within %d ms", timeout_ms);
     return rc;
 }

@@ -5,9 +5,12 @@
 #   failover   node A reads, node B stands by; A SIGKILLed under a steady
 #              writer: B takes over within 10 s (from the kill to B's first
 #              checkpoint move) and every document equals SQL
-#   fencing    B (now the reader) SIGSTOPped past its session: A2 takes
-#              over; B SIGCONTed moves no checkpoint (the fence in offsets
-#              stays A2's, the position never goes back) and stops, saying so
+#   fencing    B (now the reader) SIGSTOPped past its session, with a bulk
+#              request held in flight by a proxy and changes queued behind
+#              it: A2 takes over; B SIGCONTed moves no checkpoint (the fence
+#              in offsets stays A2's, the position never goes back), sends
+#              not one more bulk request once it logs that it is fenced (its
+#              queue is A2's to send: issue 37, defect 6), and stops, saying so
 #   standalone two daemons on one source without ZooKeeper: the second
 #              says who reads and stands by (--no-wait: exits 1); the first
 #              SIGKILLed, the second takes over once its heartbeat is stale
@@ -49,10 +52,22 @@ INI
 }
 config "$TEST_TMP/a.ini" cl node-a "$ZK_HOSTS" 7331
 config "$TEST_TMP/b.ini" cl node-b "$ZK_HOSTS" 7332
+# node B writes through a proxy that holds its bulk requests while $flag
+# exists (and lists each in $flag.seen), one request at a time (helpers = 1)
+# and never gives up on a held one (timeout_ms); its admin API shows its queue
+flag="$TEST_TMP/hold"
+python3 "$SEARCHSYNC_SRCDIR/tests/tools/fault_proxy.py" "$TEST_TMP/proxy.port" "$SEARCH_URL" \
+    POST '/_bulk' "$flag" hold "$alias" 2>"$TEST_TMP/proxy.err" &
+on_exit "kill $! 2>/dev/null"
+wait_until 10 "the fault proxy listens" test -s "$TEST_TMP/proxy.port"
+sed -i -e "s|^urls = .*|urls = http://127.0.0.1:$(cat "$TEST_TMP/proxy.port")\ntimeout_ms = 300000|" \
+    -e 's|^\[delivery\]$|[delivery]\nhelpers = 1|' "$TEST_TMP/b.ini"
 config "$TEST_TMP/a2.ini" cl node-a2 "$ZK_HOSTS" 7333
 token="$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 printf '[admin]\nlisten = 127.0.0.1:%s\ntoken = %s\n' "$port" "$token" >>"$TEST_TMP/a2.ini"
+port_b="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+printf '[admin]\nlisten = 127.0.0.1:%s\ntoken = %s\n' "$port_b" "$token" >>"$TEST_TMP/b.ini"
 cat >"$TEST_TMP/m.json" <<JSON
 {"version": 1, "indices": [{"alias": "$alias", "shards": 1, "replicas": 0, "tables": [{
   "table": "$db.items", "columns": [{"name": "id", "type": "long", "key": true},
@@ -97,9 +112,16 @@ mysql_q "UPDATE \`$db\`.items SET n = n + 1000 WHERE id % 3 = 0"
 wait_checkpoint "$meta" cl 30
 oracle_equal "after the failover"
 
-# ---- fencing: the reader paused past its session
+# ---- fencing: the reader paused past its session, changes queued
 daemon_start "$TEST_TMP/a2.ini" "$TEST_TMP/a2.log"; A2=$DAEMON
 daemon_wait_log "this node stands by" 30
+touch "$flag" # B's next bulk request is held in flight, the changes after it queue
+for i in $(seq 1101 1110); do mysql_q "INSERT INTO \`$db\`.items VALUES ($i, 'queued on B', $i)"; done
+b_queued() {
+    [ -s "$flag.held" ] && curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$port_b/api/v1/live" |
+        jq -e '.inflight >= 1 and .queued >= 1' >/dev/null
+}
+wait_until 30 "node B has a request in flight and changes queued behind it" b_queued
 kill -STOP "$B"
 DAEMON=$A2; DAEMON_LOG="$TEST_TMP/a2.log"
 daemon_wait_log "node-a2 reads the binlog of source cl" 30
@@ -109,7 +131,14 @@ fence_a2="$(fence_of cl)"
 pos_a2="$(mysql_q "SELECT position FROM \`$meta\`.offsets WHERE source = 'cl'")"
 kill -CONT "$B"
 DAEMON=$B; DAEMON_LOG="$TEST_TMP/b.log"
+b_knows() { grep -q -e "this node stops reading the binlog" -e "is read by another node now" "$TEST_TMP/b.log"; }
+wait_until 30 "the woken reader logs that it is fenced" b_knows
+sent="$(wc -l <"$flag.seen")"
+rm -f "$flag" # its request in flight goes on to the engine; nothing else may follow it
 daemon_wait_exit 30
+after=$(( $(wc -l <"$flag.seen") - sent ))
+log "bulk requests of the fenced reader after it logged that it is fenced: $after"
+assert_eq 0 "$after" "the fenced reader sends nothing more of its queue once it knows"
 assert_eq 1 "$DAEMON_RC" "the paused reader exits 1 when it wakes up"
 assert_contains "$(cat "$TEST_TMP/b.log")" "this node no longer reads source cl" "and says why"
 assert_eq "$fence_a2" "$(fence_of cl)" "the woken reader moved no fence"

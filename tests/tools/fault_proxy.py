@@ -5,7 +5,9 @@ tests of how searchsync waits out an engine that is briefly unavailable.
 Every request is forwarded to UPSTREAM unchanged, except that while the file
 FLAG exists, requests with method METHOD whose path matches PATH_REGEX are
 answered 503 (as a node that is restarting answers) without reaching the
-engine. Each refusal appends a line to FLAG + ".refused".
+engine. Each refusal appends a line to FLAG + ".refused". Every request with
+METHOD whose path matches PATH_REGEX, whether FLAG exists or not, appends a
+line to FLAG + ".seen" as it arrives (what the sender sent, and when).
 
 usage: fault_proxy.py PORTFILE UPSTREAM_URL METHOD PATH_REGEX FLAG [hold BODY_REGEX | delay MS BODY_REGEX]
 Listens on 127.0.0.1 on a free port and writes that port to PORTFILE.
@@ -65,6 +67,9 @@ def main():
         def handle_any(self):
             n = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(n) if n else None
+            if self.command == method and path_re.search(self.path):
+                with open(flag + ".seen", "a") as f:
+                    f.write(f"{time.time():.3f} {self.command} {self.path}\n")
             if delay_re is not None:
                 if self.command == method and path_re.search(self.path) and os.path.exists(flag):
                     plain = body or b""

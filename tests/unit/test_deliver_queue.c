@@ -645,6 +645,39 @@ static void t_drain(void **s) {
     deliver_free(d);
 }
 
+/* deliver_halt (a reader fenced out): the request in flight completes, nothing
+ * queued behind it is sent, no checkpoint is saved, submits and drains stop */
+static void t_halt(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 1;
+    o.helpers = 1;
+    struct deliver *d = mk(&o);
+    gate(true);
+    submit(d, "i", "flying", 1, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "p1");
+    WAIT_UNTIL(fake_inflight() > 0);
+    submit(d, "i", "queued", 2, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "p2");
+    int saves = fake_ckpt_count();
+    deliver_halt(d);
+    gate(false);
+    WAIT_UNTIL(fake_has("i", "flying") && fake_inflight() == 0);
+    usleep(300000); /* time enough for the helper to take the next batch, were it to */
+    assert_int_equal(fake_requests(), 1);
+    assert_false(fake_has("i", "queued"));
+    assert_int_equal(fake_ckpt_count(), saves);
+    struct change c = {.index = "i", .doc_id = "late", .version = 3, .op = CHANGE_INDEX,
+                       .body = "{}", .body_len = 2};
+    assert_int_equal(deliver_submit(d, &c), DELIVER_ESTOPPED);
+    assert_int_equal(deliver_drain(d, 5000), DELIVER_ESTOPPED);
+    assert_int_equal(deliver_wait_txn(d, 2, 5000), DELIVER_ESTOPPED);
+    assert_int_equal(fake_ckpt_count(), saves);
+    deliver_halt(d); /* twice: harmless */
+    deliver_free(d);
+}
+
 /* batch minimum: below it nothing is sent until the flush interval */
 static void t_batch_min_flush(void **s) {
     (void)s;
@@ -965,6 +998,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_batch_spans_workers, setup, teardown),
         cmocka_unit_test_setup_teardown(t_flush_on_txn_end, setup, teardown),
         cmocka_unit_test_setup_teardown(t_drain, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_halt, setup, teardown),
         cmocka_unit_test_setup_teardown(t_batch_min_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(t_linger, setup, teardown),
         cmocka_unit_test_setup_teardown(t_target_one_queue, setup, teardown),
