@@ -44,6 +44,47 @@ void changeset_add_rowdoc(struct changeset *cs, size_t index, const char *id, si
     r->id = xstrndup(id, idlen);
     r->body = body ? xstrndup(body, len) : NULL;
     r->len = body ? len : 0;
+    r->at = cs->at;
+}
+
+int cs_at_cmp(const struct cs_at *a, const struct cs_at *b) {
+    if (a->file != b->file) return a->file < b->file ? -1 : 1;
+    if (a->pos != b->pos) return a->pos < b->pos ? -1 : 1;
+    if (a->row != b->row) return a->row < b->row ? -1 : 1;
+    return 0;
+}
+
+/* qsort: by index, id, then read order */
+struct rd_ref {
+    const struct cs_rowdoc *r;
+    size_t i; /* its place in cs->rdocs: the read order */
+};
+static int by_doc(const void *x, const void *y) {
+    const struct rd_ref *a = x, *b = y;
+    if (a->r->index != b->r->index) return a->r->index < b->r->index ? -1 : 1;
+    int c = strcmp(a->r->id, b->r->id);
+    if (c) return c;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+size_t changeset_rowdoc_winners(const struct changeset *cs, size_t *win) {
+    struct rd_ref *o = xcalloc(cs->nrdocs ? cs->nrdocs : 1, sizeof *o);
+    for (size_t i = 0; i < cs->nrdocs; i++) o[i] = (struct rd_ref){&cs->rdocs[i], i};
+    qsort(o, cs->nrdocs, sizeof *o, by_doc);
+    size_t n = 0;
+    for (size_t i = 0; i < cs->nrdocs;) {
+        size_t best = i, j = i + 1;
+        for (; j < cs->nrdocs && o[j].r->index == o[i].r->index && !strcmp(o[j].r->id, o[i].r->id);
+             j++) {
+            /* read later: it wins unless both have coordinates and it is older */
+            const struct cs_at *c = &o[j].r->at, *b = &o[best].r->at;
+            if (!(c->known && b->known) || cs_at_cmp(c, b) >= 0) best = j;
+        }
+        win[n++] = o[best].i;
+        i = j;
+    }
+    free(o);
+    return n;
 }
 
 bool changeset_reads(const struct changeset *cs) { return cs->npend > 0 || cs->nelems > 0; }
@@ -61,6 +102,7 @@ void changeset_reset(struct changeset *cs) {
     cs->nrdocs = 0;
     sbuf_reset(&cs->snaps);
     cs->copies_may_move = cs->rows = cs->saves = cs->other_rows = false;
+    memset(&cs->at, 0, sizeof cs->at);
 }
 
 void changeset_free(struct changeset *cs) {

@@ -40,12 +40,25 @@ struct cs_element {
     const char *body; /* while building: the element's JSON, NULL = remove */
 };
 
+/* Where a row image is in the source's history, when its producer knows:
+ * a Kafka message's binlog coordinates (sync/kafka_source.c). Messages of
+ * several partitions are read interleaved, not in the source's order: a
+ * row's images are ordered by these, and a document taken from an image is
+ * versioned by them (its own position, not the change set's largest). */
+struct cs_at {
+    bool known;    /* binlog coordinates: file, pos, row */
+    uint32_t file; /* binlog file number (bl_file_seq) */
+    uint64_t pos;
+    uint32_t row;  /* order within pos: Debezium source.row, Maxwell xoffset */
+};
+
 /* one document of a row-image table, from the change set's rows */
 struct cs_rowdoc {
     size_t index;
     char *id;
     char *body; /* NULL = delete */
     size_t len;
+    struct cs_at at; /* the change set's `at` when it was added */
 };
 
 struct changeset {
@@ -61,6 +74,7 @@ struct changeset {
     bool rows;                /* any row routed since the last reset */
     bool saves;               /* it holds checkpoint saves read back (offsets) */
     bool other_rows;          /* ... and rows of anything else read */
+    struct cs_at at;          /* where the rows routed now are (unknown: read order) */
 };
 
 /* Key `key` of document table `table` of index config `index` is to be
@@ -69,9 +83,18 @@ void changeset_add_doc(struct changeset *cs, size_t index, size_t table, const c
                        size_t len);
 void changeset_add_element(struct changeset *cs, size_t index, const struct mp_relation *rel,
                            const char *doc, const char *elem);
-/* body NULL: the document is deleted. The last one of a document wins. */
+/* body NULL: the document is deleted; at cs->at. See changeset_rowdoc_winners. */
 void changeset_add_rowdoc(struct changeset *cs, size_t index, const char *id, size_t idlen,
                           const char *body, size_t len);
+/* Which of cs->rdocs are written: one per (index, id), its indices in
+ * win[0..n) (win has room for cs->nrdocs), n returned. Of one document's
+ * images the one latest in the source wins: by coordinates when both images
+ * have them (images of one row read from two partitions, in any order),
+ * else the one read last (one partition, one binlog: read order is the
+ * source's). A delete is an image like any other. */
+size_t changeset_rowdoc_winners(const struct changeset *cs, size_t *win);
+/* <0, 0, >0: a before, at, after b (both known) */
+int cs_at_cmp(const struct cs_at *a, const struct cs_at *b);
 /* true when documents or elements are to be read from the source */
 bool changeset_reads(const struct changeset *cs);
 /* Forget everything gathered (after a commit, or to read it again). */

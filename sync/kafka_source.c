@@ -23,7 +23,14 @@
  *     Debezium source.file/pos, Maxwell position): the largest of the set,
  *     exactly as a binlog position (epoch | file number | position), so
  *     these versions order with the binlog source's and with the pages of a
- *     reindex (read in a snapshot at a binlog position);
+ *     reindex (read in a snapshot at a binlog position). A row-image
+ *     document is the row as of its message, and takes that message's
+ *     coordinates instead (changeset.h, struct cs_at): partitions are read
+ *     at different paces, so a set's largest can be above the coordinates
+ *     of the next set's images of the same row; and of a row's images in
+ *     one set the latest by coordinates wins, not the last read (a Maxwell
+ *     key change is keyed by the new key: the old key's delete is in
+ *     another partition than the old key's other changes);
  *   - messages without: the time the set is built (microseconds since
  *     2024, strictly increasing in the process), in the file numbers from
  *     2^20 up, above every binlog position, under the epoch. A partition
@@ -658,8 +665,13 @@ static bool pos_after(const bl_pos *a, const bl_pos *b) {
     return fa != fb ? fa > fb : a->pos > b->pos;
 }
 
+/* the message carries binlog coordinates (not a time version's range) */
+static bool coords(const mq_msg *m) {
+    return m->have_pos && bl_file_seq(m->pos.file) < CLOCK_FILE_BASE;
+}
+
 static void note_version(struct kafka_source *ks, const mq_msg *m) {
-    if (m->have_pos && bl_file_seq(m->pos.file) < CLOCK_FILE_BASE) {
+    if (coords(m)) {
         if (!ks->group_coords || pos_after(&m->pos, &ks->group_pos)) ks->group_pos = m->pos;
         ks->group_coords = true;
     } else {
@@ -763,6 +775,13 @@ static int handle(struct kafka_source *ks, const rd_kafka_message_t *msg) {
         group_join(ks);
         note_version(ks, &ks->m);
         note_table(ks, &ks->m, msg);
+        /* where its rows are in the source's history: row images are ordered
+         * and versioned by it (messages of several partitions are read
+         * interleaved, a later set may hold older coordinates) */
+        memset(&dm->cs.at, 0, sizeof dm->cs.at);
+        if (coords(&ks->m))
+            dm->cs.at = (struct cs_at){true, bl_file_seq(ks->m.pos.file), ks->m.pos.pos,
+                                       ks->m.pos_row};
         for (uint32_t i = 0; i < ks->m.nrows && rc == 0; i++) {
             dm->rows_read++;
             if (pipeline_route_row(p, &dm->cs, &ks->m.rows[i]) != 0) {

@@ -179,7 +179,8 @@ const char *image_value(void *img, const char *column, size_t *len, bool *absent
 bool row_image_index(const struct mp_index *ix);
 /* A row of a row-image root table: its document from the after image. */
 int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const bl_row *row);
-/* cs's row-image documents, the last image of each document winning. */
+/* cs's row-image documents, the latest image of each document winning
+ * (changeset_rowdoc_winners), versioned by its coordinates when it has some. */
 int row_image_submit(struct pipeline *p, struct changeset *cs, const bl_pos *end);
 
 /* ---------- change_snapshots.c ---------- */

@@ -3,13 +3,14 @@
  * A root table in mode row-image, with no relations, needs no query at all:
  * its document is the after image (the mapping's columns, formatted as the
  * builder would; DESIGN.md §4.2), or a delete. A key change deletes the old
- * id. Within one change set the last image of a document wins. */
+ * id. Within one change set the latest image of a document wins: the last
+ * read, or with coordinates (Kafka: struct cs_at) the latest by them, and
+ * its document is versioned by them (changeset_rowdoc_winners). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "jsonw.h"
 #include "pipeline.h"
-#include "strset.h"
 
 bool row_image_index(const struct mp_index *ix) {
     return ix->ntables && ix->tables[0].mode == MP_ROWIMAGE && !ix->tables[0].nrelations;
@@ -79,24 +80,28 @@ int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const 
 }
 
 int row_image_submit(struct pipeline *p, struct changeset *cs, const bl_pos *end) {
-    struct strset seen = {0};
-    sbuf k = SBUF_INIT;
+    size_t *win = xcalloc(cs->nrdocs ? cs->nrdocs : 1, sizeof *win);
+    size_t n = changeset_rowdoc_winners(cs, win);
     int rc = 0;
-    for (size_t i = cs->nrdocs; i-- > 0 && rc == 0;) {
-        struct cs_rowdoc *r = &cs->rdocs[i];
-        sbuf_reset(&k);
-        sbuf_printf(&k, "%zu\x1f%s", r->index, r->id);
-        if (!strset_add(&seen, k.data, k.len)) continue;
+    for (size_t k = 0; k < n && rc == 0; k++) {
+        const struct cs_rowdoc *r = &cs->rdocs[win[k]];
         const struct mp_index *ix = &p->m->indices[r->index];
-        struct change c = {.index = ix->alias, .doc_id = r->id,
-                           .version = targets_version(p, ix, end),
+        /* an image with coordinates carries the row as of them: versioned
+         * by them, not by the change set's largest (an image read in this
+         * set may be older than another partition's messages in it, and the
+         * row's next image, read in a later set, newer but below those) */
+        uint64_t version = r->at.known ? version_make(ix->epoch, r->at.file, r->at.pos)
+                                       : targets_version(p, ix, end);
+        if (!version && r->at.known)
+            errf(p->err, sizeof p->err, "position %u:%llu does not fit a version", r->at.file,
+                 (unsigned long long)r->at.pos);
+        struct change c = {.index = ix->alias, .doc_id = r->id, .version = version,
                            .op = r->body ? CHANGE_INDEX : CHANGE_DELETE, .body = r->body,
                            .body_len = r->len};
         if (r->body) p->docs++;
         else p->deletes++;
         if (!c.version || targets_submit(p, ix, &c) != 0) rc = -1;
     }
-    strset_clear(&seen);
-    sbuf_free(&k);
+    free(win);
     return rc;
 }

@@ -10,7 +10,9 @@
 #                    unscaled bytes, DATETIME(0-3) epoch ms, TIMESTAMP
 #                    ISO-8601 with Z, ENUM labels, MariaDB JSON as its text),
 #                    one row a message, source.file/pos/row from tail's
-#                    position; key: the table and the primary key
+#                    position; key: the table and the primary key; a
+#                    delete followed by a tombstone (empty value: produce
+#                    with kcat -Z), a key change as delete + tombstone + create
 #   OUT/maxwell.kv   Maxwell JSON (output_binlog_position on): typed values
 #                    (numbers as numbers, DECIMAL as an exact number,
 #                    DATETIME/TIMESTAMP "YYYY-MM-DD HH:MM:SS[.ffffff]", MariaDB
@@ -145,15 +147,26 @@ with open(out + '/canal.kv', 'w', encoding='utf-8') as f:
             flush()
         batch.append(r)
     flush()
+# as Debezium's MySQL connector writes them: a delete is followed by a
+# tombstone of its key (an empty value: kcat -Z makes it a null value), and
+# an update of the primary key is a delete of the old key (and its
+# tombstone) and a create of the new one, each keyed by its own key
 with open(out + '/debezium.kv', 'w', encoding='utf-8') as f:
     last, n = None, 0
+    dkey = lambda r, img: dumps({'table': r['table'], **{c: img[c] for c in pks[r['table']]}})
     for r in rows:
         n = n + 1 if r['pos'] == last else 0
         last = r['pos']
         r['row'] = n
+        t = r['table']
+        if r['type'] == 'update' and any(r['before'][c] != r['after'][c] for c in pks[t]):
+            d = dict(r, type='delete', after=None)
+            print('%s\t%s' % (dkey(r, r['before']), dbz(d)), file=f)
+            print('%s\t' % dkey(r, r['before']), file=f)
+            r = dict(r, type='insert', before=None)
         img = r['after'] if r['after'] is not None else r['before']
-        key = dumps({'table': r['table'], **{c: img[c] for c in pks[r['table']]}})
-        print('%s\t%s' % (key, dbz(r)), file=f)
+        print('%s\t%s' % (dkey(r, img), dbz(r)), file=f)
+        if r['type'] == 'delete': print('%s\t' % dkey(r, img), file=f)
 with open(out + '/maxwell.kv', 'w', encoding='utf-8') as f:
     for i, r in enumerate(rows):
         x = 0 if i == 0 or rows[i - 1]['pos'] != r['pos'] else x + 1

@@ -11,7 +11,9 @@
 #                 coordinates: versions from the time documents are read
 #   cdc.debezium  Debezium envelope with schemas (base64 DECIMAL, epoch-ms
 #                 DATETIME(3), ISO TIMESTAMP), keyed by primary key (a table
-#                 over three partitions), source.file/pos: binlog versions
+#                 over three partitions), source.file/pos: binlog versions;
+#                 deletes followed by null-value tombstones, a key change
+#                 as delete + tombstone + create (as the connector writes)
 #   cdc.maxwell   Maxwell JSON (typed values, exact DECIMAL numbers, "old" of
 #                 updates), keyed by primary key, position + xoffset: binlog
 #                 versions
@@ -86,7 +88,7 @@ produce_since() {
     for fmt in canal debezium maxwell; do
         topic="cdc.$fmt"
         [ "$fmt" != canal ] || topic="${3:-cdc.canal}"
-        kcat -b "$KAFKA_BOOTSTRAP" -P -K $'\t' -t "$topic" <"$TEST_TMP/$fmt.kv" 2>"$TEST_TMP/kcat.err" ||
+        kcat -b "$KAFKA_BOOTSTRAP" -P -Z -K $'\t' -t "$topic" <"$TEST_TMP/$fmt.kv" 2>"$TEST_TMP/kcat.err" ||
             { cat "$TEST_TMP/kcat.err"; fail "kcat could not produce to $topic"; }
     done
     log "produced $(wc -l <"$TEST_TMP/tail.jsonl") rows: $(wc -l <"$TEST_TMP/canal.kv") canal, $(wc -l <"$TEST_TMP/debezium.kv") Debezium and $(wc -l <"$TEST_TMP/maxwell.kv") Maxwell messages"

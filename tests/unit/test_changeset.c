@@ -1,6 +1,8 @@
 /* test_changeset: the record the sync pipeline's stages pass on
  * (sync/changeset.h): gathering documents by (index, table), elements,
- * row-image documents; reset forgets all of it and the record is reused. */
+ * row-image documents and which image of a document wins (by coordinates
+ * across Kafka partitions, else read order); reset forgets all of it and the
+ * record is reused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,10 +61,92 @@ static void test_elements_rowdocs_reset(void **state) {
     changeset_free(&cs);
 }
 
+/* the winning image of document id of index 0, by the winners' list */
+static const struct cs_rowdoc *winner(const struct changeset *cs, const size_t *win, size_t n,
+                                      const char *id) {
+    for (size_t k = 0; k < n; k++)
+        if (cs->rdocs[win[k]].index == 0 && !strcmp(cs->rdocs[win[k]].id, id))
+            return &cs->rdocs[win[k]];
+    return NULL;
+}
+
+static void add_at(struct changeset *cs, uint64_t pos, uint32_t row, const char *id,
+                   const char *body) {
+    cs->at = (struct cs_at){true, 3, pos, row};
+    changeset_add_rowdoc(cs, 0, id, strlen(id), body, body ? strlen(body) : 0);
+}
+
+/* Images of one row read from several Kafka partitions (issue 37): read in
+ * any order, the latest by coordinates wins, a delete included. */
+static void test_rowdoc_winners_coordinates(void **state) {
+    (void)state;
+    struct changeset cs = {0};
+    /* partition 1 read first: row 7's key moved away to 1007 at 300 (its
+     * delete is in the new key's partition), then row 7 inserted again at
+     * 400 in its own partition; the messages come in this order: */
+    add_at(&cs, 400, 0, "7", "{\"v\":\"again\"}"); /* partition 0 */
+    add_at(&cs, 100, 0, "5", "{\"v\":1}");           /* partition 0 */
+    add_at(&cs, 300, 0, "7", NULL);                    /* partition 2: the key change */
+    add_at(&cs, 300, 0, "1007", "{\"v\":\"moved\"}");
+    add_at(&cs, 500, 0, "5", NULL);                    /* partition 0: deleted */
+    add_at(&cs, 200, 0, "5", "{\"v\":2}");           /* partition 1: older, read last */
+    /* one transaction's position: the row within it orders */
+    add_at(&cs, 600, 3, "9", "{\"v\":\"second\"}");
+    add_at(&cs, 600, 1, "9", "{\"v\":\"first\"}");
+    cs.at = (struct cs_at){0};
+    changeset_add_rowdoc(&cs, 1, "7", 1, "{\"other index\":1}", 17);
+    size_t win[16];
+    size_t n = changeset_rowdoc_winners(&cs, win);
+    assert_int_equal(5, n); /* 5, 7, 9, 1007 of index 0 and 7 of index 1 */
+    const struct cs_rowdoc *r = winner(&cs, win, n, "7");
+    assert_non_null(r);
+    assert_string_equal("{\"v\":\"again\"}", r->body); /* not the older delete read after it */
+    assert_int_equal(400, r->at.pos);
+    r = winner(&cs, win, n, "5");
+    assert_null(r->body); /* a delete stays a delete */
+    assert_int_equal(500, r->at.pos);
+    r = winner(&cs, win, n, "9");
+    assert_string_equal("{\"v\":\"second\"}", r->body);
+    assert_string_equal("{\"v\":\"moved\"}", winner(&cs, win, n, "1007")->body);
+    bool other = false;
+    for (size_t k = 0; k < n; k++)
+        if (cs.rdocs[win[k]].index == 1) other = !cs.rdocs[win[k]].at.known;
+    assert_true(other);
+    changeset_reset(&cs);
+    assert_false(cs.at.known); /* a reset forgets where the rows were */
+    changeset_free(&cs);
+}
+
+/* Without coordinates (the binlog source, canal's flat messages), or when
+ * only one image has some: the image read last wins. */
+static void test_rowdoc_winners_read_order(void **state) {
+    (void)state;
+    struct changeset cs = {0};
+    changeset_add_rowdoc(&cs, 0, "1", 1, "{\"v\":1}", 7);
+    changeset_add_rowdoc(&cs, 0, "2", 1, "{\"v\":1}", 7);
+    changeset_add_rowdoc(&cs, 0, "1", 1, NULL, 0);
+    changeset_add_rowdoc(&cs, 0, "1", 1, "{\"v\":3}", 7);
+    changeset_add_rowdoc(&cs, 0, "2", 1, NULL, 0);
+    add_at(&cs, 900, 0, "3", "{\"v\":\"coords\"}");
+    cs.at = (struct cs_at){0};
+    changeset_add_rowdoc(&cs, 0, "3", 1, "{\"v\":\"none\"}", 12);
+    size_t win[8];
+    size_t n = changeset_rowdoc_winners(&cs, win);
+    assert_int_equal(3, n);
+    assert_string_equal("{\"v\":3}", winner(&cs, win, n, "1")->body);
+    assert_null(winner(&cs, win, n, "2")->body);
+    assert_string_equal("{\"v\":\"none\"}", winner(&cs, win, n, "3")->body);
+    changeset_reset(&cs);
+    assert_int_equal(0, changeset_rowdoc_winners(&cs, win));
+    changeset_free(&cs);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_docs_grouped),
         cmocka_unit_test(test_elements_rowdocs_reset),
+        cmocka_unit_test(test_rowdoc_winners_coordinates),
+        cmocka_unit_test(test_rowdoc_winners_read_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
