@@ -607,12 +607,14 @@ static void test_generate_build_body(void **state) {
     struct search_dialect d;
     search_dialect_named("opensearch-2", &d);
     assert_int_equal(0, index_mapping_body(&m.indices[0], &d, false, &body, err, sizeof err));
-    assert_int_equal(0, index_mapping_build_body(&m.indices[0], &d, &build, err, sizeof err));
+    assert_int_equal(0, index_mapping_build_body(&m.indices[0], &d, 3600, &build, err, sizeof err));
     assert_non_null(strstr(body.data, "\"number_of_replicas\":2"));
     assert_null(strstr(body.data, "refresh_interval"));
     assert_null(strstr(body.data, "translog"));
+    assert_null(strstr(body.data, "gc_deletes"));
     const char *build_settings = "\"number_of_replicas\":0,\"refresh_interval\":\"-1\","
-                                 "\"translog\":{\"durability\":\"async\"}";
+                                 "\"translog\":{\"durability\":\"async\"},"
+                                 "\"gc_deletes\":\"3600s\"";
     assert_non_null(strstr(build.data, build_settings));
     /* nothing else differs */
     const char *b2 = strstr(body.data, "\"number_of_replicas\":2");
