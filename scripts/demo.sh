@@ -22,6 +22,19 @@ export SEARCHSYNC_HARNESS_DIR="$DEMO_DIR"
 H="$ROOT/tests/harness"
 
 say() { printf '\n== %s\n' "$*"; }
+# the admin web UI of the demo daemon: the address its [admin] listen has
+# (admin.port) and the token to log in with (admin.token), or nothing before
+# the first start made them
+ui_lines() {
+    [ -s "$DEMO_DIR/admin.port" ] && [ -s "$DEMO_DIR/admin.token" ] || return 0
+    local url
+    url="http://127.0.0.1:$(cat "$DEMO_DIR/admin.port")"
+    cat <<EOF
+Web UI      $url/   (admin UI: status, indices, mapping, dead letters)
+            log in with the token $(cat "$DEMO_DIR/admin.token")  ([admin] token, also in $DEMO_DIR/admin.token)
+Admin API   $url/api/v1/...  with  -H "Authorization: Bearer \$(cat $DEMO_DIR/admin.token)"
+EOF
+}
 
 case "${1:-start}" in
     stop)
@@ -37,6 +50,7 @@ case "${1:-start}" in
     status)
         for s in mariadb opensearch; do bash "$H/$s.sh" status || true; done
         [ -f "$DEMO_DIR/env.sh" ] && cat "$DEMO_DIR/env.sh"
+        ui_lines
         exit 0 ;;
     reset)
         [ -f "$DEMO_DIR/searchsync.pid" ] && kill -TERM "$(cat "$DEMO_DIR/searchsync.pid")" 2>/dev/null || true
@@ -156,8 +170,8 @@ Stop        bash scripts/demo.sh stop
 
 searchsync  $DAEMON
 Status      $ROOT/searchsync status --config $DEMO_DIR/searchsync.ini
-Admin API   ${ADMIN_URL:-not started}  (the web UI is not in this build yet; token in $DEMO_DIR/admin.token)
-            curl -s -H "Authorization: Bearer \$(cat $DEMO_DIR/admin.token)" ${ADMIN_URL:-}/api/v1/status
+$(if [ -n "${ADMIN_URL:-}" ]; then ui_lines; else echo "Web UI      not started (the daemon did not start: build $BUILT)"; fi)
+            status:  curl -s -H "Authorization: Bearer \$(cat $DEMO_DIR/admin.token)" ${ADMIN_URL:-}/api/v1/status
             reindex: curl -s -XPOST -H "Authorization: Bearer \$(cat $DEMO_DIR/admin.token)" ${ADMIN_URL:-}/api/v1/indices/products/reindex
 Sample search: products with the most common tag that have a red SKU, with their tags
 $(tag="$(mariadb --no-defaults -h "$MYSQL_HOST" -P "$MYSQL_PORT" -uroot -N -B -e 'SELECT t.name FROM shop.product_tags pt JOIN shop.tags t ON t.id = pt.tag_id GROUP BY t.name ORDER BY COUNT(*) DESC LIMIT 1' 2>/dev/null)"

@@ -2,7 +2,9 @@
 # scripts/test.sh — the full build-and-test run (what CI executes via .ci/run).
 #
 # Owns: the order of steps: install packages (tests/harness/deps.sh), autoreconf,
-# configure, build, `make check`; on failure, print the logs of the failing
+# configure, build, the distribution tarball built (scripts/dist-check.sh:
+# `make dist`, unpacked, configured and compiled; a file missing from it is
+# named), `make check`; on failure, print the logs of the failing
 # tests. The exit status is make's.
 #   CONFIGURE_FLAGS="..."   extra ./configure arguments
 #   MAKE_JOBS=N             parallel jobs (default 2)
@@ -35,6 +37,9 @@ if [ ! -f Makefile ]; then
     echo "no Makefile after configure: nothing to check" >&2
     exit 1
 fi
+
+step "the distribution tarball builds (scripts/dist-check.sh)"
+MAKE_JOBS="$jobs" bash scripts/dist-check.sh
 
 step "make -j$jobs check"
 rc=0

@@ -7,7 +7,7 @@
 #include "commands.h"
 #include "config.h"
 
-static void config_usage(FILE *out) {
+void usage_config(FILE *out) {
     fprintf(out, "usage: searchsync config check --config FILE\n"
                  "       searchsync config reference\n\n"
                  "check      parse and validate FILE; exit 0 if good, 2 with the file, line\n"
@@ -17,12 +17,12 @@ static void config_usage(FILE *out) {
 
 int cmd_config(int argc, char **argv) {
     if (argc < 2) {
-        config_usage(stderr);
+        usage_config(stderr);
         return EXIT_USAGE;
     }
     const char *action = argv[1];
     if (!strcmp(action, "--help") || !strcmp(action, "-h")) {
-        config_usage(stdout);
+        usage_config(stdout);
         return EXIT_OK;
     }
     if (!strcmp(action, "reference")) {
@@ -31,11 +31,11 @@ int cmd_config(int argc, char **argv) {
     }
     if (strcmp(action, "check") != 0) {
         fprintf(stderr, "searchsync config: unknown action \"%s\"\n", action);
-        config_usage(stderr);
+        usage_config(stderr);
         return EXIT_USAGE;
     }
     /* no name: a problem is said as the file's own "searchsync: FILE:LINE: ..." */
-    struct command c = {.usage = config_usage, .argc = argc, .argv = argv, .first = 2};
+    struct command c = {.usage = usage_config, .argc = argc, .argv = argv, .first = 2};
     if (command_opt(&c) < 0) return c.rc; /* no options of its own */
     if (!c.config) {
         fprintf(stderr, "searchsync config check: --config FILE is required\n");

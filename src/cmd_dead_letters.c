@@ -15,7 +15,7 @@
 #include "deliver/store.h"
 #include "search/search.h"
 
-static void dl_usage(FILE *out) {
+void usage_dead_letters(FILE *out) {
     fprintf(out,
             "usage: searchsync dead-letters list   --config FILE [--index NAME] [--limit N]\n"
             "       searchsync dead-letters replay --config FILE [--index NAME] [--id N]\n\n"
@@ -43,21 +43,21 @@ static long count_left(MYSQL *m, const char *source, const char *index) {
 
 int cmd_dead_letters(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        dl_usage(argc < 2 ? stderr : stdout);
+        usage_dead_letters(argc < 2 ? stderr : stdout);
         return argc < 2 ? EXIT_USAGE : EXIT_OK;
     }
     const char *action = argv[1];
     bool replay = !strcmp(action, "replay");
     if (!replay && strcmp(action, "list") != 0) {
         fprintf(stderr, "searchsync dead-letters: unknown action \"%s\"\n", action);
-        dl_usage(stderr);
+        usage_dead_letters(stderr);
         return EXIT_USAGE;
     }
     static const struct option own[] = {{"index", required_argument, NULL, 'i'},
                                         {"limit", required_argument, NULL, 'l'},
                                         {"id", required_argument, NULL, 'n'},
                                         {NULL, 0, NULL, 0}};
-    struct command c = {.name = "dead-letters", .usage = dl_usage, .opts = own,
+    struct command c = {.name = "dead-letters", .usage = usage_dead_letters, .opts = own,
                         .shortopts = "i:l:n:", .argc = argc, .argv = argv, .first = 2};
     const char *index = NULL;
     long limit = 100;

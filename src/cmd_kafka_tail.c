@@ -226,7 +226,7 @@ static long ms_since(const struct timespec *a) {
     return (now.tv_sec - a->tv_sec) * 1000 + (now.tv_nsec - a->tv_nsec) / 1000000;
 }
 
-static void usage(FILE *f) {
+void usage_kafka_tail(FILE *f) {
     fprintf(f,
             "usage: searchsync kafka-tail --config FILE [--from-beginning] [--max N] "
             "[--timeout-ms T]\n\n"
@@ -259,8 +259,8 @@ int cmd_kafka_tail(int argc, char **argv) {
         {"timeout-ms", required_argument, NULL, 'T'},
         {NULL, 0, NULL, 0},
     };
-    struct command cmd = {.name = "kafka-tail", .usage = usage, .opts = own, .argc = argc,
-                          .argv = argv, .own_errors = true};
+    struct command cmd = {.name = "kafka-tail", .usage = usage_kafka_tail, .opts = own,
+                          .argc = argc, .argv = argv, .own_errors = true};
     bool beginning = false;
     long long max = -1, timeout_ms = -1;
     int c;
@@ -291,7 +291,7 @@ int cmd_kafka_tail(int argc, char **argv) {
     }
     if (!cmd.config) {
         fprintf(stderr, "searchsync kafka-tail: --config FILE is required\n");
-        usage(stderr);
+        usage_kafka_tail(stderr);
         return EXIT_USAGE;
     }
     int rc = command_begin(&cmd, 0);

@@ -9,14 +9,14 @@
 #include "config.h"
 #include "db.h"
 
-static void migrate_usage(FILE *out) {
+void usage_migrate(FILE *out) {
     fprintf(out, "usage: searchsync migrate --config FILE\n\n"
                  "Create the metadata schema ([metadata] database) or upgrade it to the\n"
                  "newest version this binary knows. Safe to run on several nodes at once.\n");
 }
 
 int cmd_migrate(int argc, char **argv) {
-    struct command c = {.name = "migrate", .usage = migrate_usage, .argc = argc, .argv = argv};
+    struct command c = {.name = "migrate", .usage = usage_migrate, .argc = argc, .argv = argv};
     if (command_opt(&c) < 0) return c.rc; /* no options of its own */
     if (!c.config || optind != argc) return command_usage(&c);
     int rc = command_begin(&c, 0);

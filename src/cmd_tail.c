@@ -104,11 +104,12 @@ static int on_heartbeat(void *ctx, const bl_pos *at) {
     return stop_requested ? 1 : 0;
 }
 
-static void usage(FILE *f) {
+void usage_tail(FILE *f) {
     fprintf(f,
             "usage: searchsync tail (--source mysql://USER:PASS@HOST:PORT | --config FILE)\n"
             "                       [--from-beginning | --file NAME --pos N | --gtid SET]\n"
-            "                       [--tables db.t,db2.*] [--stop-at-end] [--server-id N]\n\n"
+            "                       [--tables db.t,db2.*] [--stop-at-end] [--server-id N]\n"
+            "                       [--heartbeat-ms N] [--max-reconnects N]\n\n"
             "Prints every row change in the binlog as one JSON object per line on stdout:\n"
             "  {\"type\":\"insert|update|delete\",\"db\":..,\"table\":..,\"ts\":<unix s>,\n"
             "   \"pos\":{\"file\":..,\"pos\":..,\"gtid\":..},\"before\":{..}|null,\"after\":{..}|null}\n"
@@ -142,7 +143,7 @@ int cmd_tail(int argc, char **argv) {
         {"max-reconnects", required_argument, NULL, 'R'},
         {NULL, 0, NULL, 0},
     };
-    struct command cmd = {.name = "tail", .usage = usage, .opts = own, .argc = argc,
+    struct command cmd = {.name = "tail", .usage = usage_tail, .opts = own, .argc = argc,
                           .argv = argv, .own_errors = true};
     const char *source = NULL, *file = NULL, *gtid = NULL, *tables = NULL;
     bool beginning = false, stop_at_end = false, have_pos = false;
@@ -191,7 +192,7 @@ int cmd_tail(int argc, char **argv) {
     }
     if (!!source + !!config != 1) {
         fprintf(stderr, "searchsync tail: give exactly one of --source URI or --config FILE\n");
-        usage(stderr);
+        usage_tail(stderr);
         return EXIT_USAGE;
     }
     if ((file != NULL) != have_pos) {

@@ -14,7 +14,7 @@
 #include "kafka_topics.h"
 #include "sbuf.h"
 
-static void topics_usage(FILE *out) {
+void usage_topics(FILE *out) {
     fprintf(out,
             "usage: searchsync topics add    --config FILE [--format F] TOPIC...\n"
             "       searchsync topics remove --config FILE TOPIC...\n"
@@ -32,7 +32,7 @@ static void topics_usage(FILE *out) {
 
 int cmd_topics(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        topics_usage(argc < 2 ? stderr : stdout);
+        usage_topics(argc < 2 ? stderr : stdout);
         return argc < 2 ? EXIT_USAGE : EXIT_OK;
     }
     const char *action = argv[1];
@@ -41,12 +41,12 @@ int cmd_topics(int argc, char **argv) {
     if (!add && !rm && !list) {
         fprintf(stderr, "searchsync topics: unknown action \"%s\" (add, remove or list)\n",
                 action);
-        topics_usage(stderr);
+        usage_topics(stderr);
         return EXIT_USAGE;
     }
     static const struct option own[] = {{"format", required_argument, NULL, 'f'},
                                         {NULL, 0, NULL, 0}};
-    struct command c = {.name = "topics", .usage = topics_usage, .opts = own, .argc = argc,
+    struct command c = {.name = "topics", .usage = usage_topics, .opts = own, .argc = argc,
                         .argv = argv, .first = 2};
     const char *format = NULL;
     int o;

@@ -92,4 +92,24 @@ int cmd_reindex(int argc, char **argv);
 int cmd_resync(int argc, char **argv);
 int cmd_delayed(int argc, char **argv);
 
+/* Each subcommand's usage (what `searchsync NAME --help` prints): its
+ * synopsis, the lines up to the first empty one, is also what the top-level
+ * `searchsync --help` lists for it (src/main.c), so the two cannot differ. */
+void usage_config(FILE *out);
+void usage_migrate(FILE *out);
+void usage_tail(FILE *out);
+void usage_kafka_tail(FILE *out);
+void usage_topics(FILE *out);
+void usage_mapping(FILE *out);
+void usage_check(FILE *out);
+void usage_replay(FILE *out);
+void usage_dead_letters(FILE *out);
+void usage_run(FILE *out);
+void usage_epoch(FILE *out);
+void usage_rebalance(FILE *out);
+void usage_status(FILE *out);
+void usage_reindex(FILE *out);
+void usage_resync(FILE *out);
+void usage_delayed(FILE *out);
+
 #endif

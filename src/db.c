@@ -69,14 +69,26 @@ MYSQL *db_connect(const db_params *p, char *err, size_t errlen) {
         unsigned e = mysql_errno(m);
         const char *cred = p->cred_section ? p->cred_section : p->role;
         const char *addr = p->addr_section ? p->addr_section : p->role;
-        char h[400];
+        char h[640];
         if (p->tls.section && db_tls_hint(&p->tls, e, mysql_error(m), h, sizeof h))
             ;
-        else if (e == 1045 || e == 1044 || e == 1698)
-            snprintf(h, sizeof h, "check the user and password in the [%s] section%s%s%s", cred,
-                     strcmp(cred, p->role) ? " (the " : "", strcmp(cred, p->role) ? p->role : "",
-                     strcmp(cred, p->role) ? " connection uses them: it sets no user of its own)"
-                                           : "");
+        else if (e == 1045 || e == 1044 || e == 1698) {
+            int k = snprintf(h, sizeof h, "check the user and password in the [%s] section%s%s%s",
+                             cred, strcmp(cred, p->role) ? " (the " : "",
+                             strcmp(cred, p->role) ? p->role : "",
+                             strcmp(cred, p->role)
+                                 ? " connection uses them: it sets no user of its own)"
+                                 : "");
+            /* a fresh install's anonymous ''@'localhost' (or ''@'<hostname>')
+             * is more specific than 'USER'@'%', so the server picks it and
+             * refuses a right password */
+            if (e == 1045 && k > 0 && (size_t)k < sizeof h)
+                snprintf(h + k, sizeof h - (size_t)k,
+                         "; if they are right, an anonymous account (user '') for this host "
+                         "may be taken before '%s'@'%%': list them with SELECT user, host FROM "
+                         "mysql.user WHERE user = '' and drop them (DROP USER ''@'localhost')",
+                         p->user ? p->user : "");
+        }
         else if (e == 1049)
             snprintf(h, sizeof h, "create the database or fix [%s] database", p->role);
         else if (e == 2002 || e == 2003 || e == 2005)

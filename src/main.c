@@ -1,9 +1,12 @@
 /* main: the searchsync binary. Blocks every signal and starts the one thread
  * that handles them (src/signals.c), finds the subcommand and hands it argv;
- * the table below is also what `searchsync --help` prints. A subcommand whose
+ * the table below, with each subcommand's own synopsis (its usage up to the
+ * first empty line), is what `searchsync --help` prints. A subcommand whose
  * issue has not landed yet says so and exits 2 (usage), so scripts can tell
  * "not available in this build" from a runtime failure. */
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -15,45 +18,79 @@
 #endif
 
 typedef int (*command_fn)(int argc, char **argv);
+typedef void (*usage_fn)(FILE *out);
 
 struct command_entry {
     const char *name;
-    command_fn fn; /* NULL: not built yet */
-    const char *args;
+    command_fn fn;  /* NULL: not built yet */
+    usage_fn usage; /* its synopsis is what --help lists for it */
     const char *summary;
 };
 
 static const struct command_entry commands[] = {
-    {"run", cmd_run, "--config FILE", "the daemon: incremental sync of the source into its indices"},
-    {"tail", cmd_tail, "--source URI|--config FILE [position] [--tables db.t,..] [--stop-at-end]",
-     "print the binlog's row changes as JSON lines"},
-    {"kafka-tail", cmd_kafka_tail, "--config FILE [--from-beginning] [--max N] [--timeout-ms T]",
+    {"run", cmd_run, usage_run, "the daemon: incremental sync of the source into its indices"},
+    {"tail", cmd_tail, usage_tail, "print the binlog's row changes as JSON lines"},
+    {"kafka-tail", cmd_kafka_tail, usage_kafka_tail,
      "print a Kafka source's change messages (canal, Debezium, Maxwell) as tail's JSON lines"},
-    {"topics", cmd_topics, "add|remove|list --config FILE [TOPIC...]",
+    {"topics", cmd_topics, usage_topics,
      "the Kafka topics a source reads besides [kafka] topics, changed at run time"},
-    {"reindex", cmd_reindex, "--config FILE INDEX [--buckets N] [--by-mod] [--no-wait] | --reset | --delete-all",
+    {"reindex", cmd_reindex, usage_reindex,
      "full rebuild of an index into a new version behind its alias"},
-    {"resync", cmd_resync, "--config FILE INDEX --ids ID,..", "rebuild just the given documents"},
-    {"delayed-run", cmd_delayed, "--config FILE [--index ALIAS] [--dry-run]",
+    {"resync", cmd_resync, usage_resync, "rebuild just the given documents"},
+    {"delayed-run", cmd_delayed, usage_delayed,
      "one delayed-refresh pass over the change snapshots (for cron)"},
-    {"check", cmd_check, "--config FILE INDEX [--since DUR] [--repair] [--json]",
-     "compare documents with MySQL; repair drift"},
-    {"replay", cmd_replay, "--config FILE [--index ALIAS] [--since DUR | --today]",
+    {"check", cmd_check, usage_check, "compare documents with MySQL; repair drift"},
+    {"replay", cmd_replay, usage_replay,
      "the daily replay: documents changed in the window rebuilt, compared, rewritten"},
-    {"mapping", cmd_mapping, "import|export|body --config FILE [PATH|ALIAS]",
-     "declarative mapping file in and out"},
-    {"status", cmd_status, "--config FILE", "checkpoint and lag, indices, jobs, dead letters"},
-    {"rebalance", cmd_rebalance, "--config FILE",
+    {"mapping", cmd_mapping, usage_mapping,
+     "declarative mapping file in and out; generate one from the schema"},
+    {"status", cmd_status, usage_status, "checkpoint and lag, indices, jobs, dead letters"},
+    {"rebalance", cmd_rebalance, usage_rebalance,
      "spread a cluster's reindex jobs over its live nodes now"},
-    {"epoch", cmd_epoch, "bump --config FILE [--index ALIAS] [--reset-checkpoint]",
-     "raise the version epoch after a failover"},
-    {"dead-letters", cmd_dead_letters, "list|replay --config FILE [--index NAME]",
+    {"epoch", cmd_epoch, usage_epoch, "raise the version epoch after a failover"},
+    {"dead-letters", cmd_dead_letters, usage_dead_letters,
      "changes the engine refused for good: list them, replay after a fix"},
-    {"migrate", cmd_migrate, "--config FILE", "create or upgrade the metadata schema"},
-    {"config", cmd_config, "check --config FILE | reference",
-     "validate a configuration file; print the key reference"},
+    {"migrate", cmd_migrate, usage_migrate, "create or upgrade the metadata schema"},
+    {"config", cmd_config, usage_config, "validate a configuration file; print the key reference"},
 };
 static const size_t ncommands = sizeof commands / sizeof commands[0];
+
+#define HELP_INDENT "                "
+
+/* One command's synopsis as its own usage prints it (the lines up to the
+ * first empty one), each form without its "usage: searchsync NAME " and the
+ * continuation lines re-indented under it. */
+static void synopsis(FILE *out, const struct command_entry *c) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m) return;
+    c->usage(m);
+    fclose(m);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "searchsync %s", c->name);
+    bool first = true;
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        if (!*line) break; /* the synopsis ends at the first empty line */
+        char *s = line;
+        if (!strncmp(s, "usage:", 6)) s += 6;
+        while (*s == ' ') s++;
+        bool form = !strncmp(s, prefix, strlen(prefix)) &&
+                    (s[strlen(prefix)] == ' ' || s[strlen(prefix)] == '\0');
+        if (form) {
+            s += strlen(prefix);
+            while (*s == ' ') s++;
+            if (first) fprintf(out, "  %-13s %s\n", c->name, s);
+            else fprintf(out, HELP_INDENT "%s\n", s);
+        } else {
+            fprintf(out, HELP_INDENT "  %s\n", s);
+        }
+        first = false;
+    }
+    free(text);
+}
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -62,9 +99,11 @@ static void usage(FILE *out) {
             "usage: searchsync COMMAND [options]    (searchsync COMMAND --help for details)\n\n"
             "commands:\n",
             PACKAGE_VERSION);
-    for (size_t i = 0; i < ncommands; i++)
-        fprintf(out, "  %-13s %s%s\n                %s\n", commands[i].name, commands[i].args,
-                commands[i].fn ? "" : "  [not in this build yet]", commands[i].summary);
+    for (size_t i = 0; i < ncommands; i++) {
+        synopsis(out, &commands[i]);
+        fprintf(out, HELP_INDENT "%s%s\n", commands[i].fn ? "" : "[not in this build yet] ",
+                commands[i].summary);
+    }
     fprintf(out, "\nexit codes: 0 ok, 1 runtime failure, 2 usage or configuration error, "
                  "3 problem found and left\n");
 }
@@ -96,8 +135,8 @@ int main(int argc, char **argv) {
         if (c->fn) return c->fn(argc - 1, argv + 1);
         for (int a = 2; a < argc; a++) {
             if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
-                printf("usage: searchsync %s %s\n  %s\n\nnot in this build yet.\n", c->name,
-                       c->args, c->summary);
+                c->usage(stdout);
+                printf("\nnot in this build yet.\n");
                 return EXIT_OK;
             }
             if (!strcmp(argv[a], "--version")) {

@@ -13,7 +13,7 @@
 #include "jsonw.h"
 #include "log.h"
 
-static void check_usage(FILE *out) {
+void usage_check(FILE *out) {
     fprintf(out,
             "usage: searchsync check --config FILE INDEX [--since DUR] [--repair] [--deep]\n"
             "                        [--json] [--settle SECONDS]\n\n"
@@ -86,7 +86,7 @@ int cmd_check(int argc, char **argv) {
                                         {"json", no_argument, NULL, 'j'},
                                         {"settle", required_argument, NULL, 'w'},
                                         {NULL, 0, NULL, 0}};
-    struct command c = {.name = "check", .usage = check_usage, .opts = own,
+    struct command c = {.name = "check", .usage = usage_check, .opts = own,
                         .shortopts = "s:rdjw:", .argc = argc, .argv = argv};
     struct check_opts co = {.settle_s = 30};
     bool json = false;

@@ -16,7 +16,7 @@
 #include "producer.h"
 #include "signals.h"
 
-static void delayed_usage(FILE *out) {
+void usage_delayed(FILE *out) {
     fprintf(out,
             "usage: searchsync delayed-run --config FILE [--index ALIAS] [--dry-run]\n"
             "                              [--buckets N] [--page N] [--max-attempts N]\n\n"
@@ -47,7 +47,7 @@ int cmd_delayed(int argc, char **argv) {
                                         {"page", required_argument, NULL, 'p'},
                                         {"max-attempts", required_argument, NULL, 'm'},
                                         {NULL, 0, NULL, 0}};
-    struct command c = {.name = "delayed-run", .usage = delayed_usage, .opts = own,
+    struct command c = {.name = "delayed-run", .usage = usage_delayed, .opts = own,
                         .shortopts = "i:nb:p:m:", .argc = argc, .argv = argv};
     struct delayed_opts o = {NULL, false, 4, 5000, 3, 0, NULL, NULL, false};
     int opt;

@@ -18,7 +18,7 @@
 #include "db.h"
 #include "deliver/deliver.h"
 
-static void epoch_usage(FILE *out) {
+void usage_epoch(FILE *out) {
     fprintf(out,
             "usage: searchsync epoch bump --config FILE [--index ALIAS] [--reset-checkpoint]\n\n"
             "Raise the version epoch of this source's index configs (or one of them) so\n"
@@ -29,18 +29,18 @@ static void epoch_usage(FILE *out) {
 
 int cmd_epoch(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        epoch_usage(argc < 2 ? stderr : stdout);
+        usage_epoch(argc < 2 ? stderr : stdout);
         return argc < 2 ? EXIT_USAGE : EXIT_OK;
     }
     if (strcmp(argv[1], "bump") != 0) {
         fprintf(stderr, "searchsync epoch: unknown action \"%s\"\n", argv[1]);
-        epoch_usage(stderr);
+        usage_epoch(stderr);
         return EXIT_USAGE;
     }
     static const struct option own[] = {{"index", required_argument, NULL, 'i'},
                                         {"reset-checkpoint", no_argument, NULL, 'r'},
                                         {NULL, 0, NULL, 0}};
-    struct command c = {.name = "epoch", .usage = epoch_usage, .opts = own, .shortopts = "i:r",
+    struct command c = {.name = "epoch", .usage = usage_epoch, .opts = own, .shortopts = "i:r",
                         .argc = argc, .argv = argv, .first = 2};
     const char *index = NULL;
     bool reset = false;

@@ -26,7 +26,7 @@
 #include "sync/mapping_generate.h"
 #include "sync/mapping_import.h"
 
-static void mapping_usage(FILE *out) {
+void usage_mapping(FILE *out) {
     fprintf(out,
             "usage: searchsync mapping export --config FILE [PATH]\n"
             "       searchsync mapping import --config FILE [--dry-run] [--yes] PATH\n"
@@ -282,7 +282,7 @@ int cmd_mapping(int argc, char **argv) {
                                         {"include", required_argument, NULL, 'i'},
                                         {"replicas", required_argument, NULL, 'r'},
                                         {NULL, 0, NULL, 0}};
-    struct command c = {.name = "mapping", .usage = mapping_usage, .opts = own,
+    struct command c = {.name = "mapping", .usage = usage_mapping, .opts = own,
                         .shortopts = "ynd:", .argc = argc, .argv = argv};
     struct opts o = {.depth = 2, .replicas = -1};
     char *incl_buf[64];

@@ -17,7 +17,7 @@
 #include "rebalance/zk.h"
 #include "signals.h"
 
-static void rebalance_usage(FILE *out) {
+void usage_rebalance(FILE *out) {
     fprintf(out,
             "usage: searchsync rebalance --config FILE\n\n"
             "Spread the unfinished jobs of this source's running reindexes over the live\n"
@@ -31,7 +31,7 @@ static void rebalance_usage(FILE *out) {
 static volatile sig_atomic_t stop_requested;
 
 int cmd_rebalance(int argc, char **argv) {
-    struct command c = {.name = "rebalance", .usage = rebalance_usage, .argc = argc,
+    struct command c = {.name = "rebalance", .usage = usage_rebalance, .argc = argc,
                         .argv = argv, .first = 1};
     int o;
     while ((o = command_opt(&c)) > 0) {}

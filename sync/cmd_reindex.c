@@ -31,7 +31,7 @@ static int exit_of(int rc) {
                                                             : EXIT_RUNTIME;
 }
 
-static void reindex_usage(FILE *out) {
+void usage_reindex(FILE *out) {
     fprintf(out,
             "usage: searchsync reindex --config FILE INDEX [--buckets N] [--by-mod] [--no-wait]\n"
             "       searchsync reindex --config FILE INDEX --reset\n"
@@ -195,7 +195,7 @@ int cmd_reindex(int argc, char **argv) {
                                         {"reset", no_argument, NULL, 'r'},
                                         {"delete-all", no_argument, NULL, 'd'},
                                         {NULL, 0, NULL, 0}};
-    struct env e = {.c = {.name = "reindex", .usage = reindex_usage, .opts = own,
+    struct env e = {.c = {.name = "reindex", .usage = usage_reindex, .opts = own,
                           .shortopts = "b:mnrd", .argc = argc, .argv = argv}};
     int buckets = 0;
     bool by_mod = false, no_wait = false, reset = false, delete_all = false;

@@ -16,7 +16,7 @@
 #include "check.h"
 #include "commands.h"
 
-static void replay_usage(FILE *out) {
+void usage_replay(FILE *out) {
     fprintf(out, "usage: searchsync replay --config FILE [--index ALIAS] [--since DUR | --today]\n\n"
                  "Rebuild every document whose rows changed in the window (default --today: since\n"
                  "00:00 UTC), compare it with the engine's copy and rewrite it where they differ.\n"
@@ -35,7 +35,7 @@ int cmd_replay(int argc, char **argv) {
                                         {"since", required_argument, NULL, 's'},
                                         {"today", no_argument, NULL, 't'},
                                         {NULL, 0, NULL, 0}};
-    struct command c = {.name = "replay", .usage = replay_usage, .opts = own,
+    struct command c = {.name = "replay", .usage = usage_replay, .opts = own,
                         .shortopts = "i:s:t", .argc = argc, .argv = argv};
     const char *only = NULL;
     long since = 0;

@@ -8,7 +8,7 @@
 #include "log.h"
 #include "resync.h"
 
-static void resync_usage(FILE *out) {
+void usage_resync(FILE *out) {
     fprintf(out, "usage: searchsync resync --config FILE INDEX --ids ID[,ID...]\n\n"
                  "Rebuild just these documents of index config INDEX from MySQL: root keys\n"
                  "(42) or child ids (review-7). A document whose row is gone is deleted.\n");
@@ -17,7 +17,7 @@ static void resync_usage(FILE *out) {
 int cmd_resync(int argc, char **argv) {
     static const struct option own[] = {{"ids", required_argument, NULL, 'i'},
                                         {NULL, 0, NULL, 0}};
-    struct command c = {.name = "resync", .usage = resync_usage, .opts = own, .shortopts = "i:",
+    struct command c = {.name = "resync", .usage = usage_resync, .opts = own, .shortopts = "i:",
                         .argc = argc, .argv = argv};
     const char *ids = NULL;
     int o;

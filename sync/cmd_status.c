@@ -33,7 +33,7 @@
 #include "rebalance/registry.h"
 #include "status.h"
 
-static void status_usage(FILE *out) {
+void usage_status(FILE *out) {
     fprintf(out, "usage: searchsync status --config FILE [--json]\n\n"
                  "Where the sync of the configured source stands: checkpoint against the\n"
                  "binlog's end, each index config's state and live version, the engine's\n"
@@ -224,7 +224,7 @@ static void print_readers(const struct ss_config *cfg, MYSQL *meta) {
 
 int cmd_status(int argc, char **argv) {
     static const struct option own[] = {{"json", no_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
-    struct command c = {.name = "status", .usage = status_usage, .opts = own, .shortopts = "j",
+    struct command c = {.name = "status", .usage = usage_status, .opts = own, .shortopts = "j",
                         .argc = argc, .argv = argv};
     bool json = false;
     int o;

@@ -358,7 +358,7 @@ static int prepare_indices(void *ud) {
     return -1;
 }
 
-static void run_usage(FILE *out) {
+void usage_run(FILE *out) {
     fprintf(out, "usage: searchsync run --config FILE [--no-wait] [--from-current]\n\n"
                  "The daemon: follows the source's binlog and keeps every index of its\n"
                  "mapping (searchsync mapping import) in step. SIGTERM drains delivery and\n"
@@ -393,7 +393,7 @@ int cmd_run(int argc, char **argv) {
     static const struct option own[] = {{"no-wait", no_argument, NULL, 'n'},
                                         {"from-current", no_argument, NULL, 'f'},
                                         {NULL, 0, NULL, 0}};
-    struct command c = {.name = "run", .usage = run_usage, .opts = own, .argc = argc, .argv = argv};
+    struct command c = {.name = "run", .usage = usage_run, .opts = own, .argc = argc, .argv = argv};
     bool no_wait = false, from_current = false;
     int o;
     while ((o = command_opt(&c)) > 0) {

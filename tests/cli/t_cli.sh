@@ -22,6 +22,47 @@ for c in run tail reindex delayed-run check mapping status; do
   "$bin" "$c" --help >"$tmp/h" 2>&1; check "$c --help" 0 $?
   contains "$c --help prints usage" "usage: searchsync $c" "$tmp/h"
 done
+# ---- the top-level help lists every subcommand with every action and option
+# it accepts: what each subcommand's own --help says, and what its getopt
+# table in the source takes (so neither list is written here by hand)
+"$bin" --help >"$tmp/top" 2>&1
+section() { # the lines of the top-level help that describe command $1
+  awk -v c="$1" '/^  [a-z]/ { on = ($1 == c) } on' "$tmp/top"; }
+mapfile -t listed < <(awk '/^  [a-z]/ { print $1 }' "$tmp/top")
+[ "${#listed[@]}" -ge 16 ] || { echo "FAIL --help lists only ${#listed[@]} commands"; failures=$((failures + 1)); }
+for c in "${listed[@]}"; do
+  section "$c" >"$tmp/sec"
+  "$bin" "$c" --help >"$tmp/h" 2>&1
+  missing=""
+  # its options, and the actions of its forms ("searchsync mapping generate ...")
+  for w in $(grep -oE -- '--[a-z][a-z-]*' "$tmp/h" | sort -u) \
+           $(grep -oE "searchsync $c [a-z][a-z-]*" "$tmp/h" | awk '{ print $3 }' | sort -u); do
+    grep -qE -- "(^|[^a-z-])$w([^a-z-]|\$)" "$tmp/sec" || missing="$missing $w"
+  done
+  if [ -z "$missing" ]; then echo "ok   --help lists what $c --help says"; else
+    echo "FAIL --help for $c lacks:$missing"; sed 's/^/     /' "$tmp/sec"; failures=$((failures + 1)); fi
+done
+for f in "$src"/src/cmd_*.c "$src"/sync/cmd_*.c "$src"/sync/daemon.c; do
+  grep -q 'struct option own\[\]' "$f" || continue
+  c=$(grep -oE '\.name = "[a-z-]+"' "$f" | head -1 | cut -d'"' -f2)
+  [ -n "$c" ] || continue
+  "$bin" "$c" --help >"$tmp/h" 2>&1
+  section "$c" >"$tmp/sec"
+  missing=""
+  for o in $(grep -oE '\{"[a-z][a-z-]*", (no|required|optional)_argument' "$f" | cut -d'"' -f2); do
+    grep -qE -- "--$o([^a-z-]|\$)" "$tmp/h" || missing="$missing --$o(in $c --help)"
+    grep -qE -- "--$o([^a-z-]|\$)" "$tmp/sec" || missing="$missing --$o(in --help)"
+  done
+  if [ -z "$missing" ]; then echo "ok   every option $c accepts is in its help"; else
+    echo "FAIL $c (${f#"$src"/}) accepts options its help does not list:$missing"; failures=$((failures + 1)); fi
+done
+
+# the manual page (written by hand) names every command --help lists
+for c in "${listed[@]}"; do
+  grep -q "^\.B ${c//-/\\\\-}\( \|\\\\\|\$\)" "$src/docs/searchsync.1" ||
+    { echo "FAIL docs/searchsync.1 has no entry for $c"; failures=$((failures + 1)); }
+done
+
 "$bin" --version >"$tmp/out" 2>&1; check "--version" 0 $?
 contains "--version prints the version" "searchsync " "$tmp/out"
 "$bin" >"$tmp/out" 2>&1; check "no command" 2 $?

@@ -3,7 +3,9 @@
 # MariaDB: a wrong [source] password names [source] (the metadata connection,
 # which borrows [source]'s user, says so instead of blaming [metadata]); a
 # wrong [metadata] password names [metadata]; `dead-letters list` with none
-# says so (on stderr: stdout stays JSON lines).
+# says so (on stderr: stdout stays JSON lines); a right password refused
+# because an anonymous ''@'localhost' account is taken before 'USER'@'%'
+# (a fresh install's) names the anonymous accounts and how to list them.
 . "$(dirname "$0")/lib.sh"
 require_bin
 cat >"$TEST_TMP/src.ini" <<INI
@@ -29,6 +31,29 @@ set -e
 assert_eq 1 "$rc" "wrong [metadata] password: exit 1"
 assert_contains "$(cat "$TEST_TMP/out")" "check the user and password in the [metadata] section" "wrong [metadata] password names [metadata]"
 case "$(cat "$TEST_TMP/out")" in *"[source] section"*) fail "a [metadata] error blamed [source]: $(cat "$TEST_TMP/out")" ;; esac
+
+# a fresh install's anonymous ''@'localhost' shadows 'USER'@'%' for local
+# connections (the socket here: the harness skips name resolution, so TCP
+# 127.0.0.1 is not 'localhost'), and the right password is refused
+anon_user=$(unique_name anon | cut -c1-32)
+anon_meta=$(unique_name anonmeta)
+on_exit "mysql_q \"DROP USER IF EXISTS ''@'localhost', '$anon_user'@'%'\" >/dev/null 2>&1"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$anon_meta\`' >/dev/null 2>&1"
+mysql_q "CREATE USER '$anon_user'@'%' IDENTIFIED BY 'right-pw'; GRANT ALL ON *.* TO '$anon_user'@'%'"
+printf '[source]\nsocket = %s\nuser = %s\npassword = right-pw\n[metadata]\ndatabase = %s\n' \
+    "$MYSQL_SOCKET" "$anon_user" "$anon_meta" >"$TEST_TMP/anon.ini"
+"$SEARCHSYNC_BIN" mapping export --config "$TEST_TMP/anon.ini" >/dev/null 2>"$TEST_TMP/out" ||
+    fail "without an anonymous account, $anon_user connects: $(cat "$TEST_TMP/out")"
+mysql_q "CREATE USER ''@'localhost'"
+set +e
+"$SEARCHSYNC_BIN" mapping export --config "$TEST_TMP/anon.ini" >"$TEST_TMP/out" 2>&1
+rc=$?
+set -e
+mysql_q "DROP USER ''@'localhost'"
+assert_eq 1 "$rc" "a right password shadowed by ''@'localhost': exit 1"
+assert_contains "$(cat "$TEST_TMP/out")" "Access denied" "the server's refusal is quoted"
+assert_contains "$(cat "$TEST_TMP/out")" "anonymous account" "the message names the anonymous accounts"
+assert_contains "$(cat "$TEST_TMP/out")" "SELECT user, host FROM mysql.user WHERE user = ''" "and how to list them"
 
 meta=$(unique_name meta)
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/integration/t_status_json.sh — `searchsync status --json`: its output
-# validates against docs/status.schema.json (python3's jsonschema), and its
+# validates against docs/status.schema.json (python3's jsonschema; no key
+# the schema does not describe, a status with reindex jobs among them), and its
 # exit status says whether the sync is caught up: 0 with the daemon caught
 # up, 3 once the source moved on while no daemon runs.
 . "$(dirname "$0")/lib.sh"
@@ -36,10 +37,23 @@ INI
 echo '{"version":1,"indices":[{"alias":"'"$alias"'","shards":1,"replicas":0,"tables":[{"table":"'"$db"'.t"}]}]}' >"$TEST_TMP/m.json"
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/m.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
     fail "import: $(cat "$TEST_TMP/import.out")"
+# strictly: every object of the output may carry only the keys the schema
+# describes (the schema itself leaves clients free to meet new keys; the
+# output may not have keys the schema does not document)
 validate() { # JSON_FILE
     "$PY" - "$SEARCHSYNC_SRCDIR/docs/status.schema.json" "$1" <<'PY'
 import json, sys, jsonschema
+def strict(node):
+    if isinstance(node, dict):
+        if "properties" in node and "additionalProperties" not in node:
+            node["additionalProperties"] = False
+        for v in node.values():
+            strict(v)
+    elif isinstance(node, list):
+        for v in node:
+            strict(v)
 schema = json.load(open(sys.argv[1]))
+strict(schema)
 jsonschema.validate(json.load(open(sys.argv[2])), schema)
 PY
 }
@@ -71,4 +85,14 @@ assert_eq 3 "$st" "behind with no daemon running: exit 3"
 validate "$TEST_TMP/s2.json" || fail "the behind status does not match docs/status.schema.json"
 assert_eq false "$(jq .source.caught_up "$TEST_TMP/s2.json")" "caught_up is false"
 assert_true "bytes_behind is positive" test "$(jq .source.bytes_behind "$TEST_TMP/s2.json")" -gt 0
+# a status with jobs: a reindex queued (no daemon runs it), its jobs in
+# job_list, each with its node and moved_by_rebalance, as the jobs table has them
+"$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "$alias" --buckets 3 --no-wait >"$TEST_TMP/r.out" 2>&1 ||
+    fail "reindex --no-wait: $(cat "$TEST_TMP/r.out")"
+"$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" --json >"$TEST_TMP/s3.json" 2>"$TEST_TMP/s3.err" || true
+validate "$TEST_TMP/s3.json" || fail "the status with reindex jobs does not match docs/status.schema.json"
+want=$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.jobs WHERE type = 'index'")
+assert_true "the queued reindex has jobs" test "$want" -gt 0
+assert_eq "$want" "$(jq '[.job_list[] | select(.index == "'"$alias"'" and .type == "index" and has("node") and has("moved_by_rebalance"))] | length' "$TEST_TMP/s3.json")" \
+    "job_list has every reindex job, with node and moved_by_rebalance"
 pass
