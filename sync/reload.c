@@ -138,14 +138,13 @@ void reload_dump(struct supervisor *sv) {
              "since start): %zu index configs", g->id, sv->reloads, g->m.nindices);
         for (size_t i = 0; i < g->m.nindices; i++) {
             const struct mp_index *ix = &g->m.indices[i];
-            /* fuses are per physical index (the alias's writes go to its live one) */
-            char live[600];
-            snprintf(live, sizeof live, "%s_v%u", ix->alias, ix->current_version);
+            /* fuses are per queue: one for every write of the index config,
+             * to its live version and a build (sync/targets.c) */
             DUMP("index config %s: state %s, live version %u, epoch %u, %zu tables (root "
                  "%s.%s), fuse %s", ix->alias, ix->state ? ix->state : "-",
                  ix->current_version, ix->epoch, ix->ntables,
                  ix->ntables ? ix->tables[0].db : "-", ix->ntables ? ix->tables[0].table : "-",
-                 fuse_text(sv->d, live));
+                 fuse_text(sv->d, targets_queue(ix->alias)));
         }
     }
     struct build_table *bt = builds_query(sv);
@@ -158,8 +157,9 @@ void reload_dump(struct supervisor *sv) {
             if (!w->building) continue;
             char phys[600];
             snprintf(phys, sizeof phys, "%s_v%u", w->alias, w->building);
-            DUMP("build in progress: %s (state %s, live version %u), fuse %s", phys,
-                 w->state ? w->state : "-", w->current, fuse_text(sv->d, phys));
+            DUMP("build in progress: %s (state %s, live version %u), fuse %s (its index "
+                 "config's)", phys, w->state ? w->state : "-", w->current,
+                 fuse_text(sv->d, targets_queue(w->alias)));
             n++;
         }
         DUMP("builds in progress: %zu", n);
