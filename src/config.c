@@ -262,7 +262,7 @@ const struct config_key config_keys[] = {
       "rolled back"),
     I("reindex", "keep_runs", reindex.keep_runs, "10", 1, 10000,
       "Reindex runs whose bookkeeping (per-job counts, errors) is kept per index config"),
-    I("reindex", "gc_deletes_s", reindex.gc_deletes_s, "3600", 120, 604800,
+    I("reindex", "gc_deletes_s", reindex.gc_deletes_s, "3600", 10, 604800,
       "How long a version being built keeps the version of a deleted document "
       "(index.gc_deletes, 60 s by default, restored at the switch): a page read before a "
       "delete but acknowledged after it loses to it within this time, and a page "
