@@ -186,11 +186,19 @@ WRITER=$!
 on_exit "touch '$TEST_TMP/stop'; kill $WRITER 2>/dev/null"
 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products --no-wait >"$TEST_TMP/r3.out" 2>&1 || fail "reindex v3: $(cat "$TEST_TMP/r3.out")"
 wait_until 30 "dual writes to v3 on" bash -c "[ \"\$(mariadb --no-defaults -h $MYSQL_HOST -P $MYSQL_PORT -uroot -N -B -e \"SELECT start_position IS NOT NULL FROM index_versions WHERE physical_name = 'products_v3'\" '$meta')\" = 1 ]"
+# the jobs' cursor saves wait on a lock of the jobs table, so the build
+# cannot finish before the reset (a busy box built v3 whole before it came);
+# the dual writes go on
+lock_table "\`$meta\`.jobs"
 sleep 1
 st=0; "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products --no-wait >"$TEST_TMP/r3b.out" 2>&1 || st=$?
 assert_eq 2 "$st" "a second request: refused (exit 2)"
 assert_contains "$(cat "$TEST_TMP/r3b.out")" "index products is already being rebuilt (version 3" "it says why"
-st=0; "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products --reset >"$TEST_TMP/reset.out" 2>&1 || st=$?
+st=0; "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" products --reset >"$TEST_TMP/reset.out" 2>&1 &
+RESET=$!
+sleep 0.5
+unlock_table
+wait "$RESET" || st=$?
 assert_eq 0 "$st" "--reset: $(cat "$TEST_TMP/reset.out")"
 wait_until 20 "products_v3 deleted" bash -c "! curl -sf '$SEARCH_URL/products_v3' -o /dev/null"
 assert_eq "available 2 0" "$(meta_q "SELECT state, current_version, building_version FROM index_configs WHERE alias = 'products'" | tr '\t' ' ')" "reset: the previous state"
