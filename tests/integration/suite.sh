@@ -7,7 +7,8 @@
 # tests, and the summary. The last line is always exactly `N passed, N failed`.
 #
 # usage: suite.sh [--long] [--load] [--seeds N] [--list] [FILTER...]
-#   FILTER   run only tests whose name contains one of the FILTERs
+#   FILTER   run only tests whose name contains one of the FILTERs (=NAME:
+#            the test NAME only)
 #   --long   also run tests/integration/long_*.sh (make check-long)
 #   --load   run every selected test on a busy box (tests/harness/load.sh:
 #            CPU burners at twice the cores, the engine's bulk requests held
@@ -62,7 +63,10 @@ for t in "$here"/t_*.sh ${long:+"$here"/long_*.sh}; do
     if [ ${#filters[@]} -gt 0 ]; then
         keep=""
         for f in "${filters[@]}"; do
-            case "$name" in *"$f"*) keep=1 ;; esac
+            case "$f" in
+                =*) [ "$name" != "${f#=}" ] || keep=1 ;;
+                *) case "$name" in *"$f"*) keep=1 ;; esac ;;
+            esac
         done
         [ -n "$keep" ] || continue
     fi
