@@ -130,7 +130,7 @@ oracle_check "first sync"
 
 # ---- a reindex while a writer changes products and SKUs all the time
 cat >"$TEST_TMP/writer.sh" <<'SH'
-i=0
+i=$(cat "$STOP.count" 2>/dev/null || echo 0) # a second run goes on numbering (its last SKUs stay)
 while [ ! -f "$STOP" ]; do
     i=$((i + 1))
     p=$(( (i * 7919) % N + 1 ))
