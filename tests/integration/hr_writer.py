@@ -11,7 +11,8 @@ reindex under writes, ../shared/evidence: deletes, renames of the joined
 department, key changes, moves, delete + re-insert of one id, nested skill
 inserts, updates and deletes, multi-row transactions, one hot row). While
 HOT_AFTER_FILE exists, every 50 ms an employee is renamed and one of its
-skills inserted a second later (the switch's window). At the end a summary
+skills inserted a second later, and now and then a department renamed and
+one of its employees deleted a second later (the switch's window). At the end a summary
 line goes to stderr:
   writer: seed S, N transactions, ~R row changes in T s; op=count ...
 """
@@ -148,11 +149,30 @@ def main():
             out.write("UPDATE employee SET name = 'emp %d hot%d' WHERE id = %d;\n"
                       % (e, rnd.randint(0, 10 ** 6), e))
             later.append((now + 1.0, e))
+            if rnd.random() < 0.1:
+                # and a department renamed (every document of it rewritten)
+                # with one of its employees deleted a second later
+                d = rnd.randint(1, n_dept)
+                out.write("UPDATE department SET name = 'dept hot %d' WHERE id = %d;\n"
+                          % (rnd.randint(0, 10 ** 5), d))
+                later.append((now + 1.0, -d))
+                txns += 1
+                rows += 1
             hot_due = now + 0.05
             txns += 1
             rows += 1
         while later and later[0][0] <= now:
             e = later.pop(0)[1]
+            if e < 0:  # the renamed department's employee to delete
+                out.write("DELETE FROM employee WHERE department_id = %d AND id NOT IN (%s) "
+                          "ORDER BY id DESC LIMIT 1;\n" % (-e, ",".join(map(str, hot))))
+                # (the writer's picture: whichever row that was is gone; its
+                # id is not picked again, as ids only grow or are taken from
+                # the live list, which may still name it: harmless, the
+                # statements on a missing row change nothing)
+                txns += 1
+                rows += 1
+                continue
             if e in emps:  # deleted or re-keyed meanwhile: nothing to add to
                 s = next_skill
                 next_skill += 1

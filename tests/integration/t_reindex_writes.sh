@@ -14,10 +14,10 @@
 # every bulk request naming a version index (hr_emp_vN) 300-1500 ms; the
 # daemon SIGKILLed at about half of the build's rows and restarted; near the
 # switch an employee renamed every 50 ms and one of its skills inserted a
-# second later. While it is built, the version keeps deletes for [reindex]
-# gc_deletes_s (asserted: a page read before a delete may land after it);
-# once it is live the test sets its index.gc_deletes to REINDEX_GC_DELETES
-# (default 2s): the engine forgets a delete's tombstone that soon, so a write
+# second later. An index template gives the versions index.gc_deletes =
+# REINDEX_GC_DELETES (default 2s); while one is built the product's own
+# [reindex] gc_deletes_s wins over it (asserted: a page read before a delete
+# may land after it), and once it is live the test sets it again: the engine forgets a delete's tombstone that soon, so a write
 # older than a delete that arrives after it — at the switch, a write queued
 # through the alias before it — resurrects the document in seconds instead
 # of after a minute. The old code failed 1 run in 3 under the load tier
@@ -40,7 +40,7 @@ log "seed $SEED, $N employees, writer at $RATE tx/s, gc_deletes $GC of the live 
 D="$(unique_name hr)"
 meta="$(unique_name meta)"
 ALIAS="hr_emp_$$"
-on_exit "curl -s -XDELETE '$SEARCH_URL/${ALIAS}_v*?expand_wildcards=all' >/dev/null"
+on_exit "curl -s -XDELETE '$SEARCH_URL/${ALIAS}_v*?expand_wildcards=all' >/dev/null; curl -s -XDELETE '$SEARCH_URL/_index_template/$ALIAS' >/dev/null"
 
 # ---- the schema and its rows
 mysql_q "CREATE DATABASE \`$D\`"
@@ -61,6 +61,11 @@ INSERT INTO skill SELECT 2 * seq - 1, seq, 'rust', 3 FROM seq_1_to_$N;
 INSERT INTO skill SELECT 2 * seq, seq, 'ops', 5 FROM seq_1_to_$N;" "$D"
 
 # ---- the engine behind a proxy that holds the version indices' bulk requests
+# (and an index template asking the versions for index.gc_deletes = $GC: a
+# build's own setting, [reindex] gc_deletes_s, wins over it)
+curl -s -XPUT "$SEARCH_URL/_index_template/$ALIAS" -H 'Content-Type: application/json' -d "{
+  \"index_patterns\": [\"${ALIAS}_v*\"], \"template\": {\"settings\": {\"index.gc_deletes\": \"$GC\"}}}" |
+    grep -q '"acknowledged":true' || fail "index template not accepted"
 FLAG="$TEST_TMP/slow"
 python3 "$SEARCHSYNC_SRCDIR/tests/tools/fault_proxy.py" "$TEST_TMP/proxy.port" "$SEARCH_URL" \
     POST '_bulk' "$FLAG" delay 300-1500 "\"_index\":\"${ALIAS}_v[0-9]" &
