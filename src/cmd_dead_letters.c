@@ -131,7 +131,7 @@ int cmd_dead_letters(int argc, char **argv) {
     dopts.linger_ms = 0; /* a replay goes as fast as it can */
     dopts.dead_letter = dl_store_put;
     dopts.dead_letter_ud = store;
-    d = deliver_new(&dopts, client, err, sizeof err);
+    d = deliver_open(&dopts, client, "dead-letters", DELIVER_BULK, err, sizeof err);
     if (!d) {
         fprintf(stderr, "searchsync dead-letters: %s\n", err);
         goto out;

@@ -79,7 +79,7 @@ struct delayed_worker *delayed_worker_start(const struct ss_config *cfg, const c
                                             const char *session, struct delayed_job *jobs,
                                             size_t n, char *err, size_t errlen) {
     struct delayed_worker *w = xcalloc(1, sizeof *w);
-    struct producer_opts po = {.engine = true, .flush_interval_ms = 5};
+    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = "delayed"};
     if (producer_open(&w->pr, cfg, &po) != EXIT_OK) {
         errf(err, errlen, "delayed-run jobs: %s", w->pr.err);
         producer_close(&w->pr);

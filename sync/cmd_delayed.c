@@ -75,7 +75,7 @@ int cmd_delayed(int argc, char **argv) {
     unsigned long long *ids = NULL;
     struct delayed_stats st = {0};
     struct producer pr;
-    struct producer_opts po = {.engine = !o.dry_run, .flush_each_txn = true}; /* pages waited for */
+    struct producer_opts po = {.engine = !o.dry_run, .flush_each_txn = true, .stream = "delayed"}; /* pages waited for */
     rc = producer_open(&pr, cfg, &po);
     struct pipeline *p = &pr.p;
     char *err = pr.err;

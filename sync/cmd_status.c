@@ -155,6 +155,17 @@ static void print_live(const struct ss_config *cfg) {
                cJSON_IsNumber(q) ? q->valuedouble : 0, cJSON_IsNumber(fl) ? fl->valuedouble : 0,
                cJSON_IsFalse(cJSON_GetObjectItem(j, "engine_up")) ? "DOWN" : "up",
                fuses.len ? fuses.data : "none");
+        const cJSON *st;
+        cJSON_ArrayForEach(st, cJSON_GetObjectItem(j, "streams")) { /* one line per producer */
+            const cJSON *sq = cJSON_GetObjectItem(st, "queued"),
+                        *sf = cJSON_GetObjectItem(st, "inflight"),
+                        *sa = cJSON_GetObjectItem(st, "acknowledged"),
+                        *sd = cJSON_GetObjectItem(st, "dead_letters");
+            printf("  stream %s (%s): %.0f queued, %.0f in flight, %.0f acknowledged, %.0f dead "
+                   "letter(s)\n", str_or(st, "name"), str_or(st, "class"),
+                   cJSON_IsNumber(sq) ? sq->valuedouble : 0, cJSON_IsNumber(sf) ? sf->valuedouble : 0,
+                   cJSON_IsNumber(sa) ? sa->valuedouble : 0, cJSON_IsNumber(sd) ? sd->valuedouble : 0);
+        }
         const cJSON *rd = cJSON_GetObjectItem(j, "reader");
         if (cJSON_IsObject(rd))
             printf("  reader: %s, read to %s%s\n",

@@ -478,7 +478,16 @@ int cmd_run(int argc, char **argv) {
     dopts.written_ud = dm->dls;
     dopts.missing = on_missing;
     dopts.missing_ud = dm;
-    p->d = deliver_new(&dopts, dm->client, dm->err, sizeof dm->err);
+    /* the process's one delivery: every producer of this node (the reader
+     * below, builds, delayed runs, checks' repairs, resyncs, replays) opens
+     * its stream on it (src/deliver/stream.c) */
+    dm->hub = deliver_hub_new(&dopts, dm->client, dm->err, sizeof dm->err);
+    if (!dm->hub) goto out;
+    deliver_hub_install(dm->hub);
+    /* the binlog gives one document's changes in version order (I5); a
+     * Kafka topic's partitions need not */
+    dopts.ordered_versions = !config_kafka_source(cfg);
+    p->d = deliver_stream_open(dm->hub, &dopts, "live", DELIVER_LIVE, dm->err, sizeof dm->err);
     if (!p->d) goto out;
     http_server_attach(admin, dm->client, p->d, &dm->rs);
     http_server_generation(admin, supervisor_published, &dm->sv);
@@ -614,6 +623,9 @@ out:
     while (p->nbuilds) builds_stop(dm, p->nbuilds - 1, "stopping");
     free(p->builds);
     deliver_free(p->d);
+    /* every producer stopped above closed its stream */
+    deliver_hub_install(NULL);
+    deliver_hub_free(dm->hub);
     kafka_source_close(dm); /* after delivery: its last checkpoint commits to Kafka */
     dl_store_free(dm->dls);
     search_conn_free(p->k);

@@ -142,6 +142,7 @@ struct daemon {
     db_params ckptp;
     struct dl_store *dls;
     struct search_client *client;
+    struct deliver_hub *hub;   /* the process's one delivery: every producer's stream */
     bl_commit last_commit;     /* the newest transaction handed to delivery */
     struct xa_set xa;          /* two-phase XA transactions prepared, not yet ended */
     /* transactions read whose documents wait to be built with the next

@@ -23,7 +23,7 @@ static void run_once(struct schedule *sch, void *ud) {
     struct delayed_schedule *s = ud;
     const struct ss_config *cfg = s->cfg;
     struct producer pr;
-    struct producer_opts po = {.engine = true, .flush_interval_ms = 5};
+    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = "delayed"};
     unsigned long long *ids = NULL;
     int rc = producer_open(&pr, cfg, &po);
     struct delayed_stats st;

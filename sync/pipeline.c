@@ -2,7 +2,7 @@
  * (the design is in pipeline.h; docs/walkthrough.md follows one change).
  *
  * Invariants upheld here:
- *   I3 no stale value: a change set's documents are written with the version
+ *   I2 no stale write: a change set's documents are written with the version
  *      of its position (epoch | binlog file | position), and are read from
  *      MySQL no earlier than that position (the producer's read snapshot), so
  *      a version always carries data at least as new as its position and an
@@ -20,6 +20,7 @@
 
 #include "docbuild.h"
 #include "gtid_version.h"
+#include "invariant.h"
 #include "log.h"
 #include "pipeline.h"
 #include "strset.h"
@@ -271,6 +272,7 @@ int pipeline_snapshot_begin(struct pipeline *p, bl_pos *end) {
     int s = db_snapshot_begin(p->src, file, sizeof file, &pos, p->err, sizeof p->err);
     if (s < 0) return -1;
     if (s == 1) { /* MariaDB: exactly what the snapshot holds */
+        pipeline_version_check(end->file, before, file, pos);
         snprintf(end->file, sizeof end->file, "%s", file);
         end->pos = pos;
         if (gtid && gtid_server_ordinal(p->src, file, pos, &end->ordinal, p->err,
@@ -283,3 +285,17 @@ int pipeline_snapshot_begin(struct pipeline *p, bl_pos *end) {
 }
 
 void pipeline_snapshot_end(struct pipeline *p) { db_snapshot_end(p->src); }
+
+/* the number of a binlog file name (mysql-bin.000042 → 42) */
+static unsigned long long binlog_file_no(const char *f) {
+    const char *dot = strrchr(f, '.');
+    return dot ? strtoull(dot + 1, NULL, 10) : 0;
+}
+
+void pipeline_version_check(const char *before_file, unsigned long long before_pos,
+                            const char *snap_file, unsigned long long snap_pos) {
+    unsigned long long bf = binlog_file_no(before_file), sf = binlog_file_no(snap_file);
+    SS_INVARIANT(bf < sf || (bf == sf && before_pos <= snap_pos), "I2",
+                 "the binlog position read before a snapshot (%s:%llu) is after the "
+                 "snapshot's (%s:%llu)", before_file, before_pos, snap_file, snap_pos);
+}

@@ -127,6 +127,13 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end);
  * if it were in the rows. pipeline_build reads in it; pipeline_snapshot_end
  * after. 0, or -1 with p->err. */
 int pipeline_snapshot_begin(struct pipeline *p, bl_pos *end);
+/* I2 (src/invariant.h): the binlog position read before a snapshot, which
+ * versions its writes on a server that does not report the snapshot's own,
+ * is never after the snapshot's position (an over-estimate would let the
+ * snapshot's older rows win over changes between the two). Asserted where
+ * both are known. */
+void pipeline_version_check(const char *before_file, unsigned long long before_pos,
+                            const char *snap_file, unsigned long long snap_pos);
 void pipeline_snapshot_end(struct pipeline *p);
 /* End the delivery transaction of cs at `end` (quiet: it holds only
  * checkpoint saves read back) and reset cs; at p->hold instead while one is

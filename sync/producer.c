@@ -72,7 +72,10 @@ int producer_open(struct producer *pr, const struct ss_config *cfg,
         dopts.dead_letter_ud = pr->dls;
         dopts.written = dl_store_written; /* supersedes older dead letters of these documents */
         dopts.written_ud = pr->dls;
-        p->d = deliver_new(&dopts, pr->client, pr->err, sizeof pr->err);
+        /* a bulk stream on the node's delivery in a daemon, else on one of
+         * its own (src/deliver/stream.c) */
+        p->d = deliver_open(&dopts, pr->client, o->stream ? o->stream : "producer", DELIVER_BULK,
+                            pr->err, sizeof pr->err);
         if (!p->d) return EXIT_RUNTIME;
     }
     pipeline_adopt(p, &pr->m, router_new(&pr->m));

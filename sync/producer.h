@@ -23,6 +23,7 @@ struct producer_opts {
     bool engine;          /* false: no engine and no delivery (a dry run) */
     bool flush_each_txn;  /* a transaction's changes leave at once (it is waited for) */
     int flush_interval_ms; /* > 0: overrides [delivery] flush_interval_ms */
+    const char *stream;   /* its delivery stream's name ("delayed", "repair", ...) */
 };
 
 /* Open everything. EXIT_OK, EXIT_USAGE (the mapping does not match the

@@ -37,10 +37,11 @@
  *     either way) while MariaDB's CPU went from 0.3 to 0.4 s; where the
  *     engine has CPUs of its own, reading is the bound and the +24% shows.
  *   - its one target is the version being built (never the alias), with
- *     the version of its read snapshot, through a delivery of its own: one
+ *     the version of its read snapshot, through a stream of its own on the
+ *     process's delivery (a bulk stream: src/deliver/stream.c): one
  *     transaction per page, acknowledged before the cursor is saved, the
  *     next page built meanwhile and held back (struct page). The pipeline
- *     delivers as it builds, into the reader's delivery.
+ *     delivers as it builds, into the reader's stream.
  * What it shares with the pipeline: the builder (sync/docbuild.c), the
  * target and version helpers (sync/targets.c: targets_version_at,
  * targets_submit_build, as the dual writes to a build use them) and
@@ -712,14 +713,15 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
     r->wcap = nw;
     struct deliver_opts o;
     deliver_opts_from_config(&o, cfg);
-    /* [delivery] helpers is the number of bulk requests in flight to the
-     * engine: the jobs share it (at least one each). More would only queue
-     * at the engine's write threads and compete for its CPU; a job's next
-     * page is read and built meanwhile, so one request at a time keeps it busy */
-    o.helpers = cfg->delivery.helpers / nw > 1 ? cfg->delivery.helpers / nw : 1;
-    /* full requests: a page's documents leave in batches of batch_max, and
-     * the rest of the page as soon as the page is closed */
-    o.workers = 1; /* one producer, each document once a page: no hashing needed */
+    /* the pages stream on the process's delivery (a daemon's node), or on
+     * one of the build's own (a command-line reindex): [delivery] helpers
+     * bulk requests in flight for all the jobs together. More would only
+     * queue at the engine's write threads; a job's next page is read and
+     * built meanwhile. Full requests: a page's documents leave in batches
+     * of batch_max, and the rest of the page as soon as it is closed. */
+    struct deliver_hub *hub = deliver_hub_process();
+    if (!hub) hub = r->own_hub = deliver_hub_new(&o, client, err, errlen);
+    ok = hub != NULL;
     o.batch_min = o.batch_max;
     o.flush_interval_ms = 1000;
     o.flush_on_txn_end = true;
@@ -733,7 +735,9 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
         o.dead_letter_ud = w;
         w->src = db_connect(&r->srcp, err, errlen);
         w->meta = w->src ? db_connect(&r->metap, err, errlen) : NULL;
-        w->d = w->meta ? deliver_new(&o, client, err, errlen) : NULL;
+        char name[300];
+        snprintf(name, sizeof name, "reindex:%s:%u", alias, version);
+        w->d = w->meta ? deliver_stream_open(hub, &o, name, DELIVER_BULK, err, errlen) : NULL;
         ok = w->d != NULL;
         if (ok) r->nw++;
     }
@@ -766,11 +770,13 @@ void reindex_runner_free(struct reindex_runner *r) {
         struct worker *w = &r->w[i];
         if (w->d) deliver_drain(w->d, 5000);
         deliver_free(w->d);
+        w->d = NULL;
         page_free(&w->next);
         db_close(w->src);
         db_close(w->meta);
     }
     free(r->w);
+    deliver_hub_free(r->own_hub);
     for (size_t i = 0; i < r->njobs; i++) free(r->jobs[i].params), free(r->jobs[i].cursor);
     free(r->jobs);
     mapping_gen_unref(r->gen);

@@ -13,7 +13,7 @@ int resync_ids(const struct ss_config *cfg, const char *alias, const char *const
                struct resync_result *res, char *errout, size_t errlen) {
     memset(res, 0, sizeof *res);
     struct producer pr;
-    struct producer_opts po = {.engine = true, .flush_interval_ms = 5};
+    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = "resync"};
     int rc = producer_open(&pr, cfg, &po);
     struct pipeline *p = &pr.p;
     struct changeset cs = {0};

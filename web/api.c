@@ -800,10 +800,14 @@ static void h_live(const struct api_ctx *ctx, struct api_resp *r) {
     jw_obj_open(&w);
     jw_key(&w, "source");
     jw_str(&w, ctx->cfg->source.name);
+    /* queued and in flight: every stream of the node's delivery (what the
+     * engine has ahead of it); the rest is the binlog reader's stream */
+    struct deliver_stats hs;
+    deliver_hub_stats(deliver_hub_of(ctx->d), &hs);
     jw_key(&w, "queued");
-    jw_int(&w, ds.queued);
+    jw_int(&w, hs.queued);
     jw_key(&w, "inflight");
-    jw_int(&w, ds.inflight);
+    jw_int(&w, hs.inflight);
     jw_key(&w, "acknowledged");
     jw_uint(&w, ds.docs_ok);
     /* the low-water mark: every change of a transaction ending at or before
@@ -822,6 +826,11 @@ static void h_live(const struct api_ctx *ctx, struct api_resp *r) {
     jw_bool(&w, engine_up);
     jw_key(&w, "fuses_blown");
     jw_raw(&w, fuses.data, fuses.len);
+    jw_key(&w, "streams");
+    sbuf streams = SBUF_INIT;
+    deliver_streams_json(ctx->d, &streams);
+    jw_raw(&w, streams.data, streams.len);
+    sbuf_free(&streams);
     jw_key(&w, "reader");
     if (f.reading || f.file[0]) {
         jw_obj_open(&w);

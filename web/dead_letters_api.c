@@ -218,7 +218,9 @@ static void h_replay(const struct api_ctx *ctx, const char *body, size_t len,
         deliver_opts_from_config(&o, cfg);
         o.dead_letter = dl_store_put;
         o.dead_letter_ud = store;
-        d = deliver_new(&o, ctx->client, err, sizeof err);
+        o.linger_ms = 0; /* a replay goes as fast as it can */
+        /* a bulk stream on the node's delivery (src/deliver/stream.c) */
+        d = deliver_open(&o, ctx->client, "dead-letters", DELIVER_BULK, err, sizeof err);
     }
     long n = d ? dl_replay(m, cfg->source.name, index[0] ? index : NULL, id, d,
                            cfg->delivery.drain_timeout_ms, err, sizeof err)

@@ -1,10 +1,10 @@
-/* deliver.c: delivery's options and life cycle: defaults and [delivery]
- * from the configuration, deliver_new (queues, helper threads, the
- * checkpointer) and deliver_free. The rest of src/deliver/: queue.c (items,
- * partitions, indexq, submit), txn.c (transactions, low-water mark,
- * checkpointer, drain), helper.c (batches, bulk sending, retries, fuses,
- * dead letters, purges), stats.c, version.c; deliver_int.h holds what they
- * share. */
+/* deliver.c: delivery's options and the hub's life cycle: defaults and
+ * [delivery] from the configuration, hub_new (queues, helper threads, the
+ * checkpointer) and hub_free. The rest of src/deliver/: stream.c (streams,
+ * the process's hub), queue.c (items, partitions, indexq, submit), txn.c
+ * (transactions, low-water mark, checkpointer, drain), helper.c (batches,
+ * bulk sending, retries, fuses, dead letters, purges), stats.c, version.c;
+ * deliver_int.h holds what they share. */
 #include "deliver/deliver_int.h"
 
 #include <errno.h>
@@ -93,7 +93,7 @@ void deliver_search_opts(struct search_opts *so, const struct ss_config *c) {
 
 /* ---------- life cycle ---------- */
 
-struct deliver *deliver_new(const struct deliver_opts *o, struct search_client *client,
+struct deliver_hub *hub_new(const struct deliver_opts *o, struct search_client *client,
                             char *err, size_t errlen) {
     if (!o->transport && !client) {
         snprintf(err, errlen, "delivery needs a search client");
@@ -109,7 +109,7 @@ struct deliver *deliver_new(const struct deliver_opts *o, struct search_client *
         snprintf(err, errlen, "the engine's version is unknown (search_detect first)");
         return NULL;
     }
-    struct deliver *d = xcalloc(1, sizeof *d);
+    struct deliver_hub *d = xcalloc(1, sizeof *d);
     d->o = *o;
     d->version_field = xstrdup(o->version_field ? o->version_field : "");
     d->o.version_field = d->version_field;
@@ -118,9 +118,6 @@ struct deliver *deliver_new(const struct deliver_opts *o, struct search_client *
     if (d->o.max_attempts_5xx <= 0) d->o.max_attempts_5xx = 10;
     if (d->o.retry_initial_ms < 1) d->o.retry_initial_ms = 1;
     if (d->o.retry_max_ms < d->o.retry_initial_ms) d->o.retry_max_ms = d->o.retry_initial_ms;
-    if (d->o.checkpoint_interval_ms < 1) d->o.checkpoint_interval_ms = 1000;
-    if (d->o.idle_checkpoint_interval_ms < 1) d->o.idle_checkpoint_interval_ms = 60000;
-    d->ckpt_saved_ns = now_ns();
     d->client = client;
     if (o->transport)
         d->tr = *o->transport;
@@ -136,7 +133,6 @@ struct deliver *deliver_new(const struct deliver_opts *o, struct search_client *
     pthread_cond_init(&d->done_cv, &ca);
     pthread_condattr_destroy(&ca);
     d->partitions = xcalloc((size_t)d->o.workers, sizeof *d->partitions);
-    d->txn_next_seq = 1;
     d->win_start_ns = now_ns();
     d->helpers = xcalloc((size_t)d->o.helpers, sizeof *d->helpers);
     for (int i = 0; i < d->o.helpers; i++) {
@@ -158,28 +154,13 @@ struct deliver *deliver_new(const struct deliver_opts *o, struct search_client *
     if (!d->ckpt_started) {
         snprintf(err, errlen, "cannot start delivery threads: %s", strerror(errno));
         d->o.helpers = started;
-        deliver_free(d);
+        hub_free(d);
         return NULL;
     }
     return d;
 }
 
-void deliver_halt(struct deliver *d) {
-    if (!d) return;
-    pthread_mutex_lock(&d->mu);
-    bool was = d->halted;
-    d->halted = d->stop = true; /* helpers leave after their batch in flight, if any */
-    long queued = d->total - d->inflight;
-    pthread_cond_broadcast(&d->work_cv);
-    pthread_cond_broadcast(&d->space_cv);
-    pthread_cond_broadcast(&d->done_cv);
-    pthread_mutex_unlock(&d->mu);
-    if (!was)
-        log_warn("deliver", "delivery halted: %ld queued change(s) will not be sent, no "
-                 "checkpoint is saved", queued);
-}
-
-void deliver_free(struct deliver *d) {
+void hub_free(struct deliver_hub *d) {
     if (!d) return;
     pthread_mutex_lock(&d->mu);
     d->stop = true;
@@ -203,13 +184,11 @@ void deliver_free(struct deliver *d) {
         struct indexq *q = d->partitions[w].qs;
         while (q) {
             struct indexq *nq = q->next;
-            struct list *ls[2] = {&q->main, &q->aux};
-            for (int k = 0; k < 2; k++)
-                while (ls[k]->head) {
-                    struct item *it = ls[k]->head;
-                    list_remove(ls[k], it);
-                    free(it);
-                }
+            while (q->main.head) { /* what no stream waited for (deliver_new's) */
+                struct item *it = q->main.head;
+                list_remove(&q->main, it);
+                free(it);
+            }
             free(q->map);
             free(q->index);
             free(q);
@@ -224,13 +203,6 @@ void deliver_free(struct deliver *d) {
         free(f->melts);
         free(f);
     }
-    while (d->txn_head) {
-        struct txn *t = d->txn_head;
-        d->txn_head = t->next;
-        free(t->pos);
-        free(t);
-    }
-    free(d->lw_pos);
     free(d->version_field);
     pthread_mutex_destroy(&d->mu);
     pthread_mutex_destroy(&d->dl_log_mu);

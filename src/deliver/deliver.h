@@ -4,17 +4,19 @@
  * lands only if it is fresher"). docs/delivery.md is the long version.
  *
  *   producer ──deliver_submit()──► partition hash(target,id) mod W ──► indexq (one
- *   (binlog/reindex)   blocks at       per-target FIFO, coalesced       per target
- *                     high-water mark   per document                   in each partition)
+ *   (its stream)       blocks at       per-target FIFO, coalesced       per target
+ *                     high-water mark   per document                   in each partition,
+ *                     (bulk: half)                                     every stream's)
  *        │                                                              │
- *        └─deliver_txn_end(pos)──► txn FIFO ◄──ack── helper threads ◄──┘ one batch in
+ *        └─deliver_txn_end(pos)──► the stream's  ◄──ack── helper threads ◄──┘ one batch in
+ *                                   txn FIFO
  *                                   │               (bulk, external      flight per
  *                                   ▼                versions, retry)    indexq
  *                          checkpoint callback(low-water position)
  *
  * Ordering: one document always lands in the same indexq, and an indexq has
  * at most one batch in flight; failed items go back to the front of their
- * queue. So one document's changes reach the engine in binlog order, and
+ * queue. So one document's changes reach the engine in submit order, and
  * external versions make any replay or retry harmless. The queue is chosen
  * by struct change.target, not by the name a change is sent to: a producer
  * names one target for every index its writes of one document can land in
@@ -153,6 +155,9 @@ struct deliver_opts {
     bool flush_on_txn_end;      /* a closed transaction's changes are sent at once, whatever
                                  * batch_min says (a producer that waits for each
                                  * transaction's acknowledgement, like a reindex page) */
+    bool ordered_versions;      /* stream: it submits one document's versions in
+                                 * increasing order (the binlog reader): I5 is
+                                 * asserted against its queued changes */
     const char *version_field;  /* document field for update guards; "" = none */
     bool content_hash;          /* whole documents carry the check's ss_hash and
                                  * ss_key_hash (search/content_hash.h): on for the
@@ -175,15 +180,66 @@ void deliver_opts_from_config(struct deliver_opts *o, const struct ss_config *c)
 struct search_opts;
 void deliver_search_opts(struct search_opts *so, const struct ss_config *c);
 
-struct deliver;
+/* ---------- one delivery per process, a stream per producer ----------
+ *
+ * The hub (struct deliver_hub) is the process's delivery: the queues, the
+ * helper threads and their connections, one high-water mark, one fuse per
+ * target, the engine's state, the statistics. A producer (the binlog
+ * reader, a reindex worker, a delayed run, a repair, a resync, a replay)
+ * holds a stream (struct deliver): its transactions, low-water mark and
+ * checkpoint, its dead-letter and written/missing callbacks, its batching
+ * knobs. Every stream's changes to one target share that target's queue
+ * (queue.c), so the writes of one document to one index leave in the order
+ * they were submitted, whichever producer submitted them; see "Order between
+ * streams" in stream.c for why that order never lets an older write win.
+ *
+ * Fairness (queue.c, deliver_submit): a DELIVER_LIVE stream waits only at
+ * the high-water mark; a DELIVER_BULK stream (pages, delayed runs, repairs,
+ * resyncs, replays) waits once the hub holds half of it. Whatever the bulk
+ * producers submit, live changes always find half the queue free, and ahead
+ * of a live change in its queue there are at most high_watermark / 2 bulk
+ * changes. */
+enum deliver_class { DELIVER_LIVE = 0, DELIVER_BULK = 1 };
+const char *deliver_class_name(enum deliver_class c);
 
-/* Start workers' queues and helper threads. client may be NULL only when
- * o->transport is set. The engine's dialect must be known (search_detect). */
+struct deliver;
+struct deliver_hub;
+
+/* The hub: o's hub fields (workers, helpers, batch_max, batch_max_bytes,
+ * high_watermark, fuses, purge, retries, stats window, max_attempts_5xx,
+ * version_field, content_hash, transport) are used; the stream fields are
+ * each stream's own. client may be NULL only when o->transport is set; the
+ * engine's dialect must be known (search_detect). */
+struct deliver_hub *deliver_hub_new(const struct deliver_opts *o, struct search_client *client,
+                                    char *err, size_t errlen);
+/* Every stream must be closed first (deliver_free). NULL-safe. */
+void deliver_hub_free(struct deliver_hub *h);
+/* Make h the process's hub (NULL: none): deliver_open opens streams on it.
+ * The node installs its hub at start and removes it before freeing it. */
+void deliver_hub_install(struct deliver_hub *h);
+/* A stream on h with o's stream fields: checkpoint, dead_letter, written,
+ * missing (and their ud), batch_min, flush_interval_ms, linger_ms,
+ * flush_on_txn_end, checkpoint_interval_ms, idle_checkpoint_interval_ms,
+ * drain_timeout_ms. name: for statistics ("live", "pages", ...). */
+struct deliver *deliver_stream_open(struct deliver_hub *h, const struct deliver_opts *o,
+                                    const char *name, enum deliver_class cls, char *err,
+                                    size_t errlen);
+/* A stream on the process's hub when one is installed, else on a private
+ * hub made from o and client (as deliver_new). */
+struct deliver *deliver_open(const struct deliver_opts *o, struct search_client *client,
+                             const char *name, enum deliver_class cls, char *err,
+                             size_t errlen);
+/* A private hub with one stream ("main", live): a process of one producer,
+ * and the tests. deliver_free frees both. */
 struct deliver *deliver_new(const struct deliver_opts *o, struct search_client *client,
                             char *err, size_t errlen);
-/* Stop helpers and free everything. Undelivered changes are dropped (their
- * transactions stay unacknowledged): call deliver_drain() first. NULL-safe. */
+/* Close the stream: its queued changes are dropped (their transactions stay
+ * unacknowledged: call deliver_drain() first), its changes in flight are
+ * waited for; a private hub is freed with it. NULL-safe. */
 void deliver_free(struct deliver *d);
+struct deliver_hub *deliver_hub_of(struct deliver *d);
+/* The installed hub, NULL when none (a command-line process). */
+struct deliver_hub *deliver_hub_process(void);
 
 enum deliver_rc {
     DELIVER_OK = 0,
@@ -211,17 +267,20 @@ int deliver_wait_txn(struct deliver *d, uint64_t seq, int timeout_ms);
  * buf, "" if none). */
 uint64_t deliver_low_water(struct deliver *d, char *buf, size_t len);
 
-/* Deliver everything queued now (new submits wait in an auxiliary queue),
- * then save the checkpoint. One at a time: DELIVER_EBUSY if one runs.
- * timeout_ms <= 0 uses drain_timeout_ms. */
+/* Deliver everything the stream has outstanding now (its submits meanwhile
+ * queue behind and are not waited for), then save its checkpoint. One at a
+ * time per stream: DELIVER_EBUSY if one runs. timeout_ms <= 0 uses
+ * drain_timeout_ms. */
 int deliver_drain(struct deliver *d, int timeout_ms);
 
-/* Stop sending now, for a producer that learnt it must not write any more (a
- * reader fenced out by a newer one): no queued change is sent, retried or
- * purged from here on, and no checkpoint is saved; a bulk request already in
- * flight completes (its acknowledgements move nothing). Submits, waits and
- * drains return DELIVER_ESTOPPED at once. Joins nothing: callable from any
- * thread, delivery's own callbacks included. deliver_free still frees. */
+/* Stop sending this stream's changes now, for a producer that learnt it
+ * must not write any more (a reader fenced out by a newer one): its queued
+ * changes are dropped and none is retried or purged from here on, and no
+ * checkpoint of it is saved; a bulk request already in flight completes
+ * (its acknowledgements move nothing). Its submits, waits and drains return
+ * DELIVER_ESTOPPED at once. Joins nothing: callable from any thread,
+ * delivery's own callbacks included. deliver_free still frees. Other
+ * streams of the hub go on. */
 void deliver_halt(struct deliver *d);
 
 /* ---------- statistics (DESIGN.md §4.6) ---------- */
@@ -232,14 +291,25 @@ struct deliver_stats {
     long queued, inflight;
     int fuses_blown;
 };
+/* The stream's own figures (submitted, docs_ok, stale, missing,
+ * dead_letters, purged, coalesced, blocked, queued, inflight, checkpoints)
+ * and the hub's for the rest (batches, retries, failures, requests,
+ * drains, fuses). */
 void deliver_get_stats(struct deliver *d, struct deliver_stats *s);
+/* Every stream's figures together: the hub's. */
+void deliver_hub_stats(struct deliver_hub *h, struct deliver_stats *s);
 /* 1 if the target's fuse is blown now, 0 if not, -1 if never seen (fuses
- * are per target: struct change.target, else index). */
+ * are the hub's, per target: struct change.target, else index). */
 int deliver_fuse_blown(struct deliver *d, const char *index);
 /* The targets whose fuse is blown now, as a JSON array of strings appended
  * to out, and whether the engine is reachable (*engine_up). */
 void deliver_fuses_json(struct deliver *d, sbuf *out, bool *engine_up);
-/* Prometheus text exposition of every delivery metric, appended to out. */
+/* The hub's streams as a JSON array of objects (name, class, queued,
+ * inflight, submitted, acknowledged, dead_letters, blocked_seconds,
+ * acknowledged_position, checkpoint_age_seconds) appended to out. */
+void deliver_streams_json(struct deliver *d, sbuf *out);
+/* Prometheus text exposition of every delivery metric of the hub d belongs
+ * to, every stream's (label stream="name") included, appended to out. */
 void deliver_stats_prometheus(struct deliver *d, sbuf *out);
 
 #endif

@@ -1,19 +1,20 @@
 /* deliver_int.h: what the delivery files share (private to src/deliver/):
- * the structures behind struct deliver, small inline helpers and the
+ * the structures behind struct deliver_hub (the process's delivery) and
+ * struct deliver (a producer's stream), small inline helpers and the
  * functions one file calls in another. deliver.h is the public side.
  *
- *
- * One mutex (d->mu) guards all queue state; the engine round trip, building
+ * One mutex (the hub's d->mu) guards all queue and stream state; the engine round trip, building
  * the bulk body and writing dead letters happen outside it. Three condition
  * variables: work (helpers wait for an eligible queue), space (producers wait
  * below the high-water mark), done (drain, txn waits and the checkpointer).
  *
  * An item's life:
  *
- *   deliver_submit ──► queued in indexq (main, or aux while draining)
+ *   deliver_submit ──► queued in its target's indexq (every stream's)
  *        │                 │  coalesce: a newer INDEX/DELETE of the same doc
- *        │                 │  replaces a queued INDEX/DELETE in place (the old
- *        │                 │  one is acknowledged: the new one carries it)
+ *        │                 │  from the same stream replaces a queued
+ *        │                 │  INDEX/DELETE in place (the old one is
+ *        │                 │  acknowledged: the new one carries it)
  *        │                 ▼
  *        │            in flight (take_batch) ──► 2xx / 409 stale / 404 missing ──► ack
  *        │                 │                ──► 4xx permanent ──► dead letter ──► ack
@@ -23,9 +24,9 @@
  *        └── purged (purge_locked, only with a blown fuse at the high-water
  *            mark and a purge strategy) ──► dead letter ──► ack
  *
- *   ack: txn->pending--; the txn FIFO's front advances while its transactions
- *   are closed and fully acknowledged (advance_low_water); the checkpointer
- *   thread saves the newest such position.
+ *   ack: txn->pending--; the stream's txn FIFO's front advances while its
+ *   transactions are closed and fully acknowledged (advance_low_water); the
+ *   hub's checkpointer thread saves each stream's newest such position.
  *
  * Fuse states (fuse_melt, eligible):  ok ──N melts within interval──► blown
  *   ──reset interval passes──► ok (the next batch is the probe). */
@@ -40,11 +41,13 @@
 #include <time.h>
 
 #include "deliver/hist.h"
+#include "invariant.h"
 #include "search/search.h"
 
 #define NS_PER_MS 1000000LL
 
 struct txn {
+    struct deliver *s; /* the stream it belongs to */
     uint64_t seq;
     char *pos;     /* NULL while open */
     int64_t opened_ns; /* its first change (checkpoint age) */
@@ -55,8 +58,10 @@ struct txn {
 
 struct indexq;
 
+enum item_result { RES_OK = 0, RES_STALE, RES_MISSING, RES_DEAD };
+
 struct item {
-    struct item *prev, *next; /* in its queue (main or aux) */
+    struct item *prev, *next; /* in its queue */
     struct item *hnext;       /* doc map chain */
     struct indexq *q;
     struct txn *txn;
@@ -67,11 +72,12 @@ struct item {
     uint64_t version;
     uint64_t hash;
     int64_t enq_ns;
+    uint64_t sseq;    /* its stream's submit counter (drain marks) */
     int attempts;
     int status;       /* last item status (dead letters) */
+    uint8_t result;   /* enum item_result: what the engine said last (statistics) */
     enum change_op op;
     bool require_alias;
-    bool in_aux;
     bool in_map;
     bool solo; /* its batch was refused as a whole (400): send it alone */
 };
@@ -94,7 +100,7 @@ struct list {
 struct indexq {
     char *index; /* the target: the physical index its changes land in */
     struct fuse *fuse;
-    struct list main, aux;
+    struct list main;
     size_t main_bytes;
     struct item **map; /* doc id → newest queued item of that doc */
     size_t map_cap, map_n;
@@ -113,7 +119,7 @@ struct partition {
 
 /* A sending thread ([delivery] helpers of them), with its own connection. */
 struct helper {
-    struct deliver *d;
+    struct deliver_hub *d;
     int id;
     pthread_t th;
     struct search_conn *conn;
@@ -127,8 +133,12 @@ struct helper {
     int64_t sending_ns; /* when its request in flight was sent, 0 = none (engine.c) */
 };
 
-struct deliver {
-    struct deliver_opts o;
+/* The process's one delivery (the hub): queues, helpers, fuses, the
+ * high-water mark, the engine's state and the statistics every stream adds
+ * to. Streams (struct deliver, below) are what producers hold. */
+struct deliver_hub {
+    struct deliver_opts o; /* the hub's fields: workers, helpers, batch sizes,
+                            * high-water mark, fuses, retries, purges */
     char *version_field;
     struct search_client *client;
     struct deliver_transport tr;
@@ -144,35 +154,21 @@ struct deliver {
     bool ckpt_started;
     struct fuse *fuses;
     bool stop;
-    bool halted; /* deliver_halt: stop is set too, and no checkpoint is saved */
-    bool draining;
-    int64_t txn_flush_ns; /* flush_on_txn_end: changes queued before this go at once */
+    int draining;     /* streams draining now: every queue sends what it has */
     long total;       /* queued + in flight (counts toward the high-water mark) */
-    long main_queued; /* queued in main queues (drain waits for 0) */
+    long main_queued; /* queued */
     long inflight;    /* items in flight */
     long inflight_batches;
     int scan_cursor;
-    /* transactions */
-    struct txn *txn_head, *txn_tail; /* FIFO; tail may be open */
-    uint64_t txn_next_seq;
-    uint64_t lw_seq;
-    char *lw_pos;
-    bool ckpt_dirty;
-    bool ckpt_quiet_dirty; /* moved only by quiet transactions since the last save */
-    int64_t ckpt_saved_ns; /* when the last save (or the start) was */
-    bool ckpt_busy; /* a save is running (outside the lock) */
-    uint64_t ckpt_saved_seq;
-    int64_t unsaved_since_ns; /* the oldest transaction acknowledged past the saved
-                               * checkpoint was opened (0: none) */
-    int64_t unsaved_next_ns;  /* ... the first acknowledged while a save ran (what is
-                               * left unsaved once it lands) */
+    struct deliver *streams; /* open streams, newest first */
+    int nstreams;
+    int refs;                /* deliver_open's streams on the process hub */
     /* statistics */
     int64_t win_start_ns;
     struct wcounter docs_ok, stale, missing, retries, failures, dead_letters, purged,
         coalesced, batches, requests_failed, blocked, drains, drain_timeouts, drain_failures,
         fuse_blows, submitted;
     uint64_t checkpoints_saved, checkpoint_failures;
-    uint64_t ckpt_fail_streak; /* failed saves in a row (an outage is said once a minute) */
     long blocked_now;
     int64_t blocked_ns; /* time submits waited at the high-water mark, ended waits */
     int64_t blocked_since_sum; /* the sum of the waits under way's start times */
@@ -184,6 +180,63 @@ struct deliver {
     int64_t eng_down_ns, eng_probe_ns, eng_stall_ns, eng_stall_over_ns, eng_rej_ns,
         eng_rej_last_ns;
     uint64_t eng_down_fails, eng_rej_n;
+};
+
+/* A producer's stream (stream.c): its transactions and checkpoint, its
+ * callbacks, its batching knobs and its share of the statistics. Guarded by
+ * its hub's mutex. */
+struct deliver {
+    struct deliver_hub *d;
+    bool owns_hub;  /* deliver_new: a private hub, freed with the stream */
+    bool on_process_hub; /* deliver_open */
+    char *name;
+    enum deliver_class cls;
+    /* the stream's fields of struct deliver_opts */
+    deliver_checkpoint_fn checkpoint;
+    void *checkpoint_ud;
+    deliver_dead_letter_fn dead_letter;
+    void *dead_letter_ud;
+    deliver_written_fn written;
+    void *written_ud;
+    deliver_missing_fn missing;
+    void *missing_ud;
+    int batch_min, flush_interval_ms, linger_ms;
+    bool flush_on_txn_end;
+    bool ordered_versions; /* I5 asserted at submit */
+    int checkpoint_interval_ms, idle_checkpoint_interval_ms;
+    int drain_timeout_ms;
+    int64_t txn_flush_ns; /* flush_on_txn_end: changes queued before this go at once */
+    bool halted;  /* deliver_halt: nothing of it is sent any more, nothing saved */
+    bool closing; /* deliver_free of a stream on a shared hub */
+    /* its changes */
+    long outstanding;      /* queued + in flight */
+    long inflight;
+    uint64_t next_sseq;    /* the next change's submit counter */
+    uint64_t drain_mark;   /* a drain waits for changes with sseq <= this */
+    long drain_left;       /* ... that many are still outstanding */
+    bool draining;
+    /* transactions */
+    struct txn *txn_head, *txn_tail; /* FIFO; tail may be open */
+    uint64_t txn_next_seq;
+    uint64_t lw_seq;
+    char *lw_pos;
+    bool ckpt_dirty;
+    bool ckpt_quiet_dirty; /* moved only by quiet transactions since the last save */
+    int64_t ckpt_saved_ns; /* when the last save (or the start) was */
+    int64_t ckpt_next_ns;  /* the checkpointer's next save of it */
+    bool ckpt_busy; /* a save is running (outside the lock) */
+    uint64_t ckpt_saved_seq;
+    int64_t unsaved_since_ns; /* the oldest transaction acknowledged past the saved
+                               * checkpoint was opened (0: none) */
+    int64_t unsaved_next_ns;  /* ... the first acknowledged while a save ran (what is
+                               * left unsaved once it lands) */
+    uint64_t checkpoints_saved, checkpoint_failures;
+    uint64_t ckpt_fail_streak; /* failed saves in a row (an outage is said once a minute) */
+    /* its statistics (totals) */
+    uint64_t n_submitted, n_ok, n_stale, n_missing, n_dead, n_purged, n_coalesced;
+    uint64_t n_blocked;
+    int64_t blocked_ns;
+    struct deliver *next; /* in the hub's list */
 };
 
 static inline int64_t now_ns(void) {
@@ -266,40 +319,59 @@ static inline void list_replace(struct list *l, struct item *old, struct item *n
 struct item *map_get(struct indexq *q, const char *id, const char *routing, uint64_t h);
 void map_put(struct indexq *q, struct item *it);
 void map_del(struct indexq *q, struct item *it);
-bool eligible(struct deliver *d, struct indexq *q, int64_t now, int64_t *wake);
+bool eligible(struct deliver_hub *d, struct indexq *q, int64_t now, int64_t *wake);
 /* The same for a queue a leaving batch goes on into (take_batch): it does
  * not wait out linger_ms, the request is leaving anyway. */
-bool eligible_to_join(struct deliver *d, struct indexq *q, int64_t now, int64_t *wake);
+bool eligible_to_join(struct deliver_hub *d, struct indexq *q, int64_t now, int64_t *wake);
 /* Changes of one index (its fuse) queued in every partition, in queues with
  * no batch in flight: what one batch could take. Under d->mu. */
-long index_idle_queued(struct deliver *d, const struct fuse *f);
+long index_idle_queued(struct deliver_hub *d, const struct fuse *f);
+/* Take every queued change of stream s out of the queues and free it (its
+ * transactions stay unacknowledged): deliver_halt, and closing a stream. */
+void queue_drop_stream(struct deliver_hub *d, struct deliver *s);
 
 /* txn.c: transactions, the low-water mark, the checkpointer */
-struct txn *open_txn(struct deliver *d);
-void advance_low_water(struct deliver *d);
-void ack_item(struct deliver *d, struct item *it);
+struct txn *open_txn(struct deliver *s);
+void advance_low_water(struct deliver *s);
+/* the change is acknowledged (delivered, stale, dead-lettered, purged or
+ * replaced by a newer one): its transaction's pending count, the stream's
+ * drain; frees it. The caller advances the stream's low-water mark. */
+void ack_item(struct deliver_hub *d, struct item *it);
 void *ckpt_main(void *arg);
+/* Called with d->mu held; drops and retakes it. final: the drain's save. */
+void save_checkpoint_locked(struct deliver *s, bool final);
+
+/* stream.c: the hub's list of streams */
+void hub_stream_add(struct deliver_hub *d, struct deliver *s);
+void hub_stream_remove(struct deliver_hub *d, struct deliver *s);
+/* the hub alone (deliver_hub_new / free): stream.c opens streams on it */
+struct deliver_hub *hub_new(const struct deliver_opts *o, struct search_client *client,
+                            char *err, size_t errlen);
+void hub_free(struct deliver_hub *d);
+/* a stream's fields from o */
+void stream_init(struct deliver *s, struct deliver_hub *d, const struct deliver_opts *o,
+                 const char *name, enum deliver_class cls);
 
 /* helper.c: fuses, purges, the helper threads */
-struct fuse *fuse_get(struct deliver *d, const char *index);
-bool fuse_check(struct deliver *d, struct fuse *f, int64_t now, int64_t *wake);
-void purge_collect(struct deliver *d, struct list *out);
-void purge_flush(struct deliver *d, struct list *pl);
+struct fuse *fuse_get(struct deliver_hub *d, const char *index);
+bool fuse_check(struct deliver_hub *d, struct fuse *f, int64_t now, int64_t *wake);
+void purge_collect(struct deliver_hub *d, struct list *out);
+void purge_flush(struct deliver_hub *d, struct list *pl);
 void *helper_main(void *arg);
 int default_bulk(void *ud, int helper, const char *body, size_t len, struct search_resp *resp);
 
 /* engine.c: the engine's state, said once at each change (under d->mu) */
-void engine_failed(struct deliver *d, const char *why, int64_t now); /* no answer */
-void engine_answered(struct deliver *d, int64_t now);                /* an HTTP answer */
-void engine_rejected(struct deliver *d, long n, int64_t now);        /* n rejections (429) */
-void engine_watch(struct deliver *d, int64_t now); /* stalls, rejections' end: each second */
-void engine_close(struct deliver *d); /* deliver_free: a state still open is said */
+void engine_failed(struct deliver_hub *d, const char *why, int64_t now); /* no answer */
+void engine_answered(struct deliver_hub *d, int64_t now);                /* an HTTP answer */
+void engine_rejected(struct deliver_hub *d, long n, int64_t now);        /* n rejections (429) */
+void engine_watch(struct deliver_hub *d, int64_t now); /* stalls, rejections' end: each second */
+void engine_close(struct deliver_hub *d); /* hub_free: a state still open is said */
 /* true: this helper probes now (unlocked), then calls engine_probed */
-bool engine_probe_due(struct deliver *d, int64_t now, int64_t *wake);
-void engine_probed(struct deliver *d, bool answered, const char *why, int64_t now);
+bool engine_probe_due(struct deliver_hub *d, int64_t now, int64_t *wake);
+void engine_probed(struct deliver_hub *d, bool answered, const char *why, int64_t now);
 int default_probe(void *ud, int helper, struct search_resp *resp);
 
 /* stats.c */
-void rotate_stats(struct deliver *d, int64_t now);
+void rotate_stats(struct deliver_hub *d, int64_t now);
 
 #endif

@@ -21,7 +21,7 @@
 
 static double secs(int64_t ns) { return (double)ns / 1e9; }
 
-void engine_failed(struct deliver *d, const char *why, int64_t now) {
+void engine_failed(struct deliver_hub *d, const char *why, int64_t now) {
     if (d->eng_stalled) {
         log_warn("deliver", "a request stalled for %.1f s failed: %s", secs(now - d->eng_stall_ns),
                  why && *why ? why : "transport error");
@@ -39,7 +39,7 @@ void engine_failed(struct deliver *d, const char *why, int64_t now) {
              why && *why ? why : "transport error");
 }
 
-void engine_answered(struct deliver *d, int64_t now) {
+void engine_answered(struct deliver_hub *d, int64_t now) {
     if (d->eng_stalled) {
         log_info("deliver", "the search engine answers again after %.1f s without answers",
                  secs(now - d->eng_stall_ns));
@@ -66,7 +66,7 @@ void engine_answered(struct deliver *d, int64_t now) {
     pthread_cond_broadcast(&d->work_cv);
 }
 
-void engine_rejected(struct deliver *d, long n, int64_t now) {
+void engine_rejected(struct deliver_hub *d, long n, int64_t now) {
     if (n <= 0) return;
     if (!d->eng_rejecting) {
         d->eng_rejecting = true;
@@ -79,7 +79,7 @@ void engine_rejected(struct deliver *d, long n, int64_t now) {
     d->eng_rej_last_ns = now;
 }
 
-void engine_watch(struct deliver *d, int64_t now) {
+void engine_watch(struct deliver_hub *d, int64_t now) {
     if (!d->eng_stalled) {
         int64_t oldest = 0;
         for (int i = 0; i < d->o.helpers; i++) {
@@ -106,7 +106,7 @@ void engine_watch(struct deliver *d, int64_t now) {
     }
 }
 
-void engine_close(struct deliver *d) {
+void engine_close(struct deliver_hub *d) {
     if (d->eng_rejecting)
         log_info("deliver", "delivery stops with the search engine rejecting writes: %llu "
                  "rejection(s) (429) in %.1f s", (unsigned long long)d->eng_rej_n,
@@ -114,7 +114,7 @@ void engine_close(struct deliver *d) {
     d->eng_rejecting = false;
 }
 
-bool engine_probe_due(struct deliver *d, int64_t now, int64_t *wake) {
+bool engine_probe_due(struct deliver_hub *d, int64_t now, int64_t *wake) {
     if (!d->eng_down || !d->tr.probe || d->eng_probing) return false;
     if (now >= d->eng_probe_ns) {
         d->eng_probing = true;
@@ -124,7 +124,7 @@ bool engine_probe_due(struct deliver *d, int64_t now, int64_t *wake) {
     return false;
 }
 
-void engine_probed(struct deliver *d, bool answered, const char *why, int64_t now) {
+void engine_probed(struct deliver_hub *d, bool answered, const char *why, int64_t now) {
     d->eng_probing = false;
     if (answered)
         engine_answered(d, now);

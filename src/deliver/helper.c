@@ -13,7 +13,7 @@
 
 /* ---------- fuses ---------- */
 
-struct fuse *fuse_get(struct deliver *d, const char *index) {
+struct fuse *fuse_get(struct deliver_hub *d, const char *index) {
     for (struct fuse *f = d->fuses; f; f = f->next)
         if (!strcmp(f->index, index)) return f;
     struct fuse *f = xcalloc(1, sizeof *f);
@@ -24,7 +24,7 @@ struct fuse *fuse_get(struct deliver *d, const char *index) {
     return f;
 }
 
-static void fuse_melt(struct deliver *d, struct fuse *f, int64_t now) {
+static void fuse_melt(struct deliver_hub *d, struct fuse *f, int64_t now) {
     if (f->blown) return;
     int n = d->o.fuse_failures;
     f->melts[f->head] = now;
@@ -47,7 +47,7 @@ static void fuse_melt(struct deliver *d, struct fuse *f, int64_t now) {
     }
 }
 
-bool fuse_check(struct deliver *d, struct fuse *f, int64_t now, int64_t *wake) {
+bool fuse_check(struct deliver_hub *d, struct fuse *f, int64_t now, int64_t *wake) {
     (void)d;
     if (!f->blown) return true;
     if (now >= f->heal_ns) {
@@ -65,7 +65,7 @@ bool fuse_check(struct deliver *d, struct fuse *f, int64_t now, int64_t *wake) {
 #define DL_LOG_BURST 10
 #define DL_LOG_WINDOW_NS (10LL * 1000000000LL)
 
-static int write_dead_letter(struct deliver *d, struct item *it, const char *error,
+static int write_dead_letter(struct deliver_hub *d, struct item *it, const char *error,
                              size_t error_len, int status) {
     char *etext = xstrndup(error ? error : "", error ? error_len : 0);
     struct dead_letter dl = {
@@ -83,8 +83,9 @@ static int write_dead_letter(struct deliver *d, struct item *it, const char *err
         .require_alias = it->require_alias,
     };
     int rc = 0;
-    if (d->o.dead_letter) {
-        rc = d->o.dead_letter(d->o.dead_letter_ud, &dl);
+    const struct deliver *st = it->txn->s;
+    if (st->dead_letter) {
+        rc = st->dead_letter(st->dead_letter_ud, &dl);
     } else {
         char at[64];
         log_error("deliver", "dead letter (no table configured): index=%s id=%s version=%llu "
@@ -119,18 +120,18 @@ static int write_dead_letter(struct deliver *d, struct item *it, const char *err
 /* Under d->mu with the producer blocked at the high-water mark: move queued
  * items of blown indices into *out (they stay counted in d->total until the
  * dead letter is written and they are acknowledged). */
-void purge_collect(struct deliver *d, struct list *out) {
+void purge_collect(struct deliver_hub *d, struct list *out) {
     if (d->o.purge == PURGE_OFF) return;
     int nq = 0;
     for (int w = 0; w < d->o.workers; w++)
         for (struct indexq *q = d->partitions[w].qs; q; q = q->next)
-            if (q->fuse->blown && q->main.n + q->aux.n > 0) nq++;
+            if (q->fuse->blown && q->main.n > 0) nq++;
     if (nq == 0) return;
     int pick = rand() % nq, i = 0;
     const char *pick_index = NULL;
     for (int w = 0; w < d->o.workers; w++) {
         for (struct indexq *q = d->partitions[w].qs; q; q = q->next) {
-            if (!(q->fuse->blown && q->main.n + q->aux.n > 0)) continue;
+            if (!(q->fuse->blown && q->main.n > 0)) continue;
             bool take;
             if (d->o.purge == PURGE_ALL)
                 take = true;
@@ -142,49 +143,35 @@ void purge_collect(struct deliver *d, struct list *out) {
             }
             i++;
             if (!take) continue;
-            struct list *l = q->main.n ? &q->main : &q->aux;
-            while (l->head) {
-                struct item *it = l->head;
-                list_remove(l, it);
-                if (l == &q->main) {
-                    d->main_queued--;
-                    q->main_bytes -= it->size;
-                }
+            while (q->main.head) {
+                struct item *it = q->main.head;
+                list_remove(&q->main, it);
+                d->main_queued--;
+                q->main_bytes -= it->size;
                 map_del(q, it);
                 list_push_back(out, it);
                 if (d->o.purge == PURGE_ONE) return;
             }
-            if (l == &q->main)
-                while (q->aux.head) {
-                    struct item *it = q->aux.head;
-                    list_remove(&q->aux, it);
-                    map_del(q, it);
-                    list_push_back(out, it);
-                }
         }
     }
     if (pick_index) {
         for (int w = 0; w < d->o.workers; w++)
             for (struct indexq *q = d->partitions[w].qs; q; q = q->next) {
                 if (strcmp(q->index, pick_index)) continue;
-                struct list *ls[2] = {&q->main, &q->aux};
-                for (int k = 0; k < 2; k++)
-                    while (ls[k]->head) {
-                        struct item *it = ls[k]->head;
-                        list_remove(ls[k], it);
-                        if (k == 0) {
-                            d->main_queued--;
-                            q->main_bytes -= it->size;
-                        }
-                        map_del(q, it);
-                        list_push_back(out, it);
-                    }
+                while (q->main.head) {
+                    struct item *it = q->main.head;
+                    list_remove(&q->main, it);
+                    d->main_queued--;
+                    q->main_bytes -= it->size;
+                    map_del(q, it);
+                    list_push_back(out, it);
+                }
             }
     }
 }
 
 /* Called with d->mu held; drops and retakes it. */
-void purge_flush(struct deliver *d, struct list *pl) {
+void purge_flush(struct deliver_hub *d, struct list *pl) {
     if (!pl->head) return;
     pthread_mutex_unlock(&d->mu);
     struct list ok = {0}, failed = {0};
@@ -203,24 +190,26 @@ void purge_flush(struct deliver *d, struct list *pl) {
         list_remove(&ok, it);
         wc_add(&d->purged, 1);
         wc_add(&d->dead_letters, 1);
+        struct deliver *st = it->txn->s;
+        st->n_purged++;
+        st->n_dead++;
         ack_item(d, it);
+        advance_low_water(st);
     }
     while (failed.tail) { /* back to the front of its queue, order kept */
         struct item *it = failed.tail;
         list_remove(&failed, it);
-        it->in_aux = false;
         list_push_front(&it->q->main, it);
         d->main_queued++;
         it->q->main_bytes += it->size;
         if (!map_get(it->q, it->doc_id, it->routing, it->hash)) map_put(it->q, it);
     }
-    advance_low_water(d);
     pthread_cond_broadcast(&d->space_cv);
 }
 
 /* ---------- helpers ---------- */
 
-static struct indexq *pick_queue(struct deliver *d, int64_t now, int64_t *wake) {
+static struct indexq *pick_queue(struct deliver_hub *d, int64_t now, int64_t *wake) {
     int W = d->o.workers;
     for (int k = 0; k < W; k++) {
         int w = (d->scan_cursor + k) % W;
@@ -265,7 +254,7 @@ static bool seen_add(struct seen_slot *set, size_t cap, const struct item *it) {
 /* Move up to batch_max items (and batch_max_bytes) from the front of q into
  * the batch; false when the batch must end here (a repeated document, a
  * solo item, or full). */
-static bool take_from(struct deliver *d, struct indexq *q, struct item ***arr, int *cap, int *n,
+static bool take_from(struct deliver_hub *d, struct indexq *q, struct item ***arr, int *cap, int *n,
                       size_t *bytes, struct seen_slot *seen, size_t seen_cap) {
     int took = 0;
     bool go_on = true;
@@ -282,6 +271,7 @@ static bool take_from(struct deliver *d, struct indexq *q, struct item ***arr, i
         q->main_bytes -= it->size;
         *bytes += it->size;
         it->attempts++;
+        it->txn->s->inflight++;
         if (*n >= *cap) {
             *cap = *cap ? *cap * 2 : 64;
             *arr = xrealloc(*arr, sizeof(**arr) * (size_t)*cap);
@@ -303,7 +293,7 @@ static bool take_from(struct deliver *d, struct indexq *q, struct item ***arr, i
  * burst spread over W partitions still leaves as full requests. Each queue
  * taken from has this batch in flight (its documents' order is kept); all
  * are of one index, so one fuse and one backoff apply to the request. */
-static int take_batch(struct deliver *d, struct helper *h, struct indexq *q,
+static int take_batch(struct deliver_hub *d, struct helper *h, struct indexq *q,
                       struct item ***arr, int *cap, struct seen_slot *seen, size_t seen_cap,
                       int64_t now) {
     int n = 0;
@@ -352,7 +342,7 @@ static enum bulk_op bulk_op_of(enum change_op op) {
 
 int default_bulk(void *ud, int helper, const char *body, size_t len,
                         struct search_resp *resp) {
-    struct deliver *d = ud;
+    struct deliver_hub *d = ud;
     struct search_conn *k = d->helpers[helper].conn;
     /* only what bulk_response_parse reads: each item's status and error (and a
      * failed request's own error); the engine then writes a few bytes per
@@ -362,7 +352,7 @@ int default_bulk(void *ud, int helper, const char *body, size_t len,
 }
 
 int default_probe(void *ud, int helper, struct search_resp *resp) {
-    struct deliver *d = ud;
+    struct deliver_hub *d = ud;
     return search_request(d->helpers[helper].conn, "GET", "/", NULL, NULL, 0, resp);
 }
 
@@ -372,16 +362,271 @@ enum outcome {
     OUT_MISSING /* ack: a partial update found no document (the producer is told) */
 };
 
+/* one helper's batch and what the engine said of it */
+struct batch {
+    struct item **it;
+    int cap, n;
+    enum outcome *outc;
+    int outc_cap;
+    struct seen_slot *seen;
+    size_t seen_cap;
+    int rc;               /* the transport's */
+    bool request_failed, isolate;
+    int nstale, nmissing, nretry, ndead, nok, n429;
+    const char *fail_text;
+    int64_t t0, t1;
+};
+
+/* the bulk body, outside the lock, in the engine's dialect as now known */
+static void batch_body(struct deliver_hub *d, struct helper *h, struct batch *b) {
+    const struct search_dialect *dia = d->client ? search_client_dialect(d->client) : NULL;
+    sbuf_reset(&h->body);
+    for (int i = 0; i < b->n; i++) {
+        struct item *it = b->it[i];
+        struct bulk_item bi = {
+            .op = bulk_op_of(it->op),
+            .index = it->index,
+            .id = it->doc_id,
+            .routing = it->routing,
+            .version = it->version,
+            .body = it->body,
+            .body_len = it->body_len,
+            .script = it->script,
+            .version_field = d->version_field,
+            .content_hash = d->o.content_hash && d->version_field[0] != '\0',
+            .require_alias = it->require_alias,
+        };
+        bulk_append(&h->body, dia, &bi);
+    }
+    if (b->n > h->res_cap) {
+        h->res_cap = b->n;
+        h->res = xrealloc(h->res, sizeof *h->res * (size_t)b->n);
+    }
+    if (b->n > b->outc_cap) {
+        b->outc_cap = b->n;
+        b->outc = xrealloc(b->outc, sizeof *b->outc * (size_t)b->n);
+    }
+}
+
+/* a request the engine refused as a whole (non-2xx): false when it is to be
+ * retried as a whole */
+static bool classify_refused(struct helper *h, struct batch *b) {
+    enum bulk_class hc = http_classify(h->resp.status);
+    b->request_failed = true;
+    b->fail_text = h->resp.body.data ? h->resp.body.data : "";
+    if (hc == BULK_PERMANENT && b->n > 1) {
+        /* one bad item (e.g. a body that is not JSON) makes the engine
+         * refuse the whole request: send each alone to find it, without
+         * backoff or fuse */
+        for (int i = 0; i < b->n; i++) {
+            b->outc[i] = OUT_RETRY;
+            b->it[i]->solo = true;
+        }
+        b->nretry = b->n;
+        b->isolate = true;
+        b->request_failed = false;
+        return true;
+    }
+    if (hc == BULK_PERMANENT) {
+        for (int i = 0; i < b->n; i++) {
+            h->res[i].status = (int)h->resp.status;
+            h->res[i].error = b->fail_text;
+            h->res[i].error_len = strlen(b->fail_text);
+            h->res[i].err_type = NULL;
+            b->it[i]->result = RES_DEAD;
+            b->outc[i] = OUT_DEAD;
+        }
+        b->ndead = b->n;
+        b->request_failed = false; /* handled per item */
+        return true;
+    }
+    return false;
+}
+
+/* each item of an answered request */
+static void classify_items(struct deliver_hub *d, struct helper *h, struct batch *b) {
+    for (int i = 0; i < b->n; i++) {
+        struct item *it = b->it[i];
+        enum bulk_class bc = bulk_classify(bulk_op_of(it->op), &h->res[i]);
+        it->status = h->res[i].status;
+        switch (bc) {
+        case BULK_OK:
+            it->result = RES_OK;
+            b->outc[i] = OUT_ACK, b->nok++;
+            if (it->op == CHANGE_INDEX || it->op == CHANGE_DELETE) b->outc[i] = OUT_WROTE;
+            break;
+        case BULK_STALE: it->result = RES_STALE, b->outc[i] = OUT_ACK, b->nstale++; break;
+        case BULK_MISSING:
+            it->result = RES_MISSING;
+            b->outc[i] = it->txn->s->missing ? OUT_MISSING : OUT_ACK, b->nmissing++;
+            break;
+        case BULK_TRANSIENT: {
+            int st = h->res[i].status;
+            bool plain = st == 429 || st == 502 || st == 503 || st == 504 || st == 409 ||
+                         (h->res[i].err_type &&
+                          strcmp(h->res[i].err_type, "es_rejected_execution_exception") == 0);
+            if (st == 429) b->n429++;
+            if (!plain && it->attempts >= d->o.max_attempts_5xx)
+                it->result = RES_DEAD, b->outc[i] = OUT_DEAD, b->ndead++;
+            else
+                b->outc[i] = OUT_RETRY, b->nretry++;
+            break;
+        }
+        case BULK_PERMANENT: it->result = RES_DEAD, b->outc[i] = OUT_DEAD, b->ndead++; break;
+        }
+    }
+}
+
+/* send the batch and sort its items by outcome (outside the lock) */
+static void batch_send(struct deliver_hub *d, struct helper *h, struct batch *b) {
+    b->request_failed = b->isolate = false;
+    b->nstale = b->nmissing = b->nretry = b->ndead = b->nok = b->n429 = 0;
+    b->fail_text = NULL;
+    b->t0 = now_ns();
+    b->rc = d->tr.bulk(d->tr.ud, h->id, h->body.data, h->body.len, &h->resp);
+    b->t1 = now_ns();
+    if (b->rc != SEARCH_OK) {
+        b->request_failed = true;
+        b->fail_text = h->resp.err;
+    } else if (http_classify(h->resp.status) != BULK_OK) {
+        if (classify_refused(h, b)) return;
+    } else if (bulk_response_parse(h->resp.body.data, h->resp.body.len, h->res, b->n) != b->n) {
+        b->request_failed = true;
+        b->fail_text = "bulk response does not list every item";
+    } else {
+        classify_items(d, h, b);
+        return;
+    }
+    for (int i = 0; i < b->n; i++) b->outc[i] = OUT_RETRY;
+    b->nretry = b->n;
+}
+
+/* dead letters first, then the producers' callbacks (outside the lock) */
+static void batch_report(struct deliver_hub *d, struct helper *h, struct batch *b) {
+    for (int i = 0; i < b->n && b->ndead; i++) {
+        if (b->outc[i] != OUT_DEAD) continue;
+        if (write_dead_letter(d, b->it[i], h->res[i].error, h->res[i].error_len,
+                              h->res[i].status) != 0) {
+            b->outc[i] = OUT_RETRY;
+            b->nretry++;
+            b->ndead--;
+        }
+    }
+    /* after the dead letters of this batch exist: older ones of the same
+     * documents are superseded by the full writes that landed */
+    for (int i = 0; i < b->n; i++) {
+        struct item *it = b->it[i];
+        const struct deliver *st = it->txn->s;
+        if (b->outc[i] == OUT_MISSING) {
+            st->missing(st->missing_ud, it->index, it->doc_id, it->routing, it->version);
+            b->outc[i] = OUT_ACK;
+        }
+        if (b->outc[i] != OUT_WROTE) continue;
+        if (st->written) st->written(st->written_ud, it->index, it->doc_id, it->version);
+        b->outc[i] = OUT_ACK;
+    }
+    /* a request without an answer, or rejected (429), is said by the
+     * engine's state (engine.c), once per outage instead of per request */
+    if (b->request_failed && b->rc == SEARCH_OK && h->resp.status != 429)
+        log_warn("deliver", "bulk of %d items to %s failed (will retry): %.300s", b->n,
+                 h->nqs ? h->qs[0]->index : "", b->fail_text ? b->fail_text : "");
+}
+
+/* under d->mu: the statistics, the fuse and backoff of the queues taken from */
+static void batch_account(struct deliver_hub *d, struct helper *h, struct indexq *q,
+                          struct batch *b, int64_t now) {
+    if (b->rc != SEARCH_OK) {
+        engine_failed(d, h->resp.err, now);
+    } else {
+        engine_answered(d, now);
+        engine_rejected(d, b->request_failed ? (h->resp.status == 429 ? b->n : 0) : b->n429, now);
+    }
+    rotate_stats(d, now);
+    wc_add(&d->batches, 1);
+    hist_add(&d->batch_size, (uint64_t)b->n);
+    hist_add(&d->lat_batch_us, (uint64_t)((b->t1 - b->t0) / 1000));
+    if (b->n > 0) hist_add(&d->lat_doc_us, (uint64_t)((b->t1 - b->t0) / 1000 / b->n));
+    if (b->request_failed) wc_add(&d->requests_failed, 1);
+    wc_add(&d->docs_ok, (uint64_t)b->nok);
+    wc_add(&d->stale, (uint64_t)b->nstale);
+    wc_add(&d->missing, (uint64_t)b->nmissing);
+    wc_add(&d->dead_letters, (uint64_t)b->ndead);
+    wc_add(&d->failures, (uint64_t)(b->nretry + b->ndead));
+    wc_add(&d->retries, (uint64_t)b->nretry);
+    if (b->isolate) {
+        wc_add(&d->requests_failed, 1);
+    } else if (b->request_failed || b->nretry > 0) {
+        /* the fuse melts when the engine made no progress at all: the whole
+         * request failed, or every item failed with something other than
+         * 429. Rejections (429: "slow down") only back off, with
+         * exponential backoff and jitter per queue. */
+        bool rejected = b->request_failed ? b->rc == SEARCH_OK && h->resp.status == 429
+                                          : b->nretry == b->n && b->n429 == b->n;
+        if ((b->request_failed || b->nretry == b->n) && !rejected) fuse_melt(d, q->fuse, now);
+        int bo = q->backoff_ms ? q->backoff_ms * 2 : d->o.retry_initial_ms;
+        if (bo > d->o.retry_max_ms) bo = d->o.retry_max_ms;
+        /* full jitter over the upper half: [b/2, b] */
+        int j = bo / 2 + (int)(rand_r(&h->rnd) % (unsigned)(bo / 2 + 1));
+        for (int k = 0; k < h->nqs; k++) {
+            h->qs[k]->backoff_ms = bo;
+            h->qs[k]->not_before_ns = now + (int64_t)j * NS_PER_MS;
+        }
+    } else {
+        for (int k = 0; k < h->nqs; k++) {
+            h->qs[k]->backoff_ms = 0;
+            h->qs[k]->not_before_ns = 0;
+        }
+    }
+}
+
+/* under d->mu: failed items back to the front of their queues (in their
+ * order), the rest acknowledged, each stream's low-water mark moved */
+static void batch_settle(struct deliver_hub *d, struct helper *h, struct batch *b) {
+    for (int i = b->n - 1; i >= 0; i--) {
+        struct item *it = b->it[i];
+        struct deliver *st = it->txn->s;
+        st->inflight--;
+        if (b->outc[i] != OUT_RETRY) continue;
+        if (st->halted || st->closing) { /* dropped: nothing of it is sent any more */
+            d->total--;
+            st->outstanding--;
+            if (st->draining && it->sseq <= st->drain_mark) st->drain_left--;
+            free(it);
+            b->it[i] = NULL;
+            continue;
+        }
+        struct indexq *iq = it->q;
+        list_push_front(&iq->main, it);
+        iq->main_bytes += it->size;
+        d->main_queued++;
+        /* no newer queued change of this doc: coalescing may replace it */
+        if (!map_get(iq, it->doc_id, it->routing, it->hash)) map_put(iq, it);
+    }
+    for (int i = 0; i < b->n; i++) {
+        struct item *it = b->it[i];
+        if (!it || b->outc[i] == OUT_RETRY) continue;
+        struct deliver *st = it->txn->s;
+        switch (it->result) {
+        case RES_DEAD: st->n_dead++; break;
+        case RES_STALE: st->n_stale++; break;
+        case RES_MISSING: st->n_missing++; break;
+        default: st->n_ok++; break;
+        }
+        ack_item(d, it);
+        advance_low_water(st);
+    }
+    d->inflight -= b->n;
+    d->inflight_batches--;
+    for (int k = 0; k < h->nqs; k++) h->qs[k]->inflight = false;
+}
+
 void *helper_main(void *arg) {
     struct helper *h = arg;
-    struct deliver *d = h->d;
-    struct item **batch = NULL;
-    int cap = 0;
-    enum outcome *outc = NULL;
-    int outc_cap = 0;
-    size_t seen_cap = 64;
-    while (seen_cap < (size_t)d->o.batch_max * 2) seen_cap *= 2;
-    struct seen_slot *seen = xcalloc(seen_cap, sizeof *seen);
+    struct deliver_hub *d = h->d;
+    struct batch b = {0};
+    b.seen_cap = 64;
+    while (b.seen_cap < (size_t)d->o.batch_max * 2) b.seen_cap *= 2;
+    b.seen = xcalloc(b.seen_cap, sizeof *b.seen);
     pthread_mutex_lock(&d->mu);
     while (!d->stop) {
         int64_t now = now_ns();
@@ -410,223 +655,26 @@ void *helper_main(void *arg) {
             pthread_cond_timedwait(&d->work_cv, &d->mu, &ts);
             continue;
         }
-        int n = take_batch(d, h, q, &batch, &cap, seen, seen_cap, now);
+        b.n = take_batch(d, h, q, &b.it, &b.cap, b.seen, b.seen_cap, now);
         if (d->main_queued > 0) pthread_cond_signal(&d->work_cv); /* the rest: another helper */
         h->sending_ns = now_ns();
         pthread_mutex_unlock(&d->mu);
 
-        /* build and send, outside the lock, in the engine's dialect as now known */
-        const struct search_dialect *dia = d->client ? search_client_dialect(d->client) : NULL;
-        sbuf_reset(&h->body);
-        for (int i = 0; i < n; i++) {
-            struct item *it = batch[i];
-            struct bulk_item bi = {
-                .op = bulk_op_of(it->op),
-                .index = it->index,
-                .id = it->doc_id,
-                .routing = it->routing,
-                .version = it->version,
-                .body = it->body,
-                .body_len = it->body_len,
-                .script = it->script,
-                .version_field = d->version_field,
-                .content_hash = d->o.content_hash && d->version_field[0] != '\0',
-                .require_alias = it->require_alias,
-            };
-            bulk_append(&h->body, dia, &bi);
-        }
-        if (n > h->res_cap) {
-            h->res_cap = n;
-            h->res = xrealloc(h->res, sizeof *h->res * (size_t)n);
-        }
-        if (n > outc_cap) {
-            outc_cap = n;
-            outc = xrealloc(outc, sizeof *outc * (size_t)n);
-        }
-        int64_t t0 = now_ns();
-        int rc = d->tr.bulk(d->tr.ud, h->id, h->body.data, h->body.len, &h->resp);
-        int64_t t1 = now_ns();
-        bool request_failed = false, isolate = false;
-        int nstale = 0, nmissing = 0, nretry = 0, ndead = 0, nok = 0, n429 = 0;
-        const char *fail_text = NULL;
-        if (rc != SEARCH_OK) {
-            request_failed = true;
-            fail_text = h->resp.err;
-        } else {
-            enum bulk_class hc = http_classify(h->resp.status);
-            if (hc != BULK_OK) {
-                request_failed = true;
-                fail_text = h->resp.body.data ? h->resp.body.data : "";
-                if (hc == BULK_PERMANENT && n > 1) {
-                    /* one bad item (e.g. a body that is not JSON) makes the
-                     * engine refuse the whole request: send each alone to
-                     * find it, without backoff or fuse */
-                    for (int i = 0; i < n; i++) {
-                        outc[i] = OUT_RETRY;
-                        batch[i]->solo = true;
-                    }
-                    nretry = n;
-                    isolate = true;
-                    request_failed = false;
-                    goto classified;
-                }
-                if (hc == BULK_PERMANENT) {
-                    for (int i = 0; i < n; i++) {
-                        h->res[i].status = (int)h->resp.status;
-                        h->res[i].error = fail_text;
-                        h->res[i].error_len = strlen(fail_text);
-                        h->res[i].err_type = NULL;
-                        outc[i] = OUT_DEAD;
-                    }
-                    ndead = n;
-                    request_failed = false; /* handled per item */
-                    goto classified;
-                }
-            } else {
-                int got = bulk_response_parse(h->resp.body.data, h->resp.body.len, h->res, n);
-                if (got != n) {
-                    request_failed = true;
-                    fail_text = "bulk response does not list every item";
-                }
-            }
-        }
-        if (request_failed) {
-            for (int i = 0; i < n; i++) outc[i] = OUT_RETRY;
-            nretry = n;
-        } else {
-            for (int i = 0; i < n; i++) {
-                struct item *it = batch[i];
-                enum bulk_class bc = bulk_classify(bulk_op_of(it->op), &h->res[i]);
-                it->status = h->res[i].status;
-                switch (bc) {
-                case BULK_OK:
-                    outc[i] = OUT_ACK, nok++;
-                    if (it->op == CHANGE_INDEX || it->op == CHANGE_DELETE) outc[i] = OUT_WROTE;
-                    break;
-                case BULK_STALE: outc[i] = OUT_ACK, nstale++; break;
-                case BULK_MISSING:
-                    outc[i] = d->o.missing ? OUT_MISSING : OUT_ACK, nmissing++;
-                    break;
-                case BULK_TRANSIENT: {
-                    int s = h->res[i].status;
-                    bool plain = s == 429 || s == 502 || s == 503 || s == 504 || s == 409 ||
-                                 (h->res[i].err_type && strcmp(h->res[i].err_type,
-                                                               "es_rejected_execution_exception") == 0);
-                    if (s == 429) n429++;
-                    if (!plain && it->attempts >= d->o.max_attempts_5xx) {
-                        outc[i] = OUT_DEAD, ndead++;
-                    } else {
-                        outc[i] = OUT_RETRY, nretry++;
-                    }
-                    break;
-                }
-                case BULK_PERMANENT: outc[i] = OUT_DEAD, ndead++; break;
-                }
-            }
-        }
-    classified:
-        /* dead letters: write them before acknowledging */
-        for (int i = 0; i < n && ndead; i++) {
-            if (outc[i] != OUT_DEAD) continue;
-            struct item *it = batch[i];
-            if (write_dead_letter(d, it, h->res[i].error, h->res[i].error_len,
-                                  h->res[i].status) != 0) {
-                outc[i] = OUT_RETRY;
-                nretry++;
-                ndead--;
-            }
-        }
-        /* after the dead letters of this batch exist: older ones of the
-         * same documents are superseded by the full writes that landed */
-        for (int i = 0; i < n; i++) {
-            if (outc[i] == OUT_MISSING) {
-                d->o.missing(d->o.missing_ud, batch[i]->index, batch[i]->doc_id,
-                             batch[i]->routing, batch[i]->version);
-                outc[i] = OUT_ACK;
-            }
-            if (outc[i] != OUT_WROTE) continue;
-            if (d->o.written)
-                d->o.written(d->o.written_ud, batch[i]->index, batch[i]->doc_id,
-                             batch[i]->version);
-            outc[i] = OUT_ACK;
-        }
-        /* a request without an answer, or rejected (429), is said by the
-         * engine's state (engine.c), once per outage instead of per request */
-        if (request_failed && rc == SEARCH_OK && h->resp.status != 429)
-            log_warn("deliver", "bulk of %d items to %s failed (will retry): %.300s", n,
-                     q->index, fail_text ? fail_text : "");
+        batch_body(d, h, &b);
+        batch_send(d, h, &b);
+        batch_report(d, h, &b);
 
         pthread_mutex_lock(&d->mu);
-        now = now_ns();
         h->sending_ns = 0;
-        if (rc != SEARCH_OK) {
-            engine_failed(d, h->resp.err, now);
-        } else {
-            engine_answered(d, now);
-            engine_rejected(d, request_failed ? (h->resp.status == 429 ? n : 0) : n429, now);
-        }
-        rotate_stats(d, now);
-        wc_add(&d->batches, 1);
-        hist_add(&d->batch_size, (uint64_t)n);
-        hist_add(&d->lat_batch_us, (uint64_t)((t1 - t0) / 1000));
-        if (n > 0) hist_add(&d->lat_doc_us, (uint64_t)((t1 - t0) / 1000 / n));
-        if (request_failed) wc_add(&d->requests_failed, 1);
-        wc_add(&d->docs_ok, (uint64_t)nok);
-        wc_add(&d->stale, (uint64_t)nstale);
-        wc_add(&d->missing, (uint64_t)nmissing);
-        wc_add(&d->dead_letters, (uint64_t)ndead);
-        wc_add(&d->failures, (uint64_t)(nretry + ndead));
-        wc_add(&d->retries, (uint64_t)nretry);
-        if (isolate) {
-            wc_add(&d->requests_failed, 1);
-        } else if (request_failed || nretry > 0) {
-            /* the fuse melts when the engine made no progress at all: the
-             * whole request failed, or every item failed with something other
-             * than 429. Rejections (429: "slow down") only back off, with
-             * exponential backoff and jitter per queue. */
-            bool rejected = request_failed ? rc == SEARCH_OK && h->resp.status == 429
-                                           : nretry == n && n429 == n;
-            if ((request_failed || nretry == n) && !rejected) fuse_melt(d, q->fuse, now);
-            int b = q->backoff_ms ? q->backoff_ms * 2 : d->o.retry_initial_ms;
-            if (b > d->o.retry_max_ms) b = d->o.retry_max_ms;
-            /* full jitter over the upper half: [b/2, b] */
-            int j = b / 2 + (int)(rand_r(&h->rnd) % (unsigned)(b / 2 + 1));
-            for (int k = 0; k < h->nqs; k++) {
-                h->qs[k]->backoff_ms = b;
-                h->qs[k]->not_before_ns = now + (int64_t)j * NS_PER_MS;
-            }
-        } else {
-            for (int k = 0; k < h->nqs; k++) {
-                h->qs[k]->backoff_ms = 0;
-                h->qs[k]->not_before_ns = 0;
-            }
-        }
-        /* failed items go back to the front of their queues, in their order */
-        for (int i = n - 1; i >= 0; i--) {
-            struct item *it = batch[i];
-            if (outc[i] != OUT_RETRY) continue;
-            struct indexq *iq = it->q;
-            list_push_front(&iq->main, it);
-            iq->main_bytes += it->size;
-            d->main_queued++;
-            if (!map_get(iq, it->doc_id, it->routing, it->hash)) {
-                /* no newer queued change of this doc: coalescing may replace it */
-                map_put(iq, it);
-            }
-        }
-        for (int i = 0; i < n; i++)
-            if (outc[i] != OUT_RETRY) ack_item(d, batch[i]);
-        d->inflight -= n;
-        d->inflight_batches--;
-        for (int k = 0; k < h->nqs; k++) h->qs[k]->inflight = false;
-        advance_low_water(d);
+        batch_account(d, h, q, &b, now_ns());
+        batch_settle(d, h, &b);
         if (d->total < d->o.high_watermark) pthread_cond_broadcast(&d->space_cv);
         pthread_cond_broadcast(&d->done_cv);
         pthread_cond_signal(&d->work_cv);
     }
     pthread_mutex_unlock(&d->mu);
-    free(batch);
-    free(outc);
-    free(seen);
+    free(b.it);
+    free(b.outc);
+    free(b.seen);
     return NULL;
 }

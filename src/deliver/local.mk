@@ -5,7 +5,7 @@ libsearchsync_a_SOURCES += \
 	src/search/dialect.c src/search/bulk.c src/search/client.c \
 	src/search/wait.h src/search/wait.c \
 	src/search/content_hash.h src/search/content_hash.c \
-	src/deliver/deliver.h src/deliver/deliver_int.h src/deliver/deliver.c \
+	src/deliver/deliver.h src/deliver/deliver_int.h src/deliver/deliver.c src/deliver/stream.c \
 	src/deliver/version.c src/deliver/queue.c src/deliver/txn.c \
 	src/deliver/helper.c src/deliver/engine.c src/deliver/stats.c \
 	src/deliver/hist.h src/deliver/hist.c \
@@ -16,6 +16,7 @@ check_PROGRAMS += \
 	tests/unit/test_search_dialect tests/unit/test_search_dialect_asan \
 	tests/unit/test_search_client tests/unit/test_search_client_asan \
 	tests/unit/test_deliver_queue tests/unit/test_deliver_queue_asan \
+	tests/unit/test_deliver_streams tests/unit/test_deliver_streams_asan \
 	tests/unit/test_deliver_store tests/unit/test_deliver_store_asan \
 	tests/tools/deliver_driver
 TESTS += \
@@ -23,6 +24,7 @@ TESTS += \
 	tests/unit/test_search_dialect tests/unit/test_search_dialect_asan \
 	tests/unit/test_search_client tests/unit/test_search_client_asan \
 	tests/unit/test_deliver_queue tests/unit/test_deliver_queue_asan \
+	tests/unit/test_deliver_streams tests/unit/test_deliver_streams_asan \
 	tests/unit/test_deliver_store tests/unit/test_deliver_store_asan
 
 tests_unit_test_search_bulk_SOURCES = tests/unit/test_search_bulk.c
@@ -66,3 +68,9 @@ tests_tools_deliver_driver_SOURCES = tests/tools/deliver_driver.c
 tests_tools_deliver_driver_LDADD = libsearchsync.a $(DEP_LIBS)
 
 EXTRA_DIST += tests/fixtures/search
+tests_unit_test_deliver_streams_SOURCES = tests/unit/test_deliver_streams.c tests/unit/deliver_fake.h
+tests_unit_test_deliver_streams_LDADD = $(UNIT_LDADD)
+tests_unit_test_deliver_streams_asan_SOURCES = tests/unit/test_deliver_streams.c tests/unit/deliver_fake.h
+tests_unit_test_deliver_streams_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_deliver_streams_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_deliver_streams_asan_LDADD = $(UNIT_ASAN_LDADD)

@@ -1,6 +1,8 @@
 /* queue.c: the queues: items, the per-document map of each indexq (for
  * coalescing), the partitions that hold the indexqs, eligibility of a queue
- * for a batch, and deliver_submit (backpressure at the high-water mark). */
+ * for a batch, and deliver_submit (backpressure at the high-water mark, the
+ * bulk streams' share of it). Queues are the hub's: every stream's changes
+ * to one target share one (stream.c, "Order between streams"). */
 #include "deliver/deliver_int.h"
 
 #include <errno.h>
@@ -124,7 +126,7 @@ static struct item *item_new(const struct change *c) {
 
 /* ---------- queues ---------- */
 
-static struct indexq *indexq_get(struct deliver *d, const char *index, uint64_t ih) {
+static struct indexq *indexq_get(struct deliver_hub *d, const char *index, uint64_t ih) {
     struct partition *w = &d->partitions[ih % (uint64_t)d->o.workers];
     for (struct indexq *q = w->qs; q; q = q->next)
         if (!strcmp(q->index, index)) return q;
@@ -136,7 +138,7 @@ static struct indexq *indexq_get(struct deliver *d, const char *index, uint64_t 
     return q;
 }
 
-long index_idle_queued(struct deliver *d, const struct fuse *f) {
+long index_idle_queued(struct deliver_hub *d, const struct fuse *f) {
     long n = 0;
     for (int w = 0; w < d->o.workers; w++)
         for (struct indexq *o = d->partitions[w].qs; o; o = o->next)
@@ -144,7 +146,7 @@ long index_idle_queued(struct deliver *d, const struct fuse *f) {
     return n;
 }
 
-static bool eligible_ex(struct deliver *d, struct indexq *q, int64_t now, int64_t *wake,
+static bool eligible_ex(struct deliver_hub *d, struct indexq *q, int64_t now, int64_t *wake,
                         bool lingers) {
     if (q->inflight || q->main.n == 0) return false;
     if (!fuse_check(d, q->fuse, now, wake)) return false;
@@ -153,59 +155,84 @@ static bool eligible_ex(struct deliver *d, struct indexq *q, int64_t now, int64_
         return false;
     }
     if (d->draining) return true;
-    if (lingers && d->o.linger_ms > 0 && d->total < d->o.high_watermark) {
+    /* the knobs of the stream whose change is at the front */
+    const struct item *head = q->main.head;
+    const struct deliver *hs = head->txn->s;
+    if (lingers && hs->linger_ms > 0 && d->total < d->o.high_watermark) {
         /* group commit with a floor: the queue's first change waits for
          * company (a transaction's end does not cut this short), unless the
          * index has a full batch waiting over its partitions (take_batch
          * goes on into them) */
-        int64_t until = q->main.head->enq_ns + (int64_t)d->o.linger_ms * NS_PER_MS;
+        int64_t until = head->enq_ns + (int64_t)hs->linger_ms * NS_PER_MS;
         if (now < until && q->main.n < d->o.batch_max &&
             index_idle_queued(d, q->fuse) < d->o.batch_max) {
             if (until < *wake) *wake = until;
             return false;
         }
     }
-    if (q->main.n >= d->o.batch_min) return true;
-    if (q->main.head->enq_ns <= d->txn_flush_ns) return true;
+    if (q->main.n >= hs->batch_min) return true;
+    if (head->enq_ns <= hs->txn_flush_ns) return true;
     if (d->total >= d->o.high_watermark) return true;
-    int64_t due = q->main.head->enq_ns + (int64_t)d->o.flush_interval_ms * NS_PER_MS;
+    int64_t due = head->enq_ns + (int64_t)hs->flush_interval_ms * NS_PER_MS;
     if (now >= due) return true;
     if (due < *wake) *wake = due;
     return false;
 }
 
-bool eligible(struct deliver *d, struct indexq *q, int64_t now, int64_t *wake) {
+bool eligible(struct deliver_hub *d, struct indexq *q, int64_t now, int64_t *wake) {
     return eligible_ex(d, q, now, wake, true);
 }
 
-bool eligible_to_join(struct deliver *d, struct indexq *q, int64_t now, int64_t *wake) {
+bool eligible_to_join(struct deliver_hub *d, struct indexq *q, int64_t now, int64_t *wake) {
     return eligible_ex(d, q, now, wake, false);
+}
+
+/* ---------- dropping a stream's changes ---------- */
+
+void queue_drop_stream(struct deliver_hub *d, struct deliver *s) {
+    for (int w = 0; w < d->o.workers; w++)
+        for (struct indexq *q = d->partitions[w].qs; q; q = q->next)
+            for (struct item *it = q->main.head, *nx; it; it = nx) {
+                nx = it->next;
+                if (it->txn->s != s) continue;
+                list_remove(&q->main, it);
+                map_del(q, it);
+                q->main_bytes -= it->size;
+                d->main_queued--;
+                d->total--;
+                s->outstanding--;
+                if (s->draining && it->sseq <= s->drain_mark) s->drain_left--;
+                free(it); /* its transaction stays unacknowledged */
+            }
+    pthread_cond_broadcast(&d->space_cv);
+    pthread_cond_broadcast(&d->done_cv);
 }
 
 /* ---------- submit ---------- */
 
-int deliver_submit(struct deliver *d, const struct change *c) {
-    if (!c || !c->index || !*c->index || !c->doc_id || !*c->doc_id || c->version == 0 ||
-        c->version > (uint64_t)INT64_MAX || (unsigned)c->op > CHANGE_SCRIPT ||
-        (c->op == CHANGE_SCRIPT && !c->script) ||
-        (c->op != CHANGE_DELETE && !c->body))
-        return DELIVER_EINVAL;
-    /* the queue (partition, indexq, fuse) is the target's */
-    const char *target = c->target && *c->target ? c->target : c->index;
-    struct item *it = item_new(c);
-    uint64_t ih = fnv1a(target, strlen(target), FNV_BASIS);
-    ih = fnv1a("\0", 1, ih);
-    ih = fnv1a(c->doc_id, strlen(c->doc_id), ih);
+/* The fairness rule (deliver.h): a bulk stream waits once the hub holds
+ * half the high-water mark (one change of its own always goes, so a bulk
+ * producer is slowed, never stuck); a live stream only at the mark. */
+static bool must_wait(const struct deliver_hub *d, const struct deliver *s) {
+    if (s->cls == DELIVER_BULK) {
+        long share = d->o.high_watermark / 2 > 0 ? d->o.high_watermark / 2 : 1;
+        return d->total >= share && s->outstanding > 0;
+    }
+    return d->total >= d->o.high_watermark;
+}
 
-    pthread_mutex_lock(&d->mu);
+/* Under d->mu: wait while the stream must (purging at the mark when a fuse
+ * is blown and a strategy says so); the time is counted. */
+static void wait_for_space(struct deliver_hub *d, struct deliver *s) {
     bool counted_block = false;
     int64_t block_start = 0;
-    while (!d->stop && d->total >= d->o.high_watermark) {
+    while (!d->stop && !s->halted && !s->closing && must_wait(d, s)) {
         if (!counted_block) {
             counted_block = true;
             block_start = now_ns();
             d->blocked_since_sum += block_start;
             wc_add(&d->blocked, 1);
+            s->n_blocked++;
             d->blocked_now++;
             pthread_cond_broadcast(&d->work_cv); /* flush partial batches */
         }
@@ -220,11 +247,31 @@ int deliver_submit(struct deliver *d, const struct change *c) {
         pthread_cond_timedwait(&d->space_cv, &d->mu, &ts);
     }
     if (counted_block) {
+        int64_t waited = now_ns() - block_start;
         d->blocked_now--;
-        d->blocked_ns += now_ns() - block_start;
+        d->blocked_ns += waited;
+        s->blocked_ns += waited;
         d->blocked_since_sum -= block_start;
     }
-    if (d->stop) {
+}
+
+int deliver_submit(struct deliver *s, const struct change *c) {
+    if (!c || !c->index || !*c->index || !c->doc_id || !*c->doc_id || c->version == 0 ||
+        c->version > (uint64_t)INT64_MAX || (unsigned)c->op > CHANGE_SCRIPT ||
+        (c->op == CHANGE_SCRIPT && !c->script) ||
+        (c->op != CHANGE_DELETE && !c->body))
+        return DELIVER_EINVAL;
+    struct deliver_hub *d = s->d;
+    /* the queue (partition, indexq, fuse) is the target's */
+    const char *target = c->target && *c->target ? c->target : c->index;
+    struct item *it = item_new(c);
+    uint64_t ih = fnv1a(target, strlen(target), FNV_BASIS);
+    ih = fnv1a("\0", 1, ih);
+    ih = fnv1a(c->doc_id, strlen(c->doc_id), ih);
+
+    pthread_mutex_lock(&d->mu);
+    wait_for_space(d, s);
+    if (d->stop || s->halted || s->closing) {
         pthread_mutex_unlock(&d->mu);
         free(it);
         return DELIVER_ESTOPPED;
@@ -233,53 +280,67 @@ int deliver_submit(struct deliver *d, const struct change *c) {
     rotate_stats(d, now);
     struct indexq *q = indexq_get(d, target, ih);
     it->q = q;
-    struct txn *t = open_txn(d);
+    struct txn *t = open_txn(s);
     it->txn = t;
+    it->sseq = s->next_sseq++;
     t->pending++;
     d->total++;
+    s->outstanding++;
+    s->n_submitted++;
     wc_add(&d->submitted, 1);
     it->enq_ns = now;
-    it->in_aux = d->draining;
-    bool aux = it->in_aux;
+    /* coalescing: only a change of the same stream (its transactions carry
+     * it), sent to the same name, that a drain under way does not wait for */
     struct item *old = NULL;
     if (c->op == CHANGE_INDEX || c->op == CHANGE_DELETE) {
         struct item *m = map_get(q, it->doc_id, it->routing, it->hash);
-        if (m && m->in_aux == it->in_aux && (m->op == CHANGE_INDEX || m->op == CHANGE_DELETE) &&
-            !strcmp(m->index, it->index))
+        if (m && m->txn->s == s && !(s->draining && m->sseq <= s->drain_mark) &&
+            (m->op == CHANGE_INDEX || m->op == CHANGE_DELETE) && !strcmp(m->index, it->index))
             old = m;
     }
-    struct list *l = it->in_aux ? &q->aux : &q->main;
+    if (s->ordered_versions) {
+        /* I5 (and I3, its worst case: an older whole write behind the
+         * stream's own delete, which would bring the document back) */
+        struct item *m = old ? old : map_get(q, it->doc_id, it->routing, it->hash);
+        if (m && m->txn->s == s && !strcmp(m->index, it->index))
+            SS_INVARIANT(it->version >= m->version, m->op == CHANGE_DELETE ? "I3" : "I5",
+                         "stream %s submits %s/%s version %llu behind its own %s at %llu",
+                         s->name, it->index, it->doc_id, (unsigned long long)it->version,
+                         change_op_name(m->op), (unsigned long long)m->version);
+    }
     if (old && it->version <= old->version) {
         /* a replay of something older than what is queued: it would lose
          * to the queued change at the engine anyway (409) */
         wc_add(&d->coalesced, 1);
         wc_add(&d->stale, 1);
+        s->n_coalesced++;
+        s->n_stale++;
         ack_item(d, it);
-        advance_low_water(d);
+        advance_low_water(s);
     } else if (old) {
         /* the newer full-state change replaces the queued one in place */
-        list_replace(l, old, it);
+        list_replace(&q->main, old, it);
         map_del(q, old);
         map_put(q, it);
         it->enq_ns = old->enq_ns;
-        if (!it->in_aux) q->main_bytes += it->size - old->size;
+        q->main_bytes += it->size - old->size;
         wc_add(&d->coalesced, 1);
+        s->n_coalesced++;
         ack_item(d, old);
-        advance_low_water(d);
+        advance_low_water(s);
     } else {
-        list_push_back(l, it);
+        list_push_back(&q->main, it);
         map_put(q, it);
-        if (!it->in_aux) {
-            d->main_queued++;
-            q->main_bytes += it->size;
-        }
+        d->main_queued++;
+        q->main_bytes += it->size;
     }
     /* wake a helper only when this changes what it would do: a first item
      * (its flush deadline), a queue that reached batch_min, or the high
      * water mark; waking it for every item of a filling batch costs a
      * context switch per document */
-    if (!aux && !q->inflight &&
-        (q->main.n == 1 || q->main.n >= d->o.batch_min || d->total >= d->o.high_watermark))
+    if (!q->inflight &&
+        (q->main.n == 1 || q->main.n >= s->batch_min || d->total >= d->o.high_watermark ||
+         d->draining))
         pthread_cond_signal(&d->work_cv);
     pthread_mutex_unlock(&d->mu);
     return DELIVER_OK;

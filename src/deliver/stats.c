@@ -1,5 +1,6 @@
-/* stats.c: delivery statistics: windowed counters' rotation,
- * deliver_get_stats, deliver_fuse_blown and the Prometheus exposition. */
+/* stats.c: delivery statistics: windowed counters' rotation, the hub's
+ * and each stream's figures (deliver_get_stats, deliver_hub_stats,
+ * deliver_streams_json), deliver_fuse_blown and the Prometheus exposition. */
 #include "deliver/deliver_int.h"
 
 #include <errno.h>
@@ -12,7 +13,7 @@
 #include "log.h"
 #include "search/search.h"
 
-void rotate_stats(struct deliver *d, int64_t now) {
+void rotate_stats(struct deliver_hub *d, int64_t now) {
     if (now - d->win_start_ns < (int64_t)d->o.stats_window_ms * NS_PER_MS) return;
     d->win_start_ns = now;
     struct wcounter *cs[] = {&d->docs_ok, &d->stale, &d->missing, &d->retries, &d->failures,
@@ -29,9 +30,8 @@ void rotate_stats(struct deliver *d, int64_t now) {
 
 /* ---------- statistics ---------- */
 
-void deliver_get_stats(struct deliver *d, struct deliver_stats *s) {
+static void hub_stats_locked(struct deliver_hub *d, struct deliver_stats *s) {
     memset(s, 0, sizeof *s);
-    pthread_mutex_lock(&d->mu);
     s->docs_ok = d->docs_ok.total;
     s->stale = d->stale.total;
     s->missing = d->missing.total;
@@ -53,16 +53,91 @@ void deliver_get_stats(struct deliver *d, struct deliver_stats *s) {
     s->queued = d->total - d->inflight;
     s->inflight = d->inflight;
     for (struct fuse *f = d->fuses; f; f = f->next) s->fuses_blown += f->blown;
+}
+
+void deliver_hub_stats(struct deliver_hub *d, struct deliver_stats *s) {
+    pthread_mutex_lock(&d->mu);
+    hub_stats_locked(d, s);
     pthread_mutex_unlock(&d->mu);
 }
 
-int deliver_fuse_blown(struct deliver *d, const char *index) {
+void deliver_get_stats(struct deliver *st, struct deliver_stats *s) {
+    struct deliver_hub *d = st->d;
+    pthread_mutex_lock(&d->mu);
+    hub_stats_locked(d, s);
+    s->submitted = st->n_submitted;
+    s->docs_ok = st->n_ok;
+    s->stale = st->n_stale;
+    s->missing = st->n_missing;
+    s->dead_letters = st->n_dead;
+    s->purged = st->n_purged;
+    s->coalesced = st->n_coalesced;
+    s->blocked = st->n_blocked;
+    s->checkpoints_saved = st->checkpoints_saved;
+    s->checkpoint_failures = st->checkpoint_failures;
+    s->queued = st->outstanding - st->inflight;
+    s->inflight = st->inflight;
+    pthread_mutex_unlock(&d->mu);
+}
+
+int deliver_fuse_blown(struct deliver *st, const char *index) {
+    struct deliver_hub *d = st->d;
     int r = -1;
     pthread_mutex_lock(&d->mu);
     for (struct fuse *f = d->fuses; f; f = f->next)
         if (!strcmp(f->index, index)) r = f->blown && now_ns() < f->heal_ns;
     pthread_mutex_unlock(&d->mu);
     return r;
+}
+
+/* the oldest change of the stream not covered by its saved checkpoint */
+static int64_t unsaved_since(const struct deliver *st) {
+    int64_t oldest = st->txn_head ? st->txn_head->opened_ns : 0;
+    if (st->unsaved_since_ns && (!oldest || st->unsaved_since_ns < oldest))
+        oldest = st->unsaved_since_ns;
+    return oldest;
+}
+
+void deliver_streams_json(struct deliver *any, sbuf *out) {
+    struct deliver_hub *d = any->d;
+    pthread_mutex_lock(&d->mu);
+    int64_t now = now_ns();
+    jsonw w;
+    jw_init(&w, out);
+    jw_arr_open(&w);
+    for (struct deliver *st = d->streams; st; st = st->next) {
+        jw_obj_open(&w);
+        jw_key(&w, "name");
+        jw_str(&w, st->name);
+        jw_key(&w, "class");
+        jw_str(&w, deliver_class_name(st->cls));
+        jw_key(&w, "queued");
+        jw_int(&w, st->outstanding - st->inflight);
+        jw_key(&w, "inflight");
+        jw_int(&w, st->inflight);
+        jw_key(&w, "submitted");
+        jw_uint(&w, st->n_submitted);
+        jw_key(&w, "acknowledged");
+        jw_uint(&w, st->n_ok);
+        jw_key(&w, "dead_letters");
+        jw_uint(&w, st->n_dead);
+        jw_key(&w, "blocked_seconds");
+        jw_double(&w, (double)st->blocked_ns / 1e9);
+        jw_key(&w, "acknowledged_position");
+        if (st->lw_pos && *st->lw_pos)
+            jw_str(&w, st->lw_pos);
+        else
+            jw_null(&w);
+        int64_t oldest = unsaved_since(st);
+        jw_key(&w, "checkpoint_age_seconds");
+        if (st->checkpoint)
+            jw_double(&w, oldest ? (double)(now - oldest) / 1e9 : 0.0);
+        else
+            jw_null(&w);
+        jw_obj_close(&w);
+    }
+    jw_arr_close(&w);
+    pthread_mutex_unlock(&d->mu);
 }
 
 static void prom_counter(sbuf *o, const char *name, const char *help,
@@ -122,7 +197,40 @@ static void prom_label(sbuf *o, const char *v) {
     }
 }
 
-void deliver_stats_prometheus(struct deliver *d, sbuf *o) {
+/* every stream's gauges and counters, labelled stream="name" (under d->mu) */
+static void prom_streams(struct deliver_hub *d, sbuf *o) {
+    static const struct {
+        const char *name, *type, *help;
+    } m[] = {
+        {"stream_queued", "gauge", "Changes of the stream queued, not yet sent"},
+        {"stream_inflight", "gauge", "Changes of the stream in bulk requests"},
+        {"stream_submitted_total", "counter", "Changes the stream submitted"},
+        {"stream_acknowledged_total", "counter", "Changes of the stream the engine acknowledged"},
+        {"stream_dead_letters_total", "counter", "Changes of the stream written as dead letters"},
+        {"stream_blocked_seconds_total", "counter",
+         "Time the stream's producer waited for room in the queues"},
+    };
+    for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
+        sbuf_printf(o, "# HELP searchsync_delivery_%s %s\n# TYPE searchsync_delivery_%s %s\n",
+                    m[k].name, m[k].help, m[k].name, m[k].type);
+        for (struct deliver *st = d->streams; st; st = st->next) {
+            sbuf_printf(o, "searchsync_delivery_%s{stream=\"", m[k].name);
+            prom_label(o, st->name);
+            sbuf_adds(o, "\"} ");
+            switch (k) {
+            case 0: sbuf_printf(o, "%ld\n", st->outstanding - st->inflight); break;
+            case 1: sbuf_printf(o, "%ld\n", st->inflight); break;
+            case 2: sbuf_printf(o, "%llu\n", (unsigned long long)st->n_submitted); break;
+            case 3: sbuf_printf(o, "%llu\n", (unsigned long long)st->n_ok); break;
+            case 4: sbuf_printf(o, "%llu\n", (unsigned long long)st->n_dead); break;
+            default: sbuf_printf(o, "%.3f\n", (double)st->blocked_ns / 1e9); break;
+            }
+        }
+    }
+}
+
+void deliver_stats_prometheus(struct deliver *live, sbuf *o) {
+    struct deliver_hub *d = live->d;
     pthread_mutex_lock(&d->mu);
     int64_t now = now_ns();
     rotate_stats(d, now);
@@ -155,9 +263,9 @@ void deliver_stats_prometheus(struct deliver *d, sbuf *o) {
     prom_summary(o, "batch_latency_seconds", "Bulk request round trip", &d->lat_batch_us, 1e-6);
     prom_summary(o, "batch_size", "Changes per bulk request", &d->batch_size, 1);
     prom_summary(o, "drain_latency_seconds", "Time a drain took", &d->drain_us, 1e-6);
-    int64_t oldest = d->txn_head ? d->txn_head->opened_ns : 0;
-    if (d->unsaved_since_ns && (!oldest || d->unsaved_since_ns < oldest))
-        oldest = d->unsaved_since_ns;
+    /* the checkpoint figures are the live stream's (the one that saves the
+     * binlog position); every stream's are below, labelled */
+    int64_t oldest = unsaved_since(live);
     prom_gauge(o, "queue_length", "Changes queued, not yet sent", "%ld", d->total - d->inflight);
     prom_gauge(o, "inflight", "Changes in bulk requests awaiting the engine's answer", "%ld",
                d->inflight);
@@ -171,19 +279,19 @@ void deliver_stats_prometheus(struct deliver *d, sbuf *o) {
                    "searchsync_delivery_producer_blocked_seconds_total %.3f\n",
                 (double)(d->blocked_ns + d->blocked_now * now - d->blocked_since_sum) / 1e9);
     prom_gauge(o, "checkpoint_seq", "Sequence number of the last transaction the saved "
-               "checkpoint covers", "%llu", (unsigned long long)d->ckpt_saved_seq);
+               "checkpoint covers", "%llu", (unsigned long long)live->ckpt_saved_seq);
     prom_gauge(o, "checkpoint_age_seconds", "How long the oldest change not covered by the "
                "saved checkpoint has waited (0: everything read is saved)", "%.3f",
                oldest ? (double)(now - oldest) / 1e9 : 0.0);
     sbuf_printf(o, "# HELP searchsync_delivery_checkpoints_saved_total Checkpoint saves\n"
                    "# TYPE searchsync_delivery_checkpoints_saved_total counter\n"
                    "searchsync_delivery_checkpoints_saved_total %llu\n",
-                (unsigned long long)d->checkpoints_saved);
+                (unsigned long long)live->checkpoints_saved);
     sbuf_printf(o, "# HELP searchsync_delivery_checkpoint_failures_total Checkpoint saves "
                    "that failed (retried)\n"
                    "# TYPE searchsync_delivery_checkpoint_failures_total counter\n"
                    "searchsync_delivery_checkpoint_failures_total %llu\n",
-                (unsigned long long)d->checkpoint_failures);
+                (unsigned long long)live->checkpoint_failures);
     prom_gauge(o, "engine_up", "0 while the engine is unreachable", "%d", !d->eng_down);
     prom_gauge(o, "engine_stalled", "1 while a bulk request has waited past its expected time",
                "%d", d->eng_stalled);
@@ -196,10 +304,12 @@ void deliver_stats_prometheus(struct deliver *d, sbuf *o) {
         prom_label(o, f->index);
         sbuf_printf(o, "\"} %d\n", f->blown && now < f->heal_ns);
     }
+    prom_streams(d, o);
     pthread_mutex_unlock(&d->mu);
 }
 
-void deliver_fuses_json(struct deliver *d, sbuf *out, bool *engine_up) {
+void deliver_fuses_json(struct deliver *st, sbuf *out, bool *engine_up) {
+    struct deliver_hub *d = st->d;
     pthread_mutex_lock(&d->mu);
     int64_t now = now_ns();
     sbuf_addc(out, '[');

@@ -1,6 +1,7 @@
-/* txn.c: transactions and the checkpointer: the txn FIFO and its low-water
- * mark, acknowledgements, deliver_txn_end / wait / low_water, the
- * checkpoint thread and deliver_drain.
+/* txn.c: each stream's transactions and the checkpointer: the txn FIFO
+ * and its low-water mark, acknowledgements, deliver_txn_end / wait /
+ * low_water, the checkpoint thread (one per hub, saving each stream's
+ * checkpoint) and deliver_drain (of one stream).
  *
  * Invariants upheld here:
  *   I4 the saved checkpoint is never ahead of what the engine acknowledged:
@@ -26,97 +27,113 @@
 
 /* ---------- transactions and the low-water mark ---------- */
 
-struct txn *open_txn(struct deliver *d) {
-    if (d->txn_tail && !d->txn_tail->closed) return d->txn_tail;
+struct txn *open_txn(struct deliver *s) {
+    if (s->txn_tail && !s->txn_tail->closed) return s->txn_tail;
     struct txn *t = xcalloc(1, sizeof *t);
-    t->seq = d->txn_next_seq++;
+    t->s = s;
+    t->seq = s->txn_next_seq++;
     t->opened_ns = now_ns();
-    if (d->txn_tail)
-        d->txn_tail->next = t;
+    if (s->txn_tail)
+        s->txn_tail->next = t;
     else
-        d->txn_head = t;
-    d->txn_tail = t;
+        s->txn_head = t;
+    s->txn_tail = t;
     return t;
 }
 
-void advance_low_water(struct deliver *d) {
+void advance_low_water(struct deliver *s) {
     bool moved = false;
-    while (d->txn_head && d->txn_head->closed && d->txn_head->pending == 0) {
-        struct txn *t = d->txn_head;
-        d->txn_head = t->next;
-        if (!d->txn_head) d->txn_tail = NULL;
-        if (d->lw_seq == d->ckpt_saved_seq || !d->unsaved_since_ns)
-            d->unsaved_since_ns = t->opened_ns;
-        if (d->ckpt_busy && !d->unsaved_next_ns) d->unsaved_next_ns = t->opened_ns;
-        d->lw_seq = t->seq;
-        free(d->lw_pos);
-        d->lw_pos = t->pos;
+    while (s->txn_head && s->txn_head->closed && s->txn_head->pending == 0) {
+        struct txn *t = s->txn_head;
+        s->txn_head = t->next;
+        if (!s->txn_head) s->txn_tail = NULL;
+        if (s->lw_seq == s->ckpt_saved_seq || !s->unsaved_since_ns)
+            s->unsaved_since_ns = t->opened_ns;
+        if (s->ckpt_busy && !s->unsaved_next_ns) s->unsaved_next_ns = t->opened_ns;
+        /* I4: the low-water mark passes only a closed transaction none of
+         * whose changes is pending, in the stream's order */
+        SS_INVARIANT(t->seq > s->lw_seq, "I4", "low-water mark of %s moves back: %llu after %llu",
+                     s->name, (unsigned long long)t->seq, (unsigned long long)s->lw_seq);
+        s->lw_seq = t->seq;
+        free(s->lw_pos);
+        s->lw_pos = t->pos;
         free(t);
         moved = true;
     }
     if (moved) {
-        d->ckpt_dirty = true;
-        pthread_cond_broadcast(&d->done_cv);
+        s->ckpt_dirty = true;
+        pthread_cond_broadcast(&s->d->done_cv);
     }
 }
 
-/* the change is acknowledged (delivered, stale, dead-lettered or purged) */
-void ack_item(struct deliver *d, struct item *it) {
-    it->txn->pending--;
+void ack_item(struct deliver_hub *d, struct item *it) {
+    struct txn *t = it->txn;
+    struct deliver *s = t->s;
+    SS_INVARIANT(t->pending > 0, "I1", "an acknowledgement of %s/%s in stream %s has no pending "
+                 "change left in its transaction %llu", it->index, it->doc_id, s->name,
+                 (unsigned long long)t->seq);
+    t->pending--;
     d->total--;
+    s->outstanding--;
+    SS_INVARIANT(d->total >= 0 && s->outstanding >= 0, "I1",
+                 "more acknowledgements than changes (stream %s: %ld outstanding, %ld in all)",
+                 s->name, s->outstanding, d->total);
+    if (s->draining && it->sseq <= s->drain_mark) s->drain_left--;
     free(it);
 }
 
-static uint64_t txn_end(struct deliver *d, const char *position, bool quiet) {
+static uint64_t txn_end(struct deliver *s, const char *position, bool quiet) {
+    struct deliver_hub *d = s->d;
     pthread_mutex_lock(&d->mu);
     uint64_t seq;
-    if (d->txn_tail && !d->txn_tail->closed) {
-        struct txn *t = d->txn_tail;
+    if (s->txn_tail && !s->txn_tail->closed) {
+        struct txn *t = s->txn_tail;
         t->pos = xstrdup(position ? position : "");
         t->closed = true;
         seq = t->seq;
-    } else if (d->txn_tail) {
+    } else if (s->txn_tail) {
         /* an empty transaction behind a closed one: it moves that one's
          * position forward (nothing of its own to wait for) */
-        struct txn *t = d->txn_tail;
+        struct txn *t = s->txn_tail;
         free(t->pos);
         t->pos = xstrdup(position ? position : "");
-        t->seq = d->txn_next_seq++;
+        t->seq = s->txn_next_seq++;
         seq = t->seq;
     } else {
-        seq = d->txn_next_seq++;
-        d->lw_seq = seq;
-        free(d->lw_pos);
-        d->lw_pos = xstrdup(position ? position : "");
+        seq = s->txn_next_seq++;
+        s->lw_seq = seq;
+        free(s->lw_pos);
+        s->lw_pos = xstrdup(position ? position : "");
         if (quiet)
-            d->ckpt_quiet_dirty = true;
+            s->ckpt_quiet_dirty = true;
         else
-            d->ckpt_dirty = true;
+            s->ckpt_dirty = true;
         pthread_cond_broadcast(&d->done_cv);
     }
-    if (d->o.flush_on_txn_end) { /* the closed transaction's partial batches go now */
-        d->txn_flush_ns = now_ns();
+    if (s->flush_on_txn_end) { /* the closed transaction's partial batches go now */
+        s->txn_flush_ns = now_ns();
         pthread_cond_broadcast(&d->work_cv);
     }
-    advance_low_water(d);
+    advance_low_water(s);
     pthread_mutex_unlock(&d->mu);
     return seq;
 }
 
-uint64_t deliver_txn_end(struct deliver *d, const char *position) {
-    return txn_end(d, position, false);
+uint64_t deliver_txn_end(struct deliver *s, const char *position) {
+    return txn_end(s, position, false);
 }
 
-uint64_t deliver_txn_end_quiet(struct deliver *d, const char *position) {
-    return txn_end(d, position, true);
+uint64_t deliver_txn_end_quiet(struct deliver *s, const char *position) {
+    return txn_end(s, position, true);
 }
 
-int deliver_wait_txn(struct deliver *d, uint64_t seq, int timeout_ms) {
+int deliver_wait_txn(struct deliver *s, uint64_t seq, int timeout_ms) {
+    struct deliver_hub *d = s->d;
     int64_t end = now_ns() + (int64_t)timeout_ms * NS_PER_MS;
     pthread_mutex_lock(&d->mu);
     int rc = DELIVER_OK;
-    while (d->lw_seq < seq) {
-        if (d->stop) {
+    while (s->lw_seq < seq) {
+        if (d->stop || s->halted) {
             rc = DELIVER_ESTOPPED;
             break;
         }
@@ -132,86 +149,106 @@ int deliver_wait_txn(struct deliver *d, uint64_t seq, int timeout_ms) {
     return rc;
 }
 
-uint64_t deliver_low_water(struct deliver *d, char *buf, size_t len) {
-    pthread_mutex_lock(&d->mu);
-    uint64_t s = d->lw_seq;
-    if (buf && len) snprintf(buf, len, "%s", d->lw_pos ? d->lw_pos : "");
-    pthread_mutex_unlock(&d->mu);
-    return s;
+uint64_t deliver_low_water(struct deliver *s, char *buf, size_t len) {
+    pthread_mutex_lock(&s->d->mu);
+    uint64_t q = s->lw_seq;
+    if (buf && len) snprintf(buf, len, "%s", s->lw_pos ? s->lw_pos : "");
+    pthread_mutex_unlock(&s->d->mu);
+    return q;
 }
 
 /* ---------- checkpointer ---------- */
 
-/* Called with d->mu held; drops and retakes it. final: the drain's save, whose
- * failure is always said. */
-static void save_checkpoint_locked(struct deliver *d, bool final) {
+void save_checkpoint_locked(struct deliver *s, bool final) {
+    struct deliver_hub *d = s->d;
     /* one save at a time (checkpointer thread, drain): two concurrent saves
      * could land out of order and leave the older position behind */
-    while (d->ckpt_busy) pthread_cond_wait(&d->done_cv, &d->mu);
-    if (!d->o.checkpoint || !d->lw_pos || d->halted) return;
+    while (s->ckpt_busy) pthread_cond_wait(&d->done_cv, &d->mu);
+    if (!s->checkpoint || !s->lw_pos || s->halted) return;
     /* moved only past checkpoint saves read back: saved once the idle
      * interval has passed (or at the drain), else the save's own binlog
      * transaction would be the next save's reason, every interval */
-    bool quiet_due = d->ckpt_quiet_dirty &&
-                     (final || now_ns() - d->ckpt_saved_ns >=
-                                   (int64_t)d->o.idle_checkpoint_interval_ms * NS_PER_MS);
-    if (!d->ckpt_dirty && !quiet_due) return;
-    char *pos = xstrdup(d->lw_pos);
-    uint64_t seq = d->lw_seq;
-    bool was_dirty = d->ckpt_dirty, was_quiet = d->ckpt_quiet_dirty;
-    d->ckpt_dirty = d->ckpt_quiet_dirty = false;
-    d->ckpt_busy = true;
-    d->unsaved_next_ns = 0;
+    bool quiet_due = s->ckpt_quiet_dirty &&
+                     (final || now_ns() - s->ckpt_saved_ns >=
+                                   (int64_t)s->idle_checkpoint_interval_ms * NS_PER_MS);
+    if (!s->ckpt_dirty && !quiet_due) return;
+    char *pos = xstrdup(s->lw_pos);
+    uint64_t seq = s->lw_seq;
+    bool was_dirty = s->ckpt_dirty, was_quiet = s->ckpt_quiet_dirty;
+    s->ckpt_dirty = s->ckpt_quiet_dirty = false;
+    s->ckpt_busy = true;
+    s->unsaved_next_ns = 0;
     pthread_mutex_unlock(&d->mu);
-    int rc = d->o.checkpoint(d->o.checkpoint_ud, pos, seq);
+    /* I4: what is saved is the low-water mark, never behind the last save */
+    SS_INVARIANT(seq >= s->ckpt_saved_seq, "I4", "stream %s would save checkpoint %llu after "
+                 "%llu", s->name, (unsigned long long)seq, (unsigned long long)s->ckpt_saved_seq);
+    int rc = s->checkpoint(s->checkpoint_ud, pos, seq);
     pthread_mutex_lock(&d->mu);
-    d->ckpt_busy = false;
+    s->ckpt_busy = false;
     pthread_cond_broadcast(&d->done_cv);
     if (rc == 0) {
+        s->checkpoints_saved++;
         d->checkpoints_saved++;
-        d->ckpt_saved_seq = seq;
-        d->ckpt_saved_ns = now_ns();
+        s->ckpt_saved_seq = seq;
+        s->ckpt_saved_ns = now_ns();
         /* what moved past it during the save is what waits now */
-        d->unsaved_since_ns = seq == d->lw_seq ? 0 : d->unsaved_next_ns;
-        if (d->ckpt_fail_streak)
+        s->unsaved_since_ns = seq == s->lw_seq ? 0 : s->unsaved_next_ns;
+        if (s->ckpt_fail_streak)
             log_info("deliver", "checkpoint %s saved after %llu failed attempt(s)", pos,
-                     (unsigned long long)d->ckpt_fail_streak);
-        d->ckpt_fail_streak = 0;
+                     (unsigned long long)s->ckpt_fail_streak);
+        s->ckpt_fail_streak = 0;
     } else {
+        s->checkpoint_failures++;
         d->checkpoint_failures++;
-        d->ckpt_dirty |= was_dirty; /* whatever moved it since set its own flag too */
-        d->ckpt_quiet_dirty |= was_quiet;
+        s->ckpt_dirty |= was_dirty; /* whatever moved it since set its own flag too */
+        s->ckpt_quiet_dirty |= was_quiet;
         /* one attempt per checkpoint interval: said at the first failure,
          * then about once a minute at the default interval */
-        if (d->ckpt_fail_streak++ % 60 == 0 || final)
+        if (s->ckpt_fail_streak++ % 60 == 0 || final)
             log_warn("deliver", "saving the checkpoint %s failed; will retry (%llu failure(s) "
-                     "in a row)", pos, (unsigned long long)d->ckpt_fail_streak);
+                     "in a row)", pos, (unsigned long long)s->ckpt_fail_streak);
     }
     /* moved during the save: by what moved it (advance_low_water and txn_end
      * set the flag of their kind) */
-    if (d->lw_seq != seq && !d->ckpt_dirty && !d->ckpt_quiet_dirty) d->ckpt_dirty = true;
+    if (s->lw_seq != seq && !s->ckpt_dirty && !s->ckpt_quiet_dirty) s->ckpt_dirty = true;
     free(pos);
 }
 
+/* the streams whose save is due, one at a time: a save drops the lock, and
+ * the list may change meanwhile, so the walk starts again after each */
+static void save_due_locked(struct deliver_hub *d, int64_t *next) {
+    for (bool again = true; again && !d->stop;) {
+        again = false;
+        int64_t now = now_ns();
+        for (struct deliver *s = d->streams; s; s = s->next) {
+            if (s->checkpoint && !s->closing && now >= s->ckpt_next_ns) {
+                s->ckpt_next_ns = now + (int64_t)s->checkpoint_interval_ms * NS_PER_MS;
+                save_checkpoint_locked(s, false);
+                again = true;
+                break;
+            }
+            if (s->checkpoint && s->ckpt_next_ns < *next) *next = s->ckpt_next_ns;
+        }
+    }
+}
+
 void *ckpt_main(void *arg) {
-    struct deliver *d = arg;
-    /* at most one save per checkpoint_interval_ms: done_cv is broadcast on
-     * every acknowledgement, and when the checkpoint lives on the source
-     * server each save is itself a binlog transaction that moves the
-     * low-water mark, so saving on every wake-up would feed on itself */
+    struct deliver_hub *d = arg;
+    /* at most one save per checkpoint_interval_ms and stream: done_cv is
+     * broadcast on every acknowledgement, and when the checkpoint lives on
+     * the source server each save is itself a binlog transaction that moves
+     * the low-water mark, so saving on every wake-up would feed on itself */
     pthread_mutex_lock(&d->mu);
-    int64_t next = now_ns() + (int64_t)d->o.checkpoint_interval_ms * NS_PER_MS;
     while (!d->stop) {
         struct timespec ts;
         /* it also watches the engine's requests (engine.c), each second */
-        int64_t watch = now_ns() + 1000 * NS_PER_MS;
-        deadline_ts(&ts, next < watch ? next : watch);
+        int64_t next = now_ns() + 1000 * NS_PER_MS;
+        save_due_locked(d, &next);
+        if (d->stop) break;
+        deadline_ts(&ts, next);
         pthread_cond_timedwait(&d->done_cv, &d->mu, &ts);
         if (d->stop) break;
         engine_watch(d, now_ns());
-        if (now_ns() < next) continue;
-        save_checkpoint_locked(d, false);
-        next = now_ns() + (int64_t)d->o.checkpoint_interval_ms * NS_PER_MS;
     }
     pthread_mutex_unlock(&d->mu);
     return NULL;
@@ -219,25 +256,31 @@ void *ckpt_main(void *arg) {
 
 /* ---------- drain ---------- */
 
-int deliver_drain(struct deliver *d, int timeout_ms) {
-    if (timeout_ms <= 0) timeout_ms = d->o.drain_timeout_ms;
+int deliver_drain(struct deliver *s, int timeout_ms) {
+    struct deliver_hub *d = s->d;
+    if (timeout_ms <= 0) timeout_ms = s->drain_timeout_ms;
     int64_t t0 = now_ns(), end = t0 + (int64_t)timeout_ms * NS_PER_MS;
     pthread_mutex_lock(&d->mu);
-    if (d->halted) { /* deliver_halt: nothing is sent any more, nothing saved */
+    if (s->halted) { /* deliver_halt: nothing is sent any more, nothing saved */
         pthread_mutex_unlock(&d->mu);
         return DELIVER_ESTOPPED;
     }
-    if (d->draining) {
+    if (s->draining) {
         pthread_mutex_unlock(&d->mu);
         return DELIVER_EBUSY;
     }
-    d->draining = true;
+    /* what the stream has outstanding now is what the drain waits for;
+     * changes submitted meanwhile queue behind it and are not waited for */
+    s->draining = true;
+    s->drain_mark = s->next_sseq - 1;
+    s->drain_left = s->outstanding;
+    d->draining++;
     rotate_stats(d, t0);
     wc_add(&d->drains, 1);
     pthread_cond_broadcast(&d->work_cv);
     int rc = DELIVER_OK;
-    while (d->main_queued > 0 || d->inflight_batches > 0) {
-        if (d->stop) {
+    while (s->drain_left > 0) {
+        if (d->stop || s->halted) {
             rc = DELIVER_ESTOPPED;
             break;
         }
@@ -250,29 +293,18 @@ int deliver_drain(struct deliver *d, int timeout_ms) {
         deadline_ts(&ts, w < end ? w : end);
         pthread_cond_timedwait(&d->done_cv, &d->mu, &ts);
     }
-    /* the auxiliary queues join the main ones */
-    for (int w = 0; w < d->o.workers; w++)
-        for (struct indexq *q = d->partitions[w].qs; q; q = q->next) {
-            while (q->aux.head) {
-                struct item *it = q->aux.head;
-                list_remove(&q->aux, it);
-                it->in_aux = false;
-                list_push_back(&q->main, it);
-                q->main_bytes += it->size;
-                d->main_queued++;
-            }
-        }
-    d->draining = false;
+    s->draining = false;
+    d->draining--;
     int64_t t1 = now_ns();
     hist_add(&d->drain_us, (uint64_t)((t1 - t0) / 1000));
     if (rc == DELIVER_ETIMEOUT) wc_add(&d->drain_timeouts, 1);
     if (rc != DELIVER_OK) wc_add(&d->drain_failures, 1);
-    advance_low_water(d);
-    save_checkpoint_locked(d, true);
+    advance_low_water(s);
+    save_checkpoint_locked(s, true);
     pthread_cond_broadcast(&d->work_cv);
-    bool halted = d->halted; /* halted meanwhile: deliver_halt said so */
+    bool halted = s->halted; /* halted meanwhile: deliver_halt said so */
     pthread_mutex_unlock(&d->mu);
     if (rc != DELIVER_OK && !halted)
-        log_warn("deliver", "drain did not finish within %d ms", timeout_ms);
+        log_warn("deliver", "drain of %s did not finish within %d ms", s->name, timeout_ms);
     return rc;
 }

@@ -1,0 +1,255 @@
+/* stream.c: streams and the process's hub: deliver_hub_new / free /
+ * install, deliver_stream_open, deliver_open, deliver_new (a private hub and
+ * one stream), deliver_free, deliver_halt, and the hub's list of streams.
+ *
+ * Order between streams. Every change names a target (struct change), and
+ * every stream's changes to one target go through that target's one queue,
+ * which has at most one batch in flight and puts failed items back at its
+ * front; a batch holds one change per document (helper.c, seen_add). So two
+ * writes of one document to one target reach the engine in the order they
+ * were submitted, whatever streams they came from. Within a stream, submit
+ * order is version order (the reader submits in binlog order, a page or a
+ * run what one read gave). Between streams, submit order can differ from
+ * version order: a page read at binlog position P may be submitted after a
+ * live write decided at Q > P. Such a pair is settled by external versions
+ * (I5, helper.c): the engine refuses the older write (409), so it can never
+ * revert a newer INDEX or UPDATE. It could resurrect a document only when
+ * the newer write is a DELETE whose tombstone the engine has forgotten by
+ * the time the older write lands, that is more than index.gc_deletes after
+ * the DELETE was acknowledged. The older write waits behind the DELETE in
+ * the same queue, so that gap is the time the queue needs to send what lies
+ * between them: at most high_watermark / 2 bulk changes (the bulk share,
+ * queue.c), a few round trips, unless the engine stops answering for longer
+ * than the tombstone lives. That case is closed for reindex pages, the one
+ * producer whose reads can be old: versions being built keep tombstones
+ * [reindex] gc_deletes_s (1 h by default) and a page acknowledged later than
+ * 90 % of that after its snapshot fails the build (sync/reindex_runner.c),
+ * and delivery refuses to purge or reorder. The other bulk streams (delayed
+ * runs, repairs, resyncs) read the row when they build, and a replay's dead
+ * letter is superseded by any newer full write that landed (store.c), so
+ * their older write can only follow a DELETE in one queue: the window is an
+ * engine that acknowledged the DELETE and then answered nothing for
+ * index.gc_deletes (60 s by default) before the next batch. */
+#include "deliver/deliver_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+const char *deliver_class_name(enum deliver_class c) {
+    return c == DELIVER_BULK ? "bulk" : "live";
+}
+
+/* the process's hub (deliver_hub_install) */
+static pthread_mutex_t process_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct deliver_hub *process_hub;
+
+void hub_stream_add(struct deliver_hub *d, struct deliver *s) {
+    s->next = d->streams;
+    d->streams = s;
+    d->nstreams++;
+}
+
+void hub_stream_remove(struct deliver_hub *d, struct deliver *s) {
+    for (struct deliver **pp = &d->streams; *pp; pp = &(*pp)->next)
+        if (*pp == s) {
+            *pp = s->next;
+            d->nstreams--;
+            return;
+        }
+}
+
+void stream_init(struct deliver *s, struct deliver_hub *d, const struct deliver_opts *o,
+                 const char *name, enum deliver_class cls) {
+    memset(s, 0, sizeof *s);
+    s->d = d;
+    s->name = xstrdup(name && *name ? name : "main");
+    s->cls = cls;
+    s->checkpoint = o->checkpoint;
+    s->checkpoint_ud = o->checkpoint_ud;
+    s->dead_letter = o->dead_letter;
+    s->dead_letter_ud = o->dead_letter_ud;
+    s->written = o->written;
+    s->written_ud = o->written_ud;
+    s->missing = o->missing;
+    s->missing_ud = o->missing_ud;
+    s->batch_min = o->batch_min < 1 ? 1 : o->batch_min;
+    if (s->batch_min > d->o.batch_max) s->batch_min = d->o.batch_max;
+    s->flush_interval_ms = o->flush_interval_ms;
+    s->linger_ms = o->linger_ms;
+    s->flush_on_txn_end = o->flush_on_txn_end;
+    s->ordered_versions = o->ordered_versions;
+    s->checkpoint_interval_ms = o->checkpoint_interval_ms < 1 ? 1000 : o->checkpoint_interval_ms;
+    s->idle_checkpoint_interval_ms =
+        o->idle_checkpoint_interval_ms < 1 ? 60000 : o->idle_checkpoint_interval_ms;
+    s->drain_timeout_ms = o->drain_timeout_ms > 0 ? o->drain_timeout_ms : 60000;
+    s->txn_next_seq = 1;
+    s->next_sseq = 1;
+    s->ckpt_saved_ns = now_ns();
+    s->ckpt_next_ns = s->ckpt_saved_ns + (int64_t)s->checkpoint_interval_ms * NS_PER_MS;
+}
+
+struct deliver_hub *deliver_hub_new(const struct deliver_opts *o, struct search_client *client,
+                                    char *err, size_t errlen) {
+    return hub_new(o, client, err, errlen);
+}
+
+void deliver_hub_free(struct deliver_hub *h) {
+    if (!h) return;
+    pthread_mutex_lock(&process_mu);
+    if (process_hub == h) process_hub = NULL;
+    pthread_mutex_unlock(&process_mu);
+    pthread_mutex_lock(&h->mu);
+    int open = h->nstreams;
+    pthread_mutex_unlock(&h->mu);
+    if (open) { /* a producer still holds a stream: freeing would pull the rug */
+        log_error("deliver", "delivery not stopped: %d stream(s) still open (a producer was "
+                  "not stopped first)", open);
+        return;
+    }
+    hub_free(h);
+}
+
+void deliver_hub_install(struct deliver_hub *h) {
+    pthread_mutex_lock(&process_mu);
+    process_hub = h;
+    pthread_mutex_unlock(&process_mu);
+}
+
+struct deliver_hub *deliver_hub_of(struct deliver *s) { return s ? s->d : NULL; }
+
+struct deliver_hub *deliver_hub_process(void) {
+    pthread_mutex_lock(&process_mu);
+    struct deliver_hub *h = process_hub;
+    pthread_mutex_unlock(&process_mu);
+    return h;
+}
+
+static bool name_taken(const struct deliver_hub *h, const char *name) {
+    for (const struct deliver *o = h->streams; o; o = o->next)
+        if (!strcmp(o->name, name)) return true;
+    return false;
+}
+
+/* two streams of one name (two delayed runs) get "#2", "#3"...: each is one
+ * series in /metrics */
+static void stream_unique_name(const struct deliver_hub *h, struct deliver *s) {
+    if (!name_taken(h, s->name)) return;
+    size_t n = strlen(s->name) + 16;
+    char *nm = xmalloc(n);
+    for (int k = 2;; k++) {
+        snprintf(nm, n, "%s#%d", s->name, k);
+        if (!name_taken(h, nm)) break;
+    }
+    free(s->name);
+    s->name = nm;
+}
+
+struct deliver *deliver_stream_open(struct deliver_hub *h, const struct deliver_opts *o,
+                                    const char *name, enum deliver_class cls, char *err,
+                                    size_t errlen) {
+    if (!h) {
+        snprintf(err, errlen, "no delivery to open stream %s on", name ? name : "");
+        return NULL;
+    }
+    struct deliver *s = xmalloc(sizeof *s);
+    stream_init(s, h, o, name, cls);
+    pthread_mutex_lock(&h->mu);
+    if (h->stop) {
+        pthread_mutex_unlock(&h->mu);
+        free(s->name);
+        free(s);
+        snprintf(err, errlen, "delivery is stopping: stream %s not opened", name ? name : "");
+        return NULL;
+    }
+    stream_unique_name(h, s);
+    hub_stream_add(h, s);
+    pthread_mutex_unlock(&h->mu);
+    return s;
+}
+
+struct deliver *deliver_open(const struct deliver_opts *o, struct search_client *client,
+                             const char *name, enum deliver_class cls, char *err,
+                             size_t errlen) {
+    pthread_mutex_lock(&process_mu);
+    struct deliver *s = NULL;
+    bool installed = process_hub != NULL;
+    if (installed) {
+        s = deliver_stream_open(process_hub, o, name, cls, err, errlen);
+        if (s) s->on_process_hub = true;
+    }
+    pthread_mutex_unlock(&process_mu);
+    if (installed) return s;
+    struct deliver_hub *h = hub_new(o, client, err, errlen);
+    if (!h) return NULL;
+    s = deliver_stream_open(h, o, name, cls, err, errlen);
+    if (!s) {
+        hub_free(h);
+        return NULL;
+    }
+    s->owns_hub = true;
+    return s;
+}
+
+struct deliver *deliver_new(const struct deliver_opts *o, struct search_client *client,
+                            char *err, size_t errlen) {
+    struct deliver_hub *h = hub_new(o, client, err, errlen);
+    if (!h) return NULL;
+    struct deliver *s = deliver_stream_open(h, o, "main", DELIVER_LIVE, err, errlen);
+    if (!s) {
+        hub_free(h);
+        return NULL;
+    }
+    s->owns_hub = true;
+    return s;
+}
+
+static void stream_release(struct deliver *s) {
+    while (s->txn_head) {
+        struct txn *t = s->txn_head;
+        s->txn_head = t->next;
+        free(t->pos);
+        free(t);
+    }
+    free(s->lw_pos);
+    free(s->name);
+    free(s);
+}
+
+void deliver_free(struct deliver *s) {
+    if (!s) return;
+    struct deliver_hub *d = s->d;
+    if (s->owns_hub) { /* the helpers and the checkpointer stop before the stream goes */
+        hub_free(d);
+        stream_release(s);
+        return;
+    }
+    pthread_mutex_lock(&d->mu);
+    s->closing = true;
+    queue_drop_stream(d, s);
+    /* its batches in flight still call its callbacks; a save may be running */
+    while (s->inflight > 0 || s->ckpt_busy) pthread_cond_wait(&d->done_cv, &d->mu);
+    hub_stream_remove(d, s);
+    pthread_cond_broadcast(&d->space_cv);
+    pthread_mutex_unlock(&d->mu);
+    stream_release(s);
+}
+
+void deliver_halt(struct deliver *s) {
+    if (!s) return;
+    struct deliver_hub *d = s->d;
+    pthread_mutex_lock(&d->mu);
+    bool was = s->halted;
+    long queued = s->outstanding - s->inflight;
+    s->halted = true; /* its batch in flight, if any, completes; nothing else is sent */
+    queue_drop_stream(d, s);
+    pthread_cond_broadcast(&d->work_cv);
+    pthread_cond_broadcast(&d->space_cv);
+    pthread_cond_broadcast(&d->done_cv);
+    pthread_mutex_unlock(&d->mu);
+    if (!was)
+        log_warn("deliver", "delivery of %s halted: %ld queued change(s) will not be sent, no "
+                 "checkpoint is saved", s->name, queued);
+}

@@ -1,0 +1,344 @@
+/* test_deliver_streams: one delivery (hub), a stream per producer, against
+ * the fake engine of deliver_fake.h; and the invariants I1-I5 of
+ * src/invariant.h, each broken on purpose to see its assertion fire.
+ *
+ *   - writes of one document from two streams leave in submit order, and
+ *     external versions settle the pair (an older page after a live write
+ *     is refused, 409)
+ *   - each stream has its own transactions and checkpoint: a stream held
+ *     at the engine does not hold another's checkpoint (other targets)
+ *   - fairness: a bulk stream waits at half the high-water mark; the live
+ *     stream still finds the other half
+ *   - halting or closing a stream drops its queued changes only
+ *   - a stream's statistics are its own; the hub's add them all */
+/* the fixture serves test_deliver_queue.c too: some accessors are not
+ * used here */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "deliver_fake.h"
+#pragma GCC diagnostic pop
+
+#include "deliver/deliver_int.h"
+#include "invariant.h"
+#include "sync/pipeline.h"
+
+static struct deliver_hub *mk_hub(struct deliver_opts *o) {
+    char err[256];
+    o->transport = &FAKE;
+    o->dead_letter = dl_cb;
+    struct deliver_hub *h = deliver_hub_new(o, NULL, err, sizeof err);
+    assert_non_null(h);
+    return h;
+}
+
+static struct deliver *mk_stream(struct deliver_hub *h, struct deliver_opts *o, const char *name,
+                                 enum deliver_class cls) {
+    char err[256];
+    struct deliver *s = deliver_stream_open(h, o, name, cls, err, sizeof err);
+    assert_non_null(s);
+    return s;
+}
+
+/* a live write, then an older page of the same document from another
+ * stream submitted after it: one queue, submit order, the page refused */
+static void t_two_streams_one_document(void **st) {
+    (void)st;
+    struct deliver_opts o;
+    base_opts(&o);
+    struct deliver_hub *h = mk_hub(&o);
+    struct deliver *live = mk_stream(h, &o, "live", DELIVER_LIVE);
+    struct deliver *pages = mk_stream(h, &o, "reindex:i:2", DELIVER_BULK);
+    gate(true);
+    struct change c = {.index = "i", .target = "i", .doc_id = "tx", .version = 20,
+                       .op = CHANGE_INDEX, .body = "{\"a\":2}", .body_len = 7};
+    assert_int_equal(deliver_submit(live, &c), DELIVER_OK);
+    deliver_txn_end(live, "p20");
+    c.version = 10;
+    c.body = "{\"a\":1}";
+    assert_int_equal(deliver_submit(pages, &c), DELIVER_OK); /* not coalesced: another stream */
+    deliver_txn_end(pages, "page");
+    c.version = 30;
+    c.op = CHANGE_DELETE;
+    c.body = NULL, c.body_len = 0;
+    assert_int_equal(deliver_submit(live, &c), DELIVER_OK);
+    deliver_txn_end(live, "p30");
+    gate(false);
+    assert_int_equal(deliver_drain(live, 5000), DELIVER_OK);
+    assert_int_equal(deliver_drain(pages, 5000), DELIVER_OK);
+    /* in submit order: 20, 10 (refused), 30 */
+    pthread_mutex_lock(&F.mu);
+    assert_int_equal(F.tx_n, 3);
+    assert_int_equal(F.tx_log[0], 20);
+    assert_int_equal(F.tx_log[1], 10);
+    assert_int_equal(F.tx_log[2], 30);
+    pthread_mutex_unlock(&F.mu);
+    struct fdoc f = {0};
+    assert_true(fake_doc("i", "tx", &f));
+    assert_false(f.exists);
+    assert_int_equal(f.version, 30);
+    struct deliver_stats ls, ps, hs;
+    deliver_get_stats(live, &ls);
+    deliver_get_stats(pages, &ps);
+    deliver_hub_stats(h, &hs);
+    assert_int_equal(ls.submitted, 2);
+    assert_int_equal(ls.docs_ok, 2);
+    assert_int_equal(ps.submitted, 1);
+    assert_int_equal(ps.stale, 1);
+    assert_int_equal(hs.submitted, 3);
+    char lw[64];
+    deliver_low_water(live, lw, sizeof lw);
+    assert_string_equal(lw, "p30");
+    sbuf js = SBUF_INIT;
+    deliver_streams_json(live, &js);
+    assert_non_null(strstr(js.data, "\"name\":\"reindex:i:2\",\"class\":\"bulk\""));
+    assert_non_null(strstr(js.data, "\"name\":\"live\",\"class\":\"live\""));
+    sbuf_reset(&js);
+    deliver_stats_prometheus(live, &js);
+    assert_non_null(strstr(js.data, "searchsync_delivery_stream_submitted_total{stream=\"live\"} 2"));
+    sbuf_free(&js);
+    deliver_free(pages);
+    deliver_free(live);
+    deliver_hub_free(h);
+}
+
+/* each stream saves its own checkpoint: one held at the engine (its target
+ * fails) does not hold the other's */
+static void t_checkpoints_per_stream(void **st) {
+    (void)st;
+    struct deliver_opts o;
+    base_opts(&o);
+    struct deliver_hub *h = mk_hub(&o);
+    o.checkpoint = ckpt_cb;
+    struct deliver *live = mk_stream(h, &o, "live", DELIVER_LIVE);
+    o.checkpoint = NULL;
+    struct deliver *run = mk_stream(h, &o, "delayed", DELIVER_BULK);
+    fake_fail_index("stuck");
+    submit(run, "stuck", "1", 5, CHANGE_INDEX, "{}");
+    deliver_txn_end(run, "r1");
+    submit(live, "i", "1", 7, CHANGE_INDEX, "{}");
+    deliver_txn_end(live, "l7");
+    WAIT_UNTIL(ckpt_last_is("l7"));
+    char lw[64];
+    deliver_low_water(run, lw, sizeof lw);
+    assert_string_equal(lw, ""); /* still pending */
+    fake_fail_index(NULL);
+    assert_int_equal(deliver_drain(run, 5000), DELIVER_OK);
+    deliver_low_water(run, lw, sizeof lw);
+    assert_string_equal(lw, "r1");
+    deliver_free(run);
+    deliver_free(live);
+    deliver_hub_free(h);
+}
+
+struct filler {
+    struct deliver *s;
+    int n;
+    atomic_int done;
+};
+
+static void *fill(void *arg) {
+    struct filler *f = arg;
+    char id[32];
+    for (int i = 0; i < f->n; i++) {
+        snprintf(id, sizeof id, "b%d", i);
+        struct change c = {.index = "big", .doc_id = id, .version = 1, .op = CHANGE_INDEX,
+                           .body = "{}", .body_len = 2};
+        if (deliver_submit(f->s, &c) != DELIVER_OK) break;
+        atomic_fetch_add(&f->done, 1);
+    }
+    return NULL;
+}
+
+/* a bulk stream that could fill the queues waits at half the high-water
+ * mark; the live stream submits the other half without waiting */
+static void t_fairness(void **st) {
+    (void)st;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.high_watermark = 200;
+    o.batch_max = 10;
+    o.helpers = 1;
+    struct deliver_hub *h = mk_hub(&o);
+    struct deliver *live = mk_stream(h, &o, "live", DELIVER_LIVE);
+    struct deliver *bulk = mk_stream(h, &o, "bulk", DELIVER_BULK);
+    gate(true); /* the engine holds the first request: nothing drains */
+    struct filler f = {.s = bulk, .n = 1000};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, fill, &f), 0);
+    WAIT_UNTIL(atomic_load(&f.done) >= 100);
+    usleep(100000);
+    assert_int_equal(atomic_load(&f.done), 100); /* half of 200, then it waits */
+    struct deliver_stats hs;
+    deliver_hub_stats(h, &hs);
+    assert_true(hs.blocked >= 1);
+    /* the live stream: 99 more without waiting (the hub's 200th change is
+     * where it would wait) */
+    int64_t t0 = mono_ms();
+    for (int i = 0; i < 99; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "l%d", i);
+        submit(live, "small", id, 2, CHANGE_INDEX, "{}");
+    }
+    assert_true(mono_ms() - t0 < 1000);
+    deliver_txn_end(live, "l");
+    struct deliver_stats ls;
+    deliver_get_stats(live, &ls);
+    assert_int_equal(ls.blocked, 0);
+    gate(false);
+    pthread_join(th, NULL);
+    assert_int_equal(atomic_load(&f.done), 1000);
+    deliver_txn_end(bulk, "b");
+    assert_int_equal(deliver_drain(live, 5000), DELIVER_OK);
+    assert_int_equal(deliver_drain(bulk, 10000), DELIVER_OK);
+    deliver_free(bulk);
+    deliver_free(live);
+    deliver_hub_free(h);
+}
+
+/* halting one stream drops its queued changes, not the other's; closing a
+ * stream with changes queued frees them (the sanitizer build sees leaks) */
+static void t_halt_and_close_one_stream(void **st) {
+    (void)st;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.batch_min = 1000; /* nothing leaves before its flush interval */
+    o.flush_interval_ms = 60000;
+    struct deliver_hub *h = mk_hub(&o);
+    struct deliver *a = mk_stream(h, &o, "a", DELIVER_LIVE);
+    struct deliver *b = mk_stream(h, &o, "b", DELIVER_BULK);
+    submit(a, "i", "1", 5, CHANGE_INDEX, "{}");
+    submit(b, "i", "2", 5, CHANGE_INDEX, "{}");
+    submit(b, "j", "3", 5, CHANGE_INDEX, "{}");
+    deliver_halt(b);
+    struct change c = {.index = "i", .doc_id = "4", .version = 1, .op = CHANGE_DELETE};
+    assert_int_equal(deliver_submit(b, &c), DELIVER_ESTOPPED);
+    assert_int_equal(deliver_drain(b, 100), DELIVER_ESTOPPED);
+    deliver_txn_end(a, "a5");
+    assert_int_equal(deliver_drain(a, 5000), DELIVER_OK);
+    assert_true(fake_has("i", "1"));
+    assert_false(fake_has("i", "2"));
+    assert_false(fake_has("j", "3"));
+    struct deliver *c2 = mk_stream(h, &o, "a", DELIVER_BULK); /* a second "a": "a#2" */
+    sbuf js = SBUF_INIT;
+    deliver_streams_json(a, &js);
+    assert_non_null(strstr(js.data, "\"a#2\""));
+    sbuf_free(&js);
+    submit(c2, "k", "9", 5, CHANGE_INDEX, "{}");
+    deliver_free(c2); /* queued, dropped */
+    deliver_hub_stats(h, &(struct deliver_stats){0});
+    struct deliver_stats hs;
+    deliver_hub_stats(h, &hs);
+    assert_int_equal(hs.queued, 0);
+    deliver_free(b);
+    deliver_free(a);
+    deliver_hub_free(h);
+}
+
+/* ---------------------------------------------------------------- invariants */
+
+static char fired[8];
+static void hook(const char *id, const char *msg) {
+    (void)msg;
+    snprintf(fired, sizeof fired, "%s", id);
+}
+
+/* I1: an acknowledgement with nothing pending in its transaction */
+static void t_i1_fires(void **st) {
+    (void)st;
+    struct deliver_opts o;
+    base_opts(&o);
+    struct deliver *d = mk(&o);
+    ss_invariant_hook = hook;
+    fired[0] = '\0';
+    struct txn t = {.s = d, .seq = 1, .pending = 0};
+    struct item *it = calloc(1, sizeof *it);
+    it->txn = &t;
+    it->index = "i", it->doc_id = "1";
+    pthread_mutex_lock(&d->d->mu);
+    d->d->total++, d->outstanding++; /* (as if submitted: only the count is off) */
+    ack_item(d->d, it);
+    pthread_mutex_unlock(&d->d->mu);
+    assert_string_equal(fired, "I1");
+    ss_invariant_hook = NULL;
+    deliver_free(d);
+}
+
+/* I4: the low-water mark passing a transaction older than itself, and a
+ * checkpoint save behind the last one */
+static void t_i4_fires(void **st) {
+    (void)st;
+    struct deliver_opts o;
+    base_opts(&o);
+    struct deliver *d = mk(&o);
+    ss_invariant_hook = hook;
+    fired[0] = '\0';
+    pthread_mutex_lock(&d->d->mu);
+    d->lw_seq = 10;
+    struct txn *t = calloc(1, sizeof *t);
+    t->s = d, t->seq = 5, t->closed = true, t->pos = strdup("old");
+    d->txn_head = d->txn_tail = t;
+    advance_low_water(d);
+    pthread_mutex_unlock(&d->d->mu);
+    assert_string_equal(fired, "I4");
+    fired[0] = '\0';
+    pthread_mutex_lock(&d->d->mu);
+    d->ckpt_saved_seq = 50; /* saved further than the low-water mark (5) */
+    d->ckpt_dirty = true;
+    save_checkpoint_locked(d, true);
+    pthread_mutex_unlock(&d->d->mu);
+    assert_string_equal(fired, "I4");
+    ss_invariant_hook = NULL;
+    deliver_free(d);
+}
+
+/* I5 and I3: a stream that promises version order submits an older change
+ * of a queued document (I3 when what it would follow is its delete) */
+static void t_i5_i3_fire(void **st) {
+    (void)st;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.batch_min = 1000;
+    o.flush_interval_ms = 60000;
+    o.ordered_versions = true;
+    struct deliver *d = mk(&o);
+    ss_invariant_hook = hook;
+    fired[0] = '\0';
+    submit(d, "i", "1", 20, CHANGE_UPDATE, "{}");
+    submit(d, "i", "1", 20, CHANGE_UPDATE, "{}"); /* the same version again: fine */
+    assert_string_equal(fired, "");
+    submit(d, "i", "1", 10, CHANGE_INDEX, "{}");
+    assert_string_equal(fired, "I5");
+    fired[0] = '\0';
+    submit(d, "i", "2", 30, CHANGE_DELETE, NULL);
+    submit(d, "i", "2", 25, CHANGE_INDEX, "{}");
+    assert_string_equal(fired, "I3");
+    ss_invariant_hook = NULL;
+    deliver_free(d);
+}
+
+/* I2: a snapshot's version read before it may only be behind the snapshot */
+static void t_i2_fires(void **st) {
+    (void)st;
+    ss_invariant_hook = hook;
+    fired[0] = '\0';
+    pipeline_version_check("mysql-bin.000003", 400, "mysql-bin.000003", 900);
+    pipeline_version_check("mysql-bin.000003", 900, "mysql-bin.000004", 4);
+    assert_string_equal(fired, "");
+    pipeline_version_check("mysql-bin.000003", 900, "mysql-bin.000003", 400);
+    assert_string_equal(fired, "I2");
+    ss_invariant_hook = NULL;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(t_two_streams_one_document, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_checkpoints_per_stream, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_fairness, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_halt_and_close_one_stream, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_i1_fires, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_i4_fires, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_i5_i3_fire, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_i2_fires, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
