@@ -12,6 +12,8 @@
 #include "commands.h"
 #include "service_notify.h"
 #include "signals.h"
+#include "sync/node.h"
+#include "web/http_server.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "dev"
@@ -112,6 +114,9 @@ int main(int argc, char **argv) {
     /* before any thread exists: every signal is handled by one thread */
     signals_block_all();
     service_notify_init(); /* systemd's $NOTIFY_SOCKET, read before threads exist */
+    /* the admin server (web/) for `run`'s node: the core knows it only by
+     * these operations (sync/node.h) */
+    node_admin_register(&http_server_node_ops);
     if (signals_start() != 0) {
         fprintf(stderr, "searchsync: cannot start the signal thread\n");
         return EXIT_RUNTIME;

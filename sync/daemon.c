@@ -54,7 +54,6 @@
 #include "search/wait.h"
 #include "service_notify.h"
 #include "signals.h"
-#include "web/http_server.h"
 
 volatile sig_atomic_t daemon_stop_requested;
 
@@ -389,6 +388,61 @@ static bool daemon_alive(void *ud, char *why, size_t whylen) {
     return false;
 }
 
+/* ---------- the node's subsystems (sync/node.h), in drain order ---------- */
+
+static void sub_check_stop(void *st) { check_schedule_stop(st); }
+static void sub_delayed_stop(void *st) { delayed_schedule_stop(st); }
+static void sub_retention_stop(void *st) { retention_schedule_stop(st); }
+static void sub_supervisor_stop(void *st) {
+    struct daemon *dm = st;
+    reload_detach();
+    supervisor_stop(&dm->sv);
+}
+static void sub_cluster_stop(void *st) { cluster_jobs_stop(st); }
+static void sub_node_state_stop(void *st) { node_state_stop(st); } /* (role stopped) */
+static void sub_admin_stop(void *st) { /* before what its handlers use is freed */
+    struct daemon *dm = st;
+    if (dm->nd.admin && node_admin()) node_admin()->stop(dm->nd.admin);
+    dm->nd.admin = dm->sv.admin = NULL;
+}
+static void sub_builds_stop(void *st) { /* the jobs resume from their cursors */
+    struct daemon *dm = st;
+    while (dm->p.nbuilds)
+        builds_stop(dm, dm->p.nbuilds - 1, "stopping; the jobs resume from their cursors");
+}
+static void sub_delivery_stop(void *st) { /* every producer above closed its stream */
+    struct daemon *dm = st;
+    deliver_free(dm->p.d);
+    dm->p.d = NULL;
+    deliver_hub_install(NULL);
+    deliver_hub_free(dm->hub);
+    dm->hub = NULL;
+}
+
+static const struct node_subsystem SUB_CHECKS = {"scheduled checks", NODE_DRAIN_SCHEDULES,
+                                                 sub_check_stop, NULL};
+static const struct node_subsystem SUB_DELAYED = {"scheduled delayed runs", NODE_DRAIN_SCHEDULES,
+                                                  sub_delayed_stop, NULL};
+static const struct node_subsystem SUB_RETENTION = {"retention", NODE_DRAIN_SCHEDULES,
+                                                    sub_retention_stop, NULL};
+static const struct node_subsystem SUB_SUPERVISOR = {"supervisor", NODE_DRAIN_CONTROL,
+                                                     sub_supervisor_stop, daemon_alive};
+static const struct node_subsystem SUB_CLUSTER = {"cluster jobs", NODE_DRAIN_CLUSTER,
+                                                  sub_cluster_stop, NULL};
+static const struct node_subsystem SUB_NODE_STATE = {"node state", NODE_DRAIN_CLUSTER,
+                                                     sub_node_state_stop, NULL};
+static const struct node_subsystem SUB_ADMIN = {"admin server", NODE_DRAIN_ADMIN, sub_admin_stop,
+                                                NULL};
+static const struct node_subsystem SUB_BUILDS = {"build workers", NODE_DRAIN_BUILDS,
+                                                 sub_builds_stop, NULL};
+static const struct node_subsystem SUB_DELIVERY = {"delivery", NODE_DRAIN_DELIVERY,
+                                                   sub_delivery_stop, NULL};
+
+/* the watchdog: every subsystem well */
+static bool node_alive(void *ud, char *why, size_t whylen) {
+    return node_healthy(ud, why, whylen);
+}
+
 int cmd_run(int argc, char **argv) {
     static const struct option own[] = {{"no-wait", no_argument, NULL, 'n'},
                                         {"from-current", no_argument, NULL, 'f'},
@@ -416,8 +470,12 @@ int cmd_run(int argc, char **argv) {
     supervisor_init(&dm->sv, cfg, &dm->cmds, NULL);
     signals_on_stop(&daemon_stop_requested, NULL);
     int exit_code = EXIT_RUNTIME;
-    struct http_server *admin = NULL;
     struct pipeline *p = &dm->p;
+    if (node_init(&dm->nd, cfg, dm->err, sizeof dm->err) < 0) {
+        fprintf(stderr, "searchsync run: %s\n", dm->err);
+        free(dm);
+        return command_end(&c, EXIT_RUNTIME);
+    }
     p->stop = &daemon_stop_requested;
     p->srcp = db_params_source(cfg);
     p->metap = db_params_metadata(cfg);
@@ -437,13 +495,15 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     if (load_mapping(dm, c.config, &exit_code) < 0) goto out;
-    if (http_server_start(cfg, &admin, dm->err, sizeof dm->err) < 0) { /* web/: the admin API */
+    /* the admin API (web/, registered by src/main.c) */
+    if (node_admin() && node_admin()->start(cfg, &dm->nd.admin, dm->err, sizeof dm->err) < 0) {
         exit_code = EXIT_USAGE;
         goto out;
     }
+    node_started(&dm->nd, &SUB_ADMIN, dm);
     /* the start-up checks passed: systemd may consider the service started */
     service_notify("READY=1\nSTATUS=waiting for the search engine");
-    if (service_watchdog_start(daemon_alive, dm) < 0)
+    if (service_watchdog_start(node_alive, &dm->nd) < 0)
         log_warn("systemd", "the watchdog thread could not start: systemd's WatchdogSec will "
                  "restart the service");
 
@@ -488,11 +548,15 @@ int cmd_run(int argc, char **argv) {
      * Kafka topic's partitions need not */
     dopts.ordered_versions = !config_kafka_source(cfg);
     p->d = deliver_stream_open(dm->hub, &dopts, "live", DELIVER_LIVE, dm->err, sizeof dm->err);
+    node_started(&dm->nd, &SUB_DELIVERY, dm);
     if (!p->d) goto out;
-    http_server_attach(admin, dm->client, p->d, &dm->rs);
-    http_server_generation(admin, supervisor_published, &dm->sv);
+    node_started(&dm->nd, &SUB_BUILDS, dm);
+    if (dm->nd.admin) {
+        node_admin()->attach(dm->nd.admin, dm->client, p->d, &dm->rs);
+        node_admin()->generation(dm->nd.admin, supervisor_published, &dm->sv);
+    }
     dm->sv.d = p->d;
-    dm->sv.admin = admin;
+    dm->sv.admin = dm->nd.admin;
 
     /* this node reads the source only once it leads it (the admin server is
      * up meanwhile); a standby waits here */
@@ -502,11 +566,14 @@ int cmd_run(int argc, char **argv) {
     }
     /* with ZooKeeper, every node runs the reindex jobs rebalances give it,
      * standing by or reading */
-    if (cluster_jobs_start(&dm->cluster, cfg, dm->client, &dm->lead) < 0) {
+    int cjrc = cluster_jobs_start(&dm->cluster, cfg, dm->client, &dm->lead);
+    node_started(&dm->nd, &SUB_CLUSTER, &dm->cluster);
+    if (cjrc < 0) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->cluster.err);
         goto out;
     }
     service_notify("STATUS=waiting to read the binlog of source %s", cfg->source.name);
+    node_started(&dm->nd, &SUB_NODE_STATE, &dm->node);
     if (node_state_start(&dm->node, cfg, p->d, &dm->rs, &dm->lead, &daemon_stop_requested) < 0)
         log_warn("run", "the node state thread could not start: status shows no live state "
                  "of this node");
@@ -553,19 +620,26 @@ int cmd_run(int argc, char **argv) {
     }
     builds_apply(dm, bt);
     build_table_free(bt);
+    node_started(&dm->nd, &SUB_SUPERVISOR, dm);
     if (supervisor_start(&dm->sv) < 0) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->sv.err);
         goto out;
     }
     reload_attach(&dm->sv); /* SIGHUP: reload, SIGUSR1: state dump (sync/reload.c) */
+    node_started(&dm->nd, &SUB_CHECKS, &dm->check);
     if (check_schedule_start(&dm->check, cfg, &daemon_stop_requested, dm->lead.node_id) < 0)
         log_warn("run", "the scheduled check could not start: checks run from cron only");
+    node_started(&dm->nd, &SUB_DELAYED, &dm->delayed);
     if (delayed_schedule_start(&dm->delayed, cfg, &daemon_stop_requested) < 0)
         log_warn("run", "the scheduled delayed run could not start: run searchsync delayed-run "
                  "from cron");
+    node_started(&dm->nd, &SUB_RETENTION, &dm->retention);
     if (retention_schedule_start(&dm->retention, cfg, &daemon_stop_requested) < 0)
         log_warn("run", "retention: its thread could not start: the metadata's history is not "
                  "cleaned by this run");
+    char subs[512];
+    node_describe(&dm->nd, subs, sizeof subs);
+    log_debug("run", "node subsystems, in drain order: %s", subs);
     service_notify("STATUS=reading the binlog of source %s", cfg->source.name);
     int rc = daemon_stop_requested ? BL_STOP
              : dm->kafka           ? kafka_source_run(dm)
@@ -577,12 +651,10 @@ int cmd_run(int argc, char **argv) {
                  "--from-current` starts at the binlog's end and rebuilds every index, which "
                  "covers what was skipped");
     if (rc == BL_ERR) log_error("run", "stopping: %s", dm->err);
-    check_schedule_stop(&dm->check); /* a check under way gives up: its repair is delivered */
-    delayed_schedule_stop(&dm->delayed);
-    retention_schedule_stop(&dm->retention);
-    supervisor_stop(&dm->sv);
-    while (p->nbuilds)
-        builds_stop(dm, p->nbuilds - 1, "stopping; the jobs resume from their cursors");
+    /* every subsystem before delivery, in drain order: the schedules (a
+     * check under way gives up, its repair is delivered), the supervisor,
+     * cluster jobs, the admin server, the builds at their cursors */
+    node_stop_through(&dm->nd, NODE_DRAIN_BUILDS);
     /* fenced out (another node reads the source): delivery was halted when
      * that was learnt, and nothing of the queue is sent now either */
     bool ousted = atomic_load(&dm->sv.lost) || atomic_load(&dm->fenced);
@@ -612,20 +684,8 @@ out:
     if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);
     signals_on_stop(NULL, NULL);
     service_watchdog_stop();
-    cluster_jobs_stop(&dm->cluster); /* its jobs stop at their cursors */
-    node_state_stop(&dm->node); /* (role stopped) before delivery goes */
-    reload_detach();
-    check_schedule_stop(&dm->check);
-    delayed_schedule_stop(&dm->delayed);
-    retention_schedule_stop(&dm->retention);
-    supervisor_stop(&dm->sv);
-    http_server_stop(admin); /* before what its handlers use is freed */
-    while (p->nbuilds) builds_stop(dm, p->nbuilds - 1, "stopping");
+    node_free(&dm->nd); /* what is still running, in drain order, delivery last */
     free(p->builds);
-    deliver_free(p->d);
-    /* every producer stopped above closed its stream */
-    deliver_hub_install(NULL);
-    deliver_hub_free(dm->hub);
     kafka_source_close(dm); /* after delivery: its last checkpoint commits to Kafka */
     dl_store_free(dm->dls);
     search_conn_free(p->k);

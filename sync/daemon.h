@@ -27,6 +27,7 @@
 #include "changeset.h"
 #include "check_schedule.h"
 #include "delayed_schedule.h"
+#include "node.h"
 #include "node_state.h"
 #include "retention.h"
 #include "config.h"
@@ -115,7 +116,8 @@ struct supervisor {
     size_t ncancel_pending;
     unsigned long long reloads;
     struct deliver *d;             /* for the state dump (set before supervisor_start) */
-    struct http_server *admin;     /* for a reloaded token (NULL: the server is off) */
+    void *admin;                   /* the admin server (node_admin()'s), for a reloaded
+                                    * token (NULL: the server is off) */
     atomic_bool hup_requested;     /* SIGHUP: reload_config (sync/reload.c) */
     atomic_bool dump_requested;    /* SIGUSR1: reload_dump */
     atomic_llong ticked_ms;        /* the loop last went round (monotonic ms; the watchdog) */
@@ -142,6 +144,7 @@ struct daemon {
     db_params ckptp;
     struct dl_store *dls;
     struct search_client *client;
+    struct node nd;            /* the node: subsystems, drain order, admin requests */
     struct deliver_hub *hub;   /* the process's one delivery: every producer's stream */
     bl_commit last_commit;     /* the newest transaction handed to delivery */
     struct xa_set xa;          /* two-phase XA transactions prepared, not yet ended */

@@ -2,7 +2,7 @@
 # generated index bodies, the document builder, the change router, the daemon.
 libsearchsync_a_SOURCES += \
 	sync/mapping.c sync/mapping.h sync/mapping_file.c sync/mapping_db.c \
-	sync/mapping_gen.c sync/mapping_gen.h \
+	sync/mapping_gen.c sync/mapping_gen.h sync/node.c sync/node.h \
 	sync/index_mapping.c sync/index_mapping.h \
 	sync/mapping_import.c sync/mapping_import.h \
 	sync/mapping_generate.c sync/mapping_generate.h

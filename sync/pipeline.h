@@ -169,6 +169,8 @@ int targets_submit(struct pipeline *p, const struct mp_index *ix, const struct c
  * whatever index the write names (the alias, a version by its name): one
  * FIFO per document across a switch (see targets.c). */
 const char *targets_queue(const char *alias);
+/* A reindex page's write to the version it builds, in the pages' own queue. */
+int targets_submit_page(struct deliver *d, const char *phys, const struct change *c);
 /* One change to version phys of alias being built, by its physical name, in
  * the index config's queue (targets_queue). 0, or -1 when delivery is
  * shutting down. */

@@ -44,7 +44,7 @@
  *     delivers as it builds, into the reader's stream.
  * What it shares with the pipeline: the builder (sync/docbuild.c), the
  * target and version helpers (sync/targets.c: targets_version_at,
- * targets_submit_build, as the dual writes to a build use them) and
+ * targets_submit_page, beside the dual writes' targets_submit_build) and
  * delivery (src/deliver).
  *
  * The worker that finishes the last job switches the alias
@@ -385,7 +385,7 @@ static int send_page(struct worker *w) {
                            .op = CHANGE_INDEX,
                            .body = p->text.data + pd->body,
                            .body_len = pd->body_len};
-        if (targets_submit_build(w->d, w->r->alias, w->r->phys, &c) < 0) {
+        if (targets_submit_page(w->d, w->r->phys, &c) < 0) {
             errf(w->err, sizeof w->err, "delivery is shutting down");
             return -2;
         }

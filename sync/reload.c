@@ -27,7 +27,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "signals.h"
-#include "web/http_server.h"
+#include "node.h"
 
 /* ---------- the signal thread's side ---------- */
 
@@ -105,7 +105,7 @@ void reload_config(struct supervisor *sv) {
     if (lrc < 0)
         log_error("reload", "SIGHUP: %s; logging stays where it was (fix [log] file or the "
                   "directory's permissions and send SIGHUP again)", lerr);
-    if (sv->admin && nc.admin.token) http_server_set_token(sv->admin, nc.admin.token);
+    if (sv->admin && nc.admin.token && node_admin()) node_admin()->set_token(sv->admin, nc.admin.token);
 
     bool to_file = nc.log.file && *nc.log.file && strcmp(nc.log.file, LOG_TARGET_SYSLOG);
     log_info("reload", "SIGHUP: %s read again: [log] level = %s, format = %s, log %s %s%s",

@@ -24,8 +24,9 @@
  * another whatever the alias points at. Every stage of
  * the pipeline that writes (documents, element scripts, row images, child
  * copies) writes through here, below sync/pipeline.c which calls them; so
- * does a reindex's page (sync/reindex_runner.c), which targets the version
- * it builds only, with the version of its read snapshot. */
+ * does a reindex's page (sync/reindex_runner.c, targets_submit_page), which
+ * targets the version it builds only, with the version of its read
+ * snapshot, in a queue of its own. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -62,6 +63,23 @@ int targets_submit(struct pipeline *p, const struct mp_index *ix, const struct c
 }
 
 const char *targets_queue(const char *alias) { return alias; }
+
+/* A reindex page's queue: its own, not the index config's. A page carries
+ * the version of its read snapshot, which a live write of the same
+ * document decided later outranks at the engine; in the config's queue
+ * every page would wait behind the reader's whole backlog (the live writes
+ * and their dual writes), and a build under a busy writer would crawl.
+ * Why a page landing after a newer dual write never resurrects a document:
+ * src/deliver/stream.c, "Order between streams", and the build's
+ * gc_deletes (sync/reindex_runner.c). */
+int targets_submit_page(struct deliver *d, const char *phys, const struct change *c) {
+    char q[512];
+    snprintf(q, sizeof q, "%s (pages)", phys);
+    struct change c2 = *c;
+    c2.index = phys;
+    c2.target = q;
+    return deliver_submit(d, &c2) == DELIVER_OK ? 0 : -1;
+}
 
 int targets_submit_build(struct deliver *d, const char *alias, const char *phys,
                          const struct change *c) {

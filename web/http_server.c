@@ -24,6 +24,7 @@
 #include "log.h"
 #include "login_page.h"
 #include "sync/mapping_gen.h"
+#include "sync/node.h"
 #include "ratelimit.h"
 #include "route.h"
 #include "sbuf.h"
@@ -488,6 +489,19 @@ static void h_session(struct http_server *s, struct MHD_Connection *conn, struct
     r->status = 200;
 }
 
+/* an API request run on the node's request thread (node_run) */
+struct api_call {
+    const struct api_ctx *ctx;
+    const struct route *rt;
+    const char *body;
+    size_t len;
+    struct api_resp *r;
+};
+static void api_call_run(void *arg) {
+    struct api_call *a = arg;
+    api_handle(a->ctx, a->rt, a->body, a->len, a->r);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -539,7 +553,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         void *gen_ud = s->gen_ud;
         pthread_mutex_unlock(&s->mu);
         ctx.gen = gen_get ? gen_get(gen_ud) : NULL;
-        api_handle(&ctx, &rq->rt, rq->body.data, rq->body.len, &r);
+        /* a request that changes something (a build, a resync, a replay, a
+         * metadata write) is posted to the node and runs on its request
+         * thread (sync/node.h); reads are answered here */
+        struct node *n = strcmp(method, "GET") && strcmp(method, "HEAD") ? node_current() : NULL;
+        struct api_call call = {&ctx, &rq->rt, rq->body.data, rq->body.len, &r};
+        if (!n)
+            api_handle(&ctx, &rq->rt, rq->body.data, rq->body.len, &r);
+        else if (node_run(n, url, api_call_run, &call) < 0)
+            api_error(&r, 503, "the daemon is stopping: the request was not run",
+                      "retry once the daemon runs again");
         mapping_gen_unref(ctx.gen);
     }
     enum MHD_Result rc = send_resp(conn, &r, method, url);
@@ -789,3 +812,29 @@ void http_server_generation(struct http_server *s, struct mapping_gen *(*get)(vo
     s->gen_ud = ud;
     pthread_mutex_unlock(&s->mu);
 }
+
+/* ---------- the node's admin operations (sync/node.h) ---------- */
+
+static int ops_start(const struct ss_config *cfg, void **srv, char *err, size_t errlen) {
+    struct http_server *s = NULL;
+    int rc = http_server_start(cfg, &s, err, errlen);
+    *srv = s;
+    return rc;
+}
+static void ops_attach(void *srv, struct search_client *client, struct deliver *d,
+                       struct reader_stats *rs) {
+    http_server_attach(srv, client, d, rs);
+}
+static void ops_generation(void *srv, struct mapping_gen *(*get)(void *ud), void *ud) {
+    http_server_generation(srv, get, ud);
+}
+static void ops_set_token(void *srv, const char *token) { http_server_set_token(srv, token); }
+static void ops_stop(void *srv) { http_server_stop(srv); }
+
+const struct node_admin_ops http_server_node_ops = {
+    .start = ops_start,
+    .attach = ops_attach,
+    .generation = ops_generation,
+    .set_token = ops_set_token,
+    .stop = ops_stop,
+};

@@ -193,12 +193,13 @@ void deliver_search_opts(struct search_opts *so, const struct ss_config *c);
  * they were submitted, whichever producer submitted them; see "Order between
  * streams" in stream.c for why that order never lets an older write win.
  *
- * Fairness (queue.c, deliver_submit): a DELIVER_LIVE stream waits only at
- * the high-water mark; a DELIVER_BULK stream (pages, delayed runs, repairs,
- * resyncs, replays) waits once the hub holds half of it. Whatever the bulk
- * producers submit, live changes always find half the queue free, and ahead
- * of a live change in its queue there are at most high_watermark / 2 bulk
- * changes. */
+ * Fairness (queue.c, deliver_submit): a DELIVER_LIVE stream waits once the
+ * hub holds the high-water mark; the DELIVER_BULK streams (pages, delayed
+ * runs, repairs, resyncs, replays) together hold at most half of it,
+ * whatever the live stream holds. Whatever the bulk producers submit, live
+ * changes always have half the mark; whatever backlog the reader has, a
+ * build has its half (pages have queues of their own: sync/targets.c). At
+ * most 1.5 times the mark is queued. */
 enum deliver_class { DELIVER_LIVE = 0, DELIVER_BULK = 1 };
 const char *deliver_class_name(enum deliver_class c);
 

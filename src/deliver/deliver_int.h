@@ -156,6 +156,7 @@ struct deliver_hub {
     bool stop;
     int draining;     /* streams draining now: every queue sends what it has */
     long total;       /* queued + in flight (counts toward the high-water mark) */
+    long bulk_total;  /* ... of them, the bulk streams' (their half of it) */
     long main_queued; /* queued */
     long inflight;    /* items in flight */
     long inflight_batches;

@@ -589,6 +589,7 @@ static void batch_settle(struct deliver_hub *d, struct helper *h, struct batch *
         if (b->outc[i] != OUT_RETRY) continue;
         if (st->halted || st->closing) { /* dropped: nothing of it is sent any more */
             d->total--;
+            if (st->cls == DELIVER_BULK) d->bulk_total--;
             st->outstanding--;
             if (st->draining && it->sseq <= st->drain_mark) st->drain_left--;
             free(it);
@@ -668,7 +669,7 @@ void *helper_main(void *arg) {
         h->sending_ns = 0;
         batch_account(d, h, q, &b, now_ns());
         batch_settle(d, h, &b);
-        if (d->total < d->o.high_watermark) pthread_cond_broadcast(&d->space_cv);
+        pthread_cond_broadcast(&d->space_cv); /* either class may have room now */
         pthread_cond_broadcast(&d->done_cv);
         pthread_cond_signal(&d->work_cv);
     }

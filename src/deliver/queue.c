@@ -200,6 +200,7 @@ void queue_drop_stream(struct deliver_hub *d, struct deliver *s) {
                 q->main_bytes -= it->size;
                 d->main_queued--;
                 d->total--;
+                if (s->cls == DELIVER_BULK) d->bulk_total--;
                 s->outstanding--;
                 if (s->draining && it->sseq <= s->drain_mark) s->drain_left--;
                 free(it); /* its transaction stays unacknowledged */
@@ -210,13 +211,16 @@ void queue_drop_stream(struct deliver_hub *d, struct deliver *s) {
 
 /* ---------- submit ---------- */
 
-/* The fairness rule (deliver.h): a bulk stream waits once the hub holds
- * half the high-water mark (one change of its own always goes, so a bulk
- * producer is slowed, never stuck); a live stream only at the mark. */
+/* The fairness rule (deliver.h): the bulk streams together hold at most
+ * half the high-water mark, whatever the live stream holds (one change of
+ * each bulk stream always goes); a live stream waits once the hub holds the
+ * mark. So neither class starves the other: live changes always have at
+ * least half the mark, a build its half even behind a reader's backlog; at
+ * most 1.5 times the mark is queued (live to the mark, then bulk's half). */
 static bool must_wait(const struct deliver_hub *d, const struct deliver *s) {
     if (s->cls == DELIVER_BULK) {
         long share = d->o.high_watermark / 2 > 0 ? d->o.high_watermark / 2 : 1;
-        return d->total >= share && s->outstanding > 0;
+        return d->bulk_total >= share && s->outstanding > 0;
     }
     return d->total >= d->o.high_watermark;
 }
@@ -285,6 +289,7 @@ int deliver_submit(struct deliver *s, const struct change *c) {
     it->sseq = s->next_sseq++;
     t->pending++;
     d->total++;
+    if (s->cls == DELIVER_BULK) d->bulk_total++;
     s->outstanding++;
     s->n_submitted++;
     wc_add(&d->submitted, 1);

@@ -8,28 +8,35 @@
  * front; a batch holds one change per document (helper.c, seen_add). So two
  * writes of one document to one target reach the engine in the order they
  * were submitted, whatever streams they came from. Within a stream, submit
- * order is version order (the reader submits in binlog order, a page or a
- * run what one read gave). Between streams, submit order can differ from
- * version order: a page read at binlog position P may be submitted after a
- * live write decided at Q > P. Such a pair is settled by external versions
- * (I5, helper.c): the engine refuses the older write (409), so it can never
- * revert a newer INDEX or UPDATE. It could resurrect a document only when
- * the newer write is a DELETE whose tombstone the engine has forgotten by
- * the time the older write lands, that is more than index.gc_deletes after
- * the DELETE was acknowledged. The older write waits behind the DELETE in
- * the same queue, so that gap is the time the queue needs to send what lies
- * between them: at most high_watermark / 2 bulk changes (the bulk share,
- * queue.c), a few round trips, unless the engine stops answering for longer
- * than the tombstone lives. That case is closed for reindex pages, the one
- * producer whose reads can be old: versions being built keep tombstones
- * [reindex] gc_deletes_s (1 h by default) and a page acknowledged later than
- * 90 % of that after its snapshot fails the build (sync/reindex_runner.c),
- * and delivery refuses to purge or reorder. The other bulk streams (delayed
- * runs, repairs, resyncs) read the row when they build, and a replay's dead
- * letter is superseded by any newer full write that landed (store.c), so
- * their older write can only follow a DELETE in one queue: the window is an
- * engine that acknowledged the DELETE and then answered nothing for
- * index.gc_deletes (60 s by default) before the next batch. */
+ * order is version order (the reader submits in binlog order and asserts
+ * it, I5; a run or a repair what one read gave). Between streams, submit
+ * order can differ from version order: a delayed run's rebuild read at
+ * binlog position P may be submitted after a live write decided at Q > P.
+ * Such a pair is settled by external versions (I5 at the engine): the
+ * older write is refused (409), so it can never revert a newer INDEX or
+ * UPDATE. It could resurrect a document only when the newer write is a
+ * DELETE whose tombstone the engine has forgotten by the time the older
+ * write lands, that is more than index.gc_deletes (60 s by default) after
+ * the DELETE was acknowledged. In one queue the older write waits behind
+ * the DELETE, so that gap is what the queue sends between them (at most the
+ * high-water mark and a half: a few round trips), unless the engine answers
+ * nothing for longer than a tombstone lives between two batches of that
+ * queue. The delayed runs, repairs and resyncs write through the index
+ * config's queue (sync/targets.c) and read the rows when they build; a
+ * replayed dead letter is superseded by any newer full write that landed
+ * (store.c).
+ *
+ * Reindex pages are the one exception to the shared queue: they have a
+ * queue of their own (targets_submit_page), else a build would wait behind
+ * the reader's whole backlog. Their order against the dual writes to the
+ * same version is settled by versions alone, and the resurrection case is
+ * closed by time: a version being built keeps tombstones [reindex]
+ * gc_deletes_s (1 h by default, at least 10 s), and a page acknowledged
+ * later than 90 % of that after its snapshot fails the build, which is
+ * built again (sync/reindex_runner.c); a dual-write DELETE is acknowledged
+ * after the snapshot that missed it, so a page that lands before its
+ * deadline finds the tombstone. Measured queue ages: t_reindex_late_page
+ * holds a page 12 s with gc_deletes_s = 10 and sees the build rolled back.  */
 #include "deliver/deliver_int.h"
 
 #include <stdio.h>

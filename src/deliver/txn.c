@@ -74,6 +74,7 @@ void ack_item(struct deliver_hub *d, struct item *it) {
                  (unsigned long long)t->seq);
     t->pending--;
     d->total--;
+    if (s->cls == DELIVER_BULK) d->bulk_total--;
     s->outstanding--;
     SS_INVARIANT(d->total >= 0 && s->outstanding >= 0, "I1",
                  "more acknowledgements than changes (stream %s: %ld outstanding, %ld in all)",

@@ -7,8 +7,8 @@
  *     is refused, 409)
  *   - each stream has its own transactions and checkpoint: a stream held
  *     at the engine does not hold another's checkpoint (other targets)
- *   - fairness: a bulk stream waits at half the high-water mark; the live
- *     stream still finds the other half
+ *   - fairness: the bulk streams hold at most half the high-water mark, the
+ *     live stream waits at the mark: each finds room behind the other
  *   - halting or closing a stream drops its queued changes only
  *   - a stream's statistics are its own; the hub's add them all */
 /* the fixture serves test_deliver_queue.c too: some accessors are not
@@ -195,6 +195,46 @@ static void t_fairness(void **st) {
     deliver_hub_free(h);
 }
 
+/* the other way: a reader with a backlog that fills the mark leaves a
+ * build its half */
+static void t_fairness_backlog(void **st) {
+    (void)st;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.high_watermark = 200;
+    o.batch_max = 10;
+    o.helpers = 1;
+    struct deliver_hub *h = mk_hub(&o);
+    struct deliver *live = mk_stream(h, &o, "live", DELIVER_LIVE);
+    struct deliver *bulk = mk_stream(h, &o, "bulk", DELIVER_BULK);
+    gate(true);
+    struct filler f = {.s = live, .n = 1000};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, fill, &f), 0);
+    WAIT_UNTIL(atomic_load(&f.done) >= 200);
+    usleep(100000);
+    assert_int_equal(atomic_load(&f.done), 200); /* the mark, then it waits */
+    int64_t t0 = mono_ms();
+    for (int i = 0; i < 100; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "p%d", i);
+        submit(bulk, "pages", id, 2, CHANGE_INDEX, "{}");
+    }
+    assert_true(mono_ms() - t0 < 1000);
+    struct deliver_stats bs;
+    deliver_get_stats(bulk, &bs);
+    assert_int_equal(bs.blocked, 0);
+    deliver_txn_end(bulk, "b");
+    gate(false);
+    pthread_join(th, NULL);
+    deliver_txn_end(live, "l");
+    assert_int_equal(deliver_drain(live, 10000), DELIVER_OK);
+    assert_int_equal(deliver_drain(bulk, 5000), DELIVER_OK);
+    deliver_free(bulk);
+    deliver_free(live);
+    deliver_hub_free(h);
+}
+
 /* halting one stream drops its queued changes, not the other's; closing a
  * stream with changes queued frees them (the sanitizer build sees leaks) */
 static void t_halt_and_close_one_stream(void **st) {
@@ -334,6 +374,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_two_streams_one_document, setup, teardown),
         cmocka_unit_test_setup_teardown(t_checkpoints_per_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(t_fairness, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_fairness_backlog, setup, teardown),
         cmocka_unit_test_setup_teardown(t_halt_and_close_one_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(t_i1_fires, setup, teardown),
         cmocka_unit_test_setup_teardown(t_i4_fires, setup, teardown),
