@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cred_refused.h"
 #include "log.h"
 #include "sbuf.h"
 
@@ -73,6 +74,7 @@ MYSQL *db_connect(const db_params *p, char *err, size_t errlen) {
         if (p->tls.section && db_tls_hint(&p->tls, e, mysql_error(m), h, sizeof h))
             ;
         else if (e == 1045 || e == 1044 || e == 1698) {
+            if (e != 1044) cred_refused_note(); /* 1044: a database not granted */
             int k = snprintf(h, sizeof h, "check the user and password in the [%s] section%s%s%s",
                              cred, strcmp(cred, p->role) ? " (the " : "",
                              strcmp(cred, p->role) ? p->role : "",

@@ -8,7 +8,7 @@ libsearchsync_a_SOURCES += \
 	src/signals.c src/signals.h src/monotime.h \
 	src/invariant.c src/invariant.h \
 	src/service_notify.c src/service_notify.h \
-	src/config.c src/config.h \
+	src/config.c src/config.h src/cred_refused.c src/cred_refused.h \
 	src/search_auth.c src/search/sha256.c src/search/sha256.h
 searchsync_SOURCES += src/commands.h src/cmd_prologue.c src/cmd_config.c src/cmd_migrate.c src/cmd_dead_letters.c
 

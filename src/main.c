@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "cred_refused.h"
 #include "service_notify.h"
 #include "signals.h"
 #include "sync/node.h"
@@ -137,7 +138,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < ncommands; i++) {
         const struct command_entry *c = &commands[i];
         if (strcmp(name, c->name) != 0) continue;
-        if (c->fn) return c->fn(argc - 1, argv + 1);
+        if (c->fn) return cred_refused_exit(c->fn(argc - 1, argv + 1));
         for (int a = 2; a < argc; a++) {
             if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
                 c->usage(stdout);

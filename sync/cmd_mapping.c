@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "cred_refused.h"
 #include "config.h"
 #include "db.h"
 #include "deliver/deliver.h"
@@ -240,6 +241,11 @@ static int do_generate(struct command *c, const struct opts *o) {
     char derr[1024];
     int dr = engine_dialect(cfg, "generate", o->dialect, &d, derr, sizeof derr);
     if (dr == EXIT_USAGE) return EXIT_USAGE;
+    if (dr < 0 && cred_refused()) { /* not a passing outage: the file names it (exit 2) */
+        fprintf(stderr, "searchsync mapping generate: %s (or --dialect NAME to generate "
+                        "without asking the engine)\n", derr);
+        return EXIT_USAGE;
+    }
     char *db = xstrndup(o->path, (size_t)(dot - o->path));
     db_params sp = db_params_source(cfg);
     MYSQL *src = db_connect(&sp, err, sizeof err);

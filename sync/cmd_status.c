@@ -39,10 +39,11 @@ void usage_status(FILE *out) {
                  "binlog's end, each index config's state and live version, the engine's\n"
                  "document counts, reindex jobs, dead letters, change snapshots, and who\n"
                  "reads the source. Exit 0 ok, 3 dead letters are waiting, 1 a server could\n"
-                 "not be asked.\n\n"
+                 "not be asked, 2 a server refused the configured credentials.\n\n"
                  "--json: one JSON object (schema: docs/status.schema.json, the same as\n"
                  "GET /api/v1/status); exit 0 when the source is reached, the checkpoint\n"
-                 "is caught up and nothing waits (no dead letters, no errors), else 3.\n");
+                 "is caught up and nothing waits (no dead letters, no errors), 2 a server\n"
+                 "refused the configured credentials, else 3.\n");
 }
 
 /* rows as "  a  b  c" lines ("-" for NULL); returns rows, -1 if the query failed */
@@ -294,7 +295,7 @@ int cmd_status(int argc, char **argv) {
             printf("  binlog end  unknown: %s\n", st.binlog_err);
         }
     } else {
-        printf("  source unreachable: %s\n", st.source_err);
+        printf("  source: %s\n", st.source_err);
         rc = EXIT_RUNTIME;
     }
 

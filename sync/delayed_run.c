@@ -46,6 +46,7 @@ struct run {
     sbuf stage;            /* VALUES of delayed_run_ids not written yet */
     size_t nstage;
     bool sql_failed;       /* a level's SQL failed (not the connection) */
+    char unresolved[1024]; /* why a table's snapshots were not resolved: the run fails */
     struct strset dry_all, dry_one; /* dry run: root ids, all and of one snapshot */
     const struct rt_plan *plan; /* the table being resolved */
     const char *owned;     /* a cluster node's job: " AND owner_node = .. AND
@@ -387,6 +388,7 @@ static int resolve_run(struct run *R) {
                 char why[1024];
                 snprintf(why, sizeof why, "%s", R->err);
                 log_error("delayed", "run %llu: %s", R->id, why);
+                if (!*R->unresolved) snprintf(R->unresolved, sizeof R->unresolved, "%s", why);
                 R->st->errors++;
                 rc = stage_flush(R);
                 if (rc == 0) rc = snaps_failed(R, dbs[i], tbs[i], why);
@@ -408,7 +410,9 @@ static int resolve_run(struct run *R) {
     if (rc == 0) rc = exec(R, &q);
     sbuf_reset(&q);
     sbuf_printf(&q, "UPDATE delayed_runs SET resolved = 1, ids = (SELECT COUNT(*) FROM "
-                    "delayed_run_ids WHERE run_id = %llu) WHERE id = %llu", R->id, R->id);
+                    "delayed_run_ids WHERE run_id = %llu), error_text = ", R->id);
+    qs(R->meta, &q, *R->unresolved ? R->unresolved : NULL);
+    sbuf_printf(&q, " WHERE id = %llu", R->id);
     if (rc == 0) rc = exec(R, &q);
     if (rc == 0) rc = db_exec(R->meta, "COMMIT", R->err, R->errlen);
     else mysql_query(R->meta, "ROLLBACK");
@@ -452,7 +456,7 @@ struct page_inflight {
     uint64_t seq;
     char *cursor; /* "doc_table:doc_key" of its last id */
     size_t rows;
-    unsigned long long written;
+    unsigned long long docs, deleted;
 };
 
 /* Wait for the oldest page in flight; record its cursor and counts. */
@@ -464,10 +468,15 @@ static int page_ack(struct run *R, unsigned long long job, struct page_inflight 
                     "[delivery] drain_timeout_ms (%d ms): see the delivery log lines",
                     p->cfg->delivery.drain_timeout_ms);
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "UPDATE jobs SET data_cursor = ");
+    /* the run's figures move with the job's cursor, in one statement: a run
+     * taken over after a kill counts every page acknowledged, once */
+    sbuf_adds(&q, "UPDATE jobs j, delayed_runs r SET j.data_cursor = ");
     qs(R->meta, &q, v[0].cursor);
-    sbuf_printf(&q, ", rows_read = rows_read + %zu, docs_written = docs_written + %llu "
-                    "WHERE id = %llu%s", v[0].rows, v[0].written, job, R->owned ? R->owned : "");
+    sbuf_printf(&q, ", j.rows_read = j.rows_read + %zu, j.docs_written = j.docs_written + %llu, "
+                    "r.docs_written = r.docs_written + %llu, r.docs_deleted = r.docs_deleted + "
+                    "%llu WHERE j.id = %llu AND r.id = %llu%s", v[0].rows,
+                v[0].docs + v[0].deleted, v[0].docs, v[0].deleted, job, R->id,
+                R->owned ? R->owned : "");
     long long changed = exec_rows(R, &q); /* (rows_read grows: a row of ours always changes) */
     int rc = changed < 0 ? -1 : 0;
     if (changed == 0) {
@@ -553,8 +562,8 @@ static int run_job(struct run *R, unsigned long long job, unsigned long long ind
             k_after = xstrdup(keys[n - 1]);
             sbuf c = SBUF_INIT;
             sbuf_printf(&c, "%lu:%s", t_after, k_after);
-            fl[nfl++] = (struct page_inflight){seq, sbuf_detach(&c), n,
-                                               (R->p->docs - d0) + (R->p->deletes - x0)};
+            fl[nfl++] = (struct page_inflight){seq, sbuf_detach(&c), n, R->p->docs - d0,
+                                               R->p->deletes - x0};
         }
         for (size_t j = 0; j < i; j++) free(tabs[j]), free(keys[j]);
         free(tabs), free(keys);
@@ -652,11 +661,28 @@ static bool run_jobs(struct run *R, struct job_ref *jobs, size_t nj, char *failu
     return stopped;
 }
 
+/* The run's row: ids, error_text (why a table was not resolved, kept for a
+ * run taken over), docs_written, docs_deleted (every process's pages). */
+static int run_row(struct run *R, char *c[4]) {
+    char q[128];
+    snprintf(q, sizeof q, "SELECT ids, error_text, docs_written, docs_deleted FROM delayed_runs "
+                          "WHERE id = %llu", R->id);
+    int got = db_row1(R->meta, q, 0, c, 4, R->err, R->errlen);
+    if (got == 0) errf(R->err, R->errlen, "delayed run %llu: its row is gone", R->id);
+    if (got < 1) db_row_free(c, 4);
+    return got == 1 ? 0 : -1;
+}
+
 static int process(struct run *R, bool resolved, unsigned long long nsnap) {
     struct delayed_stats *st = R->st;
     struct delayed_stats before = *st;
     double t0 = now_ms();
-    if (!resolved && resolve_run(R) < 0) return -1;
+    *R->unresolved = 0;
+    char *rr[4];
+    if ((!resolved && resolve_run(R) < 0) || run_row(R, rr) < 0) return -1;
+    st->ids += strtoull(rr[0], NULL, 10);
+    snprintf(R->unresolved, sizeof R->unresolved, "%s", rr[1] ? rr[1] : "");
+    db_row_free(rr, 4);
     double t1 = now_ms();
     st->ms_resolve += t1 - t0;
     sbuf q = SBUF_INIT;
@@ -673,8 +699,11 @@ static int process(struct run *R, bool resolved, unsigned long long nsnap) {
                     "(progress: searchsync status)\n", R->id, n, R->p->cfg->cluster.name);
         free(n);
         /* none (nothing to refresh): settled now */
-        return delayed_run_finish(R->meta, R->source, R->node, R->id, R->o->max_attempts,
-                                  R->err, R->errlen) < 0 ? -1 : 0;
+        if (delayed_run_finish(R->meta, R->source, R->node, R->id, R->o->max_attempts, R->err,
+                               R->errlen) < 0)
+            return -1;
+        if (*R->unresolved) snprintf(R->err, R->errlen, "%s", R->unresolved);
+        return *R->unresolved ? 1 : 0;
     }
     sbuf_printf(&q, "SELECT id, index_id, bucket, data_cursor FROM jobs WHERE type = 'job' AND "
                     "params = '{\"delayed_run\":%llu}' AND status <> 'done' ORDER BY id", R->id);
@@ -703,6 +732,9 @@ static int process(struct run *R, bool resolved, unsigned long long nsnap) {
         return 0;
     }
     int rc = *failure ? snaps_failed(R, NULL, NULL, failure) : snaps_done(R, NULL, NULL, NULL);
+    /* a table whose snapshots could not be resolved fails the run too (they
+     * are tried again, or left in error: done by resolve_run) */
+    if (!*failure && *R->unresolved) snprintf(failure, sizeof failure, "%s", R->unresolved);
     /* the run's numbers: its row, the sync log */
     struct delayed_stats mine = *st;
     for (size_t l = 0; l <= DELAYED_MAX_LEVELS; l++) mine.level_ids[l] -= before.level_ids[l];
@@ -711,13 +743,15 @@ static int process(struct run *R, bool resolved, unsigned long long nsnap) {
     mine.dead_letters -= before.dead_letters, mine.pages -= before.pages;
     mine.left_error -= before.left_error, mine.retried -= before.retried;
     mine.ms_resolve = t1 - t0, mine.ms_build = t2 - t1, mine.ms_claim = 0;
+    if (rc == 0 && (rc = run_row(R, rr)) == 0) { /* its documents: every process's */
+        mine.docs = strtoull(rr[2], NULL, 10), mine.deletes = strtoull(rr[3], NULL, 10);
+        db_row_free(rr, 4);
+    }
     sbuf js = SBUF_INIT;
     delayed_stats_json(&mine, &js);
     sbuf_reset(&q);
     sbuf_printf(&q, "UPDATE delayed_runs SET status = '%s', finished_at = NOW(3), "
-                    "docs_written = docs_written + %llu, docs_deleted = docs_deleted + %llu, "
-                    "errors = errors + %llu, stats = ",
-                *failure ? "failed" : "done", mine.docs, mine.deletes, mine.errors);
+                    "errors = errors + %llu, stats = ", *failure ? "failed" : "done", mine.errors);
     qs(R->meta, &q, js.data);
     sbuf_adds(&q, ", error_text = ");
     qs(R->meta, &q, *failure ? failure : NULL);
@@ -1010,12 +1044,12 @@ int delayed_run_finish(MYSQL *meta, const char *source, const char *node,
     if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) return -1;
     sbuf q = SBUF_INIT;
     /* the run's row locked: one node settles it, the others find it done */
-    sbuf_printf(&q, "SELECT COUNT(*) FROM delayed_runs WHERE id = %llu AND status = 'running' AND "
-                    "resolved = 1 FOR UPDATE", run);
-    char *mine = scalar(&R, &q);
-    int rc = mine ? 0 : -1;
-    bool go = mine && !strcmp(mine, "1");
-    free(mine);
+    sbuf_printf(&q, "SELECT error_text FROM delayed_runs WHERE id = %llu AND status = "
+                    "'running' AND resolved = 1 FOR UPDATE", run);
+    char *unresolved = NULL; /* a table's snapshots not resolved (process) */
+    int got = db_row1(meta, q.data, q.len, &unresolved, 1, err, errlen);
+    int rc = got < 0 ? -1 : 0;
+    bool go = got == 1;
     MYSQL_RES *res = NULL;
     MYSQL_ROW row = NULL;
     if (go) {
@@ -1042,14 +1076,15 @@ int delayed_run_finish(MYSQL *meta, const char *source, const char *node,
     if (res) mysql_free_result(res);
     if (go) {
         rc = *failure ? snaps_failed(&R, NULL, NULL, failure) : snaps_done(&R, NULL, NULL, NULL);
+        if (!*failure && unresolved) snprintf(failure, sizeof failure, "%s", unresolved);
         sbuf js = SBUF_INIT;
         sbuf_printf(&js, "{\"jobs\":%llu,\"documents_rebuilt\":%llu,\"errors\":%llu,"
                          "\"left_in_error\":%llu,\"retried\":%llu,\"cluster\":true}",
                     njobs, docs, errors, st.left_error, st.retried);
         sbuf_reset(&q);
+        /* (docs_written, docs_deleted: added up page by page, page_ack) */
         sbuf_printf(&q, "UPDATE delayed_runs SET status = '%s', finished_at = NOW(3), "
-                        "docs_written = %llu, errors = %llu, stats = ",
-                    *failure ? "failed" : "done", docs, errors);
+                        "errors = %llu, stats = ", *failure ? "failed" : "done", errors);
         qs(meta, &q, js.data);
         sbuf_adds(&q, ", error_text = ");
         qs(meta, &q, *failure ? failure : NULL);
@@ -1066,6 +1101,7 @@ int delayed_run_finish(MYSQL *meta, const char *source, const char *node,
         sbuf_free(&js);
     }
     sbuf_free(&q);
+    free(unresolved);
     if (rc == 0 && go) rc = db_exec(meta, "COMMIT", err, errlen);
     else mysql_query(meta, "ROLLBACK");
     if (rc < 0) return -1;
@@ -1074,54 +1110,4 @@ int delayed_run_finish(MYSQL *meta, const char *source, const char *node,
                  "%llu error(s)%s%s", run, *failure ? "failed" : "done", node, njobs, docs,
                  errors, *failure ? ": " : "", failure);
     return go ? 1 : 0;
-}
-
-/* ---------- statistics ---------- */
-
-void delayed_stats_json(const struct delayed_stats *st, sbuf *out) {
-    size_t top = DELAYED_MAX_LEVELS;
-    while (top > 0 && !st->level_ids[top]) top--;
-    sbuf_printf(out, "{\"snapshots\":%llu,\"ids_per_level\":[", st->snapshots);
-    for (size_t l = 0; l <= top; l++) sbuf_printf(out, "%s%llu", l ? "," : "", st->level_ids[l]);
-    sbuf_printf(out,
-                "],\"documents_rebuilt\":%llu,\"documents_deleted\":%llu,\"stale\":%llu,"
-                "\"dead_letters\":%llu,\"errors\":%llu,\"pages\":%llu,\"left_in_error\":%llu,"
-                "\"retried\":%llu,\"ms\":{\"claim\":%.0f,\"resolve\":%.0f,\"build\":%.0f,"
-                "\"finish\":%.0f}}",
-                st->docs, st->deletes, st->stale, st->dead_letters, st->errors, st->pages,
-                st->left_error, st->retried, st->ms_claim, st->ms_resolve, st->ms_build,
-                st->ms_finish);
-}
-
-void delayed_stats_print(const struct delayed_stats *st, FILE *out) {
-    fprintf(out, "delayed run: %llu run(s), %llu snapshot(s) taken; ids per level:", st->runs,
-            st->snapshots);
-    size_t top = DELAYED_MAX_LEVELS;
-    while (top > 0 && !st->level_ids[top]) top--;
-    for (size_t l = 0; l <= top; l++) fprintf(out, " %zu:%llu", l, st->level_ids[l]);
-    fprintf(out,
-            "\n  %llu document(s) rebuilt, %llu deleted, %llu stale (a newer live change "
-            "already there), %llu dead letter(s), %llu error(s); %llu snapshot(s) left in "
-            "error, %llu to retry\n"
-            "  time: claim %.0f ms, resolve %.0f ms, build %.0f ms, finish %.0f ms\n",
-            st->docs, st->deletes, st->stale, st->dead_letters, st->errors, st->left_error,
-            st->retried, st->ms_claim, st->ms_resolve, st->ms_build, st->ms_finish);
-}
-
-/* index_configs.id of every index config of m, in m's order */
-unsigned long long *delayed_index_ids(MYSQL *meta, const char *source, const struct mapping *m,
-                                     char *err, size_t errlen) {
-    unsigned long long *ids = xcalloc(m->nindices ? m->nindices : 1, sizeof *ids);
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT id, alias FROM index_configs WHERE source = ");
-    db_quote(meta, &q, source, strlen(source));
-    MYSQL_RES *res = db_query(meta, q.data, q.len, err, errlen);
-    sbuf_free(&q);
-    if (!res) return free(ids), NULL;
-    MYSQL_ROW row;
-    while ((row = mysql_fetch_row(res)))
-        for (size_t i = 0; i < m->nindices; i++)
-            if (!strcmp(m->indices[i].alias, row[1])) ids[i] = strtoull(row[0], NULL, 10);
-    mysql_free_result(res);
-    return ids;
 }

@@ -84,7 +84,8 @@ libsearchsync_a_SOURCES += sync/producer.c sync/producer.h sync/resync.c sync/re
 libsearchsync_a_SOURCES += sync/job_assign.c sync/job_assign.h
 
 # the delayed run (issue 22): change snapshots -> relation tops -> bucketed jobs
-libsearchsync_a_SOURCES += sync/delayed.h sync/relation_tops.c sync/delayed_run.c
+libsearchsync_a_SOURCES += sync/delayed.h sync/relation_tops.c sync/delayed_run.c \
+	sync/delayed_stats.c
 searchsync_SOURCES += sync/cmd_delayed.c
 
 # the consistency check and repair (issue 23)

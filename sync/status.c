@@ -77,6 +77,21 @@ static void engine_facts(struct search_conn *k, struct status_index *ix) {
         ix->engine_err = sbuf_detach(&e);
         goto out;
     }
+    char req[620], refused[1024];
+    snprintf(req, sizeof req, "GET %s", path);
+    if (search_refused(k, req, r.status, refused, sizeof refused)) {
+        sbuf e = SBUF_INIT;
+        sbuf_printf(&e, "engine: %s", refused);
+        ix->engine_err = sbuf_detach(&e);
+        goto out;
+    }
+    if (r.status != 200 && r.status != 404) { /* 404: no such alias yet */
+        sbuf e = SBUF_INIT;
+        sbuf_printf(&e, "engine: %s answered HTTP %ld: %.200s", req, r.status,
+                    r.body.data ? r.body.data : "");
+        ix->engine_err = sbuf_detach(&e);
+        goto out;
+    }
     sbuf targets = SBUF_INIT;
     if (r.status == 200) {
         cJSON *j = json_exact_parse(r.body.data, r.body.len);
@@ -234,7 +249,7 @@ void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const 
         }
     } else {
         st->source_err = xstrdup(src_err ? src_err : "not connected");
-        add_error(st, "source unreachable: %s%s", st->source_err, NULL);
+        add_error(st, "source: %s%s", st->source_err, NULL);
     }
 
     /* ---- indices */

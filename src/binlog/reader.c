@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "binlog/reader.h"
+#include "cred_refused.h"
 #include "db.h"
 #include "log.h"
 
@@ -82,8 +83,10 @@ static void explain(bl_reader *r, MYSQL *m, const char *what) {
                  r->o.user ? r->o.user : "");
         break;
     case 1045:
-        snprintf(r->err, sizeof r->err, "%s: access denied for '%s' at %s:%d: %s", what,
-                 r->o.user ? r->o.user : "", host, r->o.port, msg);
+        cred_refused_note();
+        snprintf(r->err, sizeof r->err, "%s: access denied for '%s' at %s:%d: %s; check the "
+                 "user and password in the [source] section (tail --source: those of the URI)",
+                 what, r->o.user ? r->o.user : "", host, r->o.port, msg);
         break;
     case CR_CONNECTION_ERROR: case CR_CONN_HOST_ERROR: case 2005:
         snprintf(r->err, sizeof r->err, "%s: the server at %s:%d is unreachable: %s", what, host,

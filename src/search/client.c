@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cred_refused.h"
 #include "log.h"
 #include "search/search.h"
 #include "search/sha256.h"
@@ -338,6 +339,31 @@ int search_request(struct search_conn *k, const char *method, const char *path,
     return rc;
 }
 
+bool search_refused(struct search_conn *k, const char *req, long status, char *err,
+                    size_t errlen) {
+    if (status != 401 && status != 403) return false;
+    struct search_client *c = k->c;
+    int cur = atomic_load(&c->cur) % c->nurls;
+    const char *who = strcmp(c->urls[cur], c->shown[cur]) ? "urls: the user:password@ "
+                                                            "of the address"
+                      : c->sigv4 ? "aws_access_key_id/aws_secret_access_key/aws_region (or "
+                                   "the AWS_* environment variables)"
+                      : strstr(c->auth_header ? c->auth_header : "", "ApiKey") ? "api_key"
+                      : c->auth_header ? "bearer_token"
+                      : c->user ? "user and password (or password_file)"
+                                : "user and password: it asks for credentials and none "
+                                  "are set";
+    snprintf(err, errlen, "the search engine at %s refused the credentials: %s answered "
+             "HTTP %ld%s; check [search] %s", c->shown[cur], req, status,
+             status == 401 ? " (unauthorized)"
+             : !strcmp(req, "GET /") ? " (forbidden: the account lacks the cluster monitor "
+                                       "privilege)"
+                                     : " (forbidden: the account lacks a privilege it needs)",
+             who);
+    cred_refused_note();
+    return true;
+}
+
 int search_detect(struct search_client *c, struct search_conn *k, char *err, size_t errlen) {
     struct search_resp r;
     search_resp_init(&r);
@@ -354,21 +380,7 @@ int search_detect(struct search_client *c, struct search_conn *k, char *err, siz
         search_resp_free(&r);
         return -1;
     }
-    if (r.status == 401 || r.status == 403) {
-        int cur = atomic_load(&c->cur) % c->nurls;
-        const char *who = strcmp(c->urls[cur], c->shown[cur]) ? "urls: the user:password@ "
-                                                                "of the address"
-                          : c->sigv4 ? "aws_access_key_id/aws_secret_access_key/aws_region (or "
-                                       "the AWS_* environment variables)"
-                          : strstr(c->auth_header ? c->auth_header : "", "ApiKey") ? "api_key"
-                          : c->auth_header ? "bearer_token"
-                          : c->user ? "user and password (or password_file)"
-                                    : "user and password: it asks for credentials and none "
-                                      "are set";
-        snprintf(err, errlen, "the search engine at %s refused the credentials: GET / answered "
-                 "HTTP %ld%s; check [search] %s", c->shown[cur],
-                 r.status, r.status == 401 ? " (unauthorized)" : " (forbidden: the account "
-                 "lacks the cluster monitor privilege)", who);
+    if (search_refused(k, "GET /", r.status, err, errlen)) {
         search_resp_free(&r);
         return -1;
     }

@@ -14,7 +14,8 @@
  * whose connection is kept alive between requests. N helper threads with one
  * conn each give N concurrent bulk requests over N kept-alive connections.
  *
- * Stands alone: depends only on sbuf, jsonw and log (style note 1). */
+ * Stands alone: depends only on sbuf, jsonw, log and cred_refused (style
+ * note 1). */
 #ifndef SS_SEARCH_H
 #define SS_SEARCH_H
 #include <stdbool.h>
@@ -110,6 +111,12 @@ int search_request(struct search_conn *k, const char *method, const char *path,
 
 /* GET / on the current address, parse, remember the dialect. */
 int search_detect(struct search_client *c, struct search_conn *k, char *err, size_t errlen);
+/* Did the engine refuse the credentials: HTTP status 401 or 403 to request
+ * req ("GET /", "GET /_alias/books")? Then err says so, naming the [search]
+ * keys to check, the refusal is noted (src/cred_refused.h: the command exits
+ * 2) and true is returned. */
+bool search_refused(struct search_conn *k, const char *req, long status, char *err,
+                    size_t errlen);
 
 /* ---------- bulk bodies ---------- */
 

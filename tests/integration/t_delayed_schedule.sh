@@ -5,7 +5,7 @@
 #   - a category renamed: the scheduled run rebuilds every product of that
 #     category (that the commit alone changes none is t_delayed_run's): their
 #     category.name equals SQL's, the snapshot is done, the run is in
-#     delayed_runs and the log
+#     delayed_runs and the log (with its ids: not "0 id(s)")
 #   - a malformed schedule is refused at start with exit 2, naming the key
 #   - the retention: history older than the retention table keeps goes at
 #     start (this source's, done snapshots only), the recent stays
@@ -84,7 +84,9 @@ all_renamed() { [ "$(in_engine)" = "$naff" ]; }
 wait_until 60 "the scheduled run renamed the category in all $naff products" all_renamed
 assert_eq "done" "$(mysql_q "SELECT status FROM \`$meta\`.change_snapshots WHERE business_id = '$cat_id' ORDER BY id DESC LIMIT 1")" "the snapshot is done"
 assert_true "a delayed run is recorded" [ "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.delayed_runs WHERE status = 'done' AND docs_written >= $naff")" -ge 1 ]
-daemon_wait_log "scheduled delayed run: 1 snapshot(s)" 10
+# its log line: the ids it resolved (the category's products, from SQL) and
+# the documents it rebuilt
+daemon_wait_log "scheduled delayed run: 1 snapshot(s), $naff id(s), $naff document(s) rebuilt" 10
 # the API: runs and snapshots
 api() { curl -s -o "$TEST_TMP/api.json" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT$1"; }
 assert_eq 200 "$(api /api/v1/delayed/runs)" "GET /api/v1/delayed/runs"

@@ -2,7 +2,8 @@
 # tests/integration/t_messages.sh — connection messages against the real
 # MariaDB: a wrong [source] password names [source] (the metadata connection,
 # which borrows [source]'s user, says so instead of blaming [metadata]); a
-# wrong [metadata] password names [metadata]; `dead-letters list` with none
+# wrong [metadata] password names [metadata]; every command that connects
+# exits 2 on either (a refused credential is a configuration error); `dead-letters list` with none
 # says so (on stderr: stdout stays JSON lines); a right password refused
 # because an anonymous ''@'localhost' account is taken before 'USER'@'%'
 # (a fresh install's) names the anonymous accounts and how to list them.
@@ -15,22 +16,45 @@ port = $MYSQL_PORT
 user = $MYSQL_USER
 password = wrong-password   # a comment, stripped
 INI
-set +e
-"$SEARCHSYNC_BIN" mapping export --config "$TEST_TMP/src.ini" >"$TEST_TMP/out" 2>&1
-rc=$?
-set -e
-assert_eq 1 "$rc" "wrong [source] password: exit 1"
-assert_contains "$(cat "$TEST_TMP/out")" "check the user and password in the [source] section" "wrong [source] password names [source]"
+# refused INI SECTION COMMAND... — each command (words split) with INI is
+# refused the same way: exit 2 (a credential in the configuration, refused:
+# the user fixes the file, as a misspelt key), the message naming SECTION's
+# user and password, never the password
+refused() {
+    local ini="$1" section="$2" cmd out rc
+    shift 2
+    for cmd in "$@"; do
+        rc=0
+        # shellcheck disable=SC2086 # the words of the command
+        out="$(timeout 30 "$SEARCHSYNC_BIN" $cmd --config "$TEST_TMP/$ini" 2>&1)" || rc=$?
+        assert_eq 2 "$rc" "$ini: $cmd: exit 2 (output: $(tail -2 <<<"$out" | cut -c1-300))"
+        assert_contains "$out" "check the user and password in the [$section] section" "$ini: $cmd names [$section]"
+        case "$out" in *wrong-password*) fail "$ini: $cmd: the password is in the output" ;; esac
+    done
+    LAST_OUT="$out"
+}
+common=("run" "status" "status --json" "check books" "reindex books" "delayed-run"
+    "resync books --ids 1" "replay" "mapping import $TEST_TMP/empty.json --yes")
+echo '{"version": 1, "indices": []}' >"$TEST_TMP/empty.json"
+printf '[search]\nurls = %s\n' "$SEARCH_URL" >>"$TEST_TMP/src.ini"
+refused src.ini source "${common[@]}" "mapping export" "mapping body books" "epoch bump" \
+    "dead-letters list" "migrate" "mapping generate db.t" "tail --stop-at-end"
 cp "$TEST_TMP/src.ini" "$TEST_TMP/meta.ini"
 sed -i 's/^password = .*/password = '"$MYSQL_PASSWORD"'  # right/' "$TEST_TMP/meta.ini"
-printf '[metadata]\nuser = %s\npassword = wrong\n' "$MYSQL_USER" >>"$TEST_TMP/meta.ini"
-set +e
-"$SEARCHSYNC_BIN" mapping export --config "$TEST_TMP/meta.ini" >"$TEST_TMP/out" 2>&1
-rc=$?
-set -e
-assert_eq 1 "$rc" "wrong [metadata] password: exit 1"
-assert_contains "$(cat "$TEST_TMP/out")" "check the user and password in the [metadata] section" "wrong [metadata] password names [metadata]"
-case "$(cat "$TEST_TMP/out")" in *"[source] section"*) fail "a [metadata] error blamed [source]: $(cat "$TEST_TMP/out")" ;; esac
+printf '[metadata]\nuser = %s\npassword = wrong-password\n' "$MYSQL_USER" >>"$TEST_TMP/meta.ini"
+refused meta.ini metadata "${common[@]}" "mapping export" "mapping body books" "epoch bump" \
+    "dead-letters list" "migrate"
+case "$LAST_OUT" in *"[source] section"*) fail "a [metadata] error blamed [source]: $LAST_OUT" ;; esac
+# the metadata on its own account, the source's password wrong: what reads
+# the source says so (status too, in text and JSON)
+meta2=$(unique_name meta2)
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta2\`' >/dev/null 2>&1"
+cp "$TEST_TMP/src.ini" "$TEST_TMP/src2.ini"
+printf '[metadata]\nuser = root\ndatabase = %s\n' "$meta2" >>"$TEST_TMP/src2.ini"
+refused src2.ini source "${common[@]}" "mapping generate db.t" "tail --stop-at-end"
+refused src2.ini source "status --json"
+assert_eq false "$(grep '^{' <<<"$LAST_OUT" | jq -r .ok)" "status --json with the source refused: ok false"
+assert_eq false "$(grep '^{' <<<"$LAST_OUT" | jq -r .source.reachable)" "status --json: source not reached"
 
 # a fresh install's anonymous ''@'localhost' shadows 'USER'@'%' for local
 # connections (the socket here: the harness skips name resolution, so TCP
@@ -50,7 +74,7 @@ set +e
 rc=$?
 set -e
 mysql_q "DROP USER ''@'localhost'"
-assert_eq 1 "$rc" "a right password shadowed by ''@'localhost': exit 1"
+assert_eq 2 "$rc" "a right password shadowed by ''@'localhost': exit 2 (refused credentials)"
 assert_contains "$(cat "$TEST_TMP/out")" "Access denied" "the server's refusal is quoted"
 assert_contains "$(cat "$TEST_TMP/out")" "anonymous account" "the message names the anonymous accounts"
 assert_contains "$(cat "$TEST_TMP/out")" "SELECT user, host FROM mysql.user WHERE user = ''" "and how to list them"

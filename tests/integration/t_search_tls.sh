@@ -5,8 +5,10 @@
 # from a CA made here by openssl, and basic auth. Then:
 #   - `searchsync run` syncs a small table through https with [search]
 #     ca_file, user and password_file: the documents equal SQL;
-#   - a wrong password: exit 1, a message naming [search] and the 401, and
-#     the password (given in the URL too) in no message;
+#   - a wrong password: exit 2 (a configuration error), a message naming
+#     [search] and the 401, and the password (given in the URL too) in no
+#     message; every command that asks the engine (status, --json too, check,
+#     reindex, delayed-run, ...) says it the same way, with the same exit;
 #   - a certificate of another CA, an expired one: exit 1 at once, a message
 #     about the certificate; tls_verify = false connects anyway;
 #   - bearer token and API key (nginx checks the Authorization header), a
@@ -128,13 +130,15 @@ have="$(search_post "/${db}_items/_search" '{"size":1000,"sort":[{"id":"asc"}]}'
 assert_eq "$want" "$have" "documents equal SQL after a sync through https + basic auth"
 grep -c "POST /_bulk" "$t/ngx/access.log" >/dev/null || fail "no bulk request went through nginx"
 
-# expect_fail NAME WANT... — `searchsync run` with $TEST_TMP/NAME.ini exits 1
-# within 20 s, its output holding every WANT and never the secrets
+# expect_fail NAME WANT... — `searchsync run` with $TEST_TMP/NAME.ini exits
+# $WANT_RC (default 1: a certificate refused; credentials the engine refuses
+# are a configuration error, exit 2) within 20 s, its output holding every
+# WANT and never the secrets
 expect_fail() {
     local name="$1" out rc=0
     shift
     out="$(timeout 20 "$SEARCHSYNC_BIN" run --config "$TEST_TMP/$name.ini" 2>&1)" || rc=$?
-    assert_eq 1 "$rc" "$name: exit status 1 (output: $(tail -3 <<<"$out"))"
+    assert_eq "${WANT_RC:-1}" "$rc" "$name: exit status ${WANT_RC:-1} (output: $(tail -3 <<<"$out"))"
     for w in "$@"; do assert_contains "$out" "$w" "$name: the message says '$w'"; done
     for s in S3cret-pw wrong-pw tok-abc.123 a2V5aWQ6c2VjcmV0 bad-token aws-secret-1; do
         case "$out" in *"$s"*) fail "$name: a secret ($s) is in the output: $out" ;; esac
@@ -145,9 +149,9 @@ expect_fail() {
 printf 'wrong-pw\n' >"$t/badpw"
 conf "$TEST_TMP/badpw.ini" "urls = https://127.0.0.1:$p_basic" "ca_file = $t/ca.crt" "user = tlsuser" \
     "password_file = $t/badpw"
-expect_fail badpw "[search]" "401" "password"
+WANT_RC=2 expect_fail badpw "[search]" "401" "password"
 conf "$TEST_TMP/badurl.ini" "urls = https://tlsuser:wrong-pw@127.0.0.1:$p_basic" "ca_file = $t/ca.crt"
-expect_fail badurl "[search]" "401" "https://127.0.0.1:$p_basic"
+WANT_RC=2 expect_fail badurl "[search]" "401" "https://127.0.0.1:$p_basic"
 # 3. certificates: another CA's, an expired one; tls_verify = false
 conf "$TEST_TMP/otherca.ini" "urls = https://127.0.0.1:$p_basic" "ca_file = $t/otherca.crt" \
     "user = tlsuser" "password_file = $t/pw"
@@ -176,7 +180,7 @@ connects bearer
 conf "$TEST_TMP/apikey.ini" "urls = https://127.0.0.1:$p_token" "ca_file = $t/ca.crt"
 SEARCHSYNC_SEARCH_API_KEY=a2V5aWQ6c2VjcmV0 connects apikey
 conf "$TEST_TMP/badtoken.ini" "urls = https://127.0.0.1:$p_token" "ca_file = $t/ca.crt" "bearer_token = bad-token"
-expect_fail badtoken "[search]" "401" "bearer_token"
+WANT_RC=2 expect_fail badtoken "[search]" "401" "bearer_token"
 conf "$TEST_TMP/mtls.ini" "urls = https://127.0.0.1:$p_mtls" "ca_file = $t/ca.crt" \
     "client_cert = $t/client.crt" "client_key = $t/client.key"
 connects mtls
@@ -184,5 +188,30 @@ conf "$TEST_TMP/aws.ini" "urls = https://127.0.0.1:$p_aws" "ca_file = $t/ca.crt"
     "aws_service = aoss" "aws_region = eu-west-1"
 AWS_ACCESS_KEY_ID=AKIDTEST AWS_SECRET_ACCESS_KEY=aws-secret-1 AWS_SESSION_TOKEN=sess-tok connects aws
 grep -q "aws-secret-1" "$TEST_TMP/aws.log" && fail "the AWS secret is in the log"
-AWS_ACCESS_KEY_ID=AKIDTEST AWS_SECRET_ACCESS_KEY=aws-secret-1 expect_fail aws "403" "aws_access_key_id" # no session token
+AWS_ACCESS_KEY_ID=AKIDTEST AWS_SECRET_ACCESS_KEY=aws-secret-1 WANT_RC=2 expect_fail aws "403" "aws_access_key_id" # no session token
+# 5. every command that asks the engine says the refusal the same way: exit 2
+# (a credential the configuration holds, refused: the user fixes the file),
+# [search] named, no secret shown; `status` too, in text and JSON (not "alias
+# does not exist yet" with exit 0). `run` is said above.
+refused() { # NAME ARGS... — searchsync ARGS with badpw.ini
+    local name="$1" out rc=0
+    shift
+    out="$(timeout 30 "$SEARCHSYNC_BIN" "$@" --config "$TEST_TMP/badpw.ini" 2>&1)" || rc=$?
+    assert_eq 2 "$rc" "$name with a refused [search] password: exit 2 (output: $(tail -3 <<<"$out"))"
+    assert_contains "$out" "[search]" "$name: the message names [search]"
+    assert_contains "$out" "401" "$name: the message says the engine's 401"
+    case "$out" in *S3cret-pw* | *wrong-pw*) fail "$name: a password is in the output: $out" ;; esac
+    REFUSED_OUT="$out"
+}
+for cmd in "status" "check ${db}_items" "check ${db}_items --deep" "reindex ${db}_items" \
+    "delayed-run" "resync ${db}_items --ids 1" "replay" "dead-letters replay" \
+    "mapping body ${db}_items" "mapping generate $db.items"; do
+    # shellcheck disable=SC2086 # the words of the command
+    refused "$cmd" $cmd
+done
+refused "status --json" status --json
+json="$(sed -n '/^{/,$p' <<<"$REFUSED_OUT")"
+assert_eq false "$(jq -r .ok <<<"$json")" "status --json: ok false"
+assert_contains "$(jq -r '.errors | join(" ")' <<<"$json")" "[search]" "status --json: errors name [search]"
+assert_eq null "$(jq -r '.indices[0].engine.alias_targets' <<<"$json")" "status --json: no alias targets made up"
 pass

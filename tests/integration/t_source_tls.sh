@@ -69,10 +69,12 @@ conf "$TEST_TMP/env.ini" "$tport" "ssl_mode = verify_identity" "ssl_ca = $t/ca.c
 SEARCHSYNC_SOURCE_PASSWORD=Tls-pw-1 tail_and_migrate env
 assert_eq 0 "$RC_TAIL" "tail with the password from SEARCHSYNC_SOURCE_PASSWORD ($ERR_TAIL)"
 assert_eq 0 "$RC_MIGRATE" "migrate with the password from SEARCHSYNC_SOURCE_PASSWORD ($OUT_MIGRATE)"
-# (without TLS the account is refused: the connections above were TLS)
+# (without TLS the account is refused: the connections above were TLS; a
+# login refused is a configuration error, exit 2)
 conf "$TEST_TMP/plain.ini" "$tport" "password_file = $t/pw" "ssl_mode = disabled"
 tail_and_migrate plain
-assert_eq 1 "$RC_TAIL" "ssl_mode = disabled: the REQUIRE SSL account is refused"
+assert_eq 2 "$RC_TAIL" "ssl_mode = disabled: the REQUIRE SSL account is refused"
+assert_eq 2 "$RC_MIGRATE" "ssl_mode = disabled: migrate is refused the same way"
 
 # 2. a CA that did not sign the server's certificate
 conf "$TEST_TMP/otherca.ini" "$tport" "password_file = $t/pw" "ssl_mode = verify_identity" "ssl_ca = $t/otherca.crt"
