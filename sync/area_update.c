@@ -274,7 +274,7 @@ int area_submit(struct pipeline *p, struct changeset *cs, const struct strset *f
         }
         jw_arr_close(&w);
         jw_obj_close(&w);
-        uint64_t v = targets_version(p, ix, txn_end);
+        uint64_t v = targets_version(p, ix, txn_end, cs->version_after);
         struct change c = {.index = ix->alias, .doc_id = cs->elems[at].doc, .version = v,
                            .op = CHANGE_SCRIPT, .body = params.data, .body_len = params.len,
                            .script = AREA_SCRIPT};

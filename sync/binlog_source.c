@@ -489,7 +489,7 @@ static void xa_end(struct daemon *dm, const bl_commit *cm, struct xa_txn *t, boo
     } else if (ok) {
         xa_forget(&dm->xa, t);
     }
-    dm->p.hold = xa_hold(&dm->xa);
+    dm->cs.hold = xa_hold(&dm->xa);
     pthread_mutex_lock(&dm->rs.mu);
     dm->rs.f.xa_prepared = dm->xa.n;
     pthread_mutex_unlock(&dm->rs.mu);
@@ -499,7 +499,7 @@ static void xa_end(struct daemon *dm, const bl_commit *cm, struct xa_txn *t, boo
 static void xa_tick(struct daemon *dm) {
     if (dm->xa.n &&
         xa_expire(&dm->xa, mono_ms(), (long long)dm->cfg->source.xa_hold_max_s * 1000))
-        dm->p.hold = xa_hold(&dm->xa);
+        dm->cs.hold = xa_hold(&dm->xa);
 }
 
 static int commit_build(struct daemon *dm, const bl_commit *cm) {

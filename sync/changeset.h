@@ -75,6 +75,11 @@ struct changeset {
     bool saves;               /* it holds checkpoint saves read back (offsets) */
     bool other_rows;          /* ... and rows of anything else read */
     struct cs_at at;          /* where the rows routed now are (unknown: read order) */
+    /* inputs of the build and the end, set by the producer (kept by
+     * changeset_reset: they are the producer's state, not the rows') */
+    bool version_after;       /* versions just past `end`, before the next transaction (TTL) */
+    const char *hold;         /* non-NULL: the position its transaction ends at instead of
+                               * its own (an open XA PREPARE's, sync/xa_prepared.h) */
 };
 
 /* Key `key` of document table `table` of index config `index` is to be

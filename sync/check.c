@@ -139,53 +139,10 @@ static int since_keys(struct ctx *c, size_t t, char ***keys, size_t *n) {
     return 0;
 }
 
-/* one relation-top chain (sync/relation_tops.c) from values of level
- * `level` up to the document keys it reaches */
-static int walk_chain(struct ctx *c, const struct rt_chain *ch, size_t level, char *const *in,
-                      size_t nin) {
-    if (level == ch->nlevels) {
-        for (size_t i = 0; i < nin; i++) strset_add(&c->related[ch->doctable], in[i], strlen(in[i]));
-        return 0;
-    }
-    const struct rt_level *l = &ch->levels[level];
-    MYSQL *src = c->pr->p.src;
-    for (size_t off = 0; off < nin; off += DOCBUILD_CHUNK) {
-        size_t k = nin - off < DOCBUILD_CHUNK ? nin - off : DOCBUILD_CHUNK;
-        char *after = NULL;
-        for (;;) {
-            sbuf q = SBUF_INIT;
-            rt_level_query(src, l, in + off, k, after, 5000, &q);
-            if (!l->table && mysql_select_db(src, l->db) != 0) {
-                sbuf_free(&q);
-                free(after);
-                return errf(c->err, c->errlen, "relation top level %zu (database %s): %s",
-                            level + 1, l->db, mysql_error(src));
-            }
-            MYSQL_RES *res = db_query(src, q.data, q.len, c->err, c->errlen);
-            sbuf_free(&q);
-            if (!res) {
-                free(after);
-                return -1;
-            }
-            size_t nr = (size_t)mysql_num_rows(res), i = 0;
-            char **vals = xcalloc(nr ? nr : 1, sizeof *vals);
-            MYSQL_ROW row;
-            while ((row = mysql_fetch_row(res)))
-                if (row[0]) vals[i++] = xstrdup(row[0]);
-            mysql_free_result(res);
-            int rc = walk_chain(c, ch, level + 1, vals, i);
-            free(after);
-            after = i ? xstrdup(vals[i - 1]) : NULL;
-            for (size_t j = 0; j < i; j++) free(vals[j]);
-            free(vals);
-            if (rc < 0) {
-                free(after);
-                return -1;
-            }
-            if (nr < 5000) break;
-        }
-        free(after);
-    }
+/* the document keys a relation-top chain reached (rt_walk) */
+static int walk_sink(void *ud, const struct rt_chain *ch, char *const *keys, size_t n) {
+    struct ctx *c = ud;
+    for (size_t i = 0; i < n; i++) strset_add(&c->related[ch->doctable], keys[i], strlen(keys[i]));
     return 0;
 }
 
@@ -241,7 +198,10 @@ static int window_of_related(struct ctx *c, const struct mp_table *rt) {
             break;
         }
         any = true;
-        rc = walk_chain(c, ch, 0, keys, n);
+        struct rt_walk w = {.src = c->pr->p.src, .chunk = DOCBUILD_CHUNK, .page = 5000,
+                            .sink = walk_sink, .ud = c, .what = "a relation top",
+                            .err = c->err, .errlen = c->errlen};
+        if (n) rc = rt_walk(&w, ch, 0, keys, n); /* (scheme 1 is a whole chain: above) */
     }
     if (rc == 0 && !any) rc = 1;
     for (size_t i = 0; i < n; i++) free(keys[i]);

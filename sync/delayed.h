@@ -86,6 +86,26 @@ int rt_expand(struct st_mysql *m, const char *sql, char *const *vals, size_t n, 
  * above `after` (NULL: from the start), in order, at most `limit`. */
 void rt_level_query(struct st_mysql *src, const struct rt_level *l, char *const *vals, size_t n,
                     const char *after, size_t limit, sbuf *out);
+/* The one relation-chain walker (the delayed run, the check's window of a
+ * related table): from values of level `level` of chain ch up to the
+ * document keys it reaches, each page of them handed to sink. A level that
+ * takes every key of its table (scheme 1: a table without a match) runs
+ * once without input. chunk: values per IN list; page: rows per query.
+ * 0, or -1 with err naming the level and what (and *sql_failed when the
+ * SQL failed, not the connection). */
+struct rt_walk {
+    struct st_mysql *src;
+    size_t chunk, page;
+    int (*sink)(void *ud, const struct rt_chain *ch, char *const *keys, size_t n);
+    void (*level_rows)(void *ud, size_t level, size_t n); /* optional: rows a level gave */
+    void *ud;
+    const char *what; /* "the relation top of db.table", for errors */
+    bool sql_failed;
+    char *err;
+    size_t errlen;
+};
+int rt_walk(struct rt_walk *w, const struct rt_chain *ch, size_t level, char *const *in,
+            size_t nin);
 /* Check a hand-written level against the source: one `?`, it runs (with an
  * empty input) and returns column `output`. 0, 1 with why (a problem of
  * the SQL), -1 with why (the connection failed). */

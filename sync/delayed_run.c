@@ -217,58 +217,26 @@ static int sink(struct run *R, const struct rt_chain *c, char *const *keys, size
     return 0;
 }
 
+static int sink_cb(void *ud, const struct rt_chain *c, char *const *keys, size_t n) {
+    return sink(ud, c, keys, n);
+}
+
+static void level_rows(void *ud, size_t level, size_t n) {
+    struct run *R = ud;
+    R->st->level_ids[level < DELAYED_MAX_LEVELS ? level : DELAYED_MAX_LEVELS] += n;
+}
+
+/* chain c from values of `level` to the documents (rt_walk) */
 static int resolve(struct run *R, const struct rt_chain *c, size_t level, char *const *in,
                    size_t nin) {
-    if (level == c->nlevels) return sink(R, c, in, nin);
-    const struct rt_level *l = &c->levels[level];
-    bool no_input = l->table && !l->match; /* scheme 1: every key of the root */
-    if (!nin && !no_input) return 0;
-    size_t page = (size_t)R->o->page;
-    for (size_t off = 0; off < nin || (no_input && off == 0); off += IN_CHUNK) {
-        size_t k = no_input ? 0 : nin - off < IN_CHUNK ? nin - off : IN_CHUNK;
-        char *after = NULL;
-        for (;;) {
-            sbuf q = SBUF_INIT;
-            rt_level_query(R->src, l, in + off, k, after, page, &q);
-            if (!l->table && mysql_select_db(R->src, l->db) != 0) {
-                sbuf_free(&q);
-                free(after);
-                R->sql_failed = !db_conn_lost(R->src);
-                return errf(R->err, R->errlen, "level %zu of the relation top of %s.%s: "
-                            "database %s: %s", level + 1, R->plan->db, R->plan->table, l->db,
-                            mysql_error(R->src));
-            }
-            char e[1024];
-            MYSQL_RES *res = db_query(R->src, q.data, q.len, e, sizeof e);
-            sbuf_free(&q);
-            if (!res) {
-                free(after);
-                R->sql_failed = !db_conn_lost(R->src);
-                return errf(R->err, R->errlen, "level %zu of the relation top of %s.%s (%s): %s",
-                            level + 1, R->plan->db, R->plan->table, l->sql, e);
-            }
-            size_t nr = (size_t)mysql_num_rows(res), i = 0;
-            char **vals = xcalloc(nr ? nr : 1, sizeof *vals);
-            MYSQL_ROW row;
-            while ((row = mysql_fetch_row(res)))
-                if (row[0]) vals[i++] = xstrdup(row[0]);
-            mysql_free_result(res);
-            R->st->level_ids[level + 1 < DELAYED_MAX_LEVELS ? level + 1 : DELAYED_MAX_LEVELS] +=
-                i;
-            int rc = resolve(R, c, level + 1, vals, i);
-            free(after);
-            after = i ? xstrdup(vals[i - 1]) : NULL;
-            for (size_t j = 0; j < i; j++) free(vals[j]);
-            free(vals);
-            if (rc < 0) {
-                free(after);
-                return -1;
-            }
-            if (nr < page) break;
-        }
-        free(after);
-    }
-    return 0;
+    char what[400];
+    snprintf(what, sizeof what, "the relation top of %s.%s", R->plan->db, R->plan->table);
+    struct rt_walk w = {.src = R->src, .chunk = IN_CHUNK, .page = (size_t)R->o->page,
+                        .sink = sink_cb, .level_rows = level_rows, .ud = R, .what = what,
+                        .err = R->err, .errlen = R->errlen};
+    int rc = rt_walk(&w, c, level, in, nin);
+    if (rc < 0) R->sql_failed = w.sql_failed;
+    return rc;
 }
 
 /* A page of snapshots of one table through every chain of its plan:

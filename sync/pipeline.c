@@ -105,10 +105,10 @@ static int submit_delete(void *ctx, const char *id) {
 /* Documents of table `table` of index config `index` with keys[0..n),
  * rebuilt whole with the version of `end`. */
 static int build_docs(struct pipeline *p, size_t index, size_t table, const char *const *keys,
-                      size_t n, bool copies_may_move, const bl_pos *end) {
+                      size_t n, bool copies_may_move, const bl_pos *end, bool after) {
     const struct mp_index *ix = &p->m->indices[index];
     struct copy_list copies = {0};
-    struct build_ctx bc = {p, ix, targets_version(p, ix, end), table ? &copies : NULL};
+    struct build_ctx bc = {p, ix, targets_version(p, ix, end, after), table ? &copies : NULL};
     if (!bc.version) return -1;
     struct docbuild b;
     docbuild_init(&b, p->src, ix);
@@ -140,7 +140,7 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) 
     for (size_t i = 0; i < cs->npend && rc == 0; i++) {
         struct cs_pending *pd = &cs->pend[i];
         rc = build_docs(p, pd->index, pd->table, (const char *const *)pd->keys, pd->n,
-                        cs->copies_may_move, end);
+                        cs->copies_may_move, end, cs->version_after);
     }
     if (rc == 0 && cs->nelems) {
         struct strset full = {0}; /* "index\x1fkey" of root documents rebuilt whole */
@@ -171,7 +171,7 @@ void pipeline_position(const struct pipeline *p, const bl_pos *end, sbuf *out) {
 }
 
 uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool quiet) {
-    if (p->hold) return pipeline_end_at(p, cs, p->hold, quiet);
+    if (cs->hold) return pipeline_end_at(p, cs, cs->hold, quiet);
     sbuf pos = SBUF_INIT;
     pipeline_position(p, end, &pos);
     uint64_t seq = pipeline_end_at(p, cs, pos.data, quiet);
@@ -228,7 +228,7 @@ int pipeline_rebuild_missing(struct pipeline *p, const bl_pos *end) {
                 keys[nk++] = sep + 1;
         }
         if (!nk) continue;
-        rc = build_docs(p, x, 0, keys, nk, false, end);
+        rc = build_docs(p, x, 0, keys, nk, false, end, false);
         rebuilt += nk;
     }
     free(keys);

@@ -84,11 +84,8 @@ struct pipeline {
     unsigned long long docs, deletes, scripts, snapshots;
     char err[1024];
     unsigned src_errno; /* the source's error code when the last build failed on a query */
-    bool version_after; /* versions just past `end`, before the next transaction (TTL) */
     sbuf gtids;         /* [source] versions = gtid: the executed GTID set at the last
                          * transaction built, saved in the checkpoint beside file:pos */
-    const char *hold;   /* non-NULL: the position every transaction ends at instead of
-                         * its own (an open XA PREPARE's, sync/xa_prepared.h) */
 };
 
 /* The explicit inputs of one build of one index config's documents. */
@@ -136,7 +133,7 @@ void pipeline_version_check(const char *before_file, unsigned long long before_p
                             const char *snap_file, unsigned long long snap_pos);
 void pipeline_snapshot_end(struct pipeline *p);
 /* End the delivery transaction of cs at `end` (quiet: it holds only
- * checkpoint saves read back) and reset cs; at p->hold instead while one is
+ * checkpoint saves read back) and reset cs; at cs->hold instead while one is
  * set. Returns the transaction's sequence. */
 uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool quiet);
 /* The checkpoint's resume token for `end` (and p->gtids with [source]
@@ -153,9 +150,11 @@ bool pipeline_has_missing(struct pipeline *p);
 int pipeline_rebuild_missing(struct pipeline *p, const bl_pos *end);
 
 /* ---------- targets.c ---------- */
-/* The version of writes of index config ix made at position end; 0 with
- * p->err when the position does not fit a version. */
-uint64_t targets_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end);
+/* The version of writes of index config ix made at position end (after:
+ * just past it, before the next transaction: a TTL delete; cs->version_after);
+ * 0 with p->err when the position does not fit a version. */
+uint64_t targets_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end,
+                         bool after);
 /* The same for binlog position file:pos of server src, without a pipeline
  * (a reindex's page: the position of its read snapshot); with [source]
  * versions = gtid the server is asked for its GTID set there (MySQL: now,

@@ -418,3 +418,70 @@ int rt_plan_save(MYSQL *meta, const char *source, const struct rt_plan *p,
     sbuf_free(&q);
     return rc;
 }
+
+/* ---------- the walker ---------- */
+
+/* one page of a level: its query, run; the values, NULL on error */
+static char **walk_page(struct rt_walk *w, const struct rt_level *l, size_t level,
+                        char *const *in, size_t k, const char *after, size_t *nrows, size_t *nv) {
+    sbuf q = SBUF_INIT;
+    rt_level_query(w->src, l, in, k, after, w->page, &q);
+    if (!l->table && mysql_select_db(w->src, l->db) != 0) {
+        sbuf_free(&q);
+        w->sql_failed = !db_conn_lost(w->src);
+        snprintf(w->err, w->errlen, "level %zu of %s: database %s: %s", level + 1, w->what, l->db,
+                 mysql_error(w->src));
+        return NULL;
+    }
+    char e[1024];
+    MYSQL_RES *res = db_query(w->src, q.data, q.len, e, sizeof e);
+    sbuf_free(&q);
+    if (!res) {
+        w->sql_failed = !db_conn_lost(w->src);
+        snprintf(w->err, w->errlen, "level %zu of %s (%s): %s", level + 1, w->what,
+                 l->sql ? l->sql : "generated", e);
+        return NULL;
+    }
+    *nrows = (size_t)mysql_num_rows(res);
+    size_t i = 0;
+    char **vals = xcalloc(*nrows ? *nrows : 1, sizeof *vals);
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res)))
+        if (row[0]) vals[i++] = xstrdup(row[0]);
+    mysql_free_result(res);
+    *nv = i;
+    return vals;
+}
+
+int rt_walk(struct rt_walk *w, const struct rt_chain *ch, size_t level, char *const *in,
+            size_t nin) {
+    if (level == ch->nlevels) return w->sink(w->ud, ch, in, nin);
+    const struct rt_level *l = &ch->levels[level];
+    bool no_input = l->table && !l->match; /* scheme 1: every key of the root */
+    if (!nin && !no_input) return 0;
+    for (size_t off = 0; off < nin || (no_input && off == 0); off += w->chunk) {
+        size_t k = no_input ? 0 : nin - off < w->chunk ? nin - off : w->chunk;
+        char *after = NULL;
+        for (;;) {
+            size_t nr = 0, nv = 0;
+            char **vals = walk_page(w, l, level, in + off, k, after, &nr, &nv);
+            if (!vals) {
+                free(after);
+                return -1;
+            }
+            if (w->level_rows) w->level_rows(w->ud, level + 1, nv);
+            int rc = rt_walk(w, ch, level + 1, vals, nv);
+            free(after);
+            after = nv ? xstrdup(vals[nv - 1]) : NULL;
+            for (size_t j = 0; j < nv; j++) free(vals[j]);
+            free(vals);
+            if (rc < 0) {
+                free(after);
+                return -1;
+            }
+            if (nr < w->page) break;
+        }
+        free(after);
+    }
+    return 0;
+}

@@ -91,7 +91,7 @@ int row_image_submit(struct pipeline *p, struct changeset *cs, const bl_pos *end
          * set may be older than another partition's messages in it, and the
          * row's next image, read in a later set, newer but below those) */
         uint64_t version = r->at.known ? version_make(ix->epoch, r->at.file, r->at.pos)
-                                       : targets_version(p, ix, end);
+                                       : targets_version(p, ix, end, cs->version_after);
         if (!version && r->at.known)
             errf(p->err, sizeof p->err, "position %u:%llu does not fit a version", r->at.file,
                  (unsigned long long)r->at.pos);

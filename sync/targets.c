@@ -104,9 +104,10 @@ uint64_t targets_version_at(const struct ss_config *cfg, MYSQL *src, const struc
     return v;
 }
 
-uint64_t targets_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end) {
+uint64_t targets_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end,
+                         bool after) {
     if (config_gtid_versions(p->cfg)) {
-        uint64_t v = end->ordinal ? version_make_gtid(ix->epoch, end->ordinal, p->version_after)
+        uint64_t v = end->ordinal ? version_make_gtid(ix->epoch, end->ordinal, after)
                                   : 0;
         if (!v) snprintf(p->err, sizeof p->err, "the transaction ending at %s:%llu has no GTID "
                          "ordinal that fits a version (%llu; [source] versions = gtid)",

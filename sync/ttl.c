@@ -161,9 +161,9 @@ int ttl_tick(struct ttl *t, struct pipeline *p, struct changeset *cs, const bl_p
     bl_pos ver = *at; /* one past the reader's position (see the top) */
     ver.pos += 1;
     unsigned long long deletes = p->deletes;
-    p->version_after = true; /* [source] versions = gtid: the half step past the ordinal */
+    cs->version_after = true; /* [source] versions = gtid: the half step past the ordinal */
     int rc = pipeline_build(p, cs, &ver);
-    p->version_after = false;
+    cs->version_after = false;
     settle_looks(t, rc == 0);
     if (rc == 0) {
         pipeline_end(p, cs, boundary, false);
