@@ -9,6 +9,7 @@
 
 #include "binlog/binlog.h"
 #include "check_diff.h"
+#include "check_versions.h"
 #include "commands.h"
 #include "delayed.h"
 #include "docbuild.h"
@@ -35,6 +36,8 @@ struct cand {
     char *path;
     uint32_t sig;   /* verify: the hashes of both sides' content as seen */
     bool confirmed; /* seen the same way in the round before */
+    bool content;   /* compared by content though the hashes agree: written last
+                     * by someone else, ss_hash copied along (written_elsewhere) */
 };
 
 struct ctx {
@@ -75,7 +78,7 @@ static void add_cand(struct ctx *c, const char *id, enum check_kind kind) {
         c->capc = c->capc ? c->capc * 2 : 64;
         c->c = xrealloc(c->c, c->capc * sizeof *c->c);
     }
-    c->c[c->nc++] = (struct cand){xstrdup(id), kind, NULL, 0, false};
+    c->c[c->nc++] = (struct cand){xstrdup(id), kind, NULL, 0, false, false};
 }
 
 static void free_cands(struct cand *v, size_t n) {
@@ -617,6 +620,27 @@ static int legacy_docs(struct ctx *c) {
     return rc;
 }
 
+/* documents someone else wrote last, their ss_hash copied along (a GET, edit
+ * and PUT; an _update): the sums cannot see them, their versions can
+ * (check_versions.h); each compared by content */
+static int written_elsewhere(struct ctx *c) {
+    struct strset foreign = {0}, had = {0};
+    int rc = check_versions_scan(c->pr->p.k, c->ix->alias, c->o->stop, &foreign,
+                                 &c->res->versions_listed, c->err, c->errlen);
+    for (size_t i = 0; rc == 0 && i < c->nc; i++) strset_add(&had, c->c[i].id, strlen(c->c[i].id));
+    for (size_t i = 0; rc == 0 && i < foreign.cap; i++) {
+        const char *id = foreign.slot[i];
+        if (!id) continue;
+        c->res->rewritten++;
+        if (strset_has(&had, id, strlen(id))) continue;
+        add_cand(c, id, CK_DIFFERENT);
+        c->c[c->nc - 1].content = true;
+    }
+    strset_clear(&foreign);
+    strset_clear(&had);
+    return rc;
+}
+
 static int engine_side(struct ctx *c) {
     if (c->window) { /* the window's documents, straight to the ids, each compared by
                       * content (those without hashes too: no scroll over the index) */
@@ -636,6 +660,7 @@ static int engine_side(struct ctx *c) {
     c->res->buckets = b;
     if (rc == 0) rc = compare_buckets(c, 0, CONTENT_HASH_SPACE, iv, eb, (size_t)b);
     free(eb);
+    if (rc == 0 && !c->o->deep) rc = written_elsewhere(c);
     return rc;
 }
 
@@ -806,7 +831,7 @@ static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **o
         else {
             bool same_hash = ed->hash >= 0 && (uint32_t)ed->hash == content_hash(bd->body, bd->len);
             /* the hash settles it, except where content must be looked at: --deep, a window */
-            if (same_hash && !c->o->deep && !c->window) continue;
+            if (same_hash && !c->o->deep && !c->window && !v[i].content) continue;
             if (check_diff(bd->body, bd->len, ed->source, strlen(ed->source), &path)) {
                 kind = CK_DIFFERENT;
                 where = xstrdup(path.data ? path.data : "");
@@ -822,7 +847,7 @@ static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **o
         }
         uint32_t sig = (bd ? content_hash(bd->body, bd->len) : 0) * 31u +
                        (ed ? content_hash(ed->source, strlen(ed->source)) : 0);
-        (*out)[(*nout)++] = (struct cand){xstrdup(v[i].id), kind, where, sig, false};
+        (*out)[(*nout)++] = (struct cand){xstrdup(v[i].id), kind, where, sig, false, v[i].content};
     }
     sbuf_free(&path);
     sbuf_free(&q);
@@ -1007,120 +1032,4 @@ void check_result_free(struct check_result *res) {
     for (size_t i = 0; i < res->nitems; i++) free(res->items[i].id), free(res->items[i].path);
     free(res->items);
     memset(res, 0, sizeof *res);
-}
-
-void check_result_json(const char *alias, const struct check_opts *o,
-                       const struct check_result *r, size_t max_ids, sbuf *out) {
-    jsonw w;
-    jw_init(&w, out);
-    jw_obj_open(&w);
-    jw_key(&w, "index"), jw_str(&w, alias);
-    jw_key(&w, "window_s"), jw_int(&w, o->since_s);
-    jw_key(&w, "deep"), jw_bool(&w, o->deep);
-    jw_key(&w, "clean"), jw_bool(&w, r->nitems == 0);
-    jw_key(&w, "rows"), jw_int(&w, (long long)r->rows);
-    jw_key(&w, "engine_documents"), jw_int(&w, (long long)r->engine_docs);
-    jw_key(&w, "buckets"), jw_int(&w, (long long)r->buckets);
-    jw_key(&w, "buckets_differed"), jw_int(&w, (long long)r->buckets_differed);
-    jw_key(&w, "ids_listed"), jw_int(&w, (long long)r->ids_listed);
-    jw_key(&w, "documents_fetched"), jw_int(&w, (long long)r->docs_fetched);
-    jw_key(&w, "unhashed"), jw_int(&w, (long long)r->unhashed);
-    jw_key(&w, "rounds"), jw_int(&w, (long long)r->rounds);
-    jw_key(&w, "unsettled"), jw_int(&w, (long long)r->unsettled);
-    jw_key(&w, "settled"), jw_bool(&w, r->settled);
-    if (r->settle_note[0]) jw_key(&w, "settle_note"), jw_str(&w, r->settle_note);
-    if (r->window_note[0]) jw_key(&w, "window_note"), jw_str(&w, r->window_note);
-    jw_key(&w, "seconds"), jw_double(&w, r->seconds);
-    static const char *const kinds[] = {"missing", "extra", "different", "duplicate"};
-    static const enum check_kind kv[] = {CK_MISSING, CK_EXTRA, CK_DIFFERENT, CK_DUPLICATE};
-    for (size_t k = 0; k < 4; k++) {
-        jw_key(&w, kinds[k]);
-        jw_arr_open(&w);
-        size_t listed = 0;
-        for (size_t i = 0; i < r->nitems; i++) {
-            if (r->items[i].kind != kv[k] || listed++ >= max_ids) continue;
-            if (kv[k] == CK_DIFFERENT) {
-                jw_obj_open(&w);
-                jw_key(&w, "id"), jw_str(&w, r->items[i].id);
-                jw_key(&w, "path"), jw_str(&w, r->items[i].path ? r->items[i].path : "");
-                jw_obj_close(&w);
-            } else {
-                jw_str(&w, r->items[i].id);
-            }
-        }
-        jw_arr_close(&w);
-    }
-    jw_key(&w, "repair");
-    if (o->repair) {
-        jw_obj_open(&w);
-        jw_key(&w, "done"), jw_bool(&w, r->repaired);
-        jw_key(&w, "rebuilt"), jw_int(&w, (long long)r->repaired_docs);
-        jw_key(&w, "deleted"), jw_int(&w, (long long)r->repaired_deletes);
-        jw_key(&w, "dead_letters"), jw_int(&w, (long long)r->dead_letters);
-        jw_obj_close(&w);
-    } else {
-        jw_null(&w);
-    }
-    jw_obj_close(&w);
-}
-
-
-int check_record(MYSQL *meta, const char *source, const struct check_opts *o,
-                 const struct check_result *r, int rc, const char *error, char *err,
-                 size_t errlen) {
-    size_t n[5] = {0};
-    for (size_t i = 0; i < r->nitems; i++) n[r->items[i].kind]++;
-    const char *status = rc == EXIT_OK ? (r->nitems ? "repaired" : "clean")
-                         : rc == EXIT_FOUND ? "differences" : "failed";
-    sbuf details = SBUF_INIT, q = SBUF_INIT;
-    if (rc == EXIT_OK || rc == EXIT_FOUND) check_result_json(o->alias, o, r, 1000, &details);
-    sbuf_adds(&q, "INSERT INTO check_runs (source, index_alias, window_s, trigger_kind, node, "
-                  "status, started_at, finished_at, rows_built, documents, missing, extra, "
-                  "different, duplicate, documents_fetched, repaired_documents, repaired_deletes, "
-                  "details, error) VALUES (");
-    db_quote(meta, &q, source, strlen(source));
-    sbuf_addc(&q, ',');
-    db_quote(meta, &q, o->alias, strlen(o->alias));
-    sbuf_printf(&q, ",%ld,", o->since_s > 0 ? o->since_s : 0);
-    const char *trig = o->trigger ? o->trigger : "command";
-    db_quote(meta, &q, trig, strlen(trig));
-    sbuf_addc(&q, ',');
-    if (o->node) db_quote(meta, &q, o->node, strlen(o->node));
-    else sbuf_adds(&q, "NULL");
-    sbuf_printf(&q, ",'%s', NOW(3) - INTERVAL %.3f SECOND, NOW(3), %llu, %llu, %zu, %zu, %zu, %zu, "
-                    "%llu, %llu, %llu, ",
-                status, r->seconds, r->rows, r->engine_docs, n[CK_MISSING], n[CK_EXTRA],
-                n[CK_DIFFERENT], n[CK_DUPLICATE], r->docs_fetched, r->repaired_docs,
-                r->repaired_deletes);
-    if (details.len) db_quote(meta, &q, details.data, details.len);
-    else sbuf_adds(&q, "NULL");
-    sbuf_addc(&q, ',');
-    if (error && *error) db_quote(meta, &q, error, strlen(error));
-    else sbuf_adds(&q, "NULL");
-    sbuf_addc(&q, ')');
-    int x = db_exec(meta, q.data, err, errlen);
-    if (x == 0) { /* and a line of the sync log, as other runs leave */
-        sbuf_reset(&q);
-        sbuf d = SBUF_INIT;
-        sbuf_printf(&d, "%s %s: %s; %zu missing, %zu extra, %zu different, %zu duplicate; "
-                        "%llu rebuilt, %llu deleted", trig, o->alias, status, n[CK_MISSING],
-                    n[CK_EXTRA], n[CK_DIFFERENT], n[CK_DUPLICATE], r->repaired_docs,
-                    r->repaired_deletes);
-        sbuf_adds(&q, "INSERT INTO sync_log (source, index_id, event, detail, node) SELECT ");
-        db_quote(meta, &q, source, strlen(source));
-        sbuf_adds(&q, ", (SELECT id FROM index_configs WHERE source = ");
-        db_quote(meta, &q, source, strlen(source));
-        sbuf_adds(&q, " AND alias = ");
-        db_quote(meta, &q, o->alias, strlen(o->alias));
-        sbuf_adds(&q, "), 'check', ");
-        db_quote(meta, &q, d.data, d.len);
-        sbuf_addc(&q, ',');
-        if (o->node) db_quote(meta, &q, o->node, strlen(o->node));
-        else sbuf_adds(&q, "NULL");
-        x = db_exec(meta, q.data, err, errlen);
-        sbuf_free(&d);
-    }
-    sbuf_free(&q);
-    sbuf_free(&details);
-    return x;
 }
