@@ -664,74 +664,6 @@ static int engine_side(struct ctx *c) {
     return rc;
 }
 
-/* ---------------------------------------------------------------- settle */
-
-/* a checkpoint "file:pos" against file:pos, by the files' sequence numbers
- * (mysql-bin.1000000 follows mysql-bin.999999) */
-static int pos_cmp(const char *ckpt, const char *file, unsigned long long pos) {
-    /* [source] versions = gtid: "file:pos;gtid=SET" (sync/gtid_version.h) */
-    const char *mark = strstr(ckpt, ";gtid=");
-    const char *colon = mark ? memrchr(ckpt, ':', (size_t)(mark - ckpt)) : strrchr(ckpt, ':');
-    if (!colon) return -1;
-    char cf[BL_FILE_MAX];
-    snprintf(cf, sizeof cf, "%.*s", (int)(colon - ckpt), ckpt);
-    uint32_t a = bl_file_seq(cf), b = bl_file_seq(file);
-    if (a != b) return a < b ? -1 : 1;
-    unsigned long long p = strtoull(colon + 1, NULL, 10);
-    return p < pos ? -1 : p > pos;
-}
-
-/* Wait until the daemon's checkpoint has passed the source's binlog end as
- * it is now (or only checkpoint saves lie between): what was queued before
- * is delivered. true when it did within settle_s; false (with a note) when
- * it did not, or no daemon keeps a checkpoint for this source. */
-static bool settle(struct ctx *c) {
-    struct pipeline *p = &c->pr->p;
-    char file[256];
-    unsigned long long pos = 0;
-    char e[512];
-    if (db_binlog_status(p->src, file, sizeof file, &pos, e, sizeof e) != 1) {
-        snprintf(c->res->settle_note, sizeof c->res->settle_note, "no binlog position: %.200s", e);
-        return false;
-    }
-    double until = now_s() + c->o->settle_s, moved = now_s();
-    char *last = NULL;
-    bool ok = false;
-    for (;;) {
-        struct ss_status st;
-        status_collect(p->cfg, p->meta, p->src, NULL, NULL, "not asked", &st);
-        if (!st.checkpoint) {
-            snprintf(c->res->settle_note, sizeof c->res->settle_note,
-                     "no checkpoint saved for source %s: is `searchsync run` running?",
-                     p->cfg->source.name);
-            status_free(&st);
-            break;
-        }
-        if (pos_cmp(st.checkpoint, file, pos) >= 0 || st.caught_up) {
-            ok = true;
-            status_free(&st);
-            break;
-        }
-        if (!last || strcmp(last, st.checkpoint)) {
-            free(last);
-            last = xstrdup(st.checkpoint);
-            moved = now_s();
-        }
-        status_free(&st);
-        if (c->o->stop && *c->o->stop) break;
-        if (now_s() > until || now_s() - moved > 10) {
-            snprintf(c->res->settle_note, sizeof c->res->settle_note,
-                     "the checkpoint of source %.60s (%.80s) did not reach %.60s:%llu within %d s: "
-                     "differences may be changes still on their way",
-                     p->cfg->source.name, last ? last : "?", file, pos, c->o->settle_s);
-            break;
-        }
-        usleep(200000);
-    }
-    free(last);
-    return ok;
-}
-
 /* ---------------------------------------------------------------- verify */
 
 struct built {
@@ -960,7 +892,7 @@ int check_run(struct producer *pr, const struct check_opts *o, struct check_resu
     }
     /* seed 001: what the daemon had queued before the rows are read is
      * delivered before the engine is asked */
-    res->settled = settle(&c);
+    res->settled = check_settle(pr, o, res);
     if (mysql_side(&c) < 0) goto out;
     qsort(c.r, c.n, sizeof *c.r, by_kh);
     if (refresh(&c) < 0 || engine_side(&c) < 0) goto out;
@@ -992,7 +924,7 @@ int check_run(struct producer *pr, const struct check_opts *o, struct check_resu
         strset_clear(&seen);
         seen = now;
         if (all || res->rounds == MAX_ROUNDS) break;
-        if (!(res->settled = settle(&c))) {
+        if (!(res->settled = check_settle(pr, o, res))) {
             for (size_t i = 0; i < c.nc; i++) c.c[i].confirmed = true;
             break;
         }

@@ -95,6 +95,13 @@ struct check_result {
 int check_run(struct producer *pr, const struct check_opts *o, struct check_result *res);
 void check_result_free(struct check_result *res);
 
+/* Wait until the daemon's checkpoint has passed the source's binlog end as
+ * it is now (or only checkpoint saves lie between): what was queued before
+ * is delivered. true when it did within o->settle_s; false with
+ * res->settle_note when it did not, or no daemon keeps a checkpoint for the
+ * source (check_settle.c). */
+bool check_settle(struct producer *pr, const struct check_opts *o, struct check_result *res);
+
 /* The result as one JSON object (docs/check.md), each difference list cut
  * at max_ids ids. */
 void check_result_json(const char *alias, const struct check_opts *o,
