@@ -293,6 +293,10 @@ const struct config_key config_keys[] = {
       "API token (at least 32 hex characters); the admin server refuses to start without"),
     S("admin", "allowed_hosts", admin.allowed_hosts, "127.0.0.1,localhost", NULL, false, false,
       "Host header values accepted (DNS rebinding protection)"),
+    S("admin", "trusted_proxies", admin.trusted_proxies, NULL, NULL, false, false,
+      "Addresses of reverse proxies in front of the admin server: from them, the last "
+      "X-Forwarded-For address that is not one of them is the client (the failed-login "
+      "limit counts per client, the log names it); empty = the peer's address"),
     I("admin", "session_ttl_s", admin.session_ttl_s, "43200", 5, 2592000,
       "Lifetime of a UI login session"),
 

@@ -137,6 +137,7 @@ struct ss_config {
         char *dict_listen; /* optional separate listener for /dict/ files */
         char *token;       /* or env SEARCHSYNC_ADMIN_TOKEN; required to serve */
         char *allowed_hosts;
+        char *trusted_proxies; /* comma list of proxy addresses (X-Forwarded-For) */
         int session_ttl_s;
     } admin;
 

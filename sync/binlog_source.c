@@ -32,6 +32,7 @@
 
 #include "binlog/reader.h"
 #include "daemon.h"
+#include "index_stop.h"
 #include "ddl_truncate.h"
 #include "log.h"
 
@@ -551,12 +552,18 @@ static int commit_build(struct daemon *dm, const bl_commit *cm) {
             dm->replay = true;
             dm->replay_after_gen = dm->gen->id;
             pthread_mutex_lock(&dm->cmds.mu);
+            bool schema_was_changed = dm->cmds.schema_changed;
             dm->cmds.schema_changed = true;
             dm->replay_verdict = ++dm->cmds.verdict_asked;
-            snprintf(dm->cmds.ddl_note, sizeof dm->cmds.ddl_note,
-                     "after the source refused a query of the mapping (%.300s) at the "
-                     "transaction ending at %s:%llu", p->err, cm->end.file,
-                     (unsigned long long)cm->end.pos);
+            /* a DDL read before this transaction whose verdict is still
+             * owed is what the source refused: its note names the statement
+             * and its position (the stop's reason says it, not the query) */
+            if (!(schema_was_changed && !strncmp(dm->cmds.ddl_note, "after `", 7)))
+                snprintf(dm->cmds.ddl_note, sizeof dm->cmds.ddl_note,
+                         "after " INDEX_STOP_REFUSED " (%.250s) at the "
+                         "transaction ending at %.100s:%llu, before the binlog reader reached the "
+                         "schema change that caused it", p->err, cm->end.file,
+                         (unsigned long long)cm->end.pos);
             pthread_mutex_unlock(&dm->cmds.mu);
             supervisor_wake(&dm->sv);
         }

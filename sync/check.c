@@ -9,6 +9,7 @@
 
 #include "binlog/binlog.h"
 #include "check_diff.h"
+#include "check_versions.h"
 #include "commands.h"
 #include "delayed.h"
 #include "docbuild.h"
@@ -35,6 +36,8 @@ struct cand {
     char *path;
     uint32_t sig;   /* verify: the hashes of both sides' content as seen */
     bool confirmed; /* seen the same way in the round before */
+    bool content;   /* compared by content though the hashes agree: written last
+                     * by someone else, ss_hash copied along (written_elsewhere) */
 };
 
 struct ctx {
@@ -75,7 +78,7 @@ static void add_cand(struct ctx *c, const char *id, enum check_kind kind) {
         c->capc = c->capc ? c->capc * 2 : 64;
         c->c = xrealloc(c->c, c->capc * sizeof *c->c);
     }
-    c->c[c->nc++] = (struct cand){xstrdup(id), kind, NULL, 0, false};
+    c->c[c->nc++] = (struct cand){xstrdup(id), kind, NULL, 0, false, false};
 }
 
 static void free_cands(struct cand *v, size_t n) {
@@ -577,6 +580,27 @@ static int legacy_docs(struct ctx *c) {
     return rc;
 }
 
+/* documents someone else wrote last, their ss_hash copied along (a GET, edit
+ * and PUT; an _update): the sums cannot see them, their versions can
+ * (check_versions.h); each compared by content */
+static int written_elsewhere(struct ctx *c) {
+    struct strset foreign = {0}, had = {0};
+    int rc = check_versions_scan(c->pr->p.k, c->ix->alias, c->o->stop, &foreign,
+                                 &c->res->versions_listed, c->err, c->errlen);
+    for (size_t i = 0; rc == 0 && i < c->nc; i++) strset_add(&had, c->c[i].id, strlen(c->c[i].id));
+    for (size_t i = 0; rc == 0 && i < foreign.cap; i++) {
+        const char *id = foreign.slot[i];
+        if (!id) continue;
+        c->res->rewritten++;
+        if (strset_has(&had, id, strlen(id))) continue;
+        add_cand(c, id, CK_DIFFERENT);
+        c->c[c->nc - 1].content = true;
+    }
+    strset_clear(&foreign);
+    strset_clear(&had);
+    return rc;
+}
+
 static int engine_side(struct ctx *c) {
     if (c->window) { /* the window's documents, straight to the ids, each compared by
                       * content (those without hashes too: no scroll over the index) */
@@ -596,75 +620,8 @@ static int engine_side(struct ctx *c) {
     c->res->buckets = b;
     if (rc == 0) rc = compare_buckets(c, 0, CONTENT_HASH_SPACE, iv, eb, (size_t)b);
     free(eb);
+    if (rc == 0 && !c->o->deep) rc = written_elsewhere(c);
     return rc;
-}
-
-/* ---------------------------------------------------------------- settle */
-
-/* a checkpoint "file:pos" against file:pos, by the files' sequence numbers
- * (mysql-bin.1000000 follows mysql-bin.999999) */
-static int pos_cmp(const char *ckpt, const char *file, unsigned long long pos) {
-    /* [source] versions = gtid: "file:pos;gtid=SET" (sync/gtid_version.h) */
-    const char *mark = strstr(ckpt, ";gtid=");
-    const char *colon = mark ? memrchr(ckpt, ':', (size_t)(mark - ckpt)) : strrchr(ckpt, ':');
-    if (!colon) return -1;
-    char cf[BL_FILE_MAX];
-    snprintf(cf, sizeof cf, "%.*s", (int)(colon - ckpt), ckpt);
-    uint32_t a = bl_file_seq(cf), b = bl_file_seq(file);
-    if (a != b) return a < b ? -1 : 1;
-    unsigned long long p = strtoull(colon + 1, NULL, 10);
-    return p < pos ? -1 : p > pos;
-}
-
-/* Wait until the daemon's checkpoint has passed the source's binlog end as
- * it is now (or only checkpoint saves lie between): what was queued before
- * is delivered. true when it did within settle_s; false (with a note) when
- * it did not, or no daemon keeps a checkpoint for this source. */
-static bool settle(struct ctx *c) {
-    struct pipeline *p = &c->pr->p;
-    char file[256];
-    unsigned long long pos = 0;
-    char e[512];
-    if (db_binlog_status(p->src, file, sizeof file, &pos, e, sizeof e) != 1) {
-        snprintf(c->res->settle_note, sizeof c->res->settle_note, "no binlog position: %.200s", e);
-        return false;
-    }
-    double until = now_s() + c->o->settle_s, moved = now_s();
-    char *last = NULL;
-    bool ok = false;
-    for (;;) {
-        struct ss_status st;
-        status_collect(p->cfg, p->meta, p->src, NULL, NULL, "not asked", &st);
-        if (!st.checkpoint) {
-            snprintf(c->res->settle_note, sizeof c->res->settle_note,
-                     "no checkpoint saved for source %s: is `searchsync run` running?",
-                     p->cfg->source.name);
-            status_free(&st);
-            break;
-        }
-        if (pos_cmp(st.checkpoint, file, pos) >= 0 || st.caught_up) {
-            ok = true;
-            status_free(&st);
-            break;
-        }
-        if (!last || strcmp(last, st.checkpoint)) {
-            free(last);
-            last = xstrdup(st.checkpoint);
-            moved = now_s();
-        }
-        status_free(&st);
-        if (c->o->stop && *c->o->stop) break;
-        if (now_s() > until || now_s() - moved > 10) {
-            snprintf(c->res->settle_note, sizeof c->res->settle_note,
-                     "the checkpoint of source %.60s (%.80s) did not reach %.60s:%llu within %d s: "
-                     "differences may be changes still on their way",
-                     p->cfg->source.name, last ? last : "?", file, pos, c->o->settle_s);
-            break;
-        }
-        usleep(200000);
-    }
-    free(last);
-    return ok;
 }
 
 /* ---------------------------------------------------------------- verify */
@@ -766,7 +723,7 @@ static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **o
         else {
             bool same_hash = ed->hash >= 0 && (uint32_t)ed->hash == content_hash(bd->body, bd->len);
             /* the hash settles it, except where content must be looked at: --deep, a window */
-            if (same_hash && !c->o->deep && !c->window) continue;
+            if (same_hash && !c->o->deep && !c->window && !v[i].content) continue;
             if (check_diff(bd->body, bd->len, ed->source, strlen(ed->source), &path)) {
                 kind = CK_DIFFERENT;
                 where = xstrdup(path.data ? path.data : "");
@@ -782,7 +739,7 @@ static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **o
         }
         uint32_t sig = (bd ? content_hash(bd->body, bd->len) : 0) * 31u +
                        (ed ? content_hash(ed->source, strlen(ed->source)) : 0);
-        (*out)[(*nout)++] = (struct cand){xstrdup(v[i].id), kind, where, sig, false};
+        (*out)[(*nout)++] = (struct cand){xstrdup(v[i].id), kind, where, sig, false, v[i].content};
     }
     sbuf_free(&path);
     sbuf_free(&q);
@@ -895,7 +852,7 @@ int check_run(struct producer *pr, const struct check_opts *o, struct check_resu
     }
     /* seed 001: what the daemon had queued before the rows are read is
      * delivered before the engine is asked */
-    res->settled = settle(&c);
+    res->settled = check_settle(pr, o, res);
     if (mysql_side(&c) < 0) goto out;
     qsort(c.r, c.n, sizeof *c.r, by_kh);
     if (refresh(&c) < 0 || engine_side(&c) < 0) goto out;
@@ -927,7 +884,7 @@ int check_run(struct producer *pr, const struct check_opts *o, struct check_resu
         strset_clear(&seen);
         seen = now;
         if (all || res->rounds == MAX_ROUNDS) break;
-        if (!(res->settled = settle(&c))) {
+        if (!(res->settled = check_settle(pr, o, res))) {
             for (size_t i = 0; i < c.nc; i++) c.c[i].confirmed = true;
             break;
         }
@@ -967,120 +924,4 @@ void check_result_free(struct check_result *res) {
     for (size_t i = 0; i < res->nitems; i++) free(res->items[i].id), free(res->items[i].path);
     free(res->items);
     memset(res, 0, sizeof *res);
-}
-
-void check_result_json(const char *alias, const struct check_opts *o,
-                       const struct check_result *r, size_t max_ids, sbuf *out) {
-    jsonw w;
-    jw_init(&w, out);
-    jw_obj_open(&w);
-    jw_key(&w, "index"), jw_str(&w, alias);
-    jw_key(&w, "window_s"), jw_int(&w, o->since_s);
-    jw_key(&w, "deep"), jw_bool(&w, o->deep);
-    jw_key(&w, "clean"), jw_bool(&w, r->nitems == 0);
-    jw_key(&w, "rows"), jw_int(&w, (long long)r->rows);
-    jw_key(&w, "engine_documents"), jw_int(&w, (long long)r->engine_docs);
-    jw_key(&w, "buckets"), jw_int(&w, (long long)r->buckets);
-    jw_key(&w, "buckets_differed"), jw_int(&w, (long long)r->buckets_differed);
-    jw_key(&w, "ids_listed"), jw_int(&w, (long long)r->ids_listed);
-    jw_key(&w, "documents_fetched"), jw_int(&w, (long long)r->docs_fetched);
-    jw_key(&w, "unhashed"), jw_int(&w, (long long)r->unhashed);
-    jw_key(&w, "rounds"), jw_int(&w, (long long)r->rounds);
-    jw_key(&w, "unsettled"), jw_int(&w, (long long)r->unsettled);
-    jw_key(&w, "settled"), jw_bool(&w, r->settled);
-    if (r->settle_note[0]) jw_key(&w, "settle_note"), jw_str(&w, r->settle_note);
-    if (r->window_note[0]) jw_key(&w, "window_note"), jw_str(&w, r->window_note);
-    jw_key(&w, "seconds"), jw_double(&w, r->seconds);
-    static const char *const kinds[] = {"missing", "extra", "different", "duplicate"};
-    static const enum check_kind kv[] = {CK_MISSING, CK_EXTRA, CK_DIFFERENT, CK_DUPLICATE};
-    for (size_t k = 0; k < 4; k++) {
-        jw_key(&w, kinds[k]);
-        jw_arr_open(&w);
-        size_t listed = 0;
-        for (size_t i = 0; i < r->nitems; i++) {
-            if (r->items[i].kind != kv[k] || listed++ >= max_ids) continue;
-            if (kv[k] == CK_DIFFERENT) {
-                jw_obj_open(&w);
-                jw_key(&w, "id"), jw_str(&w, r->items[i].id);
-                jw_key(&w, "path"), jw_str(&w, r->items[i].path ? r->items[i].path : "");
-                jw_obj_close(&w);
-            } else {
-                jw_str(&w, r->items[i].id);
-            }
-        }
-        jw_arr_close(&w);
-    }
-    jw_key(&w, "repair");
-    if (o->repair) {
-        jw_obj_open(&w);
-        jw_key(&w, "done"), jw_bool(&w, r->repaired);
-        jw_key(&w, "rebuilt"), jw_int(&w, (long long)r->repaired_docs);
-        jw_key(&w, "deleted"), jw_int(&w, (long long)r->repaired_deletes);
-        jw_key(&w, "dead_letters"), jw_int(&w, (long long)r->dead_letters);
-        jw_obj_close(&w);
-    } else {
-        jw_null(&w);
-    }
-    jw_obj_close(&w);
-}
-
-
-int check_record(MYSQL *meta, const char *source, const struct check_opts *o,
-                 const struct check_result *r, int rc, const char *error, char *err,
-                 size_t errlen) {
-    size_t n[5] = {0};
-    for (size_t i = 0; i < r->nitems; i++) n[r->items[i].kind]++;
-    const char *status = rc == EXIT_OK ? (r->nitems ? "repaired" : "clean")
-                         : rc == EXIT_FOUND ? "differences" : "failed";
-    sbuf details = SBUF_INIT, q = SBUF_INIT;
-    if (rc == EXIT_OK || rc == EXIT_FOUND) check_result_json(o->alias, o, r, 1000, &details);
-    sbuf_adds(&q, "INSERT INTO check_runs (source, index_alias, window_s, trigger_kind, node, "
-                  "status, started_at, finished_at, rows_built, documents, missing, extra, "
-                  "different, duplicate, documents_fetched, repaired_documents, repaired_deletes, "
-                  "details, error) VALUES (");
-    db_quote(meta, &q, source, strlen(source));
-    sbuf_addc(&q, ',');
-    db_quote(meta, &q, o->alias, strlen(o->alias));
-    sbuf_printf(&q, ",%ld,", o->since_s > 0 ? o->since_s : 0);
-    const char *trig = o->trigger ? o->trigger : "command";
-    db_quote(meta, &q, trig, strlen(trig));
-    sbuf_addc(&q, ',');
-    if (o->node) db_quote(meta, &q, o->node, strlen(o->node));
-    else sbuf_adds(&q, "NULL");
-    sbuf_printf(&q, ",'%s', NOW(3) - INTERVAL %.3f SECOND, NOW(3), %llu, %llu, %zu, %zu, %zu, %zu, "
-                    "%llu, %llu, %llu, ",
-                status, r->seconds, r->rows, r->engine_docs, n[CK_MISSING], n[CK_EXTRA],
-                n[CK_DIFFERENT], n[CK_DUPLICATE], r->docs_fetched, r->repaired_docs,
-                r->repaired_deletes);
-    if (details.len) db_quote(meta, &q, details.data, details.len);
-    else sbuf_adds(&q, "NULL");
-    sbuf_addc(&q, ',');
-    if (error && *error) db_quote(meta, &q, error, strlen(error));
-    else sbuf_adds(&q, "NULL");
-    sbuf_addc(&q, ')');
-    int x = db_exec(meta, q.data, err, errlen);
-    if (x == 0) { /* and a line of the sync log, as other runs leave */
-        sbuf_reset(&q);
-        sbuf d = SBUF_INIT;
-        sbuf_printf(&d, "%s %s: %s; %zu missing, %zu extra, %zu different, %zu duplicate; "
-                        "%llu rebuilt, %llu deleted", trig, o->alias, status, n[CK_MISSING],
-                    n[CK_EXTRA], n[CK_DIFFERENT], n[CK_DUPLICATE], r->repaired_docs,
-                    r->repaired_deletes);
-        sbuf_adds(&q, "INSERT INTO sync_log (source, index_id, event, detail, node) SELECT ");
-        db_quote(meta, &q, source, strlen(source));
-        sbuf_adds(&q, ", (SELECT id FROM index_configs WHERE source = ");
-        db_quote(meta, &q, source, strlen(source));
-        sbuf_adds(&q, " AND alias = ");
-        db_quote(meta, &q, o->alias, strlen(o->alias));
-        sbuf_adds(&q, "), 'check', ");
-        db_quote(meta, &q, d.data, d.len);
-        sbuf_addc(&q, ',');
-        if (o->node) db_quote(meta, &q, o->node, strlen(o->node));
-        else sbuf_adds(&q, "NULL");
-        x = db_exec(meta, q.data, err, errlen);
-        sbuf_free(&d);
-    }
-    sbuf_free(&q);
-    sbuf_free(&details);
-    return x;
 }

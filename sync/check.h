@@ -22,6 +22,10 @@
  *                hashes (doc values, no _source) and is merged with MySQL's by
  *                id: missing, extra, different, unhashed (a scripted update
  *                removed its hash), duplicate (copies under two routings).
+ *   versions     a document someone else wrote last keeps the ss_hash it
+ *                copied: its engine _version is not its ss_version, and the
+ *                versions of the hashed documents are listed (no _source)
+ *                to find it (check_versions.h); compared by content.
  *   settle       seed 001's drain before an exchange: each candidate is
  *                looked at again once the daemon's checkpoint has passed the
  *                binlog position taken before the rows were read — rebuilt
@@ -61,8 +65,7 @@ struct check_opts {
     long since_s;     /* > 0: only rows changed in the last since_s seconds */
     bool repair;
     bool deep;        /* every document compared by content, not only where the
-                       * hashes disagree (finds edits made in the engine that kept
-                       * ss_hash; reads every document: O(index)) */
+                       * hashes or versions disagree (reads every document: O(index)) */
     int settle_s;     /* how long to wait for the daemon's checkpoint per round */
     const char *trigger; /* check_runs.trigger_kind: "command" (NULL) or "schedule" */
     const char *node;    /* who ran it (check_runs.node), NULL: not said */
@@ -74,6 +77,8 @@ struct check_result {
     size_t nitems, capitems;
     unsigned long long rows, engine_docs, buckets, buckets_differed, ids_listed,
         docs_fetched, unhashed, legacy, rounds,
+        versions_listed, /* hashed documents whose versions were listed (check_versions.h) */
+        rewritten,       /* ... of them written last by someone else than searchsync */
         unsettled; /* differences never seen twice alike: rows changing during the check */
     bool settled;       /* the daemon's checkpoint passed the last round's position */
     char settle_note[512];
@@ -89,6 +94,13 @@ struct check_result {
  * pr->err. */
 int check_run(struct producer *pr, const struct check_opts *o, struct check_result *res);
 void check_result_free(struct check_result *res);
+
+/* Wait until the daemon's checkpoint has passed the source's binlog end as
+ * it is now (or only checkpoint saves lie between): what was queued before
+ * is delivered. true when it did within o->settle_s; false with
+ * res->settle_note when it did not, or no daemon keeps a checkpoint for the
+ * source (check_settle.c). */
+bool check_settle(struct producer *pr, const struct check_opts *o, struct check_result *res);
 
 /* The result as one JSON object (docs/check.md), each difference list cut
  * at max_ids ids. */

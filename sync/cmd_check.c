@@ -23,8 +23,8 @@ void usage_check(FILE *out) {
             "                  (90s, 15m, 24h, 7d); default: the whole index\n"
             "  --repair        rebuild or delete what differs (a newer live change wins)\n"
             "  --deep          compare every document's content, not only where the\n"
-            "                  hashes disagree (finds edits made in the engine that kept\n"
-            "                  the document's ss_hash; reads the whole index)\n"
+            "                  hashes or the engine's versions disagree (reads the whole\n"
+            "                  index)\n"
             "  --json          one JSON object instead of text\n"
             "  --settle S      wait at most S seconds (default 30) for the daemon's\n"
             "                  checkpoint before a difference is believed\n"
@@ -50,9 +50,9 @@ static void print_text(const char *alias, const struct check_opts *o,
                alias, r->nitems, n[CK_MISSING], n[CK_EXTRA], n[CK_DIFFERENT], n[CK_DUPLICATE]);
     if (o->since_s > 0) printf(" (rows changed in the last %ld s)", o->since_s);
     printf(" — %llu rows, %llu documents; %llu buckets, %llu differed; %llu ids listed, "
-           "%llu documents fetched; %.1f s\n",
+           "%llu versions listed, %llu documents fetched; %.1f s\n",
            r->rows, r->engine_docs, r->buckets, r->buckets_differed, r->ids_listed,
-           r->docs_fetched, r->seconds);
+           r->versions_listed, r->docs_fetched, r->seconds);
     if (o->repair && r->nitems)
         printf("repaired: %llu rebuilt, %llu deleted, %llu dead letter(s)%s\n", r->repaired_docs,
                r->repaired_deletes, r->dead_letters,
@@ -61,6 +61,10 @@ static void print_text(const char *alias, const struct check_opts *o,
         printf("note: %llu document(s) agree but carry no content hash (written before "
                "documents had one, or edited by a partial update): compared by content%s\n",
                r->unhashed, o->repair ? "; rewritten with one" : "; --repair rewrites them");
+    if (r->rewritten)
+        printf("note: %llu document(s) were written last by someone else than searchsync (the "
+               "engine's version is not their ss_version): compared by content%s\n",
+               r->rewritten, o->repair ? "" : "; --repair rewrites those that differ");
     if (r->legacy)
         printf("note: %llu document(s) carry no ss_key_hash (written before documents had one, "
                "or not by searchsync): each was fetched%s\n", r->legacy,

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "db.h"
 #include "deliver/deliver.h"
+#include "search/replicas.h"
 #include "sync/index_mapping.h"
 #include "sync/mapping.h"
 #include "sync/mapping_generate.h"
@@ -250,7 +251,13 @@ static int do_generate(struct command *c, const struct opts *o) {
     db_params sp = db_params_source(cfg);
     MYSQL *src = db_connect(&sp, err, sizeof err);
     sbuf file = SBUF_INIT, notes = SBUF_INIT, sample = SBUF_INIT;
-    struct mg_opts go = {o->depth, o->include, o->ninclude, o->replicas, dr == 0 ? &d : NULL,
+    /* the replicas the engine's data nodes can hold (none on one node) */
+    int replicas = o->replicas;
+    if (replicas < 0 && dr == 0 && !o->dialect) {
+        char rerr[256];
+        replicas = config_default_replicas(cfg, rerr, sizeof rerr);
+    }
+    struct mg_opts go = {o->depth, o->include, o->ninclude, replicas, dr == 0 ? &d : NULL,
                          false};
     int r = src ? mapping_propose(src, db, dot + 1, &go, &file, &notes, &sample, err, sizeof err)
                 : -1;

@@ -156,7 +156,7 @@ static int mapping_body(const struct mp_index *ix, const struct search_dialect *
     cJSON *settings = cJSON_AddObjectToObject(root, "settings");
     cJSON *idx = cJSON_AddObjectToObject(settings, "index");
     raw_int(idx, "number_of_shards", ix->shards);
-    raw_int(idx, "number_of_replicas", building ? 0 : ix->replicas);
+    raw_int(idx, "number_of_replicas", building ? 0 : ix->replicas < 0 ? 1 : ix->replicas);
     if (building) {
         cJSON_AddStringToObject(idx, "refresh_interval", "-1");
         cJSON *tl = cJSON_AddObjectToObject(idx, "translog");

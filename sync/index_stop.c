@@ -29,9 +29,11 @@
  * `searchsync status` and /api/v1/status show the reason. */
 #include "index_stop.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "daemon.h"
 #include "log.h"
@@ -97,6 +99,109 @@ static bool table_missing(const struct mp_index *ix, const struct mp_schema *s, 
     return false;
 }
 
+/* why index ix stops: after what (why), what does not fit (errs), what to do */
+static void stop_reason(const struct mp_index *ix, const struct mp_schema *schema,
+                        const char *why, const char *errs, sbuf *reason) {
+    const char *mdb, *mtable;
+    if (table_missing(ix, schema, &mdb, &mtable))
+        /* dropped: taken like a TRUNCATE (ddl_truncate.h), rebuilt once
+         * it is back; nothing to fix in a mapping that will fit again */
+        sbuf_printf(reason, "%s, table %s.%s, which index %s reads, does not exist (%s). "
+                    "Its live deliveries are stopped (its documents stay as they were): "
+                    "a DROP TABLE read from the binlog has the index rebuilt from the "
+                    "table once it exists again, live changes written "
+                    "to the new version meanwhile, and the stop is lifted when that version "
+                    "goes live. A table renamed or gone for good: import a mapping without "
+                    "it (searchsync mapping import), then rebuild the index (searchsync "
+                    "reindex --config FILE %s)",
+                    why, mdb, mtable, ix->alias, errs, ix->alias);
+    else
+        sbuf_printf(reason, "%s, the source no longer fits the mapping of index %s: %s. "
+                    "Its live deliveries are stopped (its documents stay as they were): fix "
+                    "the mapping (searchsync mapping import), then rebuild it (searchsync "
+                    "reindex --config FILE %s); the stop is lifted when the new version "
+                    "goes live", why, ix->alias, errs, ix->alias);
+}
+
+/* A stop said "after the source refused a query of the mapping": the
+ * transaction it was building came before the DDL in the binlog, and the
+ * source had run the DDL already. When a DDL naming one of the index's
+ * tables is read next (why: "after `ALTER TABLE ...` read from the binlog at
+ * F:P") and the mapping still does not fit, that statement is the cause:
+ * the reason names it from now on. */
+static bool names_cause(const struct mp_index *ix, const char *why) {
+    if (!ix->stopped || strncmp(why, "after `", 7) || !strstr(ix->stopped, INDEX_STOP_REFUSED))
+        return false;
+    const char *end = strchr(why + 7, '`');
+    if (!end) return false;
+    for (size_t t = 0; t < ix->ntables; t++) {
+        size_t n = strlen(ix->tables[t].table);
+        for (const char *p = why + 7; p + n <= end; p++)
+            if (!strncasecmp(p, ix->tables[t].table, n) &&
+                (p == why + 7 || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+                !(isalnum((unsigned char)p[n]) || p[n] == '_' || p[n] == '$'))
+                return true;
+    }
+    return false;
+}
+
+/* ix's mapping against the source: true when it does not fit, errs saying
+ * why on one line */
+static bool unfit(struct mapping *m, size_t i, const struct mp_schema *schema, sbuf *errs) {
+    if (mapping_validate_index(m, i, schema, errs) == 0) {
+        sbuf_free(errs);
+        return false;
+    }
+    while (errs->len && errs->data[errs->len - 1] == '\n') errs->data[--errs->len] = '\0';
+    for (char *nl = strchr(errs->data, '\n'); nl; nl = strchr(nl, '\n')) *nl = ';';
+    return true;
+}
+
+static bool any_cause_named(const struct mapping *m, const char *why) {
+    for (size_t i = 0; i < m->nindices; i++)
+        if (names_cause(&m->indices[i], why)) return true;
+    return false;
+}
+
+void index_stop_name_cause(struct supervisor *sv, const struct mapping *running, const char *why) {
+    if (!any_cause_named(running, why)) return; /* (no query for every DDL) */
+    struct mapping m = {0};
+    struct mp_schema schema = {0};
+    if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0 ||
+        db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0 ||
+        mapping_db_load(sv->meta, sv->cfg->source.name, &m, sv->err, sizeof sv->err) < 0 ||
+        mapping_schema_load(sv->src, &m, &schema, sv->err, sizeof sv->err) < 0) {
+        log_warn("run", "the stop reasons are not told the schema change %s: %s", why, sv->err);
+        goto out;
+    }
+    for (size_t i = 0; i < m.nindices; i++) {
+        const struct mp_index *ix = &m.indices[i];
+        sbuf errs = SBUF_INIT;
+        if (!names_cause(ix, why) || !unfit(&m, i, &schema, &errs)) continue;
+        sbuf reason = SBUF_INIT, q = SBUF_INIT;
+        stop_reason(ix, &schema, why, errs.data, &reason);
+        sbuf_adds(&q, "UPDATE index_configs SET stopped_reason = CONCAT(DATE_FORMAT(NOW(), "
+                      "'%Y-%m-%d %H:%i:%s '), ");
+        quote(sv->meta, &q, reason.data);
+        sbuf_adds(&q, ") WHERE stopped_reason LIKE '%" INDEX_STOP_REFUSED "%' AND source = ");
+        quote(sv->meta, &q, sv->cfg->source.name);
+        sbuf_adds(&q, " AND alias = ");
+        quote(sv->meta, &q, ix->alias);
+        char e[512];
+        long long n = db_exec_rows(sv->meta, q.data, e, sizeof e);
+        if (n > 0)
+            log_error("run", "index %s stopped: %s", ix->alias, reason.data);
+        else if (n < 0)
+            log_warn("run", "index %s: its stop reason not told the schema change: %s", ix->alias, e);
+        sbuf_free(&q);
+        sbuf_free(&reason);
+        sbuf_free(&errs);
+    }
+out:
+    mp_schema_free(&schema);
+    mapping_free(&m);
+}
+
 int index_stop_check(struct supervisor *sv, const char *why, size_t *stopped) {
     *stopped = 0;
     struct mapping m = {0};
@@ -111,32 +216,9 @@ int index_stop_check(struct supervisor *sv, const char *why, size_t *stopped) {
         struct mp_index *ix = &m.indices[i];
         if (ix->stopped) continue; /* said when it was stopped */
         sbuf errs = SBUF_INIT;
-        if (mapping_validate_index(&m, i, &schema, &errs) == 0) {
-            sbuf_free(&errs);
-            continue;
-        }
-        while (errs.len && errs.data[errs.len - 1] == '\n') errs.data[--errs.len] = '\0';
-        for (char *nl = strchr(errs.data, '\n'); nl; nl = strchr(nl, '\n')) *nl = ';';
+        if (!unfit(&m, i, &schema, &errs)) continue;
         sbuf reason = SBUF_INIT;
-        const char *mdb, *mtable;
-        if (table_missing(ix, &schema, &mdb, &mtable))
-            /* dropped: taken like a TRUNCATE (ddl_truncate.h), rebuilt once
-             * it is back; nothing to fix in a mapping that will fit again */
-            sbuf_printf(&reason, "%s, table %s.%s, which index %s reads, does not exist (%s). "
-                        "Its live deliveries are stopped (its documents stay as they were): "
-                        "a DROP TABLE read from the binlog has the index rebuilt from the "
-                        "table once it exists again, live changes written "
-                        "to the new version meanwhile, and the stop is lifted when that version "
-                        "goes live. A table renamed or gone for good: import a mapping without "
-                        "it (searchsync mapping import), then rebuild the index (searchsync "
-                        "reindex --config FILE %s)",
-                        why, mdb, mtable, ix->alias, errs.data, ix->alias);
-        else
-            sbuf_printf(&reason, "%s, the source no longer fits the mapping of index %s: %s. "
-                        "Its live deliveries are stopped (its documents stay as they were): fix "
-                        "the mapping (searchsync mapping import), then rebuild it (searchsync "
-                        "reindex --config FILE %s); the stop is lifted when the new version "
-                        "goes live", why, ix->alias, errs.data, ix->alias);
+        stop_reason(ix, &schema, why, errs.data, &reason);
         sbuf q = SBUF_INIT;
         sbuf_adds(&q, "UPDATE index_configs SET stopped_reason = CONCAT(DATE_FORMAT(NOW(), "
                       "'%Y-%m-%d %H:%i:%s '), ");

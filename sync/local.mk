@@ -89,8 +89,8 @@ libsearchsync_a_SOURCES += sync/delayed.h sync/relation_tops.c sync/delayed_run.
 searchsync_SOURCES += sync/cmd_delayed.c
 
 # the consistency check and repair (issue 23)
-libsearchsync_a_SOURCES += sync/check_diff.c sync/check_diff.h sync/ddl_truncate.c sync/ddl_truncate.h
-searchsync_SOURCES += sync/check.c sync/check.h sync/cmd_check.c sync/cmd_replay.c sync/check_schedule.c sync/check_schedule.h \
+libsearchsync_a_SOURCES += sync/check_diff.c sync/check_diff.h sync/check_versions.c sync/check_versions.h sync/ddl_truncate.c sync/ddl_truncate.h
+searchsync_SOURCES += sync/check.c sync/check.h sync/check_report.c sync/check_settle.c sync/cmd_check.c sync/cmd_replay.c sync/check_schedule.c sync/check_schedule.h \
 	sync/schedule.c sync/schedule.h sync/delayed_schedule.c sync/delayed_schedule.h \
 	sync/retention.c sync/retention.h
 check_PROGRAMS += tests/unit/test_check_diff tests/unit/test_check_diff_asan

@@ -89,9 +89,14 @@ struct mp_table {
     size_t nrelations;
 };
 
+/* "replicas" absent from a mapping file: the engine's default
+ * (search/replicas.h), settled by mapping import before it is stored */
+#define MP_REPLICAS_DEFAULT (-1)
+
 struct mp_index {
     char *alias;
-    int shards, replicas, history_retention;
+    int shards, replicas, history_retention; /* replicas MP_REPLICAS_DEFAULT: a file
+                                               * that names none (mapping_parse) */
     char *join_field;  /* name of the join field (parent/child), default "relation" */
     char *analysis;    /* JSON text of settings.analysis, NULL = none */
     struct mp_table *tables; /* tables[0] is the root */

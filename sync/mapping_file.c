@@ -268,7 +268,7 @@ static int parse_table(struct pctx *c, const char *path, const cJSON *v, struct 
 static int parse_index(struct pctx *c, const char *path, const cJSON *v, struct mp_index *ix) {
     memset(ix, 0, sizeof *ix);
     ix->shards = 1;
-    ix->replicas = 1;
+    ix->replicas = MP_REPLICAS_DEFAULT;
     ix->history_retention = 2;
     if (!cJSON_IsObject(v)) return perr(c, path, "an index config is an object");
     static const char *const keys[] = {"alias", "shards", "replicas", "history_retention",
@@ -490,8 +490,10 @@ static void w_index(jsonw *w, const struct mp_index *ix) {
     w_opt(w, "alias", ix->alias);
     jw_key(w, "shards");
     jw_int(w, ix->shards);
-    jw_key(w, "replicas");
-    jw_int(w, ix->replicas);
+    if (ix->replicas >= 0) {
+        jw_key(w, "replicas");
+        jw_int(w, ix->replicas);
+    }
     jw_key(w, "history_retention");
     jw_int(w, ix->history_retention);
     if (ix->join_field && strcmp(ix->join_field, "relation") != 0)

@@ -325,7 +325,7 @@ int mapping_generate(MYSQL *src, const char *db, const char *table, const struct
         out->nindices = 1;
         struct mp_index *ix = &out->indices[0];
         ix->shards = 1;
-        ix->replicas = o->replicas >= 0 ? o->replicas : 1;
+        ix->replicas = o->replicas >= 0 ? o->replicas : MP_REPLICAS_DEFAULT;
         ix->history_retention = 2;
         ix->join_field = xstrdup("relation");
         ix->alias = xstrdup(table);

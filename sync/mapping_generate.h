@@ -16,7 +16,8 @@ struct mg_opts {
     int depth;                  /* relation levels below the root (0: the root only) */
     const char *const *include; /* NULL or the tables relations may read ("t" or "db.t") */
     size_t ninclude;
-    int replicas;               /* -1: the file's default */
+    int replicas;               /* -1: none in the file (mapping import takes the engine's
+                                 * default then, search/replicas.h) */
     const struct search_dialect *engine; /* the engine the mapping is for (NULL: not known):
                                           * BIGINT UNSIGNED becomes unsigned_long where it
                                           * has that type, else long (with a note) */

@@ -8,6 +8,7 @@
 #include <mysql.h>
 
 #include "db.h"
+#include "search/replicas.h"
 #include "search/search.h"
 #include "sync/delayed.h"
 #include "sync/index_mapping.h"
@@ -113,6 +114,16 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
     if (mapping_parse(mi->name, mi->text, mi->len, &nw, err, errlen) < 0) {
         rc = MI_INVALID;
         goto out;
+    }
+    /* "replicas" left out: as many as the engine's data nodes can hold
+     * (one, none on a single node); 1 when the engine does not answer */
+    for (size_t i = 0; i < nw.nindices; i++) {
+        if (nw.indices[i].replicas != MP_REPLICAS_DEFAULT) continue;
+        char e[512];
+        int r = config_default_replicas(cfg, e, sizeof e);
+        for (size_t j = i; j < nw.nindices; j++)
+            if (nw.indices[j].replicas == MP_REPLICAS_DEFAULT) nw.indices[j].replicas = r < 0 ? 1 : r;
+        break;
     }
     db_params sp = db_params_source(cfg);
     src = db_connect(&sp, err, errlen);

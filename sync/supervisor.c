@@ -336,6 +336,8 @@ static bool look_for_edits(struct supervisor *sv, bool schema_changed) {
             goto out;
         }
         verdict = true;
+        /* an index stopped at a refused query before this DDL was read */
+        index_stop_name_cause(sv, &g->m, sv->ddl_note);
         if (!same) {
             /* edited meanwhile (or a stop lifted, a type recorded): what the
              * tables hold, valid against the source as it is now */

@@ -1,8 +1,11 @@
 /* guard: request checks of the admin HTTP server (see guard.h). */
 #include "guard.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
+#include <netinet/in.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -182,4 +185,48 @@ bool guard_etag_matches(const char *inm, const char *etag) {
         if (end) p = end;
     }
     return false;
+}
+
+/* addr[0..n) is one of the comma list (spaces around entries ignored) */
+static bool listed(const char *list, const char *addr, size_t n) {
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ' || *p == ',') p++;
+        const char *e = p;
+        while (*e && *e != ',') e++;
+        const char *t = e;
+        while (t > p && t[-1] == ' ') t--;
+        if ((size_t)(t - p) == n && !strncasecmp(p, addr, n)) return true;
+        p = e;
+    }
+    return false;
+}
+
+const char *guard_client_addr(const char *peer, const char *forwarded_for,
+                              const char *trusted_proxies, char *out, size_t outlen) {
+    snprintf(out, outlen, "%s", peer ? peer : "?");
+    if (!peer || !forwarded_for || !trusted_proxies || !*trusted_proxies ||
+        !listed(trusted_proxies, peer, strlen(peer)))
+        return out;
+    /* from the right: each hop appends the address it got the request from */
+    const char *end = forwarded_for + strlen(forwarded_for);
+    while (end > forwarded_for) {
+        const char *start = end;
+        while (start > forwarded_for && start[-1] != ',') start--;
+        const char *a = start, *b = end;
+        while (a < b && (*a == ' ' || *a == '\t')) a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t')) b--;
+        char ip[INET6_ADDRSTRLEN + 1];
+        size_t n = (size_t)(b - a);
+        unsigned char bin[sizeof(struct in6_addr)];
+        if (!n || n >= sizeof ip) break;
+        memcpy(ip, a, n);
+        ip[n] = '\0';
+        if (inet_pton(AF_INET, ip, bin) != 1 && inet_pton(AF_INET6, ip, bin) != 1) break;
+        if (!listed(trusted_proxies, ip, n)) {
+            snprintf(out, outlen, "%s", ip);
+            break;
+        }
+        end = start > forwarded_for ? start - 1 : start;
+    }
+    return out;
 }

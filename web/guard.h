@@ -17,6 +17,10 @@
  *           logged only through guard_log_escape: a control byte in it
  *           (a %0a in a URL) cannot start a forged line of its own
  *   cookie  the session cookie's value in a Cookie header
+ *   client  the client's address: the peer's, or, when the peer is one of
+ *           [admin] trusted_proxies (a reverse proxy in front), the last
+ *           address of X-Forwarded-For that is not a trusted proxy — so the
+ *           failed-login limit counts each client behind the proxy apart
  *
  * allowed_hosts is a comma list of host names or addresses, each optionally
  * with ":port" (then the port must match too); case-insensitive; IPv6
@@ -49,6 +53,13 @@ const char *guard_cookie(const char *cookie_header, const char *name, size_t *le
 /* the numeric address (getnameinfo NI_NUMERICHOST form) is a loopback one:
  * 127.0.0.0/8, ::1, ::ffff:127.x.y.z */
 bool guard_is_loopback(const char *numeric_addr);
+/* The client's numeric address into out: peer, or when peer is in
+ * trusted_proxies (a comma list of numeric addresses; NULL or "": none) and
+ * forwarded_for (an X-Forwarded-For value, "a, b, c") names one, the
+ * rightmost of its addresses that is not a trusted proxy (an entry that is
+ * not an IPv4 or IPv6 address ends the walk: the peer is kept). Returns out. */
+const char *guard_client_addr(const char *peer, const char *forwarded_for,
+                              const char *trusted_proxies, char *out, size_t outlen);
 /* RFC 7232 If-None-Match: does the header list etag (or "*")? Weak
  * comparison (W/ ignored). */
 bool guard_etag_matches(const char *if_none_match, const char *etag);

@@ -191,6 +191,17 @@ static const char *peer(struct MHD_Connection *conn, char *buf, size_t n) {
     return buf;
 }
 
+/* the client's address for the failed-login limit and its log lines: the
+ * peer's, or behind a proxy of [admin] trusted_proxies the one its
+ * X-Forwarded-For names (guard_client_addr) */
+static const char *client(const struct http_server *s, struct MHD_Connection *conn, char *buf,
+                          size_t n) {
+    char p[80];
+    peer(conn, p, sizeof p);
+    return guard_client_addr(p, header(conn, "X-Forwarded-For"), s->cfg->admin.trusted_proxies,
+                             buf, n);
+}
+
 static struct adm_slot *slot_of(struct MHD_Connection *conn) {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -397,6 +408,7 @@ static bool check_headers(struct listener *l, struct MHD_Connection *conn, const
     }
     if (rq->rt.id == ROUTE_LOGIN) {
         int retry = 0;
+        client(s, conn, who, sizeof who);
         if (ratelimit_blocked(s->logins, who, time(NULL), &retry)) {
             log_warn("admin", "POST /api/v1/login from %s refused: too many failed logins", who);
             struct api_resp r = {0};
@@ -444,7 +456,7 @@ static void h_session(struct http_server *s, struct MHD_Connection *conn, struct
     int ttl = s->cfg->admin.session_ttl_s;
     if (rq->rt.id == ROUTE_LOGIN) {
         char who[80];
-        peer(conn, who, sizeof who);
+        client(s, conn, who, sizeof who);
         cJSON *j = rq->body.len ? json_exact_parse(rq->body.data, rq->body.len) : NULL;
         cJSON *t = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "token") : NULL;
         if (!cJSON_IsString(t)) {

@@ -27,6 +27,7 @@
 #include "db.h"
 #include "jsonw.h"
 #include "log.h"
+#include "search/replicas.h"
 #include "search/search.h"
 #include "stmt.h"
 #include "sync/mapping.h"
@@ -198,9 +199,18 @@ static void h_generate(const struct api_ctx *ctx, const char *db, const char *ta
     if (!s) return;
     sbuf file = SBUF_INIT, notes = SBUF_INIT, sample = SBUF_INIT;
     char err[2048] = "";
-    /* the daemon's engine, once detected: it decides BIGINT UNSIGNED's type */
-    struct mg_opts o = {depth, NULL, 0, -1, ctx->client ? search_client_dialect(ctx->client) : NULL,
-                        purpose != NULL};
+    /* the daemon's engine, once detected: it decides BIGINT UNSIGNED's type,
+     * and its data nodes the replicas (none on one node: search/replicas.h;
+     * not asked: none in the file, the import asks) */
+    int replicas = -1;
+    if (ctx->client && !purpose) {
+        struct search_conn *k = search_conn_new(ctx->client);
+        char rerr[256];
+        replicas = search_default_replicas(k, rerr, sizeof rerr);
+        search_conn_free(k);
+    }
+    struct mg_opts o = {depth, NULL, 0, replicas,
+                        ctx->client ? search_client_dialect(ctx->client) : NULL, purpose != NULL};
     int rc = mapping_propose(s, db, table, &o, &file, &notes, &sample, err, sizeof err);
     if (rc > 0) {
         api_error(r, 404, err, "GET /api/v1/source/tables lists the tables (with their "

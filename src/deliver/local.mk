@@ -5,6 +5,7 @@ libsearchsync_a_SOURCES += \
 	src/search/dialect.c src/search/bulk.c src/search/client.c \
 	src/search/wait.h src/search/wait.c \
 	src/search/content_hash.h src/search/content_hash.c \
+	src/search/replicas.h src/search/replicas.c \
 	src/deliver/deliver.h src/deliver/deliver_int.h src/deliver/deliver.c src/deliver/stream.c \
 	src/deliver/version.c src/deliver/queue.c src/deliver/txn.c \
 	src/deliver/helper.c src/deliver/engine.c src/deliver/stats.c \

@@ -41,6 +41,7 @@ urls = $SEARCH_URL
 [admin]
 listen = 127.0.0.1:$PORT
 session_ttl_s = 5
+trusted_proxies = 127.0.0.3
 [log]
 level = info
 INI
@@ -273,6 +274,29 @@ done
 api POST /api/v1/login "${J[@]}" -d "{\"token\":\"$TOKEN\"}"
 assert_eq 429 "$CODE" "the 11th login from the address"
 assert_contains "$HEADERS" "Retry-After:" "429 says when to retry"
+# another address (127.0.0.2, loopback too) that never failed: the right
+# token opens a session, a wrong one is only a 401 — the failures of
+# 127.0.0.1 lock no one else out
+api POST /api/v1/login "${J[@]}" --interface 127.0.0.2 -d "{\"token\":\"$TOKEN\"}"
+assert_eq 200 "$CODE" "the right token from an address that did not fail: a session ($BODY)"
+grep -q "login from 127.0.0.2: session opened" "$TEST_TMP/run.log" || fail "the log names the other address: $(grep 'login from' "$TEST_TMP/run.log" | tail -3)"
+api POST /api/v1/login "${J[@]}" --interface 127.0.0.2 -d '{"token":"0000000000000000000000000000000000"}'
+assert_eq 401 "$CODE" "a wrong token from that address: 401, not 429"
+# behind a reverse proxy (127.0.0.3, in [admin] trusted_proxies) every client
+# has the proxy's address: its X-Forwarded-For names them apart
+XF=(--interface 127.0.0.3 -H 'X-Forwarded-For: 198.51.100.7')
+for i in $(seq 1 10); do
+    api POST /api/v1/login "${J[@]}" "${XF[@]}" -d '{"token":"0000000000000000000000000000000000"}'
+    [ "$CODE" = 401 ] || fail "failed login $i through the proxy: $CODE"
+done
+api POST /api/v1/login "${J[@]}" "${XF[@]}" -d "{\"token\":\"$TOKEN\"}"
+assert_eq 429 "$CODE" "the client behind the proxy that failed ten times: 429"
+api POST /api/v1/login "${J[@]}" --interface 127.0.0.3 -H 'X-Forwarded-For: 198.51.100.8' -d "{\"token\":\"$TOKEN\"}"
+assert_eq 200 "$CODE" "another client behind the same proxy: the right token opens a session"
+grep -q "login from 198.51.100.8: session opened" "$TEST_TMP/run.log" || fail "the log names the client behind the proxy"
+# a client that is no trusted proxy cannot pick its own address
+api POST /api/v1/login "${J[@]}" -H 'X-Forwarded-For: 198.51.100.9' -d "{\"token\":\"$TOKEN\"}"
+assert_eq 429 "$CODE" "X-Forwarded-For from an untrusted peer is not believed (127.0.0.1 stays blocked)"
 api GET /api/v1/status "${AUTH[@]}"
 assert_eq 200 "$CODE" "the bearer token still works"
 

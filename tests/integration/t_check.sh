@@ -7,7 +7,9 @@
 #   - documents deleted, altered (a top-level field, a nested element's field,
 #     a nested element removed) and added behind searchsync's back, directly
 #     in the engine, are found exactly: no more, no fewer, with the first
-#     differing field path; exit 3
+#     differing field path; exit 3. Edits that keep the document's ss_hash
+#     (a GET, edit and PUT copying _source; an _update) too: the engine's
+#     version of such a document is not its ss_version
 #   - --repair rewrites or deletes them (exit 0); a second check is clean and
 #     every document equals the SQL oracle again
 #   - --since covers rows whose daily_check_column changed in the window
@@ -78,7 +80,8 @@ skuless="$(pick "(SELECT COUNT(*) FROM shop.skus s WHERE s.product_id = p.id) >=
 review="$(mysql_q "SELECT id FROM shop.reviews ORDER BY id LIMIT 1 OFFSET 5")"
 extra=999000001
 kept="$(pick "1=1" 70)"
-log "tampering: delete $gone, name of $top, skus[0].color of $skufield, skus[1] of $skuless, review-$review, add $extra, edit $kept in place"
+copied="$(pick "1=1" 80)"
+log "tampering: delete $gone, name of $top, skus[0].color of $skufield, skus[1] of $skuless, review-$review, add $extra, edit $kept in place, GET+PUT $copied"
 rproduct="$(mysql_q "SELECT product_id FROM shop.reviews WHERE id = $review")"
 search_req DELETE "/products_v1/_doc/$gone" >/dev/null
 # rewrite PRODUCT JQ — the document written again by someone else than
@@ -92,8 +95,13 @@ rewrite "$skufield" '.skus[0].color = "XX"'
 rewrite "$skuless" 'del(.skus[1])'
 search_req DELETE "/products_v1/_doc/review-$review?routing=$rproduct" >/dev/null
 search_put "/products_v1/_doc/$extra" '{"name":"not in MySQL","relation":{"name":"product"}}' >/dev/null
-# a partial update in the engine keeps the document's ss_hash: only --deep sees it
+# a partial update in the engine keeps the document's ss_hash
 search_post "/products_v1/_update/$kept" '{"doc":{"name":"edited in place"}}' >/dev/null
+# so does a GET, edit and PUT of the whole _source: ss_version, ss_hash and
+# ss_key_hash copied along, the hash still that of the row
+search_get "/products_v1/_doc/$copied" | jq -c '._source | .name = "copied and edited"' >"$TEST_TMP/doc.json"
+assert_true "the copy keeps searchsync's hash" jq -e '.ss_hash and .ss_version' "$TEST_TMP/doc.json"
+search_put "/products_v1/_doc/$copied" "$(cat "$TEST_TMP/doc.json")" >/dev/null
 search_refresh products
 
 check products
@@ -101,26 +109,30 @@ assert_eq 3 "$RC" "differences found and left: exit 3 ($(cat "$TEST_TMP/check.er
 assert_eq false "$(jq -r .clean <<<"$OUT")" "not clean"
 assert_eq "$(printf '%s\n' "$gone" "review-$review" | sort)" "$(jq -r '.missing[]' <<<"$OUT" | sort)" "exactly the deleted documents are missing"
 assert_eq "$extra" "$(jq -r '.extra[]' <<<"$OUT")" "exactly the added document is extra"
-assert_eq "$(printf '%s\n' "$top" "$skufield" "$skuless" | sort)" "$(jq -r '.different[].id' <<<"$OUT" | sort)" \
-    "exactly the altered documents differ"
+assert_eq "$(printf '%s\n' "$top" "$skufield" "$skuless" "$kept" "$copied" | sort)" "$(jq -r '.different[].id' <<<"$OUT" | sort)" \
+    "exactly the altered documents differ, those that kept their ss_hash too"
+assert_eq name "$(jq -r --arg id "$copied" '.different[] | select(.id == $id) | .path' <<<"$OUT")" "the copied and edited document: its path"
+assert_eq name "$(jq -r --arg id "$kept" '.different[] | select(.id == $id) | .path' <<<"$OUT")" "the document edited in place: its path"
+assert_eq 2 "$(jq -r .rewritten <<<"$OUT")" "two hashed documents were written last by someone else"
 assert_eq name "$(jq -r --arg id "$top" '.different[] | select(.id == $id) | .path' <<<"$OUT")" "a top-level field's path"
 assert_eq "skus[0].color" "$(jq -r --arg id "$skufield" '.different[] | select(.id == $id) | .path' <<<"$OUT")" "a nested element's field's path"
 assert_contains "$(jq -r --arg id "$skuless" '.different[] | select(.id == $id) | .path' <<<"$OUT")" "skus[1]" "a removed nested element: the first element that no longer matches"
 assert_true "no duplicates (an empty list)" jq -e '.duplicate | type == "array" and length == 0' <<<"$OUT"
 fetched="$(jq -r .documents_fetched <<<"$OUT")"
-# four documents are in the engine of the six: each fetched once per settle round (two: the
+# six documents are in the engine of the eight: each fetched once per settle round (two: the
 # second finds the same differences, so they are believed)
-assert_eq 8 "$fetched" "only the suspects were fetched, once per round"
+assert_eq 12 "$fetched" "only the suspects were fetched, once per round"
 assert_eq 2 "$(jq -r .rounds <<<"$OUT")" "two rounds: the second confirms the first"
 text="$(ss check --config "$TEST_TMP/c.ini" --settle 20 products 2>/dev/null)" || true
-assert_contains "$(head -1 <<<"$text")" "products: 6 difference(s): 2 missing, 1 extra, 3 different" "the summary line comes first"
+assert_contains "$(head -1 <<<"$text")" "products: 8 difference(s): 2 missing, 1 extra, 5 different" "the summary line comes first"
+assert_contains "$text" "different $copied at name" "the copied document's line"
 assert_contains "$text" "different $skufield at skus[0].color" "a detail line names the path"
 
-# ---- --deep compares every document's content: the in-place edit too
+# ---- --deep compares every document's content: the same found
 check products --deep
 assert_eq 3 "$RC" "--deep: differences ($(cat "$TEST_TMP/check.err"))"
-assert_eq "$(printf '%s\n' "$top" "$skufield" "$skuless" "$kept" | sort)" "$(jq -r '.different[].id' <<<"$OUT" | sort)" \
-    "--deep: the rewritten documents and the one edited in place differ"
+assert_eq "$(printf '%s\n' "$top" "$skufield" "$skuless" "$kept" "$copied" | sort)" "$(jq -r '.different[].id' <<<"$OUT" | sort)" \
+    "--deep: the rewritten documents and the two that kept their hash differ"
 assert_eq name "$(jq -r --arg id "$kept" '.different[] | select(.id == $id) | .path' <<<"$OUT")" "--deep: its path"
 assert_eq "$(printf '%s\n' "$gone" "review-$review" | sort)" "$(jq -r '.missing[]' <<<"$OUT" | sort)" "--deep: the same missing"
 assert_true "--deep reads every document" [ "$(jq -r .documents_fetched <<<"$OUT")" -ge "$ndocs" ]
@@ -134,6 +146,8 @@ check products
 assert_eq 0 "$RC" "after the repair: clean ($OUT)"
 assert_eq 0 "$(jq -r .documents_fetched <<<"$OUT")" "after the repair nothing is fetched: the repaired documents carry hashes again"
 oracle_check_products shop products "after the repair"
+assert_eq "$(mysql_q "SELECT name FROM shop.products WHERE id = $copied")" "$(search_get "/products/_doc/$copied" | jq -r ._source.name)" \
+    "the copied and edited document repaired"
 # every run is recorded: status shows the last, the API lists them
 st="$(ss status --config "$TEST_TMP/c.ini" --json 2>/dev/null)" || true
 assert_eq "clean 0" "$(jq -r '.checks[] | select(.index == "products") | "\(.status) \(.differences)"' <<<"$st")" "status: the last check of products"
@@ -143,7 +157,7 @@ assert_eq "$extra" "$(jq -r '.checks[1].report.extra[0]' <<<"$api")" "each run's
 assert_eq 6 "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.sync_log WHERE event = 'check'")" "each run has a sync_log line"
 metrics="$(curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/metrics")"
 assert_true "/metrics: the last check's differences" grep -qx 'searchsync_check_differences{index="products"} 0' <<<"$metrics"
-assert_true "/metrics: the documents checks repaired" grep -qx 'searchsync_check_detected_repairs_total{index="products"} 7' <<<"$metrics"
+assert_true "/metrics: the documents checks repaired" grep -qx 'searchsync_check_detected_repairs_total{index="products"} 8' <<<"$metrics"
 
 # ---- --since: the rows changed in the window
 old="$(pick "1=1" 50)"

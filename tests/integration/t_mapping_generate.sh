@@ -54,6 +54,12 @@ assert_eq "true" "$(jq -r '.indices[0].tables[0].relations[] | select(.extend_na
 assert_eq "id" "$(jq -r '.indices[0].tables[0].columns[] | select(.key) | .name' "$TEST_TMP/shop.json")" "primary key marked"
 assert_eq 11 "$(jq '.indices[0].tables[0].columns | length' "$TEST_TMP/shop.json")" "every column of products"
 assert_contains "$err" "guessed (no foreign key): shop.products.brand_id -> shop.brands.id" "guesses said on stderr"
+# no --replicas: what the engine's data nodes hold (the suite's engine is one
+# node: none, or its indices would stay yellow)
+assert_eq "1 $(curl -s "$SEARCH_URL/_cluster/health" | jq .number_of_data_nodes)" "1 1" "the suite's engine has one data node"
+assert_eq 0 "$(jq '.indices[0].replicas' "$TEST_TMP/shop.json")" "replicas proposed for a one-node engine: 0"
+gen shop.products --dialect opensearch-2
+assert_eq null "$(printf '%s' "$out" | jq '.indices[0].replicas')" "--dialect (the engine not asked): replicas left to the import"
 set +e
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" --dry-run "$TEST_TMP/shop.json" >"$TEST_TMP/imp" 2>&1
 rc=$?

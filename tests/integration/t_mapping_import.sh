@@ -82,6 +82,11 @@ run import --config "$TEST_TMP/c.ini" --dry-run "$TEST_TMP/replicas.json"
 assert_contains "$out" "~ index brands" "replica change planned"
 assert_contains "$out" "~ replicas 0 -> 1" "replica change shown"
 case "$out" in *reindex*) fail "a replica change must not need a reindex: $out" ;; esac
+# "replicas" left out: what the engine's data nodes can hold, 0 on the suite's
+# one-node engine (1 would leave every index yellow): the stored 0 stays
+jq 'del(.indices[].replicas)' "$demo" >"$TEST_TMP/noreplicas.json"
+run import --config "$TEST_TMP/c.ini" --dry-run "$TEST_TMP/noreplicas.json"
+assert_contains "$out" "no changes" "no replicas in the file: the engine's default, 0 on one node ($out)"
 jq '(.indices[0].tables[0].columns[] | select(.name=="status") | .type) = "text"' "$demo" >"$TEST_TMP/type.json"
 run import --config "$TEST_TMP/c.ini" --dry-run "$TEST_TMP/type.json"
 assert_contains "$out" "~ index products -- generated mapping changed: needs a reindex" "type change needs a reindex"

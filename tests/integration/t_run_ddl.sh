@@ -12,8 +12,11 @@
 #              shape; every document of A and B equals SQL afterwards (B's
 #              kinds once the delayed run took a relabelled kind)
 #   stopped    a mapped column of A dropped: A stops at the DDL (the reason
-#              names the statement and its binlog position) and keeps its
-#              documents as they were; B goes on and equals SQL; a mapped
+#              names the statement, its binlog position and the column, and
+#              what to do — also when the reader builds a transaction written
+#              before the DDL after the source ran it: the engine held still,
+#              the reader blocked at the high-water mark meanwhile) and keeps
+#              its documents as they were; B goes on and equals SQL; a mapped
 #              table renamed (RENAME TABLE b TO b2): B stops too; the daemon
 #              never stops
 . "$(dirname "$0")/lib.sh"
@@ -48,6 +51,7 @@ urls = $SEARCH_URL
 [delivery]
 flush_interval_ms = 50
 checkpoint_interval_ms = 100
+high_watermark = 50
 INI
 jq -n --arg db "$db" --arg a "$A" --arg b "$B" '{version: 1, indices: [
   {alias: $a, shards: 1, replicas: 0, tables: [{table: ($db + ".a"),
@@ -173,15 +177,32 @@ wait "$wpid" 2>/dev/null || true
 wait_checkpoint "$meta" ddl 60
 before_a="$(engine "$A" | md5sum)"
 rm -f "$TEST_TMP/stop"
+# the reader held at the high-water mark (the engine paused, 200 changes of B
+# queued) while a transaction of A and then the DROP are written: it builds
+# that transaction after the source ran the DROP, and the source refuses the
+# column before the reader reaches the DDL in the binlog
+bash "$HARNESS/servers.sh" pause opensearch >/dev/null
+on_exit "bash '$HARNESS/servers.sh' resume opensearch >/dev/null 2>&1 || true"
+mysql_q "UPDATE b SET title = CONCAT('held ', id)" "$db"
+sleep 1
+mysql_q "UPDATE a SET name = 'before the drop' WHERE id = 1" "$db"
 mysql_q "ALTER TABLE a DROP COLUMN qty" "$db"
+bash "$HARNESS/servers.sh" resume opensearch >/dev/null
 mark=$(wc -l <"$TEST_TMP/writes")
 writer &
 wpid=$!
-# (said after the DDL read from the binlog, or after the source refused the
-# column to a transaction read before it: the writer's rows come first)
-daemon_wait_log "index $A stopped: after " 20
-grep "index $A stopped: " "$TEST_TMP/run.log" | grep -q -E "(ALTER TABLE a DROP COLUMN qty. read from the binlog at |Unknown column 'qty').*$db.a.qty\): no such column" ||
-    fail "the stop's reason: $(grep "index $A stopped" "$TEST_TMP/run.log")"
+# the reason names the DROP, its position, the column and what to do (not
+# the query the source refused to the transaction read before it)
+stop_named() {
+    mysql_q "SELECT stopped_reason FROM \`$meta\`.index_configs WHERE alias = '$A'" |
+        grep -q -E "after .ALTER TABLE a DROP COLUMN qty. read from the binlog at [^ ]+:[0-9]+, .*$db.a.qty\): no such column.*fix the mapping .*reindex"
+}
+wait_until 30 "index $A stopped, its reason naming the DROP" stop_named ||
+    fail "the stop's reason: $(mysql_q "SELECT stopped_reason FROM \`$meta\`.index_configs WHERE alias = '$A'")"
+daemon_wait_log "index $A stopped: after \`ALTER TABLE a DROP COLUMN qty\` read from the binlog at " 5
+# (the case held on purpose: the source refused the column first)
+assert_true "the reader built the transaction before the DROP after the source ran it" \
+    grep -q "index $A stopped: after the source refused a query of the mapping (.*Unknown column 'qty'" "$TEST_TMP/run.log"
 sleep 1 # the writer goes on meanwhile
 touch "$TEST_TMP/stop"
 wait "$wpid" 2>/dev/null || true

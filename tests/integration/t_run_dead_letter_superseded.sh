@@ -63,6 +63,12 @@ mysql_q "INSERT INTO \`$db\`.items VALUES (11, 1, 'c'), (12, 1, 'd'), (13, 1, 'e
 wait_until 30 "document 1's write became a dead letter" bash -c "[ \"\$(mariadb --no-defaults -h $MYSQL_HOST -P $MYSQL_PORT -uroot -N -B -e \"SELECT COUNT(*) FROM \\\`$meta\\\`.dead_letters WHERE doc_id = '1'\")\" -ge 1 ]" ||
     fail "no dead letter: $(tail -5 "$TEST_TMP/run.log")"
 assert_eq 1 "$(dead 1)" "one dead letter for document 1"
+# a live change is written through the alias: its dead letter names the
+# alias (docs/http-api.md), not the version behind it
+list="$("$SEARCHSYNC_BIN" dead-letters list --config "$TEST_TMP/c.ini" 2>/dev/null)"
+assert_eq "$alias 1" "$(jq -r '"\(.index) \(.doc_id)"' <<<"$list")" "dead-letters list: the live change's dead letter under the alias"
+assert_eq "" "$("$SEARCHSYNC_BIN" dead-letters list --config "$TEST_TMP/c.ini" --index "${alias}_v1" 2>/dev/null)" \
+    "none under the physical index"
 assert_eq 1 "$(doc_items="$(search_doc "$alias" 1)"; jq '.items | length' <<<"$doc_items")" \
     "document 1 still holds its one old item"
 

@@ -132,6 +132,24 @@ try {
   if (!shotTaken) await shot('indices');
   await shot('indices-done');
 
+  // delete-all of brands: enabled only once its alias is typed again
+  const bcard = page.locator('section.index[data-alias="brands"]');
+  await bcard.locator('button[data-action="delete-all"]').click();
+  const delForm = bcard.locator('form.delete-all');
+  await delForm.waitFor();
+  const delGo = delForm.locator('button[type=submit]');
+  await delForm.locator('input').fill('brand');
+  ok(await delGo.isDisabled(), 'indices: delete-all stays disabled until the alias is typed exactly');
+  await delForm.locator('input').fill('brands');
+  ok(await delGo.isEnabled(), 'indices: the alias typed again enables it');
+  await delGo.click();
+  await until(20, 'brands deleted, shown on its card', async () =>
+    (await bcard.locator('[data-delete-result="brands"]').textContent()).includes('unavailable'));
+  const brandsLeft = engine('/_cat/indices/brands_v*?format=json&expand_wildcards=all');
+  ok(Array.isArray(brandsLeft) && brandsLeft.length === 0, 'the engine: no brands index left', brandsLeft);
+  const brandsApi = (await apiGet('/api/v1/indices')).indices.find((i) => i.alias === 'brands');
+  ok(brandsApi.state === 'unavailable', 'indices: the API has brands unavailable', brandsApi.state);
+
   // ---- the other read-only screens
   for (const [name, sel] of [['nodes', '#screen-nodes table'], ['checks', '#screen-checks table'], ['delayed', '#screen-delayed table']]) {
     await page.click(`#nav a[data-screen="${name}"]`);

@@ -13,7 +13,9 @@
 #             next to the button; the progress bar moves through values
 #             between 0 and 100 to 100%; the alias moves to products_v2
 #             (checked in the engine here and by the driver with curl); the
-#             documents are SQL's products + reviews + replies
+#             documents are SQL's products + reviews + replies. "Delete
+#             all…" on brands: enabled once "brands" is typed again; every
+#             brands index gone from the engine, the config unavailable
 #   others    nodes, checks (a `searchsync check` run), delayed runs (a
 #             `searchsync delayed-run`) list what the API lists
 #   words     add, a duplicate refused, edit, publish; /dict/ext.txt has it
@@ -109,6 +111,8 @@ log "browser: $n_ok checks in $(( $(date +%s) - start )) s"
 # what the browser did, seen from the engine, MySQL and curl
 assert_eq "products_v2" "$(curl -s "$SEARCH_URL/_alias/products" | jq -r 'keys | join(",")')" "the engine: the alias moved to v2"
 assert_eq "done" "$(meta_q "SELECT status FROM reindex_runs WHERE version = 2 ORDER BY id DESC LIMIT 1")" "reindex_runs: v2 done"
+assert_eq "unavailable" "$(meta_q "SELECT state FROM index_configs WHERE alias = 'brands'")" "index_configs: brands unavailable after the UI's delete-all"
+assert_eq 1 "$(meta_q "SELECT COUNT(*) FROM sync_log WHERE event = 'indices deleted' AND index_id = (SELECT id FROM index_configs WHERE alias = 'brands')")" "sync_log: the deletion noted"
 wait_checkpoint "$meta" shop
 want="$(mysql_q 'SELECT (SELECT COUNT(*) FROM shop.products) + (SELECT COUNT(*) FROM shop.reviews) + (SELECT COUNT(*) FROM shop.review_replies)')"
 assert_eq "$want" "$(search_count products)" "documents in v2 = products + reviews + replies in SQL"

@@ -99,6 +99,22 @@ try {
   ok(await page.inputValue('#add-table') === 'shop.product_notes' && await page.inputValue('#add-depth') === '0',
      'mapping: the table handed over by Sources, generated at its depth');
   ok(await page.inputValue('#add-alias') === 'product_notes', 'mapping: the alias proposed is the table name');
+  // the preview says what the fields hold: the alias and the replicas typed
+  const previewOf = (f) => page.textContent(`#add-preview [data-field="${f}"]`);
+  ok(await page.inputValue('#add-replicas') === '0' && (await previewOf('replicas')) === '0 replica(s)',
+     'mapping: replicas proposed for the one-node engine: 0, in the field and the preview', await previewOf('replicas'));
+  await page.fill('#add-alias', 'product_notes_x');
+  await page.fill('#add-replicas', '2');
+  await until(5, 'the preview following the fields', async () =>
+    (await previewOf('alias')) === 'product_notes_x' && (await previewOf('replicas')) === '2 replica(s)');
+  ok(true, 'mapping: the preview shows the alias and the replicas typed');
+  await page.fill('#add-replicas', '-1');
+  await until(5, 'a bad replicas value refused next to the form', async () =>
+    (await page.isVisible('#add-error')) && (await page.textContent('#add-error')).includes('replicas'));
+  ok(true, 'mapping: a negative replicas value refused, naming the field');
+  await page.fill('#add-alias', 'product_notes');
+  await page.fill('#add-replicas', '0');
+  await until(5, 'the preview back to product_notes', async () => (await previewOf('alias')) === 'product_notes');
   const pcols = await page.locator('#add-preview .generated > .table-wrap td[data-label="Column"]').allTextContents();
   ok(JSON.stringify(pcols) === '["id","product_id","note","created_at"]', 'mapping: the generated columns of product_notes', pcols);
   await page.click('#add-index');
@@ -148,11 +164,13 @@ try {
   ok(await notes.locator('li.relation[data-relation="tags"] li.relation[data-table="shop.tags"]').count() === 1,
      'mapping: the flattened tags go through note_tags to shop.tags');
 
-  // the raw JSON as a fallback: no replica on a one-node engine
+  // the raw JSON: the new index config with the replicas of the form (0 on
+  // this one-node engine), edited there as a fallback (versions kept)
   await page.click('#raw-box > summary');
   const rawText = await page.inputValue('#mapping-raw');
-  const edited = rawText.replace(/("alias": "product_notes",\s*"shards": 1,\s*"replicas": )1/, '$10');
-  ok(edited !== rawText, 'mapping: the raw JSON holds the new index config');
+  ok(/"alias": "product_notes",\s*"shards": 1,\s*"replicas": 0,/.test(rawText), 'mapping: the raw JSON holds the new index config with the replicas of the form');
+  const edited = rawText.replace(/("alias": "product_notes",\s*"shards": 1,\s*"replicas": 0,\s*"history_retention": )2/, '$13');
+  ok(edited !== rawText, 'mapping: the raw JSON edited');
   await page.fill('#mapping-raw', edited);
   await page.locator('#mapping-raw').blur();
 

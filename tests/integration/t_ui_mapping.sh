@@ -136,6 +136,12 @@ wait_until 120 "the daemon built product_notes: alias product_notes -> product_n
     "curl -s '$SEARCH_URL/_alias/product_notes' | jq -e 'has(\"product_notes_v1\")' >/dev/null" ||
     fail "product_notes not built: $(tail -20 "$TEST_TMP/run.log")"
 curl -s -XPOST "$SEARCH_URL/product_notes/_refresh" >/dev/null
+# the replicas the form proposed for this one-node engine (0): the index is
+# green, not waiting for a replica no node can take
+assert_eq "0 3" "$(api_get /api/v1/mapping | jq -r '.indices[] | select(.alias == "product_notes") | "\(.replicas) \(.history_retention)"')" \
+    "curl: stored with the replicas of the form (0) and the versions kept edited in the raw JSON (3)"
+assert_eq "green 0" "$(curl -s "$SEARCH_URL/_cluster/health/product_notes_v1?wait_for_status=green&timeout=20s" | jq -r .status) $(curl -s "$SEARCH_URL/product_notes_v1/_settings" | jq -r '.[].settings.index.number_of_replicas')" \
+    "the engine: product_notes_v1 green, with 0 replicas"
 assert_eq "$(mysql_q 'SELECT COUNT(*) FROM shop.product_notes')" "$(search_count product_notes)" "one document per note"
 # every note's document against SQL: its product's name, its replies, its tags
 want="$(mysql_q "SELECT CONCAT(n.id, '|', p.name, '|', IFNULL(b.name, ''), '|',

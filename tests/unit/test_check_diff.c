@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "search/content_hash.h"
+#include "json_exact.h"
 #include "sync/check_diff.h"
+#include "sync/check_versions.h"
 
 static const char *diff_of(sbuf *p, const char *built, const char *engine) {
     return check_diff(built, strlen(built), engine, strlen(engine), p) ? p->data : NULL;
@@ -71,8 +73,36 @@ static void test_hashes(void **state) {
     for (int b = 0; b < 16; b++) assert_in_range(buckets[b], 800, 1200); /* spread evenly */
 }
 
+/* one hit of the version listing: written last by someone else? */
+static bool foreign(const char *hit) {
+    cJSON *j = json_exact_parse(hit, strlen(hit));
+    assert_non_null(j);
+    bool f = check_versions_foreign(j);
+    cJSON_Delete(j);
+    return f;
+}
+
+static void test_versions(void **state) {
+    (void)state;
+    /* searchsync's write: the engine's version is the document's own */
+    assert_false(foreign("{\"_id\":\"1\",\"_version\":4294981017,"
+                         "\"fields\":{\"ss_version\":[4294981017]}}"));
+    /* a GET, edit, PUT (or an _update) counted the engine's version up */
+    assert_true(foreign("{\"_id\":\"1\",\"_version\":4294981018,"
+                        "\"fields\":{\"ss_version\":[4294981017]}}"));
+    /* versions past 2^53 compared exactly, never as doubles */
+    assert_true(foreign("{\"_id\":\"1\",\"_version\":9007199254740993,"
+                        "\"fields\":{\"ss_version\":[9007199254740992]}}"));
+    assert_false(foreign("{\"_id\":\"1\",\"_version\":9223372036854775806,"
+                         "\"fields\":{\"ss_version\":[9223372036854775806]}}"));
+    /* a hashed document without ss_version is no write of searchsync's */
+    assert_true(foreign("{\"_id\":\"1\",\"_version\":3}"));
+    assert_true(foreign("{\"_id\":\"1\",\"fields\":{\"ss_version\":[3]}}"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_equal), cmocka_unit_test(test_paths),
-                                       cmocka_unit_test(test_hashes)};
+                                       cmocka_unit_test(test_hashes),
+                                       cmocka_unit_test(test_versions)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

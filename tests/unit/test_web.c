@@ -468,7 +468,41 @@ static void test_ratelimit(void **state) {
     assert_int_equal(retry, 50);
     assert_false(ratelimit_blocked(rl, "10.0.0.2", 110, &retry)); /* per address */
     assert_false(ratelimit_blocked(rl, "10.0.0.1", 160, &retry)); /* the window ended */
+    /* failures from more addresses than it remembers: none of them blocks
+     * an address that never failed, and the blocked one stays blocked
+     * while newer ones come (the stalest entry goes first) */
+    for (int i = 0; i < 3; i++) ratelimit_failure(rl, "10.0.0.1", 200);
+    char a[32];
+    for (int i = 0; i < RATELIMIT_ADDRS - 1; i++) {
+        snprintf(a, sizeof a, "10.1.%d.%d", i / 256, i % 256);
+        for (int k = 0; k < 3; k++) ratelimit_failure(rl, a, 201);
+    }
+    assert_true(ratelimit_blocked(rl, "10.1.0.7", 202, &retry));
+    assert_true(ratelimit_blocked(rl, "10.0.0.1", 202, &retry));
+    assert_false(ratelimit_blocked(rl, "10.0.0.2", 202, &retry));
+    assert_false(ratelimit_blocked(rl, "::1", 202, &retry));
     ratelimit_free(rl);
+}
+
+static void test_client_addr(void **state) {
+    (void)state;
+    char out[64];
+    /* no proxy trusted: the peer, whatever X-Forwarded-For says */
+    assert_string_equal("127.0.0.1", guard_client_addr("127.0.0.1", "10.0.0.9", NULL, out, sizeof out));
+    assert_string_equal("127.0.0.1", guard_client_addr("127.0.0.1", "10.0.0.9", "", out, sizeof out));
+    /* a peer that is not a trusted proxy: its header is not believed */
+    assert_string_equal("192.0.2.5", guard_client_addr("192.0.2.5", "10.0.0.9", "127.0.0.1", out, sizeof out));
+    /* behind the proxy: the client it names; from the right, proxies skipped
+     * (what a client writes itself on the left is never taken past them) */
+    assert_string_equal("10.0.0.9", guard_client_addr("127.0.0.1", "10.0.0.9", "127.0.0.1", out, sizeof out));
+    assert_string_equal("10.0.0.9", guard_client_addr("127.0.0.1", "6.6.6.6, 10.0.0.9 , 127.0.0.2",
+                                                      " 127.0.0.1 , 127.0.0.2", out, sizeof out));
+    assert_string_equal("2001:db8::1", guard_client_addr("::1", "2001:db8::1", "::1", out, sizeof out));
+    /* no header, an empty one, garbage: the peer */
+    assert_string_equal("127.0.0.1", guard_client_addr("127.0.0.1", NULL, "127.0.0.1", out, sizeof out));
+    assert_string_equal("127.0.0.1", guard_client_addr("127.0.0.1", "", "127.0.0.1", out, sizeof out));
+    assert_string_equal("127.0.0.1", guard_client_addr("127.0.0.1", "unknown", "127.0.0.1", out, sizeof out));
+    assert_string_equal("127.0.0.1", guard_client_addr("127.0.0.1", "10.0.0.9:4711", "127.0.0.1", out, sizeof out));
 }
 
 /* a connection whose server side is fd; true when the server cut it */
@@ -579,7 +613,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_log_escape), cmocka_unit_test(test_cookie_loopback_etag),
         cmocka_unit_test(test_routes_new), cmocka_unit_test(test_sessions),
-        cmocka_unit_test(test_ratelimit), cmocka_unit_test(test_admission),
+        cmocka_unit_test(test_ratelimit), cmocka_unit_test(test_client_addr),
+        cmocka_unit_test(test_admission),
         cmocka_unit_test(test_words_input), cmocka_unit_test(test_error_field),
         cmocka_unit_test(test_token),  cmocka_unit_test(test_bearer),
         cmocka_unit_test(test_host),   cmocka_unit_test(test_origin),

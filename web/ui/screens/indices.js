@@ -4,6 +4,9 @@
 // it (GET .../reindex every 0.4 s: documents written of the estimate, the
 // live version's document count, with rate and ETA) until the alias moves;
 // "Cancel build" resets a build in progress (POST .../reindex/reset).
+// "Delete all…" deletes every engine index of the config (history and
+// available ones, and so the alias: POST .../delete-all) once the alias is
+// typed again; the config stays, unavailable until the next reindex.
 import { api, get } from '../api.js';
 import { h, num, dur, when, badge, table, section, errorSlot, every } from '../dom.js';
 
@@ -33,8 +36,21 @@ function indexCard(alias, refreshList) {
   const reindexBtn = h('button', { type: 'button', 'data-action': 'reindex' }, 'Reindex');
   const resetBtn = h('button', { type: 'button', class: 'danger', 'data-action': 'reset', hidden: true },
                      'Cancel build');
+  const deleteBtn = h('button', { type: 'button', class: 'danger', 'data-action': 'delete-all' }, 'Delete all…');
   const actionErr = errorSlot();
   actionErr.dataset.for = alias;
+  // the confirmation: the alias typed again enables the button
+  const confirmIn = h('input', { id: `delete-confirm-${alias}`, autocomplete: 'off', spellcheck: false,
+                                 class: 'medium', placeholder: alias });
+  const confirmBtn = h('button', { type: 'submit', class: 'danger', disabled: true }, 'Delete every engine index');
+  const deleteErr = errorSlot();
+  const deleteOut = h('p', { class: 'muted', 'data-delete-result': alias });
+  const deleteForm = h('form', { class: 'delete-all', hidden: true, 'data-alias': alias },
+    h('p', {}, 'Every engine index of ', h('code', {}, alias), ' is deleted — the live version, the ' +
+      'history and the available ones — and with them the alias: searches through it find nothing until ' +
+      'the next reindex. The index config stays. Type ', h('code', {}, alias), ' to confirm.'),
+    h('div', { class: 'actions' }, h('label', { for: confirmIn.id }, 'Alias'), confirmIn, confirmBtn),
+    deleteErr);
   const bar = h('progress', { id: `progress-${alias}`, max: 100 });
   const barText = h('p', { class: 'progress-text', 'data-progress-text': alias });
   const jobs = h('div', { class: 'jobs' });
@@ -43,8 +59,8 @@ function indexCard(alias, refreshList) {
   const el = h('section', { class: 'card index', 'data-alias': alias },
     head, facts,
     h('div', { class: 'actions' },
-      h('label', { for: `buckets-${alias}` }, 'Buckets'), buckets, reindexBtn, resetBtn),
-    actionErr, progressBox,
+      h('label', { for: `buckets-${alias}` }, 'Buckets'), buckets, reindexBtn, resetBtn, deleteBtn),
+    actionErr, deleteForm, deleteOut, progressBox,
     h('details', {}, h('summary', {}, 'Versions'), versions));
 
   let estimate = null, building = null, samples = [], stopProgress = null, lastIx = null;
@@ -149,6 +165,31 @@ function indexCard(alias, refreshList) {
     }
   });
 
+  deleteBtn.addEventListener('click', () => {
+    deleteForm.hidden = !deleteForm.hidden;
+    confirmIn.value = '';
+    confirmBtn.disabled = true;
+    deleteErr.show(null);
+    if (!deleteForm.hidden) confirmIn.focus();
+  });
+  confirmIn.addEventListener('input', () => { confirmBtn.disabled = confirmIn.value !== alias; });
+  deleteForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (confirmIn.value !== alias) return;
+    deleteErr.show(null);
+    confirmBtn.disabled = true;
+    try {
+      const r = await api('POST', `/api/v1/indices/${encodeURIComponent(alias)}/delete-all`,
+                          { confirm: confirmIn.value });
+      deleteForm.hidden = true;
+      deleteOut.textContent = `Every engine index of ${r.alias} deleted; it is ${r.state} until the next reindex.`;
+      refreshList();
+    } catch (e) {
+      deleteErr.show(e);
+      confirmBtn.disabled = confirmIn.value !== alias;
+    }
+  });
+
   function update(ix, st) {
     const targets = (st && st.engine && st.engine.alias_targets) || [];
     lastIx = { documents: st && st.engine ? st.engine.documents : null };
@@ -167,6 +208,8 @@ function indexCard(alias, refreshList) {
     facts.replaceChildren(...rowsOf.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
     versions.replaceChildren(versionsTable(ix, targets));
     resetBtn.hidden = ix.building_version === null;
+    deleteBtn.disabled = ix.building_version !== null; // (409 while a build runs: cancel it first)
+    deleteBtn.title = deleteBtn.disabled ? 'a build is running: cancel it first' : '';
     if (ix.building_version !== null && !stopProgress) {
       if (estimate === null) estimate = lastIx.documents || null;
       followBuild();

@@ -38,6 +38,11 @@ export function mount(root) {
     [0, 1, 2, 3].map((d) => h('option', { value: d, selected: d === 1 }, String(d))));
   const addAlias = h('input', { id: 'add-alias', placeholder: 'the table’s name', autocomplete: 'off',
                                 spellcheck: false, class: 'medium' });
+  // replicas of the new index config: the generator proposes what the
+  // engine's data nodes can hold (0 on a single node); empty: left to the
+  // engine when the mapping is imported
+  const addReplicas = h('input', { id: 'add-replicas', type: 'number', min: 0, max: 64, step: 1,
+                                   placeholder: 'engine', inputmode: 'numeric', class: 'small' });
   const genBtn = h('button', { type: 'button', id: 'add-generate', class: 'quiet' }, 'Auto-generate');
   const addErr = errorSlot();
   addErr.id = 'add-error';
@@ -61,7 +66,8 @@ export function mount(root) {
       h('div', { class: 'actions' },
         h('label', { for: 'add-table' }, 'Root table'), addTable,
         h('label', { for: 'add-depth' }, 'Relation levels'), addDepth,
-        h('label', { for: 'add-alias' }, 'Alias'), addAlias, genBtn),
+        h('label', { for: 'add-alias' }, 'Alias'), addAlias,
+        h('label', { for: 'add-replicas' }, 'Replicas'), addReplicas, genBtn),
       addErr, preview),
     indicesBox,
     h('section', { class: 'card', id: 'mapping-editor' },
@@ -124,7 +130,7 @@ export function mount(root) {
                    'nothing is stored before Apply.')) return;
       edit((f) => { f.indices.splice(ii, 1); }, err);
     });
-    const facts = [['Shards', ix.shards ?? 1], ['Replicas', ix.replicas ?? 1],
+    const facts = [['Shards', ix.shards ?? 1], ['Replicas', ix.replicas ?? 'the engine’s default'],
       ['Versions kept', ix.history_retention ?? 2], ['Tables', (ix.tables || []).length]];
     return h('section', { class: 'card mapping-index', 'data-alias': ix.alias },
       h('div', { class: 'card-head' }, h('h2', {}, ix.alias), remove),
@@ -228,6 +234,33 @@ export function mount(root) {
 
   // ---- add an index config
   let generated = null;
+  let addBtn = null;
+  // the replicas typed: a whole number, undefined (left to the engine), or
+  // an error naming the field
+  function replicasValue() {
+    const v = addReplicas.value.trim();
+    if (v === '') return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0 || n > 64) throw new Error('replicas: a whole number from 0 to 64, or empty for the engine’s default');
+    return n;
+  }
+  // the generated index config as the form's fields make it
+  function fromFields() {
+    const ix = { ...generated.mapping.indices[0], alias: addAlias.value.trim() };
+    const r = replicasValue();
+    if (r === undefined) delete ix.replicas; else ix.replicas = r;
+    return ix;
+  }
+  // the preview follows the fields (what "Add to the file" adds)
+  function renderPreview() {
+    if (!generated || !addBtn) return;
+    let ix;
+    try { ix = fromFields(); addErr.show(null); } catch (e) { addErr.show(e); return; }
+    preview.replaceChildren(h('div', { class: 'actions' }, addBtn),
+      generatedView({ ...generated, mapping: { ...generated.mapping, indices: [ix] } }));
+  }
+  addAlias.addEventListener('input', renderPreview);
+  addReplicas.addEventListener('input', renderPreview);
   async function runGenerate() {
     addErr.show(null);
     preview.replaceChildren();
@@ -240,25 +273,26 @@ export function mount(root) {
       generated = await generate(db, tbl, addDepth.value);
     } catch (e) { addErr.show(e); return; } finally { genBtn.disabled = false; }
     if (!addAlias.value.trim()) addAlias.value = generated.mapping.indices[0].alias;
-    const addBtn = h('button', { type: 'button', id: 'add-index' }, 'Add to the file');
+    const gr = generated.mapping.indices[0].replicas;
+    addReplicas.value = gr === undefined ? '' : String(gr);
+    addBtn = h('button', { type: 'button', id: 'add-index' }, 'Add to the file');
     addBtn.addEventListener('click', () => {
       const alias = addAlias.value.trim();
       if (edit((f) => {
         if (!alias) throw new Error('the alias is needed (lower case; the physical indices are <alias>_v<N>)');
         if ((f.indices || []).some((x) => x.alias === alias))
           throw new Error(`an index config ${alias} is in the file already: choose another alias`);
-        const ix = { ...generated.mapping.indices[0], alias };
-        f.indices = [...(f.indices || []), ix];
+        f.indices = [...(f.indices || []), fromFields()];
       }, addErr)) {
         preview.replaceChildren(h('p', { class: 'muted' }, `${alias} added to the file below: validate and plan, then apply.`));
         generated = null;
         document.querySelector(`section.mapping-index[data-alias="${CSS.escape(alias)}"]`)?.scrollIntoView({ block: 'start' });
       }
     });
-    preview.replaceChildren(h('div', { class: 'actions' }, addBtn), generatedView(generated));
+    renderPreview();
   }
   genBtn.addEventListener('click', runGenerate);
-  addTable.addEventListener('change', () => { addAlias.value = ''; preview.replaceChildren(); });
+  addTable.addEventListener('change', () => { addAlias.value = ''; addReplicas.value = ''; generated = null; preview.replaceChildren(); });
 
   // ---- validate & plan, apply
   function showPlan(r, applied) {

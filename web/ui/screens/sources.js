@@ -28,9 +28,12 @@ export async function generate(db, tbl, depth, forRelations = false) {
 export function generatedView(g) {
   const ix = (g.mapping.indices || [])[0] || {};
   const root = (ix.tables || [])[0] || {};
+  const replicas = ix.replicas === undefined ? 'the engine’s default replicas' : `${ix.replicas} replica(s)`;
   return h('div', { class: 'generated' },
-    h('p', {}, 'Alias ', h('code', {}, ix.alias || '?'), ', root table ', h('code', {}, root.table || '?'),
-      ` · ${ix.shards ?? 1} shard(s), ${ix.replicas ?? 1} replica(s)`),
+    h('p', { class: 'generated-head' }, 'Alias ', h('code', { 'data-field': 'alias' }, ix.alias || '?'),
+      ', root table ', h('code', {}, root.table || '?'),
+      ' · ', h('span', { 'data-field': 'shards' }, `${ix.shards ?? 1} shard(s)`),
+      ', ', h('span', { 'data-field': 'replicas' }, replicas)),
     h('h3', {}, 'Columns'), columnsTable(root.columns),
     h('h3', {}, 'Relations'), relationTree(root.relations, root.columns),
     h('h3', {}, 'Guesses'),
