@@ -199,7 +199,9 @@ void deliver_search_opts(struct search_opts *so, const struct ss_config *c);
  * whatever the live stream holds. Whatever the bulk producers submit, live
  * changes always have half the mark; whatever backlog the reader has, a
  * build has its half (pages have queues of their own: sync/targets.c). At
- * most 1.5 times the mark is queued. */
+ * most 1.5 times the mark is queued. And the helpers alternate: while both
+ * classes have changes ready, every other batch is a bulk one (helper.c,
+ * pick_queue). */
 enum deliver_class { DELIVER_LIVE = 0, DELIVER_BULK = 1 };
 const char *deliver_class_name(enum deliver_class c);
 

@@ -161,6 +161,7 @@ struct deliver_hub {
     long inflight;    /* items in flight */
     long inflight_batches;
     int scan_cursor;
+    bool prefer_bulk; /* pick_queue: the class of stream the next batch is taken for */
     struct deliver *streams; /* open streams, newest first */
     int nstreams;
     int refs;                /* deliver_open's streams on the process hub */

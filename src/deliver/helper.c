@@ -209,18 +209,32 @@ void purge_flush(struct deliver_hub *d, struct list *pl) {
 
 /* ---------- helpers ---------- */
 
+/* The next queue to send from. Helpers alternate between the classes of
+ * streams (the class of a queue is its front change's): while live and
+ * bulk changes both wait, every other batch is a bulk one (pages, runs,
+ * repairs) and every other a live one, whatever the number of queues each
+ * has — a reader's backlog spreads over every partition, a build's pages
+ * sit in a few queues, and a plain round robin over queues gave the build
+ * one batch in eight. When only one class waits, it gets every batch. */
 static struct indexq *pick_queue(struct deliver_hub *d, int64_t now, int64_t *wake) {
     int W = d->o.workers;
+    enum deliver_class want = d->prefer_bulk ? DELIVER_BULK : DELIVER_LIVE;
+    struct indexq *other = NULL;
+    int other_w = 0;
     for (int k = 0; k < W; k++) {
         int w = (d->scan_cursor + k) % W;
         for (struct indexq *q = d->partitions[w].qs; q; q = q->next) {
-            if (eligible(d, q, now, wake)) {
+            if (!eligible(d, q, now, wake)) continue;
+            if (q->main.head->txn->s->cls == want) {
                 d->scan_cursor = (w + 1) % W;
+                d->prefer_bulk = !d->prefer_bulk;
                 return q;
             }
+            if (!other) other = q, other_w = w;
         }
     }
-    return NULL;
+    if (other) d->scan_cursor = (other_w + 1) % W;
+    return other;
 }
 
 /* A batch holds at most one change per document: if an item failed and a

@@ -235,6 +235,62 @@ static void t_fairness_backlog(void **st) {
     deliver_hub_free(h);
 }
 
+/* helpers alternate between classes: a build's one queue gets every other
+ * request while a reader's backlog fills eight (a round robin over queues
+ * gave it one in eight). Counted at the engine: how many live writes had
+ * landed when the last page write landed. */
+static atomic_long live_written, live_at_last_page;
+static void on_live_written(void *ud, const char *index, const char *id, uint64_t v) {
+    (void)ud, (void)index, (void)id, (void)v;
+    atomic_fetch_add(&live_written, 1);
+}
+static void on_page_written(void *ud, const char *index, const char *id, uint64_t v) {
+    (void)ud, (void)index, (void)id, (void)v;
+    atomic_store(&live_at_last_page, atomic_load(&live_written));
+}
+
+static void t_helpers_alternate(void **st) {
+    (void)st;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 8;
+    o.helpers = 1;
+    o.batch_max = 10;
+    struct deliver_hub *h = mk_hub(&o);
+    atomic_store(&live_written, 0);
+    o.written = on_live_written;
+    struct deliver *live = mk_stream(h, &o, "live", DELIVER_LIVE);
+    o.written = on_page_written;
+    struct deliver *bulk = mk_stream(h, &o, "pages", DELIVER_BULK);
+    gate(true);
+    submit(live, "first", "0", 1, CHANGE_INDEX, "{}"); /* the one request held at the gate */
+    deliver_txn_end(live, "l0");
+    WAIT_UNTIL(fake_inflight() == 1);
+    char id[32], ix[16];
+    for (int i = 0; i < 400; i++) {
+        snprintf(id, sizeof id, "%d", i);
+        snprintf(ix, sizeof ix, "l%d", i % 8);
+        submit(live, ix, id, 2, CHANGE_INDEX, "{}");
+    }
+    deliver_txn_end(live, "l1");
+    for (int i = 0; i < 50; i++) {
+        snprintf(id, sizeof id, "p%d", i);
+        submit(bulk, "pages", id, 2, CHANGE_INDEX, "{}");
+    }
+    deliver_txn_end(bulk, "b1");
+    gate(false);
+    assert_int_equal(deliver_drain(bulk, 10000), DELIVER_OK);
+    assert_int_equal(deliver_drain(live, 10000), DELIVER_OK);
+    /* 5 page requests (of up to 10): at most one live request before each,
+     * and the held one */
+    long at = atomic_load(&live_at_last_page);
+    assert_true(at <= 1 + 6 * 10);
+    assert_int_equal(atomic_load(&live_written), 401);
+    deliver_free(bulk);
+    deliver_free(live);
+    deliver_hub_free(h);
+}
+
 /* halting one stream drops its queued changes, not the other's; closing a
  * stream with changes queued frees them (the sanitizer build sees leaks) */
 static void t_halt_and_close_one_stream(void **st) {
@@ -375,6 +431,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_checkpoints_per_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(t_fairness, setup, teardown),
         cmocka_unit_test_setup_teardown(t_fairness_backlog, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_helpers_alternate, setup, teardown),
         cmocka_unit_test_setup_teardown(t_halt_and_close_one_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(t_i1_fires, setup, teardown),
         cmocka_unit_test_setup_teardown(t_i4_fires, setup, teardown),
