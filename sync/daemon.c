@@ -443,62 +443,41 @@ static bool node_alive(void *ud, char *why, size_t whylen) {
     return node_healthy(ud, why, whylen);
 }
 
-int cmd_run(int argc, char **argv) {
-    static const struct option own[] = {{"no-wait", no_argument, NULL, 'n'},
-                                        {"from-current", no_argument, NULL, 'f'},
-                                        {NULL, 0, NULL, 0}};
-    struct command c = {.name = "run", .usage = usage_run, .opts = own, .argc = argc, .argv = argv};
-    bool no_wait = false, from_current = false;
-    int o;
-    while ((o = command_opt(&c)) > 0) {
-        if (o == 'n') no_wait = true;
-        else from_current = true;
-    }
-    if (o < 0) return c.rc;
-    if (!c.config || optind != argc) return command_usage(&c);
-    int prc = command_begin(&c, COMMAND_LOG_FILE); /* the log: stderr, a file or syslog */
-    if (prc >= 0) return prc;
-    struct ss_config *cfg = &c.cfg;
+/* ---------- `searchsync run`: the node's start, in phases ---------- */
 
-    struct daemon *dm = xcalloc(1, sizeof *dm);
-    reader_stats_init(&dm->rs);
-    dm->cfg = cfg;
-    dm->snap = -1;
-    dm->gtid_wait = -1;
-    pthread_mutex_init(&dm->cmds.mu, NULL);
-    pipeline_init(&dm->p, cfg);
-    supervisor_init(&dm->sv, cfg, &dm->cmds, NULL);
-    signals_on_stop(&daemon_stop_requested, NULL);
-    int exit_code = EXIT_RUNTIME;
+/* connections, the binlog format, the mapping (exit 2 where the user must act) */
+static int run_connect(struct daemon *dm, const char *config, int *exit_code) {
+    const struct ss_config *cfg = dm->cfg;
     struct pipeline *p = &dm->p;
-    if (node_init(&dm->nd, cfg, dm->err, sizeof dm->err) < 0) {
-        fprintf(stderr, "searchsync run: %s\n", dm->err);
-        free(dm);
-        return command_end(&c, EXIT_RUNTIME);
-    }
     p->stop = &daemon_stop_requested;
     p->srcp = db_params_source(cfg);
     p->metap = db_params_metadata(cfg);
     p->metap.database = cfg->metadata.database;
     dm->ckptp = p->metap;
-
     p->meta = metadb_open(cfg, dm->err, sizeof dm->err);
-    if (!p->meta) goto out;
+    if (!p->meta) return -1;
     p->src = db_connect(&p->srcp, dm->err, sizeof dm->err);
-    if (!p->src) goto out;
+    if (!p->src) return -1;
     /* before a build is queued or a checkpoint saved */
     int rowfmt = config_kafka_source(cfg) ? 0 : db_check_row_binlog(p->src, dm->err, sizeof dm->err);
     if (rowfmt == 0 && config_gtid_versions(cfg)) /* [source] versions = gtid: GTIDs on */
         rowfmt = gtid_server_check(p->src, dm->err, sizeof dm->err);
     if (rowfmt != 0) {
-        if (rowfmt == 1) exit_code = EXIT_USAGE;
-        goto out;
+        if (rowfmt == 1) *exit_code = EXIT_USAGE;
+        return -1;
     }
-    if (load_mapping(dm, c.config, &exit_code) < 0) goto out;
+    return load_mapping(dm, config, exit_code);
+}
+
+/* the admin server, the engine, the process's delivery and the reader's
+ * stream on it */
+static int run_delivery(struct daemon *dm, int *exit_code) {
+    const struct ss_config *cfg = dm->cfg;
+    struct pipeline *p = &dm->p;
     /* the admin API (web/, registered by src/main.c) */
     if (node_admin() && node_admin()->start(cfg, &dm->nd.admin, dm->err, sizeof dm->err) < 0) {
-        exit_code = EXIT_USAGE;
-        goto out;
+        *exit_code = EXIT_USAGE;
+        return -1;
     }
     node_started(&dm->nd, &SUB_ADMIN, dm);
     /* the start-up checks passed: systemd may consider the service started */
@@ -506,25 +485,23 @@ int cmd_run(int argc, char **argv) {
     if (service_watchdog_start(node_alive, &dm->nd) < 0)
         log_warn("systemd", "the watchdog thread could not start: systemd's WatchdogSec will "
                  "restart the service");
-
     struct search_opts so;
     deliver_search_opts(&so, cfg);
     dm->client = search_client_new(&so, dm->err, sizeof dm->err);
-    if (!dm->client) goto out;
+    if (!dm->client) return -1;
     dm->sv.client = dm->client;
     p->k = search_conn_new(dm->client);
     /* an engine that is down or starting is waited for (src/search/wait.c):
      * delivery and the jobs of a standby need its version */
     if (search_wait_ready(dm->client, p->k, NULL, NULL, &daemon_stop_requested, dm->err,
                           sizeof dm->err) != 0) {
-        if (daemon_stop_requested) exit_code = EXIT_OK, dm->err[0] = '\0';
-        goto out;
+        if (daemon_stop_requested) *exit_code = EXIT_OK, dm->err[0] = '\0';
+        return -1;
     }
-
     dm->ckpt = db_connect(&dm->ckptp, dm->err, sizeof dm->err);
     dm->dls = dm->ckpt ? dl_store_new(&dm->ckptp, cfg->source.name, dm->err, sizeof dm->err)
                        : NULL;
-    if (!dm->dls) goto out;
+    if (!dm->dls) return -1;
     struct deliver_opts dopts;
     deliver_opts_from_config(&dopts, cfg);
     dopts.checkpoint = save_checkpoint;
@@ -542,14 +519,14 @@ int cmd_run(int argc, char **argv) {
      * below, builds, delayed runs, checks' repairs, resyncs, replays) opens
      * its stream on it (src/deliver/stream.c) */
     dm->hub = deliver_hub_new(&dopts, dm->client, dm->err, sizeof dm->err);
-    if (!dm->hub) goto out;
+    if (!dm->hub) return -1;
     deliver_hub_install(dm->hub);
     /* the binlog gives one document's changes in version order (I5); a
      * Kafka topic's partitions need not */
     dopts.ordered_versions = !config_kafka_source(cfg);
     p->d = deliver_stream_open(dm->hub, &dopts, "live", DELIVER_LIVE, dm->err, sizeof dm->err);
     node_started(&dm->nd, &SUB_DELIVERY, dm);
-    if (!p->d) goto out;
+    if (!p->d) return -1;
     node_started(&dm->nd, &SUB_BUILDS, dm);
     if (dm->nd.admin) {
         node_admin()->attach(dm->nd.admin, dm->client, p->d, &dm->rs);
@@ -557,12 +534,18 @@ int cmd_run(int argc, char **argv) {
     }
     dm->sv.d = p->d;
     dm->sv.admin = dm->nd.admin;
+    return 0;
+}
 
+/* cluster membership and the reader's leadership: 0 this node reads, 1 it
+ * stopped while standing by, -1 error */
+static int run_lead(struct daemon *dm, const char *config, bool no_wait, int *exit_code) {
+    const struct ss_config *cfg = dm->cfg;
     /* this node reads the source only once it leads it (the admin server is
      * up meanwhile); a standby waits here */
     if (leadership_init(&dm->lead, cfg, no_wait) < 0) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->lead.err);
-        goto out;
+        return -1;
     }
     /* with ZooKeeper, every node runs the reindex jobs rebalances give it,
      * standing by or reading */
@@ -570,22 +553,22 @@ int cmd_run(int argc, char **argv) {
     node_started(&dm->nd, &SUB_CLUSTER, &dm->cluster);
     if (cjrc < 0) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->cluster.err);
-        goto out;
+        return -1;
     }
     service_notify("STATUS=waiting to read the binlog of source %s", cfg->source.name);
     node_started(&dm->nd, &SUB_NODE_STATE, &dm->node);
-    if (node_state_start(&dm->node, cfg, p->d, &dm->rs, &dm->lead, &daemon_stop_requested) < 0)
+    if (node_state_start(&dm->node, cfg, dm->p.d, &dm->rs, &dm->lead, &daemon_stop_requested) < 0)
         log_warn("run", "the node state thread could not start: status shows no live state "
                  "of this node");
     int lrc = leadership_acquire(&dm->lead, &daemon_stop_requested);
     if (lrc < 0) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->lead.err);
-        goto out;
+        return -1;
     }
     if (lrc == 0) {
         log_info("run", "stopped while standing by");
-        exit_code = EXIT_OK;
-        goto out;
+        *exit_code = EXIT_OK;
+        return 1;
     }
     dm->sv.lead = &dm->lead;
     /* Only the reader makes the indices of the mapping exist (a first build
@@ -595,35 +578,39 @@ int cmd_run(int argc, char **argv) {
      * another reader may have queued or built versions meanwhile. */
     mapping_gen_unref(dm->gen);
     dm->gen = NULL;
-    if (load_mapping(dm, c.config, &exit_code) < 0) goto out;
+    if (load_mapping(dm, config, exit_code) < 0) return -1;
     /* every index of the mapping exists, or its first build is queued */
-    if (search_wait_ready(dm->client, p->k, prepare_indices, dm, &daemon_stop_requested,
+    if (search_wait_ready(dm->client, dm->p.k, prepare_indices, dm, &daemon_stop_requested,
                           dm->err, sizeof dm->err) != 0) {
-        if (daemon_stop_requested) exit_code = EXIT_OK, dm->err[0] = '\0';
-        goto out;
+        if (daemon_stop_requested) *exit_code = EXIT_OK, dm->err[0] = '\0';
+        return -1;
     }
-    pipeline_adopt(p, &dm->gen->m, router_new(&dm->gen->m));
+    pipeline_adopt(&dm->p, &dm->gen->m, router_new(&dm->gen->m));
+    return 0;
+}
 
-    bl_reader_opts ro;
-    reader_opts(cfg, &ro);
-    char file[BL_FILE_MAX];
+/* where reading starts, the builds, the supervisor and the schedules */
+static int run_subsystems(struct daemon *dm, bl_reader_opts *ro, char *file, size_t flen,
+                          bool from_current, int *exit_code) {
+    const struct ss_config *cfg = dm->cfg;
+    reader_opts(cfg, ro);
     if (config_kafka_source(cfg) ? kafka_source_open(dm, from_current) < 0
-                                 : start_position(dm, &ro, file, sizeof file, from_current) < 0) {
-        if (dm->usage) exit_code = EXIT_USAGE; /* a checkpoint this server cannot resume */
-        goto out;
+                                 : start_position(dm, ro, file, flen, from_current) < 0) {
+        if (dm->usage) *exit_code = EXIT_USAGE; /* a checkpoint this server cannot resume */
+        return -1;
     }
     /* reindexes (a first sync, or one resumed after a restart) */
     struct build_table *bt = builds_query(&dm->sv);
     if (!bt) {
         snprintf(dm->err, sizeof dm->err, "reading the build table: %.900s", dm->sv.err);
-        goto out;
+        return -1;
     }
     builds_apply(dm, bt);
     build_table_free(bt);
     node_started(&dm->nd, &SUB_SUPERVISOR, dm);
     if (supervisor_start(&dm->sv) < 0) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->sv.err);
-        goto out;
+        return -1;
     }
     reload_attach(&dm->sv); /* SIGHUP: reload, SIGUSR1: state dump (sync/reload.c) */
     node_started(&dm->nd, &SUB_CHECKS, &dm->check);
@@ -640,10 +627,15 @@ int cmd_run(int argc, char **argv) {
     char subs[512];
     node_describe(&dm->nd, subs, sizeof subs);
     log_debug("run", "node subsystems, in drain order: %s", subs);
-    service_notify("STATUS=reading the binlog of source %s", cfg->source.name);
-    int rc = daemon_stop_requested ? BL_STOP
-             : dm->kafka           ? kafka_source_run(dm)
-                                   : binlog_source_run(dm, &ro);
+    return 0;
+}
+
+/* after the source stopped (rc): every subsystem in drain order, the
+ * reader's stream drained, the leadership released; the exit code */
+static int run_stop(struct daemon *dm, int rc) {
+    const struct ss_config *cfg = dm->cfg;
+    struct pipeline *p = &dm->p;
+    int exit_code = EXIT_RUNTIME;
     service_notify("STOPPING=1\nSTATUS=stopping: draining the delivery queues");
     if (rc == BL_ERR && strstr(dm->err, "not available on the server"))
         snprintf(dm->err + strlen(dm->err), sizeof dm->err - strlen(dm->err),
@@ -671,20 +663,23 @@ int cmd_run(int argc, char **argv) {
                                : "incomplete");
     if (rc != BL_ERR && drc == DELIVER_OK) exit_code = EXIT_OK;
     if (rc != BL_ERR) dm->err[0] = '\0';
-    if (!atomic_load(&dm->sv.lost) && !atomic_load(&dm->fenced)) {
+    if (!atomic_load(&dm->sv.lost) && !atomic_load(&dm->fenced)) { /* (a save may have learnt it) */
         atomic_store(&dm->released, true);
         leadership_release(&dm->lead); /* after the drain's checkpoint: the next reader starts there */
-    }
-    if (atomic_load(&dm->sv.lost) || atomic_load(&dm->fenced)) {
+    } else {
         exit_code = EXIT_RUNTIME;
         snprintf(dm->err, sizeof dm->err, "this node no longer reads source %s (another node "
                  "took it over): restart it to stand by", cfg->source.name);
     }
-out:
-    if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);
+    return exit_code;
+}
+
+/* what is still running, in drain order, delivery last; then the rest */
+static void run_free(struct daemon *dm) {
+    struct pipeline *p = &dm->p;
     signals_on_stop(NULL, NULL);
     service_watchdog_stop();
-    node_free(&dm->nd); /* what is still running, in drain order, delivery last */
+    node_free(&dm->nd);
     free(p->builds);
     kafka_source_close(dm); /* after delivery: its last checkpoint commits to Kafka */
     dl_store_free(dm->dls);
@@ -712,5 +707,52 @@ out:
     sbuf_free(&dm->group_gtids);
     sbuf_free(&dm->start_gtids);
     free(dm);
+}
+
+int cmd_run(int argc, char **argv) {
+    static const struct option own[] = {{"no-wait", no_argument, NULL, 'n'},
+                                        {"from-current", no_argument, NULL, 'f'},
+                                        {NULL, 0, NULL, 0}};
+    struct command c = {.name = "run", .usage = usage_run, .opts = own, .argc = argc, .argv = argv};
+    bool no_wait = false, from_current = false;
+    int o;
+    while ((o = command_opt(&c)) > 0) {
+        if (o == 'n') no_wait = true;
+        else from_current = true;
+    }
+    if (o < 0) return c.rc;
+    if (!c.config || optind != argc) return command_usage(&c);
+    int prc = command_begin(&c, COMMAND_LOG_FILE); /* the log: stderr, a file or syslog */
+    if (prc >= 0) return prc;
+    struct ss_config *cfg = &c.cfg;
+
+    struct daemon *dm = xcalloc(1, sizeof *dm);
+    reader_stats_init(&dm->rs);
+    dm->cfg = cfg;
+    dm->snap = -1;
+    dm->gtid_wait = -1;
+    pthread_mutex_init(&dm->cmds.mu, NULL);
+    pipeline_init(&dm->p, cfg);
+    supervisor_init(&dm->sv, cfg, &dm->cmds, NULL);
+    signals_on_stop(&daemon_stop_requested, NULL);
+    int exit_code = EXIT_RUNTIME;
+    if (node_init(&dm->nd, cfg, dm->err, sizeof dm->err) < 0) {
+        fprintf(stderr, "searchsync run: %s\n", dm->err);
+        free(dm);
+        return command_end(&c, EXIT_RUNTIME);
+    }
+    bl_reader_opts ro;
+    char file[BL_FILE_MAX];
+    if (run_connect(dm, c.config, &exit_code) == 0 && run_delivery(dm, &exit_code) == 0 &&
+        run_lead(dm, c.config, no_wait, &exit_code) == 0 &&
+        run_subsystems(dm, &ro, file, sizeof file, from_current, &exit_code) == 0) {
+        service_notify("STATUS=reading the binlog of source %s", cfg->source.name);
+        int rc = daemon_stop_requested ? BL_STOP
+                 : dm->kafka           ? kafka_source_run(dm)
+                                       : binlog_source_run(dm, &ro);
+        exit_code = run_stop(dm, rc);
+    }
+    if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);
+    run_free(dm);
     return command_end(&c, exit_code);
 }

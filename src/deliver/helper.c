@@ -319,8 +319,14 @@ static int take_batch(struct deliver_hub *d, struct helper *h, struct indexq *q,
      * batch holding every queue would leave one request in flight) */
     long queued = index_idle_queued(d, q->fuse);
     /* with linger_ms the user asked for full requests over spread ones: the
-     * rest left to another helper would linger again */
-    long share = d->o.linger_ms > 0 ? d->o.batch_max : (queued + d->o.helpers - 1) / d->o.helpers;
+     * rest left to another helper would linger again; a stream that waits
+     * for each transaction (a reindex page) gets its transaction in one
+     * request, not in a share per helper (each share would wait for its own
+     * turn behind the other streams) */
+    const struct deliver *hs = q->main.head->txn->s;
+    long share = hs->linger_ms > 0 || hs->flush_on_txn_end
+                     ? d->o.batch_max
+                     : (queued + d->o.helpers - 1) / d->o.helpers;
     bool more = true;
     for (int k = 0; k <= d->o.workers && more; k++) {
         if (k > 0 && n >= share) break;
