@@ -72,6 +72,7 @@
 #include <time.h>
 
 #include "daemon.h"
+#include "kafka_close.h"
 #include "kafka_conf.h"
 #include "kafka_live.h"
 #include "kafka_source.h"
@@ -113,6 +114,7 @@ struct kafka_source {
     bool topics_warned;
     char **missing;        /* subscribed topics Kafka does not have (warned once each) */
     size_t nmissing;
+    bool live_stale;       /* a rebalance since live_publish */
     struct kafka_live live; /* published in dm->rs.kafka */
     int format;            /* [kafka] format (enum mq_format) */
     /* the open change set */
@@ -198,7 +200,10 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             rd_kafka_assign(rk, NULL);
         }
     }
-    live_publish(ks);
+    /* published by the reader's loop, not here: this callback also runs
+     * inside rd_kafka_consumer_close, where rd_kafka_assignment() (which
+     * live_publish asks) never returns — a stop that hung for good */
+    ks->live_stale = true;
 }
 
 /* ---------- topics at run time (kafka_topics, `searchsync topics`) ---------- */
@@ -472,74 +477,16 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
     return 0;
 }
 
-/* rd_kafka_destroy, waited for DESTROY_WAIT_S at most: librdkafka 2.0
- * (Debian 12's) never returns from it once a subscribed topic was deleted
- * while its partitions were assigned (a partition handle keeps its broker;
- * fixed in later releases). The consumer is closed already and the
- * checkpoint saved: a handle still closing is left to the process's exit. */
-#define DESTROY_WAIT_S 5
-struct kdestroy {
-    rd_kafka_t *rk;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool done;
-};
-
-static void *destroy_main(void *arg) {
-    struct kdestroy *d = arg;
-    rd_kafka_destroy(d->rk);
-    pthread_mutex_lock(&d->mu);
-    d->done = true;
-    pthread_cond_signal(&d->cv);
-    pthread_mutex_unlock(&d->mu);
-    return NULL;
-}
-
-static void destroy_bounded(rd_kafka_t *rk) {
-    struct kdestroy *d = xcalloc(1, sizeof *d);
-    d->rk = rk;
-    pthread_mutex_init(&d->mu, NULL);
-    pthread_cond_init(&d->cv, NULL);
-    pthread_t t;
-    if (pthread_create(&t, NULL, destroy_main, d) != 0) {
-        rd_kafka_destroy(rk);
-        d->done = true;
-    } else {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += DESTROY_WAIT_S;
-        pthread_mutex_lock(&d->mu);
-        while (!d->done && pthread_cond_timedwait(&d->cv, &d->mu, &until) == 0) {}
-        bool done = d->done;
-        pthread_mutex_unlock(&d->mu);
-        if (!done) {
-            log_warn("run", "the Kafka client did not finish closing in %d s (librdkafka %s "
-                     "hangs there after a subscribed topic was deleted; later releases do "
-                     "not): left to the process's exit; the checkpoint is saved, nothing is "
-                     "lost", DESTROY_WAIT_S, rd_kafka_version_str());
-            pthread_detach(t);
-            return; /* d stays with the thread */
-        }
-        pthread_join(t, NULL);
-    }
-    pthread_mutex_destroy(&d->mu);
-    pthread_cond_destroy(&d->cv);
-    free(d);
-}
-
 void kafka_source_close(struct daemon *dm) {
     struct kafka_source *ks = dm->kafka;
     if (!ks) return;
     dm->kafka = NULL;
-    if (ks->rk) {
-        rd_kafka_consumer_close(ks->rk);
-        destroy_bounded(ks->rk);
-    }
-    mq_schema_free(&ks->schema);
-    mq_msg_free(&ks->m);
     pthread_mutex_lock(&dm->rs.mu);
     dm->rs.kafka = NULL; /* the admin server stopped before: defensive */
     pthread_mutex_unlock(&dm->rs.mu);
+    if (ks->rk && !kafka_close_bounded(ks->rk)) return; /* ks stays with the client */
+    mq_schema_free(&ks->schema);
+    mq_msg_free(&ks->m);
     kafka_live_free(&ks->live);
     kafka_names_free(ks->missing, ks->nmissing);
     kafka_offsets_free(&ks->parts);
@@ -908,6 +855,10 @@ int kafka_source_run(struct daemon *dm) {
          * gap in librdkafka's queue, sets would be a message or two each */
         rd_kafka_message_t *msg = rd_kafka_consumer_poll(ks->rk, ks->group_msgs ? GROUP_WAIT_MS
                                                                              : 200);
+        if (ks->live_stale) {
+            ks->live_stale = false;
+            live_publish(ks);
+        }
         if (!msg) {
             if ((ks->group_msgs ? group_build(ks) : idle(ks)) < 0) {
                 rc = BL_ERR;
