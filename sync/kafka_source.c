@@ -78,6 +78,7 @@
 #include "kafka_source.h"
 #include "kafka_token.h"
 #include "kafka_topics.h"
+#include "kafka_unassigned.h"
 #include "log.h"
 #include "monotime.h"
 #include "mq/mq.h"
@@ -114,6 +115,8 @@ struct kafka_source {
     bool topics_warned;
     char **missing;        /* subscribed topics Kafka does not have (warned once each) */
     size_t nmissing;
+    struct kafka_unassigned unassigned; /* topics Kafka has that the group does not assign */
+    long long assigned_ms; /* the last assignment (monotonic); 0: none settled */
     bool live_stale;       /* a rebalance since live_publish */
     struct kafka_live live; /* published in dm->rs.kafka */
     int format;            /* [kafka] format (enum mq_format) */
@@ -179,6 +182,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 log_info("run", "reading %s partition %d from the group's committed offset "
                          "(else [source] start)", l->elems[i].topic, (int)l->elems[i].partition);
         }
+        ks->assigned_ms = mono_ms();
         if (coop) {
             rd_kafka_error_t *e = rd_kafka_incremental_assign(rk, l);
             if (e) {
@@ -193,6 +197,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
          * move past it; another consumer of the group reads on from the
          * committed offsets (a message read twice is written twice, with
          * the same result) */
+        ks->assigned_ms = 0;
         if (coop) {
             rd_kafka_error_t *e = rd_kafka_incremental_unassign(rk, l);
             if (e) rd_kafka_error_destroy(e);
@@ -222,7 +227,8 @@ static char **subscribed_names(struct kafka_source *ks, size_t *n) {
 }
 
 /* the live state for GET /api/v1/topics: the subscription, the missing
- * topics and the assigned partitions (next offset, end) */
+ * topics, those the group assigns none of, and the assigned partitions
+ * (next offset, end) */
 static void live_publish(struct kafka_source *ks) {
     struct kafka_live l = {0};
     const struct ss_config *cfg = ks->dm->cfg;
@@ -245,6 +251,13 @@ static void live_publish(struct kafka_source *ks) {
         }
     }
     if (a) rd_kafka_topic_partition_list_destroy(a);
+    l.unassigned = xcalloc(ks->unassigned.n ? ks->unassigned.n : 1, sizeof *l.unassigned);
+    for (size_t i = 0; i < ks->unassigned.n; i++) { /* (assigned since the last look: not) */
+        bool now = false;
+        for (size_t k = 0; k < l.nparts && !now; k++)
+            now = !strcmp(l.parts[k].topic, ks->unassigned.v[i].name);
+        if (!now) l.unassigned[l.nunassigned++] = xstrdup(ks->unassigned.v[i].name);
+    }
     l.at_ms = reader_stats_now_ms();
     struct kafka_live old;
     pthread_mutex_lock(&ks->dm->rs.mu);
@@ -331,6 +344,19 @@ static void missing_check(struct kafka_source *ks) {
     }
 }
 
+/* subscribed topics Kafka has and the group assigns none of: the consumer
+ * subscribes again (sync/kafka_unassigned.h) */
+static void unassigned_check(struct kafka_source *ks, long long now) {
+    const struct ss_config *cfg = ks->dm->cfg;
+    size_t n;
+    char **names = subscribed_names(ks, &n), err[1024];
+    if (kafka_unassigned_check(&ks->unassigned, ks->rk, names, n, ks->missing, ks->nmissing,
+                               cfg->source.name, cfg->kafka.group, ks->assigned_ms, now) &&
+        subscribe(ks, err, sizeof err) < 0)
+        log_warn("run", "%s (tried again)", err);
+    kafka_names_free(names, n);
+}
+
 /* every TOPICS_EVERY_MS: the metadata's topics; a new set is subscribed to
  * (the group rebalances: partitions of added topics are assigned, those of
  * removed ones revoked; their offsets stay in the checkpoint) */
@@ -339,6 +365,7 @@ static void topics_poll(struct kafka_source *ks, bool now) {
     if (!now && t - ks->topics_ms < TOPICS_EVERY_MS) return;
     ks->topics_ms = t;
     if (ks->nmissing) missing_check(ks);
+    if (!now) unassigned_check(ks, t);
     struct kafka_topic_rows v;
     char err[1024];
     struct pipeline *p = &ks->dm->p;
@@ -489,6 +516,7 @@ void kafka_source_close(struct daemon *dm) {
     mq_msg_free(&ks->m);
     kafka_live_free(&ks->live);
     kafka_names_free(ks->missing, ks->nmissing);
+    kafka_unassigned_free(&ks->unassigned);
     kafka_offsets_free(&ks->parts);
     while (ks->tables) {
         struct ktable *t = ks->tables;
