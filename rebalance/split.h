@@ -2,12 +2,18 @@
  * ZooKeeper and no SQL (rebalance/split.c, tests/unit/test_split.c).
  *
  * Jobs carry a weight (the rows they have left, as well as it is known) and
- * the node that ran them before the rebalance. Heaviest first, each goes to
- * the node with the least weight so far (longest-processing-time-first:
- * within 4/3 of the best split, and exact for equal weights); between
- * nodes equally loaded, the job's previous owner wins, so a rebalance that
- * only adds or removes a node moves few jobs, then the node with the least
- * load of all kinds, then the node listed first.
+ * the node that ran them before the rebalance. The split is sticky: every
+ * job whose previous owner is among the nodes stays with it; the others (a
+ * dead node's, a new build's) go heaviest first each to the node with the
+ * least weight so far (longest-processing-time-first); then, while the
+ * most loaded node holds a job lighter than its gap to the least loaded
+ * one, the job that evens the two out best moves there — one that just
+ * arrived before one its node ran already. So a node's death moves the
+ * dead node's jobs and no other as long as they even the loads out, a node
+ * joining takes over as few jobs as even the loads out (for equal weights:
+ * the counts then differ by at most one), and nothing moves for a gap no
+ * job fits. Ties go to the node with the least
+ * load of all kinds, then to the node listed first.
  *
  * Kinds (reindex jobs 0, a delayed run's jobs 1: sync/job_assign.c) are
  * balanced each on its own — the weights of two kinds are not comparable,

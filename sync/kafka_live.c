@@ -16,9 +16,11 @@ void kafka_live_free(struct kafka_live *l) {
     if (!l) return;
     for (size_t i = 0; i < l->nsub; i++) free(l->subscribed[i]);
     for (size_t i = 0; i < l->nmissing; i++) free(l->missing[i]);
+    for (size_t i = 0; i < l->nunassigned; i++) free(l->unassigned[i]);
     for (size_t i = 0; i < l->nparts; i++) free(l->parts[i].topic);
     free(l->subscribed);
     free(l->missing);
+    free(l->unassigned);
     free(l->parts);
     free(l->regex);
     memset(l, 0, sizeof *l);
@@ -30,6 +32,8 @@ void kafka_live_copy(struct kafka_live *to, const struct kafka_live *from) {
     to->nsub = from->nsub;
     to->missing = names_copy(from->missing, from->nmissing);
     to->nmissing = from->nmissing;
+    to->unassigned = names_copy(from->unassigned, from->nunassigned);
+    to->nunassigned = from->nunassigned;
     to->regex = from->regex ? xstrdup(from->regex) : NULL;
     to->parts = xcalloc(from->nparts ? from->nparts : 1, sizeof *to->parts);
     for (size_t i = 0; i < from->nparts; i++) {

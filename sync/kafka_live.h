@@ -1,6 +1,6 @@
 /* kafka_live: what the Kafka consumer of `searchsync run` reads right now —
  * the topics it is subscribed to, those Kafka does not have (deleted, or
- * never created), and the partitions assigned to it with the next offset it
+ * never created), those it has and the group assigns none of, and the partitions assigned to it with the next offset it
  * reads and the partition's end (high watermark) as last fetched. Written by
  * the reader thread (sync/kafka_source.c, every 2 s and at each rebalance)
  * under the reader_stats lock; copied out by GET /api/v1/topics
@@ -24,6 +24,9 @@ struct kafka_live {
     char *regex;       /* [kafka] topic_regex as subscribed; NULL: none */
     char **missing;    /* subscribed topics Kafka does not have */
     size_t nmissing;
+    char **unassigned; /* subscribed topics Kafka has, none of their partitions
+                        * assigned to this daemon (sync/kafka_unassigned.h) */
+    size_t nunassigned;
     struct kafka_live_part *parts; /* assigned now */
     size_t nparts;
     int64_t at_ms;     /* when it was written (unix ms) */

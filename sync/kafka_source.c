@@ -72,11 +72,13 @@
 #include <time.h>
 
 #include "daemon.h"
+#include "kafka_close.h"
 #include "kafka_conf.h"
 #include "kafka_live.h"
 #include "kafka_source.h"
 #include "kafka_token.h"
 #include "kafka_topics.h"
+#include "kafka_unassigned.h"
 #include "log.h"
 #include "monotime.h"
 #include "mq/mq.h"
@@ -113,6 +115,9 @@ struct kafka_source {
     bool topics_warned;
     char **missing;        /* subscribed topics Kafka does not have (warned once each) */
     size_t nmissing;
+    struct kafka_unassigned unassigned; /* topics Kafka has that the group does not assign */
+    long long assigned_ms; /* the last assignment (monotonic); 0: none settled */
+    bool live_stale;       /* a rebalance since live_publish */
     struct kafka_live live; /* published in dm->rs.kafka */
     int format;            /* [kafka] format (enum mq_format) */
     /* the open change set */
@@ -177,6 +182,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 log_info("run", "reading %s partition %d from the group's committed offset "
                          "(else [source] start)", l->elems[i].topic, (int)l->elems[i].partition);
         }
+        ks->assigned_ms = mono_ms();
         if (coop) {
             rd_kafka_error_t *e = rd_kafka_incremental_assign(rk, l);
             if (e) {
@@ -191,6 +197,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
          * move past it; another consumer of the group reads on from the
          * committed offsets (a message read twice is written twice, with
          * the same result) */
+        ks->assigned_ms = 0;
         if (coop) {
             rd_kafka_error_t *e = rd_kafka_incremental_unassign(rk, l);
             if (e) rd_kafka_error_destroy(e);
@@ -198,7 +205,10 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             rd_kafka_assign(rk, NULL);
         }
     }
-    live_publish(ks);
+    /* published by the reader's loop, not here: this callback also runs
+     * inside rd_kafka_consumer_close, where rd_kafka_assignment() (which
+     * live_publish asks) never returns — a stop that hung for good */
+    ks->live_stale = true;
 }
 
 /* ---------- topics at run time (kafka_topics, `searchsync topics`) ---------- */
@@ -217,7 +227,8 @@ static char **subscribed_names(struct kafka_source *ks, size_t *n) {
 }
 
 /* the live state for GET /api/v1/topics: the subscription, the missing
- * topics and the assigned partitions (next offset, end) */
+ * topics, those the group assigns none of, and the assigned partitions
+ * (next offset, end) */
 static void live_publish(struct kafka_source *ks) {
     struct kafka_live l = {0};
     const struct ss_config *cfg = ks->dm->cfg;
@@ -240,6 +251,13 @@ static void live_publish(struct kafka_source *ks) {
         }
     }
     if (a) rd_kafka_topic_partition_list_destroy(a);
+    l.unassigned = xcalloc(ks->unassigned.n ? ks->unassigned.n : 1, sizeof *l.unassigned);
+    for (size_t i = 0; i < ks->unassigned.n; i++) { /* (assigned since the last look: not) */
+        bool now = false;
+        for (size_t k = 0; k < l.nparts && !now; k++)
+            now = !strcmp(l.parts[k].topic, ks->unassigned.v[i].name);
+        if (!now) l.unassigned[l.nunassigned++] = xstrdup(ks->unassigned.v[i].name);
+    }
     l.at_ms = reader_stats_now_ms();
     struct kafka_live old;
     pthread_mutex_lock(&ks->dm->rs.mu);
@@ -326,6 +344,19 @@ static void missing_check(struct kafka_source *ks) {
     }
 }
 
+/* subscribed topics Kafka has and the group assigns none of: the consumer
+ * subscribes again (sync/kafka_unassigned.h) */
+static void unassigned_check(struct kafka_source *ks, long long now) {
+    const struct ss_config *cfg = ks->dm->cfg;
+    size_t n;
+    char **names = subscribed_names(ks, &n), err[1024];
+    if (kafka_unassigned_check(&ks->unassigned, ks->rk, names, n, ks->missing, ks->nmissing,
+                               cfg->source.name, cfg->kafka.group, ks->assigned_ms, now) &&
+        subscribe(ks, err, sizeof err) < 0)
+        log_warn("run", "%s (tried again)", err);
+    kafka_names_free(names, n);
+}
+
 /* every TOPICS_EVERY_MS: the metadata's topics; a new set is subscribed to
  * (the group rebalances: partitions of added topics are assigned, those of
  * removed ones revoked; their offsets stay in the checkpoint) */
@@ -334,6 +365,7 @@ static void topics_poll(struct kafka_source *ks, bool now) {
     if (!now && t - ks->topics_ms < TOPICS_EVERY_MS) return;
     ks->topics_ms = t;
     if (ks->nmissing) missing_check(ks);
+    if (!now) unassigned_check(ks, t);
     struct kafka_topic_rows v;
     char err[1024];
     struct pipeline *p = &ks->dm->p;
@@ -472,76 +504,19 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
     return 0;
 }
 
-/* rd_kafka_destroy, waited for DESTROY_WAIT_S at most: librdkafka 2.0
- * (Debian 12's) never returns from it once a subscribed topic was deleted
- * while its partitions were assigned (a partition handle keeps its broker;
- * fixed in later releases). The consumer is closed already and the
- * checkpoint saved: a handle still closing is left to the process's exit. */
-#define DESTROY_WAIT_S 5
-struct kdestroy {
-    rd_kafka_t *rk;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool done;
-};
-
-static void *destroy_main(void *arg) {
-    struct kdestroy *d = arg;
-    rd_kafka_destroy(d->rk);
-    pthread_mutex_lock(&d->mu);
-    d->done = true;
-    pthread_cond_signal(&d->cv);
-    pthread_mutex_unlock(&d->mu);
-    return NULL;
-}
-
-static void destroy_bounded(rd_kafka_t *rk) {
-    struct kdestroy *d = xcalloc(1, sizeof *d);
-    d->rk = rk;
-    pthread_mutex_init(&d->mu, NULL);
-    pthread_cond_init(&d->cv, NULL);
-    pthread_t t;
-    if (pthread_create(&t, NULL, destroy_main, d) != 0) {
-        rd_kafka_destroy(rk);
-        d->done = true;
-    } else {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += DESTROY_WAIT_S;
-        pthread_mutex_lock(&d->mu);
-        while (!d->done && pthread_cond_timedwait(&d->cv, &d->mu, &until) == 0) {}
-        bool done = d->done;
-        pthread_mutex_unlock(&d->mu);
-        if (!done) {
-            log_warn("run", "the Kafka client did not finish closing in %d s (librdkafka %s "
-                     "hangs there after a subscribed topic was deleted; later releases do "
-                     "not): left to the process's exit; the checkpoint is saved, nothing is "
-                     "lost", DESTROY_WAIT_S, rd_kafka_version_str());
-            pthread_detach(t);
-            return; /* d stays with the thread */
-        }
-        pthread_join(t, NULL);
-    }
-    pthread_mutex_destroy(&d->mu);
-    pthread_cond_destroy(&d->cv);
-    free(d);
-}
-
 void kafka_source_close(struct daemon *dm) {
     struct kafka_source *ks = dm->kafka;
     if (!ks) return;
     dm->kafka = NULL;
-    if (ks->rk) {
-        rd_kafka_consumer_close(ks->rk);
-        destroy_bounded(ks->rk);
-    }
-    mq_schema_free(&ks->schema);
-    mq_msg_free(&ks->m);
     pthread_mutex_lock(&dm->rs.mu);
     dm->rs.kafka = NULL; /* the admin server stopped before: defensive */
     pthread_mutex_unlock(&dm->rs.mu);
+    if (ks->rk && !kafka_close_bounded(ks->rk)) return; /* ks stays with the client */
+    mq_schema_free(&ks->schema);
+    mq_msg_free(&ks->m);
     kafka_live_free(&ks->live);
     kafka_names_free(ks->missing, ks->nmissing);
+    kafka_unassigned_free(&ks->unassigned);
     kafka_offsets_free(&ks->parts);
     while (ks->tables) {
         struct ktable *t = ks->tables;
@@ -786,7 +761,12 @@ static int handle(struct kafka_source *ks, const rd_kafka_message_t *msg) {
             dm->rows_read++;
             if (pipeline_route_row(p, &dm->cs, &ks->m.rows[i]) != 0) {
                 char why[1200];
-                snprintf(why, sizeof why, "its row %u could not be routed: %s", i + 1, p->err);
+                /* a column not in the row image (router.c, row_image.c): the
+                 * binlog's advice does not fit a message; its producer's does */
+                if (!strstr(p->err, "row image") ||
+                    mq_absent_advice(&ks->m, i, why, sizeof why) < 0)
+                    snprintf(why, sizeof why, "its row %u could not be routed: %s", i + 1,
+                             p->err);
                 rc = dead_letter(ks, msg, why);
                 break;
             }
@@ -903,6 +883,10 @@ int kafka_source_run(struct daemon *dm) {
          * gap in librdkafka's queue, sets would be a message or two each */
         rd_kafka_message_t *msg = rd_kafka_consumer_poll(ks->rk, ks->group_msgs ? GROUP_WAIT_MS
                                                                              : 200);
+        if (ks->live_stale) {
+            ks->live_stale = false;
+            live_publish(ks);
+        }
         if (!msg) {
             if ((ks->group_msgs ? group_build(ks) : idle(ks)) < 0) {
                 rc = BL_ERR;

@@ -68,7 +68,9 @@ libsearchsync_a_SOURCES += sync/changeset.c sync/changeset.h sync/pipeline.c syn
 	sync/targets.c sync/gtid_version.c sync/gtid_version.h sync/image.c sync/row_image.c sync/change_snapshots.c sync/child_copies.c sync/area_update.c \
 	sync/xa_prepared.c sync/xa_prepared.h
 # `searchsync run`: the binlog producer, the supervisor, start-up and shutdown
-searchsync_SOURCES += sync/daemon.c sync/daemon.h sync/binlog_source.c sync/kafka_source.c sync/kafka_source.h sync/supervisor.c sync/reload.c \
+searchsync_SOURCES += sync/daemon.c sync/daemon.h sync/binlog_source.c sync/kafka_source.c sync/kafka_source.h \
+	sync/kafka_unassigned.c sync/kafka_unassigned.h sync/kafka_close.c sync/kafka_close.h \
+	sync/supervisor.c sync/reload.c \
 	sync/index_stop.c sync/index_stop.h sync/node_state.c sync/node_state.h \
 	sync/leadership.c sync/leadership.h sync/ttl.c sync/ttl.h \
 	sync/cluster_jobs.c sync/cluster_jobs.h sync/cluster_delayed.c sync/cluster_delayed.h \

@@ -147,6 +147,8 @@ static void h_list(const struct api_ctx *ctx, struct api_resp *r) {
                                 (x->regex && assigned)));
         jw_key(&w, "missing");
         jw_bool(&w, kafka_live_has(live.missing, live.nmissing, x->name));
+        jw_key(&w, "unassigned");
+        jw_bool(&w, kafka_live_has(live.unassigned, live.nunassigned, x->name));
         /* partitions: the saved ones, then those assigned without a saved offset */
         jw_key(&w, "partitions");
         jw_arr_open(&w);

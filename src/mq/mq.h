@@ -105,6 +105,12 @@ int mq_decode(mq_msg *m, const mq_opts *o, const char *data, size_t len);
 struct cJSON;
 int mq_detect(const struct cJSON *root, char *err, size_t errlen);
 
+/* Row i of m could not be routed for want of a column (the router's or the
+ * row-image builder's error says so in the binlog's words): what its
+ * producer must do, in out (absent.c) — a primary key column missing from
+ * an image, else the columns missing. 0, or -1 when the row lacks none. */
+int mq_absent_advice(const mq_msg *m, uint32_t i, char *out, size_t outlen);
+
 /* ---- building a message (msg.c), used by the format decoders ---- */
 int mq_fail(mq_msg *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *mq_strdup(mq_msg *m, const char *s, size_t n);

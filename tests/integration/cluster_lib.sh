@@ -12,15 +12,18 @@ cluster_items() {
       INSERT INTO \`$db\`.items SELECT seq, CONCAT('row ', seq), seq * 7 FROM \`$db\`.seq_1_to_$rows"
 }
 
-# cluster_proxy FLAG — the engine behind a proxy that holds each bulk request
-# to a version of $alias 200-250 ms while FLAG exists; sets engine_url
+# cluster_proxy FLAG [NAME] — the engine behind a proxy that holds each bulk
+# request to a version of $alias $CLUSTER_DELAY_MS ms (default 250) while FLAG
+# exists; sets engine_url. NAME (default proxy): another proxy beside the
+# first, for nodes given another delay.
 cluster_proxy() {
-    python3 "$SEARCHSYNC_SRCDIR/tests/tools/fault_proxy.py" "$TEST_TMP/proxy.port" "$SEARCH_URL" \
+    local p="$TEST_TMP/${2:-proxy}"
+    python3 "$SEARCHSYNC_SRCDIR/tests/tools/fault_proxy.py" "$p.port" "$SEARCH_URL" \
         POST '/_bulk' "$1" delay "${CLUSTER_DELAY_MS:-250}" "\"_index\":\"${alias}_v[0-9]+\"" \
-        2>"$TEST_TMP/proxy.err" &
+        2>"$p.err" &
     on_exit "kill $! 2>/dev/null"
-    wait_until 10 "the fault proxy listens" test -s "$TEST_TMP/proxy.port"
-    engine_url="http://127.0.0.1:$(cat "$TEST_TMP/proxy.port")"
+    wait_until 10 "the fault proxy listens" test -s "$p.port"
+    engine_url="http://127.0.0.1:$(cat "$p.port")"
 }
 
 # cluster_config FILE NODE_ID SERVER_ID BUCKETS PAGE_SIZE SESSION_MS — a node's configuration

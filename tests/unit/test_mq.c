@@ -297,6 +297,32 @@ static void maxwell_insert_guess(void **state) {
     free(msg);
 }
 
+/* a row without its primary key column (or without a column): the advice
+ * is for the message's producer, not the binlog's settings */
+static void absent_advice(void **state) {
+    (void)state;
+    static const char nokey[] = "{\"database\":\"shop\",\"table\":\"typed\",\"type\":"
+                                "\"insert\",\"ts\":1,\"data\":{\"price\":\"1.50\"}}";
+    static const char keyed[] = "{\"database\":\"shop\",\"table\":\"typed\",\"type\":"
+                                "\"insert\",\"ts\":1,\"data\":{\"id\":7}}";
+    mq_msg m;
+    mq_msg_init(&m);
+    char out[1024];
+    assert_int_equal(mq_decode(&m, &with_lookup, nokey, sizeof nokey - 1), MQ_OK);
+    assert_int_equal(mq_absent_advice(&m, 0, out, sizeof out), 0);
+    assert_non_null(strstr(out, "shop.typed: row 1 of the message has no value for the table's "
+                                "primary key column id"));
+    assert_non_null(strstr(out, "the producer must include the primary key column id in every "
+                                "message of the table (Maxwell's data)"));
+    assert_null(strstr(out, "binlog_row_image"));
+    assert_int_equal(mq_decode(&m, &with_lookup, keyed, sizeof keyed - 1), MQ_OK);
+    assert_int_equal(mq_absent_advice(&m, 0, out, sizeof out), 0);
+    assert_non_null(strstr(out, "no value for columns price, dt, dtm"));
+    assert_non_null(strstr(out, "the producer must send whole rows"));
+    assert_int_equal(mq_absent_advice(&m, 1, out, sizeof out), -1); /* no such row */
+    mq_msg_free(&m);
+}
+
 static void maxwell_update(void **state) {
     (void)state;
     expect_rows("maxwell/update.json", NULL,
@@ -497,6 +523,7 @@ int main(void) {
         cmocka_unit_test(maxwell_insert_lookup),
         cmocka_unit_test(maxwell_insert_guess),
         cmocka_unit_test(maxwell_update),
+        cmocka_unit_test(absent_advice),
         cmocka_unit_test(cells),
         cmocka_unit_test(detection),
         cmocka_unit_test(fuzzish),

@@ -1,6 +1,7 @@
 /* test_split: how a rebalance spreads a reindex's unfinished jobs over the
  * live nodes (rebalance/split.h): even counts for equal weights, the rows
- * left weighed, previous owners kept where the balance allows, each kind
+ * left weighed, previous owners kept where the balance allows (a node's
+ * death moves only its jobs, a join as few as even out), each kind
  * of job (reindex, delayed run) balanced on its own. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -73,6 +74,73 @@ static void test_previous_owner_kept(void **state) {
     assert_string_equal("b", left[k[0].node]);
 }
 
+/* the issue's run: node-2 of three dies with two jobs each; the survivors
+ * have read more of theirs (lighter) than the dead node had (heavier).
+ * Only node-2's jobs move, one to each survivor. (The split that went
+ * heaviest first over all jobs moved 13 and 15-18.) */
+static void test_node_death_moves_only_its_jobs(void **state) {
+    (void)state;
+    const char *left[] = {"node-1", "node-3"};
+    /* ids 13..18 in order: owners 1, 2, 3, 1, 2, 3 */
+    struct split_job j[6] = {{.weight = 1500, .previous = "node-1"},
+                             {.weight = 3800, .previous = "node-2"},
+                             {.weight = 1800, .previous = "node-3"},
+                             {.weight = 2200, .previous = "node-1"},
+                             {.weight = 3900, .previous = "node-2"},
+                             {.weight = 2000, .previous = "node-3"}};
+    split_jobs(j, 6, left, 2);
+    assert_string_equal("node-1", left[j[0].node]);
+    assert_string_equal("node-3", left[j[2].node]);
+    assert_string_equal("node-1", left[j[3].node]);
+    assert_string_equal("node-3", left[j[5].node]);
+    assert_int_not_equal(j[1].node, j[4].node);
+    /* equal weights, any number of jobs per node: survivors keep theirs */
+    for (size_t per = 1; per <= 5; per++) {
+        const char *three[] = {"a", "b", "c"};
+        struct split_job e[15];
+        for (size_t i = 0; i < 3 * per; i++)
+            e[i] = (struct split_job){.weight = 100, .previous = three[i % 3]};
+        split_jobs(e, 3 * per, (const char *const[]){"a", "c"}, 2);
+        size_t got[2] = {0, 0};
+        for (size_t i = 0; i < 3 * per; i++) {
+            got[e[i].node]++;
+            if (i % 3 == 0) assert_int_equal(0, e[i].node);
+            if (i % 3 == 2) assert_int_equal(1, e[i].node);
+        }
+        assert_true(got[0] <= got[1] + 1 && got[1] <= got[0] + 1); /* differ by at most one */
+    }
+}
+
+/* a node joins: as few jobs move as even the counts out; a node that ran
+ * everything gives half away */
+static void test_join_moves_fewest(void **state) {
+    (void)state;
+    const char *nodes[] = {"a", "b", "c"};
+    struct split_job j[8];
+    for (size_t i = 0; i < 8; i++)
+        j[i] = (struct split_job){.weight = 70, .previous = i % 2 ? "b" : "c"};
+    split_jobs(j, 8, nodes, 3);
+    size_t per[3], moved = 0;
+    count_per_node(j, 8, per, 3);
+    for (int i = 0; i < 8; i++) moved += strcmp(nodes[j[i].node], j[i].previous) != 0;
+    assert_int_equal(2, moved); /* 4 + 4 -> 2 + 3 + 3 */
+    assert_int_equal(2, per[0]);
+    assert_int_equal(3, per[1]);
+    assert_int_equal(3, per[2]);
+    struct split_job all[6];
+    for (size_t i = 0; i < 6; i++) all[i] = (struct split_job){.weight = 10, .previous = "b"};
+    split_jobs(all, 6, nodes, 3);
+    count_per_node(all, 6, per, 3);
+    assert_int_equal(2, per[0]);
+    assert_int_equal(2, per[1]);
+    assert_int_equal(2, per[2]);
+    /* weights: a gap no job fits in moves nothing */
+    struct split_job w[3] = {{.weight = 900, .previous = "a"}, {.weight = 600, .previous = "b"},
+                             {.weight = 500, .previous = "c"}};
+    split_jobs(w, 3, nodes, 3);
+    for (int i = 0; i < 3; i++) assert_string_equal(w[i].previous, nodes[w[i].node]);
+}
+
 /* a delayed run's jobs (kind 1) are spread on their own beside a
  * reindex's far heavier ones (kind 0), ties to the least loaded node */
 static void test_kinds_each_even(void **state) {
@@ -115,6 +183,8 @@ int main(void) {
         cmocka_unit_test(test_equal_weights_even),
         cmocka_unit_test(test_weights),
         cmocka_unit_test(test_previous_owner_kept),
+        cmocka_unit_test(test_node_death_moves_only_its_jobs),
+        cmocka_unit_test(test_join_moves_fewest),
         cmocka_unit_test(test_kinds_each_even),
         cmocka_unit_test(test_one_node_and_none),
     };
