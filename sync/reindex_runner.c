@@ -217,9 +217,12 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
     } else if (w->snap != 0) { /* first page on a server without it: learn, start again */
         db_snapshot_end(w->src);
         w->snap = 0;
-        log_warn("reindex", "the source does not report the binlog position of a consistent "
-                 "snapshot (Binlog_snapshot_position: MariaDB and Percona Server do); "
-                 "pages use the binlog position read just before their snapshot");
+        if (!atomic_exchange(&r->no_snap_said, 1))
+            log_info("reindex", "%s v%u: the source does not report the binlog position of a "
+                     "consistent snapshot (Binlog_snapshot_position: MariaDB and Percona Server "
+                     "do; MySQL does not); pages use the binlog position read just before their "
+                     "snapshot (docs/delivery.md, \"Pages without a snapshot position\")",
+                     r->alias, r->version);
         return read_page(w, t, cond, after);
     }
     w->snap_open = true;
