@@ -3,7 +3,9 @@
 # MySQL 8.0 (tests/harness/mysql8.sh) is both the source and the metadata
 # server, searchsync connects as the README's own user (created by the
 # README's own SQL, so with MySQL 8's default caching_sha2_password, and
-# exactly its grants) and the suite's OpenSearch is the engine.
+# exactly its grants; `config check` first names the one MySQL needs beyond
+# MariaDB's, XA_RECOVER_ADMIN, until the README's MySQL line grants it) and
+# the suite's OpenSearch is the engine.
 #   1. the metadata schema: `migrate` from an empty database, and as an
 #      upgrade from each earlier schema version (the migrations up to it
 #      applied as they were, then `migrate`): every result has the tables,
@@ -95,9 +97,11 @@ block() { # the code block after <!-- own-db:$1 --> in README.md
     awk -v m="<!-- own-db:$1 -->" '$0 == m {f = 1; next} f == 1 && /^```/ {f = 2; next}
         f == 2 && /^```/ {exit} f == 2 {print}' "$SEARCHSYNC_SRCDIR/README.md"
 }
-{ block sql; block sql-mysql; } | sed "s/'searchsync'@/'$user'@/g; s/change-me/$pw/" >"$TEST_TMP/user.sql"
-grep -q "CREATE USER '$user'" "$TEST_TMP/user.sql" || fail "README.md: no CREATE USER in its own-db:sql block"
-mysql_file "$TEST_TMP/user.sql" || fail "the README's SQL failed on MySQL: $(cat "$TEST_TMP/user.sql")"
+readme_sql() { block "$1" | sed "s/'searchsync'@/'$user'@/g; s/change-me/$pw/" >"$TEST_TMP/$1.sql"
+    [ -s "$TEST_TMP/$1.sql" ] || fail "README.md has no code block after <!-- own-db:$1 -->"
+    mysql_file "$TEST_TMP/$1.sql" || fail "the README's SQL failed on MySQL: $(cat "$TEST_TMP/$1.sql")"; }
+readme_sql sql # the user and the grants of both servers; MySQL's own after config check
+grep -q "CREATE USER '$user'" "$TEST_TMP/sql.sql" || fail "README.md: no CREATE USER in its own-db:sql block"
 assert_eq caching_sha2_password "$(mysql_q "SELECT plugin FROM mysql.user WHERE user = '$user'")" \
     "the README's user has MySQL 8's default authentication"
 
@@ -165,7 +169,15 @@ schedule = every 3s
 since = all
 repair = false
 INI
-out="$(ss config check --config "$TEST_TMP/c.ini" 2>&1)" || fail "config check: $out"
+# config check names the grant MySQL needs beyond MariaDB's, and the GRANT
+set +e
+out="$(ss config check --config "$TEST_TMP/c.ini" 2>&1)"; crc=$?
+set -e
+assert_eq 2 "$crc" "config check: a user without XA_RECOVER_ADMIN on MySQL exits 2 ($out)"
+assert_contains "$out" "GRANT XA_RECOVER_ADMIN ON *.* TO '$user'@'%'" "config check names the missing grant"
+readme_sql sql-mysql
+out="$(ss config check --config "$TEST_TMP/c.ini" 2>&1)" || fail "config check with the README's grants: $out"
+assert_eq "$TEST_TMP/c.ini: ok" "$out" "config check: the README's grants are all MySQL needs"
 ss mapping import --config "$TEST_TMP/c.ini" --yes "$TEST_TMP/mapping.json" >"$TEST_TMP/import.out" 2>&1 ||
     fail "mapping import as the README's user: $(cat "$TEST_TMP/import.out")"
 assert_eq "$newest" "$(mysql_q "SELECT COUNT(*) FROM $meta.schema_migrations")" "mapping import applied every migration"
