@@ -36,19 +36,7 @@
 . "$(dirname "$0")/oracle_lib.sh"
 require_bin
 
-sdir="$TEST_TMP/server"
-set +e
-SEARCHSYNC_HARNESS_DIR="$sdir" bash "$HARNESS/mysql8.sh" start >"$TEST_TMP/server-start.log" 2>&1
-src=$?
-set -e
-on_exit "SEARCHSYNC_HARNESS_DIR='$sdir' bash '$HARNESS/mysql8.sh' stop >/dev/null 2>&1"
-if [ "$src" != 0 ]; then
-    cat "$TEST_TMP/server-start.log" >&2
-    [ "$src" = 3 ] && skip "this machine cannot run MySQL 8 (tests/harness/mysql8.sh: $(tail -1 "$TEST_TMP/server-start.log"))"
-    fail "MySQL 8 did not start"
-fi
-. "$sdir/mysql8.env" # lib.sh's mysql_q & co. now talk to MySQL 8
-on_exit '[ "$rc" = 0 ] || { echo "--- MySQL log (last 15 lines)"; tail -15 "$MYSQL_LOG"; }'
+use_mysql8 # lib.sh's mysql_q & co. now talk to MySQL 8
 assert_eq "$MYSQL_VERSION" "$(mysql_q 'SELECT VERSION()')" "the server is MySQL $MYSQL_VERSION"
 t_start=$(date +%s)
 ss() { "$SEARCHSYNC_BIN" "$@"; }

@@ -16,18 +16,7 @@ require_bin
 flavour="${1:-mariadb}"
 if [ "$flavour" = mysql ]; then
     TEST_NAME=t_readme_own_db_mysql
-    sdir="$TEST_TMP/server"
-    set +e
-    SEARCHSYNC_HARNESS_DIR="$sdir" bash "$HARNESS/mysql8.sh" start >"$TEST_TMP/server-start.log" 2>&1
-    src=$?
-    set -e
-    on_exit "SEARCHSYNC_HARNESS_DIR='$sdir' bash '$HARNESS/mysql8.sh' stop >/dev/null 2>&1"
-    if [ "$src" != 0 ]; then
-        cat "$TEST_TMP/server-start.log" >&2
-        [ "$src" = 3 ] && skip "this machine cannot run MySQL 8 ($(tail -1 "$TEST_TMP/server-start.log"))"
-        fail "MySQL 8 did not start"
-    fi
-    . "$sdir/mysql8.env"
+    use_mysql8
 fi
 readme="$SEARCHSYNC_SRCDIR/README.md"
 block() { # the code block after <!-- own-db:$1 --> in README.md
