@@ -29,7 +29,8 @@
 #      read while such commits were pending missed them and won over their
 #      live writes: 1 to 2 documents wrong in 5 runs of 6). MySQL reports no
 #      snapshot position: said once per build, not once per worker
-#   7. SIGTERM, changes while down, a restart: the oracle again
+#   7. SIGTERM, changes while down, a restart over plain TCP (TLS until
+#      then) with the password out of MySQL's cache: the oracle again
 # Exit 77 (skip; a failure under CI=true) when this machine cannot run the
 # MySQL jar (tests/harness/mysql8.sh exits 3).
 . "$(dirname "$0")/lib.sh"
@@ -337,14 +338,29 @@ for b in "items v1" "misc v1" "items v2"; do # 3 buckets, 3 workers each
 done
 
 # ------------------------------------------------------------ 7. SIGTERM, changes while down, restart
+tls_threads() { # WANT MSG — the README user's connections (some), WANT of them over TLS
+    local n tls
+    n="$(mysql_q "SELECT COUNT(*) FROM performance_schema.threads WHERE processlist_user = '$user'")"
+    tls="$(mysql_q "SELECT COUNT(*) FROM performance_schema.threads t JOIN performance_schema.status_by_thread s
+        USING (thread_id) WHERE t.processlist_user = '$user' AND s.variable_name = 'Ssl_cipher' AND s.variable_value <> ''")"
+    assert_true "$2: the daemon has connections ($n)" test "$n" -gt 0
+    [ "$1" = all ] && set -- "$n" "$2"
+    assert_eq "$1" "$tls" "$2 ($tls of $n over TLS)"
+}
+tls_threads all "the daemon's connections use TLS (ssl_mode = preferred)"
 daemon_stop
 assert_eq 0 "$DAEMON_RC" "the daemon stopped cleanly on SIGTERM"
 mysql_q "UPDATE items SET name = 'while down' WHERE id = 20; DELETE FROM item_parts WHERE item_id = 21;
 DELETE FROM items WHERE id = 22; INSERT INTO notes VALUES (200001, 23, 'while down');
 UPDATE stores SET city = 'Lagos' WHERE id = 3" "$db"
+# the restart over plain TCP (so far TLS: [source] ssl_mode = preferred, and
+# MySQL 8 offers it), its password no longer in caching_sha2_password's cache
+sed -i "/^\[source\]\$/a ssl_mode = disabled" "$TEST_TMP/c.ini"
+mysql_q "FLUSH PRIVILEGES"
 daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 daemon_wait_ready 30
 caught_up
+tls_threads 0 "the daemon's connections are plain TCP now"
 out="$(ss delayed-run --config "$TEST_TMP/c.ini" 2>&1)" || fail "delayed-run: $out"
 caught_up
 check_docs "after changes while down and a restart"
