@@ -9,7 +9,10 @@
 #   1. the metadata schema: `migrate` from an empty database, and as an
 #      upgrade from each earlier schema version (the migrations up to it
 #      applied as they were, then `migrate`): every result has the tables,
-#      columns and keys of the schema migrated from empty
+#      columns and keys of the schema migrated from empty (each earlier
+#      version under make check-long, three of them otherwise); then
+#      `searchsync tail` of partial JSON updates (PARTIAL_UPDATE_ROWS)
+#      against the server's SELECT
 #   2. `config check`, `mapping import`, `run`: items with a store object
 #      (stores: a delay-effect table), nested parts kept by area updates,
 #      notes as child documents; a second index with an expiry column and a
@@ -81,6 +84,26 @@ CREATE TABLE $d.schema_migrations (version INT NOT NULL PRIMARY KEY, name VARCHA
     mysql_q "DROP DATABASE $d"
 done
 log "migrations: from empty and from version(s) $(echo $from) ($(($(date +%s) - t_start)) s)"
+
+# partial JSON updates: MySQL 8.0.3+ writes PARTIAL_UPDATE_ROWS events under
+# binlog_row_value_options = PARTIAL_JSON (the change as JSON diffs, not the
+# whole value); `searchsync tail` applies them to the before image
+mysql_q "CREATE DATABASE pj; CREATE TABLE pj.j (id INT PRIMARY KEY, doc JSON, note VARCHAR(10));
+INSERT INTO pj.j VALUES (1, '{\"a\": 1, \"b\": \"xyz\", \"c\": [1, 2]}', 'n')"
+read -r pf pp <<<"$(mysql_binlog_pos)"
+mysql_q "SET SESSION binlog_row_value_options = 'PARTIAL_JSON';
+UPDATE pj.j SET doc = JSON_SET(doc, '\$.a', 2, '\$.d', 'new'), note = 'm' WHERE id = 1;
+UPDATE pj.j SET doc = JSON_REMOVE(doc, '\$.b') WHERE id = 1;
+UPDATE pj.j SET doc = JSON_REPLACE(doc, '\$.c[1]', 'a longer string than before') WHERE id = 1"
+assert_eq 3 "$(mysql_q "SHOW BINLOG EVENTS IN '$pf' FROM $pp" | cut -f3 | grep -c '^Update_rows_partial$' || true)" \
+    "the server wrote three partial JSON updates"
+timeout 30 "$SEARCHSYNC_BIN" tail --source "mysql://root:@127.0.0.1:$MYSQL_PORT" --file "$pf" --pos "$pp" \
+    --stop-at-end --tables pj.j >"$TEST_TMP/pj.out" 2>"$TEST_TMP/pj.err" || fail "tail: $(cat "$TEST_TMP/pj.err")"
+assert_eq 3 "$(grep -c '"type":"update"' "$TEST_TMP/pj.out" || true)" "tail: three updates"
+assert_json_eq "$(mysql_q 'SELECT doc FROM pj.j')" "$(tail -1 "$TEST_TMP/pj.out" | jq -c .after.doc)" \
+    "tail: the partial updates applied equal the server's SELECT"
+assert_eq m "$(tail -1 "$TEST_TMP/pj.out" | jq -r .after.note)" "tail: the other columns of a partial update's row"
+mysql_q "DROP DATABASE pj"
 
 # ------------------------------------------------------------ 2. the README's user, run
 db=shop
