@@ -35,7 +35,9 @@
 #   7. SIGTERM, changes while down, a restart over plain TCP (TLS until
 #      then) with the password out of MySQL's cache: the oracle again
 # Exit 77 (skip; a failure under CI=true) when this machine cannot run the
-# MySQL jar (tests/harness/mysql8.sh exits 3).
+# MySQL jar (tests/harness/mysql8.sh exits 3). Knobs: MYSQL_ONLY_ITEMS (1500),
+# MYSQL_ONLY_SYNC_DELAY_US (100000: the commits held in 6), SEARCHSYNC_SEED
+# (the writers' seeds and the upgrade picked, printed).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oracle_lib.sh"
 require_bin
