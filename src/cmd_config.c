@@ -6,12 +6,15 @@
 
 #include "commands.h"
 #include "config.h"
+#include "source_grants.h"
 
 void usage_config(FILE *out) {
     fprintf(out, "usage: searchsync config check --config FILE\n"
                  "       searchsync config reference\n\n"
                  "check      parse and validate FILE; exit 0 if good, 2 with the file, line\n"
-                 "           and key of the first problem otherwise\n"
+                 "           and key of the first problem otherwise; then, when the\n"
+                 "           source is reached, exit 2 naming each privilege its\n"
+                 "           [source] user lacks (with the GRANT that adds it)\n"
                  "reference  print every configuration key with its default (Markdown)\n");
 }
 
@@ -43,6 +46,9 @@ int cmd_config(int argc, char **argv) {
     }
     int rc = command_begin(&c, 0);
     if (rc >= 0) return rc;
+    /* the file is good; a binlog source is asked what its user may do */
+    if (!config_kafka_source(&c.cfg) && source_grants_check(&c.cfg, stderr) == 1)
+        return command_end(&c, EXIT_USAGE);
     command_end(&c, EXIT_OK);
     printf("%s: ok\n", c.config);
     return EXIT_OK;

@@ -274,6 +274,36 @@ int db_snapshot_begin(MYSQL *m, char *file, size_t filelen, unsigned long long *
     return have_file && have_pos ? 1 : 0;
 }
 
+int db_wait_binlogged_committed(MYSQL *m, int timeout_s, sbuf *owned, char *err, size_t errlen) {
+    /* a GTID is owned from its assignment (before the transaction's binlog
+     * write) until the commit adds it to gtid_executed ("uuid:gno#thread,
+     * ..."): what is owned now holds every transaction of the binlog so far
+     * that a snapshot could not see yet */
+    sbuf_reset(owned);
+    const char *info = mysql_get_server_info(m);
+    if (info && strstr(info, "MariaDB")) return 1; /* its snapshots report their position */
+    char *v = NULL;
+    if (db_row1(m, "SELECT @@GLOBAL.gtid_owned", 0, &v, 1, err, errlen) < 0) return -1;
+    for (const char *c = v ? v : ""; *c; c++) {
+        if (*c == '#') {
+            while (c[1] >= '0' && c[1] <= '9') c++;
+        } else if (*c != ' ' && *c != '\n' && *c != '\r') {
+            sbuf_addc(owned, *c);
+        }
+    }
+    free(v);
+    if (!owned->len) return 1;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT WAIT_FOR_EXECUTED_GTID_SET(");
+    db_quote(m, &q, owned->data, owned->len);
+    sbuf_printf(&q, ", %d)", timeout_s);
+    char *got = db_scalar(m, q.data, err, errlen);
+    sbuf_free(&q);
+    int rc = !got ? -1 : strcmp(got, "0") == 0 ? 1 : 0;
+    free(got);
+    return rc;
+}
+
 void db_snapshot_end(MYSQL *m) {
     if (mysql_query(m, "COMMIT") == 0) {
         MYSQL_RES *r = mysql_store_result(m);

@@ -71,6 +71,19 @@ char *db_scalar(MYSQL *m, const char *sql, char *err, size_t errlen);
 int db_snapshot_begin(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
                       size_t errlen);
 void db_snapshot_end(MYSQL *m); /* COMMIT; a broken connection shows at the next query */
+struct sbuf;
+/* MySQL, where db_snapshot_begin has no position to report: wait until every
+ * transaction already in the binlog is committed, so that a snapshot taken
+ * next sees them all. MySQL writes a transaction to the binlog (its end then
+ * shows in SHOW MASTER STATUS) a moment before the commit makes its rows
+ * visible; meanwhile the transaction's GTID is owned (@@GLOBAL.gtid_owned),
+ * and it is in gtid_executed once committed (WAIT_FOR_EXECUTED_GTID_SET, up
+ * to timeout_s). Without GTIDs (gtid_mode OFF) nothing is owned: nothing to
+ * wait for, nothing known. 1 done (nothing left uncommitted), 0 timed out
+ * (*owned: the GTIDs still not executed, e.g. a session holding gtid_next),
+ * -1 error (err). */
+int db_wait_binlogged_committed(MYSQL *m, int timeout_s, struct sbuf *owned, char *err,
+                                size_t errlen);
 /* Is server m's binary log on and in ROW format (what searchsync reads)?
  * 0 yes, 1 no (err says what to set), -1 the question failed (err). */
 int db_check_row_binlog(MYSQL *m, char *err, size_t errlen);

@@ -181,6 +181,27 @@ static void snapshot_end(struct worker *w) {
     w->snap_open = false;
 }
 
+/* MySQL: before the snapshot, every transaction the binlog holds up to the
+ * page's position committed (db_wait_binlogged_committed), so that the
+ * position is never past what the snapshot sees. A GTID owned for over 5 s
+ * (a session holding gtid_next) is said once, and the build's pages stop
+ * waiting. 0, or -1 with w->err. */
+static int wait_committed(struct worker *w) {
+    struct reindex_runner *r = w->r;
+    if (atomic_load(&r->no_commit_wait)) return 0;
+    sbuf owned = SBUF_INIT;
+    int c = db_wait_binlogged_committed(w->src, 5, &owned, w->err, sizeof w->err);
+    if (c == 0 && !atomic_exchange(&r->no_commit_wait, 1))
+        log_warn("reindex", "%s v%u: GTID(s) %.300s owned for over 5 s and not executed (a "
+                 "session holding gtid_next?); this build's pages no longer wait for the "
+                 "transactions of the binlog to commit before their snapshot, so a page may "
+                 "miss one that commits just after it (docs/delivery.md, \"Pages without a "
+                 "snapshot position\"): check the index after the build",
+                 r->alias, r->version, owned.data ? owned.data : "");
+    sbuf_free(&owned);
+    return c < 0 ? -1 : 0;
+}
+
 static int read_page(struct worker *w, size_t t, const char *cond, char **after) {
     struct reindex_runner *r = w->r;
     const struct mp_index *ix = r->ix;
@@ -202,6 +223,7 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
     if (w->snap == 0) {
         p->version = binlog_version(w, ix);
         if (!p->version) return -1;
+        if (wait_committed(w) < 0) return -1;
     }
     char file[512];
     unsigned long long pos = 0;
@@ -218,9 +240,13 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
     } else if (w->snap != 0) { /* first page on a server without it: learn, start again */
         db_snapshot_end(w->src);
         w->snap = 0;
-        log_warn("reindex", "the source does not report the binlog position of a consistent "
-                 "snapshot (Binlog_snapshot_position: MariaDB and Percona Server do); "
-                 "pages use the binlog position read just before their snapshot");
+        if (!atomic_exchange(&r->no_snap_said, 1))
+            log_info("reindex", "%s v%u: the source does not report the binlog position of a "
+                     "consistent snapshot (Binlog_snapshot_position: MariaDB and Percona Server "
+                     "do; MySQL does not); pages use the binlog position read just before their "
+                     "snapshot, once every transaction binlogged up to it is committed (GTIDs; "
+                     "docs/delivery.md, \"Pages without a snapshot position\")",
+                     r->alias, r->version);
         return read_page(w, t, cond, after);
     }
     w->snap_open = true;

@@ -116,6 +116,10 @@ struct reindex_runner {
     _Atomic int64_t lost_check_ms;          /* the next lost_check while the jobs run */
     _Atomic int lost;           /* the engine may have lost writes (1), or forgotten a
                                  * delete a page predates (2): fail, queue again */
+    _Atomic int no_snap_said;   /* 1 once a worker found the source reports no snapshot
+                                 * position: said once a build, not once a worker */
+    _Atomic int no_commit_wait; /* 1: a GTID stayed owned past the wait (said): pages no
+                                 * longer wait for the binlog's transactions to commit */
     pthread_t mid_th;
     pthread_mutex_t errmu;  /* guards errdb (job_errors from helper threads), why */
     MYSQL *errdb;

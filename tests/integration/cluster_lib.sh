@@ -5,11 +5,18 @@
 # reindexed by several daemons of one source ($source) in cluster $cluster,
 # with metadata schema $meta, writing to the engine at $engine_url (a delay
 # proxy in front of the suite's engine). The caller sets those variables.
+# The server is the suite's MariaDB or, after lib.sh's use_mysql8, MySQL 8.
 
 # cluster_items — the table and its rows
 cluster_items() {
+    local from="\`$db\`.seq_1_to_$rows" pre="" # (MariaDB's sequence engine; MySQL has none)
+    case "$(mysql_q 'SELECT VERSION()')" in
+        *MariaDB*) ;;
+        *) pre="SET SESSION cte_max_recursion_depth = $((rows + 1));"
+           from="(WITH RECURSIVE s (seq) AS (SELECT 1 UNION ALL SELECT seq + 1 FROM s WHERE seq < $rows) SELECT seq FROM s) s" ;;
+    esac
     mysql_q "CREATE DATABASE \`$db\`; CREATE TABLE \`$db\`.items (id INT PRIMARY KEY, name VARCHAR(40), n INT);
-      INSERT INTO \`$db\`.items SELECT seq, CONCAT('row ', seq), seq * 7 FROM \`$db\`.seq_1_to_$rows"
+      $pre INSERT INTO \`$db\`.items SELECT seq, CONCAT('row ', seq), seq * 7 FROM $from"
 }
 
 # cluster_proxy FLAG [NAME] — the engine behind a proxy that holds each bulk

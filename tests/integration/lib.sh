@@ -242,6 +242,23 @@ only_checkpoint_saves() {
         END { exit !(ok && rows && !bad) }'
 }
 
+# use_mysql8 — from here on the test's server is Oracle's MySQL 8 (tests/
+# harness/mysql8.sh, started in $TEST_TMP/server, stopped on exit): mysql_q &
+# co. and MYSQL_* name it; the suite's MariaDB is left alone. Skips (a
+# failure under CI=true) when this machine cannot run it (the script's exit 3).
+use_mysql8() {
+    local sdir="$TEST_TMP/server" src=0
+    SEARCHSYNC_HARNESS_DIR="$sdir" bash "$HARNESS/mysql8.sh" start >"$TEST_TMP/server-start.log" 2>&1 || src=$?
+    on_exit "SEARCHSYNC_HARNESS_DIR='$sdir' bash '$HARNESS/mysql8.sh' stop >/dev/null 2>&1"
+    if [ "$src" != 0 ]; then
+        cat "$TEST_TMP/server-start.log" >&2
+        [ "$src" = 3 ] && skip "this machine cannot run MySQL 8 (tests/harness/mysql8.sh: $(tail -1 "$TEST_TMP/server-start.log"))"
+        fail "MySQL 8 did not start"
+    fi
+    . "$sdir/mysql8.env"
+    on_exit '[ "$rc" = 0 ] || { echo "--- MySQL log (last 15 lines)"; tail -15 "$MYSQL_LOG"; }'
+}
+
 # ---------------------------------------------------------------- the daemon
 # `searchsync run` in the background, one at a time per test:
 #   daemon_start CONFIG LOG [ARGS] start it (run ARGS), its output appended to LOG; sets

@@ -14,8 +14,15 @@
 #   standalone two daemons on one source without ZooKeeper: the second
 #              says who reads and stands by (--no-wait: exits 1); the first
 #              SIGKILLed, the second takes over once its heartbeat is stale
+# With the argument mysql (long_cluster_leader_mysql.sh, make check-long)
+# the same with MySQL 8 as the source and the metadata server (the fencing
+# token in its offsets, the standalone reader lock its GET_LOCK).
 . "$(dirname "$0")/lib.sh"
 require_bin
+if [ "${1:-}" = mysql ]; then
+    TEST_NAME=long_cluster_leader_mysql
+    use_mysql8
+fi
 [ -n "${ZK_HOSTS:-}" ] || fail "the harness did not start ZooKeeper (ZK_HOSTS unset)"
 db="$(unique_name cl)"
 meta="$(unique_name meta)"

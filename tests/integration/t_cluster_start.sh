@@ -12,9 +12,16 @@
 #   Then two reindex requests made at the same instant on two nodes: one
 #   queues version 2, the other is refused (a build is under way: exit 2),
 #   and v2 goes live (neither deleted the other's index).
+# With the argument mysql (t_cluster_start_mysql.sh) the same with MySQL 8 as
+# the source and the metadata server: the cluster's jobs, election and
+# fencing tokens, reindex requests and their lock on MySQL.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
 require_bin
+if [ "${1:-}" = mysql ]; then
+    TEST_NAME=t_cluster_start_mysql
+    use_mysql8
+fi
 [ -n "${ZK_HOSTS:-}" ] || fail "the harness did not start ZooKeeper (ZK_HOSTS unset)"
 db="$(unique_name cs)"
 meta="$(unique_name meta)"

@@ -80,8 +80,8 @@ if [ "${1:-}" = one ]; then
     db="searchsync_sv$n"
     meta="$(unique_name meta)"
     # The metadata schema: on the source for MariaDB; on the suite's MariaDB
-    # for MySQL (the migrations run on MySQL, but a daemon with its metadata
-    # there has not been verified: a first try stalled its checkpoint)
+    # for MySQL, as a second server ([metadata] host; the metadata on MySQL
+    # itself is t_mysql_only's)
     meta_ini=""
     if [ "$kind" = mysql ]; then
         meta_ini="host = $META_HOST
