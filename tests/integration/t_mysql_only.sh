@@ -376,7 +376,7 @@ tls_threads all "the daemon's connections use TLS (ssl_mode = preferred)"
 daemon_stop
 assert_eq 0 "$DAEMON_RC" "the daemon stopped cleanly on SIGTERM"
 mysql_q "UPDATE items SET name = 'while down' WHERE id = 20; DELETE FROM item_parts WHERE item_id = 21;
-DELETE FROM items WHERE id = 22; INSERT INTO notes VALUES (200001, 23, 'while down');
+DELETE FROM items WHERE id = 22; INSERT INTO notes VALUES (900001, 23, 'while down');
 UPDATE stores SET city = 'Lagos' WHERE id = 3" "$db"
 # the restart over plain TCP (so far TLS: [source] ssl_mode = preferred, and
 # MySQL 8 offers it), its password no longer in caching_sha2_password's cache
