@@ -32,6 +32,30 @@ tar -xzf "$tarball" -C "$tmp"
 dir=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d | head -n 1)
 echo "dist-check: $(basename "$tarball") ($(du -k "$tarball" | cut -f1) KB)"
 
+# the local.mk to add path to: its folder's own, else the one that lists the
+# files of its folder (the folders of sync/ are built from sync/local.mk),
+# the nearest above it first
+fragment_of() {
+    local d up mk
+    d=$(dirname "$1")
+    [ -f "$top/$d/local.mk" ] && { echo "$d/local.mk"; return; }
+    up=$d
+    while [ "$up" != . ]; do
+        up=$(dirname "$up")
+        mk="$top/$up/local.mk"
+        [ "$up" = . ] && mk="$top/Makefile.am"
+        if [ -f "$mk" ] && grep -qE "(^|[[:space:]])${d//./\\.}/[A-Za-z0-9_]+\.[ch]([[:space:]]|\$)" "$mk"; then
+            echo "${mk#"$top"/}"; return
+        fi
+    done
+    mk=$(grep -lE "(^|[[:space:]])${d//./\\.}/[A-Za-z0-9_]+\.[ch]([[:space:]]|\$)" \
+         $(find "$top" -name local.mk -not -path "$top/.git/*" | sort) 2>/dev/null | head -n 1)
+    [ -n "$mk" ] && { echo "${mk#"$top"/}"; return; }
+    up=$d
+    while [ "$up" != . ] && [ ! -f "$top/$up/local.mk" ]; do up=$(dirname "$up"); done
+    echo "$up/local.mk"
+}
+
 # 1. the headers the sources include are in it
 missing=0
 while IFS= read -r f; do
@@ -45,7 +69,7 @@ while IFS= read -r f; do
         for cand in "$(dirname "$rel")/$inc" "src/$inc" "$inc"; do
             if [ -f "$top/$cand" ]; then
                 echo "dist-check: MISSING FROM THE TARBALL: $cand (included by $rel);" \
-                     "add it to the _SOURCES (or EXTRA_DIST) of $(dirname "$cand")/local.mk" >&2
+                     "add it to the _SOURCES (or EXTRA_DIST) of $(fragment_of "$cand")" >&2
                 missing=$((missing + 1))
                 break
             fi

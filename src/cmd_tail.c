@@ -129,134 +129,134 @@ void usage_tail(FILE *f) {
             "exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error\n");
 }
 
-int cmd_tail(int argc, char **argv) {
-    static const struct option own[] = {
-        {"source", required_argument, NULL, 's'},
-        {"from-beginning", no_argument, NULL, 'b'},
-        {"file", required_argument, NULL, 'f'},
-        {"pos", required_argument, NULL, 'p'},
-        {"gtid", required_argument, NULL, 'g'},
-        {"tables", required_argument, NULL, 't'},
-        {"stop-at-end", no_argument, NULL, 'e'},
-        {"server-id", required_argument, NULL, 'i'},
-        {"heartbeat-ms", required_argument, NULL, 'H'},
-        {"max-reconnects", required_argument, NULL, 'R'},
-        {NULL, 0, NULL, 0},
-    };
-    struct command cmd = {.name = "tail", .usage = usage_tail, .opts = own, .argc = argc,
-                          .argv = argv, .own_errors = true};
-    const char *source = NULL, *file = NULL, *gtid = NULL, *tables = NULL;
-    bool beginning = false, stop_at_end = false, have_pos = false;
-    unsigned long long pos = 0;
-    long server_id = -1, heartbeat = 1000, max_reconnects = -1;
+/* what the command line asked for */
+struct tail_args {
+    const char *source, *file, *gtid, *tables;
+    bool beginning, stop_at_end, have_pos;
+    unsigned long long pos;
+    long server_id, heartbeat, max_reconnects;
+};
+
+/* The options into a; -1, or the exit code of a usage error. */
+static int tail_parse(struct command *cmd, struct tail_args *a) {
     int c;
-    while ((c = command_opt(&cmd)) > 0) {
+    while ((c = command_opt(cmd)) > 0) {
         char *end;
         switch (c) {
-        case 's': source = optarg; break;
-        case 'b': beginning = true; break;
-        case 'f': file = optarg; break;
+        case 's': a->source = optarg; break;
+        case 'b': a->beginning = true; break;
+        case 'f': a->file = optarg; break;
         case 'p':
-            pos = strtoull(optarg, &end, 10);
+            a->pos = strtoull(optarg, &end, 10);
             if (*end || !*optarg) { fprintf(stderr, "searchsync tail: --pos wants a number\n"); return EXIT_USAGE; }
-            have_pos = true;
+            a->have_pos = true;
             break;
-        case 'g': gtid = optarg; break;
-        case 't': tables = optarg; break;
-        case 'e': stop_at_end = true; break;
+        case 'g': a->gtid = optarg; break;
+        case 't': a->tables = optarg; break;
+        case 'e': a->stop_at_end = true; break;
         case 'i':
-            server_id = strtol(optarg, &end, 10);
-            if (*end || server_id < 1 || server_id > 4294967295L) {
+            a->server_id = strtol(optarg, &end, 10);
+            if (*end || a->server_id < 1 || a->server_id > 4294967295L) {
                 fprintf(stderr, "searchsync tail: --server-id wants 1..4294967295\n");
                 return EXIT_USAGE;
             }
             break;
         case 'H':
-            heartbeat = strtol(optarg, &end, 10);
-            if (*end || heartbeat < 100 || heartbeat > 3600000) {
+            a->heartbeat = strtol(optarg, &end, 10);
+            if (*end || a->heartbeat < 100 || a->heartbeat > 3600000) {
                 fprintf(stderr, "searchsync tail: --heartbeat-ms wants 100..3600000\n");
                 return EXIT_USAGE;
             }
             break;
         case 'R':
-            max_reconnects = strtol(optarg, &end, 10);
+            a->max_reconnects = strtol(optarg, &end, 10);
             if (*end) { fprintf(stderr, "searchsync tail: --max-reconnects wants a number\n"); return EXIT_USAGE; }
             break;
         }
     }
-    if (c < 0) return cmd.rc;
-    const char *config = cmd.config;
-    if (optind < argc) {
-        fprintf(stderr, "searchsync tail: unexpected argument '%s'\n", argv[optind]);
+    if (c < 0) return cmd->rc;
+    if (optind < cmd->argc) {
+        fprintf(stderr, "searchsync tail: unexpected argument '%s'\n", cmd->argv[optind]);
         return EXIT_USAGE;
     }
-    if (!!source + !!config != 1) {
+    if (!!a->source + !!cmd->config != 1) {
         fprintf(stderr, "searchsync tail: give exactly one of --source URI or --config FILE\n");
         usage_tail(stderr);
         return EXIT_USAGE;
     }
-    if ((file != NULL) != have_pos) {
+    if ((a->file != NULL) != a->have_pos) {
         fprintf(stderr, "searchsync tail: --file and --pos go together\n");
         return EXIT_USAGE;
     }
-    if (beginning + (file != NULL) + (gtid != NULL) > 1) {
+    if (a->beginning + (a->file != NULL) + (a->gtid != NULL) > 1) {
         fprintf(stderr, "searchsync tail: choose one of --from-beginning, --file/--pos, --gtid\n");
         return EXIT_USAGE;
     }
-
-    if (gtid) {
+    if (a->gtid) {
         bl_gtid_set *g = bl_gtid_new();
         char gerr[512];
-        int grc = bl_gtid_parse(g, gtid, gerr, sizeof gerr);
+        int grc = bl_gtid_parse(g, a->gtid, gerr, sizeof gerr);
         bl_gtid_free(g);
         if (grc != BL_OK) {
             fprintf(stderr, "searchsync tail: --gtid: %s\n", gerr);
             return EXIT_USAGE;
         }
     }
+    return -1;
+}
 
-    bl_reader_opts o;
-    memset(&o, 0, sizeof o);
-    char *uribuf = NULL;
+/* The reader's options: the server from the configuration or the URI (its
+ * parts in *uribuf, freed by the caller after the run), where to start.
+ * -1, or an exit code. */
+static int tail_reader_opts(struct command *cmd, struct tail_args *a, bl_reader_opts *o,
+                            char **uribuf) {
+    memset(o, 0, sizeof *o);
     char err[CONFIG_ERR_LEN];
-    if (config) {
-        int rc = command_begin(&cmd, 0);
+    if (cmd->config) {
+        int rc = command_begin(cmd, 0);
         if (rc >= 0) return rc;
-        const struct ss_config *cfg = &cmd.cfg;
-        o.host = cfg->source.host;
-        o.port = cfg->source.port;
-        o.socket = cfg->source.socket;
-        o.user = cfg->source.user;
-        o.password = cfg->source.password;
-        o.tls = db_tls_source(cfg);
-        o.server_id = (uint32_t)cfg->source.server_id;
-        o.connect_timeout_ms = cfg->source.connect_timeout_ms;
-        o.read_timeout_ms = cfg->source.read_timeout_ms;
-        if (cfg->source.heartbeat_ms > 0) heartbeat = cfg->source.heartbeat_ms;
-        if (!beginning && !file && !gtid && cfg->source.start && !strcmp(cfg->source.start, "beginning"))
-            beginning = true;
+        const struct ss_config *cfg = &cmd->cfg;
+        o->host = cfg->source.host;
+        o->port = cfg->source.port;
+        o->socket = cfg->source.socket;
+        o->user = cfg->source.user;
+        o->password = cfg->source.password;
+        o->tls = db_tls_source(cfg);
+        o->server_id = (uint32_t)cfg->source.server_id;
+        o->connect_timeout_ms = cfg->source.connect_timeout_ms;
+        o->read_timeout_ms = cfg->source.read_timeout_ms;
+        if (cfg->source.heartbeat_ms > 0) a->heartbeat = cfg->source.heartbeat_ms;
+        if (!a->beginning && !a->file && !a->gtid && cfg->source.start &&
+            !strcmp(cfg->source.start, "beginning"))
+            a->beginning = true;
     } else {
         const char *u, *p, *h;
         int port;
-        if (bl_parse_uri(source, &uribuf, &u, &p, &h, &port, err, sizeof err) != BL_OK) {
+        if (bl_parse_uri(a->source, uribuf, &u, &p, &h, &port, err, sizeof err) != BL_OK) {
             fprintf(stderr, "searchsync tail: %s\n", err);
-            free(uribuf);
+            free(*uribuf);
+            *uribuf = NULL;
             return EXIT_USAGE;
         }
-        o.host = h;
-        o.port = port;
-        o.user = u;
-        o.password = p;
+        o->host = h;
+        o->port = port;
+        o->user = u;
+        o->password = p;
     }
-    if (server_id > 0) o.server_id = (uint32_t)server_id;
-    o.heartbeat_ms = (int)heartbeat;
-    o.max_reconnects = (int)max_reconnects;
-    o.stop_at_end = stop_at_end;
-    if (beginning) o.start = BL_START_BEGINNING;
-    else if (file) o.start = BL_START_FILEPOS, o.file = file, o.pos = pos;
-    else if (gtid) o.start = BL_START_GTID, o.gtid = gtid;
-    else o.start = BL_START_NOW;
+    if (a->server_id > 0) o->server_id = (uint32_t)a->server_id;
+    o->heartbeat_ms = (int)a->heartbeat;
+    o->max_reconnects = (int)a->max_reconnects;
+    o->stop_at_end = a->stop_at_end;
+    if (a->beginning) o->start = BL_START_BEGINNING;
+    else if (a->file) o->start = BL_START_FILEPOS, o->file = a->file, o->pos = a->pos;
+    else if (a->gtid) o->start = BL_START_GTID, o->gtid = a->gtid;
+    else o->start = BL_START_NOW;
+    return -1;
+}
 
+/* Read the binlog into stdout until the end, a stop or an error; the exit
+ * code. */
+static int tail_run(const bl_reader_opts *o, const char *tables) {
     struct tail t;
     memset(&t, 0, sizeof t);
     sbuf_init(&t.out);
@@ -283,7 +283,7 @@ int cmd_tail(int argc, char **argv) {
 
     bl_reader r;
     int exit_code = EXIT_OK;
-    if (bl_reader_open(&r, &o, &sink) != BL_OK) {
+    if (bl_reader_open(&r, o, &sink) != BL_OK) {
         fprintf(stderr, "searchsync tail: %s\n", r.err);
         exit_code = EXIT_RUNTIME;
     } else {
@@ -308,6 +308,33 @@ int cmd_tail(int argc, char **argv) {
     sbuf_free(&t.txnpos);
     free(t.patterns);
     free(tabbuf);
+    return exit_code;
+}
+
+int cmd_tail(int argc, char **argv) {
+    static const struct option own[] = {
+        {"source", required_argument, NULL, 's'},
+        {"from-beginning", no_argument, NULL, 'b'},
+        {"file", required_argument, NULL, 'f'},
+        {"pos", required_argument, NULL, 'p'},
+        {"gtid", required_argument, NULL, 'g'},
+        {"tables", required_argument, NULL, 't'},
+        {"stop-at-end", no_argument, NULL, 'e'},
+        {"server-id", required_argument, NULL, 'i'},
+        {"heartbeat-ms", required_argument, NULL, 'H'},
+        {"max-reconnects", required_argument, NULL, 'R'},
+        {NULL, 0, NULL, 0},
+    };
+    struct command cmd = {.name = "tail", .usage = usage_tail, .opts = own, .argc = argc,
+                          .argv = argv, .own_errors = true};
+    struct tail_args a = {.server_id = -1, .heartbeat = 1000, .max_reconnects = -1};
+    int rc = tail_parse(&cmd, &a);
+    if (rc >= 0) return rc;
+    bl_reader_opts o;
+    char *uribuf = NULL;
+    rc = tail_reader_opts(&cmd, &a, &o, &uribuf);
+    if (rc >= 0) return rc;
+    int exit_code = tail_run(&o, a.tables);
     free(uribuf);
     return command_end(&cmd, exit_code);
 }

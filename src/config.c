@@ -703,13 +703,12 @@ static int check_secured(struct ss_config *c, const bool *seen, const char *name
     return 0;
 }
 
-int config_load_string(struct ss_config *c, const char *name, const char *text, char *err,
-                       size_t errlen) {
-    config_defaults(c);
-    c->path = xstrdup(name);
-    bool seen[sizeof config_keys / sizeof config_keys[0]] = {0};
-    char section[64] = "";
+/* The lines of text into c (every key at most once, seen[] marks those set);
+ * 0, or -1 with err naming the file and line. */
+static int parse_lines(struct ss_config *c, const char *name, const char *text, bool *seen,
+                       char *err, size_t errlen) {
     char where[PATH_MAX + 32];
+    char section[64] = "";
     int lineno = 0;
     const char *p = text;
     sbuf line = SBUF_INIT;
@@ -781,18 +780,13 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
         rc = set_value(c, k, val, where, err, errlen);
     }
     sbuf_free(&line);
-    if (rc < 0) return -1;
+    return rc < 0 ? -1 : 0;
+}
 
-    /* secrets from the environment win over the file */
-    for (size_t i = 0; i < config_nkeys; i++) {
-        const struct config_key *k = &config_keys[i];
-        const char *ev = k->env ? getenv(k->env) : NULL;
-        if (ev && *ev) {
-            snprintf(where, sizeof where, "environment %s", k->env);
-            if (set_value(c, k, ev, where, err, errlen) < 0) return -1;
-            seen[i] = true;
-        }
-    }
+/* What no single key says: required keys present, values consistent with
+ * each other. 0, or -1 with err. */
+static int check_loaded(struct ss_config *c, const bool *seen, const char *name, char *err,
+                        size_t errlen) {
     for (size_t i = 0; i < config_nkeys; i++) {
         const struct config_key *k = &config_keys[i];
         if (k->required && !seen[i] &&
@@ -855,6 +849,27 @@ int config_load_string(struct ss_config *c, const char *name, const char *text, 
         return -1;
     }
     return 0;
+}
+
+
+int config_load_string(struct ss_config *c, const char *name, const char *text, char *err,
+                       size_t errlen) {
+    config_defaults(c);
+    c->path = xstrdup(name);
+    bool seen[sizeof config_keys / sizeof config_keys[0]] = {0};
+    if (parse_lines(c, name, text, seen, err, errlen) < 0) return -1;
+    char where[PATH_MAX + 32];
+    /* secrets from the environment win over the file */
+    for (size_t i = 0; i < config_nkeys; i++) {
+        const struct config_key *k = &config_keys[i];
+        const char *ev = k->env ? getenv(k->env) : NULL;
+        if (ev && *ev) {
+            snprintf(where, sizeof where, "environment %s", k->env);
+            if (set_value(c, k, ev, where, err, errlen) < 0) return -1;
+            seen[i] = true;
+        }
+    }
+    return check_loaded(c, seen, name, err, errlen);
 }
 
 int config_load(struct ss_config *c, const char *path, char *err, size_t errlen) {

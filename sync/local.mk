@@ -19,7 +19,8 @@ tests_unit_test_mapping_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_mapping_asan_LDADD = $(UNIT_ASAN_LDADD)
 
 # the document builder (issue 5): MySQL rows -> complete documents
-libsearchsync_a_SOURCES += sync/docbuild.c sync/docbuild.h
+libsearchsync_a_SOURCES += sync/docbuild.c sync/docbuild.h sync/docbuild_int.h sync/docbuild_level.c \
+	sync/docbuild_sql.c sync/docbuild_value.c
 check_PROGRAMS += tests/unit/test_docbuild tests/unit/test_docbuild_asan tests/tools/docbuild_dump \
 	tests/tools/docbuild_dump_asan
 TESTS += tests/unit/test_docbuild tests/unit/test_docbuild_asan

@@ -456,6 +456,129 @@ static int request_lock(MYSQL *meta, const char *source, const char *alias, bool
     return rc;
 }
 
+/* The version's index in the engine: created with its build settings (a
+ * leftover of a request that died before its metadata commit deleted
+ * first), its body (the one it will serve with) into *body, its shards'
+ * primary terms into *terms (empty: the engine does not say them, and the
+ * version is built with every write on disk instead). 0, or -1 with err;
+ * *created says whether the index exists now. */
+static int create_version(const struct ss_config *cfg, struct search_client *client,
+                          struct search_conn *k, const struct mp_index *ix, const char *phys,
+                          sbuf *body, sbuf *terms, bool *created, char *err, size_t errlen) {
+    /* the version records the body it will serve with; it is created with
+     * no refreshes, no replicas, its translog written asynchronously and
+     * deletes remembered for [reindex] gc_deletes_s, all restored at the
+     * switch */
+    sbuf build = SBUF_INIT;
+    struct search_resp r;
+    search_resp_init(&r);
+    int rc = -1;
+    if (index_mapping_body(ix, search_client_dialect(client), false, body, err, errlen) != 0 ||
+        index_mapping_build_body(ix, search_client_dialect(client), cfg->reindex.gc_deletes_s,
+                                 &build, err, errlen) != 0)
+        goto out;
+    char path[700];
+    snprintf(path, sizeof path, "/%s", phys);
+    /* a leftover of a request that died before its metadata commit */
+    if (rx_engine(k, "DELETE", path, NULL, &r, err, errlen) < 0) goto out;
+    if (rx_engine(k, "PUT", path, build.data, &r, err, errlen) < 0) goto out;
+    if (r.status != 200) {
+        errf(err, errlen, "creating index %s: HTTP %ld %.400s", phys, r.status,
+             r.body.data ? r.body.data : "");
+        goto out;
+    }
+    *created = true;
+    /* The version is built with its translog written asynchronously; the
+     * terms its shards start with tell a later node restart, which may have
+     * lost writes it had acknowledged (sync/reindex_runner.c). An engine that
+     * does not say them gets every write of the build on disk instead. */
+    char terr[512];
+    if (rx_primary_terms(k, phys, terms, terr, sizeof terr) < 0) {
+        sbuf_free(terms);
+        log_warn("reindex", "%s: %s; it is built with every write on disk (slower: grant the "
+                 "engine user the monitor cluster privilege)", phys, terr);
+        snprintf(path, sizeof path, "/%s/_settings", phys);
+        if (rx_engine(k, "PUT", path, "{\"index\":{\"translog\":{\"durability\":null}}}", &r, err,
+                      errlen) < 0)
+            goto out;
+        if (r.status != 200) {
+            errf(err, errlen, "restoring the translog durability of %s: HTTP %ld %.400s", phys,
+                 r.status, r.body.data ? r.body.data : "");
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    search_resp_free(&r);
+    sbuf_free(&build);
+    return rc;
+}
+
+/* The request in the metadata, in one transaction: the index config
+ * 'changing' to version v, the version (its body and terms), the run, and
+ * one job per bucket (params: the buckets' conditions separated by 0x1e).
+ * REINDEX_OK, REINDEX_REFUSED (another request got there first) or
+ * REINDEX_ERR, with err. */
+static int record_request(MYSQL *meta, const char *source, const char *id, const char *alias,
+                          unsigned v, const char *phys, const sbuf *body, const sbuf *terms,
+                          int n, bool by_mod, const char *params, char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    int rc = REINDEX_ERR;
+    /* one transaction: the version, the run, the jobs, the state */
+    if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) goto out;
+    sbuf_printf(&q, "UPDATE index_configs SET state = 'changing', building_version = %u WHERE "
+                    "id = %s AND state NOT IN ('changing', 'switching')",
+                v, id);
+    long long changed = db_exec_rows(meta, q.data, err, errlen);
+    if (changed < 0) goto rollback;
+    if (changed != 1) {
+        errf(err, errlen, "index %s started changing meanwhile (another reindex request)", alias);
+        rc = REINDEX_REFUSED;
+        goto rollback;
+    }
+    sbuf_reset(&q);
+    sbuf_printf(&q, "INSERT INTO index_versions (index_id, version, physical_name, state, body, "
+                    "buckets, bucketing, build_terms) VALUES (%s, %u, ",
+                id, v);
+    rx_sq(meta, &q, phys);
+    sbuf_adds(&q, ", 'changing', ");
+    db_quote(meta, &q, body->data, body->len);
+    sbuf_printf(&q, ", %d, '%s', ", n, by_mod ? "mod" : "range");
+    if (terms->len) rx_sq(meta, &q, terms->data);
+    else sbuf_adds(&q, "NULL");
+    sbuf_addc(&q, ')');
+    if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
+    sbuf_reset(&q);
+    sbuf_adds(&q, "INSERT INTO reindex_runs (source, index_id, alias, version, buckets) VALUES (");
+    rx_sq(meta, &q, source);
+    sbuf_printf(&q, ", %s, ", id);
+    rx_sq(meta, &q, alias);
+    sbuf_printf(&q, ", %u, %d)", v, n);
+    if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
+    const char *p = params;
+    for (int b = 0; b < n; b++) {
+        const char *e = strchr(p, '\x1e');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        sbuf_reset(&q);
+        sbuf_adds(&q, "INSERT INTO jobs (source, index_id, version, type, status, total_buckets, "
+                      "bucket, data_cursor, params) VALUES (");
+        rx_sq(meta, &q, source);
+        sbuf_printf(&q, ", %s, %u, 'index', 'init', %d, %d, '0', ", id, v, n, b);
+        db_quote(meta, &q, p, len);
+        sbuf_addc(&q, ')');
+        if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
+        p = e ? e + 1 : p + len;
+    }
+    if (db_exec(meta, "COMMIT", err, errlen) < 0) goto out;
+    rc = REINDEX_OK;
+    goto out;
+rollback:
+    db_exec(meta, "ROLLBACK", err + strlen(err), errlen - strlen(err));
+out:
+    sbuf_free(&q);
+    return rc;
+}
+
 int reindex_request(const struct ss_config *cfg, struct search_client *client,
                     struct search_conn *k, MYSQL *meta, MYSQL *src,
                     const struct reindex_request *req, unsigned *version, char *err,
@@ -499,10 +622,8 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
         mapping_free(&m);
         return REINDEX_REFUSED;
     }
-    sbuf q = SBUF_INIT, body = SBUF_INIT, build = SBUF_INIT, params = SBUF_INIT;
+    sbuf q = SBUF_INIT, body = SBUF_INIT, params = SBUF_INIT;
     sbuf terms = SBUF_INIT; /* the version's primary terms at creation */
-    struct search_resp r;
-    search_resp_init(&r);
     char *mx[1] = {NULL};
     int n = req->buckets > 0 ? req->buckets : cfg->reindex.buckets;
     /* in a cluster, every live node of the source gets at least one job */
@@ -519,44 +640,8 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     v = (unsigned)strtoul(mx[0], NULL, 10);
     char phys[600];
     snprintf(phys, sizeof phys, "%s_v%u", req->alias, v);
-    /* the version records the body it will serve with; it is created with
-     * no refreshes, no replicas, its translog written asynchronously and
-     * deletes remembered for [reindex] gc_deletes_s, all restored at the
-     * switch */
-    if (index_mapping_body(ix, search_client_dialect(client), false, &body, err, errlen) != 0 ||
-        index_mapping_build_body(ix, search_client_dialect(client), cfg->reindex.gc_deletes_s,
-                                 &build, err, errlen) != 0)
+    if (create_version(cfg, client, k, ix, phys, &body, &terms, &created, err, errlen) < 0)
         goto out;
-    char path[700];
-    snprintf(path, sizeof path, "/%s", phys);
-    /* a leftover of a request that died before its metadata commit */
-    if (rx_engine(k, "DELETE", path, NULL, &r, err, errlen) < 0) goto out;
-    if (rx_engine(k, "PUT", path, build.data, &r, err, errlen) < 0) goto out;
-    if (r.status != 200) {
-        errf(err, errlen, "creating index %s: HTTP %ld %.400s", phys, r.status,
-             r.body.data ? r.body.data : "");
-        goto out;
-    }
-    created = true;
-    /* The version is built with its translog written asynchronously; the
-     * terms its shards start with tell a later node restart, which may have
-     * lost writes it had acknowledged (sync/reindex_runner.c). An engine that
-     * does not say them gets every write of the build on disk instead. */
-    char terr[512];
-    if (rx_primary_terms(k, phys, &terms, terr, sizeof terr) < 0) {
-        sbuf_free(&terms);
-        log_warn("reindex", "%s: %s; it is built with every write on disk (slower: grant the "
-                 "engine user the monitor cluster privilege)", phys, terr);
-        snprintf(path, sizeof path, "/%s/_settings", phys);
-        if (rx_engine(k, "PUT", path, "{\"index\":{\"translog\":{\"durability\":null}}}", &r, err,
-                      errlen) < 0)
-            goto out;
-        if (r.status != 200) {
-            errf(err, errlen, "restoring the translog durability of %s: HTTP %ld %.400s", phys,
-                 r.status, r.body.data ? r.body.data : "");
-            goto out;
-        }
-    }
     char ***bounds = req->by_mod ? NULL : range_bounds(src, ix, n, err, errlen);
     if (!req->by_mod && !bounds) goto out;
     for (int b = 0; b < n; b++) {
@@ -567,54 +652,9 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
         }
     }
     free_bounds(bounds, ix->ntables, n);
-    /* one transaction: the version, the run, the jobs, the state */
-    if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) goto out;
-    sbuf_reset(&q);
-    sbuf_printf(&q, "UPDATE index_configs SET state = 'changing', building_version = %u WHERE "
-                    "id = %s AND state NOT IN ('changing', 'switching')",
-                v, id);
-    long long changed = db_exec_rows(meta, q.data, err, errlen);
-    if (changed < 0) goto rollback;
-    if (changed != 1) {
-        errf(err, errlen, "index %s started changing meanwhile (another reindex request)",
-             req->alias);
-        rc = REINDEX_REFUSED;
-        goto rollback;
-    }
-    sbuf_reset(&q);
-    sbuf_printf(&q, "INSERT INTO index_versions (index_id, version, physical_name, state, body, "
-                    "buckets, bucketing, build_terms) VALUES (%s, %u, ",
-                id, v);
-    rx_sq(meta, &q, phys);
-    sbuf_adds(&q, ", 'changing', ");
-    db_quote(meta, &q, body.data, body.len);
-    sbuf_printf(&q, ", %d, '%s', ", n, req->by_mod ? "mod" : "range");
-    if (terms.len) rx_sq(meta, &q, terms.data);
-    else sbuf_adds(&q, "NULL");
-    sbuf_addc(&q, ')');
-    if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
-    sbuf_reset(&q);
-    sbuf_adds(&q, "INSERT INTO reindex_runs (source, index_id, alias, version, buckets) VALUES (");
-    rx_sq(meta, &q, source);
-    sbuf_printf(&q, ", %s, ", id);
-    rx_sq(meta, &q, req->alias);
-    sbuf_printf(&q, ", %u, %d)", v, n);
-    if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
-    const char *p = params.data;
-    for (int b = 0; b < n; b++) {
-        const char *e = strchr(p, '\x1e');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        sbuf_reset(&q);
-        sbuf_adds(&q, "INSERT INTO jobs (source, index_id, version, type, status, total_buckets, "
-                      "bucket, data_cursor, params) VALUES (");
-        rx_sq(meta, &q, source);
-        sbuf_printf(&q, ", %s, %u, 'index', 'init', %d, %d, '0', ", id, v, n, b);
-        db_quote(meta, &q, p, len);
-        sbuf_addc(&q, ')');
-        if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
-        p = e ? e + 1 : p + len;
-    }
-    if (db_exec(meta, "COMMIT", err, errlen) < 0) goto out;
+    rc = record_request(meta, source, id, req->alias, v, phys, &body, &terms, n, req->by_mod,
+                        params.data ? params.data : "", err, errlen);
+    if (rc != REINDEX_OK) goto out;
     {
         char detail[800];
         snprintf(detail, sizeof detail, "version %u requested (%s): %d bucket(s) by %s", v,
@@ -625,23 +665,20 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
              req->reason ? req->reason : "reindex");
     *version = v;
     created = false;
-    rc = REINDEX_OK;
-    goto out;
-rollback:
-    db_exec(meta, "ROLLBACK", err + strlen(err), errlen - strlen(err));
 out:
     if (created) {
-        char e2[256];
+        char e2[256], path[700];
+        struct search_resp r;
+        search_resp_init(&r);
         snprintf(path, sizeof path, "/%s_v%u", req->alias, v);
         rx_engine(k, "DELETE", path, NULL, &r, e2, sizeof e2);
+        search_resp_free(&r);
     }
     request_lock(meta, source, req->alias, false, NULL, 0);
-    search_resp_free(&r);
     free(mx[0]);
     db_row_free(row, 5);
     sbuf_free(&q);
     sbuf_free(&body);
-    sbuf_free(&build);
     sbuf_free(&params);
     sbuf_free(&terms);
     mapping_free(&m);

@@ -28,7 +28,8 @@
  * refreshes the version, restores its settings, flushes it, checks its
  * terms, gives it its replicas and moves the alias in one _aliases call,
  * then records it live in one metadata transaction and deletes history
- * beyond history_retention. */
+ * beyond history_retention (switch_claim, switch_prepare, switch_alias,
+ * switch_record, switch_after: one step each). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,33 +166,26 @@ static void switch_step(struct search_conn *k, const char *phys, const char *act
     log_warn("reindex", "POST %s before the switch failed (%s); %s", path, err, consequence);
 }
 
-/* All jobs done: the one caller whose UPDATE finds none unfinished switches
- * the alias. 1 switched, 0 not the last, -1 error, -2 the engine may have
- * lost writes of the version (r->why; the state is back to 'changing'). */
-int rv_try_finish(struct worker *w, bool may_resume) {
+/* The switch's claim: the one caller whose UPDATE finds no job unfinished
+ * sets the state 'switching' (or, with may_resume, takes over a switch a
+ * crash interrupted, if no other worker of this process has it). 1 claimed,
+ * 0 not the last, -1 error. */
+static int switch_claim(struct worker *w, bool may_resume, int me) {
     struct reindex_runner *r = w->r;
-    const struct mp_index *ix = r->ix;
-    /* the metadata server may be restarting: waited out, as for the pages */
-    if (rr_meta_exec_wait(w, "DO 0") < 0) return -1;
-    int me = (int)(w - r->w) + 1;
-    MYSQL *meta = w->meta;
     sbuf q = SBUF_INIT;
-    struct search_resp resp;
-    search_resp_init(&resp);
-    struct search_conn *k = search_conn_new(r->client);
     int rc = -1;
     sbuf_printf(&q, "UPDATE index_configs SET state = 'switching' WHERE id = %s AND "
                     "building_version = %u AND state = 'changing' AND NOT EXISTS (SELECT 1 FROM "
                     "jobs WHERE index_id = %s AND version = %u AND type = 'index' AND status <> "
                     "'done')",
                 r->id, r->version, r->id, r->version);
-    long long changed = rx_exec_retry(meta, q.data, w->err, sizeof w->err);
+    long long changed = rx_exec_retry(w->meta, q.data, w->err, sizeof w->err);
     if (changed < 0) goto out;
     if (changed != 1) {
         char *st[2];
         sbuf_reset(&q);
         sbuf_printf(&q, "SELECT state, building_version FROM index_configs WHERE id = %s", r->id);
-        if (db_row1(meta, q.data, q.len, st, 2, w->err, sizeof w->err) < 1) goto out;
+        if (db_row1(w->meta, q.data, q.len, st, 2, w->err, sizeof w->err) < 1) goto out;
         bool resume = may_resume && !strcmp(st[0], "switching") &&
                       strtoul(st[1], NULL, 10) == r->version; /* a crash mid-switch */
         db_row_free(st, 2);
@@ -204,14 +198,24 @@ int rv_try_finish(struct worker *w, bool may_resume) {
             goto out;
         }
     }
-    r->switcher = me;
+    rc = 1;
+out:
+    sbuf_free(&q);
+    return rc;
+}
+
+/* The version made ready to go live: refreshed, its settings back, flushed
+ * and its terms checked, its replicas given. 0, -1 error, -2 the engine may
+ * have lost writes of it (the state is back to 'changing'). */
+static int switch_prepare(struct worker *w, struct search_conn *k, struct search_resp *resp) {
+    struct reindex_runner *r = w->r;
+    const struct mp_index *ix = r->ix;
     /* refresh, settings back, then the alias in one atomic call. The refresh
      * runs while refresh_interval is still -1: restored first, the engine's
      * own scheduled refresh ran beside this one (12 refreshes of the version
      * where a plain bulk load has 9) */
     char path[700];
-    sbuf body = SBUF_INIT;
-    switch_step(k, r->phys, "_refresh", &resp,
+    switch_step(k, r->phys, "_refresh", resp,
                 "its refresh interval, restored next, makes its documents searchable within a "
                 "second");
     /* Every write from now on on disk before it is acknowledged, then
@@ -226,59 +230,67 @@ int rv_try_finish(struct worker *w, bool may_resume) {
     if (engine_wait(r, k, "PUT", path,
                     "{\"index\":{\"refresh_interval\":null,\"translog\":{\"durability\":null},"
                     "\"gc_deletes\":null}}",
-                    &resp, w->err, sizeof w->err) < 0 ||
-        resp.status != 200) {
-        if (resp.status) errf(w->err, sizeof w->err, "restoring the settings of %s: HTTP %ld %.300s",
-                              r->phys, resp.status, resp.body.data ? resp.body.data : "");
-        goto out;
+                    resp, w->err, sizeof w->err) < 0 ||
+        resp->status != 200) {
+        if (resp->status)
+            errf(w->err, sizeof w->err, "restoring the settings of %s: HTTP %ld %.300s", r->phys,
+                 resp->status, resp->body.data ? resp->body.data : "");
+        return -1;
     }
     if (r->build_terms) {
         snprintf(path, sizeof path, "/%s/_flush", r->phys);
-        if (engine_wait(r, k, "POST", path, NULL, &resp, w->err, sizeof w->err) < 0 ||
-            resp.status != 200) {
-            if (resp.status) errf(w->err, sizeof w->err, "flushing %s: HTTP %ld %.300s", r->phys,
-                                  resp.status, resp.body.data ? resp.body.data : "");
-            goto out;
+        if (engine_wait(r, k, "POST", path, NULL, resp, w->err, sizeof w->err) < 0 ||
+            resp->status != 200) {
+            if (resp->status) errf(w->err, sizeof w->err, "flushing %s: HTTP %ld %.300s", r->phys,
+                                   resp->status, resp->body.data ? resp->body.data : "");
+            return -1;
         }
         char terr[512];
         int lost = lost_check(r, k, terr, sizeof terr);
         if (lost < 0) {
             errf(w->err, sizeof w->err, "%s", terr);
-            goto out;
+            return -1;
         }
         if (lost == 1) { /* back to 'changing', for runner_fail's rollback */
-            sbuf_reset(&q);
+            sbuf q = SBUF_INIT;
             sbuf_printf(&q, "UPDATE index_configs SET state = 'changing' WHERE id = %s AND "
                             "building_version = %u AND state = 'switching'",
                         r->id, r->version);
-            if (rx_exec_retry(meta, q.data, w->err, sizeof w->err) >= 0) rc = -2;
-            goto out;
+            int rc = rx_exec_retry(w->meta, q.data, w->err, sizeof w->err) >= 0 ? -2 : -1;
+            sbuf_free(&q);
+            return rc;
         }
     } else if (ix->replicas > 0) {
-        switch_step(k, r->phys, "_flush", &resp,
+        switch_step(k, r->phys, "_flush", resp,
                     "its replicas recover by replaying its translog instead");
     }
     if (ix->replicas > 0) {
+        sbuf body = SBUF_INIT;
         snprintf(path, sizeof path, "/%s/_settings", r->phys);
         sbuf_printf(&body, "{\"index\":{\"number_of_replicas\":%d}}", ix->replicas);
-        if (engine_wait(r, k, "PUT", path, body.data, &resp, w->err, sizeof w->err) < 0 ||
-            resp.status != 200) {
-            if (resp.status)
+        int rc = engine_wait(r, k, "PUT", path, body.data, resp, w->err, sizeof w->err);
+        sbuf_free(&body);
+        if (rc < 0 || resp->status != 200) {
+            if (resp->status)
                 errf(w->err, sizeof w->err, "restoring the replicas of %s: HTTP %ld %.300s",
-                     r->phys, resp.status, resp.body.data ? resp.body.data : "");
-            sbuf_free(&body);
-            goto out;
+                     r->phys, resp->status, resp->body.data ? resp->body.data : "");
+            return -1;
         }
     }
+    return 0;
+}
+
+/* The alias moved to the version in one _aliases call (off every other
+ * index it was on). 0 or -1. */
+static int switch_alias(struct worker *w, struct search_conn *k, struct search_resp *resp) {
+    struct reindex_runner *r = w->r;
+    char path[700];
     snprintf(path, sizeof path, "/_alias/%s", r->alias);
-    if (engine_wait(r, k, "GET", path, NULL, &resp, w->err, sizeof w->err) < 0) {
-        sbuf_free(&body);
-        goto out;
-    }
-    sbuf_reset(&body);
+    if (engine_wait(r, k, "GET", path, NULL, resp, w->err, sizeof w->err) < 0) return -1;
+    sbuf body = SBUF_INIT;
     sbuf_adds(&body, "{\"actions\":[");
-    if (resp.status == 200) {
-        cJSON *j = json_exact_parse(resp.body.data, resp.body.len);
+    if (resp->status == 200) {
+        cJSON *j = json_exact_parse(resp->body.data, resp->body.len);
         cJSON *it;
         cJSON_ArrayForEach(it, j) {
             if (!strcmp(it->string, r->phys)) continue;
@@ -295,18 +307,25 @@ int rv_try_finish(struct worker *w, bool may_resume) {
     sbuf_adds(&body, ",\"alias\":");
     json_escape(&body, r->alias, strlen(r->alias));
     sbuf_adds(&body, "}}]}");
-    if (engine_wait(r, k, "POST", "/_aliases", body.data, &resp, w->err, sizeof w->err) < 0 ||
-        resp.status != 200) {
-        if (resp.status)
+    int rc = 0;
+    if (engine_wait(r, k, "POST", "/_aliases", body.data, resp, w->err, sizeof w->err) < 0 ||
+        resp->status != 200) {
+        if (resp->status)
             errf(w->err, sizeof w->err, "moving alias %s to %s: HTTP %ld %.300s", r->alias,
-                 r->phys, resp.status, resp.body.data ? resp.body.data : "");
-        sbuf_free(&body);
-        goto out;
+                 r->phys, resp->status, resp->body.data ? resp->body.data : "");
+        rc = -1;
     }
     sbuf_free(&body);
-    /* the metadata, in one transaction */
-    if (db_exec(meta, "START TRANSACTION", w->err, sizeof w->err) < 0) goto out;
-    sbuf_reset(&q);
+    return rc;
+}
+
+/* The version recorded live in one metadata transaction (the one before it
+ * history, the index config's state, the run closed). 0 or -1. */
+static int switch_record(struct worker *w) {
+    struct reindex_runner *r = w->r;
+    MYSQL *meta = w->meta;
+    if (db_exec(meta, "START TRANSACTION", w->err, sizeof w->err) < 0) return -1;
+    sbuf q = SBUF_INIT;
     sbuf_printf(&q, "UPDATE index_versions SET state = 'history' WHERE index_id = %s AND state = "
                     "'available' AND version <> %u",
                 r->id, r->version);
@@ -325,9 +344,21 @@ int rv_try_finish(struct worker *w, bool may_resume) {
     if (db_exec(meta, q.data, w->err, sizeof w->err) < 0) goto rollback;
     if (rx_close_run(meta, r->cfg, r->id, r->version, "done", NULL, w->err, sizeof w->err) < 0)
         goto rollback;
-    if (db_exec(meta, "COMMIT", w->err, sizeof w->err) < 0) goto out;
+    sbuf_free(&q);
+    return db_exec(meta, "COMMIT", w->err, sizeof w->err) < 0 ? -1 : 0;
+rollback:
+    db_exec(meta, "ROLLBACK", w->err + strlen(w->err), sizeof w->err - strlen(w->err));
+    sbuf_free(&q);
+    return -1;
+}
+
+/* After the switch: the run's figures logged, and history beyond
+ * history_retention deleted (best effort: a failure leaves it). */
+static void switch_after(struct worker *w, struct search_conn *k, struct search_resp *resp) {
+    struct reindex_runner *r = w->r;
+    MYSQL *meta = w->meta;
     char *tot[3];
-    sbuf_reset(&q);
+    sbuf q = SBUF_INIT;
     sbuf_printf(&q, "SELECT rows_read, docs_written, TIMESTAMPDIFF(MICROSECOND, started_at, "
                     "finished_at) / 1e6 FROM reindex_runs WHERE index_id = %s AND version = %u",
                 r->id, r->version);
@@ -345,8 +376,8 @@ int rv_try_finish(struct worker *w, bool may_resume) {
     sbuf_reset(&q);
     sbuf_printf(&q, "SELECT version, physical_name FROM index_versions WHERE index_id = %s AND "
                     "state = 'history' ORDER BY version DESC LIMIT 1000 OFFSET %d",
-                r->id, ix->history_retention > 0 ? ix->history_retention : 0);
-    char qerr[256];
+                r->id, r->ix->history_retention > 0 ? r->ix->history_retention : 0);
+    char qerr[256], path[700];
     MYSQL_RES *res = db_query(meta, q.data, q.len, qerr, sizeof qerr);
     if (res) {
         MYSQL_ROW row;
@@ -354,7 +385,7 @@ int rv_try_finish(struct worker *w, bool may_resume) {
         while ((row = mysql_fetch_row(res))) {
             snprintf(path, sizeof path, "/%s", row[1]);
             char e2[256];
-            if (rx_engine(k, "DELETE", path, NULL, &resp, e2, sizeof e2) == 0)
+            if (rx_engine(k, "DELETE", path, NULL, resp, e2, sizeof e2) == 0)
                 sbuf_printf(&dels, "%s%s", dels.len ? "," : "", row[0]);
         }
         mysql_free_result(res);
@@ -367,14 +398,32 @@ int rv_try_finish(struct worker *w, bool may_resume) {
         }
         sbuf_free(&dels);
     }
-    rc = 1;
-    goto out;
-rollback:
-    db_exec(meta, "ROLLBACK", w->err + strlen(w->err), sizeof w->err - strlen(w->err));
-out:
+    sbuf_free(&q);
+}
+
+/* All jobs done: the one caller whose UPDATE finds none unfinished switches
+ * the alias. 1 switched, 0 not the last, -1 error, -2 the engine may have
+ * lost writes of the version (r->why; the state is back to 'changing'). */
+int rv_try_finish(struct worker *w, bool may_resume) {
+    struct reindex_runner *r = w->r;
+    /* the metadata server may be restarting: waited out, as for the pages */
+    if (rr_meta_exec_wait(w, "DO 0") < 0) return -1;
+    int me = (int)(w - r->w) + 1;
+    int rc = switch_claim(w, may_resume, me);
+    if (rc <= 0) return rc;
+    r->switcher = me;
+    struct search_resp resp;
+    search_resp_init(&resp);
+    struct search_conn *k = search_conn_new(r->client);
+    rc = switch_prepare(w, k, &resp);
+    if (rc == 0) rc = switch_alias(w, k, &resp);
+    if (rc == 0) rc = switch_record(w);
+    if (rc == 0) {
+        switch_after(w, k, &resp);
+        rc = 1;
+    }
     search_resp_free(&resp);
     search_conn_free(k);
-    sbuf_free(&q);
     return rc;
 }
 

@@ -187,19 +187,11 @@ static bool behind_only_checkpoints(MYSQL *src, const char *file, size_t file_le
     return only;
 }
 
-void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const char *src_err,
-                    struct search_conn *k, const char *engine_err, struct ss_status *st) {
-    memset(st, 0, sizeof *st);
-    st->ok = true;
-    st->bytes_behind = -1;
+/* the checkpoint, the binlog's end and how far behind the checkpoint is */
+static void collect_source(const struct ss_config *cfg, MYSQL *meta, MYSQL *src,
+                           const char *src_err, struct ss_status *st) {
     const char *name = cfg->source.name;
-    st->source_name = xstrdup(name);
-    st->source_host = xstrdup(cfg->source.host ? cfg->source.host : "localhost");
-    st->source_port = cfg->source.port;
-    st->start = cfg->source.start;
     sbuf q = SBUF_INIT;
-
-    /* ---- source */
     sbuf_adds(&q, "SELECT position, TIMESTAMPDIFF(SECOND, updated_at, NOW(3)) FROM offsets "
                   "WHERE source = ");
     db_quote(meta, &q, name, strlen(name));
@@ -251,21 +243,27 @@ void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const 
         st->source_err = xstrdup(src_err ? src_err : "not connected");
         add_error(st, "source: %s%s", st->source_err, NULL);
     }
+    sbuf_free(&q);
+}
 
-    /* ---- indices */
+/* each index config: its state, versions and what the engine says of it */
+static void collect_indices(const struct ss_config *cfg, MYSQL *meta, struct search_conn *k,
+                            const char *engine_err, struct ss_status *st) {
+    const char *name = cfg->source.name;
     struct mapping m = {0};
     char err[1024];
     if (mapping_db_load(meta, name, &m, err, sizeof err) < 0) {
         st->mapping_err = xstrdup(err);
         add_error(st, "mapping: %s%s", err, NULL);
-        goto waiting;
+        mapping_free(&m);
+        return;
     }
     if (!k) {
         st->engine_err = xstrdup(engine_err ? engine_err : "no engine connection");
         add_error(st, "engine: %s%s", st->engine_err, NULL);
     }
     struct status_rows bv;
-    sbuf_reset(&q);
+    sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT alias, building_version FROM index_configs WHERE source = ");
     db_quote(meta, &q, name, strlen(name));
     rows_of(meta, q.data, &bv, st, "building versions");
@@ -292,11 +290,14 @@ void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const 
         }
     }
     rows_free(&bv);
-
-waiting:
     mapping_free(&m);
-    /* ---- jobs, dead letters, snapshots */
-    sbuf_reset(&q);
+    sbuf_free(&q);
+}
+
+/* jobs, dead letters, change snapshots, the last delayed run and checks, the
+ * nodes: the metadata's tables as rows */
+static void collect_tables(const char *name, MYSQL *meta, struct ss_status *st) {
+    sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT ic.alias, j.status, COUNT(*), SUM(j.rows_read), SUM(j.docs_written), "
                   "SUM(j.errors) FROM jobs j JOIN index_configs ic ON ic.id = j.index_id "
                   "WHERE j.source = ");
@@ -350,6 +351,21 @@ waiting:
     sbuf_adds(&q, " ORDER BY role = 'stopped', node");
     rows_of(meta, q.data, &st->nodes, st, "node states");
     sbuf_free(&q);
+}
+
+void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const char *src_err,
+                    struct search_conn *k, const char *engine_err, struct ss_status *st) {
+    memset(st, 0, sizeof *st);
+    st->ok = true;
+    st->bytes_behind = -1;
+    const char *name = cfg->source.name;
+    st->source_name = xstrdup(name);
+    st->source_host = xstrdup(cfg->source.host ? cfg->source.host : "localhost");
+    st->source_port = cfg->source.port;
+    st->start = cfg->source.start;
+    collect_source(cfg, meta, src, src_err, st);
+    collect_indices(cfg, meta, k, engine_err, st);
+    collect_tables(name, meta, st);
 }
 
 void status_free(struct ss_status *st) {

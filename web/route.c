@@ -67,166 +67,120 @@ static bool word_id_valid(const char *s, size_t n) {
     return true;
 }
 
-void route_match(const char *method, const char *path, struct route *out) {
-    memset(out, 0, sizeof *out);
-    if (!method || !path) return;
+/* the pages outside the API: /metrics, the dictionaries, the login page,
+ * the web UI ("/" and its files under /ui/, web/ui_assets.c says which
+ * exist; read-only, behind the session or token like the API). false: not
+ * one of them */
+static bool match_page(const char *method, const char *path, struct route *out) {
     if (!strcmp(path, "/metrics")) {
         set(out, method, ROUTE_METRICS, ROUTE_NOT_FOUND);
-        return;
+        return true;
     }
     if (!strcmp(path, "/dict/ext.txt") || !strcmp(path, "/dict/stop.txt")) {
         set(out, method, ROUTE_DICT, ROUTE_NOT_FOUND);
         out->file = path[6] == 'e' ? "ext" : "stop";
         out->public = true;
-        return;
+        return true;
     }
     if (!strcmp(path, "/login") || !strcmp(path, "/login.js")) {
         set(out, method, ROUTE_LOGIN_PAGE, ROUTE_NOT_FOUND);
         out->file = path[6] ? "js" : "html";
         out->public = true;
-        return;
+        return true;
     }
-    /* the web UI: "/" and its files under /ui/ (web/ui_assets.c says which
-     * exist); read-only, behind the session or token like the API */
     if (!strcmp(path, "/") || !strncmp(path, "/ui/", 4)) {
         set(out, method, ROUTE_UI, ROUTE_NOT_FOUND);
         out->file = "ui";
-        return;
+        return true;
     }
-    static const char api[] = "/api/v1/";
-    if (strncmp(path, api, sizeof api - 1) != 0) return;
-    const char *p = path + sizeof api - 1;
-    if (!strcmp(p, "status") || !strcmp(p, "indices")) {
-        set(out, method, p[0] == 's' ? ROUTE_STATUS : ROUTE_INDICES, ROUTE_NOT_FOUND);
+    return false;
+}
+
+/* the API's paths without a parameter (after /api/v1/): the route of GET
+ * (and HEAD) and of POST; public: answered without a session */
+static const struct {
+    const char *path;
+    enum route_id get, post;
+    bool public;
+} api_fixed[] = {
+    {"status", ROUTE_STATUS, ROUTE_NOT_FOUND, false},
+    {"indices", ROUTE_INDICES, ROUTE_NOT_FOUND, false},
+    {"nodes", ROUTE_NODES, ROUTE_NOT_FOUND, false},
+    {"rebalance", ROUTE_NOT_FOUND, ROUTE_REBALANCE, false},
+    {"live", ROUTE_LIVE, ROUTE_NOT_FOUND, false},
+    {"checks", ROUTE_CHECKS, ROUTE_NOT_FOUND, false},
+    {"delayed/runs", ROUTE_DELAYED_RUNS, ROUTE_NOT_FOUND, false},
+    {"delayed/relation-tops", ROUTE_RELATION_TOPS, ROUTE_NOT_FOUND, false},
+    {"delayed/snapshots", ROUTE_DELAYED_SNAPSHOTS, ROUTE_NOT_FOUND, false},
+    {"login", ROUTE_NOT_FOUND, ROUTE_LOGIN, true},
+    {"logout", ROUTE_NOT_FOUND, ROUTE_LOGOUT, false},
+    {"session", ROUTE_SESSION, ROUTE_NOT_FOUND, false},
+    {"words", ROUTE_WORDS_LIST, ROUTE_WORD_CREATE, false},
+    {"dead-letters", ROUTE_DEAD_LETTERS_LIST, ROUTE_NOT_FOUND, false},
+    {"dead-letters/replay", ROUTE_NOT_FOUND, ROUTE_DEAD_LETTERS_REPLAY, false},
+    {"topics", ROUTE_TOPICS_LIST, ROUTE_TOPIC_ADD, false},
+    {"sync-log", ROUTE_SYNC_LOG, ROUTE_NOT_FOUND, false},
+    {"mapping", ROUTE_MAPPING_GET, ROUTE_NOT_FOUND, false},
+    {"mapping/plan", ROUTE_NOT_FOUND, ROUTE_MAPPING_PLAN, false},
+    {"mapping/apply", ROUTE_NOT_FOUND, ROUTE_MAPPING_APPLY, false},
+    {"source/tables", ROUTE_SOURCE_TABLES, ROUTE_NOT_FOUND, false},
+};
+
+/* p past prefix, or NULL when it does not start with it */
+static const char *after(const char *p, const char *prefix) {
+    size_t n = strlen(prefix);
+    return strncmp(p, prefix, n) ? NULL : p + n;
+}
+
+/* words/<id> and words/<id>/publish */
+static void match_word(const char *method, const char *p, struct route *out) {
+    const char *slash = strchr(p, '/');
+    size_t n = slash ? (size_t)(slash - p) : strlen(p);
+    if (!word_id_valid(p, n)) return;
+    if (!slash) set4(out, method, ROUTE_WORD_GET, ROUTE_NOT_FOUND, ROUTE_WORD_UPDATE,
+                     ROUTE_WORD_DELETE);
+    else if (!strcmp(slash, "/publish")) set(out, method, ROUTE_NOT_FOUND, ROUTE_WORD_PUBLISH);
+    else return;
+    memcpy(out->word_id, p, n);
+    out->word_id[n] = '\0';
+}
+
+/* dead-letters/<row id> */
+static void match_dead_letter(const char *method, const char *p, struct route *out) {
+    size_t n = strlen(p);
+    if (!word_id_valid(p, n)) return; /* a row id: 1..18 digits, no leading 0 */
+    set4(out, method, ROUTE_DEAD_LETTER_GET, ROUTE_NOT_FOUND, ROUTE_NOT_FOUND,
+         ROUTE_DEAD_LETTER_DELETE);
+    memcpy(out->row_id, p, n);
+    out->row_id[n] = '\0';
+}
+
+/* topics/<topic> */
+static void match_topic(const char *method, const char *p, struct route *out) {
+    size_t n = strlen(p); /* Kafka's topic characters are an alias's */
+    if (!route_alias_valid(p, n)) return;
+    set4(out, method, ROUTE_NOT_FOUND, ROUTE_NOT_FOUND, ROUTE_NOT_FOUND, ROUTE_TOPIC_DELETE);
+    memcpy(out->alias, p, n);
+    out->alias[n] = '\0';
+}
+
+/* source/tables/<db>/<table>/mapping */
+static void match_source_table(const char *method, const char *d, struct route *out) {
+    const char *s1 = strchr(d, '/');
+    const char *t = s1 ? s1 + 1 : NULL;
+    const char *s2 = t ? strchr(t, '/') : NULL;
+    if (!s1 || !s2 || strcmp(s2, "/mapping") || !ident_valid(d, (size_t)(s1 - d)) ||
+        !ident_valid(t, (size_t)(s2 - t)))
         return;
-    }
-    if (!strcmp(p, "nodes")) {
-        set(out, method, ROUTE_NODES, ROUTE_NOT_FOUND);
-        return;
-    }
-    if (!strcmp(p, "rebalance")) {
-        set(out, method, ROUTE_NOT_FOUND, ROUTE_REBALANCE);
-        return;
-    }
-    if (!strcmp(p, "live")) {
-        set(out, method, ROUTE_LIVE, ROUTE_NOT_FOUND);
-        return;
-    }
-    if (!strcmp(p, "checks")) {
-        set(out, method, ROUTE_CHECKS, ROUTE_NOT_FOUND);
-        return;
-    }
-    if (!strcmp(p, "delayed/runs")) {
-        set(out, method, ROUTE_DELAYED_RUNS, ROUTE_NOT_FOUND);
-        return;
-    }
-    if (!strcmp(p, "delayed/relation-tops")) {
-        set(out, method, ROUTE_RELATION_TOPS, ROUTE_NOT_FOUND);
-        return;
-    }
-    if (!strcmp(p, "delayed/snapshots")) {
-        set(out, method, ROUTE_DELAYED_SNAPSHOTS, ROUTE_NOT_FOUND);
-        return;
-    }
-    if (!strcmp(p, "login")) {
-        set(out, method, ROUTE_NOT_FOUND, ROUTE_LOGIN);
-        out->public = true;
-        return;
-    }
-    if (!strcmp(p, "logout")) {
-        set(out, method, ROUTE_NOT_FOUND, ROUTE_LOGOUT);
-        return;
-    }
-    if (!strcmp(p, "session")) {
-        set(out, method, ROUTE_SESSION, ROUTE_NOT_FOUND);
-        return;
-    }
-    if (!strcmp(p, "words")) {
-        set(out, method, ROUTE_WORDS_LIST, ROUTE_WORD_CREATE);
-        return;
-    }
-    static const char words[] = "words/";
-    if (!strncmp(p, words, sizeof words - 1)) {
-        p += sizeof words - 1;
-        const char *slash = strchr(p, '/');
-        size_t n = slash ? (size_t)(slash - p) : strlen(p);
-        if (!word_id_valid(p, n)) return;
-        if (!slash) set4(out, method, ROUTE_WORD_GET, ROUTE_NOT_FOUND, ROUTE_WORD_UPDATE,
-                         ROUTE_WORD_DELETE);
-        else if (!strcmp(slash, "/publish")) set(out, method, ROUTE_NOT_FOUND, ROUTE_WORD_PUBLISH);
-        else return;
-        memcpy(out->word_id, p, n);
-        out->word_id[n] = '\0';
-        return;
-    }
-    if (!strcmp(p, "dead-letters")) {
-        set(out, method, ROUTE_DEAD_LETTERS_LIST, ROUTE_NOT_FOUND);
-        return;
-    }
-    if (!strcmp(p, "dead-letters/replay")) {
-        set(out, method, ROUTE_NOT_FOUND, ROUTE_DEAD_LETTERS_REPLAY);
-        return;
-    }
-    static const char dls[] = "dead-letters/";
-    if (!strncmp(p, dls, sizeof dls - 1)) {
-        p += sizeof dls - 1;
-        size_t n = strlen(p);
-        if (!word_id_valid(p, n)) return; /* a row id: 1..18 digits, no leading 0 */
-        set4(out, method, ROUTE_DEAD_LETTER_GET, ROUTE_NOT_FOUND, ROUTE_NOT_FOUND,
-             ROUTE_DEAD_LETTER_DELETE);
-        memcpy(out->row_id, p, n);
-        out->row_id[n] = '\0';
-        return;
-    }
-    if (!strcmp(p, "topics")) {
-        set(out, method, ROUTE_TOPICS_LIST, ROUTE_TOPIC_ADD);
-        return;
-    }
-    static const char tps[] = "topics/";
-    if (!strncmp(p, tps, sizeof tps - 1)) {
-        p += sizeof tps - 1;
-        size_t n = strlen(p); /* Kafka's topic characters are an alias's */
-        if (!route_alias_valid(p, n)) return;
-        set4(out, method, ROUTE_NOT_FOUND, ROUTE_NOT_FOUND, ROUTE_NOT_FOUND, ROUTE_TOPIC_DELETE);
-        memcpy(out->alias, p, n);
-        out->alias[n] = '\0';
-        return;
-    }
-    if (!strcmp(p, "sync-log")) {
-        set(out, method, ROUTE_SYNC_LOG, ROUTE_NOT_FOUND);
-        return;
-    }
-    if (!strcmp(p, "mapping")) {
-        set(out, method, ROUTE_MAPPING_GET, ROUTE_NOT_FOUND);
-        return;
-    }
-    if (!strcmp(p, "mapping/plan") || !strcmp(p, "mapping/apply")) {
-        set(out, method, ROUTE_NOT_FOUND, p[8] == 'p' ? ROUTE_MAPPING_PLAN : ROUTE_MAPPING_APPLY);
-        return;
-    }
-    if (!strcmp(p, "source/tables")) {
-        set(out, method, ROUTE_SOURCE_TABLES, ROUTE_NOT_FOUND);
-        return;
-    }
-    static const char st[] = "source/tables/";
-    if (!strncmp(p, st, sizeof st - 1)) {
-        const char *d = p + sizeof st - 1;
-        const char *s1 = strchr(d, '/');
-        const char *t = s1 ? s1 + 1 : NULL;
-        const char *s2 = t ? strchr(t, '/') : NULL;
-        if (!s1 || !s2 || strcmp(s2, "/mapping") || !ident_valid(d, (size_t)(s1 - d)) ||
-            !ident_valid(t, (size_t)(s2 - t)))
-            return;
-        set(out, method, ROUTE_SOURCE_TABLE_MAPPING, ROUTE_NOT_FOUND);
-        memcpy(out->db, d, (size_t)(s1 - d));
-        out->db[s1 - d] = '\0';
-        memcpy(out->table, t, (size_t)(s2 - t));
-        out->table[s2 - t] = '\0';
-        return;
-    }
-    static const char ind[] = "indices/";
-    if (strncmp(p, ind, sizeof ind - 1) != 0) return;
-    p += sizeof ind - 1;
+    set(out, method, ROUTE_SOURCE_TABLE_MAPPING, ROUTE_NOT_FOUND);
+    memcpy(out->db, d, (size_t)(s1 - d));
+    out->db[s1 - d] = '\0';
+    memcpy(out->table, t, (size_t)(s2 - t));
+    out->table[s2 - t] = '\0';
+}
+
+/* indices/<alias>/<action> */
+static void match_index(const char *method, const char *p, struct route *out) {
     const char *slash = strchr(p, '/');
     if (!slash || !route_alias_valid(p, (size_t)(slash - p))) return;
     size_t alen = (size_t)(slash - p);
@@ -239,6 +193,25 @@ void route_match(const char *method, const char *path, struct route *out) {
     else return;
     memcpy(out->alias, p, alen);
     out->alias[alen] = '\0';
+}
+
+void route_match(const char *method, const char *path, struct route *out) {
+    memset(out, 0, sizeof *out);
+    if (!method || !path) return;
+    if (match_page(method, path, out)) return;
+    const char *p = after(path, "/api/v1/"), *q;
+    if (!p) return;
+    for (size_t i = 0; i < sizeof api_fixed / sizeof *api_fixed; i++)
+        if (!strcmp(p, api_fixed[i].path)) {
+            set(out, method, api_fixed[i].get, api_fixed[i].post);
+            out->public = api_fixed[i].public;
+            return;
+        }
+    if ((q = after(p, "words/"))) match_word(method, q, out);
+    else if ((q = after(p, "dead-letters/"))) match_dead_letter(method, q, out);
+    else if ((q = after(p, "topics/"))) match_topic(method, q, out);
+    else if ((q = after(p, "source/tables/"))) match_source_table(method, q, out);
+    else if ((q = after(p, "indices/"))) match_index(method, q, out);
 }
 
 static bool only_space(const char *s, size_t n) {

@@ -4,7 +4,9 @@
 libsearchsync_a_SOURCES += \
 	src/binlog/binlog.h src/binlog/internal.h \
 	src/binlog/event.c src/binlog/table_map.c src/binlog/rows.c \
-	src/binlog/value.c src/binlog/json_binary.c src/binlog/gtid.c \
+	src/binlog/value.c src/binlog/value_int.h src/binlog/value_text.c \
+	src/binlog/value_charset.c src/binlog/value_decimal.c src/binlog/value_geometry.c \
+	src/binlog/json_binary.c src/binlog/gtid.c \
 	src/binlog/payload.c src/binlog/xa.c \
 	src/binlog/schema.c src/binlog/schema.h \
 	src/binlog/reader.c src/binlog/reader.h
@@ -79,7 +81,9 @@ fuzz-binlog: $(libsearchsync_a_SOURCES)
 	  -I$(srcdir)/src -I$(srcdir) $(MARIADB_CFLAGS) $(ZSTD_CFLAGS) $(CJSON_CFLAGS) \
 	  -o tests/fuzz/fuzz_binlog_libfuzzer $(srcdir)/tests/fuzz/fuzz_binlog.c \
 	  $(srcdir)/src/binlog/event.c $(srcdir)/src/binlog/table_map.c $(srcdir)/src/binlog/rows.c \
-	  $(srcdir)/src/binlog/value.c $(srcdir)/src/binlog/json_binary.c $(srcdir)/src/binlog/gtid.c \
+	  $(srcdir)/src/binlog/value.c $(srcdir)/src/binlog/value_text.c $(srcdir)/src/binlog/value_charset.c \
+	  $(srcdir)/src/binlog/value_decimal.c $(srcdir)/src/binlog/value_geometry.c \
+	  $(srcdir)/src/binlog/json_binary.c $(srcdir)/src/binlog/gtid.c \
 	  $(srcdir)/src/binlog/payload.c $(srcdir)/src/binlog/xa.c $(srcdir)/src/sbuf.c $(srcdir)/src/jsonw.c $(srcdir)/src/json_exact.c \
 	  $(CJSON_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS)
 	mkdir -p tests/fuzz/corpus-new

@@ -1,0 +1,142 @@
+/* value_int: what the value renderers share (value.c the JSON form,
+ * value_text.c the text form, value_charset.c, value_decimal.c,
+ * value_geometry.c) and nothing else includes: raw writes into an sbuf,
+ * fixed-width digits, the packed temporal layouts decoded once. */
+#ifndef SS_BINLOG_VALUE_INT_H
+#define SS_BINLOG_VALUE_INT_H
+#include <string.h>
+
+#include "binlog/binlog.h"
+
+/* room for n more bytes at the end of b; commit_len then takes them */
+static inline char *reserve(sbuf *b, size_t n) {
+    if (b->cap - b->len <= n) sbuf_grow(b, n);
+    return b->data + b->len;
+}
+static inline void commit_len(sbuf *b, size_t n) {
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+static inline char *put2(char *o, unsigned v) {
+    o[0] = (char)('0' + v / 10 % 10);
+    o[1] = (char)('0' + v % 10);
+    return o + 2;
+}
+static inline char *put4(char *o, unsigned v) {
+    o[0] = (char)('0' + v / 1000 % 10);
+    o[1] = (char)('0' + v / 100 % 10);
+    o[2] = (char)('0' + v / 10 % 10);
+    o[3] = (char)('0' + v % 10);
+    return o + 4;
+}
+/* exactly fsp digits of a microsecond value */
+static inline char *put_frac(char *o, uint32_t usec, unsigned fsp) {
+    if (fsp == 0) return o;
+    if (fsp > 6) fsp = 6;
+    *o++ = '.';
+    char d[6];
+    for (int i = 5; i >= 0; i--) {
+        d[i] = (char)('0' + usec % 10);
+        usec /= 10;
+    }
+    memcpy(o, d, fsp);
+    return o + fsp;
+}
+
+/* decimal digits of v, two at a time; returns the length */
+static inline int u64_dec(char *o, uint64_t v) {
+    static const char digits2[201] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
+    char t[24];
+    int i = 24;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        i -= 2;
+        memcpy(t + i, digits2 + 2 * r, 2);
+    }
+    if (v >= 10) {
+        i -= 2;
+        memcpy(t + i, digits2 + 2 * v, 2);
+    } else {
+        t[--i] = (char)('0' + v);
+    }
+    memcpy(o, t + i, (size_t)(24 - i));
+    return 24 - i;
+}
+
+/* an n-byte big-endian unsigned */
+static inline uint32_t be_n(const uint8_t *p, int n) {
+    uint32_t v = 0;
+    for (int i = 0; i < n; i++) v = v << 8 | p[i];
+    return v;
+}
+
+/* days since 1970-01-01 → civil date (H. Hinnant's algorithm) */
+static inline void civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d) {
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t yy = (int64_t)yoe + era * 400;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int)(yy + (*m <= 2));
+}
+
+/* the fraction of a TIMESTAMP2/DATETIME2/TIME2 with fsp digits, stored big
+ * endian in (fsp + 1) / 2 bytes at p, as microseconds */
+static inline uint32_t frac_usec(const uint8_t *p, unsigned fsp) {
+    uint32_t f = be_n(p, (int)(fsp + 1) / 2);
+    return fsp <= 2 ? f * 10000 : fsp <= 4 ? f * 100 : f;
+}
+
+/* TIMESTAMP / TIMESTAMP2: seconds since the epoch (0: the zero timestamp),
+ * its microseconds and fraction digits */
+static inline uint32_t timestamp_secs(const bl_column *c, const uint8_t *p, uint32_t *usec,
+                                      unsigned *fsp) {
+    *usec = 0;
+    *fsp = 0;
+    if (c->type == BT_TIMESTAMP) return bl_u32(p);
+    *fsp = c->fsp;
+    *usec = frac_usec(p + 4, c->fsp);
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* a DATETIME2's fields (a zero date has y, mo or d 0) */
+typedef struct {
+    unsigned y, mo, d, h, mi, s, fsp;
+    uint32_t usec;
+} datetime_parts;
+static inline void datetime2_parts(const bl_column *c, const uint8_t *p, datetime_parts *t) {
+    uint64_t x = (uint64_t)p[0] << 32 | (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 |
+                 (uint64_t)p[3] << 8 | p[4];
+    int64_t ip = (int64_t)x - 0x8000000000LL;
+    if (ip < 0) ip = -ip;
+    uint64_t ymd = (uint64_t)ip >> 17, ym = ymd >> 5, hms = (uint64_t)ip & 0x1ffff;
+    t->d = (unsigned)(ymd & 31);
+    t->mo = (unsigned)(ym % 13);
+    t->y = (unsigned)(ym / 13);
+    t->h = (unsigned)(hms >> 12);
+    t->mi = (unsigned)((hms >> 6) & 63);
+    t->s = (unsigned)(hms & 63);
+    t->fsp = c->fsp;
+    t->usec = frac_usec(p + 5, c->fsp);
+}
+
+/* value_charset.c: text of a column's charset → UTF-8, appended to out */
+void bl_latin1_utf8(sbuf *out, const uint8_t *p, size_t n);
+/* through iconv from cs_name (cached in v); false, nothing appended, when
+ * there is no converter for it (or no bytes) */
+bool bl_iconv_utf8(bl_valctx *v, sbuf *out, const char *cs_name, const uint8_t *p, size_t n);
+
+/* value_geometry.c: the WKB at p[*off..n) as a GeoJSON object; -1 (w holds
+ * part of an object) when it is malformed */
+int bl_wkb_geojson(jsonw *w, const uint8_t *p, size_t n, size_t *off);
+
+#endif
