@@ -3,7 +3,7 @@
  * (kafka_topics, migrations 0013 and 0015; the rules and SQL are
  * src/kafka_topics.c, shared with POST/DELETE /api/v1/topics). A running
  * daemon reads the table every 2 s and subscribes to the new set without a
- * restart (sync/kafka_source.c). */
+ * restart (sync/sources/kafka_source.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

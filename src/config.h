@@ -35,7 +35,7 @@ struct ss_config {
         char *versions;  /* auto|position|gtid (config_gtid_versions) */
         int heartbeat_ms;
         int group_transactions;
-        int xa_hold_max_s; /* sync/xa_prepared.h */
+        int xa_hold_max_s; /* sync/pipeline/xa_prepared.h */
         int connect_timeout_ms;
         int read_timeout_ms;
     } source;

@@ -18,7 +18,7 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque) 
     (void)opaque;
     /* a topic deleted while its partitions are fetched: said each second for
      * each partition until the group rebalances; the consumer's own error
-     * (sync/kafka_source.c topic_missing, kafka-tail) says it once */
+     * (sync/sources/kafka_source.c topic_missing, kafka-tail) says it once */
     if (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
         log_debug("kafka", "%s (%s)", reason, rd_kafka_err2name((rd_kafka_resp_err_t)err));
         return;

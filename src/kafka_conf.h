@@ -1,5 +1,5 @@
 /* kafka_conf: the librdkafka consumer configuration a Kafka source's readers
- * share — `searchsync run` (sync/kafka_source.c) and `searchsync kafka-tail`
+ * share — `searchsync run` (sync/sources/kafka_source.c) and `searchsync kafka-tail`
  * (src/cmd_kafka_tail.c): the brokers, group and start of [kafka] /
  * [source], offsets stored only by hand, librdkafka's log and errors in
  * searchsync's log. Each adds its own settings with kafka_conf_set. */

@@ -1,7 +1,7 @@
 /* kafka_token: the resume token of a Kafka source — the offsets part of its
  * checkpoint (offsets.position), "kafka T/P=N T/P=N ...": for every
  * partition P of topic T read so far, N the next offset to read. Pure
- * logic (tests/unit/test_kafka_token.c); written by sync/kafka_source.c,
+ * logic (tests/unit/test_kafka_token.c); written by sync/sources/kafka_source.c,
  * read by it at start, by its checkpoint callback (the offsets committed to
  * Kafka) and by GET /api/v1/topics (web/topics_api.c). */
 #ifndef SS_KAFKA_TOKEN_H

@@ -13,7 +13,7 @@
 #include "cred_refused.h"
 #include "service_notify.h"
 #include "signals.h"
-#include "sync/node.h"
+#include "sync/node/node.h"
 #include "web/http_server.h"
 
 #ifndef PACKAGE_VERSION
@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
     signals_block_all();
     service_notify_init(); /* systemd's $NOTIFY_SOCKET, read before threads exist */
     /* the admin server (web/) for `run`'s node: the core knows it only by
-     * these operations (sync/node.h) */
+     * these operations (sync/node/node.h) */
     node_admin_register(&http_server_node_ops);
     if (signals_start() != 0) {
         fprintf(stderr, "searchsync: cannot start the signal thread\n");

@@ -3,7 +3,7 @@
  * (COLUMN_TYPE, primary key; MariaDB's JSON columns found by their
  * json_valid() check, as the binlog reader finds them) and keeps them until
  * mq_schema_forget (a DDL message). Used by `kafka-tail` and by the Kafka
- * source of `run` (sync/kafka_source.c). */
+ * source of `run` (sync/sources/kafka_source.c). */
 #ifndef SS_MQ_SCHEMA_H
 #define SS_MQ_SCHEMA_H
 #include "config.h"

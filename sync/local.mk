@@ -1,12 +1,11 @@
 # sync/: the pipelines: the mapping model, its file and metadata tables,
 # generated index bodies, the document builder, the change router, the daemon.
-libsearchsync_a_SOURCES += \
-	sync/mapping.c sync/mapping.h sync/mapping_file.c sync/mapping_db.c \
-	sync/mapping_gen.c sync/mapping_gen.h sync/node.c sync/node.h \
-	sync/index_mapping.c sync/index_mapping.h \
-	sync/mapping_import.c sync/mapping_import.h \
-	sync/mapping_generate.c sync/mapping_generate.h
-searchsync_SOURCES += sync/cmd_mapping.c
+libsearchsync_a_SOURCES += sync/mapping/mapping.c sync/mapping/mapping.h \
+	sync/mapping/mapping_file.c sync/mapping/mapping_db.c sync/mapping/mapping_gen.c \
+	sync/mapping/mapping_gen.h sync/node/node.c sync/node/node.h sync/mapping/index_mapping.c \
+	sync/mapping/index_mapping.h sync/mapping/mapping_import.c sync/mapping/mapping_import.h \
+	sync/mapping/mapping_generate.c sync/mapping/mapping_generate.h
+searchsync_SOURCES += sync/cli/cmd_mapping.c
 EXTRA_DIST += tests/fixtures/mapping sql/demo/mapping.json docs/mapping.md
 
 check_PROGRAMS += tests/unit/test_mapping tests/unit/test_mapping_asan
@@ -19,8 +18,9 @@ tests_unit_test_mapping_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_mapping_asan_LDADD = $(UNIT_ASAN_LDADD)
 
 # the document builder (issue 5): MySQL rows -> complete documents
-libsearchsync_a_SOURCES += sync/docbuild.c sync/docbuild.h sync/docbuild_int.h sync/docbuild_level.c \
-	sync/docbuild_sql.c sync/docbuild_value.c
+libsearchsync_a_SOURCES += sync/pipeline/docbuild.c sync/pipeline/docbuild.h \
+	sync/pipeline/docbuild_int.h sync/pipeline/docbuild_level.c sync/pipeline/docbuild_sql.c \
+	sync/pipeline/docbuild_value.c
 check_PROGRAMS += tests/unit/test_docbuild tests/unit/test_docbuild_asan tests/tools/docbuild_dump \
 	tests/tools/docbuild_dump_asan
 TESTS += tests/unit/test_docbuild tests/unit/test_docbuild_asan
@@ -38,9 +38,9 @@ tests_tools_docbuild_dump_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_tools_docbuild_dump_asan_LDADD = libsearchsync_asan.a $(DEP_LIBS)
 
 # the change router and the daemon (issue 5)
-libsearchsync_a_SOURCES += sync/router.c sync/router.h
+libsearchsync_a_SOURCES += sync/pipeline/router.c sync/pipeline/router.h
 # where a source's sync stands: `searchsync status` and GET /api/v1/status
-libsearchsync_a_SOURCES += sync/status.c sync/status.h
+libsearchsync_a_SOURCES += sync/node/status.c sync/node/status.h
 check_PROGRAMS += tests/unit/test_status tests/unit/test_status_asan
 TESTS += tests/unit/test_status tests/unit/test_status_asan
 tests_unit_test_status_SOURCES = tests/unit/test_status.c
@@ -60,42 +60,51 @@ tests_unit_test_router_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/tools/route_dump
 tests_tools_route_dump_SOURCES = tests/tools/route_dump.c
 tests_tools_route_dump_LDADD = libsearchsync.a $(DEP_LIBS)
-# the server behaviour behind wait_xa_engine_commit (sync/binlog_source.c)
+# the server behaviour behind wait_xa_engine_commit (sync/sources/binlog_source.c)
 check_PROGRAMS += tests/tools/xa_visibility
 tests_tools_xa_visibility_SOURCES = tests/tools/xa_visibility.c
 tests_tools_xa_visibility_LDADD = $(DEP_LIBS)
 # the pipeline every producer of change sets shares (route -> build -> deliver)
-libsearchsync_a_SOURCES += sync/changeset.c sync/changeset.h sync/pipeline.c sync/pipeline.h \
-	sync/targets.c sync/gtid_version.c sync/gtid_version.h sync/image.c sync/row_image.c sync/change_snapshots.c sync/child_copies.c sync/area_update.c \
-	sync/xa_prepared.c sync/xa_prepared.h
+libsearchsync_a_SOURCES += sync/pipeline/changeset.c sync/pipeline/changeset.h \
+	sync/pipeline/pipeline.c sync/pipeline/pipeline.h sync/pipeline/targets.c \
+	sync/pipeline/gtid_version.c sync/pipeline/gtid_version.h sync/pipeline/image.c \
+	sync/pipeline/row_image.c sync/pipeline/change_snapshots.c sync/pipeline/child_copies.c \
+	sync/pipeline/area_update.c sync/pipeline/xa_prepared.c sync/pipeline/xa_prepared.h
 # `searchsync run`: the binlog producer, the supervisor, start-up and shutdown
-searchsync_SOURCES += sync/daemon.c sync/daemon.h sync/binlog_source.c sync/kafka_source.c sync/kafka_source.h \
-	sync/kafka_unassigned.c sync/kafka_unassigned.h sync/kafka_close.c sync/kafka_close.h \
-	sync/supervisor.c sync/reload.c \
-	sync/index_stop.c sync/index_stop.h sync/node_state.c sync/node_state.h \
-	sync/leadership.c sync/leadership.h sync/ttl.c sync/ttl.h \
-	sync/cluster_jobs.c sync/cluster_jobs.h sync/cluster_delayed.c sync/cluster_delayed.h \
-	sync/cmd_rebalance.c \
-	sync/daemon_builds.c sync/cmd_epoch.c sync/cmd_status.c
+searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/sources/binlog_source.c \
+	sync/sources/kafka_source.c sync/sources/kafka_source.h sync/sources/kafka_unassigned.c \
+	sync/sources/kafka_unassigned.h sync/sources/kafka_close.c sync/sources/kafka_close.h \
+	sync/node/supervisor.c sync/node/reload.c sync/node/index_stop.c sync/node/index_stop.h \
+	sync/node/node_state.c sync/node/node_state.h sync/node/leadership.c \
+	sync/node/leadership.h sync/pipeline/ttl.c sync/pipeline/ttl.h \
+	rebalance/jobs/cluster_jobs.c rebalance/jobs/cluster_jobs.h \
+	rebalance/jobs/cluster_delayed.c rebalance/jobs/cluster_delayed.h sync/cli/cmd_rebalance.c \
+	sync/node/daemon_builds.c sync/cli/cmd_epoch.c sync/cli/cmd_status.c
 
 # full reindex into versioned indices, resync (issue 6)
-libsearchsync_a_SOURCES += sync/reindex.c sync/reindex.h sync/reindex_int.h sync/reindex_runner.c \
-	sync/reindex_runner_int.h sync/reindex_version.c
-searchsync_SOURCES += sync/cmd_reindex.c sync/cmd_resync.c
-libsearchsync_a_SOURCES += sync/producer.c sync/producer.h sync/resync.c sync/resync.h
-# a cluster's rebalance in the metadata (the nodes' side is sync/cluster_jobs.c)
-libsearchsync_a_SOURCES += sync/job_assign.c sync/job_assign.h
+libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h \
+	sync/reindex/reindex_int.h sync/reindex/reindex_runner.c sync/reindex/reindex_runner_int.h \
+	sync/reindex/reindex_version.c
+searchsync_SOURCES += sync/cli/cmd_reindex.c sync/cli/cmd_resync.c
+libsearchsync_a_SOURCES += sync/pipeline/producer.c sync/pipeline/producer.h \
+	sync/pipeline/resync.c sync/pipeline/resync.h
+# a cluster's rebalance in the metadata (the nodes' side is rebalance/jobs/cluster_jobs.c)
+libsearchsync_a_SOURCES += rebalance/jobs/job_assign.c rebalance/jobs/job_assign.h
 
 # the delayed run (issue 22): change snapshots -> relation tops -> bucketed jobs
-libsearchsync_a_SOURCES += sync/delayed.h sync/relation_tops.c sync/delayed_run.c \
-	sync/delayed_stats.c
-searchsync_SOURCES += sync/cmd_delayed.c
+libsearchsync_a_SOURCES += sync/delayed/delayed.h sync/delayed/relation_tops.c \
+	sync/delayed/delayed_run.c sync/delayed/delayed_stats.c
+searchsync_SOURCES += sync/cli/cmd_delayed.c
 
 # the consistency check and repair (issue 23)
-libsearchsync_a_SOURCES += sync/check_diff.c sync/check_diff.h sync/check_versions.c sync/check_versions.h sync/ddl_truncate.c sync/ddl_truncate.h
-searchsync_SOURCES += sync/check.c sync/check.h sync/check_report.c sync/check_settle.c sync/cmd_check.c sync/cmd_replay.c sync/check_schedule.c sync/check_schedule.h \
-	sync/schedule.c sync/schedule.h sync/delayed_schedule.c sync/delayed_schedule.h \
-	sync/retention.c sync/retention.h
+libsearchsync_a_SOURCES += sync/check/check_diff.c sync/check/check_diff.h \
+	sync/check/check_versions.c sync/check/check_versions.h sync/pipeline/ddl_truncate.c \
+	sync/pipeline/ddl_truncate.h
+searchsync_SOURCES += sync/check/check.c sync/check/check.h sync/check/check_report.c \
+	sync/check/check_settle.c sync/cli/cmd_check.c sync/cli/cmd_replay.c \
+	sync/check/check_schedule.c sync/check/check_schedule.h sync/node/schedule.c \
+	sync/node/schedule.h sync/delayed/delayed_schedule.c sync/delayed/delayed_schedule.h \
+	sync/node/retention.c sync/node/retention.h
 check_PROGRAMS += tests/unit/test_check_diff tests/unit/test_check_diff_asan
 TESTS += tests/unit/test_check_diff tests/unit/test_check_diff_asan
 tests_unit_test_check_diff_SOURCES = tests/unit/test_check_diff.c
@@ -138,4 +147,18 @@ tests_unit_test_changeset_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_changeset_asan_LDADD = $(UNIT_ASAN_LDADD)
 
 # the binlog reader's figures for /metrics (web/metrics.c)
-libsearchsync_a_SOURCES += sync/reader_stats.c sync/reader_stats.h sync/kafka_live.c sync/kafka_live.h
+libsearchsync_a_SOURCES += sync/sources/reader_stats.c sync/sources/reader_stats.h \
+	sync/sources/kafka_live.c sync/sources/kafka_live.h
+
+# what each folder of sync/ (and rebalance/jobs/) owns and may include
+EXTRA_DIST += \
+	rebalance/jobs/README.md \
+	sync/README.md \
+	sync/check/README.md \
+	sync/cli/README.md \
+	sync/delayed/README.md \
+	sync/mapping/README.md \
+	sync/node/README.md \
+	sync/pipeline/README.md \
+	sync/reindex/README.md \
+	sync/sources/README.md

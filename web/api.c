@@ -14,12 +14,12 @@
 #include "log.h"
 #include "rebalance/rebalance.h"
 #include "rebalance/registry.h"
-#include "sync/job_assign.h"
-#include "sync/reindex.h"
+#include "rebalance/jobs/job_assign.h"
+#include "sync/reindex/reindex.h"
 #include "search/search.h"
-#include "sync/mapping_gen.h"
-#include "sync/reader_stats.h"
-#include "sync/status.h"
+#include "sync/mapping/mapping_gen.h"
+#include "sync/sources/reader_stats.h"
+#include "sync/node/status.h"
 #include "metrics.h"
 #include "stmt.h"
 #include "words.h"
@@ -782,7 +782,7 @@ out:
 
 /* This daemon's figures that move all the time, from its own memory (no
  * server is asked): delivery's queues and fuses, the engine's state, what
- * the binlog reader read. `searchsync status` prints them (sync/cmd_status.c). */
+ * the binlog reader read. `searchsync status` prints them (sync/cli/cmd_status.c). */
 static void h_live(const struct api_ctx *ctx, struct api_resp *r) {
     if (!ctx->d) {
         api_error(r, 503, "the daemon is still starting: delivery is not running yet",

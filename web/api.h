@@ -9,12 +9,12 @@
  * connection of the daemon's shared search client): the daemon's own MySQL
  * and engine connections belong to its threads and are never touched here.
  * Values from the request reach SQL only as bound parameters (web/stmt.c),
- * or through reindex_request/reindex_reset (sync/reindex.c) after the alias
+ * or through reindex_request/reindex_reset (sync/reindex/reindex.c) after the alias
  * has been found among this source's index configs.
  *
  * Reindex (issue 6): POST .../reindex queues a build exactly as `searchsync
  * reindex --no-wait` does; the daemon notices it between transactions
- * (poll_builds in sync/daemon.c) and runs its jobs. */
+ * (poll_builds in sync/node/daemon.c) and runs its jobs. */
 #ifndef SS_WEB_API_H
 #define SS_WEB_API_H
 #include <stdbool.h>

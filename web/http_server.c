@@ -23,8 +23,8 @@
 #include "jsonw.h"
 #include "log.h"
 #include "login_page.h"
-#include "sync/mapping_gen.h"
-#include "sync/node.h"
+#include "sync/mapping/mapping_gen.h"
+#include "sync/node/node.h"
 #include "ratelimit.h"
 #include "route.h"
 #include "sbuf.h"
@@ -567,7 +567,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         ctx.gen = gen_get ? gen_get(gen_ud) : NULL;
         /* a request that changes something (a build, a resync, a replay, a
          * metadata write) is posted to the node and runs on its request
-         * thread (sync/node.h); reads are answered here */
+         * thread (sync/node/node.h); reads are answered here */
         struct node *n = strcmp(method, "GET") && strcmp(method, "HEAD") ? node_current() : NULL;
         struct api_call call = {&ctx, &rq->rt, rq->body.data, rq->body.len, &r};
         if (!n)
@@ -825,7 +825,7 @@ void http_server_generation(struct http_server *s, struct mapping_gen *(*get)(vo
     pthread_mutex_unlock(&s->mu);
 }
 
-/* ---------- the node's admin operations (sync/node.h) ---------- */
+/* ---------- the node's admin operations (sync/node/node.h) ---------- */
 
 static int ops_start(const struct ss_config *cfg, void **srv, char *err, size_t errlen) {
     struct http_server *s = NULL;

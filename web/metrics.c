@@ -4,7 +4,7 @@
  * Three kinds of figures, gathered when a scrape comes:
  *   process    delivery's counters, latencies, queues and fuses
  *              (deliver_stats_prometheus) and the binlog reader's
- *              (sync/reader_stats.h): this process since it started
+ *              (sync/sources/reader_stats.h): this process since it started
  *   source     how far the reader and the saved checkpoint are behind the
  *              binlog's end, in bytes (SHOW BINARY LOGS) and seconds
  *   metadata   what every node and cron run of the source wrote down:
@@ -26,7 +26,7 @@
 #include "db.h"
 #include "deliver/deliver.h"
 #include "log.h"
-#include "sync/reader_stats.h"
+#include "sync/sources/reader_stats.h"
 #include "stmt.h"
 
 static void help(sbuf *o, const char *name, const char *type, const char *text) {

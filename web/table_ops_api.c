@@ -2,7 +2,7 @@
  * admin API (docs/http-api.md "Index operations"), and the sync log:
  *
  *   POST /api/v1/indices/{alias}/resync      {"ids":["42","review-7"]}: these
- *        documents rebuilt from MySQL now (sync/resync.c, as `searchsync
+ *        documents rebuilt from MySQL now (sync/pipeline/resync.c, as `searchsync
  *        resync`), up to 1000 ids a call
  *   POST /api/v1/indices/{alias}/delete-all  {"confirm":"<alias>"}: every
  *        version deleted (as `reindex --delete-all`); the alias typed again
@@ -28,8 +28,8 @@
 #include "log.h"
 #include "search/search.h"
 #include "stmt.h"
-#include "sync/reindex.h"
-#include "sync/resync.h"
+#include "sync/reindex/reindex.h"
+#include "sync/pipeline/resync.h"
 
 #define RESYNC_IDS_MAX 1000
 

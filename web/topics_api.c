@@ -13,9 +13,9 @@
  *   DELETE /api/v1/topics/{topic}  removed from the metadata (404: not there)
  *
  * The SQL and the rules are src/kafka_topics.c's (shared with `searchsync
- * topics`); the running consumer (sync/kafka_source.c) reads the table
+ * topics`); the running consumer (sync/sources/kafka_source.c) reads the table
  * every 2 s and subscribes without a restart. The live part comes from the
- * consumer's state (sync/kafka_live.h, under the reader_stats lock). A
+ * consumer's state (sync/sources/kafka_live.h, under the reader_stats lock). A
  * binlog source answers 409. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +28,8 @@
 #include "jsonw.h"
 #include "kafka_token.h"
 #include "kafka_topics.h"
-#include "sync/kafka_live.h"
-#include "sync/reader_stats.h"
+#include "sync/sources/kafka_live.h"
+#include "sync/sources/reader_stats.h"
 #include "topics_api.h"
 
 /* one topic of the answer */

@@ -1,6 +1,6 @@
 -- 0003: the mapping model (issue 5, DESIGN.md §4.3, after seed 004) and the
 -- tables of the later pipelines, as far as their shape is settled. Owned by
--- sync/mapping.c (index_configs .. mapping_relations) and, later, by the
+-- sync/mapping/mapping.c (index_configs .. mapping_relations) and, later, by the
 -- reindex, delayed-run, dictionary and cleanup code (the rest).
 -- Everything that belongs to one source is keyed by the source's name.
 --

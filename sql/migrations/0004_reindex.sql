@@ -1,5 +1,5 @@
 -- 0004: full reindex into versioned indices (issue 6, seed 004), owned by
--- sync/reindex.c.
+-- sync/reindex/reindex.c.
 --
 -- index_configs.building_version: the version <alias>_v<N> being built while
 -- state = 'changing' (0 otherwise). 'switching': the last job is done and one

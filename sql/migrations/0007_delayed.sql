@@ -1,6 +1,6 @@
 -- 0007: the delayed run (issue 22, seed 004's "Delay"), owned by
--- sync/delayed_run.c (runs, their ids, the snapshots' bookkeeping) and
--- sync/relation_tops.c (the level SQL chains).
+-- sync/delayed/delayed_run.c (runs, their ids, the snapshots' bookkeeping) and
+-- sync/delayed/relation_tops.c (the level SQL chains).
 --
 -- change_snapshots: how many runs tried a snapshot, why the last one failed,
 -- and the run that holds it while it is 'running' (a crashed run's snapshots

@@ -4,5 +4,5 @@
 -- wrong ones. stopped_reason says why, when and at which binlog position
 -- (NULL: deliveries on). Nothing is written through its alias while it is
 -- set; a build of the index (after the mapping is fixed) still gets its
--- dual writes, and clears it when it goes live (sync/index_stop.c).
+-- dual writes, and clears it when it goes live (sync/node/index_stop.c).
 ALTER TABLE index_configs ADD COLUMN stopped_reason MEDIUMTEXT NULL;

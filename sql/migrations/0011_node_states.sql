@@ -1,5 +1,5 @@
 -- 0011_node_states: what each `searchsync run` of a source is doing, as it
--- wrote it down last (sync/node_state.c, every 2 s): its role (reader,
+-- wrote it down last (sync/node/node_state.c, every 2 s): its role (reader,
 -- standby, stopped), delivery's queue and in-flight changes, the fuses
 -- blown, whether the engine answers, the reader's position and lag. Read
 -- by `searchsync status` and /api/v1/status (nodes), so the live state of

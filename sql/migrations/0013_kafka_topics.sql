@@ -2,7 +2,7 @@
 -- besides [kafka] topics / topic_regex, added and removed at run time
 -- (`searchsync topics add|remove|list`, src/cmd_topics.c). The daemon reads
 -- the table every 2 s and subscribes to the new set without a restart
--- (sync/kafka_source.c). A topic's offsets are in the source's checkpoint
+-- (sync/sources/kafka_source.c). A topic's offsets are in the source's checkpoint
 -- (offsets.position) like every other topic's.
 CREATE TABLE IF NOT EXISTS kafka_topics (
   source VARCHAR(64) NOT NULL,

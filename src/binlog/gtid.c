@@ -136,7 +136,7 @@ int bl_gtid_add_mysql(bl_gtid_set *s, const uint8_t uuid[16], const char *tag, u
 }
 
 /* The transaction ordinal of a set (the versions of [source] versions =
- * gtid, sync/gtid_version.c): MariaDB, the sum over domains of the last
+ * gtid, sync/pipeline/gtid_version.c): MariaDB, the sum over domains of the last
  * seq_no (every transaction raises its domain's, and a promoted replica goes
  * on with the same numbers); MySQL, the number of transactions in the set.
  * The same transaction gives the same number on every server of one

@@ -12,7 +12,7 @@
  * commits. The decoder ends each as a transaction and says which in
  * bl_commit.xa, with the xid in one canonical text, X'gtrid',X'bqual',formatID
  * (lowercase hex, as both servers write it), so the sink can pair the two
- * (sync/xa_prepared.c). A one-phase XA commit is an ordinary commit: MySQL
+ * (sync/pipeline/xa_prepared.c). A one-phase XA commit is an ordinary commit: MySQL
  * logs it as XA_PREPARE_LOG_EVENT with one_phase 1, MariaDB as an ordinary
  * transaction ending in an XID event. */
 #include <ctype.h>

@@ -20,7 +20,7 @@
  * external versions make any replay or retry harmless. The queue is chosen
  * by struct change.target, not by the name a change is sent to: a producer
  * names one target for every index its writes of one document can land in
- * (sync/targets.c: an index config's alias for the alias and each of its
+ * (sync/pipeline/targets.c: an index config's alias for the alias and each of its
  * versions), so those writes are one FIFO whatever the alias points at when
  * they leave.
  *
@@ -198,7 +198,7 @@ void deliver_search_opts(struct search_opts *so, const struct ss_config *c);
  * runs, repairs, resyncs, replays) together hold at most half of it,
  * whatever the live stream holds. Whatever the bulk producers submit, live
  * changes always have half the mark; whatever backlog the reader has, a
- * build has its half (pages have queues of their own: sync/targets.c). At
+ * build has its half (pages have queues of their own: sync/pipeline/targets.c). At
  * most 1.5 times the mark is queued. And the helpers alternate: while both
  * classes have changes ready, every other batch is a bulk one (helper.c,
  * pick_queue). */

@@ -18,7 +18,7 @@
  * be deleted there), so those changes must not coalesce. The map holds the
  * newest queued change of each document whatever index it names: one queue
  * may hold writes of a document to an alias and to a version by name
- * (sync/targets.c), and only a newest change sent to the same name is
+ * (sync/pipeline/targets.c), and only a newest change sent to the same name is
  * replaced (the live write and the dual write of one change carry one
  * version: neither stands for the other). */
 static bool same_routing(const char *a, const char *b) {

@@ -22,7 +22,7 @@
  * high-water mark and a half: a few round trips), unless the engine answers
  * nothing for longer than a tombstone lives between two batches of that
  * queue. The delayed runs, repairs and resyncs write through the index
- * config's queue (sync/targets.c) and read the rows when they build; a
+ * config's queue (sync/pipeline/targets.c) and read the rows when they build; a
  * replayed dead letter is superseded by any newer full write that landed
  * (store.c).
  *
@@ -33,7 +33,7 @@
  * closed by time: a version being built keeps tombstones [reindex]
  * gc_deletes_s (1 h by default, at least 10 s), and a page acknowledged
  * later than 90 % of that after its snapshot fails the build, which is
- * built again (sync/reindex_runner.c); a dual-write DELETE is acknowledged
+ * built again (sync/reindex/reindex_runner.c); a dual-write DELETE is acknowledged
  * after the snapshot that missed it, so a page that lands before its
  * deadline finds the tombstone. Measured queue ages: t_reindex_late_page
  * holds a page 12 s with gc_deletes_s = 10 and sees the build rolled back.  */

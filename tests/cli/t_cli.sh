@@ -42,7 +42,7 @@ for c in "${listed[@]}"; do
   if [ -z "$missing" ]; then echo "ok   --help lists what $c --help says"; else
     echo "FAIL --help for $c lacks:$missing"; sed 's/^/     /' "$tmp/sec"; failures=$((failures + 1)); fi
 done
-for f in "$src"/src/cmd_*.c "$src"/sync/cmd_*.c "$src"/sync/daemon.c; do
+for f in "$src"/src/cmd_*.c "$src"/sync/cli/cmd_*.c "$src"/sync/node/daemon.c; do
   grep -q 'struct option own\[\]' "$f" || continue
   c=$(grep -oE '\.name = "[a-z-]+"' "$f" | head -1 | cut -d'"' -f2)
   [ -n "$c" ] || continue

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t_docbuild.sh — the document builder (sync/docbuild.c) against real MariaDB
+# t_docbuild.sh — the document builder (sync/pipeline/docbuild.c) against real MariaDB
 # and OpenSearch, on the demo shop (sql/demo: generate.sh --products 10000)
 # plus edge rows inserted here (NULLs, a product without SKUs, SKUs whose
 # warehouse is missing or NULL, FLOAT 1.1 and 0.1+0.2, negative DECIMAL,

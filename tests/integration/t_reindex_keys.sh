@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_reindex_keys.sh — a reindex's keyset pages and the key
-# ranges their relations read (sync/docbuild.c docbuild_page), against real
+# ranges their relations read (sync/pipeline/docbuild.c docbuild_page), against real
 # MariaDB + OpenSearch, with the nested arrays compared to SQL:
 #   codes  a VARCHAR key holding integer-looking values: SQL orders "10"
 #          before "2", so a page's first and last keys are no numeric range

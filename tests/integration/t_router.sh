@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/t_router.sh — the change router (sync/router.c) on the demo
+# tests/integration/t_router.sh — the change router (sync/pipeline/router.c) on the demo
 # shop in real MariaDB: the documents a row change reaches equal what SQL
 # says they are (the oracle), a child moved between parents reaches both, and
 # a bulk change of thousands of rows costs one IN query per 500 values and

@@ -5,7 +5,7 @@
 # OpenSearch (3 primary shards).
 #
 # A product's key changes and its review moves along: the daemon writes
-# review-R under the new routing and copies_fix (sync/child_copies.c) deletes
+# review-R under the new routing and copies_fix (sync/pipeline/child_copies.c) deletes
 # the copy it finds under the old one, both with the transaction's version.
 # When both routings hash to one shard they are ONE document there, so the
 # delete must reach the engine after the write (then it is refused as not

@@ -4,7 +4,7 @@
 #
 # A child document that moves to another root leaves a copy under its old
 # routing; the daemon waits for delivery to catch up, refreshes and looks the
-# copies up before deleting them (sync/child_copies.c). With the engine
+# copies up before deleting them (sync/pipeline/child_copies.c). With the engine
 # SIGSTOPped, that wait used to end after [delivery] drain_timeout_ms with
 # the daemon exiting; now it is waited out like every engine outage (said
 # once when it starts and once when it ends), and afterwards the child

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_run_grouped.sh — transactions read while the daemon is
-# behind are built together (sync/binlog_source.c, "several transactions in
+# behind are built together (sync/sources/binlog_source.c, "several transactions in
 # one build"): the randomized oracle run (t_run_random.sh) with a backlog of
 # random operations written while the daemon is stopped, read back after
 # its restart, more operations written while it catches up (the rows of a

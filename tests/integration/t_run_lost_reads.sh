@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_run_lost_reads.sh — where `searchsync run` stops waiting
-# out lost connections (sync/daemon.c replay_transaction), against real
+# out lost connections (sync/node/daemon.c replay_transaction), against real
 # MariaDB + OpenSearch. t_run_area shows a killed read being read again; here
 # the read drops its connection every time: the daemon's read of a related
 # table waits on a table lock longer than [source] read_timeout_ms (1 s), so

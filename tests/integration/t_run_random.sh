@@ -36,7 +36,7 @@
 #                    rebuild their products whole, as every other change)
 #   RANDOM_BACKLOG   set: the first CALL runs while the daemon is stopped
 #                    (SIGTERM), so the restarted daemon reads it while behind:
-#                    transactions built together (sync/binlog_source.c)
+#                    transactions built together (sync/sources/binlog_source.c)
 #   RANDOM_EXPECT_GROUPS  set: fail unless the daemon built some transactions
 #                    together (its stop line counts them)
 # Replay of a failure: the log prints the seed, the demo size and every CALL

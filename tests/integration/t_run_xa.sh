@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/integration/t_run_xa.sh — two-phase XA transactions (XA PREPARE, later
 # XA COMMIT or XA ROLLBACK from another session) followed by `searchsync run`
-# against real MariaDB + OpenSearch (sync/xa_prepared.h). The prepared part is
+# against real MariaDB + OpenSearch (sync/pipeline/xa_prepared.h). The prepared part is
 # in the binlog before its rows are visible; its XA COMMIT is a later binlog
 # transaction with no rows. On the demo shop (nested SKUs kept by area updates,
 # reviews and replies as child documents, the row-image brands index):

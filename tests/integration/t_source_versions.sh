@@ -213,7 +213,7 @@ DELETE FROM notes WHERE id IN (3, 4);" "$db"
     caught_up
     check "after inserts, updates, deletes"
 
-    # two-phase XA (sync/xa_prepared.h): prepared by a session that goes
+    # two-phase XA (sync/pipeline/xa_prepared.h): prepared by a session that goes
     # away, a transaction of another session changing the same document
     # (its store) beside it, then committed by a third; one rolled back; one
     # committed in one phase

@@ -20,8 +20,8 @@
 #include "db.h"
 #include "jsonw.h"
 #include "sbuf.h"
-#include "sync/docbuild.h"
-#include "sync/mapping.h"
+#include "sync/pipeline/docbuild.h"
+#include "sync/mapping/mapping.h"
 
 struct out {
     bool quiet;

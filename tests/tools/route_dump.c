@@ -1,4 +1,4 @@
-/* route_dump: feed row changes to the change router (sync/router.c) and print
+/* route_dump: feed row changes to the change router (sync/pipeline/router.c) and print
  * the documents they reach — for tests/integration/t_router.sh.
  *
  *   route_dump MAPPING.json < changes
@@ -12,8 +12,8 @@
 
 #include "db.h"
 #include "sbuf.h"
-#include "sync/mapping.h"
-#include "sync/router.h"
+#include "sync/mapping/mapping.h"
+#include "sync/pipeline/router.h"
 
 static struct mapping M;
 

@@ -1,5 +1,5 @@
 /* test_changeset: the record the sync pipeline's stages pass on
- * (sync/changeset.h): gathering documents by (index, table), elements,
+ * (sync/pipeline/changeset.h): gathering documents by (index, table), elements,
  * row-image documents and which image of a document wins (by coordinates
  * across Kafka partitions, else read order); reset forgets all of it and the
  * record is reused. */
@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "sync/changeset.h"
+#include "sync/pipeline/changeset.h"
 
 static void test_docs_grouped(void **state) {
     (void)state;

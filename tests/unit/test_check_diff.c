@@ -1,5 +1,5 @@
 /* test_check_diff: the first differing field path the consistency check
- * reports (sync/check_diff.h), and the content/key hashes documents carry
+ * reports (sync/check/check_diff.h), and the content/key hashes documents carry
  * (src/search/content_hash.h). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,8 +10,8 @@
 
 #include "search/content_hash.h"
 #include "json_exact.h"
-#include "sync/check_diff.h"
-#include "sync/check_versions.h"
+#include "sync/check/check_diff.h"
+#include "sync/check/check_versions.h"
 
 static const char *diff_of(sbuf *p, const char *built, const char *engine) {
     return check_diff(built, strlen(built), engine, strlen(engine), p) ? p->data : NULL;

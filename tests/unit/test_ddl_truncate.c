@@ -1,5 +1,5 @@
 /* test_ddl_truncate: recognising TRUNCATE TABLE in the binlog's statements
- * and the index configs that read the emptied table (sync/ddl_truncate.h). */
+ * and the index configs that read the emptied table (sync/pipeline/ddl_truncate.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sync/ddl_truncate.h"
+#include "sync/pipeline/ddl_truncate.h"
 
 static void truncated(const char *sql, const char *defdb, const char *want_db,
                       const char *want_table) {

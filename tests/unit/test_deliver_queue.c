@@ -889,7 +889,7 @@ static void t_target_one_queue(void **s) {
 }
 
 /* One queue for an index config's writes to its alias and to a version by
- * name (sync/targets.c): a live write and its dual write of one change carry
+ * name (sync/pipeline/targets.c): a live write and its dual write of one change carry
  * one version and neither stands for the other (both delivered, none
  * coalesced away), they may share a request, and the next change of the
  * document waits for the next request: a document's changes leave in order

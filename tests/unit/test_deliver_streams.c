@@ -20,7 +20,7 @@
 
 #include "deliver/deliver_int.h"
 #include "invariant.h"
-#include "sync/pipeline.h"
+#include "sync/pipeline/pipeline.h"
 
 static struct deliver_hub *mk_hub(struct deliver_opts *o) {
     char err[256];

@@ -1,4 +1,4 @@
-/* Unit tests of the document builder's pure parts (sync/docbuild.c): value
+/* Unit tests of the document builder's pure parts (sync/pipeline/docbuild.c): value
  * formatting from binary-protocol buffers (MYSQL_BIND, MYSQL_TIME) to the
  * JSON of DESIGN.md §4.2, and the generated SQL. The database side is tested
  * by tests/integration/t_docbuild.sh against an SQL oracle. */
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "db.h"
-#include "sync/docbuild.h"
+#include "sync/pipeline/docbuild.h"
 
 /* format one value: field type/flags/charset/decimals, bind buffer */
 static char *fmt(enum enum_field_types ftype, unsigned flags, unsigned cs, unsigned decimals,

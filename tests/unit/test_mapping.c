@@ -1,4 +1,4 @@
-/* Unit tests of the mapping model (sync/mapping.c, sync/index_mapping.c):
+/* Unit tests of the mapping model (sync/mapping/mapping.c, sync/mapping/index_mapping.c):
  * parsing and its errors (file + JSON path), MySQL -> engine type defaults
  * and compatibility, validation against a schema (unknown tables/columns,
  * type mismatches, cycles, keys, parent/child, the seed 004 override rule),
@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "sbuf.h"
-#include "sync/index_mapping.h"
-#include "sync/mapping.h"
+#include "sync/mapping/index_mapping.h"
+#include "sync/mapping/mapping.h"
 
 static const char *srcdir(void) {
     const char *s = getenv("SEARCHSYNC_SRCDIR");

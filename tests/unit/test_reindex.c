@@ -1,4 +1,4 @@
-/* Unit tests of the pure parts of sync/reindex.c: the key-range conditions
+/* Unit tests of the pure parts of sync/reindex/reindex.c: the key-range conditions
  * of the buckets a table is split into, and the primary terms read from the
  * engine's cluster state. */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "sbuf.h"
-#include "sync/reindex.h"
+#include "sync/reindex/reindex.h"
 
 static void expect(char *const *bounds, int b, int n, const char *want) {
     sbuf s = SBUF_INIT;

@@ -1,4 +1,4 @@
-/* Unit tests of the change router (sync/router.c) on the demo shop's mapping
+/* Unit tests of the change router (sync/pipeline/router.c) on the demo shop's mapping
  * (sql/demo/mapping.json): the join paths it derives, and the documents a row
  * change reaches when no query is needed. The paths that need the source are
  * exercised against MariaDB by the sync integration tests. */
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sync/mapping.h"
-#include "sync/router.h"
+#include "sync/mapping/mapping.h"
+#include "sync/pipeline/router.h"
 #include "sbuf.h"
 
 static struct mapping M;

@@ -1,5 +1,5 @@
 /* test_xa_prepared: what a prepared two-phase XA transaction keeps for its
- * XA COMMIT (sync/xa_prepared.h): row-image documents and change snapshots
+ * XA COMMIT (sync/pipeline/xa_prepared.h): row-image documents and change snapshots
  * move out of the PREPARE's change set, the documents its build reached are
  * noted by alias and table name and put back by the mapping in force at the
  * commit; the checkpoint hold is the oldest open one's until it expires. */
@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "sync/xa_prepared.h"
+#include "sync/pipeline/xa_prepared.h"
 
 static struct mp_table tables_a[2] = {{.db = "d", .table = "products"},
                                       {.db = "d", .table = "reviews"}};

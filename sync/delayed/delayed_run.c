@@ -1,0 +1,1081 @@
+/* delayed_run: one pass of the delayed run (design in sync/delayed/delayed.h): the
+ * lock, the runs and their snapshots, ids and jobs, and the pages it builds
+ * through the pipeline.
+ *
+ * At most one run works per source and metadata schema at a time
+ * (GET_LOCK; a second one started meanwhile finds it held and does
+ * nothing). A run whose process died keeps status 'running' with its
+ * snapshots, ids and jobs; the next holder of the lock resumes it where its
+ * jobs' cursors stand, before it claims anything new. So a document is
+ * refreshed at most once per run, and at most the last unacknowledged page
+ * of a job twice after a crash.
+ *
+ * Versions: each page's documents are written with the version of the
+ * binlog position read before their rows are (as resync does, seed 000):
+ * the rows hold every change up to that position, and a live change made
+ * after it carries a greater version, so whichever reaches the engine
+ * first, the live value stays (the engine refuses the older version). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "sync/delayed/delayed.h"
+#include "jsonw.h"
+#include "log.h"
+#include "sync/pipeline/pipeline.h"
+
+#define IN_CHUNK 500
+
+struct run {
+    struct pipeline *p;
+    MYSQL *meta, *src;
+    const struct delayed_opts *o;
+    struct delayed_stats *st;
+    const unsigned long long *index_ids;
+    FILE *out;
+    char *err;
+    size_t errlen;
+    const char *source;
+    char node[200];
+    unsigned long long id; /* the run */
+    int buckets;
+    long only;             /* index filter, -1 none */
+    sbuf stage;            /* VALUES of delayed_run_ids not written yet */
+    size_t nstage;
+    bool sql_failed;       /* a level's SQL failed (not the connection) */
+    char unresolved[1024]; /* why a table's snapshots were not resolved: the run fails */
+    struct strset dry_all, dry_one; /* dry run: root ids, all and of one snapshot */
+    const struct rt_plan *plan; /* the table being resolved */
+    const char *owned;     /* a cluster node's job: " AND owner_node = .. AND
+                            * rebalance_session = .." on every write of it */
+    bool fenced;           /* such a write was refused: the job is another's */
+};
+
+static bool stopping(struct run *R) {
+    if (!R->o->stopping || !R->o->stopping(R->o->stopping_ud)) return false;
+    R->st->stopped = true;
+    return true;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void qs(MYSQL *m, sbuf *q, const char *s) {
+    if (s) db_quote(m, q, s, strlen(s));
+    else sbuf_adds(q, "NULL");
+}
+
+static int exec(struct run *R, sbuf *q) { return db_exec(R->meta, q->data, R->err, R->errlen); }
+
+static long long exec_rows(struct run *R, sbuf *q) {
+    return db_exec_rows(R->meta, q->data, R->err, R->errlen);
+}
+
+static char *scalar(struct run *R, const sbuf *q) {
+    char e[512] = "";
+    char *v = db_scalar(R->meta, q->data, e, sizeof e);
+    if (!v && *e) errf(R->err, R->errlen, "%s", e);
+    return v;
+}
+
+/* the index config's position in the mapping, from its index_configs id */
+static long index_pos(struct run *R, unsigned long long id) {
+    for (size_t i = 0; i < R->p->m->nindices; i++)
+        if (R->index_ids[i] == id) return (long)i;
+    return -1;
+}
+
+/* ---------- the snapshots ---------- */
+
+/* ` AND s.db_name = .. AND s.table_name = ..` for one table, or nothing */
+static void table_cond(struct run *R, sbuf *q, const char *pfx, const char *db,
+                       const char *table) {
+    if (!db) return;
+    sbuf_printf(q, " AND %sdb_name = ", pfx);
+    qs(R->meta, q, db);
+    sbuf_printf(q, " AND %stable_name = ", pfx);
+    qs(R->meta, q, table);
+}
+
+/* Drop the rows a move of this run's running snapshots (of one table, or
+ * all) to status `to` would collide with: the same change of the same day
+ * already there in that status (the unique key has the status in it). The
+ * moved row stands for both. */
+static int drop_twins(struct run *R, const char *to, const char *attempts_cond, const char *db,
+                      const char *table) {
+    sbuf q = SBUF_INIT;
+    sbuf_printf(&q,
+                "DELETE t FROM change_snapshots t JOIN change_snapshots s ON s.source = "
+                "t.source AND s.db_name = t.db_name AND s.table_name = t.table_name AND "
+                "s.operation = t.operation AND s.business_id = t.business_id AND "
+                "s.attach_date = t.attach_date AND s.id <> t.id WHERE s.run_id = %llu AND "
+                "s.status = 'running' AND t.status = '%s'%s",
+                R->id, to, attempts_cond ? attempts_cond : "");
+    table_cond(R, &q, "s.", db, table);
+    int rc = exec(R, &q);
+    sbuf_free(&q);
+    return rc;
+}
+
+/* This run's running snapshots (of one table, or all) are done. */
+static int snaps_done(struct run *R, const char *db, const char *table, const char *why) {
+    if (drop_twins(R, "done", NULL, db, table) < 0) return -1;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "UPDATE change_snapshots SET status = 'done', error_text = ");
+    qs(R->meta, &q, why);
+    sbuf_printf(&q, " WHERE run_id = %llu AND status = 'running'", R->id);
+    table_cond(R, &q, "", db, table);
+    int rc = exec(R, &q);
+    sbuf_free(&q);
+    return rc;
+}
+
+/* ... failed with `why`: tried again by the next run, or left in error once
+ * they have failed max_attempts times. */
+static int snaps_failed(struct run *R, const char *db, const char *table, const char *why) {
+    char cond[128];
+    snprintf(cond, sizeof cond, " AND s.attempts + 1 >= %d", R->o->max_attempts);
+    if (drop_twins(R, "error", cond, db, table) < 0) return -1;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "UPDATE change_snapshots SET status = 'error', attempts = attempts + 1, "
+                  "error_text = ");
+    qs(R->meta, &q, why);
+    sbuf_printf(&q, " WHERE run_id = %llu AND status = 'running' AND attempts + 1 >= %d", R->id,
+                R->o->max_attempts);
+    table_cond(R, &q, "", db, table);
+    long long n = exec_rows(R, &q);
+    if (n > 0) R->st->left_error += (unsigned long long)n;
+    snprintf(cond, sizeof cond, " AND s.attempts + 1 < %d", R->o->max_attempts);
+    if (n >= 0) n = drop_twins(R, "init", cond, db, table);
+    if (n >= 0) {
+        sbuf_reset(&q);
+        sbuf_adds(&q, "UPDATE change_snapshots SET status = 'init', attempts = attempts + 1, "
+                      "run_id = NULL, error_text = ");
+        qs(R->meta, &q, why);
+        sbuf_printf(&q, " WHERE run_id = %llu AND status = 'running'", R->id);
+        table_cond(R, &q, "", db, table);
+        n = exec_rows(R, &q);
+        if (n > 0) R->st->retried += (unsigned long long)n;
+    }
+    sbuf_free(&q);
+    return n < 0 ? -1 : 0;
+}
+
+/* ---------- resolving: level by level, page by page ---------- */
+
+static int stage_flush(struct run *R) {
+    if (!R->nstage) return 0;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "INSERT IGNORE INTO delayed_run_ids (run_id, index_id, bucket, doc_table, "
+                  "doc_key) VALUES ");
+    sbuf_add(&q, R->stage.data, R->stage.len);
+    int rc = exec(R, &q);
+    sbuf_free(&q);
+    sbuf_reset(&R->stage);
+    R->nstage = 0;
+    return rc;
+}
+
+/* The bucket of a document: MOD(its key, N) for an integer key, else
+ * MOD(CRC32(its key), N) — the text of the job's bucket expression. */
+static bool integer_key(const struct mp_index *ix, size_t doctable) {
+    const struct mp_column *k = mp_table_key(&ix->tables[doctable]);
+    return k && k->mysql_type && mapping_is_integer_type(k->mysql_type);
+}
+
+/* root keys of a chain: staged once each (the primary key), or counted */
+static int sink(struct run *R, const struct rt_chain *c, char *const *keys, size_t n) {
+    R->st->pages++;
+    if (R->o->dry_run) {
+        for (size_t i = 0; i < n; i++) {
+            sbuf k = SBUF_INIT;
+            sbuf_printf(&k, "%zu\x1f%zu\x1f%s", c->index, c->doctable, keys[i]);
+            strset_add(&R->dry_all, k.data, k.len);
+            strset_add(&R->dry_one, k.data, k.len);
+            sbuf_free(&k);
+        }
+        return 0;
+    }
+    const struct mp_index *ix = &R->p->m->indices[c->index];
+    bool num = integer_key(ix, c->doctable);
+    for (size_t i = 0; i < n; i++) {
+        sbuf *s = &R->stage;
+        sbuf_printf(s, "%s(%llu, %llu, MOD(%s(", R->nstage ? "," : "", R->id,
+                    R->index_ids[c->index], num ? "CAST" : "CRC32");
+        qs(R->meta, s, keys[i]);
+        sbuf_printf(s, "%s), %d), %zu, ", num ? " AS UNSIGNED" : "", R->buckets, c->doctable);
+        qs(R->meta, s, keys[i]);
+        sbuf_addc(s, ')');
+        if (++R->nstage >= IN_CHUNK && stage_flush(R) < 0) return -1;
+    }
+    return 0;
+}
+
+static int sink_cb(void *ud, const struct rt_chain *c, char *const *keys, size_t n) {
+    return sink(ud, c, keys, n);
+}
+
+static void level_rows(void *ud, size_t level, size_t n) {
+    struct run *R = ud;
+    R->st->level_ids[level < DELAYED_MAX_LEVELS ? level : DELAYED_MAX_LEVELS] += n;
+}
+
+/* chain c from values of `level` to the documents (rt_walk) */
+static int resolve(struct run *R, const struct rt_chain *c, size_t level, char *const *in,
+                   size_t nin) {
+    char what[400];
+    snprintf(what, sizeof what, "the relation top of %s.%s", R->plan->db, R->plan->table);
+    struct rt_walk w = {.src = R->src, .chunk = IN_CHUNK, .page = (size_t)R->o->page,
+                        .sink = sink_cb, .level_rows = level_rows, .ud = R, .what = what,
+                        .err = R->err, .errlen = R->errlen};
+    int rc = rt_walk(&w, c, level, in, nin);
+    if (rc < 0) R->sql_failed = w.sql_failed;
+    return rc;
+}
+
+/* A page of snapshots of one table through every chain of its plan:
+ * business ids in at level 0, or a deleted row's joined value (from its
+ * row image) past a chain's start level. */
+static int resolve_snapshots(struct run *R, const struct rt_plan *plan, char **bids, size_t nb,
+                             char **ops, char **imgs) {
+    R->st->level_ids[0] += nb;
+    for (size_t ci = 0; ci < plan->nchains; ci++) {
+        const struct rt_chain *c = &plan->chains[ci];
+        if (c->whole) continue; /* once per run, not per page */
+        if (!c->start) {
+            if (resolve(R, c, 0, bids, nb) < 0) return -1;
+            continue;
+        }
+        char **keep = xcalloc(nb ? nb : 1, sizeof *keep), **gone = xcalloc(nb ? nb : 1,
+                                                                           sizeof *gone);
+        size_t nk = 0, ng = 0;
+        for (size_t i = 0; i < nb; i++) {
+            if (strcmp(ops[i], "delete")) keep[nk++] = bids[i];
+            else if (imgs[i]) gone[ng++] = imgs[i];
+        }
+        int rc = resolve(R, c, 0, keep, nk);
+        if (rc == 0 && ng) rc = resolve(R, c, 1, gone, ng);
+        free(keep);
+        free(gone);
+        if (rc < 0) return -1;
+    }
+    return 0;
+}
+
+/* the snapshots of one table, in keyset pages by id (status: this run's
+ * running ones, or for a dry run one snapshot by id) */
+static int resolve_table(struct run *R, const struct rt_plan *plan, unsigned long long only_id) {
+    R->plan = plan;
+    for (size_t ci = 0; ci < plan->nchains; ci++)
+        if (plan->chains[ci].whole && resolve(R, &plan->chains[ci], 0, NULL, 0) < 0) return -1;
+    const char *start_col = NULL;
+    for (size_t ci = 0; ci < plan->nchains; ci++)
+        if (plan->chains[ci].start) start_col = plan->chains[ci].start_column;
+    unsigned long long last = 0;
+    for (;;) {
+        sbuf q = SBUF_INIT;
+        sbuf_adds(&q, "SELECT id, operation, business_id, ");
+        if (start_col) {
+            sbuf_adds(&q, "JSON_UNQUOTE(JSON_EXTRACT(row_image, ");
+            sbuf s = SBUF_INIT;
+            sbuf_printf(&s, "$.\"%s\"", start_col);
+            qs(R->meta, &q, s.data);
+            sbuf_free(&s);
+            sbuf_adds(&q, "))");
+        } else {
+            sbuf_adds(&q, "NULL");
+        }
+        if (only_id)
+            sbuf_printf(&q, " FROM change_snapshots WHERE id = %llu", only_id);
+        else
+            sbuf_printf(&q, " FROM change_snapshots WHERE run_id = %llu AND status = 'running'",
+                        R->id);
+        table_cond(R, &q, "", plan->db, plan->table);
+        sbuf_printf(&q, " AND id > %llu ORDER BY id LIMIT %d", last, R->o->page);
+        MYSQL_RES *res = db_query(R->meta, q.data, q.len, R->err, R->errlen);
+        sbuf_free(&q);
+        if (!res) return -1;
+        size_t n = (size_t)mysql_num_rows(res), i = 0;
+        char **bids = xcalloc(n ? n : 1, sizeof *bids), **ops = xcalloc(n ? n : 1, sizeof *ops),
+             **imgs = xcalloc(n ? n : 1, sizeof *imgs);
+        MYSQL_ROW row;
+        while ((row = mysql_fetch_row(res))) {
+            last = strtoull(row[0], NULL, 10);
+            ops[i] = xstrdup(row[1]);
+            bids[i] = xstrdup(row[2]);
+            imgs[i] = row[3] && strcmp(row[3], "null") ? xstrdup(row[3]) : NULL;
+            i++;
+        }
+        mysql_free_result(res);
+        int rc = i ? resolve_snapshots(R, plan, bids, i, ops, imgs) : 0;
+        for (size_t j = 0; j < i; j++) free(bids[j]), free(ops[j]), free(imgs[j]);
+        free(bids), free(ops), free(imgs);
+        if (rc < 0) return -1;
+        if (n < (size_t)R->o->page || only_id) break;
+    }
+    return stage_flush(R);
+}
+
+/* Every table of the run's snapshots: its plan, its ids staged; then the
+ * jobs, one per (index config, bucket) with ids, and resolved = 1, in one
+ * transaction. */
+static int resolve_run(struct run *R) {
+    sbuf q = SBUF_INIT;
+    sbuf_printf(&q, "SELECT DISTINCT db_name, table_name FROM change_snapshots WHERE run_id = "
+                    "%llu AND status = 'running' ORDER BY db_name, table_name", R->id);
+    MYSQL_RES *res = db_query(R->meta, q.data, q.len, R->err, R->errlen);
+    if (!res) return sbuf_free(&q), -1;
+    size_t nt = (size_t)mysql_num_rows(res), t = 0;
+    char **dbs = xcalloc(nt ? nt : 1, sizeof *dbs), **tbs = xcalloc(nt ? nt : 1, sizeof *tbs);
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res))) dbs[t] = xstrdup(row[0]), tbs[t++] = xstrdup(row[1]);
+    mysql_free_result(res);
+    int rc = 0;
+    for (size_t i = 0; i < nt && rc == 0; i++) {
+        struct rt_plan plan;
+        rc = rt_plan_build(R->src, R->p->m, R->p->router, dbs[i], tbs[i], R->only, &plan, R->err,
+                           R->errlen);
+        if (rc == 0)
+            rc = rt_plan_save(R->meta, R->source, &plan, R->p->m, R->index_ids, R->err,
+                              R->errlen);
+        if (rc == 0 && plan.note) log_info("delayed", "run %llu: %s", R->id, plan.note);
+        if (rc == 0 && !plan.nchains) {
+            log_info("delayed", "run %llu: no index config reads %s.%s any more: its snapshots "
+                     "are done with nothing to refresh", R->id, dbs[i], tbs[i]);
+            rc = snaps_done(R, dbs[i], tbs[i], "no index config reads this table");
+        } else if (rc == 0) {
+            R->sql_failed = false;
+            rc = resolve_table(R, &plan, 0);
+            if (rc < 0 && R->sql_failed) { /* this table's snapshots fail, the others go on */
+                char why[1024];
+                snprintf(why, sizeof why, "%s", R->err);
+                log_error("delayed", "run %llu: %s", R->id, why);
+                if (!*R->unresolved) snprintf(R->unresolved, sizeof R->unresolved, "%s", why);
+                R->st->errors++;
+                rc = stage_flush(R);
+                if (rc == 0) rc = snaps_failed(R, dbs[i], tbs[i], why);
+            }
+        }
+        rt_plan_free(&plan);
+    }
+    for (size_t i = 0; i < nt; i++) free(dbs[i]), free(tbs[i]);
+    free(dbs), free(tbs);
+    if (rc < 0) return sbuf_free(&q), -1;
+    rc = db_exec(R->meta, "START TRANSACTION", R->err, R->errlen);
+    sbuf_reset(&q);
+    sbuf_adds(&q, "INSERT INTO jobs (source, index_id, version, type, status, total_buckets, "
+                  "bucket, params) SELECT ");
+    qs(R->meta, &q, R->source);
+    sbuf_printf(&q, ", index_id, 0, 'job', 'init', %d, bucket, '{\"delayed_run\":%llu}' FROM "
+                    "delayed_run_ids WHERE run_id = %llu GROUP BY index_id, bucket "
+                    "ORDER BY index_id, bucket", R->buckets, R->id, R->id);
+    if (rc == 0) rc = exec(R, &q);
+    sbuf_reset(&q);
+    sbuf_printf(&q, "UPDATE delayed_runs SET resolved = 1, ids = (SELECT COUNT(*) FROM "
+                    "delayed_run_ids WHERE run_id = %llu), error_text = ", R->id);
+    qs(R->meta, &q, *R->unresolved ? R->unresolved : NULL);
+    sbuf_printf(&q, " WHERE id = %llu", R->id);
+    if (rc == 0) rc = exec(R, &q);
+    if (rc == 0) rc = db_exec(R->meta, "COMMIT", R->err, R->errlen);
+    else mysql_query(R->meta, "ROLLBACK");
+    sbuf_free(&q);
+    return rc;
+}
+
+/* ---------- building: one job, page by page ---------- */
+
+/* Build one page (its documents in one delivery transaction) and hand it to
+ * delivery: *seq is that transaction, to be waited for (page_wait). */
+static int page_build(struct run *R, long ix, char **tables, char **keys, size_t n,
+                      uint64_t *seq) {
+    struct pipeline *p = R->p;
+    /* the version: the position of the snapshot the rows are read in */
+    bl_pos end;
+    if (pipeline_snapshot_begin(p, &end) < 0) return errf(R->err, R->errlen, "%s", p->err);
+    if (R->o->pause_ms > 0) { /* tests: said, so a test changes a row after this position */
+        fprintf(stderr, "delayed-run: test pause of %d ms after position %s:%llu\n",
+                R->o->pause_ms, end.file, (unsigned long long)end.pos);
+        usleep((useconds_t)R->o->pause_ms * 1000);
+    }
+    struct changeset cs = {0};
+    for (size_t i = 0; i < n; i++)
+        changeset_add_doc(&cs, (size_t)ix, (size_t)strtoul(tables[i], NULL, 10), keys[i],
+                          strlen(keys[i]));
+    int rc = pipeline_build(p, &cs, &end);
+    pipeline_snapshot_end(p);
+    if (rc != 0) errf(R->err, R->errlen, "%s", p->err);
+    *seq = pipeline_end(p, &cs, &end, false);
+    changeset_free(&cs);
+    return rc != 0 ? -1 : 0;
+}
+
+/* Pages handed to delivery and not yet acknowledged, oldest first: the
+ * next page is built while the engine takes these (PAGES_IN_FLIGHT at most),
+ * and a job's cursor moves to a page only once the engine acknowledged it,
+ * so a run killed midway does again at most the pages that were in flight. */
+#define PAGES_IN_FLIGHT 3
+struct page_inflight {
+    uint64_t seq;
+    char *cursor; /* "doc_table:doc_key" of its last id */
+    size_t rows;
+    unsigned long long docs, deleted;
+};
+
+/* Wait for the oldest page in flight; record its cursor and counts. */
+static int page_ack(struct run *R, unsigned long long job, struct page_inflight *v, size_t *n) {
+    if (!*n) return 0;
+    struct pipeline *p = R->p;
+    if (deliver_wait_txn(p->d, v[0].seq, p->cfg->delivery.drain_timeout_ms) != DELIVER_OK)
+        return errf(R->err, R->errlen, "the engine did not acknowledge a page within "
+                    "[delivery] drain_timeout_ms (%d ms): see the delivery log lines",
+                    p->cfg->delivery.drain_timeout_ms);
+    sbuf q = SBUF_INIT;
+    /* the run's figures move with the job's cursor, in one statement: a run
+     * taken over after a kill counts every page acknowledged, once */
+    sbuf_adds(&q, "UPDATE jobs j, delayed_runs r SET j.data_cursor = ");
+    qs(R->meta, &q, v[0].cursor);
+    sbuf_printf(&q, ", j.rows_read = j.rows_read + %zu, j.docs_written = j.docs_written + %llu, "
+                    "r.docs_written = r.docs_written + %llu, r.docs_deleted = r.docs_deleted + "
+                    "%llu WHERE j.id = %llu AND r.id = %llu%s", v[0].rows,
+                v[0].docs + v[0].deleted, v[0].docs, v[0].deleted, job, R->id,
+                R->owned ? R->owned : "");
+    long long changed = exec_rows(R, &q); /* (rows_read grows: a row of ours always changes) */
+    int rc = changed < 0 ? -1 : 0;
+    if (changed == 0) {
+        R->fenced = true;
+        rc = errf(R->err, R->errlen, "job %llu was given to another node by a later rebalance: "
+                  "this node's writes to it are refused", job);
+    }
+    sbuf_free(&q);
+    free(v[0].cursor);
+    memmove(v, v + 1, (*n - 1) * sizeof *v);
+    (*n)--;
+    return rc;
+}
+
+static int run_job(struct run *R, unsigned long long job, unsigned long long index_id,
+                   unsigned bucket, const char *cursor) {
+    long ix = index_pos(R, index_id);
+    sbuf q = SBUF_INIT;
+    if (ix < 0) { /* the index config is gone from the mapping */
+        sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3), error_text = "
+                        "'index config no longer in the mapping' WHERE id = %llu%s", job,
+                    R->owned ? R->owned : "");
+        int rc = exec(R, &q);
+        sbuf_free(&q);
+        return rc;
+    }
+    if (R->owned) { /* the owner is the rebalance's word */
+        sbuf_printf(&q, "UPDATE jobs SET status = 'running', started_at = COALESCE(started_at, "
+                        "NOW(3)) WHERE id = %llu%s", job, R->owned);
+    } else {
+        sbuf_adds(&q, "UPDATE jobs SET status = 'running', owner_node = ");
+        qs(R->meta, &q, R->node);
+        sbuf_printf(&q, ", started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu", job);
+    }
+    if (exec(R, &q) < 0) return sbuf_free(&q), -1;
+    /* the cursor: "doc_table:doc_key" of the last page acknowledged */
+    unsigned long t_after = 0;
+    char *k_after = NULL;
+    if (cursor && strchr(cursor, ':')) {
+        t_after = strtoul(cursor, NULL, 10);
+        k_after = xstrdup(strchr(cursor, ':') + 1);
+    }
+    struct page_inflight fl[PAGES_IN_FLIGHT];
+    size_t nfl = 0;
+    struct deliver_stats before, after;
+    deliver_get_stats(R->p->d, &before);
+    int rc = 0;
+    bool stopped = false;
+    while (rc == 0) {
+        if (stopping(R)) { /* the pages in flight acknowledged, their cursor kept */
+            stopped = true;
+            break;
+        }
+        sbuf_reset(&q);
+        sbuf_printf(&q, "SELECT doc_table, doc_key FROM delayed_run_ids WHERE run_id = %llu AND "
+                        "index_id = %llu AND bucket = %u", R->id, index_id, bucket);
+        if (k_after) {
+            sbuf_printf(&q, " AND (doc_table > %lu OR (doc_table = %lu AND doc_key > ", t_after,
+                        t_after);
+            qs(R->meta, &q, k_after);
+            sbuf_adds(&q, "))");
+        }
+        sbuf_printf(&q, " ORDER BY doc_table, doc_key LIMIT %d", R->o->page);
+        MYSQL_RES *res = db_query(R->meta, q.data, q.len, R->err, R->errlen);
+        if (!res) {
+            rc = -1;
+            break;
+        }
+        size_t n = (size_t)mysql_num_rows(res), i = 0;
+        char **tabs = xcalloc(n ? n : 1, sizeof *tabs), **keys = xcalloc(n ? n : 1, sizeof *keys);
+        MYSQL_ROW row;
+        while ((row = mysql_fetch_row(res))) tabs[i] = xstrdup(row[0]), keys[i++] = xstrdup(row[1]);
+        mysql_free_result(res);
+        unsigned long long d0 = R->p->docs, x0 = R->p->deletes;
+        uint64_t seq = 0;
+        if (n && nfl == PAGES_IN_FLIGHT) rc = page_ack(R, job, fl, &nfl);
+        if (rc == 0 && n) rc = page_build(R, ix, tabs, keys, n, &seq);
+        if (rc == 0 && n) {
+            R->st->docs += R->p->docs - d0;
+            R->st->deletes += R->p->deletes - x0;
+            t_after = strtoul(tabs[n - 1], NULL, 10);
+            free(k_after);
+            k_after = xstrdup(keys[n - 1]);
+            sbuf c = SBUF_INIT;
+            sbuf_printf(&c, "%lu:%s", t_after, k_after);
+            fl[nfl++] = (struct page_inflight){seq, sbuf_detach(&c), n, R->p->docs - d0,
+                                               R->p->deletes - x0};
+        }
+        for (size_t j = 0; j < i; j++) free(tabs[j]), free(keys[j]);
+        free(tabs), free(keys);
+        if (n < (size_t)R->o->page) break;
+    }
+    /* what is in flight: acknowledged (a failure keeps the cursor at the last
+     * page acknowledged: the rest is done again by the next attempt) */
+    while (rc == 0 && nfl) rc = page_ack(R, job, fl, &nfl);
+    for (size_t j = 0; j < nfl; j++) free(fl[j].cursor);
+    deliver_get_stats(R->p->d, &after);
+    R->st->stale += after.stale - before.stale;
+    R->st->dead_letters += after.dead_letters - before.dead_letters;
+    R->st->errors += after.dead_letters - before.dead_letters;
+    free(k_after);
+    sbuf_reset(&q);
+    if (stopped && rc == 0) { /* left running, at its cursor: taken over by the next run */
+        sbuf_free(&q);
+        return 1;
+    }
+    if (rc == 0) {
+        sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3) WHERE id = %llu%s",
+                    job, R->owned ? R->owned : "");
+        long long changed = exec_rows(R, &q);
+        rc = changed < 0 ? -1 : 0;
+        if (changed == 0 && R->owned) {
+            R->fenced = true;
+            rc = errf(R->err, R->errlen, "job %llu was given to another node by a later "
+                      "rebalance: this node's writes to it are refused", job);
+        }
+    } else if (R->fenced) { /* not ours any more: its new owner goes on from its cursor */
+    } else {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", R->err);
+        sbuf_adds(&q, "UPDATE jobs SET status = 'error', errors = errors + 1, finished_at = "
+                      "NOW(3), error_text = ");
+        qs(R->meta, &q, why);
+        sbuf_printf(&q, " WHERE id = %llu%s", job, R->owned ? R->owned : "");
+        char e[256];
+        db_exec(R->meta, q.data, e, sizeof e);
+        snprintf(R->err, R->errlen, "%s", why);
+    }
+    sbuf_free(&q);
+    return rc;
+}
+
+/* ---------- one run ---------- */
+
+static void sync_log(struct run *R, const char *event, const char *detail) {
+    sbuf q = SBUF_INIT;
+    char e[256];
+    sbuf_adds(&q, "INSERT INTO sync_log (source, index_id, event, detail, node) VALUES (");
+    qs(R->meta, &q, R->source);
+    sbuf_adds(&q, ", NULL, ");
+    qs(R->meta, &q, event);
+    sbuf_adds(&q, ", ");
+    qs(R->meta, &q, detail);
+    sbuf_adds(&q, ", ");
+    qs(R->meta, &q, R->node);
+    sbuf_addc(&q, ')');
+    if (db_exec(R->meta, q.data, e, sizeof e) < 0) log_warn("delayed", "sync_log not written: %s", e);
+    sbuf_free(&q);
+}
+
+/* Resolve (unless done before a crash), build every job not done, settle
+ * the snapshots and the run's row. 0 done, 1 failed (snapshots back to
+ * init or in error), -1 the metadata or source failed. */
+/* ---------- the bucket jobs ---------- */
+
+struct job_ref {
+    unsigned long long id, index_id;
+    unsigned bucket;
+    char *cursor;
+};
+
+/* Run every job in turn; true when asked to stop midway. One after another
+ * on purpose: on the 2-core box of the benchmark, jobs run at once on
+ * pipelines of their own made the run slower (2,951 against 3,720 products/s
+ * for 100k products) and held the binlog reader back (worst lag 1.9 s
+ * against 0.4 s): its pages are already built while the engine takes the
+ * previous ones (PAGES_IN_FLIGHT). docs/benchmarks.md. */
+static bool run_jobs(struct run *R, struct job_ref *jobs, size_t nj, char *failure,
+                     size_t failure_len) {
+    bool stopped = false;
+    for (size_t i = 0; i < nj && !stopped; i++) {
+        int jr = run_job(R, jobs[i].id, jobs[i].index_id, jobs[i].bucket, jobs[i].cursor);
+        if (jr > 0) stopped = true;
+        if (jr < 0) {
+            if (!*failure) snprintf(failure, failure_len, "%s", R->err);
+            log_error("delayed", "run %llu: job %llu (bucket %u) failed: %s", R->id, jobs[i].id,
+                      jobs[i].bucket, R->err);
+            R->st->errors++;
+            if (db_conn_lost(R->meta)) break;
+        }
+    }
+    return stopped;
+}
+
+/* The run's row: ids, error_text (why a table was not resolved, kept for a
+ * run taken over), docs_written, docs_deleted (every process's pages). */
+static int run_row(struct run *R, char *c[4]) {
+    char q[128];
+    snprintf(q, sizeof q, "SELECT ids, error_text, docs_written, docs_deleted FROM delayed_runs "
+                          "WHERE id = %llu", R->id);
+    int got = db_row1(R->meta, q, 0, c, 4, R->err, R->errlen);
+    if (got == 0) errf(R->err, R->errlen, "delayed run %llu: its row is gone", R->id);
+    if (got < 1) db_row_free(c, 4);
+    return got == 1 ? 0 : -1;
+}
+
+static int process(struct run *R, bool resolved, unsigned long long nsnap) {
+    struct delayed_stats *st = R->st;
+    struct delayed_stats before = *st;
+    double t0 = now_ms();
+    *R->unresolved = 0;
+    char *rr[4];
+    if ((!resolved && resolve_run(R) < 0) || run_row(R, rr) < 0) return -1;
+    st->ids += strtoull(rr[0], NULL, 10);
+    snprintf(R->unresolved, sizeof R->unresolved, "%s", rr[1] ? rr[1] : "");
+    db_row_free(rr, 4);
+    double t1 = now_ms();
+    st->ms_resolve += t1 - t0;
+    sbuf q = SBUF_INIT;
+    if (R->o->cluster) { /* its jobs go to the cluster's nodes (the reader's next look) */
+        sbuf_printf(&q, "SELECT COUNT(*) FROM jobs WHERE type = 'job' AND params = "
+                        "'{\"delayed_run\":%llu}'", R->id);
+        char *n = scalar(R, &q);
+        sbuf_free(&q);
+        if (!n) return -1;
+        log_info("delayed", "run %llu: %s job(s) handed to the nodes of cluster %s (a rebalance "
+                 "splits them; progress: searchsync status)", R->id, n, R->p->cfg->cluster.name);
+        if (R->out)
+            fprintf(R->out, "delayed run %llu: %s job(s) handed to the nodes of cluster %s "
+                    "(progress: searchsync status)\n", R->id, n, R->p->cfg->cluster.name);
+        free(n);
+        /* none (nothing to refresh): settled now */
+        if (delayed_run_finish(R->meta, R->source, R->node, R->id, R->o->max_attempts, R->err,
+                               R->errlen) < 0)
+            return -1;
+        if (*R->unresolved) snprintf(R->err, R->errlen, "%s", R->unresolved);
+        return *R->unresolved ? 1 : 0;
+    }
+    sbuf_printf(&q, "SELECT id, index_id, bucket, data_cursor FROM jobs WHERE type = 'job' AND "
+                    "params = '{\"delayed_run\":%llu}' AND status <> 'done' ORDER BY id", R->id);
+    MYSQL_RES *res = db_query(R->meta, q.data, q.len, R->err, R->errlen);
+    if (!res) return sbuf_free(&q), -1;
+    size_t nj = (size_t)mysql_num_rows(res), j = 0;
+    struct job_ref *jobs = xcalloc(nj ? nj : 1, sizeof *jobs);
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res))) {
+        jobs[j].id = strtoull(row[0], NULL, 10);
+        jobs[j].index_id = strtoull(row[1], NULL, 10);
+        jobs[j].bucket = (unsigned)strtoul(row[2], NULL, 10);
+        jobs[j++].cursor = row[3] ? xstrdup(row[3]) : NULL;
+    }
+    mysql_free_result(res);
+    char failure[1024] = "";
+    bool stopped = run_jobs(R, jobs, nj, failure, sizeof failure);
+    for (size_t i = 0; i < nj; i++) free(jobs[i].cursor);
+    free(jobs);
+    double t2 = now_ms();
+    st->ms_build += t2 - t1;
+    if (stopped) { /* its snapshots stay running, with the run: the next run takes over */
+        log_info("delayed", "run %llu stopped midway (asked to stop): the next run takes it "
+                 "over from its jobs' cursors", R->id);
+        sbuf_free(&q);
+        return 0;
+    }
+    int rc = *failure ? snaps_failed(R, NULL, NULL, failure) : snaps_done(R, NULL, NULL, NULL);
+    /* a table whose snapshots could not be resolved fails the run too (they
+     * are tried again, or left in error: done by resolve_run) */
+    if (!*failure && *R->unresolved) snprintf(failure, sizeof failure, "%s", R->unresolved);
+    /* the run's numbers: its row, the sync log */
+    struct delayed_stats mine = *st;
+    for (size_t l = 0; l <= DELAYED_MAX_LEVELS; l++) mine.level_ids[l] -= before.level_ids[l];
+    mine.snapshots = nsnap, mine.docs -= before.docs, mine.deletes -= before.deletes;
+    mine.errors -= before.errors, mine.stale -= before.stale;
+    mine.dead_letters -= before.dead_letters, mine.pages -= before.pages;
+    mine.left_error -= before.left_error, mine.retried -= before.retried;
+    mine.ms_resolve = t1 - t0, mine.ms_build = t2 - t1, mine.ms_claim = 0;
+    if (rc == 0 && (rc = run_row(R, rr)) == 0) { /* its documents: every process's */
+        mine.docs = strtoull(rr[2], NULL, 10), mine.deletes = strtoull(rr[3], NULL, 10);
+        db_row_free(rr, 4);
+    }
+    sbuf js = SBUF_INIT;
+    delayed_stats_json(&mine, &js);
+    sbuf_reset(&q);
+    sbuf_printf(&q, "UPDATE delayed_runs SET status = '%s', finished_at = NOW(3), "
+                    "errors = errors + %llu, stats = ", *failure ? "failed" : "done", mine.errors);
+    qs(R->meta, &q, js.data);
+    sbuf_adds(&q, ", error_text = ");
+    qs(R->meta, &q, *failure ? failure : NULL);
+    sbuf_printf(&q, " WHERE id = %llu", R->id);
+    if (rc == 0) rc = exec(R, &q);
+    sbuf_reset(&q);
+    sbuf_printf(&q, "DELETE FROM delayed_run_ids WHERE run_id = %llu", R->id);
+    if (rc == 0) rc = exec(R, &q);
+    sbuf s = SBUF_INIT;
+    sbuf_printf(&s, "{\"run\":%llu,\"status\":\"%s\",\"stats\":%s}", R->id,
+                *failure ? "failed" : "done", js.data);
+    sync_log(R, "delayed_run", s.data);
+    sbuf_free(&s);
+    sbuf_free(&js);
+    sbuf_free(&q);
+    st->ms_finish += now_ms() - t2;
+    st->runs++;
+    log_info("delayed", "run %llu %s: %llu document(s) rebuilt, %llu deleted, %llu error(s)%s%s",
+             R->id, *failure ? "failed" : "done", mine.docs, mine.deletes, mine.errors,
+             *failure ? ": " : "", failure);
+    if (rc < 0) return -1;
+    if (*failure) snprintf(R->err, R->errlen, "%s", failure);
+    return *failure ? 1 : 0;
+}
+
+/* the tables the --index filter limits the claim to: `AND (db, table) IN (..)` */
+static bool filter_tables(struct run *R, sbuf *q) {
+    if (R->only < 0) return true;
+    const struct mp_index *ix = &R->p->m->indices[R->only];
+    int n = 0;
+    for (size_t t = 0; t < ix->ntables; t++) {
+        if (!ix->tables[t].delay_effect) continue;
+        sbuf_adds(q, n++ ? ", (" : " AND (db_name, table_name) IN ((");
+        qs(R->meta, q, ix->tables[t].db);
+        sbuf_addc(q, ',');
+        qs(R->meta, q, ix->tables[t].table);
+        sbuf_addc(q, ')');
+    }
+    if (n) sbuf_addc(q, ')');
+    return n > 0;
+}
+
+/* A new run holding every init snapshot (of the filter's tables): its id,
+ * 0 when there is nothing to claim, -1 on error. */
+static long long claim(struct run *R) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "INSERT INTO delayed_runs (source, index_alias, node, buckets, page, "
+                  "max_attempts) VALUES (");
+    qs(R->meta, &q, R->source);
+    sbuf_addc(&q, ',');
+    qs(R->meta, &q, R->only >= 0 ? R->p->m->indices[R->only].alias : NULL);
+    sbuf_addc(&q, ',');
+    qs(R->meta, &q, R->node);
+    /* page and attempts: what a cluster's nodes run its jobs with */
+    sbuf_printf(&q, ", %d, %d, %d)", R->buckets, R->o->page, R->o->max_attempts);
+    if (exec(R, &q) < 0) return sbuf_free(&q), -1;
+    R->id = mysql_insert_id(R->meta);
+    /* an init snapshot whose twin is running (a run that failed to settle
+     * it): the running one is taken over below with it */
+    sbuf_reset(&q);
+    sbuf_adds(&q, "UPDATE change_snapshots SET status = 'init', run_id = NULL WHERE status = "
+                  "'running' AND source = ");
+    qs(R->meta, &q, R->source);
+    sbuf_adds(&q, " AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM delayed_runs WHERE "
+                  "status = 'running'))");
+    /* (ignored on a collision: such a row is then claimed by the next run) */
+    char e[256];
+    db_exec(R->meta, q.data, e, sizeof e);
+    sbuf_reset(&q);
+    sbuf_printf(&q, "UPDATE change_snapshots SET status = 'running', run_id = %llu WHERE "
+                    "status = 'init' AND source = ", R->id);
+    qs(R->meta, &q, R->source);
+    long long n = filter_tables(R, &q) ? exec_rows(R, &q) : 0;
+    sbuf_reset(&q);
+    if (n > 0) {
+        sbuf_printf(&q, "UPDATE delayed_runs SET snapshots = %lld WHERE id = %llu", n, R->id);
+        if (exec(R, &q) < 0) n = -1;
+        else R->st->snapshots += (unsigned long long)n;
+    } else {
+        sbuf_printf(&q, "DELETE FROM delayed_runs WHERE id = %llu", R->id);
+        char e2[256];
+        db_exec(R->meta, q.data, e2, sizeof e2);
+    }
+    sbuf_free(&q);
+    return n < 0 ? -1 : n > 0 ? (long long)R->id : 0;
+}
+
+/* ---------- the dry run ---------- */
+
+static int dry_run(struct run *R) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT id, db_name, table_name, operation, business_id, status, attach_date, "
+                  "attempts FROM change_snapshots WHERE status IN ('init', 'running') AND "
+                  "source = ");
+    qs(R->meta, &q, R->source);
+    if (!filter_tables(R, &q)) sbuf_adds(&q, " AND FALSE");
+    sbuf_adds(&q, " ORDER BY db_name, table_name, id LIMIT 1000");
+    MYSQL_RES *res = db_query(R->meta, q.data, q.len, R->err, R->errlen);
+    sbuf_free(&q);
+    if (!res) return -1;
+    MYSQL_ROW row;
+    struct rt_plan plan = {0};
+    int rc = 0;
+    unsigned long long nsnap = 0;
+    while (rc == 0 && (row = mysql_fetch_row(res))) {
+        nsnap++;
+        if (!plan.db || strcmp(plan.db, row[1]) || strcmp(plan.table, row[2])) {
+            rt_plan_free(&plan);
+            rc = rt_plan_build(R->src, R->p->m, R->p->router, row[1], row[2], R->only, &plan,
+                               R->err, R->errlen);
+            if (rc < 0) break;
+            sbuf d = SBUF_INIT;
+            rt_plan_describe(&plan, R->p->m, &d);
+            fprintf(R->out, "relation top of %s.%s:\n%s", row[1], row[2],
+                    d.len ? d.data : "  (no index config reads it)\n");
+            sbuf_free(&d);
+        }
+        strset_clear(&R->dry_one);
+        rc = resolve_table(R, &plan, strtoull(row[0], NULL, 10));
+        fprintf(R->out, "snapshot %s: %s.%s %s %s (%s, %s, %s attempt(s)) -> %zu document(s)",
+                row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], R->dry_one.n);
+        size_t shown = 0;
+        for (size_t i = 0; i < R->dry_one.cap && shown < 10; i++) {
+            const char *k = R->dry_one.slot[i];
+            if (!k) continue;
+            const char *key = strrchr(k, '\x1f');
+            fprintf(R->out, "%s%s", shown++ ? "," : ": ", key ? key + 1 : k);
+        }
+        fprintf(R->out, "%s\n", R->dry_one.n > shown ? ",..." : "");
+    }
+    mysql_free_result(res);
+    rt_plan_free(&plan);
+    strset_clear(&R->dry_one);
+    if (rc < 0) return -1;
+    unsigned long long n = R->dry_all.n;
+    fprintf(R->out,
+            "estimated work: %llu snapshot(s), %llu document(s) to rebuild (each once), %llu "
+            "page(s) of %d, in %d bucket(s); nothing was changed (--dry-run)\n",
+            nsnap, n, (n + (unsigned)R->o->page - 1) / (unsigned)R->o->page, R->o->page,
+            R->buckets);
+    strset_clear(&R->dry_all);
+    return 0;
+}
+
+/* ---------- the pass ---------- */
+
+int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
+                const struct delayed_opts *o, struct delayed_stats *st, FILE *out, char *err,
+                size_t errlen) {
+    struct run R = {.p = p, .meta = p->meta, .src = p->src, .o = o, .st = st,
+                    .index_ids = index_ids, .out = out, .err = err, .errlen = errlen,
+                    .source = p->cfg->source.name, .buckets = o->buckets, .only = -1};
+    char host[128] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(R.node, sizeof R.node, "%s", p->cfg->cluster.node_id && *p->cfg->cluster.node_id
+                                              ? p->cfg->cluster.node_id
+                                              : host);
+    snprintf(R.node + strlen(R.node), sizeof R.node - strlen(R.node), ":%d", (int)getpid());
+    if (o->alias) {
+        for (size_t i = 0; i < p->m->nindices; i++)
+            if (!strcmp(p->m->indices[i].alias, o->alias)) R.only = (long)i;
+        if (R.only < 0) {
+            errf(err, errlen, "source %s has no index config \"%s\"", R.source, o->alias);
+            return EXIT_USAGE;
+        }
+    }
+    if (o->dry_run) return dry_run(&R) < 0 ? EXIT_RUNTIME : EXIT_OK;
+    /* one run at a time per source and metadata schema */
+    double t0 = now_ms();
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT GET_LOCK(CONCAT('searchsync.delayed.', LEFT(SHA1(CONCAT(DATABASE(), "
+                  "'.', ");
+    qs(R.meta, &q, R.source);
+    sbuf_adds(&q, ")), 24)), 0)");
+    char *got = scalar(&R, &q);
+    sbuf_free(&q);
+    if (!got) return EXIT_RUNTIME;
+    bool locked = !strcmp(got, "1");
+    free(got);
+    if (!locked) {
+        st->lock_busy = true;
+        if (out) /* (the daemon's scheduled run has no out) */
+            fprintf(out, "another delayed run of source %s holds the lock: nothing done (its "
+                         "progress: searchsync status)\n", R.source);
+        return EXIT_OK;
+    }
+    int rc = EXIT_OK;
+    /* first the runs whose process is gone: we hold the lock, so no one
+     * else is running them */
+    for (;;) {
+        if (stopping(&R)) break;
+        sbuf_reset(&q);
+        sbuf_adds(&q, "SELECT id, buckets, resolved, index_alias, snapshots FROM delayed_runs WHERE "
+                      "status = 'running' AND source = ");
+        qs(R.meta, &q, R.source);
+        if (o->cluster) sbuf_adds(&q, " AND resolved = 0"); /* resolved: the nodes run its jobs */
+        sbuf_adds(&q, " ORDER BY id LIMIT 1");
+        MYSQL_RES *res = db_query(R.meta, q.data, q.len, err, errlen);
+        if (!res) {
+            rc = EXIT_RUNTIME;
+            break;
+        }
+        MYSQL_ROW row = mysql_fetch_row(res);
+        if (!row) {
+            mysql_free_result(res);
+            break;
+        }
+        R.id = strtoull(row[0], NULL, 10);
+        R.buckets = atoi(row[1]);
+        bool resolved = row[2][0] == '1';
+        unsigned long long nsnap = strtoull(row[4], NULL, 10);
+        st->snapshots += nsnap;
+        R.only = -1;
+        for (size_t i = 0; row[3] && i < p->m->nindices; i++)
+            if (!strcmp(p->m->indices[i].alias, row[3])) R.only = (long)i;
+        mysql_free_result(res);
+        log_info("delayed", "taking over delayed run %llu (its process is gone), %s", R.id,
+                 resolved ? "from its jobs' cursors" : "resolving its ids again");
+        if (out) fprintf(out, "taking over delayed run %llu (its process is gone)\n", R.id);
+        sbuf_reset(&q);
+        sbuf_adds(&q, "UPDATE delayed_runs SET node = ");
+        qs(R.meta, &q, R.node);
+        sbuf_printf(&q, " WHERE id = %llu", R.id);
+        int prc = exec(&R, &q) < 0 ? -1 : process(&R, resolved, nsnap);
+        if (prc < 0) {
+            rc = EXIT_RUNTIME;
+            break;
+        }
+        if (prc > 0) rc = EXIT_RUNTIME;
+        if (st->stopped) break;
+    }
+    sbuf_free(&q);
+    /* then the init snapshots, in one new run */
+    if (!st->stopped && (rc == EXIT_OK || !db_conn_lost(R.meta))) {
+        R.buckets = o->buckets;
+        R.only = -1;
+        if (o->alias)
+            for (size_t i = 0; i < p->m->nindices; i++)
+                if (!strcmp(p->m->indices[i].alias, o->alias)) R.only = (long)i;
+        t0 = now_ms();
+        unsigned long long before_claim = st->snapshots;
+        long long id = claim(&R);
+        unsigned long long claimed = st->snapshots - before_claim;
+        st->ms_claim += now_ms() - t0;
+        if (id < 0) {
+            rc = EXIT_RUNTIME;
+        } else if (id > 0) {
+            log_info("delayed", "run %llu: %llu snapshot(s) claimed, %d bucket(s)", R.id,
+                     st->snapshots, R.buckets);
+            int prc = process(&R, false, (unsigned long long)claimed);
+            if (prc != 0) rc = EXIT_RUNTIME;
+        }
+    }
+    sbuf_free(&R.stage);
+    if (rc == EXIT_OK && st->left_error) rc = EXIT_FOUND;
+    if (st->left_error && rc == EXIT_RUNTIME && !db_conn_lost(R.meta)) rc = EXIT_FOUND;
+    char e[256];
+    db_exec(R.meta, "DO RELEASE_ALL_LOCKS()", e, sizeof e);
+    return rc;
+}
+
+/* ---------- a run's jobs on the nodes of a cluster ---------- */
+
+int delayed_job_run(struct pipeline *p, const unsigned long long *index_ids,
+                    const struct delayed_opts *o, const struct delayed_job *j, const char *owner,
+                    const char *session, struct delayed_stats *st, char *err, size_t errlen) {
+    struct run R = {.p = p, .meta = p->meta, .src = p->src, .o = o, .st = st,
+                    .index_ids = index_ids, .err = err, .errlen = errlen,
+                    .source = p->cfg->source.name, .id = j->run, .only = -1};
+    snprintf(R.node, sizeof R.node, "%s", owner);
+    sbuf own = SBUF_INIT;
+    sbuf_adds(&own, " AND owner_node = ");
+    qs(R.meta, &own, owner);
+    sbuf_adds(&own, " AND rebalance_session = ");
+    qs(R.meta, &own, session);
+    R.owned = own.data;
+    int rc = run_job(&R, j->id, j->index_id, j->bucket, j->cursor);
+    sbuf_free(&own);
+    if (R.fenced) return 2;
+    return rc;
+}
+
+int delayed_run_finish(MYSQL *meta, const char *source, const char *node,
+                       unsigned long long run, int max_attempts, char *err, size_t errlen) {
+    struct delayed_opts o = {.max_attempts = max_attempts};
+    struct delayed_stats st = {0};
+    struct run R = {.meta = meta, .o = &o, .st = &st, .err = err, .errlen = errlen,
+                    .source = source, .id = run, .only = -1};
+    snprintf(R.node, sizeof R.node, "%s", node);
+    if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) return -1;
+    sbuf q = SBUF_INIT;
+    /* the run's row locked: one node settles it, the others find it done */
+    sbuf_printf(&q, "SELECT error_text FROM delayed_runs WHERE id = %llu AND status = "
+                    "'running' AND resolved = 1 FOR UPDATE", run);
+    char *unresolved = NULL; /* a table's snapshots not resolved (process) */
+    int got = db_row1(meta, q.data, q.len, &unresolved, 1, err, errlen);
+    int rc = got < 0 ? -1 : 0;
+    bool go = got == 1;
+    MYSQL_RES *res = NULL;
+    MYSQL_ROW row = NULL;
+    if (go) {
+        sbuf_reset(&q);
+        sbuf_printf(&q, "SELECT COUNT(*), COALESCE(SUM(status IN ('init', 'running')), 0), "
+                        "COALESCE(SUM(docs_written), 0), COALESCE(SUM(status = 'error'), 0), "
+                        "MIN(CASE WHEN status = 'error' THEN error_text END) FROM jobs WHERE "
+                        "type = 'job' AND params = '{\"delayed_run\":%llu}'", run);
+        res = db_query(meta, q.data, q.len, err, errlen);
+        row = res ? mysql_fetch_row(res) : NULL;
+        if (!row) rc = -1;
+        go = row && !strcmp(row[1], "0");
+    }
+    char failure[1024] = "";
+    unsigned long long docs = 0, errors = 0, njobs = 0;
+    if (go) {
+        njobs = strtoull(row[0], NULL, 10);
+        docs = strtoull(row[2], NULL, 10);
+        errors = strtoull(row[3], NULL, 10);
+        if (errors)
+            snprintf(failure, sizeof failure, "%llu job(s) failed: %s", errors,
+                     row[4] ? row[4] : "see jobs.error_text");
+    }
+    if (res) mysql_free_result(res);
+    if (go) {
+        rc = *failure ? snaps_failed(&R, NULL, NULL, failure) : snaps_done(&R, NULL, NULL, NULL);
+        if (!*failure && unresolved) snprintf(failure, sizeof failure, "%s", unresolved);
+        sbuf js = SBUF_INIT;
+        sbuf_printf(&js, "{\"jobs\":%llu,\"documents_rebuilt\":%llu,\"errors\":%llu,"
+                         "\"left_in_error\":%llu,\"retried\":%llu,\"cluster\":true}",
+                    njobs, docs, errors, st.left_error, st.retried);
+        sbuf_reset(&q);
+        /* (docs_written, docs_deleted: added up page by page, page_ack) */
+        sbuf_printf(&q, "UPDATE delayed_runs SET status = '%s', finished_at = NOW(3), "
+                        "errors = %llu, stats = ", *failure ? "failed" : "done", errors);
+        qs(meta, &q, js.data);
+        sbuf_adds(&q, ", error_text = ");
+        qs(meta, &q, *failure ? failure : NULL);
+        sbuf_printf(&q, " WHERE id = %llu", run);
+        if (rc == 0) rc = exec(&R, &q);
+        sbuf_reset(&q);
+        sbuf_printf(&q, "DELETE FROM delayed_run_ids WHERE run_id = %llu", run);
+        if (rc == 0) rc = exec(&R, &q);
+        sbuf s = SBUF_INIT;
+        sbuf_printf(&s, "{\"run\":%llu,\"status\":\"%s\",\"stats\":%s}", run,
+                    *failure ? "failed" : "done", js.data);
+        if (rc == 0) sync_log(&R, "delayed_run", s.data);
+        sbuf_free(&s);
+        sbuf_free(&js);
+    }
+    sbuf_free(&q);
+    free(unresolved);
+    if (rc == 0 && go) rc = db_exec(meta, "COMMIT", err, errlen);
+    else mysql_query(meta, "ROLLBACK");
+    if (rc < 0) return -1;
+    if (go)
+        log_info("delayed", "run %llu %s on node %s: %llu job(s), %llu document(s) rebuilt, "
+                 "%llu error(s)%s%s", run, *failure ? "failed" : "done", node, njobs, docs,
+                 errors, *failure ? ": " : "", failure);
+    return go ? 1 : 0;
+}

@@ -1,0 +1,758 @@
+/* daemon: `searchsync run` — incremental sync of one source: start-up, the
+ * threads, shutdown.
+ *
+ * The walk of one change (docs/walkthrough.md):
+ *
+ *   binlog event ──bl_reader──► decoded row ──on_row (binlog_source.c)──►
+ *   pipeline_route_row: the change set of the transaction (router.c: which
+ *   documents and elements; row images; change snapshots)
+ *   ... COMMIT ──on_commit──► read snapshot at or past the commit ──►
+ *   pipeline_build (pipeline.c): documents rebuilt from MySQL (docbuild.c),
+ *   element scripts (area_update.c), row-image documents (row_image.c),
+ *   stale child copies (child_copies.c), each write to every target of its
+ *   index with the commit's version ──► deliver_submit ──► pipeline_end:
+ *   deliver_txn_end(position) ──► engine acknowledges ──► low-water mark
+ *   ──► offsets table (checkpoint) ──► on restart the reader resumes there.
+ *
+ * Threads:
+ *   main / reader   this file starts everything, then runs the binlog
+ *                   producer (binlog_source.c) until a stop or a failure;
+ *                   between transactions it applies the supervisor's
+ *                   commands (a mapping generation to adopt, the builds to
+ *                   look at: daemon_builds.c)
+ *   supervisor      supervisor.c: mapping edits → validated generations,
+ *                   the build poll timer
+ *   signals         src/signals.c: SIGTERM/SIGINT set daemon_stop_requested;
+ *                   the reader stops at the next transaction boundary;
+ *                   SIGHUP / SIGUSR1 wake the supervisor (reload.c)
+ *   delivery        src/deliver: helpers and the checkpoint thread
+ *   admin server    web/: its own connections
+ *   reindex runners sync/reindex/reindex_runner.c: a build's jobs
+ *
+ * Start-up: configuration, metadata schema (migrated), the mapping's first
+ * generation (validated: an invalid one exits 2), the admin server, the
+ * engine (detected), delivery, the election (a standby waits there), then,
+ * as the reader only: the mapping read again, each index missing created as
+ * <alias>_v1 behind its alias through a first build, the supervisor, and the
+ * reader from the saved checkpoint (or [source] start). SIGTERM/SIGINT stop the
+ * reader at a transaction boundary; the builds' runners stop at their
+ * cursors; delivery drains (bounded by drain_timeout_ms) and saves the
+ * checkpoint. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "commands.h"
+#include "sync/node/daemon.h"
+#include "sync/pipeline/gtid_version.h"
+#include "sync/sources/kafka_source.h"
+#include "log.h"
+#include "sync/reindex/reindex.h"
+#include "search/wait.h"
+#include "service_notify.h"
+#include "signals.h"
+
+volatile sig_atomic_t daemon_stop_requested;
+
+/* ---------- delivery's callbacks ---------- */
+
+/* called from delivery's checkpoint thread (a drain's last save from the
+ * main thread, one at a time): once an interval while saves fail, the
+ * reason is said at the first failure, then once in 60; delivery says every
+ * failure of the drain's save */
+static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
+    struct daemon *dm = ud;
+    char err[512];
+    uint64_t other = 0;
+    /* once the lock is given back (its fence 0), a save would not be fenced
+     * and could move the next reader's checkpoint: delivery's last
+     * acknowledgements after a drain that timed out are not saved */
+    if (atomic_load(&dm->released)) return -1;
+    int rc = db_ensure(&dm->ckpt, &dm->ckptp, err, sizeof err);
+    uint64_t mine = dm->lead.fence;
+    if (rc == 0)
+        rc = offsets_save_fenced(dm->ckpt, dm->cfg->source.name, position, seq, mine, &other,
+                                 err, sizeof err);
+    /* the newer token is this node's own: the supervisor took the reader
+     * lock back after its connection was lost (leadership_check) between
+     * the read of the token and the save; saved again with it */
+    for (int again = 0; rc == 1 && again < 3 && other > mine && other == dm->lead.fence; again++) {
+        mine = other;
+        rc = offsets_save_fenced(dm->ckpt, dm->cfg->source.name, position, seq, mine, &other,
+                                 err, sizeof err);
+    }
+    if (rc < 0) {
+        if (dm->ckpt_failed++ % 60 == 0)
+            log_warn("run", "checkpoint not saved (will retry): %s", err);
+        return -1;
+    }
+    if (rc == 1) { /* fenced out: another reader took the source over */
+        if (!atomic_exchange(&dm->fenced, true)) {
+            /* not one more write: what it has queued is the new reader's
+             * to send (from the checkpoint, which this node never moved) */
+            deliver_halt(dm->p.d);
+            log_error("run", "source %s is read by another node now (its fencing token %llu is "
+                      "newer than this node's %llu): this node's checkpoint saves no longer "
+                      "land, and it stops reading", dm->cfg->source.name,
+                      (unsigned long long)other, (unsigned long long)mine);
+            daemon_stop_requested = 1;
+        }
+        return 0; /* nothing to retry: the checkpoint is the other reader's */
+    }
+    dm->ckpt_failed = 0;
+    kafka_source_saved(dm->kafka, position); /* the same offsets committed to Kafka */
+    return 0;
+}
+
+/* Delivery's dead letters go to the dead-letter table, except a dual write
+ * to a build's index (written by name, never through an alias) that the
+ * engine no longer has: that build was cancelled or failed and its index
+ * deleted while the write was in flight, so there is nothing to repair. */
+static int live_dead_letter(void *ud, const struct dead_letter *dl) {
+    struct daemon *dm = ud;
+    if (!dl->require_alias && dl->status == 404 && dl->error &&
+        strstr(dl->error, "index_not_found_exception")) {
+        char at[64];
+        log_info("run", "dropped a write to %s (id %s, %s): the index of that cancelled or "
+                 "failed build is gone", dl->index, dl->doc_id,
+                 version_describe(dl->version, at, sizeof at));
+        return 1;
+    }
+    return dl_store_put(dm->dls, dl);
+}
+
+/* An element script found no document (never indexed, or deleted
+ * meanwhile): rebuilt whole with the next change set. */
+static void on_missing(void *ud, const char *index, const char *doc_id, const char *routing,
+                       uint64_t version) {
+    (void)version;
+    struct daemon *dm = ud;
+    if (routing) return; /* element scripts go to root documents only */
+    pipeline_note_missing(&dm->p, index, doc_id);
+}
+
+/* ---------- where to start ---------- */
+
+/* [source] versions = gtid: the reader starts after GTID set `set` (the
+ * decoder's set, the live versions' ordinals, goes on from it) and the
+ * checkpoint carries it from now on. */
+static void start_after_gtids(struct daemon *dm, bl_reader_opts *ro, const char *set) {
+    sbuf_reset(&dm->start_gtids);
+    sbuf_adds(&dm->start_gtids, set);
+    sbuf_reset(&dm->p.gtids);
+    sbuf_adds(&dm->p.gtids, set);
+    ro->start = BL_START_GTID, ro->gtid = dm->start_gtids.data;
+}
+
+/* The resume token of the binlog's end file:pos (just read), with the GTID
+ * set there in gtid mode (the reader starts after it; on MySQL file:pos may
+ * move to a later end, gtid_server_start). 0 or -1 (dm->err). */
+static int start_token(struct daemon *dm, bl_reader_opts *ro, char *file, size_t filelen,
+                       unsigned long long *pos, sbuf *token) {
+    sbuf set = SBUF_INIT;
+    int rc = 0;
+    if (config_gtid_versions(dm->cfg)) {
+        rc = gtid_server_start(dm->p.src, file, filelen, pos, &set, dm->err, sizeof dm->err);
+        if (rc == 0) start_after_gtids(dm, ro, set.data);
+    }
+    sbuf_printf(token, "%s:%llu", file, *pos);
+    if (rc == 0 && config_gtid_versions(dm->cfg))
+        sbuf_printf(token, "%s%s", GTID_TOKEN_MARK, set.data);
+    sbuf_free(&set);
+    return rc;
+}
+
+/* run --from-current: start at the binlog's end, whatever the checkpoint
+ * says (a purged binlog), and rebuild every index so the versions built now
+ * hold what was skipped: each page is read after that position, so nothing
+ * committed before it is missing, and dual writes cover what comes after. */
+static int start_from_current(struct daemon *dm, bl_reader_opts *ro, char *file, size_t filelen,
+                              const char *was) {
+    const struct ss_config *cfg = dm->cfg;
+    struct pipeline *p = &dm->p;
+    unsigned long long at = 0;
+    int have = db_binlog_status(p->src, file, filelen, &at, dm->err, sizeof dm->err);
+    if (have <= 0) {
+        if (have == 0)
+            snprintf(dm->err, sizeof dm->err, "--from-current: the source reports no binlog "
+                     "position (is log_bin on?)");
+        return -1;
+    }
+    ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
+    uint64_t other = 0;
+    sbuf token = SBUF_INIT;
+    int rc = start_token(dm, ro, file, filelen, &at, &token);
+    ro->pos = at;
+    snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
+    snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
+    dm->boundary.pos = at;
+    if (rc == 0)
+        rc = offsets_save_fenced(dm->ckpt, cfg->source.name, token.data, 0, dm->lead.fence,
+                                 &other, dm->err, sizeof dm->err);
+    sbuf_free(&token);
+    if (rc != 0) {
+        if (rc == 1)
+            snprintf(dm->err, sizeof dm->err, "--from-current: source %s is read by another "
+                     "node now (token %llu)", cfg->source.name, (unsigned long long)other);
+        return -1;
+    }
+    log_warn("run", "--from-current: the binlog from %s to %s is skipped; every index is rebuilt "
+             "from MySQL now, which covers what was skipped", was ? was : "(no checkpoint)",
+             dm->start_pos);
+    const struct mapping *m = &dm->gen->m;
+    for (size_t i = 0; i < m->nindices; i++) {
+        unsigned v = 0;
+        char err[1024];
+        struct reindex_request req = {m->indices[i].alias, 0, false, "run --from-current"};
+        int r = reindex_request(cfg, dm->client, p->k, p->meta, p->src, &req, &v, err, sizeof err);
+        if (r == REINDEX_OK)
+            log_info("run", "--from-current: %s version %u queued", m->indices[i].alias, v);
+        else if (r == REINDEX_REFUSED) /* one is being built already: its pages are read later */
+            log_info("run", "--from-current: %s: %s", m->indices[i].alias, err);
+        else
+            return errf(dm->err, sizeof dm->err, "--from-current: the reindex of %s could not "
+                        "be queued: %s; nothing was skipped yet only if you run this again",
+                        m->indices[i].alias, err);
+    }
+    return 0;
+}
+
+/* The checkpoint, else [source] start ("now" becomes a position, saved at
+ * once: a restart before the first transaction must not skip what happened
+ * meanwhile). 0 or -1 (dm->err). */
+static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, size_t filelen,
+                          bool from_current) {
+    const struct ss_config *cfg = dm->cfg;
+    char pos[4200];
+    int found = offsets_load(dm->p.meta, cfg->source.name, pos, sizeof pos, dm->err,
+                             sizeof dm->err);
+    if (found < 0) return -1;
+    if (from_current) return start_from_current(dm, ro, file, filelen, found == 0 ? pos : NULL);
+    unsigned long long at = 0;
+    if (found == 0) {
+        /* file:pos, or in gtid mode file:pos;gtid=SET; a checkpoint of the
+         * other mode is refused: the two kinds of versions do not compare */
+        char *mark = strstr(pos, GTID_TOKEN_MARK);
+        bool gtid = config_gtid_versions(cfg);
+        if (!gtid != !mark) {
+            dm->usage = true;
+            return errf(dm->err, sizeof dm->err,
+                        "the checkpoint of source %s (\"%.200s\") was saved with [source] "
+                        "versions = %s, and the configuration now says %s: the two kinds of "
+                        "versions do not compare, and the documents written since would lose "
+                        "to the old ones. Stop, run `searchsync epoch bump --config FILE "
+                        "--reset-checkpoint` once (new versions outrank the old; the reader "
+                        "starts at [source] start), then a reindex brings the indices up to date",
+                        cfg->source.name, pos, mark ? "gtid" : "position",
+                        gtid ? "gtid" : "position (or auto)");
+        }
+        if (mark) {
+            *mark = '\0';
+            const char *set = mark + strlen(GTID_TOKEN_MARK);
+            int ok = gtid_resume_check(dm->p.src, cfg->source.name, set, dm->err,
+                                       sizeof dm->err);
+            if (ok != 0) {
+                dm->usage = ok == 1;
+                return -1;
+            }
+            start_after_gtids(dm, ro, set);
+            log_info("run", "resuming source %s after GTID set %s (saved at %s)",
+                     cfg->source.name, set, pos);
+        }
+        char *colon = strrchr(pos, ':');
+        if (!colon || (size_t)(colon - pos) >= filelen)
+            return errf(dm->err, sizeof dm->err,
+                        "the saved checkpoint of source %s (\"%.100s\") is not a binlog position",
+                        cfg->source.name, pos);
+        memcpy(file, pos, (size_t)(colon - pos));
+        file[colon - pos] = '\0';
+        at = strtoull(colon + 1, NULL, 10);
+        if (!mark) ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
+        snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
+        dm->boundary.pos = at;
+        if (!mark) log_info("run", "resuming source %s at %s:%llu", cfg->source.name, file, at);
+        snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
+        return 0;
+    }
+    if (strcmp(cfg->source.start, "beginning") == 0) {
+        ro->start = BL_START_BEGINNING;
+        snprintf(dm->start_pos, sizeof dm->start_pos, "%s", cfg->source.start);
+        log_info("run", "source %s has no checkpoint: starting at the oldest binlog",
+                 cfg->source.name);
+        return 0;
+    }
+    ro->start = BL_START_NOW;
+    /* not known (binlog off, no privilege): the reader says why when it starts */
+    if (db_binlog_status(dm->p.src, file, filelen, &at, dm->err, sizeof dm->err) > 0) {
+        ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
+        uint64_t other = 0;
+        sbuf token = SBUF_INIT;
+        int rc = start_token(dm, ro, file, filelen, &at, &token);
+        ro->pos = at;
+        snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
+        snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
+        dm->boundary.pos = at;
+        if (rc == 0)
+            rc = offsets_save_fenced(dm->ckpt, cfg->source.name, token.data, 0,
+                                     dm->lead.fence, &other, dm->err, sizeof dm->err);
+        sbuf_free(&token);
+        if (rc < 0) return -1;
+        if (rc == 1)
+            return errf(dm->err, sizeof dm->err, "source %s was taken over by another reader "
+                        "(token %llu) while this one started", cfg->source.name,
+                        (unsigned long long)other);
+    } else {
+        dm->err[0] = '\0';
+        snprintf(dm->start_pos, sizeof dm->start_pos, "now");
+    }
+    log_info("run", "source %s has no checkpoint: starting now, at %s", cfg->source.name,
+             dm->start_pos);
+    return 0;
+}
+
+static void reader_opts(const struct ss_config *cfg, bl_reader_opts *ro) {
+    memset(ro, 0, sizeof *ro);
+    ro->host = cfg->source.host, ro->port = cfg->source.port, ro->socket = cfg->source.socket;
+    ro->user = cfg->source.user, ro->password = cfg->source.password;
+    ro->tls = db_tls_source(cfg); /* [source] ssl_mode, ssl_ca, ... (src/db_tls.c) */
+    ro->server_id = (uint32_t)cfg->source.server_id;
+    /* idle, the heartbeats are when the supervisor's commands (mapping
+     * generations, queued reindexes) are applied */
+    ro->heartbeat_ms = cfg->source.heartbeat_ms < cfg->metadata.reload_interval_ms
+                           ? cfg->source.heartbeat_ms
+                           : cfg->metadata.reload_interval_ms;
+    if (ro->heartbeat_ms > cfg->reindex.poll_interval_ms)
+        ro->heartbeat_ms = cfg->reindex.poll_interval_ms;
+    ro->connect_timeout_ms = cfg->source.connect_timeout_ms;
+    ro->read_timeout_ms = cfg->source.read_timeout_ms;
+    ro->max_reconnects = -1;
+}
+
+/* The mapping of the source, loaded and validated (sync/node/supervisor.c); -1
+ * with dm->err and *exit_code EXIT_USAGE when the mapping is at fault. */
+static int load_mapping(struct daemon *dm, const char *config, int *exit_code) {
+    bool invalid = false;
+    dm->gen = supervisor_load(&dm->sv, &invalid);
+    if (dm->gen) return 0;
+    snprintf(dm->err, sizeof dm->err, "%s", dm->sv.err);
+    if (invalid) {
+        *exit_code = EXIT_USAGE;
+        if (strstr(dm->err, "has no index configs"))
+            snprintf(dm->err, sizeof dm->err,
+                     "source %s has no index configs in %s: import a mapping first "
+                     "(searchsync mapping import --config %s FILE --yes)",
+                     dm->cfg->source.name, dm->cfg->metadata.database, config);
+    }
+    return -1;
+}
+
+/* search_wait_ready's step once the engine answers */
+static int prepare_indices(void *ud) {
+    struct daemon *dm = ud;
+    if (supervisor_prepare(&dm->sv, dm->gen) == 0) return 0;
+    snprintf(dm->err, sizeof dm->err, "%s", dm->sv.err);
+    return -1;
+}
+
+void usage_run(FILE *out) {
+    fprintf(out, "usage: searchsync run --config FILE [--no-wait] [--from-current]\n\n"
+                 "The daemon: follows the source's binlog and keeps every index of its\n"
+                 "mapping (searchsync mapping import) in step. SIGTERM drains delivery and\n"
+                 "saves the checkpoint; a restart resumes exactly there.\n\n"
+                 "One daemon reads a source at a time: another started on the same source\n"
+                 "stands by (with [cluster] zookeeper, by election; without, behind a lock\n"
+                 "of the metadata server) and takes over when the reader goes. --no-wait:\n"
+                 "exit 1 instead of standing by (without ZooKeeper).\n\n"
+                 "--from-current: start at the binlog's end, whatever the checkpoint says\n"
+                 "(its file was purged), and rebuild every index, which covers what was\n"
+                 "skipped.\n");
+}
+
+/* systemd's watchdog is pinged while the supervisor goes round (it does,
+ * at least once a second, whatever the reader waits for); before it starts
+ * (start-up, a standby node) the waits are bounded loops themselves */
+static bool daemon_alive(void *ud, char *why, size_t whylen) {
+    struct daemon *dm = ud;
+    if (!dm->sv.running) return true;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    long long now = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    long long quiet = now - atomic_load(&dm->sv.ticked_ms);
+    long long limit = service_notify_watchdog_ms() / 2;
+    if (limit < 5000) limit = 5000;
+    if (quiet <= limit) return true;
+    snprintf(why, whylen, "the supervisor thread has not gone round for %lld ms", quiet);
+    return false;
+}
+
+/* ---------- the node's subsystems (sync/node/node.h), in drain order ---------- */
+
+static void sub_check_stop(void *st) { check_schedule_stop(st); }
+static void sub_delayed_stop(void *st) { delayed_schedule_stop(st); }
+static void sub_retention_stop(void *st) { retention_schedule_stop(st); }
+static void sub_supervisor_stop(void *st) {
+    struct daemon *dm = st;
+    reload_detach();
+    supervisor_stop(&dm->sv);
+}
+static void sub_cluster_stop(void *st) { cluster_jobs_stop(st); }
+static void sub_node_state_stop(void *st) { node_state_stop(st); } /* (role stopped) */
+static void sub_admin_stop(void *st) { /* before what its handlers use is freed */
+    struct daemon *dm = st;
+    if (dm->nd.admin && node_admin()) node_admin()->stop(dm->nd.admin);
+    dm->nd.admin = dm->sv.admin = NULL;
+}
+static void sub_builds_stop(void *st) { /* the jobs resume from their cursors */
+    struct daemon *dm = st;
+    while (dm->p.nbuilds)
+        builds_stop(dm, dm->p.nbuilds - 1, "stopping; the jobs resume from their cursors");
+}
+static void sub_delivery_stop(void *st) { /* every producer above closed its stream */
+    struct daemon *dm = st;
+    deliver_free(dm->p.d);
+    dm->p.d = NULL;
+    deliver_hub_install(NULL);
+    deliver_hub_free(dm->hub);
+    dm->hub = NULL;
+}
+
+static const struct node_subsystem SUB_CHECKS = {"scheduled checks", NODE_DRAIN_SCHEDULES,
+                                                 sub_check_stop, NULL};
+static const struct node_subsystem SUB_DELAYED = {"scheduled delayed runs", NODE_DRAIN_SCHEDULES,
+                                                  sub_delayed_stop, NULL};
+static const struct node_subsystem SUB_RETENTION = {"retention", NODE_DRAIN_SCHEDULES,
+                                                    sub_retention_stop, NULL};
+static const struct node_subsystem SUB_SUPERVISOR = {"supervisor", NODE_DRAIN_CONTROL,
+                                                     sub_supervisor_stop, daemon_alive};
+static const struct node_subsystem SUB_CLUSTER = {"cluster jobs", NODE_DRAIN_CLUSTER,
+                                                  sub_cluster_stop, NULL};
+static const struct node_subsystem SUB_NODE_STATE = {"node state", NODE_DRAIN_CLUSTER,
+                                                     sub_node_state_stop, NULL};
+static const struct node_subsystem SUB_ADMIN = {"admin server", NODE_DRAIN_ADMIN, sub_admin_stop,
+                                                NULL};
+static const struct node_subsystem SUB_BUILDS = {"build workers", NODE_DRAIN_BUILDS,
+                                                 sub_builds_stop, NULL};
+static const struct node_subsystem SUB_DELIVERY = {"delivery", NODE_DRAIN_DELIVERY,
+                                                   sub_delivery_stop, NULL};
+
+/* the watchdog: every subsystem well */
+static bool node_alive(void *ud, char *why, size_t whylen) {
+    return node_healthy(ud, why, whylen);
+}
+
+/* ---------- `searchsync run`: the node's start, in phases ---------- */
+
+/* connections, the binlog format, the mapping (exit 2 where the user must act) */
+static int run_connect(struct daemon *dm, const char *config, int *exit_code) {
+    const struct ss_config *cfg = dm->cfg;
+    struct pipeline *p = &dm->p;
+    p->stop = &daemon_stop_requested;
+    p->srcp = db_params_source(cfg);
+    p->metap = db_params_metadata(cfg);
+    p->metap.database = cfg->metadata.database;
+    dm->ckptp = p->metap;
+    p->meta = metadb_open(cfg, dm->err, sizeof dm->err);
+    if (!p->meta) return -1;
+    p->src = db_connect(&p->srcp, dm->err, sizeof dm->err);
+    if (!p->src) return -1;
+    /* before a build is queued or a checkpoint saved */
+    int rowfmt = config_kafka_source(cfg) ? 0 : db_check_row_binlog(p->src, dm->err, sizeof dm->err);
+    if (rowfmt == 0 && config_gtid_versions(cfg)) /* [source] versions = gtid: GTIDs on */
+        rowfmt = gtid_server_check(p->src, dm->err, sizeof dm->err);
+    if (rowfmt != 0) {
+        if (rowfmt == 1) *exit_code = EXIT_USAGE;
+        return -1;
+    }
+    return load_mapping(dm, config, exit_code);
+}
+
+/* the admin server, the engine, the process's delivery and the reader's
+ * stream on it */
+static int run_delivery(struct daemon *dm, int *exit_code) {
+    const struct ss_config *cfg = dm->cfg;
+    struct pipeline *p = &dm->p;
+    /* the admin API (web/, registered by src/main.c) */
+    if (node_admin() && node_admin()->start(cfg, &dm->nd.admin, dm->err, sizeof dm->err) < 0) {
+        *exit_code = EXIT_USAGE;
+        return -1;
+    }
+    node_started(&dm->nd, &SUB_ADMIN, dm);
+    /* the start-up checks passed: systemd may consider the service started */
+    service_notify("READY=1\nSTATUS=waiting for the search engine");
+    if (service_watchdog_start(node_alive, &dm->nd) < 0)
+        log_warn("systemd", "the watchdog thread could not start: systemd's WatchdogSec will "
+                 "restart the service");
+    struct search_opts so;
+    deliver_search_opts(&so, cfg);
+    dm->client = search_client_new(&so, dm->err, sizeof dm->err);
+    if (!dm->client) return -1;
+    dm->sv.client = dm->client;
+    p->k = search_conn_new(dm->client);
+    /* an engine that is down or starting is waited for (src/search/wait.c):
+     * delivery and the jobs of a standby need its version */
+    if (search_wait_ready(dm->client, p->k, NULL, NULL, &daemon_stop_requested, dm->err,
+                          sizeof dm->err) != 0) {
+        if (daemon_stop_requested) *exit_code = EXIT_OK, dm->err[0] = '\0';
+        return -1;
+    }
+    dm->ckpt = db_connect(&dm->ckptp, dm->err, sizeof dm->err);
+    dm->dls = dm->ckpt ? dl_store_new(&dm->ckptp, cfg->source.name, dm->err, sizeof dm->err)
+                       : NULL;
+    if (!dm->dls) return -1;
+    struct deliver_opts dopts;
+    deliver_opts_from_config(&dopts, cfg);
+    dopts.checkpoint = save_checkpoint;
+    dopts.checkpoint_ud = dm;
+    dopts.dead_letter = live_dead_letter;
+    dopts.dead_letter_ud = dm;
+    /* a full write that lands supersedes the document's older dead letters:
+     * replayed after the delete's tombstone is gone, they would bring a
+     * deleted document back (docs/delivery.md, Tombstones) */
+    dopts.written = dl_store_written;
+    dopts.written_ud = dm->dls;
+    dopts.missing = on_missing;
+    dopts.missing_ud = dm;
+    /* the process's one delivery: every producer of this node (the reader
+     * below, builds, delayed runs, checks' repairs, resyncs, replays) opens
+     * its stream on it (src/deliver/stream.c) */
+    dm->hub = deliver_hub_new(&dopts, dm->client, dm->err, sizeof dm->err);
+    if (!dm->hub) return -1;
+    deliver_hub_install(dm->hub);
+    /* the binlog gives one document's changes in version order (I5); a
+     * Kafka topic's partitions need not */
+    dopts.ordered_versions = !config_kafka_source(cfg);
+    p->d = deliver_stream_open(dm->hub, &dopts, "live", DELIVER_LIVE, dm->err, sizeof dm->err);
+    node_started(&dm->nd, &SUB_DELIVERY, dm);
+    if (!p->d) return -1;
+    node_started(&dm->nd, &SUB_BUILDS, dm);
+    if (dm->nd.admin) {
+        node_admin()->attach(dm->nd.admin, dm->client, p->d, &dm->rs);
+        node_admin()->generation(dm->nd.admin, supervisor_published, &dm->sv);
+    }
+    dm->sv.d = p->d;
+    dm->sv.admin = dm->nd.admin;
+    return 0;
+}
+
+/* cluster membership and the reader's leadership: 0 this node reads, 1 it
+ * stopped while standing by, -1 error */
+static int run_lead(struct daemon *dm, const char *config, bool no_wait, int *exit_code) {
+    const struct ss_config *cfg = dm->cfg;
+    /* this node reads the source only once it leads it (the admin server is
+     * up meanwhile); a standby waits here */
+    if (leadership_init(&dm->lead, cfg, no_wait) < 0) {
+        snprintf(dm->err, sizeof dm->err, "%s", dm->lead.err);
+        return -1;
+    }
+    /* with ZooKeeper, every node runs the reindex jobs rebalances give it,
+     * standing by or reading */
+    int cjrc = cluster_jobs_start(&dm->cluster, cfg, dm->client, &dm->lead);
+    node_started(&dm->nd, &SUB_CLUSTER, &dm->cluster);
+    if (cjrc < 0) {
+        snprintf(dm->err, sizeof dm->err, "%s", dm->cluster.err);
+        return -1;
+    }
+    service_notify("STATUS=waiting to read the binlog of source %s", cfg->source.name);
+    node_started(&dm->nd, &SUB_NODE_STATE, &dm->node);
+    if (node_state_start(&dm->node, cfg, dm->p.d, &dm->rs, &dm->lead, &daemon_stop_requested) < 0)
+        log_warn("run", "the node state thread could not start: status shows no live state "
+                 "of this node");
+    int lrc = leadership_acquire(&dm->lead, &daemon_stop_requested);
+    if (lrc < 0) {
+        snprintf(dm->err, sizeof dm->err, "%s", dm->lead.err);
+        return -1;
+    }
+    if (lrc == 0) {
+        log_info("run", "stopped while standing by");
+        *exit_code = EXIT_OK;
+        return 1;
+    }
+    dm->sv.lead = &dm->lead;
+    /* Only the reader makes the indices of the mapping exist (a first build
+     * queued, an alias adopted): nodes started together would each queue the
+     * same first version and meet each other's index in the engine. The
+     * mapping is read again first: a standby's may be hours old, and
+     * another reader may have queued or built versions meanwhile. */
+    mapping_gen_unref(dm->gen);
+    dm->gen = NULL;
+    if (load_mapping(dm, config, exit_code) < 0) return -1;
+    /* every index of the mapping exists, or its first build is queued */
+    if (search_wait_ready(dm->client, dm->p.k, prepare_indices, dm, &daemon_stop_requested,
+                          dm->err, sizeof dm->err) != 0) {
+        if (daemon_stop_requested) *exit_code = EXIT_OK, dm->err[0] = '\0';
+        return -1;
+    }
+    pipeline_adopt(&dm->p, &dm->gen->m, router_new(&dm->gen->m));
+    return 0;
+}
+
+/* where reading starts, the builds, the supervisor and the schedules */
+static int run_subsystems(struct daemon *dm, bl_reader_opts *ro, char *file, size_t flen,
+                          bool from_current, int *exit_code) {
+    const struct ss_config *cfg = dm->cfg;
+    reader_opts(cfg, ro);
+    if (config_kafka_source(cfg) ? kafka_source_open(dm, from_current) < 0
+                                 : start_position(dm, ro, file, flen, from_current) < 0) {
+        if (dm->usage) *exit_code = EXIT_USAGE; /* a checkpoint this server cannot resume */
+        return -1;
+    }
+    /* reindexes (a first sync, or one resumed after a restart) */
+    struct build_table *bt = builds_query(&dm->sv);
+    if (!bt) {
+        snprintf(dm->err, sizeof dm->err, "reading the build table: %.900s", dm->sv.err);
+        return -1;
+    }
+    builds_apply(dm, bt);
+    build_table_free(bt);
+    node_started(&dm->nd, &SUB_SUPERVISOR, dm);
+    if (supervisor_start(&dm->sv) < 0) {
+        snprintf(dm->err, sizeof dm->err, "%s", dm->sv.err);
+        return -1;
+    }
+    reload_attach(&dm->sv); /* SIGHUP: reload, SIGUSR1: state dump (sync/node/reload.c) */
+    node_started(&dm->nd, &SUB_CHECKS, &dm->check);
+    if (check_schedule_start(&dm->check, cfg, &daemon_stop_requested, dm->lead.node_id) < 0)
+        log_warn("run", "the scheduled check could not start: checks run from cron only");
+    node_started(&dm->nd, &SUB_DELAYED, &dm->delayed);
+    if (delayed_schedule_start(&dm->delayed, cfg, &daemon_stop_requested) < 0)
+        log_warn("run", "the scheduled delayed run could not start: run searchsync delayed-run "
+                 "from cron");
+    node_started(&dm->nd, &SUB_RETENTION, &dm->retention);
+    if (retention_schedule_start(&dm->retention, cfg, &daemon_stop_requested) < 0)
+        log_warn("run", "retention: its thread could not start: the metadata's history is not "
+                 "cleaned by this run");
+    char subs[512];
+    node_describe(&dm->nd, subs, sizeof subs);
+    log_debug("run", "node subsystems, in drain order: %s", subs);
+    return 0;
+}
+
+/* after the source stopped (rc): every subsystem in drain order, the
+ * reader's stream drained, the leadership released; the exit code */
+static int run_stop(struct daemon *dm, int rc) {
+    const struct ss_config *cfg = dm->cfg;
+    struct pipeline *p = &dm->p;
+    int exit_code = EXIT_RUNTIME;
+    service_notify("STOPPING=1\nSTATUS=stopping: draining the delivery queues");
+    if (rc == BL_ERR && strstr(dm->err, "not available on the server"))
+        snprintf(dm->err + strlen(dm->err), sizeof dm->err - strlen(dm->err),
+                 ". To go on without those changes: `searchsync run --config FILE "
+                 "--from-current` starts at the binlog's end and rebuilds every index, which "
+                 "covers what was skipped");
+    if (rc == BL_ERR) log_error("run", "stopping: %s", dm->err);
+    /* every subsystem before delivery, in drain order: the schedules (a
+     * check under way gives up, its repair is delivered), the supervisor,
+     * cluster jobs, the admin server, the builds at their cursors */
+    node_stop_through(&dm->nd, NODE_DRAIN_BUILDS);
+    /* fenced out (another node reads the source): delivery was halted when
+     * that was learnt, and nothing of the queue is sent now either */
+    bool ousted = atomic_load(&dm->sv.lost) || atomic_load(&dm->fenced);
+    if (ousted) deliver_halt(p->d);
+    int drc = deliver_drain(p->d, cfg->delivery.drain_timeout_ms);
+    log_info("run",
+             "stopped after %llu transactions (%llu of them built together in %llu groups, "
+             "read while behind), %llu documents, %llu element scripts, %llu deletes, %llu "
+             "change snapshots, %llu mapping reloads; drain %s",
+             dm->txns, dm->grouped_txns, dm->groups, p->docs, p->scripts, p->deletes,
+             p->snapshots, dm->reloads,
+             drc == DELIVER_OK ? "complete"
+             : ousted          ? "skipped (another node reads the source)"
+                               : "incomplete");
+    if (rc != BL_ERR && drc == DELIVER_OK) exit_code = EXIT_OK;
+    if (rc != BL_ERR) dm->err[0] = '\0';
+    if (!atomic_load(&dm->sv.lost) && !atomic_load(&dm->fenced)) { /* (a save may have learnt it) */
+        atomic_store(&dm->released, true);
+        leadership_release(&dm->lead); /* after the drain's checkpoint: the next reader starts there */
+    } else {
+        exit_code = EXIT_RUNTIME;
+        snprintf(dm->err, sizeof dm->err, "this node no longer reads source %s (another node "
+                 "took it over): restart it to stand by", cfg->source.name);
+    }
+    return exit_code;
+}
+
+/* what is still running, in drain order, delivery last; then the rest */
+static void run_free(struct daemon *dm) {
+    struct pipeline *p = &dm->p;
+    signals_on_stop(NULL, NULL);
+    service_watchdog_stop();
+    node_free(&dm->nd);
+    free(p->builds);
+    kafka_source_close(dm); /* after delivery: its last checkpoint commits to Kafka */
+    dl_store_free(dm->dls);
+    search_conn_free(p->k);
+    changeset_free(&dm->cs);
+    xa_set_free(&dm->xa);
+    ttl_reset(&dm->ttl);
+    pipeline_free(p);
+    supervisor_free(&dm->sv);
+    leadership_free(&dm->lead);
+    search_client_free(dm->client);
+    mapping_gen_unref(dm->gen);
+    pthread_mutex_lock(&dm->cmds.mu);
+    mapping_gen_unref(dm->cmds.adopt);
+    build_table_free(dm->cmds.builds);
+    for (size_t i = 0; i < dm->cmds.ntruncated; i++)
+        free(dm->cmds.truncated[i].alias), free(dm->cmds.truncated[i].reason);
+    free(dm->cmds.truncated);
+    pthread_mutex_unlock(&dm->cmds.mu);
+    pthread_mutex_destroy(&dm->cmds.mu);
+    db_close(p->src);
+    db_close(p->meta);
+    db_close(dm->ckpt);
+    reader_stats_destroy(&dm->rs);
+    sbuf_free(&dm->group_gtids);
+    sbuf_free(&dm->start_gtids);
+    free(dm);
+}
+
+int cmd_run(int argc, char **argv) {
+    static const struct option own[] = {{"no-wait", no_argument, NULL, 'n'},
+                                        {"from-current", no_argument, NULL, 'f'},
+                                        {NULL, 0, NULL, 0}};
+    struct command c = {.name = "run", .usage = usage_run, .opts = own, .argc = argc, .argv = argv};
+    bool no_wait = false, from_current = false;
+    int o;
+    while ((o = command_opt(&c)) > 0) {
+        if (o == 'n') no_wait = true;
+        else from_current = true;
+    }
+    if (o < 0) return c.rc;
+    if (!c.config || optind != argc) return command_usage(&c);
+    int prc = command_begin(&c, COMMAND_LOG_FILE); /* the log: stderr, a file or syslog */
+    if (prc >= 0) return prc;
+    struct ss_config *cfg = &c.cfg;
+
+    struct daemon *dm = xcalloc(1, sizeof *dm);
+    reader_stats_init(&dm->rs);
+    dm->cfg = cfg;
+    dm->snap = -1;
+    dm->gtid_wait = -1;
+    pthread_mutex_init(&dm->cmds.mu, NULL);
+    pipeline_init(&dm->p, cfg);
+    supervisor_init(&dm->sv, cfg, &dm->cmds, NULL);
+    signals_on_stop(&daemon_stop_requested, NULL);
+    int exit_code = EXIT_RUNTIME;
+    if (node_init(&dm->nd, cfg, dm->err, sizeof dm->err) < 0) {
+        fprintf(stderr, "searchsync run: %s\n", dm->err);
+        free(dm);
+        return command_end(&c, EXIT_RUNTIME);
+    }
+    bl_reader_opts ro;
+    char file[BL_FILE_MAX];
+    if (run_connect(dm, c.config, &exit_code) == 0 && run_delivery(dm, &exit_code) == 0 &&
+        run_lead(dm, c.config, no_wait, &exit_code) == 0 &&
+        run_subsystems(dm, &ro, file, sizeof file, from_current, &exit_code) == 0) {
+        service_notify("STATUS=reading the binlog of source %s", cfg->source.name);
+        int rc = daemon_stop_requested ? BL_STOP
+                 : dm->kafka           ? kafka_source_run(dm)
+                                       : binlog_source_run(dm, &ro);
+        exit_code = run_stop(dm, rc);
+    }
+    if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);
+    run_free(dm);
+    return command_end(&c, exit_code);
+}

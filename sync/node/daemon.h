@@ -1,0 +1,252 @@
+/* daemon: `searchsync run`, split by thread (the design is at the top of
+ * sync/node/daemon.c):
+ *
+ *   reader thread   sync/sources/binlog_source.c: the binlog producer; it owns the
+ *                   pipeline (sync/pipeline/pipeline.c) and, between transactions,
+ *                   applies what the supervisor asks (adopt a mapping
+ *                   generation, follow the build table: sync/node/daemon_builds.c)
+ *   supervisor      sync/node/supervisor.c, its own thread: mapping generations
+ *                   (loaded, validated, published), the build table (read
+ *                   every poll interval), the commands to the reader; the
+ *                   admin server and
+ *                   signals are started and stopped by cmd_run beside it
+ *   shared          the configuration and the engine client (read-only after
+ *                   start), delivery (thread-safe), the command queue (its
+ *                   own lock)
+ * Each thread has connections of its own. */
+#ifndef SS_DAEMON_H
+#define SS_DAEMON_H
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "binlog/binlog.h"
+#include "binlog/reader.h"
+#include "sync/pipeline/changeset.h"
+#include "sync/check/check_schedule.h"
+#include "sync/delayed/delayed_schedule.h"
+#include "sync/node/node.h"
+#include "sync/node/node_state.h"
+#include "sync/node/retention.h"
+#include "config.h"
+#include "db.h"
+#include "deliver/deliver.h"
+#include "deliver/store.h"
+#include "sync/mapping/mapping.h"
+#include "sync/mapping/mapping_gen.h"
+#include "sync/node/leadership.h"
+#include "rebalance/jobs/cluster_jobs.h"
+#include "sync/pipeline/pipeline.h"
+#include "sync/sources/reader_stats.h"
+#include "sync/pipeline/ttl.h"
+#include "sync/pipeline/xa_prepared.h"
+#include "sbuf.h"
+#include "search/search.h"
+
+/* ---------- mapping generations: sync/mapping/mapping_gen.h ----------
+ * Loaded, validated and published by the supervisor; the reader holds the
+ * one in force, the supervisor the last it published, each build the one it
+ * started with. */
+
+/* ---------- the build table (sync/node/daemon_builds.c) ----------
+ * The state and versions of every index config of the source, as the
+ * supervisor read them from the metadata (today's job table; tomorrow's
+ * ZooKeeper assignments come the same way). */
+struct build_want {
+    char *alias, *state;
+    unsigned current, building;
+    bool stopped; /* its deliveries are stopped (index_configs.stopped_reason) */
+};
+struct build_table {
+    struct build_want *v;
+    size_t n;
+};
+void build_table_free(struct build_table *t); /* NULL-safe */
+
+/* an index config to rebuild because a table it reads was emptied */
+struct emptied {
+    char *alias, *reason; /* reason: "TRUNCATE TABLE db.t read from the binlog at pos" */
+    bool dropped;         /* DROP TABLE: no rebuild until the table is back */
+    unsigned tries;
+};
+
+/* ---------- the command queue: supervisor -> reader ----------
+ * Drained by the reader between transactions and on heartbeats
+ * (daemon_between_txns). A newer generation replaces one not yet adopted. */
+struct commands {
+    pthread_mutex_t mu;
+    struct mapping_gen *adopt; /* a new generation to route with */
+    struct build_table *builds; /* the build table, newest read (NULL: none new) */
+    bool schema_changed;       /* reader -> supervisor: a DDL of a read database */
+    char ddl_note[640];        /* ... "after ALTER TABLE ... read from the binlog at F:P" */
+    struct emptied *truncated; /* reader -> supervisor: index configs a TRUNCATE or DROP
+                                * TABLE emptied a table of (ddl_truncate.h), to rebuild */
+    size_t ntruncated;
+    /* a schema check the reader waits for (a query of the mapping refused):
+     * asked (reader, with schema_changed) and answered (supervisor, once its
+     * verdict is published: a generation without the index configs the source
+     * no longer fits, or none when it fits again), as sequence numbers */
+    unsigned long verdict_asked, verdict_given;
+};
+
+/* the control plane: its own thread and connections */
+struct supervisor {
+    const struct ss_config *cfg;
+    struct commands *cmds;
+    struct search_client *client;
+    struct search_conn *k;
+    MYSQL *meta, *src;
+    db_params metap, srcp;
+    struct mapping_gen *published; /* the last generation handed to the reader (written by
+                                    * the supervisor under pub_mu; others: supervisor_published) */
+    pthread_mutex_t pub_mu;
+    struct leadership *lead;  /* checked every tick once this node reads */
+    atomic_bool lost;         /* the leadership went: the reader was told to stop */
+    unsigned long next_id;
+    sbuf bad_sig;           /* the last refused edit (said once) */
+    char ddl_note[640];     /* the last DDL read (cmds.ddl_note) */
+    char mapping_sum[512];  /* the mapping tables' checksums when last loaded ("" unknown) */
+    bool sum_warned;
+    bool poll_warned;       /* said that the build table cannot be read */
+    sbuf builds_sig;        /* the builds the last poll saw (alias, state, version) */
+    char **cancel_pending;  /* index configs stopped before the client existed (at start):
+                             * their builds to cancel (index_stop.c) */
+    size_t ncancel_pending;
+    unsigned long long reloads;
+    struct deliver *d;             /* for the state dump (set before supervisor_start) */
+    void *admin;                   /* the admin server (node_admin()'s), for a reloaded
+                                    * token (NULL: the server is off) */
+    atomic_bool hup_requested;     /* SIGHUP: reload_config (sync/node/reload.c) */
+    atomic_bool dump_requested;    /* SIGUSR1: reload_dump */
+    atomic_llong ticked_ms;        /* the loop last went round (monotonic ms; the watchdog) */
+    pthread_t thread;
+    atomic_bool running;           /* read by the watchdog ping (daemon_alive) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;
+    char err[1024];
+};
+
+struct daemon {
+    struct ss_config *cfg;
+    struct check_schedule check; /* [check] schedule: its thread, once this node reads */
+    struct delayed_schedule delayed; /* [delayed] schedule: the same */
+    struct retention_schedule retention; /* history cleaned: at start, then hourly */
+    struct node_state node;    /* this node's live state in the metadata, every 2 s */
+    /* reader thread */
+    struct pipeline p;
+    struct changeset cs;
+    struct mapping_gen *gen;   /* the generation in force */
+    MYSQL *ckpt;               /* delivery's checkpoint thread */
+    unsigned ckpt_failed;
+    db_params ckptp;
+    struct dl_store *dls;
+    struct search_client *client;
+    struct node nd;            /* the node: subsystems, drain order, admin requests */
+    struct deliver_hub *hub;   /* the process's one delivery: every producer's stream */
+    bl_commit last_commit;     /* the newest transaction handed to delivery */
+    struct xa_set xa;          /* two-phase XA transactions prepared, not yet ended */
+    /* transactions read whose documents wait to be built with the next
+     * ones' (sync/sources/binlog_source.c, "several transactions in one build") */
+    unsigned group_n;
+    bl_commit group_last;      /* the newest of them */
+    sbuf group_gtids;          /* [source] versions = gtid: its executed GTID set */
+    sbuf start_gtids;          /* ... the set the reader started after (ro->gtid) */
+    bool usage;                /* the start failed on the configuration (exit 2) */
+    long long group_start_ms;
+    unsigned long long group_rows_from; /* rows_read when the last build began */
+    bool in_txn;               /* rows read whose commit is still to come (a transaction
+                                  begun and never committed does not keep a group open) */
+    unsigned long long groups, grouped_txns; /* builds of several, and their transactions */
+    bool have_last;
+    int snap; /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
+    bool in_snap;              /* a read snapshot is open on p.src */
+    int gtid_wait; /* without snapshot positions, MySQL's WAIT_FOR_EXECUTED_GTID_SET:
+                    * -1 not tried yet, 0 unusable, 1 used */
+    bool xa_recover_denied; /* XA RECOVER refused (MySQL 8 without XA_RECOVER_ADMIN):
+                             * an XA COMMIT's reads do not wait for its engine commit */
+    char start_pos[600];       /* where the reader started ("" = unknown) */
+    bl_reader *reader;         /* while binlog_source_run runs */
+    struct kafka_source *kafka; /* [source] kind = kafka: the consumer (sync/sources/kafka_source.c) */
+    bl_pos at;                 /* the reader's position: the last commit, or a heartbeat's */
+    bl_pos boundary;           /* the last transaction boundary (a commit, or the start) */
+    struct ttl ttl;            /* expired documents (sync/pipeline/ttl.c) */
+    bool ttl_warned;
+    struct leadership lead;    /* whether this node reads the source (and its token) */
+    struct cluster_jobs cluster; /* [cluster]: the jobs rebalances give this node */
+    atomic_bool fenced;        /* a checkpoint save found a newer reader's token */
+    atomic_bool released;      /* the source's reader lock is given back: no more saves */
+    bool replay;               /* the failed transaction lost a connection: read it again */
+    unsigned long replay_after_gen; /* ... once a generation newer than this one is adopted
+                               * (the source refused a mapped column or table: 0 none), */
+    unsigned long replay_verdict; /* ... or the supervisor answered this check (cmds) */
+    unsigned long build_wait_gen; /* a build waited for a generation that routes its index
+                               * config (builds_apply): asked once for this one */
+    unsigned replays;          /* ... how many times in a row, since a commit went through */
+    unsigned long long txns, reloads;
+    unsigned long long rows_read, ddls_read; /* published to rs at each boundary */
+    unsigned long long reconnects_before; /* of readers closed before this one (replays) */
+    struct reader_stats rs;    /* for /metrics (web/metrics.c) */
+    /* shared */
+    struct commands cmds;
+    struct supervisor sv;
+    char err[1024];
+};
+
+extern volatile sig_atomic_t daemon_stop_requested;
+
+/* ---------- sync/sources/binlog_source.c: the reader thread ---------- */
+/* Follow the binlog from ro until a stop or a failure; BL_STOP or BL_ERR
+ * (dm->err). */
+int binlog_source_run(struct daemon *dm, bl_reader_opts *ro);
+/* Between transactions: apply the supervisor's commands. */
+void daemon_between_txns(struct daemon *dm);
+
+/* ---------- sync/node/supervisor.c ---------- */
+void supervisor_init(struct supervisor *sv, const struct ss_config *cfg, struct commands *cmds,
+                     struct search_client *client);
+/* Load and validate the mapping as the metadata tables hold it now: the
+ * first generation. NULL with sv->err; *invalid when the mapping itself is
+ * the problem. */
+struct mapping_gen *supervisor_load(struct supervisor *sv, bool *invalid);
+/* Every index of g exists in the engine, or its first build is queued
+ * (needs the engine client). 0 or -1 with sv->err. */
+int supervisor_prepare(struct supervisor *sv, struct mapping_gen *g);
+int supervisor_start(struct supervisor *sv);
+void supervisor_stop(struct supervisor *sv); /* joins the thread; idempotent */
+void supervisor_wake(struct supervisor *sv);  /* look at the commands now */
+/* Read the build table and hand it to the reader. */
+void supervisor_poll_builds(struct supervisor *sv);
+/* The generation published last, with a reference for the caller (NULL
+ * before the first); any thread (the admin API). sv: a struct supervisor. */
+struct mapping_gen *supervisor_published(void *sv);
+void supervisor_free(struct supervisor *sv);
+
+/* ---------- sync/node/reload.c (SIGHUP, SIGUSR1) ---------- */
+/* From now on SIGHUP and SIGUSR1 raise sv's flags and wake it; detach
+ * before sv is freed. */
+struct http_server;
+void reload_attach(struct supervisor *sv);
+void reload_detach(void);
+/* supervisor thread: re-read the configuration file / dump the state */
+void reload_config(struct supervisor *sv);
+void reload_dump(struct supervisor *sv);
+
+/* ---------- sync/node/daemon_builds.c (reader thread) ---------- */
+/* An index config without a version gets its first one (a reindex
+ * request); a live alias the metadata does not know yet is adopted. */
+/* (supervisor thread, its connections; -1 with sv->err) */
+int builds_ensure_index(struct supervisor *sv, struct mp_index *ix);
+/* the build table now (supervisor thread; NULL with sv->err) */
+struct build_table *builds_query(struct supervisor *sv);
+/* Between transactions: dual writes and runners as the table says. */
+void builds_apply(struct daemon *dm, const struct build_table *t);
+void builds_stop(struct daemon *dm, size_t i, const char *why);
+/* A new generation is adopted: builds whose index config in it differs
+ * from the generation they pinned are cancelled and queued again with the
+ * new mapping. true if any was. */
+bool builds_mapping_changed(struct daemon *dm, const struct mapping_gen *nw);
+
+#endif

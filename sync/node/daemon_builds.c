@@ -1,0 +1,365 @@
+/* daemon_builds: the versions a reindex builds, seen from `searchsync run`.
+ *
+ * Owns: the first version of an index config (a reindex requested at
+ * start-up, or an existing alias adopted); which builds are under way
+ * (polled between transactions, or at once when a request is read from the
+ * binlog); the dual writes to a build's index, switched on with the binlog
+ * position recorded before its runner starts; the mapping generation each
+ * build pins when it starts (its runner, sync/reindex/reindex_runner.c, builds every
+ * page from it; an edit of its index config cancels it:
+ * builds_mapping_changed); and the indices of builds that did not go live:
+ * a failed build's is deleted here once the writes in flight for it are
+ * delivered (a cancelled one's again, should they have re-created it), and
+ * any left behind by a stop in between at the next start. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sync/node/daemon.h"
+#include "sync/pipeline/docbuild.h"
+#include "sync/pipeline/pipeline.h"
+#include "json_exact.h"
+#include "log.h"
+#include "sync/mapping/index_mapping.h"
+#include "sync/reindex/reindex.h"
+
+/* An index config without any version in the engine gets its first one
+ * through a reindex (the first sync: no dump, no separate snapshot code); a
+ * live alias the metadata does not know yet is adopted. */
+static void drop_failed_builds(struct supervisor *sv, const struct mp_index *ix);
+
+static void put_hash_fields(struct supervisor *sv, const struct mp_index *ix) {
+    char err[512];
+    if (index_mapping_put_hash_fields(sv->k, ix->alias, err, sizeof err) < 0)
+        log_warn("run", "%s", err);
+}
+
+int builds_ensure_index(struct supervisor *sv, struct mp_index *ix) {
+    struct search_conn *k = sv->k;
+    if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0) return -1;
+    drop_failed_builds(sv, ix);
+    struct search_resp r;
+    search_resp_init(&r);
+    char path[600];
+    int rc = 0;
+    snprintf(path, sizeof path, "/_alias/%s", ix->alias);
+    if (search_request(k, "GET", path, NULL, NULL, 0, &r) != 0) {
+        rc = errf(sv->err, sizeof sv->err, "engine: %s", r.err);
+        goto out;
+    }
+    if (r.status == 200) {
+        put_hash_fields(sv, ix);
+        if (ix->current_version > 0) goto out;
+        cJSON *j = json_exact_parse(r.body.data, r.body.len);
+        unsigned v = 0;
+        cJSON *it;
+        cJSON_ArrayForEach(it, j) {
+            const char *u = strrchr(it->string, 'v');
+            if (u && u > it->string && u[-1] == '_' && docbuild_is_integer(u + 1))
+                v = (unsigned)strtoul(u + 1, NULL, 10);
+        }
+        cJSON_Delete(j);
+        if (!v) goto out;
+        sbuf q = SBUF_INIT;
+        sbuf_printf(&q, "UPDATE index_configs SET state = IF(state = 'unavailable', 'available', "
+                        "state), current_version = %u WHERE source = ", v);
+        db_quote(sv->meta, &q, sv->cfg->source.name, strlen(sv->cfg->source.name));
+        sbuf_adds(&q, " AND alias = ");
+        db_quote(sv->meta, &q, ix->alias, strlen(ix->alias));
+        rc = db_exec(sv->meta, q.data, sv->err, sizeof sv->err);
+        sbuf_free(&q);
+        if (rc == 0) ix->current_version = v;
+        goto out;
+    }
+    if (ix->state && (!strcmp(ix->state, "changing") || !strcmp(ix->state, "switching")))
+        goto out; /* a build is under way: it resumes */
+    unsigned v = 0;
+    struct reindex_request req = {ix->alias, 0, false,
+                                  ix->current_version ? "the alias is missing in the engine"
+                                                      : "first sync"};
+    if (db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0 ||
+        reindex_request(sv->cfg, sv->client, k, sv->meta, sv->src, &req, &v, sv->err,
+                        sizeof sv->err) != REINDEX_OK)
+        rc = -1;
+out:
+    search_resp_free(&r);
+    return rc;
+}
+
+void builds_stop(struct daemon *dm, size_t i, const char *why) {
+    struct pipeline *p = &dm->p;
+    struct build *b = &p->builds[i];
+    reindex_runner_free(b->runner);
+    mapping_gen_unref(b->gen);
+    log_info("run", "%s: live changes no longer written to %s (%s)", b->alias, b->phys, why);
+    free(b->alias), free(b->phys);
+    p->builds[i] = p->builds[--p->nbuilds];
+}
+
+/* A version that will never be live: once every write queued for it has
+ * been delivered, delete it: a failed build's index is left to this
+ * (rx_undo_build), and a cancelled one's, deleted at once, may have been
+ * re-created by writes in flight. */
+static void drop_leftover(struct daemon *dm, const char *phys) {
+    if (dm->p.last_txn)
+        deliver_wait_txn(dm->p.d, dm->p.last_txn, dm->cfg->delivery.drain_timeout_ms);
+    struct search_resp r;
+    search_resp_init(&r);
+    char path[700];
+    snprintf(path, sizeof path, "/%s", phys);
+    if (search_request(dm->p.k, "DELETE", path, NULL, NULL, 0, &r) == 0 && r.status == 200)
+        log_info("run", "deleted %s, the index of a build that ended without going live, once "
+                 "the writes in flight for it were delivered", phys);
+    search_resp_free(&r);
+}
+
+/* The indices of the builds of ix that failed or were cancelled (the last
+ * [reindex] keep_runs runs), deleted if still there: a daemon that stopped
+ * between a build's failure and drop_leftover left one behind. Their
+ * version numbers are never used again. */
+static void drop_failed_builds(struct supervisor *sv, const struct mp_index *ix) {
+    struct search_conn *k = sv->k;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT r.version FROM reindex_runs r JOIN index_configs c ON c.id = "
+                  "r.index_id WHERE r.status IN ('failed', 'cancelled') AND c.source = ");
+    db_quote(sv->meta, &q, sv->cfg->source.name, strlen(sv->cfg->source.name));
+    sbuf_adds(&q, " AND c.alias = ");
+    db_quote(sv->meta, &q, ix->alias, strlen(ix->alias));
+    char err[256];
+    MYSQL_RES *res = db_query(sv->meta, q.data, q.len, err, sizeof err);
+    MYSQL_ROW row;
+    struct search_resp r;
+    search_resp_init(&r);
+    while (res && (row = mysql_fetch_row(res))) {
+        char path[700];
+        snprintf(path, sizeof path, "/%s_v%s", ix->alias, row[0]);
+        if (search_request(k, "DELETE", path, NULL, NULL, 0, &r) == 0 && r.status == 200)
+            log_info("run", "deleted %s_v%s, left behind by a build that did not go live",
+                     ix->alias, row[0]);
+    }
+    search_resp_free(&r);
+    if (res) mysql_free_result(res);
+    sbuf_free(&q);
+}
+
+void build_table_free(struct build_table *t) {
+    if (!t) return;
+    for (size_t i = 0; i < t->n; i++) free(t->v[i].alias), free(t->v[i].state);
+    free(t->v);
+    free(t);
+}
+
+/* The build table as the metadata holds it now (supervisor thread): the
+ * state and versions of every index config of this source. NULL with
+ * sv->err. */
+struct build_table *builds_query(struct supervisor *sv) {
+    if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0) return NULL;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT alias, state, current_version, building_version, stopped_reason IS "
+                  "NOT NULL FROM index_configs WHERE source = ");
+    db_quote(sv->meta, &q, sv->cfg->source.name, strlen(sv->cfg->source.name));
+    MYSQL_RES *res = db_query(sv->meta, q.data, q.len, sv->err, sizeof sv->err);
+    sbuf_free(&q);
+    if (!res) return NULL;
+    struct build_table *t = xcalloc(1, sizeof *t);
+    t->v = xcalloc((size_t)mysql_num_rows(res) + 1, sizeof *t->v);
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res))) {
+        struct build_want *w = &t->v[t->n++];
+        w->alias = xstrdup(row[0]);
+        w->state = xstrdup(row[1] ? row[1] : "");
+        w->current = (unsigned)strtoul(row[2] ? row[2] : "0", NULL, 10);
+        w->building = (unsigned)strtoul(row[3] ? row[3] : "0", NULL, 10);
+        w->stopped = row[4] && !strcmp(row[4], "1");
+    }
+    mysql_free_result(res);
+    return t;
+}
+
+/* Between transactions (reader thread): the build table the supervisor
+ * read. A new build gets dual writes from the next transaction on — its
+ * position recorded, the generation in force pinned — and only then its
+ * runner, so no page is read before live changes reach it; a build that ended (live, failed, cancelled) stops
+ * its dual writes, and the index of one that did not go live is deleted
+ * once the writes in flight for it are delivered. */
+void builds_apply(struct daemon *dm, const struct build_table *t) {
+    struct pipeline *p = &dm->p;
+    struct mapping *m = &dm->gen->m;
+    sbuf q = SBUF_INIT;
+    char err[512];
+    bool *seen = xcalloc(p->nbuilds + 1, sizeof *seen);
+    size_t nb0 = p->nbuilds;
+    for (size_t r = 0; r < t->n; r++) {
+        const struct build_want *bw = &t->v[r];
+        struct mp_index *ix = NULL;
+        for (size_t i = 0; i < m->nindices; i++)
+            if (!strcmp(m->indices[i].alias, bw->alias)) ix = &m->indices[i];
+        if (!ix) continue;
+        ix->current_version = bw->current;
+        /* stopped by the supervisor (sync/node/index_stop.c), or lifted by a build
+         * that went live: at the same boundary as the switch itself */
+        if (ix->deliveries_stopped && !bw->stopped) {
+            log_info("run", "%s: version %u is live: live changes are written through the "
+                     "alias again", ix->alias, ix->current_version);
+            if (ix->unusable) { /* (a generation that fits follows: asked for now) */
+                pthread_mutex_lock(&dm->cmds.mu);
+                dm->cmds.schema_changed = true;
+                pthread_mutex_unlock(&dm->cmds.mu);
+                supervisor_wake(&dm->sv);
+            }
+        }
+        ix->deliveries_stopped = bw->stopped;
+        unsigned bv = bw->building;
+        bool want = bv && (!strcmp(bw->state, "changing") || !strcmp(bw->state, "switching"));
+        size_t bi = 0;
+        while (bi < p->nbuilds && strcmp(p->builds[bi].alias, ix->alias)) bi++;
+        if (bi < p->nbuilds && (!want || p->builds[bi].version != bv)) {
+            char *phys = xstrdup(p->builds[bi].phys);
+            bool live = ix->current_version == p->builds[bi].version;
+            builds_stop(dm, bi, want ? "another version is built" : bw->state);
+            if (!live) /* cancelled or failed */
+                drop_leftover(dm, phys);
+            else /* switched: no element script until the writes before it landed */
+                p->scripts_after = p->last_txn;
+            free(phys);
+            if (bi < nb0) seen[bi] = true;
+            bi = p->nbuilds;
+        }
+        if (bi < nb0) seen[bi] = true;
+        if (!want) continue;
+        if (bi == p->nbuilds && ix->unusable) {
+            /* this generation leaves the index config out of routing (stopped:
+             * a table it reads was gone when it was made), so dual writes from
+             * here would carry nothing until the next one: changes between
+             * the recorded position and that generation would reach neither
+             * version (issue 37: DROP + CREATE of a joined table, its rebuild
+             * asked for as soon as the table is back). Not started until the
+             * reader routes it: the supervisor is asked for that generation
+             * (once per generation); the pages are read after the position
+             * recorded then, so they hold everything before it. */
+            if (dm->build_wait_gen != dm->gen->id) {
+                dm->build_wait_gen = dm->gen->id;
+                log_info("run", "%s: version %u waits for a mapping generation that routes "
+                         "the index again (generation %lu leaves it out: the source did not "
+                         "fit it) before its live changes are written to it", ix->alias, bv,
+                         dm->gen->id);
+                pthread_mutex_lock(&dm->cmds.mu);
+                dm->cmds.schema_changed = true;
+                snprintf(dm->cmds.ddl_note, sizeof dm->cmds.ddl_note,
+                         "when version %u of %s was to be built", bv, ix->alias);
+                pthread_mutex_unlock(&dm->cmds.mu);
+                supervisor_wake(&dm->sv);
+            }
+            continue;
+        }
+        if (bi == p->nbuilds) { /* dual writes on from here */
+            if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0) {
+                log_warn("run", "%s: version %u is built, but its start position cannot be "
+                         "recorded yet (%s): tried again at the next poll", ix->alias, bv, err);
+                continue;
+            }
+            p->builds = xrealloc(p->builds, (p->nbuilds + 1) * sizeof *p->builds);
+            struct build *b = &p->builds[p->nbuilds++];
+            sbuf ph = SBUF_INIT;
+            sbuf_printf(&ph, "%s_v%u", ix->alias, bv);
+            /* the build pins the generation in force: its runner builds
+             * every page from it (a restarted runner too) */
+            *b = (struct build){.alias = xstrdup(ix->alias), .phys = ph.data, .version = bv,
+                                .gen = mapping_gen_ref(dm->gen)};
+            char pos[sizeof dm->start_pos + BL_FILE_MAX + 64];
+            if (dm->have_last)
+                snprintf(pos, sizeof pos, "%s:%llu", dm->last_commit.end.file,
+                         (unsigned long long)dm->last_commit.end.pos);
+            else
+                snprintf(pos, sizeof pos, "%s", dm->start_pos[0] ? dm->start_pos : "start");
+            const char *tabs[] = {"index_versions", "reindex_runs"};
+            for (int k = 0; k < 2; k++) {
+                sbuf_reset(&q);
+                sbuf_printf(&q, "UPDATE %s SET start_position = COALESCE(start_position, ", tabs[k]);
+                db_quote(p->meta, &q, pos, strlen(pos));
+                sbuf_printf(&q, ") WHERE version = %u AND index_id = (SELECT id FROM index_configs "
+                                "WHERE source = ", bv);
+                db_quote(p->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
+                sbuf_adds(&q, " AND alias = ");
+                db_quote(p->meta, &q, ix->alias, strlen(ix->alias));
+                sbuf_addc(&q, ')');
+                if (db_exec(p->meta, q.data, err, sizeof err) < 0)
+                    log_warn("run", "start position of %s not recorded: %s", b->phys, err);
+            }
+            log_info("run", "%s: live changes from %s on are also written to %s (mapping "
+                     "generation %lu pinned for its pages)", ix->alias, pos, b->phys,
+                     b->gen->id);
+        }
+        struct build *b = &p->builds[bi];
+        if (b->runner && reindex_runner_done(b->runner)) {
+            reindex_runner_free(b->runner);
+            b->runner = NULL;
+        }
+        /* in a cluster, rebalances give the jobs to the nodes
+         * (rebalance/jobs/cluster_jobs.c); the reader keeps the dual writes */
+        if (!b->runner && !dm->cluster.started) {
+            b->runner = reindex_runner_start(dm->cfg, dm->client, b->gen, b->alias, b->version,
+                                             err, sizeof err);
+            if (!b->runner) log_error("run", "%s: reindex jobs not started (will retry): %s",
+                                      b->alias, err);
+        }
+    }
+    for (size_t i = nb0; i-- > 0;) /* builds whose index config is gone */
+        if (!seen[i] && i < p->nbuilds) builds_stop(dm, i, "its index config is gone");
+    free(seen);
+    sbuf_free(&q);
+}
+
+/* A mapping generation is adopted. A version being built reads its pages
+ * with the generation its build pinned, and gets dual writes built with the
+ * reader's: an edit of its index config would leave a version built from
+ * two mappings. So a build whose index config in the new generation differs
+ * from the one it pinned is cancelled (its index deleted) and queued again
+ * under the new generation, said in the log; other builds go on, pinned to
+ * theirs (same index config: only other index configs were edited).
+ * docs/operations.md "Editing the mapping during a reindex". */
+bool builds_mapping_changed(struct daemon *dm, const struct mapping_gen *nw) {
+    struct pipeline *p = &dm->p;
+    bool changed = false;
+    sbuf a = SBUF_INIT, b = SBUF_INIT;
+    for (size_t i = p->nbuilds; i-- > 0;) {
+        const char *alias = p->builds[i].alias;
+        const struct mp_index *o = mapping_gen_index(p->builds[i].gen, alias);
+        const struct mp_index *n = mapping_gen_index(nw, alias);
+        if (!o || !n) continue; /* gone: builds_apply stops it */
+        sbuf_reset(&a), sbuf_reset(&b);
+        mapping_write_index(o, &a);
+        mapping_write_index(n, &b);
+        /* the epoch too: pages of the old one would lose to every dual write */
+        if (o->epoch == n->epoch && a.len == b.len && !memcmp(a.data, b.data, a.len)) continue;
+        char err[512];
+        char *al = xstrdup(alias);
+        unsigned was = p->builds[i].version;
+        changed = true;
+        builds_stop(dm, i, "its index config was edited");
+        if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0 ||
+            reindex_reset(dm->cfg, p->k, p->meta, al, "mapping edited during the build", err,
+                          sizeof err) != REINDEX_OK) {
+            log_error("run", "%s: the mapping was edited while version %u was built, and that "
+                      "build could not be cancelled (%s): run `searchsync reindex --reset` "
+                      "and reindex again, or its documents may follow two mappings",
+                      al, was, err);
+            free(al);
+            continue;
+        }
+        unsigned v = 0;
+        struct reindex_request req = {al, 0, false, "mapping edited during the build"};
+        if (db_ensure(&p->src, &p->srcp, err, sizeof err) < 0 ||
+            reindex_request(dm->cfg, dm->client, p->k, p->meta, p->src, &req, &v, err,
+                            sizeof err) != REINDEX_OK)
+            log_error("run", "%s: the mapping was edited while version %u was built: that build "
+                      "is cancelled, but a new one could not be queued (%s): run `searchsync "
+                      "reindex` for it", al, was, err);
+        else
+            log_warn("run", "%s: the mapping was edited while version %u was built: that build "
+                     "is cancelled and version %u is built with the new mapping", al, was, v);
+        free(al);
+    }
+    sbuf_free(&a);
+    sbuf_free(&b);
+    return changed;
+}

@@ -1,0 +1,196 @@
+/* node.c: the node's table of subsystems (started, stopped in drain order,
+ * asked for health), its request thread (what the admin server asks runs
+ * here, node_run) and the admin server's registered operations. See
+ * node.h. */
+#include "sync/node/node.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sbuf.h"
+
+/* ---------- subsystems ---------- */
+
+void node_started(struct node *n, const struct node_subsystem *sub, void *state) {
+    pthread_mutex_lock(&n->mu);
+    if (n->nsubs < NODE_MAX_SUBSYSTEMS) {
+        n->subs[n->nsubs].sub = sub;
+        n->subs[n->nsubs].state = state;
+        n->subs[n->nsubs].stopped = false;
+        n->nsubs++;
+    } else {
+        log_error("node", "too many subsystems: %s is not stopped by the node", sub->name);
+    }
+    pthread_mutex_unlock(&n->mu);
+}
+
+/* the next subsystem to stop: the lowest drain up to max, the latest
+ * started of it */
+static int next_to_stop(struct node *n, int max) {
+    int best = -1;
+    for (int i = 0; i < n->nsubs; i++) {
+        if (n->subs[i].stopped || n->subs[i].sub->drain > max) continue;
+        if (best < 0 || n->subs[i].sub->drain <= n->subs[best].sub->drain) best = i;
+    }
+    return best;
+}
+
+void node_stop_through(struct node *n, int max_drain) {
+    for (;;) {
+        pthread_mutex_lock(&n->mu);
+        int i = next_to_stop(n, max_drain);
+        if (i >= 0) n->subs[i].stopped = true;
+        pthread_mutex_unlock(&n->mu);
+        if (i < 0) break;
+        const struct node_subsystem *sub = n->subs[i].sub;
+        log_debug("node", "stopping %s", sub->name);
+        if (sub->stop) sub->stop(n->subs[i].state);
+    }
+}
+
+void node_stop_all(struct node *n) { node_stop_through(n, 1 << 30); }
+
+bool node_healthy(struct node *n, char *why, size_t whylen) {
+    for (int i = 0; i < n->nsubs; i++) {
+        const struct node_subsystem *sub = n->subs[i].sub;
+        if (n->subs[i].stopped || !sub->healthy) continue;
+        char w[512] = "";
+        if (!sub->healthy(n->subs[i].state, w, sizeof w)) {
+            snprintf(why, whylen, "%s: %s", sub->name, w);
+            return false;
+        }
+    }
+    return true;
+}
+
+void node_describe(struct node *n, char *buf, size_t len) {
+    sbuf b = SBUF_INIT;
+    bool done[NODE_MAX_SUBSYSTEMS] = {0};
+    pthread_mutex_lock(&n->mu);
+    for (int k = 0; k < n->nsubs; k++) {
+        int best = -1;
+        for (int i = 0; i < n->nsubs; i++)
+            if (!done[i] && (best < 0 || n->subs[i].sub->drain < n->subs[best].sub->drain))
+                best = i;
+        done[best] = true;
+        sbuf_printf(&b, "%s%s", b.len ? ", " : "", n->subs[best].sub->name);
+    }
+    pthread_mutex_unlock(&n->mu);
+    snprintf(buf, len, "%s", b.data ? b.data : "");
+    sbuf_free(&b);
+}
+
+/* ---------- requests ---------- */
+
+struct node_request {
+    const char *what;
+    node_work_fn fn;
+    void *arg;
+    bool done, ran;
+    struct node_request *next;
+};
+
+static pthread_mutex_t current_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct node *current;
+
+struct node *node_current(void) {
+    pthread_mutex_lock(&current_mu);
+    struct node *n = current;
+    pthread_mutex_unlock(&current_mu);
+    return n;
+}
+
+int node_run(struct node *n, const char *what, node_work_fn fn, void *arg) {
+    if (!n) return -1;
+    struct node_request r = {.what = what, .fn = fn, .arg = arg};
+    pthread_mutex_lock(&n->mu);
+    if (!n->req_started || n->req_stop) {
+        pthread_mutex_unlock(&n->mu);
+        return -1;
+    }
+    if (n->req_tail)
+        n->req_tail->next = &r;
+    else
+        n->req_head = &r;
+    n->req_tail = &r;
+    pthread_cond_broadcast(&n->cv);
+    while (!r.done) pthread_cond_wait(&n->cv, &n->mu);
+    pthread_mutex_unlock(&n->mu);
+    return r.ran ? 0 : -1;
+}
+
+static void *req_main(void *arg) {
+    struct node *n = arg;
+    pthread_mutex_lock(&n->mu);
+    for (;;) {
+        while (!n->req_head && !n->req_stop) pthread_cond_wait(&n->cv, &n->mu);
+        struct node_request *r = n->req_head;
+        if (!r) break; /* stopping, nothing left */
+        n->req_head = r->next;
+        if (!n->req_head) n->req_tail = NULL;
+        if (n->req_stop) { /* refused: the node is stopping */
+            r->done = true;
+            pthread_cond_broadcast(&n->cv);
+            continue;
+        }
+        pthread_mutex_unlock(&n->mu);
+        r->fn(r->arg);
+        pthread_mutex_lock(&n->mu);
+        r->ran = r->done = true;
+        pthread_cond_broadcast(&n->cv);
+    }
+    pthread_mutex_unlock(&n->mu);
+    return NULL;
+}
+
+static void requests_stop(void *state) {
+    struct node *n = state;
+    pthread_mutex_lock(&n->mu);
+    bool started = n->req_started;
+    n->req_stop = true;
+    pthread_cond_broadcast(&n->cv);
+    pthread_mutex_unlock(&n->mu);
+    if (started) pthread_join(n->req_th, NULL);
+    pthread_mutex_lock(&n->mu);
+    n->req_started = false;
+    pthread_mutex_unlock(&n->mu);
+}
+
+/* after the admin server (whose handlers wait on requests), before builds */
+static const struct node_subsystem REQUESTS = {
+    .name = "admin requests", .drain = NODE_DRAIN_ADMIN + 1, .stop = requests_stop};
+
+int node_init(struct node *n, const struct ss_config *cfg, char *err, size_t errlen) {
+    memset(n, 0, sizeof *n);
+    n->cfg = cfg;
+    pthread_mutex_init(&n->mu, NULL);
+    pthread_cond_init(&n->cv, NULL);
+    if (pthread_create(&n->req_th, NULL, req_main, n) != 0) {
+        snprintf(err, errlen, "cannot start the node's request thread");
+        return -1;
+    }
+    n->req_started = true;
+    node_started(n, &REQUESTS, n);
+    pthread_mutex_lock(&current_mu);
+    current = n;
+    pthread_mutex_unlock(&current_mu);
+    return 0;
+}
+
+void node_free(struct node *n) {
+    pthread_mutex_lock(&current_mu);
+    if (current == n) current = NULL;
+    pthread_mutex_unlock(&current_mu);
+    node_stop_all(n);
+    pthread_mutex_destroy(&n->mu);
+    pthread_cond_destroy(&n->cv);
+}
+
+/* ---------- the admin server's operations ---------- */
+
+static const struct node_admin_ops *admin_ops;
+
+void node_admin_register(const struct node_admin_ops *ops) { admin_ops = ops; }
+const struct node_admin_ops *node_admin(void) { return admin_ops; }

@@ -1,0 +1,115 @@
+/* node: the control plane of `searchsync run` (DESIGN.md, "One node").
+ *
+ * The node owns a table of subsystems (the admin server, the source reader
+ * and its supervisor, build workers, delayed runs, checks, schedules,
+ * cluster membership), each with its stop, its health and its place in the
+ * drain order; `run` starts them in order (sync/node/daemon.c) and the node stops
+ * them in the drain order and asks them for health (the systemd watchdog).
+ * A new subsystem is one file with one `struct node_subsystem` and one line
+ * where `run` starts it.
+ *
+ * The admin server reaches the node only through requests posted to it
+ * (node_run): a producer, a build or a metadata write asked for over HTTP
+ * runs on the node's request thread, never on an HTTP thread; the handler
+ * waits for the answer (bounded) and says 503 when the node is stopping.
+ *
+ * The admin server itself lives in web/, above the core: the node knows it
+ * only by struct node_admin_ops, which src/main.c registers (nothing under
+ * sync/ includes web/). */
+#ifndef SS_NODE_H
+#define SS_NODE_H
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+
+struct node;
+struct search_client;
+struct deliver;
+struct reader_stats;
+struct mapping_gen;
+
+/* ---------- subsystems ---------- */
+
+/* Drain order: lower stops first. The producers that feed delivery stop
+ * before the delivery they feed; the admin server before what its handlers
+ * use. */
+enum node_drain {
+    NODE_DRAIN_SCHEDULES = 10, /* checks, delayed runs, retention */
+    NODE_DRAIN_CONTROL = 20,   /* the supervisor */
+    NODE_DRAIN_CLUSTER = 30,   /* cluster jobs, node state */
+    NODE_DRAIN_ADMIN = 40,     /* the admin server, then the node's requests it waits on */
+    NODE_DRAIN_BUILDS = 50,    /* build workers, at their cursors */
+    NODE_DRAIN_DELIVERY = 60,  /* the reader's stream, then the hub */
+};
+
+struct node_subsystem {
+    const char *name;
+    int drain;                          /* enum node_drain */
+    void (*stop)(void *state);          /* idempotent */
+    /* true when well; else why (the watchdog logs it). NULL: always well */
+    bool (*healthy)(void *state, char *why, size_t whylen);
+};
+
+/* A subsystem started (state is its own): the node stops it in its drain
+ * order. Up to NODE_MAX_SUBSYSTEMS. */
+#define NODE_MAX_SUBSYSTEMS 24
+void node_started(struct node *n, const struct node_subsystem *sub, void *state);
+/* Stop every started subsystem in drain order (each once); _through: those
+ * of drain <= max_drain only. */
+void node_stop_all(struct node *n);
+void node_stop_through(struct node *n, int max_drain);
+/* false with the first unwell subsystem's name and why */
+bool node_healthy(struct node *n, char *why, size_t whylen);
+/* the started subsystems' names in drain order, for logs: "a, b, c" */
+void node_describe(struct node *n, char *buf, size_t len);
+
+/* ---------- requests from the admin server ---------- */
+
+typedef void (*node_work_fn)(void *arg);
+/* Run fn(arg) on the node's request thread, one request at a time in the
+ * order posted, and wait for it. 0 done; -1 the node is stopping or there
+ * is none (fn did not run). `what` names it in logs. */
+int node_run(struct node *n, const char *what, node_work_fn fn, void *arg);
+/* the node of the process, for handlers (NULL: none, e.g. a command that
+ * serves no admin API) */
+struct node *node_current(void);
+
+/* ---------- the admin server (registered by src/main.c) ---------- */
+
+struct node_admin_ops {
+    int (*start)(const struct ss_config *cfg, void **srv, char *err, size_t errlen);
+    void (*attach)(void *srv, struct search_client *client, struct deliver *d,
+                   struct reader_stats *rs);
+    void (*generation)(void *srv, struct mapping_gen *(*get)(void *ud), void *ud);
+    void (*set_token)(void *srv, const char *token);
+    void (*stop)(void *srv);
+};
+void node_admin_register(const struct node_admin_ops *ops);
+const struct node_admin_ops *node_admin(void);
+
+/* ---------- the node ---------- */
+
+struct node {
+    const struct ss_config *cfg;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct {
+        const struct node_subsystem *sub;
+        void *state;
+        bool stopped;
+    } subs[NODE_MAX_SUBSYSTEMS];
+    int nsubs;
+    /* the request thread */
+    pthread_t req_th;
+    bool req_started, req_stop;
+    struct node_request *req_head, *req_tail;
+    void *admin; /* the admin server (node_admin()'s), NULL when off */
+};
+
+/* Start the request thread; node_free stops it and everything started. */
+int node_init(struct node *n, const struct ss_config *cfg, char *err, size_t errlen);
+void node_free(struct node *n);
+
+#endif

@@ -1,0 +1,449 @@
+/* docbuild_level: the document builder's levels of rows (docbuild_int.h).
+ *
+ *   dbl_fetch_by       one IN query per chunk of link values (or a BETWEEN)
+ *   dbl_fetch_subs     per relation: the distinct owner values of all the
+ *                      level's rows, one IN query per chunk of them, then the
+ *                      same for the relation's own relations (depth first)
+ *   dbl_write_row_open serialises a row with everything below it, finding
+ *                      related rows by binary search in each sub-level's
+ *                      rows sorted by their link value
+ * Rows are read with prepared statements, each column bound by its type
+ * (docbuild_value.c formats it). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "sync/pipeline/docbuild_int.h"
+
+int dbl_sel_add(struct level *l, const char *name, bool json_text) {
+    for (size_t i = 0; i < l->nsel; i++)
+        if (!strcmp(l->sel[i], name)) return (int)i;
+    l->sel = xrealloc(l->sel, (l->nsel + 1) * sizeof *l->sel);
+    l->needraw = xrealloc(l->needraw, (l->nsel + 1) * sizeof *l->needraw);
+    l->json_text = xrealloc(l->json_text, (l->nsel + 1) * sizeof *l->json_text);
+    l->sel[l->nsel] = name;
+    l->needraw[l->nsel] = false;
+    l->json_text[l->nsel] = json_text;
+    return (int)l->nsel++;
+}
+
+static bool is_json_type(const char *t) { return t && !strncmp(t, "json", 4); }
+
+void dbl_level_init(struct level *l, const char *db, const char *table,
+                    const struct mp_column *cols, size_t ncols, const struct mp_relation *rels,
+                    size_t nrels, const char *link) {
+    memset(l, 0, sizeof *l);
+    l->db = db;
+    l->table = table;
+    l->cols = cols;
+    l->ncols = ncols;
+    l->rels = rels;
+    l->nrels = nrels;
+    sbuf_init(&l->json);
+    sbuf_init(&l->raw);
+    for (size_t i = 0; i < ncols; i++)
+        dbl_sel_add(l, cols[i].name, is_json_type(cols[i].mysql_type));
+    l->link = -1;
+    if (link) {
+        l->link = dbl_sel_add(l, link, false);
+        l->needraw[l->link] = true;
+    }
+    if (nrels) {
+        l->rel_col = xcalloc(nrels, sizeof *l->rel_col);
+        l->sub = xcalloc(nrels, sizeof *l->sub);
+    }
+    for (size_t k = 0; k < nrels; k++) {
+        l->rel_col[k] = dbl_sel_add(l, rels[k].column, false);
+        l->needraw[l->rel_col[k]] = true;
+    }
+    /* every row writes the same names: escape them once */
+    sbuf_init(&l->names);
+    l->name_at = xcalloc(ncols + nrels + 1, sizeof *l->name_at);
+    for (size_t i = 0; i < ncols; i++) {
+        l->name_at[i] = l->names.len;
+        json_escape(&l->names, cols[i].name, strlen(cols[i].name));
+    }
+    for (size_t k = 0; k < nrels; k++) {
+        l->name_at[ncols + k] = l->names.len;
+        const char *name = mp_relation_name(&rels[k], cols, ncols);
+        if (name) json_escape(&l->names, name, strlen(name));
+    }
+    l->name_at[ncols + nrels] = l->names.len;
+}
+
+
+void dbl_level_free(struct level *l) {
+    if (!l) return;
+    for (size_t k = 0; k < l->nrels; k++) dbl_level_free(&l->sub[k]);
+    free(l->sub);
+    free(l->rel_col);
+    free(l->sel);
+    free(l->needraw);
+    free(l->json_text);
+    free(l->cells);
+    free(l->order);
+    free(l->keys);
+    free(l->name_at);
+    sbuf_free(&l->names);
+    sbuf_free(&l->json);
+    sbuf_free(&l->raw);
+    memset(l, 0, sizeof *l);
+}
+
+
+/* Run one query; append its rows to l (the selection order of l). */
+int dbl_run_query(struct docbuild *b, struct level *l, const char *sql, size_t sqllen,
+                  char *err, size_t errlen) {
+    MYSQL_STMT *st = mysql_stmt_init(b->db);
+    if (!st) {
+        snprintf(err, errlen, "docbuild: out of memory preparing a statement");
+        return -1;
+    }
+    int rc = -1;
+    MYSQL_RES *meta = NULL;
+    MYSQL_BIND *bind = NULL;
+    unsigned long *lens = NULL;
+    my_bool *nulls = NULL, *errs = NULL;
+    void **bufs = NULL;
+    unsigned nf = 0;
+    my_bool on = 1;
+    b->stats.queries++;
+    if (mysql_stmt_prepare(st, sql, (unsigned long)sqllen) ||
+        mysql_stmt_attr_set(st, STMT_ATTR_UPDATE_MAX_LENGTH, &on) || mysql_stmt_execute(st) ||
+        mysql_stmt_store_result(st)) {
+        snprintf(err, errlen, "docbuild: %s (query: %.300s%s)", mysql_stmt_error(st), sql,
+                 sqllen > 300 ? "..." : "");
+        b->sql_errno = mysql_stmt_errno(st) ? mysql_stmt_errno(st) : mysql_errno(b->db);
+        goto out;
+    }
+    meta = mysql_stmt_result_metadata(st);
+    nf = meta ? mysql_num_fields(meta) : 0;
+    if (nf != l->nsel) {
+        snprintf(err, errlen, "docbuild: %u columns returned, %zu expected (query: %.200s)", nf,
+                 l->nsel, sql);
+        goto out;
+    }
+    MYSQL_FIELD *fields = mysql_fetch_fields(meta);
+    bind = xcalloc(nf, sizeof *bind);
+    lens = xcalloc(nf, sizeof *lens);
+    nulls = xcalloc(nf, sizeof *nulls);
+    errs = xcalloc(nf, sizeof *errs);
+    bufs = xcalloc(nf, sizeof *bufs);
+    bool *jt = xcalloc(nf, sizeof *jt);
+    for (unsigned i = 0; i < nf; i++) {
+        MYSQL_FIELD *f = &fields[i];
+        enum enum_field_types bt = docbuild_bind_type(f);
+        size_t sz = bt == MYSQL_TYPE_LONGLONG || bt == MYSQL_TYPE_DOUBLE ? 8
+                    : bt == MYSQL_TYPE_FLOAT                            ? 4
+                    : bt == MYSQL_TYPE_DATETIME                         ? sizeof(MYSQL_TIME)
+                                                                        : f->max_length + 1;
+        bufs[i] = xcalloc(1, sz);
+        bind[i].buffer_type = bt;
+        bind[i].buffer = bufs[i];
+        bind[i].buffer_length = (unsigned long)sz;
+        bind[i].length = &lens[i];
+        bind[i].is_null = &nulls[i];
+        bind[i].error = &errs[i];
+        bind[i].is_unsigned = (f->flags & UNSIGNED_FLAG) != 0;
+        jt[i] = l->json_text[i];
+#ifdef MARIADB_FIELD_ATTR_LAST
+        MARIADB_CONST_STRING fmt = {NULL, 0};
+        if (f->extension && !mariadb_field_attr(&fmt, f, MARIADB_FIELD_ATTR_FORMAT_NAME) &&
+            fmt.length == 4 && !memcmp(fmt.str, "json", 4))
+            jt[i] = true;
+#endif
+    }
+    if (mysql_stmt_bind_result(st, bind)) {
+        snprintf(err, errlen, "docbuild: bind: %s", mysql_stmt_error(st));
+        free(jt);
+        goto out;
+    }
+    for (;;) {
+        int fr = mysql_stmt_fetch(st);
+        if (fr == MYSQL_NO_DATA) break;
+        if (fr == 1) {
+            snprintf(err, errlen, "docbuild: fetch: %s", mysql_stmt_error(st));
+            free(jt);
+            goto out;
+        }
+        /* MYSQL_DATA_TRUNCATED cannot happen for strings (max_length sized);
+         * numeric conversions are exact by construction */
+        if (l->nrows == l->cap) {
+            l->cap = l->cap ? l->cap * 2 : 64;
+            l->cells = xrealloc(l->cells, l->cap * l->nsel * sizeof *l->cells);
+        }
+        struct cell *row = &l->cells[l->nrows * l->nsel];
+        for (unsigned i = 0; i < nf; i++) {
+            struct cell *c = &row[i];
+            jsonw w;
+            jw_init(&w, &l->json);
+            c->jo = l->json.len;
+            docbuild_value_json(&w, &fields[i], &bind[i], jt[i]);
+            c->jl = l->json.len - c->jo;
+            c->raw = -1;
+            c->ro = l->raw.len;
+            c->rl = 0;
+            if (!l->needraw[i] || nulls[i]) continue;
+            if (bind[i].buffer_type == MYSQL_TYPE_LONGLONG) {
+                char t[32];
+                int64_t v;
+                memcpy(&v, bufs[i], 8);
+                int n = (fields[i].flags & UNSIGNED_FLAG) ? fmt_u64(t, (uint64_t)v) : fmt_i64(t, v);
+                sbuf_add(&l->raw, t, (size_t)n);
+                c->raw = 1;
+            } else if (bind[i].buffer_type == MYSQL_TYPE_STRING) {
+                sbuf_add(&l->raw, bufs[i], lens[i] < bind[i].buffer_length ? lens[i] : bind[i].buffer_length);
+                c->raw = 0;
+            } else { /* dates, floats: their JSON text without quotes */
+                const char *j = l->json.data + c->jo;
+                size_t jl = c->jl;
+                if (jl >= 2 && j[0] == '"') {
+                    j++;
+                    jl -= 2;
+                }
+                sbuf_add(&l->raw, j, jl);
+                c->raw = 0;
+            }
+            c->rl = l->raw.len - c->ro;
+            sbuf_addc(&l->raw, '\0');
+        }
+        l->nrows++;
+        b->stats.rows++;
+    }
+    free(jt);
+    rc = 0;
+out:
+    for (unsigned i = 0; bufs && i < nf; i++) free(bufs[i]);
+    free(bufs);
+    free(bind);
+    free(lens);
+    free(nulls);
+    free(errs);
+    if (meta) mysql_free_result(meta);
+    mysql_stmt_close(st);
+    return rc;
+}
+
+static int cmp_lkey_row(const void *x, const void *y) {
+    const struct lkey *a = x, *b = y;
+    int r = lkey_cmp(a, b);
+    return r ? r : (a->row > b->row) - (a->row < b->row); /* stable: the query's order */
+}
+
+/* l->order (rows by link value, ties in query order) and l->keys, the link
+ * values in that order, for dbl_level_find */
+void dbl_level_sort(struct level *l) {
+    free(l->order);
+    free(l->keys);
+    l->order = xcalloc(l->nrows ? l->nrows : 1, sizeof *l->order);
+    l->keys = xcalloc(l->nrows ? l->nrows : 1, sizeof *l->keys);
+    bool sorted = true;
+    for (size_t i = 0; i < l->nrows; i++) {
+        const struct cell *c = cell_at(l, i, (size_t)l->link);
+        l->keys[i] = lkey_of(raw_of(l, c), c->rl, i);
+        if (i && sorted && lkey_cmp(&l->keys[i - 1], &l->keys[i]) > 0) sorted = false;
+    }
+    /* rows ordered by the link column in SQL usually come in order already */
+    if (!sorted) qsort(l->keys, l->nrows, sizeof *l->keys, cmp_lkey_row);
+    for (size_t i = 0; i < l->nrows; i++) l->order[i] = l->keys[i].row;
+}
+
+/* [*lo, *hi) in l->order: rows whose link raw equals (s, n) */
+void dbl_level_find(const struct level *l, const char *s, size_t n, size_t *lo, size_t *hi) {
+    struct lkey k = lkey_of(s, n, 0);
+    size_t a = 0, z = l->nrows;
+    while (a < z) {
+        size_t m = a + (z - a) / 2;
+        if (lkey_cmp(&l->keys[m], &k) < 0) a = m + 1; else z = m;
+    }
+    *lo = a;
+    z = l->nrows;
+    while (a < z) {
+        size_t m = a + (z - a) / 2;
+        if (lkey_cmp(&l->keys[m], &k) <= 0) a = m + 1; else z = m;
+    }
+    *hi = a;
+}
+
+
+static int cmp_lkey(const void *x, const void *y) { return lkey_cmp(x, y); }
+
+/* Query l for the link values in [lo, hi] (integers, their text). */
+static int fetch_range(struct docbuild *b, struct level *l, const char *lo, size_t lon,
+                       const char *hi, size_t hin, const char *where, bool distinct,
+                       const char *const *order, char *err, size_t errlen) {
+    sbuf sql;
+    sbuf_init(&sql);
+    dbl_select_from(&sql, l->db, l->table, l->sel, l->nsel, distinct);
+    sbuf_adds(&sql, " WHERE ");
+    db_ident(&sql, l->sel[l->link]);
+    sbuf_printf(&sql, " BETWEEN %.*s AND %.*s", (int)lon, lo, (int)hin, hi);
+    dbl_where_order(&sql, where, order);
+    int rc = dbl_run_query(b, l, sql.data, sql.len, err, errlen);
+    sbuf_free(&sql);
+    if (rc == 0) dbl_level_sort(l);
+    return rc;
+}
+
+/* Query l for the values vals[0..n) of its link column. Integers covering at
+ * least 1/DOCBUILD_RANGE_SPAN of their span are read as one BETWEEN, however
+ * many (see in_list, docbuild_sql.c); other lists chunk by chunk. The
+ * values are parsed once (struct lkey) for sorting and removing duplicates. */
+int dbl_fetch_by(struct docbuild *b, struct level *l, struct val *vals, size_t n,
+                 const char *where, bool distinct, const char *const *order, char *err,
+                 size_t errlen) {
+    struct lkey *ks = xcalloc(n ? n : 1, sizeof *ks);
+    bool ints = true;
+    for (size_t i = 0; i < n; i++) {
+        ks[i] = lkey_of(vals[i].s, vals[i].n, i);
+        ints = ints && ks[i].num && vals[i].numeric;
+    }
+    qsort(ks, n, sizeof *ks, cmp_lkey);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!u || lkey_cmp(&ks[u - 1], &ks[i])) ks[u++] = ks[i];
+    if (ints && u >= 2 && ks[u - 1].v - ks[0].v < (__int128)u * DOCBUILD_RANGE_SPAN) {
+        int rc = fetch_range(b, l, ks[0].s, ks[0].n, ks[u - 1].s, ks[u - 1].n, where, distinct,
+                             order, err, errlen);
+        free(ks);
+        return rc;
+    }
+    size_t chunk = b->chunk ? b->chunk : DOCBUILD_CHUNK;
+    const char **lits = xcalloc(chunk, sizeof *lits);
+    bool *num = xcalloc(chunk, sizeof *num);
+    sbuf sql;
+    sbuf_init(&sql);
+    int rc = 0;
+    for (size_t at = 0; at < u && rc == 0; at += chunk) {
+        size_t k = u - at < chunk ? u - at : chunk;
+        for (size_t i = 0; i < k; i++) {
+            const struct val *v = &vals[ks[at + i].row]; /* NUL-terminated */
+            lits[i] = v->s;
+            num[i] = v->numeric && docbuild_is_integer(lits[i]);
+        }
+        sbuf_reset(&sql);
+        docbuild_sql_select(&sql, b->db, l->db, l->table, l->sel, l->nsel, distinct, l->sel[l->link],
+                            lits, num, k, where, order);
+        rc = dbl_run_query(b, l, sql.data, sql.len, err, errlen);
+    }
+    sbuf_free(&sql);
+    free(lits);
+    free(num);
+    free(ks);
+    if (rc == 0) dbl_level_sort(l);
+    return rc;
+}
+
+
+int dbl_fetch_subs(struct docbuild *b, struct level *l, int depth, const struct key_range *kr,
+                   char *err, size_t errlen) {
+    if (depth >= DOCBUILD_MAX_DEPTH) { /* each level takes 2 of jsonw's depths */
+        snprintf(err, errlen, "docbuild: relations nest deeper than %d levels",
+                 DOCBUILD_MAX_DEPTH);
+        return -1;
+    }
+    for (size_t k = 0; k < l->nrels; k++) {
+        const struct mp_relation *r = &l->rels[k];
+        struct level *s = &l->sub[k];
+        dbl_level_init(s, r->db, r->table, r->columns, r->ncolumns, r->relations, r->nrelations,
+                       r->join_column);
+        /* the literals' kind follows the join column's type where validation
+         * knew it (a number against a VARCHAR join column would scan the
+         * table), else the owning column's; dbl_fetch_by writes a literal
+         * unquoted only if it is an integer's text */
+        struct val *vals = xcalloc(l->nrows ? l->nrows : 1, sizeof *vals);
+        size_t nv = 0;
+        for (size_t i = 0; i < l->nrows; i++) {
+            const struct cell *c = cell_at(l, i, (size_t)l->rel_col[k]);
+            if (c->raw < 0) continue;
+            bool numeric = r->join_kind == MP_JOIN_INTEGER ? true
+                           : r->join_kind == MP_JOIN_OTHER ? false
+                                                           : c->raw == 1;
+            vals[nv++] = (struct val){raw_of(l, c), c->rl, numeric};
+        }
+        const char **order = xcalloc(r->ncolumns + 2, sizeof *order);
+        docbuild_relation_order(r, order);
+        int rc = 0;
+        if (kr && nv && !strcmp(r->column, kr->col) && r->join_kind != MP_JOIN_OTHER)
+            rc = fetch_range(b, s, kr->lo, strlen(kr->lo), kr->hi, strlen(kr->hi), r->where,
+                             r->distinct, order, err, errlen);
+        else if (nv)
+            rc = dbl_fetch_by(b, s, vals, nv, r->where, r->distinct, order, err, errlen);
+        else
+            dbl_level_sort(s);
+        free(order);
+        free(vals);
+        if (rc == 0 && s->nrows) rc = dbl_fetch_subs(b, s, depth + 1, NULL, err, errlen);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+void docbuild_relation_order(const struct mp_relation *r, const char **order) {
+    size_t no = 0;
+    order[no++] = r->join_column;
+    for (size_t i = 0; i < r->ncolumns; i++)
+        if (r->columns[i].is_key) order[no++] = r->columns[i].name;
+    if (no == 1) {
+        unsigned have = r->join_primary;
+        for (size_t i = 0; i < r->ncolumns; i++) {
+            if (r->nprimary && have == r->nprimary) break;
+            if (!strcmp(r->columns[i].name, r->join_column)) continue;
+            order[no++] = r->columns[i].name;
+            have += r->columns[i].primary;
+        }
+    }
+    order[no] = NULL;
+}
+
+static void write_row(jsonw *w, const struct level *l, size_t row);
+/* a row's object, left open (the caller may add fields, then closes it) */
+void dbl_write_row_open(jsonw *w, const struct level *l, size_t row) {
+    jw_obj_open(w);
+    size_t nn;
+    for (size_t i = 0; i < l->ncols; i++) {
+        const struct cell *c = cell_at(l, row, i);
+        const char *name = level_name(l, i, &nn);
+        jw_key_json(w, name, nn);
+        jw_raw(w, l->json.data + c->jo, c->jl);
+    }
+    for (size_t k = 0; k < l->nrels; k++) {
+        const struct mp_relation *r = &l->rels[k];
+        const char *name = level_name(l, l->ncols + k, &nn);
+        bool nested = mp_relation_nested(r, l->cols, l->ncols);
+        if (!nn) continue;
+        jw_key_json(w, name, nn);
+        const struct cell *c = cell_at(l, row, (size_t)l->rel_col[k]);
+        const struct level *s = &l->sub[k];
+        size_t lo = 0, hi = 0;
+        if (c->raw >= 0) dbl_level_find(s, raw_of(l, c), c->rl, &lo, &hi);
+        if (nested && r->flatten && s->nrels == 1) {
+            /* many-to-many: each link row gives its linked row (none when
+             * the link points at no row, as an inner join does) */
+            const struct level *t = &s->sub[0];
+            jw_arr_open(w);
+            for (size_t j = lo; j < hi; j++) {
+                const struct cell *lc = cell_at(s, s->order[j], (size_t)s->rel_col[0]);
+                size_t tlo = 0, thi = 0;
+                if (lc->raw >= 0) dbl_level_find(t, raw_of(s, lc), lc->rl, &tlo, &thi);
+                if (tlo < thi) write_row(w, t, t->order[tlo]);
+            }
+            jw_arr_close(w);
+        } else if (nested) {
+            jw_arr_open(w);
+            for (size_t j = lo; j < hi; j++) write_row(w, s, s->order[j]);
+            jw_arr_close(w);
+        } else if (lo < hi) {
+            write_row(w, s, s->order[lo]);
+        } else {
+            jw_null(w);
+        }
+    }
+}
+
+static void write_row(jsonw *w, const struct level *l, size_t row) {
+    dbl_write_row_open(w, l, row);
+    jw_obj_close(w);
+}

@@ -1,0 +1,311 @@
+/* pipeline: route → build → deliver, shared by every producer of change sets
+ * (the design is in pipeline.h; docs/walkthrough.md follows one change).
+ *
+ * Invariants upheld here:
+ *   I2 no stale write: a change set's documents are written with the version
+ *      of its position (epoch | binlog file | position), and are read from
+ *      MySQL no earlier than that position (the producer's read snapshot), so
+ *      a version always carries data at least as new as its position and an
+ *      older write can never win over it in the engine (external versions).
+ *   Every target: a change of an index config goes to its live alias and to
+ *      a version being built (dual writes), with the same version, so a
+ *      build switched live holds every change made while it was built.
+ * No loss (I1) and the checkpoint (I4) are delivery's: a change set's
+ * transaction is ended only after all its changes are submitted, and the
+ * checkpoint moves past it only when the engine acknowledged them all
+ * (src/deliver). Documents are built once per change set however many of
+ * their rows changed. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sync/pipeline/docbuild.h"
+#include "sync/pipeline/gtid_version.h"
+#include "invariant.h"
+#include "log.h"
+#include "sync/pipeline/pipeline.h"
+#include "strset.h"
+
+void pipeline_init(struct pipeline *p, const struct ss_config *cfg) {
+    memset(p, 0, sizeof *p);
+    p->cfg = cfg;
+    bl_valctx_init(&p->v);
+    pthread_mutex_init(&p->miss_mu, NULL);
+}
+
+void pipeline_free(struct pipeline *p) {
+    router_free(p->router);
+    p->router = NULL;
+    bl_valctx_free(&p->v);
+    sbuf_free(&p->val);
+    sbuf_free(&p->gtids);
+    for (size_t i = 0; i < p->nmissing; i++) free(p->missing[i]);
+    free(p->missing);
+    p->missing = NULL, p->nmissing = p->capmissing = 0;
+    pthread_mutex_destroy(&p->miss_mu);
+}
+
+void pipeline_adopt(struct pipeline *p, const struct mapping *m, struct router *router) {
+    router_free(p->router);
+    p->m = m;
+    p->router = router;
+    router_set_area(p->router, area_collect);
+}
+
+/* ---------- route ---------- */
+
+int pipeline_route_row(struct pipeline *p, struct changeset *cs, const bl_row *row) {
+    struct image before = {p, row->table, row->before}, after = {p, row->table, row->after};
+    cs->rows = true;
+    if (router_delayed(p->router, row->table->db, row->table->name))
+        return snapshots_add_row(p, cs, row);
+    for (size_t i = 0; i < p->m->nindices; i++) {
+        const struct mp_index *ix = &p->m->indices[i];
+        if (row_image_index(ix) && !strcmp(ix->tables[0].db, row->table->db) &&
+            !strcmp(ix->tables[0].table, row->table->name) && row_image_doc(p, cs, i, row) != 0)
+            return -1;
+    }
+    if (!cs->copies_may_move) copies_watch_row(p, cs, row);
+    return router_add(p->router, row->table->db, row->table->name, image_value,
+                      row->before ? &before : NULL, row->after ? &after : NULL, p->err,
+                      sizeof p->err);
+}
+
+/* router_flush's document collector */
+static int collect_doc(void *ctx, size_t index, size_t table, const char *key, size_t len) {
+    struct route_ctx *rc = ctx;
+    if (table == 0 && row_image_index(&rc->p->m->indices[index])) return 0; /* routed as a row */
+    changeset_add_doc(rc->cs, index, table, key, len);
+    return 0;
+}
+
+/* ---------- build ---------- */
+
+static int submit_doc(void *ctx, const char *id, const char *routing, const char *body,
+                      size_t len) {
+    struct build_ctx *b = ctx;
+    struct change c = {.index = b->ix->alias, .doc_id = id, .routing = routing,
+                       .version = b->version, .op = CHANGE_INDEX, .body = body, .body_len = len};
+    b->p->docs++;
+    if (b->copies) copies_note(b->copies, id, routing, false);
+    return targets_submit(b->p, b->ix, &c);
+}
+
+static int submit_delete(void *ctx, const char *id) {
+    struct build_ctx *b = ctx;
+    if (b->copies) { /* its routing is known only to the engine: see copies_fix */
+        copies_note(b->copies, id, NULL, true);
+        return 0;
+    }
+    struct change c = {.index = b->ix->alias, .doc_id = id, .version = b->version,
+                       .op = CHANGE_DELETE};
+    b->p->deletes++;
+    return targets_submit(b->p, b->ix, &c);
+}
+
+/* Documents of table `table` of index config `index` with keys[0..n),
+ * rebuilt whole with the version of `end`. */
+static int build_docs(struct pipeline *p, size_t index, size_t table, const char *const *keys,
+                      size_t n, bool copies_may_move, const bl_pos *end, bool after) {
+    const struct mp_index *ix = &p->m->indices[index];
+    struct copy_list copies = {0};
+    struct build_ctx bc = {p, ix, targets_version(p, ix, end, after), table ? &copies : NULL};
+    if (!bc.version) return -1;
+    struct docbuild b;
+    docbuild_init(&b, p->src, ix);
+    struct docbuild_sink sink = {submit_doc, submit_delete, &bc};
+    int rc;
+    if (table == 0) {
+        rc = docbuild_roots(&b, keys, n, &sink, p->err, sizeof p->err);
+    } else {
+        rc = docbuild_children(&b, table, keys, n, &sink, p->err, sizeof p->err);
+        if (rc == 0 && copies_may_move) rc = copies_fix(&bc);
+    }
+    if (rc != 0 && b.sql_errno) p->src_errno = b.sql_errno;
+    copies_free(&copies);
+    free(copies.v);
+    return rc;
+}
+
+int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) {
+    if (cs->snaps.len && (db_ensure(&p->meta, &p->metap, p->err, sizeof p->err) < 0 ||
+                          snapshots_write(p, cs) < 0))
+        return -1;
+    struct route_ctx rctx = {p, cs};
+    p->src_errno = 0;
+    if (router_flush(p->router, p->src, collect_doc, &rctx, p->err, sizeof p->err) != 0) {
+        p->src_errno = mysql_errno(p->src);
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < cs->npend && rc == 0; i++) {
+        struct cs_pending *pd = &cs->pend[i];
+        rc = build_docs(p, pd->index, pd->table, (const char *const *)pd->keys, pd->n,
+                        cs->copies_may_move, end, cs->version_after);
+    }
+    if (rc == 0 && cs->nelems) {
+        struct strset full = {0}; /* "index\x1fkey" of root documents rebuilt whole */
+        sbuf fk = SBUF_INIT;
+        for (size_t i = 0; i < cs->npend; i++) {
+            if (cs->pend[i].table != 0) continue;
+            for (size_t k = 0; k < cs->pend[i].n; k++) {
+                sbuf_reset(&fk);
+                sbuf_printf(&fk, "%zu\x1f%s", cs->pend[i].index, cs->pend[i].keys[k]);
+                strset_add(&full, fk.data, fk.len);
+            }
+        }
+        sbuf_free(&fk);
+        rc = area_submit(p, cs, &full, end);
+        strset_clear(&full);
+    }
+    if (rc == 0 && cs->nrdocs) rc = row_image_submit(p, cs, end);
+    if (rc == 0 && pipeline_has_missing(p)) rc = pipeline_rebuild_missing(p, end);
+    return rc;
+}
+
+void pipeline_position(const struct pipeline *p, const bl_pos *end, sbuf *out) {
+    sbuf_printf(out, "%s:%llu", end->file, (unsigned long long)end->pos);
+    /* [source] versions = gtid: the reader resumes after this set, on this
+     * server or another of its topology (daemon.c, start_position) */
+    if (config_gtid_versions(p->cfg))
+        sbuf_printf(out, "%s%s", GTID_TOKEN_MARK, p->gtids.data ? p->gtids.data : "");
+}
+
+uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool quiet) {
+    if (cs->hold) return pipeline_end_at(p, cs, cs->hold, quiet);
+    sbuf pos = SBUF_INIT;
+    pipeline_position(p, end, &pos);
+    uint64_t seq = pipeline_end_at(p, cs, pos.data, quiet);
+    sbuf_free(&pos);
+    return seq;
+}
+
+uint64_t pipeline_end_at(struct pipeline *p, struct changeset *cs, const char *position,
+                         bool quiet) {
+    p->last_txn = quiet ? deliver_txn_end_quiet(p->d, position) : deliver_txn_end(p->d, position);
+    changeset_reset(cs);
+    return p->last_txn;
+}
+
+/* ---------- documents a script did not find ---------- */
+
+void pipeline_note_missing(struct pipeline *p, const char *index, const char *doc_id) {
+    sbuf k = SBUF_INIT;
+    sbuf_printf(&k, "%s\x1f%s", index, doc_id);
+    pthread_mutex_lock(&p->miss_mu);
+    if (p->nmissing == p->capmissing) {
+        p->capmissing = p->capmissing ? p->capmissing * 2 : 16;
+        p->missing = xrealloc(p->missing, p->capmissing * sizeof *p->missing);
+    }
+    p->missing[p->nmissing++] = k.data;
+    pthread_mutex_unlock(&p->miss_mu);
+}
+
+bool pipeline_has_missing(struct pipeline *p) {
+    pthread_mutex_lock(&p->miss_mu);
+    bool any = p->nmissing > 0;
+    pthread_mutex_unlock(&p->miss_mu);
+    return any;
+}
+
+/* Rebuild the documents scripts did not find, with the version of `end` (the
+ * content is read now, at least as new). */
+int pipeline_rebuild_missing(struct pipeline *p, const bl_pos *end) {
+    pthread_mutex_lock(&p->miss_mu);
+    char **miss = p->missing;
+    size_t n = p->nmissing;
+    p->missing = NULL, p->nmissing = p->capmissing = 0;
+    pthread_mutex_unlock(&p->miss_mu);
+    int rc = 0;
+    size_t rebuilt = 0;
+    const char **keys = xcalloc(n ? n : 1, sizeof *keys);
+    for (size_t x = 0; x < p->m->nindices && rc == 0; x++) { /* one batched build per index */
+        const struct mp_index *ix = &p->m->indices[x];
+        size_t nk = 0;
+        for (size_t i = 0; i < n; i++) {
+            char *sep = strchr(miss[i], '\x1f');
+            if ((size_t)(sep - miss[i]) == strlen(ix->alias) &&
+                !memcmp(miss[i], ix->alias, (size_t)(sep - miss[i])))
+                keys[nk++] = sep + 1;
+        }
+        if (!nk) continue;
+        rc = build_docs(p, x, 0, keys, nk, false, end, false);
+        rebuilt += nk;
+    }
+    free(keys);
+    if (rc == 0 && rebuilt)
+        log_info("run", "%zu document(s) were not in the engine for an element update: rebuilt "
+                        "whole", rebuilt);
+    if (rc != 0) { /* kept for the next attempt (all of them: rebuilding twice is harmless) */
+        pthread_mutex_lock(&p->miss_mu); /* with those that came meanwhile */
+        miss = xrealloc(miss, (n + p->nmissing + 1) * sizeof *miss);
+        for (size_t i = 0; i < p->nmissing; i++) miss[n + i] = p->missing[i];
+        free(p->missing);
+        p->nmissing += n;
+        p->capmissing = p->nmissing + 1;
+        p->missing = miss;
+        pthread_mutex_unlock(&p->miss_mu);
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++) free(miss[i]);
+    free(miss);
+    return rc;
+}
+
+int pipeline_snapshot_begin(struct pipeline *p, bl_pos *end) {
+    memset(end, 0, sizeof *end);
+    char file[BL_FILE_MAX];
+    unsigned long long before = 0, pos = 0;
+    /* the binlog's end first: on a server that reports no snapshot position
+     * it is the version, read before any row is */
+    if (db_binlog_status(p->src, end->file, sizeof end->file, &before, p->err, sizeof p->err) !=
+        1) {
+        snprintf(p->err + strlen(p->err), sizeof p->err - strlen(p->err),
+                 " (documents rebuilt here are versioned by the source's binlog position)");
+        return -1;
+    }
+    end->pos = before;
+    /* [source] versions = gtid: the ordinal before the snapshot likewise
+     * (MySQL); MariaDB's at the snapshot's position below */
+    bool gtid = config_gtid_versions(p->cfg);
+    if (gtid && gtid_server_ordinal(p->src, NULL, 0, &end->ordinal, p->err, sizeof p->err) < 0)
+        return -1;
+    /* MySQL: that position is the version only once everything binlogged up
+     * to it is committed, and so in the snapshot below (db.h) */
+    sbuf owned = SBUF_INIT;
+    int c = db_wait_binlogged_committed(p->src, 5, &owned, p->err, sizeof p->err);
+    if (c == 0)
+        log_warn("run", "GTID(s) %.300s owned for over 5 s and not executed (a session holding "
+                 "gtid_next?): documents read now may miss a transaction that commits just "
+                 "after; they are read anyway", owned.data ? owned.data : "");
+    sbuf_free(&owned);
+    if (c < 0) return -1;
+    int s = db_snapshot_begin(p->src, file, sizeof file, &pos, p->err, sizeof p->err);
+    if (s < 0) return -1;
+    if (s == 1) { /* MariaDB: exactly what the snapshot holds */
+        pipeline_version_check(end->file, before, file, pos);
+        snprintf(end->file, sizeof end->file, "%s", file);
+        end->pos = pos;
+        if (gtid && gtid_server_ordinal(p->src, file, pos, &end->ordinal, p->err,
+                                        sizeof p->err) < 0) {
+            db_snapshot_end(p->src);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void pipeline_snapshot_end(struct pipeline *p) { db_snapshot_end(p->src); }
+
+/* the number of a binlog file name (mysql-bin.000042 → 42) */
+static unsigned long long binlog_file_no(const char *f) {
+    const char *dot = strrchr(f, '.');
+    return dot ? strtoull(dot + 1, NULL, 10) : 0;
+}
+
+void pipeline_version_check(const char *before_file, unsigned long long before_pos,
+                            const char *snap_file, unsigned long long snap_pos) {
+    unsigned long long bf = binlog_file_no(before_file), sf = binlog_file_no(snap_file);
+    SS_INVARIANT(bf < sf || (bf == sf && before_pos <= snap_pos), "I2",
+                 "the binlog position read before a snapshot (%s:%llu) is after the "
+                 "snapshot's (%s:%llu)", before_file, before_pos, snap_file, snap_pos);
+}

@@ -1,0 +1,221 @@
+/* pipeline: the back half of every sync — route → build → deliver — that
+ * each producer of change sets shares (sync/pipeline/changeset.h).
+ *
+ *   producer (sync/sources/binlog_source.c: the binlog; later delayed runs, repair,
+ *   a Kafka source)
+ *      │ pipeline_route_row: which documents a row touches (router.c),
+ *      │   row-image documents (row_image.c), change snapshots
+ *      │   (change_snapshots.c), parent/child rows that may move
+ *      ▼
+ *   struct changeset ──pipeline_build──► documents rebuilt from MySQL
+ *      (docbuild.c), element scripts (area_update.c), row-image documents,
+ *      stale child copies (child_copies.c) ──► deliver_submit to every
+ *      target of the index (its live alias, a version being built)
+ *      ──pipeline_end──► one delivery transaction, ended at the change
+ *      set's position ──► acknowledged ──► checkpoint (src/deliver)
+ *
+ * Each build gets its inputs in a struct build_ctx (the index config, the
+ * version of its writes, whether parent/child ids are noted): nothing is
+ * passed through fields a previous caller left behind.
+ *
+ * The pipeline runs on one thread (the producer's). Its mapping and router
+ * are replaced only between change sets (pipeline_adopt), and so are its
+ * builds (sync/node/daemon_builds.c); `missing` is filled by delivery's helper
+ * threads under miss_mu. */
+#ifndef SS_PIPELINE_H
+#define SS_PIPELINE_H
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "binlog/binlog.h"
+#include "sync/pipeline/changeset.h"
+#include "config.h"
+#include "db.h"
+#include "deliver/deliver.h"
+#include "sync/mapping/mapping.h"
+#include "sync/pipeline/router.h"
+#include "sbuf.h"
+#include "search/search.h"
+#include "strset.h"
+
+/* a version being built by a reindex: live changes go to it too */
+struct mapping_gen;
+struct build {
+    char *alias, *phys;
+    unsigned version;
+    struct mapping_gen *gen;        /* pinned when the build started (its runner's mapping) */
+    struct reindex_runner *runner;
+};
+
+/* parent/child documents built in one build, for the stale-copy check */
+struct child_copy {
+    char *id, *routing;
+    bool absent;
+};
+struct copy_list {
+    struct child_copy *v;
+    size_t n, cap;
+};
+
+struct pipeline {
+    const struct ss_config *cfg;
+    const struct mapping *m;  /* in force; replaced between change sets */
+    struct router *router;    /* over m */
+    MYSQL *src;               /* document reads (the producer's snapshot) */
+    db_params srcp;
+    MYSQL *meta;              /* change snapshots */
+    db_params metap;
+    struct deliver *d;
+    struct search_conn *k;    /* engine lookups (child copies) */
+    struct build *builds;     /* versions being built: their dual writes */
+    size_t nbuilds;
+    uint64_t last_txn;        /* delivery's sequence of the last transaction ended */
+    uint64_t scripts_after;   /* no element scripts until delivery acknowledged this
+                               * transaction (0: none pending; see builds_apply) */
+    volatile sig_atomic_t *stop; /* set when the daemon stops */
+    bl_valctx v;
+    sbuf val;                 /* image_value's buffer */
+    pthread_mutex_t miss_mu;  /* guards missing (delivery's helpers add to it) */
+    char **missing;           /* "alias\x1fid": scripts that found no document */
+    size_t nmissing, capmissing;
+    unsigned long long docs, deletes, scripts, snapshots;
+    char err[1024];
+    unsigned src_errno; /* the source's error code when the last build failed on a query */
+    sbuf gtids;         /* [source] versions = gtid: the executed GTID set at the last
+                         * transaction built, saved in the checkpoint beside file:pos */
+};
+
+/* The explicit inputs of one build of one index config's documents. */
+struct build_ctx {
+    struct pipeline *p;
+    const struct mp_index *ix;
+    uint64_t version;         /* of every write of this build */
+    struct copy_list *copies; /* non-NULL: parent/child documents, ids noted */
+};
+
+/* a row image the router reads its values from (image_value) */
+struct image {
+    struct pipeline *p;
+    const bl_table *t;
+    const bl_cell *cells;
+};
+
+/* ---------- pipeline.c ---------- */
+void pipeline_init(struct pipeline *p, const struct ss_config *cfg);
+void pipeline_free(struct pipeline *p);
+/* Between change sets: route with mapping m from now on (router over m,
+ * owned by the pipeline from here; the caller keeps m alive). */
+void pipeline_adopt(struct pipeline *p, const struct mapping *m, struct router *router);
+/* Route one row of the source into cs. -1 with p->err. */
+int pipeline_route_row(struct pipeline *p, struct changeset *cs, const bl_row *row);
+/* Resolve, build and submit everything cs gathered, with the versions of
+ * position `end`; documents a script did not find are rebuilt too. Reads
+ * p->src (the caller has opened whatever read snapshot it needs). 0, or -1
+ * with p->err. */
+int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end);
+/* For a producer outside the binlog (resync, the delayed run, a check's
+ * repair): open a read snapshot on p->src and set *end to the binlog
+ * position it matches (MariaDB's Binlog_snapshot_position; elsewhere the
+ * binlog's end read just before it), the version of what it builds — a
+ * transaction in the binlog but not yet visible is then never versioned as
+ * if it were in the rows. pipeline_build reads in it; pipeline_snapshot_end
+ * after. 0, or -1 with p->err. */
+int pipeline_snapshot_begin(struct pipeline *p, bl_pos *end);
+/* I2 (src/invariant.h): the binlog position read before a snapshot, which
+ * versions its writes on a server that does not report the snapshot's own,
+ * is never after the snapshot's position (an over-estimate would let the
+ * snapshot's older rows win over changes between the two). Asserted where
+ * both are known. */
+void pipeline_version_check(const char *before_file, unsigned long long before_pos,
+                            const char *snap_file, unsigned long long snap_pos);
+void pipeline_snapshot_end(struct pipeline *p);
+/* End the delivery transaction of cs at `end` (quiet: it holds only
+ * checkpoint saves read back) and reset cs; at cs->hold instead while one is
+ * set. Returns the transaction's sequence. */
+uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool quiet);
+/* The checkpoint's resume token for `end` (and p->gtids with [source]
+ * versions = gtid), appended to out. */
+void pipeline_position(const struct pipeline *p, const bl_pos *end, sbuf *out);
+/* The same with the checkpoint's resume token given as it is (a producer whose
+ * position is not a binlog position: sync/sources/kafka_source.c, its offsets). */
+uint64_t pipeline_end_at(struct pipeline *p, struct changeset *cs, const char *position,
+                         bool quiet);
+/* Documents element scripts did not find (delivery's missing callback, any
+ * thread), rebuilt whole by the next pipeline_build or pipeline_rebuild. */
+void pipeline_note_missing(struct pipeline *p, const char *index, const char *doc_id);
+bool pipeline_has_missing(struct pipeline *p);
+int pipeline_rebuild_missing(struct pipeline *p, const bl_pos *end);
+
+/* ---------- targets.c ---------- */
+/* The version of writes of index config ix made at position end (after:
+ * just past it, before the next transaction: a TTL delete; cs->version_after);
+ * 0 with p->err when the position does not fit a version. */
+uint64_t targets_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end,
+                         bool after);
+/* The same for binlog position file:pos of server src, without a pipeline
+ * (a reindex's page: the position of its read snapshot); with [source]
+ * versions = gtid the server is asked for its GTID set there (MySQL: now,
+ * so call it before the snapshot). 0 with err. */
+uint64_t targets_version_at(const struct ss_config *cfg, MYSQL *src, const struct mp_index *ix,
+                            const char *file, unsigned long long pos, char *err, size_t errlen);
+/* One change of index config ix: to the live version behind the alias and to
+ * a version being built. 0 or -1. */
+int targets_submit(struct pipeline *p, const struct mp_index *ix, const struct change *c);
+/* The delivery queue of every write of the index config behind alias,
+ * whatever index the write names (the alias, a version by its name): one
+ * FIFO per document across a switch (see targets.c). */
+const char *targets_queue(const char *alias);
+/* A reindex page's write to the version it builds, in the pages' own queue. */
+int targets_submit_page(struct deliver *d, const char *phys, const struct change *c);
+/* One change to version phys of alias being built, by its physical name, in
+ * the index config's queue (targets_queue). 0, or -1 when delivery is
+ * shutting down. */
+int targets_submit_build(struct deliver *d, const char *alias, const char *phys,
+                         const struct change *c);
+const struct build *targets_build_of(const struct pipeline *p, const char *alias);
+
+/* ---------- image.c ---------- */
+/* A column's value in a row image, as text (the router's and the builder's
+ * form); NULL with *absent when the image lacks the column. The buffer is
+ * reused by the next call. */
+const char *image_value(void *img, const char *column, size_t *len, bool *absent);
+
+/* ---------- row_image.c ---------- */
+bool row_image_index(const struct mp_index *ix);
+/* A row of a row-image root table: its document from the after image. */
+int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const bl_row *row);
+/* cs's row-image documents, the latest image of each document winning
+ * (changeset_rowdoc_winners), versioned by its coordinates when it has some. */
+int row_image_submit(struct pipeline *p, struct changeset *cs, const bl_pos *end);
+
+/* ---------- change_snapshots.c ---------- */
+int snapshots_add_row(struct pipeline *p, struct changeset *cs, const bl_row *row);
+/* cs's snapshots, in one INSERT on p->meta; 0 or -1 */
+int snapshots_write(struct pipeline *p, struct changeset *cs);
+
+/* ---------- child_copies.c ---------- */
+/* Sets cs->copies_may_move when this row can leave a copy behind. */
+void copies_watch_row(struct pipeline *p, struct changeset *cs, const bl_row *row);
+void copies_note(struct copy_list *l, const char *id, const char *routing, bool absent);
+void copies_free(struct copy_list *l);
+int copies_fix(struct build_ctx *b);
+
+/* ---------- area_update.c ---------- */
+/* The router's element collector (router_set_area); ctx: struct route_ctx */
+int area_collect(void *ctx, size_t index, const struct mp_relation *rel, const char *doc,
+                 const char *elem);
+/* cs's elements not in a document rebuilt whole (full: "index\x1fkey"),
+ * each document's edits in one script. */
+int area_submit(struct pipeline *p, struct changeset *cs, const struct strset *full,
+                const bl_pos *end);
+
+/* the context of router_flush's collectors */
+struct route_ctx {
+    struct pipeline *p;
+    struct changeset *cs;
+};
+
+#endif

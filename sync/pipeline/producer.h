@@ -1,0 +1,40 @@
+/* producer: the shared pipeline outside the daemon, for commands that
+ * produce change sets on their own (resync, delayed-run): the metadata
+ * schema (migrated) and the source, the mapping validated against it, the
+ * versions being built (their dual writes, as the daemon has them), the
+ * engine, and a delivery whose dead letters go to the dead-letter table
+ * and whose full writes supersede older dead letters. */
+#ifndef SS_PRODUCER_H
+#define SS_PRODUCER_H
+#include <stdbool.h>
+
+#include "deliver/store.h"
+#include "sync/pipeline/pipeline.h"
+
+struct producer {
+    struct pipeline p;  /* p.m is &m once open */
+    struct mapping m;
+    struct search_client *client;
+    struct dl_store *dls;
+    char err[2048];
+};
+
+struct producer_opts {
+    bool engine;          /* false: no engine and no delivery (a dry run) */
+    bool flush_each_txn;  /* a transaction's changes leave at once (it is waited for) */
+    int flush_interval_ms; /* > 0: overrides [delivery] flush_interval_ms */
+    const char *stream;   /* its delivery stream's name ("delayed", "repair", ...) */
+};
+
+/* Open everything. EXIT_OK, EXIT_USAGE (the mapping does not match the
+ * source) or EXIT_RUNTIME, with pr->err; producer_close in every case. */
+int producer_open(struct producer *pr, const struct ss_config *cfg,
+                  const struct producer_opts *o);
+void producer_close(struct producer *pr);
+
+/* The document table a document id names: a parent/child table whose join
+ * name prefixes it ("review-7" → that table, *key "7"), else the root (*key
+ * the id itself). */
+size_t producer_doc_table(const struct mp_index *ix, const char *id, const char **key);
+
+#endif

@@ -1,0 +1,861 @@
+/* reindex: a build's requests and its life in the metadata (see reindex.h
+ * for the states).
+ *
+ * Owns: reindex_request (the next version created in the engine; the
+ * version, its run, one job per bucket and the state 'changing' in one
+ * metadata transaction), the bucket conditions (ranges of the key from its
+ * MIN and MAX, or MOD(bucket column, n)), reindex_reset and
+ * reindex_delete_all, and the two ends of a build shared with the runner:
+ * closing its run (bookkeeping kept for keep_runs runs) and undoing it. The
+ * jobs themselves run in sync/reindex/reindex_runner.c. */
+#include "sync/reindex/reindex.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "sync/pipeline/docbuild.h"
+#include "sync/mapping/index_mapping.h"
+#include "rebalance/jobs/job_assign.h"
+#include "json_exact.h"
+#include "log.h"
+#include "sync/reindex/reindex_int.h"
+#include "sbuf.h"
+#include "search/search.h"
+
+/* ---------- small helpers (reindex_int.h) ---------- */
+
+static const char *key_col(const struct mp_table *t) {
+    const struct mp_column *k = mp_table_key(t);
+    return k ? k->name : NULL;
+}
+
+/* SQL orders and compares its values as numbers (a string key holding "18"
+ * does neither) */
+static bool key_is_integer(const struct mp_table *t) {
+    const struct mp_column *k = mp_table_key(t);
+    return k && mapping_is_integer_type(k->mysql_type);
+}
+
+bool rx_bucket_is_key_interval(const char *cond) {
+    return strncmp(cond, MOD_BUCKET, strlen(MOD_BUCKET)) != 0;
+}
+
+bool rx_doc_table(const struct mp_index *ix, size_t t) {
+    return t == 0 || ix->tables[t].parent_table != NULL;
+}
+
+void rx_sq(MYSQL *m, sbuf *q, const char *s) { db_quote(m, q, s, strlen(s)); }
+
+/* A statement on the jobs of a build: jobs finishing at the same moment can
+ * deadlock in InnoDB (one job's UPDATE against another's NOT EXISTS check);
+ * the victim simply runs again. Rows changed, or -1. */
+long long rx_exec_retry(MYSQL *m, const char *sql, char *err, size_t errlen) {
+    for (int attempt = 0;; attempt++) {
+        long long n = db_exec_rows(m, sql, err, errlen);
+        unsigned e = mysql_errno(m);
+        if (n >= 0 || attempt >= 8 || (e != 1213 && e != 1205)) return n;
+        struct timespec ts = {0, (long)(5 + 20 * attempt) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Sleep ms in steps of at most 200 ms; false as soon as *stop is set. */
+bool rx_nap_unless(const _Atomic int *stop, long ms) {
+    while (ms > 0 && !*stop) {
+        long step = ms < 200 ? ms : 200;
+        struct timespec ts = {0, step * 1000000L};
+        nanosleep(&ts, NULL);
+        ms -= step;
+    }
+    return !*stop;
+}
+
+int rx_engine(struct search_conn *k, const char *method, const char *path, const char *body,
+              struct search_resp *r, char *err, size_t errlen) {
+    if (search_request(k, method, path, NULL, body, body ? strlen(body) : 0, r) != 0)
+        return errf(err, errlen, "engine: %s %s: %s", method, path, r->err);
+    return 0;
+}
+
+int reindex_parse_primary_terms(const char *json, size_t len, const char *index, sbuf *out) {
+    cJSON *j = json && len ? json_exact_parse(json, len) : NULL;
+    cJSON *md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
+    cJSON *ixs = cJSON_GetObjectItemCaseSensitive(md, "indices");
+    cJSON *terms = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ixs, index),
+                                                    "primary_terms");
+    int n = cJSON_IsObject(terms) ? cJSON_GetArraySize(terms) : 0;
+    sbuf t = SBUF_INIT;
+    for (int s = 0; s < n; s++) {
+        char key[16];
+        snprintf(key, sizeof key, "%d", s);
+        cJSON *it = cJSON_GetObjectItemCaseSensitive(terms, key);
+        const char *v = cJSON_IsRaw(it) ? it->valuestring : NULL; /* numbers stay text */
+        if (!v || !docbuild_is_integer(v)) {
+            n = 0;
+            break;
+        }
+        sbuf_printf(&t, "%s%s", s ? "," : "", v);
+    }
+    if (n > 0) sbuf_add(out, t.data, t.len);
+    sbuf_free(&t);
+    cJSON_Delete(j);
+    return n > 0 ? n : -1;
+}
+
+int rx_primary_terms(struct search_conn *k, const char *phys, sbuf *out, char *err,
+                     size_t errlen) {
+    char path[800];
+    snprintf(path, sizeof path,
+             "/_cluster/state/metadata/%s?filter_path=metadata.indices.*.primary_terms", phys);
+    struct search_resp r;
+    search_resp_init(&r);
+    int rc = rx_engine(k, "GET", path, NULL, &r, err, errlen);
+    if (rc == 0 && (r.status != 200 ||
+                    reindex_parse_primary_terms(r.body.data, r.body.len, phys, out) < 0))
+        rc = errf(err, errlen, "GET %s: HTTP %ld %.300s", path, r.status,
+                  r.body.data ? r.body.data : "");
+    search_resp_free(&r);
+    return rc;
+}
+
+void rx_sync_log(MYSQL *meta, const char *source, const char *index_id, const char *event,
+                 const char *detail) {
+    sbuf q = SBUF_INIT;
+    char err[256];
+    char host[128] = "";
+    gethostname(host, sizeof host - 1);
+    sbuf_adds(&q, "INSERT INTO sync_log (source, index_id, event, detail, node) VALUES (");
+    rx_sq(meta, &q, source);
+    sbuf_printf(&q, ", %s, ", index_id ? index_id : "NULL");
+    rx_sq(meta, &q, event);
+    sbuf_adds(&q, ", ");
+    if (detail) rx_sq(meta, &q, detail);
+    else sbuf_adds(&q, "NULL");
+    sbuf_printf(&q, ", '%s:%d')", host, (int)getpid());
+    if (db_exec(meta, q.data, err, sizeof err) < 0)
+        log_warn("reindex", "sync_log not written: %s", err);
+    sbuf_free(&q);
+}
+
+/* The index config of alias with its validated model (types filled in). */
+int rx_load_index(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const char *alias,
+                  struct mapping *m, size_t *pos, char *err, size_t errlen) {
+    if (mapping_db_load(meta, cfg->source.name, m, err, errlen) < 0) return REINDEX_ERR;
+    size_t i = 0;
+    while (i < m->nindices && strcmp(m->indices[i].alias, alias)) i++;
+    if (i == m->nindices) {
+        errf(err, errlen, "source %s has no index config \"%s\" (see searchsync mapping export)",
+             cfg->source.name, alias);
+        return REINDEX_UNKNOWN;
+    }
+    *pos = i;
+    if (!src) return REINDEX_OK;
+    return mapping_check_source(src, m, err, errlen) ? REINDEX_ERR : REINDEX_OK;
+}
+
+int rx_index_id_of(MYSQL *meta, const char *source, const char *alias, char **row, char *err,
+                   size_t errlen) {
+    /* id, state, current_version, building_version, history_retention */
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT id, state, current_version, building_version, history_retention "
+                  "FROM index_configs WHERE source = ");
+    rx_sq(meta, &q, source);
+    sbuf_adds(&q, " AND alias = ");
+    rx_sq(meta, &q, alias);
+    int rc = db_row1(meta, q.data, q.len, row, 5, err, errlen);
+    sbuf_free(&q);
+    if (rc == 0) {
+        errf(err, errlen, "source %s has no index config \"%s\"", source, alias);
+        return REINDEX_UNKNOWN;
+    }
+    return rc < 0 ? REINDEX_ERR : REINDEX_OK;
+}
+
+/* ---------- bucket conditions ---------- */
+
+int reindex_bucket_cond(const char *key, char *const *bounds, int b, int n, sbuf *out) {
+    if (n < 1 || b < 0 || b >= n) return -1;
+    const char *lo = b > 0 ? bounds[b - 1] : NULL, *hi = b < n - 1 ? bounds[b] : NULL;
+    if (b > 0 && !lo) { /* fewer rows than buckets: this one is empty */
+        sbuf_adds(out, "0=1");
+        return 0;
+    }
+    if ((lo && !docbuild_is_integer(lo)) || (hi && !docbuild_is_integer(hi))) return -1;
+    if (lo) {
+        db_ident(out, key);
+        sbuf_printf(out, " >= %s", lo);
+    }
+    if (hi) {
+        if (lo) sbuf_adds(out, " AND ");
+        db_ident(out, key);
+        sbuf_printf(out, " < %s", hi);
+    }
+    return 0;
+}
+
+/* Samples kept while walking a key: at most this many, every stride-th key */
+#define QUANTILE_SAMPLES 4096
+
+/* The n-1 keys of table tb that split its rows into n buckets of about
+ * equal size (bounds[k-1] is about the key at row count*k/n, k = 1..n-1,
+ * in key order; NULL when the table has fewer rows). One pass over the
+ * key's index, streamed: every stride-th key is kept, and when the sample
+ * is full every other one is dropped and the stride doubles, so memory
+ * stays bounded and a bound is off by less than count/QUANTILE_SAMPLES*2
+ * rows. Equal-width ranges of the key, as before, put every row in one
+ * bucket when a few keys lie far from the rest (ids 10,000,001 and up
+ * beside 50k small ones); this walk reads each key once, whatever the
+ * number of buckets. Rows inserted after the split fall into the first or
+ * the last bucket, which have no lower or upper bound. A table with fewer
+ * rows than buckets repeats a bound: the bucket between is empty. */
+static int key_quantiles(MYSQL *src, const struct mp_table *tb, const char *key, int n,
+                         char **bounds, char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT ");
+    db_ident(&q, key);
+    sbuf_adds(&q, " FROM ");
+    db_ident(&q, tb->db);
+    sbuf_addc(&q, '.');
+    db_ident(&q, tb->table);
+    sbuf_adds(&q, " ORDER BY ");
+    db_ident(&q, key);
+    int rc = 0;
+    if (mysql_real_query(src, q.data, q.len) != 0) {
+        rc = errf(err, errlen, "%s (%u) in: %.200s", mysql_error(src), mysql_errno(src), q.data);
+        sbuf_free(&q);
+        return rc;
+    }
+    /* streamed, not db_query: every key of the table passes, only the
+     * samples are kept (memory bounded by QUANTILE_SAMPLES, not the table) */
+    MYSQL_RES *res = mysql_use_result(src);
+    if (!res) {
+        rc = errf(err, errlen, "%s (%u) in: %.200s", mysql_error(src), mysql_errno(src), q.data);
+        sbuf_free(&q);
+        return rc;
+    }
+    char **sample = xcalloc(QUANTILE_SAMPLES, sizeof *sample);
+    size_t kept = 0;
+    unsigned long long count = 0, stride = 1;
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res))) {
+        if (count++ % stride) continue;
+        if (kept == QUANTILE_SAMPLES) { /* keep samples 0, 2, 4, ...: rows 0, 2s, 4s, ... */
+            for (size_t i = 0; i < kept; i++) {
+                if (i % 2) free(sample[i]);
+                else sample[i / 2] = sample[i];
+            }
+            kept /= 2;
+            stride *= 2;
+            if ((count - 1) % stride) continue;
+        }
+        sample[kept++] = row[0] ? xstrdup(row[0]) : NULL;
+    }
+    if (mysql_errno(src))
+        rc = errf(err, errlen, "reading the keys of %s.%s: %s (%u)", tb->db, tb->table,
+                  mysql_error(src), mysql_errno(src));
+    mysql_free_result(res);
+    for (int k = 1; rc == 0 && k < n; k++) {
+        unsigned long long at = count * (unsigned long long)k / (unsigned long long)n;
+        size_t j = (size_t)(at / stride);
+        if (at >= count || j >= kept || !sample[j]) continue;
+        bounds[k - 1] = xstrdup(sample[j]);
+    }
+    for (size_t i = 0; i < kept; i++) free(sample[i]);
+    free(sample);
+    sbuf_free(&q);
+    return rc;
+}
+
+/* Probes of the key's spread: equal-width slices of [min, max] looked at */
+#define SPREAD_PROBES 64
+
+static __int128 int_of(const char *s) {
+    __int128 v = 0;
+    bool neg = s[0] == '-';
+    for (const char *p = s + neg; *p >= '0' && *p <= '9'; p++) v = v * 10 + (*p - '0');
+    return neg ? -v : v;
+}
+
+static char *int_str(__int128 v) {
+    char buf[48], *p = buf + sizeof buf;
+    bool neg = v < 0;
+    unsigned __int128 u = neg ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
+    *--p = '\0';
+    do *--p = (char)('0' + (int)(u % 10)); while ((u /= 10) && p > buf + 1);
+    if (neg) *--p = '-';
+    return xstrdup(p);
+}
+
+/* The smallest key of tb at or above from (1: *out set, 0: none, -1: error):
+ * one index seek. */
+static int key_at_or_above(MYSQL *src, const struct mp_table *tb, const char *key, const char *from,
+                           char **out, char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT ");
+    db_ident(&q, key);
+    sbuf_adds(&q, " FROM ");
+    db_ident(&q, tb->db);
+    sbuf_addc(&q, '.');
+    db_ident(&q, tb->table);
+    if (from) {
+        sbuf_adds(&q, " WHERE ");
+        db_ident(&q, key);
+        sbuf_printf(&q, " >= %s", from);
+    }
+    sbuf_adds(&q, " ORDER BY ");
+    db_ident(&q, key);
+    sbuf_adds(&q, " LIMIT 1");
+    int rc = db_row1(src, q.data, q.len, out, 1, err, errlen);
+    sbuf_free(&q);
+    if (rc == 1 && (!*out || !docbuild_is_integer(*out))) {
+        free(*out);
+        *out = NULL;
+        return 0;
+    }
+    return rc;
+}
+
+/* Equal-width bounds of [min, max] when the key is spread over the whole
+ * range: each of SPREAD_PROBES slices holds a key (an index seek per slice,
+ * not a walk). Dense keys (auto-increment with deletes) split this way in a
+ * few dozen reads. 1: bounds set; 0: the key has gaps (or too few values),
+ * key_quantiles must place the bounds; -1: error. */
+static int key_spread_bounds(MYSQL *src, const struct mp_table *tb, const char *key, int n,
+                             char **bounds, char *err, size_t errlen) {
+    char *lo_s = NULL, *hi_s = NULL;
+    int rc = key_at_or_above(src, tb, key, NULL, &lo_s, err, errlen);
+    if (rc <= 0) return rc;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT MAX(");
+    db_ident(&q, key);
+    sbuf_adds(&q, ") FROM ");
+    db_ident(&q, tb->db);
+    sbuf_addc(&q, '.');
+    db_ident(&q, tb->table);
+    rc = db_row1(src, q.data, q.len, &hi_s, 1, err, errlen);
+    sbuf_free(&q);
+    if (rc < 0 || !hi_s || !docbuild_is_integer(hi_s)) {
+        free(lo_s);
+        free(hi_s);
+        return rc < 0 ? -1 : 0;
+    }
+    __int128 lo = int_of(lo_s), width = int_of(hi_s) - lo + 1;
+    free(lo_s);
+    free(hi_s);
+    if (width < (__int128)SPREAD_PROBES * 4) return 0;
+    for (int i = 1; i < SPREAD_PROBES; i++) { /* slice i-1 holds a key below its end? */
+        char *start = int_str(lo + width * (i - 1) / SPREAD_PROBES);
+        __int128 end = lo + width * i / SPREAD_PROBES;
+        char *next = NULL;
+        rc = key_at_or_above(src, tb, key, start, &next, err, errlen);
+        free(start);
+        bool held = rc == 1 && int_of(next) < end;
+        free(next);
+        if (rc < 0) return -1;
+        if (!held) return 0;
+    }
+    for (int k = 1; k < n; k++) bounds[k - 1] = int_str(lo + width * k / n);
+    return 1;
+}
+
+static void free_bounds(char ***bounds, size_t ntables, int n) {
+    if (!bounds) return;
+    for (size_t t = 0; t < ntables; t++) {
+        if (!bounds[t]) continue;
+        for (int i = 0; i < n; i++) free(bounds[t][i]);
+        free(bounds[t]);
+    }
+    free(bounds);
+}
+
+/* Range bounds of every document table with an integer key (NULL entries
+ * for the others), found once per request: equal widths when the key has
+ * no gaps (a few dozen seeks), else the key's quantiles (one walk of its
+ * index). */
+static char ***range_bounds(MYSQL *src, const struct mp_index *ix, int n, char *err,
+                            size_t errlen) {
+    char ***bounds = xcalloc(ix->ntables ? ix->ntables : 1, sizeof *bounds);
+    for (size_t t = 0; n > 1 && t < ix->ntables; t++) {
+        if (!rx_doc_table(ix, t) || !key_is_integer(&ix->tables[t])) continue;
+        bounds[t] = xcalloc((size_t)n, sizeof **bounds);
+        const struct mp_table *tb = &ix->tables[t];
+        int spread = key_spread_bounds(src, tb, key_col(tb), n, bounds[t], err, errlen);
+        if (spread < 0 || (spread == 0 && key_quantiles(src, tb, key_col(tb), n, bounds[t], err,
+                                                        errlen) < 0)) {
+            free_bounds(bounds, ix->ntables, n);
+            return NULL;
+        }
+    }
+    return bounds;
+}
+
+/* params of bucket b for every document table; bounds from range_bounds */
+static int bucket_params(const struct mp_index *ix, char ***bounds, int b, int n, bool by_mod,
+                         sbuf *out, char *err, size_t errlen) {
+    for (size_t t = 0; t < ix->ntables; t++) {
+        if (!rx_doc_table(ix, t)) continue;
+        const struct mp_table *tb = &ix->tables[t];
+        const char *key = key_col(tb);
+        sbuf_printf(out, "%zu\t", t);
+        if (n == 1) {
+            sbuf_addc(out, '\n');
+            continue;
+        }
+        if (!by_mod && !key_is_integer(tb)) { /* no ranges of a string key: all in bucket 0 */
+            sbuf_adds(out, b != 0 ? "0=1\n" : "\n");
+            continue;
+        }
+        if (by_mod) {
+            const char *col = tb->bucket_column ? tb->bucket_column : key;
+            sbuf_adds(out, MOD_BUCKET "ABS(COALESCE(");
+            db_ident(out, col);
+            sbuf_printf(out, ", 0)), %d) = %d\n", n, b);
+            continue;
+        }
+        /* key ranges of about equal rows: boundaries at the table's quantiles */
+        int rc = reindex_bucket_cond(key, bounds[t], b, n, out);
+        sbuf_addc(out, '\n');
+        if (rc < 0)
+            return errf(err, errlen, "%s.%s: its key's quantiles are not integers", tb->db,
+                        tb->table);
+    }
+    return 0;
+}
+
+/* ---------- request / reset / delete-all ---------- */
+
+/* One request per index config at a time, whichever node or command makes
+ * it: between choosing the version number and committing it, a request
+ * deletes a leftover <alias>_v<N> and creates its own, so two at once would
+ * delete each other's index (the loser's rollback too). A named lock of the
+ * metadata server, released with the connection should it go. take: wait
+ * for it up to 60 s (REINDEX_OK, else REINDEX_REFUSED or REINDEX_ERR);
+ * !take: give it back. */
+static int request_lock(MYSQL *meta, const char *source, const char *alias, bool take, char *err,
+                        size_t errlen) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, take ? "SELECT GET_LOCK(" : "SELECT RELEASE_LOCK(");
+    sbuf_adds(&q, "CONCAT('searchsync.reindex.', LEFT(SHA1(CONCAT(DATABASE(), '.', ");
+    rx_sq(meta, &q, source);
+    sbuf_adds(&q, ", '.', ");
+    rx_sq(meta, &q, alias);
+    sbuf_adds(&q, take ? ")), 40)), 60)" : ")), 40)))");
+    char e2[256];
+    char *got = db_scalar(meta, q.data, take ? err : e2, take ? errlen : sizeof e2);
+    sbuf_free(&q);
+    int rc = got && !strcmp(got, "1") ? REINDEX_OK : got ? REINDEX_REFUSED : REINDEX_ERR;
+    free(got);
+    if (take && rc == REINDEX_REFUSED)
+        errf(err, errlen, "another reindex request of index %s (from another node or command) "
+             "has been under way for over 60 s: wait for it (searchsync status), then retry",
+             alias);
+    return rc;
+}
+
+/* The version's index in the engine: created with its build settings (a
+ * leftover of a request that died before its metadata commit deleted
+ * first), its body (the one it will serve with) into *body, its shards'
+ * primary terms into *terms (empty: the engine does not say them, and the
+ * version is built with every write on disk instead). 0, or -1 with err;
+ * *created says whether the index exists now. */
+static int create_version(const struct ss_config *cfg, struct search_client *client,
+                          struct search_conn *k, const struct mp_index *ix, const char *phys,
+                          sbuf *body, sbuf *terms, bool *created, char *err, size_t errlen) {
+    /* the version records the body it will serve with; it is created with
+     * no refreshes, no replicas, its translog written asynchronously and
+     * deletes remembered for [reindex] gc_deletes_s, all restored at the
+     * switch */
+    sbuf build = SBUF_INIT;
+    struct search_resp r;
+    search_resp_init(&r);
+    int rc = -1;
+    if (index_mapping_body(ix, search_client_dialect(client), false, body, err, errlen) != 0 ||
+        index_mapping_build_body(ix, search_client_dialect(client), cfg->reindex.gc_deletes_s,
+                                 &build, err, errlen) != 0)
+        goto out;
+    char path[700];
+    snprintf(path, sizeof path, "/%s", phys);
+    /* a leftover of a request that died before its metadata commit */
+    if (rx_engine(k, "DELETE", path, NULL, &r, err, errlen) < 0) goto out;
+    if (rx_engine(k, "PUT", path, build.data, &r, err, errlen) < 0) goto out;
+    if (r.status != 200) {
+        errf(err, errlen, "creating index %s: HTTP %ld %.400s", phys, r.status,
+             r.body.data ? r.body.data : "");
+        goto out;
+    }
+    *created = true;
+    /* The version is built with its translog written asynchronously; the
+     * terms its shards start with tell a later node restart, which may have
+     * lost writes it had acknowledged (sync/reindex/reindex_runner.c). An engine that
+     * does not say them gets every write of the build on disk instead. */
+    char terr[512];
+    if (rx_primary_terms(k, phys, terms, terr, sizeof terr) < 0) {
+        sbuf_free(terms);
+        log_warn("reindex", "%s: %s; it is built with every write on disk (slower: grant the "
+                 "engine user the monitor cluster privilege)", phys, terr);
+        snprintf(path, sizeof path, "/%s/_settings", phys);
+        if (rx_engine(k, "PUT", path, "{\"index\":{\"translog\":{\"durability\":null}}}", &r, err,
+                      errlen) < 0)
+            goto out;
+        if (r.status != 200) {
+            errf(err, errlen, "restoring the translog durability of %s: HTTP %ld %.400s", phys,
+                 r.status, r.body.data ? r.body.data : "");
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    search_resp_free(&r);
+    sbuf_free(&build);
+    return rc;
+}
+
+/* The request in the metadata, in one transaction: the index config
+ * 'changing' to version v, the version (its body and terms), the run, and
+ * one job per bucket (params: the buckets' conditions separated by 0x1e).
+ * REINDEX_OK, REINDEX_REFUSED (another request got there first) or
+ * REINDEX_ERR, with err. */
+static int record_request(MYSQL *meta, const char *source, const char *id, const char *alias,
+                          unsigned v, const char *phys, const sbuf *body, const sbuf *terms,
+                          int n, bool by_mod, const char *params, char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    int rc = REINDEX_ERR;
+    /* one transaction: the version, the run, the jobs, the state */
+    if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) goto out;
+    sbuf_printf(&q, "UPDATE index_configs SET state = 'changing', building_version = %u WHERE "
+                    "id = %s AND state NOT IN ('changing', 'switching')",
+                v, id);
+    long long changed = db_exec_rows(meta, q.data, err, errlen);
+    if (changed < 0) goto rollback;
+    if (changed != 1) {
+        errf(err, errlen, "index %s started changing meanwhile (another reindex request)", alias);
+        rc = REINDEX_REFUSED;
+        goto rollback;
+    }
+    sbuf_reset(&q);
+    sbuf_printf(&q, "INSERT INTO index_versions (index_id, version, physical_name, state, body, "
+                    "buckets, bucketing, build_terms) VALUES (%s, %u, ",
+                id, v);
+    rx_sq(meta, &q, phys);
+    sbuf_adds(&q, ", 'changing', ");
+    db_quote(meta, &q, body->data, body->len);
+    sbuf_printf(&q, ", %d, '%s', ", n, by_mod ? "mod" : "range");
+    if (terms->len) rx_sq(meta, &q, terms->data);
+    else sbuf_adds(&q, "NULL");
+    sbuf_addc(&q, ')');
+    if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
+    sbuf_reset(&q);
+    sbuf_adds(&q, "INSERT INTO reindex_runs (source, index_id, alias, version, buckets) VALUES (");
+    rx_sq(meta, &q, source);
+    sbuf_printf(&q, ", %s, ", id);
+    rx_sq(meta, &q, alias);
+    sbuf_printf(&q, ", %u, %d)", v, n);
+    if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
+    const char *p = params;
+    for (int b = 0; b < n; b++) {
+        const char *e = strchr(p, '\x1e');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        sbuf_reset(&q);
+        sbuf_adds(&q, "INSERT INTO jobs (source, index_id, version, type, status, total_buckets, "
+                      "bucket, data_cursor, params) VALUES (");
+        rx_sq(meta, &q, source);
+        sbuf_printf(&q, ", %s, %u, 'index', 'init', %d, %d, '0', ", id, v, n, b);
+        db_quote(meta, &q, p, len);
+        sbuf_addc(&q, ')');
+        if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
+        p = e ? e + 1 : p + len;
+    }
+    if (db_exec(meta, "COMMIT", err, errlen) < 0) goto out;
+    rc = REINDEX_OK;
+    goto out;
+rollback:
+    db_exec(meta, "ROLLBACK", err + strlen(err), errlen - strlen(err));
+out:
+    sbuf_free(&q);
+    return rc;
+}
+
+int reindex_request(const struct ss_config *cfg, struct search_client *client,
+                    struct search_conn *k, MYSQL *meta, MYSQL *src,
+                    const struct reindex_request *req, unsigned *version, char *err,
+                    size_t errlen) {
+    const char *source = cfg->source.name;
+    struct mapping m = {0};
+    size_t at = 0;
+    int rc = rx_load_index(cfg, meta, src, req->alias, &m, &at, err, errlen);
+    if (rc != REINDEX_OK) {
+        mapping_free(&m);
+        return rc;
+    }
+    const struct mp_index *ix = &m.indices[at];
+    for (size_t t = 0; t < ix->ntables; t++)
+        if (rx_doc_table(ix, t) && !key_col(&ix->tables[t])) {
+            mapping_free(&m);
+            return errf(err, errlen, "%s.%s has no key column", ix->tables[t].db,
+                        ix->tables[t].table),
+                   REINDEX_REFUSED;
+        }
+    rc = request_lock(meta, source, req->alias, true, err, errlen);
+    if (rc != REINDEX_OK) {
+        mapping_free(&m);
+        return rc;
+    }
+    char *row[5];
+    rc = rx_index_id_of(meta, source, req->alias, row, err, errlen);
+    if (rc != REINDEX_OK) {
+        request_lock(meta, source, req->alias, false, NULL, 0);
+        mapping_free(&m);
+        return rc;
+    }
+    char *id = row[0];
+    if (!strcmp(row[1], "changing") || !strcmp(row[1], "switching")) {
+        errf(err, errlen,
+             "index %s is already being rebuilt (version %s, state %s): wait for it "
+             "(searchsync status), or cancel it with searchsync reindex --reset %s",
+             req->alias, row[3], row[1], req->alias);
+        request_lock(meta, source, req->alias, false, NULL, 0);
+        db_row_free(row, 5);
+        mapping_free(&m);
+        return REINDEX_REFUSED;
+    }
+    sbuf q = SBUF_INIT, body = SBUF_INIT, params = SBUF_INIT;
+    sbuf terms = SBUF_INIT; /* the version's primary terms at creation */
+    char *mx[1] = {NULL};
+    int n = req->buckets > 0 ? req->buckets : cfg->reindex.buckets;
+    /* in a cluster, every live node of the source gets at least one job */
+    int live = cluster_live_nodes(cfg);
+    if (live > n) n = live;
+    unsigned v = 0;
+    bool created = false;
+    rc = REINDEX_ERR;
+    sbuf_printf(&q, "SELECT GREATEST(%s, COALESCE((SELECT MAX(version) FROM index_versions WHERE "
+                    "index_id = %s), 0), COALESCE((SELECT MAX(version) FROM reindex_runs WHERE "
+                    "index_id = %s), 0)) + 1",
+                row[2], id, id);
+    if (db_row1(meta, q.data, q.len, mx, 1, err, errlen) < 1) goto out;
+    v = (unsigned)strtoul(mx[0], NULL, 10);
+    char phys[600];
+    snprintf(phys, sizeof phys, "%s_v%u", req->alias, v);
+    if (create_version(cfg, client, k, ix, phys, &body, &terms, &created, err, errlen) < 0)
+        goto out;
+    char ***bounds = req->by_mod ? NULL : range_bounds(src, ix, n, err, errlen);
+    if (!req->by_mod && !bounds) goto out;
+    for (int b = 0; b < n; b++) {
+        sbuf_printf(&params, "%s", b ? "\x1e" : "");
+        if (bucket_params(ix, bounds, b, n, req->by_mod, &params, err, errlen) < 0) {
+            free_bounds(bounds, ix->ntables, n);
+            goto out;
+        }
+    }
+    free_bounds(bounds, ix->ntables, n);
+    rc = record_request(meta, source, id, req->alias, v, phys, &body, &terms, n, req->by_mod,
+                        params.data ? params.data : "", err, errlen);
+    if (rc != REINDEX_OK) goto out;
+    {
+        char detail[800];
+        snprintf(detail, sizeof detail, "version %u requested (%s): %d bucket(s) by %s", v,
+                 req->reason ? req->reason : "reindex", n, req->by_mod ? "MOD" : "key range");
+        rx_sync_log(meta, source, id, "reindex requested", detail);
+    }
+    log_info("reindex", "%s: version %u queued in %d bucket(s) (%s)", req->alias, v, n,
+             req->reason ? req->reason : "reindex");
+    *version = v;
+    created = false;
+out:
+    if (created) {
+        char e2[256], path[700];
+        struct search_resp r;
+        search_resp_init(&r);
+        snprintf(path, sizeof path, "/%s_v%u", req->alias, v);
+        rx_engine(k, "DELETE", path, NULL, &r, e2, sizeof e2);
+        search_resp_free(&r);
+    }
+    request_lock(meta, source, req->alias, false, NULL, 0);
+    free(mx[0]);
+    db_row_free(row, 5);
+    sbuf_free(&q);
+    sbuf_free(&body);
+    sbuf_free(&params);
+    sbuf_free(&terms);
+    mapping_free(&m);
+    return rc;
+}
+
+/* Move the jobs' bookkeeping into reindex_run_jobs, close the run, delete the
+ * jobs, keep keep_runs runs. Inside the caller's transaction. */
+int rx_close_run(MYSQL *meta, const struct ss_config *cfg, const char *id, unsigned v,
+                 const char *status, const char *error, char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    int rc = -1;
+    sbuf_printf(&q, "INSERT INTO reindex_run_jobs (run_id, bucket, status, error_text, rows_read, "
+                    "docs_written, rejected, started_at, finished_at, owner_node, "
+                    "broken_by_rebalance) SELECT r.id, j.bucket, j.status, j.error_text, "
+                    "j.rows_read, j.docs_written, j.rejected, j.started_at, j.finished_at, "
+                    "j.owner_node, j.broken_by_rebalance FROM jobs j JOIN "
+                    "reindex_runs r ON r.index_id = j.index_id AND r.version = j.version WHERE "
+                    "j.index_id = %s AND j.version = %u AND j.type = 'index'",
+                id, v);
+    if (db_exec(meta, q.data, err, errlen) < 0) goto out;
+    sbuf_reset(&q);
+    sbuf_printf(&q, "UPDATE reindex_runs r SET status = '%s', finished_at = NOW(3), "
+                    "rows_read = (SELECT COALESCE(SUM(rows_read), 0) FROM jobs WHERE index_id = %s "
+                    "AND version = %u AND type = 'index'), docs_written = (SELECT "
+                    "COALESCE(SUM(docs_written), 0) FROM jobs WHERE index_id = %s AND version = %u "
+                    "AND type = 'index'), rejected = (SELECT COALESCE(SUM(rejected), 0) FROM jobs "
+                    "WHERE index_id = %s AND version = %u AND type = 'index'), error_text = ",
+                status, id, v, id, v, id, v);
+    if (error) rx_sq(meta, &q, error);
+    else sbuf_adds(&q, "NULL");
+    sbuf_printf(&q, " WHERE index_id = %s AND version = %u", id, v);
+    if (db_exec(meta, q.data, err, errlen) < 0) goto out;
+    sbuf_reset(&q);
+    sbuf_printf(&q, "DELETE FROM jobs WHERE index_id = %s AND version = %u AND type = 'index'", id,
+                v);
+    if (db_exec(meta, q.data, err, errlen) < 0) goto out;
+    /* bookkeeping of older runs beyond keep_runs */
+    sbuf_reset(&q);
+    sbuf_printf(&q, "SELECT id FROM reindex_runs WHERE index_id = %s ORDER BY id DESC LIMIT 1 "
+                    "OFFSET %d",
+                id, cfg->reindex.keep_runs - 1);
+    char *cut[1];
+    int got = db_row1(meta, q.data, q.len, cut, 1, err, errlen);
+    if (got < 0) goto out;
+    if (got == 1) {
+        const char *del[] = {"DELETE FROM job_errors WHERE run_id IN (SELECT id FROM reindex_runs "
+                             "WHERE index_id = %s AND id < %s)",
+                             "DELETE FROM reindex_run_jobs WHERE run_id IN (SELECT id FROM "
+                             "reindex_runs WHERE index_id = %s AND id < %s)",
+                             "DELETE FROM reindex_runs WHERE index_id = %s AND id < %s"};
+        for (int i = 0; i < 3 && got >= 0; i++) {
+            sbuf_reset(&q);
+            sbuf_printf(&q, del[i], id, cut[0]);
+            if (db_exec(meta, q.data, err, errlen) < 0) got = -1;
+        }
+        free(cut[0]);
+        if (got < 0) goto out;
+    }
+    rc = 0;
+out:
+    sbuf_free(&q);
+    return rc;
+}
+
+/* Undo a build (failure or cancel) if it is still the one building:
+ * the conditional UPDATE decides; the winner deletes <alias>_vN (or leaves
+ * that to the daemon, see reindex_int.h). */
+int rx_undo_build(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
+                  const char *alias, const char *id, unsigned v, const char *status,
+                  const char *reason, bool delete_index, char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    int rc = REINDEX_ERR;
+    if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) goto out;
+    sbuf_printf(&q, "UPDATE index_configs SET state = IF(current_version > 0, 'available', "
+                    "'unavailable'), building_version = 0 WHERE id = %s AND building_version = "
+                    "%u AND state = 'changing'",
+                id, v);
+    long long changed = db_exec_rows(meta, q.data, err, errlen);
+    if (changed < 0) goto rollback;
+    if (changed != 1) {
+        db_exec(meta, "ROLLBACK", err, errlen);
+        rc = REINDEX_REFUSED;
+        errf(err, errlen, "version %u of %s is no longer being built", v, alias);
+        goto out;
+    }
+    sbuf_reset(&q);
+    sbuf_printf(&q, "DELETE FROM index_versions WHERE index_id = %s AND version = %u", id, v);
+    if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
+    if (rx_close_run(meta, cfg, id, v, status, reason, err, errlen) < 0) goto rollback;
+    if (db_exec(meta, "COMMIT", err, errlen) < 0) goto out;
+    char detail[1400];
+    snprintf(detail, sizeof detail, "version %u %s: %s", v, status, reason ? reason : "");
+    rx_sync_log(meta, cfg->source.name, id, !strcmp(status, "failed") ? "reindex failed"
+                : "reindex cancelled",
+                detail);
+    if (delete_index) {
+        struct search_resp r;
+        search_resp_init(&r);
+        char path[700], e2[256];
+        snprintf(path, sizeof path, "/%s_v%u", alias, v);
+        if (rx_engine(k, "DELETE", path, NULL, &r, e2, sizeof e2) < 0)
+            log_warn("reindex", "%s_v%u not deleted (delete it by hand): %s", alias, v, e2);
+        search_resp_free(&r);
+    }
+    rc = REINDEX_OK;
+    goto out;
+rollback:
+    db_exec(meta, "ROLLBACK", err + strlen(err), errlen - strlen(err));
+out:
+    sbuf_free(&q);
+    return rc;
+}
+
+int reindex_reset(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
+                  const char *alias, const char *by, char *err, size_t errlen) {
+    char *row[5];
+    int rc = rx_index_id_of(meta, cfg->source.name, alias, row, err, errlen);
+    if (rc != REINDEX_OK) return rc;
+    if (strcmp(row[1], "changing") != 0) {
+        errf(err, errlen, "index %s is %s: there is no build to cancel%s", alias, row[1],
+             !strcmp(row[1], "switching") ? " (the alias is being switched to the new version)"
+                                          : "");
+        db_row_free(row, 5);
+        return REINDEX_REFUSED;
+    }
+    unsigned v = (unsigned)strtoul(row[3], NULL, 10);
+    rc = rx_undo_build(cfg, k, meta, alias, row[0], v, "cancelled", by, true, err, errlen);
+    if (rc == REINDEX_OK) log_info("reindex", "%s: build of version %u cancelled", alias, v);
+    db_row_free(row, 5);
+    return rc;
+}
+
+int reindex_delete_all(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
+                       const char *alias, char *err, size_t errlen) {
+    char *row[5];
+    int rc = rx_index_id_of(meta, cfg->source.name, alias, row, err, errlen);
+    if (rc != REINDEX_OK) return rc;
+    if (strcmp(row[1], "available") && strcmp(row[1], "unavailable") && strcmp(row[1], "history")) {
+        errf(err, errlen, "index %s is %s: --delete-all works from available or history only "
+                          "(cancel the build first with --reset)",
+             alias, row[1]);
+        db_row_free(row, 5);
+        return REINDEX_REFUSED;
+    }
+    sbuf q = SBUF_INIT;
+    struct search_resp r;
+    search_resp_init(&r);
+    rc = REINDEX_ERR;
+    /* the state first, so a daemon stops writing before the indices go */
+    sbuf_printf(&q, "UPDATE index_configs SET state = 'unavailable', current_version = 0 WHERE "
+                    "id = %s AND state IN ('available', 'unavailable', 'history')",
+                row[0]);
+    long long changed = db_exec_rows(meta, q.data, err, errlen);
+    if (changed < 0) goto out;
+    if (changed == 0 && strcmp(row[1], "unavailable")) {
+        errf(err, errlen, "index %s changed state meanwhile", alias);
+        rc = REINDEX_REFUSED;
+        goto out;
+    }
+    char path[700];
+    snprintf(path, sizeof path, "/%s_v*?expand_wildcards=all", alias);
+    if (rx_engine(k, "DELETE", path, NULL, &r, err, errlen) < 0) goto out;
+    if (r.status != 200 && r.status != 404) {
+        errf(err, errlen, "deleting %s_v*: HTTP %ld %.300s", alias, r.status,
+             r.body.data ? r.body.data : "");
+        goto out;
+    }
+    sbuf_reset(&q);
+    sbuf_printf(&q, "DELETE FROM index_versions WHERE index_id = %s", row[0]);
+    if (db_exec(meta, q.data, err, errlen) < 0) goto out;
+    rx_sync_log(meta, cfg->source.name, row[0], "indices deleted", "reindex --delete-all");
+    log_info("reindex", "%s: every version deleted", alias);
+    rc = REINDEX_OK;
+out:
+    search_resp_free(&r);
+    sbuf_free(&q);
+    db_row_free(row, 5);
+    return rc;
+}

@@ -1,0 +1,131 @@
+/* reindex: full rebuild of an index config into a new version behind its
+ * alias, in resumable buckets (issue 6, seed 004; docs/operations.md
+ * "Reindex").
+ *
+ * The life of a build (index_configs.state, all transitions in the metadata
+ * schema, each decided by one conditional UPDATE so that exactly one caller
+ * wins it):
+ *
+ *   available|unavailable ──reindex_request──► changing (building_version N:
+ *       engine index <alias>_vN created with refresh off, no replicas and
+ *       its translog written asynchronously (its primary terms recorded),
+ *       one job per bucket, a reindex_runs row)
+ *   changing ──daemon: dual writes on, binlog position recorded, the
+ *       mapping generation in force pinned──► jobs run (reindex_runner:
+ *       keyset pages of page_size rows per job, each page built whole from
+ *       the pinned generation, delivered, acknowledged, then its cursor saved)
+ *   changing ──the last job done (the UPDATE that finds no unfinished job
+ *       wins)──► switching ──settings restored, flushed, primary terms as
+ *       recorded, alias moved in one _aliases call──► available
+ *       (current_version N; the old version becomes history, versions
+ *       beyond history_retention are deleted)
+ *   changing|switching ──a primary term moved (the engine restarted: writes
+ *       it acknowledged may be lost)──► previous state, <alias>_vN deleted,
+ *       <alias>_v(N+1) queued in its place (not after 3 such builds in a row)
+ *   changing ──failure, or rejected documents > max_rejected──► previous
+ *       state; <alias>_vN deleted; the reason in reindex_runs and sync_log
+ *   changing ──reindex_reset (reindex --reset)──► previous state, cancelled
+ *   changing ──its index config edited (the daemon adopts a generation that
+ *       differs from the pinned one)──► cancelled, the next version queued
+ *       under the new generation (builds_mapping_changed)
+ *
+ * Versions (seed 000): every page is read in a consistent snapshot (a job
+ * keeps one for up to 500 ms of pages), and its documents carry the version
+ * of the binlog position that snapshot matches (MySQL: the binlog status, db_binlog_status,
+ * read just before it). Live changes carry
+ * their transaction's commit position and are re-read from MySQL when
+ * processed. A live change older than the page loses to it, and its data was
+ * already in the page (committed before the page was read); a live change
+ * newer than the page wins, and its data is newer. So neither stream puts
+ * older data over newer, whatever order they reach the engine in.
+ *
+ * One daemon runs a source's jobs (several nodes: the ZooKeeper issue). */
+#ifndef SS_REINDEX_H
+#define SS_REINDEX_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <mysql.h>
+
+#include "config.h"
+#include "sync/mapping/mapping.h"
+
+struct search_client;
+struct search_conn;
+
+enum reindex_rc {
+    REINDEX_OK = 0,
+    REINDEX_ERR = -1,     /* server or engine failure (err says which) */
+    REINDEX_REFUSED = -2, /* the index config's state does not allow it (err says why) */
+    REINDEX_UNKNOWN = -3, /* no such index config */
+};
+
+struct reindex_request {
+    const char *alias;
+    int buckets;  /* <= 0: [reindex] buckets */
+    bool by_mod;  /* MOD(bucket_column, buckets) instead of key ranges */
+    const char *reason; /* for sync_log ("reindex command", "first sync", ...) */
+};
+
+/* Queue a build of the next version (see above). meta: metadata schema
+ * selected; src: the source. *version receives N. */
+int reindex_request(const struct ss_config *cfg, struct search_client *client,
+                    struct search_conn *k, MYSQL *meta, MYSQL *src,
+                    const struct reindex_request *req, unsigned *version, char *err,
+                    size_t errlen);
+/* Cancel a build in state changing: jobs removed, <alias>_vN deleted, the
+ * previous state back; `by` (e.g. "reindex --reset") goes to the sync log.
+ * REINDEX_REFUSED when nothing is being built. */
+int reindex_reset(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
+                  const char *alias, const char *by, char *err, size_t errlen);
+/* Delete every version of the index config (and so its alias); only from
+ * available or unavailable. The config stays, unavailable. */
+int reindex_delete_all(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
+                       const char *alias, char *err, size_t errlen);
+
+/* ---------- the runner (inside `searchsync run`) ---------- */
+struct reindex_runner;
+struct mapping_gen;
+/* Start running the jobs of build `version` of `alias` in background
+ * threads ([reindex] parallel_jobs), every page built from alias's index
+ * config as generation gen holds it: the build's pinned generation
+ * (sync/mapping/mapping_gen.h), of which the runner holds a reference of its own
+ * until it is freed. If every job is already done (a switch interrupted by
+ * a crash), the first thread finishes the switch. */
+struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
+                                            struct search_client *client,
+                                            struct mapping_gen *gen, const char *alias,
+                                            unsigned version, char *err, size_t errlen);
+/* The same, in a cluster: only the jobs given to owner_node by rebalance
+ * session (rebalance/jobs/cluster_jobs.c), every write on a job row conditional on
+ * both, so a node whose jobs a later rebalance moved elsewhere moves none
+ * of them. */
+struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
+                                                  struct search_client *client,
+                                                  struct mapping_gen *gen, const char *alias,
+                                                  unsigned version, const char *owner_node,
+                                                  const char *session, char *err,
+                                                  size_t errlen);
+/* All threads have ended (the build finished, failed or was cancelled). */
+bool reindex_runner_done(struct reindex_runner *r);
+/* Stop the threads (between pages; cursors stay) and free. NULL-safe. */
+void reindex_runner_free(struct reindex_runner *r);
+
+/* ---------- pure parts (unit-tested) ---------- */
+
+/* The WHERE condition of bucket b of n of a table whose single key column
+ * holds integers, given the n-1 boundary keys (bounds[k-1] begins bucket k;
+ * NULL: the table had fewer rows, and the buckets from there on are empty):
+ * the first bucket has no lower bound and the last no upper bound, so rows
+ * inserted after planning still fall into one. Appends to out: "" (every
+ * row), "`k` < 250", "`k` >= 250 AND `k` < 500", "0=1". -1 for a boundary
+ * that is not an integer literal. */
+int reindex_bucket_cond(const char *key, char *const *bounds, int b, int n, struct sbuf *out);
+/* The primary terms of index's shards, in shard order ("1,1,1"), from the
+ * engine's answer to GET /_cluster/state/metadata/<index>
+ * ?filter_path=metadata.indices.*.primary_terms, appended to out: the number
+ * of shards, or -1 when the answer does not hold them. */
+int reindex_parse_primary_terms(const char *json, size_t len, const char *index,
+                                struct sbuf *out);
+
+#endif

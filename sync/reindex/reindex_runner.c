@@ -1,0 +1,818 @@
+/* reindex_runner: the jobs of a build, inside `searchsync run` (see
+ * reindex.h; the requests that create them are in sync/reindex/reindex.c).
+ *
+ * Job rows (metadata table jobs, type 'index'):
+ *   params       one line per document table of the index config:
+ *                "<table position>\t<SQL condition of this bucket>" ("" = all
+ *                rows, "0=1" = none: a key that is not an integer puts the
+ *                whole table into bucket 0)
+ *   data_cursor  "<table position>" (start of that table) or
+ *                "<table position>\t<last key delivered>"
+ * A job reads each table with
+ *   SELECT columns FROM t WHERE (cond) AND key > cursor ORDER BY key LIMIT page
+ * (keyset pagination, never OFFSET: across all buckets the rows examined
+ * stay close to the table's size; with --by-mod each bucket examines the
+ * whole table, as seed 004's MOD buckets do), builds the page's documents
+ * whole from those rows (sync/pipeline/docbuild.c docbuild_page: relations joined on
+ * the key of a range bucket's page read that key range) with the index
+ * config of the mapping generation the build pinned when it started
+ * (sync/mapping/mapping_gen.h), delivers them through its own delivery instance
+ * and waits for the acknowledgement before it saves the cursor — so a crash
+ * reads again at most the page in flight.
+ *
+ * Why a page does not pass through sync/pipeline/pipeline.c. Live sync, resync, the
+ * delayed run, TTL and check repair hand a change set (keys to rebuild) to
+ * pipeline_build, which reads the rows by key (docbuild_roots: IN lists)
+ * and writes each document to every target of its index. A reindex page is
+ * a bulk producer that calls the builder and delivery stages directly:
+ *   - a page is a key range, not a list of keys: docbuild_page reads its
+ *     rows in the keyset query itself and its relations by that range. As a
+ *     change set of root ids its keys would be read first, then the rows
+ *     again by IN list. Measured (issue 19; 20,000 demo products = 72,541
+ *     documents, page_size 1000, same session): the builder alone 0.36 s
+ *     (201k docs/s, 261 queries) as a page, 0.45 s (163k docs/s, 472
+ *     queries) as change sets: +24%. The whole reindex (bash
+ *     tests/bench/run.sh reindex, engine-bound on 2 shared CPUs) stayed
+ *     within its round-to-round noise (median 82-96% of the plain load
+ *     either way) while MariaDB's CPU went from 0.3 to 0.4 s; where the
+ *     engine has CPUs of its own, reading is the bound and the +24% shows.
+ *   - its one target is the version being built (never the alias), with
+ *     the version of its read snapshot, through a stream of its own on the
+ *     process's delivery (a bulk stream: src/deliver/stream.c): one
+ *     transaction per page, acknowledged before the cursor is saved, the
+ *     next page built meanwhile and held back (struct page). The pipeline
+ *     delivers as it builds, into the reader's stream.
+ * What it shares with the pipeline: the builder (sync/pipeline/docbuild.c), the
+ * target and version helpers (sync/pipeline/targets.c: targets_version_at,
+ * targets_submit_page, beside the dual writes' targets_submit_build) and
+ * delivery (src/deliver).
+ *
+ * The worker that finishes the last job switches the alias
+ * (sync/reindex/reindex_version.c, which also refreshes the version once midway and
+ * watches it for writes the engine lost); a worker that fails, or
+ * rejections past max_rejected, roll the build back (runner_fail). */
+#include "monotime.h"
+#include "sync/reindex/reindex.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "binlog/binlog.h"
+#include "db.h"
+#include "deliver/deliver.h"
+#include "sync/pipeline/docbuild.h"
+#include "log.h"
+#include "sync/mapping/mapping_gen.h"
+#include "sync/pipeline/pipeline.h"
+#include "sync/reindex/reindex_int.h"
+#include "sync/reindex/reindex_runner_int.h"
+#include "sbuf.h"
+#include "search/search.h"
+
+static void runner_fail(struct reindex_runner *r, struct worker *w, const char *reason);
+
+/* delivery's dead letters of a reindex: job_errors rows, and the count */
+static int reindex_dead_letter(void *ud, const struct dead_letter *dl) {
+    struct worker *w = ud;
+    struct reindex_runner *r = w->r;
+    struct job *job = w->job; /* the page in flight belongs to it (settled before it changes) */
+    char err[512];
+    sbuf q = SBUF_INIT;
+    pthread_mutex_lock(&r->errmu);
+    int rc = db_ensure(&r->errdb, &r->metap, err, sizeof err);
+    if (rc == 0) {
+        sbuf_printf(&q, "INSERT INTO job_errors (job_id, run_id, business_id, error_text) SELECT "
+                        "%llu, id, ",
+                    job ? job->id : 0ULL);
+        rx_sq(r->errdb, &q, dl->doc_id);
+        sbuf_adds(&q, ", ");
+        rx_sq(r->errdb, &q, dl->error ? dl->error : "");
+        sbuf_printf(&q, " FROM reindex_runs WHERE index_id = %s AND version = %u", r->id,
+                    r->version);
+        rc = db_exec(r->errdb, q.data, err, sizeof err);
+    }
+    pthread_mutex_unlock(&r->errmu);
+    sbuf_free(&q);
+    if (rc < 0) {
+        log_warn("reindex", "job error not recorded (will retry): %s", err);
+        return -1;
+    }
+    w->rejected++;
+    unsigned long long total = ++r->rejected_total;
+    if (total > (unsigned long long)r->cfg->reindex.max_rejected && !r->stop) {
+        char why[600];
+        snprintf(why, sizeof why,
+                 "%llu documents rejected by the engine (more than [reindex] max_rejected = %d); "
+                 "the first errors are in job_errors, e.g. %s: %.300s",
+                 total, r->cfg->reindex.max_rejected, dl->doc_id, dl->error ? dl->error : "");
+        pthread_mutex_lock(&r->errmu);
+        snprintf(r->why, sizeof r->why, "%s", why);
+        pthread_mutex_unlock(&r->errmu);
+        r->stop = 2; /* the worker that sees it fails the build */
+    }
+    return 0;
+}
+
+static int page_doc(void *ctx, const char *id, const char *routing, const char *body,
+                    size_t len) {
+    struct page *p = ctx;
+    if (p->ndocs == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 256;
+        p->docs = xrealloc(p->docs, sizeof *p->docs * p->cap);
+    }
+    struct page_doc *pd = &p->docs[p->ndocs++];
+    pd->id = p->text.len;
+    sbuf_add(&p->text, id, strlen(id) + 1);
+    pd->routing = SIZE_MAX;
+    if (routing) {
+        pd->routing = p->text.len;
+        sbuf_add(&p->text, routing, strlen(routing) + 1);
+    }
+    pd->body = p->text.len;
+    pd->body_len = len;
+    sbuf_add(&p->text, body, len);
+    sbuf_addc(&p->text, '\0');
+    return 0;
+}
+
+static void page_free(struct page *p) {
+    free(p->last);
+    sbuf_free(&p->text);
+    free(p->docs);
+    memset(p, 0, sizeof *p);
+}
+
+/* The version of the source's binlog position now (targets_version_at, as
+ * the pipeline's writes); 0 with w->err. */
+static uint64_t binlog_version(struct worker *w, const struct mp_index *ix) {
+    char file[BL_FILE_MAX];
+    unsigned long long pos = 0;
+    if (db_binlog_status(w->src, file, sizeof file, &pos, w->err, sizeof w->err) != 1) return 0;
+    return targets_version_at(w->r->cfg, w->src, ix, file, pos, w->err, sizeof w->err);
+}
+
+/* A job's first pages are smaller: 1/8, 1/4 and 1/2 of [reindex] page_size,
+ * then page_size. The engine gets the job's first batch while a full page
+ * would still be read, and each page is built while the one before it is
+ * indexed, so the ramp leaves no gap. */
+#define RAMP_PAGES 3
+#define RAMP_MIN_ROWS 10
+
+/* Read and build the next page of table t (keys after *after) into w->next:
+ * 1 a page was read (*after moves to its last key), 0 the table is
+ * finished, -1 error (w->err). */
+static int read_page_in(struct worker *w, size_t t, const char *cond, char **after);
+
+/* A snapshot serves a job's pages for up to SNAPSHOT_REUSE_MS: its pages
+ * then carry its version (still every change before it is in them, every
+ * change after it comes as a dual write with a greater version), and the
+ * three statements that take one (START TRANSACTION WITH CONSISTENT SNAPSHOT,
+ * SHOW STATUS, COMMIT) run a few times a second instead of once a page. Never
+ * held longer: an open snapshot holds back InnoDB's purge. */
+#define SNAPSHOT_REUSE_MS 500
+
+/* End the worker's open snapshot, if any */
+static void snapshot_end(struct worker *w) {
+    if (w->snap_open && w->src) db_snapshot_end(w->src);
+    w->snap_open = false;
+}
+
+/* MySQL: before the snapshot, every transaction the binlog holds up to the
+ * page's position committed (db_wait_binlogged_committed), so that the
+ * position is never past what the snapshot sees. A GTID owned for over 5 s
+ * (a session holding gtid_next) is said once, and the build's pages stop
+ * waiting. 0, or -1 with w->err. */
+static int wait_committed(struct worker *w) {
+    struct reindex_runner *r = w->r;
+    if (atomic_load(&r->no_commit_wait)) return 0;
+    sbuf owned = SBUF_INIT;
+    int c = db_wait_binlogged_committed(w->src, 5, &owned, w->err, sizeof w->err);
+    if (c == 0 && !atomic_exchange(&r->no_commit_wait, 1))
+        log_warn("reindex", "%s v%u: GTID(s) %.300s owned for over 5 s and not executed (a "
+                 "session holding gtid_next?); this build's pages no longer wait for the "
+                 "transactions of the binlog to commit before their snapshot, so a page may "
+                 "miss one that commits just after it (docs/delivery.md, \"Pages without a "
+                 "snapshot position\"): check the index after the build",
+                 r->alias, r->version, owned.data ? owned.data : "");
+    sbuf_free(&owned);
+    return c < 0 ? -1 : 0;
+}
+
+static int read_page(struct worker *w, size_t t, const char *cond, char **after) {
+    struct reindex_runner *r = w->r;
+    const struct mp_index *ix = r->ix;
+    struct page *p = &w->next;
+    if (w->snap_open && mono_ms() - w->snap_ms < SNAPSHOT_REUSE_MS) {
+        p->version = w->snap_version;
+        p->snap_ms = w->snap_ms;
+        int rc = read_page_in(w, t, cond, after);
+        if (rc < 0) snapshot_end(w);
+        return rc;
+    }
+    snapshot_end(w);
+    /* The page's version is the binlog position its snapshot matches: every
+     * change before it is in the page, every change after it comes as a
+     * dual write with a greater version. Without a server that reports that
+     * position (MySQL), the position read just before the snapshot is used:
+     * a transaction binlogged but not yet visible at that instant is then
+     * missed (see docs/operations.md). */
+    if (w->snap == 0) {
+        p->version = binlog_version(w, ix);
+        if (!p->version) return -1;
+        if (wait_committed(w) < 0) return -1;
+    }
+    char file[512];
+    unsigned long long pos = 0;
+    int64_t began = mono_ms();
+    int s = db_snapshot_begin(w->src, file, sizeof file, &pos, w->err, sizeof w->err);
+    if (s < 0) return -1;
+    if (s == 1) {
+        p->version = targets_version_at(r->cfg, w->src, ix, file, pos, w->err, sizeof w->err);
+        if (!p->version) {
+            db_snapshot_end(w->src);
+            return -1;
+        }
+        w->snap = 1;
+    } else if (w->snap != 0) { /* first page on a server without it: learn, start again */
+        db_snapshot_end(w->src);
+        w->snap = 0;
+        if (!atomic_exchange(&r->no_snap_said, 1))
+            log_info("reindex", "%s v%u: the source does not report the binlog position of a "
+                     "consistent snapshot (Binlog_snapshot_position: MariaDB and Percona Server "
+                     "do; MySQL does not); pages use the binlog position read just before their "
+                     "snapshot, once every transaction binlogged up to it is committed (GTIDs; "
+                     "docs/delivery.md, \"Pages without a snapshot position\")",
+                     r->alias, r->version);
+        return read_page(w, t, cond, after);
+    }
+    w->snap_open = true;
+    w->snap_ms = began;
+    p->snap_ms = began;
+    w->snap_version = p->version;
+    int rc = read_page_in(w, t, cond, after);
+    if (rc < 0) snapshot_end(w);
+    return rc;
+}
+
+/* read_page inside the page's snapshot: one keyset query reads the page's
+ * rows whole (sync/pipeline/docbuild.c docbuild_page). */
+static int read_page_in(struct worker *w, size_t t, const char *cond, char **after) {
+    struct reindex_runner *r = w->r;
+    const struct mp_index *ix = r->ix;
+    struct page *p = &w->next;
+    struct docbuild b;
+    docbuild_init(&b, w->src, ix);
+    struct docbuild_sink sink = {page_doc, NULL, p};
+    sbuf_reset(&p->text);
+    p->ndocs = 0;
+    char *last = NULL;
+    size_t rows = 0;
+    size_t size = (size_t)r->cfg->reindex.page_size;
+    if (w->pages < RAMP_PAGES) size >>= RAMP_PAGES - w->pages;
+    if (size < RAMP_MIN_ROWS) size = RAMP_MIN_ROWS;
+    int rc = docbuild_page(&b, t, cond, *after, size,
+                           rx_bucket_is_key_interval(cond), &sink, &last, &rows, w->err,
+                           sizeof w->err);
+    if (rc == 1) {
+        w->pages++;
+        p->t = t;
+        p->rows = rows;
+        free(p->last);
+        p->last = last;
+        free(*after);
+        *after = xstrdup(last);
+    }
+    return rc;
+}
+
+/* A statement on the job's metadata row that a restart of the metadata
+ * server must not fail: a lost connection is waited out (backing off to
+ * 5 s, said every minute or so) until the server is back or the build stops.
+ * Rows changed, or -1 (an error that is not a lost connection, a statement
+ * that dropped a fresh connection 6 times, or a stop; w->err). An UPDATE
+ * whose commit went through but whose answer was lost runs twice: a page's
+ * rows can then be counted twice in the run's statistics (not in the
+ * cursor). */
+long long rr_meta_exec_wait(struct worker *w, const char *sql) {
+    struct reindex_runner *r = w->r;
+    long delay_ms = 250;
+    for (int attempt = 0, drops = 0;; attempt++) {
+        if (db_ensure(&w->meta, &r->metap, w->err, sizeof w->err) == 0) {
+            long long n = rx_exec_retry(w->meta, sql, w->err, sizeof w->err);
+            if (n >= 0 || !db_conn_lost(w->meta)) return n;
+            if (++drops > 5) return -1; /* dropped every time, the server answering */
+        }
+        if (attempt % 12 == 0)
+            log_warn("reindex", "%s v%u: %s; waiting for the metadata server (the build goes "
+                     "on when it is back)", r->alias, r->version, w->err);
+        if (!rx_nap_unless(&r->stop, delay_ms)) return -1;
+        delay_ms = delay_ms * 2 > 5000 ? 5000 : delay_ms * 2;
+    }
+}
+
+/* The document tables' rows as the source estimates them (InnoDB's
+ * TABLE_ROWS, off by some percent): 0 when unknown. */
+static unsigned long long rows_expected(MYSQL *src, const struct mp_index *ix) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT COALESCE(SUM(TABLE_ROWS), 0) FROM information_schema.TABLES WHERE 0");
+    for (size_t t = 0; t < ix->ntables; t++) {
+        if (!rx_doc_table(ix, t)) continue;
+        sbuf_adds(&q, " OR (TABLE_SCHEMA = ");
+        rx_sq(src, &q, ix->tables[t].db);
+        sbuf_adds(&q, " AND TABLE_NAME = ");
+        rx_sq(src, &q, ix->tables[t].table);
+        sbuf_addc(&q, ')');
+    }
+    char *v[1] = {NULL}, err[256];
+    unsigned long long n = 0;
+    if (db_row1(src, q.data, q.len, v, 1, err, sizeof err) == 1 && v[0]) n = strtoull(v[0], NULL, 10);
+    db_row_free(v, 1);
+    sbuf_free(&q);
+    return n;
+}
+
+/* Wait for the page in flight to be acknowledged (engine outages are waited
+ * out), then save its cursor and counters. 0 (also when none was in
+ * flight), -1 error (w->err), -2 shutting down (the cursor stays before that
+ * page), -3 the job is gone (cancelled). */
+static int settle_page(struct worker *w) {
+    struct reindex_runner *r = w->r;
+    struct sent_page *sp = &w->sent;
+    if (!sp->on) return 0;
+    /* a wait longer than a snapshot is kept (an engine that is slow, or
+     * down) does not keep the job's snapshot open */
+    if (deliver_wait_txn(w->d, sp->seq, SNAPSHOT_REUSE_MS) != DELIVER_OK) {
+        snapshot_end(w);
+        for (;;) {
+            if (deliver_wait_txn(w->d, sp->seq, 1000) == DELIVER_OK) break;
+            if (r->stop == 1) return -2;
+        }
+    }
+    /* A delete newer than the page's snapshot may have reached the version
+     * before the page did (a dual write: sync/pipeline/targets.c). The page then
+     * loses to it (409) while the engine remembers the delete: the version
+     * is created with index.gc_deletes = [reindex] gc_deletes_s. A page
+     * acknowledged later than 90% of that after its snapshot (an engine
+     * down for most of it) may have brought back a document deleted since:
+     * the build is not switched to, but rolled back and queued again. */
+    int64_t age = mono_ms() - sp->snap_ms;
+    if (age > (int64_t)r->cfg->reindex.gc_deletes_s * 900 && !r->lost) {
+        pthread_mutex_lock(&r->errmu);
+        snprintf(r->why, sizeof r->why,
+                 "a page of v%u was acknowledged %lld s after it was read, later than the "
+                 "version keeps deleted documents' versions ([reindex] gc_deletes_s = %d): it "
+                 "may have brought back a document deleted meanwhile",
+                 r->version, (long long)(age / 1000), r->cfg->reindex.gc_deletes_s);
+        pthread_mutex_unlock(&r->errmu);
+        r->lost = 2;
+        r->stop = 2;
+    }
+    int rc = 0;
+    sbuf c = SBUF_INIT;
+    sbuf_printf(&c, "UPDATE jobs SET status = 'running', data_cursor = ");
+    sbuf cur = SBUF_INIT;
+    sbuf_printf(&cur, "%zu\t%s", sp->t, sp->last);
+    db_quote(w->meta, &c, cur.data, cur.len); /* w->meta may be NULL: then as utf8mb4 */
+    sbuf_printf(&c, ", rows_read = rows_read + %zu, docs_written = docs_written + %llu, "
+                    "rejected = %llu, started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu%s",
+                sp->rows, sp->docs, (unsigned long long)w->rejected, w->job->id, r->owned);
+    long long changed = rr_meta_exec_wait(w, c.data);
+    if (changed > 0) {
+        rv_mid_refresh_maybe(r, sp->rows);
+        rv_lost_check_maybe(w);
+    }
+    if (changed < 0)
+        rc = r->stop == 1 ? -2 : -1; /* stopped: the page is read again after the restart */
+    else if (changed == 0)
+        rc = -3; /* the job is gone: cancelled, or given to another node by a rebalance */
+    sbuf_free(&c);
+    sbuf_free(&cur);
+    sp->on = false;
+    free(sp->last);
+    sp->last = NULL;
+    return rc;
+}
+
+/* Hand w->next to delivery as one transaction; it becomes the page in
+ * flight. Its documents go to the version being built only (the alias still
+ * serves the old one), through the pipeline's target helper, as dual writes
+ * do. */
+static int send_page(struct worker *w) {
+    struct page *p = &w->next;
+    for (size_t i = 0; i < p->ndocs; i++) {
+        const struct page_doc *pd = &p->docs[i];
+        struct change c = {.doc_id = p->text.data + pd->id,
+                           .routing = pd->routing == SIZE_MAX ? NULL : p->text.data + pd->routing,
+                           .version = p->version,
+                           .op = CHANGE_INDEX,
+                           .body = p->text.data + pd->body,
+                           .body_len = pd->body_len};
+        if (targets_submit_page(w->d, w->r->phys, &c) < 0) {
+            errf(w->err, sizeof w->err, "delivery is shutting down");
+            return -2;
+        }
+    }
+    struct sent_page *sp = &w->sent;
+    sp->seq = deliver_txn_end(w->d, "page");
+    sp->t = p->t;
+    sp->rows = p->rows;
+    sp->docs = p->ndocs;
+    sp->snap_ms = p->snap_ms;
+    free(sp->last);
+    sp->last = p->last;
+    p->last = NULL;
+    sp->on = true;
+    return 0;
+}
+
+/* 0 done, -1 failed (w->err), -2 stopped, -3 cancelled */
+static int run_job(struct worker *w, struct job *j) {
+    struct reindex_runner *r = w->r;
+    w->job = j;
+    w->rejected = 0;
+    size_t start_t = (size_t)strtoul(j->cursor ? j->cursor : "0", NULL, 10);
+    const char *tab = j->cursor ? strchr(j->cursor, '\t') : NULL;
+    char *after = tab ? xstrdup(tab + 1) : NULL;
+    size_t cur_t = start_t;
+    int rc = 0;
+    w->pages = 0;
+    const char *p = j->params ? j->params : "";
+    while (*p && rc == 0) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        char *line = xstrndup(p, len);
+        p += len + (nl ? 1 : 0);
+        char *t_tab = strchr(line, '\t');
+        size_t t = (size_t)strtoul(line, NULL, 10);
+        const char *cond = t_tab ? t_tab + 1 : "";
+        if (t < start_t || t >= r->ix->ntables) {
+            free(line);
+            continue;
+        }
+        if (t != cur_t) { /* the cursor's key belongs to the table it was saved in */
+            free(after), after = NULL;
+            cur_t = t;
+        }
+        for (;;) {
+            if (r->stop) {
+                rc = r->stop == 1 ? -2 : -1;
+                break;
+            }
+            /* A lost source connection (a restart, a KILL) is waited out
+             * until the server answers again, backing off to 30 s; w->src is
+             * NULL while it does not. Any other error is tried 5 times, and
+             * so is a read that loses a connection made just before (a
+             * statement running past read_timeout_ms drops it every time:
+             * no outage to wait for). */
+            int tries = 0, drops = 0, pr;
+            long delay_ms = 1000;
+            for (int attempt = 0;; attempt++) {
+                bool had_conn = w->src != NULL;
+                pr = had_conn ? read_page(w, t, cond, &after) : -1;
+                if (pr != -1 || r->stop) break;
+                bool lost = !had_conn || db_conn_lost(w->src);
+                if (!lost && ++tries > 5) break;
+                if (lost && had_conn && ++drops > 5) {
+                    errf(w->err + strlen(w->err), sizeof w->err - strlen(w->err),
+                         " (the connection dropped at this page 6 times, the server answering "
+                         "in between: a query running past [source] read_timeout_ms?)");
+                    break;
+                }
+                if (!lost || attempt % 6 == 0)
+                    log_warn("reindex", "%s v%u bucket %d: %s (%s)", r->alias, r->version,
+                             j->bucket, w->err,
+                             lost ? "waiting for the source; the job goes on from its cursor"
+                                  : "retrying");
+                if (!rx_nap_unless(&r->stop, delay_ms)) break;
+                delay_ms = delay_ms * 2 > 30000 ? 30000 : delay_ms * 2;
+                char e2[256];
+                if (db_ensure(&w->src, &r->srcp, e2, sizeof e2) < 0)
+                    snprintf(w->err, sizeof w->err, "%s", e2);
+            }
+            if (pr == -1 && r->stop) pr = r->stop == 1 ? -2 : -1;
+            if (pr == 0) break;
+            if (pr < 0) {
+                rc = pr;
+                break;
+            }
+            /* this page is built: the one before it is acknowledged and
+             * recorded first, then this one goes */
+            rc = settle_page(w);
+            if (rc == 0) rc = send_page(w);
+            if (rc != 0) break;
+        }
+        free(line);
+    }
+    snapshot_end(w);
+    if (rc == 0) rc = settle_page(w);
+    w->sent.on = false; /* what was not settled is read again after a restart */
+    free(w->sent.last);
+    w->sent.last = NULL;
+    free(after);
+    if (rc == -1 && w->err[0]) { /* init -> running -> error: kept in the run's bookkeeping */
+        sbuf q = SBUF_INIT;
+        char e2[256];
+        sbuf_adds(&q, "UPDATE jobs SET status = 'error', finished_at = NOW(3), error_text = ");
+        if (db_ensure(&w->meta, &r->metap, e2, sizeof e2) == 0) {
+            rx_sq(w->meta, &q, w->err);
+            sbuf_printf(&q, " WHERE id = %llu%s", j->id, r->owned);
+            rx_exec_retry(w->meta, q.data, e2, sizeof e2);
+        }
+        sbuf_free(&q);
+    }
+    if (rc == 0) {
+        sbuf q = SBUF_INIT;
+        sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3), rejected = %llu, "
+                        "started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu%s",
+                    (unsigned long long)w->rejected, j->id, r->owned);
+        if (rr_meta_exec_wait(w, q.data) < 0) rc = r->stop == 1 ? -2 : -1;
+        sbuf_free(&q);
+    }
+    w->job = NULL;
+    return rc;
+}
+
+static void runner_fail(struct reindex_runner *r, struct worker *w, const char *reason) {
+    struct search_conn *k = search_conn_new(r->client);
+    char err[512];
+    if (db_ensure(&w->meta, &r->metap, err, sizeof err) < 0) {
+        search_conn_free(k);
+        return;
+    }
+    bool again = r->lost && !rv_lost_too_often(r, w->meta);
+    char why[1400];
+    snprintf(why, sizeof why, "%s%s", reason,
+             !r->lost ? ""
+             : again  ? "; queued again"
+                      : "; not queued again: the third build in a row the engine lost writes "
+                        "of (run searchsync reindex once it is stable)");
+    if (rx_undo_build(r->cfg, k, w->meta, r->alias, r->id, r->version, "failed", why, false,
+                      err, sizeof err) == REINDEX_OK) {
+        log_error("reindex", "%s: version %u failed and was rolled back: %s", r->alias,
+                  r->version, why);
+        MYSQL *src = again ? db_connect(&r->srcp, err, sizeof err) : NULL;
+        char reason2[100];
+        snprintf(reason2, sizeof reason2, r->lost == 2 ? "again: a page of v%u was acknowledged "
+                 "too late" : "again: the engine restarted while v%u was built", r->version);
+        struct reindex_request req = {r->alias, r->buckets, r->by_mod, reason2};
+        unsigned v = 0;
+        if (again && (!src || reindex_request(r->cfg, r->client, k, w->meta, src, &req, &v, err,
+                                              sizeof err) != REINDEX_OK))
+            log_error("reindex", "%s: not queued again (%s): run searchsync reindex %s",
+                      r->alias, err, r->alias);
+        db_close(src);
+    }
+    search_conn_free(k);
+}
+
+static void *worker_main(void *arg) {
+    struct worker *w = arg;
+    struct reindex_runner *r = w->r;
+    int rc = 0;
+    bool ran = false;
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        struct job *j = NULL;
+        while (r->next < r->njobs && !j) {
+            if (!r->jobs[r->next].done) j = &r->jobs[r->next];
+            r->next++;
+        }
+        pthread_mutex_unlock(&r->mu);
+        if (!j) break;
+        rc = run_job(w, j);
+        ran = true;
+        if (rc != 0) break;
+        int f = rv_try_finish(w, false);
+        /* the metadata server lost in the middle of the switch: once it is
+         * back, the switch goes on where the state says (its UPDATE to
+         * 'switching' may have gone through unanswered); not a failure */
+        for (int again = 0; f < 0 && !r->stop && again < 10 && (!w->meta || db_conn_lost(w->meta));
+             again++) {
+            log_warn("reindex", "%s v%u: %s; the switch goes on when the metadata server is back",
+                     r->alias, r->version, w->err);
+            if (!rx_nap_unless(&r->stop, 1000)) break;
+            f = rv_try_finish(w, true);
+        }
+        if (f < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    /* every job was done before: a switch to finish (standalone only: in a
+     * cluster a node without jobs left may see another node's switch) */
+    if (rc == 0 && !ran && w == &r->w[0] && !r->owned[0]) {
+        if (rv_try_finish(w, true) < 0) rc = -1;
+    }
+    if (rc == -1 && w->err[0] && r->stop != 2)
+        log_error("reindex", "%s v%u: %s", r->alias, r->version, w->err);
+    if ((rc == -1 && r->stop != 1) || r->stop == 2) {
+        char reason[1200];
+        if (rc == -1 && r->stop != 2 && w->err[0]) { /* this worker's own failure */
+            pthread_mutex_lock(&r->errmu);
+            if (!r->why[0]) snprintf(r->why, sizeof r->why, "%s", w->err);
+            pthread_mutex_unlock(&r->errmu);
+        }
+        r->stop = 2;
+        pthread_mutex_lock(&r->errmu);
+        snprintf(reason, sizeof reason, "%s", r->why[0] ? r->why : "a reindex job failed");
+        pthread_mutex_unlock(&r->errmu);
+        int unclaimed = 0;
+        if (atomic_compare_exchange_strong(&r->failing, &unclaimed, 1)) runner_fail(r, w, reason);
+    }
+    r->running--;
+    return NULL;
+}
+
+struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
+                                            struct search_client *client,
+                                            struct mapping_gen *gen, const char *alias,
+                                            unsigned version, char *err, size_t errlen) {
+    return reindex_runner_start_owned(cfg, client, gen, alias, version, NULL, NULL, err, errlen);
+}
+
+struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
+                                                  struct search_client *client,
+                                                  struct mapping_gen *gen, const char *alias,
+                                                  unsigned version, const char *owner_node,
+                                                  const char *session, char *err,
+                                                  size_t errlen) {
+    struct reindex_runner *r = xcalloc(1, sizeof *r);
+    sbuf own = SBUF_INIT;
+    if (owner_node) {
+        sbuf_adds(&own, " AND owner_node = ");
+        db_quote(NULL, &own, owner_node, strlen(owner_node));
+        sbuf_adds(&own, " AND rebalance_session = ");
+        db_quote(NULL, &own, session ? session : "", session ? strlen(session) : 0);
+    }
+    r->owned = own.data ? own.data : xstrdup("");
+    r->cfg = cfg;
+    r->client = client;
+    r->gen = mapping_gen_ref(gen);
+    r->ix = mapping_gen_index(gen, alias);
+    r->alias = xstrdup(alias);
+    r->version = version;
+    sbuf ph = SBUF_INIT;
+    sbuf_printf(&ph, "%s_v%u", alias, version);
+    r->phys = ph.data;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_mutex_init(&r->errmu, NULL);
+    r->srcp = db_params_source(cfg);
+    r->metap = db_params_metadata(cfg);
+    r->metap.database = cfg->metadata.database;
+    MYSQL *meta = db_connect(&r->metap, err, errlen);
+    MYSQL *src = meta ? db_connect(&r->srcp, err, errlen) : NULL;
+    char *row[5] = {0};
+    if (src && !r->ix)
+        errf(err, errlen, "mapping generation %lu has no index config \"%s\"",
+             gen ? gen->id : 0UL, alias);
+    int ok = src && r->ix &&
+             rx_index_id_of(meta, cfg->source.name, alias, row, err, errlen) == REINDEX_OK;
+    if (ok) {
+        r->id = xstrdup(row[0]);
+        sbuf q = SBUF_INIT;
+        sbuf_printf(&q, "SELECT id, bucket, params, data_cursor, status FROM jobs WHERE index_id = "
+                        "%s AND version = %u AND type = 'index'%s ORDER BY bucket",
+                    r->id, version, r->owned);
+        char qerr[512];
+        MYSQL_RES *res = db_query(meta, q.data, q.len, qerr, sizeof qerr);
+        ok = res != NULL;
+        MYSQL_ROW jr;
+        while (res && (jr = mysql_fetch_row(res))) {
+            r->jobs = xrealloc(r->jobs, (r->njobs + 1) * sizeof *r->jobs);
+            struct job *j = &r->jobs[r->njobs++];
+            j->id = strtoull(jr[0], NULL, 10);
+            j->bucket = atoi(jr[1]);
+            j->params = xstrdup(jr[2] ? jr[2] : "");
+            j->cursor = jr[3] ? xstrdup(jr[3]) : NULL;
+            j->done = jr[4] && !strcmp(jr[4], "done");
+        }
+        if (res) mysql_free_result(res);
+        if (!ok) errf(err, errlen, "reading the jobs of %s: %s", alias, qerr);
+        sbuf_free(&q);
+        /* the rejected count and the rows of the run so far (a restart
+         * keeps counting) */
+        char *rj[2];
+        sbuf_printf(&q, "SELECT COALESCE(SUM(rejected), 0), COALESCE(SUM(rows_read), 0) FROM jobs "
+                        "WHERE index_id = %s AND version = %u",
+                    r->id, version);
+        if (ok && db_row1(meta, q.data, q.len, rj, 2, err, errlen) == 1) {
+            r->rejected_total = strtoull(rj[0], NULL, 10);
+            r->rows_acked = strtoull(rj[1], NULL, 10);
+            db_row_free(rj, 2);
+        }
+        sbuf_free(&q);
+        if (ok) r->rows_expected = rows_expected(src, r->ix);
+        /* how the version is built: the terms it was created with (NULL:
+         * every write on disk), its buckets */
+        char *vr[3] = {NULL, NULL, NULL};
+        sbuf_printf(&q, "SELECT build_terms, buckets, bucketing FROM index_versions WHERE "
+                        "index_id = %s AND version = %u",
+                    r->id, version);
+        int got = ok ? db_row1(meta, q.data, q.len, vr, 3, err, errlen) : 0;
+        if (got == 1) {
+            r->build_terms = vr[0] ? xstrdup(vr[0]) : NULL;
+            r->buckets = vr[1] ? atoi(vr[1]) : 0;
+            r->by_mod = vr[2] && !strcmp(vr[2], "mod");
+        } else if (got < 0) {
+            ok = 0; /* not run unchecked: the next poll starts it again */
+        }
+        db_row_free(vr, 3);
+        sbuf_free(&q);
+        r->lost_check_ms = mono_ms() + LOST_CHECK_MS;
+    }
+    db_row_free(row, 5);
+    db_close(src);
+    db_close(meta);
+    if (!ok) {
+        reindex_runner_free(r);
+        return NULL;
+    }
+    int nw = cfg->reindex.parallel_jobs;
+    size_t left = 0;
+    for (size_t i = 0; i < r->njobs; i++) left += !r->jobs[i].done;
+    if ((size_t)nw > left) nw = left ? (int)left : 1;
+    r->w = xcalloc((size_t)nw, sizeof *r->w);
+    r->wcap = nw;
+    struct deliver_opts o;
+    deliver_opts_from_config(&o, cfg);
+    /* the pages stream on the process's delivery (a daemon's node), or on
+     * one of the build's own (a command-line reindex): [delivery] helpers
+     * bulk requests in flight for all the jobs together. More would only
+     * queue at the engine's write threads; a job's next page is read and
+     * built meanwhile. Full requests: a page's documents leave in batches
+     * of batch_max, and the rest of the page as soon as it is closed. */
+    struct deliver_hub *hub = deliver_hub_process();
+    if (!hub) hub = r->own_hub = deliver_hub_new(&o, client, err, errlen);
+    ok = hub != NULL;
+    o.batch_min = o.batch_max;
+    o.flush_interval_ms = 1000;
+    o.flush_on_txn_end = true;
+    o.linger_ms = 0; /* a closed page's rest goes at once */
+    o.checkpoint = NULL;
+    o.dead_letter = reindex_dead_letter;
+    for (int i = 0; i < nw && ok; i++) {
+        struct worker *w = &r->w[i];
+        w->r = r;
+        w->snap = -1;
+        o.dead_letter_ud = w;
+        w->src = db_connect(&r->srcp, err, errlen);
+        w->meta = w->src ? db_connect(&r->metap, err, errlen) : NULL;
+        char name[300];
+        snprintf(name, sizeof name, "reindex:%s:%u", alias, version);
+        w->d = w->meta ? deliver_stream_open(hub, &o, name, DELIVER_BULK, err, errlen) : NULL;
+        ok = w->d != NULL;
+        if (ok) r->nw++;
+    }
+    for (int i = 0; ok && i < r->nw; i++) {
+        r->running++;
+        if (pthread_create(&r->w[i].th, NULL, worker_main, &r->w[i]) != 0) {
+            r->running--;
+            r->nw = i;
+            errf(err, errlen, "cannot start reindex threads");
+            ok = 0;
+        }
+    }
+    if (!ok) {
+        reindex_runner_free(r);
+        return NULL;
+    }
+    log_info("reindex", "%s: building version %u: %zu job(s) left, %d at a time", alias, version,
+             left, r->nw);
+    return r;
+}
+
+bool reindex_runner_done(struct reindex_runner *r) { return r->running == 0; }
+
+void reindex_runner_free(struct reindex_runner *r) {
+    if (!r) return;
+    if (r->stop == 0) r->stop = 1;
+    for (int i = 0; i < r->nw; i++) pthread_join(r->w[i].th, NULL);
+    if (r->mid_refresh) pthread_join(r->mid_th, NULL);
+    for (int i = 0; i < r->wcap; i++) {
+        struct worker *w = &r->w[i];
+        if (w->d) deliver_drain(w->d, 5000);
+        deliver_free(w->d);
+        w->d = NULL;
+        page_free(&w->next);
+        db_close(w->src);
+        db_close(w->meta);
+    }
+    free(r->w);
+    deliver_hub_free(r->own_hub);
+    for (size_t i = 0; i < r->njobs; i++) free(r->jobs[i].params), free(r->jobs[i].cursor);
+    free(r->jobs);
+    mapping_gen_unref(r->gen);
+    db_close(r->errdb);
+    pthread_mutex_destroy(&r->mu);
+    pthread_mutex_destroy(&r->errmu);
+    free(r->alias);
+    free(r->owned);
+    free(r->phys);
+    free(r->id);
+    free(r->build_terms);
+    free(r);
+}

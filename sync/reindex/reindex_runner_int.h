@@ -1,0 +1,149 @@
+/* reindex_runner_int: what the files of the reindex runner share — the
+ * runner, its workers, its jobs and their pages. sync/reindex/reindex_runner.c runs
+ * the jobs (pages read, built, delivered, their cursors saved);
+ * sync/reindex/reindex_version.c looks after the version they build in the engine
+ * (the mid-build refresh, lost writes, the switch). Not for other files:
+ * the interface is reindex.h. */
+#ifndef SS_REINDEX_RUNNER_INT_H
+#define SS_REINDEX_RUNNER_INT_H
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mysql.h>
+
+#include "config.h"
+#include "db.h"
+#include "deliver/deliver.h"
+#include "sync/mapping/mapping.h"
+#include "sync/mapping/mapping_gen.h"
+#include "sbuf.h"
+#include "search/search.h"
+
+struct reindex_runner;
+
+/* one bucket of the build (a jobs row) */
+struct job {
+    unsigned long long id;
+    int bucket;
+    char *params, *cursor;
+    bool done;
+};
+
+
+/* A page read and built but not yet handed to delivery: its documents wait
+ * here while the page before it is being acknowledged, so at most one page
+ * per job is ever delivered beyond the saved cursor (a restart reads at most
+ * that page twice) while reading the next page overlaps the engine's work. */
+struct page_doc {
+    size_t id, routing, body, body_len; /* offsets into text; routing SIZE_MAX = none */
+};
+struct page {
+    size_t t;        /* the table (index into the index config's tables) */
+    char *last;      /* its last key: the cursor once it is acknowledged */
+    size_t rows;
+    uint64_t version; /* the binlog position read before the page */
+    int64_t snap_ms;  /* when its snapshot was taken (mono_ms) */
+    sbuf text;
+    struct page_doc *docs;
+    size_t ndocs, cap;
+};
+/* the page delivered and not yet acknowledged */
+struct sent_page {
+    bool on;
+    uint64_t seq;
+    size_t t, rows;
+    char *last;
+    unsigned long long docs;
+    int64_t snap_ms; /* its snapshot's time (settle_page: older than gc_deletes_s?) */
+};
+
+/* one thread running jobs one after the other, with its own connections and
+ * delivery */
+struct worker {
+    struct reindex_runner *r;
+    pthread_t th;
+    MYSQL *src, *meta;
+    struct deliver *d;
+    _Atomic(struct job *) job;   /* the job it runs now (read by delivery's helpers) */
+    _Atomic unsigned long long rejected; /* of the current job */
+    struct page next;            /* read and built, waiting for the page before it */
+    int snap;                    /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
+    bool snap_open;              /* a snapshot is open on src (read_page) */
+    int64_t snap_ms;             /* when it was taken (mono_ms) */
+    uint64_t snap_version;       /* the version of its pages */
+    unsigned pages;              /* read by the current job (RAMP_PAGES ramp up) */
+    struct sent_page sent;
+    char err[1024];
+};
+
+/* the jobs of one build (reindex.h) */
+struct reindex_runner {
+    const struct ss_config *cfg;
+    struct search_client *client;
+    char *alias, *phys, *id;
+    unsigned version;
+    /* in a cluster, the condition that keeps to this node's jobs of its
+     * rebalance session (" AND owner_node = .. AND rebalance_session = .."),
+     * added to every statement on a job row: a job given to another node
+     * by a later rebalance is no longer moved by this one (fencing); ""
+     * standalone */
+    char *owned;
+    struct mapping_gen *gen;     /* the build's pinned generation (a reference of its own) */
+    struct deliver_hub *own_hub; /* a command-line build's delivery (a daemon's builds
+                                  * stream on the node's: deliver_hub_process) */
+    const struct mp_index *ix;   /* the index config in gen */
+    db_params srcp, metap;
+    pthread_mutex_t mu;
+    struct job *jobs;
+    size_t njobs, next;
+    struct worker *w;
+    int nw, wcap;
+    _Atomic int stop;       /* 1: stop between pages (shutdown), 2: the build fails */
+    _Atomic int failing;    /* claimed by the one worker that rolls the build back */
+    _Atomic int switcher;   /* 1 + index of the worker doing the switch here, 0 none */
+    _Atomic int running;    /* threads still running */
+    _Atomic unsigned long long rejected_total;
+    unsigned long long rows_expected;       /* the document tables' estimated rows */
+    _Atomic unsigned long long rows_acked;  /* acknowledged, before a restart too */
+    _Atomic int mid_refresh;                /* 1 once the mid-build refresh started */
+    unsigned long long mid_at;              /* the rows acknowledged when it started */
+    char *build_terms;          /* primary terms at creation; NULL: built with writes on disk */
+    int buckets;                /* of this build, for a build queued in its place */
+    bool by_mod;
+    _Atomic int64_t lost_check_ms;          /* the next lost_check while the jobs run */
+    _Atomic int lost;           /* the engine may have lost writes (1), or forgotten a
+                                 * delete a page predates (2): fail, queue again */
+    _Atomic int no_snap_said;   /* 1 once a worker found the source reports no snapshot
+                                 * position: said once a build, not once a worker */
+    _Atomic int no_commit_wait; /* 1: a GTID stayed owned past the wait (said): pages no
+                                 * longer wait for the binlog's transactions to commit */
+    pthread_t mid_th;
+    pthread_mutex_t errmu;  /* guards errdb (job_errors from helper threads), why */
+    MYSQL *errdb;
+    char why[1100];         /* why the build fails (rejections, or a worker error) */
+};
+
+/* ---------- sync/reindex/reindex_runner.c ---------- */
+/* A statement on the job's metadata row that waits out a restart of the
+ * metadata server (see its definition). Rows changed, or -1 (w->err). */
+long long rr_meta_exec_wait(struct worker *w, const char *sql);
+
+/* ---------- sync/reindex/reindex_version.c ---------- */
+#define LOST_CHECK_MS 10000 /* the version's primary terms compared this often */
+/* rows more rows acknowledged: the caller that passes MID_REFRESH_PCT of the
+ * estimate starts the mid-build refresh. */
+void rv_mid_refresh_maybe(struct reindex_runner *r, size_t rows);
+/* The primary terms compared, if LOST_CHECK_MS passed since the last look. */
+void rv_lost_check_maybe(struct worker *w);
+/* All jobs done: the one caller whose UPDATE finds none unfinished switches
+ * the alias. 1 switched, 0 not the last, -1 error, -2 the engine may have
+ * lost writes of the version (r->why; the state is back to 'changing'). */
+int rv_try_finish(struct worker *w, bool may_resume);
+/* The builds before this one lost their writes to engine restarts too: this
+ * one is not queued again. */
+bool rv_lost_too_often(struct reindex_runner *r, MYSQL *meta);
+
+#endif

@@ -1,0 +1,941 @@
+/* kafka_source: Kafka topics as a producer of change sets — the reader
+ * thread of `searchsync run` with [source] kind = kafka (beside
+ * binlog_source.c, which reads the binlog itself).
+ *
+ *   Kafka message ──librdkafka consumer──► mq_decode (src/mq: canal-json,
+ *   Debezium, Maxwell) ──rows──► pipeline_route_row (the open change set)
+ *   ... no message waiting, or the group is full ──► pipeline_build
+ *   (documents re-read from MySQL, row images from the messages) ──►
+ *   pipeline_end_at(the consumed offsets) ──► acknowledged by the engine ──►
+ *   delivery's checkpoint: the offsets saved in the metadata (offsets table,
+ *   fenced like the binlog checkpoint) and then committed to Kafka
+ *   (kafka_source_saved, from daemon.c's checkpoint callback).
+ *
+ * Change sets. Messages are read one after another and their rows routed
+ * into one change set while more come within GROUP_WAIT_MS (up to
+ * GROUP_ROWS_MAX rows or GROUP_MS_MAX ms); it is built when none does, as
+ * the binlog source builds a group of transactions. Its documents are read from MySQL after
+ * every message of the set was read, so they hold at least what each says.
+ *
+ * Versions (DESIGN.md: a version grows along the source's history, and a
+ * later write must never lose to an older one):
+ *   - messages with binlog coordinates (canal logfileName/logfileOffset,
+ *     Debezium source.file/pos, Maxwell position): the largest of the set,
+ *     exactly as a binlog position (epoch | file number | position), so
+ *     these versions order with the binlog source's and with the pages of a
+ *     reindex (read in a snapshot at a binlog position). A row-image
+ *     document is the row as of its message, and takes that message's
+ *     coordinates instead (changeset.h, struct cs_at): partitions are read
+ *     at different paces, so a set's largest can be above the coordinates
+ *     of the next set's images of the same row; and of a row's images in
+ *     one set the latest by coordinates wins, not the last read (a Maxwell
+ *     key change is keyed by the new key: the old key's delete is in
+ *     another partition than the old key's other changes);
+ *   - messages without: the time the set is built (microseconds since
+ *     2024, strictly increasing in the process), in the file numbers from
+ *     2^20 up, above every binlog position, under the epoch. A partition
+ *     offset orders the changes of one partition only; a document rebuilt
+ *     from MySQL for messages of two partitions (or two topics) would lose
+ *     a later change to an earlier, larger offset. The read time is when
+ *     the document's rows were read: a later build is newer content.
+ *   A source should carry coordinates in all its topics or in none: a set
+ *   mixing both takes the time (said once), and a document written with a
+ *   time version then keeps every later coordinate version out.
+ *
+ * Offsets. The checkpoint's resume token is "kafka T/P=N T/P=N ..." — for
+ * every partition read, the next offset to read — as of the end of the
+ * change set: delivery saves the token of the newest change set below which
+ * every write was acknowledged (the low-water mark), so every message before
+ * those offsets is in the engine. On start, saved offsets are where each
+ * assigned partition goes on; a partition the token does not name starts at
+ * the group's committed offset, else at [source] start (auto.offset.reset).
+ * Kafka's committed offsets follow the saved ones (never ahead of them).
+ *
+ * A message that cannot be decoded, or whose rows cannot be routed, is a
+ * dead letter holding its bytes (dl_store_put_message), written before the
+ * offsets move past it; reading goes on. A subscribed topic Kafka does not
+ * have (deleted while read, never created) is a warning and a dead letter
+ * naming it (topic_missing), its partitions out of the token; the other
+ * topics are read on, and it again once Kafka has it (topic_back).
+ *
+ * Topics: [kafka] topics and topic_regex, and the source's rows of the
+ * metadata's kafka_topics (src/kafka_topics.c), re-read every 2 s
+ * (topics_poll) and subscribed to without a restart; a row may name the
+ * topic's own format. What the consumer reads now is published for the
+ * admin API (live_publish: sync/sources/kafka_live.h). Markers (tombstones, heartbeats)
+ * only move the offsets. A DDL message: the change set so far is built, the
+ * column types are read again, and the supervisor checks the mapping. */
+#include <librdkafka/rdkafka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sync/node/daemon.h"
+#include "sync/sources/kafka_close.h"
+#include "kafka_conf.h"
+#include "sync/sources/kafka_live.h"
+#include "sync/sources/kafka_source.h"
+#include "kafka_token.h"
+#include "kafka_topics.h"
+#include "sync/sources/kafka_unassigned.h"
+#include "log.h"
+#include "monotime.h"
+#include "mq/mq.h"
+#include "mq_schema.h"
+
+#define GROUP_ROWS_MAX 20000
+#define GROUP_MS_MAX 200
+#define GROUP_WAIT_MS 10
+#define CLOCK_FILE_BASE (1u << 20) /* time versions: file numbers from here up */
+#define CLOCK_EPOCH_S 1704067200LL /* 2024-01-01T00:00:00Z */
+
+/* where a table's messages came from, to warn when it is spread */
+struct ktable {
+    char *name; /* db.table */
+    char *topic;
+    int32_t partition;
+    bool warned;
+    struct ktable *next;
+};
+
+struct kafka_source {
+    struct daemon *dm;
+    rd_kafka_t *rk;
+    mq_msg m;
+    mq_opts o;
+    struct mq_schema schema;
+    /* the consumed frontier (reader thread): from the saved checkpoint at
+     * start, moved past each message read; where an assigned partition
+     * resumes (a rebalance too), and the token of every change set */
+    struct kafka_offsets parts;
+    struct ktable *tables;
+    struct kafka_topic_rows meta; /* the source's rows of kafka_topics, sorted (topics at run time) */
+    long long topics_ms;   /* when they were read last (monotonic) */
+    bool topics_warned;
+    char **missing;        /* subscribed topics Kafka does not have (warned once each) */
+    size_t nmissing;
+    struct kafka_unassigned unassigned; /* topics Kafka has that the group does not assign */
+    long long assigned_ms; /* the last assignment (monotonic); 0: none settled */
+    bool live_stale;       /* a rebalance since live_publish */
+    struct kafka_live live; /* published in dm->rs.kafka */
+    int format;            /* [kafka] format (enum mq_format) */
+    /* the open change set */
+    unsigned group_msgs;
+    long long group_start_ms;
+    unsigned long long group_rows;
+    bool group_coords, group_clock;
+    bl_pos group_pos;      /* the largest coordinates of the set */
+    bl_pos last_end;       /* the version of the last change set built */
+    bool have_last;
+    bool moved;            /* offsets moved since the last change set ended */
+    uint64_t last_clock_us;
+    bool mixed_warned;
+    sbuf token;
+    unsigned long long messages, dead, markers;
+};
+
+/* ---------- offsets and the resume token (src/kafka_token.c) ---------- */
+
+static const char *token_make(struct kafka_source *ks) {
+    return kafka_token_make(&ks->parts, &ks->token);
+}
+
+/* delivery's checkpoint thread, once the token is saved in the metadata: the
+ * same offsets committed to the consumer group (asynchronously; a commit
+ * that fails is made good by the next one) */
+void kafka_source_saved(struct kafka_source *ks, const char *position) {
+    struct kafka_offsets o = {0};
+    if (!ks || !ks->rk || kafka_token_parse(position, &o) < 0) {
+        kafka_offsets_free(&o);
+        return;
+    }
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)(o.n ? o.n : 1));
+    for (size_t i = 0; i < o.n; i++)
+        if (o.v[i].next >= 0)
+            rd_kafka_topic_partition_list_add(l, o.v[i].topic, o.v[i].partition)->offset =
+                o.v[i].next;
+    if (l->cnt) rd_kafka_commit(ks->rk, l, 1);
+    rd_kafka_topic_partition_list_destroy(l);
+    kafka_offsets_free(&o);
+}
+
+/* ---------- the consumer ---------- */
+
+static void topic_back(struct kafka_source *ks, const char *topic, const char *how);
+static void live_publish(struct kafka_source *ks);
+
+/* assigned partitions resume at the frontier (the saved offsets at start) */
+static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                         rd_kafka_topic_partition_list_t *l, void *opaque) {
+    struct kafka_source *ks = opaque;
+    bool coop = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        for (int i = 0; i < l->cnt; i++) {
+            struct kafka_offset *s = kafka_offsets_at(&ks->parts, l->elems[i].topic,
+                                                      l->elems[i].partition, false);
+            if (s && s->next >= 0) l->elems[i].offset = s->next;
+            if (s && s->next >= 0)
+                log_info("run", "reading %s partition %d from offset %lld", l->elems[i].topic,
+                         (int)l->elems[i].partition, (long long)s->next);
+            else
+                log_info("run", "reading %s partition %d from the group's committed offset "
+                         "(else [source] start)", l->elems[i].topic, (int)l->elems[i].partition);
+        }
+        ks->assigned_ms = mono_ms();
+        if (coop) {
+            rd_kafka_error_t *e = rd_kafka_incremental_assign(rk, l);
+            if (e) {
+                log_error("run", "assigning Kafka partitions: %s", rd_kafka_error_string(e));
+                rd_kafka_error_destroy(e);
+            }
+        } else {
+            rd_kafka_assign(rk, l);
+        }
+    } else {
+        /* what was read of them is built and acknowledged before the offsets
+         * move past it; another consumer of the group reads on from the
+         * committed offsets (a message read twice is written twice, with
+         * the same result) */
+        ks->assigned_ms = 0;
+        if (coop) {
+            rd_kafka_error_t *e = rd_kafka_incremental_unassign(rk, l);
+            if (e) rd_kafka_error_destroy(e);
+        } else {
+            rd_kafka_assign(rk, NULL);
+        }
+    }
+    /* published by the reader's loop, not here: this callback also runs
+     * inside rd_kafka_consumer_close, where rd_kafka_assignment() (which
+     * live_publish asks) never returns — a stop that hung for good */
+    ks->live_stale = true;
+}
+
+/* ---------- topics at run time (kafka_topics, `searchsync topics`) ---------- */
+
+#define TOPICS_EVERY_MS 2000
+
+/* the names subscribed to: [kafka] topics, then the metadata's */
+static char **subscribed_names(struct kafka_source *ks, size_t *n) {
+    char **v = kafka_config_topics(ks->dm->cfg, n);
+    for (size_t i = 0; i < ks->meta.n; i++)
+        if (!kafka_live_has(v, *n, ks->meta.v[i].topic)) {
+            v = xrealloc(v, (*n + 1) * sizeof *v);
+            v[(*n)++] = xstrdup(ks->meta.v[i].topic);
+        }
+    return v;
+}
+
+/* the live state for GET /api/v1/topics: the subscription, the missing
+ * topics, those the group assigns none of, and the assigned partitions
+ * (next offset, end) */
+static void live_publish(struct kafka_source *ks) {
+    struct kafka_live l = {0};
+    const struct ss_config *cfg = ks->dm->cfg;
+    l.subscribed = subscribed_names(ks, &l.nsub);
+    if (cfg->kafka.topic_regex && *cfg->kafka.topic_regex) l.regex = xstrdup(cfg->kafka.topic_regex);
+    l.missing = xcalloc(ks->nmissing ? ks->nmissing : 1, sizeof *l.missing);
+    for (size_t i = 0; i < ks->nmissing; i++) l.missing[l.nmissing++] = xstrdup(ks->missing[i]);
+    rd_kafka_topic_partition_list_t *a = NULL;
+    if (ks->rk && !rd_kafka_assignment(ks->rk, &a) && a) {
+        l.parts = xcalloc(a->cnt ? (size_t)a->cnt : 1, sizeof *l.parts);
+        for (int i = 0; i < a->cnt; i++) {
+            const rd_kafka_topic_partition_t *e = &a->elems[i];
+            struct kafka_offset *k = kafka_offsets_at(&ks->parts, e->topic, e->partition, false);
+            int64_t lo = -1, hi = -1;
+            if (rd_kafka_get_watermark_offsets(ks->rk, e->topic, e->partition, &lo, &hi) ||
+                hi < 0)
+                hi = -1;
+            l.parts[l.nparts++] = (struct kafka_live_part){xstrdup(e->topic), e->partition,
+                                                           k ? k->next : -1, hi};
+        }
+    }
+    if (a) rd_kafka_topic_partition_list_destroy(a);
+    l.unassigned = xcalloc(ks->unassigned.n ? ks->unassigned.n : 1, sizeof *l.unassigned);
+    for (size_t i = 0; i < ks->unassigned.n; i++) { /* (assigned since the last look: not) */
+        bool now = false;
+        for (size_t k = 0; k < l.nparts && !now; k++)
+            now = !strcmp(l.parts[k].topic, ks->unassigned.v[i].name);
+        if (!now) l.unassigned[l.nunassigned++] = xstrdup(ks->unassigned.v[i].name);
+    }
+    l.at_ms = reader_stats_now_ms();
+    struct kafka_live old;
+    pthread_mutex_lock(&ks->dm->rs.mu);
+    old = ks->live;
+    ks->live = l;
+    ks->dm->rs.kafka = &ks->live;
+    pthread_mutex_unlock(&ks->dm->rs.mu);
+    kafka_live_free(&old);
+}
+
+static int subscribe(struct kafka_source *ks, char *err, size_t errlen) {
+    const struct ss_config *cfg = ks->dm->cfg;
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(8);
+    size_t n;
+    char **names = subscribed_names(ks, &n);
+    for (size_t i = 0; i < n; i++) rd_kafka_topic_partition_list_add(l, names[i],
+                                                                     RD_KAFKA_PARTITION_UA);
+    kafka_names_free(names, n);
+    sbuf rx = SBUF_INIT;
+    if (cfg->kafka.topic_regex && *cfg->kafka.topic_regex) {
+        /* librdkafka takes a topic starting with ^ as a regex */
+        sbuf_printf(&rx, "%s%s", cfg->kafka.topic_regex[0] == '^' ? "" : "^",
+                    cfg->kafka.topic_regex);
+        rd_kafka_topic_partition_list_add(l, rx.data, RD_KAFKA_PARTITION_UA);
+    }
+    rd_kafka_resp_err_t e = rd_kafka_subscribe(ks->rk, l);
+    rd_kafka_topic_partition_list_destroy(l);
+    sbuf_free(&rx);
+    if (e) return errf(err, errlen, "subscribing to the [kafka] topics: %s", rd_kafka_err2str(e));
+    return 0;
+}
+
+/* topic's row in r, or NULL */
+static const struct kafka_topic_row *meta_row(const struct kafka_topic_rows *r,
+                                              const char *topic) {
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->v[i].topic, topic)) return &r->v[i];
+    return NULL;
+}
+
+static bool same_format(const char *a, const char *b) {
+    return a && b ? !strcmp(a, b) : a == b;
+}
+
+/* topic out of the missing ones; whether it was one */
+static bool topic_forget(struct kafka_source *ks, const char *topic) {
+    for (size_t i = 0; i < ks->nmissing; i++)
+        if (!strcmp(ks->missing[i], topic)) {
+            free(ks->missing[i]);
+            ks->missing[i] = ks->missing[--ks->nmissing];
+            return true;
+        }
+    return false;
+}
+
+/* a missing topic Kafka has again (a message read, or its metadata): said once */
+static void topic_back(struct kafka_source *ks, const char *topic, const char *how) {
+    char name[250];
+    snprintf(name, sizeof name, "%s", topic); /* topic may be the list's own copy */
+    if (topic_forget(ks, name))
+        log_info("run", "topic %s of source %s is in Kafka again: %s (read from the group's "
+                 "committed offsets, else [source] start)", name, ks->dm->cfg->source.name,
+                 how);
+}
+
+/* the missing topics Kafka has again, by a metadata request each (not the
+ * assignment: a group leader's metadata can be older than the deletion) */
+static void missing_check(struct kafka_source *ks) {
+    for (size_t i = 0; ks->rk && i < ks->nmissing;) {
+        char *name = ks->missing[i];
+        rd_kafka_topic_t *rkt = rd_kafka_topic_new(ks->rk, name, NULL);
+        const struct rd_kafka_metadata *md = NULL;
+        bool there = false;
+        if (rkt && rd_kafka_metadata(ks->rk, 0, rkt, &md, 1000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            for (int t = 0; t < md->topic_cnt; t++)
+                if (!strcmp(md->topics[t].topic, name) && !md->topics[t].err &&
+                    md->topics[t].partition_cnt > 0)
+                    there = true;
+        }
+        if (md) rd_kafka_metadata_destroy(md);
+        if (rkt) rd_kafka_topic_destroy(rkt);
+        if (there) topic_back(ks, name, "Kafka's metadata has it"); /* takes it out of the list */
+        else i++;
+    }
+}
+
+/* subscribed topics Kafka has and the group assigns none of: the consumer
+ * subscribes again (sync/sources/kafka_unassigned.h) */
+static void unassigned_check(struct kafka_source *ks, long long now) {
+    const struct ss_config *cfg = ks->dm->cfg;
+    size_t n;
+    char **names = subscribed_names(ks, &n), err[1024];
+    if (kafka_unassigned_check(&ks->unassigned, ks->rk, names, n, ks->missing, ks->nmissing,
+                               cfg->source.name, cfg->kafka.group, ks->assigned_ms, now) &&
+        subscribe(ks, err, sizeof err) < 0)
+        log_warn("run", "%s (tried again)", err);
+    kafka_names_free(names, n);
+}
+
+/* every TOPICS_EVERY_MS: the metadata's topics; a new set is subscribed to
+ * (the group rebalances: partitions of added topics are assigned, those of
+ * removed ones revoked; their offsets stay in the checkpoint) */
+static void topics_poll(struct kafka_source *ks, bool now) {
+    long long t = mono_ms();
+    if (!now && t - ks->topics_ms < TOPICS_EVERY_MS) return;
+    ks->topics_ms = t;
+    if (ks->nmissing) missing_check(ks);
+    if (!now) unassigned_check(ks, t);
+    struct kafka_topic_rows v;
+    char err[1024];
+    struct pipeline *p = &ks->dm->p;
+    if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0 ||
+        kafka_topics_read(p->meta, ks->dm->cfg->source.name, &v, err, sizeof err) < 0) {
+        if (!ks->topics_warned)
+            log_warn("run", "reading the topics of source %s from %s.kafka_topics: %s (tried "
+                     "again every %d ms)", ks->dm->cfg->source.name,
+                     ks->dm->cfg->metadata.database, err, TOPICS_EVERY_MS);
+        ks->topics_warned = true;
+        live_publish(ks);
+        return;
+    }
+    ks->topics_warned = false;
+    bool same = v.n == ks->meta.n; /* both sorted by topic */
+    for (size_t i = 0; same && i < v.n; i++)
+        same = !strcmp(v.v[i].topic, ks->meta.v[i].topic) &&
+               same_format(v.v[i].format, ks->meta.v[i].format);
+    if (same) {
+        kafka_topic_rows_free(&v);
+        live_publish(ks);
+        return;
+    }
+    const char *src = ks->dm->cfg->source.name;
+    bool resubscribe = v.n != ks->meta.n;
+    for (size_t i = 0; i < v.n; i++) {
+        const struct kafka_topic_row *was = meta_row(&ks->meta, v.v[i].topic);
+        if (!was) {
+            resubscribe = true;
+            log_info("run", "topic %s added to source %s: subscribed%s%s", v.v[i].topic, src,
+                     v.v[i].format ? ", its messages read as " : "",
+                     v.v[i].format ? v.v[i].format : "");
+        } else if (!same_format(was->format, v.v[i].format)) {
+            log_info("run", "topic %s of source %s: its messages are read as %s from now on",
+                     v.v[i].topic, src, v.v[i].format ? v.v[i].format : "[kafka] format says");
+        }
+    }
+    for (size_t j = 0; j < ks->meta.n; j++)
+        if (!meta_row(&v, ks->meta.v[j].topic)) {
+            resubscribe = true;
+            log_info("run", "topic %s removed from source %s: unsubscribed", ks->meta.v[j].topic,
+                     src);
+            if (!kafka_topic_in_config(ks->dm->cfg, ks->meta.v[j].topic))
+                topic_forget(ks, ks->meta.v[j].topic);
+        }
+    kafka_topic_rows_free(&ks->meta);
+    ks->meta = v;
+    if (resubscribe && ks->rk && subscribe(ks, err, sizeof err) < 0)
+        log_warn("run", "%s (tried again)", err);
+    live_publish(ks);
+}
+
+/* the format of topic's messages: its own (kafka_topics.format), else
+ * [kafka] format */
+static int topic_format(struct kafka_source *ks, const char *topic) {
+    for (size_t i = 0; i < ks->meta.n; i++)
+        if (!strcmp(ks->meta.v[i].topic, topic) && ks->meta.v[i].format) {
+            int f = kafka_topic_format(ks->meta.v[i].format);
+            if (f >= 0) return f;
+        }
+    return ks->format;
+}
+
+int kafka_source_open(struct daemon *dm, bool from_current) {
+    const struct ss_config *cfg = dm->cfg;
+    if (from_current)
+        return errf(dm->err, sizeof dm->err, "--from-current skips to the binlog's end; with "
+                    "[source] kind = kafka there is no binlog to skip: reset the consumer "
+                    "group's offsets instead (kafka-consumer-groups.sh --reset-offsets) and "
+                    "remove the checkpoint row of source %s from %s.offsets", cfg->source.name,
+                    cfg->metadata.database);
+    struct kafka_source *ks = xcalloc(1, sizeof *ks);
+    ks->dm = dm;
+    mq_msg_init(&ks->m);
+    ks->schema.cfg = cfg;
+    for (int f = 0; f < 4; f++)
+        if (!strcmp(cfg->kafka.format, mq_format_name[f])) ks->format = f;
+    config_parse_tz_offset(cfg->kafka.canal_tz_offset, &ks->o.canal_tz_offset);
+    ks->o.lookup = mq_schema_lookup; /* run needs [source] user: the types are exact */
+    ks->o.lookup_ctx = &ks->schema;
+    dm->kafka = ks;
+
+    char pos[4200];
+    int found = offsets_load(dm->p.meta, cfg->source.name, pos, sizeof pos, dm->err,
+                             sizeof dm->err);
+    if (found < 0) return -1;
+    if (found == 0 && kafka_token_parse(pos, &ks->parts) < 0)
+        return errf(dm->err, sizeof dm->err, "the saved checkpoint of source %s (\"%.100s\") "
+                    "is a binlog position, not Kafka offsets: this source was read from the "
+                    "binlog. Give the Kafka source another [source] name, or delete its row "
+                    "from %s.offsets to start at the consumer group's offsets",
+                    cfg->source.name, pos, cfg->metadata.database);
+    snprintf(dm->start_pos, sizeof dm->start_pos, "%.500s",
+             found == 0 ? pos : "the consumer group's offsets");
+
+    char err[1024];
+    rd_kafka_conf_t *conf = kafka_conf_new(cfg, "searchsync-run", err, sizeof err);
+    int crc = conf ? 0 : -1;
+    /* static membership: one reader per source (leadership.c), so a restart
+     * (or the node taking the source over) takes the partitions back at once
+     * instead of waiting out the previous member's session (45 s) */
+    sbuf inst = SBUF_INIT;
+    sbuf_printf(&inst, "searchsync-%s", cfg->source.name);
+    if (!crc) crc = kafka_conf_set(conf, "group.instance.id", inst.data, err, sizeof err);
+    sbuf_free(&inst);
+    /* a static member leaves no group on a stop: the partitions go to
+     * another consumer of the group after this long without the daemon */
+    if (!crc) crc = kafka_conf_set(conf, "session.timeout.ms", "10000", err, sizeof err);
+    /* new topics (topics added, topic_regex) and partitions found within seconds */
+    if (!crc)
+        crc = kafka_conf_set(conf, "topic.metadata.refresh.interval.ms", "5000", err, sizeof err);
+    /* offsets are committed only once the engine acknowledged (kafka_source_saved) */
+    if (!crc) crc = kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
+    if (crc) {
+        if (conf) rd_kafka_conf_destroy(conf);
+        return errf(dm->err, sizeof dm->err, "%s", err);
+    }
+    rd_kafka_conf_set_rebalance_cb(conf, on_rebalance);
+    rd_kafka_conf_set_opaque(conf, ks);
+    char kerr[512];
+    ks->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, kerr, sizeof kerr);
+    if (!ks->rk) {
+        rd_kafka_conf_destroy(conf);
+        return errf(dm->err, sizeof dm->err, "cannot create the Kafka consumer: %s", kerr);
+    }
+    rd_kafka_poll_set_consumer(ks->rk);
+    topics_poll(ks, true);
+    if (subscribe(ks, err, sizeof err) < 0) return errf(dm->err, sizeof dm->err, "%s", err);
+    if (found == 0)
+        log_info("run", "resuming source %s at Kafka offsets %s", cfg->source.name,
+                 pos[5] ? pos + 6 : "(none)");
+    else
+        log_info("run", "source %s has no checkpoint: reading the topics from the consumer "
+                 "group %s's committed offsets, else from [source] start (%s)",
+                 cfg->source.name, cfg->kafka.group, cfg->source.start);
+    return 0;
+}
+
+void kafka_source_close(struct daemon *dm) {
+    struct kafka_source *ks = dm->kafka;
+    if (!ks) return;
+    dm->kafka = NULL;
+    pthread_mutex_lock(&dm->rs.mu);
+    dm->rs.kafka = NULL; /* the admin server stopped before: defensive */
+    pthread_mutex_unlock(&dm->rs.mu);
+    if (ks->rk && !kafka_close_bounded(ks->rk)) return; /* ks stays with the client */
+    mq_schema_free(&ks->schema);
+    mq_msg_free(&ks->m);
+    kafka_live_free(&ks->live);
+    kafka_names_free(ks->missing, ks->nmissing);
+    kafka_unassigned_free(&ks->unassigned);
+    kafka_offsets_free(&ks->parts);
+    while (ks->tables) {
+        struct ktable *t = ks->tables;
+        ks->tables = t->next;
+        free(t->name), free(t->topic), free(t);
+    }
+    sbuf_free(&ks->token);
+    kafka_topic_rows_free(&ks->meta);
+    free(ks);
+}
+
+/* ---------- building a change set ---------- */
+
+static void publish_stats(struct kafka_source *ks, bool at_end) {
+    struct daemon *dm = ks->dm;
+    struct reader_figures *f = &dm->rs.f;
+    pthread_mutex_lock(&dm->rs.mu);
+    f->reading = true;
+    f->at_end = at_end;
+    if (!at_end) f->read_ms = reader_stats_now_ms();
+    f->txns = dm->txns;
+    f->rows = dm->rows_read;
+    f->ddls = dm->ddls_read;
+    pthread_mutex_unlock(&dm->rs.mu);
+}
+
+/* the source connection, waited for while it is down (the messages read are
+ * kept: nothing moves on meanwhile); -1 only on a stop request */
+static int src_ensure(struct daemon *dm) {
+    struct pipeline *p = &dm->p;
+    long delay_ms = 100;
+    for (int attempts = 0; db_ensure(&p->src, &p->srcp, p->err, sizeof p->err) < 0;
+         attempts++) {
+        if (daemon_stop_requested) return -1;
+        if (attempts % 30 == 0)
+            log_warn("run", "%s; waiting for the source (the Kafka messages read are not "
+                     "lost)", p->err);
+        struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        delay_ms = delay_ms * 2 > 2000 ? 2000 : delay_ms * 2;
+    }
+    return 0;
+}
+
+/* the version of a change set without coordinates: the build's time */
+static void clock_pos(struct kafka_source *ks, bl_pos *end) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long long s = (long long)ts.tv_sec - CLOCK_EPOCH_S;
+    uint64_t us = s > 0 ? (uint64_t)s * 1000000u + (uint64_t)ts.tv_nsec / 1000u : 0;
+    if (us <= ks->last_clock_us) us = ks->last_clock_us + 1;
+    ks->last_clock_us = us;
+    memset(end, 0, sizeof *end);
+    snprintf(end->file, sizeof end->file, "kafka-time.%u",
+             CLOCK_FILE_BASE + (unsigned)(us >> 32));
+    end->pos = us & 0xffffffffu;
+}
+
+/* Build the open change set and end its delivery transaction at the offsets
+ * read so far. 0, or -1 with dm->err (a stop: the set is read again at the
+ * next start, its offsets not saved). */
+static int group_build(struct kafka_source *ks) {
+    struct daemon *dm = ks->dm;
+    struct pipeline *p = &dm->p;
+    if (!ks->group_msgs) return 0;
+    bl_pos end;
+    if (ks->group_clock) clock_pos(ks, &end);
+    else end = ks->group_pos;
+    if (dm->cs.rows || pipeline_has_missing(p)) {
+        for (int tries = 0;; tries++) {
+            if (src_ensure(dm) < 0) return -1;
+            if (pipeline_build(p, &dm->cs, &end) == 0) break;
+            /* a connection lost midway: built again once the source answers
+             * (the same documents, the same version) */
+            if (daemon_stop_requested || !db_conn_lost(p->src) || tries == 10) {
+                snprintf(dm->err, sizeof dm->err, "%s", p->err);
+                return -1;
+            }
+            log_warn("run", "%s; the change set's reads failed midway: built again once the "
+                     "source answers (nothing is lost)", p->err);
+        }
+    }
+    log_debug("run", "change set of %u Kafka message(s) up to %s: %zu documents rebuilt, %zu "
+              "element scripts, %zu row-image documents", ks->group_msgs, token_make(ks),
+              dm->cs.npend, dm->cs.nelems, dm->cs.nrdocs);
+    pipeline_end_at(p, &dm->cs, token_make(ks), false);
+    ks->last_end = end;
+    ks->have_last = true;
+    ks->moved = false;
+    dm->txns++;
+    ks->group_msgs = 0;
+    ks->group_coords = ks->group_clock = false;
+    memset(&ks->group_pos, 0, sizeof ks->group_pos);
+    daemon_between_txns(dm);
+    publish_stats(ks, false);
+    return 0;
+}
+
+static bool group_full(struct kafka_source *ks) {
+    struct daemon *dm = ks->dm;
+    if (dm->rows_read - ks->group_rows >= GROUP_ROWS_MAX) return true;
+    if (mono_ms() - ks->group_start_ms >= GROUP_MS_MAX) return true;
+    if (dm->cs.nrdocs || dm->cs.snaps.len) return false;
+    pthread_mutex_lock(&dm->cmds.mu);
+    bool asks = dm->cmds.adopt || dm->cmds.builds || dm->cmds.ntruncated;
+    pthread_mutex_unlock(&dm->cmds.mu);
+    return asks; /* the supervisor's commands wait for no group */
+}
+
+/* ---------- one message ---------- */
+
+static void group_join(struct kafka_source *ks) {
+    if (ks->group_msgs++) return;
+    ks->group_start_ms = mono_ms();
+    ks->group_rows = ks->dm->rows_read;
+}
+
+/* coordinates order like binlog positions: file number, then position */
+static bool pos_after(const bl_pos *a, const bl_pos *b) {
+    uint32_t fa = bl_file_seq(a->file), fb = bl_file_seq(b->file);
+    return fa != fb ? fa > fb : a->pos > b->pos;
+}
+
+/* the message carries binlog coordinates (not a time version's range) */
+static bool coords(const mq_msg *m) {
+    return m->have_pos && bl_file_seq(m->pos.file) < CLOCK_FILE_BASE;
+}
+
+static void note_version(struct kafka_source *ks, const mq_msg *m) {
+    if (coords(m)) {
+        if (!ks->group_coords || pos_after(&m->pos, &ks->group_pos)) ks->group_pos = m->pos;
+        ks->group_coords = true;
+    } else {
+        ks->group_clock = true;
+    }
+    if (ks->group_coords && ks->group_clock && !ks->mixed_warned) {
+        ks->mixed_warned = true;
+        log_warn("run", "the topics of source %s mix messages with binlog coordinates and "
+                 "without: their documents are versioned by the time they are read, and a "
+                 "document written so keeps later coordinate versions out (docs/kafka.md, "
+                 "Versions): give every producer the same settings", ks->dm->cfg->source.name);
+    }
+}
+
+/* warn once per table whose messages come from several partitions unkeyed */
+static void note_table(struct kafka_source *ks, const mq_msg *m, const rd_kafka_message_t *msg) {
+    const char *topic = rd_kafka_topic_name(msg->rkt);
+    struct ktable *t = ks->tables;
+    sbuf name = SBUF_INIT;
+    sbuf_printf(&name, "%s.%s", m->table.db, m->table.name);
+    while (t && strcmp(t->name, name.data)) t = t->next;
+    if (!t) {
+        t = xcalloc(1, sizeof *t);
+        *t = (struct ktable){sbuf_detach(&name), xstrdup(topic), msg->partition, false,
+                             ks->tables};
+        ks->tables = t;
+        return;
+    }
+    sbuf_free(&name);
+    /* keyed messages (Debezium's key is the primary key) keep a row in one
+     * partition: only unkeyed ones are said */
+    if (t->warned || msg->key_len || (t->partition == msg->partition && !strcmp(t->topic, topic)))
+        return;
+    t->warned = true;
+    log_warn("run", "table %s comes from %s partition %d and %s partition %d in messages "
+             "without a key: two changes of one row read from two partitions can be applied out "
+             "of order (docs/kafka.md, Ordering): key its messages by primary key", t->name,
+             t->topic, (int)t->partition, topic, (int)msg->partition);
+}
+
+/* a message that cannot be used: its bytes in the dead-letter table before
+ * the offsets move past it (retried while the metadata is unreachable) */
+static int dead_letter(struct kafka_source *ks, const rd_kafka_message_t *msg, const char *why) {
+    struct daemon *dm = ks->dm;
+    char at[64], err[512];
+    snprintf(at, sizeof at, "%d:%lld", (int)msg->partition, (long long)msg->offset);
+    const char *topic = rd_kafka_topic_name(msg->rkt);
+    log_warn("run", "Kafka message %s partition %d offset %lld is a dead letter (reading goes "
+             "on): %s", topic, (int)msg->partition, (long long)msg->offset, why);
+    for (int tries = 0; dl_store_put_message(dm->dls, topic, at, why, msg->payload ? msg->payload
+                                             : "", msg->payload ? msg->len : 0, err,
+                                             sizeof err) < 0; tries++) {
+        if (daemon_stop_requested)
+            return errf(dm->err, sizeof dm->err, "stopping before the dead letter of %s %s was "
+                        "stored (it is read again at the next start)", topic, at);
+        if (tries % 30 == 0)
+            log_warn("run", "storing the dead letter of %s %s: %s (tried again)", topic, at, err);
+        struct timespec ts = {1, 0};
+        nanosleep(&ts, NULL);
+    }
+    ks->dead++;
+    return 0;
+}
+
+static void ddl_seen(struct kafka_source *ks, const mq_msg *m, const rd_kafka_message_t *msg) {
+    struct daemon *dm = ks->dm;
+    dm->ddls_read++;
+    mq_schema_forget(&ks->schema); /* columns may have changed */
+    pthread_mutex_lock(&dm->cmds.mu);
+    dm->cmds.schema_changed = true;
+    char stmt[200];
+    const char *sql = m->ddl ? m->ddl : "";
+    size_t len = strlen(sql), n = len < sizeof stmt - 1 ? len : sizeof stmt - 1;
+    for (size_t i = 0; i < n; i++) stmt[i] = sql[i] == '\n' || sql[i] == '\r' ? ' ' : sql[i];
+    stmt[n] = '\0';
+    snprintf(dm->cmds.ddl_note, sizeof dm->cmds.ddl_note, "after `%s%s` read from Kafka (%s "
+             "partition %d offset %lld)", stmt, len > n ? "..." : "", rd_kafka_topic_name(msg->rkt),
+             (int)msg->partition, (long long)msg->offset);
+    pthread_mutex_unlock(&dm->cmds.mu);
+    supervisor_wake(&dm->sv);
+}
+
+static int handle(struct kafka_source *ks, const rd_kafka_message_t *msg) {
+    struct daemon *dm = ks->dm;
+    struct pipeline *p = &dm->p;
+    ks->messages++;
+    const char *data = msg->payload ? msg->payload : "";
+    size_t len = msg->payload ? msg->len : 0;
+    const char *topic = rd_kafka_topic_name(msg->rkt);
+    if (ks->nmissing) topic_back(ks, topic, "a message of it was read");
+    struct kafka_offset *k = kafka_offsets_at(&ks->parts, topic, msg->partition, true);
+    int rc = 0;
+    ks->o.format = topic_format(ks, topic);
+    if (mq_decode(&ks->m, &ks->o, data, len) != MQ_OK) {
+        rc = dead_letter(ks, msg, ks->m.err);
+    } else if (ks->m.kind == MQ_DDL) {
+        rc = group_build(ks); /* the sets before it are built with the columns they had */
+        if (rc == 0) ddl_seen(ks, &ks->m, msg);
+    } else if (ks->m.kind == MQ_ROWS && ks->m.nrows &&
+               router_wants(p->router, ks->m.table.db, ks->m.table.name)) {
+        group_join(ks);
+        note_version(ks, &ks->m);
+        note_table(ks, &ks->m, msg);
+        /* where its rows are in the source's history: row images are ordered
+         * and versioned by it (messages of several partitions are read
+         * interleaved, a later set may hold older coordinates) */
+        memset(&dm->cs.at, 0, sizeof dm->cs.at);
+        if (coords(&ks->m))
+            dm->cs.at = (struct cs_at){true, bl_file_seq(ks->m.pos.file), ks->m.pos.pos,
+                                       ks->m.pos_row};
+        for (uint32_t i = 0; i < ks->m.nrows && rc == 0; i++) {
+            dm->rows_read++;
+            if (pipeline_route_row(p, &dm->cs, &ks->m.rows[i]) != 0) {
+                char why[1200];
+                /* a column not in the row image (router.c, row_image.c): the
+                 * binlog's advice does not fit a message; its producer's does */
+                if (!strstr(p->err, "row image") ||
+                    mq_absent_advice(&ks->m, i, why, sizeof why) < 0)
+                    snprintf(why, sizeof why, "its row %u could not be routed: %s", i + 1,
+                             p->err);
+                rc = dead_letter(ks, msg, why);
+                break;
+            }
+        }
+    } else {
+        ks->markers++; /* nothing to apply: markers, tables the mapping does not read */
+    }
+    if (rc == 0) {
+        k->next = msg->offset + 1;
+        ks->moved = true;
+    }
+    return rc;
+}
+
+/* nothing waiting: documents scripts did not find, the supervisor's
+ * commands, and offsets moved by messages of nothing to apply */
+static int idle(struct kafka_source *ks) {
+    struct daemon *dm = ks->dm;
+    struct pipeline *p = &dm->p;
+    if (ks->have_last && pipeline_has_missing(p)) {
+        if (src_ensure(dm) < 0) return -1;
+        if (pipeline_rebuild_missing(p, &ks->last_end) < 0) {
+            if (daemon_stop_requested || !db_conn_lost(p->src)) {
+                snprintf(dm->err, sizeof dm->err, "%s", p->err);
+                return -1;
+            }
+            log_warn("run", "%s; tried again when next idle", p->err);
+        } else {
+            pipeline_end_at(p, &dm->cs, token_make(ks), false);
+            ks->moved = false;
+        }
+    }
+    if (ks->moved) { /* markers and skipped tables only: a quiet save */
+        pipeline_end_at(p, &dm->cs, token_make(ks), true);
+        ks->moved = false;
+    }
+    daemon_between_txns(dm);
+    publish_stats(ks, true);
+    return 0;
+}
+
+/* A subscribed topic Kafka does not have (deleted while read, or never
+ * created): said once with what to do, a dead letter naming it (no bytes:
+ * there is no message), its offsets out of the frontier (a topic created
+ * again is a new topic: read from the group's committed offsets, else
+ * [source] start); the other topics are read on, and the topic again as
+ * soon as Kafka has it (topic_back). librdkafka says it again at each
+ * metadata refresh while it lasts. 0, or -1 on a stop before the dead
+ * letter was stored. */
+static int topic_missing(struct kafka_source *ks, const rd_kafka_message_t *msg) {
+    struct daemon *dm = ks->dm;
+    const char *why = rd_kafka_message_errstr(msg);
+    char name[250] = "";
+    if (msg->rkt) {
+        snprintf(name, sizeof name, "%s", rd_kafka_topic_name(msg->rkt));
+    } else {
+        /* "Subscribed topic not available: T: Broker: Unknown topic or partition" */
+        const char *p = strstr(why, ": ");
+        const char *e = p ? strstr(p + 2, ": ") : NULL;
+        if (p && e && e - (p + 2) < (long)sizeof name)
+            snprintf(name, sizeof name, "%.*s", (int)(e - (p + 2)), p + 2);
+    }
+    if (!kafka_topic_name_ok(name)) {
+        log_warn("run", "Kafka: %s", why);
+        return 0;
+    }
+    if (kafka_live_has(ks->missing, ks->nmissing, name)) {
+        log_debug("run", "Kafka: topic %s still missing: %s", name, why);
+        return 0;
+    }
+    const char *src = dm->cfg->source.name;
+    bool in_cfg = kafka_topic_in_config(dm->cfg, name);
+    if (in_cfg)
+        log_warn("run", "topic %s of source %s is not in Kafka (deleted, or never created): %s; "
+                 "the other topics are read on, and this one again once it exists. Create it "
+                 "again, or remove it from [kafka] topics of the configuration", name, src, why);
+    else
+        log_warn("run", "topic %s of source %s is not in Kafka (deleted, or never created): %s; "
+                 "the other topics are read on, and this one again once it exists. Create it "
+                 "again, or take it out of the source: `searchsync topics remove --config FILE "
+                 "%s` or DELETE /api/v1/topics/%s", name, src, why, name, name);
+    ks->missing = xrealloc(ks->missing, (ks->nmissing + 1) * sizeof *ks->missing);
+    ks->missing[ks->nmissing++] = xstrdup(name);
+    char text[1024], err[512];
+    snprintf(text, sizeof text, "topic %s is not in Kafka: %s", name, why);
+    for (int tries = 0;
+         dl_store_put_message(dm->dls, name, "topic", text, "", 0, err, sizeof err) < 0;
+         tries++) {
+        if (daemon_stop_requested)
+            return errf(dm->err, sizeof dm->err, "stopping before the dead letter of the "
+                        "missing topic %s was stored", name);
+        if (tries % 30 == 0)
+            log_warn("run", "storing the dead letter of missing topic %s: %s (tried again)",
+                     name, err);
+        struct timespec ts = {1, 0};
+        nanosleep(&ts, NULL);
+    }
+    ks->dead++;
+    if (kafka_offsets_drop_topic(&ks->parts, name)) ks->moved = true;
+    live_publish(ks);
+    return 0;
+}
+
+int kafka_source_run(struct daemon *dm) {
+    struct kafka_source *ks = dm->kafka;
+    log_info("run", "syncing %zu index config(s) of source %s from Kafka ([kafka] group %s)",
+             dm->gen->m.nindices, dm->cfg->source.name, dm->cfg->kafka.group);
+    publish_stats(ks, false);
+    int rc = BL_STOP;
+    while (!daemon_stop_requested) {
+        if (!ks->group_msgs) topics_poll(ks, false);
+        /* an open change set waits GROUP_WAIT_MS for the next message (the
+         * next fetch's may be on its way) before it is built: built at every
+         * gap in librdkafka's queue, sets would be a message or two each */
+        rd_kafka_message_t *msg = rd_kafka_consumer_poll(ks->rk, ks->group_msgs ? GROUP_WAIT_MS
+                                                                             : 200);
+        if (ks->live_stale) {
+            ks->live_stale = false;
+            live_publish(ks);
+        }
+        if (!msg) {
+            if ((ks->group_msgs ? group_build(ks) : idle(ks)) < 0) {
+                rc = BL_ERR;
+                break;
+            }
+            continue;
+        }
+        if (msg->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+            msg->err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC) {
+            int trc = topic_missing(ks, msg);
+            rd_kafka_message_destroy(msg);
+            if (trc < 0) {
+                rc = BL_ERR;
+                break;
+            }
+            continue;
+        }
+        if (msg->err) {
+            if (msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                log_warn("run", "Kafka: %s%s%s", msg->rkt ? rd_kafka_topic_name(msg->rkt) : "",
+                         msg->rkt ? ": " : "", rd_kafka_message_errstr(msg));
+                char fatal[512];
+                if (rd_kafka_fatal_error(ks->rk, fatal, sizeof fatal)) {
+                    snprintf(dm->err, sizeof dm->err, "the Kafka consumer failed: %s", fatal);
+                    rd_kafka_message_destroy(msg);
+                    rc = BL_ERR;
+                    break;
+                }
+            }
+            rd_kafka_message_destroy(msg);
+            continue;
+        }
+        int hrc = handle(ks, msg);
+        rd_kafka_message_destroy(msg);
+        if (hrc == 0 && ks->group_msgs && group_full(ks)) hrc = group_build(ks);
+        if (hrc < 0) {
+            rc = BL_ERR;
+            break;
+        }
+    }
+    /* a change set still open is not built: its offsets were never handed to
+     * delivery, so the next start reads its messages again */
+    if (rc == BL_ERR && daemon_stop_requested) rc = BL_STOP;
+    if (rc == BL_STOP) dm->err[0] = '\0';
+    changeset_reset(&dm->cs);
+    log_info("run", "Kafka: %llu messages read, %llu dead letters, %llu without rows to apply",
+             ks->messages, ks->dead, ks->markers);
+    pthread_mutex_lock(&dm->rs.mu);
+    dm->rs.f.reading = false;
+    pthread_mutex_unlock(&dm->rs.mu);
+    return rc;
+}

@@ -1,0 +1,28 @@
+/* reader_stats: the reader's figures for /metrics (see reader_stats.h). */
+#include "sync/sources/reader_stats.h"
+
+#include <string.h>
+#include <time.h>
+
+int64_t reader_stats_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void reader_stats_init(struct reader_stats *s) {
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->mu, NULL);
+    s->f.started_ms = reader_stats_now_ms();
+}
+
+void reader_stats_destroy(struct reader_stats *s) {
+    pthread_mutex_destroy(&s->mu);
+}
+
+struct reader_figures reader_stats_copy(struct reader_stats *s) {
+    pthread_mutex_lock(&s->mu);
+    struct reader_figures f = s->f;
+    pthread_mutex_unlock(&s->mu);
+    return f;
+}
