@@ -1,5 +1,7 @@
-# sync/: the pipelines: the mapping model, its file and metadata tables,
-# generated index bodies, the document builder, the change router, the daemon.
+# sync/ (and rebalance/jobs/): one fragment for every folder of the sync core
+# (sync/README.md: pipeline/, sources/, mapping/, reindex/, delayed/, check/,
+# node/, cli/). First the mapping model, its file and metadata tables,
+# generated index bodies.
 libsearchsync_a_SOURCES += sync/mapping/mapping.c sync/mapping/mapping.h \
 	sync/mapping/mapping_file.c sync/mapping/mapping_db.c sync/mapping/mapping_gen.c \
 	sync/mapping/mapping_gen.h sync/node/node.c sync/node/node.h sync/mapping/index_mapping.c \
