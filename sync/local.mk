@@ -95,7 +95,7 @@ libsearchsync_a_SOURCES += rebalance/jobs/job_assign.c rebalance/jobs/job_assign
 
 # the delayed run (issue 22): change snapshots -> relation tops -> bucketed jobs
 libsearchsync_a_SOURCES += sync/delayed/delayed.h sync/delayed/relation_tops.c \
-	sync/delayed/delayed_run.c sync/delayed/delayed_stats.c
+	sync/delayed/delayed_run.c sync/delayed/delayed_run_int.h sync/delayed/delayed_job.c sync/delayed/delayed_stats.c
 searchsync_SOURCES += sync/cli/cmd_delayed.c
 
 # the consistency check and repair (issue 23)
