@@ -202,19 +202,24 @@ static void prom_streams(struct deliver_hub *d, sbuf *o) {
     static const struct {
         const char *name, *type, *help;
     } m[] = {
-        {"stream_queued", "gauge", "Changes of the stream queued, not yet sent"},
-        {"stream_inflight", "gauge", "Changes of the stream in bulk requests"},
-        {"stream_submitted_total", "counter", "Changes the stream submitted"},
-        {"stream_acknowledged_total", "counter", "Changes of the stream the engine acknowledged"},
-        {"stream_dead_letters_total", "counter", "Changes of the stream written as dead letters"},
-        {"stream_blocked_seconds_total", "counter",
+        {"searchsync_delivery_stream_queued", "gauge",
+         "Changes of the stream queued, not yet sent"},
+        {"searchsync_delivery_stream_inflight", "gauge",
+         "Changes of the stream in bulk requests"},
+        {"searchsync_delivery_stream_submitted_total", "counter",
+         "Changes the stream submitted"},
+        {"searchsync_delivery_stream_acknowledged_total", "counter",
+         "Changes of the stream the engine acknowledged"},
+        {"searchsync_delivery_stream_dead_letters_total", "counter",
+         "Changes of the stream written as dead letters"},
+        {"searchsync_delivery_stream_blocked_seconds_total", "counter",
          "Time the stream's producer waited for room in the queues"},
     };
     for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
-        sbuf_printf(o, "# HELP searchsync_delivery_%s %s\n# TYPE searchsync_delivery_%s %s\n",
-                    m[k].name, m[k].help, m[k].name, m[k].type);
+        sbuf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", m[k].name, m[k].help, m[k].name,
+                    m[k].type);
         for (struct deliver *st = d->streams; st; st = st->next) {
-            sbuf_printf(o, "searchsync_delivery_%s{stream=\"", m[k].name);
+            sbuf_printf(o, "%s{stream=\"", m[k].name);
             prom_label(o, st->name);
             sbuf_adds(o, "\"} ");
             switch (k) {
