@@ -120,6 +120,22 @@ static int write_dead_letter(struct deliver_hub *d, struct item *it, const char 
 /* Under d->mu with the producer blocked at the high-water mark: move queued
  * items of blown indices into *out (they stay counted in d->total until the
  * dead letter is written and they are acknowledged). */
+/* q's queued items (only its first with one) into *out; true if one was taken */
+static bool purge_queue(struct deliver_hub *d, struct indexq *q, struct list *out, bool one) {
+    bool took = false;
+    while (q->main.head) {
+        struct item *it = q->main.head;
+        list_remove(&q->main, it);
+        d->main_queued--;
+        q->main_bytes -= it->size;
+        map_del(q, it);
+        list_push_back(out, it);
+        took = true;
+        if (one) break;
+    }
+    return took && one;
+}
+
 void purge_collect(struct deliver_hub *d, struct list *out) {
     if (d->o.purge == PURGE_OFF) return;
     int nq = 0;
@@ -143,30 +159,13 @@ void purge_collect(struct deliver_hub *d, struct list *out) {
             }
             i++;
             if (!take) continue;
-            while (q->main.head) {
-                struct item *it = q->main.head;
-                list_remove(&q->main, it);
-                d->main_queued--;
-                q->main_bytes -= it->size;
-                map_del(q, it);
-                list_push_back(out, it);
-                if (d->o.purge == PURGE_ONE) return;
-            }
+            if (purge_queue(d, q, out, d->o.purge == PURGE_ONE)) return;
         }
     }
     if (pick_index) {
         for (int w = 0; w < d->o.workers; w++)
-            for (struct indexq *q = d->partitions[w].qs; q; q = q->next) {
-                if (strcmp(q->index, pick_index)) continue;
-                while (q->main.head) {
-                    struct item *it = q->main.head;
-                    list_remove(&q->main, it);
-                    d->main_queued--;
-                    q->main_bytes -= it->size;
-                    map_del(q, it);
-                    list_push_back(out, it);
-                }
-            }
+            for (struct indexq *q = d->partitions[w].qs; q; q = q->next)
+                if (!strcmp(q->index, pick_index)) purge_queue(d, q, out, false);
     }
 }
 
