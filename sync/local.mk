@@ -43,6 +43,15 @@ tests_tools_docbuild_dump_asan_LDADD = libsearchsync_asan.a $(DEP_LIBS)
 libsearchsync_a_SOURCES += sync/pipeline/router.c sync/pipeline/router.h
 # where a source's sync stands: `searchsync status` and GET /api/v1/status
 libsearchsync_a_SOURCES += sync/node/status.c sync/node/status.h
+# the node's subsystems and request thread
+check_PROGRAMS += tests/unit/test_node tests/unit/test_node_asan
+TESTS += tests/unit/test_node tests/unit/test_node_asan
+tests_unit_test_node_SOURCES = tests/unit/test_node.c
+tests_unit_test_node_LDADD = $(UNIT_LDADD)
+tests_unit_test_node_asan_SOURCES = tests/unit/test_node.c
+tests_unit_test_node_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_node_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_node_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/unit/test_status tests/unit/test_status_asan
 TESTS += tests/unit/test_status tests/unit/test_status_asan
 tests_unit_test_status_SOURCES = tests/unit/test_status.c
