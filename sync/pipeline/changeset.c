@@ -103,6 +103,7 @@ void changeset_reset(struct changeset *cs) {
     sbuf_reset(&cs->snaps);
     cs->copies_may_move = cs->rows = cs->saves = cs->other_rows = false;
     memset(&cs->at, 0, sizeof cs->at);
+    route_seeds_clear(&cs->seeds);
 }
 
 void changeset_free(struct changeset *cs) {
@@ -110,5 +111,6 @@ void changeset_free(struct changeset *cs) {
     free(cs->elems);
     free(cs->rdocs);
     sbuf_free(&cs->snaps);
+    route_seeds_free(&cs->seeds);
     memset(cs, 0, sizeof *cs);
 }

@@ -23,6 +23,7 @@
 
 #include "binlog/binlog.h"
 #include "sync/mapping/mapping.h"
+#include "sync/pipeline/router.h"
 #include "sbuf.h"
 
 /* documents of one (index config, document table) to build */
@@ -75,6 +76,8 @@ struct changeset {
     bool saves;               /* it holds checkpoint saves read back (offsets) */
     bool other_rows;          /* ... and rows of anything else read */
     struct cs_at at;          /* where the rows routed now are (unknown: read order) */
+    struct route_seeds seeds; /* what its rows seeded in the router (router_add), resolved
+                               * by pipeline_build (router_flush) */
     /* inputs of the build and the end, set by the producer (kept by
      * changeset_reset: they are the producer's state, not the rows') */
     bool version_after;       /* versions just past `end`, before the next transaction (TTL) */

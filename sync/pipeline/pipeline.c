@@ -65,7 +65,7 @@ int pipeline_route_row(struct pipeline *p, struct changeset *cs, const bl_row *r
             return -1;
     }
     if (!cs->copies_may_move) copies_watch_row(p, cs, row);
-    return router_add(p->router, row->table->db, row->table->name, image_value,
+    return router_add(p->router, &cs->seeds, row->table->db, row->table->name, image_value,
                       row->before ? &before : NULL, row->after ? &after : NULL, p->err,
                       sizeof p->err);
 }
@@ -132,7 +132,7 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) 
         return -1;
     struct route_ctx rctx = {p, cs};
     p->src_errno = 0;
-    if (router_flush(p->router, p->src, collect_doc, &rctx, p->err, sizeof p->err) != 0) {
+    if (router_flush(p->router, &cs->seeds, p->src, collect_doc, &rctx, p->err, sizeof p->err) != 0) {
         p->src_errno = mysql_errno(p->src);
         return -1;
     }

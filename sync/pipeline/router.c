@@ -22,7 +22,6 @@ struct rnode {
     const char *seed;       /* column of this table whose values seed the path */
     struct router_step *steps;
     size_t nsteps;
-    struct strset seeds;
     int area;               /* -1, or the area-update relation this node is in */
     size_t area_depth;      /* 0: the area relation's own node; d: d steps below it */
     const char *watch[2];   /* descendant nodes: seeded only when a row appears,
@@ -38,7 +37,6 @@ struct area {
     size_t index;
     const struct mp_relation *rel;
     const char *key;        /* the relation table's key column */
-    struct strset pairs;
 };
 
 struct target {
@@ -140,7 +138,7 @@ static void walk(struct router *r, size_t index, size_t doctable, const char *od
             if (n) n->area = area, n->area_depth = adepth;
         } else if (n && area_eligible(&r->m->indices[index], doctable, nup, rel)) {
             r->areas = xrealloc(r->areas, (r->nareas + 1) * sizeof *r->areas);
-            r->areas[r->nareas] = (struct area){index, rel, rel_key(rel), {NULL, 0, 0}};
+            r->areas[r->nareas] = (struct area){index, rel, rel_key(rel)};
             n->area = sub_area = (int)r->nareas++;
             n->area_depth = 0;
             sub_depth = 1;
@@ -216,10 +214,8 @@ void router_free(struct router *r) {
     if (!r) return;
     for (size_t i = 0; i < r->nnodes; i++) {
         free(r->nodes[i].steps);
-        strset_clear(&r->nodes[i].seeds);
     }
     for (size_t i = 0; i < r->ntargets; i++) strset_clear(&r->targets[i].keys);
-    for (size_t i = 0; i < r->nareas; i++) strset_clear(&r->areas[i].pairs);
     free(r->nodes);
     free(r->targets);
     free(r->areas);
@@ -232,12 +228,13 @@ static bool same_table(const char *db, const char *table, const char *db2, const
 
 void router_set_area(struct router *r, router_area_fn fn) { r->area_fn = fn; }
 
-static void add_pair(struct area *a, const char *doc, size_t dl, const char *el, size_t el_len) {
+static void add_pair(struct strset *pairs, const char *doc, size_t dl, const char *el,
+                     size_t el_len) {
     sbuf p = SBUF_INIT;
     sbuf_add(&p, doc, dl);
     sbuf_addc(&p, '\x1f');
     sbuf_add(&p, el, el_len);
-    strset_add(&a->pairs, p.data, p.len);
+    strset_add(pairs, p.data, p.len);
     sbuf_free(&p);
 }
 
@@ -257,9 +254,36 @@ bool router_delayed(const struct router *r, const char *db, const char *table) {
     return false;
 }
 
-int router_add(struct router *r, const char *db, const char *table, router_value_fn get,
-               void *before, void *after, char *err, size_t errlen) {
+/* the seeds sized for r (a change set's first row, or a new router) */
+static void seeds_fit(const struct router *r, struct route_seeds *sd) {
+    if (sd->nnodes < r->nnodes) {
+        sd->nodes = xrealloc(sd->nodes, r->nnodes * sizeof *sd->nodes);
+        memset(sd->nodes + sd->nnodes, 0, (r->nnodes - sd->nnodes) * sizeof *sd->nodes);
+        sd->nnodes = r->nnodes;
+    }
+    if (sd->npairs < r->nareas) {
+        sd->pairs = xrealloc(sd->pairs, r->nareas * sizeof *sd->pairs);
+        memset(sd->pairs + sd->npairs, 0, (r->nareas - sd->npairs) * sizeof *sd->pairs);
+        sd->npairs = r->nareas;
+    }
+}
+
+void route_seeds_clear(struct route_seeds *sd) {
+    for (size_t i = 0; i < sd->nnodes; i++) strset_clear(&sd->nodes[i]);
+    for (size_t i = 0; i < sd->npairs; i++) strset_clear(&sd->pairs[i]);
+}
+
+void route_seeds_free(struct route_seeds *sd) {
+    route_seeds_clear(sd);
+    free(sd->nodes);
+    free(sd->pairs);
+    memset(sd, 0, sizeof *sd);
+}
+
+int router_add(struct router *r, struct route_seeds *sd, const char *db, const char *table,
+               router_value_fn get, void *before, void *after, char *err, size_t errlen) {
     if (router_delayed(r, db, table)) return 0;
+    seeds_fit(r, sd);
     for (size_t i = 0; i < r->nnodes; i++) {
         struct rnode *n = &r->nodes[i];
         if (n->dormant || !same_table(n->db, n->table, db, table)) continue;
@@ -298,7 +322,7 @@ int router_add(struct router *r, const char *db, const char *table, router_value
                                 "on the source",
                                 db, table, da ? n->seed : a->key);
                 }
-                if (doc && kv) add_pair(a, doc, dl, kv, kl);
+                if (doc && kv) add_pair(&sd->pairs[n->area], doc, dl, kv, kl);
                 free(doc);
             }
             continue;
@@ -311,7 +335,7 @@ int router_add(struct router *r, const char *db, const char *table, router_value
             const char *v = get(imgs[k], n->seed, &len, &absent);
             if (absent) continue;
             seen++;
-            if (v) strset_add(&n->seeds, v, len);
+            if (v) strset_add(&sd->nodes[i], v, len);
         }
         if (!seen)
             return errf(err, errlen,
@@ -395,10 +419,10 @@ static void add_area_pair(void *ctx, MYSQL_ROW row, const unsigned long *len) {
  * is in `in`: SELECT join_column, key FROM area table WHERE match IN (...).
  * The relation's WHERE is not applied: a row that stops matching must still
  * be removed from its document. */
-static int pair_query(struct router *r, MYSQL *src, struct area *a, const char *match,
-                      struct strset *in, char *err, size_t errlen) {
+static int pair_query(struct router *r, MYSQL *src, struct area *a, struct strset *pairs,
+                      const char *match, struct strset *in, char *err, size_t errlen) {
     return in_query(r, src, false, a->rel->join_column, a->key, a->rel->db, a->rel->table, match,
-                    in, add_area_pair, a, "elements", err, errlen);
+                    in, add_area_pair, pairs, "elements", err, errlen);
 }
 
 static struct target *target_of(struct router *r, size_t index, size_t doctable) {
@@ -408,24 +432,26 @@ static struct target *target_of(struct router *r, size_t index, size_t doctable)
     return NULL;
 }
 
-bool router_pending(const struct router *r) {
-    for (size_t i = 0; i < r->nnodes; i++)
-        if (r->nodes[i].seeds.n) return true;
+bool router_pending(const struct router *r, const struct route_seeds *sd) {
+    (void)r;
+    for (size_t i = 0; i < sd->nnodes; i++)
+        if (sd->nodes[i].n) return true;
     /* changed elements are read too: the element for its script, or the
      * whole document while a version is built */
-    for (size_t i = 0; i < r->nareas; i++)
-        if (r->areas[i].pairs.n) return true;
+    for (size_t i = 0; i < sd->npairs; i++)
+        if (sd->pairs[i].n) return true;
     return false;
 }
 
-int router_flush(struct router *r, MYSQL *src, router_emit_fn emit, void *ctx, char *err,
-                 size_t errlen) {
+int router_flush(struct router *r, struct route_seeds *sd, MYSQL *src, router_emit_fn emit,
+                 void *ctx, char *err, size_t errlen) {
     int rc = 0;
+    seeds_fit(r, sd);
     for (size_t i = 0; i < r->nnodes && rc == 0; i++) {
         struct rnode *n = &r->nodes[i];
-        if (!n->seeds.n) continue;
-        struct strset cur = n->seeds;
-        n->seeds = (struct strset){NULL, 0, 0};
+        if (!sd->nodes[i].n) continue;
+        struct strset cur = sd->nodes[i];
+        sd->nodes[i] = (struct strset){NULL, 0, 0};
         if (r->area_fn && n->area >= 0 && n->area_depth > 0) {
             /* up to the element level, then the elements' (document, key) */
             for (size_t s = 0; s + 1 < n->area_depth && rc == 0 && cur.n; s++) {
@@ -437,7 +463,8 @@ int router_flush(struct router *r, MYSQL *src, router_emit_fn emit, void *ctx, c
                 cur = next;
             }
             if (rc == 0 && cur.n)
-                rc = pair_query(r, src, &r->areas[n->area], n->steps[n->area_depth - 1].match,
+                rc = pair_query(r, src, &r->areas[n->area], &sd->pairs[n->area],
+                                n->steps[n->area_depth - 1].match,
                                 &cur, err, errlen);
             strset_clear(&cur);
             continue;
@@ -465,8 +492,9 @@ int router_flush(struct router *r, MYSQL *src, router_emit_fn emit, void *ctx, c
     }
     for (size_t i = 0; i < r->nareas; i++) {
         struct area *a = &r->areas[i];
-        for (size_t k = 0; rc == 0 && k < a->pairs.cap; k++) {
-            char *p = a->pairs.slot[k];
+        struct strset *pairs = &sd->pairs[i];
+        for (size_t k = 0; rc == 0 && k < pairs->cap; k++) {
+            char *p = pairs->slot[k];
             if (!p) continue;
             char *sep = strchr(p, '\x1f');
             *sep = '\0';
@@ -474,12 +502,9 @@ int router_flush(struct router *r, MYSQL *src, router_emit_fn emit, void *ctx, c
                 rc = errf(err, errlen, "the document sink refused a routed element");
             *sep = '\x1f';
         }
-        strset_clear(&a->pairs);
+        strset_clear(pairs);
     }
-    if (rc != 0) {
-        for (size_t i = 0; i < r->nnodes; i++) strset_clear(&r->nodes[i].seeds);
-        for (size_t i = 0; i < r->nareas; i++) strset_clear(&r->areas[i].pairs);
-    }
+    if (rc != 0) route_seeds_clear(sd);
     return rc;
 }
 

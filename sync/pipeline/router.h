@@ -74,21 +74,36 @@ bool router_wants(const struct router *r, const char *db, const char *table);
 /* Is it a delay-effect table (record a snapshot, do not route)? */
 bool router_delayed(const struct router *r, const char *db, const char *table);
 
+/* What one change set seeded and router_flush resolves: per node of the
+ * router the join values, per area relation the (document, element) pairs.
+ * It belongs to the change set (struct changeset.seeds): the routing state
+ * travels with the rows, the router holds only the mapping's paths. Sized
+ * by router_add. */
+struct strset;
+struct route_seeds {
+    struct strset *nodes;
+    size_t nnodes;
+    struct strset *pairs;
+    size_t npairs;
+};
+void route_seeds_clear(struct route_seeds *sd); /* empty; keeps the arrays */
+void route_seeds_free(struct route_seeds *sd);
+
 /* Seed the changes of one row (before and/or after may be NULL). -1 with err
  * when a needed column is absent from the image: the message names the table
  * and column and says to use binlog_row_image=FULL (nothing is lost: the caller
  * stops at this row). */
-int router_add(struct router *r, const char *db, const char *table, router_value_fn get,
-               void *before, void *after, char *err, size_t errlen);
+int router_add(struct router *r, struct route_seeds *sd, const char *db, const char *table,
+               router_value_fn get, void *before, void *after, char *err, size_t errlen);
 /* Resolve every seeded path against the source and emit each affected
  * document once; then forget the seeds. -1 with err on a query failure. */
-int router_flush(struct router *r, struct st_mysql *src, router_emit_fn emit, void *ctx,
-                 char *err, size_t errlen);
+int router_flush(struct router *r, struct route_seeds *sd, struct st_mysql *src,
+                 router_emit_fn emit, void *ctx, char *err, size_t errlen);
 /* Whether router_flush has anything to resolve or emit that is read from the
  * source: seeded paths, or changed area elements (their rows are read for the
  * element scripts, or the whole document while a version is built). The
  * caller opens a read snapshot that holds the transaction first. */
-bool router_pending(const struct router *r);
+bool router_pending(const struct router *r, const struct route_seeds *sd);
 /* Statistics: queries run by router_flush so far. */
 unsigned long router_queries(const struct router *r);
 

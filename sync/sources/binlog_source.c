@@ -280,7 +280,7 @@ static int wait_xa_engine_commit(struct daemon *dm, const bl_commit *cm) {
  * -1 error (dm->p.err). */
 static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
     struct pipeline *p = &dm->p;
-    if (!router_pending(p->router) && !changeset_reads(&dm->cs) && !pipeline_has_missing(p)) {
+    if (!router_pending(p->router, &dm->cs.seeds) && !changeset_reads(&dm->cs) && !pipeline_has_missing(p)) {
         dm->in_snap = false; /* nothing to read (row images only, or nothing) */
         return 0;
     }

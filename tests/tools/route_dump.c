@@ -15,6 +15,9 @@
 #include "sync/mapping/mapping.h"
 #include "sync/pipeline/router.h"
 
+/* the change set's routing state (struct changeset.seeds) */
+static struct route_seeds sd;
+
 static struct mapping M;
 
 static const char *get(void *image, const char *column, size_t *len, bool *absent) {
@@ -87,17 +90,18 @@ int main(int argc, char **argv) {
         *dot = *tab1 = *tab2 = '\0';
         char *before = strcmp(tab1 + 1, "-") ? tab1 + 1 : NULL;
         char *after = strcmp(tab2 + 1, "-") ? tab2 + 1 : NULL;
-        if (router_add(r, line, dot + 1, get, before, after, err, sizeof err) != 0) {
+        if (router_add(r, &sd, line, dot + 1, get, before, after, err, sizeof err) != 0) {
             fprintf(stderr, "route_dump: %s\n", err);
             rc = 1;
         }
     }
     free(line);
-    if (rc == 0 && router_flush(r, m, emit, NULL, err, sizeof err) != 0) {
+    if (rc == 0 && router_flush(r, &sd, m, emit, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "route_dump: %s\n", err);
         rc = 1;
     }
     fprintf(stderr, "queries\t%lu\n", router_queries(r));
+    route_seeds_free(&sd);
     router_free(r);
     mapping_free(&M);
     db_close(m);

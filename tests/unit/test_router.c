@@ -15,6 +15,9 @@
 #include "sync/pipeline/router.h"
 #include "sbuf.h"
 
+/* the change set's routing state (struct changeset.seeds) */
+static struct route_seeds sd;
+
 static struct mapping M;
 
 static int load(void **state) {
@@ -116,6 +119,7 @@ static void test_paths(void **state) {
     assert_false(router_delayed(r, "shop", "skus"));
     assert_false(router_wants(r, "shop", "orders"));
     sbuf_free(&d);
+    route_seeds_free(&sd);
     router_free(r);
 }
 
@@ -126,26 +130,27 @@ static void test_route_without_queries(void **state) {
     char err[512];
     /* a product update: its own document */
     struct img p1 = {{"id=7", "name=x"}}, p2 = {{"id=7", "name=y"}};
-    assert_int_equal(router_add(r, "shop", "products", get, &p1, &p2, err, sizeof err), 0);
+    assert_int_equal(router_add(r, &sd, "shop", "products", get, &p1, &p2, err, sizeof err), 0);
     /* a sku moved from product 7 to product 9: both documents */
     struct img s1 = {{"id=100", "product_id=7"}}, s2 = {{"id=100", "product_id=9"}};
-    assert_int_equal(router_add(r, "shop", "skus", get, &s1, &s2, err, sizeof err), 0);
+    assert_int_equal(router_add(r, &sd, "shop", "skus", get, &s1, &s2, err, sizeof err), 0);
     /* a review updated in place: its own child document (its replies keep
      * their routing, so they are not looked up) */
     struct img rv = {{"id=55", "product_id=9", "title=a"}}, rv2 = {{"id=55", "product_id=9", "title=b"}};
-    assert_int_equal(router_add(r, "shop", "reviews", get, &rv, &rv2, err, sizeof err), 0);
+    assert_int_equal(router_add(r, &sd, "shop", "reviews", get, &rv, &rv2, err, sizeof err), 0);
     /* a sku with a NULL product reaches nothing; a category change is delayed */
     struct img s3 = {{"id=101", "product_id=\\N"}};
-    assert_int_equal(router_add(r, "shop", "skus", get, &s3, NULL, err, sizeof err), 0);
+    assert_int_equal(router_add(r, &sd, "shop", "skus", get, &s3, NULL, err, sizeof err), 0);
     struct img c = {{"id=3", "name=z"}};
-    assert_int_equal(router_add(r, "shop", "categories", get, &c, &c, err, sizeof err), 0);
-    assert_int_equal(router_flush(r, NULL, emit, &g, err, sizeof err), 0);
+    assert_int_equal(router_add(r, &sd, "shop", "categories", get, &c, &c, err, sizeof err), 0);
+    assert_int_equal(router_flush(r, &sd, NULL, emit, &g, err, sizeof err), 0);
     expect(&g, "products/shop.products/7\nproducts/shop.products/9\nproducts/shop.reviews/55\n");
     assert_int_equal(router_queries(r), 0);
     /* the seeds are gone after a flush */
-    assert_int_equal(router_flush(r, NULL, emit, &g, err, sizeof err), 0);
+    assert_int_equal(router_flush(r, &sd, NULL, emit, &g, err, sizeof err), 0);
     expect(&g, "");
     sbuf_free(&g.s);
+    route_seeds_free(&sd);
     router_free(r);
 }
 
@@ -155,9 +160,10 @@ static void test_absent_column(void **state) {
     char err[512];
     /* a MINIMAL image holds the key only: the sku's product cannot be known */
     struct img s1 = {{"id=100"}};
-    assert_int_equal(router_add(r, "shop", "skus", get, &s1, NULL, err, sizeof err), -1);
+    assert_int_equal(router_add(r, &sd, "shop", "skus", get, &s1, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "shop.skus: column product_id is not in the row image"));
     assert_non_null(strstr(err, "binlog_row_image=FULL"));
+    route_seeds_free(&sd);
     router_free(r);
 }
 
@@ -181,10 +187,11 @@ static void test_area_whole_with_json(void **state) {
     struct got g = {SBUF_INIT};
     char err[512];
     struct img s1 = {{"id=100", "product_id=7"}}, s2 = {{"id=100", "product_id=9"}};
-    assert_int_equal(router_add(r, "shop", "skus", get, &s1, &s2, err, sizeof err), 0);
-    assert_int_equal(router_flush(r, NULL, emit, &g, err, sizeof err), 0);
+    assert_int_equal(router_add(r, &sd, "shop", "skus", get, &s1, &s2, err, sizeof err), 0);
+    assert_int_equal(router_flush(r, &sd, NULL, emit, &g, err, sizeof err), 0);
     expect(&g, "products/shop.products/7\nproducts/shop.products/9\n");
     sbuf_free(&g.s);
+    route_seeds_free(&sd);
     router_free(r);
 }
 
@@ -216,28 +223,29 @@ static void test_area_elements(void **state) {
     struct got g = {SBUF_INIT};
     char err[512];
     struct img s1 = {{"id=100", "product_id=7"}}, s2 = {{"id=100", "product_id=9"}};
-    assert_false(router_pending(r));
-    assert_int_equal(router_add(r, "shop", "skus", get, &s1, &s2, err, sizeof err), 0);
+    assert_false(router_pending(r, &sd));
+    assert_int_equal(router_add(r, &sd, "shop", "skus", get, &s1, &s2, err, sizeof err), 0);
     /* the elements are read at commit: the daemon must open its snapshot */
-    assert_true(router_pending(r));
+    assert_true(router_pending(r, &sd));
     struct img s3 = {{"id=101", "product_id=7"}};
-    assert_int_equal(router_add(r, "shop", "skus", get, NULL, &s3, err, sizeof err), 0);
+    assert_int_equal(router_add(r, &sd, "shop", "skus", get, NULL, &s3, err, sizeof err), 0);
     struct img s4 = {{"id=102", "product_id=\\N"}}; /* no product: no element */
-    assert_int_equal(router_add(r, "shop", "skus", get, &s4, NULL, err, sizeof err), 0);
+    assert_int_equal(router_add(r, &sd, "shop", "skus", get, &s4, NULL, err, sizeof err), 0);
     struct img p1 = {{"id=7", "name=x"}};
-    assert_int_equal(router_add(r, "shop", "products", get, &p1, &p1, err, sizeof err), 0);
-    assert_int_equal(router_flush(r, NULL, emit, &g, err, sizeof err), 0);
+    assert_int_equal(router_add(r, &sd, "shop", "products", get, &p1, &p1, err, sizeof err), 0);
+    assert_int_equal(router_flush(r, &sd, NULL, emit, &g, err, sizeof err), 0);
     expect(&g, "products/shop.products/7\n"
                "products/shop.skus/7/100\n"
                "products/shop.skus/7/101\n"
                "products/shop.skus/9/100\n");
-    assert_false(router_pending(r));
+    assert_false(router_pending(r, &sd));
     assert_int_equal(router_queries(r), 0);
     /* the element's key must be in the image */
     struct img s5 = {{"product_id=7"}};
-    assert_int_equal(router_add(r, "shop", "skus", get, NULL, &s5, err, sizeof err), -1);
+    assert_int_equal(router_add(r, &sd, "shop", "skus", get, NULL, &s5, err, sizeof err), -1);
     assert_non_null(strstr(err, "column id is not in the row image"));
     sbuf_free(&g.s);
+    route_seeds_free(&sd);
     router_free(r);
 }
 
@@ -286,20 +294,21 @@ static void test_refresh_parent_false(void **state) {
     struct got g = {SBUF_INIT};
     /* a note inserted, moved, deleted: no document */
     struct img n1 = {{"id=1", "doc_id=7"}}, n2 = {{"id=1", "doc_id=9"}};
-    assert_int_equal(router_add(r, "d", "notes", get, NULL, &n1, err, sizeof err), 0);
-    assert_int_equal(router_add(r, "d", "notes", get, &n1, &n2, err, sizeof err), 0);
-    assert_int_equal(router_add(r, "d", "notes", get, &n2, NULL, err, sizeof err), 0);
-    assert_false(router_pending(r));
-    assert_int_equal(router_flush(r, NULL, emit_rp, &g, err, sizeof err), 0);
+    assert_int_equal(router_add(r, &sd, "d", "notes", get, NULL, &n1, err, sizeof err), 0);
+    assert_int_equal(router_add(r, &sd, "d", "notes", get, &n1, &n2, err, sizeof err), 0);
+    assert_int_equal(router_add(r, &sd, "d", "notes", get, &n2, NULL, err, sizeof err), 0);
+    assert_false(router_pending(r, &sd));
+    assert_int_equal(router_flush(r, &sd, NULL, emit_rp, &g, err, sizeof err), 0);
     expect(&g, "");
     /* an item moved: both documents */
     struct img i1 = {{"id=5", "doc_id=7"}}, i2 = {{"id=5", "doc_id=8"}};
-    assert_int_equal(router_add(r, "d", "items", get, &i1, &i2, err, sizeof err), 0);
-    assert_int_equal(router_flush(r, NULL, emit_rp, &g, err, sizeof err), 0);
+    assert_int_equal(router_add(r, &sd, "d", "items", get, &i1, &i2, err, sizeof err), 0);
+    assert_int_equal(router_flush(r, &sd, NULL, emit_rp, &g, err, sizeof err), 0);
     expect(&g, "rp/d.docs/7\nrp/d.docs/8\n");
     assert_int_equal(router_queries(r), 0);
     sbuf_free(&d);
     sbuf_free(&g.s);
+    route_seeds_free(&sd);
     router_free(r);
     mapping_free(&RP);
 }
