@@ -259,6 +259,20 @@ use_mysql8() {
     on_exit '[ "$rc" = 0 ] || { echo "--- MySQL log (last 15 lines)"; tail -15 "$MYSQL_LOG"; }'
 }
 
+# readme_block NAME — the code block after <!-- own-db:NAME --> in README.md
+readme_block() {
+    awk -v m="<!-- own-db:$1 -->" '$0 == m {f = 1; next} f == 1 && /^```/ {f = 2; next}
+        f == 2 && /^```/ {exit} f == 2 {print}' "$SEARCHSYNC_SRCDIR/README.md"
+}
+# readme_sql NAME USER PW — that block run on the test's server as root, the
+# README's 'searchsync'@ user and its change-me password made USER and PW
+# (the SQL run is kept as $TEST_TMP/NAME.sql)
+readme_sql() {
+    readme_block "$1" | sed "s/'searchsync'@/'$2'@/g; s/change-me/$3/" >"$TEST_TMP/$1.sql"
+    [ -s "$TEST_TMP/$1.sql" ] || fail "README.md has no code block after <!-- own-db:$1 -->"
+    mysql_file "$TEST_TMP/$1.sql" || fail "the README's SQL failed: $(cat "$TEST_TMP/$1.sql")"
+}
+
 # ---------------------------------------------------------------- the daemon
 # `searchsync run` in the background, one at a time per test:
 #   daemon_start CONFIG LOG [ARGS] start it (run ARGS), its output appended to LOG; sets

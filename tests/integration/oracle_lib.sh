@@ -25,6 +25,7 @@
 # Functions:
 #   oracle_dump DB OUTDIR        write the four .oracle files for database DB
 #   oracle_query DB SQL          run SQL, print MariaDB's JSON text raw
+#   oracle_check_items DB ALIAS LABEL  ALIAS equals DB's items oracle (below)
 #   engine_dump ALIAS OUTFILE    every document the engine holds behind ALIAS
 #                                (scroll over all shards: _id, _routing,
 #                                _source, _index), same NDJSON shape
@@ -148,6 +149,36 @@ compare_docs() {
     cat "$out"
     rm -f "$out"
     return 1
+}
+
+# oracle_check_items DB ALIAS LABEL — one assertion of lib.sh: the documents
+# behind ALIAS equal DB's items oracle, computed by the server: the mapping of
+# t_mysql_only, t_mysql_gtid and t_source_versions (items with a store object
+# from stores and nested parts from item_parts; notes as child documents)
+oracle_check_items() {
+    oracle_query "$1" "SET SESSION time_zone = '+00:00';
+SELECT JSON_OBJECT('id', CAST(i.id AS CHAR), 'routing', NULL, 'doc', JSON_OBJECT(
+  'id', i.id, 'store_id', i.store_id, 'name', i.name, 'qty', i.qty, 'price', CAST(i.price AS CHAR),
+  'created_at', $(_oracle_dt i.created_at 3),
+  'store', JSON_EXTRACT((SELECT JSON_OBJECT('id', s.id, 'name', s.name, 'city', s.city)
+                         FROM stores s WHERE s.id = i.store_id), '\$'),
+  'parts', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('id', p.id, 'label', p.label, 'n', p.n))
+                                  FROM item_parts p WHERE p.item_id = i.id), '\$'), JSON_ARRAY()),
+  'relation', JSON_OBJECT('name', 'item')))
+FROM items i ORDER BY i.id" >"$TEST_TMP/items.oracle" || fail "$3: the items oracle query"
+    oracle_query "$1" "SELECT JSON_OBJECT('id', CONCAT('note-', n.id), 'routing', CAST(n.item_id AS CHAR),
+  'doc', JSON_OBJECT('id', n.id, 'item_id', n.item_id, 'body', n.body,
+                     'relation', JSON_OBJECT('name', 'note', 'parent', CAST(n.item_id AS CHAR))))
+FROM notes n ORDER BY n.id" >"$TEST_TMP/notes.oracle" || fail "$3: the notes oracle query"
+    search_refresh "$2"
+    engine_dump "$2" "$TEST_TMP/engine.ndjson" 2>"$TEST_TMP/dump.err" || {
+        cat "$TEST_TMP/dump.err"; fail "$3: engine dump"; }
+    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
+    compare_docs "$TEST_TMP/engine.ndjson" "$TEST_TMP/items.oracle,$TEST_TMP/notes.oracle" --numbers value \
+        --ignore-field ss_version --ignore-field ss_hash --ignore-field ss_key_hash \
+        --label "$2 ($3)" --show 5 >"$TEST_TMP/cmp.out" ||
+        { cat "$TEST_TMP/cmp.out"; fail "$3: the index differs from the SQL oracle"; }
+    log "$(cat "$TEST_TMP/cmp.out")"
 }
 
 oracle_demo_mapping() {

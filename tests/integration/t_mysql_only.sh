@@ -112,14 +112,7 @@ db=shop
 meta=searchsync
 user=ssreadme
 pw="Pw-$RANDOM-$$"
-block() { # the code block after <!-- own-db:$1 --> in README.md
-    awk -v m="<!-- own-db:$1 -->" '$0 == m {f = 1; next} f == 1 && /^```/ {f = 2; next}
-        f == 2 && /^```/ {exit} f == 2 {print}' "$SEARCHSYNC_SRCDIR/README.md"
-}
-readme_sql() { block "$1" | sed "s/'searchsync'@/'$user'@/g; s/change-me/$pw/" >"$TEST_TMP/$1.sql"
-    [ -s "$TEST_TMP/$1.sql" ] || fail "README.md has no code block after <!-- own-db:$1 -->"
-    mysql_file "$TEST_TMP/$1.sql" || fail "the README's SQL failed on MySQL: $(cat "$TEST_TMP/$1.sql")"; }
-readme_sql sql # the user and the grants of both servers; MySQL's own after config check
+readme_sql sql "$user" "$pw" # the user and the grants of both servers; MySQL's own after config check
 grep -q "CREATE USER '$user'" "$TEST_TMP/sql.sql" || fail "README.md: no CREATE USER in its own-db:sql block"
 assert_eq caching_sha2_password "$(mysql_q "SELECT plugin FROM mysql.user WHERE user = '$user'")" \
     "the README's user has MySQL 8's default authentication"
@@ -169,7 +162,7 @@ cat >"$TEST_TMP/mapping.json" <<JSON
 JSON
 on_exit "curl -s -X DELETE '$SEARCH_URL/items_v*,misc_v*?ignore_unavailable=true' >/dev/null 2>&1"
 # the README's configuration, with this server's address and the user's password
-block ini | sed "s/^host = .*/host = 127.0.0.1/; s/^port = 3306\$/port = $MYSQL_PORT/;
+readme_block ini | sed "s/^host = .*/host = 127.0.0.1/; s/^port = 3306\$/port = $MYSQL_PORT/;
     s/^user = searchsync\$/user = $user/; s/^password = change-me\$/password = $pw/;
     s#^urls = .*#urls = $SEARCH_URL#" >"$TEST_TMP/c.ini"
 grep -q "^database = $meta\$" "$TEST_TMP/c.ini" || fail "README config: no 'database = searchsync'"
@@ -194,41 +187,14 @@ out="$(ss config check --config "$TEST_TMP/c.ini" 2>&1)"; crc=$?
 set -e
 assert_eq 2 "$crc" "config check: a user without XA_RECOVER_ADMIN on MySQL exits 2 ($out)"
 assert_contains "$out" "GRANT XA_RECOVER_ADMIN ON *.* TO '$user'@'%'" "config check names the missing grant"
-readme_sql sql-mysql
+readme_sql sql-mysql "$user" "$pw"
 out="$(ss config check --config "$TEST_TMP/c.ini" 2>&1)" || fail "config check with the README's grants: $out"
 assert_eq "$TEST_TMP/c.ini: ok" "$out" "config check: the README's grants are all MySQL needs"
 ss mapping import --config "$TEST_TMP/c.ini" --yes "$TEST_TMP/mapping.json" >"$TEST_TMP/import.out" 2>&1 ||
     fail "mapping import as the README's user: $(cat "$TEST_TMP/import.out")"
 assert_eq "$newest" "$(mysql_q "SELECT COUNT(*) FROM $meta.schema_migrations")" "mapping import applied every migration"
 
-oracle() { # items (with the store object and the parts), notes, misc: computed by MySQL
-    oracle_query "$db" "SET SESSION time_zone = '+00:00';
-SELECT JSON_OBJECT('id', CAST(i.id AS CHAR), 'routing', NULL, 'doc', JSON_OBJECT(
-  'id', i.id, 'store_id', i.store_id, 'name', i.name, 'qty', i.qty, 'price', CAST(i.price AS CHAR),
-  'created_at', $(_oracle_dt i.created_at 3),
-  'store', JSON_EXTRACT((SELECT JSON_OBJECT('id', s.id, 'name', s.name, 'city', s.city)
-                         FROM stores s WHERE s.id = i.store_id), '\$'),
-  'parts', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('id', p.id, 'label', p.label, 'n', p.n))
-                                  FROM item_parts p WHERE p.item_id = i.id), '\$'), JSON_ARRAY()),
-  'relation', JSON_OBJECT('name', 'item')))
-FROM items i ORDER BY i.id" >"$TEST_TMP/items.oracle" || fail "the items oracle query"
-    oracle_query "$db" "SELECT JSON_OBJECT('id', CONCAT('note-', n.id), 'routing', CAST(n.item_id AS CHAR),
-  'doc', JSON_OBJECT('id', n.id, 'item_id', n.item_id, 'body', n.body,
-                     'relation', JSON_OBJECT('name', 'note', 'parent', CAST(n.item_id AS CHAR))))
-FROM notes n ORDER BY n.id" >"$TEST_TMP/notes.oracle" || fail "the notes oracle query"
-}
-check_docs() { # WHAT — every document behind the alias items equals the oracle
-    oracle
-    search_refresh items
-    engine_dump items "$TEST_TMP/engine.ndjson" 2>"$TEST_TMP/dump.err" || {
-        cat "$TEST_TMP/dump.err"; fail "$1: engine dump"; }
-    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
-    compare_docs "$TEST_TMP/engine.ndjson" "$TEST_TMP/items.oracle,$TEST_TMP/notes.oracle" --numbers value \
-        --ignore-field ss_version --ignore-field ss_hash --ignore-field ss_key_hash \
-        --label "items ($1)" --show 5 >"$TEST_TMP/cmp.out" ||
-        { cat "$TEST_TMP/cmp.out"; fail "$1: the index differs from the SQL oracle"; }
-    log "$(cat "$TEST_TMP/cmp.out")"
-}
+check_docs() { oracle_check_items "$db" items "$1"; } # WHAT — the alias items equals the oracle
 caught_up() { wait_checkpoint "$meta" mydb "${1:-60}"; }
 
 daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
