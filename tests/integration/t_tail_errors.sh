@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/integration/t_tail_errors.sh — `tail`'s exit codes and clear errors:
-# usage (2), unreachable server, purged binlog, missing privileges,
-# binlog_format other than ROW (1); and without binlog_row_metadata=FULL:
+# usage and a refused password (2: docs/operations.md, a credential the
+# server refuses is the configuration's), unreachable server, purged binlog,
+# missing privileges, binlog_format other than ROW (1); and without binlog_row_metadata=FULL:
 # names and types from information_schema (oracle: SELECT), and a clear stop
 # when the table changed shape after the events were written.
 . "$(dirname "$0")/lib.sh"
@@ -33,9 +34,9 @@ run 2 "config" --config /nonexistent/searchsync.ini
 "$BIN" tail --help >"$TEST_TMP/help" || fail "--help exits 0"
 assert_contains "$(cat "$TEST_TMP/help")" "--stop-at-end" "--help documents the options"
 
-# runtime errors: 1
+# runtime errors: 1 (a refused password: 2)
 run 1 "unreachable" --source "mysql://x:y@127.0.0.1:1" --stop-at-end
-run 1 "access denied" --source "mysql://$MYSQL_USER:wrong@$MYSQL_HOST:$MYSQL_PORT" --stop-at-end
+run 2 "access denied" --source "mysql://$MYSQL_USER:wrong@$MYSQL_HOST:$MYSQL_PORT" --stop-at-end
 run 1 "not available on the server" --source "$SRC" --file mysql-bin.999999 --pos 4 --stop-at-end
 mysql_q "CREATE USER $u1@'%' IDENTIFIED BY 'pw'; GRANT SELECT ON *.* TO $u1@'%';
          CREATE USER $u2@'%' IDENTIFIED BY 'pw'; GRANT SELECT, BINLOG MONITOR ON *.* TO $u2@'%';"
