@@ -25,6 +25,7 @@
 # Functions:
 #   oracle_dump DB OUTDIR        write the four .oracle files for database DB
 #   oracle_query DB SQL          run SQL, print MariaDB's JSON text raw
+#   oracle_items_mapping DB ALIAS     the items mapping that oracle is of
 #   oracle_check_items DB ALIAS LABEL  ALIAS equals DB's items oracle (below)
 #   engine_dump ALIAS OUTFILE    every document the engine holds behind ALIAS
 #                                (scroll over all shards: _id, _routing,
@@ -155,6 +156,29 @@ compare_docs() {
 # behind ALIAS equal DB's items oracle, computed by the server: the mapping of
 # t_mysql_only, t_mysql_gtid and t_source_versions (items with a store object
 # from stores and nested parts from item_parts; notes as child documents)
+# oracle_items_mapping DB ALIAS — the mapping oracle_check_items is the
+# oracle of (items with a store object and nested parts, notes as child
+# documents), on stdout
+oracle_items_mapping() {
+    cat <<JSON
+{"version": 1, "indices": [{"alias": "$2", "shards": 1, "replicas": 0, "history_retention": 1, "tables": [
+  {"table": "$1.items", "join_name": "item", "bucket_column": "id",
+   "columns": [{"name": "id", "type": "long", "key": true}, {"name": "store_id", "type": "long", "extend_name": "store"},
+               {"name": "name", "type": "text", "keyword": true}, {"name": "qty", "type": "integer"},
+               {"name": "price", "type": "keyword"}, {"name": "created_at", "type": "date"}],
+   "relations": [
+     {"column": "store_id", "table": "$1.stores", "join_column": "id",
+      "columns": [{"name": "id", "type": "long"}, {"name": "name", "type": "keyword"}, {"name": "city", "type": "text"}]},
+     {"column": "id", "table": "$1.item_parts", "join_column": "item_id", "extend_name": "parts", "nested": true,
+      "area_update": true,
+      "columns": [{"name": "id", "type": "long", "key": true}, {"name": "label", "type": "keyword"},
+                  {"name": "n", "type": "integer"}]}]},
+  {"table": "$1.notes", "join_name": "note", "parent": "$1.items", "parent_column": "item_id",
+   "columns": [{"name": "id", "type": "long", "key": true}, {"name": "item_id", "type": "long"},
+               {"name": "body", "type": "text"}]}]}]}
+JSON
+}
+
 oracle_check_items() {
     oracle_query "$1" "SET SESSION time_zone = '+00:00';
 SELECT JSON_OBJECT('id', CAST(i.id AS CHAR), 'routing', NULL, 'doc', JSON_OBJECT(

@@ -51,23 +51,7 @@ INSERT INTO item_parts WITH RECURSIVE s (n) AS (SELECT 1 UNION ALL SELECT n + 1 
   SELECT n, 1 + n % 300, CONCAT('part-', n), n FROM s;
 INSERT INTO notes WITH RECURSIVE s (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 150)
   SELECT n, 1 + (n * 7) % 300, CONCAT('note ', n) FROM s;" "$db"
-cat >"$TEST_TMP/mapping.json" <<JSON
-{"version": 1, "indices": [{"alias": "items", "shards": 1, "replicas": 0, "history_retention": 1, "tables": [
-  {"table": "$db.items", "join_name": "item", "bucket_column": "id",
-   "columns": [{"name": "id", "type": "long", "key": true}, {"name": "store_id", "type": "long", "extend_name": "store"},
-               {"name": "name", "type": "text", "keyword": true}, {"name": "qty", "type": "integer"},
-               {"name": "price", "type": "keyword"}, {"name": "created_at", "type": "date"}],
-   "relations": [
-     {"column": "store_id", "table": "$db.stores", "join_column": "id",
-      "columns": [{"name": "id", "type": "long"}, {"name": "name", "type": "keyword"}, {"name": "city", "type": "text"}]},
-     {"column": "id", "table": "$db.item_parts", "join_column": "item_id", "extend_name": "parts", "nested": true,
-      "area_update": true,
-      "columns": [{"name": "id", "type": "long", "key": true}, {"name": "label", "type": "keyword"},
-                  {"name": "n", "type": "integer"}]}]},
-  {"table": "$db.notes", "join_name": "note", "parent": "$db.items", "parent_column": "item_id",
-   "columns": [{"name": "id", "type": "long", "key": true}, {"name": "item_id", "type": "long"},
-               {"name": "body", "type": "text"}]}]}]}
-JSON
+oracle_items_mapping "$db" "items" >"$TEST_TMP/mapping.json"
 on_exit "curl -s -X DELETE '$SEARCH_URL/items_v*?ignore_unavailable=true' >/dev/null 2>&1"
 # the README's configuration, with this server, the user's password and versions = gtid
 readme_block ini | sed "s/^host = .*/host = 127.0.0.1/; s/^port = 3306\$/port = $MYSQL_PORT/;

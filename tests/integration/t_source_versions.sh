@@ -104,23 +104,7 @@ INSERT INTO items SELECT seq, 1 + seq % 4, CONCAT('item ', seq, ' é'), IF(seq %
   IF(seq % 7 = 0, NULL, seq * 1.25), TIMESTAMP('2024-01-31 12:00:00.125') + INTERVAL seq MINUTE FROM nums WHERE seq <= 40;
 INSERT INTO item_parts SELECT seq, 1 + seq % 37, CONCAT('part-', seq), seq FROM nums;
 INSERT INTO notes SELECT seq, 1 + seq % 23, CONCAT('note ', seq) FROM nums WHERE seq <= 30;" "$db"
-    cat >"$TEST_TMP/mapping.json" <<JSON
-{"version": 1, "indices": [{"alias": "$alias", "shards": 1, "replicas": 0, "history_retention": 1, "tables": [
-  {"table": "$db.items", "join_name": "item", "bucket_column": "id",
-   "columns": [{"name": "id", "type": "long", "key": true}, {"name": "store_id", "type": "long", "extend_name": "store"},
-               {"name": "name", "type": "text", "keyword": true}, {"name": "qty", "type": "integer"},
-               {"name": "price", "type": "keyword"}, {"name": "created_at", "type": "date"}],
-   "relations": [
-     {"column": "store_id", "table": "$db.stores", "join_column": "id",
-      "columns": [{"name": "id", "type": "long"}, {"name": "name", "type": "keyword"}, {"name": "city", "type": "text"}]},
-     {"column": "id", "table": "$db.item_parts", "join_column": "item_id", "extend_name": "parts", "nested": true,
-      "area_update": true,
-      "columns": [{"name": "id", "type": "long", "key": true}, {"name": "label", "type": "keyword"},
-                  {"name": "n", "type": "integer"}]}]},
-  {"table": "$db.notes", "join_name": "note", "parent": "$db.items", "parent_column": "item_id",
-   "columns": [{"name": "id", "type": "long", "key": true}, {"name": "item_id", "type": "long"},
-               {"name": "body", "type": "text"}]}]}]}
-JSON
+    oracle_items_mapping "$db" "$alias" >"$TEST_TMP/mapping.json"
     cat >"$TEST_TMP/c.ini" <<INI
 [source]
 name = src
