@@ -214,6 +214,12 @@ const struct config_key config_keys[] = {
       "so less engine CPU per change, for up to this much more lag (below flush_interval_ms). "
       "0: a change goes as soon "
       "as a helper is free"),
+    B("delivery", "group_commit", delivery.group_commit, "true",
+      "While a bulk request to an index is in flight, that index's next changes wait for it "
+      "and leave together when it returns: the engine's own latency sets the batch, so a "
+      "busy engine gets fewer, fuller requests and an idle one gets each change at once "
+      "(batch_max waiting or flush_interval_ms passed still go at once). false: up to "
+      "helpers requests of one index in flight"),
     I("delivery", "high_watermark", delivery.high_watermark, "10000", 1, 100000000,
       "Queued changes above which the binlog reader blocks"),
     I("delivery", "fuse_failures", delivery.fuse_failures, "3", 1, 1000000,

@@ -97,6 +97,7 @@ struct ss_config {
         int batch_max_bytes;
         int flush_interval_ms;
         int linger_ms;
+        bool group_commit;
         int high_watermark;
         int fuse_failures;
         int fuse_interval_ms;

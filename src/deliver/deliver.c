@@ -31,6 +31,7 @@ void deliver_opts_defaults(struct deliver_opts *o) {
     o->batch_max = 500;
     o->batch_max_bytes = 10 << 20;
     o->flush_interval_ms = 1000;
+    o->group_commit = true;
     o->high_watermark = 10000;
     o->fuse_failures = 3;
     o->fuse_interval_ms = 5000;
@@ -60,6 +61,7 @@ void deliver_opts_from_config(struct deliver_opts *o, const struct ss_config *c)
     o->batch_max_bytes = c->delivery.batch_max_bytes;
     o->flush_interval_ms = c->delivery.flush_interval_ms;
     o->linger_ms = c->delivery.linger_ms;
+    o->group_commit = c->delivery.group_commit;
     o->high_watermark = c->delivery.high_watermark;
     o->fuse_failures = c->delivery.fuse_failures;
     o->fuse_interval_ms = c->delivery.fuse_interval_ms;

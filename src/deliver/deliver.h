@@ -143,6 +143,9 @@ struct deliver_opts {
     int workers, helpers;
     int batch_min, batch_max, batch_max_bytes, flush_interval_ms;
     int linger_ms; /* a queue waits this long after its first change unless batch_max wait */
+    bool group_commit; /* hub: while a request of a target is in flight, its next
+                        * changes wait for it and leave together when it returns
+                        * (unless batch_max wait or flush_interval_ms passed) */
     int high_watermark;
     int fuse_failures, fuse_interval_ms, fuse_reset_ms;
     enum purge_strategy purge;

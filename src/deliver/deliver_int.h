@@ -89,6 +89,7 @@ struct fuse {
     bool blown;
     int64_t heal_ns;
     uint64_t blows;
+    int reqs; /* requests of this target in flight (group commit: eligible_ex) */
     struct fuse *next;
 };
 

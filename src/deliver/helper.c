@@ -323,7 +323,7 @@ static int take_batch(struct deliver_hub *d, struct helper *h, struct indexq *q,
      * request, not in a share per helper (each share would wait for its own
      * turn behind the other streams) */
     const struct deliver *hs = q->main.head->txn->s;
-    long share = hs->linger_ms > 0 || hs->flush_on_txn_end
+    long share = d->o.group_commit || hs->linger_ms > 0 || hs->flush_on_txn_end
                      ? d->o.batch_max
                      : (queued + d->o.helpers - 1) / d->o.helpers;
     bool more = true;
@@ -347,6 +347,7 @@ static int take_batch(struct deliver_hub *d, struct helper *h, struct indexq *q,
     }
     d->inflight += n;
     d->inflight_batches++;
+    q->fuse->reqs++; /* every queue taken from is of q's target */
     return n;
 }
 
@@ -637,6 +638,7 @@ static void batch_settle(struct deliver_hub *d, struct helper *h, struct batch *
     }
     d->inflight -= b->n;
     d->inflight_batches--;
+    if (h->nqs > 0) h->qs[0]->fuse->reqs--;
     for (int k = 0; k < h->nqs; k++) h->qs[k]->inflight = false;
 }
 

@@ -18,6 +18,7 @@ check_PROGRAMS += \
 	tests/unit/test_search_client tests/unit/test_search_client_asan \
 	tests/unit/test_deliver_queue tests/unit/test_deliver_queue_asan \
 	tests/unit/test_deliver_streams tests/unit/test_deliver_streams_asan \
+	tests/unit/test_deliver_group_commit tests/unit/test_deliver_group_commit_asan \
 	tests/unit/test_deliver_store tests/unit/test_deliver_store_asan \
 	tests/tools/deliver_driver
 TESTS += \
@@ -26,6 +27,7 @@ TESTS += \
 	tests/unit/test_search_client tests/unit/test_search_client_asan \
 	tests/unit/test_deliver_queue tests/unit/test_deliver_queue_asan \
 	tests/unit/test_deliver_streams tests/unit/test_deliver_streams_asan \
+	tests/unit/test_deliver_group_commit tests/unit/test_deliver_group_commit_asan \
 	tests/unit/test_deliver_store tests/unit/test_deliver_store_asan
 
 tests_unit_test_search_bulk_SOURCES = tests/unit/test_search_bulk.c
@@ -75,3 +77,9 @@ tests_unit_test_deliver_streams_asan_SOURCES = tests/unit/test_deliver_streams.c
 tests_unit_test_deliver_streams_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_deliver_streams_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_deliver_streams_asan_LDADD = $(UNIT_ASAN_LDADD)
+tests_unit_test_deliver_group_commit_SOURCES = tests/unit/test_deliver_group_commit.c tests/unit/deliver_fake.h
+tests_unit_test_deliver_group_commit_LDADD = $(UNIT_LDADD)
+tests_unit_test_deliver_group_commit_asan_SOURCES = tests/unit/test_deliver_group_commit.c tests/unit/deliver_fake.h
+tests_unit_test_deliver_group_commit_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_deliver_group_commit_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_deliver_group_commit_asan_LDADD = $(UNIT_ASAN_LDADD)

@@ -146,6 +146,26 @@ long index_idle_queued(struct deliver_hub *d, const struct fuse *f) {
     return n;
 }
 
+/* Group commit: while a request of the target is in flight, its queues'
+ * changes wait for it and leave together, in one request, when it returns;
+ * so the engine's own latency sets the batch (a busy engine answers slowly
+ * and gets fewer, fuller requests; an idle one gets each change at once).
+ * Not held: a full batch_max of the target waiting (throughput: requests
+ * run side by side), the hub at its high-water mark, a change that waited
+ * flush_interval_ms (the upper bound), and a stream that sends each
+ * transaction at once (a reindex page: its own queues, one request each). */
+static bool group_commit_holds(struct deliver_hub *d, const struct indexq *q,
+                               const struct deliver *hs, const struct item *head, int64_t now,
+                               int64_t *wake) {
+    if (!d->o.group_commit || q->fuse->reqs == 0 || hs->flush_on_txn_end) return false;
+    if (d->total >= d->o.high_watermark) return false;
+    int64_t due = head->enq_ns + (int64_t)hs->flush_interval_ms * NS_PER_MS;
+    if (now >= due) return false;
+    if (index_idle_queued(d, q->fuse) >= d->o.batch_max) return false;
+    if (due < *wake) *wake = due; /* else the request's return wakes a helper */
+    return true;
+}
+
 static bool eligible_ex(struct deliver_hub *d, struct indexq *q, int64_t now, int64_t *wake,
                         bool lingers) {
     if (q->inflight || q->main.n == 0) return false;
@@ -158,6 +178,7 @@ static bool eligible_ex(struct deliver_hub *d, struct indexq *q, int64_t now, in
     /* the knobs of the stream whose change is at the front */
     const struct item *head = q->main.head;
     const struct deliver *hs = head->txn->s;
+    if (lingers && group_commit_holds(d, q, hs, head, now, wake)) return false;
     if (lingers && hs->linger_ms > 0 && d->total < d->o.high_watermark) {
         /* group commit with a floor: the queue's first change waits for
          * company (a transaction's end does not cut this short), unless the

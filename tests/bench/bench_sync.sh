@@ -32,7 +32,8 @@
 #           p99 of each tenth of the run to show spikes and trends. The runs
 #           are BENCH_LAG_RUNS, each TICK_MS:REFRESH:SECONDS (one transaction
 #           every TICK_MS; REFRESH is the index refresh_interval, "default" =
-#           the engine's, 1s in OpenSearch); default
+#           the engine's, 1s in OpenSearch; a fourth field, :RATE, overrides
+#           BENCH_LAG_RATE for that run); default
 #           "10:default:60 100:default:30 10:100ms:30": 20-row transactions at
 #           the default refresh, 200-row transactions, and 20-row
 #           transactions with a 100 ms refresh. Before them: BENCH_WARMUP
@@ -71,8 +72,10 @@
 # (lag,root,nested: a comma list), BENCH_BASELINES (1; 0 skips them),
 # BENCH_GROUP ([source] group_transactions; default: the daemon's, 64; 1
 # builds every transaction on its own, for a before/after in one run),
-# BENCH_HELPERS, BENCH_BATCH_MAX and BENCH_LINGER_MS ([delivery] helpers,
-# batch_max, linger_ms),
+# BENCH_HELPERS, BENCH_BATCH_MAX, BENCH_LINGER_MS and BENCH_GROUP_COMMIT
+# ([delivery] helpers, batch_max, linger_ms, group_commit), BENCH_RESULTS (a
+# file: each lag run appends its figures as one JSON line, tagged BENCH_TAG;
+# tests/bench/bench_lag_curve.sh draws them),
 # BENCH_FLAT_MODE (re-query; row-image: the root-only table's documents
 # from the binlog's row images, no reads).
 set -euo pipefail
@@ -154,6 +157,7 @@ checkpoint_interval_ms = 100
 ${BENCH_HELPERS:+helpers = $BENCH_HELPERS}
 ${BENCH_BATCH_MAX:+batch_max = $BENCH_BATCH_MAX}
 ${BENCH_LINGER_MS:+linger_ms = $BENCH_LINGER_MS}
+${BENCH_GROUP_COMMIT:+group_commit = $BENCH_GROUP_COMMIT}
 # the driver waits for the checkpoint to reach the binlog's end, which may
 # end in the daemon's own save: saved at the same pace (real changes are
 # saved every checkpoint_interval_ms either way)
@@ -178,7 +182,7 @@ done
 all_aliases || { echo "bench_sync: the first sync did not finish in 300 s"; tail "$tmp/run.log"; exit 1; }
 grep -o '\[reindex\] .*live: .*' "$tmp/run.log" | sed 's/^/first sync: /'
 sleep 1 # the reader is at "now" once it has connected
-echo "daemon pid $DAEMON: [delivery] 8 workers, ${BENCH_HELPERS:-4} helpers, batch_max ${BENCH_BATCH_MAX:-500}, linger_ms ${BENCH_LINGER_MS:-0}, flush_interval_ms 1000," \
+echo "daemon pid $DAEMON: [delivery] 8 workers, ${BENCH_HELPERS:-4} helpers, batch_max ${BENCH_BATCH_MAX:-500}, linger_ms ${BENCH_LINGER_MS:-0}, group_commit ${BENCH_GROUP_COMMIT:-true}, flush_interval_ms 1000," \
      "checkpoint_interval_ms 100; index refresh_interval: $(curl -s "$SEARCH_URL/${P}_products/_settings?include_defaults=true" |
      jq -r '[.[] | (.settings.index.refresh_interval // .defaults.index.refresh_interval)][0]')"
 

@@ -128,6 +128,7 @@ class Meter:
         s1 = self.snap()
         dt = s1['t'] - self.s0['t']
         d = {k: s1[k] - self.s0[k] for k in s1}
+        self.last = d  # the deltas of the last line (t: the wall time)
         rss, hwm = proc_mem(self.a.daemon)
         per = (' (%.0f us a document; daemon %.1f us)' % (1e6 * d['engine'] / docs, 1e6 * d['daemon'] / docs)
                if docs else '')
@@ -369,6 +370,10 @@ class Bench:
         p.join()
         return p.version.seen_at(v)
 
+    def bulk_requests(self):
+        c = delivery_counters(self.a.admin, self.a.token) if self.a.admin else None
+        return (c or {}).get('batches', 0)
+
     def com_select(self):
         return int(self.m.q("SHOW GLOBAL STATUS LIKE 'Com_select'")[0][1])
 
@@ -407,11 +412,13 @@ class Bench:
         print('pollers alone for 5 s (no writes): %s polls' % '/'.join(str(p.polls) for p in pollers))
         print(self.meter.line())
         for run in runs:
-            tick, refresh, secs = run.split(':')
-            self.lag_one(int(tick), None if refresh == 'default' else refresh, int(secs))
+            # TICK_MS:REFRESH:SECONDS[:RATE] (RATE: BENCH_LAG_RATE)
+            f = run.split(':')
+            self.lag_one(int(f[0]), None if f[1] == 'default' else f[1], int(f[2]),
+                         rate=int(f[3]) if len(f) > 3 else None)
 
-    def lag_one(self, tick_ms, refresh, secs, quiet=False):
-        rate = env_int('BENCH_LAG_RATE', 2000)
+    def lag_one(self, tick_ms, refresh, secs, quiet=False, rate=None):
+        rate = rate or env_int('BENCH_LAG_RATE', 2000)
         tick = tick_ms / 1000
         poll = env_int('BENCH_POLL_MS', 10) / 1000
         per = max(1, round(rate * tick))
@@ -449,6 +456,7 @@ class Bench:
         rnd = random.Random(5)
         commits, positions, changes, late, maxlate = [], [], 0, 0, 0.0
         sel0 = self.com_select()
+        req0 = self.bulk_requests() if not quiet else 0
         self.meter.start()
         t0 = now()
         for k in range(1, ticks + 1):
@@ -497,6 +505,9 @@ class Bench:
             what = 'searchable' if p.kind == 'search' else 'delivered (realtime GET)'
             series.append((what + ' (the version of the commit or newer)', p.version, vers, p))
             series.append((what + ' data (the probe value or newer)', p.value, [base + k for k in range(1, ticks + 1)], p))
+        result = {'tag': os.environ.get('BENCH_TAG', ''), 'rate': rate, 'refresh': refresh or '1s',
+                  'tick_ms': tick_ms, 'seconds': secs, 'changes': changes,
+                  'changes_per_s': changes / (t_w - t0), 'late_ticks': late}
         for label, ser, keys, p in series:
             lags = []
             missing = 0
@@ -510,6 +521,10 @@ class Bench:
                   % (label, 1000 * pct(lags, .5), 1000 * pct(lags, .9), 1000 * pct(lags, .99), 1000 * max(lags),
                      ' (LOWER BOUNDS: %d of %d probes not seen %.0f s after the last commit)'
                      % (missing, len(keys), t_end - t_w) if missing else ''))
+            kind = label.split(' (')[0]
+            result[kind] = {'p50_ms': 1000 * pct(lags, .5), 'p90_ms': 1000 * pct(lags, .9),
+                            'p99_ms': 1000 * pct(lags, .99), 'max_ms': 1000 * max(lags),
+                            'lower_bounds': missing}
             # the p99 of each tenth of the run, to show spikes and trends
             n = len(lags)
             print('      p99 of each tenth of the run (ms): ' +
@@ -521,6 +536,18 @@ class Bench:
         print('  the daemon sent MariaDB about %d SELECTs, %.1f per transaction (SHOW GLOBAL STATUS Com_select, '
               'less the driver\'s own)' % (sel, sel / ticks))
         print(meter)
+        cpu = self.meter.last
+        result.update({'wall_s': cpu['t'], 'engine_cpu_s': cpu['engine'], 'daemon_cpu_s': cpu['daemon'],
+                       'mysql_cpu_s': cpu['mysql'],
+                       'engine_cpu_us_per_change': 1e6 * cpu['engine'] / max(changes, 1),
+                       'daemon_cpu_us_per_change': 1e6 * cpu['daemon'] / max(changes, 1),
+                       'bulk_requests': self.bulk_requests() - req0})
+        print('  bulk requests: %d (%.1f a second, %.1f changes each); engine CPU %.0f us a change'
+              % (result['bulk_requests'], result['bulk_requests'] / max(cpu['t'], 1e-9),
+                 changes / max(result['bulk_requests'], 1), result['engine_cpu_us_per_change']))
+        if os.environ.get('BENCH_RESULTS'):
+            with open(os.environ['BENCH_RESULTS'], 'a') as out:
+                out.write(json.dumps(result, default=float) + '\n')
         self.e.req('PUT', '/%s/_settings' % alias, {'index': {'refresh_interval': None}})
 
     # ---- 2 and 3: maximum sustained changes/s

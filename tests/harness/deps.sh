@@ -33,6 +33,8 @@ PACKAGES=(
     # t_search_tls: a TLS + basic-auth reverse proxy in front of the engine
     # (started as a plain process by the test), openssl for its certificates
     nginx-light openssl
+    # tests/bench (make bench): the cost curves are drawn as PNG plots
+    gnuplot-nox
     # tests/bench/bench_peers.sh: PGSync (a peer benchmarked beside searchsync)
     # is given a Redis of its own
     redis-server

@@ -813,13 +813,16 @@ static void t_opts_from_config(void **s) {
     assert_int_equal(o.batch_max, c.delivery.batch_max);
     assert_int_equal(o.high_watermark, c.delivery.high_watermark);
     assert_int_equal(o.linger_ms, 0); /* the default: no linger */
+    assert_true(o.group_commit);      /* the default: group commit */
     assert_int_equal(o.purge, PURGE_OFF);
     assert_true(o.helpers >= 1 && o.helpers <= c.search.max_connections);
     c.search.max_connections = 1;
     c.delivery.linger_ms = 25;
+    c.delivery.group_commit = false;
     deliver_opts_from_config(&o, &c);
     assert_int_equal(o.helpers, 1);
     assert_int_equal(o.linger_ms, 25);
+    assert_false(o.group_commit);
     config_free(&c);
 }
 
