@@ -21,7 +21,8 @@
 # $PEERS_OUT (default: peers-table.md in the current directory).
 # Knobs: ROUNDS (4), PEERS_FLAT_ROWS (500000), PEERS_UPDATES (200000),
 # PEERS_ROOTS (100000; 5 children each), PEERS_CHILD_UPDATES (20000),
-# PEERS_TXN (100), PEERS_LAG_RATE (500), PEERS_LAG_SECS (30), PEERS (gme,pgsync),
+# PEERS_TXN (100), PEERS_LAG_RATE (500), PEERS_LAG_SECS (30), PEERS (gme,pgsync;
+# none: searchsync and the raw _bulk only, on Elasticsearch 7.10.2),
 # PEERS_TIMEOUT (1800 s a phase), PEERS_BULK_PAR (2), PEERS_AREA_UPDATE (0).
 # Quick run: ROUNDS=1 PEERS_FLAT_ROWS=50000 PEERS_UPDATES=20000
 #   PEERS_ROOTS=10000 PEERS_CHILD_UPDATES=2000 PEERS_LAG_SECS=15
@@ -55,7 +56,9 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # ---- the peers, built/installed once into the cache
 GME_VERSION=v0.0.0-20200822025838-fe261969558b # the repository's last commit (2020-08-22)
 gme="$cache/peers/gme-$GME_VERSION/go-mysql-elasticsearch"
-if [ ! -x "$gme" ]; then
+case ",${PEERS:-gme,pgsync}," in *,gme,*) want_gme=1 ;; *) want_gme="" ;; esac
+case ",${PEERS:-gme,pgsync}," in *,pgsync,*) want_pgsync=1 ;; *) want_pgsync="" ;; esac
+if [ -n "$want_gme" ] && [ ! -x "$gme" ]; then
     echo "building go-mysql-elasticsearch $GME_VERSION (first run only)"
     mkdir -p "$cache/peers/gme-build"
     # `go install pkg@version` needs the module's version list, which the
@@ -68,7 +71,7 @@ if [ ! -x "$gme" ]; then
 fi
 PGSYNC_VERSION="${PGSYNC_VERSION:-7.3.0}"
 venv="$cache/peers/pgsync-$PGSYNC_VERSION"
-if [ ! -x "$venv/bin/pgsync" ]; then
+if [ -n "$want_pgsync" ] && [ ! -x "$venv/bin/pgsync" ]; then
     echo "installing PGSync $PGSYNC_VERSION from PyPI into $venv (first run only)"
     python3 -m venv "$venv" && "$venv/bin/pip" install -q "pgsync==$PGSYNC_VERSION" >"$tmp/pip.log" 2>&1 ||
         { tail -20 "$tmp/pip.log"; echo "bench_peers: cannot install pgsync==$PGSYNC_VERSION"; exit 1; }

@@ -590,9 +590,11 @@ def main():
         pairs.append((a.es7, Gme))
     if 'pgsync' in peers:
         pairs.append((a.opensearch, Pgsync))
+    if not pairs:  # PEERS=none: searchsync and the raw _bulk only, on Elasticsearch 7.10.2
+        pairs.append((a.es7, None))
     results = {}  # (tool name, engine) -> list of per-round dicts
     for url, Peer in pairs:
-        tools = [Searchsync(a, url, a.tmp), Peer(a, url, a.tmp)]
+        tools = [Searchsync(a, url, a.tmp)] + ([Peer(a, url, a.tmp)] if Peer else [])
         for rnd in range(1, rounds + 1):
             order = tools if rnd % 2 else tools[::-1]
             for t in order:
@@ -633,7 +635,7 @@ def main():
         raw = results[('raw _bulk', url)]
         rawcell = '%s / %s / %s' % (fmt(median([r['flat'] for r in raw])), fmt(median([r['nested'] for r in raw])),
                                     fmt(median([r.get('flat_replace') for r in raw])))
-        for name in ('searchsync', Peer.name):
+        for name in ('searchsync',) + ((Peer.name,) if Peer else ()):
             rs = results.get((name, url), [])
             flat = [r for r in rs if 'flat_load' in r]
             nest = [r for r in rs if 'nested_load' in r]
