@@ -85,10 +85,13 @@ out:
     return rc;
 }
 
-void builds_stop(struct daemon *dm, size_t i, const char *why) {
+void builds_stop(struct daemon *dm, size_t i, const char *why, bool cancelled) {
     struct pipeline *p = &dm->p;
     struct build *b = &p->builds[i];
-    reindex_runner_free(b->runner);
+    if (cancelled)
+        reindex_runner_cancel_free(b->runner);
+    else
+        reindex_runner_free(b->runner);
     mapping_gen_unref(b->gen);
     log_info("run", "%s: live changes no longer written to %s (%s)", b->alias, b->phys, why);
     free(b->alias), free(b->phys);
@@ -215,7 +218,7 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
         if (bi < p->nbuilds && (!want || p->builds[bi].version != bv)) {
             char *phys = xstrdup(p->builds[bi].phys);
             bool live = ix->current_version == p->builds[bi].version;
-            builds_stop(dm, bi, want ? "another version is built" : bw->state);
+            builds_stop(dm, bi, want ? "another version is built" : bw->state, !live);
             if (!live) /* cancelled or failed */
                 drop_leftover(dm, phys);
             else /* switched: no element script until the writes before it landed */
@@ -304,7 +307,7 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
         }
     }
     for (size_t i = nb0; i-- > 0;) /* builds whose index config is gone */
-        if (!seen[i] && i < p->nbuilds) builds_stop(dm, i, "its index config is gone");
+        if (!seen[i] && i < p->nbuilds) builds_stop(dm, i, "its index config is gone", false);
     free(seen);
     sbuf_free(&q);
 }
@@ -335,7 +338,7 @@ bool builds_mapping_changed(struct daemon *dm, const struct mapping_gen *nw) {
         char *al = xstrdup(alias);
         unsigned was = p->builds[i].version;
         changed = true;
-        builds_stop(dm, i, "its index config was edited");
+        builds_stop(dm, i, "its index config was edited", false);
         if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0 ||
             reindex_reset(dm->cfg, p->k, p->meta, al, "mapping edited during the build", err,
                           sizeof err) != REINDEX_OK) {
