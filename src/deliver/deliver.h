@@ -251,6 +251,11 @@ void deliver_free(struct deliver *d);
  * checkpoint callback, or on a private hub, is closed as deliver_free does
  * (waiting). NULL-safe. */
 void deliver_abandon(struct deliver *d);
+/* Wait until the streams of h closed by deliver_abandon have nothing in
+ * flight any more (before deleting the index their writes went to: a write
+ * landing later could create it again). DELIVER_OK, DELIVER_ETIMEOUT,
+ * DELIVER_ESTOPPED. NULL-safe. */
+int deliver_hub_wait_abandoned(struct deliver_hub *h, int timeout_ms);
 struct deliver_hub *deliver_hub_of(struct deliver *d);
 /* The installed hub, NULL when none (a command-line process). */
 struct deliver_hub *deliver_hub_process(void);

@@ -295,6 +295,24 @@ void deliver_abandon(struct deliver *s) {
     if (s) stream_release(s);
 }
 
+int deliver_hub_wait_abandoned(struct deliver_hub *d, int timeout_ms) {
+    if (!d) return DELIVER_OK;
+    int64_t end = now_ns() + (int64_t)timeout_ms * NS_PER_MS;
+    pthread_mutex_lock(&d->mu);
+    int rc = DELIVER_OK;
+    while (d->abandoned) {
+        if (d->stop || now_ns() >= end) {
+            rc = d->stop ? DELIVER_ESTOPPED : DELIVER_ETIMEOUT;
+            break;
+        }
+        struct timespec ts;
+        deadline_ts(&ts, end);
+        pthread_cond_timedwait(&d->done_cv, &d->mu, &ts);
+    }
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
 void deliver_halt(struct deliver *s) {
     if (!s) return;
     struct deliver_hub *d = s->d;

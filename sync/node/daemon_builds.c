@@ -13,6 +13,7 @@
  * any left behind by a stop in between at the next start. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "sync/node/daemon.h"
 #include "sync/pipeline/docbuild.h"
@@ -101,10 +102,17 @@ void builds_stop(struct daemon *dm, size_t i, const char *why, bool cancelled) {
 /* A version that will never be live: once every write queued for it has
  * been delivered, delete it: a failed build's index is left to this
  * (rx_undo_build), and a cancelled one's, deleted at once, may have been
- * re-created by writes in flight. */
+ * re-created by writes in flight: the dual writes, and the pages its
+ * runner left in flight (reindex_runner_cancel_free), all within one
+ * drain_timeout_ms. */
 static void drop_leftover(struct daemon *dm, const char *phys) {
-    if (dm->p.last_txn)
-        deliver_wait_txn(dm->p.d, dm->p.last_txn, dm->cfg->delivery.drain_timeout_ms);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int budget = dm->cfg->delivery.drain_timeout_ms;
+    if (dm->p.last_txn) deliver_wait_txn(dm->p.d, dm->p.last_txn, budget);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long spent = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    deliver_hub_wait_abandoned(deliver_hub_of(dm->p.d), spent < budget ? budget - (int)spent : 0);
     struct search_resp r;
     search_resp_init(&r);
     char path[700];

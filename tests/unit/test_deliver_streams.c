@@ -396,6 +396,7 @@ static void t_abandon_in_flight(void **st) {
     WAIT_UNTIL(atomic_load(&c.done)); /* with the engine still holding them */
     pthread_join(th, NULL);
     assert_int_equal(fake_inflight() > 0, 1);
+    assert_int_equal(deliver_hub_wait_abandoned(h, 50), DELIVER_ETIMEOUT); /* still held */
     free(p); /* the producer's data goes once it returned */
     /* another stream's write of a document in flight waits behind it */
     submit(live, "i", "tx", 9, CHANGE_INDEX, "{}");
@@ -405,6 +406,7 @@ static void t_abandon_in_flight(void **st) {
     assert_int_equal(hs.queued + hs.inflight, 4);
     gate(false);
     assert_int_equal(deliver_drain(live, 5000), DELIVER_OK);
+    assert_int_equal(deliver_hub_wait_abandoned(h, 20000), DELIVER_OK);
     WAIT_UNTIL((deliver_hub_stats(h, &hs), hs.inflight == 0 && hs.queued == 0));
     assert_int_equal(atomic_load(&late_calls), 0); /* none of its callbacks ran */
     assert_int_equal(fake_dl_count(), 0);          /* nor the hub's dead letters */
