@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,12 @@ struct http_server {
     char *token;        /* [admin] token, replaced by a SIGHUP reload */
     struct sessions *sessions;
     struct ratelimit *logins;
+    /* under mu: requests posted to the node and not yet answered (their
+     * connections suspended), and whether the server stops (no more are
+     * posted; those queued are answered 503) */
+    int posted;
+    bool stopping;
+    pthread_cond_t posted_cv;
 };
 
 /* the token a request must carry, compared under the lock (a reload may
@@ -70,8 +77,11 @@ static bool token_matches(struct http_server *s, const char *tok, size_t tlen) {
     return ok;
 }
 
+struct api_call;
+
 /* one request in progress (MHD's con_cls) */
 struct req {
+    struct api_call *call;        /* posted to the node (NULL: not) */
     struct route rt;
     sbuf body;
     size_t discarded;
@@ -501,17 +511,108 @@ static void h_session(struct http_server *s, struct MHD_Connection *conn, struct
     r->status = 200;
 }
 
-/* an API request run on the node's request thread (node_run) */
+/* A request that changes something, posted to the node (node_post) and
+ * answered asynchronously: on_request suspends its connection and returns;
+ * the node's request thread runs it, stores the answer in r and resumes the
+ * connection; MHD then calls on_request again, which sends r. A suspended
+ * connection is not read, timed out, closed or completed by MHD, and
+ * http_server_stop waits for every posted call to be answered before it
+ * stops MHD (which must not stop with a connection suspended).
+ *
+ * The call is shared by the connection (struct req) and the node's request
+ * thread and freed by the last of them (refs): nothing the node thread
+ * reads or writes is on on_request's stack or freed by on_completed under
+ * it. ctx.gen is the call's own reference, held until the work ran. */
 struct api_call {
-    const struct api_ctx *ctx;
-    const struct route *rt;
-    const char *body;
-    size_t len;
-    struct api_resp *r;
+    atomic_int refs;
+    struct http_server *s;
+    struct MHD_Connection *conn;
+    struct api_ctx ctx;
+    struct route rt;
+    sbuf body;
+    struct api_resp r;
 };
+
+static void call_unref(struct api_call *c) {
+    if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
+    mapping_gen_unref(c->ctx.gen);
+    sbuf_free(&c->body);
+    api_resp_free(&c->r);
+    free(c);
+}
+
+#define STOPPING_ERROR "the daemon is stopping: the request was not run"
+#define STOPPING_HINT "retry once the daemon runs again"
+
+/* on the node's request thread */
 static void api_call_run(void *arg) {
-    struct api_call *a = arg;
-    api_handle(a->ctx, a->rt, a->body, a->len, a->r);
+    struct api_call *c = arg;
+    pthread_mutex_lock(&c->s->mu);
+    bool stopping = c->s->stopping;
+    pthread_mutex_unlock(&c->s->mu);
+    if (stopping) /* queued when the server began to stop: not run */
+        api_error(&c->r, 503, STOPPING_ERROR, STOPPING_HINT);
+    else
+        api_handle(&c->ctx, &c->rt, c->body.data, c->body.len, &c->r);
+}
+
+/* the call answered (on the node's request thread, or on_request's when the
+ * node refused it): resume its connection, let the server stop */
+static void api_call_done(void *arg, bool ran) {
+    struct api_call *c = arg;
+    struct http_server *s = c->s;
+    if (!ran) api_error(&c->r, 503, STOPPING_ERROR, STOPPING_HINT);
+    mapping_gen_unref(c->ctx.gen);
+    c->ctx.gen = NULL;
+    struct MHD_Connection *conn = c->conn;
+    call_unref(c); /* the node's reference: c is not touched after this */
+    MHD_resume_connection(conn); /* on_request sends the answer */
+    pthread_mutex_lock(&s->mu);
+    s->posted--;
+    pthread_cond_broadcast(&s->posted_cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* an API call, posted to the node n (true: the connection is suspended
+ * until its answer) or, with no node, run here (false: the answer in r) */
+static bool api_call_start(struct http_server *s, struct MHD_Connection *conn, const char *url,
+                           struct req *rq, struct node *n, struct api_resp *r) {
+    struct api_ctx ctx = {s->cfg, NULL, NULL, NULL, NULL, lookup, conn};
+    pthread_mutex_lock(&s->mu);
+    ctx.client = s->client;
+    ctx.d = s->d;
+    ctx.rs = s->rs;
+    struct mapping_gen *(*gen_get)(void *) = s->gen_get;
+    void *gen_ud = s->gen_ud;
+    bool stopping = s->stopping;
+    if (n && !stopping) s->posted++;
+    pthread_mutex_unlock(&s->mu);
+    if (n && stopping) {
+        api_error(r, 503, STOPPING_ERROR, STOPPING_HINT);
+        return false;
+    }
+    ctx.gen = gen_get ? gen_get(gen_ud) : NULL;
+    if (!n) {
+        api_handle(&ctx, &rq->rt, rq->body.data, rq->body.len, r);
+        mapping_gen_unref(ctx.gen);
+        return false;
+    }
+    struct api_call *c = xcalloc(1, sizeof *c);
+    atomic_init(&c->refs, 2); /* the connection's (rq->call) and the node's */
+    c->s = s;
+    c->conn = conn; /* the lookups read it: it stays, suspended, until resumed */
+    c->ctx = ctx;
+    c->rt = rq->rt;
+    c->body = rq->body; /* moved */
+    memset(&rq->body, 0, sizeof rq->body);
+    rq->call = c;
+    /* suspended before it is posted: the node's answer may resume it at once */
+    MHD_suspend_connection(conn);
+    char what[640], eu[600];
+    snprintf(what, sizeof what, "admin call %s", ESC(eu, url));
+    if (node_post(n, what, api_call_run, c, api_call_done, c) < 0)
+        api_call_done(c, false); /* the node stops: 503, resumed at once */
+    return true;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -541,6 +642,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         sbuf_add(&rq->body, upload_data, n);
         return MHD_YES;
     }
+    if (rq->call) /* resumed: the node answered */
+        return send_resp(conn, &rq->call->r, method, url);
     if (rq->too_big)
         return send_error(conn, 413, "the request body is too large",
                           "the API takes bodies of at most 65536 bytes", method, url);
@@ -556,26 +659,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     } else if (id == ROUTE_UI) {
         ui_asset_serve(url, header(conn, "If-None-Match"), &r);
     } else {
-        struct api_ctx ctx = {s->cfg, NULL, NULL, NULL, NULL, lookup, conn};
-        pthread_mutex_lock(&s->mu);
-        ctx.client = s->client;
-        ctx.d = s->d;
-        ctx.rs = s->rs;
-        struct mapping_gen *(*gen_get)(void *) = s->gen_get;
-        void *gen_ud = s->gen_ud;
-        pthread_mutex_unlock(&s->mu);
-        ctx.gen = gen_get ? gen_get(gen_ud) : NULL;
         /* a request that changes something (a build, a resync, a replay, a
          * metadata write) is posted to the node and runs on its request
          * thread (sync/node/node.h); reads are answered here */
         struct node *n = strcmp(method, "GET") && strcmp(method, "HEAD") ? node_current() : NULL;
-        struct api_call call = {&ctx, &rq->rt, rq->body.data, rq->body.len, &r};
-        if (!n)
-            api_handle(&ctx, &rq->rt, rq->body.data, rq->body.len, &r);
-        else if (node_run(n, url, api_call_run, &call) < 0)
-            api_error(&r, 503, "the daemon is stopping: the request was not run",
-                      "retry once the daemon runs again");
-        mapping_gen_unref(ctx.gen);
+        if (api_call_start(s, conn, url, rq, n, &r)) return MHD_YES; /* answered later */
     }
     enum MHD_Result rc = send_resp(conn, &r, method, url);
     api_resp_free(&r);
@@ -589,6 +677,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     adm_request_done(l->adm, slot_of(conn));
     struct req *rq = *con_cls;
     if (!rq) return;
+    call_unref(rq->call); /* the node's reference, if any, keeps it */
     sbuf_free(&rq->body);
     free(rq);
     *con_cls = NULL;
@@ -696,7 +785,11 @@ static int listener_start(struct http_server *s, struct listener *l, const char 
     l->dict_only = dict_only;
     struct adm_limits lim = {SLOTS_TOTAL, SLOTS_PER_ADDR, 10, 30, 60};
     l->adm = adm_new(&lim);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+    /* a pool of internal polling threads; suspend/resume (with the
+     * inter-thread channel it implies, which wakes a worker when the node
+     * resumes one of its connections) for the calls posted to the node */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
+                     MHD_ALLOW_SUSPEND_RESUME;
     if (family == AF_INET6) flags |= MHD_USE_IPv6;
     /* its threads inherit this mask: SIGTERM/SIGINT stay with the daemon's
      * own threads (the binlog reader's blocking read sees them) */
@@ -762,6 +855,7 @@ int http_server_start(const struct ss_config *cfg, struct http_server **out, cha
     struct http_server *s = xcalloc(1, sizeof *s);
     s->cfg = cfg;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->posted_cv, NULL);
     s->token = cfg->admin.token ? xstrdup(cfg->admin.token) : NULL;
     s->sessions = sessions_new(cfg->admin.session_ttl_s);
     s->logins = ratelimit_new(LOGIN_FAILURES_MAX, LOGIN_WINDOW_S);
@@ -773,6 +867,7 @@ int http_server_start(const struct ss_config *cfg, struct http_server **out, cha
         sessions_free(s->sessions);
         ratelimit_free(s->logins);
         pthread_mutex_destroy(&s->mu);
+        pthread_cond_destroy(&s->posted_cv);
         free(s->token);
         free(s);
         return -1;
@@ -806,11 +901,19 @@ int http_server_dict_port(const struct http_server *s) { return s ? s->dict.port
 
 void http_server_stop(struct http_server *s) {
     if (!s) return;
+    /* no more calls posted; those queued on the node are answered 503, the
+     * one it runs is waited for: MHD must not stop with a connection
+     * suspended */
+    pthread_mutex_lock(&s->mu);
+    s->stopping = true;
+    while (s->posted > 0) pthread_cond_wait(&s->posted_cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
     listener_stop(&s->main);
     listener_stop(&s->dict);
     sessions_free(s->sessions);
     ratelimit_free(s->logins);
     pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->posted_cv);
     log_info("admin", "admin HTTP server stopped");
     free(s->token);
     free(s);

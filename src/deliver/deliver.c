@@ -172,6 +172,9 @@ void hub_free(struct deliver_hub *d) {
     pthread_mutex_unlock(&d->mu);
     for (int i = 0; i < d->o.helpers; i++) pthread_join(d->helpers[i].th, NULL);
     if (d->ckpt_started) pthread_join(d->ckpt_th, NULL);
+    pthread_mutex_lock(&d->mu); /* the helpers settled every batch: nothing in flight */
+    hub_reap_abandoned(d);
+    pthread_mutex_unlock(&d->mu);
     engine_close(d);
     for (int i = 0; i < d->o.helpers; i++) {
         struct helper *h = &d->helpers[i];

@@ -243,6 +243,22 @@ struct deliver *deliver_new(const struct deliver_opts *o, struct search_client *
  * unacknowledged: call deliver_drain() first), its changes in flight are
  * waited for; a private hub is freed with it. NULL-safe. */
 void deliver_free(struct deliver *d);
+/* Close the stream without waiting for the engine, for a producer whose
+ * changes no longer matter (a cancelled build): its queued changes are
+ * dropped, and its bulk requests in flight complete later without calling
+ * its callbacks (written, missing, dead_letter; a dead letter of it is
+ * dropped, not written). Once it returns none of them runs or will run, so
+ * what they reference may go; the stream itself stays the hub's until the
+ * last of its changes in flight settles. Waits only for callbacks a helper
+ * calls at that moment (their batch was answered). A stream with a
+ * checkpoint callback, or on a private hub, is closed as deliver_free does
+ * (waiting). NULL-safe. */
+void deliver_abandon(struct deliver *d);
+/* Wait until the streams of h closed by deliver_abandon have nothing in
+ * flight any more (before deleting the index their writes went to: a write
+ * landing later could create it again). DELIVER_OK, DELIVER_ETIMEOUT,
+ * DELIVER_ESTOPPED. NULL-safe. */
+int deliver_hub_wait_abandoned(struct deliver_hub *h, int timeout_ms);
 struct deliver_hub *deliver_hub_of(struct deliver *d);
 /* The installed hub, NULL when none (a command-line process). */
 struct deliver_hub *deliver_hub_process(void);

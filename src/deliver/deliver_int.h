@@ -80,6 +80,8 @@ struct item {
     bool require_alias;
     bool in_map;
     bool solo; /* its batch was refused as a whole (400): send it alone */
+    bool quiet; /* in flight for a stream closed by deliver_abandon: nothing of it
+                 * is reported to the producer (set when the engine answered) */
 };
 
 struct fuse {
@@ -165,6 +167,9 @@ struct deliver_hub {
     bool prefer_bulk; /* pick_queue: the class of stream the next batch is taken for */
     struct deliver *streams; /* open streams, newest first */
     int nstreams;
+    /* streams closed by deliver_abandon with batches still in flight: the
+     * last of them frees it (hub_reap_abandoned) */
+    struct deliver *abandoned;
     int refs;                /* deliver_open's streams on the process hub */
     /* statistics */
     int64_t win_start_ns;
@@ -211,6 +216,8 @@ struct deliver {
     int64_t txn_flush_ns; /* flush_on_txn_end: changes queued before this go at once */
     bool halted;  /* deliver_halt: nothing of it is sent any more, nothing saved */
     bool closing; /* deliver_free of a stream on a shared hub */
+    bool abandoned; /* deliver_abandon: closed, its callbacks are no longer called */
+    int reporting;  /* its items whose callbacks a helper is calling now */
     /* its changes */
     long outstanding;      /* queued + in flight */
     long inflight;
@@ -347,6 +354,8 @@ void save_checkpoint_locked(struct deliver *s, bool final);
 /* stream.c: the hub's list of streams */
 void hub_stream_add(struct deliver_hub *d, struct deliver *s);
 void hub_stream_remove(struct deliver_hub *d, struct deliver *s);
+/* under d->mu: free the abandoned streams nothing is in flight for any more */
+void hub_reap_abandoned(struct deliver_hub *d);
 /* the hub alone (deliver_hub_new / free): stream.c opens streams on it */
 struct deliver_hub *hub_new(const struct deliver_opts *o, struct search_client *client,
                             char *err, size_t errlen);

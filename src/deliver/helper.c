@@ -378,6 +378,7 @@ int default_probe(void *ud, int helper, struct search_resp *resp) {
 
 enum outcome {
     OUT_ACK = 0, OUT_RETRY, OUT_DEAD,
+    OUT_DROP,   /* a dead letter of an abandoned stream: dropped, not written */
     OUT_WROTE,  /* ack: a full-state write landed */
     OUT_MISSING /* ack: a partial update found no document (the producer is told) */
 };
@@ -521,8 +522,26 @@ static void batch_send(struct deliver_hub *d, struct helper *h, struct batch *b)
     b->nretry = b->n;
 }
 
+/* under d->mu, once the engine answered: the items of a stream closed by
+ * deliver_abandon are quiet (nothing reported to its producer); for the
+ * others their stream's reporting count is held until batch_settle, which
+ * deliver_abandon waits for, so no callback runs once it returned */
+static void batch_hold_reports(struct batch *b) {
+    for (int i = 0; i < b->n; i++) {
+        struct item *it = b->it[i];
+        struct deliver *st = it->txn->s;
+        it->quiet = st->abandoned;
+        if (!it->quiet) st->reporting++;
+    }
+}
+
 /* dead letters first, then the producers' callbacks (outside the lock) */
 static void batch_report(struct deliver_hub *d, struct helper *h, struct batch *b) {
+    for (int i = 0; i < b->n; i++) {
+        if (!b->it[i]->quiet) continue;
+        if (b->outc[i] == OUT_DEAD) b->outc[i] = OUT_DROP, b->ndead--;
+        if (b->outc[i] == OUT_WROTE || b->outc[i] == OUT_MISSING) b->outc[i] = OUT_ACK;
+    }
     for (int i = 0; i < b->n && b->ndead; i++) {
         if (b->outc[i] != OUT_DEAD) continue;
         if (write_dead_letter(d, b->it[i], h->res[i].error, h->res[i].error_len,
@@ -602,11 +621,14 @@ static void batch_account(struct deliver_hub *d, struct helper *h, struct indexq
 /* under d->mu: failed items back to the front of their queues (in their
  * order), the rest acknowledged, each stream's low-water mark moved */
 static void batch_settle(struct deliver_hub *d, struct helper *h, struct batch *b) {
+    bool reap = false;
     for (int i = b->n - 1; i >= 0; i--) {
         struct item *it = b->it[i];
         struct deliver *st = it->txn->s;
         st->inflight--;
-        if (b->outc[i] != OUT_RETRY) continue;
+        if (!it->quiet) st->reporting--;
+        if (st->abandoned) reap = true; /* (perhaps abandoned after its report) */
+        if (b->outc[i] != OUT_RETRY && b->outc[i] != OUT_DROP) continue;
         if (st->halted || st->closing) { /* dropped: nothing of it is sent any more */
             d->total--;
             if (st->cls == DELIVER_BULK) d->bulk_total--;
@@ -625,7 +647,7 @@ static void batch_settle(struct deliver_hub *d, struct helper *h, struct batch *
     }
     for (int i = 0; i < b->n; i++) {
         struct item *it = b->it[i];
-        if (!it || b->outc[i] == OUT_RETRY) continue;
+        if (!it || b->outc[i] == OUT_RETRY || b->outc[i] == OUT_DROP) continue;
         struct deliver *st = it->txn->s;
         switch (it->result) {
         case RES_DEAD: st->n_dead++; break;
@@ -640,6 +662,7 @@ static void batch_settle(struct deliver_hub *d, struct helper *h, struct batch *
     d->inflight_batches--;
     if (h->nqs > 0) h->qs[0]->fuse->reqs--;
     for (int k = 0; k < h->nqs; k++) h->qs[k]->inflight = false;
+    if (reap) hub_reap_abandoned(d); /* after its items: the last one frees the stream */
 }
 
 void *helper_main(void *arg) {
@@ -684,6 +707,9 @@ void *helper_main(void *arg) {
 
         batch_body(d, h, &b);
         batch_send(d, h, &b);
+        pthread_mutex_lock(&d->mu);
+        batch_hold_reports(&b);
+        pthread_mutex_unlock(&d->mu);
         batch_report(d, h, &b);
 
         pthread_mutex_lock(&d->mu);

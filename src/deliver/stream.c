@@ -36,7 +36,18 @@
  * built again (sync/reindex/reindex_runner.c); a dual-write DELETE is acknowledged
  * after the snapshot that missed it, so a page that lands before its
  * deadline finds the tombstone. Measured queue ages: t_reindex_late_page
- * holds a page 12 s with gc_deletes_s = 10 and sees the build rolled back.  */
+ * holds a page 12 s with gc_deletes_s = 10 and sees the build rolled back.
+ *
+ * Closing. deliver_free waits for the stream's changes in flight (its
+ * callbacks may run until they settle). deliver_abandon (a cancelled build)
+ * does not: its batch in flight keeps its queue's one slot until the engine
+ * answers, so the order above holds (another stream's write of that
+ * document still leaves after it), but once the engine answered nothing of
+ * it reaches the producer (helper.c, batch_hold_reports: no callback, a dead
+ * letter dropped), and the stream, off the hub's list, waits in
+ * d->abandoned until the last of them settles and frees it
+ * (hub_reap_abandoned). A stream whose acknowledgements feed checkpoint
+ * saves is never abandoned: it is closed as deliver_free closes it.  */
 #include "deliver/deliver_int.h"
 
 #include <stdio.h>
@@ -242,6 +253,64 @@ void deliver_free(struct deliver *s) {
     pthread_cond_broadcast(&d->space_cv);
     pthread_mutex_unlock(&d->mu);
     stream_release(s);
+}
+
+void hub_reap_abandoned(struct deliver_hub *d) {
+    for (struct deliver **pp = &d->abandoned; *pp;) {
+        struct deliver *s = *pp;
+        if (s->inflight > 0 || s->reporting > 0 || s->ckpt_busy) {
+            pp = &s->next;
+            continue;
+        }
+        *pp = s->next;
+        log_debug("deliver", "stream %s closed earlier: its last change in flight settled",
+                  s->name);
+        stream_release(s);
+    }
+}
+
+void deliver_abandon(struct deliver *s) {
+    if (!s) return;
+    if (s->owns_hub || s->checkpoint) { /* its hub goes with it; its saves need the acks */
+        deliver_free(s);
+        return;
+    }
+    struct deliver_hub *d = s->d;
+    pthread_mutex_lock(&d->mu);
+    s->closing = s->abandoned = true;
+    queue_drop_stream(d, s);
+    /* callbacks a helper calls now (their batch was answered: not the
+     * engine's wait) */
+    while (s->reporting > 0 || s->ckpt_busy) pthread_cond_wait(&d->done_cv, &d->mu);
+    hub_stream_remove(d, s);
+    pthread_cond_broadcast(&d->space_cv);
+    if (s->inflight > 0) {
+        log_info("deliver", "stream %s closed with %ld change(s) in flight, not waited for: "
+                 "they complete unreported", s->name, s->inflight);
+        s->next = d->abandoned;
+        d->abandoned = s;
+        s = NULL; /* the hub's now: the last of them frees it */
+    }
+    pthread_mutex_unlock(&d->mu);
+    if (s) stream_release(s);
+}
+
+int deliver_hub_wait_abandoned(struct deliver_hub *d, int timeout_ms) {
+    if (!d) return DELIVER_OK;
+    int64_t end = now_ns() + (int64_t)timeout_ms * NS_PER_MS;
+    pthread_mutex_lock(&d->mu);
+    int rc = DELIVER_OK;
+    while (d->abandoned) {
+        if (d->stop || now_ns() >= end) {
+            rc = d->stop ? DELIVER_ESTOPPED : DELIVER_ETIMEOUT;
+            break;
+        }
+        struct timespec ts;
+        deadline_ts(&ts, end);
+        pthread_cond_timedwait(&d->done_cv, &d->mu, &ts);
+    }
+    pthread_mutex_unlock(&d->mu);
+    return rc;
 }
 
 void deliver_halt(struct deliver *s) {

@@ -408,7 +408,7 @@ static void sub_admin_stop(void *st) { /* before what its handlers use is freed 
 static void sub_builds_stop(void *st) { /* the jobs resume from their cursors */
     struct daemon *dm = st;
     while (dm->p.nbuilds)
-        builds_stop(dm, dm->p.nbuilds - 1, "stopping; the jobs resume from their cursors");
+        builds_stop(dm, dm->p.nbuilds - 1, "stopping; the jobs resume from their cursors", false);
 }
 static void sub_delivery_stop(void *st) { /* every producer above closed its stream */
     struct daemon *dm = st;

@@ -243,7 +243,7 @@ int builds_ensure_index(struct supervisor *sv, struct mp_index *ix);
 struct build_table *builds_query(struct supervisor *sv);
 /* Between transactions: dual writes and runners as the table says. */
 void builds_apply(struct daemon *dm, const struct build_table *t);
-void builds_stop(struct daemon *dm, size_t i, const char *why);
+void builds_stop(struct daemon *dm, size_t i, const char *why, bool cancelled);
 /* A new generation is adopted: builds whose index config in it differs
  * from the generation they pinned are cancelled and queued again with the
  * new mapping. true if any was. */

@@ -13,6 +13,7 @@
  * any left behind by a stop in between at the next start. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "sync/node/daemon.h"
 #include "sync/pipeline/docbuild.h"
@@ -85,10 +86,13 @@ out:
     return rc;
 }
 
-void builds_stop(struct daemon *dm, size_t i, const char *why) {
+void builds_stop(struct daemon *dm, size_t i, const char *why, bool cancelled) {
     struct pipeline *p = &dm->p;
     struct build *b = &p->builds[i];
-    reindex_runner_free(b->runner);
+    if (cancelled)
+        reindex_runner_cancel_free(b->runner);
+    else
+        reindex_runner_free(b->runner);
     mapping_gen_unref(b->gen);
     log_info("run", "%s: live changes no longer written to %s (%s)", b->alias, b->phys, why);
     free(b->alias), free(b->phys);
@@ -98,10 +102,17 @@ void builds_stop(struct daemon *dm, size_t i, const char *why) {
 /* A version that will never be live: once every write queued for it has
  * been delivered, delete it: a failed build's index is left to this
  * (rx_undo_build), and a cancelled one's, deleted at once, may have been
- * re-created by writes in flight. */
+ * re-created by writes in flight: the dual writes, and the pages its
+ * runner left in flight (reindex_runner_cancel_free), all within one
+ * drain_timeout_ms. */
 static void drop_leftover(struct daemon *dm, const char *phys) {
-    if (dm->p.last_txn)
-        deliver_wait_txn(dm->p.d, dm->p.last_txn, dm->cfg->delivery.drain_timeout_ms);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int budget = dm->cfg->delivery.drain_timeout_ms;
+    if (dm->p.last_txn) deliver_wait_txn(dm->p.d, dm->p.last_txn, budget);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long spent = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    deliver_hub_wait_abandoned(deliver_hub_of(dm->p.d), spent < budget ? budget - (int)spent : 0);
     struct search_resp r;
     search_resp_init(&r);
     char path[700];
@@ -215,7 +226,7 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
         if (bi < p->nbuilds && (!want || p->builds[bi].version != bv)) {
             char *phys = xstrdup(p->builds[bi].phys);
             bool live = ix->current_version == p->builds[bi].version;
-            builds_stop(dm, bi, want ? "another version is built" : bw->state);
+            builds_stop(dm, bi, want ? "another version is built" : bw->state, !live);
             if (!live) /* cancelled or failed */
                 drop_leftover(dm, phys);
             else /* switched: no element script until the writes before it landed */
@@ -304,7 +315,7 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
         }
     }
     for (size_t i = nb0; i-- > 0;) /* builds whose index config is gone */
-        if (!seen[i] && i < p->nbuilds) builds_stop(dm, i, "its index config is gone");
+        if (!seen[i] && i < p->nbuilds) builds_stop(dm, i, "its index config is gone", false);
     free(seen);
     sbuf_free(&q);
 }
@@ -335,7 +346,7 @@ bool builds_mapping_changed(struct daemon *dm, const struct mapping_gen *nw) {
         char *al = xstrdup(alias);
         unsigned was = p->builds[i].version;
         changed = true;
-        builds_stop(dm, i, "its index config was edited");
+        builds_stop(dm, i, "its index config was edited", false);
         if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0 ||
             reindex_reset(dm->cfg, p->k, p->meta, al, "mapping edited during the build", err,
                           sizeof err) != REINDEX_OK) {

@@ -1,12 +1,13 @@
 /* node.c: the node's table of subsystems (started, stopped in drain order,
  * asked for health), its request thread (what the admin server asks runs
- * here, node_run) and the admin server's registered operations. See
+ * here, node_post/node_run) and the admin server's registered operations. See
  * node.h. */
 #include "sync/node/node.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "sbuf.h"
@@ -85,10 +86,11 @@ void node_describe(struct node *n, char *buf, size_t len) {
 /* ---------- requests ---------- */
 
 struct node_request {
-    const char *what;
+    char *what;
     node_work_fn fn;
     void *arg;
-    bool done, ran;
+    node_done_fn done;
+    void *done_arg;
     struct node_request *next;
 };
 
@@ -102,23 +104,63 @@ struct node *node_current(void) {
     return n;
 }
 
-int node_run(struct node *n, const char *what, node_work_fn fn, void *arg) {
+int node_post(struct node *n, const char *what, node_work_fn fn, void *arg, node_done_fn done,
+              void *done_arg) {
     if (!n) return -1;
-    struct node_request r = {.what = what, .fn = fn, .arg = arg};
+    struct node_request *r = xcalloc(1, sizeof *r);
+    r->what = xstrdup(what ? what : "?");
+    r->fn = fn;
+    r->arg = arg;
+    r->done = done;
+    r->done_arg = done_arg;
     pthread_mutex_lock(&n->mu);
     if (!n->req_started || n->req_stop) {
         pthread_mutex_unlock(&n->mu);
+        free(r->what);
+        free(r);
         return -1;
     }
     if (n->req_tail)
-        n->req_tail->next = &r;
+        n->req_tail->next = r;
     else
-        n->req_head = &r;
-    n->req_tail = &r;
+        n->req_head = r;
+    n->req_tail = r;
     pthread_cond_broadcast(&n->cv);
-    while (!r.done) pthread_cond_wait(&n->cv, &n->mu);
     pthread_mutex_unlock(&n->mu);
-    return r.ran ? 0 : -1;
+    return 0;
+}
+
+/* node_run's wait: done under the node's lock, then the waiter returns */
+struct run_wait {
+    struct node *n;
+    bool done, ran;
+};
+
+static void run_done(void *arg, bool ran) {
+    struct run_wait *w = arg;
+    struct node *n = w->n;
+    pthread_mutex_lock(&n->mu);
+    w->ran = ran;
+    w->done = true; /* w is the waiter's: not touched after the unlock */
+    pthread_cond_broadcast(&n->cv);
+    pthread_mutex_unlock(&n->mu);
+}
+
+int node_run(struct node *n, const char *what, node_work_fn fn, void *arg) {
+    struct run_wait w = {.n = n};
+    if (node_post(n, what, fn, arg, run_done, &w) < 0) return -1;
+    pthread_mutex_lock(&n->mu);
+    while (!w.done) pthread_cond_wait(&n->cv, &n->mu);
+    pthread_mutex_unlock(&n->mu);
+    return w.ran ? 0 : -1;
+}
+
+/* tests only: hold a request the test named (SEARCHSYNC_TEST_NODE_SLOW_*) */
+static void test_slow(const struct node *n, const char *what) {
+    if (n->slow_ms <= 0 || !strstr(what, n->slow_what)) return;
+    log_info("node", "test hook: request %s held %d ms", what, n->slow_ms);
+    struct timespec ts = {n->slow_ms / 1000, (long)(n->slow_ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {}
 }
 
 static void *req_main(void *arg) {
@@ -130,16 +172,19 @@ static void *req_main(void *arg) {
         if (!r) break; /* stopping, nothing left */
         n->req_head = r->next;
         if (!n->req_head) n->req_tail = NULL;
-        if (n->req_stop) { /* refused: the node is stopping */
-            r->done = true;
-            pthread_cond_broadcast(&n->cv);
-            continue;
-        }
+        bool run = !n->req_stop; /* else refused: the node is stopping */
         pthread_mutex_unlock(&n->mu);
-        r->fn(r->arg);
+        if (run) {
+            test_slow(n, r->what);
+            log_debug("node", "running %s", r->what);
+            r->fn(r->arg);
+        } else {
+            log_info("node", "%s not run: the node is stopping", r->what);
+        }
+        if (r->done) r->done(r->done_arg, run);
+        free(r->what);
+        free(r);
         pthread_mutex_lock(&n->mu);
-        r->ran = r->done = true;
-        pthread_cond_broadcast(&n->cv);
     }
     pthread_mutex_unlock(&n->mu);
     return NULL;
@@ -158,7 +203,7 @@ static void requests_stop(void *state) {
     pthread_mutex_unlock(&n->mu);
 }
 
-/* after the admin server (whose handlers wait on requests), before builds */
+/* after the admin server (whose connections wait on requests), before builds */
 static const struct node_subsystem REQUESTS = {
     .name = "admin requests", .drain = NODE_DRAIN_ADMIN + 1, .stop = requests_stop};
 
@@ -167,6 +212,12 @@ int node_init(struct node *n, const struct ss_config *cfg, char *err, size_t err
     n->cfg = cfg;
     pthread_mutex_init(&n->mu, NULL);
     pthread_cond_init(&n->cv, NULL);
+    const char *slow = getenv("SEARCHSYNC_TEST_NODE_SLOW_MS");
+    const char *slow_what = getenv("SEARCHSYNC_TEST_NODE_SLOW_WHAT");
+    if (slow && slow_what) {
+        n->slow_ms = atoi(slow);
+        snprintf(n->slow_what, sizeof n->slow_what, "%s", slow_what);
+    }
     if (pthread_create(&n->req_th, NULL, req_main, n) != 0) {
         snprintf(err, errlen, "cannot start the node's request thread");
         return -1;

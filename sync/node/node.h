@@ -9,9 +9,11 @@
  * where `run` starts it.
  *
  * The admin server reaches the node only through requests posted to it
- * (node_run): a producer, a build or a metadata write asked for over HTTP
- * runs on the node's request thread, never on an HTTP thread; the handler
- * waits for the answer (bounded) and says 503 when the node is stopping.
+ * (node_post): a producer, a build or a metadata write asked for over HTTP
+ * runs on the node's request thread, never on an HTTP thread, and is
+ * answered asynchronously: the HTTP thread does not wait for it (its
+ * connection waits, suspended) and the answer is 503 when the node is
+ * stopping.
  *
  * The admin server itself lives in web/, above the core: the node knows it
  * only by struct node_admin_ops, which src/main.c registers (nothing under
@@ -68,9 +70,19 @@ void node_describe(struct node *n, char *buf, size_t len);
 /* ---------- requests from the admin server ---------- */
 
 typedef void (*node_work_fn)(void *arg);
-/* Run fn(arg) on the node's request thread, one request at a time in the
- * order posted, and wait for it. 0 done; -1 the node is stopping or there
- * is none (fn did not run). `what` names it in logs. */
+/* ran: fn ran; false when the node stopped with the request still queued */
+typedef void (*node_done_fn)(void *done_arg, bool ran);
+/* Post fn(arg) to the node's request thread, which runs the requests one
+ * at a time in the order posted, and return at once. done(done_arg, ran)
+ * (may be NULL) follows exactly once, on the request thread: right after fn
+ * (ran true), or without fn when the node stops with the request still
+ * queued (ran false); the next request starts only after it returns. 0
+ * posted; -1 the node is stopping or there is none: nothing runs and done
+ * is not called. `what` names it in logs (copied). */
+int node_post(struct node *n, const char *what, node_work_fn fn, void *arg, node_done_fn done,
+              void *done_arg);
+/* node_post and wait for done. 0 fn ran; -1 it did not (node stopping or
+ * none). */
 int node_run(struct node *n, const char *what, node_work_fn fn, void *arg);
 /* the node of the process, for handlers (NULL: none, e.g. a command that
  * serves no admin API) */
@@ -105,6 +117,10 @@ struct node {
     pthread_t req_th;
     bool req_started, req_stop;
     struct node_request *req_head, *req_tail;
+    /* tests only (SEARCHSYNC_TEST_NODE_SLOW_MS, _WHAT): a request whose
+     * `what` contains slow_what waits slow_ms before it runs */
+    int slow_ms;
+    char slow_what[128];
     void *admin; /* the admin server (node_admin()'s), NULL when off */
 };
 

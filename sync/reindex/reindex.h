@@ -108,8 +108,15 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
                                                   size_t errlen);
 /* All threads have ended (the build finished, failed or was cancelled). */
 bool reindex_runner_done(struct reindex_runner *r);
-/* Stop the threads (between pages; cursors stay) and free. NULL-safe. */
+/* Stop the threads (between pages; cursors stay) and free. NULL-safe. A
+ * build that failed or whose jobs were gone (cancelled) is freed as by
+ * reindex_runner_cancel_free. */
 void reindex_runner_free(struct reindex_runner *r);
+/* The same for a build that will never go live (cancelled, failed,
+ * superseded): its pages are not drained and its bulk requests in flight
+ * are not waited for (deliver_abandon): a hung engine does not hold the
+ * caller. NULL-safe. */
+void reindex_runner_cancel_free(struct reindex_runner *r);
 
 /* ---------- pure parts (unit-tested) ---------- */
 

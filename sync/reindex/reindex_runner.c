@@ -585,6 +585,7 @@ static void *worker_main(void *arg) {
         if (!j) break;
         rc = run_job(w, j);
         ran = true;
+        if (rc == -3) r->gone = 1;
         if (rc != 0) break;
         int f = rv_try_finish(w, false);
         /* the metadata server lost in the middle of the switch: once it is
@@ -787,15 +788,22 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
 
 bool reindex_runner_done(struct reindex_runner *r) { return r->running == 0; }
 
-void reindex_runner_free(struct reindex_runner *r) {
+static void runner_free(struct reindex_runner *r, bool cancelled) {
     if (!r) return;
     if (r->stop == 0) r->stop = 1;
     for (int i = 0; i < r->nw; i++) pthread_join(r->w[i].th, NULL);
     if (r->mid_refresh) pthread_join(r->mid_th, NULL);
+    /* a build that will not go live (cancelled, failed, its jobs gone):
+     * its pages are neither drained nor waited for at the engine (a hung
+     * one would hold the caller for its timeout); they complete unreported */
+    bool abandon = cancelled || r->stop == 2 || r->gone;
     for (int i = 0; i < r->wcap; i++) {
         struct worker *w = &r->w[i];
-        if (w->d) deliver_drain(w->d, 5000);
-        deliver_free(w->d);
+        if (w->d && !abandon) deliver_drain(w->d, 5000);
+        if (abandon)
+            deliver_abandon(w->d);
+        else
+            deliver_free(w->d);
         w->d = NULL;
         page_free(&w->next);
         db_close(w->src);
@@ -816,3 +824,6 @@ void reindex_runner_free(struct reindex_runner *r) {
     free(r->build_terms);
     free(r);
 }
+
+void reindex_runner_free(struct reindex_runner *r) { runner_free(r, false); }
+void reindex_runner_cancel_free(struct reindex_runner *r) { runner_free(r, true); }

@@ -105,6 +105,7 @@ struct reindex_runner {
     _Atomic int failing;    /* claimed by the one worker that rolls the build back */
     _Atomic int switcher;   /* 1 + index of the worker doing the switch here, 0 none */
     _Atomic int running;    /* threads still running */
+    _Atomic int gone;       /* 1: a worker found its job gone (cancelled, or moved) */
     _Atomic unsigned long long rejected_total;
     unsigned long long rows_expected;       /* the document tables' estimated rows */
     _Atomic unsigned long long rows_acked;  /* acknowledged, before a restart too */

@@ -16,6 +16,12 @@
 #   metrics    GET /metrics carries the live delivery counters
 #   topics     GET/POST/DELETE /api/v1/topics: 401 without a token, 409 on a
 #              binlog source (the Kafka side: t_kafka_sync)
+#   async      a slow call on the node (POST /api/v1/rebalance, held 1.5 s
+#              each by the test hook SEARCHSYNC_TEST_NODE_SLOW_*) does not
+#              hold an HTTP thread: with eight of them queued on the node a
+#              GET on another connection answers at once, and each POST
+#              still gets its whole answer; at SIGTERM the calls still
+#              queued are answered 503, none hangs
 #   startup    a listen address already in use: exit 2 naming it
 # Sizes: ADMIN_API_PRODUCTS (default 1000), small pages so a build takes a
 # few seconds.
@@ -54,6 +60,9 @@ listen = 127.0.0.1:$PORT
 level = info
 INI
 export SEARCHSYNC_ADMIN_TOKEN="$TOKEN" # the token from the environment, not the file
+# the test hook: every POST /api/v1/rebalance waits 1.5 s on the node's
+# request thread before it runs (as a slow build start or metadata write would)
+export SEARCHSYNC_TEST_NODE_SLOW_MS=1500 SEARCHSYNC_TEST_NODE_SLOW_WHAT=/api/v1/rebalance
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
 daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
@@ -108,6 +117,35 @@ expect_error 409 "POST /api/v1/rebalance on a standalone daemon"
 assert_contains "$BODY" "no [cluster] zookeeper" "and it says why"
 api GET /api/v1/rebalance
 expect_error 405 "GET /api/v1/rebalance"
+
+# ---- async: calls held on the node do not hold the HTTP threads
+# slow_posts N TAG — N POST /api/v1/rebalance in the background, on their own
+# connections; their codes and bodies in $TEST_TMP/TAG.I{,.code}; SLOW_PIDS
+slow_posts() {
+    SLOW_PIDS=()
+    local i
+    for i in $(seq 1 "$1"); do
+        curl -sS -m 60 -XPOST -o "$TEST_TMP/$2.$i" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
+            "$URL/api/v1/rebalance" >"$TEST_TMP/$2.$i.code" 2>"$TEST_TMP/$2.$i.err" &
+        SLOW_PIDS+=($!)
+    done
+}
+held() { grep -c 'test hook: request .* held' "$TEST_TMP/run.log" || true; }
+held0="$(held)"
+slow_posts 8 slow
+wait_until 10 "the first slow call held on the node" bash -c "[ \$(grep -c 'test hook: request .* held' '$TEST_TMP/run.log') -gt $held0 ]"
+sleep 0.3 # the others sent (queued on the node, or on HTTP threads before the fix)
+t0="$(date +%s%N)"
+api GET /api/v1/live
+live_ms=$((($(date +%s%N) - t0) / 1000000))
+assert_eq 200 "$CODE" "GET /api/v1/live while eight slow calls wait on the node ($BODY)"
+[ "$live_ms" -lt 3000 ] || fail "GET /api/v1/live took $live_ms ms while slow calls ran on the node: HTTP threads wait for the node"
+echo "  GET /api/v1/live answered in $live_ms ms with 8 calls of 1.5 s on the node"
+for p in "${SLOW_PIDS[@]}"; do wait "$p" || true; done
+for i in $(seq 1 8); do
+    assert_eq 409 "$(cat "$TEST_TMP/slow.$i.code")" "slow call $i: its whole answer ($(cat "$TEST_TMP/slow.$i" "$TEST_TMP/slow.$i.err"))"
+    assert_contains "$(cat "$TEST_TMP/slow.$i")" "no [cluster] zookeeper" "slow call $i: its body"
+done
 # topics: a Kafka source's (t_kafka_sync tests them there); a binlog source: 409
 CODE="$(curl -s -XPOST -o "$TEST_TMP/.b" -w '%{http_code}' -H 'Content-Type: application/json' -d '{"topic":"t"}' "$URL/api/v1/topics")"
 BODY="$(cat "$TEST_TMP/.b")"
@@ -380,7 +418,26 @@ assert_eq 2 "$st" "a second daemon on the same admin address: exit 2"
 assert_contains "$(cat "$TEST_TMP/run2.log")" "127.0.0.1:$PORT" "the error names the address"
 assert_contains "$(cat "$TEST_TMP/run2.log")" "in use" "and the cause"
 
+# ---- SIGTERM with calls queued on the node: those not yet run get 503, none hangs
+held0="$(held)"
+slow_posts 6 stop
+wait_until 10 "the first call held on the node" bash -c "[ \$(grep -c 'test hook: request .* held' '$TEST_TMP/run.log') -gt $held0 ]"
+sleep 0.3
+t0="$(date +%s)"
 daemon_stop
+for p in "${SLOW_PIDS[@]}"; do wait "$p" || true; done
+assert_true "the calls answered within 20 s of SIGTERM" [ $(($(date +%s) - t0)) -lt 20 ]
+n503=0
+for i in $(seq 1 6); do
+    c="$(cat "$TEST_TMP/stop.$i.code")"
+    case "$c" in
+    409) assert_contains "$(cat "$TEST_TMP/stop.$i")" "no [cluster] zookeeper" "call $i at SIGTERM: run, its answer" ;;
+    503) assert_contains "$(cat "$TEST_TMP/stop.$i")" "the daemon is stopping" "call $i at SIGTERM: not run, 503 says why"
+         n503=$((n503 + 1)) ;;
+    *) fail "call $i at SIGTERM: HTTP $c ($(cat "$TEST_TMP/stop.$i" "$TEST_TMP/stop.$i.err"))" ;;
+    esac
+done
+assert_true "the calls still queued at SIGTERM: 503 ($n503 of 6)" [ "$n503" -ge 1 ]
 assert_eq 0 "$DAEMON_RC" "SIGTERM: clean exit"
 assert_contains "$(cat "$TEST_TMP/run.log")" "admin HTTP server stopped" "the server stopped with the daemon"
 assert_eq "" "$(grep -E 'ERROR' "$TEST_TMP/run.log" || true)" "no errors in the daemon log"

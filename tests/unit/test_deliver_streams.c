@@ -10,6 +10,9 @@
  *   - fairness: the bulk streams hold at most half the high-water mark, the
  *     live stream waits at the mark: each finds room behind the other
  *   - halting or closing a stream drops its queued changes only
+ *   - a stream abandoned with requests held at the engine closes at once;
+ *     those requests complete later without calling its callbacks (its
+ *     data is freed meanwhile: the sanitizer build sees any use)
  *   - a stream's statistics are its own; the hub's add them all */
 /* the fixture serves test_deliver_queue.c too: some accessors are not
  * used here */
@@ -330,6 +333,95 @@ static void t_halt_and_close_one_stream(void **st) {
     deliver_hub_free(h);
 }
 
+/* a cancelled build's stream: its callbacks' data, freed once
+ * deliver_abandon returned; any callback after that is counted (and, in the
+ * sanitizer build, a use after free) */
+struct producer {
+    int written, missing, dead;
+};
+static atomic_int late_calls;
+static void p_written(void *ud, const char *index, const char *id, uint64_t v) {
+    (void)index, (void)id, (void)v;
+    atomic_fetch_add(&late_calls, 1);
+    ((struct producer *)ud)->written++;
+}
+static void p_missing(void *ud, const char *index, const char *id, const char *r, uint64_t v) {
+    (void)index, (void)id, (void)r, (void)v;
+    atomic_fetch_add(&late_calls, 1);
+    ((struct producer *)ud)->missing++;
+}
+static int p_dead(void *ud, const struct dead_letter *dl) {
+    (void)dl;
+    atomic_fetch_add(&late_calls, 1);
+    ((struct producer *)ud)->dead++;
+    return 0;
+}
+
+struct closer {
+    struct deliver *s;
+    atomic_int done;
+};
+static void *abandon_thread(void *arg) {
+    struct closer *c = arg;
+    deliver_abandon(c->s);
+    atomic_store(&c->done, 1);
+    return NULL;
+}
+
+/* a stream closed with its requests held at the engine (a build cancelled
+ * against a hung engine) does not wait for them; they complete later with
+ * no callback of it, and the other streams go on */
+static void t_abandon_in_flight(void **st) {
+    (void)st;
+    struct deliver_opts o;
+    base_opts(&o);
+    struct deliver_hub *h = mk_hub(&o);
+    struct deliver *live = mk_stream(h, &o, "live", DELIVER_LIVE);
+    struct producer *p = calloc(1, sizeof *p);
+    o.written = p_written, o.written_ud = p;
+    o.missing = p_missing, o.missing_ud = p;
+    o.dead_letter = p_dead, o.dead_letter_ud = p;
+    struct deliver *pages = mk_stream(h, &o, "reindex:i:3", DELIVER_BULK);
+    atomic_store(&late_calls, 0);
+    gate(true); /* the engine hangs */
+    submit(pages, "i", "tx", 5, CHANGE_INDEX, "{}");                /* written */
+    submit(pages, "i", "2", 5, CHANGE_INDEX, "{\"bad\":1}");        /* a dead letter */
+    submit(pages, "i", "3", 5, CHANGE_UPDATE, "{\"a\":1}");         /* missing */
+    deliver_txn_end(pages, "page");
+    struct deliver_stats ps;
+    WAIT_UNTIL((deliver_get_stats(pages, &ps), ps.inflight == 3));
+    struct closer c = {.s = pages};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, abandon_thread, &c), 0);
+    WAIT_UNTIL(atomic_load(&c.done)); /* with the engine still holding them */
+    pthread_join(th, NULL);
+    assert_int_equal(fake_inflight() > 0, 1);
+    assert_int_equal(deliver_hub_wait_abandoned(h, 50), DELIVER_ETIMEOUT); /* still held */
+    free(p); /* the producer's data goes once it returned */
+    /* another stream's write of a document in flight waits behind it */
+    submit(live, "i", "tx", 9, CHANGE_INDEX, "{}");
+    deliver_txn_end(live, "l9");
+    struct deliver_stats hs;
+    deliver_hub_stats(h, &hs);
+    assert_int_equal(hs.queued + hs.inflight, 4);
+    gate(false);
+    assert_int_equal(deliver_drain(live, 5000), DELIVER_OK);
+    assert_int_equal(deliver_hub_wait_abandoned(h, 20000), DELIVER_OK);
+    WAIT_UNTIL((deliver_hub_stats(h, &hs), hs.inflight == 0 && hs.queued == 0));
+    assert_int_equal(atomic_load(&late_calls), 0); /* none of its callbacks ran */
+    assert_int_equal(fake_dl_count(), 0);          /* nor the hub's dead letters */
+    pthread_mutex_lock(&F.mu); /* the page's write landed first, then the live one */
+    assert_int_equal(F.tx_n, 2);
+    assert_int_equal(F.tx_log[0], 5);
+    assert_int_equal(F.tx_log[1], 9);
+    pthread_mutex_unlock(&F.mu);
+    /* a stream with nothing in flight goes at once */
+    struct deliver *idle = mk_stream(h, &o, "reindex:i:4", DELIVER_BULK);
+    deliver_abandon(idle);
+    deliver_free(live);
+    deliver_hub_free(h); /* the sanitizer build: the abandoned streams were freed */
+}
+
 /* ---------------------------------------------------------------- invariants */
 
 static char fired[8];
@@ -433,6 +525,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_fairness_backlog, setup, teardown),
         cmocka_unit_test_setup_teardown(t_helpers_alternate, setup, teardown),
         cmocka_unit_test_setup_teardown(t_halt_and_close_one_stream, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_abandon_in_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(t_i1_fires, setup, teardown),
         cmocka_unit_test_setup_teardown(t_i4_fires, setup, teardown),
         cmocka_unit_test_setup_teardown(t_i5_i3_fire, setup, teardown),

@@ -2,7 +2,10 @@
  * drain order, each once, the latest started first within one drain level;
  * health asked of every running subsystem; and its request thread: what
  * node_run posts runs there (not on the caller's thread), in the order
- * posted, and nothing runs once the node stops. */
+ * posted, and nothing runs once the node stops; node_post returns at once,
+ * each request's completion follows its work before the next one starts,
+ * and requests still queued when the node stops complete without running
+ * (never left hanging). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +14,7 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "sync/node/node.h"
@@ -86,11 +90,119 @@ static void t_requests(void **s) {
     assert_null(node_current());
 }
 
+/* node_post: a log of what ran and completed, in order; a gate holds the
+ * first request's work until the test opens it */
+static pthread_mutex_t plog_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t plog_cv = PTHREAD_COND_INITIALIZER;
+static char plog[256];
+static bool gate_open, gate_waiting;
+
+static void plog_add(const char *what) {
+    pthread_mutex_lock(&plog_mu);
+    strcat(plog, what);
+    pthread_cond_broadcast(&plog_cv);
+    pthread_mutex_unlock(&plog_mu);
+}
+
+static void gated_work(void *arg) {
+    pthread_mutex_lock(&plog_mu);
+    gate_waiting = true;
+    pthread_cond_broadcast(&plog_cv);
+    while (!gate_open) pthread_cond_wait(&plog_cv, &plog_mu);
+    pthread_mutex_unlock(&plog_mu);
+    char w[8];
+    snprintf(w, sizeof w, "w%s ", (const char *)arg);
+    plog_add(w);
+}
+
+static void done_log(void *arg, bool ran) {
+    char w[8];
+    snprintf(w, sizeof w, "%s%s ", ran ? "d" : "x", (const char *)arg);
+    plog_add(w);
+}
+
+static void open_gate(void) {
+    pthread_mutex_lock(&plog_mu);
+    gate_open = true;
+    pthread_cond_broadcast(&plog_cv);
+    pthread_mutex_unlock(&plog_mu);
+}
+
+static void wait_gate_waiting(void) {
+    pthread_mutex_lock(&plog_mu);
+    while (!gate_waiting) pthread_cond_wait(&plog_cv, &plog_mu);
+    pthread_mutex_unlock(&plog_mu);
+}
+
+static void reset_plog(void) {
+    plog[0] = '\0';
+    gate_open = gate_waiting = false;
+}
+
+/* completion follows the work, each request's before the next one's work */
+static void t_post_order(void **s) {
+    (void)s;
+    struct node n;
+    char err[128];
+    assert_int_equal(node_init(&n, NULL, err, sizeof err), 0);
+    reset_plog();
+    /* returns at once: the first one's work is held at the gate */
+    assert_int_equal(node_post(&n, "a", gated_work, "a", done_log, "a"), 0);
+    assert_int_equal(node_post(&n, "b", gated_work, "b", done_log, "b"), 0);
+    assert_int_equal(node_post(&n, "c", gated_work, "c", NULL, NULL), 0); /* no done */
+    wait_gate_waiting();
+    assert_string_equal(plog, ""); /* nothing completed while a's work runs */
+    open_gate();
+    struct call last = {0};
+    assert_int_equal(node_run(&n, "last", work, &last), 0); /* after all three */
+    assert_string_equal(plog, "wa da wb db wc ");
+    node_free(&n);
+}
+
+static void *stop_thread(void *arg) {
+    node_stop_all(arg);
+    return NULL;
+}
+
+/* the node stops while a request runs and two are queued: the running one
+ * completes (ran), the queued ones complete without running, and a post
+ * after the stop is refused without a completion */
+static void t_post_stop(void **s) {
+    (void)s;
+    struct node n;
+    char err[128];
+    assert_int_equal(node_init(&n, NULL, err, sizeof err), 0);
+    reset_plog();
+    assert_int_equal(node_post(&n, "a", gated_work, "a", done_log, "a"), 0);
+    assert_int_equal(node_post(&n, "b", gated_work, "b", done_log, "b"), 0);
+    assert_int_equal(node_post(&n, "c", gated_work, "c", done_log, "c"), 0);
+    wait_gate_waiting();
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, stop_thread, &n), 0);
+    for (;;) { /* the stop has begun: the request thread is told */
+        pthread_mutex_lock(&n.mu);
+        bool stopping = n.req_stop;
+        pthread_mutex_unlock(&n.mu);
+        if (stopping) break;
+        usleep(1000);
+    }
+    assert_int_equal(node_post(&n, "late", gated_work, "l", done_log, "l"), -1);
+    open_gate();
+    pthread_join(th, NULL);
+    assert_string_equal(plog, "wa da xb xc "); /* b and c: completed, not run */
+    assert_int_equal(node_post(&n, "later", gated_work, "l", done_log, "l"), -1);
+    assert_int_equal(node_post(NULL, "none", gated_work, "l", done_log, "l"), -1);
+    assert_string_equal(plog, "wa da xb xc ");
+    node_free(&n);
+}
+
 int main(void) {
     log_set_level(LOG_OFF);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_drain_order),
         cmocka_unit_test(t_requests),
+        cmocka_unit_test(t_post_order),
+        cmocka_unit_test(t_post_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
