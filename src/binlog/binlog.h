@@ -153,7 +153,7 @@ typedef struct bl_table {
     bool have_charsets;
     bool skip;           /* the sink does not want this table's rows */
     bool checked;        /* schema hook ran */
-    void *arena;         /* strings the columns point into (table_map.c) */
+    struct arena_block *arena; /* strings the columns point into (table_map.c) */
     unsigned schema_gen; /* decoder's schema_gen when last checked */
     unsigned filter_gen; /* decoder's filter_gen when skip was last decided */
     sbuf raw;            /* the TABLE_MAP body, to recognise repeats */

@@ -86,7 +86,7 @@ typedef struct mq_msg {
     char *ddl_db, *ddl;   /* MQ_DDL */
 
     /* private: the table's strings, the cells and the value bytes */
-    struct mq_arena *arena;
+    struct arena_block *arena;
     bl_cell *cells;
     uint32_t *cell_off;
     size_t cells_cap;
