@@ -140,28 +140,10 @@ static int index_row(const struct api_ctx *ctx, struct conns *c, const char *ali
 /* a TIMESTAMP(3) as ISO 8601 UTC with milliseconds (the session is UTC: db.c) */
 #define TS(col) "CONCAT(LEFT(DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
 
-static bool is_int_text(const char *s) {
-    if (!s || !*s) return false;
-    if (*s == '-') s++;
-    if (!*s) return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9') return false;
-    return true;
-}
-
-/* a number the server sent as text, exactly (or null) */
-static void jw_num(jsonw *w, const char *s) {
-    if (is_int_text(s)) jw_raw(w, s, strlen(s));
-    else jw_null(w);
-}
-static void jw_str0(jsonw *w, const char *s) {
-    if (s) jw_str(w, s);
-    else jw_null(w);
-}
 /* a version number, null when 0 (none) */
 static void jw_version(jsonw *w, const char *s) {
     if (!s || !strcmp(s, "0")) jw_null(w);
-    else jw_num(w, s);
+    else jw_int_text(w, s);
 }
 
 /* row r of t as an object: spec is "name:kind,..." kinds s (string),
@@ -172,7 +154,7 @@ static void row_obj(jsonw *w, const struct stmt_rows *t, size_t r, const char *c
     for (size_t c = 0; c < t->ncols && kinds[c]; c++) {
         jw_key(w, names[c]);
         const char *v = STMT_CELL(t, r, c);
-        if (kinds[c] == 'n') jw_num(w, v);
+        if (kinds[c] == 'n') jw_int_text(w, v);
         else if (kinds[c] == 'v') jw_version(w, v);
         else jw_str0(w, v);
     }
@@ -542,9 +524,9 @@ static void h_indices(const struct api_ctx *ctx, struct api_resp *r) {
         jw_key(&w, "building_version");
         jw_version(&w, STMT_CELL(&ix, i, 4));
         jw_key(&w, "epoch");
-        jw_num(&w, STMT_CELL(&ix, i, 5));
+        jw_int_text(&w, STMT_CELL(&ix, i, 5));
         jw_key(&w, "history_retention");
-        jw_num(&w, STMT_CELL(&ix, i, 6));
+        jw_int_text(&w, STMT_CELL(&ix, i, 6));
         /* as the generation in force has it (its configuration fields only:
          * the run-time ones are the reader's) */
         const struct mp_index *gx = ctx->gen ? mapping_gen_index(ctx->gen, STMT_CELL(&ix, i, 1))
@@ -571,7 +553,7 @@ static void h_indices(const struct api_ctx *ctx, struct api_resp *r) {
             jw_obj_open(&w);
             for (size_t col = 1; col < vs.ncols; col++) {
                 jw_key(&w, vn[col]);
-                if (col == 1) jw_num(&w, STMT_CELL(&vs, v, col));
+                if (col == 1) jw_int_text(&w, STMT_CELL(&vs, v, col));
                 else jw_str0(&w, STMT_CELL(&vs, v, col));
             }
             jw_obj_close(&w);

@@ -441,4 +441,19 @@ static inline size_t bl_lenenc(const uint8_t *p, size_t avail, uint64_t *v) {
     return 1;
 }
 
+/* days since 1970-01-01 → civil date (H. Hinnant's algorithm): the value
+ * renderers' and the Kafka formats' (mq/cell.c) */
+static inline void bl_civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d) {
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t yy = (int64_t)yoe + era * 400;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int)(yy + (*m <= 2));
+}
+
 #endif
