@@ -63,6 +63,21 @@ void mq_set_table(mq_msg *m, const char *db, const char *table) {
     m->table.name = mq_strdup(m, table, strlen(table));
 }
 
+int mq_set_table_json(mq_msg *m, const char *fmt, const char *type, const cJSON *db,
+                      const cJSON *table) {
+    if (!cJSON_IsString(db) || !cJSON_IsString(table) || !table->valuestring[0])
+        return mq_fail(m, "%s %s message without \"database\" and \"table\"", fmt, type);
+    mq_set_table(m, db->valuestring, table->valuestring);
+    return MQ_OK;
+}
+
+int mq_set_ddl(mq_msg *m, const char *db, const char *sql) {
+    m->kind = MQ_DDL;
+    m->ddl_db = mq_strdup(m, db ? db : "", db ? strlen(db) : 0);
+    m->ddl = mq_strdup(m, sql ? sql : "", sql ? strlen(sql) : 0);
+    return MQ_OK;
+}
+
 uint32_t mq_add_col(mq_msg *m, const char *name) {
     bl_table *t = &m->table;
     if ((t->ncols & (t->ncols - 1)) == 0) /* grow at powers of two */
