@@ -241,36 +241,48 @@ static void h_checks(const struct api_ctx *ctx, const char *alias, struct api_re
 /* rows as an array of objects named by names; num[i]: written as a number */
 #define ISO(col) STMT_ISO(col)
 
-/* The last 50 delayed runs (delayed_runs, newest first), from cron or the
- * daemon's schedule, with their figures (docs/operations.md, Delayed run). */
-static void h_delayed_runs(const struct api_ctx *ctx, struct api_resp *r) {
+/* The answer {key: rows} of one query (sql) on the metadata server with the
+ * source's name as its parameter; rows named by names, num[i] written as a
+ * number; a failure names the table (what). */
+static void source_rows_reply(const struct api_ctx *ctx, struct api_resp *r, const char *sql,
+                              const char *what, const char *key, const char *const *names,
+                              const bool *num, size_t n) {
     struct conns c = {0};
     if (!open_meta(ctx, &c, r)) return;
     struct stmt_rows rows = {0};
     const char *p[] = {ctx->cfg->source.name};
-    if (stmt_query(c.meta,
-                   "SELECT id, status, index_alias, node, buckets, snapshots, ids, docs_written, "
-                   "docs_deleted, errors, " ISO("started_at") ", " ISO("finished_at") ", "
-                   "error_text FROM delayed_runs WHERE source = ? ORDER BY id DESC LIMIT 50",
-                   p, 1, &rows, c.err, sizeof c.err) < 0) {
-        api_error(r, 500, c.err, "reading delayed_runs failed; see the daemon's log");
+    if (stmt_query(c.meta, sql, p, 1, &rows, c.err, sizeof c.err) < 0) {
+        char hint[128];
+        snprintf(hint, sizeof hint, "reading %s failed; see the daemon's log", what);
+        api_error(r, 500, c.err, hint);
         conns_close(&c);
         return;
     }
+    jsonw w;
+    jw_init(&w, &r->body);
+    jw_obj_open(&w);
+    jw_key(&w, key);
+    stmt_rows_json(&w, &rows, names, num, n);
+    jw_obj_close(&w);
+    stmt_rows_free(&rows);
+    ok_json(r, 200);
+    conns_close(&c);
+}
+
+/* The last 50 delayed runs (delayed_runs, newest first), from cron or the
+ * daemon's schedule, with their figures (docs/operations.md, Delayed run). */
+static void h_delayed_runs(const struct api_ctx *ctx, struct api_resp *r) {
     static const char *const names[] = {"id", "status", "index", "node", "buckets", "snapshots",
                                         "ids", "documents_rebuilt", "documents_deleted",
                                         "errors", "started_at", "finished_at", "error"};
     static const bool num[] = {true, false, false, false, true, true, true, true, true, true,
                                false, false, false};
-    jsonw w;
-    jw_init(&w, &r->body);
-    jw_obj_open(&w);
-    jw_key(&w, "runs");
-    stmt_rows_json(&w, &rows, names, num, sizeof names / sizeof names[0]);
-    jw_obj_close(&w);
-    stmt_rows_free(&rows);
-    ok_json(r, 200);
-    conns_close(&c);
+    source_rows_reply(ctx, r,
+                      "SELECT id, status, index_alias, node, buckets, snapshots, ids, "
+                      "docs_written, docs_deleted, errors, " ISO("started_at") ", "
+                      ISO("finished_at") ", error_text FROM delayed_runs WHERE source = ? "
+                      "ORDER BY id DESC LIMIT 50",
+                      "delayed_runs", "runs", names, num, sizeof names / sizeof names[0]);
 }
 
 /* Change snapshots of one status (?status=init|running|error|done; default:
@@ -329,33 +341,16 @@ static void h_delayed_snapshots(const struct api_ctx *ctx, struct api_resp *r) {
  * mapping's relations by each run, or hand-written in the mapping file):
  * per delay-effect table and index config, each path's levels in order. */
 static void h_relation_tops(const struct api_ctx *ctx, struct api_resp *r) {
-    struct conns c = {0};
-    if (!open_meta(ctx, &c, r)) return;
-    struct stmt_rows rows = {0};
-    const char *p[] = {ctx->cfg->source.name};
-    if (stmt_query(c.meta,
-                   "SELECT t.db_name, t.table_name, i.alias, t.path, t.level, t.level_db, "
-                   "t.level_sql, t.output_column, t.doc_table, t.origin FROM relation_tops t "
-                   "LEFT JOIN index_configs i ON i.id = t.top_index_id WHERE t.source = ? "
-                   "ORDER BY t.db_name, t.table_name, i.alias, t.path, t.level",
-                   p, 1, &rows, c.err, sizeof c.err) < 0) {
-        api_error(r, 500, c.err, "reading relation_tops failed; see the daemon's log");
-        conns_close(&c);
-        return;
-    }
     static const char *const names[] = {"db", "table", "index", "path", "level", "level_db",
                                         "sql", "output_column", "document_table", "origin"};
     static const bool num[] = {false, false, false, true, true, false, false, false, false,
                                false};
-    jsonw w;
-    jw_init(&w, &r->body);
-    jw_obj_open(&w);
-    jw_key(&w, "levels");
-    stmt_rows_json(&w, &rows, names, num, sizeof names / sizeof names[0]);
-    jw_obj_close(&w);
-    stmt_rows_free(&rows);
-    ok_json(r, 200);
-    conns_close(&c);
+    source_rows_reply(ctx, r,
+                      "SELECT t.db_name, t.table_name, i.alias, t.path, t.level, t.level_db, "
+                      "t.level_sql, t.output_column, t.doc_table, t.origin FROM relation_tops t "
+                      "LEFT JOIN index_configs i ON i.id = t.top_index_id WHERE t.source = ? "
+                      "ORDER BY t.db_name, t.table_name, i.alias, t.path, t.level",
+                      "relation_tops", "levels", names, num, sizeof names / sizeof names[0]);
 }
 
 /* ---------- POST /api/v1/rebalance ---------- */
