@@ -67,16 +67,21 @@ static int write_all(int fd, sbuf *b) {
     return 0;
 }
 
+/* the message's topic, partition and offset, as keys of the open object */
+static void kafka_pos_keys(jsonw *w, const rd_kafka_message_t *msg) {
+    jw_key(w, "topic");
+    jw_str(w, rd_kafka_topic_name(msg->rkt));
+    jw_key(w, "partition");
+    jw_int(w, msg->partition);
+    jw_key(w, "offset");
+    jw_int(w, msg->offset);
+}
+
 static void kafka_pos_json(sbuf *out, const rd_kafka_message_t *msg) {
     jsonw w;
     jw_init(&w, out);
     jw_obj_open(&w);
-    jw_key(&w, "topic");
-    jw_str(&w, rd_kafka_topic_name(msg->rkt));
-    jw_key(&w, "partition");
-    jw_int(&w, msg->partition);
-    jw_key(&w, "offset");
-    jw_int(&w, msg->offset);
+    kafka_pos_keys(&w, msg);
     jw_obj_close(&w);
 }
 
@@ -92,12 +97,7 @@ static int handle(struct ktail *k, const rd_kafka_message_t *msg) {
         jw_obj_open(&w);
         jw_key(&w, "error");
         jw_str(&w, k->m.err);
-        jw_key(&w, "topic");
-        jw_str(&w, rd_kafka_topic_name(msg->rkt));
-        jw_key(&w, "partition");
-        jw_int(&w, msg->partition);
-        jw_key(&w, "offset");
-        jw_int(&w, msg->offset);
+        kafka_pos_keys(&w, msg);
         jw_key(&w, "raw");
         jw_strn(&w, data, len);
         jw_obj_close(&w);

@@ -368,6 +368,15 @@ void db_ident(sbuf *sql, const char *name) {
     sbuf_addc(sql, '`');
 }
 
+void db_select_from(sbuf *sql, const char *column, const char *db, const char *table) {
+    sbuf_adds(sql, "SELECT ");
+    db_ident(sql, column);
+    sbuf_adds(sql, " FROM ");
+    db_ident(sql, db);
+    sbuf_addc(sql, '.');
+    db_ident(sql, table);
+}
+
 MYSQL *metadb_open(const struct ss_config *cfg, char *err, size_t errlen) {
     db_params p = db_params_metadata(cfg);
     MYSQL *m = db_connect(&p, err, errlen);

@@ -108,6 +108,8 @@ bool db_binlog_status_retry(unsigned errcode);
 struct sbuf;
 void db_quote(MYSQL *m, struct sbuf *sql, const char *s, size_t n);
 void db_ident(struct sbuf *sql, const char *name); /* `name` with ` doubled */
+/* Append SELECT `column` FROM `db`.`table` (the rest of the query is the caller's) */
+void db_select_from(struct sbuf *sql, const char *column, const char *db, const char *table);
 
 /* Create (if missing) and migrate the metadata schema to the newest version
  * this binary knows (sql/migrations, embedded at build time), then select it.

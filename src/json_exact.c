@@ -229,3 +229,12 @@ cJSON *json_exact_parse_at(const char *s, size_t n, size_t *errpos) {
 }
 
 cJSON *json_exact_parse(const char *s, size_t n) { return json_exact_parse_at(s, n, NULL); }
+
+cJSON *json_exact_object(const char *body, size_t len, const char *example, char *err,
+                         size_t errlen) {
+    cJSON *j = body && len ? json_exact_parse(body, len) : NULL;
+    if (j && cJSON_IsObject(j)) return j;
+    cJSON_Delete(j);
+    errf(err, errlen, "the body must be a JSON object%s", example);
+    return NULL;
+}

@@ -16,5 +16,11 @@
 cJSON *json_exact_parse(const char *s, size_t n);
 /* The same; on malformed input *errpos is the offset where parsing stopped. */
 cJSON *json_exact_parse_at(const char *s, size_t n, size_t *errpos);
+/* A request body that must be one JSON object: the tree (cJSON_Delete it),
+ * or NULL when it is empty, malformed or not an object, with err saying
+ * "the body must be a JSON object" and then example (": {...}", " such as
+ * {...}"). */
+cJSON *json_exact_object(const char *body, size_t len, const char *example, char *err,
+                         size_t errlen);
 
 #endif

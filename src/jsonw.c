@@ -13,18 +13,8 @@ void jw_init(jsonw *w, sbuf *out) {
     w->need_comma[0] = false;
 }
 
-/* before any value or key: the comma that separates it from its sibling */
-static inline void before_value(jsonw *w) {
-    if (w->after_key) {
-        w->after_key = false;
-        return;
-    }
-    if (w->need_comma[w->depth]) sbuf_addc(w->out, ',');
-    w->need_comma[w->depth] = true;
-}
-
 static void open_(jsonw *w, char c) {
-    before_value(w);
+    jw_before_value(w);
     sbuf_addc(w->out, c);
     if (w->depth < JSONW_MAX_DEPTH) w->depth++;
     w->need_comma[w->depth] = false;
@@ -41,40 +31,40 @@ void jw_arr_open(jsonw *w) { open_(w, '['); }
 void jw_arr_close(jsonw *w) { close_(w, ']'); }
 
 void jw_keyn(jsonw *w, const char *k, size_t n) {
-    before_value(w);
+    jw_before_value(w);
     json_escape(w->out, k, n);
     sbuf_addc(w->out, ':');
     w->after_key = true;
 }
 void jw_key(jsonw *w, const char *k) { jw_keyn(w, k, strlen(k)); }
 void jw_key_json(jsonw *w, const char *quoted, size_t n) {
-    before_value(w);
+    jw_before_value(w);
     sbuf_add(w->out, quoted, n);
     sbuf_addc(w->out, ':');
     w->after_key = true;
 }
 
 void jw_strn(jsonw *w, const char *s, size_t n) {
-    before_value(w);
+    jw_before_value(w);
     json_escape(w->out, s, n);
 }
 void jw_str(jsonw *w, const char *s) { jw_strn(w, s, strlen(s)); }
 
 void jw_int(jsonw *w, int64_t v) {
     char buf[24];
-    before_value(w);
+    jw_before_value(w);
     sbuf_add(w->out, buf, (size_t)fmt_i64(buf, v));
 }
 
 void jw_uint(jsonw *w, uint64_t v) {
     char buf[24];
-    before_value(w);
+    jw_before_value(w);
     sbuf_add(w->out, buf, (size_t)fmt_u64(buf, v));
 }
 
 void jw_double(jsonw *w, double v) {
     char buf[40];
-    before_value(w);
+    jw_before_value(w);
     if (!isfinite(v)) {
         sbuf_add(w->out, "null", 4);
         return;
@@ -84,7 +74,7 @@ void jw_double(jsonw *w, double v) {
 
 void jw_float(jsonw *w, float v) {
     char buf[40];
-    before_value(w);
+    jw_before_value(w);
     if (!isfinite(v)) {
         sbuf_add(w->out, "null", 4);
         return;
@@ -93,7 +83,7 @@ void jw_float(jsonw *w, float v) {
 }
 
 void jw_bool(jsonw *w, bool v) {
-    before_value(w);
+    jw_before_value(w);
     if (v)
         sbuf_add(w->out, "true", 4);
     else
@@ -101,13 +91,38 @@ void jw_bool(jsonw *w, bool v) {
 }
 
 void jw_null(jsonw *w) {
-    before_value(w);
+    jw_before_value(w);
     sbuf_add(w->out, "null", 4);
 }
 
 void jw_raw(jsonw *w, const char *json, size_t n) {
-    before_value(w);
+    jw_before_value(w);
     sbuf_add(w->out, json, n);
+}
+
+void jw_str0(jsonw *w, const char *s) {
+    if (s) jw_str(w, s);
+    else jw_null(w);
+}
+
+/* digits, after a '-' when sign */
+static bool is_int_text(const char *s, bool sign) {
+    if (!s) return false;
+    if (sign && *s == '-') s++;
+    if (!*s) return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9') return false;
+    return true;
+}
+
+void jw_uint_text(jsonw *w, const char *s) {
+    if (is_int_text(s, false)) jw_raw(w, s, strlen(s));
+    else jw_null(w);
+}
+
+void jw_int_text(jsonw *w, const char *s) {
+    if (is_int_text(s, true)) jw_raw(w, s, strlen(s));
+    else jw_null(w);
 }
 
 int fmt_u64(char *buf, uint64_t v) {

@@ -23,6 +23,16 @@ typedef struct jsonw {
 } jsonw;
 
 void jw_init(jsonw *w, sbuf *out);
+/* before any value or key: the comma that separates it from its sibling
+ * (also for callers that write a value's text into w->out themselves) */
+static inline void jw_before_value(jsonw *w) {
+    if (w->after_key) {
+        w->after_key = false;
+        return;
+    }
+    if (w->need_comma[w->depth]) sbuf_addc(w->out, ',');
+    w->need_comma[w->depth] = true;
+}
 void jw_obj_open(jsonw *w);
 void jw_obj_close(jsonw *w);
 void jw_arr_open(jsonw *w);
@@ -42,6 +52,12 @@ void jw_bool(jsonw *w, bool v);
 void jw_null(jsonw *w);
 /* a value that is already valid JSON text (e.g. a decoded JSON column) */
 void jw_raw(jsonw *w, const char *json, size_t n);
+/* a string, or null when s is NULL (a NULL column) */
+void jw_str0(jsonw *w, const char *s);
+/* a number a server sent as text (a column), written exactly: its digits
+ * (jw_int_text: with a leading '-' too), else (NULL, not a number) null */
+void jw_uint_text(jsonw *w, const char *s);
+void jw_int_text(jsonw *w, const char *s);
 
 /* building blocks, also used on their own */
 void json_escape(sbuf *out, const char *s, size_t n); /* writes "..." */

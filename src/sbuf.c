@@ -1,4 +1,5 @@
-/* sbuf: growable buffer and the x* allocation wrappers (see sbuf.h). */
+/* sbuf: growable buffer, the x* allocation wrappers and the block arena
+ * (see sbuf.h). */
 #include "sbuf.h"
 
 #include <stdio.h>
@@ -34,6 +35,45 @@ char *xstrndup(const char *s, size_t n) {
     memcpy(p, s, n);
     p[n] = '\0';
     return p;
+}
+
+struct arena_block {
+    struct arena_block *next;
+    size_t used, cap;
+    char data[];
+};
+
+void *arena_alloc(struct arena_block **arena, size_t n) {
+    n = (n + 7) & ~(size_t)7;
+    struct arena_block *b = *arena;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > 4000 ? n : 4000;
+        struct arena_block *nb = xmalloc(sizeof *nb + cap);
+        nb->next = b;
+        nb->used = 0;
+        nb->cap = cap;
+        *arena = b = nb;
+    }
+    void *p = b->data + b->used;
+    b->used += n;
+    return p;
+}
+
+char *arena_strndup(struct arena_block **arena, const char *s, size_t n) {
+    char *p = arena_alloc(arena, n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+void arena_free(struct arena_block **arena) {
+    struct arena_block *b = *arena;
+    while (b) {
+        struct arena_block *n = b->next;
+        free(b);
+        b = n;
+    }
+    *arena = NULL;
 }
 
 void sbuf_init(sbuf *b) { b->data = NULL, b->len = 0, b->cap = 0; }

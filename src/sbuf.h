@@ -25,6 +25,14 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 
+/* A block arena: many small allocations (8-aligned, in blocks of at least
+ * 4000 bytes) freed at once. The owner keeps a `struct arena_block *`,
+ * NULL when empty; arena_free frees every block and sets it back to NULL. */
+struct arena_block;
+void *arena_alloc(struct arena_block **arena, size_t n);
+char *arena_strndup(struct arena_block **arena, const char *s, size_t n);
+void arena_free(struct arena_block **arena);
+
 void sbuf_init(sbuf *b);
 void sbuf_free(sbuf *b);               /* NULL-safe */
 void sbuf_grow(sbuf *b, size_t extra); /* ensure room for extra more bytes + NUL */

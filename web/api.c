@@ -140,28 +140,10 @@ static int index_row(const struct api_ctx *ctx, struct conns *c, const char *ali
 /* a TIMESTAMP(3) as ISO 8601 UTC with milliseconds (the session is UTC: db.c) */
 #define TS(col) "CONCAT(LEFT(DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
 
-static bool is_int_text(const char *s) {
-    if (!s || !*s) return false;
-    if (*s == '-') s++;
-    if (!*s) return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9') return false;
-    return true;
-}
-
-/* a number the server sent as text, exactly (or null) */
-static void jw_num(jsonw *w, const char *s) {
-    if (is_int_text(s)) jw_raw(w, s, strlen(s));
-    else jw_null(w);
-}
-static void jw_str0(jsonw *w, const char *s) {
-    if (s) jw_str(w, s);
-    else jw_null(w);
-}
 /* a version number, null when 0 (none) */
 static void jw_version(jsonw *w, const char *s) {
     if (!s || !strcmp(s, "0")) jw_null(w);
-    else jw_num(w, s);
+    else jw_int_text(w, s);
 }
 
 /* row r of t as an object: spec is "name:kind,..." kinds s (string),
@@ -172,7 +154,7 @@ static void row_obj(jsonw *w, const struct stmt_rows *t, size_t r, const char *c
     for (size_t c = 0; c < t->ncols && kinds[c]; c++) {
         jw_key(w, names[c]);
         const char *v = STMT_CELL(t, r, c);
-        if (kinds[c] == 'n') jw_num(w, v);
+        if (kinds[c] == 'n') jw_int_text(w, v);
         else if (kinds[c] == 'v') jw_version(w, v);
         else jw_str0(w, v);
     }
@@ -259,36 +241,48 @@ static void h_checks(const struct api_ctx *ctx, const char *alias, struct api_re
 /* rows as an array of objects named by names; num[i]: written as a number */
 #define ISO(col) STMT_ISO(col)
 
-/* The last 50 delayed runs (delayed_runs, newest first), from cron or the
- * daemon's schedule, with their figures (docs/operations.md, Delayed run). */
-static void h_delayed_runs(const struct api_ctx *ctx, struct api_resp *r) {
+/* The answer {key: rows} of one query (sql) on the metadata server with the
+ * source's name as its parameter; rows named by names, num[i] written as a
+ * number; a failure names the table (what). */
+static void source_rows_reply(const struct api_ctx *ctx, struct api_resp *r, const char *sql,
+                              const char *what, const char *key, const char *const *names,
+                              const bool *num, size_t n) {
     struct conns c = {0};
     if (!open_meta(ctx, &c, r)) return;
     struct stmt_rows rows = {0};
     const char *p[] = {ctx->cfg->source.name};
-    if (stmt_query(c.meta,
-                   "SELECT id, status, index_alias, node, buckets, snapshots, ids, docs_written, "
-                   "docs_deleted, errors, " ISO("started_at") ", " ISO("finished_at") ", "
-                   "error_text FROM delayed_runs WHERE source = ? ORDER BY id DESC LIMIT 50",
-                   p, 1, &rows, c.err, sizeof c.err) < 0) {
-        api_error(r, 500, c.err, "reading delayed_runs failed; see the daemon's log");
+    if (stmt_query(c.meta, sql, p, 1, &rows, c.err, sizeof c.err) < 0) {
+        char hint[128];
+        snprintf(hint, sizeof hint, "reading %s failed; see the daemon's log", what);
+        api_error(r, 500, c.err, hint);
         conns_close(&c);
         return;
     }
+    jsonw w;
+    jw_init(&w, &r->body);
+    jw_obj_open(&w);
+    jw_key(&w, key);
+    stmt_rows_json(&w, &rows, names, num, n);
+    jw_obj_close(&w);
+    stmt_rows_free(&rows);
+    ok_json(r, 200);
+    conns_close(&c);
+}
+
+/* The last 50 delayed runs (delayed_runs, newest first), from cron or the
+ * daemon's schedule, with their figures (docs/operations.md, Delayed run). */
+static void h_delayed_runs(const struct api_ctx *ctx, struct api_resp *r) {
     static const char *const names[] = {"id", "status", "index", "node", "buckets", "snapshots",
                                         "ids", "documents_rebuilt", "documents_deleted",
                                         "errors", "started_at", "finished_at", "error"};
     static const bool num[] = {true, false, false, false, true, true, true, true, true, true,
                                false, false, false};
-    jsonw w;
-    jw_init(&w, &r->body);
-    jw_obj_open(&w);
-    jw_key(&w, "runs");
-    stmt_rows_json(&w, &rows, names, num, sizeof names / sizeof names[0]);
-    jw_obj_close(&w);
-    stmt_rows_free(&rows);
-    ok_json(r, 200);
-    conns_close(&c);
+    source_rows_reply(ctx, r,
+                      "SELECT id, status, index_alias, node, buckets, snapshots, ids, "
+                      "docs_written, docs_deleted, errors, " ISO("started_at") ", "
+                      ISO("finished_at") ", error_text FROM delayed_runs WHERE source = ? "
+                      "ORDER BY id DESC LIMIT 50",
+                      "delayed_runs", "runs", names, num, sizeof names / sizeof names[0]);
 }
 
 /* Change snapshots of one status (?status=init|running|error|done; default:
@@ -347,33 +341,16 @@ static void h_delayed_snapshots(const struct api_ctx *ctx, struct api_resp *r) {
  * mapping's relations by each run, or hand-written in the mapping file):
  * per delay-effect table and index config, each path's levels in order. */
 static void h_relation_tops(const struct api_ctx *ctx, struct api_resp *r) {
-    struct conns c = {0};
-    if (!open_meta(ctx, &c, r)) return;
-    struct stmt_rows rows = {0};
-    const char *p[] = {ctx->cfg->source.name};
-    if (stmt_query(c.meta,
-                   "SELECT t.db_name, t.table_name, i.alias, t.path, t.level, t.level_db, "
-                   "t.level_sql, t.output_column, t.doc_table, t.origin FROM relation_tops t "
-                   "LEFT JOIN index_configs i ON i.id = t.top_index_id WHERE t.source = ? "
-                   "ORDER BY t.db_name, t.table_name, i.alias, t.path, t.level",
-                   p, 1, &rows, c.err, sizeof c.err) < 0) {
-        api_error(r, 500, c.err, "reading relation_tops failed; see the daemon's log");
-        conns_close(&c);
-        return;
-    }
     static const char *const names[] = {"db", "table", "index", "path", "level", "level_db",
                                         "sql", "output_column", "document_table", "origin"};
     static const bool num[] = {false, false, false, true, true, false, false, false, false,
                                false};
-    jsonw w;
-    jw_init(&w, &r->body);
-    jw_obj_open(&w);
-    jw_key(&w, "levels");
-    stmt_rows_json(&w, &rows, names, num, sizeof names / sizeof names[0]);
-    jw_obj_close(&w);
-    stmt_rows_free(&rows);
-    ok_json(r, 200);
-    conns_close(&c);
+    source_rows_reply(ctx, r,
+                      "SELECT t.db_name, t.table_name, i.alias, t.path, t.level, t.level_db, "
+                      "t.level_sql, t.output_column, t.doc_table, t.origin FROM relation_tops t "
+                      "LEFT JOIN index_configs i ON i.id = t.top_index_id WHERE t.source = ? "
+                      "ORDER BY t.db_name, t.table_name, i.alias, t.path, t.level",
+                      "relation_tops", "levels", names, num, sizeof names / sizeof names[0]);
 }
 
 /* ---------- POST /api/v1/rebalance ---------- */
@@ -542,9 +519,9 @@ static void h_indices(const struct api_ctx *ctx, struct api_resp *r) {
         jw_key(&w, "building_version");
         jw_version(&w, STMT_CELL(&ix, i, 4));
         jw_key(&w, "epoch");
-        jw_num(&w, STMT_CELL(&ix, i, 5));
+        jw_int_text(&w, STMT_CELL(&ix, i, 5));
         jw_key(&w, "history_retention");
-        jw_num(&w, STMT_CELL(&ix, i, 6));
+        jw_int_text(&w, STMT_CELL(&ix, i, 6));
         /* as the generation in force has it (its configuration fields only:
          * the run-time ones are the reader's) */
         const struct mp_index *gx = ctx->gen ? mapping_gen_index(ctx->gen, STMT_CELL(&ix, i, 1))
@@ -571,7 +548,7 @@ static void h_indices(const struct api_ctx *ctx, struct api_resp *r) {
             jw_obj_open(&w);
             for (size_t col = 1; col < vs.ncols; col++) {
                 jw_key(&w, vn[col]);
-                if (col == 1) jw_num(&w, STMT_CELL(&vs, v, col));
+                if (col == 1) jw_int_text(&w, STMT_CELL(&vs, v, col));
                 else jw_str0(&w, STMT_CELL(&vs, v, col));
             }
             jw_obj_close(&w);

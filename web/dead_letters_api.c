@@ -153,12 +153,9 @@ static int parse_replay(const char *body, size_t len, char *index, size_t indexl
     while (i < len && (body[i] == ' ' || body[i] == '\n' || body[i] == '\r' || body[i] == '\t'))
         i++;
     if (i == len) return 0;
-    cJSON *j = json_exact_parse(body, len);
-    if (!j || !cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        return errf(err, errlen, "the body must be a JSON object: {\"index\":\"products_v2\"}, "
-                                 "{\"id\":12} or {} (every dead letter of the source)");
-    }
+    cJSON *j = json_exact_object(body, len, ": {\"index\":\"products_v2\"}, {\"id\":12} or {} "
+                                 "(every dead letter of the source)", err, errlen);
+    if (!j) return -1;
     int rc = 0;
     cJSON *it;
     cJSON_ArrayForEach(it, j) {

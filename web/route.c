@@ -226,12 +226,9 @@ int route_parse_reindex_body(const char *body, size_t len, int *buckets, bool *b
     *by_mod = false;
     *field = "";
     if (!body || only_space(body, len)) return 0;
-    cJSON *j = json_exact_parse(body, len);
-    if (!j || !cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        return errf(err, errlen, "the body must be a JSON object such as {\"buckets\":8,"
-                                 "\"by_mod\":false} (or empty)");
-    }
+    cJSON *j = json_exact_object(body, len, " such as {\"buckets\":8,\"by_mod\":false} (or empty)",
+                                 err, errlen);
+    if (!j) return -1;
     int rc = 0;
     cJSON *it;
     cJSON_ArrayForEach(it, j) {

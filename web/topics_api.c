@@ -206,12 +206,9 @@ static int parse_add(const char *body, size_t len, char **topic, char **format,
                      const char **field, char *err, size_t errlen) {
     *topic = *format = NULL;
     *field = "";
-    cJSON *j = body && len ? json_exact_parse(body, len) : NULL;
-    if (!j || !cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        return errf(err, errlen, "the body must be a JSON object such as {\"topic\":\"cdc.orders\"}"
-                                 " (and optionally \"format\")");
-    }
+    cJSON *j = json_exact_object(body, len, " such as {\"topic\":\"cdc.orders\"} (and optionally "
+                                 "\"format\")", err, errlen);
+    if (!j) return -1;
     int rc = 0;
     cJSON *it;
     cJSON_ArrayForEach(it, j) {

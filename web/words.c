@@ -51,12 +51,9 @@ int words_parse_body(const char *body, size_t len, bool create, char **word, con
     *word = NULL;
     *kind = NULL;
     *field = "";
-    cJSON *j = body && len ? json_exact_parse(body, len) : NULL;
-    if (!j || !cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        return errf(err, errlen, "the body must be a JSON object such as {\"word\":\"...\","
-                                 "\"kind\":\"ext\"}");
-    }
+    cJSON *j = json_exact_object(body, len, " such as {\"word\":\"...\",\"kind\":\"ext\"}", err,
+                                 errlen);
+    if (!j) return -1;
     int rc = 0;
     cJSON *it;
     cJSON_ArrayForEach(it, j) {

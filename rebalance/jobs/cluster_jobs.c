@@ -34,6 +34,18 @@ static void runs_stop(struct cluster_jobs *cj) {
     cj->delayed = NULL;
 }
 
+/* the rest of "... WHERE j.source = ": this node's jobs of type (job,
+ * index) of session not done yet */
+static void mine_in_session(struct cluster_jobs *cj, sbuf *q, const char *type,
+                            const char *session) {
+    db_quote(cj->meta, q, cj->cfg->source.name, strlen(cj->cfg->source.name));
+    sbuf_printf(q, " AND j.type = '%s' AND j.status IN ('init', 'running') AND j.owner_node = ",
+                type);
+    db_quote(cj->meta, q, cj->lead->node_id, strlen(cj->lead->node_id));
+    sbuf_adds(q, " AND j.rebalance_session = ");
+    db_quote(cj->meta, q, session, strlen(session));
+}
+
 /* The delayed runs' jobs of session given to this node: appended to the
  * entity's jobs (w) and ids, their worker started. 0 (none, or started),
  * -1 not yet (cj->err). */
@@ -45,11 +57,7 @@ static int delayed_start(struct cluster_jobs *cj, const char *session, jsonw *w,
                   "JOIN index_configs c ON c.id = j.index_id JOIN delayed_runs r ON r.status = "
                   "'running' AND r.resolved = 1 AND j.params = CONCAT('{\"delayed_run\":', "
                   "r.id, '}') WHERE j.source = ");
-    db_quote(cj->meta, &q, cj->cfg->source.name, strlen(cj->cfg->source.name));
-    sbuf_adds(&q, " AND j.type = 'job' AND j.status IN ('init', 'running') AND j.owner_node = ");
-    db_quote(cj->meta, &q, cj->lead->node_id, strlen(cj->lead->node_id));
-    sbuf_adds(&q, " AND j.rebalance_session = ");
-    db_quote(cj->meta, &q, session, strlen(session));
+    mine_in_session(cj, &q, "job", session);
     sbuf_adds(&q, " ORDER BY r.id, j.id");
     MYSQL_RES *res = db_query(cj->meta, q.data, q.len, cj->err, sizeof cj->err);
     sbuf_free(&q);
@@ -115,11 +123,7 @@ static int runs_start(struct cluster_jobs *cj, const char *session) {
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT c.alias, j.version, j.id, j.bucket FROM jobs j JOIN index_configs c ON "
                   "c.id = j.index_id WHERE j.source = ");
-    db_quote(cj->meta, &q, cj->cfg->source.name, strlen(cj->cfg->source.name));
-    sbuf_adds(&q, " AND j.type = 'index' AND j.status IN ('init', 'running') AND j.owner_node = ");
-    db_quote(cj->meta, &q, cj->lead->node_id, strlen(cj->lead->node_id));
-    sbuf_adds(&q, " AND j.rebalance_session = ");
-    db_quote(cj->meta, &q, session, strlen(session));
+    mine_in_session(cj, &q, "index", session);
     sbuf_adds(&q, " ORDER BY c.alias, j.version, j.bucket");
     MYSQL_RES *res = db_query(cj->meta, q.data, q.len, cj->err, sizeof cj->err);
     sbuf_free(&q);

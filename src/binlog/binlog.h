@@ -153,7 +153,7 @@ typedef struct bl_table {
     bool have_charsets;
     bool skip;           /* the sink does not want this table's rows */
     bool checked;        /* schema hook ran */
-    void *arena;         /* strings the columns point into (table_map.c) */
+    struct arena_block *arena; /* strings the columns point into (table_map.c) */
     unsigned schema_gen; /* decoder's schema_gen when last checked */
     unsigned filter_gen; /* decoder's filter_gen when skip was last decided */
     sbuf raw;            /* the TABLE_MAP body, to recognise repeats */
@@ -439,6 +439,21 @@ static inline size_t bl_lenenc(const uint8_t *p, size_t avail, uint64_t *v) {
     if (p[0] == 254) { if (avail < 9) return 0; *v = bl_u64(p + 1); return 9; }
     *v = 0; /* 251 = NULL in result sets; not used in the binlog */
     return 1;
+}
+
+/* days since 1970-01-01 → civil date (H. Hinnant's algorithm): the value
+ * renderers' and the Kafka formats' (mq/cell.c) */
+static inline void bl_civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d) {
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t yy = (int64_t)yoe + era * 400;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int)(yy + (*m <= 2));
 }
 
 #endif

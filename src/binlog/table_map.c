@@ -11,43 +11,8 @@
 #include "binlog/binlog.h"
 #include "binlog/internal.h"
 
-/* ------------------------------------------------------------ arena */
-struct arena_block {
-    struct arena_block *next;
-    size_t used, cap;
-    char data[];
-};
-
-static void *arena_alloc(bl_table *t, size_t n) {
-    n = (n + 7) & ~(size_t)7;
-    struct arena_block *b = t->arena;
-    if (!b || b->cap - b->used < n) {
-        size_t cap = n > 4000 ? n : 4000;
-        struct arena_block *nb = xmalloc(sizeof *nb + cap);
-        nb->next = b;
-        nb->used = 0;
-        nb->cap = cap;
-        t->arena = b = nb;
-    }
-    void *p = b->data + b->used;
-    b->used += n;
-    return p;
-}
-
-static char *arena_strndup(bl_table *t, const char *s, size_t n) {
-    char *p = arena_alloc(t, n + 1);
-    memcpy(p, s, n);
-    p[n] = '\0';
-    return p;
-}
-
 static void table_free(bl_table *t) {
-    struct arena_block *b = t->arena;
-    while (b) {
-        struct arena_block *n = b->next;
-        free(b);
-        b = n;
-    }
+    arena_free(&t->arena);
     free(t->cols);
     sbuf_free(&t->raw);
     free(t);
@@ -254,17 +219,17 @@ static void set_collation(const bl_decoder *d, bl_column *c, uint64_t coll) {
 
 void bl_table_set_name(bl_table *t, uint32_t col, const char *name, size_t n) {
     if (col >= t->ncols) return;
-    t->cols[col].name = arena_strndup(t, name, n);
+    t->cols[col].name = arena_strndup(&t->arena, name, n);
 }
 
 void bl_table_set_labels(bl_table *t, uint32_t col, const char *const *labels, const uint32_t *lens,
                          uint32_t n) {
     if (col >= t->ncols) return;
     bl_column *c = &t->cols[col];
-    c->labels = arena_alloc(t, sizeof(char *) * (n ? n : 1));
-    c->label_lens = arena_alloc(t, sizeof(uint32_t) * (n ? n : 1));
+    c->labels = arena_alloc(&t->arena, sizeof(char *) * (n ? n : 1));
+    c->label_lens = arena_alloc(&t->arena, sizeof(uint32_t) * (n ? n : 1));
     for (uint32_t i = 0; i < n; i++) {
-        c->labels[i] = arena_strndup(t, labels[i], lens[i]);
+        c->labels[i] = arena_strndup(&t->arena, labels[i], lens[i]);
         c->label_lens[i] = lens[i];
     }
     c->n_labels = n;
@@ -278,13 +243,13 @@ void bl_table_finish_keys(bl_table *t) {
         if (!c->name) {
             char nm[16];
             snprintf(nm, sizeof nm, "@%u", i + 1);
-            c->name = arena_strndup(t, nm, strlen(nm));
+            c->name = arena_strndup(&t->arena, nm, strlen(nm));
             all = false;
         }
         sbuf_reset(&tmp);
         json_escape(&tmp, c->name, strlen(c->name));
         sbuf_addc(&tmp, ':');
-        c->key_json = arena_strndup(t, tmp.data, tmp.len);
+        c->key_json = arena_strndup(&t->arena, tmp.data, tmp.len);
         c->key_json_len = (uint32_t)tmp.len;
     }
     t->have_names = all;
@@ -293,7 +258,7 @@ void bl_table_finish_keys(bl_table *t) {
     json_escape(&tmp, t->db, strlen(t->db));
     sbuf_adds(&tmp, ",\"table\":");
     json_escape(&tmp, t->name, strlen(t->name));
-    t->dbt_json = arena_strndup(t, tmp.data, tmp.len);
+    t->dbt_json = arena_strndup(&t->arena, tmp.data, tmp.len);
     t->dbt_json_len = (uint32_t)tmp.len;
     sbuf_free(&tmp);
 }
@@ -498,8 +463,8 @@ int bl_table_map(bl_decoder *d, const uint8_t *b, size_t n) {
 
     bl_table *t = xcalloc(1, sizeof *t);
     t->id = id;
-    t->db = arena_strndup(t, (const char *)db, dblen);
-    t->name = arena_strndup(t, (const char *)tname, tlen);
+    t->db = arena_strndup(&t->arena, (const char *)db, dblen);
+    t->name = arena_strndup(&t->arena, (const char *)tname, tlen);
     t->ncols = (uint32_t)ncols;
     t->cols = xcalloc(ncols ? ncols : 1, sizeof *t->cols);
     sbuf_init(&t->raw);

@@ -21,16 +21,6 @@
 
 /* ------------------------------------------------------------ helpers */
 
-/* the comma / after-key bookkeeping of jsonw, for values we write raw */
-static inline void value_start(jsonw *w) {
-    if (w->after_key) {
-        w->after_key = false;
-        return;
-    }
-    if (w->need_comma[w->depth]) sbuf_addc(w->out, ',');
-    w->need_comma[w->depth] = true;
-}
-
 static const char b64tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 void bl_base64(sbuf *out, const uint8_t *p, size_t n) {
@@ -67,7 +57,7 @@ void bl_base64(sbuf *out, const uint8_t *p, size_t n) {
 
 static void put_datetime(jsonw *w, unsigned y, unsigned mo, unsigned d, unsigned h, unsigned mi,
                          unsigned s, uint32_t usec, unsigned fsp, bool zulu) {
-    value_start(w);
+    jw_before_value(w);
     char *o = reserve(w->out, 40), *st = o;
     *o++ = '"';
     o = put4(o, y);
@@ -88,7 +78,7 @@ static void put_datetime(jsonw *w, unsigned y, unsigned mo, unsigned d, unsigned
 }
 
 static void put_date(jsonw *w, unsigned y, unsigned mo, unsigned d) {
-    value_start(w);
+    jw_before_value(w);
     char *o = reserve(w->out, 16), *st = o;
     *o++ = '"';
     o = put4(o, y);
@@ -101,7 +91,7 @@ static void put_date(jsonw *w, unsigned y, unsigned mo, unsigned d) {
 }
 
 static void put_time(jsonw *w, bool neg, unsigned h, unsigned m, unsigned s, uint32_t usec, unsigned fsp) {
-    value_start(w);
+    jw_before_value(w);
     char *o = reserve(w->out, 32), *st = o;
     *o++ = '"';
     if (neg) *o++ = '-';
@@ -120,7 +110,7 @@ static void put_time(jsonw *w, bool neg, unsigned h, unsigned m, unsigned s, uin
 }
 
 static inline void put_i64(jsonw *w, int64_t v) {
-    value_start(w);
+    jw_before_value(w);
     char *o = reserve(w->out, 24);
     int n = 0;
     uint64_t u = (uint64_t)v;
@@ -131,7 +121,7 @@ static inline void put_i64(jsonw *w, int64_t v) {
     commit_len(w->out, (size_t)(n + u64_dec(o + n, u)));
 }
 static inline void put_u64(jsonw *w, uint64_t v) {
-    value_start(w);
+    jw_before_value(w);
     char *o = reserve(w->out, 24);
     commit_len(w->out, (size_t)u64_dec(o, v));
 }
@@ -156,7 +146,7 @@ static inline void put_strn(jsonw *w, const uint8_t *s, size_t n) {
         jw_strn(w, (const char *)s, n);
         return;
     }
-    value_start(w);
+    jw_before_value(w);
     char *o = reserve(w->out, n + 2);
     o[0] = '"';
     memcpy(o + 1, s, n);
@@ -318,10 +308,10 @@ static void put_temporal(jsonw *w, const bl_column *c, const uint8_t *p) {
         return;
     }
     case BT_TIME: {
-        int32_t x = (int32_t)(bl_u24(p) << 8) >> 8;
-        bool neg = x < 0;
-        uint32_t a = neg ? (uint32_t)-x : (uint32_t)x;
-        put_time(w, neg, a / 10000, a / 100 % 100, a % 100, 0, 0);
+        bool neg;
+        datetime_parts t;
+        time_parts(p, &neg, &t);
+        put_time(w, neg, t.h, t.mi, t.s, 0, 0);
         return;
     }
     case BT_DATETIME: {
@@ -334,15 +324,9 @@ static void put_temporal(jsonw *w, const bl_column *c, const uint8_t *p) {
         return;
     }
     case BT_TIMESTAMP: case BT_TIMESTAMP2: {
-        uint32_t usec;
-        unsigned fsp;
-        uint32_t secs = timestamp_secs(c, p, &usec, &fsp);
-        if (secs == 0) { jw_null(w); return; }
-        int y;
-        unsigned mo, d;
-        civil_from_days(secs / 86400, &y, &mo, &d);
-        uint32_t r = secs % 86400;
-        put_datetime(w, (unsigned)y, mo, d, r / 3600, r / 60 % 60, r % 60, usec, fsp, true);
+        datetime_parts t;
+        if (!timestamp_parts(c, p, &t)) { jw_null(w); return; }
+        put_datetime(w, t.y, t.mo, t.d, t.h, t.mi, t.s, t.usec, t.fsp, true);
         return;
     }
     case BT_DATETIME2: {
@@ -404,10 +388,10 @@ static void put_string(bl_valctx *v, jsonw *w, const bl_column *c, const uint8_t
             sbuf_grow(&v->tmp, c->max_len - l);
             memset(v->tmp.data + l, 0, c->max_len - l);
             v->tmp.len = c->max_len;
-            value_start(w);
+            jw_before_value(w);
             bl_base64(w->out, (const uint8_t *)v->tmp.data, v->tmp.len);
         } else {
-            value_start(w);
+            jw_before_value(w);
             bl_base64(w->out, s, l);
         }
         return;
@@ -431,7 +415,7 @@ static void put_blob(bl_valctx *v, jsonw *w, const bl_column *c, const uint8_t *
         }
     }
     if (c->kind == BK_BINARY) {
-        value_start(w);
+        jw_before_value(w);
         bl_base64(w->out, s, l);
         return;
     }

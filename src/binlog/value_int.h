@@ -75,37 +75,11 @@ static inline uint32_t be_n(const uint8_t *p, int n) {
     return v;
 }
 
-/* days since 1970-01-01 → civil date (H. Hinnant's algorithm) */
-static inline void civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d) {
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t yy = (int64_t)yoe + era * 400;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = (int)(yy + (*m <= 2));
-}
-
 /* the fraction of a TIMESTAMP2/DATETIME2/TIME2 with fsp digits, stored big
  * endian in (fsp + 1) / 2 bytes at p, as microseconds */
 static inline uint32_t frac_usec(const uint8_t *p, unsigned fsp) {
     uint32_t f = be_n(p, (int)(fsp + 1) / 2);
     return fsp <= 2 ? f * 10000 : fsp <= 4 ? f * 100 : f;
-}
-
-/* TIMESTAMP / TIMESTAMP2: seconds since the epoch (0: the zero timestamp),
- * its microseconds and fraction digits */
-static inline uint32_t timestamp_secs(const bl_column *c, const uint8_t *p, uint32_t *usec,
-                                      unsigned *fsp) {
-    *usec = 0;
-    *fsp = 0;
-    if (c->type == BT_TIMESTAMP) return bl_u32(p);
-    *fsp = c->fsp;
-    *usec = frac_usec(p + 4, c->fsp);
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
 /* a DATETIME2's fields (a zero date has y, mo or d 0) */
@@ -127,6 +101,37 @@ static inline void datetime2_parts(const bl_column *c, const uint8_t *p, datetim
     t->s = (unsigned)(hms & 63);
     t->fsp = c->fsp;
     t->usec = frac_usec(p + 5, c->fsp);
+}
+
+/* a TIMESTAMP / TIMESTAMP2 as UTC date and time fields (the connections'
+ * time_zone is +00:00, db.c): its seconds since the epoch, 0 for the zero
+ * timestamp (then only t->fsp is set) */
+static inline uint32_t timestamp_parts(const bl_column *c, const uint8_t *p, datetime_parts *t) {
+    uint32_t secs;
+    t->usec = 0;
+    t->fsp = 0;
+    if (c->type == BT_TIMESTAMP) {
+        secs = bl_u32(p);
+    } else {
+        t->fsp = c->fsp;
+        t->usec = frac_usec(p + 4, c->fsp);
+        secs = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    }
+    if (secs == 0) return 0;
+    int y;
+    bl_civil_from_days(secs / 86400, &y, &t->mo, &t->d);
+    t->y = (unsigned)y;
+    uint32_t r = secs % 86400;
+    t->h = r / 3600, t->mi = r / 60 % 60, t->s = r % 60;
+    return secs;
+}
+
+/* an old TIME (3 bytes, [-]HHMMSS): its sign and fields */
+static inline void time_parts(const uint8_t *p, bool *neg, datetime_parts *t) {
+    int32_t x = (int32_t)(bl_u24(p) << 8) >> 8;
+    *neg = x < 0;
+    uint32_t a = *neg ? (uint32_t)-x : (uint32_t)x;
+    t->h = a / 10000, t->mi = a / 100 % 100, t->s = a % 100;
 }
 
 /* value_charset.c: text of a column's charset → UTF-8, appended to out */

@@ -63,10 +63,10 @@ static void text_temporal(bl_valctx *v, sbuf *out, const bl_column *c, const bl_
         return;
     }
     case BT_TIME: {
-        int32_t x = (int32_t)(bl_u24(p) << 8) >> 8;
-        bool neg = x < 0;
-        uint32_t a = neg ? (uint32_t)-x : (uint32_t)x;
-        text_time(out, neg, a / 10000, a / 100 % 100, a % 100, 0, 0);
+        bool neg;
+        datetime_parts t;
+        time_parts(p, &neg, &t);
+        text_time(out, neg, t.h, t.mi, t.s, 0, 0);
         return;
     }
     case BT_DATETIME: {
@@ -77,18 +77,12 @@ static void text_temporal(bl_valctx *v, sbuf *out, const bl_column *c, const bl_
         return;
     }
     case BT_TIMESTAMP: case BT_TIMESTAMP2: {
-        uint32_t usec;
-        unsigned fsp;
-        uint32_t secs = timestamp_secs(c, p, &usec, &fsp);
-        if (secs == 0) { /* the zero timestamp */
-            text_datetime(out, 0, 0, 0, 0, 0, 0, 0, fsp);
+        datetime_parts t;
+        if (!timestamp_parts(c, p, &t)) { /* the zero timestamp */
+            text_datetime(out, 0, 0, 0, 0, 0, 0, 0, t.fsp);
             return;
         }
-        int y;
-        unsigned mo, d;
-        civil_from_days(secs / 86400, &y, &mo, &d);
-        uint32_t r = secs % 86400; /* UTC: the connections' time_zone is +00:00 (db.c) */
-        text_datetime(out, (unsigned)y, mo, d, r / 3600, r / 60 % 60, r % 60, usec, fsp);
+        text_datetime(out, t.y, t.mo, t.d, t.h, t.mi, t.s, t.usec, t.fsp);
         return;
     }
     case BT_DATETIME2: {

@@ -178,6 +178,23 @@ static int fence_of(MYSQL *m, const char *source, uint64_t *fence, char *err, si
     return found;
 }
 
+/* Runs the fenced statement q (freed), then reads the fence back: 0 when
+ * ours still stands, 1 (*other = the larger one) when another holder's
+ * does, -1 on an error. */
+static int exec_then_check_fence(MYSQL *m, sbuf *q, const char *source, uint64_t fence,
+                                 uint64_t *other, char *err, size_t errlen) {
+    int rc = db_exec(m, q->data, err, errlen);
+    sbuf_free(q);
+    if (rc < 0) return -1;
+    uint64_t have = 0;
+    if (fence_of(m, source, &have, err, errlen) < 0) return -1;
+    if (have > fence) {
+        if (other) *other = have;
+        return 1;
+    }
+    return 0;
+}
+
 int offsets_save_fenced(MYSQL *m, const char *source, const char *position, uint64_t seq,
                         uint64_t fence, uint64_t *other, char *err, size_t errlen) {
     if (!fence) return offsets_save(m, source, position, seq, err, errlen);
@@ -192,16 +209,7 @@ int offsets_save_fenced(MYSQL *m, const char *source, const char *position, uint
                     "position = IF(fence <= VALUES(fence), VALUES(position), position), "
                     "txn_seq = IF(fence <= VALUES(fence), VALUES(txn_seq), txn_seq), "
                     "fence = GREATEST(fence, VALUES(fence))", seq, fence);
-    int rc = db_exec(m, q.data, err, errlen);
-    sbuf_free(&q);
-    if (rc < 0) return -1;
-    uint64_t have = 0;
-    if (fence_of(m, source, &have, err, errlen) < 0) return -1;
-    if (have > fence) {
-        if (other) *other = have;
-        return 1;
-    }
-    return 0;
+    return exec_then_check_fence(m, &q, source, fence, other, err, errlen);
 }
 
 int offsets_claim(MYSQL *m, const char *source, uint64_t fence, uint64_t *other, char *err,
@@ -210,16 +218,7 @@ int offsets_claim(MYSQL *m, const char *source, uint64_t fence, uint64_t *other,
     sbuf_printf(&q, "UPDATE offsets SET fence = %" PRIu64 " WHERE fence < %" PRIu64
                     " AND source=", fence, fence);
     db_quote(m, &q, source, strlen(source));
-    int rc = db_exec(m, q.data, err, errlen);
-    sbuf_free(&q);
-    if (rc < 0) return -1;
-    uint64_t have = 0;
-    if (fence_of(m, source, &have, err, errlen) < 0) return -1;
-    if (have > fence) {
-        if (other) *other = have;
-        return 1;
-    }
-    return 0;
+    return exec_then_check_fence(m, &q, source, fence, other, err, errlen);
 }
 
 int offsets_load(MYSQL *m, const char *source, char *pos, size_t poslen, char *err,

@@ -128,24 +128,27 @@ uint64_t deliver_txn_end_quiet(struct deliver *s, const char *position) {
     return txn_end(s, position, true);
 }
 
+/* One wait of a caller for delivered work (d->mu held): DELIVER_ESTOPPED
+ * when the hub stops or the stream is halted, DELIVER_ETIMEOUT once end
+ * (now_ns) has passed, else DELIVER_OK after a wait on done_cv until end,
+ * or at most slice_ns when that is not 0. */
+static int wait_done_locked(struct deliver *s, int64_t end, int64_t slice_ns) {
+    struct deliver_hub *d = s->d;
+    if (d->stop || s->halted) return DELIVER_ESTOPPED;
+    if (now_ns() >= end) return DELIVER_ETIMEOUT;
+    struct timespec ts;
+    int64_t w = slice_ns ? now_ns() + slice_ns : end;
+    deadline_ts(&ts, w < end ? w : end);
+    pthread_cond_timedwait(&d->done_cv, &d->mu, &ts);
+    return DELIVER_OK;
+}
+
 int deliver_wait_txn(struct deliver *s, uint64_t seq, int timeout_ms) {
     struct deliver_hub *d = s->d;
     int64_t end = now_ns() + (int64_t)timeout_ms * NS_PER_MS;
     pthread_mutex_lock(&d->mu);
     int rc = DELIVER_OK;
-    while (s->lw_seq < seq) {
-        if (d->stop || s->halted) {
-            rc = DELIVER_ESTOPPED;
-            break;
-        }
-        if (now_ns() >= end) {
-            rc = DELIVER_ETIMEOUT;
-            break;
-        }
-        struct timespec ts;
-        deadline_ts(&ts, end);
-        pthread_cond_timedwait(&d->done_cv, &d->mu, &ts);
-    }
+    while (s->lw_seq < seq && rc == DELIVER_OK) rc = wait_done_locked(s, end, 0);
     pthread_mutex_unlock(&d->mu);
     return rc;
 }
@@ -280,20 +283,7 @@ int deliver_drain(struct deliver *s, int timeout_ms) {
     wc_add(&d->drains, 1);
     pthread_cond_broadcast(&d->work_cv);
     int rc = DELIVER_OK;
-    while (s->drain_left > 0) {
-        if (d->stop || s->halted) {
-            rc = DELIVER_ESTOPPED;
-            break;
-        }
-        if (now_ns() >= end) {
-            rc = DELIVER_ETIMEOUT;
-            break;
-        }
-        struct timespec ts;
-        int64_t w = now_ns() + 100 * NS_PER_MS;
-        deadline_ts(&ts, w < end ? w : end);
-        pthread_cond_timedwait(&d->done_cv, &d->mu, &ts);
-    }
+    while (s->drain_left > 0 && rc == DELIVER_OK) rc = wait_done_locked(s, end, 100 * NS_PER_MS);
     s->draining = false;
     d->draining--;
     int64_t t1 = now_ns();

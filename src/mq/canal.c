@@ -148,12 +148,8 @@ int mq_canal(mq_msg *m, const mq_opts *o, const cJSON *root) {
     if (!cJSON_IsString(type)) return mq_fail(m, "canal message without a \"type\" string");
     if (cJSON_IsTrue(isddl) || is_ddl_type(type->valuestring)) {
         const cJSON *sql = cJSON_GetObjectItemCaseSensitive(root, "sql");
-        m->kind = MQ_DDL;
-        m->ddl_db = mq_strdup(m, cJSON_IsString(db) ? db->valuestring : "",
-                              cJSON_IsString(db) ? strlen(db->valuestring) : 0);
-        m->ddl = mq_strdup(m, cJSON_IsString(sql) ? sql->valuestring : "",
-                           cJSON_IsString(sql) ? strlen(sql->valuestring) : 0);
-        return MQ_OK;
+        return mq_set_ddl(m, cJSON_IsString(db) ? db->valuestring : NULL,
+                          cJSON_IsString(sql) ? sql->valuestring : NULL);
     }
     enum bl_change kind;
     const char *t = type->valuestring;
@@ -161,9 +157,7 @@ int mq_canal(mq_msg *m, const mq_opts *o, const cJSON *root) {
     else if (!strcmp(t, "UPDATE")) kind = BL_UPDATE;
     else if (!strcmp(t, "DELETE")) kind = BL_DELETE;
     else return mq_fail(m, "canal message of type \"%.40s\": expected INSERT, UPDATE, DELETE or a DDL", t);
-    if (!cJSON_IsString(db) || !cJSON_IsString(tb) || !tb->valuestring[0])
-        return mq_fail(m, "canal %s message without \"database\" and \"table\"", t);
-    mq_set_table(m, db->valuestring, tb->valuestring);
+    if (mq_set_table_json(m, "canal", t, db, tb) != MQ_OK) return MQ_ERR;
 
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(root, "data");
     const cJSON *old = cJSON_GetObjectItemCaseSensitive(root, "old");

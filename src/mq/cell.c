@@ -228,30 +228,17 @@ int64_t mq_days_from_civil(int64_t y, unsigned m, unsigned d) {
     return era * 146097 + (int64_t)doe - 719468;
 }
 
-static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t yy = (int64_t)yoe + era * 400;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = yy + (*m <= 2);
-}
-
 int mq_enc_date(sbuf *out, int y, unsigned mo, unsigned d) {
     put_le(out, (uint32_t)y << 9 | mo << 5 | d, 3);
     return 0;
 }
 
 int mq_enc_days(sbuf *out, int64_t days, char *err, size_t errlen) {
-    int64_t y;
+    int y;
     unsigned m, d;
     if (days < -719528 || days > 2932896) return errf(err, errlen, "day %lld is out of DATE's range", (long long)days);
-    civil_from_days(days, &y, &m, &d);
-    return mq_enc_date(out, (int)y, m, d);
+    bl_civil_from_days(days, &y, &m, &d);
+    return mq_enc_date(out, y, m, d);
 }
 
 /* the fraction stored for fsp digits: (usec truncated to fsp digits) in the
@@ -283,10 +270,10 @@ static int timestamp2(sbuf *out, const bl_column *c, uint32_t secs, uint32_t use
 int mq_enc_datetime_us(sbuf *out, const bl_column *c, int64_t us, char *err, size_t errlen) {
     int64_t days = us >= 0 ? us / 86400000000LL : -((-us + 86400000000LL - 1) / 86400000000LL);
     int64_t rest = us - days * 86400000000LL;
-    int64_t y;
+    int y;
     unsigned m, d;
     if (days < -719528 || days > 2932896) return errf(err, errlen, "%lld µs is out of DATETIME's range", (long long)us);
-    civil_from_days(days, &y, &m, &d);
+    bl_civil_from_days(days, &y, &m, &d);
     uint32_t secs = (uint32_t)(rest / 1000000);
     return datetime2(out, c, (unsigned)y, m, d, secs / 3600, secs / 60 % 60, secs % 60,
                      (uint32_t)(rest % 1000000));

@@ -509,10 +509,7 @@ int mq_debezium(mq_msg *m, const mq_opts *o, const cJSON *root) {
     const char *ddl = str(payload, "ddl");
     if (ddl) {
         const char *dbn = str(payload, "databaseName");
-        m->kind = MQ_DDL;
-        m->ddl_db = mq_strdup(m, dbn ? dbn : "", dbn ? strlen(dbn) : 0);
-        m->ddl = mq_strdup(m, ddl, strlen(ddl));
-        return MQ_OK;
+        return mq_set_ddl(m, dbn, ddl);
     }
     const char *op = str(payload, "op");
     if (!op) {

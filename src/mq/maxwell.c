@@ -184,12 +184,8 @@ int mq_maxwell(mq_msg *m, const mq_opts *o, const cJSON *root) {
     const char *t = type->valuestring;
     if (!strncmp(t, "table-", 6) || !strncmp(t, "database-", 9)) {
         const cJSON *sql = cJSON_GetObjectItemCaseSensitive(root, "sql");
-        m->kind = MQ_DDL;
-        m->ddl_db = mq_strdup(m, cJSON_IsString(db) ? db->valuestring : "",
-                              cJSON_IsString(db) ? strlen(db->valuestring) : 0);
-        m->ddl = mq_strdup(m, cJSON_IsString(sql) ? sql->valuestring : "",
-                           cJSON_IsString(sql) ? strlen(sql->valuestring) : 0);
-        return MQ_OK;
+        return mq_set_ddl(m, cJSON_IsString(db) ? db->valuestring : NULL,
+                          cJSON_IsString(sql) ? sql->valuestring : NULL);
     }
     if (!strcmp(t, "bootstrap-start") || !strcmp(t, "bootstrap-complete")) return MQ_OK;
     enum bl_change kind;
@@ -197,9 +193,7 @@ int mq_maxwell(mq_msg *m, const mq_opts *o, const cJSON *root) {
     else if (!strcmp(t, "update")) kind = BL_UPDATE;
     else if (!strcmp(t, "delete")) kind = BL_DELETE;
     else return mq_fail(m, "Maxwell message of type \"%.40s\": expected insert, update, delete or a DDL", t);
-    if (!cJSON_IsString(db) || !cJSON_IsString(tb) || !tb->valuestring[0])
-        return mq_fail(m, "Maxwell %s message without \"database\" and \"table\"", t);
-    mq_set_table(m, db->valuestring, tb->valuestring);
+    if (mq_set_table_json(m, "Maxwell", t, db, tb) != MQ_OK) return MQ_ERR;
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(root, "data");
     const cJSON *old = cJSON_GetObjectItemCaseSensitive(root, "old");
     if (!cJSON_IsObject(data)) return mq_fail(m, "Maxwell %s message without a \"data\" object", t);

@@ -86,7 +86,7 @@ typedef struct mq_msg {
     char *ddl_db, *ddl;   /* MQ_DDL */
 
     /* private: the table's strings, the cells and the value bytes */
-    struct mq_arena *arena;
+    struct arena_block *arena;
     bl_cell *cells;
     uint32_t *cell_off;
     size_t cells_cap;
@@ -116,6 +116,12 @@ int mq_fail(mq_msg *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 char *mq_strdup(mq_msg *m, const char *s, size_t n);
 void *mq_alloc(mq_msg *m, size_t n); /* freed with the message */
 void mq_set_table(mq_msg *m, const char *db, const char *table);
+/* the rows' table from a JSON message's "database" and "table" strings; else
+ * MQ_ERR: the format's (fmt) message of type type lacks them */
+int mq_set_table_json(mq_msg *m, const char *fmt, const char *type, const struct cJSON *db,
+                      const struct cJSON *table);
+/* m becomes a DDL statement sql run in database db (NULL: ""); MQ_OK */
+int mq_set_ddl(mq_msg *m, const char *db, const char *sql);
 /* a column, appended; its index */
 uint32_t mq_add_col(mq_msg *m, const char *name);
 int mq_find_col(const mq_msg *m, const char *name);

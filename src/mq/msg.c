@@ -14,44 +14,9 @@
 
 const char *const mq_format_name[4] = {"auto", "canal-json", "debezium", "maxwell"};
 
-struct mq_arena {
-    struct mq_arena *next;
-    size_t used, cap;
-    char data[];
-};
+void *mq_alloc(mq_msg *m, size_t n) { return arena_alloc(&m->arena, n); }
 
-void *mq_alloc(mq_msg *m, size_t n) {
-    n = (n + 7) & ~(size_t)7;
-    struct mq_arena *b = m->arena;
-    if (!b || b->cap - b->used < n) {
-        size_t cap = n > 4000 ? n : 4000;
-        struct mq_arena *nb = xmalloc(sizeof *nb + cap);
-        nb->next = b;
-        nb->used = 0;
-        nb->cap = cap;
-        m->arena = b = nb;
-    }
-    void *p = b->data + b->used;
-    b->used += n;
-    return p;
-}
-
-char *mq_strdup(mq_msg *m, const char *s, size_t n) {
-    char *p = mq_alloc(m, n + 1);
-    memcpy(p, s, n);
-    p[n] = '\0';
-    return p;
-}
-
-static void arena_free(mq_msg *m) {
-    struct mq_arena *b = m->arena;
-    while (b) {
-        struct mq_arena *n = b->next;
-        free(b);
-        b = n;
-    }
-    m->arena = NULL;
-}
+char *mq_strdup(mq_msg *m, const char *s, size_t n) { return arena_strndup(&m->arena, s, n); }
 
 void mq_msg_init(mq_msg *m) {
     memset(m, 0, sizeof *m);
@@ -59,7 +24,7 @@ void mq_msg_init(mq_msg *m) {
 }
 
 static void msg_reset(mq_msg *m) {
-    arena_free(m);
+    arena_free(&m->arena);
     free(m->table.cols);
     memset(&m->table, 0, sizeof m->table);
     m->nrows = 0;
@@ -96,6 +61,21 @@ int mq_fail(mq_msg *m, const char *fmt, ...) {
 void mq_set_table(mq_msg *m, const char *db, const char *table) {
     m->table.db = mq_strdup(m, db, strlen(db));
     m->table.name = mq_strdup(m, table, strlen(table));
+}
+
+int mq_set_table_json(mq_msg *m, const char *fmt, const char *type, const cJSON *db,
+                      const cJSON *table) {
+    if (!cJSON_IsString(db) || !cJSON_IsString(table) || !table->valuestring[0])
+        return mq_fail(m, "%s %s message without \"database\" and \"table\"", fmt, type);
+    mq_set_table(m, db->valuestring, table->valuestring);
+    return MQ_OK;
+}
+
+int mq_set_ddl(mq_msg *m, const char *db, const char *sql) {
+    m->kind = MQ_DDL;
+    m->ddl_db = mq_strdup(m, db ? db : "", db ? strlen(db) : 0);
+    m->ddl = mq_strdup(m, sql ? sql : "", sql ? strlen(sql) : 0);
+    return MQ_OK;
 }
 
 uint32_t mq_add_col(mq_msg *m, const char *name) {

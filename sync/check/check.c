@@ -112,20 +112,14 @@ static const char *table_key(const struct mp_index *ix, size_t t) {
     return k ? k->name : NULL;
 }
 
-/* keys of document table t changed in the window (its daily_check_column) */
-static int since_keys(struct ctx *c, size_t t, char ***keys, size_t *n) {
-    const struct mp_table *tb = &c->ix->tables[t];
-    const char *key = table_key(c->ix, t);
-    *keys = NULL, *n = 0;
-    if (!tb->daily_check_column || !key) return 0;
+/* The key column key of the rows of table tb changed in the window (its
+ * daily_check_column): *keys (n of them, the caller frees), 0; or -1 with
+ * c->err. */
+static int window_keys(struct ctx *c, const char *key, const struct mp_table *tb, char ***keys,
+                       size_t *n) {
     MYSQL *src = c->pr->p.src;
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT ");
-    db_ident(&q, key);
-    sbuf_adds(&q, " FROM ");
-    db_ident(&q, tb->db);
-    sbuf_addc(&q, '.');
-    db_ident(&q, tb->table);
+    db_select_from(&q, key, tb->db, tb->table);
     sbuf_adds(&q, " WHERE ");
     db_ident(&q, tb->daily_check_column);
     sbuf_printf(&q, " >= NOW(6) - INTERVAL %ld SECOND", c->o->since_s);
@@ -140,6 +134,15 @@ static int since_keys(struct ctx *c, size_t t, char ***keys, size_t *n) {
     mysql_free_result(res);
     *n = i;
     return 0;
+}
+
+/* keys of document table t changed in the window (its daily_check_column) */
+static int since_keys(struct ctx *c, size_t t, char ***keys, size_t *n) {
+    const struct mp_table *tb = &c->ix->tables[t];
+    const char *key = table_key(c->ix, t);
+    *keys = NULL, *n = 0;
+    if (!tb->daily_check_column || !key) return 0;
+    return window_keys(c, key, tb, keys, n);
 }
 
 /* the document keys a relation-top chain reached (rt_walk) */
@@ -173,25 +176,7 @@ static int window_of_related(struct ctx *c, const struct mp_table *rt) {
                            &plan, c->err, c->errlen);
     char **keys = NULL;
     size_t n = 0;
-    if (rc == 0) {
-        sbuf_reset(&q);
-        sbuf_adds(&q, "SELECT ");
-        db_ident(&q, pk);
-        sbuf_adds(&q, " FROM ");
-        db_ident(&q, rt->db);
-        sbuf_addc(&q, '.');
-        db_ident(&q, rt->table);
-        sbuf_adds(&q, " WHERE ");
-        db_ident(&q, rt->daily_check_column);
-        sbuf_printf(&q, " >= NOW(6) - INTERVAL %ld SECOND", c->o->since_s);
-        res = db_query(src, q.data, q.len, c->err, c->errlen);
-        if (!res) rc = -1;
-        size_t nr = res ? (size_t)mysql_num_rows(res) : 0;
-        keys = xcalloc(nr ? nr : 1, sizeof *keys);
-        while (res && (row = mysql_fetch_row(res)))
-            if (row[0]) keys[n++] = xstrdup(row[0]);
-        if (res) mysql_free_result(res);
-    }
+    if (rc == 0) rc = window_keys(c, pk, rt, &keys, &n);
     bool any = false;
     for (size_t i = 0; rc == 0 && i < plan.nchains; i++) {
         const struct rt_chain *ch = &plan.chains[i];

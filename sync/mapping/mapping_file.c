@@ -398,6 +398,25 @@ static void w_table_name(jsonw *w, const char *k, const char *db, const char *t)
     sbuf_free(&s);
 }
 
+static void w_relation(jsonw *w, const struct mp_relation *r);
+
+/* the "columns" and "relations" arrays of a table or a relation, those it has */
+static void w_columns_relations(jsonw *w, const struct mp_column *cols, size_t ncols,
+                                const struct mp_relation *rels, size_t nrels) {
+    if (ncols) {
+        jw_key(w, "columns");
+        jw_arr_open(w);
+        for (size_t i = 0; i < ncols; i++) w_column(w, &cols[i]);
+        jw_arr_close(w);
+    }
+    if (nrels) {
+        jw_key(w, "relations");
+        jw_arr_open(w);
+        for (size_t i = 0; i < nrels; i++) w_relation(w, &rels[i]);
+        jw_arr_close(w);
+    }
+}
+
 static void w_relation(jsonw *w, const struct mp_relation *r) {
     jw_obj_open(w);
     w_opt(w, "column", r->column);
@@ -425,18 +444,8 @@ static void w_relation(jsonw *w, const struct mp_relation *r) {
         jw_key(w, "flatten");
         jw_bool(w, true);
     }
-    if (r->ncolumns) { /* none: every column (not yet filled from the source) */
-        jw_key(w, "columns");
-        jw_arr_open(w);
-        for (size_t i = 0; i < r->ncolumns; i++) w_column(w, &r->columns[i]);
-        jw_arr_close(w);
-    }
-    if (r->nrelations) {
-        jw_key(w, "relations");
-        jw_arr_open(w);
-        for (size_t i = 0; i < r->nrelations; i++) w_relation(w, &r->relations[i]);
-        jw_arr_close(w);
-    }
+    /* no columns: every column (not yet filled from the source) */
+    w_columns_relations(w, r->columns, r->ncolumns, r->relations, r->nrelations);
     jw_obj_close(w);
 }
 
@@ -470,18 +479,7 @@ static void w_table(jsonw *w, const struct mp_table *t) {
         jw_key(w, "mode");
         jw_str(w, "row-image");
     }
-    if (t->ncolumns) {
-        jw_key(w, "columns");
-        jw_arr_open(w);
-        for (size_t i = 0; i < t->ncolumns; i++) w_column(w, &t->columns[i]);
-        jw_arr_close(w);
-    }
-    if (t->nrelations) {
-        jw_key(w, "relations");
-        jw_arr_open(w);
-        for (size_t i = 0; i < t->nrelations; i++) w_relation(w, &t->relations[i]);
-        jw_arr_close(w);
-    }
+    w_columns_relations(w, t->columns, t->ncolumns, t->relations, t->nrelations);
     jw_obj_close(w);
 }
 

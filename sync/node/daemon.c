@@ -165,6 +165,25 @@ static int start_token(struct daemon *dm, bl_reader_opts *ro, char *file, size_t
     return rc;
 }
 
+/* Start reading at file:at (the binlog's end now), saved as the checkpoint
+ * at once, fenced by this reader's token: 0; 1 when another reader's token
+ * is larger (*other); -1 (dm->err). */
+static int start_at_saved(struct daemon *dm, bl_reader_opts *ro, char *file, size_t filelen,
+                          unsigned long long at, uint64_t *other) {
+    ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
+    sbuf token = SBUF_INIT;
+    int rc = start_token(dm, ro, file, filelen, &at, &token);
+    ro->pos = at;
+    snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
+    snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
+    dm->boundary.pos = at;
+    if (rc == 0)
+        rc = offsets_save_fenced(dm->ckpt, dm->cfg->source.name, token.data, 0, dm->lead.fence,
+                                 other, dm->err, sizeof dm->err);
+    sbuf_free(&token);
+    return rc;
+}
+
 /* run --from-current: start at the binlog's end, whatever the checkpoint
  * says (a purged binlog), and rebuild every index so the versions built now
  * hold what was skipped: each page is read after that position, so nothing
@@ -181,18 +200,8 @@ static int start_from_current(struct daemon *dm, bl_reader_opts *ro, char *file,
                      "position (is log_bin on?)");
         return -1;
     }
-    ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
     uint64_t other = 0;
-    sbuf token = SBUF_INIT;
-    int rc = start_token(dm, ro, file, filelen, &at, &token);
-    ro->pos = at;
-    snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
-    snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
-    dm->boundary.pos = at;
-    if (rc == 0)
-        rc = offsets_save_fenced(dm->ckpt, cfg->source.name, token.data, 0, dm->lead.fence,
-                                 &other, dm->err, sizeof dm->err);
-    sbuf_free(&token);
+    int rc = start_at_saved(dm, ro, file, filelen, at, &other);
     if (rc != 0) {
         if (rc == 1)
             snprintf(dm->err, sizeof dm->err, "--from-current: source %s is read by another "
@@ -287,18 +296,8 @@ static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, siz
     ro->start = BL_START_NOW;
     /* not known (binlog off, no privilege): the reader says why when it starts */
     if (db_binlog_status(dm->p.src, file, filelen, &at, dm->err, sizeof dm->err) > 0) {
-        ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
         uint64_t other = 0;
-        sbuf token = SBUF_INIT;
-        int rc = start_token(dm, ro, file, filelen, &at, &token);
-        ro->pos = at;
-        snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
-        snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
-        dm->boundary.pos = at;
-        if (rc == 0)
-            rc = offsets_save_fenced(dm->ckpt, cfg->source.name, token.data, 0,
-                                     dm->lead.fence, &other, dm->err, sizeof dm->err);
-        sbuf_free(&token);
+        int rc = start_at_saved(dm, ro, file, filelen, at, &other);
         if (rc < 0) return -1;
         if (rc == 1)
             return errf(dm->err, sizeof dm->err, "source %s was taken over by another reader "

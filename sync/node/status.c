@@ -400,23 +400,6 @@ void status_free(struct ss_status *st) {
 
 /* ---------- JSON ---------- */
 
-static bool is_uint(const char *s) {
-    if (!s || !*s) return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9') return false;
-    return true;
-}
-
-/* a counter the server sent as text: its exact digits, or null */
-static void jw_count(jsonw *w, const char *s) {
-    if (is_uint(s)) jw_raw(w, s, strlen(s));
-    else jw_null(w);
-}
-
-static void jw_str0(jsonw *w, const char *s) {
-    if (s) jw_str(w, s);
-    else jw_null(w);
-}
 
 /* rows as objects: names[c] is column c's key; numeric[c] writes it as a number */
 static void rows_json(jsonw *w, const struct status_rows *t, const char *const *names,
@@ -426,7 +409,7 @@ static void rows_json(jsonw *w, const struct status_rows *t, const char *const *
         jw_obj_open(w);
         for (size_t c = 0; c < t->ncols; c++) {
             jw_key(w, names[c]);
-            if (numeric[c]) jw_count(w, STATUS_CELL(t, r, c));
+            if (numeric[c]) jw_uint_text(w, STATUS_CELL(t, r, c));
             else jw_str0(w, STATUS_CELL(t, r, c));
         }
         jw_obj_close(w);
@@ -451,7 +434,7 @@ void status_json(const struct ss_status *st, sbuf *out) {
     jw_key(&w, "checkpoint");
     jw_str0(&w, st->checkpoint);
     jw_key(&w, "checkpoint_age_s");
-    jw_count(&w, st->checkpoint_age);
+    jw_uint_text(&w, st->checkpoint_age);
     if (!st->checkpoint) {
         jw_key(&w, "start");
         jw_str0(&w, st->start);
@@ -510,7 +493,7 @@ void status_json(const struct ss_status *st, sbuf *out) {
                 }
                 jw_arr_close(&w);
                 jw_key(&w, "documents");
-                jw_count(&w, ix->documents);
+                jw_uint_text(&w, ix->documents);
             }
             jw_obj_close(&w);
         }
@@ -555,7 +538,7 @@ void status_json(const struct ss_status *st, sbuf *out) {
         jw_key(&w, "role");
         jw_str0(&w, STATUS_CELL(&st->nodes, r, 1));
         jw_key(&w, "since_s");
-        jw_count(&w, STATUS_CELL(&st->nodes, r, 2));
+        jw_uint_text(&w, STATUS_CELL(&st->nodes, r, 2));
         jw_key(&w, "state");
         const char *sj = STATUS_CELL(&st->nodes, r, 3);
         cJSON *parsed = sj ? json_exact_parse(sj, strlen(sj)) : NULL;

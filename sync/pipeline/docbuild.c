@@ -90,6 +90,10 @@ void docbuild_unexpired(const struct mp_table *t, sbuf *out) {
     sbuf_adds(out, " > NOW(6))");
 }
 
+static int build_by_keys(struct docbuild *b, size_t ti, int pi, const char *key, const char *jn,
+                         const char *const *keys, size_t n, const struct docbuild_sink *sink,
+                         char *err, size_t errlen);
+
 int docbuild_roots(struct docbuild *b, const char *const *keys, size_t n,
                    const struct docbuild_sink *sink, char *err, size_t errlen) {
     const struct mp_index *ix = b->ix;
@@ -105,29 +109,7 @@ int docbuild_roots(struct docbuild *b, const char *const *keys, size_t n,
         return -1;
     }
     const char *jn = mp_index_has_children(ix) ? (t->join_name ? t->join_name : t->table) : NULL;
-    /* keys of a string column are quoted, so the server can use its index */
-    bool int_key = mapping_is_integer_type(key_type(t));
-    size_t chunk = b->chunk ? b->chunk : DOCBUILD_CHUNK;
-    struct val *vals = xcalloc(chunk, sizeof *vals);
-    sbuf unexpired = SBUF_INIT; /* a row past its expiry has no document */
-    docbuild_unexpired(t, &unexpired);
-    int rc = 0;
-    for (size_t at = 0; at < n && rc == 0; at += chunk) {
-        size_t k = n - at < chunk ? n - at : chunk;
-        for (size_t i = 0; i < k; i++)
-            vals[i] = (struct val){keys[at + i], strlen(keys[at + i]), int_key};
-        struct level l;
-        dbl_level_init(&l, t->db, t->table, t->columns, t->ncolumns, t->relations, t->nrelations,
-                       key);
-        rc = dbl_fetch_by(b, &l, vals, k, unexpired.len ? unexpired.data : NULL, false, NULL, err,
-                          errlen);
-        if (rc == 0) rc = dbl_fetch_subs(b, &l, 0, NULL, err, errlen);
-        if (rc == 0) rc = emit_chunk(b, &l, keys + at, k, NULL, NULL, NULL, jn, sink);
-        dbl_level_free(&l);
-    }
-    free(vals);
-    sbuf_free(&unexpired);
-    return rc;
+    return build_by_keys(b, 0, -1, key, jn, keys, n, sink, err, errlen);
 }
 
 static int table_index(const struct mp_index *ix, const char *db, const char *table) {
@@ -231,17 +213,19 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
     return rc;
 }
 
-int docbuild_children(struct docbuild *b, size_t ti, const char *const *keys, size_t n,
-                      const struct docbuild_sink *sink, char *err, size_t errlen) {
-    const char *key;
-    int pi;
-    if (child_table(b, ti, &key, &pi, err, errlen) < 0) return -1;
+/* The documents of keys[0..n) of table ti (its key column key), fetched a
+ * chunk of keys at a time: the root table's (ti 0, join name jn, rows past
+ * their expiry left out), or a parent/child table's (parent table pi). */
+static int build_by_keys(struct docbuild *b, size_t ti, int pi, const char *key, const char *jn,
+                         const char *const *keys, size_t n, const struct docbuild_sink *sink,
+                         char *err, size_t errlen) {
     const struct mp_table *t = &b->ix->tables[ti];
+    /* keys of a string column are quoted, so the server can use its index */
     bool int_key = mapping_is_integer_type(key_type(t));
     size_t chunk = b->chunk ? b->chunk : DOCBUILD_CHUNK;
     struct val *vals = xcalloc(chunk, sizeof *vals);
     sbuf unexpired = SBUF_INIT; /* a row past its expiry has no document */
-    docbuild_unexpired(t, &unexpired);
+    if (ti == 0) docbuild_unexpired(t, &unexpired);
     int rc = 0;
     for (size_t at = 0; at < n && rc == 0; at += chunk) {
         size_t k = n - at < chunk ? n - at : chunk;
@@ -250,15 +234,30 @@ int docbuild_children(struct docbuild *b, size_t ti, const char *const *keys, si
         struct level l;
         dbl_level_init(&l, t->db, t->table, t->columns, t->ncolumns, t->relations, t->nrelations,
                        key);
-        int pcol = dbl_sel_add(&l, t->parent_column, false);
-        l.needraw[pcol] = true;
-        rc = dbl_fetch_by(b, &l, vals, k, NULL, false, NULL, err, errlen);
+        int pcol = -1;
+        if (ti != 0) {
+            pcol = dbl_sel_add(&l, t->parent_column, false);
+            l.needraw[pcol] = true;
+        }
+        rc = dbl_fetch_by(b, &l, vals, k, unexpired.len ? unexpired.data : NULL, false, NULL, err,
+                          errlen);
         if (rc == 0) rc = dbl_fetch_subs(b, &l, 0, NULL, err, errlen);
-        if (rc == 0) rc = emit_children(b, ti, pi, &l, pcol, keys + at, k, sink, err, errlen);
+        if (rc == 0)
+            rc = ti == 0 ? emit_chunk(b, &l, keys + at, k, NULL, NULL, NULL, jn, sink)
+                         : emit_children(b, ti, pi, &l, pcol, keys + at, k, sink, err, errlen);
         dbl_level_free(&l);
     }
     free(vals);
+    sbuf_free(&unexpired);
     return rc;
+}
+
+int docbuild_children(struct docbuild *b, size_t ti, const char *const *keys, size_t n,
+                      const struct docbuild_sink *sink, char *err, size_t errlen) {
+    const char *key;
+    int pi;
+    if (child_table(b, ti, &key, &pi, err, errlen) < 0) return -1;
+    return build_by_keys(b, ti, pi, key, NULL, keys, n, sink, err, errlen);
 }
 
 int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *after,

@@ -215,12 +215,7 @@ int reindex_bucket_cond(const char *key, char *const *bounds, int b, int n, sbuf
 static int key_quantiles(MYSQL *src, const struct mp_table *tb, const char *key, int n,
                          char **bounds, char *err, size_t errlen) {
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT ");
-    db_ident(&q, key);
-    sbuf_adds(&q, " FROM ");
-    db_ident(&q, tb->db);
-    sbuf_addc(&q, '.');
-    db_ident(&q, tb->table);
+    db_select_from(&q, key, tb->db, tb->table);
     sbuf_adds(&q, " ORDER BY ");
     db_ident(&q, key);
     int rc = 0;
@@ -295,12 +290,7 @@ static char *int_str(__int128 v) {
 static int key_at_or_above(MYSQL *src, const struct mp_table *tb, const char *key, const char *from,
                            char **out, char *err, size_t errlen) {
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT ");
-    db_ident(&q, key);
-    sbuf_adds(&q, " FROM ");
-    db_ident(&q, tb->db);
-    sbuf_addc(&q, '.');
-    db_ident(&q, tb->table);
+    db_select_from(&q, key, tb->db, tb->table);
     if (from) {
         sbuf_adds(&q, " WHERE ");
         db_ident(&q, key);

@@ -98,5 +98,7 @@ assert_eq 200 "$(api /api/v1/delayed/snapshots)" "GET /api/v1/delayed/snapshots"
 assert_eq 0 "$(jq '.snapshots | length' "$TEST_TMP/api.json")" "nothing waiting"
 assert_eq 400 "$(api '/api/v1/delayed/snapshots?status=bogus')" "an unknown status: 400"
 assert_contains "$(cat "$TEST_TMP/api.json")" "init, running, error, done" "naming the statuses"
+assert_eq 200 "$(api /api/v1/delayed/relation-tops)" "GET /api/v1/delayed/relation-tops"
+assert_true "the relation tops' levels, the categories' among them" jq -e '[.levels[] | select(.table == "categories")] | length >= 1' "$TEST_TMP/api.json"
 daemon_stop
 pass
