@@ -140,11 +140,10 @@ static void on_missing(void *ud, const char *index, const char *doc_id, const ch
  * decoder's set, the live versions' ordinals, goes on from it) and the
  * checkpoint carries it from now on. */
 static void start_after_gtids(struct daemon *dm, bl_reader_opts *ro, const char *set) {
-    sbuf_reset(&dm->start_gtids);
-    sbuf_adds(&dm->start_gtids, set);
+    const char *gtids = binlog_source_start_gtids(&dm->bl, set);
     sbuf_reset(&dm->p.gtids);
     sbuf_adds(&dm->p.gtids, set);
-    ro->start = BL_START_GTID, ro->gtid = dm->start_gtids.data;
+    ro->start = BL_START_GTID, ro->gtid = gtids;
 }
 
 /* The resume token of the binlog's end file:pos (just read), with the GTID
@@ -186,9 +185,8 @@ static int start_from_current(struct daemon *dm, bl_reader_opts *ro, char *file,
     sbuf token = SBUF_INIT;
     int rc = start_token(dm, ro, file, filelen, &at, &token);
     ro->pos = at;
-    snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
-    snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
-    dm->boundary.pos = at;
+    snprintf(dm->env.start_pos, sizeof dm->env.start_pos, "%s:%llu", file, at);
+    binlog_source_start_at(&dm->bl, file, at);
     if (rc == 0)
         rc = offsets_save_fenced(dm->ckpt, cfg->source.name, token.data, 0, dm->lead.fence,
                                  &other, dm->err, sizeof dm->err);
@@ -201,7 +199,7 @@ static int start_from_current(struct daemon *dm, bl_reader_opts *ro, char *file,
     }
     log_warn("run", "--from-current: the binlog from %s to %s is skipped; every index is rebuilt "
              "from MySQL now, which covers what was skipped", was ? was : "(no checkpoint)",
-             dm->start_pos);
+             dm->env.start_pos);
     const struct mapping *m = &dm->gen->m;
     for (size_t i = 0; i < m->nindices; i++) {
         unsigned v = 0;
@@ -271,15 +269,14 @@ static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, siz
         file[colon - pos] = '\0';
         at = strtoull(colon + 1, NULL, 10);
         if (!mark) ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
-        snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
-        dm->boundary.pos = at;
+        binlog_source_start_at(&dm->bl, file, at);
         if (!mark) log_info("run", "resuming source %s at %s:%llu", cfg->source.name, file, at);
-        snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
+        snprintf(dm->env.start_pos, sizeof dm->env.start_pos, "%s:%llu", file, at);
         return 0;
     }
     if (strcmp(cfg->source.start, "beginning") == 0) {
         ro->start = BL_START_BEGINNING;
-        snprintf(dm->start_pos, sizeof dm->start_pos, "%s", cfg->source.start);
+        snprintf(dm->env.start_pos, sizeof dm->env.start_pos, "%s", cfg->source.start);
         log_info("run", "source %s has no checkpoint: starting at the oldest binlog",
                  cfg->source.name);
         return 0;
@@ -292,9 +289,8 @@ static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, siz
         sbuf token = SBUF_INIT;
         int rc = start_token(dm, ro, file, filelen, &at, &token);
         ro->pos = at;
-        snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
-        snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
-        dm->boundary.pos = at;
+        snprintf(dm->env.start_pos, sizeof dm->env.start_pos, "%s:%llu", file, at);
+        binlog_source_start_at(&dm->bl, file, at);
         if (rc == 0)
             rc = offsets_save_fenced(dm->ckpt, cfg->source.name, token.data, 0,
                                      dm->lead.fence, &other, dm->err, sizeof dm->err);
@@ -306,10 +302,10 @@ static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, siz
                         (unsigned long long)other);
     } else {
         dm->err[0] = '\0';
-        snprintf(dm->start_pos, sizeof dm->start_pos, "now");
+        snprintf(dm->env.start_pos, sizeof dm->env.start_pos, "now");
     }
     log_info("run", "source %s has no checkpoint: starting now, at %s", cfg->source.name,
-             dm->start_pos);
+             dm->env.start_pos);
     return 0;
 }
 
@@ -594,7 +590,8 @@ static int run_subsystems(struct daemon *dm, bl_reader_opts *ro, char *file, siz
                           bool from_current, int *exit_code) {
     const struct ss_config *cfg = dm->cfg;
     reader_opts(cfg, ro);
-    if (config_kafka_source(cfg) ? kafka_source_open(dm, from_current) < 0
+    daemon_source_env(dm); /* what the source is given (sync/sources/source.h) */
+    if (config_kafka_source(cfg) ? kafka_source_open(&dm->env, from_current, &dm->kafka) < 0
                                  : start_position(dm, ro, file, flen, from_current) < 0) {
         if (dm->usage) *exit_code = EXIT_USAGE; /* a checkpoint this server cannot resume */
         return -1;
@@ -652,11 +649,13 @@ static int run_stop(struct daemon *dm, int rc) {
     bool ousted = atomic_load(&dm->sv.lost) || atomic_load(&dm->fenced);
     if (ousted) deliver_halt(p->d);
     int drc = deliver_drain(p->d, cfg->delivery.drain_timeout_ms);
+    unsigned long long groups, grouped;
+    binlog_source_groups(&dm->bl, &groups, &grouped);
     log_info("run",
              "stopped after %llu transactions (%llu of them built together in %llu groups, "
              "read while behind), %llu documents, %llu element scripts, %llu deletes, %llu "
              "change snapshots, %llu mapping reloads; drain %s",
-             dm->txns, dm->grouped_txns, dm->groups, p->docs, p->scripts, p->deletes,
+             dm->env.counts.txns, grouped, groups, p->docs, p->scripts, p->deletes,
              p->snapshots, dm->reloads,
              drc == DELIVER_OK ? "complete"
              : ousted          ? "skipped (another node reads the source)"
@@ -681,12 +680,12 @@ static void run_free(struct daemon *dm) {
     service_watchdog_stop();
     node_free(&dm->nd);
     free(p->builds);
-    kafka_source_close(dm); /* after delivery: its last checkpoint commits to Kafka */
+    kafka_source_close(dm->kafka); /* after delivery: its last checkpoint commits to Kafka */
+    dm->kafka = NULL;
     dl_store_free(dm->dls);
     search_conn_free(p->k);
     changeset_free(&dm->cs);
-    xa_set_free(&dm->xa);
-    ttl_reset(&dm->ttl);
+    binlog_source_free(&dm->bl);
     pipeline_free(p);
     supervisor_free(&dm->sv);
     leadership_free(&dm->lead);
@@ -704,8 +703,6 @@ static void run_free(struct daemon *dm) {
     db_close(p->meta);
     db_close(dm->ckpt);
     reader_stats_destroy(&dm->rs);
-    sbuf_free(&dm->group_gtids);
-    sbuf_free(&dm->start_gtids);
     free(dm);
 }
 
@@ -729,8 +726,7 @@ int cmd_run(int argc, char **argv) {
     struct daemon *dm = xcalloc(1, sizeof *dm);
     reader_stats_init(&dm->rs);
     dm->cfg = cfg;
-    dm->snap = -1;
-    dm->gtid_wait = -1;
+    binlog_source_init(&dm->bl, &dm->env);
     pthread_mutex_init(&dm->cmds.mu, NULL);
     pipeline_init(&dm->p, cfg);
     supervisor_init(&dm->sv, cfg, &dm->cmds, NULL);
@@ -748,8 +744,8 @@ int cmd_run(int argc, char **argv) {
         run_subsystems(dm, &ro, file, sizeof file, from_current, &exit_code) == 0) {
         service_notify("STATUS=reading the binlog of source %s", cfg->source.name);
         int rc = daemon_stop_requested ? BL_STOP
-                 : dm->kafka           ? kafka_source_run(dm)
-                                       : binlog_source_run(dm, &ro);
+                 : dm->kafka           ? kafka_source_run(dm->kafka)
+                                       : binlog_source_run(&dm->bl, &ro);
         exit_code = run_stop(dm, rc);
     }
     if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);
