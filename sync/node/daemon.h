@@ -41,7 +41,6 @@
 #include "sync/node/leadership.h"
 #include "rebalance/jobs/cluster_jobs.h"
 #include "sync/pipeline/pipeline.h"
-#include "sync/sources/binlog_source.h"
 #include "sync/sources/reader_stats.h"
 #include "sync/sources/source.h"
 #include "sbuf.h"
@@ -149,11 +148,12 @@ struct daemon {
     struct search_client *client;
     struct node nd;            /* the node: subsystems, drain order, admin requests */
     struct deliver_hub *hub;   /* the process's one delivery: every producer's stream */
-    bool usage;                /* the start failed on the configuration (exit 2) */
-    /* the source read: what it is given (daemon_source_env), and its own state */
+    /* the source read ([source] kind: sync/sources/binlog_source.c or
+     * kafka_source.c), what it is given (daemon_source_env), and its state,
+     * its own (opaque here) */
+    const struct source_kind *source;
     struct source_env env;
-    struct binlog_source bl;   /* [source] kind = mysql (sync/sources/binlog_source.h) */
-    struct kafka_source *kafka; /* [source] kind = kafka: the consumer (sync/sources/kafka_source.c) */
+    void *source_state;
     struct leadership lead;    /* whether this node reads the source (and its token) */
     struct cluster_jobs cluster; /* [cluster]: the jobs rebalances give this node */
     atomic_bool fenced;        /* a checkpoint save found a newer reader's token */

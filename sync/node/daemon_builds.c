@@ -267,7 +267,7 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
                                 .gen = mapping_gen_ref(dm->gen)};
             char pos[sizeof dm->env.start_pos + BL_FILE_MAX + 64];
             bl_pos last;
-            if (binlog_source_last_end(&dm->bl, &last))
+            if (dm->source->last_end && dm->source->last_end(dm->source_state, &last))
                 snprintf(pos, sizeof pos, "%s:%llu", last.file, (unsigned long long)last.pos);
             else
                 snprintf(pos, sizeof pos, "%s",

@@ -10,6 +10,7 @@
 
 #include "sync/node/daemon.h"
 #include "sync/pipeline/ddl_truncate.h"
+#include "sync/reindex/reindex.h"
 #include "log.h"
 
 /* Between transactions (and on idle heartbeats): what the supervisor asked
@@ -113,6 +114,38 @@ static bool env_verdict_given(void *ud, unsigned long asked) {
     return answered;
 }
 
+static int env_save_start(void *ud, const char *token, uint64_t *other, char *err,
+                          size_t errlen) {
+    struct daemon *dm = ud;
+    return offsets_save_fenced(dm->ckpt, dm->cfg->source.name, token, 0, dm->lead.fence, other,
+                               err, errlen);
+}
+
+/* run --from-current: every index config rebuilt, so the versions built now
+ * hold what was skipped (each page is read after the new start, and dual
+ * writes cover what comes after) */
+static int env_rebuild_all(void *ud) {
+    struct daemon *dm = ud;
+    const struct ss_config *cfg = dm->cfg;
+    struct pipeline *p = &dm->p;
+    const struct mapping *m = &dm->gen->m;
+    for (size_t i = 0; i < m->nindices; i++) {
+        unsigned v = 0;
+        char err[1024];
+        struct reindex_request req = {m->indices[i].alias, 0, false, "run --from-current"};
+        int r = reindex_request(cfg, dm->client, p->k, p->meta, p->src, &req, &v, err, sizeof err);
+        if (r == REINDEX_OK)
+            log_info("run", "--from-current: %s version %u queued", m->indices[i].alias, v);
+        else if (r == REINDEX_REFUSED) /* one is being built already: its pages are read later */
+            log_info("run", "--from-current: %s: %s", m->indices[i].alias, err);
+        else
+            return errf(dm->err, sizeof dm->err, "--from-current: the reindex of %s could not "
+                        "be queued: %s; nothing was skipped yet only if you run this again",
+                        m->indices[i].alias, err);
+    }
+    return 0;
+}
+
 void daemon_source_env(struct daemon *dm) {
     struct source_env *env = &dm->env;
     env->cfg = dm->cfg;
@@ -131,4 +164,6 @@ void daemon_source_env(struct daemon *dm) {
     env->emptied = env_emptied;
     env->verdict_ask = env_verdict_ask;
     env->verdict_given = env_verdict_given;
+    env->save_start = env_save_start;
+    env->rebuild_all = env_rebuild_all;
 }

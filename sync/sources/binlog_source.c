@@ -491,8 +491,8 @@ static void xa_tick(struct binlog_source *bl) {
 static int commit_build(struct binlog_source *bl, const bl_commit *cm) {
     struct pipeline *p = bl->env->p;
     if (bl->group_n) {
-        bl->groups++;
-        bl->grouped_txns += bl->group_n + 1;
+        bl->env->counts.groups++;
+        bl->env->counts.grouped_txns += bl->group_n + 1;
     }
     bl->group_n = 0;
     bl->group_rows_from = bl->env->counts.rows; /* the next group counts its rows from here */
@@ -704,7 +704,8 @@ static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_
     return 0;
 }
 
-int binlog_source_run(struct binlog_source *bl, bl_reader_opts *ro) {
+static int binlog_source_run(struct binlog_source *bl) {
+    bl_reader_opts *ro = &bl->ro;
     bl_sink sink = {.ctx = bl, .want_table = want_table, .row = on_row, .commit = on_commit,
                     .ddl = on_ddl, .heartbeat = on_heartbeat};
     bl_reader r;
@@ -744,30 +745,35 @@ void binlog_source_init(struct binlog_source *bl, struct source_env *env) {
     bl->gtid_wait = -1;
 }
 
-void binlog_source_free(struct binlog_source *bl) {
+static bool last_end(void *state, bl_pos *end) {
+    struct binlog_source *bl = state;
+    if (bl && bl->have_last) *end = bl->last_commit.end;
+    return bl && bl->have_last;
+}
+
+static void binlog_close(void *state) {
+    struct binlog_source *bl = state;
+    if (!bl) return;
     xa_set_free(&bl->xa);
     ttl_reset(&bl->ttl);
     sbuf_free(&bl->group_gtids);
     sbuf_free(&bl->start_gtids);
+    free(bl);
 }
 
-void binlog_source_start_at(struct binlog_source *bl, const char *file, unsigned long long pos) {
-    snprintf(bl->boundary.file, sizeof bl->boundary.file, "%s", file);
-    bl->boundary.pos = pos;
+static int binlog_check(MYSQL *src, char *err, size_t errlen) {
+    return db_check_row_binlog(src, err, errlen);
 }
 
-const char *binlog_source_start_gtids(struct binlog_source *bl, const char *set) {
-    text_set(&bl->start_gtids, set);
-    return bl->start_gtids.data;
-}
+static int binlog_run(void *state) { return binlog_source_run(state); }
 
-bool binlog_source_last_end(const struct binlog_source *bl, bl_pos *end) {
-    if (bl->have_last) *end = bl->last_commit.end;
-    return bl->have_last;
-}
-
-void binlog_source_groups(const struct binlog_source *bl, unsigned long long *groups,
-                          unsigned long long *txns) {
-    *groups = bl->groups;
-    *txns = bl->grouped_txns;
-}
+const struct source_kind binlog_source_kind = {
+    .name = "binlog",
+    .ordered_versions = true, /* the binlog gives one document's changes in version order */
+    .check = binlog_check,
+    .open = binlog_source_open,
+    .run = binlog_run,
+    .last_end = last_end,
+    .saved = NULL,
+    .close = binlog_close,
+};

@@ -1,8 +1,9 @@
 /* binlog_source: the binlog as the producer of change sets of `searchsync
- * run` (the design is at the top of sync/sources/binlog_source.c). Its
- * state is its own: struct binlog_source, embedded in the node's struct
- * daemon, written on the reader thread only; the node reads it through the
- * accessors below, /metrics through the reader stats it publishes. */
+ * run` (the design is at the top of sync/sources/binlog_source.c; where it
+ * starts: binlog_start.c). Its state is its own: struct binlog_source,
+ * allocated by its open and written on the reader thread only; the node
+ * holds it as the source's opaque state and calls it through
+ * binlog_source_kind; /metrics reads the reader stats it publishes. */
 #ifndef SS_BINLOG_SOURCE_H
 #define SS_BINLOG_SOURCE_H
 #include <stdbool.h>
@@ -16,6 +17,8 @@
 
 struct binlog_source {
     struct source_env *env;
+    bl_reader_opts ro;         /* where and how the reader starts (binlog_start.c) */
+    char file[BL_FILE_MAX];    /* ... ro.file's */
     bl_reader *reader;         /* while binlog_source_run runs */
     bl_commit last_commit;     /* the newest transaction handed to delivery */
     bool have_last;
@@ -30,7 +33,6 @@ struct binlog_source {
     unsigned long long group_rows_from; /* counts.rows when the last build began */
     bool in_txn;               /* rows read whose commit is still to come (a transaction
                                   begun and never committed does not keep a group open) */
-    unsigned long long groups, grouped_txns; /* builds of several, and their transactions */
     int snap; /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
     bool in_snap;              /* a read snapshot is open on p->src */
     int gtid_wait; /* without snapshot positions, MySQL's WAIT_FOR_EXECUTED_GTID_SET:
@@ -49,22 +51,13 @@ struct binlog_source {
     unsigned long long reconnects_before; /* of readers closed before this one (replays) */
 };
 
+/* [source] kind = binlog, what the daemon calls (sync/sources/source.h) */
+extern const struct source_kind binlog_source_kind;
+
+/* ---- between binlog_source.c and binlog_start.c ---- */
 void binlog_source_init(struct binlog_source *bl, struct source_env *env);
-void binlog_source_free(struct binlog_source *bl);
-/* Where reading starts (set before binlog_source_run): the transaction
- * boundary file:pos, and in gtid mode the GTID set the reader starts after
- * (kept here: ro->gtid points at it). */
-void binlog_source_start_at(struct binlog_source *bl, const char *file, unsigned long long pos);
-const char *binlog_source_start_gtids(struct binlog_source *bl, const char *set);
-/* Follow the binlog from ro until a stop or a failure; BL_STOP or BL_ERR
- * (env->err). */
-int binlog_source_run(struct binlog_source *bl, bl_reader_opts *ro);
-/* The end of the newest transaction handed to delivery; false before the
- * first (reader thread). */
-bool binlog_source_last_end(const struct binlog_source *bl, bl_pos *end);
-/* Transactions built together while behind: the builds of several, and
- * how many transactions they held (the stop message). */
-void binlog_source_groups(const struct binlog_source *bl, unsigned long long *groups,
-                          unsigned long long *txns);
+/* Where reading starts (binlog_start.c): bl->ro, bl->boundary,
+ * env->start_pos; the kind's open. */
+int binlog_source_open(struct source_env *env, bool from_current, void **state);
 
 #endif

@@ -144,7 +144,8 @@ static const char *token_make(struct kafka_source *ks) {
 /* delivery's checkpoint thread, once the token is saved in the metadata: the
  * same offsets committed to the consumer group (asynchronously; a commit
  * that fails is made good by the next one) */
-void kafka_source_saved(struct kafka_source *ks, const char *position) {
+static void kafka_source_saved(void *state, const char *position) {
+    struct kafka_source *ks = state;
     struct kafka_offsets o = {0};
     if (!ks || !ks->rk || kafka_token_parse(position, &o) < 0) {
         kafka_offsets_free(&o);
@@ -429,7 +430,7 @@ static int topic_format(struct kafka_source *ks, const char *topic) {
     return ks->format;
 }
 
-int kafka_source_open(struct source_env *env, bool from_current, struct kafka_source **out) {
+static int kafka_source_open(struct source_env *env, bool from_current, void **out) {
     const struct ss_config *cfg = env->cfg;
     if (from_current)
         return errf(env->err, env->errlen, "--from-current skips to the binlog's end; with "
@@ -504,7 +505,8 @@ int kafka_source_open(struct source_env *env, bool from_current, struct kafka_so
     return 0;
 }
 
-void kafka_source_close(struct kafka_source *ks) {
+static void kafka_source_close(void *state) {
+    struct kafka_source *ks = state;
     if (!ks) return;
     struct source_env *env = ks->env;
     pthread_mutex_lock(&env->rs->mu);
@@ -863,7 +865,8 @@ static int topic_missing(struct kafka_source *ks, const rd_kafka_message_t *msg)
     return 0;
 }
 
-int kafka_source_run(struct kafka_source *ks) {
+static int kafka_source_run(void *state) {
+    struct kafka_source *ks = state;
     struct source_env *env = ks->env;
     log_info("run", "syncing %zu index config(s) of source %s from Kafka ([kafka] group %s)",
              (*env->gen)->m.nindices, env->cfg->source.name, env->cfg->kafka.group);
@@ -932,3 +935,14 @@ int kafka_source_run(struct kafka_source *ks) {
     pthread_mutex_unlock(&env->rs->mu);
     return rc;
 }
+
+const struct source_kind kafka_source_kind = {
+    .name = "kafka",
+    .ordered_versions = false, /* a topic's partitions need not give them in order */
+    .check = NULL,
+    .open = kafka_source_open,
+    .run = kafka_source_run,
+    .last_end = NULL, /* a build's dual writes start at start_pos */
+    .saved = kafka_source_saved,
+    .close = kafka_source_close,
+};

@@ -12,8 +12,11 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "binlog/binlog.h"
 #include "config.h"
+#include "db.h"
 #include "deliver/store.h"
 #include "sync/mapping/mapping_gen.h"
 #include "sync/pipeline/changeset.h"
@@ -30,6 +33,8 @@
 struct source_counts {
     unsigned long long txns; /* transactions (change sets) handed to delivery */
     unsigned long long rows, ddls;
+    unsigned long long groups, grouped_txns; /* builds of several transactions read
+                                              * while behind, and their transactions */
 };
 
 struct source_env {
@@ -48,6 +53,7 @@ struct source_env {
                                       * a build's start position before the first
                                       * transaction (sync/node/daemon_builds.c) */
     struct source_counts counts;
+    bool usage;                      /* open failed on the configuration (exit 2) */
     /* ---- the node's callbacks (ud their first argument) ---- */
     void *ud;
     /* Between change sets (and when idle): the supervisor's commands
@@ -72,6 +78,41 @@ struct source_env {
     unsigned long (*verdict_ask)(void *ud, const char *note);
     /* ... until the supervisor has given it. */
     bool (*verdict_given)(void *ud, unsigned long asked);
+    /* Where reading starts, saved as the checkpoint now (before the first
+     * transaction: fenced like every save). 0, 1 another node reads the
+     * source now (*other its token), -1 (err). */
+    int (*save_start)(void *ud, const char *token, uint64_t *other, char *err, size_t errlen);
+    /* `run --from-current`: every index config of the generation in force
+     * is rebuilt (a reindex queued), which covers what is skipped. 0, or -1
+     * (err). */
+    int (*rebuild_all)(void *ud);
+};
+
+/* ---------- a kind of source: what the daemon calls ----------
+ * The daemon picks one by [source] kind (sync/node/daemon.c, cmd_run) and
+ * calls it with its struct source_env; state is the source's own. */
+struct source_kind {
+    const char *name;
+    bool ordered_versions; /* one document's changes come in version order (delivery
+                            * checks it: I5); Kafka partitions do not */
+    /* The source server suits it (the binlog: on, in ROW format); NULL: no
+     * check. 0, 1 it does not (err says what to set: exit 2), -1 (err). */
+    int (*check)(MYSQL *src, char *err, size_t errlen);
+    /* Where reading starts (the checkpoint, [source] start, --from-current:
+     * env->start_pos), ready to run. *state set even on a failure (close
+     * it). 0, or -1 (env->err; env->usage: exit 2). */
+    int (*open)(struct source_env *env, bool from_current, void **state);
+    /* Read, route, build and deliver until *env->stop or a failure; BL_STOP
+     * or BL_ERR (env->err). */
+    int (*run)(void *state);
+    /* The end of the newest transaction handed to delivery, where a build's
+     * dual writes start (reader thread); NULL or false: env->start_pos. */
+    bool (*last_end)(void *state, bl_pos *end);
+    /* Delivery's checkpoint thread: position was saved in the metadata
+     * (Kafka commits the same offsets). NULL: nothing to do; NULL-safe. */
+    void (*saved)(void *state, const char *position);
+    /* After delivery is freed (no checkpoint may come any more); NULL-safe. */
+    void (*close)(void *state);
 };
 
 #endif
