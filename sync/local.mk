@@ -82,7 +82,9 @@ libsearchsync_a_SOURCES += sync/pipeline/changeset.c sync/pipeline/changeset.h \
 	sync/pipeline/row_image.c sync/pipeline/change_snapshots.c sync/pipeline/child_copies.c \
 	sync/pipeline/area_update.c sync/pipeline/xa_prepared.c sync/pipeline/xa_prepared.h
 # `searchsync run`: the binlog producer, the supervisor, start-up and shutdown
-searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/sources/binlog_source.c \
+searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_source.c \
+	sync/sources/source.h sync/sources/binlog_source.c sync/sources/binlog_source.h \
+	sync/sources/binlog_start.c \
 	sync/sources/kafka_source.c sync/sources/kafka_source.h sync/sources/kafka_unassigned.c \
 	sync/sources/kafka_unassigned.h sync/sources/kafka_close.c sync/sources/kafka_close.h \
 	sync/node/supervisor.c sync/node/reload.c sync/node/index_stop.c sync/node/index_stop.h \

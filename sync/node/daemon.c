@@ -15,11 +15,13 @@
  *   ──► offsets table (checkpoint) ──► on restart the reader resumes there.
  *
  * Threads:
- *   main / reader   this file starts everything, then runs the binlog
- *                   producer (binlog_source.c) until a stop or a failure;
- *                   between transactions it applies the supervisor's
- *                   commands (a mapping generation to adopt, the builds to
- *                   look at: daemon_builds.c)
+ *   main / reader   this file starts everything, then runs the source (the
+ *                   binlog: sync/sources/binlog_source.c, or Kafka; picked
+ *                   in cmd_run, given a struct source_env) until a stop or
+ *                   a failure; between transactions the source has the node
+ *                   apply the supervisor's commands (a mapping generation
+ *                   to adopt, the builds to look at: daemon_source.c,
+ *                   daemon_builds.c)
  *   supervisor      supervisor.c: mapping edits → validated generations,
  *                   the build poll timer
  *   signals         src/signals.c: SIGTERM/SIGINT set daemon_stop_requested;
@@ -48,9 +50,9 @@
 #include "commands.h"
 #include "sync/node/daemon.h"
 #include "sync/pipeline/gtid_version.h"
+#include "sync/sources/binlog_source.h"
 #include "sync/sources/kafka_source.h"
 #include "log.h"
-#include "sync/reindex/reindex.h"
 #include "search/wait.h"
 #include "service_notify.h"
 #include "signals.h"
@@ -103,7 +105,8 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
         return 0; /* nothing to retry: the checkpoint is the other reader's */
     }
     dm->ckpt_failed = 0;
-    kafka_source_saved(dm->kafka, position); /* the same offsets committed to Kafka */
+    if (dm->source->saved) /* Kafka: the same offsets committed there */
+        dm->source->saved(dm->source_state, position);
     return 0;
 }
 
@@ -132,202 +135,6 @@ static void on_missing(void *ud, const char *index, const char *doc_id, const ch
     struct daemon *dm = ud;
     if (routing) return; /* element scripts go to root documents only */
     pipeline_note_missing(&dm->p, index, doc_id);
-}
-
-/* ---------- where to start ---------- */
-
-/* [source] versions = gtid: the reader starts after GTID set `set` (the
- * decoder's set, the live versions' ordinals, goes on from it) and the
- * checkpoint carries it from now on. */
-static void start_after_gtids(struct daemon *dm, bl_reader_opts *ro, const char *set) {
-    sbuf_reset(&dm->start_gtids);
-    sbuf_adds(&dm->start_gtids, set);
-    sbuf_reset(&dm->p.gtids);
-    sbuf_adds(&dm->p.gtids, set);
-    ro->start = BL_START_GTID, ro->gtid = dm->start_gtids.data;
-}
-
-/* The resume token of the binlog's end file:pos (just read), with the GTID
- * set there in gtid mode (the reader starts after it; on MySQL file:pos may
- * move to a later end, gtid_server_start). 0 or -1 (dm->err). */
-static int start_token(struct daemon *dm, bl_reader_opts *ro, char *file, size_t filelen,
-                       unsigned long long *pos, sbuf *token) {
-    sbuf set = SBUF_INIT;
-    int rc = 0;
-    if (config_gtid_versions(dm->cfg)) {
-        rc = gtid_server_start(dm->p.src, file, filelen, pos, &set, dm->err, sizeof dm->err);
-        if (rc == 0) start_after_gtids(dm, ro, set.data);
-    }
-    sbuf_printf(token, "%s:%llu", file, *pos);
-    if (rc == 0 && config_gtid_versions(dm->cfg))
-        sbuf_printf(token, "%s%s", GTID_TOKEN_MARK, set.data);
-    sbuf_free(&set);
-    return rc;
-}
-
-/* Start reading at file:at (the binlog's end now), saved as the checkpoint
- * at once, fenced by this reader's token: 0; 1 when another reader's token
- * is larger (*other); -1 (dm->err). */
-static int start_at_saved(struct daemon *dm, bl_reader_opts *ro, char *file, size_t filelen,
-                          unsigned long long at, uint64_t *other) {
-    ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
-    sbuf token = SBUF_INIT;
-    int rc = start_token(dm, ro, file, filelen, &at, &token);
-    ro->pos = at;
-    snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
-    snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
-    dm->boundary.pos = at;
-    if (rc == 0)
-        rc = offsets_save_fenced(dm->ckpt, dm->cfg->source.name, token.data, 0, dm->lead.fence,
-                                 other, dm->err, sizeof dm->err);
-    sbuf_free(&token);
-    return rc;
-}
-
-/* run --from-current: start at the binlog's end, whatever the checkpoint
- * says (a purged binlog), and rebuild every index so the versions built now
- * hold what was skipped: each page is read after that position, so nothing
- * committed before it is missing, and dual writes cover what comes after. */
-static int start_from_current(struct daemon *dm, bl_reader_opts *ro, char *file, size_t filelen,
-                              const char *was) {
-    const struct ss_config *cfg = dm->cfg;
-    struct pipeline *p = &dm->p;
-    unsigned long long at = 0;
-    int have = db_binlog_status(p->src, file, filelen, &at, dm->err, sizeof dm->err);
-    if (have <= 0) {
-        if (have == 0)
-            snprintf(dm->err, sizeof dm->err, "--from-current: the source reports no binlog "
-                     "position (is log_bin on?)");
-        return -1;
-    }
-    uint64_t other = 0;
-    int rc = start_at_saved(dm, ro, file, filelen, at, &other);
-    if (rc != 0) {
-        if (rc == 1)
-            snprintf(dm->err, sizeof dm->err, "--from-current: source %s is read by another "
-                     "node now (token %llu)", cfg->source.name, (unsigned long long)other);
-        return -1;
-    }
-    log_warn("run", "--from-current: the binlog from %s to %s is skipped; every index is rebuilt "
-             "from MySQL now, which covers what was skipped", was ? was : "(no checkpoint)",
-             dm->start_pos);
-    const struct mapping *m = &dm->gen->m;
-    for (size_t i = 0; i < m->nindices; i++) {
-        unsigned v = 0;
-        char err[1024];
-        struct reindex_request req = {m->indices[i].alias, 0, false, "run --from-current"};
-        int r = reindex_request(cfg, dm->client, p->k, p->meta, p->src, &req, &v, err, sizeof err);
-        if (r == REINDEX_OK)
-            log_info("run", "--from-current: %s version %u queued", m->indices[i].alias, v);
-        else if (r == REINDEX_REFUSED) /* one is being built already: its pages are read later */
-            log_info("run", "--from-current: %s: %s", m->indices[i].alias, err);
-        else
-            return errf(dm->err, sizeof dm->err, "--from-current: the reindex of %s could not "
-                        "be queued: %s; nothing was skipped yet only if you run this again",
-                        m->indices[i].alias, err);
-    }
-    return 0;
-}
-
-/* The checkpoint, else [source] start ("now" becomes a position, saved at
- * once: a restart before the first transaction must not skip what happened
- * meanwhile). 0 or -1 (dm->err). */
-static int start_position(struct daemon *dm, bl_reader_opts *ro, char *file, size_t filelen,
-                          bool from_current) {
-    const struct ss_config *cfg = dm->cfg;
-    char pos[4200];
-    int found = offsets_load(dm->p.meta, cfg->source.name, pos, sizeof pos, dm->err,
-                             sizeof dm->err);
-    if (found < 0) return -1;
-    if (from_current) return start_from_current(dm, ro, file, filelen, found == 0 ? pos : NULL);
-    unsigned long long at = 0;
-    if (found == 0) {
-        /* file:pos, or in gtid mode file:pos;gtid=SET; a checkpoint of the
-         * other mode is refused: the two kinds of versions do not compare */
-        char *mark = strstr(pos, GTID_TOKEN_MARK);
-        bool gtid = config_gtid_versions(cfg);
-        if (!gtid != !mark) {
-            dm->usage = true;
-            return errf(dm->err, sizeof dm->err,
-                        "the checkpoint of source %s (\"%.200s\") was saved with [source] "
-                        "versions = %s, and the configuration now says %s: the two kinds of "
-                        "versions do not compare, and the documents written since would lose "
-                        "to the old ones. Stop, run `searchsync epoch bump --config FILE "
-                        "--reset-checkpoint` once (new versions outrank the old; the reader "
-                        "starts at [source] start), then a reindex brings the indices up to date",
-                        cfg->source.name, pos, mark ? "gtid" : "position",
-                        gtid ? "gtid" : "position (or auto)");
-        }
-        if (mark) {
-            *mark = '\0';
-            const char *set = mark + strlen(GTID_TOKEN_MARK);
-            int ok = gtid_resume_check(dm->p.src, cfg->source.name, set, dm->err,
-                                       sizeof dm->err);
-            if (ok != 0) {
-                dm->usage = ok == 1;
-                return -1;
-            }
-            start_after_gtids(dm, ro, set);
-            log_info("run", "resuming source %s after GTID set %s (saved at %s)",
-                     cfg->source.name, set, pos);
-        }
-        char *colon = strrchr(pos, ':');
-        if (!colon || (size_t)(colon - pos) >= filelen)
-            return errf(dm->err, sizeof dm->err,
-                        "the saved checkpoint of source %s (\"%.100s\") is not a binlog position",
-                        cfg->source.name, pos);
-        memcpy(file, pos, (size_t)(colon - pos));
-        file[colon - pos] = '\0';
-        at = strtoull(colon + 1, NULL, 10);
-        if (!mark) ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
-        snprintf(dm->boundary.file, sizeof dm->boundary.file, "%s", file);
-        dm->boundary.pos = at;
-        if (!mark) log_info("run", "resuming source %s at %s:%llu", cfg->source.name, file, at);
-        snprintf(dm->start_pos, sizeof dm->start_pos, "%s:%llu", file, at);
-        return 0;
-    }
-    if (strcmp(cfg->source.start, "beginning") == 0) {
-        ro->start = BL_START_BEGINNING;
-        snprintf(dm->start_pos, sizeof dm->start_pos, "%s", cfg->source.start);
-        log_info("run", "source %s has no checkpoint: starting at the oldest binlog",
-                 cfg->source.name);
-        return 0;
-    }
-    ro->start = BL_START_NOW;
-    /* not known (binlog off, no privilege): the reader says why when it starts */
-    if (db_binlog_status(dm->p.src, file, filelen, &at, dm->err, sizeof dm->err) > 0) {
-        uint64_t other = 0;
-        int rc = start_at_saved(dm, ro, file, filelen, at, &other);
-        if (rc < 0) return -1;
-        if (rc == 1)
-            return errf(dm->err, sizeof dm->err, "source %s was taken over by another reader "
-                        "(token %llu) while this one started", cfg->source.name,
-                        (unsigned long long)other);
-    } else {
-        dm->err[0] = '\0';
-        snprintf(dm->start_pos, sizeof dm->start_pos, "now");
-    }
-    log_info("run", "source %s has no checkpoint: starting now, at %s", cfg->source.name,
-             dm->start_pos);
-    return 0;
-}
-
-static void reader_opts(const struct ss_config *cfg, bl_reader_opts *ro) {
-    memset(ro, 0, sizeof *ro);
-    ro->host = cfg->source.host, ro->port = cfg->source.port, ro->socket = cfg->source.socket;
-    ro->user = cfg->source.user, ro->password = cfg->source.password;
-    ro->tls = db_tls_source(cfg); /* [source] ssl_mode, ssl_ca, ... (src/db_tls.c) */
-    ro->server_id = (uint32_t)cfg->source.server_id;
-    /* idle, the heartbeats are when the supervisor's commands (mapping
-     * generations, queued reindexes) are applied */
-    ro->heartbeat_ms = cfg->source.heartbeat_ms < cfg->metadata.reload_interval_ms
-                           ? cfg->source.heartbeat_ms
-                           : cfg->metadata.reload_interval_ms;
-    if (ro->heartbeat_ms > cfg->reindex.poll_interval_ms)
-        ro->heartbeat_ms = cfg->reindex.poll_interval_ms;
-    ro->connect_timeout_ms = cfg->source.connect_timeout_ms;
-    ro->read_timeout_ms = cfg->source.read_timeout_ms;
-    ro->max_reconnects = -1;
 }
 
 /* The mapping of the source, loaded and validated (sync/node/supervisor.c); -1
@@ -458,7 +265,7 @@ static int run_connect(struct daemon *dm, const char *config, int *exit_code) {
     p->src = db_connect(&p->srcp, dm->err, sizeof dm->err);
     if (!p->src) return -1;
     /* before a build is queued or a checkpoint saved */
-    int rowfmt = config_kafka_source(cfg) ? 0 : db_check_row_binlog(p->src, dm->err, sizeof dm->err);
+    int rowfmt = dm->source->check ? dm->source->check(p->src, dm->err, sizeof dm->err) : 0;
     if (rowfmt == 0 && config_gtid_versions(cfg)) /* [source] versions = gtid: GTIDs on */
         rowfmt = gtid_server_check(p->src, dm->err, sizeof dm->err);
     if (rowfmt != 0) {
@@ -522,7 +329,7 @@ static int run_delivery(struct daemon *dm, int *exit_code) {
     deliver_hub_install(dm->hub);
     /* the binlog gives one document's changes in version order (I5); a
      * Kafka topic's partitions need not */
-    dopts.ordered_versions = !config_kafka_source(cfg);
+    dopts.ordered_versions = dm->source->ordered_versions;
     p->d = deliver_stream_open(dm->hub, &dopts, "live", DELIVER_LIVE, dm->err, sizeof dm->err);
     node_started(&dm->nd, &SUB_DELIVERY, dm);
     if (!p->d) return -1;
@@ -589,13 +396,11 @@ static int run_lead(struct daemon *dm, const char *config, bool no_wait, int *ex
 }
 
 /* where reading starts, the builds, the supervisor and the schedules */
-static int run_subsystems(struct daemon *dm, bl_reader_opts *ro, char *file, size_t flen,
-                          bool from_current, int *exit_code) {
+static int run_subsystems(struct daemon *dm, bool from_current, int *exit_code) {
     const struct ss_config *cfg = dm->cfg;
-    reader_opts(cfg, ro);
-    if (config_kafka_source(cfg) ? kafka_source_open(dm, from_current) < 0
-                                 : start_position(dm, ro, file, flen, from_current) < 0) {
-        if (dm->usage) *exit_code = EXIT_USAGE; /* a checkpoint this server cannot resume */
+    daemon_source_env(dm); /* what the source is given (sync/sources/source.h) */
+    if (dm->source->open(&dm->env, from_current, &dm->source_state) < 0) {
+        if (dm->env.usage) *exit_code = EXIT_USAGE; /* a checkpoint this server cannot resume */
         return -1;
     }
     /* reindexes (a first sync, or one resumed after a restart) */
@@ -655,8 +460,8 @@ static int run_stop(struct daemon *dm, int rc) {
              "stopped after %llu transactions (%llu of them built together in %llu groups, "
              "read while behind), %llu documents, %llu element scripts, %llu deletes, %llu "
              "change snapshots, %llu mapping reloads; drain %s",
-             dm->txns, dm->grouped_txns, dm->groups, p->docs, p->scripts, p->deletes,
-             p->snapshots, dm->reloads,
+             dm->env.counts.txns, dm->env.counts.grouped_txns, dm->env.counts.groups, p->docs,
+             p->scripts, p->deletes, p->snapshots, dm->reloads,
              drc == DELIVER_OK ? "complete"
              : ousted          ? "skipped (another node reads the source)"
                                : "incomplete");
@@ -680,12 +485,11 @@ static void run_free(struct daemon *dm) {
     service_watchdog_stop();
     node_free(&dm->nd);
     free(p->builds);
-    kafka_source_close(dm); /* after delivery: its last checkpoint commits to Kafka */
+    dm->source->close(dm->source_state); /* after delivery: Kafka's last checkpoint commits */
+    dm->source_state = NULL;
     dl_store_free(dm->dls);
     search_conn_free(p->k);
     changeset_free(&dm->cs);
-    xa_set_free(&dm->xa);
-    ttl_reset(&dm->ttl);
     pipeline_free(p);
     supervisor_free(&dm->sv);
     leadership_free(&dm->lead);
@@ -703,8 +507,6 @@ static void run_free(struct daemon *dm) {
     db_close(p->meta);
     db_close(dm->ckpt);
     reader_stats_destroy(&dm->rs);
-    sbuf_free(&dm->group_gtids);
-    sbuf_free(&dm->start_gtids);
     free(dm);
 }
 
@@ -728,8 +530,8 @@ int cmd_run(int argc, char **argv) {
     struct daemon *dm = xcalloc(1, sizeof *dm);
     reader_stats_init(&dm->rs);
     dm->cfg = cfg;
-    dm->snap = -1;
-    dm->gtid_wait = -1;
+    /* the source read (sync/sources/source.h): the one place it is picked */
+    dm->source = config_kafka_source(cfg) ? &kafka_source_kind : &binlog_source_kind;
     pthread_mutex_init(&dm->cmds.mu, NULL);
     pipeline_init(&dm->p, cfg);
     supervisor_init(&dm->sv, cfg, &dm->cmds, NULL);
@@ -740,15 +542,11 @@ int cmd_run(int argc, char **argv) {
         free(dm);
         return command_end(&c, EXIT_RUNTIME);
     }
-    bl_reader_opts ro;
-    char file[BL_FILE_MAX];
     if (run_connect(dm, c.config, &exit_code) == 0 && run_delivery(dm, &exit_code) == 0 &&
         run_lead(dm, c.config, no_wait, &exit_code) == 0 &&
-        run_subsystems(dm, &ro, file, sizeof file, from_current, &exit_code) == 0) {
+        run_subsystems(dm, from_current, &exit_code) == 0) {
         service_notify("STATUS=reading the binlog of source %s", cfg->source.name);
-        int rc = daemon_stop_requested ? BL_STOP
-                 : dm->kafka           ? kafka_source_run(dm)
-                                       : binlog_source_run(dm, &ro);
+        int rc = daemon_stop_requested ? BL_STOP : dm->source->run(dm->source_state);
         exit_code = run_stop(dm, rc);
     }
     if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);

@@ -1,10 +1,13 @@
 /* daemon: `searchsync run`, split by thread (the design is at the top of
  * sync/node/daemon.c):
  *
- *   reader thread   sync/sources/binlog_source.c: the binlog producer; it owns the
- *                   pipeline (sync/pipeline/pipeline.c) and, between transactions,
- *                   applies what the supervisor asks (adopt a mapping
- *                   generation, follow the build table: sync/node/daemon_builds.c)
+ *   reader thread   the source: sync/sources/binlog_source.c (the binlog) or
+ *                   kafka_source.c, given a struct source_env
+ *                   (sync/sources/source.h, built by sync/node/daemon_source.c);
+ *                   it drives the pipeline (sync/pipeline/pipeline.c) and,
+ *                   between transactions, has the node apply what the
+ *                   supervisor asks (adopt a mapping generation, follow the
+ *                   build table: sync/node/daemon_builds.c)
  *   supervisor      sync/node/supervisor.c, its own thread: mapping generations
  *                   (loaded, validated, published), the build table (read
  *                   every poll interval), the commands to the reader; the
@@ -23,7 +26,6 @@
 #include <stdint.h>
 
 #include "binlog/binlog.h"
-#include "binlog/reader.h"
 #include "sync/pipeline/changeset.h"
 #include "sync/check/check_schedule.h"
 #include "sync/delayed/delayed_schedule.h"
@@ -40,8 +42,7 @@
 #include "rebalance/jobs/cluster_jobs.h"
 #include "sync/pipeline/pipeline.h"
 #include "sync/sources/reader_stats.h"
-#include "sync/pipeline/ttl.h"
-#include "sync/pipeline/xa_prepared.h"
+#include "sync/sources/source.h"
 #include "sbuf.h"
 #include "search/search.h"
 
@@ -138,7 +139,8 @@ struct daemon {
     /* reader thread */
     struct pipeline p;
     struct changeset cs;
-    struct mapping_gen *gen;   /* the generation in force */
+    struct mapping_gen *gen;   /* the generation in force (adopted between transactions:
+                                * daemon_between_txns, sync/node/daemon_source.c) */
     MYSQL *ckpt;               /* delivery's checkpoint thread */
     unsigned ckpt_failed;
     db_params ckptp;
@@ -146,48 +148,19 @@ struct daemon {
     struct search_client *client;
     struct node nd;            /* the node: subsystems, drain order, admin requests */
     struct deliver_hub *hub;   /* the process's one delivery: every producer's stream */
-    bl_commit last_commit;     /* the newest transaction handed to delivery */
-    struct xa_set xa;          /* two-phase XA transactions prepared, not yet ended */
-    /* transactions read whose documents wait to be built with the next
-     * ones' (sync/sources/binlog_source.c, "several transactions in one build") */
-    unsigned group_n;
-    bl_commit group_last;      /* the newest of them */
-    sbuf group_gtids;          /* [source] versions = gtid: its executed GTID set */
-    sbuf start_gtids;          /* ... the set the reader started after (ro->gtid) */
-    bool usage;                /* the start failed on the configuration (exit 2) */
-    long long group_start_ms;
-    unsigned long long group_rows_from; /* rows_read when the last build began */
-    bool in_txn;               /* rows read whose commit is still to come (a transaction
-                                  begun and never committed does not keep a group open) */
-    unsigned long long groups, grouped_txns; /* builds of several, and their transactions */
-    bool have_last;
-    int snap; /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
-    bool in_snap;              /* a read snapshot is open on p.src */
-    int gtid_wait; /* without snapshot positions, MySQL's WAIT_FOR_EXECUTED_GTID_SET:
-                    * -1 not tried yet, 0 unusable, 1 used */
-    bool xa_recover_denied; /* XA RECOVER refused (MySQL 8 without XA_RECOVER_ADMIN):
-                             * an XA COMMIT's reads do not wait for its engine commit */
-    char start_pos[600];       /* where the reader started ("" = unknown) */
-    bl_reader *reader;         /* while binlog_source_run runs */
-    struct kafka_source *kafka; /* [source] kind = kafka: the consumer (sync/sources/kafka_source.c) */
-    bl_pos at;                 /* the reader's position: the last commit, or a heartbeat's */
-    bl_pos boundary;           /* the last transaction boundary (a commit, or the start) */
-    struct ttl ttl;            /* expired documents (sync/pipeline/ttl.c) */
-    bool ttl_warned;
+    /* the source read ([source] kind: sync/sources/binlog_source.c or
+     * kafka_source.c), what it is given (daemon_source_env), and its state,
+     * its own (opaque here) */
+    const struct source_kind *source;
+    struct source_env env;
+    void *source_state;
     struct leadership lead;    /* whether this node reads the source (and its token) */
     struct cluster_jobs cluster; /* [cluster]: the jobs rebalances give this node */
     atomic_bool fenced;        /* a checkpoint save found a newer reader's token */
     atomic_bool released;      /* the source's reader lock is given back: no more saves */
-    bool replay;               /* the failed transaction lost a connection: read it again */
-    unsigned long replay_after_gen; /* ... once a generation newer than this one is adopted
-                               * (the source refused a mapped column or table: 0 none), */
-    unsigned long replay_verdict; /* ... or the supervisor answered this check (cmds) */
     unsigned long build_wait_gen; /* a build waited for a generation that routes its index
                                * config (builds_apply): asked once for this one */
-    unsigned replays;          /* ... how many times in a row, since a commit went through */
-    unsigned long long txns, reloads;
-    unsigned long long rows_read, ddls_read; /* published to rs at each boundary */
-    unsigned long long reconnects_before; /* of readers closed before this one (replays) */
+    unsigned long long reloads; /* mapping generations adopted */
     struct reader_stats rs;    /* for /metrics (web/metrics.c) */
     /* shared */
     struct commands cmds;
@@ -197,12 +170,12 @@ struct daemon {
 
 extern volatile sig_atomic_t daemon_stop_requested;
 
-/* ---------- sync/sources/binlog_source.c: the reader thread ---------- */
-/* Follow the binlog from ro until a stop or a failure; BL_STOP or BL_ERR
- * (dm->err). */
-int binlog_source_run(struct daemon *dm, bl_reader_opts *ro);
-/* Between transactions: apply the supervisor's commands. */
-void daemon_between_txns(struct daemon *dm);
+/* ---------- sync/node/daemon_source.c: the node's side of a source ---------- */
+/* dm->env filled: what the source reads is given (sync/sources/source.h). */
+void daemon_source_env(struct daemon *dm);
+/* Between transactions: apply the supervisor's commands; true when a new
+ * mapping generation was adopted (env->between). */
+bool daemon_between_txns(struct daemon *dm);
 
 /* ---------- sync/node/supervisor.c ---------- */
 void supervisor_init(struct supervisor *sv, const struct ss_config *cfg, struct commands *cmds,

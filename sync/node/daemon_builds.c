@@ -276,12 +276,13 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
              * every page from it (a restarted runner too) */
             *b = (struct build){.alias = xstrdup(ix->alias), .phys = ph.data, .version = bv,
                                 .gen = mapping_gen_ref(dm->gen)};
-            char pos[sizeof dm->start_pos + BL_FILE_MAX + 64];
-            if (dm->have_last)
-                snprintf(pos, sizeof pos, "%s:%llu", dm->last_commit.end.file,
-                         (unsigned long long)dm->last_commit.end.pos);
+            char pos[sizeof dm->env.start_pos + BL_FILE_MAX + 64];
+            bl_pos last;
+            if (dm->source->last_end && dm->source->last_end(dm->source_state, &last))
+                snprintf(pos, sizeof pos, "%s:%llu", last.file, (unsigned long long)last.pos);
             else
-                snprintf(pos, sizeof pos, "%s", dm->start_pos[0] ? dm->start_pos : "start");
+                snprintf(pos, sizeof pos, "%s",
+                         dm->env.start_pos[0] ? dm->env.start_pos : "start");
             const char *tabs[] = {"index_versions", "reindex_runs"};
             for (int k = 0; k < 2; k++) {
                 sbuf_reset(&q);

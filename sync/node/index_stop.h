@@ -4,12 +4,14 @@
 #define SS_SYNC_INDEX_STOP_H
 #include <stddef.h>
 
+#include "sync/sources/source.h"
+
 struct supervisor;
 
 /* the reader's note when a query of the mapping is refused (a column or
  * table gone) before it read the DDL that did it (binlog_source.c): a stop
  * for that reason is said again, naming the statement, once it is read */
-#define INDEX_STOP_REFUSED "the source refused a query of the mapping"
+#define INDEX_STOP_REFUSED SOURCE_QUERY_REFUSED
 
 /* Validate every index config not stopped yet against the source's schema
  * now; stop each one that does not fit (stopped_reason, the log, the

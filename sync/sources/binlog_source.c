@@ -5,7 +5,7 @@
  *   (into this transaction's change set) ... COMMIT ──on_commit──► read
  *   snapshot at or past the commit ──► pipeline_build ──► pipeline_end
  *   (delivery transaction ended at the commit's position) ──► between
- *   transactions: the supervisor's commands (daemon_between_txns)
+ *   transactions: the supervisor's commands (between: source_env's)
  *
  * Invariants upheld here:
  *   I1 no loss: the reader stops only at a transaction boundary; a
@@ -31,8 +31,7 @@
 #include <time.h>
 
 #include "binlog/reader.h"
-#include "sync/node/daemon.h"
-#include "sync/node/index_stop.h"
+#include "sync/sources/binlog_source.h"
 #include "sync/pipeline/ddl_truncate.h"
 #include "log.h"
 
@@ -41,29 +40,29 @@
  * transaction of nothing else ends quietly (deliver_txn_end_quiet): saving
  * the position after it would write the next such transaction, every
  * interval, forever. */
-static bool is_checkpoint_save(const struct daemon *dm, const char *db, const char *table) {
+static bool is_checkpoint_save(const struct binlog_source *bl, const char *db, const char *table) {
     /* node_states: a daemon's role and health (node_state.c), bookkeeping too */
     return (!strcmp(table, "offsets") || !strcmp(table, "node_states")) &&
-           !strcmp(db, dm->cfg->metadata.database);
+           !strcmp(db, bl->env->cfg->metadata.database);
 }
 
 static bool want_table(void *ctx, const char *db, const char *table) {
-    struct daemon *dm = ctx;
-    return router_wants(dm->p.router, db, table) || is_checkpoint_save(dm, db, table);
+    struct binlog_source *bl = ctx;
+    return router_wants(bl->env->p->router, db, table) || is_checkpoint_save(bl, db, table);
 }
 
 static int on_row(void *ctx, const bl_row *row) {
-    struct daemon *dm = ctx;
-    struct changeset *cs = &dm->cs;
-    dm->in_txn = true; /* rows read whose commit is still to come */
-    if (is_checkpoint_save(dm, row->table->db, row->table->name) &&
-        !router_wants(dm->p.router, row->table->db, row->table->name)) {
+    struct binlog_source *bl = ctx;
+    struct changeset *cs = bl->env->cs;
+    bl->in_txn = true; /* rows read whose commit is still to come */
+    if (is_checkpoint_save(bl, row->table->db, row->table->name) &&
+        !router_wants(bl->env->p->router, row->table->db, row->table->name)) {
         cs->saves = true;
         return 0;
     }
     cs->other_rows = true;
-    dm->rows_read++;
-    return pipeline_route_row(&dm->p, cs, row);
+    bl->env->counts.rows++;
+    return pipeline_route_row(bl->env->p, cs, row);
 }
 
 /* A DDL statement read from the binlog: when it is in a database the mapping
@@ -72,7 +71,7 @@ static int on_row(void *ctx, const bl_row *row) {
  * longer hold is reported now, not at the next start). Rows after the DDL
  * decode with the new shape (full row metadata). */
 struct emptied_ctx {
-    struct daemon *dm;
+    struct binlog_source *bl;
     const bl_commit *c;
     bool dropped;
     size_t noted; /* index configs queued for a rebuild */
@@ -81,23 +80,12 @@ struct emptied_ctx {
 /* no rows were logged: each index config reading db.table is rebuilt */
 static void note_emptied(void *ctx, const char *db, const char *table) {
     struct emptied_ctx *ec = ctx;
-    struct daemon *dm = ec->dm;
-    pthread_mutex_lock(&dm->cmds.mu);
-    for (size_t i = 0; i < dm->gen->m.nindices; i++) {
-        if (!ddl_index_reads(&dm->gen->m.indices[i], db, table)) continue;
-        sbuf r = SBUF_INIT;
-        sbuf_printf(&r, "%s TABLE %s.%s read from the binlog at %s:%llu",
-                    ec->dropped ? "DROP" : "TRUNCATE", db, table,
-                    ec->c && ec->c->end.file[0] ? ec->c->end.file : "?",
-                    ec->c ? (unsigned long long)ec->c->end.pos : 0ULL);
-        dm->cmds.truncated = xrealloc(dm->cmds.truncated,
-                                      (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
-        dm->cmds.truncated[dm->cmds.ntruncated++] =
-            (struct emptied){xstrdup(dm->gen->m.indices[i].alias), sbuf_detach(&r), ec->dropped,
-                             0};
-        ec->noted++;
-    }
-    pthread_mutex_unlock(&dm->cmds.mu);
+    struct source_env *env = ec->bl->env;
+    char at[BL_FILE_MAX + 64];
+    snprintf(at, sizeof at, "the binlog at %s:%llu",
+             ec->c && ec->c->end.file[0] ? ec->c->end.file : "?",
+             ec->c ? (unsigned long long)ec->c->end.pos : 0ULL);
+    ec->noted += env->emptied(env->ud, db, table, ec->dropped, at);
 }
 
 /* b holds text now ("" for NULL) */
@@ -106,15 +94,16 @@ static void text_set(sbuf *b, const char *text) {
     sbuf_adds(b, text ? text : "");
 }
 
-static int group_flush(struct daemon *dm);
+static int group_flush(struct binlog_source *bl);
+static void between(struct binlog_source *bl);
 
 static int on_ddl(void *ctx, const char *db, const char *sql, size_t len, const bl_commit *c) {
-    struct daemon *dm = ctx;
+    struct binlog_source *bl = ctx;
     char tdb[256], ttab[256];
     /* the transactions before it are built before the schema changes under them */
-    if (group_flush(dm) < 0) return -1;
-    dm->ddls_read++;
-    struct emptied_ctx ec = {dm, c, false, 0};
+    if (group_flush(bl) < 0) return -1;
+    bl->env->counts.ddls++;
+    struct emptied_ctx ec = {bl, c, false, 0};
     if (ddl_truncated_table(sql, len, db, tdb, sizeof tdb, ttab, sizeof ttab)) {
         note_emptied(&ec, tdb, ttab);
     } else {
@@ -123,31 +112,28 @@ static int on_ddl(void *ctx, const char *db, const char *sql, size_t len, const 
     }
     bool read = !db || !db[0] || ec.noted;
     char *text = xstrndup(sql, len); /* `db`.table written out in the statement counts too */
-    for (size_t i = 0; i < dm->gen->m.nindices && !read; i++)
-        read = ddl_index_reads_database(&dm->gen->m.indices[i], db, text);
+    for (size_t i = 0; i < (*bl->env->gen)->m.nindices && !read; i++)
+        read = ddl_index_reads_database(&(*bl->env->gen)->m.indices[i], db, text);
     free(text);
     if (!read) return 0;
-    pthread_mutex_lock(&dm->cmds.mu);
-    dm->cmds.schema_changed = true;
     /* the statement, on one line and cut short, for the messages it causes */
-    char stmt[200];
+    char stmt[200], note[SOURCE_NOTE_MAX];
     size_t n = len < sizeof stmt - 1 ? len : sizeof stmt - 1;
     for (size_t i = 0; i < n; i++) stmt[i] = sql[i] == '\n' || sql[i] == '\r' ? ' ' : sql[i];
     stmt[n] = '\0';
-    snprintf(dm->cmds.ddl_note, sizeof dm->cmds.ddl_note, "after `%s%s` read from the binlog at "
+    snprintf(note, sizeof note, "after `%s%s` read from the binlog at "
              "%s:%llu", stmt, len > n ? "..." : "", c && c->end.file[0] ? c->end.file : "?",
              c ? (unsigned long long)c->end.pos : 0ULL);
-    pthread_mutex_unlock(&dm->cmds.mu);
-    supervisor_wake(&dm->sv);
+    bl->env->schema_changed(bl->env->ud, note);
     return 0;
 }
 
 /* What the reader has read, for /metrics: at each boundary (at_end: an idle
  * heartbeat, so nothing is waiting in the binlog). */
-static void publish_stats(struct daemon *dm, const bl_pos *at, const bl_commit *cm,
+static void publish_stats(struct binlog_source *bl, const bl_pos *at, const bl_commit *cm,
                           bool at_end) {
-    struct reader_figures *f = &dm->rs.f;
-    pthread_mutex_lock(&dm->rs.mu);
+    struct reader_figures *f = &bl->env->rs->f;
+    pthread_mutex_lock(&bl->env->rs->mu);
     f->reading = true;
     f->at_end = at_end;
     if (at && at->file[0]) {
@@ -158,12 +144,12 @@ static void publish_stats(struct daemon *dm, const bl_pos *at, const bl_commit *
         f->commit_ts = cm->ts;
         f->read_ms = reader_stats_now_ms();
     }
-    f->txns = dm->txns;
-    f->rows = dm->rows_read;
-    f->ddls = dm->ddls_read;
-    f->expired = dm->ttl.expired;
-    if (dm->reader) f->reconnects = dm->reconnects_before + dm->reader->reconnects;
-    pthread_mutex_unlock(&dm->rs.mu);
+    f->txns = bl->env->counts.txns;
+    f->rows = bl->env->counts.rows;
+    f->ddls = bl->env->counts.ddls;
+    f->expired = bl->ttl.expired;
+    if (bl->reader) f->reconnects = bl->reconnects_before + bl->reader->reconnects;
+    pthread_mutex_unlock(&bl->env->rs->mu);
 }
 
 /* Without snapshot positions (MySQL), wait until the transaction's GTID is
@@ -173,9 +159,9 @@ static void publish_stats(struct daemon *dm, const bl_pos *at, const bl_commit *
  * transaction (commits follow the binlog's order). Nothing to wait for
  * without a GTID (gtid_mode OFF) or on MariaDB (its GTIDs have no ':').
  * 0, or -1 with p->err when the connection failed. */
-static int wait_gtid_visible(struct daemon *dm, const bl_commit *cm) {
-    struct pipeline *p = &dm->p;
-    if (dm->gtid_wait == 0 || !cm->end.gtid[0] || !strchr(cm->end.gtid, ':')) return 0;
+static int wait_gtid_visible(struct binlog_source *bl, const bl_commit *cm) {
+    struct pipeline *p = bl->env->p;
+    if (bl->gtid_wait == 0 || !cm->end.gtid[0] || !strchr(cm->end.gtid, ':')) return 0;
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT WAIT_FOR_EXECUTED_GTID_SET(");
     db_quote(p->src, &q, cm->end.gtid, strlen(cm->end.gtid));
@@ -188,12 +174,12 @@ static int wait_gtid_visible(struct daemon *dm, const bl_commit *cm) {
         if (e >= 2000 && e < 3000) return -1; /* the connection: read again (the caller) */
         log_warn("run", "%s: documents are re-read without waiting for their transaction "
                  "to be visible", p->err);
-        dm->gtid_wait = 0;
+        bl->gtid_wait = 0;
         return 0;
     }
-    if (dm->gtid_wait < 0) log_info("run", "the source has no snapshot positions: each "
+    if (bl->gtid_wait < 0) log_info("run", "the source has no snapshot positions: each "
                                     "transaction's reads wait for its GTID to be executed");
-    dm->gtid_wait = 1;
+    bl->gtid_wait = 1;
     if (v && !strcmp(v, "1"))
         log_warn("run", "transaction %s read from the binlog (ending at %s:%llu) is not "
                  "executed on the source after 5 s; reading it anyway (is [source] the server "
@@ -236,9 +222,9 @@ static int xa_listed(struct pipeline *p, const char *xid) {
  * after. Later transactions are read after this wait, so they see it too.
  * MySQL 8 lets only XA_RECOVER_ADMIN run XA RECOVER: without it, said once,
  * reads go on at once. 0, or -1 with p->err when the connection failed. */
-static int wait_xa_engine_commit(struct daemon *dm, const bl_commit *cm) {
-    struct pipeline *p = &dm->p;
-    if (dm->xa_recover_denied) return 0;
+static int wait_xa_engine_commit(struct binlog_source *bl, const bl_commit *cm) {
+    struct pipeline *p = bl->env->p;
+    if (bl->xa_recover_denied) return 0;
     for (int tries = 0;; tries++) {
         int listed = xa_listed(p, cm->xid);
         if (listed == 0) {
@@ -254,7 +240,7 @@ static int wait_xa_engine_commit(struct daemon *dm, const bl_commit *cm) {
                      "COMMIT are read without waiting for the engine to commit it and may miss "
                      "its rows until they change again or `searchsync check --repair` (MySQL "
                      "8: GRANT XA_RECOVER_ADMIN ON *.* TO the [source] user)", p->err);
-            dm->xa_recover_denied = true;
+            bl->xa_recover_denied = true;
             return 0;
         }
         if (tries == 5000) { /* about 5 s: not a commit in progress */
@@ -277,14 +263,16 @@ static int wait_xa_engine_commit(struct daemon *dm, const bl_commit *cm) {
  * binlog position (MariaDB's Binlog_snapshot_position) is at or past the
  * transaction's end, taken again until it is. Without such a server
  * (MySQL), reads go on outside a snapshot, as they would anyway. 0 ok,
- * -1 error (dm->p.err). */
-static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
-    struct pipeline *p = &dm->p;
-    if (!router_pending(p->router, &dm->cs.seeds) && !changeset_reads(&dm->cs) && !pipeline_has_missing(p)) {
-        dm->in_snap = false; /* nothing to read (row images only, or nothing) */
+ * -1 error (bl->env->p->err). */
+static int read_snapshot_begin(struct binlog_source *bl, const bl_commit *cm) {
+    struct pipeline *p = bl->env->p;
+    struct changeset *cs = bl->env->cs;
+    if (!router_pending(p->router, &cs->seeds) && !changeset_reads(cs) &&
+        !pipeline_has_missing(p)) {
+        bl->in_snap = false; /* nothing to read (row images only, or nothing) */
         return 0;
     }
-    if (dm->snap == 0) return wait_gtid_visible(dm, cm);
+    if (bl->snap == 0) return wait_gtid_visible(bl, cm);
     unsigned long want_file = bl_file_seq(cm->end.file);
     for (int tries = 0;; tries++) {
         char file[BL_FILE_MAX];
@@ -293,17 +281,17 @@ static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
         if (s < 0) return -1;
         if (s == 0) {
             db_snapshot_end(p->src);
-            dm->snap = 0;
-            dm->in_snap = false;
-            if (cm->end.gtid[0] && strchr(cm->end.gtid, ':')) return wait_gtid_visible(dm, cm);
+            bl->snap = 0;
+            bl->in_snap = false;
+            if (cm->end.gtid[0] && strchr(cm->end.gtid, ':')) return wait_gtid_visible(bl, cm);
             log_warn("run", "the source does not report the binlog position of a consistent "
                      "snapshot (Binlog_snapshot_position: MariaDB and Percona Server do) and "
                      "has no GTIDs (gtid_mode OFF): documents are re-read without waiting "
                      "for their transaction to be visible");
             return 0;
         }
-        dm->snap = 1;
-        dm->in_snap = true;
+        bl->snap = 1;
+        bl->in_snap = true;
         unsigned long have_file = bl_file_seq(file);
         if (have_file > want_file || (have_file == want_file && pos >= cm->end.pos)) return 0;
         if (tries == 5000) { /* about 5 s: not a commit in progress */
@@ -314,7 +302,7 @@ static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
             return 0;
         }
         db_snapshot_end(p->src);
-        dm->in_snap = false;
+        bl->in_snap = false;
         struct timespec ts = {0, tries < 20 ? 100000 : 1000000};
         nanosleep(&ts, NULL);
     }
@@ -325,12 +313,12 @@ static int read_snapshot_begin(struct daemon *dm, const bl_commit *cm) {
  * read a transaction from it: that is waited out (backing off to 2 s, said
  * once a minute) rather than a reason to stop; nothing moves on meanwhile.
  * Only a stop request ends the wait. */
-static int src_ensure(struct daemon *dm) {
-    struct pipeline *p = &dm->p;
+static int src_ensure(struct binlog_source *bl) {
+    struct pipeline *p = bl->env->p;
     long delay_ms = 100;
     int attempts = 0;
     while (db_ensure(&p->src, &p->srcp, p->err, sizeof p->err) < 0) {
-        if (daemon_stop_requested) return -1;
+        if (*bl->env->stop) return -1;
         if (attempts++ % 30 == 0)
             log_warn("run", "%s; waiting for the source (the transaction read from its binlog "
                      "is not lost)", p->err);
@@ -375,51 +363,48 @@ static long long mono_ms(void) {
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static bool supervisor_asks(struct daemon *dm) {
-    pthread_mutex_lock(&dm->cmds.mu);
-    bool asks = dm->cmds.adopt || dm->cmds.builds || dm->cmds.ntruncated;
-    pthread_mutex_unlock(&dm->cmds.mu);
-    return asks;
+static bool supervisor_asks(struct binlog_source *bl) {
+    return bl->env->asks(bl->env->ud);
 }
 
 /* May this transaction's documents wait for the next transaction's? */
-static bool group_defer(struct daemon *dm) {
-    const struct changeset *cs = &dm->cs;
-    if (dm->cfg->source.group_transactions <= 1 || dm->replay) return false;
-    if (dm->group_n + 1 >= (unsigned)dm->cfg->source.group_transactions) return false;
-    if (cs->nrdocs || cs->snaps.len || pipeline_has_missing(&dm->p)) return false;
-    if (dm->rows_read - dm->group_rows_from >= GROUP_ROWS_MAX) return false;
-    if (dm->group_n && mono_ms() - dm->group_start_ms >= GROUP_MS_MAX) return false;
-    if (supervisor_asks(dm)) return false;
-    return bl_reader_more_pending(dm->reader);
+static bool group_defer(struct binlog_source *bl) {
+    const struct changeset *cs = bl->env->cs;
+    if (bl->env->cfg->source.group_transactions <= 1 || bl->replay) return false;
+    if (bl->group_n + 1 >= (unsigned)bl->env->cfg->source.group_transactions) return false;
+    if (cs->nrdocs || cs->snaps.len || pipeline_has_missing(bl->env->p)) return false;
+    if (bl->env->counts.rows - bl->group_rows_from >= GROUP_ROWS_MAX) return false;
+    if (bl->group_n && mono_ms() - bl->group_start_ms >= GROUP_MS_MAX) return false;
+    if (supervisor_asks(bl)) return false;
+    return bl_reader_more_pending(bl->reader);
 }
 
-static int commit_build(struct daemon *dm, const bl_commit *cm);
+static int commit_build(struct binlog_source *bl, const bl_commit *cm);
 
 static int on_commit(void *ctx, const bl_commit *cm) {
-    struct daemon *dm = ctx;
-    dm->in_txn = false;
-    if (cm->xa == BL_XA_NONE && group_defer(dm)) { /* an XA end is built at once (xa_begin) */
-        if (!dm->group_n) dm->group_start_ms = mono_ms();
-        dm->group_n++;
-        dm->group_last = *cm;
-        dm->group_last.gtid_executed = NULL;
-        dm->group_last.xid = "";
-        if (config_gtid_versions(dm->cfg)) text_set(&dm->group_gtids, cm->gtid_executed);
-        dm->txns++;
-        publish_stats(dm, &cm->end, cm, false);
+    struct binlog_source *bl = ctx;
+    bl->in_txn = false;
+    if (cm->xa == BL_XA_NONE && group_defer(bl)) { /* an XA end is built at once (xa_begin) */
+        if (!bl->group_n) bl->group_start_ms = mono_ms();
+        bl->group_n++;
+        bl->group_last = *cm;
+        bl->group_last.gtid_executed = NULL;
+        bl->group_last.xid = "";
+        if (config_gtid_versions(bl->env->cfg)) text_set(&bl->group_gtids, cm->gtid_executed);
+        bl->env->counts.txns++;
+        publish_stats(bl, &cm->end, cm, false);
         return 0;
     }
-    return commit_build(dm, cm);
+    return commit_build(bl, cm);
 }
 
 /* The open group built now (a DDL or an idle heartbeat ends it). */
-static int group_flush(struct daemon *dm) {
-    if (!dm->group_n) return 0;
-    dm->txns--; /* commit_build counts the last one again */
-    bl_commit last = dm->group_last;
-    if (config_gtid_versions(dm->cfg)) last.gtid_executed = dm->group_gtids.data;
-    return commit_build(dm, &last);
+static int group_flush(struct binlog_source *bl) {
+    if (!bl->group_n) return 0;
+    bl->env->counts.txns--; /* commit_build counts the last one again */
+    bl_commit last = bl->group_last;
+    if (config_gtid_versions(bl->env->cfg)) last.gtid_executed = bl->group_gtids.data;
+    return commit_build(bl, &last);
 }
 
 /* ---------- two-phase XA (sync/pipeline/xa_prepared.h) ----------
@@ -431,7 +416,7 @@ static int group_flush(struct daemon *dm) {
  * built there, after the commit, with its version; an XA ROLLBACK drops them.
  * Returns the kept transaction the build at hand ends (NULL: none); *fresh
  * when the PREPARE was not kept before (a failed build forgets it again). */
-static struct xa_txn *xa_begin(struct daemon *dm, const bl_commit *cm, bool *fresh) {
+static struct xa_txn *xa_begin(struct binlog_source *bl, const bl_commit *cm, bool *fresh) {
     *fresh = false;
     if (cm->xa == BL_XA_NONE) return NULL;
     if (!cm->xid[0]) {
@@ -444,21 +429,21 @@ static struct xa_txn *xa_begin(struct daemon *dm, const bl_commit *cm, bool *fre
     }
     if (cm->xa == BL_XA_PREPARED) {
         /* the checkpoint stays where a restart reads this PREPARE again */
-        const bl_pos *before = dm->have_last ? &dm->last_commit.end
-                               : dm->boundary.file[0] ? &dm->boundary : &dm->reader->start;
+        const bl_pos *before = bl->have_last ? &bl->last_commit.end
+                               : bl->boundary.file[0] ? &bl->boundary : &bl->reader->start;
         sbuf hold = SBUF_INIT;
-        pipeline_position(&dm->p, before, &hold);
-        *fresh = xa_find(&dm->xa, cm->xid) == NULL;
+        pipeline_position(bl->env->p, before, &hold);
+        *fresh = xa_find(&bl->xa, cm->xid) == NULL;
         /* with no mapped row in it (nor in the group it ends), nothing of it
          * is read again: kept only to know its commit, holding nothing back */
-        struct xa_txn *t = xa_prepare(&dm->xa, cm->xid, dm->cs.rows ? hold.data : NULL, &cm->end,
-                                      mono_ms(), &dm->cs, &dm->gen->m);
+        struct xa_txn *t = xa_prepare(&bl->xa, cm->xid, bl->env->cs->rows ? hold.data : NULL,
+                                      &cm->end, mono_ms(), bl->env->cs, &(*bl->env->gen)->m);
         sbuf_free(&hold);
         log_debug("run", "XA transaction %s prepared at %s:%llu: its documents are rebuilt at "
                   "its commit", cm->xid, cm->end.file, (unsigned long long)cm->end.pos);
         return t;
     }
-    struct xa_txn *t = xa_find(&dm->xa, cm->xid);
+    struct xa_txn *t = xa_find(&bl->xa, cm->xid);
     if (!t) {
         if (cm->xa == BL_XA_COMMITTED)
             log_warn("run", "XA COMMIT %s read from the binlog at %s:%llu, and its XA PREPARE "
@@ -469,7 +454,7 @@ static struct xa_txn *xa_begin(struct daemon *dm, const bl_commit *cm, bool *fre
         return NULL;
     }
     if (cm->xa == BL_XA_COMMITTED) {
-        size_t dropped = xa_restore(t, &dm->cs, &dm->gen->m);
+        size_t dropped = xa_restore(t, bl->env->cs, &(*bl->env->gen)->m);
         if (dropped)
             log_info("run", "XA COMMIT %s: %zu of its documents belong to index configs no "
                      "longer in the mapping", cm->xid, dropped);
@@ -479,64 +464,64 @@ static struct xa_txn *xa_begin(struct daemon *dm, const bl_commit *cm, bool *fre
 
 /* The build of cm went through (ok) or failed: the XA transaction it ended
  * is kept or forgotten, and the checkpoint held by what stays open. */
-static void xa_end(struct daemon *dm, const bl_commit *cm, struct xa_txn *t, bool fresh,
+static void xa_end(struct binlog_source *bl, const bl_commit *cm, struct xa_txn *t, bool fresh,
                    bool ok) {
     if (!t) return;
     if (cm->xa == BL_XA_PREPARED) {
         if (ok)
-            xa_note_docs(t, &dm->cs, &dm->gen->m);
+            xa_note_docs(t, bl->env->cs, &(*bl->env->gen)->m);
         else if (fresh)
-            xa_forget(&dm->xa, t); /* read again, kept again */
+            xa_forget(&bl->xa, t); /* read again, kept again */
     } else if (ok) {
-        xa_forget(&dm->xa, t);
+        xa_forget(&bl->xa, t);
     }
-    dm->cs.hold = xa_hold(&dm->xa);
-    pthread_mutex_lock(&dm->rs.mu);
-    dm->rs.f.xa_prepared = dm->xa.n;
-    pthread_mutex_unlock(&dm->rs.mu);
+    bl->env->cs->hold = xa_hold(&bl->xa);
+    pthread_mutex_lock(&bl->env->rs->mu);
+    bl->env->rs->f.xa_prepared = bl->xa.n;
+    pthread_mutex_unlock(&bl->env->rs->mu);
 }
 
 /* prepared XA transactions held past [source] xa_hold_max_s let go */
-static void xa_tick(struct daemon *dm) {
-    if (dm->xa.n &&
-        xa_expire(&dm->xa, mono_ms(), (long long)dm->cfg->source.xa_hold_max_s * 1000))
-        dm->cs.hold = xa_hold(&dm->xa);
+static void xa_tick(struct binlog_source *bl) {
+    if (bl->xa.n &&
+        xa_expire(&bl->xa, mono_ms(), (long long)bl->env->cfg->source.xa_hold_max_s * 1000))
+        bl->env->cs->hold = xa_hold(&bl->xa);
 }
 
-static int commit_build(struct daemon *dm, const bl_commit *cm) {
-    struct pipeline *p = &dm->p;
-    if (dm->group_n) {
-        dm->groups++;
-        dm->grouped_txns += dm->group_n + 1;
+static int commit_build(struct binlog_source *bl, const bl_commit *cm) {
+    struct pipeline *p = bl->env->p;
+    if (bl->group_n) {
+        bl->env->counts.groups++;
+        bl->env->counts.grouped_txns += bl->group_n + 1;
     }
-    dm->group_n = 0;
-    dm->group_rows_from = dm->rows_read; /* the next group counts its rows from here */
-    if (src_ensure(dm) < 0) return -1;
+    bl->group_n = 0;
+    bl->group_rows_from = bl->env->counts.rows; /* the next group counts its rows from here */
+    if (src_ensure(bl) < 0) return -1;
     bool xa_fresh;
-    struct xa_txn *xa = xa_begin(dm, cm, &xa_fresh);
-    bool uses_meta = dm->cs.snaps.len > 0; /* the only metadata write of a build */
-    int rc = xa && cm->xa == BL_XA_COMMITTED ? wait_xa_engine_commit(dm, cm) : 0;
-    if (rc == 0) rc = read_snapshot_begin(dm, cm);
-    if (rc == 0) rc = pipeline_build(p, &dm->cs, &cm->end);
-    xa_end(dm, cm, xa, xa_fresh, rc == 0);
+    struct xa_txn *xa = xa_begin(bl, cm, &xa_fresh);
+    bool uses_meta = bl->env->cs->snaps.len > 0; /* the only metadata write of a build */
+    int rc = xa && cm->xa == BL_XA_COMMITTED ? wait_xa_engine_commit(bl, cm) : 0;
+    if (rc == 0) rc = read_snapshot_begin(bl, cm);
+    if (rc == 0) rc = pipeline_build(p, bl->env->cs, &cm->end);
+    xa_end(bl, cm, xa, xa_fresh, rc == 0);
     /* a connection lost midway (a restart, a KILL) is no reason to stop:
      * the run loop reads the transaction again (replay_transaction). A
      * statement that drops its connection every time (one running past
      * read_timeout_ms, a packet over max_allowed_packet) is not an outage:
      * after REPLAYS_MAX attempts in a row the daemon stops with its error. */
-    if (rc != 0) snprintf(dm->err, sizeof dm->err, "%s", p->err);
+    if (rc != 0) snprintf(bl->env->err, bl->env->errlen, "%s", p->err);
     /* the server's code for a failed query: the builder's prepared statements
      * carry their own (p->src_errno), the connection's may not say it */
     unsigned srcerr = rc == 0 ? 0 : p->src_errno ? p->src_errno : mysql_errno(p->src);
     /* ER_TABLE_DEF_CHANGED (1412): a TRUNCATE, ALTER or DROP + CREATE of a
      * table after the read snapshot began; a new snapshot reads it */
-    if (rc != 0 && !daemon_stop_requested &&
+    if (rc != 0 && !*bl->env->stop &&
         (db_conn_lost(p->src) || srcerr == 1412 ||
          (uses_meta && db_conn_lost(p->meta)))) {
-        if (++dm->replays <= REPLAYS_MAX)
-            dm->replay = true;
+        if (++bl->replays <= REPLAYS_MAX)
+            bl->replay = true;
         else
-            errf(dm->err + strlen(dm->err), sizeof dm->err - strlen(dm->err),
+            errf(bl->env->err + strlen(bl->env->err), bl->env->errlen - strlen(bl->env->err),
                  " (the connection was lost at this transaction %d times in a row, the server "
                  "answering in between: not an outage. A statement running longer than [source] "
                  "read_timeout_ms? Nothing is lost: the transaction is read again at the next "
@@ -547,124 +532,90 @@ static int commit_build(struct daemon *dm, const bl_commit *cm) {
      * against the source now and stops the index configs it no longer fits
      * (index_stop.c); the transaction is read again with the generation that
      * leaves them out, rather than stopping every index */
-    if (rc != 0 && !daemon_stop_requested && !dm->replay && (srcerr == 1054 || srcerr == 1146)) {
-        if (++dm->replays <= REPLAYS_MAX) {
-            dm->replay = true;
-            dm->replay_after_gen = dm->gen->id;
-            pthread_mutex_lock(&dm->cmds.mu);
-            bool schema_was_changed = dm->cmds.schema_changed;
-            dm->cmds.schema_changed = true;
-            dm->replay_verdict = ++dm->cmds.verdict_asked;
+    if (rc != 0 && !*bl->env->stop && !bl->replay && (srcerr == 1054 || srcerr == 1146)) {
+        if (++bl->replays <= REPLAYS_MAX) {
+            bl->replay = true;
+            bl->replay_after_gen = (*bl->env->gen)->id;
             /* a DDL read before this transaction whose verdict is still
              * owed is what the source refused: its note names the statement
              * and its position (the stop's reason says it, not the query) */
-            if (!(schema_was_changed && !strncmp(dm->cmds.ddl_note, "after `", 7)))
-                snprintf(dm->cmds.ddl_note, sizeof dm->cmds.ddl_note,
-                         "after " INDEX_STOP_REFUSED " (%.250s) at the "
-                         "transaction ending at %.100s:%llu, before the binlog reader reached the "
-                         "schema change that caused it", p->err, cm->end.file,
-                         (unsigned long long)cm->end.pos);
-            pthread_mutex_unlock(&dm->cmds.mu);
-            supervisor_wake(&dm->sv);
+            char note[SOURCE_NOTE_MAX];
+            snprintf(note, sizeof note,
+                     "after " SOURCE_QUERY_REFUSED " (%.250s) at the "
+                     "transaction ending at %.100s:%llu, before the binlog reader reached the "
+                     "schema change that caused it", p->err, cm->end.file,
+                     (unsigned long long)cm->end.pos);
+            bl->replay_verdict = bl->env->verdict_ask(bl->env->ud, note);
         }
     }
-    if (dm->in_snap) db_snapshot_end(p->src);
-    dm->in_snap = false;
+    if (bl->in_snap) db_snapshot_end(p->src);
+    bl->in_snap = false;
     if (rc != 0) return -1;
-    dm->replays = 0;
-    bool quiet = dm->cs.saves && !dm->cs.other_rows;
+    bl->replays = 0;
+    bool quiet = bl->env->cs->saves && !bl->env->cs->other_rows;
     log_debug("run", "transaction ending at %s:%llu%s%s: %zu documents rebuilt, %zu element "
               "scripts, %zu row-image documents, %llu change snapshots", cm->end.file,
               (unsigned long long)cm->end.pos, cm->end.gtid[0] ? ", GTID " : "", cm->end.gtid,
-              dm->cs.npend, dm->cs.nelems, dm->cs.nrdocs, dm->cs.nsnaps);
+              bl->env->cs->npend, bl->env->cs->nelems, bl->env->cs->nrdocs, bl->env->cs->nsnaps);
     /* [source] versions = gtid: the checkpoint holds the set after it */
-    if (config_gtid_versions(dm->cfg) && cm->gtid_executed)
+    if (config_gtid_versions(bl->env->cfg) && cm->gtid_executed)
         text_set(&p->gtids, cm->gtid_executed);
-    pipeline_end(p, &dm->cs, &cm->end, quiet);
-    dm->txns++;
-    dm->last_commit = *cm;
-    dm->last_commit.gtid_executed = NULL;
-    dm->last_commit.xa = BL_XA_NONE, dm->last_commit.xid = "";
-    dm->have_last = true;
-    xa_tick(dm);
-    dm->at = dm->boundary = cm->end;
-    daemon_between_txns(dm);
-    publish_stats(dm, &cm->end, cm, false);
+    pipeline_end(p, bl->env->cs, &cm->end, quiet);
+    bl->env->counts.txns++;
+    bl->last_commit = *cm;
+    bl->last_commit.gtid_executed = NULL;
+    bl->last_commit.xa = BL_XA_NONE, bl->last_commit.xid = "";
+    bl->have_last = true;
+    xa_tick(bl);
+    bl->at = bl->boundary = cm->end;
+    between(bl);
+    publish_stats(bl, &cm->end, cm, false);
     return 0;
 }
 
 static int on_heartbeat(void *ctx, const bl_pos *at) {
-    struct daemon *dm = ctx;
-    struct pipeline *p = &dm->p;
-    if (dm->group_n && !dm->in_txn && group_flush(dm) < 0) return -1; /* idle: build it */
-    if (dm->cs.rows) return 0; /* inside a transaction */
-    if (at && at->file[0]) dm->at = *at;
-    xa_tick(dm);
-    if (dm->have_last && pipeline_has_missing(p)) { /* idle: rebuild them on their own */
-        if (src_ensure(dm) < 0) return -1;
-        if (pipeline_rebuild_missing(p, &dm->last_commit.end) < 0) {
-            snprintf(dm->err, sizeof dm->err, "%s", p->err);
-            if (daemon_stop_requested || !db_conn_lost(p->src)) return -1;
+    struct binlog_source *bl = ctx;
+    struct pipeline *p = bl->env->p;
+    if (bl->group_n && !bl->in_txn && group_flush(bl) < 0) return -1; /* idle: build it */
+    if (bl->env->cs->rows) return 0; /* inside a transaction */
+    if (at && at->file[0]) bl->at = *at;
+    xa_tick(bl);
+    if (bl->have_last && pipeline_has_missing(p)) { /* idle: rebuild them on their own */
+        if (src_ensure(bl) < 0) return -1;
+        if (pipeline_rebuild_missing(p, &bl->last_commit.end) < 0) {
+            snprintf(bl->env->err, bl->env->errlen, "%s", p->err);
+            if (*bl->env->stop || !db_conn_lost(p->src)) return -1;
             log_warn("run", "%s; tried again at the next heartbeat", p->err); /* kept */
-            dm->err[0] = p->err[0] = '\0';
-            daemon_between_txns(dm);
+            bl->env->err[0] = p->err[0] = '\0';
+            between(bl);
             return 0;
         }
-        pipeline_end(p, &dm->cs, &dm->last_commit.end, false);
+        pipeline_end(p, bl->env->cs, &bl->last_commit.end, false);
     }
-    daemon_between_txns(dm);
-    publish_stats(dm, at, NULL, true);
+    between(bl);
+    publish_stats(bl, at, NULL, true);
     return 0;
 }
 
 /* Between transactions (and on idle heartbeats): what the supervisor asked
- * for — a new mapping generation, the build table to follow. */
-void daemon_between_txns(struct daemon *dm) {
-    pthread_mutex_lock(&dm->cmds.mu);
-    struct mapping_gen *g = dm->cmds.adopt;
-    struct build_table *t = dm->cmds.builds;
-    dm->cmds.adopt = NULL;
-    dm->cmds.builds = NULL;
-    pthread_mutex_unlock(&dm->cmds.mu);
-    if (g) {
-        struct mapping_gen *old = dm->gen;
-        /* the run-time fields the reader keeps (see struct mapping_gen) */
-        for (size_t i = 0; i < g->m.nindices; i++)
-            for (size_t j = 0; old && j < old->m.nindices; j++)
-                if (!strcmp(g->m.indices[i].alias, old->m.indices[j].alias)) {
-                    struct mp_index *nx = &g->m.indices[i];
-                    if (nx->current_version < old->m.indices[j].current_version)
-                        nx->current_version = old->m.indices[j].current_version;
-                    if (old->m.indices[j].deliveries_stopped && !nx->deliveries_stopped)
-                        log_info("run", "%s: version %u is live: live changes are written "
-                                 "through the alias again", nx->alias, nx->current_version);
-                }
-        dm->gen = g;
-        pipeline_adopt(&dm->p, &g->m, router_new(&g->m));
+ * for (the node's between: a new mapping generation, the build table to
+ * follow), then the documents whose rows expired. */
+static void between(struct binlog_source *bl) {
+    if (bl->env->between(bl->env->ud)) {
         /* the decoder keeps which tables it skips: re-asked (want_table) */
-        bl_reader_refilter(dm->reader);
-        log_info("run", "mapping reloaded: %zu index config(s) (generation %lu); it applies "
-                 "from this transaction on", g->m.nindices, g->id);
-        if (builds_mapping_changed(dm, g)) {
-            build_table_free(t); /* read before those builds changed: wait for the next */
-            t = NULL;
-        }
-        mapping_gen_unref(old);
-        dm->reloads++;
+        bl_reader_refilter(bl->reader);
+        ttl_reset(&bl->ttl); /* index configs may have changed */
     }
-    if (t) builds_apply(dm, t);
-    build_table_free(t);
-    if (g) ttl_reset(&dm->ttl); /* index configs may have changed */
     /* documents whose rows expired (a producer of its own, between
      * transactions like everything here) */
-    if (ttl_tick(&dm->ttl, &dm->p, &dm->cs, &dm->at, &dm->boundary) < 0) {
-        if (!dm->ttl_warned)
+    if (ttl_tick(&bl->ttl, bl->env->p, bl->env->cs, &bl->at, &bl->boundary) < 0) {
+        if (!bl->ttl_warned)
             log_warn("run", "removing expired documents: %s (tried again every round)",
-                     dm->p.err);
-        dm->ttl_warned = true;
-        dm->p.err[0] = '\0';
+                     bl->env->p->err);
+        bl->ttl_warned = true;
+        bl->env->p->err[0] = '\0';
     } else {
-        dm->ttl_warned = false;
+        bl->ttl_warned = false;
     }
 }
 
@@ -677,112 +628,152 @@ void daemon_between_txns(struct daemon *dm) {
  * it). Documents the failed attempt had already submitted are submitted
  * again with the same versions (a version is its commit's position), so
  * nothing is lost and nothing older wins. 0, or -1 (a stop request, or the
- * reader cannot start again: its error in dm->err). */
-static int replay_transaction(struct daemon *dm, bl_reader *r, bl_reader_opts *ro,
+ * reader cannot start again: its error in bl->env->err). */
+static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_opts *ro,
                               const bl_sink *sink, char file[BL_FILE_MAX]) {
-    bl_pos from = dm->have_last ? dm->last_commit.end : r->start;
-    pthread_mutex_lock(&dm->rs.mu);
-    dm->rs.f.replays++;
-    pthread_mutex_unlock(&dm->rs.mu);
+    bl_pos from = bl->have_last ? bl->last_commit.end : r->start;
+    pthread_mutex_lock(&bl->env->rs->mu);
+    bl->env->rs->f.replays++;
+    pthread_mutex_unlock(&bl->env->rs->mu);
     log_warn("run", "%s; the transaction's reads failed midway (a lost connection, a table "
              "redefined under the read snapshot, or a mapped column or table gone): it is read "
-             "again from %s:%llu once the source answers (nothing is lost)", dm->err,
+             "again from %s:%llu once the source answers (nothing is lost)", bl->env->err,
              from.file, (unsigned long long)from.pos);
-    dm->replay = false;
-    dm->err[0] = '\0';
-    changeset_reset(&dm->cs);
-    if (dm->replay_after_gen) { /* the supervisor's verdict on the mapping first */
-        unsigned long was = dm->replay_after_gen;
-        dm->replay_after_gen = 0;
-        for (int i = 0; dm->gen->id == was; i++) {
-            if (daemon_stop_requested) return -1;
+    bl->replay = false;
+    bl->env->err[0] = '\0';
+    changeset_reset(bl->env->cs);
+    if (bl->replay_after_gen) { /* the supervisor's verdict on the mapping first */
+        unsigned long was = bl->replay_after_gen;
+        bl->replay_after_gen = 0;
+        for (int i = 0; (*bl->env->gen)->id == was; i++) {
+            if (*bl->env->stop) return -1;
             /* answered without a new generation: the mapping fits the source
              * (the table or column is back, a DROP + CREATE faster than the
              * check): read again as it is. A generation it published first
              * is adopted first. */
-            pthread_mutex_lock(&dm->cmds.mu);
-            bool answered = dm->cmds.verdict_given >= dm->replay_verdict;
-            pthread_mutex_unlock(&dm->cmds.mu);
+            bool answered = bl->env->verdict_given(bl->env->ud, bl->replay_verdict);
             if (answered) {
-                daemon_between_txns(dm);
-                if (dm->gen->id == was)
+                between(bl);
+                if ((*bl->env->gen)->id == was)
                     log_info("run", "the mapping fits the source again (looked at after the "
                              "refused query): the transaction is read again as it is");
                 break;
             }
             if (i == 600) { /* 60 s */
-                snprintf(dm->err, sizeof dm->err, "the source refused a query of the mapping, "
-                         "and no verdict on the mapping came within 60 s (the metadata or "
+                snprintf(bl->env->err, bl->env->errlen, "the source refused a query of the "
+                         "mapping, and no verdict on the mapping came within 60 s (the metadata or "
                          "source server away? see the supervisor's messages above): the "
                          "transaction is read again at the next start");
                 return -1;
             }
             struct timespec ts = {0, 100000000L};
             nanosleep(&ts, NULL);
-            daemon_between_txns(dm); /* adopts a published generation */
+            between(bl); /* adopts a published generation */
         }
     }
-    dm->reconnects_before += r->reconnects; /* bl_reader_open starts it at 0 */
+    bl->reconnects_before += r->reconnects; /* bl_reader_open starts it at 0 */
     bl_reader_close(r);
     snprintf(file, BL_FILE_MAX, "%s", from.file);
-    if (config_gtid_versions(dm->cfg)) {
+    if (config_gtid_versions(bl->env->cfg)) {
         /* after the last transaction's GTID set (or the start's): the
          * decoder's set, the versions' ordinals, goes on from it */
-        if (dm->have_last) text_set(&dm->start_gtids, dm->p.gtids.data ? dm->p.gtids.data : "");
-        ro->start = BL_START_GTID, ro->gtid = dm->start_gtids.data ? dm->start_gtids.data : "";
+        const char *set = bl->env->p->gtids.data;
+        if (bl->have_last) text_set(&bl->start_gtids, set ? set : "");
+        ro->start = BL_START_GTID, ro->gtid = bl->start_gtids.data ? bl->start_gtids.data : "";
     } else {
         ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = from.pos;
     }
     long delay_ms = 100;
     for (int attempt = 0, refused = 0;; attempt++) {
-        if (src_ensure(dm) < 0) return -1; /* the metadata: where a transaction needs it */
+        if (src_ensure(bl) < 0) return -1; /* the metadata: where a transaction needs it */
         if (bl_reader_open(r, ro, sink) == BL_OK) break;
-        snprintf(dm->err, sizeof dm->err, "%s", r->err);
+        snprintf(bl->env->err, bl->env->errlen, "%s", r->err);
         bl_reader_close(r);
         /* a server that answers queries but refuses the replica for a minute
          * (purged binlog, privileges) will not change its mind; for a moment
          * after a restart it may (too many connections) */
-        if (mysql_ping(dm->p.src) == 0 && ++refused > 30) return -1;
-        if (daemon_stop_requested) return -1;
-        if (attempt % 30 == 0) log_warn("run", "%s; trying again", dm->err);
+        if (mysql_ping(bl->env->p->src) == 0 && ++refused > 30) return -1;
+        if (*bl->env->stop) return -1;
+        if (attempt % 30 == 0) log_warn("run", "%s; trying again", bl->env->err);
         struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
         delay_ms = delay_ms * 2 > 2000 ? 2000 : delay_ms * 2;
     }
-    r->stop_flag = &daemon_stop_requested;
-    dm->err[0] = '\0';
+    r->stop_flag = bl->env->stop;
+    bl->env->err[0] = '\0';
     return 0;
 }
 
-int binlog_source_run(struct daemon *dm, bl_reader_opts *ro) {
-    bl_sink sink = {.ctx = dm, .want_table = want_table, .row = on_row, .commit = on_commit,
+static int binlog_source_run(struct binlog_source *bl) {
+    bl_reader_opts *ro = &bl->ro;
+    bl_sink sink = {.ctx = bl, .want_table = want_table, .row = on_row, .commit = on_commit,
                     .ddl = on_ddl, .heartbeat = on_heartbeat};
     bl_reader r;
     if (bl_reader_open(&r, ro, &sink) != BL_OK) {
-        snprintf(dm->err, sizeof dm->err, "%s", r.err);
+        snprintf(bl->env->err, bl->env->errlen, "%s", r.err);
         bl_reader_close(&r);
         return BL_ERR;
     }
-    dm->reader = &r;
-    r.stop_flag = &daemon_stop_requested;
-    publish_stats(dm, &r.start, NULL, false);
-    log_info("run", "syncing %zu index config(s) of source %s", dm->gen->m.nindices,
-             dm->cfg->source.name);
+    bl->reader = &r;
+    r.stop_flag = bl->env->stop;
+    publish_stats(bl, &r.start, NULL, false);
+    log_info("run", "syncing %zu index config(s) of source %s", (*bl->env->gen)->m.nindices,
+             bl->env->cfg->source.name);
     int rc;
     char replay_file[BL_FILE_MAX];
-    while ((rc = bl_reader_run(&r)) == BL_ERR && dm->replay) {
-        if (replay_transaction(dm, &r, ro, &sink, replay_file) == 0) continue;
-        if (daemon_stop_requested) rc = BL_STOP; /* the transaction is read on the next start */
+    while ((rc = bl_reader_run(&r)) == BL_ERR && bl->replay) {
+        if (replay_transaction(bl, &r, ro, &sink, replay_file) == 0) continue;
+        if (*bl->env->stop) rc = BL_STOP; /* the transaction is read on the next start */
         break;
     }
     /* a stop requested while a transaction waited for the source (src_ensure)
      * is a stop: the transaction was not built, and is read at the next start */
-    if (rc == BL_ERR && !dm->err[0] && daemon_stop_requested) rc = BL_STOP;
-    if (rc == BL_ERR && !dm->err[0]) snprintf(dm->err, sizeof dm->err, "%s", r.err);
-    dm->reader = NULL;
+    if (rc == BL_ERR && !bl->env->err[0] && *bl->env->stop) rc = BL_STOP;
+    if (rc == BL_ERR && !bl->env->err[0]) snprintf(bl->env->err, bl->env->errlen, "%s", r.err);
+    bl->reader = NULL;
     bl_reader_close(&r);
-    pthread_mutex_lock(&dm->rs.mu);
-    dm->rs.f.reading = false;
-    pthread_mutex_unlock(&dm->rs.mu);
+    pthread_mutex_lock(&bl->env->rs->mu);
+    bl->env->rs->f.reading = false;
+    pthread_mutex_unlock(&bl->env->rs->mu);
     return rc;
 }
+
+void binlog_source_init(struct binlog_source *bl, struct source_env *env) {
+    memset(bl, 0, sizeof *bl);
+    bl->env = env;
+    bl->snap = -1;
+    bl->gtid_wait = -1;
+}
+
+static bool last_end(void *state, bl_pos *end) {
+    struct binlog_source *bl = state;
+    if (bl && bl->have_last) *end = bl->last_commit.end;
+    return bl && bl->have_last;
+}
+
+static void binlog_close(void *state) {
+    struct binlog_source *bl = state;
+    if (!bl) return;
+    xa_set_free(&bl->xa);
+    ttl_reset(&bl->ttl);
+    sbuf_free(&bl->group_gtids);
+    sbuf_free(&bl->start_gtids);
+    free(bl);
+}
+
+static int binlog_check(MYSQL *src, char *err, size_t errlen) {
+    return db_check_row_binlog(src, err, errlen);
+}
+
+static int binlog_run(void *state) { return binlog_source_run(state); }
+
+const struct source_kind binlog_source_kind = {
+    .name = "binlog",
+    .ordered_versions = true, /* the binlog gives one document's changes in version order */
+    .check = binlog_check,
+    .open = binlog_source_open,
+    .run = binlog_run,
+    .last_end = last_end,
+    .saved = NULL,
+    .close = binlog_close,
+};

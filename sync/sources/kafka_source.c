@@ -71,11 +71,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "sync/node/daemon.h"
 #include "sync/sources/kafka_close.h"
 #include "kafka_conf.h"
 #include "sync/sources/kafka_live.h"
 #include "sync/sources/kafka_source.h"
+#include "sync/sources/source.h"
 #include "kafka_token.h"
 #include "kafka_topics.h"
 #include "sync/sources/kafka_unassigned.h"
@@ -100,7 +100,7 @@ struct ktable {
 };
 
 struct kafka_source {
-    struct daemon *dm;
+    struct source_env *env;
     rd_kafka_t *rk;
     mq_msg m;
     mq_opts o;
@@ -118,7 +118,7 @@ struct kafka_source {
     struct kafka_unassigned unassigned; /* topics Kafka has that the group does not assign */
     long long assigned_ms; /* the last assignment (monotonic); 0: none settled */
     bool live_stale;       /* a rebalance since live_publish */
-    struct kafka_live live; /* published in dm->rs.kafka */
+    struct kafka_live live; /* published in env->rs->kafka */
     int format;            /* [kafka] format (enum mq_format) */
     /* the open change set */
     unsigned group_msgs;
@@ -144,7 +144,8 @@ static const char *token_make(struct kafka_source *ks) {
 /* delivery's checkpoint thread, once the token is saved in the metadata: the
  * same offsets committed to the consumer group (asynchronously; a commit
  * that fails is made good by the next one) */
-void kafka_source_saved(struct kafka_source *ks, const char *position) {
+static void kafka_source_saved(void *state, const char *position) {
+    struct kafka_source *ks = state;
     struct kafka_offsets o = {0};
     if (!ks || !ks->rk || kafka_token_parse(position, &o) < 0) {
         kafka_offsets_free(&o);
@@ -217,7 +218,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 
 /* the names subscribed to: [kafka] topics, then the metadata's */
 static char **subscribed_names(struct kafka_source *ks, size_t *n) {
-    char **v = kafka_config_topics(ks->dm->cfg, n);
+    char **v = kafka_config_topics(ks->env->cfg, n);
     for (size_t i = 0; i < ks->meta.n; i++)
         if (!kafka_live_has(v, *n, ks->meta.v[i].topic)) {
             v = xrealloc(v, (*n + 1) * sizeof *v);
@@ -231,7 +232,7 @@ static char **subscribed_names(struct kafka_source *ks, size_t *n) {
  * (next offset, end) */
 static void live_publish(struct kafka_source *ks) {
     struct kafka_live l = {0};
-    const struct ss_config *cfg = ks->dm->cfg;
+    const struct ss_config *cfg = ks->env->cfg;
     l.subscribed = subscribed_names(ks, &l.nsub);
     if (cfg->kafka.topic_regex && *cfg->kafka.topic_regex) l.regex = xstrdup(cfg->kafka.topic_regex);
     l.missing = xcalloc(ks->nmissing ? ks->nmissing : 1, sizeof *l.missing);
@@ -260,16 +261,16 @@ static void live_publish(struct kafka_source *ks) {
     }
     l.at_ms = reader_stats_now_ms();
     struct kafka_live old;
-    pthread_mutex_lock(&ks->dm->rs.mu);
+    pthread_mutex_lock(&ks->env->rs->mu);
     old = ks->live;
     ks->live = l;
-    ks->dm->rs.kafka = &ks->live;
-    pthread_mutex_unlock(&ks->dm->rs.mu);
+    ks->env->rs->kafka = &ks->live;
+    pthread_mutex_unlock(&ks->env->rs->mu);
     kafka_live_free(&old);
 }
 
 static int subscribe(struct kafka_source *ks, char *err, size_t errlen) {
-    const struct ss_config *cfg = ks->dm->cfg;
+    const struct ss_config *cfg = ks->env->cfg;
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(8);
     size_t n;
     char **names = subscribed_names(ks, &n);
@@ -319,7 +320,7 @@ static void topic_back(struct kafka_source *ks, const char *topic, const char *h
     snprintf(name, sizeof name, "%s", topic); /* topic may be the list's own copy */
     if (topic_forget(ks, name))
         log_info("run", "topic %s of source %s is in Kafka again: %s (read from the group's "
-                 "committed offsets, else [source] start)", name, ks->dm->cfg->source.name,
+                 "committed offsets, else [source] start)", name, ks->env->cfg->source.name,
                  how);
 }
 
@@ -347,7 +348,7 @@ static void missing_check(struct kafka_source *ks) {
 /* subscribed topics Kafka has and the group assigns none of: the consumer
  * subscribes again (sync/sources/kafka_unassigned.h) */
 static void unassigned_check(struct kafka_source *ks, long long now) {
-    const struct ss_config *cfg = ks->dm->cfg;
+    const struct ss_config *cfg = ks->env->cfg;
     size_t n;
     char **names = subscribed_names(ks, &n), err[1024];
     if (kafka_unassigned_check(&ks->unassigned, ks->rk, names, n, ks->missing, ks->nmissing,
@@ -368,13 +369,13 @@ static void topics_poll(struct kafka_source *ks, bool now) {
     if (!now) unassigned_check(ks, t);
     struct kafka_topic_rows v;
     char err[1024];
-    struct pipeline *p = &ks->dm->p;
+    struct pipeline *p = ks->env->p;
     if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0 ||
-        kafka_topics_read(p->meta, ks->dm->cfg->source.name, &v, err, sizeof err) < 0) {
+        kafka_topics_read(p->meta, ks->env->cfg->source.name, &v, err, sizeof err) < 0) {
         if (!ks->topics_warned)
             log_warn("run", "reading the topics of source %s from %s.kafka_topics: %s (tried "
-                     "again every %d ms)", ks->dm->cfg->source.name,
-                     ks->dm->cfg->metadata.database, err, TOPICS_EVERY_MS);
+                     "again every %d ms)", ks->env->cfg->source.name,
+                     ks->env->cfg->metadata.database, err, TOPICS_EVERY_MS);
         ks->topics_warned = true;
         live_publish(ks);
         return;
@@ -389,7 +390,7 @@ static void topics_poll(struct kafka_source *ks, bool now) {
         live_publish(ks);
         return;
     }
-    const char *src = ks->dm->cfg->source.name;
+    const char *src = ks->env->cfg->source.name;
     bool resubscribe = v.n != ks->meta.n;
     for (size_t i = 0; i < v.n; i++) {
         const struct kafka_topic_row *was = meta_row(&ks->meta, v.v[i].topic);
@@ -408,7 +409,7 @@ static void topics_poll(struct kafka_source *ks, bool now) {
             resubscribe = true;
             log_info("run", "topic %s removed from source %s: unsubscribed", ks->meta.v[j].topic,
                      src);
-            if (!kafka_topic_in_config(ks->dm->cfg, ks->meta.v[j].topic))
+            if (!kafka_topic_in_config(ks->env->cfg, ks->meta.v[j].topic))
                 topic_forget(ks, ks->meta.v[j].topic);
         }
     kafka_topic_rows_free(&ks->meta);
@@ -429,16 +430,16 @@ static int topic_format(struct kafka_source *ks, const char *topic) {
     return ks->format;
 }
 
-int kafka_source_open(struct daemon *dm, bool from_current) {
-    const struct ss_config *cfg = dm->cfg;
+static int kafka_source_open(struct source_env *env, bool from_current, void **out) {
+    const struct ss_config *cfg = env->cfg;
     if (from_current)
-        return errf(dm->err, sizeof dm->err, "--from-current skips to the binlog's end; with "
+        return errf(env->err, env->errlen, "--from-current skips to the binlog's end; with "
                     "[source] kind = kafka there is no binlog to skip: reset the consumer "
                     "group's offsets instead (kafka-consumer-groups.sh --reset-offsets) and "
                     "remove the checkpoint row of source %s from %s.offsets", cfg->source.name,
                     cfg->metadata.database);
     struct kafka_source *ks = xcalloc(1, sizeof *ks);
-    ks->dm = dm;
+    ks->env = env;
     mq_msg_init(&ks->m);
     ks->schema.cfg = cfg;
     for (int f = 0; f < 4; f++)
@@ -446,19 +447,19 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
     config_parse_tz_offset(cfg->kafka.canal_tz_offset, &ks->o.canal_tz_offset);
     ks->o.lookup = mq_schema_lookup; /* run needs [source] user: the types are exact */
     ks->o.lookup_ctx = &ks->schema;
-    dm->kafka = ks;
+    *out = ks;
 
     char pos[4200];
-    int found = offsets_load(dm->p.meta, cfg->source.name, pos, sizeof pos, dm->err,
-                             sizeof dm->err);
+    int found = offsets_load(env->p->meta, cfg->source.name, pos, sizeof pos, env->err,
+                             env->errlen);
     if (found < 0) return -1;
     if (found == 0 && kafka_token_parse(pos, &ks->parts) < 0)
-        return errf(dm->err, sizeof dm->err, "the saved checkpoint of source %s (\"%.100s\") "
+        return errf(env->err, env->errlen, "the saved checkpoint of source %s (\"%.100s\") "
                     "is a binlog position, not Kafka offsets: this source was read from the "
                     "binlog. Give the Kafka source another [source] name, or delete its row "
                     "from %s.offsets to start at the consumer group's offsets",
                     cfg->source.name, pos, cfg->metadata.database);
-    snprintf(dm->start_pos, sizeof dm->start_pos, "%.500s",
+    snprintf(env->start_pos, sizeof env->start_pos, "%.500s",
              found == 0 ? pos : "the consumer group's offsets");
 
     char err[1024];
@@ -481,7 +482,7 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
     if (!crc) crc = kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
     if (crc) {
         if (conf) rd_kafka_conf_destroy(conf);
-        return errf(dm->err, sizeof dm->err, "%s", err);
+        return errf(env->err, env->errlen, "%s", err);
     }
     rd_kafka_conf_set_rebalance_cb(conf, on_rebalance);
     rd_kafka_conf_set_opaque(conf, ks);
@@ -489,11 +490,11 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
     ks->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, kerr, sizeof kerr);
     if (!ks->rk) {
         rd_kafka_conf_destroy(conf);
-        return errf(dm->err, sizeof dm->err, "cannot create the Kafka consumer: %s", kerr);
+        return errf(env->err, env->errlen, "cannot create the Kafka consumer: %s", kerr);
     }
     rd_kafka_poll_set_consumer(ks->rk);
     topics_poll(ks, true);
-    if (subscribe(ks, err, sizeof err) < 0) return errf(dm->err, sizeof dm->err, "%s", err);
+    if (subscribe(ks, err, sizeof err) < 0) return errf(env->err, env->errlen, "%s", err);
     if (found == 0)
         log_info("run", "resuming source %s at Kafka offsets %s", cfg->source.name,
                  pos[5] ? pos + 6 : "(none)");
@@ -504,13 +505,13 @@ int kafka_source_open(struct daemon *dm, bool from_current) {
     return 0;
 }
 
-void kafka_source_close(struct daemon *dm) {
-    struct kafka_source *ks = dm->kafka;
+static void kafka_source_close(void *state) {
+    struct kafka_source *ks = state;
     if (!ks) return;
-    dm->kafka = NULL;
-    pthread_mutex_lock(&dm->rs.mu);
-    dm->rs.kafka = NULL; /* the admin server stopped before: defensive */
-    pthread_mutex_unlock(&dm->rs.mu);
+    struct source_env *env = ks->env;
+    pthread_mutex_lock(&env->rs->mu);
+    env->rs->kafka = NULL; /* the admin server stopped before: defensive */
+    pthread_mutex_unlock(&env->rs->mu);
     if (ks->rk && !kafka_close_bounded(ks->rk)) return; /* ks stays with the client */
     mq_schema_free(&ks->schema);
     mq_msg_free(&ks->m);
@@ -531,26 +532,26 @@ void kafka_source_close(struct daemon *dm) {
 /* ---------- building a change set ---------- */
 
 static void publish_stats(struct kafka_source *ks, bool at_end) {
-    struct daemon *dm = ks->dm;
-    struct reader_figures *f = &dm->rs.f;
-    pthread_mutex_lock(&dm->rs.mu);
+    struct source_env *env = ks->env;
+    struct reader_figures *f = &env->rs->f;
+    pthread_mutex_lock(&env->rs->mu);
     f->reading = true;
     f->at_end = at_end;
     if (!at_end) f->read_ms = reader_stats_now_ms();
-    f->txns = dm->txns;
-    f->rows = dm->rows_read;
-    f->ddls = dm->ddls_read;
-    pthread_mutex_unlock(&dm->rs.mu);
+    f->txns = env->counts.txns;
+    f->rows = env->counts.rows;
+    f->ddls = env->counts.ddls;
+    pthread_mutex_unlock(&env->rs->mu);
 }
 
 /* the source connection, waited for while it is down (the messages read are
  * kept: nothing moves on meanwhile); -1 only on a stop request */
-static int src_ensure(struct daemon *dm) {
-    struct pipeline *p = &dm->p;
+static int src_ensure(struct source_env *env) {
+    struct pipeline *p = env->p;
     long delay_ms = 100;
     for (int attempts = 0; db_ensure(&p->src, &p->srcp, p->err, sizeof p->err) < 0;
          attempts++) {
-        if (daemon_stop_requested) return -1;
+        if (*env->stop) return -1;
         if (attempts % 30 == 0)
             log_warn("run", "%s; waiting for the source (the Kafka messages read are not "
                      "lost)", p->err);
@@ -576,23 +577,23 @@ static void clock_pos(struct kafka_source *ks, bl_pos *end) {
 }
 
 /* Build the open change set and end its delivery transaction at the offsets
- * read so far. 0, or -1 with dm->err (a stop: the set is read again at the
+ * read so far. 0, or -1 with env->err (a stop: the set is read again at the
  * next start, its offsets not saved). */
 static int group_build(struct kafka_source *ks) {
-    struct daemon *dm = ks->dm;
-    struct pipeline *p = &dm->p;
+    struct source_env *env = ks->env;
+    struct pipeline *p = env->p;
     if (!ks->group_msgs) return 0;
     bl_pos end;
     if (ks->group_clock) clock_pos(ks, &end);
     else end = ks->group_pos;
-    if (dm->cs.rows || pipeline_has_missing(p)) {
+    if (env->cs->rows || pipeline_has_missing(p)) {
         for (int tries = 0;; tries++) {
-            if (src_ensure(dm) < 0) return -1;
-            if (pipeline_build(p, &dm->cs, &end) == 0) break;
+            if (src_ensure(env) < 0) return -1;
+            if (pipeline_build(p, env->cs, &end) == 0) break;
             /* a connection lost midway: built again once the source answers
              * (the same documents, the same version) */
-            if (daemon_stop_requested || !db_conn_lost(p->src) || tries == 10) {
-                snprintf(dm->err, sizeof dm->err, "%s", p->err);
+            if (*env->stop || !db_conn_lost(p->src) || tries == 10) {
+                snprintf(env->err, env->errlen, "%s", p->err);
                 return -1;
             }
             log_warn("run", "%s; the change set's reads failed midway: built again once the "
@@ -601,29 +602,26 @@ static int group_build(struct kafka_source *ks) {
     }
     log_debug("run", "change set of %u Kafka message(s) up to %s: %zu documents rebuilt, %zu "
               "element scripts, %zu row-image documents", ks->group_msgs, token_make(ks),
-              dm->cs.npend, dm->cs.nelems, dm->cs.nrdocs);
-    pipeline_end_at(p, &dm->cs, token_make(ks), false);
+              env->cs->npend, env->cs->nelems, env->cs->nrdocs);
+    pipeline_end_at(p, env->cs, token_make(ks), false);
     ks->last_end = end;
     ks->have_last = true;
     ks->moved = false;
-    dm->txns++;
+    env->counts.txns++;
     ks->group_msgs = 0;
     ks->group_coords = ks->group_clock = false;
     memset(&ks->group_pos, 0, sizeof ks->group_pos);
-    daemon_between_txns(dm);
+    env->between(env->ud);
     publish_stats(ks, false);
     return 0;
 }
 
 static bool group_full(struct kafka_source *ks) {
-    struct daemon *dm = ks->dm;
-    if (dm->rows_read - ks->group_rows >= GROUP_ROWS_MAX) return true;
+    struct source_env *env = ks->env;
+    if (env->counts.rows - ks->group_rows >= GROUP_ROWS_MAX) return true;
     if (mono_ms() - ks->group_start_ms >= GROUP_MS_MAX) return true;
-    if (dm->cs.nrdocs || dm->cs.snaps.len) return false;
-    pthread_mutex_lock(&dm->cmds.mu);
-    bool asks = dm->cmds.adopt || dm->cmds.builds || dm->cmds.ntruncated;
-    pthread_mutex_unlock(&dm->cmds.mu);
-    return asks; /* the supervisor's commands wait for no group */
+    if (env->cs->nrdocs || env->cs->snaps.len) return false;
+    return env->asks(env->ud); /* the supervisor's commands wait for no group */
 }
 
 /* ---------- one message ---------- */
@@ -631,7 +629,7 @@ static bool group_full(struct kafka_source *ks) {
 static void group_join(struct kafka_source *ks) {
     if (ks->group_msgs++) return;
     ks->group_start_ms = mono_ms();
-    ks->group_rows = ks->dm->rows_read;
+    ks->group_rows = ks->env->counts.rows;
 }
 
 /* coordinates order like binlog positions: file number, then position */
@@ -657,7 +655,7 @@ static void note_version(struct kafka_source *ks, const mq_msg *m) {
         log_warn("run", "the topics of source %s mix messages with binlog coordinates and "
                  "without: their documents are versioned by the time they are read, and a "
                  "document written so keeps later coordinate versions out (docs/kafka.md, "
-                 "Versions): give every producer the same settings", ks->dm->cfg->source.name);
+                 "Versions): give every producer the same settings", ks->env->cfg->source.name);
     }
 }
 
@@ -690,17 +688,17 @@ static void note_table(struct kafka_source *ks, const mq_msg *m, const rd_kafka_
 /* a message that cannot be used: its bytes in the dead-letter table before
  * the offsets move past it (retried while the metadata is unreachable) */
 static int dead_letter(struct kafka_source *ks, const rd_kafka_message_t *msg, const char *why) {
-    struct daemon *dm = ks->dm;
+    struct source_env *env = ks->env;
     char at[64], err[512];
     snprintf(at, sizeof at, "%d:%lld", (int)msg->partition, (long long)msg->offset);
     const char *topic = rd_kafka_topic_name(msg->rkt);
     log_warn("run", "Kafka message %s partition %d offset %lld is a dead letter (reading goes "
              "on): %s", topic, (int)msg->partition, (long long)msg->offset, why);
-    for (int tries = 0; dl_store_put_message(dm->dls, topic, at, why, msg->payload ? msg->payload
+    for (int tries = 0; dl_store_put_message(env->dls, topic, at, why, msg->payload ? msg->payload
                                              : "", msg->payload ? msg->len : 0, err,
                                              sizeof err) < 0; tries++) {
-        if (daemon_stop_requested)
-            return errf(dm->err, sizeof dm->err, "stopping before the dead letter of %s %s was "
+        if (*env->stop)
+            return errf(env->err, env->errlen, "stopping before the dead letter of %s %s was "
                         "stored (it is read again at the next start)", topic, at);
         if (tries % 30 == 0)
             log_warn("run", "storing the dead letter of %s %s: %s (tried again)", topic, at, err);
@@ -712,26 +710,23 @@ static int dead_letter(struct kafka_source *ks, const rd_kafka_message_t *msg, c
 }
 
 static void ddl_seen(struct kafka_source *ks, const mq_msg *m, const rd_kafka_message_t *msg) {
-    struct daemon *dm = ks->dm;
-    dm->ddls_read++;
+    struct source_env *env = ks->env;
+    env->counts.ddls++;
     mq_schema_forget(&ks->schema); /* columns may have changed */
-    pthread_mutex_lock(&dm->cmds.mu);
-    dm->cmds.schema_changed = true;
-    char stmt[200];
+    char stmt[200], note[SOURCE_NOTE_MAX];
     const char *sql = m->ddl ? m->ddl : "";
     size_t len = strlen(sql), n = len < sizeof stmt - 1 ? len : sizeof stmt - 1;
     for (size_t i = 0; i < n; i++) stmt[i] = sql[i] == '\n' || sql[i] == '\r' ? ' ' : sql[i];
     stmt[n] = '\0';
-    snprintf(dm->cmds.ddl_note, sizeof dm->cmds.ddl_note, "after `%s%s` read from Kafka (%s "
+    snprintf(note, sizeof note, "after `%s%s` read from Kafka (%s "
              "partition %d offset %lld)", stmt, len > n ? "..." : "", rd_kafka_topic_name(msg->rkt),
              (int)msg->partition, (long long)msg->offset);
-    pthread_mutex_unlock(&dm->cmds.mu);
-    supervisor_wake(&dm->sv);
+    env->schema_changed(env->ud, note);
 }
 
 static int handle(struct kafka_source *ks, const rd_kafka_message_t *msg) {
-    struct daemon *dm = ks->dm;
-    struct pipeline *p = &dm->p;
+    struct source_env *env = ks->env;
+    struct pipeline *p = env->p;
     ks->messages++;
     const char *data = msg->payload ? msg->payload : "";
     size_t len = msg->payload ? msg->len : 0;
@@ -753,13 +748,13 @@ static int handle(struct kafka_source *ks, const rd_kafka_message_t *msg) {
         /* where its rows are in the source's history: row images are ordered
          * and versioned by it (messages of several partitions are read
          * interleaved, a later set may hold older coordinates) */
-        memset(&dm->cs.at, 0, sizeof dm->cs.at);
+        memset(&env->cs->at, 0, sizeof env->cs->at);
         if (coords(&ks->m))
-            dm->cs.at = (struct cs_at){true, bl_file_seq(ks->m.pos.file), ks->m.pos.pos,
+            env->cs->at = (struct cs_at){true, bl_file_seq(ks->m.pos.file), ks->m.pos.pos,
                                        ks->m.pos_row};
         for (uint32_t i = 0; i < ks->m.nrows && rc == 0; i++) {
-            dm->rows_read++;
-            if (pipeline_route_row(p, &dm->cs, &ks->m.rows[i]) != 0) {
+            env->counts.rows++;
+            if (pipeline_route_row(p, env->cs, &ks->m.rows[i]) != 0) {
                 char why[1200];
                 /* a column not in the row image (router.c, row_image.c): the
                  * binlog's advice does not fit a message; its producer's does */
@@ -784,26 +779,26 @@ static int handle(struct kafka_source *ks, const rd_kafka_message_t *msg) {
 /* nothing waiting: documents scripts did not find, the supervisor's
  * commands, and offsets moved by messages of nothing to apply */
 static int idle(struct kafka_source *ks) {
-    struct daemon *dm = ks->dm;
-    struct pipeline *p = &dm->p;
+    struct source_env *env = ks->env;
+    struct pipeline *p = env->p;
     if (ks->have_last && pipeline_has_missing(p)) {
-        if (src_ensure(dm) < 0) return -1;
+        if (src_ensure(env) < 0) return -1;
         if (pipeline_rebuild_missing(p, &ks->last_end) < 0) {
-            if (daemon_stop_requested || !db_conn_lost(p->src)) {
-                snprintf(dm->err, sizeof dm->err, "%s", p->err);
+            if (*env->stop || !db_conn_lost(p->src)) {
+                snprintf(env->err, env->errlen, "%s", p->err);
                 return -1;
             }
             log_warn("run", "%s; tried again when next idle", p->err);
         } else {
-            pipeline_end_at(p, &dm->cs, token_make(ks), false);
+            pipeline_end_at(p, env->cs, token_make(ks), false);
             ks->moved = false;
         }
     }
     if (ks->moved) { /* markers and skipped tables only: a quiet save */
-        pipeline_end_at(p, &dm->cs, token_make(ks), true);
+        pipeline_end_at(p, env->cs, token_make(ks), true);
         ks->moved = false;
     }
-    daemon_between_txns(dm);
+    env->between(env->ud);
     publish_stats(ks, true);
     return 0;
 }
@@ -817,7 +812,7 @@ static int idle(struct kafka_source *ks) {
  * metadata refresh while it lasts. 0, or -1 on a stop before the dead
  * letter was stored. */
 static int topic_missing(struct kafka_source *ks, const rd_kafka_message_t *msg) {
-    struct daemon *dm = ks->dm;
+    struct source_env *env = ks->env;
     const char *why = rd_kafka_message_errstr(msg);
     char name[250] = "";
     if (msg->rkt) {
@@ -837,8 +832,8 @@ static int topic_missing(struct kafka_source *ks, const rd_kafka_message_t *msg)
         log_debug("run", "Kafka: topic %s still missing: %s", name, why);
         return 0;
     }
-    const char *src = dm->cfg->source.name;
-    bool in_cfg = kafka_topic_in_config(dm->cfg, name);
+    const char *src = env->cfg->source.name;
+    bool in_cfg = kafka_topic_in_config(env->cfg, name);
     if (in_cfg)
         log_warn("run", "topic %s of source %s is not in Kafka (deleted, or never created): %s; "
                  "the other topics are read on, and this one again once it exists. Create it "
@@ -853,10 +848,10 @@ static int topic_missing(struct kafka_source *ks, const rd_kafka_message_t *msg)
     char text[1024], err[512];
     snprintf(text, sizeof text, "topic %s is not in Kafka: %s", name, why);
     for (int tries = 0;
-         dl_store_put_message(dm->dls, name, "topic", text, "", 0, err, sizeof err) < 0;
+         dl_store_put_message(env->dls, name, "topic", text, "", 0, err, sizeof err) < 0;
          tries++) {
-        if (daemon_stop_requested)
-            return errf(dm->err, sizeof dm->err, "stopping before the dead letter of the "
+        if (*env->stop)
+            return errf(env->err, env->errlen, "stopping before the dead letter of the "
                         "missing topic %s was stored", name);
         if (tries % 30 == 0)
             log_warn("run", "storing the dead letter of missing topic %s: %s (tried again)",
@@ -870,13 +865,14 @@ static int topic_missing(struct kafka_source *ks, const rd_kafka_message_t *msg)
     return 0;
 }
 
-int kafka_source_run(struct daemon *dm) {
-    struct kafka_source *ks = dm->kafka;
+static int kafka_source_run(void *state) {
+    struct kafka_source *ks = state;
+    struct source_env *env = ks->env;
     log_info("run", "syncing %zu index config(s) of source %s from Kafka ([kafka] group %s)",
-             dm->gen->m.nindices, dm->cfg->source.name, dm->cfg->kafka.group);
+             (*env->gen)->m.nindices, env->cfg->source.name, env->cfg->kafka.group);
     publish_stats(ks, false);
     int rc = BL_STOP;
-    while (!daemon_stop_requested) {
+    while (!*env->stop) {
         if (!ks->group_msgs) topics_poll(ks, false);
         /* an open change set waits GROUP_WAIT_MS for the next message (the
          * next fetch's may be on its way) before it is built: built at every
@@ -910,7 +906,7 @@ int kafka_source_run(struct daemon *dm) {
                          msg->rkt ? ": " : "", rd_kafka_message_errstr(msg));
                 char fatal[512];
                 if (rd_kafka_fatal_error(ks->rk, fatal, sizeof fatal)) {
-                    snprintf(dm->err, sizeof dm->err, "the Kafka consumer failed: %s", fatal);
+                    snprintf(env->err, env->errlen, "the Kafka consumer failed: %s", fatal);
                     rd_kafka_message_destroy(msg);
                     rc = BL_ERR;
                     break;
@@ -929,13 +925,24 @@ int kafka_source_run(struct daemon *dm) {
     }
     /* a change set still open is not built: its offsets were never handed to
      * delivery, so the next start reads its messages again */
-    if (rc == BL_ERR && daemon_stop_requested) rc = BL_STOP;
-    if (rc == BL_STOP) dm->err[0] = '\0';
-    changeset_reset(&dm->cs);
+    if (rc == BL_ERR && *env->stop) rc = BL_STOP;
+    if (rc == BL_STOP) env->err[0] = '\0';
+    changeset_reset(env->cs);
     log_info("run", "Kafka: %llu messages read, %llu dead letters, %llu without rows to apply",
              ks->messages, ks->dead, ks->markers);
-    pthread_mutex_lock(&dm->rs.mu);
-    dm->rs.f.reading = false;
-    pthread_mutex_unlock(&dm->rs.mu);
+    pthread_mutex_lock(&env->rs->mu);
+    env->rs->f.reading = false;
+    pthread_mutex_unlock(&env->rs->mu);
     return rc;
 }
+
+const struct source_kind kafka_source_kind = {
+    .name = "kafka",
+    .ordered_versions = false, /* a topic's partitions need not give them in order */
+    .check = NULL,
+    .open = kafka_source_open,
+    .run = kafka_source_run,
+    .last_end = NULL, /* a build's dual writes start at start_pos */
+    .saved = kafka_source_saved,
+    .close = kafka_source_close,
+};

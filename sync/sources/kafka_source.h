@@ -1,24 +1,19 @@
 /* kafka_source: Kafka topics as the producer of change sets of `searchsync
  * run` ([source] kind = kafka); the design is at the top of
- * sync/sources/kafka_source.c. */
+ * sync/sources/kafka_source.c. It is given a struct source_env
+ * (sync/sources/source.h) and nothing else of the node; its state, struct
+ * kafka_source, is private to it.
+ *
+ *   open    the consumer subscribed, with the saved checkpoint's offsets to
+ *           resume from (--from-current is refused: there is no binlog)
+ *   run     read, route, build and deliver until a stop or a failure
+ *   saved   delivery's checkpoint thread: the saved offsets are committed
+ *           to Kafka too
+ *   close   after delivery is freed */
 #ifndef SS_KAFKA_SOURCE_H
 #define SS_KAFKA_SOURCE_H
-#include <stdbool.h>
+#include "sync/sources/source.h"
 
-struct daemon;
-struct kafka_source;
-
-/* The consumer subscribed, with the saved checkpoint's offsets to resume
- * from (dm->kafka set, even on a failure: kafka_source_close). 0 or -1
- * (dm->err). */
-int kafka_source_open(struct daemon *dm, bool from_current);
-/* Read, route, build and deliver until a stop or a failure; BL_STOP or
- * BL_ERR (dm->err). */
-int kafka_source_run(struct daemon *dm);
-/* Delivery's checkpoint thread: position (a token of this source) was saved
- * in the metadata; the same offsets are committed to Kafka. NULL-safe. */
-void kafka_source_saved(struct kafka_source *ks, const char *position);
-/* After delivery is freed (no checkpoint may come any more). NULL-safe. */
-void kafka_source_close(struct daemon *dm);
+extern const struct source_kind kafka_source_kind;
 
 #endif

@@ -1,0 +1,63 @@
+/* binlog_source: the binlog as the producer of change sets of `searchsync
+ * run` (the design is at the top of sync/sources/binlog_source.c; where it
+ * starts: binlog_start.c). Its state is its own: struct binlog_source,
+ * allocated by its open and written on the reader thread only; the node
+ * holds it as the source's opaque state and calls it through
+ * binlog_source_kind; /metrics reads the reader stats it publishes. */
+#ifndef SS_BINLOG_SOURCE_H
+#define SS_BINLOG_SOURCE_H
+#include <stdbool.h>
+
+#include "binlog/binlog.h"
+#include "binlog/reader.h"
+#include "sbuf.h"
+#include "sync/pipeline/ttl.h"
+#include "sync/pipeline/xa_prepared.h"
+#include "sync/sources/source.h"
+
+struct binlog_source {
+    struct source_env *env;
+    bl_reader_opts ro;         /* where and how the reader starts (binlog_start.c) */
+    char file[BL_FILE_MAX];    /* ... ro.file's */
+    bl_reader *reader;         /* while binlog_source_run runs */
+    bl_commit last_commit;     /* the newest transaction handed to delivery */
+    bool have_last;
+    struct xa_set xa;          /* two-phase XA transactions prepared, not yet ended */
+    /* transactions read whose documents wait to be built with the next
+     * ones' ("several transactions in one build") */
+    unsigned group_n;
+    bl_commit group_last;      /* the newest of them */
+    sbuf group_gtids;          /* [source] versions = gtid: its executed GTID set */
+    sbuf start_gtids;          /* ... the set the reader started after (ro->gtid) */
+    long long group_start_ms;
+    unsigned long long group_rows_from; /* counts.rows when the last build began */
+    bool in_txn;               /* rows read whose commit is still to come (a transaction
+                                  begun and never committed does not keep a group open) */
+    int snap; /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
+    bool in_snap;              /* a read snapshot is open on p->src */
+    int gtid_wait; /* without snapshot positions, MySQL's WAIT_FOR_EXECUTED_GTID_SET:
+                    * -1 not tried yet, 0 unusable, 1 used */
+    bool xa_recover_denied; /* XA RECOVER refused (MySQL 8 without XA_RECOVER_ADMIN):
+                             * an XA COMMIT's reads do not wait for its engine commit */
+    bl_pos at;                 /* the reader's position: the last commit, or a heartbeat's */
+    bl_pos boundary;           /* the last transaction boundary (a commit, or the start) */
+    struct ttl ttl;            /* expired documents (sync/pipeline/ttl.c) */
+    bool ttl_warned;
+    bool replay;               /* the failed transaction lost a connection: read it again */
+    unsigned long replay_after_gen; /* ... once a generation newer than this one is adopted
+                               * (the source refused a mapped column or table: 0 none), */
+    unsigned long replay_verdict; /* ... or the supervisor answered this check */
+    unsigned replays;          /* ... how many times in a row, since a commit went through */
+    unsigned long long reconnects_before; /* of readers closed before this one (replays) */
+};
+
+/* [source] kind = binlog, what the daemon calls (sync/sources/source.h) */
+extern const struct source_kind binlog_source_kind;
+
+/* ---- between binlog_source.c and binlog_start.c ---- */
+void binlog_source_init(struct binlog_source *bl, struct source_env *env);
+/* Where reading starts (binlog_start.c): bl->ro, bl->boundary,
+ * env->start_pos; the kind's open. */
+int binlog_source_open(struct source_env *env, bool from_current, void **state);
+
+#endif
