@@ -217,7 +217,8 @@ struct deliver {
     bool halted;  /* deliver_halt: nothing of it is sent any more, nothing saved */
     bool closing; /* deliver_free of a stream on a shared hub */
     bool abandoned; /* deliver_abandon: closed, its callbacks are no longer called */
-    int reporting;  /* its items whose callbacks a helper is calling now */
+    int reporting;  /* its items whose callbacks a helper (or a purge) is calling now:
+                     * deliver_free and deliver_abandon wait for them */
     /* its changes */
     long outstanding;      /* queued + in flight */
     long inflight;
@@ -339,6 +340,10 @@ long index_idle_queued(struct deliver_hub *d, const struct fuse *f);
 /* Take every queued change of stream s out of the queues and free it (its
  * transactions stay unacknowledged): deliver_halt, and closing a stream. */
 void queue_drop_stream(struct deliver_hub *d, struct deliver *s);
+/* An item already out of its queue (and map) is dropped unsent: the hub's
+ * and its stream's counts, then freed (its transaction stays
+ * unacknowledged). Under d->mu. */
+void item_drop(struct deliver_hub *d, struct item *it);
 
 /* txn.c: transactions, the low-water mark, the checkpointer */
 struct txn *open_txn(struct deliver *s);

@@ -129,6 +129,8 @@ static bool purge_queue(struct deliver_hub *d, struct indexq *q, struct list *ou
         d->main_queued--;
         q->main_bytes -= it->size;
         map_del(q, it);
+        it->txn->s->reporting++; /* its dead letter is written unlocked (purge_flush):
+                                  * its stream is not freed meanwhile */
         list_push_back(out, it);
         took = true;
         if (one) break;
@@ -192,18 +194,26 @@ void purge_flush(struct deliver_hub *d, struct list *pl) {
         struct deliver *st = it->txn->s;
         st->n_purged++;
         st->n_dead++;
+        st->reporting--;
         ack_item(d, it);
         advance_low_water(st);
     }
     while (failed.tail) { /* back to the front of its queue, order kept */
         struct item *it = failed.tail;
         list_remove(&failed, it);
+        struct deliver *st = it->txn->s;
+        st->reporting--;
+        if (st->closing || st->halted) { /* closed meanwhile: nothing of it is sent */
+            item_drop(d, it);
+            continue;
+        }
         list_push_front(&it->q->main, it);
         d->main_queued++;
         it->q->main_bytes += it->size;
         if (!map_get(it->q, it->doc_id, it->routing, it->hash)) map_put(it->q, it);
     }
     pthread_cond_broadcast(&d->space_cv);
+    pthread_cond_broadcast(&d->done_cv); /* a stream closing waits for its reports */
 }
 
 /* ---------- helpers ---------- */

@@ -210,6 +210,15 @@ bool eligible_to_join(struct deliver_hub *d, struct indexq *q, int64_t now, int6
 
 /* ---------- dropping a stream's changes ---------- */
 
+void item_drop(struct deliver_hub *d, struct item *it) {
+    struct deliver *s = it->txn->s;
+    d->total--;
+    if (s->cls == DELIVER_BULK) d->bulk_total--;
+    s->outstanding--;
+    if (s->draining && it->sseq <= s->drain_mark) s->drain_left--;
+    free(it); /* its transaction stays unacknowledged */
+}
+
 void queue_drop_stream(struct deliver_hub *d, struct deliver *s) {
     for (int w = 0; w < d->o.workers; w++)
         for (struct indexq *q = d->partitions[w].qs; q; q = q->next)
@@ -220,11 +229,7 @@ void queue_drop_stream(struct deliver_hub *d, struct deliver *s) {
                 map_del(q, it);
                 q->main_bytes -= it->size;
                 d->main_queued--;
-                d->total--;
-                if (s->cls == DELIVER_BULK) d->bulk_total--;
-                s->outstanding--;
-                if (s->draining && it->sseq <= s->drain_mark) s->drain_left--;
-                free(it); /* its transaction stays unacknowledged */
+                item_drop(d, it);
             }
     pthread_cond_broadcast(&d->space_cv);
     pthread_cond_broadcast(&d->done_cv);

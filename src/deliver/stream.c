@@ -248,7 +248,8 @@ void deliver_free(struct deliver *s) {
     s->closing = true;
     queue_drop_stream(d, s);
     /* its batches in flight still call its callbacks; a save may be running */
-    while (s->inflight > 0 || s->ckpt_busy) pthread_cond_wait(&d->done_cv, &d->mu);
+    while (s->inflight > 0 || s->reporting > 0 || s->ckpt_busy)
+        pthread_cond_wait(&d->done_cv, &d->mu);
     hub_stream_remove(d, s);
     pthread_cond_broadcast(&d->space_cv);
     pthread_mutex_unlock(&d->mu);

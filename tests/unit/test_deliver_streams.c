@@ -13,6 +13,8 @@
  *   - a stream abandoned with requests held at the engine closes at once;
  *     those requests complete later without calling its callbacks (its
  *     data is freed meanwhile: the sanitizer build sees any use)
+ *   - a stream closed while another producer's purge writes its dead
+ *     letters waits for that callback (abandon and free alike)
  *   - a stream's statistics are its own; the hub's add them all */
 /* the fixture serves test_deliver_queue.c too: some accessors are not
  * used here */
@@ -367,6 +369,12 @@ static void *abandon_thread(void *arg) {
     atomic_store(&c->done, 1);
     return NULL;
 }
+static void *free_thread(void *arg) {
+    struct closer *c = arg;
+    deliver_free(c->s);
+    atomic_store(&c->done, 1);
+    return NULL;
+}
 
 /* a stream closed with its requests held at the engine (a build cancelled
  * against a hung engine) does not wait for them; they complete later with
@@ -420,6 +428,91 @@ static void t_abandon_in_flight(void **st) {
     deliver_abandon(idle);
     deliver_free(live);
     deliver_hub_free(h); /* the sanitizer build: the abandoned streams were freed */
+}
+
+/* A purge writes a stream's dead letters unlocked, from another producer's
+ * thread (waiting at the high-water mark); a stream closed meanwhile must
+ * wait for that callback, or its producer frees the data the callback
+ * writes to (seen in review: a build cancelled while another producer
+ * purged its pages of a blown index). */
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t held_cv = PTHREAD_COND_INITIALIZER;
+static int held_in, held_open;
+static int held_dead(void *ud, const struct dead_letter *dl) {
+    (void)dl;
+    pthread_mutex_lock(&held_mu);
+    held_in++;
+    pthread_cond_broadcast(&held_cv);
+    while (!held_open) pthread_cond_wait(&held_cv, &held_mu);
+    pthread_mutex_unlock(&held_mu);
+    ((struct producer *)ud)->dead++;
+    return 0;
+}
+static int held_entered(void) {
+    pthread_mutex_lock(&held_mu);
+    int n = held_in;
+    pthread_mutex_unlock(&held_mu);
+    return n;
+}
+
+struct submitter {
+    struct deliver *s;
+    atomic_int done;
+};
+static void *submit_thread(void *arg) {
+    struct submitter *u = arg;
+    char id[16];
+    for (int i = 0; i < 4; i++) { /* the 3rd waits at the mark and purges */
+        snprintf(id, sizeof id, "l%d", i);
+        submit(u->s, "sick", id, 10 + (uint64_t)i, CHANGE_INDEX, "{}");
+    }
+    atomic_store(&u->done, 1);
+    return NULL;
+}
+
+static void t_purge_then_close(void **st) {
+    (void)st;
+    for (int how = 0; how < 2; how++) { /* deliver_abandon, then deliver_free */
+        struct deliver_opts o;
+        base_opts(&o);
+        o.fuse_failures = 1;
+        o.fuse_reset_ms = 60000;
+        o.high_watermark = 4;
+        o.purge = PURGE_ALL;
+        struct deliver_hub *h = mk_hub(&o);
+        struct deliver *live = mk_stream(h, &o, "live", DELIVER_LIVE);
+        struct producer *p = calloc(1, sizeof *p);
+        o.dead_letter = held_dead, o.dead_letter_ud = p;
+        struct deliver *pages = mk_stream(h, &o, "reindex:sick:2", DELIVER_BULK);
+        held_in = held_open = 0;
+        fake_fail_index("sick"); /* the first request blows the fuse */
+        submit(pages, "sick", "1", 5, CHANGE_INDEX, "{}");
+        submit(pages, "sick", "2", 5, CHANGE_INDEX, "{}");
+        deliver_txn_end(pages, "page");
+        struct deliver_stats hs;
+        WAIT_UNTIL((deliver_hub_stats(h, &hs), hs.fuses_blown > 0 && hs.inflight == 0));
+        struct submitter u = {.s = live};
+        pthread_t sth, cth;
+        assert_int_equal(pthread_create(&sth, NULL, submit_thread, &u), 0);
+        WAIT_UNTIL(held_entered() > 0); /* the live producer purges the pages */
+        struct closer c = {.s = pages};
+        assert_int_equal(pthread_create(&cth, NULL, how ? free_thread : abandon_thread, &c), 0);
+        usleep(200 * 1000);
+        assert_int_equal(atomic_load(&c.done), 0); /* waits for the callback under way */
+        pthread_mutex_lock(&held_mu);
+        held_open = 1;
+        pthread_cond_broadcast(&held_cv);
+        pthread_mutex_unlock(&held_mu);
+        WAIT_UNTIL(atomic_load(&c.done));
+        pthread_join(cth, NULL);
+        assert_true(p->dead >= 1);
+        free(p); /* the producer's data goes once the close returned */
+        WAIT_UNTIL(atomic_load(&u.done));
+        pthread_join(sth, NULL);
+        fake_fail_index(NULL);
+        deliver_free(live);
+        deliver_hub_free(h);
+    }
 }
 
 /* ---------------------------------------------------------------- invariants */
@@ -526,6 +619,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_helpers_alternate, setup, teardown),
         cmocka_unit_test_setup_teardown(t_halt_and_close_one_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(t_abandon_in_flight, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_purge_then_close, setup, teardown),
         cmocka_unit_test_setup_teardown(t_i1_fires, setup, teardown),
         cmocka_unit_test_setup_teardown(t_i4_fires, setup, teardown),
         cmocka_unit_test_setup_teardown(t_i5_i3_fire, setup, teardown),
