@@ -146,23 +146,31 @@ long index_idle_queued(struct deliver_hub *d, const struct fuse *f) {
     return n;
 }
 
-/* Group commit: while a request of the target is in flight, its queues'
- * changes wait for it and leave together, in one request, when it returns;
- * so the engine's own latency sets the batch (a busy engine answers slowly
- * and gets fewer, fuller requests; an idle one gets each change at once).
- * Not held: a full batch_max of the target waiting (throughput: requests
- * run side by side), the hub at its high-water mark, a change that waited
- * flush_interval_ms (the upper bound), and a stream that sends each
- * transaction at once (a reindex page: its own queues, one request each). */
+/* Group commit: a transaction's changes leave together, and while a
+ * request of the target is in flight its queues' changes wait for it and
+ * leave together, in one request, when it returns; so the engine's own
+ * latency sets the batch (a busy engine answers slowly and gets fewer,
+ * fuller requests; an idle one gets each transaction at once, as one
+ * request however many partitions its documents hash to: take_batch goes
+ * on into them). Held: a change whose transaction the producer is still
+ * building (deliver_txn_end wakes a helper), and any change of a target
+ * with a request in flight. Not held: a full batch_max of the target
+ * waiting (throughput: requests run side by side; a change set of many
+ * documents goes out while it is built), the hub at its high-water mark, a
+ * change that waited flush_interval_ms (the upper bound), and a stream
+ * that sends each transaction at once (a reindex page: its own queues, one
+ * request each). */
 static bool group_commit_holds(struct deliver_hub *d, const struct indexq *q,
                                const struct deliver *hs, const struct item *head, int64_t now,
                                int64_t *wake) {
-    if (!d->o.group_commit || q->fuse->reqs == 0 || hs->flush_on_txn_end) return false;
+    if (!d->o.group_commit || hs->flush_on_txn_end) return false;
+    if (q->fuse->reqs == 0 && head->txn->closed) return false;
     if (d->total >= d->o.high_watermark) return false;
     int64_t due = head->enq_ns + (int64_t)hs->flush_interval_ms * NS_PER_MS;
     if (now >= due) return false;
     if (index_idle_queued(d, q->fuse) >= d->o.batch_max) return false;
-    if (due < *wake) *wake = due; /* else the request's return wakes a helper */
+    if (due < *wake) *wake = due; /* else the request's return, or the end of the
+                                   * transaction, wakes a helper */
     return true;
 }
 

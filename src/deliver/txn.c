@@ -114,6 +114,8 @@ static uint64_t txn_end(struct deliver *s, const char *position, bool quiet) {
     if (s->flush_on_txn_end) { /* the closed transaction's partial batches go now */
         s->txn_flush_ns = now_ns();
         pthread_cond_broadcast(&d->work_cv);
+    } else if (d->o.group_commit && s->outstanding > s->inflight) {
+        pthread_cond_signal(&d->work_cv); /* its changes waited for the end (group commit) */
     }
     advance_low_water(s);
     pthread_mutex_unlock(&d->mu);

@@ -2,6 +2,9 @@
  * of deliver_fake.h (its gate holds a request in flight as a busy engine
  * would):
  *   - an idle target's change leaves at once, whatever flush_interval_ms
+ *   - a transaction's changes wait for its end and leave as one request,
+ *     whatever partitions they hash to; a change set larger than batch_max
+ *     goes out while it is built
  *   - while a request of a target is in flight, the target's next changes
  *     wait for it and leave together, as one request, when it returns
  *     (without group commit they leave side by side, one helper each)
@@ -59,6 +62,48 @@ static void t_idle_goes_at_once(void **s) {
     deliver_free(d);
 }
 
+/* a transaction of 40 documents (over the 8 partitions): nothing leaves
+ * while the producer builds it, then one request at its end */
+static void t_transaction_leaves_whole(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    gc_opts(&o);
+    struct deliver *d = mk(&o);
+    submit_n(d, "i", "x", 40, 1);
+    sleep_ms(300); /* three idle helpers, an idle engine: none sends yet */
+    assert_int_equal(fake_requests(), 0);
+    uint64_t seq = deliver_txn_end(d, "t");
+    assert_int_equal(deliver_wait_txn(d, seq, 20000), DELIVER_OK);
+    assert_int_equal(fake_items(), 40);
+    assert_int_equal(fake_requests(), 1);
+    /* without group commit the first change leaves at once */
+    deliver_free(d);
+    setup(NULL);
+    o.group_commit = false;
+    d = mk(&o);
+    submit(d, "i", "y", 1, CHANGE_INDEX, "{}");
+    WAIT_UNTIL(fake_requests() == 1);
+    deliver_txn_end(d, "u");
+    assert_int_equal(deliver_drain(d, 20000), DELIVER_OK);
+    deliver_free(d);
+}
+
+/* a change set larger than batch_max goes out in full requests while it is
+ * still being built (its end only sends the rest) */
+static void t_big_transaction_streams(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    gc_opts(&o);
+    o.batch_max = 10;
+    struct deliver *d = mk(&o);
+    submit_n(d, "i", "x", 35, 1);
+    WAIT_UNTIL(fake_items() >= 30);
+    uint64_t seq = deliver_txn_end(d, "t");
+    assert_int_equal(deliver_wait_txn(d, seq, 20000), DELIVER_OK);
+    assert_int_equal(fake_items(), 35);
+    deliver_free(d);
+}
+
 /* while "first" is held at the engine, 50 changes of the same index (spread
  * over the 8 partitions) wait; when it returns they leave in one request */
 static void t_waits_for_request_in_flight(void **s) {
@@ -68,6 +113,7 @@ static void t_waits_for_request_in_flight(void **s) {
     struct deliver *d = mk(&o);
     gate(true);
     submit(d, "i", "first", 1, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "t0");
     WAIT_UNTIL(fake_inflight() == 1);
     submit_n(d, "i", "x", 50, 2);
     deliver_txn_end(d, "t");
@@ -90,6 +136,7 @@ static void t_off_sends_side_by_side(void **s) {
     struct deliver *d = mk(&o);
     gate(true);
     submit(d, "i", "first", 1, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "t0");
     WAIT_UNTIL(fake_inflight() == 1);
     submit_n(d, "i", "x", 50, 2);
     deliver_txn_end(d, "t");
@@ -110,6 +157,7 @@ static void t_full_batch_goes(void **s) {
     struct deliver *d = mk(&o);
     gate(true);
     submit(d, "i", "first", 1, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "t0");
     WAIT_UNTIL(fake_inflight() == 1);
     submit_n(d, "i", "x", 25, 2);
     deliver_txn_end(d, "t");
@@ -130,6 +178,7 @@ static void t_flush_interval_bounds_the_wait(void **s) {
     struct deliver *d = mk(&o);
     gate(true);
     submit(d, "i", "first", 1, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "t0");
     WAIT_UNTIL(fake_inflight() == 1);
     int64_t t0 = mono_ms();
     submit(d, "i", "second", 1, CHANGE_INDEX, "{}");
@@ -150,6 +199,7 @@ static void t_other_target_not_held(void **s) {
     struct deliver *d = mk(&o);
     gate(true);
     submit(d, "i", "first", 1, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "t0");
     WAIT_UNTIL(fake_inflight() == 1);
     submit(d, "j", "other", 1, CHANGE_INDEX, "{}");
     deliver_txn_end(d, "t");
@@ -174,7 +224,7 @@ static void t_page_stream_not_held(void **s) {
     WAIT_UNTIL(fake_inflight() == 1);
     submit_n(d, "i", "x", 5, 2);
     deliver_txn_end(d, "p2");
-    WAIT_UNTIL(fake_inflight() == 2);
+    WAIT_UNTIL(fake_inflight() >= 2);
     gate(false);
     assert_int_equal(deliver_drain(d, 20000), DELIVER_OK);
     assert_int_equal(fake_items(), 6);
@@ -184,6 +234,8 @@ static void t_page_stream_not_held(void **s) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(t_idle_goes_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_transaction_leaves_whole, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_big_transaction_streams, setup, teardown),
         cmocka_unit_test_setup_teardown(t_waits_for_request_in_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(t_off_sends_side_by_side, setup, teardown),
         cmocka_unit_test_setup_teardown(t_full_batch_goes, setup, teardown),
