@@ -458,10 +458,11 @@ static int run_stop(struct daemon *dm, int rc) {
     int drc = deliver_drain(p->d, cfg->delivery.drain_timeout_ms);
     log_info("run",
              "stopped after %llu transactions (%llu of them built together in %llu groups, "
-             "read while behind), %llu documents, %llu element scripts, %llu deletes, %llu "
+             "read while behind), %llu documents (%llu slices of large fan-outs built while "
+             "routing), %llu element scripts, %llu deletes, %llu "
              "change snapshots, %llu mapping reloads; drain %s",
              dm->env.counts.txns, dm->env.counts.grouped_txns, dm->env.counts.groups, p->docs,
-             p->scripts, p->deletes, p->snapshots, dm->reloads,
+             p->slices, p->scripts, p->deletes, p->snapshots, dm->reloads,
              drc == DELIVER_OK ? "complete"
              : ousted          ? "skipped (another node reads the source)"
                                : "incomplete");

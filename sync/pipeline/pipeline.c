@@ -44,11 +44,17 @@ void pipeline_free(struct pipeline *p) {
     pthread_mutex_destroy(&p->miss_mu);
 }
 
+static int build_slice(void *ctx, size_t index, size_t table);
+
 void pipeline_adopt(struct pipeline *p, const struct mapping *m, struct router *router) {
     router_free(p->router);
     p->m = m;
     p->router = router;
     router_set_area(p->router, area_collect);
+    /* tests slice small fan-outs (t_run_grouped: the oracle run with every
+     * route of more than a few documents in slices) */
+    const char *ts = getenv("SEARCHSYNC_TEST_ROUTE_SLICE");
+    router_set_slice(p->router, build_slice, ts && atoi(ts) > 0 ? (size_t)atoi(ts) : ROUTE_SLICE);
 }
 
 /* ---------- route ---------- */
@@ -79,6 +85,33 @@ static int collect_doc(void *ctx, size_t index, size_t table, const char *key, s
 }
 
 /* ---------- build ---------- */
+
+static int build_docs(struct pipeline *p, size_t index, size_t table, const char *const *keys,
+                      size_t n, bool copies_may_move, const bl_pos *end, bool after);
+
+/* router_flush's slices of a large fan-out (router_set_slice): the root
+ * documents collected so far are built and delivered now, in the change
+ * set's snapshot and with its version, and forgotten; memory stays bounded
+ * by the slice and delivery's high-water mark however many documents one
+ * row reaches (a renamed category under a million products). Documents of
+ * parent/child tables (their stale copies are looked for over the whole
+ * set) and of row-image indices stay for the end. */
+static int build_slice(void *ctx, size_t index, size_t table) {
+    struct route_ctx *rc = ctx;
+    if (table != 0 || !rc->end) return 0;
+    struct changeset *cs = rc->cs;
+    for (size_t i = 0; i < cs->npend; i++) {
+        struct cs_pending *pd = &cs->pend[i];
+        if (pd->index != index || pd->table != 0 || !pd->n) continue;
+        int r = build_docs(rc->p, index, 0, (const char *const *)pd->keys, pd->n, false, rc->end,
+                           cs->version_after);
+        for (size_t k = 0; k < pd->n; k++) free(pd->keys[k]);
+        pd->n = 0;
+        rc->p->slices++;
+        return r;
+    }
+    return 0;
+}
 
 static int submit_doc(void *ctx, const char *id, const char *routing, const char *body,
                       size_t len) {
@@ -130,7 +163,7 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) 
     if (cs->snaps.len && (db_ensure(&p->meta, &p->metap, p->err, sizeof p->err) < 0 ||
                           snapshots_write(p, cs) < 0))
         return -1;
-    struct route_ctx rctx = {p, cs};
+    struct route_ctx rctx = {p, cs, end};
     p->src_errno = 0;
     if (router_flush(p->router, &cs->seeds, p->src, collect_doc, &rctx, p->err, sizeof p->err) != 0) {
         p->src_errno = mysql_errno(p->src);

@@ -82,11 +82,16 @@ struct pipeline {
     char **missing;           /* "alias\x1fid": scripts that found no document */
     size_t nmissing, capmissing;
     unsigned long long docs, deletes, scripts, snapshots;
+    unsigned long long slices; /* slices of large fan-outs built while routing (build_slice) */
     char err[1024];
     unsigned src_errno; /* the source's error code when the last build failed on a query */
     sbuf gtids;         /* [source] versions = gtid: the executed GTID set at the last
                          * transaction built, saved in the checkpoint beside file:pos */
 };
+
+/* Root documents a large fan-out builds and delivers at a time while the
+ * router reads the rest (router_set_slice, build_slice in pipeline.c). */
+#define ROUTE_SLICE 5000
 
 /* The explicit inputs of one build of one index config's documents. */
 struct build_ctx {
@@ -216,6 +221,7 @@ int area_submit(struct pipeline *p, struct changeset *cs, const struct strset *f
 struct route_ctx {
     struct pipeline *p;
     struct changeset *cs;
+    const bl_pos *end; /* the change set's end: slices are built with its version */
 };
 
 #endif

@@ -53,6 +53,8 @@ struct router {
     struct area *areas;
     size_t nareas;
     router_area_fn area_fn; /* NULL: area relations refresh whole documents */
+    router_slice_fn slice_fn; /* NULL: every document of a flush is emitted at its end */
+    size_t slice;
     unsigned long queries;
 };
 
@@ -227,6 +229,11 @@ static bool same_table(const char *db, const char *table, const char *db2, const
 }
 
 void router_set_area(struct router *r, router_area_fn fn) { r->area_fn = fn; }
+
+void router_set_slice(struct router *r, router_slice_fn fn, size_t slice) {
+    r->slice_fn = fn;
+    r->slice = slice ? slice : 1;
+}
 
 static void add_pair(struct strset *pairs, const char *doc, size_t dl, const char *el,
                      size_t el_len) {
@@ -411,6 +418,168 @@ static int step_query(struct router *r, MYSQL *src, const struct router_step *s,
                     "documents", err, errlen);
 }
 
+/* ---------- a large fan-out, in slices ----------
+ * The last query step of a path (the one that yields the document keys)
+ * when the router slices (router_set_slice): the keys go straight into the
+ * target's set, and once that holds `slice` of them they are emitted and
+ * handed to slice_fn, which builds and delivers them while the rest is
+ * read, so one renamed row under a million documents never holds a
+ * million keys. Each chunk of values is asked first for at most slice + 1
+ * keys (`LIMIT`): a chunk under that (every usual transaction) costs the
+ * one query it always did. A chunk over it is read again value by value,
+ * in keyset pages of `slice` keys ordered by the key column
+ * (`match = v AND out > last ORDER BY out LIMIT slice`), which an index on
+ * the match column reads in order: pages cost what they return, so the
+ * whole walk is linear in the documents. Keys are then unique within a
+ * slice; a document reached from two values or two paths in different
+ * slices is built twice, with the same snapshot and version (the second
+ * write changes nothing). */
+static void add_counted(void *ctx, MYSQL_ROW row, const unsigned long *len) {
+    if (row[0]) strset_add(ctx, row[0], len[0]);
+}
+
+/* emit the target's keys collected so far and hand them to slice_fn */
+static int spill(struct router *r, struct target *t, router_emit_fn emit, void *ctx, char *err,
+                 size_t errlen) {
+    for (size_t k = 0; k < t->keys.cap; k++)
+        if (t->keys.slot[k] &&
+            emit(ctx, t->index, t->doctable, t->keys.slot[k], strlen(t->keys.slot[k])) != 0) {
+            strset_clear(&t->keys);
+            return errf(err, errlen, "the document sink refused a routed document");
+        }
+    strset_clear(&t->keys);
+    if (r->slice_fn(ctx, t->index, t->doctable) != 0)
+        return errf(err, errlen, "building a slice of the routed documents failed");
+    return 0;
+}
+
+static int add_keys(struct router *r, struct target *t, struct strset *got, router_emit_fn emit,
+                    void *ctx, char *err, size_t errlen) {
+    for (size_t k = 0; k < got->cap; k++)
+        if (got->slot[k]) strset_add(&t->keys, got->slot[k], strlen(got->slot[k]));
+    strset_clear(got);
+    return t->keys.n >= r->slice ? spill(r, t, emit, ctx, err, errlen) : 0;
+}
+
+/* one value's keys, page by page (its chunk had more than a slice) */
+static int value_pages(struct router *r, MYSQL *src, const struct router_step *st,
+                       const char *v, struct target *t, router_emit_fn emit, void *ctx,
+                       char *err, size_t errlen) {
+    sbuf q = SBUF_INIT, last = SBUF_INIT;
+    bool have_last = false;
+    int rc = 0;
+    for (;;) {
+        sbuf_reset(&q);
+        sbuf_adds(&q, "SELECT DISTINCT ");
+        db_ident(&q, st->out);
+        sbuf_adds(&q, " FROM ");
+        db_ident(&q, st->db);
+        sbuf_addc(&q, '.');
+        db_ident(&q, st->table);
+        sbuf_adds(&q, " WHERE ");
+        db_ident(&q, st->match);
+        sbuf_addc(&q, '=');
+        db_quote(src, &q, v, strlen(v));
+        if (have_last) {
+            sbuf_adds(&q, " AND ");
+            db_ident(&q, st->out);
+            sbuf_addc(&q, '>');
+            db_quote(src, &q, last.data, last.len);
+        }
+        sbuf_adds(&q, " ORDER BY ");
+        db_ident(&q, st->out);
+        sbuf_printf(&q, " LIMIT %zu", r->slice);
+        r->queries++;
+        if (mysql_real_query(src, q.data, q.len) != 0) {
+            rc = errf(err, errlen, "finding the documents of %s.%s: %s (%u)", st->db, st->table,
+                      mysql_error(src), mysql_errno(src));
+            break;
+        }
+        MYSQL_RES *res = mysql_use_result(src);
+        MYSQL_ROW row;
+        size_t n = 0;
+        struct strset got = {NULL, 0, 0};
+        while (res && (row = mysql_fetch_row(res))) {
+            unsigned long *len = mysql_fetch_lengths(res);
+            if (!row[0]) continue;
+            strset_add(&got, row[0], len[0]);
+            sbuf_reset(&last);
+            sbuf_add(&last, row[0], len[0]);
+            have_last = true;
+            n++;
+        }
+        if (res) mysql_free_result(res);
+        if (mysql_errno(src)) {
+            strset_clear(&got);
+            rc = errf(err, errlen, "finding the documents of %s.%s: %s (%u)", st->db, st->table,
+                      mysql_error(src), mysql_errno(src));
+            break;
+        }
+        rc = add_keys(r, t, &got, emit, ctx, err, errlen);
+        if (rc != 0 || n < r->slice) break;
+    }
+    sbuf_free(&q);
+    sbuf_free(&last);
+    return rc;
+}
+
+static int sliced_step(struct router *r, MYSQL *src, const struct router_step *st,
+                       struct strset *in, struct target *t, router_emit_fn emit, void *ctx,
+                       char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    int rc = 0;
+    const char **vals = xmalloc(IN_CHUNK * sizeof *vals);
+    size_t i = 0;
+    while (i < in->cap && rc == 0) {
+        sbuf_reset(&q);
+        sbuf_adds(&q, "SELECT DISTINCT ");
+        db_ident(&q, st->out);
+        sbuf_adds(&q, " FROM ");
+        db_ident(&q, st->db);
+        sbuf_addc(&q, '.');
+        db_ident(&q, st->table);
+        sbuf_adds(&q, " WHERE ");
+        db_ident(&q, st->match);
+        sbuf_adds(&q, " IN (");
+        size_t k = 0;
+        for (; i < in->cap && k < IN_CHUNK; i++) {
+            if (!in->slot[i]) continue;
+            if (k) sbuf_addc(&q, ',');
+            vals[k++] = in->slot[i];
+            db_quote(src, &q, in->slot[i], strlen(in->slot[i]));
+        }
+        if (!k) break;
+        sbuf_printf(&q, ") LIMIT %zu", r->slice + 1);
+        r->queries++;
+        if (mysql_real_query(src, q.data, q.len) != 0) {
+            rc = errf(err, errlen, "finding the documents of %s.%s: %s (%u)", st->db, st->table,
+                      mysql_error(src), mysql_errno(src));
+            break;
+        }
+        struct strset got = {NULL, 0, 0};
+        MYSQL_RES *res = mysql_use_result(src);
+        MYSQL_ROW row;
+        while (res && (row = mysql_fetch_row(res))) add_counted(&got, row, mysql_fetch_lengths(res));
+        if (res) mysql_free_result(res);
+        if (mysql_errno(src)) {
+            strset_clear(&got);
+            rc = errf(err, errlen, "finding the documents of %s.%s: %s (%u)", st->db, st->table,
+                      mysql_error(src), mysql_errno(src));
+            break;
+        }
+        if (got.n <= r->slice) {
+            rc = add_keys(r, t, &got, emit, ctx, err, errlen);
+            continue;
+        }
+        strset_clear(&got); /* more than a slice: value by value, in pages */
+        for (size_t j = 0; j < k && rc == 0; j++)
+            rc = value_pages(r, src, st, vals[j], t, emit, ctx, err, errlen);
+    }
+    free(vals);
+    sbuf_free(&q);
+    return rc;
+}
+
 static void add_area_pair(void *ctx, MYSQL_ROW row, const unsigned long *len) {
     if (row[0] && row[1]) add_pair(ctx, row[0], len[0], row[1], len[1]);
 }
@@ -469,15 +638,23 @@ int router_flush(struct router *r, struct route_seeds *sd, MYSQL *src, router_em
             strset_clear(&cur);
             continue;
         }
+        struct target *t = target_of(r, n->index, n->doctable);
+        size_t last_q = n->nsteps; /* the last step that queries (yields the keys) */
+        for (size_t s = 0; s < n->nsteps; s++)
+            if (strcmp(n->steps[s].match, n->steps[s].out)) last_q = s;
         for (size_t s = 0; s < n->nsteps && rc == 0 && cur.n; s++) {
             const struct router_step *st = &n->steps[s];
             if (!strcmp(st->match, st->out)) continue; /* the values pass through */
+            if (s == last_q && r->slice_fn && t) {
+                rc = sliced_step(r, src, st, &cur, t, emit, ctx, err, errlen);
+                strset_clear(&cur);
+                break;
+            }
             struct strset next = {NULL, 0, 0};
             rc = step_query(r, src, st, &cur, &next, err, errlen);
             strset_clear(&cur);
             cur = next;
         }
-        struct target *t = target_of(r, n->index, n->doctable);
         for (size_t k = 0; rc == 0 && t && k < cur.cap; k++)
             if (cur.slot[k]) strset_add(&t->keys, cur.slot[k], strlen(cur.slot[k]));
         strset_clear(&cur);

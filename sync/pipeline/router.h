@@ -61,6 +61,11 @@ typedef int (*router_emit_fn)(void *ctx, size_t index, size_t table, const char 
 typedef int (*router_area_fn)(void *ctx, size_t index, const struct mp_relation *rel,
                               const char *doc_key, const char *elem_key);
 
+/* A slice of a large fan-out was emitted (router_set_slice): the caller
+ * builds and delivers the documents of (index, table) it has collected so
+ * far, now. Non-zero: stop (an error). */
+typedef int (*router_slice_fn)(void *ctx, size_t index, size_t table);
+
 /* The mapping must outlive the router. */
 struct router *router_new(const struct mapping *m);
 void router_free(struct router *r); /* NULL-safe */
@@ -68,6 +73,13 @@ void router_free(struct router *r); /* NULL-safe */
  * router_flush with its ctx). Without it they refresh whole documents. Set it
  * before the first router_add. */
 void router_set_area(struct router *r, router_area_fn fn);
+/* Large fan-outs in slices: the keys of a document table found by a path's
+ * last query are emitted `slice` at a time (the first query of each chunk
+ * of values asks for at most slice + 1; a larger chunk is read value by
+ * value in keyset pages) and fn is called after each slice, so memory stays
+ * bounded by the slice however many documents a row reaches. Without it
+ * every key is gathered first and emitted at the end of router_flush. */
+void router_set_slice(struct router *r, router_slice_fn fn, size_t slice);
 
 /* Is this table read by any index config at all? */
 bool router_wants(const struct router *r, const char *db, const char *table);

@@ -39,6 +39,8 @@
 #                    transactions built together (sync/sources/binlog_source.c)
 #   RANDOM_EXPECT_GROUPS  set: fail unless the daemon built some transactions
 #                    together (its stop line counts them)
+#   SEARCHSYNC_TEST_ROUTE_SLICE  set: the daemon slices fan-outs over that many
+#                    documents (the test fails unless it built some slices)
 # Replay of a failure: the log prints the seed, the demo size and every CALL
 # (seed, count); generate.sh with the same --products, load
 # tests/fixtures/random_ops.sql, run the same CALLs: same rows (updated_at
@@ -238,6 +240,10 @@ log "daemon stops: $(tr '\n' ';' <<<"$stops")"
 if [ -n "${RANDOM_EXPECT_GROUPS:-}" ]; then
     grouped=$(sed -n 's/.*(\([0-9]*\) of them built together.*/\1/p' <<<"$stops" | awk '{s += $1} END {print s + 0}')
     assert_true "transactions read while behind were built together ($grouped)" test "$grouped" -gt 100
+fi
+if [ -n "${SEARCHSYNC_TEST_ROUTE_SLICE:-}" ]; then
+    sliced=$(grep -o '([0-9]* slices of large fan-outs' "$RUNLOG" | tr -dc '0-9\n' | awk '{s += $1} END {print s + 0}')
+    assert_true "fan-outs over $SEARCHSYNC_TEST_ROUTE_SLICE documents were built in slices ($sliced)" test "$sliced" -gt 10
 fi
 
 # ---- the daemon's own account: restarts resumed, no errors, no dead letters

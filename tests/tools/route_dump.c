@@ -5,7 +5,11 @@
  * Each input line: db.table<TAB>before<TAB>after, an image being "-" (none) or
  * "col=value;col=value" (value \N = NULL). All lines are added, then one
  * flush runs against MYSQL_HOST/MYSQL_PORT as root; output: one line
- * "alias<TAB>db.table<TAB>key" per document, then "queries<TAB>N" on stderr. */
+ * "alias<TAB>db.table<TAB>key" per document, then "queries<TAB>N" on stderr.
+ * ROUTE_SLICE=N in the environment: the router slices large fan-outs
+ * (router_set_slice) and each slice handed over prints
+ * "slice<TAB>alias<TAB>db.table<TAB>keys emitted so far" on stderr, after
+ * which no key emitted before it may be held (the test counts them). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,10 +42,21 @@ static const char *get(void *image, const char *column, size_t *len, bool *absen
     return NULL;
 }
 
+static unsigned long emitted;
+
 static int emit(void *ctx, size_t index, size_t table, const char *key, size_t len) {
     (void)ctx;
+    emitted++;
     const struct mp_table *t = &M.indices[index].tables[table];
     printf("%s\t%s.%s\t%.*s\n", M.indices[index].alias, t->db, t->table, (int)len, key);
+    return 0;
+}
+
+static int slice(void *ctx, size_t index, size_t table) {
+    (void)ctx;
+    const struct mp_table *t = &M.indices[index].tables[table];
+    fflush(stdout);
+    fprintf(stderr, "slice\t%s\t%s.%s\t%lu\n", M.indices[index].alias, t->db, t->table, emitted);
     return 0;
 }
 
@@ -74,6 +89,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     struct router *r = router_new(&M);
+    if (getenv("ROUTE_SLICE")) router_set_slice(r, slice, (size_t)atol(getenv("ROUTE_SLICE")));
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
