@@ -112,7 +112,11 @@ static void drop_leftover(struct daemon *dm, const char *phys) {
     if (dm->p.last_txn) deliver_wait_txn(dm->p.d, dm->p.last_txn, budget);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     long spent = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
-    deliver_hub_wait_abandoned(deliver_hub_of(dm->p.d), spent < budget ? budget - (int)spent : 0);
+    if (deliver_hub_wait_abandoned(deliver_hub_of(dm->p.d),
+                                   spent < budget ? budget - (int)spent : 0) == DELIVER_ETIMEOUT)
+        log_warn("run", "%s: pages of its cancelled build are still in flight after "
+                 "[delivery] drain_timeout_ms = %d; deleting it now, a page landing later "
+                 "re-creates it, and the next start deletes it again", phys, budget);
     struct search_resp r;
     search_resp_init(&r);
     char path[700];
