@@ -215,7 +215,9 @@ const struct config_key config_keys[] = {
       "0: a change goes as soon "
       "as a helper is free"),
     B("delivery", "group_commit", delivery.group_commit, "true",
-      "While a bulk request to an index is in flight, that index's next changes wait for it "
+      "A transaction's changes leave together when the producer ends it (one request, "
+      "whatever partitions they hash to), and while a bulk request to an index is in flight, "
+      "that index's next changes wait for it "
       "and leave together when it returns: the engine's own latency sets the batch, so a "
       "busy engine gets fewer, fuller requests and an idle one gets each change at once "
       "(batch_max waiting or flush_interval_ms passed still go at once). false: up to "
