@@ -8,24 +8,39 @@
 #     same engine;
 #   PGSync (PyPI, in a venv; its MySQL/MariaDB source, with Redis from
 #     Debian) against the harness's OpenSearch 2.19, searchsync beside it.
-# Each round runs searchsync and the peer (the peer first in even rounds) on
-# fresh indices, then the engine's raw _bulk of the same documents: a load
-# into an empty index, then the UPDATE phases' documents posted again over
-# it (each replaced once), timed to a _count under the 1 s refresh as the
-# tools' UPDATE phases are.
+# Before the rounds, the engine's raw _bulk is tuned once per engine and
+# kind (tests/bench/raw_bulk.py: connections x documents a request, the best
+# of PEERS_TUNE_PARS x PEERS_TUNE_SIZES on a sample). Each round runs
+# searchsync and the peer (the peer first in even rounds) on fresh indices,
+# then the engine's raw _bulk at the tuned shape: a load of the plain
+# documents (the SQL oracle's, the engine's dynamic mapping) and of
+# searchsync's exact documents under its own mapping (dumped after its first
+# flat load) into an empty index created with the build settings searchsync
+# uses (no refresh, async translog), each to a _refresh; then the UPDATE
+# phases' documents (flat and nested) posted again over the loaded index,
+# its settings back to the engine's defaults, timed to a _count under the 1 s
+# refresh as the tools' UPDATE phases are.
 # The flat UPDATEs run twice: with the writer beside the tool (timed from
 # the first commit), then as a backlog (the tool SIGSTOPped while the writer
-# commits them, timed from its SIGCONT).
+# commits them, timed from its SIGCONT). Then the lag runs, flat and (for
+# tools that nest) nested: every PEERS_LAG_REFRESH x PEERS_LAG_RATES, each
+# after the engine is quiet, the _search poller's own engine CPU subtracted.
 # tests/bench/peers_driver.py runs the rounds and documents each measure;
-# the table (medians of the rounds) is printed at the end and saved in
-# $PEERS_OUT (default: peers-table.md in the current directory).
+# the tables (medians of the rounds) are printed at the end and saved in
+# $PEERS_OUT (default: peers-table.md in the current directory); every
+# measure is also a JSON line in $PEERS_JSONL (default: none kept).
 # Knobs: ROUNDS (4), PEERS_FLAT_ROWS (500000), PEERS_UPDATES (200000),
 # PEERS_ROOTS (100000; 5 children each), PEERS_CHILD_UPDATES (20000),
-# PEERS_TXN (100), PEERS_LAG_RATE (500), PEERS_LAG_SECS (30), PEERS (gme,pgsync;
-# none: searchsync and the raw _bulk only, on Elasticsearch 7.10.2),
-# PEERS_TIMEOUT (1800 s a phase), PEERS_BULK_PAR (2), PEERS_AREA_UPDATE (0).
-# Quick run: ROUNDS=1 PEERS_FLAT_ROWS=50000 PEERS_UPDATES=20000
-#   PEERS_ROOTS=10000 PEERS_CHILD_UPDATES=2000 PEERS_LAG_SECS=15
+# PEERS_TXN (100), PEERS_LAG_RATES ("500"; e.g. "500 2000 5000 10000"),
+# PEERS_LAG_REFRESH ("1s 100ms"; 1s = the engine's default, the setting
+# removed), PEERS_LAG_SECS (30), PEERS_LAG_NESTED (1), PEERS (gme,pgsync; a
+# list of gme, pgsync, es7, opensearch: es7 / opensearch = searchsync and
+# the raw _bulk only on that engine; none = es7), PEERS_TIMEOUT (1800 s a
+# phase), PEERS_TUNE_PARS ("2 4 8 16"), PEERS_TUNE_SIZES ("500 1000 2000
+# 5000"), PEERS_AREA_UPDATE (0), PEERS_JSONL.
+# Quick run: ROUNDS=1 PEERS_FLAT_ROWS=50000 PEERS_UPDATES=10000
+#   PEERS_ROOTS=10000 PEERS_CHILD_UPDATES=2000 PEERS_LAG_SECS=5
+#   PEERS_TUNE_PARS="2 4" PEERS_TUNE_SIZES="1000 2000"
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 SEARCHSYNC_SRCDIR="${SEARCHSYNC_SRCDIR:-$(cd "$here/../.." && pwd)}"

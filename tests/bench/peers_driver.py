@@ -36,6 +36,7 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sync_driver import AckPoller, Engine, Series, Sql, group_cpu, now, pct, pos_version  # noqa: E402
+import raw_bulk  # noqa: E402
 
 TCK = os.sysconf('SC_CLK_TCK')
 FLAT_COLS = ['id', 'name', 'descr', 'price', 'qty', 'rnd', 'ts']
@@ -242,6 +243,17 @@ class Run:
     def engine_cpu(self):
         return group_cpu(self.b.engine_pgid[self.t.url])
 
+    def engine_quiet(self, cores=0.1, timeout=60):
+        """Wait until the engine uses under `cores` over a second (its
+        merges after the phase before are done); False after timeout s."""
+        end = now() + timeout
+        while now() < end:
+            c0, t0 = self.engine_cpu(), now()
+            time.sleep(1)
+            if (self.engine_cpu() - c0) / (now() - t0) < cores:
+                return True
+        return False
+
     def phase(self, label, docs, t0, t1, c0, e0):
         if t1 is None:
             print('  %-28s NOT DONE within PEERS_TIMEOUT (or the tool exited); %s\'s log ends:\n%s'
@@ -290,6 +302,12 @@ class Run:
         self.res['flat_load'], self.res['cpu_load'] = self.phase('flat initial load', n, t0, t1, 0, e0)
         if t1 is None:
             return
+        if self.t.name == 'searchsync' and self.t.url not in b.exact:
+            # its exact documents and mapping, for the raw load of the same work
+            path = os.path.join(b.a.tmp, 'exact-flat-%d.ndjson' % len(b.exact))
+            mp, got = dump_index(self.t.url, self.index, path)
+            b.exact[self.t.url] = (path, mp)
+            print('  (dumped its %d documents and mapping for the raw load)' % got)
         # single-row UPDATEs, PEERS_TXN a transaction
         u, txn = b.updates, b.txn
         mark = b.mark()
@@ -321,16 +339,39 @@ class Run:
         self.res['flat_backlog'], _ = self.phase('flat UPDATEs from a backlog', u, t0, t1, c0, e0)
         if t1 is None:
             return
-        self.lag()
+        self.lags()
 
-    def lag(self):
+    def lags(self):
+        for refresh in self.b.lag_refresh:
+            for rate in self.b.lag_rates:
+                self.lag(refresh, rate)
+
+    def lag(self, refresh, rate):
+        """One lag run at `rate` row changes/s with the index's
+        refresh_interval `refresh` ('1s': the engine's default, the setting
+        put back to null). flat: single-row UPDATEs of random rows, the
+        probe in flat.ts of row 1; nested: UPDATEs of random children, the
+        probe in child.rnd of child 1 (root 1's first child)."""
         b = self.b
-        rate, secs, tick = b.lag_rate, b.lag_secs, 0.01
+        secs, tick = b.lag_secs, 0.01
         per = max(1, round(rate * tick))
-        self.e.req('PUT', '/%s/_settings' % self.index, {'index': {'refresh_interval': '100ms'}})
-        base = int(b.m.q('SELECT ts FROM flat WHERE id = 1')[0][0])
-        poller = ProbePoller(self.t.url, self.index, 0.01)
+        self.e.req('PUT', '/%s/_settings' % self.index,
+                   {'index': {'refresh_interval': None if refresh in ('1s', 'default') else refresh}})
+        if self.kind == 'flat':
+            base = int(b.m.q('SELECT ts FROM flat WHERE id = 1')[0][0])
+            table, nrows, probe_sql = 'flat', b.flat_rows, 'UPDATE flat SET ts = %d WHERE id = 1'
+            poller = ProbePoller(self.t.url, self.index, 0.01)
+        else:
+            base = int(b.m.q('SELECT MAX(rnd) FROM child')[0][0]) + 1000000
+            table, nrows, probe_sql = 'child', 5 * b.roots, 'UPDATE child SET rnd = %d WHERE id = 1'
+            poller = ProbePoller(self.t.url, self.index, 0.01, nested=True)
+        # the engine quiet first (merges after the phase before), then what
+        # the poller alone costs it: the writes' own CPU is the rest
+        quiet = self.engine_quiet()
         poller.start()
+        pc0, pt0 = self.engine_cpu(), now()
+        time.sleep(3)
+        poll_cores = (self.engine_cpu() - pc0) / (now() - pt0)
         # searchsync only: when the engine acknowledged the commit (its
         # in-memory low-water mark)
         ack = AckPoller(self.t.admin, self.t.token) if getattr(self.t, 'admin', None) else None
@@ -347,9 +388,10 @@ class Run:
             d = t0 + (k - 1) * tick - now()
             if d > 0:
                 time.sleep(d)
-            ids = ','.join(str(i) for i in rng.sample(range(2, b.flat_rows + 1), per - 1)) if per > 1 else ''
-            r = w.q('BEGIN;%s UPDATE flat SET ts = %d WHERE id = 1; COMMIT; SHOW MASTER STATUS'
-                    % ('UPDATE flat SET qty = qty + 1 WHERE id IN (%s);' % ids if ids else '', base + k))
+            ids = ','.join(str(i) for i in rng.sample(range(2, nrows + 1), per - 1)) if per > 1 else ''
+            r = w.q('BEGIN;%s %s; COMMIT; SHOW MASTER STATUS'
+                    % ('UPDATE %s SET qty = qty + 1 WHERE id IN (%s);' % (table, ids) if ids else '',
+                       probe_sql % (base + k)))
             commits.append(now())
             positions.append(pos_version((r[-1][0], int(r[-1][1]))))
         tw = now()
@@ -367,8 +409,9 @@ class Run:
             alags = [(ack.version.seen_at(v) or t_end) - c for v, c in zip(positions, commits)]
             a50, a99 = 1000 * pct(alags, .5), 1000 * pct(alags, .99)
             print('  lag commit -> acknowledged by the engine (searchsync\'s low-water mark, GET /api/v1/live every '
-                  '10 ms): p50 %.0f ms, p99 %.0f ms, max %.0f ms' % (a50, a99, 1000 * max(alags)))
-            self.res['ack'] = (a50, a99)
+                  '10 ms), refresh %s, %d changes/s: p50 %.0f ms, p99 %.0f ms, max %.0f ms'
+                  % (refresh, rate, a50, a99, 1000 * max(alags)))
+            self.res.setdefault('ack', {})[(refresh, rate)] = (a50, a99)
         lags, missing = [], 0
         for k, c in enumerate(commits, 1):
             t = poller.value.seen_at(base + k)
@@ -376,14 +419,23 @@ class Run:
                 missing += 1
                 t = t_end
             lags.append(t - c)
-        cpu = self.t.cpu() - c0
+        cpu, ecpu = self.t.cpu() - c0, self.engine_cpu() - e0
         p50, p99 = 1000 * pct(lags, .5), 1000 * pct(lags, .99)
-        print('  lag commit -> searchable at %d changes/s for %d s (%.0f changes/s written): p50 %.0f ms, p99 %.0f ms, '
-              'max %.0f ms%s; tool cpu %.1f s, engine cpu %.1f s'
-              % (rate, secs, ticks * per / (tw - t0), p50, p99, 1000 * max(lags),
+        written = ticks * per / (tw - t0)
+        ecpu = max(0.0, ecpu - poll_cores * (t_end - t0))  # the writes' share
+        print('  lag commit -> searchable, refresh %s, at %d changes/s for %d s (%.0f changes/s written): p50 %.0f ms, '
+              'p99 %.0f ms, max %.0f ms%s; tool cpu %.1f s, engine cpu for the writes %.1f s (over %.1f s: %.0f µs a '
+              'change; the poller alone: %.2f cores, not counted%s)'
+              % (refresh, rate, secs, written, p50, p99, 1000 * max(lags),
                  ' (LOWER BOUNDS: %d of %d probes not seen)' % (missing, ticks) if missing else '',
-                 cpu, self.engine_cpu() - e0))
-        self.res['lag'] = (p50, p99, missing > 0)
+                 cpu, ecpu, t_end - t0, 1e6 * ecpu / (ticks * per), poll_cores,
+                 '' if quiet else '; the engine was still busy after 60 s'))
+        self.res.setdefault('lag', {})[(refresh, rate)] = (p50, p99, missing > 0)
+        self.res.setdefault('lag_cpu', {})[(refresh, rate)] = (cpu, ecpu, ticks * per, written)
+        b.record(dict(tool=self.t.name, engine=b.engine_name[self.t.url], round=self.rnd, kind=self.kind,
+                      refresh=refresh, rate=rate, written=written, p50=p50, p99=p99, lower_bound=missing > 0,
+                      ack=self.res.get('ack', {}).get((refresh, rate)), tool_cpu=cpu, engine_cpu=ecpu,
+                      changes=ticks * per))
 
     def nested(self, t0, e0):
         b = self.b
@@ -407,27 +459,40 @@ class Run:
             for r in range(a, min(a + txn, u + 1))) for a in range(1, u + 1, txn)))
         t1 = self.wait_count(u, q)
         self.res['child_upd'], _ = self.phase('child UPDATEs (roots/s)', u, t0, t1, c0, e0)
+        if t1 is not None and self.b.lag_nested:
+            self.lags()
 
 
 class ProbePoller(threading.Thread):
     """_search for row 1 every period: the first time each flat.ts value (or a
     newer one) is searchable."""
 
-    def __init__(self, url, index, period):
+    def __init__(self, url, index, period, nested=False):
         super().__init__(daemon=True)
-        self.e, self.index, self.period = Engine(url), index, period
+        self.e, self.index, self.period, self.nested = Engine(url), index, period, nested
         self.value = Series()
         self.stop = False
 
+    def probe(self, src):
+        if not self.nested:
+            return int(src['ts'])
+        for c in src.get('children') or []:
+            if int(c['id']) == 1:
+                return int(c['rnd'])
+        return None
+
     def run(self):
         nxt = now()
+        fields = ['children.id', 'children.rnd'] if self.nested else ['ts']
+        fp = 'hits.hits._source.children' if self.nested else 'hits.hits._source.ts'
         while not self.stop:
             try:
-                st, j = self.e.req('POST', '/%s/_search?filter_path=hits.hits._source.ts' % self.index,
-                                   {'size': 1, 'query': {'ids': {'values': ['1']}}, '_source': ['ts']})
+                st, j = self.e.req('POST', '/%s/_search?filter_path=%s' % (self.index, fp),
+                                   {'size': 1, 'query': {'ids': {'values': ['1']}}, '_source': fields})
                 hits = j.get('hits', {}).get('hits', [])
-                if hits:
-                    self.value.add(int(hits[0]['_source']['ts']), now())
+                v = self.probe(hits[0]['_source']) if hits else None
+                if v is not None:
+                    self.value.add(v, now())
             except Exception:
                 pass
             nxt += self.period
@@ -439,60 +504,80 @@ class ProbePoller(threading.Thread):
 
 
 # ---------------------------------------------------------------- raw _bulk
-REPLACE_MARK = -1  # rnd of the raw replacement's documents
+REPLACE_MARK = -1  # rnd of the raw replacement's documents (flat), of child 1 of each root (nested)
+NESTED_MAPPING = {'properties': {'children': {'type': 'nested'}}}
 
 
-def curl_bulk(url, idx, files, count_query=None, want=0):
-    """Post each list of files (one curl process per list, in parallel);
-    the seconds until a _refresh after the last, or with count_query until
-    `want` documents match it, polled every 250 ms under the index's 1 s
-    refresh, as each tool's phases end."""
-    t0 = now()
-    ps = []
-    for f in files:
-        args = ['curl']
-        for i, c in enumerate(f):
-            if i:
-                args.append('--next')
-            args += ['-s', '-o', '/dev/null', '-H', 'Content-Type: application/x-ndjson',
-                     '--data-binary', '@' + c, '%s/%s/_bulk' % (url, idx)]
-        ps.append(subprocess.Popen(args))
-    for p in ps:
-        p.wait()
-    e = Engine(url)
-    if count_query is None:
-        e.req('POST', '/%s/_refresh' % idx)
-        return now() - t0
-    while now() - t0 < env_int('PEERS_TIMEOUT', 1800):
-        if e.req('POST', '/%s/_count' % idx, {'query': count_query})[1].get('count', 0) >= want:
-            return now() - t0
-        time.sleep(0.25)
-    return None
+def sql_ndjson(a, path, sqltext):
+    """The rows of sqltext (one action line + one document each) into path."""
+    with open(path, 'w') as f:
+        subprocess.run(['mariadb', '--no-defaults', '-h', '127.0.0.1', '-P', str(a.mysql_port), '-u', 'root',
+                        '--batch', '--skip-column-names', '--raw', a.db, '-e', sqltext], stdout=f, check=True)
+    return path
 
 
-def raw_bulk(a, url, kind, files, replace_files=None, replace_docs=0):
-    """Parallel curl _bulk of pre-built NDJSON files into a fresh index;
-    docs/s from the first request to the _refresh after the last. With
-    replace_files: then the first replace_docs of those documents posted
-    again over the loaded index (each replaced once, the UPDATE phases'
-    documents, their rnd REPLACE_MARK), its docs/s too, timed as the
-    tools' UPDATE phases are: until a _count of the marked documents
-    (polled every 250 ms, the default 1 s refresh) shows them all."""
-    e = Engine(url)
-    idx = 'pf_raw_%s' % kind
-    body = {'settings': {'number_of_shards': 1, 'number_of_replicas': 0}}
-    if kind == 'nested':
-        body['mappings'] = {'properties': {'children': {'type': 'nested'}}}
-    e.req('DELETE', '/' + idx)
-    e.req('PUT', '/' + idx, body)
-    secs = curl_bulk(url, idx, files)
-    cnt = e.req('GET', '/%s/_count' % idx)[1].get('count')
-    replace = None
-    if replace_files:
-        rsecs = curl_bulk(url, idx, replace_files, {'term': {'rnd': REPLACE_MARK}}, replace_docs)
-        replace = replace_docs / rsecs if rsecs else None
-    e.req('DELETE', '/' + idx)
-    return cnt / secs, replace
+def dump_index(url, index, path):
+    """Every document of index (_id and _source, as the engine holds them)
+    into an NDJSON bulk file, and the index's mappings: the exact documents
+    a tool wrote, for the raw load of the same work."""
+    st, j = raw_bulk._req(url, 'GET', '/%s/_mapping' % index)  # floats stay floats (not Decimal)
+    mappings = next(iter(j.values()))['mappings']
+    st, j = raw_bulk._req(url, 'POST', '/%s/_search?scroll=2m' % index, {'size': 5000, 'sort': ['_doc']})
+    n = 0
+    with open(path, 'w') as f:
+        while True:
+            hits = j.get('hits', {}).get('hits', [])
+            if not hits:
+                break
+            for h in hits:
+                f.write(json.dumps({'index': {'_id': h['_id']}}) + '\n')
+                f.write(json.dumps(h['_source']) + '\n')
+                n += 1
+            st, j = raw_bulk._req(url, 'POST', '/_search/scroll', {'scroll': '2m', 'scroll_id': j['_scroll_id']})
+    return mappings, n
+
+
+def raw_round(b, url, rnd):
+    """The engine's raw _bulk in round rnd, at the (connections, documents a
+    request) that tuning found best for each kind: loads into a fresh index
+    created as searchsync creates a version it builds (raw_bulk.INDEX_BODY;
+    the plain documents of the SQL oracle under the engine's dynamic mapping,
+    and, once searchsync's flat load has been dumped, its exact documents
+    under its own mapping), each timed from the first request to the
+    _refresh after the last; then the documents the UPDATE phases change
+    posted again over the loaded index (its settings back to the engine's
+    defaults) and timed to a _count, as the tools' UPDATE phases are."""
+    out = {}
+    tu = b.tuned[url]
+    for kind, mp in (('flat', None), ('nested', NESTED_MAPPING)):
+        par, size = tu[kind]
+        idx = 'pf_raw_%s' % kind
+        st = {}
+        out[kind] = raw_bulk.load(url, idx, b.files[kind], par, size, raw_bulk.index_body(mp), st)
+        if kind == 'flat':
+            q, want = {'term': {'rnd': REPLACE_MARK}}, b.updates
+        else:
+            q, want = {'nested': {'path': 'children', 'query': {'term': {'children.rnd': REPLACE_MARK}}}}, \
+                b.child_updates
+        out[kind + '_replace'] = raw_bulk.replace(url, idx, b.files[kind + '-replace'], par, size, q, want,
+                                                  timeout=env_int('PEERS_TIMEOUT', 1800))
+        raw_bulk.delete(url, idx)
+    ex = b.exact.get(url)
+    if ex:
+        par, size = tu['flat']
+        out['flat_exact'] = raw_bulk.load(url, 'pf_raw_exact', ex[0], par, size,
+                                          raw_bulk.index_body(ex[1]))
+        raw_bulk.delete(url, 'pf_raw_exact')
+    fmt = lambda v: 'NOT DONE' if v is None else '%.0f' % v  # noqa: E731
+    print('raw _bulk on %s, round %d (flat %d x %d, nested %d x %d: connections x documents a request): '
+          'flat load %s docs/s (searchsync\'s exact documents and mapping: %s), nested load %s roots/s; '
+          'the UPDATE phases\' documents posted again over the loaded index, timed to a _count: flat %s docs/s, '
+          'nested %s roots/s'
+          % (b.engine_name[url], rnd, tu['flat'][0], tu['flat'][1], tu['nested'][0], tu['nested'][1],
+             fmt(out['flat']), fmt(out.get('flat_exact')), fmt(out['nested']), fmt(out['flat_replace']),
+             fmt(out['nested_replace'])))
+    b.record(dict(tool='raw _bulk', engine=b.engine_name[url], round=rnd, **out))
+    return out
 
 
 # ---------------------------------------------------------------- the bench
@@ -506,10 +591,20 @@ class Bench:
         self.child_updates = min(env_int('PEERS_CHILD_UPDATES', 20000), self.roots)
         self.txn = env_int('PEERS_TXN', 100)
         self.lag_rate, self.lag_secs = env_int('PEERS_LAG_RATE', 500), env_int('PEERS_LAG_SECS', 30)
+        self.lag_refresh = (os.environ.get('PEERS_LAG_REFRESH') or '1s 100ms').split()
+        self.lag_rates = [int(x) for x in (os.environ.get('PEERS_LAG_RATES') or str(self.lag_rate)).split()]
+        self.lag_nested = os.environ.get('PEERS_LAG_NESTED', '1') == '1'
+        self.results_path = os.path.join(a.tmp, 'results.jsonl') if not os.environ.get('PEERS_JSONL') \
+            else os.environ['PEERS_JSONL']
         self.next_id = 1
         self.marker = int(self.m.q('SELECT COALESCE(MAX(rnd), 0) FROM flat')[0][0])
         self.engine_name = {a.es7: 'Elasticsearch 7.10.2', a.opensearch: 'OpenSearch 2.19'}
         self.engine_pgid = {a.es7: a.es7_pgid, a.opensearch: a.opensearch_pgid}
+
+    def record(self, row):
+        """one JSON line a measure, for the plots and the sizing model"""
+        with open(self.results_path, 'a') as f:
+            f.write(json.dumps(row) + '\n')
 
     def mark(self):
         self.marker += 1
@@ -538,60 +633,52 @@ def main():
     b = Bench(a)
     rounds = env_int('ROUNDS', 4)
     print('data: %d rows in flat; %d roots with %d children; %d single-row UPDATEs and %d child UPDATEs, '
-          '%d a transaction; lag at %d changes/s for %d s; %d rounds'
+          '%d a transaction; lag at %s changes/s (refresh %s) for %d s a run; %d rounds'
           % (b.flat_rows, b.roots, int(b.m.q('SELECT COUNT(*) FROM child')[0][0]), b.updates,
-             b.child_updates, b.txn, b.lag_rate, b.lag_secs, rounds))
-    # pre-built raw bulk files: the same documents (as MySQL has them), 500 a request
-    files = {}
-    for kind, sqltext in (
-            ('flat', "SELECT CONCAT('{\"index\":{\"_id\":\"', id, '\"}}\\n', JSON_OBJECT(%s)) FROM flat ORDER BY id"
-             % ', '.join("'%s', %s" % (c, c) for c in FLAT_COLS)),
-            ('nested', "SELECT CONCAT('{\"index\":{\"_id\":\"', r.id, '\"}}\\n', JSON_OBJECT(%s, 'children', "
-             "(SELECT JSON_ARRAYAGG(JSON_OBJECT(%s)) FROM child c WHERE c.root_id = r.id))) FROM root r ORDER BY r.id"
-             % (', '.join("'%s', r.%s" % (c, c) for c in ROOT_COLS),
-                ', '.join("'%s', c.%s" % (c, c) for c in CHILD_COLS)))):
-        path = os.path.join(a.tmp, 'raw-%s.ndjson' % kind)
-        with open(path, 'w') as f:
-            subprocess.run(['mariadb', '--no-defaults', '-h', '127.0.0.1', '-P', str(a.mysql_port), '-u', 'root',
-                            '--batch', '--skip-column-names', '--raw', a.db, '-e', sqltext], stdout=f, check=True)
-        par = env_int('PEERS_BULK_PAR', 2)
-
-        def split_files(path):
-            """par runs of consecutive requests of 500 documents (1000 lines:
-            an action line and its document never apart)"""
-            with open(path) as f:
-                lines = f.readlines()
-            docs = len(lines) // 2
-            out = []
-            for i in range(par):
-                lo, hi = docs * i // par, docs * (i + 1) // par
-                out.append([])
-                for k, at in enumerate(range(lo, hi, 500)):
-                    name = '%s.p%02d.b%05d' % (path, i, k)
-                    with open(name, 'w') as g:
-                        g.writelines(lines[2 * at:2 * min(at + 500, hi)])
-                    out[-1].append(name)
-            return out
-        files[kind] = split_files(path)
-        if kind == 'flat':  # the documents the UPDATE phases replace (ids 1..updates), marked
-            rpath = os.path.join(a.tmp, 'raw-flat-replace.ndjson')
-            with open(rpath, 'w') as f:
-                subprocess.run(['mariadb', '--no-defaults', '-h', '127.0.0.1', '-P', str(a.mysql_port), '-u',
-                                'root', '--batch', '--skip-column-names', '--raw', a.db, '-e',
-                                "SELECT CONCAT('{\"index\":{\"_id\":\"', id, '\"}}\\n', JSON_OBJECT(%s)) "
-                                "FROM flat WHERE id <= %d ORDER BY id"
-                                % (', '.join("'%s', %s" % (c, REPLACE_MARK if c == 'rnd' else c)
-                                             for c in FLAT_COLS), b.updates)], stdout=f, check=True)
-            files['flat-replace'] = split_files(rpath)
-
+             b.child_updates, b.txn, '/'.join(map(str, b.lag_rates)), '/'.join(b.lag_refresh), b.lag_secs, rounds))
+    # the raw loads' documents, as the SQL oracle has them: every row, and
+    # the UPDATE phases' documents marked (flat: rnd; nested: child 1's rnd)
+    cols = lambda cs, t='', mark=None: ', '.join(  # noqa: E731
+        "'%s', %s" % (c, REPLACE_MARK if c == mark else t + c) for c in cs)
+    nested_sql = ("SELECT CONCAT('{\"index\":{\"_id\":\"', r.id, '\"}}\\n', JSON_OBJECT(%s, 'children', "
+                  "(SELECT JSON_ARRAYAGG(JSON_OBJECT(%s)) FROM child c WHERE c.root_id = r.id))) FROM root r %s "
+                  "ORDER BY r.id")
+    b.files = {
+        'flat': sql_ndjson(a, os.path.join(a.tmp, 'raw-flat.ndjson'),
+                           "SELECT CONCAT('{\"index\":{\"_id\":\"', id, '\"}}\\n', JSON_OBJECT(%s)) FROM flat "
+                           "ORDER BY id" % cols(FLAT_COLS)),
+        'flat-replace': sql_ndjson(a, os.path.join(a.tmp, 'raw-flat-replace.ndjson'),
+                                   "SELECT CONCAT('{\"index\":{\"_id\":\"', id, '\"}}\\n', JSON_OBJECT(%s)) FROM flat "
+                                   "WHERE id <= %d ORDER BY id" % (cols(FLAT_COLS, mark='rnd'), b.updates)),
+        'nested': sql_ndjson(a, os.path.join(a.tmp, 'raw-nested.ndjson'),
+                             nested_sql % (cols(ROOT_COLS, 'r.'), cols(CHILD_COLS, 'c.'), '')),
+        # the roots whose first child the child UPDATE phase changes, that
+        # child marked (IF: the other children as they are)
+        'nested-replace': sql_ndjson(a, os.path.join(a.tmp, 'raw-nested-replace.ndjson'),
+                                     nested_sql % (cols(ROOT_COLS, 'r.'),
+                                                   ', '.join("'%s', %s" % (c, 'IF(c.id = (r.id - 1) * 5 + 1, %d, c.rnd)'
+                                                                            % REPLACE_MARK if c == 'rnd' else 'c.' + c)
+                                                             for c in CHILD_COLS),
+                                                   'WHERE r.id <= %d' % b.child_updates)),
+    }
     pairs = []
-    peers = a.peers.split(',')
-    if 'gme' in peers:
-        pairs.append((a.es7, Gme))
-    if 'pgsync' in peers:
-        pairs.append((a.opensearch, Pgsync))
-    if not pairs:  # PEERS=none: searchsync and the raw _bulk only, on Elasticsearch 7.10.2
-        pairs.append((a.es7, None))
+    for peer in a.peers.split(','):
+        pairs.append({'gme': (a.es7, Gme), 'pgsync': (a.opensearch, Pgsync), 'none': (a.es7, None),
+                      'es7': (a.es7, None), 'opensearch': (a.opensearch, None)}[peer])
+    # the raw load tuned once per engine and kind: the (connections,
+    # documents a request) it takes best (raw_bulk.tune)
+    b.tuned, b.exact = {}, {}
+    tpars = tuple(int(x) for x in (os.environ.get('PEERS_TUNE_PARS') or '2 4 8 16').split())
+    tsizes = tuple(int(x) for x in (os.environ.get('PEERS_TUNE_SIZES') or '500 1000 2000 5000').split())
+    for url in dict.fromkeys(u for u, _ in pairs):
+        b.tuned[url] = {}
+        for kind, mp, sample in (('flat', None, 100000), ('nested', NESTED_MAPPING, 30000)):
+            best, table = raw_bulk.tune(url, b.files[kind], raw_bulk.index_body(mp), sample_docs=sample,
+                                        pars=tpars, sizes=tsizes, index='pf_raw_tune')
+            b.tuned[url][kind] = best
+            b.record(dict(tool='raw _bulk tuning', engine=b.engine_name[url], kind=kind, best=best,
+                          table={'%dx%d' % k: v for k, v in table.items()}))
+        sys.stdout.flush()
     results = {}  # (tool name, engine) -> list of per-round dicts
     for url, Peer in pairs:
         tools = [Searchsync(a, url, a.tmp)] + ([Peer(a, url, a.tmp)] if Peer else [])
@@ -608,62 +695,92 @@ def main():
                         t.stop()
                         r = {}
                     results.setdefault((t.name, url), []).append(r)
+                    b.record(dict(tool=t.name, engine=b.engine_name[url], round=rnd, kind=kind,
+                                  **{k: v for k, v in r.items() if not isinstance(v, dict)}))
                     sys.stdout.flush()
-            raws = {}
-            raws['flat'], raws['flat_replace'] = raw_bulk(a, url, 'flat', files['flat'], files['flat-replace'],
-                                                          b.updates)
-            raws['nested'], _ = raw_bulk(a, url, 'nested', files['nested'])
-            print('raw _bulk on %s, round %d: flat %.0f docs/s, nested %.0f docs/s; the %d documents of the UPDATE '
-                  'phases posted again over the loaded flat index (each replaced once, timed to a _count as the '
-                  'tools are) %s docs/s (%d curl processes, 500 docs a request, no versions)'
-                  % (b.engine_name[url], rnd, raws['flat'], raws['nested'], b.updates,
-                     '%.0f' % raws['flat_replace'] if raws['flat_replace'] else 'NOT DONE',
-                     env_int('PEERS_BULK_PAR', 2)))
-            results.setdefault(('raw _bulk', url), []).append(raws)
+            results.setdefault(('raw _bulk', url), []).append(raw_round(b, url, rnd))
             sys.stdout.flush()
-
-    def fmt(v, f='%.0f'):
-        return '–' if v is None else f % v
-
-    lines = ['| tool (engine) | flat load docs/s | flat UPDATEs docs/s | flat UPDATEs from a backlog docs/s | '
-             'root + 5 children load roots/s | '
-             'child UPDATEs roots/s | lag p50 / p99 ms | acknowledged p50 / p99 ms | '
-             'tool CPU ms per 1k docs (load / UPDATEs) | engine raw _bulk docs/s (flat / nested / flat '
-             'replacement of the UPDATEs\' documents) |',
-             '|---|---|---|---|---|---|---|---|---|---|']
-    for url, Peer in pairs:
-        raw = results[('raw _bulk', url)]
-        rawcell = '%s / %s / %s' % (fmt(median([r['flat'] for r in raw])), fmt(median([r['nested'] for r in raw])),
-                                    fmt(median([r.get('flat_replace') for r in raw])))
-        for name in ('searchsync',) + ((Peer.name,) if Peer else ()):
-            rs = results.get((name, url), [])
-            flat = [r for r in rs if 'flat_load' in r]
-            nest = [r for r in rs if 'nested_load' in r]
-            lag = [r['lag'] for r in flat if r.get('lag')]
-            lagcell = '–'
-            if lag:
-                lagcell = '%s%s / %s' % ('≥' if any(x[2] for x in lag) else '', fmt(median([x[0] for x in lag])),
-                                         fmt(median([x[1] for x in lag])))
-            na = 'n/a' if not Peer.nested and name != 'searchsync' else '–'
-            ack = [r['ack'] for r in flat if r.get('ack')]
-            ackcell = ('%s / %s' % (fmt(median([x[0] for x in ack])), fmt(median([x[1] for x in ack])))
-                       if ack else 'not exposed' if name != 'searchsync' else '–')
-            lines.append('| %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s |' % (
-                name, b.engine_name[url], fmt(median([r['flat_load'] for r in flat])),
-                fmt(median([r.get('flat_upd') for r in flat])), fmt(median([r.get('flat_backlog') for r in flat])),
-                fmt(median([r['nested_load'] for r in nest])) if nest else na,
-                fmt(median([r.get('child_upd') for r in nest])) if nest else na, lagcell, ackcell,
-                fmt(median([r['cpu_load'] for r in flat]), '%.1f'), fmt(median([r.get('cpu_upd') for r in flat]), '%.1f'),
-                rawcell))
-    table = '\n'.join(lines)
-    print()
-    print('medians of %d round(s):' % rounds)
-    print(table)
+    table = report(b, pairs, results, rounds)
     with open(a.out, 'w') as f:
         f.write(table + '\n')
     b.m.close()
     ok = all(r for k, rs in results.items() for r in rs)
     return 0 if ok else 1
+
+
+def fmt(v, f='%.0f'):
+    return '–' if v is None else f % v
+
+
+def pct_of(x, y):
+    return None if x is None or not y else 100.0 * x / y
+
+
+def report(b, pairs, results, rounds):
+    """The tables (medians of the rounds) on stdout; returned as text."""
+    out = ['| tool (engine) | flat load docs/s | % of the tuned raw load (plain / searchsync\'s exact documents) | '
+           'flat UPDATEs docs/s | flat UPDATEs from a backlog docs/s | % of the raw replacement | '
+           'root + 5 children load roots/s | % of the tuned raw load | child UPDATEs roots/s | '
+           '% of the raw replacement of the affected roots | tool CPU ms per 1k docs (load / UPDATEs) |',
+           '|---|---|---|---|---|---|---|---|---|---|---|']
+    for url, Peer in pairs:
+        raws = results[('raw _bulk', url)]
+        for name in ('searchsync',) + ((Peer.name,) if Peer else ()):
+            rs = results.get((name, url), [])
+            flat = [(r, w) for r, w in zip([r for r in rs if 'flat_load' in r], raws)]
+            nest = [(r, w) for r, w in zip([r for r in rs if 'nested_load' in r], raws)]
+            # per round: the tool against the raw load of the same round
+            ratio = lambda pairs_, k, rk: median([pct_of(r.get(k), w.get(rk)) for r, w in pairs_])  # noqa: E731
+            na = 'n/a' if Peer and not Peer.nested and name != 'searchsync' else '–'
+            out.append('| %s (%s) | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |' % (
+                name, b.engine_name[url], fmt(median([r['flat_load'] for r, _ in flat])),
+                fmt(ratio(flat, 'flat_load', 'flat'), '%.0f%%'), fmt(ratio(flat, 'flat_load', 'flat_exact'), '%.0f%%'),
+                fmt(median([r.get('flat_upd') for r, _ in flat])), fmt(median([r.get('flat_backlog') for r, _ in flat])),
+                fmt(ratio(flat, 'flat_backlog', 'flat_replace'), '%.0f%%'),
+                fmt(median([r['nested_load'] for r, _ in nest])) if nest else na,
+                fmt(ratio(nest, 'nested_load', 'nested'), '%.0f%%') if nest else na,
+                fmt(median([r.get('child_upd') for r, _ in nest])) if nest else na,
+                fmt(ratio(nest, 'child_upd', 'nested_replace'), '%.0f%%') if nest else na,
+                fmt(median([r['cpu_load'] for r, _ in flat]), '%.1f'),
+                fmt(median([r.get('cpu_upd') for r, _ in flat]), '%.1f')))
+        out.append('| raw _bulk (%s), tuned: flat %dx%d, nested %dx%d | %s | (exact documents: %s) | | | %s | %s | | | %s | |'
+                   % (b.engine_name[url], b.tuned[url]['flat'][0], b.tuned[url]['flat'][1],
+                      b.tuned[url]['nested'][0], b.tuned[url]['nested'][1],
+                      fmt(median([w.get('flat') for w in raws])), fmt(median([w.get('flat_exact') for w in raws])),
+                      fmt(median([w.get('flat_replace') for w in raws])), fmt(median([w.get('nested') for w in raws])),
+                      fmt(median([w.get('nested_replace') for w in raws]))))
+    out += ['', '| tool (engine) | kind | refresh | changes/s (written) | searchable p50 / p99 ms (each round\'s p99) | '
+            'acknowledged p50 / p99 ms | engine CPU µs a change | tool CPU µs a change |',
+            '|---|---|---|---|---|---|---|---|']
+    for url, Peer in pairs:
+        for name in ('searchsync',) + ((Peer.name,) if Peer else ()):
+            rs = results.get((name, url), [])
+            keys = []
+            for r in rs:
+                for k in r.get('lag', {}):
+                    if k not in keys:
+                        keys.append(k)
+            for kind in ('flat', 'nested'):
+                for key in keys:
+                    runs = [r for r in rs if key in r.get('lag', {}) and
+                            (('flat_load' in r) == (kind == 'flat'))]
+                    if not runs:
+                        continue
+                    lag = [r['lag'][key] for r in runs]
+                    ack = [r['ack'][key] for r in runs if key in r.get('ack', {})]
+                    cpu = [r['lag_cpu'][key] for r in runs]
+                    out.append('| %s (%s) | %s | %s | %d (%s) | %s%s / %s (%s) | %s | %s | %s |' % (
+                        name, b.engine_name[url], kind, key[0], key[1], fmt(median([c[3] for c in cpu])),
+                        '≥' if any(x[2] for x in lag) else '', fmt(median([x[0] for x in lag])),
+                        fmt(median([x[1] for x in lag])), ', '.join(fmt(x[1]) for x in lag),
+                        '%s / %s' % (fmt(median([x[0] for x in ack])), fmt(median([x[1] for x in ack])))
+                        if ack else ('not exposed' if name != 'searchsync' else '–'),
+                        fmt(median([1e6 * c[1] / c[2] for c in cpu])), fmt(median([1e6 * c[0] / c[2] for c in cpu]))))
+    text = '\n'.join(out)
+    print()
+    print('medians of %d round(s) (each ratio: the tool against the raw load of its own round):' % rounds)
+    print(text)
+    return text
 
 
 if __name__ == '__main__':
