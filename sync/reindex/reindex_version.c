@@ -405,8 +405,6 @@ static void switch_after(struct worker *w, struct search_conn *k, struct search_
  * lost writes of the version (r->why; the state is back to 'changing'). */
 int rv_try_finish(struct worker *w, bool may_resume) {
     struct reindex_runner *r = w->r;
-    /* the metadata server may be restarting: waited out, as for the pages */
-    if (rr_meta_exec_wait(w, "DO 0") < 0) return -1;
     int me = (int)(w - r->w) + 1;
     int rc = switch_claim(w, may_resume, me);
     if (rc <= 0) return rc;
