@@ -130,11 +130,7 @@ int mq_canal(mq_msg *m, const mq_opts *o, const cJSON *root) {
     const cJSON *isddl = cJSON_GetObjectItemCaseSensitive(root, "isDdl");
     const cJSON *es = cJSON_GetObjectItemCaseSensitive(root, "es");
     uint64_t u;
-    if (es && num_u64(es, &u)) {
-        /* es is milliseconds; some producers write seconds */
-        m->ts_ms = u < 100000000000ULL ? u * 1000 : u;
-        m->ts = (uint32_t)(m->ts_ms / 1000);
-    }
+    if (es && num_u64(es, &u)) mq_set_ts(m, u); /* es is milliseconds; some producers write seconds */
     const cJSON *lf = cJSON_GetObjectItemCaseSensitive(root, "logfileName");
     const cJSON *lo = cJSON_GetObjectItemCaseSensitive(root, "logfileOffset");
     const cJSON *gt = cJSON_GetObjectItemCaseSensitive(root, "gtid");

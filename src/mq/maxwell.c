@@ -159,8 +159,7 @@ int mq_maxwell(mq_msg *m, const mq_opts *o, const cJSON *root) {
     bool neg;
     uint64_t u;
     if (cJSON_IsRaw(ts) && mq_parse_int(ts->valuestring, strlen(ts->valuestring), &neg, &u) == 0 && !neg) {
-        m->ts_ms = u < 100000000000ULL ? u * 1000 : u; /* seconds; DDL messages carry millis */
-        m->ts = (uint32_t)(m->ts_ms / 1000);
+        mq_set_ts(m, u); /* seconds; DDL messages carry millis */
     }
     if (cJSON_IsString(posj)) {
         const char *s = posj->valuestring, *colon = strrchr(s, ':');

@@ -149,6 +149,9 @@ int mq_put_value(mq_msg *m, uint32_t row, bool after, uint32_t col, const struct
 void mq_finish(mq_msg *m);
 /* "file:pos" / file + pos into m->pos */
 void mq_set_pos(mq_msg *m, const char *file, uint64_t pos, const char *gtid);
+/* when the change was made (m->ts_ms, m->ts) from a time some producers
+ * write in seconds and others in milliseconds: below 10^11 it is seconds */
+void mq_set_ts(mq_msg *m, uint64_t t);
 
 /* ---- column types (coltype.c) ---- */
 /* Set c's type from a MySQL column type text (information_schema

@@ -211,6 +211,11 @@ void mq_finish(mq_msg *m) {
     if (m->nrows) m->kind = MQ_ROWS;
 }
 
+void mq_set_ts(mq_msg *m, uint64_t t) {
+    m->ts_ms = t < 100000000000ULL ? t * 1000 : t;
+    m->ts = (uint32_t)(m->ts_ms / 1000);
+}
+
 void mq_set_pos(mq_msg *m, const char *file, uint64_t pos, const char *gtid) {
     snprintf(m->pos.file, sizeof m->pos.file, "%s", file ? file : "");
     m->pos.pos = pos;
