@@ -87,12 +87,14 @@ searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_sou
 	sync/sources/binlog_start.c \
 	sync/sources/kafka_source.c sync/sources/kafka_source.h sync/sources/kafka_unassigned.c \
 	sync/sources/kafka_unassigned.h sync/sources/kafka_close.c sync/sources/kafka_close.h \
-	sync/node/supervisor.c sync/node/reload.c sync/node/index_stop.c sync/node/index_stop.h \
+	sync/node/supervisor.c sync/node/supervisor.h sync/node/reload.c sync/node/reload.h \
+	sync/node/index_stop.c sync/node/index_stop.h \
 	sync/node/node_state.c sync/node/node_state.h sync/node/leadership.c \
 	sync/node/leadership.h sync/pipeline/ttl.c sync/pipeline/ttl.h \
 	rebalance/jobs/cluster_jobs.c rebalance/jobs/cluster_jobs.h \
 	rebalance/jobs/cluster_delayed.c rebalance/jobs/cluster_delayed.h sync/cli/cmd_rebalance.c \
-	sync/node/daemon_builds.c sync/cli/cmd_epoch.c sync/cli/cmd_status.c
+	sync/node/daemon_builds.c sync/node/build_table.c sync/node/build_table.h \
+	sync/node/index_ensure.c sync/node/index_ensure.h sync/cli/cmd_epoch.c sync/cli/cmd_status.c
 
 # full reindex into versioned indices, resync (issue 6)
 libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h \

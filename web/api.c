@@ -100,6 +100,44 @@ MYSQL *api_meta_connect(const struct api_ctx *ctx, struct api_resp *r) {
     return open_meta(ctx, &c, r) ? c.meta : NULL;
 }
 
+bool api_limit_arg(const struct api_ctx *ctx, struct api_resp *r, long def, long *limit) {
+    const char *lim = api_lookup(ctx, API_ARG, "limit");
+    *limit = def;
+    if (!lim) return true;
+    char *end = NULL;
+    *limit = strtol(lim, &end, 10);
+    if (!*lim || *end || *limit < 1 || *limit > 1000) {
+        api_error_field(r, 400, "limit", "\"limit\" must be an integer from 1 to 1000", NULL);
+        return false;
+    }
+    return true;
+}
+
+void api_answer_open(jsonw *w, struct api_resp *r, const char *alias) {
+    jw_init(w, &r->body);
+    jw_obj_open(w);
+    if (alias) {
+        jw_key(w, "alias");
+        jw_str(w, alias);
+    }
+}
+
+void api_rows_reply(struct api_resp *r, MYSQL *m, const struct api_rows *q) {
+    struct stmt_rows rows = {0};
+    char err[1024];
+    if (stmt_query(m, q->sql, q->params, q->nparams, &rows, err, sizeof err) < 0) {
+        api_error(r, q->fail_status, err, q->fail_hint);
+    } else {
+        jsonw w;
+        api_answer_open(&w, r, q->alias);
+        jw_key(&w, q->key);
+        stmt_rows_json(&w, &rows, q->names, q->num, q->ncols);
+        jw_obj_close(&w);
+        ok_json(r, 200);
+    }
+    stmt_rows_free(&rows);
+}
+
 static bool need_engine(const struct api_ctx *ctx, struct conns *c, struct api_resp *r) {
     if (!ctx->client) {
         api_error(r, 503, "the daemon is still starting: the engine is not detected yet",
@@ -249,23 +287,10 @@ static void source_rows_reply(const struct api_ctx *ctx, struct api_resp *r, con
                               const bool *num, size_t n) {
     struct conns c = {0};
     if (!open_meta(ctx, &c, r)) return;
-    struct stmt_rows rows = {0};
     const char *p[] = {ctx->cfg->source.name};
-    if (stmt_query(c.meta, sql, p, 1, &rows, c.err, sizeof c.err) < 0) {
-        char hint[128];
-        snprintf(hint, sizeof hint, "reading %s failed; see the daemon's log", what);
-        api_error(r, 500, c.err, hint);
-        conns_close(&c);
-        return;
-    }
-    jsonw w;
-    jw_init(&w, &r->body);
-    jw_obj_open(&w);
-    jw_key(&w, key);
-    stmt_rows_json(&w, &rows, names, num, n);
-    jw_obj_close(&w);
-    stmt_rows_free(&rows);
-    ok_json(r, 200);
+    char hint[128];
+    snprintf(hint, sizeof hint, "reading %s failed; see the daemon's log", what);
+    api_rows_reply(r, c.meta, &(struct api_rows){sql, p, 1, NULL, key, names, num, n, 500, hint});
     conns_close(&c);
 }
 
@@ -600,10 +625,7 @@ static void h_reindex_get(const struct api_ctx *ctx, const char *alias, struct a
             goto dberr;
     }
     jsonw w;
-    jw_init(&w, &r->body);
-    jw_obj_open(&w);
-    jw_key(&w, "alias");
-    jw_str(&w, alias);
+    api_answer_open(&w, r, alias);
     jw_key(&w, "state");
     jw_str0(&w, STMT_CELL(&ix, 0, 1));
     jw_key(&w, "current_version");
@@ -682,10 +704,7 @@ static void h_reindex_post(const struct api_ctx *ctx, const char *alias, const c
     }
     log_info("admin", "%s: version %u queued through the admin API", alias, v);
     jsonw w;
-    jw_init(&w, &r->body);
-    jw_obj_open(&w);
-    jw_key(&w, "alias");
-    jw_str(&w, alias);
+    api_answer_open(&w, r, alias);
     jw_key(&w, "version");
     jw_uint(&w, v);
     jw_key(&w, "index");
@@ -730,10 +749,7 @@ static void h_reindex_reset(const struct api_ctx *ctx, const char *alias, struct
     }
     log_info("admin", "%s: build of version %s cancelled through the admin API", alias, building);
     jsonw w;
-    jw_init(&w, &r->body);
-    jw_obj_open(&w);
-    jw_key(&w, "alias");
-    jw_str(&w, alias);
+    api_answer_open(&w, r, alias);
     jw_key(&w, "cancelled_version");
     jw_version(&w, building);
     jw_key(&w, "state");

@@ -23,6 +23,7 @@
 #include <mysql.h>
 
 #include "config.h"
+#include "jsonw.h"
 #include "route.h"
 #include "sbuf.h"
 
@@ -66,5 +67,30 @@ void api_resp_free(struct api_resp *r);
 const char *api_lookup(const struct api_ctx *ctx, enum api_lookup kind, const char *name);
 /* the metadata schema, or NULL with a 503 in r */
 MYSQL *api_meta_connect(const struct api_ctx *ctx, struct api_resp *r);
+/* ?limit=N: *limit (def when absent), or false with a 400 in r when it is
+ * not an integer from 1 to 1000 */
+bool api_limit_arg(const struct api_ctx *ctx, struct api_resp *r, long def, long *limit);
+
+/* The answer's JSON object opened on r's body, starting with "alias" (the
+ * index config it is about) unless alias is NULL; the caller writes the
+ * rest and closes it. */
+void api_answer_open(jsonw *w, struct api_resp *r, const char *alias);
+
+/* One query on the metadata server answered as {["alias": alias,] key: rows}
+ * (api_rows_reply): its rows named by names, num[i] written as a number;
+ * a failure answered with fail_status, the server's error and fail_hint. */
+struct api_rows {
+    const char *sql;
+    const char *const *params; /* bound to its ?s */
+    size_t nparams;
+    const char *alias; /* NULL: no "alias" key */
+    const char *key;
+    const char *const *names;
+    const bool *num;
+    size_t ncols;
+    int fail_status;
+    const char *fail_hint;
+};
+void api_rows_reply(struct api_resp *r, MYSQL *m, const struct api_rows *q);
 
 #endif

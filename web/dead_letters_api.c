@@ -44,21 +44,13 @@ static MYSQL *meta(const struct api_ctx *ctx, struct api_resp *r) {
 
 static void h_list(const struct api_ctx *ctx, struct api_resp *r) {
     const char *index = api_lookup(ctx, API_ARG, "index");
-    const char *lim = api_lookup(ctx, API_ARG, "limit");
-    long limit = 100;
+    long limit;
     if (index && !route_alias_valid(index, strlen(index))) {
         api_error_field(r, 400, "index", "\"index\" is not an index name",
                         "give a physical index name as the list shows it (products_v2)");
         return;
     }
-    if (lim) {
-        char *end = NULL;
-        limit = strtol(lim, &end, 10);
-        if (!*lim || *end || limit < 1 || limit > 1000) {
-            api_error_field(r, 400, "limit", "\"limit\" must be an integer from 1 to 1000", NULL);
-            return;
-        }
-    }
+    if (!api_limit_arg(ctx, r, 100, &limit)) return;
     MYSQL *m = meta(ctx, r);
     if (!m) return;
     const char *params[2] = {ctx->cfg->source.name, index};

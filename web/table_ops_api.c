@@ -133,10 +133,7 @@ static void h_delete_all(const struct api_ctx *ctx, const char *alias, const cha
     if (rc == REINDEX_OK) {
         log_warn("admin", "%s: every version deleted through the admin API", alias);
         jsonw w;
-        jw_init(&w, &r->body);
-        jw_obj_open(&w);
-        jw_key(&w, "alias");
-        jw_str(&w, alias);
+        api_answer_open(&w, r, alias);
         jw_key(&w, "state");
         jw_str(&w, "unavailable");
         jw_obj_close(&w);
@@ -153,17 +150,9 @@ static void h_delete_all(const struct api_ctx *ctx, const char *alias, const cha
 }
 
 static void h_sync_log(const struct api_ctx *ctx, struct api_resp *r) {
-    const char *lim = api_lookup(ctx, API_ARG, "limit");
     const char *event = api_lookup(ctx, API_ARG, "event");
-    long limit = 100;
-    if (lim) {
-        char *end = NULL;
-        limit = strtol(lim, &end, 10);
-        if (!*lim || *end || limit < 1 || limit > 1000) {
-            api_error_field(r, 400, "limit", "\"limit\" must be an integer from 1 to 1000", NULL);
-            return;
-        }
-    }
+    long limit;
+    if (!api_limit_arg(ctx, r, 100, &limit)) return;
     if (event && (!*event || strlen(event) > 64)) {
         api_error_field(r, 400, "event", "\"event\" must be an event name (1..64 bytes)", NULL);
         return;
@@ -177,23 +166,11 @@ static void h_sync_log(const struct api_ctx *ctx, struct api_resp *r) {
     if (event) sbuf_adds(&sql, " AND l.event = ?");
     sbuf_printf(&sql, " ORDER BY l.id DESC LIMIT %ld", limit);
     const char *params[2] = {ctx->cfg->source.name, event};
-    struct stmt_rows rows = {0};
-    char err[1024];
-    if (stmt_query(m, sql.data, params, event ? 2 : 1, &rows, err, sizeof err) < 0) {
-        api_error(r, 503, err, "the metadata server must answer; retry");
-    } else {
-        static const char *const names[] = {"id", "index", "event", "detail", "node", "at"};
-        static const bool num[] = {true, false, false, false, false, false};
-        jsonw w;
-        jw_init(&w, &r->body);
-        jw_obj_open(&w);
-        jw_key(&w, "entries");
-        stmt_rows_json(&w, &rows, names, num, 6);
-        jw_obj_close(&w);
-        sbuf_addc(&r->body, '\n');
-        r->status = 200;
-    }
-    stmt_rows_free(&rows);
+    static const char *const names[] = {"id", "index", "event", "detail", "node", "at"};
+    static const bool num[] = {true, false, false, false, false, false};
+    api_rows_reply(r, m, &(struct api_rows){sql.data, params, event ? 2 : 1, NULL, "entries",
+                                            names, num, 6, 503,
+                                            "the metadata server must answer; retry"});
     sbuf_free(&sql);
     db_close(m);
 }
@@ -205,36 +182,20 @@ static void h_runs(const struct api_ctx *ctx, const char *alias, struct api_resp
     MYSQL *m = api_meta_connect(ctx, r);
     if (!m) return;
     const char *params[2] = {ctx->cfg->source.name, alias};
-    struct stmt_rows rows = {0};
-    char err[1024];
+    static const char *const names[] = {"version", "status", "buckets", "start_position",
+                                        "rows_read", "docs_written", "rejected", "error",
+                                        "started_at", "finished_at", "seconds",
+                                        "docs_per_second"};
+    static const bool num[] = {1, 0, 1, 0, 1, 1, 1, 0, 0, 0, 1, 1};
     /* seconds so far (a running build: until now); the rate from them */
 #define RUN_SECONDS "TIMESTAMPDIFF(MICROSECOND, started_at, COALESCE(finished_at, NOW(3))) / 1e6"
-    if (stmt_query(m, "SELECT version, status, buckets, start_position, rows_read, docs_written, "
-                      "rejected, error_text, " STMT_ISO("started_at") ", " STMT_ISO("finished_at")
-                      ", ROUND(" RUN_SECONDS ", 3), ROUND(docs_written / NULLIF(" RUN_SECONDS
-                      ", 0)) FROM reindex_runs WHERE source = ? AND alias = ? ORDER BY id DESC "
-                      "LIMIT 50",
-                   params, 2, &rows, err, sizeof err) < 0) {
-        api_error(r, 503, err, "the metadata server must answer; retry");
-    } else {
-        static const char *const names[] = {"version", "status", "buckets", "start_position",
-                                            "rows_read", "docs_written", "rejected", "error",
-                                            "started_at", "finished_at", "seconds",
-                                            "docs_per_second"};
-        static const bool num[] = {1, 0, 1, 0, 1, 1, 1, 0, 0, 0, 1, 1};
-        jsonw w;
-        jw_init(&w, &r->body);
-        jw_obj_open(&w);
-        jw_key(&w, "alias");
-        jw_str(&w, alias);
-        jw_key(&w, "runs");
-        stmt_rows_json(&w, &rows, names, num, 12);
-        jw_obj_close(&w);
-        sbuf_addc(&r->body, '\n');
-        r->status = 200;
-    }
+    api_rows_reply(r, m, &(struct api_rows){
+        "SELECT version, status, buckets, start_position, rows_read, docs_written, rejected, "
+        "error_text, " STMT_ISO("started_at") ", " STMT_ISO("finished_at") ", ROUND("
+        RUN_SECONDS ", 3), ROUND(docs_written / NULLIF(" RUN_SECONDS ", 0)) FROM reindex_runs "
+        "WHERE source = ? AND alias = ? ORDER BY id DESC LIMIT 50",
+        params, 2, alias, "runs", names, num, 12, 503, "the metadata server must answer; retry"});
 #undef RUN_SECONDS
-    stmt_rows_free(&rows);
     db_close(m);
 }
 

@@ -270,76 +270,19 @@ static void put_number(jsonw *w, const bl_column *c, const uint8_t *p, size_t n)
     }
 }
 
-/* TIME2's packed value: hours, minutes, seconds and microseconds, signed */
-static void put_time2(jsonw *w, const bl_column *c, const uint8_t *p) {
-    unsigned fsp = c->fsp;
-    int64_t packed;
-    int64_t ip = (int64_t)((uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]) - 0x800000;
-    if (fsp == 0) {
-        packed = ip * (1LL << 24);
-    } else if (fsp <= 2) {
-        int64_t frac = p[3];
-        if (ip < 0 && frac) { ip++; frac -= 0x100; }
-        packed = ip * (1LL << 24) + frac * 10000;
-    } else if (fsp <= 4) {
-        int64_t frac = (int64_t)p[3] << 8 | p[4];
-        if (ip < 0 && frac) { ip++; frac -= 0x10000; }
-        packed = ip * (1LL << 24) + frac * 100;
-    } else {
-        uint64_t x = (uint64_t)p[0] << 40 | (uint64_t)p[1] << 32 | (uint64_t)p[2] << 24 |
-                     (uint64_t)p[3] << 16 | (uint64_t)p[4] << 8 | p[5];
-        packed = (int64_t)x - 0x800000000000LL;
-    }
-    bool neg = packed < 0;
-    uint64_t a = neg ? (uint64_t)-packed : (uint64_t)packed;
-    uint64_t hms = a >> 24;
-    uint32_t usec = (uint32_t)(a & 0xffffff);
-    put_time(w, neg, (unsigned)((hms >> 12) & 0x3ff), (unsigned)((hms >> 6) & 63),
-             (unsigned)(hms & 63), usec, fsp);
-}
-
 /* DATE, TIME, DATETIME, TIMESTAMP and their fsp forms; zero dates null */
 static void put_temporal(jsonw *w, const bl_column *c, const uint8_t *p) {
-    switch (c->type) {
-    case BT_DATE: case BT_NEWDATE: {
-        uint32_t x = bl_u24(p);
-        unsigned d = x & 31, m = (x >> 5) & 15, y = x >> 9;
-        if (!y || !m || !d) jw_null(w); else put_date(w, y, m, d);
-        return;
-    }
-    case BT_TIME: {
-        bool neg;
-        datetime_parts t;
-        time_parts(p, &neg, &t);
-        put_time(w, neg, t.h, t.mi, t.s, 0, 0);
-        return;
-    }
-    case BT_DATETIME: {
-        uint64_t x = bl_u64(p);
-        unsigned d = (unsigned)(x / 1000000 % 100), mo = (unsigned)(x / 100000000 % 100);
-        unsigned y = (unsigned)(x / 10000000000ULL);
-        if (!y || !mo || !d) { jw_null(w); return; }
-        put_datetime(w, y, mo, d, (unsigned)(x / 10000 % 100), (unsigned)(x / 100 % 100),
-                     (unsigned)(x % 100), 0, 0, false);
-        return;
-    }
-    case BT_TIMESTAMP: case BT_TIMESTAMP2: {
-        datetime_parts t;
-        if (!timestamp_parts(c, p, &t)) { jw_null(w); return; }
-        put_datetime(w, t.y, t.mo, t.d, t.h, t.mi, t.s, t.usec, t.fsp, true);
-        return;
-    }
-    case BT_DATETIME2: {
-        datetime_parts t;
-        datetime2_parts(c, p, &t);
-        if (!t.y || !t.mo || !t.d) { jw_null(w); return; }
-        put_datetime(w, t.y, t.mo, t.d, t.h, t.mi, t.s, t.usec, t.fsp, false);
-        return;
-    }
-    default: /* BT_TIME2 */
-        put_time2(w, c, p);
-        return;
-    }
+    datetime_parts t;
+    bool neg;
+    enum temporal_form f = temporal_parts(c, p, &t, &neg);
+    if (f == TF_TIME)
+        put_time(w, neg, t.h, t.mi, t.s, t.usec, t.fsp);
+    else if (!t.y || !t.mo || !t.d)
+        jw_null(w);
+    else if (f == TF_DATE)
+        put_date(w, t.y, t.mo, t.d);
+    else
+        put_datetime(w, t.y, t.mo, t.d, t.h, t.mi, t.s, t.usec, t.fsp, f == TF_TIMESTAMP);
 }
 
 /* ENUM and SET: their labels (SET an array), or the number when the table

@@ -134,6 +134,85 @@ static inline void time_parts(const uint8_t *p, bool *neg, datetime_parts *t) {
     t->h = a / 10000, t->mi = a / 100 % 100, t->s = a % 100;
 }
 
+/* a TIME2 (3 bytes [-]HH:MM:SS, then (fsp + 1) / 2 of fraction, the whole
+ * signed): its sign and fields */
+static inline void time2_parts(const bl_column *c, const uint8_t *p, bool *neg,
+                               datetime_parts *t) {
+    unsigned fsp = c->fsp;
+    int64_t packed;
+    int64_t ip = (int64_t)((uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]) - 0x800000;
+    if (fsp == 0) {
+        packed = ip * (1LL << 24);
+    } else if (fsp <= 2) {
+        int64_t frac = p[3];
+        if (ip < 0 && frac) { ip++; frac -= 0x100; }
+        packed = ip * (1LL << 24) + frac * 10000;
+    } else if (fsp <= 4) {
+        int64_t frac = (int64_t)p[3] << 8 | p[4];
+        if (ip < 0 && frac) { ip++; frac -= 0x10000; }
+        packed = ip * (1LL << 24) + frac * 100;
+    } else {
+        uint64_t x = (uint64_t)p[0] << 40 | (uint64_t)p[1] << 32 | (uint64_t)p[2] << 24 |
+                     (uint64_t)p[3] << 16 | (uint64_t)p[4] << 8 | p[5];
+        packed = (int64_t)x - 0x800000000000LL;
+    }
+    *neg = packed < 0;
+    uint64_t a = *neg ? (uint64_t)-packed : (uint64_t)packed;
+    uint64_t hms = a >> 24;
+    t->h = (unsigned)((hms >> 12) & 0x3ff);
+    t->mi = (unsigned)((hms >> 6) & 63);
+    t->s = (unsigned)(hms & 63);
+    t->usec = (uint32_t)(a & 0xffffff);
+    t->fsp = fsp;
+}
+
+/* What a temporal value is written as. */
+enum temporal_form { TF_DATE, TF_TIME, TF_DATETIME, TF_TIMESTAMP };
+
+/* Any temporal column's value (DATE, TIME, DATETIME, TIMESTAMP and their
+ * fsp forms) decoded into t, whichever form its text or JSON takes: the
+ * one place each packed layout is read (value.c writes the JSON of t,
+ * value_text.c its text). A zero date has y, mo or d 0 (the zero
+ * TIMESTAMP: every field 0 but fsp); *neg is a TIME's sign. */
+static inline enum temporal_form temporal_parts(const bl_column *c, const uint8_t *p,
+                                                datetime_parts *t, bool *neg) {
+    memset(t, 0, sizeof *t);
+    *neg = false;
+    switch (c->type) {
+    case BT_DATE: case BT_NEWDATE: {
+        uint32_t x = bl_u24(p);
+        t->d = x & 31, t->mo = (x >> 5) & 15, t->y = x >> 9;
+        return TF_DATE;
+    }
+    case BT_TIME:
+        time_parts(p, neg, t);
+        return TF_TIME;
+    case BT_DATETIME: {
+        uint64_t x = bl_u64(p);
+        t->y = (unsigned)(x / 10000000000ULL);
+        t->mo = (unsigned)(x / 100000000 % 100);
+        t->d = (unsigned)(x / 1000000 % 100);
+        t->h = (unsigned)(x / 10000 % 100);
+        t->mi = (unsigned)(x / 100 % 100);
+        t->s = (unsigned)(x % 100);
+        return TF_DATETIME;
+    }
+    case BT_TIMESTAMP: case BT_TIMESTAMP2:
+        if (!timestamp_parts(c, p, t)) { /* the zero timestamp */
+            unsigned fsp = t->fsp;
+            memset(t, 0, sizeof *t);
+            t->fsp = fsp;
+        }
+        return TF_TIMESTAMP;
+    case BT_DATETIME2:
+        datetime2_parts(c, p, t);
+        return TF_DATETIME;
+    default: /* BT_TIME2 */
+        time2_parts(c, p, neg, t);
+        return TF_TIME;
+    }
+}
+
 /* value_charset.c: text of a column's charset → UTF-8, appended to out */
 void bl_latin1_utf8(sbuf *out, const uint8_t *p, size_t n);
 /* through iconv from cs_name (cached in v); false, nothing appended, when

@@ -34,9 +34,16 @@ static void text_datetime(sbuf *out, unsigned y, unsigned mo, unsigned d, unsign
     text_frac(out, usec, fsp);
 }
 
+/* hours as the JSON form writes them (value.c, put_time): at least two
+ * digits, a third below 1000 */
 static void text_time(sbuf *out, bool neg, unsigned h, unsigned m, unsigned s, uint32_t usec,
                       unsigned fsp) {
-    sbuf_printf(out, "%s%02u:%02u:%02u", neg ? "-" : "", h % 1000, m % 100, s % 100);
+    if (neg) sbuf_addc(out, '-');
+    if (h >= 100) {
+        sbuf_addc(out, (char)('0' + h / 100 % 10));
+        h %= 100;
+    }
+    sbuf_printf(out, "%02u:%02u:%02u", h, m % 100, s % 100);
     text_frac(out, usec, fsp);
 }
 
@@ -53,54 +60,18 @@ static void text_i64(sbuf *out, int64_t x) {
     }
 }
 
-/* DATE, TIME, DATETIME, TIMESTAMP and their fsp forms */
-static void text_temporal(bl_valctx *v, sbuf *out, const bl_column *c, const bl_cell *cell) {
-    const uint8_t *p = cell->p;
-    switch (c->type) {
-    case BT_DATE: case BT_NEWDATE: {
-        uint32_t x = bl_u24(p);
-        sbuf_printf(out, "%04u-%02u-%02u", x >> 9, (x >> 5) & 15, x & 31);
-        return;
-    }
-    case BT_TIME: {
-        bool neg;
-        datetime_parts t;
-        time_parts(p, &neg, &t);
-        text_time(out, neg, t.h, t.mi, t.s, 0, 0);
-        return;
-    }
-    case BT_DATETIME: {
-        uint64_t x = bl_u64(p);
-        text_datetime(out, (unsigned)(x / 10000000000ULL), (unsigned)(x / 100000000 % 100),
-                      (unsigned)(x / 1000000 % 100), (unsigned)(x / 10000 % 100),
-                      (unsigned)(x / 100 % 100), (unsigned)(x % 100), 0, 0);
-        return;
-    }
-    case BT_TIMESTAMP: case BT_TIMESTAMP2: {
-        datetime_parts t;
-        if (!timestamp_parts(c, p, &t)) { /* the zero timestamp */
-            text_datetime(out, 0, 0, 0, 0, 0, 0, 0, t.fsp);
-            return;
-        }
+/* DATE, TIME, DATETIME, TIMESTAMP and their fsp forms (zero dates as
+ * zeros) */
+static void text_temporal(sbuf *out, const bl_column *c, const uint8_t *p) {
+    datetime_parts t;
+    bool neg;
+    enum temporal_form f = temporal_parts(c, p, &t, &neg);
+    if (f == TF_TIME)
+        text_time(out, neg, t.h, t.mi, t.s, t.usec, t.fsp);
+    else if (f == TF_DATE)
+        sbuf_printf(out, "%04u-%02u-%02u", t.y, t.mo, t.d);
+    else
         text_datetime(out, t.y, t.mo, t.d, t.h, t.mi, t.s, t.usec, t.fsp);
-        return;
-    }
-    case BT_DATETIME2: {
-        datetime_parts t;
-        datetime2_parts(c, p, &t);
-        text_datetime(out, t.y, t.mo, t.d, t.h, t.mi, t.s, t.usec, t.fsp);
-        return;
-    }
-    default: { /* TIME2: the JSON form is "[-]HH:MM:SS[.f]" already: its text unquoted */
-        sbuf t = SBUF_INIT;
-        jsonw w;
-        jw_init(&w, &t);
-        bl_value_json(v, &w, c, cell, NULL);
-        if (t.len >= 2 && t.data[0] == '"') sbuf_add(out, t.data + 1, t.len - 2);
-        sbuf_free(&t);
-        return;
-    }
-    }
 }
 
 /* ENUM and SET: their labels (SET's comma separated), or the number when the
@@ -212,7 +183,7 @@ bool bl_value_text(bl_valctx *v, sbuf *out, const bl_column *c, const bl_cell *c
     }
     case BT_DATE: case BT_NEWDATE: case BT_TIME: case BT_DATETIME: case BT_TIMESTAMP:
     case BT_TIMESTAMP2: case BT_DATETIME2: case BT_TIME2:
-        text_temporal(v, out, c, cell);
+        text_temporal(out, c, p);
         return true;
     case BT_BIT: /* as MySQL returns it: the bytes */
         sbuf_add(out, p, n);

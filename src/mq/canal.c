@@ -69,38 +69,33 @@ static int latin1_bytes(sbuf *out, const char *s, size_t n) {
     return 0;
 }
 
+/* one value of column c: canal writes every one as text, bytes as
+ * ISO-8859-1 (mq_put_value's encoder; ud: the mq_opts) */
+static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *ud, char *err,
+                     size_t errlen) {
+    const mq_opts *o = ud;
+    const char *s = cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? "1" : "0") : v->valuestring;
+    size_t n = strlen(s);
+    if (!mq_col_is_binary(c) && c->type != BT_GEOMETRY)
+        return mq_enc_text(out, c, s, n, o->canal_tz_offset, err, errlen);
+    sbuf b = SBUF_INIT;
+    int r = latin1_bytes(&b, s, n);
+    if (r < 0)
+        r = errf(err, errlen, "a binary value with a character above U+00FF (canal writes "
+                              "bytes as ISO-8859-1 text)");
+    else
+        r = mq_enc_bytes(out, c, (const uint8_t *)(b.data ? b.data : ""), b.len, err, errlen);
+    sbuf_free(&b);
+    return r;
+}
+
 static int put_value(mq_msg *m, const mq_opts *o, uint32_t row, bool after, uint32_t col,
                      const cJSON *v) {
-    const bl_column *c = &m->table.cols[col];
-    if (cJSON_IsNull(v)) {
-        mq_val_null(m, row, after, col);
-        return 0;
-    }
-    const char *s;
-    if (cJSON_IsString(v) || cJSON_IsRaw(v)) s = v->valuestring;
-    else if (cJSON_IsBool(v)) s = cJSON_IsTrue(v) ? "1" : "0";
-    else return mq_fail(m, "column %s: canal values are strings, found a JSON %s", c->name,
-                        cJSON_IsObject(v) ? "object" : cJSON_IsArray(v) ? "array" : "value");
-    size_t n = strlen(s);
-    size_t st = mq_val_start(m);
-    char err[256];
-    int r;
-    if (mq_col_is_binary(c) || c->type == BT_GEOMETRY) {
-        sbuf b = SBUF_INIT;
-        r = latin1_bytes(&b, s, n);
-        if (r < 0) {
-            sbuf_free(&b);
-            return mq_fail(m, "column %s of %s.%s: a binary value with a character above U+00FF "
-                           "(canal writes bytes as ISO-8859-1 text)", c->name, m->table.db, m->table.name);
-        }
-        r = mq_enc_bytes(&m->vals, c, (const uint8_t *)(b.data ? b.data : ""), b.len, err, sizeof err);
-        sbuf_free(&b);
-    } else {
-        r = mq_enc_text(&m->vals, c, s, n, o->canal_tz_offset, err, sizeof err);
-    }
-    if (r < 0) return mq_fail(m, "column %s of %s.%s: %s", c->name, m->table.db, m->table.name, err);
-    mq_val_end(m, row, after, col, st);
-    return 0;
+    if (!cJSON_IsNull(v) && !cJSON_IsString(v) && !cJSON_IsRaw(v) && !cJSON_IsBool(v))
+        return mq_fail(m, "column %s: canal values are strings, found a JSON %s",
+                       m->table.cols[col].name,
+                       cJSON_IsObject(v) ? "object" : cJSON_IsArray(v) ? "array" : "value");
+    return mq_put_value(m, row, after, col, v, enc_value, o);
 }
 
 /* one image from a data object, with old's fields over it when given */
@@ -135,11 +130,7 @@ int mq_canal(mq_msg *m, const mq_opts *o, const cJSON *root) {
     const cJSON *isddl = cJSON_GetObjectItemCaseSensitive(root, "isDdl");
     const cJSON *es = cJSON_GetObjectItemCaseSensitive(root, "es");
     uint64_t u;
-    if (es && num_u64(es, &u)) {
-        /* es is milliseconds; some producers write seconds */
-        m->ts_ms = u < 100000000000ULL ? u * 1000 : u;
-        m->ts = (uint32_t)(m->ts_ms / 1000);
-    }
+    if (es && num_u64(es, &u)) mq_set_ts(m, u); /* es is milliseconds; some producers write seconds */
     const cJSON *lf = cJSON_GetObjectItemCaseSensitive(root, "logfileName");
     const cJSON *lo = cJSON_GetObjectItemCaseSensitive(root, "logfileOffset");
     const cJSON *gt = cJSON_GetObjectItemCaseSensitive(root, "gtid");

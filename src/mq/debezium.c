@@ -336,22 +336,17 @@ static void infer_fsp(bl_column *c, const struct dcol *d, const cJSON *v) {
     if (f > c->fsp) c->fsp = (uint8_t)f, c->meta = (uint16_t)f;
 }
 
-static int put_value(mq_msg *m, const struct dcol *d, uint32_t row, bool after, uint32_t col,
-                     const cJSON *v) {
-    const bl_column *c = &m->table.cols[col];
-    if (!v || cJSON_IsNull(v)) {
-        mq_val_null(m, row, after, col);
-        return 0;
-    }
-    char err[256] = "";
-    size_t st = mq_val_start(m);
-    sbuf *out = &m->vals;
+/* one value of column c, as its field's schema d says (mq_put_value's
+ * encoder) */
+static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *ud, char *err,
+                     size_t errlen) {
+    const struct dcol *d = ud;
     int r = -1;
     int64_t x;
     sbuf b = SBUF_INIT;
     switch (d->rep) {
     case R_DECIMAL: {
-        if (!cJSON_IsString(v)) { r = errf(err, sizeof err, "a DECIMAL that is not a base64 string"); break; }
+        if (!cJSON_IsString(v)) { r = errf(err, errlen, "a DECIMAL that is not a base64 string"); break; }
         const char *s = v->valuestring;
         /* decimal.handling.mode=string: the number as text */
         bool txt = false;
@@ -360,29 +355,29 @@ static int put_value(mq_msg *m, const struct dcol *d, uint32_t row, bool after, 
             for (const char *q = s; *q; q++)
                 if (!((*q >= '0' && *q <= '9') || *q == '.' || (*q == '-' && q == s))) txt = false;
         }
-        if (txt) { r = mq_enc_text(out, c, s, strlen(s), 0, err, sizeof err); break; }
+        if (txt) { r = mq_enc_text(out, c, s, strlen(s), 0, err, errlen); break; }
         int scale = d->scale >= 0 ? d->scale : c->type == BT_NEWDECIMAL ? c->scale : 0;
         char t[160];
         if (mq_base64_decode(&b, s, strlen(s)) < 0 ||
             unscaled_text((const uint8_t *)b.data, b.len, scale, t, sizeof t) < 0) {
-            r = errf(err, sizeof err, "\"%.60s\" is not a base64 DECIMAL", s);
+            r = errf(err, errlen, "\"%.60s\" is not a base64 DECIMAL", s);
             break;
         }
-        r = mq_enc_text(out, c, t, strlen(t), 0, err, sizeof err);
+        r = mq_enc_text(out, c, t, strlen(t), 0, err, errlen);
         break;
     }
     case R_DAYS:
-        if (!i64_of(v, &x)) { r = errf(err, sizeof err, "a DATE that is not a day number"); break; }
-        r = mq_enc_days(out, x, err, sizeof err);
+        if (!i64_of(v, &x)) { r = errf(err, errlen, "a DATE that is not a day number"); break; }
+        r = mq_enc_days(out, x, err, errlen);
         break;
     case R_MILLIS_DT: case R_MICROS_DT: case R_NANOS_DT:
-        if (!i64_of(v, &x)) { r = errf(err, sizeof err, "a DATETIME that is not an epoch number"); break; }
+        if (!i64_of(v, &x)) { r = errf(err, errlen, "a DATETIME that is not an epoch number"); break; }
         if (c->type == BT_TIMESTAMP2) {
             int64_t us = to_us(d->rep, x);
             int64_t s = us >= 0 ? us / 1000000 : -((-us + 999999) / 1000000);
-            r = mq_enc_timestamp(out, c, s, (uint32_t)(us - s * 1000000), err, sizeof err);
+            r = mq_enc_timestamp(out, c, s, (uint32_t)(us - s * 1000000), err, errlen);
         } else {
-            r = mq_enc_datetime_us(out, c, to_us(d->rep, x), err, sizeof err);
+            r = mq_enc_datetime_us(out, c, to_us(d->rep, x), err, errlen);
         }
         break;
     case R_ZONED: {
@@ -390,81 +385,79 @@ static int put_value(mq_msg *m, const struct dcol *d, uint32_t row, bool after, 
         uint32_t usec;
         int dg;
         if (!cJSON_IsString(v) || zoned(v->valuestring, &secs, &usec, &dg) < 0) {
-            r = errf(err, sizeof err, "a TIMESTAMP that is not ISO-8601 with a zone");
+            r = errf(err, errlen, "a TIMESTAMP that is not ISO-8601 with a zone");
             break;
         }
-        r = mq_enc_timestamp(out, c, secs, usec, err, sizeof err);
+        r = mq_enc_timestamp(out, c, secs, usec, err, errlen);
         break;
     }
     case R_MICROS_TIME: case R_MILLIS_TIME: case R_NANOS_TIME:
-        if (!i64_of(v, &x)) { r = errf(err, sizeof err, "a TIME that is not a number"); break; }
-        r = mq_enc_time_us(out, c, to_us(d->rep, x), err, sizeof err);
+        if (!i64_of(v, &x)) { r = errf(err, errlen, "a TIME that is not a number"); break; }
+        r = mq_enc_time_us(out, c, to_us(d->rep, x), err, errlen);
         break;
     case R_YEAR:
-        if (!i64_of(v, &x)) { r = errf(err, sizeof err, "a YEAR that is not a number"); break; }
-        r = mq_enc_year(out, x, err, sizeof err);
+        if (!i64_of(v, &x)) { r = errf(err, errlen, "a YEAR that is not a number"); break; }
+        r = mq_enc_year(out, x, err, errlen);
         break;
     case R_JSON:
         if (cJSON_IsString(v)) {
-            r = mq_enc_bytes(out, c, (const uint8_t *)v->valuestring, strlen(v->valuestring), err, sizeof err);
+            r = mq_enc_bytes(out, c, (const uint8_t *)v->valuestring, strlen(v->valuestring), err, errlen);
         } else {
             char *t = cJSON_PrintUnformatted(v);
-            r = mq_enc_bytes(out, c, (const uint8_t *)t, strlen(t), err, sizeof err);
+            r = mq_enc_bytes(out, c, (const uint8_t *)t, strlen(t), err, errlen);
             cJSON_free(t);
         }
         break;
     case R_BITS: {
-        if (cJSON_IsBool(v)) { r = mq_enc_bit(out, c, cJSON_IsTrue(v), err, sizeof err); break; }
+        if (cJSON_IsBool(v)) { r = mq_enc_bit(out, c, cJSON_IsTrue(v), err, errlen); break; }
         if (!cJSON_IsString(v) || mq_base64_decode(&b, v->valuestring, strlen(v->valuestring)) < 0 || b.len > 8) {
-            r = errf(err, sizeof err, "a BIT that is not base64 bytes");
+            r = errf(err, errlen, "a BIT that is not base64 bytes");
             break;
         }
         uint64_t bits = 0;
         for (size_t i = 0; i < b.len; i++) bits |= (uint64_t)(uint8_t)b.data[i] << (8 * i);
-        r = mq_enc_bit(out, c, bits, err, sizeof err);
+        r = mq_enc_bit(out, c, bits, err, errlen);
         break;
     }
     case R_BYTES:
         if (!cJSON_IsString(v) || mq_base64_decode(&b, v->valuestring, strlen(v->valuestring)) < 0) {
-            r = errf(err, sizeof err, "a binary value that is not base64 (binary.handling.mode=bytes)");
+            r = errf(err, errlen, "a binary value that is not base64 (binary.handling.mode=bytes)");
             break;
         }
-        r = mq_enc_bytes(out, c, (const uint8_t *)(b.data ? b.data : ""), b.len, err, sizeof err);
+        r = mq_enc_bytes(out, c, (const uint8_t *)(b.data ? b.data : ""), b.len, err, errlen);
         break;
     case R_GEOM: {
         const char *wkb = str(v, "wkb");
         const cJSON *srid = key(v, "srid");
         int64_t sr = 0;
-        if (!wkb) { r = errf(err, sizeof err, "a geometry without \"wkb\""); break; }
+        if (!wkb) { r = errf(err, errlen, "a geometry without \"wkb\""); break; }
         if (srid && !cJSON_IsNull(srid)) i64_of(srid, &sr);
         uint8_t s4[4] = {(uint8_t)sr, (uint8_t)(sr >> 8), (uint8_t)(sr >> 16), (uint8_t)(sr >> 24)};
         sbuf_add(&b, s4, 4);
-        if (mq_base64_decode(&b, wkb, strlen(wkb)) < 0) { r = errf(err, sizeof err, "a geometry whose wkb is not base64"); break; }
-        r = mq_enc_bytes(out, c, (const uint8_t *)b.data, b.len, err, sizeof err);
+        if (mq_base64_decode(&b, wkb, strlen(wkb)) < 0) { r = errf(err, errlen, "a geometry whose wkb is not base64"); break; }
+        r = mq_enc_bytes(out, c, (const uint8_t *)b.data, b.len, err, errlen);
         break;
     }
     default: /* R_PLAIN */
         if (cJSON_IsBool(v)) {
-            r = c->type == BT_BIT ? mq_enc_bit(out, c, cJSON_IsTrue(v), err, sizeof err)
-                                  : mq_enc_text(out, c, cJSON_IsTrue(v) ? "1" : "0", 1, 0, err, sizeof err);
+            r = c->type == BT_BIT ? mq_enc_bit(out, c, cJSON_IsTrue(v), err, errlen)
+                                  : mq_enc_text(out, c, cJSON_IsTrue(v) ? "1" : "0", 1, 0, err, errlen);
         } else if (cJSON_IsRaw(v) && c->type == BT_LONGLONG && c->is_unsigned && v->valuestring[0] == '-' &&
                    i64_of(v, &x)) {
             /* bigint.unsigned.handling.mode=long: values above 2^63-1 wrapped */
-            r = mq_enc_int(out, c, false, (uint64_t)x, err, sizeof err);
+            r = mq_enc_int(out, c, false, (uint64_t)x, err, errlen);
         } else if (cJSON_IsRaw(v) || cJSON_IsString(v)) {
-            r = mq_enc_text(out, c, v->valuestring, strlen(v->valuestring), 0, err, sizeof err);
+            r = mq_enc_text(out, c, v->valuestring, strlen(v->valuestring), 0, err, errlen);
         } else if (c->kind == BK_JSON_TEXT) {
             char *t = cJSON_PrintUnformatted(v);
-            r = mq_enc_bytes(out, c, (const uint8_t *)t, strlen(t), err, sizeof err);
+            r = mq_enc_bytes(out, c, (const uint8_t *)t, strlen(t), err, errlen);
             cJSON_free(t);
         } else {
-            r = errf(err, sizeof err, "an unexpected JSON %s", cJSON_IsArray(v) ? "array" : "object");
+            r = errf(err, errlen, "an unexpected JSON %s", cJSON_IsArray(v) ? "array" : "object");
         }
     }
     sbuf_free(&b);
-    if (r < 0) return mq_fail(m, "column %s of %s.%s: %s", c->name, m->table.db, m->table.name, err);
-    mq_val_end(m, row, after, col, st);
-    return 0;
+    return r;
 }
 
 /* the fields of the "after" (or "before") struct in the envelope's schema */
@@ -589,7 +582,7 @@ int mq_debezium(mq_msg *m, const mq_opts *o, const cJSON *root) {
             if (!o2) continue;
             cJSON_ArrayForEach(f, o2) {
                 int k = mq_find_col(m, f->string);
-                if (put_value(m, &dc[k], r, img == 1, (uint32_t)k, f) < 0) {
+                if (mq_put_value(m, r, img == 1, (uint32_t)k, f, enc_value, &dc[k]) < 0) {
                     rc = MQ_ERR;
                     break;
                 }

@@ -95,26 +95,21 @@ static void learn_set(mq_msg *m, bl_column *c, const cJSON *v) {
     }
 }
 
-static int put_value(mq_msg *m, uint32_t row, bool after, uint32_t col, const cJSON *v) {
-    const bl_column *c = &m->table.cols[col];
-    if (cJSON_IsNull(v)) {
-        mq_val_null(m, row, after, col);
-        return 0;
-    }
-    char err[256] = "";
-    size_t st = mq_val_start(m);
-    sbuf *out = &m->vals;
+/* one value of column c as Maxwell writes it (mq_put_value's encoder) */
+static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *ud, char *err,
+                     size_t errlen) {
+    (void)ud;
     int r = -1;
     if (c->kind == BK_JSON_TEXT) {
         char *txt = cJSON_PrintUnformatted(v);
-        r = mq_enc_bytes(out, c, (const uint8_t *)txt, strlen(txt), err, sizeof err);
+        r = mq_enc_bytes(out, c, (const uint8_t *)txt, strlen(txt), err, errlen);
         cJSON_free(txt);
     } else if (cJSON_IsBool(v)) {
-        if (c->type == BT_BIT) r = mq_enc_bit(out, c, cJSON_IsTrue(v), err, sizeof err);
-        else r = mq_enc_text(out, c, cJSON_IsTrue(v) ? "1" : "0", 1, 0, err, sizeof err);
+        if (c->type == BT_BIT) r = mq_enc_bit(out, c, cJSON_IsTrue(v), err, errlen);
+        else r = mq_enc_text(out, c, cJSON_IsTrue(v) ? "1" : "0", 1, 0, err, errlen);
     } else if (cJSON_IsArray(v)) {
         if (c->type != BT_SET) {
-            r = errf(err, sizeof err, "an array for a column that is not a SET");
+            r = errf(err, errlen, "an array for a column that is not a SET");
         } else {
             sbuf t = SBUF_INIT;
             const cJSON *e;
@@ -126,8 +121,8 @@ static int put_value(mq_msg *m, uint32_t row, bool after, uint32_t col, const cJ
                     sbuf_adds(&t, e->valuestring);
                 }
             }
-            r = ok ? mq_enc_text(out, c, t.data ? t.data : "", t.len, 0, err, sizeof err)
-                   : errf(err, sizeof err, "a SET's members must be strings");
+            r = ok ? mq_enc_text(out, c, t.data ? t.data : "", t.len, 0, err, errlen)
+                   : errf(err, errlen, "a SET's members must be strings");
             sbuf_free(&t);
         }
     } else if (cJSON_IsString(v) || cJSON_IsRaw(v)) {
@@ -136,23 +131,21 @@ static int put_value(mq_msg *m, uint32_t row, bool after, uint32_t col, const cJ
         if (mq_col_is_binary(c)) {
             sbuf b = SBUF_INIT;
             if (!cJSON_IsString(v) || mq_base64_decode(&b, s, n) < 0)
-                r = errf(err, sizeof err, "a binary value that is not base64");
+                r = errf(err, errlen, "a binary value that is not base64");
             else
-                r = mq_enc_bytes(out, c, (const uint8_t *)(b.data ? b.data : ""), b.len, err, sizeof err);
+                r = mq_enc_bytes(out, c, (const uint8_t *)(b.data ? b.data : ""), b.len, err, errlen);
             sbuf_free(&b);
         } else if (c->type == BT_GEOMETRY) {
-            r = errf(err, sizeof err, "GEOMETRY values from Maxwell (WKT text) are not supported");
+            r = errf(err, errlen, "GEOMETRY values from Maxwell (WKT text) are not supported");
         } else if (mq_col_is_text(c) && cJSON_IsRaw(v)) {
-            r = mq_enc_bytes(out, c, (const uint8_t *)s, n, err, sizeof err); /* a number in a text column */
+            r = mq_enc_bytes(out, c, (const uint8_t *)s, n, err, errlen); /* a number in a text column */
         } else {
-            r = mq_enc_text(out, c, s, n, 0, err, sizeof err);
+            r = mq_enc_text(out, c, s, n, 0, err, errlen);
         }
     } else {
-        r = errf(err, sizeof err, "an object for a column that is not JSON");
+        r = errf(err, errlen, "an object for a column that is not JSON");
     }
-    if (r < 0) return mq_fail(m, "column %s of %s.%s: %s", c->name, m->table.db, m->table.name, err);
-    mq_val_end(m, row, after, col, st);
-    return 0;
+    return r;
 }
 
 int mq_maxwell(mq_msg *m, const mq_opts *o, const cJSON *root) {
@@ -166,8 +159,7 @@ int mq_maxwell(mq_msg *m, const mq_opts *o, const cJSON *root) {
     bool neg;
     uint64_t u;
     if (cJSON_IsRaw(ts) && mq_parse_int(ts->valuestring, strlen(ts->valuestring), &neg, &u) == 0 && !neg) {
-        m->ts_ms = u < 100000000000ULL ? u * 1000 : u; /* seconds; DDL messages carry millis */
-        m->ts = (uint32_t)(m->ts_ms / 1000);
+        mq_set_ts(m, u); /* seconds; DDL messages carry millis */
     }
     if (cJSON_IsString(posj)) {
         const char *s = posj->valuestring, *colon = strrchr(s, ':');
@@ -238,10 +230,10 @@ int mq_maxwell(mq_msg *m, const mq_opts *o, const cJSON *root) {
     uint32_t r = mq_add_row(m, kind);
     cJSON_ArrayForEach(f, data) {
         uint32_t k = (uint32_t)mq_find_col(m, f->string);
-        if (put_value(m, r, kind != BL_DELETE, k, f) < 0) return MQ_ERR;
+        if (mq_put_value(m, r, kind != BL_DELETE, k, f, enc_value, NULL) < 0) return MQ_ERR;
         if (kind == BL_UPDATE) {
             const cJSON *ov = old ? cJSON_GetObjectItemCaseSensitive(old, f->string) : NULL;
-            if (put_value(m, r, false, k, ov ? ov : f) < 0) return MQ_ERR;
+            if (mq_put_value(m, r, false, k, ov ? ov : f, enc_value, NULL) < 0) return MQ_ERR;
         }
     }
     return MQ_OK;

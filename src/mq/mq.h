@@ -136,10 +136,22 @@ bl_cell *mq_row_cells(mq_msg *m, uint32_t row, bool after);
 static inline size_t mq_val_start(mq_msg *m) { return m->vals.len; }
 void mq_val_end(mq_msg *m, uint32_t row, bool after, uint32_t col, size_t start);
 void mq_val_null(mq_msg *m, uint32_t row, bool after, uint32_t col);
+/* A format's encoder of one JSON value (never null) of column c: its binlog
+ * bytes appended to out, 0; or -1 with err saying what is wrong with it. */
+typedef int (*mq_enc_fn)(sbuf *out, const bl_column *c, const struct cJSON *v, const void *ud,
+                         char *err, size_t errlen);
+/* Cell col of row's after (or before) image from v: NULL for a JSON null
+ * (or no v), else what enc(.., ud) appends; an encoder's error fails the
+ * message, naming the column and table. 0, or MQ_ERR with m->err. */
+int mq_put_value(mq_msg *m, uint32_t row, bool after, uint32_t col, const struct cJSON *v,
+                 mq_enc_fn enc, const void *ud);
 /* point the cells at the value bytes, set the rows' table/pos; call last */
 void mq_finish(mq_msg *m);
 /* "file:pos" / file + pos into m->pos */
 void mq_set_pos(mq_msg *m, const char *file, uint64_t pos, const char *gtid);
+/* when the change was made (m->ts_ms, m->ts) from a time some producers
+ * write in seconds and others in milliseconds: below 10^11 it is seconds */
+void mq_set_ts(mq_msg *m, uint64_t t);
 
 /* ---- column types (coltype.c) ---- */
 /* Set c's type from a MySQL column type text (information_schema

@@ -180,6 +180,21 @@ void mq_val_null(mq_msg *m, uint32_t row, bool after, uint32_t col) {
     m->cells[i].len = 0;
 }
 
+int mq_put_value(mq_msg *m, uint32_t row, bool after, uint32_t col, const cJSON *v,
+                 mq_enc_fn enc, const void *ud) {
+    if (!v || cJSON_IsNull(v)) {
+        mq_val_null(m, row, after, col);
+        return 0;
+    }
+    const bl_column *c = &m->table.cols[col];
+    char err[256] = "";
+    size_t st = mq_val_start(m);
+    if (enc(&m->vals, c, v, ud, err, sizeof err) < 0)
+        return mq_fail(m, "column %s of %s.%s: %s", c->name, m->table.db, m->table.name, err);
+    mq_val_end(m, row, after, col, st);
+    return 0;
+}
+
 void mq_finish(mq_msg *m) {
     size_t n = (size_t)m->nrows * 2 * m->table.ncols;
     for (size_t i = 0; i < n; i++)
@@ -194,6 +209,11 @@ void mq_finish(mq_msg *m) {
         row->after = row->kind == BL_DELETE ? NULL : m->cells + cell_index(m, r, true, 0);
     }
     if (m->nrows) m->kind = MQ_ROWS;
+}
+
+void mq_set_ts(mq_msg *m, uint64_t t) {
+    m->ts_ms = t < 100000000000ULL ? t * 1000 : t;
+    m->ts = (uint32_t)(m->ts_ms / 1000);
 }
 
 void mq_set_pos(mq_msg *m, const char *file, uint64_t pos, const char *gtid) {

@@ -181,57 +181,48 @@ void bulk_append(sbuf *out, const struct search_dialect *d, const struct bulk_it
 
 /* ---------- response ---------- */
 
+/* an error's "type", copied into r->err_type_buf */
+static void scan_error_type(const char *p, const char *e, struct bulk_result *r) {
+    struct js_walk o;
+    const char *k;
+    size_t kn;
+    p = js_members(&o, p, e);
+    while (js_member(&o, &p, &k, &kn)) {
+        if (*p != '"' || !js_key_is(k, kn, "type")) {
+            p = js_skip(p, e);
+            continue;
+        }
+        const char *s;
+        size_t n;
+        p = js_str(p, e, &s, &n);
+        if (!p) break;
+        if (n >= sizeof r->err_type_buf) n = sizeof r->err_type_buf - 1;
+        memcpy(r->err_type_buf, s, n);
+        r->err_type_buf[n] = '\0';
+        r->err_type = r->err_type_buf;
+    }
+}
+
 static const char *scan_item(const char *p, const char *e, struct bulk_result *r) {
     /* {"index":{"_index":..,"status":201,"error":{..}}} */
-    bool done = false, first = true;
-    p = js_obj_begin(p, e);
-    while (p) {
-        const char *k;
-        size_t kn;
-        p = js_obj_next(p, e, &k, &kn, &done, first);
-        first = false;
-        if (!p || done) return p;
+    struct js_walk o, o2;
+    const char *k;
+    size_t kn;
+    p = js_members(&o, p, e);
+    while (js_member(&o, &p, &k, &kn)) {
         if (*p != '{') {
             p = js_skip(p, e);
             continue;
         }
-        bool d2 = false, f2 = true;
-        p = js_obj_begin(p, e);
-        while (p) {
-            const char *k2;
-            size_t kn2;
-            p = js_obj_next(p, e, &k2, &kn2, &d2, f2);
-            f2 = false;
-            if (!p || d2) break;
-            if (js_key_is(k2, kn2, "status")) {
+        p = js_members(&o2, p, e);
+        while (js_member(&o2, &p, &k, &kn)) {
+            if (js_key_is(k, kn, "status")) {
                 int64_t v = 0;
                 p = js_int(p, e, &v);
                 if (r) r->status = (int)v;
-            } else if (js_key_is(k2, kn2, "error")) {
+            } else if (js_key_is(k, kn, "error")) {
                 const char *b = p;
-                if (*p == '{' && r) {
-                    bool d3 = false, f3 = true;
-                    const char *q = js_obj_begin(p, e);
-                    while (q) {
-                        const char *k3;
-                        size_t kn3;
-                        q = js_obj_next(q, e, &k3, &kn3, &d3, f3);
-                        f3 = false;
-                        if (!q || d3) break;
-                        if (*q == '"' && js_key_is(k3, kn3, "type")) {
-                            const char *s;
-                            size_t n;
-                            q = js_str(q, e, &s, &n);
-                            if (!q) break;
-                            if (n >= sizeof r->err_type_buf) n = sizeof r->err_type_buf - 1;
-                            memcpy(r->err_type_buf, s, n);
-                            r->err_type_buf[n] = '\0';
-                            r->err_type = r->err_type_buf;
-                        } else {
-                            q = js_skip(q, e);
-                        }
-                    }
-                }
+                if (*p == '{' && r) scan_error_type(p, e, r);
                 p = js_skip(p, e);
                 if (p && r) r->error = b, r->error_len = (size_t)(p - b);
             } else {
@@ -244,30 +235,23 @@ static const char *scan_item(const char *p, const char *e, struct bulk_result *r
 
 int bulk_response_parse(const char *json, size_t len, struct bulk_result *res, int expected) {
     const char *p = json, *e = json + len;
-    bool done = false, first = true;
+    struct js_walk o, a;
+    const char *k;
+    size_t kn;
     int n = -1;
-    p = js_obj_begin(p, e);
-    while (p) {
-        const char *k;
-        size_t kn;
-        p = js_obj_next(p, e, &k, &kn, &done, first);
-        first = false;
-        if (!p || done) break;
-        if (js_key_is(k, kn, "items") && *p == '[') {
-            bool d2 = false, f2 = true;
-            n = 0;
-            p = js_arr_begin(p, e);
-            while (p) {
-                p = js_arr_next(p, e, &d2, f2);
-                f2 = false;
-                if (!p || d2) break;
-                struct bulk_result *r = n < expected ? &res[n] : NULL;
-                if (r) memset(r, 0, sizeof *r);
-                p = scan_item(p, e, r);
-                n++;
-            }
-        } else {
+    p = js_members(&o, p, e);
+    while (js_member(&o, &p, &k, &kn)) {
+        if (!js_key_is(k, kn, "items") || *p != '[') {
             p = js_skip(p, e);
+            continue;
+        }
+        n = 0;
+        p = js_elements(&a, p, e);
+        while (js_element(&a, &p)) {
+            struct bulk_result *r = n < expected ? &res[n] : NULL;
+            if (r) memset(r, 0, sizeof *r);
+            p = scan_item(p, e, r);
+            n++;
         }
     }
     if (!p) return -1;

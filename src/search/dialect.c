@@ -52,28 +52,19 @@ int search_dialect_from_root(const char *json, size_t len, struct search_dialect
     const char *p = json, *e = json + len;
     const char *num = NULL, *dist = NULL, *flavor = NULL, *tagline = NULL;
     size_t numn = 0, distn = 0, flavorn = 0, taglinen = 0;
-    bool done = false, first = true;
-    p = js_obj_begin(p, e);
-    while (p) {
-        const char *k;
-        size_t kn;
-        p = js_obj_next(p, e, &k, &kn, &done, first);
-        first = false;
-        if (!p || done) break;
+    struct js_walk o, o2;
+    const char *k;
+    size_t kn;
+    p = js_members(&o, p, e);
+    while (js_member(&o, &p, &k, &kn)) {
         if (js_key_is(k, kn, "version") && *p == '{') {
-            bool d2 = false, f2 = true;
-            p = js_obj_begin(p, e);
-            while (p) {
-                const char *k2;
-                size_t kn2;
-                p = js_obj_next(p, e, &k2, &kn2, &d2, f2);
-                f2 = false;
-                if (!p || d2) break;
-                if (*p == '"' && js_key_is(k2, kn2, "number"))
+            p = js_members(&o2, p, e);
+            while (js_member(&o2, &p, &k, &kn)) {
+                if (*p == '"' && js_key_is(k, kn, "number"))
                     p = js_str(p, e, &num, &numn);
-                else if (*p == '"' && js_key_is(k2, kn2, "distribution"))
+                else if (*p == '"' && js_key_is(k, kn, "distribution"))
                     p = js_str(p, e, &dist, &distn);
-                else if (*p == '"' && js_key_is(k2, kn2, "build_flavor"))
+                else if (*p == '"' && js_key_is(k, kn, "build_flavor"))
                     p = js_str(p, e, &flavor, &flavorn);
                 else
                     p = js_skip(p, e);

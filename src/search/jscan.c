@@ -52,30 +52,18 @@ static const char *skip_depth(const char *p, const char *e, int depth) {
     case '"':
         return js_str(p, e, NULL, NULL);
     case '{': {
-        bool done = false, first = true;
-        p = js_obj_begin(p, e);
-        for (;;) {
-            const char *k;
-            size_t kn;
-            p = js_obj_next(p, e, &k, &kn, &done, first);
-            first = false;
-            if (!p) return NULL;
-            if (done) return p;
-            p = skip_depth(p, e, depth + 1);
-            if (!p) return NULL;
-        }
+        struct js_walk o;
+        const char *k;
+        size_t kn;
+        p = js_members(&o, p, e);
+        while (js_member(&o, &p, &k, &kn)) p = skip_depth(p, e, depth + 1);
+        return p;
     }
     case '[': {
-        bool done = false, first = true;
-        p = js_arr_begin(p, e);
-        for (;;) {
-            p = js_arr_next(p, e, &done, first);
-            first = false;
-            if (!p) return NULL;
-            if (done) return p;
-            p = skip_depth(p, e, depth + 1);
-            if (!p) return NULL;
-        }
+        struct js_walk a;
+        p = js_elements(&a, p, e);
+        while (js_element(&a, &p)) p = skip_depth(p, e, depth + 1);
+        return p;
     }
     case 't':
         return (e - p >= 4 && !memcmp(p, "true", 4)) ? p + 4 : NULL;
@@ -140,4 +128,30 @@ const char *js_arr_next(const char *p, const char *e, bool *done, bool first) {
 
 bool js_key_is(const char *k, size_t n, const char *lit) {
     return strlen(lit) == n && memcmp(k, lit, n) == 0;
+}
+
+const char *js_members(struct js_walk *w, const char *p, const char *e) {
+    w->e = e;
+    w->first = true;
+    return js_obj_begin(p, e);
+}
+
+bool js_member(struct js_walk *w, const char **p, const char **key, size_t *klen) {
+    bool done = false;
+    if (*p) *p = js_obj_next(*p, w->e, key, klen, &done, w->first);
+    w->first = false;
+    return *p && !done;
+}
+
+const char *js_elements(struct js_walk *w, const char *p, const char *e) {
+    w->e = e;
+    w->first = true;
+    return js_arr_begin(p, e);
+}
+
+bool js_element(struct js_walk *w, const char **p) {
+    bool done = false;
+    if (*p) *p = js_arr_next(*p, w->e, &done, w->first);
+    w->first = false;
+    return *p && !done;
 }

@@ -27,6 +27,28 @@ const char *js_obj_next(const char *p, const char *e, const char **key, size_t *
 const char *js_arr_begin(const char *p, const char *e);
 /* Before each element: *done if ']' reached. */
 const char *js_arr_next(const char *p, const char *e, bool *done, bool first);
+
+/* The same walks with their bookkeeping kept in a struct js_walk, the way
+ * every reader here writes them:
+ *
+ *     struct js_walk o;
+ *     p = js_members(&o, p, e);
+ *     while (js_member(&o, &p, &k, &kn))
+ *         p = js_key_is(k, kn, "status") ? js_int(p, e, &v) : js_skip(p, e);
+ *
+ * js_members (p at '{') and js_elements (p at '[') return the cursor inside
+ * it (NULL if it is not one). js_member / js_element: true with *p at the
+ * next value, which the caller reads or skips, storing the cursor after it
+ * in *p; false at the end, *p after the closing bracket, or NULL when the
+ * text is malformed (or *p already was NULL). */
+struct js_walk {
+    const char *e;
+    bool first;
+};
+const char *js_members(struct js_walk *w, const char *p, const char *e);
+bool js_member(struct js_walk *w, const char **p, const char **key, size_t *klen);
+const char *js_elements(struct js_walk *w, const char *p, const char *e);
+bool js_element(struct js_walk *w, const char **p);
 bool js_key_is(const char *k, size_t n, const char *lit);
 
 #endif

@@ -201,7 +201,7 @@ static void sub_delayed_stop(void *st) { delayed_schedule_stop(st); }
 static void sub_retention_stop(void *st) { retention_schedule_stop(st); }
 static void sub_supervisor_stop(void *st) {
     struct daemon *dm = st;
-    reload_detach();
+    supervisor_signals_detach();
     supervisor_stop(&dm->sv);
 }
 static void sub_cluster_stop(void *st) { cluster_jobs_stop(st); }
@@ -404,7 +404,8 @@ static int run_subsystems(struct daemon *dm, bool from_current, int *exit_code) 
         return -1;
     }
     /* reindexes (a first sync, or one resumed after a restart) */
-    struct build_table *bt = builds_query(&dm->sv);
+    struct build_table *bt = build_table_read(&dm->sv.meta, &dm->sv.metap, cfg->source.name,
+                                              dm->sv.err, sizeof dm->sv.err);
     if (!bt) {
         snprintf(dm->err, sizeof dm->err, "reading the build table: %.900s", dm->sv.err);
         return -1;
@@ -416,7 +417,8 @@ static int run_subsystems(struct daemon *dm, bool from_current, int *exit_code) 
         snprintf(dm->err, sizeof dm->err, "%s", dm->sv.err);
         return -1;
     }
-    reload_attach(&dm->sv); /* SIGHUP: reload, SIGUSR1: state dump (sync/node/reload.c) */
+    /* SIGHUP: reload, SIGUSR1: state dump (sync/node/reload.c) */
+    supervisor_signals_attach(&dm->sv);
     node_started(&dm->nd, &SUB_CHECKS, &dm->check);
     if (check_schedule_start(&dm->check, cfg, &daemon_stop_requested, dm->lead.node_id) < 0)
         log_warn("run", "the scheduled check could not start: checks run from cron only");
@@ -535,7 +537,7 @@ int cmd_run(int argc, char **argv) {
     dm->source = config_kafka_source(cfg) ? &kafka_source_kind : &binlog_source_kind;
     pthread_mutex_init(&dm->cmds.mu, NULL);
     pipeline_init(&dm->p, cfg);
-    supervisor_init(&dm->sv, cfg, &dm->cmds, NULL);
+    supervisor_init(&dm->sv, cfg, &dm->cmds, NULL, &daemon_stop_requested);
     signals_on_stop(&daemon_stop_requested, NULL);
     int exit_code = EXIT_RUNTIME;
     if (node_init(&dm->nd, cfg, dm->err, sizeof dm->err) < 0) {

@@ -1,90 +1,27 @@
-/* daemon_builds: the versions a reindex builds, seen from `searchsync run`.
+/* daemon_builds: the versions a reindex builds, followed by the reader of
+ * `searchsync run` between transactions (reader thread).
  *
- * Owns: the first version of an index config (a reindex requested at
- * start-up, or an existing alias adopted); which builds are under way
- * (polled between transactions, or at once when a request is read from the
- * binlog); the dual writes to a build's index, switched on with the binlog
- * position recorded before its runner starts; the mapping generation each
- * build pins when it starts (its runner, sync/reindex/reindex_runner.c, builds every
- * page from it; an edit of its index config cancels it:
+ * Owns: which builds are under way, as the build table says (build_table.h:
+ * read by the supervisor every poll, handed over in the command queue);
+ * the dual writes to a build's index, switched on with the binlog position
+ * recorded before its runner starts; the mapping generation each build
+ * pins when it starts (its runner, sync/reindex/reindex_runner.c, builds
+ * every page from it; an edit of its index config cancels it:
  * builds_mapping_changed); and the indices of builds that did not go live:
  * a failed build's is deleted here once the writes in flight for it are
- * delivered (a cancelled one's again, should they have re-created it), and
- * any left behind by a stop in between at the next start. */
+ * delivered (a cancelled one's again, should they have re-created it).
+ * An index config's first version, and indices a stop in between left
+ * behind, are the supervisor's (index_ensure.c). What the reader needs of
+ * the supervisor (a generation that routes a build's index config) is
+ * asked through the command queue, and supervisor_wake. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "sync/node/daemon.h"
-#include "sync/pipeline/docbuild.h"
 #include "sync/pipeline/pipeline.h"
-#include "json_exact.h"
 #include "log.h"
-#include "sync/mapping/index_mapping.h"
 #include "sync/reindex/reindex.h"
-
-/* An index config without any version in the engine gets its first one
- * through a reindex (the first sync: no dump, no separate snapshot code); a
- * live alias the metadata does not know yet is adopted. */
-static void drop_failed_builds(struct supervisor *sv, const struct mp_index *ix);
-
-static void put_hash_fields(struct supervisor *sv, const struct mp_index *ix) {
-    char err[512];
-    if (index_mapping_put_hash_fields(sv->k, ix->alias, err, sizeof err) < 0)
-        log_warn("run", "%s", err);
-}
-
-int builds_ensure_index(struct supervisor *sv, struct mp_index *ix) {
-    struct search_conn *k = sv->k;
-    if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0) return -1;
-    drop_failed_builds(sv, ix);
-    struct search_resp r;
-    search_resp_init(&r);
-    char path[600];
-    int rc = 0;
-    snprintf(path, sizeof path, "/_alias/%s", ix->alias);
-    if (search_request(k, "GET", path, NULL, NULL, 0, &r) != 0) {
-        rc = errf(sv->err, sizeof sv->err, "engine: %s", r.err);
-        goto out;
-    }
-    if (r.status == 200) {
-        put_hash_fields(sv, ix);
-        if (ix->current_version > 0) goto out;
-        cJSON *j = json_exact_parse(r.body.data, r.body.len);
-        unsigned v = 0;
-        cJSON *it;
-        cJSON_ArrayForEach(it, j) {
-            const char *u = strrchr(it->string, 'v');
-            if (u && u > it->string && u[-1] == '_' && docbuild_is_integer(u + 1))
-                v = (unsigned)strtoul(u + 1, NULL, 10);
-        }
-        cJSON_Delete(j);
-        if (!v) goto out;
-        sbuf q = SBUF_INIT;
-        sbuf_printf(&q, "UPDATE index_configs SET state = IF(state = 'unavailable', 'available', "
-                        "state), current_version = %u WHERE source = ", v);
-        db_quote(sv->meta, &q, sv->cfg->source.name, strlen(sv->cfg->source.name));
-        sbuf_adds(&q, " AND alias = ");
-        db_quote(sv->meta, &q, ix->alias, strlen(ix->alias));
-        rc = db_exec(sv->meta, q.data, sv->err, sizeof sv->err);
-        sbuf_free(&q);
-        if (rc == 0) ix->current_version = v;
-        goto out;
-    }
-    if (ix->state && (!strcmp(ix->state, "changing") || !strcmp(ix->state, "switching")))
-        goto out; /* a build is under way: it resumes */
-    unsigned v = 0;
-    struct reindex_request req = {ix->alias, 0, false,
-                                  ix->current_version ? "the alias is missing in the engine"
-                                                      : "first sync"};
-    if (db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0 ||
-        reindex_request(sv->cfg, sv->client, k, sv->meta, sv->src, &req, &v, sv->err,
-                        sizeof sv->err) != REINDEX_OK)
-        rc = -1;
-out:
-    search_resp_free(&r);
-    return rc;
-}
 
 void builds_stop(struct daemon *dm, size_t i, const char *why, bool cancelled) {
     struct pipeline *p = &dm->p;
@@ -127,68 +64,8 @@ static void drop_leftover(struct daemon *dm, const char *phys) {
     search_resp_free(&r);
 }
 
-/* The indices of the builds of ix that failed or were cancelled (the last
- * [reindex] keep_runs runs), deleted if still there: a daemon that stopped
- * between a build's failure and drop_leftover left one behind. Their
- * version numbers are never used again. */
-static void drop_failed_builds(struct supervisor *sv, const struct mp_index *ix) {
-    struct search_conn *k = sv->k;
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT r.version FROM reindex_runs r JOIN index_configs c ON c.id = "
-                  "r.index_id WHERE r.status IN ('failed', 'cancelled') AND c.source = ");
-    db_quote(sv->meta, &q, sv->cfg->source.name, strlen(sv->cfg->source.name));
-    sbuf_adds(&q, " AND c.alias = ");
-    db_quote(sv->meta, &q, ix->alias, strlen(ix->alias));
-    char err[256];
-    MYSQL_RES *res = db_query(sv->meta, q.data, q.len, err, sizeof err);
-    MYSQL_ROW row;
-    struct search_resp r;
-    search_resp_init(&r);
-    while (res && (row = mysql_fetch_row(res))) {
-        char path[700];
-        snprintf(path, sizeof path, "/%s_v%s", ix->alias, row[0]);
-        if (search_request(k, "DELETE", path, NULL, NULL, 0, &r) == 0 && r.status == 200)
-            log_info("run", "deleted %s_v%s, left behind by a build that did not go live",
-                     ix->alias, row[0]);
-    }
-    search_resp_free(&r);
-    if (res) mysql_free_result(res);
-    sbuf_free(&q);
-}
 
-void build_table_free(struct build_table *t) {
-    if (!t) return;
-    for (size_t i = 0; i < t->n; i++) free(t->v[i].alias), free(t->v[i].state);
-    free(t->v);
-    free(t);
-}
 
-/* The build table as the metadata holds it now (supervisor thread): the
- * state and versions of every index config of this source. NULL with
- * sv->err. */
-struct build_table *builds_query(struct supervisor *sv) {
-    if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0) return NULL;
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT alias, state, current_version, building_version, stopped_reason IS "
-                  "NOT NULL FROM index_configs WHERE source = ");
-    db_quote(sv->meta, &q, sv->cfg->source.name, strlen(sv->cfg->source.name));
-    MYSQL_RES *res = db_query(sv->meta, q.data, q.len, sv->err, sizeof sv->err);
-    sbuf_free(&q);
-    if (!res) return NULL;
-    struct build_table *t = xcalloc(1, sizeof *t);
-    t->v = xcalloc((size_t)mysql_num_rows(res) + 1, sizeof *t->v);
-    MYSQL_ROW row;
-    while ((row = mysql_fetch_row(res))) {
-        struct build_want *w = &t->v[t->n++];
-        w->alias = xstrdup(row[0]);
-        w->state = xstrdup(row[1] ? row[1] : "");
-        w->current = (unsigned)strtoul(row[2] ? row[2] : "0", NULL, 10);
-        w->building = (unsigned)strtoul(row[3] ? row[3] : "0", NULL, 10);
-        w->stopped = row[4] && !strcmp(row[4], "1");
-    }
-    mysql_free_result(res);
-    return t;
-}
 
 /* Between transactions (reader thread): the build table the supervisor
  * read. A new build gets dual writes from the next transaction on — its

@@ -35,7 +35,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sync/node/daemon.h"
+#include "sync/node/supervisor.h"
 #include "log.h"
 #include "sync/reindex/reindex.h"
 

@@ -2,10 +2,11 @@
  * (docs/operations.md, "Reload and state dump").
  *
  * The signal thread (src/signals.c) only raises a flag in the supervisor
- * and wakes it; the supervisor thread (sync/node/supervisor.c) then runs
- * reload_config or reload_dump, here, on its own connections. So the signal
- * thread never waits on a server or a lock of the pipeline, and the reader
- * never stops for either.
+ * and wakes it (supervisor_signals_attach); the supervisor thread
+ * (sync/node/supervisor.c) then runs reload_config or reload_dump, here, on
+ * its own connections. So the signal thread never waits on a server or a
+ * lock of the pipeline, and the reader never stops for either. Nothing
+ * here calls back into the supervisor.
  *
  *   SIGHUP   the configuration file is read again. Applied live: [log]
  *            level and format, [log] file (reopened even when unchanged, for
@@ -20,46 +21,16 @@
  *            mapping generation and its index configs, the builds of the
  *            build table, the saved checkpoint and delivery's low-water
  *            mark, delivery's queues, counters and fuses. */
-#include <pthread.h>
+#include "sync/node/reload.h"
+
 #include <stdio.h>
 #include <string.h>
 
-#include "sync/node/daemon.h"
+#include "deliver/store.h"
 #include "log.h"
-#include "signals.h"
 #include "sync/node/node.h"
-
-/* ---------- the signal thread's side ---------- */
-
-static pthread_mutex_t sig_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct supervisor *sig_sv; /* guarded by sig_mu */
-
-static void raise_flag(bool hup) {
-    pthread_mutex_lock(&sig_mu);
-    if (sig_sv) {
-        atomic_store(hup ? &sig_sv->hup_requested : &sig_sv->dump_requested, true);
-        supervisor_wake(sig_sv);
-    }
-    pthread_mutex_unlock(&sig_mu);
-}
-static void on_hup(void) { raise_flag(true); }
-static void on_usr1(void) { raise_flag(false); }
-
-void reload_attach(struct supervisor *sv) {
-    pthread_mutex_lock(&sig_mu);
-    sig_sv = sv;
-    pthread_mutex_unlock(&sig_mu);
-    signals_on_hup(on_hup);
-    signals_on_usr1(on_usr1);
-}
-
-void reload_detach(void) {
-    signals_on_hup(NULL);
-    signals_on_usr1(NULL);
-    pthread_mutex_lock(&sig_mu); /* a callback in flight has finished */
-    sig_sv = NULL;
-    pthread_mutex_unlock(&sig_mu);
-}
+#include "sync/node/supervisor.h"
+#include "sync/pipeline/pipeline.h"
 
 /* ---------- SIGHUP ---------- */
 
@@ -147,7 +118,8 @@ void reload_dump(struct supervisor *sv) {
                  fuse_text(sv->d, targets_queue(ix->alias)));
         }
     }
-    struct build_table *bt = builds_query(sv);
+    struct build_table *bt =
+        build_table_read(&sv->meta, &sv->metap, cfg->source.name, sv->err, sizeof sv->err);
     if (!bt) {
         DUMP("builds: not readable now: %s", sv->err);
     } else {

@@ -2,6 +2,7 @@
  * status.h). The text rendering is sync/cli/cmd_status.c's. */
 #include "sync/node/status.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,61 +296,63 @@ static void collect_indices(const struct ss_config *cfg, MYSQL *meta, struct sea
 }
 
 /* jobs, dead letters, change snapshots, the last delayed run and checks, the
- * nodes: the metadata's tables as rows */
-static void collect_tables(const char *name, MYSQL *meta, struct ss_status *st) {
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT ic.alias, j.status, COUNT(*), SUM(j.rows_read), SUM(j.docs_written), "
-                  "SUM(j.errors) FROM jobs j JOIN index_configs ic ON ic.id = j.index_id "
-                  "WHERE j.source = ");
-    db_quote(meta, &q, name, strlen(name));
-    sbuf_adds(&q, " GROUP BY ic.alias, j.status ORDER BY ic.alias, j.status");
-    rows_of(meta, q.data, &st->jobs, st, "jobs");
-    sbuf_reset(&q);
+ * nodes: the metadata's tables as rows, each read by one query whose pieces
+ * join around the source's name (quoted between two pieces) */
+static const struct source_query {
+    const char *what;
+    size_t rows; /* where its rows go: offsetof(struct ss_status, ...) */
+    const char *sql[4];
+} source_queries[] = {
+    {"jobs", offsetof(struct ss_status, jobs),
+     {"SELECT ic.alias, j.status, COUNT(*), SUM(j.rows_read), SUM(j.docs_written), "
+      "SUM(j.errors) FROM jobs j JOIN index_configs ic ON ic.id = j.index_id WHERE j.source = ",
+      " GROUP BY ic.alias, j.status ORDER BY ic.alias, j.status"}},
     /* the reindex jobs, then those of the delayed runs under way (type job,
      * their run's id; version 0) */
-    sbuf_adds(&q, "(SELECT ic.alias, j.version, j.bucket, j.status, COALESCE(j.owner_node, ''), "
-                  "j.rows_read, j.broken_by_rebalance, 'index', '' FROM jobs j JOIN index_configs "
-                  "ic ON ic.id = j.index_id WHERE j.type = 'index' AND j.source = ");
-    db_quote(meta, &q, name, strlen(name));
-    sbuf_adds(&q, " ORDER BY ic.alias, j.version, j.bucket LIMIT 1000) UNION ALL (SELECT "
-                  "ic.alias, j.version, j.bucket, j.status, COALESCE(j.owner_node, ''), "
-                  "j.rows_read, j.broken_by_rebalance, 'job', r.id FROM jobs j JOIN "
-                  "index_configs ic ON ic.id = j.index_id JOIN delayed_runs r ON r.status = "
-                  "'running' AND j.params = CONCAT('{\"delayed_run\":', r.id, '}') WHERE "
-                  "j.type = 'job' AND j.source = ");
-    db_quote(meta, &q, name, strlen(name));
-    sbuf_adds(&q, " ORDER BY r.id, ic.alias, j.bucket LIMIT 1000)");
-    rows_of(meta, q.data, &st->job_list, st, "jobs");
-    sbuf_reset(&q);
-    sbuf_adds(&q, "SELECT index_name, COUNT(*) FROM dead_letters WHERE source = ");
-    db_quote(meta, &q, name, strlen(name));
-    sbuf_adds(&q, " GROUP BY index_name ORDER BY index_name");
-    rows_of(meta, q.data, &st->dead, st, "dead letters");
-    sbuf_reset(&q);
-    sbuf_adds(&q, "SELECT CONCAT(db_name, '.', table_name), COUNT(*) FROM change_snapshots "
-                  "WHERE status IN ('init', 'error') AND source = ");
-    db_quote(meta, &q, name, strlen(name));
-    sbuf_adds(&q, " GROUP BY db_name, table_name ORDER BY db_name, table_name");
-    rows_of(meta, q.data, &st->snapshots, st, "change snapshots");
-    sbuf_reset(&q);
-    sbuf_adds(&q, "SELECT id, status, started_at, finished_at, snapshots, ids, docs_written, "
-                  "docs_deleted, errors FROM delayed_runs WHERE source = ");
-    db_quote(meta, &q, name, strlen(name));
-    sbuf_adds(&q, " ORDER BY id DESC LIMIT 1");
-    rows_of(meta, q.data, &st->delayed_run, st, "delayed runs");
-    sbuf_reset(&q);
-    sbuf_adds(&q, "SELECT index_alias, status, finished_at, window_s, missing + extra + different + "
-                  "duplicate, documents_fetched FROM check_runs WHERE id IN (SELECT MAX(id) FROM "
-                  "check_runs WHERE source = ");
-    db_quote(meta, &q, name, strlen(name));
-    sbuf_adds(&q, " GROUP BY index_alias) ORDER BY index_alias");
-    rows_of(meta, q.data, &st->checks, st, "checks");
-    sbuf_reset(&q);
-    sbuf_adds(&q, "SELECT node, role, TIMESTAMPDIFF(SECOND, updated_at, NOW(3)), state FROM "
-                  "node_states WHERE source = ");
-    db_quote(meta, &q, name, strlen(name));
-    sbuf_adds(&q, " ORDER BY role = 'stopped', node");
-    rows_of(meta, q.data, &st->nodes, st, "node states");
+    {"jobs", offsetof(struct ss_status, job_list),
+     {"(SELECT ic.alias, j.version, j.bucket, j.status, COALESCE(j.owner_node, ''), "
+      "j.rows_read, j.broken_by_rebalance, 'index', '' FROM jobs j JOIN index_configs ic ON "
+      "ic.id = j.index_id WHERE j.type = 'index' AND j.source = ",
+      " ORDER BY ic.alias, j.version, j.bucket LIMIT 1000) UNION ALL (SELECT ic.alias, "
+      "j.version, j.bucket, j.status, COALESCE(j.owner_node, ''), j.rows_read, "
+      "j.broken_by_rebalance, 'job', r.id FROM jobs j JOIN index_configs ic ON ic.id = "
+      "j.index_id JOIN delayed_runs r ON r.status = 'running' AND j.params = "
+      "CONCAT('{\"delayed_run\":', r.id, '}') WHERE j.type = 'job' AND j.source = ",
+      " ORDER BY r.id, ic.alias, j.bucket LIMIT 1000)"}},
+    {"dead letters", offsetof(struct ss_status, dead),
+     {"SELECT index_name, COUNT(*) FROM dead_letters WHERE source = ",
+      " GROUP BY index_name ORDER BY index_name"}},
+    {"change snapshots", offsetof(struct ss_status, snapshots),
+     {"SELECT CONCAT(db_name, '.', table_name), COUNT(*) FROM change_snapshots WHERE status "
+      "IN ('init', 'error') AND source = ",
+      " GROUP BY db_name, table_name ORDER BY db_name, table_name"}},
+    {"delayed runs", offsetof(struct ss_status, delayed_run),
+     {"SELECT id, status, started_at, finished_at, snapshots, ids, docs_written, docs_deleted, "
+      "errors FROM delayed_runs WHERE source = ",
+      " ORDER BY id DESC LIMIT 1"}},
+    {"checks", offsetof(struct ss_status, checks),
+     {"SELECT index_alias, status, finished_at, window_s, missing + extra + different + "
+      "duplicate, documents_fetched FROM check_runs WHERE id IN (SELECT MAX(id) FROM "
+      "check_runs WHERE source = ",
+      " GROUP BY index_alias) ORDER BY index_alias"}},
+    {"node states", offsetof(struct ss_status, nodes),
+     {"SELECT node, role, TIMESTAMPDIFF(SECOND, updated_at, NOW(3)), state FROM node_states "
+      "WHERE source = ",
+      " ORDER BY role = 'stopped', node"}},
+};
+
+static void collect_tables(const char *name, MYSQL *meta, struct ss_status *st) {
+    sbuf q = SBUF_INIT;
+    for (size_t i = 0; i < sizeof source_queries / sizeof source_queries[0]; i++) {
+        const struct source_query *sq = &source_queries[i];
+        sbuf_reset(&q);
+        sbuf_adds(&q, sq->sql[0]);
+        for (size_t k = 1; k < 4 && sq->sql[k]; k++) {
+            db_quote(meta, &q, name, strlen(name));
+            sbuf_adds(&q, sq->sql[k]);
+        }
+        rows_of(meta, q.data, (struct status_rows *)((char *)st + sq->rows), st, sq->what);
+    }
     sbuf_free(&q);
 }
 

@@ -14,18 +14,27 @@
  * The reader is never blocked by any of this: loading and validating run
  * here, on the supervisor's own connections; the reader only swaps a
  * pointer. SIGHUP (configuration reload) and SIGUSR1 (state dump) run here
- * too (sync/node/reload.c). Adding a cluster (ZooKeeper assignments, leadership) adds work
+ * too: the signal thread raises a flag and wakes this one
+ * (supervisor_signals_attach), which runs them (sync/node/reload.c).
+ *
+ * Its calls run one way: into the build table (build_table.c), the index
+ * configs' first versions (index_ensure.c) and stops (index_stop.c), and
+ * reload.c; the reader reaches it only through the command queue and
+ * supervisor_wake. Adding a cluster (ZooKeeper assignments, leadership) adds work
  * here and commands to the queue, not stages to the pipeline. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "sync/node/index_ensure.h"
 #include "sync/node/index_stop.h"
-#include "sync/node/daemon.h"
+#include "sync/node/reload.h"
+#include "sync/node/supervisor.h"
 #include "monotime.h"
 #include "sync/reindex/reindex.h"
 #include "log.h"
+#include "signals.h"
 
 /* ---------- generations (sync/mapping/mapping_gen.h) ---------- */
 
@@ -40,8 +49,9 @@ static void mapping_signature(const struct mapping *m, sbuf *out) {
 }
 
 void supervisor_init(struct supervisor *sv, const struct ss_config *cfg, struct commands *cmds,
-                     struct search_client *client) {
+                     struct search_client *client, volatile sig_atomic_t *stop) {
     memset(sv, 0, sizeof *sv);
+    sv->daemon_stop = stop;
     sv->cfg = cfg;
     sv->cmds = cmds;
     sv->client = client;
@@ -59,7 +69,7 @@ int supervisor_prepare(struct supervisor *sv, struct mapping_gen *g) {
     if (!sv->k) sv->k = search_conn_new(sv->client);
     if (sv->ncancel_pending) index_stop_cancel_pending(sv);
     for (size_t i = 0; i < g->m.nindices; i++)
-        if (builds_ensure_index(sv, &g->m.indices[i]) < 0) return -1;
+        if (index_ensure(sv, &g->m.indices[i]) < 0) return -1;
     return 0;
 }
 
@@ -390,7 +400,8 @@ out:
 }
 
 void supervisor_poll_builds(struct supervisor *sv) {
-    struct build_table *t = builds_query(sv);
+    struct build_table *t = build_table_read(&sv->meta, &sv->metap, sv->cfg->source.name,
+                                             sv->err, sizeof sv->err);
     if (!t) {
         if (!sv->poll_warned) log_warn("run", "looking for reindexes: %s (will try again)", sv->err);
         sv->poll_warned = true;
@@ -461,7 +472,7 @@ static void *supervisor_main(void *arg) {
                       "over from the saved checkpoint; restart this one to stand by)",
                       sv->lead->err);
             atomic_store(&sv->lost, true);
-            daemon_stop_requested = 1;
+            *sv->daemon_stop = 1;
         }
         if (now >= poll_due) {
             /* the build table (one indexed query); the reader follows it
@@ -511,6 +522,40 @@ void supervisor_wake(struct supervisor *sv) {
     pthread_mutex_lock(&sv->mu);
     pthread_cond_signal(&sv->cv);
     pthread_mutex_unlock(&sv->mu);
+}
+
+/* ---------- SIGHUP and SIGUSR1: the signal thread's side ----------
+ * A flag raised and the supervisor woken; it runs reload_config or
+ * reload_dump (sync/node/reload.c) on its own thread. */
+
+static pthread_mutex_t sig_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct supervisor *sig_sv; /* guarded by sig_mu */
+
+static void raise_flag(bool hup) {
+    pthread_mutex_lock(&sig_mu);
+    if (sig_sv) {
+        atomic_store(hup ? &sig_sv->hup_requested : &sig_sv->dump_requested, true);
+        supervisor_wake(sig_sv);
+    }
+    pthread_mutex_unlock(&sig_mu);
+}
+static void on_hup(void) { raise_flag(true); }
+static void on_usr1(void) { raise_flag(false); }
+
+void supervisor_signals_attach(struct supervisor *sv) {
+    pthread_mutex_lock(&sig_mu);
+    sig_sv = sv;
+    pthread_mutex_unlock(&sig_mu);
+    signals_on_hup(on_hup);
+    signals_on_usr1(on_usr1);
+}
+
+void supervisor_signals_detach(void) {
+    signals_on_hup(NULL);
+    signals_on_usr1(NULL);
+    pthread_mutex_lock(&sig_mu); /* a callback in flight has finished */
+    sig_sv = NULL;
+    pthread_mutex_unlock(&sig_mu);
 }
 
 void supervisor_stop(struct supervisor *sv) {

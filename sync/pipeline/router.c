@@ -354,54 +354,80 @@ int router_add(struct router *r, struct route_seeds *sd, const char *db, const c
     return 0;
 }
 
+/* The queries of a path's steps, one per IN_CHUNK values: select_where
+ * writes `SELECT [DISTINCT] c1[, c2] FROM db.table WHERE match`, in_list
+ * the ` IN (...)` of the next chunk, run_rows runs it. */
+typedef void (*in_row_fn)(void *ctx, MYSQL_ROW row, const unsigned long *len);
+
+static void select_where(sbuf *q, bool distinct, const char *c1, const char *c2, const char *db,
+                         const char *table, const char *match) {
+    sbuf_reset(q);
+    sbuf_adds(q, distinct ? "SELECT DISTINCT " : "SELECT ");
+    db_ident(q, c1);
+    if (c2) {
+        sbuf_addc(q, ',');
+        db_ident(q, c2);
+    }
+    sbuf_adds(q, " FROM ");
+    db_ident(q, db);
+    sbuf_addc(q, '.');
+    db_ident(q, table);
+    sbuf_adds(q, " WHERE ");
+    db_ident(q, match);
+}
+
+/* ` IN (...)` of the next IN_CHUNK values of `in` from *i on, appended to q
+ * (each value also into vals, unless NULL): how many (0: none left) */
+static size_t in_list(MYSQL *src, sbuf *q, const struct strset *in, size_t *i,
+                      const char **vals) {
+    size_t k = 0;
+    sbuf_adds(q, " IN (");
+    for (; *i < in->cap && k < IN_CHUNK; (*i)++) {
+        const char *v = in->slot[*i];
+        if (!v) continue;
+        if (k) sbuf_addc(q, ',');
+        if (vals) vals[k] = v;
+        k++;
+        db_quote(src, q, v, strlen(v));
+    }
+    sbuf_addc(q, ')');
+    return k;
+}
+
+/* q on the source, row_fn(ctx, row, lengths) for every row: 0, or -1 with
+ * err ("finding the <what> of db.table"). Streamed, not db_query: a chunk
+ * of values can match a large part of the table (one tag on every
+ * product); each row goes to row_fn's set as read, never a second copy of
+ * them all in a stored result. */
+static int run_rows(struct router *r, MYSQL *src, const sbuf *q, in_row_fn row_fn, void *ctx,
+                    const char *what, const char *db, const char *table, char *err,
+                    size_t errlen) {
+    r->queries++;
+    if (mysql_real_query(src, q->data, q->len) != 0)
+        return errf(err, errlen, "finding the %s of %s.%s: %s (%u)", what, db, table,
+                    mysql_error(src), mysql_errno(src));
+    MYSQL_RES *res = mysql_use_result(src);
+    MYSQL_ROW row;
+    while (res && (row = mysql_fetch_row(res))) row_fn(ctx, row, mysql_fetch_lengths(res));
+    if (res) mysql_free_result(res);
+    if (mysql_errno(src))
+        return errf(err, errlen, "finding the %s of %s.%s: %s (%u)", what, db, table,
+                    mysql_error(src), mysql_errno(src));
+    return 0;
+}
+
 /* `SELECT [DISTINCT] c1[, c2] FROM db.table WHERE match IN (...)`, one query
  * per IN_CHUNK values of `in`; row(ctx, row, lengths) for every result row. */
-typedef void (*in_row_fn)(void *ctx, MYSQL_ROW row, const unsigned long *len);
 static int in_query(struct router *r, MYSQL *src, bool distinct, const char *c1, const char *c2,
                     const char *db, const char *table, const char *match, struct strset *in,
                     in_row_fn row_fn, void *ctx, const char *what, char *err, size_t errlen) {
     sbuf q = SBUF_INIT;
     int rc = 0;
     size_t i = 0;
-    while (i < in->cap && rc == 0) {
-        sbuf_reset(&q);
-        sbuf_adds(&q, distinct ? "SELECT DISTINCT " : "SELECT ");
-        db_ident(&q, c1);
-        if (c2) {
-            sbuf_addc(&q, ',');
-            db_ident(&q, c2);
-        }
-        sbuf_adds(&q, " FROM ");
-        db_ident(&q, db);
-        sbuf_addc(&q, '.');
-        db_ident(&q, table);
-        sbuf_adds(&q, " WHERE ");
-        db_ident(&q, match);
-        sbuf_adds(&q, " IN (");
-        int k = 0;
-        for (; i < in->cap && k < IN_CHUNK; i++) {
-            if (!in->slot[i]) continue;
-            if (k++) sbuf_addc(&q, ',');
-            db_quote(src, &q, in->slot[i], strlen(in->slot[i]));
-        }
-        sbuf_addc(&q, ')');
-        if (!k) break;
-        r->queries++;
-        if (mysql_real_query(src, q.data, q.len) != 0) {
-            rc = errf(err, errlen, "finding the %s of %s.%s: %s (%u)", what, db, table,
-                      mysql_error(src), mysql_errno(src));
-            break;
-        }
-        /* streamed, not db_query: a chunk of values can match a large part of
-         * the table (one tag on every product); each row goes to row_fn's set
-         * as read, never a second copy of them all in a stored result */
-        MYSQL_RES *res = mysql_use_result(src);
-        MYSQL_ROW row;
-        while (res && (row = mysql_fetch_row(res))) row_fn(ctx, row, mysql_fetch_lengths(res));
-        if (res) mysql_free_result(res);
-        if (mysql_errno(src))
-            rc = errf(err, errlen, "finding the %s of %s.%s: %s (%u)", what, db, table,
-                      mysql_error(src), mysql_errno(src));
+    while (rc == 0) {
+        select_where(&q, distinct, c1, c2, db, table, match);
+        if (!in_list(src, &q, in, &i, NULL)) break;
+        rc = run_rows(r, src, &q, row_fn, ctx, what, db, table, err, errlen);
     }
     sbuf_free(&q);
     return rc;
@@ -434,9 +460,6 @@ static int step_query(struct router *r, MYSQL *src, const struct router_step *s,
  * slice; a document reached from two values or two paths in different
  * slices is built twice, with the same snapshot and version (the second
  * write changes nothing). */
-static void add_counted(void *ctx, MYSQL_ROW row, const unsigned long *len) {
-    if (row[0]) strset_add(ctx, row[0], len[0]);
-}
 
 /* emit the target's keys collected so far and hand them to slice_fn */
 static int spill(struct router *r, struct target *t, router_emit_fn emit, void *ctx, char *err,
@@ -462,64 +485,53 @@ static int add_keys(struct router *r, struct target *t, struct strset *got, rout
 }
 
 /* one value's keys, page by page (its chunk had more than a slice) */
+struct page_rows {
+    struct strset got;
+    sbuf last; /* the page's last key: the next page starts after it */
+    bool have_last;
+    size_t n;
+};
+
+static void add_page_row(void *ctx, MYSQL_ROW row, const unsigned long *len) {
+    struct page_rows *pg = ctx;
+    if (!row[0]) return;
+    strset_add(&pg->got, row[0], len[0]);
+    sbuf_reset(&pg->last);
+    sbuf_add(&pg->last, row[0], len[0]);
+    pg->have_last = true;
+    pg->n++;
+}
+
 static int value_pages(struct router *r, MYSQL *src, const struct router_step *st,
                        const char *v, struct target *t, router_emit_fn emit, void *ctx,
                        char *err, size_t errlen) {
-    sbuf q = SBUF_INIT, last = SBUF_INIT;
-    bool have_last = false;
+    sbuf q = SBUF_INIT;
+    struct page_rows pg = {{NULL, 0, 0}, SBUF_INIT, false, 0};
     int rc = 0;
     for (;;) {
-        sbuf_reset(&q);
-        sbuf_adds(&q, "SELECT DISTINCT ");
-        db_ident(&q, st->out);
-        sbuf_adds(&q, " FROM ");
-        db_ident(&q, st->db);
-        sbuf_addc(&q, '.');
-        db_ident(&q, st->table);
-        sbuf_adds(&q, " WHERE ");
-        db_ident(&q, st->match);
+        select_where(&q, true, st->out, NULL, st->db, st->table, st->match);
         sbuf_addc(&q, '=');
         db_quote(src, &q, v, strlen(v));
-        if (have_last) {
+        if (pg.have_last) {
             sbuf_adds(&q, " AND ");
             db_ident(&q, st->out);
             sbuf_addc(&q, '>');
-            db_quote(src, &q, last.data, last.len);
+            db_quote(src, &q, pg.last.data, pg.last.len);
         }
         sbuf_adds(&q, " ORDER BY ");
         db_ident(&q, st->out);
         sbuf_printf(&q, " LIMIT %zu", r->slice);
-        r->queries++;
-        if (mysql_real_query(src, q.data, q.len) != 0) {
-            rc = errf(err, errlen, "finding the documents of %s.%s: %s (%u)", st->db, st->table,
-                      mysql_error(src), mysql_errno(src));
+        pg.n = 0;
+        rc = run_rows(r, src, &q, add_page_row, &pg, "documents", st->db, st->table, err, errlen);
+        if (rc != 0) {
+            strset_clear(&pg.got);
             break;
         }
-        MYSQL_RES *res = mysql_use_result(src);
-        MYSQL_ROW row;
-        size_t n = 0;
-        struct strset got = {NULL, 0, 0};
-        while (res && (row = mysql_fetch_row(res))) {
-            unsigned long *len = mysql_fetch_lengths(res);
-            if (!row[0]) continue;
-            strset_add(&got, row[0], len[0]);
-            sbuf_reset(&last);
-            sbuf_add(&last, row[0], len[0]);
-            have_last = true;
-            n++;
-        }
-        if (res) mysql_free_result(res);
-        if (mysql_errno(src)) {
-            strset_clear(&got);
-            rc = errf(err, errlen, "finding the documents of %s.%s: %s (%u)", st->db, st->table,
-                      mysql_error(src), mysql_errno(src));
-            break;
-        }
-        rc = add_keys(r, t, &got, emit, ctx, err, errlen);
-        if (rc != 0 || n < r->slice) break;
+        rc = add_keys(r, t, &pg.got, emit, ctx, err, errlen);
+        if (rc != 0 || pg.n < r->slice) break;
     }
     sbuf_free(&q);
-    sbuf_free(&last);
+    sbuf_free(&pg.last);
     return rc;
 }
 
@@ -530,41 +542,15 @@ static int sliced_step(struct router *r, MYSQL *src, const struct router_step *s
     int rc = 0;
     const char **vals = xmalloc(IN_CHUNK * sizeof *vals);
     size_t i = 0;
-    while (i < in->cap && rc == 0) {
-        sbuf_reset(&q);
-        sbuf_adds(&q, "SELECT DISTINCT ");
-        db_ident(&q, st->out);
-        sbuf_adds(&q, " FROM ");
-        db_ident(&q, st->db);
-        sbuf_addc(&q, '.');
-        db_ident(&q, st->table);
-        sbuf_adds(&q, " WHERE ");
-        db_ident(&q, st->match);
-        sbuf_adds(&q, " IN (");
-        size_t k = 0;
-        for (; i < in->cap && k < IN_CHUNK; i++) {
-            if (!in->slot[i]) continue;
-            if (k) sbuf_addc(&q, ',');
-            vals[k++] = in->slot[i];
-            db_quote(src, &q, in->slot[i], strlen(in->slot[i]));
-        }
+    while (rc == 0) {
+        select_where(&q, true, st->out, NULL, st->db, st->table, st->match);
+        size_t k = in_list(src, &q, in, &i, vals);
         if (!k) break;
-        sbuf_printf(&q, ") LIMIT %zu", r->slice + 1);
-        r->queries++;
-        if (mysql_real_query(src, q.data, q.len) != 0) {
-            rc = errf(err, errlen, "finding the documents of %s.%s: %s (%u)", st->db, st->table,
-                      mysql_error(src), mysql_errno(src));
-            break;
-        }
+        sbuf_printf(&q, " LIMIT %zu", r->slice + 1);
         struct strset got = {NULL, 0, 0};
-        MYSQL_RES *res = mysql_use_result(src);
-        MYSQL_ROW row;
-        while (res && (row = mysql_fetch_row(res))) add_counted(&got, row, mysql_fetch_lengths(res));
-        if (res) mysql_free_result(res);
-        if (mysql_errno(src)) {
+        rc = run_rows(r, src, &q, add_value, &got, "documents", st->db, st->table, err, errlen);
+        if (rc != 0) {
             strset_clear(&got);
-            rc = errf(err, errlen, "finding the documents of %s.%s: %s (%u)", st->db, st->table,
-                      mysql_error(src), mysql_errno(src));
             break;
         }
         if (got.n <= r->slice) {

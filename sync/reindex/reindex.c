@@ -74,6 +74,14 @@ bool rx_nap_unless(const _Atomic int *stop, long ms) {
     return !*stop;
 }
 
+int rx_txn_end(MYSQL *meta, int rc, char *err, size_t errlen) {
+    if (rc == REINDEX_OK)
+        return db_exec(meta, "COMMIT", err, errlen) < 0 ? REINDEX_ERR : REINDEX_OK;
+    size_t n = strlen(err);
+    db_exec(meta, "ROLLBACK", err + n, errlen - n);
+    return rc;
+}
+
 int rx_engine(struct search_conn *k, const char *method, const char *path, const char *body,
               struct search_resp *r, char *err, size_t errlen) {
     if (search_request(k, method, path, NULL, body, body ? strlen(body) : 0, r) != 0)
@@ -512,19 +520,19 @@ out:
 static int record_request(MYSQL *meta, const char *source, const char *id, const char *alias,
                           unsigned v, const char *phys, const sbuf *body, const sbuf *terms,
                           int n, bool by_mod, const char *params, char *err, size_t errlen) {
+    /* one transaction: the version, the run, the jobs, the state */
+    if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) return REINDEX_ERR;
     sbuf q = SBUF_INIT;
     int rc = REINDEX_ERR;
-    /* one transaction: the version, the run, the jobs, the state */
-    if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) goto out;
     sbuf_printf(&q, "UPDATE index_configs SET state = 'changing', building_version = %u WHERE "
                     "id = %s AND state NOT IN ('changing', 'switching')",
                 v, id);
     long long changed = db_exec_rows(meta, q.data, err, errlen);
-    if (changed < 0) goto rollback;
+    if (changed < 0) goto end;
     if (changed != 1) {
         errf(err, errlen, "index %s started changing meanwhile (another reindex request)", alias);
         rc = REINDEX_REFUSED;
-        goto rollback;
+        goto end;
     }
     sbuf_reset(&q);
     sbuf_printf(&q, "INSERT INTO index_versions (index_id, version, physical_name, state, body, "
@@ -537,14 +545,14 @@ static int record_request(MYSQL *meta, const char *source, const char *id, const
     if (terms->len) rx_sq(meta, &q, terms->data);
     else sbuf_adds(&q, "NULL");
     sbuf_addc(&q, ')');
-    if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
+    if (db_exec(meta, q.data, err, errlen) < 0) goto end;
     sbuf_reset(&q);
     sbuf_adds(&q, "INSERT INTO reindex_runs (source, index_id, alias, version, buckets) VALUES (");
     rx_sq(meta, &q, source);
     sbuf_printf(&q, ", %s, ", id);
     rx_sq(meta, &q, alias);
     sbuf_printf(&q, ", %u, %d)", v, n);
-    if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
+    if (db_exec(meta, q.data, err, errlen) < 0) goto end;
     const char *p = params;
     for (int b = 0; b < n; b++) {
         const char *e = strchr(p, '\x1e');
@@ -556,15 +564,12 @@ static int record_request(MYSQL *meta, const char *source, const char *id, const
         sbuf_printf(&q, ", %s, %u, 'index', 'init', %d, %d, '0', ", id, v, n, b);
         db_quote(meta, &q, p, len);
         sbuf_addc(&q, ')');
-        if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
+        if (db_exec(meta, q.data, err, errlen) < 0) goto end;
         p = e ? e + 1 : p + len;
     }
-    if (db_exec(meta, "COMMIT", err, errlen) < 0) goto out;
     rc = REINDEX_OK;
-    goto out;
-rollback:
-    db_exec(meta, "ROLLBACK", err + strlen(err), errlen - strlen(err));
-out:
+end:
+    rc = rx_txn_end(meta, rc, err, errlen);
     sbuf_free(&q);
     return rc;
 }
@@ -740,9 +745,9 @@ out:
 int rx_undo_build(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
                   const char *alias, const char *id, unsigned v, const char *status,
                   const char *reason, bool delete_index, char *err, size_t errlen) {
+    if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) return REINDEX_ERR;
     sbuf q = SBUF_INIT;
     int rc = REINDEX_ERR;
-    if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) goto out;
     sbuf_printf(&q, "UPDATE index_configs SET state = IF(current_version > 0, 'available', "
                     "'unavailable'), building_version = 0 WHERE id = %s AND building_version = "
                     "%u AND state = 'changing'",
@@ -750,8 +755,7 @@ int rx_undo_build(const struct ss_config *cfg, struct search_conn *k, MYSQL *met
     long long changed = db_exec_rows(meta, q.data, err, errlen);
     if (changed < 0) goto rollback;
     if (changed != 1) {
-        db_exec(meta, "ROLLBACK", err, errlen);
-        rc = REINDEX_REFUSED;
+        rc = rx_txn_end(meta, REINDEX_REFUSED, err, errlen);
         errf(err, errlen, "version %u of %s is no longer being built", v, alias);
         goto out;
     }
@@ -759,7 +763,8 @@ int rx_undo_build(const struct ss_config *cfg, struct search_conn *k, MYSQL *met
     sbuf_printf(&q, "DELETE FROM index_versions WHERE index_id = %s AND version = %u", id, v);
     if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
     if (rx_close_run(meta, cfg, id, v, status, reason, err, errlen) < 0) goto rollback;
-    if (db_exec(meta, "COMMIT", err, errlen) < 0) goto out;
+    rc = rx_txn_end(meta, REINDEX_OK, err, errlen);
+    if (rc != REINDEX_OK) goto out;
     char detail[1400];
     snprintf(detail, sizeof detail, "version %u %s: %s", v, status, reason ? reason : "");
     rx_sync_log(meta, cfg->source.name, id, !strcmp(status, "failed") ? "reindex failed"
@@ -774,10 +779,9 @@ int rx_undo_build(const struct ss_config *cfg, struct search_conn *k, MYSQL *met
             log_warn("reindex", "%s_v%u not deleted (delete it by hand): %s", alias, v, e2);
         search_resp_free(&r);
     }
-    rc = REINDEX_OK;
     goto out;
 rollback:
-    db_exec(meta, "ROLLBACK", err + strlen(err), errlen - strlen(err));
+    rc = rx_txn_end(meta, REINDEX_ERR, err, errlen);
 out:
     sbuf_free(&q);
     return rc;

@@ -32,6 +32,10 @@ void rx_sq(MYSQL *m, sbuf *q, const char *s);
 long long rx_exec_retry(MYSQL *m, const char *sql, char *err, size_t errlen);
 /* Sleep ms in steps of at most 200 ms; false as soon as *stop is set. */
 bool rx_nap_unless(const _Atomic int *stop, long ms);
+/* The end of a metadata transaction the caller began: COMMIT when rc is
+ * REINDEX_OK (REINDEX_ERR, with err, if that fails), else ROLLBACK, whose own
+ * error is appended to err's; the outcome. */
+int rx_txn_end(MYSQL *meta, int rc, char *err, size_t errlen);
 /* One engine request; -1 with err on a transport error (an HTTP error
  * status is the caller's to judge). */
 int rx_engine(struct search_conn *k, const char *method, const char *path, const char *body,

@@ -297,7 +297,7 @@ static int read_page_in(struct worker *w, size_t t, const char *cond, char **aft
  * whose commit went through but whose answer was lost runs twice: a page's
  * rows can then be counted twice in the run's statistics (not in the
  * cursor). */
-long long rr_meta_exec_wait(struct worker *w, const char *sql) {
+static long long meta_exec_wait(struct worker *w, const char *sql) {
     struct reindex_runner *r = w->r;
     long delay_ms = 250;
     for (int attempt = 0, drops = 0;; attempt++) {
@@ -314,9 +314,16 @@ long long rr_meta_exec_wait(struct worker *w, const char *sql) {
     }
 }
 
+/* rv_try_finish once the metadata server answers: a restarting one is
+ * waited out, as for the pages */
+static int try_finish(struct worker *w, bool may_resume) {
+    if (meta_exec_wait(w, "DO 0") < 0) return -1;
+    return rv_try_finish(w, may_resume);
+}
+
 /* The document tables' rows as the source estimates them (InnoDB's
  * TABLE_ROWS, off by some percent): 0 when unknown. */
-static unsigned long long rows_expected(MYSQL *src, const struct mp_index *ix) {
+static unsigned long long estimate_rows(MYSQL *src, const struct mp_index *ix) {
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT COALESCE(SUM(TABLE_ROWS), 0) FROM information_schema.TABLES WHERE 0");
     for (size_t t = 0; t < ix->ntables; t++) {
@@ -380,7 +387,7 @@ static int settle_page(struct worker *w) {
     sbuf_printf(&c, ", rows_read = rows_read + %zu, docs_written = docs_written + %llu, "
                     "rejected = %llu, started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu%s",
                 sp->rows, sp->docs, (unsigned long long)w->rejected, w->job->id, r->owned);
-    long long changed = rr_meta_exec_wait(w, c.data);
+    long long changed = meta_exec_wait(w, c.data);
     if (changed > 0) {
         rv_mid_refresh_maybe(r, sp->rows);
         rv_lost_check_maybe(w);
@@ -529,7 +536,7 @@ static int run_job(struct worker *w, struct job *j) {
         sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3), rejected = %llu, "
                         "started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu%s",
                     (unsigned long long)w->rejected, j->id, r->owned);
-        if (rr_meta_exec_wait(w, q.data) < 0) rc = r->stop == 1 ? -2 : -1;
+        if (meta_exec_wait(w, q.data) < 0) rc = r->stop == 1 ? -2 : -1;
         sbuf_free(&q);
     }
     w->job = NULL;
@@ -587,7 +594,7 @@ static void *worker_main(void *arg) {
         ran = true;
         if (rc == -3) r->gone = 1;
         if (rc != 0) break;
-        int f = rv_try_finish(w, false);
+        int f = try_finish(w, false);
         /* the metadata server lost in the middle of the switch: once it is
          * back, the switch goes on where the state says (its UPDATE to
          * 'switching' may have gone through unanswered); not a failure */
@@ -596,7 +603,7 @@ static void *worker_main(void *arg) {
             log_warn("reindex", "%s v%u: %s; the switch goes on when the metadata server is back",
                      r->alias, r->version, w->err);
             if (!rx_nap_unless(&r->stop, 1000)) break;
-            f = rv_try_finish(w, true);
+            f = try_finish(w, true);
         }
         if (f < 0) {
             rc = -1;
@@ -606,7 +613,7 @@ static void *worker_main(void *arg) {
     /* every job was done before: a switch to finish (standalone only: in a
      * cluster a node without jobs left may see another node's switch) */
     if (rc == 0 && !ran && w == &r->w[0] && !r->owned[0]) {
-        if (rv_try_finish(w, true) < 0) rc = -1;
+        if (try_finish(w, true) < 0) rc = -1;
     }
     if (rc == -1 && w->err[0] && r->stop != 2)
         log_error("reindex", "%s v%u: %s", r->alias, r->version, w->err);
@@ -706,7 +713,7 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
             db_row_free(rj, 2);
         }
         sbuf_free(&q);
-        if (ok) r->rows_expected = rows_expected(src, r->ix);
+        if (ok) r->rows_expected = estimate_rows(src, r->ix);
         /* how the version is built: the terms it was created with (NULL:
          * every write on disk), its buckets */
         char *vr[3] = {NULL, NULL, NULL};

@@ -3,7 +3,8 @@
  * the jobs (pages read, built, delivered, their cursors saved);
  * sync/reindex/reindex_version.c looks after the version they build in the engine
  * (the mid-build refresh, lost writes, the switch). Not for other files:
- * the interface is reindex.h. */
+ * the interface is reindex.h. The runner calls the version's file, never
+ * the other way round. */
 #ifndef SS_REINDEX_RUNNER_INT_H
 #define SS_REINDEX_RUNNER_INT_H
 #include <pthread.h>
@@ -127,11 +128,6 @@ struct reindex_runner {
     char why[1100];         /* why the build fails (rejections, or a worker error) */
 };
 
-/* ---------- sync/reindex/reindex_runner.c ---------- */
-/* A statement on the job's metadata row that waits out a restart of the
- * metadata server (see its definition). Rows changed, or -1 (w->err). */
-long long rr_meta_exec_wait(struct worker *w, const char *sql);
-
 /* ---------- sync/reindex/reindex_version.c ---------- */
 #define LOST_CHECK_MS 10000 /* the version's primary terms compared this often */
 /* rows more rows acknowledged: the caller that passes MID_REFRESH_PCT of the
@@ -141,7 +137,9 @@ void rv_mid_refresh_maybe(struct reindex_runner *r, size_t rows);
 void rv_lost_check_maybe(struct worker *w);
 /* All jobs done: the one caller whose UPDATE finds none unfinished switches
  * the alias. 1 switched, 0 not the last, -1 error, -2 the engine may have
- * lost writes of the version (r->why; the state is back to 'changing'). */
+ * lost writes of the version (r->why; the state is back to 'changing').
+ * w->meta connected (the runner waits out a restarting metadata server
+ * first). */
 int rv_try_finish(struct worker *w, bool may_resume);
 /* The builds before this one lost their writes to engine restarts too: this
  * one is not queued again. */

@@ -326,30 +326,29 @@ static int switch_record(struct worker *w) {
     MYSQL *meta = w->meta;
     if (db_exec(meta, "START TRANSACTION", w->err, sizeof w->err) < 0) return -1;
     sbuf q = SBUF_INIT;
+    int rc = REINDEX_ERR;
     sbuf_printf(&q, "UPDATE index_versions SET state = 'history' WHERE index_id = %s AND state = "
                     "'available' AND version <> %u",
                 r->id, r->version);
-    if (db_exec(meta, q.data, w->err, sizeof w->err) < 0) goto rollback;
+    if (db_exec(meta, q.data, w->err, sizeof w->err) < 0) goto end;
     sbuf_reset(&q);
     sbuf_printf(&q, "UPDATE index_versions SET state = 'available', switched_at = NOW(3) WHERE "
                     "index_id = %s AND version = %u",
                 r->id, r->version);
-    if (db_exec(meta, q.data, w->err, sizeof w->err) < 0) goto rollback;
+    if (db_exec(meta, q.data, w->err, sizeof w->err) < 0) goto end;
     sbuf_reset(&q);
     /* a build going live lifts a stop (sync/node/index_stop.c): it was built with
      * a mapping the source fits */
     sbuf_printf(&q, "UPDATE index_configs SET state = 'available', current_version = %u, "
                     "building_version = 0, stopped_reason = NULL WHERE id = %s",
                 r->version, r->id);
-    if (db_exec(meta, q.data, w->err, sizeof w->err) < 0) goto rollback;
+    if (db_exec(meta, q.data, w->err, sizeof w->err) < 0) goto end;
     if (rx_close_run(meta, r->cfg, r->id, r->version, "done", NULL, w->err, sizeof w->err) < 0)
-        goto rollback;
+        goto end;
+    rc = REINDEX_OK;
+end:
     sbuf_free(&q);
-    return db_exec(meta, "COMMIT", w->err, sizeof w->err) < 0 ? -1 : 0;
-rollback:
-    db_exec(meta, "ROLLBACK", w->err + strlen(w->err), sizeof w->err - strlen(w->err));
-    sbuf_free(&q);
-    return -1;
+    return rx_txn_end(meta, rc, w->err, sizeof w->err);
 }
 
 /* After the switch: the run's figures logged, and history beyond
@@ -406,8 +405,6 @@ static void switch_after(struct worker *w, struct search_conn *k, struct search_
  * lost writes of the version (r->why; the state is back to 'changing'). */
 int rv_try_finish(struct worker *w, bool may_resume) {
     struct reindex_runner *r = w->r;
-    /* the metadata server may be restarting: waited out, as for the pages */
-    if (rr_meta_exec_wait(w, "DO 0") < 0) return -1;
     int me = (int)(w - r->w) + 1;
     int rc = switch_claim(w, may_resume, me);
     if (rc <= 0) return rc;

@@ -1,0 +1,118 @@
+/* supervisor: the control plane of `searchsync run` on a thread of its own
+ * (the design is at the top of supervisor.c), and the command queue between
+ * it and the reader.
+ *
+ * What the supervisor side of the node shares: supervisor.c, reload.c
+ * (SIGHUP, SIGUSR1), index_ensure.c and index_stop.c include this, not
+ * daemon.h; nothing here knows struct daemon or the reader. The reader
+ * (daemon_source.c, daemon_builds.c) posts to the command queue and calls
+ * supervisor_wake. */
+#ifndef SS_SUPERVISOR_H
+#define SS_SUPERVISOR_H
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "db.h"
+#include "deliver/deliver.h"
+#include "sbuf.h"
+#include "search/search.h"
+#include "sync/mapping/mapping_gen.h"
+#include "sync/node/build_table.h"
+#include "sync/node/leadership.h"
+
+/* an index config to rebuild because a table it reads was emptied */
+struct emptied {
+    char *alias, *reason; /* reason: "TRUNCATE TABLE db.t read from the binlog at pos" */
+    bool dropped;         /* DROP TABLE: no rebuild until the table is back */
+    unsigned tries;
+};
+
+/* ---------- the command queue: supervisor -> reader ----------
+ * Drained by the reader between transactions and on heartbeats
+ * (daemon_between_txns). A newer generation replaces one not yet adopted. */
+struct commands {
+    pthread_mutex_t mu;
+    struct mapping_gen *adopt; /* a new generation to route with */
+    struct build_table *builds; /* the build table, newest read (NULL: none new) */
+    bool schema_changed;       /* reader -> supervisor: a DDL of a read database */
+    char ddl_note[640];        /* ... "after ALTER TABLE ... read from the binlog at F:P" */
+    struct emptied *truncated; /* reader -> supervisor: index configs a TRUNCATE or DROP
+                                * TABLE emptied a table of (ddl_truncate.h), to rebuild */
+    size_t ntruncated;
+    /* a schema check the reader waits for (a query of the mapping refused):
+     * asked (reader, with schema_changed) and answered (supervisor, once its
+     * verdict is published: a generation without the index configs the source
+     * no longer fits, or none when it fits again), as sequence numbers */
+    unsigned long verdict_asked, verdict_given;
+};
+
+/* the control plane: its own thread and connections */
+struct supervisor {
+    const struct ss_config *cfg;
+    struct commands *cmds;
+    struct search_client *client;
+    struct search_conn *k;
+    MYSQL *meta, *src;
+    db_params metap, srcp;
+    struct mapping_gen *published; /* the last generation handed to the reader (written by
+                                    * the supervisor under pub_mu; others: supervisor_published) */
+    pthread_mutex_t pub_mu;
+    struct leadership *lead;  /* checked every tick once this node reads */
+    atomic_bool lost;         /* the leadership went: the reader was told to stop */
+    volatile sig_atomic_t *daemon_stop; /* raised then (daemon_stop_requested) */
+    unsigned long next_id;
+    sbuf bad_sig;           /* the last refused edit (said once) */
+    char ddl_note[640];     /* the last DDL read (cmds.ddl_note) */
+    char mapping_sum[512];  /* the mapping tables' checksums when last loaded ("" unknown) */
+    bool sum_warned;
+    bool poll_warned;       /* said that the build table cannot be read */
+    sbuf builds_sig;        /* the builds the last poll saw (alias, state, version) */
+    char **cancel_pending;  /* index configs stopped before the client existed (at start):
+                             * their builds to cancel (index_stop.c) */
+    size_t ncancel_pending;
+    unsigned long long reloads;
+    struct deliver *d;             /* for the state dump (set before supervisor_start) */
+    void *admin;                   /* the admin server (node_admin()'s), for a reloaded
+                                    * token (NULL: the server is off) */
+    atomic_bool hup_requested;     /* SIGHUP: reload_config (sync/node/reload.c) */
+    atomic_bool dump_requested;    /* SIGUSR1: reload_dump */
+    atomic_llong ticked_ms;        /* the loop last went round (monotonic ms; the watchdog) */
+    pthread_t thread;
+    atomic_bool running;           /* read by the watchdog ping (daemon_alive) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;
+    char err[1024];
+};
+
+/* stop: raised when this node loses the leadership (the reader stops at its
+ * next transaction boundary) */
+void supervisor_init(struct supervisor *sv, const struct ss_config *cfg, struct commands *cmds,
+                     struct search_client *client, volatile sig_atomic_t *stop);
+/* Load and validate the mapping as the metadata tables hold it now: the
+ * first generation. NULL with sv->err; *invalid when the mapping itself is
+ * the problem. */
+struct mapping_gen *supervisor_load(struct supervisor *sv, bool *invalid);
+/* Every index of g exists in the engine, or its first build is queued
+ * (needs the engine client). 0 or -1 with sv->err. */
+int supervisor_prepare(struct supervisor *sv, struct mapping_gen *g);
+int supervisor_start(struct supervisor *sv);
+void supervisor_stop(struct supervisor *sv); /* joins the thread; idempotent */
+void supervisor_wake(struct supervisor *sv);  /* look at the commands now */
+/* From now on SIGHUP and SIGUSR1 raise sv's flags (hup_requested,
+ * dump_requested) and wake it: it runs reload_config / reload_dump. Detach
+ * before sv is freed. */
+void supervisor_signals_attach(struct supervisor *sv);
+void supervisor_signals_detach(void);
+/* Read the build table and hand it to the reader. */
+void supervisor_poll_builds(struct supervisor *sv);
+/* The generation published last, with a reference for the caller (NULL
+ * before the first); any thread (the admin API). sv: a struct supervisor. */
+struct mapping_gen *supervisor_published(void *sv);
+void supervisor_free(struct supervisor *sv);
+
+#endif
