@@ -28,7 +28,9 @@
 # tests/bench/peers_driver.py runs the rounds and documents each measure;
 # the tables (medians of the rounds) are printed at the end and saved in
 # $PEERS_OUT (default: peers-table.md in the current directory); every
-# measure is also a JSON line in $PEERS_JSONL (default: none kept).
+# measure is also a JSON line in $PEERS_JSONL (default: beside PEERS_OUT,
+# .jsonl), and tests/bench/peers_plot.py draws the lag curves from them
+# (PNGs in PEERS_OUT's name with -plots).
 # Knobs: ROUNDS (4), PEERS_FLAT_ROWS (500000), PEERS_UPDATES (200000),
 # PEERS_ROOTS (100000; 5 children each), PEERS_CHILD_UPDATES (20000),
 # PEERS_TXN (100), PEERS_LAG_RATES ("500"; e.g. "500 2000 5000 10000"),
@@ -38,6 +40,11 @@
 # the raw _bulk only on that engine; none = es7), PEERS_TIMEOUT (1800 s a
 # phase), PEERS_TUNE_PARS ("2 4 8 16"), PEERS_TUNE_SIZES ("500 1000 2000
 # 5000"), PEERS_AREA_UPDATE (0), PEERS_JSONL.
+# PEERS_PIN=1 gives the engines a CPU of their own, as a search cluster has
+# in production: every process of both engines on CPU 1, MariaDB, Redis, the
+# tools, the writer and the raw loads' curl on CPU 0 (taskset; undone at the
+# end). Without it all share both CPUs, and a tool's reading of MariaDB takes
+# CPU from the engine that the raw _bulk's curl does not.
 # Quick run: ROUNDS=1 PEERS_FLAT_ROWS=50000 PEERS_UPDATES=10000
 #   PEERS_ROOTS=10000 PEERS_CHILD_UPDATES=2000 PEERS_LAG_SECS=5
 #   PEERS_TUNE_PARS="2 4" PEERS_TUNE_SIZES="1000 2000"
@@ -55,8 +62,17 @@ tmp="$(mktemp -d "${TMPDIR:-/tmp}/bench-peers.XXXXXX")"
 D="benchpeers_$$"
 q() { mariadb --no-defaults -h 127.0.0.1 -P "$MYSQL_PORT" -u root --batch --skip-column-names "$@"; }
 ES7PID="" REDISPID=""
+pin_all() { # CPULIST PID... : every thread of each process
+    for pid in "${@:2}"; do
+        for p in $(pgrep -g "$(ps -o pgid= -p "$pid" | tr -d ' ')" 2>/dev/null) "$pid"; do
+            taskset -a -p -c "$1" "$p" >/dev/null 2>&1
+        done
+    done
+}
+PINNED=""
 cleanup() {
     set +e
+    [ -n "$PINNED" ] && pin_all "0-$(($(nproc) - 1))" "$SEARCH_PID" "$MYSQL_PID"
     [ -n "$ES7PID" ] && ENGINE=elasticsearch-7 SEARCHSYNC_ENGINE_DIR="$tmp/es" \
         bash "$SEARCHSYNC_SRCDIR/tests/harness/engine.sh" stop >/dev/null 2>&1
     [ -n "$REDISPID" ] && { kill "$REDISPID" 2>/dev/null; wait "$REDISPID" 2>/dev/null; }
@@ -140,7 +156,21 @@ q "$D" -e "SET SESSION sql_log_bin = 0;
   ANALYZE TABLE flat, root, child" >/dev/null
 echo "data generated in $(($(date +%s) - t0)) s"
 
-PATH="$PATH" python3 "$here/peers_driver.py" --db "$D" --tmp "$tmp" --searchsync "$BIN" --gme "$gme" \
-    --pgsync-venv "$venv" --es7 "$ES7_URL" --opensearch "$SEARCH_URL" --out "${PEERS_OUT:-$PWD/peers-table.md}" \
+PIN=""
+if [ "${PEERS_PIN:-}" = 1 ]; then
+    [ "$(nproc)" -ge 2 ] || { echo "bench_peers: PEERS_PIN=1 needs 2 CPUs or more"; exit 1; }
+    PINNED=1
+    pin_all "1-$(($(nproc) - 1))" "$SEARCH_PID" "$ES7PID"
+    pin_all 0 "$MYSQL_PID" "$REDISPID"
+    PIN="taskset -c 0"
+    echo "pinned: the engines on CPUs 1-$(($(nproc) - 1)); MariaDB, Redis, the tools, the writer and curl on CPU 0"
+fi
+out="${PEERS_OUT:-$PWD/peers-table.md}"
+export PEERS_JSONL="${PEERS_JSONL:-${out%.md}.jsonl}"
+rc=0
+PATH="$PATH" $PIN python3 "$here/peers_driver.py" --db "$D" --tmp "$tmp" --searchsync "$BIN" --gme "$gme" \
+    --pgsync-venv "$venv" --es7 "$ES7_URL" --opensearch "$SEARCH_URL" --out "$out" \
     --mysql-port "$MYSQL_PORT" --redis-port "$redisport" --es7-pgid "$ES7PID" \
-    --opensearch-pgid "$(ps -o pgid= -p "$SEARCH_PID" | tr -d ' ')" --peers "${PEERS:-gme,pgsync}"
+    --opensearch-pgid "$(ps -o pgid= -p "$SEARCH_PID" | tr -d ' ')" --peers "${PEERS:-gme,pgsync}" || rc=$?
+python3 "$here/peers_plot.py" "$PEERS_JSONL" "${out%.md}-plots" || rc=1
+exit $rc

@@ -243,6 +243,51 @@ class Run:
     def engine_cpu(self):
         return group_cpu(self.b.engine_pgid[self.t.url])
 
+    def update_phase(self, label, key, sql, count, query, backlog):
+        """One UPDATE phase: the writer pipes `sql` (with the tool running
+        beside it, timed from the first commit; or, backlog, with the tool
+        SIGSTOPped while it commits, timed from its SIGCONT), until `count`
+        documents match `query` (polled every 250 ms under the default 1 s
+        refresh). For searchsync also when the engine had acknowledged
+        everything (its low-water mark past the writer's last commit):
+        self.res[key] docs/s to searchable, self.res[key + '_ack'] docs/s to
+        acknowledged. Returns the time it ended (None: not done)."""
+        b = self.b
+        ack = AckPoller(self.t.admin, self.t.token) if getattr(self.t, 'admin', None) else None
+        if ack:
+            ack.start()
+        c0 = e0 = t0 = None
+        if backlog:
+            os.killpg(self.t.p.pid, signal.SIGSTOP)
+        try:
+            if not backlog:
+                c0, e0, t0 = self.t.cpu(), self.engine_cpu(), now()
+            b.pipe_sql(sql)
+            tw = now()
+        finally:
+            if backlog:
+                c0, e0, t0 = self.t.cpu(), self.engine_cpu(), now()
+                os.killpg(self.t.p.pid, signal.SIGCONT)
+        f, p_ = b.m.q('SHOW MASTER STATUS')[0][:2]
+        last = pos_version((f, int(p_)))
+        if not backlog:
+            print('  (writer: %d UPDATEs in %.1f s)' % (count, tw - t0))
+        t1 = self.wait_count(count, query)
+        res, cpu = self.phase(label, count, t0, t1, c0, e0)
+        self.res[key] = res
+        if ack:
+            deadline = now() + 10
+            while ack.version.seen_at(last) is None and now() < deadline:
+                time.sleep(0.02)
+            ta = ack.version.seen_at(last)
+            ack.stop = True
+            ack.join()
+            if ta is not None:
+                self.res[key + '_ack'] = count / (ta - t0)
+                print('  %-28s %8.0f docs/s  (every change acknowledged by the engine %.2f s after the start)'
+                      % ('  ... acknowledged', count / (ta - t0), ta - t0))
+        return t1, cpu
+
     def engine_quiet(self, cores=0.1, timeout=60):
         """Wait until the engine uses under `cores` over a second (its
         merges after the phase before are done); False after timeout s."""
@@ -308,37 +353,21 @@ class Run:
             mp, got = dump_index(self.t.url, self.index, path)
             b.exact[self.t.url] = (path, mp)
             print('  (dumped its %d documents and mapping for the raw load)' % got)
-        # single-row UPDATEs, PEERS_TXN a transaction
+        # single-row UPDATEs, PEERS_TXN a transaction; then the same again
+        # as a backlog (the writer's time and CPU out of the measure: the
+        # reader behind)
         u, txn = b.updates, b.txn
-        mark = b.mark()
-        c0, e0 = self.t.cpu(), self.engine_cpu()
-        t0 = now()
-        b.pipe_sql(''.join('BEGIN;%sCOMMIT;\n' % ''.join(
-            'UPDATE flat SET qty = qty + 1, rnd = %d WHERE id = %d;' % (mark, i)
-            for i in range(a, min(a + txn, u + 1))) for a in range(1, u + 1, txn)))
-        tw = now()
-        t1 = self.wait_count(u, {'term': {'rnd': mark}})
-        print('  (writer: %d UPDATEs in %.1f s)' % (u, tw - t0))
-        self.res['flat_upd'], self.res['cpu_upd'] = self.phase('flat single-row UPDATEs', u, t0, t1, c0, e0)
-        if t1 is None:
-            return
-        # the same UPDATEs again as a backlog: the tool stopped (SIGSTOP)
-        # while the writer commits them all, timed from its SIGCONT (the
-        # writer's time and CPU out of the measure: the reader behind)
-        mark = b.mark()
-        os.killpg(self.t.p.pid, signal.SIGSTOP)
-        try:
-            b.pipe_sql(''.join('BEGIN;%sCOMMIT;\n' % ''.join(
+        for key, label, backlog in (('flat_upd', 'flat single-row UPDATEs', False),
+                                    ('flat_backlog', 'flat UPDATEs from a backlog', True)):
+            mark = b.mark()
+            sql = ''.join('BEGIN;%sCOMMIT;\n' % ''.join(
                 'UPDATE flat SET qty = qty + 1, rnd = %d WHERE id = %d;' % (mark, i)
-                for i in range(a, min(a + txn, u + 1))) for a in range(1, u + 1, txn)))
-        finally:
-            c0, e0 = self.t.cpu(), self.engine_cpu()
-            t0 = now()
-            os.killpg(self.t.p.pid, signal.SIGCONT)
-        t1 = self.wait_count(u, {'term': {'rnd': mark}})
-        self.res['flat_backlog'], _ = self.phase('flat UPDATEs from a backlog', u, t0, t1, c0, e0)
-        if t1 is None:
-            return
+                for i in range(a, min(a + txn, u + 1))) for a in range(1, u + 1, txn))
+            t1, cpu = self.update_phase(label, key, sql, u, {'term': {'rnd': mark}}, backlog)
+            if key == 'flat_upd':
+                self.res['cpu_upd'] = cpu
+            if t1 is None:
+                return
         self.lags()
 
     def lags(self):
@@ -445,20 +474,22 @@ class Run:
         if t1 is None:
             return
         u, txn = b.child_updates, b.txn
-        mark = b.mark()
         st, j = self.e.req('GET', '/%s/_mapping' % self.index)
         props = next(iter(j.values()))['mappings'].get('properties', {})
-        q = {'term': {'children.rnd': mark}}
-        if props.get('children', {}).get('type') == 'nested':
-            q = {'nested': {'path': 'children', 'query': q}}
-        c0, e0 = self.t.cpu(), self.engine_cpu()
-        t0 = now()
-        # the first child of roots 1..u (child ids are (root - 1) * 5 + 1..5)
-        b.pipe_sql(''.join('BEGIN;%sCOMMIT;\n' % ''.join(
-            'UPDATE child SET qty = qty + 1, rnd = %d WHERE id = %d;' % (mark, (r - 1) * 5 + 1)
-            for r in range(a, min(a + txn, u + 1))) for a in range(1, u + 1, txn)))
-        t1 = self.wait_count(u, q)
-        self.res['child_upd'], _ = self.phase('child UPDATEs (roots/s)', u, t0, t1, c0, e0)
+        # the first child of roots 1..u (child ids are (root - 1) * 5 + 1..5),
+        # with the writer beside the tool, then as a backlog
+        for key, label, backlog in (('child_upd', 'child UPDATEs (roots/s)', False),
+                                    ('child_backlog', 'child UPDATEs, backlog (roots/s)', True)):
+            mark = b.mark()
+            q = {'term': {'children.rnd': mark}}
+            if props.get('children', {}).get('type') == 'nested':
+                q = {'nested': {'path': 'children', 'query': q}}
+            sql = ''.join('BEGIN;%sCOMMIT;\n' % ''.join(
+                'UPDATE child SET qty = qty + 1, rnd = %d WHERE id = %d;' % (mark, (r - 1) * 5 + 1)
+                for r in range(a, min(a + txn, u + 1))) for a in range(1, u + 1, txn))
+            t1, _ = self.update_phase(label, key, sql, u, q, backlog)
+            if t1 is None:
+                return
         if t1 is not None and self.b.lag_nested:
             self.lags()
 
@@ -559,8 +590,10 @@ def raw_round(b, url, rnd):
         else:
             q, want = {'nested': {'path': 'children', 'query': {'term': {'children.rnd': REPLACE_MARK}}}}, \
                 b.child_updates
+        rst = {}
         out[kind + '_replace'] = raw_bulk.replace(url, idx, b.files[kind + '-replace'], par, size, q, want,
-                                                  timeout=env_int('PEERS_TIMEOUT', 1800))
+                                                  timeout=env_int('PEERS_TIMEOUT', 1800), stats=rst)
+        out[kind + '_replace_answered'] = want / rst['answered'] if rst.get('answered') else None
         raw_bulk.delete(url, idx)
     ex = b.exact.get(url)
     if ex:
@@ -572,10 +605,10 @@ def raw_round(b, url, rnd):
     print('raw _bulk on %s, round %d (flat %d x %d, nested %d x %d: connections x documents a request): '
           'flat load %s docs/s (searchsync\'s exact documents and mapping: %s), nested load %s roots/s; '
           'the UPDATE phases\' documents posted again over the loaded index, timed to a _count: flat %s docs/s, '
-          'nested %s roots/s'
+          'nested %s roots/s (every request answered: flat %s docs/s, nested %s roots/s)'
           % (b.engine_name[url], rnd, tu['flat'][0], tu['flat'][1], tu['nested'][0], tu['nested'][1],
              fmt(out['flat']), fmt(out.get('flat_exact')), fmt(out['nested']), fmt(out['flat_replace']),
-             fmt(out['nested_replace'])))
+             fmt(out['nested_replace']), fmt(out['flat_replace_answered']), fmt(out['nested_replace_answered'])))
     b.record(dict(tool='raw _bulk', engine=b.engine_name[url], round=rnd, **out))
     return out
 
@@ -718,37 +751,51 @@ def pct_of(x, y):
 
 def report(b, pairs, results, rounds):
     """The tables (medians of the rounds) on stdout; returned as text."""
-    out = ['| tool (engine) | flat load docs/s | % of the tuned raw load (plain / searchsync\'s exact documents) | '
-           'flat UPDATEs docs/s | flat UPDATEs from a backlog docs/s | % of the raw replacement | '
-           'root + 5 children load roots/s | % of the tuned raw load | child UPDATEs roots/s | '
-           '% of the raw replacement of the affected roots | tool CPU ms per 1k docs (load / UPDATEs) |',
-           '|---|---|---|---|---|---|---|---|---|---|---|']
+    out = ['| tool (engine) | flat load docs/s | % of the tuned raw load: plain documents / searchsync\'s exact '
+           'documents | root + 5 children load roots/s | % of the tuned raw load | tool CPU ms per 1k docs (load) |',
+           '|---|---|---|---|---|---|']
+    upd = ['| tool (engine) | phase | searchable docs/s | % of the raw replacement (to a _count) | '
+           'acknowledged docs/s | % of the raw replacement (every request answered) | tool CPU ms per 1k docs |',
+           '|---|---|---|---|---|---|---|']
     for url, Peer in pairs:
         raws = results[('raw _bulk', url)]
         for name in ('searchsync',) + ((Peer.name,) if Peer else ()):
             rs = results.get((name, url), [])
-            flat = [(r, w) for r, w in zip([r for r in rs if 'flat_load' in r], raws)]
-            nest = [(r, w) for r, w in zip([r for r in rs if 'nested_load' in r], raws)]
+            flat = list(zip([r for r in rs if 'flat_load' in r], raws))
+            nest = list(zip([r for r in rs if 'nested_load' in r], raws))
             # per round: the tool against the raw load of the same round
             ratio = lambda pairs_, k, rk: median([pct_of(r.get(k), w.get(rk)) for r, w in pairs_])  # noqa: E731
             na = 'n/a' if Peer and not Peer.nested and name != 'searchsync' else '–'
-            out.append('| %s (%s) | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |' % (
+            out.append('| %s (%s) | %s | %s / %s | %s | %s | %s |' % (
                 name, b.engine_name[url], fmt(median([r['flat_load'] for r, _ in flat])),
                 fmt(ratio(flat, 'flat_load', 'flat'), '%.0f%%'), fmt(ratio(flat, 'flat_load', 'flat_exact'), '%.0f%%'),
-                fmt(median([r.get('flat_upd') for r, _ in flat])), fmt(median([r.get('flat_backlog') for r, _ in flat])),
-                fmt(ratio(flat, 'flat_backlog', 'flat_replace'), '%.0f%%'),
                 fmt(median([r['nested_load'] for r, _ in nest])) if nest else na,
                 fmt(ratio(nest, 'nested_load', 'nested'), '%.0f%%') if nest else na,
-                fmt(median([r.get('child_upd') for r, _ in nest])) if nest else na,
-                fmt(ratio(nest, 'child_upd', 'nested_replace'), '%.0f%%') if nest else na,
-                fmt(median([r['cpu_load'] for r, _ in flat]), '%.1f'),
-                fmt(median([r.get('cpu_upd') for r, _ in flat]), '%.1f')))
-        out.append('| raw _bulk (%s), tuned: flat %dx%d, nested %dx%d | %s | (exact documents: %s) | | | %s | %s | | | %s | |'
+                fmt(median([r['cpu_load'] for r, _ in flat]), '%.1f')))
+            for key, label, prs, rk in (('flat_upd', 'flat UPDATEs, writer beside', flat, 'flat_replace'),
+                                        ('flat_backlog', 'flat UPDATEs from a backlog', flat, 'flat_replace'),
+                                        ('child_upd', 'child UPDATEs, writer beside (roots)', nest, 'nested_replace'),
+                                        ('child_backlog', 'child UPDATEs from a backlog (roots)', nest,
+                                         'nested_replace')):
+                if not prs:
+                    continue
+                upd.append('| %s (%s) | %s | %s | %s | %s | %s | %s |' % (
+                    name, b.engine_name[url], label, fmt(median([r.get(key) for r, _ in prs])),
+                    fmt(ratio(prs, key, rk), '%.0f%%'),
+                    fmt(median([r.get(key + '_ack') for r, _ in prs])) if name == 'searchsync' else 'not exposed',
+                    fmt(ratio(prs, key + '_ack', rk + '_answered'), '%.0f%%') if name == 'searchsync' else '–',
+                    fmt(median([r.get('cpu_upd') for r, _ in prs]), '%.1f') if key == 'flat_upd' else ''))
+        out.append('| raw _bulk (%s), tuned: flat %dx%d, nested %dx%d | %s | (exact documents: %s) | %s | | |'
                    % (b.engine_name[url], b.tuned[url]['flat'][0], b.tuned[url]['flat'][1],
                       b.tuned[url]['nested'][0], b.tuned[url]['nested'][1],
                       fmt(median([w.get('flat') for w in raws])), fmt(median([w.get('flat_exact') for w in raws])),
-                      fmt(median([w.get('flat_replace') for w in raws])), fmt(median([w.get('nested') for w in raws])),
-                      fmt(median([w.get('nested_replace') for w in raws]))))
+                      fmt(median([w.get('nested') for w in raws]))))
+        upd.append('| raw _bulk (%s) | replacement of the same documents | flat %s, nested %s | | answered: flat %s, '
+                   'nested %s | | |' % (b.engine_name[url], fmt(median([w.get('flat_replace') for w in raws])),
+                                        fmt(median([w.get('nested_replace') for w in raws])),
+                                        fmt(median([w.get('flat_replace_answered') for w in raws])),
+                                        fmt(median([w.get('nested_replace_answered') for w in raws]))))
+    out += [''] + upd
     out += ['', '| tool (engine) | kind | refresh | changes/s (written) | searchable p50 / p99 ms (each round\'s p99) | '
             'acknowledged p50 / p99 ms | engine CPU µs a change | tool CPU µs a change |',
             '|---|---|---|---|---|---|---|---|']

@@ -40,7 +40,8 @@ API (url: 'http://host:port'; every rate is documents a second):
                 1 s refresh and a translog written on every request, as
                 searchsync leaves a version it has built; timed until
                 `_count` of count_query, polled every 250 ms, shows `want`,
-                as a sync tool's UPDATE phase is timed. None: timeout)
+                as a sync tool's UPDATE phase is timed; stats['answered']: the
+                seconds until every request was answered. None: timeout)
   delete(url, index)
 stats, when given a dict, gets: docs, secs, requests, non200 (requests not
 answered 200), sender_cpu (seconds of the curl process), par, size.
@@ -228,7 +229,7 @@ def replace(url, index, path, par, size, count_query, want, timeout=1800, stats=
                                                          'translog': {'durability': None}}})
     t0 = now()
     _post(url, index, files, par, st)
-    st.update(docs=docs, par=par, size=size)
+    st.update(docs=docs, par=par, size=size, answered=now() - t0)
     while now() - t0 < timeout:
         if _count(url, index, count_query) >= want:
             st['secs'] = now() - t0
