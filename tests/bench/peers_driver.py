@@ -256,24 +256,24 @@ class Run:
         ack = AckPoller(self.t.admin, self.t.token) if getattr(self.t, 'admin', None) else None
         if ack:
             ack.start()
-        c0 = e0 = t0 = None
+        c0 = e0 = t0 = m0 = None
         if backlog:
             os.killpg(self.t.p.pid, signal.SIGSTOP)
         try:
             if not backlog:
-                c0, e0, t0 = self.t.cpu(), self.engine_cpu(), now()
+                c0, e0, m0, t0 = self.t.cpu(), self.engine_cpu(), b.mysql_cpu(), now()
             b.pipe_sql(sql)
             tw = now()
         finally:
             if backlog:
-                c0, e0, t0 = self.t.cpu(), self.engine_cpu(), now()
+                c0, e0, m0, t0 = self.t.cpu(), self.engine_cpu(), b.mysql_cpu(), now()
                 os.killpg(self.t.p.pid, signal.SIGCONT)
         f, p_ = b.m.q('SHOW MASTER STATUS')[0][:2]
         last = pos_version((f, int(p_)))
         if not backlog:
             print('  (writer: %d UPDATEs in %.1f s)' % (count, tw - t0))
         t1 = self.wait_count(count, query)
-        res, cpu = self.phase(label, count, t0, t1, c0, e0)
+        res, cpu = self.phase(label, count, t0, t1, c0, e0, m0)
         self.res[key] = res
         if ack:
             deadline = now() + 10
@@ -288,26 +288,27 @@ class Run:
                       % ('  ... acknowledged', count / (ta - t0), ta - t0))
         return t1, cpu
 
-    def engine_quiet(self, cores=0.1, timeout=60):
-        """Wait until the engine uses under `cores` over a second (its
-        merges after the phase before are done); False after timeout s."""
-        end = now() + timeout
-        while now() < end:
+    def engine_quiet(self, cores=0.1, timeout=90, seconds=3):
+        """Wait until the engine uses under `cores` in each of `seconds`
+        seconds in a row (its merges after the phase before are done: a
+        merge pauses between segments); False after timeout s."""
+        end, calm = now() + timeout, 0
+        while now() < end and calm < seconds:
             c0, t0 = self.engine_cpu(), now()
             time.sleep(1)
-            if (self.engine_cpu() - c0) / (now() - t0) < cores:
-                return True
-        return False
+            calm = calm + 1 if (self.engine_cpu() - c0) / (now() - t0) < cores else 0
+        return calm >= seconds
 
-    def phase(self, label, docs, t0, t1, c0, e0):
+    def phase(self, label, docs, t0, t1, c0, e0, m0=None):
         if t1 is None:
             print('  %-28s NOT DONE within PEERS_TIMEOUT (or the tool exited); %s\'s log ends:\n%s'
                   % (label, self.t.name, tail(self.t.log.name)))
             return None, None
         dt = t1 - t0
         cpu = self.t.cpu() - c0
-        print('  %-28s %8.0f docs/s  (%d in %.1f s; tool cpu %.2f s = %.1f ms per 1k docs; engine cpu %.1f s)'
-              % (label, docs / dt, docs, dt, cpu, 1e6 * cpu / docs, self.engine_cpu() - e0))
+        print('  %-28s %8.0f docs/s  (%d in %.1f s; tool cpu %.2f s = %.1f ms per 1k docs; engine cpu %.1f s%s)'
+              % (label, docs / dt, docs, dt, cpu, 1e6 * cpu / docs, self.engine_cpu() - e0,
+                 '; MariaDB cpu %.2f s' % (self.b.mysql_cpu() - m0) if m0 is not None else ''))
         return docs / dt, 1e6 * cpu / docs
 
     def go(self):
@@ -634,6 +635,11 @@ class Bench:
         self.engine_name = {a.es7: 'Elasticsearch 7.10.2', a.opensearch: 'OpenSearch 2.19'}
         self.engine_pgid = {a.es7: a.es7_pgid, a.opensearch: a.opensearch_pgid}
 
+    def mysql_cpu(self):
+        """MariaDB's CPU seconds (its writer-beside phases include the
+        writer's statements; from a backlog, only what the tool reads)"""
+        return tool_cpu(self.a.mysql_pid) if self.a.mysql_pid else 0.0
+
     def record(self, row):
         """one JSON line a measure, for the plots and the sizing model"""
         with open(self.results_path, 'a') as f:
@@ -661,6 +667,7 @@ def main():
         ap.add_argument('--' + k, required=True)
     for k in ('mysql-port', 'redis-port', 'es7-pgid', 'opensearch-pgid'):
         ap.add_argument('--' + k, required=True, type=int)
+    ap.add_argument('--mysql-pid', type=int, default=0)
     ap.add_argument('--peers', default='gme,pgsync')
     a = ap.parse_args()
     b = Bench(a)
