@@ -59,7 +59,9 @@
 # Every measure is one JSON line appended to OUT/cost.jsonl; at the end the
 # medians over every line of that file by (workload, N) are printed as a
 # markdown table (also OUT/cost.md), with how docs/s, seconds per document
-# and peak RSS move from the smallest to the largest size, the RSS bound, and
+# and peak RSS move from the smallest to the largest size, seconds against N
+# fitted as a line (a fixed part + N / a rate; the rate between each two
+# sizes beside it), the RSS bound, and
 # drawn by gnuplot (Debian's gnuplot-nox) as:
 #   OUT/cost-docs-per-s.png  docs/s against N (log x), searchsync and raw
 #                            (load dashed, replace dotted), a line a workload
@@ -85,6 +87,9 @@
 #   BENCH_COST_TUNE_DOCS  100000   documents it loads for each pair (a third
 #                                  of it for nested roots)
 #   BENCH_COST_RSS_MS     250      RSS sampling period
+#   BENCH_COST_WARMUP_S   30       seconds of synthetic bulk loads warming the
+#                                  engine before the first point (0: none; a
+#                                  just-started engine's JIT halves the first one)
 #   BENCH_COST_TIMEOUT    3600     seconds any one wait may take
 #   BENCH_COST_BUFFER_POOL (unset) e.g. 4G: SET GLOBAL innodb_buffer_pool_size
 #                                  first (the harness starts MariaDB with 256M,

@@ -518,6 +518,29 @@ class Bench:
             % fmt(out.get('raw_replace_docs_per_s'))))
         return out
 
+    def warm(self):
+        """The engine warmed before the first measure: synthetic flat
+        documents bulk-loaded over and over into a throwaway index for
+        BENCH_COST_WARMUP_S seconds (a just-started JVM indexes at half speed
+        until its JIT has compiled the indexing paths, which made the first
+        point of a run a cold-engine figure: 47% of the raw load at 100k rows
+        where the larger sizes measured 81-86%)."""
+        secs = env_int('BENCH_COST_WARMUP_S', 30)
+        if secs <= 0:
+            return
+        path = os.path.join(self.tmp, 'warm.ndjson')
+        with open(path, 'w') as f:
+            for i in range(1, 100001):
+                f.write('{"index":{"_id":"%d"}}\n{"id":%d,"name":"warm %d","price":%d.%02d,"qty":%d,'
+                        '"note":"%s"}\n' % (i, i, i, i % 1000, i % 100, i % 37, 'x' * (i % 120)))
+        t0, n = now(), 0
+        while now() - t0 < secs:
+            raw_bulk.load(self.url, 'bcost_warm', path, 4, 1000, raw_bulk.index_body())
+            n += 1
+        raw_bulk.delete(self.url, 'bcost_warm')
+        log('engine warmed: %d loads of 100000 synthetic documents in %.0f s (BENCH_COST_WARMUP_S=%d)'
+            % (n, now() - t0, secs))
+
     # ---- the daemon and its first sync
     def first_sync(self, kind, n, db, meta, mapping, docs):
         ini = self.ini(meta)
@@ -936,6 +959,25 @@ def med(xs):
     return statistics.median(xs) if xs else None
 
 
+def fmt_n(n):
+    return '%dM' % (n // 1000000) if n % 1000000 == 0 else '%dk' % (n // 1000) if n % 1000 == 0 else str(n)
+
+
+def linear_fit(pts):
+    """seconds = a + N / r by least squares over (N, seconds) points:
+    (a, r, the largest distance of a point from the line in % of its time)."""
+    k = len(pts)
+    sx = sum(n for n, _ in pts)
+    sy = sum(t for _, t in pts)
+    sxx = sum(n * n for n, _ in pts)
+    sxy = sum(n * t for n, t in pts)
+    den = k * sxx - sx * sx
+    b = (k * sxy - sx * sy) / den if den else 0.0
+    a = (sy - b * sx) / k
+    worst = max(abs(t - (a + b * n)) / t * 100 for n, t in pts)
+    return a, (1 / b if b > 0 else float('inf')), worst
+
+
 def report(out):
     path = os.path.join(out, 'cost.jsonl')
     rows = [json.loads(line) for line in open(path) if line.strip()] if os.path.exists(path) else []
@@ -991,6 +1033,21 @@ def report(out):
             lines.append('- %s: one size (%d): peak RSS %.1f MiB' % (w, ns[0], peak))
     text += '\n\nAs the work grows (smallest → largest size; docs/s should stay within 10%, time linear, RSS flat):\n' \
         + '\n'.join(lines)
+    fits = []
+    for w in order:
+        pts = sorted((n, m(groups[(w, n)], 'seconds')) for (ww, n) in groups if ww == w)
+        pts = [(n, t) for n, t in pts if t]
+        if len(pts) < 2:
+            continue
+        a, r, worst = linear_fit(pts)
+        steps = ', '.join('%s→%s %s' % (fmt_n(n0), fmt_n(n1), fmt((n1 - n0) / (t1 - t0)) if t1 > t0 else '–')
+                          for (n0, t0), (n1, t1) in zip(pts, pts[1:]))
+        fits.append('- %s: seconds = %.2f + N / %s (least squares over %d sizes; the farthest size %.1f%% off the '
+                    'line); docs/s between sizes: %s' % (w, a, fmt(r), len(pts), worst, steps))
+    if fits:
+        text += ('\n\nTime against N as a line, a fixed part (the run\'s start, the index settings, the last '
+                 'refresh, the alias switch) plus a rate a document; the rate between two sizes is the work added '
+                 'over the time added:\n' + '\n'.join(fits))
     if bound is not None:
         text += ('\n\nRSS bound: the searchsync process doing the work peaked at %.1f MiB or less at every size '
                  'measured (VmHWM: the daemon\'s reset before each measure; a delayed run\'s own process).' % bound)
@@ -1125,6 +1182,7 @@ def main():
            plan['flat'] or '-', plan['nested'] or '-', plan['backlog'] or '-', b.backlog_mode, b.txn,
            plan['fanout'] or '-', '/'.join(b.fanout_modes), int(bp) // (1 << 20), a.search, b.jsonl))
     b.http.req('DELETE', '/bcost_*?expand_wildcards=all')
+    b.warm()
     for w in WORKLOADS:
         for n in plan[w]:
             if w in ('flat', 'nested'):
