@@ -74,7 +74,8 @@ struct changeset {
     bool copies_may_move;     /* a parent/child row moved or went: look for stale copies */
     bool rows;                /* any row routed since the last reset */
     bool saves;               /* it holds checkpoint saves read back (offsets) */
-    bool other_rows;          /* ... and rows of anything else read */
+    bool other_rows;          /* ... and rows of anything else, or a transaction of
+                               * anything else (a group's: binlog_source.c on_commit) */
     struct cs_at at;          /* where the rows routed now are (unknown: read order) */
     struct route_seeds seeds; /* what its rows seeded in the router (router_add), resolved
                                * by pipeline_build (router_flush) */

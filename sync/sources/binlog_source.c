@@ -57,7 +57,7 @@ static int on_row(void *ctx, const bl_row *row) {
     bl->in_txn = true; /* rows read whose commit is still to come */
     if (is_checkpoint_save(bl, row->table->db, row->table->name) &&
         !router_wants(bl->env->p->router, row->table->db, row->table->name)) {
-        cs->saves = true;
+        cs->saves = bl->txn_saves = true;
         return 0;
     }
     cs->other_rows = true;
@@ -384,6 +384,12 @@ static int commit_build(struct binlog_source *bl, const bl_commit *cm);
 static int on_commit(void *ctx, const bl_commit *cm) {
     struct binlog_source *bl = ctx;
     bl->in_txn = false;
+    /* a transaction without checkpoint saves is something else (rows of
+     * tables the decoder skips never reach on_row): a group of saves and
+     * such transactions is not quiet, its position is saved at the next
+     * interval (else the idle interval, a minute, kept it back) */
+    if (!bl->txn_saves) bl->env->cs->other_rows = true;
+    bl->txn_saves = false;
     if (cm->xa == BL_XA_NONE && group_defer(bl)) { /* an XA end is built at once (xa_begin) */
         if (!bl->group_n) bl->group_start_ms = mono_ms();
         bl->group_n++;
@@ -642,6 +648,7 @@ static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_
     bl->replay = false;
     bl->env->err[0] = '\0';
     changeset_reset(bl->env->cs);
+    bl->txn_saves = false;
     if (bl->replay_after_gen) { /* the supervisor's verdict on the mapping first */
         unsigned long was = bl->replay_after_gen;
         bl->replay_after_gen = 0;

@@ -33,6 +33,7 @@ struct binlog_source {
     unsigned long long group_rows_from; /* counts.rows when the last build began */
     bool in_txn;               /* rows read whose commit is still to come (a transaction
                                   begun and never committed does not keep a group open) */
+    bool txn_saves;            /* the transaction being read holds checkpoint saves */
     int snap; /* the source reports snapshot positions: -1 not known yet, 0 no, 1 yes */
     bool in_snap;              /* a read snapshot is open on p->src */
     int gtid_wait; /* without snapshot positions, MySQL's WAIT_FOR_EXECUTED_GTID_SET:

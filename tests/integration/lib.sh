@@ -140,13 +140,17 @@ wait_until() {
         "$@" >/dev/null 2>&1 && return 0
         sleep 0.2
     done
+    # WAIT_UNTIL_DIAG: a command whose output says why (wait_checkpoint's)
+    local diag=""
+    [ -z "${WAIT_UNTIL_DIAG:-}" ] || diag="$(eval "$WAIT_UNTIL_DIAG" 2>&1)
+"
     # (what a daemon of the test said last: the usual reason, and the
     # `wait_until ... || fail "..."` branches after it never run)
     if [ -n "${DAEMON_LOG:-}" ]; then
-        fail "timed out after ${secs}s: $msg; $DAEMON_LOG ends with:
+        fail "timed out after ${secs}s: $msg; $diag$DAEMON_LOG ends with:
 $(_daemon_tail)"
     fi
-    fail "timed out after ${secs}s: $msg"
+    fail "timed out after ${secs}s: $msg${diag:+; $diag}"
 }
 
 # ---------------------------------------------------------------- MariaDB
@@ -198,10 +202,37 @@ mysql_binlog_pos() { mysql_q 'SHOW MASTER STATUS' | cut -f1,2; }
 # checkpoint is delivery's low-water mark, so then every change committed
 # before has been acknowledged by the engine, whatever queue it went through
 # (a change to one document being visible says nothing about the others).
+# On a timeout it says where the checkpoint stands, what the binlog holds
+# after it and, when the test set DAEMON_ADMIN="URL TOKEN" for the daemon,
+# its delivery's and reader's metrics: the why of a stuck low-water mark.
 wait_checkpoint() {
     local f p
     read -r f p <<<"$(mysql_binlog_pos)"
-    wait_until "${3:-60}" "checkpoint of $2 at or past $f:$p" _checkpoint_past "$1" "$2" "$f" "$p"
+    WAIT_UNTIL_DIAG="_checkpoint_diag '$1' '$2' '$f' '$p'" \
+        wait_until "${3:-60}" "checkpoint of $2 at or past $f:$p" _checkpoint_past "$1" "$2" "$f" "$p"
+}
+_checkpoint_diag() { # META SOURCE FILE POS
+    local c cf cp url tok
+    c="$(mysql_q "SELECT position FROM \`$1\`.offsets WHERE source = '$2'" 2>&1)"
+    echo "saved checkpoint of $2: ${c:-(none)}; binlog end then $3:$4, now $(mysql_binlog_pos | tr '\t' :)"
+    cf="${c%%;gtid=*}" cp="${cf##*:}" cf="${cf%:*}"
+    if [ -n "$c" ] && [ -n "$cp" ]; then
+        echo "the binlog after it (first 40 events: file pos type server end info):"
+        mysql_q "SHOW BINLOG EVENTS IN '$cf' FROM $cp LIMIT 40" 2>&1 | cut -c1-200
+    fi
+    echo "the server's open transactions (thread state started waiting-since query):"
+    mysql_q "SELECT trx_mysql_thread_id, trx_state, trx_started, trx_wait_started,
+                    LEFT(REPLACE(IFNULL(trx_query, '-'), '\n', ' '), 150)
+             FROM information_schema.innodb_trx" 2>&1
+    if [ -n "${DAEMON_ADMIN:-}" ]; then
+        read -r url tok <<<"$DAEMON_ADMIN"
+        echo "the daemon's live figures (GET /api/v1/live: low-water mark, streams, reader):"
+        curl -s -m 5 -H "Authorization: Bearer $tok" "$url/api/v1/live" 2>&1 | head -c 6000
+        echo
+        echo "its checkpoint and stream metrics:"
+        curl -s -m 5 -H "Authorization: Bearer $tok" "$url/metrics" 2>&1 |
+            grep -E '^searchsync_(delivery_stream|delivery_checkpoint|checkpoint|binlog_lag|reader)' | head -60
+    fi
 }
 _checkpoint_past() { # META SOURCE FILE POS
     local c

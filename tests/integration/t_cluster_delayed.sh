@@ -48,6 +48,7 @@ daemon_start "$TEST_TMP/b.ini" "$TEST_TMP/b.log"; B=$DAEMON
 daemon_wait_log "this node stands by" 30
 unset SEARCHSYNC_TEST_DELAYED_PAUSE_MS
 DAEMON=$A; DAEMON_LOG="$TEST_TMP/a.log"
+DAEMON_ADMIN="http://127.0.0.1:$port $token" # wait_checkpoint's diagnosis reads A's metrics
 on_exit '[ "$rc" = 0 ] || { echo "--- node A (last 40 lines)"; tail -40 "$TEST_TMP/a.log"; echo "--- node B"; tail -40 "$TEST_TMP/b.log"; }'
 
 # every category renamed: one snapshot per category, every product affected
