@@ -339,6 +339,34 @@ class Bench:
         r = self.m.q('SHOW MASTER STATUS')[0]
         return r[0], int(r[1])
 
+    def commit_ends(self, start, gtids, positions):
+        """Where each of the writer's transactions ends in the binlog. SHOW
+        MASTER STATUS after a COMMIT may already be past another session's
+        transaction (the daemon's checkpoint save, with the metadata on this
+        server): the probe's version would be one no write carries, and the
+        last probe, which no later one covers, never seen. Read from the
+        binlog by the transactions' GTIDs (SELECT @@last_gtid after each
+        COMMIT); positions as given where a GTID is not found."""
+        want = set(gtids)
+        ends, cur = {}, None
+        files = [r[0] for r in self.m.q('SHOW BINARY LOGS')]
+        for f in files[files.index(start[0]):] if start[0] in files else []:
+            frm = start[1] if f == start[0] else 4
+            for r in self.m.q("SHOW BINLOG EVENTS IN '%s' FROM %d" % (f, frm)):
+                if len(r) < 6:
+                    continue
+                if r[2] == 'Gtid' and r[5].startswith('BEGIN GTID '):
+                    cur = r[5].split()[2]
+                elif cur in want and (r[2] == 'Xid' or (r[2] == 'Query' and r[5].startswith('COMMIT'))):
+                    ends[cur] = (f, int(r[4]))
+                    cur = None
+        fixed = [ends.get(g, p) for g, p in zip(gtids, positions)]
+        moved = sum(1 for a, b in zip(fixed, positions) if a != b)
+        if moved:
+            print('  (%d of %d commit positions read from the binlog by GTID: SHOW MASTER STATUS after '
+                  'the COMMIT was already past another session\'s transaction)' % (moved, len(positions)))
+        return fixed
+
     def checkpoint(self):
         r = self.m.q("SELECT position FROM `%s`.offsets WHERE source = '%s'" % (self.a.meta, self.a.source))
         if not r:
@@ -454,7 +482,8 @@ class Bench:
         for p in acks:
             p.start()
         rnd = random.Random(5)
-        commits, positions, changes, late, maxlate = [], [], 0, 0, 0.0
+        commits, positions, gtids, changes, late, maxlate = [], [], [], 0, 0, 0.0
+        start_pos = self.master_pos()
         sel0 = self.com_select()
         req0 = self.bulk_requests() if not quiet else 0
         self.meter.start()
@@ -470,11 +499,12 @@ class Bench:
             r = self.w.q('BEGIN; UPDATE products SET price = price + 0.01 WHERE id IN (%s); SELECT ROW_COUNT();'
                          'UPDATE skus SET stock = stock + 1 WHERE id IN (%s); SELECT ROW_COUNT();'
                          'UPDATE products SET weight = %d WHERE id = %d; SELECT ROW_COUNT(); COMMIT;'
-                         'SHOW MASTER STATUS'
+                         'SELECT @@last_gtid; SHOW MASTER STATUS'
                          % (','.join(map(str, rnd.sample(pids, nprod))),
                             ','.join(map(str, rnd.sample(skus, nsku))), base + k, PROBE_ID))
             commits.append(now())
-            positions.append((r[3][0], int(r[3][1])))
+            gtids.append(r[3][0])
+            positions.append((r[4][0], int(r[4][1])))
             changes += sum(int(x[0]) for x in r[:3])
         t_w = now()
         if quiet:
@@ -483,12 +513,23 @@ class Bench:
             self.idle()
             print('; the daemon caught up %.1f s after the last commit' % (now() - t_w))
             return
+        positions = self.commit_ends(start_pos, gtids, positions)
         vers = [pos_version(x) for x in positions]
         deadline = now() + 60
         while any(x.version.seen_at(vers[-1]) is None for x in pollers + acks + [cp]) and now() < deadline:
             time.sleep(0.05)
         t_end = now()
         meter = self.meter.line()
+        if any(x.version.seen_at(vers[-1]) is None for x in pollers):
+            # why: the probe document as the engine holds it (its version,
+            # the version field the update scripts compare, the probe's
+            # value) against the last commits' versions
+            st, h = self.e.req('GET', '/%s/_doc/%d?routing=%d&_source_includes=weight,ss_version,ss_hash'
+                               % (alias, PROBE_ID, PROBE_ID))
+            print('  PROBE VERSION NOT SEEN: the engine holds %s (HTTP %s); the last 3 commits\' '
+                  'versions %s, the last probe value %d'
+                  % (json.dumps({k: h.get(k) for k in ('_version', '_seq_no', '_source')}, default=str), st,
+                     vers[-3:], base + ticks))
         for p in pollers + acks + [cp]:
             p.stop = True
             p.join()
