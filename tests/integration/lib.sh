@@ -290,6 +290,15 @@ use_mysql8() {
     on_exit '[ "$rc" = 0 ] || { echo "--- MySQL log (last 15 lines)"; tail -15 "$MYSQL_LOG"; }'
 }
 
+# import_one_table ALIAS DB.TABLE [CONFIG] — the mapping of one index of one
+# table, every column as the generator proposes (1 shard, no replica),
+# imported with CONFIG (default $TEST_TMP/c.ini)
+import_one_table() {
+    echo '{"version":1,"indices":[{"alias":"'"$1"'","shards":1,"replicas":0,"tables":[{"table":"'"$2"'"}]}]}' >"$TEST_TMP/m.json"
+    "$SEARCHSYNC_BIN" mapping import --config "${3:-$TEST_TMP/c.ini}" "$TEST_TMP/m.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
+        fail "import: $(cat "$TEST_TMP/import.out")"
+}
+
 # readme_block NAME — the code block after <!-- own-db:NAME --> in README.md
 readme_block() {
     awk -v m="<!-- own-db:$1 -->" '$0 == m {f = 1; next} f == 1 && /^```/ {f = 2; next}

@@ -60,9 +60,7 @@ high_watermark = 2
 listen = 127.0.0.1:$PORT
 token = $TOKEN
 INI
-echo '{"version":1,"indices":[{"alias":"'"$alias"'","shards":1,"replicas":0,"tables":[{"table":"'"$db"'.t"}]}]}' >"$TEST_TMP/m.json"
-"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/m.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
-    fail "import: $(cat "$TEST_TMP/import.out")"
+import_one_table "$alias" "$db.t"
 
 scrape() { # -> $TEST_TMP/m.txt
     curl -s -f -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/metrics" >"$TEST_TMP/m.txt"

@@ -27,9 +27,7 @@ urls = $SEARCH_URL
 [reindex]
 buckets = 4
 INI
-echo '{"version":1,"indices":[{"alias":"'"$alias"'","shards":1,"replicas":0,"tables":[{"table":"'"$db"'.t"}]}]}' >"$TEST_TMP/m.json"
-"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/m.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
-    fail "import: $(cat "$TEST_TMP/import.out")"
+import_one_table "$alias" "$db.t"
 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "$alias" --no-wait >"$TEST_TMP/rx.out" 2>&1 ||
     fail "reindex: $(cat "$TEST_TMP/rx.out")"
 total=0

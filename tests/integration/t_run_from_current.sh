@@ -30,9 +30,7 @@ urls = $SEARCH_URL
 [delivery]
 flush_interval_ms = 20
 INI
-echo '{"version":1,"indices":[{"alias":"'"$alias"'","shards":1,"replicas":0,"tables":[{"table":"'"$db"'.t"}]}]}' >"$TEST_TMP/m.json"
-"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/m.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
-    fail "import: $(cat "$TEST_TMP/import.out")"
+import_one_table "$alias" "$db.t"
 daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 daemon_wait_log "$alias: live changes no longer written to ${alias}_v1" 60
 daemon_stop

@@ -25,9 +25,7 @@ database = $meta
 [search]
 urls = $SEARCH_URL
 INI
-echo '{"version":1,"indices":[{"alias":"'"$alias"'","shards":1,"replicas":0,"tables":[{"table":"'"$db"'.t"}]}]}' >"$TEST_TMP/m.json"
-"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/m.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
-    fail "import: $(cat "$TEST_TMP/import.out")"
+import_one_table "$alias" "$db.t"
 
 # systemd's side: every datagram, one per line (newlines inside shown as |)
 sock="$TEST_TMP/notify.sock"
