@@ -158,6 +158,10 @@ int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
  * delayed_run takes); NULL with err. */
 unsigned long long *delayed_index_ids(struct st_mysql *meta, const char *source,
                                       const struct mapping *m, char *err, size_t errlen);
+/* The bucket (0..buckets-1) a document key is staged in: an integer key
+ * MOD buckets (MySQL's CAST(key AS UNSIGNED)), any other CRC32(key) MOD
+ * buckets; the same key always gives the same bucket. */
+unsigned delayed_bucket(const char *key, bool integer, int buckets);
 /* ---------- a run's jobs on the nodes of a cluster ---------- */
 
 /* One bucket job of a delayed run, as a node was given it. */

@@ -2,15 +2,20 @@
  * live nodes (rebalance/split.h): even counts for equal weights, the rows
  * left weighed, previous owners kept where the balance allows (a node's
  * death moves only its jobs, a join as few as even out), each kind
- * of job (reindex, delayed run) balanced on its own. */
+ * of job (reindex, delayed run) balanced on its own; and the bucket a
+ * delayed run stages a document in (sync/delayed/delayed.h), which the
+ * server computed before: the expected values are MariaDB 10.11's own
+ * MOD(CAST(k AS UNSIGNED), n) and MOD(CRC32(k), n). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "rebalance/split.h"
+#include "sync/delayed/delayed.h"
 
 static void count_per_node(const struct split_job *j, size_t n, size_t *per, size_t nn) {
     memset(per, 0, nn * sizeof *per);
@@ -178,6 +183,31 @@ static void test_one_node_and_none(void **state) {
     split_jobs(NULL, 0, nodes, 1); /* nothing to do */
 }
 
+/* SELECT MOD(CRC32('hello'),7), MOD(CRC32('sku-00042'),16),
+ * MOD(CRC32(X'C3A9'),5), MOD(CAST('-5' AS UNSIGNED),4),
+ * MOD(CAST('18446744073709551615' AS UNSIGNED),10),
+ * MOD(CAST('123457' AS UNSIGNED),16),
+ * MOD(CAST('-9223372036854775808' AS UNSIGNED),3) on MariaDB 10.11:
+ * 2 7 1 3 5 1 2 */
+static void test_delayed_bucket_as_the_server(void **state) {
+    (void)state;
+    assert_int_equal(2, delayed_bucket("hello", false, 7));
+    assert_int_equal(7, delayed_bucket("sku-00042", false, 16));
+    assert_int_equal(1, delayed_bucket("\xc3\xa9", false, 5));
+    assert_int_equal(3, delayed_bucket("-5", true, 4));
+    assert_int_equal(5, delayed_bucket("18446744073709551615", true, 10));
+    assert_int_equal(1, delayed_bucket("123457", true, 16));
+    assert_int_equal(2, delayed_bucket("-9223372036854775808", true, 3));
+    assert_int_equal(0, delayed_bucket("123457", true, 1)); /* one bucket */
+    for (int k = 0; k < 1000; k++) { /* in range, and the same every time */
+        char key[16];
+        snprintf(key, sizeof key, "k%d", k);
+        unsigned b = delayed_bucket(key, false, 13);
+        assert_true(b < 13);
+        assert_int_equal(b, delayed_bucket(key, false, 13));
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_equal_weights_even),
@@ -187,6 +217,7 @@ int main(void) {
         cmocka_unit_test(test_join_moves_fewest),
         cmocka_unit_test(test_kinds_each_even),
         cmocka_unit_test(test_one_node_and_none),
+        cmocka_unit_test(test_delayed_bucket_as_the_server),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
