@@ -31,6 +31,7 @@ struct run {
     long only;             /* index filter, -1 none */
     sbuf stage;            /* VALUES of delayed_run_ids not written yet */
     size_t nstage;
+    bool stage_sent;       /* an INSERT of them sent, its answer not read (stage_settle) */
     bool sql_failed;       /* a level's SQL failed (not the connection) */
     char unresolved[1024]; /* why a table's snapshots were not resolved: the run fails */
     struct strset dry_all, dry_one; /* dry run: root ids, all and of one snapshot */
