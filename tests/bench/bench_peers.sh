@@ -39,7 +39,9 @@
 # list of gme, pgsync, es7, opensearch: es7 / opensearch = searchsync and
 # the raw _bulk only on that engine; none = es7), PEERS_TIMEOUT (1800 s a
 # phase), PEERS_TUNE_PARS ("2 4 8 16"), PEERS_TUNE_SIZES ("500 1000 2000
-# 5000"), PEERS_AREA_UPDATE (0), PEERS_JSONL.
+# 5000"), PEERS_AREA_UPDATE (0), PEERS_JSONL, PEERS_SS_INI (more of
+# searchsync's configuration, INI text with \n between lines, e.g.
+# PEERS_SS_INI='[delivery]\nbatch_max = 2000').
 # PEERS_PIN=1 gives the engines a CPU of their own, as a search cluster has
 # in production: every process of both engines on CPU 1, MariaDB, Redis, the
 # tools, the writer and the raw loads' curl on CPU 0 (taskset; undone at the

@@ -142,6 +142,9 @@ class Searchsync(Tool):
                     'token = %s\n[log]\nlevel = info\n'
                     % (self.a.mysql_port, 7500 + run_id, self.meta, self.url, self.admin.split('//', 1)[1],
                        self.token))
+            # PEERS_SS_INI: more of searchsync's configuration (INI text,
+            # \n for a new line), e.g. "[delivery]\nbatch_max = 2000"
+            f.write(os.environ.get('PEERS_SS_INI', '').replace('\\n', '\n') + '\n')
         r = subprocess.run([self.a.searchsync, 'mapping', 'import', '--config', ini, mp, '--yes'],
                            capture_output=True, text=True)
         if r.returncode:
