@@ -35,7 +35,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sync_driver import AckPoller, Engine, Series, Sql, group_cpu, now, pct, pos_version  # noqa: E402
+from sync_driver import AckPoller, Engine, Series, Sql, group_cpu, now, pct, pos_version, wait_quiet  # noqa: E402
 import raw_bulk  # noqa: E402
 
 TCK = os.sysconf('SC_CLK_TCK')
@@ -260,6 +260,11 @@ class Run:
         if ack:
             ack.start()
         c0 = e0 = t0 = m0 = None
+        # the engine quiet first (the merges of the phase before: 100k roots
+        # rewritten cost the next phase 3-6 s of engine CPU), as before a
+        # lag run; for a backlog, once the writer is done, before SIGCONT
+        if not backlog:
+            self.engine_quiet()
         if backlog:
             os.killpg(self.t.p.pid, signal.SIGSTOP)
         try:
@@ -269,6 +274,7 @@ class Run:
             tw = now()
         finally:
             if backlog:
+                self.engine_quiet()
                 c0, e0, m0, t0 = self.t.cpu(), self.engine_cpu(), b.mysql_cpu(), now()
                 os.killpg(self.t.p.pid, signal.SIGCONT)
         f, p_ = b.m.q('SHOW MASTER STATUS')[0][:2]
@@ -292,15 +298,7 @@ class Run:
         return t1, cpu
 
     def engine_quiet(self, cores=0.1, timeout=90, seconds=3):
-        """Wait until the engine uses under `cores` in each of `seconds`
-        seconds in a row (its merges after the phase before are done: a
-        merge pauses between segments); False after timeout s."""
-        end, calm = now() + timeout, 0
-        while now() < end and calm < seconds:
-            c0, t0 = self.engine_cpu(), now()
-            time.sleep(1)
-            calm = calm + 1 if (self.engine_cpu() - c0) / (now() - t0) < cores else 0
-        return calm >= seconds
+        return wait_quiet(self.engine_cpu, cores, seconds, timeout)
 
     def phase(self, label, docs, t0, t1, c0, e0, m0=None):
         if t1 is None:
@@ -595,6 +593,7 @@ def raw_round(b, url, rnd):
             q, want = {'nested': {'path': 'children', 'query': {'term': {'children.rnd': REPLACE_MARK}}}}, \
                 b.child_updates
         rst = {}
+        wait_quiet(lambda: group_cpu(b.engine_pgid[url]))  # the load's merges, as before the tools' phases
         out[kind + '_replace'] = raw_bulk.replace(url, idx, b.files[kind + '-replace'], par, size, q, want,
                                                   timeout=env_int('PEERS_TIMEOUT', 1800), stats=rst)
         out[kind + '_replace_answered'] = want / rst['answered'] if rst.get('answered') else None

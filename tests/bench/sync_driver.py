@@ -81,6 +81,19 @@ def proc_cpu(pid):
     return (int(x[11]) + int(x[12])) / TCK
 
 
+def wait_quiet(cpu, cores=0.1, seconds=3, timeout=90):
+    """Wait until cpu() (CPU seconds of the engine) grows by under `cores`
+    in each of `seconds` seconds in a row: its merges after the phase
+    before are done (a merge pauses between segments, so one calm second
+    proves little). False after timeout s."""
+    end, calm = time.time() + timeout, 0
+    while time.time() < end and calm < seconds:
+        c0, t0 = cpu(), time.time()
+        time.sleep(1)
+        calm = calm + 1 if (cpu() - c0) / (time.time() - t0) < cores else 0
+    return calm >= seconds
+
+
 def group_cpu(pgid):
     """CPU seconds of every live process of a process group."""
     total = 0.0
