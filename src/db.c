@@ -146,11 +146,7 @@ int db_exec(MYSQL *m, const char *sql, char *err, size_t errlen) {
         errf(err, errlen, "query failed: %s (%u): %.300s", mysql_error(m), mysql_errno(m), sql);
         return -1;
     }
-    /* drain any result sets so the connection is usable again */
-    do {
-        MYSQL_RES *r = mysql_store_result(m);
-        if (r) mysql_free_result(r);
-    } while (mysql_next_result(m) == 0);
+    db_drain(m);
     return 0;
 }
 
@@ -160,11 +156,15 @@ long long db_exec_rows(MYSQL *m, const char *sql, char *err, size_t errlen) {
         return -1;
     }
     long long n = (long long)mysql_affected_rows(m); /* before anything resets it */
+    db_drain(m);
+    return n;
+}
+
+void db_drain(MYSQL *m) {
     do {
         MYSQL_RES *r = mysql_store_result(m);
         if (r) mysql_free_result(r);
     } while (mysql_next_result(m) == 0);
-    return n;
 }
 
 MYSQL_RES *db_query(MYSQL *m, const char *sql, size_t len, char *err, size_t errlen) {

@@ -46,6 +46,10 @@ bool db_conn_lost(MYSQL *m);
 int db_exec(MYSQL *m, const char *sql, char *err, size_t errlen);
 /* The same, returning the rows the statement changed (-1 on error). */
 long long db_exec_rows(MYSQL *m, const char *sql, char *err, size_t errlen);
+/* Read and free every result set a statement just answered left on m, so the
+ * connection takes the next one (after mysql_query, or after
+ * mysql_read_query_result of a statement sent with mysql_send_query). */
+void db_drain(MYSQL *m);
 /* Run a statement that returns rows and fetch them all: the result (free
  * with mysql_free_result), or NULL with err naming the statement. len 0:
  * strlen(sql). */

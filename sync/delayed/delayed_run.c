@@ -119,10 +119,7 @@ static int stage_settle(struct run *R) {
     if (mysql_read_query_result(R->meta) != 0)
         return errf(R->err, R->errlen, "query failed: %s (%u): staging the run's ids in "
                     "delayed_run_ids", mysql_error(R->meta), mysql_errno(R->meta));
-    do {
-        MYSQL_RES *r = mysql_store_result(R->meta);
-        if (r) mysql_free_result(r);
-    } while (mysql_next_result(R->meta) == 0);
+    db_drain(R->meta);
     return 0;
 }
 
