@@ -24,7 +24,11 @@
 # the first commit), then as a backlog (the tool SIGSTOPped while the writer
 # commits them, timed from its SIGCONT). Then the lag runs, flat and (for
 # tools that nest) nested: every PEERS_LAG_REFRESH x PEERS_LAG_RATES, each
-# after the engine is quiet, the _search poller's own engine CPU subtracted.
+# after the engine is quiet, the _search poller's own engine CPU subtracted;
+# beside them the engine's own floor for each lag run (raw _bulk, no
+# tool: the same stream of documents sent at once, one request every 10 ms;
+# PEERS_RAW_LAG=0 leaves it out), and for every lag run how long the index's
+# refreshes took and how far apart they came (_stats/refresh).
 # tests/bench/peers_driver.py runs the rounds and documents each measure;
 # the tables (medians of the rounds) are printed at the end and saved in
 # $PEERS_OUT (default: peers-table.md in the current directory); every
@@ -39,7 +43,7 @@
 # list of gme, pgsync, es7, opensearch: es7 / opensearch = searchsync and
 # the raw _bulk only on that engine; none = es7), PEERS_TIMEOUT (1800 s a
 # phase), PEERS_TUNE_PARS ("2 4 8 16"), PEERS_TUNE_SIZES ("500 1000 2000
-# 5000"), PEERS_AREA_UPDATE (0), PEERS_JSONL, PEERS_SS_INI (more of
+# 5000"), PEERS_AREA_UPDATE (0), PEERS_RAW_LAG (1), PEERS_JSONL, PEERS_SS_INI (more of
 # searchsync's configuration, INI text with \n between lines, e.g.
 # PEERS_SS_INI='[delivery]\nbatch_max = 2000').
 # PEERS_PIN=1 gives the engines a CPU of their own, as a search cluster has
@@ -66,15 +70,17 @@ q() { mariadb --no-defaults -h 127.0.0.1 -P "$MYSQL_PORT" -u root --batch --skip
 ES7PID="" REDISPID=""
 pin_all() { # CPULIST PID... : every thread of each process
     for pid in "${@:2}"; do
+        [ -n "$pid" ] || continue # a server not started (pgrep -g '' is this shell's own group)
         for p in $(pgrep -g "$(ps -o pgid= -p "$pid" | tr -d ' ')" 2>/dev/null) "$pid"; do
             taskset -a -p -c "$1" "$p" >/dev/null 2>&1
         done
     done
 }
 PINNED=""
+NCPU="$(nproc)"
 cleanup() {
     set +e
-    [ -n "$PINNED" ] && pin_all "0-$(($(nproc) - 1))" "$SEARCH_PID" "$MYSQL_PID"
+    [ -n "$PINNED" ] && pin_all "0-$((NCPU - 1))" "$SEARCH_PID" "$MYSQL_PID"
     [ -n "$ES7PID" ] && ENGINE=elasticsearch-7 SEARCHSYNC_ENGINE_DIR="$tmp/es" \
         bash "$SEARCHSYNC_SRCDIR/tests/harness/engine.sh" stop >/dev/null 2>&1
     [ -n "$REDISPID" ] && { kill "$REDISPID" 2>/dev/null; wait "$REDISPID" 2>/dev/null; }
@@ -160,12 +166,12 @@ echo "data generated in $(($(date +%s) - t0)) s"
 
 PIN=""
 if [ "${PEERS_PIN:-}" = 1 ]; then
-    [ "$(nproc)" -ge 2 ] || { echo "bench_peers: PEERS_PIN=1 needs 2 CPUs or more"; exit 1; }
+    [ "$NCPU" -ge 2 ] || { echo "bench_peers: PEERS_PIN=1 needs 2 CPUs or more"; exit 1; }
     PINNED=1
-    pin_all "1-$(($(nproc) - 1))" "$SEARCH_PID" "$ES7PID"
+    pin_all "1-$((NCPU - 1))" "$SEARCH_PID" "$ES7PID"
     pin_all 0 "$MYSQL_PID" "$REDISPID"
     PIN="taskset -c 0"
-    echo "pinned: the engines on CPUs 1-$(($(nproc) - 1)); MariaDB, Redis, the tools, the writer and curl on CPU 0"
+    echo "pinned: the engines on CPUs 1-$((NCPU - 1)); MariaDB, Redis, the tools, the writer and curl on CPU 0"
 fi
 out="${PEERS_OUT:-$PWD/peers-table.md}"
 export PEERS_JSONL="${PEERS_JSONL:-${out%.md}.jsonl}"

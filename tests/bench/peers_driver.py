@@ -22,6 +22,7 @@ takes in GME's mysqldump), over the phase.
 Python stdlib only; SQL through `mariadb` clients (sync_driver.Sql).
 """
 import argparse
+import http.client
 import json
 import os
 import random
@@ -413,7 +414,7 @@ class Run:
         rng = random.Random(9)
         commits = []
         ticks = int(secs / tick)
-        c0, e0 = self.t.cpu(), self.engine_cpu()
+        c0, e0, r0 = self.t.cpu(), self.engine_cpu(), refresh_stats(self.e, self.index)
         t0 = now()
         for k in range(1, ticks + 1):
             d = t0 + (k - 1) * tick - now()
@@ -432,8 +433,10 @@ class Run:
                and now() < deadline and self.t.alive()):
             time.sleep(0.05)
         t_end = now()
+        r1 = refresh_stats(self.e, self.index)
         poller.stop = True
         poller.join()
+        refr = refresh_line(r0, r1, t_end - t0)
         if ack:
             ack.stop = True
             ack.join()
@@ -466,7 +469,7 @@ class Run:
         b.record(dict(tool=self.t.name, engine=b.engine_name[self.t.url], round=self.rnd, kind=self.kind,
                       refresh=refresh, rate=rate, written=written, p50=p50, p99=p99, lower_bound=missing > 0,
                       ack=self.res.get('ack', {}).get((refresh, rate)), tool_cpu=cpu, engine_cpu=ecpu,
-                      changes=ticks * per))
+                      changes=ticks * per, refresh_ms=refr and refr[0], refresh_period_ms=refr and refr[1]))
 
     def nested(self, t0, e0):
         b = self.b
@@ -541,6 +544,122 @@ REPLACE_MARK = -1  # rnd of the raw replacement's documents (flat), of child 1 o
 NESTED_MAPPING = {'properties': {'children': {'type': 'nested'}}}
 
 
+def refresh_stats(e, index):
+    """(refreshes, ms spent refreshing) of the index's primaries so far
+    (summed over the indices an alias names); None if not answered."""
+    st, j = e.req('GET', '/%s/_stats/refresh' % index)
+    if st != 200:
+        return None
+    r = j.get('_all', {}).get('primaries', {}).get('refresh', {})
+    return int(r.get('total', 0)), int(r.get('total_time_in_millis', 0))
+
+
+def refresh_line(r0, r1, secs):
+    """(ms a refresh, ms between refreshes) from two refresh_stats, printed;
+    the engine refreshes again `refresh_interval` after its last refresh
+    ended (a fixed delay), so a slower refresh lengthens the period and the
+    searchable lag with it. None without a refresh between them."""
+    if not r0 or not r1 or r1[0] <= r0[0]:
+        return None
+    n = r1[0] - r0[0]
+    print('  the index refreshed %d times: %.0f ms a refresh on average, one every %.0f ms'
+          % (n, (r1[1] - r0[1]) / n, 1000 * secs / n))
+    return (r1[1] - r0[1]) / n, 1000 * secs / n
+
+
+def raw_lag(b, url, index, kind, refresh, rate, rnd):
+    """The engine's own lag for the stream of a lag run, with no source and
+    no tool: every 10 ms one _bulk of rate/100 documents sent at once on one
+    connection, random documents of the loaded `index` posted again as they
+    are and document 1 carrying the next sequence number (flat: row 1's ts;
+    nested: root 1 with its child 1's rnd); the lag of each from its send
+    to its answer (acknowledged) and to the first _search that shows it
+    (searchable, the same ProbePoller as the tools'). A floor for any tool
+    at that rate: nothing is read from MariaDB or built. Returns (p50, p99,
+    missing) of searchable, (p50, p99) of acknowledged and (0, engine CPU
+    s, changes, written/s)."""
+    nested = kind == 'nested'
+    lines, probe = {}, None
+    with open(b.files[kind], 'rb') as f:
+        for act in f:
+            doc = f.readline()
+            i = int(json.loads(act)['index']['_id'])
+            lines[i] = act + doc
+            if i == 1:
+                probe = json.loads(doc)
+    slot = next(c for c in probe['children'] if int(c['id']) == 1) if nested else probe
+    field = 'rnd' if nested else 'ts'
+    e = Engine(url)
+    e.req('PUT', '/%s/_settings' % index,
+          {'index': {'refresh_interval': None if refresh in ('1s', 'default') else refresh}})
+    st, j = e.req('GET', '/%s/_doc/1' % index)
+    src = j['_source']
+    cur = next(c for c in src['children'] if int(c['id']) == 1) if nested else src
+    base = max(int(cur[field]), 0) + 1
+    cpu = lambda: group_cpu(b.engine_pgid[url])  # noqa: E731
+    quiet = wait_quiet(cpu)
+    poller = ProbePoller(url, index, 0.01, nested=nested)
+    poller.start()
+    pc0, pt0 = cpu(), now()
+    time.sleep(3)
+    poll_cores = (cpu() - pc0) / (now() - pt0)
+    host, port = url.split('//', 1)[1].rsplit(':', 1)
+    c = http.client.HTTPConnection(host, int(port), timeout=60)
+    rng = random.Random(9)
+    secs, tick = b.lag_secs, 0.01
+    per = max(1, round(rate * tick))
+    ticks = int(secs / tick)
+    nrows = len(lines)
+    sends, answers = [], []
+    e0, r0 = cpu(), refresh_stats(e, index)
+    t0 = now()
+    for k in range(1, ticks + 1):
+        d = t0 + (k - 1) * tick - now()
+        if d > 0:
+            time.sleep(d)
+        slot[field] = base + k
+        body = b''.join(lines[i] for i in rng.sample(range(2, nrows + 1), per - 1)) + \
+            b'{"index":{"_id":"1"}}\n' + json.dumps(probe).encode() + b'\n'
+        sends.append(now())
+        c.request('POST', '/%s/_bulk' % index, body=body, headers={'Content-Type': 'application/x-ndjson'})
+        r = c.getresponse()
+        r.read()
+        answers.append(now())
+        if r.status != 200:
+            print('  raw lag: _bulk answered HTTP %d' % r.status)
+    tw = now()
+    c.close()
+    deadline = now() + 60
+    while poller.value.seen_at(base + ticks) is None and now() < deadline:
+        time.sleep(0.05)
+    t_end = now()
+    r1 = refresh_stats(e, index)
+    poller.stop = True
+    poller.join()
+    refr = refresh_line(r0, r1, t_end - t0)
+    lags, missing = [], 0
+    for k, sent in enumerate(sends, 1):
+        t = poller.value.seen_at(base + k)
+        if t is None:
+            missing, t = missing + 1, t_end
+        lags.append(t - sent)
+    alags = [a_ - s_ for a_, s_ in zip(answers, sends)]
+    p50, p99, a50, a99 = (1000 * pct(x, q) for x, q in ((lags, .5), (lags, .99), (alags, .5), (alags, .99)))
+    ecpu = max(0.0, cpu() - e0 - poll_cores * (t_end - t0))
+    written = ticks * per / (tw - t0)
+    print('  raw lag, %s (no tool: the documents sent to the engine at once), refresh %s, %d changes/s for %d s (%.0f '
+          'sent a second): answered p50 %.0f ms, p99 %.0f ms; searchable p50 %.0f ms, p99 %.0f ms, max %.0f ms%s; '
+          'engine cpu for the writes %.1f s (%.0f µs a change; the poller alone: %.2f cores, not counted%s)'
+          % (kind, refresh, rate, secs, written, a50, a99, p50, p99, 1000 * max(lags),
+             ' (LOWER BOUNDS: %d of %d probes not seen)' % (missing, ticks) if missing else '',
+             ecpu, 1e6 * ecpu / (ticks * per), poll_cores, '' if quiet else '; the engine was still busy after 60 s'))
+    b.record(dict(tool='raw _bulk', engine=b.engine_name[url], round=rnd, kind=kind, refresh=refresh, rate=rate,
+                  written=written, p50=p50, p99=p99, lower_bound=missing > 0, ack=(a50, a99), tool_cpu=0,
+                  engine_cpu=ecpu, changes=ticks * per, refresh_ms=refr and refr[0],
+                  refresh_period_ms=refr and refr[1]))
+    return (p50, p99, missing > 0), (a50, a99), (0.0, ecpu, ticks * per, written)
+
+
 def sql_ndjson(a, path, sqltext):
     """The rows of sqltext (one action line + one document each) into path."""
     with open(path, 'w') as f:
@@ -580,7 +699,7 @@ def raw_round(b, url, rnd):
     _refresh after the last; then the documents the UPDATE phases change
     posted again over the loaded index (its settings back to the engine's
     defaults) and timed to a _count, as the tools' UPDATE phases are."""
-    out = {}
+    out, lag_runs = {}, {}
     tu = b.tuned[url]
     for kind, mp in (('flat', None), ('nested', NESTED_MAPPING)):
         par, size = tu[kind]
@@ -595,8 +714,17 @@ def raw_round(b, url, rnd):
         rst = {}
         wait_quiet(lambda: group_cpu(b.engine_pgid[url]))  # the load's merges, as before the tools' phases
         out[kind + '_replace'] = raw_bulk.replace(url, idx, b.files[kind + '-replace'], par, size, q, want,
-                                                  timeout=env_int('PEERS_TIMEOUT', 1800), stats=rst)
+                                                  timeout=env_int('PEERS_TIMEOUT', 1800), stats=rst,
+                                                  cpu=lambda: group_cpu(b.engine_pgid[url]))
         out[kind + '_replace_answered'] = want / rst['answered'] if rst.get('answered') else None
+        out[kind + '_replace_engine_cpu'] = rst.get('cpu_answered')
+        out[kind + '_replace_engine_cpu_count'] = rst.get('cpu_secs')
+        if b.raw_lag and (kind == 'flat' or b.lag_nested):
+            lr = lag_runs.setdefault(kind, {'lag': {}, 'ack': {}, 'lag_cpu': {}})
+            for refresh in b.lag_refresh:
+                for rate in b.lag_rates:
+                    lr['lag'][(refresh, rate)], lr['ack'][(refresh, rate)], lr['lag_cpu'][(refresh, rate)] = \
+                        raw_lag(b, url, idx, kind, refresh, rate, rnd)
         raw_bulk.delete(url, idx)
     ex = b.exact.get(url)
     if ex:
@@ -605,14 +733,19 @@ def raw_round(b, url, rnd):
                                           raw_bulk.index_body(ex[1]))
         raw_bulk.delete(url, 'pf_raw_exact')
     fmt = lambda v: 'NOT DONE' if v is None else '%.0f' % v  # noqa: E731
+    fmt2 = lambda v: '?' if v is None else '%.2f' % v  # noqa: E731
     print('raw _bulk on %s, round %d (flat %d x %d, nested %d x %d: connections x documents a request): '
           'flat load %s docs/s (searchsync\'s exact documents and mapping: %s), nested load %s roots/s; '
           'the UPDATE phases\' documents posted again over the loaded index, timed to a _count: flat %s docs/s, '
-          'nested %s roots/s (every request answered: flat %s docs/s, nested %s roots/s)'
+          'nested %s roots/s (every request answered: flat %s docs/s, nested %s roots/s; the engine\'s CPU until '
+          'then: flat %s s, nested %s s; until the _count: flat %s s, nested %s s)'
           % (b.engine_name[url], rnd, tu['flat'][0], tu['flat'][1], tu['nested'][0], tu['nested'][1],
              fmt(out['flat']), fmt(out.get('flat_exact')), fmt(out['nested']), fmt(out['flat_replace']),
-             fmt(out['nested_replace']), fmt(out['flat_replace_answered']), fmt(out['nested_replace_answered'])))
+             fmt(out['nested_replace']), fmt(out['flat_replace_answered']), fmt(out['nested_replace_answered']),
+             fmt2(out['flat_replace_engine_cpu']), fmt2(out['nested_replace_engine_cpu']),
+             fmt2(out['flat_replace_engine_cpu_count']), fmt2(out['nested_replace_engine_cpu_count'])))
     b.record(dict(tool='raw _bulk', engine=b.engine_name[url], round=rnd, **out))
+    out['lag_runs'] = lag_runs  # the raw lag runs by kind (each also a JSON line of its own)
     return out
 
 
@@ -628,6 +761,7 @@ class Bench:
         self.txn = env_int('PEERS_TXN', 100)
         self.lag_rate, self.lag_secs = env_int('PEERS_LAG_RATE', 500), env_int('PEERS_LAG_SECS', 30)
         self.lag_refresh = (os.environ.get('PEERS_LAG_REFRESH') or '1s 100ms').split()
+        self.raw_lag = os.environ.get('PEERS_RAW_LAG', '1') != '0'  # the raw floor of each flat lag run
         self.lag_rates = [int(x) for x in (os.environ.get('PEERS_LAG_RATES') or str(self.lag_rate)).split()]
         self.lag_nested = os.environ.get('PEERS_LAG_NESTED', '1') == '1'
         self.results_path = os.path.join(a.tmp, 'results.jsonl') if not os.environ.get('PEERS_JSONL') \
@@ -809,17 +943,20 @@ def report(b, pairs, results, rounds):
             'acknowledged p50 / p99 ms | engine CPU µs a change | tool CPU µs a change |',
             '|---|---|---|---|---|---|---|---|']
     for url, Peer in pairs:
-        for name in ('searchsync',) + ((Peer.name,) if Peer else ()):
+        for name in ('searchsync',) + ((Peer.name,) if Peer else ()) + ('raw _bulk',):
             rs = results.get((name, url), [])
             keys = []
             for r in rs:
-                for k in r.get('lag', {}):
+                for k in list(r.get('lag', {})) + [k for lr in r.get('lag_runs', {}).values() for k in lr['lag']]:
                     if k not in keys:
                         keys.append(k)
             for kind in ('flat', 'nested'):
                 for key in keys:
-                    runs = [r for r in rs if key in r.get('lag', {}) and
-                            (('flat_load' in r) == (kind == 'flat'))]
+                    if name == 'raw _bulk':
+                        runs = [r['lag_runs'][kind] for r in rs
+                                if key in r.get('lag_runs', {}).get(kind, {}).get('lag', {})]
+                    else:
+                        runs = [r for r in rs if key in r.get('lag', {}) and ('flat_load' in r) == (kind == 'flat')]
                     if not runs:
                         continue
                     lag = [r['lag'][key] for r in runs]
@@ -830,7 +967,7 @@ def report(b, pairs, results, rounds):
                         '≥' if any(x[2] for x in lag) else '', fmt(median([x[0] for x in lag])),
                         fmt(median([x[1] for x in lag])), ', '.join(fmt(x[1]) for x in lag),
                         '%s / %s' % (fmt(median([x[0] for x in ack])), fmt(median([x[1] for x in ack])))
-                        if ack else ('not exposed' if name != 'searchsync' else '–'),
+                        if ack else ('not exposed' if name not in ('searchsync', 'raw _bulk') else '–'),
                         fmt(median([1e6 * c[1] / c[2] for c in cpu])), fmt(median([1e6 * c[0] / c[2] for c in cpu]))))
     text = '\n'.join(out)
     print()

@@ -217,22 +217,30 @@ def tune(url, path, index_body, sample_docs=100000, pars=(2, 4, 8, 16), sizes=(5
     return best, table
 
 
-def replace(url, index, path, par, size, count_query, want, timeout=1800, stats=None):
+def replace(url, index, path, par, size, count_query, want, timeout=1800, stats=None, cpu=None):
     """The documents of path posted again over the loaded `index`, its
     refresh interval and translog durability first put back to the
     engine's defaults; docs/s until _count of count_query (polled every
-    250 ms) shows `want` documents, None after timeout seconds."""
+    250 ms) shows `want` documents, None after timeout seconds. With cpu (a
+    function giving the engine's CPU seconds), stats['cpu_answered'] is
+    the engine's CPU until the last request was answered, and
+    stats['cpu_secs'] until the _count showed them all."""
     st = {} if stats is None else stats
     files = split(path, size)
     docs = count_docs(path)
     _req(url, 'PUT', '/%s/_settings' % index, {'index': {'refresh_interval': None,
                                                          'translog': {'durability': None}}})
+    c0 = cpu() if cpu else None
     t0 = now()
     _post(url, index, files, par, st)
     st.update(docs=docs, par=par, size=size, answered=now() - t0)
+    if cpu:
+        st['cpu_answered'] = cpu() - c0
     while now() - t0 < timeout:
         if _count(url, index, count_query) >= want:
             st['secs'] = now() - t0
+            if cpu:
+                st['cpu_secs'] = cpu() - c0
             return docs / st['secs']
         time.sleep(0.25)
     return None
