@@ -99,6 +99,14 @@
 #   COST_OUT              ./cost-curve  where cost.jsonl, cost.md, rss-*.dat,
 #                                  logs/ and the PNGs go
 #   SEARCHSYNC_BIN        ./searchsync, else the source tree's
+#   BENCH_COST_PIN        (unset)  1: the engine on CPUs 1.. of its own, as a search
+#                                  cluster has in production; MariaDB, searchsync,
+#                                  the writer and the raw loads' curl on CPU 0, for
+#                                  both alike (taskset; undone at the end). Without
+#                                  it they share every CPU, and searchsync's reads
+#                                  of MariaDB take CPU from the engine that the raw
+#                                  load's curl does not. Give a pinned run a
+#                                  COST_OUT of its own (cost.jsonl adds up).
 # Disk: each point checks that about 7x its documents' bytes are free (the
 # table, the version, the raw index, the dump and its split) and cleans up
 # after itself (indices, databases, dumps, the binlog it wrote).
@@ -119,5 +127,15 @@ if [ -n "${BENCH_COST_BUFFER_POOL:-}" ]; then
         numfmt --from=iec "$BENCH_COST_BUFFER_POOL")"
 fi
 df -h "$OUT" "$SEARCHSYNC_HARNESS_DIR" | sed 's/^/bench_cost: /'
-python3 "$here/cost_driver.py" run --searchsync "$BIN" --mysql-port "$MYSQL_PORT" --mysql-pid "$MYSQL_PID" \
+PIN=""
+if [ "${BENCH_COST_PIN:-}" = 1 ]; then
+    NCPU="$(nproc)"
+    [ "$NCPU" -ge 2 ] || { echo "bench_cost: BENCH_COST_PIN=1 needs 2 CPUs or more"; exit 1; }
+    PIN="taskset -c 0"
+    taskset -a -p -c "1-$((NCPU - 1))" "$SEARCH_PID" >/dev/null
+    taskset -a -p -c 0 "$MYSQL_PID" >/dev/null
+    trap 'taskset -a -p -c "0-$((NCPU - 1))" "$SEARCH_PID" >/dev/null; taskset -a -p -c "0-$((NCPU - 1))" "$MYSQL_PID" >/dev/null' EXIT
+    echo "bench_cost: pinned: the engine on CPUs 1-$((NCPU - 1)); MariaDB, searchsync, the writer and curl on CPU 0"
+fi
+$PIN python3 "$here/cost_driver.py" run --searchsync "$BIN" --mysql-port "$MYSQL_PORT" --mysql-pid "$MYSQL_PID" \
     --search "$SEARCH_URL" --search-pid "$SEARCH_PID" --harness "$SEARCHSYNC_HARNESS_DIR" --out "$OUT"
