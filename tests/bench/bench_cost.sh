@@ -90,6 +90,11 @@
 #   BENCH_COST_WARMUP_S   30       seconds of synthetic bulk loads warming the
 #                                  engine before the first point (0: none; a
 #                                  just-started engine's JIT halves the first one)
+#   BENCH_COST_WARM_POINT 1        the first workload's smallest point run once
+#                                  more before the measures, not recorded (the
+#                                  engine's first real work after the synthetic
+#                                  warm-up ran at half speed: a 100k backlog
+#                                  13,959 then 27,174 docs/s in one run); 0: not
 #   BENCH_COST_TIMEOUT    3600     seconds any one wait may take
 #   BENCH_COST_BUFFER_POOL (unset) e.g. 4G: SET GLOBAL innodb_buffer_pool_size
 #                                  first (the harness starts MariaDB with 256M,
