@@ -400,10 +400,7 @@ class Run:
         # the engine quiet first (merges after the phase before), then what
         # the poller alone costs it: the writes' own CPU is the rest
         quiet = self.engine_quiet()
-        poller.start()
-        pc0, pt0 = self.engine_cpu(), now()
-        time.sleep(3)
-        poll_cores = (self.engine_cpu() - pc0) / (now() - pt0)
+        poll_cores = poller_cores(self.engine_cpu, poller)
         # searchsync only: when the engine acknowledged the commit (its
         # in-memory low-water mark)
         ack = AckPoller(self.t.admin, self.t.token) if getattr(self.t, 'admin', None) else None
@@ -446,13 +443,7 @@ class Run:
                   '10 ms), refresh %s, %d changes/s: p50 %.0f ms, p99 %.0f ms, max %.0f ms'
                   % (refresh, rate, a50, a99, 1000 * max(alags)))
             self.res.setdefault('ack', {})[(refresh, rate)] = (a50, a99)
-        lags, missing = [], 0
-        for k, c in enumerate(commits, 1):
-            t = poller.value.seen_at(base + k)
-            if t is None:
-                missing += 1
-                t = t_end
-            lags.append(t - c)
+        lags, missing = probe_lags(poller.value, base, commits, t_end)
         cpu, ecpu = self.t.cpu() - c0, self.engine_cpu() - e0
         p50, p99 = 1000 * pct(lags, .5), 1000 * pct(lags, .99)
         written = ticks * per / (tw - t0)
@@ -544,6 +535,28 @@ REPLACE_MARK = -1  # rnd of the raw replacement's documents (flat), of child 1 o
 NESTED_MAPPING = {'properties': {'children': {'type': 'nested'}}}
 
 
+def poller_cores(cpu, poller, secs=3):
+    """Start the _search poller and measure what it alone costs the engine
+    (cores, over `secs` seconds): taken out of a lag run's engine CPU."""
+    poller.start()
+    c0, t0 = cpu(), now()
+    time.sleep(secs)
+    return (cpu() - c0) / (now() - t0)
+
+
+def probe_lags(series, base, starts, t_end):
+    """The searchable lag of probe base + k (k from 1) from starts[k - 1]:
+    the time series (a ProbePoller's) first showed it, t_end for a probe
+    never seen (then a lower bound). Returns (lags, probes not seen)."""
+    lags, missing = [], 0
+    for k, t0 in enumerate(starts, 1):
+        t = series.seen_at(base + k)
+        if t is None:
+            missing, t = missing + 1, t_end
+        lags.append(t - t0)
+    return lags, missing
+
+
 def refresh_stats(e, index):
     """(refreshes, ms spent refreshing) of the index's primaries so far
     (summed over the indices an alias names); None if not answered."""
@@ -579,30 +592,28 @@ def raw_lag(b, url, index, kind, refresh, rate, rnd):
     missing) of searchable, (p50, p99) of acknowledged and (0, engine CPU
     s, changes, written/s)."""
     nested = kind == 'nested'
-    lines, probe = {}, None
-    with open(b.files[kind], 'rb') as f:
-        for act in f:
-            doc = f.readline()
-            i = int(json.loads(act)['index']['_id'])
-            lines[i] = act + doc
-            if i == 1:
-                probe = json.loads(doc)
+    if kind not in b.raw_lines:  # read once a run: id -> its action and document lines
+        lines = b.raw_lines[kind] = {}
+        with open(b.files[kind], 'rb') as f:
+            for act in f:
+                lines[int(json.loads(act)['index']['_id'])] = act + f.readline()
+    lines = b.raw_lines[kind]
+    probe = json.loads(lines[1].split(b'\n', 1)[1])
     slot = next(c for c in probe['children'] if int(c['id']) == 1) if nested else probe
     field = 'rnd' if nested else 'ts'
     e = Engine(url)
     e.req('PUT', '/%s/_settings' % index,
           {'index': {'refresh_interval': None if refresh in ('1s', 'default') else refresh}})
     st, j = e.req('GET', '/%s/_doc/1' % index)
+    if st != 200:
+        raise RuntimeError('raw lag: GET /%s/_doc/1 answered HTTP %d %s' % (index, st, json.dumps(j)[:300]))
     src = j['_source']
     cur = next(c for c in src['children'] if int(c['id']) == 1) if nested else src
     base = max(int(cur[field]), 0) + 1
     cpu = lambda: group_cpu(b.engine_pgid[url])  # noqa: E731
     quiet = wait_quiet(cpu)
     poller = ProbePoller(url, index, 0.01, nested=nested)
-    poller.start()
-    pc0, pt0 = cpu(), now()
-    time.sleep(3)
-    poll_cores = (cpu() - pc0) / (now() - pt0)
+    poll_cores = poller_cores(cpu, poller)
     host, port = url.split('//', 1)[1].rsplit(':', 1)
     c = http.client.HTTPConnection(host, int(port), timeout=60)
     rng = random.Random(9)
@@ -637,12 +648,7 @@ def raw_lag(b, url, index, kind, refresh, rate, rnd):
     poller.stop = True
     poller.join()
     refr = refresh_line(r0, r1, t_end - t0)
-    lags, missing = [], 0
-    for k, sent in enumerate(sends, 1):
-        t = poller.value.seen_at(base + k)
-        if t is None:
-            missing, t = missing + 1, t_end
-        lags.append(t - sent)
+    lags, missing = probe_lags(poller.value, base, sends, t_end)
     alags = [a_ - s_ for a_, s_ in zip(answers, sends)]
     p50, p99, a50, a99 = (1000 * pct(x, q) for x, q in ((lags, .5), (lags, .99), (alags, .5), (alags, .99)))
     ecpu = max(0.0, cpu() - e0 - poll_cores * (t_end - t0))
@@ -761,7 +767,8 @@ class Bench:
         self.txn = env_int('PEERS_TXN', 100)
         self.lag_rate, self.lag_secs = env_int('PEERS_LAG_RATE', 500), env_int('PEERS_LAG_SECS', 30)
         self.lag_refresh = (os.environ.get('PEERS_LAG_REFRESH') or '1s 100ms').split()
-        self.raw_lag = os.environ.get('PEERS_RAW_LAG', '1') != '0'  # the raw floor of each flat lag run
+        self.raw_lag = os.environ.get('PEERS_RAW_LAG', '1') != '0'  # the engine's floor beside each lag run
+        self.raw_lines = {}  # kind -> {id: action + document lines} for raw_lag
         self.lag_rates = [int(x) for x in (os.environ.get('PEERS_LAG_RATES') or str(self.lag_rate)).split()]
         self.lag_nested = os.environ.get('PEERS_LAG_NESTED', '1') == '1'
         self.results_path = os.path.join(a.tmp, 'results.jsonl') if not os.environ.get('PEERS_JSONL') \
