@@ -55,7 +55,14 @@
 # and document kind (flat and backlog share it); for the backlog and the
 # fan-out also the same documents, changed, posted again over the loaded
 # index under the engine's default settings and timed to a _count
-# (raw_replace). Rounds alternate searchsync first / raw first.
+# (raw_replace), and to its last answer; that index is kept through the
+# point's rounds, so that round r replaces an index replaced r-1 times
+# before, as searchsync's is. Rounds alternate searchsync first / raw
+# first. The backlog is also timed to the engine's indexing counter (every
+# 100 ms: indexed, searchable or not) beside the raw replacement's last
+# answer, a comparison the 1 s refresh's schedule does not round up. Each
+# measure logs the engine's own counters over it (shard bulks, documents
+# indexed, refreshes, merges, flushes, searches, GC).
 # Every measure is one JSON line appended to OUT/cost.jsonl; at the end the
 # medians over every line of that file by (workload, N) are printed as a
 # markdown table (also OUT/cost.md), with how docs/s, seconds per document
@@ -87,15 +94,22 @@
 #   BENCH_COST_TUNE_DOCS  100000   documents it loads for each pair (a third
 #                                  of it for nested roots)
 #   BENCH_COST_RSS_MS     250      RSS sampling period
-#   BENCH_COST_WARMUP_S   30       seconds of synthetic bulk loads warming the
-#                                  engine before the first point (0: none; a
-#                                  just-started engine's JIT halves the first one)
+#   BENCH_COST_WARMUP_S   30       seconds of synthetic bulk loads, each followed by
+#                                  an externally versioned replacement of its
+#                                  documents, warming the engine before the first
+#                                  point (0: none; a just-started engine's JIT
+#                                  halves the first one)
 #   BENCH_COST_WARM_POINT 1        the first workload's smallest point run once
 #                                  more before the measures, not recorded (the
 #                                  engine's first real work after the synthetic
 #                                  warm-up ran at half speed: a 100k backlog
 #                                  13,959 then 27,174 docs/s in one run); 0: not
 #   BENCH_COST_TIMEOUT    3600     seconds any one wait may take
+#   BENCH_COST_SS_INI     (unset)  more of searchsync's configuration (INI text, \n
+#                                  for new lines), e.g. '[delivery]\nbatch_max = 2000'
+#   BENCH_COST_SS_INI_B   (unset)  a second configuration the backlog measures in the
+#                                  same rounds (workload backlog-b; the daemon restarted
+#                                  between them, the order swapped every round)
 #   BENCH_COST_BUFFER_POOL (unset) e.g. 4G: SET GLOBAL innodb_buffer_pool_size
 #                                  first (the harness starts MariaDB with 256M,
 #                                  which 10M rows do not fit into)

@@ -138,11 +138,11 @@ def _sample(path, docs):
     return out
 
 
-def _post(url, index, files, par, stats):
+def _post(url, index, files, par, stats, params=None):
     """One curl process, par parallel connections, every file one _bulk
     request; returns when all are answered."""
     cfg = files[0] + '.curl-%d' % os.getpid() if files else None
-    target = '%s/%s/_bulk' % (url, index)
+    target = '%s/%s/_bulk%s' % (url, index, '?' + params if params else '')
     with open(cfg, 'w') as f:
         for i, name in enumerate(files):
             if i:
@@ -217,7 +217,7 @@ def tune(url, path, index_body, sample_docs=100000, pars=(2, 4, 8, 16), sizes=(5
     return best, table
 
 
-def replace(url, index, path, par, size, count_query, want, timeout=1800, stats=None, cpu=None):
+def replace(url, index, path, par, size, count_query, want, timeout=1800, stats=None, cpu=None, params=None):
     """The documents of path posted again over the loaded `index`, its
     refresh interval and translog durability first put back to the
     engine's defaults; docs/s until _count of count_query (polled every
@@ -232,7 +232,7 @@ def replace(url, index, path, par, size, count_query, want, timeout=1800, stats=
                                                          'translog': {'durability': None}}})
     c0 = cpu() if cpu else None
     t0 = now()
-    _post(url, index, files, par, st)
+    _post(url, index, files, par, st, params)
     st.update(docs=docs, par=par, size=size, answered=now() - t0)
     if cpu:
         st['cpu_answered'] = cpu() - c0
