@@ -34,14 +34,16 @@ API (url: 'http://host:port'; every rate is documents a second):
                 (each pair loads the first sample_docs documents once into
                 a scratch index, after one warm-up load; the table printed)
   replace(url, index, path, par, size, count_query, want, timeout=1800,
-          stats=None) -> docs/s or None
+          stats=None, cpu=None, params=None) -> docs/s or None
                 (the given documents posted again over a loaded index whose
                 settings are first put back to the engine's defaults, the
                 1 s refresh and a translog written on every request, as
                 searchsync leaves a version it has built; timed until
                 `_count` of count_query, polled every 250 ms, shows `want`,
                 as a sync tool's UPDATE phase is timed; stats['answered']: the
-                seconds until every request was answered. None: timeout)
+                seconds until every request was answered; params: a query
+                string for each _bulk, e.g. searchsync's filter_path.
+                None: timeout)
   delete(url, index)
 stats, when given a dict, gets: docs, secs, requests, non200 (requests not
 answered 200), sender_cpu (seconds of the curl process), par, size.
