@@ -325,8 +325,8 @@ class Bench:
     def engine_ops(self):
         """The engine's own counters (its node stats): shard bulk tasks
         done, documents indexed and the ms it took, refreshes, merges,
-        flushes, searches, gets and connections opened; diffed around a
-        measure they say where its CPU went."""
+        flushes, searches, gets, connections opened and GC time; diffed
+        around a measure they say where its CPU went."""
         try:
             st, j = self.http.req('GET', '/_nodes/_local/stats/indices,thread_pool,http,jvm')
             node = next(iter(j['nodes'].values())) if st == 200 else None
