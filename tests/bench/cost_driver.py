@@ -300,6 +300,7 @@ class Bench:
         self.server_id = 7700 + os.getpid() % 1000
         self.failed = 0
         self.dry = False
+        self.t_first_indexed = None  # wait_pos: when the indexing counter first moved
 
     # ---- meters
     def engine_cpu(self):
@@ -827,15 +828,22 @@ class Bench:
         t_indexed). With indexed (the index's indexing counter before), also
         when the engine had indexed want more documents, searchable or not
         (t_indexed, else None): a time the refresh's schedule does not
-        round up, as the raw replacement's last answer."""
+        round up, as the raw replacement's last answer; self.t_first_indexed
+        is when the counter first moved: how long the pipeline took to
+        deliver anything."""
         t_ck = t_ct = t_ix = None
+        self.t_first_indexed = None
         end = now() + self.timeout
         i = 0
         while now() < end and (t_ck is None or (query is not None and t_ct is None)):
             if t_ck is None and self.checkpoint(meta) >= target:
                 t_ck = now()
-            if indexed is not None and t_ix is None and (self.indexed(alias) or 0) >= indexed + want:
-                t_ix = now()
+            if indexed is not None and t_ix is None:
+                got = self.indexed(alias) or 0
+                if got > indexed and self.t_first_indexed is None:
+                    self.t_first_indexed = now()
+                if got >= indexed + want:
+                    t_ix = now()
             if query is not None and t_ct is None and i % 2 == 0 and self.count(alias, query) >= want:
                 t_ct = now()
                 if indexed is not None and t_ix is None:
@@ -952,16 +960,20 @@ class Bench:
                 pids['daemon'] = d.start()
             t_ck, t_ct, t_ix = self.wait_pos(meta, target, d, 'the backlog', {'term': {'rnd': mark}}, alias,
                                              n, indexed=ix0)
+            t_first = self.t_first_indexed
             return dict(workload=kind, n=n, round=rnd, docs=n, seconds=t_ct - t0, docs_per_s=n / (t_ct - t0),
                         seconds_checkpoint=t_ck - t0, seconds_indexed=t_ix - t0, indexed_per_s=n / (t_ix - t0),
+                        seconds_first_indexed=t_first - t0 if t_first else None,
                         writer_s=writer_s, mode=self.backlog_mode)
         ours = self.measure(d, go, fresh=self.backlog_mode != 'sigstop')
         log('  round %d: %d changes written in %.1f s while the daemon was %s; from its %s: all in the '
-            'engine in %.2f s = %s docs/s (indexed at %.2f s = %s docs/s, checkpoint past them at %.2f s); '
+            'engine in %.2f s = %s docs/s (the first indexed at %s s, all at %.2f s = %s docs/s, checkpoint '
+            'past them at %.2f s); '
             'daemon VmHWM %.1f MiB (RSS %.1f -> %.1f); CPU s: searchsync %.1f, MariaDB %.1f, engine %.1f'
             % (rnd, n, ours['writer_s'], 'stopped' if self.backlog_mode == 'sigstop' else 'not running',
                'SIGCONT' if self.backlog_mode == 'sigstop' else 'start', ours['seconds'],
-               fmt(ours['docs_per_s']), ours['seconds_indexed'], fmt(ours['indexed_per_s']),
+               fmt(ours['docs_per_s']), fmt(ours['seconds_first_indexed'], '%.2f'), ours['seconds_indexed'],
+               fmt(ours['indexed_per_s']),
                ours['seconds_checkpoint'], ours['rss_peak_mib'] or 0,
                ours.get('rss_start_mib') or 0, ours.get('rss_end_mib') or 0, ours['cpu_searchsync_s'],
                ours['cpu_mariadb_s'], ours['cpu_engine_s']))
