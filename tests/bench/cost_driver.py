@@ -300,7 +300,6 @@ class Bench:
         self.server_id = 7700 + os.getpid() % 1000
         self.failed = 0
         self.dry = False
-        self.t_first_indexed = None  # wait_pos: when the indexing counter first moved
 
     # ---- meters
     def engine_cpu(self):
@@ -602,8 +601,9 @@ class Bench:
         into a throwaway index, then the same documents changed and posted
         again over it, externally versioned as searchsync sends them, under
         the engine's default settings (1 s refresh, a translog written on
-        every request) until a _count shows them, over and over. A just-started JVM runs a path at half speed until its JIT
-        has compiled it: loads alone made the first load of a run a
+        every request) until a _count shows them, over and over. A
+        just-started JVM runs a path at half speed until its JIT has
+        compiled it: loads alone made the first load of a run a
         cold-engine figure (47% of the raw load at 100k rows where the
         larger sizes measured 81-86%), and left the first replacement of
         existing documents cold (a 100k backlog at 12.8-14.0k docs/s as a
@@ -825,14 +825,13 @@ class Bench:
     def wait_pos(self, meta, target, d, what, query=None, alias=None, want=None, indexed=None):
         """Poll (every 100 ms) until the checkpoint passes target and, with
         query, _count of it shows want documents: (t_checkpoint, t_count,
-        t_indexed). With indexed (the index's indexing counter before), also
-        when the engine had indexed want more documents, searchable or not
-        (t_indexed, else None): a time the refresh's schedule does not
-        round up, as the raw replacement's last answer; self.t_first_indexed
-        is when the counter first moved: how long the pipeline took to
-        deliver anything."""
-        t_ck = t_ct = t_ix = None
-        self.t_first_indexed = None
+        t_first, t_indexed). With indexed (the index's indexing counter
+        before), also when the counter first moved (t_first: how long the
+        pipeline took to deliver anything) and when the engine had indexed
+        want more documents, searchable or not (t_indexed): a time the
+        refresh's schedule does not round up, as the raw replacement's last
+        answer. Both None without indexed."""
+        t_ck = t_ct = t_first = t_ix = None
         end = now() + self.timeout
         i = 0
         while now() < end and (t_ck is None or (query is not None and t_ct is None)):
@@ -840,8 +839,8 @@ class Bench:
                 t_ck = now()
             if indexed is not None and t_ix is None:
                 got = self.indexed(alias) or 0
-                if got > indexed and self.t_first_indexed is None:
-                    self.t_first_indexed = now()
+                if got > indexed and t_first is None:
+                    t_first = now()
                 if got >= indexed + want:
                     t_ix = now()
             if query is not None and t_ct is None and i % 2 == 0 and self.count(alias, query) >= want:
@@ -854,7 +853,7 @@ class Bench:
             time.sleep(0.1)
         if t_ck is None or (query is not None and t_ct is None):
             raise RuntimeError('%s not done within BENCH_COST_TIMEOUT (%d s)' % (what, self.timeout))
-        return t_ck, t_ct, t_ix
+        return t_ck, t_ct, t_first, t_ix
 
     def caught_up(self, meta, d, db, poke):
         """The daemon's checkpoint at the end of the binlog (a row changed
@@ -958,9 +957,8 @@ class Bench:
                 os.killpg(d.pid, signal.SIGCONT)
             else:
                 pids['daemon'] = d.start()
-            t_ck, t_ct, t_ix = self.wait_pos(meta, target, d, 'the backlog', {'term': {'rnd': mark}}, alias,
-                                             n, indexed=ix0)
-            t_first = self.t_first_indexed
+            t_ck, t_ct, t_first, t_ix = self.wait_pos(meta, target, d, 'the backlog', {'term': {'rnd': mark}},
+                                                      alias, n, indexed=ix0)
             return dict(workload=kind, n=n, round=rnd, docs=n, seconds=t_ct - t0, docs_per_s=n / (t_ct - t0),
                         seconds_checkpoint=t_ck - t0, seconds_indexed=t_ix - t0, indexed_per_s=n / (t_ix - t0),
                         seconds_first_indexed=t_first - t0 if t_first else None,
@@ -1020,7 +1018,7 @@ class Bench:
                         def go(pids, rnd=rnd, name=name, q=q):
                             t0 = now()
                             target = self.sql.pos_after("UPDATE category SET name = '%s' WHERE id = 1" % name, db)
-                            t_ck, t_ct, _ = self.wait_pos(meta, target, d, 'the fan-out', q, alias, n)
+                            t_ck, t_ct, _, _ = self.wait_pos(meta, target, d, 'the fan-out', q, alias, n)
                             return dict(workload='fanout-live', n=n, round=rnd, docs=n, seconds=t_ct - t0,
                                         docs_per_s=n / (t_ct - t0), seconds_checkpoint=t_ck - t0)
                         ours = self.measure(d, go)
