@@ -1220,6 +1220,21 @@ def report(out):
                                  fmt(ia), fmt(ib), fmt(pct_of(ib, ia) - 100, '%+.0f%%')),
                              fmt(sa and 1e6 * sa / ns[0], '%.1f'), fmt(sb and 1e6 * sb / ns[-1], '%.1f'),
                              fmt(m(a, 'rss_peak_mib'), '%.1f'), fmt(m(b, 'rss_peak_mib'), '%.1f'), peak))
+            if len(ns) > 2:  # every size, not only the two ends
+                for f, what in (('docs_per_s', 'docs/s'), ('indexed_per_s', 'indexed docs/s')):
+                    vs = [(n, m(groups[(w, n)], f)) for n in ns]
+                    vs = [(n, v) for n, v in vs if v]
+                    if len(vs) > 2:
+                        lo, hi = min(v for _, v in vs), max(v for _, v in vs)
+                        lines.append('  - %s at every size: %s; the highest %.0f%% above the lowest' % (
+                            what, ', '.join('%s %s' % (fmt_n(n), fmt(v)) for n, v in vs), 100 * (hi / lo - 1)))
+            tails = [(n, med([r['seconds'] - r['seconds_indexed'] for r in groups[(w, n)]
+                              if r.get('seconds') and r.get('seconds_indexed')])) for n in ns]
+            if all(t is not None for _, t in tails):
+                lines.append('  - searchable after indexed (the wait for the engine\'s next scheduled refresh, '
+                             'and the refresh): %s' % ', '.join(
+                                 '%s %.2f s (%.0f%% of the measure)' % (
+                                     fmt_n(n), t, 100 * t / m(groups[(w, n)], 'seconds')) for n, t in tails))
         else:
             lines.append('- %s: one size (%d): peak RSS %.1f MiB' % (w, ns[0], peak))
     text += '\n\nAs the work grows (smallest → largest size; docs/s should stay within 10%, time linear, RSS flat):\n' \
