@@ -34,7 +34,7 @@ API (url: 'http://host:port'; every rate is documents a second):
                 (each pair loads the first sample_docs documents once into
                 a scratch index, after one warm-up load; the table printed)
   replace(url, index, path, par, size, count_query, want, timeout=1800,
-          stats=None, cpu=None, params=None) -> docs/s or None
+          stats=None, cpu=None, params=None, poll_while=None) -> docs/s or None
                 (the given documents posted again over a loaded index whose
                 settings are first put back to the engine's defaults, the
                 1 s refresh and a translog written on every request, as
@@ -42,8 +42,9 @@ API (url: 'http://host:port'; every rate is documents a second):
                 `_count` of count_query, polled every 250 ms, shows `want`,
                 as a sync tool's UPDATE phase is timed; stats['answered']: the
                 seconds until every request was answered; params: a query
-                string for each _bulk, e.g. searchsync's filter_path.
-                None: timeout)
+                string for each _bulk, e.g. searchsync's filter_path;
+                poll_while: _count also polled that often while posting,
+                so that the index is not search-idle. None: timeout)
   delete(url, index)
 stats, when given a dict, gets: docs, secs, requests, non200 (requests not
 answered 200), sender_cpu (seconds of the curl process), par, size.
@@ -53,6 +54,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 
@@ -219,22 +221,41 @@ def tune(url, path, index_body, sample_docs=100000, pars=(2, 4, 8, 16), sizes=(5
     return best, table
 
 
-def replace(url, index, path, par, size, count_query, want, timeout=1800, stats=None, cpu=None, params=None):
+def replace(url, index, path, par, size, count_query, want, timeout=1800, stats=None, cpu=None, params=None,
+            poll_while=None):
     """The documents of path posted again over the loaded `index`, its
     refresh interval and translog durability first put back to the
     engine's defaults; docs/s until _count of count_query (polled every
     250 ms) shows `want` documents, None after timeout seconds. With cpu (a
     function giving the engine's CPU seconds), stats['cpu_answered'] is
     the engine's CPU until the last request was answered, and
-    stats['cpu_secs'] until the _count showed them all."""
+    stats['cpu_secs'] until the _count showed them all. With poll_while
+    (seconds), _count is also polled that often while the requests are
+    posted, as a bench polls the index searchsync is writing: an index
+    no search has reached for 30 s is search-idle, and the engine skips
+    its scheduled refreshes (6 in a 1M replacement against searchsync's
+    23, polled throughout)."""
     st = {} if stats is None else stats
     files = split(path, size)
     docs = count_docs(path)
     _req(url, 'PUT', '/%s/_settings' % index, {'index': {'refresh_interval': None,
                                                          'translog': {'durability': None}}})
+    done, poller = threading.Event(), None
+
+    def poll():
+        while not done.wait(poll_while):
+            _count(url, index, count_query)
+    if poll_while:
+        poller = threading.Thread(target=poll, daemon=True)
+        poller.start()
     c0 = cpu() if cpu else None
     t0 = now()
-    _post(url, index, files, par, st, params)
+    try:
+        _post(url, index, files, par, st, params)
+    finally:
+        done.set()
+        if poller:
+            poller.join()
     st.update(docs=docs, par=par, size=size, answered=now() - t0)
     if cpu:
         st['cpu_answered'] = cpu() - c0
