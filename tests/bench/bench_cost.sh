@@ -55,10 +55,12 @@
 # and document kind (flat and backlog share it); for the backlog and the
 # fan-out also the same documents, changed, posted again over the loaded
 # index under the engine's default settings and timed to a _count
-# (raw_replace), and to its last answer; that index is kept through the
+# (raw_replace), and to its last answer, its _count polled while it is
+# posted as searchsync's index is (else the index goes search-idle and the
+# engine skips its refreshes); that index is kept through the
 # point's rounds, so that round r replaces an index replaced r-1 times
 # before, as searchsync's is. Rounds alternate searchsync first / raw
-# first. The backlog is also timed to the engine's indexing counter (every
+# first, and each measure starts with the engine calm and no merge running. The backlog is also timed to the engine's indexing counter (every
 # 100 ms: indexed, searchable or not) beside the raw replacement's last
 # answer, a comparison the 1 s refresh's schedule does not round up. Each
 # measure logs the engine's own counters over it (shard bulks, documents
@@ -81,7 +83,7 @@
 # Knobs (environment) and defaults:
 #   BENCH_COST_FLAT       "100000 300000 1000000"  flat rows (10M: add 10000000)
 #   BENCH_COST_NESTED     "100000 300000 1000000"  roots (x 5 children)
-#   BENCH_COST_BACKLOG    "100000 300000 1000000"  changes in the backlog
+#   BENCH_COST_BACKLOG    "100000 300000 1000000"  changes in the backlog (3M: add 3000000)
 #   BENCH_COST_FANOUT     "100000 300000 1000000"  products under the renamed category
 #   BENCH_COST_ROUNDS     1        rounds of each measure (the table: medians)
 #   BENCH_COST_FANOUT_MODES "live delayed"
