@@ -60,7 +60,8 @@
 # engine skips its refreshes); that index is kept through the
 # point's rounds, so that round r replaces an index replaced r-1 times
 # before, as searchsync's is. Rounds alternate searchsync first / raw
-# first, and each measure starts with the engine calm and no merge running. The backlog is also timed to the engine's indexing counter (every
+# first, and each measure starts with the engine calm and no merge
+# running. The backlog is also timed to the engine's indexing counter (every
 # 100 ms: indexed, searchable or not) beside the raw replacement's last
 # answer, a comparison the 1 s refresh's schedule does not round up. Each
 # measure logs the engine's own counters over it (shard bulks, documents
