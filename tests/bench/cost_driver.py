@@ -327,11 +327,7 @@ class Bench:
         done, documents indexed and the ms it took, refreshes, merges,
         flushes, searches, gets, connections opened and GC time; diffed
         around a measure they say where its CPU went."""
-        try:
-            st, j = self.http.req('GET', '/_nodes/_local/stats/indices,thread_pool,http,jvm')
-            node = next(iter(j['nodes'].values())) if st == 200 else None
-        except (OSError, http.client.HTTPException, ValueError, KeyError, StopIteration):
-            node = None
+        node = self.node_stats('indices,thread_pool,http,jvm')
         out = {}
         for name, path in self.OPS:
             v = node
@@ -353,13 +349,21 @@ class Bench:
                     o.get('merge_ms'), o.get('flushes'), o.get('searches'), o.get('gets'), o.get('gc_young_ms'),
                     o.get('gc_old_ms')))
 
-    def merges_running(self):
-        """Merges the engine is running now (its node stats), None if it
-        does not say."""
+    def node_stats(self, metrics):
+        """The engine's node stats of these metrics (its one node), None if
+        it does not answer them."""
         try:
-            st, j = self.http.req('GET', '/_nodes/_local/stats/indices/merge')
-            return next(iter(j['nodes'].values()))['indices']['merges']['current'] if st == 200 else None
-        except (OSError, http.client.HTTPException, ValueError, KeyError, StopIteration, TypeError):
+            st, j = self.http.req('GET', '/_nodes/_local/stats/' + metrics)
+            return next(iter(j['nodes'].values())) if st == 200 else None
+        except (OSError, http.client.HTTPException, ValueError, KeyError, TypeError, StopIteration):
+            return None
+
+    def merges_running(self):
+        """Merges the engine is running now, None if it does not say."""
+        node = self.node_stats('indices/merge')
+        try:
+            return node['indices']['merges']['current']
+        except (KeyError, TypeError):
             return None
 
     def engine_quiet(self, cores=0.15, timeout=180):
