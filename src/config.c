@@ -89,6 +89,13 @@ const struct config_key config_keys[] = {
       "before the PREPARE (a restart reads it again and still rebuilds its documents at the "
       "commit) for at most this long; then a warning names it and the checkpoint moves on. "
       "0 = for as long as it stays prepared"),
+    I("source", "schema_settle_ms", source.schema_settle_ms, "30000", 0, 3600000,
+      "How long a table or column of the mapping may be missing from the source before the "
+      "index configs reading it are stopped: a RENAME read from the binlog that takes a mapped "
+      "table away (gh-ost's two-step cut-over renames it back a moment later), or a query of "
+      "the mapping the source refuses while it is ahead of the reader (a swap under way). "
+      "Meanwhile the index config goes on, and a transaction whose documents need the table is "
+      "read again until it is back"),
     I("source", "connect_timeout_ms", source.connect_timeout_ms, "5000", 100, 600000,
       "Connect timeout"),
     I("source", "read_timeout_ms", source.read_timeout_ms, "30000", 1000, 3600000,

@@ -36,6 +36,7 @@ struct ss_config {
         int heartbeat_ms;
         int group_transactions;
         int xa_hold_max_s; /* sync/pipeline/xa_prepared.h */
+        int schema_settle_ms; /* sync/node/schema_watch.c */
         int connect_timeout_ms;
         int read_timeout_ms;
     } source;

@@ -88,7 +88,7 @@ searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_sou
 	sync/sources/kafka_source.c sync/sources/kafka_source.h sync/sources/kafka_unassigned.c \
 	sync/sources/kafka_unassigned.h sync/sources/kafka_close.c sync/sources/kafka_close.h \
 	sync/node/supervisor.c sync/node/supervisor.h sync/node/reload.c sync/node/reload.h \
-	sync/node/index_stop.c sync/node/index_stop.h \
+	sync/node/index_stop.c sync/node/index_stop.h sync/node/schema_watch.c sync/node/schema_watch.h \
 	sync/node/node_state.c sync/node/node_state.h sync/node/leadership.c \
 	sync/node/leadership.h sync/pipeline/ttl.c sync/pipeline/ttl.h \
 	rebalance/jobs/cluster_jobs.c rebalance/jobs/cluster_jobs.h \
@@ -113,8 +113,8 @@ searchsync_SOURCES += sync/cli/cmd_delayed.c
 
 # the consistency check and repair (issue 23)
 libsearchsync_a_SOURCES += sync/check/check_diff.c sync/check/check_diff.h \
-	sync/check/check_versions.c sync/check/check_versions.h sync/pipeline/ddl_truncate.c \
-	sync/pipeline/ddl_truncate.h
+	sync/check/check_versions.c sync/check/check_versions.h sync/pipeline/ddl_tables.c \
+	sync/pipeline/ddl_tables.h
 searchsync_SOURCES += sync/check/check.c sync/check/check.h sync/check/check_report.c \
 	sync/check/check_settle.c sync/cli/cmd_check.c sync/cli/cmd_replay.c \
 	sync/check/check_schedule.c sync/check/check_schedule.h sync/node/schedule.c \
@@ -128,14 +128,14 @@ tests_unit_test_check_diff_asan_SOURCES = tests/unit/test_check_diff.c
 tests_unit_test_check_diff_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_check_diff_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_check_diff_asan_LDADD = $(UNIT_ASAN_LDADD)
-check_PROGRAMS += tests/unit/test_ddl_truncate tests/unit/test_ddl_truncate_asan
-TESTS += tests/unit/test_ddl_truncate tests/unit/test_ddl_truncate_asan
-tests_unit_test_ddl_truncate_SOURCES = tests/unit/test_ddl_truncate.c
-tests_unit_test_ddl_truncate_LDADD = $(UNIT_LDADD)
-tests_unit_test_ddl_truncate_asan_SOURCES = tests/unit/test_ddl_truncate.c
-tests_unit_test_ddl_truncate_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
-tests_unit_test_ddl_truncate_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
-tests_unit_test_ddl_truncate_asan_LDADD = $(UNIT_ASAN_LDADD)
+check_PROGRAMS += tests/unit/test_ddl_tables tests/unit/test_ddl_tables_asan
+TESTS += tests/unit/test_ddl_tables tests/unit/test_ddl_tables_asan
+tests_unit_test_ddl_tables_SOURCES = tests/unit/test_ddl_tables.c
+tests_unit_test_ddl_tables_LDADD = $(UNIT_LDADD)
+tests_unit_test_ddl_tables_asan_SOURCES = tests/unit/test_ddl_tables.c
+tests_unit_test_ddl_tables_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_ddl_tables_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_ddl_tables_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/unit/test_reindex tests/unit/test_reindex_asan
 TESTS += tests/unit/test_reindex tests/unit/test_reindex_asan
 tests_unit_test_reindex_SOURCES = tests/unit/test_reindex.c

@@ -945,14 +945,16 @@ int mapping_validate(struct mapping *m, const struct mp_schema *schema, sbuf *er
                 verr(&v, w, "alias \"%s\" used twice", m->indices[i].alias);
             }
         struct mp_index *ix = &m->indices[i];
-        if (ix->stopped && schema) {
+        if ((ix->stopped || ix->deferred) && schema) {
             /* its deliveries are stopped because the source changed under
              * it: its problems are known; it is left out of routing until
-             * its mapping fits again */
+             * its mapping fits again. Deferred: the source is ahead of the
+             * reader, which goes on routing it until the schema change is
+             * read and judged */
             sbuf scratch = SBUF_INIT;
             struct vctx sv = {schema, &scratch, 0};
             check_index(&sv, ix, i);
-            ix->unusable = sv.n > 0;
+            ix->unusable = ix->stopped && sv.n > 0;
             sbuf_free(&scratch);
             continue;
         }

@@ -110,6 +110,10 @@ struct mp_index {
                               * build table (a build going live lifts it) */
     bool unusable;   /* stopped, and the source no longer fits its mapping (set by
                       * mapping_validate): nothing is routed to it at all */
+    bool deferred;   /* not stopped, and the source does not fit it now, but whether it
+                      * still fits is decided at the schema change the reader has yet to
+                      * read (sync/node/schema_watch.c): routed as before, its problems
+                      * not counted by mapping_validate */
 };
 
 struct mapping {
@@ -194,7 +198,8 @@ const struct mp_schema_col *mp_schema_find(const struct mp_schema *s, const char
  * only from what the file says) and check the whole model. Every problem is
  * appended to errs as one line; returns the number of problems. An index
  * config whose deliveries are stopped (ix->stopped) is checked too, but its
- * problems are not counted: it is marked unusable instead. */
+ * problems are not counted: it is marked unusable instead; one deferred
+ * (ix->deferred) is checked, its problems not counted, and stays usable. */
 int mapping_validate(struct mapping *m, const struct mp_schema *schema, sbuf *errs);
 /* One index config of m against schema (as mapping_validate does for each):
  * the number of problems, one line each appended to errs. */

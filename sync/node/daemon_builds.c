@@ -136,8 +136,6 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
                          dm->gen->id);
                 pthread_mutex_lock(&dm->cmds.mu);
                 dm->cmds.schema_changed = true;
-                snprintf(dm->cmds.ddl_note, sizeof dm->cmds.ddl_note,
-                         "when version %u of %s was to be built", bv, ix->alias);
                 pthread_mutex_unlock(&dm->cmds.mu);
                 supervisor_wake(&dm->sv);
             }

@@ -2,16 +2,20 @@
  * struct source_env the daemon hands to whichever source it reads, and the
  * callbacks behind it: between change sets the supervisor's commands are
  * applied (a mapping generation adopted, the build table followed); what a
- * source reads that the supervisor must act on (a DDL, a table emptied, a
- * query of the mapping refused) goes into the command queue. Reader thread;
+ * source reads that the supervisor must act on (a DDL: the tables it
+ * empties and names; a query of the mapping refused) goes into the command
+ * queue. Reader thread;
  * the command queue under its lock. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sync/node/daemon.h"
-#include "sync/pipeline/ddl_truncate.h"
+#include "sync/pipeline/ddl_tables.h"
 #include "sync/reindex/reindex.h"
 #include "log.h"
+#include "monotime.h"
 
 /* Between transactions (and on idle heartbeats): what the supervisor asked
  * for — a new mapping generation, the build table to follow. true when a
@@ -62,45 +66,118 @@ static bool env_asks(void *ud) {
     return asks;
 }
 
-static void env_schema_changed(void *ud, const char *note) {
-    struct daemon *dm = ud;
-    pthread_mutex_lock(&dm->cmds.mu);
-    dm->cmds.schema_changed = true;
-    snprintf(dm->cmds.ddl_note, sizeof dm->cmds.ddl_note, "%s", note);
-    pthread_mutex_unlock(&dm->cmds.mu);
-    supervisor_wake(&dm->sv);
-}
-
-static size_t env_emptied(void *ud, const char *db, const char *table, bool dropped,
-                          const char *at) {
-    struct daemon *dm = ud;
-    size_t noted = 0;
-    pthread_mutex_lock(&dm->cmds.mu);
+/* db.table emptied by the statement (reason says which and where): every
+ * index config of the generation in force that reads it is queued for a
+ * rebuild (dropped: once the table exists again). Under cmds.mu. */
+static void queue_emptied(struct daemon *dm, const char *db, const char *table, bool dropped,
+                          const char *reason) {
     for (size_t i = 0; i < dm->gen->m.nindices; i++) {
         if (!ddl_index_reads(&dm->gen->m.indices[i], db, table)) continue;
-        sbuf r = SBUF_INIT;
-        sbuf_printf(&r, "%s TABLE %s.%s read from %s", dropped ? "DROP" : "TRUNCATE", db, table,
-                    at);
         dm->cmds.truncated = xrealloc(dm->cmds.truncated,
                                       (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
         dm->cmds.truncated[dm->cmds.ntruncated++] =
-            (struct emptied){xstrdup(dm->gen->m.indices[i].alias), sbuf_detach(&r), dropped, 0};
-        noted++;
+            (struct emptied){xstrdup(dm->gen->m.indices[i].alias), xstrdup(reason), dropped, 0};
+    }
+}
+
+static void empty_in_db(struct daemon *dm, const char *db, const char *reason) {
+    /* every table of db the generation reads, once per index config */
+    for (size_t i = 0; i < dm->gen->m.nindices; i++) {
+        const struct mp_index *ix = &dm->gen->m.indices[i];
+        if (!ddl_index_reads_database(ix, db, NULL)) continue;
+        dm->cmds.truncated = xrealloc(dm->cmds.truncated,
+                                      (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
+        dm->cmds.truncated[dm->cmds.ntruncated++] =
+            (struct emptied){xstrdup(ix->alias), xstrdup(reason), true, 0};
+    }
+}
+
+/* The changes read after a DDL naming mapped tables are routed with the
+ * verdict on it (a generation without the index configs it stopped): the
+ * reader waits for the supervisor to judge it (a mapping and a schema read,
+ * tens of milliseconds), at most DDL_JUDGE_WAIT_MS (a metadata server away:
+ * then it goes on, and the verdict applies from the boundary it is adopted
+ * at, as any generation). */
+#define DDL_JUDGE_WAIT_MS 10000
+static void wait_judged(struct daemon *dm, unsigned long seq) {
+    int64_t t0 = mono_ms();
+    for (;;) {
+        pthread_mutex_lock(&dm->cmds.mu);
+        bool judged = dm->cmds.ddls_judged >= seq;
+        pthread_mutex_unlock(&dm->cmds.mu);
+        if (judged || daemon_stop_requested) return;
+        if (mono_ms() - t0 > DDL_JUDGE_WAIT_MS) {
+            log_warn("run", "the schema change read is not judged after %d s (the supervisor "
+                     "or a server slow?): reading goes on, the verdict applies from the "
+                     "transaction boundary it is adopted at", DDL_JUDGE_WAIT_MS / 1000);
+            return;
+        }
+        struct timespec ts = {0, 5000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* A DDL statement read: rows it removed without row events (TRUNCATE, DROP,
+ * partitions) have their index configs rebuilt; if it names a table the
+ * mapping reads (or cannot be read, in a database the mapping reads), the
+ * supervisor judges the mappings at this position (schema_watch.c). */
+static void env_ddl(void *ud, const char *db, const char *sql, size_t len, const char *at) {
+    struct daemon *dm = ud;
+    struct ddl_read d = {0};
+    enum ddl_kind kind = ddl_parse(sql, len, db, &d.stmt);
+    if (kind == DDL_NONE) return;
+    /* the statement, on one line and cut short, for the messages it causes */
+    char stmt[200];
+    size_t n = len < sizeof stmt - 1 ? len : sizeof stmt - 1;
+    for (size_t i = 0; i < n; i++) stmt[i] = sql[i] == '\n' || sql[i] == '\r' ? ' ' : sql[i];
+    stmt[n] = '\0';
+    snprintf(d.note, sizeof d.note, "after `%s%s` read from %s", stmt, len > n ? "..." : "", at);
+    char *text = kind == DDL_UNKNOWN ? xstrndup(sql, len) : NULL;
+    const struct mapping *m = &dm->gen->m;
+    for (size_t i = 0; i < m->nindices; i++) {
+        bool names = kind == DDL_TABLES ? ddl_names_index_table(&d.stmt, &m->indices[i])
+                                        : ddl_index_reads_database(&m->indices[i],
+                                                                   db ? db : "", text);
+        if (!names) continue;
+        d.aliases = xrealloc(d.aliases, (d.naliases + 1) * sizeof *d.aliases);
+        d.aliases[d.naliases++] = xstrdup(m->indices[i].alias);
+    }
+    free(text);
+    pthread_mutex_lock(&dm->cmds.mu);
+    for (size_t i = 0; i < d.stmt.n; i++) {
+        const struct ddl_target *t = &d.stmt.t[i];
+        char reason[512];
+        if (t->effect == DDL_DB_DROPPED) {
+            snprintf(reason, sizeof reason, "DROP DATABASE %s read from %s", t->db, at);
+            empty_in_db(dm, t->db, reason);
+        } else if (t->effect == DDL_TRUNCATED) {
+            snprintf(reason, sizeof reason, "%s %s.%s read from %s",
+                     d.stmt.t[0].effect == DDL_ALTERED ? "a partition emptied by ALTER TABLE"
+                                                       : "TRUNCATE TABLE",
+                     t->db, t->table, at);
+            queue_emptied(dm, t->db, t->table, false, reason);
+        } else if (t->effect == DDL_DROPPED) {
+            snprintf(reason, sizeof reason, "DROP TABLE %s.%s read from %s", t->db, t->table, at);
+            queue_emptied(dm, t->db, t->table, ddl_takes_away(&d.stmt, t->db, t->table), reason);
+        }
+    }
+    unsigned long seq = 0;
+    if (d.naliases) {
+        dm->cmds.ddls = xrealloc(dm->cmds.ddls, (dm->cmds.nddls + 1) * sizeof *dm->cmds.ddls);
+        dm->cmds.ddls[dm->cmds.nddls++] = d;
+        seq = ++dm->cmds.ddls_posted;
     }
     pthread_mutex_unlock(&dm->cmds.mu);
-    return noted;
+    if (!d.naliases) ddl_read_free(&d);
+    supervisor_wake(&dm->sv);
+    if (seq) wait_judged(dm, seq);
 }
 
 static unsigned long env_verdict_ask(void *ud, const char *note) {
     struct daemon *dm = ud;
     pthread_mutex_lock(&dm->cmds.mu);
-    bool schema_was_changed = dm->cmds.schema_changed;
-    dm->cmds.schema_changed = true;
     unsigned long asked = ++dm->cmds.verdict_asked;
-    /* a DDL read before whose verdict is still owed is what the source
-     * refused: its note names the statement and its position */
-    if (!(schema_was_changed && !strncmp(dm->cmds.ddl_note, "after `", 7)))
-        snprintf(dm->cmds.ddl_note, sizeof dm->cmds.ddl_note, "%s", note);
+    snprintf(dm->cmds.verdict_note, sizeof dm->cmds.verdict_note, "%s", note);
     pthread_mutex_unlock(&dm->cmds.mu);
     supervisor_wake(&dm->sv);
     return asked;
@@ -160,8 +237,7 @@ void daemon_source_env(struct daemon *dm) {
     env->ud = dm;
     env->between = env_between;
     env->asks = env_asks;
-    env->schema_changed = env_schema_changed;
-    env->emptied = env_emptied;
+    env->ddl = env_ddl;
     env->verdict_ask = env_verdict_ask;
     env->verdict_given = env_verdict_given;
     env->save_start = env_save_start;

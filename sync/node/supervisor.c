@@ -120,6 +120,8 @@ static struct mapping_gen *load_gen(struct supervisor *sv, bool *invalid) {
         mapping_db_load(sv->meta, sv->cfg->source.name, &g->m, sv->err, sizeof sv->err) < 0)
         goto fail;
     mapping_signature(&g->m, &g->sig); /* as stored, before validation fills in defaults */
+    for (size_t i = 0; i < g->m.nindices; i++) /* routed, judged later (schema_watch.c) */
+        g->m.indices[i].deferred = schema_watch_deferred(&sv->watch, g->m.indices[i].alias);
     if (db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0) goto fail;
     int bad = mapping_check_source(sv->src, &g->m, sv->err, sizeof sv->err);
     if (bad) {
@@ -158,13 +160,13 @@ struct mapping_gen *supervisor_published(void *sv_) {
 }
 
 struct mapping_gen *supervisor_load(struct supervisor *sv, bool *invalid) {
-    struct mapping_gen *g = load_gen(sv, invalid);
-    size_t stopped = 0;
     /* the source changed while no daemon read it: index configs it no longer
-     * fits are stopped, the others start (index_stop.c) */
-    if (!g && *invalid &&
-        index_stop_check(sv, "at start", &stopped) == 0 && stopped)
-        g = load_gen(sv, invalid);
+     * fits are stopped, a table missing is waited for (schema_watch.c), the
+     * others start */
+    size_t stopped = 0;
+    *invalid = false;
+    if (schema_watch_judge(sv, NULL, true, &stopped) < 0) return NULL;
+    struct mapping_gen *g = load_gen(sv, invalid);
     if (!g) return NULL;
     char e2[256];
     if (mapping_db_checksum(sv->meta, sv->mapping_sum, sizeof sv->mapping_sum, e2, sizeof e2) < 0)
@@ -255,30 +257,42 @@ static bool usability_changed(const struct mapping *a, const struct mapping *b) 
     return false;
 }
 
-/* Every reload_interval_ms, and at once after a schema change read from the
- * source (schema_changed): if the mapping in the metadata tables changed,
- * validate it and publish it. A mapping that fails validation, or a server
- * that fails, leaves the running one in place; the problem is logged once
- * per edit. After a schema change the source's verdict comes first,
- * whatever else changed in the tables since the last look (an edit, a stop
- * lifted by a switch, a widened type recorded): the index configs the source
- * no longer fits are stopped. true when a schema change got its verdict
- * (published first when it changes anything); false when it is looked at
- * again (asked again). */
-static bool look_for_edits(struct supervisor *sv, bool schema_changed) {
+/* a look at the source owed again at the next round (a server failed) */
+static void ask_again(struct supervisor *sv) {
+    pthread_mutex_lock(&sv->cmds->mu);
+    sv->cmds->schema_changed = true;
+    pthread_mutex_unlock(&sv->cmds->mu);
+}
+
+/* Every reload_interval_ms, and at once when the source is to be judged
+ * (schema_changed: a DDL read named a mapped table, something deferred is
+ * due, the reader waits for a verdict — forced then, with the refused
+ * query's note): if the mapping in the metadata tables changed, validate it
+ * and publish it. A mapping that fails validation, or a server that fails,
+ * leaves the running one in place; the problem is logged once per edit.
+ * When the source is judged, its verdict comes first (schema_watch.c: the
+ * index configs it no longer fits are stopped, those it may fit are
+ * deferred), whatever else changed in the tables since the last look (an
+ * edit, a stop lifted by a switch, a widened type recorded). true when a
+ * judgement was made and published (or needed no new generation); false when
+ * it is looked at again. */
+static bool look_for_edits(struct supervisor *sv, bool schema_changed, const char *forced) {
     char sum[sizeof sv->mapping_sum] = "", e2[256];
     struct mapping m2 = {0};
     sbuf sig = SBUF_INIT;
     /* set once what the tables hold is running, refused, or applied here;
      * not when applying failed for a reason that may pass */
     bool settled = false, verdict = false;
+    size_t stopped = 0;
     if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0) {
         log_warn("run", "looking for mapping edits: %s (will try again)", sv->err);
-        if (schema_changed) { /* the verdict is still owed */
-            pthread_mutex_lock(&sv->cmds->mu);
-            sv->cmds->schema_changed = true;
-            pthread_mutex_unlock(&sv->cmds->mu);
-        }
+        if (schema_changed) ask_again(sv); /* the verdict is still owed */
+        goto out;
+    }
+    if (schema_changed && schema_watch_judge(sv, forced, false, &stopped) < 0) {
+        log_warn("run", "judging the mapping against the source after a schema change: %s "
+                 "(looked at again in a moment; nothing is stopped meanwhile)", sv->err);
+        ask_again(sv);
         goto out;
     }
     /* one CHECKSUM TABLE instead of loading the whole mapping (a query per
@@ -295,11 +309,7 @@ static bool look_for_edits(struct supervisor *sv, bool schema_changed) {
     if (sum[0] && !strcmp(sum, sv->mapping_sum) && !schema_changed) goto out;
     if (mapping_db_load(sv->meta, sv->cfg->source.name, &m2, sv->err, sizeof sv->err) < 0) {
         log_warn("run", "looking for mapping edits: %s (will try again)", sv->err);
-        if (schema_changed) {
-            pthread_mutex_lock(&sv->cmds->mu);
-            sv->cmds->schema_changed = true;
-            pthread_mutex_unlock(&sv->cmds->mu);
-        }
+        if (schema_changed) ask_again(sv);
         goto out;
     }
     mapping_signature(&m2, &sig);
@@ -310,25 +320,9 @@ static bool look_for_edits(struct supervisor *sv, bool schema_changed) {
         /* the source changed: does the mapping still hold? Not only when the
          * tables hold what runs: a switch that lifted a stop, or a widened
          * type recorded, changes them too until the next look, and a DDL in
-         * between must still stop what it breaks (issue 37) */
+         * between must still stop what it breaks */
         bool invalid = false;
         struct mapping_gen *g = load_gen(sv, &invalid);
-        size_t stopped = 0;
-        if (!g && invalid &&
-            index_stop_check(sv, sv->ddl_note[0] ? sv->ddl_note : "after a schema change",
-                             &stopped) == 0 &&
-            stopped) {
-            /* the stopped ones left out of routing: published at once */
-            g = load_gen(sv, &invalid);
-            if (g && supervisor_prepare(sv, g) == 0) {
-                log_info("run", "mapping generation %lu handed to the reader without the "
-                         "stopped index config(s)", g->id);
-                publish(sv, g);
-                g = NULL;
-                settled = verdict = true;
-                goto out;
-            }
-        }
         bool publishing = g && (!same || usability_changed(&sv->published->m, &g->m));
         if (publishing && supervisor_prepare(sv, g) < 0) {
             mapping_gen_unref(g);
@@ -339,15 +333,18 @@ static bool look_for_edits(struct supervisor *sv, bool schema_changed) {
             log_error("run", "after a schema change in the source: %s. The running mapping "
                       "stays (looked at again in a moment); if the mapping is at fault, fix it "
                       "(searchsync mapping import) and reindex the index", sv->err);
-            pthread_mutex_lock(&sv->cmds->mu); /* asked again at the next look */
-            sv->cmds->schema_changed = true;
-            pthread_mutex_unlock(&sv->cmds->mu);
+            ask_again(sv);
             settled = false;
             goto out;
         }
         verdict = true;
-        /* an index stopped at a refused query before this DDL was read */
-        index_stop_name_cause(sv, &g->m, sv->ddl_note);
+        if (stopped) {
+            /* the stopped ones left out of routing: published at once */
+            log_info("run", "mapping generation %lu handed to the reader without the "
+                     "stopped index config(s)", g->id);
+            publish(sv, g);
+            goto out;
+        }
         if (!same) {
             /* edited meanwhile (or a stop lifted, a type recorded): what the
              * tables hold, valid against the source as it is now */
@@ -357,11 +354,11 @@ static bool look_for_edits(struct supervisor *sv, bool schema_changed) {
             goto out;
         }
         if (publishing) {
-            /* a stopped index config the source fits again (a dropped table
-             * created again, a column back): routed again at once, so that a
-             * build of it gets its dual writes */
-            log_info("run", "mapping generation %lu handed to the reader: a stopped index "
-                     "config fits the source again", g->id);
+            /* a stopped index config the source fits again (its rebuild is
+             * queued: index_stop_refit) is routed again at once, so that
+             * the build gets its dual writes */
+            log_info("run", "mapping generation %lu handed to the reader: it routes again the "
+                     "stopped index config(s) the source fits again, for their rebuild", g->id);
             publish(sv, g);
             goto out;
         }
@@ -423,11 +420,21 @@ void supervisor_poll_builds(struct supervisor *sv) {
                    (sig.len && memcmp(sig.data, sv->builds_sig.data, sig.len) != 0);
     sbuf_free(&sv->builds_sig);
     sv->builds_sig = sig;
-    if (changed && building) (void)look_for_edits(sv, false);
+    if (changed && building) (void)look_for_edits(sv, false, NULL);
     pthread_mutex_lock(&sv->cmds->mu);
     build_table_free(sv->cmds->builds); /* not applied yet: the newer one replaces it */
     sv->cmds->builds = t;
     pthread_mutex_unlock(&sv->cmds->mu);
+}
+
+/* Is the source to be judged now (a DDL read, a look asked for, a verdict
+ * the reader waits for, something deferred due)? Under sv->mu. */
+static bool judgement_owed(struct supervisor *sv, int64_t now) {
+    pthread_mutex_lock(&sv->cmds->mu);
+    bool owed = sv->cmds->schema_changed || sv->cmds->nddls ||
+                sv->cmds->verdict_asked > sv->cmds->verdict_given;
+    pthread_mutex_unlock(&sv->cmds->mu);
+    return owed || schema_watch_due(&sv->watch, now);
 }
 
 static void *supervisor_main(void *arg) {
@@ -435,6 +442,7 @@ static void *supervisor_main(void *arg) {
     int64_t reload_due = mono_ms() + sv->cfg->metadata.reload_interval_ms;
     int64_t poll_due = mono_ms() + sv->cfg->reindex.poll_interval_ms;
     int64_t trunc_due = 0; /* truncated tables' rebuilds: at the DDL, retried once a second */
+    int64_t look_after = 0; /* a judgement that failed is tried again from then */
     pthread_mutex_lock(&sv->mu);
     while (!sv->stop) {
         atomic_store(&sv->ticked_ms, mono_ms());
@@ -451,7 +459,7 @@ static void *supervisor_main(void *arg) {
         }
         int64_t now = mono_ms();
         int64_t next = reload_due < poll_due ? reload_due : poll_due;
-        if (now < next) {
+        if (now < next && !(now >= look_after && judgement_owed(sv, now))) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             int64_t wait = next - now > 1000 ? 1000 : next - now; /* round once a second */
@@ -482,20 +490,38 @@ static void *supervisor_main(void *arg) {
             poll_due = mono_ms() + sv->cfg->reindex.poll_interval_ms;
         }
         pthread_mutex_lock(&sv->cmds->mu);
-        bool ddl = sv->cmds->schema_changed;
+        bool look = sv->cmds->schema_changed;
         sv->cmds->schema_changed = false;
+        struct ddl_read *ddls = sv->cmds->ddls;
+        size_t nddls = sv->cmds->nddls;
+        sv->cmds->ddls = NULL;
+        sv->cmds->nddls = 0;
+        unsigned long posted = sv->cmds->ddls_posted;
         unsigned long asked = sv->cmds->verdict_asked;
-        if (ddl) snprintf(sv->ddl_note, sizeof sv->ddl_note, "%s", sv->cmds->ddl_note);
+        bool owed = asked > sv->cmds->verdict_given;
+        char forced[sizeof sv->cmds->verdict_note];
+        snprintf(forced, sizeof forced, "%s", sv->cmds->verdict_note);
         pthread_mutex_unlock(&sv->cmds->mu);
-        if (now >= reload_due || ddl) {
-            bool verdict = look_for_edits(sv, ddl);
+        /* what the reader read, in its order: tables taken away and put
+         * back, index configs named (judged at this look) */
+        for (size_t i = 0; i < nddls; i++) {
+            schema_watch_ddl(&sv->watch, &sv->published->m, &ddls[i]);
+            ddl_read_free(&ddls[i]);
+        }
+        free(ddls);
+        bool judge = look || owed || schema_watch_due(&sv->watch, mono_ms());
+        if (now >= reload_due || judge) {
+            bool verdict = look_for_edits(sv, judge, owed ? forced : NULL);
             reload_due = mono_ms() + sv->cfg->metadata.reload_interval_ms;
-            if (ddl && verdict) { /* a reader waiting for it reads its transaction again */
+            look_after = judge && !verdict ? mono_ms() + 1000 : 0; /* a server failed */
+            if (verdict) { /* a reader waiting for it goes on */
                 pthread_mutex_lock(&sv->cmds->mu);
-                if (sv->cmds->verdict_given < asked) sv->cmds->verdict_given = asked;
+                if (owed && sv->cmds->verdict_given < asked) sv->cmds->verdict_given = asked;
+                if (sv->cmds->ddls_judged < posted) sv->cmds->ddls_judged = posted;
                 pthread_mutex_unlock(&sv->cmds->mu);
             }
         }
+        bool ddl = nddls || look;
         if (ddl || (trunc_due && now >= trunc_due)) {
             rebuild_all_truncated(sv);
             pthread_mutex_lock(&sv->cmds->mu);
@@ -573,6 +599,7 @@ void supervisor_free(struct supervisor *sv) {
     set_published(sv, NULL);
     sbuf_free(&sv->bad_sig);
     sbuf_free(&sv->builds_sig);
+    schema_watch_free(&sv->watch);
     for (size_t i = 0; i < sv->ncancel_pending; i++) free(sv->cancel_pending[i]);
     free(sv->cancel_pending);
     search_conn_free(sv->k);

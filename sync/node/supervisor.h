@@ -23,6 +23,7 @@
 #include "sync/mapping/mapping_gen.h"
 #include "sync/node/build_table.h"
 #include "sync/node/leadership.h"
+#include "sync/node/schema_watch.h"
 
 /* an index config to rebuild because a table it reads was emptied */
 struct emptied {
@@ -31,23 +32,30 @@ struct emptied {
     unsigned tries;
 };
 
-/* ---------- the command queue: supervisor -> reader ----------
+/* ---------- the command queue: supervisor <-> reader ----------
  * Drained by the reader between transactions and on heartbeats
- * (daemon_between_txns). A newer generation replaces one not yet adopted. */
+ * (daemon_between_txns), and by the supervisor each round. A newer generation
+ * replaces one not yet adopted. */
 struct commands {
     pthread_mutex_t mu;
     struct mapping_gen *adopt; /* a new generation to route with */
     struct build_table *builds; /* the build table, newest read (NULL: none new) */
-    bool schema_changed;       /* reader -> supervisor: a DDL of a read database */
-    char ddl_note[640];        /* ... "after ALTER TABLE ... read from the binlog at F:P" */
+    bool schema_changed;       /* reader -> supervisor: look at the source now */
+    struct ddl_read *ddls;     /* reader -> supervisor: DDL statements naming tables the
+                                * mapping reads, in the order read (schema_watch.h) */
+    size_t nddls;
+    unsigned long ddls_posted, ddls_judged; /* how many were posted, and how many of them
+                                * the supervisor has judged (the reader waits for it) */
     struct emptied *truncated; /* reader -> supervisor: index configs a TRUNCATE or DROP
-                                * TABLE emptied a table of (ddl_truncate.h), to rebuild */
+                                * TABLE emptied a table of (ddl_tables.h), to rebuild */
     size_t ntruncated;
-    /* a schema check the reader waits for (a query of the mapping refused):
-     * asked (reader, with schema_changed) and answered (supervisor, once its
-     * verdict is published: a generation without the index configs the source
-     * no longer fits, or none when it fits again), as sequence numbers */
+    /* a verdict the reader waits for (a query of the mapping refused for
+     * [source] schema_settle_ms): asked (reader) and answered (supervisor,
+     * once its verdict is published: a generation without the index configs
+     * the source no longer fits, or none when it fits again), as sequence
+     * numbers; verdict_note names the refused query */
     unsigned long verdict_asked, verdict_given;
+    char verdict_note[640];
 };
 
 /* the control plane: its own thread and connections */
@@ -66,7 +74,7 @@ struct supervisor {
     volatile sig_atomic_t *daemon_stop; /* raised then (daemon_stop_requested) */
     unsigned long next_id;
     sbuf bad_sig;           /* the last refused edit (said once) */
-    char ddl_note[640];     /* the last DDL read (cmds.ddl_note) */
+    struct schema_watch watch; /* does each mapping fit the source, at the reader's position */
     char mapping_sum[512];  /* the mapping tables' checksums when last loaded ("" unknown) */
     bool sum_warned;
     bool poll_warned;       /* said that the build table cannot be read */

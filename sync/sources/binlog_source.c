@@ -32,7 +32,6 @@
 
 #include "binlog/reader.h"
 #include "sync/sources/binlog_source.h"
-#include "sync/pipeline/ddl_truncate.h"
 #include "log.h"
 
 /* Every checkpoint save (this daemon's, or another's sharing the schema) is
@@ -65,29 +64,6 @@ static int on_row(void *ctx, const bl_row *row) {
     return pipeline_route_row(bl->env->p, cs, row);
 }
 
-/* A DDL statement read from the binlog: when it is in a database the mapping
- * reads, the supervisor checks the mapping against the source's schema at
- * once (a widened column is followed and recorded; one the mapping can no
- * longer hold is reported now, not at the next start). Rows after the DDL
- * decode with the new shape (full row metadata). */
-struct emptied_ctx {
-    struct binlog_source *bl;
-    const bl_commit *c;
-    bool dropped;
-    size_t noted; /* index configs queued for a rebuild */
-};
-
-/* no rows were logged: each index config reading db.table is rebuilt */
-static void note_emptied(void *ctx, const char *db, const char *table) {
-    struct emptied_ctx *ec = ctx;
-    struct source_env *env = ec->bl->env;
-    char at[BL_FILE_MAX + 64];
-    snprintf(at, sizeof at, "the binlog at %s:%llu",
-             ec->c && ec->c->end.file[0] ? ec->c->end.file : "?",
-             ec->c ? (unsigned long long)ec->c->end.pos : 0ULL);
-    ec->noted += env->emptied(env->ud, db, table, ec->dropped, at);
-}
-
 /* b holds text now ("" for NULL) */
 static void text_set(sbuf *b, const char *text) {
     sbuf_reset(b);
@@ -97,34 +73,19 @@ static void text_set(sbuf *b, const char *text) {
 static int group_flush(struct binlog_source *bl);
 static void between(struct binlog_source *bl);
 
+/* A DDL statement read from the binlog: the transactions before it are built
+ * first (their reads happen before the schema changes under them, as far as
+ * the reader can help it), then the node is told what the statement does to
+ * tables, at this position (source_env's ddl). Rows after it decode with
+ * their own shape (full row metadata). */
 static int on_ddl(void *ctx, const char *db, const char *sql, size_t len, const bl_commit *c) {
     struct binlog_source *bl = ctx;
-    char tdb[256], ttab[256];
-    /* the transactions before it are built before the schema changes under them */
     if (group_flush(bl) < 0) return -1;
     bl->env->counts.ddls++;
-    struct emptied_ctx ec = {bl, c, false, 0};
-    if (ddl_truncated_table(sql, len, db, tdb, sizeof tdb, ttab, sizeof ttab)) {
-        note_emptied(&ec, tdb, ttab);
-    } else {
-        ec.dropped = true;
-        ddl_dropped_tables(sql, len, db, note_emptied, &ec);
-    }
-    bool read = !db || !db[0] || ec.noted;
-    char *text = xstrndup(sql, len); /* `db`.table written out in the statement counts too */
-    for (size_t i = 0; i < (*bl->env->gen)->m.nindices && !read; i++)
-        read = ddl_index_reads_database(&(*bl->env->gen)->m.indices[i], db, text);
-    free(text);
-    if (!read) return 0;
-    /* the statement, on one line and cut short, for the messages it causes */
-    char stmt[200], note[SOURCE_NOTE_MAX];
-    size_t n = len < sizeof stmt - 1 ? len : sizeof stmt - 1;
-    for (size_t i = 0; i < n; i++) stmt[i] = sql[i] == '\n' || sql[i] == '\r' ? ' ' : sql[i];
-    stmt[n] = '\0';
-    snprintf(note, sizeof note, "after `%s%s` read from the binlog at "
-             "%s:%llu", stmt, len > n ? "..." : "", c && c->end.file[0] ? c->end.file : "?",
+    char at[BL_FILE_MAX + 64];
+    snprintf(at, sizeof at, "the binlog at %s:%llu", c && c->end.file[0] ? c->end.file : "?",
              c ? (unsigned long long)c->end.pos : 0ULL);
-    bl->env->schema_changed(bl->env->ud, note);
+    bl->env->ddl(bl->env->ud, db, sql, len, at);
     return 0;
 }
 
@@ -533,30 +494,58 @@ static int commit_build(struct binlog_source *bl, const bl_commit *cm) {
                  "read_timeout_ms? Nothing is lost: the transaction is read again at the next "
                  "start)", REPLAYS_MAX + 1);
     }
-    /* ER_BAD_FIELD_ERROR, ER_NO_SUCH_TABLE: a mapped column or table is gone
-     * (a DDL, read or not yet read): the supervisor checks the mapping
-     * against the source now and stops the index configs it no longer fits
-     * (index_stop.c); the transaction is read again with the generation that
-     * leaves them out, rather than stopping every index */
+    /* ER_BAD_FIELD_ERROR, ER_NO_SUCH_TABLE: a mapped column or table is
+     * missing from the source now. Not a verdict on the mapping: the server
+     * is ahead of the reader, and a schema change the reader has not read
+     * yet may be a moment of an online schema change (gh-ost's two-step
+     * cut-over renames the table away, then the rebuilt one in; a RENAME
+     * swap is under way). So the transaction is read again, backing off,
+     * until the source has the table or column again; only when it stays
+     * missing for [source] schema_settle_ms does the supervisor judge the
+     * mapping against the source as it is (sync/node/schema_watch.c) and
+     * stop the index configs it no longer fits, the transaction then read
+     * again with the generation that leaves them out. */
     if (rc != 0 && !*bl->env->stop && !bl->replay && (srcerr == 1054 || srcerr == 1146)) {
-        if (++bl->replays <= REPLAYS_MAX) {
-            bl->replay = true;
+        /* a column goes only with an ALTER, or a swap to a table without it:
+         * a change for good, waited for a moment only; a table is away for a
+         * moment in a two-step cut-over */
+        long long now = mono_ms(), settle = bl->env->cfg->source.schema_settle_ms;
+        if (srcerr == 1054 && settle > 1000) settle = 1000;
+        if (!bl->refused_ms) {
+            bl->refused_ms = now;
+            log_warn("run", "%s at the transaction ending at %s:%llu: a table or column of the "
+                     "mapping is missing from the source now (a schema change the reader has "
+                     "not read yet, or an online schema change's swap under way); the "
+                     "transaction is read again until the source has it again, for up to "
+                     "%lld ms ([source] schema_settle_ms) before the mapping is judged",
+                     p->err, cm->end.file, (unsigned long long)cm->end.pos, settle);
+        }
+        bl->replay = true;
+        if (now - bl->refused_ms < settle) {
+            long waited = (long)(now - bl->refused_ms);
+            bl->replay_nap_ms = waited < 1000 ? 50 : waited < 10000 ? 250 : 1000;
+        } else if (++bl->replays <= REPLAYS_MAX) {
+            bl->replay_nap_ms = 0;
             bl->replay_after_gen = (*bl->env->gen)->id;
-            /* a DDL read before this transaction whose verdict is still
-             * owed is what the source refused: its note names the statement
-             * and its position (the stop's reason says it, not the query) */
             char note[SOURCE_NOTE_MAX];
             snprintf(note, sizeof note,
-                     "after " SOURCE_QUERY_REFUSED " (%.250s) at the "
-                     "transaction ending at %.100s:%llu, before the binlog reader reached the "
-                     "schema change that caused it", p->err, cm->end.file,
+                     "after " SOURCE_QUERY_REFUSED " (%.250s) for %lld ms at the transaction "
+                     "ending at %.100s:%llu, before the binlog reader reached the schema change "
+                     "that caused it", p->err, now - bl->refused_ms, cm->end.file,
                      (unsigned long long)cm->end.pos);
             bl->replay_verdict = bl->env->verdict_ask(bl->env->ud, note);
+        } else {
+            bl->replay = false;
         }
     }
     if (bl->in_snap) db_snapshot_end(p->src);
     bl->in_snap = false;
     if (rc != 0) return -1;
+    if (bl->refused_ms)
+        log_info("run", "the transaction ending at %s:%llu is built after %lld ms: the source "
+                 "answers the mapping's queries again", cm->end.file,
+                 (unsigned long long)cm->end.pos, mono_ms() - bl->refused_ms);
+    bl->refused_ms = 0;
     bl->replays = 0;
     bool quiet = bl->env->cs->saves && !bl->env->cs->other_rows;
     log_debug("run", "transaction ending at %s:%llu%s%s: %zu documents rebuilt, %zu element "
@@ -641,10 +630,17 @@ static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_
     pthread_mutex_lock(&bl->env->rs->mu);
     bl->env->rs->f.replays++;
     pthread_mutex_unlock(&bl->env->rs->mu);
-    log_warn("run", "%s; the transaction's reads failed midway (a lost connection, a table "
-             "redefined under the read snapshot, or a mapped column or table gone): it is read "
-             "again from %s:%llu once the source answers (nothing is lost)", bl->env->err,
-             from.file, (unsigned long long)from.pos);
+    if (!bl->refused_ms) /* (a refused query said its own, once) */
+        log_warn("run", "%s; the transaction's reads failed midway (a lost connection, a table "
+                 "redefined under the read snapshot, or a mapped column or table gone): it is "
+                 "read again from %s:%llu once the source answers (nothing is lost)",
+                 bl->env->err, from.file, (unsigned long long)from.pos);
+    if (bl->replay_nap_ms > 0) {
+        struct timespec ts = {bl->replay_nap_ms / 1000, (bl->replay_nap_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        bl->replay_nap_ms = 0;
+        if (*bl->env->stop) return -1;
+    }
     bl->replay = false;
     bl->env->err[0] = '\0';
     changeset_reset(bl->env->cs);

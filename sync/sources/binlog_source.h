@@ -49,6 +49,11 @@ struct binlog_source {
                                * (the source refused a mapped column or table: 0 none), */
     unsigned long replay_verdict; /* ... or the supervisor answered this check */
     unsigned replays;          /* ... how many times in a row, since a commit went through */
+    long long refused_ms;      /* a query of the mapping refused since (monotonic ms; 0 none):
+                               * the transaction is read again, backing off, until the
+                               * source has the table or column again or [source]
+                               * schema_settle_ms passed (then the supervisor judges) */
+    long replay_nap_ms;        /* wait this long before reading it again */
     unsigned long long reconnects_before; /* of readers closed before this one (replays) */
 };
 

@@ -713,15 +713,11 @@ static void ddl_seen(struct kafka_source *ks, const mq_msg *m, const rd_kafka_me
     struct source_env *env = ks->env;
     env->counts.ddls++;
     mq_schema_forget(&ks->schema); /* columns may have changed */
-    char stmt[200], note[SOURCE_NOTE_MAX];
-    const char *sql = m->ddl ? m->ddl : "";
-    size_t len = strlen(sql), n = len < sizeof stmt - 1 ? len : sizeof stmt - 1;
-    for (size_t i = 0; i < n; i++) stmt[i] = sql[i] == '\n' || sql[i] == '\r' ? ' ' : sql[i];
-    stmt[n] = '\0';
-    snprintf(note, sizeof note, "after `%s%s` read from Kafka (%s "
-             "partition %d offset %lld)", stmt, len > n ? "..." : "", rd_kafka_topic_name(msg->rkt),
+    char at[512];
+    snprintf(at, sizeof at, "Kafka (%s partition %d offset %lld)", rd_kafka_topic_name(msg->rkt),
              (int)msg->partition, (long long)msg->offset);
-    env->schema_changed(env->ud, note);
+    const char *sql = m->ddl ? m->ddl : "";
+    env->ddl(env->ud, m->ddl_db ? m->ddl_db : "", sql, strlen(sql), at);
 }
 
 static int handle(struct kafka_source *ks, const rd_kafka_message_t *msg) {

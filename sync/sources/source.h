@@ -23,7 +23,7 @@
 #include "sync/pipeline/pipeline.h"
 #include "sync/sources/reader_stats.h"
 
-#define SOURCE_NOTE_MAX 640 /* a DDL note (struct commands' ddl_note) */
+#define SOURCE_NOTE_MAX 640 /* a DDL note ("after `ALTER ...` read from ...") */
 #define SOURCE_START_MAX 600
 /* the start of the note of verdict_ask (a query of the mapping refused),
  * which sync/node/index_stop.c looks for (INDEX_STOP_REFUSED) */
@@ -63,18 +63,18 @@ struct source_env {
     /* The supervisor has a command waiting: an open group of change sets is
      * built now rather than wait for more. */
     bool (*asks)(void *ud);
-    /* A DDL of a read database: the supervisor checks the mapping against
-     * the source now; note ("after `ALTER ...` read from ... at ...") is
-     * what its messages say. */
-    void (*schema_changed)(void *ud, const char *note);
-    /* db.table emptied (TRUNCATE, or DROP: dropped) by a statement read at
-     * `at` ("file:pos"): every index config of the generation in force that
-     * reads it is queued for a rebuild; how many. */
-    size_t (*emptied)(void *ud, const char *db, const char *table, bool dropped,
-                      const char *at);
-    /* The source refused a query of the mapping (a column or table gone):
-     * the supervisor is asked for its verdict on the mapping (note, unless
-     * a DDL's note is still owed one); the number to wait for ... */
+    /* A DDL statement read (db: its default database; at: where it was
+     * read, "the binlog at F:P" or "Kafka (topic T partition P offset O)"):
+     * the node reads it (sync/pipeline/ddl_tables.h), queues a rebuild of
+     * every index config of the generation in force that reads a table it
+     * emptied (TRUNCATE, DROP), and has the supervisor decide whether the
+     * mappings that read the tables it names still fit, at this position. */
+    void (*ddl)(void *ud, const char *db, const char *sql, size_t len, const char *at);
+    /* The source has refused a query of the mapping (a column or table
+     * missing) for [source] schema_settle_ms: the supervisor is asked for its
+     * verdict on the mapping as the source is now (note names the refused
+     * query, unless a DDL read before is still owed one); the number to
+     * wait for ... */
     unsigned long (*verdict_ask)(void *ud, const char *note);
     /* ... until the supervisor has given it. */
     bool (*verdict_given)(void *ud, unsigned long asked);

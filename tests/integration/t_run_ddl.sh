@@ -43,6 +43,8 @@ port = $MYSQL_PORT
 user = root
 server_id = $((7500 + $$ % 40))
 start = now
+# a mapped table renamed away is waited for this long before its index stops
+schema_settle_ms = 4000
 [metadata]
 database = $meta
 reload_interval_ms = 300
@@ -222,6 +224,9 @@ wpid=$!
 title_before="$(search_doc "$B" 1 | jq -r .title)"
 [ -n "$title_before" ] && [ "$title_before" != null ] || fail "document 1 of $B is missing before the rename"
 mysql_q "RENAME TABLE b TO b2" "$db"
+# a name taken away may be a moment of an online schema change (a swap puts a
+# table back under it): waited for [source] schema_settle_ms first, said
+daemon_wait_log "index $B: table $db.b, which index $B reads, is gone after \`RENAME TABLE b TO b2\` read from the binlog at " 20
 # (said after the RENAME read from the binlog, or after the source refused
 # the table to a writer's transaction read before it)
 daemon_wait_log "index $B stopped: after " 20
