@@ -68,6 +68,13 @@ const struct config_key config_keys[] = {
       "Comma list of databases to follow; empty = those named in the mapping"),
     E("source", "start", source.start, "now", "now|beginning",
       "Where a source without a checkpoint starts reading"),
+    E("source", "on_purged", source.on_purged, "stop", "stop|rebuild",
+      "When the binlog after the checkpoint is no longer on the source (purged while the "
+      "daemon was stopped or far behind; in GTID mode, a purged GTID range): `stop` exits "
+      "with the error (recover with `searchsync run --from-current`); `rebuild` does that by "
+      "itself, at a start or a reconnect: reading goes on at the binlog's end, the stretch "
+      "skipped is logged, and every index config is rebuilt from MySQL into a new version "
+      "(live changes written to it meanwhile), said in `searchsync status` and /metrics"),
     E("source", "versions", source.versions, "auto", "auto|position|gtid",
       "What document versions are made of. `position`: the transaction's binlog file and "
       "position (a failover to another server needs `searchsync epoch bump`). `gtid`: its "

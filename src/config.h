@@ -32,6 +32,7 @@ struct ss_config {
         int server_id;   /* our replica server id */
         char *databases; /* comma list of databases to follow; empty = those in the mapping */
         char *start;     /* where a source with no checkpoint starts: now|beginning */
+        char *on_purged; /* the checkpoint's binlog purged: stop|rebuild */
         char *versions;  /* auto|position|gtid (config_gtid_versions) */
         int heartbeat_ms;
         int group_transactions;

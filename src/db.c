@@ -200,6 +200,17 @@ void db_row_free(char **out, int n) {
     for (int i = 0; i < n; i++) free(out[i]), out[i] = NULL;
 }
 
+int db_binlog_file_kept(MYSQL *m, const char *file, size_t n, char *err, size_t errlen) {
+    MYSQL_RES *res = db_query(m, "SHOW BINARY LOGS", 0, err, errlen);
+    if (!res) return -1;
+    int kept = 0;
+    MYSQL_ROW row;
+    while (!kept && (row = mysql_fetch_row(res)))
+        kept = row[0] && strlen(row[0]) == n && !strncmp(row[0], file, n);
+    mysql_free_result(res);
+    return kept;
+}
+
 const char *db_binlog_status_sql(bool mariadb, unsigned long version, int attempt) {
     const char *newer = mariadb ? "SHOW BINLOG STATUS" : "SHOW BINARY LOG STATUS";
     bool has_newer = mariadb ? version >= 100502 : version >= 80200;

@@ -99,6 +99,9 @@ int db_check_row_binlog(MYSQL *m, char *err, size_t errlen);
  * error (err names the statement and what to do). */
 int db_binlog_status(MYSQL *m, char *file, size_t filelen, unsigned long long *pos, char *err,
                      size_t errlen);
+/* Is binlog file `file` (n bytes of it) still on the server (SHOW BINARY
+ * LOGS)? 1 yes, 0 no (purged), -1 error (err). */
+int db_binlog_file_kept(MYSQL *m, const char *file, size_t n, char *err, size_t errlen);
 /* db_binlog_status's choice: the statement to try at attempt 0, 1, ... on a
  * server of this kind and version (mysql_get_server_version: 80400 for
  * 8.4.0; 0 unknown), NULL when none is left. */

@@ -160,6 +160,10 @@ static void reader_part(sbuf *o, const struct ss_config *cfg, const struct reade
     help(o, "searchsync_binlog_replays_total", "counter",
          "Transactions read again because their reads lost a connection midway");
     sample_u64(o, "searchsync_binlog_replays_total", src, f->replays);
+    help(o, "searchsync_binlog_purged_rebuilds_total", "counter",
+         "Times the binlog after the checkpoint was found purged on the source and every index "
+         "rebuilt from MySQL, reading going on at the binlog's end ([source] on_purged = rebuild)");
+    sample_u64(o, "searchsync_binlog_purged_rebuilds_total", src, f->purge_rebuilds);
     help(o, "searchsync_binlog_xa_prepared", "gauge",
          "Two-phase XA transactions read up to their XA PREPARE and not yet committed or rolled "
          "back (their documents are rebuilt at the commit; the checkpoint waits before them)");

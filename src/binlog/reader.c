@@ -60,6 +60,7 @@ static bool transient_errno(unsigned e) {
 /* the server's error, explained */
 static void explain(bl_reader *r, MYSQL *m, const char *what) {
     unsigned e = mysql_errno(m);
+    r->err_code = e;
     const char *msg = mysql_error(m);
     const char *host = r->o.host && *r->o.host ? r->o.host : "localhost";
     char hint[400];

@@ -50,6 +50,8 @@ typedef struct bl_reader {
     sbuf committed_gtids;
     volatile sig_atomic_t *stop_flag; /* set by a signal handler: stop at the next boundary */
     uint64_t reconnects;
+    unsigned err_code;      /* the server's error code behind err (0: none or not the
+                             * server's): 1236, the position is not on the server (purged) */
     char err[BL_ERR_LEN];
 } bl_reader;
 

@@ -198,28 +198,51 @@ static int env_save_start(void *ud, const char *token, uint64_t *other, char *er
                                err, errlen);
 }
 
-/* run --from-current: every index config rebuilt, so the versions built now
- * hold what was skipped (each page is read after the new start, and dual
- * writes cover what comes after) */
-static int env_rebuild_all(void *ud) {
+/* run --from-current, or a purged binlog with [source] on_purged = rebuild:
+ * every index config rebuilt, so the versions built now hold what was
+ * skipped (each page is read after the new start, and dual writes cover
+ * what comes after); said in the sync log (the source's line, which
+ * `searchsync status` shows) */
+static int env_rebuild_all(void *ud, const char *why, const char *skipped) {
     struct daemon *dm = ud;
     const struct ss_config *cfg = dm->cfg;
     struct pipeline *p = &dm->p;
     const struct mapping *m = &dm->gen->m;
+    sbuf built = SBUF_INIT;
     for (size_t i = 0; i < m->nindices; i++) {
         unsigned v = 0;
         char err[1024];
-        struct reindex_request req = {m->indices[i].alias, 0, false, "run --from-current"};
+        struct reindex_request req = {m->indices[i].alias, 0, false, why};
         int r = reindex_request(cfg, dm->client, p->k, p->meta, p->src, &req, &v, err, sizeof err);
-        if (r == REINDEX_OK)
-            log_info("run", "--from-current: %s version %u queued", m->indices[i].alias, v);
-        else if (r == REINDEX_REFUSED) /* one is being built already: its pages are read later */
-            log_info("run", "--from-current: %s: %s", m->indices[i].alias, err);
-        else
-            return errf(dm->err, sizeof dm->err, "--from-current: the reindex of %s could not "
-                        "be queued: %s; nothing was skipped yet only if you run this again",
+        if (r == REINDEX_OK) {
+            log_info("run", "%s: %s version %u queued", why, m->indices[i].alias, v);
+            sbuf_printf(&built, "%s%s v%u", built.len ? ", " : "", m->indices[i].alias, v);
+        } else if (r == REINDEX_REFUSED) { /* one is being built already: its pages are read later */
+            log_info("run", "%s: %s: %s", why, m->indices[i].alias, err);
+            sbuf_printf(&built, "%s%s (a build under way)", built.len ? ", " : "",
+                        m->indices[i].alias);
+        } else {
+            sbuf_free(&built);
+            return errf(dm->err, sizeof dm->err, "%s: the reindex of %s could not be queued: %s; "
+                        "nothing is skipped until it is (the next start tries again)", why,
                         m->indices[i].alias, err);
+        }
     }
+    sbuf q = SBUF_INIT, detail = SBUF_INIT;
+    sbuf_printf(&detail, "%s: the binlog %s was skipped; rebuilt: %s", why, skipped,
+                built.len ? built.data : "none");
+    sbuf_adds(&q, "INSERT INTO sync_log (source, event, detail, node) VALUES (");
+    db_quote(p->meta, &q, cfg->source.name, strlen(cfg->source.name));
+    sbuf_adds(&q, ", 'binlog skipped', ");
+    db_quote(p->meta, &q, detail.data, detail.len);
+    sbuf_adds(&q, ", ");
+    db_quote(p->meta, &q, dm->lead.node_id, strlen(dm->lead.node_id));
+    sbuf_adds(&q, ")");
+    char e[512];
+    if (db_exec(p->meta, q.data, e, sizeof e) < 0) log_warn("run", "sync_log not written: %s", e);
+    sbuf_free(&q);
+    sbuf_free(&detail);
+    sbuf_free(&built);
     return 0;
 }
 

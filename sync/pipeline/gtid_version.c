@@ -149,5 +149,5 @@ int gtid_resume_check(MYSQL *src, const char *source, const char *set, char *err
     bl_gtid_free(want);
     bl_gtid_free(have);
     bl_gtid_free(gone);
-    return rc > 0 ? 1 : rc;
+    return rc;
 }

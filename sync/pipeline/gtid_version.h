@@ -34,9 +34,10 @@ int gtid_server_ordinal(MYSQL *src, const char *file, unsigned long long pos, ui
  * question failed (err). */
 int gtid_server_check(MYSQL *src, char *err, size_t errlen);
 /* Can the reader resume on this server after GTID set `set` (a checkpoint's,
- * maybe of another server)? 0 yes, 1 no (the server lacks transactions of
- * the set, or purged what follows them: err names `epoch bump
- * --reset-checkpoint`), -1 the question failed (err). */
+ * maybe of another server)? 0 yes; 1 no, the server lacks transactions of
+ * the set (another topology, or behind: err names `epoch bump
+ * --reset-checkpoint`); 2 no, it purged what follows them (err says so too);
+ * -1 the question failed (err). */
 int gtid_resume_check(MYSQL *src, const char *source, const char *set, char *err, size_t errlen);
 
 #endif

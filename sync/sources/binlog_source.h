@@ -65,5 +65,15 @@ void binlog_source_init(struct binlog_source *bl, struct source_env *env);
 /* Where reading starts (binlog_start.c): bl->ro, bl->boundary,
  * env->start_pos; the kind's open. */
 int binlog_source_open(struct source_env *env, bool from_current, void **state);
+/* Is the binlog after file (and, in GTID mode, after GTID set gtids: NULL
+ * otherwise) no longer on the source? 1 purged, 0 there, -1 the source
+ * failed (env->err). */
+int binlog_purged(struct binlog_source *bl, const char *file, const char *gtids);
+/* Reading starts at the binlog's end, skipping what is after `was` (where
+ * the checkpoint or the reader was): every index config is rebuilt first
+ * (why: "run --from-current", "[source] on_purged = rebuild"), then the
+ * position saved as the checkpoint (bl->ro, bl->file, bl->boundary,
+ * env->start_pos set). 0 or -1 (env->err). */
+int binlog_skip_to_end(struct binlog_source *bl, const char *why, const char *was);
 
 #endif

@@ -4,7 +4,9 @@
  * else [source] start: "beginning" (the oldest binlog), or "now" made a
  * position and saved at once (a restart before the first transaction must
  * not skip what happened meanwhile); `run --from-current` starts at the
- * binlog's end whatever the checkpoint says, and has every index rebuilt.
+ * binlog's end whatever the checkpoint says, and has every index rebuilt;
+ * so does a checkpoint whose binlog was purged with [source] on_purged =
+ * rebuild (binlog_source.c does it too when a reconnect finds it purged).
  * The checkpoint is saved through the node (env->save_start: fenced), the
  * rebuilds queued by it (env->rebuild_all). */
 #include <stdio.h>
@@ -72,35 +74,66 @@ static int start_at_saved(struct binlog_source *bl, bl_reader_opts *ro, char *fi
     return rc;
 }
 
-/* run --from-current: start at the binlog's end, whatever the checkpoint
- * says (a purged binlog), and rebuild every index so the versions built now
- * hold what was skipped: each page is read after that position, so nothing
- * committed before it is missing, and dual writes cover what comes after. */
-static int start_from_current(struct binlog_source *bl, bl_reader_opts *ro, char *file,
-                              size_t filelen, const char *was) {
+int binlog_skip_to_end(struct binlog_source *bl, const char *why, const char *was) {
     struct source_env *env = bl->env;
     const struct ss_config *cfg = env->cfg;
     struct pipeline *p = env->p;
     unsigned long long at = 0;
-    int have = db_binlog_status(p->src, file, filelen, &at, env->err, env->errlen);
+    int have = db_binlog_status(p->src, bl->file, sizeof bl->file, &at, env->err, env->errlen);
     if (have <= 0) {
         if (have == 0)
-            snprintf(env->err, env->errlen, "--from-current: the source reports no binlog "
-                     "position (is log_bin on?)");
+            snprintf(env->err, env->errlen, "%s: the source reports no binlog position (is "
+                     "log_bin on?)", why);
         return -1;
     }
+    char skipped[1200];
+    snprintf(skipped, sizeof skipped, "from %.500s to %s:%llu", was ? was : "(no checkpoint)",
+             bl->file, at);
+    /* the rebuilds first: a crash before the position is saved starts here
+     * again (their requests are refused then: one is queued already) */
+    if (env->rebuild_all(env->ud, why, skipped) < 0) return -1;
     uint64_t other = 0;
-    int rc = start_at_saved(bl, ro, file, filelen, at, &other);
+    int rc = start_at_saved(bl, &bl->ro, bl->file, sizeof bl->file, at, &other);
     if (rc != 0) {
         if (rc == 1)
-            snprintf(env->err, env->errlen, "--from-current: source %s is read by another "
-                     "node now (token %llu)", cfg->source.name, (unsigned long long)other);
+            snprintf(env->err, env->errlen, "%s: source %s is read by another node now (token "
+                     "%llu)", why, cfg->source.name, (unsigned long long)other);
         return -1;
     }
-    log_warn("run", "--from-current: the binlog from %s to %s is skipped; every index is rebuilt "
-             "from MySQL now, which covers what was skipped", was ? was : "(no checkpoint)",
-             env->start_pos);
-    return env->rebuild_all(env->ud);
+    log_warn("run", "%s: the binlog %s is skipped; every index is rebuilt from MySQL now, which "
+             "covers what was skipped", why, skipped);
+    return 0;
+}
+
+int binlog_purged(struct binlog_source *bl, const char *file, const char *gtids) {
+    struct source_env *env = bl->env;
+    if (gtids) {
+        char e[1200];
+        int ok = gtid_resume_check(env->p->src, env->cfg->source.name, gtids, e, sizeof e);
+        if (ok < 0) snprintf(env->err, env->errlen, "%s", e);
+        return ok < 0 ? -1 : ok == 2;
+    }
+    int kept = db_binlog_file_kept(env->p->src, file, strlen(file), env->err, env->errlen);
+    return kept < 0 ? -1 : !kept;
+}
+
+/* The checkpoint's binlog is no longer on the source: with [source]
+ * on_purged = rebuild, reading starts at the end and every index is rebuilt;
+ * else the error says how to recover. 0 or -1 (env->err). */
+static int checkpoint_purged(struct binlog_source *bl, const char *was) {
+    struct source_env *env = bl->env;
+    if (!strcmp(env->cfg->source.on_purged, "rebuild")) {
+        if (binlog_skip_to_end(bl, "[source] on_purged = rebuild", was) < 0) return -1;
+        pthread_mutex_lock(&env->rs->mu);
+        env->rs->f.purge_rebuilds++;
+        pthread_mutex_unlock(&env->rs->mu);
+        return 0;
+    }
+    return errf(env->err, env->errlen, "the binlog after the checkpoint of source %s (%s) is no "
+                "longer on the source (purged): the changes since cannot be read. Recover with "
+                "`searchsync run --from-current` (it starts at the binlog's end and rebuilds every "
+                "index), or set [source] on_purged = rebuild to have the daemon do that by itself",
+                env->cfg->source.name, was);
 }
 
 /* The checkpoint, else [source] start ("now" becomes a position, saved at
@@ -114,7 +147,8 @@ static int start_position(struct binlog_source *bl, bl_reader_opts *ro, char *fi
     int found = offsets_load(env->p->meta, cfg->source.name, pos, sizeof pos, env->err,
                              env->errlen);
     if (found < 0) return -1;
-    if (from_current) return start_from_current(bl, ro, file, filelen, found == 0 ? pos : NULL);
+    if (from_current)
+        return binlog_skip_to_end(bl, "run --from-current", found == 0 ? pos : NULL);
     unsigned long long at = 0;
     if (found == 0) {
         /* file:pos, or in gtid mode file:pos;gtid=SET; a checkpoint of the
@@ -133,11 +167,14 @@ static int start_position(struct binlog_source *bl, bl_reader_opts *ro, char *fi
                         cfg->source.name, pos, mark ? "gtid" : "position",
                         gtid ? "gtid" : "position (or auto)");
         }
+        char was[sizeof pos];
+        snprintf(was, sizeof was, "%s", pos);
         if (mark) {
             *mark = '\0';
             const char *set = mark + strlen(GTID_TOKEN_MARK);
             int ok = gtid_resume_check(env->p->src, cfg->source.name, set, env->err,
                                        env->errlen);
+            if (ok == 2) return checkpoint_purged(bl, was);
             if (ok != 0) {
                 env->usage = ok == 1;
                 return -1;
@@ -154,6 +191,11 @@ static int start_position(struct binlog_source *bl, bl_reader_opts *ro, char *fi
         memcpy(file, pos, (size_t)(colon - pos));
         file[colon - pos] = '\0';
         at = strtoull(colon + 1, NULL, 10);
+        if (!mark) {
+            int purged = binlog_purged(bl, file, NULL);
+            if (purged < 0) return -1;
+            if (purged) return checkpoint_purged(bl, was);
+        }
         if (!mark) ro->start = BL_START_FILEPOS, ro->file = file, ro->pos = at;
         start_at(bl, file, at);
         if (!mark) log_info("run", "resuming source %s at %s:%llu", cfg->source.name, file, at);

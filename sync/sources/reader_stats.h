@@ -24,6 +24,8 @@ struct reader_figures {
     int64_t read_ms;           /* ... when it was read (unix ms) */
     uint64_t txns, rows, ddls, replays, reconnects, expired;
     uint64_t xa_prepared;      /* two-phase XA transactions prepared, not yet ended */
+    uint64_t purge_rebuilds;   /* the checkpoint's binlog found purged, every index rebuilt
+                                * ([source] on_purged = rebuild) */
 };
 
 struct kafka_live;

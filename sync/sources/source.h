@@ -82,10 +82,11 @@ struct source_env {
      * transaction: fenced like every save). 0, 1 another node reads the
      * source now (*other its token), -1 (err). */
     int (*save_start)(void *ud, const char *token, uint64_t *other, char *err, size_t errlen);
-    /* `run --from-current`: every index config of the generation in force
-     * is rebuilt (a reindex queued), which covers what is skipped. 0, or -1
-     * (err). */
-    int (*rebuild_all)(void *ud);
+    /* Every index config of the generation in force is rebuilt (a reindex
+     * queued), which covers a stretch of the binlog not read: skipped (which
+     * stretch, for the log and the sync log), why ("run --from-current", "the
+     * binlog was purged"). 0, or -1 (err). */
+    int (*rebuild_all)(void *ud, const char *why, const char *skipped);
 };
 
 /* ---------- a kind of source: what the daemon calls ----------

@@ -488,3 +488,5 @@ search_doc() {
 
 # unique_name PREFIX — a name no other test run uses (for databases, indices)
 unique_name() { printf '%s_%s_%s\n' "$1" "$$" "$RANDOM"; }
+# a TCP port free on 127.0.0.1 now
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
