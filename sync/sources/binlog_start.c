@@ -174,7 +174,17 @@ static int start_position(struct binlog_source *bl, bl_reader_opts *ro, char *fi
             const char *set = mark + strlen(GTID_TOKEN_MARK);
             int ok = gtid_resume_check(env->p->src, cfg->source.name, set, env->err,
                                        env->errlen);
-            if (ok == 2) return checkpoint_purged(bl, was);
+            if (ok == 2 && !strcmp(cfg->source.on_purged, "rebuild"))
+                return checkpoint_purged(bl, was);
+            if (ok == 2) { /* as a start on another server is refused (exit 2), naming more */
+                size_t n = strlen(env->err);
+                snprintf(env->err + n, env->errlen - n, ". On this server, go on without the "
+                         "purged changes with `searchsync run --from-current` (it starts at the "
+                         "binlog's end and rebuilds every index), or set [source] on_purged = "
+                         "rebuild to have the daemon do that by itself");
+                env->usage = true;
+                return -1;
+            }
             if (ok != 0) {
                 env->usage = ok == 1;
                 return -1;
