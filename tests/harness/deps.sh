@@ -48,6 +48,11 @@ PACKAGES=(
     # engine.sh's Elasticsearch 8 zip too), and MySQL 8.0.15's mysqld links
     # libaio and libnuma
     unzip libaio1 libnuma1
+    # t_run_online_schema_change: Percona's pt-online-schema-change (3.2.1);
+    # it reaches the server through Perl's DBI and DBD::mysql (the package
+    # depends on both; named so that neither goes missing). gh-ost is built by
+    # tests/harness/ghost.sh with the Go toolchain, not packaged here.
+    percona-toolkit libdbi-perl libdbd-mysql-perl
 )
 
 missing=()

@@ -144,14 +144,18 @@ reset_data() {
 
 # load_on / load_off: the busy box (tests/harness/load.sh); SEARCH_URL then
 # leads through its proxy
+# (SEARCHSYNC_LOAD=1 tells a test it runs on the busy box: the loops of the
+# load tier take their load-tier length from it)
 load_on() {
     bash "$HARNESS/load.sh" start >>"$LOG_DIR/servers-start.log" 2>&1 ||
         { echo "FAIL load: could not start the load; $LOG_DIR/servers-start.log"; return 1; }
     . "$SEARCHSYNC_HARNESS_DIR/load.env"
+    export SEARCHSYNC_LOAD=1
 }
 load_off() {
     bash "$HARNESS/load.sh" stop >>"$LOG_DIR/servers-start.log" 2>&1 || true
     . "$SEARCHSYNC_HARNESS_DIR/env.sh"
+    unset SEARCHSYNC_LOAD
 }
 
 # run_one TEST [SEED]
