@@ -6,10 +6,19 @@ libsearchsync_a_SOURCES += sync/mapping/mapping.c sync/mapping/mapping.h \
 	sync/mapping/mapping_file.c sync/mapping/mapping_db.c sync/mapping/mapping_gen.c \
 	sync/mapping/mapping_gen.h sync/node/node.c sync/node/node.h sync/mapping/index_mapping.c \
 	sync/mapping/index_mapping.h sync/mapping/mapping_import.c sync/mapping/mapping_import.h \
-	sync/mapping/mapping_generate.c sync/mapping/mapping_generate.h
+	sync/mapping/mapping_generate.c sync/mapping/mapping_generate.h sync/mapping/mapping_shard.c \
+	sync/mapping/mapping_shard.h
 searchsync_SOURCES += sync/cli/cmd_mapping.c
 EXTRA_DIST += tests/fixtures/mapping sql/demo/mapping.json docs/mapping.md
 
+check_PROGRAMS += tests/unit/test_mapping_shard tests/unit/test_mapping_shard_asan
+TESTS += tests/unit/test_mapping_shard tests/unit/test_mapping_shard_asan
+tests_unit_test_mapping_shard_SOURCES = tests/unit/test_mapping_shard.c
+tests_unit_test_mapping_shard_LDADD = $(UNIT_LDADD)
+tests_unit_test_mapping_shard_asan_SOURCES = tests/unit/test_mapping_shard.c
+tests_unit_test_mapping_shard_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_mapping_shard_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_mapping_shard_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/unit/test_mapping tests/unit/test_mapping_asan
 TESTS += tests/unit/test_mapping tests/unit/test_mapping_asan
 tests_unit_test_mapping_SOURCES = tests/unit/test_mapping.c

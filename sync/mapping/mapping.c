@@ -66,21 +66,163 @@ const struct mp_index *mp_index_named(const struct mapping *m, const char *alias
     return NULL;
 }
 
+void mp_index_free(struct mp_index *ix) {
+    free(ix->alias);
+    free(ix->join_field);
+    free(ix->analysis);
+    free(ix->state);
+    free(ix->stopped);
+    free(ix->id_template);
+    free(ix->unit);
+    free(ix->pattern_db);
+    free(ix->pattern_table);
+    free(ix->id_pre);
+    free(ix->id_post);
+    for (size_t j = 0; j < ix->ntables; j++) table_free(&ix->tables[j]);
+    free(ix->tables);
+    memset(ix, 0, sizeof *ix);
+}
+
 void mapping_free(struct mapping *m) {
     if (!m) return;
-    for (size_t i = 0; i < m->nindices; i++) {
-        struct mp_index *ix = &m->indices[i];
-        free(ix->alias);
-        free(ix->join_field);
-        free(ix->analysis);
-        free(ix->state);
-        free(ix->stopped);
-        for (size_t j = 0; j < ix->ntables; j++) table_free(&ix->tables[j]);
-        free(ix->tables);
-    }
+    for (size_t i = 0; i < m->nindices; i++) mp_index_free(&m->indices[i]);
     free(m->indices);
     m->indices = NULL;
     m->nindices = 0;
+}
+
+/* ------------------------------------------------------------------ copy */
+
+static char *dup0(const char *s) { return s ? xstrdup(s) : NULL; }
+
+static void column_copy(struct mp_column *o, const struct mp_column *c) {
+    *o = *c;
+    o->name = dup0(c->name);
+    o->mysql_type = dup0(c->mysql_type);
+    o->type = dup0(c->type);
+    o->analyzer = dup0(c->analyzer);
+    o->search_analyzer = dup0(c->search_analyzer);
+    o->copy_to = dup0(c->copy_to);
+    o->extend_name = dup0(c->extend_name);
+    o->format = dup0(c->format);
+    o->widened_from = dup0(c->widened_from);
+}
+
+static struct mp_column *columns_copy(const struct mp_column *c, size_t n) {
+    struct mp_column *o = xcalloc(n ? n : 1, sizeof *o);
+    for (size_t i = 0; i < n; i++) column_copy(&o[i], &c[i]);
+    return o;
+}
+
+static void relation_copy(struct mp_relation *o, const struct mp_relation *r) {
+    *o = *r;
+    o->column = dup0(r->column);
+    o->extend_name = dup0(r->extend_name);
+    o->db = dup0(r->db);
+    o->table = dup0(r->table);
+    o->join_column = dup0(r->join_column);
+    o->where = dup0(r->where);
+    o->columns = r->columns ? columns_copy(r->columns, r->ncolumns) : NULL;
+    o->relations = r->relations ? xcalloc(r->nrelations ? r->nrelations : 1, sizeof *o->relations)
+                                : NULL;
+    for (size_t i = 0; i < r->nrelations; i++) relation_copy(&o->relations[i], &r->relations[i]);
+}
+
+static void table_copy(struct mp_table *o, const struct mp_table *t) {
+    *o = *t;
+    o->db = dup0(t->db);
+    o->table = dup0(t->table);
+    o->join_name = dup0(t->join_name);
+    o->parent_db = dup0(t->parent_db);
+    o->parent_table = dup0(t->parent_table);
+    o->parent_column = dup0(t->parent_column);
+    o->bucket_column = dup0(t->bucket_column);
+    o->daily_check_column = dup0(t->daily_check_column);
+    o->copy_to = dup0(t->copy_to);
+    o->expiry_column = dup0(t->expiry_column);
+    o->top = t->top ? xcalloc(t->ntop ? t->ntop : 1, sizeof *o->top) : NULL;
+    for (size_t i = 0; i < t->ntop; i++) {
+        o->top[i].db = dup0(t->top[i].db);
+        o->top[i].sql = dup0(t->top[i].sql);
+        o->top[i].output = dup0(t->top[i].output);
+    }
+    o->columns = t->columns ? columns_copy(t->columns, t->ncolumns) : NULL;
+    o->relations = t->relations ? xcalloc(t->nrelations ? t->nrelations : 1, sizeof *o->relations)
+                                : NULL;
+    for (size_t i = 0; i < t->nrelations; i++) relation_copy(&o->relations[i], &t->relations[i]);
+}
+
+void mp_index_copy(struct mp_index *o, const struct mp_index *ix) {
+    *o = *ix;
+    o->alias = dup0(ix->alias);
+    o->join_field = dup0(ix->join_field);
+    o->analysis = dup0(ix->analysis);
+    o->state = dup0(ix->state);
+    o->stopped = dup0(ix->stopped);
+    o->id_template = dup0(ix->id_template);
+    o->unit = dup0(ix->unit);
+    o->pattern_db = dup0(ix->pattern_db);
+    o->pattern_table = dup0(ix->pattern_table);
+    o->id_pre = dup0(ix->id_pre);
+    o->id_post = dup0(ix->id_post);
+    o->tables = xcalloc(ix->ntables ? ix->ntables : 1, sizeof *o->tables);
+    for (size_t i = 0; i < ix->ntables; i++) table_copy(&o->tables[i], &ix->tables[i]);
+}
+
+void mapping_copy(struct mapping *out, const struct mapping *m) {
+    out->nindices = m->nindices;
+    out->indices = xcalloc(m->nindices ? m->nindices : 1, sizeof *out->indices);
+    for (size_t i = 0; i < m->nindices; i++) mp_index_copy(&out->indices[i], &m->indices[i]);
+}
+
+/* c[0..n) made the validated columns (normalised types, the key taken
+ * from the primary key, columns filled in): the same config, so the same
+ * columns, in the same order */
+static void columns_from(struct mp_column **c, size_t *n, const struct mp_column *v, size_t nv) {
+    if (!v) return;
+    for (size_t i = 0; i < *n; i++) column_free(&(*c)[i]);
+    free(*c);
+    *c = columns_copy(v, nv);
+    *n = nv;
+}
+
+static void relation_types_from(struct mp_relation *r, size_t n, const struct mp_relation *v,
+                                size_t nv) {
+    if (!r || !v || n != nv) return;
+    for (size_t i = 0; i < n; i++) {
+        columns_from(&r[i].columns, &r[i].ncolumns, v[i].columns, v[i].ncolumns);
+        r[i].nprimary = v[i].nprimary;
+        r[i].join_primary = v[i].join_primary;
+        r[i].join_kind = v[i].join_kind;
+        relation_types_from(r[i].relations, r[i].nrelations, v[i].relations, v[i].nrelations);
+    }
+}
+
+int mapping_types_from(struct mapping *m, const struct mapping *validated, sbuf *errs) {
+    int problems = 0;
+    for (size_t i = 0; i < m->nindices; i++) {
+        struct mp_index *ix = &m->indices[i];
+        const struct mp_index *u = NULL;
+        for (size_t j = 0; j < validated->nindices && !u; j++)
+            if (!strcmp(validated->indices[j].alias, ix->alias)) u = &validated->indices[j];
+        if (!u) {
+            sbuf_printf(errs, "$.indices[%zu] (index %s): no table of the source matches the "
+                        "root table's pattern %s.%s: a sharded index config takes its columns' "
+                        "types from its shards; create one first\n", i, ix->alias,
+                        ix->ntables ? ix->tables[0].db : "?",
+                        ix->ntables ? ix->tables[0].table : "?");
+            problems++;
+            continue;
+        }
+        if (u->ntables != ix->ntables) continue;
+        for (size_t t = 0; t < ix->ntables; t++) {
+            struct mp_table *tb = &ix->tables[t];
+            const struct mp_table *vt = &u->tables[t];
+            columns_from(&tb->columns, &tb->ncolumns, vt->columns, vt->ncolumns);
+            relation_types_from(tb->relations, tb->nrelations, vt->relations, vt->nrelations);
+        }
+    }
+    return problems;
 }
 
 /* ------------------------------------------------------------------ types */

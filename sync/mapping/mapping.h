@@ -110,6 +110,14 @@ struct mp_index {
                               * build table (a build going live lifts it) */
     bool unusable;   /* stopped, and the source no longer fits its mapping (set by
                       * mapping_validate): nothing is routed to it at all */
+    /* table patterns (sync/mapping/mapping_shard.h): from the file */
+    char *id_template; /* "id": the document id made of {db} {table} {key} {name...};
+                        * NULL: the default */
+    bool unique_keys;  /* "unique_keys": keys never collide across shards ({key}) */
+    /* a unit: this config for one shard (mapping_expand), its names concrete */
+    char *unit;        /* the shard's root table "db.table" (NULL: not a unit) */
+    char *pattern_db, *pattern_table; /* the root's pattern, to match new shards */
+    char *id_pre, *id_post; /* its documents' ids: id_pre + key + id_post (NULL: the key) */
     bool deferred;   /* not stopped, and the source does not fit it now, but whether it
                       * still fits is decided at the schema change the reader has yet to
                       * read (sync/node/schema_watch.c): routed as before, its problems
@@ -122,6 +130,16 @@ struct mapping {
 };
 
 void mapping_free(struct mapping *m); /* NULL-safe; leaves *m empty */
+void mp_index_free(struct mp_index *ix); /* its contents */
+/* A deep copy of ix into *out (everything, run-time fields too). */
+void mp_index_copy(struct mp_index *out, const struct mp_index *ix);
+void mapping_copy(struct mapping *out, const struct mapping *m);
+/* The column types validation filled into `validated` (m expanded into
+ * units: mapping_shard.h), put into m: each index config of m takes them
+ * from its first unit. An index config with table patterns and no unit (no
+ * shard in the source) is a problem (one line in errs). Returns the number
+ * of problems. */
+int mapping_types_from(struct mapping *m, const struct mapping *validated, sbuf *errs);
 /* The index config with this alias, NULL when none. */
 const struct mp_index *mp_index_named(const struct mapping *m, const char *alias);
 /* The column marked as the key among cols[0..n) (a table's or a relation's),

@@ -9,6 +9,8 @@
 
 #include "db.h"
 #include "sync/mapping/mapping.h"
+#include "sync/mapping/mapping_shard.h"
+#include "log.h"
 
 static void seterr(char *err, size_t n, const char *what, MYSQL *m) {
     snprintf(err, n, "%s: %s (%u)", what, mysql_error(m), mysql_errno(m));
@@ -270,8 +272,8 @@ int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err
     memset(out, 0, sizeof *out);
     sbuf sql = SBUF_INIT;
     sbuf_adds(&sql, "SELECT id, alias, state, current_version, epoch, history_retention, shards, "
-                    "replicas, join_field, analysis, stopped_reason FROM index_configs WHERE "
-                    "source = ");
+                    "replicas, join_field, analysis, stopped_reason, id_template, unique_keys "
+                    "FROM index_configs WHERE source = ");
     q(m, &sql, source);
     sbuf_adds(&sql, " ORDER BY position, id");
     MYSQL_RES *r = db_query(m, sql.data, sql.len, err, errlen);
@@ -297,6 +299,8 @@ int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err
         ix->analysis = dup_or_null(row[9]);
         ix->stopped = dup_or_null(row[10]);
         ix->deliveries_stopped = ix->stopped != NULL;
+        ix->id_template = dup_or_null(row[11]);
+        ix->unique_keys = row[12] && atoi(row[12]);
     }
     mysql_free_result(r);
     int rc = 0;
@@ -502,7 +506,8 @@ static int save_all(MYSQL *m, const char *source, const struct mapping *mp, char
         const struct mp_index *ix = &mp->indices[i];
         sbuf_reset(&s);
         sbuf_adds(&s, "INSERT INTO index_configs (source, alias, history_retention, shards, "
-                      "replicas, join_field, analysis, position) VALUES (");
+                      "replicas, join_field, analysis, id_template, unique_keys, position) "
+                      "VALUES (");
         q(m, &s, source);
         sbuf_addc(&s, ',');
         q(m, &s, ix->alias);
@@ -510,11 +515,16 @@ static int save_all(MYSQL *m, const char *source, const struct mapping *mp, char
         q(m, &s, ix->join_field ? ix->join_field : "relation");
         sbuf_addc(&s, ',');
         q(m, &s, ix->analysis);
+        sbuf_addc(&s, ',');
+        q(m, &s, ix->id_template);
+        sbuf_addc(&s, ',');
+        qb(&s, ix->unique_keys);
         sbuf_printf(&s,
                     ", %zu) ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id), "
                     "history_retention = VALUES(history_retention), shards = VALUES(shards), "
                     "replicas = VALUES(replicas), join_field = VALUES(join_field), "
-                    "analysis = VALUES(analysis), position = VALUES(position)",
+                    "analysis = VALUES(analysis), id_template = VALUES(id_template), "
+                    "unique_keys = VALUES(unique_keys), position = VALUES(position)",
                     i);
         if ((rc = exec(m, &s, err, errlen)) < 0) break;
         unsigned long long iid = mysql_insert_id(m);
@@ -590,10 +600,14 @@ int mapping_db_save(MYSQL *m, const char *source, const struct mapping *mp, char
 
 int mapping_check_source(MYSQL *src, struct mapping *m, char *err, size_t errlen) {
     struct mp_schema schema = {0};
-    sbuf verrs = SBUF_INIT;
-    int bad = mapping_schema_load(src, m, &schema, err, errlen) < 0
+    sbuf verrs = SBUF_INIT, skipped = SBUF_INIT;
+    /* table patterns: one unit per shard the source has (mapping_shard.h) */
+    int bad = mapping_expand(src, m, &skipped, err, errlen) < 0 ||
+                      mapping_schema_load(src, m, &schema, err, errlen) < 0
                   ? -1
                   : mapping_validate(m, &schema, &verrs);
+    if (skipped.len) log_debug("mapping", "%.*s", (int)skipped.len - 1, skipped.data);
+    sbuf_free(&skipped);
     mp_schema_free(&schema);
     if (bad > 0) errf(err, errlen, "the mapping does not match the source:\n%s", verrs.data);
     sbuf_free(&verrs);

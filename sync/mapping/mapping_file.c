@@ -13,6 +13,7 @@
 #include "json_exact.h"
 #include "jsonw.h"
 #include "sync/mapping/mapping.h"
+#include "sync/mapping/mapping_shard.h"
 
 /* ------------------------------------------------------------------ parse */
 
@@ -85,15 +86,37 @@ static int get_int(struct pctx *c, const char *path, const cJSON *obj, const cha
     return 0;
 }
 
-/* "db.table" -> db, table */
-static int split_table(struct pctx *c, const char *path, const char *key, const char *s, char **db,
-                       char **table) {
-    const char *dot = strchr(s, '.');
-    if (!dot || dot == s || !dot[1] || strchr(dot + 1, '.'))
+/* the first '.' outside a placeholder's braces (a regex may hold dots) */
+static const char *name_dot(const char *s) {
+    int depth = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p == '\\' && depth && p[1]) p++;
+        else if (*p == '{') depth++;
+        else if (*p == '}' && depth) depth--;
+        else if (*p == '.' && !depth) return p;
+    }
+    return NULL;
+}
+
+/* "db.table" -> db, table; with placeholders (table patterns,
+ * mapping_shard.h), checked: `defines` for the root table's */
+static int split_name(struct pctx *c, const char *path, const char *key, const char *s, char **db,
+                      char **table, bool defines) {
+    const char *dot = name_dot(s);
+    if (!dot || dot == s || !dot[1] || name_dot(dot + 1))
         return perr(c, path, "\"%s\" must be \"database.table\", not \"%s\"", key, s);
     *db = xstrndup(s, (size_t)(dot - s));
     *table = xstrdup(dot + 1);
+    char why[512];
+    if ((mp_is_pattern(*db) && mp_pattern_check(*db, defines, why, sizeof why) < 0) ||
+        (mp_is_pattern(*table) && mp_pattern_check(*table, defines, why, sizeof why) < 0))
+        return perr(c, path, "\"%s\": %s", key, why);
     return 0;
+}
+
+static int split_table(struct pctx *c, const char *path, const char *key, const char *s, char **db,
+                       char **table) {
+    return split_name(c, path, key, s, db, table, false);
 }
 
 static int parse_column(struct pctx *c, const char *path, const cJSON *v, struct mp_column *col) {
@@ -223,7 +246,8 @@ static int parse_top(struct pctx *c, const char *path, const cJSON *v, struct mp
     return 0;
 }
 
-static int parse_table(struct pctx *c, const char *path, const cJSON *v, struct mp_table *t) {
+static int parse_table(struct pctx *c, const char *path, const cJSON *v, struct mp_table *t,
+                       bool root) {
     memset(t, 0, sizeof *t);
     if (!cJSON_IsObject(v)) return perr(c, path, "a table is an object");
     static const char *const keys[] = {"table", "join_name", "parent", "parent_column",
@@ -232,7 +256,7 @@ static int parse_table(struct pctx *c, const char *path, const cJSON *v, struct 
                                        "relations", "relation_top", NULL};
     char *tbl = NULL, *parent = NULL, *mode = NULL;
     if (only_keys(c, path, v, keys) < 0 || get_str(c, path, v, "table", true, &tbl) < 0) return -1;
-    int rc = split_table(c, path, "table", tbl, &t->db, &t->table);
+    int rc = split_name(c, path, "table", tbl, &t->db, &t->table, root);
     free(tbl);
     if (rc < 0 || get_str(c, path, v, "parent", false, &parent) < 0) return -1;
     if (parent) {
@@ -272,8 +296,11 @@ static int parse_index(struct pctx *c, const char *path, const cJSON *v, struct 
     ix->history_retention = 2;
     if (!cJSON_IsObject(v)) return perr(c, path, "an index config is an object");
     static const char *const keys[] = {"alias", "shards", "replicas", "history_retention",
-                                       "join_field", "analysis", "tables", NULL};
+                                       "join_field", "analysis", "id", "unique_keys", "tables",
+                                       NULL};
     if (only_keys(c, path, v, keys) < 0 || get_str(c, path, v, "alias", true, &ix->alias) < 0 ||
+        get_str(c, path, v, "id", false, &ix->id_template) < 0 ||
+        get_bool(c, path, v, "unique_keys", &ix->unique_keys) < 0 ||
         get_int(c, path, v, "shards", 1, 1024, &ix->shards) < 0 ||
         get_int(c, path, v, "replicas", 0, 64, &ix->replicas) < 0 ||
         get_int(c, path, v, "history_retention", 0, 1000, &ix->history_retention) < 0 ||
@@ -295,8 +322,10 @@ static int parse_index(struct pctx *c, const char *path, const cJSON *v, struct 
         char p[512];
         snprintf(p, sizeof p, "%s.tables[%zu]", path, i);
         ix->ntables++;
-        if (parse_table(c, p, it, &ix->tables[i]) < 0) return -1;
+        if (parse_table(c, p, it, &ix->tables[i], i == 0) < 0) return -1;
     }
+    char why[512];
+    if (mp_id_template_check(ix, why, sizeof why) < 0) return perr(c, path, "%s", why);
     return 0;
 }
 
@@ -499,6 +528,11 @@ static void w_index(jsonw *w, const struct mp_index *ix) {
     if (ix->analysis) {
         jw_key(w, "analysis");
         jw_raw(w, ix->analysis, strlen(ix->analysis));
+    }
+    w_opt(w, "id", ix->id_template);
+    if (ix->unique_keys) {
+        jw_key(w, "unique_keys");
+        jw_bool(w, true);
     }
     jw_key(w, "tables");
     jw_arr_open(w);

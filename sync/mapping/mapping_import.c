@@ -1,5 +1,6 @@
 /* mapping_import: see mapping_import.h. */
 #include "sync/mapping/mapping_import.h"
+#include "sync/mapping/mapping_shard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +103,7 @@ static int write_plan(const struct mapping *old, const struct mapping *nw, sbuf 
 }
 
 int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_import *mi) {
-    struct mapping nw = {0}, old = {0};
+    struct mapping nw = {0}, old = {0}, ex = {0};
     struct mp_schema schema = {0};
     MYSQL *src = NULL;
     int rc = MI_OK;
@@ -132,20 +133,25 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
         rc = MI_INVALID;
         goto out;
     }
-    if (!src || rowfmt < 0 || mapping_schema_load(src, &nw, &schema, err, errlen) < 0) {
+    /* validated as it runs: an index config with table patterns as one unit
+     * per shard the source has (mapping_shard.h) */
+    mapping_copy(&ex, &nw);
+    if (!src || rowfmt < 0 || mapping_expand(src, &ex, NULL, err, errlen) < 0 ||
+        mapping_schema_load(src, &ex, &schema, err, errlen) < 0) {
         rc = MI_RUNTIME;
         goto out;
     }
-    int nerr = mapping_validate(&nw, &schema, &mi->problems);
+    int nerr = mapping_validate(&ex, &schema, &mi->problems);
     if (!nerr) {
-        nerr = mapping_check_where(src, &nw, &mi->problems, err, errlen);
-        int nt = nerr < 0 ? 0 : rt_check_mapping(src, &nw, &mi->problems, err, errlen);
+        nerr = mapping_check_where(src, &ex, &mi->problems, err, errlen);
+        int nt = nerr < 0 ? 0 : rt_check_mapping(src, &ex, &mi->problems, err, errlen);
         if (nerr < 0 || nt < 0) {
             rc = MI_RUNTIME;
             goto out;
         }
         nerr += nt;
     }
+    if (!nerr) nerr = mapping_types_from(&nw, &ex, &mi->problems);
     if (nerr) {
         mi->nproblems = nerr;
         snprintf(err, errlen, "%s: %d problem%s:", mi->name, nerr, nerr == 1 ? "" : "s");
@@ -197,6 +203,7 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
     sbuf_free(&s);
 out:
     mapping_free(&nw);
+    mapping_free(&ex);
     mapping_free(&old);
     mp_schema_free(&schema);
     db_close(src);

@@ -49,6 +49,7 @@
 #include "sbuf.h"
 #include "sync/node/index_stop.h"
 #include "sync/node/supervisor.h"
+#include "sync/mapping/mapping_shard.h"
 
 struct sw_absent {
     char db[65], table[65];
@@ -254,6 +255,7 @@ int schema_watch_judge(struct supervisor *sv, const char *forced, bool at_start,
     if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0 ||
         db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0 ||
         mapping_db_load(sv->meta, sv->cfg->source.name, &m, sv->err, sizeof sv->err) < 0 ||
+        mapping_expand(sv->src, &m, NULL, sv->err, sizeof sv->err) < 0 ||
         mapping_schema_load(sv->src, &m, &schema, sv->err, sizeof sv->err) < 0)
         goto out;
     long long now = mono_ms(), settle = sv->cfg->source.schema_settle_ms;

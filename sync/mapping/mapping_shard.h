@@ -1,0 +1,98 @@
+/* mapping_shard: table patterns — one index config fed by every table of a
+ * sharded family (`shop.orders_07`, `shop_3.orders`, ...).
+ *
+ * A database or table name in the mapping may hold placeholders:
+ * `{name:regex}` matches that part of a name (POSIX extended regex, the
+ * whole part anchored) and binds it to `name`; `{name}` stands for the value
+ * `name` is bound to. The root table (the first) binds them, every other table
+ * and relation of the index config may use them:
+ *
+ *   root      shop.orders_{n:[0-9]+}      matches shop.orders_07 (n = 07)
+ *   relation  shop.order_items_{n}        pairs with shop.order_items_07
+ *   relation  shop.brands                 shared by every shard
+ *
+ * A table the source has that the root matches is a shard; with the
+ * placeholders' values put in, the index config's other tables are that
+ * shard's (the pairing rule: the same values). At validation the index
+ * config is expanded into one unit per shard (mapping_expand): a copy of it
+ * with the shard's concrete names (mp_index.unit), sharing its alias, state
+ * and versions, routed and built like any index config. A shard whose other
+ * tables do not all exist yet is left out until they do.
+ *
+ * Documents of different shards may share a key: a unit's document id is
+ * made by the index config's id template (mp_index.id_template, default
+ * `{db}.{table}:{key}` for a sharded config without "unique_keys": true,
+ * then `{key}`): {db} and {table} are the shard's root table, {key} the id
+ * the document would have without shards (the key, or `join-key`), any
+ * placeholder its value. */
+#ifndef SS_MAPPING_SHARD_H
+#define SS_MAPPING_SHARD_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sbuf.h"
+#include "sync/mapping/mapping.h"
+
+#define MP_ID_TEMPLATE_SHARDED "{db}.{table}:{key}"
+
+/* Does this database or table name hold a placeholder? */
+bool mp_is_pattern(const char *name);
+
+/* Check one name part: placeholders well formed ({name} or {name:regex},
+ * name [a-z_][a-z0-9_]*, the regex compiles), and a bound name defined only
+ * once; `defines` false: it may only use names (a relation's or a child's).
+ * 0, or -1 with a reason in why. */
+int mp_pattern_check(const char *part, bool defines, char *why, size_t whylen);
+
+/* The names bound by a root pattern's parts: appended to *names (each
+ * malloc'd; *n grows). */
+void mp_pattern_names(const char *part, char ***names, size_t *n);
+
+/* Match name against pattern part (anchored); bound values are appended
+ * to binds as "name=value" strings (*nbinds grows, each malloc'd); a {name}
+ * use must equal its bound value. true on a match. */
+bool mp_pattern_match(const char *part, const char *name, char ***binds, size_t *nbinds);
+
+/* part with every placeholder replaced by its value in binds ("name=value");
+ * NULL (and why) when a name is not bound. */
+char *mp_pattern_subst(const char *part, char *const *binds, size_t nbinds, char *why,
+                       size_t whylen);
+
+/* The id template of index config ix (its own, or the default: `{key}`
+ * without patterns or with unique_keys, else MP_ID_TEMPLATE_SHARDED); check
+ * it: {key} exactly once, other placeholders db, table or a bound name. 0 or
+ * -1 with why. */
+const char *mp_id_template(const struct mp_index *ix);
+int mp_id_template_check(const struct mp_index *ix, char *why, size_t whylen);
+
+/* A table of the source, for expansion. */
+struct mp_source_table {
+    const char *db, *table;
+};
+
+/* Replace every index config of m with table patterns by one unit per shard
+ * the source has (tables[0..ntables)), in shard order; an index config
+ * without patterns stays as it is. Shards whose other tables are not all in
+ * the list are left out, each said once in skipped (one line each, may be
+ * NULL). */
+void mapping_expand_with(struct mapping *m, const struct mp_source_table *tables, size_t ntables,
+                         sbuf *skipped);
+
+/* The same against the source's information_schema (base tables of the
+ * databases the patterns can match). 0, or -1 with err. */
+struct st_mysql;
+int mapping_expand(struct st_mysql *src, struct mapping *m, sbuf *skipped, char *err,
+                   size_t errlen);
+
+/* Is db.table a shard the root pattern of index config ix (a unit, or the
+ * config itself) would match? */
+bool mp_index_matches_shard(const struct mp_index *ix, const char *db, const char *table);
+
+/* The document id of key `key` (as a document table's rows give it: the
+ * key, or join-key) in unit ix: with its id template applied. */
+void mp_doc_id(const struct mp_index *ix, const char *key, size_t len, sbuf *out);
+/* The reverse: the key part of document id `id` of unit ix, or NULL when the
+ * id is not of that unit. *len its length. */
+const char *mp_doc_key(const struct mp_index *ix, const char *id, size_t *len);
+
+#endif
