@@ -1,6 +1,7 @@
 /* check: the consistency check of one index config (see check.h). */
 #include "sync/check/check.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -652,12 +653,15 @@ static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **o
         const char **keys = xcalloc(n, sizeof *keys);
         size_t nk = 0;
         for (size_t i = 0; i < n; i++) {
-            const char *key;
-            if (producer_doc_table(ix, v[i].id, &key) == t) keys[nk++] = key;
+            char *key = NULL;
+            size_t kt = producer_doc_key(ix, v[i].id, &key);
+            if (kt == t) keys[nk++] = key;
+            else free(key);
         }
         if (nk)
             rc = t == 0 ? docbuild_roots(&b, keys, nk, &sink, c->err, c->errlen)
                         : docbuild_children(&b, t, keys, nk, &sink, c->err, c->errlen);
+        for (size_t i = 0; i < nk; i++) free((char *)keys[i]);
         free(keys);
     }
     sbuf q = SBUF_INIT;
@@ -763,9 +767,10 @@ static int repair(struct ctx *c) {
         return errf(c->err, c->errlen, "repair: %s", p->err);
     struct changeset cs = {0};
     for (size_t i = 0; i < c->nc; i++) {
-        const char *key;
-        size_t t = producer_doc_table(c->ix, c->c[i].id, &key);
-        changeset_add_doc(&cs, c->at, t, key, strlen(key));
+        char *key = NULL;
+        size_t t = producer_doc_key(c->ix, c->c[i].id, &key);
+        if (t != SIZE_MAX) changeset_add_doc(&cs, c->at, t, key, strlen(key));
+        free(key);
     }
     cs.copies_may_move = true; /* a duplicate's copies under other routings go */
     unsigned long long docs0 = p->docs, del0 = p->deletes;

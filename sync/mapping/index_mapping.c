@@ -1,6 +1,7 @@
 /* index_mapping: generated index bodies (see index_mapping.h). Built as a
  * cJSON tree; every number goes in as exact text (cJSON_CreateRaw). */
 #include "sync/mapping/index_mapping.h"
+#include "sync/mapping/mapping_shard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,6 +181,11 @@ static int mapping_body(const struct mp_index *ix, const struct search_dialect *
         for (size_t k = 0; k < t->ncolumns; k++)
             add_prop(props, t->columns[k].name, column_def(&g, w, &t->columns[k], t->copy_to));
         add_relations(&g, w, props, t->columns, t->ncolumns, t->relations, t->nrelations);
+    }
+    if (mp_index_sharded(ix)) { /* which shard each document is of */
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "type", "keyword");
+        add_prop(props, MP_SHARD_FIELD, f);
     }
     for (size_t i = 0; i < ix->ntables; i++) {
         const struct mp_table *t = &ix->tables[i];

@@ -692,7 +692,7 @@ static void check_columns(struct vctx *v, const char *where, const char *db, con
         for (size_t j = 0; j < i; j++)
             if (!strcmp(cols[j].name, c->name)) verr(v, w, "column listed twice");
         if (!strcmp(c->name, "ss_version") || !strcmp(c->name, "ss_hash") ||
-            !strcmp(c->name, "ss_key_hash"))
+            !strcmp(c->name, "ss_key_hash") || !strcmp(c->name, "ss_shard"))
             verr(v, w, "%s is a field searchsync writes into every document (delivery's version, "
                  "the check's hashes): leave this column out of the mapping", c->name);
         if (v->schema && have_table) {

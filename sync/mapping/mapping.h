@@ -246,6 +246,10 @@ int mapping_schema_load(struct st_mysql *src, const struct mapping *m, struct mp
  * 0 valid, 1 invalid (err: "the mapping does not match the source:" and one
  * line per problem), -1 the source failed (err). */
 int mapping_check_source(struct st_mysql *src, struct mapping *m, char *err, size_t errlen);
+/* The same, a config over shard tables expanded keeping the shards keep[]
+ * (mapping_expand_with): the ones the daemon follows already. */
+int mapping_check_source_keep(struct st_mysql *src, struct mapping *m, char *const *keep,
+                              size_t nkeep, char *err, size_t errlen);
 /* Run each relation's extra WHERE condition against its table on the source
  * (SELECT 1 ... WHERE (cond) LIMIT 0), so a condition with an error or an
  * unknown column is refused at import rather than at sync time. Problems are

@@ -599,10 +599,15 @@ int mapping_db_save(MYSQL *m, const char *source, const struct mapping *mp, char
 }
 
 int mapping_check_source(MYSQL *src, struct mapping *m, char *err, size_t errlen) {
+    return mapping_check_source_keep(src, m, NULL, 0, err, errlen);
+}
+
+int mapping_check_source_keep(MYSQL *src, struct mapping *m, char *const *keep, size_t nkeep,
+                              char *err, size_t errlen) {
     struct mp_schema schema = {0};
     sbuf verrs = SBUF_INIT, skipped = SBUF_INIT;
     /* table patterns: one unit per shard the source has (mapping_shard.h) */
-    int bad = mapping_expand(src, m, &skipped, err, errlen) < 0 ||
+    int bad = mapping_expand(src, m, keep, nkeep, &skipped, err, errlen) < 0 ||
                       mapping_schema_load(src, m, &schema, err, errlen) < 0
                   ? -1
                   : mapping_validate(m, &schema, &verrs);

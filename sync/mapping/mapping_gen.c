@@ -31,3 +31,12 @@ const struct mp_index *mapping_gen_index(const struct mapping_gen *g, const char
         if (!strcmp(g->m.indices[i].alias, alias)) return &g->m.indices[i];
     return NULL;
 }
+
+void mapping_gen_index_write(const struct mapping_gen *g, const char *alias, sbuf *out) {
+    for (size_t i = 0; g && i < g->m.nindices; i++) {
+        const struct mp_index *ix = &g->m.indices[i];
+        if (strcmp(ix->alias, alias)) continue;
+        sbuf_printf(out, "%s\n", ix->unit ? ix->unit : "");
+        mapping_write_index(ix, out);
+    }
+}

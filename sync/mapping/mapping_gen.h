@@ -33,7 +33,11 @@ struct mapping_gen {
 struct mapping_gen *mapping_gen_new(struct mapping *m);
 struct mapping_gen *mapping_gen_ref(struct mapping_gen *g); /* NULL-safe; returns g */
 void mapping_gen_unref(struct mapping_gen *g);              /* NULL-safe */
-/* The index config of g named alias, or NULL. */
+/* The index config of g named alias (its first shard's unit when it reads
+ * shard tables: sync/mapping/mapping_shard.h), or NULL. */
 const struct mp_index *mapping_gen_index(const struct mapping_gen *g, const char *alias);
+/* The canonical text of every unit of alias in g, each with its shard: two
+ * generations hold the same index config when these are equal. */
+void mapping_gen_index_write(const struct mapping_gen *g, const char *alias, sbuf *out);
 
 #endif

@@ -136,7 +136,7 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
     /* validated as it runs: an index config with table patterns as one unit
      * per shard the source has (mapping_shard.h) */
     mapping_copy(&ex, &nw);
-    if (!src || rowfmt < 0 || mapping_expand(src, &ex, NULL, err, errlen) < 0 ||
+    if (!src || rowfmt < 0 || mapping_expand(src, &ex, NULL, 0, NULL, err, errlen) < 0 ||
         mapping_schema_load(src, &ex, &schema, err, errlen) < 0) {
         rc = MI_RUNTIME;
         goto out;

@@ -250,7 +250,7 @@ static bool index_has_patterns_rel(const struct mp_relation *r, size_t n) {
     return false;
 }
 
-static bool index_has_patterns(const struct mp_index *ix) {
+bool mp_index_sharded(const struct mp_index *ix) {
     if (ix->unit) return true;
     for (size_t t = 0; t < ix->ntables; t++) {
         const struct mp_table *tb = &ix->tables[t];
@@ -264,7 +264,7 @@ static bool index_has_patterns(const struct mp_index *ix) {
 
 const char *mp_id_template(const struct mp_index *ix) {
     if (ix->id_template) return ix->id_template;
-    return index_has_patterns(ix) && !ix->unique_keys ? MP_ID_TEMPLATE_SHARDED : "{key}";
+    return mp_index_sharded(ix) && !ix->unique_keys ? MP_ID_TEMPLATE_SHARDED : "{key}";
 }
 
 int mp_id_template_check(const struct mp_index *ix, char *why, size_t whylen) {
@@ -409,13 +409,34 @@ static void subst_rels(struct subst_ctx *c, struct mp_relation *r, size_t n) {
     }
 }
 
+static bool kept(char *const *keep, size_t nkeep, const char *db, const char *table) {
+    size_t dl = strlen(db);
+    for (size_t i = 0; i < nkeep; i++)
+        if (!strncmp(keep[i], db, dl) && keep[i][dl] == '.' && !strcmp(keep[i] + dl + 1, table))
+            return true;
+    return false;
+}
+
+/* a kept shard the source does not list now: its root's db and table */
+static bool kept_root(const char *label, const struct mp_source_table *t, size_t n, char *db,
+                      size_t dblen, char *table, size_t tablen) {
+    /* "db.table": the first dot (MySQL names in a label cannot be split
+     * otherwise; a database name with a dot is not a shard of a pattern) */
+    const char *dot = strchr(label, '.');
+    if (!dot || (size_t)(dot - label) >= dblen || strlen(dot + 1) >= tablen) return false;
+    memcpy(db, label, (size_t)(dot - label));
+    db[dot - label] = '\0';
+    snprintf(table, tablen, "%s", dot + 1);
+    return !in_source(t, n, db, table);
+}
+
 void mapping_expand_with(struct mapping *m, const struct mp_source_table *tables, size_t ntables,
-                         sbuf *skipped) {
+                         char *const *keep, size_t nkeep, sbuf *skipped) {
     struct mp_index *out = NULL;
     size_t nout = 0;
     for (size_t i = 0; i < m->nindices; i++) {
         struct mp_index *ix = &m->indices[i];
-        if (ix->unit || !index_has_patterns(ix) || !ix->ntables) {
+        if (ix->unit || !mp_index_sharded(ix) || !ix->ntables) {
             out = xrealloc(out, (nout + 1) * sizeof *out);
             out[nout++] = *ix;
             continue;
@@ -423,13 +444,21 @@ void mapping_expand_with(struct mapping *m, const struct mp_source_table *tables
         const char *pdb = ix->tables[0].db, *ptb = ix->tables[0].table;
         struct shard *sh = NULL;
         size_t nsh = 0;
-        for (size_t t = 0; t < ntables; t++) {
+        char (*kdb)[65] = xcalloc(nkeep ? nkeep : 1, sizeof *kdb);
+        char (*ktb)[65] = xcalloc(nkeep ? nkeep : 1, sizeof *ktb);
+        size_t nk = 0;
+        for (size_t k = 0; k < nkeep; k++)
+            if (kept_root(keep[k], tables, ntables, kdb[nk], sizeof kdb[nk], ktb[nk],
+                          sizeof ktb[nk]))
+                nk++;
+        for (size_t t = 0; t < ntables + nk; t++) {
+            const char *tdb = t < ntables ? tables[t].db : kdb[t - ntables];
+            const char *ttb = t < ntables ? tables[t].table : ktb[t - ntables];
             char **b = NULL;
             size_t nb = 0;
-            if (mp_pattern_match(pdb, tables[t].db, &b, &nb) &&
-                mp_pattern_match(ptb, tables[t].table, &b, &nb)) {
+            if (mp_pattern_match(pdb, tdb, &b, &nb) && mp_pattern_match(ptb, ttb, &b, &nb)) {
                 sh = xrealloc(sh, (nsh + 1) * sizeof *sh);
-                sh[nsh++] = (struct shard){tables[t].db, tables[t].table, b, nb};
+                sh[nsh++] = (struct shard){tdb, ttb, b, nb};
                 continue;
             }
             for (size_t k = 0; k < nb; k++) free(b[k]);
@@ -448,6 +477,8 @@ void mapping_expand_with(struct mapping *m, const struct mp_source_table *tables
                 subst_name(&c, &tb->parent_db, &tb->parent_table, false);
                 subst_rels(&c, tb->relations, tb->nrelations);
             }
+            if (!c.ok && kept(keep, nkeep, sh[s].db, sh[s].table))
+                c.ok = true; /* followed already: a table away is judged, not dropped here */
             if (!c.ok) {
                 if (skipped)
                     sbuf_printf(skipped, "index %s: shard %s.%s is left out until its tables "
@@ -467,6 +498,8 @@ void mapping_expand_with(struct mapping *m, const struct mp_source_table *tables
             free(sh[s].binds);
         }
         free(sh);
+        free(kdb);
+        free(ktb);
         mp_index_free(ix);
     }
     free(m->indices);
@@ -487,11 +520,11 @@ bool mp_index_matches_shard(const struct mp_index *ix, const char *db, const cha
     return ok;
 }
 
-int mapping_expand(struct st_mysql *src, struct mapping *m, sbuf *skipped, char *err,
-                   size_t errlen) {
+int mapping_expand(struct st_mysql *src, struct mapping *m, char *const *keep, size_t nkeep,
+                   sbuf *skipped, char *err, size_t errlen) {
     bool any = false;
     for (size_t i = 0; i < m->nindices && !any; i++)
-        any = !m->indices[i].unit && index_has_patterns(&m->indices[i]);
+        any = !m->indices[i].unit && mp_index_sharded(&m->indices[i]);
     if (!any) return 0;
     MYSQL_RES *r = db_query(src, "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
                                  "WHERE TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA NOT IN "
@@ -500,20 +533,20 @@ int mapping_expand(struct st_mysql *src, struct mapping *m, sbuf *skipped, char 
     if (!r) return -1;
     size_t n = (size_t)mysql_num_rows(r);
     struct mp_source_table *t = xcalloc(n ? n : 1, sizeof *t);
-    char **keep = xcalloc(2 * (n ? n : 1), sizeof *keep);
+    char **names = xcalloc(2 * (n ? n : 1), sizeof *names);
     size_t k = 0;
     MYSQL_ROW row;
     while ((row = mysql_fetch_row(r)) && k < n) {
         if (!row[0] || !row[1]) continue;
-        keep[2 * k] = xstrdup(row[0]);
-        keep[2 * k + 1] = xstrdup(row[1]);
-        t[k].db = keep[2 * k], t[k].table = keep[2 * k + 1];
+        names[2 * k] = xstrdup(row[0]);
+        names[2 * k + 1] = xstrdup(row[1]);
+        t[k].db = names[2 * k], t[k].table = names[2 * k + 1];
         k++;
     }
     mysql_free_result(r);
-    mapping_expand_with(m, t, k, skipped);
-    for (size_t i = 0; i < 2 * k; i++) free(keep[i]);
-    free(keep);
+    mapping_expand_with(m, t, k, keep, nkeep, skipped);
+    for (size_t i = 0; i < 2 * k; i++) free(names[i]);
+    free(names);
     free(t);
     return 0;
 }

@@ -34,6 +34,13 @@
 #include "sync/mapping/mapping.h"
 
 #define MP_ID_TEMPLATE_SHARDED "{db}.{table}:{key}"
+/* the field of a unit's documents naming its shard ("db.table"), so that a
+ * shard's documents are found again when it is dropped */
+#define MP_SHARD_FIELD "ss_shard"
+
+/* Does index config ix read shard tables (a table pattern anywhere), or is
+ * it one shard's unit? */
+bool mp_index_sharded(const struct mp_index *ix);
 
 /* Does this database or table name hold a placeholder? */
 bool mp_is_pattern(const char *name);
@@ -72,17 +79,20 @@ struct mp_source_table {
 
 /* Replace every index config of m with table patterns by one unit per shard
  * the source has (tables[0..ntables)), in shard order; an index config
- * without patterns stays as it is. Shards whose other tables are not all in
- * the list are left out, each said once in skipped (one line each, may be
- * NULL). */
+ * without patterns stays as it is. A new shard whose other tables are not
+ * all in the list yet is left out, said in skipped (one line each, may be
+ * NULL). keep[0..nkeep): shards ("db.table") kept as units whatever the list
+ * holds — the ones already followed, whose tables may be away for a moment
+ * (an online schema change's swap): whether they are gone is decided from
+ * the binlog (sync/node/schema_watch.c), not from one look at the source. */
 void mapping_expand_with(struct mapping *m, const struct mp_source_table *tables, size_t ntables,
-                         sbuf *skipped);
+                         char *const *keep, size_t nkeep, sbuf *skipped);
 
 /* The same against the source's information_schema (base tables of the
  * databases the patterns can match). 0, or -1 with err. */
 struct st_mysql;
-int mapping_expand(struct st_mysql *src, struct mapping *m, sbuf *skipped, char *err,
-                   size_t errlen);
+int mapping_expand(struct st_mysql *src, struct mapping *m, char *const *keep, size_t nkeep,
+                   sbuf *skipped, char *err, size_t errlen);
 
 /* Is db.table a shard the root pattern of index config ix (a unit, or the
  * config itself) would match? */

@@ -83,9 +83,15 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
     for (size_t r = 0; r < t->n; r++) {
         const struct build_want *bw = &t->v[r];
         struct mp_index *ix = NULL;
-        for (size_t i = 0; i < m->nindices; i++)
+        for (size_t i = 0; i < m->nindices && !ix; i++)
             if (!strcmp(m->indices[i].alias, bw->alias)) ix = &m->indices[i];
         if (!ix) continue;
+        /* its shards' units (sync/mapping/mapping_shard.h) share its state */
+        for (size_t i = (size_t)(ix - m->indices) + 1; i < m->nindices; i++)
+            if (!strcmp(m->indices[i].alias, bw->alias)) {
+                m->indices[i].current_version = bw->current;
+                m->indices[i].deliveries_stopped = bw->stopped;
+            }
         ix->current_version = bw->current;
         /* stopped by the supervisor (sync/node/index_stop.c), or lifted by a build
          * that went live: at the same boundary as the switch itself */
@@ -218,8 +224,10 @@ bool builds_mapping_changed(struct daemon *dm, const struct mapping_gen *nw) {
         const struct mp_index *n = mapping_gen_index(nw, alias);
         if (!o || !n) continue; /* gone: builds_apply stops it */
         sbuf_reset(&a), sbuf_reset(&b);
-        mapping_write_index(o, &a);
-        mapping_write_index(n, &b);
+        /* every unit of it: a shard that joined or went is an edit too (the
+         * pages would miss it) */
+        mapping_gen_index_write(p->builds[i].gen, alias, &a);
+        mapping_gen_index_write(nw, alias, &b);
         /* the epoch too: pages of the old one would lose to every dual write */
         if (o->epoch == n->epoch && a.len == b.len && !memcmp(a.data, b.data, a.len)) continue;
         char err[512];

@@ -13,20 +13,38 @@
 
 #include "sync/node/daemon.h"
 #include "sync/pipeline/ddl_tables.h"
+#include "sync/mapping/mapping_shard.h"
 #include "sync/reindex/reindex.h"
 #include "log.h"
+#include "jsonw.h"
+#include <cjson/cJSON.h>
 #include "monotime.h"
 
 /* Between transactions (and on idle heartbeats): what the supervisor asked
  * for — a new mapping generation, the build table to follow. true when a
  * generation was adopted. */
+static void shard_gone(struct daemon *dm, const char *alias, const char *label);
+
 bool daemon_between_txns(struct daemon *dm) {
     pthread_mutex_lock(&dm->cmds.mu);
     struct mapping_gen *g = dm->cmds.adopt;
     struct build_table *t = dm->cmds.builds;
+    char **gone = dm->cmds.shards_gone;
+    size_t ngone = dm->cmds.nshards_gone;
     dm->cmds.adopt = NULL;
     dm->cmds.builds = NULL;
+    dm->cmds.shards_gone = NULL;
+    dm->cmds.nshards_gone = 0;
     pthread_mutex_unlock(&dm->cmds.mu);
+    for (size_t i = 0; i < ngone; i++) { /* "alias\x1fdb.table" */
+        char *sep = strchr(gone[i], '\x1f');
+        if (sep) {
+            *sep = '\0';
+            shard_gone(dm, gone[i], sep + 1);
+        }
+        free(gone[i]);
+    }
+    free(gone);
     if (g) {
         struct mapping_gen *old = dm->gen;
         /* the run-time fields the reader keeps (see struct mapping_gen) */
@@ -92,6 +110,25 @@ static void empty_in_db(struct daemon *dm, const char *db, const char *reason) {
     }
 }
 
+/* Is db.table the root table of one of m's shard units? */
+static bool shard_root(const struct mapping *m, const char *db, const char *table) {
+    for (size_t i = 0; i < m->nindices; i++)
+        if (m->indices[i].unit && !strcmp(m->indices[i].tables[0].db, db) &&
+            !strcmp(m->indices[i].tables[0].table, table))
+            return true;
+    return false;
+}
+
+/* Does the statement create (or rename into place) a table the root
+ * pattern of ix would take as a new shard (mapping_shard.h)? */
+static bool ddl_adds_shard(const struct ddl_stmt *st, const struct mp_index *ix) {
+    for (size_t i = 0; i < st->n; i++)
+        if ((st->t[i].effect == DDL_CREATED || st->t[i].effect == DDL_RENAMED_TO) &&
+            mp_index_matches_shard(ix, st->t[i].db, st->t[i].table))
+            return true;
+    return false;
+}
+
 /* The changes read after a DDL naming mapped tables are routed with the
  * verdict on it (a generation without the index configs it stopped): the
  * reader waits for the supervisor to judge it (a mapping and a schema read,
@@ -117,6 +154,55 @@ static void wait_judged(struct daemon *dm, unsigned long seq) {
     }
 }
 
+/* Shard `label` of index config `alias` is gone (its root table dropped):
+ * its documents are deleted from the live version and a version being
+ * built, found by their shard field. Every write queued before (the shard's
+ * last changes) is delivered first, so none lands after the delete; no
+ * write of the shard can come after it (its table is gone, and a table
+ * created under its name later is a new shard, read from the binlog after
+ * this). Reader thread, at the statement's position. */
+static void shard_gone(struct daemon *dm, const char *alias, const char *label) {
+    struct pipeline *p = &dm->p;
+    int drc = deliver_drain(p->d, dm->cfg->delivery.drain_timeout_ms);
+    if (drc != DELIVER_OK)
+        log_warn("run", "index %s: the writes queued before shard %s went were not all "
+                 "delivered within [delivery] drain_timeout_ms; its documents are deleted now "
+                 "anyway (`searchsync check --repair` finds one written after)", alias, label);
+    const struct build *b = targets_build_of(p, alias);
+    sbuf path = SBUF_INIT, body = SBUF_INIT;
+    sbuf_printf(&path, "/%s%s%s/_delete_by_query?refresh=true&conflicts=proceed", alias,
+                b ? "," : "", b ? b->phys : "");
+    jsonw w;
+    jw_init(&w, &body);
+    jw_obj_open(&w);
+    jw_key(&w, "query");
+    jw_obj_open(&w);
+    jw_key(&w, "term");
+    jw_obj_open(&w);
+    jw_key(&w, MP_SHARD_FIELD);
+    jw_str(&w, label);
+    jw_obj_close(&w);
+    jw_obj_close(&w);
+    jw_obj_close(&w);
+    struct search_resp r;
+    search_resp_init(&r);
+    int rc = search_request(p->k, "POST", path.data, "application/json", body.data, body.len, &r);
+    if (rc == 0 && r.status == 200) {
+        cJSON *j = cJSON_ParseWithLength(r.body.data, r.body.len);
+        double n = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "deleted"));
+        cJSON_Delete(j);
+        log_info("run", "index %s: shard %s is gone: its %.0f document(s) deleted", alias, label,
+                 n == n ? n : 0);
+    } else {
+        log_error("run", "index %s: shard %s is gone, but deleting its documents failed (%s): "
+                  "run `searchsync check --config FILE %s --repair` to remove them", alias, label,
+                  rc == 0 ? r.body.data ? r.body.data : "" : r.err, alias);
+    }
+    search_resp_free(&r);
+    sbuf_free(&path);
+    sbuf_free(&body);
+}
+
 /* A DDL statement read: rows it removed without row events (TRUNCATE, DROP,
  * partitions) have their index configs rebuilt; if it names a table the
  * mapping reads (or cannot be read, in a database the mapping reads), the
@@ -135,10 +221,15 @@ static void env_ddl(void *ud, const char *db, const char *sql, size_t len, const
     char *text = kind == DDL_UNKNOWN ? xstrndup(sql, len) : NULL;
     const struct mapping *m = &dm->gen->m;
     for (size_t i = 0; i < m->nindices; i++) {
-        bool names = kind == DDL_TABLES ? ddl_names_index_table(&d.stmt, &m->indices[i])
+        bool names = kind == DDL_TABLES ? ddl_names_index_table(&d.stmt, &m->indices[i]) ||
+                                              ddl_adds_shard(&d.stmt, &m->indices[i])
                                         : ddl_index_reads_database(&m->indices[i],
                                                                    db ? db : "", text);
         if (!names) continue;
+        bool dup = false; /* the units of one config over shard tables: once */
+        for (size_t a = 0; a < d.naliases && !dup; a++)
+            dup = !strcmp(d.aliases[a], m->indices[i].alias);
+        if (dup) continue;
         d.aliases = xrealloc(d.aliases, (d.naliases + 1) * sizeof *d.aliases);
         d.aliases[d.naliases++] = xstrdup(m->indices[i].alias);
     }
@@ -156,7 +247,7 @@ static void env_ddl(void *ud, const char *db, const char *sql, size_t len, const
                                                        : "TRUNCATE TABLE",
                      t->db, t->table, at);
             queue_emptied(dm, t->db, t->table, false, reason);
-        } else if (t->effect == DDL_DROPPED) {
+        } else if (t->effect == DDL_DROPPED && !shard_root(m, t->db, t->table)) {
             snprintf(reason, sizeof reason, "DROP TABLE %s.%s read from %s", t->db, t->table, at);
             queue_emptied(dm, t->db, t->table, ddl_takes_away(&d.stmt, t->db, t->table), reason);
         }
@@ -168,6 +259,21 @@ static void env_ddl(void *ud, const char *db, const char *sql, size_t len, const
         seq = ++dm->cmds.ddls_posted;
     }
     pthread_mutex_unlock(&dm->cmds.mu);
+    /* a shard whose root table goes takes its documents with it (not a
+     * rebuild of the whole index, as for a table every document reads) */
+    for (size_t i = 0; i < d.stmt.n; i++) {
+        const struct ddl_target *t = &d.stmt.t[i];
+        for (size_t x = 0; x < m->nindices; x++) {
+            const struct mp_index *u = &m->indices[x];
+            if (!u->unit || !ddl_takes_away(&d.stmt, u->tables[0].db, u->tables[0].table) ||
+                (t->effect == DDL_DB_DROPPED ? strcmp(t->db, u->tables[0].db)
+                                             : strcmp(t->db, u->tables[0].db) ||
+                                                   strcmp(t->table, u->tables[0].table)) ||
+                t->effect == DDL_RENAMED_FROM) /* (renamed: gone only if it stays away) */
+                continue;
+            shard_gone(dm, u->alias, u->unit);
+        }
+    }
     if (!d.naliases) ddl_read_free(&d);
     supervisor_wake(&dm->sv);
     if (seq) wait_judged(dm, seq);

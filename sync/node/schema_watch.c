@@ -179,6 +179,15 @@ void schema_watch_ddl(struct schema_watch *w, const struct mapping *m, const str
                 absent_add(w, t->db, t->table, d->note, now, renamed_away(&d->stmt, t->db, t->table));
         } else if (ddl_puts_back(&d->stmt, t->db, t->table)) {
             absent_clear(w, t->db, t->table);
+            sbuf label = SBUF_INIT; /* a shard of that name is a new one */
+            sbuf_printf(&label, "%s.%s", t->db, t->table);
+            for (size_t g = 0; g < w->ngone; g++)
+                if (!strcmp(w->gone[g], label.data)) {
+                    free(w->gone[g]);
+                    w->gone[g] = w->gone[--w->ngone];
+                    break;
+                }
+            sbuf_free(&label);
         }
     }
     for (size_t i = 0; i < d->naliases; i++) named_set(w, d->aliases[i], d->note);
@@ -243,19 +252,64 @@ static void defer(struct sw_deferred **v, size_t *n, const char *alias, const ch
     (*v)[(*n)++] = (struct sw_deferred){xstrdup(alias), xstrdup(why)};
 }
 
+static bool in_list(char *const *v, size_t n, const char *s) {
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(v[i], s)) return true;
+    return false;
+}
+
+/* shard ix->unit is gone: no longer kept; its documents deleted by the
+ * reader (at once when a DROP read did it: deleted there already) */
+static void shard_is_gone(struct supervisor *sv, const struct mp_index *ix, bool dropped) {
+    struct schema_watch *w = &sv->watch;
+    if (in_list(w->gone, w->ngone, ix->unit)) return;
+    w->gone = xrealloc(w->gone, (w->ngone + 1) * sizeof *w->gone);
+    w->gone[w->ngone++] = xstrdup(ix->unit);
+    log_warn("run", "index %s: shard %s is gone (its root table %s): it is no longer read%s",
+             ix->alias, ix->unit, dropped ? "dropped" : "away for longer than [source] "
+             "schema_settle_ms", dropped ? "" : ", and its documents are deleted");
+    if (dropped) return;
+    sbuf k = SBUF_INIT;
+    sbuf_printf(&k, "%s\x1f%s", ix->alias, ix->unit);
+    pthread_mutex_lock(&sv->cmds->mu);
+    sv->cmds->shards_gone = xrealloc(sv->cmds->shards_gone,
+                                     (sv->cmds->nshards_gone + 1) * sizeof(char *));
+    sv->cmds->shards_gone[sv->cmds->nshards_gone++] = sbuf_detach(&k);
+    pthread_mutex_unlock(&sv->cmds->mu);
+}
+
+void schema_watch_keep(const struct schema_watch *w, const struct mapping *m, char ***keep,
+                       size_t *nkeep) {
+    for (size_t i = 0; i < m->nindices; i++) {
+        const struct mp_index *u = &m->indices[i];
+        if (!u->unit || in_list(w->gone, w->ngone, u->unit) || in_list(*keep, *nkeep, u->unit))
+            continue;
+        bool dropped = false; /* a DROP read: gone, whatever else */
+        for (size_t a = 0; a < w->nabsent && !dropped; a++)
+            dropped = !w->absent[a].renamed && !strcmp(w->absent[a].db, u->tables[0].db) &&
+                      !strcmp(w->absent[a].table, u->tables[0].table);
+        if (dropped) continue;
+        *keep = xrealloc(*keep, (*nkeep + 1) * sizeof **keep);
+        (*keep)[(*nkeep)++] = xstrdup(u->unit);
+    }
+}
+
 int schema_watch_judge(struct supervisor *sv, const char *forced, bool at_start, size_t *stopped) {
     struct schema_watch *w = &sv->watch;
     *stopped = 0;
     struct mapping m = {0};
     struct mp_schema schema = {0};
-    struct sw_deferred *keep = NULL;
-    size_t nkeep = 0;
+    struct sw_deferred *def = NULL;
+    size_t ndef = 0;
     bool refit_owed = false;
     int rc = -1;
+    char **keep = NULL;
+    size_t nkeep = 0;
+    if (sv->published) schema_watch_keep(w, &sv->published->m, &keep, &nkeep);
     if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0 ||
         db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0 ||
         mapping_db_load(sv->meta, sv->cfg->source.name, &m, sv->err, sizeof sv->err) < 0 ||
-        mapping_expand(sv->src, &m, NULL, sv->err, sizeof sv->err) < 0 ||
+        mapping_expand(sv->src, &m, keep, nkeep, NULL, sv->err, sizeof sv->err) < 0 ||
         mapping_schema_load(sv->src, &m, &schema, sv->err, sizeof sv->err) < 0)
         goto out;
     long long now = mono_ms(), settle = sv->cfg->source.schema_settle_ms;
@@ -294,6 +348,15 @@ int schema_watch_judge(struct supervisor *sv, const char *forced, bool at_start,
                 log_info("run", "index %s goes on: the source fits its mapping again", ix->alias);
             goto next;
         }
+        if (ix->unit && !mp_schema_find(&schema, ix->tables[0].db, ix->tables[0].table, NULL)) {
+            /* a shard's root table missing: the shard goes (not the index) once the
+             * binlog took it away for good; meanwhile a moment's absence */
+            struct sw_absent *a = absent_find(w, ix->tables[0].db, ix->tables[0].table);
+            if ((a && (!a->renamed || now >= a->since_ms + settle)) || forced) {
+                shard_is_gone(sv, ix, a && !a->renamed);
+                goto next;
+            }
+        }
         struct missing ms = {w, &schema, at_start, false, now, 0, NULL};
         index_tables(ix, look_missing, &ms);
         if (ms.first || ms.ahead) { /* a table it reads is missing */
@@ -305,7 +368,7 @@ int schema_watch_judge(struct supervisor *sv, const char *forced, bool at_start,
                             "not read yet, or an online schema change's swap under way. The "
                             "index goes on, and is judged when the change that took the table "
                             "away is read", ix->alias, errs.data);
-                defer(&keep, &nkeep, ix->alias, why.data);
+                defer(&def, &ndef, ix->alias, why.data);
                 goto next;
             } else if (ms.until && now < ms.until + settle) {
                 sbuf_printf(&why, "table %s.%s, which index %s reads, is gone %s. The index "
@@ -313,7 +376,7 @@ int schema_watch_judge(struct supervisor *sv, const char *forced, bool at_start,
                             "%lld ms ([source] schema_settle_ms: an online schema change renames "
                             "its rebuilt table in a moment later)", ms.first->db,
                             ms.first->table, ix->alias, ms.first->note, settle);
-                defer(&keep, &nkeep, ix->alias, why.data);
+                defer(&def, &ndef, ix->alias, why.data);
                 long long due = ms.until + settle;
                 if (!next_due || due < next_due) next_due = due;
                 goto next;
@@ -326,7 +389,7 @@ int schema_watch_judge(struct supervisor *sv, const char *forced, bool at_start,
             sbuf_printf(&why, "the source does not fit the mapping of index %s now (%s), but no "
                         "schema change naming its tables has been read yet: the index goes on, "
                         "and is judged when one is", ix->alias, errs.data);
-            defer(&keep, &nkeep, ix->alias, why.data);
+            defer(&def, &ndef, ix->alias, why.data);
             goto next;
         }
         index_stop_reason(ix, &schema, why.data, errs.data, &reason);
@@ -343,15 +406,15 @@ int schema_watch_judge(struct supervisor *sv, const char *forced, bool at_start,
         sbuf_free(&why);
     }
     /* what is deferred now, said when it starts or its reason changes */
-    for (size_t i = 0; i < nkeep; i++) {
-        const char *was = deferred_why(w, keep[i].alias);
-        if (!was || strcmp(was, keep[i].why))
-            log_info("run", "index %s: %s", keep[i].alias, keep[i].why);
+    for (size_t i = 0; i < ndef; i++) {
+        const char *was = deferred_why(w, def[i].alias);
+        if (!was || strcmp(was, def[i].why))
+            log_info("run", "index %s: %s", def[i].alias, def[i].why);
     }
     for (size_t i = 0; i < w->ndeferred; i++) free(w->deferred[i].alias), free(w->deferred[i].why);
     free(w->deferred);
-    w->deferred = keep, w->ndeferred = nkeep;
-    keep = NULL, nkeep = 0;
+    w->deferred = def, w->ndeferred = ndef;
+    def = NULL, ndef = 0;
     for (size_t i = 0; i < w->nnamed; i++) free(w->named[i].alias), free(w->named[i].note);
     free(w->named);
     w->named = NULL, w->nnamed = 0;
@@ -386,7 +449,9 @@ int schema_watch_judge(struct supervisor *sv, const char *forced, bool at_start,
     }
     rc = 0;
 out:
-    for (size_t i = 0; i < nkeep; i++) free(keep[i].alias), free(keep[i].why);
+    for (size_t i = 0; i < ndef; i++) free(def[i].alias), free(def[i].why);
+    free(def);
+    for (size_t i = 0; i < nkeep; i++) free(keep[i]);
     free(keep);
     mp_schema_free(&schema);
     mapping_free(&m);
@@ -402,5 +467,7 @@ void schema_watch_free(struct schema_watch *w) {
     free(w->deferred);
     for (size_t i = 0; i < w->nrefit; i++) free(w->refit[i]);
     free(w->refit);
+    for (size_t i = 0; i < w->ngone; i++) free(w->gone[i]);
+    free(w->gone);
     memset(w, 0, sizeof *w);
 }

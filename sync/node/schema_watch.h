@@ -37,6 +37,9 @@ struct schema_watch {
     size_t ndeferred;
     char **refit; /* "alias\x1fstop reason": stopped, fitting again, rebuild asked for */
     size_t nrefit;
+    char **gone;  /* shards ("db.table" of a config over shard tables) whose root table the
+                   * binlog took away for good: no longer kept as units */
+    size_t ngone;
     long long due_ms;  /* a look owed (monotonic ms; 0: none) */
     unsigned relooks;  /* looks in a row that left something deferred (backing off) */
 };
@@ -70,6 +73,13 @@ struct supervisor;
  * many were stopped. 0, or -1 with sv->err (a server failed: nothing
  * decided, looked at again). */
 int schema_watch_judge(struct supervisor *sv, const char *forced, bool at_start, size_t *stopped);
+
+/* The shards a new generation keeps as units whatever one look at the
+ * source says (mapping_expand_with's keep): those of generation m (the one
+ * published) that are not gone — root dropped, or renamed away for longer
+ * than [source] schema_settle_ms. *keep and its strings are malloc'd. */
+void schema_watch_keep(const struct schema_watch *w, const struct mapping *m, char ***keep,
+                       size_t *nkeep);
 
 /* Is alias deferred (routed though the source does not fit it now)? */
 bool schema_watch_deferred(const struct schema_watch *w, const char *alias);

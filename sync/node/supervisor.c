@@ -68,8 +68,12 @@ void supervisor_init(struct supervisor *sv, const struct ss_config *cfg, struct 
 int supervisor_prepare(struct supervisor *sv, struct mapping_gen *g) {
     if (!sv->k) sv->k = search_conn_new(sv->client);
     if (sv->ncancel_pending) index_stop_cancel_pending(sv);
-    for (size_t i = 0; i < g->m.nindices; i++)
-        if (index_ensure(sv, &g->m.indices[i]) < 0) return -1;
+    for (size_t i = 0; i < g->m.nindices; i++) {
+        bool seen = false; /* the shards' units of one index config: once */
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = !strcmp(g->m.indices[j].alias, g->m.indices[i].alias);
+        if (!seen && index_ensure(sv, &g->m.indices[i]) < 0) return -1;
+    }
     return 0;
 }
 
@@ -123,7 +127,12 @@ static struct mapping_gen *load_gen(struct supervisor *sv, bool *invalid) {
     for (size_t i = 0; i < g->m.nindices; i++) /* routed, judged later (schema_watch.c) */
         g->m.indices[i].deferred = schema_watch_deferred(&sv->watch, g->m.indices[i].alias);
     if (db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0) goto fail;
-    int bad = mapping_check_source(sv->src, &g->m, sv->err, sizeof sv->err);
+    char **keep = NULL; /* shards followed already stay until judged gone */
+    size_t nkeep = 0;
+    if (sv->published) schema_watch_keep(&sv->watch, &sv->published->m, &keep, &nkeep);
+    int bad = mapping_check_source_keep(sv->src, &g->m, keep, nkeep, sv->err, sizeof sv->err);
+    for (size_t i = 0; i < nkeep; i++) free(keep[i]);
+    free(keep);
     if (bad) {
         *invalid = bad > 0;
         goto fail;
@@ -264,6 +273,31 @@ static void ask_again(struct supervisor *sv) {
     pthread_mutex_unlock(&sv->cmds->mu);
 }
 
+/* Do two generations hold different shards of a config over shard tables
+ * (a unit joined or left: mapping_shard.h)? Said in the log when they do. */
+static bool units_changed(const struct mapping *a, const struct mapping *b) {
+    bool changed = false;
+    for (int pass = 0; pass < 2; pass++) {
+        const struct mapping *x = pass ? b : a, *y = pass ? a : b;
+        for (size_t i = 0; i < x->nindices; i++) {
+            const struct mp_index *u = &x->indices[i];
+            if (!u->unit) continue;
+            bool found = false;
+            for (size_t j = 0; j < y->nindices && !found; j++)
+                found = y->indices[j].unit && !strcmp(y->indices[j].alias, u->alias) &&
+                        !strcmp(y->indices[j].unit, u->unit);
+            if (found) continue;
+            changed = true;
+            if (pass)
+                log_info("run", "index %s: shard %s joins: its changes are written from the next "
+                         "transaction on", u->alias, u->unit);
+            else
+                log_info("run", "index %s: shard %s is no longer read", u->alias, u->unit);
+        }
+    }
+    return changed;
+}
+
 /* Every reload_interval_ms, and at once when the source is to be judged
  * (schema_changed: a DDL read named a mapped table, something deferred is
  * due, the reader waits for a verdict — forced then, with the refused
@@ -323,7 +357,9 @@ static bool look_for_edits(struct supervisor *sv, bool schema_changed, const cha
          * between must still stop what it breaks */
         bool invalid = false;
         struct mapping_gen *g = load_gen(sv, &invalid);
-        bool publishing = g && (!same || usability_changed(&sv->published->m, &g->m));
+        bool usable = g && usability_changed(&sv->published->m, &g->m);
+        bool shards = g && units_changed(&sv->published->m, &g->m);
+        bool publishing = g && (!same || usable || shards);
         if (publishing && supervisor_prepare(sv, g) < 0) {
             mapping_gen_unref(g);
             g = NULL;
@@ -357,8 +393,13 @@ static bool look_for_edits(struct supervisor *sv, bool schema_changed, const cha
             /* a stopped index config the source fits again (its rebuild is
              * queued: index_stop_refit) is routed again at once, so that
              * the build gets its dual writes */
-            log_info("run", "mapping generation %lu handed to the reader: it routes again the "
-                     "stopped index config(s) the source fits again, for their rebuild", g->id);
+            if (usable)
+                log_info("run", "mapping generation %lu handed to the reader: it routes again "
+                         "the stopped index config(s) the source fits again, for their rebuild",
+                         g->id);
+            else
+                log_info("run", "mapping generation %lu handed to the reader, with the shards "
+                         "the source has now", g->id);
             publish(sv, g);
             goto out;
         }

@@ -56,6 +56,10 @@ struct commands {
      * numbers; verdict_note names the refused query */
     unsigned long verdict_asked, verdict_given;
     char verdict_note[640];
+    /* supervisor -> reader: shards judged gone ("alias\x1fdb.table"): their documents are
+     * deleted at the next boundary (daemon_source.c shard_gone) */
+    char **shards_gone;
+    size_t nshards_gone;
 };
 
 /* the control plane: its own thread and connections */

@@ -12,6 +12,7 @@
 #include "sync/pipeline/docbuild.h"
 #include "jsonw.h"
 #include "sync/pipeline/pipeline.h"
+#include "sync/mapping/mapping_shard.h"
 
 int area_collect(void *ctx, size_t index, const struct mp_relation *rel, const char *doc,
                  const char *elem) {
@@ -275,10 +276,13 @@ int area_submit(struct pipeline *p, struct changeset *cs, const struct strset *f
         jw_arr_close(&w);
         jw_obj_close(&w);
         uint64_t v = targets_version(p, ix, txn_end, cs->version_after);
-        struct change c = {.index = ix->alias, .doc_id = cs->elems[at].doc, .version = v,
+        sbuf docid = SBUF_INIT; /* a shard's documents carry it in their ids */
+        mp_doc_id(ix, cs->elems[at].doc, strlen(cs->elems[at].doc), &docid);
+        struct change c = {.index = ix->alias, .doc_id = docid.data, .version = v,
                            .op = CHANGE_SCRIPT, .body = params.data, .body_len = params.len,
                            .script = AREA_SCRIPT};
         if (!v || targets_submit(p, ix, &c) != 0) rc = -1;
+        sbuf_free(&docid);
         p->scripts++;
         at = end;
     }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "sync/mapping/mapping_shard.h"
 #include "sync/pipeline/docbuild_int.h"
 
 static const char *key_column(const struct mp_table *t) {
@@ -49,8 +50,10 @@ static int emit_chunk(struct docbuild *b, struct level *l, const char *const *ke
         size_t lo, hi;
         dbl_level_find(l, keys[i], strlen(keys[i]), &lo, &hi);
         sbuf_reset(&id);
+        if (ix->id_pre) sbuf_adds(&id, ix->id_pre); /* a shard's (mapping_shard.h) */
         if (id_prefix) sbuf_printf(&id, "%s-", id_prefix);
         sbuf_adds(&id, keys[i]);
+        if (ix->id_post) sbuf_adds(&id, ix->id_post);
         size_t row = lo < hi ? l->order[lo] : 0;
         if (lo == hi || (routings && !routings[row])) {
             b->stats.absent++;
@@ -71,6 +74,10 @@ static int emit_chunk(struct docbuild *b, struct level *l, const char *const *ke
                 jw_str(&w, parent_ids[row]);
             }
             jw_obj_close(&w);
+        }
+        if (ix->unit) { /* which shard: its documents found again when it goes */
+            jw_key(&w, MP_SHARD_FIELD);
+            jw_str(&w, ix->unit);
         }
         jw_obj_close(&w);
         b->stats.docs++;
@@ -163,6 +170,12 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
         sbuf_init(&s);
         if (pi != 0) sbuf_printf(&s, "%s-", p->join_name ? p->join_name : p->table);
         sbuf_add(&s, raw_of(l, c), c->rl);
+        if (ix->unit) { /* the parent's id, as its shard makes it */
+            sbuf u = SBUF_INIT;
+            mp_doc_id(ix, s.data, s.len, &u);
+            sbuf_free(&s);
+            s = u;
+        }
         pids[i] = sbuf_detach(&s);
         route[i] = xstrndup(raw_of(l, c), c->rl); /* the parent's key, for now */
     }
@@ -203,6 +216,13 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
         dbl_level_free(&q);
         cur = up;
     }
+    for (size_t i = 0; rc == 0 && ix->unit && i < l->nrows; i++)
+        if (route[i]) { /* the routing is the root document's id */
+            sbuf u = SBUF_INIT;
+            mp_doc_id(ix, route[i], strlen(route[i]), &u);
+            free(route[i]);
+            route[i] = sbuf_detach(&u);
+        }
     if (rc == 0) rc = emit_chunk(b, l, keys, k, jn, pids, route, jn, sink);
     for (size_t i = 0; i < l->nrows; i++) {
         free(pids[i]);

@@ -23,6 +23,7 @@
 #include "invariant.h"
 #include "log.h"
 #include "sync/pipeline/pipeline.h"
+#include "sync/mapping/mapping_shard.h"
 #include "strset.h"
 
 void pipeline_init(struct pipeline *p, const struct ss_config *cfg) {
@@ -254,14 +255,24 @@ int pipeline_rebuild_missing(struct pipeline *p, const bl_pos *end) {
     for (size_t x = 0; x < p->m->nindices && rc == 0; x++) { /* one batched build per index */
         const struct mp_index *ix = &p->m->indices[x];
         size_t nk = 0;
+        char **owned = xcalloc(n ? n : 1, sizeof *owned);
         for (size_t i = 0; i < n; i++) {
             char *sep = strchr(miss[i], '\x1f');
-            if ((size_t)(sep - miss[i]) == strlen(ix->alias) &&
-                !memcmp(miss[i], ix->alias, (size_t)(sep - miss[i])))
-                keys[nk++] = sep + 1;
+            size_t kl = 0;
+            const char *k = sep && (size_t)(sep - miss[i]) == strlen(ix->alias) &&
+                                    !memcmp(miss[i], ix->alias, (size_t)(sep - miss[i]))
+                                ? mp_doc_key(ix, sep + 1, &kl) /* of this shard, if any */
+                                : NULL;
+            if (k) {
+                owned[nk] = xstrndup(k, kl);
+                keys[nk] = owned[nk];
+                nk++;
+            }
         }
+        if (nk) rc = build_docs(p, x, 0, keys, nk, false, end, false);
+        for (size_t i = 0; i < nk; i++) free(owned[i]);
+        free(owned);
         if (!nk) continue;
-        rc = build_docs(p, x, 0, keys, nk, false, end, false);
         rebuilt += nk;
     }
     free(keys);

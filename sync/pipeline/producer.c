@@ -1,4 +1,5 @@
 /* producer: the shared pipeline outside the daemon (see producer.h). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "sync/mapping/index_mapping.h"
 #include "log.h"
 #include "sync/pipeline/producer.h"
+#include "sync/mapping/mapping_shard.h"
 
 /* versions being built: live changes (and the producer's) go to them too */
 static int load_builds(struct pipeline *p, const char *source, char *err, size_t errlen) {
@@ -98,15 +100,18 @@ void producer_close(struct producer *pr) {
     db_close(p->meta);
 }
 
-size_t producer_doc_table(const struct mp_index *ix, const char *id, const char **key) {
+size_t producer_doc_key(const struct mp_index *ix, const char *id, char **key) {
+    size_t n = 0;
+    const char *k = mp_doc_key(ix, id, &n);
+    if (!k) return SIZE_MAX;
     for (size_t t = 1; t < ix->ntables; t++) {
         const struct mp_table *tb = &ix->tables[t];
         size_t l = tb->parent_table && tb->join_name ? strlen(tb->join_name) : 0;
-        if (l && !strncmp(id, tb->join_name, l) && id[l] == '-') {
-            *key = id + l + 1;
+        if (l && l < n && !strncmp(k, tb->join_name, l) && k[l] == '-') {
+            *key = xstrndup(k + l + 1, n - l - 1);
             return t;
         }
     }
-    *key = id;
+    *key = xstrndup(k, n);
     return 0;
 }

@@ -32,9 +32,11 @@ int producer_open(struct producer *pr, const struct ss_config *cfg,
                   const struct producer_opts *o);
 void producer_close(struct producer *pr);
 
-/* The document table a document id names: a parent/child table whose join
- * name prefixes it ("review-7" → that table, *key "7"), else the root (*key
- * the id itself). */
-size_t producer_doc_table(const struct mp_index *ix, const char *id, const char **key);
+/* The document table and key document id `id` of index config (or
+ * shard unit) ix names: a parent/child table whose join name prefixes the
+ * key part ("review-7" → that table, key "7"), else the root (key the id's
+ * key part). A shard unit's ids carry their shard (mp_doc_key): an id of
+ * another shard is none of ix's, SIZE_MAX. *key is malloc'd. */
+size_t producer_doc_key(const struct mp_index *ix, const char *id, char **key);
 
 #endif

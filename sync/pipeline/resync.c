@@ -1,6 +1,7 @@
 /* resync: see resync.h. */
 #include "sync/pipeline/resync.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "commands.h"
 #include "log.h"
 #include "sync/pipeline/producer.h"
+#include "sync/mapping/mapping_shard.h"
 
 int resync_ids(const struct ss_config *cfg, const char *alias, const char *const *ids, size_t n,
                struct resync_result *res, char *errout, size_t errlen) {
@@ -21,7 +23,7 @@ int resync_ids(const struct ss_config *cfg, const char *alias, const char *const
     const size_t elen = sizeof pr.err;
     if (rc != EXIT_OK) goto out;
     rc = EXIT_RUNTIME;
-    size_t at = 0;
+    size_t at = 0; /* the first of its units when it reads shard tables */
     while (at < pr.m.nindices && strcmp(pr.m.indices[at].alias, alias)) at++;
     if (at == pr.m.nindices) {
         snprintf(err, elen, "source %s has no index config \"%s\"", cfg->source.name, alias);
@@ -41,11 +43,23 @@ int resync_ids(const struct ss_config *cfg, const char *alias, const char *const
         snprintf(err, elen, "%s", p->err);
         goto out;
     }
-    /* the change set: each id under its document table */
+    /* the change set: each id under its document table (of its shard's
+     * unit: mapping_shard.h) */
     for (size_t i = 0; i < n; i++) {
-        const char *key;
-        size_t t = producer_doc_table(ix, ids[i], &key);
-        changeset_add_doc(&cs, at, t, key, strlen(key));
+        char *key = NULL;
+        size_t t = SIZE_MAX, u = at;
+        for (; u < pr.m.nindices && t == SIZE_MAX; u++)
+            if (!strcmp(pr.m.indices[u].alias, alias))
+                t = producer_doc_key(&pr.m.indices[u], ids[i], &key);
+        if (t == SIZE_MAX) {
+            snprintf(err, elen, "index %s: \"%s\" is the id of no document of its shards "
+                     "(ids are made by its id template, %s)", alias, ids[i], mp_id_template(ix));
+            rc = EXIT_USAGE;
+            pipeline_snapshot_end(p);
+            goto out;
+        }
+        changeset_add_doc(&cs, u - 1, t, key, strlen(key));
+        free(key);
     }
     cs.copies_may_move = true; /* a child's copies under any other routing go */
     int brc = pipeline_build(p, &cs, &end);

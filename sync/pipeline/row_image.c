@@ -10,7 +10,15 @@
 #include <stdlib.h>
 
 #include "jsonw.h"
+#include "sync/mapping/mapping_shard.h"
 #include "sync/pipeline/pipeline.h"
+
+/* the document id of key v (a shard's carries it: mapping_shard.h) */
+static char *unit_id(const struct mp_index *ix, const char *v, size_t len) {
+    sbuf id = SBUF_INIT;
+    mp_doc_id(ix, v, len, &id);
+    return sbuf_detach(&id);
+}
 
 bool row_image_index(const struct mp_index *ix) {
     return ix->ntables && ix->tables[0].mode == MP_ROWIMAGE && !ix->tables[0].nrelations;
@@ -27,7 +35,7 @@ int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const 
     if (row->before) {
         struct image im = {p, bt, row->before};
         const char *v = image_value(&im, key->name, &len, &absent);
-        if (v) old_id = xstrndup(v, len);
+        if (v) old_id = unit_id(ix, v, len);
     }
     if (!row->after) {
         if (old_id) changeset_add_rowdoc(cs, index, old_id, strlen(old_id), NULL, 0);
@@ -60,6 +68,10 @@ int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const 
         jw_str(&w, t->join_name ? t->join_name : t->table);
         jw_obj_close(&w);
     }
+    if (ix->unit) { /* as the document builder writes it */
+        jw_key(&w, MP_SHARD_FIELD);
+        jw_str(&w, ix->unit);
+    }
     jw_obj_close(&w);
     struct image im = {p, bt, row->after};
     const char *v = image_value(&im, key->name, &len, &absent);
@@ -68,7 +80,7 @@ int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const 
         rc = errf(p->err, sizeof p->err, "%s.%s: a row without a value in key column %s",
                   bt->db, bt->name, key->name);
     } else {
-        char *id = xstrndup(v, len);
+        char *id = unit_id(ix, v, len);
         if (old_id && strcmp(old_id, id))
             changeset_add_rowdoc(cs, index, old_id, strlen(old_id), NULL, 0);
         changeset_add_rowdoc(cs, index, id, strlen(id), body.data, body.len);

@@ -587,13 +587,19 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
         return rc;
     }
     const struct mp_index *ix = &m.indices[at];
-    for (size_t t = 0; t < ix->ntables; t++)
-        if (rx_doc_table(ix, t) && !key_col(&ix->tables[t])) {
-            mapping_free(&m);
-            return errf(err, errlen, "%s.%s has no key column", ix->tables[t].db,
-                        ix->tables[t].table),
-                   REINDEX_REFUSED;
-        }
+    /* a config over shard tables is one unit per shard (mapping_shard.h):
+     * every unit's buckets are jobs of the one version */
+    size_t nunits = 0;
+    while (at + nunits < m.nindices && !strcmp(m.indices[at + nunits].alias, req->alias))
+        nunits++;
+    for (size_t u = at; u < at + nunits; u++)
+        for (size_t t = 0; t < m.indices[u].ntables; t++)
+            if (rx_doc_table(&m.indices[u], t) && !key_col(&m.indices[u].tables[t])) {
+                errf(err, errlen, "%s.%s has no key column", m.indices[u].tables[t].db,
+                     m.indices[u].tables[t].table);
+                mapping_free(&m);
+                return REINDEX_REFUSED;
+            }
     rc = request_lock(meta, source, req->alias, true, err, errlen);
     if (rc != REINDEX_OK) {
         mapping_free(&m);
@@ -637,27 +643,37 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     snprintf(phys, sizeof phys, "%s_v%u", req->alias, v);
     if (create_version(cfg, client, k, ix, phys, &body, &terms, &created, err, errlen) < 0)
         goto out;
-    char ***bounds = req->by_mod ? NULL : range_bounds(src, ix, n, err, errlen);
-    if (!req->by_mod && !bounds) goto out;
-    for (int b = 0; b < n; b++) {
-        sbuf_printf(&params, "%s", b ? "\x1e" : "");
-        if (bucket_params(ix, bounds, b, n, req->by_mod, &params, err, errlen) < 0) {
-            free_bounds(bounds, ix->ntables, n);
-            goto out;
+    for (size_t u = at; u < at + nunits; u++) {
+        const struct mp_index *ux = &m.indices[u];
+        char ***bounds = req->by_mod ? NULL : range_bounds(src, ux, n, err, errlen);
+        if (!req->by_mod && !bounds) goto out;
+        for (int b = 0; b < n; b++) {
+            sbuf_printf(&params, "%s", params.len ? "\x1e" : "");
+            if (ux->unit) sbuf_printf(&params, "%s%s\n", RX_UNIT_LINE, ux->unit);
+            if (bucket_params(ux, bounds, b, n, req->by_mod, &params, err, errlen) < 0) {
+                free_bounds(bounds, ux->ntables, n);
+                goto out;
+            }
         }
+        free_bounds(bounds, ux->ntables, n);
     }
-    free_bounds(bounds, ix->ntables, n);
-    rc = record_request(meta, source, id, req->alias, v, phys, &body, &terms, n, req->by_mod,
-                        params.data ? params.data : "", err, errlen);
+    rc = record_request(meta, source, id, req->alias, v, phys, &body, &terms,
+                        n * (int)nunits, req->by_mod, params.data ? params.data : "", err,
+                        errlen);
     if (rc != REINDEX_OK) goto out;
     {
         char detail[800];
-        snprintf(detail, sizeof detail, "version %u requested (%s): %d bucket(s) by %s", v,
-                 req->reason ? req->reason : "reindex", n, req->by_mod ? "MOD" : "key range");
+        snprintf(detail, sizeof detail, "version %u requested (%s): %d bucket(s) by %s%s", v,
+                 req->reason ? req->reason : "reindex", n, req->by_mod ? "MOD" : "key range",
+                 nunits > 1 ? ", in each shard" : "");
         rx_sync_log(meta, source, id, "reindex requested", detail);
     }
-    log_info("reindex", "%s: version %u queued in %d bucket(s) (%s)", req->alias, v, n,
-             req->reason ? req->reason : "reindex");
+    if (ix->unit)
+        log_info("reindex", "%s: version %u queued in %d bucket(s) in each of %zu shard(s) (%s)",
+                 req->alias, v, n, nunits, req->reason ? req->reason : "reindex");
+    else
+        log_info("reindex", "%s: version %u queued in %d bucket(s) (%s)", req->alias, v, n,
+                 req->reason ? req->reason : "reindex");
     *version = v;
     created = false;
 out:

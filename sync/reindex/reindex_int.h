@@ -20,6 +20,9 @@
  * between its first and last key (docbuild_page's dense). */
 #define MOD_BUCKET "MOD("
 bool rx_bucket_is_key_interval(const char *cond);
+/* A job of a config over shard tables names its shard first (jobs.params:
+ * "@db.table\n", then its tables' lines): the unit whose rows it reads. */
+#define RX_UNIT_LINE "@"
 
 /* Table t's rows are documents of the index (its root, or a parent/child
  * table): the tables a build's jobs read. */

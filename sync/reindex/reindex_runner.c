@@ -204,7 +204,7 @@ static int wait_committed(struct worker *w) {
 
 static int read_page(struct worker *w, size_t t, const char *cond, char **after) {
     struct reindex_runner *r = w->r;
-    const struct mp_index *ix = r->ix;
+    const struct mp_index *ix = w->job->ix;
     struct page *p = &w->next;
     if (w->snap_open && mono_ms() - w->snap_ms < SNAPSHOT_REUSE_MS) {
         p->version = w->snap_version;
@@ -262,7 +262,7 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
  * rows whole (sync/pipeline/docbuild.c docbuild_page). */
 static int read_page_in(struct worker *w, size_t t, const char *cond, char **after) {
     struct reindex_runner *r = w->r;
-    const struct mp_index *ix = r->ix;
+    const struct mp_index *ix = w->job->ix;
     struct page *p = &w->next;
     struct docbuild b;
     docbuild_init(&b, w->src, ix);
@@ -323,16 +323,39 @@ static int try_finish(struct worker *w, bool may_resume) {
 
 /* The document tables' rows as the source estimates them (InnoDB's
  * TABLE_ROWS, off by some percent): 0 when unknown. */
-static unsigned long long estimate_rows(MYSQL *src, const struct mp_index *ix) {
+/* The unit a job reads (its "@shard" line; a config without shards: the
+ * config itself), NULL when that shard is no longer in the generation (its
+ * job reads nothing). */
+static const struct mp_index *job_unit(const struct mapping_gen *gen, const char *alias,
+                                       const char *params, const struct mp_index *first) {
+    size_t l = strlen(RX_UNIT_LINE);
+    if (!params || strncmp(params, RX_UNIT_LINE, l)) return first;
+    const char *nl = strchr(params, '\n');
+    size_t n = nl ? (size_t)(nl - params) - l : strlen(params) - l;
+    for (size_t i = 0; gen && i < gen->m.nindices; i++) {
+        const struct mp_index *u = &gen->m.indices[i];
+        if (!strcmp(u->alias, alias) && u->unit && strlen(u->unit) == n &&
+            !strncmp(u->unit, params + l, n))
+            return u;
+    }
+    return NULL;
+}
+
+static unsigned long long estimate_rows(MYSQL *src, const struct mapping_gen *gen,
+                                        const char *alias) {
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT COALESCE(SUM(TABLE_ROWS), 0) FROM information_schema.TABLES WHERE 0");
-    for (size_t t = 0; t < ix->ntables; t++) {
-        if (!rx_doc_table(ix, t)) continue;
-        sbuf_adds(&q, " OR (TABLE_SCHEMA = ");
-        rx_sq(src, &q, ix->tables[t].db);
-        sbuf_adds(&q, " AND TABLE_NAME = ");
-        rx_sq(src, &q, ix->tables[t].table);
-        sbuf_addc(&q, ')');
+    for (size_t i = 0; gen && i < gen->m.nindices; i++) {
+        const struct mp_index *ix = &gen->m.indices[i];
+        if (strcmp(ix->alias, alias)) continue; /* every shard's unit */
+        for (size_t t = 0; t < ix->ntables; t++) {
+            if (!rx_doc_table(ix, t)) continue;
+            sbuf_adds(&q, " OR (TABLE_SCHEMA = ");
+            rx_sq(src, &q, ix->tables[t].db);
+            sbuf_adds(&q, " AND TABLE_NAME = ");
+            rx_sq(src, &q, ix->tables[t].table);
+            sbuf_addc(&q, ')');
+        }
     }
     char *v[1] = {NULL}, err[256];
     unsigned long long n = 0;
@@ -456,7 +479,8 @@ static int run_job(struct worker *w, struct job *j) {
         char *t_tab = strchr(line, '\t');
         size_t t = (size_t)strtoul(line, NULL, 10);
         const char *cond = t_tab ? t_tab + 1 : "";
-        if (t < start_t || t >= r->ix->ntables) {
+        if (!strncmp(line, RX_UNIT_LINE, strlen(RX_UNIT_LINE)) || !j->ix ||
+            t < start_t || t >= j->ix->ntables) {
             free(line);
             continue;
         }
@@ -697,6 +721,7 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
             j->params = xstrdup(jr[2] ? jr[2] : "");
             j->cursor = jr[3] ? xstrdup(jr[3]) : NULL;
             j->done = jr[4] && !strcmp(jr[4], "done");
+            j->ix = job_unit(gen, alias, j->params, r->ix);
         }
         if (res) mysql_free_result(res);
         if (!ok) errf(err, errlen, "reading the jobs of %s: %s", alias, qerr);
@@ -713,7 +738,7 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
             db_row_free(rj, 2);
         }
         sbuf_free(&q);
-        if (ok) r->rows_expected = estimate_rows(src, r->ix);
+        if (ok) r->rows_expected = estimate_rows(src, gen, alias);
         /* how the version is built: the terms it was created with (NULL:
          * every write on disk), its buckets */
         char *vr[3] = {NULL, NULL, NULL};

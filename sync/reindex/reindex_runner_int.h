@@ -31,6 +31,7 @@ struct job {
     int bucket;
     char *params, *cursor;
     bool done;
+    const struct mp_index *ix; /* the index config (or its shard's unit) it reads */
 };
 
 
