@@ -956,7 +956,11 @@ static bool valid_alias(const char *a) {
 
 static void check_index(struct vctx *v, struct mp_index *ix, size_t ii) {
     char w[512];
-    snprintf(w, sizeof w, "$.indices[%zu] (index %s)", ii, ix->alias);
+    if (ix->unit) /* a shard of a config over shard tables (mapping_shard.h) */
+        snprintf(w, sizeof w, "$.indices[%zu] (index %s, shard %.200s)", ii, ix->alias,
+                 ix->unit);
+    else
+        snprintf(w, sizeof w, "$.indices[%zu] (index %s)", ii, ix->alias);
     if (!valid_alias(ix->alias))
         verr(v, w, "\"%s\" is not a valid index name (lower case, no \\/*?\"<>|,#: or space)",
              ix->alias);
@@ -1081,7 +1085,8 @@ int mapping_validate(struct mapping *m, const struct mp_schema *schema, sbuf *er
     struct vctx v = {schema, errs, 0};
     for (size_t i = 0; i < m->nindices; i++) {
         for (size_t j = 0; j < i; j++)
-            if (!strcmp(m->indices[i].alias, m->indices[j].alias)) {
+            if (!strcmp(m->indices[i].alias, m->indices[j].alias) &&
+                !(m->indices[i].unit && m->indices[j].unit)) { /* (a config's shards) */
                 char w[64];
                 snprintf(w, sizeof w, "$.indices[%zu]", i);
                 verr(&v, w, "alias \"%s\" used twice", m->indices[i].alias);

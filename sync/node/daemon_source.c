@@ -87,10 +87,14 @@ static bool env_asks(void *ud) {
 /* db.table emptied by the statement (reason says which and where): every
  * index config of the generation in force that reads it is queued for a
  * rebuild (dropped: once the table exists again). Under cmds.mu. */
-static void queue_emptied(struct daemon *dm, const char *db, const char *table, bool dropped,
-                          const char *reason) {
+static void queue_emptied(struct daemon *dm, const struct ddl_stmt *st, const char *db,
+                          const char *table, bool dropped, const char *reason) {
     for (size_t i = 0; i < dm->gen->m.nindices; i++) {
-        if (!ddl_index_reads(&dm->gen->m.indices[i], db, table)) continue;
+        const struct mp_index *u = &dm->gen->m.indices[i];
+        if (!ddl_index_reads(u, db, table)) continue;
+        /* a shard whose root table the statement takes away goes whole
+         * (shard_gone): nothing of it to rebuild */
+        if (u->unit && ddl_takes_away(st, u->tables[0].db, u->tables[0].table)) continue;
         dm->cmds.truncated = xrealloc(dm->cmds.truncated,
                                       (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
         dm->cmds.truncated[dm->cmds.ntruncated++] =
@@ -246,10 +250,11 @@ static void env_ddl(void *ud, const char *db, const char *sql, size_t len, const
                      d.stmt.t[0].effect == DDL_ALTERED ? "a partition emptied by ALTER TABLE"
                                                        : "TRUNCATE TABLE",
                      t->db, t->table, at);
-            queue_emptied(dm, t->db, t->table, false, reason);
+            queue_emptied(dm, &d.stmt, t->db, t->table, false, reason);
         } else if (t->effect == DDL_DROPPED && !shard_root(m, t->db, t->table)) {
             snprintf(reason, sizeof reason, "DROP TABLE %s.%s read from %s", t->db, t->table, at);
-            queue_emptied(dm, t->db, t->table, ddl_takes_away(&d.stmt, t->db, t->table), reason);
+            queue_emptied(dm, &d.stmt, t->db, t->table, ddl_takes_away(&d.stmt, t->db, t->table),
+                          reason);
         }
     }
     unsigned long seq = 0;

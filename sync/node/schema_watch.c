@@ -156,6 +156,22 @@ static const char *named_note(const struct schema_watch *w, const char *alias) {
     return NULL;
 }
 
+/* db.table, dropped, is the root table of a shard's unit of m: that shard is
+ * gone (its documents were deleted by the reader at the DROP) */
+static void gone_root(struct schema_watch *w, const struct mapping *m, const char *db,
+                      const char *table) {
+    for (size_t i = 0; i < m->nindices; i++) {
+        const struct mp_index *u = &m->indices[i];
+        if (!u->unit || strcmp(u->tables[0].db, db) || strcmp(u->tables[0].table, table)) continue;
+        bool known = false;
+        for (size_t g = 0; g < w->ngone && !known; g++) known = !strcmp(w->gone[g], u->unit);
+        if (known) return;
+        w->gone = xrealloc(w->gone, (w->ngone + 1) * sizeof *w->gone);
+        w->gone[w->ngone++] = xstrdup(u->unit);
+        return;
+    }
+}
+
 /* was the statement's last taking away of db.table a RENAME from it (not a
  * DROP)? */
 static bool renamed_away(const struct ddl_stmt *s, const char *db, const char *table) {
@@ -173,10 +189,16 @@ void schema_watch_ddl(struct schema_watch *w, const struct mapping *m, const str
         const struct ddl_target *t = &d->stmt.t[i];
         if (t->effect == DDL_DB_DROPPED) {
             struct db_drop dd = {w, t->db, d->note, now};
-            for (size_t x = 0; x < m->nindices; x++) index_tables(&m->indices[x], drop_in_db, &dd);
+            for (size_t x = 0; x < m->nindices; x++) {
+                index_tables(&m->indices[x], drop_in_db, &dd);
+                if (m->indices[x].unit && !strcmp(m->indices[x].tables[0].db, t->db))
+                    gone_root(w, m, t->db, m->indices[x].tables[0].table);
+            }
         } else if (ddl_takes_away(&d->stmt, t->db, t->table)) {
+            bool renamed = renamed_away(&d->stmt, t->db, t->table);
             if (mapping_reads(m, t->db, t->table))
-                absent_add(w, t->db, t->table, d->note, now, renamed_away(&d->stmt, t->db, t->table));
+                absent_add(w, t->db, t->table, d->note, now, renamed);
+            if (!renamed) gone_root(w, m, t->db, t->table); /* a shard dropped: gone */
         } else if (ddl_puts_back(&d->stmt, t->db, t->table)) {
             absent_clear(w, t->db, t->table);
             sbuf label = SBUF_INIT; /* a shard of that name is a new one */
