@@ -454,6 +454,8 @@ static int run_stop(struct daemon *dm, int rc) {
      * could not go, nor could a checkpoint be saved without the lock's
      * server; the next start reads them again from the saved checkpoint */
     bool held = !ousted && atomic_load(&dm->sv.sends_held);
+    struct deliver_stats ds = {0};
+    if (held) deliver_get_stats(p->d, &ds);
     if (ousted || held) deliver_halt(p->d);
     int drc = deliver_drain(p->d, cfg->delivery.drain_timeout_ms);
     log_info("run",
@@ -470,6 +472,11 @@ static int run_stop(struct daemon *dm, int rc) {
                                : "incomplete");
     if (rc != BL_ERR && drc == DELIVER_OK) exit_code = EXIT_OK;
     if (rc != BL_ERR) dm->err[0] = '\0';
+    if (rc != BL_ERR && held)
+        snprintf(dm->err, sizeof dm->err, "stopped while the reader lock of source %s could not "
+                 "be confirmed: %ld change(s) it had queued were not sent, and no checkpoint was "
+                 "saved; the next start reads them again from the saved checkpoint",
+                 cfg->source.name, ds.queued);
     if (!atomic_load(&dm->sv.lost) && !atomic_load(&dm->fenced)) { /* (a save may have learnt it) */
         atomic_store(&dm->released, true);
         leadership_release(&dm->lead); /* after the drain's checkpoint: the next reader starts there */

@@ -14,6 +14,8 @@
 #                   prints its object (docs/status.schema.json) and exits 3;
 #                   a change made right after the return is in the engine
 #                   within seconds
+#   SIGTERM         ends the wait at once (no drain: exit 1, saying why);
+#                   the next start loses nothing
 #   separate metadata  the checkpoints on a second MariaDB (tests/harness/
 #                   mariadb.sh): the source SIGKILLed for OUTAGE_S (the lock
 #                   stays confirmed); then the metadata server SIGKILLed for
@@ -28,10 +30,7 @@
 #   ZooKeeper       a cluster reader cut off from ZooKeeper (the server
 #                   SIGKILLed and restarted past 2/3 of the session timeout)
 #                   waits and goes on with its session, instead of exiting
-#
-# Before this behaviour the daemon exited 1 about 10-13 s after the source
-# went down with the default layout ("could not be confirmed ... another
-# daemon took it"), while no other daemon ran.
+# OUTAGE_KEEP_DIR: where the daemons' logs are kept (else on a failure only).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oracle_lib.sh"
 require_bin
@@ -57,7 +56,10 @@ P2="$(unique_name oprod2)" B2="$(unique_name obrand2)" M2="$(unique_name omark2)
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$D\`; DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -m 30 -XDELETE '$SEARCH_URL/${P}_v*,${B}_v*,${M}_v*,${P2}_v*,${B2}_v*,${M2}_v*?ignore_unavailable=true' >/dev/null"
 # whatever happens, the suite's servers are up again at the end
 on_exit "bash '$HARNESS/servers.sh' status mariadb >/dev/null 2>&1 || bash '$HARNESS/servers.sh' restart mariadb >/dev/null 2>&1; bash '$HARNESS/servers.sh' status zookeeper >/dev/null 2>&1 || bash '$HARNESS/servers.sh' restart zookeeper >/dev/null 2>&1"
-on_exit '[ "$rc" = 0 ] || { keep="${OUTAGE_KEEP_DIR:-/tmp}/t_source_outage-$SEED-$$"; mkdir -p "$keep" && cp "$TEST_TMP"/*.log "$keep"/ 2>/dev/null; for f in "$TEST_TMP"/*.log; do echo "--- $f (last 25 lines)"; tail -25 "$f"; done; echo "--- seed $SEED; the logs: $keep"; }'
+# the daemons' logs are kept on a failure (in /tmp), and always when
+# OUTAGE_KEEP_DIR names where
+on_exit 'if [ "$rc" != 0 ] || [ -n "${OUTAGE_KEEP_DIR:-}" ]; then keep="${OUTAGE_KEEP_DIR:-/tmp}/t_source_outage-$SEED-$$"; mkdir -p "$keep" && cp "$TEST_TMP"/*.log "$keep"/ 2>/dev/null; echo "--- seed $SEED; the logs: $keep"; fi'
+on_exit '[ "$rc" = 0 ] || { for f in "$TEST_TMP"/*.log; do echo "--- $f (last 25 lines)"; tail -25 "$f"; done; }'
 
 bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products 200 --db "$D" \
     --host "$MYSQL_HOST" --port "$MYSQL_PORT" >"$TEST_TMP/gen.out" 2>&1 || {
@@ -251,6 +253,30 @@ assert_eq 0 "$(count_in "$TEST_TMP/a.log" "this node steps down")" "no step-down
 daemon_stop
 assert_eq 0 "$DAEMON_RC" "the daemon stops cleanly after the outage"
 
+# ================= SIGTERM ends the wait (default layout)
+daemon_start "$TEST_TMP/a.ini" "$TEST_TMP/e.log"
+daemon_wait_ready 60
+writer_start
+sleep 3
+log "SIGKILL of the source server, then SIGTERM of the waiting daemon"
+bash "$HARNESS/servers.sh" kill mariadb >/dev/null
+daemon_wait_log "is still unconfirmed" 30 # its sends are held too now
+t_term=$(date +%s%N)
+kill -TERM "$DAEMON"
+daemon_wait_exit 20
+took=$(( ($(date +%s%N) - t_term) / 1000000 ))
+log "SIGTERM during the wait: the daemon exited $DAEMON_RC after $took ms"
+assert_eq 1 "$DAEMON_RC" "stopped without its last checkpoint: exit 1"
+assert_contains "$(cat "$TEST_TMP/e.log")" "drain skipped (the reader lock is unconfirmed" "the stop says why it did not drain"
+assert_contains "$(cat "$TEST_TMP/e.log")" "searchsync run: stopped while the reader lock of source outage could not be confirmed" "and its last word says what happens to the queue"
+bash "$HARNESS/servers.sh" restart mariadb >"$TEST_TMP/restart.out" 2>&1 || { cat "$TEST_TMP/restart.out"; fail "mariadb restart"; }
+writer_stop
+daemon_start "$TEST_TMP/a.ini" "$TEST_TMP/e.log"
+daemon_wait_ready 60
+wait_checkpoint "$meta" outage 60
+oracle_check_products "$D" "$P" "a stop during the wait, and a start after it"
+daemon_stop
+assert_eq 0 "$DAEMON_RC" "the daemon stops cleanly"
 # ================= the metadata on a server of its own
 MB="$TEST_TMP/mdb"
 mb_ctl() { env -u MYSQL_HOST -u MYSQL_PORT SEARCHSYNC_HARNESS_DIR="$MB" bash "$HARNESS/mariadb.sh" "$1"; }
@@ -413,4 +439,5 @@ wait_checkpoint "$meta" outage 60
 oracle_check_products "$D" "$P" "a cluster reader cut off from ZooKeeper"
 daemon_stop
 assert_eq 0 "$DAEMON_RC" "the cluster reader stops cleanly"
+
 pass
