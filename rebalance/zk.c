@@ -111,6 +111,13 @@ bool zk_expired(struct zk *z) {
     return e;
 }
 
+bool zk_connected(struct zk *z) {
+    pthread_mutex_lock(&z->mu);
+    bool c = z->connected && !z->expired;
+    pthread_mutex_unlock(&z->mu);
+    return c;
+}
+
 int zk_session_timeout_ms(struct zk *z) { return z->timeout_ms; }
 
 const char *zk_strerror(int rc) { return zerror(rc); }

@@ -6,10 +6,12 @@
  * election nodes) survives if it comes back within the negotiated timeout.
  * But a client cut off only ever sees "disconnected", never "expired", so
  * zk_usable counts a disconnection that lasted 2/3 of the session timeout
- * as lost: whatever the node held (a lock, the binlog reader's leadership)
- * must be assumed gone, because the server may have expired the session
- * and handed it to another node. Expiry is final for the handle. All calls
- * are thread-safe; watchers run on the client's own thread. */
+ * as lost: whatever the node does through it (a rebalance's jobs) must stop
+ * then, because the server may have expired the session and handed what it
+ * held to another node. The binlog reader's leadership is judged the same
+ * way but waits for the reconnection, which tells whether the session lived
+ * (zlock_state; sync/node/leadership.c). Expiry is final for the handle.
+ * All calls are thread-safe; watchers run on the client's own thread. */
 #ifndef SS_ZK_H
 #define SS_ZK_H
 #include <stdbool.h>
@@ -32,6 +34,8 @@ zhandle_t *zk_handle(struct zk *z);
  * and not expired */
 bool zk_usable(struct zk *z);
 bool zk_expired(struct zk *z);
+/* connected now (a session that is neither cut off nor expired) */
+bool zk_connected(struct zk *z);
 int zk_session_timeout_ms(struct zk *z); /* as negotiated */
 /* Create path and its parents as persistent nodes where missing. */
 int zk_ensure_path(struct zk *z, const char *path, char *err, size_t errlen);

@@ -156,12 +156,14 @@ int zlock_wait(struct zlock *l, volatile sig_atomic_t *stop, int64_t *fence, cha
     }
 }
 
-bool zlock_held(struct zlock *l) {
-    if (!zk_usable(l->z)) return false;
+enum zlock_state zlock_state(struct zlock *l) {
+    if (zk_expired(l->z)) return ZLOCK_LOST;
+    if (!zk_connected(l->z)) return ZLOCK_CUT_OFF;
     struct Stat st;
     int rc = zoo_exists(zk_handle(l->z), l->mine, 0, &st);
-    /* a lost connection is judged by zk_usable's clock, not by one call */
-    return rc == ZOK || rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT;
+    if (rc == ZOK) return ZLOCK_HELD;
+    if (rc == ZNONODE || rc == ZSESSIONEXPIRED || zk_expired(l->z)) return ZLOCK_LOST;
+    return ZLOCK_CUT_OFF; /* a connection lost on the way, a timeout: not an answer */
 }
 
 void zlock_leave(struct zlock *l) {

@@ -32,8 +32,13 @@ struct zlock *zlock_enter(struct zk *z, const char *dir, const char *node_id, ch
  * it while waiting. */
 int zlock_wait(struct zlock *l, volatile sig_atomic_t *stop, int64_t *fence, char *err,
                size_t errlen);
-/* Still the holder? (its child exists and the session is usable) */
-bool zlock_held(struct zlock *l);
+/* Still the holder? ZLOCK_HELD: its child exists, asked now. ZLOCK_CUT_OFF:
+ * ZooKeeper cannot be asked (disconnected, or no answer), and the session
+ * is not known to have expired: the child may well still be there, or be
+ * gone with a session the server expired meanwhile — only a reconnection
+ * tells. ZLOCK_LOST: the session expired, or the child is gone. */
+enum zlock_state { ZLOCK_HELD, ZLOCK_CUT_OFF, ZLOCK_LOST };
+enum zlock_state zlock_state(struct zlock *l);
 /* Leave the queue (deletes its child) and free. NULL-safe. */
 void zlock_leave(struct zlock *l);
 

@@ -205,9 +205,10 @@ const struct config_key config_keys[] = {
     S("cluster", "node_id", cluster.node_id, NULL, NULL, false, false,
       "This node's id; default: <hostname>-<pid>"),
     I("cluster", "session_timeout_ms", cluster.session_timeout_ms, "15000", 4000, 120000,
-      "ZooKeeper session timeout (a reader cut off for 2/3 of it stops; a node gone is "
-      "rebalanced away after it); a rebalance waits twice this (at least 10 s) for nodes to "
-      "stop their jobs; standalone: how long a lost reader-lock connection may go unconfirmed"),
+      "ZooKeeper session timeout (a node gone is rebalanced away after it); a reader that "
+      "cannot confirm its lock (cut off from ZooKeeper, or standalone the metadata server "
+      "down) waits, sending what it read for 2/3 of it, then holding that too; a rebalance "
+      "waits twice this (at least 10 s) for nodes to stop their jobs"),
 
     I("delivery", "workers", delivery.workers, "8", 1, 256,
       "Queue workers; a change goes to hash(index, doc id) mod workers"),

@@ -330,7 +330,7 @@ int bl_reader_open(bl_reader *r, const bl_reader_opts *o, const bl_sink *sink) {
     r->o = *o;
     if (r->o.heartbeat_ms <= 0) r->o.heartbeat_ms = 5000;
     if (r->o.backoff_initial_ms <= 0) r->o.backoff_initial_ms = 100;
-    if (r->o.backoff_max_ms <= 0) r->o.backoff_max_ms = 10000;
+    if (r->o.backoff_max_ms <= 0) r->o.backoff_max_ms = 2000;
     if (r->o.server_id == 0) r->o.server_id = 4000000000u + (uint32_t)((unsigned)getpid() % 100000000u);
     r->user = sink;
     sbuf_init(&r->committed_gtids);
@@ -404,12 +404,18 @@ static int reconnect(bl_reader *r) {
             mysql_close(r->mysql);
             r->mysql = NULL;
         }
-        log_warn("binlog", "%s (%s); reconnecting in %d ms", attempts ? "reconnect failed" : "connection lost",
-                 r->err, delay);
+        /* said at the loss, then once a minute or so: a server that is down
+         * for minutes is tried every backoff_max_ms, and said rarely */
+        if (attempts == 0)
+            log_warn("binlog", "connection lost (%s); reconnecting in %d ms", r->err, delay);
+        else if (attempts % 30 == 0)
+            log_warn("binlog", "reconnect failed %d times (%s); trying again every %d ms", attempts,
+                     r->err, delay);
         sleep_ms(delay);
         char e[BL_ERR_LEN];
         unsigned eno = 0;
         r->mysql = connect_server(r, true, e, sizeof e, &eno);
+        if (!r->mysql) snprintf(r->err, sizeof r->err, "%s", e); /* the latest reason */
         if (r->mysql && check_server(r) != BL_OK) {
             /* the server came back configured differently (binlog off, not ROW) */
             return BL_ERR;

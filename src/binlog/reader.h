@@ -29,7 +29,7 @@ typedef struct bl_reader_opts {
     bool stop_at_end;     /* stop at the end position the server reports at start */
     int max_reconnects;   /* consecutive failed attempts before giving up; -1 = forever */
     int backoff_initial_ms; /* default 100 */
-    int backoff_max_ms;     /* default 10000 */
+    int backoff_max_ms;     /* default 2000: a server back is read again within 2 s */
 } bl_reader_opts;
 
 typedef struct bl_reader {

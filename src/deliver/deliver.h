@@ -305,6 +305,17 @@ int deliver_drain(struct deliver *d, int timeout_ms);
  * streams of the hub go on. */
 void deliver_halt(struct deliver *d);
 
+/* Hold (hold true) or release this stream's sends, for a producer that
+ * must not write while it cannot tell whether it still may (a reader whose
+ * lock cannot be confirmed: it may be taken over meanwhile). While held its
+ * queued changes stay queued in their order and none is sent or retried
+ * (the changes of other streams to the same targets queued behind them wait
+ * too, keeping each document's order); a bulk request already in flight
+ * completes. Submits still queue, up to the high-water mark; a drain waits.
+ * Released, everything goes as before. Returns the changes it has queued.
+ * Callable from any thread. */
+long deliver_hold_sends(struct deliver *d, bool hold);
+
 /* ---------- statistics (DESIGN.md §4.6) ---------- */
 struct deliver_stats {
     uint64_t docs_ok, stale, missing, retries, failures, dead_letters, purged, coalesced;

@@ -215,6 +215,7 @@ struct deliver {
     int drain_timeout_ms;
     int64_t txn_flush_ns; /* flush_on_txn_end: changes queued before this go at once */
     bool halted;  /* deliver_halt: nothing of it is sent any more, nothing saved */
+    bool held;    /* deliver_hold_sends: its queued changes wait, none is sent */
     bool closing; /* deliver_free of a stream on a shared hub */
     bool abandoned; /* deliver_abandon: closed, its callbacks are no longer called */
     int reporting;  /* its items whose callbacks a helper (or a purge) is calling now:

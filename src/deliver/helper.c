@@ -283,6 +283,7 @@ static bool take_from(struct deliver_hub *d, struct indexq *q, struct item ***ar
     bool go_on = true;
     while (q->main.head) {
         struct item *it = q->main.head;
+        if (it->txn->s->held) break; /* its stream's sends are held: it and what follows wait */
         if (*n >= d->o.batch_max ||
             (*n > 0 && (*bytes + it->size > (size_t)d->o.batch_max_bytes || it->solo)) ||
             !seen_add(seen, seen_cap, it)) {

@@ -182,10 +182,11 @@ static bool eligible_ex(struct deliver_hub *d, struct indexq *q, int64_t now, in
         if (q->not_before_ns < *wake) *wake = q->not_before_ns;
         return false;
     }
-    if (d->draining) return true;
     /* the knobs of the stream whose change is at the front */
     const struct item *head = q->main.head;
     const struct deliver *hs = head->txn->s;
+    if (hs->held) return false; /* deliver_hold_sends: released with a broadcast */
+    if (d->draining) return true;
     if (lingers && group_commit_holds(d, q, hs, head, now, wake)) return false;
     if (lingers && hs->linger_ms > 0 && d->total < d->o.high_watermark) {
         /* group commit with a floor: the queue's first change waits for

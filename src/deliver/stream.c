@@ -1,6 +1,7 @@
 /* stream.c: streams and the process's hub: deliver_hub_new / free /
  * install, deliver_stream_open, deliver_open, deliver_new (a private hub and
- * one stream), deliver_free, deliver_halt, and the hub's list of streams.
+ * one stream), deliver_free, deliver_halt, deliver_hold_sends, and the
+ * hub's list of streams.
  *
  * Order between streams. Every change names a target (struct change), and
  * every stream's changes to one target go through that target's one queue,
@@ -312,6 +313,17 @@ int deliver_hub_wait_abandoned(struct deliver_hub *d, int timeout_ms) {
     }
     pthread_mutex_unlock(&d->mu);
     return rc;
+}
+
+long deliver_hold_sends(struct deliver *s, bool hold) {
+    if (!s) return 0;
+    struct deliver_hub *d = s->d;
+    pthread_mutex_lock(&d->mu);
+    s->held = hold;
+    long queued = s->outstanding - s->inflight;
+    if (!hold) pthread_cond_broadcast(&d->work_cv); /* its queues are eligible again */
+    pthread_mutex_unlock(&d->mu);
+    return queued;
 }
 
 void deliver_halt(struct deliver *s) {

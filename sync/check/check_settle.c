@@ -50,7 +50,7 @@ bool check_settle(struct producer *pr, const struct check_opts *o, struct check_
     bool ok = false;
     for (;;) {
         struct ss_status st;
-        status_collect(p->cfg, p->meta, p->src, NULL, NULL, "not asked", &st);
+        status_collect(p->cfg, p->meta, NULL, p->src, NULL, NULL, "not asked", &st);
         if (!st.checkpoint) {
             snprintf(res->settle_note, sizeof res->settle_note,
                      "no checkpoint saved for source %s: is `searchsync run` running?",

@@ -13,9 +13,11 @@
  * The facts are gathered by sync/node/status.c (shared with the admin API's
  * GET /api/v1/status); this file prints them.
  *
- * Exit: 0 all reported and nothing waits for an operator; 3 dead letters are
- * waiting (see `searchsync dead-letters list`); 1 a server could not be
- * asked (the rest is still printed); 2 usage or configuration. */
+ * Exit (usage_status says it to the user): 0 all reported and nothing waits
+ * for an operator; 3 something does (dead letters, an index config stopped,
+ * the checkpoint's binlog file purged); 1 a server could not be asked (the
+ * rest is still printed); 2 usage or configuration. --json: 0 or 3 (2 for
+ * refused credentials), its object printed whatever is down. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,12 +40,18 @@ void usage_status(FILE *out) {
                  "Where the sync of the configured source stands: checkpoint against the\n"
                  "binlog's end, each index config's state and live version, the engine's\n"
                  "document counts, reindex jobs, dead letters, change snapshots, and who\n"
-                 "reads the source. Exit 0 ok, 3 dead letters are waiting, 1 a server could\n"
-                 "not be asked, 2 a server refused the configured credentials.\n\n"
+                 "reads the source. What a server that is down keeps from being read is\n"
+                 "said, and the rest still printed.\n"
+                 "Exit 0 ok; 3 a problem found that waits for an operator: dead letters,\n"
+                 "an index config stopped, the checkpoint's binlog file purged; 1 a server\n"
+                 "could not be asked (the metadata, the source or the engine; before 3);\n"
+                 "2 a server refused the configured credentials.\n\n"
                  "--json: one JSON object (schema: docs/status.schema.json, the same as\n"
-                 "GET /api/v1/status); exit 0 when the source is reached, the checkpoint\n"
-                 "is caught up and nothing waits (no dead letters, no errors), 2 a server\n"
-                 "refused the configured credentials, else 3.\n");
+                 "GET /api/v1/status), printed whatever is down: `errors` names each part\n"
+                 "that could not be read. Exit 0 when the source is reached, the checkpoint\n"
+                 "is caught up and nothing waits (no dead letters, no index config\n"
+                 "stopped, no errors); 2 a server refused the configured credentials; else\n"
+                 "3 (a server down, behind, dead letters, stopped, purged).\n");
 }
 
 /* rows as "  a  b  c" lines ("-" for NULL); returns rows, -1 if the query failed */
@@ -186,7 +194,7 @@ static void print_live(const struct ss_config *cfg) {
 }
 
 /* Who reads the source: the registered nodes with ZooKeeper, else the
- * standalone reader lock (sync/node/leadership.c). */
+ * standalone reader lock (sync/node/leadership.c; meta required then). */
 static void print_readers(const struct ss_config *cfg, MYSQL *meta) {
     if (cfg->cluster.zookeeper && cfg->cluster.zookeeper[0]) {
         char err[600];
@@ -245,7 +253,11 @@ int cmd_status(int argc, char **argv) {
     if (!c.config || optind != argc) return command_usage(&c);
     int rc = command_begin(&c, 0);
     if (rc >= 0) return rc;
-    if (command_meta(&c, "metadata schema: ") >= 0) return command_end(&c, EXIT_RUNTIME);
+    /* a metadata server that is down is part of the answer, not the end of
+     * it: what can still be read is (the source's binlog end, the daemon's
+     * live figures), and --json still prints its object */
+    char meta_err[1024] = "";
+    c.meta = metadb_open(&c.cfg, meta_err, sizeof meta_err);
     const struct ss_config *cfg = &c.cfg;
     const char *path = c.config;
     MYSQL *meta = c.meta;
@@ -261,7 +273,7 @@ int cmd_status(int argc, char **argv) {
     client = search_client_new(&so, engine_err, sizeof engine_err);
     k = client ? search_conn_new(client) : NULL;
     struct ss_status st;
-    status_collect(cfg, meta, src, src_err, k, engine_err, &st);
+    status_collect(cfg, meta, meta_err, src, src_err, k, engine_err, &st);
     if (json) { /* docs/status.schema.json */
         sbuf out = SBUF_INIT;
         status_json(&st, &out);
@@ -276,9 +288,17 @@ int cmd_status(int argc, char **argv) {
         goto out;
     }
 
-    /* ---- source */
+    /* ---- metadata, source */
+    if (!st.meta_reached) {
+        fprintf(stderr, "searchsync status: metadata schema: %s\n", st.meta_err);
+        printf("metadata schema %s (%s:%d): %s\n", st.meta_database, st.meta_host, st.meta_port,
+               st.meta_err);
+        rc = EXIT_RUNTIME;
+    }
     printf("source %s (%s:%d)\n", st.source_name, st.source_host, st.source_port);
-    if (st.checkpoint)
+    if (!st.meta_reached)
+        printf("  checkpoint  not known: the metadata server cannot be read\n");
+    else if (st.checkpoint)
         printf("  checkpoint  %s (saved %s s ago)\n", st.checkpoint, st.checkpoint_age);
     else
         printf("  checkpoint  none yet (the daemon starts at [source] start = %s)\n", st.start);
@@ -297,6 +317,15 @@ int cmd_status(int argc, char **argv) {
     } else {
         printf("  source: %s\n", st.source_err);
         rc = EXIT_RUNTIME;
+    }
+
+    if (!st.meta_reached) { /* the mapping, jobs, dead letters, ...: in the metadata */
+        printf("indices, jobs, dead letters, change snapshots, checks: not known without the "
+               "metadata server\n");
+        if (cfg->cluster.zookeeper && cfg->cluster.zookeeper[0]) print_readers(cfg, NULL);
+        print_live(cfg);
+        status_free(&st);
+        goto out;
     }
 
     /* ---- indices */

@@ -74,18 +74,12 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
      * acknowledgements after a drain that timed out are not saved */
     if (atomic_load(&dm->released)) return -1;
     int rc = db_ensure(&dm->ckpt, &dm->ckptp, err, sizeof err);
+    /* (the token is the node's for as long as it reads: a lock taken back
+     * after a lost connection keeps it, sync/node/leadership.c) */
     uint64_t mine = dm->lead.fence;
     if (rc == 0)
         rc = offsets_save_fenced(dm->ckpt, dm->cfg->source.name, position, seq, mine, &other,
                                  err, sizeof err);
-    /* the newer token is this node's own: the supervisor took the reader
-     * lock back after its connection was lost (leadership_check) between
-     * the read of the token and the save; saved again with it */
-    for (int again = 0; rc == 1 && again < 3 && other > mine && other == dm->lead.fence; again++) {
-        mine = other;
-        rc = offsets_save_fenced(dm->ckpt, dm->cfg->source.name, position, seq, mine, &other,
-                                 err, sizeof err);
-    }
     if (rc < 0) {
         if (dm->ckpt_failed++ % 60 == 0)
             log_warn("run", "checkpoint not saved (will retry): %s", err);
@@ -456,7 +450,13 @@ static int run_stop(struct daemon *dm, int rc) {
     /* fenced out (another node reads the source): delivery was halted when
      * that was learnt, and nothing of the queue is sent now either */
     bool ousted = atomic_load(&dm->sv.lost) || atomic_load(&dm->fenced);
-    if (ousted) deliver_halt(p->d);
+    /* stopped while its sends were held for an unconfirmed lock: they
+     * could not go, nor could a checkpoint be saved without the lock's
+     * server; the next start reads them again from the saved checkpoint */
+    bool held = !ousted && atomic_load(&dm->sv.sends_held);
+    struct deliver_stats ds = {0};
+    if (held) deliver_get_stats(p->d, &ds);
+    if (ousted || held) deliver_halt(p->d);
     int drc = deliver_drain(p->d, cfg->delivery.drain_timeout_ms);
     log_info("run",
              "stopped after %llu transactions (%llu of them built together in %llu groups, "
@@ -467,16 +467,27 @@ static int run_stop(struct daemon *dm, int rc) {
              p->slices, p->scripts, p->deletes, p->snapshots, dm->reloads,
              drc == DELIVER_OK ? "complete"
              : ousted          ? "skipped (another node reads the source)"
+             : held            ? "skipped (the reader lock is unconfirmed: what was queued is "
+                                 "read again from the saved checkpoint at the next start)"
                                : "incomplete");
     if (rc != BL_ERR && drc == DELIVER_OK) exit_code = EXIT_OK;
     if (rc != BL_ERR) dm->err[0] = '\0';
+    if (rc != BL_ERR && held)
+        snprintf(dm->err, sizeof dm->err, "stopped while the reader lock of source %s could not "
+                 "be confirmed: %ld change(s) it had queued were not sent, and no checkpoint was "
+                 "saved; the next start reads them again from the saved checkpoint",
+                 cfg->source.name, ds.queued);
     if (!atomic_load(&dm->sv.lost) && !atomic_load(&dm->fenced)) { /* (a save may have learnt it) */
         atomic_store(&dm->released, true);
         leadership_release(&dm->lead); /* after the drain's checkpoint: the next reader starts there */
     } else {
         exit_code = EXIT_RUNTIME;
-        snprintf(dm->err, sizeof dm->err, "this node no longer reads source %s (another node "
-                 "took it over): restart it to stand by", cfg->source.name);
+        if (atomic_load(&dm->sv.lost))
+            snprintf(dm->err, sizeof dm->err, "this node no longer reads source %s: %.700s; "
+                     "restart it to stand by", cfg->source.name, dm->lead.err);
+        else
+            snprintf(dm->err, sizeof dm->err, "this node no longer reads source %s (another "
+                     "node took it over): restart it to stand by", cfg->source.name);
     }
     return exit_code;
 }

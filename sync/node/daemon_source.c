@@ -1,7 +1,8 @@
 /* daemon_source: the node's side of a source (sync/sources/source.h) — the
  * struct source_env the daemon hands to whichever source it reads, and the
  * callbacks behind it: between change sets the supervisor's commands are
- * applied (a mapping generation adopted, the build table followed); what a
+ * applied (a mapping generation adopted, the build table followed), and the
+ * reader waits there while its lock cannot be confirmed; what a
  * source reads that the supervisor must act on (a DDL: the tables it
  * empties and names; a query of the mapping refused) goes into the command
  * queue. Reader thread;
@@ -20,12 +21,22 @@
 #include <cjson/cJSON.h>
 #include "monotime.h"
 
+/* While the reader lock cannot be confirmed (sync/node/leadership.h), the
+ * reader reads nothing more: it waits here, at a transaction boundary,
+ * until the lock is confirmed again, or lost, or a stop is asked. */
+static void wait_for_the_lock(struct daemon *dm) {
+    while (leadership_holds_reads(&dm->lead) && !daemon_stop_requested &&
+           !atomic_load(&dm->sv.lost))
+        sleep_ms(100);
+}
+
 /* Between transactions (and on idle heartbeats): what the supervisor asked
  * for — a new mapping generation, the build table to follow. true when a
  * generation was adopted. */
 static void shard_gone(struct daemon *dm, const char *alias, const char *label);
 
 bool daemon_between_txns(struct daemon *dm) {
+    wait_for_the_lock(dm);
     pthread_mutex_lock(&dm->cmds.mu);
     struct mapping_gen *g = dm->cmds.adopt;
     struct build_table *t = dm->cmds.builds;
@@ -81,7 +92,8 @@ static bool env_asks(void *ud) {
     pthread_mutex_lock(&dm->cmds.mu);
     bool asks = dm->cmds.adopt || dm->cmds.builds || dm->cmds.ntruncated;
     pthread_mutex_unlock(&dm->cmds.mu);
-    return asks;
+    /* a reader that must wait for its lock groups no more transactions */
+    return asks || leadership_holds_reads(&dm->lead);
 }
 
 /* db.table emptied by the statement (reason says which and where): every

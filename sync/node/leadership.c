@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cred_refused.h"
 #include "deliver/store.h"
 #include "jsonw.h"
 #include "sync/node/leadership.h"
@@ -116,10 +117,19 @@ static void lock_name(struct leadership *l, sbuf *q) {
     sbuf_adds(q, "))");
 }
 
+/* The metadata server cannot be asked now (its connection failed or was
+ * lost), rather than refusing what was asked: an outage to wait out. A
+ * refused login is the configuration's fault, not an outage. */
+static bool meta_unreachable(struct leadership *l) {
+    return !cred_refused() && (!l->meta || db_conn_lost(l->meta));
+}
+
 /* 1 this node holds the lock now (fence raised and read), 0 another
- * connection holds it (*who: the last recorded taker), -1 error */
+ * connection holds it (*who: the last recorded taker), -2 the metadata
+ * server cannot be reached, -1 another error (l->err either way) */
 static int lock_try(struct leadership *l, char *who, size_t wholen) {
-    if (db_ensure(&l->meta, &l->metap, l->err, sizeof l->err) < 0) return -1;
+    if (db_ensure(&l->meta, &l->metap, l->err, sizeof l->err) < 0)
+        return cred_refused() ? -1 : -2;
     const char *src = l->cfg->source.name;
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT GET_LOCK(");
@@ -157,12 +167,14 @@ static int lock_try(struct leadership *l, char *who, size_t wholen) {
     l->beat_at_ms = mono_ms();
     rc = 1;
 out:
+    if (rc == -1 && meta_unreachable(l)) rc = -2;
     free(got);
     sbuf_free(&q);
     return rc;
 }
 
-/* Still held by this connection? 1 yes, 0 lost, -1 not known (error) */
+/* Still held by this connection? 1 yes, 0 no (the connection is alive and
+ * does not hold it), -1 not known (the connection is lost) */
 static int lock_held(struct leadership *l) {
     char err[512];
     if (!l->meta) return -1;
@@ -175,8 +187,111 @@ static int lock_held(struct leadership *l) {
     if (!v) return db_conn_lost(l->meta) ? -1 : 0; /* NULL: nobody holds it */
     int held = !strcmp(v, "1");
     free(v);
-    if (held) l->beat_at_ms = mono_ms();
     return held;
+}
+
+/* The lock after this node's connection to it was lost, or no longer holds
+ * it (the metadata server restarted, the connection was killed): taken
+ * again when nobody took it meanwhile, which the token tells — every taking
+ * raises it while holding the lock, so a token still this node's own means
+ * no other reader was given the source (the token stays: it is still this
+ * node's turn). 1 held again; 0 another daemon holds it or took it
+ * meanwhile (*who, *theirs: the recorded taker and token), the lock let go
+ * again; -1 not known (l->err): the metadata server cannot be asked, or a
+ * connection holds the lock while the token is still this node's — its own
+ * old connection, which the server has not dropped yet, or a taker a moment
+ * before it raises the token: asked again a second later. */
+static int lock_retake(struct leadership *l, char *who, size_t wholen, uint64_t *theirs) {
+    char err[512];
+    *theirs = 0;
+    snprintf(who, wholen, "unknown");
+    if (db_ensure(&l->meta, &l->metap, l->err, sizeof l->err) < 0) return -1;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT GET_LOCK(");
+    lock_name(l, &q);
+    sbuf_adds(&q, ", 0)");
+    char *got = db_scalar(l->meta, q.data, l->err, sizeof l->err);
+    int rc = -1;
+    if (!got) goto out; /* an error (SQL NULL too: one of the lock itself) */
+    sbuf_reset(&q);
+    sbuf_adds(&q, "SELECT owner, fence FROM reader_locks WHERE source = ");
+    db_quote(l->meta, &q, l->cfg->source.name, strlen(l->cfg->source.name));
+    char *row[2];
+    int n = db_row1(l->meta, q.data, q.len, row, 2, err, sizeof err);
+    if (n == 1) {
+        snprintf(who, wholen, "%s", row[0] ? row[0] : "unknown");
+        *theirs = row[1] ? strtoull(row[1], NULL, 10) : 0;
+    }
+    db_row_free(row, 2);
+    if (got && !strcmp(got, "1")) {
+        if (n < 0) { /* held, but the token unread: let it go, and try again */
+            snprintf(l->err, sizeof l->err, "%s", err);
+            db_close(l->meta);
+            l->meta = NULL;
+            goto out;
+        }
+        if (n == 1 && *theirs == l->fence) {
+            rc = 1;
+            goto out;
+        }
+        db_close(l->meta); /* another took it meanwhile: theirs, not this node's */
+        l->meta = NULL;
+    } else if (n == 1 && *theirs == l->fence) {
+        snprintf(l->err, sizeof l->err, "the lock is held by a connection, and the token is still "
+                 "this daemon's: its old connection not dropped by the server yet?");
+        goto out;
+    } else if (n < 0) { /* held by another connection, the token unread */
+        snprintf(l->err, sizeof l->err, "%s", err);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(got);
+    sbuf_free(&q);
+    return rc;
+}
+
+/* the lock was seen held: whatever waited goes on */
+static void confirmed(struct leadership *l) {
+    int64_t now = mono_ms();
+    if (l->unconfirmed_at_ms) {
+        if (l->zk)
+            log_info("cluster", "node %s reaches ZooKeeper again after %lld ms, with its session: "
+                     "it still reads source %s and goes on", l->node_id,
+                     (long long)(now - l->unconfirmed_at_ms), l->cfg->source.name);
+        else
+            log_info("run", "the reader lock of source %s is confirmed again after %lld ms: the "
+                     "metadata server answers and nobody took the lock meanwhile (fencing token "
+                     "%llu); this daemon goes on reading", l->cfg->source.name,
+                     (long long)(now - l->unconfirmed_at_ms), (unsigned long long)l->fence);
+    }
+    l->unconfirmed_at_ms = 0;
+    l->beat_at_ms = now;
+    atomic_store(&l->hold_reads, false);
+}
+
+/* the lock cannot be confirmed: the reader waits (said once) */
+static enum lead_state unconfirmed(struct leadership *l) {
+    if (!l->unconfirmed_at_ms) {
+        l->unconfirmed_at_ms = mono_ms();
+        atomic_store(&l->hold_reads, true);
+        for (char *nl = strchr(l->err, '\n'); nl; nl = strchr(nl, '\n')) *nl = ' ';
+        if (l->zk)
+            log_warn("cluster", "node %s cannot confirm that it still reads source %s: it is cut "
+                     "off from ZooKeeper (%s). It waits: it reads nothing more of the binlog, "
+                     "sends what it read until %lld ms after the last confirmation, and goes on "
+                     "once ZooKeeper answers with its session (it steps down if the session "
+                     "expired meanwhile)", l->node_id, l->cfg->source.name, l->err,
+                     (long long)leadership_send_window_ms(l));
+        else
+            log_warn("run", "the reader lock of source %s cannot be confirmed (%s). This "
+                     "daemon waits: it reads nothing more of the binlog, sends what it read "
+                     "until %lld ms after the last confirmation, and goes on once the lock is "
+                     "confirmed (another daemon can take it only through the metadata server; "
+                     "if one does, this one stops)",
+                     l->cfg->source.name, l->err, (long long)leadership_send_window_ms(l));
+    }
+    return LEAD_UNCONFIRMED;
 }
 
 /* ---------- both ---------- */
@@ -271,11 +386,26 @@ int leadership_acquire(struct leadership *l, volatile sig_atomic_t *stop) {
         return 1;
     }
     char said[256] = "";
+    int64_t away = 0; /* the metadata server unreachable since (monotonic ms) */
     for (;;) {
         if (stop && *stop) return 0;
         char who[256] = "";
         int rc = lock_try(l, who, sizeof who);
+        if (rc == -2) { /* an outage: waited out, said once */
+            if (!away) {
+                away = mono_ms();
+                log_warn("run", "the reader lock of source %s cannot be taken: the metadata "
+                         "server does not answer (%s); this daemon waits for it", src, l->err);
+            }
+            sleep_ms(1000);
+            continue;
+        }
         if (rc < 0) return -1;
+        if (away) {
+            log_info("run", "the metadata server answers again after %lld ms",
+                     (long long)(mono_ms() - away));
+            away = 0;
+        }
         if (rc == 1) {
             if (claim(l) < 0) return -1;
             log_info("run", "this daemon (%s) reads the binlog of source %s (reader lock, "
@@ -295,50 +425,66 @@ int leadership_acquire(struct leadership *l, volatile sig_atomic_t *stop) {
     }
 }
 
-bool leadership_check(struct leadership *l) {
-    if (!l->fence) return false;
+enum lead_state leadership_check(struct leadership *l) {
+    if (!l->fence) return LEAD_LOST;
+    const char *src = l->cfg->source.name;
     if (l->zk) {
-        if (zlock_held(l->lock)) return true;
-        snprintf(l->err, sizeof l->err, "the ZooKeeper session that made this node the reader "
-                 "of source %s is lost (or its election node is gone)", l->cfg->source.name);
-        return false;
+        switch (zlock_state(l->lock)) {
+        case ZLOCK_HELD: confirmed(l); return LEAD_HELD;
+        case ZLOCK_CUT_OFF:
+            snprintf(l->err, sizeof l->err, "no answer from %s", l->cfg->cluster.zookeeper);
+            return unconfirmed(l);
+        case ZLOCK_LOST: break;
+        }
+        if (zk_expired(l->zk))
+            snprintf(l->err, sizeof l->err, "node %s's ZooKeeper session expired (cut off, or "
+                     "paused, longer than its timeout): its place in the election of source %s "
+                     "went with it, and another node reads the source now or will", l->node_id,
+                     src);
+        else
+            snprintf(l->err, sizeof l->err, "node %s's election node for source %s is gone from "
+                     "ZooKeeper (deleted): another node reads the source now or will",
+                     l->node_id, src);
+        return LEAD_LOST;
     }
     int64_t now = mono_ms();
-    if (now - l->beat_at_ms < 2000) return true; /* looked at every 2 s */
-    int rc = lock_held(l);
-    if (rc == 1) return true;
-    if (rc == 0) {
-        snprintf(l->err, sizeof l->err, "the reader lock of source %s is no longer held by this "
-                 "daemon's connection", l->cfg->source.name);
-        return false;
-    }
-    /* the connection is lost: the server released the lock with it; taken
-     * back if nobody else took it meanwhile (the recorded token unchanged) */
-    uint64_t mine = l->fence;
-    char who[256];
-    if (lock_try(l, who, sizeof who) == 1 && l->fence == mine + 1) {
-        uint64_t other = 0;
-        char err[256];
-        sbuf q = SBUF_INIT;
-        sbuf_printf(&q, "UPDATE offsets SET fence = %llu WHERE fence = %llu AND source = ",
-                    (unsigned long long)l->fence, (unsigned long long)mine);
-        db_quote(l->meta, &q, l->cfg->source.name, strlen(l->cfg->source.name));
-        int ok = db_exec(l->meta, q.data, err, sizeof err) == 0 &&
-                 offsets_claim(l->meta, l->cfg->source.name, l->fence, &other, err,
-                               sizeof err) == 0;
-        sbuf_free(&q);
-        if (ok) {
-            log_warn("run", "the reader lock of source %s was lost with its connection and "
-                     "taken back (nobody took it meanwhile; fencing token %llu)",
-                     l->cfg->source.name, (unsigned long long)l->fence);
-            return true;
+    if (!l->unconfirmed_at_ms) {
+        if (now - l->beat_at_ms < 2000) return LEAD_HELD; /* looked at every 2 s */
+        if (lock_held(l) == 1) {
+            confirmed(l);
+            return LEAD_HELD;
         }
+    } else if (now < l->retry_at_ms) {
+        return LEAD_UNCONFIRMED;
     }
-    if (now - l->beat_at_ms < l->cfg->cluster.session_timeout_ms * 2 / 3) return true;
-    snprintf(l->err, sizeof l->err, "the reader lock of source %s could not be confirmed for %lld "
-             "ms (the metadata server is unreachable, or another daemon took it)",
-             l->cfg->source.name, (long long)(now - l->beat_at_ms));
-    return false;
+    l->retry_at_ms = now + 1000;
+    char who[256];
+    uint64_t theirs = 0;
+    int rc = lock_retake(l, who, sizeof who, &theirs);
+    if (rc == 1) {
+        confirmed(l);
+        return LEAD_HELD;
+    }
+    if (rc < 0) return unconfirmed(l);
+    if (theirs > l->fence)
+        snprintf(l->err, sizeof l->err, "the reader lock of source %s was taken by another "
+                 "daemon (%s, fencing token %llu > this daemon's %llu)", src, who,
+                 (unsigned long long)theirs, (unsigned long long)l->fence);
+    else
+        snprintf(l->err, sizeof l->err, "the reader lock of source %s is held by another "
+                 "daemon's connection (%s was the last to take it)", src, who);
+    return LEAD_LOST;
+}
+
+bool leadership_holds_reads(struct leadership *l) { return atomic_load(&l->hold_reads); }
+
+int64_t leadership_unconfirmed_ms(struct leadership *l) {
+    return l->unconfirmed_at_ms ? mono_ms() - l->beat_at_ms : 0;
+}
+
+int64_t leadership_send_window_ms(struct leadership *l) {
+    int64_t t = l->zk ? zk_session_timeout_ms(l->zk) : l->cfg->cluster.session_timeout_ms;
+    return t * 2 / 3;
 }
 
 void leadership_set_work(struct leadership *l, const char *cloud_status, const char *node_status,

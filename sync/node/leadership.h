@@ -21,11 +21,20 @@
  * may still send are harmless: their external versions come from the binlog,
  * so they never win over what the new reader wrote.
  *
- * A reader that is cut off from ZooKeeper keeps reading only until its
- * session could have expired (2/3 of the negotiated timeout), then stops;
- * without ZooKeeper, one whose lock connection is lost takes the lock back
- * if nobody took it meanwhile, and stops if it cannot confirm it for that
- * long. */
+ * Unreachable is not taken. A reader that cannot confirm its lock — cut
+ * off from ZooKeeper, or, without it, the metadata server not answering
+ * (with the default layout, the source server itself) — waits: it reads
+ * nothing more (daemon_between_txns holds the reader at its next
+ * transaction boundary while leadership_holds_reads), delivers what it had
+ * read until 2/3 of the session timeout after the last confirmation (the
+ * earliest another node could be given the source, with ZooKeeper), then
+ * holds that too (deliver_hold_sends), and goes on when the lock is
+ * confirmed again: the session came back (ZooKeeper), or the named lock
+ * was taken back with the token unchanged (nobody took it meanwhile). It
+ * steps down (LEAD_LOST: delivery halted, the process exits 1) only once it
+ * sees that the lock is another's: its session expired or its election
+ * node is gone, or another connection holds the named lock or took it
+ * meanwhile (the token moved). docs/cluster.md has the argument. */
 #ifndef SS_LEADERSHIP_H
 #define SS_LEADERSHIP_H
 #include <pthread.h>
@@ -56,7 +65,10 @@ struct leadership {
     db_params metap;
     _Atomic uint64_t fence; /* this reader's token, 0 until it leads (set by the
                              * supervisor, read by the checkpoint thread) */
-    int64_t beat_at_ms;     /* standalone: when the lock was last confirmed held */
+    int64_t beat_at_ms;     /* when the lock was last confirmed held (monotonic ms) */
+    int64_t unconfirmed_at_ms; /* when a check first could not confirm it; 0: confirmed */
+    int64_t retry_at_ms;    /* standalone, unconfirmed: the next try to take it back */
+    atomic_bool hold_reads; /* unconfirmed: the reader reads nothing more */
     bool no_wait;
     char err[1024];
     /* this node's part in rebalances (rebalance/jobs/cluster_jobs.c), published in its
@@ -80,9 +92,27 @@ int leadership_init(struct leadership *l, const struct ss_config *cfg, bool no_w
  * registers again with a new session and goes on waiting; while ZooKeeper
  * cannot be reached it waits for it. */
 int leadership_acquire(struct leadership *l, volatile sig_atomic_t *stop);
-/* Still the reader? (standalone: the lock confirmed every 2 s) Called
- * every few hundred ms by the supervisor. */
-bool leadership_check(struct leadership *l);
+/* What leadership_check saw. */
+enum lead_state {
+    LEAD_HELD,        /* confirmed (standalone: within the last 2 s) */
+    LEAD_UNCONFIRMED, /* it cannot be told: ZooKeeper, or without it the metadata
+                       * server, does not answer; nobody is seen holding it. Said
+                       * once (WARN), and once again when confirmed (INFO) */
+    LEAD_LOST,        /* seen to be another's (l->err says what was seen) */
+};
+/* Still the reader? Called every few hundred ms by the supervisor once this
+ * node reads (ZooKeeper: its election node looked at each time; standalone:
+ * the named lock every 2 s, and once a second while unconfirmed). */
+enum lead_state leadership_check(struct leadership *l);
+/* The reader must read nothing more now (the lock is unconfirmed). Any
+ * thread. */
+bool leadership_holds_reads(struct leadership *l);
+/* ms since the lock was last confirmed while it is unconfirmed, else 0 */
+int64_t leadership_unconfirmed_ms(struct leadership *l);
+/* How long after its last confirmation an unconfirmed reader may still
+ * send what it read: 2/3 of the session timeout (ZooKeeper's as
+ * negotiated; standalone [cluster] session_timeout_ms). */
+int64_t leadership_send_window_ms(struct leadership *l);
 /* This node's entry in the registry (no-op standalone). */
 void leadership_publish(struct leadership *l, const char *json);
 /* This node's rebalance state (see struct leadership), republished at once

@@ -193,19 +193,21 @@ static void collect_source(const struct ss_config *cfg, MYSQL *meta, MYSQL *src,
                            const char *src_err, struct ss_status *st) {
     const char *name = cfg->source.name;
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT position, TIMESTAMPDIFF(SECOND, updated_at, NOW(3)) FROM offsets "
-                  "WHERE source = ");
-    db_quote(meta, &q, name, strlen(name));
-    char *ck[2];
-    char ckerr[600];
-    int got = db_row1(meta, q.data, q.len, ck, 2, ckerr, sizeof ckerr);
-    if (got == 1 && ck[0] && ck[0][0]) {
-        st->checkpoint = ck[0], ck[0] = NULL;
-        st->checkpoint_age = xstrdup(ck[1] ? ck[1] : "?");
-    } else if (got < 0) {
-        add_error(st, "checkpoint: %s%s", ckerr, NULL);
+    if (meta) {
+        sbuf_adds(&q, "SELECT position, TIMESTAMPDIFF(SECOND, updated_at, NOW(3)) FROM offsets "
+                      "WHERE source = ");
+        db_quote(meta, &q, name, strlen(name));
+        char *ck[2];
+        char ckerr[600];
+        int got = db_row1(meta, q.data, q.len, ck, 2, ckerr, sizeof ckerr);
+        if (got == 1 && ck[0] && ck[0][0]) {
+            st->checkpoint = ck[0], ck[0] = NULL;
+            st->checkpoint_age = xstrdup(ck[1] ? ck[1] : "?");
+        } else if (got < 0) {
+            add_error(st, "checkpoint: %s%s", ckerr, NULL);
+        }
+        db_row_free(ck, 2);
     }
-    db_row_free(ck, 2);
     if (src) {
         st->source_reached = true;
         char bfile[256], berr[512];
@@ -356,23 +358,37 @@ static void collect_tables(const char *name, MYSQL *meta, struct ss_status *st) 
     sbuf_free(&q);
 }
 
-void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const char *src_err,
-                    struct search_conn *k, const char *engine_err, struct ss_status *st) {
+void status_collect(const struct ss_config *cfg, MYSQL *meta, const char *meta_err, MYSQL *src,
+                    const char *src_err, struct search_conn *k, const char *engine_err,
+                    struct ss_status *st) {
     memset(st, 0, sizeof *st);
     st->ok = true;
     st->bytes_behind = -1;
     const char *name = cfg->source.name;
+    db_params mp = db_params_metadata(cfg);
+    st->meta_host = xstrdup(mp.socket && *mp.socket ? mp.socket : mp.host ? mp.host : "localhost");
+    st->meta_port = mp.port;
+    st->meta_database = xstrdup(cfg->metadata.database);
+    st->meta_reached = meta != NULL;
+    if (!meta) {
+        st->meta_err = xstrdup(meta_err && *meta_err ? meta_err : "not connected");
+        add_error(st, "metadata: %s%s", st->meta_err, NULL);
+    }
     st->source_name = xstrdup(name);
     st->source_host = xstrdup(cfg->source.host ? cfg->source.host : "localhost");
     st->source_port = cfg->source.port;
     st->start = cfg->source.start;
     collect_source(cfg, meta, src, src_err, st);
+    if (!meta) return; /* the mapping, jobs, dead letters, ...: not known */
     collect_indices(cfg, meta, k, engine_err, st);
     collect_tables(name, meta, st);
 }
 
 void status_free(struct ss_status *st) {
     if (!st) return;
+    free(st->meta_err);
+    free(st->meta_host);
+    free(st->meta_database);
     free(st->source_name);
     free(st->source_host);
     free(st->checkpoint);
@@ -426,6 +442,21 @@ void status_json(const struct ss_status *st, sbuf *out) {
     jw_obj_open(&w);
     jw_key(&w, "ok");
     jw_bool(&w, st->ok);
+    jw_key(&w, "metadata");
+    jw_obj_open(&w);
+    jw_key(&w, "host");
+    jw_str0(&w, st->meta_host);
+    jw_key(&w, "port");
+    jw_int(&w, st->meta_port);
+    jw_key(&w, "database");
+    jw_str0(&w, st->meta_database);
+    jw_key(&w, "reachable");
+    jw_bool(&w, st->meta_reached);
+    if (st->meta_err) {
+        jw_key(&w, "error");
+        jw_str(&w, st->meta_err);
+    }
+    jw_obj_close(&w);
     jw_key(&w, "source");
     jw_obj_open(&w);
     jw_key(&w, "name");
@@ -438,7 +469,7 @@ void status_json(const struct ss_status *st, sbuf *out) {
     jw_str0(&w, st->checkpoint);
     jw_key(&w, "checkpoint_age_s");
     jw_uint_text(&w, st->checkpoint_age);
-    if (!st->checkpoint) {
+    if (!st->checkpoint && st->meta_reached) { /* (unknown, not absent, without the metadata) */
         jw_key(&w, "start");
         jw_str0(&w, st->start);
     }

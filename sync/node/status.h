@@ -13,7 +13,8 @@
  *   waiting  dead letters per index, change snapshots for the delayed run
  *
  * A part that cannot be read is recorded with its error and the rest is still
- * gathered (`ok` false). Numbers that come from the servers stay the text the
+ * gathered (`ok` false); the metadata server among them, when only the
+ * source's binlog end (and the server that is down) can be said. Numbers that come from the servers stay the text the
  * servers sent (BIGINT counters never pass through a double). */
 #ifndef SS_STATUS_H
 #define SS_STATUS_H
@@ -47,9 +48,14 @@ struct status_index {
 
 struct ss_status {
     bool ok;               /* every part could be read */
+    bool meta_reached;     /* the metadata schema could be read (else nothing of it is
+                            * known: checkpoint, mapping, jobs, ... are left out) */
+    char *meta_err;        /* why it could not */
+    char *meta_host, *meta_database;
+    int meta_port;
     char *source_name, *source_host;
     int source_port;
-    char *checkpoint;      /* "file:pos"; NULL: none yet */
+    char *checkpoint;      /* "file:pos"; NULL: none yet, or not known (!meta_reached) */
     char *checkpoint_age;  /* seconds since it was saved */
     const char *start;     /* [source] start (where a source without checkpoint begins) */
     bool source_reached;
@@ -79,12 +85,15 @@ struct ss_status {
     bool checkpoint_purged;    /* the checkpoint's binlog file is gone from the source */
 };
 
-/* Gather everything. meta: metadata schema selected (required); src: the
- * source, or NULL with src_err saying why it is unreachable; k: an engine
+/* Gather everything. meta: the metadata schema selected, or NULL with
+ * meta_err saying why it is unreachable (then only the source's binlog end
+ * is read); src: the source, or NULL with src_err saying why; k: an engine
  * connection, or NULL with engine_err set. Never fails as a whole: st->ok
- * and st->errors tell what is missing. */
-void status_collect(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const char *src_err,
-                    struct search_conn *k, const char *engine_err, struct ss_status *st);
+ * and st->errors tell what is missing (a server that is down as "metadata: ",
+ * "source: " or "engine: " and why). */
+void status_collect(const struct ss_config *cfg, MYSQL *meta, const char *meta_err, MYSQL *src,
+                    const char *src_err, struct search_conn *k, const char *engine_err,
+                    struct ss_status *st);
 void status_free(struct ss_status *st); /* NULL-safe */
 
 /* With the metadata schema on the source server, every checkpoint save is

@@ -511,17 +511,34 @@ static void *supervisor_main(void *arg) {
             continue;
         }
         pthread_mutex_unlock(&sv->mu);
-        if (sv->lead && sv->lead->fence && !atomic_load(&sv->lost) &&
-            !leadership_check(sv->lead)) {
-            /* another node may read the source already: nothing more of this
-             * one's queue is sent (the next reader replays it from the
+        enum lead_state ls = sv->lead && sv->lead->fence && !atomic_load(&sv->lost)
+                                 ? leadership_check(sv->lead)
+                                 : LEAD_HELD;
+        if (ls == LEAD_LOST) {
+            /* another node reads the source, or may already: nothing more
+             * of this one's queue is sent (that one replays it from the
              * checkpoint) */
             deliver_halt(sv->d);
-            log_error("cluster", "%s: this node stops reading the binlog (another node takes "
-                      "over from the saved checkpoint; restart this one to stand by)",
-                      sv->lead->err);
+            log_error("cluster", "%s: this node steps down: it stops reading the binlog (the "
+                      "node that holds the lock reads from the saved checkpoint; restart this "
+                      "one to stand by)", sv->lead->err);
             atomic_store(&sv->lost, true);
             *sv->daemon_stop = 1;
+        } else if (sv->lead && !atomic_load(&sv->lost)) {
+            /* unconfirmed (the reader waits: leadership_holds_reads): what
+             * it read is sent until another node could be given the source,
+             * then held until the lock is confirmed again */
+            bool hold = ls == LEAD_UNCONFIRMED &&
+                        leadership_unconfirmed_ms(sv->lead) >= leadership_send_window_ms(sv->lead);
+            if (hold != atomic_load(&sv->sends_held)) {
+                long queued = deliver_hold_sends(sv->d, hold);
+                atomic_store(&sv->sends_held, hold);
+                if (hold)
+                    log_warn("run", "the reader lock of source %s is still unconfirmed %lld ms "
+                             "after it was last confirmed: the %ld change(s) still queued wait "
+                             "too, and are sent once it is", sv->cfg->source.name,
+                             (long long)leadership_unconfirmed_ms(sv->lead), queued);
+            }
         }
         if (now >= poll_due) {
             /* the build table (one indexed query); the reader follows it

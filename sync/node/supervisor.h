@@ -75,6 +75,8 @@ struct supervisor {
     pthread_mutex_t pub_mu;
     struct leadership *lead;  /* checked every tick once this node reads */
     atomic_bool lost;         /* the leadership went: the reader was told to stop */
+    atomic_bool sends_held;   /* unconfirmed too long: the reader's sends are held
+                               * (deliver_hold_sends) until it is confirmed */
     volatile sig_atomic_t *daemon_stop; /* raised then (daemon_stop_requested) */
     unsigned long next_id;
     sbuf bad_sig;           /* the last refused edit (said once) */

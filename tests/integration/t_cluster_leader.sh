@@ -138,7 +138,7 @@ fence_a2="$(fence_of cl)"
 pos_a2="$(mysql_q "SELECT position FROM \`$meta\`.offsets WHERE source = 'cl'")"
 kill -CONT "$B"
 DAEMON=$B; DAEMON_LOG="$TEST_TMP/b.log"
-b_knows() { grep -q -e "this node stops reading the binlog" -e "is read by another node now" "$TEST_TMP/b.log"; }
+b_knows() { grep -q -e "this node steps down" -e "is read by another node now" "$TEST_TMP/b.log"; }
 wait_until 30 "the woken reader logs that it is fenced" b_knows
 sent="$(wc -l <"$flag.seen")"
 rm -f "$flag" # its request in flight goes on to the engine; nothing else may follow it

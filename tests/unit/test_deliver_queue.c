@@ -678,6 +678,50 @@ static void t_halt(void **s) {
     deliver_free(d);
 }
 
+/* deliver_hold_sends (a reader whose lock cannot be confirmed): the request
+ * in flight completes, nothing queued is sent while held (nor what another
+ * stream queued behind it for the same target), submits still queue;
+ * released, everything goes in order and the checkpoint moves on */
+static void t_hold_sends(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 1;
+    o.helpers = 1;
+    struct deliver *d = mk(&o);
+    o.checkpoint = NULL; /* the other stream saves nothing */
+    char err[256];
+    struct deliver *other = deliver_stream_open(deliver_hub_of(d), &o, "other", DELIVER_BULK,
+                                                err, sizeof err);
+    assert_non_null(other);
+    gate(true);
+    submit(d, "i", "flying", 1, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "p1");
+    WAIT_UNTIL(fake_inflight() > 0);
+    submit(d, "i", "queued", 2, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "p2");
+    assert_int_equal(deliver_hold_sends(d, true), 1);
+    submit(other, "i", "behind", 3, CHANGE_INDEX, "{}"); /* the same target's queue */
+    deliver_txn_end(other, "o1");
+    gate(false);
+    WAIT_UNTIL(fake_has("i", "flying") && fake_inflight() == 0);
+    submit(d, "i", "while held", 4, CHANGE_INDEX, "{}"); /* still queues */
+    deliver_txn_end(d, "p3");
+    usleep(300000); /* time enough for the helper to take the next batch, were it to */
+    assert_int_equal(fake_requests(), 1);
+    assert_false(fake_has("i", "queued"));
+    assert_false(fake_has("i", "behind"));
+    assert_int_equal(deliver_hold_sends(d, true), 2);
+    deliver_hold_sends(d, false);
+    WAIT_UNTIL(fake_has("i", "queued") && fake_has("i", "behind") &&
+               fake_has("i", "while held"));
+    assert_int_equal(deliver_wait_txn(d, 3, 5000), DELIVER_OK);
+    assert_int_equal(deliver_drain(d, 5000), DELIVER_OK);
+    assert_true(ckpt_last_is("p3"));
+    deliver_free(other);
+    deliver_free(d);
+}
+
 /* batch minimum: below it nothing is sent until the flush interval */
 static void t_batch_min_flush(void **s) {
     (void)s;
@@ -1002,6 +1046,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_flush_on_txn_end, setup, teardown),
         cmocka_unit_test_setup_teardown(t_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(t_halt, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_hold_sends, setup, teardown),
         cmocka_unit_test_setup_teardown(t_batch_min_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(t_linger, setup, teardown),
         cmocka_unit_test_setup_teardown(t_target_one_queue, setup, teardown),

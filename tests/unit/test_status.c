@@ -2,7 +2,8 @@
  * checkpoint and the binlog's end holds only checkpoint writes (the UPDATE of
  * <metadata>.offsets each save is, when the metadata lives on the source).
  * The listings are SHOW BINLOG EVENTS rows as MariaDB 10.11 and MySQL 8.0
- * print them. */
+ * print them. And the status of servers all down (nothing asked): the
+ * object still says what is down. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,8 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "config.h"
+#include "sbuf.h"
 #include "sync/node/status.h"
 
 #define N(a) (sizeof(a) / sizeof *(a))
@@ -154,6 +157,41 @@ static void test_mysql_saves(void **state) {
     assert_false(status_only_checkpoint_writes(ev, N(ev), "searchsync", 790));
 }
 
+/* the metadata server, the source and the engine all down: the object is
+ * still there, each server named in errors, nothing it holds claimed */
+static void test_all_down(void **state) {
+    (void)state;
+    struct ss_config cfg;
+    char err[512];
+    assert_int_equal(config_load_string(&cfg, "t.ini",
+                                        "[source]\nname = shop\nhost = 127.0.0.1\nport = 3306\nuser = repl\n"
+                                        "[metadata]\nhost = 127.0.0.9\nport = 3307\n"
+                                        "[search]\nurls = http://127.0.0.1:9200\n",
+                                        err, sizeof err),
+                     0);
+    struct ss_status st;
+    status_collect(&cfg, NULL, "cannot connect to the metadata server", NULL,
+                   "cannot connect to the source server", NULL, "engine down", &st);
+    assert_false(st.ok);
+    assert_false(st.meta_reached);
+    assert_false(st.source_reached);
+    assert_null(st.checkpoint);
+    assert_int_equal(st.nerrors, 2);
+    assert_string_equal(st.errors[0], "metadata: cannot connect to the metadata server");
+    assert_string_equal(st.errors[1], "source: cannot connect to the source server");
+    sbuf out = SBUF_INIT;
+    status_json(&st, &out);
+    assert_non_null(strstr(out.data, "\"metadata\":{\"host\":\"127.0.0.9\",\"port\":3307,"
+                                     "\"database\":\"searchsync\",\"reachable\":false,"
+                                     "\"error\":\"cannot connect to the metadata server\"}"));
+    assert_non_null(strstr(out.data, "\"checkpoint\":null"));
+    assert_null(strstr(out.data, "\"start\"")); /* unknown, not absent: no start said */
+    assert_non_null(strstr(out.data, "\"indices\":[]"));
+    sbuf_free(&out);
+    status_free(&st);
+    config_free(&cfg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mariadb_save),
@@ -162,6 +200,7 @@ int main(void) {
         cmocka_unit_test(test_mixed_transaction),
         cmocka_unit_test(test_other_events),
         cmocka_unit_test(test_mysql_saves),
+        cmocka_unit_test(test_all_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,12 +78,17 @@ export function mount(root) {
     let s;
     try { s = await get('/api/v1/status'); statusErr.show(null); } catch (e) { statusErr.show(e); return; }
     const src = s.source || {};
-    if (src.caught_up) stats.lag.set('caught up', `checkpoint ${dur(src.checkpoint_age_s)} old`);
+    // without the metadata server the checkpoint, the index configs and the
+    // dead letters are not known: said so, not shown as none
+    const unknown = s.metadata && s.metadata.reachable === false;
+    if (unknown) stats.lag.set('not known', 'the metadata server cannot be read', true);
+    else if (src.caught_up) stats.lag.set('caught up', `checkpoint ${dur(src.checkpoint_age_s)} old`);
     else stats.lag.set(src.bytes_behind === null || src.bytes_behind === undefined ? 'behind' : `${num(src.bytes_behind)} B`,
                        `behind the binlog's end; checkpoint ${dur(src.checkpoint_age_s)} old`, true);
     const waiting = (s.dead_letters || []).reduce((a, d) => a + d.count, 0);
-    stats.dead.set(num(waiting), `waiting; ${num(Number(stats.dead.dataset.sinceStart || 0))} since start`,
-                   waiting > 0);
+    if (unknown) stats.dead.set('–', 'not known without the metadata server', true);
+    else stats.dead.set(num(waiting), `waiting; ${num(Number(stats.dead.dataset.sinceStart || 0))} since start`,
+                        waiting > 0);
     problems.replaceChildren(...(s.errors || []).map((e) => h('p', { class: 'error' }, String(e))));
     indices.replaceChildren(table([
       { label: 'Index', cell: (i) => i.alias },
@@ -92,7 +97,7 @@ export function mount(root) {
       { label: 'Building', cell: (i) => i.building_version === null ? '–' : `v${i.building_version}` },
       { label: 'Alias →', cell: (i) => (i.engine && i.engine.alias_targets || []).join(', ') || '–' },
       { label: 'Documents', class: 'num', cell: (i) => num(i.engine ? i.engine.documents : null) },
-    ], s.indices, 'No index config.'));
+    ], s.indices, unknown ? 'Not known: the metadata server cannot be read.' : 'No index config.'));
   });
 
   return () => { stopLive(); stopStatus(); window.removeEventListener('resize', onResize); };
