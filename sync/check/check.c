@@ -43,8 +43,9 @@ struct cand {
 
 struct ctx {
     struct producer *pr;
-    const struct mp_index *ix;
-    size_t at;
+    const struct mp_index *ix; /* the index config; over shard tables, the unit of the
+                                * shard at hand (mapping_shard.h): at .. at + nunits */
+    size_t at, at0, nunits;
     const struct check_opts *o;
     struct check_result *res;
     bool window;           /* a window check (--since), not one of the whole index */
@@ -213,7 +214,33 @@ static int related_windows(struct ctx *c) {
     return 0;
 }
 
+static void related_free(struct ctx *c) {
+    for (size_t t = 0; c->related && t < c->ix->ntables; t++) strset_clear(&c->related[t]);
+    free(c->related);
+    c->related = NULL;
+}
+
+static int unit_side(struct ctx *c, bool window);
+
+/* MySQL's side: every document of the index config, of every shard */
 static int mysql_side(struct ctx *c) {
+    for (size_t u = 0; u < c->nunits; u++) {
+        c->at = c->at0 + u;
+        c->ix = &c->pr->m.indices[c->at];
+        bool window = c->window;
+        if (window && c->nunits > 1) { /* each shard's related windows are its own */
+            related_free(c);
+            int w = related_windows(c);
+            if (w < 0) return -1;
+            window = w == 0; /* (no path: the whole shard) */
+        }
+        if (unit_side(c, window) < 0) return -1;
+    }
+    c->res->rows = c->n;
+    return 0;
+}
+
+static int unit_side(struct ctx *c, bool window) {
     struct docbuild b;
     docbuild_init(&b, c->pr->p.src, c->ix);
     struct docbuild_sink sink = {add_doc, NULL, c};
@@ -221,7 +248,7 @@ static int mysql_side(struct ctx *c) {
     if (page < 100) page = 100;
     for (size_t t = 0; t < c->ix->ntables; t++) {
         if (!doc_table(c->ix, t)) continue;
-        if (c->window) {
+        if (window) {
             char **keys;
             size_t n;
             if (since_keys(c, t, &keys, &n) < 0) return -1;
@@ -265,7 +292,6 @@ static int mysql_side(struct ctx *c) {
             after = last;
         }
     }
-    c->res->rows = c->n;
     return 0;
 }
 
@@ -642,27 +668,29 @@ struct edoc {
  * out those that still differ (the rest agree now) */
 static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **out, size_t *nout,
                         size_t *capout) {
-    const struct mp_index *ix = c->ix;
     struct built_list bl = {0};
-    struct docbuild b;
-    docbuild_init(&b, c->pr->p.src, ix);
     struct docbuild_sink sink = {keep_built, NULL, &bl};
     int rc = 0;
-    for (size_t t = 0; t < ix->ntables && rc == 0; t++) {
-        if (!doc_table(ix, t)) continue;
-        const char **keys = xcalloc(n, sizeof *keys);
-        size_t nk = 0;
-        for (size_t i = 0; i < n; i++) {
-            char *key = NULL;
-            size_t kt = producer_doc_key(ix, v[i].id, &key);
-            if (kt == t) keys[nk++] = key;
-            else free(key);
+    for (size_t u = 0; u < c->nunits && rc == 0; u++) { /* each id in its shard's unit */
+        const struct mp_index *ix = &c->pr->m.indices[c->at0 + u];
+        struct docbuild b;
+        docbuild_init(&b, c->pr->p.src, ix);
+        for (size_t t = 0; t < ix->ntables && rc == 0; t++) {
+            if (!doc_table(ix, t)) continue;
+            const char **keys = xcalloc(n, sizeof *keys);
+            size_t nk = 0;
+            for (size_t i = 0; i < n; i++) {
+                char *key = NULL;
+                size_t kt = producer_doc_key(ix, v[i].id, &key);
+                if (kt == t) keys[nk++] = key;
+                else free(key);
+            }
+            if (nk)
+                rc = t == 0 ? docbuild_roots(&b, keys, nk, &sink, c->err, c->errlen)
+                            : docbuild_children(&b, t, keys, nk, &sink, c->err, c->errlen);
+            for (size_t i = 0; i < nk; i++) free((char *)keys[i]);
+            free(keys);
         }
-        if (nk)
-            rc = t == 0 ? docbuild_roots(&b, keys, nk, &sink, c->err, c->errlen)
-                        : docbuild_children(&b, t, keys, nk, &sink, c->err, c->errlen);
-        for (size_t i = 0; i < nk; i++) free((char *)keys[i]);
-        free(keys);
     }
     sbuf q = SBUF_INIT;
     struct edoc *e = NULL;
@@ -767,10 +795,13 @@ static int repair(struct ctx *c) {
         return errf(c->err, c->errlen, "repair: %s", p->err);
     struct changeset cs = {0};
     for (size_t i = 0; i < c->nc; i++) {
-        char *key = NULL;
-        size_t t = producer_doc_key(c->ix, c->c[i].id, &key);
-        if (t != SIZE_MAX) changeset_add_doc(&cs, c->at, t, key, strlen(key));
-        free(key);
+        for (size_t u = 0; u < c->nunits; u++) { /* in its shard's unit */
+            char *key = NULL;
+            size_t t = producer_doc_key(&c->pr->m.indices[c->at0 + u], c->c[i].id, &key);
+            if (t != SIZE_MAX) changeset_add_doc(&cs, c->at0 + u, t, key, strlen(key));
+            free(key);
+            if (t != SIZE_MAX) break;
+        }
     }
     cs.copies_may_move = true; /* a duplicate's copies under other routings go */
     unsigned long long docs0 = p->docs, del0 = p->deletes;
@@ -808,8 +839,10 @@ int check_run(struct producer *pr, const struct check_opts *o, struct check_resu
                  pr->p.cfg->source.name, o->alias);
         return EXIT_USAGE;
     }
-    c.at = at;
+    c.at = c.at0 = at;
     c.ix = &pr->m.indices[at];
+    while (at + c.nunits < pr->m.nindices && !strcmp(pr->m.indices[at + c.nunits].alias, o->alias))
+        c.nunits++;
     if (!c.ix->current_version) {
         snprintf(pr->err, sizeof pr->err, "index %s has no version yet: run searchsync reindex %s",
                  o->alias, o->alias);
@@ -829,7 +862,7 @@ int check_run(struct producer *pr, const struct check_opts *o, struct check_resu
         c.window = true;
     }
     int rc = EXIT_RUNTIME;
-    if (c.window) {
+    if (c.window && c.nunits == 1) { /* (over shards: each shard's, mysql_side) */
         int w = related_windows(&c);
         if (w < 0) goto out;
         if (w > 0) { /* a related table's changes cannot be followed: the whole index */
@@ -905,8 +938,7 @@ out:
     sbuf_free(&c.ids);
     strset_clear(&c.legacy);
     strset_clear(&c.mysql_ids);
-    for (size_t t = 0; c.related && t < c.ix->ntables; t++) strset_clear(&c.related[t]);
-    free(c.related);
+    related_free(&c);
     return rc;
 }
 

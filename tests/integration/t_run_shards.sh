@@ -195,6 +195,27 @@ st=0; "$SEARCHSYNC_BIN" resync --config "$TEST_TMP/c.ini" "$alias" --ids 7 >"$TE
 assert_eq 2 "$st" "resync of an id without its shard: a usage error"
 assert_contains "$(cat "$TEST_TMP/resync2.out")" "id template" "it says how ids are made"
 
+# ---- check and repair across shards: planted differences in two shards
+wait_checkpoint "$meta" shp 30
+v="${alias}_v$(version)"
+gone_id="${dbs[0]}.orders_03:5"
+edit_id="${dbs[1]}.orders_05:6"
+extra_id="${dbs[1]}.orders_05:777777"
+search_delete "/$v/_doc/$gone_id" >/dev/null
+search_post "/$v/_update/$edit_id" '{"doc":{"note":"tampered"}}' >/dev/null
+search_put "/$v/_doc/$extra_id" '{"id":777777,"note":"not in MySQL","ss_shard":"'"${dbs[1]}"'.orders_05"}' >/dev/null
+search_refresh "$alias" >/dev/null
+st=0; "$SEARCHSYNC_BIN" check --config "$TEST_TMP/c.ini" --json --settle 20 "$alias" >"$TEST_TMP/check.json" 2>"$TEST_TMP/check.err" || st=$?
+assert_eq 3 "$st" "check finds the planted differences and leaves them (exit 3; $(tail -2 "$TEST_TMP/check.err"))"
+assert_eq "$gone_id" "$(jq -r '.missing[]' "$TEST_TMP/check.json")" "the deleted document of one shard is missing"
+assert_eq "$extra_id" "$(jq -r '.extra[]' "$TEST_TMP/check.json")" "the added document is extra"
+assert_eq "$edit_id" "$(jq -r '.different[].id' "$TEST_TMP/check.json")" "the edited document of another shard differs"
+st=0; "$SEARCHSYNC_BIN" check --config "$TEST_TMP/c.ini" --json --settle 20 --repair "$alias" >"$TEST_TMP/repair.json" 2>&1 || st=$?
+assert_eq 0 "$st" "check --repair repairs them"
+check_oracle "after check --repair"
+st=0; "$SEARCHSYNC_BIN" check --config "$TEST_TMP/c.ini" --json --settle 20 "$alias" >"$TEST_TMP/check2.json" 2>&1 || st=$?
+assert_eq 0 "$st" "a second check finds nothing ($(jq -c '{missing,extra,different}' "$TEST_TMP/check2.json" 2>/dev/null))"
+
 # ---- a reindex reads every shard again
 writer_for 3
 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "$alias" >"$TEST_TMP/reindex.out" 2>&1 ||
