@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "sync/delayed/delayed_run_int.h"
+#include "sync/mapping/mapping_shard.h"
 
 
 /* Build one page (its documents in one delivery transaction) and hand it to
@@ -28,9 +29,24 @@ static int page_build(struct run *R, long ix, char **tables, char **keys, size_t
         usleep((useconds_t)R->o->pause_ms * 1000);
     }
     struct changeset cs = {0};
-    for (size_t i = 0; i < n; i++)
-        changeset_add_doc(&cs, (size_t)ix, (size_t)strtoul(tables[i], NULL, 10), keys[i],
-                          strlen(keys[i]));
+    const struct mapping *m = p->m;
+    for (size_t i = 0; i < n; i++) {
+        size_t t = (size_t)strtoul(tables[i], NULL, 10);
+        if (!m->indices[ix].unit) {
+            changeset_add_doc(&cs, (size_t)ix, t, keys[i], strlen(keys[i]));
+            continue;
+        }
+        /* over shard tables the staged key is the document's id: its shard's
+         * unit (mapping_shard.h) builds it; a shard gone since has none */
+        for (size_t u = (size_t)ix; u < m->nindices &&
+                                    !strcmp(m->indices[u].alias, m->indices[ix].alias); u++) {
+            size_t kl = 0;
+            const char *k = mp_doc_key(&m->indices[u], keys[i], &kl);
+            if (!k) continue;
+            changeset_add_doc(&cs, u, t, k, kl);
+            break;
+        }
+    }
     int rc = pipeline_build(p, &cs, &end);
     pipeline_snapshot_end(p);
     if (rc != 0) errf(R->err, R->errlen, "%s", p->err);

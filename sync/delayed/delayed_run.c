@@ -29,6 +29,7 @@
 #include "sync/pipeline/pipeline.h"
 
 #include "sync/delayed/delayed_run_int.h"
+#include "sync/mapping/mapping_shard.h"
 
 /* ---------- the snapshots ---------- */
 
@@ -193,7 +194,14 @@ static int sink(struct run *R, const struct rt_chain *c, char *const *keys, size
         sbuf_printf(s, "%s(%llu,%llu,%u,%zu,", R->nstage ? "," : "", R->id,
                     R->index_ids[c->index], delayed_bucket(keys[i], num, R->buckets),
                     c->doctable);
-        qs(R->meta, s, keys[i]);
+        if (ix->unit) { /* a shard's key: staged as the document's id, which names it */
+            sbuf id = SBUF_INIT;
+            mp_doc_id(ix, keys[i], strlen(keys[i]), &id);
+            qs(R->meta, s, id.data);
+            sbuf_free(&id);
+        } else {
+            qs(R->meta, s, keys[i]);
+        }
         sbuf_addc(s, ')');
         if (++R->nstage >= STAGE_MAX && stage_flush(R) < 0) return -1;
     }

@@ -11,7 +11,8 @@
 #   first sync   the daemon's first build reads every shard
 #   writer       random changes on random shards (orders, items moved
 #                between orders, brands renamed: every shard's documents
-#                that embed it), seeded by SEARCHSYNC_SEED
+#                that embed it, in the delayed run: brands are
+#                delay-effect), seeded by SEARCHSYNC_SEED
 #   new shard    CREATE TABLE orders_09 + order_items_09 at run time, rows
 #                written: it joins without a reindex
 #   pt-osc       a swap of one shard's table under the writer: no stop, no
@@ -69,7 +70,8 @@ jq -n --arg p "$P" --arg a "$alias" '{version: 1, indices: [{alias: $a, shards: 
       {column: "id", table: ($p + "_{s}.order_items_{n}"), join_column: "order_id", nested: true,
        extend_name: "items", columns: [{name: "id", key: true}, "qty"]},
       {column: "brand_id", table: ($p + "_common.brands"), join_column: "id",
-       columns: ["id", "name"]}]}]}]}' >"$TEST_TMP/map.json"
+       columns: ["id", "name"]}]},
+    {table: ($p + "_common.brands"), delay_effect: true}]}]}' >"$TEST_TMP/map.json"
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/map.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
 assert_contains "$(cat "$TEST_TMP/import.out")" "_{s:[0-9]+}.orders_{n:[0-9]+}" "the plan shows the pattern"
@@ -99,6 +101,10 @@ same_as_sql() {
 }
 check_oracle() { # LABEL
     wait_checkpoint "$meta" shp 60
+    # brands are delay-effect: their renames reach every shard's documents
+    # in the delayed run
+    "$SEARCHSYNC_BIN" delayed-run --config "$TEST_TMP/c.ini" >"$TEST_TMP/delayed.out" 2>&1 ||
+        fail "$1: delayed-run: $(tail -5 "$TEST_TMP/delayed.out")"
     WAIT_UNTIL_DIAG='tail -c 600 "$TEST_TMP/cmp.out"; head -c 600 "$TEST_TMP/oracle.ndjson"' wait_until 60 "$1: every document equals SQL" same_as_sql
     _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
     log "$1: $(tail -1 "$TEST_TMP/cmp.out")"
