@@ -565,6 +565,14 @@ static void h_indices(const struct api_ctx *ctx, struct api_resp *r) {
             jw_bool(&w, !gx->unusable);
             jw_key(&w, "stopped");
             jw_str0(&w, gx->stopped);
+            if (gx->unit) { /* over shard tables: the shards it reads now */
+                jw_key(&w, "shards");
+                jw_arr_open(&w);
+                for (size_t u = 0; u < ctx->gen->m.nindices; u++)
+                    if (!strcmp(ctx->gen->m.indices[u].alias, gx->alias))
+                        jw_str(&w, ctx->gen->m.indices[u].unit);
+                jw_arr_close(&w);
+            }
             jw_obj_close(&w);
         } else {
             jw_null(&w);

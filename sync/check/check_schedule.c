@@ -37,6 +37,7 @@ static void run_all(struct schedule *sch, void *ud) {
     for (size_t i = 0; i < pr.m.nindices && !schedule_stopping(sch); i++) {
         const struct mp_index *ix = &pr.m.indices[i];
         if (!ix->current_version) continue;
+        if (i && !strcmp(pr.m.indices[i - 1].alias, ix->alias)) continue; /* its shards: once */
         struct check_opts o = {.alias = ix->alias, .since_s = since, .repair = cfg->check.repair,
                                .settle_s = cfg->check.settle_s, .trigger = "schedule",
                                .node = s->node, .stop = &sch->stop};
