@@ -98,6 +98,7 @@ searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_sou
 	sync/sources/kafka_unassigned.h sync/sources/kafka_close.c sync/sources/kafka_close.h \
 	sync/node/supervisor.c sync/node/supervisor.h sync/node/reload.c sync/node/reload.h \
 	sync/node/index_stop.c sync/node/index_stop.h sync/node/schema_watch.c sync/node/schema_watch.h \
+	sync/node/shard_join.c sync/node/shard_join.h \
 	sync/node/node_state.c sync/node/node_state.h sync/node/leadership.c \
 	sync/node/leadership.h sync/pipeline/ttl.c sync/pipeline/ttl.h \
 	rebalance/jobs/cluster_jobs.c rebalance/jobs/cluster_jobs.h \

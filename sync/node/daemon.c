@@ -191,6 +191,7 @@ static bool daemon_alive(void *ud, char *why, size_t whylen) {
 /* ---------- the node's subsystems (sync/node/node.h), in drain order ---------- */
 
 static void sub_check_stop(void *st) { check_schedule_stop(st); }
+static void sub_joins_stop(void *st) { shard_joins_stop(st); }
 static void sub_delayed_stop(void *st) { delayed_schedule_stop(st); }
 static void sub_retention_stop(void *st) { retention_schedule_stop(st); }
 static void sub_supervisor_stop(void *st) {
@@ -221,6 +222,8 @@ static void sub_delivery_stop(void *st) { /* every producer above closed its str
 
 static const struct node_subsystem SUB_CHECKS = {"scheduled checks", NODE_DRAIN_SCHEDULES,
                                                  sub_check_stop, NULL};
+static const struct node_subsystem SUB_JOINS = {"shard joins", NODE_DRAIN_SCHEDULES,
+                                                sub_joins_stop, NULL};
 static const struct node_subsystem SUB_DELAYED = {"scheduled delayed runs", NODE_DRAIN_SCHEDULES,
                                                   sub_delayed_stop, NULL};
 static const struct node_subsystem SUB_RETENTION = {"retention", NODE_DRAIN_SCHEDULES,
@@ -406,6 +409,15 @@ static int run_subsystems(struct daemon *dm, bool from_current, int *exit_code) 
     }
     builds_apply(dm, bt);
     build_table_free(bt);
+    /* shards the live versions have not read (mapping_shard.h): read into them */
+    node_started(&dm->nd, &SUB_JOINS, &dm->joins);
+    if (shard_joins_start(&dm->joins, cfg) < 0)
+        log_warn("run", "the shard joins thread could not start: shards that join are not read "
+                 "into the live version (searchsync check --repair finds their documents)");
+    else if (shard_joins_at_start(&dm->joins, dm->p.meta, cfg->source.name, &dm->gen->m,
+                                  dm->err, sizeof dm->err) < 0)
+        log_warn("run", "the shards the live versions have read are not known (%s): those "
+                 "that joined while no daemon ran are read at the next start", dm->err);
     node_started(&dm->nd, &SUB_SUPERVISOR, dm);
     if (supervisor_start(&dm->sv) < 0) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->sv.err);

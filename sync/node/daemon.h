@@ -37,6 +37,7 @@
 #include "sync/node/node.h"
 #include "sync/node/node_state.h"
 #include "sync/node/retention.h"
+#include "sync/node/shard_join.h"
 #include "config.h"
 #include "db.h"
 #include "deliver/deliver.h"
@@ -66,6 +67,7 @@ struct daemon {
     struct check_schedule check; /* [check] schedule: its thread, once this node reads */
     struct delayed_schedule delayed; /* [delayed] schedule: the same */
     struct retention_schedule retention; /* history cleaned: at start, then hourly */
+    struct shard_joins joins;  /* shards joining an index config read into its live version */
     struct node_state node;    /* this node's live state in the metadata, every 2 s */
     /* reader thread */
     struct pipeline p;

@@ -113,6 +113,13 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
         if (bi < p->nbuilds && (!want || p->builds[bi].version != bv)) {
             char *phys = xstrdup(p->builds[bi].phys);
             bool live = ix->current_version == p->builds[bi].version;
+            if (live && ix->unit) { /* the shards it was built from: read whole */
+                if (shards_read_set(p->meta, dm->cfg->source.name, ix->alias,
+                                    &p->builds[bi].gen->m, err, sizeof err) < 0)
+                    log_warn("run", "%s: the shards of version %u are not recorded (%s): those "
+                             "that joined since are read again at the next start", ix->alias,
+                             p->builds[bi].version, err);
+            }
             builds_stop(dm, bi, want ? "another version is built" : bw->state, !live);
             if (!live) /* cancelled or failed */
                 drop_leftover(dm, phys);

@@ -58,6 +58,16 @@ bool daemon_between_txns(struct daemon *dm) {
     free(gone);
     if (g) {
         struct mapping_gen *old = dm->gen;
+        /* a shard routed from this boundary on: its rows so far read into the
+         * live version (shard_join.h) */
+        for (size_t i = 0; i < g->m.nindices; i++) {
+            const struct mp_index *u = &g->m.indices[i];
+            bool known = !u->unit;
+            for (size_t j = 0; old && !known && j < old->m.nindices; j++)
+                known = old->m.indices[j].unit && !strcmp(old->m.indices[j].unit, u->unit) &&
+                        !strcmp(old->m.indices[j].alias, u->alias);
+            if (!known && dm->joins.running) shard_joins_post(&dm->joins, u->alias, u->unit);
+        }
         /* the run-time fields the reader keeps (see struct mapping_gen) */
         for (size_t i = 0; i < g->m.nindices; i++)
             for (size_t j = 0; old && j < old->m.nindices; j++)
@@ -217,6 +227,9 @@ static void shard_gone(struct daemon *dm, const char *alias, const char *label) 
     search_resp_free(&r);
     sbuf_free(&path);
     sbuf_free(&body);
+    char e[512];
+    if (shards_read_add(p->meta, dm->cfg->source.name, alias, label, false, e, sizeof e) < 0)
+        log_warn("run", "index %s: shard %s is gone, but not recorded so (%s)", alias, label, e);
 }
 
 /* A DDL statement read: rows it removed without row events (TRUNCATE, DROP,

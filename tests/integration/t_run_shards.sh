@@ -15,6 +15,8 @@
 #                delay-effect), seeded by SEARCHSYNC_SEED
 #   new shard    CREATE TABLE orders_09 + order_items_09 at run time, rows
 #                written: it joins without a reindex
+#   shard w/rows a filled pair of tables renamed into the family under the
+#                writer: its rows read into the live version, no reindex
 #   pt-osc       a swap of one shard's table under the writer: no stop, no
 #                reindex
 #   dropped      DROP TABLE of a shard: its documents go, no reindex
@@ -166,6 +168,26 @@ shards+=("${dbs[0]}.09")
 writer_for 5
 check_oracle "a shard created at run time"
 assert_eq 1 "$(version)" "the new shard joined without a reindex"
+
+# ---- a shard that appears with rows (renamed into the family): read into
+# the live version while its changes are written, no reindex
+mysql_q "CREATE TABLE staging_orders (id INT PRIMARY KEY, brand_id INT, total DECIMAL(10,2), note VARCHAR(40));
+  CREATE TABLE staging_items (id INT PRIMARY KEY, order_id INT, qty INT, KEY (order_id));
+  INSERT INTO staging_orders SELECT seq, seq % 10 + 1, seq * 2, CONCAT('ten ', seq) FROM seq_1_to_$((3 * ROWS));
+  INSERT INTO staging_items SELECT seq, (seq - 1) % $((3 * ROWS)) + 1, seq FROM seq_1_to_$((6 * ROWS))" "${dbs[1]}"
+rm -f "$TEST_TMP/stop"
+writer &
+wpid=$!
+mysql_q "RENAME TABLE staging_items TO order_items_10, staging_orders TO orders_10" "${dbs[1]}"
+shards+=("${dbs[1]}.10")
+daemon_wait_log "index $alias: shard ${dbs[1]}.orders_10 joined: " 60
+sleep 2
+touch "$TEST_TMP/stop"
+wait "$wpid"
+check_oracle "a shard renamed into the family with its rows"
+assert_eq 1 "$(version)" "the shard with rows joined without a reindex"
+assert_contains "$(mysql_q "SELECT shards_read FROM \`$meta\`.index_configs WHERE alias = '$alias'")" \
+    "${dbs[1]}.orders_10" "the live version records the shard as read"
 
 # ---- pt-online-schema-change on one shard's table, under the writer
 rm -f "$TEST_TMP/stop"
