@@ -411,6 +411,126 @@ static int keep_sample(void *ctx, const char *id, const char *routing, const cha
     return 0;
 }
 
+/* ---------- shard families ----------
+ * A root table whose name ends in digits (orders_07) among tables named the
+ * same but for those digits (orders_00 .. orders_15), or in a database whose
+ * name does the same (shop_3 among shop_0 .. shop_7, each with the table), is
+ * one shard of a family: the proposal maps the family with placeholders
+ * (mapping_shard.h), pairing each other table that carries the same digits
+ * (order_items_07 -> order_items_{n}); the others are shared. */
+
+/* name = prefix + digits: the prefix's length, or 0 when it ends in none */
+static size_t digit_split(const char *name) {
+    size_t n = strlen(name), k = n;
+    while (k > 0 && isdigit((unsigned char)name[k - 1])) k--;
+    return k < n && k > 0 ? k : 0;
+}
+
+/* how many of the source's names (db or table, by list) are prefix + digits */
+static size_t family_size(char **names, size_t n, const char *prefix, size_t plen) {
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(names[i], prefix, plen) || !names[i][plen]) continue;
+        const char *p = names[i] + plen;
+        while (isdigit((unsigned char)*p)) p++;
+        c += *p == '\0';
+    }
+    return c;
+}
+
+/* name with its digits (digits, as in the root) made {ph}; NULL when it does
+ * not end in them */
+static char *with_placeholder(const char *name, const char *digits, const char *ph) {
+    size_t n = strlen(name), d = strlen(digits);
+    if (n <= d || strcmp(name + n - d, digits) || isdigit((unsigned char)name[n - d - 1]))
+        return NULL;
+    sbuf s = SBUF_INIT;
+    sbuf_add(&s, name, n - d);
+    sbuf_printf(&s, "{%s}", ph);
+    return sbuf_detach(&s);
+}
+
+static void family_rels(struct mp_relation *r, size_t n, const char *db, const char *dbpat,
+                        const char *tdigits) {
+    for (size_t i = 0; i < n; i++) {
+        char *t = tdigits ? with_placeholder(r[i].table, tdigits, "n") : NULL;
+        if (dbpat && !strcmp(r[i].db, db)) {
+            free(r[i].db);
+            r[i].db = xstrdup(dbpat);
+        }
+        if (t && (!dbpat || strchr(r[i].db, '{') || !strcmp(r[i].db, db))) {
+            free(r[i].table);
+            r[i].table = t;
+        } else {
+            free(t);
+        }
+        family_rels(r[i].relations, r[i].nrelations, db, dbpat, tdigits);
+    }
+}
+
+/* the proposal's root (and what pairs with it) as a family's pattern, when
+ * the source has such a family; said in notes */
+static void propose_family(MYSQL *src, struct mp_index *ix, sbuf *notes) {
+    struct mp_table *root = &ix->tables[0];
+    MYSQL_RES *r = db_query(src, "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
+                                 "WHERE TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA NOT IN "
+                                 "('mysql', 'information_schema', 'performance_schema', 'sys')",
+                            0, NULL, 0);
+    if (!r) return;
+    size_t n = (size_t)mysql_num_rows(r), k = 0;
+    char **dbs = xcalloc(n ? n : 1, sizeof *dbs), **tabs = xcalloc(n ? n : 1, sizeof *tabs);
+    char **same_db = xcalloc(n ? n : 1, sizeof *same_db), **same_name = xcalloc(n ? n : 1,
+                                                                                  sizeof *same_name);
+    size_t nsd = 0, nsn = 0;
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(r)) && k < n) {
+        if (!row[0] || !row[1]) continue;
+        dbs[k] = xstrdup(row[0]), tabs[k] = xstrdup(row[1]);
+        if (!strcmp(row[0], root->db)) same_db[nsd++] = tabs[k];     /* tables of its db */
+        if (!strcmp(row[1], root->table)) same_name[nsn++] = dbs[k]; /* dbs with its name */
+        k++;
+    }
+    mysql_free_result(r);
+    size_t tp = digit_split(root->table), dp = digit_split(root->db);
+    size_t tfam = tp ? family_size(same_db, nsd, root->table, tp) : 0;
+    size_t dfam = dp ? family_size(same_name, nsn, root->db, dp) : 0;
+    if (tfam >= 2 || dfam >= 2) {
+        char *tdigits = tfam >= 2 ? xstrdup(root->table + tp) : NULL;
+        char *ddigits = dfam >= 2 ? xstrdup(root->db + dp) : NULL;
+        sbuf dbp = SBUF_INIT, tbp = SBUF_INIT;
+        if (ddigits) sbuf_printf(&dbp, "%.*s{s:[0-9]+}", (int)dp, root->db);
+        else sbuf_adds(&dbp, root->db);
+        if (tdigits) sbuf_printf(&tbp, "%.*s{n:[0-9]+}", (int)tp, root->table);
+        else sbuf_adds(&tbp, root->table);
+        char *dbuse = ddigits ? with_placeholder(root->db, ddigits, "s") : NULL;
+        sbuf_printf(notes, "%s.%s is one shard of %zu table(s) %s.%s: the proposal maps the "
+                    "family with placeholders (docs/mapping.md, \"Shard tables\"); tables "
+                    "ending in the same digits pair with each shard, the others are shared; "
+                    "document ids carry the shard ({db}.{table}:{key}) unless you add "
+                    "\"unique_keys\": true\n", root->db, root->table,
+                    tfam >= 2 && dfam >= 2 ? tfam * dfam : tfam >= 2 ? tfam : dfam, dbp.data,
+                    tbp.data);
+        family_rels(root->relations, root->nrelations, root->db, dbuse, tdigits);
+        for (size_t t = 1; t < ix->ntables; t++) {
+            struct mp_table *tb = &ix->tables[t];
+            char *nt = tdigits ? with_placeholder(tb->table, tdigits, "n") : NULL;
+            if (nt) free(tb->table), tb->table = nt;
+            if (dbuse && !strcmp(tb->db, root->db)) free(tb->db), tb->db = xstrdup(dbuse);
+        }
+        free(root->db);
+        free(root->table);
+        root->db = sbuf_detach(&dbp);
+        root->table = sbuf_detach(&tbp);
+        sbuf_free(&dbp);
+        sbuf_free(&tbp);
+        free(dbuse);
+        free(tdigits);
+        free(ddigits);
+    }
+    for (size_t i = 0; i < k; i++) free(dbs[i]), free(tabs[i]);
+    free(dbs), free(tabs), free(same_db), free(same_name);
+}
+
 int mapping_propose(MYSQL *src, const char *db, const char *table, const struct mg_opts *o,
                     sbuf *file, sbuf *notes, sbuf *sample, char *err, size_t errlen) {
     struct mapping m = {0};
@@ -433,7 +553,13 @@ int mapping_propose(MYSQL *src, const char *db, const char *table, const struct 
             unsigned_bigints(tb->columns, tb->ncolumns, tb->db, tb->table, o->engine, notes);
             unsigned_bigints_rel(tb->relations, tb->nrelations, o->engine, notes);
         }
-        mapping_write(&m, file);
+        /* a shard of a family: the family's pattern (the sample below is the
+         * table asked for) */
+        struct mapping fam = {0};
+        mapping_copy(&fam, &m);
+        propose_family(src, &fam.indices[0], notes);
+        mapping_write(&fam, file);
+        mapping_free(&fam);
         /* one document from the first row: what the documents will look like */
         const struct mp_index *ix = &m.indices[0];
         struct docbuild b;

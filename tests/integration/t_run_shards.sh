@@ -77,6 +77,12 @@ jq -n --arg p "$P" --arg a "$alias" '{version: 1, indices: [{alias: $a, shards: 
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/map.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
 assert_contains "$(cat "$TEST_TMP/import.out")" "_{s:[0-9]+}.orders_{n:[0-9]+}" "the plan shows the pattern"
+# mapping generate, asked for one shard, proposes the family
+"$SEARCHSYNC_BIN" mapping generate --config "$TEST_TMP/c.ini" "${dbs[0]}.orders_03" \
+    >"$TEST_TMP/gen.json" 2>"$TEST_TMP/gen.err" || fail "mapping generate: $(cat "$TEST_TMP/gen.err")"
+assert_eq "${P}_{s:[0-9]+}.orders_{n:[0-9]+}" "$(jq -r '.indices[0].tables[0].table' "$TEST_TMP/gen.json")" \
+    "mapping generate proposes the shard family's pattern"
+assert_contains "$(cat "$TEST_TMP/gen.err")" "is one shard of 16 table(s)" "and says why"
 
 # the oracle: every shard's documents, computed by MariaDB (a query a shard)
 oracle() {
