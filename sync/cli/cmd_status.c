@@ -347,6 +347,9 @@ int cmd_status(int argc, char **argv) {
                ix->current_version, ix->epoch, ix->ntables);
         if (ix->building_version) printf(", building version %u", ix->building_version);
         putchar('\n');
+        if (ix->pattern) /* over shard tables */
+            printf("    shards of %s: %zu read into its live version%s\n", ix->pattern,
+                   ix->nshards, ix->current_version ? "" : " (none before its first build)");
         if (ix->stopped) {
             printf("    STOPPED: %s\n", ix->stopped);
             if (rc == EXIT_OK) rc = EXIT_FOUND;

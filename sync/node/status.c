@@ -1,6 +1,7 @@
 /* status: gathering and JSON rendering of where a source's sync stands (see
  * status.h). The text rendering is sync/cli/cmd_status.c's. */
 #include "sync/node/status.h"
+#include "sync/mapping/mapping_shard.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -267,7 +268,8 @@ static void collect_indices(const struct ss_config *cfg, MYSQL *meta, struct sea
     }
     struct status_rows bv;
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT alias, building_version FROM index_configs WHERE source = ");
+    sbuf_adds(&q, "SELECT alias, building_version, shards_read FROM index_configs WHERE "
+                  "source = ");
     db_quote(meta, &q, name, strlen(name));
     rows_of(meta, q.data, &bv, st, "building versions");
     st->indices = xcalloc(m.nindices + 1, sizeof *st->indices);
@@ -282,9 +284,25 @@ static void collect_indices(const struct ss_config *cfg, MYSQL *meta, struct sea
         ix->epoch = mi->epoch;
         ix->ntables = mi->ntables;
         if (mi->stopped) ix->stopped = xstrdup(mi->stopped);
+        if (mi->ntables && (mp_is_pattern(mi->tables[0].db) || mp_is_pattern(mi->tables[0].table))) {
+            sbuf pat = SBUF_INIT; /* over shard tables (mapping_shard.h) */
+            sbuf_printf(&pat, "%s.%s", mi->tables[0].db, mi->tables[0].table);
+            ix->pattern = sbuf_detach(&pat);
+        }
         for (size_t r = 0; r < bv.nrows; r++)
-            if (STATUS_CELL(&bv, r, 0) && !strcmp(STATUS_CELL(&bv, r, 0), mi->alias))
+            if (STATUS_CELL(&bv, r, 0) && !strcmp(STATUS_CELL(&bv, r, 0), mi->alias)) {
                 ix->building_version = (unsigned)strtoul(STATUS_CELL(&bv, r, 1), NULL, 10);
+                const char *sr = STATUS_CELL(&bv, r, 2);
+                for (const char *p = sr; ix->pattern && p && *p;) { /* one a line */
+                    const char *nl = strchr(p, '\n');
+                    size_t l = nl ? (size_t)(nl - p) : strlen(p);
+                    if (l) {
+                        ix->shards = xrealloc(ix->shards, (ix->nshards + 1) * sizeof(char *));
+                        ix->shards[ix->nshards++] = xstrndup(p, l);
+                    }
+                    p = nl ? nl + 1 : p + l;
+                }
+            }
         if (!engine_ok) continue;
         engine_facts(k, ix);
         if (ix->engine_err) { /* one transport failure: do not wait on it per index */
@@ -402,6 +420,9 @@ void status_free(struct ss_status *st) {
         struct status_index *ix = &st->indices[i];
         free(ix->alias), free(ix->state), free(ix->engine_err), free(ix->targets);
         free(ix->stopped);
+        free(ix->pattern);
+        for (size_t k = 0; k < ix->nshards; k++) free(ix->shards[k]);
+        free(ix->shards);
         free(ix->documents);
     }
     free(st->indices);
@@ -508,6 +529,19 @@ void status_json(const struct ss_status *st, sbuf *out) {
         jw_str0(&w, ix->stopped);
         jw_key(&w, "tables");
         jw_uint(&w, ix->ntables);
+        jw_key(&w, "shards");
+        if (ix->pattern) {
+            jw_obj_open(&w);
+            jw_key(&w, "pattern");
+            jw_str(&w, ix->pattern);
+            jw_key(&w, "read");
+            jw_arr_open(&w);
+            for (size_t k = 0; k < ix->nshards; k++) jw_str(&w, ix->shards[k]);
+            jw_arr_close(&w);
+            jw_obj_close(&w);
+        } else {
+            jw_null(&w);
+        }
         jw_key(&w, "engine");
         if (!ix->engine_read) {
             jw_null(&w);

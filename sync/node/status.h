@@ -44,6 +44,9 @@ struct status_index {
     char *targets;     /* comma list of the indices behind the alias; NULL: no alias yet */
     char *documents;   /* count as the engine sent it; NULL: unknown */
     char *stopped;     /* why its live deliveries are stopped (sync/node/index_stop.c); NULL: not */
+    char *pattern;     /* over shard tables: its root table's pattern (NULL: none) */
+    char **shards;     /* ... the shards its live version has read (shards_read) */
+    size_t nshards;
 };
 
 struct ss_status {

@@ -194,6 +194,11 @@ check_oracle "a shard renamed into the family with its rows"
 assert_eq 1 "$(version)" "the shard with rows joined without a reindex"
 assert_contains "$(mysql_q "SELECT shards_read FROM \`$meta\`.index_configs WHERE alias = '$alias'")" \
     "${dbs[1]}.orders_10" "the live version records the shard as read"
+"$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" --json >"$TEST_TMP/st.json" 2>/dev/null || true
+assert_eq "${P}_{s:[0-9]+}.orders_{n:[0-9]+} 18" \
+    "$(jq -r --arg a "$alias" '.indices[] | select(.alias == $a) | "\(.shards.pattern) \(.shards.read | length)"' "$TEST_TMP/st.json")" \
+    "status shows the pattern and the 18 shards read"
+assert_contains "$("$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" 2>/dev/null)" "shards of ${P}_{s:[0-9]+}.orders_{n:[0-9]+}: 18 read" "status text too"
 
 # ---- pt-online-schema-change on one shard's table, under the writer
 rm -f "$TEST_TMP/stop"
