@@ -30,7 +30,8 @@ static const struct probe probes[] = {
      * itself; MariaDB 10.5+ with BINLOG MONITOR (its dump's REPLICATION
      * SLAVE is then not asked: the reader names it when refused) */
     {"SHOW BINLOG EVENTS LIMIT 1", true, "REPLICATION SLAVE", NULL,
-     "`run` reads the binlog as a replica; it fails without it"},
+     "`run` reads the binlog as a replica, and the binlog a read snapshot spans to see that no "
+     "table it reads was swapped in as it began (MariaDB); it fails without it"},
     {"XA RECOVER", true, "XA_RECOVER_ADMIN", NULL,
      "MySQL 8 answers XA RECOVER only with it, and without it `run` reads the documents of a "
      "two-phase (XA) transaction without waiting for its XA COMMIT, so they may miss it"},

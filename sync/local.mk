@@ -89,7 +89,8 @@ libsearchsync_a_SOURCES += sync/pipeline/changeset.c sync/pipeline/changeset.h \
 	sync/pipeline/pipeline.c sync/pipeline/pipeline.h sync/pipeline/targets.c \
 	sync/pipeline/gtid_version.c sync/pipeline/gtid_version.h sync/pipeline/image.c \
 	sync/pipeline/row_image.c sync/pipeline/change_snapshots.c sync/pipeline/child_copies.c \
-	sync/pipeline/area_update.c sync/pipeline/xa_prepared.c sync/pipeline/xa_prepared.h
+	sync/pipeline/area_update.c sync/pipeline/xa_prepared.c sync/pipeline/xa_prepared.h \
+	sync/pipeline/read_view.c sync/pipeline/read_view.h
 # `searchsync run`: the binlog producer, the supervisor, start-up and shutdown
 searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_source.c \
 	sync/sources/source.h sync/sources/binlog_source.c sync/sources/binlog_source.h \
@@ -146,6 +147,14 @@ tests_unit_test_ddl_tables_asan_SOURCES = tests/unit/test_ddl_tables.c
 tests_unit_test_ddl_tables_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_ddl_tables_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_ddl_tables_asan_LDADD = $(UNIT_ASAN_LDADD)
+check_PROGRAMS += tests/unit/test_read_view tests/unit/test_read_view_asan
+TESTS += tests/unit/test_read_view tests/unit/test_read_view_asan
+tests_unit_test_read_view_SOURCES = tests/unit/test_read_view.c
+tests_unit_test_read_view_LDADD = $(UNIT_LDADD)
+tests_unit_test_read_view_asan_SOURCES = tests/unit/test_read_view.c
+tests_unit_test_read_view_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_read_view_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_read_view_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/unit/test_reindex tests/unit/test_reindex_asan
 TESTS += tests/unit/test_reindex tests/unit/test_reindex_asan
 tests_unit_test_reindex_SOURCES = tests/unit/test_reindex.c

@@ -23,6 +23,7 @@
 #include "invariant.h"
 #include "log.h"
 #include "sync/pipeline/pipeline.h"
+#include "sync/mapping/mapping_gen.h"
 #include "sync/mapping/mapping_shard.h"
 #include "strset.h"
 
@@ -31,6 +32,7 @@ void pipeline_init(struct pipeline *p, const struct ss_config *cfg) {
     p->cfg = cfg;
     bl_valctx_init(&p->v);
     pthread_mutex_init(&p->miss_mu, NULL);
+    p->rv_kind = RV_UNKNOWN;
 }
 
 void pipeline_free(struct pipeline *p) {
@@ -39,6 +41,7 @@ void pipeline_free(struct pipeline *p) {
     bl_valctx_free(&p->v);
     sbuf_free(&p->val);
     sbuf_free(&p->gtids);
+    rv_tables_clear(&p->rv);
     for (size_t i = 0; i < p->nmissing; i++) free(p->missing[i]);
     free(p->missing);
     p->missing = NULL, p->nmissing = p->capmissing = 0;
@@ -295,7 +298,60 @@ int pipeline_rebuild_missing(struct pipeline *p, const bl_pos *end) {
     return rc;
 }
 
-int pipeline_snapshot_begin(struct pipeline *p, bl_pos *end) {
+/* the tables of every index config named alias, in force and being built */
+static void alias_tables(struct pipeline *p, const char *alias) {
+    for (size_t i = 0; i < p->m->nindices; i++) {
+        const struct mp_index *ix = &p->m->indices[i];
+        if (!ix->unusable && !strcmp(ix->alias, alias)) rv_tables_add_index(&p->rv, ix);
+    }
+    for (size_t b = 0; b < p->nbuilds; b++) {
+        if (strcmp(p->builds[b].alias, alias) != 0 || !p->builds[b].gen) continue;
+        const struct mapping *bm = &p->builds[b].gen->m;
+        for (size_t i = 0; i < bm->nindices; i++)
+            if (!strcmp(bm->indices[i].alias, alias)) rv_tables_add_index(&p->rv, &bm->indices[i]);
+    }
+}
+
+int pipeline_read_view(struct pipeline *p, const struct changeset *cs, const char *alias,
+                       char *file, size_t filelen, unsigned long long *pos) {
+    rv_tables_clear(&p->rv);
+    size_t n = p->m ? p->m->nindices : 0;
+    bool *mark = xcalloc(n ? n : 1, sizeof *mark);
+    if (cs) {
+        router_seeded_indices(p->router, &cs->seeds, mark, n);
+        for (size_t i = 0; i < cs->npend; i++)
+            if (cs->pend[i].index < n) mark[cs->pend[i].index] = true;
+        for (size_t i = 0; i < cs->nelems; i++)
+            if (cs->elems[i].index < n) mark[cs->elems[i].index] = true;
+        /* documents a script did not find: by alias */
+        pthread_mutex_lock(&p->miss_mu);
+        for (size_t k = 0; k < p->nmissing; k++) {
+            const char *us = strchr(p->missing[k], '\x1f');
+            size_t al = us ? (size_t)(us - p->missing[k]) : strlen(p->missing[k]);
+            for (size_t i = 0; i < n; i++)
+                if (strlen(p->m->indices[i].alias) == al &&
+                    !memcmp(p->m->indices[i].alias, p->missing[k], al))
+                    mark[i] = true;
+        }
+        pthread_mutex_unlock(&p->miss_mu);
+    } else {
+        for (size_t i = 0; i < n; i++) mark[i] = !alias || !strcmp(p->m->indices[i].alias, alias);
+    }
+    /* each alias once, with its shards' units and its version being built */
+    for (size_t i = 0; i < n; i++) {
+        if (!mark[i]) continue;
+        const char *a = p->m->indices[i].alias;
+        alias_tables(p, a);
+        for (size_t j = i + 1; j < n; j++)
+            if (!strcmp(p->m->indices[j].alias, a)) mark[j] = false;
+    }
+    free(mark);
+    int s = read_view_begin(p->src, &p->rv, &p->rv_kind, file, filelen, pos, &p->src_errno,
+                            p->err, sizeof p->err);
+    return s;
+}
+
+int pipeline_snapshot_begin(struct pipeline *p, const char *alias, bl_pos *end) {
     memset(end, 0, sizeof *end);
     char file[BL_FILE_MAX];
     unsigned long long before = 0, pos = 0;
@@ -323,7 +379,7 @@ int pipeline_snapshot_begin(struct pipeline *p, bl_pos *end) {
                  "after; they are read anyway", owned.data ? owned.data : "");
     sbuf_free(&owned);
     if (c < 0) return -1;
-    int s = db_snapshot_begin(p->src, file, sizeof file, &pos, p->err, sizeof p->err);
+    int s = pipeline_read_view(p, NULL, alias, file, sizeof file, &pos);
     if (s < 0) return -1;
     if (s == 1) { /* MariaDB: exactly what the snapshot holds */
         pipeline_version_check(end->file, before, file, pos);

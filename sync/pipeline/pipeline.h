@@ -32,6 +32,7 @@
 
 #include "binlog/binlog.h"
 #include "sync/pipeline/changeset.h"
+#include "sync/pipeline/read_view.h"
 #include "config.h"
 #include "db.h"
 #include "deliver/deliver.h"
@@ -87,6 +88,8 @@ struct pipeline {
     unsigned src_errno; /* the source's error code when the last build failed on a query */
     sbuf gtids;         /* [source] versions = gtid: the executed GTID set at the last
                          * transaction built, saved in the checkpoint beside file:pos */
+    struct rv_tables rv; /* the tables the last read snapshot opened (pipeline_read_view) */
+    enum rv_kind rv_kind; /* whether the source reports a snapshot's binlog position */
 };
 
 /* Root documents a large fan-out builds and delivers at a time while the
@@ -127,8 +130,19 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end);
  * binlog's end read just before it), the version of what it builds — a
  * transaction in the binlog but not yet visible is then never versioned as
  * if it were in the rows. pipeline_build reads in it; pipeline_snapshot_end
- * after. 0, or -1 with p->err. */
-int pipeline_snapshot_begin(struct pipeline *p, bl_pos *end);
+ * after. alias: the index config whose documents it builds (its tables are
+ * the ones the snapshot opens first: pipeline_read_view), NULL every one.
+ * 0, or -1 with p->err. */
+int pipeline_snapshot_begin(struct pipeline *p, const char *alias, bl_pos *end);
+/* Open a read snapshot on p->src that first opens every table the reads
+ * may touch (sync/pipeline/read_view.h): those of the index configs cs's
+ * builds name (cs non-NULL), else of those named alias, else of every index
+ * config (and of each one's version being built). 1 with the snapshot's
+ * binlog position in file/pos, 0 the source reports none (a transaction is
+ * open, its read view taken at its first read), -1 with p->err and
+ * p->src_errno (nothing left open). pipeline_snapshot_end after. */
+int pipeline_read_view(struct pipeline *p, const struct changeset *cs, const char *alias,
+                       char *file, size_t filelen, unsigned long long *pos);
 /* I2 (src/invariant.h): the binlog position read before a snapshot, which
  * versions its writes on a server that does not report the snapshot's own,
  * is never after the snapshot's position (an over-estimate would let the

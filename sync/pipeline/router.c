@@ -598,6 +598,14 @@ bool router_pending(const struct router *r, const struct route_seeds *sd) {
     return false;
 }
 
+void router_seeded_indices(const struct router *r, const struct route_seeds *sd, bool *mark,
+                           size_t n) {
+    for (size_t i = 0; i < sd->nnodes && i < r->nnodes; i++)
+        if (sd->nodes[i].n && r->nodes[i].index < n) mark[r->nodes[i].index] = true;
+    for (size_t i = 0; i < sd->npairs && i < r->nareas; i++)
+        if (sd->pairs[i].n && r->areas[i].index < n) mark[r->areas[i].index] = true;
+}
+
 int router_flush(struct router *r, struct route_seeds *sd, MYSQL *src, router_emit_fn emit,
                  void *ctx, char *err, size_t errlen) {
     int rc = 0;

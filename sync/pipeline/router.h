@@ -116,6 +116,11 @@ int router_flush(struct router *r, struct route_seeds *sd, struct st_mysql *src,
  * element scripts, or the whole document while a version is built). The
  * caller opens a read snapshot that holds the transaction first. */
 bool router_pending(const struct router *r, const struct route_seeds *sd);
+/* Mark (mark[index] = true, for index < n) every index config whose
+ * documents router_flush would read from what sd holds: the tables a read
+ * snapshot for it opens (sync/pipeline/read_view.h). */
+void router_seeded_indices(const struct router *r, const struct route_seeds *sd, bool *mark,
+                           size_t n);
 /* Statistics: queries run by router_flush so far. */
 unsigned long router_queries(const struct router *r);
 

@@ -228,7 +228,18 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
     char file[512];
     unsigned long long pos = 0;
     int64_t began = mono_ms();
-    int s = db_snapshot_begin(w->src, file, sizeof file, &pos, w->err, sizeof w->err);
+    /* every table of the unit opened first: a table an online schema change
+     * swaps in while the snapshot begins is never read as it was then
+     * (sync/pipeline/read_view.h) */
+    if (w->rv_ix != ix) {
+        rv_tables_clear(&w->rv);
+        rv_tables_add_index(&w->rv, ix);
+        w->rv_ix = ix;
+    }
+    enum rv_kind kind = w->snap < 0 ? RV_UNKNOWN : w->snap ? RV_POSITION : RV_NO_POSITION;
+    unsigned srcerr = 0;
+    int s = read_view_begin(w->src, &w->rv, &kind, file, sizeof file, &pos, &srcerr, w->err,
+                            sizeof w->err);
     if (s < 0) return -1;
     if (s == 1) {
         p->version = targets_version_at(r->cfg, w->src, ix, file, pos, w->err, sizeof w->err);
@@ -838,6 +849,7 @@ static void runner_free(struct reindex_runner *r, bool cancelled) {
             deliver_free(w->d);
         w->d = NULL;
         page_free(&w->next);
+        rv_tables_clear(&w->rv);
         db_close(w->src);
         db_close(w->meta);
     }

@@ -20,6 +20,7 @@
 #include "deliver/deliver.h"
 #include "sync/mapping/mapping.h"
 #include "sync/mapping/mapping_gen.h"
+#include "sync/pipeline/read_view.h"
 #include "sbuf.h"
 #include "search/search.h"
 
@@ -76,6 +77,8 @@ struct worker {
     bool snap_open;              /* a snapshot is open on src (read_page) */
     int64_t snap_ms;             /* when it was taken (mono_ms) */
     uint64_t snap_version;       /* the version of its pages */
+    struct rv_tables rv;         /* the tables its snapshots open first (read_view.h) ... */
+    const struct mp_index *rv_ix; /* ... those of this unit */
     unsigned pages;              /* read by the current job (RAMP_PAGES ramp up) */
     struct sent_page sent;
     char err[1024];

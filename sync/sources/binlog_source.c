@@ -222,9 +222,12 @@ static int wait_xa_engine_commit(struct binlog_source *bl, const bl_commit *cm) 
  * would carry the transaction's version with the rows from before it, and
  * win over nothing later. So the documents are read in a snapshot whose
  * binlog position (MariaDB's Binlog_snapshot_position) is at or past the
- * transaction's end, taken again until it is. Without such a server
- * (MySQL), reads go on outside a snapshot, as they would anyway. 0 ok,
- * -1 error (bl->env->p->err). */
+ * transaction's end, taken again until it is, and that opens every table
+ * its documents are read from before any row is read (a table an online
+ * schema change swaps in as it begins is otherwise read as it was then:
+ * sync/pipeline/read_view.h). Without such a server (MySQL), reads go on
+ * outside a snapshot, each statement opening its tables before its read
+ * view. 0 ok, -1 error (bl->env->p->err, p->src_errno). */
 static int read_snapshot_begin(struct binlog_source *bl, const bl_commit *cm) {
     struct pipeline *p = bl->env->p;
     struct changeset *cs = bl->env->cs;
@@ -238,7 +241,8 @@ static int read_snapshot_begin(struct binlog_source *bl, const bl_commit *cm) {
     for (int tries = 0;; tries++) {
         char file[BL_FILE_MAX];
         unsigned long long pos = 0;
-        int s = db_snapshot_begin(p->src, file, sizeof file, &pos, p->err, sizeof p->err);
+        /* the tables its documents are read from opened first (read_view.h) */
+        int s = pipeline_read_view(p, cs, NULL, file, sizeof file, &pos);
         if (s < 0) return -1;
         if (s == 0) {
             db_snapshot_end(p->src);
