@@ -8,11 +8,19 @@
  * which has at most one batch in flight and puts failed items back at its
  * front; a batch holds one change per document (helper.c, seen_add). So two
  * writes of one document to one target reach the engine in the order they
- * were submitted, whatever streams they came from. Within a stream, submit
- * order is version order (the reader submits in binlog order and asserts
- * it, I5; a run or a repair what one read gave). Between streams, submit
- * order can differ from version order: a delayed run's rebuild read at
- * binlog position P may be submitted after a live write decided at Q > P.
+ * were submitted, whatever streams they came from. A target is a queue, not
+ * an index: the order is only as wide as the target, so every index a
+ * document's writes may land in must share it — a write through an alias
+ * lands where the alias points when the request arrives, and an index
+ * config's writes through its alias and to its versions by name have one
+ * target (sync/pipeline/targets.c, targets_queue; queued by the name of the
+ * version they were meant for, a write through the alias decided before a
+ * switch landed in the new version after the deletes decided after it).
+ * Within a stream, submit order is version order (the reader submits in
+ * binlog order and asserts it, I5; a run or a repair what one read gave).
+ * Between streams, submit order can differ from version order: a delayed
+ * run's rebuild read at binlog position P may be submitted after a live
+ * write decided at Q > P.
  * Such a pair is settled by external versions (I5 at the engine): the
  * older write is refused (409), so it can never revert a newer INDEX or
  * UPDATE. It could resurrect a document only when the newer write is a
@@ -36,8 +44,20 @@
  * later than 90 % of that after its snapshot fails the build, which is
  * built again (sync/reindex/reindex_runner.c); a dual-write DELETE is acknowledged
  * after the snapshot that missed it, so a page that lands before its
- * deadline finds the tombstone. Measured queue ages: t_reindex_late_page
- * holds a page 12 s with gc_deletes_s = 10 and sees the build rolled back.
+ * deadline finds the tombstone; and the switch, which gives the version the
+ * engine's gc_deletes back, waits for every job's last page to be
+ * acknowledged. Measured queue ages: t_reindex_late_page holds a page 12 s
+ * with gc_deletes_s = 10 and sees the build rolled back.
+ *
+ * Requests of a process that died (SIGKILL, a crash) with them in flight are
+ * in no queue: a proxy or the engine's own queue may apply them after the
+ * next process resent their changes and later ones. They carry older
+ * versions (the next process resumes at a checkpoint before them) and lose
+ * while the engine remembers what came after, so the argument assumes such a
+ * request lands within index.gc_deletes of a newer delete of its document,
+ * or never (docs/delivery.md, Tombstones). A stream halted because its
+ * reader was fenced out (deliver_halt) leaves the same: its queued changes
+ * are dropped, the batch in flight completes.
  *
  * Closing. deliver_free waits for the stream's changes in flight (its
  * callbacks may run until they settle). deliver_abandon (a cancelled build)

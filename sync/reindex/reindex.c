@@ -218,7 +218,9 @@ int reindex_bucket_cond(const char *key, char *const *bounds, int b, int n, sbuf
  * bucket when a few keys lie far from the rest (ids 10,000,001 and up
  * beside 50k small ones); this walk reads each key once, whatever the
  * number of buckets. Rows inserted after the split fall into the first or
- * the last bucket, which have no lower or upper bound. A table with fewer
+ * the last bucket, which have no lower or upper bound (a job reads no
+ * further than the largest key the table held at its first page: the
+ * later ones come as dual writes, reindex_runner.c table_end). A table with fewer
  * rows than buckets repeats a bound: the bucket between is empty. */
 static int key_quantiles(MYSQL *src, const struct mp_table *tb, const char *key, int n,
                          char **bounds, char *err, size_t errlen) {

@@ -269,12 +269,62 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
     return rc;
 }
 
+/* Where a job's reading of table t ends: the largest key the table holds in
+ * the snapshot of the job's first page of t in this run (w->end_*). The
+ * whole table's, one index seek, where its bucket's own would scan the
+ * table for a MOD bucket: a larger end only lets the job read rows it reads
+ * anyway. Every row committed after that snapshot reaches the version as a
+ * dual write: the runner starts only once the reader writes the build's
+ * version too (sync/node/daemon_builds.c; in a cluster, jobs are handed out
+ * once the reader recorded that position), and the reader builds every
+ * transaction after it with dual writes. Without an end, a bucket that
+ * takes new rows (the last key range, open upwards, or any MOD bucket)
+ * under steady inserts read them a few at a time, one page per round trip
+ * to the engine, and ended only when a page found none: that needs the
+ * next page read in the same snapshot, so with pages acknowledged slower
+ * than SNAPSHOT_REUSE_MS the job chased the inserts and the build never
+ * finished. 0, or -1 with w->err. */
+static int table_end(struct worker *w, size_t t) {
+    const struct mp_table *tb = &w->r->ix->tables[t];
+    const struct mp_column *k = mp_table_key(tb);
+    if (!k) return errf(w->err, sizeof w->err, "%s.%s has no key column", tb->db, tb->table);
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT MAX(");
+    db_ident(&q, k->name);
+    sbuf_adds(&q, ") FROM ");
+    db_ident(&q, tb->db);
+    sbuf_addc(&q, '.');
+    db_ident(&q, tb->table);
+    char *v[1] = {NULL};
+    int rc = db_row1(w->src, q.data, q.len, v, 1, w->err, sizeof w->err);
+    sbuf_free(&q);
+    if (rc < 0) return -1;
+    free(w->end_key);
+    w->end_key = rc == 1 && v[0] ? xstrdup(v[0]) : NULL;
+    w->end_state = w->end_key ? 1 : 2;
+    w->end_t = t;
+    db_row_free(v, 1);
+    return 0;
+}
+
 /* read_page inside the page's snapshot: one keyset query reads the page's
- * rows whole (sync/pipeline/docbuild.c docbuild_page). */
+ * rows whole (sync/pipeline/docbuild.c docbuild_page), up to the job's end
+ * in the table (table_end). */
 static int read_page_in(struct worker *w, size_t t, const char *cond, char **after) {
     struct reindex_runner *r = w->r;
     const struct mp_index *ix = w->job->ix;
     struct page *p = &w->next;
+    if ((w->end_state == 0 || w->end_t != t) && table_end(w, t) < 0) return -1;
+    if (w->end_state == 2) return 0; /* its rows all came after the dual writes began */
+    const struct mp_column *k = mp_table_key(&ix->tables[t]);
+    sbuf bounded = SBUF_INIT; /* (cond) AND key <= end, compared as the key's type */
+    if (cond && *cond) sbuf_printf(&bounded, "(%s) AND ", cond);
+    db_ident(&bounded, k->name);
+    sbuf_adds(&bounded, " <= ");
+    if (mapping_is_integer_type(k->mysql_type) && docbuild_is_integer(w->end_key))
+        sbuf_adds(&bounded, w->end_key);
+    else
+        rx_sq(w->src, &bounded, w->end_key);
     struct docbuild b;
     docbuild_init(&b, w->src, ix);
     struct docbuild_sink sink = {page_doc, NULL, p};
@@ -285,9 +335,10 @@ static int read_page_in(struct worker *w, size_t t, const char *cond, char **aft
     size_t size = (size_t)r->cfg->reindex.page_size;
     if (w->pages < RAMP_PAGES) size >>= RAMP_PAGES - w->pages;
     if (size < RAMP_MIN_ROWS) size = RAMP_MIN_ROWS;
-    int rc = docbuild_page(&b, t, cond, *after, size,
-                           rx_bucket_is_key_interval(cond), &sink, &last, &rows, w->err,
-                           sizeof w->err);
+    int rc = docbuild_page(&b, t, bounded.data, *after, size,
+                           rx_bucket_is_key_interval(cond ? cond : ""), &sink, &last, &rows,
+                           w->err, sizeof w->err);
+    sbuf_free(&bounded);
     if (rc == 1) {
         w->pages++;
         p->t = t;
@@ -481,6 +532,7 @@ static int run_job(struct worker *w, struct job *j) {
     size_t cur_t = start_t;
     int rc = 0;
     w->pages = 0;
+    w->end_state = 0; /* read again for this job (table_end) */
     const char *p = j->params ? j->params : "";
     while (*p && rc == 0) {
         const char *nl = strchr(p, '\n');
@@ -850,6 +902,7 @@ static void runner_free(struct reindex_runner *r, bool cancelled) {
         w->d = NULL;
         page_free(&w->next);
         rv_tables_clear(&w->rv);
+        free(w->end_key);
         db_close(w->src);
         db_close(w->meta);
     }

@@ -80,6 +80,11 @@ struct worker {
     struct rv_tables rv;         /* the tables its snapshots open first (read_view.h) ... */
     const struct mp_index *rv_ix; /* ... those of this unit */
     unsigned pages;              /* read by the current job (RAMP_PAGES ramp up) */
+    /* the current job's end in the table it reads (read_page_in): the
+     * largest key the table held when the job first read it */
+    int end_state;               /* 0 not read yet, 1 end_key, 2 the table held no row */
+    size_t end_t;                /* the table end_state is of */
+    char *end_key;
     struct sent_page sent;
     char err[1024];
 };

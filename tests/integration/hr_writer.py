@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""hr_writer.py — a seeded writer of the HR schema (t_reindex_writes.sh).
+"""hr_writer.py — a seeded writer of the HR schema (t_reindex_writes.sh,
+t_reindex_resurrect.sh).
 
 usage: hr_writer.py SEED RATE STOPFILE EMPLOYEES DEPARTMENTS [HOT_AFTER_FILE]
 
@@ -7,13 +8,16 @@ Prints SQL transactions on stdout, RATE a second, until STOPFILE exists; the
 test pipes them into the `mariadb` client. It keeps its own picture of the
 rows (it is their only writer), so every statement hits a row that exists or
 an id that is free. The mix is the one of the failure it reproduces (a
-reindex under writes, ../shared/evidence: deletes, renames of the joined
+reindex under writes: deletes, renames of the joined
 department, key changes, moves, delete + re-insert of one id, nested skill
 inserts, updates and deletes, multi-row transactions, one hot row). While
 HOT_AFTER_FILE exists, every 50 ms an employee is renamed and one of its
 skills inserted a second later, and now and then a department renamed and
-one of its employees deleted a second later (the switch's window). At the end a summary
-line goes to stderr:
+one of its employees deleted a second later (the switch's window). Two
+environment variables shape that window: HR_HOT_DEPT_SHARE (default 0.1), the
+share of those 50 ms ticks that rename a department, and HR_HOT_DEPT_DELETES
+(default 1), how many of its employees are deleted a second later. At the end
+a summary line goes to stderr:
   writer: seed S, N transactions, ~R row changes in T s; op=count ...
 """
 import random
@@ -30,6 +34,8 @@ def main():
     seed, rate, stopfile, n_emp, n_dept = (int(sys.argv[1]), float(sys.argv[2]), sys.argv[3],
                                            int(sys.argv[4]), int(sys.argv[5]))
     hotfile = sys.argv[6] if len(sys.argv) > 6 else None
+    dept_share = float(os.environ.get("HR_HOT_DEPT_SHARE", "0.1"))
+    dept_deletes = int(os.environ.get("HR_HOT_DEPT_DELETES", "1"))
     rnd = random.Random(seed)
     emps = {i: [2 * i - 1, 2 * i] for i in range(1, n_emp + 1)}  # id -> skill ids
     live = list(emps)
@@ -149,7 +155,7 @@ def main():
             out.write("UPDATE employee SET name = 'emp %d hot%d' WHERE id = %d;\n"
                       % (e, rnd.randint(0, 10 ** 6), e))
             later.append((now + 1.0, e))
-            if rnd.random() < 0.1:
+            if rnd.random() < dept_share:
                 # and a department renamed (every document of it rewritten)
                 # with one of its employees deleted a second later
                 d = rnd.randint(1, n_dept)
@@ -165,7 +171,8 @@ def main():
             e = later.pop(0)[1]
             if e < 0:  # the renamed department's employee to delete
                 out.write("DELETE FROM employee WHERE department_id = %d AND id NOT IN (%s) "
-                          "ORDER BY id DESC LIMIT 1;\n" % (-e, ",".join(map(str, hot))))
+                          "ORDER BY id DESC LIMIT %d;\n"
+                          % (-e, ",".join(map(str, hot)), dept_deletes))
                 # (the writer's picture: whichever row that was is gone; its
                 # id is not picked again, as ids only grow or are taken from
                 # the live list, which may still name it: harmless, the
