@@ -380,10 +380,13 @@ osc_swap() {
     osc_writer_resume
 }
 
-# osc_alter N TABLE — the ALTER of swap N: ADD COLUMN + ADD INDEX, or a null
-# rebuild, by turns
+# osc_alter N TABLE — the ALTER of swap N, on TABLE: ADD COLUMN + ADD INDEX,
+# or a null rebuild, by turns for each table (counted in $OSC_RESULTS, so
+# that every table gets both whatever order the tables come in)
 osc_alter() {
-    if [ $(($1 % 2)) = 1 ]; then
+    local before
+    before=$(awk -F'\t' -v t="$2" '$1 ~ /^swap/ && $3 == t' "$OSC_RESULTS" | wc -l)
+    if [ $(( (before + OSC_SETUPS) % 2 )) = 1 ]; then
         echo "ADD COLUMN osc_$1 INT NULL, ADD INDEX osc_idx_$1 (osc_$1)"
     else
         echo "ENGINE=InnoDB"
