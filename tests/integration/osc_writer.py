@@ -122,12 +122,9 @@ class Library:
 
     # ---- picks
     def pick(self, d):
-        # (dicts keep insertion order; a random index into the keys)
-        keys = self._keys(d)
+        # (dicts keep insertion order: the same seed picks the same rows)
+        keys = list(d)
         return keys[self.rnd.randrange(len(keys))] if keys else None
-
-    def _keys(self, d):
-        return list(d)
 
     def drop_copy(self, c):
         b, loans = self.copies.pop(c)

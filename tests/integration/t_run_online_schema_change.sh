@@ -22,8 +22,10 @@
 #   OSC_SWAPS       swaps per tool (default 1; 30 under SEARCHSYNC_LONG=1 or
 #                   on the load tier's busy box)
 #   OSC_PLAN        the tool@server phases, in order (default
-#                   "pt-osc@mariadb gh-ost@mysql8"; also pt-osc@mysql8,
-#                   gh-ost@mariadb)
+#                   "pt-osc@mariadb gh-ost@mysql8"; pt-osc@mysql8 and
+#                   gh-ost@mariadb are accepted, but neither tool runs there:
+#                   pt-osc 3.2.1 refuses MySQL 8.0.14-8.0.17, gh-ost 1.1.6
+#                   sets a variable MariaDB 10.11 lacks; tests/harness/README.md)
 #   OSC_GHOST_CUTOVERS  gh-ost's cut-overs, taken by turns (default
 #                   "two-step"; "atomic two-step": see CUTOVERS below)
 #   OSC_BOOKS       books at the start (default 1000)
@@ -43,9 +45,10 @@ if [ -n "${SEARCHSYNC_LONG:-}${SEARCHSYNC_LOAD:-}" ]; then SWAPS="${OSC_SWAPS:-3
 PLAN="${OSC_PLAN:-pt-osc@mariadb gh-ost@mysql8}"
 BOOKS="${OSC_BOOKS:-1000}"
 # gh-ost 1.1.6's atomic cut-over never completes on MySQL 8.0.15: the DROP of
-# its sentry table waits on the column statistics lock of the RENAME queued
-# behind its LOCK TABLES until lock_wait_timeout, on every retry, with or
-# without a writer or a daemon; so two-step by default, atomic on demand
+# its sentry table sits in "Waiting for column statistics lock" behind its
+# own RENAME queued on the LOCK TABLES until lock_wait_timeout, on every
+# retry, with searchsync reading or not (tests/harness/README.md); so
+# two-step by default, atomic on demand
 read -r -a CUTOVERS <<<"${OSC_GHOST_CUTOVERS:-two-step}"
 RATE="${OSC_RATE:-100}"
 log "seed $SEED: $SWAPS swaps per tool, plan: $PLAN, $BOOKS books, writer at $RATE/s (replay: SEARCHSYNC_SEED=$SEED OSC_SWAPS=$SWAPS OSC_PLAN='$PLAN')"
@@ -121,9 +124,8 @@ for step in $PLAN; do
     cp "$TEST_TMP/tool.log" "$TEST_TMP/tool.$phase.log" 2>/dev/null || true
     : >"$TEST_TMP/tool.log"
     DAEMON=""
-    if [ "$server" = mysql8 ]; then # its own server each phase
+    if [ "$server" = mysql8 ]; then # (stopped when its phase ends)
         SEARCHSYNC_HARNESS_DIR="$TEST_TMP/server" bash "$HARNESS/mysql8.sh" stop >/dev/null 2>&1 || true
-        rm -rf "$TEST_TMP/server"
     fi
 done
 
