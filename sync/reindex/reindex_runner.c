@@ -285,7 +285,7 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
  * than SNAPSHOT_REUSE_MS the job chased the inserts and the build never
  * finished. 0, or -1 with w->err. */
 static int table_end(struct worker *w, size_t t) {
-    const struct mp_table *tb = &w->r->ix->tables[t];
+    const struct mp_table *tb = &w->job->ix->tables[t]; /* its shard's table, over shards */
     const struct mp_column *k = mp_table_key(tb);
     if (!k) return errf(w->err, sizeof w->err, "%s.%s has no key column", tb->db, tb->table);
     sbuf q = SBUF_INIT;
