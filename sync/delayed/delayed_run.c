@@ -11,7 +11,7 @@
  * of a job twice after a crash.
  *
  * Versions: each page's documents are written with the version of the
- * binlog position read before their rows are (as resync does, seed 000):
+ * binlog position read before their rows are (as resync does):
  * the rows hold every change up to that position, and a live change made
  * after it carries a greater version, so whichever reaches the engine
  * first, the live value stays (the engine refuses the older version). */
