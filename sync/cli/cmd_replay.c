@@ -1,5 +1,5 @@
 /* cmd_replay: `searchsync replay --config FILE [--index ALIAS] [--since DUR |
- * --today]` — seed 004's daily replay (复盘): every document whose rows (its
+ * --today]` — the daily replay: every document whose rows (its
  * root or parent/child table's daily_check_column, or a related table's)
  * changed in the window is rebuilt from MySQL, compared with the engine's
  * copy and rewritten where they differ — the window check of sync/check/check.c

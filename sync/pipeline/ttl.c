@@ -1,4 +1,4 @@
-/* ttl: documents removed when their row expires (seed 000's time to live),
+/* ttl: documents removed when their row expires (a time to live),
  * not only when the row next changes — one more producer of change sets.
  *
  * A root table may name an expiry column (mapping: `expiry_column`, a
