@@ -86,6 +86,10 @@ struct ss_status {
     char **errors;                 /* what could not be read, in order */
     size_t nerrors;
     bool checkpoint_purged;    /* the checkpoint's binlog file is gone from the source */
+    /* the last stretch of binlog skipped ([source] on_purged = rebuild, run
+     * --from-current): when, by which node, what (the stretch and the versions
+     * queued); NULL: none in the sync log */
+    char *skipped_at, *skipped_node, *skipped_detail;
 };
 
 /* Gather everything. meta: the metadata schema selected, or NULL with
