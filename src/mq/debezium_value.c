@@ -80,14 +80,15 @@ int mq_unscaled_text(const uint8_t *p, size_t n, int scale, char *out, size_t ou
     return (int)o;
 }
 
-/* base64 as the JSON converter writes bytes: the standard (or URL-safe)
- * alphabet, padded to a multiple of 4 characters */
-static bool base64_padded(const char *s, size_t n) {
+/* base64 as the JSON converter writes bytes (the standard alphabet) or as
+ * binary.handling.mode=base64-url-safe does (url: - and _ for + and /),
+ * padded to a multiple of 4 characters */
+static bool base64_padded(const char *s, size_t n, bool url) {
     if (n == 0 || n % 4) return false;
     size_t pad = 0;
     while (pad < 2 && s[n - 1 - pad] == '=') pad++;
     for (size_t i = 0; i < n - pad; i++)
-        if (!isalnum((unsigned char)s[i]) && !strchr("+/-_", s[i])) return false;
+        if (!isalnum((unsigned char)s[i]) && !strchr(url ? "+/-_" : "+/", s[i])) return false;
     return true;
 }
 
@@ -154,7 +155,9 @@ int mq_dbz_decimal(sbuf *out, const bl_column *c, const cJSON *v, int mode, int 
         return errf(err, errlen, "a DECIMAL that is neither a string nor a number");
     const char *s = v->valuestring;
     size_t n = strlen(s);
-    bool b64 = mode != MQ_DBZ_DEC_STRING && base64_padded(s, n);
+    /* (a DECIMAL's bytes are the converter's: the standard alphabet, so
+     * "-2929356" is text only) */
+    bool b64 = mode != MQ_DBZ_DEC_STRING && base64_padded(s, n, false);
     bool txt = mode != MQ_DBZ_DEC_PRECISE && decimal_text(s, n);
     if (mode == MQ_DBZ_DEC_DOUBLE)
         return errf(err, errlen, "\"%.40s\" is a string, but %s says DECIMALs come as numbers "
@@ -191,7 +194,7 @@ int mq_dbz_binary(sbuf *out, const bl_column *c, const char *s, int mode, char *
     sbuf a = SBUF_INIT, h = SBUF_INIT;
     int r;
     /* stated: base64 of any shape; not stated: as the JSON converter pads it */
-    bool b64 = mode != MQ_DBZ_BIN_HEX && (mode || base64_padded(s, n)) &&
+    bool b64 = mode != MQ_DBZ_BIN_HEX && (mode || base64_padded(s, n, true)) &&
                mq_base64_decode(&a, s, n) == 0;
     bool hex = mode != MQ_DBZ_BIN_BASE64 && hex_decode(&h, s, n) == 0;
     if (b64 && hex && (a.len != h.len || memcmp(a.data ? a.data : "", h.data ? h.data : "", a.len)))
