@@ -186,7 +186,7 @@ done
 start() { daemon_start "$TEST_TMP/$1.ini" "$TEST_TMP/run-$1.log"; PID[$1]=$DAEMON; }
 use() { DAEMON=${PID[$1]}; DAEMON_LOG="$TEST_TMP/run-$1.log"; _DAEMON_LOG_AT=0; }
 on_exit '[ "$rc" = 0 ] || for n in on off; do echo "--- the $n daemon log (last 25 lines)"; tail -25 "$TEST_TMP/run-$n.log"; done'
-[ -z "${KAFKA_DBZ_KEEP:-}" ] || on_exit "mkdir -p '$KAFKA_DBZ_KEEP'; cp \"\$TEST_TMP\"/run-*.log '$KAFKA_DBZ_KEEP'/; for m in on off; do cp '$TEST_TMP'/connect-\$m/connect.log '$KAFKA_DBZ_KEEP'/connect-\$m.log; done"
+[ -z "${KAFKA_DBZ_KEEP:-}" ] || on_exit "mkdir -p '$KAFKA_DBZ_KEEP'; cp \"\$TEST_TMP\"/run-*.log '$KAFKA_DBZ_KEEP'/; for m in on off; do cp '$TEST_TMP'/connect-\$m/connect.log '$KAFKA_DBZ_KEEP'/connect-\$m.log; cp '$TEST_TMP'/connect-\$m.jstack '$KAFKA_DBZ_KEEP'/ 2>/dev/null; done; cp \"\$MYSQL_LOG\" '$KAFKA_DBZ_KEEP'/ 2>/dev/null"
 
 # ---------------------------------------------------------------- caught up
 # every partition's next offset (topic/partition=next), as the daemon's token writes it
@@ -197,6 +197,16 @@ reached() { # META ENDS
     awk -F= 'NR == FNR { s[$1] = $2; next } !($1 in s) || s[$1] + 0 < $2 + 0 { bad = 1 } END { exit bad }' \
         <(saved "$1") "$2"
 }
+# a worker that has not sent the sentinel in 60 s: what it and the server do
+worker_stuck() { # MODE WHAT
+    local pid
+    log "$2: the schemas-$1 worker has not sent the sentinel row in 60 s; the server's replicas:"
+    mysql_q "SELECT id, command, time, state FROM information_schema.PROCESSLIST WHERE command LIKE 'Binlog%'" >&2 || true
+    grep -v '^\s' "${CDIR[$1]}/connect.log" | grep -v 'RestServer\|Committing offsets' | tail -8 | cut -c1-300 >&2
+    pid=$(h_pid_of_dir "${CDIR[$1]}")
+    [ -z "$pid" ] || jstack "$pid" >"${CDIR[$1]}.jstack" 2>&1 || true
+}
+h_pid_of_dir() { [ -s "$1/connect.pid" ] && pgrep -g "$(cat "$1/connect.pid")" java | head -1; }
 FENCE=0
 # a sentinel row after everything so far; once each worker sent it, the
 # data topics' ends are taken (twice, until they stand) and the daemons'
@@ -211,6 +221,7 @@ caught_up() { # WHAT
                 jq -e --argjson n "$FENCE" 'select(. != null) | (.payload // .) | select(.after.id == $n)' \
                 >/dev/null 2>&1 && break
             [ "$i" -lt 3000 ] || fail "$1: the schemas-$mode worker did not send the sentinel row in 600 s; it said last: $(grep 'records sent during' "${CDIR[$mode]}/connect.log" | tail -2 | cut -c1-300)"
+            [ "$i" != 300 ] || worker_stuck "$mode" "$1"
             sleep 0.2
         done
         t1=$(date +%s)
