@@ -273,8 +273,9 @@ static void debezium_nothing(void **state) {
 /* ------------------------------------------- the real connector's output */
 /* Messages Debezium 3.6.1.Final's MySQL connector wrote (Kafka Connect 4.3.0,
  * JSON converter) for the rows of tests/tools/debezium_capture.sh, decoded
- * with the source's columns (the lookup, as `run` has it): rows as DESIGN.md
- * §4.2 renders the values the SQL inserted, and the columns left unsure. */
+ * with the source's columns (the lookup, as `run` has it): rows as
+ * docs/binlog.md (Values) renders the values the SQL inserted, and the
+ * columns left unsure. */
 static const mq_opts fx_plain = {.lookup = lookup};
 static const mq_opts fx_stated = {.lookup = lookup, .dbz_decimal = MQ_DBZ_DEC_PRECISE,
                                   .dbz_time = MQ_DBZ_TIME_MICROS, .dbz_binary = MQ_DBZ_BIN_BASE64};
