@@ -138,7 +138,7 @@ config() { # MODE [EXTRA-KAFKA-LINES]
     cat <<INI
 [source]
 kind = kafka
-name = dbz-$1
+name = dbz-$1-$$
 host = $MYSQL_HOST
 port = $MYSQL_PORT
 user = root
@@ -419,6 +419,12 @@ errs=$(grep -h ' ERROR \[' "$TEST_TMP"/run-*.log | head -5 || true)
 assert_eq "" "$errs" "no ERROR in the daemons' logs"
 
 [ ${#FAILS[@]} = 0 ] || fail "$(printf '%s; ' "${FAILS[@]}")"
+for n in on off; do
+    use $n
+    daemon_stop
+    assert_eq 0 "$DAEMON_RC" "the $n daemon stops on SIGTERM with exit 0"
+    connect "$n" stop
+done
 if [ -n "$LONG" ] && [ "$SERVER" = mysql ] && [ -z "${KAFKA_DBZ_SERVER:-}" ]; then
     log "---- the same on MariaDB, through debezium-connector-mariadb"
     KAFKA_DBZ_SERVER=mariadb bash "$0" || fail "the MariaDB run failed"
