@@ -77,6 +77,15 @@ tests_unit_test_router_asan_SOURCES = tests/unit/test_router.c
 tests_unit_test_router_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_router_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_router_asan_LDADD = $(UNIT_ASAN_LDADD)
+# row-image documents of rows with values a message could not give with certainty
+check_PROGRAMS += tests/unit/test_row_image tests/unit/test_row_image_asan
+TESTS += tests/unit/test_row_image tests/unit/test_row_image_asan
+tests_unit_test_row_image_SOURCES = tests/unit/test_row_image.c
+tests_unit_test_row_image_LDADD = $(UNIT_LDADD)
+tests_unit_test_row_image_asan_SOURCES = tests/unit/test_row_image.c
+tests_unit_test_row_image_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_row_image_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_row_image_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/tools/route_dump
 tests_tools_route_dump_SOURCES = tests/tools/route_dump.c
 tests_tools_route_dump_LDADD = libsearchsync.a $(DEP_LIBS)

@@ -161,7 +161,11 @@ typedef struct bl_table {
     struct bl_table *next;
 } bl_table;
 
-enum bl_cell_state { BL_ABSENT = 0, BL_NULL = 1, BL_VALUE = 2, BL_JSON_DIFF = 3 };
+/* BL_UNSURE: a value its producer sent that could not be decoded with
+ * certainty (a Kafka message's, src/mq: the decoder keeps the reason); it
+ * holds no bytes and is rendered like an absent column. The binlog decoder
+ * never makes one. */
+enum bl_cell_state { BL_ABSENT = 0, BL_NULL = 1, BL_VALUE = 2, BL_JSON_DIFF = 3, BL_UNSURE = 4 };
 
 /* one column of one row image: points into the event bytes */
 typedef struct bl_cell {

@@ -5,9 +5,17 @@
  * builder would; docs/binlog.md "Values"), or a delete. A key change deletes the old
  * id. Within one change set the latest image of a document wins: the last
  * read, or with coordinates (Kafka: struct cs_at) the latest by them, and
- * its document is versioned by them (changeset_rowdoc_winners). */
+ * its document is versioned by them (changeset_rowdoc_winners).
+ *
+ * An after image holding a value its producer's message could not give
+ * with certainty (BL_UNSURE: a Kafka message's, src/mq) in a column the
+ * mapping reads is no document: the row's document is read from the source
+ * instead, as a re-query table's is (changeset_add_doc), and holds the row
+ * as of at least this image. The key must be certain: it names the
+ * document. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "jsonw.h"
 #include "sync/mapping/mapping_shard.h"
@@ -24,6 +32,13 @@ bool row_image_index(const struct mp_index *ix) {
     return ix->ntables && ix->tables[0].mode == MP_ROWIMAGE && !ix->tables[0].nrelations;
 }
 
+/* the state of column name's cell in cells (BL_ABSENT when the table has none) */
+static int cell_state(const bl_table *bt, const bl_cell *cells, const char *name) {
+    for (uint32_t i = 0; i < bt->ncols; i++)
+        if (bt->cols[i].name && !strcmp(bt->cols[i].name, name)) return cells[i].state;
+    return BL_ABSENT;
+}
+
 int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const bl_row *row) {
     const struct mp_index *ix = &p->m->indices[index];
     const struct mp_table *t = &ix->tables[0];
@@ -32,6 +47,11 @@ int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const 
     char *old_id = NULL;
     size_t len = 0;
     bool absent = false;
+    if ((row->before && cell_state(bt, row->before, key->name) == BL_UNSURE) ||
+        (row->after && cell_state(bt, row->after, key->name) == BL_UNSURE))
+        return errf(p->err, sizeof p->err, "%s.%s: the value of key column %s could not be "
+                    "decoded with certainty, so the document of this row is not known",
+                    bt->db, bt->name, key->name);
     if (row->before) {
         struct image im = {p, bt, row->before};
         const char *v = image_value(&im, key->name, &len, &absent);
@@ -41,6 +61,26 @@ int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const 
         if (old_id) changeset_add_rowdoc(cs, index, old_id, strlen(old_id), NULL, 0);
         free(old_id);
         return 0;
+    }
+    bool reread = false;
+    for (size_t c = 0; c < t->ncolumns && !reread; c++)
+        reread = cell_state(bt, row->after, t->columns[c].name) == BL_UNSURE;
+    if (reread) {
+        struct image im = {p, bt, row->after};
+        const char *v = image_value(&im, key->name, &len, &absent);
+        int rc = 0;
+        if (!v) {
+            rc = errf(p->err, sizeof p->err, "%s.%s: a row without a value in key column %s",
+                      bt->db, bt->name, key->name);
+        } else {
+            char *id = xstrndup(v, len);
+            if (old_id && strcmp(old_id, id))
+                changeset_add_rowdoc(cs, index, old_id, strlen(old_id), NULL, 0);
+            changeset_add_doc(cs, index, 0, id, strlen(id));
+            free(id);
+        }
+        free(old_id);
+        return rc;
     }
     sbuf body = SBUF_INIT;
     jsonw w;
