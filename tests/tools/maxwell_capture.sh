@@ -67,9 +67,9 @@ UPDATE fx.t SET id = 7 WHERE id = 1;
 DELETE FROM fx.t WHERE id = 7;
 INSERT INTO maxwell.bootstrap (database_name, table_name) VALUES ('fx', 'k');
 SQL
-# the bootstrap's end, then the DDL
-for ((i = 0; i < 150; i++)); do
-    [ "$(q -N -e 'SELECT is_complete FROM maxwell.bootstrap')" = 1 ] && break
+# the bootstrap's end (its bootstrap-complete message), then the DDL
+for ((i = 0; i < 300; i++)); do
+    kcat -b "$KAFKA_BOOTSTRAP" -C -t mx.fx.k -e -q -f '%s\n' 2>/dev/null | grep -q '"type":"bootstrap-complete"' && break
     sleep 0.2
 done
 q -e "ALTER TABLE fx.t ADD COLUMN extra INT; CREATE TABLE fx.n (id INT PRIMARY KEY)"
