@@ -350,6 +350,9 @@ void bl_collation_register(bl_decoder *d, uint16_t id, const char *charset_name)
 void bl_collations_free(bl_decoder *d); /* bl_decoder_free does it */
 /* charset name (utf8mb4, latin1, cp1251...) -> encoding (+ iconv name) */
 int bl_charset_cs(const char *name, const char **iconv_name);
+/* MySQL's latin1 text (cp1252, its five undefined bytes kept as U+0081...)
+ * → UTF-8, appended to out (value_charset.c) */
+void bl_latin1_utf8(sbuf *out, const uint8_t *p, size_t n);
 
 /* ---- rows (rows.c) ---- */
 int bl_rows_event(bl_decoder *d, int type, const uint8_t *body, size_t len, uint32_t ts);

@@ -56,7 +56,10 @@ enum mq_kind {
 /* One column as the source's information_schema describes it. */
 typedef struct mq_coldef {
     const char *name;
-    const char *column_type; /* COLUMN_TYPE: "bigint(20) unsigned", "decimal(30,10)", "enum('a','b')" */
+    /* COLUMN_TYPE: "bigint(20) unsigned", "decimal(30,10)", "enum('a','b')";
+     * a character column's may end in its charset, as a column definition
+     * says it: "varchar(8) character set latin1" (mq_col_type) */
+    const char *column_type;
     bool is_pk;
 } mq_coldef;
 
@@ -193,7 +196,10 @@ void mq_set_ts(mq_msg *m, uint64_t t);
 /* ---- column types (coltype.c) ---- */
 /* Set c's type from a MySQL column type text (information_schema
  * COLUMN_TYPE, canal's mysqlType): "int(10) unsigned", "decimal(30,10)",
- * "datetime(6)", "varbinary(16)", "enum('a','b')", "json"... 0 or -1 (err). */
+ * "datetime(6)", "varbinary(16)", "enum('a','b')", "json"... 0 or -1 (err).
+ * A character column's "character set NAME" at the end is kept in
+ * c->cs_name (the values are UTF-8 already, c->cs stays CS_UTF8): a decoder
+ * undoes by it a producer's misreading of that charset (maxwell.c). */
 int mq_col_type(mq_msg *m, bl_column *c, const char *type, char *err, size_t errlen);
 /* guessed types */
 void mq_col_simple(bl_column *c, uint8_t type, bool is_unsigned); /* integers, FLOAT, DOUBLE, DATE, YEAR */
