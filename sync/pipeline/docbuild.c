@@ -97,6 +97,13 @@ void docbuild_unexpired(const struct mp_table *t, sbuf *out) {
     sbuf_adds(out, " > NOW(6))");
 }
 
+void docbuild_row_filter(const struct mp_table *t, bool root, sbuf *out) {
+    if (root) docbuild_unexpired(t, out);
+    if (!t->where) return;
+    if (out->len) sbuf_adds(out, " AND ");
+    sbuf_printf(out, "(%s)", t->where);
+}
+
 static int build_by_keys(struct docbuild *b, size_t ti, int pi, const char *key, const char *jn,
                          const char *const *keys, size_t n, const struct docbuild_sink *sink,
                          char *err, size_t errlen);
@@ -149,6 +156,41 @@ static int child_table(const struct docbuild *b, size_t ti, const char **key, in
     return 0;
 }
 
+/* route[0..n): root keys (NULL: none); those whose root row is outside the
+ * root's where (or gone) become NULL: their children have no document. */
+static int roots_in_filter(struct docbuild *b, char **route, size_t n, char *err,
+                           size_t errlen) {
+    const struct mp_table *r = &b->ix->tables[0];
+    const char *key = key_column(r);
+    if (!key) return 0; /* validation refuses a root without a key */
+    struct val *pv = xcalloc(n + 1, sizeof *pv);
+    size_t np = 0;
+    bool int_key = mapping_is_integer_type(key_type(r));
+    for (size_t i = 0; i < n; i++)
+        if (route[i]) pv[np++] = (struct val){route[i], strlen(route[i]), int_key};
+    int rc = 0;
+    if (np) {
+        struct level q;
+        dbl_level_init(&q, r->db, r->table, NULL, 0, NULL, 0, key);
+        sbuf cond = SBUF_INIT;
+        docbuild_row_filter(r, false, &cond);
+        rc = dbl_fetch_by(b, &q, pv, np, cond.data, false, NULL, err, errlen);
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            if (!route[i]) continue;
+            size_t lo, hi;
+            dbl_level_find(&q, route[i], strlen(route[i]), &lo, &hi);
+            if (lo == hi) {
+                free(route[i]);
+                route[i] = NULL;
+            }
+        }
+        sbuf_free(&cond);
+        dbl_level_free(&q);
+    }
+    free(pv);
+    return rc;
+}
+
 /* Child documents of the rows in l (fetched by key, parent column at pcol,
  * relations fetched): each one's parent id and the routing of the root it
  * descends from, found by walking up the parent tables; then keys[0..k)
@@ -181,6 +223,9 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
     }
     /* walk up: replace each parent key by its parent's, until the root */
     int cur = pi, guard = 0;
+    /* a parent outside its where has no document, nor has anything below
+     * it: the walk reads each parent table with its where, and the root
+     * too when it has one */
     while (rc == 0 && cur != 0) {
         const struct mp_table *u = &ix->tables[cur];
         const char *ukey = key_column(u);
@@ -200,7 +245,7 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
         size_t np = 0;
         for (size_t i = 0; i < l->nrows; i++)
             if (route[i]) pv[np++] = (struct val){route[i], strlen(route[i]), up_int_key};
-        if (np) rc = dbl_fetch_by(b, &q, pv, np, NULL, false, NULL, err, errlen);
+        if (np) rc = dbl_fetch_by(b, &q, pv, np, u->where, false, NULL, err, errlen);
         else dbl_level_sort(&q);
         for (size_t i = 0; i < l->nrows && rc == 0; i++) {
             if (!route[i]) continue;
@@ -216,6 +261,7 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
         dbl_level_free(&q);
         cur = up;
     }
+    if (rc == 0 && ix->tables[0].where) rc = roots_in_filter(b, route, l->nrows, err, errlen);
     for (size_t i = 0; rc == 0 && ix->unit && i < l->nrows; i++)
         if (route[i]) { /* the routing is the root document's id */
             sbuf u = SBUF_INIT;
@@ -235,7 +281,8 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
 
 /* The documents of keys[0..n) of table ti (its key column key), fetched a
  * chunk of keys at a time: the root table's (ti 0, join name jn, rows past
- * their expiry left out), or a parent/child table's (parent table pi). */
+ * their expiry left out), or a parent/child table's (parent table pi); rows
+ * outside the table's where left out. */
 static int build_by_keys(struct docbuild *b, size_t ti, int pi, const char *key, const char *jn,
                          const char *const *keys, size_t n, const struct docbuild_sink *sink,
                          char *err, size_t errlen) {
@@ -244,8 +291,8 @@ static int build_by_keys(struct docbuild *b, size_t ti, int pi, const char *key,
     bool int_key = mapping_is_integer_type(key_type(t));
     size_t chunk = b->chunk ? b->chunk : DOCBUILD_CHUNK;
     struct val *vals = xcalloc(chunk, sizeof *vals);
-    sbuf unexpired = SBUF_INIT; /* a row past its expiry has no document */
-    if (ti == 0) docbuild_unexpired(t, &unexpired);
+    sbuf filter = SBUF_INIT; /* a row past its expiry or outside its where: no document */
+    docbuild_row_filter(t, ti == 0, &filter);
     int rc = 0;
     for (size_t at = 0; at < n && rc == 0; at += chunk) {
         size_t k = n - at < chunk ? n - at : chunk;
@@ -259,7 +306,7 @@ static int build_by_keys(struct docbuild *b, size_t ti, int pi, const char *key,
             pcol = dbl_sel_add(&l, t->parent_column, false);
             l.needraw[pcol] = true;
         }
-        rc = dbl_fetch_by(b, &l, vals, k, unexpired.len ? unexpired.data : NULL, false, NULL, err,
+        rc = dbl_fetch_by(b, &l, vals, k, filter.len ? filter.data : NULL, false, NULL, err,
                           errlen);
         if (rc == 0) rc = dbl_fetch_subs(b, &l, 0, NULL, err, errlen);
         if (rc == 0)
@@ -268,7 +315,7 @@ static int build_by_keys(struct docbuild *b, size_t ti, int pi, const char *key,
         dbl_level_free(&l);
     }
     free(vals);
-    sbuf_free(&unexpired);
+    sbuf_free(&filter);
     return rc;
 }
 
@@ -312,6 +359,10 @@ int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *a
     if (t->expiry_column) { /* expired rows are no documents: keyed lookups below, not ranges */
         sbuf_adds(&sql, " AND ");
         docbuild_unexpired(t, &sql);
+        dense = false;
+    }
+    if (t->where) { /* rows outside it are no documents: the page's keys have gaps */
+        sbuf_printf(&sql, " AND (%s)", t->where);
         dense = false;
     }
     bool int_key = mapping_is_integer_type(key_type(t));

@@ -99,6 +99,14 @@ int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *a
  * clock, as "(`col` IS NULL OR `col` > NOW(6))" (the connection's time zone
  * is UTC); nothing when t has none. Appended to out. */
 void docbuild_unexpired(const struct mp_table *t, sbuf *out);
+/* The condition a row of document table t must meet to be a document: the
+ * root's expiry (docbuild_unexpired, when root) and the table's where
+ * (mp_table.where), joined by AND; nothing when neither. Appended to out.
+ * The builder applies it to every read of a document table's rows (by key,
+ * by page, and the parents a child's routing is walked through), so a row
+ * outside it is reported absent (its document deleted) and its children
+ * have no document either. */
+void docbuild_row_filter(const struct mp_table *t, bool root, sbuf *out);
 /* Build the root documents of keys[0..n) (key values as text, e.g. "42").
  * Every requested key is reported, in request order within each chunk, as a
  * document or as absent (a key given twice is reported twice). */

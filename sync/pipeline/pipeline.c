@@ -171,6 +171,7 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) 
         return -1;
     }
     int rc = 0;
+    row_image_requery(p, cs);
     for (size_t i = 0; i < cs->npend && rc == 0; i++) {
         struct cs_pending *pd = &cs->pend[i];
         rc = build_docs(p, pd->index, pd->table, (const char *const *)pd->keys, pd->n,

@@ -3,14 +3,20 @@
  * A root table in mode row-image, with no relations, needs no query at all:
  * its document is the after image (the mapping's columns, formatted as the
  * builder would; DESIGN.md §4.2), or a delete. A key change deletes the old
- * id. Within one change set the latest image of a document wins: the last
- * read, or with coordinates (Kafka: struct cs_at) the latest by them, and
- * its document is versioned by them (changeset_rowdoc_winners). */
+ * id. The table's where is decided from the after image too
+ * (sync/mapping/row_filter.h): a row outside it is a delete. Where only the
+ * server can decide it (a non-ASCII string under a case-insensitive
+ * collation, ...), the document is rebuilt from MySQL by key as in re-query
+ * mode, the where in the query (row_image_requery). Within one change set
+ * the latest image of a document wins: the last read, or with coordinates
+ * (Kafka: struct cs_at) the latest by them, and its document is versioned
+ * by them (changeset_rowdoc_winners). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "jsonw.h"
 #include "sync/mapping/mapping_shard.h"
+#include "sync/mapping/row_filter.h"
 #include "sync/pipeline/pipeline.h"
 
 /* the document id of key v (a shard's carries it: mapping_shard.h) */
@@ -22,6 +28,23 @@ static char *unit_id(const struct mp_index *ix, const char *v, size_t len) {
 
 bool row_image_index(const struct mp_index *ix) {
     return ix->ntables && ix->tables[0].mode == MP_ROWIMAGE && !ix->tables[0].nrelations;
+}
+
+/* Is the after image of row in table t's where: RF_TRUE, RF_FALSE (NULL
+ * too: out), RF_UNDECIDED (the server decides); -1 with p->err when the
+ * image lacks a column the where reads. */
+static int in_filter(struct pipeline *p, const struct mp_table *t, const bl_row *row) {
+    if (!t->where) return RF_TRUE;
+    if (!t->filter) return RF_UNDECIDED; /* not read here (validation refuses that) */
+    struct image im = {p, row->table, row->after};
+    const char *col = NULL;
+    enum rf_truth r = row_filter_eval(t->filter, image_value, &im, &col);
+    if (r == RF_ABSENT)
+        return errf(p->err, sizeof p->err,
+                    "%s.%s is in mode row-image but column %s, which its where reads, is not in "
+                    "the binlog's row image: set binlog_row_image=FULL on the source (or use mode "
+                    "re-query)", row->table->db, row->table->name, col ? col : "?");
+    return r == RF_NULL ? RF_FALSE : (int)r;
 }
 
 int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const bl_row *row) {
@@ -41,6 +64,24 @@ int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const 
         if (old_id) changeset_add_rowdoc(cs, index, old_id, strlen(old_id), NULL, 0);
         free(old_id);
         return 0;
+    }
+    int in = in_filter(p, t, row);
+    if (in != RF_TRUE) { /* out: a delete; undecided: rebuilt from MySQL */
+        struct image im = {p, bt, row->after};
+        const char *v = in < 0 ? NULL : image_value(&im, key->name, &len, &absent);
+        if (in >= 0 && !v)
+            in = errf(p->err, sizeof p->err, "%s.%s: a row without a value in key column %s",
+                      bt->db, bt->name, key->name);
+        if (in >= 0) {
+            char *id = unit_id(ix, v, len);
+            if (old_id && strcmp(old_id, id))
+                changeset_add_rowdoc(cs, index, old_id, strlen(old_id), NULL, 0);
+            if (in == RF_UNDECIDED) changeset_add_rowdoc_requery(cs, index, id, strlen(id));
+            else changeset_add_rowdoc(cs, index, id, strlen(id), NULL, 0);
+            free(id);
+        }
+        free(old_id);
+        return in < 0 ? -1 : 0;
     }
     sbuf body = SBUF_INIT;
     jsonw w;
@@ -91,12 +132,26 @@ int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const 
     return rc;
 }
 
+void row_image_requery(struct pipeline *p, struct changeset *cs) {
+    if (!cs->nrequery) return;
+    size_t *win = xcalloc(cs->nrdocs ? cs->nrdocs : 1, sizeof *win);
+    size_t n = changeset_rowdoc_winners(cs, win);
+    for (size_t k = 0; k < n; k++) {
+        const struct cs_rowdoc *r = &cs->rdocs[win[k]];
+        size_t kl = 0;
+        const char *key = r->requery ? mp_doc_key(&p->m->indices[r->index], r->id, &kl) : NULL;
+        if (key) changeset_add_doc(cs, r->index, 0, key, kl);
+    }
+    free(win);
+}
+
 int row_image_submit(struct pipeline *p, struct changeset *cs, const bl_pos *end) {
     size_t *win = xcalloc(cs->nrdocs ? cs->nrdocs : 1, sizeof *win);
     size_t n = changeset_rowdoc_winners(cs, win);
     int rc = 0;
     for (size_t k = 0; k < n && rc == 0; k++) {
         const struct cs_rowdoc *r = &cs->rdocs[win[k]];
+        if (r->requery) continue; /* rebuilt from MySQL (row_image_requery) */
         const struct mp_index *ix = &p->m->indices[r->index];
         /* an image with coordinates carries the row as of them: versioned
          * by them, not by the change set's largest (an image read in this
