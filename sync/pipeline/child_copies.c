@@ -52,7 +52,11 @@ void copies_watch_row(struct pipeline *p, struct changeset *cs, const bl_row *ro
             }
             const char *watch[2] = {mp_table_key(tb) ? mp_table_key(tb)->name : NULL,
                                     tb->parent_column};
-            if (tb->where) { /* moved out of its where: the children below it go */
+            /* moved out of its where: the children below it go. A root's
+             * are deleted where its id routes them (docbuild_gone_fn); a
+             * child's own, or a parent's below the root, leave them absent
+             * with no routing known: their copies are looked for */
+            if (tb->where && t > 0) {
                 struct image b = {p, row->table, row->before}, a = {p, row->table, row->after};
                 if (row_filter_moved(tb->filter, image_value, &b, &a)) {
                     cs->copies_may_move = true;

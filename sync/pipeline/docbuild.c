@@ -37,9 +37,11 @@ static const char *join_field(const struct mp_index *ix) {
     return ix->join_field ? ix->join_field : "relation";
 }
 
-/* Find rows of l for each requested key (in request order). */
+/* Find rows of l for each requested key (in request order). gone: per row,
+ * the routing of a child whose root is outside the root's where (NULL:
+ * none) */
 static int emit_chunk(struct docbuild *b, struct level *l, const char *const *keys, size_t n,
-                      const char *id_prefix, char **parent_ids, char **routings,
+                      const char *id_prefix, char **parent_ids, char **routings, char **gone,
                       const char *join_name, const struct docbuild_sink *sink) {
     const struct mp_index *ix = b->ix;
     sbuf body, id;
@@ -57,7 +59,10 @@ static int emit_chunk(struct docbuild *b, struct level *l, const char *const *ke
         size_t row = lo < hi ? l->order[lo] : 0;
         if (lo == hi || (routings && !routings[row])) {
             b->stats.absent++;
-            if (sink->absent) rc = sink->absent(sink->ctx, id.data);
+            if (lo < hi && gone && gone[row] && b->gone)
+                rc = b->gone(sink->ctx, id.data, gone[row]);
+            else if (sink->absent)
+                rc = sink->absent(sink->ctx, id.data);
             continue;
         }
         sbuf_reset(&body);
@@ -157,8 +162,9 @@ static int child_table(const struct docbuild *b, size_t ti, const char **key, in
 }
 
 /* route[0..n): root keys (NULL: none); those whose root row is outside the
- * root's where (or gone) become NULL: their children have no document. */
-static int roots_in_filter(struct docbuild *b, char **route, size_t n, char *err,
+ * root's where (or gone) become NULL: their children have no document. Such
+ * a key moves to gone[i], the routing their documents had. */
+static int roots_in_filter(struct docbuild *b, char **route, char **gone, size_t n, char *err,
                            size_t errlen) {
     const struct mp_table *r = &b->ix->tables[0];
     const char *key = key_column(r);
@@ -180,7 +186,7 @@ static int roots_in_filter(struct docbuild *b, char **route, size_t n, char *err
             size_t lo, hi;
             dbl_level_find(&q, route[i], strlen(route[i]), &lo, &hi);
             if (lo == hi) {
-                free(route[i]);
+                gone[i] = route[i];
                 route[i] = NULL;
             }
         }
@@ -204,6 +210,7 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
     int rc = 0;
     char **pids = xcalloc(l->nrows + 1, sizeof *pids);
     char **route = xcalloc(l->nrows + 1, sizeof *route);
+    char **gone = xcalloc(l->nrows + 1, sizeof *gone);
     const struct mp_table *p = &ix->tables[pi];
     for (size_t i = 0; i < l->nrows; i++) {
         const struct cell *c = cell_at(l, i, (size_t)pcol);
@@ -261,21 +268,26 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
         dbl_level_free(&q);
         cur = up;
     }
-    if (rc == 0 && ix->tables[0].where) rc = roots_in_filter(b, route, l->nrows, err, errlen);
-    for (size_t i = 0; rc == 0 && ix->unit && i < l->nrows; i++)
-        if (route[i]) { /* the routing is the root document's id */
+    if (rc == 0 && ix->tables[0].where)
+        rc = roots_in_filter(b, route, gone, l->nrows, err, errlen);
+    for (size_t i = 0; rc == 0 && ix->unit && i < l->nrows; i++) {
+        char **r = route[i] ? &route[i] : gone[i] ? &gone[i] : NULL;
+        if (r) { /* the routing is the root document's id */
             sbuf u = SBUF_INIT;
-            mp_doc_id(ix, route[i], strlen(route[i]), &u);
-            free(route[i]);
-            route[i] = sbuf_detach(&u);
+            mp_doc_id(ix, *r, strlen(*r), &u);
+            free(*r);
+            *r = sbuf_detach(&u);
         }
-    if (rc == 0) rc = emit_chunk(b, l, keys, k, jn, pids, route, jn, sink);
+    }
+    if (rc == 0) rc = emit_chunk(b, l, keys, k, jn, pids, route, gone, jn, sink);
     for (size_t i = 0; i < l->nrows; i++) {
         free(pids[i]);
         free(route[i]);
+        free(gone[i]);
     }
     free(pids);
     free(route);
+    free(gone);
     return rc;
 }
 
@@ -310,7 +322,7 @@ static int build_by_keys(struct docbuild *b, size_t ti, int pi, const char *key,
                           errlen);
         if (rc == 0) rc = dbl_fetch_subs(b, &l, 0, NULL, err, errlen);
         if (rc == 0)
-            rc = ti == 0 ? emit_chunk(b, &l, keys + at, k, NULL, NULL, NULL, jn, sink)
+            rc = ti == 0 ? emit_chunk(b, &l, keys + at, k, NULL, NULL, NULL, NULL, jn, sink)
                          : emit_children(b, ti, pi, &l, pcol, keys + at, k, sink, err, errlen);
         dbl_level_free(&l);
     }
@@ -393,7 +405,7 @@ int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *a
         rc = dbl_fetch_subs(b, &l, 0, ranged ? &kr : NULL, err, errlen);
         if (rc == 0 && ti == 0) {
             const char *jn = mp_index_has_children(ix) ? (t->join_name ? t->join_name : t->table) : NULL;
-            rc = emit_chunk(b, &l, keys, n, NULL, NULL, NULL, jn, sink);
+            rc = emit_chunk(b, &l, keys, n, NULL, NULL, NULL, NULL, jn, sink);
         } else if (rc == 0) {
             rc = emit_children(b, ti, pi, &l, pcol, keys, n, sink, err, errlen);
         }

@@ -60,6 +60,10 @@ typedef int (*docbuild_doc_fn)(void *ctx, const char *id, const char *routing, c
  * No routing is known for an absent child: the caller deletes it with the
  * routing it had (e.g. from the binlog's before image). */
 typedef int (*docbuild_absent_fn)(void *ctx, const char *id);
+/* A child whose row exists but whose root row is outside the root's where
+ * (or gone, the root having a where): absent, with the routing its
+ * document had (its root's id), so the caller deletes it on that shard. */
+typedef int (*docbuild_gone_fn)(void *ctx, const char *id, const char *routing);
 
 struct docbuild_sink {
     docbuild_doc_fn doc;
@@ -77,6 +81,8 @@ struct docbuild {
     size_t chunk;              /* keys per IN list (default DOCBUILD_CHUNK) */
     struct docbuild_stats stats;
     unsigned sql_errno;        /* the server's code for the last query that failed (0: none) */
+    docbuild_gone_fn gone;     /* set after docbuild_init, called with the sink's ctx; NULL:
+                                * such a child is reported absent */
 };
 
 void docbuild_init(struct docbuild *b, MYSQL *db, const struct mp_index *ix);
