@@ -277,10 +277,11 @@ oracle_check "after a reindex of A under the writer (seed $((SEED + 1)))"
 # ---------------------------------------------------------------- check
 # planted: a document of a row that is out (and of a hidden note), one
 # missing, a row moved out and one moved in behind searchsync's back
-OUTROW=$(q "SELECT id FROM items WHERE NOT ($AWHERE) AND NOT ($BWHERE) ORDER BY id LIMIT 1")
-GONE=$(q "SELECT id FROM items WHERE $AWHERE ORDER BY id LIMIT 1 OFFSET 3")
-MOVEOUT=$(q "SELECT id FROM items WHERE $AWHERE AND $BWHERE ORDER BY id LIMIT 1 OFFSET 5")
+# (four different rows)
 MOVEIN=$(q "SELECT id FROM items WHERE deleted_at IS NOT NULL AND status = 'live' AND name LIKE 'item%' ORDER BY id LIMIT 1")
+OUTROW=$(q "SELECT id FROM items WHERE NOT ($AWHERE) AND NOT ($BWHERE) AND id <> '$MOVEIN' ORDER BY id LIMIT 1")
+GONE=$(q "SELECT id FROM items WHERE $AWHERE ORDER BY id LIMIT 1 OFFSET 3")
+MOVEOUT=$(q "SELECT id FROM items WHERE $AWHERE AND $BWHERE AND id <> '$GONE' ORDER BY id LIMIT 1 OFFSET 5")
 HIDDEN=$(q "SELECT n.id FROM notes n JOIN items i ON i.id = n.item_id WHERE n.hidden = 1 AND ($AWHERE) ORDER BY n.id LIMIT 1")
 HIDDEN_ITEM=$(q "SELECT item_id FROM notes WHERE id = $HIDDEN")
 [ -n "$OUTROW" ] && [ -n "$GONE" ] && [ -n "$MOVEOUT" ] && [ -n "$MOVEIN" ] && [ -n "$HIDDEN" ] ||
