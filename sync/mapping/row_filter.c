@@ -476,7 +476,6 @@ static int parse_pred(struct lex *l) {
 }
 
 static int parse_not(struct lex *l) {
-    char b[72];
     struct tok t = peek(l);
     if (is_op(t, "!")) return fail(l, "the operator ! is not supported: write NOT");
     if (!is_word(t, "not")) return parse_pred(l);
@@ -484,7 +483,6 @@ static int parse_not(struct lex *l) {
     if (++l->depth > RF_MAX_DEPTH) return fail(l, "the condition nests too deep");
     int a = parse_not(l);
     l->depth--;
-    (void)b;
     return a < 0 ? -1 : node2(l->f, N_NOT, a, -1);
 }
 

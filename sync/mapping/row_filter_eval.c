@@ -106,7 +106,8 @@ static bool str_decimal(const char *s, size_t n, char *out, size_t outlen) {
             if (eneg) ex = -ex;
         }
     }
-    if (nd > 38 || ex > 60 || ex < -60) return false;
+    /* at most 60 zeros, a point and 38 digits: what out holds */
+    if (nd > 38 || ex > 60 || ex < -60 || outlen < 128) return false;
     long point = (long)nint + ex; /* digits before the point */
     size_t k = 0;
     if (neg) out[k++] = '-';
@@ -126,7 +127,6 @@ static bool str_decimal(const char *s, size_t n, char *out, size_t outlen) {
     }
     if (!nd) out[k++] = '0';
     out[k] = '\0';
-    (void)outlen;
     return true;
 }
 
