@@ -139,6 +139,20 @@ static int submit_delete(void *ctx, const char *id) {
     return targets_submit(b->p, b->ix, &c);
 }
 
+/* A child under a root outside the root's where: its document, if any, is
+ * where its root's id routes it. Deleted there with the build's version, so
+ * a root that only moved out needs no copy lookup; noted as absent too, for
+ * the lookup of a transaction where rows moved (the child may have come
+ * from another root in it: its copy there goes as well). */
+static int submit_gone(void *ctx, const char *id, const char *routing) {
+    struct build_ctx *b = ctx;
+    if (b->copies) copies_note(b->copies, id, NULL, true);
+    struct change c = {.index = b->ix->alias, .doc_id = id, .routing = routing,
+                       .version = b->version, .op = CHANGE_DELETE};
+    b->p->deletes++;
+    return targets_submit(b->p, b->ix, &c);
+}
+
 /* Documents of table `table` of index config `index` with keys[0..n),
  * rebuilt whole with the version of `end`. */
 static int build_docs(struct pipeline *p, size_t index, size_t table, const char *const *keys,
@@ -150,6 +164,7 @@ static int build_docs(struct pipeline *p, size_t index, size_t table, const char
     struct docbuild b;
     docbuild_init(&b, p->src, ix);
     struct docbuild_sink sink = {submit_doc, submit_delete, &bc};
+    b.gone = submit_gone;
     int rc;
     if (table == 0) {
         rc = docbuild_roots(&b, keys, n, &sink, p->err, sizeof p->err);
@@ -174,6 +189,7 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) 
         return -1;
     }
     int rc = 0;
+    row_image_requery(p, cs);
     for (size_t i = 0; i < cs->npend && rc == 0; i++) {
         struct cs_pending *pd = &cs->pend[i];
         rc = build_docs(p, pd->index, pd->table, (const char *const *)pd->keys, pd->n,

@@ -209,8 +209,13 @@ const char *image_value(void *img, const char *column, size_t *len, bool *absent
 bool row_image_index(const struct mp_index *ix);
 /* A row of a row-image root table: its document from the after image. */
 int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const bl_row *row);
+/* cs's row-image documents whose latest image only the server can decide
+ * (cs_rowdoc.requery): added to cs's documents rebuilt from MySQL by key.
+ * Called before those are built. */
+void row_image_requery(struct pipeline *p, struct changeset *cs);
 /* cs's row-image documents, the latest image of each document winning
- * (changeset_rowdoc_winners), versioned by its coordinates when it has some. */
+ * (changeset_rowdoc_winners), versioned by its coordinates when it has some
+ * (those row_image_requery took: left to the rebuild). */
 int row_image_submit(struct pipeline *p, struct changeset *cs, const bl_pos *end);
 
 /* ---------- change_snapshots.c ---------- */

@@ -4,8 +4,9 @@
  * decoded by src/mq, routed for a row-image index of their table. A row
  * whose mapped columns are all certain is a document taken from the image;
  * one with an unsure mapped column is a document to read from the source
- * (a re-query), never a document holding a guess; an unsure column the
- * mapping leaves out changes nothing; an unsure key is an error. */
+ * (a re-query, when its image wins: row_image_requery), never a document
+ * holding a guess; an unsure column the mapping leaves out changes nothing;
+ * an unsure key is an error. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -107,12 +108,13 @@ static void unsure_mapped_column_is_reread(void **state) {
     memset(&cs, 0, sizeof cs);
     char err[1024];
     assert_int_equal(route("on-r-1.json", ID Y, &cs, err, sizeof err), 0);
-    assert_int_equal(cs.nrdocs, 0); /* no document from the image */
-    assert_int_equal(cs.npend, 1);  /* the document read from the source */
-    assert_int_equal(cs.pend[0].index, 0);
-    assert_int_equal(cs.pend[0].table, 0);
-    assert_int_equal(cs.pend[0].n, 1);
-    assert_string_equal(cs.pend[0].keys[0], "1");
+    /* no document from the image: one to read from the source when it wins */
+    assert_int_equal(cs.nrdocs, 1);
+    assert_int_equal(cs.nrequery, 1);
+    assert_true(cs.rdocs[0].requery);
+    assert_null(cs.rdocs[0].body);
+    assert_int_equal(cs.rdocs[0].index, 0);
+    assert_string_equal(cs.rdocs[0].id, "1");
     changeset_free(&cs);
 }
 
@@ -151,9 +153,9 @@ static void noschema_decimal_reread(void **state) {
     memset(&cs, 0, sizeof cs);
     char err[1024];
     assert_int_equal(route("off-c-3.json", ID DC1, &cs, err, sizeof err), 0);
-    assert_int_equal(cs.nrdocs, 0);
-    assert_int_equal(cs.npend, 1);
-    assert_string_equal(cs.pend[0].keys[0], "3");
+    assert_int_equal(cs.nrdocs, 1);
+    assert_true(cs.rdocs[0].requery);
+    assert_string_equal(cs.rdocs[0].id, "3");
     changeset_free(&cs);
 }
 
