@@ -827,6 +827,11 @@ static int repair(struct ctx *c) {
 
 /* ---------------------------------------------------------------- the run */
 
+int check_producer_open(struct producer *pr, const struct ss_config *cfg, const char *stream) {
+    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = stream};
+    return producer_open(pr, cfg, &po);
+}
+
 int check_run(struct producer *pr, const struct check_opts *o, struct check_result *res) {
     memset(res, 0, sizeof *res);
     double t0 = now_s();

@@ -123,8 +123,7 @@ int cmd_check(int argc, char **argv) {
     if (rc >= 0) return rc;
     const struct ss_config *cfg = &c.cfg;
     struct producer pr;
-    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = "repair"};
-    rc = producer_open(&pr, cfg, &po);
+    rc = check_producer_open(&pr, cfg, "repair");
     struct check_result res = {0};
     if (rc == EXIT_OK) rc = check_run(&pr, &co, &res);
     if (rc == EXIT_OK || rc == EXIT_FOUND) {

@@ -61,8 +61,7 @@ int cmd_replay(int argc, char **argv) {
     if (rc >= 0) return rc;
     const struct ss_config *cfg = &c.cfg;
     struct producer pr;
-    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = "replay"};
-    rc = producer_open(&pr, cfg, &po);
+    rc = check_producer_open(&pr, cfg, "replay");
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     size_t done = 0;
