@@ -138,12 +138,14 @@ void api_rows_reply(struct api_resp *r, MYSQL *m, const struct api_rows *q) {
     stmt_rows_free(&rows);
 }
 
+bool api_engine_ready(const struct api_ctx *ctx, struct api_resp *r) {
+    if (ctx->client) return true;
+    api_error(r, 503, API_ENGINE_NOT_DETECTED, "retry in a few seconds");
+    return false;
+}
+
 static bool need_engine(const struct api_ctx *ctx, struct conns *c, struct api_resp *r) {
-    if (!ctx->client) {
-        api_error(r, 503, "the daemon is still starting: the engine is not detected yet",
-                  "retry in a few seconds");
-        return false;
-    }
+    if (!api_engine_ready(ctx, r)) return false;
     c->k = search_conn_new(ctx->client);
     return true;
 }
@@ -214,7 +216,7 @@ static void h_status(const struct api_ctx *ctx, struct api_resp *r) {
     c.src = db_connect(&sp, src_err, sizeof src_err);
     const char *engine_err = NULL;
     if (ctx->client) c.k = search_conn_new(ctx->client);
-    else engine_err = "the daemon is still starting: the engine is not detected yet";
+    else engine_err = API_ENGINE_NOT_DETECTED;
     struct ss_status st;
     status_collect(ctx->cfg, c.meta, c.err, c.src, src_err, c.k, engine_err, &st);
     status_json(&st, &r->body);
