@@ -384,18 +384,14 @@ int cmd_kafka_tail(int argc, char **argv) {
             continue;
         }
         if (msg->err) {
-            if (msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-                log_warn("kafka-tail", "%s%s%s", msg->rkt ? rd_kafka_topic_name(msg->rkt) : "",
-                         msg->rkt ? ": " : "", rd_kafka_message_errstr(msg));
-                char fatal[512];
-                if (rd_kafka_fatal_error(rk, fatal, sizeof fatal)) {
-                    fprintf(stderr, "searchsync kafka-tail: %s\n", fatal);
-                    rc = EXIT_RUNTIME;
-                    rd_kafka_message_destroy(msg);
-                    break;
-                }
-            }
+            char fatal[512];
+            int erc = kafka_consume_error(rk, msg, "kafka-tail", "", fatal, sizeof fatal);
             rd_kafka_message_destroy(msg);
+            if (erc < 0) {
+                fprintf(stderr, "searchsync kafka-tail: %s\n", fatal);
+                rc = EXIT_RUNTIME;
+                break;
+            }
             continue;
         }
         clock_gettime(CLOCK_MONOTONIC, &last);

@@ -957,18 +957,14 @@ static int kafka_source_run(void *state) {
             continue;
         }
         if (msg->err) {
-            if (msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-                log_warn("run", "Kafka: %s%s%s", msg->rkt ? rd_kafka_topic_name(msg->rkt) : "",
-                         msg->rkt ? ": " : "", rd_kafka_message_errstr(msg));
-                char fatal[512];
-                if (rd_kafka_fatal_error(ks->rk, fatal, sizeof fatal)) {
-                    snprintf(env->err, env->errlen, "the Kafka consumer failed: %s", fatal);
-                    rd_kafka_message_destroy(msg);
-                    rc = BL_ERR;
-                    break;
-                }
-            }
+            char fatal[512];
+            int erc = kafka_consume_error(ks->rk, msg, "run", "Kafka: ", fatal, sizeof fatal);
             rd_kafka_message_destroy(msg);
+            if (erc < 0) {
+                snprintf(env->err, env->errlen, "the Kafka consumer failed: %s", fatal);
+                rc = BL_ERR;
+                break;
+            }
             continue;
         }
         int hrc = handle(ks, msg);
