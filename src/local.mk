@@ -9,7 +9,8 @@ libsearchsync_a_SOURCES += \
 	src/invariant.c src/invariant.h \
 	src/service_notify.c src/service_notify.h \
 	src/config.c src/config.h src/cred_refused.c src/cred_refused.h \
-	src/search_auth.c src/search/sha256.c src/search/sha256.h
+	src/search_auth.c src/search/sha256.c src/search/sha256.h \
+	src/search/index_version.c src/search/index_version.h
 searchsync_SOURCES += src/commands.h src/cmd_prologue.c src/cmd_config.c src/cmd_migrate.c src/cmd_dead_letters.c
 
 check_PROGRAMS += tests/unit/test_jsonw tests/unit/test_jsonw_asan \

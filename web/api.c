@@ -27,6 +27,7 @@
 #include "mapping_api.h"
 #include "table_ops_api.h"
 #include "topics_api.h"
+#include "search/index_version.h"
 
 void api_resp_free(struct api_resp *r) {
     if (!r) return;
@@ -729,8 +730,7 @@ static void h_reindex_post(const struct api_ctx *ctx, const char *alias, const c
     jw_uint(&w, v);
     jw_key(&w, "index");
     char phys[ROUTE_ALIAS_MAX + 32];
-    snprintf(phys, sizeof phys, "%s_v%u", alias, v);
-    jw_str(&w, phys);
+    jw_str(&w, index_version_name(phys, sizeof phys, alias, v));
     jw_key(&w, "state");
     jw_str(&w, "changing");
     jw_key(&w, "buckets");

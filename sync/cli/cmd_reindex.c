@@ -24,6 +24,7 @@
 #include "sync/reindex/reindex.h"
 #include "sbuf.h"
 #include "search/search.h"
+#include "search/index_version.h"
 
 static int exit_of(int rc) {
     return rc == REINDEX_OK ? EXIT_OK
@@ -152,9 +153,11 @@ static int follow(struct env *e, const char *alias, unsigned v) {
     if (res) {
         MYSQL_ROW row = mysql_fetch_row(res);
         if (row && !strcmp(row[0], "done")) {
+            char phys[600];
             printf("%s v%u is live: %s rows read, %s documents written, %s rejected in %s s; alias "
-                   "%s -> %s_v%u\n",
-                   alias, v, row[1], row[2], row[3], row[5] ? row[5] : "?", alias, alias, v);
+                   "%s -> %s\n",
+                   alias, v, row[1], row[2], row[3], row[5] ? row[5] : "?", alias,
+                   index_version_name(phys, sizeof phys, alias, v));
             rc = EXIT_OK;
         } else if (row) {
             fprintf(stderr, "searchsync reindex: %s v%u %s: %s\n", alias, v, row[0], row[4]);
@@ -244,7 +247,9 @@ int cmd_reindex(int argc, char **argv) {
             fprintf(stderr, "searchsync reindex: %s\n", e.err);
             rc = exit_of(r);
         } else {
-            printf("%s: version %u queued (%s_v%u)\n", alias, v, alias, v);
+            char phys[600];
+            printf("%s: version %u queued (%s)\n", alias, v,
+                   index_version_name(phys, sizeof phys, alias, v));
             fflush(stdout);
             rc = no_wait ? EXIT_OK : follow(&e, alias, v);
         }
