@@ -1,6 +1,6 @@
-# sync/ (and rebalance/jobs/): one fragment for every folder of the sync core
+# sync/: one fragment for every folder of the sync core
 # (sync/README.md: pipeline/, sources/, mapping/, reindex/, delayed/, check/,
-# node/, cli/). First the mapping model, its file and metadata tables,
+# cluster/, node/, cli/). First the mapping model, its file and metadata tables,
 # generated index bodies.
 libsearchsync_a_SOURCES += sync/mapping/mapping.c sync/mapping/mapping.h \
 	sync/mapping/mapping_file.c sync/mapping/mapping_db.c sync/mapping/mapping_gen.c \
@@ -121,10 +121,10 @@ searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_sou
 	sync/node/supervisor.c sync/node/supervisor.h sync/node/reload.c sync/node/reload.h \
 	sync/node/index_stop.c sync/node/index_stop.h sync/node/schema_watch.c sync/node/schema_watch.h \
 	sync/node/shard_join.c sync/node/shard_join.h \
-	sync/node/node_state.c sync/node/node_state.h sync/node/leadership.c \
-	sync/node/leadership.h sync/pipeline/ttl.c sync/pipeline/ttl.h \
-	rebalance/jobs/cluster_jobs.c rebalance/jobs/cluster_jobs.h \
-	rebalance/jobs/cluster_delayed.c rebalance/jobs/cluster_delayed.h sync/cli/cmd_rebalance.c \
+	sync/node/node_state.c sync/node/node_state.h sync/cluster/leadership.c \
+	sync/cluster/leadership.h sync/pipeline/ttl.c sync/pipeline/ttl.h \
+	sync/cluster/cluster_jobs.c sync/cluster/cluster_jobs.h \
+	sync/cluster/cluster_delayed.c sync/cluster/cluster_delayed.h sync/cli/cmd_rebalance.c \
 	sync/node/daemon_builds.c sync/node/build_table.c sync/node/build_table.h \
 	sync/node/index_ensure.c sync/node/index_ensure.h sync/cli/cmd_epoch.c sync/cli/cmd_status.c
 
@@ -135,8 +135,8 @@ libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h \
 searchsync_SOURCES += sync/cli/cmd_reindex.c sync/cli/cmd_resync.c
 libsearchsync_a_SOURCES += sync/pipeline/producer.c sync/pipeline/producer.h \
 	sync/pipeline/resync.c sync/pipeline/resync.h
-# a cluster's rebalance in the metadata (the nodes' side is rebalance/jobs/cluster_jobs.c)
-libsearchsync_a_SOURCES += rebalance/jobs/job_assign.c rebalance/jobs/job_assign.h
+# a cluster's rebalance in the metadata (the nodes' side is sync/cluster/cluster_jobs.c)
+libsearchsync_a_SOURCES += sync/cluster/job_assign.c sync/cluster/job_assign.h
 
 # the delayed run: change snapshots -> relation tops -> bucketed jobs
 libsearchsync_a_SOURCES += sync/delayed/delayed.h sync/delayed/relation_tops.c \
@@ -205,9 +205,9 @@ tests_unit_test_changeset_asan_LDADD = $(UNIT_ASAN_LDADD)
 libsearchsync_a_SOURCES += sync/sources/reader_stats.c sync/sources/reader_stats.h \
 	sync/sources/kafka_live.c sync/sources/kafka_live.h
 
-# what each folder of sync/ (and rebalance/jobs/) owns and may include
+# what each folder of sync/ owns and may include
 EXTRA_DIST += \
-	rebalance/jobs/README.md \
+	sync/cluster/README.md \
 	sync/README.md \
 	sync/check/README.md \
 	sync/cli/README.md \

@@ -14,7 +14,7 @@
 #include "log.h"
 #include "rebalance/rebalance.h"
 #include "rebalance/registry.h"
-#include "rebalance/jobs/job_assign.h"
+#include "sync/cluster/job_assign.h"
 #include "sync/reindex/reindex.h"
 #include "search/search.h"
 #include "sync/mapping/mapping_gen.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rebalance/jobs/job_assign.h"
+#include "sync/cluster/job_assign.h"
 #include "commands.h"
 #include "config.h"
 #include "rebalance/rebalance.h"

@@ -194,7 +194,7 @@ static void print_live(const struct ss_config *cfg) {
 }
 
 /* Who reads the source: the registered nodes with ZooKeeper, else the
- * standalone reader lock (sync/node/leadership.c; meta required then). */
+ * standalone reader lock (sync/cluster/leadership.c; meta required then). */
 static void print_readers(const struct ss_config *cfg, MYSQL *meta) {
     if (cfg->cluster.zookeeper && cfg->cluster.zookeeper[0]) {
         char err[600];

@@ -75,7 +75,7 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
     if (atomic_load(&dm->released)) return -1;
     int rc = db_ensure(&dm->ckpt, &dm->ckptp, err, sizeof err);
     /* (the token is the node's for as long as it reads: a lock taken back
-     * after a lost connection keeps it, sync/node/leadership.c) */
+     * after a lost connection keeps it, sync/cluster/leadership.c) */
     uint64_t mine = dm->lead.fence;
     if (rc == 0)
         rc = offsets_save_fenced(dm->ckpt, dm->cfg->source.name, position, seq, mine, &other,

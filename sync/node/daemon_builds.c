@@ -199,7 +199,7 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
             b->runner = NULL;
         }
         /* in a cluster, rebalances give the jobs to the nodes
-         * (rebalance/jobs/cluster_jobs.c); the reader keeps the dual writes */
+         * (sync/cluster/cluster_jobs.c); the reader keeps the dual writes */
         if (!b->runner && !dm->cluster.started) {
             b->runner = reindex_runner_start(dm->cfg, dm->client, b->gen, b->alias, b->version,
                                              err, sizeof err);

@@ -19,7 +19,7 @@
 #include "db.h"
 #include "sync/pipeline/docbuild.h"
 #include "sync/mapping/index_mapping.h"
-#include "rebalance/jobs/job_assign.h"
+#include "rebalance/rebalance.h"
 #include "json_exact.h"
 #include "log.h"
 #include "sync/reindex/reindex_int.h"

@@ -1,6 +1,6 @@
 /* job_assign: the metadata side of a rebalance (rebalance/rebalance.h step
  * 3) and the cluster's live node count; used by the daemon's nodes
- * (rebalance/jobs/cluster_jobs.c), `searchsync rebalance`, POST /api/v1/rebalance and
+ * (sync/cluster/cluster_jobs.c), `searchsync rebalance`, POST /api/v1/rebalance and
  * reindex requests. See job_assign.c for which jobs are split and how. */
 #ifndef SS_JOB_ASSIGN_H
 #define SS_JOB_ASSIGN_H
@@ -19,10 +19,5 @@ struct job_assign_ctx {
 };
 int job_assign(void *ud, const char *session, const char *const *nodes, size_t n, sbuf *assign,
                char *err, size_t errlen);
-
-/* The live nodes of cfg's source in its cluster (0 standalone, or when
- * ZooKeeper cannot be asked within a few seconds: then the caller's own
- * number stands). */
-int cluster_live_nodes(const struct ss_config *cfg);
 
 #endif

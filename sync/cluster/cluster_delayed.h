@@ -1,5 +1,5 @@
 /* cluster_delayed: the delayed-run jobs a rebalance gave a node of a
- * ZooKeeper cluster (rebalance/jobs/cluster_jobs.c starts and stops them), run one
+ * ZooKeeper cluster (sync/cluster/cluster_jobs.c starts and stops them), run one
  * after another on a thread of their own, through a pipeline of their own
  * (sync/pipeline/producer.h), every write on a job fenced by the node and the
  * rebalance session (delayed_job_run). Whichever node ends the last job of

@@ -71,7 +71,7 @@ struct leadership {
     atomic_bool hold_reads; /* unconfirmed: the reader reads nothing more */
     bool no_wait;
     char err[1024];
-    /* this node's part in rebalances (rebalance/jobs/cluster_jobs.c), published in its
+    /* this node's part in rebalances (sync/cluster/cluster_jobs.c), published in its
      * registry entity; guarded by work_mu */
     pthread_mutex_t work_mu;
     bool work_mu_init;

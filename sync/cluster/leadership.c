@@ -10,7 +10,7 @@
 #include "cred_refused.h"
 #include "deliver/store.h"
 #include "jsonw.h"
-#include "sync/node/leadership.h"
+#include "sync/cluster/leadership.h"
 #include "log.h"
 #include "rebalance/registry.h"
 #include "rebalance/zlock.h"
@@ -310,7 +310,7 @@ static int claim(struct leadership *l) {
 
 /* A standby's session expired: everything it held through it is gone (its
  * registration, its place in the election; its jobs were stopped by
- * rebalance/jobs/cluster_jobs.c when the session became unusable). Open a new one and
+ * sync/cluster/cluster_jobs.c when the session became unusable). Open a new one and
  * register again, waiting for ZooKeeper as long as it takes. 0, or -1
  * stopped. */
 static int renew_session(struct leadership *l, volatile sig_atomic_t *stop) {

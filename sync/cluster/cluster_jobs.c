@@ -1,15 +1,15 @@
 /* cluster_jobs: a node's part in the rebalances (see cluster_jobs.h). */
-#include "rebalance/jobs/cluster_jobs.h"
+#include "sync/cluster/cluster_jobs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "rebalance/jobs/cluster_delayed.h"
+#include "sync/cluster/cluster_delayed.h"
 #include "sync/delayed/delayed.h"
 #include "jsonw.h"
-#include "sync/node/leadership.h"
+#include "sync/cluster/leadership.h"
 #include "log.h"
 #include "sync/mapping/mapping_gen.h"
 #include "rebalance/rebalance.h"

@@ -1,5 +1,5 @@
 /* cluster_delayed: a node's delayed-run jobs (see cluster_delayed.h). */
-#include "rebalance/jobs/cluster_delayed.h"
+#include "sync/cluster/cluster_delayed.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -24,7 +24,7 @@
  * out by the same rebalances, in the same session as the reindex jobs (one
  * lock, one coordinator for both kinds: they exclude each other), each kind
  * split evenly on its own; a node runs its delayed jobs one after another
- * (rebalance/jobs/cluster_delayed.c) beside its reindex runners, and whichever node
+ * (sync/cluster/cluster_delayed.c) beside its reindex runners, and whichever node
  * ends a run's last job settles the run. The reader settles a run whose
  * last job ended on a node that died before settling it.
  *
@@ -43,7 +43,7 @@
 
 #include "config.h"
 #include "db.h"
-#include "rebalance/jobs/job_assign.h"
+#include "sync/cluster/job_assign.h"
 #include "sbuf.h"
 
 struct leadership;
@@ -76,7 +76,7 @@ struct cluster_jobs {
     char session[32];           /* the session of the jobs it runs */
     struct cluster_run *runs;
     size_t nruns;
-    struct delayed_worker *delayed; /* its delayed-run jobs (rebalance/jobs/cluster_delayed.h) */
+    struct delayed_worker *delayed; /* its delayed-run jobs (sync/cluster/cluster_delayed.h) */
     bool working;               /* had jobs since the last INIT (FINISH said when done) */
     sbuf job_ids;               /* the ids of those jobs, "1,2,3" */
     MYSQL *meta;
