@@ -11,6 +11,8 @@ libsearchsync_a_SOURCES += \
 	src/config.c src/config.h src/cred_refused.c src/cred_refused.h \
 	src/search_auth.c src/search/sha256.c src/search/sha256.h \
 	src/search/index_version.c src/search/index_version.h
+# a task on a timetable of its own (the scheduled check, the scheduled delayed run)
+searchsync_SOURCES += src/schedule.c src/schedule.h
 searchsync_SOURCES += src/commands.h src/cmd_prologue.c src/cmd_config.c src/cmd_migrate.c src/cmd_dead_letters.c
 
 check_PROGRAMS += tests/unit/test_jsonw tests/unit/test_jsonw_asan \

@@ -149,8 +149,8 @@ libsearchsync_a_SOURCES += sync/check/check_diff.c sync/check/check_diff.h \
 	sync/pipeline/ddl_tables.h
 searchsync_SOURCES += sync/check/check.c sync/check/check.h sync/check/check_report.c \
 	sync/check/check_settle.c sync/cli/cmd_check.c sync/cli/cmd_replay.c \
-	sync/check/check_schedule.c sync/check/check_schedule.h sync/node/schedule.c \
-	sync/node/schedule.h sync/delayed/delayed_schedule.c sync/delayed/delayed_schedule.h \
+	sync/check/check_schedule.c sync/check/check_schedule.h \
+	sync/delayed/delayed_schedule.c sync/delayed/delayed_schedule.h \
 	sync/node/retention.c sync/node/retention.h
 check_PROGRAMS += tests/unit/test_check_diff tests/unit/test_check_diff_asan
 TESTS += tests/unit/test_check_diff tests/unit/test_check_diff_asan

@@ -1,5 +1,5 @@
-/* schedule: timetabled tasks of the daemon (see schedule.h). */
-#include "sync/node/schedule.h"
+/* schedule: a task on a timetable of its own, on one thread (see schedule.h). */
+#include "schedule.h"
 
 #include <string.h>
 #include <time.h>
