@@ -63,7 +63,7 @@ tests_tools_docbuild_dump_asan_LDADD = libsearchsync_asan.a $(DEP_LIBS)
 # the change router and the daemon
 libsearchsync_a_SOURCES += sync/pipeline/router.c sync/pipeline/router.h
 # where a source's sync stands: `searchsync status` and GET /api/v1/status
-libsearchsync_a_SOURCES += sync/node/status.c sync/node/status.h
+libsearchsync_a_SOURCES += sync/status/status.c sync/status/status.h
 # the node's subsystems and request thread
 check_PROGRAMS += tests/unit/test_node tests/unit/test_node_asan
 TESTS += tests/unit/test_node tests/unit/test_node_asan
@@ -207,13 +207,14 @@ libsearchsync_a_SOURCES += sync/sources/reader_stats.c sync/sources/reader_stats
 
 # what each folder of sync/ owns and may include
 EXTRA_DIST += \
-	sync/cluster/README.md \
 	sync/README.md \
 	sync/check/README.md \
 	sync/cli/README.md \
+	sync/cluster/README.md \
 	sync/delayed/README.md \
 	sync/mapping/README.md \
 	sync/node/README.md \
+	sync/status/README.md \
 	sync/pipeline/README.md \
 	sync/reindex/README.md \
 	sync/sources/README.md

@@ -19,7 +19,7 @@
 #include "search/search.h"
 #include "sync/mapping/mapping_gen.h"
 #include "sync/sources/reader_stats.h"
-#include "sync/node/status.h"
+#include "sync/status/status.h"
 #include "metrics.h"
 #include "stmt.h"
 #include "words.h"

@@ -18,7 +18,7 @@
 #include "jsonw.h"
 #include "log.h"
 #include "search/content_hash.h"
-#include "sync/node/status.h"
+#include "sync/status/status.h"
 #include "strset.h"
 
 #define VERIFY_CHUNK 500 /* candidates rebuilt and fetched per request */

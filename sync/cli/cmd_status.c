@@ -10,7 +10,7 @@
  *   jobs     reindex jobs by status
  *   waiting  dead letters per index, change snapshots for the delayed run
  *
- * The facts are gathered by sync/node/status.c (shared with the admin API's
+ * The facts are gathered by sync/status/status.c (shared with the admin API's
  * GET /api/v1/status); this file prints them.
  *
  * Exit (usage_status says it to the user): 0 all reported and nothing waits
@@ -33,7 +33,7 @@
 #include "search/search.h"
 #include "json_exact.h"
 #include "rebalance/registry.h"
-#include "sync/node/status.h"
+#include "sync/status/status.h"
 
 void usage_status(FILE *out) {
     fprintf(out, "usage: searchsync status --config FILE [--json]\n\n"

@@ -1,6 +1,6 @@
 /* status: gathering and JSON rendering of where a source's sync stands (see
  * status.h). The text rendering is sync/cli/cmd_status.c's. */
-#include "sync/node/status.h"
+#include "sync/status/status.h"
 #include "sync/mapping/mapping_shard.h"
 
 #include <stddef.h>
