@@ -8,7 +8,7 @@ libsearchsync_a_SOURCES += \
 	src/signals.c src/signals.h src/monotime.h \
 	src/invariant.c src/invariant.h \
 	src/service_notify.c src/service_notify.h \
-	src/config.c src/config.h src/cred_refused.c src/cred_refused.h \
+	src/config.c src/config.h src/config_keys.c src/cred_refused.c src/cred_refused.h \
 	src/search_auth.c src/search/sha256.c src/search/sha256.h \
 	src/search/index_version.c src/search/index_version.h
 # a task on a timetable of its own (the scheduled check, the scheduled delayed run)
