@@ -16,7 +16,8 @@ libsearchsync_a_SOURCES += \
 	web/topics_api.c web/topics_api.h \
 	web/login_page.c web/login_page.h \
 	web/ui_assets.c web/ui_assets.h \
-	web/http_server.c web/http_server.h
+	web/http_server.c web/http_server.h web/http_int.h web/http_response.c web/http_checks.c \
+	web/http_bind.c
 EXTRA_DIST += docs/http-api.md
 
 # the web UI (web/ui/: HTML, CSS, one ES module per screen) compiled into
