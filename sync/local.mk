@@ -142,7 +142,7 @@ libsearchsync_a_SOURCES += sync/cluster/job_assign.c sync/cluster/job_assign.h
 
 # the delayed run: change snapshots -> relation tops -> bucketed jobs
 libsearchsync_a_SOURCES += sync/delayed/delayed.h sync/delayed/relation_tops.c \
-	sync/delayed/delayed_run.c sync/delayed/delayed_run_int.h sync/delayed/delayed_job.c sync/delayed/delayed_stats.c
+	sync/delayed/delayed_run.c sync/delayed/delayed_resolve.c sync/delayed/delayed_run_int.h sync/delayed/delayed_job.c sync/delayed/delayed_stats.c
 searchsync_SOURCES += sync/cli/cmd_delayed.c
 
 # the consistency check and repair
