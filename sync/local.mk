@@ -62,7 +62,8 @@ tests_tools_docbuild_dump_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_tools_docbuild_dump_asan_LDADD = libsearchsync_asan.a $(DEP_LIBS)
 
 # the change router and the daemon
-libsearchsync_a_SOURCES += sync/pipeline/router.c sync/pipeline/router.h
+libsearchsync_a_SOURCES += sync/pipeline/router.c sync/pipeline/router.h sync/pipeline/router_int.h \
+	sync/pipeline/router_sql.c
 # where a source's sync stands: `searchsync status` and GET /api/v1/status
 libsearchsync_a_SOURCES += sync/status/status.c sync/status/status.h
 # the node's subsystems and request thread
