@@ -35,7 +35,7 @@
 /* "host:port", "[v6]:port", ":port" (all addresses) -> a bound, listening
  * socket; key names the setting in messages */
 int http_bind_listen(const char *key, const char *listen_at, int *family, int *port,
-                       bool *loopback, char *err, size_t errlen) {
+                     bool *loopback, char *err, size_t errlen) {
     char hint[200];
     snprintf(hint, sizeof hint, "set %s to host:port (e.g. 127.0.0.1:8089), or to \"\" to turn "
                                 "it off", key);

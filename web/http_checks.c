@@ -200,7 +200,7 @@ static bool refused_mutating(struct http_server *s, struct MHD_Connection *conn,
 /* the checks of http_server.h on the request's headers; true when a
  * response was queued (*rc says how it went) */
 bool http_check_headers(struct listener *l, struct MHD_Connection *conn, const char *url,
-                          const char *method, struct req *rq, enum MHD_Result *rc) {
+                        const char *method, struct req *rq, enum MHD_Result *rc) {
     struct http_server *s = l->s;
     const struct ss_config *cfg = s->cfg;
     char who[80], em[32], eu[600];

@@ -58,7 +58,7 @@ static void add_headers(struct MHD_Response *resp, const sbuf *h) {
             "frame-ancestors 'none'"
 
 enum MHD_Result http_send_resp(struct MHD_Connection *conn, const struct api_resp *r,
-                                 const char *method, const char *url) {
+                               const char *method, const char *url) {
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(r->body.len, r->body.data ? r->body.data : (void *)"",
                                         MHD_RESPMEM_MUST_COPY);
@@ -84,7 +84,7 @@ enum MHD_Result http_send_resp(struct MHD_Connection *conn, const struct api_res
 }
 
 enum MHD_Result http_send_error(struct MHD_Connection *conn, int status, const char *error,
-                                  const char *hint, const char *method, const char *url) {
+                                const char *hint, const char *method, const char *url) {
     struct api_resp r = {0};
     api_error(&r, status, error, hint);
     enum MHD_Result rc = http_send_resp(conn, &r, method, url);
@@ -112,7 +112,7 @@ const char *http_peer(struct MHD_Connection *conn, char *buf, size_t n) {
  * peer's, or behind a proxy of [admin] trusted_proxies the one its
  * X-Forwarded-For names (guard_client_addr) */
 const char *http_client_addr(const struct http_server *s, struct MHD_Connection *conn, char *buf,
-                          size_t n) {
+                             size_t n) {
     char p[80];
     http_peer(conn, p, sizeof p);
     return guard_client_addr(p, http_header(conn, "X-Forwarded-For"), s->cfg->admin.trusted_proxies,

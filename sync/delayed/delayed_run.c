@@ -36,7 +36,7 @@
 
 /* ` AND s.db_name = .. AND s.table_name = ..` for one table, or nothing */
 void dr_table_cond(struct run *R, sbuf *q, const char *pfx, const char *db,
-                       const char *table) {
+                   const char *table) {
     if (!db) return;
     sbuf_printf(q, " AND %sdb_name = ", pfx);
     qs(R->meta, q, db);
