@@ -279,6 +279,53 @@ void usage_kafka_tail(FILE *f) {
             "exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error\n");
 }
 
+/* Messages printed until a stop, --max messages or --timeout-ms without
+ * one; with a group (not --from-beginning) each printed message's offset is
+ * stored for the group's commit. EXIT_OK, or EXIT_RUNTIME when the
+ * consumer failed for good. */
+static int consume(struct ktail *k, rd_kafka_t *rk, bool beginning, long long max,
+                   long long timeout_ms) {
+    int rc = EXIT_OK;
+    struct timespec last;
+    clock_gettime(CLOCK_MONOTONIC, &last);
+    while (!stop_requested && (max < 0 || (long long)k->messages < max)) {
+        rd_kafka_message_t *msg = rd_kafka_consumer_poll(rk, 200);
+        if (!msg) {
+            if (timeout_ms > 0 && ms_since(&last) >= timeout_ms) {
+                log_info("kafka-tail", "no message for %lld ms: done", timeout_ms);
+                break;
+            }
+            continue;
+        }
+        if (msg->err) {
+            char fatal[512];
+            int erc = kafka_consume_error(rk, msg, "kafka-tail", "", fatal, sizeof fatal);
+            rd_kafka_message_destroy(msg);
+            if (erc < 0) {
+                fprintf(stderr, "searchsync kafka-tail: %s\n", fatal);
+                rc = EXIT_RUNTIME;
+                break;
+            }
+            continue;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &last);
+        int hrc = handle(k, msg);
+        if (hrc == 0 && !beginning) {
+            rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+            rd_kafka_topic_partition_list_add(l, rd_kafka_topic_name(msg->rkt), msg->partition)
+                ->offset = msg->offset + 1;
+            rd_kafka_offsets_store(rk, l);
+            rd_kafka_topic_partition_list_destroy(l);
+        }
+        rd_kafka_message_destroy(msg);
+        if (hrc < 0) break; /* stdout closed (e.g. piped into head): not a failure */
+    }
+    log_debug("kafka-tail", "%llu messages, %llu rows, %llu undecodable",
+              (unsigned long long)k->messages, (unsigned long long)k->rows,
+              (unsigned long long)k->errors);
+    return rc;
+}
+
 int cmd_kafka_tail(int argc, char **argv) {
     static const struct option own[] = {
         {"from-beginning", no_argument, NULL, 'b'},
@@ -371,44 +418,7 @@ int cmd_kafka_tail(int argc, char **argv) {
     }
 
     signals_on_stop(&stop_requested, NULL);
-    rc = EXIT_OK;
-    struct timespec last;
-    clock_gettime(CLOCK_MONOTONIC, &last);
-    while (!stop_requested && (max < 0 || (long long)k.messages < max)) {
-        rd_kafka_message_t *msg = rd_kafka_consumer_poll(rk, 200);
-        if (!msg) {
-            if (timeout_ms > 0 && ms_since(&last) >= timeout_ms) {
-                log_info("kafka-tail", "no message for %lld ms: done", timeout_ms);
-                break;
-            }
-            continue;
-        }
-        if (msg->err) {
-            char fatal[512];
-            int erc = kafka_consume_error(rk, msg, "kafka-tail", "", fatal, sizeof fatal);
-            rd_kafka_message_destroy(msg);
-            if (erc < 0) {
-                fprintf(stderr, "searchsync kafka-tail: %s\n", fatal);
-                rc = EXIT_RUNTIME;
-                break;
-            }
-            continue;
-        }
-        clock_gettime(CLOCK_MONOTONIC, &last);
-        int hrc = handle(&k, msg);
-        if (hrc == 0 && !beginning) {
-            rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-            rd_kafka_topic_partition_list_add(l, rd_kafka_topic_name(msg->rkt), msg->partition)
-                ->offset = msg->offset + 1;
-            rd_kafka_offsets_store(rk, l);
-            rd_kafka_topic_partition_list_destroy(l);
-        }
-        rd_kafka_message_destroy(msg);
-        if (hrc < 0) break; /* stdout closed (e.g. piped into head): not a failure */
-    }
-    log_debug("kafka-tail", "%llu messages, %llu rows, %llu undecodable",
-              (unsigned long long)k.messages, (unsigned long long)k.rows,
-              (unsigned long long)k.errors);
+    rc = consume(&k, rk, beginning, max, timeout_ms);
     rd_kafka_consumer_close(rk); /* commits the stored offsets of a group */
     rd_kafka_destroy(rk);
 out:
