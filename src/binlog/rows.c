@@ -118,24 +118,32 @@ static uint32_t popcount_bits(const uint8_t *bm, uint32_t n) {
     return c;
 }
 
+/* The change a rows event type carries, and whether it is a version 2
+ * event (extra data after the header) and compressed (MariaDB). false when
+ * type is no rows event. */
+static bool rows_kind(int type, enum bl_change *kind, bool *v2, bool *compressed) {
+    switch (type) {
+    case BL_WRITE_ROWS_V1: *kind = BL_INSERT; break;
+    case BL_UPDATE_ROWS_V1: *kind = BL_UPDATE; break;
+    case BL_DELETE_ROWS_V1: *kind = BL_DELETE; break;
+    case BL_WRITE_ROWS_V2: *kind = BL_INSERT, *v2 = true; break;
+    case BL_UPDATE_ROWS_V2: case BL_PARTIAL_UPDATE_ROWS: *kind = BL_UPDATE, *v2 = true; break;
+    case BL_DELETE_ROWS_V2: *kind = BL_DELETE, *v2 = true; break;
+    case BL_WRITE_ROWS_COMPRESSED_V1: *kind = BL_INSERT, *compressed = true; break;
+    case BL_UPDATE_ROWS_COMPRESSED_V1: *kind = BL_UPDATE, *compressed = true; break;
+    case BL_DELETE_ROWS_COMPRESSED_V1: *kind = BL_DELETE, *compressed = true; break;
+    case BL_WRITE_ROWS_COMPRESSED: *kind = BL_INSERT, *v2 = *compressed = true; break;
+    case BL_UPDATE_ROWS_COMPRESSED: *kind = BL_UPDATE, *v2 = *compressed = true; break;
+    case BL_DELETE_ROWS_COMPRESSED: *kind = BL_DELETE, *v2 = *compressed = true; break;
+    default: return false;
+    }
+    return true;
+}
+
 int bl_rows_event(bl_decoder *d, int type, const uint8_t *b, size_t n, uint32_t ts) {
     enum bl_change kind;
     bool v2 = false, compressed = false;
-    switch (type) {
-    case BL_WRITE_ROWS_V1: kind = BL_INSERT; break;
-    case BL_UPDATE_ROWS_V1: kind = BL_UPDATE; break;
-    case BL_DELETE_ROWS_V1: kind = BL_DELETE; break;
-    case BL_WRITE_ROWS_V2: kind = BL_INSERT, v2 = true; break;
-    case BL_UPDATE_ROWS_V2: case BL_PARTIAL_UPDATE_ROWS: kind = BL_UPDATE, v2 = true; break;
-    case BL_DELETE_ROWS_V2: kind = BL_DELETE, v2 = true; break;
-    case BL_WRITE_ROWS_COMPRESSED_V1: kind = BL_INSERT, compressed = true; break;
-    case BL_UPDATE_ROWS_COMPRESSED_V1: kind = BL_UPDATE, compressed = true; break;
-    case BL_DELETE_ROWS_COMPRESSED_V1: kind = BL_DELETE, compressed = true; break;
-    case BL_WRITE_ROWS_COMPRESSED: kind = BL_INSERT, v2 = compressed = true; break;
-    case BL_UPDATE_ROWS_COMPRESSED: kind = BL_UPDATE, v2 = compressed = true; break;
-    case BL_DELETE_ROWS_COMPRESSED: kind = BL_DELETE, v2 = compressed = true; break;
-    default: return bl_error(d, "not a rows event");
-    }
+    if (!rows_kind(type, &kind, &v2, &compressed)) return bl_error(d, "not a rows event");
     size_t idlen = d->post_header_len[type - 1] == 6 ? 4 : 6;
     if (n < idlen + 2) return bl_error(d, "too short");
     uint64_t id = idlen == 4 ? bl_u32(b) : bl_u48(b);
