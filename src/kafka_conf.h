@@ -1,6 +1,6 @@
 /* kafka_conf: the librdkafka consumer configuration a Kafka source's readers
  * share — `searchsync run` (sync/sources/kafka_source.c) and `searchsync kafka-tail`
- * (src/cmd_kafka_tail.c): the brokers, group and start of [kafka] /
+ * (cmd/cmd_kafka_tail.c): the brokers, group and start of [kafka] /
  * [source], offsets stored only by hand, librdkafka's log and errors in
  * searchsync's log. Each adds its own settings with kafka_conf_set. */
 #ifndef SS_KAFKA_CONF_H

@@ -13,7 +13,6 @@ libsearchsync_a_SOURCES += \
 	src/search/index_version.c src/search/index_version.h
 # a task on a timetable of its own (the scheduled check, the scheduled delayed run)
 searchsync_SOURCES += src/schedule.c src/schedule.h
-searchsync_SOURCES += src/commands.h src/cmd_prologue.c src/cmd_config.c src/cmd_migrate.c src/cmd_dead_letters.c
 
 check_PROGRAMS += tests/unit/test_jsonw tests/unit/test_jsonw_asan \
 	tests/unit/test_config tests/unit/test_config_asan \
@@ -89,7 +88,6 @@ EXTRA_DIST += tests/fixtures/mq docs/kafka.md
 libsearchsync_a_SOURCES += src/mq_schema.c src/mq_schema.h src/mq_config.c src/mq_config.h \
 	src/kafka_conf.c src/kafka_conf.h \
 	src/kafka_token.c src/kafka_token.h src/kafka_topics.c src/kafka_topics.h
-searchsync_SOURCES += src/cmd_kafka_tail.c src/cmd_topics.c
 
 # the resume token of a Kafka source (src/kafka_token.c)
 check_PROGRAMS += tests/unit/test_kafka_token tests/unit/test_kafka_token_asan

@@ -1,6 +1,6 @@
 # sync/: one fragment for every folder of the sync core
 # (sync/README.md: pipeline/, sources/, mapping/, reindex/, delayed/, check/,
-# cluster/, node/, cli/). First the mapping model, its file and metadata tables,
+# cluster/, status/, node/). First the mapping model, its file and metadata tables,
 # generated index bodies.
 libsearchsync_a_SOURCES += sync/mapping/mapping.c sync/mapping/mapping.h sync/mapping/mapping_int.h \
 	sync/mapping/mapping_types.c sync/mapping/mapping_validate.c \
@@ -21,7 +21,6 @@ tests_unit_test_row_filter_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_row_filter_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_row_filter_asan_LDADD = $(UNIT_ASAN_LDADD)
 EXTRA_DIST += tests/fixtures/row_filter
-searchsync_SOURCES += sync/cli/cmd_mapping.c
 EXTRA_DIST += tests/fixtures/mapping sql/demo/mapping.json docs/mapping.md
 
 check_PROGRAMS += tests/unit/test_mapping_shard tests/unit/test_mapping_shard_asan
@@ -127,15 +126,14 @@ searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_sou
 	sync/node/node_state.c sync/node/node_state.h sync/cluster/leadership.c \
 	sync/cluster/leadership.h sync/pipeline/ttl.c sync/pipeline/ttl.h \
 	sync/cluster/cluster_jobs.c sync/cluster/cluster_jobs.h \
-	sync/cluster/cluster_delayed.c sync/cluster/cluster_delayed.h sync/cli/cmd_rebalance.c \
+	sync/cluster/cluster_delayed.c sync/cluster/cluster_delayed.h \
 	sync/node/daemon_builds.c sync/node/build_table.c sync/node/build_table.h \
-	sync/node/index_ensure.c sync/node/index_ensure.h sync/cli/cmd_epoch.c sync/cli/cmd_status.c
+	sync/node/index_ensure.c sync/node/index_ensure.h
 
 # full reindex into versioned indices, resync
 libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h \
 	sync/reindex/reindex_int.h sync/reindex/reindex_runner.c sync/reindex/reindex_runner_int.h \
 	sync/reindex/reindex_version.c
-searchsync_SOURCES += sync/cli/cmd_reindex.c sync/cli/cmd_resync.c
 libsearchsync_a_SOURCES += sync/pipeline/producer.c sync/pipeline/producer.h \
 	sync/pipeline/resync.c sync/pipeline/resync.h
 # a cluster's rebalance in the metadata (the nodes' side is sync/cluster/cluster_jobs.c)
@@ -144,7 +142,6 @@ libsearchsync_a_SOURCES += sync/cluster/job_assign.c sync/cluster/job_assign.h
 # the delayed run: change snapshots -> relation tops -> bucketed jobs
 libsearchsync_a_SOURCES += sync/delayed/delayed.h sync/delayed/relation_tops.c \
 	sync/delayed/delayed_run.c sync/delayed/delayed_resolve.c sync/delayed/delayed_run_int.h sync/delayed/delayed_job.c sync/delayed/delayed_stats.c
-searchsync_SOURCES += sync/cli/cmd_delayed.c
 
 # the consistency check and repair
 libsearchsync_a_SOURCES += sync/check/check_diff.c sync/check/check_diff.h \
@@ -152,7 +149,7 @@ libsearchsync_a_SOURCES += sync/check/check_diff.c sync/check/check_diff.h \
 	sync/pipeline/ddl_tables.h
 searchsync_SOURCES += sync/check/check.c sync/check/check.h sync/check/check_int.h \
 	sync/check/check_engine.c sync/check/check_verify.c sync/check/check_report.c \
-	sync/check/check_settle.c sync/cli/cmd_check.c sync/cli/cmd_replay.c \
+	sync/check/check_settle.c \
 	sync/check/check_schedule.c sync/check/check_schedule.h \
 	sync/delayed/delayed_schedule.c sync/delayed/delayed_schedule.h \
 	sync/node/retention.c sync/node/retention.h
@@ -213,7 +210,6 @@ libsearchsync_a_SOURCES += sync/sources/reader_stats.c sync/sources/reader_stats
 EXTRA_DIST += \
 	sync/README.md \
 	sync/check/README.md \
-	sync/cli/README.md \
 	sync/cluster/README.md \
 	sync/delayed/README.md \
 	sync/mapping/README.md \

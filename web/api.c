@@ -795,7 +795,7 @@ out:
 
 /* This daemon's figures that move all the time, from its own memory (no
  * server is asked): delivery's queues and fuses, the engine's state, what
- * the binlog reader read. `searchsync status` prints them (sync/cli/cmd_status.c). */
+ * the binlog reader read. `searchsync status` prints them (cmd/cmd_status.c). */
 static void h_live(const struct api_ctx *ctx, struct api_resp *r) {
     if (!ctx->d) {
         api_error(r, 503, "the daemon is still starting: delivery is not running yet",

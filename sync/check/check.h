@@ -35,7 +35,7 @@
  *                and content on both sides), so a writer at work does not show
  *                up as drift: what is never seen twice alike is "unsettled".
  *   repair       what is left goes through the normal pipeline as a resync
- *                (sync/cli/cmd_resync.c): rebuilt or deleted with the version of a
+ *                (cmd/cmd_resync.c): rebuilt or deleted with the version of a
  *                binlog position read before the rows, so a newer live change
  *                always wins.
  */

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "sync/check/check.h"
-#include "commands.h"
+#include "exit_codes.h"
 #include "log.h"
 
 static void run_all(struct schedule *sch, void *ud) {

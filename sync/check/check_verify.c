@@ -15,7 +15,7 @@
 #include "binlog/binlog.h"
 #include "sync/check/check_diff.h"
 #include "sync/check/check_versions.h"
-#include "commands.h"
+#include "exit_codes.h"
 #include "sync/delayed/delayed.h"
 #include "sync/pipeline/docbuild.h"
 #include "json_exact.h"

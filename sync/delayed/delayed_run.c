@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "commands.h"
+#include "exit_codes.h"
 #include "sync/delayed/delayed.h"
 #include "jsonw.h"
 #include "log.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
+#include "exit_codes.h"
 #include "sync/mapping/index_mapping.h"
 #include "log.h"
 #include "sync/pipeline/producer.h"

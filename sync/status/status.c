@@ -1,5 +1,5 @@
 /* status: gathering and JSON rendering of where a source's sync stands (see
- * status.h). The text rendering is sync/cli/cmd_status.c's. */
+ * status.h). The text rendering is cmd/cmd_status.c's. */
 #include "sync/status/status.h"
 #include "sync/mapping/mapping_shard.h"
 

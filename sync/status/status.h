@@ -1,5 +1,5 @@
 /* status: where one source's sync stands, gathered into a struct that both
- * `searchsync status` (sync/cli/cmd_status.c, text) and the admin API
+ * `searchsync status` (cmd/cmd_status.c, text) and the admin API
  * (web/api.c, GET /api/v1/status, JSON) render. Nothing is kept in a
  * daemon's memory: every fact is read from the metadata schema, the source
  * and the engine, so it works whether a daemon runs or not.

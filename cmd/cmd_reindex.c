@@ -4,7 +4,7 @@
  * has moved (the jobs run in `searchsync run`, which also writes live
  * changes to the new version meanwhile); --reset cancels a build,
  * --delete-all removes an index config's indices. (`searchsync resync` is
- * sync/cli/cmd_resync.c.) */
+ * cmd/cmd_resync.c.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,10 +13,10 @@
 #include <mysql.h>
 
 #include "config.h"
+#include "exit_codes.h"
 
-enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_FOUND = 3 };
 
-/* The start every subcommand shares (src/cmd_prologue.c): --config FILE and
+/* The start every subcommand shares (cmd/cmd_prologue.c): --config FILE and
  * --help beside the subcommand's own options, the configuration loaded, the
  * log set from it, and the metadata schema connected and migrated where the
  * subcommand needs it. A subcommand reads like this:
@@ -94,7 +94,7 @@ int cmd_delayed(int argc, char **argv);
 
 /* Each subcommand's usage (what `searchsync NAME --help` prints): its
  * synopsis, the lines up to the first empty one, is also what the top-level
- * `searchsync --help` lists for it (src/main.c), so the two cannot differ. */
+ * `searchsync --help` lists for it (cmd/main.c), so the two cannot differ. */
 void usage_config(FILE *out);
 void usage_migrate(FILE *out);
 void usage_tail(FILE *out);
