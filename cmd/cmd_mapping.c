@@ -25,8 +25,8 @@
 #include "search/replicas.h"
 #include "sync/mapping/index_mapping.h"
 #include "sync/mapping/mapping.h"
-#include "sync/mapping/mapping_generate.h"
-#include "sync/mapping/mapping_import.h"
+#include "sync/authoring/mapping_generate.h"
+#include "sync/authoring/mapping_import.h"
 
 void usage_mapping(FILE *out) {
     fprintf(out,

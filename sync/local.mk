@@ -6,9 +6,11 @@ libsearchsync_a_SOURCES += sync/mapping/mapping.c sync/mapping/mapping.h sync/ma
 	sync/mapping/mapping_types.c sync/mapping/mapping_validate.c \
 	sync/mapping/mapping_file.c sync/mapping/mapping_db.c sync/mapping/mapping_gen.c \
 	sync/mapping/mapping_gen.h sync/node/node.c sync/node/node.h sync/mapping/index_mapping.c \
-	sync/mapping/index_mapping.h sync/mapping/mapping_import.c sync/mapping/mapping_import.h \
-	sync/mapping/mapping_generate.c sync/mapping/mapping_generate.h sync/mapping/mapping_shard.c \
-	sync/mapping/mapping_shard.h
+	sync/mapping/index_mapping.h sync/mapping/mapping_shard.c sync/mapping/mapping_shard.h
+# a mapping written: imported from a file (checked, planned, stored), or
+# proposed from the live schema
+libsearchsync_a_SOURCES += sync/authoring/mapping_import.c sync/authoring/mapping_import.h \
+	sync/authoring/mapping_generate.c sync/authoring/mapping_generate.h
 # a document table's where as searchsync reads it (row-image mode decides it)
 libsearchsync_a_SOURCES += sync/mapping/row_filter.c sync/mapping/row_filter_bind.c \
 	sync/mapping/row_filter_eval.c sync/mapping/row_filter.h sync/mapping/row_filter_int.h
@@ -210,6 +212,7 @@ libsearchsync_a_SOURCES += sync/sources/reader_stats.c sync/sources/reader_stats
 EXTRA_DIST += \
 	sync/README.md \
 	sync/check/README.md \
+	sync/authoring/README.md \
 	sync/cluster/README.md \
 	sync/delayed/README.md \
 	sync/mapping/README.md \

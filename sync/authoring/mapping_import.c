@@ -1,5 +1,5 @@
 /* mapping_import: see mapping_import.h. */
-#include "sync/mapping/mapping_import.h"
+#include "sync/authoring/mapping_import.h"
 #include "sync/mapping/mapping_shard.h"
 
 #include <stdio.h>

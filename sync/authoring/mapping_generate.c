@@ -15,7 +15,7 @@
 #include "db.h"
 #include "sync/pipeline/docbuild.h"
 #include "sync/mapping/index_mapping.h"
-#include "sync/mapping/mapping_generate.h"
+#include "sync/authoring/mapping_generate.h"
 
 /* a reference: from.col -> to.col (one column each side) */
 struct edge {
