@@ -326,6 +326,40 @@ static int consume(struct ktail *k, rd_kafka_t *rk, bool beginning, long long ma
     return rc;
 }
 
+/* The consumer: with a group, subscribed and committing its offsets; with
+ * --from-beginning, every partition assigned from its start, nothing
+ * committed. NULL with the problem said and *rc the exit code. */
+static rd_kafka_t *consumer_open(const struct ss_config *cfg, bool beginning, int *rc) {
+    char err[1024];
+    rd_kafka_conf_t *conf = kafka_conf_new(cfg, "searchsync-kafka-tail", err, sizeof err);
+    if (conf && kafka_conf_set(conf, "enable.auto.commit", beginning ? "false" : "true", err,
+                               sizeof err) < 0) {
+        rd_kafka_conf_destroy(conf);
+        conf = NULL;
+    }
+    if (!conf) {
+        fprintf(stderr, "searchsync kafka-tail: %s\n", err);
+        *rc = EXIT_USAGE;
+        return NULL;
+    }
+    char kerr[512];
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, kerr, sizeof kerr);
+    if (!rk) {
+        rd_kafka_conf_destroy(conf);
+        fprintf(stderr, "searchsync kafka-tail: cannot create the Kafka consumer: %s\n", kerr);
+        *rc = EXIT_RUNTIME;
+        return NULL;
+    }
+    rd_kafka_poll_set_consumer(rk);
+    if ((beginning ? assign_all : subscribe)(rk, cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "searchsync kafka-tail: %s\n", err);
+        *rc = EXIT_RUNTIME;
+        rd_kafka_destroy(rk);
+        return NULL;
+    }
+    return rk;
+}
+
 int cmd_kafka_tail(int argc, char **argv) {
     static const struct option own[] = {
         {"from-beginning", no_argument, NULL, 'b'},
@@ -389,33 +423,8 @@ int cmd_kafka_tail(int argc, char **argv) {
         k.o.lookup_ctx = &k.schema;
     }
 
-    char err[1024];
-    rd_kafka_conf_t *conf = kafka_conf_new(cfg, "searchsync-kafka-tail", err, sizeof err);
-    if (conf && kafka_conf_set(conf, "enable.auto.commit", beginning ? "false" : "true", err,
-                               sizeof err) < 0) {
-        rd_kafka_conf_destroy(conf);
-        conf = NULL;
-    }
-    if (!conf) {
-        fprintf(stderr, "searchsync kafka-tail: %s\n", err);
-        rc = EXIT_USAGE;
-        goto out;
-    }
-    char kerr[512];
-    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, kerr, sizeof kerr);
-    if (!rk) {
-        rd_kafka_conf_destroy(conf);
-        fprintf(stderr, "searchsync kafka-tail: cannot create the Kafka consumer: %s\n", kerr);
-        rc = EXIT_RUNTIME;
-        goto out;
-    }
-    rd_kafka_poll_set_consumer(rk);
-    if ((beginning ? assign_all : subscribe)(rk, cfg, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync kafka-tail: %s\n", err);
-        rc = EXIT_RUNTIME;
-        rd_kafka_destroy(rk);
-        goto out;
-    }
+    rd_kafka_t *rk = consumer_open(cfg, beginning, &rc);
+    if (!rk) goto out;
 
     signals_on_stop(&stop_requested, NULL);
     rc = consume(&k, rk, beginning, max, timeout_ms);

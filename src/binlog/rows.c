@@ -140,6 +140,18 @@ static bool rows_kind(int type, enum bl_change *kind, bool *v2, bool *compressed
     return true;
 }
 
+/* Room for a row's before and after images of ncols cells each (the
+ * decoder's, reused from event to event). */
+static bl_cell *cells_for(bl_decoder *d, uint64_t ncols) {
+    size_t need = 2 * (size_t)ncols;
+    if (d->cells_cap < need || !d->cells) {
+        free(d->cells);
+        d->cells_cap = need < 64 ? 64 : need;
+        d->cells = xmalloc(d->cells_cap * sizeof *d->cells);
+    }
+    return d->cells;
+}
+
 int bl_rows_event(bl_decoder *d, int type, const uint8_t *b, size_t n, uint32_t ts) {
     enum bl_change kind;
     bool v2 = false, compressed = false;
@@ -190,13 +202,7 @@ int bl_rows_event(bl_decoder *d, int type, const uint8_t *b, size_t n, uint32_t 
         rows = (const uint8_t *)d->scratch.data;
         rlen = d->scratch.len;
     }
-    size_t need = 2 * (size_t)ncols;
-    if (d->cells_cap < need || !d->cells) {
-        free(d->cells);
-        d->cells_cap = need < 64 ? 64 : need;
-        d->cells = xmalloc(d->cells_cap * sizeof *d->cells);
-    }
-    bl_cell *c1 = d->cells, *c2 = d->cells + ncols;
+    bl_cell *c1 = cells_for(d, ncols), *c2 = c1 + ncols;
     bl_row row;
     row.kind = kind;
     row.table = t;
