@@ -1,5 +1,8 @@
-# web/: the admin HTTP server inside `searchsync run` (libmicrohttpd), its
-# request checks and routing (pure, unit-tested) and the JSON API handlers.
+# web/: the admin HTTP server inside `searchsync run` (libmicrohttpd: the
+# server http_server.c, its answers http_response.c, the checks a request
+# passes http_checks.c, its sockets http_bind.c), its request guards and
+# routing (pure, unit-tested) and the JSON API handlers. Below cmd/ only:
+# it includes src/, rebalance/ and sync/, nothing includes it but cmd/main.c.
 libsearchsync_a_SOURCES += \
 	web/guard.c web/guard.h \
 	web/route.c web/route.h \
