@@ -28,6 +28,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "json_exact.h"
 #include "mq/mq.h"
 
 /* a JSON number (raw exact text) or numeric string → u64 */
@@ -75,7 +76,8 @@ static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *
                      size_t errlen) {
     const mq_opts *o = ud;
     const char *s = cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? "1" : "0") : v->valuestring;
-    size_t n = strlen(s);
+    /* (a binary value's 0x00 bytes are \u0000 characters: the whole text) */
+    size_t n = cJSON_IsBool(v) ? 1 : json_exact_strlen(v);
     if (!mq_col_is_binary(c) && c->type != BT_GEOMETRY)
         return mq_enc_text(out, c, s, n, o->canal_tz_offset, err, errlen);
     sbuf b = SBUF_INIT;
