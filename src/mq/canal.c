@@ -7,7 +7,8 @@
  *
  * Every value is a string (or null), in MySQL's text form; binary columns
  * (BINARY, VARBINARY, BLOB, GEOMETRY) are their bytes read as ISO-8859-1,
- * so each character is one byte. mysqlType is the column's full type
+ * so each character is one byte (0x00 is \u0000, which the message parser
+ * keeps: json_exact_parse_nul). mysqlType is the column's full type
  * (information_schema COLUMN_TYPE), which gives the exact binlog type,
  * precision, scale, fsp, signedness and ENUM/SET members; sqlType (a
  * java.sql.Types code) is used only for a column mysqlType lacks. "data"
@@ -15,7 +16,7 @@
  * the previous values of the changed columns of each UPDATE row: the before
  * image is the row with those replaced. One message may carry many rows of
  * one table. ENUM/SET values are labels; a number that is not a label is
- * taken as the index / bit mask (older canal versions wrote those).
+ * taken as the index / bit mask (canal 1.1.4 writes those).
  * TIMESTAMP text is in canal's JVM time zone (mq_opts.canal_tz_offset).
  *
  * DDL (isDdl true, or type QUERY/CREATE/ALTER/ERASE/...) is reported as a
