@@ -602,7 +602,7 @@ static void maxwell_real(void **state) {
 /* The real canal's flat messages (tests/tools/canal_capture.sh: canal 1.1.4
  * on MySQL 8.0.15, its JVM at UTC+08:00), each value checked against the
  * SQL that made it: binary values with 0x00 bytes, which canal writes as
- * \u0000 characters (BINARY(4) X'00FF' as "\u0000\u00ff": the binlog drops
+ * \u0000 characters (BINARY(4) X'00FF' as "\u0000" then U+00FF: the binlog drops
  * a BINARY's trailing zeros, which the column's length puts back), ENUM and
  * SET as index and bit mask, BIT(64) at 2^64-1, DOUBLE in Java's text
  * ("1.0E300"), TIMESTAMP text at +08:00, zero dates, YEAR 0000. What canal
