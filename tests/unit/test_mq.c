@@ -671,6 +671,30 @@ static void canal_real(void **state) {
     mq_msg_free(&m);
 }
 
+/* a text value holding NUL (\u0000) keeps it and what follows, in every
+ * format (the message parser refused such messages: dead letters) */
+static void nul_text(void **state) {
+    (void)state;
+    static const char *const msgs[] = {
+        "{\"data\":[{\"id\":\"1\",\"vc\":\"a\\u0000b\"}],\"database\":\"fx\",\"table\":\"c\","
+        "\"isDdl\":false,\"type\":\"INSERT\",\"es\":1}",
+        "{\"database\":\"fx\",\"table\":\"t\",\"type\":\"insert\",\"ts\":1,"
+        "\"data\":{\"id\":1,\"vc\":\"a\\u0000b\"}}",
+        "{\"op\":\"c\",\"ts_ms\":1000,\"source\":{\"db\":\"fx\",\"table\":\"t\"},\"before\":null,"
+        "\"after\":{\"id\":1,\"vc\":\"a\\u0000b\"}}",
+    };
+    for (size_t i = 0; i < sizeof msgs / sizeof msgs[0]; i++) {
+        mq_msg m;
+        mq_msg_init(&m);
+        if (mq_decode(&m, &with_lookup, msgs[i], strlen(msgs[i])) != MQ_OK) fail_msg("%zu: %s", i, m.err);
+        sbuf out = SBUF_INIT;
+        render(&m, &out);
+        if (!strstr(out.data, "\"vc\":\"a\\u0000b\"")) fail_msg("%zu: %s", i, out.data);
+        sbuf_free(&out);
+        mq_msg_free(&m);
+    }
+}
+
 /* a row without its primary key column (or without a column): the advice
  * is for the message's producer, not the binlog's settings */
 static void absent_advice(void **state) {
@@ -927,6 +951,7 @@ int main(void) {
         cmocka_unit_test(canal_update_multi),
         cmocka_unit_test(canal_delete_pos),
         cmocka_unit_test(canal_real),
+        cmocka_unit_test(nul_text),
         cmocka_unit_test(ddl_messages),
         cmocka_unit_test(debezium_update_schema),
         cmocka_unit_test(debezium_noschema_lookup),
