@@ -93,9 +93,18 @@ void dbl_level_free(struct level *l) {
 }
 
 
-/* Run one query; append its rows to l (the selection order of l). */
 int dbl_run_query(struct docbuild *b, struct level *l, const char *sql, size_t sqllen,
                   char *err, size_t errlen) {
+    return dbl_run_query_split(b, &l, 1, false, sql, sqllen, err, errlen);
+}
+
+/* split: column 0 is the number of the level in ls a row belongs to (a
+ * UNION ALL over units, docbuild_units.c); the other columns are that
+ * level's selection, the same in every level of ls. */
+int dbl_run_query_split(struct docbuild *b, struct level *const *ls, size_t nls, bool split,
+                        const char *sql, size_t sqllen, char *err, size_t errlen) {
+    struct level *l = ls[0];
+    unsigned off = split ? 1 : 0;
     MYSQL_STMT *st = mysql_stmt_init(b->db);
     if (!st) {
         snprintf(err, errlen, "docbuild: out of memory preparing a statement");
@@ -120,9 +129,9 @@ int dbl_run_query(struct docbuild *b, struct level *l, const char *sql, size_t s
     }
     meta = mysql_stmt_result_metadata(st);
     nf = meta ? mysql_num_fields(meta) : 0;
-    if (nf != l->nsel) {
+    if (nf != l->nsel + off) {
         snprintf(err, errlen, "docbuild: %u columns returned, %zu expected (query: %.200s)", nf,
-                 l->nsel, sql);
+                 l->nsel + off, sql);
         goto out;
     }
     MYSQL_FIELD *fields = mysql_fetch_fields(meta);
@@ -147,7 +156,7 @@ int dbl_run_query(struct docbuild *b, struct level *l, const char *sql, size_t s
         bind[i].is_null = &nulls[i];
         bind[i].error = &errs[i];
         bind[i].is_unsigned = (f->flags & UNSIGNED_FLAG) != 0;
-        jt[i] = l->json_text[i];
+        jt[i] = i >= off && l->json_text[i - off];
 #ifdef MARIADB_FIELD_ATTR_LAST
         MARIADB_CONST_STRING fmt = {NULL, 0};
         if (f->extension && !mariadb_field_attr(&fmt, f, MARIADB_FIELD_ATTR_FORMAT_NAME) &&
@@ -170,13 +179,24 @@ int dbl_run_query(struct docbuild *b, struct level *l, const char *sql, size_t s
         }
         /* MYSQL_DATA_TRUNCATED cannot happen for strings (max_length sized);
          * numeric conversions are exact by construction */
+        if (split) {
+            int64_t part;
+            memcpy(&part, bufs[0], 8);
+            if (bind[0].buffer_type != MYSQL_TYPE_LONGLONG || nulls[0] || part < 0 ||
+                (uint64_t)part >= nls) {
+                snprintf(err, errlen, "docbuild: a row of no unit (query: %.200s)", sql);
+                free(jt);
+                goto out;
+            }
+            l = ls[part];
+        }
         if (l->nrows == l->cap) {
             l->cap = l->cap ? l->cap * 2 : 64;
             l->cells = xrealloc(l->cells, l->cap * l->nsel * sizeof *l->cells);
         }
         struct cell *row = &l->cells[l->nrows * l->nsel];
-        for (unsigned i = 0; i < nf; i++) {
-            struct cell *c = &row[i];
+        for (unsigned i = off; i < nf; i++) {
+            struct cell *c = &row[i - off];
             jsonw w;
             jw_init(&w, &l->json);
             c->jo = l->json.len;
@@ -185,7 +205,7 @@ int dbl_run_query(struct docbuild *b, struct level *l, const char *sql, size_t s
             c->raw = -1;
             c->ro = l->raw.len;
             c->rl = 0;
-            if (!l->needraw[i] || nulls[i]) continue;
+            if (!l->needraw[i - off] || nulls[i]) continue;
             if (bind[i].buffer_type == MYSQL_TYPE_LONGLONG) {
                 char t[32];
                 int64_t v;
@@ -337,6 +357,24 @@ int dbl_fetch_by(struct docbuild *b, struct level *l, struct val *vals, size_t n
 }
 
 
+size_t dbl_rel_vals(const struct level *l, size_t k, struct val *vals) {
+    const struct mp_relation *r = &l->rels[k];
+    size_t nv = 0;
+    /* the literals' kind follows the join column's type where validation
+     * knew it (a number against a VARCHAR join column would scan the
+     * table), else the owning column's; dbl_fetch_by writes a literal
+     * unquoted only if it is an integer's text */
+    for (size_t i = 0; i < l->nrows; i++) {
+        const struct cell *c = cell_at(l, i, (size_t)l->rel_col[k]);
+        if (c->raw < 0) continue;
+        bool numeric = r->join_kind == MP_JOIN_INTEGER ? true
+                       : r->join_kind == MP_JOIN_OTHER ? false
+                                                       : c->raw == 1;
+        vals[nv++] = (struct val){raw_of(l, c), c->rl, numeric};
+    }
+    return nv;
+}
+
 int dbl_fetch_subs(struct docbuild *b, struct level *l, int depth, const struct key_range *kr,
                    char *err, size_t errlen) {
     if (depth >= DOCBUILD_MAX_DEPTH) { /* each level takes 2 of jsonw's depths */
@@ -349,20 +387,8 @@ int dbl_fetch_subs(struct docbuild *b, struct level *l, int depth, const struct 
         struct level *s = &l->sub[k];
         dbl_level_init(s, r->db, r->table, r->columns, r->ncolumns, r->relations, r->nrelations,
                        r->join_column);
-        /* the literals' kind follows the join column's type where validation
-         * knew it (a number against a VARCHAR join column would scan the
-         * table), else the owning column's; dbl_fetch_by writes a literal
-         * unquoted only if it is an integer's text */
         struct val *vals = xcalloc(l->nrows ? l->nrows : 1, sizeof *vals);
-        size_t nv = 0;
-        for (size_t i = 0; i < l->nrows; i++) {
-            const struct cell *c = cell_at(l, i, (size_t)l->rel_col[k]);
-            if (c->raw < 0) continue;
-            bool numeric = r->join_kind == MP_JOIN_INTEGER ? true
-                           : r->join_kind == MP_JOIN_OTHER ? false
-                                                           : c->raw == 1;
-            vals[nv++] = (struct val){raw_of(l, c), c->rl, numeric};
-        }
+        size_t nv = dbl_rel_vals(l, k, vals);
         const char **order = xcalloc(r->ncolumns + 2, sizeof *order);
         docbuild_relation_order(r, order);
         int rc = 0;
