@@ -645,34 +645,42 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     snprintf(phys, sizeof phys, "%s_v%u", req->alias, v);
     if (create_version(cfg, client, k, ix, phys, &body, &terms, &created, err, errlen) < 0)
         goto out;
+    /* Over shard tables the buckets are shared out among the shards, at
+     * least one each (and so still at least one job per live node). A job
+     * costs something whatever its rows — its first pages are small (the
+     * ramp in reindex_runner.c), its last waits for the engine's answer,
+     * its row in the metadata is claimed and closed — so n buckets in every
+     * shard made a build of many small shards many times the jobs and
+     * pages of one table of the same rows, and a fraction of its rate. */
+    int per = nunits > 1 ? (n + (int)nunits - 1) / (int)nunits : n;
     for (size_t u = at; u < at + nunits; u++) {
         const struct mp_index *ux = &m.indices[u];
-        char ***bounds = req->by_mod ? NULL : range_bounds(src, ux, n, err, errlen);
+        char ***bounds = req->by_mod ? NULL : range_bounds(src, ux, per, err, errlen);
         if (!req->by_mod && !bounds) goto out;
-        for (int b = 0; b < n; b++) {
+        for (int b = 0; b < per; b++) {
             sbuf_printf(&params, "%s", params.len ? "\x1e" : "");
             if (ux->unit) sbuf_printf(&params, "%s%s\n", RX_UNIT_LINE, ux->unit);
-            if (bucket_params(ux, bounds, b, n, req->by_mod, &params, err, errlen) < 0) {
-                free_bounds(bounds, ux->ntables, n);
+            if (bucket_params(ux, bounds, b, per, req->by_mod, &params, err, errlen) < 0) {
+                free_bounds(bounds, ux->ntables, per);
                 goto out;
             }
         }
-        free_bounds(bounds, ux->ntables, n);
+        free_bounds(bounds, ux->ntables, per);
     }
     rc = record_request(meta, source, id, req->alias, v, phys, &body, &terms,
-                        n * (int)nunits, req->by_mod, params.data ? params.data : "", err,
+                        per * (int)nunits, req->by_mod, params.data ? params.data : "", err,
                         errlen);
     if (rc != REINDEX_OK) goto out;
     {
         char detail[800];
         snprintf(detail, sizeof detail, "version %u requested (%s): %d bucket(s) by %s%s", v,
-                 req->reason ? req->reason : "reindex", n, req->by_mod ? "MOD" : "key range",
+                 req->reason ? req->reason : "reindex", per, req->by_mod ? "MOD" : "key range",
                  nunits > 1 ? ", in each shard" : "");
         rx_sync_log(meta, source, id, "reindex requested", detail);
     }
     if (ix->unit)
         log_info("reindex", "%s: version %u queued in %d bucket(s) in each of %zu shard(s) (%s)",
-                 req->alias, v, n, nunits, req->reason ? req->reason : "reindex");
+                 req->alias, v, per, nunits, req->reason ? req->reason : "reindex");
     else
         log_info("reindex", "%s: version %u queued in %d bucket(s) (%s)", req->alias, v, n,
                  req->reason ? req->reason : "reindex");
