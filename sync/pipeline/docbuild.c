@@ -183,6 +183,7 @@ int docbuild_roots_units(struct docbuild_unit *us, size_t n, char *err, size_t e
                 break;
             }
         }
+        if (!m) break;
         rc = dbl_fetch_by_units(b, lp, m, vals, nv, where, false, NULL, err, errlen);
         if (rc == 0) rc = dbl_fetch_subs_units(b, lp, m, 0, err, errlen);
         for (size_t i = 0; i < m && rc == 0; i++) {
