@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "stmt_binds.h"
 #include "sync/pipeline/docbuild_int.h"
 
 int dbl_sel_add(struct level *l, const char *name, bool json_text) {
@@ -93,9 +94,90 @@ void dbl_level_free(struct level *l) {
 }
 
 
+/* One fetched row appended to l: each cell's JSON, and for the columns a
+ * link or a key reads (needraw) its raw text. Columns from off on (a split
+ * query's first column says the level: dbl_run_query_split). */
+static void store_row(struct level *l, const MYSQL_FIELD *fields, const struct stmt_binds *sb,
+                      const bool *jt, unsigned off) {
+    if (l->nrows == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->cells = xrealloc(l->cells, l->cap * l->nsel * sizeof *l->cells);
+    }
+    struct cell *row = &l->cells[l->nrows * l->nsel];
+    for (unsigned i = off; i < sb->n; i++) {
+        struct cell *c = &row[i - off];
+        jsonw w;
+        jw_init(&w, &l->json);
+        c->jo = l->json.len;
+        docbuild_value_json(&w, &fields[i], &sb->bind[i], jt[i]);
+        c->jl = l->json.len - c->jo;
+        c->raw = -1;
+        c->ro = l->raw.len;
+        c->rl = 0;
+        if (!l->needraw[i - off] || sb->nulls[i]) continue;
+        if (sb->bind[i].buffer_type == MYSQL_TYPE_LONGLONG) {
+            char t[32];
+            int64_t v;
+            memcpy(&v, sb->bufs[i], 8);
+            int n = (fields[i].flags & UNSIGNED_FLAG) ? fmt_u64(t, (uint64_t)v) : fmt_i64(t, v);
+            sbuf_add(&l->raw, t, (size_t)n);
+            c->raw = 1;
+        } else if (sb->bind[i].buffer_type == MYSQL_TYPE_STRING) {
+            sbuf_add(&l->raw, sb->bufs[i],
+                     sb->lens[i] < sb->bind[i].buffer_length ? sb->lens[i] : sb->bind[i].buffer_length);
+            c->raw = 0;
+        } else { /* dates, floats: their JSON text without quotes */
+            const char *j = l->json.data + c->jo;
+            size_t jl = c->jl;
+            if (jl >= 2 && j[0] == '"') {
+                j++;
+                jl -= 2;
+            }
+            sbuf_add(&l->raw, j, jl);
+            c->raw = 0;
+        }
+        c->rl = l->raw.len - c->ro;
+        sbuf_addc(&l->raw, '\0');
+    }
+    l->nrows++;
+}
+
+/* Each column bound by its type (docbuild_bind_type); jt[i]: column i holds
+ * JSON text (the mapping says so, or the server tags it json); l's
+ * selection from column off on. */
+static void bind_columns(const struct level *l, const MYSQL_FIELD *fields, struct stmt_binds *sb,
+                         bool *jt, unsigned off) {
+    for (unsigned i = 0; i < sb->n; i++) {
+        const MYSQL_FIELD *f = &fields[i];
+        enum enum_field_types bt = docbuild_bind_type(f);
+        size_t sz = bt == MYSQL_TYPE_LONGLONG || bt == MYSQL_TYPE_DOUBLE ? 8
+                    : bt == MYSQL_TYPE_FLOAT                            ? 4
+                    : bt == MYSQL_TYPE_DATETIME                         ? sizeof(MYSQL_TIME)
+                                                                        : f->max_length + 1;
+        stmt_binds_set(sb, i, bt, sz, (f->flags & UNSIGNED_FLAG) != 0);
+        jt[i] = i >= off && l->json_text[i - off];
+#ifdef MARIADB_FIELD_ATTR_LAST
+        MARIADB_CONST_STRING fmt = {NULL, 0};
+        if (f->extension &&
+            !mariadb_field_attr(&fmt, f, MARIADB_FIELD_ATTR_FORMAT_NAME) &&
+            fmt.length == 4 && !memcmp(fmt.str, "json", 4))
+            jt[i] = true;
+#endif
+    }
+}
+
 int dbl_run_query(struct docbuild *b, struct level *l, const char *sql, size_t sqllen,
                   char *err, size_t errlen) {
     return dbl_run_query_split(b, &l, 1, false, sql, sqllen, err, errlen);
+}
+
+/* The level of a split query's row: the number in its first column. */
+static struct level *split_level(struct level *const *ls, size_t nls,
+                                 const struct stmt_binds *sb) {
+    int64_t part;
+    if (sb->bind[0].buffer_type != MYSQL_TYPE_LONGLONG || sb->nulls[0]) return NULL;
+    memcpy(&part, sb->bufs[0], 8);
+    return part >= 0 && (uint64_t)part < nls ? ls[part] : NULL;
 }
 
 /* split: column 0 is the number of the level in ls a row belongs to (a
@@ -112,11 +194,8 @@ int dbl_run_query_split(struct docbuild *b, struct level *const *ls, size_t nls,
     }
     int rc = -1;
     MYSQL_RES *meta = NULL;
-    MYSQL_BIND *bind = NULL;
-    unsigned long *lens = NULL;
-    my_bool *nulls = NULL, *errs = NULL;
-    void **bufs = NULL;
-    unsigned nf = 0;
+    struct stmt_binds sb = {0};
+    bool *jt = NULL;
     my_bool on = 1;
     b->stats.queries++;
     if (mysql_stmt_prepare(st, sql, (unsigned long)sqllen) ||
@@ -128,45 +207,18 @@ int dbl_run_query_split(struct docbuild *b, struct level *const *ls, size_t nls,
         goto out;
     }
     meta = mysql_stmt_result_metadata(st);
-    nf = meta ? mysql_num_fields(meta) : 0;
+    unsigned nf = meta ? mysql_num_fields(meta) : 0;
     if (nf != l->nsel + off) {
         snprintf(err, errlen, "docbuild: %u columns returned, %zu expected (query: %.200s)", nf,
                  l->nsel + off, sql);
         goto out;
     }
     MYSQL_FIELD *fields = mysql_fetch_fields(meta);
-    bind = xcalloc(nf, sizeof *bind);
-    lens = xcalloc(nf, sizeof *lens);
-    nulls = xcalloc(nf, sizeof *nulls);
-    errs = xcalloc(nf, sizeof *errs);
-    bufs = xcalloc(nf, sizeof *bufs);
-    bool *jt = xcalloc(nf, sizeof *jt);
-    for (unsigned i = 0; i < nf; i++) {
-        MYSQL_FIELD *f = &fields[i];
-        enum enum_field_types bt = docbuild_bind_type(f);
-        size_t sz = bt == MYSQL_TYPE_LONGLONG || bt == MYSQL_TYPE_DOUBLE ? 8
-                    : bt == MYSQL_TYPE_FLOAT                            ? 4
-                    : bt == MYSQL_TYPE_DATETIME                         ? sizeof(MYSQL_TIME)
-                                                                        : f->max_length + 1;
-        bufs[i] = xcalloc(1, sz);
-        bind[i].buffer_type = bt;
-        bind[i].buffer = bufs[i];
-        bind[i].buffer_length = (unsigned long)sz;
-        bind[i].length = &lens[i];
-        bind[i].is_null = &nulls[i];
-        bind[i].error = &errs[i];
-        bind[i].is_unsigned = (f->flags & UNSIGNED_FLAG) != 0;
-        jt[i] = i >= off && l->json_text[i - off];
-#ifdef MARIADB_FIELD_ATTR_LAST
-        MARIADB_CONST_STRING fmt = {NULL, 0};
-        if (f->extension && !mariadb_field_attr(&fmt, f, MARIADB_FIELD_ATTR_FORMAT_NAME) &&
-            fmt.length == 4 && !memcmp(fmt.str, "json", 4))
-            jt[i] = true;
-#endif
-    }
-    if (mysql_stmt_bind_result(st, bind)) {
+    stmt_binds_init(&sb, nf);
+    jt = xcalloc(nf, sizeof *jt);
+    bind_columns(l, fields, &sb, jt, off);
+    if (mysql_stmt_bind_result(st, sb.bind)) {
         snprintf(err, errlen, "docbuild: bind: %s", mysql_stmt_error(st));
-        free(jt);
         goto out;
     }
     for (;;) {
@@ -174,73 +226,21 @@ int dbl_run_query_split(struct docbuild *b, struct level *const *ls, size_t nls,
         if (fr == MYSQL_NO_DATA) break;
         if (fr == 1) {
             snprintf(err, errlen, "docbuild: fetch: %s", mysql_stmt_error(st));
-            free(jt);
             goto out;
         }
         /* MYSQL_DATA_TRUNCATED cannot happen for strings (max_length sized);
          * numeric conversions are exact by construction */
-        if (split) {
-            int64_t part;
-            memcpy(&part, bufs[0], 8);
-            if (bind[0].buffer_type != MYSQL_TYPE_LONGLONG || nulls[0] || part < 0 ||
-                (uint64_t)part >= nls) {
-                snprintf(err, errlen, "docbuild: a row of no unit (query: %.200s)", sql);
-                free(jt);
-                goto out;
-            }
-            l = ls[part];
+        if (split && !(l = split_level(ls, nls, &sb))) {
+            snprintf(err, errlen, "docbuild: a row of no unit (query: %.200s)", sql);
+            goto out;
         }
-        if (l->nrows == l->cap) {
-            l->cap = l->cap ? l->cap * 2 : 64;
-            l->cells = xrealloc(l->cells, l->cap * l->nsel * sizeof *l->cells);
-        }
-        struct cell *row = &l->cells[l->nrows * l->nsel];
-        for (unsigned i = off; i < nf; i++) {
-            struct cell *c = &row[i - off];
-            jsonw w;
-            jw_init(&w, &l->json);
-            c->jo = l->json.len;
-            docbuild_value_json(&w, &fields[i], &bind[i], jt[i]);
-            c->jl = l->json.len - c->jo;
-            c->raw = -1;
-            c->ro = l->raw.len;
-            c->rl = 0;
-            if (!l->needraw[i - off] || nulls[i]) continue;
-            if (bind[i].buffer_type == MYSQL_TYPE_LONGLONG) {
-                char t[32];
-                int64_t v;
-                memcpy(&v, bufs[i], 8);
-                int n = (fields[i].flags & UNSIGNED_FLAG) ? fmt_u64(t, (uint64_t)v) : fmt_i64(t, v);
-                sbuf_add(&l->raw, t, (size_t)n);
-                c->raw = 1;
-            } else if (bind[i].buffer_type == MYSQL_TYPE_STRING) {
-                sbuf_add(&l->raw, bufs[i], lens[i] < bind[i].buffer_length ? lens[i] : bind[i].buffer_length);
-                c->raw = 0;
-            } else { /* dates, floats: their JSON text without quotes */
-                const char *j = l->json.data + c->jo;
-                size_t jl = c->jl;
-                if (jl >= 2 && j[0] == '"') {
-                    j++;
-                    jl -= 2;
-                }
-                sbuf_add(&l->raw, j, jl);
-                c->raw = 0;
-            }
-            c->rl = l->raw.len - c->ro;
-            sbuf_addc(&l->raw, '\0');
-        }
-        l->nrows++;
+        store_row(l, fields, &sb, jt, off);
         b->stats.rows++;
     }
-    free(jt);
     rc = 0;
 out:
-    for (unsigned i = 0; bufs && i < nf; i++) free(bufs[i]);
-    free(bufs);
-    free(bind);
-    free(lens);
-    free(nulls);
-    free(errs);
+    free(jt);
+    stmt_binds_free(&sb);
     if (meta) mysql_free_result(meta);
     mysql_stmt_close(st);
     return rc;
