@@ -591,7 +591,8 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     }
     const struct mp_index *ix = &m.indices[at];
     /* a config over shard tables is one unit per shard (mapping_shard.h):
-     * every unit's buckets are jobs of the one version */
+     * every unit's buckets are jobs of the one version, n shared out among
+     * them (at least one each: a job costs its ramp and last wait anyway) */
     size_t nunits = 0;
     while (at + nunits < m.nindices && !strcmp(m.indices[at + nunits].alias, req->alias))
         nunits++;
@@ -646,13 +647,6 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     index_version_name(phys, sizeof phys, req->alias, v);
     if (create_version(cfg, client, k, ix, phys, &body, &terms, &created, err, errlen) < 0)
         goto out;
-    /* Over shard tables the buckets are shared out among the shards, at
-     * least one each (and so still at least one job per live node). A job
-     * costs something whatever its rows — its first pages are small (the
-     * ramp in reindex_runner.c), its last waits for the engine's answer,
-     * its row in the metadata is claimed and closed — so n buckets in every
-     * shard made a build of many small shards many times the jobs and
-     * pages of one table of the same rows, and a fraction of its rate. */
     int per = nunits > 1 ? (n + (int)nunits - 1) / (int)nunits : n;
     for (size_t u = at; u < at + nunits; u++) {
         const struct mp_index *ux = &m.indices[u];
@@ -679,12 +673,10 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
                  nunits > 1 ? ", in each shard" : "");
         rx_sync_log(meta, source, id, "reindex requested", detail);
     }
-    if (ix->unit)
-        log_info("reindex", "%s: version %u queued in %d bucket(s) in each of %zu shard(s) (%s)",
-                 req->alias, v, per, nunits, req->reason ? req->reason : "reindex");
-    else
-        log_info("reindex", "%s: version %u queued in %d bucket(s) (%s)", req->alias, v, n,
-                 req->reason ? req->reason : "reindex");
+    char each[64] = "";
+    if (ix->unit) snprintf(each, sizeof each, " in each of %zu shard(s)", nunits);
+    log_info("reindex", "%s: version %u queued in %d bucket(s)%s (%s)", req->alias, v, per, each,
+             req->reason ? req->reason : "reindex");
     *version = v;
     created = false;
 out:
