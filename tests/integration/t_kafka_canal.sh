@@ -31,7 +31,8 @@
 # logged.
 #
 # Knobs: SEARCHSYNC_SEED (the DML's seed; printed), SEARCHSYNC_LONG=1 (the
-# long tier: 2,400 operations, 150 roots, four kill rounds), KAFKA_CN_OPS
+# long tier: 2,400 operations, 150 roots, four kill rounds, then the same
+# with KAFKA_CN_HASHED=1), KAFKA_CN_OPS
 # (operations), KAFKA_CN_HASHED=1 (the topic's 3 partitions, canal hashing
 # rows by primary key: canal.mq.partitionsNum, canal.mq.partitionHash),
 # KAFKA_CN_KEEP (a directory the logs are copied to),
@@ -367,4 +368,10 @@ assert_eq 0 "$(grep -c 'is a dead letter' "$RUNLOG" || true)" "the daemon logged
 errs=$(grep -h ' ERROR \[' "$RUNLOG" | head -5 || true)
 assert_eq "" "$errs" "no ERROR in the daemon's log"
 [ ${#FAILS[@]} = 0 ] || fail "$(printf '%s; ' "${FAILS[@]}")"
+if [ -n "$LONG" ] && [ -z "$HASHED" ]; then
+    log "---- the same with canal hashing rows by primary key over 3 partitions"
+    daemon_stop
+    canal stop
+    KAFKA_CN_HASHED=1 bash "$0" || fail "the run with hashed partitions failed"
+fi
 pass
