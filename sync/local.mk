@@ -7,7 +7,7 @@ libsearchsync_a_SOURCES += sync/mapping/mapping.c sync/mapping/mapping.h \
 	sync/mapping/mapping_gen.h sync/node/node.c sync/node/node.h sync/mapping/index_mapping.c \
 	sync/mapping/index_mapping.h sync/mapping/mapping_import.c sync/mapping/mapping_import.h \
 	sync/mapping/mapping_generate.c sync/mapping/mapping_generate.h sync/mapping/mapping_shard.c \
-	sync/mapping/mapping_shard.h
+	sync/mapping/mapping_shard.h sync/mapping/mapping_source.c sync/mapping/mapping_source.h
 searchsync_SOURCES += sync/cli/cmd_mapping.c
 EXTRA_DIST += tests/fixtures/mapping sql/demo/mapping.json docs/mapping.md
 
@@ -19,6 +19,14 @@ tests_unit_test_mapping_shard_asan_SOURCES = tests/unit/test_mapping_shard.c
 tests_unit_test_mapping_shard_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_mapping_shard_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_mapping_shard_asan_LDADD = $(UNIT_ASAN_LDADD)
+check_PROGRAMS += tests/unit/test_mapping_source tests/unit/test_mapping_source_asan
+TESTS += tests/unit/test_mapping_source tests/unit/test_mapping_source_asan
+tests_unit_test_mapping_source_SOURCES = tests/unit/test_mapping_source.c
+tests_unit_test_mapping_source_LDADD = $(UNIT_LDADD)
+tests_unit_test_mapping_source_asan_SOURCES = tests/unit/test_mapping_source.c
+tests_unit_test_mapping_source_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_mapping_source_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_mapping_source_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/unit/test_mapping tests/unit/test_mapping_asan
 TESTS += tests/unit/test_mapping tests/unit/test_mapping_asan
 tests_unit_test_mapping_SOURCES = tests/unit/test_mapping.c
@@ -51,7 +59,8 @@ tests_tools_docbuild_dump_asan_LDADD = libsearchsync_asan.a $(DEP_LIBS)
 # the change router and the daemon (issue 5)
 libsearchsync_a_SOURCES += sync/pipeline/router.c sync/pipeline/router.h
 # where a source's sync stands: `searchsync status` and GET /api/v1/status
-libsearchsync_a_SOURCES += sync/node/status.c sync/node/status.h
+libsearchsync_a_SOURCES += sync/node/status.c sync/node/status.h sync/node/status_sources.c \
+	sync/node/status_sources.h
 # the node's subsystems and request thread
 check_PROGRAMS += tests/unit/test_node tests/unit/test_node_asan
 TESTS += tests/unit/test_node tests/unit/test_node_asan

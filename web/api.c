@@ -18,6 +18,7 @@
 #include "sync/reindex/reindex.h"
 #include "search/search.h"
 #include "sync/mapping/mapping_gen.h"
+#include "sync/mapping/mapping_source.h"
 #include "sync/sources/reader_stats.h"
 #include "sync/node/status.h"
 #include "metrics.h"
@@ -152,11 +153,14 @@ static bool need_engine(const struct api_ctx *ctx, struct conns *c, struct api_r
  * id, state, current_version, building_version, epoch, history_retention */
 static int index_row(const struct api_ctx *ctx, struct conns *c, const char *alias,
                      struct stmt_rows *row, struct api_resp *r) {
-    const char *p[] = {ctx->cfg->source.name, alias};
+    /* among the index configs this source feeds (sync/mapping/mapping_source.h) */
+    const char *me = ctx->cfg->source.name;
+    const char *p[] = {config_mapping_name(ctx->cfg), me, me, alias};
     long n = stmt_query(c->meta,
                         "SELECT id, state, current_version, building_version, epoch, "
-                        "history_retention FROM index_configs WHERE source = ? AND alias = ?",
-                        p, 2, row, c->err, sizeof c->err);
+                        "history_retention FROM index_configs WHERE " MP_FED_BY_PARAMS
+                        " AND alias = ?",
+                        p, 4, row, c->err, sizeof c->err);
     if (n < 0) {
         api_error(r, 500, c->err, "reading index_configs failed; see the daemon's log");
         return -1;
@@ -510,17 +514,19 @@ static void h_indices(const struct api_ctx *ctx, struct api_resp *r) {
     struct conns c = {0};
     if (!open_meta(ctx, &c, r)) return;
     struct stmt_rows ix = {0}, vs = {0};
-    const char *p[] = {ctx->cfg->source.name};
+    const char *me = ctx->cfg->source.name;
+    const char *p[] = {config_mapping_name(ctx->cfg), me, me};
     if (stmt_query(c.meta,
                    "SELECT id, alias, state, current_version, building_version, epoch, "
-                   "history_retention FROM index_configs WHERE source = ? ORDER BY position, id",
-                   p, 1, &ix, c.err, sizeof c.err) < 0 ||
+                   "history_retention FROM index_configs WHERE " MP_FED_BY_PARAMS
+                   " ORDER BY position, id",
+                   p, 3, &ix, c.err, sizeof c.err) < 0 ||
         stmt_query(c.meta,
                    "SELECT v.index_id, v.version, v.physical_name, v.state, "
                    TS("v.created_at") ", " TS("v.switched_at") " FROM index_versions v "
-                   "JOIN index_configs ic ON ic.id = v.index_id WHERE ic.source = ? "
-                   "ORDER BY v.index_id, v.version",
-                   p, 1, &vs, c.err, sizeof c.err) < 0) {
+                   "WHERE v.index_id IN (SELECT id FROM index_configs WHERE " MP_FED_BY_PARAMS
+                   ") ORDER BY v.index_id, v.version",
+                   p, 3, &vs, c.err, sizeof c.err) < 0) {
         api_error(r, 500, c.err, "reading index_configs failed; see the daemon's log");
         goto out;
     }

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "sync/delayed/delayed.h"
 #include "sync/pipeline/docbuild.h"
+#include "sync/mapping/mapping_source.h"
 #include "json_exact.h"
 #include "jsonw.h"
 #include "log.h"
@@ -58,9 +59,19 @@ struct ctx {
                               * tables changed in the window */
     struct cand *c;
     size_t nc, capc;
+    char *only;            /* several sources: the filter to this source's documents
+                            * ({"term":{"ss_source":...}}), NULL: every document */
     char *err;
     size_t errlen;
 };
+
+/* "query": the query q_inner (JSON text), to this source's documents only
+ * when several sources feed the index (the others' are theirs to check) */
+static void add_query(const struct ctx *c, sbuf *q, const char *inner) {
+    sbuf_adds(q, "\"query\":");
+    if (c->only) sbuf_printf(q, "{\"bool\":{\"filter\":[%s,%s]}}", c->only, inner);
+    else sbuf_adds(q, inner);
+}
 
 const char *check_kind_name(enum check_kind k) {
     static const char *const n[] = {"missing", "extra", "different", "unhashed", "duplicate"};
@@ -381,12 +392,16 @@ struct ebucket {
 static int engine_hist(struct ctx *c, uint64_t lo, uint64_t hi, uint64_t iv, struct ebucket *eb,
                        size_t nb, unsigned long long *total) {
     sbuf q = SBUF_INIT;
+    char range[200];
+    snprintf(range, sizeof range, "{\"range\":{\"" KEY_HASH_FIELD "\":{\"gte\":%llu,\"lt\":%llu}}}",
+             (unsigned long long)lo, (unsigned long long)hi);
+    sbuf_adds(&q, "{\"size\":0,\"track_total_hits\":true,");
+    add_query(c, &q, range);
     sbuf_printf(&q,
-                "{\"size\":0,\"track_total_hits\":true,\"query\":{\"range\":{\"" KEY_HASH_FIELD
-                "\":{\"gte\":%llu,\"lt\":%llu}}},\"aggs\":{\"b\":{\"histogram\":{\"field\":\"" KEY_HASH_FIELD
+                ",\"aggs\":{\"b\":{\"histogram\":{\"field\":\"" KEY_HASH_FIELD
                 "\",\"interval\":%llu,\"min_doc_count\":1},\"aggs\":{\"h\":{\"sum\":{\"field\":\"" CONTENT_HASH_FIELD
                 "\"}},\"n\":{\"value_count\":{\"field\":\"" CONTENT_HASH_FIELD "\"}}}}}}",
-                (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)iv);
+                (unsigned long long)iv);
     cJSON *j = engine_search(c, "?request_cache=false", &q);
     sbuf_free(&q);
     if (!j) return -1;
@@ -422,10 +437,13 @@ static int by_eid(const void *a, const void *b) {
 /* a leaf: both sides' ids and hashes merged by id */
 static int leaf(struct ctx *c, uint64_t lo, uint64_t hi) {
     sbuf q = SBUF_INIT;
-    sbuf_printf(&q,
-                "{\"size\":10000,\"_source\":false,\"docvalue_fields\":[\"" CONTENT_HASH_FIELD
-                "\"],\"query\":{\"range\":{\"" KEY_HASH_FIELD "\":{\"gte\":%llu,\"lt\":%llu}}}}",
-                (unsigned long long)lo, (unsigned long long)hi);
+    char range[200];
+    snprintf(range, sizeof range, "{\"range\":{\"" KEY_HASH_FIELD "\":{\"gte\":%llu,\"lt\":%llu}}}",
+             (unsigned long long)lo, (unsigned long long)hi);
+    sbuf_adds(&q, "{\"size\":10000,\"_source\":false,\"docvalue_fields\":[\"" CONTENT_HASH_FIELD
+                  "\"],");
+    add_query(c, &q, range);
+    sbuf_addc(&q, '}');
     cJSON *j = engine_search(c, NULL, &q);
     sbuf_free(&q);
     if (!j) return -1;
@@ -530,8 +548,11 @@ static int drill(struct ctx *c, uint64_t lo, uint64_t hi) {
  * hashes). With --since, only those of the window's rows. */
 static int legacy_docs(struct ctx *c) {
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "{\"size\":0,\"track_total_hits\":true,\"query\":{\"bool\":{\"must_not\":{"
-                  "\"exists\":{\"field\":\"" KEY_HASH_FIELD "\"}}}}}");
+    static const char unhashed[] =
+        "{\"bool\":{\"must_not\":{\"exists\":{\"field\":\"" KEY_HASH_FIELD "\"}}}}";
+    sbuf_adds(&q, "{\"size\":0,\"track_total_hits\":true,");
+    add_query(c, &q, unhashed);
+    sbuf_addc(&q, '}');
     cJSON *j = engine_search(c, NULL, &q);
     if (!j) return sbuf_free(&q), -1;
     unsigned long long n = total_hits(j);
@@ -543,8 +564,9 @@ static int legacy_docs(struct ctx *c) {
         strset_add(&c->mysql_ids, id, strlen(id));
     }
     sbuf_reset(&q);
-    sbuf_adds(&q, "{\"size\":5000,\"_source\":false,\"query\":{\"bool\":{\"must_not\":{"
-                  "\"exists\":{\"field\":\"" KEY_HASH_FIELD "\"}}}},\"sort\":[\"_doc\"]}");
+    sbuf_adds(&q, "{\"size\":5000,\"_source\":false,");
+    add_query(c, &q, unhashed);
+    sbuf_adds(&q, ",\"sort\":[\"_doc\"]}");
     j = engine_search(c, "?scroll=1m", &q);
     int rc = j ? 0 : -1;
     while (j) {
@@ -597,7 +619,7 @@ static int legacy_docs(struct ctx *c) {
  * (check_versions.h); each compared by content */
 static int written_elsewhere(struct ctx *c) {
     struct strset foreign = {0}, had = {0};
-    int rc = check_versions_scan(c->pr->p.k, c->ix->alias, c->o->stop, &foreign,
+    int rc = check_versions_scan(c->pr->p.k, c->ix->alias, c->only, c->o->stop, &foreign,
                                  &c->res->versions_listed, c->err, c->errlen);
     for (size_t i = 0; rc == 0 && i < c->nc; i++) strset_add(&had, c->c[i].id, strlen(c->c[i].id));
     for (size_t i = 0; rc == 0 && i < foreign.cap; i++) {
@@ -861,6 +883,13 @@ int check_run(struct producer *pr, const struct check_opts *o, struct check_resu
         }
         c.window = true;
     }
+    if (c.ix->source) { /* several sources: this one's documents (ss_source) */
+        sbuf f = SBUF_INIT;
+        sbuf_adds(&f, "{\"term\":{\"" MP_SOURCE_FIELD "\":");
+        json_escape(&f, c.ix->source, strlen(c.ix->source));
+        sbuf_adds(&f, "}}");
+        c.only = sbuf_detach(&f);
+    }
     int rc = EXIT_RUNTIME;
     if (c.window && c.nunits == 1) { /* (over shards: each shard's, mysql_side) */
         int w = related_windows(&c);
@@ -935,6 +964,7 @@ out:
     res->seconds = now_s() - t0;
     free_cands(c.c, c.nc);
     free(c.r);
+    free(c.only);
     sbuf_free(&c.ids);
     strset_clear(&c.legacy);
     strset_clear(&c.mysql_ids);

@@ -101,7 +101,8 @@ static int follow(struct env *e, const char *alias, unsigned v) {
                         "FROM index_configs ic LEFT JOIN jobs j ON j.index_id = ic.id AND "
                         "j.version = %u AND j.type = 'index' WHERE ic.source = ",
                     v);
-        db_quote(e->c.meta, &q, e->c.cfg.source.name, strlen(e->c.cfg.source.name));
+        db_quote(e->c.meta, &q, config_mapping_name(&e->c.cfg),
+                 strlen(config_mapping_name(&e->c.cfg)));
         sbuf_adds(&q, " AND ic.alias = ");
         db_quote(e->c.meta, &q, alias, strlen(alias));
         sbuf_adds(&q, " GROUP BY ic.id");
@@ -144,7 +145,8 @@ static int follow(struct env *e, const char *alias, unsigned v) {
                     "TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 FROM reindex_runs "
                     "WHERE version = %u AND index_id = (SELECT id FROM index_configs WHERE source = ",
                 v);
-    db_quote(e->c.meta, &q, e->c.cfg.source.name, strlen(e->c.cfg.source.name));
+    db_quote(e->c.meta, &q, config_mapping_name(&e->c.cfg),
+                 strlen(config_mapping_name(&e->c.cfg)));
     sbuf_adds(&q, " AND alias = ");
     db_quote(e->c.meta, &q, alias, strlen(alias));
     sbuf_adds(&q, ")");
@@ -168,7 +170,8 @@ static int follow(struct env *e, const char *alias, unsigned v) {
     for (int waits = 0; again && waits < 10 * (1000 / FOLLOW_POLL_MS); waits++) {
         sbuf_reset(&q);
         sbuf_adds(&q, "SELECT building_version FROM index_configs WHERE source = ");
-        db_quote(e->c.meta, &q, e->c.cfg.source.name, strlen(e->c.cfg.source.name));
+        db_quote(e->c.meta, &q, config_mapping_name(&e->c.cfg),
+                 strlen(config_mapping_name(&e->c.cfg)));
         sbuf_adds(&q, " AND alias = ");
         db_quote(e->c.meta, &q, alias, strlen(alias));
         unsigned next = 0;

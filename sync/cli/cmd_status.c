@@ -282,7 +282,7 @@ int cmd_status(int argc, char **argv) {
         bool stopped = false;
         for (size_t i = 0; i < st.nindices; i++) stopped |= st.indices[i].stopped != NULL;
         rc = !st.source_reached || !st.caught_up || st.dead.nrows > 0 || st.nerrors > 0 ||
-                     stopped
+                     stopped || st.sources_attention
                  ? EXIT_FOUND : EXIT_OK;
         status_free(&st);
         goto out;
@@ -353,6 +353,13 @@ int cmd_status(int argc, char **argv) {
         if (ix->stopped) {
             printf("    STOPPED: %s\n", ix->stopped);
             if (rc == EXIT_OK) rc = EXIT_FOUND;
+        }
+        if (ix->multi) { /* several sources: where each stands, what a build waits for */
+            sbuf t = SBUF_INIT;
+            status_sources_text(&ix->sources, &t);
+            fputs(t.data ? t.data : "", stdout);
+            sbuf_free(&t);
+            if (ix->sources.attention && rc == EXIT_OK) rc = EXIT_FOUND;
         }
         if (!ix->engine_read) continue;
         if (ix->engine_err) {

@@ -10,6 +10,7 @@
 #include "db.h"
 #include "sync/mapping/mapping.h"
 #include "sync/mapping/mapping_shard.h"
+#include "sync/mapping/mapping_source.h"
 #include "log.h"
 
 static void seterr(char *err, size_t n, const char *what, MYSQL *m) {
@@ -272,8 +273,8 @@ int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err
     memset(out, 0, sizeof *out);
     sbuf sql = SBUF_INIT;
     sbuf_adds(&sql, "SELECT id, alias, state, current_version, epoch, history_retention, shards, "
-                    "replicas, join_field, analysis, stopped_reason, id_template, unique_keys "
-                    "FROM index_configs WHERE source = ");
+                    "replicas, join_field, analysis, stopped_reason, id_template, unique_keys, "
+                    "sources FROM index_configs WHERE source = ");
     q(m, &sql, source);
     sbuf_adds(&sql, " ORDER BY position, id");
     MYSQL_RES *r = db_query(m, sql.data, sql.len, err, errlen);
@@ -301,6 +302,7 @@ int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err
         ix->deliveries_stopped = ix->stopped != NULL;
         ix->id_template = dup_or_null(row[11]);
         ix->unique_keys = row[12] && atoi(row[12]);
+        mp_sources_split(ix, row[13]);
     }
     mysql_free_result(r);
     int rc = 0;
@@ -351,6 +353,13 @@ int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err
     sbuf_free(&sql);
     if (rc < 0) mapping_free(out);
     return rc;
+}
+
+int mapping_db_load_for(MYSQL *m, const char *mapping, const char *source, struct mapping *out,
+                        char *err, size_t errlen) {
+    if (mapping_db_load(m, mapping, out, err, errlen) < 0) return -1;
+    mapping_for_source(out, mapping, source);
+    return 0;
 }
 
 /* ------------------------------------------------------------------ save */
@@ -506,8 +515,8 @@ static int save_all(MYSQL *m, const char *source, const struct mapping *mp, char
         const struct mp_index *ix = &mp->indices[i];
         sbuf_reset(&s);
         sbuf_adds(&s, "INSERT INTO index_configs (source, alias, history_retention, shards, "
-                      "replicas, join_field, analysis, id_template, unique_keys, position) "
-                      "VALUES (");
+                      "replicas, join_field, analysis, id_template, unique_keys, sources, "
+                      "position) VALUES (");
         q(m, &s, source);
         sbuf_addc(&s, ',');
         q(m, &s, ix->alias);
@@ -519,12 +528,18 @@ static int save_all(MYSQL *m, const char *source, const struct mapping *mp, char
         q(m, &s, ix->id_template);
         sbuf_addc(&s, ',');
         qb(&s, ix->unique_keys);
+        sbuf_addc(&s, ',');
+        sbuf srcs = SBUF_INIT;
+        mp_sources_join(ix, &srcs);
+        q(m, &s, srcs.len ? srcs.data : NULL);
+        sbuf_free(&srcs);
         sbuf_printf(&s,
                     ", %zu) ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id), "
                     "history_retention = VALUES(history_retention), shards = VALUES(shards), "
                     "replicas = VALUES(replicas), join_field = VALUES(join_field), "
                     "analysis = VALUES(analysis), id_template = VALUES(id_template), "
-                    "unique_keys = VALUES(unique_keys), position = VALUES(position)",
+                    "unique_keys = VALUES(unique_keys), sources = VALUES(sources), "
+                    "position = VALUES(position)",
                     i);
         if ((rc = exec(m, &s, err, errlen)) < 0) break;
         unsigned long long iid = mysql_insert_id(m);

@@ -1,6 +1,7 @@
 /* mapping_import: see mapping_import.h. */
 #include "sync/mapping/mapping_import.h"
 #include "sync/mapping/mapping_shard.h"
+#include "sync/mapping/mapping_source.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +107,7 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
     struct mapping nw = {0}, old = {0}, ex = {0};
     struct mp_schema schema = {0};
     MYSQL *src = NULL;
+    bool *mine = NULL;
     int rc = MI_OK;
     char *err = mi->err;
     size_t errlen = sizeof mi->err;
@@ -133,9 +135,21 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
         rc = MI_INVALID;
         goto out;
     }
-    /* validated as it runs: an index config with table patterns as one unit
-     * per shard the source has (mapping_shard.h) */
+    /* validated as it runs: the index configs this source feeds, each one of
+     * several sources as this one's (mapping_source.h), one with table
+     * patterns as one unit per shard the source has (mapping_shard.h). The
+     * other sources' are checked by their daemons against their servers. */
+    const char *mapping = config_mapping_name(cfg), *source = cfg->source.name;
     mapping_copy(&ex, &nw);
+    mapping_for_source(&ex, mapping, source);
+    mine = xcalloc(nw.nindices + 1, sizeof *mine);
+    for (size_t i = 0; i < nw.nindices; i++) {
+        mine[i] = mp_index_fed_by(&nw.indices[i], mapping, source);
+        if (!mine[i])
+            sbuf_printf(&mi->notes, "index %s: not fed by source %s: checked as a file only; "
+                        "the daemons of its sources check it against their servers\n",
+                        nw.indices[i].alias, source);
+    }
     if (!src || rowfmt < 0 || mapping_expand(src, &ex, NULL, 0, NULL, err, errlen) < 0 ||
         mapping_schema_load(src, &ex, &schema, err, errlen) < 0) {
         rc = MI_RUNTIME;
@@ -151,7 +165,7 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
         }
         nerr += nt;
     }
-    if (!nerr) nerr = mapping_types_from(&nw, &ex, &mi->problems);
+    if (!nerr) nerr = mapping_types_from(&nw, &ex, mine, &mi->problems);
     if (nerr) {
         mi->nproblems = nerr;
         snprintf(err, errlen, "%s: %d problem%s:", mi->name, nerr, nerr == 1 ? "" : "s");
@@ -172,7 +186,7 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
             goto out;
         }
     }
-    if (mapping_db_load(meta, cfg->source.name, &old, err, errlen) < 0) {
+    if (mapping_db_load(meta, mapping, &old, err, errlen) < 0) {
         rc = MI_RUNTIME;
         goto out;
     }
@@ -184,7 +198,7 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
     sbuf_adds(&s, ")");
     int r = db_exec(meta, s.data, err, errlen);
     sbuf_free(&s);
-    if (r < 0 || mapping_db_save(meta, cfg->source.name, &nw, err, errlen) < 0) {
+    if (r < 0 || mapping_db_save(meta, mapping, &nw, err, errlen) < 0) {
         rc = MI_RUNTIME;
         goto out;
     }
@@ -202,6 +216,7 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
         mi->log_err[0] = '\0';
     sbuf_free(&s);
 out:
+    free(mine);
     mapping_free(&nw);
     mapping_free(&ex);
     mapping_free(&old);
@@ -211,6 +226,7 @@ out:
 }
 
 void mapping_import_free(struct mapping_import *mi) {
+    sbuf_free(&mi->notes);
     sbuf_free(&mi->plan);
     sbuf_free(&mi->problems);
 }

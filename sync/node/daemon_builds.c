@@ -114,7 +114,7 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
             char *phys = xstrdup(p->builds[bi].phys);
             bool live = ix->current_version == p->builds[bi].version;
             if (live && ix->unit) { /* the shards it was built from: read whole */
-                if (shards_read_set(p->meta, dm->cfg->source.name, ix->alias,
+                if (shards_read_set(p->meta, config_mapping_name(dm->cfg), ix->alias,
                                     &p->builds[bi].gen->m, err, sizeof err) < 0)
                     log_warn("run", "%s: the shards of version %u are not recorded (%s): those "
                              "that joined since are read again at the next start", ix->alias,
@@ -175,17 +175,23 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
             else
                 snprintf(pos, sizeof pos, "%s",
                          dm->env.start_pos[0] ? dm->env.start_pos : "start");
-            const char *tabs[] = {"index_versions", "reindex_runs"};
-            for (int k = 0; k < 2; k++) {
+            /* this source's part of it, and (the first source's) the version's */
+            const char *tabs[] = {"reindex_parts", "index_versions", "reindex_runs"};
+            const char *mapping = config_mapping_name(dm->cfg), *me = dm->cfg->source.name;
+            for (int k = 0; k < 3; k++) {
                 sbuf_reset(&q);
                 sbuf_printf(&q, "UPDATE %s SET start_position = COALESCE(start_position, ", tabs[k]);
                 db_quote(p->meta, &q, pos, strlen(pos));
                 sbuf_printf(&q, ") WHERE version = %u AND index_id = (SELECT id FROM index_configs "
                                 "WHERE source = ", bv);
-                db_quote(p->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
+                db_quote(p->meta, &q, mapping, strlen(mapping));
                 sbuf_adds(&q, " AND alias = ");
                 db_quote(p->meta, &q, ix->alias, strlen(ix->alias));
                 sbuf_addc(&q, ')');
+                if (k == 0) {
+                    sbuf_adds(&q, " AND source = ");
+                    db_quote(p->meta, &q, me, strlen(me));
+                }
                 if (db_exec(p->meta, q.data, err, sizeof err) < 0)
                     log_warn("run", "start position of %s not recorded: %s", b->phys, err);
             }
@@ -194,6 +200,24 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
                      b->gen->id);
         }
         struct build *b = &p->builds[bi];
+        /* this source's part: planned once its dual writes are on, from its
+         * own server's keys, before any of its jobs is read (a source down
+         * holds it here, and the version's switch with it, not the others) */
+        if (!b->planned) {
+            int prc = REINDEX_ERR;
+            if (db_ensure(&p->src, &p->srcp, err, sizeof err) == 0 &&
+                db_ensure(&p->meta, &p->metap, err, sizeof err) == 0)
+                prc = reindex_plan_part(dm->cfg, p->meta, p->src, &b->gen->m, b->alias,
+                                        b->version, err, sizeof err);
+            b->planned = prc == REINDEX_OK;
+            if (!b->planned && !b->plan_said) {
+                log_warn("run", "%s: version %u: the part of source %s is not planned yet (%s): "
+                         "tried again at the next poll; the switch waits for it", b->alias,
+                         b->version, dm->cfg->source.name, err);
+                b->plan_said = true;
+            }
+            if (!b->planned) continue;
+        }
         if (b->runner && reindex_runner_done(b->runner)) {
             reindex_runner_free(b->runner);
             b->runner = NULL;
@@ -242,9 +266,20 @@ bool builds_mapping_changed(struct daemon *dm, const struct mapping_gen *nw) {
         unsigned was = p->builds[i].version;
         changed = true;
         builds_stop(dm, i, "its index config was edited", false);
-        if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0 ||
-            reindex_reset(dm->cfg, p->k, p->meta, al, "mapping edited during the build", err,
-                          sizeof err) != REINDEX_OK) {
+        /* that version only: with several sources, the first daemon to see
+         * the edit cancels it and queues the next; the others find it gone */
+        int crc = db_ensure(&p->meta, &p->metap, err, sizeof err) < 0
+                      ? REINDEX_ERR
+                      : reindex_cancel_version(dm->cfg, p->k, p->meta, al, was,
+                                               "mapping edited during the build", err,
+                                               sizeof err);
+        if (crc == REINDEX_REFUSED) {
+            log_info("run", "%s: the mapping was edited while version %u was built: that build "
+                     "was cancelled already (%s)", al, was, err);
+            free(al);
+            continue;
+        }
+        if (crc != REINDEX_OK) {
             log_error("run", "%s: the mapping was edited while version %u was built, and that "
                       "build could not be cancelled (%s): run `searchsync reindex --reset` "
                       "and reindex again, or its documents may follow two mappings",

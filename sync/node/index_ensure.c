@@ -40,7 +40,7 @@ static void drop_failed_builds(struct supervisor *sv, const struct mp_index *ix)
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT r.version FROM reindex_runs r JOIN index_configs c ON c.id = "
                   "r.index_id WHERE r.status IN ('failed', 'cancelled') AND c.source = ");
-    db_quote(sv->meta, &q, sv->cfg->source.name, strlen(sv->cfg->source.name));
+    db_quote(sv->meta, &q, config_mapping_name(sv->cfg), strlen(config_mapping_name(sv->cfg)));
     sbuf_adds(&q, " AND c.alias = ");
     db_quote(sv->meta, &q, ix->alias, strlen(ix->alias));
     char err[256];
@@ -89,7 +89,7 @@ int index_ensure(struct supervisor *sv, struct mp_index *ix) {
         sbuf q = SBUF_INIT;
         sbuf_printf(&q, "UPDATE index_configs SET state = IF(state = 'unavailable', 'available', "
                         "state), current_version = %u WHERE source = ", v);
-        db_quote(sv->meta, &q, sv->cfg->source.name, strlen(sv->cfg->source.name));
+        db_quote(sv->meta, &q, config_mapping_name(sv->cfg), strlen(config_mapping_name(sv->cfg)));
         sbuf_adds(&q, " AND alias = ");
         db_quote(sv->meta, &q, ix->alias, strlen(ix->alias));
         rc = db_exec(sv->meta, q.data, sv->err, sizeof sv->err);

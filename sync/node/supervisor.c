@@ -121,7 +121,8 @@ static struct mapping_gen *load_gen(struct supervisor *sv, bool *invalid) {
     *invalid = false;
     struct mapping_gen *g = mapping_gen_new(NULL);
     if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0 ||
-        mapping_db_load(sv->meta, sv->cfg->source.name, &g->m, sv->err, sizeof sv->err) < 0)
+        mapping_db_load_for(sv->meta, config_mapping_name(sv->cfg), sv->cfg->source.name, &g->m,
+                            sv->err, sizeof sv->err) < 0)
         goto fail;
     mapping_signature(&g->m, &g->sig); /* as stored, before validation fills in defaults */
     for (size_t i = 0; i < g->m.nindices; i++) /* routed, judged later (schema_watch.c) */
@@ -341,7 +342,8 @@ static bool look_for_edits(struct supervisor *sv, bool schema_changed, const cha
         sv->sum_warned = true;
     }
     if (sum[0] && !strcmp(sum, sv->mapping_sum) && !schema_changed) goto out;
-    if (mapping_db_load(sv->meta, sv->cfg->source.name, &m2, sv->err, sizeof sv->err) < 0) {
+    if (mapping_db_load_for(sv->meta, config_mapping_name(sv->cfg), sv->cfg->source.name, &m2,
+                            sv->err, sizeof sv->err) < 0) {
         log_warn("run", "looking for mapping edits: %s (will try again)", sv->err);
         if (schema_changed) ask_again(sv);
         goto out;
@@ -438,7 +440,7 @@ out:
 }
 
 void supervisor_poll_builds(struct supervisor *sv) {
-    struct build_table *t = build_table_read(&sv->meta, &sv->metap, sv->cfg->source.name,
+    struct build_table *t = build_table_read(&sv->meta, &sv->metap, config_mapping_name(sv->cfg),
                                              sv->err, sizeof sv->err);
     if (!t) {
         if (!sv->poll_warned) log_warn("run", "looking for reindexes: %s (will try again)", sv->err);

@@ -11,6 +11,7 @@
 
 #include "jsonw.h"
 #include "sync/mapping/mapping_shard.h"
+#include "sync/mapping/mapping_source.h"
 #include "sync/pipeline/pipeline.h"
 
 /* the document id of key v (a shard's carries it: mapping_shard.h) */
@@ -71,6 +72,10 @@ int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const 
     if (ix->unit) { /* as the document builder writes it */
         jw_key(&w, MP_SHARD_FIELD);
         jw_str(&w, ix->unit);
+    }
+    if (ix->source) {
+        jw_key(&w, MP_SOURCE_FIELD);
+        jw_str(&w, ix->source);
     }
     jw_obj_close(&w);
     struct image im = {p, bt, row->after};

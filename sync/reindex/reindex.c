@@ -19,6 +19,7 @@
 #include "db.h"
 #include "sync/pipeline/docbuild.h"
 #include "sync/mapping/index_mapping.h"
+#include "sync/mapping/mapping_shard.h"
 #include "rebalance/jobs/job_assign.h"
 #include "json_exact.h"
 #include "log.h"
@@ -152,7 +153,8 @@ void rx_sync_log(MYSQL *meta, const char *source, const char *index_id, const ch
 /* The index config of alias with its validated model (types filled in). */
 int rx_load_index(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const char *alias,
                   struct mapping *m, size_t *pos, char *err, size_t errlen) {
-    if (mapping_db_load(meta, cfg->source.name, m, err, errlen) < 0) return REINDEX_ERR;
+    if (mapping_db_load_for(meta, config_mapping_name(cfg), cfg->source.name, m, err, errlen) < 0)
+        return REINDEX_ERR;
     size_t i = 0;
     while (i < m->nindices && strcmp(m->indices[i].alias, alias)) i++;
     if (i == m->nindices) {
@@ -177,7 +179,7 @@ int rx_index_id_of(MYSQL *meta, const char *source, const char *alias, char **ro
     int rc = db_row1(meta, q.data, q.len, row, 5, err, errlen);
     sbuf_free(&q);
     if (rc == 0) {
-        errf(err, errlen, "source %s has no index config \"%s\"", source, alias);
+        errf(err, errlen, "mapping %s has no index config \"%s\"", source, alias);
         return REINDEX_UNKNOWN;
     }
     return rc < 0 ? REINDEX_ERR : REINDEX_OK;
@@ -514,15 +516,68 @@ out:
     return rc;
 }
 
+/* One job per bucket of source's part of version v (params: the buckets'
+ * conditions separated by 0x1e), inside the caller's transaction. */
+static int insert_jobs(MYSQL *meta, const char *source, const char *id, unsigned v, int n,
+                       const char *params, char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    int rc = 0;
+    const char *p = params;
+    for (int b = 0; b < n && rc == 0; b++) {
+        const char *e = strchr(p, '\x1e');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        sbuf_reset(&q);
+        sbuf_adds(&q, "INSERT INTO jobs (source, index_id, version, type, status, total_buckets, "
+                      "bucket, data_cursor, params) VALUES (");
+        rx_sq(meta, &q, source);
+        sbuf_printf(&q, ", %s, %u, 'index', 'init', %d, %d, '0', ", id, v, n, b);
+        db_quote(meta, &q, p, len);
+        sbuf_addc(&q, ')');
+        rc = db_exec(meta, q.data, err, errlen);
+        p = e ? e + 1 : p + len;
+    }
+    sbuf_free(&q);
+    return rc;
+}
+
+/* The buckets of every unit of alias in m (m->indices[at], at + 1, ...: one
+ * per shard, or the index config itself) cut into n each, read from src:
+ * their jobs' params (0x1e between them) into params, the number of jobs
+ * into *njobs. 0, or -1 with err. */
+static int plan_buckets(MYSQL *src, const struct mapping *m, size_t at, int n, bool by_mod,
+                        sbuf *params, int *njobs, char *err, size_t errlen) {
+    const char *alias = m->indices[at].alias;
+    *njobs = 0;
+    for (size_t u = at; u < m->nindices && !strcmp(m->indices[u].alias, alias); u++) {
+        const struct mp_index *ux = &m->indices[u];
+        char ***bounds = by_mod ? NULL : range_bounds(src, ux, n, err, errlen);
+        if (!by_mod && !bounds) return -1;
+        for (int b = 0; b < n; b++) {
+            sbuf_printf(params, "%s", params->len ? "\x1e" : "");
+            if (ux->unit) sbuf_printf(params, "%s%s\n", RX_UNIT_LINE, ux->unit);
+            if (bucket_params(ux, bounds, b, n, by_mod, params, err, errlen) < 0) {
+                free_bounds(bounds, ux->ntables, n);
+                return -1;
+            }
+            (*njobs)++;
+        }
+        free_bounds(bounds, ux->ntables, n);
+    }
+    return 0;
+}
+
 /* The request in the metadata, in one transaction: the index config
- * 'changing' to version v, the version (its body and terms), the run, and
- * one job per bucket (params: the buckets' conditions separated by 0x1e).
+ * 'changing' to version v, the version (its body and terms), the run, a
+ * part per source of the index config (sources[0..nsources)), and the
+ * requesting source's part planned: its jobs (params as insert_jobs takes
+ * them). The other sources' readers plan theirs (reindex_plan_part).
  * REINDEX_OK, REINDEX_REFUSED (another request got there first) or
  * REINDEX_ERR, with err. */
 static int record_request(MYSQL *meta, const char *source, const char *id, const char *alias,
                           unsigned v, const char *phys, const sbuf *body, const sbuf *terms,
-                          int n, bool by_mod, const char *params, char *err, size_t errlen) {
-    /* one transaction: the version, the run, the jobs, the state */
+                          int n, int njobs, bool by_mod, const char *params,
+                          char *const *sources, size_t nsources, char *err, size_t errlen) {
+    /* one transaction: the version, the run, the parts, the jobs, the state */
     if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) return REINDEX_ERR;
     sbuf q = SBUF_INIT;
     int rc = REINDEX_ERR;
@@ -543,7 +598,7 @@ static int record_request(MYSQL *meta, const char *source, const char *id, const
     rx_sq(meta, &q, phys);
     sbuf_adds(&q, ", 'changing', ");
     db_quote(meta, &q, body->data, body->len);
-    sbuf_printf(&q, ", %d, '%s', ", n, by_mod ? "mod" : "range");
+    sbuf_printf(&q, ", %d, '%s', ", njobs, by_mod ? "mod" : "range");
     if (terms->len) rx_sq(meta, &q, terms->data);
     else sbuf_adds(&q, "NULL");
     sbuf_addc(&q, ')');
@@ -555,20 +610,16 @@ static int record_request(MYSQL *meta, const char *source, const char *id, const
     rx_sq(meta, &q, alias);
     sbuf_printf(&q, ", %u, %d)", v, n);
     if (db_exec(meta, q.data, err, errlen) < 0) goto end;
-    const char *p = params;
-    for (int b = 0; b < n; b++) {
-        const char *e = strchr(p, '\x1e');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
+    for (size_t i = 0; i < nsources; i++) {
+        bool own = !strcmp(sources[i], source);
         sbuf_reset(&q);
-        sbuf_adds(&q, "INSERT INTO jobs (source, index_id, version, type, status, total_buckets, "
-                      "bucket, data_cursor, params) VALUES (");
-        rx_sq(meta, &q, source);
-        sbuf_printf(&q, ", %s, %u, 'index', 'init', %d, %d, '0', ", id, v, n, b);
-        db_quote(meta, &q, p, len);
-        sbuf_addc(&q, ')');
+        sbuf_printf(&q, "INSERT INTO reindex_parts (index_id, version, source, planned, buckets, "
+                        "planned_at) VALUES (%s, %u, ", id, v);
+        rx_sq(meta, &q, sources[i]);
+        sbuf_printf(&q, ", %d, %d, %s)", own, own ? njobs : 0, own ? "NOW(3)" : "NULL");
         if (db_exec(meta, q.data, err, errlen) < 0) goto end;
-        p = e ? e + 1 : p + len;
     }
+    if (insert_jobs(meta, source, id, v, njobs, params, err, errlen) < 0) goto end;
     rc = REINDEX_OK;
 end:
     rc = rx_txn_end(meta, rc, err, errlen);
@@ -580,7 +631,7 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
                     struct search_conn *k, MYSQL *meta, MYSQL *src,
                     const struct reindex_request *req, unsigned *version, char *err,
                     size_t errlen) {
-    const char *source = cfg->source.name;
+    const char *source = cfg->source.name, *mapping = config_mapping_name(cfg);
     struct mapping m = {0};
     size_t at = 0;
     int rc = rx_load_index(cfg, meta, src, req->alias, &m, &at, err, errlen);
@@ -602,15 +653,15 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
                 mapping_free(&m);
                 return REINDEX_REFUSED;
             }
-    rc = request_lock(meta, source, req->alias, true, err, errlen);
+    rc = request_lock(meta, mapping, req->alias, true, err, errlen);
     if (rc != REINDEX_OK) {
         mapping_free(&m);
         return rc;
     }
     char *row[5];
-    rc = rx_index_id_of(meta, source, req->alias, row, err, errlen);
+    rc = rx_index_id_of(meta, mapping, req->alias, row, err, errlen);
     if (rc != REINDEX_OK) {
-        request_lock(meta, source, req->alias, false, NULL, 0);
+        request_lock(meta, mapping, req->alias, false, NULL, 0);
         mapping_free(&m);
         return rc;
     }
@@ -620,7 +671,7 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
              "index %s is already being rebuilt (version %s, state %s): wait for it "
              "(searchsync status), or cancel it with searchsync reindex --reset %s",
              req->alias, row[3], row[1], req->alias);
-        request_lock(meta, source, req->alias, false, NULL, 0);
+        request_lock(meta, mapping, req->alias, false, NULL, 0);
         db_row_free(row, 5);
         mapping_free(&m);
         return REINDEX_REFUSED;
@@ -645,29 +696,21 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     snprintf(phys, sizeof phys, "%s_v%u", req->alias, v);
     if (create_version(cfg, client, k, ix, phys, &body, &terms, &created, err, errlen) < 0)
         goto out;
-    for (size_t u = at; u < at + nunits; u++) {
-        const struct mp_index *ux = &m.indices[u];
-        char ***bounds = req->by_mod ? NULL : range_bounds(src, ux, n, err, errlen);
-        if (!req->by_mod && !bounds) goto out;
-        for (int b = 0; b < n; b++) {
-            sbuf_printf(&params, "%s", params.len ? "\x1e" : "");
-            if (ux->unit) sbuf_printf(&params, "%s%s\n", RX_UNIT_LINE, ux->unit);
-            if (bucket_params(ux, bounds, b, n, req->by_mod, &params, err, errlen) < 0) {
-                free_bounds(bounds, ux->ntables, n);
-                goto out;
-            }
-        }
-        free_bounds(bounds, ux->ntables, n);
-    }
-    rc = record_request(meta, source, id, req->alias, v, phys, &body, &terms,
-                        n * (int)nunits, req->by_mod, params.data ? params.data : "", err,
+    int njobs = 0;
+    if (plan_buckets(src, &m, at, n, req->by_mod, &params, &njobs, err, errlen) < 0) goto out;
+    /* a part per source: the index config's sources, or this one */
+    char *self[1] = {(char *)source};
+    rc = record_request(meta, source, id, req->alias, v, phys, &body, &terms, n, njobs,
+                        req->by_mod, params.data ? params.data : "",
+                        ix->nsources ? ix->sources : self, ix->nsources ? ix->nsources : 1, err,
                         errlen);
     if (rc != REINDEX_OK) goto out;
     {
         char detail[800];
-        snprintf(detail, sizeof detail, "version %u requested (%s): %d bucket(s) by %s%s", v,
+        snprintf(detail, sizeof detail, "version %u requested (%s): %d bucket(s) by %s%s%s", v,
                  req->reason ? req->reason : "reindex", n, req->by_mod ? "MOD" : "key range",
-                 nunits > 1 ? ", in each shard" : "");
+                 nunits > 1 ? ", in each shard" : "",
+                 mp_index_multi(ix) ? ", in each source" : "");
         rx_sync_log(meta, source, id, "reindex requested", detail);
     }
     if (ix->unit)
@@ -676,6 +719,10 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     else
         log_info("reindex", "%s: version %u queued in %d bucket(s) (%s)", req->alias, v, n,
                  req->reason ? req->reason : "reindex");
+    if (mp_index_multi(ix))
+        log_info("reindex", "%s: version %u has a part per source (%zu): each source's daemon "
+                 "plans its own, this one's (%s) is planned", req->alias, v, ix->nsources,
+                 source);
     *version = v;
     created = false;
 out:
@@ -687,7 +734,7 @@ out:
         rx_engine(k, "DELETE", path, NULL, &r, e2, sizeof e2);
         search_resp_free(&r);
     }
-    request_lock(meta, source, req->alias, false, NULL, 0);
+    request_lock(meta, mapping, req->alias, false, NULL, 0);
     free(mx[0]);
     db_row_free(row, 5);
     sbuf_free(&q);
@@ -698,15 +745,100 @@ out:
     return rc;
 }
 
+int reindex_plan_part(const struct ss_config *cfg, MYSQL *meta, MYSQL *src,
+                      const struct mapping *m, const char *alias, unsigned v, char *err,
+                      size_t errlen) {
+    const char *source = cfg->source.name;
+    size_t at = 0;
+    while (at < m->nindices && strcmp(m->indices[at].alias, alias)) at++;
+    if (at == m->nindices) {
+        errf(err, errlen, "source %s has no index config \"%s\"", source, alias);
+        return REINDEX_UNKNOWN;
+    }
+    char *row[5];
+    int rc = rx_index_id_of(meta, config_mapping_name(cfg), alias, row, err, errlen);
+    if (rc != REINDEX_OK) return rc;
+    sbuf q = SBUF_INIT, params = SBUF_INIT;
+    char *pr[3] = {NULL, NULL, NULL};
+    rc = REINDEX_ERR;
+    /* the part, how the version is bucketed, and how many buckets its
+     * request asked for */
+    sbuf_printf(&q, "SELECT p.planned, v.bucketing, r.buckets FROM reindex_parts p JOIN "
+                    "index_versions v ON v.index_id = p.index_id AND v.version = p.version JOIN "
+                    "reindex_runs r ON r.index_id = p.index_id AND r.version = p.version WHERE "
+                    "p.index_id = %s AND p.version = %u AND p.source = ", row[0], v);
+    rx_sq(meta, &q, source);
+    int got = db_row1(meta, q.data, q.len, pr, 3, err, errlen);
+    if (got < 0) goto out;
+    if (got == 0) {
+        errf(err, errlen, "version %u of %s has no part for source %s (it was queued before "
+             "the source was added to the index config: reindex again)", v, alias, source);
+        rc = REINDEX_REFUSED;
+        goto out;
+    }
+    if (!strcmp(pr[0], "1")) {
+        rc = REINDEX_OK;
+        goto out;
+    }
+    bool by_mod = pr[1] && !strcmp(pr[1], "mod");
+    int n = pr[2] ? atoi(pr[2]) : 0;
+    if (n < 1) n = cfg->reindex.buckets;
+    int live = cluster_live_nodes(cfg);
+    if (live > n) n = live;
+    int njobs = 0;
+    if (plan_buckets(src, m, at, n, by_mod, &params, &njobs, err, errlen) < 0) goto out;
+    if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) goto out;
+    /* the build, still this version, locked: a cancel or a failure waits
+     * for this transaction, and one before it leaves nothing to plan */
+    sbuf_reset(&q);
+    sbuf_printf(&q, "SELECT 1 FROM index_configs WHERE id = %s AND building_version = %u AND "
+                    "state = 'changing' FOR UPDATE", row[0], v);
+    char *one[1] = {NULL};
+    got = db_row1(meta, q.data, q.len, one, 1, err, errlen);
+    free(one[0]);
+    long long changed = 0;
+    if (got == 1) {
+        sbuf_reset(&q);
+        sbuf_printf(&q, "UPDATE reindex_parts SET planned = 1, buckets = %d, planned_at = NOW(3) "
+                        "WHERE index_id = %s AND version = %u AND planned = 0 AND source = ",
+                    njobs, row[0], v);
+        rx_sq(meta, &q, source);
+        changed = db_exec_rows(meta, q.data, err, errlen);
+    }
+    int trc = got < 0 || changed < 0 ? REINDEX_ERR : got == 0 || changed == 0 ? REINDEX_REFUSED
+                                                                              : REINDEX_OK;
+    if (trc == REINDEX_OK &&
+        insert_jobs(meta, source, row[0], v, njobs, params.data ? params.data : "", err,
+                    errlen) < 0)
+        trc = REINDEX_ERR;
+    rc = rx_txn_end(meta, trc, err, errlen);
+    if (trc == REINDEX_REFUSED) { /* cancelled meanwhile, or planned by another node */
+        errf(err, errlen, "version %u of %s is no longer being built, or its part of source %s "
+             "was planned meanwhile", v, alias, source);
+    } else if (rc == REINDEX_OK) {
+        char detail[400];
+        snprintf(detail, sizeof detail, "version %u: the part of source %s planned: %d job(s)",
+                 v, source, njobs);
+        rx_sync_log(meta, source, row[0], "reindex part planned", detail);
+        log_info("reindex", "%s: %s", alias, detail);
+    }
+out:
+    db_row_free(pr, 3);
+    db_row_free(row, 5);
+    sbuf_free(&q);
+    sbuf_free(&params);
+    return rc;
+}
+
 /* Move the jobs' bookkeeping into reindex_run_jobs, close the run, delete the
  * jobs, keep keep_runs runs. Inside the caller's transaction. */
 int rx_close_run(MYSQL *meta, const struct ss_config *cfg, const char *id, unsigned v,
                  const char *status, const char *error, char *err, size_t errlen) {
     sbuf q = SBUF_INIT;
     int rc = -1;
-    sbuf_printf(&q, "INSERT INTO reindex_run_jobs (run_id, bucket, status, error_text, rows_read, "
-                    "docs_written, rejected, started_at, finished_at, owner_node, "
-                    "broken_by_rebalance) SELECT r.id, j.bucket, j.status, j.error_text, "
+    sbuf_printf(&q, "INSERT INTO reindex_run_jobs (run_id, source, bucket, status, error_text, "
+                    "rows_read, docs_written, rejected, started_at, finished_at, owner_node, "
+                    "broken_by_rebalance) SELECT r.id, j.source, j.bucket, j.status, j.error_text, "
                     "j.rows_read, j.docs_written, j.rejected, j.started_at, j.finished_at, "
                     "j.owner_node, j.broken_by_rebalance FROM jobs j JOIN "
                     "reindex_runs r ON r.index_id = j.index_id AND r.version = j.version WHERE "
@@ -728,6 +860,9 @@ int rx_close_run(MYSQL *meta, const struct ss_config *cfg, const char *id, unsig
     sbuf_reset(&q);
     sbuf_printf(&q, "DELETE FROM jobs WHERE index_id = %s AND version = %u AND type = 'index'", id,
                 v);
+    if (db_exec(meta, q.data, err, errlen) < 0) goto out;
+    sbuf_reset(&q);
+    sbuf_printf(&q, "DELETE FROM reindex_parts WHERE index_id = %s AND version = %u", id, v);
     if (db_exec(meta, q.data, err, errlen) < 0) goto out;
     /* bookkeeping of older runs beyond keep_runs */
     sbuf_reset(&q);
@@ -808,7 +943,7 @@ out:
 int reindex_reset(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
                   const char *alias, const char *by, char *err, size_t errlen) {
     char *row[5];
-    int rc = rx_index_id_of(meta, cfg->source.name, alias, row, err, errlen);
+    int rc = rx_index_id_of(meta, config_mapping_name(cfg), alias, row, err, errlen);
     if (rc != REINDEX_OK) return rc;
     if (strcmp(row[1], "changing") != 0) {
         errf(err, errlen, "index %s is %s: there is no build to cancel%s", alias, row[1],
@@ -824,10 +959,27 @@ int reindex_reset(const struct ss_config *cfg, struct search_conn *k, MYSQL *met
     return rc;
 }
 
+int reindex_cancel_version(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
+                           const char *alias, unsigned version, const char *by, char *err,
+                           size_t errlen) {
+    char *row[5];
+    int rc = rx_index_id_of(meta, config_mapping_name(cfg), alias, row, err, errlen);
+    if (rc != REINDEX_OK) return rc;
+    if (strcmp(row[1], "changing") != 0 || strtoul(row[3], NULL, 10) != version) {
+        errf(err, errlen, "version %u of %s is no longer being built", version, alias);
+        db_row_free(row, 5);
+        return REINDEX_REFUSED;
+    }
+    rc = rx_undo_build(cfg, k, meta, alias, row[0], version, "cancelled", by, true, err, errlen);
+    if (rc == REINDEX_OK) log_info("reindex", "%s: build of version %u cancelled", alias, version);
+    db_row_free(row, 5);
+    return rc;
+}
+
 int reindex_delete_all(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
                        const char *alias, char *err, size_t errlen) {
     char *row[5];
-    int rc = rx_index_id_of(meta, cfg->source.name, alias, row, err, errlen);
+    int rc = rx_index_id_of(meta, config_mapping_name(cfg), alias, row, err, errlen);
     if (rc != REINDEX_OK) return rc;
     if (strcmp(row[1], "available") && strcmp(row[1], "unavailable") && strcmp(row[1], "history")) {
         errf(err, errlen, "index %s is %s: --delete-all works from available or history only "

@@ -495,8 +495,10 @@ static int settle_page(struct worker *w) {
  * do. */
 static int send_page(struct worker *w) {
     struct page *p = &w->next;
+    const struct job *j = atomic_load(&w->job);
     for (size_t i = 0; i < p->ndocs; i++) {
         const struct page_doc *pd = &p->docs[i];
+        if (j && j->ix) targets_source_check(w->r->cfg->source.name, j->ix, p->text.data + pd->id);
         struct change c = {.doc_id = p->text.data + pd->id,
                            .routing = pd->routing == SIZE_MAX ? NULL : p->text.data + pd->routing,
                            .version = p->version,
@@ -765,13 +767,16 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
         errf(err, errlen, "mapping generation %lu has no index config \"%s\"",
              gen ? gen->id : 0UL, alias);
     int ok = src && r->ix &&
-             rx_index_id_of(meta, cfg->source.name, alias, row, err, errlen) == REINDEX_OK;
+             rx_index_id_of(meta, config_mapping_name(cfg), alias, row, err, errlen) == REINDEX_OK;
     if (ok) {
         r->id = xstrdup(row[0]);
         sbuf q = SBUF_INIT;
+        /* this source's part: another source's jobs read another server */
         sbuf_printf(&q, "SELECT id, bucket, params, data_cursor, status FROM jobs WHERE index_id = "
-                        "%s AND version = %u AND type = 'index'%s ORDER BY bucket",
+                        "%s AND version = %u AND type = 'index'%s AND source = ",
                     r->id, version, r->owned);
+        db_quote(meta, &q, cfg->source.name, strlen(cfg->source.name));
+        sbuf_adds(&q, " ORDER BY bucket");
         char qerr[512];
         MYSQL_RES *res = db_query(meta, q.data, q.len, qerr, sizeof qerr);
         ok = res != NULL;
@@ -793,8 +798,9 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
          * keeps counting) */
         char *rj[2];
         sbuf_printf(&q, "SELECT COALESCE(SUM(rejected), 0), COALESCE(SUM(rows_read), 0) FROM jobs "
-                        "WHERE index_id = %s AND version = %u",
+                        "WHERE index_id = %s AND version = %u AND source = ",
                     r->id, version);
+        db_quote(meta, &q, cfg->source.name, strlen(cfg->source.name));
         if (ok && db_row1(meta, q.data, q.len, rj, 2, err, errlen) == 1) {
             r->rejected_total = strtoull(rj[0], NULL, 10);
             r->rows_acked = strtoull(rj[1], NULL, 10);

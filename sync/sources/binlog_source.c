@@ -628,6 +628,8 @@ static void between(struct binlog_source *bl) {
  * again with the same versions (a version is its commit's position), so
  * nothing is lost and nothing older wins. 0, or -1 (a stop request, or the
  * reader cannot start again: its error in bl->env->err). */
+static void source_link(void *ud, bool up, const char *why);
+
 static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_opts *ro,
                               const bl_sink *sink, char file[BL_FILE_MAX]) {
     bl_pos from = bl->have_last ? bl->last_commit.end : r->start;
@@ -693,8 +695,12 @@ static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_
     long delay_ms = 100;
     for (int attempt = 0, refused = 0;; attempt++) {
         if (src_ensure(bl) < 0) return -1; /* the metadata: where a transaction needs it */
-        if (bl_reader_open(r, ro, sink) == BL_OK) break;
+        if (bl_reader_open(r, ro, sink) == BL_OK) {
+            source_link(bl, true, NULL);
+            break;
+        }
         snprintf(bl->env->err, bl->env->errlen, "%s", r->err);
+        source_link(bl, false, r->err);
         bl_reader_close(r);
         /* a server that answers queries but refuses the replica for a minute
          * (purged binlog, privileges) will not change its mind; for a moment
@@ -754,8 +760,27 @@ static int purged_midway(struct binlog_source *bl, bl_reader *r, const bl_sink *
     return 0;
 }
 
+/* The source lost (up false) or read again: for status, through the
+ * daemon's node state (sync/node/node_state.c), so that the daemons of other
+ * sources feeding the same index say which one is down. Reader thread. */
+static void source_link(void *ud, bool up, const char *why) {
+    struct binlog_source *bl = ud;
+    pthread_mutex_lock(&bl->env->rs->mu);
+    struct reader_figures *f = &bl->env->rs->f;
+    if (up) {
+        f->source_down_ms = 0;
+        f->source_err[0] = '\0';
+    } else {
+        if (!f->source_down_ms) f->source_down_ms = reader_stats_now_ms();
+        snprintf(f->source_err, sizeof f->source_err, "%s", why ? why : "");
+    }
+    pthread_mutex_unlock(&bl->env->rs->mu);
+}
+
 static int binlog_source_run(struct binlog_source *bl) {
     bl_reader_opts *ro = &bl->ro;
+    ro->link = source_link;
+    ro->link_ud = bl;
     bl_sink sink = {.ctx = bl, .want_table = want_table, .row = on_row, .commit = on_commit,
                     .ddl = on_ddl, .heartbeat = on_heartbeat};
     bl_reader r;

@@ -26,6 +26,9 @@ struct reader_figures {
     uint64_t xa_prepared;      /* two-phase XA transactions prepared, not yet ended */
     uint64_t purge_rebuilds;   /* the checkpoint's binlog found purged, every index rebuilt
                                 * ([source] on_purged = rebuild) */
+    int64_t source_down_ms;    /* the reader lost its source at (unix ms) and has not read
+                                * from it since; 0: it reads (or has not started) */
+    char source_err[256];      /* ... why (the last error) */
 };
 
 struct kafka_live;
