@@ -83,7 +83,7 @@ static void record_widened_cols(struct supervisor *sv, const char *db, const cha
         struct mp_column *c = &cols[i];
         if (!c->widened_from) continue;
         char err[512];
-        if (mapping_db_record_type(sv->meta, sv->cfg->source.name, db, table, c->name,
+        if (mapping_db_record_type(sv->meta, config_mapping_name(sv->cfg), db, table, c->name,
                                    c->widened_from, c->mysql_type, err, sizeof err) < 0)
             log_warn("run", "%s.%s.%s is now %s in the source (was %s): followed, but not "
                      "recorded in the mapping (%s); it is followed again at the next start",

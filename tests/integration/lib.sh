@@ -290,6 +290,41 @@ use_mysql8() {
     on_exit '[ "$rc" = 0 ] || { echo "--- MySQL log (last 15 lines)"; tail -15 "$MYSQL_LOG"; }'
 }
 
+# ---------------------------------------------------------------- more MariaDB servers
+# Tests with several sources (servers) of their own, beside the suite's
+# MariaDB (which keeps the metadata): each one tests/harness/mariadb.sh in
+# $TEST_TMP/servers/NAME, on a free port, with a small buffer pool, stopped
+# on the test's exit.
+#   extra_mariadb NAME...        start them (in parallel), wait until each is ready
+#   extra_port NAME              its TCP port
+#   extra_q NAME SQL [DB]        SQL as root there (batch mode, as mysql_q)
+#   extra_ctl NAME ACTION        mariadb.sh's kill|restart|stop|pause|resume|status on it
+#   extra_binlog_pos NAME        "file<TAB>position" of its binlog's end
+extra_mariadb() {
+    local n pids=() logs=() i=0 bad=""
+    for n in "$@"; do
+        mkdir -p "$TEST_TMP/servers/$n"
+        on_exit "SEARCHSYNC_HARNESS_DIR='$TEST_TMP/servers/$n' bash '$HARNESS/mariadb.sh' stop >/dev/null 2>&1"
+        SEARCHSYNC_HARNESS_DIR="$TEST_TMP/servers/$n" MARIADB_EXTRA_ARGS="--innodb-buffer-pool-size=64M" \
+            bash "$HARNESS/mariadb.sh" start >"$TEST_TMP/servers/$n.start.log" 2>&1 &
+        pids+=($!)
+    done
+    for n in "$@"; do
+        wait "${pids[$i]}" || { bad="$bad $n"; cat "$TEST_TMP/servers/$n.start.log" >&2; }
+        i=$((i + 1))
+    done
+    [ -z "$bad" ] || fail "MariaDB server(s)$bad did not start"
+}
+_extra_env() { (. "$TEST_TMP/servers/$1/mariadb.env" && eval "echo \"\$$2\""); }
+extra_port() { _extra_env "$1" MYSQL_PORT; }
+extra_q() {
+    mariadb --no-defaults -h 127.0.0.1 -P "$(extra_port "$1")" -u root \
+        --batch --skip-column-names --default-character-set=utf8mb4 \
+        ${3:+--database="$3"} -e "$2"
+}
+extra_ctl() { SEARCHSYNC_HARNESS_DIR="$TEST_TMP/servers/$1" H_RESTART=1 bash "$HARNESS/mariadb.sh" "$2"; }
+extra_binlog_pos() { extra_q "$1" 'SHOW MASTER STATUS' | cut -f1,2; }
+
 # import_one_table ALIAS DB.TABLE [CONFIG] — the mapping of one index of one
 # table, every column as the generator proposes (1 shard, no replica),
 # imported with CONFIG (default $TEST_TMP/c.ini)
