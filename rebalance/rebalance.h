@@ -1,4 +1,4 @@
-/* rebalance: seed 004's rebalance of a source's jobs over the live nodes,
+/* rebalance: the rebalance of a source's jobs over the live nodes,
  * coordinated through ZooKeeper.
  *
  * One coordinator at a time per cluster (the lock /searchsync/<cluster>/

@@ -1,6 +1,6 @@
 /* registry: the nodes of a cluster, each an ephemeral znode
- * /searchsync/<cluster>/nodes/<node> holding its entity as JSON (seed 004's
- * NodeJobEntity): cloud status (NORMAL | REBALANCING), node status (CLEAN |
+ * /searchsync/<cluster>/nodes/<node> holding its entity as JSON:
+ * cloud status (NORMAL | REBALANCING), node status (CLEAN |
  * CLEAN_OK | INIT | FINISH), rebalance session id, job type, its jobs, its
  * live work count, and here also the sources whose binlog it reads. The
  * node goes with its session. */

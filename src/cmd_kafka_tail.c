@@ -9,7 +9,7 @@
  * with the table's columns from [source]'s information_schema when [source]
  * user is set, and printed:
  *   rows   one line each on stdout, exactly as tail prints binlog rows
- *          (bl_row_json, DESIGN.md §4.2); "pos" is the binlog coordinates the
+ *          (bl_row_json; docs/binlog.md, "Values"); "pos" is the binlog coordinates the
  *          message carries, else {"topic":..,"partition":..,"offset":..}
  *   DDL    {"type":"ddl","db":..,"sql":..,"ts":..,"pos":..} on stdout
  *   error  {"error":..,"topic":..,"partition":..,"offset":..,"raw":..} on

@@ -1,4 +1,4 @@
-/* commands: the subcommands of the searchsync binary (DESIGN.md §4.1).
+/* commands: the subcommands of the searchsync binary (docs/design.md, "Commands").
  * Each takes the arguments after its own name (argv[0] is the command name)
  * and returns the process exit code: 0 ok, 1 runtime failure, 2 usage or
  * configuration error, 3 a problem found and left. */

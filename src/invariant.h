@@ -1,6 +1,6 @@
-/* invariant.h: the sync invariants of DESIGN.md, asserted where they are
- * upheld, in every build (the checks are a compare or two on paths that
- * already take a lock):
+/* invariant.h: the sync invariants (docs/design.md, "Invariants"), asserted
+ * where they are upheld, in every build (the checks are a compare or two on
+ * paths that already take a lock):
  *
  *   I1 no loss: a change leaves its transaction only acknowledged, refused
  *      as older, dead-lettered or replaced by a newer change of its stream

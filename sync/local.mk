@@ -36,7 +36,7 @@ tests_unit_test_mapping_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_mapping_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_mapping_asan_LDADD = $(UNIT_ASAN_LDADD)
 
-# the document builder (issue 5): MySQL rows -> complete documents
+# the document builder: MySQL rows -> complete documents
 libsearchsync_a_SOURCES += sync/pipeline/docbuild.c sync/pipeline/docbuild.h \
 	sync/pipeline/docbuild_int.h sync/pipeline/docbuild_level.c sync/pipeline/docbuild_sql.c \
 	sync/pipeline/docbuild_value.c
@@ -56,7 +56,7 @@ tests_tools_docbuild_dump_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_tools_docbuild_dump_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_tools_docbuild_dump_asan_LDADD = libsearchsync_asan.a $(DEP_LIBS)
 
-# the change router and the daemon (issue 5)
+# the change router and the daemon
 libsearchsync_a_SOURCES += sync/pipeline/router.c sync/pipeline/router.h
 # where a source's sync stands: `searchsync status` and GET /api/v1/status
 libsearchsync_a_SOURCES += sync/node/status.c sync/node/status.h sync/node/status_sources.c \
@@ -116,7 +116,7 @@ searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_sou
 	sync/node/daemon_builds.c sync/node/build_table.c sync/node/build_table.h \
 	sync/node/index_ensure.c sync/node/index_ensure.h sync/cli/cmd_epoch.c sync/cli/cmd_status.c
 
-# full reindex into versioned indices, resync (issue 6)
+# full reindex into versioned indices, resync
 libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h \
 	sync/reindex/reindex_int.h sync/reindex/reindex_runner.c sync/reindex/reindex_runner_int.h \
 	sync/reindex/reindex_version.c
@@ -126,12 +126,12 @@ libsearchsync_a_SOURCES += sync/pipeline/producer.c sync/pipeline/producer.h \
 # a cluster's rebalance in the metadata (the nodes' side is rebalance/jobs/cluster_jobs.c)
 libsearchsync_a_SOURCES += rebalance/jobs/job_assign.c rebalance/jobs/job_assign.h
 
-# the delayed run (issue 22): change snapshots -> relation tops -> bucketed jobs
+# the delayed run: change snapshots -> relation tops -> bucketed jobs
 libsearchsync_a_SOURCES += sync/delayed/delayed.h sync/delayed/relation_tops.c \
 	sync/delayed/delayed_run.c sync/delayed/delayed_run_int.h sync/delayed/delayed_job.c sync/delayed/delayed_stats.c
 searchsync_SOURCES += sync/cli/cmd_delayed.c
 
-# the consistency check and repair (issue 23)
+# the consistency check and repair
 libsearchsync_a_SOURCES += sync/check/check_diff.c sync/check/check_diff.h \
 	sync/check/check_versions.c sync/check/check_versions.h sync/pipeline/ddl_tables.c \
 	sync/pipeline/ddl_tables.h

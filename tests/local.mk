@@ -5,6 +5,7 @@ TESTS += tests/cli/t_cli.sh tests/cli/t_demo.sh tests/cli/t_docs_config.sh tests
 	tests/integration/suite.sh
 EXTRA_DIST += tests/cli tests/integration tests/harness tests/bench tests/fixtures tests/packaging debian \
 	tests/no_skip_in_ci.sh tests/tools/fault_proxy.py
+EXTRA_DIST += tests/README.md
 
 # long runs: fuzzing, soak and fault loops, large scenarios
 CHECK_LONG_TARGETS =

@@ -3,7 +3,7 @@
  * "Limits"). libmicrohttpd's own limits refuse the newest connection and
  * time out per idle period, so a few hundred idle sockets or a client
  * dripping one header byte every few seconds kept the API refusing
- * everyone (issue 24, 3b-3d). This owns the policy instead:
+ * everyone. This owns the policy instead:
  *
  *   slots      at most max_total connections, max_per_addr from one client
  *              address. When a new connection goes over either, the oldest

@@ -571,7 +571,12 @@ static void h_indices(const struct api_ctx *ctx, struct api_resp *r) {
             jw_bool(&w, !gx->unusable);
             jw_key(&w, "stopped");
             jw_str0(&w, gx->stopped);
-            if (gx->unit) { /* over shard tables: the shards it reads now */
+            if (gx->unit) { /* over shard tables: its pattern, the shards it reads now */
+                char pat[300];
+                snprintf(pat, sizeof pat, "%s.%s", gx->pattern_db ? gx->pattern_db : "",
+                         gx->pattern_table ? gx->pattern_table : "");
+                jw_key(&w, "pattern");
+                jw_str(&w, pat);
                 jw_key(&w, "shards");
                 jw_arr_open(&w);
                 for (size_t u = 0; u < ctx->gen->m.nindices; u++)

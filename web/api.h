@@ -12,7 +12,7 @@
  * or through reindex_request/reindex_reset (sync/reindex/reindex.c) after the alias
  * has been found among this source's index configs.
  *
- * Reindex (issue 6): POST .../reindex queues a build exactly as `searchsync
+ * Reindex: POST .../reindex queues a build exactly as `searchsync
  * reindex --no-wait` does; the daemon notices it between transactions
  * (poll_builds in sync/node/daemon.c) and runs its jobs. */
 #ifndef SS_WEB_API_H

@@ -1,5 +1,5 @@
 /* guard: the admin HTTP server's request checks that need no server state
- * (DESIGN.md §4.5, notes/reliability.md "Admin HTTP server"); pure functions,
+ * (docs/http-api.md, "Security"); pure functions,
  * unit-tested in tests/unit/test_web.c.
  *
  *   token   `Authorization: Bearer <token>`, compared in constant time (the

@@ -1,5 +1,5 @@
-/* http_server: the admin HTTP server inside `searchsync run` (DESIGN.md §4.5,
- * docs/http-api.md), on libmicrohttpd.
+/* http_server: the admin HTTP server inside `searchsync run`
+ * (docs/http-api.md), on libmicrohttpd.
  *
  * Owns: the listening sockets ([admin] listen, and [admin] dict_listen for
  * the dictionary files only; bound by us so a failure names the address and

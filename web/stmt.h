@@ -2,7 +2,7 @@
  *
  * The admin API's queries take values from requests (an alias in the path):
  * they reach MySQL only as bound parameters of a prepared statement, never
- * spliced into SQL text (DESIGN.md §4.5). Every result cell comes back as the
+ * spliced into SQL text (docs/http-api.md, "Security"). Every result cell comes back as the
  * server's text (so BIGINT counters stay exact), NULL for SQL NULL. */
 #ifndef SS_WEB_STMT_H
 #define SS_WEB_STMT_H

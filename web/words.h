@@ -1,5 +1,5 @@
-/* words: the dynamic words of the IK analyzer (seed 004, issue 24 part 4;
- * docs/http-api.md, "Dynamic words" and "Dictionary files").
+/* words: the dynamic words of the IK analyzer (docs/http-api.md, "Dynamic
+ * words" and "Dictionary files").
  *
  * A word (table dynamic_words) is an extension word (kind ext) or a stop
  * word (kind stop), in state init or published. It can be edited while in

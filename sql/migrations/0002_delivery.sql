@@ -1,5 +1,5 @@
--- 0002: delivery's tables (issue 4): the checkpoint of each source and the
--- dead letters. Numbered after 0001_init; the mapping issue's tables take the
+-- 0002: delivery's tables: the checkpoint of each source and the
+-- dead letters. Numbered after 0001_init; the mapping model's tables take the
 -- next free numbers (0003, ...). Owned by src/deliver/store.c.
 --
 -- offsets: one row per source; `position` is the reader's opaque resume token

@@ -1,4 +1,4 @@
--- 0003: the mapping model (issue 5, DESIGN.md §4.3, after seed 004) and the
+-- 0003: the mapping model (docs/mapping.md) and the
 -- tables of the later pipelines, as far as their shape is settled. Owned by
 -- sync/mapping/mapping.c (index_configs .. mapping_relations) and, later, by the
 -- reindex, delayed-run, dictionary and cleanup code (the rest).
@@ -6,7 +6,7 @@
 --
 -- index_configs: one alias and the tables that feed it. state, current_version
 -- and epoch are run-time state: a mapping import never changes them.
---   state: unavailable -> changing -> available -> history (seed 004)
+--   state: unavailable -> changing -> available -> history
 CREATE TABLE IF NOT EXISTS index_configs (
   id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
   source VARCHAR(64) NOT NULL,
@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS index_configs (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- table_configs: how one table feeds its index. A table with parent_db/
--- parent_table set is a parent/child child (seed 004 ParentIndexType), its
+-- parent_table set is a parent/child child, its
 -- rows separate documents of the same index joined by join_name.
 CREATE TABLE IF NOT EXISTS table_configs (
   id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
@@ -48,10 +48,10 @@ CREATE TABLE IF NOT EXISTS table_configs (
   KEY idx_table_configs_table (db_name, table_name)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
--- mapping_relations: a joined table inside a document (seed 004 relation).
+-- mapping_relations: a joined table inside a document.
 -- parent_relation_id = 0: hangs off the table config's row; otherwise off
 -- that relation's rows (any depth). nested NULL = inherit the column's flag,
--- extend_name NULL = inherit the column's extend name (seed 004 override).
+-- extend_name NULL = inherit the column's extend name (the relation's own wins).
 CREATE TABLE IF NOT EXISTS mapping_relations (
   id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
   table_id BIGINT UNSIGNED NOT NULL,
@@ -107,7 +107,7 @@ CREATE TABLE IF NOT EXISTS index_versions (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- jobs: one bucket of one reindex (type index) or one slice of a delayed
--- run (type job), with a resumable cursor (seed 002, seed 004).
+-- run (type job), with a resumable cursor.
 CREATE TABLE IF NOT EXISTS jobs (
   id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
   source VARCHAR(64) NOT NULL,
@@ -133,7 +133,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   KEY idx_jobs_source (source, status)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
--- job_errors: per-job error list (seed 002).
+-- job_errors: per-job error list.
 CREATE TABLE IF NOT EXISTS job_errors (
   id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
   job_id BIGINT UNSIGNED NOT NULL,
@@ -162,7 +162,7 @@ CREATE TABLE IF NOT EXISTS change_snapshots (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- relation_tops: from a metadata table to the root tables it affects, one
--- SQL per level (seed 004 "top" chain), each run in the named database.
+-- SQL per level (a "relation top" chain), each run in the named database.
 CREATE TABLE IF NOT EXISTS relation_tops (
   id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
   source VARCHAR(64) NOT NULL,
@@ -199,7 +199,7 @@ CREATE TABLE IF NOT EXISTS sync_log (
   KEY idx_sync_log_index (index_id, created_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
--- retention: how long each history table keeps rows (seed 002 cleanup).
+-- retention: how long each history table keeps rows (cleaned by sync/node/retention.c).
 CREATE TABLE IF NOT EXISTS retention (
   table_name VARCHAR(64) NOT NULL PRIMARY KEY,
   keep_days INT UNSIGNED NOT NULL

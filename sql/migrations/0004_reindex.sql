@@ -1,4 +1,4 @@
--- 0004: full reindex into versioned indices (issue 6, seed 004), owned by
+-- 0004: full reindex into versioned indices, owned by
 -- sync/reindex/reindex.c.
 --
 -- index_configs.building_version: the version <alias>_v<N> being built while
@@ -24,7 +24,7 @@ ALTER TABLE jobs
 
 -- reindex_runs: one row per reindex, whatever its outcome (kept for
 -- [reindex] keep_runs runs per index config); reindex_run_jobs: the
--- bookkeeping of each of its jobs (seed 002). job_errors rows of a run carry
+-- bookkeeping of each of its jobs. job_errors rows of a run carry
 -- its id, so they outlive the jobs.
 CREATE TABLE IF NOT EXISTS reindex_runs (
   id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,

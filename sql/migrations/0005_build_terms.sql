@@ -1,5 +1,5 @@
 -- 0005: versions are built with their translog written asynchronously
--- (issue 6; sync/reindex/reindex.c creates them, sync/reindex/reindex_runner.c checks them).
+-- (sync/reindex/reindex.c creates them, sync/reindex/reindex_runner.c checks them).
 --
 -- index_versions.build_terms: the primary terms of the version's shards when
 -- it was created, in shard order ("1,1,1"). While a version is built the

@@ -1,5 +1,5 @@
 -- 0006: when the published list of each dynamic word kind last changed
--- (issue 24; web/words.c). /dict/ext.txt and /dict/stop.txt send it as
+-- (web/words.c). /dict/ext.txt and /dict/stop.txt send it as
 -- Last-Modified: the analyzer's remote dictionary reloads when it moves. A
 -- publish, or the delete of a published word, moves it in the same
 -- transaction; a deletion leaves no row of its own in dynamic_words, so the

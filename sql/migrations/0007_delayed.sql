@@ -1,4 +1,4 @@
--- 0007: the delayed run (issue 22, seed 004's "Delay"), owned by
+-- 0007: the delayed run, owned by
 -- sync/delayed/delayed_run.c (runs, their ids, the snapshots' bookkeeping) and
 -- sync/delayed/relation_tops.c (the level SQL chains).
 --

@@ -1,4 +1,4 @@
--- 0008: who reads each source's binlog (the cluster issue). Owned by
+-- 0008: who reads each source's binlog (docs/cluster.md). Owned by
 -- sync/node/leadership.c and src/deliver/store.c (fenced checkpoint saves).
 --
 -- offsets.fence: the fencing token of the reader that saved the checkpoint

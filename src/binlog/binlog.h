@@ -378,7 +378,7 @@ bool bl_value_text(bl_valctx *v, sbuf *out, const bl_column *c, const bl_cell *c
 /* Write a row image as an object {"col":value,...}; absent cells omitted. */
 void bl_image_json(bl_valctx *v, jsonw *w, const bl_table *t, const bl_cell *cells,
                    const bl_cell *before);
-/* One `tail` line (DESIGN.md §4.2) for a row, newline included; pos_json is
+/* One `tail` line (docs/binlog.md, "Values") for a row, newline included; pos_json is
  * the transaction's position object (bl_pos_json) or NULL. */
 void bl_row_json(bl_valctx *v, sbuf *out, const bl_row *r, const char *pos_json, size_t pos_len);
 void bl_pos_json(sbuf *out, const bl_pos *at); /* {"file":..,"pos":..,"gtid":..|null} */

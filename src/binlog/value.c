@@ -1,4 +1,4 @@
-/* value: one binlog column value → JSON, exactly as DESIGN.md §4.2 says.
+/* value: one binlog column value → JSON, exactly as docs/binlog.md "Values" says.
  *
  * Integers exact with the signedness from the metadata, DECIMAL as a string
  * with exactly `scale` decimals, temporal types as ISO-8601 text with exactly

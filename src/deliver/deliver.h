@@ -1,7 +1,7 @@
 /* deliver: queues, batching, backpressure, fuses, retries, dead letters,
  * checkpoint low-water mark and drain between the document builder and the
- * search engine (after seed 001, Yokozuna's batching; seed 000's "a write
- * lands only if it is fresher"). docs/delivery.md is the long version.
+ * search engine (batching as Yokozuna does; a write lands only if it is
+ * fresher). docs/delivery.md is the long version.
  *
  *   producer ──deliver_submit()──► partition hash(target,id) mod W ──► indexq (one
  *   (its stream)       blocks at       per-target FIFO, coalesced       per target
@@ -176,7 +176,7 @@ struct deliver_opts {
     const struct deliver_transport *transport; /* NULL = the search client */
 };
 
-/* Defaults (seed 001's, see docs/delivery.md), then [delivery] from config. */
+/* Defaults (docs/delivery.md, "Settings"), then [delivery] from config. */
 void deliver_opts_defaults(struct deliver_opts *o);
 void deliver_opts_from_config(struct deliver_opts *o, const struct ss_config *c);
 /* The engine client's options from [search] (strings point into c). */
@@ -316,7 +316,7 @@ void deliver_halt(struct deliver *d);
  * Callable from any thread. */
 long deliver_hold_sends(struct deliver *d, bool hold);
 
-/* ---------- statistics (DESIGN.md §4.6) ---------- */
+/* ---------- statistics (docs/metrics.md) ---------- */
 struct deliver_stats {
     uint64_t docs_ok, stale, missing, retries, failures, dead_letters, purged, coalesced;
     uint64_t batches, requests_failed, blocked, drains, drain_timeouts, drain_failures;

@@ -115,7 +115,7 @@ static int write_dead_letter(struct deliver_hub *d, struct item *it, const char 
     return rc > 0 ? 0 : rc;
 }
 
-/* ---------- purge (seed 001) ---------- */
+/* ---------- purge (docs/delivery.md, "Purge strategies") ---------- */
 
 /* Under d->mu with the producer blocked at the high-water mark: move queued
  * items of blown indices into *out (they stay counted in d->total until the

@@ -1,4 +1,4 @@
-# src/deliver + src/search: delivery to the search engine (issue 4).
+# src/deliver + src/search: delivery to the search engine.
 # The engine client lives in src/search/ but is listed here (one fragment).
 libsearchsync_a_SOURCES += \
 	src/search/search.h src/search/jscan.h src/search/jscan.c \

@@ -13,7 +13,7 @@
  * documents that have rows.
  *
  * Invariant upheld here:
- *   I5 no resurrection: a dead letter superseded by a newer write of the
+ *   I3 no resurrection: a dead letter superseded by a newer write of the
  *      same document is cleared, so a replay never brings back a document
  *      deleted since (nor older content over newer). When the engine accepts
  *      a full-state write (INDEX or DELETE) of a document, delivery calls

@@ -1,7 +1,7 @@
 /* bulk: bulk request bodies written straight into an sbuf, and the scan of a
  * bulk response down to each item's status and error (search.h).
  *
- * Versions (seed 000: a write lands only if it is fresher):
+ * Versions (a write lands only if it is fresher):
  *   index   {"index":{..,"version":V,"version_type":"external"}} — the engine
  *           keeps the document only if V is greater than the stored version
  *   delete  the same with "delete"; the tombstone keeps V for index.gc_deletes

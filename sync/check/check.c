@@ -902,7 +902,7 @@ int check_run(struct producer *pr, const struct check_opts *o, struct check_resu
                      "checked");
         }
     }
-    /* seed 001: what the daemon had queued before the rows are read is
+    /* drain before an exchange: what the daemon had queued before the rows are read is
      * delivered before the engine is asked */
     res->settled = check_settle(pr, o, res);
     if (mysql_side(&c) < 0) goto out;

@@ -1,8 +1,7 @@
 /* check: the consistency check of one index config — its documents in the
- * engine against the documents MySQL gives (issue 23, docs/check.md).
+ * engine against the documents MySQL gives (docs/check.md).
  *
- * Work proportional to the difference, not the table (seed 001's
- * anti-entropy):
+ * Work proportional to the difference, not the table (anti-entropy):
  *
  *   MySQL side   every document table read page by page by the builder
  *                (docbuild_page, as a reindex reads it) and each document
@@ -26,7 +25,7 @@
  *                copied: its engine _version is not its ss_version, and the
  *                versions of the hashed documents are listed (no _source)
  *                to find it (check_versions.h); compared by content.
- *   settle       seed 001's drain before an exchange: each candidate is
+ *   settle       the drain before an exchange: each candidate is
  *                looked at again once the daemon's checkpoint has passed the
  *                binlog position taken before the rows were read — rebuilt
  *                from MySQL, its _source fetched, compared field by field

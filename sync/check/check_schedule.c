@@ -1,5 +1,5 @@
 /* check_schedule: the consistency check run by the daemon itself ([check]
- * schedule, docs/check.md) — seed 004's daily check.
+ * schedule, docs/check.md).
  *
  * A schedule (schedule.c: one thread, started once this node reads the
  * source, so one node of a cluster runs it). At each scheduled time — a

@@ -1,4 +1,4 @@
-/* check_settle: seed 001's drain before an exchange, for the consistency
+/* check_settle: the drain before an exchange, for the consistency
  * check (check.h): wait until the daemon's checkpoint has passed the
  * source's binlog end as it is now. */
 #include <stdio.h>

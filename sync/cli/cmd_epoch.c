@@ -1,5 +1,5 @@
 /* cmd_epoch: `searchsync epoch bump` — raise the version epoch of a source's
- * index configs (DESIGN.md §1, seed 000).
+ * index configs (docs/operations.md, "Failover to another server: epochs").
  *
  * Document versions are epoch | binlog file number | position. After a
  * failover to a server whose binlog positions are unrelated (lower) to the

@@ -7,7 +7,7 @@
  *            up when those bytes are only checkpoint saves)
  *   indices  per index config: state, live version, epoch; where the alias
  *            points in the engine and how many documents it holds
- *   jobs     reindex jobs by status (issue 6)
+ *   jobs     reindex jobs by status
  *   waiting  dead letters per index, change snapshots for the delayed run
  *
  * The facts are gathered by sync/node/status.c (shared with the admin API's

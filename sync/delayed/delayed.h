@@ -1,4 +1,4 @@
-/* delayed: the delayed run (seed 004's "Delay", issue 22) — one more
+/* delayed: the delayed run — one more
  * producer of change sets, refreshing later the documents that changes of
  * delay-effect (metadata) tables affect.
  *

@@ -11,7 +11,7 @@
  * of a job twice after a crash.
  *
  * Versions: each page's documents are written with the version of the
- * binlog position read before their rows are (as resync does, seed 000):
+ * binlog position read before their rows are (as resync does):
  * the rows hold every change up to that position, and a live change made
  * after it carries a greater version, so whichever reaches the engine
  * first, the live value stays (the engine refuses the older version). */
@@ -423,7 +423,7 @@ struct job_ref {
  * pipelines of their own made the run slower (2,951 against 3,720 products/s
  * for 100k products) and held the binlog reader back (worst lag 1.9 s
  * against 0.4 s): its pages are already built while the engine takes the
- * previous ones (PAGES_IN_FLIGHT). docs/benchmarks.md. */
+ * previous ones (PAGES_IN_FLIGHT). docs/benchmarks.md, "Delayed runs". */
 static bool run_jobs(struct run *R, struct job_ref *jobs, size_t nj, char *failure,
                      size_t failure_len) {
     bool stopped = false;

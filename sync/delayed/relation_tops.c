@@ -1,6 +1,6 @@
 /* relation_tops: the chains of level SQL from a changed row of a
- * delay-effect table to the root documents it is part of (seed 004's scheme
- * 3, "relation top"), their checks and their rows in relation_tops.
+ * delay-effect table to the root documents it is part of (a "relation
+ * top"), their checks and their rows in relation_tops.
  *
  * A chain is generated from the router's paths (router_paths): one level
  * per join step that changes column (tags.id = product_tags.tag_id ->

@@ -1,4 +1,4 @@
-/* mapping: the in-memory mapping model (DESIGN.md §4.3, seed 004).
+/* mapping: the in-memory mapping model (docs/mapping.md).
  *
  * Owns: index config -> table configs -> columns and relations, relations
  * nesting at any depth (one-to-one object, one-to-many nested array); the
@@ -232,8 +232,8 @@ int mapping_validate(struct mapping *m, const struct mp_schema *schema, sbuf *er
 int mapping_validate_index(struct mapping *m, size_t i, const struct mp_schema *schema,
                            sbuf *errs);
 
-/* The effective extend name / nested flag of a relation (seed 004: the
- * relation's own value overrides its column's). */
+/* The effective extend name / nested flag of a relation (the relation's
+ * own value overrides its column's). */
 const char *mp_relation_name(const struct mp_relation *r, const struct mp_column *owner_cols,
                              size_t nowner);
 bool mp_relation_nested(const struct mp_relation *r, const struct mp_column *owner_cols,
@@ -263,7 +263,7 @@ int mapping_check_source_keep(struct st_mysql *src, struct mapping *m, char *con
  * unknown column is refused at import rather than at sync time. Problems are
  * appended to errs, one line each; returns their number, or -1 with err when
  * the server fails otherwise. The condition is configuration written by an
- * operator (seed 004's freeSql), spliced into SQL by design. */
+ * operator, spliced into SQL by design. */
 int mapping_check_where(struct st_mysql *src, const struct mapping *m, sbuf *errs, char *err,
                         size_t errlen);
 /* Load / replace the model of one source (metadata schema selected). Save

@@ -136,8 +136,8 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
              * a table it reads was gone when it was made), so dual writes from
              * here would carry nothing until the next one: changes between
              * the recorded position and that generation would reach neither
-             * version (issue 37: DROP + CREATE of a joined table, its rebuild
-             * asked for as soon as the table is back). Not started until the
+             * version (a joined table dropped and created again asks for its
+             * rebuild as soon as it is back). Not started until the
              * reader routes it: the supervisor is asked for that generation
              * (once per generation); the pages are read after the position
              * recorded then, so they hold everything before it. */

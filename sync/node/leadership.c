@@ -29,7 +29,7 @@ static void entity(struct leadership *l, const char *reader, sbuf *out) {
     jw_str(&w, l->node_status);
     jw_key(&w, "session_id");
     jw_str(&w, l->session);
-    /* seed 004's job type: index (a reindex's buckets) or job (a delayed
+    /* the job type: index (a reindex's buckets) or job (a delayed
      * run's); job_types lists both when it has both */
     bool dj = l->jobs_json && strstr(l->jobs_json, "\"type\":\"job\"");
     bool ij = l->jobs_json && strstr(l->jobs_json, "\"type\":\"index\"");

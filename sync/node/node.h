@@ -1,4 +1,4 @@
-/* node: the control plane of `searchsync run` (DESIGN.md, "One node").
+/* node: the control plane of `searchsync run` (docs/design.md, "One node").
  *
  * The node owns a table of subsystems (the admin server, the source reader
  * and its supervisor, build workers, delayed runs, checks, schedules,

@@ -1,5 +1,5 @@
 /* retention: history rows of the metadata schema cleaned after the days the
- * `retention` table keeps for them (seed 002's cleanup; migration 0003):
+ * `retention` table keeps for them (migration 0003):
  *
  *   sync_log          created_at older than keep_days
  *   job_errors        created_at older

@@ -9,7 +9,7 @@
  *            when nothing lies between them but checkpoint writes (below)
  *   indices  per index config: state, live version, version being built,
  *            epoch; where the alias points in the engine and its documents
- *   jobs     reindex jobs by index and status (issue 6)
+ *   jobs     reindex jobs by index and status
  *   waiting  dead letters per index, change snapshots for the delayed run
  *
  * A part that cannot be read is recorded with its error and the rest is still

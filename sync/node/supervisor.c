@@ -311,6 +311,19 @@ static bool units_changed(const struct mapping *a, const struct mapping *b) {
  * edit, a stop lifted by a switch, a widened type recorded). true when a
  * judgement was made and published (or needed no new generation); false when
  * it is looked at again. */
+/* A metadata server that cannot be read is said once (every look fails
+ * alike while it is down, one a reload_interval_ms), and its return once. */
+static void edits_failed(struct supervisor *sv) {
+    if (!sv->edits_warned)
+        log_warn("run", "looking for mapping edits: %s (will try again every [metadata] "
+                 "reload_interval_ms; said again once it works)", sv->err);
+    sv->edits_warned = true;
+}
+static void edits_work(struct supervisor *sv) {
+    if (sv->edits_warned) log_info("run", "looking for mapping edits works again");
+    sv->edits_warned = false;
+}
+
 static bool look_for_edits(struct supervisor *sv, bool schema_changed, const char *forced) {
     char sum[sizeof sv->mapping_sum] = "", e2[256];
     struct mapping m2 = {0};
@@ -320,7 +333,7 @@ static bool look_for_edits(struct supervisor *sv, bool schema_changed, const cha
     bool settled = false, verdict = false;
     size_t stopped = 0;
     if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0) {
-        log_warn("run", "looking for mapping edits: %s (will try again)", sv->err);
+        edits_failed(sv);
         if (schema_changed) ask_again(sv); /* the verdict is still owed */
         goto out;
     }
@@ -341,13 +354,15 @@ static bool look_for_edits(struct supervisor *sv, bool schema_changed, const cha
                      "metadata tables to make it cheap)", e2);
         sv->sum_warned = true;
     }
+    if (sum[0]) edits_work(sv);
     if (sum[0] && !strcmp(sum, sv->mapping_sum) && !schema_changed) goto out;
     if (mapping_db_load_for(sv->meta, config_mapping_name(sv->cfg), sv->cfg->source.name, &m2,
                             sv->err, sizeof sv->err) < 0) {
-        log_warn("run", "looking for mapping edits: %s (will try again)", sv->err);
+        edits_failed(sv);
         if (schema_changed) ask_again(sv);
         goto out;
     }
+    edits_work(sv);
     mapping_signature(&m2, &sig);
     settled = true;
     const sbuf *cur = &sv->published->sig;

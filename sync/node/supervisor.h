@@ -84,6 +84,7 @@ struct supervisor {
     char mapping_sum[512];  /* the mapping tables' checksums when last loaded ("" unknown) */
     bool sum_warned;
     bool poll_warned;       /* said that the build table cannot be read */
+    bool edits_warned;      /* said that mapping edits cannot be looked for */
     sbuf builds_sig;        /* the builds the last poll saw (alias, state, version) */
     char **cancel_pending;  /* index configs stopped before the client existed (at start):
                              * their builds to cancel (index_stop.c) */

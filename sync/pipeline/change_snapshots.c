@@ -7,7 +7,7 @@
 #include "jsonw.h"
 
 /* A change of a delay-effect (metadata) table is not routed now: it becomes a
- * change snapshot (seed 004's "case scene"), refreshed by the delayed run.
+ * change snapshot, refreshed by the delayed run.
  * Inserts and updates record the business id only (a later change of the same
  * row the same day folds into the same row); deletes keep the before image,
  * since the row is gone. Written at commit, before the transaction can be

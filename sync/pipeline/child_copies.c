@@ -10,7 +10,7 @@
  * that only update in place pay nothing.
  *
  * Invariant upheld here:
- *   I2 no extra document: a child whose row went, or that moved to another
+ *   No extra document: a child whose row went, or that moved to another
  *      root, leaves no copy under its old routing. The delete of an old copy
  *      carries the transaction's version and goes by the same index name and
  *      target as the child's new write, so delivery queues it behind that

@@ -1,5 +1,5 @@
 /* docbuild: the document builder — MySQL rows in, complete search documents
- * out (DESIGN.md §2, issue 5).
+ * out (docs/design.md, "Data flow").
  *
  * Owns: reading one index config's documents from the source, by key or by
  * keyset page. Roots are fetched `WHERE key IN (...)` in chunks
@@ -18,7 +18,7 @@
  *
  * Values are read with the binary protocol (prepared statements, each column
  * bound by its real type) and formatted exactly as the binlog decoder formats
- * the same column (src/binlog/value.c, DESIGN.md §4.2), so a document built
+ * the same column (src/binlog/value.c, docs/binlog.md "Values"), so a document built
  * from a row image and one re-queried from MySQL are byte-identical: BIGINT
  * (unsigned too) and DECIMAL exact as text, FLOAT/DOUBLE shortest round-trip,
  * DATETIME/TIMESTAMP with exactly fsp digits (TIMESTAMP in UTC with Z; the

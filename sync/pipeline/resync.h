@@ -7,7 +7,7 @@
  * to the live alias and to a version being built, a document whose row is
  * gone deleted, a child's copies under other routings deleted
  * (child_copies.c). Its version is the binlog position read before the rows
- * are (seed 000): a live change made since is newer and wins, and the
+ * are: a live change made since is newer and wins, and the
  * rebuilt content is at least as new as that position. It opens its own
  * connections and delivery (sync/pipeline/producer.c) and waits for the engine. */
 #ifndef SS_RESYNC_H

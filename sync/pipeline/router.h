@@ -1,5 +1,5 @@
-/* router: which documents does a row change touch? (DESIGN.md §2: route by
- * document, not by row.)
+/* router: which documents does a row change touch? (docs/design.md, "Data
+ * flow": route by document, not by row.)
  *
  * Every place a table appears in an index config is a node: a document table
  * (the root, or a parent/child table whose rows are documents of their own),

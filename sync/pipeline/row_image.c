@@ -2,7 +2,7 @@
  *
  * A root table in mode row-image, with no relations, needs no query at all:
  * its document is the after image (the mapping's columns, formatted as the
- * builder would; DESIGN.md §4.2), or a delete. A key change deletes the old
+ * builder would; docs/binlog.md "Values"), or a delete. A key change deletes the old
  * id. Within one change set the latest image of a document wins: the last
  * read, or with coordinates (Kafka: struct cs_at) the latest by them, and
  * its document is versioned by them (changeset_rowdoc_winners). */

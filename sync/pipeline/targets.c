@@ -4,7 +4,8 @@
  * version behind its alias (written through the alias, with require_alias,
  * so a deleted alias fails loudly instead of auto-creating an index) and a
  * version being built (dual writes, by its physical name), with the same
- * version: epoch | binlog file number | position (seed 000), or with
+ * version: epoch | binlog file number | position (docs/delivery.md,
+ * "Versions"), or with
  * [source] versions = gtid epoch | the GTID ordinal of the transaction
  * (bl_gtid_ordinal, carried by the position; gtid_version.c for a
  * snapshot's).

@@ -1,4 +1,4 @@
-/* ttl: documents removed when their row expires (seed 000's time to live),
+/* ttl: documents removed when their row expires (a time to live),
  * not only when the row next changes — one more producer of change sets.
  *
  * A root table may name an expiry column (mapping: `expiry_column`, a
@@ -148,7 +148,8 @@ int ttl_tick(struct ttl *t, struct pipeline *p, struct changeset *cs, const bl_p
         const struct mp_index *ix = &p->m->indices[x];
         if (!ix->ntables || !ix->tables[0].expiry_column) continue;
         if (!ix->current_version && !targets_build_of(p, ix->alias)) continue;
-        if (expired_keys(p, cs, x, state_of(t, ix->alias), &found) < 0) {
+        /* each shard's table its own cursor: its keys and expiries are its own */
+        if (expired_keys(p, cs, x, state_of(t, ix->unit ? ix->unit : ix->alias), &found) < 0) {
             settle_looks(t, false);
             changeset_reset(cs);
             return -1;

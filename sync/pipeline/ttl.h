@@ -8,7 +8,7 @@
 #include "sync/pipeline/pipeline.h"
 
 struct ttl_index {
-    char *alias;
+    char *alias;    /* the index config's alias, or its shard's root ("db.table") */
     char *last;     /* NOW(6) of the previous look (NULL: none yet), or, after a
                      * full batch, the expiry of its last row ... */
     char *last_key; /* ... and that row's key (NULL: after a complete look) */

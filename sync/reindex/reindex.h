@@ -1,6 +1,5 @@
 /* reindex: full rebuild of an index config into a new version behind its
- * alias, in resumable buckets (issue 6, seed 004; docs/operations.md
- * "Reindex").
+ * alias, in resumable buckets (docs/operations.md "Reindex").
  *
  * The life of a build (index_configs.state, all transitions in the metadata
  * schema, each decided by one conditional UPDATE so that exactly one caller
@@ -29,7 +28,7 @@
  *       differs from the pinned one)──► cancelled, the next version queued
  *       under the new generation (builds_mapping_changed)
  *
- * Versions (seed 000): every page is read in a consistent snapshot (a job
+ * Versions: every page is read in a consistent snapshot (a job
  * keeps one for up to 500 ms of pages), and its documents carry the version
  * of the binlog position that snapshot matches (MySQL: the binlog status, db_binlog_status,
  * read just before it). Live changes carry
@@ -39,7 +38,9 @@
  * newer than the page wins, and its data is newer. So neither stream puts
  * older data over newer, whatever order they reach the engine in.
  *
- * One daemon runs a source's jobs (several nodes: the ZooKeeper issue). */
+ * Without ZooKeeper the daemon that reads a source runs its jobs; with it a
+ * rebalance spreads them over the source's nodes (docs/cluster.md,
+ * "Rebalance"). */
 #ifndef SS_REINDEX_H
 #define SS_REINDEX_H
 #include <stdbool.h>

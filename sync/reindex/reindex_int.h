@@ -15,7 +15,7 @@
 #include "search/search.h"
 
 /* A bucket's condition (jobs.params): "" (all rows), "0=1" (none), a range
- * of the key, or MOD_BUCKET "..." (seed 004's MOD buckets). Every one but the
+ * of the key, or MOD_BUCKET "..." (reindex --by-mod). Every one but the
  * last is an interval of the key: a keyset page of it holds every row
  * between its first and last key (docbuild_page's dense). */
 #define MOD_BUCKET "MOD("

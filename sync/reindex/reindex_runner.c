@@ -12,7 +12,7 @@
  *   SELECT columns FROM t WHERE (cond) AND key > cursor ORDER BY key LIMIT page
  * (keyset pagination, never OFFSET: across all buckets the rows examined
  * stay close to the table's size; with --by-mod each bucket examines the
- * whole table, as seed 004's MOD buckets do), builds the page's documents
+ * whole table, as MOD buckets must), builds the page's documents
  * whole from those rows (sync/pipeline/docbuild.c docbuild_page: relations joined on
  * the key of a range bucket's page read that key range) with the index
  * config of the mapping generation the build pinned when it started
@@ -28,8 +28,8 @@
  *   - a page is a key range, not a list of keys: docbuild_page reads its
  *     rows in the keyset query itself and its relations by that range. As a
  *     change set of root ids its keys would be read first, then the rows
- *     again by IN list. Measured (issue 19; 20,000 demo products = 72,541
- *     documents, page_size 1000, same session): the builder alone 0.36 s
+ *     again by IN list. Measured (20,000 demo products = 72,541
+ *     documents, page_size 1000, one run each): the builder alone 0.36 s
  *     (201k docs/s, 261 queries) as a page, 0.45 s (163k docs/s, 472
  *     queries) as change sets: +24%. The whole reindex (bash
  *     tests/bench/run.sh reindex, engine-bound on 2 shared CPUs) stayed
@@ -285,7 +285,7 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
  * than SNAPSHOT_REUSE_MS the job chased the inserts and the build never
  * finished. 0, or -1 with w->err. */
 static int table_end(struct worker *w, size_t t) {
-    const struct mp_table *tb = &w->r->ix->tables[t];
+    const struct mp_table *tb = &w->job->ix->tables[t]; /* its shard's table, over shards */
     const struct mp_column *k = mp_table_key(tb);
     if (!k) return errf(w->err, sizeof w->err, "%s.%s has no key column", tb->db, tb->table);
     sbuf q = SBUF_INIT;

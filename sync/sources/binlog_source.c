@@ -13,7 +13,7 @@
  *      start (replay_transaction), with the same versions; one that cannot
  *      be built stops the daemon before its delivery transaction is ended,
  *      so the checkpoint never passes it and the next start reads it again.
- *   I3 no stale value: a transaction's documents are read in a snapshot
+ *   I2 no stale write: a transaction's documents are read in a snapshot
  *      whose binlog position is at or past the transaction
  *      (read_snapshot_begin), so they hold at least its data; an XA
  *      COMMIT's, once the engine has committed it too (wait_xa_engine_commit).

@@ -17,7 +17,7 @@
  * the binlog source builds a group of transactions. Its documents are read from MySQL after
  * every message of the set was read, so they hold at least what each says.
  *
- * Versions (DESIGN.md: a version grows along the source's history, and a
+ * Versions (docs/design.md, "Versions and order": a version grows along the source's history, and a
  * later write must never lose to an older one):
  *   - messages with binlog coordinates (canal logfileName/logfileOffset,
  *     Debezium source.file/pos, Maxwell position): the largest of the set,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/bench/bench_check.sh — the consistency check (issue 23) beside a
+# tests/bench/bench_check.sh — the consistency check beside a
 # reindex of the same index in the same run.
 #
 # On the demo shop with BENCH_CHECK_PRODUCTS products (default 280000: about

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/bench/bench_cluster.sh — a reindex spread over 1, 2 and 3 nodes of a
-# ZooKeeper cluster (issue 21), beside the same reindex by a standalone
+# ZooKeeper cluster, beside the same reindex by a standalone
 # daemon and a plain bulk load of the same documents, in the same run.
 #
 # One flat table of BENCH_CLUSTER_ROWS rows (default 200,000). For each

@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# tests/bench/bench_cost.sh — cost as the work grows (issue 41, items 4 and
-# 5): time, documents/s, memory and CPU of searchsync at several sizes of one
+# tests/bench/bench_cost.sh — cost as the work grows: time, documents/s, memory and CPU of searchsync at several sizes of one
 # piece of work, each beside the engine's raw `_bulk` of the same documents,
 # as a JSON line a measure, a markdown table and PNG plots (gnuplot).
 #
 # Run it:   bash tests/bench/run.sh cost        (starts MariaDB + OpenSearch)
 #   or, on servers of tests/harness/servers.sh: bash tests/bench/bench_cost.sh
-# The issue's sizes (each workload on its own; an empty list skips one):
+# The large sizes (each workload on its own; an empty list skips one):
 #   BENCH_COST_FLAT="1000000 10000000" BENCH_COST_NESTED= BENCH_COST_BACKLOG= BENCH_COST_FANOUT= bash tests/bench/run.sh cost
 #   BENCH_COST_FLAT= BENCH_COST_NESTED=1000000 BENCH_COST_BACKLOG=1000000 BENCH_COST_FANOUT=1000000 bash tests/bench/run.sh cost
 # Quick check (a couple of minutes):

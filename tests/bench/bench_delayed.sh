@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/bench/bench_delayed.sh — the delayed run (issue 22) beside a reindex
+# tests/bench/bench_delayed.sh — the delayed run beside a reindex
 # of the same documents, in the same run.
 #
 # On the demo shop with BENCH_DELAYED_PRODUCTS products (default 100000), all

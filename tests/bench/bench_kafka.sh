@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/bench/bench_kafka.sh — `searchsync run` from Kafka beside the binlog
-# source, on the same changes (issue 26), on the servers run.sh started plus a
+# source, on the same changes, on the servers run.sh started plus a
 # Kafka of its own (tests/harness/kafka.sh, 3 partitions a topic).
 #
 # The demo shop (BENCH_PRODUCTS, default 2000) and a root-only table `flat`

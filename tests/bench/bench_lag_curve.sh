@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/bench/bench_lag_curve.sh — lag against rate (issue 41): the lag
+# tests/bench/bench_lag_curve.sh — lag against rate: the lag
 # phase of bench_sync.sh at several change rates, under the engine's default
 # 1 s refresh and a 100 ms one, with [delivery] group_commit on and off
 # alternately (the order flips every round) on the servers run.sh started.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/bench/bench_reindex.sh — reindex throughput (issue 6), beside a plain
+# tests/bench/bench_reindex.sh — reindex throughput, beside a plain
 # parallel bulk load of the same documents into the same engine in the same
 # run, at several table sizes (memory must stay flat in the table's size).
 #

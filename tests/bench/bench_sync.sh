@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/bench/bench_sync.sh — `searchsync run` end to end (issue 5): MySQL
+# tests/bench/bench_sync.sh — `searchsync run` end to end: MySQL
 # commit to searchable document, on the demo shop, on the servers run.sh
 # started. One daemon (`start = now`, the demo mapping rewritten to a private
 # database, plus a root-only index `flat` of a copy of `products` without
@@ -49,8 +49,8 @@
 #  4. childbulk  one UPDATE of BENCH_CHILD_ROWS (default: every) SKU rows,
 #           the time until every product document holds it (the saved
 #           checkpoint past the commit), then `searchsync reindex` of the
-#           products index: the issue's "a bulk UPDATE of child rows reaches
-#           every root in <= 2x the time a reindex of those roots takes"
+#           products index: a bulk UPDATE of child rows should reach
+#           every root in <= 2x the time a reindex of those roots takes
 #           (not in the default phases).
 #     For 2 and 3: the time from the first commit until the daemon's saved
 #     checkpoint (metadata table `offsets`, saved every 100 ms here) is at or

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/bench/cost_driver.py — the points, meters, raw loads, table and
-plots of tests/bench/bench_cost.sh (issue 41: cost as the work grows), which
+plots of tests/bench/bench_cost.sh (cost as the work grows), which
 documents the workloads and knobs. Python stdlib only; SQL through `mariadb`
 clients, the engine through http.client, the plots through gnuplot.
 
@@ -371,8 +371,8 @@ class Bench:
         second; False after timeout. A merge the engine throttles runs on
         little CPU: one calm second did not prove the merges of the phase
         before done, and a round's second measure carried them (slower in
-        2 of 3 rounds, session 27). Three calm seconds instead of one were
-        tried (session 25): the figures did not move."""
+        2 of 3 rounds). Three calm seconds instead of one were tried: the
+        figures did not move."""
         end = now() + timeout
         while True:
             calm = wait_quiet(self.engine_cpu, cores, 1, max(1, end - now()))
@@ -578,7 +578,7 @@ class Bench:
         while it is posted, every 200 ms, as searchsync's index is through
         a measure: unsearched for 30 s, the kept index went search-idle and
         the engine skipped its scheduled refreshes (6 in a 1M replacement
-        against 21-23 in searchsync's, session 28)."""
+        against 21-23 in searchsync's)."""
         par, size = self.tune(kind, path, mappings)
         kept = 'bcost_raw_kept'
         fresh = rnd == 1 or not replace or self.http.req('HEAD', '/' + kept)[0] != 200

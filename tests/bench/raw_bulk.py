@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/bench/raw_bulk.py — the search engine's raw `_bulk` rate, tuned: the
-ceiling a sync tool's load is compared with (issue 41). Python stdlib only;
+ceiling a sync tool's load is compared with. Python stdlib only;
 imported by the benchmarks (tests/bench/peers_driver.py first).
 
 Input: an NDJSON file of action + document line pairs, e.g.

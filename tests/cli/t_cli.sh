@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The command line contract (DESIGN.md §4.1): help and version everywhere,
+# The command line contract (docs/design.md, "Commands"): help and version everywhere,
 # exit codes, configuration errors that name file, line and key.
 set -uo pipefail
 bin=${SEARCHSYNC_BIN:-./searchsync}

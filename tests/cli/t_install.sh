@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make install DESTDIR=...` (issue 25, part 6): the binary, the sample
+# `make install DESTDIR=...`: the binary, the sample
 # configuration, the systemd unit (checked with systemd-analyze verify), the
 # man page and bash completion land where they belong; an administrator's
 # configuration survives a second install; `make uninstall` removes the rest.

@@ -1,4 +1,4 @@
-# tests/integration/deliver_lib.sh — shared by the t_deliver_*.sh tests (issue 4).
+# tests/integration/deliver_lib.sh — shared by the t_deliver_*.sh tests.
 # Finds tests/tools/deliver_driver (built by `make check`) and wraps it.
 # shellcheck shell=bash
 DRIVER=""

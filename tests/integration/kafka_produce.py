@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # tests/integration/kafka_produce.py — a test producer of Kafka change
 # messages, written apart from the decoders under test (src/mq): it turns
-# `searchsync tail` lines (DESIGN.md §4.2 values) of one database into
+# `searchsync tail` lines (docs/binlog.md "Values") of one database into
 #   OUT/canal.kv     canal-json flat messages: every value MySQL's text,
 #                    mysqlType from information_schema, consecutive rows of
 #                    one table, kind and event in one message (up to 20), no

@@ -4,7 +4,7 @@
 #
 # The oracle computes every document of the demo mapping (sql/demo/mapping.json)
 # independently of the document builder, by SQL in MariaDB (JSON_OBJECT /
-# JSON_ARRAYAGG / correlated subqueries, values formatted to DESIGN.md §4.2 with
+# JSON_ARRAYAGG / correlated subqueries, values formatted to docs/binlog.md "Values" with
 # CAST and DATE_FORMAT):
 #   products.oracle  root documents (id = product id, no routing, join field;
 #                    tags from product_tags, whose primary key makes the

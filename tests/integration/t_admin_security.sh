@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_admin_security.sh — the admin HTTP server under attack
-# from the same machine (issue 24 part 3; web/http_server.c, web/admission.c,
+# from the same machine (web/http_server.c, web/admission.c,
 # docs/http-api.md "Limits" and "Sessions"), against a real `searchsync run`:
 #
 #   log forgery   a refused request whose path holds %0a writes no line of

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_admin_words.sh — dynamic words and the dictionary files
-# (issue 24 part 4; web/words.c, docs/http-api.md "Dynamic words") against a
+# (web/words.c, docs/http-api.md "Dynamic words") against a
 # real `searchsync run` and its metadata schema:
 #
 #   lifecycle  create (201) -> edit while init -> publish -> edit refused

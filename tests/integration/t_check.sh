@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/t_check.sh — `searchsync check` (issue 23) against real
+# tests/integration/t_check.sh — `searchsync check` against real
 # MariaDB + OpenSearch, on the demo shop (products with nested skus and tags,
 # parent/child reviews and replies), with the daemon running:
 #   - a clean index reports clean (exit 0) without fetching one document

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/integration/t_cluster_delayed.sh — a delayed run's bucket jobs
-# spread over two nodes of a real ZooKeeper cluster (issue 21, seed 004's
-# job type `job`), on the demo shop:
+# spread over two nodes of a real ZooKeeper cluster (job type
+# `job`), on the demo shop:
 #
 #   handed out  `searchsync delayed-run --page 40` with [cluster] zookeeper
 #               claims and resolves the run, and hands its 4 bucket jobs to

@@ -10,7 +10,7 @@
 #              it: A2 takes over; B SIGCONTed moves no checkpoint (the fence
 #              in offsets stays A2's, the position never goes back), sends
 #              not one more bulk request once it logs that it is fenced (its
-#              queue is A2's to send: issue 37, defect 6), and stops, saying so
+#              queue is A2's to send), and stops, saying so
 #   standalone two daemons on one source without ZooKeeper: the second
 #              says who reads and stands by (--no-wait: exits 1); the first
 #              SIGKILLed, the second takes over once its heartbeat is stale

@@ -6,7 +6,7 @@
 #
 #   One node reads, the other two stand by, and all three keep running; the
 #   first version is built once (one v1 in the engine, one version and one
-#   run in the metadata) and every document equals SQL. (Issue 37, defect 5:
+#   run in the metadata) and every document equals SQL. (Once
 #   every node queued the first build before the election, so two of three
 #   exited 1 with "creating index ..._v1: HTTP 400 resource_already_exists".)
 #   Then two reindex requests made at the same instant on two nodes: one

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_delayed_report.sh — what `searchsync delayed-run` says
-# and records is what happened (issue 39), on the demo shop (categories
+# and records is what happened, on the demo shop (categories
 # delay-effect, generated relation top; tags with a hand-written one that
 # joins tag_links, a table of no index config):
 #   - tag_links dropped, a tag renamed: the run cannot resolve the tag's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/t_delayed_run.sh — `searchsync delayed-run` (issue 22)
+# tests/integration/t_delayed_run.sh — `searchsync delayed-run`
 # against real MariaDB + OpenSearch, on the demo shop (5k products), with
 # categories (generated relation top) and tags (a hand-written relation_top)
 # delay-effect:

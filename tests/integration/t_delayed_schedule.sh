@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/t_delayed_schedule.sh — `[delayed] schedule` (issue 22):
+# tests/integration/t_delayed_schedule.sh — `[delayed] schedule`:
 # the daemon that reads the source runs the delayed refresh itself, against
 # real MariaDB + OpenSearch on the demo shop (categories are delay-effect):
 #   - a category renamed: the scheduled run rebuilds every product of that

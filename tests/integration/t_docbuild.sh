@@ -9,7 +9,7 @@
 # Every product, review and reply document built by tests/tools/docbuild_dump
 # is compared with an ORACLE computed independently by SQL in MariaDB
 # (JSON_OBJECT / JSON_ARRAYAGG / correlated subqueries, values formatted to
-# DESIGN.md §4.2 with CAST and DATE_FORMAT); arrays are compared sorted by id
+# docs/binlog.md "Values" with CAST and DATE_FORMAT); arrays are compared sorted by id
 # and floats by their exact text. Then: absent roots are reported, the
 # documents are accepted by OpenSearch with the generated index body
 # (`searchsync mapping body`), nested / has_child queries find them and the

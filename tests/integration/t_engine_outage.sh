@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_engine_outage.sh — engine outages are handled like
-# source outages (issue 19), against real MariaDB + OpenSearch:
+# source outages, against real MariaDB + OpenSearch:
 #
 #   down at start  `searchsync run` started while the engine is stopped logs
 #                  that it waits (WARN, with a timestamp), keeps waiting, and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t_kafka_backlog.sh — a backlog of Kafka change messages read at once by a
-# row-image index (issue 37, defect 4): the messages of 3 partitions are read
+# row-image index: the messages of 3 partitions are read
 # at different paces, so one change set holds partition 0 far ahead of
 # partition 1, and a later change set reads partition 1's later changes
 # with binlog coordinates smaller than the earlier set's largest. The

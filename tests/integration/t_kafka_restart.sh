@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t_kafka_restart.sh — a Kafka source (`searchsync run`, [source] kind = kafka,
 # Maxwell messages of a real Kafka, 21 partitions a topic) stopped and
-# started the ways an operator does (issue 39):
+# started the ways an operator does:
 #   dead letter  a message without its primary key column is a dead letter
 #                whose error tells the producer to include the key column
 #                (not the binlog's `set binlog_row_image=FULL`)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t_kafka_sync.sh — `searchsync run` with [source] kind = kafka (issue 26):
+# t_kafka_sync.sh — `searchsync run` with [source] kind = kafka:
 # the demo shop changed in MariaDB (an initial load, then random_ops.sql's
 # inserts, updates, deletes, key moves and transactions on every table), the
 # changes read back from the binlog with `searchsync tail` and turned into
@@ -74,7 +74,7 @@ mysql_q "SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY = 'PRI' FROM in
   WHERE TABLE_SCHEMA = '$D' ORDER BY TABLE_NAME, ORDINAL_POSITION" >"$TEST_TMP/cols.tsv"
 
 # ---------------------------------------------------------------- the producer
-# tail's lines (DESIGN.md §4.2 values) → canal-json and Debezium messages,
+# tail's lines (docs/binlog.md "Values") → canal-json and Debezium messages,
 # "key<TAB>value" lines for kcat -K (tests/integration/kafka_produce.py)
 SRC="mysql://$MYSQL_USER:$MYSQL_PASSWORD@$MYSQL_HOST:$MYSQL_PORT"
 MID=1

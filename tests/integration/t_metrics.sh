@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tests/integration/t_metrics.sh — /metrics of `searchsync run` (issue 25,
-# part 3), against real MariaDB + OpenSearch.
+# tests/integration/t_metrics.sh — /metrics of `searchsync run`,
+# against real MariaDB + OpenSearch.
 #
 #   format   the page parses with Prometheus' own text parser (Debian's
 #            python3-prometheus-client), and every name docs/metrics.md

@@ -33,7 +33,7 @@ out=$("$SEARCHSYNC_BIN" migrate --config "$TEST_TMP/c.ini" 2>&1)
 assert_contains "$out" "version $newest -> $newest" "second run is a no-op"
 assert_eq "$p0" "$(mysql_binlog_pos)" "a migrate with nothing to do writes nothing to the binlog"
 
-# a schema newer than this binary is refused, not downgraded (issue 25, part 8)
+# a schema newer than this binary is refused, not downgraded
 mysql_q "INSERT INTO \`$db\`.schema_migrations (version, name) VALUES (9999, 'future')"
 set +e
 out=$("$SEARCHSYNC_BIN" migrate --config "$TEST_TMP/c.ini" 2>&1); rc=$?

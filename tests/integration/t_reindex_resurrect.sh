@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t_reindex_resurrect.sh — a write decided before a version's switch and held
 # on its way to the engine never lands after a newer delete of the same
-# document: no deleted row comes back in the new version (I2).
+# document: no deleted row comes back in the new version (I3).
 #
 # The shape of the failure this guards against: after a reindex under writes
 # (the daemon SIGKILLed mid-build, the reader minutes behind at the switch),

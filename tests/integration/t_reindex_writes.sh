@@ -4,7 +4,7 @@
 # and the catch-up, every document equals the SQL oracle — none missing, none
 # extra (a deleted row back in the new version), none stale.
 #
-# The scenario of a failure seen outside (issue 37, 1): roots with a
+# The scenario of a failure seen in use: roots with a
 # one-to-one object (department, renamed during the build), a nested relation
 # with area_update (skills) and a JSON column (attrs, which makes skill
 # changes rebuild whole documents); a seeded writer (hr_writer.py) at

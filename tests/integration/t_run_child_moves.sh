@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/integration/t_run_child_moves.sh — child documents whose parent's key
-# moves to a routing of the SAME shard (issue 19: reply-478 and review-443 of
-# t_run_random seed 617866099 were lost that way), against real MariaDB +
+# moves to a routing of the SAME shard (t_run_random seed 617866099 once
+# lost reply-478 and review-443 that way), against real MariaDB +
 # OpenSearch (3 primary shards).
 #
 # A product's key changes and its review moves along: the daemon writes

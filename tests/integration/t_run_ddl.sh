@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_run_ddl.sh — DDL mid-stream under a steady writer
-# (issue 25, part 1), against real MariaDB + OpenSearch; two index configs,
+# against real MariaDB + OpenSearch; two index configs,
 # A on table a (with a nested child table), B on table b (with a one-to-one
 # object from kinds, a delay-effect table: its changes wait for the delayed
 # run).

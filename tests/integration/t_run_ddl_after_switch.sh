@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/integration/t_run_ddl_after_switch.sh — a schema change that must stop
-# an index, read right after a reindex switch (issue 37, defect 3), against
-# real MariaDB + OpenSearch, with [metadata] reload_interval_ms = 10000 as in
-# the report.
+# an index, read right after a reindex switch, against
+# real MariaDB + OpenSearch, with [metadata] reload_interval_ms = 10000 (a
+# reload long after the switch).
 #
 # items joins cats (an object); cats.id and cats.label_n are mapped `integer`.
 # A change the mapping cannot follow (items.qty INT -> BIGINT under

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_run_drop_joined.sh — DROP TABLE + CREATE TABLE + refill
-# of a table joined into an index (issue 37, defect 2), under a steady writer,
+# of a table joined into an index, under a steady writer,
 # against real MariaDB + OpenSearch.
 #
 # lib.book is the root; its genres come from lib.genre through the link table

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/integration/t_run_dump_timeout.sh — the binlog stream survives a
 # reader held back by backpressure for longer than the server's
-# net_write_timeout (issue 19: under load the server dropped the dump
+# net_write_timeout (under load the server used to drop the dump
 # connection about every 70 s, "Lost connection to server during query
 # (2013)"), against real MariaDB + OpenSearch.
 #

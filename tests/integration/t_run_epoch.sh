@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_run_epoch.sh — failover to a server with unrelated, lower
-# binlog positions (seed 000's epochs). The daemon first syncs from server A.
+# binlog positions (epochs, docs/operations.md). The daemon first syncs from server A.
 # Switched to a fresh server B, its writes carry smaller versions than the
 # stored documents and the engine refuses them as stale. After `searchsync
 # epoch bump --reset-checkpoint` they land, because the epoch outranks every

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_run_new_table.sh — a table added to the mapping while
-# `searchsync run` runs is read from then on (issue 19), against real MariaDB
+# `searchsync run` runs is read from then on, against real MariaDB
 # + OpenSearch.
 #
 # The daemon starts with a mapping without table items; rows are written to

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_run_notify.sh — `searchsync run` under systemd's notify
-# protocol (issue 25, part 6: Type=notify with READY and WATCHDOG), with a
+# protocol (Type=notify with READY and WATCHDOG), with a
 # real AF_UNIX datagram socket standing in for systemd's (the protocol is
 # all systemd sees) and real MariaDB + OpenSearch: READY=1 once started,
 # STATUS lines for the waits, WATCHDOG=1 pings at half WATCHDOG_USEC while

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t_run_random.sh — the randomized oracle test of `searchsync run` (issue 5):
+# t_run_random.sh — the randomized oracle test of `searchsync run`:
 # a demo shop is synced from the binlog, then RANDOM_OPS (20000) random
 # inserts, updates, deletes, foreign-key moves, primary-key changes and
 # relation-table changes hit EVERY table of the demo mapping

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_run_reload.sh — SIGHUP and SIGUSR1 on `searchsync run`
-# (issue 25, part 2), against real MariaDB + OpenSearch.
+# against real MariaDB + OpenSearch.
 #
 #   SIGHUP   the configuration file is read again: [log] level = debug takes
 #            effect (a transaction's debug line appears for a change made

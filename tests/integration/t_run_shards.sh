@@ -237,8 +237,9 @@ assert_contains "$(cat "$TEST_TMP/resync2.out")" "id template" "it says how ids 
 # ---- check and repair across shards: planted differences in two shards
 wait_checkpoint "$meta" shp 30
 v="${alias}_v$(version)"
-gone_id="${dbs[0]}.orders_03:5"
-edit_id="${dbs[1]}.orders_05:6"
+# rows the writer left (it deletes some at random)
+gone_id="${dbs[0]}.orders_03:$(mysql_q "SELECT MIN(id) FROM orders_03" "${dbs[0]}")"
+edit_id="${dbs[1]}.orders_05:$(mysql_q "SELECT MIN(id) FROM orders_05" "${dbs[1]}")"
 extra_id="${dbs[1]}.orders_05:777777"
 search_delete "/$v/_doc/$gone_id" >/dev/null
 search_post "/$v/_update/$edit_id" '{"doc":{"note":"tampered"}}' >/dev/null

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_run_truncate.sh — TRUNCATE TABLE and DROP TABLE of a
-# mapped table while `searchsync run` runs (issue 25), against real MariaDB +
+# mapped table while `searchsync run` runs, against real MariaDB +
 # OpenSearch. Neither writes row events, so the daemon must rebuild what
 # they emptied:
 #   - the root table truncated while a writer inserts rows before and after

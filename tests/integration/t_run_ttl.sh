@@ -7,6 +7,8 @@
 #               no change to the row
 #   extended    a row whose expiry is cleared before it passes keeps its
 #               document; a row without expiry keeps its document
+#   shards      an index over two shard tables: more rows expire at once in
+#               one shard than a look takes, a few in the other; all go
 . "$(dirname "$0")/lib.sh"
 require_bin
 db="$(unique_name ttl)"
@@ -65,4 +67,27 @@ sleep 0.5
 assert_eq true "$(found 4)" "a row whose expiry was cleared keeps its document"
 assert_eq true "$(found 1)" "a row without expiry keeps its document"
 assert_eq 1 "$(mysql_q "SELECT COUNT(*) FROM \`$db\`.t WHERE id = 3")" "the row itself is untouched"
+
+# shards (mapping.md, "Shard tables"): each shard's table has its own expiry
+# cursor. More rows expire at once in the first shard than one look takes
+# (5,000), a few in the second: every one of them goes, in both shards
+daemon_stop
+salias="$(unique_name ttls)"
+on_exit "curl -s -XDELETE '$SEARCH_URL/${salias}_v*?ignore_unavailable=true' >/dev/null"
+mysql_q "CREATE TABLE \`$db\`.s_0 (id INT PRIMARY KEY, expires_at DATETIME(3) NULL, KEY (expires_at));
+  CREATE TABLE \`$db\`.s_1 LIKE \`$db\`.s_0;
+  INSERT INTO \`$db\`.s_0 SELECT seq, NULL FROM seq_1_to_6000;
+  INSERT INTO \`$db\`.s_1 SELECT seq, NULL FROM seq_10001_to_10010" "$db"
+jq --arg a "$salias" --arg db "$db" '.indices += [{alias: $a, shards: 1, replicas: 0, unique_keys: true,
+    tables: [{table: ($db + ".s_{n:[0-9]+}"), expiry_column: "expires_at",
+              columns: [{name: "id", type: "long", key: true}, {name: "expires_at", type: "date"}]}]}]' \
+    "$TEST_TMP/m.json" >"$TEST_TMP/m2.json"
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/m2.json" --yes >"$TEST_TMP/import2.out" 2>&1 ||
+    fail "import: $(cat "$TEST_TMP/import2.out")"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
+daemon_wait_log "$salias: live changes no longer written to ${salias}_v1" 60
+assert_eq 6010 "$(search_count "$salias")" "shards: every row of both shards has its document"
+mysql_q "UPDATE \`$db\`.s_0 SET expires_at = UTC_TIMESTAMP(3) + INTERVAL 2 SECOND;
+  UPDATE \`$db\`.s_1 SET expires_at = UTC_TIMESTAMP(3) + INTERVAL 2 SECOND"
+wait_until 30 "shards: every expired document gone" bash -c "[ \"\$(curl -s -XPOST '$SEARCH_URL/$salias/_refresh' >/dev/null; curl -s '$SEARCH_URL/$salias/_count' | jq .count)\" = 0 ]"
 pass

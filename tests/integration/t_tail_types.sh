@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_tail_types.sh — `searchsync tail` decodes edge values of
-# every column type exactly as DESIGN.md §4.2 says, on the suite's MariaDB.
+# every column type exactly as docs/binlog.md "Values" says, on the suite's MariaDB.
 # Oracle: the server's own SELECT of the same rows (JSON_OBJECT over per-type
 # SQL expressions), never values copied from tail's output: the schema, rows
 # and oracle are tests/integration/tail_types_lib.sh, which

@@ -99,8 +99,19 @@ try {
   await sleep(3500); // one more point on the chart for the screenshot
   await shot('overview');
 
-  // ---- indices: reindex products, follow the progress bar to the switch
+  // ---- indices: an index config over shard tables, its pattern and shards
   await page.click('#nav a[data-screen="indices"]');
+  const shards = page.locator('details[data-shards="parcels"]');
+  await shards.waitFor();
+  const db = process.env.SHARDS_DB;
+  ok((await shards.locator('summary').textContent()) === `3 shards of ${db}.parcels_{n:[0-9]+}`,
+     'indices: an index config over shard tables says its pattern and how many shards',
+     await shards.locator('summary').textContent());
+  const listed = (await shards.locator('li').allTextContents()).sort();
+  ok(JSON.stringify(listed) === JSON.stringify([0, 1, 2].map((n) => `${db}.parcels_${n}`)),
+     'indices: ... and lists them', listed);
+
+  // ---- indices: reindex products, follow the progress bar to the switch
   const card = page.locator('section.index[data-alias="products"]');
   await card.waitFor();
   await until(20, 'products live on v1', async () => (await card.locator('[data-alias-target="products"]').textContent()) === 'products_v1');

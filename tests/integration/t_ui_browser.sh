@@ -9,7 +9,8 @@
 #   overview  engine, reader, queue, in flight, dead letters, fuses as the
 #             API has them; 50 changes made in MySQL show up in the
 #             acknowledged count and on the chart
-#   indices   "Reindex" on products: a second click shows the API's 409
+#   indices   an index config over three shard tables shows its pattern
+#             and its shards; "Reindex" on products: a second click shows the API's 409
 #             next to the button; the progress bar moves through values
 #             between 0 and 100 to 100%; the alias moves to products_v2
 #             (checked in the engine here and by the driver with curl); the
@@ -34,7 +35,7 @@ ui_setup
 
 bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products "${UI_PRODUCTS:-2500}" >/dev/null
 meta="$(unique_name meta)"
-curl -s -XDELETE "$SEARCH_URL/products*,brands*?expand_wildcards=all" >/dev/null # left by others
+curl -s -XDELETE "$SEARCH_URL/products*,brands*,parcels*?expand_wildcards=all" >/dev/null # left by others
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v*,brands_v*?expand_wildcards=all' >/dev/null"
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
@@ -64,7 +65,19 @@ listen = 127.0.0.1:$PORT
 level = info
 INI
 export SEARCHSYNC_ADMIN_TOKEN="$TOKEN"
-"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes \
+# beside the demo, an index config over three shard tables (mapping.md,
+# "Shard tables"): the index screen shows its pattern and its shards
+sdb="$(unique_name uishards)"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$sdb\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/parcels_v*?expand_wildcards=all' >/dev/null"
+mysql_q "CREATE DATABASE \`$sdb\`"
+for n in 0 1 2; do
+    mysql_q "CREATE TABLE \`$sdb\`.parcels_$n (id INT PRIMARY KEY, w INT); INSERT INTO \`$sdb\`.parcels_$n VALUES ($n, 1)"
+done
+jq --arg db "$sdb" '.indices += [{alias: "parcels", replicas: 0, unique_keys: true,
+    tables: [{table: ($db + ".parcels_{n:[0-9]+}"), columns: [{name: "id", key: true}, "w"]}]}]' \
+    "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" >"$TEST_TMP/mapping.json"
+export SHARDS_DB="$sdb"
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/mapping.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
 daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'

@@ -5,7 +5,7 @@
 # suite's MariaDB) and t_source_versions.sh (other MariaDB versions, MySQL 8).
 #
 # Owns: the schema, its rows and the oracle: per column an SQL expression
-# that renders the value as DESIGN.md §4.2 says (JSON_OBJECT over CAST,
+# that renders the value as docs/binlog.md "Values" says (JSON_OBJECT over CAST,
 # DATE_FORMAT, TO_BASE64, ST_AsGeoJSON), never values copied from tail's
 # output. Compared with jq after key sorting; floats to 6 significant digits
 # (FLOAT is 24-bit), and the 64-bit extremes also as raw text (jq 1.6 reads
@@ -113,7 +113,7 @@ tail_types_check() {
 
     # the oracle: the server's own rendering of each column, in SQL
     ymd='%Y-%m-%dT%H:%i:%s'
-    _tt_dtx() { # column fsp zulu → SQL producing DESIGN.md's text (null for zero dates)
+    _tt_dtx() { # column fsp zulu → SQL producing the documented text (null for zero dates)
         local c="$1" fsp="$2" z="${3:-}"
         local frac="''"
         [ "$fsp" -gt 0 ] && frac="CONCAT('.', LEFT(DATE_FORMAT($c,'%f'), $fsp))"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/packaging/deb.sh — the Debian package (issue 25, part 6), part of
+# tests/packaging/deb.sh — the Debian package, part of
 # `make check-long`: built from a copy of the tree with dpkg-buildpackage
 # (the unit tests run inside the build), then installed with apt into a
 # fresh minimal Debian 12 root (debootstrap --variant=minbase: nothing but

@@ -480,7 +480,7 @@ static void test_table_filter(void **state) {
     st_free(&s);
 }
 
-/* issue 19: a table skipped at its first TABLE_MAP stays skipped while the
+/* a table skipped at its first TABLE_MAP stays skipped while the
  * same TABLE_MAP bytes repeat, until the sink says its answers changed */
 static bool want_dt;
 static bool want_dt_when_told(void *ctx, const char *db, const char *t) {
@@ -520,7 +520,7 @@ static void test_table_refilter(void **state) {
     st_free(&s);
 }
 
-/* issue 19: the MariaDB start statement was built in a 512-byte stack
+/* the MariaDB start statement was once built in a 512-byte stack
  * buffer (and a 1,024-byte statement): a GTID list of many domains overflowed
  * it. It is built whole, at any length, and escaped. */
 static void test_connect_state_long_gtid_list(void **state) {
@@ -543,7 +543,7 @@ static void test_connect_state_long_gtid_list(void **state) {
     sbuf_free(&want);
 }
 
-/* issue 19: the collation ids a server reports were one process-wide table,
+/* the collation ids a server reports were once one process-wide table,
  * freed and rewritten at every connect: two readers raced on it, and one
  * server's ids decided the other's text. Each decoder has its own. */
 static void test_collations_per_decoder(void **state) {
@@ -574,7 +574,7 @@ static void test_collations_per_decoder(void **state) {
     st_free(&b);
 }
 
-/* issue 19: one parser of binlog file sequence numbers */
+/* one parser of binlog file sequence numbers */
 static void test_file_seq(void **state) {
     (void)state;
     assert_int_equal(bl_file_seq("mysql-bin.000042"), 42);

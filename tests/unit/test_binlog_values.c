@@ -1,5 +1,5 @@
 /* Unit tests of value → JSON (src/binlog/value.c): the known answers of
- * shared/notes/binlog-decoding.md and DESIGN.md §4.2, one column at a time
+ * docs/binlog.md "Values", one column at a time
  * from its binlog bytes. */
 #include <setjmp.h>
 #include <stdarg.h>

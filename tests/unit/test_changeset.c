@@ -76,7 +76,7 @@ static void add_at(struct changeset *cs, uint64_t pos, uint32_t row, const char 
     changeset_add_rowdoc(cs, 0, id, strlen(id), body, body ? strlen(body) : 0);
 }
 
-/* Images of one row read from several Kafka partitions (issue 37): read in
+/* Images of one row read from several Kafka partitions: read in
  * any order, the latest by coordinates wins, a delete included. */
 static void test_rowdoc_winners_coordinates(void **state) {
     (void)state;

@@ -1,6 +1,6 @@
 /* Unit tests of the document builder's pure parts (sync/pipeline/docbuild.c): value
  * formatting from binary-protocol buffers (MYSQL_BIND, MYSQL_TIME) to the
- * JSON of DESIGN.md §4.2, and the generated SQL. The database side is tested
+ * JSON of docs/binlog.md "Values", and the generated SQL. The database side is tested
  * by tests/integration/t_docbuild.sh against an SQL oracle. */
 #include <setjmp.h>
 #include <stdarg.h>

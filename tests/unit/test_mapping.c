@@ -1,7 +1,7 @@
 /* Unit tests of the mapping model (sync/mapping/mapping.c, sync/mapping/index_mapping.c):
  * parsing and its errors (file + JSON path), MySQL -> engine type defaults
  * and compatibility, validation against a schema (unknown tables/columns,
- * type mismatches, cycles, keys, parent/child, the seed 004 override rule),
+ * type mismatches, cycles, keys, parent/child, a relation's override of its column),
  * the canonical file round trip, and the generated index bodies of the demo
  * mapping checked against golden files per dialect
  * (tests/fixtures/mapping/<alias>.<dialect>.json; regenerate with
@@ -168,7 +168,7 @@ static void test_roundtrip(void **state) {
     sbuf out2 = SBUF_INIT;
     mapping_write(&m2, &out2);
     assert_string_equal(out.data, out2.data);
-    /* seed 004: relation overrides the column's extend name / nested flag */
+    /* a relation overrides the column's extend name / nested flag */
     const struct mp_table *p = &m.indices[0].tables[0];
     assert_string_equal("brand", mp_relation_name(&p->relations[0], p->columns, p->ncolumns));
     assert_false(mp_relation_nested(&p->relations[0], p->columns, p->ncolumns));

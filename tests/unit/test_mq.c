@@ -1,8 +1,8 @@
 /* Unit tests of the Kafka message decoders (src/mq): each fixture under
  * tests/fixtures/mq/<format>/ is a message as the tool emits it; decoded,
- * its rows rendered by bl_row_json must be the `tail` lines DESIGN.md §4.2
- * gives for the same MySQL values (the expected texts below are written
- * from §4.2, not from the decoder's output). Plus detection, positions,
+ * its rows rendered by bl_row_json must be the `tail` lines docs/binlog.md
+ * "Values" gives for the same MySQL values (the expected texts below are
+ * written from that table, not from the decoder's output). Plus detection, positions,
  * the schema lookup, errors, and truncated / corrupted messages (no crash,
  * no leak: an error or a result, never a stop). */
 #include <setjmp.h>

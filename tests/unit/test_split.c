@@ -79,7 +79,7 @@ static void test_previous_owner_kept(void **state) {
     assert_string_equal("b", left[k[0].node]);
 }
 
-/* the issue's run: node-2 of three dies with two jobs each; the survivors
+/* node-2 of three dies with two jobs each; the survivors
  * have read more of theirs (lighter) than the dead node had (heavier).
  * Only node-2's jobs move, one to each survivor. (The split that went
  * heaviest first over all jobs moved 13 and 15-18.) */

@@ -190,6 +190,15 @@ function indexCard(alias, refreshList) {
     }
   });
 
+  // an index config over shard tables: its pattern, how many shards it reads
+  // now and which (folded: a family may have hundreds)
+  function shardList(alias, f) {
+    const n = f.shards.length;
+    return h('details', { 'data-shards': alias },
+      h('summary', {}, `${n} shard${n === 1 ? '' : 's'} of ${f.pattern}`),
+      h('ul', {}, ...f.shards.map((s) => h('li', {}, s))));
+  }
+
   function update(ix, st) {
     const targets = (st && st.engine && st.engine.alias_targets) || [];
     lastIx = { documents: st && st.engine ? st.engine.documents : null };
@@ -201,6 +210,7 @@ function indexCard(alias, refreshList) {
       ['Documents', num(st && st.engine ? st.engine.documents : null)],
       ['Building', ix.building_version === null ? '–' : `v${ix.building_version}`],
       ['Tables', f ? num(f.tables) : '–'],
+      ...(f && f.shards ? [['Shards', shardList(alias, f)]] : []),
       ['Routed', f ? (f.routed ? 'yes' : 'no: the source no longer fits the mapping') : 'not run yet'],
       ['Deliveries', f && f.stopped ? `stopped: ${f.stopped}` : 'running'],
       ['Versions kept', num(ix.history_retention)],
