@@ -221,7 +221,13 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
         if (b->runner && reindex_runner_done(b->runner)) {
             reindex_runner_free(b->runner);
             b->runner = NULL;
+            b->ran = true;
         }
+        /* this source's part ran to its end and the build still changes:
+         * the other sources' parts are left, the last of them switches; a
+         * runner started again here would find nothing to do. Only a switch
+         * left halfway (its switcher gone) is this runner's to finish. */
+        if (b->ran && strcmp(bw->state, "switching") != 0) continue;
         /* in a cluster, rebalances give the jobs to the nodes
          * (rebalance/jobs/cluster_jobs.c); the reader keeps the dual writes */
         if (!b->runner && !dm->cluster.started) {

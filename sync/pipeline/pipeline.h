@@ -51,6 +51,9 @@ struct build {
     struct reindex_runner *runner;
     bool planned;                   /* this source's part of it is planned (its jobs exist) */
     bool plan_said;                 /* a failure to plan it was logged */
+    bool ran;                       /* its runner ran and ended: this source's jobs are done
+                                     * (or it failed); started again only to finish a switch
+                                     * left halfway */
 };
 
 /* parent/child documents built in one build, for the stale-copy check */

@@ -882,8 +882,12 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
         reindex_runner_free(r);
         return NULL;
     }
-    log_info("reindex", "%s: building version %u: %zu job(s) left, %d at a time", alias, version,
-             left, r->nw);
+    if (left)
+        log_info("reindex", "%s: building version %u: %zu job(s) left, %d at a time", alias,
+                 version, left, r->nw);
+    else
+        log_info("reindex", "%s: version %u: no job of source %s left (the switch is done by "
+                 "whichever part ends last)", alias, version, cfg->source.name);
     return r;
 }
 

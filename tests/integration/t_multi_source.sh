@@ -194,7 +194,8 @@ north_field() { # JQ over north's entry in east's status
 # ---- 1. first sync: three daemons started together, one version 1
 for s in "${SRC[@]}"; do dstart "$s"; done
 for s in "${SRC[@]}"; do dwait_log "$s" "index config(s) of source $s" 60; done
-wait_until 180 "version 1 of $alias is live" test "$(version)" = 1
+version_is() { [ "$(version)" = "$1" ]; }
+wait_until 180 "version 1 of $alias is live" version_is 1
 queued=0
 for s in "${SRC[@]}"; do
     dlog "$s" | grep -q "version 1 queued" && queued=$((queued + 1))
@@ -222,13 +223,14 @@ wstop north
 extra_ctl north kill >/dev/null 2>&1 || fail "killing north's server"
 down_at=$(date +%s)
 log "north's server SIGKILLed"
-wait_until 30 "east's status says north's server is down" test "$(north_field .source_up)" = false
+north_up_is() { [ "$(north_field .source_up)" = "$1" ]; }
+wait_until 30 "east's status says north's server is down" north_up_is false
 st=0; "$SEARCHSYNC_BIN" status --config "$TEST_TMP/east.ini" >"$TEST_TMP/status.txt" 2>&1 || st=$?
 assert_eq 3 "$st" "status from east: something waits for an operator (exit 3)"
 assert_contains "$(cat "$TEST_TMP/status.txt")" "north  DOWN for" "status from east names north as down"
 extra_q east "INSERT INTO shop.orders VALUES (100001, 'marker', 1.00, 'new')"
-wait_until 30 "a change on east is searchable while north is down" \
-    test "$(search_count "$alias" '{"query":{"ids":{"values":["east:100001"]}}}')" = 1
+marker_found() { [ "$(search_count "$alias" '{"query":{"ids":{"values":["east:100001"]}}}')" = 1 ]; }
+wait_until 30 "a change on east is searchable while north is down" marker_found
 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/east.ini" "$alias" --no-wait >"$TEST_TMP/reindex.out" 2>&1 ||
     fail "reindex while north is down: $(cat "$TEST_TMP/reindex.out")"
 v2="$(building)"
@@ -249,7 +251,7 @@ log "north down $(($(date +%s) - down_at)) s; the build waits: $waits"
 extra_ctl north restart >"$TEST_TMP/north.restart.log" 2>&1 || fail "north's server did not restart: $(tail "$TEST_TMP/north.restart.log")"
 log "north's server back after $(($(date +%s) - down_at)) s"
 wstart north "$((SEED + 77))"
-wait_until 180 "version 2 goes live once north's part is in" test "$(version)" = 2
+wait_until 180 "version 2 goes live once north's part is in" version_is 2
 assert_eq "${alias}_v2" "$(alias_target)" "the alias moved to version 2"
 dwait_log north "version 2: the part of source north planned" 5
 assert_eq true "$(north_field .source_up)" "north is up again in east's status"
