@@ -14,7 +14,11 @@
  *   DDL    {"type":"ddl","db":..,"sql":..,"ts":..,"pos":..} on stdout
  *   error  {"error":..,"topic":..,"partition":..,"offset":..,"raw":..} on
  *          stderr; reading goes on
- * Markers (tombstones, heartbeats, transaction markers) print nothing. */
+ *   a value that could not be decoded with certainty: its row is printed
+ *          without it and {"error":..,"row":..,"image":..,"column":..,
+ *          "topic":..,"partition":..,"offset":..} goes to stderr
+ * Markers (tombstones, heartbeats, transaction markers, notifications)
+ * print nothing. */
 #include <errno.h>
 #include <librdkafka/rdkafka.h>
 #include <regex.h>
@@ -34,6 +38,7 @@
 #include "kafka_conf.h"
 #include "log.h"
 #include "mq/mq.h"
+#include "mq_config.h"
 #include "mq_schema.h"
 #include "sbuf.h"
 #include "signals.h"
@@ -112,6 +117,28 @@ static int handle(struct ktail *k, const rd_kafka_message_t *msg) {
         for (uint32_t i = 0; i < k->m.nrows; i++)
             bl_row_json(&k->v, &k->out, &k->m.rows[i], k->pos.data, k->pos.len);
         k->rows += k->m.nrows;
+        /* values the rows were printed without: one line each on stderr */
+        for (uint32_t i = 0; i < k->m.nunsure; i++) {
+            const mq_unsure *u = &k->m.unsure[i];
+            jsonw w;
+            jw_init(&w, &k->err);
+            jw_obj_open(&w);
+            jw_key(&w, "error");
+            jw_str(&w, u->why);
+            jw_key(&w, "row");
+            jw_uint(&w, u->row + 1);
+            jw_key(&w, "image");
+            jw_str(&w, u->after ? "after" : "before");
+            jw_key(&w, "column");
+            jw_str(&w, k->m.table.cols[u->col].name);
+            kafka_pos_keys(&w, msg);
+            jw_obj_close(&w);
+            sbuf_addc(&k->err, '\n');
+        }
+        if (k->m.nunsure) {
+            k->errors++;
+            write_all(STDERR_FILENO, &k->err);
+        }
     } else if (k->m.kind == MQ_DDL) {
         jsonw w;
         jw_init(&w, &k->out);
@@ -309,9 +336,7 @@ int cmd_kafka_tail(int argc, char **argv) {
     bl_valctx_init(&k.v);
     mq_msg_init(&k.m);
     k.schema.cfg = cfg;
-    for (int f = 0; f < 4; f++)
-        if (!strcmp(cfg->kafka.format, mq_format_name[f])) k.o.format = f;
-    config_parse_tz_offset(cfg->kafka.canal_tz_offset, &k.o.canal_tz_offset);
+    mq_config_opts(cfg, &k.o);
     if (cfg->source.user) {
         k.o.lookup = mq_schema_lookup;
         k.o.lookup_ctx = &k.schema;

@@ -128,6 +128,21 @@ const struct config_key config_keys[] = {
     S("kafka", "canal_tz_offset", kafka.canal_tz_offset, "+00:00", NULL, false, false,
       "Offset from UTC (+HH:MM or -HH:MM) of canal's JVM time zone, in which canal writes "
       "TIMESTAMP values as text"),
+    E("kafka", "debezium_decimal_handling_mode", kafka.dbz_decimal, NULL, "precise|string|double",
+      "The Debezium connector's decimal.handling.mode, for messages without schemas (the JSON "
+      "converter's schemas.enable=false; with schemas the message says it). Empty: a DECIMAL "
+      "value is read only when it can be one thing; one whose base64 is all digits is not "
+      "decoded (docs/kafka.md, Debezium)"),
+    E("kafka", "debezium_time_precision_mode", kafka.dbz_time, NULL,
+      "adaptive_time_microseconds|connect",
+      "The Debezium connector's time.precision.mode, for messages without schemas: whether "
+      "TIME and DATETIME(4-6) numbers are microseconds or milliseconds. Empty: such values "
+      "are not decoded (docs/kafka.md, Debezium)"),
+    E("kafka", "debezium_binary_handling_mode", kafka.dbz_binary, NULL,
+      "bytes|base64|base64-url-safe|hex",
+      "The Debezium connector's binary.handling.mode, for binary values sent as text. Empty: "
+      "base64, unless the value is hex digits and not base64; one that is both is not decoded "
+      "(docs/kafka.md, Debezium)"),
 
     S("metadata", "host", metadata.host, NULL, NULL, false, false,
       "Server holding the metadata schema; default: the source's host"),

@@ -50,6 +50,11 @@ struct ss_config {
         char *group;     /* consumer group id */
         char *format;    /* auto|canal-json|debezium|maxwell */
         char *canal_tz_offset; /* "+HH:MM": the zone of canal's TIMESTAMP text */
+        /* the Debezium connector's settings messages without schemas do not
+         * carry (NULL: not stated) */
+        char *dbz_decimal; /* decimal.handling.mode: precise|string|double */
+        char *dbz_time;    /* time.precision.mode: adaptive_time_microseconds|connect */
+        char *dbz_binary;  /* binary.handling.mode: bytes|base64|base64-url-safe|hex */
     } kafka;
 
     struct {

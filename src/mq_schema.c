@@ -46,7 +46,7 @@ int mq_schema_lookup(void *ctx, const char *db, const char *table, const mq_cold
     mysql_real_escape_string(s->conn, edb, db, (unsigned long)dl);
     mysql_real_escape_string(s->conn, etab, table, (unsigned long)tl);
     sbuf q = SBUF_INIT;
-    sbuf_printf(&q, "SELECT COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY = 'PRI' FROM "
+    sbuf_printf(&q, "SELECT COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY = 'PRI', CHARACTER_SET_NAME FROM "
                 "information_schema.COLUMNS WHERE TABLE_SCHEMA = '%s' AND TABLE_NAME = '%s' "
                 "ORDER BY ORDINAL_POSITION", edb, etab);
     free(edb);
@@ -68,6 +68,12 @@ int mq_schema_lookup(void *ctx, const char *db, const char *table, const mq_cold
         sbuf_add(&strs, row[0] ? row[0] : "", (row[0] ? strlen(row[0]) : 0) + 1);
         off[2 * i + 1] = strs.len;
         sbuf_add(&strs, row[1] ? row[1] : "", (row[1] ? strlen(row[1]) : 0) + 1);
+        /* a character column's charset, as a column definition says it */
+        if (row[1] && row[3]) {
+            strs.len--;
+            sbuf_printf(&strs, " character set %s", row[3]);
+            sbuf_addc(&strs, '\0');
+        }
         t->cols[i].is_pk = row[2] && !strcmp(row[2], "1");
         i++;
     }
@@ -102,7 +108,9 @@ int mq_schema_lookup(void *ctx, const char *db, const char *table, const mq_cold
                 if (!strncmp(t->cols[k].column_type, "longtext", 8) &&
                     strlen(t->cols[k].name) == (size_t)(e - b) &&
                     !strncmp(t->cols[k].name, b, (size_t)(e - b)))
-                    t->cols[k].column_type = "json";
+                    /* a character set, as MariaDB's JSON has and MySQL's has not:
+                     * the decoders tell the value's text by it (maxwell.c) */
+                    t->cols[k].column_type = "json character set utf8mb4";
         }
         mysql_free_result(res);
     }

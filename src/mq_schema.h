@@ -1,6 +1,6 @@
 /* mq_schema: the source's column types for the message decoders (src/mq):
  * mq_opts.lookup reads a table's columns from [source]'s information_schema
- * (COLUMN_TYPE, primary key; MariaDB's JSON columns found by their
+ * (COLUMN_TYPE, primary key, CHARACTER_SET_NAME; MariaDB's JSON columns found by their
  * json_valid() check, as the binlog reader finds them) and keeps them until
  * mq_schema_forget (a DDL message). Used by `kafka-tail` and by the Kafka
  * source of `run` (sync/sources/kafka_source.c). */

@@ -8,6 +8,18 @@ libsearchsync_a_SOURCES += sync/mapping/mapping.c sync/mapping/mapping.h \
 	sync/mapping/index_mapping.h sync/mapping/mapping_import.c sync/mapping/mapping_import.h \
 	sync/mapping/mapping_generate.c sync/mapping/mapping_generate.h sync/mapping/mapping_shard.c \
 	sync/mapping/mapping_shard.h sync/mapping/mapping_source.c sync/mapping/mapping_source.h
+# a document table's where as searchsync reads it (row-image mode decides it)
+libsearchsync_a_SOURCES += sync/mapping/row_filter.c sync/mapping/row_filter_bind.c \
+	sync/mapping/row_filter_eval.c sync/mapping/row_filter.h sync/mapping/row_filter_int.h
+check_PROGRAMS += tests/unit/test_row_filter tests/unit/test_row_filter_asan
+TESTS += tests/unit/test_row_filter tests/unit/test_row_filter_asan
+tests_unit_test_row_filter_SOURCES = tests/unit/test_row_filter.c
+tests_unit_test_row_filter_LDADD = $(UNIT_LDADD)
+tests_unit_test_row_filter_asan_SOURCES = tests/unit/test_row_filter.c
+tests_unit_test_row_filter_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_row_filter_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_row_filter_asan_LDADD = $(UNIT_ASAN_LDADD)
+EXTRA_DIST += tests/fixtures/row_filter
 searchsync_SOURCES += sync/cli/cmd_mapping.c
 EXTRA_DIST += tests/fixtures/mapping sql/demo/mapping.json docs/mapping.md
 
@@ -86,6 +98,15 @@ tests_unit_test_router_asan_SOURCES = tests/unit/test_router.c
 tests_unit_test_router_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_router_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_router_asan_LDADD = $(UNIT_ASAN_LDADD)
+# row-image documents of rows with values a message could not give with certainty
+check_PROGRAMS += tests/unit/test_row_image tests/unit/test_row_image_asan
+TESTS += tests/unit/test_row_image tests/unit/test_row_image_asan
+tests_unit_test_row_image_SOURCES = tests/unit/test_row_image.c
+tests_unit_test_row_image_LDADD = $(UNIT_LDADD)
+tests_unit_test_row_image_asan_SOURCES = tests/unit/test_row_image.c
+tests_unit_test_row_image_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_row_image_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_row_image_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/tools/route_dump
 tests_tools_route_dump_SOURCES = tests/tools/route_dump.c
 tests_tools_route_dump_LDADD = libsearchsync.a $(DEP_LIBS)

@@ -161,7 +161,11 @@ typedef struct bl_table {
     struct bl_table *next;
 } bl_table;
 
-enum bl_cell_state { BL_ABSENT = 0, BL_NULL = 1, BL_VALUE = 2, BL_JSON_DIFF = 3 };
+/* BL_UNSURE: a value its producer sent that could not be decoded with
+ * certainty (a Kafka message's, src/mq: the decoder keeps the reason); it
+ * holds no bytes and is rendered like an absent column. The binlog decoder
+ * never makes one. */
+enum bl_cell_state { BL_ABSENT = 0, BL_NULL = 1, BL_VALUE = 2, BL_JSON_DIFF = 3, BL_UNSURE = 4 };
 
 /* one column of one row image: points into the event bytes */
 typedef struct bl_cell {
@@ -346,6 +350,9 @@ void bl_collation_register(bl_decoder *d, uint16_t id, const char *charset_name)
 void bl_collations_free(bl_decoder *d); /* bl_decoder_free does it */
 /* charset name (utf8mb4, latin1, cp1251...) -> encoding (+ iconv name) */
 int bl_charset_cs(const char *name, const char **iconv_name);
+/* MySQL's latin1 text (cp1252, its five undefined bytes kept as U+0081...)
+ * → UTF-8, appended to out (value_charset.c) */
+void bl_latin1_utf8(sbuf *out, const uint8_t *p, size_t n);
 
 /* ---- rows (rows.c) ---- */
 int bl_rows_event(bl_decoder *d, int type, const uint8_t *body, size_t len, uint32_t ts);

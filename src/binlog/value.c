@@ -381,7 +381,7 @@ static void put_geometry(bl_valctx *v, jsonw *w, const bl_column *c, const uint8
 
 void bl_value_json(bl_valctx *v, jsonw *w, const bl_column *c, const bl_cell *cell,
                    const bl_cell *before) {
-    if (cell->state == BL_NULL || cell->state == BL_ABSENT) {
+    if (cell->state == BL_NULL || cell->state == BL_ABSENT || cell->state == BL_UNSURE) {
         put_null(w);
         return;
     }
@@ -440,7 +440,8 @@ void bl_image_json(bl_valctx *v, jsonw *w, const bl_table *t, const bl_cell *cel
     jw_obj_open(w);
     for (uint32_t i = 0; i < t->ncols; i++) {
         const bl_cell *c = &cells[i];
-        if (c->state == BL_ABSENT) continue;
+        /* an unsure value is left out like an absent one: its decoder says why */
+        if (c->state == BL_ABSENT || c->state == BL_UNSURE) continue;
         const bl_column *col = &t->cols[i];
         /* the key, pre-escaped at TABLE_MAP time */
         if (w->need_comma[w->depth]) sbuf_addc(w->out, ',');

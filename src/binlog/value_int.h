@@ -213,9 +213,8 @@ static inline enum temporal_form temporal_parts(const bl_column *c, const uint8_
     }
 }
 
-/* value_charset.c: text of a column's charset → UTF-8, appended to out */
-void bl_latin1_utf8(sbuf *out, const uint8_t *p, size_t n);
-/* through iconv from cs_name (cached in v); false, nothing appended, when
+/* value_charset.c: text of a column's charset → UTF-8, appended to out
+ * (latin1: bl_latin1_utf8, binlog.h); through iconv from cs_name (cached in v); false, nothing appended, when
  * there is no converter for it (or no bytes) */
 bool bl_iconv_utf8(bl_valctx *v, sbuf *out, const char *cs_name, const uint8_t *p, size_t n);
 

@@ -6,7 +6,9 @@
  * CS_UTF8 whatever its charset was; VARCHAR/CHAR lengths are counted in
  * utf8mb4 bytes (4 per character) and only choose the length prefix. Types
  * MariaDB adds (UUID, INET4, INET6) are text here: the tools write their
- * canonical text, which is what `tail` prints for them. */
+ * canonical text, which is what `tail` prints for them. A type text's
+ * trailing "character set NAME" (the schema lookup adds it) is kept in
+ * cs_name for the decoders that must undo a producer's reading of it. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +107,15 @@ bool mq_col_is_binary(const bl_column *c) {
     }
 }
 
+/* the last occurrence of needle in s, ignoring case; NULL when none */
+static const char *strrstr_ci(const char *s, const char *needle) {
+    size_t n = strlen(needle);
+    const char *last = NULL;
+    for (const char *p = s; *p; p++)
+        if (!strncasecmp(p, needle, n)) last = p;
+    return last;
+}
+
 /* the quoted labels of enum('a','b''c') → arena strings */
 static int parse_labels(mq_msg *m, bl_column *c, uint8_t type, const char *p, char *err, size_t errlen) {
     const char *labels[64 * 16];
@@ -184,6 +195,7 @@ int mq_col_type(mq_msg *m, bl_column *c, const char *type, char *err, size_t err
         if (!strncasecmp(q, "unsigned", 8)) uns = true;
     c->labels = NULL;
     c->n_labels = 0;
+    c->cs_name = NULL;
     c->kind = BK_DEFAULT;
     c->cs = 0;
     c->precision = c->scale = c->fsp = 0;
@@ -247,6 +259,14 @@ int mq_col_type(mq_msg *m, bl_column *c, const char *type, char *err, size_t err
         c->len_bytes = 4;
     } else {
         return errf(err, errlen, "unknown column type \"%s\"", type);
+    }
+    /* "... character set NAME" after the type (and its member list) */
+    const char *cs = strrstr_ci(type, " character set ");
+    const char *paren = strrchr(type, ')');
+    if (cs && (!paren || cs > paren) && (mq_col_is_text(c) || c->kind == BK_JSON_TEXT)) {
+        const char *nm = cs + 15;
+        size_t l = strcspn(nm, " ");
+        c->cs_name = mq_strdup(m, nm, l);
     }
     return 0;
 }

@@ -30,6 +30,25 @@
  * time.precision.mode=adaptive_time_microseconds), a negative BIGINT
  * UNSIGNED is wrapped back (bigint.unsigned.handling.mode=long).
  *
+ * Without a schema the connector's settings the message does not carry are
+ * mq_opts.dbz_* ([kafka] debezium_*): DECIMAL and binary values
+ * (debezium_value.c), and the unit of TIME and DATETIME(4-6) numbers
+ * (time.precision.mode: microseconds, or Kafka Connect's milliseconds).
+ *
+ * Values the connector itself makes uncertain are BL_UNSURE, never a guess:
+ *   - YEAR: streaming (op c/u/d) sends YEAR 0000 as 1900 (the binlog's byte 0
+ *     as 1900 + 0), which no YEAR holds: read as 0. A snapshot (op "r")
+ *     reads the column over JDBC and turns 0 into 2000 by its two-digit
+ *     year rule: a snapshot's 2000 may be 0000 or 2000.
+ *   - FLOAT in a snapshot: the rows are read over MySQL's text protocol,
+ *     which prints a FLOAT with 6 significant digits (1024.125 comes as
+ *     1024.12); the binlog's, streamed, are exact.
+ *   - time.precision.mode=connect: DATETIME(4-6) and TIME(4-6) come in
+ *     milliseconds (the last digits are lost) and a TIME outside 0-24 h as
+ *     null.
+ *   - a schema-less TIME or DATETIME(4-6) number while time.precision.mode
+ *     is not stated: microseconds or milliseconds.
+ *
  * Without a schema and without the lookup, types are guessed only where
  * the JSON is unambiguous: an integer → BIGINT, a number with a fraction →
  * DOUBLE, a string → text, true/false → TINYINT 1/0, {"wkb":..} → GEOMETRY,
@@ -39,11 +58,14 @@
  * Where a schema says DATETIME/TIME/TIMESTAMP but not its fsp, the fraction
  * digits are the fewest of 0, 3, 6 that hold the message's values exactly.
  *
- * Tombstones (null payload), transaction markers and heartbeats are nothing
- * to apply; schema change events ({"ddl":..,"databaseName":..}) are
- * statements; op "t" (truncate) is refused. Position: source file/pos (the
- * event's), row (the row within the event) and gtid; a snapshot read (op
- * "r") carries the binlog position the snapshot was taken at. */
+ * Nothing to apply: tombstones (null payload), transaction markers
+ * ({"status":"BEGIN"|"END",..}), heartbeats ({"ts_ms":..}, schema
+ * io.debezium.connector.common.Heartbeat) and notifications
+ * ({"id","type","aggregate_type",..}). Schema change events
+ * ({"ddl":..,"databaseName":..}) are statements; op "t" (truncate) is
+ * refused. Position: source file/pos (the event's), row (the row within
+ * the event) and gtid; a snapshot read (op "r") carries the binlog position
+ * the snapshot was taken at. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,13 +78,21 @@
 enum rep {
     R_PLAIN = 0, R_DECIMAL, R_DAYS, R_MILLIS_DT, R_MICROS_DT, R_NANOS_DT, R_ZONED, R_MICROS_TIME,
     R_MILLIS_TIME, R_NANOS_TIME, R_YEAR, R_JSON, R_BITS, R_BYTES, R_GEOM,
+    R_UNSTATED, /* a number whose unit a setting not stated decides: unsure */
 };
 
 struct dcol {
     int rep;
     int scale;       /* R_DECIMAL: from the schema, -1 = the column's */
+    int dec;         /* R_DECIMAL: enum mq_dbz_decimal, 0: the value decides */
+    bool dec_schema; /* ... and the message's schema said it */
+    int bin;         /* R_BYTES: enum mq_dbz_binary, 0: the value decides */
+    bool connect;    /* times in Kafka Connect's milliseconds (time.precision.mode=connect) */
+    bool snapshot;   /* the message is a snapshot read (op "r") */
     bool infer_fsp;  /* fsp from the values */
 };
+
+#define TIME_SETTING "[kafka] debezium_time_precision_mode"
 
 static const cJSON *key(const cJSON *o, const char *k) {
     return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
@@ -82,7 +112,8 @@ static bool i64_of(const cJSON *v, int64_t *out) {
 }
 
 /* ------------------------------------------------------------- columns */
-static int col_from_schema(mq_msg *m, bl_column *c, struct dcol *d, const cJSON *fs, bool typed) {
+static int col_from_schema(mq_msg *m, const mq_opts *o, bl_column *c, struct dcol *d,
+                           const cJSON *fs, bool typed) {
     const char *type = str(fs, "type"), *name = str(fs, "name");
     const cJSON *params = key(fs, "parameters");
     char err[256];
@@ -108,7 +139,23 @@ static int col_from_schema(mq_msg *m, bl_column *c, struct dcol *d, const cJSON 
     else if (!strncmp(name, "io.debezium.data.geometry.", 26)) d->rep = R_GEOM;
     else if (!strcmp(type, "bytes")) d->rep = R_BYTES;
     else d->rep = R_PLAIN;
-    if (typed) return 0; /* the lookup gave the column's type */
+    d->connect = !strncmp(name, "org.apache.kafka.connect.data.T", 31); /* Time, Timestamp */
+    if (d->rep == R_DECIMAL) d->dec = MQ_DBZ_DEC_PRECISE, d->dec_schema = true;
+    if (d->rep == R_BYTES) d->bin = MQ_DBZ_BIN_BASE64;
+    if (typed) { /* the lookup gave the column's type: what the schema's says of its encoding */
+        if (c->type == BT_NEWDECIMAL && d->rep == R_PLAIN &&
+            (!strcmp(type, "string") || !strcmp(type, "double") || !strcmp(type, "float64"))) {
+            d->rep = R_DECIMAL; /* decimal.handling.mode=string or double */
+            d->dec = !strcmp(type, "string") ? MQ_DBZ_DEC_STRING : MQ_DBZ_DEC_DOUBLE;
+            d->dec_schema = true;
+        } else if (mq_col_is_binary(c) && d->rep == R_PLAIN && !strcmp(type, "string")) {
+            d->rep = R_BYTES; /* binary.handling.mode base64, base64-url-safe or hex */
+            d->bin = o->dbz_binary;
+        } else if (c->type == BT_YEAR && d->rep == R_PLAIN) {
+            d->rep = R_YEAR;
+        }
+        return 0;
+    }
 
     /* the column type the connector propagated, when it did */
     const char *st = str(params, "__debezium.source.column.type");
@@ -195,23 +242,45 @@ static int col_from_schema(mq_msg *m, bl_column *c, struct dcol *d, const cJSON 
     return 0;
 }
 
-/* without a schema: the representation from the column type (the lookup's)
- * and the JSON value, or the column's shape from the value alone */
-static void col_from_value(bl_column *c, struct dcol *d, const cJSON *v, bool typed) {
+/* without a schema: the representation from the column type (the lookup's),
+ * the JSON value and the connector's settings (o), or the column's shape
+ * from the value alone */
+static void col_from_value(const mq_opts *o, bl_column *c, struct dcol *d, const cJSON *v,
+                           bool typed) {
     d->scale = -1;
     if (typed) {
+        /* time.precision.mode: DATETIME(0-3) is milliseconds whatever it is;
+         * DATETIME(4-6) and TIME are microseconds (adaptive_time_microseconds)
+         * or milliseconds (connect) */
+        int time = o->dbz_time;
+        d->connect = time == MQ_DBZ_TIME_CONNECT;
         switch (c->type) {
-        case BT_NEWDECIMAL: d->rep = cJSON_IsString(v) ? R_DECIMAL : R_PLAIN; break;
+        case BT_NEWDECIMAL:
+            d->rep = cJSON_IsString(v) || cJSON_IsRaw(v) ? R_DECIMAL : R_PLAIN;
+            d->dec = o->dbz_decimal;
+            break;
         case BT_DATE: d->rep = cJSON_IsRaw(v) ? R_DAYS : R_PLAIN; break;
-        case BT_DATETIME2: d->rep = cJSON_IsRaw(v) ? (c->fsp <= 3 ? R_MILLIS_DT : R_MICROS_DT) : R_PLAIN; break;
+        case BT_DATETIME2:
+            d->rep = !cJSON_IsRaw(v) ? R_PLAIN
+                   : c->fsp <= 3 || time == MQ_DBZ_TIME_CONNECT ? R_MILLIS_DT
+                   : time == MQ_DBZ_TIME_MICROS ? R_MICROS_DT : R_UNSTATED;
+            break;
         case BT_TIMESTAMP2: d->rep = cJSON_IsString(v) ? R_ZONED : R_PLAIN; break;
-        case BT_TIME2: d->rep = cJSON_IsRaw(v) ? R_MICROS_TIME : R_PLAIN; break;
-        case BT_YEAR: d->rep = R_PLAIN; break;
+        case BT_TIME2:
+            d->rep = !cJSON_IsRaw(v) ? R_PLAIN
+                   : time == MQ_DBZ_TIME_CONNECT ? R_MILLIS_TIME
+                   : time == MQ_DBZ_TIME_MICROS ? R_MICROS_TIME : R_UNSTATED;
+            break;
+        case BT_YEAR: d->rep = R_YEAR; break;
         case BT_BIT: d->rep = cJSON_IsString(v) ? R_BITS : R_PLAIN; break;
         case BT_GEOMETRY: d->rep = R_GEOM; break;
-        case BT_LONGLONG: d->rep = cJSON_IsString(v) ? R_DECIMAL : R_PLAIN; break; /* bigint precise */
+        case BT_LONGLONG: /* bigint.unsigned.handling.mode=precise: always base64 bytes */
+            d->rep = cJSON_IsString(v) ? R_DECIMAL : R_PLAIN;
+            d->dec = MQ_DBZ_DEC_PRECISE;
+            break;
         default:
             d->rep = mq_col_is_binary(c) ? R_BYTES : c->kind == BK_JSON_TEXT ? R_JSON : R_PLAIN;
+            d->bin = o->dbz_binary;
         }
         return;
     }
@@ -238,43 +307,6 @@ static void col_from_value(bl_column *c, struct dcol *d, const cJSON *v, bool ty
 }
 
 /* -------------------------------------------------------------- values */
-/* big-endian two's complement bytes → decimal text with scale digits */
-static int unscaled_text(const uint8_t *p, size_t n, int scale, char *out, size_t outsz) {
-    if (n == 0 || n > 40) return -1;
-    uint8_t b[40];
-    memcpy(b, p, n);
-    bool neg = b[0] & 0x80;
-    if (neg) { /* magnitude = ~x + 1 */
-        for (size_t i = 0; i < n; i++) b[i] = (uint8_t)~b[i];
-        for (size_t i = n; i-- > 0;)
-            if (++b[i] != 0) break;
-    }
-    char dig[120];
-    int nd = 0;
-    for (;;) {
-        bool zero = true;
-        unsigned rem = 0;
-        for (size_t i = 0; i < n; i++) {
-            unsigned cur = rem << 8 | b[i];
-            b[i] = (uint8_t)(cur / 10);
-            rem = cur % 10;
-            if (b[i]) zero = false;
-        }
-        dig[nd++] = (char)('0' + rem);
-        if (zero || nd == 110) break;
-    }
-    while (nd <= scale) dig[nd++] = '0';
-    size_t o = 0;
-    if (neg) out[o++] = '-';
-    for (int i = nd - 1; i >= 0; i--) {
-        if (o + 3 >= outsz) return -1;
-        out[o++] = dig[i];
-        if (i == scale && scale > 0) out[o++] = '.';
-    }
-    out[o] = '\0';
-    return (int)o;
-}
-
 /* "2024-01-02T03:04:05.123456Z" / "+02:00" → UTC seconds, micros, digits */
 static int zoned(const char *s, int64_t *secs, uint32_t *usec, int *digits) {
     unsigned y, mo, d, h, mi, se;
@@ -336,6 +368,15 @@ static void infer_fsp(bl_column *c, const struct dcol *d, const cJSON *v) {
     if (f > c->fsp) c->fsp = (uint8_t)f, c->meta = (uint16_t)f;
 }
 
+/* time.precision.mode=connect's milliseconds of a column with more digits:
+ * 1, the value is unsure */
+static int lossy(char *err, size_t errlen, const bl_column *c) {
+    errf(err, errlen, "time.precision.mode=connect sends %s(%u) in milliseconds: its last "
+         "digits are lost; set the connector's time.precision.mode to "
+         "adaptive_time_microseconds", c->type == BT_TIME2 ? "TIME" : "DATETIME", c->fsp);
+    return 1;
+}
+
 /* one value of column c, as its field's schema d says (mq_put_value's
  * encoder) */
 static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *ud, char *err,
@@ -345,27 +386,17 @@ static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *
     int64_t x;
     sbuf b = SBUF_INIT;
     switch (d->rep) {
-    case R_DECIMAL: {
-        if (!cJSON_IsString(v)) { r = errf(err, errlen, "a DECIMAL that is not a base64 string"); break; }
-        const char *s = v->valuestring;
-        /* decimal.handling.mode=string: the number as text */
-        bool txt = false;
-        if (d->scale < 0) { /* without a schema: decimal.handling.mode=string reads as a number */
-            txt = *s != '\0';
-            for (const char *q = s; *q; q++)
-                if (!((*q >= '0' && *q <= '9') || *q == '.' || (*q == '-' && q == s))) txt = false;
-        }
-        if (txt) { r = mq_enc_text(out, c, s, strlen(s), 0, err, errlen); break; }
-        int scale = d->scale >= 0 ? d->scale : c->type == BT_NEWDECIMAL ? c->scale : 0;
-        char t[160];
-        if (mq_base64_decode(&b, s, strlen(s)) < 0 ||
-            unscaled_text((const uint8_t *)b.data, b.len, scale, t, sizeof t) < 0) {
-            r = errf(err, errlen, "\"%.60s\" is not a base64 DECIMAL", s);
-            break;
-        }
-        r = mq_enc_text(out, c, t, strlen(t), 0, err, errlen);
+    case R_DECIMAL:
+        r = mq_dbz_decimal(out, c, v, d->dec, d->scale, d->dec_schema, err, errlen);
         break;
-    }
+    case R_UNSTATED:
+        r = 1;
+        errf(err, errlen, "a %s number is microseconds (time.precision.mode="
+             "adaptive_time_microseconds) or milliseconds (connect), and the message has no "
+             "schema saying which: set " TIME_SETTING " to the connector's "
+             "time.precision.mode, or turn the JSON converter's schemas on",
+             c->type == BT_TIME2 ? "TIME" : "DATETIME(4-6)");
+        break;
     case R_DAYS:
         if (!i64_of(v, &x)) { r = errf(err, errlen, "a DATE that is not a day number"); break; }
         r = mq_enc_days(out, x, err, errlen);
@@ -379,6 +410,8 @@ static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *
         } else {
             r = mq_enc_datetime_us(out, c, to_us(d->rep, x), err, errlen);
         }
+        if (r == 0 && d->connect && d->rep == R_MILLIS_DT && c->fsp > 3)
+            r = lossy(err, errlen, c);
         break;
     case R_ZONED: {
         int64_t secs;
@@ -394,9 +427,18 @@ static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *
     case R_MICROS_TIME: case R_MILLIS_TIME: case R_NANOS_TIME:
         if (!i64_of(v, &x)) { r = errf(err, errlen, "a TIME that is not a number"); break; }
         r = mq_enc_time_us(out, c, to_us(d->rep, x), err, errlen);
+        if (r == 0 && d->connect && d->rep == R_MILLIS_TIME && c->fsp > 3) r = lossy(err, errlen, c);
         break;
     case R_YEAR:
         if (!i64_of(v, &x)) { r = errf(err, errlen, "a YEAR that is not a number"); break; }
+        if (x == 1900) {
+            x = 0; /* streaming's YEAR 0000 (no YEAR holds 1900) */
+        } else if (x == 2000 && d->snapshot) {
+            r = 1;
+            errf(err, errlen, "a snapshot's YEAR 2000: Debezium's snapshot sends YEAR 0000 as "
+                 "2000 (its two-digit year rule), so this is 0000 or 2000");
+            break;
+        }
         r = mq_enc_year(out, x, err, errlen);
         break;
     case R_JSON:
@@ -420,11 +462,8 @@ static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *
         break;
     }
     case R_BYTES:
-        if (!cJSON_IsString(v) || mq_base64_decode(&b, v->valuestring, strlen(v->valuestring)) < 0) {
-            r = errf(err, errlen, "a binary value that is not base64 (binary.handling.mode=bytes)");
-            break;
-        }
-        r = mq_enc_bytes(out, c, (const uint8_t *)(b.data ? b.data : ""), b.len, err, errlen);
+        if (!cJSON_IsString(v)) { r = errf(err, errlen, "a binary value that is not a string"); break; }
+        r = mq_dbz_binary(out, c, v->valuestring, d->bin, err, errlen);
         break;
     case R_GEOM: {
         const char *wkb = str(v, "wkb");
@@ -439,7 +478,12 @@ static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *
         break;
     }
     default: /* R_PLAIN */
-        if (cJSON_IsBool(v)) {
+        if (c->type == BT_FLOAT && d->snapshot && cJSON_IsRaw(v)) {
+            r = 1;
+            errf(err, errlen, "a snapshot's FLOAT %.30s: Debezium's snapshot reads rows over "
+                 "MySQL's text protocol, which prints a FLOAT with 6 significant digits (a "
+                 "FLOAT holds about 7), so this may be rounded", v->valuestring);
+        } else if (cJSON_IsBool(v)) {
             r = c->type == BT_BIT ? mq_enc_bit(out, c, cJSON_IsTrue(v), err, errlen)
                                   : mq_enc_text(out, c, cJSON_IsTrue(v) ? "1" : "0", 1, 0, err, errlen);
         } else if (cJSON_IsRaw(v) && c->type == BT_LONGLONG && c->is_unsigned && v->valuestring[0] == '-' &&
@@ -482,6 +526,40 @@ static const cJSON *field_schema(const cJSON *fields, const char *name) {
     return NULL;
 }
 
+/* a heartbeat ({"ts_ms":..}) or a notification ({"id","type",
+ * "aggregate_type",..}): nothing to apply */
+static bool control(const cJSON *schema, const cJSON *payload) {
+    const char *name = str(schema, "name");
+    if (name && (!strcmp(name, "io.debezium.connector.common.Heartbeat") ||
+                 !strcmp(name, "io.debezium.connector.common.Notification")))
+        return true;
+    if (str(payload, "aggregate_type") && str(payload, "type") && str(payload, "id")) return true;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, payload)
+        if (strcmp(f->string, "ts_ms")) return false;
+    return cJSON_GetArraySize(payload) == 1;
+}
+
+/* A null TIME may be a value the connector dropped: Kafka Connect's
+ * milliseconds (time.precision.mode=connect) hold 00:00-24:00 only, and a
+ * TIME outside comes as null. With schemas d says whether it is connect's;
+ * without, the setting must say it is not. */
+static bool null_unsure(const bl_column *c, const struct dcol *d, bool schema,
+                        const mq_opts *o, char *why, size_t n) {
+    if (c->type != BT_TIME2 || (schema ? !d->connect : o->dbz_time == MQ_DBZ_TIME_MICROS))
+        return false;
+    if (schema || o->dbz_time == MQ_DBZ_TIME_CONNECT)
+        errf(why, n, "a null TIME under time.precision.mode=connect, which sends a TIME outside "
+             "00:00-24:00 as null: set the connector's time.precision.mode to "
+             "adaptive_time_microseconds");
+    else
+        errf(why, n, "a null TIME, which time.precision.mode=connect also sends for a TIME "
+             "outside 00:00-24:00, and the message has no schema saying the mode: set "
+             TIME_SETTING " to the connector's time.precision.mode, or turn the JSON "
+             "converter's schemas on");
+    return true;
+}
+
 int mq_debezium(mq_msg *m, const mq_opts *o, const cJSON *root) {
     const cJSON *schema = key(root, "schema");
     const cJSON *payload = key(root, "payload");
@@ -507,6 +585,7 @@ int mq_debezium(mq_msg *m, const mq_opts *o, const cJSON *root) {
     const char *op = str(payload, "op");
     if (!op) {
         if (str(payload, "status")) return MQ_OK; /* transaction BEGIN/END */
+        if (control(schema, payload)) return MQ_OK;
         return mq_fail(m, "Debezium message without \"op\"");
     }
     enum bl_change kind;
@@ -555,7 +634,7 @@ int mq_debezium(mq_msg *m, const mq_opts *o, const cJSON *root) {
         if (!v || cJSON_IsNull(v)) v = before ? key(before, c->name) : NULL;
         const cJSON *fs = fields ? field_schema(fields, c->name) : NULL;
         if (fs) {
-            if (col_from_schema(m, c, &dc[k], fs, k < nlook) < 0) rc = MQ_ERR;
+            if (col_from_schema(m, o, c, &dc[k], fs, k < nlook) < 0) rc = MQ_ERR;
         } else if (fields && k >= nlook) {
             rc = mq_fail(m, "column %s of %s.%s is not in the message's schema", c->name, db, tb);
         } else {
@@ -563,8 +642,9 @@ int mq_debezium(mq_msg *m, const mq_opts *o, const cJSON *root) {
                 mq_col_text(c); /* no value, no type: only nulls to store */
                 continue;
             }
-            col_from_value(c, &dc[k], v, k < nlook);
+            col_from_value(o, c, &dc[k], v, k < nlook);
         }
+        dc[k].snapshot = !strcmp(op, "r");
         if (rc == MQ_OK && dc[k].rep == R_DECIMAL && dc[k].scale < 0 && k >= nlook)
             rc = mq_fail(m, "column %s of %s.%s: a base64 DECIMAL without a schema cannot be scaled; enable "
                          "the converter's schemas, give the table's columns, or set the connector's "
@@ -582,6 +662,13 @@ int mq_debezium(mq_msg *m, const mq_opts *o, const cJSON *root) {
             if (!o2) continue;
             cJSON_ArrayForEach(f, o2) {
                 int k = mq_find_col(m, f->string);
+                char why[400];
+                if (cJSON_IsNull(f) &&
+                    null_unsure(&m->table.cols[k], &dc[k], fields != NULL, o, why, sizeof why)) {
+                    mq_val_unsure(m, r, img == 1, (uint32_t)k, "column %s of %s.%s: %s", f->string,
+                                  db, tb, why);
+                    continue;
+                }
                 if (mq_put_value(m, r, img == 1, (uint32_t)k, f, enc_value, &dc[k]) < 0) {
                     rc = MQ_ERR;
                     break;

@@ -4,8 +4,10 @@
  *               (upper case) beside it, or "mysqlType"/"sqlType"/"pkNames"
  *   Debezium    "payload" (the envelope with a schema: {"schema":..,"payload":..})
  *               or "op" with "source"/"before"/"after" (without a schema), or a
- *               schema change ("ddl" with "databaseName"), or a transaction
- *               marker ("status" BEGIN/END with "id")
+ *               schema change ("ddl" with "databaseName"), a transaction
+ *               marker ("status" BEGIN/END with "id"), a heartbeat (an object
+ *               of "ts_ms" alone) or a notification ("aggregate_type" with
+ *               "type" and "id")
  *   Maxwell     "data" an object or "type" lower case (insert, update, delete,
  *               bootstrap-*, table-*, database-*) with "database", plus
  *               Maxwell's "xid", "commit", "position", "ts" or "old"
@@ -38,7 +40,10 @@ int mq_detect(const cJSON *root, char *err, size_t errlen) {
                     (cJSON_IsString(key(root, "op")) &&
                      (key(root, "source") || key(root, "before") || key(root, "after"))) ||
                     (cJSON_IsString(key(root, "ddl")) && key(root, "databaseName")) ||
-                    (cJSON_IsString(key(root, "status")) && key(root, "id") && key(root, "event_count"));
+                    (cJSON_IsString(key(root, "status")) && key(root, "id") && key(root, "event_count")) ||
+                    (cJSON_GetArraySize(root) == 1 && key(root, "ts_ms")) ||
+                    (cJSON_IsString(key(root, "aggregate_type")) && cJSON_IsString(type) &&
+                     key(root, "id") && !key(root, "database"));
     bool maxwell = key(root, "database") && cJSON_IsString(type) && lower_type(type->valuestring) &&
                    (cJSON_IsObject(data) || key(root, "xid") || key(root, "commit") ||
                     key(root, "position") || key(root, "ts") || key(root, "old") || key(root, "def"));

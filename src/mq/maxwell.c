@@ -20,6 +20,20 @@
  * base64 text), true/false → TINYINT 1/0, an array → SET of the labels
  * seen, an object → JSON.
  *
+ * What Maxwell reads wrong and the decoder puts back, with the schema
+ * lookup (found with Maxwell 1.17.0, tests/fixtures/mq/maxwell/real/):
+ *   - YEAR 0000 arrives as 1900 (its binlog client makes a date of it),
+ *     which no YEAR column can hold: 1900 is read as 0000 (fix_year).
+ *   - MariaDB's JSON column (a LONGTEXT with a json_valid check) is sent as
+ *     a string holding its text: that text is the document (the lookup
+ *     gives such a column a charset, MySQL's JSON type has none).
+ *   - a latin1 column's text is its bytes read as ISO-8859-1, while MySQL's
+ *     latin1 is Windows-1252 (0x80 is €, not U+0080): the text is turned
+ *     back into the bytes and read as MySQL reads them (latin1_text).
+ * What it loses cannot be put back and is documented (docs/kafka.md):
+ * fractional seconds of DATETIME/TIMESTAMP/TIME, a TIME outside 0-24 h
+ * (wrapped), and a bootstrap's YEAR 0000 (null).
+ *
  * DDL (output_ddl: "table-create", "table-alter", "database-*"...) is a
  * statement ("sql"); bootstrap-start/-complete are nothing to apply,
  * bootstrap-insert an insert. Position: "position" "file:offset" and
@@ -95,12 +109,46 @@ static void learn_set(mq_msg *m, bl_column *c, const cJSON *v) {
     }
 }
 
+/* A latin1 column's text as Maxwell sends it: the column's bytes read as
+ * ISO-8859-1 (one character per byte, U+0000-U+00FF). MySQL reads latin1
+ * as Windows-1252, so the bytes are taken back and read that way; a
+ * character above U+00FF cannot come from such a reading and is kept as it
+ * is. */
+static void latin1_text(sbuf *out, const char *s, size_t n) {
+    sbuf b = SBUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 0x80) {
+            sbuf_addc(&b, (char)ch);
+        } else if ((ch == 0xC2 || ch == 0xC3) && i + 1 < n && ((unsigned char)s[i + 1] & 0xC0) == 0x80) {
+            sbuf_addc(&b, (char)((ch & 0x03) << 6 | ((unsigned char)s[i + 1] & 0x3F)));
+            i++;
+        } else {
+            sbuf_free(&b);
+            sbuf_add(out, s, n); /* not an ISO-8859-1 reading: as sent */
+            return;
+        }
+    }
+    bl_latin1_utf8(out, (const uint8_t *)(b.data ? b.data : ""), b.len);
+    sbuf_free(&b);
+}
+
+/* Maxwell's YEAR 1900 is YEAR 0000: no YEAR column holds 1900 (1901-2155
+ * and 0000), and Maxwell's binlog client turns 0000 into 1900 */
+static bool fix_year(const bl_column *c, const cJSON *v) {
+    return c->type == BT_YEAR && cJSON_IsRaw(v) && !strcmp(v->valuestring, "1900");
+}
+
 /* one value of column c as Maxwell writes it (mq_put_value's encoder) */
 static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *ud, char *err,
                      size_t errlen) {
     (void)ud;
     int r = -1;
-    if (c->kind == BK_JSON_TEXT) {
+    if (c->kind == BK_JSON_TEXT && cJSON_IsString(v) && c->cs_name) {
+        /* MariaDB's JSON (a LONGTEXT, which has a charset): Maxwell sends its
+         * text as a string, and that text is the document */
+        r = mq_enc_bytes(out, c, (const uint8_t *)v->valuestring, strlen(v->valuestring), err, errlen);
+    } else if (c->kind == BK_JSON_TEXT) {
         char *txt = cJSON_PrintUnformatted(v);
         r = mq_enc_bytes(out, c, (const uint8_t *)txt, strlen(txt), err, errlen);
         cJSON_free(txt);
@@ -125,10 +173,17 @@ static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *
                    : errf(err, errlen, "a SET's members must be strings");
             sbuf_free(&t);
         }
+    } else if (fix_year(c, v)) {
+        r = mq_enc_year(out, 0, err, errlen);
     } else if (cJSON_IsString(v) || cJSON_IsRaw(v)) {
         const char *s = v->valuestring;
         size_t n = strlen(s);
-        if (mq_col_is_binary(c)) {
+        if (cJSON_IsString(v) && mq_col_is_text(c) && c->cs_name && !strcmp(c->cs_name, "latin1")) {
+            sbuf t = SBUF_INIT;
+            latin1_text(&t, s, n);
+            r = mq_enc_bytes(out, c, (const uint8_t *)(t.data ? t.data : ""), t.len, err, errlen);
+            sbuf_free(&t);
+        } else if (mq_col_is_binary(c)) {
             sbuf b = SBUF_INIT;
             if (!cJSON_IsString(v) || mq_base64_decode(&b, s, n) < 0)
                 r = errf(err, errlen, "a binary value that is not base64");

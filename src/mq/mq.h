@@ -25,7 +25,13 @@
  *
  * Errors: mq_decode returns MQ_ERR with m->err saying what is wrong with the
  * message; the caller keeps the raw message as a dead letter and goes on.
- * No message, however malformed, makes it crash or stop. */
+ * No message, however malformed, makes it crash or stop. One value that
+ * cannot be decoded, or not with certainty (out of its column's range, an
+ * encoding the producer's settings leave open), does not fail its message:
+ * its cell is BL_UNSURE and m->unsure says which and why, so the rows' keys
+ * still reach whatever needs only them (documents re-read from MySQL). A
+ * primary key column's value must decode: without it the row's documents
+ * cannot be found, and the message fails. */
 #ifndef SS_MQ_H
 #define SS_MQ_H
 #include <stdbool.h>
@@ -50,7 +56,10 @@ enum mq_kind {
 /* One column as the source's information_schema describes it. */
 typedef struct mq_coldef {
     const char *name;
-    const char *column_type; /* COLUMN_TYPE: "bigint(20) unsigned", "decimal(30,10)", "enum('a','b')" */
+    /* COLUMN_TYPE: "bigint(20) unsigned", "decimal(30,10)", "enum('a','b')";
+     * a character column's may end in its charset, as a column definition
+     * says it: "varchar(8) character set latin1" (mq_col_type) */
+    const char *column_type;
     bool is_pk;
 } mq_coldef;
 
@@ -60,6 +69,12 @@ typedef struct mq_coldef {
 typedef int (*mq_lookup_fn)(void *ctx, const char *db, const char *table, const mq_coldef **cols,
                             uint32_t *ncols, char *err, size_t errlen);
 
+/* Debezium connector settings a message without schemas does not say
+ * (debezium.c); 0: not stated. */
+enum mq_dbz_decimal { MQ_DBZ_DEC_PRECISE = 1, MQ_DBZ_DEC_STRING, MQ_DBZ_DEC_DOUBLE };
+enum mq_dbz_time { MQ_DBZ_TIME_MICROS = 1 /* adaptive_time_microseconds */, MQ_DBZ_TIME_CONNECT };
+enum mq_dbz_binary { MQ_DBZ_BIN_BASE64 = 1 /* bytes, base64, base64-url-safe */, MQ_DBZ_BIN_HEX };
+
 typedef struct mq_opts {
     int format;            /* enum mq_format; MQ_AUTO detects per message */
     mq_lookup_fn lookup;   /* optional */
@@ -67,7 +82,20 @@ typedef struct mq_opts {
     /* offset east of UTC, in seconds, of the TIMESTAMP text canal writes
      * (its JVM's time zone); Maxwell writes UTC and Debezium ISO-8601 with a zone */
     int32_t canal_tz_offset;
+    /* the Debezium connector's decimal.handling.mode, time.precision.mode
+     * and binary.handling.mode ([kafka] debezium_*): used where a message
+     * has no schema saying them */
+    int dbz_decimal, dbz_time, dbz_binary;
 } mq_opts;
+
+/* A value of the message that could not be decoded with certainty: cell col
+ * of row's after (or before) image is BL_UNSURE; why names the column and
+ * table, what is wrong and, where a setting decides it, the setting. */
+typedef struct mq_unsure {
+    uint32_t row, col;
+    bool after;
+    const char *why;
+} mq_unsure;
 
 typedef struct mq_msg {
     int format;           /* enum mq_format the message was decoded as */
@@ -85,12 +113,16 @@ typedef struct mq_msg {
 
     char *ddl_db, *ddl;   /* MQ_DDL */
 
+    mq_unsure *unsure;    /* the values left BL_UNSURE */
+    uint32_t nunsure;
+
     /* private: the table's strings, the cells and the value bytes */
     struct arena_block *arena;
     bl_cell *cells;
     uint32_t *cell_off;
     size_t cells_cap;
     size_t rows_cap;
+    uint32_t unsure_cap;
     sbuf vals;
     char err[512];
 } mq_msg;
@@ -137,14 +169,22 @@ static inline size_t mq_val_start(mq_msg *m) { return m->vals.len; }
 void mq_val_end(mq_msg *m, uint32_t row, bool after, uint32_t col, size_t start);
 void mq_val_null(mq_msg *m, uint32_t row, bool after, uint32_t col);
 /* A format's encoder of one JSON value (never null) of column c: its binlog
- * bytes appended to out, 0; or -1 with err saying what is wrong with it. */
+ * bytes appended to out, 0; -1 with err saying what is wrong with it; or 1
+ * with err saying why it cannot be decoded with certainty (and which
+ * setting to state). */
 typedef int (*mq_enc_fn)(sbuf *out, const bl_column *c, const struct cJSON *v, const void *ud,
                          char *err, size_t errlen);
 /* Cell col of row's after (or before) image from v: NULL for a JSON null
- * (or no v), else what enc(.., ud) appends; an encoder's error fails the
- * message, naming the column and table. 0, or MQ_ERR with m->err. */
+ * (or no v), else what enc(.., ud) appends. An encoder's error or doubt
+ * makes the cell BL_UNSURE (mq_val_unsure); of a primary key column it
+ * fails the message. Both name the column and table. 0, or MQ_ERR with
+ * m->err. */
 int mq_put_value(mq_msg *m, uint32_t row, bool after, uint32_t col, const struct cJSON *v,
                  mq_enc_fn enc, const void *ud);
+/* cell col of row's after (or before) image is BL_UNSURE, why (printf)
+ * recorded in m->unsure */
+void mq_val_unsure(mq_msg *m, uint32_t row, bool after, uint32_t col, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* point the cells at the value bytes, set the rows' table/pos; call last */
 void mq_finish(mq_msg *m);
 /* "file:pos" / file + pos into m->pos */
@@ -156,7 +196,10 @@ void mq_set_ts(mq_msg *m, uint64_t t);
 /* ---- column types (coltype.c) ---- */
 /* Set c's type from a MySQL column type text (information_schema
  * COLUMN_TYPE, canal's mysqlType): "int(10) unsigned", "decimal(30,10)",
- * "datetime(6)", "varbinary(16)", "enum('a','b')", "json"... 0 or -1 (err). */
+ * "datetime(6)", "varbinary(16)", "enum('a','b')", "json"... 0 or -1 (err).
+ * A character column's "character set NAME" at the end is kept in
+ * c->cs_name (the values are UTF-8 already, c->cs stays CS_UTF8): a decoder
+ * undoes by it a producer's misreading of that charset (maxwell.c). */
 int mq_col_type(mq_msg *m, bl_column *c, const char *type, char *err, size_t errlen);
 /* guessed types */
 void mq_col_simple(bl_column *c, uint8_t type, bool is_unsigned); /* integers, FLOAT, DOUBLE, DATE, YEAR */
@@ -200,5 +243,21 @@ int mq_parse_int(const char *s, size_t n, bool *neg, uint64_t *mag);
 int mq_base64_decode(sbuf *out, const char *s, size_t n);
 /* days since 1970-01-01 of a civil date */
 int64_t mq_days_from_civil(int64_t y, unsigned m, unsigned d);
+
+/* ---- Debezium's values by the connector's settings (debezium_value.c) ---- */
+/* big-endian two's complement bytes → decimal text with scale digits; its
+ * length, or -1 */
+int mq_unscaled_text(const uint8_t *p, size_t n, int scale, char *out, size_t outsz);
+/* A DECIMAL column's value v (a string or a JSON number) under
+ * decimal.handling.mode mode (enum mq_dbz_decimal; 0: not stated, the value
+ * alone decides when it can), scale of precise bytes (-1: the column's);
+ * by_schema: the mode is the message's schema's, not a setting. 0, -1 with
+ * err, or 1 with err: the value can be read two ways. */
+int mq_dbz_decimal(sbuf *out, const bl_column *c, const struct cJSON *v, int mode, int scale,
+                   bool by_schema, char *err, size_t errlen);
+/* A binary column's text s under binary.handling.mode mode (enum
+ * mq_dbz_binary; 0: not stated); 0, -1 or 1 as above. */
+int mq_dbz_binary(sbuf *out, const bl_column *c, const char *s, int mode, char *err,
+                  size_t errlen);
 
 #endif

@@ -36,6 +36,7 @@ static void msg_reset(mq_msg *m) {
     m->ts = 0;
     m->ts_ms = 0;
     m->ddl_db = m->ddl = NULL;
+    m->nunsure = 0; /* (their texts were in the arena) */
     sbuf_reset(&m->vals);
     m->err[0] = '\0';
 }
@@ -44,6 +45,7 @@ void mq_msg_free(mq_msg *m) {
     if (!m) return;
     msg_reset(m);
     free(m->rows);
+    free(m->unsure);
     free(m->cells);
     free(m->cell_off);
     sbuf_free(&m->vals);
@@ -180,6 +182,22 @@ void mq_val_null(mq_msg *m, uint32_t row, bool after, uint32_t col) {
     m->cells[i].len = 0;
 }
 
+void mq_val_unsure(mq_msg *m, uint32_t row, bool after, uint32_t col, const char *fmt, ...) {
+    size_t i = cell_index(m, row, after, col);
+    m->cells[i].state = BL_UNSURE;
+    m->cells[i].len = 0;
+    if (m->nunsure == m->unsure_cap) {
+        m->unsure_cap = m->unsure_cap ? 2 * m->unsure_cap : 4;
+        m->unsure = xrealloc(m->unsure, sizeof *m->unsure * m->unsure_cap);
+    }
+    char why[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    m->unsure[m->nunsure++] = (mq_unsure){row, col, after, mq_strdup(m, why, strlen(why))};
+}
+
 int mq_put_value(mq_msg *m, uint32_t row, bool after, uint32_t col, const cJSON *v,
                  mq_enc_fn enc, const void *ud) {
     if (!v || cJSON_IsNull(v)) {
@@ -187,11 +205,21 @@ int mq_put_value(mq_msg *m, uint32_t row, bool after, uint32_t col, const cJSON 
         return 0;
     }
     const bl_column *c = &m->table.cols[col];
-    char err[256] = "";
+    char err[400] = "";
     size_t st = mq_val_start(m);
-    if (enc(&m->vals, c, v, ud, err, sizeof err) < 0)
-        return mq_fail(m, "column %s of %s.%s: %s", c->name, m->table.db, m->table.name, err);
-    mq_val_end(m, row, after, col, st);
+    int r = enc(&m->vals, c, v, ud, err, sizeof err);
+    if (r == 0) {
+        mq_val_end(m, row, after, col, st);
+        return 0;
+    }
+    m->vals.len = st; /* (whatever the encoder appended before it gave up) */
+    if (m->vals.data) m->vals.data[st] = '\0';
+    /* a key must decode: the row's documents are found by it */
+    if (c->is_pk)
+        return mq_fail(m, "column %s of %s.%s, a primary key column: %s", c->name, m->table.db,
+                       m->table.name, err);
+    mq_val_unsure(m, row, after, col, "column %s of %s.%s: %s", c->name, m->table.db,
+                  m->table.name, err);
     return 0;
 }
 

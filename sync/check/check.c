@@ -813,7 +813,7 @@ static int verify(struct ctx *c) {
 static int repair(struct ctx *c) {
     struct pipeline *p = &c->pr->p;
     bl_pos end;
-    if (pipeline_snapshot_begin(p, c->pr->m.indices[c->at0].alias, &end) < 0)
+    if (pipeline_snapshot_begin(p, c->pr->m.indices[c->at0].alias, NULL, &end) < 0)
         return errf(c->err, c->errlen, "repair: %s", p->err);
     struct changeset cs = {0};
     for (size_t i = 0; i < c->nc; i++) {

@@ -318,6 +318,9 @@ int cmd_status(int argc, char **argv) {
         printf("  source: %s\n", st.source_err);
         rc = EXIT_RUNTIME;
     }
+    if (st.skipped_at) /* the last time the binlog was skipped (on_purged = rebuild, ...) */
+        printf("  skipped     at %s by %s: %s\n", st.skipped_at,
+               st.skipped_node ? st.skipped_node : "?", st.skipped_detail ? st.skipped_detail : "");
 
     if (!st.meta_reached) { /* the mapping, jobs, dead letters, ...: in the metadata */
         printf("indices, jobs, dead letters, change snapshots, checks: not known without the "

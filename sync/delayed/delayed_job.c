@@ -22,7 +22,7 @@ static int page_build(struct run *R, long ix, char **tables, char **keys, size_t
     struct pipeline *p = R->p;
     /* the version: the position of the snapshot the rows are read in */
     bl_pos end;
-    if (pipeline_snapshot_begin(p, p->m->indices[ix].alias, &end) < 0)
+    if (pipeline_snapshot_begin(p, p->m->indices[ix].alias, NULL, &end) < 0)
         return errf(R->err, R->errlen, "%s", p->err);
     if (R->o->pause_ms > 0) { /* tests: said, so a test changes a row after this position */
         fprintf(stderr, "delayed-run: test pause of %d ms after position %s:%llu\n",

@@ -2,6 +2,7 @@
  * schema and validation (see mapping.h). The JSON file is mapping_file.c,
  * the metadata tables mapping_db.c. */
 #include "sync/mapping/mapping.h"
+#include "sync/mapping/row_filter.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -48,6 +49,8 @@ static void table_free(struct mp_table *t) {
     free(t->daily_check_column);
     free(t->copy_to);
     free(t->expiry_column);
+    free(t->where);
+    row_filter_free(t->filter);
     for (size_t i = 0; i < t->ntop; i++) {
         free(t->top[i].db);
         free(t->top[i].sql);
@@ -143,6 +146,8 @@ static void table_copy(struct mp_table *o, const struct mp_table *t) {
     o->daily_check_column = dup0(t->daily_check_column);
     o->copy_to = dup0(t->copy_to);
     o->expiry_column = dup0(t->expiry_column);
+    o->where = dup0(t->where);
+    o->filter = row_filter_copy(t->filter);
     o->top = t->top ? xcalloc(t->ntop ? t->ntop : 1, sizeof *o->top) : NULL;
     for (size_t i = 0; i < t->ntop; i++) {
         o->top[i].db = dup0(t->top[i].db);
@@ -513,7 +518,8 @@ void mp_schema_add(struct mp_schema *s, const char *db, const char *table, const
     c->column = column ? xstrdup(column) : NULL;
     c->type = xstrdup(type ? type : "");
     c->primary = primary;
-    c->unique = false; /* set by the caller that knows (mapping_db.c) */
+    c->unique = false;     /* set by the caller that knows (mapping_db.c) */
+    c->collation = NULL;   /* likewise */
 }
 
 void mp_schema_free(struct mp_schema *s) {
@@ -523,6 +529,7 @@ void mp_schema_free(struct mp_schema *s) {
         free(s->cols[i].table);
         free(s->cols[i].column);
         free(s->cols[i].type);
+        free(s->cols[i].collation);
     }
     free(s->cols);
     memset(s, 0, sizeof *s);
@@ -942,6 +949,44 @@ static void check_relations(struct vctx *v, const char *where, const char *db, c
     }
 }
 
+/* A table's where: on a document table only, one condition
+ * (mapping_where_check), parsed for its columns (a change of one can move a
+ * row in or out). In row-image mode the daemon decides it from row images
+ * without the server: it must be in the subset row_filter reads, and its
+ * comparisons ones made here as the server makes them. */
+static void check_where(struct vctx *v, const char *tw, struct mp_table *t, bool doc_table,
+                        bool exists) {
+    row_filter_free(t->filter);
+    t->filter = NULL;
+    if (!t->where) return;
+    if (!doc_table) {
+        verr(v, tw, "\"where\" filters the rows of a document table (the root or a parent/child "
+                    "child): a related table's rows are filtered by its relation's \"where\"");
+        return;
+    }
+    char why[512];
+    if (mapping_where_check(t->where, why, sizeof why) < 0) {
+        verr(v, tw, "where: %s", why);
+        return;
+    }
+    bool rowimage = t->mode == MP_ROWIMAGE;
+    t->filter = row_filter_parse(t->where, why, sizeof why);
+    if (!t->filter) {
+        if (rowimage)
+            verr(v, tw, "where \"%s\": in mode row-image it is decided from the row image, "
+                        "without the server, and %s (docs/mapping.md, \"The where of a document "
+                        "table\", lists what it may hold; or use mode re-query)", t->where, why);
+        return;
+    }
+    if (!v->schema || !exists) return;
+    int b = row_filter_bind(t->filter, v->schema, t->db, t->table, why, sizeof why);
+    if (b == -1) /* a column the table lacks: whatever the mode */
+        verr(v, tw, "where \"%s\": %s", t->where, why);
+    else if (b < 0 && rowimage)
+        verr(v, tw, "where \"%s\": in mode row-image it is decided from the row image, "
+                    "without the server, and %s (or use mode re-query)", t->where, why);
+}
+
 static bool uses_table(const struct mp_relation *rels, size_t n, const char *db, const char *t) {
     for (size_t i = 0; i < n; i++) {
         if (!strcmp(rels[i].db, db) && !strcmp(rels[i].table, t)) return true;
@@ -996,6 +1041,7 @@ static void check_index(struct vctx *v, struct mp_index *ix, size_t ii) {
             check_col_exists(v, tw, "expiry_column", t->db, t->table, t->expiry_column);
             check_col_exists(v, tw, "parent_column", t->db, t->table, t->parent_column);
         }
+        check_where(v, tw, t, doc_table, exists);
         if (doc_table) {
             size_t nkeys = 0;
             sbuf keys = SBUF_INIT, quoted = SBUF_INIT;

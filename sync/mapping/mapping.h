@@ -79,6 +79,14 @@ struct mp_table {
     char *parent_db, *parent_table;   /* parent/child child: the parent table */
     char *parent_column;              /* column holding the parent's key */
     char *bucket_column, *daily_check_column, *copy_to, *expiry_column;
+    /* a document table's row filter: SQL its rows must meet to be documents
+     * (NULL: every row). Re-query mode adds it to the builder's queries,
+     * row-image mode decides it from the row image (row_filter.h) */
+    char *where;
+    /* run-time, set by validation: where parsed (NULL: no where, or one
+     * outside the subset row_filter reads, whose columns are then not known),
+     * bound to the source's schema when one was given */
+    struct row_filter *filter;
     bool delay_effect;
     struct mp_top_level *top; /* delay_effect: hand-written relation top, root keys last */
     size_t ntop;
@@ -206,6 +214,7 @@ void mapping_write_index(const struct mp_index *ix, sbuf *out);
 /* The source schema as information_schema describes it. */
 struct mp_schema_col {
     char *db, *table, *column, *type;
+    char *collation; /* information_schema COLLATION_NAME (NULL: none, or not loaded) */
     bool primary;
     bool unique; /* a UNIQUE index of its own (COLUMN_KEY 'UNI'): the key taken when the
                   * primary key has several columns */
@@ -258,9 +267,10 @@ int mapping_check_source(struct st_mysql *src, struct mapping *m, char *err, siz
  * (mapping_expand_with): the ones the daemon follows already. */
 int mapping_check_source_keep(struct st_mysql *src, struct mapping *m, char *const *keep,
                               size_t nkeep, char *err, size_t errlen);
-/* Run each relation's extra WHERE condition against its table on the source
- * (SELECT 1 ... WHERE (cond) LIMIT 0), so a condition with an error or an
- * unknown column is refused at import rather than at sync time. Problems are
+/* Run each relation's extra WHERE condition, and each document table's
+ * where, against its table on the source (SELECT 1 ... WHERE (cond)
+ * LIMIT 0), so a condition with an error or an unknown column is refused at
+ * import rather than at sync time. Problems are
  * appended to errs, one line each; returns their number, or -1 with err when
  * the server fails otherwise. The condition is configuration written by an
  * operator, spliced into SQL by design. */
@@ -290,8 +300,9 @@ long long mapping_db_record_type(struct st_mysql *meta, const char *source, cons
 int mapping_db_checksum(struct st_mysql *meta, char *out, size_t outlen, char *err,
                         size_t errlen);
 
-/* Check an operator-written relation WHERE fragment (spliced as
- * `WHERE (fragment)`): 0 if acceptable, -1 with the reason in why. */
+/* Check an operator-written WHERE fragment of a relation or a document
+ * table (spliced as `WHERE (fragment)`): 0 if acceptable, -1 with the reason
+ * in why. */
 int mapping_where_check(const char *cond, char *why, size_t whylen);
 
 #endif

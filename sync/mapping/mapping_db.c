@@ -60,7 +60,8 @@ int mapping_schema_load(MYSQL *src, const struct mapping *mp, struct mp_schema *
                         "ELSE COLUMN_TYPE END, ");
     else
         sbuf_adds(&sql, "COLUMN_TYPE, ");
-    sbuf_adds(&sql, "COLUMN_KEY = 'PRI', COLUMN_KEY = 'UNI' FROM information_schema.COLUMNS c "
+    sbuf_adds(&sql, "COLUMN_KEY = 'PRI', COLUMN_KEY = 'UNI', COLLATION_NAME "
+                    "FROM information_schema.COLUMNS c "
                     "WHERE (TABLE_SCHEMA, TABLE_NAME) IN (");
     for (size_t i = 0; i < mp->nindices; i++)
         for (size_t j = 0; j < mp->indices[i].ntables; j++) {
@@ -80,8 +81,36 @@ int mapping_schema_load(MYSQL *src, const struct mapping *mp, struct mp_schema *
     while ((row = mysql_fetch_row(r))) {
         mp_schema_add(out, row[0], row[1], row[2], row[3], row[4] && row[4][0] == '1');
         out->cols[out->n - 1].unique = row[5] && row[5][0] == '1';
+        out->cols[out->n - 1].collation = row[6] ? xstrdup(row[6]) : NULL;
     }
     mysql_free_result(r);
+    return 0;
+}
+
+/* Condition cond of table db.table on the source: a problem line in errs
+ * when the server refuses it; -1 with err when the server fails otherwise. */
+static int where_try(MYSQL *src, const char *w, const char *db, const char *table,
+                     const char *cond, sbuf *errs, int *nerr, char *err, size_t errlen) {
+    sbuf sql = SBUF_INIT;
+    sbuf_adds(&sql, "SELECT 1 FROM ");
+    db_ident(&sql, db);
+    sbuf_addc(&sql, '.');
+    db_ident(&sql, table);
+    sbuf_printf(&sql, " WHERE (%s) LIMIT 0", cond);
+    char qerr[512];
+    MYSQL_RES *res = db_query(src, sql.data, sql.len, qerr, sizeof qerr);
+    sbuf_free(&sql);
+    if (res) {
+        mysql_free_result(res);
+        return 0;
+    }
+    unsigned e = mysql_errno(src);
+    if (e >= 2000 && e < 3000) { /* client errors: the connection, not the SQL */
+        seterr(err, errlen, "checking a where condition", src);
+        return -1;
+    }
+    sbuf_printf(errs, "%s: where \"%s\" fails on the source: %s\n", w, cond, mysql_error(src));
+    (*nerr)++;
     return 0;
 }
 
@@ -91,30 +120,9 @@ static int where_rel(MYSQL *src, const char *where, const struct mp_relation *r,
         char w[1024];
         snprintf(w, sizeof w, "%s.relations[%zu] (relation to %s.%s)", where, i, r[i].db,
                  r[i].table);
-        if (r[i].where) {
-            sbuf sql = SBUF_INIT;
-            sbuf_adds(&sql, "SELECT 1 FROM ");
-            db_ident(&sql, r[i].db);
-            sbuf_addc(&sql, '.');
-            db_ident(&sql, r[i].table);
-            sbuf_printf(&sql, " WHERE (%s) LIMIT 0", r[i].where);
-            char qerr[512];
-            MYSQL_RES *res = db_query(src, sql.data, sql.len, qerr, sizeof qerr);
-            if (!res) {
-                unsigned e = mysql_errno(src);
-                if (e >= 2000 && e < 3000) { /* client errors: the connection, not the SQL */
-                    seterr(err, errlen, "checking a where condition", src);
-                    sbuf_free(&sql);
-                    return -1;
-                }
-                sbuf_printf(errs, "%s: where \"%s\" fails on the source: %s\n", w, r[i].where,
-                            mysql_error(src));
-                (*nerr)++;
-            } else {
-                mysql_free_result(res);
-            }
-            sbuf_free(&sql);
-        }
+        if (r[i].where &&
+            where_try(src, w, r[i].db, r[i].table, r[i].where, errs, nerr, err, errlen) < 0)
+            return -1;
         if (where_rel(src, w, r[i].relations, r[i].nrelations, errs, nerr, err, errlen) < 0)
             return -1;
     }
@@ -130,6 +138,9 @@ int mapping_check_where(MYSQL *src, const struct mapping *m, sbuf *errs, char *e
             char w[512];
             snprintf(w, sizeof w, "$.indices[%zu] (index %s).tables[%zu] (table %s.%s)", i,
                      m->indices[i].alias, j, t->db, t->table);
+            if (t->where &&
+                where_try(src, w, t->db, t->table, t->where, errs, &nerr, err, errlen) < 0)
+                return -1;
             if (where_rel(src, w, t->relations, t->nrelations, errs, &nerr, err, errlen) < 0)
                 return -1;
         }
@@ -312,7 +323,7 @@ int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err
         sbuf_printf(&sql,
                     "SELECT id, db_name, table_name, join_name, parent_db, parent_table, "
                     "parent_column, bucket_column, daily_check_column, copy_to, delay_effect, "
-                    "mode, expiry_column FROM table_configs WHERE index_id = %llu "
+                    "mode, expiry_column, where_sql FROM table_configs WHERE index_id = %llu "
                     "ORDER BY position, id",
                     ids[i]);
         r = db_query(m, sql.data, sql.len, err, errlen);
@@ -338,6 +349,7 @@ int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err
             t->delay_effect = b(row[10]);
             t->mode = !strcmp(row[11], "row-image") ? MP_ROWIMAGE : MP_REQUERY;
             t->expiry_column = dup_or_null(row[12]);
+            t->where = dup_or_null(row[13]);
         }
         mysql_free_result(r);
         for (size_t j = 0; j < ix->ntables && rc == 0; j++) {
@@ -550,7 +562,7 @@ static int save_all(MYSQL *m, const char *source, const struct mapping *mp, char
             sbuf_printf(&s, "INSERT INTO table_configs (index_id, db_name, table_name, join_name, "
                             "parent_db, parent_table, parent_column, bucket_column, "
                             "daily_check_column, copy_to, delay_effect, mode, expiry_column, "
-                            "position) VALUES (%llu, ", iid);
+                            "where_sql, position) VALUES (%llu, ", iid);
             const char *vals[] = {t->db, t->table, t->join_name, t->parent_db, t->parent_table,
                                   t->parent_column, t->bucket_column, t->daily_check_column,
                                   t->copy_to};
@@ -561,6 +573,8 @@ static int save_all(MYSQL *m, const char *source, const struct mapping *mp, char
             qb(&s, t->delay_effect);
             sbuf_printf(&s, ", '%s', ", t->mode == MP_ROWIMAGE ? "row-image" : "re-query");
             q(m, &s, t->expiry_column);
+            sbuf_addc(&s, ',');
+            q(m, &s, t->where);
             sbuf_printf(&s, ", %zu)", j);
             if ((rc = exec(m, &s, err, errlen)) < 0) break;
             unsigned long long tid = mysql_insert_id(m);

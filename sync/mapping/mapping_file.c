@@ -253,7 +253,7 @@ static int parse_table(struct pctx *c, const char *path, const cJSON *v, struct 
     if (!cJSON_IsObject(v)) return perr(c, path, "a table is an object");
     static const char *const keys[] = {"table", "join_name", "parent", "parent_column",
                                        "bucket_column", "daily_check_column", "copy_to",
-                                       "delay_effect", "mode", "expiry_column", "columns",
+                                       "delay_effect", "mode", "expiry_column", "where", "columns",
                                        "relations", "relation_top", NULL};
     char *tbl = NULL, *parent = NULL, *mode = NULL;
     if (only_keys(c, path, v, keys) < 0 || get_str(c, path, v, "table", true, &tbl) < 0) return -1;
@@ -271,6 +271,7 @@ static int parse_table(struct pctx *c, const char *path, const cJSON *v, struct 
         get_str(c, path, v, "daily_check_column", false, &t->daily_check_column) < 0 ||
         get_str(c, path, v, "copy_to", false, &t->copy_to) < 0 ||
         get_str(c, path, v, "expiry_column", false, &t->expiry_column) < 0 ||
+        get_str(c, path, v, "where", false, &t->where) < 0 ||
         get_bool(c, path, v, "delay_effect", &t->delay_effect) < 0 ||
         get_str(c, path, v, "mode", false, &mode) < 0)
         return -1;
@@ -514,6 +515,7 @@ static void w_table(jsonw *w, const struct mp_table *t) {
     w_opt(w, "daily_check_column", t->daily_check_column);
     w_opt(w, "copy_to", t->copy_to);
     w_opt(w, "expiry_column", t->expiry_column);
+    w_opt(w, "where", t->where);
     if (t->delay_effect) {
         jw_key(w, "delay_effect");
         jw_bool(w, true);

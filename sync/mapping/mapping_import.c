@@ -87,6 +87,13 @@ static int write_plan(const struct mapping *old, const struct mapping *nw, sbuf 
             table_json(ot, &a);
             table_json(nt, &b);
             if (strcmp(a.data, b.data)) sbuf_printf(out, "  ~ table %s.%s\n", nt->db, nt->table);
+            if (!ot->where != !nt->where || (ot->where && strcmp(ot->where, nt->where)))
+                sbuf_printf(out, "    ~ where %s%s%s -> %s%s%s -- documents already indexed "
+                                 "follow it as their rows change: reindex (or check --repair) "
+                                 "to apply it to all\n",
+                            ot->where ? "\"" : "", ot->where ? ot->where : "(none)",
+                            ot->where ? "\"" : "", nt->where ? "\"" : "",
+                            nt->where ? nt->where : "(none)", nt->where ? "\"" : "");
         }
         for (size_t t = 0; t < o->ntables; t++)
             if (!find_table(n, &o->tables[t]))

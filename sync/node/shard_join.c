@@ -211,7 +211,7 @@ static int join_table(struct shard_joins *j, struct producer *pr, size_t at, siz
     int rc = 0;
     while (rc == 0 && !atomic_load(&j->stop)) {
         bl_pos end;
-        if (pipeline_snapshot_begin(p, x->alias, &end) < 0) {
+        if (pipeline_snapshot_begin(p, x->alias, x->unit, &end) < 0) {
             rc = errf(pr->err, sizeof pr->err, "%s", p->err);
             break;
         }

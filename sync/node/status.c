@@ -208,6 +208,23 @@ static void collect_source(const struct ss_config *cfg, MYSQL *meta, MYSQL *src,
             add_error(st, "checkpoint: %s%s", ckerr, NULL);
         }
         db_row_free(ck, 2);
+        /* a binlog stretch skipped (on_purged = rebuild, run --from-current) */
+        sbuf_reset(&q);
+        sbuf_adds(&q, "SELECT DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%sZ'), node, detail FROM "
+                      "sync_log WHERE event = 'binlog skipped' AND source = ");
+        db_quote(meta, &q, name, strlen(name));
+        sbuf_adds(&q, " ORDER BY id DESC LIMIT 1");
+        char *sk[3];
+        char skerr[600];
+        got = db_row1(meta, q.data, q.len, sk, 3, skerr, sizeof skerr);
+        if (got == 1) {
+            st->skipped_at = sk[0], sk[0] = NULL;
+            st->skipped_node = sk[1], sk[1] = NULL;
+            st->skipped_detail = sk[2], sk[2] = NULL;
+        } else if (got < 0) {
+            add_error(st, "sync log: %s%s", skerr, NULL);
+        }
+        db_row_free(sk, 3);
     }
     if (src) {
         st->source_reached = true;
@@ -417,6 +434,9 @@ void status_free(struct ss_status *st) {
     free(st->source_host);
     free(st->checkpoint);
     free(st->checkpoint_age);
+    free(st->skipped_at);
+    free(st->skipped_node);
+    free(st->skipped_detail);
     free(st->source_err);
     free(st->binlog_end);
     free(st->binlog_err);
@@ -510,6 +530,21 @@ void status_json(const struct ss_status *st, sbuf *out) {
     else jw_null(&w);
     jw_key(&w, "caught_up");
     jw_bool(&w, st->caught_up);
+    if (st->meta_reached) { /* (unknown, not absent, without the metadata) */
+        jw_key(&w, "binlog_skipped");
+        if (st->skipped_at) {
+            jw_obj_open(&w);
+            jw_key(&w, "at");
+            jw_str(&w, st->skipped_at);
+            jw_key(&w, "node");
+            jw_str0(&w, st->skipped_node);
+            jw_key(&w, "detail");
+            jw_str0(&w, st->skipped_detail);
+            jw_obj_close(&w);
+        } else {
+            jw_null(&w);
+        }
+    }
     if (st->source_err || st->binlog_err) {
         jw_key(&w, "error");
         jw_str(&w, st->source_err ? st->source_err : st->binlog_err);

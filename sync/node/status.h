@@ -90,6 +90,10 @@ struct ss_status {
     size_t nerrors;
     bool checkpoint_purged;    /* the checkpoint's binlog file is gone from the source */
     bool sources_attention;    /* an index config's other source is down or read by no one */
+    /* the last stretch of binlog skipped ([source] on_purged = rebuild, run
+     * --from-current): when, by which node, what (the stretch and the versions
+     * queued); NULL: none in the sync log */
+    char *skipped_at, *skipped_node, *skipped_detail;
 };
 
 /* Gather everything. meta: the metadata schema selected, or NULL with

@@ -2,9 +2,11 @@
  *
  * The changed elements of a transaction are collected by the router
  * (area_collect); at the commit, those whose document is rebuilt whole are
- * dropped, the rest are resolved (which document each belongs to now) and
- * built from their own rows, and each document gets one painless script
- * with all its element edits (area_submit). No sibling element is read. */
+ * dropped, and so are those of a document whose root row is outside its
+ * table's where (no such document exists); the rest are resolved (which
+ * document each belongs to now) and built from their own rows, and each
+ * document gets one painless script with all its element edits
+ * (area_submit). No sibling element is read. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +198,82 @@ static int area_resolve(struct pipeline *p, struct cs_element *ops, size_t n, st
     return rc;
 }
 
+/* Drop the elements of documents whose root row is outside its table's
+ * where, or gone (roots of an index config with a where only): their
+ * document does not exist (it was deleted when the row went out), and a
+ * script would find it missing and have it rebuilt, to be deleted again.
+ * One query per index config and chunk of documents, in the change set's
+ * snapshot. */
+static int drop_filtered(struct pipeline *p, struct changeset *cs) {
+    bool any = false;
+    for (size_t i = 0; i < cs->nelems && !any; i++)
+        any = p->m->indices[cs->elems[i].index].tables[0].where != NULL;
+    if (!any) return 0;
+    struct strset in = {0}; /* "index\x1fkey" of the documents whose root is in */
+    sbuf q = SBUF_INIT, k = SBUF_INIT;
+    int rc = 0;
+    for (size_t x = 0; x < p->m->nindices && rc == 0; x++) {
+        const struct mp_table *root = &p->m->indices[x].tables[0];
+        const struct mp_column *key = mp_table_key(root);
+        if (!root->where || !key) continue;
+        struct strset asked = {0};
+        size_t at = 0;
+        while (rc == 0) {
+            sbuf_reset(&q);
+            sbuf_adds(&q, "SELECT ");
+            db_ident(&q, key->name);
+            sbuf_adds(&q, " FROM ");
+            db_ident(&q, root->db);
+            sbuf_addc(&q, '.');
+            db_ident(&q, root->table);
+            sbuf_adds(&q, " WHERE ");
+            db_ident(&q, key->name);
+            sbuf_adds(&q, " IN (");
+            size_t n = 0;
+            for (; at < cs->nelems && n < DOCBUILD_CHUNK; at++) {
+                const char *doc = cs->elems[at].doc;
+                if (cs->elems[at].index != x || strset_has(&asked, doc, strlen(doc))) continue;
+                strset_add(&asked, doc, strlen(doc));
+                if (n++) sbuf_addc(&q, ',');
+                db_quote(p->src, &q, doc, strlen(doc));
+            }
+            if (!n) break;
+            sbuf_printf(&q, ") AND (%s)", root->where);
+            MYSQL_RES *res = db_query(p->src, q.data, q.len, p->err, sizeof p->err);
+            if (!res) {
+                rc = -1;
+                break;
+            }
+            MYSQL_ROW row;
+            while ((row = mysql_fetch_row(res))) {
+                unsigned long *len = mysql_fetch_lengths(res);
+                if (!row[0]) continue;
+                sbuf_reset(&k);
+                sbuf_printf(&k, "%zu\x1f%.*s", x, (int)len[0], row[0]);
+                strset_add(&in, k.data, k.len);
+            }
+            mysql_free_result(res);
+        }
+        strset_clear(&asked);
+    }
+    size_t n = 0;
+    for (size_t i = 0; rc == 0 && i < cs->nelems; i++) {
+        struct cs_element *e = &cs->elems[i];
+        sbuf_reset(&k);
+        sbuf_printf(&k, "%zu\x1f%s", e->index, e->doc);
+        if (p->m->indices[e->index].tables[0].where && !strset_has(&in, k.data, k.len)) {
+            free(e->doc), free(e->elem);
+            continue;
+        }
+        cs->elems[n++] = *e;
+    }
+    if (rc == 0) cs->nelems = n;
+    strset_clear(&in);
+    sbuf_free(&q);
+    sbuf_free(&k);
+    return rc;
+}
+
 /* This transaction's changed elements: drop those of documents rebuilt whole
  * (full[index] holds their keys), resolve and build the rest, and submit one
  * script per document with all its element edits. */
@@ -214,6 +292,8 @@ int area_submit(struct pipeline *p, struct changeset *cs, const struct strset *f
     }
     cs->nelems = n;
     sbuf_free(&k);
+    if (drop_filtered(p, cs) < 0) return -1;
+    n = cs->nelems;
     if (!n) return 0;
     qsort(cs->elems, n, sizeof *cs->elems, cmp_aop_elem);
     struct elem_sink *sinks = NULL; /* one per relation group */

@@ -45,6 +45,14 @@ void changeset_add_rowdoc(struct changeset *cs, size_t index, const char *id, si
     r->body = body ? xstrndup(body, len) : NULL;
     r->len = body ? len : 0;
     r->at = cs->at;
+    r->requery = false;
+}
+
+void changeset_add_rowdoc_requery(struct changeset *cs, size_t index, const char *id,
+                                  size_t idlen) {
+    changeset_add_rowdoc(cs, index, id, idlen, NULL, 0);
+    cs->rdocs[cs->nrdocs - 1].requery = true;
+    cs->nrequery++;
 }
 
 int cs_at_cmp(const struct cs_at *a, const struct cs_at *b) {
@@ -87,7 +95,9 @@ size_t changeset_rowdoc_winners(const struct changeset *cs, size_t *win) {
     return n;
 }
 
-bool changeset_reads(const struct changeset *cs) { return cs->npend > 0 || cs->nelems > 0; }
+bool changeset_reads(const struct changeset *cs) {
+    return cs->npend > 0 || cs->nelems > 0 || cs->nrequery > 0;
+}
 
 void changeset_reset(struct changeset *cs) {
     for (size_t i = 0; i < cs->npend; i++) {
@@ -100,6 +110,7 @@ void changeset_reset(struct changeset *cs) {
     cs->nelems = 0;
     for (size_t i = 0; i < cs->nrdocs; i++) free(cs->rdocs[i].id), free(cs->rdocs[i].body);
     cs->nrdocs = 0;
+    cs->nrequery = 0;
     sbuf_reset(&cs->snaps);
     cs->copies_may_move = cs->rows = cs->saves = cs->other_rows = false;
     memset(&cs->at, 0, sizeof cs->at);

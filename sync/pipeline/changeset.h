@@ -60,6 +60,8 @@ struct cs_rowdoc {
     char *body; /* NULL = delete */
     size_t len;
     struct cs_at at; /* the change set's `at` when it was added */
+    bool requery;    /* its row filter is the server's to decide: when this image wins,
+                      * the document is rebuilt from MySQL as in re-query mode */
 };
 
 struct changeset {
@@ -69,6 +71,7 @@ struct changeset {
     size_t nelems, capelems;
     struct cs_rowdoc *rdocs; /* documents taken from row images */
     size_t nrdocs, caprdocs;
+    size_t nrequery;         /* of them, to be rebuilt from MySQL (cs_rowdoc.requery) */
     sbuf snaps;               /* VALUES rows of change snapshots (delay-effect tables) */
     unsigned long long nsnaps;
     bool copies_may_move;     /* a parent/child row moved or went: look for stale copies */
@@ -95,6 +98,11 @@ void changeset_add_element(struct changeset *cs, size_t index, const struct mp_r
 /* body NULL: the document is deleted; at cs->at. See changeset_rowdoc_winners. */
 void changeset_add_rowdoc(struct changeset *cs, size_t index, const char *id, size_t idlen,
                           const char *body, size_t len);
+/* The image of document id of a row-image index whose row filter the
+ * server must decide (row_filter.h, RF_UNDECIDED): when it wins, the
+ * document is rebuilt by key from MySQL with the filter in the query. */
+void changeset_add_rowdoc_requery(struct changeset *cs, size_t index, const char *id,
+                                  size_t idlen);
 /* Which of cs->rdocs are written: one per (index, id), its indices in
  * win[0..n) (win has room for cs->nrdocs), n returned. Of one document's
  * images the one latest in the source wins: by coordinates when both images
@@ -104,7 +112,8 @@ void changeset_add_rowdoc(struct changeset *cs, size_t index, const char *id, si
 size_t changeset_rowdoc_winners(const struct changeset *cs, size_t *win);
 /* <0, 0, >0: a before, at, after b (both known) */
 int cs_at_cmp(const struct cs_at *a, const struct cs_at *b);
-/* true when documents or elements are to be read from the source */
+/* true when documents or elements are to be read from the source (row-image
+ * documents to rebuild from MySQL included) */
 bool changeset_reads(const struct changeset *cs);
 /* Forget everything gathered (after a commit, or to read it again). */
 void changeset_reset(struct changeset *cs);

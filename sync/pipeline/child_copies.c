@@ -29,12 +29,14 @@
 #include "json_exact.h"
 #include "jsonw.h"
 #include "log.h"
+#include "sync/mapping/row_filter.h"
 
 /* Can this row leave a child document copy under a routing we no longer
  * write (see copies_fix)? Only when a row of a parent/child index's document
- * table goes, or changes its key or parent column: a child (or one below it)
- * then moves, loses its id or its parent chain. Updates in place keep every
- * routing, so such transactions skip the copy lookup. */
+ * table goes, or changes its key or parent column, or a column its `where`
+ * reads: a child (or one below it) then moves, loses its id or its parent
+ * chain. Other updates in place keep every routing, so such transactions
+ * skip the copy lookup. */
 void copies_watch_row(struct pipeline *p, struct changeset *cs, const bl_row *row) {
     for (size_t i = 0; i < p->m->nindices && !cs->copies_may_move; i++) {
         const struct mp_index *ix = &p->m->indices[i];
@@ -50,6 +52,17 @@ void copies_watch_row(struct pipeline *p, struct changeset *cs, const bl_row *ro
             }
             const char *watch[2] = {mp_table_key(tb) ? mp_table_key(tb)->name : NULL,
                                     tb->parent_column};
+            /* moved out of its where: the children below it go. A root's
+             * are deleted where its id routes them (docbuild_gone_fn); a
+             * child's own, or a parent's below the root, leave them absent
+             * with no routing known: their copies are looked for */
+            if (tb->where && t > 0) {
+                struct image b = {p, row->table, row->before}, a = {p, row->table, row->after};
+                if (row_filter_moved(tb->filter, image_value, &b, &a)) {
+                    cs->copies_may_move = true;
+                    continue;
+                }
+            }
             for (int w = 0; w < 2 && !cs->copies_may_move; w++) {
                 if (!watch[w]) continue;
                 struct image b = {p, row->table, row->before}, a = {p, row->table, row->after};

@@ -38,9 +38,11 @@ static const char *join_field(const struct mp_index *ix) {
     return ix->join_field ? ix->join_field : "relation";
 }
 
-/* Find rows of l for each requested key (in request order). */
+/* Find rows of l for each requested key (in request order). gone: per row,
+ * the routing of a child whose root is outside the root's where (NULL:
+ * none) */
 static int emit_chunk(struct docbuild *b, struct level *l, const char *const *keys, size_t n,
-                      const char *id_prefix, char **parent_ids, char **routings,
+                      const char *id_prefix, char **parent_ids, char **routings, char **gone,
                       const char *join_name, const struct docbuild_sink *sink) {
     const struct mp_index *ix = b->ix;
     sbuf body, id;
@@ -58,7 +60,10 @@ static int emit_chunk(struct docbuild *b, struct level *l, const char *const *ke
         size_t row = lo < hi ? l->order[lo] : 0;
         if (lo == hi || (routings && !routings[row])) {
             b->stats.absent++;
-            if (sink->absent) rc = sink->absent(sink->ctx, id.data);
+            if (lo < hi && gone && gone[row] && b->gone)
+                rc = b->gone(sink->ctx, id.data, gone[row]);
+            else if (sink->absent)
+                rc = sink->absent(sink->ctx, id.data);
             continue;
         }
         sbuf_reset(&body);
@@ -100,6 +105,13 @@ void docbuild_unexpired(const struct mp_table *t, sbuf *out) {
     sbuf_adds(out, " IS NULL OR ");
     db_ident(out, t->expiry_column);
     sbuf_adds(out, " > NOW(6))");
+}
+
+void docbuild_row_filter(const struct mp_table *t, bool root, sbuf *out) {
+    if (root) docbuild_unexpired(t, out);
+    if (!t->where) return;
+    if (out->len) sbuf_adds(out, " AND ");
+    sbuf_printf(out, "(%s)", t->where);
 }
 
 static int build_by_keys(struct docbuild *b, size_t ti, int pi, const char *key, const char *jn,
@@ -154,6 +166,42 @@ static int child_table(const struct docbuild *b, size_t ti, const char **key, in
     return 0;
 }
 
+/* route[0..n): root keys (NULL: none); those whose root row is outside the
+ * root's where (or gone) become NULL: their children have no document. Such
+ * a key moves to gone[i], the routing their documents had. */
+static int roots_in_filter(struct docbuild *b, char **route, char **gone, size_t n, char *err,
+                           size_t errlen) {
+    const struct mp_table *r = &b->ix->tables[0];
+    const char *key = key_column(r);
+    if (!key) return 0; /* validation refuses a root without a key */
+    struct val *pv = xcalloc(n + 1, sizeof *pv);
+    size_t np = 0;
+    bool int_key = mapping_is_integer_type(key_type(r));
+    for (size_t i = 0; i < n; i++)
+        if (route[i]) pv[np++] = (struct val){route[i], strlen(route[i]), int_key};
+    int rc = 0;
+    if (np) {
+        struct level q;
+        dbl_level_init(&q, r->db, r->table, NULL, 0, NULL, 0, key);
+        sbuf cond = SBUF_INIT;
+        docbuild_row_filter(r, false, &cond);
+        rc = dbl_fetch_by(b, &q, pv, np, cond.data, false, NULL, err, errlen);
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            if (!route[i]) continue;
+            size_t lo, hi;
+            dbl_level_find(&q, route[i], strlen(route[i]), &lo, &hi);
+            if (lo == hi) {
+                gone[i] = route[i];
+                route[i] = NULL;
+            }
+        }
+        sbuf_free(&cond);
+        dbl_level_free(&q);
+    }
+    free(pv);
+    return rc;
+}
+
 /* Child documents of the rows in l (fetched by key, parent column at pcol,
  * relations fetched): each one's parent id and the routing of the root it
  * descends from, found by walking up the parent tables; then keys[0..k)
@@ -167,6 +215,7 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
     int rc = 0;
     char **pids = xcalloc(l->nrows + 1, sizeof *pids);
     char **route = xcalloc(l->nrows + 1, sizeof *route);
+    char **gone = xcalloc(l->nrows + 1, sizeof *gone);
     const struct mp_table *p = &ix->tables[pi];
     for (size_t i = 0; i < l->nrows; i++) {
         const struct cell *c = cell_at(l, i, (size_t)pcol);
@@ -186,6 +235,9 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
     }
     /* walk up: replace each parent key by its parent's, until the root */
     int cur = pi, guard = 0;
+    /* a parent outside its where has no document, nor has anything below
+     * it: the walk reads each parent table with its where, and the root
+     * too when it has one */
     while (rc == 0 && cur != 0) {
         const struct mp_table *u = &ix->tables[cur];
         const char *ukey = key_column(u);
@@ -205,7 +257,7 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
         size_t np = 0;
         for (size_t i = 0; i < l->nrows; i++)
             if (route[i]) pv[np++] = (struct val){route[i], strlen(route[i]), up_int_key};
-        if (np) rc = dbl_fetch_by(b, &q, pv, np, NULL, false, NULL, err, errlen);
+        if (np) rc = dbl_fetch_by(b, &q, pv, np, u->where, false, NULL, err, errlen);
         else dbl_level_sort(&q);
         for (size_t i = 0; i < l->nrows && rc == 0; i++) {
             if (!route[i]) continue;
@@ -221,26 +273,33 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
         dbl_level_free(&q);
         cur = up;
     }
-    for (size_t i = 0; rc == 0 && mp_ids_templated(ix) && i < l->nrows; i++)
-        if (route[i]) { /* the routing is the root document's id */
+    if (rc == 0 && ix->tables[0].where)
+        rc = roots_in_filter(b, route, gone, l->nrows, err, errlen);
+    for (size_t i = 0; rc == 0 && mp_ids_templated(ix) && i < l->nrows; i++) {
+        char **r = route[i] ? &route[i] : gone[i] ? &gone[i] : NULL;
+        if (r) { /* the routing is the root document's id */
             sbuf u = SBUF_INIT;
-            mp_doc_id(ix, route[i], strlen(route[i]), &u);
-            free(route[i]);
-            route[i] = sbuf_detach(&u);
+            mp_doc_id(ix, *r, strlen(*r), &u);
+            free(*r);
+            *r = sbuf_detach(&u);
         }
-    if (rc == 0) rc = emit_chunk(b, l, keys, k, jn, pids, route, jn, sink);
+    }
+    if (rc == 0) rc = emit_chunk(b, l, keys, k, jn, pids, route, gone, jn, sink);
     for (size_t i = 0; i < l->nrows; i++) {
         free(pids[i]);
         free(route[i]);
+        free(gone[i]);
     }
     free(pids);
     free(route);
+    free(gone);
     return rc;
 }
 
 /* The documents of keys[0..n) of table ti (its key column key), fetched a
  * chunk of keys at a time: the root table's (ti 0, join name jn, rows past
- * their expiry left out), or a parent/child table's (parent table pi). */
+ * their expiry left out), or a parent/child table's (parent table pi); rows
+ * outside the table's where left out. */
 static int build_by_keys(struct docbuild *b, size_t ti, int pi, const char *key, const char *jn,
                          const char *const *keys, size_t n, const struct docbuild_sink *sink,
                          char *err, size_t errlen) {
@@ -249,8 +308,8 @@ static int build_by_keys(struct docbuild *b, size_t ti, int pi, const char *key,
     bool int_key = mapping_is_integer_type(key_type(t));
     size_t chunk = b->chunk ? b->chunk : DOCBUILD_CHUNK;
     struct val *vals = xcalloc(chunk, sizeof *vals);
-    sbuf unexpired = SBUF_INIT; /* a row past its expiry has no document */
-    if (ti == 0) docbuild_unexpired(t, &unexpired);
+    sbuf filter = SBUF_INIT; /* a row past its expiry or outside its where: no document */
+    docbuild_row_filter(t, ti == 0, &filter);
     int rc = 0;
     for (size_t at = 0; at < n && rc == 0; at += chunk) {
         size_t k = n - at < chunk ? n - at : chunk;
@@ -264,16 +323,16 @@ static int build_by_keys(struct docbuild *b, size_t ti, int pi, const char *key,
             pcol = dbl_sel_add(&l, t->parent_column, false);
             l.needraw[pcol] = true;
         }
-        rc = dbl_fetch_by(b, &l, vals, k, unexpired.len ? unexpired.data : NULL, false, NULL, err,
+        rc = dbl_fetch_by(b, &l, vals, k, filter.len ? filter.data : NULL, false, NULL, err,
                           errlen);
         if (rc == 0) rc = dbl_fetch_subs(b, &l, 0, NULL, err, errlen);
         if (rc == 0)
-            rc = ti == 0 ? emit_chunk(b, &l, keys + at, k, NULL, NULL, NULL, jn, sink)
+            rc = ti == 0 ? emit_chunk(b, &l, keys + at, k, NULL, NULL, NULL, NULL, jn, sink)
                          : emit_children(b, ti, pi, &l, pcol, keys + at, k, sink, err, errlen);
         dbl_level_free(&l);
     }
     free(vals);
-    sbuf_free(&unexpired);
+    sbuf_free(&filter);
     return rc;
 }
 
@@ -319,6 +378,10 @@ int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *a
         docbuild_unexpired(t, &sql);
         dense = false;
     }
+    if (t->where) { /* rows outside it are no documents: the page's keys have gaps */
+        sbuf_printf(&sql, " AND (%s)", t->where);
+        dense = false;
+    }
     bool int_key = mapping_is_integer_type(key_type(t));
     if (after) { /* compared as the column's type: a string key "18" is no number */
         sbuf_adds(&sql, " AND ");
@@ -347,7 +410,7 @@ int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *a
         rc = dbl_fetch_subs(b, &l, 0, ranged ? &kr : NULL, err, errlen);
         if (rc == 0 && ti == 0) {
             const char *jn = mp_index_has_children(ix) ? (t->join_name ? t->join_name : t->table) : NULL;
-            rc = emit_chunk(b, &l, keys, n, NULL, NULL, NULL, jn, sink);
+            rc = emit_chunk(b, &l, keys, n, NULL, NULL, NULL, NULL, jn, sink);
         } else if (rc == 0) {
             rc = emit_children(b, ti, pi, &l, pcol, keys, n, sink, err, errlen);
         }

@@ -60,6 +60,10 @@ typedef int (*docbuild_doc_fn)(void *ctx, const char *id, const char *routing, c
  * No routing is known for an absent child: the caller deletes it with the
  * routing it had (e.g. from the binlog's before image). */
 typedef int (*docbuild_absent_fn)(void *ctx, const char *id);
+/* A child whose row exists but whose root row is outside the root's where
+ * (or gone, the root having a where): absent, with the routing its
+ * document had (its root's id), so the caller deletes it on that shard. */
+typedef int (*docbuild_gone_fn)(void *ctx, const char *id, const char *routing);
 
 struct docbuild_sink {
     docbuild_doc_fn doc;
@@ -77,6 +81,8 @@ struct docbuild {
     size_t chunk;              /* keys per IN list (default DOCBUILD_CHUNK) */
     struct docbuild_stats stats;
     unsigned sql_errno;        /* the server's code for the last query that failed (0: none) */
+    docbuild_gone_fn gone;     /* set after docbuild_init, called with the sink's ctx; NULL:
+                                * such a child is reported absent */
 };
 
 void docbuild_init(struct docbuild *b, MYSQL *db, const struct mp_index *ix);
@@ -99,6 +105,14 @@ int docbuild_page(struct docbuild *b, size_t ti, const char *cond, const char *a
  * clock, as "(`col` IS NULL OR `col` > NOW(6))" (the connection's time zone
  * is UTC); nothing when t has none. Appended to out. */
 void docbuild_unexpired(const struct mp_table *t, sbuf *out);
+/* The condition a row of document table t must meet to be a document: the
+ * root's expiry (docbuild_unexpired, when root) and the table's where
+ * (mp_table.where), joined by AND; nothing when neither. Appended to out.
+ * The builder applies it to every read of a document table's rows (by key,
+ * by page, and the parents a child's routing is walked through), so a row
+ * outside it is reported absent (its document deleted) and its children
+ * have no document either. */
+void docbuild_row_filter(const struct mp_table *t, bool root, sbuf *out);
 /* Build the root documents of keys[0..n) (key values as text, e.g. "42").
  * Every requested key is reported, in request order within each chunk, as a
  * document or as absent (a key given twice is reported twice). */

@@ -11,7 +11,9 @@ const char *image_value(void *img, const char *column, size_t *len, bool *absent
         const bl_column *c = &im->t->cols[i];
         if (!c->name || strcmp(c->name, column) != 0) continue;
         const bl_cell *cell = &im->cells[i];
-        *absent = cell->state == BL_ABSENT;
+        /* a value its message could not give with certainty is as good as
+         * absent: nothing is routed or compared by a guess */
+        *absent = cell->state == BL_ABSENT || cell->state == BL_UNSURE;
         if (cell->state != BL_VALUE) return NULL;
         struct pipeline *p = im->p;
         sbuf_reset(&p->val);

@@ -139,6 +139,20 @@ static int submit_delete(void *ctx, const char *id) {
     return targets_submit(b->p, b->ix, &c);
 }
 
+/* A child under a root outside the root's where: its document, if any, is
+ * where its root's id routes it. Deleted there with the build's version, so
+ * a root that only moved out needs no copy lookup; noted as absent too, for
+ * the lookup of a transaction where rows moved (the child may have come
+ * from another root in it: its copy there goes as well). */
+static int submit_gone(void *ctx, const char *id, const char *routing) {
+    struct build_ctx *b = ctx;
+    if (b->copies) copies_note(b->copies, id, NULL, true);
+    struct change c = {.index = b->ix->alias, .doc_id = id, .routing = routing,
+                       .version = b->version, .op = CHANGE_DELETE};
+    b->p->deletes++;
+    return targets_submit(b->p, b->ix, &c);
+}
+
 /* Documents of table `table` of index config `index` with keys[0..n),
  * rebuilt whole with the version of `end`. */
 static int build_docs(struct pipeline *p, size_t index, size_t table, const char *const *keys,
@@ -150,6 +164,7 @@ static int build_docs(struct pipeline *p, size_t index, size_t table, const char
     struct docbuild b;
     docbuild_init(&b, p->src, ix);
     struct docbuild_sink sink = {submit_doc, submit_delete, &bc};
+    b.gone = submit_gone;
     int rc;
     if (table == 0) {
         rc = docbuild_roots(&b, keys, n, &sink, p->err, sizeof p->err);
@@ -174,6 +189,7 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) 
         return -1;
     }
     int rc = 0;
+    row_image_requery(p, cs);
     for (size_t i = 0; i < cs->npend && rc == 0; i++) {
         struct cs_pending *pd = &cs->pend[i];
         rc = build_docs(p, pd->index, pd->table, (const char *const *)pd->keys, pd->n,
@@ -298,32 +314,35 @@ int pipeline_rebuild_missing(struct pipeline *p, const bl_pos *end) {
     return rc;
 }
 
-/* the tables of every index config named alias, in force and being built */
-static void alias_tables(struct pipeline *p, const char *alias) {
-    for (size_t i = 0; i < p->m->nindices; i++) {
-        const struct mp_index *ix = &p->m->indices[i];
-        if (!ix->unusable && !strcmp(ix->alias, alias)) rv_tables_add_index(&p->rv, ix);
-    }
+static bool same_unit(const struct mp_index *a, const struct mp_index *b) {
+    if (strcmp(a->alias, b->alias) != 0) return false;
+    return !a->unit || !b->unit || !strcmp(a->unit, b->unit);
+}
+
+/* the tables of index config (or shard unit) ix, in force and in its
+ * version being built (whose mapping may read others) */
+static void unit_tables(struct pipeline *p, const struct mp_index *ix) {
+    if (!ix->unusable) rv_tables_add_index(&p->rv, ix);
     for (size_t b = 0; b < p->nbuilds; b++) {
-        if (strcmp(p->builds[b].alias, alias) != 0 || !p->builds[b].gen) continue;
+        if (strcmp(p->builds[b].alias, ix->alias) != 0 || !p->builds[b].gen) continue;
         const struct mapping *bm = &p->builds[b].gen->m;
         for (size_t i = 0; i < bm->nindices; i++)
-            if (!strcmp(bm->indices[i].alias, alias)) rv_tables_add_index(&p->rv, &bm->indices[i]);
+            if (same_unit(&bm->indices[i], ix)) rv_tables_add_index(&p->rv, &bm->indices[i]);
     }
 }
 
 int pipeline_read_view(struct pipeline *p, const struct changeset *cs, const char *alias,
-                       char *file, size_t filelen, unsigned long long *pos) {
+                       const char *unit, char *file, size_t filelen, unsigned long long *pos) {
     rv_tables_clear(&p->rv);
     size_t n = p->m ? p->m->nindices : 0;
     bool *mark = xcalloc(n ? n : 1, sizeof *mark);
-    if (cs) {
+    if (cs) { /* the units its builds read: over shard tables, only theirs */
         router_seeded_indices(p->router, &cs->seeds, mark, n);
         for (size_t i = 0; i < cs->npend; i++)
             if (cs->pend[i].index < n) mark[cs->pend[i].index] = true;
         for (size_t i = 0; i < cs->nelems; i++)
             if (cs->elems[i].index < n) mark[cs->elems[i].index] = true;
-        /* documents a script did not find: by alias */
+        /* documents a script did not find: every unit of their alias */
         pthread_mutex_lock(&p->miss_mu);
         for (size_t k = 0; k < p->nmissing; k++) {
             const char *us = strchr(p->missing[k], '\x1f');
@@ -335,23 +354,22 @@ int pipeline_read_view(struct pipeline *p, const struct changeset *cs, const cha
         }
         pthread_mutex_unlock(&p->miss_mu);
     } else {
-        for (size_t i = 0; i < n; i++) mark[i] = !alias || !strcmp(p->m->indices[i].alias, alias);
+        for (size_t i = 0; i < n; i++) {
+            const struct mp_index *ix = &p->m->indices[i];
+            mark[i] = (!alias || !strcmp(ix->alias, alias)) &&
+                      (!unit || !ix->unit || !strcmp(ix->unit, unit));
+        }
     }
-    /* each alias once, with its shards' units and its version being built */
-    for (size_t i = 0; i < n; i++) {
-        if (!mark[i]) continue;
-        const char *a = p->m->indices[i].alias;
-        alias_tables(p, a);
-        for (size_t j = i + 1; j < n; j++)
-            if (!strcmp(p->m->indices[j].alias, a)) mark[j] = false;
-    }
+    for (size_t i = 0; i < n; i++)
+        if (mark[i]) unit_tables(p, &p->m->indices[i]);
     free(mark);
     int s = read_view_begin(p->src, &p->rv, &p->rv_kind, file, filelen, pos, &p->src_errno,
                             p->err, sizeof p->err);
     return s;
 }
 
-int pipeline_snapshot_begin(struct pipeline *p, const char *alias, bl_pos *end) {
+int pipeline_snapshot_begin(struct pipeline *p, const char *alias, const char *unit,
+                            bl_pos *end) {
     memset(end, 0, sizeof *end);
     char file[BL_FILE_MAX];
     unsigned long long before = 0, pos = 0;
@@ -379,7 +397,7 @@ int pipeline_snapshot_begin(struct pipeline *p, const char *alias, bl_pos *end) 
                  "after; they are read anyway", owned.data ? owned.data : "");
     sbuf_free(&owned);
     if (c < 0) return -1;
-    int s = pipeline_read_view(p, NULL, alias, file, sizeof file, &pos);
+    int s = pipeline_read_view(p, NULL, alias, unit, file, sizeof file, &pos);
     if (s < 0) return -1;
     if (s == 1) { /* MariaDB: exactly what the snapshot holds */
         pipeline_version_check(end->file, before, file, pos);

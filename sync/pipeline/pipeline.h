@@ -136,18 +136,21 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end);
  * transaction in the binlog but not yet visible is then never versioned as
  * if it were in the rows. pipeline_build reads in it; pipeline_snapshot_end
  * after. alias: the index config whose documents it builds (its tables are
- * the ones the snapshot opens first: pipeline_read_view), NULL every one.
- * 0, or -1 with p->err. */
-int pipeline_snapshot_begin(struct pipeline *p, const char *alias, bl_pos *end);
+ * the ones the snapshot opens first: pipeline_read_view), NULL every one;
+ * unit: over shard tables, only that shard's (NULL: every shard's). 0, or
+ * -1 with p->err. */
+int pipeline_snapshot_begin(struct pipeline *p, const char *alias, const char *unit,
+                            bl_pos *end);
 /* Open a read snapshot on p->src that first opens every table the reads
- * may touch (sync/pipeline/read_view.h): those of the index configs cs's
- * builds name (cs non-NULL), else of those named alias, else of every index
- * config (and of each one's version being built). 1 with the snapshot's
+ * may touch (sync/pipeline/read_view.h): those of the index configs (over
+ * shard tables: the shards) cs's builds name (cs non-NULL), else of those
+ * named alias (and unit, when not NULL), else of every index config; each
+ * with its version being built. 1 with the snapshot's
  * binlog position in file/pos, 0 the source reports none (a transaction is
  * open, its read view taken at its first read), -1 with p->err and
  * p->src_errno (nothing left open). pipeline_snapshot_end after. */
 int pipeline_read_view(struct pipeline *p, const struct changeset *cs, const char *alias,
-                       char *file, size_t filelen, unsigned long long *pos);
+                       const char *unit, char *file, size_t filelen, unsigned long long *pos);
 /* I2 (src/invariant.h): the binlog position read before a snapshot, which
  * versions its writes on a server that does not report the snapshot's own,
  * is never after the snapshot's position (an over-estimate would let the
@@ -215,8 +218,13 @@ const char *image_value(void *img, const char *column, size_t *len, bool *absent
 bool row_image_index(const struct mp_index *ix);
 /* A row of a row-image root table: its document from the after image. */
 int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const bl_row *row);
+/* cs's row-image documents whose latest image only the server can decide
+ * (cs_rowdoc.requery): added to cs's documents rebuilt from MySQL by key.
+ * Called before those are built. */
+void row_image_requery(struct pipeline *p, struct changeset *cs);
 /* cs's row-image documents, the latest image of each document winning
- * (changeset_rowdoc_winners), versioned by its coordinates when it has some. */
+ * (changeset_rowdoc_winners), versioned by its coordinates when it has some
+ * (those row_image_requery took: left to the rebuild). */
 int row_image_submit(struct pipeline *p, struct changeset *cs, const bl_pos *end);
 
 /* ---------- change_snapshots.c ---------- */

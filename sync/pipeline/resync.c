@@ -39,7 +39,7 @@ int resync_ids(const struct ss_config *cfg, const char *alias, const char *const
     }
     /* the version: the position of the snapshot the rows are read in */
     bl_pos end;
-    if (pipeline_snapshot_begin(p, alias, &end) < 0) {
+    if (pipeline_snapshot_begin(p, alias, NULL, &end) < 0) {
         snprintf(err, elen, "%s", p->err);
         goto out;
     }

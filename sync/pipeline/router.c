@@ -11,6 +11,7 @@
 #include "log.h"
 #include "sbuf.h"
 #include "strset.h"
+#include "sync/mapping/row_filter.h"
 
 #define IN_CHUNK 500
 
@@ -27,6 +28,8 @@ struct rnode {
     const char *watch[2];   /* descendant nodes: seeded only when a row appears,
                              * goes, or changes one of these (its key, its parent
                              * column): the routing of the documents below */
+    const struct mp_table *filtered; /* ... or moves in or out of this table's where
+                             * (the documents below exist only while it is in) */
     bool dormant;           /* a refresh_parent false relation: never seeded by a
                              * live change, only listed by router_paths */
 };
@@ -182,6 +185,7 @@ static void add_descendant_nodes(struct router *r, size_t index, size_t t) {
         struct rnode *nd = add_node(r, index, t, pt->db, pt->table, pk, steps, n);
         nd->watch[0] = pk;
         nd->watch[1] = pt->parent_column; /* NULL at the root */
+        nd->filtered = pt->where ? pt : NULL;
         cur = (size_t)p;
     }
 }
@@ -309,6 +313,8 @@ int router_add(struct router *r, struct route_seeds *sd, const char *db, const c
                     same = (!c1 && !v2) || (c1 && v2 && l1 == l2 && !memcmp(c1, v2, l1));
                 free(c1);
             }
+            if (same && n->filtered)
+                same = !row_filter_moved(n->filtered->filter, get, before, after);
             if (same) continue;
         }
         if (r->area_fn && n->area >= 0 && n->area_depth == 0) {

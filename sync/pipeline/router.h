@@ -31,7 +31,9 @@
  * their chain of parents does: a row of a parent/child table (or the root)
  * that appears, goes, or changes its key or parent column also reaches every
  * child document below it (a review moved to another product re-routes its
- * replies; a deleted review takes its replies' documents with it).
+ * replies; a deleted review takes its replies' documents with it). So does
+ * a row of a table with a `where` that changes a column the where reads: it
+ * may have moved in or out, and its children with it.
  *
  * A relation with refresh_parent false has no node: changes of its own rows
  * reach no document (rows of relations below it still do, through it).

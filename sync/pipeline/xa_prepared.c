@@ -35,10 +35,11 @@ struct xa_txn *xa_prepare(struct xa_set *s, const char *xid, const char *hold,
             t->caprdocs = t->caprdocs ? t->caprdocs * 2 : 16;
             t->rdocs = xrealloc(t->rdocs, t->caprdocs * sizeof *t->rdocs);
         }
-        t->rdocs[t->nrdocs++] =
-            (struct xa_rowdoc){xstrdup(m->indices[r->index].alias), r->id, r->body, r->len};
+        t->rdocs[t->nrdocs++] = (struct xa_rowdoc){xstrdup(m->indices[r->index].alias), r->id,
+                                                   r->body, r->len, r->requery};
     }
     cs->nrdocs = 0;
+    cs->nrequery = 0;
     if (cs->snaps.len) {
         if (t->snaps.len) sbuf_addc(&t->snaps, ',');
         sbuf_add(&t->snaps, cs->snaps.data, cs->snaps.len);
@@ -110,7 +111,10 @@ size_t xa_restore(const struct xa_txn *t, struct changeset *cs, const struct map
             dropped++;
             continue;
         }
-        changeset_add_rowdoc(cs, (size_t)x, r->id, strlen(r->id), r->body, r->len);
+        if (r->requery)
+            changeset_add_rowdoc_requery(cs, (size_t)x, r->id, strlen(r->id));
+        else
+            changeset_add_rowdoc(cs, (size_t)x, r->id, strlen(r->id), r->body, r->len);
     }
     if (t->snaps.len) {
         if (cs->snaps.len) sbuf_addc(&cs->snaps, ',');

@@ -36,6 +36,7 @@ struct xa_doc {
 struct xa_rowdoc {
     char *alias, *id, *body; /* body NULL: a delete */
     size_t len;
+    bool requery; /* rebuilt from MySQL (cs_rowdoc.requery) */
 };
 
 struct xa_txn {

@@ -242,7 +242,7 @@ static int read_snapshot_begin(struct binlog_source *bl, const bl_commit *cm) {
         char file[BL_FILE_MAX];
         unsigned long long pos = 0;
         /* the tables its documents are read from opened first (read_view.h) */
-        int s = pipeline_read_view(p, cs, NULL, file, sizeof file, &pos);
+        int s = pipeline_read_view(p, cs, NULL, NULL, file, sizeof file, &pos);
         if (s < 0) return -1;
         if (s == 0) {
             db_snapshot_end(p->src);

@@ -53,7 +53,12 @@
  *
  * A message that cannot be decoded, or whose rows cannot be routed, is a
  * dead letter holding its bytes (dl_store_put_message), written before the
- * offsets move past it; reading goes on. A subscribed topic Kafka does not
+ * offsets move past it; reading goes on. A value the decoder could not read
+ * with certainty (mq_unsure: out of its column's range, Debezium's
+ * snapshot YEAR 2000, an encoding a setting not stated leaves open) costs
+ * nothing but itself: documents re-read from MySQL need only the row's
+ * keys, and a row-image index that maps the column reads that row's
+ * document from MySQL too (row_image.c), said once per column (unsure_note). A subscribed topic Kafka does not
  * have (deleted while read, never created) is a warning and a dead letter
  * naming it (topic_missing), its partitions out of the token; the other
  * topics are read on, and it again once Kafka has it (topic_back).
@@ -62,8 +67,8 @@
  * metadata's kafka_topics (src/kafka_topics.c), re-read every 2 s
  * (topics_poll) and subscribed to without a restart; a row may name the
  * topic's own format. What the consumer reads now is published for the
- * admin API (live_publish: sync/sources/kafka_live.h). Markers (tombstones, heartbeats)
- * only move the offsets. A DDL message: the change set so far is built, the
+ * admin API (live_publish: sync/sources/kafka_live.h). Markers (tombstones,
+ * heartbeats, transaction markers, notifications) only move the offsets. A DDL message: the change set so far is built, the
  * column types are read again, and the supervisor checks the mapping. */
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>
@@ -82,6 +87,7 @@
 #include "log.h"
 #include "monotime.h"
 #include "mq/mq.h"
+#include "mq_config.h"
 #include "mq_schema.h"
 
 #define GROUP_ROWS_MAX 20000
@@ -133,6 +139,7 @@ struct kafka_source {
     bool mixed_warned;
     sbuf token;
     unsigned long long messages, dead, markers;
+    struct strset unsure_warned; /* "alias\x1fcolumn" of row-image documents re-read */
 };
 
 /* ---------- offsets and the resume token (src/kafka_token.c) ---------- */
@@ -442,9 +449,8 @@ static int kafka_source_open(struct source_env *env, bool from_current, void **o
     ks->env = env;
     mq_msg_init(&ks->m);
     ks->schema.cfg = cfg;
-    for (int f = 0; f < 4; f++)
-        if (!strcmp(cfg->kafka.format, mq_format_name[f])) ks->format = f;
-    config_parse_tz_offset(cfg->kafka.canal_tz_offset, &ks->o.canal_tz_offset);
+    mq_config_opts(cfg, &ks->o);
+    ks->format = ks->o.format; /* [kafka] format; a topic may have its own (topic_format) */
     ks->o.lookup = mq_schema_lookup; /* run needs [source] user: the types are exact */
     ks->o.lookup_ctx = &ks->schema;
     *out = ks;
@@ -515,6 +521,7 @@ static void kafka_source_close(void *state) {
     if (ks->rk && !kafka_close_bounded(ks->rk)) return; /* ks stays with the client */
     mq_schema_free(&ks->schema);
     mq_msg_free(&ks->m);
+    strset_clear(&ks->unsure_warned);
     kafka_live_free(&ks->live);
     kafka_names_free(ks->missing, ks->nmissing);
     kafka_unassigned_free(&ks->unassigned);
@@ -709,6 +716,50 @@ static int dead_letter(struct kafka_source *ks, const rd_kafka_message_t *msg, c
     return 0;
 }
 
+/* Values of row i its message could not decode with certainty (mq_unsure):
+ * a row-image index that maps one reads the row's document from MySQL
+ * instead (row_image.c), said once per index and column; whatever else
+ * reads the row needs only its keys. */
+static void unsure_note(struct kafka_source *ks, const mq_msg *m, uint32_t i,
+                        const rd_kafka_message_t *msg) {
+    const struct mapping *mp = ks->env->p->m;
+    for (uint32_t u = 0; u < m->nunsure; u++) {
+        const mq_unsure *un = &m->unsure[u];
+        if (un->row != i) continue;
+        const char *col = m->table.cols[un->col].name;
+        bool used = false;
+        for (size_t x = 0; x < mp->nindices; x++) {
+            const struct mp_index *ix = &mp->indices[x];
+            if (!un->after || !row_image_index(ix) || strcmp(ix->tables[0].db, m->table.db) ||
+                strcmp(ix->tables[0].table, m->table.name))
+                continue;
+            for (size_t c = 0; c < ix->tables[0].ncolumns; c++) {
+                if (strcmp(ix->tables[0].columns[c].name, col)) continue;
+                used = true;
+                sbuf k = SBUF_INIT;
+                sbuf_printf(&k, "%s\x1f%s", ix->alias, col);
+                if (strset_add(&ks->unsure_warned, k.data, k.len))
+                    log_warn("run", "index %s (mode row-image): %s (%s partition %d offset "
+                             "%lld); the documents of rows with such a value are read from "
+                             "MySQL instead of the message (said once per column)", ix->alias,
+                             un->why, rd_kafka_topic_name(msg->rkt), (int)msg->partition,
+                             (long long)msg->offset);
+                sbuf_free(&k);
+            }
+        }
+        if (!used)
+            log_debug("run", "%s (%s partition %d offset %lld): no row-image index reads it",
+                      un->why, rd_kafka_topic_name(msg->rkt), (int)msg->partition,
+                      (long long)msg->offset);
+    }
+}
+
+/* the reasons of row i's unsure values, "; "-separated, appended to out */
+static void unsure_why(const mq_msg *m, uint32_t i, sbuf *out) {
+    for (uint32_t u = 0; u < m->nunsure; u++)
+        if (m->unsure[u].row == i) sbuf_printf(out, "; %s", m->unsure[u].why);
+}
+
 static void ddl_seen(struct kafka_source *ks, const mq_msg *m, const rd_kafka_message_t *msg) {
     struct source_env *env = ks->env;
     env->counts.ddls++;
@@ -750,14 +801,23 @@ static int handle(struct kafka_source *ks, const rd_kafka_message_t *msg) {
                                        ks->m.pos_row};
         for (uint32_t i = 0; i < ks->m.nrows && rc == 0; i++) {
             env->counts.rows++;
+            if (ks->m.nunsure) unsure_note(ks, &ks->m, i, msg);
             if (pipeline_route_row(p, env->cs, &ks->m.rows[i]) != 0) {
                 char why[1200];
+                sbuf w = SBUF_INIT;
+                unsure_why(&ks->m, i, &w);
                 /* a column not in the row image (router.c, row_image.c): the
-                 * binlog's advice does not fit a message; its producer's does */
-                if (!strstr(p->err, "row image") ||
-                    mq_absent_advice(&ks->m, i, why, sizeof why) < 0)
+                 * binlog's advice does not fit a message; its producer's does.
+                 * A value its message could not decode is as absent to the
+                 * router: then that is what is wrong */
+                if (w.len)
+                    snprintf(why, sizeof why, "its row %u could not be routed: %s (the row's "
+                             "values that could not be decoded: %s)", i + 1, p->err, w.data + 2);
+                else if (!strstr(p->err, "row image") ||
+                         mq_absent_advice(&ks->m, i, why, sizeof why) < 0)
                     snprintf(why, sizeof why, "its row %u could not be routed: %s", i + 1,
                              p->err);
+                sbuf_free(&w);
                 rc = dead_letter(ks, msg, why);
                 break;
             }

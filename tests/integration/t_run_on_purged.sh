@@ -9,7 +9,7 @@
 #   rebuild, stopped the same purge: the daemon starts at the binlog's end by
 #                    itself, says which stretch it skipped, rebuilds the
 #                    index (the gap's changes are in it), counts it in
-#                    /metrics and the sync log
+#                    /metrics, the sync log and status (text and --json)
 #   rebuild, running the reader behind (its process stopped) while the binlog
 #                    rotates and its file is purged, its connection killed:
 #                    the reconnect finds the purge and heals the same way,
@@ -133,6 +133,11 @@ wait_until 30 "the index equals SQL after the purge healed at start (the gap's c
 assert_eq 1 "$(metric searchsync_binlog_purged_rebuilds_total)" "/metrics counts the heal"
 assert_contains "$(mysql_q "SELECT detail FROM \`$meta\`.sync_log WHERE source = 'pg' AND event = 'binlog skipped' ORDER BY id DESC LIMIT 1")" \
     "$alias v2" "the sync log says what was skipped and rebuilt"
+"$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" --json >"$TEST_TMP/st.json" 2>/dev/null || true
+assert_contains "$(jq -r '.source.binlog_skipped.detail' "$TEST_TMP/st.json")" "the binlog from $was to " "status --json: the stretch skipped"
+assert_contains "$(jq -r '.source.binlog_skipped.detail' "$TEST_TMP/st.json")" "$alias v2" "status --json: the versions queued"
+assert_true "status --json: when" jq -e '.source.binlog_skipped.at | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T")' "$TEST_TMP/st.json"
+assert_contains "$("$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" 2>/dev/null || true)" "skipped     at " "status: the skip said in text"
 
 # ---- rebuild, running: the reader's file purged while it is behind
 kill -STOP "$DAEMON"

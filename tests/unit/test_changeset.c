@@ -141,12 +141,40 @@ static void test_rowdoc_winners_read_order(void **state) {
     changeset_free(&cs);
 }
 
+/* An image whose row filter only the server decides is a row-image
+ * document to read from MySQL: the change set then reads (its snapshot is
+ * opened), and the image wins or loses like any other. */
+static void test_rowdoc_requery(void **state) {
+    (void)state;
+    struct changeset cs = {0};
+    changeset_add_rowdoc(&cs, 0, "1", 1, "{\"v\":1}", 7);
+    assert_false(changeset_reads(&cs)); /* images alone read nothing */
+    changeset_add_rowdoc_requery(&cs, 0, "1", 1);
+    changeset_add_rowdoc_requery(&cs, 0, "2", 1);
+    changeset_add_rowdoc(&cs, 0, "2", 1, NULL, 0);
+    assert_true(changeset_reads(&cs));
+    assert_int_equal(2, cs.nrequery);
+    size_t win[8];
+    size_t n = changeset_rowdoc_winners(&cs, win);
+    assert_int_equal(2, n);
+    assert_true(winner(&cs, win, n, "1")->requery); /* the last image of 1 */
+    assert_null(winner(&cs, win, n, "1")->body);
+    assert_false(winner(&cs, win, n, "2")->requery); /* 2's last is a delete */
+    changeset_reset(&cs);
+    assert_int_equal(0, cs.nrequery);
+    assert_false(changeset_reads(&cs));
+    changeset_add_rowdoc(&cs, 0, "3", 1, NULL, 0);
+    assert_false(cs.rdocs[0].requery); /* a reused slot starts clean */
+    changeset_free(&cs);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_docs_grouped),
         cmocka_unit_test(test_elements_rowdocs_reset),
         cmocka_unit_test(test_rowdoc_winners_coordinates),
         cmocka_unit_test(test_rowdoc_winners_read_order),
+        cmocka_unit_test(test_rowdoc_requery),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

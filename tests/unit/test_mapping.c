@@ -18,6 +18,7 @@
 #include "sbuf.h"
 #include "sync/mapping/index_mapping.h"
 #include "sync/mapping/mapping.h"
+#include "sync/mapping/row_filter.h"
 
 static const char *srcdir(void) {
     const char *s = getenv("SEARCHSYNC_SRCDIR");
@@ -491,6 +492,81 @@ static void test_validation(void **state) {
                     "is not a valid index name");
 }
 
+/* a document table's where: kept through the file, a copy and validation;
+ * on a document table only; in row-image mode only what the row filter
+ * reads, its comparisons ones it makes as the server does */
+static void test_table_where(void **state) {
+    (void)state;
+    const char *text =
+        IX("{\"table\":\"d.p\",\"where\":\"name <> 'draft' AND cat IS NOT NULL\","
+           "\"join_name\":\"p\",\"columns\":[{\"name\":\"id\",\"key\":true},\"name\"]},"
+           "{\"table\":\"d.r\",\"join_name\":\"r\",\"parent\":\"d.p\",\"parent_column\":\"p_id\","
+           "\"where\":\"NOW() > 0\",\"columns\":[{\"name\":\"id\",\"key\":true},\"p_id\"]}");
+    struct mapping m;
+    validate_ok(text, &m);
+    const struct mp_table *p = &m.indices[0].tables[0], *r = &m.indices[0].tables[1];
+    assert_string_equal("name <> 'draft' AND cat IS NOT NULL", p->where);
+    assert_non_null(p->filter); /* read: its columns are known */
+    assert_true(row_filter_bound(p->filter));
+    assert_int_equal(2, row_filter_ncols(p->filter));
+    assert_string_equal("cat", row_filter_col(p->filter, 1));
+    assert_null(r->filter); /* re-query: the server's SQL, whatever it holds */
+    sbuf out = SBUF_INIT;
+    mapping_write(&m, &out);
+    assert_non_null(strstr(out.data, "\"where\": \"name <> 'draft' AND cat IS NOT NULL\""));
+    struct mapping m2;
+    char err[512];
+    assert_int_equal(0, mapping_parse("out", out.data, out.len, &m2, err, sizeof err));
+    sbuf out2 = SBUF_INIT;
+    mapping_write(&m2, &out2);
+    assert_string_equal(out.data, out2.data); /* the canonical file round trip */
+    /* a copy (table patterns expand a config into units so) owns its own */
+    struct mp_index cp;
+    mp_index_copy(&cp, &m.indices[0]);
+    mapping_free(&m);
+    assert_string_equal("name <> 'draft' AND cat IS NOT NULL", cp.tables[0].where);
+    assert_true(row_filter_bound(cp.tables[0].filter));
+    assert_string_equal("NOW() > 0", cp.tables[1].where);
+    mp_index_free(&cp);
+    mapping_free(&m2);
+    sbuf_free(&out);
+    sbuf_free(&out2);
+
+    /* on a table whose rows are no documents */
+    validate_expect(IX("{\"table\":\"d.p\",\"columns\":[{\"name\":\"id\",\"key\":true},"
+                       "{\"name\":\"cat\",\"extend_name\":\"c\"}],\"relations\":[{\"column\":\"cat\","
+                       "\"table\":\"d.c\",\"join_column\":\"id\",\"columns\":[\"label\"]}]},"
+                       "{\"table\":\"d.c\",\"where\":\"label <> 'x'\"}"),
+                    1, "\"where\" filters the rows of a document table (the root or a parent/child "
+                       "child): a related table's rows are filtered by its relation's \"where\"");
+    /* what a spliced condition may not hold, whatever the mode */
+    validate_expect(IX("{\"table\":\"d.p\",\"where\":\"1=1; DROP TABLE p\",\"columns\":["
+                       "{\"name\":\"id\",\"key\":true}]}"),
+                    1, "(table d.p): where: must be one condition, without ';'");
+    validate_expect(IX("{\"table\":\"d.p\",\"where\":\"id IN (SELECT id FROM p)\",\"columns\":["
+                       "{\"name\":\"id\",\"key\":true}]}"),
+                    1, "the word select is not allowed");
+    /* a column the table lacks: in any mode, when the condition is read */
+    validate_expect(IX("{\"table\":\"d.p\",\"where\":\"deleted = 0\",\"columns\":["
+                       "{\"name\":\"id\",\"key\":true}]}"),
+                    1, "where \"deleted = 0\": deleted is not a column of d.p");
+    /* row-image: the subset, named */
+    validate_expect(IX("{\"table\":\"d.p\",\"mode\":\"row-image\",\"where\":\"cat > 0 AND "
+                       "LOWER(name) = 'x'\",\"columns\":[{\"name\":\"id\",\"key\":true}]}"),
+                    1, "in mode row-image it is decided from the row image, without the server, and "
+                       "the function LOWER() is not supported");
+    validate_expect(IX("{\"table\":\"d.j\",\"mode\":\"row-image\",\"where\":\"attrs = '{}'\","
+                       "\"columns\":[{\"name\":\"id\",\"key\":true}]}"),
+                    1, "column attrs (JSON) is compared with nothing in row-image mode");
+    validate_expect(IX("{\"table\":\"d.j\",\"mode\":\"row-image\",\"where\":\"attrs IS NOT NULL\","
+                       "\"columns\":[{\"name\":\"id\",\"key\":true}]}"),
+                    0, NULL);
+    /* ... which re-query mode leaves to the server */
+    validate_expect(IX("{\"table\":\"d.j\",\"where\":\"attrs = '{}' AND LOWER(id) > 0\","
+                       "\"columns\":[{\"name\":\"id\",\"key\":true}]}"),
+                    0, NULL);
+}
+
 /* many-to-many through the link table d.pc, flattened: each element is a
  * row of d.c */
 #define LINK(flags, inner) "{\"column\":\"id\",\"extend_name\":\"cs\",\"table\":\"d.pc\"," \
@@ -728,7 +804,7 @@ int main(void) {
         cmocka_unit_test(test_generate_dialect_errors),
         cmocka_unit_test(test_generate_build_body),
         cmocka_unit_test(test_truncated),         cmocka_unit_test(test_analysis_exact),
-        cmocka_unit_test(test_where_check),
+        cmocka_unit_test(test_where_check),       cmocka_unit_test(test_table_where),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

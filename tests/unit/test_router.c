@@ -1,6 +1,7 @@
 /* Unit tests of the change router (sync/pipeline/router.c) on the demo shop's mapping
  * (sql/demo/mapping.json): the join paths it derives, and the documents a row
- * change reaches when no query is needed. The paths that need the source are
+ * change reaches when no query is needed; a parent's where and the
+ * children routed under it. The paths that need the source are
  * exercised against MariaDB by the sync integration tests. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,8 +13,10 @@
 #include <string.h>
 
 #include "sync/mapping/mapping.h"
+#include "sync/mapping/row_filter.h"
 #include "sync/pipeline/router.h"
 #include "sbuf.h"
+#include "strset.h"
 
 /* the change set's routing state (struct changeset.seeds) */
 static struct route_seeds sd;
@@ -313,6 +316,45 @@ static void test_refresh_parent_false(void **state) {
     mapping_free(&RP);
 }
 
+static size_t seeded(const struct route_seeds *s) {
+    size_t n = 0;
+    for (size_t i = 0; i < s->nnodes; i++) n += s->nodes[i].n;
+    return n;
+}
+
+/* The products of the demo with a where: a product's reviews and replies
+ * (child documents, routed under it) are looked up again when an update
+ * may move it in or out (a column its where reads changed), not when it
+ * changes otherwise; with a where whose columns are not known, at every
+ * update. */
+static void test_filtered_parent(void **state) {
+    (void)state;
+    struct mp_table *p = &M.indices[0].tables[0];
+    char why[256], err[512];
+    p->where = xstrdup("status <> 'draft'");
+    p->filter = row_filter_parse(p->where, why, sizeof why);
+    assert_non_null(p->filter);
+    struct router *r = router_new(&M);
+    struct img a = {{"id=7", "name=x", "status=draft"}}, b = {{"id=7", "name=y", "status=draft"}},
+               c = {{"id=7", "name=y", "status=active"}};
+    assert_int_equal(router_add(r, &sd, "shop", "products", get, &a, &b, err, sizeof err), 0);
+    assert_int_equal(1, seeded(&sd)); /* its own document only */
+    route_seeds_clear(&sd);
+    assert_int_equal(router_add(r, &sd, "shop", "products", get, &b, &c, err, sizeof err), 0);
+    assert_int_equal(3, seeded(&sd)); /* ... and its reviews and their replies */
+    route_seeds_clear(&sd);
+    router_free(r);
+    row_filter_free(p->filter);
+    p->filter = NULL; /* a where outside what the row filter reads */
+    r = router_new(&M);
+    assert_int_equal(router_add(r, &sd, "shop", "products", get, &a, &b, err, sizeof err), 0);
+    assert_int_equal(3, seeded(&sd));
+    route_seeds_free(&sd);
+    router_free(r);
+    free(p->where);
+    p->where = NULL;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paths),
@@ -321,6 +363,7 @@ int main(void) {
         cmocka_unit_test(test_area_whole_with_json),
         cmocka_unit_test(test_area_elements),
         cmocka_unit_test(test_refresh_parent_false),
+        cmocka_unit_test(test_filtered_parent),
     };
     return cmocka_run_group_tests(tests, load, unload);
 }

@@ -48,12 +48,14 @@ static void test_prepare_and_restore(void **state) {
     changeset_reset(&cs);
     /* prepared again (a replay of the same PREPARE): the same one, the same hold */
     changeset_add_rowdoc(&cs, 1, "u3", 2, "{}", 2);
+    changeset_add_rowdoc_requery(&cs, 1, "u4", 2); /* its where the server's to decide */
     assert_ptr_equal(xa_prepare(&s, "X'7831',X'',1", "mysql-bin.000003:800", &at, 2000, &cs, &m),
                      xa_find(&s, "X'7831',X'',1"));
     assert_int_equal(s.n, 1);
     assert_string_equal(xa_hold(&s), "mysql-bin.000003:400");
     t = xa_find(&s, "X'7831',X'',1");
-    assert_int_equal(t->nrdocs, 3);
+    assert_int_equal(t->nrdocs, 4);
+    assert_int_equal(cs.nrequery, 0); /* held back with the rest */
 
     /* the commit, after a reload that reordered the index configs and the
      * tables and dropped none */
@@ -72,10 +74,14 @@ static void test_prepare_and_restore(void **state) {
     assert_string_equal(c2.pend[0].keys[1], "p2"); /* the element's document, whole */
     assert_int_equal(c2.pend[1].table, 0);          /* reviews, now first */
     assert_string_equal(c2.pend[1].keys[0], "r9");
-    assert_int_equal(c2.nrdocs, 3);
+    assert_int_equal(c2.nrdocs, 4);
     assert_int_equal(c2.rdocs[0].index, 0);
     assert_string_equal(c2.rdocs[0].body, "{\"n\":1}");
     assert_null(c2.rdocs[1].body);
+    assert_false(c2.rdocs[2].requery);
+    assert_true(c2.rdocs[3].requery); /* still read from MySQL at the commit */
+    assert_int_equal(c2.nrequery, 1);
+    assert_true(changeset_reads(&c2));
     assert_string_equal(c2.snaps.data, "('other'),('s1')");
     assert_int_equal(c2.nsnaps, 2);
     assert_true(c2.copies_may_move);
@@ -83,7 +89,7 @@ static void test_prepare_and_restore(void **state) {
 
     /* a mapping without index config b: its documents are dropped, counted */
     struct mapping m3 = {ix, 1};
-    assert_int_equal(xa_restore(t, &c2, &m3), 3);
+    assert_int_equal(xa_restore(t, &c2, &m3), 4);
     assert_int_equal(c2.nrdocs, 0);
     assert_int_equal(c2.npend, 2);
     changeset_free(&c2);

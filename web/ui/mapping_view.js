@@ -108,6 +108,7 @@ function tableSettings(t, ti) {
   if (t.bucket_column) bits.push(`bucket column ${t.bucket_column}`);
   if (t.daily_check_column) bits.push(`check column ${t.daily_check_column}`);
   if (t.expiry_column) bits.push(`expiry column ${t.expiry_column}`);
+  if (t.where) bits.push(`only rows where ${t.where}`);
   if (t.copy_to) bits.push(`copy_to ${t.copy_to}`);
   if (t.relation_top) bits.push('a hand-written relation_top');
   return bits.length ? h('p', { class: 'muted table-settings' }, bits.join(' · ')) : '';
