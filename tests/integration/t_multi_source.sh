@@ -9,11 +9,15 @@
 #   1. first sync: the three daemons started together build version 1 once,
 #      each source's part planned by its own daemon;
 #   2. a writer on every server; west's daemon SIGKILLed and started again;
-#   3. north's server SIGKILLed for a while: the others flow (a change on
-#      east is searchable), `status` from east names north as down, a reindex
-#      queued meanwhile builds east's and west's parts and waits for north's
-#      (status says so; the alias stays on the live version), then north's
-#      server comes back and the version goes live with every source's rows;
+#   3. north's server SIGKILLed for a while (20 s; 60 s with SEARCHSYNC_LONG)
+#      once its daemon has read everything: the others flow (a change on east
+#      is searchable, their writers go on), `status` from east names north as
+#      down, a reindex queued meanwhile builds east's and west's parts and
+#      waits for north's (status says so; the alias stays on the live
+#      version); before north comes back the live version equals the union
+#      of east's and west's oracles and north's as it went down, and version
+#      2 holds exactly east's and west's rows; then north's server comes back
+#      and the version goes live with every source's rows, writers on all;
 #   4. every writer stopped, each daemon's checkpoint at its server's end;
 #   5. check with planted differences in two sources' documents (east: some
 #      deleted; west: some edited, one added): each source's check finds its
@@ -158,27 +162,31 @@ SELECT JSON_OBJECT('id', CONCAT('$1:', o.id), 'routing', NULL, 'doc', JSON_OBJEC
   'ss_source', '$1'))
 FROM orders o ORDER BY o.id"
 }
-check_oracle() { # LABEL
-    local s files=""
-    for s in "${SRC[@]}"; do
-        oracle_of "$s" >"$TEST_TMP/$s.oracle" || fail "$1: the oracle query on $s"
-        files="$files${files:+,}$TEST_TMP/$s.oracle"
-    done
-    search_refresh "$alias"
-    engine_dump "$alias" "$TEST_TMP/engine.ndjson" 2>"$TEST_TMP/dump.err" || {
-        cat "$TEST_TMP/dump.err"; fail "$1: engine dump"; }
+check_docs() { # LABEL INDEX SOURCE... — INDEX equal to the union of those sources' oracle files
+    local s files="" label="$1" index="$2"
+    shift 2
+    for s in "$@"; do files="$files${files:+,}$TEST_TMP/$s.oracle"; done
+    search_refresh "$index"
+    engine_dump "$index" "$TEST_TMP/engine.ndjson" 2>"$TEST_TMP/dump.err" || {
+        cat "$TEST_TMP/dump.err"; fail "$label: engine dump"; }
     _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
     compare_docs "$TEST_TMP/engine.ndjson" "$files" --numbers value --ignore-field ss_version \
-        --ignore-field ss_hash --ignore-field ss_key_hash --label "$alias ($1)" --show 5 \
-        >"$TEST_TMP/cmp.out" || { cat "$TEST_TMP/cmp.out"; fail "$1: the index differs from the union of the servers' SQL oracles"; }
+        --ignore-field ss_hash --ignore-field ss_key_hash --label "$index ($label)" --show 5 \
+        >"$TEST_TMP/cmp.out" || { cat "$TEST_TMP/cmp.out"; fail "$label: $index differs from the union of the SQL oracles of $*"; }
     log "$(cat "$TEST_TMP/cmp.out")"
 }
-# every daemon's checkpoint at or past its server's binlog end as it is now
+check_oracle() { # LABEL — the alias against the union of every server's oracle as it is now
+    local s
+    for s in "${SRC[@]}"; do oracle_of "$s" >"$TEST_TMP/$s.oracle" || fail "$1: the oracle query on $s"; done
+    check_docs "$1" "$alias" "${SRC[@]}"
+}
+# caught_up SECS SOURCE... — each daemon's checkpoint at or past its server's binlog end as it is now
 caught_up() {
-    local s f p
-    for s in "${SRC[@]}"; do
+    local s f p secs="$1"
+    shift
+    for s in "$@"; do
         read -r f p <<<"$(extra_binlog_pos "$s")"
-        wait_until "${1:-90}" "the checkpoint of $s at or past $f:$p" checkpoint_reached "$meta" "$s" "$f" "$p"
+        wait_until "$secs" "the checkpoint of $s at or past $f:$p" checkpoint_reached "$meta" "$s" "$f" "$p"
     done
 }
 version() { mysql_q "SELECT current_version FROM \`$meta\`.index_configs WHERE alias = '$alias'"; }
@@ -199,9 +207,15 @@ wait_until 180 "version 1 of $alias is live" version_is 1
 queued=0
 for s in "${SRC[@]}"; do
     dlog "$s" | grep -q "version 1 queued" && queued=$((queued + 1))
-    dwait_log "$s" "version 1: the part of source $s planned" 30
 done
 assert_eq 1 "$queued" "version 1 is queued once, by one of the three daemons"
+run_parts() { # VERSION [WHAT] — "source=WHAT,..." over the jobs of that version's run (WHAT: default the documents they wrote)
+    mysql_q "SELECT GROUP_CONCAT(CONCAT(s, '=', n) ORDER BY s) FROM (SELECT j.source s, ${2:-SUM(j.docs_written)} n
+        FROM \`$meta\`.reindex_run_jobs j JOIN \`$meta\`.reindex_runs r ON r.id = j.run_id
+        WHERE r.alias = '$alias' AND r.version = $1 AND j.status = 'done' GROUP BY j.source) t"
+}
+assert_eq "east=$ORDERS,north=$ORDERS,west=$ORDERS" "$(run_parts 1)" \
+    "version 1: each source's part wrote its server's orders"
 assert_eq "$((3 * ORDERS))" "$(search_count "$alias")" "the alias holds every server's orders"
 assert_eq "$ORDERS" "$(search_count "$alias" '{"query":{"term":{"ss_source":"west"}}}')" \
     "west's documents carry ss_source"
@@ -209,7 +223,12 @@ assert_eq '"east:42"' "$(search_get "/$alias/_doc/east:42" | jq -c ._id)" "ids c
 check_oracle "first sync"
 
 # ---- 2. a writer on every server; west's daemon SIGKILLed mid-stream
-for s in "${SRC[@]}"; do wstart "$s" "$((SEED + ${#s}))"; done
+# the writers' seeds: SEED*10 + the server's number, + 3 at each restart
+wseed() { # SOURCE ROUND
+    local i
+    for i in 0 1 2; do [ "${SRC[$i]}" = "$1" ] && echo $((SEED * 10 + i + 3 * $2)); done
+}
+for s in "${SRC[@]}"; do wstart "$s" "$(wseed "$s" 0)"; done
 sleep 8
 dkill west
 log "west's daemon SIGKILLed under its writer"
@@ -218,8 +237,14 @@ dstart west
 dwait_log west "index config(s) of source west" 60
 sleep 6
 
-# ---- 3. north's server down: the others flow, status names it, a build waits
+# ---- 3. north's server down for a while: the others flow, status names it,
+# a build waits for north's part and only for it
+DOWN_S=20
+[ -z "${SEARCHSYNC_LONG:-}" ] || DOWN_S=60
 wstop north
+caught_up 60 north
+# north's documents stay as they are while its server is down
+oracle_of north >"$TEST_TMP/north.oracle" || fail "the oracle query on north"
 extra_ctl north kill >/dev/null 2>&1 || fail "killing north's server"
 down_at=$(date +%s)
 log "north's server SIGKILLed"
@@ -241,26 +266,34 @@ part_done() { # SOURCE — its part planned and every job of it done
 }
 parts_done() { part_done east && part_done west; }
 wait_until 120 "east's and west's parts of version 2 are done" parts_done
-sleep 3
+# east and west keep writing (into version 1 and version 2) for the rest of north's outage
+while [ $(($(date +%s) - down_at)) -lt "$DOWN_S" ]; do sleep 1; done
 assert_eq "${alias}_v1" "$(alias_target)" "the alias stays on version 1 while north's part waits"
 assert_eq 2 "$(building)" "version 2 waits"
 waits="$(status_json east | jq -r --arg a "$alias" '.indices[] | select(.alias == $a) | .waits_for')"
 assert_contains "$waits" "source north: its part is not planned yet (its server is down" \
     "status says the build waits for north, whose server is down"
+wstop east
+wstop west
+caught_up 90 east west
+for s in east west; do oracle_of "$s" >"$TEST_TMP/$s.oracle" || fail "the oracle query on $s"; done
+check_docs "north down $(($(date +%s) - down_at)) s: the live version" "$alias" east west north
+check_docs "north down: east's and west's parts of version 2 with their live changes" "${alias}_v2" east west
 log "north down $(($(date +%s) - down_at)) s; the build waits: $waits"
 extra_ctl north restart >"$TEST_TMP/north.restart.log" 2>&1 || fail "north's server did not restart: $(tail "$TEST_TMP/north.restart.log")"
 log "north's server back after $(($(date +%s) - down_at)) s"
-wstart north "$((SEED + 77))"
+for s in "${SRC[@]}"; do wstart "$s" "$(wseed "$s" 1)"; done
 wait_until 180 "version 2 goes live once north's part is in" version_is 2
 assert_eq "${alias}_v2" "$(alias_target)" "the alias moved to version 2"
 dwait_log north "version 2: the part of source north planned" 5
+assert_eq "east=2,north=2,west=2" "$(run_parts 2 'COUNT(*)')" "version 2: each source ran its 2 bucket jobs"
 assert_eq true "$(north_field .source_up)" "north is up again in east's status"
 
 # ---- 4. every writer stopped; every checkpoint at its server's end
 sleep 6
 for s in "${SRC[@]}"; do wstop "$s"; done
-for s in "${SRC[@]}"; do log "$s: $(tail -1 "$TEST_TMP/$s.writer.log")"; done
-caught_up 120
+for s in "${SRC[@]}"; do log "$s: $(grep '^writer:' "$TEST_TMP/$s.writer.log" | tr '\n' ' ')"; done
+caught_up 120 "${SRC[@]}"
 check_oracle "after the writers, a daemon killed, a server down and a reindex across sources"
 
 # ---- 5. check per source, with planted differences on two sources' documents
