@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
-# t_multi_source — three MariaDB servers, each a source read by a daemon of
-# its own, feeding ONE alias (docs/cluster.md, "Several sources, one index";
-# docs/mapping.md, "Several sources"). The suite's MariaDB keeps the shared
-# metadata; east, west and north are servers of this test (lib.sh,
+# t_multi_source — three MariaDB servers and one MySQL 8 (tests/harness/
+# mysql8.sh), each a source read by a daemon of its own, feeding ONE alias
+# (docs/cluster.md, "Several sources, one index"; docs/mapping.md, "Several
+# sources"). The suite's MariaDB keeps the shared metadata; east, west,
+# north (MariaDB) and south (MySQL 8) are servers of this test (lib.sh,
 # extra_mariadb), each with the same schema and overlapping keys, so every
-# document's id must carry its source. Against the union of the three
+# document's id must carry its source. Against the union of the four
 # servers' SQL oracles, after each phase:
-#   1. first sync: the three daemons started together build version 1 once,
-#      each source's part planned by its own daemon;
+#   1. first sync: the four daemons started together build version 1 once,
+#      each source's part run by its own daemon;
 #   2. a writer on every server; west's daemon SIGKILLed and started again;
 #   3. north's server SIGKILLed for a while (20 s; 60 s with SEARCHSYNC_LONG)
 #      once its daemon has read everything: the others flow (a change on east
 #      is searchable, their writers go on), `status` from east names north as
-#      down, a reindex queued meanwhile builds east's and west's parts and
+#      down, a reindex queued meanwhile builds the other sources' parts and
 #      waits for north's (status says so; the alias stays on the live
 #      version); before north comes back the live version equals the union
-#      of east's and west's oracles and north's as it went down, and version
-#      2 holds exactly east's and west's rows; then north's server comes back
-#      and the version goes live with every source's rows, writers on all;
+#      of the others' oracles and north's as it went down, and version 2
+#      holds exactly the others' rows; then north's server comes back and
+#      the version goes live with every source's rows, writers on all;
 #   4. every writer stopped, each daemon's checkpoint at its server's end;
 #   5. check with planted differences in two sources' documents (east: some
 #      deleted; west: some edited, one added): each source's check finds its
@@ -29,7 +30,8 @@ require_bin
 
 SEED="${SEARCHSYNC_SEED:-$RANDOM}"
 log "seed $SEED"
-SRC=(east west north)
+SRC=(east west north south)
+OTHERS=(east west south) # the sources that flow while north is down
 ORDERS=300
 RATE="${MULTI_RATE:-12}"
 meta="$(unique_name ssms)"
@@ -39,8 +41,8 @@ on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -X
 on_exit '[ "$rc" = 0 ] || { for f in "$TEST_TMP"/*.log; do echo "--- $f (last 30 lines)"; tail -30 "$f"; done; echo "--- seed $SEED"; }'
 
 t0=$(date +%s)
-extra_mariadb "${SRC[@]}"
-log "three source servers up in $(($(date +%s) - t0)) s: east :$(extra_port east), west :$(extra_port west), north :$(extra_port north)"
+extra_mariadb east west north -- south
+log "four source servers up in $(($(date +%s) - t0)) s: east :$(extra_port east), west :$(extra_port west), north :$(extra_port north) (MariaDB), south :$(extra_port south) (MySQL $(extra_q south 'SELECT VERSION()'))"
 
 # ---- the same schema on every server, rows of their own under the same keys
 n=0
@@ -51,10 +53,11 @@ for s in "${SRC[@]}"; do
         total DECIMAL(10,2) NOT NULL, status VARCHAR(16) NOT NULL);
       CREATE TABLE shop.order_items (id BIGINT PRIMARY KEY, order_id BIGINT NOT NULL,
         sku VARCHAR(32) NOT NULL, qty INT NOT NULL, KEY (order_id));
-      INSERT INTO shop.orders SELECT seq, CONCAT('$s-', seq % 60), seq * $n + 0.25, 'new'
-        FROM seq_1_to_$ORDERS;
-      INSERT INTO shop.order_items SELECT seq, seq % $ORDERS + 1, CONCAT('sku-', seq % 500), seq % 7 + 1
-        FROM seq_1_to_$((2 * ORDERS));" shop || fail "schema on $s"
+      $(python3 -c "
+o, n, s = $ORDERS, $n, '$s'
+print('INSERT INTO shop.orders VALUES ' + ','.join(\"(%d, '%s-%d', %d.25, 'new')\" % (k, s, k % 60, k * n) for k in range(1, o + 1)) + ';')
+print('INSERT INTO shop.order_items VALUES ' + ','.join(\"(%d, %d, 'sku-%d', %d)\" % (k, k % o + 1, k % 500, k % 7 + 1) for k in range(1, 2 * o + 1)) + ';')
+")" shop || fail "schema on $s"
 done
 
 config() { # SOURCE SERVER_ID
@@ -92,9 +95,10 @@ INI
 config east 4301
 config west 4302
 config north 4303
+config south 4304
 
 cat >"$TEST_TMP/m.json" <<JSON
-{"version": 1, "indices": [{"alias": "$alias", "sources": ["east", "west", "north"],
+{"version": 1, "indices": [{"alias": "$alias", "sources": ["east", "west", "north", "south"],
   "shards": 1, "replicas": 0, "history_retention": 1,
   "tables": [{"table": "shop.orders",
     "columns": [{"name": "id", "type": "long", "key": true}, {"name": "customer", "type": "keyword"},
@@ -139,7 +143,7 @@ dkill() { kill -9 "${DPID[$1]}"; wait "${DPID[$1]}" 2>/dev/null || true; DPID[$1
 dstop() { kill -TERM "${DPID[$1]}"; wait "${DPID[$1]}" 2>/dev/null || true; DPID[$1]=""; }
 
 # ---- writers, one per server
-on_exit 'for s in east west north; do touch "$TEST_TMP/$s.stop"; done'
+on_exit 'for s in east west north south; do touch "$TEST_TMP/$s.stop"; done'
 wstart() { # SOURCE SEED
     rm -f "$TEST_TMP/$1.stop"
     python3 "$SEARCHSYNC_SRCDIR/tests/integration/multi_writer.py" "$2" "$RATE" "$TEST_TMP/$1.stop" \
@@ -157,7 +161,7 @@ oracle_of() { # SOURCE
 SELECT JSON_OBJECT('id', CONCAT('$1:', o.id), 'routing', NULL, 'doc', JSON_OBJECT(
   'id', o.id, 'customer', o.customer, 'total', CAST(o.total AS CHAR), 'status', o.status,
   'items', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('id', i.id, 'order_id', i.order_id,
-      'sku', i.sku, 'qty', i.qty) ORDER BY i.id) FROM order_items i WHERE i.order_id = o.id), '\$'),
+      'sku', i.sku, 'qty', i.qty)) FROM order_items i WHERE i.order_id = o.id), '\$'),
       JSON_ARRAY()),
   'ss_source', '$1'))
 FROM orders o ORDER BY o.id"
@@ -199,7 +203,7 @@ north_field() { # JQ over north's entry in east's status
     status_json east | jq -r --arg a "$alias" ".indices[] | select(.alias == \$a) | .sources[] | select(.name == \"north\") | $1"
 }
 
-# ---- 1. first sync: three daemons started together, one version 1
+# ---- 1. first sync: four daemons started together, one version 1
 for s in "${SRC[@]}"; do dstart "$s"; done
 for s in "${SRC[@]}"; do dwait_log "$s" "index config(s) of source $s" 60; done
 version_is() { [ "$(version)" = "$1" ]; }
@@ -208,25 +212,25 @@ queued=0
 for s in "${SRC[@]}"; do
     dlog "$s" | grep -q "version 1 queued" && queued=$((queued + 1))
 done
-assert_eq 1 "$queued" "version 1 is queued once, by one of the three daemons"
+assert_eq 1 "$queued" "version 1 is queued once, by one of the four daemons"
 run_parts() { # VERSION [WHAT] — "source=WHAT,..." over the jobs of that version's run (WHAT: default the documents they wrote)
     mysql_q "SELECT GROUP_CONCAT(CONCAT(s, '=', n) ORDER BY s) FROM (SELECT j.source s, ${2:-SUM(j.docs_written)} n
         FROM \`$meta\`.reindex_run_jobs j JOIN \`$meta\`.reindex_runs r ON r.id = j.run_id
         WHERE r.alias = '$alias' AND r.version = $1 AND j.status = 'done' GROUP BY j.source) t"
 }
-assert_eq "east=$ORDERS,north=$ORDERS,west=$ORDERS" "$(run_parts 1)" \
+assert_eq "east=$ORDERS,north=$ORDERS,south=$ORDERS,west=$ORDERS" "$(run_parts 1)" \
     "version 1: each source's part wrote its server's orders"
-assert_eq "$((3 * ORDERS))" "$(search_count "$alias")" "the alias holds every server's orders"
+assert_eq "$((4 * ORDERS))" "$(search_count "$alias")" "the alias holds every server's orders"
 assert_eq "$ORDERS" "$(search_count "$alias" '{"query":{"term":{"ss_source":"west"}}}')" \
     "west's documents carry ss_source"
 assert_eq '"east:42"' "$(search_get "/$alias/_doc/east:42" | jq -c ._id)" "ids carry the source"
 check_oracle "first sync"
 
 # ---- 2. a writer on every server; west's daemon SIGKILLed mid-stream
-# the writers' seeds: SEED*10 + the server's number, + 3 at each restart
+# the writers' seeds: SEED*10 + the server's number, + 4 at each restart
 wseed() { # SOURCE ROUND
     local i
-    for i in 0 1 2; do [ "${SRC[$i]}" = "$1" ] && echo $((SEED * 10 + i + 3 * $2)); done
+    for i in 0 1 2 3; do [ "${SRC[$i]}" = "$1" ] && echo $((SEED * 10 + i + 4 * $2)); done
 }
 for s in "${SRC[@]}"; do wstart "$s" "$(wseed "$s" 0)"; done
 sleep 8
@@ -264,21 +268,20 @@ part_done() { # SOURCE — its part planned and every job of it done
     status_json east | jq -e --arg a "$alias" --arg s "$1" '.indices[] | select(.alias == $a) | .sources[]
         | select(.name == $s) | .part.planned and .part.jobs > 0 and .part.jobs == .part.jobs_done' >/dev/null
 }
-parts_done() { part_done east && part_done west; }
-wait_until 120 "east's and west's parts of version 2 are done" parts_done
-# east and west keep writing (into version 1 and version 2) for the rest of north's outage
+parts_done() { part_done east && part_done west && part_done south; }
+wait_until 120 "the parts of version 2 of every source but north are done" parts_done
+# the others keep writing (into version 1 and version 2) for the rest of north's outage
 while [ $(($(date +%s) - down_at)) -lt "$DOWN_S" ]; do sleep 1; done
 assert_eq "${alias}_v1" "$(alias_target)" "the alias stays on version 1 while north's part waits"
 assert_eq 2 "$(building)" "version 2 waits"
 waits="$(status_json east | jq -r --arg a "$alias" '.indices[] | select(.alias == $a) | .waits_for')"
 assert_contains "$waits" "source north: its part is not planned yet (its server is down" \
     "status says the build waits for north, whose server is down"
-wstop east
-wstop west
-caught_up 90 east west
-for s in east west; do oracle_of "$s" >"$TEST_TMP/$s.oracle" || fail "the oracle query on $s"; done
-check_docs "north down $(($(date +%s) - down_at)) s: the live version" "$alias" east west north
-check_docs "north down: east's and west's parts of version 2 with their live changes" "${alias}_v2" east west
+for s in "${OTHERS[@]}"; do wstop "$s"; done
+caught_up 90 "${OTHERS[@]}"
+for s in "${OTHERS[@]}"; do oracle_of "$s" >"$TEST_TMP/$s.oracle" || fail "the oracle query on $s"; done
+check_docs "north down $(($(date +%s) - down_at)) s: the live version" "$alias" "${OTHERS[@]}" north
+check_docs "north down: the other sources' parts of version 2 with their live changes" "${alias}_v2" "${OTHERS[@]}"
 log "north down $(($(date +%s) - down_at)) s; the build waits: $waits"
 extra_ctl north restart >"$TEST_TMP/north.restart.log" 2>&1 || fail "north's server did not restart: $(tail "$TEST_TMP/north.restart.log")"
 log "north's server back after $(($(date +%s) - down_at)) s"
@@ -286,7 +289,7 @@ for s in "${SRC[@]}"; do wstart "$s" "$(wseed "$s" 1)"; done
 wait_until 180 "version 2 goes live once north's part is in" version_is 2
 assert_eq "${alias}_v2" "$(alias_target)" "the alias moved to version 2"
 dwait_log north "version 2: the part of source north planned" 5
-assert_eq "east=2,north=2,west=2" "$(run_parts 2 'COUNT(*)')" "version 2: each source ran its 2 bucket jobs"
+assert_eq "east=2,north=2,south=2,west=2" "$(run_parts 2 'COUNT(*)')" "version 2: each source ran its 2 bucket jobs"
 assert_eq true "$(north_field .source_up)" "north is up again in east's status"
 
 # ---- 4. every writer stopped; every checkpoint at its server's end
@@ -320,7 +323,9 @@ assert_eq "$(printf 'west:%s\n' "${edit[@]}" | sort)" "$(jq -r '.different[].id'
     "west's check: exactly its edited documents differ"
 assert_eq "west:999999" "$(jq -r '.extra[]' "$TEST_TMP/west.check.json")" "west's check: the added document is extra"
 assert_eq "" "$(jq -r '.missing[]' "$TEST_TMP/west.check.json")" "west's check does not report east's documents"
-assert_eq 0 "$(check north)" "north's check finds nothing ($(jq -c '{missing,extra,different}' "$TEST_TMP/north.check.json" 2>/dev/null))"
+for s in north south; do
+    assert_eq 0 "$(check "$s")" "$s's check finds nothing ($(jq -c '{missing,extra,different}' "$TEST_TMP/$s.check.json" 2>/dev/null))"
+done
 assert_eq 0 "$(check east --repair)" "east's check --repair repairs its documents"
 assert_eq 0 "$(check west --repair)" "west's check --repair repairs its documents"
 for s in "${SRC[@]}"; do
@@ -330,5 +335,5 @@ check_oracle "after the checks and repairs"
 
 # the daemons stop cleanly
 for s in "${SRC[@]}"; do dstop "$s"; done
-log "every document equals the union of the three servers' oracles; $(($(date +%s) - t0)) s"
+log "every document equals the union of the four servers' oracles; $(($(date +%s) - t0)) s"
 pass
