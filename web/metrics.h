@@ -9,10 +9,15 @@
 struct deliver;
 struct reader_stats;
 
-/* Everything into o. rs, meta and src may be NULL (a part left out:
- * meta_err/src_err say why, in the log). */
+/* Everything into o, every sample labelled with the source. rs, meta and
+ * src may be NULL (a part left out: meta_err/src_err say why, in the log). */
 void metrics_render(const struct ss_config *cfg, struct deliver *d, struct reader_stats *rs,
                     MYSQL *meta, const char *meta_err, MYSQL *src, const char *src_err,
                     sbuf *o);
+
+/* The exposition text[0..len) into out with key="value" added to every
+ * sample that has no label key yet (comments and blank lines as they are). */
+void metrics_label_all(const char *text, size_t len, const char *key, const char *value,
+                       sbuf *out);
 
 #endif
