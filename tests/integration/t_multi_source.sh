@@ -277,6 +277,10 @@ assert_eq 2 "$(building)" "version 2 waits"
 waits="$(status_json east | jq -r --arg a "$alias" '.indices[] | select(.alias == $a) | .waits_for')"
 assert_contains "$waits" "source north: its part is not planned yet (its server is down" \
     "status says the build waits for north, whose server is down"
+# a part that ran to its end is not started again while the build waits
+# for another source (east's daemon is not restarted in this phase)
+starts="$(dlog east | grep -cE "$alias: (building version 2|version 2: no job of source east left)")"
+assert_eq 1 "$starts" "east's runner of version 2 started once while the build waits ($starts starts in its log)"
 for s in "${OTHERS[@]}"; do wstop "$s"; done
 caught_up 90 "${OTHERS[@]}"
 for s in "${OTHERS[@]}"; do oracle_of "$s" >"$TEST_TMP/$s.oracle" || fail "the oracle query on $s"; done
