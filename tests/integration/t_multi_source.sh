@@ -26,6 +26,7 @@
 # Seeded (SEARCHSYNC_SEED): the writers' statements. In the load tier.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oracle_lib.sh"
+. "$(dirname "$0")/multi_lib.sh"
 require_bin
 
 SEED="${SEARCHSYNC_SEED:-$RANDOM}"
@@ -33,7 +34,6 @@ log "seed $SEED"
 SRC=(east west north south)
 OTHERS=(east west south) # the sources that flow while north is down
 ORDERS=300
-RATE="${MULTI_RATE:-12}"
 meta="$(unique_name ssms)"
 alias="$(unique_name orders)"
 mapping_name="shop_$$"
@@ -46,19 +46,7 @@ log "four source servers up in $(($(date +%s) - t0)) s: east :$(extra_port east)
 
 # ---- the same schema on every server, rows of their own under the same keys
 n=0
-for s in "${SRC[@]}"; do
-    n=$((n + 1))
-    extra_q "$s" "CREATE DATABASE shop" || fail "database on $s"
-    extra_q "$s" "CREATE TABLE shop.orders (id BIGINT PRIMARY KEY, customer VARCHAR(64) NOT NULL,
-        total DECIMAL(10,2) NOT NULL, status VARCHAR(16) NOT NULL);
-      CREATE TABLE shop.order_items (id BIGINT PRIMARY KEY, order_id BIGINT NOT NULL,
-        sku VARCHAR(32) NOT NULL, qty INT NOT NULL, KEY (order_id));
-      $(python3 -c "
-o, n, s = $ORDERS, $n, '$s'
-print('INSERT INTO shop.orders VALUES ' + ','.join(\"(%d, '%s-%d', %d.25, 'new')\" % (k, s, k % 60, k * n) for k in range(1, o + 1)) + ';')
-print('INSERT INTO shop.order_items VALUES ' + ','.join(\"(%d, %d, 'sku-%d', %d)\" % (k, k % o + 1, k % 500, k % 7 + 1) for k in range(1, 2 * o + 1)) + ';')
-")" shop || fail "schema on $s"
-done
+for s in "${SRC[@]}"; do n=$((n + 1)); shop_schema "$s" "$n" "$ORDERS"; done
 
 config() { # SOURCE SERVER_ID
     cat >"$TEST_TMP/$1.ini" <<INI
@@ -97,104 +85,12 @@ config west 4302
 config north 4303
 config south 4304
 
-cat >"$TEST_TMP/m.json" <<JSON
-{"version": 1, "indices": [{"alias": "$alias", "sources": ["east", "west", "north", "south"],
-  "shards": 1, "replicas": 0, "history_retention": 1,
-  "tables": [{"table": "shop.orders",
-    "columns": [{"name": "id", "type": "long", "key": true}, {"name": "customer", "type": "keyword"},
-                {"name": "total", "type": "keyword"}, {"name": "status", "type": "keyword"}],
-    "relations": [{"column": "id", "table": "shop.order_items", "join_column": "order_id",
-                   "nested": true, "extend_name": "items",
-                   "columns": [{"name": "id", "type": "long", "key": true},
-                               {"name": "order_id", "type": "long"},
-                               {"name": "sku", "type": "keyword"}, {"name": "qty", "type": "integer"}]}]}]}]}
-JSON
+shop_mapping "$TEST_TMP/m.json"
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/east.ini" --yes "$TEST_TMP/m.json" \
     >"$TEST_TMP/import.out" 2>&1 || fail "mapping import: $(cat "$TEST_TMP/import.out")"
 assert_contains "$(cat "$TEST_TMP/import.out")" "plan for mapping $mapping_name, from source east" \
     "the import names the mapping the sources share"
 
-# ---- daemons, one per source
-declare -A DPID LOGAT WPID
-_kill_daemons() {
-    local s
-    for s in "${!DPID[@]}"; do
-        [ -n "${DPID[$s]}" ] && kill -9 "${DPID[$s]}" 2>/dev/null
-    done
-    return 0
-}
-on_exit _kill_daemons
-dstart() { # SOURCE
-    LOGAT[$1]="$(stat -c %s "$TEST_TMP/$1.log" 2>/dev/null || echo 0)"
-    "$SEARCHSYNC_BIN" run --config "$TEST_TMP/$1.ini" >>"$TEST_TMP/$1.log" 2>&1 &
-    DPID[$1]=$!
-}
-dlog() { tail -c +$((${LOGAT[$1]} + 1)) "$TEST_TMP/$1.log"; }
-dwait_log() { # SOURCE TEXT [SECS]
-    local i
-    for ((i = 0; i < ${3:-60} * 5; i++)); do
-        dlog "$1" | grep -qF -- "$2" && return 0
-        kill -0 "${DPID[$1]}" 2>/dev/null || fail "the daemon of $1 exited before it logged \"$2\": $(tail -15 "$TEST_TMP/$1.log")"
-        sleep 0.2
-    done
-    fail "timed out waiting for the daemon of $1 to log \"$2\": $(tail -15 "$TEST_TMP/$1.log")"
-}
-dkill() { kill -9 "${DPID[$1]}"; wait "${DPID[$1]}" 2>/dev/null || true; DPID[$1]=""; }
-dstop() { kill -TERM "${DPID[$1]}"; wait "${DPID[$1]}" 2>/dev/null || true; DPID[$1]=""; }
-
-# ---- writers, one per server
-on_exit 'for s in east west north south; do touch "$TEST_TMP/$s.stop"; done'
-wstart() { # SOURCE SEED
-    rm -f "$TEST_TMP/$1.stop"
-    python3 "$SEARCHSYNC_SRCDIR/tests/integration/multi_writer.py" "$2" "$RATE" "$TEST_TMP/$1.stop" \
-        "$ORDERS" 2>>"$TEST_TMP/$1.writer.log" |
-        mariadb --no-defaults -h 127.0.0.1 -P "$(extra_port "$1")" -u root shop \
-            >>"$TEST_TMP/$1.writer.log" 2>&1 &
-    WPID[$1]=$!
-}
-wstop() { touch "$TEST_TMP/$1.stop"; wait "${WPID[$1]}" 2>/dev/null || true; }
-
-# ---- the oracle: the union of the servers' documents, computed by SQL
-oracle_of() { # SOURCE
-    mariadb --no-defaults -h 127.0.0.1 -P "$(extra_port "$1")" -u root --batch --raw \
-        --skip-column-names --default-character-set=utf8mb4 --database=shop -e "
-SELECT JSON_OBJECT('id', CONCAT('$1:', o.id), 'routing', NULL, 'doc', JSON_OBJECT(
-  'id', o.id, 'customer', o.customer, 'total', CAST(o.total AS CHAR), 'status', o.status,
-  'items', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('id', i.id, 'order_id', i.order_id,
-      'sku', i.sku, 'qty', i.qty)) FROM order_items i WHERE i.order_id = o.id), '\$'),
-      JSON_ARRAY()),
-  'ss_source', '$1'))
-FROM orders o ORDER BY o.id"
-}
-check_docs() { # LABEL INDEX SOURCE... — INDEX equal to the union of those sources' oracle files
-    local s files="" label="$1" index="$2"
-    shift 2
-    for s in "$@"; do files="$files${files:+,}$TEST_TMP/$s.oracle"; done
-    search_refresh "$index"
-    engine_dump "$index" "$TEST_TMP/engine.ndjson" 2>"$TEST_TMP/dump.err" || {
-        cat "$TEST_TMP/dump.err"; fail "$label: engine dump"; }
-    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
-    compare_docs "$TEST_TMP/engine.ndjson" "$files" --numbers value --ignore-field ss_version \
-        --ignore-field ss_hash --ignore-field ss_key_hash --label "$index ($label)" --show 5 \
-        >"$TEST_TMP/cmp.out" || { cat "$TEST_TMP/cmp.out"; fail "$label: $index differs from the union of the SQL oracles of $*"; }
-    log "$(cat "$TEST_TMP/cmp.out")"
-}
-check_oracle() { # LABEL — the alias against the union of every server's oracle as it is now
-    local s
-    for s in "${SRC[@]}"; do oracle_of "$s" >"$TEST_TMP/$s.oracle" || fail "$1: the oracle query on $s"; done
-    check_docs "$1" "$alias" "${SRC[@]}"
-}
-# caught_up SECS SOURCE... — each daemon's checkpoint at or past its server's binlog end as it is now
-caught_up() {
-    local s f p secs="$1"
-    shift
-    for s in "$@"; do
-        read -r f p <<<"$(extra_binlog_pos "$s")"
-        wait_until "$secs" "the checkpoint of $s at or past $f:$p" checkpoint_reached "$meta" "$s" "$f" "$p"
-    done
-}
-version() { mysql_q "SELECT current_version FROM \`$meta\`.index_configs WHERE alias = '$alias'"; }
-building() { mysql_q "SELECT building_version FROM \`$meta\`.index_configs WHERE alias = '$alias'"; }
 alias_target() { search_get "/_alias/$alias" | jq -r 'keys[0]'; }
 status_json() { # SOURCE — status --json of that source's configuration (its exit status ignored)
     "$SEARCHSYNC_BIN" status --config "$TEST_TMP/$1.ini" --json 2>/dev/null || true
@@ -206,7 +102,6 @@ north_field() { # JQ over north's entry in east's status
 # ---- 1. first sync: four daemons started together, one version 1
 for s in "${SRC[@]}"; do dstart "$s"; done
 for s in "${SRC[@]}"; do dwait_log "$s" "index config(s) of source $s" 60; done
-version_is() { [ "$(version)" = "$1" ]; }
 wait_until 180 "version 1 of $alias is live" version_is 1
 queued=0
 for s in "${SRC[@]}"; do
