@@ -15,8 +15,14 @@
 #      jobs (broken by the rebalance) and never another source's; version 2
 #      goes live once, every job of every source done, each by a node of its
 #      source;
-#   3. the writers stopped, every checkpoint at its server's end: the index
-#      equals the union of the three servers' SQL oracles.
+#   3. node 2 back; version 3 queued the same way, and once node 1's
+#      processes (every source's reader) have each saved a cursor, node 1
+#      dies: a standby of each source takes its binlog over and the
+#      survivors its jobs; version 3 goes live, every job on a surviving
+#      node of its source;
+#   4. the writers stopped (they wrote all along), every checkpoint at its
+#      server's end: the index equals the union of the three servers' SQL
+#      oracles.
 # Seeded (SEARCHSYNC_SEED): the writers' statements.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oracle_lib.sh"
@@ -43,10 +49,10 @@ n=0
 for s in "${SRC[@]}"; do n=$((n + 1)); shop_schema "$s" "$n" "$ORDERS"; done
 log "three source servers up and filled in $(($(date +%s) - t0)) s"
 
-# pages to the version being built wait 1.5 s in the proxy while $flag exists
+# pages to the versions built (2 and 3) wait 1.5 s in the proxy while $flag exists
 flag="$TEST_TMP/slow"
 python3 "$SEARCHSYNC_SRCDIR/tests/tools/fault_proxy.py" "$TEST_TMP/proxy.port" "$SEARCH_URL" \
-    POST '/_bulk' "$flag" delay 1500 "\"_index\":\"${alias}_v2\"" 2>"$TEST_TMP/proxy.err" &
+    POST '/_bulk' "$flag" delay 1500 "\"_index\":\"${alias}_v[23]\"" 2>"$TEST_TMP/proxy.err" &
 on_exit "kill $! 2>/dev/null"
 wait_until 10 "the fault proxy listens" test -s "$TEST_TMP/proxy.port"
 
@@ -158,12 +164,45 @@ for s in "${SRC[@]}"; do for k in 1 3; do
 done; done
 assert_eq 1 "$switches" "the switch to version 2 happened once, by one process"
 
-# ---- 3. every writer stopped, every checkpoint at its server's end
+# ---- 3. node 2 back; a build across the sources with node 1 killed: every
+# source's reader dies mid-build, a standby of each takes the binlog over
+# (its dual writes from the checkpoint on) and the survivors take the jobs
+for s in "${SRC[@]}"; do dstart "$s-2"; done
+for s in "${SRC[@]}"; do dwait_log "$s-2" "this node stands by" 60; done
+sleep 2
+touch "$flag"
+"$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/north-2.ini" "$alias" --no-wait >"$TEST_TMP/rx3.out" 2>&1 ||
+    fail "reindex v3: $(cat "$TEST_TMP/rx3.out")"
+assert_eq 3 "$(building)" "version 3 is being built"
+node1_saved() {
+    [ "$(mysql_q "SELECT COUNT(DISTINCT source) FROM \`$meta\`.jobs WHERE type = 'index' AND version = 3
+            AND owner_node = CONCAT(source, '-1') AND rows_read > 0 AND status = 'running'")" = 3 ]
+}
+wait_until 120 "node 1 of every source saved a cursor of a version 3 job" node1_saved
+for s in "${SRC[@]}"; do dkill "$s-1"; done
+killed_at=$(date +%s)
+log "node 1 SIGKILLed (every source's reader, each with a job of version 3)"
+reader_moved() { dlog "$1-2" | grep -q "reads the binlog of source $1" || dlog "$1-3" | grep -q "reads the binlog of source $1"; }
+for s in "${SRC[@]}"; do wait_until 60 "a standby of $s reads its binlog" reader_moved "$s"; done
+log "every source's binlog read by a survivor $(($(date +%s) - killed_at)) s after the kill"
+rm -f "$flag"
+wait_until 180 "version 3 goes live" version_is 3
+run_jobs 3 >"$TEST_TMP/v3.jobs"
+log "version 3's run (source bucket owner rows broken status):
+$(cat "$TEST_TMP/v3.jobs")"
+for s in "${SRC[@]}"; do
+    assert_eq 3 "$(awk -v s="$s" '$1 == s && $6 == "done"' "$TEST_TMP/v3.jobs" | wc -l)" \
+        "$s: its 3 jobs of version 3 are done"
+done
+assert_eq 0 "$(awk 'index($3, $1 "-") != 1 || $3 ~ /-1$/' "$TEST_TMP/v3.jobs" | wc -l)" \
+    "every job of version 3 ended on a surviving node of its own source"
+
+# ---- 4. every writer stopped, every checkpoint at its server's end
 sleep 3
 for s in "${SRC[@]}"; do wstop "$s"; done
 for s in "${SRC[@]}"; do log "$s: $(grep '^writer:' "$TEST_TMP/$s.writer.log" | tr '\n' ' ')"; done
 caught_up 120 "${SRC[@]}"
-check_oracle "a build across three sources on three nodes, node 2 killed mid-build"
-for s in "${SRC[@]}"; do for k in 1 3; do dstop "$s-$k"; done; done
+check_oracle "two builds across three sources on three nodes, node 2 then node 1 killed mid-build"
+for s in "${SRC[@]}"; do for k in 2 3; do dstop "$s-$k"; done; done
 log "every document equals the union of the three servers' oracles; $(($(date +%s) - t0)) s"
 pass
