@@ -190,11 +190,7 @@ static void h_replay(const struct api_ctx *ctx, const char *body, size_t len,
         api_error_field(r, 400, field, err, NULL);
         return;
     }
-    if (!ctx->client) {
-        api_error(r, 503, "the daemon is still starting: the engine is not detected yet",
-                  "retry in a few seconds");
-        return;
-    }
+    if (!api_engine_ready(ctx, r)) return;
     MYSQL *m = meta(ctx, r);
     if (!m) return;
     const struct ss_config *cfg = ctx->cfg;

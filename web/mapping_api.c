@@ -14,8 +14,8 @@
  *                                             columns"), the guesses, and one
  *                                             document built with it
  *
- * The import's steps are sync/mapping/mapping_import.c's and the proposal is
- * sync/mapping/mapping_generate.c's: the API and the commands say the same thing. A
+ * The import's steps are sync/authoring/mapping_import.c's and the proposal is
+ * sync/authoring/mapping_generate.c's: the API and the commands say the same thing. A
  * mapping that fails its checks is a 422 with every problem; names from the
  * path reach SQL as bound parameters (the generator's queries bind them). */
 #include "mapping_api.h"
@@ -31,8 +31,8 @@
 #include "search/search.h"
 #include "stmt.h"
 #include "sync/mapping/mapping.h"
-#include "sync/mapping/mapping_generate.h"
-#include "sync/mapping/mapping_import.h"
+#include "sync/authoring/mapping_generate.h"
+#include "sync/authoring/mapping_import.h"
 
 static void lines_array(jsonw *w, const char *text) {
     jw_arr_open(w);

@@ -120,11 +120,7 @@ static void h_delete_all(const struct api_ctx *ctx, const char *alias, const cha
                                            "delete its indices", hint);
         return;
     }
-    if (!ctx->client) {
-        api_error(r, 503, "the daemon is still starting: the engine is not detected yet",
-                  "retry in a few seconds");
-        return;
-    }
+    if (!api_engine_ready(ctx, r)) return;
     MYSQL *m = api_meta_connect(ctx, r);
     if (!m) return;
     struct search_conn *k = search_conn_new(ctx->client);

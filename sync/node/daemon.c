@@ -17,7 +17,7 @@
  * Threads:
  *   main / reader   this file starts everything, then runs the source (the
  *                   binlog: sync/sources/binlog_source.c, or Kafka; picked
- *                   in cmd_run, given a struct source_env) until a stop or
+ *                   in daemon_run, given a struct source_env) until a stop or
  *                   a failure; between transactions the source has the node
  *                   apply the supervisor's commands (a mapping generation
  *                   to adopt, the builds to look at: daemon_source.c,
@@ -47,7 +47,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "commands.h"
+#include "exit_codes.h"
 #include "sync/node/daemon.h"
 #include "sync/pipeline/gtid_version.h"
 #include "sync/sources/binlog_source.h"
@@ -75,7 +75,7 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
     if (atomic_load(&dm->released)) return -1;
     int rc = db_ensure(&dm->ckpt, &dm->ckptp, err, sizeof err);
     /* (the token is the node's for as long as it reads: a lock taken back
-     * after a lost connection keeps it, sync/node/leadership.c) */
+     * after a lost connection keeps it, sync/cluster/leadership.c) */
     uint64_t mine = dm->lead.fence;
     if (rc == 0)
         rc = offsets_save_fenced(dm->ckpt, dm->cfg->source.name, position, seq, mine, &other,
@@ -155,20 +155,6 @@ static int prepare_indices(void *ud) {
     if (supervisor_prepare(&dm->sv, dm->gen) == 0) return 0;
     snprintf(dm->err, sizeof dm->err, "%s", dm->sv.err);
     return -1;
-}
-
-void usage_run(FILE *out) {
-    fprintf(out, "usage: searchsync run --config FILE [--no-wait] [--from-current]\n\n"
-                 "The daemon: follows the source's binlog and keeps every index of its\n"
-                 "mapping (searchsync mapping import) in step. SIGTERM drains delivery and\n"
-                 "saves the checkpoint; a restart resumes exactly there.\n\n"
-                 "One daemon reads a source at a time: another started on the same source\n"
-                 "stands by (with [cluster] zookeeper, by election; without, behind a lock\n"
-                 "of the metadata server) and takes over when the reader goes. --no-wait:\n"
-                 "exit 1 instead of standing by (without ZooKeeper).\n\n"
-                 "--from-current: start at the binlog's end, whatever the checkpoint says\n"
-                 "(its file was purged), and rebuild every index, which covers what was\n"
-                 "skipped.\n");
 }
 
 /* systemd's watchdog is pinged while the supervisor goes round (it does,
@@ -277,7 +263,7 @@ static int run_connect(struct daemon *dm, const char *config, int *exit_code) {
 static int run_delivery(struct daemon *dm, int *exit_code) {
     const struct ss_config *cfg = dm->cfg;
     struct pipeline *p = &dm->p;
-    /* the admin API (web/, registered by src/main.c) */
+    /* the admin API (web/, registered by cmd/main.c) */
     if (node_admin() && node_admin()->start(cfg, &dm->nd.admin, dm->err, sizeof dm->err) < 0) {
         *exit_code = EXIT_USAGE;
         return -1;
@@ -536,23 +522,8 @@ static void run_free(struct daemon *dm) {
     free(dm);
 }
 
-int cmd_run(int argc, char **argv) {
-    static const struct option own[] = {{"no-wait", no_argument, NULL, 'n'},
-                                        {"from-current", no_argument, NULL, 'f'},
-                                        {NULL, 0, NULL, 0}};
-    struct command c = {.name = "run", .usage = usage_run, .opts = own, .argc = argc, .argv = argv};
-    bool no_wait = false, from_current = false;
-    int o;
-    while ((o = command_opt(&c)) > 0) {
-        if (o == 'n') no_wait = true;
-        else from_current = true;
-    }
-    if (o < 0) return c.rc;
-    if (!c.config || optind != argc) return command_usage(&c);
-    int prc = command_begin(&c, COMMAND_LOG_FILE); /* the log: stderr, a file or syslog */
-    if (prc >= 0) return prc;
-    struct ss_config *cfg = &c.cfg;
-
+int daemon_run(struct ss_config *cfg, const char *config_path, bool no_wait,
+               bool from_current) {
     struct daemon *dm = xcalloc(1, sizeof *dm);
     reader_stats_init(&dm->rs);
     dm->cfg = cfg;
@@ -566,10 +537,10 @@ int cmd_run(int argc, char **argv) {
     if (node_init(&dm->nd, cfg, dm->err, sizeof dm->err) < 0) {
         fprintf(stderr, "searchsync run: %s\n", dm->err);
         free(dm);
-        return command_end(&c, EXIT_RUNTIME);
+        return EXIT_RUNTIME;
     }
-    if (run_connect(dm, c.config, &exit_code) == 0 && run_delivery(dm, &exit_code) == 0 &&
-        run_lead(dm, c.config, no_wait, &exit_code) == 0 &&
+    if (run_connect(dm, config_path, &exit_code) == 0 && run_delivery(dm, &exit_code) == 0 &&
+        run_lead(dm, config_path, no_wait, &exit_code) == 0 &&
         run_subsystems(dm, from_current, &exit_code) == 0) {
         service_notify("STATUS=reading the binlog of source %s", cfg->source.name);
         int rc = daemon_stop_requested ? BL_STOP : dm->source->run(dm->source_state);
@@ -577,5 +548,5 @@ int cmd_run(int argc, char **argv) {
     }
     if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);
     run_free(dm);
-    return command_end(&c, exit_code);
+    return exit_code;
 }

@@ -12,7 +12,7 @@
  *                   mapping generations (loaded, validated, published), the
  *                   build table (read every poll interval, build_table.c),
  *                   the commands to the reader; the admin server and
- *                   signals are started and stopped by cmd_run beside it.
+ *                   signals are started and stopped by daemon_run beside it.
  *                   Its files (supervisor, reload, index_ensure, index_stop)
  *                   include supervisor.h, never this header: calls run from
  *                   the reader's side to the supervisor's, not back
@@ -44,8 +44,8 @@
 #include "deliver/store.h"
 #include "sync/mapping/mapping.h"
 #include "sync/mapping/mapping_gen.h"
-#include "sync/node/leadership.h"
-#include "rebalance/jobs/cluster_jobs.h"
+#include "sync/cluster/leadership.h"
+#include "sync/cluster/cluster_jobs.h"
 #include "sync/pipeline/pipeline.h"
 #include "sync/sources/reader_stats.h"
 #include "sync/sources/source.h"
@@ -102,6 +102,12 @@ struct daemon {
 };
 
 extern volatile sig_atomic_t daemon_stop_requested;
+
+/* `searchsync run` once its options are read and cfg is loaded (the front
+ * end: cmd/cmd_run.c): the daemon started, the source read until a stop or a
+ * failure, everything stopped in drain order. The exit code (exit_codes.h),
+ * the failure said on stderr. */
+int daemon_run(struct ss_config *cfg, const char *config_path, bool no_wait, bool from_current);
 
 /* ---------- sync/node/daemon_source.c: the node's side of a source ---------- */
 /* dm->env filled: what the source reads is given (sync/sources/source.h). */

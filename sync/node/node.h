@@ -16,7 +16,7 @@
  * stopping.
  *
  * The admin server itself lives in web/, above the core: the node knows it
- * only by struct node_admin_ops, which src/main.c registers (nothing under
+ * only by struct node_admin_ops, which cmd/main.c registers (nothing under
  * sync/ includes web/). */
 #ifndef SS_NODE_H
 #define SS_NODE_H
@@ -88,7 +88,7 @@ int node_run(struct node *n, const char *what, node_work_fn fn, void *arg);
  * serves no admin API) */
 struct node *node_current(void);
 
-/* ---------- the admin server (registered by src/main.c) ---------- */
+/* ---------- the admin server (registered by cmd/main.c) ---------- */
 
 struct node_admin_ops {
     int (*start)(const struct ss_config *cfg, void **srv, char *err, size_t errlen);

@@ -72,6 +72,7 @@
 #include "sync/reindex/reindex_runner_int.h"
 #include "sbuf.h"
 #include "search/search.h"
+#include "search/index_version.h"
 
 static void runner_fail(struct reindex_runner *r, struct worker *w, const char *reason);
 
@@ -752,9 +753,7 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
     r->ix = mapping_gen_index(gen, alias);
     r->alias = xstrdup(alias);
     r->version = version;
-    sbuf ph = SBUF_INIT;
-    sbuf_printf(&ph, "%s_v%u", alias, version);
-    r->phys = ph.data;
+    r->phys = index_version_dup(alias, version);
     pthread_mutex_init(&r->mu, NULL);
     pthread_mutex_init(&r->errmu, NULL);
     r->srcp = db_params_source(cfg);
