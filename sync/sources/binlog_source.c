@@ -33,6 +33,7 @@
 #include "binlog/reader.h"
 #include "sync/sources/binlog_source.h"
 #include "log.h"
+#include "monotime.h"
 
 /* Every checkpoint save (this daemon's, or another's sharing the schema) is
  * a transaction of the offsets table that the daemon reads back. A
@@ -321,12 +322,6 @@ static int src_ensure(struct binlog_source *bl) {
  * transactions (none runs while a group is open). */
 #define GROUP_ROWS_MAX 20000
 #define GROUP_MS_MAX 200
-
-static long long mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static bool supervisor_asks(struct binlog_source *bl) {
     return bl->env->asks(bl->env->ud);
@@ -628,8 +623,6 @@ static void between(struct binlog_source *bl) {
  * again with the same versions (a version is its commit's position), so
  * nothing is lost and nothing older wins. 0, or -1 (a stop request, or the
  * reader cannot start again: its error in bl->env->err). */
-static void source_link(void *ud, bool up, const char *why);
-
 static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_opts *ro,
                               const bl_sink *sink, char file[BL_FILE_MAX]) {
     bl_pos from = bl->have_last ? bl->last_commit.end : r->start;
@@ -695,12 +688,9 @@ static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_
     long delay_ms = 100;
     for (int attempt = 0, refused = 0;; attempt++) {
         if (src_ensure(bl) < 0) return -1; /* the metadata: where a transaction needs it */
-        if (bl_reader_open(r, ro, sink) == BL_OK) {
-            source_link(bl, true, NULL);
-            break;
-        }
+        if (bl_reader_open(r, ro, sink) == BL_OK) break;
+        reader_stats_link(bl->env->rs, false, r->err);
         snprintf(bl->env->err, bl->env->errlen, "%s", r->err);
-        source_link(bl, false, r->err);
         bl_reader_close(r);
         /* a server that answers queries but refuses the replica for a minute
          * (purged binlog, privileges) will not change its mind; for a moment
@@ -714,6 +704,7 @@ static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_
     }
     r->stop_flag = bl->env->stop;
     bl->env->err[0] = '\0';
+    reader_stats_link(bl->env->rs, true, NULL);
     return 0;
 }
 
@@ -760,27 +751,9 @@ static int purged_midway(struct binlog_source *bl, bl_reader *r, const bl_sink *
     return 0;
 }
 
-/* The source lost (up false) or read again: for status, through the
- * daemon's node state (sync/node/node_state.c), so that the daemons of other
- * sources feeding the same index say which one is down. Reader thread. */
-static void source_link(void *ud, bool up, const char *why) {
-    struct binlog_source *bl = ud;
-    pthread_mutex_lock(&bl->env->rs->mu);
-    struct reader_figures *f = &bl->env->rs->f;
-    if (up) {
-        f->source_down_ms = 0;
-        f->source_err[0] = '\0';
-    } else {
-        if (!f->source_down_ms) f->source_down_ms = reader_stats_now_ms();
-        snprintf(f->source_err, sizeof f->source_err, "%s", why ? why : "");
-    }
-    pthread_mutex_unlock(&bl->env->rs->mu);
-}
-
 static int binlog_source_run(struct binlog_source *bl) {
     bl_reader_opts *ro = &bl->ro;
-    ro->link = source_link;
-    ro->link_ud = bl;
+    ro->link = reader_stats_link, ro->link_ud = bl->env->rs; /* the source lost or back: status */
     bl_sink sink = {.ctx = bl, .want_table = want_table, .row = on_row, .commit = on_commit,
                     .ddl = on_ddl, .heartbeat = on_heartbeat};
     bl_reader r;
