@@ -1,4 +1,4 @@
-/* metrics: the /metrics page of `searchsync run`, in Prometheus' text
+/* metrics: the /metrics page of `searchsync run` (metrics_handle), in Prometheus' text
  * format (version 0.0.4); every name is listed in docs/metrics.md.
  *
  * Three kinds of figures, gathered when a scrape comes:
@@ -31,6 +31,7 @@
 #include "log.h"
 #include "sync/sources/reader_stats.h"
 #include "stmt.h"
+#include "web/api.h"
 
 static void help(sbuf *o, const char *name, const char *type, const char *text) {
     sbuf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
@@ -452,4 +453,23 @@ void metrics_render(const struct ss_config *cfg, struct deliver *d, struct reade
     binlogs_free(&logs);
     metrics_label_all(page.data ? page.data : "", page.len, "source", cfg->source.name, out);
     sbuf_free(&page);
+}
+
+void metrics_handle(const struct api_ctx *ctx, struct api_resp *r) {
+    if (!ctx->d) {
+        api_error(r, 503, "the daemon is still starting: delivery is not running yet",
+                  "retry in a few seconds");
+        return;
+    }
+    char meta_err[1024] = "", src_err[1024] = "";
+    db_params mp = db_params_metadata(ctx->cfg);
+    mp.database = ctx->cfg->metadata.database;
+    MYSQL *meta = db_connect(&mp, meta_err, sizeof meta_err);
+    db_params sp = db_params_source(ctx->cfg);
+    MYSQL *src = db_connect(&sp, src_err, sizeof src_err);
+    metrics_render(ctx->cfg, ctx->d, ctx->rs, meta, meta_err, src, src_err, &r->body);
+    db_close(src);
+    db_close(meta);
+    r->status = 200;
+    r->content_type = "text/plain; version=0.0.4; charset=utf-8";
 }

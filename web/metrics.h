@@ -6,8 +6,14 @@
 #include "config.h"
 #include "sbuf.h"
 
+struct api_ctx;
+struct api_resp;
 struct deliver;
 struct reader_stats;
+
+/* GET /metrics: the page of this process (503 while delivery is not
+ * running yet); its own connections to the metadata and the source. */
+void metrics_handle(const struct api_ctx *ctx, struct api_resp *r);
 
 /* Everything into o, every sample labelled with the source. rs, meta and
  * src may be NULL (a part left out: meta_err/src_err say why, in the log). */

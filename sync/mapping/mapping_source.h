@@ -45,6 +45,10 @@ void mp_fed_by_sql(struct st_mysql *m, sbuf *q, const char *prefix, const char *
 /* The same with `?` for mapping, source, source (a prepared statement). */
 #define MP_FED_BY_PARAMS \
     "source = ? AND ((sources IS NULL AND source = ?) OR FIND_IN_SET(?, sources) > 0)"
+/* ... as the ids of those index configs, "(SELECT id ...)" */
+#define MP_FED_BY_IDS "(SELECT id FROM index_configs WHERE " MP_FED_BY_PARAMS ")"
+/* the three values of MP_FED_BY_PARAMS for configuration cfg (config.h) */
+#define MP_FED_BY_ARGS(cfg) config_mapping_name(cfg), (cfg)->source.name, (cfg)->source.name
 
 /* ix's sources as the metadata stores them (index_configs.sources): a comma
  * list, nothing appended when it lists none. */
