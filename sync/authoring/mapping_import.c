@@ -42,6 +42,37 @@ static int body_for_plan(const struct mp_index *ix, sbuf *out) {
     return index_mapping_body(&tmp, &d, false, out, err, sizeof err);
 }
 
+/* Which index configs of nw source cfg feeds (an array of nw.nindices,
+ * the caller's to free); each other one noted: the daemons of its sources
+ * check it against their servers. */
+static bool *fed_here(const struct ss_config *cfg, const struct mapping *nw, sbuf *notes) {
+    const char *mapping = config_mapping_name(cfg), *source = cfg->source.name;
+    bool *mine = xcalloc(nw->nindices + 1, sizeof *mine);
+    for (size_t i = 0; i < nw->nindices; i++) {
+        mine[i] = mp_index_fed_by(&nw->indices[i], mapping, source);
+        if (!mine[i])
+            sbuf_printf(notes, "index %s: not fed by source %s: checked as a file only; the "
+                        "daemons of its sources check it against their servers\n",
+                        nw->indices[i].alias, source);
+    }
+    return mine;
+}
+
+/* The index bodies of nw generate (types valid for some engine): 0, or -1
+ * with err (named after the file, name). */
+static int bodies_generate(const struct mapping *nw, const char *name, char *err, size_t errlen) {
+    for (size_t i = 0; i < nw->nindices; i++) {
+        sbuf b = SBUF_INIT;
+        struct search_dialect d;
+        search_dialect_named("opensearch-99", &d);
+        char why[1024];
+        int r = index_mapping_body(&nw->indices[i], &d, false, &b, why, sizeof why);
+        sbuf_free(&b);
+        if (r < 0) return errf(err, errlen, "%s: %s", name, why);
+    }
+    return 0;
+}
+
 /* The plan, one line each; returns the number of changes. */
 static int write_plan(const struct mapping *old, const struct mapping *nw, sbuf *out) {
     int changes = 0;
@@ -144,19 +175,11 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
     }
     /* validated as it runs: the index configs this source feeds, each one of
      * several sources as this one's (mapping_source.h), one with table
-     * patterns as one unit per shard the source has (mapping_shard.h). The
-     * other sources' are checked by their daemons against their servers. */
-    const char *mapping = config_mapping_name(cfg), *source = cfg->source.name;
+     * patterns as one unit per shard the source has (mapping_shard.h) */
+    const char *mapping = config_mapping_name(cfg);
     mapping_copy(&ex, &nw);
-    mapping_for_source(&ex, mapping, source);
-    mine = xcalloc(nw.nindices + 1, sizeof *mine);
-    for (size_t i = 0; i < nw.nindices; i++) {
-        mine[i] = mp_index_fed_by(&nw.indices[i], mapping, source);
-        if (!mine[i])
-            sbuf_printf(&mi->notes, "index %s: not fed by source %s: checked as a file only; "
-                        "the daemons of its sources check it against their servers\n",
-                        nw.indices[i].alias, source);
-    }
+    mapping_for_source(&ex, mapping, cfg->source.name);
+    mine = fed_here(cfg, &nw, &mi->notes);
     if (!src || rowfmt < 0 || mapping_expand(src, &ex, NULL, 0, NULL, err, errlen) < 0 ||
         mapping_schema_load(src, &ex, &schema, err, errlen) < 0) {
         rc = MI_RUNTIME;
@@ -179,19 +202,9 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
         rc = MI_INVALID;
         goto out;
     }
-    /* the index bodies must generate (types valid for some engine) */
-    for (size_t i = 0; i < nw.nindices; i++) {
-        sbuf b = SBUF_INIT;
-        struct search_dialect d;
-        search_dialect_named("opensearch-99", &d);
-        char why[1024];
-        int r = index_mapping_body(&nw.indices[i], &d, false, &b, why, sizeof why);
-        sbuf_free(&b);
-        if (r < 0) {
-            snprintf(err, errlen, "%s: %s", mi->name, why);
-            rc = MI_INVALID;
-            goto out;
-        }
+    if (bodies_generate(&nw, mi->name, err, errlen) < 0) {
+        rc = MI_INVALID;
+        goto out;
     }
     if (mapping_db_load(meta, mapping, &old, err, errlen) < 0) {
         rc = MI_RUNTIME;
