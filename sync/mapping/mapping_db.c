@@ -492,11 +492,12 @@ static int delete_index_children(MYSQL *m, unsigned long long id, char *err, siz
     return rc;
 }
 
-static int save_all(MYSQL *m, const char *source, const struct mapping *mp, char *err,
-                    size_t errlen) {
+/* The index configs of source no longer in mp: gone with their tables. 0,
+ * or -1 with err. */
+static int delete_gone(MYSQL *m, const char *source, const struct mapping *mp, char *err,
+                       size_t errlen) {
     sbuf s = SBUF_INIT;
     int rc = 0;
-    /* index configs no longer in the mapping: gone with their tables */
     sbuf_adds(&s, "SELECT id, alias FROM index_configs WHERE source = ");
     q(m, &s, source);
     sbuf_adds(&s, " FOR UPDATE");
@@ -523,6 +524,14 @@ static int save_all(MYSQL *m, const char *source, const struct mapping *mp, char
         if (rc == 0) rc = exec(m, &s, err, errlen);
     }
     free(gone);
+    sbuf_free(&s);
+    return rc;
+}
+
+static int save_all(MYSQL *m, const char *source, const struct mapping *mp, char *err,
+                    size_t errlen) {
+    sbuf s = SBUF_INIT;
+    int rc = delete_gone(m, source, mp, err, errlen);
     for (size_t i = 0; i < mp->nindices && rc == 0; i++) {
         const struct mp_index *ix = &mp->indices[i];
         sbuf_reset(&s);
