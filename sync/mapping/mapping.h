@@ -286,6 +286,10 @@ int mapping_db_load(struct st_mysql *meta, const char *source, struct mapping *o
  * the source feeds, made its own (mapping_for_source). */
 int mapping_db_load_for(struct st_mysql *meta, const char *mapping, const char *source,
                         struct mapping *out, char *err, size_t errlen);
+/* ... for configuration cfg's source (config.h) */
+struct ss_config;
+int mapping_db_load_config(struct st_mysql *meta, const struct ss_config *cfg,
+                           struct mapping *out, char *err, size_t errlen);
 int mapping_db_save(struct st_mysql *meta, const char *source, const struct mapping *m,
                     char *err, size_t errlen);
 /* The checksums of the metadata tables a mapping is stored in (one CHECKSUM

@@ -374,6 +374,11 @@ int mapping_db_load_for(MYSQL *m, const char *mapping, const char *source, struc
     return 0;
 }
 
+int mapping_db_load_config(MYSQL *m, const struct ss_config *cfg, struct mapping *out, char *err,
+                           size_t errlen) {
+    return mapping_db_load_for(m, config_mapping_name(cfg), cfg->source.name, out, err, errlen);
+}
+
 /* ------------------------------------------------------------------ save */
 
 static int exec(MYSQL *m, const sbuf *sql, char *err, size_t errlen) {

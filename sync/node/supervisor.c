@@ -121,8 +121,7 @@ static struct mapping_gen *load_gen(struct supervisor *sv, bool *invalid) {
     *invalid = false;
     struct mapping_gen *g = mapping_gen_new(NULL);
     if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0 ||
-        mapping_db_load_for(sv->meta, config_mapping_name(sv->cfg), sv->cfg->source.name, &g->m,
-                            sv->err, sizeof sv->err) < 0)
+        mapping_db_load_config(sv->meta, sv->cfg, &g->m, sv->err, sizeof sv->err) < 0)
         goto fail;
     mapping_signature(&g->m, &g->sig); /* as stored, before validation fills in defaults */
     for (size_t i = 0; i < g->m.nindices; i++) /* routed, judged later (schema_watch.c) */
@@ -356,8 +355,7 @@ static bool look_for_edits(struct supervisor *sv, bool schema_changed, const cha
     }
     if (sum[0]) edits_work(sv);
     if (sum[0] && !strcmp(sum, sv->mapping_sum) && !schema_changed) goto out;
-    if (mapping_db_load_for(sv->meta, config_mapping_name(sv->cfg), sv->cfg->source.name, &m2,
-                            sv->err, sizeof sv->err) < 0) {
+    if (mapping_db_load_config(sv->meta, sv->cfg, &m2, sv->err, sizeof sv->err) < 0) {
         edits_failed(sv);
         if (schema_changed) ask_again(sv);
         goto out;

@@ -484,6 +484,24 @@ static void rows_json(jsonw *w, const struct status_rows *t, const char *const *
     jw_arr_close(w);
 }
 
+/* "shards": over shard tables, the pattern and the shards read into the
+ * live version; null otherwise */
+static void shards_json(jsonw *w, const struct status_index *ix) {
+    jw_key(w, "shards");
+    if (!ix->pattern) {
+        jw_null(w);
+        return;
+    }
+    jw_obj_open(w);
+    jw_key(w, "pattern");
+    jw_str(w, ix->pattern);
+    jw_key(w, "read");
+    jw_arr_open(w);
+    for (size_t k = 0; k < ix->nshards; k++) jw_str(w, ix->shards[k]);
+    jw_arr_close(w);
+    jw_obj_close(w);
+}
+
 void status_json(const struct ss_status *st, sbuf *out) {
     jsonw w;
     jw_init(&w, out);
@@ -571,19 +589,7 @@ void status_json(const struct ss_status *st, sbuf *out) {
         jw_str0(&w, ix->stopped);
         jw_key(&w, "tables");
         jw_uint(&w, ix->ntables);
-        jw_key(&w, "shards");
-        if (ix->pattern) {
-            jw_obj_open(&w);
-            jw_key(&w, "pattern");
-            jw_str(&w, ix->pattern);
-            jw_key(&w, "read");
-            jw_arr_open(&w);
-            for (size_t k = 0; k < ix->nshards; k++) jw_str(&w, ix->shards[k]);
-            jw_arr_close(&w);
-            jw_obj_close(&w);
-        } else {
-            jw_null(&w);
-        }
+        shards_json(&w, ix);
         if (ix->multi) status_sources_json(&ix->sources, &w);
         jw_key(&w, "engine");
         if (!ix->engine_read) {
