@@ -136,7 +136,7 @@ int cmd_check(int argc, char **argv) {
         char host[256] = "", e[512];
         gethostname(host, sizeof host - 1);
         co.node = host[0] ? host : NULL;
-        if (check_record(pr.p.meta, cfg->source.name, &co, &res, rc,
+        if (check_record(pr.p.meta, cfg->source.name, config_mapping_name(cfg), &co, &res, rc,
                          rc == EXIT_RUNTIME ? pr.err : NULL, e, sizeof e) < 0)
             fprintf(stderr, "searchsync check: the result was not recorded in check_runs: %s\n", e);
     }

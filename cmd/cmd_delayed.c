@@ -81,7 +81,7 @@ int cmd_delayed(int argc, char **argv) {
     char *err = pr.err;
     if (rc != EXIT_OK) goto fail;
     rc = EXIT_RUNTIME;
-    ids = delayed_index_ids(p->meta, cfg->source.name, &pr.m, err, sizeof pr.err);
+    ids = delayed_index_ids(p->meta, config_mapping_name(cfg), &pr.m, err, sizeof pr.err);
     if (!ids) goto fail;
     rc = delayed_run(p, ids, &o, &st, stdout, err, sizeof pr.err);
     if (p->d && deliver_drain(p->d, cfg->delivery.drain_timeout_ms) != DELIVER_OK && rc == EXIT_OK) {

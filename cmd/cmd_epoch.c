@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sync/mapping/mapping_source.h"
 #include "commands.h"
 #include "config.h"
 #include "db.h"
@@ -61,9 +62,10 @@ int cmd_epoch(int argc, char **argv) {
     sbuf q = SBUF_INIT;
     const char *src = cfg->source.name;
     /* refuse before the epoch would overflow its bits */
-    sbuf_printf(&q, "SELECT COUNT(*) FROM index_configs WHERE epoch + 1 >= %u AND source = ",
+    const char *mapping = config_mapping_name(cfg);
+    sbuf_printf(&q, "SELECT COUNT(*) FROM index_configs WHERE epoch + 1 >= %u AND ",
                 1u << VERSION_EPOCH_BITS);
-    db_quote(m, &q, src, strlen(src));
+    mp_fed_by_sql(m, &q, "", mapping, src);
     char *full = db_scalar(m, q.data, err, sizeof err);
     bool over = full && atoi(full) > 0;
     free(full);
@@ -73,8 +75,10 @@ int cmd_epoch(int argc, char **argv) {
         goto fail;
     }
     sbuf_reset(&q);
-    sbuf_adds(&q, "UPDATE index_configs SET epoch = epoch + 1 WHERE source = ");
-    db_quote(m, &q, src, strlen(src));
+    /* the index configs this source feeds: with several sources, for all of
+     * them (docs/delivery.md, Versions of several sources) */
+    sbuf_adds(&q, "UPDATE index_configs SET epoch = epoch + 1 WHERE ");
+    mp_fed_by_sql(m, &q, "", mapping, src);
     if (index) {
         sbuf_adds(&q, " AND alias = ");
         db_quote(m, &q, index, strlen(index));
@@ -96,8 +100,8 @@ int cmd_epoch(int argc, char **argv) {
         if (db_exec(m, q.data, err, sizeof err) < 0) goto fail;
     }
     sbuf_reset(&q);
-    sbuf_adds(&q, "SELECT alias, epoch FROM index_configs WHERE source = ");
-    db_quote(m, &q, src, strlen(src));
+    sbuf_adds(&q, "SELECT alias, epoch FROM index_configs WHERE ");
+    mp_fed_by_sql(m, &q, "", mapping, src);
     sbuf_adds(&q, " ORDER BY alias");
     MYSQL_RES *res = db_query(m, q.data, q.len, err, sizeof err);
     MYSQL_ROW row;

@@ -83,7 +83,7 @@ static int do_export(struct command *c, const struct opts *o) {
     MYSQL *meta = c->meta;
     struct mapping m = {0};
     char err[1024];
-    if (rc == EXIT_OK && mapping_db_load(meta, cfg->source.name, &m, err, sizeof err) < 0) {
+    if (rc == EXIT_OK && mapping_db_load(meta, config_mapping_name(cfg), &m, err, sizeof err) < 0) {
         fprintf(stderr, "searchsync mapping export: %s\n", err);
         rc = EXIT_RUNTIME;
     }
@@ -138,7 +138,7 @@ static int do_body(struct command *c, const struct opts *o) {
     int rc = command_meta(c, "") < 0 ? EXIT_OK : EXIT_RUNTIME;
     MYSQL *meta = c->meta;
     struct mapping m = {0};
-    if (rc == EXIT_OK && mapping_db_load(meta, cfg->source.name, &m, err, sizeof err) < 0) {
+    if (rc == EXIT_OK && mapping_db_load(meta, config_mapping_name(cfg), &m, err, sizeof err) < 0) {
         fprintf(stderr, "searchsync mapping body: %s\n", err);
         rc = EXIT_RUNTIME;
     }
@@ -146,8 +146,8 @@ static int do_body(struct command *c, const struct opts *o) {
         const struct mp_index *ix = mp_index_named(&m, o->path);
         sbuf b = SBUF_INIT;
         if (!ix) {
-            fprintf(stderr, "searchsync mapping body: no index config %s for source %s\n",
-                    o->path, cfg->source.name);
+            fprintf(stderr, "searchsync mapping body: no index config %s in mapping %s\n",
+                    o->path, config_mapping_name(cfg));
             rc = EXIT_USAGE;
         } else if (index_mapping_body(ix, &d, true, &b, err, sizeof err) < 0) {
             fprintf(stderr, "searchsync mapping body: %s\n", err);
@@ -196,8 +196,13 @@ static int do_import(struct command *c, const struct opts *o) {
                                 .apply = o->yes && !o->dry_run};
     int rc = mapping_import_run(&c->cfg, c->meta, &mi);
     if (rc == MI_OK) {
-        printf("plan for source %s (%s):\n%s", c->cfg.source.name, o->path,
-               mi.changes ? mi.plan.data : "no changes\n");
+        if (strcmp(config_mapping_name(&c->cfg), c->cfg.source.name))
+            printf("plan for mapping %s, from source %s (%s):\n%s", config_mapping_name(&c->cfg),
+                   c->cfg.source.name, o->path, mi.changes ? mi.plan.data : "no changes\n");
+        else
+            printf("plan for source %s (%s):\n%s", c->cfg.source.name, o->path,
+                   mi.changes ? mi.plan.data : "no changes\n");
+        if (mi.notes.len) fputs(mi.notes.data, stderr);
         fflush(stdout);
         if (mi.changes && !o->dry_run && !mi.applied) {
             if (!confirm()) {
@@ -205,6 +210,7 @@ static int do_import(struct command *c, const struct opts *o) {
                 rc = MI_INVALID;
             } else {
                 sbuf_reset(&mi.plan);
+                sbuf_reset(&mi.notes);
                 mi.apply = true;
                 rc = mapping_import_run(&c->cfg, c->meta, &mi);
             }

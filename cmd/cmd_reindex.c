@@ -84,6 +84,12 @@ static int env_close(struct env *e, int rc) {
     return command_end(&e->c, rc);
 }
 
+/* the mapping of this configuration's source, quoted, appended to q */
+static void quote_mapping(struct env *e, sbuf *q) {
+    const char *m = config_mapping_name(&e->c.cfg);
+    db_quote(e->c.meta, q, m, strlen(m));
+}
+
 /* follow build `v` of alias until it is no longer building: its state is
  * read every FOLLOW_POLL_MS (so the command returns soon after the switch),
  * progress printed at most once a second */
@@ -102,7 +108,7 @@ static int follow(struct env *e, const char *alias, unsigned v) {
                         "FROM index_configs ic LEFT JOIN jobs j ON j.index_id = ic.id AND "
                         "j.version = %u AND j.type = 'index' WHERE ic.source = ",
                     v);
-        db_quote(e->c.meta, &q, e->c.cfg.source.name, strlen(e->c.cfg.source.name));
+        quote_mapping(e, &q);
         sbuf_adds(&q, " AND ic.alias = ");
         db_quote(e->c.meta, &q, alias, strlen(alias));
         sbuf_adds(&q, " GROUP BY ic.id");
@@ -145,7 +151,7 @@ static int follow(struct env *e, const char *alias, unsigned v) {
                     "TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 FROM reindex_runs "
                     "WHERE version = %u AND index_id = (SELECT id FROM index_configs WHERE source = ",
                 v);
-    db_quote(e->c.meta, &q, e->c.cfg.source.name, strlen(e->c.cfg.source.name));
+    quote_mapping(e, &q);
     sbuf_adds(&q, " AND alias = ");
     db_quote(e->c.meta, &q, alias, strlen(alias));
     sbuf_adds(&q, ")");
@@ -171,7 +177,7 @@ static int follow(struct env *e, const char *alias, unsigned v) {
     for (int waits = 0; again && waits < 10 * (1000 / FOLLOW_POLL_MS); waits++) {
         sbuf_reset(&q);
         sbuf_adds(&q, "SELECT building_version FROM index_configs WHERE source = ");
-        db_quote(e->c.meta, &q, e->c.cfg.source.name, strlen(e->c.cfg.source.name));
+        quote_mapping(e, &q);
         sbuf_adds(&q, " AND alias = ");
         db_quote(e->c.meta, &q, alias, strlen(alias));
         unsigned next = 0;

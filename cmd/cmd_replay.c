@@ -93,7 +93,7 @@ int cmd_replay(int argc, char **argv) {
             else
                 fprintf(stderr, "searchsync replay: %s: %s\n", ix->alias, pr.err);
             char e[512];
-            if (check_record(pr.p.meta, cfg->source.name, &co, &res, crc,
+            if (check_record(pr.p.meta, cfg->source.name, config_mapping_name(cfg), &co, &res, crc,
                              crc == EXIT_RUNTIME ? pr.err : NULL, e, sizeof e) < 0)
                 fprintf(stderr, "searchsync replay: %s: not recorded in check_runs: %s\n",
                         ix->alias, e);

@@ -242,6 +242,17 @@ static void print_readers(const struct ss_config *cfg, MYSQL *meta) {
     sbuf_free(&q);
 }
 
+/* An index config fed by several sources: where each stands and what a
+ * build waits for (status_sources.h); rc, EXIT_FOUND when one of them needs
+ * an operator. */
+static int print_sources(const struct status_index *ix, int rc) {
+    sbuf t = SBUF_INIT;
+    status_sources_text(&ix->sources, &t);
+    fputs(t.data ? t.data : "", stdout);
+    sbuf_free(&t);
+    return ix->sources.attention && rc == EXIT_OK ? EXIT_FOUND : rc;
+}
+
 int cmd_status(int argc, char **argv) {
     static const struct option own[] = {{"json", no_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
     struct command c = {.name = "status", .usage = usage_status, .opts = own, .shortopts = "j",
@@ -282,8 +293,7 @@ int cmd_status(int argc, char **argv) {
         bool stopped = false;
         for (size_t i = 0; i < st.nindices; i++) stopped |= st.indices[i].stopped != NULL;
         rc = !st.source_reached || !st.caught_up || st.dead.nrows > 0 || st.nerrors > 0 ||
-                     stopped
-                 ? EXIT_FOUND : EXIT_OK;
+                     stopped || st.sources_attention ? EXIT_FOUND : EXIT_OK;
         status_free(&st);
         goto out;
     }
@@ -357,6 +367,7 @@ int cmd_status(int argc, char **argv) {
             printf("    STOPPED: %s\n", ix->stopped);
             if (rc == EXIT_OK) rc = EXIT_FOUND;
         }
+        if (ix->multi) rc = print_sources(ix, rc);
         if (!ix->engine_read) continue;
         if (ix->engine_err) {
             printf("    %s\n", ix->engine_err);

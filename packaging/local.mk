@@ -4,6 +4,8 @@
 #                                                  only if none is there yet
 #   $(systemdsystemunitdir)/searchsync.service     the systemd unit, with
 #                                                  this install's paths
+#   $(systemdsystemunitdir)/searchsync@.service    its template, one instance
+#                                                  per source (NAME.ini)
 #   $(man1dir)/searchsync.1                        the man page
 #   $(bashcompletiondir)/searchsync                bash completion
 # Both directories may be set at configure time
@@ -12,16 +14,21 @@
 # unprivileged install works.
 dist_man1_MANS = docs/searchsync.1
 
-systemdsystemunit_DATA = packaging/searchsync.service
+systemdsystemunit_DATA = packaging/searchsync.service packaging/searchsync@.service
 bashcompletion_DATA = packaging/searchsync
-CLEANFILES += packaging/searchsync.service packaging/searchsync
-EXTRA_DIST += packaging/searchsync.service.in packaging/searchsync.bash
+CLEANFILES += packaging/searchsync.service packaging/searchsync@.service packaging/searchsync
+EXTRA_DIST += packaging/searchsync.service.in packaging/searchsync@.service.in \
+	packaging/searchsync.bash
 
 # paths substituted at make time, so `make install prefix=...` is honoured
 packaging/searchsync.service: $(srcdir)/packaging/searchsync.service.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) packaging && \
 	sed -e 's|@bindir[@]|$(bindir)|g' -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
 	    $(srcdir)/packaging/searchsync.service.in >$@.tmp && mv $@.tmp $@
+packaging/searchsync@.service: $(srcdir)/packaging/searchsync@.service.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) packaging && \
+	sed -e 's|@bindir[@]|$(bindir)|g' -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
+	    $(srcdir)/packaging/searchsync@.service.in >$@.tmp && mv $@.tmp $@
 packaging/searchsync: $(srcdir)/packaging/searchsync.bash
 	$(AM_V_GEN)$(MKDIR_P) packaging && cp $(srcdir)/packaging/searchsync.bash $@
 

@@ -275,6 +275,10 @@ bool config_kafka_source(const struct ss_config *c) {
     return c->source.kind && !strcmp(c->source.kind, "kafka");
 }
 
+const char *config_mapping_name(const struct ss_config *c) {
+    return c->source.mapping && c->source.mapping[0] ? c->source.mapping : c->source.name;
+}
+
 bool config_gtid_versions(const struct ss_config *c) {
     return !config_kafka_source(c) && c->source.versions && !strcmp(c->source.versions, "gtid");
 }

@@ -21,6 +21,7 @@ struct ss_config {
     struct {
         char *kind;      /* binlog|kafka: where the changes are read */
         char *name;      /* source name: keys checkpoints and leadership */
+        char *mapping;   /* the mapping's name (NULL: name): config_mapping_name */
         char *host;
         int port;
         char *socket;
@@ -202,5 +203,9 @@ int config_parse_tz_offset(const char *s, int32_t *secs);
 bool config_kafka_source(const struct ss_config *c);
 /* [source] versions = gtid (auto and position: binlog positions) */
 bool config_gtid_versions(const struct ss_config *c);
+/* The name this source's mapping is stored under (index_configs.source):
+ * [source] mapping, else [source] name. Sources with one mapping share its
+ * index configs (docs/cluster.md, "Several sources, one index"). */
+const char *config_mapping_name(const struct ss_config *c);
 
 #endif

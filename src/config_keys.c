@@ -28,6 +28,10 @@ const struct config_key config_keys[] = {
       "types read (`run` needs user; `kafka-tail` uses it when set)"),
     S("source", "name", source.name, "default", NULL, false, false,
       "Name of this source; keys its checkpoint, its metadata rows and its reader leadership"),
+    S("source", "mapping", source.mapping, NULL, NULL, false, false,
+      "The mapping this source reads, by the name it is stored under in the metadata schema; "
+      "empty = the source's name. Sources with the same mapping share its index configs, each "
+      "feeding those whose `sources` list it (docs/cluster.md, Several sources, one index)"),
     S("source", "host", source.host, "127.0.0.1", NULL, false, false,
       "MySQL/MariaDB server whose binlog is read"),
     I("source", "port", source.port, "3306", 1, 65535, "Its TCP port"),

@@ -11,6 +11,9 @@
  *   I4 the checkpoint is never ahead of the acknowledgements
  *   I5 version order per document: one stream submits one document's
  *      versions in increasing order (a replay may repeat, never go back)
+ *   I6 one source per document: a write's version comes from the binlog of
+ *      the source whose document it writes (several sources feeding one
+ *      index: sync/pipeline/targets.c)
  *
  * A broken invariant is a bug in searchsync: it is logged with its name and
  * where, and the process aborts before anything past it is saved (a restart

@@ -6,7 +6,8 @@ libsearchsync_a_SOURCES += sync/mapping/mapping.c sync/mapping/mapping.h sync/ma
 	sync/mapping/mapping_types.c sync/mapping/mapping_validate.c \
 	sync/mapping/mapping_file.c sync/mapping/mapping_db.c sync/mapping/mapping_gen.c \
 	sync/mapping/mapping_gen.h sync/node/node.c sync/node/node.h sync/mapping/index_mapping.c \
-	sync/mapping/index_mapping.h sync/mapping/mapping_shard.c sync/mapping/mapping_shard.h
+	sync/mapping/index_mapping.h sync/mapping/mapping_shard.c sync/mapping/mapping_shard.h \
+	sync/mapping/mapping_source.c sync/mapping/mapping_source.h
 # a mapping written: imported from a file (checked, planned, stored), or
 # proposed from the live schema
 libsearchsync_a_SOURCES += sync/authoring/mapping_import.c sync/authoring/mapping_import.h \
@@ -33,6 +34,14 @@ tests_unit_test_mapping_shard_asan_SOURCES = tests/unit/test_mapping_shard.c
 tests_unit_test_mapping_shard_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_mapping_shard_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_mapping_shard_asan_LDADD = $(UNIT_ASAN_LDADD)
+check_PROGRAMS += tests/unit/test_mapping_source tests/unit/test_mapping_source_asan
+TESTS += tests/unit/test_mapping_source tests/unit/test_mapping_source_asan
+tests_unit_test_mapping_source_SOURCES = tests/unit/test_mapping_source.c
+tests_unit_test_mapping_source_LDADD = $(UNIT_LDADD)
+tests_unit_test_mapping_source_asan_SOURCES = tests/unit/test_mapping_source.c
+tests_unit_test_mapping_source_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_mapping_source_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_mapping_source_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/unit/test_mapping tests/unit/test_mapping_asan
 TESTS += tests/unit/test_mapping tests/unit/test_mapping_asan
 tests_unit_test_mapping_SOURCES = tests/unit/test_mapping.c
@@ -66,7 +75,8 @@ tests_tools_docbuild_dump_asan_LDADD = libsearchsync_asan.a $(DEP_LIBS)
 libsearchsync_a_SOURCES += sync/pipeline/router.c sync/pipeline/router.h sync/pipeline/router_int.h \
 	sync/pipeline/router_sql.c
 # where a source's sync stands: `searchsync status` and GET /api/v1/status
-libsearchsync_a_SOURCES += sync/status/status.c sync/status/status.h
+libsearchsync_a_SOURCES += sync/status/status.c sync/status/status.h sync/status/status_sources.c \
+	sync/status/status_sources.h
 # the node's subsystems and request thread
 check_PROGRAMS += tests/unit/test_node tests/unit/test_node_asan
 TESTS += tests/unit/test_node tests/unit/test_node_asan
@@ -133,9 +143,9 @@ searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_sou
 	sync/node/index_ensure.c sync/node/index_ensure.h
 
 # full reindex into versioned indices, resync
-libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h \
+libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h sync/reindex/reindex_buckets.c \
 	sync/reindex/reindex_int.h sync/reindex/reindex_runner.c sync/reindex/reindex_runner_int.h \
-	sync/reindex/reindex_version.c
+	sync/reindex/reindex_runner_load.c sync/reindex/reindex_version.c
 libsearchsync_a_SOURCES += sync/pipeline/producer.c sync/pipeline/producer.h \
 	sync/pipeline/resync.c sync/pipeline/resync.h
 # a cluster's rebalance in the metadata (the nodes' side is sync/cluster/cluster_jobs.c)

@@ -18,6 +18,7 @@
 #include "sync/reindex/reindex.h"
 #include "search/search.h"
 #include "sync/mapping/mapping_gen.h"
+#include "sync/mapping/mapping_source.h"
 #include "sync/sources/reader_stats.h"
 #include "sync/status/status.h"
 #include "metrics.h"
@@ -155,11 +156,13 @@ static bool need_engine(const struct api_ctx *ctx, struct conns *c, struct api_r
  * id, state, current_version, building_version, epoch, history_retention */
 static int index_row(const struct api_ctx *ctx, struct conns *c, const char *alias,
                      struct stmt_rows *row, struct api_resp *r) {
-    const char *p[] = {ctx->cfg->source.name, alias};
+    /* among the index configs this source feeds (sync/mapping/mapping_source.h) */
+    const char *p[] = {MP_FED_BY_ARGS(ctx->cfg), alias};
     long n = stmt_query(c->meta,
                         "SELECT id, state, current_version, building_version, epoch, "
-                        "history_retention FROM index_configs WHERE source = ? AND alias = ?",
-                        p, 2, row, c->err, sizeof c->err);
+                        "history_retention FROM index_configs WHERE " MP_FED_BY_PARAMS
+                        " AND alias = ?",
+                        p, 4, row, c->err, sizeof c->err);
     if (n < 0) {
         api_error(r, 500, c->err, "reading index_configs failed; see the daemon's log");
         return -1;
@@ -513,17 +516,17 @@ static void h_indices(const struct api_ctx *ctx, struct api_resp *r) {
     struct conns c = {0};
     if (!open_meta(ctx, &c, r)) return;
     struct stmt_rows ix = {0}, vs = {0};
-    const char *p[] = {ctx->cfg->source.name};
+    const char *p[] = {MP_FED_BY_ARGS(ctx->cfg)};
     if (stmt_query(c.meta,
                    "SELECT id, alias, state, current_version, building_version, epoch, "
-                   "history_retention FROM index_configs WHERE source = ? ORDER BY position, id",
-                   p, 1, &ix, c.err, sizeof c.err) < 0 ||
+                   "history_retention FROM index_configs WHERE " MP_FED_BY_PARAMS
+                   " ORDER BY position, id",
+                   p, 3, &ix, c.err, sizeof c.err) < 0 ||
         stmt_query(c.meta,
                    "SELECT v.index_id, v.version, v.physical_name, v.state, "
                    TS("v.created_at") ", " TS("v.switched_at") " FROM index_versions v "
-                   "JOIN index_configs ic ON ic.id = v.index_id WHERE ic.source = ? "
-                   "ORDER BY v.index_id, v.version",
-                   p, 1, &vs, c.err, sizeof c.err) < 0) {
+                   "WHERE v.index_id IN " MP_FED_BY_IDS " ORDER BY v.index_id, v.version",
+                   p, 3, &vs, c.err, sizeof c.err) < 0) {
         api_error(r, 500, c.err, "reading index_configs failed; see the daemon's log");
         goto out;
     }
@@ -873,25 +876,6 @@ static void h_live(const struct api_ctx *ctx, struct api_resp *r) {
     ok_json(r, 200);
 }
 
-static void h_metrics(const struct api_ctx *ctx, struct api_resp *r) {
-    if (!ctx->d) {
-        api_error(r, 503, "the daemon is still starting: delivery is not running yet",
-                  "retry in a few seconds");
-        return;
-    }
-    struct conns c = {0};
-    char src_err[1024] = "";
-    db_params mp = db_params_metadata(ctx->cfg);
-    mp.database = ctx->cfg->metadata.database;
-    c.meta = db_connect(&mp, c.err, sizeof c.err);
-    db_params sp = db_params_source(ctx->cfg);
-    c.src = db_connect(&sp, src_err, sizeof src_err);
-    metrics_render(ctx->cfg, ctx->d, ctx->rs, c.meta, c.err, c.src, src_err, &r->body);
-    conns_close(&c);
-    r->status = 200;
-    r->content_type = "text/plain; version=0.0.4; charset=utf-8";
-}
-
 void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *body, size_t len,
                 struct api_resp *r) {
     r->status = 500;
@@ -905,7 +889,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_REINDEX_GET: h_reindex_get(ctx, rt->alias, r); break;
     case ROUTE_REINDEX_POST: h_reindex_post(ctx, rt->alias, body, len, r); break;
     case ROUTE_REINDEX_RESET: h_reindex_reset(ctx, rt->alias, r); break;
-    case ROUTE_METRICS: h_metrics(ctx, r); break;
+    case ROUTE_METRICS: metrics_handle(ctx, r); break;
     case ROUTE_NODES: h_nodes(ctx, r); break;
     case ROUTE_REBALANCE: h_rebalance(ctx, r); break;
     case ROUTE_LIVE: h_live(ctx, r); break;

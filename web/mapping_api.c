@@ -50,7 +50,7 @@ static void h_export(const struct api_ctx *ctx, struct api_resp *r) {
     if (!m) return;
     struct mapping mp = {0};
     char err[1024];
-    if (mapping_db_load(m, ctx->cfg->source.name, &mp, err, sizeof err) < 0) {
+    if (mapping_db_load(m, config_mapping_name(ctx->cfg), &mp, err, sizeof err) < 0) {
         api_error(r, 503, err, "the metadata server must answer; retry");
     } else {
         mapping_write(&mp, &r->body);

@@ -1,4 +1,4 @@
-/* metrics: the /metrics page of `searchsync run`, in Prometheus' text
+/* metrics: the /metrics page of `searchsync run` (metrics_handle), in Prometheus' text
  * format (version 0.0.4); every name is listed in docs/metrics.md.
  *
  * Three kinds of figures, gathered when a scrape comes:
@@ -13,7 +13,10 @@
  *              written), the last delayed run, the last consistency check
  * A server that cannot be reached leaves its part out and says so in
  * searchsync_scrape_part_up{part=...} 0 (and once in the log): the
- * process's own figures are served regardless. */
+ * process's own figures are served regardless.
+ * Every sample carries source="[source] name": a process reads one source,
+ * and several sources feeding one index are several processes, whose pages
+ * Prometheus sums or splits by that label (metrics_label_all). */
 #include "metrics.h"
 
 #include <stdatomic.h>
@@ -28,6 +31,7 @@
 #include "log.h"
 #include "sync/sources/reader_stats.h"
 #include "stmt.h"
+#include "web/api.h"
 
 static void help(sbuf *o, const char *name, const char *type, const char *text) {
     sbuf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
@@ -314,7 +318,7 @@ static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
     query_families(o, meta, source, "the reindex jobs",
                    "SELECT x.alias, j.version, j.status, COUNT(*), SUM(j.rows_read), "
                    "SUM(j.docs_written), SUM(j.errors) FROM jobs j JOIN index_configs x ON x.id = "
-                   "j.index_id WHERE j.source = ? AND j.type = 'job' AND j.version = "
+                   "j.index_id WHERE j.source = ? AND j.type = 'index' AND j.version = "
                    "x.building_version AND x.building_version > 0 GROUP BY x.alias, j.version, "
                    "j.status ORDER BY x.alias, j.status", by_build, builds, 4);
 
@@ -379,9 +383,56 @@ static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
                    by_index, checks, 3);
 }
 
+/* the sample line s (name, optional {labels}, value) has label key already */
+static bool has_label(const char *s, size_t n, const char *key) {
+    const char *b = memchr(s, '{', n);
+    if (!b) return false;
+    size_t kl = strlen(key);
+    const char *e = s + n;
+    for (const char *p = b + 1; p < e;) { /* key="value" pairs, values escaped */
+        const char *eq = memchr(p, '=', (size_t)(e - p));
+        if (!eq) return false;
+        if ((size_t)(eq - p) == kl && !memcmp(p, key, kl)) return true;
+        p = eq + 2;
+        while (p < e && *p != '"') p += *p == '\\' ? 2 : 1;
+        p++;
+        if (p < e && *p == ',') p++;
+        if (p < e && *p == '}') return false;
+    }
+    return false;
+}
+
+void metrics_label_all(const char *text, size_t len, const char *key, const char *value,
+                       sbuf *out) {
+    const char *e = text + len;
+    for (const char *s = text; s < e;) {
+        const char *nl = memchr(s, '\n', (size_t)(e - s));
+        size_t n = nl ? (size_t)(nl - s) : (size_t)(e - s);
+        size_t name = strcspn(s, "{ \n");
+        if (n == 0 || s[0] == '#' || name >= n || has_label(s, n, key)) {
+            sbuf_add(out, s, n);
+        } else {
+            sbuf_add(out, s, name);
+            sbuf_printf(out, "{%s=\"", key);
+            label_value(out, value);
+            sbuf_addc(out, '"');
+            if (s[name] == '{') {
+                if (s[name + 1] != '}') sbuf_addc(out, ',');
+                sbuf_add(out, s + name + 1, n - name - 1);
+            } else {
+                sbuf_addc(out, '}');
+                sbuf_add(out, s + name, n - name);
+            }
+        }
+        if (nl) sbuf_addc(out, '\n');
+        s += n + (nl ? 1 : 0);
+    }
+}
+
 void metrics_render(const struct ss_config *cfg, struct deliver *d, struct reader_stats *rs,
                     MYSQL *meta, const char *meta_err, MYSQL *src, const char *src_err,
-                    sbuf *o) {
+                    sbuf *out) {
+    sbuf page = SBUF_INIT, *o = &page;
     deliver_stats_prometheus(d, o);
     struct binlogs logs = {0};
     char err[1024] = "";
@@ -400,4 +451,25 @@ void metrics_render(const struct ss_config *cfg, struct deliver *d, struct reade
     if (!src && src_err && *src_err) part_warn("the source", src_err);
     if (!meta && meta_err && *meta_err) part_warn("the metadata", meta_err);
     binlogs_free(&logs);
+    metrics_label_all(page.data ? page.data : "", page.len, "source", cfg->source.name, out);
+    sbuf_free(&page);
+}
+
+void metrics_handle(const struct api_ctx *ctx, struct api_resp *r) {
+    if (!ctx->d) {
+        api_error(r, 503, "the daemon is still starting: delivery is not running yet",
+                  "retry in a few seconds");
+        return;
+    }
+    char meta_err[1024] = "", src_err[1024] = "";
+    db_params mp = db_params_metadata(ctx->cfg);
+    mp.database = ctx->cfg->metadata.database;
+    MYSQL *meta = db_connect(&mp, meta_err, sizeof meta_err);
+    db_params sp = db_params_source(ctx->cfg);
+    MYSQL *src = db_connect(&sp, src_err, sizeof src_err);
+    metrics_render(ctx->cfg, ctx->d, ctx->rs, meta, meta_err, src, src_err, &r->body);
+    db_close(src);
+    db_close(meta);
+    r->status = 200;
+    r->content_type = "text/plain; version=0.0.4; charset=utf-8";
 }

@@ -406,8 +406,10 @@ static int reconnect(bl_reader *r) {
         }
         /* said at the loss, then once a minute or so: a server that is down
          * for minutes is tried every backoff_max_ms, and said rarely */
-        if (attempts == 0)
+        if (attempts == 0) {
             log_warn("binlog", "connection lost (%s); reconnecting in %d ms", r->err, delay);
+            if (r->o.link) r->o.link(r->o.link_ud, false, r->err);
+        }
         else if (attempts % 30 == 0)
             log_warn("binlog", "reconnect failed %d times (%s); trying again every %d ms", attempts,
                      r->err, delay);
@@ -427,6 +429,7 @@ static int reconnect(bl_reader *r) {
             if (by_gtid) r->dec.cur.file[0] = '\0';
             if (start_dump(r, &from, by_gtid) == BL_OK) {
                 r->reconnects++;
+                if (r->o.link) r->o.link(r->o.link_ud, true, NULL);
                 log_info("binlog", "resumed at %s:%llu after %d attempt(s)", from.file[0] ? from.file : "(gtid)",
                          (unsigned long long)from.pos, attempts + 1);
                 return BL_OK;

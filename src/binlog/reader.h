@@ -30,6 +30,10 @@ typedef struct bl_reader_opts {
     int max_reconnects;   /* consecutive failed attempts before giving up; -1 = forever */
     int backoff_initial_ms; /* default 100 */
     int backoff_max_ms;     /* default 2000: a server back is read again within 2 s */
+    /* told when the stream is lost (up false, with why) and when a reconnect
+     * resumes it (up true): the reader's thread, inside bl_reader_run */
+    void (*link)(void *ud, bool up, const char *why);
+    void *link_ud;
 } bl_reader_opts;
 
 typedef struct bl_reader {

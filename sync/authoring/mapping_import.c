@@ -1,6 +1,7 @@
 /* mapping_import: see mapping_import.h. */
 #include "sync/authoring/mapping_import.h"
 #include "sync/mapping/mapping_shard.h"
+#include "sync/mapping/mapping_source.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,37 @@ static int body_for_plan(const struct mp_index *ix, sbuf *out) {
     tmp.replicas = 0;
     char err[256];
     return index_mapping_body(&tmp, &d, false, out, err, sizeof err);
+}
+
+/* Which index configs of nw source cfg feeds (an array of nw.nindices,
+ * the caller's to free); each other one noted: the daemons of its sources
+ * check it against their servers. */
+static bool *fed_here(const struct ss_config *cfg, const struct mapping *nw, sbuf *notes) {
+    const char *mapping = config_mapping_name(cfg), *source = cfg->source.name;
+    bool *mine = xcalloc(nw->nindices + 1, sizeof *mine);
+    for (size_t i = 0; i < nw->nindices; i++) {
+        mine[i] = mp_index_fed_by(&nw->indices[i], mapping, source);
+        if (!mine[i])
+            sbuf_printf(notes, "index %s: not fed by source %s: checked as a file only; the "
+                        "daemons of its sources check it against their servers\n",
+                        nw->indices[i].alias, source);
+    }
+    return mine;
+}
+
+/* The index bodies of nw generate (types valid for some engine): 0, or -1
+ * with err (named after the file, name). */
+static int bodies_generate(const struct mapping *nw, const char *name, char *err, size_t errlen) {
+    for (size_t i = 0; i < nw->nindices; i++) {
+        sbuf b = SBUF_INIT;
+        struct search_dialect d;
+        search_dialect_named("opensearch-99", &d);
+        char why[1024];
+        int r = index_mapping_body(&nw->indices[i], &d, false, &b, why, sizeof why);
+        sbuf_free(&b);
+        if (r < 0) return errf(err, errlen, "%s: %s", name, why);
+    }
+    return 0;
 }
 
 /* The plan, one line each; returns the number of changes. */
@@ -113,6 +145,7 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
     struct mapping nw = {0}, old = {0}, ex = {0};
     struct mp_schema schema = {0};
     MYSQL *src = NULL;
+    bool *mine = NULL;
     int rc = MI_OK;
     char *err = mi->err;
     size_t errlen = sizeof mi->err;
@@ -140,9 +173,13 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
         rc = MI_INVALID;
         goto out;
     }
-    /* validated as it runs: an index config with table patterns as one unit
-     * per shard the source has (mapping_shard.h) */
+    /* validated as it runs: the index configs this source feeds, each one of
+     * several sources as this one's (mapping_source.h), one with table
+     * patterns as one unit per shard the source has (mapping_shard.h) */
+    const char *mapping = config_mapping_name(cfg);
     mapping_copy(&ex, &nw);
+    mapping_for_source(&ex, mapping, cfg->source.name);
+    mine = fed_here(cfg, &nw, &mi->notes);
     if (!src || rowfmt < 0 || mapping_expand(src, &ex, NULL, 0, NULL, err, errlen) < 0 ||
         mapping_schema_load(src, &ex, &schema, err, errlen) < 0) {
         rc = MI_RUNTIME;
@@ -158,28 +195,18 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
         }
         nerr += nt;
     }
-    if (!nerr) nerr = mapping_types_from(&nw, &ex, &mi->problems);
+    if (!nerr) nerr = mapping_types_from(&nw, &ex, mine, &mi->problems);
     if (nerr) {
         mi->nproblems = nerr;
         snprintf(err, errlen, "%s: %d problem%s:", mi->name, nerr, nerr == 1 ? "" : "s");
         rc = MI_INVALID;
         goto out;
     }
-    /* the index bodies must generate (types valid for some engine) */
-    for (size_t i = 0; i < nw.nindices; i++) {
-        sbuf b = SBUF_INIT;
-        struct search_dialect d;
-        search_dialect_named("opensearch-99", &d);
-        char why[1024];
-        int r = index_mapping_body(&nw.indices[i], &d, false, &b, why, sizeof why);
-        sbuf_free(&b);
-        if (r < 0) {
-            snprintf(err, errlen, "%s: %s", mi->name, why);
-            rc = MI_INVALID;
-            goto out;
-        }
+    if (bodies_generate(&nw, mi->name, err, errlen) < 0) {
+        rc = MI_INVALID;
+        goto out;
     }
-    if (mapping_db_load(meta, cfg->source.name, &old, err, errlen) < 0) {
+    if (mapping_db_load(meta, mapping, &old, err, errlen) < 0) {
         rc = MI_RUNTIME;
         goto out;
     }
@@ -191,7 +218,7 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
     sbuf_adds(&s, ")");
     int r = db_exec(meta, s.data, err, errlen);
     sbuf_free(&s);
-    if (r < 0 || mapping_db_save(meta, cfg->source.name, &nw, err, errlen) < 0) {
+    if (r < 0 || mapping_db_save(meta, mapping, &nw, err, errlen) < 0) {
         rc = MI_RUNTIME;
         goto out;
     }
@@ -209,6 +236,7 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
         mi->log_err[0] = '\0';
     sbuf_free(&s);
 out:
+    free(mine);
     mapping_free(&nw);
     mapping_free(&ex);
     mapping_free(&old);
@@ -218,6 +246,7 @@ out:
 }
 
 void mapping_import_free(struct mapping_import *mi) {
+    sbuf_free(&mi->notes);
     sbuf_free(&mi->plan);
     sbuf_free(&mi->problems);
 }

@@ -38,6 +38,8 @@ struct mapping_import {
     bool applied;
     sbuf plan;          /* the plan, one line each ("+ index ...", "  ~ table ...") */
     sbuf problems;      /* validation problems, one line each (MI_INVALID) */
+    sbuf notes;         /* what was not checked here, one line each (another source's
+                         * index configs: sync/mapping/mapping_source.h) */
     int nproblems;
     char err[2048];
     char log_err[600];  /* stored, but not noted in sync_log: why ("" when noted) */

@@ -19,6 +19,7 @@
 #include "exit_codes.h"
 #include "sync/delayed/delayed.h"
 #include "sync/pipeline/docbuild.h"
+#include "sync/mapping/mapping_source.h"
 #include "json_exact.h"
 #include "jsonw.h"
 #include "log.h"
@@ -359,6 +360,13 @@ int check_run(struct producer *pr, const struct check_opts *o, struct check_resu
         }
         c.window = true;
     }
+    if (c.ix->source) { /* several sources: this one's documents (ss_source) */
+        sbuf f = SBUF_INIT;
+        sbuf_adds(&f, "{\"term\":{\"" MP_SOURCE_FIELD "\":");
+        json_escape(&f, c.ix->source, strlen(c.ix->source));
+        sbuf_adds(&f, "}}");
+        c.only = sbuf_detach(&f);
+    }
     int rc = EXIT_RUNTIME;
     if (c.window && c.nunits == 1) { /* (over shards: each shard's, mysql_side) */
         int w = related_windows(&c);
@@ -396,6 +404,7 @@ out:
     res->seconds = check_now_s() - t0;
     check_free_cands(c.c, c.nc);
     free(c.r);
+    free(c.only);
     sbuf_free(&c.ids);
     strset_clear(&c.legacy);
     strset_clear(&c.mysql_ids);

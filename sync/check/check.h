@@ -112,7 +112,8 @@ void check_result_json(const char *alias, const struct check_opts *o,
                        const struct check_result *r, size_t max_ids, sbuf *out);
 /* One row of check_runs for this run (rc: check_run's; error: its message
  * when it failed). 0, or -1 with err. */
-int check_record(struct st_mysql *meta, const char *source, const struct check_opts *o,
+int check_record(struct st_mysql *meta, const char *source, const char *mapping,
+                 const struct check_opts *o,
                  const struct check_result *r, int rc, const char *error, char *err,
                  size_t errlen);
 

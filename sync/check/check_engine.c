@@ -91,16 +91,33 @@ struct ebucket {
     unsigned long long count, hashed, sum;
 };
 
+/* "query": the query inner (JSON text), to this source's documents only
+ * when several sources feed the index (the others' are theirs to check) */
+static void add_query(const struct ctx *c, sbuf *q, const char *inner) {
+    sbuf_adds(q, "\"query\":");
+    if (c->only) sbuf_printf(q, "{\"bool\":{\"filter\":[%s,%s]}}", c->only, inner);
+    else sbuf_adds(q, inner);
+}
+
+/* the key-hash range [lo,hi) as a query */
+static void hash_range(char *out, size_t n, uint64_t lo, uint64_t hi) {
+    snprintf(out, n, "{\"range\":{\"" KEY_HASH_FIELD "\":{\"gte\":%llu,\"lt\":%llu}}}",
+             (unsigned long long)lo, (unsigned long long)hi);
+}
+
 /* the engine's histogram of [lo,hi) by iv: nb buckets (count, hashed, sum) */
 static int engine_hist(struct ctx *c, uint64_t lo, uint64_t hi, uint64_t iv, struct ebucket *eb,
                        size_t nb, unsigned long long *total) {
     sbuf q = SBUF_INIT;
+    char range[200];
+    hash_range(range, sizeof range, lo, hi);
+    sbuf_adds(&q, "{\"size\":0,\"track_total_hits\":true,");
+    add_query(c, &q, range);
     sbuf_printf(&q,
-                "{\"size\":0,\"track_total_hits\":true,\"query\":{\"range\":{\"" KEY_HASH_FIELD
-                "\":{\"gte\":%llu,\"lt\":%llu}}},\"aggs\":{\"b\":{\"histogram\":{\"field\":\"" KEY_HASH_FIELD
+                ",\"aggs\":{\"b\":{\"histogram\":{\"field\":\"" KEY_HASH_FIELD
                 "\",\"interval\":%llu,\"min_doc_count\":1},\"aggs\":{\"h\":{\"sum\":{\"field\":\"" CONTENT_HASH_FIELD
                 "\"}},\"n\":{\"value_count\":{\"field\":\"" CONTENT_HASH_FIELD "\"}}}}}}",
-                (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)iv);
+                (unsigned long long)iv);
     cJSON *j = check_engine_search(c, "?request_cache=false", &q);
     sbuf_free(&q);
     if (!j) return -1;
@@ -136,10 +153,12 @@ static int by_eid(const void *a, const void *b) {
 /* a leaf: both sides' ids and hashes merged by id */
 static int leaf(struct ctx *c, uint64_t lo, uint64_t hi) {
     sbuf q = SBUF_INIT;
-    sbuf_printf(&q,
-                "{\"size\":10000,\"_source\":false,\"docvalue_fields\":[\"" CONTENT_HASH_FIELD
-                "\"],\"query\":{\"range\":{\"" KEY_HASH_FIELD "\":{\"gte\":%llu,\"lt\":%llu}}}}",
-                (unsigned long long)lo, (unsigned long long)hi);
+    char range[200];
+    hash_range(range, sizeof range, lo, hi);
+    sbuf_adds(&q, "{\"size\":10000,\"_source\":false,\"docvalue_fields\":[\"" CONTENT_HASH_FIELD
+                  "\"],");
+    add_query(c, &q, range);
+    sbuf_addc(&q, '}');
     cJSON *j = check_engine_search(c, NULL, &q);
     sbuf_free(&q);
     if (!j) return -1;
@@ -243,9 +262,12 @@ static int drill(struct ctx *c, uint64_t lo, uint64_t hi) {
  * content (their number is reported; a repair rewrites them whole, with
  * hashes). With --since, only those of the window's rows. */
 static int legacy_docs(struct ctx *c) {
+    static const char unhashed[] =
+        "{\"bool\":{\"must_not\":{\"exists\":{\"field\":\"" KEY_HASH_FIELD "\"}}}}";
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "{\"size\":0,\"track_total_hits\":true,\"query\":{\"bool\":{\"must_not\":{"
-                  "\"exists\":{\"field\":\"" KEY_HASH_FIELD "\"}}}}}");
+    sbuf_adds(&q, "{\"size\":0,\"track_total_hits\":true,");
+    add_query(c, &q, unhashed);
+    sbuf_addc(&q, '}');
     cJSON *j = check_engine_search(c, NULL, &q);
     if (!j) return sbuf_free(&q), -1;
     unsigned long long n = total_hits(j);
@@ -257,8 +279,9 @@ static int legacy_docs(struct ctx *c) {
         strset_add(&c->mysql_ids, id, strlen(id));
     }
     sbuf_reset(&q);
-    sbuf_adds(&q, "{\"size\":5000,\"_source\":false,\"query\":{\"bool\":{\"must_not\":{"
-                  "\"exists\":{\"field\":\"" KEY_HASH_FIELD "\"}}}},\"sort\":[\"_doc\"]}");
+    sbuf_adds(&q, "{\"size\":5000,\"_source\":false,");
+    add_query(c, &q, unhashed);
+    sbuf_adds(&q, ",\"sort\":[\"_doc\"]}");
     j = check_engine_search(c, "?scroll=1m", &q);
     int rc = j ? 0 : -1;
     while (j) {
@@ -311,7 +334,7 @@ static int legacy_docs(struct ctx *c) {
  * (check_versions.h); each compared by content */
 static int written_elsewhere(struct ctx *c) {
     struct strset foreign = {0}, had = {0};
-    int rc = check_versions_scan(c->pr->p.k, c->ix->alias, c->o->stop, &foreign,
+    int rc = check_versions_scan(c->pr->p.k, c->ix->alias, c->only, c->o->stop, &foreign,
                                  &c->res->versions_listed, c->err, c->errlen);
     for (size_t i = 0; rc == 0 && i < c->nc; i++) strset_add(&had, c->c[i].id, strlen(c->c[i].id));
     for (size_t i = 0; rc == 0 && i < foreign.cap; i++) {

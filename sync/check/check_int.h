@@ -48,6 +48,8 @@ struct ctx {
     struct strset mysql_ids; /* filled only when there are legacy documents */
     struct strset *related;  /* window: per document table, keys reached from related
                               * tables changed in the window */
+    char *only;            /* several sources: the filter to this source's documents
+                            * ({"term":{"ss_source":...}}), NULL: every document */
     struct cand *c;
     size_t nc, capc;
     char *err;

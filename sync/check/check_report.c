@@ -66,7 +66,8 @@ void check_result_json(const char *alias, const struct check_opts *o,
 }
 
 
-int check_record(MYSQL *meta, const char *source, const struct check_opts *o,
+int check_record(MYSQL *meta, const char *source, const char *mapping,
+                 const struct check_opts *o,
                  const struct check_result *r, int rc, const char *error, char *err,
                  size_t errlen) {
     size_t n[5] = {0};
@@ -110,7 +111,7 @@ int check_record(MYSQL *meta, const char *source, const struct check_opts *o,
         sbuf_adds(&q, "INSERT INTO sync_log (source, index_id, event, detail, node) SELECT ");
         db_quote(meta, &q, source, strlen(source));
         sbuf_adds(&q, ", (SELECT id FROM index_configs WHERE source = ");
-        db_quote(meta, &q, source, strlen(source));
+        db_quote(meta, &q, mapping, strlen(mapping));
         sbuf_adds(&q, " AND alias = ");
         db_quote(meta, &q, o->alias, strlen(o->alias));
         sbuf_adds(&q, "), 'check', ");

@@ -63,7 +63,7 @@ static void run_all(struct schedule *sch, void *ud) {
         else
             log_warn("check", "%s: the scheduled check failed: %s", ix->alias, pr.err);
         char e[512];
-        if (check_record(pr.p.meta, cfg->source.name, &o, &res, crc,
+        if (check_record(pr.p.meta, cfg->source.name, config_mapping_name(cfg), &o, &res, crc,
                          crc == EXIT_RUNTIME || crc == EXIT_USAGE ? pr.err : NULL, e,
                          sizeof e) < 0)
             log_warn("check", "%s: the result was not recorded in check_runs: %s", ix->alias, e);

@@ -60,7 +60,8 @@ static cJSON *ask(struct search_conn *k, const char *method, const char *path, c
     return j;
 }
 
-int check_versions_scan(struct search_conn *k, const char *alias, volatile sig_atomic_t *stop,
+int check_versions_scan(struct search_conn *k, const char *alias, const char *only,
+                        volatile sig_atomic_t *stop,
                         struct strset *foreign, unsigned long long *listed, char *err,
                         size_t errlen) {
     char path[700], what[400];
@@ -69,9 +70,12 @@ int check_versions_scan(struct search_conn *k, const char *alias, volatile sig_a
              "hits.hits.fields", alias);
     snprintf(what, sizeof what, "listing the versions of %s's documents", alias);
     sbuf q = SBUF_INIT;
+    static const char hashed[] = "{\"exists\":{\"field\":\"" CONTENT_HASH_FIELD "\"}}";
     sbuf_printf(&q, "{\"size\":%d,\"_source\":false,\"version\":true,\"docvalue_fields\":[\"" INDEX_MAPPING_VERSION_FIELD
-                    "\"],\"query\":{\"exists\":{\"field\":\"" CONTENT_HASH_FIELD
-                    "\"}},\"sort\":[\"_doc\"]}", PAGE);
+                    "\"],\"query\":", PAGE);
+    if (only) sbuf_printf(&q, "{\"bool\":{\"filter\":[%s,%s]}}", only, hashed);
+    else sbuf_adds(&q, hashed);
+    sbuf_adds(&q, ",\"sort\":[\"_doc\"]}");
     cJSON *j = ask(k, "POST", path, &q, what, err, errlen);
     int rc = j ? 0 : -1;
     char *scroll = NULL;

@@ -34,11 +34,12 @@ struct search_conn;
  * written last by someone else. */
 bool check_versions_foreign(const cJSON *hit);
 
-/* List the documents of alias that carry ss_hash; add to *foreign the ids
- * of those check_versions_foreign says someone else wrote, and count every
- * one listed in *listed. 0, or -1 with err (stop set: given up between
- * pages). */
-int check_versions_scan(struct search_conn *k, const char *alias, volatile sig_atomic_t *stop,
+/* List the documents of alias that carry ss_hash (and match filter `only`, a
+ * query's JSON, when not NULL: one source's); add to *foreign the ids of
+ * those check_versions_foreign says someone else wrote, and count every one
+ * listed in *listed. 0, or -1 with err (stop set: given up between pages). */
+int check_versions_scan(struct search_conn *k, const char *alias, const char *only,
+                        volatile sig_atomic_t *stop,
                         struct strset *foreign, unsigned long long *listed, char *err,
                         size_t errlen);
 

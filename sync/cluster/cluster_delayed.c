@@ -86,7 +86,7 @@ struct delayed_worker *delayed_worker_start(const struct ss_config *cfg, const c
         free(w);
         return NULL;
     }
-    w->index_ids = delayed_index_ids(w->pr.p.meta, cfg->source.name, &w->pr.m, err, errlen);
+    w->index_ids = delayed_index_ids(w->pr.p.meta, config_mapping_name(cfg), &w->pr.m, err, errlen);
     if (!w->index_ids) {
         producer_close(&w->pr);
         free(w);

@@ -105,7 +105,8 @@ static struct mapping_gen *load_gen(struct cluster_jobs *cj) {
     struct mapping m = {0};
     db_params sp = db_params_source(cj->cfg);
     MYSQL *src = db_connect(&sp, cj->err, sizeof cj->err);
-    int rc = src ? mapping_db_load(cj->meta, cj->cfg->source.name, &m, cj->err, sizeof cj->err)
+    int rc = src ? mapping_db_load_for(cj->meta, config_mapping_name(cj->cfg),
+                                       cj->cfg->source.name, &m, cj->err, sizeof cj->err)
                  : -1;
     if (rc == 0 && mapping_check_source(src, &m, cj->err, sizeof cj->err) != 0) rc = -1;
     db_close(src);
@@ -294,8 +295,8 @@ static bool needs_rebalance(struct cluster_jobs *cj, const struct rebalance_stat
         sbuf q = SBUF_INIT;
         sbuf_adds(&q, "SELECT j.owner_node, j.rebalance_session FROM jobs j JOIN index_configs c "
                       "ON c.id = j.index_id AND c.state = 'changing' AND c.building_version = "
-                      "j.version JOIN index_versions v ON v.index_id = j.index_id AND v.version "
-                      "= j.version WHERE j.source = ");
+                      "j.version JOIN reindex_parts v ON v.index_id = j.index_id AND v.version "
+                      "= j.version AND v.source = j.source WHERE j.source = ");
         db_quote(cj->meta, &q, cj->cfg->source.name, strlen(cj->cfg->source.name));
         sbuf_adds(&q, " AND j.type = 'index' AND j.status IN ('init', 'running') AND "
                       "v.start_position IS NOT NULL UNION SELECT j.owner_node, "
@@ -334,7 +335,7 @@ static void resume_stuck_switches(struct cluster_jobs *cj) {
     if (db_ensure(&cj->meta, &cj->metap, cj->err, sizeof cj->err) < 0) return;
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT c.alias, c.building_version FROM index_configs c WHERE c.source = ");
-    db_quote(cj->meta, &q, cj->cfg->source.name, strlen(cj->cfg->source.name));
+    db_quote(cj->meta, &q, config_mapping_name(cj->cfg), strlen(config_mapping_name(cj->cfg)));
     sbuf_printf(&q, " AND c.state = 'switching' AND c.updated_at < NOW(3) - INTERVAL %d SECOND "
                     "AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.index_id = c.id AND j.version "
                     "= c.building_version AND j.type = 'index' AND j.status <> 'done')",

@@ -3,9 +3,9 @@
  * the nodes that answered, owner and session recorded in one transaction.
  *
  * Which jobs: those of versions being built (index_configs 'changing' with
- * that building_version) whose dual writes are on (index_versions.
- * start_position recorded by the reader), so no node reads a page before
- * live changes reach the version. Each weighs the rows it has left, as far
+ * that building_version) whose source's dual writes are on (its part's
+ * reindex_parts.start_position recorded by that source's reader), so no node
+ * reads a page before live changes reach the version. Each weighs the rows it has left, as far
  * as known: every bucket of a build holds about the same rows (the key's
  * quantiles), so a job's weight is the build's largest rows_read plus one
  * page's worth minus its own (a job nearly done is light, rebalance/split.c).
@@ -67,8 +67,8 @@ int job_assign(void *ud, const char *session, const char *const *nodes, size_t n
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT j.id, j.owner_node, j.rows_read, j.data_cursor IS NOT NULL FROM jobs j "
                   "JOIN index_configs c ON c.id = j.index_id AND c.state = 'changing' AND "
-                  "c.building_version = j.version JOIN index_versions v ON v.index_id = "
-                  "j.index_id AND v.version = j.version WHERE j.source = ");
+                  "c.building_version = j.version JOIN reindex_parts v ON v.index_id = "
+                  "j.index_id AND v.version = j.version AND v.source = j.source WHERE j.source = ");
     db_quote(m, &q, ctx->source, strlen(ctx->source));
     sbuf_adds(&q, " AND j.type = 'index' AND j.status IN ('init', 'running') AND "
                   "v.start_position IS NOT NULL ORDER BY j.index_id, j.version, j.bucket FOR "

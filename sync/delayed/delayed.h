@@ -155,8 +155,9 @@ int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
                 const struct delayed_opts *o, struct delayed_stats *st, FILE *out, char *err,
                 size_t errlen);
 /* index_configs.id of every index config of m, in m's order (what
- * delayed_run takes); NULL with err. */
-unsigned long long *delayed_index_ids(struct st_mysql *meta, const char *source,
+ * delayed_run takes), m being mapping `mapping`'s ([source] mapping); NULL
+ * with err. */
+unsigned long long *delayed_index_ids(struct st_mysql *meta, const char *mapping,
                                       const struct mapping *m, char *err, size_t errlen);
 /* The bucket (0..buckets-1) a document key is staged in: an integer key
  * MOD buckets (MySQL's CAST(key AS UNSIGNED)), any other CRC32(key) MOD

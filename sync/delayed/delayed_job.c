@@ -33,7 +33,7 @@ static int page_build(struct run *R, long ix, char **tables, char **keys, size_t
     const struct mapping *m = p->m;
     for (size_t i = 0; i < n; i++) {
         size_t t = (size_t)strtoul(tables[i], NULL, 10);
-        if (!m->indices[ix].unit) {
+        if (!mp_ids_templated(&m->indices[ix])) {
             changeset_add_doc(&cs, (size_t)ix, t, keys[i], strlen(keys[i]));
             continue;
         }

@@ -103,7 +103,8 @@ static int sink(struct run *R, const struct rt_chain *c, char *const *keys, size
         sbuf_printf(s, "%s(%llu,%llu,%u,%zu,", R->nstage ? "," : "", R->id,
                     R->index_ids[c->index], delayed_bucket(keys[i], num, R->buckets),
                     c->doctable);
-        if (ix->unit) { /* a shard's key: staged as the document's id, which names it */
+        if (mp_ids_templated(ix)) { /* a shard's (or source's) key: staged as the document's
+                                      * id, which names it */
             sbuf id = SBUF_INIT;
             mp_doc_id(ix, keys[i], strlen(keys[i]), &id);
             qs(R->meta, s, id.data);

@@ -29,7 +29,7 @@ static void run_once(struct schedule *sch, void *ud) {
     struct delayed_stats st;
     memset(&st, 0, sizeof st);
     if (rc == EXIT_OK) {
-        ids = delayed_index_ids(pr.p.meta, cfg->source.name, &pr.m, pr.err, sizeof pr.err);
+        ids = delayed_index_ids(pr.p.meta, config_mapping_name(cfg), &pr.m, pr.err, sizeof pr.err);
         rc = ids ? EXIT_OK : EXIT_RUNTIME;
     }
     if (rc == EXIT_OK) {

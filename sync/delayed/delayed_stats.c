@@ -39,12 +39,12 @@ void delayed_stats_print(const struct delayed_stats *st, FILE *out) {
 }
 
 /* index_configs.id of every index config of m, in m's order */
-unsigned long long *delayed_index_ids(MYSQL *meta, const char *source, const struct mapping *m,
+unsigned long long *delayed_index_ids(MYSQL *meta, const char *mapping, const struct mapping *m,
                                      char *err, size_t errlen) {
     unsigned long long *ids = xcalloc(m->nindices ? m->nindices : 1, sizeof *ids);
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT id, alias FROM index_configs WHERE source = ");
-    db_quote(meta, &q, source, strlen(source));
+    db_quote(meta, &q, mapping, strlen(mapping));
     MYSQL_RES *res = db_query(meta, q.data, q.len, err, errlen);
     sbuf_free(&q);
     if (!res) return free(ids), NULL;

@@ -2,6 +2,7 @@
  * cJSON tree; every number goes in as exact text (cJSON_CreateRaw). */
 #include "sync/mapping/index_mapping.h"
 #include "sync/mapping/mapping_shard.h"
+#include "sync/mapping/mapping_source.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +187,11 @@ static int mapping_body(const struct mp_index *ix, const struct search_dialect *
         cJSON *f = cJSON_CreateObject();
         cJSON_AddStringToObject(f, "type", "keyword");
         add_prop(props, MP_SHARD_FIELD, f);
+    }
+    if (mp_index_multi(ix)) { /* which source each document is of */
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "type", "keyword");
+        add_prop(props, MP_SOURCE_FIELD, f);
     }
     for (size_t i = 0; i < ix->ntables; i++) {
         const struct mp_table *t = &ix->tables[i];

@@ -76,6 +76,9 @@ void mp_index_free(struct mp_index *ix) {
     free(ix->state);
     free(ix->stopped);
     free(ix->id_template);
+    for (size_t i = 0; i < ix->nsources; i++) free(ix->sources[i]);
+    free(ix->sources);
+    free(ix->source);
     free(ix->unit);
     free(ix->pattern_db);
     free(ix->pattern_table);
@@ -165,6 +168,10 @@ void mp_index_copy(struct mp_index *o, const struct mp_index *ix) {
     o->state = dup0(ix->state);
     o->stopped = dup0(ix->stopped);
     o->id_template = dup0(ix->id_template);
+    o->sources = ix->nsources ? xcalloc(ix->nsources, sizeof *o->sources) : NULL;
+    for (size_t i = 0; i < ix->nsources; i++) o->sources[i] = xstrdup(ix->sources[i]);
+    o->nsources = ix->nsources;
+    o->source = dup0(ix->source);
     o->unit = dup0(ix->unit);
     o->pattern_db = dup0(ix->pattern_db);
     o->pattern_table = dup0(ix->pattern_table);
@@ -203,10 +210,12 @@ static void relation_types_from(struct mp_relation *r, size_t n, const struct mp
     }
 }
 
-int mapping_types_from(struct mapping *m, const struct mapping *validated, sbuf *errs) {
+int mapping_types_from(struct mapping *m, const struct mapping *validated, const bool *only,
+                       sbuf *errs) {
     int problems = 0;
     for (size_t i = 0; i < m->nindices; i++) {
         struct mp_index *ix = &m->indices[i];
+        if (only && !only[i]) continue;
         const struct mp_index *u = NULL;
         for (size_t j = 0; j < validated->nindices && !u; j++)
             if (!strcmp(validated->indices[j].alias, ix->alias)) u = &validated->indices[j];

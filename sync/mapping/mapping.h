@@ -121,7 +121,13 @@ struct mp_index {
     /* table patterns (sync/mapping/mapping_shard.h): from the file */
     char *id_template; /* "id": the document id made of {db} {table} {key} {name...};
                         * NULL: the default */
-    bool unique_keys;  /* "unique_keys": keys never collide across shards ({key}) */
+    bool unique_keys;  /* "unique_keys": keys never collide across shards and sources ({key}) */
+    /* several sources (sync/mapping/mapping_shard.h, mp_index_multi): from the file */
+    char **sources;    /* "sources": the sources whose rows are its documents (NULL: the
+                        * source named like the mapping) */
+    size_t nsources;
+    char *source;      /* the source this process builds its documents for, set when
+                        * the mapping is loaded for one (mapping_for_source); NULL: none */
     /* a unit: this config for one shard (mapping_expand), its names concrete */
     char *unit;        /* the shard's root table "db.table" (NULL: not a unit) */
     char *pattern_db, *pattern_table; /* the root's pattern, to match new shards */
@@ -145,9 +151,11 @@ void mapping_copy(struct mapping *out, const struct mapping *m);
 /* The column types validation filled into `validated` (m expanded into
  * units: mapping_shard.h), put into m: each index config of m takes them
  * from its first unit. An index config with table patterns and no unit (no
- * shard in the source) is a problem (one line in errs). Returns the number
- * of problems. */
-int mapping_types_from(struct mapping *m, const struct mapping *validated, sbuf *errs);
+ * shard in the source) is a problem (one line in errs). only: NULL, or
+ * m->nindices flags, false for an index config to leave as it is (another
+ * source's: sync/mapping/mapping_source.h). Returns the number of problems. */
+int mapping_types_from(struct mapping *m, const struct mapping *validated, const bool *only,
+                       sbuf *errs);
 /* The index config with this alias, NULL when none. */
 const struct mp_index *mp_index_named(const struct mapping *m, const char *alias);
 /* The column marked as the key among cols[0..n) (a table's or a relation's),
@@ -273,6 +281,15 @@ int mapping_check_where(struct st_mysql *src, const struct mapping *m, sbuf *err
  * transaction. */
 int mapping_db_load(struct st_mysql *meta, const char *source, struct mapping *out, char *err,
                     size_t errlen);
+/* The same for the daemon or a command of source `source` reading mapping
+ * `mapping` ([source] mapping, config_mapping_name): only the index configs
+ * the source feeds, made its own (mapping_for_source). */
+int mapping_db_load_for(struct st_mysql *meta, const char *mapping, const char *source,
+                        struct mapping *out, char *err, size_t errlen);
+/* ... for configuration cfg's source (config.h) */
+struct ss_config;
+int mapping_db_load_config(struct st_mysql *meta, const struct ss_config *cfg,
+                           struct mapping *out, char *err, size_t errlen);
 int mapping_db_save(struct st_mysql *meta, const char *source, const struct mapping *m,
                     char *err, size_t errlen);
 /* The checksums of the metadata tables a mapping is stored in (one CHECKSUM

@@ -10,6 +10,7 @@
 #include "db.h"
 #include "sync/mapping/mapping.h"
 #include "sync/mapping/mapping_shard.h"
+#include "sync/mapping/mapping_source.h"
 #include "log.h"
 
 static void seterr(char *err, size_t n, const char *what, MYSQL *m) {
@@ -283,8 +284,8 @@ int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err
     memset(out, 0, sizeof *out);
     sbuf sql = SBUF_INIT;
     sbuf_adds(&sql, "SELECT id, alias, state, current_version, epoch, history_retention, shards, "
-                    "replicas, join_field, analysis, stopped_reason, id_template, unique_keys "
-                    "FROM index_configs WHERE source = ");
+                    "replicas, join_field, analysis, stopped_reason, id_template, unique_keys, "
+                    "sources FROM index_configs WHERE source = ");
     q(m, &sql, source);
     sbuf_adds(&sql, " ORDER BY position, id");
     MYSQL_RES *r = db_query(m, sql.data, sql.len, err, errlen);
@@ -312,6 +313,7 @@ int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err
         ix->deliveries_stopped = ix->stopped != NULL;
         ix->id_template = dup_or_null(row[11]);
         ix->unique_keys = row[12] && atoi(row[12]);
+        mp_sources_split(ix, row[13]);
     }
     mysql_free_result(r);
     int rc = 0;
@@ -363,6 +365,18 @@ int mapping_db_load(MYSQL *m, const char *source, struct mapping *out, char *err
     sbuf_free(&sql);
     if (rc < 0) mapping_free(out);
     return rc;
+}
+
+int mapping_db_load_for(MYSQL *m, const char *mapping, const char *source, struct mapping *out,
+                        char *err, size_t errlen) {
+    if (mapping_db_load(m, mapping, out, err, errlen) < 0) return -1;
+    mapping_for_source(out, mapping, source);
+    return 0;
+}
+
+int mapping_db_load_config(MYSQL *m, const struct ss_config *cfg, struct mapping *out, char *err,
+                           size_t errlen) {
+    return mapping_db_load_for(m, config_mapping_name(cfg), cfg->source.name, out, err, errlen);
 }
 
 /* ------------------------------------------------------------------ save */
@@ -483,11 +497,12 @@ static int delete_index_children(MYSQL *m, unsigned long long id, char *err, siz
     return rc;
 }
 
-static int save_all(MYSQL *m, const char *source, const struct mapping *mp, char *err,
-                    size_t errlen) {
+/* The index configs of source no longer in mp: gone with their tables. 0,
+ * or -1 with err. */
+static int delete_gone(MYSQL *m, const char *source, const struct mapping *mp, char *err,
+                       size_t errlen) {
     sbuf s = SBUF_INIT;
     int rc = 0;
-    /* index configs no longer in the mapping: gone with their tables */
     sbuf_adds(&s, "SELECT id, alias FROM index_configs WHERE source = ");
     q(m, &s, source);
     sbuf_adds(&s, " FOR UPDATE");
@@ -514,12 +529,20 @@ static int save_all(MYSQL *m, const char *source, const struct mapping *mp, char
         if (rc == 0) rc = exec(m, &s, err, errlen);
     }
     free(gone);
+    sbuf_free(&s);
+    return rc;
+}
+
+static int save_all(MYSQL *m, const char *source, const struct mapping *mp, char *err,
+                    size_t errlen) {
+    sbuf s = SBUF_INIT;
+    int rc = delete_gone(m, source, mp, err, errlen);
     for (size_t i = 0; i < mp->nindices && rc == 0; i++) {
         const struct mp_index *ix = &mp->indices[i];
         sbuf_reset(&s);
         sbuf_adds(&s, "INSERT INTO index_configs (source, alias, history_retention, shards, "
-                      "replicas, join_field, analysis, id_template, unique_keys, position) "
-                      "VALUES (");
+                      "replicas, join_field, analysis, id_template, unique_keys, sources, "
+                      "position) VALUES (");
         q(m, &s, source);
         sbuf_addc(&s, ',');
         q(m, &s, ix->alias);
@@ -531,12 +554,18 @@ static int save_all(MYSQL *m, const char *source, const struct mapping *mp, char
         q(m, &s, ix->id_template);
         sbuf_addc(&s, ',');
         qb(&s, ix->unique_keys);
+        sbuf_addc(&s, ',');
+        sbuf srcs = SBUF_INIT;
+        mp_sources_join(ix, &srcs);
+        q(m, &s, srcs.len ? srcs.data : NULL);
+        sbuf_free(&srcs);
         sbuf_printf(&s,
                     ", %zu) ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id), "
                     "history_retention = VALUES(history_retention), shards = VALUES(shards), "
                     "replicas = VALUES(replicas), join_field = VALUES(join_field), "
                     "analysis = VALUES(analysis), id_template = VALUES(id_template), "
-                    "unique_keys = VALUES(unique_keys), position = VALUES(position)",
+                    "unique_keys = VALUES(unique_keys), sources = VALUES(sources), "
+                    "position = VALUES(position)",
                     i);
         if ((rc = exec(m, &s, err, errlen)) < 0) break;
         unsigned long long iid = mysql_insert_id(m);

@@ -14,6 +14,7 @@
 #include "jsonw.h"
 #include "sync/mapping/mapping.h"
 #include "sync/mapping/mapping_shard.h"
+#include "sync/mapping/mapping_source.h"
 
 /* ------------------------------------------------------------------ parse */
 
@@ -290,6 +291,30 @@ static int parse_table(struct pctx *c, const char *path, const cJSON *v, struct 
     return parse_relations(c, path, v, &t->relations, &t->nrelations, 0);
 }
 
+/* "sources": the names of the sources that feed the index config, each once
+ * (sync/mapping/mapping_source.h) */
+static int parse_sources(struct pctx *c, const char *path, const cJSON *v, struct mp_index *ix) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(v, "sources");
+    if (!a || cJSON_IsNull(a)) return 0;
+    if (!cJSON_IsArray(a) || !cJSON_GetArraySize(a))
+        return perr(c, path, "\"sources\" must be a non-empty array of source names "
+                    "([source] name of each source that feeds the index)");
+    size_t cnt = (size_t)cJSON_GetArraySize(a), i = 0;
+    ix->sources = xcalloc(cnt, sizeof *ix->sources);
+    for (const cJSON *it = a->child; it; it = it->next, i++) {
+        char p[600], why[256];
+        snprintf(p, sizeof p, "%s.sources[%zu]", path, i);
+        if (!cJSON_IsString(it)) return perr(c, p, "a source is named by a string");
+        if (mp_source_name_check(it->valuestring, why, sizeof why) < 0)
+            return perr(c, p, "%s", why);
+        for (size_t k = 0; k < ix->nsources; k++)
+            if (!strcmp(ix->sources[k], it->valuestring))
+                return perr(c, p, "source \"%s\" is listed twice", it->valuestring);
+        ix->sources[ix->nsources++] = xstrdup(it->valuestring);
+    }
+    return 0;
+}
+
 static int parse_index(struct pctx *c, const char *path, const cJSON *v, struct mp_index *ix) {
     memset(ix, 0, sizeof *ix);
     ix->shards = 1;
@@ -297,8 +322,8 @@ static int parse_index(struct pctx *c, const char *path, const cJSON *v, struct 
     ix->history_retention = 2;
     if (!cJSON_IsObject(v)) return perr(c, path, "an index config is an object");
     static const char *const keys[] = {"alias", "shards", "replicas", "history_retention",
-                                       "join_field", "analysis", "id", "unique_keys", "tables",
-                                       NULL};
+                                       "join_field", "analysis", "id", "unique_keys",
+                                       "sources", "tables", NULL};
     if (only_keys(c, path, v, keys) < 0 || get_str(c, path, v, "alias", true, &ix->alias) < 0 ||
         get_str(c, path, v, "id", false, &ix->id_template) < 0 ||
         get_bool(c, path, v, "unique_keys", &ix->unique_keys) < 0 ||
@@ -308,6 +333,7 @@ static int parse_index(struct pctx *c, const char *path, const cJSON *v, struct 
         get_str(c, path, v, "join_field", false, &ix->join_field) < 0)
         return -1;
     if (!ix->join_field) ix->join_field = xstrdup("relation");
+    if (parse_sources(c, path, v, ix) < 0) return -1;
     const cJSON *an = cJSON_GetObjectItemCaseSensitive(v, "analysis");
     if (an && !cJSON_IsNull(an)) {
         if (!cJSON_IsObject(an)) return perr(c, path, "\"analysis\" must be an object");
@@ -530,6 +556,12 @@ static void w_index(jsonw *w, const struct mp_index *ix) {
     if (ix->analysis) {
         jw_key(w, "analysis");
         jw_raw(w, ix->analysis, strlen(ix->analysis));
+    }
+    if (ix->nsources) {
+        jw_key(w, "sources");
+        jw_arr_open(w);
+        for (size_t i = 0; i < ix->nsources; i++) jw_str(w, ix->sources[i]);
+        jw_arr_close(w);
     }
     w_opt(w, "id", ix->id_template);
     if (ix->unique_keys) {

@@ -264,8 +264,13 @@ bool mp_index_sharded(const struct mp_index *ix) {
 
 const char *mp_id_template(const struct mp_index *ix) {
     if (ix->id_template) return ix->id_template;
-    return mp_index_sharded(ix) && !ix->unique_keys ? MP_ID_TEMPLATE_SHARDED : "{key}";
+    if (ix->unique_keys) return "{key}";
+    bool sharded = mp_index_sharded(ix);
+    if (mp_index_multi(ix)) return sharded ? MP_ID_TEMPLATE_SOURCES_SHARDED : MP_ID_TEMPLATE_SOURCES;
+    return sharded ? MP_ID_TEMPLATE_SHARDED : "{key}";
 }
+
+bool mp_index_multi(const struct mp_index *ix) { return ix->nsources > 1; }
 
 int mp_id_template_check(const struct mp_index *ix, char *why, size_t whylen) {
     const char *t = mp_id_template(ix);
@@ -281,6 +286,7 @@ int mp_id_template_check(const struct mp_index *ix, char *why, size_t whylen) {
         mp_pattern_names(tb, &names, &nn);
     }
     int keys = 0, rc = 0;
+    bool source = false;
     for (int i = 0; i < n && rc == 0; i++) {
         if (!v[i].ph) continue;
         if (v[i].re) {
@@ -289,12 +295,14 @@ int mp_id_template_check(const struct mp_index *ix, char *why, size_t whylen) {
             rc = -1;
         } else if (!strcmp(v[i].name, "key")) {
             keys++;
+        } else if (!strcmp(v[i].name, "source")) {
+            source = true;
         } else if (strcmp(v[i].name, "db") && strcmp(v[i].name, "table")) {
             bool known = false;
             for (size_t k = 0; k < nn; k++) known |= !strcmp(names[k], v[i].name);
             if (!known) {
-                snprintf(why, whylen, "id template \"%s\": {%s} is none of {key}, {db}, {table} "
-                         "or a placeholder the root table binds", t, v[i].name);
+                snprintf(why, whylen, "id template \"%s\": {%s} is none of {key}, {source}, "
+                         "{db}, {table} or a placeholder the root table binds", t, v[i].name);
                 rc = -1;
             }
         }
@@ -303,12 +311,21 @@ int mp_id_template_check(const struct mp_index *ix, char *why, size_t whylen) {
         snprintf(why, whylen, "id template \"%s\" must hold {key} exactly once", t);
         rc = -1;
     }
+    /* two sources may hold one key: without the source in the id, their rows
+     * would be one document written with versions of two binlogs */
+    if (rc == 0 && mp_index_multi(ix) && !ix->unique_keys && !source) {
+        snprintf(why, whylen, "id template \"%s\" must hold {source}: the index config has "
+                 "%zu sources, whose keys may collide (or set \"unique_keys\": true when keys "
+                 "are unique across every source)", t, ix->nsources);
+        rc = -1;
+    }
     for (size_t k = 0; k < nn; k++) free(names[k]);
     free(names);
     return rc;
 }
 
-/* id_pre and id_post of a unit: the template with the shard's values */
+/* id_pre and id_post of a unit (or of an index config of several sources):
+ * the template with the shard's values and the source's name */
 static void unit_ids(struct mp_index *u, char **binds, size_t nbinds) {
     const char *t = mp_id_template(u);
     char why[256];
@@ -322,6 +339,7 @@ static void unit_ids(struct mp_index *u, char **binds, size_t nbinds) {
         else if (!strcmp(v[i].name, "key")) cur = &post;
         else if (!strcmp(v[i].name, "db")) sbuf_adds(cur, u->tables[0].db);
         else if (!strcmp(v[i].name, "table")) sbuf_adds(cur, u->tables[0].table);
+        else if (!strcmp(v[i].name, "source")) sbuf_adds(cur, u->source ? u->source : "");
         else {
             const char *b = bound(binds, nbinds, v[i].name);
             sbuf_adds(cur, b ? b : "");
@@ -334,6 +352,12 @@ static void unit_ids(struct mp_index *u, char **binds, size_t nbinds) {
     }
     u->id_pre = sbuf_detach(&pre);
     u->id_post = sbuf_detach(&post);
+}
+
+void mp_index_make_ids(struct mp_index *ix) {
+    free(ix->id_pre), free(ix->id_post);
+    ix->id_pre = ix->id_post = NULL;
+    unit_ids(ix, NULL, 0);
 }
 
 void mp_doc_id(const struct mp_index *ix, const char *key, size_t len, sbuf *out) {

@@ -34,6 +34,10 @@
 #include "sync/mapping/mapping.h"
 
 #define MP_ID_TEMPLATE_SHARDED "{db}.{table}:{key}"
+/* an index config of several sources (sync/mapping/mapping_source.h): the
+ * source first, so no two sources make one id */
+#define MP_ID_TEMPLATE_SOURCES "{source}:{key}"
+#define MP_ID_TEMPLATE_SOURCES_SHARDED "{source}:{db}.{table}:{key}"
 /* the field of a unit's documents naming its shard ("db.table"), so that a
  * shard's documents are found again when it is dropped */
 #define MP_SHARD_FIELD "ss_shard"
@@ -65,12 +69,22 @@ bool mp_pattern_match(const char *part, const char *name, char ***binds, size_t 
 char *mp_pattern_subst(const char *part, char *const *binds, size_t nbinds, char *why,
                        size_t whylen);
 
-/* The id template of index config ix (its own, or the default: `{key}`
- * without patterns or with unique_keys, else MP_ID_TEMPLATE_SHARDED); check
- * it: {key} exactly once, other placeholders db, table or a bound name. 0 or
- * -1 with why. */
+/* Is index config ix fed by several sources ("sources" lists two or more)? */
+bool mp_index_multi(const struct mp_index *ix);
+
+/* The id template of index config ix (its own, or the default: `{key}` with
+ * unique_keys or without patterns and sources, MP_ID_TEMPLATE_SHARDED with
+ * patterns, MP_ID_TEMPLATE_SOURCES(_SHARDED) with several sources); check
+ * it: {key} exactly once, other placeholders source, db, table or a bound
+ * name, and {source} there when several sources may share a key. 0 or -1
+ * with why. */
 const char *mp_id_template(const struct mp_index *ix);
 int mp_id_template_check(const struct mp_index *ix, char *why, size_t whylen);
+
+/* The ids of index config ix that is no unit (an index config of several
+ * sources without patterns): id_pre and id_post from its template, {source}
+ * its ix->source, {db} and {table} its root's. */
+void mp_index_make_ids(struct mp_index *ix);
 
 /* A table of the source, for expansion. */
 struct mp_source_table {
@@ -97,6 +111,12 @@ int mapping_expand(struct st_mysql *src, struct mapping *m, char *const *keep, s
 /* Is db.table a shard the root pattern of index config ix (a unit, or the
  * config itself) would match? */
 bool mp_index_matches_shard(const struct mp_index *ix, const char *db, const char *table);
+
+/* Are the ids of ix's documents made by a template (a unit's, an index
+ * config's of several sources), not the plain key? */
+static inline bool mp_ids_templated(const struct mp_index *ix) {
+    return ix->id_pre || ix->id_post;
+}
 
 /* The document id of key `key` (as a document table's rows give it: the
  * key, or join-key) in unit ix: with its id template applied. */

@@ -398,7 +398,7 @@ static int run_subsystems(struct daemon *dm, bool from_current, int *exit_code) 
         return -1;
     }
     /* reindexes (a first sync, or one resumed after a restart) */
-    struct build_table *bt = build_table_read(&dm->sv.meta, &dm->sv.metap, cfg->source.name,
+    struct build_table *bt = build_table_read(&dm->sv.meta, &dm->sv.metap, config_mapping_name(cfg),
                                               dm->sv.err, sizeof dm->sv.err);
     if (!bt) {
         snprintf(dm->err, sizeof dm->err, "reading the build table: %.900s", dm->sv.err);
@@ -411,7 +411,7 @@ static int run_subsystems(struct daemon *dm, bool from_current, int *exit_code) 
     if (shard_joins_start(&dm->joins, cfg) < 0)
         log_warn("run", "the shard joins thread could not start: shards that join are not read "
                  "into the live version (searchsync check --repair finds their documents)");
-    else if (shard_joins_at_start(&dm->joins, dm->p.meta, cfg->source.name, &dm->gen->m,
+    else if (shard_joins_at_start(&dm->joins, dm->p.meta, config_mapping_name(cfg), &dm->gen->m,
                                   dm->err, sizeof dm->err) < 0)
         log_warn("run", "the shards the live versions have read are not known (%s): those "
                  "that joined while no daemon ran are read at the next start", dm->err);

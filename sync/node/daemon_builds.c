@@ -68,6 +68,66 @@ static void drop_leftover(struct daemon *dm, const char *phys) {
 
 
 
+/* Build b's dual writes are on from the reader's position now: recorded as
+ * this source's part's start position, and (the first source's) the
+ * version's and its run's. A failure is said; the part is planned anyway. */
+static void record_start(struct daemon *dm, const struct build *b) {
+    struct pipeline *p = &dm->p;
+    sbuf q = SBUF_INIT;
+    char err[512];
+    char pos[sizeof dm->env.start_pos + BL_FILE_MAX + 64];
+    bl_pos last;
+    if (dm->source->last_end && dm->source->last_end(dm->source_state, &last))
+        snprintf(pos, sizeof pos, "%s:%llu", last.file, (unsigned long long)last.pos);
+    else
+        snprintf(pos, sizeof pos, "%s",
+                 dm->env.start_pos[0] ? dm->env.start_pos : "start");
+    /* this source's part of it, and (the first source's) the version's */
+    const char *tabs[] = {"reindex_parts", "index_versions", "reindex_runs"};
+    const char *mapping = config_mapping_name(dm->cfg), *me = dm->cfg->source.name;
+    for (int k = 0; k < 3; k++) {
+        sbuf_reset(&q);
+        sbuf_printf(&q, "UPDATE %s SET start_position = COALESCE(start_position, ", tabs[k]);
+        db_quote(p->meta, &q, pos, strlen(pos));
+        sbuf_printf(&q, ") WHERE version = %u AND index_id = (SELECT id FROM index_configs "
+                        "WHERE source = ", b->version);
+        db_quote(p->meta, &q, mapping, strlen(mapping));
+        sbuf_adds(&q, " AND alias = ");
+        db_quote(p->meta, &q, b->alias, strlen(b->alias));
+        sbuf_addc(&q, ')');
+        if (k == 0) {
+            sbuf_adds(&q, " AND source = ");
+            db_quote(p->meta, &q, me, strlen(me));
+        }
+        if (db_exec(p->meta, q.data, err, sizeof err) < 0)
+            log_warn("run", "start position of %s not recorded: %s", b->phys, err);
+    }
+    log_info("run", "%s: live changes from %s on are also written to %s (mapping "
+             "generation %lu pinned for its pages)", b->alias, pos, b->phys,
+             b->gen->id);
+    sbuf_free(&q);
+}
+
+/* This source's part of build b planned (reindex_plan_part), or said once
+ * why not: true once it is. */
+static bool plan_part(struct daemon *dm, struct build *b) {
+    struct pipeline *p = &dm->p;
+    char err[512];
+    int prc = REINDEX_ERR;
+    if (db_ensure(&p->src, &p->srcp, err, sizeof err) == 0 &&
+        db_ensure(&p->meta, &p->metap, err, sizeof err) == 0)
+        prc = reindex_plan_part(dm->cfg, p->meta, p->src, &b->gen->m, b->alias, b->version, err,
+                                sizeof err);
+    b->planned = prc == REINDEX_OK;
+    if (!b->planned && !b->plan_said) {
+        log_warn("run", "%s: version %u: the part of source %s is not planned yet (%s): tried "
+                 "again at the next poll; the switch waits for it", b->alias, b->version,
+                 dm->cfg->source.name, err);
+        b->plan_said = true;
+    }
+    return b->planned;
+}
+
 /* Between transactions (reader thread): the build table the supervisor
  * read. A new build gets dual writes from the next transaction on — its
  * position recorded, the generation in force pinned — and only then its
@@ -77,7 +137,6 @@ static void drop_leftover(struct daemon *dm, const char *phys) {
 void builds_apply(struct daemon *dm, const struct build_table *t) {
     struct pipeline *p = &dm->p;
     struct mapping *m = &dm->gen->m;
-    sbuf q = SBUF_INIT;
     char err[512];
     bool *seen = xcalloc(p->nbuilds + 1, sizeof *seen);
     size_t nb0 = p->nbuilds;
@@ -115,7 +174,7 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
             char *phys = xstrdup(p->builds[bi].phys);
             bool live = ix->current_version == p->builds[bi].version;
             if (live && ix->unit) { /* the shards it was built from: read whole */
-                if (shards_read_set(p->meta, dm->cfg->source.name, ix->alias,
+                if (shards_read_set(p->meta, config_mapping_name(dm->cfg), ix->alias,
                                     &p->builds[bi].gen->m, err, sizeof err) < 0)
                     log_warn("run", "%s: the shards of version %u are not recorded (%s): those "
                              "that joined since are read again at the next start", ix->alias,
@@ -168,36 +227,23 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
             *b = (struct build){.alias = xstrdup(ix->alias),
                                 .phys = index_version_dup(ix->alias, bv), .version = bv,
                                 .gen = mapping_gen_ref(dm->gen)};
-            char pos[sizeof dm->env.start_pos + BL_FILE_MAX + 64];
-            bl_pos last;
-            if (dm->source->last_end && dm->source->last_end(dm->source_state, &last))
-                snprintf(pos, sizeof pos, "%s:%llu", last.file, (unsigned long long)last.pos);
-            else
-                snprintf(pos, sizeof pos, "%s",
-                         dm->env.start_pos[0] ? dm->env.start_pos : "start");
-            const char *tabs[] = {"index_versions", "reindex_runs"};
-            for (int k = 0; k < 2; k++) {
-                sbuf_reset(&q);
-                sbuf_printf(&q, "UPDATE %s SET start_position = COALESCE(start_position, ", tabs[k]);
-                db_quote(p->meta, &q, pos, strlen(pos));
-                sbuf_printf(&q, ") WHERE version = %u AND index_id = (SELECT id FROM index_configs "
-                                "WHERE source = ", bv);
-                db_quote(p->meta, &q, dm->cfg->source.name, strlen(dm->cfg->source.name));
-                sbuf_adds(&q, " AND alias = ");
-                db_quote(p->meta, &q, ix->alias, strlen(ix->alias));
-                sbuf_addc(&q, ')');
-                if (db_exec(p->meta, q.data, err, sizeof err) < 0)
-                    log_warn("run", "start position of %s not recorded: %s", b->phys, err);
-            }
-            log_info("run", "%s: live changes from %s on are also written to %s (mapping "
-                     "generation %lu pinned for its pages)", ix->alias, pos, b->phys,
-                     b->gen->id);
+            record_start(dm, b);
         }
         struct build *b = &p->builds[bi];
+        /* this source's part: planned once its dual writes are on, from its
+         * own server's keys, before any of its jobs is read (a source down
+         * holds it here, and the version's switch with it, not the others) */
+        if (!b->planned && !plan_part(dm, b)) continue;
         if (b->runner && reindex_runner_done(b->runner)) {
             reindex_runner_free(b->runner);
             b->runner = NULL;
+            b->ran = true;
         }
+        /* this source's part ran to its end and the build still changes:
+         * the other sources' parts are left, the last of them switches; a
+         * runner started again here would find nothing to do. Only a switch
+         * left halfway (its switcher gone) is this runner's to finish. */
+        if (b->ran && strcmp(bw->state, "switching") != 0) continue;
         /* in a cluster, rebalances give the jobs to the nodes
          * (sync/cluster/cluster_jobs.c); the reader keeps the dual writes */
         if (!b->runner && !dm->cluster.started) {
@@ -210,7 +256,6 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
     for (size_t i = nb0; i-- > 0;) /* builds whose index config is gone */
         if (!seen[i] && i < p->nbuilds) builds_stop(dm, i, "its index config is gone", false);
     free(seen);
-    sbuf_free(&q);
 }
 
 /* A mapping generation is adopted. A version being built reads its pages
@@ -242,9 +287,20 @@ bool builds_mapping_changed(struct daemon *dm, const struct mapping_gen *nw) {
         unsigned was = p->builds[i].version;
         changed = true;
         builds_stop(dm, i, "its index config was edited", false);
-        if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0 ||
-            reindex_reset(dm->cfg, p->k, p->meta, al, "mapping edited during the build", err,
-                          sizeof err) != REINDEX_OK) {
+        /* that version only: with several sources, the first daemon to see
+         * the edit cancels it and queues the next; the others find it gone */
+        int crc = db_ensure(&p->meta, &p->metap, err, sizeof err) < 0
+                      ? REINDEX_ERR
+                      : reindex_cancel_version(dm->cfg, p->k, p->meta, al, was,
+                                               "mapping edited during the build", err,
+                                               sizeof err);
+        if (crc == REINDEX_REFUSED) {
+            log_info("run", "%s: the mapping was edited while version %u was built: that build "
+                     "was cancelled already (%s)", al, was, err);
+            free(al);
+            continue;
+        }
+        if (crc != REINDEX_OK) {
             log_error("run", "%s: the mapping was edited while version %u was built, and that "
                       "build could not be cancelled (%s): run `searchsync reindex --reset` "
                       "and reindex again, or its documents may follow two mappings",

@@ -15,6 +15,7 @@
 #include "sync/node/daemon.h"
 #include "sync/pipeline/ddl_tables.h"
 #include "sync/mapping/mapping_shard.h"
+#include "sync/mapping/mapping_source.h"
 #include "sync/reindex/reindex.h"
 #include "log.h"
 #include "jsonw.h"
@@ -189,6 +190,9 @@ static void wait_judged(struct daemon *dm, unsigned long seq) {
  * this). Reader thread, at the statement's position. */
 static void shard_gone(struct daemon *dm, const char *alias, const char *label) {
     struct pipeline *p = &dm->p;
+    /* several sources: this source's shard of that name only */
+    const struct mp_index *ix = mapping_gen_index(dm->gen, alias);
+    const char *src = ix && mp_index_multi(ix) ? dm->cfg->source.name : NULL;
     int drc = deliver_drain(p->d, dm->cfg->delivery.drain_timeout_ms);
     if (drc != DELIVER_OK)
         log_warn("run", "index %s: the writes queued before shard %s went were not all "
@@ -203,10 +207,27 @@ static void shard_gone(struct daemon *dm, const char *alias, const char *label) 
     jw_obj_open(&w);
     jw_key(&w, "query");
     jw_obj_open(&w);
+    jw_key(&w, "bool");
+    jw_obj_open(&w);
+    jw_key(&w, "filter");
+    jw_arr_open(&w);
+    jw_obj_open(&w);
     jw_key(&w, "term");
     jw_obj_open(&w);
     jw_key(&w, MP_SHARD_FIELD);
     jw_str(&w, label);
+    jw_obj_close(&w);
+    jw_obj_close(&w);
+    if (src) { /* another source may have a shard of that name */
+        jw_obj_open(&w);
+        jw_key(&w, "term");
+        jw_obj_open(&w);
+        jw_key(&w, MP_SOURCE_FIELD);
+        jw_str(&w, src);
+        jw_obj_close(&w);
+        jw_obj_close(&w);
+    }
+    jw_arr_close(&w);
     jw_obj_close(&w);
     jw_obj_close(&w);
     jw_obj_close(&w);
@@ -228,7 +249,13 @@ static void shard_gone(struct daemon *dm, const char *alias, const char *label) 
     sbuf_free(&path);
     sbuf_free(&body);
     char e[512];
-    if (shards_read_add(p->meta, dm->cfg->source.name, alias, label, false, e, sizeof e) < 0)
+    sbuf l = SBUF_INIT;
+    if (src) sbuf_printf(&l, "%s/", src);
+    sbuf_adds(&l, label);
+    int arc = shards_read_add(p->meta, config_mapping_name(dm->cfg), alias, l.data, false, e,
+                              sizeof e);
+    sbuf_free(&l);
+    if (arc < 0)
         log_warn("run", "index %s: shard %s is gone, but not recorded so (%s)", alias, label, e);
 }
 

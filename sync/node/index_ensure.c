@@ -13,6 +13,7 @@
  *
  * Supervisor thread, on its connections (struct supervisor's meta, src, k);
  * nothing here runs on the reader or wakes anyone. */
+#include "sync/mapping/mapping_shard.h"
 #include "sync/node/index_ensure.h"
 
 #include <stdio.h>
@@ -41,7 +42,7 @@ static void drop_failed_builds(struct supervisor *sv, const struct mp_index *ix)
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT r.version FROM reindex_runs r JOIN index_configs c ON c.id = "
                   "r.index_id WHERE r.status IN ('failed', 'cancelled') AND c.source = ");
-    db_quote(sv->meta, &q, sv->cfg->source.name, strlen(sv->cfg->source.name));
+    db_quote(sv->meta, &q, config_mapping_name(sv->cfg), strlen(config_mapping_name(sv->cfg)));
     sbuf_adds(&q, " AND c.alias = ");
     db_quote(sv->meta, &q, ix->alias, strlen(ix->alias));
     char err[256];
@@ -90,7 +91,7 @@ int index_ensure(struct supervisor *sv, struct mp_index *ix) {
         sbuf q = SBUF_INIT;
         sbuf_printf(&q, "UPDATE index_configs SET state = IF(state = 'unavailable', 'available', "
                         "state), current_version = %u WHERE source = ", v);
-        db_quote(sv->meta, &q, sv->cfg->source.name, strlen(sv->cfg->source.name));
+        db_quote(sv->meta, &q, config_mapping_name(sv->cfg), strlen(config_mapping_name(sv->cfg)));
         sbuf_adds(&q, " AND alias = ");
         db_quote(sv->meta, &q, ix->alias, strlen(ix->alias));
         rc = db_exec(sv->meta, q.data, sv->err, sizeof sv->err);
@@ -104,10 +105,18 @@ int index_ensure(struct supervisor *sv, struct mp_index *ix) {
     struct reindex_request req = {ix->alias, 0, false,
                                   ix->current_version ? "the alias is missing in the engine"
                                                       : "first sync"};
-    if (db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0 ||
-        reindex_request(sv->cfg, sv->client, k, sv->meta, sv->src, &req, &v, sv->err,
-                        sizeof sv->err) != REINDEX_OK)
+    int rr = db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0
+                 ? REINDEX_ERR
+                 : reindex_request(sv->cfg, sv->client, k, sv->meta, sv->src, &req, &v, sv->err,
+                                   sizeof sv->err);
+    if (rr == REINDEX_REFUSED && mp_index_multi(ix) && strstr(sv->err, "already being rebuilt")) {
+        /* several sources start together: another one's daemon queued it
+         * first; this one plans its part when it follows the build */
+        log_info("run", "%s: %s", ix->alias, sv->err);
+        sv->err[0] = '\0';
+    } else if (rr != REINDEX_OK) {
         rc = -1;
+    }
 out:
     search_resp_free(&r);
     return rc;

@@ -28,6 +28,7 @@
  *     not routed to it: only a rebuild makes its documents whole again.
  * The documents of the stopped version stay as they were (never garbage);
  * `searchsync status` and /api/v1/status show the reason. */
+#include "sync/mapping/mapping_shard.h"
 #include "sync/node/index_stop.h"
 
 #include <stdio.h>
@@ -121,12 +122,14 @@ void index_stop_reason(const struct mp_index *ix, const struct mp_schema *schema
 static void sync_log(struct supervisor *sv, const char *alias, const char *event,
                      const char *detail) {
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "INSERT INTO sync_log (source, index_id, event, detail) SELECT source, id, ");
+    sbuf_adds(&q, "INSERT INTO sync_log (source, index_id, event, detail) SELECT ");
+    quote(sv->meta, &q, sv->cfg->source.name);
+    sbuf_adds(&q, ", id, ");
     quote(sv->meta, &q, event);
     sbuf_adds(&q, ", ");
     quote(sv->meta, &q, detail);
     sbuf_adds(&q, " FROM index_configs WHERE source = ");
-    quote(sv->meta, &q, sv->cfg->source.name);
+    quote(sv->meta, &q, config_mapping_name(sv->cfg));
     sbuf_adds(&q, " AND alias = ");
     quote(sv->meta, &q, alias);
     char e[512];
@@ -134,18 +137,26 @@ static void sync_log(struct supervisor *sv, const char *alias, const char *event
     sbuf_free(&q);
 }
 
-int index_stop(struct supervisor *sv, const struct mp_index *ix, const char *reason) {
-    sbuf q = SBUF_INIT;
+int index_stop(struct supervisor *sv, const struct mp_index *ix, const char *reason_) {
+    sbuf q = SBUF_INIT, rs = SBUF_INIT;
+    /* several sources: the stop is the index config's, for all of them; its
+     * reason names the source that no longer fits */
+    if (mp_index_multi(ix)) sbuf_printf(&rs, "source %s: ", sv->cfg->source.name);
+    sbuf_adds(&rs, reason_);
+    const char *reason = rs.data;
     sbuf_adds(&q, "UPDATE index_configs SET stopped_reason = CONCAT(DATE_FORMAT(NOW(), "
                   "'%Y-%m-%d %H:%i:%s '), ");
     quote(sv->meta, &q, reason);
     sbuf_adds(&q, ") WHERE stopped_reason IS NULL AND source = ");
-    quote(sv->meta, &q, sv->cfg->source.name);
+    quote(sv->meta, &q, config_mapping_name(sv->cfg));
     sbuf_adds(&q, " AND alias = ");
     quote(sv->meta, &q, ix->alias);
     long long n = db_exec_rows(sv->meta, q.data, sv->err, sizeof sv->err);
     sbuf_free(&q);
-    if (n <= 0) return n < 0 ? -1 : 0;
+    if (n <= 0) {
+        sbuf_free(&rs);
+        return n < 0 ? -1 : 0;
+    }
     log_error("run", "index %s stopped: %s", ix->alias, reason);
     sync_log(sv, ix->alias, "index stopped", reason);
     /* a version being built from the mapping that no longer fits would be
@@ -159,6 +170,7 @@ int index_stop(struct supervisor *sv, const struct mp_index *ix, const char *rea
                                       (sv->ncancel_pending + 1) * sizeof(char *));
         sv->cancel_pending[sv->ncancel_pending++] = xstrdup(ix->alias);
     }
+    sbuf_free(&rs);
     return 1;
 }
 
@@ -168,7 +180,7 @@ void index_stop_name_cause(struct supervisor *sv, const struct mp_index *ix, con
                   "'%Y-%m-%d %H:%i:%s '), ");
     quote(sv->meta, &q, reason);
     sbuf_adds(&q, ") WHERE stopped_reason LIKE '%" INDEX_STOP_REFUSED "%' AND source = ");
-    quote(sv->meta, &q, sv->cfg->source.name);
+    quote(sv->meta, &q, config_mapping_name(sv->cfg));
     sbuf_adds(&q, " AND alias = ");
     quote(sv->meta, &q, ix->alias);
     char e[512];

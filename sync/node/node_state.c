@@ -42,6 +42,17 @@ static void write_state(struct node_state *ns, const char *role_override) {
     jw_bool(&w, engine_up);
     jw_key(&w, "fuses_blown");
     jw_raw(&w, fuses.data, fuses.len);
+    /* its source lost: other sources' status names it (several sources
+     * feed one index, docs/cluster.md) */
+    struct reader_figures f = reader_stats_copy(ns->rs);
+    jw_key(&w, "source_up");
+    jw_bool(&w, !f.source_down_ms);
+    if (f.source_down_ms) {
+        jw_key(&w, "source_down_since_ms");
+        jw_int(&w, f.source_down_ms);
+        jw_key(&w, "source_error");
+        jw_str(&w, f.source_err);
+    }
     jw_obj_close(&w);
     sbuf_free(&fuses);
     /* unchanged since the last write: nothing to write */

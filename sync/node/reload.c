@@ -120,7 +120,7 @@ void reload_dump(struct supervisor *sv) {
         }
     }
     struct build_table *bt =
-        build_table_read(&sv->meta, &sv->metap, cfg->source.name, sv->err, sizeof sv->err);
+        build_table_read(&sv->meta, &sv->metap, config_mapping_name(cfg), sv->err, sizeof sv->err);
     if (!bt) {
         DUMP("builds: not readable now: %s", sv->err);
     } else {

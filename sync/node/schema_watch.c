@@ -330,7 +330,7 @@ int schema_watch_judge(struct supervisor *sv, const char *forced, bool at_start,
     if (sv->published) schema_watch_keep(w, &sv->published->m, &keep, &nkeep);
     if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0 ||
         db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0 ||
-        mapping_db_load(sv->meta, sv->cfg->source.name, &m, sv->err, sizeof sv->err) < 0 ||
+        mapping_db_load_config(sv->meta, sv->cfg, &m, sv->err, sizeof sv->err) < 0 ||
         mapping_expand(sv->src, &m, keep, nkeep, NULL, sv->err, sizeof sv->err) < 0 ||
         mapping_schema_load(sv->src, &m, &schema, sv->err, sizeof sv->err) < 0)
         goto out;

@@ -47,23 +47,60 @@ int shards_read_add(MYSQL *meta, const char *source, const char *alias, const ch
     return rc;
 }
 
+void shard_label(const struct mp_index *u, sbuf *out) {
+    if (u->source) sbuf_printf(out, "%s/", u->source);
+    sbuf_adds(out, u->unit);
+}
+
 int shards_read_set(MYSQL *meta, const char *source, const char *alias, const struct mapping *m,
                     char *err, size_t errlen) {
     sbuf v = SBUF_INIT, q = SBUF_INIT;
     bool any = false;
+    const char *own = NULL; /* several sources: the lines of this one ("east/") */
     for (size_t i = 0; i < m->nindices; i++)
         if (m->indices[i].unit && !strcmp(m->indices[i].alias, alias)) {
-            sbuf_printf(&v, "%s\n", m->indices[i].unit);
+            shard_label(&m->indices[i], &v);
+            sbuf_addc(&v, '\n');
+            own = m->indices[i].source;
             any = true;
         }
     if (!any) return 0;
+    int rc = 0;
+    if (own) { /* the other sources' lines kept: each source records what it read */
+        rc = db_exec(meta, "START TRANSACTION", err, errlen);
+        sbuf_adds(&q, "SELECT shards_read FROM index_configs WHERE source = ");
+        db_quote(meta, &q, source, strlen(source));
+        sbuf_adds(&q, " AND alias = ");
+        db_quote(meta, &q, alias, strlen(alias));
+        sbuf_adds(&q, " FOR UPDATE");
+        char *cur[1] = {NULL};
+        if (rc == 0 && db_row1(meta, q.data, q.len, cur, 1, err, errlen) < 0) rc = -1;
+        size_t pl = strlen(own);
+        for (const char *p = cur[0]; rc == 0 && p && *p;) {
+            const char *e = strchr(p, '\n');
+            size_t n = e ? (size_t)(e - p) + 1 : strlen(p);
+            if (!(n > pl && !strncmp(p, own, pl) && p[pl] == '/')) {
+                sbuf_add(&v, p, n);
+                if (!e) sbuf_addc(&v, '\n');
+            }
+            p += n;
+        }
+        free(cur[0]);
+        sbuf_reset(&q);
+    }
     sbuf_adds(&q, "UPDATE index_configs SET shards_read = ");
     db_quote(meta, &q, v.data, v.len);
     sbuf_adds(&q, " WHERE source = ");
     db_quote(meta, &q, source, strlen(source));
     sbuf_adds(&q, " AND alias = ");
     db_quote(meta, &q, alias, strlen(alias));
-    int rc = db_exec(meta, q.data, err, errlen);
+    if (rc == 0) rc = db_exec(meta, q.data, err, errlen);
+    if (own) {
+        char e2[256];
+        if (db_exec(meta, rc == 0 ? "COMMIT" : "ROLLBACK", rc == 0 ? err : e2,
+                    rc == 0 ? errlen : sizeof e2) < 0)
+            rc = -1;
+    }
     sbuf_free(&q);
     sbuf_free(&v);
     return rc;
@@ -93,7 +130,7 @@ int shard_joins_at_start(struct shard_joins *j, MYSQL *meta, const char *source,
     if (!any) return 0;
     sbuf q = SBUF_INIT;
     sbuf_adds(&q, "SELECT alias, current_version, shards_read FROM index_configs WHERE source = ");
-    db_quote(meta, &q, source, strlen(source));
+    db_quote(meta, &q, source, strlen(source)); /* (the mapping's name) */
     MYSQL_RES *r = db_query(meta, q.data, q.len, err, errlen);
     sbuf_free(&q);
     if (!r) return -1;
@@ -109,7 +146,9 @@ int shard_joins_at_start(struct shard_joins *j, MYSQL *meta, const char *source,
             const struct mp_index *u = &m->indices[i];
             if (!u->unit || strcmp(u->alias, row[0])) continue;
             sbuf l = SBUF_INIT, all = SBUF_INIT;
-            sbuf_printf(&l, "\n%s\n", u->unit);
+            sbuf_addc(&l, '\n');
+            shard_label(u, &l);
+            sbuf_addc(&l, '\n');
             sbuf_printf(&all, "\n%s", row[2]);
             if (!strstr(all.data, l.data)) shard_joins_post(j, u->alias, u->unit);
             sbuf_free(&l);
@@ -255,8 +294,12 @@ static void join_one(struct shard_joins *j, const char *alias, const char *unit)
         log_warn("run", "index %s: %s: set it back by hand", alias, err);
     free(was);
     if (rc == 0 && !atomic_load(&j->stop)) {
-        if (shards_read_add(pr.p.meta, j->cfg->source.name, alias, unit, true, err,
-                            sizeof err) < 0)
+        sbuf l = SBUF_INIT;
+        shard_label(&pr.m.indices[at], &l);
+        int arc = shards_read_add(pr.p.meta, config_mapping_name(j->cfg), alias, l.data, true,
+                                  err, sizeof err);
+        sbuf_free(&l);
+        if (arc < 0)
             log_warn("run", "index %s: shard %s was read, but not recorded (%s): it is read "
                      "again at the next start", alias, unit, err);
         log_info("run", "index %s: shard %s joined: %llu document(s) built into version %u",

@@ -51,12 +51,17 @@ struct st_mysql;
 int shard_joins_at_start(struct shard_joins *j, struct st_mysql *meta, const char *source,
                          const struct mapping *m, char *err, size_t errlen);
 
-/* index_configs.shards_read of alias: label added or removed, or (set) the
- * units of alias in m (a version built from them went live). Any thread, on
- * meta. */
+/* index_configs.shards_read of alias (source: the mapping's name): label
+ * added or removed, or (set) the units of alias in m (a version built from
+ * them went live); with several sources each one's lines are its own and
+ * name it (shard_label). Any thread, on meta. */
 int shards_read_add(struct st_mysql *meta, const char *source, const char *alias,
                     const char *label, bool add, char *err, size_t errlen);
 int shards_read_set(struct st_mysql *meta, const char *source, const char *alias,
                     const struct mapping *m, char *err, size_t errlen);
+/* A unit's line in shards_read: its shard ("db.table"), after its source
+ * ("east/db.table") in an index config of several sources. */
+struct sbuf;
+void shard_label(const struct mp_index *u, struct sbuf *out);
 
 #endif

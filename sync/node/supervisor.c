@@ -83,7 +83,7 @@ static void record_widened_cols(struct supervisor *sv, const char *db, const cha
         struct mp_column *c = &cols[i];
         if (!c->widened_from) continue;
         char err[512];
-        if (mapping_db_record_type(sv->meta, sv->cfg->source.name, db, table, c->name,
+        if (mapping_db_record_type(sv->meta, config_mapping_name(sv->cfg), db, table, c->name,
                                    c->widened_from, c->mysql_type, err, sizeof err) < 0)
             log_warn("run", "%s.%s.%s is now %s in the source (was %s): followed, but not "
                      "recorded in the mapping (%s); it is followed again at the next start",
@@ -121,7 +121,7 @@ static struct mapping_gen *load_gen(struct supervisor *sv, bool *invalid) {
     *invalid = false;
     struct mapping_gen *g = mapping_gen_new(NULL);
     if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0 ||
-        mapping_db_load(sv->meta, sv->cfg->source.name, &g->m, sv->err, sizeof sv->err) < 0)
+        mapping_db_load_config(sv->meta, sv->cfg, &g->m, sv->err, sizeof sv->err) < 0)
         goto fail;
     mapping_signature(&g->m, &g->sig); /* as stored, before validation fills in defaults */
     for (size_t i = 0; i < g->m.nindices; i++) /* routed, judged later (schema_watch.c) */
@@ -355,7 +355,7 @@ static bool look_for_edits(struct supervisor *sv, bool schema_changed, const cha
     }
     if (sum[0]) edits_work(sv);
     if (sum[0] && !strcmp(sum, sv->mapping_sum) && !schema_changed) goto out;
-    if (mapping_db_load(sv->meta, sv->cfg->source.name, &m2, sv->err, sizeof sv->err) < 0) {
+    if (mapping_db_load_config(sv->meta, sv->cfg, &m2, sv->err, sizeof sv->err) < 0) {
         edits_failed(sv);
         if (schema_changed) ask_again(sv);
         goto out;
@@ -453,7 +453,7 @@ out:
 }
 
 void supervisor_poll_builds(struct supervisor *sv) {
-    struct build_table *t = build_table_read(&sv->meta, &sv->metap, sv->cfg->source.name,
+    struct build_table *t = build_table_read(&sv->meta, &sv->metap, config_mapping_name(sv->cfg),
                                              sv->err, sizeof sv->err);
     if (!t) {
         if (!sv->poll_warned) log_warn("run", "looking for reindexes: %s (will try again)", sv->err);

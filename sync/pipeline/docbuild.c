@@ -15,6 +15,7 @@
 
 #include "db.h"
 #include "sync/mapping/mapping_shard.h"
+#include "sync/mapping/mapping_source.h"
 #include "sync/pipeline/docbuild_int.h"
 
 static const char *key_column(const struct mp_table *t) {
@@ -84,6 +85,10 @@ static int emit_chunk(struct docbuild *b, struct level *l, const char *const *ke
         if (ix->unit) { /* which shard: its documents found again when it goes */
             jw_key(&w, MP_SHARD_FIELD);
             jw_str(&w, ix->unit);
+        }
+        if (ix->source) { /* which source (several feed the index): its check, its shards */
+            jw_key(&w, MP_SOURCE_FIELD);
+            jw_str(&w, ix->source);
         }
         jw_obj_close(&w);
         b->stats.docs++;
@@ -300,7 +305,7 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
         sbuf_init(&s);
         if (pi != 0) sbuf_printf(&s, "%s-", p->join_name ? p->join_name : p->table);
         sbuf_add(&s, raw_of(l, c), c->rl);
-        if (ix->unit) { /* the parent's id, as its shard makes it */
+        if (mp_ids_templated(ix)) { /* the parent's id, as its shard or source makes it */
             sbuf u = SBUF_INIT;
             mp_doc_id(ix, s.data, s.len, &u);
             sbuf_free(&s);
@@ -351,7 +356,7 @@ static int emit_children(struct docbuild *b, size_t ti, int pi, struct level *l,
     }
     if (rc == 0 && ix->tables[0].where)
         rc = roots_in_filter(b, route, gone, l->nrows, err, errlen);
-    for (size_t i = 0; rc == 0 && ix->unit && i < l->nrows; i++) {
+    for (size_t i = 0; rc == 0 && mp_ids_templated(ix) && i < l->nrows; i++) {
         char **r = route[i] ? &route[i] : gone[i] ? &gone[i] : NULL;
         if (r) { /* the routing is the root document's id */
             sbuf u = SBUF_INIT;

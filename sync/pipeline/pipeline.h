@@ -49,6 +49,11 @@ struct build {
     unsigned version;
     struct mapping_gen *gen;        /* pinned when the build started (its runner's mapping) */
     struct reindex_runner *runner;
+    bool planned;                   /* this source's part of it is planned (its jobs exist) */
+    bool plan_said;                 /* a failure to plan it was logged */
+    bool ran;                       /* its runner ran and ended: this source's jobs are done
+                                     * (or it failed); started again only to finish a switch
+                                     * left halfway */
 };
 
 /* parent/child documents built in one build, for the stale-copy check */
@@ -183,6 +188,10 @@ uint64_t targets_version(struct pipeline *p, const struct mp_index *ix, const bl
  * so call it before the snapshot). 0 with err. */
 uint64_t targets_version_at(const struct ss_config *cfg, MYSQL *src, const struct mp_index *ix,
                             const char *file, unsigned long long pos, char *err, size_t errlen);
+/* I6: a write of index config (or unit) ix, of document doc_id (NULL: not
+ * known here), made by a process of source `source`, is that source's;
+ * aborts otherwise (src/invariant.h). */
+void targets_source_check(const char *source, const struct mp_index *ix, const char *doc_id);
 /* One change of index config ix: to the live version behind the alias and to
  * a version being built. 0 or -1. */
 int targets_submit(struct pipeline *p, const struct mp_index *ix, const struct change *c);

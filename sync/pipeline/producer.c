@@ -44,11 +44,12 @@ int producer_open(struct producer *pr, const struct ss_config *cfg,
     if (!p->meta) return EXIT_RUNTIME;
     p->src = db_connect(&p->srcp, pr->err, sizeof pr->err);
     if (!p->src) return EXIT_RUNTIME;
-    if (mapping_db_load(p->meta, cfg->source.name, &pr->m, pr->err, sizeof pr->err) < 0)
+    if (mapping_db_load_for(p->meta, config_mapping_name(cfg), cfg->source.name, &pr->m, pr->err,
+                            sizeof pr->err) < 0)
         return EXIT_RUNTIME;
     int bad = mapping_check_source(p->src, &pr->m, pr->err, sizeof pr->err);
     if (bad) return bad > 0 ? EXIT_USAGE : EXIT_RUNTIME;
-    if (load_builds(p, cfg->source.name, pr->err, sizeof pr->err) < 0) return EXIT_RUNTIME;
+    if (load_builds(p, config_mapping_name(cfg), pr->err, sizeof pr->err) < 0) return EXIT_RUNTIME;
     if (o->engine) {
         struct search_opts so;
         deliver_search_opts(&so, cfg);

@@ -23,6 +23,7 @@
 
 #include "jsonw.h"
 #include "sync/mapping/mapping_shard.h"
+#include "sync/mapping/mapping_source.h"
 #include "sync/mapping/row_filter.h"
 #include "sync/pipeline/pipeline.h"
 
@@ -140,6 +141,10 @@ int row_image_doc(struct pipeline *p, struct changeset *cs, size_t index, const 
     if (ix->unit) { /* as the document builder writes it */
         jw_key(&w, MP_SHARD_FIELD);
         jw_str(&w, ix->unit);
+    }
+    if (ix->source) {
+        jw_key(&w, MP_SOURCE_FIELD);
+        jw_str(&w, ix->source);
     }
     jw_obj_close(&w);
     struct image im = {p, bt, row->after};

@@ -32,8 +32,27 @@
 #include <stdlib.h>
 
 #include "sync/pipeline/gtid_version.h"
+#include "invariant.h"
 #include "log.h"
+#include "sync/mapping/mapping_shard.h"
 #include "sync/pipeline/pipeline.h"
+
+/* I6 (src/invariant.h; docs/delivery.md, "Versions of several sources"):
+ * the versions of one document all come from one source's binlog. This
+ * process makes versions of its own source's positions only, so what it
+ * writes must be its source's: the index config (or unit) is the one the
+ * process's source feeds, made that source's when several feed it, and a
+ * document id made by a template that names the source is one of that
+ * source's. */
+void targets_source_check(const char *source, const struct mp_index *ix, const char *doc_id) {
+    SS_INVARIANT(!mp_index_multi(ix) || (ix->source && !strcmp(ix->source, source)), "I6",
+                 "index %s (%zu sources) written by source %s as source %s's", ix->alias,
+                 ix->nsources, source, ix->source ? ix->source : "(none)");
+    size_t n = 0;
+    SS_INVARIANT(!doc_id || !ix->source || !mp_ids_templated(ix) || mp_doc_key(ix, doc_id, &n),
+                 "I6", "index %s: document %s is not one source %s makes (id template %s)",
+                 ix->alias, doc_id ? doc_id : "", source, mp_id_template(ix));
+}
 
 const struct build *targets_build_of(const struct pipeline *p, const char *alias) {
     for (size_t i = 0; i < p->nbuilds; i++)
@@ -42,6 +61,7 @@ const struct build *targets_build_of(const struct pipeline *p, const char *alias
 }
 
 int targets_submit(struct pipeline *p, const struct mp_index *ix, const struct change *c) {
+    targets_source_check(p->cfg->source.name, ix, c->doc_id);
     /* [log] level = debug: every change, with where it came from */
     char at[64];
     log_debug("run", "%s index=%s id=%s version=%llu (%s)%s", change_op_name(c->op), ix->alias,
@@ -92,6 +112,7 @@ int targets_submit_build(struct deliver *d, const char *alias, const char *phys,
 
 uint64_t targets_version_at(const struct ss_config *cfg, MYSQL *src, const struct mp_index *ix,
                             const char *file, unsigned long long pos, char *err, size_t errlen) {
+    targets_source_check(cfg->source.name, ix, NULL);
     if (config_gtid_versions(cfg)) {
         uint64_t ord = 0;
         if (gtid_server_ordinal(src, file, pos, &ord, err, errlen) < 0) return 0;
@@ -107,6 +128,7 @@ uint64_t targets_version_at(const struct ss_config *cfg, MYSQL *src, const struc
 
 uint64_t targets_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end,
                          bool after) {
+    targets_source_check(p->cfg->source.name, ix, NULL);
     if (config_gtid_versions(p->cfg)) {
         uint64_t v = end->ordinal ? version_make_gtid(ix->epoch, end->ordinal, after)
                                   : 0;

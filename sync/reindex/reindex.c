@@ -3,11 +3,12 @@
  *
  * Owns: reindex_request (the next version created in the engine; the
  * version, its run, one job per bucket and the state 'changing' in one
- * metadata transaction), the bucket conditions (ranges of the key from its
- * MIN and MAX, or MOD(bucket column, n)), reindex_reset and
+ * metadata transaction), a source's part of a build planned
+ * (reindex_plan_part), reindex_reset and
  * reindex_delete_all, and the two ends of a build shared with the runner:
  * closing its run (bookkeeping kept for keep_runs runs) and undoing it. The
- * jobs themselves run in sync/reindex/reindex_runner.c. */
+ * jobs themselves run in sync/reindex/reindex_runner.c; their buckets are
+ * cut in sync/reindex/reindex_buckets.c. */
 #include "sync/reindex/reindex.h"
 
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "db.h"
 #include "sync/pipeline/docbuild.h"
 #include "sync/mapping/index_mapping.h"
+#include "sync/mapping/mapping_shard.h"
 #include "rebalance/rebalance.h"
 #include "json_exact.h"
 #include "log.h"
@@ -28,18 +30,6 @@
 #include "search/index_version.h"
 
 /* ---------- small helpers (reindex_int.h) ---------- */
-
-static const char *key_col(const struct mp_table *t) {
-    const struct mp_column *k = mp_table_key(t);
-    return k ? k->name : NULL;
-}
-
-/* SQL orders and compares its values as numbers (a string key holding "18"
- * does neither) */
-static bool key_is_integer(const struct mp_table *t) {
-    const struct mp_column *k = mp_table_key(t);
-    return k && mapping_is_integer_type(k->mysql_type);
-}
 
 bool rx_bucket_is_key_interval(const char *cond) {
     return strncmp(cond, MOD_BUCKET, strlen(MOD_BUCKET)) != 0;
@@ -153,7 +143,8 @@ void rx_sync_log(MYSQL *meta, const char *source, const char *index_id, const ch
 /* The index config of alias with its validated model (types filled in). */
 int rx_load_index(const struct ss_config *cfg, MYSQL *meta, MYSQL *src, const char *alias,
                   struct mapping *m, size_t *pos, char *err, size_t errlen) {
-    if (mapping_db_load(meta, cfg->source.name, m, err, errlen) < 0) return REINDEX_ERR;
+    if (mapping_db_load_for(meta, config_mapping_name(cfg), cfg->source.name, m, err, errlen) < 0)
+        return REINDEX_ERR;
     size_t i = 0;
     while (i < m->nindices && strcmp(m->indices[i].alias, alias)) i++;
     if (i == m->nindices) {
@@ -178,254 +169,12 @@ int rx_index_id_of(MYSQL *meta, const char *source, const char *alias, char **ro
     int rc = db_row1(meta, q.data, q.len, row, 5, err, errlen);
     sbuf_free(&q);
     if (rc == 0) {
-        errf(err, errlen, "source %s has no index config \"%s\"", source, alias);
+        errf(err, errlen, "mapping %s has no index config \"%s\"", source, alias);
         return REINDEX_UNKNOWN;
     }
     return rc < 0 ? REINDEX_ERR : REINDEX_OK;
 }
 
-/* ---------- bucket conditions ---------- */
-
-int reindex_bucket_cond(const char *key, char *const *bounds, int b, int n, sbuf *out) {
-    if (n < 1 || b < 0 || b >= n) return -1;
-    const char *lo = b > 0 ? bounds[b - 1] : NULL, *hi = b < n - 1 ? bounds[b] : NULL;
-    if (b > 0 && !lo) { /* fewer rows than buckets: this one is empty */
-        sbuf_adds(out, "0=1");
-        return 0;
-    }
-    if ((lo && !docbuild_is_integer(lo)) || (hi && !docbuild_is_integer(hi))) return -1;
-    if (lo) {
-        db_ident(out, key);
-        sbuf_printf(out, " >= %s", lo);
-    }
-    if (hi) {
-        if (lo) sbuf_adds(out, " AND ");
-        db_ident(out, key);
-        sbuf_printf(out, " < %s", hi);
-    }
-    return 0;
-}
-
-/* Samples kept while walking a key: at most this many, every stride-th key */
-#define QUANTILE_SAMPLES 4096
-
-/* The n-1 keys of table tb that split its rows into n buckets of about
- * equal size (bounds[k-1] is about the key at row count*k/n, k = 1..n-1,
- * in key order; NULL when the table has fewer rows). One pass over the
- * key's index, streamed: every stride-th key is kept, and when the sample
- * is full every other one is dropped and the stride doubles, so memory
- * stays bounded and a bound is off by less than count/QUANTILE_SAMPLES*2
- * rows. Equal-width ranges of the key, as before, put every row in one
- * bucket when a few keys lie far from the rest (ids 10,000,001 and up
- * beside 50k small ones); this walk reads each key once, whatever the
- * number of buckets. Rows inserted after the split fall into the first or
- * the last bucket, which have no lower or upper bound (a job reads no
- * further than the largest key the table held at its first page: the
- * later ones come as dual writes, reindex_runner.c table_end). A table with fewer
- * rows than buckets repeats a bound: the bucket between is empty. */
-static int key_quantiles(MYSQL *src, const struct mp_table *tb, const char *key, int n,
-                         char **bounds, char *err, size_t errlen) {
-    sbuf q = SBUF_INIT;
-    db_select_from(&q, key, tb->db, tb->table);
-    sbuf_adds(&q, " ORDER BY ");
-    db_ident(&q, key);
-    int rc = 0;
-    if (mysql_real_query(src, q.data, q.len) != 0) {
-        rc = errf(err, errlen, "%s (%u) in: %.200s", mysql_error(src), mysql_errno(src), q.data);
-        sbuf_free(&q);
-        return rc;
-    }
-    /* streamed, not db_query: every key of the table passes, only the
-     * samples are kept (memory bounded by QUANTILE_SAMPLES, not the table) */
-    MYSQL_RES *res = mysql_use_result(src);
-    if (!res) {
-        rc = errf(err, errlen, "%s (%u) in: %.200s", mysql_error(src), mysql_errno(src), q.data);
-        sbuf_free(&q);
-        return rc;
-    }
-    char **sample = xcalloc(QUANTILE_SAMPLES, sizeof *sample);
-    size_t kept = 0;
-    unsigned long long count = 0, stride = 1;
-    MYSQL_ROW row;
-    while ((row = mysql_fetch_row(res))) {
-        if (count++ % stride) continue;
-        if (kept == QUANTILE_SAMPLES) { /* keep samples 0, 2, 4, ...: rows 0, 2s, 4s, ... */
-            for (size_t i = 0; i < kept; i++) {
-                if (i % 2) free(sample[i]);
-                else sample[i / 2] = sample[i];
-            }
-            kept /= 2;
-            stride *= 2;
-            if ((count - 1) % stride) continue;
-        }
-        sample[kept++] = row[0] ? xstrdup(row[0]) : NULL;
-    }
-    if (mysql_errno(src))
-        rc = errf(err, errlen, "reading the keys of %s.%s: %s (%u)", tb->db, tb->table,
-                  mysql_error(src), mysql_errno(src));
-    mysql_free_result(res);
-    for (int k = 1; rc == 0 && k < n; k++) {
-        unsigned long long at = count * (unsigned long long)k / (unsigned long long)n;
-        size_t j = (size_t)(at / stride);
-        if (at >= count || j >= kept || !sample[j]) continue;
-        bounds[k - 1] = xstrdup(sample[j]);
-    }
-    for (size_t i = 0; i < kept; i++) free(sample[i]);
-    free(sample);
-    sbuf_free(&q);
-    return rc;
-}
-
-/* Probes of the key's spread: equal-width slices of [min, max] looked at */
-#define SPREAD_PROBES 64
-
-static __int128 int_of(const char *s) {
-    __int128 v = 0;
-    bool neg = s[0] == '-';
-    for (const char *p = s + neg; *p >= '0' && *p <= '9'; p++) v = v * 10 + (*p - '0');
-    return neg ? -v : v;
-}
-
-static char *int_str(__int128 v) {
-    char buf[48], *p = buf + sizeof buf;
-    bool neg = v < 0;
-    unsigned __int128 u = neg ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
-    *--p = '\0';
-    do *--p = (char)('0' + (int)(u % 10)); while ((u /= 10) && p > buf + 1);
-    if (neg) *--p = '-';
-    return xstrdup(p);
-}
-
-/* The smallest key of tb at or above from (1: *out set, 0: none, -1: error):
- * one index seek. */
-static int key_at_or_above(MYSQL *src, const struct mp_table *tb, const char *key, const char *from,
-                           char **out, char *err, size_t errlen) {
-    sbuf q = SBUF_INIT;
-    db_select_from(&q, key, tb->db, tb->table);
-    if (from) {
-        sbuf_adds(&q, " WHERE ");
-        db_ident(&q, key);
-        sbuf_printf(&q, " >= %s", from);
-    }
-    sbuf_adds(&q, " ORDER BY ");
-    db_ident(&q, key);
-    sbuf_adds(&q, " LIMIT 1");
-    int rc = db_row1(src, q.data, q.len, out, 1, err, errlen);
-    sbuf_free(&q);
-    if (rc == 1 && (!*out || !docbuild_is_integer(*out))) {
-        free(*out);
-        *out = NULL;
-        return 0;
-    }
-    return rc;
-}
-
-/* Equal-width bounds of [min, max] when the key is spread over the whole
- * range: each of SPREAD_PROBES slices holds a key (an index seek per slice,
- * not a walk). Dense keys (auto-increment with deletes) split this way in a
- * few dozen reads. 1: bounds set; 0: the key has gaps (or too few values),
- * key_quantiles must place the bounds; -1: error. */
-static int key_spread_bounds(MYSQL *src, const struct mp_table *tb, const char *key, int n,
-                             char **bounds, char *err, size_t errlen) {
-    char *lo_s = NULL, *hi_s = NULL;
-    int rc = key_at_or_above(src, tb, key, NULL, &lo_s, err, errlen);
-    if (rc <= 0) return rc;
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT MAX(");
-    db_ident(&q, key);
-    sbuf_adds(&q, ") FROM ");
-    db_ident(&q, tb->db);
-    sbuf_addc(&q, '.');
-    db_ident(&q, tb->table);
-    rc = db_row1(src, q.data, q.len, &hi_s, 1, err, errlen);
-    sbuf_free(&q);
-    if (rc < 0 || !hi_s || !docbuild_is_integer(hi_s)) {
-        free(lo_s);
-        free(hi_s);
-        return rc < 0 ? -1 : 0;
-    }
-    __int128 lo = int_of(lo_s), width = int_of(hi_s) - lo + 1;
-    free(lo_s);
-    free(hi_s);
-    if (width < (__int128)SPREAD_PROBES * 4) return 0;
-    for (int i = 1; i < SPREAD_PROBES; i++) { /* slice i-1 holds a key below its end? */
-        char *start = int_str(lo + width * (i - 1) / SPREAD_PROBES);
-        __int128 end = lo + width * i / SPREAD_PROBES;
-        char *next = NULL;
-        rc = key_at_or_above(src, tb, key, start, &next, err, errlen);
-        free(start);
-        bool held = rc == 1 && int_of(next) < end;
-        free(next);
-        if (rc < 0) return -1;
-        if (!held) return 0;
-    }
-    for (int k = 1; k < n; k++) bounds[k - 1] = int_str(lo + width * k / n);
-    return 1;
-}
-
-static void free_bounds(char ***bounds, size_t ntables, int n) {
-    if (!bounds) return;
-    for (size_t t = 0; t < ntables; t++) {
-        if (!bounds[t]) continue;
-        for (int i = 0; i < n; i++) free(bounds[t][i]);
-        free(bounds[t]);
-    }
-    free(bounds);
-}
-
-/* Range bounds of every document table with an integer key (NULL entries
- * for the others), found once per request: equal widths when the key has
- * no gaps (a few dozen seeks), else the key's quantiles (one walk of its
- * index). */
-static char ***range_bounds(MYSQL *src, const struct mp_index *ix, int n, char *err,
-                            size_t errlen) {
-    char ***bounds = xcalloc(ix->ntables ? ix->ntables : 1, sizeof *bounds);
-    for (size_t t = 0; n > 1 && t < ix->ntables; t++) {
-        if (!rx_doc_table(ix, t) || !key_is_integer(&ix->tables[t])) continue;
-        bounds[t] = xcalloc((size_t)n, sizeof **bounds);
-        const struct mp_table *tb = &ix->tables[t];
-        int spread = key_spread_bounds(src, tb, key_col(tb), n, bounds[t], err, errlen);
-        if (spread < 0 || (spread == 0 && key_quantiles(src, tb, key_col(tb), n, bounds[t], err,
-                                                        errlen) < 0)) {
-            free_bounds(bounds, ix->ntables, n);
-            return NULL;
-        }
-    }
-    return bounds;
-}
-
-/* params of bucket b for every document table; bounds from range_bounds */
-static int bucket_params(const struct mp_index *ix, char ***bounds, int b, int n, bool by_mod,
-                         sbuf *out, char *err, size_t errlen) {
-    for (size_t t = 0; t < ix->ntables; t++) {
-        if (!rx_doc_table(ix, t)) continue;
-        const struct mp_table *tb = &ix->tables[t];
-        const char *key = key_col(tb);
-        sbuf_printf(out, "%zu\t", t);
-        if (n == 1) {
-            sbuf_addc(out, '\n');
-            continue;
-        }
-        if (!by_mod && !key_is_integer(tb)) { /* no ranges of a string key: all in bucket 0 */
-            sbuf_adds(out, b != 0 ? "0=1\n" : "\n");
-            continue;
-        }
-        if (by_mod) {
-            const char *col = tb->bucket_column ? tb->bucket_column : key;
-            sbuf_adds(out, MOD_BUCKET "ABS(COALESCE(");
-            db_ident(out, col);
-            sbuf_printf(out, ", 0)), %d) = %d\n", n, b);
-            continue;
-        }
-        /* key ranges of about equal rows: boundaries at the table's quantiles */
-        int rc = reindex_bucket_cond(key, bounds[t], b, n, out);
-        sbuf_addc(out, '\n');
-        if (rc < 0)
-            return errf(err, errlen, "%s.%s: its key's quantiles are not integers", tb->db,
-                        tb->table);
-    }
-    return 0;
-}
 
 /* ---------- request / reset / delete-all ---------- */
 
@@ -515,15 +264,42 @@ out:
     return rc;
 }
 
+/* One job per bucket of source's part of version v (params: the buckets'
+ * conditions separated by 0x1e), inside the caller's transaction. */
+static int insert_jobs(MYSQL *meta, const char *source, const char *id, unsigned v, int n,
+                       const char *params, char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    int rc = 0;
+    const char *p = params;
+    for (int b = 0; b < n && rc == 0; b++) {
+        const char *e = strchr(p, '\x1e');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        sbuf_reset(&q);
+        sbuf_adds(&q, "INSERT INTO jobs (source, index_id, version, type, status, total_buckets, "
+                      "bucket, data_cursor, params) VALUES (");
+        rx_sq(meta, &q, source);
+        sbuf_printf(&q, ", %s, %u, 'index', 'init', %d, %d, '0', ", id, v, n, b);
+        db_quote(meta, &q, p, len);
+        sbuf_addc(&q, ')');
+        rc = db_exec(meta, q.data, err, errlen);
+        p = e ? e + 1 : p + len;
+    }
+    sbuf_free(&q);
+    return rc;
+}
+
 /* The request in the metadata, in one transaction: the index config
- * 'changing' to version v, the version (its body and terms), the run, and
- * one job per bucket (params: the buckets' conditions separated by 0x1e).
+ * 'changing' to version v, the version (its body and terms), the run, a
+ * part per source of the index config (sources[0..nsources)), and the
+ * requesting source's part planned: its jobs (params as insert_jobs takes
+ * them). The other sources' readers plan theirs (reindex_plan_part).
  * REINDEX_OK, REINDEX_REFUSED (another request got there first) or
  * REINDEX_ERR, with err. */
 static int record_request(MYSQL *meta, const char *source, const char *id, const char *alias,
                           unsigned v, const char *phys, const sbuf *body, const sbuf *terms,
-                          int n, bool by_mod, const char *params, char *err, size_t errlen) {
-    /* one transaction: the version, the run, the jobs, the state */
+                          int n, int njobs, bool by_mod, const char *params,
+                          char *const *sources, size_t nsources, char *err, size_t errlen) {
+    /* one transaction: the version, the run, the parts, the jobs, the state */
     if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) return REINDEX_ERR;
     sbuf q = SBUF_INIT;
     int rc = REINDEX_ERR;
@@ -544,7 +320,7 @@ static int record_request(MYSQL *meta, const char *source, const char *id, const
     rx_sq(meta, &q, phys);
     sbuf_adds(&q, ", 'changing', ");
     db_quote(meta, &q, body->data, body->len);
-    sbuf_printf(&q, ", %d, '%s', ", n, by_mod ? "mod" : "range");
+    sbuf_printf(&q, ", %d, '%s', ", njobs, by_mod ? "mod" : "range");
     if (terms->len) rx_sq(meta, &q, terms->data);
     else sbuf_adds(&q, "NULL");
     sbuf_addc(&q, ')');
@@ -556,20 +332,16 @@ static int record_request(MYSQL *meta, const char *source, const char *id, const
     rx_sq(meta, &q, alias);
     sbuf_printf(&q, ", %u, %d)", v, n);
     if (db_exec(meta, q.data, err, errlen) < 0) goto end;
-    const char *p = params;
-    for (int b = 0; b < n; b++) {
-        const char *e = strchr(p, '\x1e');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
+    for (size_t i = 0; i < nsources; i++) {
+        bool own = !strcmp(sources[i], source);
         sbuf_reset(&q);
-        sbuf_adds(&q, "INSERT INTO jobs (source, index_id, version, type, status, total_buckets, "
-                      "bucket, data_cursor, params) VALUES (");
-        rx_sq(meta, &q, source);
-        sbuf_printf(&q, ", %s, %u, 'index', 'init', %d, %d, '0', ", id, v, n, b);
-        db_quote(meta, &q, p, len);
-        sbuf_addc(&q, ')');
+        sbuf_printf(&q, "INSERT INTO reindex_parts (index_id, version, source, planned, buckets, "
+                        "planned_at) VALUES (%s, %u, ", id, v);
+        rx_sq(meta, &q, sources[i]);
+        sbuf_printf(&q, ", %d, %d, %s)", own, own ? njobs : 0, own ? "NOW(3)" : "NULL");
         if (db_exec(meta, q.data, err, errlen) < 0) goto end;
-        p = e ? e + 1 : p + len;
     }
+    if (insert_jobs(meta, source, id, v, njobs, params, err, errlen) < 0) goto end;
     rc = REINDEX_OK;
 end:
     rc = rx_txn_end(meta, rc, err, errlen);
@@ -581,7 +353,7 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
                     struct search_conn *k, MYSQL *meta, MYSQL *src,
                     const struct reindex_request *req, unsigned *version, char *err,
                     size_t errlen) {
-    const char *source = cfg->source.name;
+    const char *source = cfg->source.name, *mapping = config_mapping_name(cfg);
     struct mapping m = {0};
     size_t at = 0;
     int rc = rx_load_index(cfg, meta, src, req->alias, &m, &at, err, errlen);
@@ -598,21 +370,21 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
         nunits++;
     for (size_t u = at; u < at + nunits; u++)
         for (size_t t = 0; t < m.indices[u].ntables; t++)
-            if (rx_doc_table(&m.indices[u], t) && !key_col(&m.indices[u].tables[t])) {
+            if (rx_doc_table(&m.indices[u], t) && !rx_key_col(&m.indices[u].tables[t])) {
                 errf(err, errlen, "%s.%s has no key column", m.indices[u].tables[t].db,
                      m.indices[u].tables[t].table);
                 mapping_free(&m);
                 return REINDEX_REFUSED;
             }
-    rc = request_lock(meta, source, req->alias, true, err, errlen);
+    rc = request_lock(meta, mapping, req->alias, true, err, errlen);
     if (rc != REINDEX_OK) {
         mapping_free(&m);
         return rc;
     }
     char *row[5];
-    rc = rx_index_id_of(meta, source, req->alias, row, err, errlen);
+    rc = rx_index_id_of(meta, mapping, req->alias, row, err, errlen);
     if (rc != REINDEX_OK) {
-        request_lock(meta, source, req->alias, false, NULL, 0);
+        request_lock(meta, mapping, req->alias, false, NULL, 0);
         mapping_free(&m);
         return rc;
     }
@@ -622,7 +394,7 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
              "index %s is already being rebuilt (version %s, state %s): wait for it "
              "(searchsync status), or cancel it with searchsync reindex --reset %s",
              req->alias, row[3], row[1], req->alias);
-        request_lock(meta, source, req->alias, false, NULL, 0);
+        request_lock(meta, mapping, req->alias, false, NULL, 0);
         db_row_free(row, 5);
         mapping_free(&m);
         return REINDEX_REFUSED;
@@ -647,36 +419,32 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     index_version_name(phys, sizeof phys, req->alias, v);
     if (create_version(cfg, client, k, ix, phys, &body, &terms, &created, err, errlen) < 0)
         goto out;
-    int per = nunits > 1 ? (n + (int)nunits - 1) / (int)nunits : n;
-    for (size_t u = at; u < at + nunits; u++) {
-        const struct mp_index *ux = &m.indices[u];
-        char ***bounds = req->by_mod ? NULL : range_bounds(src, ux, per, err, errlen);
-        if (!req->by_mod && !bounds) goto out;
-        for (int b = 0; b < per; b++) {
-            sbuf_printf(&params, "%s", params.len ? "\x1e" : "");
-            if (ux->unit) sbuf_printf(&params, "%s%s\n", RX_UNIT_LINE, ux->unit);
-            if (bucket_params(ux, bounds, b, per, req->by_mod, &params, err, errlen) < 0) {
-                free_bounds(bounds, ux->ntables, per);
-                goto out;
-            }
-        }
-        free_bounds(bounds, ux->ntables, per);
-    }
-    rc = record_request(meta, source, id, req->alias, v, phys, &body, &terms,
-                        per * (int)nunits, req->by_mod, params.data ? params.data : "", err,
+    int njobs = 0;
+    if (rx_plan_buckets(src, &m, at, n, req->by_mod, &params, &njobs, err, errlen) < 0) goto out;
+    int per = nunits > 1 ? (n + (int)nunits - 1) / (int)nunits : n; /* rx_plan_buckets */
+    /* a part per source: the index config's sources, or this one */
+    char *self[1] = {(char *)source};
+    rc = record_request(meta, source, id, req->alias, v, phys, &body, &terms, n, njobs,
+                        req->by_mod, params.data ? params.data : "",
+                        ix->nsources ? ix->sources : self, ix->nsources ? ix->nsources : 1, err,
                         errlen);
     if (rc != REINDEX_OK) goto out;
     {
         char detail[800];
-        snprintf(detail, sizeof detail, "version %u requested (%s): %d bucket(s) by %s%s", v,
+        snprintf(detail, sizeof detail, "version %u requested (%s): %d bucket(s) by %s%s%s", v,
                  req->reason ? req->reason : "reindex", per, req->by_mod ? "MOD" : "key range",
-                 nunits > 1 ? ", in each shard" : "");
+                 nunits > 1 ? ", in each shard" : "",
+                 mp_index_multi(ix) ? ", in each source" : "");
         rx_sync_log(meta, source, id, "reindex requested", detail);
     }
     char each[64] = "";
     if (ix->unit) snprintf(each, sizeof each, " in each of %zu shard(s)", nunits);
     log_info("reindex", "%s: version %u queued in %d bucket(s)%s (%s)", req->alias, v, per, each,
              req->reason ? req->reason : "reindex");
+    if (mp_index_multi(ix))
+        log_info("reindex", "%s: version %u has a part per source (%zu): each source's daemon "
+                 "plans its own, this one's (%s) is planned", req->alias, v, ix->nsources,
+                 source);
     *version = v;
     created = false;
 out:
@@ -688,7 +456,7 @@ out:
         rx_engine(k, "DELETE", path, NULL, &r, e2, sizeof e2);
         search_resp_free(&r);
     }
-    request_lock(meta, source, req->alias, false, NULL, 0);
+    request_lock(meta, mapping, req->alias, false, NULL, 0);
     free(mx[0]);
     db_row_free(row, 5);
     sbuf_free(&q);
@@ -699,15 +467,100 @@ out:
     return rc;
 }
 
+int reindex_plan_part(const struct ss_config *cfg, MYSQL *meta, MYSQL *src,
+                      const struct mapping *m, const char *alias, unsigned v, char *err,
+                      size_t errlen) {
+    const char *source = cfg->source.name;
+    size_t at = 0;
+    while (at < m->nindices && strcmp(m->indices[at].alias, alias)) at++;
+    if (at == m->nindices) {
+        errf(err, errlen, "source %s has no index config \"%s\"", source, alias);
+        return REINDEX_UNKNOWN;
+    }
+    char *row[5];
+    int rc = rx_index_id_of(meta, config_mapping_name(cfg), alias, row, err, errlen);
+    if (rc != REINDEX_OK) return rc;
+    sbuf q = SBUF_INIT, params = SBUF_INIT;
+    char *pr[3] = {NULL, NULL, NULL};
+    rc = REINDEX_ERR;
+    /* the part, how the version is bucketed, and how many buckets its
+     * request asked for */
+    sbuf_printf(&q, "SELECT p.planned, v.bucketing, r.buckets FROM reindex_parts p JOIN "
+                    "index_versions v ON v.index_id = p.index_id AND v.version = p.version JOIN "
+                    "reindex_runs r ON r.index_id = p.index_id AND r.version = p.version WHERE "
+                    "p.index_id = %s AND p.version = %u AND p.source = ", row[0], v);
+    rx_sq(meta, &q, source);
+    int got = db_row1(meta, q.data, q.len, pr, 3, err, errlen);
+    if (got < 0) goto out;
+    if (got == 0) {
+        errf(err, errlen, "version %u of %s has no part for source %s (it was queued before "
+             "the source was added to the index config: reindex again)", v, alias, source);
+        rc = REINDEX_REFUSED;
+        goto out;
+    }
+    if (!strcmp(pr[0], "1")) {
+        rc = REINDEX_OK;
+        goto out;
+    }
+    bool by_mod = pr[1] && !strcmp(pr[1], "mod");
+    int n = pr[2] ? atoi(pr[2]) : 0;
+    if (n < 1) n = cfg->reindex.buckets;
+    int live = cluster_live_nodes(cfg);
+    if (live > n) n = live;
+    int njobs = 0;
+    if (rx_plan_buckets(src, m, at, n, by_mod, &params, &njobs, err, errlen) < 0) goto out;
+    if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) goto out;
+    /* the build, still this version, locked: a cancel or a failure waits
+     * for this transaction, and one before it leaves nothing to plan */
+    sbuf_reset(&q);
+    sbuf_printf(&q, "SELECT 1 FROM index_configs WHERE id = %s AND building_version = %u AND "
+                    "state = 'changing' FOR UPDATE", row[0], v);
+    char *one[1] = {NULL};
+    got = db_row1(meta, q.data, q.len, one, 1, err, errlen);
+    free(one[0]);
+    long long changed = 0;
+    if (got == 1) {
+        sbuf_reset(&q);
+        sbuf_printf(&q, "UPDATE reindex_parts SET planned = 1, buckets = %d, planned_at = NOW(3) "
+                        "WHERE index_id = %s AND version = %u AND planned = 0 AND source = ",
+                    njobs, row[0], v);
+        rx_sq(meta, &q, source);
+        changed = db_exec_rows(meta, q.data, err, errlen);
+    }
+    int trc = got < 0 || changed < 0 ? REINDEX_ERR : got == 0 || changed == 0 ? REINDEX_REFUSED
+                                                                              : REINDEX_OK;
+    if (trc == REINDEX_OK &&
+        insert_jobs(meta, source, row[0], v, njobs, params.data ? params.data : "", err,
+                    errlen) < 0)
+        trc = REINDEX_ERR;
+    rc = rx_txn_end(meta, trc, err, errlen);
+    if (trc == REINDEX_REFUSED) { /* cancelled meanwhile, or planned by another node */
+        errf(err, errlen, "version %u of %s is no longer being built, or its part of source %s "
+             "was planned meanwhile", v, alias, source);
+    } else if (rc == REINDEX_OK) {
+        char detail[400];
+        snprintf(detail, sizeof detail, "version %u: the part of source %s planned: %d job(s)",
+                 v, source, njobs);
+        rx_sync_log(meta, source, row[0], "reindex part planned", detail);
+        log_info("reindex", "%s: %s", alias, detail);
+    }
+out:
+    db_row_free(pr, 3);
+    db_row_free(row, 5);
+    sbuf_free(&q);
+    sbuf_free(&params);
+    return rc;
+}
+
 /* Move the jobs' bookkeeping into reindex_run_jobs, close the run, delete the
  * jobs, keep keep_runs runs. Inside the caller's transaction. */
 int rx_close_run(MYSQL *meta, const struct ss_config *cfg, const char *id, unsigned v,
                  const char *status, const char *error, char *err, size_t errlen) {
     sbuf q = SBUF_INIT;
     int rc = -1;
-    sbuf_printf(&q, "INSERT INTO reindex_run_jobs (run_id, bucket, status, error_text, rows_read, "
-                    "docs_written, rejected, started_at, finished_at, owner_node, "
-                    "broken_by_rebalance) SELECT r.id, j.bucket, j.status, j.error_text, "
+    sbuf_printf(&q, "INSERT INTO reindex_run_jobs (run_id, source, bucket, status, error_text, "
+                    "rows_read, docs_written, rejected, started_at, finished_at, owner_node, "
+                    "broken_by_rebalance) SELECT r.id, j.source, j.bucket, j.status, j.error_text, "
                     "j.rows_read, j.docs_written, j.rejected, j.started_at, j.finished_at, "
                     "j.owner_node, j.broken_by_rebalance FROM jobs j JOIN "
                     "reindex_runs r ON r.index_id = j.index_id AND r.version = j.version WHERE "
@@ -729,6 +582,9 @@ int rx_close_run(MYSQL *meta, const struct ss_config *cfg, const char *id, unsig
     sbuf_reset(&q);
     sbuf_printf(&q, "DELETE FROM jobs WHERE index_id = %s AND version = %u AND type = 'index'", id,
                 v);
+    if (db_exec(meta, q.data, err, errlen) < 0) goto out;
+    sbuf_reset(&q);
+    sbuf_printf(&q, "DELETE FROM reindex_parts WHERE index_id = %s AND version = %u", id, v);
     if (db_exec(meta, q.data, err, errlen) < 0) goto out;
     /* bookkeeping of older runs beyond keep_runs */
     sbuf_reset(&q);
@@ -809,7 +665,7 @@ out:
 int reindex_reset(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
                   const char *alias, const char *by, char *err, size_t errlen) {
     char *row[5];
-    int rc = rx_index_id_of(meta, cfg->source.name, alias, row, err, errlen);
+    int rc = rx_index_id_of(meta, config_mapping_name(cfg), alias, row, err, errlen);
     if (rc != REINDEX_OK) return rc;
     if (strcmp(row[1], "changing") != 0) {
         errf(err, errlen, "index %s is %s: there is no build to cancel%s", alias, row[1],
@@ -825,10 +681,27 @@ int reindex_reset(const struct ss_config *cfg, struct search_conn *k, MYSQL *met
     return rc;
 }
 
+int reindex_cancel_version(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
+                           const char *alias, unsigned version, const char *by, char *err,
+                           size_t errlen) {
+    char *row[5];
+    int rc = rx_index_id_of(meta, config_mapping_name(cfg), alias, row, err, errlen);
+    if (rc != REINDEX_OK) return rc;
+    if (strcmp(row[1], "changing") != 0 || strtoul(row[3], NULL, 10) != version) {
+        errf(err, errlen, "version %u of %s is no longer being built", version, alias);
+        db_row_free(row, 5);
+        return REINDEX_REFUSED;
+    }
+    rc = rx_undo_build(cfg, k, meta, alias, row[0], version, "cancelled", by, true, err, errlen);
+    if (rc == REINDEX_OK) log_info("reindex", "%s: build of version %u cancelled", alias, version);
+    db_row_free(row, 5);
+    return rc;
+}
+
 int reindex_delete_all(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
                        const char *alias, char *err, size_t errlen) {
     char *row[5];
-    int rc = rx_index_id_of(meta, cfg->source.name, alias, row, err, errlen);
+    int rc = rx_index_id_of(meta, config_mapping_name(cfg), alias, row, err, errlen);
     if (rc != REINDEX_OK) return rc;
     if (strcmp(row[1], "available") && strcmp(row[1], "unavailable") && strcmp(row[1], "history")) {
         errf(err, errlen, "index %s is %s: --delete-all works from available or history only "

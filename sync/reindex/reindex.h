@@ -79,6 +79,22 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
  * REINDEX_REFUSED when nothing is being built. */
 int reindex_reset(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
                   const char *alias, const char *by, char *err, size_t errlen);
+/* The same for build `version` only: REINDEX_REFUSED when it is no longer
+ * the one being built (with several sources, another source's daemon may
+ * have cancelled it and queued the next one already). */
+int reindex_cancel_version(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
+                           const char *alias, unsigned version, const char *by, char *err,
+                           size_t errlen);
+/* Plan this source's part of build `version` of alias (docs/cluster.md, "A
+ * build across sources"): its buckets read from src with the units of alias
+ * in m (the generation the build pinned), its jobs recorded and the part
+ * marked planned in one transaction. The reader calls it once its dual
+ * writes to the version are on. REINDEX_OK (planned now or before),
+ * REINDEX_REFUSED (the build is gone, or has no part for this source),
+ * REINDEX_ERR, with err. */
+int reindex_plan_part(const struct ss_config *cfg, MYSQL *meta, MYSQL *src,
+                      const struct mapping *m, const char *alias, unsigned version, char *err,
+                      size_t errlen);
 /* Delete every version of the index config (and so its alias); only from
  * available or unavailable. The config stays, unavailable. */
 int reindex_delete_all(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,

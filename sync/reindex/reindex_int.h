@@ -1,5 +1,6 @@
 /* reindex_int: what sync/reindex/reindex.c (a build's requests, and its life in
- * the metadata) and sync/reindex/reindex_runner.c (its jobs and its switch) share.
+ * the metadata), sync/reindex/reindex_buckets.c (its buckets) and
+ * sync/reindex/reindex_runner.c (its jobs and its switch) share.
  * Not for other files: the interface is reindex.h. */
 #ifndef SS_REINDEX_INT_H
 #define SS_REINDEX_INT_H
@@ -27,6 +28,17 @@ bool rx_bucket_is_key_interval(const char *cond);
 /* Table t's rows are documents of the index (its root, or a parent/child
  * table): the tables a build's jobs read. */
 bool rx_doc_table(const struct mp_index *ix, size_t t);
+
+/* ---- reindex_buckets.c ---- */
+/* the name of table t's key column, NULL without one */
+const char *rx_key_col(const struct mp_table *t);
+/* The buckets of every unit of m->indices[at]'s alias (one per shard, or the
+ * index config itself) cut into n, shared out among the shards (at least
+ * one each), read from src: their jobs' params
+ * (0x1e between them) into params, the number of jobs into *njobs. 0, or -1
+ * with err. */
+int rx_plan_buckets(MYSQL *src, const struct mapping *m, size_t at, int n, bool by_mod,
+                    sbuf *params, int *njobs, char *err, size_t errlen);
 
 /* s as a quoted SQL string literal, appended to q */
 void rx_sq(MYSQL *m, sbuf *q, const char *s);

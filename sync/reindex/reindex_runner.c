@@ -384,50 +384,6 @@ static int try_finish(struct worker *w, bool may_resume) {
     return rv_try_finish(w, may_resume);
 }
 
-/* The document tables' rows as the source estimates them (InnoDB's
- * TABLE_ROWS, off by some percent): 0 when unknown. */
-/* The unit a job reads (its "@shard" line; a config without shards: the
- * config itself), NULL when that shard is no longer in the generation (its
- * job reads nothing). */
-static const struct mp_index *job_unit(const struct mapping_gen *gen, const char *alias,
-                                       const char *params, const struct mp_index *first) {
-    size_t l = strlen(RX_UNIT_LINE);
-    if (!params || strncmp(params, RX_UNIT_LINE, l)) return first;
-    const char *nl = strchr(params, '\n');
-    size_t n = nl ? (size_t)(nl - params) - l : strlen(params) - l;
-    for (size_t i = 0; gen && i < gen->m.nindices; i++) {
-        const struct mp_index *u = &gen->m.indices[i];
-        if (!strcmp(u->alias, alias) && u->unit && strlen(u->unit) == n &&
-            !strncmp(u->unit, params + l, n))
-            return u;
-    }
-    return NULL;
-}
-
-static unsigned long long estimate_rows(MYSQL *src, const struct mapping_gen *gen,
-                                        const char *alias) {
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT COALESCE(SUM(TABLE_ROWS), 0) FROM information_schema.TABLES WHERE 0");
-    for (size_t i = 0; gen && i < gen->m.nindices; i++) {
-        const struct mp_index *ix = &gen->m.indices[i];
-        if (strcmp(ix->alias, alias)) continue; /* every shard's unit */
-        for (size_t t = 0; t < ix->ntables; t++) {
-            if (!rx_doc_table(ix, t)) continue;
-            sbuf_adds(&q, " OR (TABLE_SCHEMA = ");
-            rx_sq(src, &q, ix->tables[t].db);
-            sbuf_adds(&q, " AND TABLE_NAME = ");
-            rx_sq(src, &q, ix->tables[t].table);
-            sbuf_addc(&q, ')');
-        }
-    }
-    char *v[1] = {NULL}, err[256];
-    unsigned long long n = 0;
-    if (db_row1(src, q.data, q.len, v, 1, err, sizeof err) == 1 && v[0]) n = strtoull(v[0], NULL, 10);
-    db_row_free(v, 1);
-    sbuf_free(&q);
-    return n;
-}
-
 /* Wait for the page in flight to be acknowledged (engine outages are waited
  * out), then save its cursor and counters. 0 (also when none was in
  * flight), -1 error (w->err), -2 shutting down (the cursor stays before that
@@ -496,8 +452,10 @@ static int settle_page(struct worker *w) {
  * do. */
 static int send_page(struct worker *w) {
     struct page *p = &w->next;
+    const struct job *j = atomic_load(&w->job);
     for (size_t i = 0; i < p->ndocs; i++) {
         const struct page_doc *pd = &p->docs[i];
+        if (j && j->ix) targets_source_check(w->r->cfg->source.name, j->ix, p->text.data + pd->id);
         struct change c = {.doc_id = p->text.data + pd->id,
                            .routing = pd->routing == SIZE_MAX ? NULL : p->text.data + pd->routing,
                            .version = p->version,
@@ -764,60 +722,10 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
         errf(err, errlen, "mapping generation %lu has no index config \"%s\"",
              gen ? gen->id : 0UL, alias);
     int ok = src && r->ix &&
-             rx_index_id_of(meta, cfg->source.name, alias, row, err, errlen) == REINDEX_OK;
+             rx_index_id_of(meta, config_mapping_name(cfg), alias, row, err, errlen) == REINDEX_OK;
     if (ok) {
         r->id = xstrdup(row[0]);
-        sbuf q = SBUF_INIT;
-        sbuf_printf(&q, "SELECT id, bucket, params, data_cursor, status FROM jobs WHERE index_id = "
-                        "%s AND version = %u AND type = 'index'%s ORDER BY bucket",
-                    r->id, version, r->owned);
-        char qerr[512];
-        MYSQL_RES *res = db_query(meta, q.data, q.len, qerr, sizeof qerr);
-        ok = res != NULL;
-        MYSQL_ROW jr;
-        while (res && (jr = mysql_fetch_row(res))) {
-            r->jobs = xrealloc(r->jobs, (r->njobs + 1) * sizeof *r->jobs);
-            struct job *j = &r->jobs[r->njobs++];
-            j->id = strtoull(jr[0], NULL, 10);
-            j->bucket = atoi(jr[1]);
-            j->params = xstrdup(jr[2] ? jr[2] : "");
-            j->cursor = jr[3] ? xstrdup(jr[3]) : NULL;
-            j->done = jr[4] && !strcmp(jr[4], "done");
-            j->ix = job_unit(gen, alias, j->params, r->ix);
-        }
-        if (res) mysql_free_result(res);
-        if (!ok) errf(err, errlen, "reading the jobs of %s: %s", alias, qerr);
-        sbuf_free(&q);
-        /* the rejected count and the rows of the run so far (a restart
-         * keeps counting) */
-        char *rj[2];
-        sbuf_printf(&q, "SELECT COALESCE(SUM(rejected), 0), COALESCE(SUM(rows_read), 0) FROM jobs "
-                        "WHERE index_id = %s AND version = %u",
-                    r->id, version);
-        if (ok && db_row1(meta, q.data, q.len, rj, 2, err, errlen) == 1) {
-            r->rejected_total = strtoull(rj[0], NULL, 10);
-            r->rows_acked = strtoull(rj[1], NULL, 10);
-            db_row_free(rj, 2);
-        }
-        sbuf_free(&q);
-        if (ok) r->rows_expected = estimate_rows(src, gen, alias);
-        /* how the version is built: the terms it was created with (NULL:
-         * every write on disk), its buckets */
-        char *vr[3] = {NULL, NULL, NULL};
-        sbuf_printf(&q, "SELECT build_terms, buckets, bucketing FROM index_versions WHERE "
-                        "index_id = %s AND version = %u",
-                    r->id, version);
-        int got = ok ? db_row1(meta, q.data, q.len, vr, 3, err, errlen) : 0;
-        if (got == 1) {
-            r->build_terms = vr[0] ? xstrdup(vr[0]) : NULL;
-            r->buckets = vr[1] ? atoi(vr[1]) : 0;
-            r->by_mod = vr[2] && !strcmp(vr[2], "mod");
-        } else if (got < 0) {
-            ok = 0; /* not run unchecked: the next poll starts it again */
-        }
-        db_row_free(vr, 3);
-        sbuf_free(&q);
-        r->lost_check_ms = mono_ms() + LOST_CHECK_MS;
+        ok = rx_runner_load(r, meta, src, err, errlen);
     }
     db_row_free(row, 5);
     db_close(src);
@@ -875,8 +783,12 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
         reindex_runner_free(r);
         return NULL;
     }
-    log_info("reindex", "%s: building version %u: %zu job(s) left, %d at a time", alias, version,
-             left, r->nw);
+    if (left)
+        log_info("reindex", "%s: building version %u: %zu job(s) left, %d at a time", alias,
+                 version, left, r->nw);
+    else
+        log_info("reindex", "%s: version %u: no job of source %s left (the switch is done by "
+                 "whichever part ends last)", alias, version, cfg->source.name);
     return r;
 }
 

@@ -2,7 +2,8 @@
  * runner, its workers, its jobs and their pages. sync/reindex/reindex_runner.c runs
  * the jobs (pages read, built, delivered, their cursors saved);
  * sync/reindex/reindex_version.c looks after the version they build in the engine
- * (the mid-build refresh, lost writes, the switch). Not for other files:
+ * (the mid-build refresh, lost writes, the switch); sync/reindex/
+ * reindex_runner_load.c reads what a runner starts from. Not for other files:
  * the interface is reindex.h. The runner calls the version's file, never
  * the other way round. */
 #ifndef SS_REINDEX_RUNNER_INT_H
@@ -153,5 +154,11 @@ int rv_try_finish(struct worker *w, bool may_resume);
 /* The builds before this one lost their writes to engine restarts too: this
  * one is not queued again. */
 bool rv_lost_too_often(struct reindex_runner *r, MYSQL *meta);
+
+/* reindex_runner_load.c: r's jobs of this source's part, the run's counts so
+ * far and how its version is built, read from the metadata (r->id, cfg,
+ * gen, alias and version set); estimated rows from src. 1, or 0 with err. */
+int rx_runner_load(struct reindex_runner *r, MYSQL *meta, MYSQL *src, char *err,
+                   size_t errlen);
 
 #endif

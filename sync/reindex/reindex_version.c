@@ -166,19 +166,41 @@ static void switch_step(struct search_conn *k, const char *phys, const char *act
     log_warn("reindex", "POST %s before the switch failed (%s); %s", path, err, consequence);
 }
 
+/* The switch's lock: a named lock of the metadata server held by the
+ * switching worker's connection for the switch's length. A switch
+ * interrupted by a crash leaves the state 'switching' and frees the lock
+ * with the connection; one under way in another process (another source's
+ * daemon, whose job was the last) holds it. take: try it now (1 held, 0
+ * held by another, -1 error); !take: give it back. */
+static int switch_lock(struct worker *w, bool take) {
+    struct reindex_runner *r = w->r;
+    char q[200], e2[256];
+    snprintf(q, sizeof q, "SELECT %s(CONCAT('searchsync.switch.', DATABASE(), '.', %s)%s)",
+             take ? "GET_LOCK" : "RELEASE_LOCK", r->id, take ? ", 0" : "");
+    char *got = db_scalar(w->meta, q, take ? w->err : e2, take ? sizeof w->err : sizeof e2);
+    int rc = got ? !strcmp(got, "1") : -1;
+    free(got);
+    return rc;
+}
+
 /* The switch's claim: the one caller whose UPDATE finds no job unfinished
  * sets the state 'switching' (or, with may_resume, takes over a switch a
- * crash interrupted, if no other worker of this process has it). 1 claimed,
- * 0 not the last, -1 error. */
+ * crash interrupted: its switch lock free, and no other worker of this
+ * process has it). 1 claimed (the switch lock held), 0 not the last, -1
+ * error. */
 static int switch_claim(struct worker *w, bool may_resume, int me) {
     struct reindex_runner *r = w->r;
     sbuf q = SBUF_INIT;
     int rc = -1;
+    int held = 0;
+    /* every source's part: planned (its jobs there), and none of its jobs
+     * unfinished (docs/cluster.md, "A build across sources") */
     sbuf_printf(&q, "UPDATE index_configs SET state = 'switching' WHERE id = %s AND "
                     "building_version = %u AND state = 'changing' AND NOT EXISTS (SELECT 1 FROM "
                     "jobs WHERE index_id = %s AND version = %u AND type = 'index' AND status <> "
-                    "'done')",
-                r->id, r->version, r->id, r->version);
+                    "'done') AND NOT EXISTS (SELECT 1 FROM reindex_parts WHERE index_id = %s AND "
+                    "version = %u AND planned = 0)",
+                r->id, r->version, r->id, r->version, r->id, r->version);
     long long changed = rx_exec_retry(w->meta, q.data, w->err, sizeof w->err);
     if (changed < 0) goto out;
     if (changed != 1) {
@@ -189,6 +211,21 @@ static int switch_claim(struct worker *w, bool may_resume, int me) {
         bool resume = may_resume && !strcmp(st[0], "switching") &&
                       strtoul(st[1], NULL, 10) == r->version; /* a crash mid-switch */
         db_row_free(st, 2);
+        /* ... and not one under way elsewhere: its lock free, and the state
+         * still 'switching' once this worker holds it */
+        if (resume) {
+            held = switch_lock(w, true);
+            if (held < 0) goto out;
+            resume = held == 1;
+            if (resume) {
+                sbuf_reset(&q);
+                sbuf_printf(&q, "SELECT state, building_version FROM index_configs WHERE id = %s",
+                            r->id);
+                if (db_row1(w->meta, q.data, q.len, st, 2, w->err, sizeof w->err) < 1) goto out;
+                resume = !strcmp(st[0], "switching") && strtoul(st[1], NULL, 10) == r->version;
+                db_row_free(st, 2);
+            }
+        }
         /* and no other worker of this process is switching it */
         int none = 0;
         if (resume && !atomic_compare_exchange_strong(&r->switcher, &none, me))
@@ -198,8 +235,12 @@ static int switch_claim(struct worker *w, bool may_resume, int me) {
             goto out;
         }
     }
+    /* a fresh claim: nobody else switches (the state was 'changing'); the
+     * lock tells a later resume that this switch is under way */
+    if (held != 1 && (held = switch_lock(w, true)) < 0) goto out;
     rc = 1;
 out:
+    if (rc != 1 && held == 1) switch_lock(w, false);
     sbuf_free(&q);
     return rc;
 }
@@ -419,6 +460,7 @@ int rv_try_finish(struct worker *w, bool may_resume) {
         switch_after(w, k, &resp);
         rc = 1;
     }
+    switch_lock(w, false);
     search_resp_free(&resp);
     search_conn_free(k);
     return rc;

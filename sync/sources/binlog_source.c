@@ -33,6 +33,7 @@
 #include "binlog/reader.h"
 #include "sync/sources/binlog_source.h"
 #include "log.h"
+#include "monotime.h"
 
 /* Every checkpoint save (this daemon's, or another's sharing the schema) is
  * a transaction of the offsets table that the daemon reads back. A
@@ -321,12 +322,6 @@ static int src_ensure(struct binlog_source *bl) {
  * transactions (none runs while a group is open). */
 #define GROUP_ROWS_MAX 20000
 #define GROUP_MS_MAX 200
-
-static long long mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static bool supervisor_asks(struct binlog_source *bl) {
     return bl->env->asks(bl->env->ud);
@@ -694,6 +689,7 @@ static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_
     for (int attempt = 0, refused = 0;; attempt++) {
         if (src_ensure(bl) < 0) return -1; /* the metadata: where a transaction needs it */
         if (bl_reader_open(r, ro, sink) == BL_OK) break;
+        reader_stats_link(bl->env->rs, false, r->err);
         snprintf(bl->env->err, bl->env->errlen, "%s", r->err);
         bl_reader_close(r);
         /* a server that answers queries but refuses the replica for a minute
@@ -708,6 +704,7 @@ static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_
     }
     r->stop_flag = bl->env->stop;
     bl->env->err[0] = '\0';
+    reader_stats_link(bl->env->rs, true, NULL);
     return 0;
 }
 
@@ -756,6 +753,7 @@ static int purged_midway(struct binlog_source *bl, bl_reader *r, const bl_sink *
 
 static int binlog_source_run(struct binlog_source *bl) {
     bl_reader_opts *ro = &bl->ro;
+    ro->link = reader_stats_link, ro->link_ud = bl->env->rs; /* the source lost or back: status */
     bl_sink sink = {.ctx = bl, .want_table = want_table, .row = on_row, .commit = on_commit,
                     .ddl = on_ddl, .heartbeat = on_heartbeat};
     bl_reader r;

@@ -1,6 +1,7 @@
 /* reader_stats: the reader's figures for /metrics (see reader_stats.h). */
 #include "sync/sources/reader_stats.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -25,4 +26,17 @@ struct reader_figures reader_stats_copy(struct reader_stats *s) {
     struct reader_figures f = s->f;
     pthread_mutex_unlock(&s->mu);
     return f;
+}
+
+void reader_stats_link(void *stats, bool up, const char *why) {
+    struct reader_stats *s = stats;
+    pthread_mutex_lock(&s->mu);
+    if (up) {
+        s->f.source_down_ms = 0;
+        s->f.source_err[0] = '\0';
+    } else {
+        if (!s->f.source_down_ms) s->f.source_down_ms = reader_stats_now_ms();
+        snprintf(s->f.source_err, sizeof s->f.source_err, "%s", why ? why : "");
+    }
+    pthread_mutex_unlock(&s->mu);
 }

@@ -26,6 +26,9 @@ struct reader_figures {
     uint64_t xa_prepared;      /* two-phase XA transactions prepared, not yet ended */
     uint64_t purge_rebuilds;   /* the checkpoint's binlog found purged, every index rebuilt
                                 * ([source] on_purged = rebuild) */
+    int64_t source_down_ms;    /* the reader lost its source at (unix ms) and has not read
+                                * from it since; 0: it reads (or has not started) */
+    char source_err[256];      /* ... why (the last error) */
 };
 
 struct kafka_live;
@@ -42,6 +45,11 @@ void reader_stats_init(struct reader_stats *s);
 void reader_stats_destroy(struct reader_stats *s);
 /* a consistent copy (any thread) */
 struct reader_figures reader_stats_copy(struct reader_stats *s);
+/* The source lost (up false: since when, and why) or read again: for
+ * status, so that the daemons of other sources feeding the same index say
+ * which one is down (sync/node/node_state.c). Reader thread. stats is a
+ * struct reader_stats *, as bl_reader_opts' link callback takes it. */
+void reader_stats_link(void *stats, bool up, const char *why);
 int64_t reader_stats_now_ms(void); /* the wall clock, unix ms */
 
 #endif

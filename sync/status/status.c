@@ -270,10 +270,10 @@ static void collect_source(const struct ss_config *cfg, MYSQL *meta, MYSQL *src,
 /* each index config: its state, versions and what the engine says of it */
 static void collect_indices(const struct ss_config *cfg, MYSQL *meta, struct search_conn *k,
                             const char *engine_err, struct ss_status *st) {
-    const char *name = cfg->source.name;
+    const char *name = config_mapping_name(cfg);
     struct mapping m = {0};
     char err[1024];
-    if (mapping_db_load(meta, name, &m, err, sizeof err) < 0) {
+    if (mapping_db_load_for(meta, name, cfg->source.name, &m, err, sizeof err) < 0) {
         st->mapping_err = xstrdup(err);
         add_error(st, "mapping: %s%s", err, NULL);
         mapping_free(&m);
@@ -320,6 +320,12 @@ static void collect_indices(const struct ss_config *cfg, MYSQL *meta, struct sea
                     p = nl ? nl + 1 : p + l;
                 }
             }
+        if (mp_index_multi(mi)) { /* several sources: each one's (status_sources.h) */
+            ix->multi = true;
+            status_sources_collect(cfg, meta, engine_ok ? k : NULL, mi, ix->building_version,
+                                   &ix->sources);
+            st->sources_attention |= ix->sources.attention;
+        }
         if (!engine_ok) continue;
         engine_facts(k, ix);
         if (ix->engine_err) { /* one transport failure: do not wait on it per index */
@@ -443,6 +449,7 @@ void status_free(struct ss_status *st) {
         free(ix->pattern);
         for (size_t k = 0; k < ix->nshards; k++) free(ix->shards[k]);
         free(ix->shards);
+        status_sources_free(&ix->sources);
         free(ix->documents);
     }
     free(st->indices);
@@ -475,6 +482,24 @@ static void rows_json(jsonw *w, const struct status_rows *t, const char *const *
         jw_obj_close(w);
     }
     jw_arr_close(w);
+}
+
+/* "shards": over shard tables, the pattern and the shards read into the
+ * live version; null otherwise */
+static void shards_json(jsonw *w, const struct status_index *ix) {
+    jw_key(w, "shards");
+    if (!ix->pattern) {
+        jw_null(w);
+        return;
+    }
+    jw_obj_open(w);
+    jw_key(w, "pattern");
+    jw_str(w, ix->pattern);
+    jw_key(w, "read");
+    jw_arr_open(w);
+    for (size_t k = 0; k < ix->nshards; k++) jw_str(w, ix->shards[k]);
+    jw_arr_close(w);
+    jw_obj_close(w);
 }
 
 void status_json(const struct ss_status *st, sbuf *out) {
@@ -564,19 +589,8 @@ void status_json(const struct ss_status *st, sbuf *out) {
         jw_str0(&w, ix->stopped);
         jw_key(&w, "tables");
         jw_uint(&w, ix->ntables);
-        jw_key(&w, "shards");
-        if (ix->pattern) {
-            jw_obj_open(&w);
-            jw_key(&w, "pattern");
-            jw_str(&w, ix->pattern);
-            jw_key(&w, "read");
-            jw_arr_open(&w);
-            for (size_t k = 0; k < ix->nshards; k++) jw_str(&w, ix->shards[k]);
-            jw_arr_close(&w);
-            jw_obj_close(&w);
-        } else {
-            jw_null(&w);
-        }
+        shards_json(&w, ix);
+        if (ix->multi) status_sources_json(&ix->sources, &w);
         jw_key(&w, "engine");
         if (!ix->engine_read) {
             jw_null(&w);

@@ -24,6 +24,7 @@
 #include <mysql.h>
 
 #include "config.h"
+#include "sync/status/status_sources.h"
 
 struct search_conn;
 
@@ -47,6 +48,8 @@ struct status_index {
     char *pattern;     /* over shard tables: its root table's pattern (NULL: none) */
     char **shards;     /* ... the shards its live version has read (shards_read) */
     size_t nshards;
+    bool multi;        /* fed by several sources: sources says where each stands */
+    struct status_sources sources;
 };
 
 struct ss_status {
@@ -86,6 +89,7 @@ struct ss_status {
     char **errors;                 /* what could not be read, in order */
     size_t nerrors;
     bool checkpoint_purged;    /* the checkpoint's binlog file is gone from the source */
+    bool sources_attention;    /* an index config's other source is down or read by no one */
     /* the last stretch of binlog skipped ([source] on_purged = rebuild, run
      * --from-current): when, by which node, what (the stretch and the versions
      * queued); NULL: none in the sync log */

@@ -3,6 +3,7 @@
 # configuration, the systemd unit (checked with systemd-analyze verify), the
 # man page and bash completion land where they belong; an administrator's
 # configuration survives a second install; `make uninstall` removes the rest.
+# The template unit searchsync@.service is verified as an instance.
 set -uo pipefail
 bin=${SEARCHSYNC_BIN:-./searchsync}
 src=${SEARCHSYNC_SRCDIR:-.}
@@ -22,6 +23,7 @@ fi
 ibin=$(find "$root" -path '*/bin/searchsync' -type f | head -1)
 ini=$(find "$root" -path '*/searchsync/searchsync.ini' -not -path '*/doc/*' | head -1)
 unit=$(find "$root" -path '*/systemd/system/searchsync.service' | head -1)
+tunit=$(find "$root" -path '*/systemd/system/searchsync@.service' | head -1)
 man=$(find "$root" -path '*/man1/searchsync.1' | head -1)
 comp=$(find "$root" -path '*/bash-completion/completions/searchsync' | head -1)
 check "binary installed and runs" '[ -x "$ibin" ] && "$ibin" --version | grep -q "^searchsync "'
@@ -30,6 +32,13 @@ check "the installed sample is valid" '"$ibin" config check --config "$ini" >/de
 check "systemd unit installed" '[ -f "$unit" ]'
 check "unit runs the installed binary with the installed configuration" \
   'grep -qxF "ExecStart=${ibin#"$root"} run --config ${ini#"$root"}" "$unit"'
+confdir=${ini#"$root"}
+confdir=${confdir%/searchsync.ini}
+check "systemd template unit installed (one instance per source)" '[ -f "$tunit" ]'
+check "an instance NAME runs the installed binary with sysconfdir/searchsync/NAME.ini" \
+  'grep -qxF "ExecStart=${ibin#"$root"} run --config $confdir/%i.ini" "$tunit"'
+check "an instance NAME reads its own secrets" \
+  'grep -qxF "EnvironmentFile=-$confdir/%i.secrets.env" "$tunit"'
 check "man page installed" '[ -f "$man" ]'
 check "man finds it" '[ "$(MANPATH="${man%/man1/*}" man -w searchsync 2>/dev/null)" = "$man" ]'
 groff -man -ww -z "$man" >"$tmp/groff.out" 2>&1
@@ -53,6 +62,12 @@ else
   rc=$?
   check "systemd-analyze verify accepts the unit" '[ "$rc" = 0 ] && [ ! -s "$tmp/verify.out" ]' ||
     sed 's/^/     /' "$tmp/verify.out"
+  # a template is verified as one of its instances
+  sed "s|^ExecStart=/|ExecStart=$root/|" "$tunit" >"$tmp/unit/searchsync@east.service"
+  MANPATH="${man%/man1/*}" systemd-analyze verify "$tmp/unit/searchsync@east.service" >"$tmp/verify2.out" 2>&1
+  rc=$?
+  check "systemd-analyze verify accepts an instance of the template" '[ "$rc" = 0 ] && [ ! -s "$tmp/verify2.out" ]' ||
+    sed 's/^/     /' "$tmp/verify2.out"
 fi
 
 # an administrator's configuration survives a reinstall (an upgrade)

@@ -309,6 +309,49 @@ use_mysql8() {
     on_exit '[ "$rc" = 0 ] || { echo "--- MySQL log (last 15 lines)"; tail -15 "$MYSQL_LOG"; }'
 }
 
+# ---------------------------------------------------------------- more source servers
+# Tests with several sources (servers) of their own, beside the suite's
+# MariaDB (which keeps the metadata): each one tests/harness/mariadb.sh (or
+# mysql8.sh) in $TEST_TMP/servers/NAME, on a free port, with a small buffer
+# pool, stopped on the test's exit.
+#   extra_mariadb NAME... [-- MYSQL8_NAME...]  start them (in parallel; the
+#                                names after -- are Oracle's MySQL 8), wait
+#                                until each is ready
+#   extra_port NAME              its TCP port
+#   extra_q NAME SQL [DB]        SQL as root there (batch mode, as mysql_q)
+#   extra_ctl NAME ACTION        the harness script's kill|restart|stop|pause|resume|status on it
+#   extra_binlog_pos NAME        "file<TAB>position" of its binlog's end
+#   extra_kind NAME              mariadb or mysql8
+extra_mariadb() {
+    local n pids=() names=() i=0 bad="" kind=mariadb
+    for n in "$@"; do
+        if [ "$n" = -- ]; then kind=mysql8; continue; fi
+        mkdir -p "$TEST_TMP/servers/$n"
+        echo "$kind" >"$TEST_TMP/servers/$n/kind"
+        on_exit "SEARCHSYNC_HARNESS_DIR='$TEST_TMP/servers/$n' bash '$HARNESS/$kind.sh' stop >/dev/null 2>&1"
+        SEARCHSYNC_HARNESS_DIR="$TEST_TMP/servers/$n" MARIADB_EXTRA_ARGS="--innodb-buffer-pool-size=64M" \
+            MYSQL8_EXTRA_ARGS="--innodb-buffer-pool-size=64M" MYSQL8_SERVER_ID=$((2 + ${#names[@]})) \
+            bash "$HARNESS/$kind.sh" start >"$TEST_TMP/servers/$n.start.log" 2>&1 &
+        pids+=($!)
+        names+=("$n")
+    done
+    for n in "${names[@]}"; do
+        wait "${pids[$i]}" || { bad="$bad $n"; cat "$TEST_TMP/servers/$n.start.log" >&2; }
+        i=$((i + 1))
+    done
+    [ -z "$bad" ] || fail "source server(s)$bad did not start"
+}
+extra_kind() { cat "$TEST_TMP/servers/$1/kind"; }
+_extra_env() { (. "$TEST_TMP/servers/$1/$(extra_kind "$1").env" && eval "echo \"\$$2\""); }
+extra_port() { _extra_env "$1" MYSQL_PORT; }
+extra_q() {
+    mariadb --no-defaults -h 127.0.0.1 -P "$(extra_port "$1")" -u root \
+        --batch --skip-column-names --default-character-set=utf8mb4 \
+        ${3:+--database="$3"} -e "$2"
+}
+extra_ctl() { SEARCHSYNC_HARNESS_DIR="$TEST_TMP/servers/$1" H_RESTART=1 bash "$HARNESS/$(extra_kind "$1").sh" "$2"; }
+extra_binlog_pos() { extra_q "$1" 'SHOW MASTER STATUS' | cut -f1,2; }
+
 # import_one_table ALIAS DB.TABLE [CONFIG] — the mapping of one index of one
 # table, every column as the generator proposes (1 shard, no replica),
 # imported with CONFIG (default $TEST_TMP/c.ini)

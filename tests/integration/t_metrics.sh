@@ -4,7 +4,8 @@
 #
 #   format   the page parses with Prometheus' own text parser (Debian's
 #            python3-prometheus-client), and every name docs/metrics.md
-#            lists is on it, with HELP and TYPE lines
+#            lists is on it, with HELP and TYPE lines, every sample
+#            labelled source="[source] name"
 #   values   after rows are synced: the reader reads, transactions and rows
 #            counted, the engine's acknowledgements counted, nothing behind
 #            (lag bytes and seconds 0, checkpoint age 0); while bulk
@@ -135,15 +136,18 @@ undocumented = sorted(n for n in {f.name for f in fams}
                       if n not in doc and n + "_total" not in doc
                       and not re.sub(r"_(window|min|max|mean)$", "", n) in doc
                       and re.sub(r"_window$", "_total", n) not in doc)
+# every sample names its source (several sources are several processes)
+unlabelled = sorted({s.name for f in fams for s in f.samples if s.labels.get("source") != "mt"})
 print("families", len(fams), "documented", len(doc))
 if bad: print("no HELP/TYPE:", bad)
+if unlabelled: print("samples without source=\"mt\":", unlabelled)
 if missing: print("documented but absent:", missing)
 if undocumented: print("served but not in docs/metrics.md:", undocumented)
-sys.exit(1 if bad or missing or undocumented else 0)
+sys.exit(1 if bad or missing or undocumented or unlabelled else 0)
 PY
     fail "metrics page vs docs/metrics.md: $(cat "$TEST_TMP/names.out")"
 log "$(cat "$TEST_TMP/names.out")"
-log "the page parses with prometheus_client; every documented name is served, with HELP and TYPE"
+log "the page parses with prometheus_client; every documented name is served, with HELP and TYPE, every sample labelled with its source"
 
 # ---- values while in step
 assert_eq "$(value searchsync_reader_reading source=mt)" 1 "the reader reads"

@@ -29,7 +29,7 @@ SEARCHSYNC_ADMIN_TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 export SEARCHSYNC_ADMIN_TOKEN
 metric() { # metric NAME: its value in the running daemon's GET /metrics
     curl -sS -m 30 -H "Authorization: Bearer $SEARCHSYNC_ADMIN_TOKEN" "http://127.0.0.1:$ADMIN_PORT/metrics" |
-        awk -v n="$1" '$1 == n {print $2}'
+        awk -v n="$1" '$1 == n || index($1, n "{") == 1 {print $2}'
 }
 config() { # config PORT SERVER_ID: the source changes, the metadata stays on A
     cat >"$TEST_TMP/c.ini" <<INI

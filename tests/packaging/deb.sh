@@ -48,12 +48,16 @@ check "dpkg-buildpackage built $(basename "$deb")" test -s "$deb"
 check "the unit tests ran in the build and passed" grep -q '^# FAIL:  0' "$work/build.log"
 dpkg-deb -c "$deb" | awk '{print $6}' >"$work/files"
 for f in ./usr/bin/searchsync ./etc/searchsync/searchsync.ini ./lib/systemd/system/searchsync.service \
+         ./lib/systemd/system/searchsync@.service \
          ./usr/share/man/man1/searchsync.1.gz ./usr/share/bash-completion/completions/searchsync \
          ./usr/share/doc/searchsync/copyright; do
   check "the package holds $f" grep -qx "$f" "$work/files"
 done
 check "the unit starts /usr/bin/searchsync with /etc/searchsync/searchsync.ini" \
   sh -c "dpkg-deb --fsys-tarfile '$deb' | tar -xOf - ./lib/systemd/system/searchsync.service | grep -qx 'ExecStart=/usr/bin/searchsync run --config /etc/searchsync/searchsync.ini'"
+
+check "an instance NAME of the template unit starts /usr/bin/searchsync with /etc/searchsync/NAME.ini" \
+  sh -c "dpkg-deb --fsys-tarfile '$deb' | tar -xOf - './lib/systemd/system/searchsync@.service' | grep -qx 'ExecStart=/usr/bin/searchsync run --config /etc/searchsync/%i.ini'"
 
 # ---- install into a fresh minimal root
 root="$work/root"
@@ -76,6 +80,6 @@ rc=0; in_root 'searchsync run --config /etc/searchsync/searchsync.ini' >"$work/r
 check "run with the untouched sample says what to fill in (exit 1 or 2, a message)" \
   sh -c "[ $rc = 1 -o $rc = 2 ] && grep -q 'searchsync run:' '$work/run.out'"
 check "apt purges it cleanly" in_root 'DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq searchsync'
-check "nothing of it is left" in_root '! test -e /usr/bin/searchsync && ! test -e /etc/searchsync && ! test -e /lib/systemd/system/searchsync.service'
+check "nothing of it is left" in_root '! test -e /usr/bin/searchsync && ! test -e /etc/searchsync && ! test -e /lib/systemd/system/searchsync.service && ! test -e /lib/systemd/system/searchsync@.service'
 echo "$ok passed, $bad failed"
 [ "$bad" = 0 ]

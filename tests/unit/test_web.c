@@ -18,6 +18,7 @@
 #include "web/admission.h"
 #include "web/api.h"
 #include "web/guard.h"
+#include "web/metrics.h"
 #include "web/ratelimit.h"
 #include "web/route.h"
 #include "web/session.h"
@@ -599,6 +600,31 @@ static void test_words_input(void **state) {
     assert_null(words_invalid(big, 255));
 }
 
+/* every sample of a process's page gets its source, once; comments, samples
+ * that name a source of their own and escaped values are left as they are */
+static void test_metrics_source_label(void **state) {
+    (void)state;
+    const char *in = "# HELP a_total A\n# TYPE a_total counter\n"
+                     "a_total 3\n"
+                     "b{stream=\"live\"} 1\n"
+                     "c{} 2\n"
+                     "d{source=\"own\",x=\"1\"} 4\n"
+                     "e{x=\"say \\\"source=\\\" here\",y=\"2\"} 5\n"
+                     "\n"
+                     "f 6";
+    sbuf o = SBUF_INIT;
+    metrics_label_all(in, strlen(in), "source", "we\"st", &o);
+    assert_string_equal(o.data, "# HELP a_total A\n# TYPE a_total counter\n"
+                                "a_total{source=\"we\\\"st\"} 3\n"
+                                "b{source=\"we\\\"st\",stream=\"live\"} 1\n"
+                                "c{source=\"we\\\"st\"} 2\n"
+                                "d{source=\"own\",x=\"1\"} 4\n"
+                                "e{source=\"we\\\"st\",x=\"say \\\"source=\\\" here\",y=\"2\"} 5\n"
+                                "\n"
+                                "f{source=\"we\\\"st\"} 6");
+    sbuf_free(&o);
+}
+
 static void test_error_field(void **state) {
     (void)state;
     struct api_resp r = {0};
@@ -616,6 +642,7 @@ int main(void) {
         cmocka_unit_test(test_ratelimit), cmocka_unit_test(test_client_addr),
         cmocka_unit_test(test_admission),
         cmocka_unit_test(test_words_input), cmocka_unit_test(test_error_field),
+        cmocka_unit_test(test_metrics_source_label),
         cmocka_unit_test(test_token),  cmocka_unit_test(test_bearer),
         cmocka_unit_test(test_host),   cmocka_unit_test(test_origin),
         cmocka_unit_test(test_content_type), cmocka_unit_test(test_routes), cmocka_unit_test(test_ui_assets),
