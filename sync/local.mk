@@ -137,6 +137,11 @@ libsearchsync_a_SOURCES += sync/pipeline/producer.c sync/pipeline/producer.h \
 	sync/pipeline/resync.c sync/pipeline/resync.h
 # a cluster's rebalance in the metadata (the nodes' side is rebalance/jobs/cluster_jobs.c)
 libsearchsync_a_SOURCES += rebalance/jobs/job_assign.c rebalance/jobs/job_assign.h
+# the node's operations, typed: called by the admin API (web/) and the commands
+libsearchsync_a_SOURCES += sync/ops/ops.c sync/ops/ops.h sync/ops/ops_reindex.c \
+	sync/ops/ops_reindex.h sync/ops/ops_resync.c sync/ops/ops_resync.h sync/ops/ops_mapping.c \
+	sync/ops/ops_mapping.h sync/ops/ops_assign.c sync/ops/ops_assign.h sync/ops/ops_replay.c \
+	sync/ops/ops_replay.h
 
 # the delayed run: change snapshots -> relation tops -> bucketed jobs
 libsearchsync_a_SOURCES += sync/delayed/delayed.h sync/delayed/relation_tops.c \
@@ -214,6 +219,7 @@ EXTRA_DIST += \
 	sync/delayed/README.md \
 	sync/mapping/README.md \
 	sync/node/README.md \
+	sync/ops/README.md \
 	sync/pipeline/README.md \
 	sync/reindex/README.md \
 	sync/sources/README.md
