@@ -50,6 +50,7 @@ struct listener {
 
 struct http_server {
     const struct ss_config *cfg;
+    struct node *node; /* where a request that changes something runs (node_post) */
     struct listener main, dict;
     pthread_mutex_t mu; /* guards client, d (attach vs. requests) and token (reload) */
     struct search_client *client;
@@ -662,7 +663,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         /* a request that changes something (a build, a resync, a replay, a
          * metadata write) is posted to the node and runs on its request
          * thread (sync/node/node.h); reads are answered here */
-        struct node *n = strcmp(method, "GET") && strcmp(method, "HEAD") ? node_current() : NULL;
+        struct node *n = strcmp(method, "GET") && strcmp(method, "HEAD") ? s->node : NULL;
         if (api_call_start(s, conn, url, rq, n, &r)) return MHD_YES; /* answered later */
     }
     enum MHD_Result rc = send_resp(conn, &r, method, url);
@@ -837,8 +838,8 @@ static void listener_stop(struct listener *l) {
     l->mhd = NULL;
 }
 
-int http_server_start(const struct ss_config *cfg, struct http_server **out, char *err,
-                      size_t errlen) {
+int http_server_start(const struct ss_config *cfg, struct node *node, struct http_server **out,
+                      char *err, size_t errlen) {
     *out = NULL;
     const char *listen_at = cfg->admin.listen, *dict_at = cfg->admin.dict_listen;
     bool want_main = listen_at && *listen_at, want_dict = dict_at && *dict_at;
@@ -854,6 +855,7 @@ int http_server_start(const struct ss_config *cfg, struct http_server **out, cha
     if (!want_main && !want_dict) return 0;
     struct http_server *s = xcalloc(1, sizeof *s);
     s->cfg = cfg;
+    s->node = node;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->posted_cv, NULL);
     s->token = cfg->admin.token ? xstrdup(cfg->admin.token) : NULL;
@@ -930,9 +932,10 @@ void http_server_generation(struct http_server *s, struct mapping_gen *(*get)(vo
 
 /* ---------- the node's admin operations (sync/node/node.h) ---------- */
 
-static int ops_start(const struct ss_config *cfg, void **srv, char *err, size_t errlen) {
+static int ops_start(const struct ss_config *cfg, struct node *n, void **srv, char *err,
+                     size_t errlen) {
     struct http_server *s = NULL;
-    int rc = http_server_start(cfg, &s, err, errlen);
+    int rc = http_server_start(cfg, n, &s, err, errlen);
     *srv = s;
     return rc;
 }

@@ -215,7 +215,6 @@ static void sub_delivery_stop(void *st) { /* every producer above closed its str
     struct daemon *dm = st;
     deliver_free(dm->p.d);
     dm->p.d = NULL;
-    deliver_hub_install(NULL);
     deliver_hub_free(dm->hub);
     dm->hub = NULL;
 }
@@ -278,7 +277,8 @@ static int run_delivery(struct daemon *dm, int *exit_code) {
     const struct ss_config *cfg = dm->cfg;
     struct pipeline *p = &dm->p;
     /* the admin API (web/, registered by src/main.c) */
-    if (node_admin() && node_admin()->start(cfg, &dm->nd.admin, dm->err, sizeof dm->err) < 0) {
+    if (node_admin() &&
+        node_admin()->start(cfg, &dm->nd, &dm->nd.admin, dm->err, sizeof dm->err) < 0) {
         *exit_code = EXIT_USAGE;
         return -1;
     }
@@ -319,11 +319,10 @@ static int run_delivery(struct daemon *dm, int *exit_code) {
     dopts.missing = on_missing;
     dopts.missing_ud = dm;
     /* the process's one delivery: every producer of this node (the reader
-     * below, builds, delayed runs, checks' repairs, resyncs, replays) opens
-     * its stream on it (src/deliver/stream.c) */
+     * below, builds, delayed runs, checks' repairs, resyncs, replays) is
+     * handed it and opens its stream on it (src/deliver/stream.c) */
     dm->hub = deliver_hub_new(&dopts, dm->client, dm->err, sizeof dm->err);
     if (!dm->hub) return -1;
-    deliver_hub_install(dm->hub);
     /* the binlog gives one document's changes in version order (I5); a
      * Kafka topic's partitions need not */
     dopts.ordered_versions = dm->source->ordered_versions;
@@ -352,7 +351,7 @@ static int run_lead(struct daemon *dm, const char *config, bool no_wait, int *ex
     }
     /* with ZooKeeper, every node runs the reindex jobs rebalances give it,
      * standing by or reading */
-    int cjrc = cluster_jobs_start(&dm->cluster, cfg, dm->client, &dm->lead);
+    int cjrc = cluster_jobs_start(&dm->cluster, cfg, dm->client, dm->hub, &dm->lead);
     node_started(&dm->nd, &SUB_CLUSTER, &dm->cluster);
     if (cjrc < 0) {
         snprintf(dm->err, sizeof dm->err, "%s", dm->cluster.err);
@@ -411,7 +410,7 @@ static int run_subsystems(struct daemon *dm, bool from_current, int *exit_code) 
     build_table_free(bt);
     /* shards the live versions have not read (mapping_shard.h): read into them */
     node_started(&dm->nd, &SUB_JOINS, &dm->joins);
-    if (shard_joins_start(&dm->joins, cfg) < 0)
+    if (shard_joins_start(&dm->joins, cfg, dm->hub) < 0)
         log_warn("run", "the shard joins thread could not start: shards that join are not read "
                  "into the live version (searchsync check --repair finds their documents)");
     else if (shard_joins_at_start(&dm->joins, dm->p.meta, cfg->source.name, &dm->gen->m,
@@ -426,10 +425,11 @@ static int run_subsystems(struct daemon *dm, bool from_current, int *exit_code) 
     /* SIGHUP: reload, SIGUSR1: state dump (sync/node/reload.c) */
     supervisor_signals_attach(&dm->sv);
     node_started(&dm->nd, &SUB_CHECKS, &dm->check);
-    if (check_schedule_start(&dm->check, cfg, &daemon_stop_requested, dm->lead.node_id) < 0)
+    if (check_schedule_start(&dm->check, cfg, dm->hub, &daemon_stop_requested,
+                             dm->lead.node_id) < 0)
         log_warn("run", "the scheduled check could not start: checks run from cron only");
     node_started(&dm->nd, &SUB_DELAYED, &dm->delayed);
-    if (delayed_schedule_start(&dm->delayed, cfg, &daemon_stop_requested) < 0)
+    if (delayed_schedule_start(&dm->delayed, cfg, dm->hub, &daemon_stop_requested) < 0)
         log_warn("run", "the scheduled delayed run could not start: run searchsync delayed-run "
                  "from cron");
     node_started(&dm->nd, &SUB_RETENTION, &dm->retention);

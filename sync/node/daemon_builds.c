@@ -201,8 +201,8 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
         /* in a cluster, rebalances give the jobs to the nodes
          * (rebalance/jobs/cluster_jobs.c); the reader keeps the dual writes */
         if (!b->runner && !dm->cluster.started) {
-            b->runner = reindex_runner_start(dm->cfg, dm->client, b->gen, b->alias, b->version,
-                                             err, sizeof err);
+            b->runner = reindex_runner_start(dm->cfg, dm->client, dm->hub, b->gen, b->alias,
+                                             b->version, err, sizeof err);
             if (!b->runner) log_error("run", "%s: reindex jobs not started (will retry): %s",
                                       b->alias, err);
         }

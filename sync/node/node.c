@@ -94,16 +94,6 @@ struct node_request {
     struct node_request *next;
 };
 
-static pthread_mutex_t current_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct node *current;
-
-struct node *node_current(void) {
-    pthread_mutex_lock(&current_mu);
-    struct node *n = current;
-    pthread_mutex_unlock(&current_mu);
-    return n;
-}
-
 int node_post(struct node *n, const char *what, node_work_fn fn, void *arg, node_done_fn done,
               void *done_arg) {
     if (!n) return -1;
@@ -224,16 +214,10 @@ int node_init(struct node *n, const struct ss_config *cfg, char *err, size_t err
     }
     n->req_started = true;
     node_started(n, &REQUESTS, n);
-    pthread_mutex_lock(&current_mu);
-    current = n;
-    pthread_mutex_unlock(&current_mu);
     return 0;
 }
 
 void node_free(struct node *n) {
-    pthread_mutex_lock(&current_mu);
-    if (current == n) current = NULL;
-    pthread_mutex_unlock(&current_mu);
     node_stop_all(n);
     pthread_mutex_destroy(&n->mu);
     pthread_cond_destroy(&n->cv);

@@ -84,14 +84,13 @@ int node_post(struct node *n, const char *what, node_work_fn fn, void *arg, node
 /* node_post and wait for done. 0 fn ran; -1 it did not (node stopping or
  * none). */
 int node_run(struct node *n, const char *what, node_work_fn fn, void *arg);
-/* the node of the process, for handlers (NULL: none, e.g. a command that
- * serves no admin API) */
-struct node *node_current(void);
 
 /* ---------- the admin server (registered by src/main.c) ---------- */
 
 struct node_admin_ops {
-    int (*start)(const struct ss_config *cfg, void **srv, char *err, size_t errlen);
+    /* n: the node its writes are posted to (node_post), handed at start */
+    int (*start)(const struct ss_config *cfg, struct node *n, void **srv, char *err,
+                 size_t errlen);
     void (*attach)(void *srv, struct search_client *client, struct deliver *d,
                    struct reader_stats *rs);
     void (*generation)(void *srv, struct mapping_gen *(*get)(void *ud), void *ud);

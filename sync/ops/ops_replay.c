@@ -47,10 +47,8 @@ enum ops_status ops_replay(const struct ops_env *env, const struct ops_replay_re
         o.dead_letter = dl_store_put; /* what fails again is a dead letter again */
         o.dead_letter_ud = store;
         o.linger_ms = 0; /* a replay goes as fast as it can */
-        d = env->hub ? deliver_stream_open(env->hub, &o, "dead-letters", DELIVER_BULK, e->msg,
-                                           sizeof e->msg)
-                     : deliver_open(&o, env->client, "dead-letters", DELIVER_BULK, e->msg,
-                                    sizeof e->msg);
+        d = deliver_open(env->hub, &o, env->client, "dead-letters", DELIVER_BULK, e->msg,
+                         sizeof e->msg);
     }
     res->replayed = d ? dl_replay(m, cfg->source.name, rq->index, rq->id, d,
                                   cfg->delivery.drain_timeout_ms, e->msg, sizeof e->msg)
