@@ -124,7 +124,7 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
             if (!live) /* cancelled or failed */
                 drop_leftover(dm, phys);
             else /* switched: no element script until the writes before it landed */
-                p->scripts_after = p->last_txn;
+                pipeline_hold_scripts(p);
             free(phys);
             if (bi < nb0) seen[bi] = true;
             bi = p->nbuilds;

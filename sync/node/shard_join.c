@@ -211,7 +211,7 @@ static int join_table(struct shard_joins *j, struct producer *pr, size_t at, siz
             rc = errf(pr->err, sizeof pr->err, "%s", p->err);
         }
         pipeline_snapshot_end(p);
-        if (n) pipeline_end(p, &cs, &end, false);
+        if (n) pipeline_end(p, &cs, &end, NULL, false);
         changeset_free(&cs);
         *docs += p->docs - d0;
         if (rc == 0 && n && deliver_drain(p->d, p->cfg->delivery.drain_timeout_ms) != DELIVER_OK)

@@ -40,7 +40,6 @@ void pipeline_free(struct pipeline *p) {
     p->router = NULL;
     bl_valctx_free(&p->v);
     sbuf_free(&p->val);
-    sbuf_free(&p->gtids);
     rv_tables_clear(&p->rv);
     for (size_t i = 0; i < p->nmissing; i++) free(p->missing[i]);
     free(p->missing);
@@ -108,7 +107,7 @@ static int build_slice(void *ctx, size_t index, size_t table) {
         struct cs_pending *pd = &cs->pend[i];
         if (pd->index != index || pd->table != 0 || !pd->n) continue;
         int r = build_docs(rc->p, index, 0, (const char *const *)pd->keys, pd->n, false, rc->end,
-                           cs->version_after);
+                           rc->after);
         for (size_t k = 0; k < pd->n; k++) free(pd->keys[k]);
         pd->n = 0;
         rc->p->slices++;
@@ -178,11 +177,11 @@ static int build_docs(struct pipeline *p, size_t index, size_t table, const char
     return rc;
 }
 
-int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) {
+static int build(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool after) {
     if (cs->snaps.len && (db_ensure(&p->meta, &p->metap, p->err, sizeof p->err) < 0 ||
                           snapshots_write(p, cs) < 0))
         return -1;
-    struct route_ctx rctx = {p, cs, end};
+    struct route_ctx rctx = {p, cs, end, after};
     p->src_errno = 0;
     if (router_flush(p->router, &cs->seeds, p->src, collect_doc, &rctx, p->err, sizeof p->err) != 0) {
         p->src_errno = mysql_errno(p->src);
@@ -193,7 +192,7 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) 
     for (size_t i = 0; i < cs->npend && rc == 0; i++) {
         struct cs_pending *pd = &cs->pend[i];
         rc = build_docs(p, pd->index, pd->table, (const char *const *)pd->keys, pd->n,
-                        cs->copies_may_move, end, cs->version_after);
+                        cs->copies_may_move, end, after);
     }
     if (rc == 0 && cs->nelems) {
         struct strset full = {0}; /* "index\x1fkey" of root documents rebuilt whole */
@@ -207,30 +206,41 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) 
             }
         }
         sbuf_free(&fk);
-        rc = area_submit(p, cs, &full, end);
+        rc = area_submit(p, cs, &full, end, after);
         strset_clear(&full);
     }
-    if (rc == 0 && cs->nrdocs) rc = row_image_submit(p, cs, end);
+    if (rc == 0 && cs->nrdocs) rc = row_image_submit(p, cs, end, after);
     if (rc == 0 && pipeline_has_missing(p)) rc = pipeline_rebuild_missing(p, end);
     return rc;
 }
 
-void pipeline_position(const struct pipeline *p, const bl_pos *end, sbuf *out) {
-    sbuf_printf(out, "%s:%llu", end->file, (unsigned long long)end->pos);
-    /* [source] versions = gtid: the reader resumes after this set, on this
-     * server or another of its topology (daemon.c, start_position) */
-    if (config_gtid_versions(p->cfg))
-        sbuf_printf(out, "%s%s", GTID_TOKEN_MARK, p->gtids.data ? p->gtids.data : "");
+int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) {
+    return build(p, cs, end, false);
 }
 
-uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool quiet) {
-    if (cs->hold) return pipeline_end_at(p, cs, cs->hold, quiet);
+int pipeline_build_after(struct pipeline *p, struct changeset *cs, const bl_pos *end) {
+    return build(p, cs, end, true);
+}
+
+void pipeline_position(const struct pipeline *p, const bl_pos *end, const char *gtids,
+                       sbuf *out) {
+    sbuf_printf(out, "%s:%llu", end->file, (unsigned long long)end->pos);
+    /* [source] versions = gtid: the reader resumes after this set, on this
+     * server or another of its topology (binlog_start.c) */
+    if (config_gtid_versions(p->cfg)) sbuf_printf(out, "%s%s", GTID_TOKEN_MARK, gtids ? gtids : "");
+}
+
+uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end,
+                      const struct pipeline_resume *rs, bool quiet) {
+    if (rs && rs->hold) return pipeline_end_at(p, cs, rs->hold, quiet);
     sbuf pos = SBUF_INIT;
-    pipeline_position(p, end, &pos);
+    pipeline_position(p, end, rs ? rs->gtids : NULL, &pos);
     uint64_t seq = pipeline_end_at(p, cs, pos.data, quiet);
     sbuf_free(&pos);
     return seq;
 }
+
+void pipeline_hold_scripts(struct pipeline *p) { p->scripts_after = p->last_txn; }
 
 uint64_t pipeline_end_at(struct pipeline *p, struct changeset *cs, const char *position,
                          bool quiet) {

@@ -67,7 +67,7 @@ int resync_ids(const struct ss_config *cfg, struct deliver_hub *hub, const char 
     int brc = pipeline_build(p, &cs, &end);
     pipeline_snapshot_end(p);
     if (brc != 0) snprintf(err, elen, "%s", p->err);
-    pipeline_end(p, &cs, &end, false);
+    pipeline_end(p, &cs, &end, NULL, false);
     int drc = deliver_drain(p->d, cfg->delivery.drain_timeout_ms);
     struct deliver_stats ds;
     deliver_get_stats(p->d, &ds);
