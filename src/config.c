@@ -266,6 +266,11 @@ const struct config_key config_keys[] = {
       "purged change is recorded as a dead letter"),
     I("delivery", "drain_timeout_ms", delivery.drain_timeout_ms, "60000", 1, 3600000,
       "Longest a drain (on demand or on SIGTERM) waits"),
+    S("delivery", "replay_schedule", delivery.replay_schedule, NULL, NULL, false, false,
+      "When the daemon that reads the source replays the source's dead letters (as "
+      "`searchsync dead-letters replay`, docs/operations.md): `every DUR` (every 30m) or a "
+      "daily time, UTC, as HH:MM; a change that fails again is a dead letter again; empty = "
+      "off (replay them by hand once the cause is fixed)"),
     I("delivery", "retry_initial_ms", delivery.retry_initial_ms, "100", 1, 600000,
       "First retry delay of a transient failure (doubles, with jitter)"),
     I("delivery", "retry_max_ms", delivery.retry_max_ms, "30000", 1, 3600000,
@@ -647,15 +652,18 @@ static int check_kafka(const struct ss_config *c, const char *name, char *err, s
 
 /* the scheduled check's keys, parsed now so a typo stops the start */
 static int check_check(const struct ss_config *c, const char *name, char *err, size_t errlen) {
-    const char *const specs[][2] = {{"check", c->check.schedule},
-                                    {"delayed", c->delayed.schedule}};
-    for (size_t i = 0; i < 2; i++) {
-        const char *sc = specs[i][1];
+    const char *const specs[][4] = {
+        {"check", "schedule", c->check.schedule, "run it from cron"},
+        {"delayed", "schedule", c->delayed.schedule, "run it from cron"},
+        {"delivery", "replay_schedule", c->delivery.replay_schedule,
+         "replay dead letters by hand"}};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        const char *sc = specs[i][2];
         if (sc && *sc && config_parse_hhmm(sc) < 0 &&
             (strncmp(sc, "every ", 6) || config_parse_duration(sc + 6) < 0))
-            return errf(err, errlen, "%s: [%s] schedule = \"%s\": give a time of day, UTC, as "
+            return errf(err, errlen, "%s: [%s] %s = \"%s\": give a time of day, UTC, as "
                         "HH:MM (e.g. 03:15), or an interval as `every DUR` (every 6h), or leave "
-                        "it empty to run it from cron", name, specs[i][0], sc);
+                        "it empty to %s", name, specs[i][0], specs[i][1], sc, specs[i][3]);
     }
     if (c->check.since && strcmp(c->check.since, "all") &&
         config_parse_duration(c->check.since) < 0)

@@ -114,7 +114,7 @@ libsearchsync_a_SOURCES += sync/pipeline/changeset.c sync/pipeline/changeset.h \
 	sync/pipeline/read_view.c sync/pipeline/read_view.h
 # `searchsync run`: the binlog producer, the supervisor, start-up and shutdown
 searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_subsystems.c \
-	sync/node/daemon_reader.c sync/node/daemon_source.c \
+	sync/node/daemon_reader.c sync/node/daemon_source.c sync/node/replay_schedule.c \
 	sync/sources/source.h sync/sources/binlog_source.c sync/sources/binlog_source.h \
 	sync/sources/binlog_start.c \
 	sync/sources/kafka_source.c sync/sources/kafka_source.h sync/sources/kafka_unassigned.c \

@@ -25,7 +25,8 @@
  *   build workers      the builds the table holds (a first sync, a build
  *                      resumed after a restart)
  *   shard joins, supervisor, scheduled checks, scheduled delayed runs,
- *   retention          only once this node reads the source
+ *   retention, scheduled replays of dead letters
+ *                      only once this node reads the source
  *
  * A new subsystem: a file with its `struct node_subsystem` (its state
  * allocated by the node: state_size), declared and listed below. */
@@ -347,6 +348,7 @@ static const struct node_subsystem RETENTION = {
 
 /* in files of their own */
 extern const struct node_subsystem daemon_reader_subsystem; /* daemon_reader.c */
+extern const struct node_subsystem replay_schedule_subsystem; /* replay_schedule.c */
 
 /* in start order (see the top of this file) */
 static const struct node_subsystem *const TABLE[] = {
@@ -364,6 +366,7 @@ static const struct node_subsystem *const TABLE[] = {
     &CHECKS,
     &DELAYED,
     &RETENTION,
+    &replay_schedule_subsystem,
 };
 
 int daemon_start(struct daemon *dm) {
