@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -35,6 +36,8 @@
 /* what an oversized chunked body may still send (discarded) before the
  * connection is cut instead of answered with 413 */
 #define HTTP_DISCARD_MAX (1024 * 1024)
+/* how long http_server_stop waits for the answers of posted calls to be sent */
+#define STOP_SEND_WAIT_S 5
 
 struct http_server;
 
@@ -62,9 +65,10 @@ struct http_server {
     struct sessions *sessions;
     struct ratelimit *logins;
     /* under mu: requests posted to the node and not yet answered (their
-     * connections suspended), and whether the server stops (no more are
-     * posted; those queued are answered 503) */
-    int posted;
+     * connections suspended), those posted whose answer is not sent yet
+     * (unsent: until MHD completes the request), and whether the server
+     * stops (no more are posted; those queued are answered 503) */
+    int posted, unsent;
     bool stopping;
     pthread_cond_t posted_cv;
 };
@@ -586,7 +590,7 @@ static bool api_call_start(struct http_server *s, struct MHD_Connection *conn, c
     struct mapping_gen *(*gen_get)(void *) = s->gen_get;
     void *gen_ud = s->gen_ud;
     bool stopping = s->stopping;
-    if (n && !stopping) s->posted++;
+    if (n && !stopping) s->posted++, s->unsent++;
     pthread_mutex_unlock(&s->mu);
     if (n && stopping) {
         api_error(r, 503, STOPPING_ERROR, STOPPING_HINT);
@@ -678,6 +682,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     adm_request_done(l->adm, slot_of(conn));
     struct req *rq = *con_cls;
     if (!rq) return;
+    if (rq->call) { /* a posted call's answer went out (or its client left) */
+        struct http_server *s = l->s;
+        pthread_mutex_lock(&s->mu);
+        s->unsent--;
+        pthread_cond_broadcast(&s->posted_cv);
+        pthread_mutex_unlock(&s->mu);
+    }
     call_unref(rq->call); /* the node's reference, if any, keeps it */
     sbuf_free(&rq->body);
     free(rq);
@@ -909,6 +920,14 @@ void http_server_stop(struct http_server *s) {
     pthread_mutex_lock(&s->mu);
     s->stopping = true;
     while (s->posted > 0) pthread_cond_wait(&s->posted_cv, &s->mu);
+    /* and their answers sent: a connection resumed a moment ago may not have
+     * been written yet, and MHD_stop_daemon would close it unanswered. A
+     * client that does not read its answer is not waited for long. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += STOP_SEND_WAIT_S;
+    while (s->unsent > 0 &&
+           pthread_cond_timedwait(&s->posted_cv, &s->mu, &until) != ETIMEDOUT) {}
     pthread_mutex_unlock(&s->mu);
     listener_stop(&s->main);
     listener_stop(&s->dict);
