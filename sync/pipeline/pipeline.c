@@ -407,12 +407,15 @@ int pipeline_snapshot_begin(struct pipeline *p, const char *alias, const char *u
                  "after; they are read anyway", owned.data ? owned.data : "");
     sbuf_free(&owned);
     if (c < 0) return -1;
-    int s = pipeline_read_view(p, NULL, alias, unit, file, sizeof file, &pos);
+    /* the binlog's end read before it: a snapshot behind it breaks I2 */
+    bl_pos at = *end, snap;
+    int s = pipeline_snapshot_at(p, NULL, alias, unit, &at, 0, false, &snap);
     if (s < 0) return -1;
-    if (s == 1) { /* MariaDB: exactly what the snapshot holds */
-        pipeline_version_check(end->file, before, file, pos);
-        snprintf(end->file, sizeof end->file, "%s", file);
-        end->pos = pos;
+    if (s >= 1) { /* MariaDB: exactly what the snapshot holds */
+        snprintf(end->file, sizeof end->file, "%s", snap.file);
+        end->pos = snap.pos;
+        snprintf(file, sizeof file, "%s", snap.file);
+        pos = snap.pos;
         if (gtid && gtid_server_ordinal(p->src, file, pos, &end->ordinal, p->err,
                                         sizeof p->err) < 0) {
             db_snapshot_end(p->src);
@@ -428,6 +431,36 @@ void pipeline_snapshot_end(struct pipeline *p) { db_snapshot_end(p->src); }
 static unsigned long long binlog_file_no(const char *f) {
     const char *dot = strrchr(f, '.');
     return dot ? strtoull(dot + 1, NULL, 10) : 0;
+}
+
+int pipeline_snapshot_at(struct pipeline *p, const struct changeset *cs, const char *alias,
+                         const char *unit, const bl_pos *at, int wait_ms, bool read_behind,
+                         bl_pos *snap) {
+    unsigned long long want = binlog_file_no(at->file);
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    memset(snap, 0, sizeof *snap);
+    for (int tries = 0;; tries++) {
+        char file[BL_FILE_MAX];
+        unsigned long long pos = 0;
+        /* the tables its documents are read from opened first (read_view.h) */
+        int s = pipeline_read_view(p, cs, alias, unit, file, sizeof file, &pos);
+        if (s <= 0) return s;
+        snprintf(snap->file, sizeof snap->file, "%s", file);
+        snap->pos = pos;
+        unsigned long long have = binlog_file_no(file);
+        bool behind = have < want || (have == want && pos < at->pos);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long waited = (now.tv_sec - t0.tv_sec) * 1000LL + (now.tv_nsec - t0.tv_nsec) / 1000000;
+        if (!behind || waited >= wait_ms) {
+            if (!behind || !read_behind) pipeline_version_check(at->file, at->pos, file, pos);
+            return behind ? 2 : 1;
+        }
+        db_snapshot_end(p->src);
+        /* a commit in progress: visible within microseconds, mostly */
+        struct timespec ts = {0, tries < 20 ? 100000 : 1000000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 void pipeline_version_check(const char *before_file, unsigned long long before_pos,

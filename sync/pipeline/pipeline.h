@@ -137,6 +137,19 @@ int pipeline_build_after(struct pipeline *p, struct changeset *cs, const bl_pos 
  * -1 with p->err. */
 int pipeline_snapshot_begin(struct pipeline *p, const char *alias, const char *unit,
                             bl_pos *end);
+/* The one snapshot wait of every producer: open a read snapshot (as
+ * pipeline_read_view, for cs or alias/unit) whose binlog position is at or
+ * past `at`, the position the documents read in it are versioned by or
+ * after, taken again while it is behind, for up to wait_ms (a transaction
+ * reaches the binlog a moment before its rows are visible). Returns 1 with
+ * the snapshot open at or past `at` (*snap its position): I2 holds, asserted
+ * here; 2 when it is still behind after wait_ms and read_behind (open, *snap
+ * where: the caller says so and reads it anyway), where without read_behind
+ * I2 fails here; 0 the source reports no snapshot position (as
+ * pipeline_read_view); -1 with p->err. */
+int pipeline_snapshot_at(struct pipeline *p, const struct changeset *cs, const char *alias,
+                         const char *unit, const bl_pos *at, int wait_ms, bool read_behind,
+                         bl_pos *snap);
 /* Open a read snapshot on p->src that first opens every table the reads
  * may touch (sync/pipeline/read_view.h): those of the index configs (over
  * shard tables: the shards) cs's builds name (cs non-NULL), else of those

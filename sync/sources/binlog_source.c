@@ -237,40 +237,30 @@ static int read_snapshot_begin(struct binlog_source *bl, const bl_commit *cm) {
         return 0;
     }
     if (bl->snap == 0) return wait_gtid_visible(bl, cm);
-    unsigned long want_file = bl_file_seq(cm->end.file);
-    for (int tries = 0;; tries++) {
-        char file[BL_FILE_MAX];
-        unsigned long long pos = 0;
-        /* the tables its documents are read from opened first (read_view.h) */
-        int s = pipeline_read_view(p, cs, NULL, NULL, file, sizeof file, &pos);
-        if (s < 0) return -1;
-        if (s == 0) {
-            db_snapshot_end(p->src);
-            bl->snap = 0;
-            bl->in_snap = false;
-            if (cm->end.gtid[0] && strchr(cm->end.gtid, ':')) return wait_gtid_visible(bl, cm);
-            log_warn("run", "the source does not report the binlog position of a consistent "
-                     "snapshot (Binlog_snapshot_position: MariaDB and Percona Server do) and "
-                     "has no GTIDs (gtid_mode OFF): documents are re-read without waiting "
-                     "for their transaction to be visible");
-            return 0;
-        }
-        bl->snap = 1;
-        bl->in_snap = true;
-        unsigned long have_file = bl_file_seq(file);
-        if (have_file > want_file || (have_file == want_file && pos >= cm->end.pos)) return 0;
-        if (tries == 5000) { /* about 5 s: not a commit in progress */
-            log_warn("run", "the source's snapshot is at %s:%llu, behind the transaction read "
-                     "from its binlog (%s:%llu) after 5 s; reading it anyway (is [source] the "
-                     "server whose binlog is read?)", file, pos, cm->end.file,
-                     (unsigned long long)cm->end.pos);
-            return 0;
-        }
+    /* the pipeline's snapshot wait (the one of every producer, asserting
+     * I2): at or past the commit, taken again for up to 5 s */
+    bl_pos snap;
+    int s = pipeline_snapshot_at(p, cs, NULL, NULL, &cm->end, 5000, true, &snap);
+    if (s < 0) return -1;
+    if (s == 0) {
         db_snapshot_end(p->src);
+        bl->snap = 0;
         bl->in_snap = false;
-        struct timespec ts = {0, tries < 20 ? 100000 : 1000000};
-        nanosleep(&ts, NULL);
+        if (cm->end.gtid[0] && strchr(cm->end.gtid, ':')) return wait_gtid_visible(bl, cm);
+        log_warn("run", "the source does not report the binlog position of a consistent "
+                 "snapshot (Binlog_snapshot_position: MariaDB and Percona Server do) and "
+                 "has no GTIDs (gtid_mode OFF): documents are re-read without waiting "
+                 "for their transaction to be visible");
+        return 0;
     }
+    bl->snap = 1;
+    bl->in_snap = true;
+    if (s == 2) /* 5 s: not a commit in progress */
+        log_warn("run", "the source's snapshot is at %s:%llu, behind the transaction read "
+                 "from its binlog (%s:%llu) after 5 s; reading it anyway (is [source] the "
+                 "server whose binlog is read?)", snap.file, (unsigned long long)snap.pos,
+                 cm->end.file, (unsigned long long)cm->end.pos);
+    return 0;
 }
 
 /* The source connection for a transaction's reads. A restarting server
