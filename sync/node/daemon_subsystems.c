@@ -8,8 +8,9 @@
  *   connections        the metadata schema, the source, its binlog format,
  *                      the mapping's first generation (validated: an
  *                      invalid one exits 2) before anything else
- *   admin server       first: a standby answers status calls, and a bad
- *                      listen address is a configuration error (exit 2)
+ *   admin server       before the engine is waited for: a standby and a
+ *                      node waiting for the engine answer status calls, and
+ *                      a bad listen address is a configuration error (exit 2)
  *   watchdog           systemd may consider the service started once the
  *                      start-up checks passed
  *   delivery           the engine (waited for) and the node's hub, with
