@@ -1,7 +1,7 @@
 # rebalance/: ZooKeeper — the session, the lock recipe (also the binlog
 # reader's election), the node registry, the rebalance protocol and the
-# split of jobs over nodes. Stands alone: no daemon headers (rebalance/jobs/,
-# a node's side of it, is built from sync/local.mk).
+# split of jobs over nodes, and the live node count. Stands alone: no daemon
+# headers (sync/cluster/ is a node's side of it).
 libsearchsync_a_SOURCES += rebalance/zk.c rebalance/zk.h rebalance/zlock.c rebalance/zlock.h \
 	rebalance/registry.c rebalance/registry.h rebalance/rebalance.c rebalance/rebalance.h \
 	rebalance/split.c rebalance/split.h

@@ -247,3 +247,23 @@ out:
     zlock_leave(l);
     return rc;
 }
+
+int cluster_live_nodes(const struct ss_config *cfg) {
+    if (!cfg->cluster.zookeeper || !cfg->cluster.zookeeper[0]) return 0;
+    char err[512];
+    struct zk *z = zk_open(cfg->cluster.zookeeper, cfg->cluster.session_timeout_ms, 5000, err,
+                           sizeof err);
+    if (!z) {
+        log_warn("cluster", "%s: the buckets are not raised to the live node count", err);
+        return 0;
+    }
+    struct rebalance_node *rn = NULL;
+    size_t n = 0;
+    if (rebalance_nodes(z, cfg->cluster.name, cfg->source.name, &rn, &n, err, sizeof err) < 0) {
+        log_warn("cluster", "%s: the buckets are not raised to the live node count", err);
+        n = 0;
+    }
+    free(rn);
+    zk_close(z);
+    return (int)n;
+}

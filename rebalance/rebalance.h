@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "config.h"
 #include "sbuf.h"
 #include "zk.h"
 
@@ -73,5 +74,10 @@ int rebalance_coordinate(struct zk *z, const char *cluster, const char *source, 
                          int clean_timeout_ms, volatile sig_atomic_t *stop,
                          rebalance_assign_fn assign, void *ud, sbuf *report, char *err,
                          size_t errlen);
+
+/* The live nodes of cfg's source in its cluster (0 standalone, or when
+ * ZooKeeper cannot be asked within a few seconds: then the caller's own
+ * number stands). */
+int cluster_live_nodes(const struct ss_config *cfg);
 
 #endif

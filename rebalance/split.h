@@ -15,7 +15,7 @@
  * job fits. Ties go to the node with the least
  * load of all kinds, then to the node listed first.
  *
- * Kinds (reindex jobs 0, a delayed run's jobs 1: rebalance/jobs/job_assign.c) are
+ * Kinds (reindex jobs 0, a delayed run's jobs 1: sync/cluster/job_assign.c) are
  * balanced each on its own — the weights of two kinds are not comparable,
  * and each kind should run on every node — the ties going to the node
  * least loaded overall. */

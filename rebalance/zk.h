@@ -10,7 +10,7 @@
  * then, because the server may have expired the session and handed what it
  * held to another node. The binlog reader's leadership is judged the same
  * way but waits for the reconnection, which tells whether the session lived
- * (zlock_state; sync/node/leadership.c). Expiry is final for the handle.
+ * (zlock_state; sync/cluster/leadership.c). Expiry is final for the handle.
  * All calls are thread-safe; watchers run on the client's own thread. */
 #ifndef SS_ZK_H
 #define SS_ZK_H

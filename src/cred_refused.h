@@ -3,7 +3,7 @@
  * metadata server, the binlog connection), the search engine's 401 (or 403
  * to GET /). That is a configuration error the user fixes in the file, not a
  * runtime failure: a command that fails after one exits 2, as a misspelt key
- * does (src/main.c), whichever command it is. */
+ * does (cmd/main.c), whichever command it is. */
 #ifndef SS_CRED_REFUSED_H
 #define SS_CRED_REFUSED_H
 #include <stdbool.h>

@@ -51,3 +51,11 @@ rd_kafka_conf_t *kafka_conf_new(const struct ss_config *cfg, const char *client_
     rd_kafka_conf_set_error_cb(conf, on_error);
     return conf;
 }
+
+int kafka_consume_error(rd_kafka_t *rk, const rd_kafka_message_t *msg, const char *area,
+                        const char *prefix, char *err, size_t errlen) {
+    if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return 0;
+    log_warn(area, "%s%s%s%s", prefix, msg->rkt ? rd_kafka_topic_name(msg->rkt) : "",
+             msg->rkt ? ": " : "", rd_kafka_message_errstr(msg));
+    return rd_kafka_fatal_error(rk, err, errlen) ? -1 : 0;
+}

@@ -1,6 +1,6 @@
 /* kafka_conf: the librdkafka consumer configuration a Kafka source's readers
  * share — `searchsync run` (sync/sources/kafka_source.c) and `searchsync kafka-tail`
- * (src/cmd_kafka_tail.c): the brokers, group and start of [kafka] /
+ * (cmd/cmd_kafka_tail.c): the brokers, group and start of [kafka] /
  * [source], offsets stored only by hand, librdkafka's log and errors in
  * searchsync's log. Each adds its own settings with kafka_conf_set. */
 #ifndef SS_KAFKA_CONF_H
@@ -18,5 +18,12 @@ int kafka_conf_set(rd_kafka_conf_t *conf, const char *key, const char *val, char
  * with err. */
 rd_kafka_conf_t *kafka_conf_new(const struct ss_config *cfg, const char *client_id, char *err,
                                 size_t errlen);
+/* A polled message that carries a consumer error (msg->err set), said as a
+ * warning in log area `area`, its text after `prefix` (the end of a
+ * partition is no error and is not said). 0 to poll on; -1 when the
+ * consumer has failed for good (librdkafka's fatal error), with err its
+ * reason. The caller still destroys msg. */
+int kafka_consume_error(rd_kafka_t *rk, const rd_kafka_message_t *msg, const char *area,
+                        const char *prefix, char *err, size_t errlen);
 
 #endif

@@ -2,7 +2,7 @@
  * ones of the configuration ([kafka] topics, topic_regex) and the ones kept
  * in the metadata schema's kafka_topics table (migrations 0013, 0015), which
  * are added and removed at run time. One place for their rules and SQL,
- * used by `searchsync topics` (src/cmd_topics.c), the daemon's consumer
+ * used by `searchsync topics` (cmd/cmd_topics.c), the daemon's consumer
  * (sync/sources/kafka_source.c, which re-reads the table every 2 s) and the admin
  * API (web/topics_api.c). */
 #ifndef SS_KAFKA_TOPICS_H

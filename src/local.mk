@@ -8,9 +8,11 @@ libsearchsync_a_SOURCES += \
 	src/signals.c src/signals.h src/monotime.h \
 	src/invariant.c src/invariant.h \
 	src/service_notify.c src/service_notify.h \
-	src/config.c src/config.h src/cred_refused.c src/cred_refused.h \
-	src/search_auth.c src/search/sha256.c src/search/sha256.h
-searchsync_SOURCES += src/commands.h src/cmd_prologue.c src/cmd_config.c src/cmd_migrate.c src/cmd_dead_letters.c
+	src/config.c src/config.h src/config_keys.c src/cred_refused.c src/cred_refused.h \
+	src/search_auth.c src/search/sha256.c src/search/sha256.h \
+	src/search/index_version.c src/search/index_version.h
+# a task on a timetable of its own (the scheduled check, the scheduled delayed run)
+searchsync_SOURCES += src/schedule.c src/schedule.h
 
 check_PROGRAMS += tests/unit/test_jsonw tests/unit/test_jsonw_asan \
 	tests/unit/test_config tests/unit/test_config_asan \
@@ -38,7 +40,7 @@ tests_unit_test_log_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_log_asan_LDADD = $(UNIT_ASAN_LDADD)
 
 # query connections and the metadata schema; migrations are embedded
-libsearchsync_a_SOURCES += src/db.c src/db.h src/db_tls.c src/db_tls.h src/source_grants.c src/source_grants.h
+libsearchsync_a_SOURCES += src/db.c src/db.h src/stmt_binds.c src/stmt_binds.h src/db_tls.c src/db_tls.h src/source_grants.c src/source_grants.h
 nodist_libsearchsync_a_SOURCES = src/migrations.c
 nodist_libsearchsync_asan_a_SOURCES = src/migrations.c
 BUILT_SOURCES = src/migrations.c
@@ -86,7 +88,6 @@ EXTRA_DIST += tests/fixtures/mq docs/kafka.md
 libsearchsync_a_SOURCES += src/mq_schema.c src/mq_schema.h src/mq_config.c src/mq_config.h \
 	src/kafka_conf.c src/kafka_conf.h \
 	src/kafka_token.c src/kafka_token.h src/kafka_topics.c src/kafka_topics.h
-searchsync_SOURCES += src/cmd_kafka_tail.c src/cmd_topics.c
 
 # the resume token of a Kafka source (src/kafka_token.c)
 check_PROGRAMS += tests/unit/test_kafka_token tests/unit/test_kafka_token_asan

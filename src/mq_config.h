@@ -1,7 +1,7 @@
 /* mq_config: the message decoders' options (src/mq, mq_opts) from the
  * configuration's [kafka] section — the format, canal's time zone and the
  * Debezium connector's settings — for the two readers of a Kafka source:
- * `searchsync kafka-tail` (src/cmd_kafka_tail.c) and `searchsync run`
+ * `searchsync kafka-tail` (cmd/cmd_kafka_tail.c) and `searchsync run`
  * (sync/sources/kafka_source.c). The schema lookup is each reader's own. */
 #ifndef SS_MQ_CONFIG_H
 #define SS_MQ_CONFIG_H

@@ -1,13 +1,16 @@
-# sync/ (and rebalance/jobs/): one fragment for every folder of the sync core
+# sync/: one fragment for every folder of the sync core
 # (sync/README.md: pipeline/, sources/, mapping/, reindex/, delayed/, check/,
-# node/, cli/). First the mapping model, its file and metadata tables,
+# cluster/, status/, node/). First the mapping model, its file and metadata tables,
 # generated index bodies.
-libsearchsync_a_SOURCES += sync/mapping/mapping.c sync/mapping/mapping.h \
+libsearchsync_a_SOURCES += sync/mapping/mapping.c sync/mapping/mapping.h sync/mapping/mapping_int.h \
+	sync/mapping/mapping_types.c sync/mapping/mapping_validate.c \
 	sync/mapping/mapping_file.c sync/mapping/mapping_db.c sync/mapping/mapping_gen.c \
 	sync/mapping/mapping_gen.h sync/node/node.c sync/node/node.h sync/mapping/index_mapping.c \
-	sync/mapping/index_mapping.h sync/mapping/mapping_import.c sync/mapping/mapping_import.h \
-	sync/mapping/mapping_generate.c sync/mapping/mapping_generate.h sync/mapping/mapping_shard.c \
-	sync/mapping/mapping_shard.h
+	sync/mapping/index_mapping.h sync/mapping/mapping_shard.c sync/mapping/mapping_shard.h
+# a mapping written: imported from a file (checked, planned, stored), or
+# proposed from the live schema
+libsearchsync_a_SOURCES += sync/authoring/mapping_import.c sync/authoring/mapping_import.h \
+	sync/authoring/mapping_generate.c sync/authoring/mapping_generate.h
 # a document table's where as searchsync reads it (row-image mode decides it)
 libsearchsync_a_SOURCES += sync/mapping/row_filter.c sync/mapping/row_filter_bind.c \
 	sync/mapping/row_filter_eval.c sync/mapping/row_filter.h sync/mapping/row_filter_int.h
@@ -20,7 +23,6 @@ tests_unit_test_row_filter_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_row_filter_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_row_filter_asan_LDADD = $(UNIT_ASAN_LDADD)
 EXTRA_DIST += tests/fixtures/row_filter
-searchsync_SOURCES += sync/cli/cmd_mapping.c
 EXTRA_DIST += tests/fixtures/mapping sql/demo/mapping.json docs/mapping.md
 
 check_PROGRAMS += tests/unit/test_mapping_shard tests/unit/test_mapping_shard_asan
@@ -61,9 +63,10 @@ tests_tools_docbuild_dump_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_tools_docbuild_dump_asan_LDADD = libsearchsync_asan.a $(DEP_LIBS)
 
 # the change router and the daemon
-libsearchsync_a_SOURCES += sync/pipeline/router.c sync/pipeline/router.h
+libsearchsync_a_SOURCES += sync/pipeline/router.c sync/pipeline/router.h sync/pipeline/router_int.h \
+	sync/pipeline/router_sql.c
 # where a source's sync stands: `searchsync status` and GET /api/v1/status
-libsearchsync_a_SOURCES += sync/node/status.c sync/node/status.h
+libsearchsync_a_SOURCES += sync/status/status.c sync/status/status.h
 # the node's subsystems and request thread
 check_PROGRAMS += tests/unit/test_node tests/unit/test_node_asan
 TESTS += tests/unit/test_node tests/unit/test_node_asan
@@ -117,27 +120,27 @@ searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_sub
 	sync/node/daemon_reader.c sync/node/daemon_source.c sync/node/replay_schedule.c \
 	sync/sources/source.h sync/sources/binlog_source.c sync/sources/binlog_source.h \
 	sync/sources/binlog_start.c \
-	sync/sources/kafka_source.c sync/sources/kafka_source.h sync/sources/kafka_unassigned.c \
+	sync/sources/kafka_source.c sync/sources/kafka_source.h sync/sources/kafka_source_int.h \
+	sync/sources/kafka_subscribe.c sync/sources/kafka_unassigned.c \
 	sync/sources/kafka_unassigned.h sync/sources/kafka_close.c sync/sources/kafka_close.h \
 	sync/node/supervisor.c sync/node/supervisor.h sync/node/reload.c sync/node/reload.h \
 	sync/node/index_stop.c sync/node/index_stop.h sync/node/schema_watch.c sync/node/schema_watch.h \
 	sync/node/shard_join.c sync/node/shard_join.h \
-	sync/node/node_state.c sync/node/node_state.h sync/node/leadership.c \
-	sync/node/leadership.h sync/pipeline/ttl.c sync/pipeline/ttl.h \
-	rebalance/jobs/cluster_jobs.c rebalance/jobs/cluster_jobs.h \
-	rebalance/jobs/cluster_delayed.c rebalance/jobs/cluster_delayed.h sync/cli/cmd_rebalance.c \
+	sync/node/node_state.c sync/node/node_state.h sync/cluster/leadership.c \
+	sync/cluster/leadership.h sync/pipeline/ttl.c sync/pipeline/ttl.h \
+	sync/cluster/cluster_jobs.c sync/cluster/cluster_jobs.h \
+	sync/cluster/cluster_delayed.c sync/cluster/cluster_delayed.h \
 	sync/node/daemon_builds.c sync/node/build_table.c sync/node/build_table.h \
-	sync/node/index_ensure.c sync/node/index_ensure.h sync/cli/cmd_epoch.c sync/cli/cmd_status.c
+	sync/node/index_ensure.c sync/node/index_ensure.h
 
 # full reindex into versioned indices, resync
 libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h \
 	sync/reindex/reindex_int.h sync/reindex/reindex_runner.c sync/reindex/reindex_runner_int.h \
 	sync/reindex/reindex_version.c
-searchsync_SOURCES += sync/cli/cmd_reindex.c sync/cli/cmd_resync.c
 libsearchsync_a_SOURCES += sync/pipeline/producer.c sync/pipeline/producer.h \
 	sync/pipeline/resync.c sync/pipeline/resync.h
-# a cluster's rebalance in the metadata (the nodes' side is rebalance/jobs/cluster_jobs.c)
-libsearchsync_a_SOURCES += rebalance/jobs/job_assign.c rebalance/jobs/job_assign.h
+# a cluster's rebalance in the metadata (the nodes' side is sync/cluster/cluster_jobs.c)
+libsearchsync_a_SOURCES += sync/cluster/job_assign.c sync/cluster/job_assign.h
 # the node's operations, typed: called by the admin API (web/) and the commands
 libsearchsync_a_SOURCES += sync/ops/ops.c sync/ops/ops.h sync/ops/ops_reindex.c \
 	sync/ops/ops_reindex.h sync/ops/ops_resync.c sync/ops/ops_resync.h sync/ops/ops_mapping.c \
@@ -146,17 +149,17 @@ libsearchsync_a_SOURCES += sync/ops/ops.c sync/ops/ops.h sync/ops/ops_reindex.c 
 
 # the delayed run: change snapshots -> relation tops -> bucketed jobs
 libsearchsync_a_SOURCES += sync/delayed/delayed.h sync/delayed/relation_tops.c \
-	sync/delayed/delayed_run.c sync/delayed/delayed_run_int.h sync/delayed/delayed_job.c sync/delayed/delayed_stats.c
-searchsync_SOURCES += sync/cli/cmd_delayed.c
+	sync/delayed/delayed_run.c sync/delayed/delayed_resolve.c sync/delayed/delayed_run_int.h sync/delayed/delayed_job.c sync/delayed/delayed_stats.c
 
 # the consistency check and repair
 libsearchsync_a_SOURCES += sync/check/check_diff.c sync/check/check_diff.h \
 	sync/check/check_versions.c sync/check/check_versions.h sync/pipeline/ddl_tables.c \
 	sync/pipeline/ddl_tables.h
-searchsync_SOURCES += sync/check/check.c sync/check/check.h sync/check/check_report.c \
-	sync/check/check_settle.c sync/cli/cmd_check.c sync/cli/cmd_replay.c \
-	sync/check/check_schedule.c sync/check/check_schedule.h sync/node/schedule.c \
-	sync/node/schedule.h sync/delayed/delayed_schedule.c sync/delayed/delayed_schedule.h \
+searchsync_SOURCES += sync/check/check.c sync/check/check.h sync/check/check_int.h \
+	sync/check/check_engine.c sync/check/check_verify.c sync/check/check_report.c \
+	sync/check/check_settle.c \
+	sync/check/check_schedule.c sync/check/check_schedule.h \
+	sync/delayed/delayed_schedule.c sync/delayed/delayed_schedule.h \
 	sync/node/retention.c sync/node/retention.h
 check_PROGRAMS += tests/unit/test_check_diff tests/unit/test_check_diff_asan
 TESTS += tests/unit/test_check_diff tests/unit/test_check_diff_asan
@@ -211,16 +214,17 @@ tests_unit_test_changeset_asan_LDADD = $(UNIT_ASAN_LDADD)
 libsearchsync_a_SOURCES += sync/sources/reader_stats.c sync/sources/reader_stats.h \
 	sync/sources/kafka_live.c sync/sources/kafka_live.h
 
-# what each folder of sync/ (and rebalance/jobs/) owns and may include
+# what each folder of sync/ owns and may include
 EXTRA_DIST += \
-	rebalance/jobs/README.md \
 	sync/README.md \
 	sync/check/README.md \
-	sync/cli/README.md \
+	sync/authoring/README.md \
+	sync/cluster/README.md \
 	sync/delayed/README.md \
 	sync/mapping/README.md \
 	sync/node/README.md \
 	sync/ops/README.md \
+	sync/status/README.md \
 	sync/pipeline/README.md \
 	sync/reindex/README.md \
 	sync/sources/README.md

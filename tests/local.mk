@@ -1,6 +1,7 @@
 # tests/: the integration suite (real servers, started by tests/harness/),
 # long runs and benchmarks. Unit tests are listed beside their modules.
 TESTS += tests/cli/t_cli.sh tests/cli/t_demo.sh tests/cli/t_docs_config.sh tests/cli/t_docs_metrics.sh tests/cli/t_messages.sh tests/cli/t_install.sh \
+	tests/cli/t_layers.sh tests/cli/t_code_size.sh \
 	tests/cli/t_ci_skip.sh \
 	tests/integration/suite.sh
 EXTRA_DIST += tests/cli tests/integration tests/harness tests/bench tests/fixtures tests/packaging debian \

@@ -19,7 +19,7 @@
 #include "search/search.h"
 #include "sync/mapping/mapping_gen.h"
 #include "sync/sources/reader_stats.h"
-#include "sync/node/status.h"
+#include "sync/status/status.h"
 #include "metrics.h"
 #include "stmt.h"
 #include "words.h"
@@ -27,6 +27,7 @@
 #include "mapping_api.h"
 #include "table_ops_api.h"
 #include "topics_api.h"
+#include "search/index_version.h"
 
 void api_resp_free(struct api_resp *r) {
     if (!r) return;
@@ -155,6 +156,12 @@ void api_rows_reply(struct api_resp *r, MYSQL *m, const struct api_rows *q) {
     stmt_rows_free(&rows);
 }
 
+bool api_engine_ready(const struct api_ctx *ctx, struct api_resp *r) {
+    if (ctx->client) return true;
+    api_error(r, 503, API_ENGINE_NOT_DETECTED, "retry in a few seconds");
+    return false;
+}
+
 /* the row of alias among this source's index configs:
  * id, state, current_version, building_version, epoch, history_retention */
 static int index_row(const struct api_ctx *ctx, struct conns *c, const char *alias,
@@ -221,7 +228,7 @@ static void h_status(const struct api_ctx *ctx, struct api_resp *r) {
     c.src = db_connect(&sp, src_err, sizeof src_err);
     const char *engine_err = NULL;
     if (ctx->client) c.k = search_conn_new(ctx->client);
-    else engine_err = "the daemon is still starting: the engine is not detected yet";
+    else engine_err = API_ENGINE_NOT_DETECTED;
     struct ss_status st;
     status_collect(ctx->cfg, c.meta, c.err, c.src, src_err, c.k, engine_err, &st);
     status_json(&st, &r->body);
@@ -718,8 +725,7 @@ static void h_reindex_post(const struct api_ctx *ctx, const char *alias, const c
     jw_uint(&w, res.version);
     jw_key(&w, "index");
     char phys[ROUTE_ALIAS_MAX + 32];
-    snprintf(phys, sizeof phys, "%s_v%u", alias, res.version);
-    jw_str(&w, phys);
+    jw_str(&w, index_version_name(phys, sizeof phys, alias, res.version));
     jw_key(&w, "state");
     jw_str(&w, "changing");
     jw_key(&w, "buckets");
@@ -768,7 +774,7 @@ static void h_reindex_reset(const struct api_ctx *ctx, const char *alias, struct
 
 /* This daemon's figures that move all the time, from its own memory (no
  * server is asked): delivery's queues and fuses, the engine's state, what
- * the binlog reader read. `searchsync status` prints them (sync/cli/cmd_status.c). */
+ * the binlog reader read. `searchsync status` prints them (cmd/cmd_status.c). */
 static void h_live(const struct api_ctx *ctx, struct api_resp *r) {
     if (!ctx->d) {
         api_error(r, 503, "the daemon is still starting: delivery is not running yet",

@@ -68,6 +68,11 @@ void api_error_field(struct api_resp *r, int status, const char *field, const ch
 void api_resp_free(struct api_resp *r);
 /* ctx->lookup, NULL-safe */
 const char *api_lookup(const struct api_ctx *ctx, enum api_lookup kind, const char *name);
+/* Why a call that needs the search engine cannot run before the daemon has
+ * detected it (ctx->client still NULL). */
+#define API_ENGINE_NOT_DETECTED "the daemon is still starting: the engine is not detected yet"
+/* true when the engine is detected; false with a 503 in r (retry later) */
+bool api_engine_ready(const struct api_ctx *ctx, struct api_resp *r);
 /* the metadata schema, or NULL with a 503 in r */
 MYSQL *api_meta_connect(const struct api_ctx *ctx, struct api_resp *r);
 /* ?limit=N: *limit (def when absent), or false with a 400 in r when it is

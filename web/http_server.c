@@ -1,6 +1,9 @@
-/* http_server: the admin HTTP server's socket, MHD daemon and request checks
- * (see http_server.h). */
+/* http_server: the admin HTTP server — its MHD daemons on the listening
+ * addresses, each request read, checked (http_checks.c), answered or posted
+ * to the node, the login session endpoint, start and stop (see
+ * http_server.h). */
 #include "http_server.h"
+#include "http_int.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -33,71 +36,10 @@
 #include "session.h"
 #include "ui_assets.h"
 
-/* what an oversized chunked body may still send (discarded) before the
- * connection is cut instead of answered with 413 */
-#define HTTP_DISCARD_MAX (1024 * 1024)
 /* how long http_server_stop waits for the answers of posted calls to be sent */
 #define STOP_SEND_WAIT_S 5
 
-struct http_server;
 
-/* one listening address: [admin] listen (everything) or [admin]
- * dict_listen (only the /dict/ files) */
-struct listener {
-    struct http_server *s;
-    struct MHD_Daemon *mhd;
-    struct admission *adm;
-    bool dict_only;
-    int port;
-};
-
-struct http_server {
-    const struct ss_config *cfg;
-    struct node *node; /* where a request that changes something runs (node_post) */
-    struct listener main, dict;
-    pthread_mutex_t mu; /* guards client, d (attach vs. requests) and token (reload) */
-    struct search_client *client;
-    struct deliver *d;
-    struct reader_stats *rs;
-    struct mapping_gen *(*gen_get)(void *ud);
-    void *gen_ud;
-    char *token;        /* [admin] token, replaced by a SIGHUP reload */
-    struct sessions *sessions;
-    struct ratelimit *logins;
-    /* under mu: requests posted to the node and not yet answered (their
-     * connections suspended), those posted whose answer is not sent yet
-     * (unsent: until MHD completes the request), and whether the server
-     * stops (no more are posted; those queued are answered 503) */
-    int posted, unsent;
-    bool stopping;
-    pthread_cond_t posted_cv;
-};
-
-/* the token a request must carry, compared under the lock (a reload may
- * replace it meanwhile) */
-static bool token_matches(struct http_server *s, const char *tok, size_t tlen) {
-    pthread_mutex_lock(&s->mu);
-    bool ok = s->token && guard_token_equal(tok, tlen, s->token, strlen(s->token));
-    pthread_mutex_unlock(&s->mu);
-    return ok;
-}
-
-struct api_call;
-
-/* one request in progress (MHD's con_cls) */
-struct req {
-    struct api_call *call;        /* posted to the node (NULL: not) */
-    struct route rt;
-    sbuf body;
-    size_t discarded;
-    bool too_big;
-    bool by_session;              /* authenticated by the session cookie */
-    char session[SESSION_HEX + 1]; /* its id */
-};
-
-/* s for a log line: control bytes escaped (a %0a in a URL cannot forge a
- * line) */
-#define ESC(buf, str) guard_log_escape((str), (str) ? strlen(str) : 0, (buf), sizeof(buf))
 
 static void mhd_log(void *cls, const char *fmt, va_list ap) {
     (void)cls;
@@ -132,310 +74,9 @@ static size_t unescape(void *cls, struct MHD_Connection *conn, char *s) {
     return (size_t)(w - s);
 }
 
-/* a value of a "Name: value\n" list */
-static void add_headers(struct MHD_Response *resp, const sbuf *h) {
-    if (!h->len) return;
-    char *copy = xstrdup(h->data);
-    for (char *line = copy, *nl; line && *line; line = nl) {
-        nl = strchr(line, '\n');
-        if (nl) *nl++ = '\0';
-        char *colon = strchr(line, ':');
-        if (!colon) continue;
-        *colon = '\0';
-        const char *v = colon + 1;
-        while (*v == ' ') v++;
-        MHD_add_response_header(resp, line, v);
-    }
-    free(copy);
-}
-
-/* HTML: scripts and styles only from this server's own files, no inline
- * code, no framing */
-#define CSP "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " \
-            "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; " \
-            "frame-ancestors 'none'"
-
-static enum MHD_Result send_resp(struct MHD_Connection *conn, const struct api_resp *r,
-                                 const char *method, const char *url) {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(r->body.len, r->body.data ? r->body.data : (void *)"",
-                                        MHD_RESPMEM_MUST_COPY);
-    if (!resp) return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", r->content_type ? r->content_type
-                                                                  : "application/json");
-    if (!strstr(r->headers.data ? r->headers.data : "", "Cache-Control:"))
-        MHD_add_response_header(resp, "Cache-Control", "no-store"); /* the UI's files: their own */
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-    MHD_add_response_header(resp, "X-Frame-Options", "DENY");
-    if (r->content_type && !strncmp(r->content_type, "text/html", 9))
-        MHD_add_response_header(resp, "Content-Security-Policy", CSP);
-    add_headers(resp, &r->headers);
-    if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
-    if (r->status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"searchsync\"");
-    enum MHD_Result rc = MHD_queue_response(conn, (unsigned)r->status, resp);
-    MHD_destroy_response(resp);
-    char em[32], eu[600];
-    LOG(r->status >= 500 ? LOG_WARN : LOG_DEBUG, "admin", "%s %s -> %d", ESC(em, method),
-        ESC(eu, url), r->status);
-    return rc;
-}
-
-static enum MHD_Result send_error(struct MHD_Connection *conn, int status, const char *error,
-                                  const char *hint, const char *method, const char *url) {
-    struct api_resp r = {0};
-    api_error(&r, status, error, hint);
-    enum MHD_Result rc = send_resp(conn, &r, method, url);
-    api_resp_free(&r);
-    return rc;
-}
-
-static const char *header(struct MHD_Connection *conn, const char *name) {
-    return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
-}
-
-static const char *peer(struct MHD_Connection *conn, char *buf, size_t n) {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    snprintf(buf, n, "?");
-    if (ci && ci->client_addr) {
-        socklen_t len = ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                                               : sizeof(struct sockaddr_in);
-        getnameinfo(ci->client_addr, len, buf, (socklen_t)n, NULL, 0, NI_NUMERICHOST);
-    }
-    return buf;
-}
-
-/* the client's address for the failed-login limit and its log lines: the
- * peer's, or behind a proxy of [admin] trusted_proxies the one its
- * X-Forwarded-For names (guard_client_addr) */
-static const char *client(const struct http_server *s, struct MHD_Connection *conn, char *buf,
-                          size_t n) {
-    char p[80];
-    peer(conn, p, sizeof p);
-    return guard_client_addr(p, header(conn, "X-Forwarded-For"), s->cfg->admin.trusted_proxies,
-                             buf, n);
-}
-
-static struct adm_slot *slot_of(struct MHD_Connection *conn) {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    return ci ? ci->socket_context : NULL;
-}
-
-/* headers seen as libmicrohttpd parsed them: a NUL inside a name or value
- * (which a C string cuts: "Bearer <token>\0junk" read as "Bearer <token>")
- * and the Host count. */
-#define HDR_SCAN_MAX 128
-struct hdr_scan {
-    int hosts, n;
-    bool nul;
-    const char *key[HDR_SCAN_MAX], *value[HDR_SCAN_MAX];
-};
-
-static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                   size_t key_size, const char *value, size_t value_size) {
-    (void)kind;
-    struct hdr_scan *h = cls;
-    if (!key || strlen(key) != key_size || (value && strlen(value) != value_size)) h->nul = true;
-    if (key && !strcasecmp(key, "Host")) h->hosts++;
-    if (h->n < HDR_SCAN_MAX) h->key[h->n] = key, h->value[h->n] = value, h->n++;
-    return MHD_YES;
-}
-
-/* libmicrohttpd up to 0.9.75 parses the header lines in place in its read
- * buffer, replacing CR and LF with NUL, and takes a value's length with
- * strlen: an embedded NUL cuts the value and nothing says so. Its lines are
- * consecutive there, so after a value's end come exactly its line end (one
- * NUL for LF, two for CRLF) and the next header's name; anything else means
- * the value went on after a NUL. (Later versions refuse a NUL in a header
- * themselves; the check is made only where the parsing is known.) */
-static bool nul_cut(const struct hdr_scan *h) {
-    static int in_place = -1;
-    if (in_place < 0) {
-        unsigned a = 0, b = 0, c = 0;
-        const char *v = MHD_get_version();
-        in_place = v && sscanf(v, "%u.%u.%u", &a, &b, &c) == 3 && a == 0 && b == 9 && c <= 75;
-    }
-    if (!in_place) return false;
-    for (int i = 0; i < h->n; i++) {
-        if (!h->value[i]) continue;
-        const char *end = h->value[i] + strlen(h->value[i]);
-        if (i + 1 < h->n) {
-            if (h->key[i + 1] != end + 1 && h->key[i + 1] != end + 2) return true;
-        } else if (end[1] != '\0') { /* the last: its line end, then the empty line */
-            return true;
-        }
-    }
-    return false;
-}
-
 static const char *lookup(void *cls, enum api_lookup kind, const char *name) {
     return MHD_lookup_connection_value(cls, kind == API_HEADER ? MHD_HEADER_KIND
                                                                : MHD_GET_ARGUMENT_KIND, name);
-}
-
-#define COOKIE "ss_session"
-
-/* the request's credentials: a Bearer token, else the session cookie.
- * true when authenticated; else *why says what was wrong */
-static bool authenticate(struct http_server *s, struct MHD_Connection *conn, struct req *rq,
-                         const char **why) {
-    const char *authz = header(conn, "Authorization");
-    if (authz) {
-        size_t tlen = 0;
-        const char *tok = guard_bearer(authz, &tlen);
-        if (tok && token_matches(s, tok, tlen)) return true;
-        *why = tok ? "wrong token" : "Authorization is not Bearer";
-        return false;
-    }
-    size_t n = 0;
-    const char *id = guard_cookie(header(conn, "Cookie"), COOKIE, &n);
-    if (id) {
-        if (sessions_check(s->sessions, id, n, time(NULL), NULL, NULL)) {
-            rq->by_session = true;
-            memcpy(rq->session, id, SESSION_HEX);
-            rq->session[SESSION_HEX] = '\0';
-            return true;
-        }
-        *why = "session unknown or expired";
-        return false;
-    }
-    *why = "no token";
-    return false;
-}
-
-/* the checks of http_server.h on the request's headers; true when a
- * response was queued (*rc says how it went) */
-static bool check_headers(struct listener *l, struct MHD_Connection *conn, const char *url,
-                          const char *method, struct req *rq, enum MHD_Result *rc) {
-    struct http_server *s = l->s;
-    const struct ss_config *cfg = s->cfg;
-    char who[80], em[32], eu[600];
-    peer(conn, who, sizeof who);
-    struct hdr_scan hs = {0};
-    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, scan_header, &hs);
-    if (!hs.nul && hs.n < HDR_SCAN_MAX) hs.nul = nul_cut(&hs);
-    if (hs.nul || hs.hosts > 1) {
-        log_info("admin", "%s %s from %s refused: %s", ESC(em, method), ESC(eu, url), who,
-                 hs.nul ? "a header holds a NUL byte" : "more than one Host header");
-        *rc = send_error(conn, 400, hs.nul ? "a header holds a NUL byte"
-                                           : "the request has more than one Host header",
-                         "send each header once, without control characters", method, url);
-        return true;
-    }
-    route_match(method, url, &rq->rt);
-    if (l->dict_only && rq->rt.id != ROUTE_DICT) {
-        /* [admin] dict_listen serves the dictionary files and nothing else */
-        *rc = send_error(conn, rq->rt.id == ROUTE_BAD_METHOD ? 405 : 404,
-                         "this address serves only /dict/ext.txt and /dict/stop.txt",
-                         "the API is on [admin] listen", method, url);
-        return true;
-    }
-    if (rq->rt.id == ROUTE_DICT) return false; /* public, read-only, for any host */
-    const char *host = header(conn, "Host");
-    if (!guard_host_allowed(cfg->admin.allowed_hosts, host)) {
-        log_info("admin", "%s %s from %s refused: Host header not in [admin] allowed_hosts",
-                 ESC(em, method), ESC(eu, url), who);
-        *rc = send_error(conn, 421,
-                         host ? "this server does not answer to the host named in the Host header"
-                              : "a Host header is required",
-                         "use an address listed in [admin] allowed_hosts, or add the name there",
-                         method, url);
-        return true;
-    }
-    if (!rq->rt.public) {
-        const char *why = NULL;
-        if (!authenticate(s, conn, rq, &why)) {
-            log_info("admin", "%s %s from %s refused: %s", ESC(em, method), ESC(eu, url), who,
-                     why);
-            if (rq->rt.id == ROUTE_UI && !strcmp(url, "/")) {
-                /* the UI's page without a session: to the login form */
-                struct api_resp r = {0};
-                r.status = 303;
-                r.content_type = "text/plain; charset=utf-8";
-                sbuf_adds(&r.headers, "Location: /login\n");
-                sbuf_adds(&r.body, "log in at /login\n");
-                *rc = send_resp(conn, &r, method, url);
-                api_resp_free(&r);
-                return true;
-            }
-            bool expired = !strcmp(why, "session unknown or expired");
-            *rc = send_error(conn, 401,
-                             expired                         ? "the session has expired or ended"
-                             : !strcmp(why, "no token")      ? "a token is required"
-                                                             : "the token is not valid",
-                             expired ? "log in again (POST /api/v1/login)"
-                                     : "send Authorization: Bearer <[admin] token>, or log in",
-                             method, url);
-            return true;
-        }
-        adm_authenticated(l->adm, slot_of(conn));
-    }
-    if (rq->rt.id == ROUTE_NOT_FOUND || rq->rt.id == ROUTE_BAD_METHOD) {
-        struct api_resp r = {0};
-        api_handle(NULL, &rq->rt, NULL, 0, &r);
-        *rc = send_resp(conn, &r, method, url);
-        api_resp_free(&r);
-        return true;
-    }
-    const char *cl = header(conn, "Content-Length");
-    const char *te = header(conn, "Transfer-Encoding");
-    unsigned long long clen = cl ? strtoull(cl, NULL, 10) : 0;
-    bool has_body = clen > 0 || te;
-    if (rq->rt.mutating) {
-        const char *origin = header(conn, "Origin");
-        const char *bad = NULL;
-        if (origin && !guard_origin_allowed(cfg->admin.allowed_hosts, origin))
-            bad = "cross-site request refused: the Origin header names a host that is not "
-                  "allowed";
-        else if (rq->by_session && !origin)
-            bad = "a call made with a session cookie must carry an Origin header";
-        else if (rq->by_session) {
-            char want[SESSION_HEX + 1];
-            const char *got = header(conn, "X-CSRF-Token");
-            size_t n = 0;
-            if (!sessions_check(s->sessions, rq->session, SESSION_HEX, time(NULL), want, NULL) ||
-                !got || (n = strlen(got), !guard_token_equal(got, n, want, SESSION_HEX)))
-                bad = "the X-CSRF-Token header is missing or does not match the session";
-        }
-        if (bad) {
-            log_warn("admin", "%s %s from %s refused: %s", ESC(em, method), ESC(eu, url), who,
-                     bad);
-            *rc = send_error(conn, 403, bad,
-                             "call the API from a page served by a host in [admin] "
-                             "allowed_hosts, sending the csrf_token of POST /api/v1/login in "
-                             "X-CSRF-Token; or use Authorization: Bearer (curl, scripts)",
-                             method, url);
-            return true;
-        }
-        const char *ct = header(conn, "Content-Type");
-        if ((has_body || ct) && !guard_is_json_type(ct)) {
-            *rc = send_error(conn, 415, "the body must be JSON",
-                             "send Content-Type: application/json", method, url);
-            return true;
-        }
-    }
-    if (clen > HTTP_BODY_MAX) {
-        *rc = send_error(conn, 413, "the request body is too large",
-                         "the API takes bodies of at most 65536 bytes", method, url);
-        return true;
-    }
-    if (rq->rt.id == ROUTE_LOGIN) {
-        int retry = 0;
-        client(s, conn, who, sizeof who);
-        if (ratelimit_blocked(s->logins, who, time(NULL), &retry)) {
-            log_warn("admin", "POST /api/v1/login from %s refused: too many failed logins", who);
-            struct api_resp r = {0};
-            api_error(&r, 429, "too many failed logins from this address",
-                      "wait for the time in Retry-After, then log in with the right token");
-            sbuf_printf(&r.headers, "Retry-After: %d\n", retry);
-            *rc = send_resp(conn, &r, method, url);
-            api_resp_free(&r);
-            return true;
-        }
-    }
-    return false;
 }
 
 static void iso_time(time_t t, char *buf, size_t n) {
@@ -471,7 +112,7 @@ static void h_session(struct http_server *s, struct MHD_Connection *conn, struct
     int ttl = s->cfg->admin.session_ttl_s;
     if (rq->rt.id == ROUTE_LOGIN) {
         char who[80];
-        client(s, conn, who, sizeof who);
+        http_client_addr(s, conn, who, sizeof who);
         cJSON *j = rq->body.len ? json_exact_parse(rq->body.data, rq->body.len) : NULL;
         cJSON *t = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "token") : NULL;
         if (!cJSON_IsString(t)) {
@@ -479,7 +120,7 @@ static void h_session(struct http_server *s, struct MHD_Connection *conn, struct
                                                  ? "the body must be a JSON object {\"token\":\"...\"}"
                                                  : "\"token\" must be a string",
                             "send {\"token\":\"<[admin] token>\"}");
-        } else if (!token_matches(s, t->valuestring, strlen(t->valuestring))) {
+        } else if (!http_token_matches(s, t->valuestring, strlen(t->valuestring))) {
             ratelimit_failure(s->logins, who, time(NULL));
             log_info("admin", "login from %s refused: wrong token", who);
             api_error(r, 401, "the token is not valid", "log in with the [admin] token");
@@ -629,11 +270,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     struct http_server *s = l->s;
     struct req *rq = *con_cls;
     if (!rq) { /* headers only: check them before any body is read */
-        adm_request_start(l->adm, slot_of(conn));
+        adm_request_start(l->adm, http_slot_of(conn));
         rq = xcalloc(1, sizeof *rq);
         *con_cls = rq;
         enum MHD_Result rc = MHD_YES;
-        if (check_headers(l, conn, url, method, rq, &rc)) return rc;
+        if (http_check_headers(l, conn, url, method, rq, &rc)) return rc;
         return MHD_YES;
     }
     if (*upload_data_size) {
@@ -648,10 +289,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     if (rq->call) /* resumed: the node answered */
-        return send_resp(conn, &rq->call->r, method, url);
+        return http_send_resp(conn, &rq->call->r, method, url);
     if (rq->too_big)
-        return send_error(conn, 413, "the request body is too large",
-                          "the API takes bodies of at most 65536 bytes", method, url);
+        return http_send_error(conn, 413, "the request body is too large",
+                               "the API takes bodies of at most 65536 bytes", method, url);
     struct api_resp r = {0};
     enum route_id id = rq->rt.id;
     if (id == ROUTE_LOGIN || id == ROUTE_LOGOUT || id == ROUTE_SESSION) {
@@ -662,7 +303,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r.content_type = js ? "text/javascript; charset=utf-8" : "text/html; charset=utf-8";
         r.status = 200;
     } else if (id == ROUTE_UI) {
-        ui_asset_serve(url, header(conn, "If-None-Match"), &r);
+        ui_asset_serve(url, http_header(conn, "If-None-Match"), &r);
     } else {
         /* a request that changes something (a build, a resync, a replay, a
          * metadata write) is posted to the node and runs on its request
@@ -670,7 +311,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         struct node *n = strcmp(method, "GET") && strcmp(method, "HEAD") ? s->node : NULL;
         if (api_call_start(s, conn, url, rq, n, &r)) return MHD_YES; /* answered later */
     }
-    enum MHD_Result rc = send_resp(conn, &r, method, url);
+    enum MHD_Result rc = http_send_resp(conn, &r, method, url);
     api_resp_free(&r);
     return rc;
 }
@@ -679,7 +320,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
     (void)toe;
     struct listener *l = cls;
-    adm_request_done(l->adm, slot_of(conn));
+    adm_request_done(l->adm, http_slot_of(conn));
     struct req *rq = *con_cls;
     if (!rq) return;
     if (rq->call) { /* a posted call's answer went out (or its client left) */
@@ -702,83 +343,11 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         const union MHD_ConnectionInfo *fi =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         char who[80];
-        *socket_context = adm_open(l->adm, fi ? (int)fi->connect_fd : -1, peer(conn, who, sizeof who));
+        *socket_context = adm_open(l->adm, fi ? (int)fi->connect_fd : -1, http_peer(conn, who, sizeof who));
     } else {
         adm_close(l->adm, *socket_context);
         *socket_context = NULL;
     }
-}
-
-/* "host:port", "[v6]:port", ":port" (all addresses) -> a bound, listening
- * socket; key names the setting in messages */
-static int bind_listen(const char *key, const char *listen_at, int *family, int *port,
-                       bool *loopback, char *err, size_t errlen) {
-    char hint[200];
-    snprintf(hint, sizeof hint, "set %s to host:port (e.g. 127.0.0.1:8089), or to \"\" to turn "
-                                "it off", key);
-    char host[256] = "";
-    const char *colon = strrchr(listen_at, ':');
-    if (!colon || !colon[1])
-        return errf(err, errlen, "%s = \"%s\" is not host:port: %s", key, listen_at, hint);
-    const char *h = listen_at;
-    size_t hn = (size_t)(colon - listen_at);
-    if (hn >= 2 && h[0] == '[' && h[hn - 1] == ']') h++, hn -= 2;
-    if (hn >= sizeof host)
-        return errf(err, errlen, "%s = \"%s\": the host is too long", key, listen_at);
-    memcpy(host, h, hn);
-    host[hn] = '\0';
-    for (const char *p = colon + 1; *p; p++)
-        if (*p < '0' || *p > '9')
-            return errf(err, errlen, "%s = \"%s\": the port is not a number: %s", key,
-                        listen_at, hint);
-    struct addrinfo hints = {0}, *res = NULL;
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    int g = getaddrinfo(hn ? host : NULL, colon + 1, &hints, &res);
-    if (g != 0)
-        return errf(err, errlen, "%s = \"%s\": cannot resolve \"%s\": %s; %s", key, listen_at,
-                    host, gai_strerror(g), hint);
-    int fd = -1, e = 0;
-    for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-        if (fd < 0) {
-            e = errno;
-            continue;
-        }
-        int one = 1;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 511) != 0) {
-            e = errno;
-            close(fd);
-            fd = -1;
-            continue;
-        }
-        *family = ai->ai_family;
-    }
-    freeaddrinfo(res);
-    if (fd < 0)
-        return errf(err, errlen, "%s = \"%s\": cannot listen there: %s%s%s", key, listen_at,
-                    strerror(e),
-                    e == EADDRINUSE  ? " (another process, perhaps another searchsync run, uses "
-                                       "it): pick a free port in " : "",
-                    e == EADDRINUSE  ? key
-                    : e == EACCES    ? ": ports below 1024 need privileges; pick another port"
-                    : e == EADDRNOTAVAIL ? ": that address is not on this machine; use one of its "
-                                           "addresses (127.0.0.1 for local access)"
-                                     : "");
-    struct sockaddr_storage sa;
-    socklen_t sl = sizeof sa;
-    *port = 0;
-    *loopback = false;
-    if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0) {
-        *port = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
-                                               : ((struct sockaddr_in *)&sa)->sin_port);
-        char num[80];
-        if (getnameinfo((struct sockaddr *)&sa, sl, num, sizeof num, NULL, 0, NI_NUMERICHOST) == 0)
-            *loopback = guard_is_loopback(num);
-    }
-    return fd;
 }
 
 /* the limits of docs/http-api.md, "Limits" */
@@ -790,7 +359,7 @@ static int listener_start(struct http_server *s, struct listener *l, const char 
                           const char *listen_at, bool dict_only, char *err, size_t errlen) {
     int family = AF_INET, port = 0;
     bool loopback = false;
-    int fd = bind_listen(key, listen_at, &family, &port, &loopback, err, errlen);
+    int fd = http_bind_listen(key, listen_at, &family, &port, &loopback, err, errlen);
     if (fd < 0) return -1;
     l->s = s;
     l->port = port;

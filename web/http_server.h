@@ -75,7 +75,7 @@ int http_server_port(const struct http_server *s);
 int http_server_dict_port(const struct http_server *s);
 /* Stop accepting, wait for the requests in progress, free. NULL-safe. */
 void http_server_stop(struct http_server *s);
-/* The above as the node's admin operations (sync/node/node.h): src/main.c
+/* The above as the node's admin operations (sync/node/node.h): cmd/main.c
  * registers them, so the core starts the admin server without including
  * web/. */
 struct node_admin_ops;

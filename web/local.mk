@@ -1,5 +1,8 @@
-# web/: the admin HTTP server inside `searchsync run` (libmicrohttpd), its
-# request checks and routing (pure, unit-tested) and the JSON API handlers.
+# web/: the admin HTTP server inside `searchsync run` (libmicrohttpd: the
+# server http_server.c, its answers http_response.c, the checks a request
+# passes http_checks.c, its sockets http_bind.c), its request guards and
+# routing (pure, unit-tested) and the JSON API handlers. Below cmd/ only:
+# it includes src/, rebalance/ and sync/, nothing includes it but cmd/main.c.
 libsearchsync_a_SOURCES += \
 	web/guard.c web/guard.h \
 	web/route.c web/route.h \
@@ -16,7 +19,8 @@ libsearchsync_a_SOURCES += \
 	web/topics_api.c web/topics_api.h \
 	web/login_page.c web/login_page.h \
 	web/ui_assets.c web/ui_assets.h \
-	web/http_server.c web/http_server.h
+	web/http_server.c web/http_server.h web/http_int.h web/http_response.c web/http_checks.c \
+	web/http_bind.c
 EXTRA_DIST += docs/http-api.md
 
 # the web UI (web/ui/: HTML, CSS, one ES module per screen) compiled into

@@ -15,8 +15,8 @@
  *                                             document built with it
  *
  * The import is the node's operation (sync/ops/ops_mapping.h, steps in
- * sync/mapping/mapping_import.c) and the proposal is
- * sync/mapping/mapping_generate.c's: the API and the commands say the same thing. A
+ * sync/authoring/mapping_import.c) and the proposal is
+ * sync/authoring/mapping_generate.c's: the API and the commands say the same thing. A
  * mapping that fails its checks is a 422 with every problem; names from the
  * path reach SQL as bound parameters (the generator's queries bind them). */
 #include "mapping_api.h"
@@ -32,7 +32,7 @@
 #include "search/search.h"
 #include "stmt.h"
 #include "sync/mapping/mapping.h"
-#include "sync/mapping/mapping_generate.h"
+#include "sync/authoring/mapping_generate.h"
 #include "sync/ops/ops_mapping.h"
 
 static void lines_array(jsonw *w, const char *text) {

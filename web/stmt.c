@@ -7,6 +7,7 @@
 
 #include "jsonw.h"
 #include "sbuf.h"
+#include "stmt_binds.h"
 
 void stmt_rows_free(struct stmt_rows *t) {
     if (!t) return;
@@ -15,18 +16,77 @@ void stmt_rows_free(struct stmt_rows *t) {
     memset(t, 0, sizeof *t);
 }
 
+/* One row's cells as text (NULL for SQL NULL); a cell longer than its
+ * buffer is fetched again whole. */
+static void row_cells(MYSQL_STMT *st, const struct stmt_binds *sb, char **cells) {
+    for (unsigned i = 0; i < sb->n; i++) {
+        char *c = NULL;
+        if (!sb->nulls[i]) {
+            c = xmalloc(sb->lens[i] + 1);
+            if (sb->lens[i] < sb->bind[i].buffer_length) {
+                memcpy(c, sb->bufs[i], sb->lens[i]);
+            } else { /* truncated (MYSQL_DATA_TRUNCATED): fetch it whole */
+                MYSQL_BIND one = {0};
+                unsigned long l = 0;
+                one.buffer_type = MYSQL_TYPE_STRING;
+                one.buffer = c;
+                one.buffer_length = sb->lens[i] + 1;
+                one.length = &l;
+                mysql_stmt_fetch_column(st, &one, i, 0);
+            }
+            c[sb->lens[i]] = '\0';
+        }
+        cells[i] = c;
+    }
+}
+
+/* Every row of an executed statement with a result set, as text into out
+ * (or dropped when out is NULL). Returns the number of rows or -1. */
+static long fetch_rows(MYSQL_STMT *st, MYSQL_RES *meta, struct stmt_rows *out) {
+    unsigned nf = mysql_num_fields(meta);
+    MYSQL_FIELD *fields = mysql_fetch_fields(meta);
+    struct stmt_binds sb;
+    stmt_binds_init(&sb, nf);
+    for (unsigned i = 0; i < nf; i++)
+        stmt_binds_set(&sb, i, MYSQL_TYPE_STRING,
+                       fields[i].max_length > 64 ? fields[i].max_length + 1 : 65, false);
+    long rc = -1;
+    size_t cap = 0, n = 0;
+    char **cells = NULL;
+    if (mysql_stmt_bind_result(st, sb.bind)) goto out;
+    for (;;) {
+        int fr = mysql_stmt_fetch(st);
+        if (fr == MYSQL_NO_DATA) break;
+        if (fr == 1) goto out;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            cells = xrealloc(cells, cap * nf * sizeof *cells);
+        }
+        row_cells(st, &sb, &cells[n * nf]);
+        n++;
+    }
+    rc = (long)n;
+    if (out) {
+        out->nrows = n, out->ncols = nf, out->cells = cells;
+        cells = NULL;
+    }
+out:
+    for (size_t i = 0; cells && i < n * nf; i++) free(cells[i]);
+    free(cells);
+    stmt_binds_free(&sb);
+    return rc;
+}
+
 long stmt_query(MYSQL *m, const char *sql, const char *const *params, size_t nparams,
                 struct stmt_rows *out, char *err, size_t errlen) {
     if (out) memset(out, 0, sizeof *out);
     MYSQL_STMT *st = mysql_stmt_init(m);
     if (!st) return errf(err, errlen, "out of memory preparing a statement");
     long rc = -1;
-    MYSQL_BIND *pb = NULL, *rb = NULL;
+    MYSQL_BIND *pb = NULL;
     MYSQL_RES *meta = NULL;
-    unsigned long *plens = NULL, *lens = NULL;
-    my_bool *pnull = NULL, *nulls = NULL, *errs = NULL;
-    char **bufs = NULL;
-    unsigned nf = 0;
+    unsigned long *plens = NULL;
+    my_bool *pnull = NULL;
     if (mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql))) goto fail;
     if (mysql_stmt_param_count(st) != nparams) {
         errf(err, errlen, "statement takes %lu parameter(s), %zu given",
@@ -58,76 +118,14 @@ long stmt_query(MYSQL *m, const char *sql, const char *const *params, size_t npa
         rc = n == (my_ulonglong)-1 ? 0 : (long)n;
         goto out;
     }
-    nf = mysql_num_fields(meta);
-    MYSQL_FIELD *fields = mysql_fetch_fields(meta);
-    rb = xcalloc(nf, sizeof *rb);
-    lens = xcalloc(nf, sizeof *lens);
-    nulls = xcalloc(nf, sizeof *nulls);
-    errs = xcalloc(nf, sizeof *errs);
-    bufs = xcalloc(nf, sizeof *bufs);
-    for (unsigned i = 0; i < nf; i++) {
-        unsigned long sz = fields[i].max_length > 64 ? fields[i].max_length + 1 : 65;
-        bufs[i] = xmalloc(sz);
-        rb[i].buffer_type = MYSQL_TYPE_STRING;
-        rb[i].buffer = bufs[i];
-        rb[i].buffer_length = sz;
-        rb[i].length = &lens[i];
-        rb[i].is_null = &nulls[i];
-        rb[i].error = &errs[i];
-    }
-    if (mysql_stmt_bind_result(st, rb)) goto fail;
-    size_t cap = 0, n = 0;
-    char **cells = NULL;
-    for (;;) {
-        int fr = mysql_stmt_fetch(st);
-        if (fr == MYSQL_NO_DATA) break;
-        if (fr == 1) {
-            for (size_t i = 0; i < n * nf; i++) free(cells[i]);
-            free(cells);
-            goto fail;
-        }
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            cells = xrealloc(cells, cap * nf * sizeof *cells);
-        }
-        for (unsigned i = 0; i < nf; i++) {
-            char *c = NULL;
-            if (!nulls[i]) {
-                c = xmalloc(lens[i] + 1);
-                if (lens[i] < rb[i].buffer_length) {
-                    memcpy(c, bufs[i], lens[i]);
-                } else { /* truncated (MYSQL_DATA_TRUNCATED): fetch it whole */
-                    MYSQL_BIND one = {0};
-                    unsigned long l = 0;
-                    one.buffer_type = MYSQL_TYPE_STRING;
-                    one.buffer = c;
-                    one.buffer_length = lens[i] + 1;
-                    one.length = &l;
-                    mysql_stmt_fetch_column(st, &one, i, 0);
-                }
-                c[lens[i]] = '\0';
-            }
-            cells[n * nf + i] = c;
-        }
-        n++;
-    }
-    if (out) {
-        out->nrows = n, out->ncols = nf, out->cells = cells;
-    } else {
-        for (size_t i = 0; i < n * nf; i++) free(cells[i]);
-        free(cells);
-    }
-    rc = (long)n;
-    goto out;
+    rc = fetch_rows(st, meta, out);
+    if (rc >= 0) goto out;
 fail:
     errf(err, errlen, "%s (%u)", mysql_stmt_error(st), mysql_stmt_errno(st));
 out:
     if (meta) mysql_free_result(meta);
     mysql_stmt_close(st);
     free(pb), free(plens), free(pnull);
-    free(rb), free(lens), free(nulls), free(errs);
-    for (unsigned i = 0; bufs && i < nf; i++) free(bufs[i]);
-    free(bufs);
     return rc;
 }
 

@@ -52,6 +52,78 @@ static void jw_off(jsonw *w, int64_t v) {
     else jw_null(w);
 }
 
+/* One topic of the list: where it comes from, its format, whether the
+ * consumer reads it, and its partitions — the saved ones, then those
+ * assigned without a saved offset — with their offsets and lag. */
+static void topic_json(jsonw *w, const struct topic *x, const struct kafka_live *live,
+                       bool reading, struct kafka_offsets *saved) {
+    jw_obj_open(w);
+    jw_key(w, "topic");
+    jw_str(w, x->name);
+    jw_key(w, "from");
+    jw_arr_open(w);
+    if (x->cfg) jw_str(w, "config");
+    if (x->meta) jw_str(w, "metadata");
+    if (x->regex) jw_str(w, "regex");
+    if (!x->cfg && !x->meta && !x->regex) jw_str(w, "checkpoint");
+    jw_arr_close(w);
+    jw_key(w, "format");
+    if (x->format) jw_str(w, x->format);
+    else jw_null(w);
+    jw_key(w, "added_at");
+    if (x->added_at) jw_str(w, x->added_at);
+    else jw_null(w);
+    bool assigned = false;
+    for (size_t k = 0; k < live->nparts && !assigned; k++)
+        assigned = !strcmp(live->parts[k].topic, x->name);
+    jw_key(w, "subscribed");
+    jw_bool(w, reading && (kafka_live_has(live->subscribed, live->nsub, x->name) ||
+                           (x->regex && assigned)));
+    jw_key(w, "missing");
+    jw_bool(w, kafka_live_has(live->missing, live->nmissing, x->name));
+    jw_key(w, "unassigned");
+    jw_bool(w, kafka_live_has(live->unassigned, live->nunassigned, x->name));
+    /* partitions: the saved ones, then those assigned without a saved offset */
+    jw_key(w, "partitions");
+    jw_arr_open(w);
+    int64_t lag = 0;
+    bool lag_known = false;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t n = pass ? live->nparts : saved->n;
+        for (size_t k = 0; k < n; k++) {
+            const char *tn = pass ? live->parts[k].topic : saved->v[k].topic;
+            int32_t p = pass ? live->parts[k].partition : saved->v[k].partition;
+            if (strcmp(tn, x->name)) continue;
+            struct kafka_offset *s = kafka_offsets_at(saved, tn, p, false);
+            if (pass && s) continue; /* listed with the saved ones */
+            const struct kafka_live_part *lp = NULL;
+            for (size_t q = 0; q < live->nparts && !lp; q++)
+                if (live->parts[q].partition == p && !strcmp(live->parts[q].topic, tn))
+                    lp = &live->parts[q];
+            int64_t sv = s ? s->next : -1, end = lp ? lp->high : -1;
+            jw_obj_open(w);
+            jw_key(w, "partition");
+            jw_int(w, p);
+            jw_key(w, "saved");
+            jw_off(w, sv);
+            jw_key(w, "read");
+            jw_off(w, lp ? lp->next : -1);
+            jw_key(w, "end");
+            jw_off(w, end);
+            jw_key(w, "lag");
+            jw_off(w, sv >= 0 && end >= 0 ? (end > sv ? end - sv : 0) : -1);
+            jw_key(w, "assigned");
+            jw_bool(w, lp != NULL);
+            jw_obj_close(w);
+            if (sv >= 0 && end >= 0) lag += end > sv ? end - sv : 0, lag_known = true;
+        }
+    }
+    jw_arr_close(w);
+    jw_key(w, "lag");
+    jw_off(w, lag_known ? lag : -1);
+    jw_obj_close(w);
+}
+
 static void h_list(const struct api_ctx *ctx, struct api_resp *r) {
     const struct ss_config *cfg = ctx->cfg;
     MYSQL *m = api_meta_connect(ctx, r);
@@ -122,72 +194,7 @@ static void h_list(const struct api_ctx *ctx, struct api_resp *r) {
     jw_key(&w, "topics");
     jw_arr_open(&w);
     for (size_t i = 0; i < nt; i++) {
-        struct topic *x = &t[i];
-        jw_obj_open(&w);
-        jw_key(&w, "topic");
-        jw_str(&w, x->name);
-        jw_key(&w, "from");
-        jw_arr_open(&w);
-        if (x->cfg) jw_str(&w, "config");
-        if (x->meta) jw_str(&w, "metadata");
-        if (x->regex) jw_str(&w, "regex");
-        if (!x->cfg && !x->meta && !x->regex) jw_str(&w, "checkpoint");
-        jw_arr_close(&w);
-        jw_key(&w, "format");
-        if (x->format) jw_str(&w, x->format);
-        else jw_null(&w);
-        jw_key(&w, "added_at");
-        if (x->added_at) jw_str(&w, x->added_at);
-        else jw_null(&w);
-        bool assigned = false;
-        for (size_t k = 0; k < live.nparts && !assigned; k++)
-            assigned = !strcmp(live.parts[k].topic, x->name);
-        jw_key(&w, "subscribed");
-        jw_bool(&w, reading && (kafka_live_has(live.subscribed, live.nsub, x->name) ||
-                                (x->regex && assigned)));
-        jw_key(&w, "missing");
-        jw_bool(&w, kafka_live_has(live.missing, live.nmissing, x->name));
-        jw_key(&w, "unassigned");
-        jw_bool(&w, kafka_live_has(live.unassigned, live.nunassigned, x->name));
-        /* partitions: the saved ones, then those assigned without a saved offset */
-        jw_key(&w, "partitions");
-        jw_arr_open(&w);
-        int64_t lag = 0;
-        bool lag_known = false;
-        for (int pass = 0; pass < 2; pass++) {
-            size_t n = pass ? live.nparts : saved.n;
-            for (size_t k = 0; k < n; k++) {
-                const char *tn = pass ? live.parts[k].topic : saved.v[k].topic;
-                int32_t p = pass ? live.parts[k].partition : saved.v[k].partition;
-                if (strcmp(tn, x->name)) continue;
-                struct kafka_offset *s = kafka_offsets_at(&saved, tn, p, false);
-                if (pass && s) continue; /* listed with the saved ones */
-                const struct kafka_live_part *lp = NULL;
-                for (size_t q = 0; q < live.nparts && !lp; q++)
-                    if (live.parts[q].partition == p && !strcmp(live.parts[q].topic, tn))
-                        lp = &live.parts[q];
-                int64_t sv = s ? s->next : -1, end = lp ? lp->high : -1;
-                jw_obj_open(&w);
-                jw_key(&w, "partition");
-                jw_int(&w, p);
-                jw_key(&w, "saved");
-                jw_off(&w, sv);
-                jw_key(&w, "read");
-                jw_off(&w, lp ? lp->next : -1);
-                jw_key(&w, "end");
-                jw_off(&w, end);
-                jw_key(&w, "lag");
-                jw_off(&w, sv >= 0 && end >= 0 ? (end > sv ? end - sv : 0) : -1);
-                jw_key(&w, "assigned");
-                jw_bool(&w, lp != NULL);
-                jw_obj_close(&w);
-                if (sv >= 0 && end >= 0) lag += end > sv ? end - sv : 0, lag_known = true;
-            }
-        }
-        jw_arr_close(&w);
-        jw_key(&w, "lag");
-        jw_off(&w, lag_known ? lag : -1);
-        jw_obj_close(&w);
+        topic_json(&w, &t[i], &live, reading, &saved);
     }
     jw_arr_close(&w);
     jw_obj_close(&w);

@@ -1,5 +1,5 @@
 -- 0008: who reads each source's binlog (docs/cluster.md). Owned by
--- sync/node/leadership.c and src/deliver/store.c (fenced checkpoint saves).
+-- sync/cluster/leadership.c and src/deliver/store.c (fenced checkpoint saves).
 --
 -- offsets.fence: the fencing token of the reader that saved the checkpoint
 -- last. A node becomes a source's reader with a token larger than any before

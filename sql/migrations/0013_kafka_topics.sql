@@ -1,6 +1,6 @@
 -- 0013_kafka_topics: topics a Kafka source ([source] kind = kafka) reads
 -- besides [kafka] topics / topic_regex, added and removed at run time
--- (`searchsync topics add|remove|list`, src/cmd_topics.c). The daemon reads
+-- (`searchsync topics add|remove|list`, cmd/cmd_topics.c). The daemon reads
 -- the table every 2 s and subscribes to the new set without a restart
 -- (sync/sources/kafka_source.c). A topic's offsets are in the source's checkpoint
 -- (offsets.position) like every other topic's.

@@ -1,5 +1,5 @@
 -- 0014_run_job_owner: in a ZooKeeper cluster the jobs of a reindex run on
--- several nodes (rebalance/jobs/cluster_jobs.c). A run's bookkeeping keeps which node
+-- several nodes (sync/cluster/cluster_jobs.c). A run's bookkeeping keeps which node
 -- ended each job and whether a rebalance moved it from another node
 -- mid-way (it resumed from its cursor there), as the jobs rows had them.
 ALTER TABLE reindex_run_jobs

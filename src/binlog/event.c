@@ -388,51 +388,46 @@ static bool checksum_ok(const uint8_t *ev, size_t len) {
     return want == got;
 }
 
-int bl_decode(bl_decoder *d, const uint8_t *ev, size_t len) {
-    d->cur_type = len > 4 ? ev[4] : 0;
-    if (!d->in_payload) d->ev_start = d->cur.pos;
-    if (len < BL_HEADER_LEN) return bl_error(d, "event of %zu bytes is shorter than a header", len);
-    uint32_t ts = bl_u32(ev);
-    int type = ev[4];
-    uint32_t server_id = bl_u32(ev + 5);
-    uint32_t size = bl_u32(ev + 9);
-    uint32_t log_pos = bl_u32(ev + 13);
-    uint16_t flags = bl_u16(ev + 17);
-    if (size != len) return bl_error(d, "header says %u bytes, got %zu", size, len);
-
-    /* checksum first */
-    size_t blen = len - BL_HEADER_LEN;
-    if (!d->in_payload) {
-        if (type == BL_FORMAT_DESCRIPTION) {
-            if (len < BL_HEADER_LEN + 57 + 5) return bl_error(d, "too short (%zu bytes)", len);
-            int alg = ev[len - 5];
-            if (alg == 1 && !checksum_ok(ev, len)) {
-                /* in a binlog file still open, the format event carries the
-                 * IN_USE flag (0x1) that its checksum was computed without */
-                bool ok = false;
-                if (flags & 1) {
-                    uint8_t *copy = xmalloc(len);
-                    memcpy(copy, ev, len);
-                    copy[17] &= (uint8_t)~1u;
-                    ok = checksum_ok(copy, len);
-                    free(copy);
-                }
-                if (!ok) return bl_error(d, "checksum mismatch");
+/* The event's checksum verified (CRC32 when the format event says so, or
+ * when an event carries one before the format event was seen); *blen loses
+ * the checksum's 4 bytes when there is one. BL_OK or the error. */
+static int check_checksum(bl_decoder *d, const uint8_t *ev, size_t len, int type, uint16_t flags,
+                          size_t *blen) {
+    if (type == BL_FORMAT_DESCRIPTION) {
+        if (len < BL_HEADER_LEN + 57 + 5) return bl_error(d, "too short (%zu bytes)", len);
+        int alg = ev[len - 5];
+        if (alg == 1 && !checksum_ok(ev, len)) {
+            /* in a binlog file still open, the format event carries the
+             * IN_USE flag (0x1) that its checksum was computed without */
+            bool ok = false;
+            if (flags & 1) {
+                uint8_t *copy = xmalloc(len);
+                memcpy(copy, ev, len);
+                copy[17] &= (uint8_t)~1u;
+                ok = checksum_ok(copy, len);
+                free(copy);
             }
-            d->checksum_alg = alg == 1 ? 1 : 0;
-            blen -= 4;
-        } else if (d->checksum_alg == 1) {
-            if (checksum_ok(ev, len))
-                blen -= 4;
-            else if (!(type == BL_ROTATE && (flags & BL_FLAG_ARTIFICIAL)))
-                return bl_error(d, "checksum mismatch");
-        } else if (d->checksum_alg < 0 && checksum_ok(ev, len)) {
-            blen -= 4;
+            if (!ok) return bl_error(d, "checksum mismatch");
         }
+        d->checksum_alg = alg == 1 ? 1 : 0;
+        *blen -= 4;
+    } else if (d->checksum_alg == 1) {
+        if (checksum_ok(ev, len))
+            *blen -= 4;
+        else if (!(type == BL_ROTATE && (flags & BL_FLAG_ARTIFICIAL)))
+            return bl_error(d, "checksum mismatch");
+    } else if (d->checksum_alg < 0 && checksum_ok(ev, len)) {
+        *blen -= 4;
     }
-    const uint8_t *b = ev + BL_HEADER_LEN;
+    return BL_OK;
+}
 
-    /* where this event ends */
+/* Where this event ends: the decoder's position moved to it (not for an
+ * event inside a payload, nor an artificial one: a fake rotate, a
+ * heartbeat), and whether it was already handed to the sink before a
+ * reconnect (d->quiet). true when the event is artificial. */
+static bool advance(bl_decoder *d, int type, uint32_t ts, uint32_t log_pos, uint16_t flags,
+                    size_t len) {
     bool artificial = (flags & BL_FLAG_ARTIFICIAL) || (type == BL_ROTATE && ts == 0 && log_pos == 0) ||
                       type == BL_HEARTBEAT || type == BL_HEARTBEAT_V2;
     uint64_t end = d->cur.pos;
@@ -460,6 +455,30 @@ int bl_decode(bl_decoder *d, const uint8_t *ev, size_t len) {
                 d->suppress = false;
         }
     }
+    return artificial;
+}
+
+int bl_decode(bl_decoder *d, const uint8_t *ev, size_t len) {
+    d->cur_type = len > 4 ? ev[4] : 0;
+    if (!d->in_payload) d->ev_start = d->cur.pos;
+    if (len < BL_HEADER_LEN) return bl_error(d, "event of %zu bytes is shorter than a header", len);
+    uint32_t ts = bl_u32(ev);
+    int type = ev[4];
+    uint32_t server_id = bl_u32(ev + 5);
+    uint32_t size = bl_u32(ev + 9);
+    uint32_t log_pos = bl_u32(ev + 13);
+    uint16_t flags = bl_u16(ev + 17);
+    if (size != len) return bl_error(d, "header says %u bytes, got %zu", size, len);
+
+    /* checksum first */
+    size_t blen = len - BL_HEADER_LEN;
+    if (!d->in_payload) {
+        int crc = check_checksum(d, ev, len, type, flags, &blen);
+        if (crc != BL_OK) return crc;
+    }
+    const uint8_t *b = ev + BL_HEADER_LEN;
+
+    bool artificial = advance(d, type, ts, log_pos, flags, len);
     d->n_events++;
 
     int rc = BL_OK;

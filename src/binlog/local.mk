@@ -10,7 +10,6 @@ libsearchsync_a_SOURCES += \
 	src/binlog/payload.c src/binlog/xa.c \
 	src/binlog/schema.c src/binlog/schema.h \
 	src/binlog/reader.c src/binlog/reader.h
-searchsync_SOURCES += src/cmd_tail.c
 
 check_PROGRAMS += \
 	tests/unit/test_binlog_events tests/unit/test_binlog_events_asan \

@@ -118,24 +118,44 @@ static uint32_t popcount_bits(const uint8_t *bm, uint32_t n) {
     return c;
 }
 
+/* The change a rows event type carries, and whether it is a version 2
+ * event (extra data after the header) and compressed (MariaDB). false when
+ * type is no rows event. */
+static bool rows_kind(int type, enum bl_change *kind, bool *v2, bool *compressed) {
+    switch (type) {
+    case BL_WRITE_ROWS_V1: *kind = BL_INSERT; break;
+    case BL_UPDATE_ROWS_V1: *kind = BL_UPDATE; break;
+    case BL_DELETE_ROWS_V1: *kind = BL_DELETE; break;
+    case BL_WRITE_ROWS_V2: *kind = BL_INSERT, *v2 = true; break;
+    case BL_UPDATE_ROWS_V2: case BL_PARTIAL_UPDATE_ROWS: *kind = BL_UPDATE, *v2 = true; break;
+    case BL_DELETE_ROWS_V2: *kind = BL_DELETE, *v2 = true; break;
+    case BL_WRITE_ROWS_COMPRESSED_V1: *kind = BL_INSERT, *compressed = true; break;
+    case BL_UPDATE_ROWS_COMPRESSED_V1: *kind = BL_UPDATE, *compressed = true; break;
+    case BL_DELETE_ROWS_COMPRESSED_V1: *kind = BL_DELETE, *compressed = true; break;
+    case BL_WRITE_ROWS_COMPRESSED: *kind = BL_INSERT, *v2 = *compressed = true; break;
+    case BL_UPDATE_ROWS_COMPRESSED: *kind = BL_UPDATE, *v2 = *compressed = true; break;
+    case BL_DELETE_ROWS_COMPRESSED: *kind = BL_DELETE, *v2 = *compressed = true; break;
+    default: return false;
+    }
+    return true;
+}
+
+/* Room for a row's before and after images of ncols cells each (the
+ * decoder's, reused from event to event). */
+static bl_cell *cells_for(bl_decoder *d, uint64_t ncols) {
+    size_t need = 2 * (size_t)ncols;
+    if (d->cells_cap < need || !d->cells) {
+        free(d->cells);
+        d->cells_cap = need < 64 ? 64 : need;
+        d->cells = xmalloc(d->cells_cap * sizeof *d->cells);
+    }
+    return d->cells;
+}
+
 int bl_rows_event(bl_decoder *d, int type, const uint8_t *b, size_t n, uint32_t ts) {
     enum bl_change kind;
     bool v2 = false, compressed = false;
-    switch (type) {
-    case BL_WRITE_ROWS_V1: kind = BL_INSERT; break;
-    case BL_UPDATE_ROWS_V1: kind = BL_UPDATE; break;
-    case BL_DELETE_ROWS_V1: kind = BL_DELETE; break;
-    case BL_WRITE_ROWS_V2: kind = BL_INSERT, v2 = true; break;
-    case BL_UPDATE_ROWS_V2: case BL_PARTIAL_UPDATE_ROWS: kind = BL_UPDATE, v2 = true; break;
-    case BL_DELETE_ROWS_V2: kind = BL_DELETE, v2 = true; break;
-    case BL_WRITE_ROWS_COMPRESSED_V1: kind = BL_INSERT, compressed = true; break;
-    case BL_UPDATE_ROWS_COMPRESSED_V1: kind = BL_UPDATE, compressed = true; break;
-    case BL_DELETE_ROWS_COMPRESSED_V1: kind = BL_DELETE, compressed = true; break;
-    case BL_WRITE_ROWS_COMPRESSED: kind = BL_INSERT, v2 = compressed = true; break;
-    case BL_UPDATE_ROWS_COMPRESSED: kind = BL_UPDATE, v2 = compressed = true; break;
-    case BL_DELETE_ROWS_COMPRESSED: kind = BL_DELETE, v2 = compressed = true; break;
-    default: return bl_error(d, "not a rows event");
-    }
+    if (!rows_kind(type, &kind, &v2, &compressed)) return bl_error(d, "not a rows event");
     size_t idlen = d->post_header_len[type - 1] == 6 ? 4 : 6;
     if (n < idlen + 2) return bl_error(d, "too short");
     uint64_t id = idlen == 4 ? bl_u32(b) : bl_u48(b);
@@ -182,13 +202,7 @@ int bl_rows_event(bl_decoder *d, int type, const uint8_t *b, size_t n, uint32_t 
         rows = (const uint8_t *)d->scratch.data;
         rlen = d->scratch.len;
     }
-    size_t need = 2 * (size_t)ncols;
-    if (d->cells_cap < need || !d->cells) {
-        free(d->cells);
-        d->cells_cap = need < 64 ? 64 : need;
-        d->cells = xmalloc(d->cells_cap * sizeof *d->cells);
-    }
-    bl_cell *c1 = d->cells, *c2 = d->cells + ncols;
+    bl_cell *c1 = cells_for(d, ncols), *c2 = c1 + ncols;
     bl_row row;
     row.kind = kind;
     row.table = t;

@@ -115,6 +115,33 @@ static int query(bl_schema *s, const char *sql, MYSQL_RES **res, char *err, size
     return BL_ERR;
 }
 
+/* MariaDB's JSON columns are LONGTEXT with CHECK (json_valid(`col`)): the
+ * check constraints of the table mark them JSON text. A query that fails
+ * leaves them text. */
+static void mariadb_json_columns(bl_schema *s, bl_table *t, char *err, size_t errlen) {
+    sbuf sql = SBUF_INIT;
+    MYSQL_RES *res;
+    MYSQL_ROW r;
+    sbuf_adds(&sql, "SELECT CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE "
+                    "CONSTRAINT_SCHEMA=");
+    where_table(s, &sql, t);
+    int qrc = query(s, sql.data, &res, err, errlen);
+    sbuf_free(&sql);
+    if (qrc == BL_OK) {
+        while ((r = mysql_fetch_row(res))) {
+            const char *cl = r[0];
+            if (!cl || strncasecmp(cl, "json_valid(`", 12) != 0) continue;
+            const char *b = cl + 12, *e = strchr(b, '`');
+            if (!e || strcmp(e, "`)") != 0) continue;
+            for (uint32_t k = 0; k < t->ncols; k++)
+                if (t->cols[k].type == BT_BLOB && strlen(t->cols[k].name) == (size_t)(e - b) &&
+                    !strncmp(t->cols[k].name, b, (size_t)(e - b)))
+                    t->cols[k].kind = BK_JSON_TEXT;
+        }
+        mysql_free_result(res);
+    }
+}
+
 int bl_schema_check(bl_schema *s, bl_table *t, char *err, size_t errlen) {
     bool has_blob = false;
     for (uint32_t i = 0; i < t->ncols; i++) {
@@ -210,27 +237,7 @@ int bl_schema_check(bl_schema *s, bl_table *t, char *err, size_t errlen) {
     mysql_free_result(res);
     if (rc != BL_OK) return rc;
 
-    if (s->mariadb && has_blob) {
-        /* MariaDB JSON columns: LONGTEXT + CHECK (json_valid(`col`)) */
-        sbuf_adds(&sql, "SELECT CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE "
-                        "CONSTRAINT_SCHEMA=");
-        where_table(s, &sql, t);
-        qrc = query(s, sql.data, &res, err, errlen);
-        sbuf_free(&sql);
-        if (qrc == BL_OK) {
-            while ((r = mysql_fetch_row(res))) {
-                const char *cl = r[0];
-                if (!cl || strncasecmp(cl, "json_valid(`", 12) != 0) continue;
-                const char *b = cl + 12, *e = strchr(b, '`');
-                if (!e || strcmp(e, "`)") != 0) continue;
-                for (uint32_t k = 0; k < t->ncols; k++)
-                    if (t->cols[k].type == BT_BLOB && strlen(t->cols[k].name) == (size_t)(e - b) &&
-                        !strncmp(t->cols[k].name, b, (size_t)(e - b)))
-                        t->cols[k].kind = BK_JSON_TEXT;
-            }
-            mysql_free_result(res);
-        }
-    }
+    if (s->mariadb && has_blob) mariadb_json_columns(s, t, err, errlen);
     bl_table_finish_keys(t);
     return BL_OK;
 }

@@ -368,12 +368,18 @@ void hub_free(struct deliver_hub *d);
 void stream_init(struct deliver *s, struct deliver_hub *d, const struct deliver_opts *o,
                  const char *name, enum deliver_class cls);
 
-/* helper.c: fuses, purges, the helper threads */
+/* fuse.c */
 struct fuse *fuse_get(struct deliver_hub *d, const char *index);
 bool fuse_check(struct deliver_hub *d, struct fuse *f, int64_t now, int64_t *wake);
+void fuse_melt(struct deliver_hub *d, struct fuse *f, int64_t now);
+/* purge.c */
 void purge_collect(struct deliver_hub *d, struct list *out);
 void purge_flush(struct deliver_hub *d, struct list *pl);
+/* helper.c: the helper threads; an item's dead letter written (status: the
+ * engine's, 0 when none) */
 void *helper_main(void *arg);
+int write_dead_letter(struct deliver_hub *d, struct item *it, const char *error,
+                      size_t error_len, int status);
 int default_bulk(void *ud, int helper, const char *body, size_t len, struct search_resp *resp);
 
 /* engine.c: the engine's state, said once at each change (under d->mu) */

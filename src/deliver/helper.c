@@ -1,6 +1,7 @@
 /* helper.c: the helper threads that send: picking an eligible queue,
  * taking a batch, the bulk request and classifying its answer, retries with
- * backoff, fuses, dead letters, and purges at the high-water mark. */
+ * backoff, and dead letters (fuses: fuse.c; purges at the high-water mark:
+ * purge.c). */
 #include "deliver/deliver_int.h"
 
 #include <errno.h>
@@ -11,62 +12,13 @@
 #include "log.h"
 #include "search/search.h"
 
-/* ---------- fuses ---------- */
-
-struct fuse *fuse_get(struct deliver_hub *d, const char *index) {
-    for (struct fuse *f = d->fuses; f; f = f->next)
-        if (!strcmp(f->index, index)) return f;
-    struct fuse *f = xcalloc(1, sizeof *f);
-    f->index = xstrdup(index);
-    f->melts = xcalloc((size_t)d->o.fuse_failures, sizeof(int64_t));
-    f->next = d->fuses;
-    d->fuses = f;
-    return f;
-}
-
-static void fuse_melt(struct deliver_hub *d, struct fuse *f, int64_t now) {
-    if (f->blown) return;
-    int n = d->o.fuse_failures;
-    f->melts[f->head] = now;
-    f->head = (f->head + 1) % n;
-    if (f->nmelts < n) f->nmelts++;
-    int recent = 0;
-    for (int i = 0; i < f->nmelts; i++)
-        if (now - f->melts[i] <= (int64_t)d->o.fuse_interval_ms * NS_PER_MS) recent++;
-    if (recent >= n) {
-        f->blown = true;
-        f->heal_ns = now + (int64_t)d->o.fuse_reset_ms * NS_PER_MS;
-        f->blows++;
-        f->nmelts = 0;
-        f->head = 0;
-        wc_add(&d->fuse_blows, 1);
-        if (!d->eng_down) /* else the engine's outage is what is said (engine.c) */
-            log_warn("deliver", "fuse of index %s blown after %d failures within %d ms; "
-                     "pausing it for %d ms", f->index, n, d->o.fuse_interval_ms,
-                     d->o.fuse_reset_ms);
-    }
-}
-
-bool fuse_check(struct deliver_hub *d, struct fuse *f, int64_t now, int64_t *wake) {
-    (void)d;
-    if (!f->blown) return true;
-    if (now >= f->heal_ns) {
-        f->blown = false;
-        if (!d->eng_down)
-            log_info("deliver", "fuse of index %s healed; resuming deliveries", f->index);
-        return true;
-    }
-    if (f->heal_ns < *wake) *wake = f->heal_ns;
-    return false;
-}
-
 /* ---------- dead letters ---------- */
 
 #define DL_LOG_BURST 10
 #define DL_LOG_WINDOW_NS (10LL * 1000000000LL)
 
-static int write_dead_letter(struct deliver_hub *d, struct item *it, const char *error,
-                             size_t error_len, int status) {
+int write_dead_letter(struct deliver_hub *d, struct item *it, const char *error,
+                      size_t error_len, int status) {
     char *etext = xstrndup(error ? error : "", error ? error_len : 0);
     struct dead_letter dl = {
         .index = it->index,
@@ -113,107 +65,6 @@ static int write_dead_letter(struct deliver_hub *d, struct item *it, const char 
     }
     free(etext);
     return rc > 0 ? 0 : rc;
-}
-
-/* ---------- purge (docs/delivery.md, "Purge strategies") ---------- */
-
-/* Under d->mu with the producer blocked at the high-water mark: move queued
- * items of blown indices into *out (they stay counted in d->total until the
- * dead letter is written and they are acknowledged). */
-/* q's queued items (only its first with one) into *out; true if one was taken */
-static bool purge_queue(struct deliver_hub *d, struct indexq *q, struct list *out, bool one) {
-    bool took = false;
-    while (q->main.head) {
-        struct item *it = q->main.head;
-        list_remove(&q->main, it);
-        d->main_queued--;
-        q->main_bytes -= it->size;
-        map_del(q, it);
-        it->txn->s->reporting++; /* its dead letter is written unlocked (purge_flush):
-                                  * its stream is not freed meanwhile */
-        list_push_back(out, it);
-        took = true;
-        if (one) break;
-    }
-    return took && one;
-}
-
-void purge_collect(struct deliver_hub *d, struct list *out) {
-    if (d->o.purge == PURGE_OFF) return;
-    int nq = 0;
-    for (int w = 0; w < d->o.workers; w++)
-        for (struct indexq *q = d->partitions[w].qs; q; q = q->next)
-            if (q->fuse->blown && q->main.n > 0) nq++;
-    if (nq == 0) return;
-    int pick = rand() % nq, i = 0;
-    const char *pick_index = NULL;
-    for (int w = 0; w < d->o.workers; w++) {
-        for (struct indexq *q = d->partitions[w].qs; q; q = q->next) {
-            if (!(q->fuse->blown && q->main.n > 0)) continue;
-            bool take;
-            if (d->o.purge == PURGE_ALL)
-                take = true;
-            else if (d->o.purge == PURGE_ONE)
-                take = i == pick;
-            else {
-                if (i == pick) pick_index = q->index;
-                take = false;
-            }
-            i++;
-            if (!take) continue;
-            if (purge_queue(d, q, out, d->o.purge == PURGE_ONE)) return;
-        }
-    }
-    if (pick_index) {
-        for (int w = 0; w < d->o.workers; w++)
-            for (struct indexq *q = d->partitions[w].qs; q; q = q->next)
-                if (!strcmp(q->index, pick_index)) purge_queue(d, q, out, false);
-    }
-}
-
-/* Called with d->mu held; drops and retakes it. */
-void purge_flush(struct deliver_hub *d, struct list *pl) {
-    if (!pl->head) return;
-    pthread_mutex_unlock(&d->mu);
-    struct list ok = {0}, failed = {0};
-    while (pl->head) {
-        struct item *it = pl->head;
-        list_remove(pl, it);
-        const char *why = "purged at the high-water mark while the index's fuse was blown";
-        if (write_dead_letter(d, it, why, strlen(why), 0) == 0)
-            list_push_back(&ok, it);
-        else
-            list_push_back(&failed, it);
-    }
-    pthread_mutex_lock(&d->mu);
-    while (ok.head) {
-        struct item *it = ok.head;
-        list_remove(&ok, it);
-        wc_add(&d->purged, 1);
-        wc_add(&d->dead_letters, 1);
-        struct deliver *st = it->txn->s;
-        st->n_purged++;
-        st->n_dead++;
-        st->reporting--;
-        ack_item(d, it);
-        advance_low_water(st);
-    }
-    while (failed.tail) { /* back to the front of its queue, order kept */
-        struct item *it = failed.tail;
-        list_remove(&failed, it);
-        struct deliver *st = it->txn->s;
-        st->reporting--;
-        if (st->closing || st->halted) { /* closed meanwhile: nothing of it is sent */
-            item_drop(d, it);
-            continue;
-        }
-        list_push_front(&it->q->main, it);
-        d->main_queued++;
-        it->q->main_bytes += it->size;
-        if (!map_get(it->q, it->doc_id, it->routing, it->hash)) map_put(it->q, it);
-    }
-    pthread_cond_broadcast(&d->space_cv);
-    pthread_cond_broadcast(&d->done_cv); /* a stream closing waits for its reports */
 }
 
 /* ---------- helpers ---------- */

@@ -8,7 +8,8 @@ libsearchsync_a_SOURCES += \
 	src/search/replicas.h src/search/replicas.c \
 	src/deliver/deliver.h src/deliver/deliver_int.h src/deliver/deliver.c src/deliver/stream.c \
 	src/deliver/version.c src/deliver/queue.c src/deliver/txn.c \
-	src/deliver/helper.c src/deliver/engine.c src/deliver/stats.c \
+	src/deliver/helper.c src/deliver/fuse.c src/deliver/purge.c src/deliver/engine.c \
+	src/deliver/stats.c \
 	src/deliver/hist.h src/deliver/hist.c \
 	src/deliver/store.h src/deliver/store.c
 

@@ -78,6 +78,54 @@ range:
 /* ------------------------------------------------------------- decimal */
 static const uint8_t dig2bytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
 
+/* The digits as MySQL's binary DECIMAL(prec,scale): groups of nine digits
+ * in four big-endian bytes (a shorter leading or trailing group in fewer),
+ * every byte inverted for a negative number, the sign bit flipped. ip holds
+ * the integer part without leading zeros (ni digits), fp exactly scale
+ * fraction digits. */
+static void pack_decimal(sbuf *out, const char *ip, int ni, const char *fp, int prec, int scale,
+                         bool neg) {
+    /* the integer digits right-aligned to intg */
+    int intg = prec - scale;
+    char id[80];
+    memset(id, '0', (size_t)intg);
+    memcpy(id + intg - ni, ip, (size_t)ni);
+    uint8_t b[40];
+    int off = 0;
+    int intg0 = intg / 9, intg0x = intg % 9, frac0 = scale / 9, frac0x = scale % 9;
+    const char *d = id;
+    uint32_t v;
+    if (intg0x) {
+        v = 0;
+        for (int k = 0; k < intg0x; k++) v = v * 10 + (uint32_t)(*d++ - '0');
+        for (int k = dig2bytes[intg0x] - 1; k >= 0; k--) b[off + k] = (uint8_t)v, v >>= 8;
+        off += dig2bytes[intg0x];
+    }
+    for (int g = 0; g < intg0; g++) {
+        v = 0;
+        for (int k = 0; k < 9; k++) v = v * 10 + (uint32_t)(*d++ - '0');
+        for (int k = 3; k >= 0; k--) b[off + k] = (uint8_t)v, v >>= 8;
+        off += 4;
+    }
+    d = fp;
+    for (int g = 0; g < frac0; g++) {
+        v = 0;
+        for (int k = 0; k < 9; k++) v = v * 10 + (uint32_t)(*d++ - '0');
+        for (int k = 3; k >= 0; k--) b[off + k] = (uint8_t)v, v >>= 8;
+        off += 4;
+    }
+    if (frac0x) {
+        v = 0;
+        for (int k = 0; k < frac0x; k++) v = v * 10 + (uint32_t)(*d++ - '0');
+        for (int k = dig2bytes[frac0x] - 1; k >= 0; k--) b[off + k] = (uint8_t)v, v >>= 8;
+        off += dig2bytes[frac0x];
+    }
+    if (neg)
+        for (int k = 0; k < off; k++) b[k] = (uint8_t)~b[k];
+    b[0] ^= 0x80;
+    sbuf_add(out, b, (size_t)off);
+}
+
 int mq_enc_decimal(sbuf *out, const bl_column *c, const char *s, size_t n, char *err, size_t errlen) {
     int prec = c->precision, scale = c->scale;
     if (c->type != BT_NEWDECIMAL || prec < 1 || prec > 65 || scale > 30 || scale > prec)
@@ -144,45 +192,7 @@ int mq_enc_decimal(sbuf *out, const bl_column *c, const char *s, size_t n, char 
     if (ni - lead > prec - scale)
         return errf(err, errlen, "%.*s does not fit DECIMAL(%d,%d)", (int)n, s, prec, scale);
     while (nf < scale) fp[nf++] = '0';
-    /* the integer digits right-aligned to intg */
-    int intg = prec - scale;
-    char id[80];
-    memset(id, '0', (size_t)intg);
-    memcpy(id + intg - (ni - lead), ip + lead, (size_t)(ni - lead));
-    uint8_t b[40];
-    int off = 0;
-    int intg0 = intg / 9, intg0x = intg % 9, frac0 = scale / 9, frac0x = scale % 9;
-    const char *d = id;
-    uint32_t v;
-    if (intg0x) {
-        v = 0;
-        for (int k = 0; k < intg0x; k++) v = v * 10 + (uint32_t)(*d++ - '0');
-        for (int k = dig2bytes[intg0x] - 1; k >= 0; k--) b[off + k] = (uint8_t)v, v >>= 8;
-        off += dig2bytes[intg0x];
-    }
-    for (int g = 0; g < intg0; g++) {
-        v = 0;
-        for (int k = 0; k < 9; k++) v = v * 10 + (uint32_t)(*d++ - '0');
-        for (int k = 3; k >= 0; k--) b[off + k] = (uint8_t)v, v >>= 8;
-        off += 4;
-    }
-    d = fp;
-    for (int g = 0; g < frac0; g++) {
-        v = 0;
-        for (int k = 0; k < 9; k++) v = v * 10 + (uint32_t)(*d++ - '0');
-        for (int k = 3; k >= 0; k--) b[off + k] = (uint8_t)v, v >>= 8;
-        off += 4;
-    }
-    if (frac0x) {
-        v = 0;
-        for (int k = 0; k < frac0x; k++) v = v * 10 + (uint32_t)(*d++ - '0');
-        for (int k = dig2bytes[frac0x] - 1; k >= 0; k--) b[off + k] = (uint8_t)v, v >>= 8;
-        off += dig2bytes[frac0x];
-    }
-    if (neg)
-        for (int k = 0; k < off; k++) b[k] = (uint8_t)~b[k];
-    b[0] ^= 0x80;
-    sbuf_add(out, b, (size_t)off);
+    pack_decimal(out, ip + lead, ni - lead, fp, prec, scale, neg);
     return 0;
 bad:
     return errf(err, errlen, "\"%.*s\" is not a decimal number", (int)(n > 80 ? 80 : n), s);

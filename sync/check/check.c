@@ -1,5 +1,10 @@
-/* check: the consistency check of one index config (see check.h). */
+/* check: the consistency check of one index config (see check.h) — MySQL's
+ * side (every document's key and content hash, or those the window
+ * reaches) and the run that compares it with the engine's
+ * (check_engine.c), verifies (check_verify.c) and repairs. */
 #include "sync/check/check.h"
+#include "sync/check/check_int.h"
+
 
 #include <stdint.h>
 #include <stdio.h>
@@ -11,71 +16,30 @@
 #include "binlog/binlog.h"
 #include "sync/check/check_diff.h"
 #include "sync/check/check_versions.h"
-#include "commands.h"
+#include "exit_codes.h"
 #include "sync/delayed/delayed.h"
 #include "sync/pipeline/docbuild.h"
 #include "json_exact.h"
 #include "jsonw.h"
 #include "log.h"
 #include "search/content_hash.h"
-#include "sync/node/status.h"
+#include "sync/status/status.h"
 #include "strset.h"
-
-#define VERIFY_CHUNK 500 /* candidates rebuilt and fetched per request */
-#define MAX_ROUNDS 3
-
-/* one document of MySQL's side */
-struct rec {
-    uint32_t kh, ch;
-    size_t id; /* offset into ids */
-};
-
-/* one document that may differ, until the settle rounds say */
-struct cand {
-    char *id;
-    enum check_kind kind;
-    char *path;
-    uint32_t sig;   /* verify: the hashes of both sides' content as seen */
-    bool confirmed; /* seen the same way in the round before */
-    bool content;   /* compared by content though the hashes agree: written last
-                     * by someone else, ss_hash copied along (written_elsewhere) */
-};
-
-struct ctx {
-    struct producer *pr;
-    const struct mp_index *ix; /* the index config; over shard tables, the unit of the
-                                * shard at hand (mapping_shard.h): at .. at + nunits */
-    size_t at, at0, nunits;
-    const struct check_opts *o;
-    struct check_result *res;
-    bool window;           /* a window check (--since), not one of the whole index */
-    struct rec *r;
-    size_t n, cap;
-    sbuf ids;              /* NUL-separated ids of r */
-    struct strset legacy;  /* engine documents without ss_key_hash */
-    struct strset mysql_ids; /* filled only when there are legacy documents */
-    struct strset *related;  /* window: per document table, keys reached from related
-                              * tables changed in the window */
-    struct cand *c;
-    size_t nc, capc;
-    char *err;
-    size_t errlen;
-};
 
 const char *check_kind_name(enum check_kind k) {
     static const char *const n[] = {"missing", "extra", "different", "unhashed", "duplicate"};
     return n[k];
 }
 
-static double now_s(void) {
+double check_now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static const char *rec_id(const struct ctx *c, const struct rec *r) { return c->ids.data + r->id; }
+const char *check_rec_id(const struct ctx *c, const struct rec *r) { return c->ids.data + r->id; }
 
-static void add_cand(struct ctx *c, const char *id, enum check_kind kind) {
+void check_add_cand(struct ctx *c, const char *id, enum check_kind kind) {
     if (c->nc == c->capc) {
         c->capc = c->capc ? c->capc * 2 : 64;
         c->c = xrealloc(c->c, c->capc * sizeof *c->c);
@@ -83,7 +47,7 @@ static void add_cand(struct ctx *c, const char *id, enum check_kind kind) {
     c->c[c->nc++] = (struct cand){xstrdup(id), kind, NULL, 0, false, false};
 }
 
-static void free_cands(struct cand *v, size_t n) {
+void check_free_cands(struct cand *v, size_t n) {
     for (size_t i = 0; i < n; i++) free(v[i].id), free(v[i].path);
     free(v);
 }
@@ -103,7 +67,7 @@ static int add_doc(void *vc, const char *id, const char *routing, const char *bo
     return 0;
 }
 
-static bool doc_table(const struct mp_index *ix, size_t t) {
+bool check_doc_table(const struct mp_index *ix, size_t t) {
     return t == 0 || ix->tables[t].parent_table;
 }
 
@@ -207,7 +171,7 @@ static int related_windows(struct ctx *c) {
     c->related = xcalloc(c->ix->ntables, sizeof *c->related);
     for (size_t t = 1; t < c->ix->ntables; t++) {
         const struct mp_table *rt = &c->ix->tables[t];
-        if (doc_table(c->ix, t) || !rt->daily_check_column) continue;
+        if (check_doc_table(c->ix, t) || !rt->daily_check_column) continue;
         int rc = window_of_related(c, rt);
         if (rc) return rc;
     }
@@ -247,7 +211,7 @@ static int unit_side(struct ctx *c, bool window) {
     size_t page = (size_t)c->pr->p.cfg->reindex.page_size;
     if (page < 100) page = 100;
     for (size_t t = 0; t < c->ix->ntables; t++) {
-        if (!doc_table(c->ix, t)) continue;
+        if (!check_doc_table(c->ix, t)) continue;
         if (window) {
             char **keys;
             size_t n;
@@ -301,7 +265,7 @@ static int by_kh(const void *a, const void *b) {
 }
 
 /* first record with kh >= v */
-static size_t lower(const struct ctx *c, uint64_t v) {
+size_t check_lower(const struct ctx *c, uint64_t v) {
     size_t lo = 0, hi = c->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -311,525 +275,61 @@ static size_t lower(const struct ctx *c, uint64_t v) {
     return lo;
 }
 
-/* ---------------------------------------------------------------- engine side */
-
-/* POST a search; the parsed response (numbers exact) or NULL with err */
-static cJSON *engine_search(struct ctx *c, const char *query_string, const sbuf *body) {
-    char path[700];
-    snprintf(path, sizeof path, "/%s/_search%s", c->ix->alias, query_string ? query_string : "");
-    struct search_resp r;
-    search_resp_init(&r);
-    cJSON *j = NULL;
-    if (search_request(c->pr->p.k, "POST", path, "application/json", body->data, body->len, &r) !=
-        0) {
-        errf(c->err, c->errlen, "engine: %s", r.err);
-    } else if (r.status != 200) {
-        errf(c->err, c->errlen, "engine: POST %s answered %ld: %.*s", path, r.status,
-             (int)(r.body.len > 400 ? 400 : r.body.len), r.body.data ? r.body.data : "");
-    } else if (!(j = json_exact_parse(r.body.data, r.body.len))) {
-        errf(c->err, c->errlen, "engine: POST %s: the answer is not JSON", path);
-    }
-    search_resp_free(&r);
-    return j;
-}
-
-/* a number of the engine's answer; -1 when absent (callers clamp) */
-static double num(const cJSON *j) {
-    if (!j) return -1;
-    if (cJSON_IsRaw(j)) return strtod(j->valuestring, NULL);
-    if (cJSON_IsNumber(j)) return j->valuedouble;
-    return -1;
-}
-
-static cJSON *path_get(cJSON *j, const char *a, const char *b, const char *d) {
-    if (j && a) j = cJSON_GetObjectItemCaseSensitive(j, a);
-    if (j && b) j = cJSON_GetObjectItemCaseSensitive(j, b);
-    if (j && d) j = cJSON_GetObjectItemCaseSensitive(j, d);
-    return j;
-}
-
-static unsigned long long total_hits(cJSON *j) {
-    cJSON *t = path_get(j, "hits", "total", NULL);
-    if (cJSON_IsObject(t)) t = cJSON_GetObjectItemCaseSensitive(t, "value");
-    double v = num(t);
-    return v > 0 ? (unsigned long long)v : 0;
-}
-
-static int refresh(struct ctx *c) {
-    char path[600];
-    snprintf(path, sizeof path, "/%s/_refresh", c->ix->alias);
-    struct search_resp r;
-    search_resp_init(&r);
-    int rc = 0;
-    if (search_request(c->pr->p.k, "POST", path, NULL, NULL, 0, &r) != 0 || r.status != 200) {
-        if (r.status)
-            errf(c->err, c->errlen, "engine: refresh of %s answered %ld: %.300s", c->ix->alias,
-                 r.status, r.body.data ? r.body.data : "");
-        else
-            errf(c->err, c->errlen, "engine: refresh of %s: %s", c->ix->alias, r.err);
-        rc = -1;
-    }
-    search_resp_free(&r);
-    return rc;
-}
-
-struct ebucket {
-    unsigned long long count, hashed, sum;
-};
-
-/* the engine's histogram of [lo,hi) by iv: nb buckets (count, hashed, sum) */
-static int engine_hist(struct ctx *c, uint64_t lo, uint64_t hi, uint64_t iv, struct ebucket *eb,
-                       size_t nb, unsigned long long *total) {
-    sbuf q = SBUF_INIT;
-    sbuf_printf(&q,
-                "{\"size\":0,\"track_total_hits\":true,\"query\":{\"range\":{\"" KEY_HASH_FIELD
-                "\":{\"gte\":%llu,\"lt\":%llu}}},\"aggs\":{\"b\":{\"histogram\":{\"field\":\"" KEY_HASH_FIELD
-                "\",\"interval\":%llu,\"min_doc_count\":1},\"aggs\":{\"h\":{\"sum\":{\"field\":\"" CONTENT_HASH_FIELD
-                "\"}},\"n\":{\"value_count\":{\"field\":\"" CONTENT_HASH_FIELD "\"}}}}}}",
-                (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)iv);
-    cJSON *j = engine_search(c, "?request_cache=false", &q);
-    sbuf_free(&q);
-    if (!j) return -1;
-    if (total) *total = total_hits(j);
-    cJSON *bs = path_get(j, "aggregations", "b", "buckets"), *it;
-    memset(eb, 0, nb * sizeof *eb);
-    cJSON_ArrayForEach(it, bs) {
-        double key = num(cJSON_GetObjectItemCaseSensitive(it, "key"));
-        if (key < (double)lo) continue;
-        size_t i = (size_t)(((uint64_t)key - lo) / iv);
-        if (i >= nb) continue;
-        double dc = num(cJSON_GetObjectItemCaseSensitive(it, "doc_count")),
-               sum = num(path_get(it, "h", "value", NULL)), hn = num(path_get(it, "n", "value", NULL));
-        eb[i].count = dc > 0 ? (unsigned long long)dc : 0;
-        eb[i].sum = sum > 0 ? (unsigned long long)sum : 0;
-        eb[i].hashed = hn > 0 ? (unsigned long long)hn : 0;
-    }
-    cJSON_Delete(j);
-    return 0;
-}
-
-/* an engine document of a leaf */
-struct eid {
-    char *id;
-    long long hash; /* -1: none */
-};
-
-static int by_eid(const void *a, const void *b) {
-    return strcmp(((const struct eid *)a)->id, ((const struct eid *)b)->id);
-}
-
-
-/* a leaf: both sides' ids and hashes merged by id */
-static int leaf(struct ctx *c, uint64_t lo, uint64_t hi) {
-    sbuf q = SBUF_INIT;
-    sbuf_printf(&q,
-                "{\"size\":10000,\"_source\":false,\"docvalue_fields\":[\"" CONTENT_HASH_FIELD
-                "\"],\"query\":{\"range\":{\"" KEY_HASH_FIELD "\":{\"gte\":%llu,\"lt\":%llu}}}}",
-                (unsigned long long)lo, (unsigned long long)hi);
-    cJSON *j = engine_search(c, NULL, &q);
-    sbuf_free(&q);
-    if (!j) return -1;
-    cJSON *hits = path_get(j, "hits", "hits", NULL), *h;
-    size_t ne = (size_t)cJSON_GetArraySize(hits), k = 0;
-    if (ne >= 10000) {
-        cJSON_Delete(j);
-        return errf(c->err, c->errlen, "engine: a key-hash range of %s holds 10000 documents or "
-                    "more (copies of one document under many routings?): run `searchsync "
-                    "check --deep` to see them, or reindex %s", c->ix->alias, c->ix->alias);
-    }
-    struct eid *e = xcalloc(ne ? ne : 1, sizeof *e);
-    cJSON_ArrayForEach(h, hits) {
-        cJSON *id = cJSON_GetObjectItemCaseSensitive(h, "_id");
-        if (!cJSON_IsString(id)) continue;
-        cJSON *f = path_get(h, "fields", CONTENT_HASH_FIELD, NULL);
-        double v = cJSON_IsArray(f) ? num(cJSON_GetArrayItem(f, 0)) : -1;
-        e[k++] = (struct eid){xstrdup(id->valuestring), v >= 0 ? (long long)v : -1};
-    }
-    cJSON_Delete(j);
-    ne = k;
-    c->res->ids_listed += ne;
-    qsort(e, ne, sizeof *e, by_eid);
-    /* MySQL's side of the range, sorted by id the same way (ids borrowed) */
-    size_t a = lower(c, lo), b = lower(c, hi), nm = b - a;
-    struct eid *m = xcalloc(nm ? nm : 1, sizeof *m);
-    for (size_t y = 0; y < nm; y++)
-        m[y] = (struct eid){(char *)rec_id(c, &c->r[a + y]), c->r[a + y].ch};
-    qsort(m, nm, sizeof *m, by_eid);
-    size_t i = 0, x = 0;
-    while (i < nm || x < ne) {
-        int cmp = i == nm ? 1 : x == ne ? -1 : strcmp(m[i].id, e[x].id);
-        if (cmp < 0) {
-            const char *id = m[i].id;
-            if (!strset_has(&c->legacy, id, strlen(id))) add_cand(c, id, CK_MISSING);
-            i++;
-        } else if (cmp > 0) {
-            add_cand(c, e[x].id, CK_EXTRA);
-            while (x + 1 < ne && !strcmp(e[x + 1].id, e[x].id)) x++;
-            x++;
-        } else {
-            size_t copies = 1;
-            while (x + copies < ne && !strcmp(e[x + copies].id, e[x].id)) copies++;
-            if (copies > 1) add_cand(c, e[x].id, CK_DUPLICATE);
-            else if (e[x].hash < 0) add_cand(c, e[x].id, CK_UNHASHED);
-            else if (e[x].hash != m[i].hash || c->o->deep)
-                add_cand(c, e[x].id, CK_DIFFERENT);
-            i++;
-            x += copies;
-        }
-    }
-    for (size_t y = 0; y < ne; y++) free(e[y].id);
-    free(e);
-    free(m);
-    return 0;
-}
-
-static int drill(struct ctx *c, uint64_t lo, uint64_t hi);
-
-/* compare nb buckets of width iv from lo (the engine's in eb) with MySQL's;
- * a bucket that differs is listed or split */
-static int compare_buckets(struct ctx *c, uint64_t lo, uint64_t hi, uint64_t iv,
-                           const struct ebucket *eb, size_t nb) {
-    struct ebucket *mb = xcalloc(nb, sizeof *mb);
-    for (size_t i = lower(c, lo); i < c->n && c->r[i].kh < hi; i++) {
-        size_t b = (size_t)((c->r[i].kh - lo) / iv);
-        mb[b].count++;
-        mb[b].sum += c->r[i].ch;
-    }
-    int rc = 0;
-    for (size_t b = 0; b < nb && rc == 0; b++) {
-        if (c->o->stop && *c->o->stop) {
-            rc = errf(c->err, c->errlen, "stopped while comparing buckets");
-            break;
-        }
-        if (!c->o->deep && mb[b].count == eb[b].count && mb[b].sum == eb[b].sum &&
-            eb[b].hashed == eb[b].count)
-            continue;
-        if (!mb[b].count && !eb[b].count) continue;
-        c->res->buckets_differed++;
-        uint64_t blo = lo + b * iv, bhi = blo + iv < hi ? blo + iv : hi;
-        unsigned long long big = mb[b].count > eb[b].count ? mb[b].count : eb[b].count;
-        rc = big <= CHECK_LEAF || bhi - blo <= CHECK_SPLIT ? leaf(c, blo, bhi) : drill(c, blo, bhi);
-    }
-    free(mb);
-    return rc;
-}
-
-static int drill(struct ctx *c, uint64_t lo, uint64_t hi) {
-    uint64_t iv = (hi - lo + CHECK_SPLIT - 1) / CHECK_SPLIT;
-    size_t nb = (size_t)((hi - lo + iv - 1) / iv);
-    struct ebucket *eb = xcalloc(nb, sizeof *eb);
-    int rc = engine_hist(c, lo, hi, iv, eb, nb, NULL);
-    if (rc == 0) rc = compare_buckets(c, lo, hi, iv, eb, nb);
-    free(eb);
-    return rc;
-}
-
-/* documents without ss_key_hash — written before documents carried it, or
- * by someone else than searchsync — listed by a scroll, each compared by
- * content (their number is reported; a repair rewrites them whole, with
- * hashes). With --since, only those of the window's rows. */
-static int legacy_docs(struct ctx *c) {
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "{\"size\":0,\"track_total_hits\":true,\"query\":{\"bool\":{\"must_not\":{"
-                  "\"exists\":{\"field\":\"" KEY_HASH_FIELD "\"}}}}}");
-    cJSON *j = engine_search(c, NULL, &q);
-    if (!j) return sbuf_free(&q), -1;
-    unsigned long long n = total_hits(j);
-    cJSON_Delete(j);
-    c->res->legacy = n;
-    if (!n) return sbuf_free(&q), 0;
-    for (size_t i = 0; i < c->n; i++) {
-        const char *id = rec_id(c, &c->r[i]);
-        strset_add(&c->mysql_ids, id, strlen(id));
-    }
-    sbuf_reset(&q);
-    sbuf_adds(&q, "{\"size\":5000,\"_source\":false,\"query\":{\"bool\":{\"must_not\":{"
-                  "\"exists\":{\"field\":\"" KEY_HASH_FIELD "\"}}}},\"sort\":[\"_doc\"]}");
-    j = engine_search(c, "?scroll=1m", &q);
-    int rc = j ? 0 : -1;
-    while (j) {
-        cJSON *hits = path_get(j, "hits", "hits", NULL), *h;
-        size_t got = 0;
-        cJSON_ArrayForEach(h, hits) {
-            cJSON *id = cJSON_GetObjectItemCaseSensitive(h, "_id");
-            if (!cJSON_IsString(id)) continue;
-            got++;
-            const char *s = id->valuestring;
-            bool in_mysql = strset_has(&c->mysql_ids, s, strlen(s));
-            if (c->window && !in_mysql) { /* outside the window */
-                c->res->legacy--;
-                continue;
-            }
-            strset_add(&c->legacy, s, strlen(s));
-            add_cand(c, s, in_mysql ? CK_UNHASHED : CK_EXTRA);
-        }
-        cJSON *sid = cJSON_GetObjectItemCaseSensitive(j, "_scroll_id");
-        char *scroll = cJSON_IsString(sid) ? xstrdup(sid->valuestring) : NULL;
-        cJSON_Delete(j);
-        j = NULL;
-        if (!got || !scroll) {
-            free(scroll);
-            break;
-        }
-        sbuf_reset(&q);
-        sbuf_adds(&q, "{\"scroll\":\"1m\",\"scroll_id\":");
-        json_escape(&q, scroll, strlen(scroll));
-        sbuf_addc(&q, '}');
-        free(scroll);
-        struct search_resp r;
-        search_resp_init(&r);
-        if (search_request(c->pr->p.k, "POST", "/_search/scroll", "application/json", q.data,
-                           q.len, &r) != 0 || r.status != 200 ||
-            !(j = json_exact_parse(r.body.data, r.body.len)))
-            rc = r.status ? errf(c->err, c->errlen, "engine: scroll over %s's unhashed documents "
-                                 "answered %ld: %.300s", c->ix->alias, r.status,
-                                 r.body.data ? r.body.data : "")
-                          : errf(c->err, c->errlen, "engine: scroll over %s's unhashed "
-                                 "documents: %s", c->ix->alias, r.err);
-        search_resp_free(&r);
-    }
-    sbuf_free(&q);
-    return rc;
-}
-
-/* documents someone else wrote last, their ss_hash copied along (a GET, edit
- * and PUT; an _update): the sums cannot see them, their versions can
- * (check_versions.h); each compared by content */
-static int written_elsewhere(struct ctx *c) {
-    struct strset foreign = {0}, had = {0};
-    int rc = check_versions_scan(c->pr->p.k, c->ix->alias, c->o->stop, &foreign,
-                                 &c->res->versions_listed, c->err, c->errlen);
-    for (size_t i = 0; rc == 0 && i < c->nc; i++) strset_add(&had, c->c[i].id, strlen(c->c[i].id));
-    for (size_t i = 0; rc == 0 && i < foreign.cap; i++) {
-        const char *id = foreign.slot[i];
-        if (!id) continue;
-        c->res->rewritten++;
-        if (strset_has(&had, id, strlen(id))) continue;
-        add_cand(c, id, CK_DIFFERENT);
-        c->c[c->nc - 1].content = true;
-    }
-    strset_clear(&foreign);
-    strset_clear(&had);
-    return rc;
-}
-
-static int engine_side(struct ctx *c) {
-    if (c->window) { /* the window's documents, straight to the ids, each compared by
-                      * content (those without hashes too: no scroll over the index) */
-        for (size_t i = 0; i < c->n; i++) add_cand(c, rec_id(c, &c->r[i]), CK_DIFFERENT);
-        c->res->buckets = 0;
-        return 0;
-    }
-    if (legacy_docs(c) < 0) return -1;
-    unsigned long long most = c->n;
-    uint64_t b = 1;
-    while (b < 8192 && b * 256 < most) b <<= 1;
-    uint64_t iv = CONTENT_HASH_SPACE / b;
-    struct ebucket *eb = xcalloc((size_t)b, sizeof *eb);
-    unsigned long long total = 0;
-    int rc = engine_hist(c, 0, CONTENT_HASH_SPACE, iv, eb, (size_t)b, &total);
-    c->res->engine_docs = total + c->res->legacy;
-    c->res->buckets = b;
-    if (rc == 0) rc = compare_buckets(c, 0, CONTENT_HASH_SPACE, iv, eb, (size_t)b);
-    free(eb);
-    if (rc == 0 && !c->o->deep) rc = written_elsewhere(c);
-    return rc;
-}
-
-/* ---------------------------------------------------------------- verify */
-
-struct built {
-    char *id, *body;
-    size_t len;
-};
-struct built_list {
-    struct built *v;
-    size_t n, cap;
-};
-
-static int keep_built(void *vl, const char *id, const char *routing, const char *body,
-                      size_t len) {
-    (void)routing;
-    struct built_list *l = vl;
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 64;
-        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
-    }
-    l->v[l->n++] = (struct built){xstrdup(id), xstrndup(body, len), len};
-    return 0;
-}
-
-struct edoc {
-    char *id, *source;
-    long long hash;
-};
-
-/* rebuild cands[0..n) from MySQL, fetch their engine copies, and keep in
- * out those that still differ (the rest agree now) */
-static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **out, size_t *nout,
-                        size_t *capout) {
-    struct built_list bl = {0};
-    struct docbuild_sink sink = {keep_built, NULL, &bl};
-    int rc = 0;
-    for (size_t u = 0; u < c->nunits && rc == 0; u++) { /* each id in its shard's unit */
-        const struct mp_index *ix = &c->pr->m.indices[c->at0 + u];
-        struct docbuild b;
-        docbuild_init(&b, c->pr->p.src, ix);
-        for (size_t t = 0; t < ix->ntables && rc == 0; t++) {
-            if (!doc_table(ix, t)) continue;
-            const char **keys = xcalloc(n, sizeof *keys);
-            size_t nk = 0;
-            for (size_t i = 0; i < n; i++) {
-                char *key = NULL;
-                size_t kt = producer_doc_key(ix, v[i].id, &key);
-                if (kt == t) keys[nk++] = key;
-                else free(key);
-            }
-            if (nk)
-                rc = t == 0 ? docbuild_roots(&b, keys, nk, &sink, c->err, c->errlen)
-                            : docbuild_children(&b, t, keys, nk, &sink, c->err, c->errlen);
-            for (size_t i = 0; i < nk; i++) free((char *)keys[i]);
-            free(keys);
-        }
-    }
-    sbuf q = SBUF_INIT;
-    struct edoc *e = NULL;
-    size_t ne = 0;
-    if (rc == 0) {
-        sbuf_printf(&q, "{\"size\":%zu,\"docvalue_fields\":[\"" CONTENT_HASH_FIELD
-                        "\"],\"query\":{\"ids\":{\"values\":[", n * 4 + 16);
-        for (size_t i = 0; i < n; i++) {
-            if (i) sbuf_addc(&q, ',');
-            json_escape(&q, v[i].id, strlen(v[i].id));
-        }
-        sbuf_adds(&q, "]}}}");
-        cJSON *j = engine_search(c, NULL, &q);
-        if (!j) rc = -1;
-        cJSON *hits = path_get(j, "hits", "hits", NULL), *h;
-        e = xcalloc((size_t)cJSON_GetArraySize(hits) + 1, sizeof *e);
-        cJSON_ArrayForEach(h, hits) {
-            cJSON *id = cJSON_GetObjectItemCaseSensitive(h, "_id");
-            cJSON *src = cJSON_GetObjectItemCaseSensitive(h, "_source");
-            if (!cJSON_IsString(id)) continue;
-            cJSON *f = path_get(h, "fields", CONTENT_HASH_FIELD, NULL);
-            double hv = cJSON_IsArray(f) ? num(cJSON_GetArrayItem(f, 0)) : -1;
-            /* a legacy document keeps its hash in _source */
-            if (hv < 0) hv = num(cJSON_GetObjectItemCaseSensitive(src, CONTENT_HASH_FIELD));
-            e[ne++] = (struct edoc){xstrdup(id->valuestring),
-                                    src ? cJSON_PrintUnformatted(src) : xstrdup("null"),
-                                    hv >= 0 ? (long long)hv : -1};
-        }
-        c->res->docs_fetched += ne;
-        cJSON_Delete(j);
-    }
-    sbuf path = SBUF_INIT;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        const struct built *bd = NULL;
-        for (size_t k = 0; k < bl.n && !bd; k++)
-            if (!strcmp(bl.v[k].id, v[i].id)) bd = &bl.v[k];
-        const struct edoc *ed = NULL;
-        size_t copies = 0;
-        for (size_t k = 0; k < ne; k++)
-            if (!strcmp(e[k].id, v[i].id)) ed = ed ? ed : &e[k], copies++;
-        enum check_kind kind;
-        char *where = NULL;
-        if (!bd && !ed) continue;
-        if (bd && !ed) kind = CK_MISSING;
-        else if (!bd) kind = CK_EXTRA;
-        else if (copies > 1) kind = CK_DUPLICATE;
-        else {
-            bool same_hash = ed->hash >= 0 && (uint32_t)ed->hash == content_hash(bd->body, bd->len);
-            /* the hash settles it, except where content must be looked at: --deep, a window */
-            if (same_hash && !c->o->deep && !c->window && !v[i].content) continue;
-            if (check_diff(bd->body, bd->len, ed->source, strlen(ed->source), &path)) {
-                kind = CK_DIFFERENT;
-                where = xstrdup(path.data ? path.data : "");
-            } else if (same_hash) {
-                continue;
-            } else {
-                kind = CK_UNHASHED; /* the same content, without (or with a stale) hash */
-            }
-        }
-        if (*nout == *capout) {
-            *capout = *capout ? *capout * 2 : 64;
-            *out = xrealloc(*out, *capout * sizeof **out);
-        }
-        uint32_t sig = (bd ? content_hash(bd->body, bd->len) : 0) * 31u +
-                       (ed ? content_hash(ed->source, strlen(ed->source)) : 0);
-        (*out)[(*nout)++] = (struct cand){xstrdup(v[i].id), kind, where, sig, false, v[i].content};
-    }
-    sbuf_free(&path);
-    sbuf_free(&q);
-    for (size_t k = 0; k < ne; k++) free(e[k].id), free(e[k].source);
-    free(e);
-    for (size_t k = 0; k < bl.n; k++) free(bl.v[k].id), free(bl.v[k].body);
-    free(bl.v);
-    return rc;
-}
-
-static int verify(struct ctx *c) {
-    struct cand *out = NULL;
-    size_t nout = 0, cap = 0;
-    for (size_t off = 0; off < c->nc; off += VERIFY_CHUNK) {
-        if (c->o->stop && *c->o->stop) {
-            free_cands(out, nout);
-            return errf(c->err, c->errlen, "stopped while comparing documents");
-        }
-        size_t k = c->nc - off < VERIFY_CHUNK ? c->nc - off : VERIFY_CHUNK;
-        if (verify_chunk(c, c->c + off, k, &out, &nout, &cap) < 0) {
-            free_cands(out, nout);
-            return -1;
-        }
-    }
-    free_cands(c->c, c->nc);
-    c->c = out, c->nc = nout, c->capc = cap;
-    return 0;
-}
-
-/* ---------------------------------------------------------------- repair */
-
-static int repair(struct ctx *c) {
-    struct pipeline *p = &c->pr->p;
-    bl_pos end;
-    if (pipeline_snapshot_begin(p, c->pr->m.indices[c->at0].alias, NULL, &end) < 0)
-        return errf(c->err, c->errlen, "repair: %s", p->err);
-    struct changeset cs = {0};
-    for (size_t i = 0; i < c->nc; i++) {
-        for (size_t u = 0; u < c->nunits; u++) { /* in its shard's unit */
-            char *key = NULL;
-            size_t t = producer_doc_key(&c->pr->m.indices[c->at0 + u], c->c[i].id, &key);
-            if (t != SIZE_MAX) changeset_add_doc(&cs, c->at0 + u, t, key, strlen(key));
-            free(key);
-            if (t != SIZE_MAX) break;
-        }
-    }
-    cs.copies_may_move = true; /* a duplicate's copies under other routings go */
-    unsigned long long docs0 = p->docs, del0 = p->deletes;
-    struct deliver_stats ds0;
-    deliver_get_stats(p->d, &ds0); /* one producer may repair several index configs */
-    int rc = pipeline_build(p, &cs, &end);
-    pipeline_snapshot_end(p);
-    if (rc != 0) errf(c->err, c->errlen, "repair: %s", p->err);
-    pipeline_end(p, &cs, &end, NULL, false);
-    changeset_free(&cs);
-    int drc = deliver_drain(p->d, p->cfg->delivery.drain_timeout_ms);
-    struct deliver_stats ds;
-    deliver_get_stats(p->d, &ds);
-    c->res->repaired_docs = p->docs - docs0;
-    c->res->repaired_deletes = p->deletes - del0;
-    c->res->dead_letters = ds.dead_letters - ds0.dead_letters;
-    if (rc != 0) return -1;
-    if (drc != DELIVER_OK)
-        return errf(c->err, c->errlen, "repair: delivery did not finish within drain_timeout_ms");
-    c->res->repaired = c->res->dead_letters == 0;
-    return 0;
-}
 
 /* ---------------------------------------------------------------- the run */
 
+/* Round 1 at once; later rounds once the daemon passed a newer position.
+ * A difference is believed when the round before saw it the same way
+ * (same kind, path and content on both sides): a row still changing
+ * looks different each time. With no daemon to wait for (no checkpoint,
+ * or one that does not move), nothing is on its way: what is seen is
+ * believed. Differences never seen twice alike are reported apart as
+ * unsettled (rows busy during the check), not as drift. */
+static int rounds(struct ctx *c) {
+    struct strset seen = {0};
+    for (c->res->rounds = 1;; c->res->rounds++) {
+        if (c->nc && check_verify(c) < 0) {
+            strset_clear(&seen);
+            return -1;
+        }
+        struct strset now = {0};
+        bool all = true;
+        for (size_t i = 0; i < c->nc; i++) {
+            if (c->c[i].kind == CK_UNHASHED) continue;
+            sbuf l = SBUF_INIT;
+            sbuf_printf(&l, "%s\t%d\t%s\t%u", c->c[i].id, (int)c->c[i].kind,
+                        c->c[i].path ? c->c[i].path : "", c->c[i].sig);
+            c->c[i].confirmed = strset_has(&seen, l.data, l.len);
+            all = all && c->c[i].confirmed;
+            strset_add(&now, l.data, l.len);
+            sbuf_free(&l);
+        }
+        strset_clear(&seen);
+        seen = now;
+        if (all || c->res->rounds == MAX_ROUNDS) break;
+        if (!(c->res->settled = check_settle(c->pr, c->o, c->res))) {
+            for (size_t i = 0; i < c->nc; i++) c->c[i].confirmed = true;
+            break;
+        }
+        if (check_refresh(c) < 0) {
+            strset_clear(&seen);
+            return -1;
+        }
+    }
+    strset_clear(&seen);
+    return 0;
+}
+
+int check_producer_open(struct producer *pr, const struct ss_config *cfg,
+                        struct deliver_hub *hub, const char *stream) {
+    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = stream,
+                               .hub = hub};
+    return producer_open(pr, cfg, &po);
+}
+
 int check_run(struct producer *pr, const struct check_opts *o, struct check_result *res) {
     memset(res, 0, sizeof *res);
-    double t0 = now_s();
+    double t0 = check_now_s();
     struct ctx c = {.pr = pr, .o = o, .res = res, .err = pr->err, .errlen = sizeof pr->err};
     sbuf_init(&c.ids);
     size_t at = 0;
@@ -851,7 +351,7 @@ int check_run(struct producer *pr, const struct check_opts *o, struct check_resu
     if (o->since_s > 0) {
         bool any = false;
         for (size_t t = 0; t < c.ix->ntables; t++)
-            if (doc_table(c.ix, t) && c.ix->tables[t].daily_check_column) any = true;
+            if (check_doc_table(c.ix, t) && c.ix->tables[t].daily_check_column) any = true;
         if (!any) {
             snprintf(pr->err, sizeof pr->err,
                      "index %s: --since needs a daily_check_column on its root table (a column "
@@ -878,47 +378,10 @@ int check_run(struct producer *pr, const struct check_opts *o, struct check_resu
     res->settled = check_settle(pr, o, res);
     if (mysql_side(&c) < 0) goto out;
     qsort(c.r, c.n, sizeof *c.r, by_kh);
-    if (refresh(&c) < 0 || engine_side(&c) < 0) goto out;
-    /* Round 1 at once; later rounds once the daemon passed a newer position.
-     * A difference is believed when the round before saw it the same way
-     * (same kind, path and content on both sides): a row still changing
-     * looks different each time. With no daemon to wait for (no checkpoint,
-     * or one that does not move), nothing is on its way: what is seen is
-     * believed. Differences never seen twice alike are reported apart as
-     * unsettled (rows busy during the check), not as drift. */
-    struct strset seen = {0};
-    for (res->rounds = 1;; res->rounds++) {
-        if (c.nc && verify(&c) < 0) {
-            strset_clear(&seen);
-            goto out;
-        }
-        struct strset now = {0};
-        bool all = true;
-        for (size_t i = 0; i < c.nc; i++) {
-            if (c.c[i].kind == CK_UNHASHED) continue;
-            sbuf l = SBUF_INIT;
-            sbuf_printf(&l, "%s\t%d\t%s\t%u", c.c[i].id, (int)c.c[i].kind,
-                        c.c[i].path ? c.c[i].path : "", c.c[i].sig);
-            c.c[i].confirmed = strset_has(&seen, l.data, l.len);
-            all = all && c.c[i].confirmed;
-            strset_add(&now, l.data, l.len);
-            sbuf_free(&l);
-        }
-        strset_clear(&seen);
-        seen = now;
-        if (all || res->rounds == MAX_ROUNDS) break;
-        if (!(res->settled = check_settle(pr, o, res))) {
-            for (size_t i = 0; i < c.nc; i++) c.c[i].confirmed = true;
-            break;
-        }
-        if (refresh(&c) < 0) {
-            strset_clear(&seen);
-            goto out;
-        }
-    }
-    strset_clear(&seen);
+    if (check_refresh(&c) < 0 || check_engine_side(&c) < 0) goto out;
+    if (rounds(&c) < 0) goto out;
     for (size_t i = 0; i < c.nc; i++) res->unhashed += c.c[i].kind == CK_UNHASHED;
-    if (o->repair && c.nc && !(o->stop && *o->stop) && repair(&c) < 0) goto out;
+    if (o->repair && c.nc && !(o->stop && *o->stop) && check_repair(&c) < 0) goto out;
     res->items = xcalloc(c.nc ? c.nc : 1, sizeof *res->items);
     for (size_t i = 0; i < c.nc; i++) {
         if (c.c[i].kind == CK_UNHASHED) continue;
@@ -932,8 +395,8 @@ int check_run(struct producer *pr, const struct check_opts *o, struct check_resu
     }
     rc = !res->nitems || res->repaired ? EXIT_OK : EXIT_FOUND;
 out:
-    res->seconds = now_s() - t0;
-    free_cands(c.c, c.nc);
+    res->seconds = check_now_s() - t0;
+    check_free_cands(c.c, c.nc);
     free(c.r);
     sbuf_free(&c.ids);
     strset_clear(&c.legacy);

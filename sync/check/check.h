@@ -35,7 +35,7 @@
  *                and content on both sides), so a writer at work does not show
  *                up as drift: what is never seen twice alike is "unsettled".
  *   repair       what is left goes through the normal pipeline as a resync
- *                (sync/cli/cmd_resync.c): rebuilt or deleted with the version of a
+ *                (cmd/cmd_resync.c): rebuilt or deleted with the version of a
  *                binlog position read before the rows, so a newer live change
  *                always wins.
  */
@@ -92,6 +92,14 @@ struct check_result {
  * version, a --since without a daily_check_column) or EXIT_RUNTIME, with
  * pr->err. */
 int check_run(struct producer *pr, const struct check_opts *o, struct check_result *res);
+/* The producer a check runs on: with the engine, its repairs flushed within
+ * 5 ms (a repair is visible when the check reports it), on the delivery
+ * stream named stream ("repair", "replay") of hub (the node's delivery;
+ * NULL: one of its own). EXIT_OK, or EXIT_RUNTIME with pr->err;
+ * producer_close it either way. */
+struct deliver_hub;
+int check_producer_open(struct producer *pr, const struct ss_config *cfg,
+                        struct deliver_hub *hub, const char *stream);
 void check_result_free(struct check_result *res);
 
 /* Wait until the daemon's checkpoint has passed the source's binlog end as

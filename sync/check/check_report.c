@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "sync/check/check.h"
-#include "commands.h"
+#include "exit_codes.h"
 #include "jsonw.h"
 
 void check_result_json(const char *alias, const struct check_opts *o,

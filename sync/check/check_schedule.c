@@ -17,16 +17,14 @@
 #include <string.h>
 
 #include "sync/check/check.h"
-#include "commands.h"
+#include "exit_codes.h"
 #include "log.h"
 
 static void run_all(struct schedule *sch, void *ud) {
     struct check_schedule *s = ud;
     const struct ss_config *cfg = s->cfg;
     struct producer pr;
-    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = "repair",
-                               .hub = s->hub};
-    int rc = producer_open(&pr, cfg, &po);
+    int rc = check_producer_open(&pr, cfg, s->hub, "repair");
     if (rc != EXIT_OK) {
         log_warn("check", "scheduled check not run: %s (the next one is tried at its time)",
                  pr.err);

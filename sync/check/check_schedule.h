@@ -5,7 +5,7 @@
 #include <signal.h>
 
 #include "config.h"
-#include "sync/node/schedule.h"
+#include "schedule.h"
 
 struct deliver_hub;
 

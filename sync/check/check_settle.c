@@ -9,7 +9,7 @@
 
 #include "binlog/binlog.h"
 #include "sync/check/check.h"
-#include "sync/node/status.h"
+#include "sync/status/status.h"
 
 static double now_s(void) {
     struct timespec ts;

@@ -131,7 +131,7 @@ struct delayed_opts {
     bool (*stopping)(void *ud);
     void *stopping_ud;
     /* [cluster] zookeeper: the run's bucket jobs are handed to the nodes of
-     * the cluster (rebalance/jobs/cluster_jobs.c runs them, split by a rebalance):
+     * the cluster (sync/cluster/cluster_jobs.c runs them, split by a rebalance):
      * this pass only claims and resolves, and takes over only runs whose
      * process died before their jobs existed */
     bool cluster;
@@ -173,7 +173,7 @@ struct delayed_job {
 };
 /* Run job j on pipeline p as node owner under rebalance session session:
  * every write on its row is conditional on both (the fencing of
- * rebalance/jobs/job_assign.c). 0 done, 1 stopped by o->stopping (cursor kept), 2
+ * sync/cluster/job_assign.c). 0 done, 1 stopped by o->stopping (cursor kept), 2
  * given to another node by a later rebalance (its writes refused), -1
  * failed (the job left in error; err). */
 int delayed_job_run(struct pipeline *p, const unsigned long long *index_ids,

@@ -83,4 +83,20 @@ static inline long index_pos(struct run *R, unsigned long long id) {
 int delayed_run_job(struct run *R, unsigned long long job, unsigned long long index_id,
                     unsigned bucket, const char *cursor);
 
+/* ` AND <pfx>db_name = .. AND <pfx>table_name = ..` for one table (db
+ * NULL: nothing) */
+void dr_table_cond(struct run *R, sbuf *q, const char *pfx, const char *db, const char *table);
+/* This run's running snapshots (of one table, or all) are done. */
+int dr_snaps_done(struct run *R, const char *db, const char *table, const char *why);
+/* ... failed with `why`: tried again by the next run, or left in error once
+ * they have failed max_attempts times. */
+int dr_snaps_failed(struct run *R, const char *db, const char *table, const char *why);
+/* the snapshots of one table, in keyset pages by id (status: this run's
+ * running ones, or for a dry run one snapshot by id) (delayed_resolve.c) */
+int dr_resolve_table(struct run *R, const struct rt_plan *plan, unsigned long long only_id);
+/* Every table of the run's snapshots: its plan, its ids staged; then the
+ * jobs, one per (index config, bucket) with ids, and resolved = 1, in one
+ * transaction (delayed_resolve.c). */
+int dr_resolve_run(struct run *R);
+
 #endif

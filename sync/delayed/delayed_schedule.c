@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
+#include "exit_codes.h"
 #include "sync/delayed/delayed.h"
 #include "log.h"
 #include "sync/pipeline/producer.h"

@@ -17,7 +17,7 @@
  * Threads:
  *   main / reader   this file starts everything, then runs the source (the
  *                   binlog: sync/sources/binlog_source.c, or Kafka; picked
- *                   in cmd_run, given a struct source_env) until a stop or
+ *                   in daemon_run, given a struct source_env) until a stop or
  *                   a failure; between transactions the source has the node
  *                   apply the supervisor's commands (a mapping generation
  *                   to adopt, the builds to look at: daemon_source.c,
@@ -41,8 +41,9 @@
  * SIGTERM/SIGINT stop the reader at a transaction boundary; the node stops
  * the subsystems in drain order: the builds' runners stop at their cursors;
  * delivery drains (bounded by drain_timeout_ms) and saves the checkpoint.
- * This file: delivery's callbacks, the mapping's load, `run`'s options and
- * what is freed at the end. */
+ * This file: delivery's callbacks, the mapping's load, daemon_run (the
+ * front end, `run`'s options, is cmd/cmd_run.c) and what is freed at the
+ * end. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -50,7 +51,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "commands.h"
+#include "exit_codes.h"
 #include "sync/node/daemon.h"
 #include "sync/sources/binlog_source.h"
 #include "sync/sources/kafka_source.h"
@@ -75,7 +76,7 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
     if (atomic_load(&dm->released)) return -1;
     int rc = db_ensure(&dm->ckpt, &dm->ckptp, err, sizeof err);
     /* (the token is the node's for as long as it reads: a lock taken back
-     * after a lost connection keeps it, sync/node/leadership.c) */
+     * after a lost connection keeps it, sync/cluster/leadership.c) */
     uint64_t mine = dm->lead.fence;
     if (rc == 0)
         rc = offsets_save_fenced(dm->ckpt, dm->cfg->source.name, position, seq, mine, &other,
@@ -105,20 +106,31 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
 }
 
 /* Delivery's dead letters go to the dead-letter table, except a dual write
- * to a build's index (written by name, never through an alias) that the
- * engine no longer has: that build was cancelled or failed and its index
- * deleted while the write was in flight, so there is nothing to repair. */
+ * to a build's index (written by name, never through an alias) that is no
+ * longer a version: that build was cancelled or failed and its index
+ * deleted while the write was in flight, so there is nothing to repair.
+ * The engine says so with a 404, or, when the write landed after the
+ * delete and created the index anew with a guessed mapping, with whatever
+ * that mapping refused (a BIGINT UNSIGNED above 2^63 in a long): the
+ * metadata decides then (dl_store_put_if_version), and the leftover index
+ * is deleted once the writes in flight are delivered (daemon_builds.c). */
 static int live_dead_letter(void *ud, const struct dead_letter *dl) {
     struct daemon *dm = ud;
+    char at[64];
     if (!dl->require_alias && dl->status == 404 && dl->error &&
         strstr(dl->error, "index_not_found_exception")) {
-        char at[64];
         log_info("run", "dropped a write to %s (id %s, %s): the index of that cancelled or "
                  "failed build is gone", dl->index, dl->doc_id,
                  version_describe(dl->version, at, sizeof at));
         return 1;
     }
-    return dl_store_put(dm->dls, dl);
+    if (dl->require_alias) return dl_store_put(dm->dls, dl);
+    int rc = dl_store_put_if_version(dm->dls, dl);
+    if (rc == 1)
+        log_info("run", "dropped a write to %s (id %s, %s): that build was cancelled or failed "
+                 "while the write was in flight (the engine answered %d)", dl->index, dl->doc_id,
+                 version_describe(dl->version, at, sizeof at), dl->status);
+    return rc;
 }
 
 /* An element script found no document (never indexed, or deleted
@@ -161,20 +173,6 @@ int daemon_load_mapping(struct daemon *dm) {
     return -1;
 }
 
-void usage_run(FILE *out) {
-    fprintf(out, "usage: searchsync run --config FILE [--no-wait] [--from-current]\n\n"
-                 "The daemon: follows the source's binlog and keeps every index of its\n"
-                 "mapping (searchsync mapping import) in step. SIGTERM drains delivery and\n"
-                 "saves the checkpoint; a restart resumes exactly there.\n\n"
-                 "One daemon reads a source at a time: another started on the same source\n"
-                 "stands by (with [cluster] zookeeper, by election; without, behind a lock\n"
-                 "of the metadata server) and takes over when the reader goes. --no-wait:\n"
-                 "exit 1 instead of standing by (without ZooKeeper).\n\n"
-                 "--from-current: start at the binlog's end, whatever the checkpoint says\n"
-                 "(its file was purged), and rebuild every index, which covers what was\n"
-                 "skipped.\n");
-}
-
 /* what is still running, in drain order, delivery last; then the rest */
 static void run_free(struct daemon *dm) {
     struct pipeline *p = &dm->p;
@@ -206,27 +204,12 @@ static void run_free(struct daemon *dm) {
     free(dm);
 }
 
-int cmd_run(int argc, char **argv) {
-    static const struct option own[] = {{"no-wait", no_argument, NULL, 'n'},
-                                        {"from-current", no_argument, NULL, 'f'},
-                                        {NULL, 0, NULL, 0}};
-    struct command c = {.name = "run", .usage = usage_run, .opts = own, .argc = argc, .argv = argv};
-    bool no_wait = false, from_current = false;
-    int o;
-    while ((o = command_opt(&c)) > 0) {
-        if (o == 'n') no_wait = true;
-        else from_current = true;
-    }
-    if (o < 0) return c.rc;
-    if (!c.config || optind != argc) return command_usage(&c);
-    int prc = command_begin(&c, COMMAND_LOG_FILE); /* the log: stderr, a file or syslog */
-    if (prc >= 0) return prc;
-    struct ss_config *cfg = &c.cfg;
-
+int daemon_run(struct ss_config *cfg, const char *config_path, bool no_wait,
+               bool from_current) {
     struct daemon *dm = xcalloc(1, sizeof *dm);
     reader_stats_init(&dm->rs);
     dm->cfg = cfg;
-    dm->config = c.config;
+    dm->config = config_path;
     dm->no_wait = no_wait;
     dm->from_current = from_current;
     dm->exit_code = EXIT_RUNTIME;
@@ -239,7 +222,7 @@ int cmd_run(int argc, char **argv) {
     if (node_init(&dm->nd, cfg, dm->err, sizeof dm->err) < 0) {
         fprintf(stderr, "searchsync run: %s\n", dm->err);
         free(dm);
-        return command_end(&c, EXIT_RUNTIME);
+        return EXIT_RUNTIME;
     }
     /* the node's subsystems (sync/node/daemon_subsystems.c), the source
      * reader on this thread until a stop or a failure, then every
@@ -250,5 +233,5 @@ int cmd_run(int argc, char **argv) {
     int exit_code = dm->exit_code;
     if (exit_code != EXIT_OK && dm->err[0]) fprintf(stderr, "searchsync run: %s\n", dm->err);
     run_free(dm);
-    return command_end(&c, exit_code);
+    return exit_code;
 }

@@ -45,8 +45,8 @@
 #include "deliver/store.h"
 #include "sync/mapping/mapping.h"
 #include "sync/mapping/mapping_gen.h"
-#include "sync/node/leadership.h"
-#include "rebalance/jobs/cluster_jobs.h"
+#include "sync/cluster/leadership.h"
+#include "sync/cluster/cluster_jobs.h"
 #include "sync/pipeline/pipeline.h"
 #include "sync/sources/reader_stats.h"
 #include "sync/sources/source.h"
@@ -105,6 +105,12 @@ struct daemon {
 };
 
 extern volatile sig_atomic_t daemon_stop_requested;
+
+/* `searchsync run` once its options are read and cfg is loaded (the front
+ * end: cmd/cmd_run.c): the daemon started, the source read until a stop or a
+ * failure, everything stopped in drain order. The exit code (exit_codes.h),
+ * the failure said on stderr. */
+int daemon_run(struct ss_config *cfg, const char *config_path, bool no_wait, bool from_current);
 
 /* ---------- sync/node/daemon.c ---------- */
 /* delivery's callbacks for the reader's stream and the hub: checkpoint

@@ -22,6 +22,7 @@
 #include "sync/pipeline/pipeline.h"
 #include "log.h"
 #include "sync/reindex/reindex.h"
+#include "search/index_version.h"
 
 void builds_stop(struct daemon *dm, size_t i, const char *why, bool cancelled) {
     struct pipeline *p = &dm->p;
@@ -162,11 +163,10 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
             }
             p->builds = xrealloc(p->builds, (p->nbuilds + 1) * sizeof *p->builds);
             struct build *b = &p->builds[p->nbuilds++];
-            sbuf ph = SBUF_INIT;
-            sbuf_printf(&ph, "%s_v%u", ix->alias, bv);
             /* the build pins the generation in force: its runner builds
              * every page from it (a restarted runner too) */
-            *b = (struct build){.alias = xstrdup(ix->alias), .phys = ph.data, .version = bv,
+            *b = (struct build){.alias = xstrdup(ix->alias),
+                                .phys = index_version_dup(ix->alias, bv), .version = bv,
                                 .gen = mapping_gen_ref(dm->gen)};
             char pos[sizeof dm->env.start_pos + BL_FILE_MAX + 64];
             bl_pos last;
@@ -199,7 +199,7 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
             b->runner = NULL;
         }
         /* in a cluster, rebalances give the jobs to the nodes
-         * (rebalance/jobs/cluster_jobs.c); the reader keeps the dual writes */
+         * (sync/cluster/cluster_jobs.c); the reader keeps the dual writes */
         if (!b->runner && !dm->cluster.started) {
             b->runner = reindex_runner_start(dm->cfg, dm->client, dm->hub, b->gen, b->alias,
                                              b->version, err, sizeof err);

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "exit_codes.h"
 #include "log.h"
 #include "search/wait.h"
 #include "service_notify.h"

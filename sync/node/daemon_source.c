@@ -21,7 +21,7 @@
 #include <cjson/cJSON.h>
 #include "monotime.h"
 
-/* While the reader lock cannot be confirmed (sync/node/leadership.h), the
+/* While the reader lock cannot be confirmed (sync/cluster/leadership.h), the
  * reader reads nothing more: it waits here, at a transaction boundary,
  * until the lock is confirmed again, or lost, or a stop is asked. */
 static void wait_for_the_lock(struct daemon *dm) {

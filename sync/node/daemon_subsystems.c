@@ -35,7 +35,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "commands.h"
+#include "exit_codes.h"
 #include "log.h"
 #include "search/wait.h"
 #include "service_notify.h"
@@ -71,7 +71,7 @@ static int connect_start(void *st, void *ctx) {
     return daemon_load_mapping(dm);
 }
 
-/* ---------- the admin server (web/, registered by src/main.c) ---------- */
+/* ---------- the admin server (web/, registered by cmd/main.c) ---------- */
 
 static int admin_start(void *st, void *ctx) {
     (void)ctx;

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "sync/mapping/index_mapping.h"
 #include "sync/reindex/reindex.h"
+#include "search/index_version.h"
 
 static void put_hash_fields(struct supervisor *sv, const struct mp_index *ix) {
     char err[512];
@@ -49,11 +50,11 @@ static void drop_failed_builds(struct supervisor *sv, const struct mp_index *ix)
     struct search_resp r;
     search_resp_init(&r);
     while (res && (row = mysql_fetch_row(res))) {
-        char path[700];
-        snprintf(path, sizeof path, "/%s_v%s", ix->alias, row[0]);
+        char phys[600], path[700];
+        index_version_name(phys, sizeof phys, ix->alias, (unsigned)strtoul(row[0], NULL, 10));
+        snprintf(path, sizeof path, "/%s", phys);
         if (search_request(k, "DELETE", path, NULL, NULL, 0, &r) == 0 && r.status == 200)
-            log_info("run", "deleted %s_v%s, left behind by a build that did not go live",
-                     ix->alias, row[0]);
+            log_info("run", "deleted %s, left behind by a build that did not go live", phys);
     }
     search_resp_free(&r);
     if (res) mysql_free_result(res);

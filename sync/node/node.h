@@ -18,7 +18,7 @@
  * stopping.
  *
  * The admin server itself lives in web/, above the core: the node knows it
- * only by struct node_admin_ops, which src/main.c registers (nothing under
+ * only by struct node_admin_ops, which cmd/main.c registers (nothing under
  * sync/ includes web/). */
 #ifndef SS_NODE_H
 #define SS_NODE_H
@@ -111,7 +111,7 @@ int node_post(struct node *n, const char *what, node_work_fn fn, void *arg, node
  * none). */
 int node_run(struct node *n, const char *what, node_work_fn fn, void *arg);
 
-/* ---------- the admin server (registered by src/main.c) ---------- */
+/* ---------- the admin server (registered by cmd/main.c) ---------- */
 
 struct node_admin_ops {
     /* n: the node its writes are posted to (node_post), handed at start */

@@ -21,7 +21,7 @@
 #include "db.h"
 #include "deliver/deliver.h"
 #include "jsonw.h"
-#include "sync/node/leadership.h"
+#include "sync/cluster/leadership.h"
 #include "log.h"
 #include "sync/sources/reader_stats.h"
 

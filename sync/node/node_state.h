@@ -7,7 +7,7 @@
 
 #include "config.h"
 #include "sbuf.h"
-#include "sync/node/schedule.h"
+#include "schedule.h"
 
 struct deliver;
 struct reader_stats;

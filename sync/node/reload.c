@@ -31,6 +31,7 @@
 #include "sync/node/node.h"
 #include "sync/node/supervisor.h"
 #include "sync/pipeline/pipeline.h"
+#include "search/index_version.h"
 
 /* ---------- SIGHUP ---------- */
 
@@ -128,7 +129,7 @@ void reload_dump(struct supervisor *sv) {
             const struct build_want *w = &bt->v[i];
             if (!w->building) continue;
             char phys[600];
-            snprintf(phys, sizeof phys, "%s_v%u", w->alias, w->building);
+            index_version_name(phys, sizeof phys, w->alias, w->building);
             DUMP("build in progress: %s (state %s, live version %u), fuse %s (its index "
                  "config's)", phys, w->state ? w->state : "-", w->current,
                  fuse_text(sv->d, targets_queue(w->alias)));

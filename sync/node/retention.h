@@ -19,7 +19,7 @@
 #include <stddef.h>
 
 #include "config.h"
-#include "sync/node/schedule.h"
+#include "schedule.h"
 
 struct st_mysql;
 

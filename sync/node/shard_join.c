@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "commands.h"
+#include "exit_codes.h"
 #include "db.h"
 #include "log.h"
 #include "sync/mapping/mapping_shard.h"

@@ -22,7 +22,7 @@
 #include "search/search.h"
 #include "sync/mapping/mapping_gen.h"
 #include "sync/node/build_table.h"
-#include "sync/node/leadership.h"
+#include "sync/cluster/leadership.h"
 #include "sync/node/schema_watch.h"
 
 /* an index config to rebuild because a table it reads was emptied */

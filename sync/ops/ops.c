@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
+#include "exit_codes.h"
 #include "db.h"
 #include "sbuf.h"
 #include "search/search.h"

@@ -8,7 +8,7 @@
  * Two front ends call them: the admin API (web/), which only turns a
  * request's JSON into the arguments and the result (or struct ops_err) into
  * a response, and runs the call on the node's request thread
- * (sync/node/node.h, node_post); and the commands (sync/cli/), which turn
+ * (sync/node/node.h, node_post); and the commands (cmd/), which turn
  * options into the arguments and the result into lines and an exit code.
  * What one operation does is so the same whichever asked.
  *

@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "db.h"
-#include "rebalance/jobs/job_assign.h"
+#include "sync/cluster/job_assign.h"
 #include "rebalance/rebalance.h"
 #include "rebalance/zk.h"
 

@@ -1,7 +1,7 @@
 /* ops_assign: the unfinished reindex jobs of the source's builds assigned
  * again over the live nodes of its ZooKeeper cluster, as an operation
  * (sync/ops/ops.h): the caller coordinates the rebalance
- * (rebalance/rebalance.h) and the split is rebalance/jobs/job_assign.c's.
+ * (rebalance/rebalance.h) and the split is sync/cluster/job_assign.c's.
  * Answered once every node got its jobs. */
 #ifndef SS_OPS_ASSIGN_H
 #define SS_OPS_ASSIGN_H

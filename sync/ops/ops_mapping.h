@@ -1,11 +1,11 @@
 /* ops_mapping: a mapping file imported, as an operation (sync/ops/ops.h):
  * checked against the source, planned against the stored configuration,
- * and stored when asked. The steps are sync/mapping/mapping_import.c's;
+ * and stored when asked. The steps are sync/authoring/mapping_import.c's;
  * this owns the call: the metadata connection and the outcome. A running
  * daemon takes a stored mapping up by itself (sync/node/reload.c). */
 #ifndef SS_OPS_MAPPING_H
 #define SS_OPS_MAPPING_H
-#include "sync/mapping/mapping_import.h"
+#include "sync/authoring/mapping_import.h"
 #include "sync/ops/ops.h"
 
 /* mi: the file (name, text, len, apply) in, the plan and problems out.

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "commands.h"
+#include "exit_codes.h"
 
 enum ops_status ops_resync(const struct ops_env *env, const char *alias, const char *const *ids,
                            size_t n, struct resync_result *res, struct ops_err *e) {

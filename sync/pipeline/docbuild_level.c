@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "stmt_binds.h"
 #include "sync/pipeline/docbuild_int.h"
 
 int dbl_sel_add(struct level *l, const char *name, bool json_text) {
@@ -93,6 +94,76 @@ void dbl_level_free(struct level *l) {
 }
 
 
+/* One fetched row appended to l: each cell's JSON, and for the columns a
+ * link or a key reads (needraw) its raw text. */
+static void store_row(struct level *l, const MYSQL_FIELD *fields, const struct stmt_binds *sb,
+                      const bool *jt) {
+    if (l->nrows == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->cells = xrealloc(l->cells, l->cap * l->nsel * sizeof *l->cells);
+    }
+    struct cell *row = &l->cells[l->nrows * l->nsel];
+    for (unsigned i = 0; i < sb->n; i++) {
+        struct cell *c = &row[i];
+        jsonw w;
+        jw_init(&w, &l->json);
+        c->jo = l->json.len;
+        docbuild_value_json(&w, &fields[i], &sb->bind[i], jt[i]);
+        c->jl = l->json.len - c->jo;
+        c->raw = -1;
+        c->ro = l->raw.len;
+        c->rl = 0;
+        if (!l->needraw[i] || sb->nulls[i]) continue;
+        if (sb->bind[i].buffer_type == MYSQL_TYPE_LONGLONG) {
+            char t[32];
+            int64_t v;
+            memcpy(&v, sb->bufs[i], 8);
+            int n = (fields[i].flags & UNSIGNED_FLAG) ? fmt_u64(t, (uint64_t)v) : fmt_i64(t, v);
+            sbuf_add(&l->raw, t, (size_t)n);
+            c->raw = 1;
+        } else if (sb->bind[i].buffer_type == MYSQL_TYPE_STRING) {
+            sbuf_add(&l->raw, sb->bufs[i],
+                     sb->lens[i] < sb->bind[i].buffer_length ? sb->lens[i] : sb->bind[i].buffer_length);
+            c->raw = 0;
+        } else { /* dates, floats: their JSON text without quotes */
+            const char *j = l->json.data + c->jo;
+            size_t jl = c->jl;
+            if (jl >= 2 && j[0] == '"') {
+                j++;
+                jl -= 2;
+            }
+            sbuf_add(&l->raw, j, jl);
+            c->raw = 0;
+        }
+        c->rl = l->raw.len - c->ro;
+        sbuf_addc(&l->raw, '\0');
+    }
+    l->nrows++;
+}
+
+/* Each column bound by its type (docbuild_bind_type); jt[i]: column i holds
+ * JSON text (the mapping says so, or the server tags it json). */
+static void bind_columns(const struct level *l, const MYSQL_FIELD *fields, struct stmt_binds *sb,
+                         bool *jt) {
+    for (unsigned i = 0; i < sb->n; i++) {
+        const MYSQL_FIELD *f = &fields[i];
+        enum enum_field_types bt = docbuild_bind_type(f);
+        size_t sz = bt == MYSQL_TYPE_LONGLONG || bt == MYSQL_TYPE_DOUBLE ? 8
+                    : bt == MYSQL_TYPE_FLOAT                            ? 4
+                    : bt == MYSQL_TYPE_DATETIME                         ? sizeof(MYSQL_TIME)
+                                                                        : f->max_length + 1;
+        stmt_binds_set(sb, i, bt, sz, (f->flags & UNSIGNED_FLAG) != 0);
+        jt[i] = l->json_text[i];
+#ifdef MARIADB_FIELD_ATTR_LAST
+        MARIADB_CONST_STRING fmt = {NULL, 0};
+        if (f->extension &&
+            !mariadb_field_attr(&fmt, f, MARIADB_FIELD_ATTR_FORMAT_NAME) &&
+            fmt.length == 4 && !memcmp(fmt.str, "json", 4))
+            jt[i] = true;
+#endif
+    }
+}
+
 /* Run one query; append its rows to l (the selection order of l). */
 int dbl_run_query(struct docbuild *b, struct level *l, const char *sql, size_t sqllen,
                   char *err, size_t errlen) {
@@ -103,11 +174,8 @@ int dbl_run_query(struct docbuild *b, struct level *l, const char *sql, size_t s
     }
     int rc = -1;
     MYSQL_RES *meta = NULL;
-    MYSQL_BIND *bind = NULL;
-    unsigned long *lens = NULL;
-    my_bool *nulls = NULL, *errs = NULL;
-    void **bufs = NULL;
-    unsigned nf = 0;
+    struct stmt_binds sb = {0};
+    bool *jt = NULL;
     my_bool on = 1;
     b->stats.queries++;
     if (mysql_stmt_prepare(st, sql, (unsigned long)sqllen) ||
@@ -119,45 +187,18 @@ int dbl_run_query(struct docbuild *b, struct level *l, const char *sql, size_t s
         goto out;
     }
     meta = mysql_stmt_result_metadata(st);
-    nf = meta ? mysql_num_fields(meta) : 0;
+    unsigned nf = meta ? mysql_num_fields(meta) : 0;
     if (nf != l->nsel) {
         snprintf(err, errlen, "docbuild: %u columns returned, %zu expected (query: %.200s)", nf,
                  l->nsel, sql);
         goto out;
     }
     MYSQL_FIELD *fields = mysql_fetch_fields(meta);
-    bind = xcalloc(nf, sizeof *bind);
-    lens = xcalloc(nf, sizeof *lens);
-    nulls = xcalloc(nf, sizeof *nulls);
-    errs = xcalloc(nf, sizeof *errs);
-    bufs = xcalloc(nf, sizeof *bufs);
-    bool *jt = xcalloc(nf, sizeof *jt);
-    for (unsigned i = 0; i < nf; i++) {
-        MYSQL_FIELD *f = &fields[i];
-        enum enum_field_types bt = docbuild_bind_type(f);
-        size_t sz = bt == MYSQL_TYPE_LONGLONG || bt == MYSQL_TYPE_DOUBLE ? 8
-                    : bt == MYSQL_TYPE_FLOAT                            ? 4
-                    : bt == MYSQL_TYPE_DATETIME                         ? sizeof(MYSQL_TIME)
-                                                                        : f->max_length + 1;
-        bufs[i] = xcalloc(1, sz);
-        bind[i].buffer_type = bt;
-        bind[i].buffer = bufs[i];
-        bind[i].buffer_length = (unsigned long)sz;
-        bind[i].length = &lens[i];
-        bind[i].is_null = &nulls[i];
-        bind[i].error = &errs[i];
-        bind[i].is_unsigned = (f->flags & UNSIGNED_FLAG) != 0;
-        jt[i] = l->json_text[i];
-#ifdef MARIADB_FIELD_ATTR_LAST
-        MARIADB_CONST_STRING fmt = {NULL, 0};
-        if (f->extension && !mariadb_field_attr(&fmt, f, MARIADB_FIELD_ATTR_FORMAT_NAME) &&
-            fmt.length == 4 && !memcmp(fmt.str, "json", 4))
-            jt[i] = true;
-#endif
-    }
-    if (mysql_stmt_bind_result(st, bind)) {
+    stmt_binds_init(&sb, nf);
+    jt = xcalloc(nf, sizeof *jt);
+    bind_columns(l, fields, &sb, jt);
+    if (mysql_stmt_bind_result(st, sb.bind)) {
         snprintf(err, errlen, "docbuild: bind: %s", mysql_stmt_error(st));
-        free(jt);
         goto out;
     }
     for (;;) {
@@ -165,62 +206,17 @@ int dbl_run_query(struct docbuild *b, struct level *l, const char *sql, size_t s
         if (fr == MYSQL_NO_DATA) break;
         if (fr == 1) {
             snprintf(err, errlen, "docbuild: fetch: %s", mysql_stmt_error(st));
-            free(jt);
             goto out;
         }
         /* MYSQL_DATA_TRUNCATED cannot happen for strings (max_length sized);
          * numeric conversions are exact by construction */
-        if (l->nrows == l->cap) {
-            l->cap = l->cap ? l->cap * 2 : 64;
-            l->cells = xrealloc(l->cells, l->cap * l->nsel * sizeof *l->cells);
-        }
-        struct cell *row = &l->cells[l->nrows * l->nsel];
-        for (unsigned i = 0; i < nf; i++) {
-            struct cell *c = &row[i];
-            jsonw w;
-            jw_init(&w, &l->json);
-            c->jo = l->json.len;
-            docbuild_value_json(&w, &fields[i], &bind[i], jt[i]);
-            c->jl = l->json.len - c->jo;
-            c->raw = -1;
-            c->ro = l->raw.len;
-            c->rl = 0;
-            if (!l->needraw[i] || nulls[i]) continue;
-            if (bind[i].buffer_type == MYSQL_TYPE_LONGLONG) {
-                char t[32];
-                int64_t v;
-                memcpy(&v, bufs[i], 8);
-                int n = (fields[i].flags & UNSIGNED_FLAG) ? fmt_u64(t, (uint64_t)v) : fmt_i64(t, v);
-                sbuf_add(&l->raw, t, (size_t)n);
-                c->raw = 1;
-            } else if (bind[i].buffer_type == MYSQL_TYPE_STRING) {
-                sbuf_add(&l->raw, bufs[i], lens[i] < bind[i].buffer_length ? lens[i] : bind[i].buffer_length);
-                c->raw = 0;
-            } else { /* dates, floats: their JSON text without quotes */
-                const char *j = l->json.data + c->jo;
-                size_t jl = c->jl;
-                if (jl >= 2 && j[0] == '"') {
-                    j++;
-                    jl -= 2;
-                }
-                sbuf_add(&l->raw, j, jl);
-                c->raw = 0;
-            }
-            c->rl = l->raw.len - c->ro;
-            sbuf_addc(&l->raw, '\0');
-        }
-        l->nrows++;
+        store_row(l, fields, &sb, jt);
         b->stats.rows++;
     }
-    free(jt);
     rc = 0;
 out:
-    for (unsigned i = 0; bufs && i < nf; i++) free(bufs[i]);
-    free(bufs);
-    free(bind);
-    free(lens);
-    free(nulls);
-    free(errs);
+    free(jt);
+    stmt_binds_free(&sb);
     if (meta) mysql_free_result(meta);
     mysql_stmt_close(st);
     return rc;

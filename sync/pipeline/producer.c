@@ -4,11 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
+#include "exit_codes.h"
 #include "sync/mapping/index_mapping.h"
 #include "log.h"
 #include "sync/pipeline/producer.h"
 #include "sync/mapping/mapping_shard.h"
+#include "search/index_version.h"
 
 /* versions being built: live changes (and the producer's) go to them too */
 static int load_builds(struct pipeline *p, const char *source, char *err, size_t errlen) {
@@ -23,11 +24,9 @@ static int load_builds(struct pipeline *p, const char *source, char *err, size_t
     p->builds = xcalloc(n ? n : 1, sizeof *p->builds);
     MYSQL_ROW row;
     while ((row = mysql_fetch_row(res))) {
-        sbuf ph = SBUF_INIT;
-        sbuf_printf(&ph, "%s_v%s", row[0], row[1]);
-        p->builds[p->nbuilds++] =
-            (struct build){.alias = xstrdup(row[0]), .phys = ph.data,
-                           .version = (unsigned)atoi(row[1])};
+        unsigned v = (unsigned)atoi(row[1]);
+        p->builds[p->nbuilds++] = (struct build){
+            .alias = xstrdup(row[0]), .phys = index_version_dup(row[0], v), .version = v};
     }
     mysql_free_result(res);
     return 0;

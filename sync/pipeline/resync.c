@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
+#include "exit_codes.h"
 #include "log.h"
 #include "sync/pipeline/producer.h"
 #include "sync/mapping/mapping_shard.h"

@@ -19,12 +19,13 @@
 #include "db.h"
 #include "sync/pipeline/docbuild.h"
 #include "sync/mapping/index_mapping.h"
-#include "rebalance/jobs/job_assign.h"
+#include "rebalance/rebalance.h"
 #include "json_exact.h"
 #include "log.h"
 #include "sync/reindex/reindex_int.h"
 #include "sbuf.h"
 #include "search/search.h"
+#include "search/index_version.h"
 
 /* ---------- small helpers (reindex_int.h) ---------- */
 
@@ -642,7 +643,7 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     if (db_row1(meta, q.data, q.len, mx, 1, err, errlen) < 1) goto out;
     v = (unsigned)strtoul(mx[0], NULL, 10);
     char phys[600];
-    snprintf(phys, sizeof phys, "%s_v%u", req->alias, v);
+    index_version_name(phys, sizeof phys, req->alias, v);
     if (create_version(cfg, client, k, ix, phys, &body, &terms, &created, err, errlen) < 0)
         goto out;
     for (size_t u = at; u < at + nunits; u++) {
@@ -683,7 +684,7 @@ out:
         char e2[256], path[700];
         struct search_resp r;
         search_resp_init(&r);
-        snprintf(path, sizeof path, "/%s_v%u", req->alias, v);
+        snprintf(path, sizeof path, "/%s", phys);
         rx_engine(k, "DELETE", path, NULL, &r, e2, sizeof e2);
         search_resp_free(&r);
     }
@@ -791,10 +792,10 @@ int rx_undo_build(const struct ss_config *cfg, struct search_conn *k, MYSQL *met
     if (delete_index) {
         struct search_resp r;
         search_resp_init(&r);
-        char path[700], e2[256];
-        snprintf(path, sizeof path, "/%s_v%u", alias, v);
+        char phys[600], path[700], e2[256];
+        snprintf(path, sizeof path, "/%s", index_version_name(phys, sizeof phys, alias, v));
         if (rx_engine(k, "DELETE", path, NULL, &r, e2, sizeof e2) < 0)
-            log_warn("reindex", "%s_v%u not deleted (delete it by hand): %s", alias, v, e2);
+            log_warn("reindex", "%s not deleted (delete it by hand): %s", phys, e2);
         search_resp_free(&r);
     }
     goto out;

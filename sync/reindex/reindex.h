@@ -101,7 +101,7 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
                                             struct mapping_gen *gen, const char *alias,
                                             unsigned version, char *err, size_t errlen);
 /* The same, in a cluster: only the jobs given to owner_node by rebalance
- * session (rebalance/jobs/cluster_jobs.c), every write on a job row conditional on
+ * session (sync/cluster/cluster_jobs.c), every write on a job row conditional on
  * both, so a node whose jobs a later rebalance moved elsewhere moves none
  * of them. */
 struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,

@@ -72,6 +72,7 @@
 #include "sync/reindex/reindex_runner_int.h"
 #include "sbuf.h"
 #include "search/search.h"
+#include "search/index_version.h"
 
 static void runner_fail(struct reindex_runner *r, struct worker *w, const char *reason);
 
@@ -723,8 +724,7 @@ static void *worker_main(void *arg) {
 }
 
 struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
-                                            struct search_client *client,
-                                            struct deliver_hub *hub,
+                                            struct search_client *client, struct deliver_hub *hub,
                                             struct mapping_gen *gen, const char *alias,
                                             unsigned version, char *err, size_t errlen) {
     return reindex_runner_start_owned(cfg, client, hub, gen, alias, version, NULL, NULL, err,
@@ -753,9 +753,7 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
     r->ix = mapping_gen_index(gen, alias);
     r->alias = xstrdup(alias);
     r->version = version;
-    sbuf ph = SBUF_INIT;
-    sbuf_printf(&ph, "%s_v%u", alias, version);
-    r->phys = ph.data;
+    r->phys = index_version_dup(alias, version);
     pthread_mutex_init(&r->mu, NULL);
     pthread_mutex_init(&r->errmu, NULL);
     r->srcp = db_params_source(cfg);
@@ -838,12 +836,11 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
     r->wcap = nw;
     struct deliver_opts o;
     deliver_opts_from_config(&o, cfg);
-    /* the pages stream on the delivery handed (a daemon's node's), or on
-     * one of the build's own: [delivery] helpers
-     * bulk requests in flight for all the jobs together. More would only
-     * queue at the engine's write threads; a job's next page is read and
-     * built meanwhile. Full requests: a page's documents leave in batches
-     * of batch_max, and the rest of the page as soon as it is closed. */
+    /* the pages stream on the delivery handed (a daemon's node's), or on one
+     * of the build's own: [delivery] helpers bulk requests in flight for all
+     * the jobs together. More would only queue at the engine's write threads;
+     * a job's next page is read and built meanwhile. Full requests: a page's
+     * documents leave in batches of batch_max, the rest once it is closed. */
     if (!hub) hub = r->own_hub = deliver_hub_new(&o, client, err, errlen);
     ok = hub != NULL;
     o.batch_min = o.batch_max;

@@ -444,8 +444,9 @@ static void xa_end(struct binlog_source *bl, const bl_commit *cm, struct xa_txn 
 /* what the checkpoint of the transaction ending now records besides its
  * position: the GTID set after it, and the position of the oldest XA
  * transaction prepared and not ended yet, which the checkpoint holds at */
-static struct pipeline_resume binlog_resume(struct binlog_source *bl) {
-    return (struct pipeline_resume){.gtids = bl->gtids.data, .hold = xa_hold(&bl->xa)};
+static const struct pipeline_resume *binlog_resume(struct binlog_source *bl) {
+    bl->resume = (struct pipeline_resume){.gtids = bl->gtids.data, .hold = xa_hold(&bl->xa)};
+    return &bl->resume;
 }
 
 /* prepared XA transactions held past [source] xa_hold_max_s let go */
@@ -554,8 +555,7 @@ static int commit_build(struct binlog_source *bl, const bl_commit *cm) {
     /* [source] versions = gtid: the checkpoint holds the set after it */
     if (config_gtid_versions(bl->env->cfg) && cm->gtid_executed)
         text_set(&bl->gtids, cm->gtid_executed);
-    struct pipeline_resume rs = binlog_resume(bl);
-    pipeline_end(p, bl->env->cs, &cm->end, &rs, quiet);
+    pipeline_end(p, bl->env->cs, &cm->end, binlog_resume(bl), quiet);
     bl->env->counts.txns++;
     bl->last_commit = *cm;
     bl->last_commit.gtid_executed = NULL;
@@ -585,8 +585,7 @@ static int on_heartbeat(void *ctx, const bl_pos *at) {
             between(bl);
             return 0;
         }
-        struct pipeline_resume rs = binlog_resume(bl);
-        pipeline_end(p, bl->env->cs, &bl->last_commit.end, &rs, false);
+        pipeline_end(p, bl->env->cs, &bl->last_commit.end, binlog_resume(bl), false);
     }
     between(bl);
     publish_stats(bl, at, NULL, true);
@@ -604,8 +603,8 @@ static void between(struct binlog_source *bl) {
     }
     /* documents whose rows expired (a producer of its own, between
      * transactions like everything here) */
-    struct pipeline_resume rs = binlog_resume(bl);
-    if (ttl_tick(&bl->ttl, bl->env->p, bl->env->cs, &bl->at, &rs, &bl->boundary) < 0) {
+    const struct pipeline_resume *rs = binlog_resume(bl);
+    if (ttl_tick(&bl->ttl, bl->env->p, bl->env->cs, &bl->at, rs, &bl->boundary) < 0) {
         if (!bl->ttl_warned)
             log_warn("run", "removing expired documents: %s (tried again every round)",
                      bl->env->p->err);

@@ -42,7 +42,7 @@ for c in "${listed[@]}"; do
   if [ -z "$missing" ]; then echo "ok   --help lists what $c --help says"; else
     echo "FAIL --help for $c lacks:$missing"; sed 's/^/     /' "$tmp/sec"; failures=$((failures + 1)); fi
 done
-for f in "$src"/src/cmd_*.c "$src"/sync/cli/cmd_*.c "$src"/sync/node/daemon.c; do
+for f in "$src"/cmd/cmd_*.c; do
   grep -q 'struct option own\[\]' "$f" || continue
   c=$(grep -oE '\.name = "[a-z-]+"' "$f" | head -1 | cut -d'"' -f2)
   [ -n "$c" ] || continue
@@ -90,7 +90,7 @@ contains "misspelt key names file, line and key" "$tmp/typo.ini:5: unknown key \
 contains "missing file is named" "$tmp/missing.ini: cannot open" "$tmp/out"
 "$bin" config check >"$tmp/out" 2>&1; check "config check without --config" 2 $?
 
-# ---- the shared start of every subcommand (src/cmd_prologue.c): --help, a
+# ---- the shared start of every subcommand (cmd/cmd_prologue.c): --help, a
 # missing or bad --config, a bad option, and the metadata server unreachable
 printf '[source]\nuser = repl\nhost = 127.0.0.1\nport = 1\n[metadata]\nhost = 127.0.0.1\nport = 1\n[search]\nurls = http://127.0.0.1:1\n' >"$tmp/down.ini"
 while IFS='|' read -r name words tail meta; do

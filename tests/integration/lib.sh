@@ -259,7 +259,7 @@ checkpoint_reached() {
 }
 # only_checkpoint_saves META FILE FROM TO — the binlog from FROM to TO in FILE
 # holds only writes of META.offsets and META.node_states (bookkeeping the
-# daemon saves past only once idle: sync/node/status.c has the full rules)
+# daemon saves past only once idle: sync/status/status.c has the full rules)
 only_checkpoint_saves() {
     mysql_q "SHOW BINLOG EVENTS IN '$2' FROM $3 LIMIT 256" | awk -F'\t' -v meta="$1" -v to="$4" '
         $5 + 0 > to + 0 { exit }

@@ -225,14 +225,16 @@ caught_up() { # WHAT
     FENCE=$((FENCE + 1))
     mysql_q "INSERT INTO fence VALUES ($FENCE, '$1')" "$D" || fail "the sentinel row"
     for mode in on off; do
-        local kicked=""
+        local kicked=0
         for ((i = 0; ; i++)); do
             kcat -b "$KAFKA_BOOTSTRAP" -C -t "$PRE$mode.$D.fence" -e -q -f '%s\n' 2>/dev/null |
                 jq -e --argjson n "$FENCE" 'select(. != null) | (.payload // .) | select(.after.id == $n)' \
                 >/dev/null 2>&1 && break
             [ $(($(date +%s) - t0)) -lt 600 ] || fail "$1: the schemas-$mode worker did not send the sentinel row in 600 s; it said last: $(grep 'records sent during' "${CDIR[$mode]}/connect.log" | tail -2 | cut -c1-300)"
-            if [ -z "$kicked" ] && [ $(($(date +%s) - t0)) -ge 60 ]; then
-                kicked=1
+            # at 60 s, then every 150 s (a restarted worker can stall again,
+            # and starts in 50 s on a busy box)
+            if [ $(($(date +%s) - t0)) -ge $((60 + 150 * kicked)) ]; then
+                kicked=$((kicked + 1))
                 worker_stuck "$mode" "$1"
             fi
             sleep 0.2

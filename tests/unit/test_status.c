@@ -1,4 +1,4 @@
-/* Unit tests of the pure part of sync/node/status.c: whether the binlog between a
+/* Unit tests of the pure part of sync/status/status.c: whether the binlog between a
  * checkpoint and the binlog's end holds only checkpoint writes (the UPDATE of
  * <metadata>.offsets each save is, when the metadata lives on the source).
  * The listings are SHOW BINLOG EVENTS rows as MariaDB 10.11 and MySQL 8.0
@@ -13,7 +13,7 @@
 
 #include "config.h"
 #include "sbuf.h"
-#include "sync/node/status.h"
+#include "sync/status/status.h"
 
 #define N(a) (sizeof(a) / sizeof *(a))
 

@@ -1,0 +1,85 @@
+/* check_int: what the files of the consistency check share (check.c: the
+ * MySQL side and the run; check_engine.c: the engine side; check_verify.c:
+ * the candidates verified and repaired) — the run's context and its
+ * candidates. Nobody outside sync/check/ includes it. */
+#ifndef SS_CHECK_INT_H
+#define SS_CHECK_INT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "sync/check/check.h"
+#include "strset.h"
+
+#define VERIFY_CHUNK 500 /* candidates rebuilt and fetched per request */
+#define MAX_ROUNDS 3
+
+/* one document of MySQL's side */
+struct rec {
+    uint32_t kh, ch;
+    size_t id; /* offset into ids */
+};
+
+/* one document that may differ, until the settle rounds say */
+struct cand {
+    char *id;
+    enum check_kind kind;
+    char *path;
+    uint32_t sig;   /* verify: the hashes of both sides' content as seen */
+    bool confirmed; /* seen the same way in the round before */
+    bool content;   /* compared by content though the hashes agree: written last
+                     * by someone else, ss_hash copied along (written_elsewhere) */
+};
+
+struct ctx {
+    struct producer *pr;
+    const struct mp_index *ix; /* the index config; over shard tables, the unit of the
+                                * shard at hand (mapping_shard.h): at .. at + nunits */
+    size_t at, at0, nunits;
+    const struct check_opts *o;
+    struct check_result *res;
+    bool window;           /* a window check (--since), not one of the whole index */
+    struct rec *r;
+    size_t n, cap;
+    sbuf ids;              /* NUL-separated ids of r */
+    struct strset legacy;  /* engine documents without ss_key_hash */
+    struct strset mysql_ids; /* filled only when there are legacy documents */
+    struct strset *related;  /* window: per document table, keys reached from related
+                              * tables changed in the window */
+    struct cand *c;
+    size_t nc, capc;
+    char *err;
+    size_t errlen;
+};
+
+double check_now_s(void);
+const char *check_rec_id(const struct ctx *c, const struct rec *r);
+void check_add_cand(struct ctx *c, const char *id, enum check_kind kind);
+void check_free_cands(struct cand *v, size_t n);
+/* the first record of MySQL's side with kh >= v */
+size_t check_lower(const struct ctx *c, uint64_t v);
+
+/* table t of ix holds documents (the root, or a parent/child child) */
+bool check_doc_table(const struct mp_index *ix, size_t t);
+/* POST a search on the index; the parsed answer (numbers exact) or NULL
+ * with c->err */
+cJSON *check_engine_search(struct ctx *c, const char *query_string, const sbuf *body);
+/* j.a.b.d (b, d may be NULL), NULL when absent */
+cJSON *check_json_path(cJSON *j, const char *a, const char *b, const char *d);
+/* a JSON number's value as a double (counts and sums), -1 when j is no number */
+double check_json_num(const cJSON *j);
+/* The index refreshed, so that the engine's side sees every write so far.
+ * 0 or -1. */
+int check_refresh(struct ctx *c);
+/* The engine side: the index's documents bucketed by key hash against
+ * MySQL's, the buckets that differ drilled into; candidates added. 0 or -1. */
+int check_engine_side(struct ctx *c);
+/* The candidates rebuilt and fetched again until two rounds agree (or the
+ * rounds run out); those left are c->res's items. 0 or -1. */
+int check_verify(struct ctx *c);
+/* The differences left rewritten through the producer. 0 or -1. */
+int check_repair(struct ctx *c);
+
+#endif
