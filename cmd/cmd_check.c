@@ -123,7 +123,7 @@ int cmd_check(int argc, char **argv) {
     if (rc >= 0) return rc;
     const struct ss_config *cfg = &c.cfg;
     struct producer pr;
-    rc = check_producer_open(&pr, cfg, "repair");
+    rc = check_producer_open(&pr, cfg, NULL, "repair");
     struct check_result res = {0};
     if (rc == EXIT_OK) rc = check_run(&pr, &co, &res);
     if (rc == EXIT_OK || rc == EXIT_FOUND) {

@@ -14,6 +14,7 @@
 #include "deliver/deliver.h"
 #include "deliver/store.h"
 #include "search/search.h"
+#include "sync/ops/ops_replay.h"
 
 void usage_dead_letters(FILE *out) {
     fprintf(out,
@@ -23,22 +24,6 @@ void usage_dead_letters(FILE *out) {
             "replay  resubmit them (all, one index's, or one row) with their original\n"
             "        versions; rows are deleted once the engine acknowledges them, and\n"
             "        a change that fails again comes back as a new row (exit 3)\n");
-}
-
-static long count_left(MYSQL *m, const char *source, const char *index) {
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT COUNT(*) FROM dead_letters WHERE source = ");
-    db_quote(m, &q, source, strlen(source));
-    if (index) {
-        sbuf_adds(&q, " AND index_name = ");
-        db_quote(m, &q, index, strlen(index));
-    }
-    char err[256];
-    char *v = db_scalar(m, q.data, err, sizeof err);
-    sbuf_free(&q);
-    long n = v ? atol(v) : -1;
-    free(v);
-    return n;
 }
 
 int cmd_dead_letters(int argc, char **argv) {
@@ -91,8 +76,6 @@ int cmd_dead_letters(int argc, char **argv) {
     char err[1024];
     rc = EXIT_RUNTIME;
     struct search_client *client = NULL;
-    struct deliver *d = NULL;
-    struct dl_store *store = NULL;
     if (command_meta(&c, "") >= 0) goto out;
     MYSQL *m = c.meta;
     if (!replay) {
@@ -119,44 +102,29 @@ int cmd_dead_letters(int argc, char **argv) {
         goto out;
     }
     search_conn_free(k);
-    db_params p = db_params_metadata(cfg);
-    p.database = cfg->metadata.database;
-    store = dl_store_new(&p, cfg->source.name, err, sizeof err);
-    if (!store) {
-        fprintf(stderr, "searchsync dead-letters: %s\n", err);
+    /* the node's operation (sync/ops/ops_replay.h, as POST
+     * /api/v1/dead-letters/replay), on a delivery of its own */
+    struct ops_env env = {.cfg = cfg, .client = client, .meta = m, .by = "dead-letters replay"};
+    struct ops_replay_req rq = {index, id};
+    struct ops_replay_res res;
+    struct ops_err e;
+    if (ops_replay(&env, &rq, &res, &e) != OPS_OK) {
+        fprintf(stderr, "searchsync dead-letters: %s%s\n", e.st == OPS_FAILED ? "replay: " : "",
+                e.msg);
         goto out;
     }
-    struct deliver_opts dopts;
-    deliver_opts_from_config(&dopts, cfg);
-    dopts.linger_ms = 0; /* a replay goes as fast as it can */
-    dopts.dead_letter = dl_store_put;
-    dopts.dead_letter_ud = store;
-    d = deliver_open(&dopts, client, "dead-letters", DELIVER_BULK, err, sizeof err);
-    if (!d) {
-        fprintf(stderr, "searchsync dead-letters: %s\n", err);
-        goto out;
-    }
-    long n = dl_replay(m, cfg->source.name, index, id, d, cfg->delivery.drain_timeout_ms, err,
-                       sizeof err);
-    if (n < 0) {
-        fprintf(stderr, "searchsync dead-letters: replay: %s\n", err);
-        goto out;
-    }
-    long left = count_left(m, cfg->source.name, index);
-    printf("replayed %ld dead letter(s)%s%s; %ld left\n", n, index ? " of index " : "",
-           index ? index : "", left);
-    if (left > 0) {
+    printf("replayed %ld dead letter(s)%s%s; %ld left\n", res.replayed, index ? " of index " : "",
+           index ? index : "", res.left);
+    if (res.left > 0) {
         fprintf(stderr,
                 "searchsync dead-letters: %ld change(s) failed again; see `searchsync "
                 "dead-letters list` for the engine's error, fix the cause, replay again\n",
-                left);
+                res.left);
         rc = EXIT_FOUND;
     } else {
         rc = EXIT_OK;
     }
 out:
-    deliver_free(d);
-    dl_store_free(store);
     search_client_free(client);
     return command_end(&c, rc);
 }

@@ -26,7 +26,7 @@
 #include "sync/mapping/index_mapping.h"
 #include "sync/mapping/mapping.h"
 #include "sync/authoring/mapping_generate.h"
-#include "sync/authoring/mapping_import.h"
+#include "sync/ops/ops_mapping.h"
 
 void usage_mapping(FILE *out) {
     fprintf(out,
@@ -191,11 +191,15 @@ static int do_import(struct command *c, const struct opts *o) {
         free(text);
         return EXIT_RUNTIME;
     }
-    /* the plan first; stored once confirmed (with --yes: in the same run) */
+    /* the plan first; stored once confirmed (with --yes: in the same run):
+     * the node's operation (sync/ops/ops_mapping.h, as POST
+     * /api/v1/mapping/apply), on this command's connection */
+    struct ops_env env = {.cfg = &c->cfg, .meta = c->meta, .by = "mapping import"};
+    struct ops_err e;
     struct mapping_import mi = {.name = o->path, .text = text, .len = len,
                                 .apply = o->yes && !o->dry_run};
-    int rc = mapping_import_run(&c->cfg, c->meta, &mi);
-    if (rc == MI_OK) {
+    enum ops_status st = ops_mapping_import(&env, &mi, &e);
+    if (st == OPS_OK) {
         if (strcmp(config_mapping_name(&c->cfg), c->cfg.source.name))
             printf("plan for mapping %s, from source %s (%s):\n%s", config_mapping_name(&c->cfg),
                    c->cfg.source.name, o->path, mi.changes ? mi.plan.data : "no changes\n");
@@ -207,28 +211,28 @@ static int do_import(struct command *c, const struct opts *o) {
         if (mi.changes && !o->dry_run && !mi.applied) {
             if (!confirm()) {
                 fprintf(stderr, "searchsync mapping import: not applied (confirm with --yes)\n");
-                rc = MI_INVALID;
+                st = OPS_INVALID;
             } else {
                 sbuf_reset(&mi.plan);
                 sbuf_reset(&mi.notes);
                 mi.apply = true;
-                rc = mapping_import_run(&c->cfg, c->meta, &mi);
+                st = ops_mapping_import(&env, &mi, &e);
             }
         }
-        if (rc == MI_OK && mi.applied) {
+        if (st == OPS_OK && mi.applied) {
             if (mi.log_err[0])
                 fprintf(stderr, "searchsync mapping import: stored, but not noted in the sync "
                                 "log: %s\n", mi.log_err);
             printf("applied\n");
         }
     }
-    if (rc != MI_OK && mi.err[0]) {
+    if (st != OPS_OK && mi.err[0]) {
         fprintf(stderr, "searchsync mapping import: %s\n", mi.err);
         if (mi.nproblems) fputs(mi.problems.data ? mi.problems.data : "", stderr);
     }
     mapping_import_free(&mi);
     free(text);
-    return rc == MI_OK ? EXIT_OK : rc == MI_INVALID ? EXIT_USAGE : EXIT_RUNTIME;
+    return ops_exit(st);
 }
 
 /* generated relation columns carry their table's primary key as "key" (it

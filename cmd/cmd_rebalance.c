@@ -1,6 +1,7 @@
 /* cmd_rebalance: `searchsync rebalance` — an operator's rebalance of a
  * ZooKeeper cluster's reindex jobs, run from the command line as any node's
- * would be (rebalance/rebalance.h): it takes the cluster's rebalance lock,
+ * would be (the node's operation, sync/ops/ops_assign.h, as POST
+ * /api/v1/rebalance): it takes the cluster's rebalance lock,
  * asks every live node of the source to stop its jobs at their cursors,
  * splits the unfinished jobs over the nodes that answered, and prints which
  * node got which jobs. The nodes pick them up within a fraction of a
@@ -10,12 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sync/cluster/job_assign.h"
 #include "commands.h"
 #include "config.h"
-#include "rebalance/rebalance.h"
-#include "rebalance/zk.h"
 #include "signals.h"
+#include "sync/ops/ops_assign.h"
 
 void usage_rebalance(FILE *out) {
     fprintf(out,
@@ -46,32 +45,21 @@ int cmd_rebalance(int argc, char **argv) {
         return command_end(&c, EXIT_USAGE);
     }
     if (command_meta(&c, "") >= 0) return command_end(&c, EXIT_RUNTIME);
-    char err[1024];
-    struct zk *z = zk_open(cfg->cluster.zookeeper, cfg->cluster.session_timeout_ms, 10000, err,
-                           sizeof err);
-    if (!z) {
-        fprintf(stderr, "searchsync rebalance: %s\n", err);
-        return command_end(&c, EXIT_RUNTIME);
-    }
     signals_on_stop(&stop_requested, NULL);
     char me[300], host[200] = "host";
     gethostname(host, sizeof host - 1);
     snprintf(me, sizeof me, "cli-%s-%ld", host, (long)getpid());
-    struct job_assign_ctx ctx = {.source = cfg->source.name, .meta = c.meta};
+    struct ops_env env = {.cfg = cfg, .by = "rebalance command"};
+    struct ops_assign_req rq = {.me = me, .connect_ms = 10000, .stop = &stop_requested};
     sbuf report = SBUF_INIT;
-    int to = cfg->cluster.session_timeout_ms * 2;
-    rc = rebalance_coordinate(z, cfg->cluster.name, cfg->source.name, me, to > 10000 ? to : 10000,
-                              &stop_requested, job_assign, &ctx, &report, err,
-                              sizeof err);
-    if (rc == 1) {
+    struct ops_err e;
+    if (ops_assign(&env, &rq, &report, &e) == OPS_OK) {
         printf("%s\n", report.data ? report.data : "{}");
         rc = EXIT_OK;
     } else {
-        fprintf(stderr, "searchsync rebalance: %s\n", rc == 0 ? "interrupted" : err);
+        fprintf(stderr, "searchsync rebalance: %s\n", e.msg);
         rc = EXIT_RUNTIME;
     }
-    c.meta = ctx.meta; /* (job_assign may have reconnected it) */
     sbuf_free(&report);
-    zk_close(z);
     return command_end(&c, rc);
 }

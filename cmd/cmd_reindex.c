@@ -1,6 +1,7 @@
 /* cmd_reindex: `searchsync reindex`.
  *
- * reindex queues a build (sync/reindex/reindex.c) and follows it until the alias
+ * reindex queues a build (the node's operation, sync/ops/ops_reindex.h, as
+ * POST /api/v1/indices/{alias}/reindex does) and follows it until the alias
  * has moved (the jobs run in `searchsync run`, which also writes live
  * changes to the new version meanwhile); --reset cancels a build,
  * --delete-all removes an index config's indices. (`searchsync resync` is
@@ -21,16 +22,10 @@
 #include "json_exact.h"
 #include "log.h"
 #include "sync/mapping/mapping.h"
-#include "sync/reindex/reindex.h"
+#include "sync/ops/ops_reindex.h"
 #include "sbuf.h"
 #include "search/search.h"
 #include "search/index_version.h"
-
-static int exit_of(int rc) {
-    return rc == REINDEX_OK ? EXIT_OK
-           : rc == REINDEX_REFUSED || rc == REINDEX_UNKNOWN ? EXIT_USAGE
-                                                            : EXIT_RUNTIME;
-}
 
 void usage_reindex(FILE *out) {
     fprintf(out,
@@ -47,25 +42,17 @@ void usage_reindex(FILE *out) {
 
 struct env {
     struct command c; /* c.cfg, c.meta */
-    MYSQL *src;
     struct search_client *client;
     struct search_conn *k;
     char err[2048];
 };
 
-/* the metadata schema, the source when asked for, the engine */
-static int env_open(struct env *e, bool need_src) {
+/* the metadata schema and the engine (an operation connects the source
+ * where it needs it) */
+static int env_open(struct env *e) {
     const char *cmd = e->c.name;
     int rc = command_meta(&e->c, "metadata schema: ");
     if (rc >= 0) return rc;
-    if (need_src) {
-        db_params sp = db_params_source(&e->c.cfg);
-        e->src = db_connect(&sp, e->err, sizeof e->err);
-        if (!e->src) {
-            fprintf(stderr, "searchsync %s: %s\n", cmd, e->err);
-            return EXIT_RUNTIME;
-        }
-    }
     struct search_opts so;
     deliver_search_opts(&so, &e->c.cfg);
     e->client = search_client_new(&so, e->err, sizeof e->err);
@@ -80,7 +67,6 @@ static int env_open(struct env *e, bool need_src) {
 static int env_close(struct env *e, int rc) {
     search_conn_free(e->k);
     search_client_free(e->client);
-    db_close(e->src);
     return command_end(&e->c, rc);
 }
 
@@ -231,33 +217,35 @@ int cmd_reindex(int argc, char **argv) {
     int rc = command_begin(&e.c, 0);
     if (rc >= 0) return rc;
     const struct ss_config *cfg = &e.c.cfg;
-    rc = env_open(&e, !reset && !delete_all);
+    rc = env_open(&e);
     if (rc != EXIT_OK) return env_close(&e, rc);
+    /* the node's operations (sync/ops/), on this command's connections */
+    struct ops_env env = {.cfg = cfg, .client = e.client, .meta = e.c.meta,
+                          .by = reset ? "reindex --reset" : "reindex command"};
+    struct ops_err oe;
     if (reset) {
-        int r = reindex_reset(cfg, e.k, e.c.meta, alias, "reindex --reset", e.err, sizeof e.err);
-        if (r == REINDEX_OK) printf("%s: the build was cancelled and its index deleted\n", alias);
-        else fprintf(stderr, "searchsync reindex: %s\n", e.err);
-        rc = exit_of(r);
+        struct ops_reset_res res;
+        if (ops_reindex_reset(&env, alias, &res, &oe) == OPS_OK)
+            printf("%s: the build was cancelled and its index deleted\n", alias);
+        else fprintf(stderr, "searchsync reindex: %s\n", oe.msg);
+        rc = ops_exit(oe.st);
     } else if (delete_all) {
-        int r = reindex_delete_all(cfg, e.k, e.c.meta, alias, e.err, sizeof e.err);
-        if (r == REINDEX_OK) printf("%s: every version deleted; the config stays (unavailable)\n",
-                                    alias);
-        else fprintf(stderr, "searchsync reindex: %s\n", e.err);
-        rc = exit_of(r);
+        if (ops_reindex_delete_all(&env, alias, &oe) == OPS_OK)
+            printf("%s: every version deleted; the config stays (unavailable)\n", alias);
+        else fprintf(stderr, "searchsync reindex: %s\n", oe.msg);
+        rc = ops_exit(oe.st);
     } else {
-        unsigned v = 0;
-        struct reindex_request req = {alias, buckets, by_mod, "reindex command"};
-        int r = reindex_request(cfg, e.client, e.k, e.c.meta, e.src, &req, &v, e.err,
-                                sizeof e.err);
-        if (r != REINDEX_OK) {
-            fprintf(stderr, "searchsync reindex: %s\n", e.err);
-            rc = exit_of(r);
+        struct ops_reindex_req rq = {alias, buckets, by_mod};
+        struct ops_reindex_res res;
+        if (ops_reindex_request(&env, &rq, &res, &oe) != OPS_OK) {
+            fprintf(stderr, "searchsync reindex: %s\n", oe.msg);
+            rc = ops_exit(oe.st);
         } else {
             char phys[600];
-            printf("%s: version %u queued (%s)\n", alias, v,
-                   index_version_name(phys, sizeof phys, alias, v));
+            printf("%s: version %u queued (%s)\n", alias, res.version,
+                   index_version_name(phys, sizeof phys, alias, res.version));
             fflush(stdout);
-            rc = no_wait ? EXIT_OK : follow(&e, alias, v);
+            rc = no_wait ? EXIT_OK : follow(&e, alias, res.version);
         }
     }
     return env_close(&e, rc);

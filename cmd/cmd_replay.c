@@ -61,7 +61,7 @@ int cmd_replay(int argc, char **argv) {
     if (rc >= 0) return rc;
     const struct ss_config *cfg = &c.cfg;
     struct producer pr;
-    rc = check_producer_open(&pr, cfg, "replay");
+    rc = check_producer_open(&pr, cfg, NULL, "replay");
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     size_t done = 0;

@@ -1,12 +1,13 @@
 /* cmd_resync: `searchsync resync --config FILE INDEX --ids ID,..` — given
- * documents rebuilt from MySQL (sync/pipeline/resync.c). */
+ * documents rebuilt from MySQL (the node's operation, sync/ops/ops_resync.h,
+ * as POST /api/v1/indices/{alias}/resync). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "log.h"
-#include "sync/pipeline/resync.h"
+#include "sync/ops/ops_resync.h"
 
 void usage_resync(FILE *out) {
     fprintf(out, "usage: searchsync resync --config FILE INDEX --ids ID[,ID...]\n\n"
@@ -40,10 +41,11 @@ int cmd_resync(int argc, char **argv) {
         s += len + (cm ? 1 : 0);
     }
     struct resync_result res;
-    char err[2048];
-    rc = resync_ids(&c.cfg, alias, (const char *const *)v, n, &res, err, sizeof err);
+    struct ops_env env = {.cfg = &c.cfg, .by = "resync command"};
+    struct ops_err e;
+    rc = ops_exit(ops_resync(&env, alias, (const char *const *)v, n, &res, &e));
     if (rc != EXIT_OK) {
-        fprintf(stderr, "searchsync resync: %s\n", err);
+        fprintf(stderr, "searchsync resync: %s\n", e.msg);
     } else {
         printf("%s: %llu document(s) rebuilt, %llu deleted, %llu dead letter(s), %llu stale "
                "(newer data already there)\n",

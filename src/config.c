@@ -322,15 +322,18 @@ static int check_kafka(const struct ss_config *c, const char *name, char *err, s
 
 /* the scheduled check's keys, parsed now so a typo stops the start */
 static int check_check(const struct ss_config *c, const char *name, char *err, size_t errlen) {
-    const char *const specs[][2] = {{"check", c->check.schedule},
-                                    {"delayed", c->delayed.schedule}};
-    for (size_t i = 0; i < 2; i++) {
-        const char *sc = specs[i][1];
+    const char *const specs[][4] = {
+        {"check", "schedule", c->check.schedule, "run it from cron"},
+        {"delayed", "schedule", c->delayed.schedule, "run it from cron"},
+        {"delivery", "replay_schedule", c->delivery.replay_schedule,
+         "replay dead letters by hand"}};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        const char *sc = specs[i][2];
         if (sc && *sc && config_parse_hhmm(sc) < 0 &&
             (strncmp(sc, "every ", 6) || config_parse_duration(sc + 6) < 0))
-            return errf(err, errlen, "%s: [%s] schedule = \"%s\": give a time of day, UTC, as "
+            return errf(err, errlen, "%s: [%s] %s = \"%s\": give a time of day, UTC, as "
                         "HH:MM (e.g. 03:15), or an interval as `every DUR` (every 6h), or leave "
-                        "it empty to run it from cron", name, specs[i][0], sc);
+                        "it empty to %s", name, specs[i][0], specs[i][1], sc, specs[i][3]);
     }
     if (c->check.since && strcmp(c->check.since, "all") &&
         config_parse_duration(c->check.since) < 0)

@@ -118,6 +118,8 @@ struct ss_config {
         int idle_checkpoint_interval_ms;
         int max_attempts_5xx;
         int stats_window_ms;
+        char *replay_schedule; /* "HH:MM" UTC or "every DUR": the daemon's replay of dead
+                                * letters; NULL = off */
     } delivery;
 
     struct {

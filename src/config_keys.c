@@ -260,6 +260,11 @@ const struct config_key config_keys[] = {
       "purged change is recorded as a dead letter"),
     I("delivery", "drain_timeout_ms", delivery.drain_timeout_ms, "60000", 1, 3600000,
       "Longest a drain (on demand or on SIGTERM) waits"),
+    S("delivery", "replay_schedule", delivery.replay_schedule, NULL, NULL, false, false,
+      "When the daemon that reads the source replays the source's dead letters (as "
+      "`searchsync dead-letters replay`, docs/operations.md): `every DUR` (every 30m) or a "
+      "daily time, UTC, as HH:MM; a change that fails again is a dead letter again; empty = "
+      "off (replay them by hand once the cause is fixed)"),
     I("delivery", "retry_initial_ms", delivery.retry_initial_ms, "100", 1, 600000,
       "First retry delay of a transient failure (doubles, with jitter)"),
     I("delivery", "retry_max_ms", delivery.retry_max_ms, "30000", 1, 3600000,

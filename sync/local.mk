@@ -126,7 +126,8 @@ libsearchsync_a_SOURCES += sync/pipeline/changeset.c sync/pipeline/changeset.h \
 	sync/pipeline/area_update.c sync/pipeline/xa_prepared.c sync/pipeline/xa_prepared.h \
 	sync/pipeline/read_view.c sync/pipeline/read_view.h
 # `searchsync run`: the binlog producer, the supervisor, start-up and shutdown
-searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_source.c \
+searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_subsystems.c \
+	sync/node/daemon_reader.c sync/node/daemon_source.c sync/node/replay_schedule.c \
 	sync/sources/source.h sync/sources/binlog_source.c sync/sources/binlog_source.h \
 	sync/sources/binlog_start.c \
 	sync/sources/kafka_source.c sync/sources/kafka_source.h sync/sources/kafka_source_int.h \
@@ -150,6 +151,11 @@ libsearchsync_a_SOURCES += sync/pipeline/producer.c sync/pipeline/producer.h \
 	sync/pipeline/resync.c sync/pipeline/resync.h
 # a cluster's rebalance in the metadata (the nodes' side is sync/cluster/cluster_jobs.c)
 libsearchsync_a_SOURCES += sync/cluster/job_assign.c sync/cluster/job_assign.h
+# the node's operations, typed: called by the admin API (web/) and the commands
+libsearchsync_a_SOURCES += sync/ops/ops.c sync/ops/ops.h sync/ops/ops_reindex.c \
+	sync/ops/ops_reindex.h sync/ops/ops_resync.c sync/ops/ops_resync.h sync/ops/ops_mapping.c \
+	sync/ops/ops_mapping.h sync/ops/ops_assign.c sync/ops/ops_assign.h sync/ops/ops_replay.c \
+	sync/ops/ops_replay.h
 
 # the delayed run: change snapshots -> relation tops -> bucketed jobs
 libsearchsync_a_SOURCES += sync/delayed/delayed.h sync/delayed/relation_tops.c \
@@ -227,6 +233,7 @@ EXTRA_DIST += \
 	sync/delayed/README.md \
 	sync/mapping/README.md \
 	sync/node/README.md \
+	sync/ops/README.md \
 	sync/status/README.md \
 	sync/pipeline/README.md \
 	sync/reindex/README.md \

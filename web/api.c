@@ -14,8 +14,8 @@
 #include "log.h"
 #include "rebalance/rebalance.h"
 #include "rebalance/registry.h"
-#include "sync/cluster/job_assign.h"
-#include "sync/reindex/reindex.h"
+#include "sync/ops/ops_assign.h"
+#include "sync/ops/ops_reindex.h"
 #include "search/search.h"
 #include "sync/mapping/mapping_gen.h"
 #include "sync/mapping/mapping_source.h"
@@ -115,6 +115,23 @@ bool api_limit_arg(const struct api_ctx *ctx, struct api_resp *r, long def, long
     return true;
 }
 
+void api_ops_env(const struct api_ctx *ctx, struct ops_env *env, const char *by) {
+    *env = (struct ops_env){.cfg = ctx->cfg, .client = ctx->client,
+                            .hub = ctx->d ? deliver_hub_of(ctx->d) : NULL, .by = by};
+}
+
+void api_ops_error(struct api_resp *r, const struct ops_err *e, int failed_status,
+                   const char *hint) {
+    switch (e->st) {
+    case OPS_INVALID: api_error(r, 400, e->msg, hint); break;
+    case OPS_UNKNOWN: api_error(r, 404, e->msg, hint); break;
+    case OPS_REFUSED: api_error(r, 409, e->msg, hint); break;
+    case OPS_STARTING: api_error(r, 503, e->msg, "retry in a few seconds"); break;
+    case OPS_DOWN: api_error(r, 503, e->msg, hint); break;
+    default: api_error(r, failed_status, e->msg, hint); break;
+    }
+}
+
 void api_answer_open(jsonw *w, struct api_resp *r, const char *alias) {
     jw_init(w, &r->body);
     jw_obj_open(w);
@@ -144,12 +161,6 @@ bool api_engine_ready(const struct api_ctx *ctx, struct api_resp *r) {
     if (ctx->client) return true;
     api_error(r, 503, API_ENGINE_NOT_DETECTED, "retry in a few seconds");
     return false;
-}
-
-static bool need_engine(const struct api_ctx *ctx, struct conns *c, struct api_resp *r) {
-    if (!api_engine_ready(ctx, r)) return false;
-    c->k = search_conn_new(ctx->client);
-    return true;
 }
 
 /* the row of alias among this source's index configs:
@@ -392,38 +403,27 @@ static void h_relation_tops(const struct api_ctx *ctx, struct api_resp *r) {
 /* ---------- POST /api/v1/rebalance ---------- */
 
 /* A rebalance of this source's reindex jobs over the cluster's live nodes,
- * coordinated by this request as `searchsync rebalance` does it
- * (rebalance/rebalance.h): answered once the nodes got their jobs, with
- * the assignment. */
+ * coordinated by this request as `searchsync rebalance` does it (the node's
+ * operation, sync/ops/ops_assign.h): answered once the nodes got their
+ * jobs, with the assignment. */
 static void h_rebalance(const struct api_ctx *ctx, struct api_resp *r) {
     const struct ss_config *cfg = ctx->cfg;
-    if (!cfg->cluster.zookeeper || !cfg->cluster.zookeeper[0]) {
-        api_error(r, 409, "this daemon runs standalone (no [cluster] zookeeper)",
-                  "a standalone daemon runs every reindex job itself: nothing to rebalance");
-        return;
-    }
-    char err[1024];
-    struct zk *z = zk_open(cfg->cluster.zookeeper, cfg->cluster.session_timeout_ms, 3000, err,
-                           sizeof err);
-    if (!z) {
-        api_error(r, 503, err, "ZooKeeper must be reachable for this call; retry once it is");
-        return;
-    }
     char me[300];
     snprintf(me, sizeof me, "api-%s", cfg->cluster.node_id && cfg->cluster.node_id[0]
                                           ? cfg->cluster.node_id : "node");
-    struct job_assign_ctx ja = {.source = cfg->source.name, .metap = db_params_metadata(cfg)};
-    ja.metap.database = cfg->metadata.database;
+    struct ops_env env;
+    api_ops_env(ctx, &env, "admin API");
+    struct ops_assign_req rq = {.me = me, .connect_ms = 3000};
     sbuf assign = SBUF_INIT;
-    int to = cfg->cluster.session_timeout_ms * 2;
-    int rc = rebalance_coordinate(z, cfg->cluster.name, cfg->source.name, me,
-                                  to > 10000 ? to : 10000, NULL, job_assign, &ja, &assign, err,
-                                  sizeof err);
-    db_close(ja.meta);
-    zk_close(z);
-    if (rc != 1) {
-        api_error(r, 503, err, "the rebalance did not complete; the daemons retry by themselves, "
-                  "or call again");
+    struct ops_err e;
+    if (ops_assign(&env, &rq, &assign, &e) != OPS_OK) {
+        api_ops_error(r, &e, 503,
+                      e.st == OPS_REFUSED ? "a standalone daemon runs every reindex job itself: "
+                                            "nothing to rebalance"
+                      : e.st == OPS_DOWN  ? "ZooKeeper must be reachable for this call; retry "
+                                            "once it is"
+                                          : "the rebalance did not complete; the daemons retry "
+                                            "by themselves, or call again");
         sbuf_free(&assign);
         return;
     }
@@ -685,61 +685,56 @@ out:
 
 /* ---------- POST /api/v1/indices/{alias}/reindex ---------- */
 
-static int status_of(int rc) {
-    return rc == REINDEX_REFUSED ? 409 : rc == REINDEX_UNKNOWN ? 404 : 500;
-}
-static const char *hint_of(int rc) {
-    return rc == REINDEX_REFUSED   ? "see GET /api/v1/indices/{alias}/reindex for the build in "
-                                     "progress"
-           : rc == REINDEX_UNKNOWN ? "GET /api/v1/indices lists the index configs"
-                                   : "a server failed; see the daemon's log and retry";
+/* the hints of the reindex operations' outcomes (sync/ops/ops_reindex.h) */
+static const char *reindex_hint(const struct ops_err *e) {
+    switch (e->st) {
+    case OPS_UNKNOWN: return "GET /api/v1/indices lists them; a new one comes with searchsync "
+                             "mapping import";
+    case OPS_REFUSED: return "see GET /api/v1/indices/{alias}/reindex for the build in progress";
+    case OPS_DOWN:
+        return e->at == OPS_AT_SOURCE ? "a reindex checks the mapping against the source: it "
+                                        "must be reachable"
+                                      : "the metadata server must be reachable for this call; "
+                                        "retry once it is";
+    default:
+        return e->at == OPS_AT_METADATA ? "reading index_configs failed; see the daemon's log"
+                                        : "a server failed; see the daemon's log and retry";
+    }
 }
 
 static void h_reindex_post(const struct api_ctx *ctx, const char *alias, const char *body,
                            size_t len, struct api_resp *r) {
-    int buckets = 0;
-    bool by_mod = false;
+    struct ops_reindex_req rq = {.alias = alias};
     const char *field = "";
     char err[2048];
-    if (route_parse_reindex_body(body, len, &buckets, &by_mod, &field, err, sizeof err) < 0) {
+    if (route_parse_reindex_body(body, len, &rq.buckets, &rq.by_mod, &field, err, sizeof err) <
+        0) {
         api_error_field(r, 400, field, err, "send {\"buckets\":N,\"by_mod\":true|false}, both "
                                             "optional, or no body");
         return;
     }
-    struct conns c = {0};
-    struct stmt_rows ix = {0};
-    if (!open_meta(ctx, &c, r)) return;
-    if (index_row(ctx, &c, alias, &ix, r) < 0) goto out;
-    if (!need_engine(ctx, &c, r)) goto out;
-    db_params sp = db_params_source(ctx->cfg);
-    c.src = db_connect(&sp, c.err, sizeof c.err);
-    if (!c.src) {
-        api_error(r, 503, c.err, "a reindex checks the mapping against the source: it must be "
-                                 "reachable");
-        goto out;
+    struct ops_env env;
+    api_ops_env(ctx, &env, "admin API");
+    struct ops_reindex_res res;
+    struct ops_err e;
+    if (ops_reindex_request(&env, &rq, &res, &e) != OPS_OK) {
+        api_ops_error(r, &e, 500, reindex_hint(&e));
+        return;
     }
-    unsigned v = 0;
-    struct reindex_request req = {alias, buckets, by_mod, "admin API"};
-    int rc = reindex_request(ctx->cfg, ctx->client, c.k, c.meta, c.src, &req, &v, err,
-                             sizeof err);
-    if (rc != REINDEX_OK) {
-        api_error(r, status_of(rc), err, hint_of(rc));
-        goto out;
-    }
-    log_info("admin", "%s: version %u queued through the admin API", alias, v);
+    log_info("admin", "%s: version %u queued through the admin API", alias, res.version);
     jsonw w;
     api_answer_open(&w, r, alias);
     jw_key(&w, "version");
-    jw_uint(&w, v);
+    jw_uint(&w, res.version);
     jw_key(&w, "index");
     char phys[ROUTE_ALIAS_MAX + 32];
-    jw_str(&w, index_version_name(phys, sizeof phys, alias, v));
+    jw_str(&w, index_version_name(phys, sizeof phys, alias, res.version));
     jw_key(&w, "state");
     jw_str(&w, "changing");
     jw_key(&w, "buckets");
-    jw_int(&w, buckets > 0 ? buckets : ctx->cfg->reindex.buckets);
+    jw_int(&w, res.buckets);
     jw_key(&w, "by_mod");
-    jw_bool(&w, by_mod);
+    jw_bool(&w, rq.by_mod);
     jw_key(&w, "progress");
     sbuf u = SBUF_INIT;
     sbuf_printf(&u, "/api/v1/indices/%s/reindex", alias);
@@ -747,49 +742,33 @@ static void h_reindex_post(const struct api_ctx *ctx, const char *alias, const c
     sbuf_free(&u);
     jw_obj_close(&w);
     ok_json(r, 202);
-out:
-    stmt_rows_free(&ix);
-    conns_close(&c);
 }
 
 /* ---------- POST /api/v1/indices/{alias}/reindex/reset ---------- */
 
 static void h_reindex_reset(const struct api_ctx *ctx, const char *alias, struct api_resp *r) {
-    struct conns c = {0};
-    struct stmt_rows ix = {0};
-    char err[2048];
-    if (!open_meta(ctx, &c, r)) return;
-    if (index_row(ctx, &c, alias, &ix, r) < 0) goto out;
-    if (!need_engine(ctx, &c, r)) goto out;
-    char *building = xstrdup(STMT_CELL(&ix, 0, 3) ? STMT_CELL(&ix, 0, 3) : "0");
-    int rc = reindex_reset(ctx->cfg, c.k, c.meta, alias, "admin API reset", err, sizeof err);
-    if (rc != REINDEX_OK) {
-        api_error(r, status_of(rc), err,
-                  rc == REINDEX_REFUSED ? "only a build in state changing can be cancelled"
-                                        : hint_of(rc));
-        free(building);
-        goto out;
+    struct ops_env env;
+    api_ops_env(ctx, &env, "admin API reset");
+    struct ops_reset_res res;
+    struct ops_err e;
+    if (ops_reindex_reset(&env, alias, &res, &e) != OPS_OK) {
+        api_ops_error(r, &e, 500, e.st == OPS_REFUSED ? "only a build in state changing can be "
+                                                        "cancelled"
+                                                      : reindex_hint(&e));
+        return;
     }
-    log_info("admin", "%s: build of version %s cancelled through the admin API", alias, building);
+    log_info("admin", "%s: build of version %u cancelled through the admin API", alias,
+             res.cancelled);
     jsonw w;
     api_answer_open(&w, r, alias);
     jw_key(&w, "cancelled_version");
-    jw_version(&w, building);
+    if (res.cancelled) jw_uint(&w, res.cancelled);
+    else jw_null(&w);
     jw_key(&w, "state");
-    struct stmt_rows now = {0};
-    const char *p[] = {STMT_CELL(&ix, 0, 0)};
-    if (stmt_query(c.meta, "SELECT state FROM index_configs WHERE id = ?", p, 1, &now, c.err,
-                   sizeof c.err) == 1)
-        jw_str0(&w, STMT_CELL(&now, 0, 0));
-    else
-        jw_null(&w);
-    stmt_rows_free(&now);
+    if (res.state[0]) jw_str(&w, res.state);
+    else jw_null(&w);
     jw_obj_close(&w);
     ok_json(r, 200);
-    free(building);
-out:
-    stmt_rows_free(&ix);
-    conns_close(&c);
 }
 
 /* ---------- GET /metrics ---------- */

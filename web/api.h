@@ -9,12 +9,14 @@
  * connection of the daemon's shared search client): the daemon's own MySQL
  * and engine connections belong to its threads and are never touched here.
  * Values from the request reach SQL only as bound parameters (web/stmt.c),
- * or through reindex_request/reindex_reset (sync/reindex/reindex.c) after the alias
- * has been found among this source's index configs.
+ * or through the node's operations (sync/ops/).
  *
- * Reindex: POST .../reindex queues a build exactly as `searchsync
- * reindex --no-wait` does; the daemon notices it between transactions
- * (poll_builds in sync/node/daemon.c) and runs its jobs. */
+ * A request that changes something is one of the node's operations
+ * (sync/ops/ops.h): its handler turns the JSON into the operation's
+ * arguments and its result into the answer, nothing more; the commands call
+ * the same operations. POST .../reindex queues a build exactly as
+ * `searchsync reindex --no-wait` does; the daemon notices it between
+ * transactions (sync/node/daemon_builds.c) and runs its jobs. */
 #ifndef SS_WEB_API_H
 #define SS_WEB_API_H
 #include <stdbool.h>
@@ -26,6 +28,7 @@
 #include "jsonw.h"
 #include "route.h"
 #include "sbuf.h"
+#include "sync/ops/ops.h"
 
 struct search_client;
 struct deliver;
@@ -75,6 +78,15 @@ MYSQL *api_meta_connect(const struct api_ctx *ctx, struct api_resp *r);
 /* ?limit=N: *limit (def when absent), or false with a 400 in r when it is
  * not an integer from 1 to 1000 */
 bool api_limit_arg(const struct api_ctx *ctx, struct api_resp *r, long def, long *limit);
+
+/* The node's operations (sync/ops/): what they run with, from ctx (by:
+ * who asks, in the log and the sync log), and an outcome other than OPS_OK
+ * as the error response: 400 invalid, 404 unknown, 409 refused, 503 the
+ * engine not detected yet or a server down, failed_status when a server
+ * failed part-way; hint says what to do. */
+void api_ops_env(const struct api_ctx *ctx, struct ops_env *env, const char *by);
+void api_ops_error(struct api_resp *r, const struct ops_err *e, int failed_status,
+                   const char *hint);
 
 /* The answer's JSON object opened on r's body, starting with "alias" (the
  * index config it is about) unless alias is NULL; the caller writes the

@@ -9,12 +9,13 @@
  *   DELETE /api/v1/dead-letters/{id}               discarded (the change is
  *                                                  given up: say why in the UI)
  *
- * A replay goes through a delivery of its own (as the command does), never
- * the daemon's: its transaction end would move the daemon's checkpoint. It
- * uses the daemon's search client (the engine's dialect as detected) and
- * writes what fails again back as dead letters. Values from the request
+ * A replay and a discard are the node's operations (sync/ops/ops_replay.h,
+ * as the command's): a replay writes through a stream of its own on the
+ * node's delivery, never the reader's, whose transaction ends would move
+ * the checkpoint. Values from the request
  * reach SQL as bound parameters, or (the replay's index) after
  * route_alias_valid. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +23,11 @@
 #include "api.h"
 #include "db.h"
 #include "dead_letters_api.h"
-#include "deliver/deliver.h"
-#include "deliver/store.h"
 #include "json_exact.h"
 #include "jsonw.h"
 #include "log.h"
 #include "stmt.h"
+#include "sync/ops/ops_replay.h"
 
 #define DL_COLS                                                                               \
     "id, index_name, doc_id, routing, version, op, status, error, attempts, " STMT_ISO("created_at")
@@ -113,17 +113,15 @@ static void h_get(const struct api_ctx *ctx, const char *id, struct api_resp *r)
 }
 
 static void h_delete(const struct api_ctx *ctx, const char *id, struct api_resp *r) {
-    MYSQL *m = meta(ctx, r);
-    if (!m) return;
-    const char *params[2] = {ctx->cfg->source.name, id};
-    char err[512];
-    long n = stmt_query(m, "DELETE FROM dead_letters WHERE source = ? AND id = ?", params, 2, NULL,
-                        err, sizeof err);
-    if (n < 0) {
-        api_error(r, 503, err, "the metadata server must answer; retry");
-    } else if (n == 0) {
+    struct ops_env env;
+    api_ops_env(ctx, &env, "admin API");
+    struct ops_err e;
+    enum ops_status st = ops_dead_letter_discard(&env, strtoull(id, NULL, 10), &e);
+    if (st == OPS_UNKNOWN) {
         api_error(r, 404, "no such dead letter of this source",
                   "GET /api/v1/dead-letters lists them (a replayed or discarded one is gone)");
+    } else if (st != OPS_OK) {
+        api_error(r, 503, e.msg, "the metadata server must answer; retry");
     } else {
         log_warn("admin", "dead letter %s of source %s discarded through the API: its change is "
                  "given up (a reindex or resync of the document writes it again)", id,
@@ -132,12 +130,11 @@ static void h_delete(const struct api_ctx *ctx, const char *id, struct api_resp 
         r->status = 200;
         sbuf_addc(&r->body, '\n');
     }
-    db_close(m);
 }
 
 /* {"index":"products_v2"} or {"id":12} (as a number or a string) or {} */
 static int parse_replay(const char *body, size_t len, char *index, size_t indexlen,
-                        unsigned long long *id, const char **field, char *err, size_t errlen) {
+                        uint64_t *id, const char **field, char *err, size_t errlen) {
     *index = '\0';
     *id = 0;
     *field = "";
@@ -184,52 +181,29 @@ static int parse_replay(const char *body, size_t len, char *index, size_t indexl
 static void h_replay(const struct api_ctx *ctx, const char *body, size_t len,
                      struct api_resp *r) {
     char index[ROUTE_ALIAS_MAX + 1], err[1024];
-    unsigned long long id;
+    struct ops_replay_req rq = {0};
     const char *field;
-    if (parse_replay(body, len, index, sizeof index, &id, &field, err, sizeof err) < 0) {
+    if (parse_replay(body, len, index, sizeof index, &rq.id, &field, err, sizeof err) < 0) {
         api_error_field(r, 400, field, err, NULL);
         return;
     }
-    if (!api_engine_ready(ctx, r)) return;
-    MYSQL *m = meta(ctx, r);
-    if (!m) return;
-    const struct ss_config *cfg = ctx->cfg;
-    db_params p = db_params_metadata(cfg);
-    p.database = cfg->metadata.database;
-    struct dl_store *store = dl_store_new(&p, cfg->source.name, err, sizeof err);
-    struct deliver *d = NULL;
-    if (store) {
-        struct deliver_opts o;
-        deliver_opts_from_config(&o, cfg);
-        o.dead_letter = dl_store_put;
-        o.dead_letter_ud = store;
-        o.linger_ms = 0; /* a replay goes as fast as it can */
-        /* a bulk stream on the node's delivery (src/deliver/stream.c) */
-        d = deliver_open(&o, ctx->client, "dead-letters", DELIVER_BULK, err, sizeof err);
-    }
-    long n = d ? dl_replay(m, cfg->source.name, index[0] ? index : NULL, id, d,
-                           cfg->delivery.drain_timeout_ms, err, sizeof err)
-               : -1;
-    deliver_free(d);
-    dl_store_free(store);
-    if (n < 0) {
-        api_error(r, 502, err, "the dead letters are kept; see the daemon's log, retry");
-        db_close(m);
+    rq.index = index[0] ? index : NULL;
+    struct ops_env env;
+    api_ops_env(ctx, &env, "admin API");
+    struct ops_replay_res res;
+    struct ops_err e;
+    if (ops_replay(&env, &rq, &res, &e) != OPS_OK) {
+        api_ops_error(r, &e, 502, e.st == OPS_DOWN
+                                      ? "the metadata server must be reachable for this call; "
+                                        "retry once it is"
+                                      : "the dead letters are kept; see the daemon's log, retry");
         return;
     }
-    const char *params[2] = {cfg->source.name, index};
-    struct stmt_rows cnt = {0};
-    long q = stmt_query(m, index[0] ? "SELECT COUNT(*) FROM dead_letters WHERE source = ? AND "
-                                      "index_name = ?"
-                                    : "SELECT COUNT(*) FROM dead_letters WHERE source = ?",
-                        params, index[0] ? 2 : 1, &cnt, err, sizeof err);
-    const char *left = q > 0 && STMT_CELL(&cnt, 0, 0) ? STMT_CELL(&cnt, 0, 0) : "0";
-    log_info("admin", "replayed %ld dead letter(s) of source %s through the API; %s left", n,
-             cfg->source.name, left);
-    sbuf_printf(&r->body, "{\"replayed\":%ld,\"left\":%s}\n", n, left);
+    long left = res.left > 0 ? res.left : 0;
+    log_info("admin", "replayed %ld dead letter(s) of source %s through the API; %ld left",
+             res.replayed, ctx->cfg->source.name, left);
+    sbuf_printf(&r->body, "{\"replayed\":%ld,\"left\":%ld}\n", res.replayed, left);
     r->status = 200;
-    stmt_rows_free(&cnt);
-    db_close(m);
 }
 
 void dead_letters_handle(const struct api_ctx *ctx, const struct route *rt, const char *body,

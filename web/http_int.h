@@ -36,6 +36,7 @@ struct listener {
 
 struct http_server {
     const struct ss_config *cfg;
+    struct node *node; /* where a request that changes something runs (node_post) */
     struct listener main, dict;
     pthread_mutex_t mu; /* guards client, d (attach vs. requests) and token (reload) */
     struct search_client *client;
@@ -47,9 +48,10 @@ struct http_server {
     struct sessions *sessions;
     struct ratelimit *logins;
     /* under mu: requests posted to the node and not yet answered (their
-     * connections suspended), and whether the server stops (no more are
-     * posted; those queued are answered 503) */
-    int posted;
+     * connections suspended), those posted whose answer is not sent yet
+     * (unsent: until MHD completes the request), and whether the server
+     * stops (no more are posted; those queued are answered 503) */
+    int posted, unsent;
     bool stopping;
     pthread_cond_t posted_cv;
 };

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -34,6 +35,9 @@
 #include "sbuf.h"
 #include "session.h"
 #include "ui_assets.h"
+
+/* how long http_server_stop waits for the answers of posted calls to be sent */
+#define STOP_SEND_WAIT_S 5
 
 
 
@@ -227,7 +231,7 @@ static bool api_call_start(struct http_server *s, struct MHD_Connection *conn, c
     struct mapping_gen *(*gen_get)(void *) = s->gen_get;
     void *gen_ud = s->gen_ud;
     bool stopping = s->stopping;
-    if (n && !stopping) s->posted++;
+    if (n && !stopping) s->posted++, s->unsent++;
     pthread_mutex_unlock(&s->mu);
     if (n && stopping) {
         api_error(r, 503, STOPPING_ERROR, STOPPING_HINT);
@@ -304,7 +308,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         /* a request that changes something (a build, a resync, a replay, a
          * metadata write) is posted to the node and runs on its request
          * thread (sync/node/node.h); reads are answered here */
-        struct node *n = strcmp(method, "GET") && strcmp(method, "HEAD") ? node_current() : NULL;
+        struct node *n = strcmp(method, "GET") && strcmp(method, "HEAD") ? s->node : NULL;
         if (api_call_start(s, conn, url, rq, n, &r)) return MHD_YES; /* answered later */
     }
     enum MHD_Result rc = http_send_resp(conn, &r, method, url);
@@ -319,6 +323,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     adm_request_done(l->adm, http_slot_of(conn));
     struct req *rq = *con_cls;
     if (!rq) return;
+    if (rq->call) { /* a posted call's answer went out (or its client left) */
+        struct http_server *s = l->s;
+        pthread_mutex_lock(&s->mu);
+        s->unsent--;
+        pthread_cond_broadcast(&s->posted_cv);
+        pthread_mutex_unlock(&s->mu);
+    }
     call_unref(rq->call); /* the node's reference, if any, keeps it */
     sbuf_free(&rq->body);
     free(rq);
@@ -407,8 +418,8 @@ static void listener_stop(struct listener *l) {
     l->mhd = NULL;
 }
 
-int http_server_start(const struct ss_config *cfg, struct http_server **out, char *err,
-                      size_t errlen) {
+int http_server_start(const struct ss_config *cfg, struct node *node, struct http_server **out,
+                      char *err, size_t errlen) {
     *out = NULL;
     const char *listen_at = cfg->admin.listen, *dict_at = cfg->admin.dict_listen;
     bool want_main = listen_at && *listen_at, want_dict = dict_at && *dict_at;
@@ -424,6 +435,7 @@ int http_server_start(const struct ss_config *cfg, struct http_server **out, cha
     if (!want_main && !want_dict) return 0;
     struct http_server *s = xcalloc(1, sizeof *s);
     s->cfg = cfg;
+    s->node = node;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->posted_cv, NULL);
     s->token = cfg->admin.token ? xstrdup(cfg->admin.token) : NULL;
@@ -477,6 +489,14 @@ void http_server_stop(struct http_server *s) {
     pthread_mutex_lock(&s->mu);
     s->stopping = true;
     while (s->posted > 0) pthread_cond_wait(&s->posted_cv, &s->mu);
+    /* and their answers sent: a connection resumed a moment ago may not have
+     * been written yet, and MHD_stop_daemon would close it unanswered. A
+     * client that does not read its answer is not waited for long. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += STOP_SEND_WAIT_S;
+    while (s->unsent > 0 &&
+           pthread_cond_timedwait(&s->posted_cv, &s->mu, &until) != ETIMEDOUT) {}
     pthread_mutex_unlock(&s->mu);
     listener_stop(&s->main);
     listener_stop(&s->dict);
@@ -500,9 +520,10 @@ void http_server_generation(struct http_server *s, struct mapping_gen *(*get)(vo
 
 /* ---------- the node's admin operations (sync/node/node.h) ---------- */
 
-static int ops_start(const struct ss_config *cfg, void **srv, char *err, size_t errlen) {
+static int ops_start(const struct ss_config *cfg, struct node *n, void **srv, char *err,
+                     size_t errlen) {
     struct http_server *s = NULL;
-    int rc = http_server_start(cfg, &s, err, errlen);
+    int rc = http_server_start(cfg, n, &s, err, errlen);
     *srv = s;
     return rc;
 }

@@ -51,9 +51,11 @@ struct deliver;
  * set; 0 with *out NULL when both are off (listen empty, or no token: a
  * warning is logged; the dictionary needs no token);
  * -1 with err when the address is malformed or cannot be bound. cfg must
- * outlive the server. */
-int http_server_start(const struct ss_config *cfg, struct http_server **out, char *err,
-                      size_t errlen);
+ * outlive the server; so must node, which runs the requests that change
+ * something (sync/node/node.h; NULL: they run on the HTTP thread). */
+struct node;
+int http_server_start(const struct ss_config *cfg, struct node *node, struct http_server **out,
+                      char *err, size_t errlen);
 /* Hand the handlers the daemon's engine client and delivery (thread-safe;
  * NULL-safe on s). */
 struct reader_stats;

@@ -14,7 +14,8 @@
  *                                             columns"), the guesses, and one
  *                                             document built with it
  *
- * The import's steps are sync/authoring/mapping_import.c's and the proposal is
+ * The import is the node's operation (sync/ops/ops_mapping.h, steps in
+ * sync/authoring/mapping_import.c) and the proposal is
  * sync/authoring/mapping_generate.c's: the API and the commands say the same thing. A
  * mapping that fails its checks is a 422 with every problem; names from the
  * path reach SQL as bound parameters (the generator's queries bind them). */
@@ -32,7 +33,7 @@
 #include "stmt.h"
 #include "sync/mapping/mapping.h"
 #include "sync/authoring/mapping_generate.h"
-#include "sync/authoring/mapping_import.h"
+#include "sync/ops/ops_mapping.h"
 
 static void lines_array(jsonw *w, const char *text) {
     jw_arr_open(w);
@@ -67,20 +68,24 @@ static void h_import(const struct api_ctx *ctx, const char *body, size_t len, bo
                   "GET /api/v1/mapping gives the current one to start from");
         return;
     }
-    MYSQL *m = api_meta_connect(ctx, r);
-    if (!m) return;
     struct mapping_import mi = {.name = "the request body", .text = body, .len = len,
                                 .apply = apply};
-    int rc = mapping_import_run(ctx->cfg, m, &mi);
+    struct ops_env env;
+    api_ops_env(ctx, &env, "admin API");
+    struct ops_err e;
+    enum ops_status st = ops_mapping_import(&env, &mi, &e);
     jsonw w;
     jw_init(&w, &r->body);
-    if (rc == MI_RUNTIME) {
+    if (st == OPS_DOWN) {
+        api_error(r, 503, e.msg, "the metadata server must be reachable for this call; retry "
+                                 "once it is");
+    } else if (st == OPS_FAILED) {
         api_error(r, 503, mi.err, "a server did not answer; nothing was stored; retry");
     } else {
         jw_obj_open(&w);
         jw_key(&w, "valid");
-        jw_bool(&w, rc == MI_OK);
-        if (rc != MI_OK) {
+        jw_bool(&w, st == OPS_OK);
+        if (st != OPS_OK) {
             jw_key(&w, "error");
             jw_str(&w, mi.err);
             jw_key(&w, "problems");
@@ -95,7 +100,7 @@ static void h_import(const struct api_ctx *ctx, const char *body, size_t len, bo
         }
         jw_obj_close(&w);
         sbuf_addc(&r->body, '\n');
-        r->status = rc == MI_OK ? 200 : 422;
+        r->status = st == OPS_OK ? 200 : 422;
         if (mi.applied && mi.log_err[0])
             log_warn("admin", "mapping of source %s stored, but not noted in the sync log: %s",
                      ctx->cfg->source.name, mi.log_err);
@@ -105,7 +110,6 @@ static void h_import(const struct api_ctx *ctx, const char *body, size_t len, bo
                      mi.changes, mi.changes == 1 ? "" : "s");
     }
     mapping_import_free(&mi);
-    db_close(m);
 }
 
 static MYSQL *source_connect(const struct api_ctx *ctx, struct api_resp *r) {

@@ -2,7 +2,7 @@
  * admin API (docs/http-api.md "Index operations"), and the sync log:
  *
  *   POST /api/v1/indices/{alias}/resync      {"ids":["42","review-7"]}: these
- *        documents rebuilt from MySQL now (sync/pipeline/resync.c, as `searchsync
+ *        documents rebuilt from MySQL now (sync/ops/ops_resync.h, as `searchsync
  *        resync`), up to 1000 ids a call
  *   POST /api/v1/indices/{alias}/delete-all  {"confirm":"<alias>"}: every
  *        version deleted (as `reindex --delete-all`); the alias typed again
@@ -28,8 +28,8 @@
 #include "log.h"
 #include "search/search.h"
 #include "stmt.h"
-#include "sync/reindex/reindex.h"
-#include "sync/pipeline/resync.h"
+#include "sync/ops/ops_reindex.h"
+#include "sync/ops/ops_resync.h"
 
 #define RESYNC_IDS_MAX 1000
 
@@ -82,13 +82,15 @@ static void h_resync(const struct api_ctx *ctx, const char *alias, const char *b
     if (parse_ids(body, len, &ids, &n, err, sizeof err) < 0) {
         api_error_field(r, 400, "ids", err, NULL);
     } else {
+        struct ops_env env;
+        api_ops_env(ctx, &env, "admin API");
         struct resync_result res;
-        int rc = resync_ids(ctx->cfg, alias, (const char *const *)ids, n, &res, err, sizeof err);
-        if (rc == 2) {
-            api_error(r, strstr(err, "no index config") ? 404 : 409, err,
-                      "GET /api/v1/indices lists the index configs and their versions");
-        } else if (rc != 0) {
-            api_error(r, 502, err, "a server failed; see the daemon's log and retry");
+        struct ops_err e;
+        if (ops_resync(&env, alias, (const char *const *)ids, n, &res, &e) != OPS_OK) {
+            api_ops_error(r, &e, 502, e.st == OPS_FAILED
+                                          ? "a server failed; see the daemon's log and retry"
+                                          : "GET /api/v1/indices lists the index configs and "
+                                            "their versions");
         } else {
             log_info("admin", "%s: %zu document(s) resynced through the admin API: %llu rebuilt, "
                      "%llu deleted", alias, n, res.rebuilt, res.deleted);
@@ -120,29 +122,26 @@ static void h_delete_all(const struct api_ctx *ctx, const char *alias, const cha
                                            "delete its indices", hint);
         return;
     }
-    if (!api_engine_ready(ctx, r)) return;
-    MYSQL *m = api_meta_connect(ctx, r);
-    if (!m) return;
-    struct search_conn *k = search_conn_new(ctx->client);
-    char err[2048];
-    int rc = reindex_delete_all(ctx->cfg, k, m, alias, err, sizeof err);
-    if (rc == REINDEX_OK) {
-        log_warn("admin", "%s: every version deleted through the admin API", alias);
-        jsonw w;
-        api_answer_open(&w, r, alias);
-        jw_key(&w, "state");
-        jw_str(&w, "unavailable");
-        jw_obj_close(&w);
-        sbuf_addc(&r->body, '\n');
-        r->status = 200;
-    } else {
-        api_error(r, rc == REINDEX_REFUSED ? 409 : rc == REINDEX_UNKNOWN ? 404 : 502, err,
-                  rc == REINDEX_REFUSED  ? "cancel the build first (POST .../reindex/reset)"
-                  : rc == REINDEX_UNKNOWN ? "GET /api/v1/indices lists the index configs"
-                                          : "a server failed; see the daemon's log and retry");
+    struct ops_env env;
+    api_ops_env(ctx, &env, "admin API");
+    struct ops_err e;
+    if (ops_reindex_delete_all(&env, alias, &e) != OPS_OK) {
+        api_ops_error(r, &e, 502,
+                      e.st == OPS_REFUSED   ? "cancel the build first (POST .../reindex/reset)"
+                      : e.st == OPS_UNKNOWN ? "GET /api/v1/indices lists the index configs"
+                      : e.st == OPS_DOWN    ? "the metadata server must be reachable for this "
+                                              "call; retry once it is"
+                                            : "a server failed; see the daemon's log and retry");
+        return;
     }
-    search_conn_free(k);
-    db_close(m);
+    log_warn("admin", "%s: every version deleted through the admin API", alias);
+    jsonw w;
+    api_answer_open(&w, r, alias);
+    jw_key(&w, "state");
+    jw_str(&w, "unavailable");
+    jw_obj_close(&w);
+    sbuf_addc(&r->body, '\n');
+    r->status = 200;
 }
 
 static void h_sync_log(const struct api_ctx *ctx, struct api_resp *r) {

@@ -1,7 +1,7 @@
 /* deliver.c: delivery's options and the hub's life cycle: defaults and
  * [delivery] from the configuration, hub_new (queues, helper threads, the
- * checkpointer) and hub_free. The rest of src/deliver/: stream.c (streams,
- * the process's hub), queue.c (items, partitions, indexq, submit), txn.c
+ * checkpointer) and hub_free. The rest of src/deliver/: stream.c (streams
+ * and their hub), queue.c (items, partitions, indexq, submit), txn.c
  * (transactions, low-water mark, checkpointer, drain), helper.c (batches,
  * bulk sending, retries, fuses, dead letters, purges), stats.c, version.c;
  * deliver_int.h holds what they share. */

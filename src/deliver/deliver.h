@@ -220,9 +220,6 @@ struct deliver_hub *deliver_hub_new(const struct deliver_opts *o, struct search_
                                     char *err, size_t errlen);
 /* Every stream must be closed first (deliver_free). NULL-safe. */
 void deliver_hub_free(struct deliver_hub *h);
-/* Make h the process's hub (NULL: none): deliver_open opens streams on it.
- * The node installs its hub at start and removes it before freeing it. */
-void deliver_hub_install(struct deliver_hub *h);
 /* A stream on h with o's stream fields: checkpoint, dead_letter, written,
  * missing (and their ud), batch_min, flush_interval_ms, linger_ms,
  * flush_on_txn_end, checkpoint_interval_ms, idle_checkpoint_interval_ms,
@@ -230,11 +227,12 @@ void deliver_hub_install(struct deliver_hub *h);
 struct deliver *deliver_stream_open(struct deliver_hub *h, const struct deliver_opts *o,
                                     const char *name, enum deliver_class cls, char *err,
                                     size_t errlen);
-/* A stream on the process's hub when one is installed, else on a private
- * hub made from o and client (as deliver_new). */
-struct deliver *deliver_open(const struct deliver_opts *o, struct search_client *client,
-                             const char *name, enum deliver_class cls, char *err,
-                             size_t errlen);
+/* A stream on hub h, the delivery its caller was handed (a daemon's node);
+ * with none (NULL: a command-line process), on a private hub made from o
+ * and client (as deliver_new), freed with the stream. */
+struct deliver *deliver_open(struct deliver_hub *h, const struct deliver_opts *o,
+                             struct search_client *client, const char *name,
+                             enum deliver_class cls, char *err, size_t errlen);
 /* A private hub with one stream ("main", live): a process of one producer,
  * and the tests. deliver_free frees both. */
 struct deliver *deliver_new(const struct deliver_opts *o, struct search_client *client,
@@ -260,8 +258,6 @@ void deliver_abandon(struct deliver *d);
  * DELIVER_ESTOPPED. NULL-safe. */
 int deliver_hub_wait_abandoned(struct deliver_hub *h, int timeout_ms);
 struct deliver_hub *deliver_hub_of(struct deliver *d);
-/* The installed hub, NULL when none (a command-line process). */
-struct deliver_hub *deliver_hub_process(void);
 
 enum deliver_rc {
     DELIVER_OK = 0,

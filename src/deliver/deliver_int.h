@@ -170,7 +170,6 @@ struct deliver_hub {
     /* streams closed by deliver_abandon with batches still in flight: the
      * last of them frees it (hub_reap_abandoned) */
     struct deliver *abandoned;
-    int refs;                /* deliver_open's streams on the process hub */
     /* statistics */
     int64_t win_start_ns;
     struct wcounter docs_ok, stale, missing, retries, failures, dead_letters, purged,
@@ -196,7 +195,6 @@ struct deliver_hub {
 struct deliver {
     struct deliver_hub *d;
     bool owns_hub;  /* deliver_new: a private hub, freed with the stream */
-    bool on_process_hub; /* deliver_open */
     char *name;
     enum deliver_class cls;
     /* the stream's fields of struct deliver_opts */

@@ -1,7 +1,7 @@
-/* stream.c: streams and the process's hub: deliver_hub_new / free /
- * install, deliver_stream_open, deliver_open, deliver_new (a private hub and
- * one stream), deliver_free, deliver_halt, deliver_hold_sends, and the
- * hub's list of streams.
+/* stream.c: streams and their hub: deliver_hub_new / free,
+ * deliver_stream_open, deliver_open (on the hub its caller was handed, or a
+ * private one), deliver_new (a private hub and one stream), deliver_free,
+ * deliver_halt, deliver_hold_sends, and the hub's list of streams.
  *
  * Order between streams. Every change names a target (struct change), and
  * every stream's changes to one target go through that target's one queue,
@@ -81,10 +81,6 @@ const char *deliver_class_name(enum deliver_class c) {
     return c == DELIVER_BULK ? "bulk" : "live";
 }
 
-/* the process's hub (deliver_hub_install) */
-static pthread_mutex_t process_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct deliver_hub *process_hub;
-
 void hub_stream_add(struct deliver_hub *d, struct deliver *s) {
     s->next = d->streams;
     d->streams = s;
@@ -137,9 +133,6 @@ struct deliver_hub *deliver_hub_new(const struct deliver_opts *o, struct search_
 
 void deliver_hub_free(struct deliver_hub *h) {
     if (!h) return;
-    pthread_mutex_lock(&process_mu);
-    if (process_hub == h) process_hub = NULL;
-    pthread_mutex_unlock(&process_mu);
     pthread_mutex_lock(&h->mu);
     int open = h->nstreams;
     pthread_mutex_unlock(&h->mu);
@@ -151,20 +144,7 @@ void deliver_hub_free(struct deliver_hub *h) {
     hub_free(h);
 }
 
-void deliver_hub_install(struct deliver_hub *h) {
-    pthread_mutex_lock(&process_mu);
-    process_hub = h;
-    pthread_mutex_unlock(&process_mu);
-}
-
 struct deliver_hub *deliver_hub_of(struct deliver *s) { return s ? s->d : NULL; }
-
-struct deliver_hub *deliver_hub_process(void) {
-    pthread_mutex_lock(&process_mu);
-    struct deliver_hub *h = process_hub;
-    pthread_mutex_unlock(&process_mu);
-    return h;
-}
 
 static bool name_taken(const struct deliver_hub *h, const char *name) {
     for (const struct deliver *o = h->streams; o; o = o->next)
@@ -209,21 +189,13 @@ struct deliver *deliver_stream_open(struct deliver_hub *h, const struct deliver_
     return s;
 }
 
-struct deliver *deliver_open(const struct deliver_opts *o, struct search_client *client,
-                             const char *name, enum deliver_class cls, char *err,
-                             size_t errlen) {
-    pthread_mutex_lock(&process_mu);
-    struct deliver *s = NULL;
-    bool installed = process_hub != NULL;
-    if (installed) {
-        s = deliver_stream_open(process_hub, o, name, cls, err, errlen);
-        if (s) s->on_process_hub = true;
-    }
-    pthread_mutex_unlock(&process_mu);
-    if (installed) return s;
-    struct deliver_hub *h = hub_new(o, client, err, errlen);
+struct deliver *deliver_open(struct deliver_hub *h, const struct deliver_opts *o,
+                             struct search_client *client, const char *name,
+                             enum deliver_class cls, char *err, size_t errlen) {
+    if (h) return deliver_stream_open(h, o, name, cls, err, errlen);
+    h = hub_new(o, client, err, errlen);
     if (!h) return NULL;
-    s = deliver_stream_open(h, o, name, cls, err, errlen);
+    struct deliver *s = deliver_stream_open(h, o, name, cls, err, errlen);
     if (!s) {
         hub_free(h);
         return NULL;

@@ -321,8 +321,10 @@ static int rounds(struct ctx *c) {
     return 0;
 }
 
-int check_producer_open(struct producer *pr, const struct ss_config *cfg, const char *stream) {
-    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = stream};
+int check_producer_open(struct producer *pr, const struct ss_config *cfg,
+                        struct deliver_hub *hub, const char *stream) {
+    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = stream,
+                               .hub = hub};
     return producer_open(pr, cfg, &po);
 }
 

@@ -94,9 +94,12 @@ struct check_result {
 int check_run(struct producer *pr, const struct check_opts *o, struct check_result *res);
 /* The producer a check runs on: with the engine, its repairs flushed within
  * 5 ms (a repair is visible when the check reports it), on the delivery
- * stream named stream ("repair", "replay"). EXIT_OK, or EXIT_RUNTIME with
- * pr->err; producer_close it either way. */
-int check_producer_open(struct producer *pr, const struct ss_config *cfg, const char *stream);
+ * stream named stream ("repair", "replay") of hub (the node's delivery;
+ * NULL: one of its own). EXIT_OK, or EXIT_RUNTIME with pr->err;
+ * producer_close it either way. */
+struct deliver_hub;
+int check_producer_open(struct producer *pr, const struct ss_config *cfg,
+                        struct deliver_hub *hub, const char *stream);
 void check_result_free(struct check_result *res);
 
 /* Wait until the daemon's checkpoint has passed the source's binlog end as

@@ -24,7 +24,7 @@ static void run_all(struct schedule *sch, void *ud) {
     struct check_schedule *s = ud;
     const struct ss_config *cfg = s->cfg;
     struct producer pr;
-    int rc = check_producer_open(&pr, cfg, "repair");
+    int rc = check_producer_open(&pr, cfg, s->hub, "repair");
     if (rc != EXIT_OK) {
         log_warn("check", "scheduled check not run: %s (the next one is tried at its time)",
                  pr.err);
@@ -73,9 +73,11 @@ static void run_all(struct schedule *sch, void *ud) {
 }
 
 int check_schedule_start(struct check_schedule *s, const struct ss_config *cfg,
-                         volatile sig_atomic_t *daemon_stop, const char *node) {
+                         struct deliver_hub *hub, volatile sig_atomic_t *daemon_stop,
+                         const char *node) {
     memset(s, 0, sizeof *s);
     s->cfg = cfg;
+    s->hub = hub;
     snprintf(s->node, sizeof s->node, "%s", node ? node : "");
     const char *sched = cfg->check.schedule;
     if (schedule_start(&s->sch, sched, daemon_stop, run_all, s) < 0) return -1;

@@ -198,7 +198,7 @@ int check_repair(struct ctx *c) {
     int rc = pipeline_build(p, &cs, &end);
     pipeline_snapshot_end(p);
     if (rc != 0) errf(c->err, c->errlen, "repair: %s", p->err);
-    pipeline_end(p, &cs, &end, false);
+    pipeline_end(p, &cs, &end, NULL, false);
     changeset_free(&cs);
     int drc = deliver_drain(p->d, p->cfg->delivery.drain_timeout_ms);
     struct deliver_stats ds;

@@ -75,11 +75,13 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-struct delayed_worker *delayed_worker_start(const struct ss_config *cfg, const char *node,
+struct delayed_worker *delayed_worker_start(const struct ss_config *cfg,
+                                            struct deliver_hub *hub, const char *node,
                                             const char *session, struct delayed_job *jobs,
                                             size_t n, char *err, size_t errlen) {
     struct delayed_worker *w = xcalloc(1, sizeof *w);
-    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = "delayed"};
+    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = "delayed",
+                               .hub = hub};
     if (producer_open(&w->pr, cfg, &po) != EXIT_OK) {
         errf(err, errlen, "delayed-run jobs: %s", w->pr.err);
         producer_close(&w->pr);

@@ -13,11 +13,13 @@
 #include "sync/delayed/delayed.h"
 
 struct delayed_worker;
+struct deliver_hub;
 
-/* Open the pipeline and start running jobs[0..n) (taken over, cursors
- * too) as node under session. NULL with err (nothing started: the caller
- * tries again). */
-struct delayed_worker *delayed_worker_start(const struct ss_config *cfg, const char *node,
+/* Open the pipeline (writing through hub, the node's delivery) and start
+ * running jobs[0..n) (taken over, cursors too) as node under session. NULL
+ * with err (nothing started: the caller tries again). */
+struct delayed_worker *delayed_worker_start(const struct ss_config *cfg,
+                                            struct deliver_hub *hub, const char *node,
                                             const char *session, struct delayed_job *jobs,
                                             size_t n, char *err, size_t errlen);
 /* Every job ended (done, failed, or taken by a later rebalance). */

@@ -89,8 +89,8 @@ static int delayed_start(struct cluster_jobs *cj, const char *session, jsonw *w,
     mysql_free_result(res);
     *njobs += n;
     if (!n) return 0;
-    cj->delayed = delayed_worker_start(cj->cfg, cj->lead->node_id, session, jobs, n, cj->err,
-                                       sizeof cj->err);
+    cj->delayed = delayed_worker_start(cj->cfg, cj->hub, cj->lead->node_id, session, jobs, n,
+                                       cj->err, sizeof cj->err);
     if (cj->delayed) return 0;
     for (size_t i = 0; i < n; i++) free(jobs[i].cursor);
     free(jobs);
@@ -165,8 +165,9 @@ static int runs_start(struct cluster_jobs *cj, const char *session) {
     if (nwant && !gen) rc = -1;
     for (size_t i = 0; rc == 0 && i < nwant; i++) {
         struct reindex_runner *r =
-            reindex_runner_start_owned(cj->cfg, cj->client, gen, want[i].alias, want[i].version,
-                                       cj->lead->node_id, session, cj->err, sizeof cj->err);
+            reindex_runner_start_owned(cj->cfg, cj->client, cj->hub, gen, want[i].alias,
+                                       want[i].version, cj->lead->node_id, session, cj->err,
+                                       sizeof cj->err);
         if (!r) {
             rc = -1;
             break;
@@ -351,7 +352,7 @@ static void resume_stuck_switches(struct cluster_jobs *cj) {
         if (running) continue;
         struct mapping_gen *gen = load_gen(cj);
         struct reindex_runner *r =
-            gen ? reindex_runner_start(cj->cfg, cj->client, gen, row[0], v, cj->err,
+            gen ? reindex_runner_start(cj->cfg, cj->client, cj->hub, gen, row[0], v, cj->err,
                                        sizeof cj->err)
                 : NULL;
         mapping_gen_unref(gen);
@@ -487,11 +488,13 @@ static void *cluster_main(void *arg) {
 }
 
 int cluster_jobs_start(struct cluster_jobs *cj, const struct ss_config *cfg,
-                       struct search_client *client, struct leadership *lead) {
+                       struct search_client *client, struct deliver_hub *hub,
+                       struct leadership *lead) {
     memset(cj, 0, sizeof *cj);
     if (!lead->zk) return 0;
     cj->cfg = cfg;
     cj->client = client;
+    cj->hub = hub;
     cj->lead = lead;
     cj->metap = db_params_metadata(cfg);
     cj->metap.database = cfg->metadata.database;

@@ -61,6 +61,7 @@ struct cluster_run {
 struct cluster_jobs {
     const struct ss_config *cfg;
     struct search_client *client;
+    struct deliver_hub *hub;    /* the node's delivery: its jobs write through it */
     struct leadership *lead;
     pthread_t th, coord_th;
     bool started, coord_joinable;
@@ -88,10 +89,11 @@ struct cluster_jobs {
     char err[1024];
 };
 
-/* Start the thread (a no-op standalone: cj->started stays false). 0 or -1
- * (err in cj->err). */
+/* Start the thread (a no-op standalone: cj->started stays false); the jobs
+ * write through hub, the node's delivery. 0 or -1 (err in cj->err). */
 int cluster_jobs_start(struct cluster_jobs *cj, const struct ss_config *cfg,
-                       struct search_client *client, struct leadership *lead);
+                       struct search_client *client, struct deliver_hub *hub,
+                       struct leadership *lead);
 /* Ask for a rebalance: this node coordinates one at its next tick (any
  * node may: the lock keeps them one at a time). */
 void cluster_jobs_request(struct cluster_jobs *cj);

@@ -51,7 +51,7 @@ static int page_build(struct run *R, long ix, char **tables, char **keys, size_t
     int rc = pipeline_build(p, &cs, &end);
     pipeline_snapshot_end(p);
     if (rc != 0) errf(R->err, R->errlen, "%s", p->err);
-    *seq = pipeline_end(p, &cs, &end, false);
+    *seq = pipeline_end(p, &cs, &end, NULL, false);
     changeset_free(&cs);
     return rc != 0 ? -1 : 0;
 }

@@ -23,7 +23,8 @@ static void run_once(struct schedule *sch, void *ud) {
     struct delayed_schedule *s = ud;
     const struct ss_config *cfg = s->cfg;
     struct producer pr;
-    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = "delayed"};
+    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = "delayed",
+                               .hub = s->hub};
     unsigned long long *ids = NULL;
     int rc = producer_open(&pr, cfg, &po);
     struct delayed_stats st;
@@ -62,9 +63,10 @@ static void run_once(struct schedule *sch, void *ud) {
 }
 
 int delayed_schedule_start(struct delayed_schedule *s, const struct ss_config *cfg,
-                           volatile sig_atomic_t *daemon_stop) {
+                           struct deliver_hub *hub, volatile sig_atomic_t *daemon_stop) {
     memset(s, 0, sizeof *s);
     s->cfg = cfg;
+    s->hub = hub;
     if (schedule_start(&s->sch, cfg->delayed.schedule, daemon_stop, run_once, s) < 0) return -1;
     if (s->sch.started)
         log_info("delayed", "scheduled delayed run %s", cfg->delayed.schedule);

@@ -7,14 +7,17 @@
 #include "config.h"
 #include "schedule.h"
 
+struct deliver_hub;
+
 struct delayed_schedule {
     const struct ss_config *cfg;
+    struct deliver_hub *hub; /* the node's delivery: the runs write through it */
     struct schedule sch;
 };
 
 /* Start it when [delayed] schedule is set (nothing otherwise). 0 or -1. */
 int delayed_schedule_start(struct delayed_schedule *s, const struct ss_config *cfg,
-                           volatile sig_atomic_t *daemon_stop);
+                           struct deliver_hub *hub, volatile sig_atomic_t *daemon_stop);
 void delayed_schedule_stop(struct delayed_schedule *s);
 
 #endif

@@ -11,8 +11,9 @@
  *   supervisor      sync/node/supervisor.c (supervisor.h), its own thread:
  *                   mapping generations (loaded, validated, published), the
  *                   build table (read every poll interval, build_table.c),
- *                   the commands to the reader; the admin server and
- *                   signals are started and stopped by daemon_run beside it.
+ *                   the commands to the reader; the admin server and the
+ *                   rest are the node's subsystems beside it
+ *                   (daemon_subsystems.c).
  *                   Its files (supervisor, reload, index_ensure, index_stop)
  *                   include supervisor.h, never this header: calls run from
  *                   the reader's side to the supervisor's, not back
@@ -64,9 +65,11 @@
 
 struct daemon {
     struct ss_config *cfg;
-    struct check_schedule check; /* [check] schedule: its thread, once this node reads */
-    struct delayed_schedule delayed; /* [delayed] schedule: the same */
-    struct retention_schedule retention; /* history cleaned: at start, then hourly */
+    const char *config;        /* the configuration file's path, for messages */
+    bool no_wait, from_current; /* `run`'s options */
+    int exit_code;             /* `run`'s: set by the start that failed, or the reader's stop */
+    int run_rc;                /* what the source's run returned (BL_STOP, BL_ERR, ...) */
+    bool ran;                  /* the source ran: the reader's stop drains its stream */
     struct shard_joins joins;  /* shards joining an index config read into its live version */
     struct node_state node;    /* this node's live state in the metadata, every 2 s */
     /* reader thread */
@@ -108,6 +111,20 @@ extern volatile sig_atomic_t daemon_stop_requested;
  * failure, everything stopped in drain order. The exit code (exit_codes.h),
  * the failure said on stderr. */
 int daemon_run(struct ss_config *cfg, const char *config_path, bool no_wait, bool from_current);
+
+/* ---------- sync/node/daemon.c ---------- */
+/* delivery's callbacks for the reader's stream and the hub: checkpoint
+ * saves (fenced), dead letters, written, missing */
+void daemon_delivery_callbacks(struct daemon *dm, struct deliver_opts *o);
+/* The mapping of the source, loaded and validated (sync/node/supervisor.c)
+ * into dm->gen; -1 with dm->err (and dm->exit_code EXIT_USAGE when the
+ * mapping is at fault). */
+int daemon_load_mapping(struct daemon *dm);
+
+/* ---------- sync/node/daemon_subsystems.c: the node's table ---------- */
+/* Start every subsystem in the table's order: 0, or the first start's
+ * nonzero result (dm->err and dm->exit_code say why). */
+int daemon_start(struct daemon *dm);
 
 /* ---------- sync/node/daemon_source.c: the node's side of a source ---------- */
 /* dm->env filled: what the source reads is given (sync/sources/source.h). */

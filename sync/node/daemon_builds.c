@@ -184,7 +184,7 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
             if (!live) /* cancelled or failed */
                 drop_leftover(dm, phys);
             else /* switched: no element script until the writes before it landed */
-                p->scripts_after = p->last_txn;
+                pipeline_hold_scripts(p);
             free(phys);
             if (bi < nb0) seen[bi] = true;
             bi = p->nbuilds;
@@ -247,8 +247,8 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
         /* in a cluster, rebalances give the jobs to the nodes
          * (sync/cluster/cluster_jobs.c); the reader keeps the dual writes */
         if (!b->runner && !dm->cluster.started) {
-            b->runner = reindex_runner_start(dm->cfg, dm->client, b->gen, b->alias, b->version,
-                                             err, sizeof err);
+            b->runner = reindex_runner_start(dm->cfg, dm->client, dm->hub, b->gen, b->alias,
+                                             b->version, err, sizeof err);
             if (!b->runner) log_error("run", "%s: reindex jobs not started (will retry): %s",
                                       b->alias, err);
         }

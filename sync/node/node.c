@@ -1,5 +1,5 @@
-/* node.c: the node's table of subsystems (started, stopped in drain order,
- * asked for health), its request thread (what the admin server asks runs
+/* node.c: the node's table of subsystems (started in order, one run on the
+ * caller's thread, stopped in drain order, asked for health), its request thread (what the admin server asks runs
  * here, node_post/node_run) and the admin server's registered operations. See
  * node.h. */
 #include "sync/node/node.h"
@@ -14,17 +14,52 @@
 
 /* ---------- subsystems ---------- */
 
-void node_started(struct node *n, const struct node_subsystem *sub, void *state) {
+static bool add(struct node *n, const struct node_subsystem *sub, void *state, bool owned) {
     pthread_mutex_lock(&n->mu);
-    if (n->nsubs < NODE_MAX_SUBSYSTEMS) {
+    bool ok = n->nsubs < NODE_MAX_SUBSYSTEMS;
+    if (ok) {
         n->subs[n->nsubs].sub = sub;
         n->subs[n->nsubs].state = state;
         n->subs[n->nsubs].stopped = false;
+        n->subs[n->nsubs].owned = owned;
         n->nsubs++;
     } else {
-        log_error("node", "too many subsystems: %s is not stopped by the node", sub->name);
+        log_error("node", "too many subsystems: %s is not run by the node (raise "
+                  "NODE_MAX_SUBSYSTEMS)", sub->name);
     }
     pthread_mutex_unlock(&n->mu);
+    return ok;
+}
+
+void node_started(struct node *n, const struct node_subsystem *sub, void *state) {
+    add(n, sub, state, false);
+}
+
+int node_start(struct node *n, const struct node_subsystem *const *table, size_t count,
+               void *ctx) {
+    for (size_t i = 0; i < count; i++) {
+        const struct node_subsystem *sub = table[i];
+        void *state = sub->state_size ? xcalloc(1, sub->state_size) : ctx;
+        if (!add(n, sub, state, sub->state_size > 0)) {
+            if (sub->state_size) free(state);
+            return -1;
+        }
+        log_debug("node", "starting %s", sub->name);
+        int rc = sub->start ? sub->start(state, ctx) : 0;
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int node_main(struct node *n) {
+    int (*run)(void *) = NULL;
+    void *state = NULL;
+    pthread_mutex_lock(&n->mu);
+    for (int i = 0; i < n->nsubs && !run; i++)
+        if (n->subs[i].sub->run && !n->subs[i].stopped)
+            run = n->subs[i].sub->run, state = n->subs[i].state;
+    pthread_mutex_unlock(&n->mu);
+    return run ? run(state) : 0;
 }
 
 /* the next subsystem to stop: the lowest drain up to max, the latest
@@ -48,22 +83,33 @@ void node_stop_through(struct node *n, int max_drain) {
         const struct node_subsystem *sub = n->subs[i].sub;
         log_debug("node", "stopping %s", sub->name);
         if (sub->stop) sub->stop(n->subs[i].state);
+        if (n->subs[i].owned) {
+            pthread_mutex_lock(&n->mu); /* node_healthy skips it: stopped */
+            free(n->subs[i].state);
+            n->subs[i].state = NULL;
+            pthread_mutex_unlock(&n->mu);
+        }
     }
 }
 
 void node_stop_all(struct node *n) { node_stop_through(n, 1 << 30); }
 
+/* under the node's lock: a subsystem is not stopped, nor its state freed,
+ * while it is asked (a health check only reads) */
 bool node_healthy(struct node *n, char *why, size_t whylen) {
-    for (int i = 0; i < n->nsubs; i++) {
+    bool well = true;
+    pthread_mutex_lock(&n->mu);
+    for (int i = 0; i < n->nsubs && well; i++) {
         const struct node_subsystem *sub = n->subs[i].sub;
         if (n->subs[i].stopped || !sub->healthy) continue;
         char w[512] = "";
         if (!sub->healthy(n->subs[i].state, w, sizeof w)) {
             snprintf(why, whylen, "%s: %s", sub->name, w);
-            return false;
+            well = false;
         }
     }
-    return true;
+    pthread_mutex_unlock(&n->mu);
+    return well;
 }
 
 void node_describe(struct node *n, char *buf, size_t len) {
@@ -93,16 +139,6 @@ struct node_request {
     void *done_arg;
     struct node_request *next;
 };
-
-static pthread_mutex_t current_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct node *current;
-
-struct node *node_current(void) {
-    pthread_mutex_lock(&current_mu);
-    struct node *n = current;
-    pthread_mutex_unlock(&current_mu);
-    return n;
-}
 
 int node_post(struct node *n, const char *what, node_work_fn fn, void *arg, node_done_fn done,
               void *done_arg) {
@@ -224,16 +260,10 @@ int node_init(struct node *n, const struct ss_config *cfg, char *err, size_t err
     }
     n->req_started = true;
     node_started(n, &REQUESTS, n);
-    pthread_mutex_lock(&current_mu);
-    current = n;
-    pthread_mutex_unlock(&current_mu);
     return 0;
 }
 
 void node_free(struct node *n) {
-    pthread_mutex_lock(&current_mu);
-    if (current == n) current = NULL;
-    pthread_mutex_unlock(&current_mu);
     node_stop_all(n);
     pthread_mutex_destroy(&n->mu);
     pthread_cond_destroy(&n->cv);

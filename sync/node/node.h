@@ -1,12 +1,14 @@
 /* node: the control plane of `searchsync run` (docs/design.md, "One node").
  *
- * The node owns a table of subsystems (the admin server, the source reader
- * and its supervisor, build workers, delayed runs, checks, schedules,
- * cluster membership), each with its stop, its health and its place in the
- * drain order; `run` starts them in order (sync/node/daemon.c) and the node stops
- * them in the drain order and asks them for health (the systemd watchdog).
- * A new subsystem is one file with one `struct node_subsystem` and one line
- * where `run` starts it.
+ * The node runs a table of subsystems (the admin server, delivery, the
+ * source reader and its supervisor, build workers, delayed runs, checks,
+ * schedules, cluster membership), each with its start, its stop, its health
+ * and its place in the drain order: node_start starts them in the table's
+ * order, node_main runs the one that runs on the calling thread (the source
+ * reader) until it stops, and the node stops them in the drain order and
+ * asks them for health (the systemd watchdog). `run`'s table is one static
+ * array (sync/node/daemon_subsystems.c): a new subsystem is one file with
+ * one `struct node_subsystem` and one line in it.
  *
  * The admin server reaches the node only through requests posted to it
  * (node_post): a producer, a build or a metadata write asked for over HTTP
@@ -43,19 +45,43 @@ enum node_drain {
     NODE_DRAIN_CLUSTER = 30,   /* cluster jobs, node state */
     NODE_DRAIN_ADMIN = 40,     /* the admin server, then the node's requests it waits on */
     NODE_DRAIN_BUILDS = 50,    /* build workers, at their cursors */
-    NODE_DRAIN_DELIVERY = 60,  /* the reader's stream, then the hub */
+    NODE_DRAIN_READER = 55,    /* the reader's stream drained, its checkpoint saved, the
+                                * source given back */
+    NODE_DRAIN_WATCHDOG = 58,  /* systemd's watchdog: pinged until then */
+    NODE_DRAIN_DELIVERY = 60,  /* the reader's stream freed, then the hub */
 };
 
 struct node_subsystem {
     const char *name;
     int drain;                          /* enum node_drain */
-    void (*stop)(void *state);          /* idempotent */
+    /* > 0: the node allocates this many bytes (zeroed) as the subsystem's
+     * own state when it starts it and frees them after its stop; 0: its
+     * state is the context node_start was given */
+    size_t state_size;
+    /* 0 started; < 0 the node cannot go on (the context says why); > 0 the
+     * node stops here without an error (a standby stopped while waiting).
+     * ctx: node_start's. NULL: nothing to start */
+    int (*start)(void *state, void *ctx);
+    /* the subsystem that runs on node_main's thread until it stops (the
+     * source reader); its result is node_main's. NULL for the others */
+    int (*run)(void *state);
+    void (*stop)(void *state);          /* idempotent; NULL: nothing to stop */
     /* true when well; else why (the watchdog logs it). NULL: always well */
     bool (*healthy)(void *state, char *why, size_t whylen);
 };
 
-/* A subsystem started (state is its own): the node stops it in its drain
- * order. Up to NODE_MAX_SUBSYSTEMS. */
+/* Start table[0..count) in order, each handed ctx. Each is registered
+ * before its start, so one that fails half-way is stopped with the others.
+ * 0 when all started; else the first start's nonzero result (the rest are
+ * not started). */
+int node_start(struct node *n, const struct node_subsystem *const *table, size_t count,
+               void *ctx);
+/* Run the started subsystem that has a run, on this thread, until it
+ * returns: its result (0 when there is none). */
+int node_main(struct node *n);
+
+/* A subsystem started by hand (state is its own): the node stops it in its
+ * drain order. Up to NODE_MAX_SUBSYSTEMS. */
 #define NODE_MAX_SUBSYSTEMS 24
 void node_started(struct node *n, const struct node_subsystem *sub, void *state);
 /* Stop every started subsystem in drain order (each once); _through: those
@@ -84,14 +110,13 @@ int node_post(struct node *n, const char *what, node_work_fn fn, void *arg, node
 /* node_post and wait for done. 0 fn ran; -1 it did not (node stopping or
  * none). */
 int node_run(struct node *n, const char *what, node_work_fn fn, void *arg);
-/* the node of the process, for handlers (NULL: none, e.g. a command that
- * serves no admin API) */
-struct node *node_current(void);
 
 /* ---------- the admin server (registered by cmd/main.c) ---------- */
 
 struct node_admin_ops {
-    int (*start)(const struct ss_config *cfg, void **srv, char *err, size_t errlen);
+    /* n: the node its writes are posted to (node_post), handed at start */
+    int (*start)(const struct ss_config *cfg, struct node *n, void **srv, char *err,
+                 size_t errlen);
     void (*attach)(void *srv, struct search_client *client, struct deliver *d,
                    struct reader_stats *rs);
     void (*generation)(void *srv, struct mapping_gen *(*get)(void *ud), void *ud);
@@ -111,6 +136,7 @@ struct node {
         const struct node_subsystem *sub;
         void *state;
         bool stopped;
+        bool owned; /* state allocated by the node (state_size): freed after the stop */
     } subs[NODE_MAX_SUBSYSTEMS];
     int nsubs;
     /* the request thread */

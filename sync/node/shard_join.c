@@ -250,7 +250,7 @@ static int join_table(struct shard_joins *j, struct producer *pr, size_t at, siz
             rc = errf(pr->err, sizeof pr->err, "%s", p->err);
         }
         pipeline_snapshot_end(p);
-        if (n) pipeline_end(p, &cs, &end, false);
+        if (n) pipeline_end(p, &cs, &end, NULL, false);
         changeset_free(&cs);
         *docs += p->docs - d0;
         if (rc == 0 && n && deliver_drain(p->d, p->cfg->delivery.drain_timeout_ms) != DELIVER_OK)
@@ -264,7 +264,8 @@ static int join_table(struct shard_joins *j, struct producer *pr, size_t at, siz
 
 static void join_one(struct shard_joins *j, const char *alias, const char *unit) {
     struct producer pr;
-    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = "join"};
+    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = "join",
+                               .hub = j->hub};
     if (producer_open(&pr, j->cfg, &po) != EXIT_OK) {
         log_warn("run", "index %s: shard %s is not read into the live version yet (%s): it is "
                  "tried again at the next start (or run `searchsync check --config FILE %s "
@@ -337,9 +338,11 @@ static void *joins_main(void *arg) {
     return NULL;
 }
 
-int shard_joins_start(struct shard_joins *j, const struct ss_config *cfg) {
+int shard_joins_start(struct shard_joins *j, const struct ss_config *cfg,
+                      struct deliver_hub *hub) {
     memset(j, 0, sizeof *j);
     j->cfg = cfg;
+    j->hub = hub;
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->cv, NULL);
     if (pthread_create(&j->th, NULL, joins_main, j) != 0) return -1;

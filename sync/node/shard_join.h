@@ -26,8 +26,11 @@
 #include "config.h"
 #include "sync/mapping/mapping.h"
 
+struct deliver_hub;
+
 struct shard_joins {
     const struct ss_config *cfg;
+    struct deliver_hub *hub; /* the node's delivery: the joins write through it */
     pthread_t th;
     bool running;
     atomic_int stop;
@@ -38,7 +41,8 @@ struct shard_joins {
     unsigned long long joined; /* shards read whole since start */
 };
 
-int shard_joins_start(struct shard_joins *j, const struct ss_config *cfg);
+int shard_joins_start(struct shard_joins *j, const struct ss_config *cfg,
+                      struct deliver_hub *hub);
 /* The shard unit of alias, to read into its live version. */
 void shard_joins_post(struct shard_joins *j, const char *alias, const char *unit);
 void shard_joins_stop(struct shard_joins *j); /* idempotent; a join midway is read again */

@@ -278,7 +278,7 @@ static int drop_filtered(struct pipeline *p, struct changeset *cs) {
  * (full[index] holds their keys), resolve and build the rest, and submit one
  * script per document with all its element edits. */
 int area_submit(struct pipeline *p, struct changeset *cs, const struct strset *full,
-                const bl_pos *txn_end) {
+                const bl_pos *txn_end, bool after) {
     size_t n = 0;
     sbuf k = SBUF_INIT;
     for (size_t i = 0; i < cs->nelems; i++) { /* keep ops whose document is not rebuilt */
@@ -355,7 +355,7 @@ int area_submit(struct pipeline *p, struct changeset *cs, const struct strset *f
         }
         jw_arr_close(&w);
         jw_obj_close(&w);
-        uint64_t v = targets_version(p, ix, txn_end, cs->version_after);
+        uint64_t v = targets_version(p, ix, txn_end, after);
         sbuf docid = SBUF_INIT; /* a shard's documents carry it in their ids */
         mp_doc_id(ix, cs->elems[at].doc, strlen(cs->elems[at].doc), &docid);
         struct change c = {.index = ix->alias, .doc_id = docid.data, .version = v,

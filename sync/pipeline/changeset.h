@@ -82,11 +82,6 @@ struct changeset {
     struct cs_at at;          /* where the rows routed now are (unknown: read order) */
     struct route_seeds seeds; /* what its rows seeded in the router (router_add), resolved
                                * by pipeline_build (router_flush) */
-    /* inputs of the build and the end, set by the producer (kept by
-     * changeset_reset: they are the producer's state, not the rows') */
-    bool version_after;       /* versions just past `end`, before the next transaction (TTL) */
-    const char *hold;         /* non-NULL: the position its transaction ends at instead of
-                               * its own (an open XA PREPARE's, sync/pipeline/xa_prepared.h) */
 };
 
 /* Key `key` of document table `table` of index config `index` is to be

@@ -40,7 +40,6 @@ void pipeline_free(struct pipeline *p) {
     p->router = NULL;
     bl_valctx_free(&p->v);
     sbuf_free(&p->val);
-    sbuf_free(&p->gtids);
     rv_tables_clear(&p->rv);
     for (size_t i = 0; i < p->nmissing; i++) free(p->missing[i]);
     free(p->missing);
@@ -108,7 +107,7 @@ static int build_slice(void *ctx, size_t index, size_t table) {
         struct cs_pending *pd = &cs->pend[i];
         if (pd->index != index || pd->table != 0 || !pd->n) continue;
         int r = build_docs(rc->p, index, 0, (const char *const *)pd->keys, pd->n, false, rc->end,
-                           cs->version_after);
+                           rc->after);
         for (size_t k = 0; k < pd->n; k++) free(pd->keys[k]);
         pd->n = 0;
         rc->p->slices++;
@@ -221,11 +220,11 @@ static int build_units(struct pipeline *p, struct changeset *cs, size_t at, bool
     return rc;
 }
 
-int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) {
+static int build(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool after) {
     if (cs->snaps.len && (db_ensure(&p->meta, &p->metap, p->err, sizeof p->err) < 0 ||
                           snapshots_write(p, cs) < 0))
         return -1;
-    struct route_ctx rctx = {p, cs, end};
+    struct route_ctx rctx = {p, cs, end, after};
     p->src_errno = 0;
     if (router_flush(p->router, &cs->seeds, p->src, collect_doc, &rctx, p->err, sizeof p->err) != 0) {
         p->src_errno = mysql_errno(p->src);
@@ -238,10 +237,10 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) 
         struct cs_pending *pd = &cs->pend[i];
         if (done[i]) continue;
         if (pd->table == 0 && p->m->indices[pd->index].unit)
-            rc = build_units(p, cs, i, done, end, cs->version_after);
+            rc = build_units(p, cs, i, done, end, after);
         else
             rc = build_docs(p, pd->index, pd->table, (const char *const *)pd->keys, pd->n,
-                            cs->copies_may_move, end, cs->version_after);
+                            cs->copies_may_move, end, after);
     }
     free(done);
     if (rc == 0 && cs->nelems) {
@@ -256,30 +255,41 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) 
             }
         }
         sbuf_free(&fk);
-        rc = area_submit(p, cs, &full, end);
+        rc = area_submit(p, cs, &full, end, after);
         strset_clear(&full);
     }
-    if (rc == 0 && cs->nrdocs) rc = row_image_submit(p, cs, end);
+    if (rc == 0 && cs->nrdocs) rc = row_image_submit(p, cs, end, after);
     if (rc == 0 && pipeline_has_missing(p)) rc = pipeline_rebuild_missing(p, end);
     return rc;
 }
 
-void pipeline_position(const struct pipeline *p, const bl_pos *end, sbuf *out) {
-    sbuf_printf(out, "%s:%llu", end->file, (unsigned long long)end->pos);
-    /* [source] versions = gtid: the reader resumes after this set, on this
-     * server or another of its topology (daemon.c, start_position) */
-    if (config_gtid_versions(p->cfg))
-        sbuf_printf(out, "%s%s", GTID_TOKEN_MARK, p->gtids.data ? p->gtids.data : "");
+int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) {
+    return build(p, cs, end, false);
 }
 
-uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool quiet) {
-    if (cs->hold) return pipeline_end_at(p, cs, cs->hold, quiet);
+int pipeline_build_after(struct pipeline *p, struct changeset *cs, const bl_pos *end) {
+    return build(p, cs, end, true);
+}
+
+void pipeline_position(const struct pipeline *p, const bl_pos *end, const char *gtids,
+                       sbuf *out) {
+    sbuf_printf(out, "%s:%llu", end->file, (unsigned long long)end->pos);
+    /* [source] versions = gtid: the reader resumes after this set, on this
+     * server or another of its topology (binlog_start.c) */
+    if (config_gtid_versions(p->cfg)) sbuf_printf(out, "%s%s", GTID_TOKEN_MARK, gtids ? gtids : "");
+}
+
+uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end,
+                      const struct pipeline_resume *rs, bool quiet) {
+    if (rs && rs->hold) return pipeline_end_at(p, cs, rs->hold, quiet);
     sbuf pos = SBUF_INIT;
-    pipeline_position(p, end, &pos);
+    pipeline_position(p, end, rs ? rs->gtids : NULL, &pos);
     uint64_t seq = pipeline_end_at(p, cs, pos.data, quiet);
     sbuf_free(&pos);
     return seq;
 }
+
+void pipeline_hold_scripts(struct pipeline *p) { p->scripts_after = p->last_txn; }
 
 uint64_t pipeline_end_at(struct pipeline *p, struct changeset *cs, const char *position,
                          bool quiet) {
@@ -446,12 +456,15 @@ int pipeline_snapshot_begin(struct pipeline *p, const char *alias, const char *u
                  "after; they are read anyway", owned.data ? owned.data : "");
     sbuf_free(&owned);
     if (c < 0) return -1;
-    int s = pipeline_read_view(p, NULL, alias, unit, file, sizeof file, &pos);
+    /* the binlog's end read before it: a snapshot behind it breaks I2 */
+    bl_pos at = *end, snap;
+    int s = pipeline_snapshot_at(p, NULL, alias, unit, &at, 0, false, &snap);
     if (s < 0) return -1;
-    if (s == 1) { /* MariaDB: exactly what the snapshot holds */
-        pipeline_version_check(end->file, before, file, pos);
-        snprintf(end->file, sizeof end->file, "%s", file);
-        end->pos = pos;
+    if (s >= 1) { /* MariaDB: exactly what the snapshot holds */
+        snprintf(end->file, sizeof end->file, "%s", snap.file);
+        end->pos = snap.pos;
+        snprintf(file, sizeof file, "%s", snap.file);
+        pos = snap.pos;
         if (gtid && gtid_server_ordinal(p->src, file, pos, &end->ordinal, p->err,
                                         sizeof p->err) < 0) {
             db_snapshot_end(p->src);
@@ -467,6 +480,36 @@ void pipeline_snapshot_end(struct pipeline *p) { db_snapshot_end(p->src); }
 static unsigned long long binlog_file_no(const char *f) {
     const char *dot = strrchr(f, '.');
     return dot ? strtoull(dot + 1, NULL, 10) : 0;
+}
+
+int pipeline_snapshot_at(struct pipeline *p, const struct changeset *cs, const char *alias,
+                         const char *unit, const bl_pos *at, int wait_ms, bool read_behind,
+                         bl_pos *snap) {
+    unsigned long long want = binlog_file_no(at->file);
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    memset(snap, 0, sizeof *snap);
+    for (int tries = 0;; tries++) {
+        char file[BL_FILE_MAX];
+        unsigned long long pos = 0;
+        /* the tables its documents are read from opened first (read_view.h) */
+        int s = pipeline_read_view(p, cs, alias, unit, file, sizeof file, &pos);
+        if (s <= 0) return s;
+        snprintf(snap->file, sizeof snap->file, "%s", file);
+        snap->pos = pos;
+        unsigned long long have = binlog_file_no(file);
+        bool behind = have < want || (have == want && pos < at->pos);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long waited = (now.tv_sec - t0.tv_sec) * 1000LL + (now.tv_nsec - t0.tv_nsec) / 1000000;
+        if (!behind || waited >= wait_ms) {
+            if (!behind || !read_behind) pipeline_version_check(at->file, at->pos, file, pos);
+            return behind ? 2 : 1;
+        }
+        db_snapshot_end(p->src);
+        /* a commit in progress: visible within microseconds, mostly */
+        struct timespec ts = {0, tries < 20 ? 100000 : 1000000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 void pipeline_version_check(const char *before_file, unsigned long long before_pos,

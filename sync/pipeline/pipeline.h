@@ -80,7 +80,7 @@ struct pipeline {
     size_t nbuilds;
     uint64_t last_txn;        /* delivery's sequence of the last transaction ended */
     uint64_t scripts_after;   /* no element scripts until delivery acknowledged this
-                               * transaction (0: none pending; see builds_apply) */
+                               * transaction (0: none pending): pipeline_hold_scripts */
     volatile sig_atomic_t *stop; /* set when the daemon stops */
     bl_valctx v;
     sbuf val;                 /* image_value's buffer */
@@ -91,8 +91,6 @@ struct pipeline {
     unsigned long long slices; /* slices of large fan-outs built while routing (build_slice) */
     char err[1024];
     unsigned src_errno; /* the source's error code when the last build failed on a query */
-    sbuf gtids;         /* [source] versions = gtid: the executed GTID set at the last
-                         * transaction built, saved in the checkpoint beside file:pos */
     struct rv_tables rv; /* the tables the last read snapshot opened (pipeline_read_view) */
     enum rv_kind rv_kind; /* whether the source reports a snapshot's binlog position */
 };
@@ -129,6 +127,9 @@ int pipeline_route_row(struct pipeline *p, struct changeset *cs, const bl_row *r
  * p->src (the caller has opened whatever read snapshot it needs). 0, or -1
  * with p->err. */
 int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end);
+/* The same with the versions just past `end`, before the next transaction
+ * (a TTL delete decided between two transactions: sync/pipeline/ttl.c). */
+int pipeline_build_after(struct pipeline *p, struct changeset *cs, const bl_pos *end);
 /* For a producer outside the binlog (resync, the delayed run, a check's
  * repair): open a read snapshot on p->src and set *end to the binlog
  * position it matches (MariaDB's Binlog_snapshot_position; elsewhere the
@@ -141,6 +142,19 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end);
  * -1 with p->err. */
 int pipeline_snapshot_begin(struct pipeline *p, const char *alias, const char *unit,
                             bl_pos *end);
+/* The one snapshot wait of every producer: open a read snapshot (as
+ * pipeline_read_view, for cs or alias/unit) whose binlog position is at or
+ * past `at`, the position the documents read in it are versioned by or
+ * after, taken again while it is behind, for up to wait_ms (a transaction
+ * reaches the binlog a moment before its rows are visible). Returns 1 with
+ * the snapshot open at or past `at` (*snap its position): I2 holds, asserted
+ * here; 2 when it is still behind after wait_ms and read_behind (open, *snap
+ * where: the caller says so and reads it anyway), where without read_behind
+ * I2 fails here; 0 the source reports no snapshot position (as
+ * pipeline_read_view); -1 with p->err. */
+int pipeline_snapshot_at(struct pipeline *p, const struct changeset *cs, const char *alias,
+                         const char *unit, const bl_pos *at, int wait_ms, bool read_behind,
+                         bl_pos *snap);
 /* Open a read snapshot on p->src that first opens every table the reads
  * may touch (sync/pipeline/read_view.h): those of the index configs (over
  * shard tables: the shards) cs's builds name (cs non-NULL), else of those
@@ -159,17 +173,35 @@ int pipeline_read_view(struct pipeline *p, const struct changeset *cs, const cha
 void pipeline_version_check(const char *before_file, unsigned long long before_pos,
                             const char *snap_file, unsigned long long snap_pos);
 void pipeline_snapshot_end(struct pipeline *p);
+/* What a transaction's checkpoint records besides its binlog position, for
+ * the binlog reader: the executed GTID set after it ([source] versions =
+ * gtid), and a position to hold the checkpoint at instead (an XA
+ * transaction prepared before it and not ended yet: xa_prepared.h). NULL
+ * fields, or none at all (a producer outside the binlog): neither. */
+struct pipeline_resume {
+    const char *gtids;
+    const char *hold;
+};
 /* End the delivery transaction of cs at `end` (quiet: it holds only
- * checkpoint saves read back) and reset cs; at cs->hold instead while one is
- * set. Returns the transaction's sequence. */
-uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool quiet);
-/* The checkpoint's resume token for `end` (and p->gtids with [source]
- * versions = gtid), appended to out. */
-void pipeline_position(const struct pipeline *p, const bl_pos *end, sbuf *out);
+ * checkpoint saves read back) and reset cs; at rs->hold instead while one is
+ * given. Returns the transaction's sequence. */
+uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end,
+                      const struct pipeline_resume *rs, bool quiet);
+/* The checkpoint's resume token for `end` (and GTID set gtids with [source]
+ * versions = gtid, NULL: none), appended to out. */
+void pipeline_position(const struct pipeline *p, const bl_pos *end, const char *gtids,
+                       sbuf *out);
 /* The same with the checkpoint's resume token given as it is (a producer whose
  * position is not a binlog position: sync/sources/kafka_source.c, its offsets). */
 uint64_t pipeline_end_at(struct pipeline *p, struct changeset *cs, const char *position,
                          bool quiet);
+/* A version just switched live: whole documents instead of element scripts
+ * until delivery acknowledged every transaction ended so far (writes queued
+ * for the version by its old name or through the old alias: a script
+ * landing before them would be overwritten by an older whole document).
+ * State of the pipeline across builds, not an input of one: it ends by
+ * itself (area_update.c). */
+void pipeline_hold_scripts(struct pipeline *p);
 /* Documents element scripts did not find (delivery's missing callback, any
  * thread), rebuilt whole by the next pipeline_build or pipeline_rebuild. */
 void pipeline_note_missing(struct pipeline *p, const char *index, const char *doc_id);
@@ -178,7 +210,7 @@ int pipeline_rebuild_missing(struct pipeline *p, const bl_pos *end);
 
 /* ---------- targets.c ---------- */
 /* The version of writes of index config ix made at position end (after:
- * just past it, before the next transaction: a TTL delete; cs->version_after);
+ * just past it, before the next transaction: a TTL delete, pipeline_build_after);
  * 0 with p->err when the position does not fit a version. */
 uint64_t targets_version(struct pipeline *p, const struct mp_index *ix, const bl_pos *end,
                          bool after);
@@ -225,7 +257,7 @@ void row_image_requery(struct pipeline *p, struct changeset *cs);
 /* cs's row-image documents, the latest image of each document winning
  * (changeset_rowdoc_winners), versioned by its coordinates when it has some
  * (those row_image_requery took: left to the rebuild). */
-int row_image_submit(struct pipeline *p, struct changeset *cs, const bl_pos *end);
+int row_image_submit(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool after);
 
 /* ---------- change_snapshots.c ---------- */
 int snapshots_add_row(struct pipeline *p, struct changeset *cs, const bl_row *row);
@@ -246,13 +278,14 @@ int area_collect(void *ctx, size_t index, const struct mp_relation *rel, const c
 /* cs's elements not in a document rebuilt whole (full: "index\x1fkey"),
  * each document's edits in one script. */
 int area_submit(struct pipeline *p, struct changeset *cs, const struct strset *full,
-                const bl_pos *end);
+                const bl_pos *end, bool after);
 
 /* the context of router_flush's collectors */
 struct route_ctx {
     struct pipeline *p;
     struct changeset *cs;
     const bl_pos *end; /* the change set's end: slices are built with its version */
+    bool after;        /* ... just past it (pipeline_build_after) */
 };
 
 #endif

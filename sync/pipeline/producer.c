@@ -76,8 +76,8 @@ int producer_open(struct producer *pr, const struct ss_config *cfg,
         dopts.written_ud = pr->dls;
         /* a bulk stream on the node's delivery in a daemon, else on one of
          * its own (src/deliver/stream.c) */
-        p->d = deliver_open(&dopts, pr->client, o->stream ? o->stream : "producer", DELIVER_BULK,
-                            pr->err, sizeof pr->err);
+        p->d = deliver_open(o->hub, &dopts, pr->client, o->stream ? o->stream : "producer",
+                            DELIVER_BULK, pr->err, sizeof pr->err);
         if (!p->d) return EXIT_RUNTIME;
     }
     pipeline_adopt(p, &pr->m, router_new(&pr->m));

@@ -24,6 +24,9 @@ struct producer_opts {
     bool flush_each_txn;  /* a transaction's changes leave at once (it is waited for) */
     int flush_interval_ms; /* > 0: overrides [delivery] flush_interval_ms */
     const char *stream;   /* its delivery stream's name ("delayed", "repair", ...) */
+    /* the delivery it writes through: a daemon's node hands its own; NULL (a
+     * command): one of the producer's own */
+    struct deliver_hub *hub;
 };
 
 /* Open everything. EXIT_OK, EXIT_USAGE (the mapping does not match the

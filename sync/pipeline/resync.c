@@ -11,11 +11,13 @@
 #include "sync/pipeline/producer.h"
 #include "sync/mapping/mapping_shard.h"
 
-int resync_ids(const struct ss_config *cfg, const char *alias, const char *const *ids, size_t n,
-               struct resync_result *res, char *errout, size_t errlen) {
+int resync_ids(const struct ss_config *cfg, struct deliver_hub *hub, const char *alias,
+               const char *const *ids, size_t n, struct resync_result *res, char *errout,
+               size_t errlen) {
     memset(res, 0, sizeof *res);
     struct producer pr;
-    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = "resync"};
+    struct producer_opts po = {.engine = true, .flush_interval_ms = 5, .stream = "resync",
+                               .hub = hub};
     int rc = producer_open(&pr, cfg, &po);
     struct pipeline *p = &pr.p;
     struct changeset cs = {0};
@@ -65,7 +67,7 @@ int resync_ids(const struct ss_config *cfg, const char *alias, const char *const
     int brc = pipeline_build(p, &cs, &end);
     pipeline_snapshot_end(p);
     if (brc != 0) snprintf(err, elen, "%s", p->err);
-    pipeline_end(p, &cs, &end, false);
+    pipeline_end(p, &cs, &end, NULL, false);
     int drc = deliver_drain(p->d, cfg->delivery.drain_timeout_ms);
     struct deliver_stats ds;
     deliver_get_stats(p->d, &ds);

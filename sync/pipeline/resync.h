@@ -22,7 +22,11 @@ struct resync_result {
 
 /* 0 done, 2 usage (no such index config, no version yet: err), 1 runtime
  * (err). The exit codes of the command (EXIT_OK, EXIT_USAGE, EXIT_RUNTIME). */
-int resync_ids(const struct ss_config *cfg, const char *alias, const char *const *ids, size_t n,
-               struct resync_result *res, char *err, size_t errlen);
+struct deliver_hub;
+/* hub: the delivery to write through (a daemon's node's); NULL: one of its
+ * own */
+int resync_ids(const struct ss_config *cfg, struct deliver_hub *hub, const char *alias,
+               const char *const *ids, size_t n, struct resync_result *res, char *err,
+               size_t errlen);
 
 #endif

@@ -178,7 +178,7 @@ void row_image_requery(struct pipeline *p, struct changeset *cs) {
     free(win);
 }
 
-int row_image_submit(struct pipeline *p, struct changeset *cs, const bl_pos *end) {
+int row_image_submit(struct pipeline *p, struct changeset *cs, const bl_pos *end, bool after) {
     size_t *win = xcalloc(cs->nrdocs ? cs->nrdocs : 1, sizeof *win);
     size_t n = changeset_rowdoc_winners(cs, win);
     int rc = 0;
@@ -191,7 +191,7 @@ int row_image_submit(struct pipeline *p, struct changeset *cs, const bl_pos *end
          * set may be older than another partition's messages in it, and the
          * row's next image, read in a later set, newer but below those) */
         uint64_t version = r->at.known ? version_make(ix->epoch, r->at.file, r->at.pos)
-                                       : targets_version(p, ix, end, cs->version_after);
+                                       : targets_version(p, ix, end, after);
         if (!version && r->at.known)
             errf(p->err, sizeof p->err, "position %u:%llu does not fit a version", r->at.file,
                  (unsigned long long)r->at.pos);

@@ -139,7 +139,7 @@ static void settle_looks(struct ttl *t, bool built) {
 }
 
 int ttl_tick(struct ttl *t, struct pipeline *p, struct changeset *cs, const bl_pos *at,
-             const bl_pos *boundary) {
+             const struct pipeline_resume *rs, const bl_pos *boundary) {
     int64_t now = mono_ms();
     if (now < t->due_ms || !at->file[0] || !boundary->file[0]) return 0;
     t->due_ms = now + TTL_EVERY_MS;
@@ -162,12 +162,11 @@ int ttl_tick(struct ttl *t, struct pipeline *p, struct changeset *cs, const bl_p
     bl_pos ver = *at; /* one past the reader's position (see the top) */
     ver.pos += 1;
     unsigned long long deletes = p->deletes;
-    cs->version_after = true; /* [source] versions = gtid: the half step past the ordinal */
-    int rc = pipeline_build(p, cs, &ver);
-    cs->version_after = false;
+    /* [source] versions = gtid: the half step past the ordinal */
+    int rc = pipeline_build_after(p, cs, &ver);
     settle_looks(t, rc == 0);
     if (rc == 0) {
-        pipeline_end(p, cs, boundary, false);
+        pipeline_end(p, cs, boundary, rs, false);
         t->expired += p->deletes - deletes;
         log_debug("ttl", "%zu row(s) past their expiry: %llu document(s) deleted", found,
                   p->deletes - deletes);

@@ -30,6 +30,7 @@ struct ttl {
  * ended at `boundary` (the last transaction boundary: where a restart may
  * resume). cs must be empty (between transactions). 0, or -1 with p->err. */
 int ttl_tick(struct ttl *t, struct pipeline *p, struct changeset *cs, const bl_pos *at,
+             const struct pipeline_resume *rs,
              const bl_pos *boundary);
 void ttl_reset(struct ttl *t);
 

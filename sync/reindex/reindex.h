@@ -103,14 +103,17 @@ int reindex_delete_all(const struct ss_config *cfg, struct search_conn *k, MYSQL
 /* ---------- the runner (inside `searchsync run`) ---------- */
 struct reindex_runner;
 struct mapping_gen;
+struct deliver_hub;
 /* Start running the jobs of build `version` of `alias` in background
  * threads ([reindex] parallel_jobs), every page built from alias's index
  * config as generation gen holds it: the build's pinned generation
  * (sync/mapping/mapping_gen.h), of which the runner holds a reference of its own
  * until it is freed. If every job is already done (a switch interrupted by
- * a crash), the first thread finishes the switch. */
+ * a crash), the first thread finishes the switch. The pages go through hub,
+ * the node's delivery (NULL: one of the build's own). */
 struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
                                             struct search_client *client,
+                                            struct deliver_hub *hub,
                                             struct mapping_gen *gen, const char *alias,
                                             unsigned version, char *err, size_t errlen);
 /* The same, in a cluster: only the jobs given to owner_node by rebalance
@@ -119,6 +122,7 @@ struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
  * of them. */
 struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
                                                   struct search_client *client,
+                                                  struct deliver_hub *hub,
                                                   struct mapping_gen *gen, const char *alias,
                                                   unsigned version, const char *owner_node,
                                                   const char *session, char *err,

@@ -682,14 +682,16 @@ static void *worker_main(void *arg) {
 }
 
 struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
-                                            struct search_client *client,
+                                            struct search_client *client, struct deliver_hub *hub,
                                             struct mapping_gen *gen, const char *alias,
                                             unsigned version, char *err, size_t errlen) {
-    return reindex_runner_start_owned(cfg, client, gen, alias, version, NULL, NULL, err, errlen);
+    return reindex_runner_start_owned(cfg, client, hub, gen, alias, version, NULL, NULL, err,
+                                      errlen);
 }
 
 struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
                                                   struct search_client *client,
+                                                  struct deliver_hub *hub,
                                                   struct mapping_gen *gen, const char *alias,
                                                   unsigned version, const char *owner_node,
                                                   const char *session, char *err,
@@ -742,13 +744,11 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
     r->wcap = nw;
     struct deliver_opts o;
     deliver_opts_from_config(&o, cfg);
-    /* the pages stream on the process's delivery (a daemon's node), or on
-     * one of the build's own (a command-line reindex): [delivery] helpers
-     * bulk requests in flight for all the jobs together. More would only
-     * queue at the engine's write threads; a job's next page is read and
-     * built meanwhile. Full requests: a page's documents leave in batches
-     * of batch_max, and the rest of the page as soon as it is closed. */
-    struct deliver_hub *hub = deliver_hub_process();
+    /* the pages stream on the delivery handed (a daemon's node's), or on one
+     * of the build's own: [delivery] helpers bulk requests in flight for all
+     * the jobs together. More would only queue at the engine's write threads;
+     * a job's next page is read and built meanwhile. Full requests: a page's
+     * documents leave in batches of batch_max, the rest once it is closed. */
     if (!hub) hub = r->own_hub = deliver_hub_new(&o, client, err, errlen);
     ok = hub != NULL;
     o.batch_min = o.batch_max;

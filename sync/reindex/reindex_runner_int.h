@@ -103,8 +103,8 @@ struct reindex_runner {
      * standalone */
     char *owned;
     struct mapping_gen *gen;     /* the build's pinned generation (a reference of its own) */
-    struct deliver_hub *own_hub; /* a command-line build's delivery (a daemon's builds
-                                  * stream on the node's: deliver_hub_process) */
+    struct deliver_hub *own_hub; /* the build's own delivery when none was handed (a
+                                  * daemon's builds stream on the node's) */
     const struct mp_index *ix;   /* the index config in gen */
     db_params srcp, metap;
     pthread_mutex_t mu;

@@ -238,40 +238,30 @@ static int read_snapshot_begin(struct binlog_source *bl, const bl_commit *cm) {
         return 0;
     }
     if (bl->snap == 0) return wait_gtid_visible(bl, cm);
-    unsigned long want_file = bl_file_seq(cm->end.file);
-    for (int tries = 0;; tries++) {
-        char file[BL_FILE_MAX];
-        unsigned long long pos = 0;
-        /* the tables its documents are read from opened first (read_view.h) */
-        int s = pipeline_read_view(p, cs, NULL, NULL, file, sizeof file, &pos);
-        if (s < 0) return -1;
-        if (s == 0) {
-            db_snapshot_end(p->src);
-            bl->snap = 0;
-            bl->in_snap = false;
-            if (cm->end.gtid[0] && strchr(cm->end.gtid, ':')) return wait_gtid_visible(bl, cm);
-            log_warn("run", "the source does not report the binlog position of a consistent "
-                     "snapshot (Binlog_snapshot_position: MariaDB and Percona Server do) and "
-                     "has no GTIDs (gtid_mode OFF): documents are re-read without waiting "
-                     "for their transaction to be visible");
-            return 0;
-        }
-        bl->snap = 1;
-        bl->in_snap = true;
-        unsigned long have_file = bl_file_seq(file);
-        if (have_file > want_file || (have_file == want_file && pos >= cm->end.pos)) return 0;
-        if (tries == 5000) { /* about 5 s: not a commit in progress */
-            log_warn("run", "the source's snapshot is at %s:%llu, behind the transaction read "
-                     "from its binlog (%s:%llu) after 5 s; reading it anyway (is [source] the "
-                     "server whose binlog is read?)", file, pos, cm->end.file,
-                     (unsigned long long)cm->end.pos);
-            return 0;
-        }
+    /* the pipeline's snapshot wait (the one of every producer, asserting
+     * I2): at or past the commit, taken again for up to 5 s */
+    bl_pos snap;
+    int s = pipeline_snapshot_at(p, cs, NULL, NULL, &cm->end, 5000, true, &snap);
+    if (s < 0) return -1;
+    if (s == 0) {
         db_snapshot_end(p->src);
+        bl->snap = 0;
         bl->in_snap = false;
-        struct timespec ts = {0, tries < 20 ? 100000 : 1000000};
-        nanosleep(&ts, NULL);
+        if (cm->end.gtid[0] && strchr(cm->end.gtid, ':')) return wait_gtid_visible(bl, cm);
+        log_warn("run", "the source does not report the binlog position of a consistent "
+                 "snapshot (Binlog_snapshot_position: MariaDB and Percona Server do) and "
+                 "has no GTIDs (gtid_mode OFF): documents are re-read without waiting "
+                 "for their transaction to be visible");
+        return 0;
     }
+    bl->snap = 1;
+    bl->in_snap = true;
+    if (s == 2) /* 5 s: not a commit in progress */
+        log_warn("run", "the source's snapshot is at %s:%llu, behind the transaction read "
+                 "from its binlog (%s:%llu) after 5 s; reading it anyway (is [source] the "
+                 "server whose binlog is read?)", snap.file, (unsigned long long)snap.pos,
+                 cm->end.file, (unsigned long long)cm->end.pos);
+    return 0;
 }
 
 /* The source connection for a transaction's reads. A restarting server
@@ -398,7 +388,7 @@ static struct xa_txn *xa_begin(struct binlog_source *bl, const bl_commit *cm, bo
         const bl_pos *before = bl->have_last ? &bl->last_commit.end
                                : bl->boundary.file[0] ? &bl->boundary : &bl->reader->start;
         sbuf hold = SBUF_INIT;
-        pipeline_position(bl->env->p, before, &hold);
+        pipeline_position(bl->env->p, before, bl->gtids.data, &hold);
         *fresh = xa_find(&bl->xa, cm->xid) == NULL;
         /* with no mapped row in it (nor in the group it ends), nothing of it
          * is read again: kept only to know its commit, holding nothing back */
@@ -441,17 +431,23 @@ static void xa_end(struct binlog_source *bl, const bl_commit *cm, struct xa_txn 
     } else if (ok) {
         xa_forget(&bl->xa, t);
     }
-    bl->env->cs->hold = xa_hold(&bl->xa);
     pthread_mutex_lock(&bl->env->rs->mu);
     bl->env->rs->f.xa_prepared = bl->xa.n;
     pthread_mutex_unlock(&bl->env->rs->mu);
 }
 
+/* what the checkpoint of the transaction ending now records besides its
+ * position: the GTID set after it, and the position of the oldest XA
+ * transaction prepared and not ended yet, which the checkpoint holds at */
+static const struct pipeline_resume *binlog_resume(struct binlog_source *bl) {
+    bl->resume = (struct pipeline_resume){.gtids = bl->gtids.data, .hold = xa_hold(&bl->xa)};
+    return &bl->resume;
+}
+
 /* prepared XA transactions held past [source] xa_hold_max_s let go */
 static void xa_tick(struct binlog_source *bl) {
-    if (bl->xa.n &&
-        xa_expire(&bl->xa, mono_ms(), (long long)bl->env->cfg->source.xa_hold_max_s * 1000))
-        bl->env->cs->hold = xa_hold(&bl->xa);
+    if (bl->xa.n)
+        xa_expire(&bl->xa, mono_ms(), (long long)bl->env->cfg->source.xa_hold_max_s * 1000);
 }
 
 static int commit_build(struct binlog_source *bl, const bl_commit *cm) {
@@ -553,8 +549,8 @@ static int commit_build(struct binlog_source *bl, const bl_commit *cm) {
               bl->env->cs->npend, bl->env->cs->nelems, bl->env->cs->nrdocs, bl->env->cs->nsnaps);
     /* [source] versions = gtid: the checkpoint holds the set after it */
     if (config_gtid_versions(bl->env->cfg) && cm->gtid_executed)
-        text_set(&p->gtids, cm->gtid_executed);
-    pipeline_end(p, bl->env->cs, &cm->end, quiet);
+        text_set(&bl->gtids, cm->gtid_executed);
+    pipeline_end(p, bl->env->cs, &cm->end, binlog_resume(bl), quiet);
     bl->env->counts.txns++;
     bl->last_commit = *cm;
     bl->last_commit.gtid_executed = NULL;
@@ -584,7 +580,7 @@ static int on_heartbeat(void *ctx, const bl_pos *at) {
             between(bl);
             return 0;
         }
-        pipeline_end(p, bl->env->cs, &bl->last_commit.end, false);
+        pipeline_end(p, bl->env->cs, &bl->last_commit.end, binlog_resume(bl), false);
     }
     between(bl);
     publish_stats(bl, at, NULL, true);
@@ -602,7 +598,8 @@ static void between(struct binlog_source *bl) {
     }
     /* documents whose rows expired (a producer of its own, between
      * transactions like everything here) */
-    if (ttl_tick(&bl->ttl, bl->env->p, bl->env->cs, &bl->at, &bl->boundary) < 0) {
+    const struct pipeline_resume *rs = binlog_resume(bl);
+    if (ttl_tick(&bl->ttl, bl->env->p, bl->env->cs, &bl->at, rs, &bl->boundary) < 0) {
         if (!bl->ttl_warned)
             log_warn("run", "removing expired documents: %s (tried again every round)",
                      bl->env->p->err);
@@ -679,7 +676,7 @@ static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_
     if (config_gtid_versions(bl->env->cfg)) {
         /* after the last transaction's GTID set (or the start's): the
          * decoder's set, the versions' ordinals, goes on from it */
-        const char *set = bl->env->p->gtids.data;
+        const char *set = bl->gtids.data;
         if (bl->have_last) text_set(&bl->start_gtids, set ? set : "");
         ro->start = BL_START_GTID, ro->gtid = bl->start_gtids.data ? bl->start_gtids.data : "";
     } else {
@@ -718,8 +715,8 @@ static int purged_midway(struct binlog_source *bl, bl_reader *r, const bl_sink *
     struct source_env *env = bl->env;
     bl_pos at = bl->have_last ? bl->last_commit.end : r->start;
     if (strcmp(env->cfg->source.on_purged, "rebuild") || src_ensure(bl) < 0) return -1;
-    const char *gtids = config_gtid_versions(env->cfg) ? (env->p->gtids.data ? env->p->gtids.data
-                                                          : "") : NULL;
+    const char *gtids = config_gtid_versions(env->cfg) ? (bl->gtids.data ? bl->gtids.data : "")
+                                                       : NULL;
     char why[BL_ERR_LEN];
     snprintf(why, sizeof why, "%s", r->err);
     int purged = binlog_purged(bl, at.file, gtids);
@@ -734,7 +731,6 @@ static int purged_midway(struct binlog_source *bl, bl_reader *r, const bl_sink *
     bl->txn_saves = false;
     bl->group_n = 0;
     xa_set_free(&bl->xa); /* their commits are in the stretch skipped: rebuilt with the rest */
-    env->cs->hold = NULL;
     bl->reconnects_before += r->reconnects;
     bl_reader_close(r);
     if (binlog_skip_to_end(bl, "[source] on_purged = rebuild", was) < 0) return -1;
@@ -808,6 +804,7 @@ static void binlog_close(void *state) {
     ttl_reset(&bl->ttl);
     sbuf_free(&bl->group_gtids);
     sbuf_free(&bl->start_gtids);
+    sbuf_free(&bl->gtids);
     free(bl);
 }
 

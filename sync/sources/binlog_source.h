@@ -29,6 +29,10 @@ struct binlog_source {
     bl_commit group_last;      /* the newest of them */
     sbuf group_gtids;          /* [source] versions = gtid: its executed GTID set */
     sbuf start_gtids;          /* ... the set the reader started after (ro->gtid) */
+    sbuf gtids;                /* [source] versions = gtid: the executed GTID set at the
+                                * last transaction built, saved in the checkpoint beside
+                                * file:pos (binlog_resume) */
+    struct pipeline_resume resume; /* binlog_resume's last answer */
     long long group_start_ms;
     unsigned long long group_rows_from; /* counts.rows when the last build began */
     bool in_txn;               /* rows read whose commit is still to come (a transaction

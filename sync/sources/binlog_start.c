@@ -29,12 +29,11 @@ static void start_at(struct binlog_source *bl, const char *file, unsigned long l
  * decoder's set, the live versions' ordinals, goes on from it) and the
  * checkpoint carries it from now on. */
 static void start_after_gtids(struct binlog_source *bl, bl_reader_opts *ro, const char *set) {
-    struct source_env *env = bl->env;
     sbuf_reset(&bl->start_gtids);
     sbuf_adds(&bl->start_gtids, set);
     const char *gtids = bl->start_gtids.data;
-    sbuf_reset(&env->p->gtids);
-    sbuf_adds(&env->p->gtids, set);
+    sbuf_reset(&bl->gtids);
+    sbuf_adds(&bl->gtids, set);
     ro->start = BL_START_GTID, ro->gtid = gtids;
 }
 

@@ -261,6 +261,14 @@ static void test_check_keys(void **state) {
     assert_int_equal(-1, load(&c, "[source]\nuser=a\n[delayed]\nschedule = every\n", err));
     assert_non_null(strstr(err, "[delayed] schedule = \"every\""));
     config_free(&c);
+    assert_int_equal(0, load(&c, "[source]\nuser=a\n[delivery]\nreplay_schedule = every 30m\n",
+                             err));
+    assert_string_equal("every 30m", c.delivery.replay_schedule);
+    config_free(&c);
+    assert_int_equal(-1, load(&c, "[source]\nuser=a\n[delivery]\nreplay_schedule = often\n", err));
+    assert_non_null(strstr(err, "[delivery] replay_schedule = \"often\""));
+    assert_non_null(strstr(err, "replay dead letters by hand"));
+    config_free(&c);
     assert_int_equal(-1, load(&c, "[source]\nuser=a\n[check]\nsince = forever\n", err));
     assert_non_null(strstr(err, "[check] since = \"forever\""));
     config_free(&c);

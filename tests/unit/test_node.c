@@ -29,9 +29,12 @@ static bool sick(void *st, char *why, size_t len) {
     return false;
 }
 
-static const struct node_subsystem LATE = {"late", NODE_DRAIN_DELIVERY, stop_a, NULL};
-static const struct node_subsystem EARLY = {"early", NODE_DRAIN_SCHEDULES, stop_a, NULL};
-static const struct node_subsystem MID = {"mid", NODE_DRAIN_CONTROL, stop_a, sick};
+static const struct node_subsystem LATE = {.name = "late", .drain = NODE_DRAIN_DELIVERY,
+                                           .stop = stop_a};
+static const struct node_subsystem EARLY = {.name = "early", .drain = NODE_DRAIN_SCHEDULES,
+                                            .stop = stop_a};
+static const struct node_subsystem MID = {.name = "mid", .drain = NODE_DRAIN_CONTROL,
+                                          .stop = stop_a, .healthy = sick};
 
 static void t_drain_order(void **s) {
     (void)s;
@@ -56,6 +59,95 @@ static void t_drain_order(void **s) {
     assert_string_equal(order, "E2E1ML");
 }
 
+/* node_start: a table started in its order, each handed the context (or
+ * its own zeroed state of state_size bytes, freed after its stop); the one
+ * with a run runs on node_main's thread; a start that fails stops the node
+ * there, and the node stops what had started (the failed one too) in drain
+ * order */
+struct table_ctx {
+    char started[64], stopped[64];
+    int fail_at; /* the start to fail (its letter), 0: none */
+    pthread_t ran_on;
+};
+struct owned {
+    struct table_ctx *ctx;
+    char letter;
+};
+static struct table_ctx *stop_ctx; /* an owned state's stop reaches the log through it */
+
+static int start_ctx(void *st, void *ctx) { /* state_size 0: state is the context */
+    assert_ptr_equal(st, ctx);
+    strcat(((struct table_ctx *)ctx)->started, "A");
+    return ((struct table_ctx *)ctx)->fail_at == 'A' ? -1 : 0;
+}
+static void stop_ctx_a(void *st) { strcat(((struct table_ctx *)st)->stopped, "A"); }
+static int start_owned(void *st, void *ctx) {
+    struct owned *o = st;
+    assert_null(o->ctx); /* zeroed */
+    o->ctx = ctx;
+    o->letter = 'B';
+    strcat(o->ctx->started, "B");
+    return o->ctx->fail_at == 'B' ? 1 : 0;
+}
+static void stop_owned(void *st) {
+    struct owned *o = st;
+    if (o->ctx) strncat(o->ctx->stopped, &o->letter, 1);
+    else strcat(stop_ctx->stopped, "?");
+}
+static int run_c(void *st) {
+    ((struct table_ctx *)st)->ran_on = pthread_self();
+    strcat(((struct table_ctx *)st)->started, "r");
+    return 42;
+}
+static int start_c(void *st, void *ctx) {
+    (void)ctx;
+    strcat(((struct table_ctx *)st)->started, "C");
+    return 0;
+}
+static void stop_c(void *st) { strcat(((struct table_ctx *)st)->stopped, "C"); }
+
+static const struct node_subsystem TA = {.name = "a", .drain = NODE_DRAIN_DELIVERY,
+                                         .start = start_ctx, .stop = stop_ctx_a};
+static const struct node_subsystem TB = {.name = "b", .drain = NODE_DRAIN_SCHEDULES,
+                                         .state_size = sizeof(struct owned),
+                                         .start = start_owned, .stop = stop_owned};
+static const struct node_subsystem TC = {.name = "c", .drain = NODE_DRAIN_READER,
+                                         .start = start_c, .run = run_c, .stop = stop_c};
+static const struct node_subsystem *const TABLE[] = {&TA, &TB, &TC};
+
+static void t_table(void **s) {
+    (void)s;
+    char err[128];
+    for (int fail = 0; fail <= 'B'; fail = fail ? fail + 1 : 'A') {
+        struct node n;
+        struct table_ctx c = {.fail_at = fail};
+        stop_ctx = &c;
+        assert_int_equal(node_init(&n, NULL, err, sizeof err), 0);
+        int rc = node_start(&n, TABLE, 3, &c);
+        if (fail == 0) {
+            assert_int_equal(rc, 0);
+            assert_string_equal(c.started, "ABC");
+            assert_int_equal(node_main(&n), 42);
+            assert_true(pthread_equal(c.ran_on, pthread_self()));
+            node_stop_all(&n);
+            assert_string_equal(c.stopped, "BCA"); /* drain order, not start order */
+        } else if (fail == 'A') {
+            assert_int_equal(rc, -1);
+            assert_string_equal(c.started, "A");
+            node_stop_all(&n);
+            assert_string_equal(c.stopped, "A");
+        } else {
+            assert_int_equal(rc, 1); /* stops without an error */
+            assert_string_equal(c.started, "AB");
+            node_stop_all(&n);
+            assert_string_equal(c.stopped, "BA");
+        }
+        node_free(&n); /* each once */
+        assert_int_equal(strlen(c.stopped), fail == 0 ? 3 : fail == 'A' ? 1 : 2);
+        if (fail == 'B') break;
+    }
+}
+
 struct call {
     pthread_t caller, ran_on;
     int seq;
@@ -73,7 +165,6 @@ static void t_requests(void **s) {
     struct node n;
     char err[128];
     assert_int_equal(node_init(&n, NULL, err, sizeof err), 0);
-    assert_ptr_equal(node_current(), &n);
     struct call a = {.caller = pthread_self()}, b = {.caller = pthread_self()};
     counter = 0;
     assert_int_equal(node_run(&n, "a", work, &a), 0);
@@ -87,7 +178,6 @@ static void t_requests(void **s) {
     assert_int_equal(node_run(&n, "late", work, &c), -1); /* stopping: not run */
     assert_int_equal(c.seq, 0);
     node_free(&n);
-    assert_null(node_current());
 }
 
 /* node_post: a log of what ran and completed, in order; a gate holds the
@@ -200,6 +290,7 @@ int main(void) {
     log_set_level(LOG_OFF);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_drain_order),
+        cmocka_unit_test(t_table),
         cmocka_unit_test(t_requests),
         cmocka_unit_test(t_post_order),
         cmocka_unit_test(t_post_stop),
