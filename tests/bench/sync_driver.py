@@ -323,9 +323,13 @@ def delivery_counters(admin, token):
         return {}
     out = {}
     for line in text.splitlines():
-        if line.startswith('searchsync_delivery_') and '_total ' in line:
-            k, v = line.split(' ', 1)
-            out[k[len('searchsync_delivery_'):-len('_total')]] = float(v)
+        if not line.startswith('searchsync_delivery_'):
+            continue
+        k, v = line.rsplit(' ', 1)
+        k = k.split('{', 1)[0]  # every sample carries source="..."
+        if k.endswith('_total'):
+            out[k[len('searchsync_delivery_'):-len('_total')]] = out.get(
+                k[len('searchsync_delivery_'):-len('_total')], 0.0) + float(v)
     return out
 
 
