@@ -326,10 +326,10 @@ def delivery_counters(admin, token):
         if not line.startswith('searchsync_delivery_'):
             continue
         k, v = line.rsplit(' ', 1)
-        k = k.split('{', 1)[0]  # every sample carries source="..."
-        if k.endswith('_total'):
-            out[k[len('searchsync_delivery_'):-len('_total')]] = out.get(
-                k[len('searchsync_delivery_'):-len('_total')], 0.0) + float(v)
+        k, _, labels = k.partition('{')
+        # the process's own counters: no label but the source every sample carries
+        if k.endswith('_total') and ',' not in labels and (not labels or labels.startswith('source=')):
+            out[k[len('searchsync_delivery_'):-len('_total')]] = float(v)
     return out
 
 
