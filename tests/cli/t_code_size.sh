@@ -111,7 +111,6 @@ function sync/delayed/delayed_job.c:delayed_run_job 117
 function sync/delayed/delayed_run.c:process 103
 function sync/mapping/mapping_db.c:save_all 111
 function sync/node/daemon_builds.c:builds_apply 138
-function sync/node/schema_watch.c:schema_watch_judge 163
 function sync/node/supervisor.c:look_for_edits 128
 function sync/node/supervisor.c:supervisor_main 113
 function sync/reindex/reindex.c:reindex_request 121
