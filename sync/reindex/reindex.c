@@ -591,7 +591,8 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     }
     const struct mp_index *ix = &m.indices[at];
     /* a config over shard tables is one unit per shard (mapping_shard.h):
-     * every unit's buckets are jobs of the one version */
+     * every unit's buckets are jobs of the one version, n shared out among
+     * them (at least one each: a job costs its ramp and last wait anyway) */
     size_t nunits = 0;
     while (at + nunits < m.nindices && !strcmp(m.indices[at + nunits].alias, req->alias))
         nunits++;
@@ -646,37 +647,36 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     index_version_name(phys, sizeof phys, req->alias, v);
     if (create_version(cfg, client, k, ix, phys, &body, &terms, &created, err, errlen) < 0)
         goto out;
+    int per = nunits > 1 ? (n + (int)nunits - 1) / (int)nunits : n;
     for (size_t u = at; u < at + nunits; u++) {
         const struct mp_index *ux = &m.indices[u];
-        char ***bounds = req->by_mod ? NULL : range_bounds(src, ux, n, err, errlen);
+        char ***bounds = req->by_mod ? NULL : range_bounds(src, ux, per, err, errlen);
         if (!req->by_mod && !bounds) goto out;
-        for (int b = 0; b < n; b++) {
+        for (int b = 0; b < per; b++) {
             sbuf_printf(&params, "%s", params.len ? "\x1e" : "");
             if (ux->unit) sbuf_printf(&params, "%s%s\n", RX_UNIT_LINE, ux->unit);
-            if (bucket_params(ux, bounds, b, n, req->by_mod, &params, err, errlen) < 0) {
-                free_bounds(bounds, ux->ntables, n);
+            if (bucket_params(ux, bounds, b, per, req->by_mod, &params, err, errlen) < 0) {
+                free_bounds(bounds, ux->ntables, per);
                 goto out;
             }
         }
-        free_bounds(bounds, ux->ntables, n);
+        free_bounds(bounds, ux->ntables, per);
     }
     rc = record_request(meta, source, id, req->alias, v, phys, &body, &terms,
-                        n * (int)nunits, req->by_mod, params.data ? params.data : "", err,
+                        per * (int)nunits, req->by_mod, params.data ? params.data : "", err,
                         errlen);
     if (rc != REINDEX_OK) goto out;
     {
         char detail[800];
         snprintf(detail, sizeof detail, "version %u requested (%s): %d bucket(s) by %s%s", v,
-                 req->reason ? req->reason : "reindex", n, req->by_mod ? "MOD" : "key range",
+                 req->reason ? req->reason : "reindex", per, req->by_mod ? "MOD" : "key range",
                  nunits > 1 ? ", in each shard" : "");
         rx_sync_log(meta, source, id, "reindex requested", detail);
     }
-    if (ix->unit)
-        log_info("reindex", "%s: version %u queued in %d bucket(s) in each of %zu shard(s) (%s)",
-                 req->alias, v, n, nunits, req->reason ? req->reason : "reindex");
-    else
-        log_info("reindex", "%s: version %u queued in %d bucket(s) (%s)", req->alias, v, n,
-                 req->reason ? req->reason : "reindex");
+    char each[64] = "";
+    if (ix->unit) snprintf(each, sizeof each, " in each of %zu shard(s)", nunits);
+    log_info("reindex", "%s: version %u queued in %d bucket(s)%s (%s)", req->alias, v, per, each,
+             req->reason ? req->reason : "reindex");
     *version = v;
     created = false;
 out:
