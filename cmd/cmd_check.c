@@ -1,5 +1,5 @@
 /* cmd_check: `searchsync check --config FILE INDEX [--since DUR] [--repair]
- * [--json] [--settle SECONDS]` — the consistency check (sync/check/check.c) as a
+ * [--json] [--settle SECONDS]` — the consistency check (sync/check/check.h) as a
  * command: a summary line first, then one line per difference (or one JSON
  * object). Exit 0 clean or all repaired, 3 differences found and left, 1 a
  * failure, 2 usage. */

@@ -2,7 +2,7 @@
  * --today]` — the daily replay: every document whose rows (its
  * root or parent/child table's daily_check_column, or a related table's)
  * changed in the window is rebuilt from MySQL, compared with the engine's
- * copy and rewritten where they differ — the window check of sync/check/check.c
+ * copy and rewritten where they differ — the window check of sync/check/check.h
  * with repair, over every index config that has a daily_check_column. Its
  * figures say how many documents it found different: drift that should not
  * exist, shown to the operator. Schedulable as `[check] schedule` with

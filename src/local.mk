@@ -6,7 +6,7 @@ libsearchsync_a_SOURCES += \
 	src/json_exact.c src/json_exact.h \
 	src/log.c src/log.h src/log_syslog.c src/log_syslog.h \
 	src/signals.c src/signals.h src/monotime.h \
-	src/invariant.c src/invariant.h \
+	src/invariant.c src/invariant.h src/exit_codes.h \
 	src/service_notify.c src/service_notify.h \
 	src/config.c src/config.h src/config_keys.c src/cred_refused.c src/cred_refused.h \
 	src/search_auth.c src/search/sha256.c src/search/sha256.h \

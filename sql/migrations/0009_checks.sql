@@ -1,4 +1,4 @@
--- 0009: consistency checks. Owned by sync/check/check.c (check_record):
+-- 0009: consistency checks. Owned by sync/check/check_report.c (check_record):
 -- one row per `searchsync check` run, from the command or the daemon's
 -- schedule; `searchsync status` shows each index's last, GET /api/v1/checks
 -- lists them.

@@ -89,6 +89,24 @@ int mq_col_labels(mq_msg *m, bl_column *c, uint8_t type, const char *const *labe
     return 0;
 }
 
+int mq_col_labels_list(mq_msg *m, bl_column *c, uint8_t type, const char *list) {
+    const char *labels[64 * 16];
+    uint32_t lens[64 * 16], n = 0;
+    if (list && *list) {
+        const char *p = list;
+        for (;;) {
+            const char *e = strchr(p, ',');
+            size_t l = e ? (size_t)(e - p) : strlen(p);
+            if (n == sizeof lens / sizeof lens[0]) break;
+            labels[n] = p;
+            lens[n++] = (uint32_t)l;
+            if (!e) break;
+            p = e + 1;
+        }
+    }
+    return mq_col_labels(m, c, type, labels, lens, n);
+}
+
 bool mq_col_is_text(const bl_column *c) {
     switch (c->type) {
     case BT_STRING: case BT_VARCHAR: case BT_VAR_STRING: case BT_BLOB: case BT_TINY_BLOB:

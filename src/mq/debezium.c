@@ -113,33 +113,60 @@ static bool i64_of(const cJSON *v, int64_t *out) {
 }
 
 /* ------------------------------------------------------------- columns */
+/* A field's representation, from its schema's logical name and type. */
+static int rep_of(const char *name, const char *type) {
+    if (!strcmp(name, "org.apache.kafka.connect.data.Decimal")) return R_DECIMAL;
+    if (!strcmp(name, "io.debezium.time.Date") || !strcmp(name, "org.apache.kafka.connect.data.Date")) return R_DAYS;
+    if (!strcmp(name, "io.debezium.time.Timestamp") || !strcmp(name, "org.apache.kafka.connect.data.Timestamp")) return R_MILLIS_DT;
+    if (!strcmp(name, "io.debezium.time.MicroTimestamp")) return R_MICROS_DT;
+    if (!strcmp(name, "io.debezium.time.NanoTimestamp")) return R_NANOS_DT;
+    if (!strcmp(name, "io.debezium.time.ZonedTimestamp")) return R_ZONED;
+    if (!strcmp(name, "io.debezium.time.MicroTime")) return R_MICROS_TIME;
+    if (!strcmp(name, "io.debezium.time.Time") || !strcmp(name, "org.apache.kafka.connect.data.Time")) return R_MILLIS_TIME;
+    if (!strcmp(name, "io.debezium.time.NanoTime")) return R_NANOS_TIME;
+    if (!strcmp(name, "io.debezium.time.Year")) return R_YEAR;
+    if (!strcmp(name, "io.debezium.data.Json")) return R_JSON;
+    if (!strcmp(name, "io.debezium.data.Bits")) return R_BITS;
+    if (!strncmp(name, "io.debezium.data.geometry.", 26)) return R_GEOM;
+    if (!strcmp(type, "bytes")) return R_BYTES;
+    return R_PLAIN;
+}
+
+/* The column typed from __debezium.source.column.type (with its length and
+ * scale), when the connector propagated it (column.propagate.source.type)
+ * and it is no ENUM or SET; true when that gave the type. */
+static bool col_from_source_type(mq_msg *m, bl_column *c, const cJSON *params) {
+    char err[256];
+    const char *st = str(params, "__debezium.source.column.type");
+    if (st && strncasecmp(st, "ENUM", 4) && strncasecmp(st, "SET", 3)) {
+        const char *len = str(params, "__debezium.source.column.length");
+        const char *scale = str(params, "__debezium.source.column.scale");
+        char t[128];
+        bool tmp = !strncasecmp(st, "DATETIME", 8) || !strncasecmp(st, "TIMESTAMP", 9) || !strncasecmp(st, "TIME", 4);
+        bool sized = !strncasecmp(st, "DECIMAL", 7) || !strncasecmp(st, "NUMERIC", 7) ||
+                     !strncasecmp(st, "CHAR", 4) || !strncasecmp(st, "VARCHAR", 7) || !strncasecmp(st, "BINARY", 6) ||
+                     !strncasecmp(st, "VARBINARY", 9) || !strncasecmp(st, "BIT", 3);
+        if (tmp && scale) snprintf(t, sizeof t, "%.60s(%s)", st, scale);
+        else if (sized && len && scale) snprintf(t, sizeof t, "%.60s(%s,%s)", st, len, scale);
+        else if (sized && len) snprintf(t, sizeof t, "%.60s(%s)", st, len);
+        else snprintf(t, sizeof t, "%.60s", st);
+        return mq_col_type(m, c, t, err, sizeof err) == 0;
+    }
+    return false;
+}
+
 static int col_from_schema(mq_msg *m, const mq_opts *o, bl_column *c, struct dcol *d,
                            const cJSON *fs, bool typed) {
     const char *type = str(fs, "type"), *name = str(fs, "name");
     const cJSON *params = key(fs, "parameters");
-    char err[256];
     d->scale = -1;
     if (!type) type = "";
     if (!name) name = "";
-    /* the representation */
-    if (!strcmp(name, "org.apache.kafka.connect.data.Decimal")) {
-        d->rep = R_DECIMAL;
+    d->rep = rep_of(name, type);
+    if (d->rep == R_DECIMAL) {
         const char *sc = str(params, "scale");
         d->scale = sc ? atoi(sc) : 0;
-    } else if (!strcmp(name, "io.debezium.time.Date") || !strcmp(name, "org.apache.kafka.connect.data.Date")) d->rep = R_DAYS;
-    else if (!strcmp(name, "io.debezium.time.Timestamp") || !strcmp(name, "org.apache.kafka.connect.data.Timestamp")) d->rep = R_MILLIS_DT;
-    else if (!strcmp(name, "io.debezium.time.MicroTimestamp")) d->rep = R_MICROS_DT;
-    else if (!strcmp(name, "io.debezium.time.NanoTimestamp")) d->rep = R_NANOS_DT;
-    else if (!strcmp(name, "io.debezium.time.ZonedTimestamp")) d->rep = R_ZONED;
-    else if (!strcmp(name, "io.debezium.time.MicroTime")) d->rep = R_MICROS_TIME;
-    else if (!strcmp(name, "io.debezium.time.Time") || !strcmp(name, "org.apache.kafka.connect.data.Time")) d->rep = R_MILLIS_TIME;
-    else if (!strcmp(name, "io.debezium.time.NanoTime")) d->rep = R_NANOS_TIME;
-    else if (!strcmp(name, "io.debezium.time.Year")) d->rep = R_YEAR;
-    else if (!strcmp(name, "io.debezium.data.Json")) d->rep = R_JSON;
-    else if (!strcmp(name, "io.debezium.data.Bits")) d->rep = R_BITS;
-    else if (!strncmp(name, "io.debezium.data.geometry.", 26)) d->rep = R_GEOM;
-    else if (!strcmp(type, "bytes")) d->rep = R_BYTES;
-    else d->rep = R_PLAIN;
+    }
     d->connect = !strncmp(name, "org.apache.kafka.connect.data.T", 31); /* Time, Timestamp */
     if (d->rep == R_DECIMAL) d->dec = MQ_DBZ_DEC_PRECISE, d->dec_schema = true;
     if (d->rep == R_BYTES) d->bin = MQ_DBZ_BIN_BASE64;
@@ -159,21 +186,7 @@ static int col_from_schema(mq_msg *m, const mq_opts *o, bl_column *c, struct dco
     }
 
     /* the column type the connector propagated, when it did */
-    const char *st = str(params, "__debezium.source.column.type");
-    if (st && strncasecmp(st, "ENUM", 4) && strncasecmp(st, "SET", 3)) {
-        const char *len = str(params, "__debezium.source.column.length");
-        const char *scale = str(params, "__debezium.source.column.scale");
-        char t[128];
-        bool tmp = !strncasecmp(st, "DATETIME", 8) || !strncasecmp(st, "TIMESTAMP", 9) || !strncasecmp(st, "TIME", 4);
-        bool sized = !strncasecmp(st, "DECIMAL", 7) || !strncasecmp(st, "NUMERIC", 7) ||
-                     !strncasecmp(st, "CHAR", 4) || !strncasecmp(st, "VARCHAR", 7) || !strncasecmp(st, "BINARY", 6) ||
-                     !strncasecmp(st, "VARBINARY", 9) || !strncasecmp(st, "BIT", 3);
-        if (tmp && scale) snprintf(t, sizeof t, "%.60s(%s)", st, scale);
-        else if (sized && len && scale) snprintf(t, sizeof t, "%.60s(%s,%s)", st, len, scale);
-        else if (sized && len) snprintf(t, sizeof t, "%.60s(%s)", st, len);
-        else snprintf(t, sizeof t, "%.60s", st);
-        if (mq_col_type(m, c, t, err, sizeof err) == 0) return 0;
-    }
+    if (col_from_source_type(m, c, params)) return 0;
     switch (d->rep) {
     case R_DECIMAL: {
         const char *p = str(params, "connect.decimal.precision");
@@ -212,22 +225,9 @@ static int col_from_schema(mq_msg *m, const mq_opts *o, bl_column *c, struct dco
     default: break;
     }
     if (!strcmp(name, "io.debezium.data.Enum") || !strcmp(name, "io.debezium.data.EnumSet")) {
-        const char *allowed = str(params, "allowed");
-        const char *labels[64 * 16];
-        uint32_t lens[64 * 16], n = 0;
-        if (allowed && *allowed) {
-            const char *p = allowed;
-            for (;;) {
-                const char *e = strchr(p, ',');
-                size_t l = e ? (size_t)(e - p) : strlen(p);
-                if (n == sizeof lens / sizeof lens[0]) break;
-                labels[n] = p;
-                lens[n++] = (uint32_t)l;
-                if (!e) break;
-                p = e + 1;
-            }
-        }
-        if (mq_col_labels(m, c, name[17] == 'E' && name[21] == 'S' ? BT_SET : BT_ENUM, labels, lens, n) < 0)
+        /* the schema's "allowed" labels */
+        if (mq_col_labels_list(m, c, name[17] == 'E' && name[21] == 'S' ? BT_SET : BT_ENUM,
+                               str(params, "allowed")) < 0)
             return mq_fail(m, "column %s: a SET has at most 64 members", c->name);
         return 0;
     }
@@ -561,6 +561,42 @@ static bool null_unsure(const bl_column *c, const struct dcol *d, bool schema,
     return true;
 }
 
+/* Each column typed from its field's schema, else its value, with what its
+ * values need (dc[k]; snapshot: op "r"). MQ_OK or MQ_ERR, the problem said. */
+static int type_columns(mq_msg *m, const mq_opts *o, struct dcol *dc, const cJSON *fields,
+                        const cJSON *before, const cJSON *after, uint32_t nlook, bool snapshot) {
+    int rc = MQ_OK;
+    const char *db = m->table.db, *tb = m->table.name;
+    uint32_t nc = m->table.ncols;
+    for (uint32_t k = 0; k < nc && rc == MQ_OK; k++) {
+        bl_column *c = &m->table.cols[k];
+        const cJSON *v = after ? key(after, c->name) : NULL;
+        if (!v || cJSON_IsNull(v)) v = before ? key(before, c->name) : NULL;
+        const cJSON *fs = fields ? field_schema(fields, c->name) : NULL;
+        if (fs) {
+            if (col_from_schema(m, o, c, &dc[k], fs, k < nlook) < 0) rc = MQ_ERR;
+        } else if (fields && k >= nlook) {
+            rc = mq_fail(m, "column %s of %s.%s is not in the message's schema", c->name, db, tb);
+        } else {
+            if (k >= nlook && (!v || cJSON_IsNull(v))) {
+                mq_col_text(c); /* no value, no type: only nulls to store */
+                continue;
+            }
+            col_from_value(o, c, &dc[k], v, k < nlook);
+        }
+        dc[k].snapshot = snapshot;
+        if (rc == MQ_OK && dc[k].rep == R_DECIMAL && dc[k].scale < 0 && k >= nlook)
+            rc = mq_fail(m, "column %s of %s.%s: a base64 DECIMAL without a schema cannot be scaled; enable "
+                         "the converter's schemas, give the table's columns, or set the connector's "
+                         "decimal.handling.mode=string", c->name, db, tb);
+        if (rc == MQ_OK && dc[k].infer_fsp) {
+            if (after) infer_fsp(c, &dc[k], key(after, c->name));
+            if (before) infer_fsp(c, &dc[k], key(before, c->name));
+        }
+    }
+    return rc;
+}
+
 int mq_debezium(mq_msg *m, const mq_opts *o, const cJSON *root) {
     const cJSON *schema = key(root, "schema");
     const cJSON *payload = key(root, "payload");
@@ -628,33 +664,7 @@ int mq_debezium(mq_msg *m, const mq_opts *o, const cJSON *root) {
             if (mq_find_col(m, f->string) < 0) mq_add_col(m, f->string);
     uint32_t nc = m->table.ncols;
     struct dcol *dc = xcalloc(nc ? nc : 1, sizeof *dc);
-    int rc = MQ_OK;
-    for (uint32_t k = 0; k < nc && rc == MQ_OK; k++) {
-        bl_column *c = &m->table.cols[k];
-        const cJSON *v = after ? key(after, c->name) : NULL;
-        if (!v || cJSON_IsNull(v)) v = before ? key(before, c->name) : NULL;
-        const cJSON *fs = fields ? field_schema(fields, c->name) : NULL;
-        if (fs) {
-            if (col_from_schema(m, o, c, &dc[k], fs, k < nlook) < 0) rc = MQ_ERR;
-        } else if (fields && k >= nlook) {
-            rc = mq_fail(m, "column %s of %s.%s is not in the message's schema", c->name, db, tb);
-        } else {
-            if (k >= nlook && (!v || cJSON_IsNull(v))) {
-                mq_col_text(c); /* no value, no type: only nulls to store */
-                continue;
-            }
-            col_from_value(o, c, &dc[k], v, k < nlook);
-        }
-        dc[k].snapshot = !strcmp(op, "r");
-        if (rc == MQ_OK && dc[k].rep == R_DECIMAL && dc[k].scale < 0 && k >= nlook)
-            rc = mq_fail(m, "column %s of %s.%s: a base64 DECIMAL without a schema cannot be scaled; enable "
-                         "the converter's schemas, give the table's columns, or set the connector's "
-                         "decimal.handling.mode=string", c->name, db, tb);
-        if (rc == MQ_OK && dc[k].infer_fsp) {
-            if (after) infer_fsp(c, &dc[k], key(after, c->name));
-            if (before) infer_fsp(c, &dc[k], key(before, c->name));
-        }
-    }
+    int rc = type_columns(m, o, dc, fields, before, after, nlook, !strcmp(op, "r"));
     if (rc == MQ_OK) {
         mq_cols_done(m);
         uint32_t r = mq_add_row(m, kind);

@@ -211,6 +211,9 @@ void mq_col_decimal(bl_column *c, unsigned precision, unsigned scale);
 void mq_col_bit(bl_column *c, unsigned bits);
 int mq_col_labels(mq_msg *m, bl_column *c, uint8_t type, const char *const *labels,
                   const uint32_t *lens, uint32_t n);
+/* mq_col_labels with the labels of a comma-separated list (NULL or "": none;
+ * at most 1024 are read). */
+int mq_col_labels_list(mq_msg *m, bl_column *c, uint8_t type, const char *list);
 bool mq_col_is_text(const bl_column *c); /* character data (CHAR/VARCHAR/TEXT) */
 bool mq_col_is_binary(const bl_column *c);
 

@@ -1,5 +1,5 @@
 /* content_hash: the two numbers every document searchsync writes carries for
- * the consistency check (sync/check/check.c, docs/check.md).
+ * the consistency check (sync/check/check.h, docs/check.md).
  *
  *   ss_hash      a hash of the document's body exactly as the builder wrote
  *                it (before delivery adds its own fields)

@@ -1,5 +1,5 @@
 /* check_diff: where an engine's copy of a document first differs from the
- * document built from MySQL (the consistency check's report, sync/check/check.c).
+ * document built from MySQL (the consistency check's report, sync/check/check.h).
  *
  * Both are parsed without rounding (json_exact). Objects are compared as
  * sets of members (the engine keeps the order it was sent, but a scripted

@@ -1,7 +1,9 @@
-/* check_int: what the files of the consistency check share (check.c: the
- * MySQL side and the run; check_engine.c: the engine side; check_verify.c:
- * the candidates verified and repaired) — the run's context and its
- * candidates. Nobody outside sync/check/ includes it. */
+/* check_int: what the files of the consistency check share (check_run.c:
+ * the MySQL side and the run; check_engine.c: the engine side;
+ * check_verify.c: the candidates verified and repaired; check.c: the
+ * candidates and records they all use) — the run's context and its
+ * candidates. Nobody outside sync/check/ includes it. Calls run one way:
+ * check_run -> check_verify -> check_engine -> check. */
 #ifndef SS_CHECK_INT_H
 #define SS_CHECK_INT_H
 #include <stdbool.h>

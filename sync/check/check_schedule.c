@@ -5,7 +5,7 @@
  * source, so one node of a cluster runs it). At each scheduled time — a
  * daily "HH:MM" (UTC) or "every DUR" — it checks every index config that has
  * a live version, one after another, through the same code as `searchsync check`
- * (sync/check/check.c) on connections of its own: the window of [check] since (or
+ * (sync/check/check.h) on connections of its own: the window of [check] since (or
  * the whole index), repaired when [check] repair says so. Each run is
  * recorded in check_runs (trigger "schedule") and said in the log: info
  * when clean, a warning naming the differences when not. A stop request

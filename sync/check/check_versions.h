@@ -1,6 +1,6 @@
 /* check_versions: the documents of an index that someone else than
  * searchsync wrote last, found by the engine's versions (the consistency
- * check, sync/check/check.c; docs/check.md).
+ * check, sync/check/check_engine.c; docs/check.md).
  *
  * searchsync writes every whole document with version_type=external and
  * the same number in its ss_version field, so the engine's _version of a

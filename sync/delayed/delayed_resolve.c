@@ -1,7 +1,9 @@
 /* delayed_resolve: a delayed run's change snapshots resolved into the root
  * ids of the documents they reach — table by table, level by level up the
  * relation chains (relation_tops.c), in keyset pages — staged into
- * delayed_run_ids, then cut into bucket jobs (delayed_run_int.h). */
+ * delayed_run_ids, then cut into bucket jobs; and the snapshots marked done
+ * or failed (delayed_run_int.h). delayed_run.c calls it, never the other
+ * way round. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,82 @@
 
 #include "sync/delayed/delayed_run_int.h"
 #include "sync/mapping/mapping_shard.h"
+
+/* ---------- the snapshots ---------- */
+
+/* ` AND s.db_name = .. AND s.table_name = ..` for one table, or nothing */
+void dr_table_cond(struct run *R, sbuf *q, const char *pfx, const char *db,
+                   const char *table) {
+    if (!db) return;
+    sbuf_printf(q, " AND %sdb_name = ", pfx);
+    qs(R->meta, q, db);
+    sbuf_printf(q, " AND %stable_name = ", pfx);
+    qs(R->meta, q, table);
+}
+
+/* Drop the rows a move of this run's running snapshots (of one table, or
+ * all) to status `to` would collide with: the same change of the same day
+ * already there in that status (the unique key has the status in it). The
+ * moved row stands for both. */
+static int drop_twins(struct run *R, const char *to, const char *attempts_cond, const char *db,
+                      const char *table) {
+    sbuf q = SBUF_INIT;
+    sbuf_printf(&q,
+                "DELETE t FROM change_snapshots t JOIN change_snapshots s ON s.source = "
+                "t.source AND s.db_name = t.db_name AND s.table_name = t.table_name AND "
+                "s.operation = t.operation AND s.business_id = t.business_id AND "
+                "s.attach_date = t.attach_date AND s.id <> t.id WHERE s.run_id = %llu AND "
+                "s.status = 'running' AND t.status = '%s'%s",
+                R->id, to, attempts_cond ? attempts_cond : "");
+    dr_table_cond(R, &q, "s.", db, table);
+    int rc = exec(R, &q);
+    sbuf_free(&q);
+    return rc;
+}
+
+/* This run's running snapshots (of one table, or all) are done. */
+int dr_snaps_done(struct run *R, const char *db, const char *table, const char *why) {
+    if (drop_twins(R, "done", NULL, db, table) < 0) return -1;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "UPDATE change_snapshots SET status = 'done', error_text = ");
+    qs(R->meta, &q, why);
+    sbuf_printf(&q, " WHERE run_id = %llu AND status = 'running'", R->id);
+    dr_table_cond(R, &q, "", db, table);
+    int rc = exec(R, &q);
+    sbuf_free(&q);
+    return rc;
+}
+
+/* ... failed with `why`: tried again by the next run, or left in error once
+ * they have failed max_attempts times. */
+int dr_snaps_failed(struct run *R, const char *db, const char *table, const char *why) {
+    char cond[128];
+    snprintf(cond, sizeof cond, " AND s.attempts + 1 >= %d", R->o->max_attempts);
+    if (drop_twins(R, "error", cond, db, table) < 0) return -1;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "UPDATE change_snapshots SET status = 'error', attempts = attempts + 1, "
+                  "error_text = ");
+    qs(R->meta, &q, why);
+    sbuf_printf(&q, " WHERE run_id = %llu AND status = 'running' AND attempts + 1 >= %d", R->id,
+                R->o->max_attempts);
+    dr_table_cond(R, &q, "", db, table);
+    long long n = exec_rows(R, &q);
+    if (n > 0) R->st->left_error += (unsigned long long)n;
+    snprintf(cond, sizeof cond, " AND s.attempts + 1 < %d", R->o->max_attempts);
+    if (n >= 0) n = drop_twins(R, "init", cond, db, table);
+    if (n >= 0) {
+        sbuf_reset(&q);
+        sbuf_adds(&q, "UPDATE change_snapshots SET status = 'init', attempts = attempts + 1, "
+                      "run_id = NULL, error_text = ");
+        qs(R->meta, &q, why);
+        sbuf_printf(&q, " WHERE run_id = %llu AND status = 'running'", R->id);
+        dr_table_cond(R, &q, "", db, table);
+        n = exec_rows(R, &q);
+        if (n > 0) R->st->retried += (unsigned long long)n;
+    }
+    sbuf_free(&q);
+    return n < 0 ? -1 : 0;
+}
 
 /* The staged ids go in one INSERT, sent and left to run while the walk
  * reads its next page from the source (its own connection): resolving a

@@ -83,8 +83,8 @@ static inline long index_pos(struct run *R, unsigned long long id) {
 int delayed_run_job(struct run *R, unsigned long long job, unsigned long long index_id,
                     unsigned bucket, const char *cursor);
 
-/* ` AND <pfx>db_name = .. AND <pfx>table_name = ..` for one table (db
- * NULL: nothing) */
+/* delayed_resolve.c: ` AND <pfx>db_name = .. AND <pfx>table_name = ..` for
+ * one table (db NULL: nothing) */
 void dr_table_cond(struct run *R, sbuf *q, const char *pfx, const char *db, const char *table);
 /* This run's running snapshots (of one table, or all) are done. */
 int dr_snaps_done(struct run *R, const char *db, const char *table, const char *why);

@@ -316,6 +316,106 @@ void schema_watch_keep(const struct schema_watch *w, const struct mapping *m, ch
     }
 }
 
+/* A shard's root table missing: the shard goes (not the index) once the
+ * binlog took it away for good; meanwhile a moment's absence. true when it
+ * went. */
+static bool shard_gone(struct supervisor *sv, const struct mp_index *ix,
+                       const struct mp_schema *schema, long long now, long long settle,
+                       const char *forced) {
+    if (mp_schema_find(schema, ix->tables[0].db, ix->tables[0].table, NULL)) return false;
+    struct sw_absent *a = absent_find(&sv->watch, ix->tables[0].db, ix->tables[0].table);
+    if ((a && (!a->renamed || now >= a->since_ms + settle)) || forced) {
+        shard_is_gone(sv, ix, a && !a->renamed);
+        return true;
+    }
+    return false;
+}
+
+/* An index config stopped earlier: its rebuild queued once the source fits
+ * its mapping again (true when that could not be queued yet: tried again),
+ * or, when a schema change named its tables after a refused query stopped
+ * it, that statement recorded as the cause. */
+static bool judge_stopped(struct supervisor *sv, const struct mp_index *ix,
+                          const struct mp_schema *schema, bool bad, const char *named,
+                          const char *forced, bool at_start, const sbuf *errs) {
+    struct schema_watch *w = &sv->watch;
+    bool owed = false;
+    sbuf reason = SBUF_INIT;
+    sbuf key = SBUF_INIT;
+    sbuf_printf(&key, "%s\x1f%s", ix->alias, ix->stopped);
+    if (!bad && !refit_asked(w, key.data)) {
+        if (index_stop_refit(sv, ix, named ? named : forced ? forced
+                                             : "looked at again")) {
+            w->refit = xrealloc(w->refit, (w->nrefit + 1) * sizeof *w->refit);
+            w->refit[w->nrefit++] = sbuf_detach(&key);
+        } else {
+            owed = true;
+            log_warn("run", "index %s: the source fits its mapping again, but its "
+                     "rebuild cannot be queued yet (%s): tried again in a moment",
+                     ix->alias, sv->err);
+            sv->err[0] = '\0';
+        }
+    } else if (bad && named && !at_start && strstr(ix->stopped, INDEX_STOP_REFUSED)) {
+        /* stopped at a refused query before the DDL that caused it
+         * was read: that statement is the cause */
+        index_stop_reason(ix, schema, named, errs->data, &reason);
+        index_stop_name_cause(sv, ix, reason.data);
+    }
+    sbuf_free(&key);
+    sbuf_free(&reason);
+    return owed;
+}
+
+/* What this judgement leaves for the next: the deferred index configs
+ * (said when one starts or its reason changes; def is taken over), the
+ * absent tables and refits still of interest, and when to look again (a
+ * backoff while anything is deferred or owed, at the latest when a table's
+ * settle time ends). */
+static void remember(struct schema_watch *w, const struct mapping *m, struct sw_deferred *def,
+                     size_t ndef, bool refit_owed, long long now, long long next_due) {
+    /* what is deferred now, said when it starts or its reason changes */
+    for (size_t i = 0; i < ndef; i++) {
+        const char *was = deferred_why(w, def[i].alias);
+        if (!was || strcmp(was, def[i].why))
+            log_info("run", "index %s: %s", def[i].alias, def[i].why);
+    }
+    for (size_t i = 0; i < w->ndeferred; i++) free(w->deferred[i].alias), free(w->deferred[i].why);
+    free(w->deferred);
+    w->deferred = def, w->ndeferred = ndef;
+    for (size_t i = 0; i < w->nnamed; i++) free(w->named[i].alias), free(w->named[i].note);
+    free(w->named);
+    w->named = NULL, w->nnamed = 0;
+    /* names no index config reads any more, and refits of stops since lifted */
+    for (size_t i = 0; i < w->nabsent;)
+        if (!mapping_reads(m, w->absent[i].db, w->absent[i].table)) absent_remove(w, i);
+        else i++;
+    for (size_t i = 0; i < w->nrefit;) {
+        bool still = false;
+        for (size_t x = 0; x < m->nindices && !still; x++) {
+            const struct mp_index *ix = &m->indices[x];
+            size_t n = strlen(ix->alias);
+            still = ix->stopped && !strncmp(w->refit[i], ix->alias, n) && w->refit[i][n] == '\x1f';
+        }
+        if (still) {
+            i++;
+        } else {
+            free(w->refit[i]);
+            w->refit[i] = w->refit[--w->nrefit];
+        }
+    }
+    if (w->ndeferred || refit_owed) {
+        long long backoff = 1000LL << (w->relooks < 5 ? w->relooks : 5);
+        if (backoff > 30000) backoff = 30000;
+        long long due = now + backoff;
+        if (next_due && next_due < due) due = next_due;
+        w->due_ms = due;
+        w->relooks++;
+    } else {
+        w->due_ms = 0;
+        w->relooks = 0;
+    }
+}
+
 int schema_watch_judge(struct supervisor *sv, const char *forced, bool at_start, size_t *stopped) {
     struct schema_watch *w = &sv->watch;
     *stopped = 0;
@@ -342,27 +442,7 @@ int schema_watch_judge(struct supervisor *sv, const char *forced, bool at_start,
         sbuf errs = SBUF_INIT, reason = SBUF_INIT, why = SBUF_INIT;
         bool bad = unfit(&m, i, &schema, &errs);
         if (ix->stopped) {
-            sbuf key = SBUF_INIT;
-            sbuf_printf(&key, "%s\x1f%s", ix->alias, ix->stopped);
-            if (!bad && !refit_asked(w, key.data)) {
-                if (index_stop_refit(sv, ix, named ? named : forced ? forced
-                                                     : "looked at again")) {
-                    w->refit = xrealloc(w->refit, (w->nrefit + 1) * sizeof *w->refit);
-                    w->refit[w->nrefit++] = sbuf_detach(&key);
-                } else {
-                    refit_owed = true;
-                    log_warn("run", "index %s: the source fits its mapping again, but its "
-                             "rebuild cannot be queued yet (%s): tried again in a moment",
-                             ix->alias, sv->err);
-                    sv->err[0] = '\0';
-                }
-            } else if (bad && named && !at_start && strstr(ix->stopped, INDEX_STOP_REFUSED)) {
-                /* stopped at a refused query before the DDL that caused it
-                 * was read: that statement is the cause */
-                index_stop_reason(ix, &schema, named, errs.data, &reason);
-                index_stop_name_cause(sv, ix, reason.data);
-            }
-            sbuf_free(&key);
+            refit_owed |= judge_stopped(sv, ix, &schema, bad, named, forced, at_start, &errs);
             goto next;
         }
         if (!bad) {
@@ -370,15 +450,7 @@ int schema_watch_judge(struct supervisor *sv, const char *forced, bool at_start,
                 log_info("run", "index %s goes on: the source fits its mapping again", ix->alias);
             goto next;
         }
-        if (ix->unit && !mp_schema_find(&schema, ix->tables[0].db, ix->tables[0].table, NULL)) {
-            /* a shard's root table missing: the shard goes (not the index) once the
-             * binlog took it away for good; meanwhile a moment's absence */
-            struct sw_absent *a = absent_find(w, ix->tables[0].db, ix->tables[0].table);
-            if ((a && (!a->renamed || now >= a->since_ms + settle)) || forced) {
-                shard_is_gone(sv, ix, a && !a->renamed);
-                goto next;
-            }
-        }
+        if (ix->unit && shard_gone(sv, ix, &schema, now, settle, forced)) goto next;
         struct missing ms = {w, &schema, at_start, false, now, 0, NULL};
         index_tables(ix, look_missing, &ms);
         if (ms.first || ms.ahead) { /* a table it reads is missing */
@@ -427,48 +499,8 @@ int schema_watch_judge(struct supervisor *sv, const char *forced, bool at_start,
         sbuf_free(&reason);
         sbuf_free(&why);
     }
-    /* what is deferred now, said when it starts or its reason changes */
-    for (size_t i = 0; i < ndef; i++) {
-        const char *was = deferred_why(w, def[i].alias);
-        if (!was || strcmp(was, def[i].why))
-            log_info("run", "index %s: %s", def[i].alias, def[i].why);
-    }
-    for (size_t i = 0; i < w->ndeferred; i++) free(w->deferred[i].alias), free(w->deferred[i].why);
-    free(w->deferred);
-    w->deferred = def, w->ndeferred = ndef;
+    remember(w, &m, def, ndef, refit_owed, now, next_due);
     def = NULL, ndef = 0;
-    for (size_t i = 0; i < w->nnamed; i++) free(w->named[i].alias), free(w->named[i].note);
-    free(w->named);
-    w->named = NULL, w->nnamed = 0;
-    /* names no index config reads any more, and refits of stops since lifted */
-    for (size_t i = 0; i < w->nabsent;)
-        if (!mapping_reads(&m, w->absent[i].db, w->absent[i].table)) absent_remove(w, i);
-        else i++;
-    for (size_t i = 0; i < w->nrefit;) {
-        bool still = false;
-        for (size_t x = 0; x < m.nindices && !still; x++) {
-            const struct mp_index *ix = &m.indices[x];
-            size_t n = strlen(ix->alias);
-            still = ix->stopped && !strncmp(w->refit[i], ix->alias, n) && w->refit[i][n] == '\x1f';
-        }
-        if (still) {
-            i++;
-        } else {
-            free(w->refit[i]);
-            w->refit[i] = w->refit[--w->nrefit];
-        }
-    }
-    if (w->ndeferred || refit_owed) {
-        long long backoff = 1000LL << (w->relooks < 5 ? w->relooks : 5);
-        if (backoff > 30000) backoff = 30000;
-        long long due = now + backoff;
-        if (next_due && next_due < due) due = next_due;
-        w->due_ms = due;
-        w->relooks++;
-    } else {
-        w->due_ms = 0;
-        w->relooks = 0;
-    }
     rc = 0;
 out:
     for (size_t i = 0; i < ndef; i++) free(def[i].alias), free(def[i].why);

@@ -105,14 +105,11 @@ file web/api.c 943
 function cmd/cmd_dead_letters.c:cmd_dead_letters 119
 function cmd/cmd_reindex.c:follow 102
 function cmd/cmd_status.c:cmd_status 168
-function src/mq/debezium.c:col_from_schema 129
 function src/mq/debezium.c:enc_value 124
-function src/mq/debezium.c:mq_debezium 119
 function sync/authoring/mapping_import.c:mapping_import_run 107
 function sync/delayed/delayed_job.c:delayed_run_job 117
 function sync/delayed/delayed_run.c:process 103
 function sync/node/daemon_builds.c:builds_apply 138
-function sync/node/schema_watch.c:schema_watch_judge 163
 function sync/node/supervisor.c:look_for_edits 128
 function sync/node/supervisor.c:supervisor_main 113
 function sync/reindex/reindex.c:reindex_request 121
