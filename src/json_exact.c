@@ -1,6 +1,7 @@
 /* json_exact: exact-number JSON parser into cJSON trees (see json_exact.h). */
 #include "json_exact.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,7 +14,9 @@
 struct jp {
     const char *s;
     size_t n, i;
-    sbuf str; /* scratch for unescaped strings */
+    sbuf str;     /* scratch for unescaped strings */
+    bool nul_ok;  /* \u0000 allowed (json_exact_parse_nul) */
+    bool has_nul; /* the string in str holds one */
 };
 
 static void ws(struct jp *p) {
@@ -57,6 +60,7 @@ static void put_utf8(sbuf *b, uint32_t cp) {
 /* Parse a string at p->i (on the opening quote) into p->str. */
 static int parse_string(struct jp *p) {
     sbuf_reset(&p->str);
+    p->has_nul = false;
     p->i++;
     while (p->i < p->n) {
         char c = p->s[p->i++];
@@ -91,7 +95,12 @@ static int parse_string(struct jp *p) {
             } else if (cp >= 0xDC00 && cp < 0xE000) {
                 return -1;
             }
-            if (cp == 0) return -1; /* cJSON strings are NUL-terminated */
+            if (cp == 0) {
+                /* cJSON strings are NUL-terminated: only a reader that asks
+                 * for the byte count (json_exact_strlen) may see one */
+                if (!p->nul_ok) return -1;
+                p->has_nul = true;
+            }
             put_utf8(&p->str, cp);
             break;
         }
@@ -109,6 +118,26 @@ static bool lit(struct jp *p, const char *w) {
 }
 
 static cJSON *parse_value(struct jp *p, int depth);
+
+/* the string in p->str as an item; one holding NUL bytes keeps all of its
+ * bytes, their count in valueint (unused by cJSON for strings) */
+static cJSON *string_item(struct jp *p) {
+    if (!p->has_nul) return cJSON_CreateString(p->str.data);
+    if (p->str.len > (size_t)INT_MAX) return NULL;
+    cJSON *it = cJSON_CreateString("");
+    char *buf = cJSON_malloc(p->str.len + 1);
+    if (!it || !buf) {
+        cJSON_Delete(it);
+        cJSON_free(buf);
+        return NULL;
+    }
+    memcpy(buf, p->str.data, p->str.len);
+    buf[p->str.len] = '\0';
+    cJSON_free(it->valuestring);
+    it->valuestring = buf;
+    it->valueint = (int)p->str.len;
+    return it;
+}
 
 static cJSON *parse_number(struct jp *p) {
     size_t st = p->i;
@@ -208,15 +237,15 @@ static cJSON *parse_value(struct jp *p, int depth) {
         cJSON_Delete(a);
         return NULL;
     }
-    if (c == '"') return parse_string(p) < 0 ? NULL : cJSON_CreateString(p->str.data);
+    if (c == '"') return parse_string(p) < 0 ? NULL : string_item(p);
     if (lit(p, "true")) return cJSON_CreateTrue();
     if (lit(p, "false")) return cJSON_CreateFalse();
     if (lit(p, "null")) return cJSON_CreateNull();
     return parse_number(p);
 }
 
-cJSON *json_exact_parse_at(const char *s, size_t n, size_t *errpos) {
-    struct jp p = {s, n, 0, SBUF_INIT};
+static cJSON *parse_top(const char *s, size_t n, size_t *errpos, bool nul_ok) {
+    struct jp p = {s, n, 0, SBUF_INIT, nul_ok, false};
     cJSON *v = parse_value(&p, 0);
     ws(&p);
     if (v && p.i != n) {
@@ -228,7 +257,20 @@ cJSON *json_exact_parse_at(const char *s, size_t n, size_t *errpos) {
     return v;
 }
 
-cJSON *json_exact_parse(const char *s, size_t n) { return json_exact_parse_at(s, n, NULL); }
+cJSON *json_exact_parse_at(const char *s, size_t n, size_t *errpos) {
+    return parse_top(s, n, errpos, false);
+}
+
+cJSON *json_exact_parse(const char *s, size_t n) { return parse_top(s, n, NULL, false); }
+
+cJSON *json_exact_parse_nul(const char *s, size_t n, size_t *errpos) {
+    return parse_top(s, n, errpos, true);
+}
+
+size_t json_exact_strlen(const cJSON *j) {
+    if (!j || !j->valuestring) return 0;
+    return cJSON_IsString(j) && j->valueint > 0 ? (size_t)j->valueint : strlen(j->valuestring);
+}
 
 cJSON *json_exact_object(const char *body, size_t len, const char *example, char *err,
                          size_t errlen) {

@@ -16,6 +16,15 @@
 cJSON *json_exact_parse(const char *s, size_t n);
 /* The same; on malformed input *errpos is the offset where parsing stopped. */
 cJSON *json_exact_parse_at(const char *s, size_t n, size_t *errpos);
+/* The same, but a string may hold \u0000 (a NUL byte), as change messages
+ * values do (canal writes a binary column's bytes as characters, 0x00 as
+ * \u0000): such a string item's valuestring holds all of its bytes and
+ * json_exact_strlen gives their count. Read these trees, don't copy them:
+ * cJSON_Duplicate, cJSON_Print and friends stop at the first NUL. */
+cJSON *json_exact_parse_nul(const char *s, size_t n, size_t *errpos);
+/* The byte count of a string (or raw) item's text: with NUL bytes in it
+ * (json_exact_parse_nul) all of them, else strlen. 0 for NULL. */
+size_t json_exact_strlen(const cJSON *j);
 /* A request body that must be one JSON object: the tree (cJSON_Delete it),
  * or NULL when it is empty, malformed or not an object, with err saying
  * "the body must be a JSON object" and then example (": {...}", " such as

@@ -54,7 +54,7 @@ tests_unit_test_mapping_asan_LDADD = $(UNIT_ASAN_LDADD)
 # the document builder: MySQL rows -> complete documents
 libsearchsync_a_SOURCES += sync/pipeline/docbuild.c sync/pipeline/docbuild.h \
 	sync/pipeline/docbuild_int.h sync/pipeline/docbuild_level.c sync/pipeline/docbuild_sql.c \
-	sync/pipeline/docbuild_value.c
+	sync/pipeline/docbuild_value.c sync/pipeline/docbuild_units.c
 check_PROGRAMS += tests/unit/test_docbuild tests/unit/test_docbuild_asan tests/tools/docbuild_dump \
 	tests/tools/docbuild_dump_asan
 TESTS += tests/unit/test_docbuild tests/unit/test_docbuild_asan

@@ -2,11 +2,11 @@
 # long runs and benchmarks. Unit tests are listed beside their modules.
 TESTS += tests/cli/t_cli.sh tests/cli/t_demo.sh tests/cli/t_docs_config.sh tests/cli/t_docs_metrics.sh tests/cli/t_messages.sh tests/cli/t_install.sh \
 	tests/cli/t_layers.sh tests/cli/t_code_size.sh \
-	tests/cli/t_ci_skip.sh \
+	tests/cli/t_ci_skip.sh tests/cli/t_kafka_doc.sh \
 	tests/integration/suite.sh
 EXTRA_DIST += tests/cli tests/integration tests/harness tests/bench tests/fixtures tests/packaging debian \
 	tests/no_skip_in_ci.sh tests/tools/fault_proxy.py tests/tools/debezium_capture.sh \
-	tests/tools/maxwell_capture.sh
+	tests/tools/maxwell_capture.sh tests/tools/canal_capture.sh
 EXTRA_DIST += tests/README.md
 
 # long runs: fuzzing, soak and fault loops, large scenarios
@@ -23,7 +23,7 @@ check-long: all $(check_PROGRAMS) $(CHECK_LONG_TARGETS)
 # seeds (printed); LOAD_TESTS picks others (suite.sh FILTERs)
 LOAD_TESTS_DEFAULT = t_run_random t_run_grouped t_reindex t_run_ddl t_run_drop_joined \
 	t_run_schema_change t_run_truncate t_run_on_purged t_kafka_sync t_kafka_backlog t_kafka_debezium \
-	t_kafka_maxwell t_cluster \
+	t_kafka_maxwell t_kafka_canal t_cluster \
 	t_run_online_schema_change t_source_outage t_run_shards t_run_root_filter t_multi_source
 check-load: all $(check_PROGRAMS)
 	SEARCHSYNC_BIN=$(abs_top_builddir)/searchsync SEARCHSYNC_SRCDIR=$(abs_top_srcdir) \

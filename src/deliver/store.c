@@ -417,46 +417,70 @@ void dl_store_free(struct dl_store *s) {
     free(s);
 }
 
+/* The dead letter's row; with only_version, kept only while dl->index is
+ * still one of the source's versions. 1 inserted, 0 not (that version is
+ * gone), -1 with err. */
+static int put_row(struct dl_store *s, const struct dead_letter *dl, bool only_version, char *err,
+                   size_t errlen) {
+    if (db_ensure(&s->m, &s->p, err, errlen) != 0) return -1;
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "INSERT INTO dead_letters (source, index_name, doc_id, routing, version, "
+                  "op, status, error, body, script, attempts) SELECT ");
+    db_quote(s->m, &q, s->source, strlen(s->source));
+    sbuf_addc(&q, ',');
+    db_quote(s->m, &q, dl->index, strlen(dl->index));
+    sbuf_addc(&q, ',');
+    db_quote(s->m, &q, dl->doc_id, strlen(dl->doc_id));
+    sbuf_addc(&q, ',');
+    if (dl->routing)
+        db_quote(s->m, &q, dl->routing, strlen(dl->routing));
+    else
+        sbuf_adds(&q, "NULL");
+    sbuf_printf(&q, ",%" PRIu64 ",'%s',%d,", dl->version, change_op_name(dl->op), dl->status);
+    db_quote(s->m, &q, dl->error ? dl->error : "", dl->error ? strlen(dl->error) : 0);
+    sbuf_addc(&q, ',');
+    if (dl->body)
+        db_quote(s->m, &q, dl->body, dl->body_len);
+    else
+        sbuf_adds(&q, "NULL");
+    sbuf_addc(&q, ',');
+    if (dl->script)
+        db_quote(s->m, &q, dl->script, strlen(dl->script));
+    else
+        sbuf_adds(&q, "NULL");
+    sbuf_printf(&q, ",%d FROM DUAL", dl->attempts);
+    if (only_version) {
+        sbuf_adds(&q, " WHERE EXISTS (SELECT 1 FROM index_versions v JOIN index_configs c ON "
+                      "c.id = v.index_id WHERE c.source = ");
+        db_quote(s->m, &q, s->source, strlen(s->source));
+        sbuf_adds(&q, " AND v.physical_name = ");
+        db_quote(s->m, &q, dl->index, strlen(dl->index));
+        sbuf_addc(&q, ')');
+    }
+    long long n = db_exec_rows(s->m, q.data, err, errlen);
+    sbuf_free(&q);
+    if (n > 0) key_add(s, dl->index, dl->doc_id);
+    return n < 0 ? -1 : n > 0;
+}
+
 int dl_store_put(void *ud, const struct dead_letter *dl) {
     struct dl_store *s = ud;
     char err[512];
     pthread_mutex_lock(&s->mu);
-    int rc = db_ensure(&s->m, &s->p, err, sizeof err);
-    if (rc == 0) {
-        sbuf q = SBUF_INIT;
-        sbuf_adds(&q, "INSERT INTO dead_letters (source, index_name, doc_id, routing, version, "
-                      "op, status, error, body, script, attempts) VALUES (");
-        db_quote(s->m, &q, s->source, strlen(s->source));
-        sbuf_addc(&q, ',');
-        db_quote(s->m, &q, dl->index, strlen(dl->index));
-        sbuf_addc(&q, ',');
-        db_quote(s->m, &q, dl->doc_id, strlen(dl->doc_id));
-        sbuf_addc(&q, ',');
-        if (dl->routing)
-            db_quote(s->m, &q, dl->routing, strlen(dl->routing));
-        else
-            sbuf_adds(&q, "NULL");
-        sbuf_printf(&q, ",%" PRIu64 ",'%s',%d,", dl->version, change_op_name(dl->op),
-                    dl->status);
-        db_quote(s->m, &q, dl->error ? dl->error : "", dl->error ? strlen(dl->error) : 0);
-        sbuf_addc(&q, ',');
-        if (dl->body)
-            db_quote(s->m, &q, dl->body, dl->body_len);
-        else
-            sbuf_adds(&q, "NULL");
-        sbuf_addc(&q, ',');
-        if (dl->script)
-            db_quote(s->m, &q, dl->script, strlen(dl->script));
-        else
-            sbuf_adds(&q, "NULL");
-        sbuf_printf(&q, ",%d)", dl->attempts);
-        rc = db_exec(s->m, q.data, err, sizeof err);
-        sbuf_free(&q);
-        if (rc == 0) key_add(s, dl->index, dl->doc_id);
-    }
+    int rc = put_row(s, dl, false, err, sizeof err);
     pthread_mutex_unlock(&s->mu);
-    if (rc != 0) log_error("deliver", "writing a dead letter failed (will retry): %s", err);
-    return rc;
+    if (rc < 0) log_error("deliver", "writing a dead letter failed (will retry): %s", err);
+    return rc < 0 ? -1 : 0;
+}
+
+int dl_store_put_if_version(void *ud, const struct dead_letter *dl) {
+    struct dl_store *s = ud;
+    char err[512];
+    pthread_mutex_lock(&s->mu);
+    int rc = put_row(s, dl, true, err, sizeof err);
+    pthread_mutex_unlock(&s->mu);
+    if (rc < 0) log_error("deliver", "writing a dead letter failed (will retry): %s", err);
+    return rc < 0 ? -1 : rc == 0;
 }
 
 int dl_list(MYSQL *m, const char *source, const char *index, int limit, sbuf *out, char *err,

@@ -50,6 +50,14 @@ struct dl_store *dl_store_new(const db_params *p, const char *source, char *err,
 void dl_store_free(struct dl_store *s);
 /* a deliver_dead_letter_fn: ud is the struct dl_store */
 int dl_store_put(void *ud, const struct dead_letter *dl);
+/* dl_store_put for a write sent to a version's index by name (a dual
+ * write): written only while that index is still one of the source's
+ * versions (index_versions.physical_name). 1, writing nothing, when it is
+ * not: its build was cancelled or failed and its index deleted while the
+ * write was in flight, and the write, landing after the delete, created an
+ * index of that name with the engine's guessed mapping, which refused it:
+ * nothing to repair (the leftover index is deleted by the daemon). */
+int dl_store_put_if_version(void *ud, const struct dead_letter *dl);
 /* a deliver_written_fn: deletes the dead letters of that document older than
  * version (the store remembers which documents have rows: loaded at
  * dl_store_new, added by dl_store_put), so a later replay cannot resurrect a

@@ -7,7 +7,8 @@
  *
  * Every value is a string (or null), in MySQL's text form; binary columns
  * (BINARY, VARBINARY, BLOB, GEOMETRY) are their bytes read as ISO-8859-1,
- * so each character is one byte. mysqlType is the column's full type
+ * so each character is one byte (0x00 is \u0000, which the message parser
+ * keeps: json_exact_parse_nul). mysqlType is the column's full type
  * (information_schema COLUMN_TYPE), which gives the exact binlog type,
  * precision, scale, fsp, signedness and ENUM/SET members; sqlType (a
  * java.sql.Types code) is used only for a column mysqlType lacks. "data"
@@ -15,7 +16,7 @@
  * the previous values of the changed columns of each UPDATE row: the before
  * image is the row with those replaced. One message may carry many rows of
  * one table. ENUM/SET values are labels; a number that is not a label is
- * taken as the index / bit mask (older canal versions wrote those).
+ * taken as the index / bit mask (canal 1.1.4 writes those).
  * TIMESTAMP text is in canal's JVM time zone (mq_opts.canal_tz_offset).
  *
  * DDL (isDdl true, or type QUERY/CREATE/ALTER/ERASE/...) is reported as a
@@ -28,6 +29,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "json_exact.h"
 #include "mq/mq.h"
 
 /* a JSON number (raw exact text) or numeric string → u64 */
@@ -75,7 +77,8 @@ static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *
                      size_t errlen) {
     const mq_opts *o = ud;
     const char *s = cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? "1" : "0") : v->valuestring;
-    size_t n = strlen(s);
+    /* (a binary value's 0x00 bytes are \u0000 characters: the whole text) */
+    size_t n = cJSON_IsBool(v) ? 1 : json_exact_strlen(v);
     if (!mq_col_is_binary(c) && c->type != BT_GEOMETRY)
         return mq_enc_text(out, c, s, n, o->canal_tz_offset, err, errlen);
     sbuf b = SBUF_INIT;

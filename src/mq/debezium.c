@@ -73,6 +73,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "json_exact.h"
 #include "mq/mq.h"
 
 enum rep {
@@ -443,7 +444,7 @@ static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *
         break;
     case R_JSON:
         if (cJSON_IsString(v)) {
-            r = mq_enc_bytes(out, c, (const uint8_t *)v->valuestring, strlen(v->valuestring), err, errlen);
+            r = mq_enc_bytes(out, c, (const uint8_t *)v->valuestring, json_exact_strlen(v), err, errlen);
         } else {
             char *t = cJSON_PrintUnformatted(v);
             r = mq_enc_bytes(out, c, (const uint8_t *)t, strlen(t), err, errlen);
@@ -491,7 +492,7 @@ static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *
             /* bigint.unsigned.handling.mode=long: values above 2^63-1 wrapped */
             r = mq_enc_int(out, c, false, (uint64_t)x, err, errlen);
         } else if (cJSON_IsRaw(v) || cJSON_IsString(v)) {
-            r = mq_enc_text(out, c, v->valuestring, strlen(v->valuestring), 0, err, errlen);
+            r = mq_enc_text(out, c, v->valuestring, json_exact_strlen(v), 0, err, errlen);
         } else if (c->kind == BK_JSON_TEXT) {
             char *t = cJSON_PrintUnformatted(v);
             r = mq_enc_bytes(out, c, (const uint8_t *)t, strlen(t), err, errlen);

@@ -45,6 +45,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "json_exact.h"
 #include "mq/mq.h"
 
 static bool raw_is_int(const char *s) {
@@ -147,7 +148,7 @@ static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *
     if (c->kind == BK_JSON_TEXT && cJSON_IsString(v) && c->cs_name) {
         /* MariaDB's JSON (a LONGTEXT, which has a charset): Maxwell sends its
          * text as a string, and that text is the document */
-        r = mq_enc_bytes(out, c, (const uint8_t *)v->valuestring, strlen(v->valuestring), err, errlen);
+        r = mq_enc_bytes(out, c, (const uint8_t *)v->valuestring, json_exact_strlen(v), err, errlen);
     } else if (c->kind == BK_JSON_TEXT) {
         char *txt = cJSON_PrintUnformatted(v);
         r = mq_enc_bytes(out, c, (const uint8_t *)txt, strlen(txt), err, errlen);
@@ -177,7 +178,7 @@ static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *
         r = mq_enc_year(out, 0, err, errlen);
     } else if (cJSON_IsString(v) || cJSON_IsRaw(v)) {
         const char *s = v->valuestring;
-        size_t n = strlen(s);
+        size_t n = json_exact_strlen(v); /* (NUL characters included) */
         if (cJSON_IsString(v) && mq_col_is_text(c) && c->cs_name && !strcmp(c->cs_name, "latin1")) {
             sbuf t = SBUF_INIT;
             latin1_text(&t, s, n);

@@ -265,7 +265,7 @@ int mq_decode(mq_msg *m, const mq_opts *o, const char *data, size_t len) {
     while (i < len && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t')) i++;
     if (i == len) return MQ_OK;
     size_t at = 0;
-    cJSON *root = json_exact_parse_at(data, len, &at);
+    cJSON *root = json_exact_parse_nul(data, len, &at);
     if (!root)
         return mq_fail(m, "the message is not JSON (%zu bytes; parsing stopped at byte %zu)", len, at);
     int r;

@@ -105,20 +105,31 @@ static int save_checkpoint(void *ud, const char *position, uint64_t seq) {
 }
 
 /* Delivery's dead letters go to the dead-letter table, except a dual write
- * to a build's index (written by name, never through an alias) that the
- * engine no longer has: that build was cancelled or failed and its index
- * deleted while the write was in flight, so there is nothing to repair. */
+ * to a build's index (written by name, never through an alias) that is no
+ * longer a version: that build was cancelled or failed and its index
+ * deleted while the write was in flight, so there is nothing to repair.
+ * The engine says so with a 404, or, when the write landed after the
+ * delete and created the index anew with a guessed mapping, with whatever
+ * that mapping refused (a BIGINT UNSIGNED above 2^63 in a long): the
+ * metadata decides then (dl_store_put_if_version), and the leftover index
+ * is deleted once the writes in flight are delivered (daemon_builds.c). */
 static int live_dead_letter(void *ud, const struct dead_letter *dl) {
     struct daemon *dm = ud;
+    char at[64];
     if (!dl->require_alias && dl->status == 404 && dl->error &&
         strstr(dl->error, "index_not_found_exception")) {
-        char at[64];
         log_info("run", "dropped a write to %s (id %s, %s): the index of that cancelled or "
                  "failed build is gone", dl->index, dl->doc_id,
                  version_describe(dl->version, at, sizeof at));
         return 1;
     }
-    return dl_store_put(dm->dls, dl);
+    if (dl->require_alias) return dl_store_put(dm->dls, dl);
+    int rc = dl_store_put_if_version(dm->dls, dl);
+    if (rc == 1)
+        log_info("run", "dropped a write to %s (id %s, %s): that build was cancelled or failed "
+                 "while the write was in flight (the engine answered %d)", dl->index, dl->doc_id,
+                 version_describe(dl->version, at, sizeof at), dl->status);
+    return rc;
 }
 
 /* An element script found no document (never indexed, or deleted

@@ -7,7 +7,8 @@
  * then its relations (docbuild_level.c), then each requested key's document
  * is written, or reported absent. Levels are freed after each chunk.
  * Beside it: docbuild_level.c (levels of rows), docbuild_sql.c (their SQL),
- * docbuild_value.c (a column's JSON). */
+ * docbuild_value.c (a column's JSON), docbuild_units.c (levels of several shard
+ * units read together: docbuild_roots_units). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,86 @@ int docbuild_roots(struct docbuild *b, const char *const *keys, size_t n,
     }
     const char *jn = mp_index_has_children(ix) ? (t->join_name ? t->join_name : t->table) : NULL;
     return build_by_keys(b, 0, -1, key, jn, keys, n, sink, err, errlen);
+}
+
+/* docbuild_roots over units: rounds of at most one chunk of keys over all
+ * the units, each round's levels read together (dbl_fetch_by_units), then
+ * each unit's documents written in the units' order. */
+int docbuild_roots_units(struct docbuild_unit *us, size_t n, char *err, size_t errlen) {
+    if (n == 1) return docbuild_roots(&us[0].b, us[0].keys, us[0].n, us[0].sink, err, errlen);
+    for (size_t u = 0; u < n; u++) {
+        const struct mp_index *ix = us[u].b.ix;
+        if (!ix->ntables || !key_column(&ix->tables[0]))
+            return docbuild_roots(&us[u].b, us[u].keys, us[u].n, us[u].sink, err, errlen);
+    }
+    struct docbuild *b = &us[0].b;
+    size_t chunk = b->chunk ? b->chunk : DOCBUILD_CHUNK;
+    struct level *ls = xcalloc(n, sizeof *ls);
+    struct level **lp = xcalloc(n, sizeof *lp);
+    struct val **vals = xcalloc(n, sizeof *vals);
+    size_t *nv = xcalloc(n, sizeof *nv), *unit = xcalloc(n, sizeof *unit);
+    size_t *from = xcalloc(n, sizeof *from);
+    const char **where = xcalloc(n, sizeof *where);
+    sbuf *filter = xcalloc(n, sizeof *filter); /* as build_by_keys: expiry and where */
+    for (size_t u = 0; u < n; u++) {
+        sbuf_init(&filter[u]);
+        docbuild_row_filter(&us[u].b.ix->tables[0], true, &filter[u]);
+    }
+    int rc = 0;
+    size_t u = 0, at = 0;
+    while (u < n && rc == 0) {
+        size_t m = 0, room = chunk; /* this round: m units' slices of keys */
+        for (; u < n && room; at = 0, u++) {
+            size_t k = us[u].n - at < room ? us[u].n - at : room;
+            if (k) {
+                const struct mp_table *t = &us[u].b.ix->tables[0];
+                bool int_key = mapping_is_integer_type(key_type(t));
+                dbl_level_init(&ls[m], t->db, t->table, t->columns, t->ncolumns, t->relations,
+                               t->nrelations, key_column(t));
+                lp[m] = &ls[m];
+                vals[m] = xcalloc(k, sizeof **vals);
+                for (size_t i = 0; i < k; i++)
+                    vals[m][i] = (struct val){us[u].keys[at + i], strlen(us[u].keys[at + i]),
+                                              int_key};
+                nv[m] = k;
+                unit[m] = u;
+                from[m] = at;
+                where[m] = filter[u].len ? filter[u].data : NULL;
+                m++;
+                room -= k;
+            }
+            if (at + k < us[u].n) { /* the rest of this unit in the next round */
+                at += k;
+                break;
+            }
+        }
+        if (!m) break;
+        rc = dbl_fetch_by_units(b, lp, m, vals, nv, where, false, NULL, err, errlen);
+        if (rc == 0) rc = dbl_fetch_subs_units(b, lp, m, 0, err, errlen);
+        for (size_t i = 0; i < m && rc == 0; i++) {
+            struct docbuild_unit *x = &us[unit[i]];
+            const struct mp_index *ix = x->b.ix;
+            const struct mp_table *t = &ix->tables[0];
+            const char *jn =
+                mp_index_has_children(ix) ? (t->join_name ? t->join_name : t->table) : NULL;
+            rc = emit_chunk(&x->b, &ls[i], x->keys + from[i], nv[i], NULL, NULL, NULL, NULL, jn,
+                            x->sink);
+        }
+        for (size_t i = 0; i < m; i++) {
+            dbl_level_free(&ls[i]);
+            free(vals[i]);
+        }
+    }
+    for (size_t i = 0; i < n; i++) sbuf_free(&filter[i]);
+    free(filter);
+    free(where);
+    free(from);
+    free(unit);
+    free(nv);
+    free(vals);
+    free(lp);
+    free(ls);
+    return rc;
 }
 
 static int table_index(const struct mp_index *ix, const char *db, const char *table) {

@@ -119,6 +119,22 @@ void docbuild_row_filter(const struct mp_table *t, bool root, sbuf *out);
 int docbuild_roots(struct docbuild *b, const char *const *keys, size_t n,
                    const struct docbuild_sink *sink, char *err, size_t errlen);
 
+/* One shard unit's part of docbuild_roots_units: its builder (the unit's
+ * index config, docbuild_init), its keys and its sink. */
+struct docbuild_unit {
+    struct docbuild b;
+    const char *const *keys;
+    size_t n;
+    const struct docbuild_sink *sink;
+};
+/* docbuild_roots for several units of one index config (over shard tables)
+ * at once, in the order given: each unit's documents are exactly those its
+ * own docbuild_roots would build, but each level of rows is read for all the
+ * units in one statement (docbuild_units.c), so the statements do not grow
+ * with the number of shards the keys fall on. The queries run on us[0].b's
+ * connection (its sql_errno on failure). */
+int docbuild_roots_units(struct docbuild_unit *us, size_t n, char *err, size_t errlen);
+
 /* Build the documents of parent/child table ix->tables[table] (table >= 1,
  * with a parent) for its keys. */
 int docbuild_children(struct docbuild *b, size_t table, const char *const *keys, size_t n,

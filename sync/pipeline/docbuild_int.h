@@ -1,6 +1,7 @@
 /* docbuild_int: what the document builder's files share (docbuild.c the
- * builds, docbuild_level.c the levels of rows, docbuild_sql.c their SQL) and
- * nothing else includes: the interface is docbuild.h.
+ * builds, docbuild_level.c the levels of rows, docbuild_sql.c their SQL,
+ * docbuild_units.c the levels of several shard units at once) and nothing
+ * else includes (but its unit test): the interface is docbuild.h.
  *
  * A level is one table's rows for one chunk of keys (a root level) or for
  * the distinct link values of the level above (a relation's): every cell as
@@ -143,6 +144,39 @@ int dbl_fetch_by(struct docbuild *b, struct level *l, struct val *vals, size_t n
 /* Fetch the relations of l's rows, depth first (kr: a dense page's keys) */
 int dbl_fetch_subs(struct docbuild *b, struct level *l, int depth, const struct key_range *kr,
                    char *err, size_t errlen);
+/* The values relation k of l's rows is looked up by (vals: room for
+ * l->nrows); their number. */
+size_t dbl_rel_vals(const struct level *l, size_t k, struct val *vals);
+/* dbl_run_query over several levels of the same selection: with split,
+ * column 0 of each row is the number of its level in ls[0..nls). */
+int dbl_run_query_split(struct docbuild *b, struct level *const *ls, size_t nls, bool split,
+                        const char *sql, size_t sqllen, char *err, size_t errlen);
+
+/* ---- docbuild_units.c: the levels of several shard units at once ---- */
+/* One part of a UNION ALL: SELECT [DISTINCT] part, l's selection FROM l's
+ * table WHERE link IN (lits) — or BETWEEN lo AND hi when lo is not NULL —
+ * [AND (where)]. */
+void dbl_union_part(sbuf *sql, MYSQL *m, size_t part, const struct level *l, bool distinct,
+                    const char *const *lits, const bool *numeric, size_t nlits, const char *lo,
+                    const char *hi, const char *where);
+/* Can ls[0..n) be read in one UNION ALL, giving each unit what its own
+ * query would? Their selections are the same names, every output column
+ * has the same known type in each (not ENUM or SET: docbuild_units.c), and
+ * the order (NULL-terminated, may be NULL) names selected columns only (a
+ * UNION's ORDER BY refers to its columns by position: pos[k], 1-based, the
+ * leading part number included). */
+bool dbl_units_union_ok(struct level *const *ls, size_t n, const char *const *order,
+                        size_t *pos);
+/* dbl_fetch_by for ls[i] and its values vals[i][0..nv[i]) (where[i] its
+ * condition), every i: the units' reads in UNION ALL statements when their
+ * selections agree (dbl_units_union_ok), else one unit after the other. */
+int dbl_fetch_by_units(struct docbuild *b, struct level *const *ls, size_t n,
+                       struct val *const *vals, const size_t *nv, const char *const *where,
+                       bool distinct, const char *const *order, char *err, size_t errlen);
+/* dbl_fetch_subs for ls[0..n), the levels of one table in n units. */
+int dbl_fetch_subs_units(struct docbuild *b, struct level *const *ls, size_t n, int depth,
+                         char *err, size_t errlen);
+
 /* a row's object with everything below it, left open (the caller may add
  * fields, then closes it) */
 void dbl_write_row_open(jsonw *w, const struct level *l, size_t row);

@@ -95,16 +95,17 @@ void dbl_level_free(struct level *l) {
 
 
 /* One fetched row appended to l: each cell's JSON, and for the columns a
- * link or a key reads (needraw) its raw text. */
+ * link or a key reads (needraw) its raw text. Columns from off on (a split
+ * query's first column says the level: dbl_run_query_split). */
 static void store_row(struct level *l, const MYSQL_FIELD *fields, const struct stmt_binds *sb,
-                      const bool *jt) {
+                      const bool *jt, unsigned off) {
     if (l->nrows == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 64;
         l->cells = xrealloc(l->cells, l->cap * l->nsel * sizeof *l->cells);
     }
     struct cell *row = &l->cells[l->nrows * l->nsel];
-    for (unsigned i = 0; i < sb->n; i++) {
-        struct cell *c = &row[i];
+    for (unsigned i = off; i < sb->n; i++) {
+        struct cell *c = &row[i - off];
         jsonw w;
         jw_init(&w, &l->json);
         c->jo = l->json.len;
@@ -113,7 +114,7 @@ static void store_row(struct level *l, const MYSQL_FIELD *fields, const struct s
         c->raw = -1;
         c->ro = l->raw.len;
         c->rl = 0;
-        if (!l->needraw[i] || sb->nulls[i]) continue;
+        if (!l->needraw[i - off] || sb->nulls[i]) continue;
         if (sb->bind[i].buffer_type == MYSQL_TYPE_LONGLONG) {
             char t[32];
             int64_t v;
@@ -142,9 +143,10 @@ static void store_row(struct level *l, const MYSQL_FIELD *fields, const struct s
 }
 
 /* Each column bound by its type (docbuild_bind_type); jt[i]: column i holds
- * JSON text (the mapping says so, or the server tags it json). */
+ * JSON text (the mapping says so, or the server tags it json); l's
+ * selection from column off on. */
 static void bind_columns(const struct level *l, const MYSQL_FIELD *fields, struct stmt_binds *sb,
-                         bool *jt) {
+                         bool *jt, unsigned off) {
     for (unsigned i = 0; i < sb->n; i++) {
         const MYSQL_FIELD *f = &fields[i];
         enum enum_field_types bt = docbuild_bind_type(f);
@@ -153,7 +155,7 @@ static void bind_columns(const struct level *l, const MYSQL_FIELD *fields, struc
                     : bt == MYSQL_TYPE_DATETIME                         ? sizeof(MYSQL_TIME)
                                                                         : f->max_length + 1;
         stmt_binds_set(sb, i, bt, sz, (f->flags & UNSIGNED_FLAG) != 0);
-        jt[i] = l->json_text[i];
+        jt[i] = i >= off && l->json_text[i - off];
 #ifdef MARIADB_FIELD_ATTR_LAST
         MARIADB_CONST_STRING fmt = {NULL, 0};
         if (f->extension &&
@@ -164,9 +166,27 @@ static void bind_columns(const struct level *l, const MYSQL_FIELD *fields, struc
     }
 }
 
-/* Run one query; append its rows to l (the selection order of l). */
 int dbl_run_query(struct docbuild *b, struct level *l, const char *sql, size_t sqllen,
                   char *err, size_t errlen) {
+    return dbl_run_query_split(b, &l, 1, false, sql, sqllen, err, errlen);
+}
+
+/* The level of a split query's row: the number in its first column. */
+static struct level *split_level(struct level *const *ls, size_t nls,
+                                 const struct stmt_binds *sb) {
+    int64_t part;
+    if (sb->bind[0].buffer_type != MYSQL_TYPE_LONGLONG || sb->nulls[0]) return NULL;
+    memcpy(&part, sb->bufs[0], 8);
+    return part >= 0 && (uint64_t)part < nls ? ls[part] : NULL;
+}
+
+/* split: column 0 is the number of the level in ls a row belongs to (a
+ * UNION ALL over units, docbuild_units.c); the other columns are that
+ * level's selection, the same in every level of ls. */
+int dbl_run_query_split(struct docbuild *b, struct level *const *ls, size_t nls, bool split,
+                        const char *sql, size_t sqllen, char *err, size_t errlen) {
+    struct level *l = ls[0];
+    unsigned off = split ? 1 : 0;
     MYSQL_STMT *st = mysql_stmt_init(b->db);
     if (!st) {
         snprintf(err, errlen, "docbuild: out of memory preparing a statement");
@@ -188,15 +208,15 @@ int dbl_run_query(struct docbuild *b, struct level *l, const char *sql, size_t s
     }
     meta = mysql_stmt_result_metadata(st);
     unsigned nf = meta ? mysql_num_fields(meta) : 0;
-    if (nf != l->nsel) {
+    if (nf != l->nsel + off) {
         snprintf(err, errlen, "docbuild: %u columns returned, %zu expected (query: %.200s)", nf,
-                 l->nsel, sql);
+                 l->nsel + off, sql);
         goto out;
     }
     MYSQL_FIELD *fields = mysql_fetch_fields(meta);
     stmt_binds_init(&sb, nf);
     jt = xcalloc(nf, sizeof *jt);
-    bind_columns(l, fields, &sb, jt);
+    bind_columns(l, fields, &sb, jt, off);
     if (mysql_stmt_bind_result(st, sb.bind)) {
         snprintf(err, errlen, "docbuild: bind: %s", mysql_stmt_error(st));
         goto out;
@@ -210,7 +230,11 @@ int dbl_run_query(struct docbuild *b, struct level *l, const char *sql, size_t s
         }
         /* MYSQL_DATA_TRUNCATED cannot happen for strings (max_length sized);
          * numeric conversions are exact by construction */
-        store_row(l, fields, &sb, jt);
+        if (split && !(l = split_level(ls, nls, &sb))) {
+            snprintf(err, errlen, "docbuild: a row of no unit (query: %.200s)", sql);
+            goto out;
+        }
+        store_row(l, fields, &sb, jt, off);
         b->stats.rows++;
     }
     rc = 0;
@@ -333,6 +357,24 @@ int dbl_fetch_by(struct docbuild *b, struct level *l, struct val *vals, size_t n
 }
 
 
+size_t dbl_rel_vals(const struct level *l, size_t k, struct val *vals) {
+    const struct mp_relation *r = &l->rels[k];
+    size_t nv = 0;
+    /* the literals' kind follows the join column's type where validation
+     * knew it (a number against a VARCHAR join column would scan the
+     * table), else the owning column's; dbl_fetch_by writes a literal
+     * unquoted only if it is an integer's text */
+    for (size_t i = 0; i < l->nrows; i++) {
+        const struct cell *c = cell_at(l, i, (size_t)l->rel_col[k]);
+        if (c->raw < 0) continue;
+        bool numeric = r->join_kind == MP_JOIN_INTEGER ? true
+                       : r->join_kind == MP_JOIN_OTHER ? false
+                                                       : c->raw == 1;
+        vals[nv++] = (struct val){raw_of(l, c), c->rl, numeric};
+    }
+    return nv;
+}
+
 int dbl_fetch_subs(struct docbuild *b, struct level *l, int depth, const struct key_range *kr,
                    char *err, size_t errlen) {
     if (depth >= DOCBUILD_MAX_DEPTH) { /* each level takes 2 of jsonw's depths */
@@ -345,20 +387,8 @@ int dbl_fetch_subs(struct docbuild *b, struct level *l, int depth, const struct 
         struct level *s = &l->sub[k];
         dbl_level_init(s, r->db, r->table, r->columns, r->ncolumns, r->relations, r->nrelations,
                        r->join_column);
-        /* the literals' kind follows the join column's type where validation
-         * knew it (a number against a VARCHAR join column would scan the
-         * table), else the owning column's; dbl_fetch_by writes a literal
-         * unquoted only if it is an integer's text */
         struct val *vals = xcalloc(l->nrows ? l->nrows : 1, sizeof *vals);
-        size_t nv = 0;
-        for (size_t i = 0; i < l->nrows; i++) {
-            const struct cell *c = cell_at(l, i, (size_t)l->rel_col[k]);
-            if (c->raw < 0) continue;
-            bool numeric = r->join_kind == MP_JOIN_INTEGER ? true
-                           : r->join_kind == MP_JOIN_OTHER ? false
-                                                           : c->raw == 1;
-            vals[nv++] = (struct val){raw_of(l, c), c->rl, numeric};
-        }
+        size_t nv = dbl_rel_vals(l, k, vals);
         const char **order = xcalloc(r->ncolumns + 2, sizeof *order);
         docbuild_relation_order(r, order);
         int rc = 0;

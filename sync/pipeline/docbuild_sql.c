@@ -1,7 +1,8 @@
 /* docbuild_sql: the SQL text of the document builder's queries (see
  * docbuild.h): the selection of a level, its IN list of link values (or one
  * BETWEEN range for integers dense in their span), the relation's WHERE and
- * ORDER BY. Identifiers quoted, string literals escaped by the connection. */
+ * ORDER BY; one unit's part of a UNION ALL over shard units. Identifiers
+ * quoted, string literals escaped by the connection. */
 #include <string.h>
 
 #include "db.h"
@@ -92,4 +93,28 @@ void docbuild_sql_select(sbuf *sql, MYSQL *m, const char *db, const char *table,
     sbuf_adds(sql, " WHERE ");
     in_list(sql, m, in_col, lits, numeric, nlits);
     dbl_where_order(sql, where, order);
+}
+
+void dbl_union_part(sbuf *sql, MYSQL *m, size_t part, const struct level *l, bool distinct,
+                    const char *const *lits, const bool *numeric, size_t nlits, const char *lo,
+                    const char *hi, const char *where) {
+    sbuf_printf(sql, "SELECT %s%zu", distinct ? "DISTINCT " : "", part);
+    for (size_t i = 0; i < l->nsel; i++) {
+        sbuf_addc(sql, ',');
+        db_ident(sql, l->sel[i]);
+    }
+    sbuf_adds(sql, " FROM ");
+    if (l->db && *l->db) {
+        db_ident(sql, l->db);
+        sbuf_addc(sql, '.');
+    }
+    db_ident(sql, l->table);
+    sbuf_adds(sql, " WHERE ");
+    if (lo) {
+        db_ident(sql, l->sel[l->link]);
+        sbuf_printf(sql, " BETWEEN %s AND %s", lo, hi);
+    } else {
+        in_list(sql, m, l->sel[l->link], lits, numeric, nlits);
+    }
+    dbl_where_order(sql, where, NULL);
 }

@@ -178,6 +178,49 @@ static int build_docs(struct pipeline *p, size_t index, size_t table, const char
     return rc;
 }
 
+/* The root documents of cs->pend[at] and of every later pending group of
+ * root keys of another shard unit of the same index config, built together
+ * (docbuild_roots_units: the statements do not grow with the number of
+ * shards a change set touches), each unit with its own version and sink;
+ * done[] marks the groups taken. */
+static int build_units(struct pipeline *p, struct changeset *cs, size_t at, bool *done,
+                       const bl_pos *end, bool after) {
+    const char *alias = p->m->indices[cs->pend[at].index].alias;
+    size_t n = 0;
+    for (size_t i = at; i < cs->npend; i++) {
+        const struct mp_index *ix = &p->m->indices[cs->pend[i].index];
+        if (!done[i] && cs->pend[i].table == 0 && ix->unit && !strcmp(ix->alias, alias)) n++;
+    }
+    struct docbuild_unit *us = xcalloc(n, sizeof *us);
+    struct build_ctx *bc = xcalloc(n, sizeof *bc);
+    struct docbuild_sink *sinks = xcalloc(n, sizeof *sinks);
+    size_t m = 0;
+    int rc = 0;
+    for (size_t i = at; i < cs->npend && rc == 0; i++) {
+        const struct mp_index *ix = &p->m->indices[cs->pend[i].index];
+        if (done[i] || cs->pend[i].table != 0 || !ix->unit || strcmp(ix->alias, alias)) continue;
+        done[i] = true;
+        bc[m] = (struct build_ctx){p, ix, targets_version(p, ix, end, after), NULL};
+        if (!bc[m].version) {
+            rc = -1;
+            break;
+        }
+        sinks[m] = (struct docbuild_sink){submit_doc, submit_delete, &bc[m]};
+        docbuild_init(&us[m].b, p->src, ix);
+        us[m].b.gone = submit_gone;
+        us[m].keys = (const char *const *)cs->pend[i].keys;
+        us[m].n = cs->pend[i].n;
+        us[m].sink = &sinks[m];
+        m++;
+    }
+    if (rc == 0 && m) rc = docbuild_roots_units(us, m, p->err, sizeof p->err);
+    if (rc != 0 && m && us[0].b.sql_errno) p->src_errno = us[0].b.sql_errno;
+    free(sinks);
+    free(bc);
+    free(us);
+    return rc;
+}
+
 int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) {
     if (cs->snaps.len && (db_ensure(&p->meta, &p->metap, p->err, sizeof p->err) < 0 ||
                           snapshots_write(p, cs) < 0))
@@ -190,11 +233,17 @@ int pipeline_build(struct pipeline *p, struct changeset *cs, const bl_pos *end) 
     }
     int rc = 0;
     row_image_requery(p, cs);
+    bool *done = xcalloc(cs->npend ? cs->npend : 1, sizeof *done);
     for (size_t i = 0; i < cs->npend && rc == 0; i++) {
         struct cs_pending *pd = &cs->pend[i];
-        rc = build_docs(p, pd->index, pd->table, (const char *const *)pd->keys, pd->n,
-                        cs->copies_may_move, end, cs->version_after);
+        if (done[i]) continue;
+        if (pd->table == 0 && p->m->indices[pd->index].unit)
+            rc = build_units(p, cs, i, done, end, cs->version_after);
+        else
+            rc = build_docs(p, pd->index, pd->table, (const char *const *)pd->keys, pd->n,
+                            cs->copies_may_move, end, cs->version_after);
     }
+    free(done);
     if (rc == 0 && cs->nelems) {
         struct strset full = {0}; /* "index\x1fkey" of root documents rebuilt whole */
         sbuf fk = SBUF_INIT;

@@ -363,7 +363,8 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     }
     const struct mp_index *ix = &m.indices[at];
     /* a config over shard tables is one unit per shard (mapping_shard.h):
-     * every unit's buckets are jobs of the one version */
+     * every unit's buckets are jobs of the one version, n shared out among
+     * them (at least one each: a job costs its ramp and last wait anyway) */
     size_t nunits = 0;
     while (at + nunits < m.nindices && !strcmp(m.indices[at + nunits].alias, req->alias))
         nunits++;
@@ -420,6 +421,7 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
         goto out;
     int njobs = 0;
     if (rx_plan_buckets(src, &m, at, n, req->by_mod, &params, &njobs, err, errlen) < 0) goto out;
+    int per = nunits > 1 ? (n + (int)nunits - 1) / (int)nunits : n; /* rx_plan_buckets */
     /* a part per source: the index config's sources, or this one */
     char *self[1] = {(char *)source};
     rc = record_request(meta, source, id, req->alias, v, phys, &body, &terms, n, njobs,
@@ -430,17 +432,15 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     {
         char detail[800];
         snprintf(detail, sizeof detail, "version %u requested (%s): %d bucket(s) by %s%s%s", v,
-                 req->reason ? req->reason : "reindex", n, req->by_mod ? "MOD" : "key range",
+                 req->reason ? req->reason : "reindex", per, req->by_mod ? "MOD" : "key range",
                  nunits > 1 ? ", in each shard" : "",
                  mp_index_multi(ix) ? ", in each source" : "");
         rx_sync_log(meta, source, id, "reindex requested", detail);
     }
-    if (ix->unit)
-        log_info("reindex", "%s: version %u queued in %d bucket(s) in each of %zu shard(s) (%s)",
-                 req->alias, v, n, nunits, req->reason ? req->reason : "reindex");
-    else
-        log_info("reindex", "%s: version %u queued in %d bucket(s) (%s)", req->alias, v, n,
-                 req->reason ? req->reason : "reindex");
+    char each[64] = "";
+    if (ix->unit) snprintf(each, sizeof each, " in each of %zu shard(s)", nunits);
+    log_info("reindex", "%s: version %u queued in %d bucket(s)%s (%s)", req->alias, v, per, each,
+             req->reason ? req->reason : "reindex");
     if (mp_index_multi(ix))
         log_info("reindex", "%s: version %u has a part per source (%zu): each source's daemon "
                  "plans its own, this one's (%s) is planned", req->alias, v, ix->nsources,

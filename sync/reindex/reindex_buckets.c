@@ -271,6 +271,12 @@ int rx_plan_buckets(MYSQL *src, const struct mapping *m, size_t at, int n, bool 
                     sbuf *params, int *njobs, char *err, size_t errlen) {
     const char *alias = m->indices[at].alias;
     *njobs = 0;
+    /* [reindex] buckets shared out among the shards, at least one each: n
+     * in every shard made a build of many small shards run many small jobs,
+     * each with its ramp of small first pages and its wait for the engine */
+    size_t nunits = 0;
+    while (at + nunits < m->nindices && !strcmp(m->indices[at + nunits].alias, alias)) nunits++;
+    if (nunits > 1) n = (n + (int)nunits - 1) / (int)nunits;
     for (size_t u = at; u < m->nindices && !strcmp(m->indices[u].alias, alias); u++) {
         const struct mp_index *ux = &m->indices[u];
         char ***bounds = by_mod ? NULL : range_bounds(src, ux, n, err, errlen);

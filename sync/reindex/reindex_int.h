@@ -33,7 +33,8 @@ bool rx_doc_table(const struct mp_index *ix, size_t t);
 /* the name of table t's key column, NULL without one */
 const char *rx_key_col(const struct mp_table *t);
 /* The buckets of every unit of m->indices[at]'s alias (one per shard, or the
- * index config itself) cut into n each, read from src: their jobs' params
+ * index config itself) cut into n, shared out among the shards (at least
+ * one each), read from src: their jobs' params
  * (0x1e between them) into params, the number of jobs into *njobs. 0, or -1
  * with err. */
 int rx_plan_buckets(MYSQL *src, const struct mapping *m, size_t at, int n, bool by_mod,

@@ -418,6 +418,17 @@ static void note_table(struct kafka_source *ks, const mq_msg *m, const rd_kafka_
     if (t->warned || msg->key_len || (t->partition == msg->partition && !strcmp(t->topic, topic)))
         return;
     t->warned = true;
+    if (m->format == MQ_CANAL) {
+        /* canal's flat messages never carry a key, even when canal spreads
+         * them by primary key, so the advice is canal's own setting */
+        log_warn("run", "table %s comes from %s partition %d and %s partition %d in canal's "
+                 "messages, which have no key: unless canal hashes the table's rows by primary "
+                 "key (canal.mq.partitionHash = %s:$pk$, with canal.mq.partitionsNum), two changes "
+                 "of one row read from two partitions can be applied out of order (docs/kafka.md, "
+                 "Ordering); with that hash this is fine", t->name, t->topic, (int)t->partition,
+                 topic, (int)msg->partition, t->name);
+        return;
+    }
     log_warn("run", "table %s comes from %s partition %d and %s partition %d in messages "
              "without a key: two changes of one row read from two partitions can be applied out "
              "of order (docs/kafka.md, Ordering): key its messages by primary key", t->name,

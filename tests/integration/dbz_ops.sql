@@ -1,5 +1,5 @@
 -- tests/integration/dbz_ops.sql — the tables and the seeded DML of
--- t_kafka_debezium.sh, loaded into its database on MySQL 8 (or MariaDB) with
+-- t_kafka_debezium.sh (and t_kafka_canal.sh), loaded into its database on MySQL 8 (or MariaDB) with
 -- sql_mode '' (zero dates, YEAR 0000) and time_zone '+00:00':
 --
 --   wide   the root: MySQL's types at their limits — integers to BIGINT

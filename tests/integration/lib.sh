@@ -80,6 +80,25 @@ pass() {
     printf 'PASS: %s (%d assertions)\n' "$TEST_NAME" "$_LIB_ASSERTS"
     exit 0
 }
+# kafka_live PRODUCER[:VARIANT] VERSION SEED SETTING... — the connector
+# settings this run exercised, for docs/kafka.md's settings tables: when the
+# test exits (pass or fail; nothing on a skip), one row per SETTING (the
+# row's key in the PRODUCER's table: scripts/kafka-doc.sh) in
+# ${KAFKA_RESULTS:-${SUITE_LOG_DIR:-tests/integration/logs}/kafka}/PRODUCER[-VARIANT].tsv:
+# producer, version, setting, result, test, seed, date. Copied into
+# docs/kafka-live/, scripts/kafka-doc.sh writes the tables' live column.
+kafka_live() {
+    local prod="${1%%:*}" name="${1/:/-}" ver="$2" seed="$3" dir
+    shift 3
+    dir="${KAFKA_RESULTS:-${SUITE_LOG_DIR:-$SEARCHSYNC_SRCDIR/tests/integration/logs}/kafka}"
+    _KAFKA_LIVE_FILE="$dir/$name.tsv"
+    _KAFKA_LIVE_ROWS=""
+    local k
+    for k in "$@"; do _KAFKA_LIVE_ROWS+="$prod	$ver	$k	@R@	$TEST_NAME	$seed	$(date -u +%F)"$'\n'; done
+    mkdir -p "$dir"
+    on_exit '[ "$rc" = 77 ] || { r=pass; [ "$rc" = 0 ] || r=fail
+        { printf "producer\tversion\tsetting\tresult\ttest\tseed\tdate\n"; printf "%s" "$_KAFKA_LIVE_ROWS" | sed "s/@R@/$r/"; } >"$_KAFKA_LIVE_FILE"; }'
+}
 # skip REASON — the test cannot run here; the reason is required.
 skip() {
     [ -n "${1:-}" ] || fail "skip called without a reason"

@@ -45,6 +45,10 @@ SEED="${SEARCHSYNC_SEED:-}"
 [ -n "$SEED" ] || SEED=$(( (RANDOM << 15 | RANDOM) % 2147483646 + 1 ))
 SEED=$(( SEED % 2147483646 + 1 ))
 log "seed $SEED, $OPS operations, $ROUNDS kill round(s)"
+# the settings this run exercises (docs/kafka.md's table: scripts/kafka-doc.sh)
+kafka_live maxwell 1.17.0 "$SEED" "producer=kafka" "output_binlog_position=true" "output_xoffset=true" \
+    "output_commit_info (xid, commit)" "output_ddl=true" "producer_partition_by" \
+    "kafka_topic with %{database}/%{table}, ddl_kafka_topic" "kafka_key_format" "bootstrapper=async / sync" "filter"
 
 # ---------------------------------------------------------------- servers
 kdir="$TEST_TMP/kafka"

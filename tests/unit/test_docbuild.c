@@ -13,6 +13,7 @@
 
 #include "db.h"
 #include "sync/pipeline/docbuild.h"
+#include "sync/pipeline/docbuild_int.h"
 
 /* format one value: field type/flags/charset/decimals, bind buffer */
 static char *fmt(enum enum_field_types ftype, unsigned flags, unsigned cs, unsigned decimals,
@@ -225,12 +226,66 @@ static void test_relation_order(void **state) {
     assert_null(o[2]);
 }
 
+/* one shard unit's part of a level read for several units at once */
+static void test_union_part(void **state) {
+    (void)state;
+    struct mp_column cols[2] = {{.name = "id", .mysql_type = "int(11)"},
+                                {.name = "note", .mysql_type = "varchar(40)"}};
+    struct level l;
+    dbl_level_init(&l, "shop_1", "orders_07", cols, 2, NULL, 0, "order_id");
+    sbuf s = SBUF_INIT;
+    const char *lits[] = {"3", "x'y"};
+    bool num[] = {true, false};
+    dbl_union_part(&s, NULL, 5, &l, false, lits, num, 2, NULL, NULL, "note <> ''");
+    assert_string_equal(s.data, "SELECT 5,`id`,`note`,`order_id` FROM `shop_1`.`orders_07` "
+                                "WHERE `order_id` IN (3,'x\\'y') AND (note <> '')");
+    sbuf_reset(&s);
+    dbl_union_part(&s, NULL, 0, &l, true, NULL, NULL, 0, "10", "42", NULL);
+    assert_string_equal(s.data, "SELECT DISTINCT 0,`id`,`note`,`order_id` FROM "
+                                "`shop_1`.`orders_07` WHERE `order_id` BETWEEN 10 AND 42");
+    sbuf_free(&s);
+    dbl_level_free(&l);
+}
+
+/* units are read together only when a UNION gives each what its own query
+ * would: the same selection, the same known types, no ENUM or SET (a UNION
+ * turns them into VARCHAR without their flags) */
+static void test_union_ok(void **state) {
+    (void)state;
+    struct mp_column a[2] = {{.name = "id", .mysql_type = "int(11)"},
+                             {.name = "total", .mysql_type = "decimal(10,2)"}};
+    struct mp_column b[2] = {{.name = "id", .mysql_type = "int(11)"},
+                             {.name = "total", .mysql_type = "DECIMAL(10,2)"}};
+    struct level la, lb;
+    dbl_level_init(&la, "s", "orders_01", a, 2, NULL, 0, "order_id");
+    dbl_level_init(&lb, "s", "orders_02", b, 2, NULL, 0, "order_id");
+    struct level *ls[] = {&la, &lb};
+    size_t pos[3];
+    const char *order[] = {"order_id", "id", NULL};
+    assert_true(dbl_units_union_ok(ls, 2, order, pos));
+    assert_int_equal(pos[0], 4); /* the part number, id, total, order_id */
+    assert_int_equal(pos[1], 2);
+    const char *unselected[] = {"order_id", "created", NULL};
+    assert_false(dbl_units_union_ok(ls, 2, unselected, pos));
+    b[1].mysql_type = "decimal(12,4)"; /* a UNION would widen the other shard's */
+    assert_false(dbl_units_union_ok(ls, 2, NULL, pos));
+    b[1].mysql_type = NULL; /* not known */
+    assert_false(dbl_units_union_ok(ls, 2, NULL, pos));
+    b[1].mysql_type = a[1].mysql_type = "set('x','y')";
+    assert_false(dbl_units_union_ok(ls, 2, NULL, pos));
+    b[1].mysql_type = a[1].mysql_type = "enum('x','y')";
+    assert_false(dbl_units_union_ok(ls, 2, NULL, pos));
+    dbl_level_free(&la);
+    dbl_level_free(&lb);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_integers), cmocka_unit_test(test_floats),
         cmocka_unit_test(test_decimal_bit_strings), cmocka_unit_test(test_times),
         cmocka_unit_test(test_sql), cmocka_unit_test(test_sql_ranges),
-        cmocka_unit_test(test_relation_order),
+        cmocka_unit_test(test_relation_order), cmocka_unit_test(test_union_part),
+        cmocka_unit_test(test_union_ok),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -66,12 +66,35 @@ static void test_malformed(void **state) {
     sbuf_free(&b);
 }
 
+/* json_exact_parse_nul: a string may hold NUL bytes (canal's binary values),
+ * all of them kept, their count from json_exact_strlen; json_exact_parse
+ * still refuses them (test_malformed) */
+static void test_nul_strings(void **state) {
+    (void)state;
+    const char *doc = "{\"b\":\"\\u0000\u00ff\\u0000\",\"z\":\"\\u0000\",\"s\":\"ab\",\"n\":12}";
+    size_t at = 99;
+    cJSON *j = json_exact_parse_nul(doc, strlen(doc), &at);
+    assert_non_null(j);
+    const cJSON *b = cJSON_GetObjectItem(j, "b"), *z = cJSON_GetObjectItem(j, "z");
+    assert_int_equal(json_exact_strlen(b), 4); /* 00 C3 BF 00 */
+    assert_memory_equal(b->valuestring, "\0\xc3\xbf\0", 5);
+    assert_int_equal(json_exact_strlen(z), 1);
+    assert_int_equal(z->valuestring[0], 0);
+    assert_int_equal(json_exact_strlen(cJSON_GetObjectItem(j, "s")), 2);
+    assert_int_equal(json_exact_strlen(cJSON_GetObjectItem(j, "n")), 2); /* raw number text */
+    assert_int_equal(json_exact_strlen(NULL), 0);
+    cJSON_Delete(j);
+    assert_null(json_exact_parse_nul("\"a\\u0000", 8, &at));
+    assert_int_equal(at, 8);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_numbers_stay_exact),
         cmocka_unit_test(test_strings_and_literals),
         cmocka_unit_test(test_edit_keeps_other_numbers),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_nul_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
