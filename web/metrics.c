@@ -383,6 +383,18 @@ static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
                    by_index, checks, 3);
 }
 
+/* the '}' closing the labels that open at b ('{'), values escaped; NULL
+ * when the line ends first */
+static const char *labels_end(const char *b, const char *e) {
+    bool quoted = false;
+    for (const char *p = b + 1; p < e; p++) {
+        if (quoted && *p == '\\') p++;
+        else if (*p == '"') quoted = !quoted;
+        else if (!quoted && *p == '}') return p;
+    }
+    return NULL;
+}
+
 /* the sample line s (name, optional {labels}, value) has label key already */
 static bool has_label(const char *s, size_t n, const char *key) {
     const char *b = memchr(s, '{', n);
@@ -411,18 +423,15 @@ void metrics_label_all(const char *text, size_t len, const char *key, const char
         size_t name = strcspn(s, "{ \n");
         if (n == 0 || s[0] == '#' || name >= n || has_label(s, n, key)) {
             sbuf_add(out, s, n);
-        } else {
-            sbuf_add(out, s, name);
-            sbuf_printf(out, "{%s=\"", key);
+        } else { /* after the sample's own labels: name{a="1",source="x"} */
+            const char *close = s[name] == '{' ? labels_end(s + name, s + n) : NULL;
+            size_t head = close ? (size_t)(close - s) : name;
+            sbuf_add(out, s, head);
+            sbuf_printf(out, "%s%s=\"", close ? (close[-1] == '{' ? "" : ",") : "{", key);
             label_value(out, value);
             sbuf_addc(out, '"');
-            if (s[name] == '{') {
-                if (s[name + 1] != '}') sbuf_addc(out, ',');
-                sbuf_add(out, s + name + 1, n - name - 1);
-            } else {
-                sbuf_addc(out, '}');
-                sbuf_add(out, s + name, n - name);
-            }
+            if (!close) sbuf_addc(out, '}');
+            sbuf_add(out, s + head, n - head);
         }
         if (nl) sbuf_addc(out, '\n');
         s += n + (nl ? 1 : 0);

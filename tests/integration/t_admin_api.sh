@@ -319,7 +319,7 @@ wait_checkpoint "$meta" shop
 api GET /metrics
 assert_eq 200 "$CODE" "metrics"
 assert_contains "$HEADERS" "text/plain" "metrics: Prometheus text"
-docs="$(awk '$1 ~ /^searchsync_delivery_index_docs_total($|{)/ {print $2}' <<<"$BODY")"
+docs="$(awk 'index($1, "searchsync_delivery_index_docs_total{") == 1 {print $2}' <<<"$BODY")"
 assert_true "metrics: delivered documents counted ($docs)" test "${docs:-0}" -ge 1
 assert_contains "$BODY" "searchsync_delivery_batches_total" "metrics: batches"
 

@@ -156,8 +156,8 @@ assert_eq "clean repaired differences differences differences clean" "$(jq -r '[
 assert_eq "$extra" "$(jq -r '.checks[1].report.extra[0]' <<<"$api")" "each run's report is in the API"
 assert_eq 6 "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.sync_log WHERE event = 'check'")" "each run has a sync_log line"
 metrics="$(curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/metrics")"
-assert_true "/metrics: the last check's differences" grep -qxE 'searchsync_check_differences\{(source="[^"]*",)?index="products"\} 0' <<<"$metrics"
-assert_true "/metrics: the documents checks repaired" grep -qxE 'searchsync_check_detected_repairs_total\{(source="[^"]*",)?index="products"\} 8' <<<"$metrics"
+assert_true "/metrics: the last check's differences" grep -qx 'searchsync_check_differences{index="products",source="shop"} 0' <<<"$metrics"
+assert_true "/metrics: the documents checks repaired" grep -qx 'searchsync_check_detected_repairs_total{index="products",source="shop"} 8' <<<"$metrics"
 
 # ---- --since: the rows changed in the window
 old="$(pick "1=1" 50)"

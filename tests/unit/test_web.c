@@ -609,17 +609,17 @@ static void test_metrics_source_label(void **state) {
                      "b{stream=\"live\"} 1\n"
                      "c{} 2\n"
                      "d{source=\"own\",x=\"1\"} 4\n"
-                     "e{x=\"say \\\"source=\\\" here\",y=\"2\"} 5\n"
+                     "e{x=\"say \\\"source=\\\" }here\",y=\"2\"} 5\n"
                      "\n"
                      "f 6";
     sbuf o = SBUF_INIT;
     metrics_label_all(in, strlen(in), "source", "we\"st", &o);
     assert_string_equal(o.data, "# HELP a_total A\n# TYPE a_total counter\n"
                                 "a_total{source=\"we\\\"st\"} 3\n"
-                                "b{source=\"we\\\"st\",stream=\"live\"} 1\n"
+                                "b{stream=\"live\",source=\"we\\\"st\"} 1\n"
                                 "c{source=\"we\\\"st\"} 2\n"
                                 "d{source=\"own\",x=\"1\"} 4\n"
-                                "e{source=\"we\\\"st\",x=\"say \\\"source=\\\" here\",y=\"2\"} 5\n"
+                                "e{x=\"say \\\"source=\\\" }here\",y=\"2\",source=\"we\\\"st\"} 5\n"
                                 "\n"
                                 "f{source=\"we\\\"st\"} 6");
     sbuf_free(&o);
