@@ -116,6 +116,7 @@ def tail(path, n=15):
 
 class Searchsync(Tool):
     name = 'searchsync'
+    extra_ini = ''  # more configuration after PEERS_SS_INI's (the baseline's)
 
     def start(self, kind, index, run_id):
         db = self.a.db
@@ -145,7 +146,7 @@ class Searchsync(Tool):
                        self.token))
             # PEERS_SS_INI: more of searchsync's configuration (INI text,
             # \n for a new line), e.g. "[delivery]\nbatch_max = 2000"
-            f.write(os.environ.get('PEERS_SS_INI', '').replace('\\n', '\n') + '\n')
+            f.write((os.environ.get('PEERS_SS_INI', '') + '\\n' + self.extra_ini).replace('\\n', '\n') + '\n')
         r = subprocess.run([self.a.searchsync, 'mapping', 'import', '--config', ini, mp, '--yes'],
                            capture_output=True, text=True)
         if r.returncode:
@@ -154,6 +155,18 @@ class Searchsync(Tool):
 
     def cleanup(self, sql):
         sql.q('DROP DATABASE IF EXISTS `%s`' % self.meta)
+
+
+class SearchsyncBaseline(Searchsync):
+    """searchsync again with PEERS_SS_BASELINE_INI added to its configuration
+    (e.g. '[delivery]\\nbatch_to_refresh = false'): a change of its defaults
+    beside the defaults, in the same rounds."""
+    name = 'searchsync-baseline'
+    tag = 'ssbase'
+
+    def __init__(self, a, engine_url, tmp):
+        super().__init__(a, engine_url, tmp)
+        self.extra_ini = os.environ.get('PEERS_SS_BASELINE_INI', '')
 
 
 class Gme(Tool):
@@ -220,7 +233,7 @@ class Run:
     def __init__(self, bench, tool, kind, rnd):
         self.b, self.t, self.kind, self.rnd = bench, tool, kind, rnd
         self.e = Engine(tool.url)
-        self.index = 'pf_%s_%s_r%d' % (tool.name.split('-')[0][:6], kind, rnd)
+        self.index = 'pf_%s_%s_r%d' % (getattr(tool, 'tag', tool.name.split('-')[0][:6]), kind, rnd)
         self.res = {}
 
     def count(self, query=None):
@@ -862,11 +875,16 @@ def main():
             b.record(dict(tool='raw _bulk tuning', engine=b.engine_name[url], kind=kind, best=best,
                           table={'%dx%d' % k: v for k, v in table.items()}))
         sys.stdout.flush()
+    baseline = bool(os.environ.get('PEERS_SS_BASELINE_INI'))
+    b.ss_names = ('searchsync',) + (('searchsync-baseline',) if baseline else ())
     results = {}  # (tool name, engine) -> list of per-round dicts
     for url, Peer in pairs:
-        tools = [Searchsync(a, url, a.tmp)] + ([Peer(a, url, a.tmp)] if Peer else [])
+        tools = [Searchsync(a, url, a.tmp)] + ([SearchsyncBaseline(a, url, a.tmp)] if baseline else []) + \
+            ([Peer(a, url, a.tmp)] if Peer else [])
         for rnd in range(1, rounds + 1):
-            order = tools if rnd % 2 else tools[::-1]
+            # two tools: in turn first; more: each first in turn
+            order = (tools if rnd % 2 else tools[::-1]) if len(tools) < 3 else \
+                tools[(rnd - 1) % len(tools):] + tools[:(rnd - 1) % len(tools)]
             for t in order:
                 for kind in ('flat', 'nested'):
                     if kind == 'nested' and not t.nested:
@@ -909,13 +927,13 @@ def report(b, pairs, results, rounds):
            '|---|---|---|---|---|---|---|']
     for url, Peer in pairs:
         raws = results[('raw _bulk', url)]
-        for name in ('searchsync',) + ((Peer.name,) if Peer else ()):
+        for name in b.ss_names + ((Peer.name,) if Peer else ()):
             rs = results.get((name, url), [])
             flat = list(zip([r for r in rs if 'flat_load' in r], raws))
             nest = list(zip([r for r in rs if 'nested_load' in r], raws))
             # per round: the tool against the raw load of the same round
             ratio = lambda pairs_, k, rk: median([pct_of(r.get(k), w.get(rk)) for r, w in pairs_])  # noqa: E731
-            na = 'n/a' if Peer and not Peer.nested and name != 'searchsync' else '–'
+            na = 'n/a' if Peer and not Peer.nested and name not in b.ss_names else '–'
             out.append('| %s (%s) | %s | %s / %s | %s | %s | %s |' % (
                 name, b.engine_name[url], fmt(median([r['flat_load'] for r, _ in flat])),
                 fmt(ratio(flat, 'flat_load', 'flat'), '%.0f%%'), fmt(ratio(flat, 'flat_load', 'flat_exact'), '%.0f%%'),
@@ -932,8 +950,8 @@ def report(b, pairs, results, rounds):
                 upd.append('| %s (%s) | %s | %s | %s | %s | %s | %s |' % (
                     name, b.engine_name[url], label, fmt(median([r.get(key) for r, _ in prs])),
                     fmt(ratio(prs, key, rk), '%.0f%%'),
-                    fmt(median([r.get(key + '_ack') for r, _ in prs])) if name == 'searchsync' else 'not exposed',
-                    fmt(ratio(prs, key + '_ack', rk + '_answered'), '%.0f%%') if name == 'searchsync' else '–',
+                    fmt(median([r.get(key + '_ack') for r, _ in prs])) if name in b.ss_names else 'not exposed',
+                    fmt(ratio(prs, key + '_ack', rk + '_answered'), '%.0f%%') if name in b.ss_names else '–',
                     fmt(median([r.get('cpu_upd') for r, _ in prs]), '%.1f') if key == 'flat_upd' else ''))
         out.append('| raw _bulk (%s), tuned: flat %dx%d, nested %dx%d | %s | (exact documents: %s) | %s | | |'
                    % (b.engine_name[url], b.tuned[url]['flat'][0], b.tuned[url]['flat'][1],
@@ -950,7 +968,7 @@ def report(b, pairs, results, rounds):
             'acknowledged p50 / p99 ms | engine CPU µs a change | tool CPU µs a change |',
             '|---|---|---|---|---|---|---|---|']
     for url, Peer in pairs:
-        for name in ('searchsync',) + ((Peer.name,) if Peer else ()) + ('raw _bulk',):
+        for name in b.ss_names + ((Peer.name,) if Peer else ()) + ('raw _bulk',):
             rs = results.get((name, url), [])
             keys = []
             for r in rs:
@@ -974,7 +992,7 @@ def report(b, pairs, results, rounds):
                         '≥' if any(x[2] for x in lag) else '', fmt(median([x[0] for x in lag])),
                         fmt(median([x[1] for x in lag])), ', '.join(fmt(x[1]) for x in lag),
                         '%s / %s' % (fmt(median([x[0] for x in ack])), fmt(median([x[1] for x in ack])))
-                        if ack else ('not exposed' if name not in ('searchsync', 'raw _bulk') else '–'),
+                        if ack else ('not exposed' if name not in b.ss_names + ('raw _bulk',) else '–'),
                         fmt(median([1e6 * c[1] / c[2] for c in cpu])), fmt(median([1e6 * c[0] / c[2] for c in cpu]))))
     text = '\n'.join(out)
     print()
