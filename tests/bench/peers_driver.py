@@ -98,6 +98,18 @@ class Tool:
         return tool_cpu(self.p.pid) if self.p else 0.0
 
 
+def write_tasks(e):
+    """the engine's write thread pool's completed tasks, over its nodes: one
+    a shard-level bulk request (a request of one shard's documents), so
+    their growth over a lag run is the requests the tool made the engine
+    run, whatever its own counters say (None: not readable)"""
+    try:
+        st, j = e.req('GET', '/_nodes/stats/thread_pool?filter_path=nodes.*.thread_pool.write.completed')
+        return sum(n['thread_pool']['write']['completed'] for n in j['nodes'].values()) if st == 200 else None
+    except Exception:
+        return None
+
+
 def free_port():
     s = socket.socket()
     s.bind(('127.0.0.1', 0))
@@ -424,7 +436,7 @@ class Run:
         rng = random.Random(9)
         commits = []
         ticks = int(secs / tick)
-        c0, e0, r0 = self.t.cpu(), self.engine_cpu(), refresh_stats(self.e, self.index)
+        c0, e0, r0, w0 = self.t.cpu(), self.engine_cpu(), refresh_stats(self.e, self.index), write_tasks(self.e)
         t0 = now()
         for k in range(1, ticks + 1):
             d = t0 + (k - 1) * tick - now()
@@ -443,7 +455,8 @@ class Run:
                and now() < deadline and self.t.alive()):
             time.sleep(0.05)
         t_end = now()
-        r1 = refresh_stats(self.e, self.index)
+        r1, w1 = refresh_stats(self.e, self.index), write_tasks(self.e)
+        reqs = w1 - w0 if w0 is not None and w1 is not None else None
         poller.stop = True
         poller.join()
         refr = refresh_line(r0, r1, t_end - t0)
@@ -461,19 +474,24 @@ class Run:
         p50, p99 = 1000 * pct(lags, .5), 1000 * pct(lags, .99)
         written = ticks * per / (tw - t0)
         ecpu = max(0.0, ecpu - poll_cores * (t_end - t0))  # the writes' share
+        load = os.getloadavg()[0]  # the box's 1-minute load average as the run ended
         print('  lag commit -> searchable, refresh %s, at %d changes/s for %d s (%.0f changes/s written): p50 %.0f ms, '
               'p99 %.0f ms, max %.0f ms%s; tool cpu %.1f s, engine cpu for the writes %.1f s (over %.1f s: %.0f µs a '
-              'change; the poller alone: %.2f cores, not counted%s)'
+              'change; the poller alone: %.2f cores, not counted%s; load average %.1f; %s bulk requests '
+              '(shard-level) a second)'
               % (refresh, rate, secs, written, p50, p99, 1000 * max(lags),
                  ' (LOWER BOUNDS: %d of %d probes not seen)' % (missing, ticks) if missing else '',
                  cpu, ecpu, t_end - t0, 1e6 * ecpu / (ticks * per), poll_cores,
-                 '' if quiet else '; the engine was still busy after 60 s'))
+                 '' if quiet else '; the engine was still busy after 60 s', load,
+                 '?' if reqs is None else '%.1f' % (reqs / (t_end - t0))))
         self.res.setdefault('lag', {})[(refresh, rate)] = (p50, p99, missing > 0)
-        self.res.setdefault('lag_cpu', {})[(refresh, rate)] = (cpu, ecpu, ticks * per, written)
+        self.res.setdefault('lag_cpu', {})[(refresh, rate)] = (cpu, ecpu, ticks * per, written, load,
+                                                               reqs and reqs / (t_end - t0))
         b.record(dict(tool=self.t.name, engine=b.engine_name[self.t.url], round=self.rnd, kind=self.kind,
                       refresh=refresh, rate=rate, written=written, p50=p50, p99=p99, lower_bound=missing > 0,
                       ack=self.res.get('ack', {}).get((refresh, rate)), tool_cpu=cpu, engine_cpu=ecpu,
-                      changes=ticks * per, refresh_ms=refr and refr[0], refresh_period_ms=refr and refr[1]))
+                      changes=ticks * per, refresh_ms=refr and refr[0], refresh_period_ms=refr and refr[1],
+                      load=load, bulk_per_s=reqs and reqs / (t_end - t0)))
 
     def nested(self, t0, e0):
         b = self.b
@@ -965,8 +983,9 @@ def report(b, pairs, results, rounds):
                                         fmt(median([w.get('nested_replace_answered') for w in raws]))))
     out += [''] + upd
     out += ['', '| tool (engine) | kind | refresh | changes/s (written) | searchable p50 / p99 ms (each round\'s p99) | '
-            'acknowledged p50 / p99 ms | engine CPU µs a change | tool CPU µs a change |',
-            '|---|---|---|---|---|---|---|---|']
+            'acknowledged p50 / p99 ms | engine CPU µs a change (each round) | tool CPU µs a change | '
+            'load average (each round) | bulk requests a second |',
+            '|---|---|---|---|---|---|---|---|---|---|']
     for url, Peer in pairs:
         for name in b.ss_names + ((Peer.name,) if Peer else ()) + ('raw _bulk',):
             rs = results.get((name, url), [])
@@ -987,13 +1006,16 @@ def report(b, pairs, results, rounds):
                     lag = [r['lag'][key] for r in runs]
                     ack = [r['ack'][key] for r in runs if key in r.get('ack', {})]
                     cpu = [r['lag_cpu'][key] for r in runs]
-                    out.append('| %s (%s) | %s | %s | %d (%s) | %s%s / %s (%s) | %s | %s | %s |' % (
+                    out.append('| %s (%s) | %s | %s | %d (%s) | %s%s / %s (%s) | %s | %s (%s) | %s | %s | %s |' % (
                         name, b.engine_name[url], kind, key[0], key[1], fmt(median([c[3] for c in cpu])),
                         '≥' if any(x[2] for x in lag) else '', fmt(median([x[0] for x in lag])),
                         fmt(median([x[1] for x in lag])), ', '.join(fmt(x[1]) for x in lag),
                         '%s / %s' % (fmt(median([x[0] for x in ack])), fmt(median([x[1] for x in ack])))
                         if ack else ('not exposed' if name not in b.ss_names + ('raw _bulk',) else '–'),
-                        fmt(median([1e6 * c[1] / c[2] for c in cpu])), fmt(median([1e6 * c[0] / c[2] for c in cpu]))))
+                        fmt(median([1e6 * c[1] / c[2] for c in cpu])), ', '.join(fmt(1e6 * c[1] / c[2]) for c in cpu),
+                        fmt(median([1e6 * c[0] / c[2] for c in cpu])),
+                        ', '.join(fmt(c[4], '%.1f') if len(c) > 4 else '–' for c in cpu),
+                        fmt(median([c[5] for c in cpu if len(c) > 5]), '%.1f')))
     text = '\n'.join(out)
     print()
     print('medians of %d round(s) (each ratio: the tool against the raw load of its own round):' % rounds)
