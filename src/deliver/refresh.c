@@ -34,6 +34,11 @@
  * period late) and shrinks back while none does; far is near plus twice
  * the target's requests' round trip.
  *
+ * Not held while the engine does not keep up: a request's round trip
+ * (twice, plus near) over a third of the interval, a refresh longer than
+ * half of it, or near at its cap (engine_keeps_up); a starved engine
+ * refreshing for seconds made held changes miss refresh after refresh.
+ *
  * Not held, as for group commit (queue.c): a full batch_max, the hub at its
  * high-water mark, a change that waited flush_interval_ms, a drain, streams
  * that are not live (reindex pages, replays, repairs) or turned it off.
@@ -86,6 +91,17 @@ static int64_t far_of(const struct refresh_state *r) {
     return far;
 }
 
+/* The hold pays only while a request is short beside the period: a held
+ * batch must land before the refresh it aims at, and a refresh missed costs
+ * a whole period (and the refresh's time) more. An engine that answers
+ * slowly, refreshes for longer than the interval, or made the probe miss
+ * its refresh again and again (near at its cap) gets group commit alone,
+ * which sends while the engine works and never waits for a prediction. */
+static bool engine_keeps_up(const struct refresh_state *r) {
+    return r->near_ns + 2 * r->rtt_ns <= r->period_ns / 3 && r->took_ns <= r->period_ns / 2 &&
+           r->near_ns < r->period_ns / 4;
+}
+
 void refresh_note_live(struct fuse *f, const struct deliver *s) {
     if (stream_holds(s)) {
         f->rf.live = true;
@@ -99,6 +115,7 @@ bool refresh_holds(struct deliver_hub *d, const struct indexq *q, const struct d
     if (!d->o.group_commit || !stream_holds(hs) || !policy_on(d, q->fuse)) return false;
     if (!phase_known(r, now)) return false;
     if (r->last_send_ns == 0 || now - r->last_send_ns >= r->period_ns) return false; /* idle */
+    if (!engine_keeps_up(r)) return false;
     if (d->total >= d->o.high_watermark) return false;
     int64_t due = head->enq_ns + (int64_t)hs->flush_interval_ms * NS_PER_MS;
     if (now >= due) return false;

@@ -10,6 +10,8 @@
  *     the last milliseconds before one), none more than one refresh later
  *   - batch_to_refresh = false: one request a transaction, as before
  *   - an index without refreshes (refresh_interval -1): nothing held
+ *   - an engine whose requests take over a third of the interval: nothing
+ *     held (searchable as soon as with group commit alone)
  *   - a change that finds its index idle goes at once */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -26,6 +28,7 @@ static struct {
     long interval_ms;      /* what refresh_interval answers */
     int64_t landed_us[NTXN]; /* when the last change of each transaction landed */
     long probes;           /* refresh probes (each waits for a refresh) */
+    int64_t slow_us;       /* each bulk request takes this long (a busy engine) */
 } R = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static int64_t mono_us(void) {
@@ -53,6 +56,10 @@ static void note_landed(const char *body, size_t len) {
 
 static int sched_bulk(void *ud, int helper, const char *body, size_t len,
                       struct search_resp *resp) {
+    pthread_mutex_lock(&R.mu);
+    int64_t slow = R.slow_us;
+    pthread_mutex_unlock(&R.mu);
+    if (slow) usleep((useconds_t)slow);
     note_landed(body, len);
     return fake_bulk(ud, helper, body, len, resp);
 }
@@ -81,8 +88,9 @@ static const struct deliver_transport SCHED = {.bulk = sched_bulk,
                                                .refresh_probe = sched_probe,
                                                .refresh_interval = sched_interval};
 
-static struct deliver *mk_sched(bool hold, long interval_ms) {
+static struct deliver *mk_sched_slow(bool hold, long interval_ms, int64_t slow_us) {
     pthread_mutex_lock(&R.mu);
+    R.slow_us = slow_us;
     memset(R.landed_us, 0, sizeof R.landed_us);
     R.probes = 0;
     R.interval_ms = interval_ms;
@@ -103,6 +111,10 @@ static struct deliver *mk_sched(bool hold, long interval_ms) {
     assert_non_null(d);
     usleep(50000); /* the helpers read the interval once the target is known */
     return d;
+}
+
+static struct deliver *mk_sched(bool hold, long interval_ms) {
+    return mk_sched_slow(hold, interval_ms, 0);
 }
 
 struct outcome {
@@ -185,6 +197,22 @@ static void t_no_refresh_not_held(void **s) {
     deliver_free(d);
 }
 
+/* an engine whose requests take 40 ms (over a third of the 100 ms
+ * interval): a held batch would land after the refresh it aims at, so
+ * nothing is held, and changes are searchable as soon as with group commit
+ * alone */
+static void t_slow_engine_not_held(void **s) {
+    (void)s;
+    struct deliver *d = mk_sched_slow(false, PERIOD_MS, 40000);
+    struct outcome off = run_txns(d);
+    deliver_free(d);
+    d = mk_sched_slow(true, PERIOD_MS, 40000);
+    struct outcome on = run_txns(d);
+    deliver_free(d);
+    assert_true(on.on_time >= off.on_time - NTXN / 10);
+    assert_true(on.later <= off.later);
+}
+
 /* an idle index: the change goes at once (not held for the refresh) */
 static void t_idle_goes_at_once(void **s) {
     (void)s;
@@ -206,6 +234,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_held_to_the_refresh, setup, teardown),
         cmocka_unit_test_setup_teardown(t_off_one_request_a_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(t_no_refresh_not_held, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_slow_engine_not_held, setup, teardown),
         cmocka_unit_test_setup_teardown(t_idle_goes_at_once, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
