@@ -251,7 +251,8 @@ const struct config_key config_keys[] = {
       "for more acknowledged lag (up to the refresh interval). The next refresh is learnt from "
       "the index's refresh_interval and one probe a period (a versioned delete of an unused id "
       "through the alias, refresh=wait_for; docs/delivery.md). Not for indices with "
-      "refresh_interval -1 or above flush_interval_ms, nor with helpers = 1; a change finding "
+      "refresh_interval -1 or above flush_interval_ms, nor with helpers = 1, nor while the "
+      "engine answers slowly beside the interval; a change finding "
       "its index idle for a period, batch_max waiting and flush_interval_ms passed still go at "
       "once. false: group commit alone"),
     B("delivery", "group_commit", delivery.group_commit, "true",
