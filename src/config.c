@@ -244,7 +244,7 @@ const struct config_key config_keys[] = {
       "so less engine CPU per change, for up to this much more lag (below flush_interval_ms). "
       "0: a change goes as soon "
       "as a helper is free"),
-    B("delivery", "batch_to_refresh", delivery.batch_to_refresh, "true",
+    B("delivery", "batch_to_refresh", delivery.batch_to_refresh, "false",
       "Live changes of an index wait until just before the engine's next refresh of it and "
       "leave together then: searchable no later than if sent at once, in about three bulk "
       "requests a refresh period instead of one a transaction (less engine CPU at low rates), "
@@ -254,7 +254,8 @@ const struct config_key config_keys[] = {
       "refresh_interval -1 or above flush_interval_ms, nor with helpers = 1, nor while the "
       "engine answers slowly beside the interval; a change finding "
       "its index idle for a period, batch_max waiting and flush_interval_ms passed still go at "
-      "once. false: group commit alone"),
+      "once. Off by default: measured only on an overloaded engine so far, where it cost "
+      "searchable lag (docs/delivery.md). false: group commit alone"),
     B("delivery", "group_commit", delivery.group_commit, "true",
       "A transaction's changes leave together when the producer ends it (one request, "
       "whatever partitions they hash to), and while a bulk request to an index is in flight, "
