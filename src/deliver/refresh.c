@@ -43,9 +43,8 @@
  * high-water mark, a change that waited flush_interval_ms, a drain, streams
  * that are not live (reindex pages, replays, repairs) or turned it off.
  * Not used for an index whose refresh_interval is -1 or longer than
- * flush_interval_ms (the hold would be flush_interval_ms's anyway), nor for
- * a target that is no alias (the probe requires one, so that it never
- * creates an index), nor with a single helper (the probe takes one). The
+ * flush_interval_ms (the hold would be flush_interval_ms's anyway), nor
+ * with a single helper (the probe takes one). The
  * interval is read again every REFRESH_READ_MS, and at once when the
  * refreshes seen come faster than it says. */
 #include "deliver/deliver_int.h"
@@ -149,6 +148,8 @@ struct fuse *refresh_probe_due(struct deliver_hub *d, int64_t now, int64_t *wake
         struct refresh_state *r = &f->rf;
         if (!r->live || r->probe_sent_ns || !policy_on(d, f) || now < r->probe_not_before_ns)
             continue;
+        /* its settings read through it of late: it still names an index */
+        if (now - r->read_ns > (int64_t)REFRESH_READ_MS * NS_PER_MS) continue;
         /* only for a target with changes of late: an idle one sends at once */
         if (!r->last_send_ns || now - r->last_send_ns > 2 * r->period_ns) continue;
         /* the next refresh after the last one seen (or now, to learn it) */
@@ -169,8 +170,7 @@ void refresh_probed(struct fuse *f, bool ok, int64_t now) {
     int64_t aim = r->probe_aim_ns;
     r->probe_sent_ns = 0;
     if (!ok || r->period_ns <= 0) {
-        /* (an index written by its own name, not through an alias: the
-         * probe cannot reach it, and its changes are not held) */
+        /* (a conflict, a failed request: not a refresh's end) */
         r->probe_aim_ns = 0;
         int64_t again = REFRESH_STALE_PERIODS * r->period_ns;
         r->probe_not_before_ns = now + (again > NS_PER_MS * 1000 ? again : NS_PER_MS * 1000);
@@ -228,18 +228,23 @@ void refresh_read_done(struct fuse *f, long ms, int64_t now) {
 
 /* ---------- the engine side (the search client's transport) ---------- */
 
-/* A versioned delete (external version 1) of an id no change uses, through
- * the target, answered after the refresh that took it in. It never removes a
- * document: every version searchsync writes is larger, so a document of that
- * id (were there one) makes it a conflict (409), answered at once, and not
- * taken as a refresh. Where there is none the engine keeps a tombstone. */
+/* A versioned delete (external_gte version 1) of an id no change uses,
+ * through the target, answered after the refresh that took it in. It never
+ * removes a document: every version searchsync writes is larger, so a
+ * document of that id (were there one) makes it a conflict (409), answered
+ * at once, and not taken as a refresh. Where there is none the engine keeps
+ * a tombstone of version 1, which the next probe's version 1 does not
+ * conflict with (external_gte; with external every probe after the first
+ * was a 409 for index.gc_deletes). A delete does not honour require_alias
+ * (Elasticsearch 7.10 auto-creates its index): the target is probed only
+ * while its settings were read through it within REFRESH_READ_MS. */
 int default_refresh_probe(void *ud, int helper, const char *target) {
     struct deliver_hub *d = ud;
     struct search_resp *resp = &d->helpers[helper].resp;
     char body[700];
     int n = snprintf(body, sizeof body,
                      "{\"delete\":{\"_index\":\"%s\",\"_id\":\"%s\",\"version\":1,"
-                     "\"version_type\":\"external\",\"require_alias\":true}}\n",
+                     "\"version_type\":\"external_gte\"}}\n",
                      target, REFRESH_PROBE_ID);
     if (n <= 0 || (size_t)n >= sizeof body) return -1;
     if (search_request(d->helpers[helper].conn, "POST",
@@ -248,7 +253,7 @@ int default_refresh_probe(void *ud, int helper, const char *target) {
         resp->status != 200 || !resp->body.data)
         return -1;
     /* 404 without an error: no such document, the tombstone waited for the
-     * refresh (a target that is no alias is an error, answered at once) */
+     * refresh (a conflict is an error, answered at once) */
     return strstr(resp->body.data, "\"errors\":false") &&
                    (strstr(resp->body.data, "\"status\":404") ||
                     strstr(resp->body.data, "\"status\":200"))
