@@ -105,6 +105,7 @@ struct ss_config {
         int batch_max_bytes;
         int flush_interval_ms;
         int linger_ms;
+        bool batch_to_refresh;
         bool group_commit;
         int high_watermark;
         int fuse_failures;

@@ -61,6 +61,7 @@ void deliver_opts_from_config(struct deliver_opts *o, const struct ss_config *c)
     o->batch_max_bytes = c->delivery.batch_max_bytes;
     o->flush_interval_ms = c->delivery.flush_interval_ms;
     o->linger_ms = c->delivery.linger_ms;
+    o->batch_to_refresh = c->delivery.batch_to_refresh;
     o->group_commit = c->delivery.group_commit;
     o->high_watermark = c->delivery.high_watermark;
     o->fuse_failures = c->delivery.fuse_failures;
@@ -124,7 +125,9 @@ struct deliver_hub *hub_new(const struct deliver_opts *o, struct search_client *
     if (o->transport)
         d->tr = *o->transport;
     else
-        d->tr = (struct deliver_transport){.ud = d, .bulk = default_bulk, .probe = default_probe};
+        d->tr = (struct deliver_transport){.ud = d, .bulk = default_bulk, .probe = default_probe,
+                                           .refresh_probe = default_refresh_probe,
+                                           .refresh_interval = default_refresh_interval};
     pthread_mutex_init(&d->mu, NULL);
     pthread_mutex_init(&d->dl_log_mu, NULL);
     pthread_condattr_t ca;

@@ -134,6 +134,14 @@ struct deliver_transport {
     /* optional: any request that the engine answers (GET /), sent while it
      * is unreachable; SEARCH_OK when an answer came back */
     int (*probe)(void *ud, int helper, struct search_resp *resp);
+    /* optional, both or neither (without them live changes are not held for
+     * the refresh, [delivery] batch_to_refresh): wait until the engine's
+     * next refresh of a target has ended (0; -1 when the answer tells no
+     * refresh's end), and the shortest refresh interval of the indices a
+     * target names in ms (*ms 0: none, refresh_interval -1; returns 0 when
+     * read, -1 when it could not be) */
+    int (*refresh_probe)(void *ud, int helper, const char *target);
+    int (*refresh_interval)(void *ud, int helper, const char *target, long *ms);
 };
 
 enum purge_strategy { PURGE_OFF = 0, PURGE_ONE, PURGE_INDEX, PURGE_ALL };
@@ -143,6 +151,8 @@ struct deliver_opts {
     int workers, helpers;
     int batch_min, batch_max, batch_max_bytes, flush_interval_ms;
     int linger_ms; /* a queue waits this long after its first change unless batch_max wait */
+    bool batch_to_refresh; /* a live stream's changes wait until just before the engine's
+                            * next refresh of their index (src/deliver/refresh.c) */
     bool group_commit; /* hub: while a request of a target is in flight, its next
                         * changes wait for it and leave together when it returns
                         * (unless batch_max wait or flush_interval_ms passed) */

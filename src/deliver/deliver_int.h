@@ -84,6 +84,24 @@ struct item {
                  * is reported to the producer (set when the engine answered) */
 };
 
+/* The refresh-aware hold's knowledge of a target (refresh.c), under d->mu */
+struct refresh_state {
+    int64_t period_ns;  /* its refresh_interval: 0 not read yet, < 0 none (no hold) */
+    int64_t read_ns;    /* when it was read, 0 = due */
+    bool reading;       /* a helper is reading it */
+    bool live;          /* a stream that holds sent to it: worth reading */
+    int flush_ms;       /* the longest flush_interval_ms of those streams */
+    int64_t end_ns;     /* the end of the last refresh seen (a wait_for answer), 0 = none */
+    int64_t took_ns;    /* how long a refresh takes (average) */
+    int64_t near_ns;    /* the last part leaves this long before a predicted refresh */
+    int64_t rtt_ns;     /* a plain request's round trip (average) */
+    int64_t last_send_ns;
+    int64_t probe_sent_ns; /* a probe is in flight since, 0 = none */
+    int64_t probe_aim_ns;  /* the refresh start it aims at (0: unknown) */
+    int64_t probe_not_before_ns; /* after a failed probe */
+    uint64_t observed, misses;
+};
+
 struct fuse {
     char *index;
     int64_t *melts; /* ring of the last fuse_failures melt times */
@@ -92,6 +110,7 @@ struct fuse {
     int64_t heal_ns;
     uint64_t blows;
     int reqs; /* requests of this target in flight (group commit: eligible_ex) */
+    struct refresh_state rf;
     struct fuse *next;
 };
 
@@ -207,6 +226,7 @@ struct deliver {
     deliver_missing_fn missing;
     void *missing_ud;
     int batch_min, flush_interval_ms, linger_ms;
+    bool batch_to_refresh; /* its live changes wait for the next refresh (refresh.c) */
     bool flush_on_txn_end;
     bool ordered_versions; /* I5 asserted at submit */
     int checkpoint_interval_ms, idle_checkpoint_interval_ms;
@@ -392,6 +412,25 @@ void engine_close(struct deliver_hub *d); /* hub_free: a state still open is sai
 bool engine_probe_due(struct deliver_hub *d, int64_t now, int64_t *wake);
 void engine_probed(struct deliver_hub *d, bool answered, const char *why, int64_t now);
 int default_probe(void *ud, int helper, struct search_resp *resp);
+
+/* refresh.c: the refresh-aware hold (all under d->mu but the two defaults) */
+/* a change of stream s was queued for f: read f's refresh interval */
+void refresh_note_live(struct fuse *f, const struct deliver *s);
+/* q's head waits for the point before the next refresh (wake: when it goes) */
+bool refresh_holds(struct deliver_hub *d, const struct indexq *q, const struct deliver *hs,
+                   const struct item *head, int64_t now, int64_t *wake);
+void refresh_sent(struct fuse *f, int64_t now);
+void refresh_answered(struct fuse *f, bool ok, int64_t sent, int64_t now);
+/* a target to probe now (marked in flight; wake: when the next is due), or NULL */
+struct fuse *refresh_probe_due(struct deliver_hub *d, int64_t now, int64_t *wake);
+void refresh_probed(struct fuse *f, bool ok, int64_t now);
+/* a target whose refresh interval is to be read now (marked reading), or NULL */
+struct fuse *refresh_read_due(struct deliver_hub *d, int64_t now);
+void refresh_read_done(struct fuse *f, long ms, int64_t now);
+int default_refresh_probe(void *ud, int helper, const char *target);
+/* the document id of the probe (its version 1 never wins over a document's) */
+#define REFRESH_PROBE_ID "searchsync:refresh-probe"
+int default_refresh_interval(void *ud, int helper, const char *target, long *ms);
 
 /* stats.c */
 void rotate_stats(struct deliver_hub *d, int64_t now);

@@ -210,6 +210,7 @@ static int take_batch(struct deliver_hub *d, struct helper *h, struct indexq *q,
     d->inflight += n;
     d->inflight_batches++;
     q->fuse->reqs++; /* every queue taken from is of q's target */
+    refresh_sent(q->fuse, now);
     return n;
 }
 
@@ -546,6 +547,25 @@ void *helper_main(void *arg) {
             engine_probed(d, prc == SEARCH_OK, h->resp.err, now_ns());
             continue;
         }
+        struct fuse *rf = q ? NULL : refresh_read_due(d, now);
+        if (rf) { /* a target's refresh interval, for the refresh-aware hold */
+            char *target = xstrdup(rf->index);
+            pthread_mutex_unlock(&d->mu);
+            long ms = 0;
+            int rrc = d->tr.refresh_interval(d->tr.ud, h->id, target, &ms);
+            free(target);
+            pthread_mutex_lock(&d->mu);
+            refresh_read_done(rf, rrc == 0 ? ms : 0, now_ns());
+            continue;
+        }
+        struct fuse *pf = q ? NULL : refresh_probe_due(d, now, &wake);
+        if (pf) { /* when the target's next refresh ends (refresh.c) */
+            pthread_mutex_unlock(&d->mu);
+            int prc = d->tr.refresh_probe(d->tr.ud, h->id, pf->index);
+            pthread_mutex_lock(&d->mu);
+            refresh_probed(pf, prc == 0, now_ns());
+            continue;
+        }
         if (d->eng_redetect) {
             d->eng_redetect = false;
             pthread_mutex_unlock(&d->mu);
@@ -576,7 +596,9 @@ void *helper_main(void *arg) {
 
         pthread_mutex_lock(&d->mu);
         h->sending_ns = 0;
-        batch_account(d, h, q, &b, now_ns());
+        int64_t answered = now_ns();
+        refresh_answered(q->fuse, b.rc == SEARCH_OK && !b.request_failed, b.t0, answered);
+        batch_account(d, h, q, &b, answered);
         batch_settle(d, h, &b);
         pthread_cond_broadcast(&d->space_cv); /* either class may have room now */
         pthread_cond_broadcast(&d->done_cv);

@@ -188,6 +188,7 @@ static bool eligible_ex(struct deliver_hub *d, struct indexq *q, int64_t now, in
     if (hs->held) return false; /* deliver_hold_sends: released with a broadcast */
     if (d->draining) return true;
     if (lingers && group_commit_holds(d, q, hs, head, now, wake)) return false;
+    if (lingers && refresh_holds(d, q, hs, head, now, wake)) return false;
     if (lingers && hs->linger_ms > 0 && d->total < d->o.high_watermark) {
         /* group commit with a floor: the queue's first change waits for
          * company (a transaction's end does not cut this short), unless the
@@ -319,6 +320,7 @@ int deliver_submit(struct deliver *s, const struct change *c) {
     rotate_stats(d, now);
     struct indexq *q = indexq_get(d, target, ih);
     it->q = q;
+    refresh_note_live(q->fuse, s);
     struct txn *t = open_txn(s);
     it->txn = t;
     it->sseq = s->next_sseq++;

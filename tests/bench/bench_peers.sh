@@ -45,7 +45,11 @@
 # phase), PEERS_TUNE_PARS ("2 4 8 16"), PEERS_TUNE_SIZES ("500 1000 2000
 # 5000"), PEERS_AREA_UPDATE (0), PEERS_RAW_LAG (1), PEERS_JSONL, PEERS_SS_INI (more of
 # searchsync's configuration, INI text with \n between lines, e.g.
-# PEERS_SS_INI='[delivery]\nbatch_max = 2000').
+# PEERS_SS_INI='[delivery]\nbatch_max = 2000'), PEERS_SS_BASELINE_INI (runs
+# searchsync a second time each round as "searchsync-baseline", with this
+# added to its configuration, e.g. '[delivery]\nbatch_to_refresh = false':
+# a change of its defaults against the defaults in the same rounds; with
+# three tools each goes first in turn).
 # PEERS_PIN=1 gives the engines a CPU of their own, as a search cluster has
 # in production: every process of both engines on CPU 1, MariaDB, Redis, the
 # tools, the writer and the raw loads' curl on CPU 0 (taskset; undone at the

@@ -98,6 +98,18 @@ class Tool:
         return tool_cpu(self.p.pid) if self.p else 0.0
 
 
+def write_tasks(e):
+    """the engine's write thread pool's completed tasks, over its nodes: one
+    a shard-level bulk request (a request of one shard's documents), so
+    their growth over a lag run is the requests the tool made the engine
+    run, whatever its own counters say (None: not readable)"""
+    try:
+        st, j = e.req('GET', '/_nodes/stats/thread_pool?filter_path=nodes.*.thread_pool.write.completed')
+        return sum(n['thread_pool']['write']['completed'] for n in j['nodes'].values()) if st == 200 else None
+    except Exception:
+        return None
+
+
 def free_port():
     s = socket.socket()
     s.bind(('127.0.0.1', 0))
@@ -116,6 +128,7 @@ def tail(path, n=15):
 
 class Searchsync(Tool):
     name = 'searchsync'
+    extra_ini = ''  # more configuration after PEERS_SS_INI's (the baseline's)
 
     def start(self, kind, index, run_id):
         db = self.a.db
@@ -145,7 +158,7 @@ class Searchsync(Tool):
                        self.token))
             # PEERS_SS_INI: more of searchsync's configuration (INI text,
             # \n for a new line), e.g. "[delivery]\nbatch_max = 2000"
-            f.write(os.environ.get('PEERS_SS_INI', '').replace('\\n', '\n') + '\n')
+            f.write((os.environ.get('PEERS_SS_INI', '') + '\\n' + self.extra_ini).replace('\\n', '\n') + '\n')
         r = subprocess.run([self.a.searchsync, 'mapping', 'import', '--config', ini, mp, '--yes'],
                            capture_output=True, text=True)
         if r.returncode:
@@ -154,6 +167,18 @@ class Searchsync(Tool):
 
     def cleanup(self, sql):
         sql.q('DROP DATABASE IF EXISTS `%s`' % self.meta)
+
+
+class SearchsyncBaseline(Searchsync):
+    """searchsync again with PEERS_SS_BASELINE_INI added to its configuration
+    (e.g. '[delivery]\\nbatch_to_refresh = false'): a change of its defaults
+    beside the defaults, in the same rounds."""
+    name = 'searchsync-baseline'
+    tag = 'ssbase'
+
+    def __init__(self, a, engine_url, tmp):
+        super().__init__(a, engine_url, tmp)
+        self.extra_ini = os.environ.get('PEERS_SS_BASELINE_INI', '')
 
 
 class Gme(Tool):
@@ -220,7 +245,7 @@ class Run:
     def __init__(self, bench, tool, kind, rnd):
         self.b, self.t, self.kind, self.rnd = bench, tool, kind, rnd
         self.e = Engine(tool.url)
-        self.index = 'pf_%s_%s_r%d' % (tool.name.split('-')[0][:6], kind, rnd)
+        self.index = 'pf_%s_%s_r%d' % (getattr(tool, 'tag', tool.name.split('-')[0][:6]), kind, rnd)
         self.res = {}
 
     def count(self, query=None):
@@ -411,7 +436,7 @@ class Run:
         rng = random.Random(9)
         commits = []
         ticks = int(secs / tick)
-        c0, e0, r0 = self.t.cpu(), self.engine_cpu(), refresh_stats(self.e, self.index)
+        c0, e0, r0, w0 = self.t.cpu(), self.engine_cpu(), refresh_stats(self.e, self.index), write_tasks(self.e)
         t0 = now()
         for k in range(1, ticks + 1):
             d = t0 + (k - 1) * tick - now()
@@ -430,7 +455,8 @@ class Run:
                and now() < deadline and self.t.alive()):
             time.sleep(0.05)
         t_end = now()
-        r1 = refresh_stats(self.e, self.index)
+        r1, w1 = refresh_stats(self.e, self.index), write_tasks(self.e)
+        reqs = w1 - w0 if w0 is not None and w1 is not None else None
         poller.stop = True
         poller.join()
         refr = refresh_line(r0, r1, t_end - t0)
@@ -448,19 +474,24 @@ class Run:
         p50, p99 = 1000 * pct(lags, .5), 1000 * pct(lags, .99)
         written = ticks * per / (tw - t0)
         ecpu = max(0.0, ecpu - poll_cores * (t_end - t0))  # the writes' share
+        load = os.getloadavg()[0]  # the box's 1-minute load average as the run ended
         print('  lag commit -> searchable, refresh %s, at %d changes/s for %d s (%.0f changes/s written): p50 %.0f ms, '
               'p99 %.0f ms, max %.0f ms%s; tool cpu %.1f s, engine cpu for the writes %.1f s (over %.1f s: %.0f µs a '
-              'change; the poller alone: %.2f cores, not counted%s)'
+              'change; the poller alone: %.2f cores, not counted%s; load average %.1f; %s bulk requests '
+              '(shard-level) a second)'
               % (refresh, rate, secs, written, p50, p99, 1000 * max(lags),
                  ' (LOWER BOUNDS: %d of %d probes not seen)' % (missing, ticks) if missing else '',
                  cpu, ecpu, t_end - t0, 1e6 * ecpu / (ticks * per), poll_cores,
-                 '' if quiet else '; the engine was still busy after 60 s'))
+                 '' if quiet else '; the engine was still busy after 60 s', load,
+                 '?' if reqs is None else '%.1f' % (reqs / (t_end - t0))))
         self.res.setdefault('lag', {})[(refresh, rate)] = (p50, p99, missing > 0)
-        self.res.setdefault('lag_cpu', {})[(refresh, rate)] = (cpu, ecpu, ticks * per, written)
+        self.res.setdefault('lag_cpu', {})[(refresh, rate)] = (cpu, ecpu, ticks * per, written, load,
+                                                               reqs and reqs / (t_end - t0))
         b.record(dict(tool=self.t.name, engine=b.engine_name[self.t.url], round=self.rnd, kind=self.kind,
                       refresh=refresh, rate=rate, written=written, p50=p50, p99=p99, lower_bound=missing > 0,
                       ack=self.res.get('ack', {}).get((refresh, rate)), tool_cpu=cpu, engine_cpu=ecpu,
-                      changes=ticks * per, refresh_ms=refr and refr[0], refresh_period_ms=refr and refr[1]))
+                      changes=ticks * per, refresh_ms=refr and refr[0], refresh_period_ms=refr and refr[1],
+                      load=load, bulk_per_s=reqs and reqs / (t_end - t0)))
 
     def nested(self, t0, e0):
         b = self.b
@@ -862,11 +893,16 @@ def main():
             b.record(dict(tool='raw _bulk tuning', engine=b.engine_name[url], kind=kind, best=best,
                           table={'%dx%d' % k: v for k, v in table.items()}))
         sys.stdout.flush()
+    baseline = bool(os.environ.get('PEERS_SS_BASELINE_INI'))
+    b.ss_names = ('searchsync',) + (('searchsync-baseline',) if baseline else ())
     results = {}  # (tool name, engine) -> list of per-round dicts
     for url, Peer in pairs:
-        tools = [Searchsync(a, url, a.tmp)] + ([Peer(a, url, a.tmp)] if Peer else [])
+        tools = [Searchsync(a, url, a.tmp)] + ([SearchsyncBaseline(a, url, a.tmp)] if baseline else []) + \
+            ([Peer(a, url, a.tmp)] if Peer else [])
         for rnd in range(1, rounds + 1):
-            order = tools if rnd % 2 else tools[::-1]
+            # two tools: in turn first; more: each first in turn
+            order = (tools if rnd % 2 else tools[::-1]) if len(tools) < 3 else \
+                tools[(rnd - 1) % len(tools):] + tools[:(rnd - 1) % len(tools)]
             for t in order:
                 for kind in ('flat', 'nested'):
                     if kind == 'nested' and not t.nested:
@@ -909,13 +945,13 @@ def report(b, pairs, results, rounds):
            '|---|---|---|---|---|---|---|']
     for url, Peer in pairs:
         raws = results[('raw _bulk', url)]
-        for name in ('searchsync',) + ((Peer.name,) if Peer else ()):
+        for name in b.ss_names + ((Peer.name,) if Peer else ()):
             rs = results.get((name, url), [])
             flat = list(zip([r for r in rs if 'flat_load' in r], raws))
             nest = list(zip([r for r in rs if 'nested_load' in r], raws))
             # per round: the tool against the raw load of the same round
             ratio = lambda pairs_, k, rk: median([pct_of(r.get(k), w.get(rk)) for r, w in pairs_])  # noqa: E731
-            na = 'n/a' if Peer and not Peer.nested and name != 'searchsync' else '–'
+            na = 'n/a' if Peer and not Peer.nested and name not in b.ss_names else '–'
             out.append('| %s (%s) | %s | %s / %s | %s | %s | %s |' % (
                 name, b.engine_name[url], fmt(median([r['flat_load'] for r, _ in flat])),
                 fmt(ratio(flat, 'flat_load', 'flat'), '%.0f%%'), fmt(ratio(flat, 'flat_load', 'flat_exact'), '%.0f%%'),
@@ -932,8 +968,8 @@ def report(b, pairs, results, rounds):
                 upd.append('| %s (%s) | %s | %s | %s | %s | %s | %s |' % (
                     name, b.engine_name[url], label, fmt(median([r.get(key) for r, _ in prs])),
                     fmt(ratio(prs, key, rk), '%.0f%%'),
-                    fmt(median([r.get(key + '_ack') for r, _ in prs])) if name == 'searchsync' else 'not exposed',
-                    fmt(ratio(prs, key + '_ack', rk + '_answered'), '%.0f%%') if name == 'searchsync' else '–',
+                    fmt(median([r.get(key + '_ack') for r, _ in prs])) if name in b.ss_names else 'not exposed',
+                    fmt(ratio(prs, key + '_ack', rk + '_answered'), '%.0f%%') if name in b.ss_names else '–',
                     fmt(median([r.get('cpu_upd') for r, _ in prs]), '%.1f') if key == 'flat_upd' else ''))
         out.append('| raw _bulk (%s), tuned: flat %dx%d, nested %dx%d | %s | (exact documents: %s) | %s | | |'
                    % (b.engine_name[url], b.tuned[url]['flat'][0], b.tuned[url]['flat'][1],
@@ -947,10 +983,11 @@ def report(b, pairs, results, rounds):
                                         fmt(median([w.get('nested_replace_answered') for w in raws]))))
     out += [''] + upd
     out += ['', '| tool (engine) | kind | refresh | changes/s (written) | searchable p50 / p99 ms (each round\'s p99) | '
-            'acknowledged p50 / p99 ms | engine CPU µs a change | tool CPU µs a change |',
-            '|---|---|---|---|---|---|---|---|']
+            'acknowledged p50 / p99 ms | engine CPU µs a change (each round) | tool CPU µs a change | '
+            'load average (each round) | bulk requests a second |',
+            '|---|---|---|---|---|---|---|---|---|---|']
     for url, Peer in pairs:
-        for name in ('searchsync',) + ((Peer.name,) if Peer else ()) + ('raw _bulk',):
+        for name in b.ss_names + ((Peer.name,) if Peer else ()) + ('raw _bulk',):
             rs = results.get((name, url), [])
             keys = []
             for r in rs:
@@ -969,13 +1006,16 @@ def report(b, pairs, results, rounds):
                     lag = [r['lag'][key] for r in runs]
                     ack = [r['ack'][key] for r in runs if key in r.get('ack', {})]
                     cpu = [r['lag_cpu'][key] for r in runs]
-                    out.append('| %s (%s) | %s | %s | %d (%s) | %s%s / %s (%s) | %s | %s | %s |' % (
+                    out.append('| %s (%s) | %s | %s | %d (%s) | %s%s / %s (%s) | %s | %s (%s) | %s | %s | %s |' % (
                         name, b.engine_name[url], kind, key[0], key[1], fmt(median([c[3] for c in cpu])),
                         '≥' if any(x[2] for x in lag) else '', fmt(median([x[0] for x in lag])),
                         fmt(median([x[1] for x in lag])), ', '.join(fmt(x[1]) for x in lag),
                         '%s / %s' % (fmt(median([x[0] for x in ack])), fmt(median([x[1] for x in ack])))
-                        if ack else ('not exposed' if name not in ('searchsync', 'raw _bulk') else '–'),
-                        fmt(median([1e6 * c[1] / c[2] for c in cpu])), fmt(median([1e6 * c[0] / c[2] for c in cpu]))))
+                        if ack else ('not exposed' if name not in b.ss_names + ('raw _bulk',) else '–'),
+                        fmt(median([1e6 * c[1] / c[2] for c in cpu])), ', '.join(fmt(1e6 * c[1] / c[2]) for c in cpu),
+                        fmt(median([1e6 * c[0] / c[2] for c in cpu])),
+                        ', '.join(fmt(c[4], '%.1f') if len(c) > 4 else '–' for c in cpu),
+                        fmt(median([c[5] for c in cpu if len(c) > 5]), '%.1f')))
     text = '\n'.join(out)
     print()
     print('medians of %d round(s) (each ratio: the tool against the raw load of its own round):' % rounds)

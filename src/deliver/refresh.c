@@ -1,0 +1,318 @@
+/* refresh.c: the refresh-aware hold ([delivery] batch_to_refresh): live
+ * changes of a target wait for company until just before the engine's next
+ * refresh of it, and go then, as one request.
+ *
+ * Why: a change is searchable at the first refresh after it landed, so
+ * between two refreshes sending at once buys acknowledged lag, never
+ * searchable lag, and every request costs the engine CPU of its own beyond
+ * its documents (about 2 ms on OpenSearch 2.19). At 500 changes/s in 10 ms
+ * transactions group commit alone sent 100 requests a second; held to the
+ * refresh it sends three a refresh period.
+ *
+ * How the next refresh is known: the engine refreshes an index
+ * refresh_interval after its last refresh *ended*. While a target is busy,
+ * a helper sends a probe once a period, just before the refresh predicted:
+ * a versioned delete of a document id no change uses, with
+ * refresh=wait_for (default_refresh_probe). The engine answers it right after the
+ * refresh that took it in, which gives that refresh's end (the phase) and,
+ * against the start predicted, how long a refresh takes. The probe holds no
+ * change: a late answer costs nothing but a helper's wait. The next starts
+ * are extrapolated from the last end seen (interval + a refresh's time
+ * each); with no answer for REFRESH_STALE_PERIODS periods the phase is
+ * unknown and nothing is held until the next probe comes back.
+ *
+ * Each period, with s the predicted start of the next refresh:
+ *   - a change that came before s - far waits until s - far, then leaves
+ *     with everything queued for the target;
+ *   - what came after that waits until s - near (a request of a few
+ *     changes, indexed within near);
+ *   - a change that finds the target idle for a whole period (nothing of it
+ *     pending in the engine) goes at once: its request costs the same
+ *     whenever it goes, and it is acknowledged sooner.
+ * So a change is never held past the point where it could still make the
+ * next refresh. near grows when a probe missed its refresh (it came back a
+ * period late) and shrinks back while none does; far is near plus twice
+ * the target's requests' round trip.
+ *
+ * Not held while the engine does not keep up: a request's round trip
+ * (twice, plus near) over a third of the interval, a refresh longer than
+ * half of it, or near at its cap (engine_keeps_up); a starved engine
+ * refreshing for seconds made held changes miss refresh after refresh.
+ *
+ * Not held, as for group commit (queue.c): a full batch_max, the hub at its
+ * high-water mark, a change that waited flush_interval_ms, a drain, streams
+ * that are not live (reindex pages, replays, repairs) or turned it off.
+ * Not used for an index whose refresh_interval is -1 or longer than
+ * flush_interval_ms (the hold would be flush_interval_ms's anyway), nor
+ * with a single helper (the probe takes one). The
+ * interval is read again every REFRESH_READ_MS, and at once when the
+ * refreshes seen come faster than it says. */
+#include "deliver/deliver_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include "json_exact.h"
+#include "log.h"
+#include "search/search.h"
+
+#define REFRESH_READ_MS 10000    /* the interval is read again this often */
+#define REFRESH_STALE_PERIODS 10 /* no refresh seen for this many periods: phase unknown */
+#define NEAR_MIN_NS (5 * NS_PER_MS)
+
+static bool policy_on(const struct deliver_hub *d, const struct fuse *f) {
+    return d->tr.refresh_probe && d->tr.refresh_interval && f->rf.period_ns > 0 &&
+           f->rf.period_ns <= (int64_t)f->rf.flush_ms * NS_PER_MS;
+}
+
+static bool stream_holds(const struct deliver *s) {
+    return s->batch_to_refresh && s->cls == DELIVER_LIVE && !s->flush_on_txn_end;
+}
+
+static bool phase_known(const struct refresh_state *r, int64_t now) {
+    return r->end_ns > 0 &&
+           now - r->end_ns <= REFRESH_STALE_PERIODS * (r->period_ns + r->took_ns);
+}
+
+/* the first predicted refresh start after t */
+static int64_t next_start(const struct refresh_state *r, int64_t t) {
+    int64_t s = r->end_ns + r->period_ns;
+    if (t < s) return s;
+    int64_t step = r->period_ns + r->took_ns;
+    return s + ((t - s) / step + 1) * step;
+}
+
+static int64_t far_of(const struct refresh_state *r) {
+    int64_t far = r->near_ns + 2 * r->rtt_ns;
+    if (far < 2 * r->near_ns) far = 2 * r->near_ns;
+    if (far > r->period_ns / 3) far = r->period_ns / 3;
+    return far;
+}
+
+/* The hold pays only while a request is short beside the period: a held
+ * batch must land before the refresh it aims at, and a refresh missed costs
+ * a whole period (and the refresh's time) more. An engine that answers
+ * slowly, refreshes for longer than the interval, or made the probe miss
+ * its refresh again and again (near at its cap) gets group commit alone,
+ * which sends while the engine works and never waits for a prediction. */
+static bool engine_keeps_up(const struct refresh_state *r) {
+    return r->near_ns + 2 * r->rtt_ns <= r->period_ns / 3 && r->took_ns <= r->period_ns / 2 &&
+           r->near_ns < r->period_ns / 4;
+}
+
+void refresh_note_live(struct fuse *f, const struct deliver *s) {
+    if (stream_holds(s)) {
+        f->rf.live = true;
+        if (s->flush_interval_ms > f->rf.flush_ms) f->rf.flush_ms = s->flush_interval_ms;
+    }
+}
+
+bool refresh_holds(struct deliver_hub *d, const struct indexq *q, const struct deliver *hs,
+                   const struct item *head, int64_t now, int64_t *wake) {
+    const struct refresh_state *r = &q->fuse->rf;
+    if (!d->o.group_commit || !stream_holds(hs) || !policy_on(d, q->fuse)) return false;
+    if (!phase_known(r, now)) return false;
+    if (r->last_send_ns == 0 || now - r->last_send_ns >= r->period_ns) return false; /* idle */
+    if (!engine_keeps_up(r)) return false;
+    if (d->total >= d->o.high_watermark) return false;
+    int64_t due = head->enq_ns + (int64_t)hs->flush_interval_ms * NS_PER_MS;
+    if (now >= due) return false;
+    if (index_idle_queued(d, q->fuse) >= d->o.batch_max) return false;
+    /* the refresh the head can still make: the first whose near point is
+     * after it came */
+    int64_t near = r->near_ns, far = far_of(r);
+    int64_t s = next_start(r, head->enq_ns + near);
+    int64_t release = head->enq_ns < s - far ? s - far : s - near;
+    if (release > due) release = due;
+    if (now >= release) return false;
+    if (release < *wake) *wake = release;
+    return true;
+}
+
+void refresh_sent(struct fuse *f, int64_t now) { f->rf.last_send_ns = now; }
+
+void refresh_answered(struct fuse *f, bool ok, int64_t sent, int64_t now) {
+    struct refresh_state *r = &f->rf;
+    /* the round trip of a request: how early the held batch goes */
+    if (ok) r->rtt_ns = r->rtt_ns ? (3 * r->rtt_ns + (now - sent)) / 4 : now - sent;
+}
+
+struct fuse *refresh_probe_due(struct deliver_hub *d, int64_t now, int64_t *wake) {
+    if (!d->tr.refresh_probe) return NULL;
+    int probing = 0;
+    for (struct fuse *f = d->fuses; f; f = f->next) probing += f->rf.probe_sent_ns != 0;
+    /* at least one helper is always left for the changes */
+    if (probing >= d->o.helpers - 1) return NULL;
+    for (struct fuse *f = d->fuses; f; f = f->next) {
+        struct refresh_state *r = &f->rf;
+        if (!r->live || r->probe_sent_ns || !policy_on(d, f) || now < r->probe_not_before_ns)
+            continue;
+        /* its settings read through it of late: it still names an index */
+        if (now - r->read_ns > (int64_t)REFRESH_READ_MS * NS_PER_MS) continue;
+        /* only for a target with changes of late: an idle one sends at once */
+        if (!r->last_send_ns || now - r->last_send_ns > 2 * r->period_ns) continue;
+        /* the next refresh after the last one seen (or now, to learn it) */
+        int64_t at = phase_known(r, now) ? next_start(r, now) - r->near_ns : now;
+        if (now < at) {
+            if (at < *wake) *wake = at;
+            continue;
+        }
+        r->probe_sent_ns = now;
+        r->probe_aim_ns = phase_known(r, now) ? next_start(r, now) : 0;
+        return f;
+    }
+    return NULL;
+}
+
+void refresh_probed(struct fuse *f, bool ok, int64_t now) {
+    struct refresh_state *r = &f->rf;
+    int64_t aim = r->probe_aim_ns;
+    r->probe_sent_ns = 0;
+    if (!ok || r->period_ns <= 0) {
+        /* (a conflict, a failed request: not a refresh's end) */
+        r->probe_aim_ns = 0;
+        int64_t again = REFRESH_STALE_PERIODS * r->period_ns;
+        r->probe_not_before_ns = now + (again > NS_PER_MS * 1000 ? again : NS_PER_MS * 1000);
+        return;
+    }
+    if (aim) {
+        int64_t late = now - aim;
+        if (late < 0 || late > r->took_ns + r->period_ns / 2) {
+            /* it came back a refresh later (or the refresh came early):
+             * send the last part earlier */
+            r->near_ns *= 2;
+            if (r->near_ns > r->period_ns / 4) r->near_ns = r->period_ns / 4;
+            r->misses++;
+        } else {
+            r->took_ns = r->took_ns ? (7 * r->took_ns + late) / 8 : late;
+            r->near_ns -= r->near_ns / 4;
+            if (r->near_ns < NEAR_MIN_NS) r->near_ns = NEAR_MIN_NS;
+        }
+    }
+    /* refreshes closer together than the interval read: it changed */
+    if (r->end_ns && now - r->end_ns < r->period_ns * 3 / 4) r->read_ns = 0;
+    r->end_ns = now;
+    r->probe_aim_ns = 0;
+    r->observed++;
+}
+
+struct fuse *refresh_read_due(struct deliver_hub *d, int64_t now) {
+    if (!d->tr.refresh_interval) return NULL;
+    for (struct fuse *f = d->fuses; f; f = f->next) {
+        struct refresh_state *r = &f->rf;
+        if (!r->live || r->reading) continue;
+        if (r->read_ns && now - r->read_ns < (int64_t)REFRESH_READ_MS * NS_PER_MS) continue;
+        r->reading = true;
+        return f;
+    }
+    return NULL;
+}
+
+void refresh_read_done(struct fuse *f, long ms, int64_t now) {
+    struct refresh_state *r = &f->rf;
+    r->reading = false;
+    r->read_ns = now;
+    int64_t p = ms > 0 ? (int64_t)ms * NS_PER_MS : -1;
+    if (p != r->period_ns) { /* a new interval: its phase is learnt again */
+        if (p > 0)
+            log_info("deliver", "%s refreshes every %ld ms: its live changes leave just before "
+                     "each refresh ([delivery] batch_to_refresh)", f->index, ms);
+        r->end_ns = 0;
+        r->took_ns = 0;
+        r->near_ns = NEAR_MIN_NS;
+    }
+    r->period_ns = p;
+    if (r->near_ns < NEAR_MIN_NS) r->near_ns = NEAR_MIN_NS;
+}
+
+/* ---------- the engine side (the search client's transport) ---------- */
+
+/* A versioned delete (external_gte version 1) of an id no change uses,
+ * through the target, answered after the refresh that took it in. It never
+ * removes a document: every version searchsync writes is larger, so a
+ * document of that id (were there one) makes it a conflict (409), answered
+ * at once, and not taken as a refresh. Where there is none the engine keeps
+ * a tombstone of version 1, which the next probe's version 1 does not
+ * conflict with (external_gte; with external every probe after the first
+ * was a 409 for index.gc_deletes). A delete does not honour require_alias
+ * (Elasticsearch 7.10 auto-creates its index): the target is probed only
+ * while its settings were read through it within REFRESH_READ_MS. */
+int default_refresh_probe(void *ud, int helper, const char *target) {
+    struct deliver_hub *d = ud;
+    struct search_resp *resp = &d->helpers[helper].resp;
+    char body[700];
+    int n = snprintf(body, sizeof body,
+                     "{\"delete\":{\"_index\":\"%s\",\"_id\":\"%s\",\"version\":1,"
+                     "\"version_type\":\"external_gte\"}}\n",
+                     target, REFRESH_PROBE_ID);
+    if (n <= 0 || (size_t)n >= sizeof body) return -1;
+    if (search_request(d->helpers[helper].conn, "POST",
+                       "/_bulk?refresh=wait_for&filter_path=errors,items.*.status",
+                       "application/x-ndjson", body, (size_t)n, resp) != SEARCH_OK ||
+        resp->status != 200 || !resp->body.data)
+        return -1;
+    /* 404 without an error: no such document, the tombstone waited for the
+     * refresh (a conflict is an error, answered at once) */
+    return strstr(resp->body.data, "\"errors\":false") &&
+                   (strstr(resp->body.data, "\"status\":404") ||
+                    strstr(resp->body.data, "\"status\":200"))
+               ? 0
+               : -1;
+}
+
+/* an Elasticsearch time value in ms: "1s", "100ms", "2m"; -1 = never */
+static long time_value_ms(const char *s) {
+    char *e;
+    double v = strtod(s, &e);
+    if (e == s || v < 0) return -1;
+    double mul = !*e || !strcmp(e, "ms") ? 1 : !strcmp(e, "s") ? 1000 : !strcmp(e, "m") ? 60000
+                 : !strcmp(e, "h") ? 3600000 : !strcmp(e, "d") ? 86400000
+                 : !strcmp(e, "micros") ? 0.001 : !strcmp(e, "nanos") ? 0.000001 : -1;
+    if (mul < 0) return -1;
+    double ms = v * mul;
+    return ms > 86400000.0 ? 86400000 : (long)ms;
+}
+
+static const char *interval_of(const cJSON *ix, const char *part) {
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(ix, part);
+    o = cJSON_GetObjectItemCaseSensitive(o, "index");
+    o = cJSON_GetObjectItemCaseSensitive(o, "refresh_interval");
+    return cJSON_IsString(o) ? o->valuestring : NULL;
+}
+
+/* the shortest refresh interval of the indices `target` names (an alias may
+ * name several); 0 when one has none (-1) or it cannot be read */
+int default_refresh_interval(void *ud, int helper, const char *target, long *ms) {
+    struct deliver_hub *d = ud;
+    *ms = 0;
+    for (const char *c = target; *c; c++) /* an index or alias name, nothing to escape */
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || strchr("-_.+", *c)))
+            return 0;
+    char path[600];
+    snprintf(path, sizeof path,
+             "/%s/_settings/index.refresh_interval?include_defaults=true&"
+             "filter_path=*.settings.index.refresh_interval,*.defaults.index.refresh_interval",
+             target);
+    struct search_resp *resp = &d->helpers[helper].resp;
+    if (search_request(d->helpers[helper].conn, "GET", path, NULL, NULL, 0, resp) != SEARCH_OK ||
+        resp->status != 200)
+        return -1;
+    cJSON *j = json_exact_parse(resp->body.data, resp->body.len);
+    long best = 0;
+    int n = 0;
+    for (const cJSON *ix = j ? j->child : NULL; ix; ix = ix->next) {
+        const char *v = interval_of(ix, "settings");
+        if (!v) v = interval_of(ix, "defaults");
+        long m = v ? time_value_ms(v) : -1;
+        if (m <= 0) {
+            best = 0;
+            n = 0;
+            break;
+        }
+        if (!n++ || m < best) best = m;
+    }
+    cJSON_Delete(j);
+    *ms = n ? best : 0;
+    return 0;
+}
