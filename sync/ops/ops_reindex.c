@@ -26,9 +26,11 @@ enum ops_status ops_reindex_request(const struct ops_env *env, const struct ops_
     struct search_conn *k = NULL;
     struct ops_index ix;
     if (!meta) return e->st;
+    /* the source first: a source it cannot read is what to fix before a
+     * name (the configuration's fault, whatever alias was asked for) */
+    if (!(src = ops_source(env, e))) goto out;
     if (ops_index_find(env, meta, rq->alias, &ix, e) != OPS_OK) goto out;
     if (!(k = ops_engine(env, e))) goto out;
-    if (!(src = ops_source(env, e))) goto out;
     struct reindex_request req = {rq->alias, rq->buckets, rq->by_mod, env->by};
     int rc = reindex_request(env->cfg, env->client, k, meta, src, &req, &res->version, e->msg,
                              sizeof e->msg);
