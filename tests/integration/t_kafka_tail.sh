@@ -226,10 +226,10 @@ printf '[source]\nkind = kafka\nstart = beginning\n[kafka]\nbrokers = %s\ntopics
 "$SEARCHSYNC_BIN" kafka-tail --config "$cfg2" --max 5 --timeout-ms 20000 >"$TEST_TMP/kt2.jsonl" \
     2>"$TEST_TMP/kt2.err" || { cat "$TEST_TMP/kt2.err"; fail "kafka-tail (group) exited $?"; }
 # MariaDB's JSON is a LONGTEXT with a json_valid() check. Maxwell sees a
-# LONGTEXT and writes the text as a string, which the Maxwell decoder takes
-# as a JSON string value (Maxwell writes a MySQL JSON column as the value
-# itself): the column prints as a string, the rest as tail prints it
-# (docs/kafka.md). The same text is what canal gives without the lookup.
+# LONGTEXT and writes the text as a string; with the schema lookup (the
+# [source] user is set here) the decoder knows the column is MariaDB's JSON
+# and prints the value, as tail does (docs/kafka.md, Maxwell). Without the
+# lookup that text stays a string, as canal's does below.
 expected_text="$(printf '%s\n' "$expected" | python3 -c '
 import json, sys
 raws = [json.loads(l)["j"] for l in open(sys.argv[1], encoding="utf-8")]
@@ -239,8 +239,8 @@ for r in raws:
         t = t.replace("\"j\":" + r, "\"j\":" + json.dumps(r, ensure_ascii=False))
 sys.stdout.write(t)' "$TEST_TMP/s1.jsonl")"
 assert_ne "$expected" "$expected_text" "the JSON column's text differs from its value"
-assert_eq "$expected_text" "$(grep '"topic":"cdc.maxwell"' "$TEST_TMP/kt.jsonl" | strip)" \
-    "Maxwell: the lines tail prints for the same rows (MariaDB's JSON column as text)"
+assert_eq "$expected" "$(grep '"topic":"cdc.maxwell"' "$TEST_TMP/kt.jsonl" | strip)" \
+    "Maxwell: the lines tail prints for the same rows (MariaDB's JSON column as its value, from the lookup)"
 assert_eq "$expected_text" "$(grep -v '"type":"ddl"' "$TEST_TMP/kt2.jsonl" | strip)" \
     "canal-json without the lookup: the same lines, the JSON column as text"
 assert_eq 1 "$(grep -c '^{"error"' "$TEST_TMP/kt2.err")" "the undecodable message again"
