@@ -40,20 +40,26 @@ h_port_in_use() {
 }
 
 # h_free_port — a port below the kernel's ephemeral range that nobody listens
-# on and that this harness has not handed out before (ports.taken file).
+# on and that this harness has not handed out before (ports.taken file; the
+# suite's lanes share one, SEARCHSYNC_PORTS_TAKEN, under a lock, so two lanes
+# never hand out one port between its choice and its server's bind).
 h_free_port() {
     local dir taken p i
     dir="$(h_state_dir)"
-    taken="$dir/ports.taken"
+    taken="${SEARCHSYNC_PORTS_TAKEN:-$dir/ports.taken}"
     touch "$taken"
+    exec {H_PORTS_FD}>>"$taken.lock"
+    flock "$H_PORTS_FD"
     for i in $(seq 1 200); do
         p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 12000 ))
         grep -qx "$p" "$taken" && continue
         h_port_in_use "$p" && continue
         echo "$p" >>"$taken"
+        exec {H_PORTS_FD}>&-
         echo "$p"
         return 0
     done
+    exec {H_PORTS_FD}>&-
     h_die "no free port found"
 }
 
