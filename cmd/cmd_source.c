@@ -24,6 +24,7 @@ void usage_source(FILE *out) {
             "                                [--password-file F] [--ssl-mode M] [--ssl-ca F]\n"
             "                                [--server-id N] [--admin-listen HOST:PORT|none]\n"
             "       searchsync source edit   --config FILE NAME [the options of add]\n"
+            "                                [--password-prompt]\n"
             "       searchsync source remove --config FILE NAME [--force]\n\n"
             "The sources of the metadata schema FILE names (docs/cluster.md, \"Adding a\n"
             "source\"). list: each source, where it is, who reads it, up or down, its lag and\n"
