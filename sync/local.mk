@@ -240,3 +240,13 @@ EXTRA_DIST += \
 	sync/pipeline/README.md \
 	sync/reindex/README.md \
 	sync/sources/README.md
+
+# a source added at run time: its configuration derived from the adder's
+check_PROGRAMS += tests/unit/test_source_ini tests/unit/test_source_ini_asan
+TESTS += tests/unit/test_source_ini tests/unit/test_source_ini_asan
+tests_unit_test_source_ini_SOURCES = tests/unit/test_source_ini.c
+tests_unit_test_source_ini_LDADD = $(UNIT_LDADD)
+tests_unit_test_source_ini_asan_SOURCES = tests/unit/test_source_ini.c
+tests_unit_test_source_ini_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_source_ini_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_source_ini_asan_LDADD = $(UNIT_ASAN_LDADD)
