@@ -75,13 +75,14 @@ static void from_checkpoint(struct source_list *l, MYSQL_ROW row) {
 static void from_node_state(struct source_list *l, MYSQL_ROW row) {
     struct source_info *s = find_or_add(l, row[0]);
     if (s->reader_node || strcmp(row[2] ? row[2] : "", "reader")) {
-        if (s->reader < 0 && !s->reader_node) s->reader = 0;
+        if (s->reader < 0 && !s->reader_node) s->reader = 0; /* standbys only */
         return;
     }
-    /* a reader row older than 3 node-state intervals is a daemon gone */
-    bool fresh = row[4] && atol(row[4]) <= 10;
-    s->reader = fresh;
-    if (!fresh) return;
+    /* a row is rewritten only when it changes (an idle reader's stays as
+     * it is), so its age says nothing: standalone the reader lock decides
+     * below whether its daemon still runs; with ZooKeeper the role is what
+     * the node said last (as `searchsync status` reads it) */
+    s->reader = 1;
     s->reader_node = dup0(row[1]);
     cJSON *j = row[3] ? json_exact_parse(row[3], strlen(row[3])) : NULL;
     cJSON *up = cJSON_GetObjectItemCaseSensitive(j, "source_up");
@@ -140,9 +141,8 @@ enum ops_status ops_source_list(const struct ops_env *env, struct source_list *o
         rc = each_row(meta, "SELECT source, position, TIMESTAMPDIFF(SECOND, updated_at, NOW(3)) "
                             "FROM offsets", from_checkpoint, out, e);
     if (!rc)
-        rc = each_row(meta, "SELECT source, node, role, state, TIMESTAMPDIFF(SECOND, updated_at, "
-                            "NOW(3)) FROM node_states ORDER BY role = 'reader' DESC, updated_at "
-                            "DESC", from_node_state, out, e);
+        rc = each_row(meta, "SELECT source, node, role, state FROM node_states ORDER BY "
+                            "role = 'reader' DESC, updated_at DESC", from_node_state, out, e);
     if (!rc)
         rc = each_row(meta, "SELECT alias, source, sources FROM index_configs ORDER BY alias",
                       from_index, out, e);

@@ -78,6 +78,7 @@ function sourceForm(src, done) {
       const r = src ? await api('PUT', `/api/v1/sources/${encodeURIComponent(src.name)}`, b)
                     : await api('POST', '/api/v1/sources', b);
       inputs.password.value = ''; // write-only: gone from the page once sent
+      if (!src) form.reset(); // added: the form is ready for the next one
       done(r);
     } catch (e) {
       inputs.password.value = '';
