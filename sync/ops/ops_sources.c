@@ -333,9 +333,15 @@ enum ops_status ops_source_remove(const struct ops_env *env, const char *name, b
          * (the binlog it stopped at may be purged by then) */
         sbuf_adds(&q2, "DELETE FROM offsets WHERE source = ");
         db_quote(meta, &q2, name, strlen(name));
+        /* and its node states: the name is free again (add refuses a name
+         * some daemon still says it reads) */
+        sbuf q3 = SBUF_INIT;
+        sbuf_adds(&q3, "DELETE FROM node_states WHERE source = ");
+        db_quote(meta, &q3, name, strlen(name));
         if (db_exec(meta, "START TRANSACTION", err, sizeof err) < 0 ||
             db_exec(meta, q.data, err, sizeof err) < 0 ||
             db_exec(meta, q2.data, err, sizeof err) < 0 ||
+            db_exec(meta, q3.data, err, sizeof err) < 0 ||
             ops_source_files_remove(env->cfg, name, err, sizeof err) < 0 ||
             db_exec(meta, "COMMIT", err, sizeof err) < 0) {
             char e2[128];
@@ -347,6 +353,7 @@ enum ops_status ops_source_remove(const struct ops_env *env, const char *name, b
         }
         sbuf_free(&q);
         sbuf_free(&q2);
+        sbuf_free(&q3);
     }
     ops_meta_done(meta, owned);
     return st;

@@ -146,6 +146,11 @@ assert_eq password "$(jq -r .field <<<"$BODY")" "API, a wrong password: the fiel
 nothing_written "API, a wrong password"
 api POST /api/v1/sources '{"name":"east","host":"127.0.0.1","user":"x","password":"y"}'
 assert_eq 409 "$CODE" "an existing name: 409"
+dead="$(free_port)"
+src add west --host 127.0.0.1 --port "$dead" --user repl_west --password-file "$TEST_TMP/west.pw"
+assert_eq 1 "$RC" "a server that does not answer: exit 1"
+assert_contains "$OUT" "is the server running and reachable at the host and port given?" "a server that does not answer: says what to check"
+nothing_written "a server that does not answer"
 
 # ---- west with the CLI, north with the API
 src add west --host 127.0.0.1 --port "$WPORT" --user repl_west --password-file "$TEST_TMP/west.pw"
@@ -220,6 +225,14 @@ src remove west
 assert_eq 2 "$RC" "remove while listed: exit 2"
 assert_contains "$OUT" "feeds index config(s) $alias" "remove names the index config"
 assert_true "west.ini kept" test -f "$etc/west.ini"
+api DELETE /api/v1/sources/north
+assert_eq 409 "$CODE" "DELETE while listed: 409"
+api DELETE "/api/v1/sources/north?force=true"
+assert_eq 200 "$CODE" "DELETE ?force=true: $BODY"
+assert_eq "$alias" "$(jq -r .still_listed_by <<<"$BODY")" "it says which index config still lists it"
+assert_true "north's files removed" test ! -e "$etc/north.ini" -a ! -e "$etc/north.password"
+assert_eq "west" "$(registry | cut -d' ' -f1)" "north's registry row removed"
+assert_eq 0 "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.offsets WHERE source = 'north'")" "and its checkpoint"
 
 # ---- no password anywhere but NAME.password
 for f in "$TEST_TMP"/*.log "$TEST_TMP"/api.out "$TEST_TMP"/cli.out "$TEST_TMP"/check-*.out "$etc"/*.ini; do
@@ -233,3 +246,4 @@ for p in "$PW_W" "$PW_N" "$PW_BAD"; do
     if grep -qF -- "$p" "$TEST_TMP/meta.sql"; then fail "a password is in the metadata schema"; fi
 done
 log "t_source_add passed in $(($(date +%s) - t0)) s"
+pass
