@@ -86,7 +86,7 @@ static enum ops_status check_binlog(MYSQL *m, const struct source_spec *s, unsig
      * by it: MariaDB and MySQL list their connected replicas here */
     char q[128];
     snprintf(q, sizeof q, "SHOW SLAVE HOSTS");
-    MYSQL_RES *r = db_query(m, q, 0, err, sizeof err);
+    MYSQL_RES *r = s->own_replica ? NULL : db_query(m, q, 0, err, sizeof err);
     if (r) {
         MYSQL_ROW row;
         bool taken = false;

@@ -166,9 +166,31 @@ static enum ops_status record(const struct ops_env *env, MYSQL *meta, const stru
     snprintf(d->admin_listen, sizeof d->admin_listen, "%s", listen ? listen : "");
     char err[1024], ini[1100];
     snprintf(ini, sizeof ini, "%s/%s.ini", ops_sources_dir(env->cfg), s->name);
-    if (db_exec(meta, "START TRANSACTION", err, sizeof err) < 0 ||
+    if (db_exec(meta, "START TRANSACTION", err, sizeof err) < 0) {
+        return ops_fail(e, OPS_FAILED, OPS_AT_METADATA, "recording source %s: %s", s->name, err);
+    }
+    /* its row locked (a name not there yet: the gap), so that two adds of
+     * one name at once cannot both pass: the second waits, then is refused */
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT host IS NOT NULL FROM sources WHERE name = ");
+    db_quote(meta, &q, s->name, strlen(s->name));
+    sbuf_adds(&q, " FOR UPDATE");
+    char *row[1] = {NULL};
+    int got = db_row1(meta, q.data, q.len, row, 1, err, sizeof err);
+    bool there = got == 1 && row[0] && !strcmp(row[0], "1");
+    db_row_free(row, 1);
+    sbuf_free(&q);
+    if (got < 0 || there != edit ||
         upsert(meta, s, mapping, sid, ini, listen, env->by, err, sizeof err) < 0) {
-        db_exec(meta, "ROLLBACK", err, sizeof err);
+        char e2[256];
+        db_exec(meta, "ROLLBACK", e2, sizeof e2);
+        if (got >= 0 && there && !edit)
+            return ops_fail(e, (snprintf(d->field, sizeof d->field, "name"), OPS_REFUSED),
+                            OPS_AT_NONE, "a source named %s was added meanwhile: choose another "
+                            "name", s->name);
+        if (got >= 0 && !there && edit)
+            return ops_fail(e, OPS_UNKNOWN, OPS_AT_NONE, "source %s was removed meanwhile",
+                            s->name);
         return ops_fail(e, OPS_FAILED, OPS_AT_METADATA, "recording source %s: %s", s->name, err);
     }
     if (ops_source_ini_write(env->cfg, s, mapping, sid, listen, ini, sizeof ini, err,
@@ -207,6 +229,14 @@ enum ops_status ops_source_add(const struct ops_env *env, const struct source_sp
         st = ops_fail(e, (snprintf(d->field, sizeof d->field, "name"), OPS_REFUSED), OPS_AT_NONE,
                       "a source named %s exists already: choose another name, or change it "
                       "with `searchsync source edit %s`", s.name, s.name);
+    char ini[1100];
+    snprintf(ini, sizeof ini, "%s/%s.ini", ops_sources_dir(env->cfg), s.name);
+    if (st == OPS_OK && access(ini, F_OK) == 0)
+        /* a configuration written by hand: never written over */
+        st = ops_fail(e, (snprintf(d->field, sizeof d->field, "name"), OPS_REFUSED), OPS_AT_NONE,
+                      "%s exists already and source %s is not in the registry (a configuration "
+                      "written by hand?): choose another name, or move the file away", ini,
+                      s.name);
     if (st == OPS_OK) {
         char listen[300] = "";
         if (!s.admin_listen) ops_source_pick_listen(env->cfg, meta, listen, sizeof listen);
@@ -276,6 +306,9 @@ enum ops_status ops_source_edit(const struct ops_env *env, const struct source_s
         if (in->ssl_ca) s.ssl_ca = !strcmp(in->ssl_ca, "") ? NULL : in->ssl_ca;
         if (in->server_id) s.server_id = in->server_id;
         if (in->admin_listen) s.admin_listen = in->admin_listen;
+        s.own_replica = !strcmp(s.host, keep[0] ? keep[0] : "") &&
+                        s.port == (keep[1] ? atoi(keep[1]) : 3306) &&
+                        s.server_id == (keep[5] ? (int)strtol(keep[5], NULL, 10) : 0);
         if (!s.password)
             st = ops_fail(e, BAD("password"), OPS_AT_NONE,
                           "source %s: its password file %s/%s.password is not on this machine: "

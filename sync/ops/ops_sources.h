@@ -30,6 +30,9 @@ struct source_spec {
     const char *ssl_ca;
     int server_id;        /* this source's replica server id; 0: chosen (add) */
     const char *admin_listen; /* "none", or host:port; NULL: the next free port (add) */
+    /* set by edit when the server and the replica id stay: the source's own
+     * daemon may be connected with that id, which is then not "taken" */
+    bool own_replica;
 };
 
 /* one source as the metadata schema knows it */

@@ -151,6 +151,13 @@ src add west --host 127.0.0.1 --port "$dead" --user repl_west --password-file "$
 assert_eq 1 "$RC" "a server that does not answer: exit 1"
 assert_contains "$OUT" "is the server running and reachable at the host and port given?" "a server that does not answer: says what to check"
 nothing_written "a server that does not answer"
+echo "# by hand" >"$etc/south.ini"
+src add south --host 127.0.0.1 --port "$WPORT" --user repl_west --password-file "$TEST_TMP/west.pw"
+assert_eq 2 "$RC" "a configuration written by hand: exit 2"
+assert_contains "$OUT" "$etc/south.ini exists already" "a configuration written by hand is never written over"
+assert_eq "# by hand" "$(cat "$etc/south.ini")" "the file written by hand as it was"
+rm -f "$etc/south.ini"
+nothing_written "a configuration written by hand"
 
 # ---- west with the CLI, north with the API
 src add west --host 127.0.0.1 --port "$WPORT" --user repl_west --password-file "$TEST_TMP/west.pw"
