@@ -53,14 +53,15 @@ static enum ops_status check_values(const struct source_spec *s, struct source_d
     if (!ok)
         return ops_fail(e, BAD("ssl_mode"), OPS_AT_NONE, "source %s: ssl_mode must be one of "
                         "disabled, preferred, required, verify_ca, verify_identity", s->name);
-    if (s->ssl_ca && (!*s->ssl_ca || s->ssl_ca[0] != '/' || access(s->ssl_ca, R_OK) != 0))
+    if (s->ssl_ca && (!*s->ssl_ca || s->ssl_ca[0] != '/' || strpbrk(s->ssl_ca, "\r\n") ||
+                      access(s->ssl_ca, R_OK) != 0))
         return ops_fail(e, BAD("ssl_ca"), OPS_AT_NONE, "source %s: ssl_ca must be the absolute "
                         "path of a readable CA file on this machine", s->name);
     if (s->server_id < 0)
         return ops_fail(e, BAD("server_id"), OPS_AT_NONE, "source %s: server_id must be 1-4294967295",
                         s->name);
     if (s->admin_listen && strcmp(s->admin_listen, "none") &&
-        (!strchr(s->admin_listen, ':') || strpbrk(s->admin_listen, " \t\"'")))
+        (!strchr(s->admin_listen, ':') || strpbrk(s->admin_listen, " \t\r\n\"'")))
         return ops_fail(e, BAD("admin_listen"), OPS_AT_NONE,
                         "source %s: the admin listen address must be host:port, or none", s->name);
     return OPS_OK;
