@@ -140,19 +140,18 @@ static int upsert(MYSQL *meta, const struct source_spec *s, const char *mapping,
     return rc;
 }
 
-static void start_line(const struct ss_config *cfg, const char *ini, const char *name, bool edit,
-                       struct source_done *d) {
+/* how its process starts: systemd's path unit where systemd runs (/run/
+ * systemd/system is there exactly then: sd_booted(3)), else by hand */
+static void start_line(const char *ini, bool edit, struct source_done *d) {
     struct stat st;
     d->systemd = stat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode);
     snprintf(d->ini, sizeof d->ini, "%s", ini);
-    (void)cfg;
     if (edit)
         snprintf(d->start, sizeof d->start,
                  "stop the running `searchsync run --config %s` (SIGTERM) and start it again "
                  "with the same command", ini);
     else
         snprintf(d->start, sizeof d->start, "searchsync run --config %s", ini);
-    (void)name;
 }
 
 /* the steps add and edit share once the values are merged: check, record,
@@ -204,7 +203,7 @@ static enum ops_status record(const struct ops_env *env, MYSQL *meta, const stru
         if (!edit) ops_source_files_remove(env->cfg, s->name, err, sizeof err);
         return ops_fail(e, OPS_FAILED, OPS_AT_METADATA, "recording source %s: %s", s->name, err);
     }
-    start_line(env->cfg, ini, s->name, edit, d);
+    start_line(ini, edit, d);
     snprintf(d->name, sizeof d->name, "%s", s->name);
     snprintf(d->host, sizeof d->host, "%s", s->host);
     snprintf(d->user, sizeof d->user, "%s", s->user);
