@@ -227,8 +227,10 @@ enum ops_status ops_source_add(const struct ops_env *env, const struct source_sp
     if (reg < 0) st = e->st;
     else if (reg || in_use(meta, s.name) || !strcmp(s.name, env->cfg->source.name))
         st = ops_fail(e, (snprintf(d->field, sizeof d->field, "name"), OPS_REFUSED), OPS_AT_NONE,
-                      "a source named %s exists already: choose another name, or change it "
-                      "with `searchsync source edit %s`", s.name, s.name);
+                      "a source named %s exists already%s: choose another name%s%s%s", s.name,
+                      reg ? "" : " (a daemon reads it, or its checkpoint is kept)",
+                      reg ? ", or change it with `searchsync source edit " : "",
+                      reg ? s.name : "", reg ? "`" : "");
     char ini[1100];
     snprintf(ini, sizeof ini, "%s/%s.ini", ops_sources_dir(env->cfg), s.name);
     if (st == OPS_OK && access(ini, F_OK) == 0)
