@@ -144,9 +144,11 @@ searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_sub
 	sync/node/index_ensure.c sync/node/index_ensure.h
 
 # full reindex into versioned indices, resync
-libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h sync/reindex/reindex_buckets.c \
+libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h sync/reindex/reindex_end.c \
+	sync/reindex/reindex_buckets.c \
 	sync/reindex/reindex_int.h sync/reindex/reindex_runner.c sync/reindex/reindex_runner_int.h \
-	sync/reindex/reindex_runner_load.c sync/reindex/reindex_version.c
+	sync/reindex/reindex_runner_load.c sync/reindex/reindex_page_read.c \
+	sync/reindex/reindex_version.c
 libsearchsync_a_SOURCES += sync/pipeline/producer.c sync/pipeline/producer.h \
 	sync/pipeline/resync.c sync/pipeline/resync.h
 # a cluster's rebalance in the metadata (the nodes' side is sync/cluster/cluster_jobs.c)
