@@ -114,7 +114,7 @@ tests_unit_test_row_image_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/tools/route_dump
 tests_tools_route_dump_SOURCES = tests/tools/route_dump.c
 tests_tools_route_dump_LDADD = libsearchsync.a $(DEP_LIBS)
-# the server behaviour behind wait_xa_engine_commit (sync/sources/binlog_source.c)
+# the server behaviour behind binlog_wait_xa_engine_commit (sync/sources/binlog_visible.c)
 check_PROGRAMS += tests/tools/xa_visibility
 tests_tools_xa_visibility_SOURCES = tests/tools/xa_visibility.c
 tests_tools_xa_visibility_LDADD = $(DEP_LIBS)
@@ -129,7 +129,7 @@ libsearchsync_a_SOURCES += sync/pipeline/changeset.c sync/pipeline/changeset.h \
 searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_subsystems.c \
 	sync/node/daemon_reader.c sync/node/daemon_source.c sync/node/replay_schedule.c \
 	sync/sources/source.h sync/sources/binlog_source.c sync/sources/binlog_source.h \
-	sync/sources/binlog_start.c \
+	sync/sources/binlog_start.c sync/sources/binlog_visible.c \
 	sync/sources/kafka_source.c sync/sources/kafka_source.h sync/sources/kafka_source_int.h \
 	sync/sources/kafka_subscribe.c sync/sources/kafka_unassigned.c \
 	sync/sources/kafka_unassigned.h sync/sources/kafka_close.c sync/sources/kafka_close.h \
