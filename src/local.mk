@@ -82,7 +82,8 @@ tests_unit_test_service_notify_asan_LDADD = $(UNIT_ASAN_LDADD)
 # into the binlog decoder's tables and row images
 libsearchsync_a_SOURCES += \
 	src/mq/mq.h src/mq/msg.c src/mq/detect.c src/mq/coltype.c src/mq/cell.c \
-	src/mq/canal.c src/mq/debezium.c src/mq/debezium_value.c src/mq/maxwell.c src/mq/absent.c
+	src/mq/canal.c src/mq/debezium.c src/mq/debezium_int.h src/mq/debezium_encode.c \
+	src/mq/debezium_value.c src/mq/maxwell.c src/mq/absent.c
 EXTRA_DIST += tests/fixtures/mq docs/kafka.md
 # `searchsync kafka-tail`: the topics read with librdkafka, decoded, printed
 libsearchsync_a_SOURCES += src/mq_schema.c src/mq_schema.h src/mq_config.c src/mq_config.h \
