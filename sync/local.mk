@@ -133,7 +133,7 @@ searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_sub
 	sync/sources/kafka_source.c sync/sources/kafka_source.h sync/sources/kafka_source_int.h \
 	sync/sources/kafka_subscribe.c sync/sources/kafka_unassigned.c \
 	sync/sources/kafka_unassigned.h sync/sources/kafka_close.c sync/sources/kafka_close.h \
-	sync/node/supervisor.c sync/node/supervisor.h sync/node/reload.c sync/node/reload.h \
+	sync/node/supervisor.c sync/node/supervisor_mapping.c sync/node/supervisor.h sync/node/reload.c sync/node/reload.h \
 	sync/node/index_stop.c sync/node/index_stop.h sync/node/schema_watch.c sync/node/schema_watch.h \
 	sync/node/shard_join.c sync/node/shard_join.h \
 	sync/node/node_state.c sync/node/node_state.h sync/cluster/leadership.c \

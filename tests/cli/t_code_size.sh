@@ -102,9 +102,6 @@ file web/api.c 943
 function cmd/cmd_dead_letters.c:cmd_dead_letters 119
 function cmd/cmd_reindex.c:follow 102
 function cmd/cmd_status.c:cmd_status 168
-function sync/node/daemon_builds.c:builds_apply 138
-function sync/node/supervisor.c:look_for_edits 128
-function sync/node/supervisor.c:supervisor_main 113
 function sync/status/status.c:status_json 180
 function web/api.c:h_indices 101
 function web/metrics.c:metadata_part 130
