@@ -101,7 +101,6 @@ known="
 file web/api.c 943
 function cmd/cmd_dead_letters.c:cmd_dead_letters 119
 function cmd/cmd_reindex.c:follow 102
-function cmd/cmd_status.c:cmd_status 168
 function web/api.c:h_indices 101
 function web/metrics.c:metadata_part 130
 "
