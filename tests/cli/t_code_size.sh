@@ -99,8 +99,6 @@ fi
 # add to it.
 known="
 file web/api.c 943
-function cmd/cmd_dead_letters.c:cmd_dead_letters 119
-function cmd/cmd_reindex.c:follow 102
 function web/api.c:h_indices 101
 function web/metrics.c:metadata_part 130
 "
