@@ -252,14 +252,13 @@ static void query_families(sbuf *o, MYSQL *meta, const char *source, const char 
     stmt_rows_free(&r);
 }
 
-static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
-                          const struct binlogs *logs, bool have_logs) {
-    const char *source = cfg->source.name;
+/* The saved checkpoint: its age, and how far behind the binlog's end it is
+ * (logs: the source's binlogs, when have_logs). */
+static void checkpoint_part(sbuf *o, MYSQL *meta, const char *source, const struct binlogs *logs,
+                            bool have_logs) {
     const char *p[] = {source};
     char err[1024];
     struct stmt_rows r = {0};
-
-    /* the saved checkpoint */
     if (stmt_query(meta, "SELECT position, TIMESTAMPDIFF(MICROSECOND, updated_at, NOW(3)) FROM "
                          "offsets WHERE source = ?", p, 1, &r, err, sizeof err) < 0) {
         query_warn("the checkpoint", err);
@@ -281,6 +280,49 @@ static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
         sample(o, "searchsync_checkpoint_lag_bytes", l, b);
     }
     stmt_rows_free(&r);
+}
+
+/* The last delayed run: its status and figures (absent before the first). */
+static void delayed_run_part(sbuf *o, MYSQL *meta, const char *source) {
+    const char *p[] = {source};
+    char err[1024];
+    struct stmt_rows r = {0};
+    if (stmt_query(meta, "SELECT status, snapshots, ids, docs_written, docs_deleted, errors, "
+                         "UNIX_TIMESTAMP(started_at), UNIX_TIMESTAMP(finished_at) FROM "
+                         "delayed_runs WHERE source = ? ORDER BY id DESC LIMIT 1", p, 1, &r, err,
+                   sizeof err) < 0) {
+        query_warn("the delayed runs", err);
+    } else {
+        const char *l[] = {"source", source, NULL};
+        help(o, "searchsync_delayed_run_last", "gauge",
+             "1, labelled with the status of the last delayed run (running, done, failed)");
+        if (r.nrows) {
+            const char *ls[] = {"source", source, "status", STMT_CELL(&r, 0, 0), NULL};
+            sample(o, "searchsync_delayed_run_last", ls, "1");
+        }
+        static const char *const names[] = {
+            "searchsync_delayed_run_snapshots", "searchsync_delayed_run_ids",
+            "searchsync_delayed_run_documents_written", "searchsync_delayed_run_documents_deleted",
+            "searchsync_delayed_run_errors", "searchsync_delayed_run_start_time_seconds",
+            "searchsync_delayed_run_end_time_seconds"};
+        static const char *const helps[] = {
+            "Change snapshots the last delayed run took", "Root ids the last delayed run resolved",
+            "Documents the last delayed run rewrote", "Documents the last delayed run deleted",
+            "Snapshots or pages the last delayed run failed on",
+            "When the last delayed run started (unix time)",
+            "When the last delayed run ended (unix time; absent while it runs)"};
+        for (size_t k = 0; k < 7; k++) {
+            help(o, names[k], "gauge", helps[k]);
+            if (r.nrows && STMT_CELL(&r, 0, 1 + k)) sample(o, names[k], l, STMT_CELL(&r, 0, 1 + k));
+        }
+    }
+    stmt_rows_free(&r);
+}
+
+static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
+                          const struct binlogs *logs, bool have_logs) {
+    const char *source = cfg->source.name;
+    checkpoint_part(o, meta, source, logs, have_logs);
 
     /* dead letters waiting for a replay, per index */
     static const char *const by_index[] = {"index", NULL};
@@ -333,37 +375,7 @@ static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
                    "SELECT alias, status, COUNT(*), SUM(docs_written) FROM reindex_runs WHERE "
                    "source = ? GROUP BY alias, status ORDER BY alias, status", by_outcome, runs, 2);
 
-    /* the last delayed run */
-    if (stmt_query(meta, "SELECT status, snapshots, ids, docs_written, docs_deleted, errors, "
-                         "UNIX_TIMESTAMP(started_at), UNIX_TIMESTAMP(finished_at) FROM "
-                         "delayed_runs WHERE source = ? ORDER BY id DESC LIMIT 1", p, 1, &r, err,
-                   sizeof err) < 0) {
-        query_warn("the delayed runs", err);
-    } else {
-        const char *l[] = {"source", source, NULL};
-        help(o, "searchsync_delayed_run_last", "gauge",
-             "1, labelled with the status of the last delayed run (running, done, failed)");
-        if (r.nrows) {
-            const char *ls[] = {"source", source, "status", STMT_CELL(&r, 0, 0), NULL};
-            sample(o, "searchsync_delayed_run_last", ls, "1");
-        }
-        static const char *const names[] = {
-            "searchsync_delayed_run_snapshots", "searchsync_delayed_run_ids",
-            "searchsync_delayed_run_documents_written", "searchsync_delayed_run_documents_deleted",
-            "searchsync_delayed_run_errors", "searchsync_delayed_run_start_time_seconds",
-            "searchsync_delayed_run_end_time_seconds"};
-        static const char *const helps[] = {
-            "Change snapshots the last delayed run took", "Root ids the last delayed run resolved",
-            "Documents the last delayed run rewrote", "Documents the last delayed run deleted",
-            "Snapshots or pages the last delayed run failed on",
-            "When the last delayed run started (unix time)",
-            "When the last delayed run ended (unix time; absent while it runs)"};
-        for (size_t k = 0; k < 7; k++) {
-            help(o, names[k], "gauge", helps[k]);
-            if (r.nrows && STMT_CELL(&r, 0, 1 + k)) sample(o, names[k], l, STMT_CELL(&r, 0, 1 + k));
-        }
-    }
-    stmt_rows_free(&r);
+    delayed_run_part(o, meta, source);
 
     /* the consistency checks */
     static const struct family checks[] = {

@@ -100,7 +100,6 @@ fi
 known="
 file web/api.c 943
 function web/api.c:h_indices 101
-function web/metrics.c:metadata_part 130
 "
 
 fail=0
