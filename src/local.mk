@@ -40,7 +40,7 @@ tests_unit_test_log_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_log_asan_LDADD = $(UNIT_ASAN_LDADD)
 
 # query connections and the metadata schema; migrations are embedded
-libsearchsync_a_SOURCES += src/db.c src/db.h src/stmt_binds.c src/stmt_binds.h src/db_tls.c src/db_tls.h src/source_grants.c src/source_grants.h
+libsearchsync_a_SOURCES += src/db.c src/db.h src/stmt_binds.c src/stmt_binds.h src/stmt.c src/stmt.h src/db_tls.c src/db_tls.h src/source_grants.c src/source_grants.h
 nodist_libsearchsync_a_SOURCES = src/migrations.c
 nodist_libsearchsync_asan_a_SOURCES = src/migrations.c
 BUILT_SOURCES = src/migrations.c

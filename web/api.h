@@ -8,7 +8,7 @@
  * Each request opens its own connections (metadata schema, source, one engine
  * connection of the daemon's shared search client): the daemon's own MySQL
  * and engine connections belong to its threads and are never touched here.
- * Values from the request reach SQL only as bound parameters (web/stmt.c),
+ * Values from the request reach SQL only as bound parameters (src/stmt.c),
  * or through the node's operations (sync/ops/).
  *
  * A request that changes something is one of the node's operations

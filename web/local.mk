@@ -6,7 +6,6 @@
 libsearchsync_a_SOURCES += \
 	web/guard.c web/guard.h \
 	web/route.c web/route.h \
-	web/stmt.c web/stmt.h \
 	web/api.c web/api.h \
 	web/metrics.c web/metrics.h \
 	web/admission.c web/admission.h \
