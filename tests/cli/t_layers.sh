@@ -91,6 +91,7 @@ fi
 sql_known="
 web/api.c
 web/dead_letters_api.c
+web/indices_api.c
 web/mapping_api.c
 web/metrics.c
 web/table_ops_api.c
