@@ -199,18 +199,6 @@ static bool units_changed(const struct mapping *a, const struct mapping *b) {
     return changed;
 }
 
-/* Every reload_interval_ms, and at once when the source is to be judged
- * (schema_changed: a DDL read named a mapped table, something deferred is
- * due, the reader waits for a verdict — forced then, with the refused
- * query's note): if the mapping in the metadata tables changed, validate it
- * and publish it. A mapping that fails validation, or a server that fails,
- * leaves the running one in place; the problem is logged once per edit.
- * When the source is judged, its verdict comes first (schema_watch.c: the
- * index configs it no longer fits are stopped, those it may fit are
- * deferred), whatever else changed in the tables since the last look (an
- * edit, a stop lifted by a switch, a widened type recorded). true when a
- * judgement was made and published (or needed no new generation); false when
- * it is looked at again. */
 /* A metadata server that cannot be read is said once (every look fails
  * alike while it is down, one a reload_interval_ms), and its return once. */
 static void edits_failed(struct supervisor *sv) {
@@ -317,6 +305,18 @@ static bool apply_edit(struct supervisor *sv, const sbuf *sig) {
     return true;
 }
 
+/* Every reload_interval_ms, and at once when the source is to be judged
+ * (schema_changed: a DDL read named a mapped table, something deferred is
+ * due, the reader waits for a verdict — forced then, with the refused
+ * query's note): if the mapping in the metadata tables changed, validate it
+ * and publish it. A mapping that fails validation, or a server that fails,
+ * leaves the running one in place; the problem is logged once per edit.
+ * When the source is judged, its verdict comes first (schema_watch.c: the
+ * index configs it no longer fits are stopped, those it may fit are
+ * deferred), whatever else changed in the tables since the last look (an
+ * edit, a stop lifted by a switch, a widened type recorded). true when a
+ * judgement was made and published (or needed no new generation); false when
+ * it is looked at again. */
 bool supervisor_look_for_edits(struct supervisor *sv, bool schema_changed, const char *forced) {
     char sum[sizeof sv->mapping_sum] = "", e2[256];
     struct mapping m2 = {0};

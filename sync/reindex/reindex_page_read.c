@@ -23,6 +23,7 @@
 #include "sync/reindex/reindex_runner_int.h"
 #include "sbuf.h"
 
+/* the builder's sink: a document of the page, its strings kept in p->text */
 static int page_doc(void *ctx, const char *id, const char *routing, const char *body,
                     size_t len) {
     struct page *p = ctx;

@@ -331,7 +331,7 @@ static int run_job(struct worker *w, struct job *j) {
     size_t cur_t = start_t;
     int rc = 0;
     w->pages = 0;
-    w->end_state = 0; /* read again for this job (table_end) */
+    w->end_state = 0; /* read again for this job (table_end, in reindex_page_read.c) */
     const char *p = j->params ? j->params : "";
     while (*p && rc == 0) {
         const char *nl = strchr(p, '\n');
