@@ -75,7 +75,8 @@ tests_tools_docbuild_dump_asan_LDADD = libsearchsync_asan.a $(DEP_LIBS)
 libsearchsync_a_SOURCES += sync/pipeline/router.c sync/pipeline/router.h sync/pipeline/router_int.h \
 	sync/pipeline/router_sql.c
 # where a source's sync stands: `searchsync status` and GET /api/v1/status
-libsearchsync_a_SOURCES += sync/status/status.c sync/status/status_json.c sync/status/status.h sync/status/status_sources.c \
+libsearchsync_a_SOURCES += sync/status/status.c sync/status/status_json.c sync/status/status_figures.c \
+	sync/status/status_figures.h sync/status/status.h sync/status/status_sources.c \
 	sync/status/status_sources.h
 # the node's subsystems and request thread
 check_PROGRAMS += tests/unit/test_node tests/unit/test_node_asan

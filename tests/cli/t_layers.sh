@@ -93,7 +93,6 @@ web/api.c
 web/dead_letters_api.c
 web/indices_api.c
 web/mapping_api.c
-web/metrics.c
 web/table_ops_api.c
 "
 sql_re='"(SELECT |INSERT INTO|DELETE FROM|UPDATE [a-z_]+ SET)|\b(stmt_query|db_query|db_exec|db_exec_rows|db_row1|db_scalar|mysql_query|mysql_real_query)\('
