@@ -158,7 +158,10 @@ libsearchsync_a_SOURCES += sync/cluster/job_assign.c sync/cluster/job_assign.h
 libsearchsync_a_SOURCES += sync/ops/ops.c sync/ops/ops.h sync/ops/ops_reindex.c \
 	sync/ops/ops_reindex.h sync/ops/ops_resync.c sync/ops/ops_resync.h sync/ops/ops_mapping.c \
 	sync/ops/ops_mapping.h sync/ops/ops_assign.c sync/ops/ops_assign.h sync/ops/ops_replay.c \
-	sync/ops/ops_replay.h sync/ops/ops_words.c sync/ops/ops_words.h
+	sync/ops/ops_replay.h
+
+# the analyzer's dynamic words, as operations (web/words.c translates them)
+libsearchsync_a_SOURCES += sync/ops/ops_words.c sync/ops/ops_words.h
 
 # the delayed run: change snapshots -> relation tops -> bucketed jobs
 libsearchsync_a_SOURCES += sync/delayed/delayed.h sync/delayed/relation_tops.c \
