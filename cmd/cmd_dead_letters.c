@@ -26,6 +26,68 @@ void usage_dead_letters(FILE *out) {
             "        a change that fails again comes back as a new row (exit 3)\n");
 }
 
+/* list: the newest limit dead letters of the source (of index, when given)
+ * as JSON lines on stdout. EXIT_OK or EXIT_RUNTIME. */
+static int list_letters(const struct ss_config *cfg, MYSQL *m, const char *index, long limit) {
+    char err[1024];
+    int rc = EXIT_RUNTIME;
+    sbuf lines = SBUF_INIT;
+    if (dl_list(m, cfg->source.name, index, (int)limit, &lines, err, sizeof err) < 0) {
+        fprintf(stderr, "searchsync dead-letters: %s\n", err);
+    } else {
+        fwrite(lines.data ? lines.data : "", 1, lines.len, stdout);
+        if (!lines.len) /* stderr: stdout stays JSON lines for scripts */
+            fprintf(stderr, "searchsync dead-letters: no dead letters for source %s%s%s\n",
+                    cfg->source.name, index ? " and index " : "", index ? index : "");
+        rc = EXIT_OK;
+    }
+    sbuf_free(&lines);
+    return rc;
+}
+
+/* replay: the dead letters of the source (of index, or row id, when given)
+ * resubmitted through the node's operation (sync/ops/ops_replay.h, as POST
+ * /api/v1/dead-letters/replay), on a delivery of its own. EXIT_OK,
+ * EXIT_FOUND when some failed again, EXIT_RUNTIME. */
+static int replay_letters(struct ss_config *cfg, MYSQL *m, const char *index,
+                          unsigned long long id) {
+    char err[1024];
+    int rc = EXIT_RUNTIME;
+    struct search_opts so;
+    deliver_search_opts(&so, cfg);
+    struct search_client *client = search_client_new(&so, err, sizeof err);
+    struct search_conn *k = client ? search_conn_new(client) : NULL;
+    if (!client || search_detect(client, k, err, sizeof err) != 0) {
+        fprintf(stderr, "searchsync dead-letters: %s\n", err);
+        search_conn_free(k);
+        goto out;
+    }
+    search_conn_free(k);
+    struct ops_env env = {.cfg = cfg, .client = client, .meta = m, .by = "dead-letters replay"};
+    struct ops_replay_req rq = {index, id};
+    struct ops_replay_res res;
+    struct ops_err e;
+    if (ops_replay(&env, &rq, &res, &e) != OPS_OK) {
+        fprintf(stderr, "searchsync dead-letters: %s%s\n", e.st == OPS_FAILED ? "replay: " : "",
+                e.msg);
+        goto out;
+    }
+    printf("replayed %ld dead letter(s)%s%s; %ld left\n", res.replayed, index ? " of index " : "",
+           index ? index : "", res.left);
+    if (res.left > 0) {
+        fprintf(stderr,
+                "searchsync dead-letters: %ld change(s) failed again; see `searchsync "
+                "dead-letters list` for the engine's error, fix the cause, replay again\n",
+                res.left);
+        rc = EXIT_FOUND;
+    } else {
+        rc = EXIT_OK;
+    }
+out:
+    search_client_free(client);
+    return rc;
+}
+
 int cmd_dead_letters(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage_dead_letters(argc < 2 ? stderr : stdout);
@@ -72,59 +134,9 @@ int cmd_dead_letters(int argc, char **argv) {
     if (!c.config || optind != argc) return command_usage(&c);
     int rc = command_begin(&c, 0);
     if (rc >= 0) return rc;
-    struct ss_config *cfg = &c.cfg;
-    char err[1024];
-    rc = EXIT_RUNTIME;
-    struct search_client *client = NULL;
-    if (command_meta(&c, "") >= 0) goto out;
-    MYSQL *m = c.meta;
-    if (!replay) {
-        sbuf lines = SBUF_INIT;
-        if (dl_list(m, cfg->source.name, index, (int)limit, &lines, err, sizeof err) < 0) {
-            fprintf(stderr, "searchsync dead-letters: %s\n", err);
-        } else {
-            fwrite(lines.data ? lines.data : "", 1, lines.len, stdout);
-            if (!lines.len) /* stderr: stdout stays JSON lines for scripts */
-                fprintf(stderr, "searchsync dead-letters: no dead letters for source %s%s%s\n",
-                        cfg->source.name, index ? " and index " : "", index ? index : "");
-            rc = EXIT_OK;
-        }
-        sbuf_free(&lines);
-        goto out;
-    }
-    struct search_opts so;
-    deliver_search_opts(&so, cfg);
-    client = search_client_new(&so, err, sizeof err);
-    struct search_conn *k = client ? search_conn_new(client) : NULL;
-    if (!client || search_detect(client, k, err, sizeof err) != 0) {
-        fprintf(stderr, "searchsync dead-letters: %s\n", err);
-        search_conn_free(k);
-        goto out;
-    }
-    search_conn_free(k);
-    /* the node's operation (sync/ops/ops_replay.h, as POST
-     * /api/v1/dead-letters/replay), on a delivery of its own */
-    struct ops_env env = {.cfg = cfg, .client = client, .meta = m, .by = "dead-letters replay"};
-    struct ops_replay_req rq = {index, id};
-    struct ops_replay_res res;
-    struct ops_err e;
-    if (ops_replay(&env, &rq, &res, &e) != OPS_OK) {
-        fprintf(stderr, "searchsync dead-letters: %s%s\n", e.st == OPS_FAILED ? "replay: " : "",
-                e.msg);
-        goto out;
-    }
-    printf("replayed %ld dead letter(s)%s%s; %ld left\n", res.replayed, index ? " of index " : "",
-           index ? index : "", res.left);
-    if (res.left > 0) {
-        fprintf(stderr,
-                "searchsync dead-letters: %ld change(s) failed again; see `searchsync "
-                "dead-letters list` for the engine's error, fix the cause, replay again\n",
-                res.left);
-        rc = EXIT_FOUND;
-    } else {
-        rc = EXIT_OK;
-    }
-out:
-    search_client_free(client);
+    rc = EXIT_RUNTIME; /* the metadata schema cannot be read (said by command_meta) */
+    if (command_meta(&c, "") < 0)
+        rc = replay ? replay_letters(&c.cfg, c.meta, index, id)
+                    : list_letters(&c.cfg, c.meta, index, limit);
     return command_end(&c, rc);
 }

@@ -76,10 +76,68 @@ static void quote_mapping(struct env *e, sbuf *q) {
     db_quote(e->c.meta, q, m, strlen(m));
 }
 
-/* follow build `v` of alias until it is no longer building: its state is
- * read every FOLLOW_POLL_MS (so the command returns soon after the switch),
- * progress printed at most once a second */
+/* a build's state is read every FOLLOW_POLL_MS while it is followed (so
+ * the command returns soon after the switch) */
 #define FOLLOW_POLL_MS 200
+
+/* How build v of alias ended, from its run: EXIT_OK when it went live
+ * (said with its numbers), else EXIT_RUNTIME with its error said; *again
+ * when the daemon that rolled it back queued it again. */
+static int build_outcome(struct env *e, const char *alias, unsigned v, bool *again) {
+    sbuf q = SBUF_INIT;
+    int rc = EXIT_RUNTIME;
+    sbuf_printf(&q, "SELECT status, rows_read, docs_written, rejected, COALESCE(error_text, ''), "
+                    "TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 FROM reindex_runs "
+                    "WHERE version = %u AND index_id = (SELECT id FROM index_configs WHERE source = ",
+                v);
+    quote_mapping(e, &q);
+    sbuf_adds(&q, " AND alias = ");
+    db_quote(e->c.meta, &q, alias, strlen(alias));
+    sbuf_adds(&q, ")");
+    MYSQL_RES *res = db_query(e->c.meta, q.data, q.len, e->err, sizeof e->err);
+    if (res) {
+        MYSQL_ROW row = mysql_fetch_row(res);
+        if (row && !strcmp(row[0], "done")) {
+            char phys[600];
+            printf("%s v%u is live: %s rows read, %s documents written, %s rejected in %s s; alias "
+                   "%s -> %s\n",
+                   alias, v, row[1], row[2], row[3], row[5] ? row[5] : "?", alias,
+                   index_version_name(phys, sizeof phys, alias, v));
+            rc = EXIT_OK;
+        } else if (row) {
+            fprintf(stderr, "searchsync reindex: %s v%u %s: %s\n", alias, v, row[0], row[4]);
+            *again = strstr(row[4], "; queued again") != NULL;
+        }
+        mysql_free_result(res);
+    }
+    sbuf_free(&q);
+    return rc;
+}
+
+/* The version queued in place of build v of alias, waited for up to 10 s;
+ * 0 when none shows. */
+static unsigned requeued(struct env *e, const char *alias, unsigned v) {
+    for (int waits = 0; waits < 10 * (1000 / FOLLOW_POLL_MS); waits++) {
+        sbuf q = SBUF_INIT;
+        sbuf_adds(&q, "SELECT building_version FROM index_configs WHERE source = ");
+        quote_mapping(e, &q);
+        sbuf_adds(&q, " AND alias = ");
+        db_quote(e->c.meta, &q, alias, strlen(alias));
+        unsigned next = 0;
+        char *b[1];
+        if (db_row1(e->c.meta, q.data, q.len, b, 1, e->err, sizeof e->err) == 1 && b[0])
+            next = (unsigned)strtoul(b[0], NULL, 10);
+        db_row_free(b, 1);
+        sbuf_free(&q);
+        if (next > v) return next;
+        struct timespec ts = {0, FOLLOW_POLL_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+/* follow build `v` of alias until it is no longer building, progress
+ * printed at most once a second */
 static int follow(struct env *e, const char *alias, unsigned v) {
     sbuf q = SBUF_INIT;
     int rc = EXIT_RUNTIME, polls = 0;
@@ -132,53 +190,15 @@ static int follow(struct env *e, const char *alias, unsigned v) {
         struct timespec ts = {0, FOLLOW_POLL_MS * 1000000L};
         nanosleep(&ts, NULL);
     }
-    sbuf_reset(&q);
-    sbuf_printf(&q, "SELECT status, rows_read, docs_written, rejected, COALESCE(error_text, ''), "
-                    "TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 FROM reindex_runs "
-                    "WHERE version = %u AND index_id = (SELECT id FROM index_configs WHERE source = ",
-                v);
-    quote_mapping(e, &q);
-    sbuf_adds(&q, " AND alias = ");
-    db_quote(e->c.meta, &q, alias, strlen(alias));
-    sbuf_adds(&q, ")");
-    MYSQL_RES *res = db_query(e->c.meta, q.data, q.len, e->err, sizeof e->err);
-    if (res) {
-        MYSQL_ROW row = mysql_fetch_row(res);
-        if (row && !strcmp(row[0], "done")) {
-            char phys[600];
-            printf("%s v%u is live: %s rows read, %s documents written, %s rejected in %s s; alias "
-                   "%s -> %s\n",
-                   alias, v, row[1], row[2], row[3], row[5] ? row[5] : "?", alias,
-                   index_version_name(phys, sizeof phys, alias, v));
-            rc = EXIT_OK;
-        } else if (row) {
-            fprintf(stderr, "searchsync reindex: %s v%u %s: %s\n", alias, v, row[0], row[4]);
-            again = strstr(row[4], "; queued again") != NULL;
-        }
-        mysql_free_result(res);
-    }
     sbuf_free(&q);
+    rc = build_outcome(e, alias, v, &again);
     /* a build the engine lost writes of is queued again by the daemon that
      * rolled it back: followed too */
-    for (int waits = 0; again && waits < 10 * (1000 / FOLLOW_POLL_MS); waits++) {
-        sbuf_reset(&q);
-        sbuf_adds(&q, "SELECT building_version FROM index_configs WHERE source = ");
-        quote_mapping(e, &q);
-        sbuf_adds(&q, " AND alias = ");
-        db_quote(e->c.meta, &q, alias, strlen(alias));
-        unsigned next = 0;
-        char *b[1];
-        if (db_row1(e->c.meta, q.data, q.len, b, 1, e->err, sizeof e->err) == 1 && b[0])
-            next = (unsigned)strtoul(b[0], NULL, 10);
-        db_row_free(b, 1);
-        sbuf_free(&q);
-        if (next > v) {
-            printf("following %s v%u, queued in place of v%u\n", alias, next, v);
-            fflush(stdout);
-            return follow(e, alias, next);
-        }
-        struct timespec ts = {0, FOLLOW_POLL_MS * 1000000L};
-        nanosleep(&ts, NULL);
+    unsigned next = again ? requeued(e, alias, v) : 0;
+    if (next) {
+        printf("following %s v%u, queued in place of v%u\n", alias, next, v);
+        fflush(stdout);
+        return follow(e, alias, next);
     }
     return rc;
 }

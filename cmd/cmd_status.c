@@ -253,6 +253,121 @@ static int print_sources(const struct status_index *ix, int rc) {
     return ix->sources.attention && rc == EXIT_OK ? EXIT_FOUND : rc;
 }
 
+/* --json: the status object (docs/status.schema.json); EXIT_FOUND when
+ * something needs an operator or could not be read. */
+static int print_json(const struct ss_status *st) {
+    sbuf out = SBUF_INIT;
+    status_json(st, &out);
+    puts(out.data);
+    sbuf_free(&out);
+    bool stopped = false;
+    for (size_t i = 0; i < st->nindices; i++) stopped |= st->indices[i].stopped != NULL;
+    return !st->source_reached || !st->caught_up || st->dead.nrows > 0 || st->nerrors > 0 ||
+                   stopped || st->sources_attention ? EXIT_FOUND : EXIT_OK;
+}
+
+/* The metadata server and the source: the checkpoint against the binlog's
+ * end. EXIT_OK, or EXIT_RUNTIME when either cannot be read. */
+static int print_source(const struct ss_status *st) {
+    int rc = EXIT_OK;
+    if (!st->meta_reached) {
+        fprintf(stderr, "searchsync status: metadata schema: %s\n", st->meta_err);
+        printf("metadata schema %s (%s:%d): %s\n", st->meta_database, st->meta_host,
+               st->meta_port, st->meta_err);
+        rc = EXIT_RUNTIME;
+    }
+    printf("source %s (%s:%d)\n", st->source_name, st->source_host, st->source_port);
+    if (!st->meta_reached)
+        printf("  checkpoint  not known: the metadata server cannot be read\n");
+    else if (st->checkpoint)
+        printf("  checkpoint  %s (saved %s s ago)\n", st->checkpoint, st->checkpoint_age);
+    else
+        printf("  checkpoint  none yet (the daemon starts at [source] start = %s)\n", st->start);
+    if (st->source_reached) {
+        if (st->binlog_end) {
+            printf("  binlog end  %s", st->binlog_end);
+            if (st->bytes_behind >= 0)
+                printf(" (%lld bytes behind%s)", st->bytes_behind,
+                       st->bytes_behind == 0 ? ": caught up"
+                       : st->caught_up       ? ": caught up, those are checkpoint writes"
+                                            : "");
+            putchar('\n');
+        } else {
+            printf("  binlog end  unknown: %s\n", st->binlog_err);
+        }
+    } else {
+        printf("  source: %s\n", st->source_err);
+        rc = EXIT_RUNTIME;
+    }
+    if (st->skipped_at) /* the last time the binlog was skipped (on_purged = rebuild, ...) */
+        printf("  skipped     at %s by %s: %s\n", st->skipped_at,
+               st->skipped_node ? st->skipped_node : "?", st->skipped_detail ? st->skipped_detail : "");
+    return rc;
+}
+
+/* Each index config: its state, shards, stop, sources and engine side;
+ * rc, raised when one needs an operator or its engine side failed. */
+static int print_indices(const struct ss_status *st, int rc) {
+    printf("indices (%zu)\n", st->nindices);
+    if (!st->nindices) printf("  none: import a mapping (searchsync mapping import)\n");
+    for (size_t i = 0; i < st->nindices; i++) {
+        const struct status_index *ix = &st->indices[i];
+        printf("  %s  state %s, version %u, epoch %u, %zu table(s)", ix->alias, ix->state,
+               ix->current_version, ix->epoch, ix->ntables);
+        if (ix->building_version) printf(", building version %u", ix->building_version);
+        putchar('\n');
+        if (ix->pattern) /* over shard tables */
+            printf("    shards of %s: %zu read into its live version%s\n", ix->pattern,
+                   ix->nshards, ix->current_version ? "" : " (none before its first build)");
+        if (ix->stopped) {
+            printf("    STOPPED: %s\n", ix->stopped);
+            if (rc == EXIT_OK) rc = EXIT_FOUND;
+        }
+        if (ix->multi) rc = print_sources(ix, rc);
+        if (!ix->engine_read) continue;
+        if (ix->engine_err) {
+            printf("    %s\n", ix->engine_err);
+            rc = EXIT_RUNTIME;
+        } else if (!ix->targets) {
+            printf("    engine: alias %s does not exist yet (the daemon or a reindex creates it)\n",
+                   ix->alias);
+        } else {
+            printf("    engine: alias %s -> %s, %s documents\n", ix->alias, ix->targets,
+                   ix->documents ? ix->documents : "?");
+        }
+    }
+    return rc;
+}
+
+/* The metadata's tables: jobs, dead letters, snapshots, the last delayed
+ * run and checks; rc, EXIT_FOUND when dead letters wait (path: the
+ * configuration, for the command that lists them). */
+static int print_tables(const struct ss_status *st, const char *path, int rc) {
+    printf("jobs (index, status, jobs, rows read, documents written, errors)\n");
+    if (print_rows(&st->jobs) == 0) printf("  none\n");
+    if (st->job_list.nrows) {
+        printf("jobs of running builds and delayed runs (index, version, bucket, status, node, "
+               "rows read, moved by a rebalance, type, delayed run)\n");
+        print_rows(&st->job_list);
+    }
+    printf("dead letters (index, count)\n");
+    long n = print_rows(&st->dead);
+    if (n == 0) printf("  none\n");
+    else if (n > 0) {
+        printf("  see: searchsync dead-letters list --config %s\n", path);
+        if (rc == EXIT_OK) rc = EXIT_FOUND;
+    }
+    printf("change snapshots waiting for the delayed run (table, count)\n");
+    if (print_rows(&st->snapshots) == 0) printf("  none\n");
+    printf("last delayed run (id, status, started, finished, snapshots, ids, documents rebuilt, "
+           "deleted, errors)\n");
+    if (print_rows(&st->delayed_run) == 0) printf("  none (searchsync delayed-run)\n");
+    printf("last check per index (index, status, finished, window s, differences, documents "
+           "fetched)\n");
+    if (print_rows(&st->checks) == 0) printf("  none (searchsync check)\n");
+    return rc;
+}
+
 int cmd_status(int argc, char **argv) {
     static const struct option own[] = {{"json", no_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
     struct command c = {.name = "status", .usage = usage_status, .opts = own, .shortopts = "j",
@@ -286,51 +401,13 @@ int cmd_status(int argc, char **argv) {
     struct ss_status st;
     status_collect(cfg, meta, meta_err, src, src_err, k, engine_err, &st);
     if (json) { /* docs/status.schema.json */
-        sbuf out = SBUF_INIT;
-        status_json(&st, &out);
-        puts(out.data);
-        sbuf_free(&out);
-        bool stopped = false;
-        for (size_t i = 0; i < st.nindices; i++) stopped |= st.indices[i].stopped != NULL;
-        rc = !st.source_reached || !st.caught_up || st.dead.nrows > 0 || st.nerrors > 0 ||
-                     stopped || st.sources_attention ? EXIT_FOUND : EXIT_OK;
+        rc = print_json(&st);
         status_free(&st);
         goto out;
     }
 
     /* ---- metadata, source */
-    if (!st.meta_reached) {
-        fprintf(stderr, "searchsync status: metadata schema: %s\n", st.meta_err);
-        printf("metadata schema %s (%s:%d): %s\n", st.meta_database, st.meta_host, st.meta_port,
-               st.meta_err);
-        rc = EXIT_RUNTIME;
-    }
-    printf("source %s (%s:%d)\n", st.source_name, st.source_host, st.source_port);
-    if (!st.meta_reached)
-        printf("  checkpoint  not known: the metadata server cannot be read\n");
-    else if (st.checkpoint)
-        printf("  checkpoint  %s (saved %s s ago)\n", st.checkpoint, st.checkpoint_age);
-    else
-        printf("  checkpoint  none yet (the daemon starts at [source] start = %s)\n", st.start);
-    if (st.source_reached) {
-        if (st.binlog_end) {
-            printf("  binlog end  %s", st.binlog_end);
-            if (st.bytes_behind >= 0)
-                printf(" (%lld bytes behind%s)", st.bytes_behind,
-                       st.bytes_behind == 0 ? ": caught up"
-                       : st.caught_up       ? ": caught up, those are checkpoint writes"
-                                            : "");
-            putchar('\n');
-        } else {
-            printf("  binlog end  unknown: %s\n", st.binlog_err);
-        }
-    } else {
-        printf("  source: %s\n", st.source_err);
-        rc = EXIT_RUNTIME;
-    }
-    if (st.skipped_at) /* the last time the binlog was skipped (on_purged = rebuild, ...) */
-        printf("  skipped     at %s by %s: %s\n", st.skipped_at,
-               st.skipped_node ? st.skipped_node : "?", st.skipped_detail ? st.skipped_detail : "");
+    rc = print_source(&st);
 
     if (!st.meta_reached) { /* the mapping, jobs, dead letters, ...: in the metadata */
         printf("indices, jobs, dead letters, change snapshots, checks: not known without the "
@@ -352,58 +429,10 @@ int cmd_status(int argc, char **argv) {
         printf("engine: %s\n", st.engine_err);
         rc = EXIT_RUNTIME;
     }
-    printf("indices (%zu)\n", st.nindices);
-    if (!st.nindices) printf("  none: import a mapping (searchsync mapping import)\n");
-    for (size_t i = 0; i < st.nindices; i++) {
-        const struct status_index *ix = &st.indices[i];
-        printf("  %s  state %s, version %u, epoch %u, %zu table(s)", ix->alias, ix->state,
-               ix->current_version, ix->epoch, ix->ntables);
-        if (ix->building_version) printf(", building version %u", ix->building_version);
-        putchar('\n');
-        if (ix->pattern) /* over shard tables */
-            printf("    shards of %s: %zu read into its live version%s\n", ix->pattern,
-                   ix->nshards, ix->current_version ? "" : " (none before its first build)");
-        if (ix->stopped) {
-            printf("    STOPPED: %s\n", ix->stopped);
-            if (rc == EXIT_OK) rc = EXIT_FOUND;
-        }
-        if (ix->multi) rc = print_sources(ix, rc);
-        if (!ix->engine_read) continue;
-        if (ix->engine_err) {
-            printf("    %s\n", ix->engine_err);
-            rc = EXIT_RUNTIME;
-        } else if (!ix->targets) {
-            printf("    engine: alias %s does not exist yet (the daemon or a reindex creates it)\n",
-                   ix->alias);
-        } else {
-            printf("    engine: alias %s -> %s, %s documents\n", ix->alias, ix->targets,
-                   ix->documents ? ix->documents : "?");
-        }
-    }
+    rc = print_indices(&st, rc);
 
     /* ---- jobs, dead letters, snapshots */
-    printf("jobs (index, status, jobs, rows read, documents written, errors)\n");
-    if (print_rows(&st.jobs) == 0) printf("  none\n");
-    if (st.job_list.nrows) {
-        printf("jobs of running builds and delayed runs (index, version, bucket, status, node, "
-               "rows read, moved by a rebalance, type, delayed run)\n");
-        print_rows(&st.job_list);
-    }
-    printf("dead letters (index, count)\n");
-    long n = print_rows(&st.dead);
-    if (n == 0) printf("  none\n");
-    else if (n > 0) {
-        printf("  see: searchsync dead-letters list --config %s\n", path);
-        if (rc == EXIT_OK) rc = EXIT_FOUND;
-    }
-    printf("change snapshots waiting for the delayed run (table, count)\n");
-    if (print_rows(&st.snapshots) == 0) printf("  none\n");
-    printf("last delayed run (id, status, started, finished, snapshots, ids, documents rebuilt, "
-           "deleted, errors)\n");
-    if (print_rows(&st.delayed_run) == 0) printf("  none (searchsync delayed-run)\n");
-    printf("last check per index (index, status, finished, window s, differences, documents "
-           "fetched)\n");
-    if (print_rows(&st.checks) == 0) printf("  none (searchsync check)\n");
+    rc = print_tables(&st, path, rc);
     print_readers(cfg, meta);
     print_nodes(&st);
     print_live(cfg);

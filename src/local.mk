@@ -40,7 +40,7 @@ tests_unit_test_log_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_log_asan_LDADD = $(UNIT_ASAN_LDADD)
 
 # query connections and the metadata schema; migrations are embedded
-libsearchsync_a_SOURCES += src/db.c src/db.h src/stmt_binds.c src/stmt_binds.h src/db_tls.c src/db_tls.h src/source_grants.c src/source_grants.h
+libsearchsync_a_SOURCES += src/db.c src/db.h src/stmt_binds.c src/stmt_binds.h src/stmt.c src/stmt.h src/db_tls.c src/db_tls.h src/source_grants.c src/source_grants.h
 nodist_libsearchsync_a_SOURCES = src/migrations.c
 nodist_libsearchsync_asan_a_SOURCES = src/migrations.c
 BUILT_SOURCES = src/migrations.c
@@ -82,7 +82,8 @@ tests_unit_test_service_notify_asan_LDADD = $(UNIT_ASAN_LDADD)
 # into the binlog decoder's tables and row images
 libsearchsync_a_SOURCES += \
 	src/mq/mq.h src/mq/msg.c src/mq/detect.c src/mq/coltype.c src/mq/cell.c \
-	src/mq/canal.c src/mq/debezium.c src/mq/debezium_value.c src/mq/maxwell.c src/mq/absent.c
+	src/mq/canal.c src/mq/debezium.c src/mq/debezium_int.h src/mq/debezium_encode.c \
+	src/mq/debezium_value.c src/mq/maxwell.c src/mq/absent.c
 EXTRA_DIST += tests/fixtures/mq docs/kafka.md
 # `searchsync kafka-tail`: the topics read with librdkafka, decoded, printed
 libsearchsync_a_SOURCES += src/mq_schema.c src/mq_schema.h src/mq_config.c src/mq_config.h \

@@ -75,7 +75,8 @@ tests_tools_docbuild_dump_asan_LDADD = libsearchsync_asan.a $(DEP_LIBS)
 libsearchsync_a_SOURCES += sync/pipeline/router.c sync/pipeline/router.h sync/pipeline/router_int.h \
 	sync/pipeline/router_sql.c
 # where a source's sync stands: `searchsync status` and GET /api/v1/status
-libsearchsync_a_SOURCES += sync/status/status.c sync/status/status.h sync/status/status_sources.c \
+libsearchsync_a_SOURCES += sync/status/status.c sync/status/status_json.c sync/status/status_figures.c \
+	sync/status/status_figures.h sync/status/status.h sync/status/status_sources.c \
 	sync/status/status_sources.h
 # the node's subsystems and request thread
 check_PROGRAMS += tests/unit/test_node tests/unit/test_node_asan
@@ -114,7 +115,7 @@ tests_unit_test_row_image_asan_LDADD = $(UNIT_ASAN_LDADD)
 check_PROGRAMS += tests/tools/route_dump
 tests_tools_route_dump_SOURCES = tests/tools/route_dump.c
 tests_tools_route_dump_LDADD = libsearchsync.a $(DEP_LIBS)
-# the server behaviour behind wait_xa_engine_commit (sync/sources/binlog_source.c)
+# the server behaviour behind binlog_wait_xa_engine_commit (sync/sources/binlog_visible.c)
 check_PROGRAMS += tests/tools/xa_visibility
 tests_tools_xa_visibility_SOURCES = tests/tools/xa_visibility.c
 tests_tools_xa_visibility_LDADD = $(DEP_LIBS)
@@ -129,11 +130,11 @@ libsearchsync_a_SOURCES += sync/pipeline/changeset.c sync/pipeline/changeset.h \
 searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_subsystems.c \
 	sync/node/daemon_reader.c sync/node/daemon_source.c sync/node/replay_schedule.c \
 	sync/sources/source.h sync/sources/binlog_source.c sync/sources/binlog_source.h \
-	sync/sources/binlog_start.c \
+	sync/sources/binlog_start.c sync/sources/binlog_visible.c \
 	sync/sources/kafka_source.c sync/sources/kafka_source.h sync/sources/kafka_source_int.h \
 	sync/sources/kafka_subscribe.c sync/sources/kafka_unassigned.c \
 	sync/sources/kafka_unassigned.h sync/sources/kafka_close.c sync/sources/kafka_close.h \
-	sync/node/supervisor.c sync/node/supervisor.h sync/node/reload.c sync/node/reload.h \
+	sync/node/supervisor.c sync/node/supervisor_mapping.c sync/node/supervisor.h sync/node/reload.c sync/node/reload.h \
 	sync/node/index_stop.c sync/node/index_stop.h sync/node/schema_watch.c sync/node/schema_watch.h \
 	sync/node/shard_join.c sync/node/shard_join.h \
 	sync/node/node_state.c sync/node/node_state.h sync/cluster/leadership.c \
@@ -144,9 +145,11 @@ searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_sub
 	sync/node/index_ensure.c sync/node/index_ensure.h
 
 # full reindex into versioned indices, resync
-libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h sync/reindex/reindex_buckets.c \
+libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h sync/reindex/reindex_end.c \
+	sync/reindex/reindex_buckets.c \
 	sync/reindex/reindex_int.h sync/reindex/reindex_runner.c sync/reindex/reindex_runner_int.h \
-	sync/reindex/reindex_runner_load.c sync/reindex/reindex_version.c
+	sync/reindex/reindex_runner_load.c sync/reindex/reindex_page_read.c \
+	sync/reindex/reindex_version.c
 libsearchsync_a_SOURCES += sync/pipeline/producer.c sync/pipeline/producer.h \
 	sync/pipeline/resync.c sync/pipeline/resync.h
 # a cluster's rebalance in the metadata (the nodes' side is sync/cluster/cluster_jobs.c)
@@ -157,6 +160,9 @@ libsearchsync_a_SOURCES += sync/ops/ops.c sync/ops/ops.h sync/ops/ops_reindex.c 
 	sync/ops/ops_mapping.h sync/ops/ops_assign.c sync/ops/ops_assign.h sync/ops/ops_replay.c \
 	sync/ops/ops_replay.h sync/ops/ops_sources.c sync/ops/ops_sources.h \
 	sync/ops/ops_source_check.c sync/ops/ops_source_ini.c sync/ops/ops_source_list.c
+
+# the analyzer's dynamic words, as operations (web/words.c translates them)
+libsearchsync_a_SOURCES += sync/ops/ops_words.c sync/ops/ops_words.h
 
 # the delayed run: change snapshots -> relation tops -> bucketed jobs
 libsearchsync_a_SOURCES += sync/delayed/delayed.h sync/delayed/relation_tops.c \

@@ -8,7 +8,7 @@
  * Each request opens its own connections (metadata schema, source, one engine
  * connection of the daemon's shared search client): the daemon's own MySQL
  * and engine connections belong to its threads and are never touched here.
- * Values from the request reach SQL only as bound parameters (web/stmt.c),
+ * Values from the request reach SQL only as bound parameters (src/stmt.c),
  * or through the node's operations (sync/ops/).
  *
  * A request that changes something is one of the node's operations
@@ -92,6 +92,8 @@ void api_ops_error(struct api_resp *r, const struct ops_err *e, int failed_statu
  * index config it is about) unless alias is NULL; the caller writes the
  * rest and closes it. */
 void api_answer_open(jsonw *w, struct api_resp *r, const char *alias);
+/* The JSON body written ends: a newline, the status and its content type. */
+void api_ok_json(struct api_resp *r, int status);
 
 /* One query on the metadata server answered as {["alias": alias,] key: rows}
  * (api_rows_reply): its rows named by names, num[i] written as a number;

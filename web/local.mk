@@ -6,8 +6,7 @@
 libsearchsync_a_SOURCES += \
 	web/guard.c web/guard.h \
 	web/route.c web/route.h \
-	web/stmt.c web/stmt.h \
-	web/api.c web/api.h \
+	web/api.c web/api.h web/indices_api.c web/indices_api.h \
 	web/metrics.c web/metrics.h \
 	web/admission.c web/admission.h \
 	web/session.c web/session.h \

@@ -11,6 +11,8 @@
  *              dead letters waiting, change snapshots by status, the
  *              reindexes under way (buckets, rows read, documents
  *              written), the last delayed run, the last consistency check
+ * The source's and the metadata's figures are read through
+ * sync/status/status_figures.h; this file writes the page.
  * A server that cannot be reached leaves its part out and says so in
  * searchsync_scrape_part_up{part=...} 0 (and once in the log): the
  * process's own figures are served regardless.
@@ -31,6 +33,7 @@
 #include "log.h"
 #include "sync/sources/reader_stats.h"
 #include "stmt.h"
+#include "sync/status/status_figures.h"
 #include "web/api.h"
 
 static void help(sbuf *o, const char *name, const char *type, const char *text) {
@@ -79,55 +82,6 @@ static void sample_u64(sbuf *o, const char *name, const char *const *labels,
 
 /* ---------- the source: bytes behind the binlog's end ---------- */
 
-struct binlogs {
-    size_t n;
-    char **names;
-    unsigned long long *sizes;
-};
-
-static void binlogs_free(struct binlogs *b) {
-    for (size_t i = 0; i < b->n; i++) free(b->names[i]);
-    free(b->names);
-    free(b->sizes);
-}
-
-static int binlogs_read(MYSQL *src, struct binlogs *b, char *err, size_t errlen) {
-    memset(b, 0, sizeof *b);
-    MYSQL_RES *res = db_query(src, "SHOW BINARY LOGS", 0, err, errlen);
-    if (!res) {
-        snprintf(err, errlen, "SHOW BINARY LOGS: %s", mysql_error(src));
-        return -1;
-    }
-    MYSQL_ROW row;
-    while ((row = mysql_fetch_row(res))) {
-        b->names = xrealloc(b->names, (b->n + 1) * sizeof *b->names);
-        b->sizes = xrealloc(b->sizes, (b->n + 1) * sizeof *b->sizes);
-        b->names[b->n] = xstrdup(row[0] ? row[0] : "");
-        b->sizes[b->n] = row[1] ? strtoull(row[1], NULL, 10) : 0;
-        b->n++;
-    }
-    mysql_free_result(res);
-    return 0;
-}
-
-/* The bytes from file:pos to the binlog's end: the rest of that file and
- * every later one. -1 when the file is not among the source's (purged, or
- * another server's). */
-static long long bytes_behind(const struct binlogs *b, const char *file, unsigned long long pos) {
-    unsigned long seq = bl_file_seq(file);
-    long long sum = 0;
-    bool found = false;
-    for (size_t i = 0; i < b->n; i++) {
-        if (!strcmp(b->names[i], file)) {
-            found = true;
-            sum += b->sizes[i] > pos ? (long long)(b->sizes[i] - pos) : 0;
-        } else if (bl_file_seq(b->names[i]) > seq) {
-            sum += (long long)b->sizes[i];
-        }
-    }
-    return found ? sum : -1;
-}
-
 /* "file:pos[...]" as offsets.position holds it */
 static bool split_position(const char *p, char *file, size_t filelen, unsigned long long *pos) {
     const char *c = p ? strchr(p, ':') : NULL;
@@ -139,7 +93,7 @@ static bool split_position(const char *p, char *file, size_t filelen, unsigned l
 }
 
 static void reader_part(sbuf *o, const struct ss_config *cfg, const struct reader_figures *f,
-                        const struct binlogs *logs, bool have_logs) {
+                        const struct status_binlogs *logs, bool have_logs) {
     const char *src[] = {"source", cfg->source.name, NULL};
     int64_t now = reader_stats_now_ms();
     help(o, "searchsync_info", "gauge", "Always 1; the labels say which build runs");
@@ -177,7 +131,7 @@ static void reader_part(sbuf *o, const struct ss_config *cfg, const struct reade
     sample_u64(o, "searchsync_ttl_expired_total", src, f->expired);
 
     long long behind = -1;
-    if (have_logs && f->file[0]) behind = bytes_behind(logs, f->file, f->pos);
+    if (have_logs && f->file[0]) behind = status_bytes_behind(logs, f->file, f->pos);
     help(o, "searchsync_binlog_lag_bytes", "gauge",
          "Binlog bytes between the reader's position and the binlog's end (-1: unknown)");
     char b[32];
@@ -240,28 +194,24 @@ static void families(sbuf *o, const struct stmt_rows *r, const char *const *labe
 /* Run a query of this source's rows (its one parameter) and render its
  * families; a failure leaves them out of this scrape (said). */
 static void query_families(sbuf *o, MYSQL *meta, const char *source, const char *what,
-                           const char *sql, const char *const *labels,
+                           enum status_figure fig, const char *const *labels,
                            const struct family *f, size_t nf) {
-    const char *p[] = {source};
     char err[1024];
     struct stmt_rows r = {0};
-    if (stmt_query(meta, sql, p, 1, &r, err, sizeof err) < 0)
+    if (status_figure_rows(meta, source, fig, &r, err, sizeof err) < 0)
         query_warn(what, err);
     else
         families(o, &r, labels, f, nf);
     stmt_rows_free(&r);
 }
 
-static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
-                          const struct binlogs *logs, bool have_logs) {
-    const char *source = cfg->source.name;
-    const char *p[] = {source};
+/* The saved checkpoint: its age, and how far behind the binlog's end it is
+ * (logs: the source's binlogs, when have_logs). */
+static void checkpoint_part(sbuf *o, MYSQL *meta, const char *source, const struct status_binlogs *logs,
+                            bool have_logs) {
     char err[1024];
     struct stmt_rows r = {0};
-
-    /* the saved checkpoint */
-    if (stmt_query(meta, "SELECT position, TIMESTAMPDIFF(MICROSECOND, updated_at, NOW(3)) FROM "
-                         "offsets WHERE source = ?", p, 1, &r, err, sizeof err) < 0) {
+    if (status_figure_rows(meta, source, SF_CHECKPOINT, &r, err, sizeof err) < 0) {
         query_warn("the checkpoint", err);
     } else if (r.nrows) {
         const char *l[] = {"source", source, NULL};
@@ -273,7 +223,7 @@ static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
         unsigned long long pos = 0;
         long long behind = -1;
         if (have_logs && split_position(STMT_CELL(&r, 0, 0), file, sizeof file, &pos))
-            behind = bytes_behind(logs, file, pos);
+            behind = status_bytes_behind(logs, file, pos);
         help(o, "searchsync_checkpoint_lag_bytes", "gauge",
              "Binlog bytes between the saved checkpoint and the binlog's end (-1: unknown)");
         char b[32];
@@ -281,63 +231,13 @@ static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
         sample(o, "searchsync_checkpoint_lag_bytes", l, b);
     }
     stmt_rows_free(&r);
+}
 
-    /* dead letters waiting for a replay, per index */
-    static const char *const by_index[] = {"index", NULL};
-    static const struct family dead[] = {
-        {"searchsync_dead_letters", "gauge",
-         "Changes the engine refused, waiting in the dead-letter table (searchsync "
-         "dead-letters)", 1}};
-    query_families(o, meta, source, "the dead letters",
-                   "SELECT index_name, COUNT(*) FROM dead_letters WHERE source = ? GROUP BY "
-                   "index_name ORDER BY index_name", by_index, dead, 1);
-
-    /* change snapshots by status (every status, 0 included) */
-    static const char *const by_status[] = {"status", NULL};
-    static const struct family snaps[] = {
-        {"searchsync_change_snapshots", "gauge",
-         "Metadata changes waiting for (init), in (running), failed in (error) or done by the "
-         "delayed run, as kept", 1}};
-    query_families(o, meta, source, "the change snapshots",
-                   "SELECT s.status, COUNT(c.id) FROM (SELECT 'init' status UNION ALL SELECT "
-                   "'running' UNION ALL SELECT 'error' UNION ALL SELECT 'done') s LEFT JOIN "
-                   "change_snapshots c ON c.status = s.status AND c.source = ? GROUP BY s.status "
-                   "ORDER BY s.status", by_status, snaps, 1);
-
-    /* the reindexes under way: their bucket jobs by status, rows and documents */
-    static const char *const by_build[] = {"index", "version", "status", NULL};
-    static const struct family builds[] = {
-        {"searchsync_reindex_buckets", "gauge",
-         "Bucket jobs of the version being built, by status (init, running, error, done)", 3},
-        {"searchsync_reindex_rows_read", "gauge",
-         "Root rows the version being built has read so far, by bucket status", 4},
-        {"searchsync_reindex_documents_written", "gauge",
-         "Documents the version being built has written so far, by bucket status", 5},
-        {"searchsync_reindex_errors", "gauge",
-         "Pages of the version being built that failed, by bucket status", 6}};
-    query_families(o, meta, source, "the reindex jobs",
-                   "SELECT x.alias, j.version, j.status, COUNT(*), SUM(j.rows_read), "
-                   "SUM(j.docs_written), SUM(j.errors) FROM jobs j JOIN index_configs x ON x.id = "
-                   "j.index_id WHERE j.source = ? AND j.type = 'index' AND j.version = "
-                   "x.building_version AND x.building_version > 0 GROUP BY x.alias, j.version, "
-                   "j.status ORDER BY x.alias, j.status", by_build, builds, 4);
-
-    /* reindexes kept in the history, by outcome */
-    static const char *const by_outcome[] = {"index", "status", NULL};
-    static const struct family runs[] = {
-        {"searchsync_reindex_runs", "gauge",
-         "Reindexes in the history ([reindex] keep_runs), by outcome", 2},
-        {"searchsync_reindex_runs_documents_written", "gauge",
-         "Documents written by the reindexes in the history, by outcome", 3}};
-    query_families(o, meta, source, "the reindex runs",
-                   "SELECT alias, status, COUNT(*), SUM(docs_written) FROM reindex_runs WHERE "
-                   "source = ? GROUP BY alias, status ORDER BY alias, status", by_outcome, runs, 2);
-
-    /* the last delayed run */
-    if (stmt_query(meta, "SELECT status, snapshots, ids, docs_written, docs_deleted, errors, "
-                         "UNIX_TIMESTAMP(started_at), UNIX_TIMESTAMP(finished_at) FROM "
-                         "delayed_runs WHERE source = ? ORDER BY id DESC LIMIT 1", p, 1, &r, err,
-                   sizeof err) < 0) {
+/* The last delayed run: its status and figures (absent before the first). */
+static void delayed_run_part(sbuf *o, MYSQL *meta, const char *source) {
+    char err[1024];
+    struct stmt_rows r = {0};
+    if (status_figure_rows(meta, source, SF_DELAYED_RUN, &r, err, sizeof err) < 0) {
         query_warn("the delayed runs", err);
     } else {
         const char *l[] = {"source", source, NULL};
@@ -364,6 +264,56 @@ static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
         }
     }
     stmt_rows_free(&r);
+}
+
+static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
+                          const struct status_binlogs *logs, bool have_logs) {
+    const char *source = cfg->source.name;
+    checkpoint_part(o, meta, source, logs, have_logs);
+
+    /* dead letters waiting for a replay, per index */
+    static const char *const by_index[] = {"index", NULL};
+    static const struct family dead[] = {
+        {"searchsync_dead_letters", "gauge",
+         "Changes the engine refused, waiting in the dead-letter table (searchsync "
+         "dead-letters)", 1}};
+    query_families(o, meta, source, "the dead letters",
+                   SF_DEAD_LETTERS, by_index, dead, 1);
+
+    /* change snapshots by status (every status, 0 included) */
+    static const char *const by_status[] = {"status", NULL};
+    static const struct family snaps[] = {
+        {"searchsync_change_snapshots", "gauge",
+         "Metadata changes waiting for (init), in (running), failed in (error) or done by the "
+         "delayed run, as kept", 1}};
+    query_families(o, meta, source, "the change snapshots",
+                   SF_SNAPSHOTS, by_status, snaps, 1);
+
+    /* the reindexes under way: their bucket jobs by status, rows and documents */
+    static const char *const by_build[] = {"index", "version", "status", NULL};
+    static const struct family builds[] = {
+        {"searchsync_reindex_buckets", "gauge",
+         "Bucket jobs of the version being built, by status (init, running, error, done)", 3},
+        {"searchsync_reindex_rows_read", "gauge",
+         "Root rows the version being built has read so far, by bucket status", 4},
+        {"searchsync_reindex_documents_written", "gauge",
+         "Documents the version being built has written so far, by bucket status", 5},
+        {"searchsync_reindex_errors", "gauge",
+         "Pages of the version being built that failed, by bucket status", 6}};
+    query_families(o, meta, source, "the reindex jobs",
+                   SF_BUILDS, by_build, builds, 4);
+
+    /* reindexes kept in the history, by outcome */
+    static const char *const by_outcome[] = {"index", "status", NULL};
+    static const struct family runs[] = {
+        {"searchsync_reindex_runs", "gauge",
+         "Reindexes in the history ([reindex] keep_runs), by outcome", 2},
+        {"searchsync_reindex_runs_documents_written", "gauge",
+         "Documents written by the reindexes in the history, by outcome", 3}};
+    query_families(o, meta, source, "the reindex runs",
+                   SF_RUNS, by_outcome, runs, 2);
+
+    delayed_run_part(o, meta, source);
 
     /* the consistency checks */
     static const struct family checks[] = {
@@ -375,12 +325,7 @@ static void metadata_part(sbuf *o, const struct ss_config *cfg, MYSQL *meta,
         {"searchsync_check_last_time_seconds", "gauge",
          "When the last consistency check of the index started (unix time)", 3}};
     query_families(o, meta, source, "the checks' figures",
-                   "SELECT index_alias, SUBSTRING_INDEX(GROUP_CONCAT(missing + extra + different "
-                   "+ duplicate ORDER BY id DESC), ',', 1), SUM(repaired_documents + "
-                   "repaired_deletes), SUBSTRING_INDEX(GROUP_CONCAT(UNIX_TIMESTAMP(started_at) "
-                   "ORDER BY id DESC), ',', 1) FROM check_runs WHERE source = ? AND status <> "
-                   "'failed' GROUP BY index_alias ORDER BY index_alias",
-                   by_index, checks, 3);
+                   SF_CHECKS, by_index, checks, 3);
 }
 
 /* the '}' closing the labels that open at b ('{'), values escaped; NULL
@@ -443,9 +388,9 @@ void metrics_render(const struct ss_config *cfg, struct deliver *d, struct reade
                     sbuf *out) {
     sbuf page = SBUF_INIT, *o = &page;
     deliver_stats_prometheus(d, o);
-    struct binlogs logs = {0};
+    struct status_binlogs logs = {0};
     char err[1024] = "";
-    bool have_logs = src && binlogs_read(src, &logs, err, sizeof err) == 0;
+    bool have_logs = src && status_binlogs_read(src, &logs, err, sizeof err) == 0;
     if (src && !have_logs) part_warn("the binlog's end", err);
     struct reader_figures f = {0};
     if (rs) f = reader_stats_copy(rs);
@@ -459,7 +404,7 @@ void metrics_render(const struct ss_config *cfg, struct deliver *d, struct reade
     sample(o, "searchsync_scrape_part_up", lm, meta ? "1" : "0");
     if (!src && src_err && *src_err) part_warn("the source", src_err);
     if (!meta && meta_err && *meta_err) part_warn("the metadata", meta_err);
-    binlogs_free(&logs);
+    status_binlogs_free(&logs);
     metrics_label_all(page.data ? page.data : "", page.len, "source", cfg->source.name, out);
     sbuf_free(&page);
 }

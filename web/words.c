@@ -1,4 +1,6 @@
-/* words: dynamic words API and the /dict/ files (see words.h). */
+/* words: the dynamic words API and the /dict/ files (see words.h): a
+ * request's JSON checked and turned into an operation of
+ * sync/ops/ops_words.h, its outcome into the response. */
 #include "words.h"
 
 #include <stdint.h>
@@ -12,10 +14,7 @@
 #include "json_exact.h"
 #include "jsonw.h"
 #include "log.h"
-#include "stmt.h"
-
-#define TS(col) STMT_ISO(col)
-#define WORD_COLS "id, word, kind, status, " TS("created_at") ", " TS("updated_at")
+#include "sync/ops/ops_words.h"
 
 const char *words_invalid(const char *w, size_t n) {
     if (n == 0) return "\"word\" must not be empty";
@@ -102,15 +101,16 @@ int words_parse_body(const char *body, size_t len, bool create, char **word, con
     return rc;
 }
 
-/* ---------- handlers ---------- */
+/* ---------- handlers: requests to operations (sync/ops/ops_words.h) ---------- */
 
-static void word_obj(jsonw *w, const struct stmt_rows *t, size_t r) {
+static void word_obj(jsonw *w, const struct ops_word *o) {
+    const char *const cells[] = {o->id, o->word, o->kind, o->status, o->created_at, o->updated_at};
     static const char *const names[] = {"id", "word", "kind", "status", "created_at",
                                         "updated_at"};
     jw_obj_open(w);
     for (size_t c = 0; c < 6; c++) {
         jw_key(w, names[c]);
-        const char *v = STMT_CELL(t, r, c);
+        const char *v = cells[c];
         if (!v) jw_null(w);
         else if (c == 0) jw_raw(w, v, strlen(v));
         else jw_str(w, v);
@@ -123,32 +123,41 @@ static void db_fail(struct api_resp *r, const char *err) {
     api_error(r, 500, err, "a metadata query failed; see the daemon's log and retry");
 }
 
-static void not_found(struct api_resp *r, const char *id) {
-    char e[128];
-    snprintf(e, sizeof e, "there is no word with id %s", id);
-    api_error(r, 404, e, "GET /api/v1/words lists them");
+/* an operation's failure as the response: no such word (404), or a
+ * metadata query that failed (500) */
+static void op_fail(struct api_resp *r, const struct ops_err *e) {
+    if (e->st == OPS_UNKNOWN) api_error(r, 404, e->msg, "GET /api/v1/words lists them");
+    else db_fail(r, e->msg);
 }
 
-/* the word id's row as the response (status 200/201) */
-static void reply_word(MYSQL *m, const char *id, int status, struct api_resp *r) {
-    struct stmt_rows t = {0};
-    char err[1024];
-    const char *p[] = {id};
-    long n = stmt_query(m, "SELECT " WORD_COLS " FROM dynamic_words WHERE id = ?", p, 1, &t, err,
-                        sizeof err);
-    if (n < 0) db_fail(r, err);
-    else if (n == 0) not_found(r, id);
-    else {
-        jsonw w;
-        jw_init(&w, &r->body);
-        word_obj(&w, &t, 0);
-        r->status = status;
-        sbuf_addc(&r->body, '\n');
+static void duplicate(struct api_resp *r, const struct ops_err *e) {
+    api_error_field(r, 409, "word", e->msg, "GET /api/v1/words?kind=... lists the words");
+}
+
+/* one word (or the failure) as the response, status 200/201 */
+static void reply_words(enum ops_status st, const struct ops_words *ws, const struct ops_err *e,
+                        int status, struct api_resp *r) {
+    if (st != OPS_OK) {
+        op_fail(r, e);
+        return;
     }
-    stmt_rows_free(&t);
+    jsonw w;
+    jw_init(&w, &r->body);
+    word_obj(&w, &ws->v[0]);
+    r->status = status;
+    sbuf_addc(&r->body, '\n');
 }
 
-static void h_list(const struct api_ctx *ctx, MYSQL *m, struct api_resp *r) {
+static void reply_word(const struct ops_env *env, const char *id, int status,
+                       struct api_resp *r) {
+    struct ops_words ws;
+    struct ops_err e;
+    enum ops_status st = ops_word_get(env, id, &ws, &e);
+    reply_words(st, &ws, &e, status, r);
+    ops_words_free(&ws);
+}
+
+static void h_list(const struct api_ctx *ctx, const struct ops_env *env, struct api_resp *r) {
     const char *kind = api_lookup(ctx, API_ARG, "kind");
     const char *status = api_lookup(ctx, API_ARG, "status");
     if (kind && strcmp(kind, "ext") && strcmp(kind, "stop")) {
@@ -161,13 +170,10 @@ static void h_list(const struct api_ctx *ctx, MYSQL *m, struct api_resp *r) {
                         "leave it out to list both states");
         return;
     }
-    struct stmt_rows t = {0};
-    char err[1024];
-    const char *p[] = {kind, kind, status, status};
-    if (stmt_query(m, "SELECT " WORD_COLS " FROM dynamic_words WHERE (? IS NULL OR kind = ?) "
-                      "AND (? IS NULL OR status = ?) ORDER BY kind, id",
-                   p, 4, &t, err, sizeof err) < 0) {
-        db_fail(r, err);
+    struct ops_words ws;
+    struct ops_err e;
+    if (ops_words_list(env, kind, status, &ws, &e) != OPS_OK) {
+        op_fail(r, &e);
         return;
     }
     jsonw w;
@@ -175,74 +181,33 @@ static void h_list(const struct api_ctx *ctx, MYSQL *m, struct api_resp *r) {
     jw_obj_open(&w);
     jw_key(&w, "words");
     jw_arr_open(&w);
-    for (size_t i = 0; i < t.nrows; i++) word_obj(&w, &t, i);
+    for (size_t i = 0; i < ws.n; i++) word_obj(&w, &ws.v[i]);
     jw_arr_close(&w);
     jw_obj_close(&w);
     sbuf_addc(&r->body, '\n');
     r->status = 200;
-    stmt_rows_free(&t);
+    ops_words_free(&ws);
 }
 
-static void duplicate(struct api_resp *r, const char *word, const char *kind) {
-    sbuf e = SBUF_INIT;
-    sbuf_printf(&e, "the %s word \"%s\" exists already", kind, word);
-    api_error_field(r, 409, "word", e.data, "GET /api/v1/words?kind=... lists the words");
-    sbuf_free(&e);
-}
-
-static void h_create(MYSQL *m, const char *body, size_t len, struct api_resp *r) {
+static void h_create(const struct ops_env *env, const char *body, size_t len,
+                     struct api_resp *r) {
     char *word = NULL, err[1024];
     const char *kind = NULL, *field = "";
     if (words_parse_body(body, len, true, &word, &kind, &field, err, sizeof err) < 0) {
         api_error_field(r, 400, field, err, "send {\"word\":\"...\",\"kind\":\"ext\"|\"stop\"}");
         return;
     }
-    const char *p[] = {word, kind};
-    struct stmt_rows t = {0};
-    if (stmt_query(m, "INSERT INTO dynamic_words (word, kind) VALUES (?, ?)", p, 2, NULL, err,
-                   sizeof err) < 0) {
-        if (strstr(err, "(1062)")) duplicate(r, word, kind);
-        else db_fail(r, err);
-    } else if (stmt_query(m, "SELECT id FROM dynamic_words WHERE word = ? AND kind = ?", p, 2, &t,
-                          err, sizeof err) != 1) {
-        db_fail(r, err);
-    } else {
-        log_info("admin", "dynamic words: %s word %s added (id %s)", kind, word,
-                 STMT_CELL(&t, 0, 0));
-        reply_word(m, STMT_CELL(&t, 0, 0), 201, r);
-    }
-    stmt_rows_free(&t);
+    struct ops_words ws;
+    struct ops_err e;
+    enum ops_status st = ops_word_create(env, word, kind, &ws, &e);
+    if (st == OPS_REFUSED) duplicate(r, &e);
+    else reply_words(st, &ws, &e, 201, r);
+    ops_words_free(&ws);
     free(word);
 }
 
-/* the word's status and kind, locked (inside a transaction); 0, or -1 with
- * the response written */
-static int lock_word(MYSQL *m, const char *id, char *status, char *kind, struct api_resp *r) {
-    struct stmt_rows t = {0};
-    char err[1024];
-    const char *p[] = {id};
-    long n = stmt_query(m, "SELECT status, kind FROM dynamic_words WHERE id = ? FOR UPDATE", p, 1,
-                        &t, err, sizeof err);
-    if (n < 0) db_fail(r, err);
-    else if (n == 0) not_found(r, id);
-    else {
-        snprintf(status, 16, "%s", STMT_CELL(&t, 0, 0));
-        snprintf(kind, 8, "%s", STMT_CELL(&t, 0, 1));
-    }
-    stmt_rows_free(&t);
-    return n == 1 ? 0 : -1;
-}
-
-/* the published list of kind changed: Last-Modified of its file moves */
-static long bump(MYSQL *m, const char *kind, char *err, size_t errlen) {
-    const char *p[] = {kind};
-    return stmt_query(m, "INSERT INTO dict_changes (kind, changed_at) VALUES (?, "
-                         "CURRENT_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE changed_at = "
-                         "CURRENT_TIMESTAMP(3)", p, 1, NULL, err, errlen);
-}
-
-static void h_change(const struct route *rt, MYSQL *m, const char *body, size_t len,
-                     struct api_resp *r) {
+static void h_change(const struct route *rt, const struct ops_env *env, const char *body,
+                     size_t len, struct api_resp *r) {
     char *word = NULL, err[1024];
     const char *nkind = NULL, *field = "";
     if (rt->id == ROUTE_WORD_UPDATE &&
@@ -250,92 +215,59 @@ static void h_change(const struct route *rt, MYSQL *m, const char *body, size_t 
         api_error_field(r, 400, field, err, "send {\"word\":\"...\"} and/or {\"kind\":\"...\"}");
         return;
     }
-    char status[16], kind[8];
-    if (mysql_autocommit(m, 0)) {
-        db_fail(r, mysql_error(m));
-        free(word);
-        return;
-    }
-    bool ok = false;
     const char *id = rt->word_id;
-    if (lock_word(m, id, status, kind, r) < 0) goto out;
-    bool published = !strcmp(status, "published");
-    if (rt->id == ROUTE_WORD_UPDATE || rt->id == ROUTE_WORD_PUBLISH) {
-        if (published) {
-            char e[160];
-            snprintf(e, sizeof e, "word %s is published: it can no longer be %s", id,
-                     rt->id == ROUTE_WORD_UPDATE ? "changed" : "published again");
-            api_error(r, 409, e, rt->id == ROUTE_WORD_UPDATE
+    struct ops_word_change rq = {rt->id == ROUTE_WORD_UPDATE    ? OPS_WORD_UPDATE
+                                 : rt->id == ROUTE_WORD_PUBLISH ? OPS_WORD_PUBLISH
+                                                                : OPS_WORD_DELETE,
+                                 id, word, nkind};
+    struct ops_word_changed res;
+    struct ops_err e;
+    enum ops_status st = ops_word_change(env, &rq, &res, &e);
+    free(word);
+    if (st == OPS_REFUSED && res.refusal == OPS_WORD_PUBLISHED) {
+        api_error(r, 409, e.msg, rt->id == ROUTE_WORD_UPDATE
                                      ? "delete it (DELETE /api/v1/words/{id}) and add the new "
                                        "spelling"
                                      : "nothing to do");
-            goto out;
-        }
+        return;
     }
-    if (rt->id == ROUTE_WORD_UPDATE) {
-        const char *p[] = {word, nkind, id};
-        if (stmt_query(m, "UPDATE dynamic_words SET word = COALESCE(?, word), kind = "
-                          "COALESCE(?, kind) WHERE id = ?", p, 3, NULL, err, sizeof err) < 0) {
-            if (strstr(err, "(1062)")) duplicate(r, word ? word : "(unchanged)", nkind ? nkind : kind);
-            else db_fail(r, err);
-            goto out;
-        }
-    } else if (rt->id == ROUTE_WORD_PUBLISH) {
-        const char *p[] = {id};
-        if (stmt_query(m, "UPDATE dynamic_words SET status = 'published' WHERE id = ?", p, 1,
-                       NULL, err, sizeof err) < 0 ||
-            bump(m, kind, err, sizeof err) < 0) {
-            db_fail(r, err);
-            goto out;
-        }
-    } else { /* delete */
-        const char *p[] = {id};
-        if (stmt_query(m, "DELETE FROM dynamic_words WHERE id = ?", p, 1, NULL, err,
-                       sizeof err) < 0 ||
-            (published && bump(m, kind, err, sizeof err) < 0)) {
-            db_fail(r, err);
-            goto out;
-        }
+    if (st == OPS_REFUSED) {
+        duplicate(r, &e);
+        return;
     }
-    if (mysql_commit(m)) {
-        db_fail(r, mysql_error(m));
-        goto out;
+    if (st != OPS_OK) {
+        op_fail(r, &e);
+        return;
     }
-    ok = true;
-out:
-    if (!ok) mysql_rollback(m);
-    mysql_autocommit(m, 1);
-    free(word);
-    if (!ok) return;
     if (rt->id == ROUTE_WORD_DELETE) {
-        log_info("admin", "dynamic words: word %s (%s, %s) deleted", id, kind, status);
         jsonw w;
         jw_init(&w, &r->body);
         jw_obj_open(&w);
         jw_key(&w, "deleted");
         jw_raw(&w, id, strlen(id));
         jw_key(&w, "was");
-        jw_str(&w, status);
+        jw_str(&w, res.status);
         jw_obj_close(&w);
         sbuf_addc(&r->body, '\n');
         r->status = 200;
         return;
     }
-    log_info("admin", "dynamic words: word %s %s", id,
-             rt->id == ROUTE_WORD_PUBLISH ? "published" : "changed");
-    reply_word(m, id, 200, r);
+    reply_word(env, id, 200, r);
 }
 
 void words_handle(const struct api_ctx *ctx, const struct route *rt, const char *body, size_t len,
                   struct api_resp *r) {
     MYSQL *m = api_meta_connect(ctx, r);
     if (!m) return;
+    struct ops_env env;
+    api_ops_env(ctx, &env, "admin API");
+    env.meta = m; /* lent: the operations use the request's connection */
     r->content_type = "application/json";
     switch (rt->id) {
-    case ROUTE_WORDS_LIST: h_list(ctx, m, r); break;
-    case ROUTE_WORD_CREATE: h_create(m, body, len, r); break;
-    case ROUTE_WORD_GET: reply_word(m, rt->word_id, 200, r); break;
-    default: h_change(rt, m, body, len, r); break;
+    case ROUTE_WORDS_LIST: h_list(ctx, &env, r); break;
+    case ROUTE_WORD_CREATE: h_create(&env, body, len, r); break;
+    case ROUTE_WORD_GET: reply_word(&env, rt->word_id, 200, r); break;
+    default: h_change(rt, &env, body, len, r); break;
     }
     db_close(m);
 }
@@ -359,28 +291,20 @@ static time_t http_date_parse(const char *s) {
 void dict_handle(const struct api_ctx *ctx, const char *file, struct api_resp *r) {
     MYSQL *m = api_meta_connect(ctx, r);
     if (!m) return;
-    struct stmt_rows t = {0}, lm = {0};
-    char err[1024];
-    const char *p[] = {file};
-    const char *p2[] = {file, file};
-    if (stmt_query(m, "SELECT word FROM dynamic_words WHERE kind = ? AND status = 'published' "
-                      "ORDER BY id", p, 1, &t, err, sizeof err) < 0 ||
-        stmt_query(m, "SELECT FLOOR(UNIX_TIMESTAMP(GREATEST("
-                      "COALESCE((SELECT MAX(updated_at) FROM dynamic_words WHERE kind = ? AND "
-                      "status = 'published'), '1970-01-01 00:00:01'), "
-                      "COALESCE((SELECT changed_at FROM dict_changes WHERE kind = ?), "
-                      "'1970-01-01 00:00:01'))))", p2, 2, &lm, err, sizeof err) != 1) {
-        db_fail(r, err);
+    struct ops_env env;
+    api_ops_env(ctx, &env, "admin API");
+    env.meta = m;
+    struct ops_dict d;
+    struct ops_err e;
+    if (ops_dict_read(&env, file, &d, &e) != OPS_OK) {
+        db_fail(r, e.msg);
         goto out;
     }
-    for (size_t i = 0; i < t.nrows; i++) {
-        sbuf_adds(&r->body, STMT_CELL(&t, i, 0) ? STMT_CELL(&t, i, 0) : "");
-        sbuf_addc(&r->body, '\n');
-    }
+    sbuf_add(&r->body, d.text.data ? d.text.data : "", d.text.len);
     char etag[48], date[64];
-    snprintf(etag, sizeof etag, "\"%s-%zu-%016llx\"", file, t.nrows,
+    snprintf(etag, sizeof etag, "\"%s-%zu-%016llx\"", file, d.nwords,
              (unsigned long long)fnv1a(r->body.data ? r->body.data : "", r->body.len));
-    time_t when = (time_t)strtoll(STMT_CELL(&lm, 0, 0) ? STMT_CELL(&lm, 0, 0) : "1", NULL, 10);
+    time_t when = (time_t)d.changed;
     struct tm tm;
     gmtime_r(&when, &tm);
     strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
@@ -395,7 +319,6 @@ void dict_handle(const struct api_ctx *ctx, const char *file, struct api_resp *r
         sbuf_reset(&r->body);
     }
 out:
-    stmt_rows_free(&t);
-    stmt_rows_free(&lm);
+    sbuf_free(&d.text);
     db_close(m);
 }

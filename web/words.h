@@ -13,8 +13,8 @@
  *
  * A word is 1..255 characters of valid UTF-8 without control characters
  * (a line break would add a word to the dictionary file) and without
- * leading or trailing white space (the analyzer trims lines). Values reach
- * SQL only as bound parameters. */
+ * leading or trailing white space (the analyzer trims lines): checked
+ * here, before the operations of sync/ops/ops_words.h store it. */
 #ifndef SS_WEB_WORDS_H
 #define SS_WEB_WORDS_H
 #include <stdbool.h>

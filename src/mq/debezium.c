@@ -76,41 +76,7 @@
 #include "json_exact.h"
 #include "mq/mq.h"
 
-enum rep {
-    R_PLAIN = 0, R_DECIMAL, R_DAYS, R_MILLIS_DT, R_MICROS_DT, R_NANOS_DT, R_ZONED, R_MICROS_TIME,
-    R_MILLIS_TIME, R_NANOS_TIME, R_YEAR, R_JSON, R_BITS, R_BYTES, R_GEOM,
-    R_UNSTATED, /* a number whose unit a setting not stated decides: unsure */
-};
-
-struct dcol {
-    int rep;
-    int scale;       /* R_DECIMAL: from the schema, -1 = the column's */
-    int dec;         /* R_DECIMAL: enum mq_dbz_decimal, 0: the value decides */
-    bool dec_schema; /* ... and the message's schema said it */
-    int bin;         /* R_BYTES: enum mq_dbz_binary, 0: the value decides */
-    bool connect;    /* times in Kafka Connect's milliseconds (time.precision.mode=connect) */
-    bool snapshot;   /* the message is a snapshot read (op "r") */
-    bool infer_fsp;  /* fsp from the values */
-};
-
-#define TIME_SETTING "[kafka] debezium_time_precision_mode"
-
-static const cJSON *key(const cJSON *o, const char *k) {
-    return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
-}
-static const char *str(const cJSON *o, const char *k) {
-    const cJSON *v = key(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-static bool i64_of(const cJSON *v, int64_t *out) {
-    const char *s = cJSON_IsRaw(v) || cJSON_IsString(v) ? v->valuestring : NULL;
-    bool neg;
-    uint64_t mag;
-    if (!s || mq_parse_int(s, strlen(s), &neg, &mag) < 0) return false;
-    if (neg ? mag > (uint64_t)INT64_MAX + 1 : mag > INT64_MAX) return false;
-    *out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
-    return true;
-}
+#include "mq/debezium_int.h"
 
 /* ------------------------------------------------------------- columns */
 /* A field's representation, from its schema's logical name and type. */
@@ -307,204 +273,6 @@ static void col_from_value(const mq_opts *o, bl_column *c, struct dcol *d, const
     }
 }
 
-/* -------------------------------------------------------------- values */
-/* "2024-01-02T03:04:05.123456Z" / "+02:00" → UTC seconds, micros, digits */
-static int zoned(const char *s, int64_t *secs, uint32_t *usec, int *digits) {
-    unsigned y, mo, d, h, mi, se;
-    int n = 0;
-    if (sscanf(s, "%4u-%2u-%2uT%2u:%2u:%2u%n", &y, &mo, &d, &h, &mi, &se, &n) != 6 || n != 19) return -1;
-    const char *p = s + n;
-    *usec = 0;
-    *digits = 0;
-    if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9') {
-            if (*digits < 6) *usec = *usec * 10 + (uint32_t)(*p - '0');
-            else if (*p != '0') return -1;
-            (*digits)++;
-            p++;
-        }
-        for (int k = *digits; k < 6; k++) *usec *= 10;
-    }
-    int64_t off = 0;
-    if (*p == 'Z') p++;
-    else if (*p == '+' || *p == '-') {
-        unsigned oh, om;
-        int k = 0;
-        if (sscanf(p + 1, "%2u:%2u%n", &oh, &om, &k) != 2 || k != 5) return -1;
-        off = (int64_t)(oh * 3600 + om * 60) * (*p == '-' ? -1 : 1);
-        p += 6;
-    } else return -1;
-    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59) return -1;
-    *secs = mq_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - off;
-    return 0;
-}
-
-/* the fewest of 0, 3, 6 fraction digits that hold usec exactly */
-static unsigned fsp_for(uint32_t usec) { return usec == 0 ? 0 : usec % 1000 == 0 ? 3 : 6; }
-
-static int64_t to_us(int rep, int64_t v) {
-    switch (rep) {
-    case R_MILLIS_DT: case R_MILLIS_TIME: return v * 1000;
-    case R_NANOS_DT: case R_NANOS_TIME: return v / 1000;
-    default: return v;
-    }
-}
-
-/* widen a column's fsp to what value v needs */
-static void infer_fsp(bl_column *c, const struct dcol *d, const cJSON *v) {
-    int64_t x;
-    uint32_t usec = 0;
-    if (d->rep == R_ZONED) {
-        int64_t secs;
-        int dg;
-        if (!cJSON_IsString(v) || zoned(v->valuestring, &secs, &usec, &dg) < 0) return;
-    } else {
-        if (!i64_of(v, &x)) return;
-        int64_t us = to_us(d->rep, x);
-        int64_t r = us % 1000000;
-        usec = (uint32_t)(r < 0 ? -r : r);
-    }
-    unsigned f = fsp_for(usec);
-    if (f > c->fsp) c->fsp = (uint8_t)f, c->meta = (uint16_t)f;
-}
-
-/* time.precision.mode=connect's milliseconds of a column with more digits:
- * 1, the value is unsure */
-static int lossy(char *err, size_t errlen, const bl_column *c) {
-    errf(err, errlen, "time.precision.mode=connect sends %s(%u) in milliseconds: its last "
-         "digits are lost; set the connector's time.precision.mode to "
-         "adaptive_time_microseconds", c->type == BT_TIME2 ? "TIME" : "DATETIME", c->fsp);
-    return 1;
-}
-
-/* one value of column c, as its field's schema d says (mq_put_value's
- * encoder) */
-static int enc_value(sbuf *out, const bl_column *c, const cJSON *v, const void *ud, char *err,
-                     size_t errlen) {
-    const struct dcol *d = ud;
-    int r = -1;
-    int64_t x;
-    sbuf b = SBUF_INIT;
-    switch (d->rep) {
-    case R_DECIMAL:
-        r = mq_dbz_decimal(out, c, v, d->dec, d->scale, d->dec_schema, err, errlen);
-        break;
-    case R_UNSTATED:
-        r = 1;
-        errf(err, errlen, "a %s number is microseconds (time.precision.mode="
-             "adaptive_time_microseconds) or milliseconds (connect), and the message has no "
-             "schema saying which: set " TIME_SETTING " to the connector's "
-             "time.precision.mode, or turn the JSON converter's schemas on",
-             c->type == BT_TIME2 ? "TIME" : "DATETIME(4-6)");
-        break;
-    case R_DAYS:
-        if (!i64_of(v, &x)) { r = errf(err, errlen, "a DATE that is not a day number"); break; }
-        r = mq_enc_days(out, x, err, errlen);
-        break;
-    case R_MILLIS_DT: case R_MICROS_DT: case R_NANOS_DT:
-        if (!i64_of(v, &x)) { r = errf(err, errlen, "a DATETIME that is not an epoch number"); break; }
-        if (c->type == BT_TIMESTAMP2) {
-            int64_t us = to_us(d->rep, x);
-            int64_t s = us >= 0 ? us / 1000000 : -((-us + 999999) / 1000000);
-            r = mq_enc_timestamp(out, c, s, (uint32_t)(us - s * 1000000), err, errlen);
-        } else {
-            r = mq_enc_datetime_us(out, c, to_us(d->rep, x), err, errlen);
-        }
-        if (r == 0 && d->connect && d->rep == R_MILLIS_DT && c->fsp > 3)
-            r = lossy(err, errlen, c);
-        break;
-    case R_ZONED: {
-        int64_t secs;
-        uint32_t usec;
-        int dg;
-        if (!cJSON_IsString(v) || zoned(v->valuestring, &secs, &usec, &dg) < 0) {
-            r = errf(err, errlen, "a TIMESTAMP that is not ISO-8601 with a zone");
-            break;
-        }
-        r = mq_enc_timestamp(out, c, secs, usec, err, errlen);
-        break;
-    }
-    case R_MICROS_TIME: case R_MILLIS_TIME: case R_NANOS_TIME:
-        if (!i64_of(v, &x)) { r = errf(err, errlen, "a TIME that is not a number"); break; }
-        r = mq_enc_time_us(out, c, to_us(d->rep, x), err, errlen);
-        if (r == 0 && d->connect && d->rep == R_MILLIS_TIME && c->fsp > 3) r = lossy(err, errlen, c);
-        break;
-    case R_YEAR:
-        if (!i64_of(v, &x)) { r = errf(err, errlen, "a YEAR that is not a number"); break; }
-        if (x == 1900) {
-            x = 0; /* streaming's YEAR 0000 (no YEAR holds 1900) */
-        } else if (x == 2000 && d->snapshot) {
-            r = 1;
-            errf(err, errlen, "a snapshot's YEAR 2000: Debezium's snapshot sends YEAR 0000 as "
-                 "2000 (its two-digit year rule), so this is 0000 or 2000");
-            break;
-        }
-        r = mq_enc_year(out, x, err, errlen);
-        break;
-    case R_JSON:
-        if (cJSON_IsString(v)) {
-            r = mq_enc_bytes(out, c, (const uint8_t *)v->valuestring, json_exact_strlen(v), err, errlen);
-        } else {
-            char *t = cJSON_PrintUnformatted(v);
-            r = mq_enc_bytes(out, c, (const uint8_t *)t, strlen(t), err, errlen);
-            cJSON_free(t);
-        }
-        break;
-    case R_BITS: {
-        if (cJSON_IsBool(v)) { r = mq_enc_bit(out, c, cJSON_IsTrue(v), err, errlen); break; }
-        if (!cJSON_IsString(v) || mq_base64_decode(&b, v->valuestring, strlen(v->valuestring)) < 0 || b.len > 8) {
-            r = errf(err, errlen, "a BIT that is not base64 bytes");
-            break;
-        }
-        uint64_t bits = 0;
-        for (size_t i = 0; i < b.len; i++) bits |= (uint64_t)(uint8_t)b.data[i] << (8 * i);
-        r = mq_enc_bit(out, c, bits, err, errlen);
-        break;
-    }
-    case R_BYTES:
-        if (!cJSON_IsString(v)) { r = errf(err, errlen, "a binary value that is not a string"); break; }
-        r = mq_dbz_binary(out, c, v->valuestring, d->bin, err, errlen);
-        break;
-    case R_GEOM: {
-        const char *wkb = str(v, "wkb");
-        const cJSON *srid = key(v, "srid");
-        int64_t sr = 0;
-        if (!wkb) { r = errf(err, errlen, "a geometry without \"wkb\""); break; }
-        if (srid && !cJSON_IsNull(srid)) i64_of(srid, &sr);
-        uint8_t s4[4] = {(uint8_t)sr, (uint8_t)(sr >> 8), (uint8_t)(sr >> 16), (uint8_t)(sr >> 24)};
-        sbuf_add(&b, s4, 4);
-        if (mq_base64_decode(&b, wkb, strlen(wkb)) < 0) { r = errf(err, errlen, "a geometry whose wkb is not base64"); break; }
-        r = mq_enc_bytes(out, c, (const uint8_t *)b.data, b.len, err, errlen);
-        break;
-    }
-    default: /* R_PLAIN */
-        if (c->type == BT_FLOAT && d->snapshot && cJSON_IsRaw(v)) {
-            r = 1;
-            errf(err, errlen, "a snapshot's FLOAT %.30s: Debezium's snapshot reads rows over "
-                 "MySQL's text protocol, which prints a FLOAT with 6 significant digits (a "
-                 "FLOAT holds about 7), so this may be rounded", v->valuestring);
-        } else if (cJSON_IsBool(v)) {
-            r = c->type == BT_BIT ? mq_enc_bit(out, c, cJSON_IsTrue(v), err, errlen)
-                                  : mq_enc_text(out, c, cJSON_IsTrue(v) ? "1" : "0", 1, 0, err, errlen);
-        } else if (cJSON_IsRaw(v) && c->type == BT_LONGLONG && c->is_unsigned && v->valuestring[0] == '-' &&
-                   i64_of(v, &x)) {
-            /* bigint.unsigned.handling.mode=long: values above 2^63-1 wrapped */
-            r = mq_enc_int(out, c, false, (uint64_t)x, err, errlen);
-        } else if (cJSON_IsRaw(v) || cJSON_IsString(v)) {
-            r = mq_enc_text(out, c, v->valuestring, json_exact_strlen(v), 0, err, errlen);
-        } else if (c->kind == BK_JSON_TEXT) {
-            char *t = cJSON_PrintUnformatted(v);
-            r = mq_enc_bytes(out, c, (const uint8_t *)t, strlen(t), err, errlen);
-            cJSON_free(t);
-        } else {
-            r = errf(err, errlen, "an unexpected JSON %s", cJSON_IsArray(v) ? "array" : "object");
-        }
-    }
-    sbuf_free(&b);
-    return r;
-}
-
 /* the fields of the "after" (or "before") struct in the envelope's schema */
 static const cJSON *row_fields(const cJSON *schema) {
     const cJSON *f, *fields = key(schema, "fields");
@@ -590,8 +358,8 @@ static int type_columns(mq_msg *m, const mq_opts *o, struct dcol *dc, const cJSO
                          "the converter's schemas, give the table's columns, or set the connector's "
                          "decimal.handling.mode=string", c->name, db, tb);
         if (rc == MQ_OK && dc[k].infer_fsp) {
-            if (after) infer_fsp(c, &dc[k], key(after, c->name));
-            if (before) infer_fsp(c, &dc[k], key(before, c->name));
+            if (after) dbz_infer_fsp(c, &dc[k], key(after, c->name));
+            if (before) dbz_infer_fsp(c, &dc[k], key(before, c->name));
         }
     }
     return rc;
@@ -680,7 +448,7 @@ int mq_debezium(mq_msg *m, const mq_opts *o, const cJSON *root) {
                                   db, tb, why);
                     continue;
                 }
-                if (mq_put_value(m, r, img == 1, (uint32_t)k, f, enc_value, &dc[k]) < 0) {
+                if (mq_put_value(m, r, img == 1, (uint32_t)k, f, dbz_enc_value, &dc[k]) < 0) {
                     rc = MQ_ERR;
                     break;
                 }

@@ -141,6 +141,51 @@ static int write_plan(const struct mapping *old, const struct mapping *nw, sbuf 
     return changes;
 }
 
+/* "replicas" left out of an index config: as many as the engine's data
+ * nodes can hold (one, none on a single node); 1 when the engine does not
+ * answer. The engine is asked once, at the first such index config. */
+static void default_replicas(const struct ss_config *cfg, struct mapping *nw) {
+    for (size_t i = 0; i < nw->nindices; i++) {
+        if (nw->indices[i].replicas != MP_REPLICAS_DEFAULT) continue;
+        char e[512];
+        int r = config_default_replicas(cfg, e, sizeof e);
+        for (size_t j = i; j < nw->nindices; j++)
+            if (nw->indices[j].replicas == MP_REPLICAS_DEFAULT)
+                nw->indices[j].replicas = r < 0 ? 1 : r;
+        break;
+    }
+}
+
+/* The validated mapping nw stored as mapping's new generation (the source
+ * registered first) and the import recorded in sync_log; a failure of that
+ * record only goes to mi->log_err (the mapping is stored). MI_OK or
+ * MI_RUNTIME (mi->err). */
+static int import_apply(const struct ss_config *cfg, MYSQL *meta, const char *mapping,
+                        const struct mapping *nw, struct mapping_import *mi) {
+    sbuf s = SBUF_INIT;
+    sbuf_adds(&s, "INSERT IGNORE INTO sources (name) VALUES (");
+    db_quote(meta, &s, cfg->source.name, strlen(cfg->source.name));
+    sbuf_adds(&s, ")");
+    int r = db_exec(meta, s.data, mi->err, sizeof mi->err);
+    sbuf_free(&s);
+    if (r < 0 || mapping_db_save(meta, mapping, nw, mi->err, sizeof mi->err) < 0)
+        return MI_RUNTIME;
+    mi->applied = true;
+    s = (sbuf)SBUF_INIT;
+    sbuf_adds(&s, "INSERT INTO sync_log (source, event, detail) VALUES (");
+    db_quote(meta, &s, cfg->source.name, strlen(cfg->source.name));
+    sbuf_adds(&s, ", 'mapping_import', ");
+    db_quote(meta, &s, mi->name, strlen(mi->name));
+    sbuf_adds(&s, ")");
+    mi->log_err[0] = '\0';
+    if (db_exec(meta, s.data, mi->log_err, sizeof mi->log_err) < 0) /* stored: not fatal */
+        mi->log_err[sizeof mi->log_err - 1] = '\0';
+    else
+        mi->log_err[0] = '\0';
+    sbuf_free(&s);
+    return MI_OK;
+}
+
 int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_import *mi) {
     struct mapping nw = {0}, old = {0}, ex = {0};
     struct mp_schema schema = {0};
@@ -156,16 +201,7 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
         rc = MI_INVALID;
         goto out;
     }
-    /* "replicas" left out: as many as the engine's data nodes can hold
-     * (one, none on a single node); 1 when the engine does not answer */
-    for (size_t i = 0; i < nw.nindices; i++) {
-        if (nw.indices[i].replicas != MP_REPLICAS_DEFAULT) continue;
-        char e[512];
-        int r = config_default_replicas(cfg, e, sizeof e);
-        for (size_t j = i; j < nw.nindices; j++)
-            if (nw.indices[j].replicas == MP_REPLICAS_DEFAULT) nw.indices[j].replicas = r < 0 ? 1 : r;
-        break;
-    }
+    default_replicas(cfg, &nw);
     db_params sp = db_params_source(cfg);
     src = db_connect(&sp, err, errlen);
     int rowfmt = src ? db_check_row_binlog(src, err, errlen) : -1;
@@ -211,30 +247,7 @@ int mapping_import_run(const struct ss_config *cfg, MYSQL *meta, struct mapping_
         goto out;
     }
     mi->changes = write_plan(&old, &nw, &mi->plan);
-    if (!mi->changes || !mi->apply) goto out;
-    sbuf s = SBUF_INIT;
-    sbuf_adds(&s, "INSERT IGNORE INTO sources (name) VALUES (");
-    db_quote(meta, &s, cfg->source.name, strlen(cfg->source.name));
-    sbuf_adds(&s, ")");
-    int r = db_exec(meta, s.data, err, errlen);
-    sbuf_free(&s);
-    if (r < 0 || mapping_db_save(meta, mapping, &nw, err, errlen) < 0) {
-        rc = MI_RUNTIME;
-        goto out;
-    }
-    mi->applied = true;
-    s = (sbuf)SBUF_INIT;
-    sbuf_adds(&s, "INSERT INTO sync_log (source, event, detail) VALUES (");
-    db_quote(meta, &s, cfg->source.name, strlen(cfg->source.name));
-    sbuf_adds(&s, ", 'mapping_import', ");
-    db_quote(meta, &s, mi->name, strlen(mi->name));
-    sbuf_adds(&s, ")");
-    mi->log_err[0] = '\0';
-    if (db_exec(meta, s.data, mi->log_err, sizeof mi->log_err) < 0) /* stored: not fatal */
-        mi->log_err[sizeof mi->log_err - 1] = '\0';
-    else
-        mi->log_err[0] = '\0';
-    sbuf_free(&s);
+    if (mi->changes && mi->apply) rc = import_apply(cfg, meta, mapping, &nw, mi);
 out:
     free(mine);
     mapping_free(&nw);

@@ -100,19 +100,12 @@ static int page_ack(struct run *R, unsigned long long job, struct page_inflight 
     return rc;
 }
 
-int delayed_run_job(struct run *R, unsigned long long job, unsigned long long index_id,
-                    unsigned bucket, const char *cursor) {
-    long ix = index_pos(R, index_id);
+/* Job job marked running: by this node (its owner) standalone; in a
+ * cluster the owner is the rebalance's word, and a job it gave elsewhere is
+ * not touched. 0, or -1 with R->err. */
+static int job_running(struct run *R, unsigned long long job) {
     sbuf q = SBUF_INIT;
-    if (ix < 0) { /* the index config is gone from the mapping */
-        sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3), error_text = "
-                        "'index config no longer in the mapping' WHERE id = %llu%s", job,
-                    R->owned ? R->owned : "");
-        int rc = exec(R, &q);
-        sbuf_free(&q);
-        return rc;
-    }
-    if (R->owned) { /* the owner is the rebalance's word */
+    if (R->owned) {
         sbuf_printf(&q, "UPDATE jobs SET status = 'running', started_at = COALESCE(started_at, "
                         "NOW(3)) WHERE id = %llu%s", job, R->owned);
     } else {
@@ -120,7 +113,57 @@ int delayed_run_job(struct run *R, unsigned long long job, unsigned long long in
         qs(R->meta, &q, R->node);
         sbuf_printf(&q, ", started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu", job);
     }
-    if (exec(R, &q) < 0) return sbuf_free(&q), -1;
+    int rc = exec(R, &q);
+    sbuf_free(&q);
+    return rc < 0 ? -1 : 0;
+}
+
+/* The next page of the run's ids of index_id's bucket after the cursor
+ * (t_after, k_after; k_after NULL: from the start), in the order the
+ * cursor follows: its doc tables into *tabs, its keys into *keys (*n of
+ * each, *got filled, the caller frees both). 0, or -1 with R->err. */
+static int read_ids(struct run *R, unsigned long long index_id, unsigned bucket,
+                    unsigned long t_after, const char *k_after, char ***tabs, char ***keys,
+                    size_t *n, size_t *got) {
+    sbuf q = SBUF_INIT;
+    sbuf_printf(&q, "SELECT doc_table, doc_key FROM delayed_run_ids WHERE run_id = %llu AND "
+                    "index_id = %llu AND bucket = %u", R->id, index_id, bucket);
+    if (k_after) {
+        sbuf_printf(&q, " AND (doc_table > %lu OR (doc_table = %lu AND doc_key > ", t_after,
+                    t_after);
+        qs(R->meta, &q, k_after);
+        sbuf_adds(&q, "))");
+    }
+    sbuf_printf(&q, " ORDER BY doc_table, doc_key LIMIT %d", R->o->page);
+    MYSQL_RES *res = db_query(R->meta, q.data, q.len, R->err, R->errlen);
+    sbuf_free(&q);
+    if (!res) return -1;
+    size_t rows = (size_t)mysql_num_rows(res), i = 0;
+    *tabs = xcalloc(rows ? rows : 1, sizeof **tabs);
+    *keys = xcalloc(rows ? rows : 1, sizeof **keys);
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res))) (*tabs)[i] = xstrdup(row[0]), (*keys)[i++] = xstrdup(row[1]);
+    mysql_free_result(res);
+    *n = rows;
+    *got = i;
+    return 0;
+}
+
+static int job_end(struct run *R, unsigned long long job, int rc);
+
+int delayed_run_job(struct run *R, unsigned long long job, unsigned long long index_id,
+                    unsigned bucket, const char *cursor) {
+    long ix = index_pos(R, index_id);
+    if (ix < 0) { /* the index config is gone from the mapping */
+        sbuf q = SBUF_INIT;
+        sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3), error_text = "
+                        "'index config no longer in the mapping' WHERE id = %llu%s", job,
+                    R->owned ? R->owned : "");
+        int rc = exec(R, &q);
+        sbuf_free(&q);
+        return rc;
+    }
+    if (job_running(R, job) < 0) return -1;
     /* the cursor: "doc_table:doc_key" of the last page acknowledged */
     unsigned long t_after = 0;
     char *k_after = NULL;
@@ -139,26 +182,12 @@ int delayed_run_job(struct run *R, unsigned long long job, unsigned long long in
             stopped = true;
             break;
         }
-        sbuf_reset(&q);
-        sbuf_printf(&q, "SELECT doc_table, doc_key FROM delayed_run_ids WHERE run_id = %llu AND "
-                        "index_id = %llu AND bucket = %u", R->id, index_id, bucket);
-        if (k_after) {
-            sbuf_printf(&q, " AND (doc_table > %lu OR (doc_table = %lu AND doc_key > ", t_after,
-                        t_after);
-            qs(R->meta, &q, k_after);
-            sbuf_adds(&q, "))");
-        }
-        sbuf_printf(&q, " ORDER BY doc_table, doc_key LIMIT %d", R->o->page);
-        MYSQL_RES *res = db_query(R->meta, q.data, q.len, R->err, R->errlen);
-        if (!res) {
+        char **tabs, **keys;
+        size_t n, i;
+        if (read_ids(R, index_id, bucket, t_after, k_after, &tabs, &keys, &n, &i) < 0) {
             rc = -1;
             break;
         }
-        size_t n = (size_t)mysql_num_rows(res), i = 0;
-        char **tabs = xcalloc(n ? n : 1, sizeof *tabs), **keys = xcalloc(n ? n : 1, sizeof *keys);
-        MYSQL_ROW row;
-        while ((row = mysql_fetch_row(res))) tabs[i] = xstrdup(row[0]), keys[i++] = xstrdup(row[1]);
-        mysql_free_result(res);
         unsigned long long d0 = R->p->docs, x0 = R->p->deletes;
         uint64_t seq = 0;
         if (n && nfl == PAGES_IN_FLIGHT) rc = page_ack(R, job, fl, &nfl);
@@ -187,11 +216,15 @@ int delayed_run_job(struct run *R, unsigned long long job, unsigned long long in
     R->st->dead_letters += after.dead_letters - before.dead_letters;
     R->st->errors += after.dead_letters - before.dead_letters;
     free(k_after);
-    sbuf_reset(&q);
-    if (stopped && rc == 0) { /* left running, at its cursor: taken over by the next run */
-        sbuf_free(&q);
-        return 1;
-    }
+    if (stopped && rc == 0) return 1; /* left running, at its cursor: taken over by the next run */
+    return job_end(R, job, rc);
+}
+
+/* Job job's end in its row after its outcome rc: done (a job a later
+ * rebalance gave to another node is refused: R->fenced), or its error
+ * recorded, unless the job is not this node's any more. The outcome. */
+static int job_end(struct run *R, unsigned long long job, int rc) {
+    sbuf q = SBUF_INIT;
     if (rc == 0) {
         sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3) WHERE id = %llu%s",
                     job, R->owned ? R->owned : "");

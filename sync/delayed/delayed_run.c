@@ -96,6 +96,80 @@ static int run_row(struct run *R, char *c[4]) {
     return got == 1 ? 0 : -1;
 }
 
+/* A run in a cluster: its jobs go to the cluster's nodes (the reader's next
+ * look), and a run without any (nothing to refresh) is settled now. What
+ * process returns. */
+static int hand_to_cluster(struct run *R) {
+    sbuf q = SBUF_INIT;
+    sbuf_printf(&q, "SELECT COUNT(*) FROM jobs WHERE type = 'job' AND params = "
+                    "'{\"delayed_run\":%llu}'", R->id);
+    char *n = scalar(R, &q);
+    sbuf_free(&q);
+    if (!n) return -1;
+    log_info("delayed", "run %llu: %s job(s) handed to the nodes of cluster %s (a rebalance "
+             "splits them; progress: searchsync status)", R->id, n, R->p->cfg->cluster.name);
+    if (R->out)
+        fprintf(R->out, "delayed run %llu: %s job(s) handed to the nodes of cluster %s "
+                "(progress: searchsync status)\n", R->id, n, R->p->cfg->cluster.name);
+    free(n);
+    if (delayed_run_finish(R->meta, R->source, R->node, R->id, R->o->max_attempts, R->err,
+                           R->errlen) < 0)
+        return -1;
+    if (*R->unresolved) snprintf(R->err, R->errlen, "%s", R->unresolved);
+    return *R->unresolved ? 1 : 0;
+}
+
+/* The run's jobs not done yet, in order, into *jobs (*nj of them; the
+ * caller frees them and their cursors). 0, or -1 with R->err. */
+static int jobs_left(struct run *R, struct job_ref **jobs, size_t *nj) {
+    sbuf q = SBUF_INIT;
+    sbuf_printf(&q, "SELECT id, index_id, bucket, data_cursor FROM jobs WHERE type = 'job' AND "
+                    "params = '{\"delayed_run\":%llu}' AND status <> 'done' ORDER BY id", R->id);
+    MYSQL_RES *res = db_query(R->meta, q.data, q.len, R->err, R->errlen);
+    sbuf_free(&q);
+    if (!res) return -1;
+    size_t n = (size_t)mysql_num_rows(res), j = 0;
+    struct job_ref *v = xcalloc(n ? n : 1, sizeof *v);
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res))) {
+        v[j].id = strtoull(row[0], NULL, 10);
+        v[j].index_id = strtoull(row[1], NULL, 10);
+        v[j].bucket = (unsigned)strtoul(row[2], NULL, 10);
+        v[j++].cursor = row[3] ? xstrdup(row[3]) : NULL;
+    }
+    mysql_free_result(res);
+    *jobs = v;
+    *nj = n;
+    return 0;
+}
+
+/* The run's end (failure, or "" when done) and its numbers in its row, its
+ * ids deleted, the sync log told; run only while rc is 0 (the sync log
+ * always). The outcome: rc, or -1. */
+static int record_run(struct run *R, const struct delayed_stats *mine, const char *failure,
+                      int rc) {
+    sbuf q = SBUF_INIT, js = SBUF_INIT;
+    delayed_stats_json(mine, &js);
+    sbuf_printf(&q, "UPDATE delayed_runs SET status = '%s', finished_at = NOW(3), "
+                    "errors = errors + %llu, stats = ", *failure ? "failed" : "done", mine->errors);
+    qs(R->meta, &q, js.data);
+    sbuf_adds(&q, ", error_text = ");
+    qs(R->meta, &q, *failure ? failure : NULL);
+    sbuf_printf(&q, " WHERE id = %llu", R->id);
+    if (rc == 0) rc = exec(R, &q);
+    sbuf_reset(&q);
+    sbuf_printf(&q, "DELETE FROM delayed_run_ids WHERE run_id = %llu", R->id);
+    if (rc == 0) rc = exec(R, &q);
+    sbuf s = SBUF_INIT;
+    sbuf_printf(&s, "{\"run\":%llu,\"status\":\"%s\",\"stats\":%s}", R->id,
+                *failure ? "failed" : "done", js.data);
+    sync_log(R, "delayed_run", s.data);
+    sbuf_free(&s);
+    sbuf_free(&js);
+    sbuf_free(&q);
+    return rc;
+}
+
 static int process(struct run *R, bool resolved, unsigned long long nsnap) {
     struct delayed_stats *st = R->st;
     struct delayed_stats before = *st;
@@ -108,40 +182,10 @@ static int process(struct run *R, bool resolved, unsigned long long nsnap) {
     db_row_free(rr, 4);
     double t1 = now_ms();
     st->ms_resolve += t1 - t0;
-    sbuf q = SBUF_INIT;
-    if (R->o->cluster) { /* its jobs go to the cluster's nodes (the reader's next look) */
-        sbuf_printf(&q, "SELECT COUNT(*) FROM jobs WHERE type = 'job' AND params = "
-                        "'{\"delayed_run\":%llu}'", R->id);
-        char *n = scalar(R, &q);
-        sbuf_free(&q);
-        if (!n) return -1;
-        log_info("delayed", "run %llu: %s job(s) handed to the nodes of cluster %s (a rebalance "
-                 "splits them; progress: searchsync status)", R->id, n, R->p->cfg->cluster.name);
-        if (R->out)
-            fprintf(R->out, "delayed run %llu: %s job(s) handed to the nodes of cluster %s "
-                    "(progress: searchsync status)\n", R->id, n, R->p->cfg->cluster.name);
-        free(n);
-        /* none (nothing to refresh): settled now */
-        if (delayed_run_finish(R->meta, R->source, R->node, R->id, R->o->max_attempts, R->err,
-                               R->errlen) < 0)
-            return -1;
-        if (*R->unresolved) snprintf(R->err, R->errlen, "%s", R->unresolved);
-        return *R->unresolved ? 1 : 0;
-    }
-    sbuf_printf(&q, "SELECT id, index_id, bucket, data_cursor FROM jobs WHERE type = 'job' AND "
-                    "params = '{\"delayed_run\":%llu}' AND status <> 'done' ORDER BY id", R->id);
-    MYSQL_RES *res = db_query(R->meta, q.data, q.len, R->err, R->errlen);
-    if (!res) return sbuf_free(&q), -1;
-    size_t nj = (size_t)mysql_num_rows(res), j = 0;
-    struct job_ref *jobs = xcalloc(nj ? nj : 1, sizeof *jobs);
-    MYSQL_ROW row;
-    while ((row = mysql_fetch_row(res))) {
-        jobs[j].id = strtoull(row[0], NULL, 10);
-        jobs[j].index_id = strtoull(row[1], NULL, 10);
-        jobs[j].bucket = (unsigned)strtoul(row[2], NULL, 10);
-        jobs[j++].cursor = row[3] ? xstrdup(row[3]) : NULL;
-    }
-    mysql_free_result(res);
+    if (R->o->cluster) return hand_to_cluster(R);
+    struct job_ref *jobs;
+    size_t nj;
+    if (jobs_left(R, &jobs, &nj) < 0) return -1;
     char failure[1024] = "";
     bool stopped = run_jobs(R, jobs, nj, failure, sizeof failure);
     for (size_t i = 0; i < nj; i++) free(jobs[i].cursor);
@@ -151,7 +195,6 @@ static int process(struct run *R, bool resolved, unsigned long long nsnap) {
     if (stopped) { /* its snapshots stay running, with the run: the next run takes over */
         log_info("delayed", "run %llu stopped midway (asked to stop): the next run takes it "
                  "over from its jobs' cursors", R->id);
-        sbuf_free(&q);
         return 0;
     }
     int rc = *failure ? dr_snaps_failed(R, NULL, NULL, failure) : dr_snaps_done(R, NULL, NULL, NULL);
@@ -170,26 +213,7 @@ static int process(struct run *R, bool resolved, unsigned long long nsnap) {
         mine.docs = strtoull(rr[2], NULL, 10), mine.deletes = strtoull(rr[3], NULL, 10);
         db_row_free(rr, 4);
     }
-    sbuf js = SBUF_INIT;
-    delayed_stats_json(&mine, &js);
-    sbuf_reset(&q);
-    sbuf_printf(&q, "UPDATE delayed_runs SET status = '%s', finished_at = NOW(3), "
-                    "errors = errors + %llu, stats = ", *failure ? "failed" : "done", mine.errors);
-    qs(R->meta, &q, js.data);
-    sbuf_adds(&q, ", error_text = ");
-    qs(R->meta, &q, *failure ? failure : NULL);
-    sbuf_printf(&q, " WHERE id = %llu", R->id);
-    if (rc == 0) rc = exec(R, &q);
-    sbuf_reset(&q);
-    sbuf_printf(&q, "DELETE FROM delayed_run_ids WHERE run_id = %llu", R->id);
-    if (rc == 0) rc = exec(R, &q);
-    sbuf s = SBUF_INIT;
-    sbuf_printf(&s, "{\"run\":%llu,\"status\":\"%s\",\"stats\":%s}", R->id,
-                *failure ? "failed" : "done", js.data);
-    sync_log(R, "delayed_run", s.data);
-    sbuf_free(&s);
-    sbuf_free(&js);
-    sbuf_free(&q);
+    rc = record_run(R, &mine, failure, rc);
     st->ms_finish += now_ms() - t2;
     st->runs++;
     log_info("delayed", "run %llu %s: %llu document(s) rebuilt, %llu deleted, %llu error(s)%s%s",

@@ -128,6 +128,99 @@ static bool plan_part(struct daemon *dm, struct build *b) {
     return b->planned;
 }
 
+/* The supervisor asked for a new mapping generation (as after a schema
+ * change), and woken. */
+static void ask_generation(struct daemon *dm) {
+    pthread_mutex_lock(&dm->cmds.mu);
+    dm->cmds.schema_changed = true;
+    pthread_mutex_unlock(&dm->cmds.mu);
+    supervisor_wake(&dm->sv);
+}
+
+/* The live version and the stop of index config ix as build table row bw
+ * says, on every one of its units (its shards' units share its state:
+ * sync/mapping/mapping_shard.h). Stopped by the supervisor
+ * (sync/node/index_stop.c), or lifted by a build that went live: at the
+ * same boundary as the switch itself. */
+static void index_state_apply(struct daemon *dm, struct mapping *m, struct mp_index *ix,
+                              const struct build_want *bw) {
+    for (size_t i = (size_t)(ix - m->indices) + 1; i < m->nindices; i++)
+        if (!strcmp(m->indices[i].alias, bw->alias)) {
+            m->indices[i].current_version = bw->current;
+            m->indices[i].deliveries_stopped = bw->stopped;
+        }
+    ix->current_version = bw->current;
+    if (ix->deliveries_stopped && !bw->stopped) {
+        log_info("run", "%s: version %u is live: live changes are written through the "
+                 "alias again", ix->alias, ix->current_version);
+        if (ix->unusable) ask_generation(dm); /* (a generation that fits follows: asked for now) */
+    }
+    ix->deliveries_stopped = bw->stopped;
+}
+
+/* Build bi of ix ended (why): its dual writes stopped; a version that went
+ * live has its shards recorded and holds element scripts until the writes
+ * before it landed; one that did not (cancelled, failed) is deleted. */
+static void build_ended(struct daemon *dm, size_t bi, const struct mp_index *ix,
+                        const char *why) {
+    struct pipeline *p = &dm->p;
+    char err[512];
+    char *phys = xstrdup(p->builds[bi].phys);
+    bool live = ix->current_version == p->builds[bi].version;
+    if (live && ix->unit) { /* the shards it was built from: read whole */
+        if (shards_read_set(p->meta, config_mapping_name(dm->cfg), ix->alias,
+                            &p->builds[bi].gen->m, err, sizeof err) < 0)
+            log_warn("run", "%s: the shards of version %u are not recorded (%s): those "
+                     "that joined since are read again at the next start", ix->alias,
+                     p->builds[bi].version, err);
+    }
+    builds_stop(dm, bi, why, !live);
+    if (!live) /* cancelled or failed */
+        drop_leftover(dm, phys);
+    else /* switched: no element script until the writes before it landed */
+        pipeline_hold_scripts(p);
+    free(phys);
+}
+
+/* Version bv of ix waits: this generation leaves the index config out of
+ * routing (stopped: a table it reads was gone when it was made), so dual
+ * writes from here would carry nothing until the next one: changes between
+ * the recorded position and that generation would reach neither version (a
+ * joined table dropped and created again asks for its rebuild as soon as it
+ * is back). Not started until the reader routes it: the supervisor is
+ * asked for that generation (once per generation); the pages are read
+ * after the position recorded then, so they hold everything before it. */
+static void wait_for_routing(struct daemon *dm, const struct mp_index *ix, unsigned bv) {
+    if (dm->build_wait_gen == dm->gen->id) return;
+    dm->build_wait_gen = dm->gen->id;
+    log_info("run", "%s: version %u waits for a mapping generation that routes "
+             "the index again (generation %lu leaves it out: the source did not "
+             "fit it) before its live changes are written to it", ix->alias, bv,
+             dm->gen->id);
+    ask_generation(dm);
+}
+
+/* Version bv of ix gets dual writes from here: a build pinning the
+ * generation in force (its runner builds every page from it, a restarted
+ * runner too), its start position recorded. false when the metadata server
+ * cannot record it yet (tried again at the next poll). */
+static bool build_begin(struct daemon *dm, const struct mp_index *ix, unsigned bv) {
+    struct pipeline *p = &dm->p;
+    char err[512];
+    if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0) {
+        log_warn("run", "%s: version %u is built, but its start position cannot be "
+                 "recorded yet (%s): tried again at the next poll", ix->alias, bv, err);
+        return false;
+    }
+    p->builds = xrealloc(p->builds, (p->nbuilds + 1) * sizeof *p->builds);
+    struct build *b = &p->builds[p->nbuilds++];
+    *b = (struct build){.alias = xstrdup(ix->alias),
+                        .phys = index_version_dup(ix->alias, bv), .version = bv,
+                        .gen = mapping_gen_ref(dm->gen)};
+    record_start(dm, b);
+    return true;
+}
+
 /* Between transactions (reader thread): the build table the supervisor
  * read. A new build gets dual writes from the next transaction on — its
  * position recorded, the generation in force pinned — and only then its
@@ -146,89 +239,23 @@ void builds_apply(struct daemon *dm, const struct build_table *t) {
         for (size_t i = 0; i < m->nindices && !ix; i++)
             if (!strcmp(m->indices[i].alias, bw->alias)) ix = &m->indices[i];
         if (!ix) continue;
-        /* its shards' units (sync/mapping/mapping_shard.h) share its state */
-        for (size_t i = (size_t)(ix - m->indices) + 1; i < m->nindices; i++)
-            if (!strcmp(m->indices[i].alias, bw->alias)) {
-                m->indices[i].current_version = bw->current;
-                m->indices[i].deliveries_stopped = bw->stopped;
-            }
-        ix->current_version = bw->current;
-        /* stopped by the supervisor (sync/node/index_stop.c), or lifted by a build
-         * that went live: at the same boundary as the switch itself */
-        if (ix->deliveries_stopped && !bw->stopped) {
-            log_info("run", "%s: version %u is live: live changes are written through the "
-                     "alias again", ix->alias, ix->current_version);
-            if (ix->unusable) { /* (a generation that fits follows: asked for now) */
-                pthread_mutex_lock(&dm->cmds.mu);
-                dm->cmds.schema_changed = true;
-                pthread_mutex_unlock(&dm->cmds.mu);
-                supervisor_wake(&dm->sv);
-            }
-        }
-        ix->deliveries_stopped = bw->stopped;
+        index_state_apply(dm, m, ix, bw);
         unsigned bv = bw->building;
         bool want = bv && (!strcmp(bw->state, "changing") || !strcmp(bw->state, "switching"));
         size_t bi = 0;
         while (bi < p->nbuilds && strcmp(p->builds[bi].alias, ix->alias)) bi++;
         if (bi < p->nbuilds && (!want || p->builds[bi].version != bv)) {
-            char *phys = xstrdup(p->builds[bi].phys);
-            bool live = ix->current_version == p->builds[bi].version;
-            if (live && ix->unit) { /* the shards it was built from: read whole */
-                if (shards_read_set(p->meta, config_mapping_name(dm->cfg), ix->alias,
-                                    &p->builds[bi].gen->m, err, sizeof err) < 0)
-                    log_warn("run", "%s: the shards of version %u are not recorded (%s): those "
-                             "that joined since are read again at the next start", ix->alias,
-                             p->builds[bi].version, err);
-            }
-            builds_stop(dm, bi, want ? "another version is built" : bw->state, !live);
-            if (!live) /* cancelled or failed */
-                drop_leftover(dm, phys);
-            else /* switched: no element script until the writes before it landed */
-                pipeline_hold_scripts(p);
-            free(phys);
+            build_ended(dm, bi, ix, want ? "another version is built" : bw->state);
             if (bi < nb0) seen[bi] = true;
             bi = p->nbuilds;
         }
         if (bi < nb0) seen[bi] = true;
         if (!want) continue;
         if (bi == p->nbuilds && ix->unusable) {
-            /* this generation leaves the index config out of routing (stopped:
-             * a table it reads was gone when it was made), so dual writes from
-             * here would carry nothing until the next one: changes between
-             * the recorded position and that generation would reach neither
-             * version (a joined table dropped and created again asks for its
-             * rebuild as soon as it is back). Not started until the
-             * reader routes it: the supervisor is asked for that generation
-             * (once per generation); the pages are read after the position
-             * recorded then, so they hold everything before it. */
-            if (dm->build_wait_gen != dm->gen->id) {
-                dm->build_wait_gen = dm->gen->id;
-                log_info("run", "%s: version %u waits for a mapping generation that routes "
-                         "the index again (generation %lu leaves it out: the source did not "
-                         "fit it) before its live changes are written to it", ix->alias, bv,
-                         dm->gen->id);
-                pthread_mutex_lock(&dm->cmds.mu);
-                dm->cmds.schema_changed = true;
-                pthread_mutex_unlock(&dm->cmds.mu);
-                supervisor_wake(&dm->sv);
-            }
+            wait_for_routing(dm, ix, bv);
             continue;
         }
-        if (bi == p->nbuilds) { /* dual writes on from here */
-            if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0) {
-                log_warn("run", "%s: version %u is built, but its start position cannot be "
-                         "recorded yet (%s): tried again at the next poll", ix->alias, bv, err);
-                continue;
-            }
-            p->builds = xrealloc(p->builds, (p->nbuilds + 1) * sizeof *p->builds);
-            struct build *b = &p->builds[p->nbuilds++];
-            /* the build pins the generation in force: its runner builds
-             * every page from it (a restarted runner too) */
-            *b = (struct build){.alias = xstrdup(ix->alias),
-                                .phys = index_version_dup(ix->alias, bv), .version = bv,
-                                .gen = mapping_gen_ref(dm->gen)};
-            record_start(dm, b);
-        }
+        if (bi == p->nbuilds && !build_begin(dm, ix, bv)) continue;
         struct build *b = &p->builds[bi];
         /* this source's part: planned once its dual writes are on, from its
          * own server's keys, before any of its jobs is read (a source down

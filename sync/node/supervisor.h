@@ -125,6 +125,12 @@ void supervisor_signals_attach(struct supervisor *sv);
 void supervisor_signals_detach(void);
 /* Read the build table and hand it to the reader. */
 void supervisor_poll_builds(struct supervisor *sv);
+/* The mapping tables looked at (supervisor_mapping.c): an edit, or the
+ * source judged (schema_changed, forced: the note of a query the source
+ * refused, the reader waiting), validated and published. true when a
+ * judgement was made and published (or needed no new generation); false
+ * when it is looked at again. */
+bool supervisor_look_for_edits(struct supervisor *sv, bool schema_changed, const char *forced);
 /* The generation published last, with a reference for the caller (NULL
  * before the first); any thread (the admin API). sv: a struct supervisor. */
 struct mapping_gen *supervisor_published(void *sv);

@@ -2,8 +2,9 @@
  * build queued, cancelled or every version deleted (ops_reindex.h), given
  * documents rebuilt (ops_resync.h), a mapping imported (ops_mapping.h), the
  * cluster's reindex jobs assigned again (ops_assign.h), dead letters
- * replayed or discarded (ops_replay.h) — is one function here, with typed
- * arguments and a typed result.
+ * replayed or discarded (ops_replay.h), the analyzer's dynamic words
+ * (ops_words.h) — is one function here, with typed arguments and a typed
+ * result.
  *
  * Two front ends call them: the admin API (web/), which only turns a
  * request's JSON into the arguments and the result (or struct ops_err) into

@@ -1,6 +1,7 @@
 /* ops_reindex: an index config's builds, as an operation (sync/ops/ops.h):
  * a new version queued, the build in progress cancelled, every version
- * deleted. The work is sync/reindex/reindex.c's; this owns what a caller
+ * deleted. The work is sync/reindex/reindex.c's (a build's start) and
+ * sync/reindex/reindex_end.c's (its end); this owns what a caller
  * asks and gets: the index config looked up first, the connections, the
  * outcome. */
 #ifndef SS_OPS_REINDEX_H

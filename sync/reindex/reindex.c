@@ -1,14 +1,14 @@
-/* reindex: a build's requests and its life in the metadata (see reindex.h
+/* reindex: a build's requests and its start in the metadata (see reindex.h
  * for the states).
  *
  * Owns: reindex_request (the next version created in the engine; the
  * version, its run, one job per bucket and the state 'changing' in one
  * metadata transaction), a source's part of a build planned
- * (reindex_plan_part), reindex_reset and
- * reindex_delete_all, and the two ends of a build shared with the runner:
- * closing its run (bookkeeping kept for keep_runs runs) and undoing it. The
- * jobs themselves run in sync/reindex/reindex_runner.c; their buckets are
- * cut in sync/reindex/reindex_buckets.c. */
+ * (reindex_plan_part), and the small helpers the folder shares
+ * (reindex_int.h). A build's end (its run closed, a build undone, reset,
+ * cancel, delete-all) is sync/reindex/reindex_end.c's; the jobs themselves
+ * run in sync/reindex/reindex_runner.c; their buckets are cut in
+ * sync/reindex/reindex_buckets.c. */
 #include "sync/reindex/reindex.h"
 
 #include <stdio.h>
@@ -176,7 +176,7 @@ int rx_index_id_of(MYSQL *meta, const char *source, const char *alias, char **ro
 }
 
 
-/* ---------- request / reset / delete-all ---------- */
+/* ---------- request ---------- */
 
 /* One request per index config at a time, whichever node or command makes
  * it: between choosing the version number and committing it, a request
@@ -349,6 +349,76 @@ end:
     return rc;
 }
 
+/* The units of alias from m->indices[at] on into *nunits: a config over
+ * shard tables is one unit per shard (mapping_shard.h), and every unit's
+ * buckets are jobs of the one version, n shared out among them (at least one
+ * each: a job costs its ramp and last wait anyway). REINDEX_REFUSED, with
+ * err, when a table whose rows are documents has no key column to cut its
+ * buckets by. */
+static int request_units(const struct mapping *m, size_t at, const char *alias, size_t *nunits,
+                         char *err, size_t errlen) {
+    size_t n = 0;
+    while (at + n < m->nindices && !strcmp(m->indices[at + n].alias, alias)) n++;
+    *nunits = n;
+    for (size_t u = at; u < at + n; u++)
+        for (size_t t = 0; t < m->indices[u].ntables; t++)
+            if (rx_doc_table(&m->indices[u], t) && !rx_key_col(&m->indices[u].tables[t])) {
+                errf(err, errlen, "%s.%s has no key column", m->indices[u].tables[t].db,
+                     m->indices[u].tables[t].table);
+                return REINDEX_REFUSED;
+            }
+    return REINDEX_OK;
+}
+
+/* The version a new build of index config id gets, into *v: past the
+ * current one (current, as the metadata says it) and past every version or
+ * run ever recorded, so that a name is never used twice. 0, or -1 with err. */
+static int next_version(MYSQL *meta, const char *id, const char *current, unsigned *v, char *err,
+                        size_t errlen) {
+    sbuf q = SBUF_INIT;
+    char *mx[1] = {NULL};
+    sbuf_printf(&q, "SELECT GREATEST(%s, COALESCE((SELECT MAX(version) FROM index_versions WHERE "
+                    "index_id = %s), 0), COALESCE((SELECT MAX(version) FROM reindex_runs WHERE "
+                    "index_id = %s), 0)) + 1",
+                current, id, id);
+    int rc = db_row1(meta, q.data, q.len, mx, 1, err, errlen) < 1 ? -1 : 0;
+    if (rc == 0) *v = (unsigned)strtoul(mx[0], NULL, 10);
+    free(mx[0]);
+    sbuf_free(&q);
+    return rc;
+}
+
+/* A recorded request in sync_log and the log: per buckets in each of the
+ * nunits units. */
+static void log_requested(MYSQL *meta, const char *source, const char *id,
+                          const struct reindex_request *req, const struct mp_index *ix, unsigned v,
+                          int per, size_t nunits) {
+    char detail[800];
+    snprintf(detail, sizeof detail, "version %u requested (%s): %d bucket(s) by %s%s%s", v,
+             req->reason ? req->reason : "reindex", per, req->by_mod ? "MOD" : "key range",
+             nunits > 1 ? ", in each shard" : "", mp_index_multi(ix) ? ", in each source" : "");
+    rx_sync_log(meta, source, id, "reindex requested", detail);
+    char each[64] = "";
+    if (ix->unit) snprintf(each, sizeof each, " in each of %zu shard(s)", nunits);
+    log_info("reindex", "%s: version %u queued in %d bucket(s)%s (%s)", req->alias, v, per, each,
+             req->reason ? req->reason : "reindex");
+    if (mp_index_multi(ix))
+        log_info("reindex", "%s: version %u has a part per source (%zu): each source's daemon "
+                 "plans its own, this one's (%s) is planned", req->alias, v, ix->nsources,
+                 source);
+}
+
+/* A version created by a request that then failed: deleted again, best
+ * effort (a leftover is deleted by the next request of that name anyway). */
+static void drop_version(struct search_conn *k, const char *phys) {
+    char e2[256], path[700];
+    struct search_resp r;
+    search_resp_init(&r);
+    snprintf(path, sizeof path, "/%s", phys);
+    rx_engine(k, "DELETE", path, NULL, &r, e2, sizeof e2);
+    search_resp_free(&r);
+}
+
 int reindex_request(const struct ss_config *cfg, struct search_client *client,
                     struct search_conn *k, MYSQL *meta, MYSQL *src,
                     const struct reindex_request *req, unsigned *version, char *err,
@@ -362,20 +432,12 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
         return rc;
     }
     const struct mp_index *ix = &m.indices[at];
-    /* a config over shard tables is one unit per shard (mapping_shard.h):
-     * every unit's buckets are jobs of the one version, n shared out among
-     * them (at least one each: a job costs its ramp and last wait anyway) */
     size_t nunits = 0;
-    while (at + nunits < m.nindices && !strcmp(m.indices[at + nunits].alias, req->alias))
-        nunits++;
-    for (size_t u = at; u < at + nunits; u++)
-        for (size_t t = 0; t < m.indices[u].ntables; t++)
-            if (rx_doc_table(&m.indices[u], t) && !rx_key_col(&m.indices[u].tables[t])) {
-                errf(err, errlen, "%s.%s has no key column", m.indices[u].tables[t].db,
-                     m.indices[u].tables[t].table);
-                mapping_free(&m);
-                return REINDEX_REFUSED;
-            }
+    rc = request_units(&m, at, req->alias, &nunits, err, errlen);
+    if (rc != REINDEX_OK) {
+        mapping_free(&m);
+        return rc;
+    }
     rc = request_lock(meta, mapping, req->alias, true, err, errlen);
     if (rc != REINDEX_OK) {
         mapping_free(&m);
@@ -399,9 +461,8 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
         mapping_free(&m);
         return REINDEX_REFUSED;
     }
-    sbuf q = SBUF_INIT, body = SBUF_INIT, params = SBUF_INIT;
+    sbuf body = SBUF_INIT, params = SBUF_INIT;
     sbuf terms = SBUF_INIT; /* the version's primary terms at creation */
-    char *mx[1] = {NULL};
     int n = req->buckets > 0 ? req->buckets : cfg->reindex.buckets;
     /* in a cluster, every live node of the source gets at least one job */
     int live = cluster_live_nodes(cfg);
@@ -409,12 +470,7 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     unsigned v = 0;
     bool created = false;
     rc = REINDEX_ERR;
-    sbuf_printf(&q, "SELECT GREATEST(%s, COALESCE((SELECT MAX(version) FROM index_versions WHERE "
-                    "index_id = %s), 0), COALESCE((SELECT MAX(version) FROM reindex_runs WHERE "
-                    "index_id = %s), 0)) + 1",
-                row[2], id, id);
-    if (db_row1(meta, q.data, q.len, mx, 1, err, errlen) < 1) goto out;
-    v = (unsigned)strtoul(mx[0], NULL, 10);
+    if (next_version(meta, id, row[2], &v, err, errlen) < 0) goto out;
     char phys[600];
     index_version_name(phys, sizeof phys, req->alias, v);
     if (create_version(cfg, client, k, ix, phys, &body, &terms, &created, err, errlen) < 0)
@@ -429,37 +485,13 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
                         ix->nsources ? ix->sources : self, ix->nsources ? ix->nsources : 1, err,
                         errlen);
     if (rc != REINDEX_OK) goto out;
-    {
-        char detail[800];
-        snprintf(detail, sizeof detail, "version %u requested (%s): %d bucket(s) by %s%s%s", v,
-                 req->reason ? req->reason : "reindex", per, req->by_mod ? "MOD" : "key range",
-                 nunits > 1 ? ", in each shard" : "",
-                 mp_index_multi(ix) ? ", in each source" : "");
-        rx_sync_log(meta, source, id, "reindex requested", detail);
-    }
-    char each[64] = "";
-    if (ix->unit) snprintf(each, sizeof each, " in each of %zu shard(s)", nunits);
-    log_info("reindex", "%s: version %u queued in %d bucket(s)%s (%s)", req->alias, v, per, each,
-             req->reason ? req->reason : "reindex");
-    if (mp_index_multi(ix))
-        log_info("reindex", "%s: version %u has a part per source (%zu): each source's daemon "
-                 "plans its own, this one's (%s) is planned", req->alias, v, ix->nsources,
-                 source);
+    log_requested(meta, source, id, req, ix, v, per, nunits);
     *version = v;
     created = false;
 out:
-    if (created) {
-        char e2[256], path[700];
-        struct search_resp r;
-        search_resp_init(&r);
-        snprintf(path, sizeof path, "/%s", phys);
-        rx_engine(k, "DELETE", path, NULL, &r, e2, sizeof e2);
-        search_resp_free(&r);
-    }
+    if (created) drop_version(k, phys);
     request_lock(meta, mapping, req->alias, false, NULL, 0);
-    free(mx[0]);
     db_row_free(row, 5);
-    sbuf_free(&q);
     sbuf_free(&body);
     sbuf_free(&params);
     sbuf_free(&terms);
@@ -549,199 +581,5 @@ out:
     db_row_free(row, 5);
     sbuf_free(&q);
     sbuf_free(&params);
-    return rc;
-}
-
-/* Move the jobs' bookkeeping into reindex_run_jobs, close the run, delete the
- * jobs, keep keep_runs runs. Inside the caller's transaction. */
-int rx_close_run(MYSQL *meta, const struct ss_config *cfg, const char *id, unsigned v,
-                 const char *status, const char *error, char *err, size_t errlen) {
-    sbuf q = SBUF_INIT;
-    int rc = -1;
-    sbuf_printf(&q, "INSERT INTO reindex_run_jobs (run_id, source, bucket, status, error_text, "
-                    "rows_read, docs_written, rejected, started_at, finished_at, owner_node, "
-                    "broken_by_rebalance) SELECT r.id, j.source, j.bucket, j.status, j.error_text, "
-                    "j.rows_read, j.docs_written, j.rejected, j.started_at, j.finished_at, "
-                    "j.owner_node, j.broken_by_rebalance FROM jobs j JOIN "
-                    "reindex_runs r ON r.index_id = j.index_id AND r.version = j.version WHERE "
-                    "j.index_id = %s AND j.version = %u AND j.type = 'index'",
-                id, v);
-    if (db_exec(meta, q.data, err, errlen) < 0) goto out;
-    sbuf_reset(&q);
-    sbuf_printf(&q, "UPDATE reindex_runs r SET status = '%s', finished_at = NOW(3), "
-                    "rows_read = (SELECT COALESCE(SUM(rows_read), 0) FROM jobs WHERE index_id = %s "
-                    "AND version = %u AND type = 'index'), docs_written = (SELECT "
-                    "COALESCE(SUM(docs_written), 0) FROM jobs WHERE index_id = %s AND version = %u "
-                    "AND type = 'index'), rejected = (SELECT COALESCE(SUM(rejected), 0) FROM jobs "
-                    "WHERE index_id = %s AND version = %u AND type = 'index'), error_text = ",
-                status, id, v, id, v, id, v);
-    if (error) rx_sq(meta, &q, error);
-    else sbuf_adds(&q, "NULL");
-    sbuf_printf(&q, " WHERE index_id = %s AND version = %u", id, v);
-    if (db_exec(meta, q.data, err, errlen) < 0) goto out;
-    sbuf_reset(&q);
-    sbuf_printf(&q, "DELETE FROM jobs WHERE index_id = %s AND version = %u AND type = 'index'", id,
-                v);
-    if (db_exec(meta, q.data, err, errlen) < 0) goto out;
-    sbuf_reset(&q);
-    sbuf_printf(&q, "DELETE FROM reindex_parts WHERE index_id = %s AND version = %u", id, v);
-    if (db_exec(meta, q.data, err, errlen) < 0) goto out;
-    /* bookkeeping of older runs beyond keep_runs */
-    sbuf_reset(&q);
-    sbuf_printf(&q, "SELECT id FROM reindex_runs WHERE index_id = %s ORDER BY id DESC LIMIT 1 "
-                    "OFFSET %d",
-                id, cfg->reindex.keep_runs - 1);
-    char *cut[1];
-    int got = db_row1(meta, q.data, q.len, cut, 1, err, errlen);
-    if (got < 0) goto out;
-    if (got == 1) {
-        const char *del[] = {"DELETE FROM job_errors WHERE run_id IN (SELECT id FROM reindex_runs "
-                             "WHERE index_id = %s AND id < %s)",
-                             "DELETE FROM reindex_run_jobs WHERE run_id IN (SELECT id FROM "
-                             "reindex_runs WHERE index_id = %s AND id < %s)",
-                             "DELETE FROM reindex_runs WHERE index_id = %s AND id < %s"};
-        for (int i = 0; i < 3 && got >= 0; i++) {
-            sbuf_reset(&q);
-            sbuf_printf(&q, del[i], id, cut[0]);
-            if (db_exec(meta, q.data, err, errlen) < 0) got = -1;
-        }
-        free(cut[0]);
-        if (got < 0) goto out;
-    }
-    rc = 0;
-out:
-    sbuf_free(&q);
-    return rc;
-}
-
-/* Undo a build (failure or cancel) if it is still the one building:
- * the conditional UPDATE decides; the winner deletes <alias>_vN (or leaves
- * that to the daemon, see reindex_int.h). */
-int rx_undo_build(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
-                  const char *alias, const char *id, unsigned v, const char *status,
-                  const char *reason, bool delete_index, char *err, size_t errlen) {
-    if (db_exec(meta, "START TRANSACTION", err, errlen) < 0) return REINDEX_ERR;
-    sbuf q = SBUF_INIT;
-    int rc = REINDEX_ERR;
-    sbuf_printf(&q, "UPDATE index_configs SET state = IF(current_version > 0, 'available', "
-                    "'unavailable'), building_version = 0 WHERE id = %s AND building_version = "
-                    "%u AND state = 'changing'",
-                id, v);
-    long long changed = db_exec_rows(meta, q.data, err, errlen);
-    if (changed < 0) goto rollback;
-    if (changed != 1) {
-        rc = rx_txn_end(meta, REINDEX_REFUSED, err, errlen);
-        errf(err, errlen, "version %u of %s is no longer being built", v, alias);
-        goto out;
-    }
-    sbuf_reset(&q);
-    sbuf_printf(&q, "DELETE FROM index_versions WHERE index_id = %s AND version = %u", id, v);
-    if (db_exec(meta, q.data, err, errlen) < 0) goto rollback;
-    if (rx_close_run(meta, cfg, id, v, status, reason, err, errlen) < 0) goto rollback;
-    rc = rx_txn_end(meta, REINDEX_OK, err, errlen);
-    if (rc != REINDEX_OK) goto out;
-    char detail[1400];
-    snprintf(detail, sizeof detail, "version %u %s: %s", v, status, reason ? reason : "");
-    rx_sync_log(meta, cfg->source.name, id, !strcmp(status, "failed") ? "reindex failed"
-                : "reindex cancelled",
-                detail);
-    if (delete_index) {
-        struct search_resp r;
-        search_resp_init(&r);
-        char phys[600], path[700], e2[256];
-        snprintf(path, sizeof path, "/%s", index_version_name(phys, sizeof phys, alias, v));
-        if (rx_engine(k, "DELETE", path, NULL, &r, e2, sizeof e2) < 0)
-            log_warn("reindex", "%s not deleted (delete it by hand): %s", phys, e2);
-        search_resp_free(&r);
-    }
-    goto out;
-rollback:
-    rc = rx_txn_end(meta, REINDEX_ERR, err, errlen);
-out:
-    sbuf_free(&q);
-    return rc;
-}
-
-int reindex_reset(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
-                  const char *alias, const char *by, char *err, size_t errlen) {
-    char *row[5];
-    int rc = rx_index_id_of(meta, config_mapping_name(cfg), alias, row, err, errlen);
-    if (rc != REINDEX_OK) return rc;
-    if (strcmp(row[1], "changing") != 0) {
-        errf(err, errlen, "index %s is %s: there is no build to cancel%s", alias, row[1],
-             !strcmp(row[1], "switching") ? " (the alias is being switched to the new version)"
-                                          : "");
-        db_row_free(row, 5);
-        return REINDEX_REFUSED;
-    }
-    unsigned v = (unsigned)strtoul(row[3], NULL, 10);
-    rc = rx_undo_build(cfg, k, meta, alias, row[0], v, "cancelled", by, true, err, errlen);
-    if (rc == REINDEX_OK) log_info("reindex", "%s: build of version %u cancelled", alias, v);
-    db_row_free(row, 5);
-    return rc;
-}
-
-int reindex_cancel_version(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
-                           const char *alias, unsigned version, const char *by, char *err,
-                           size_t errlen) {
-    char *row[5];
-    int rc = rx_index_id_of(meta, config_mapping_name(cfg), alias, row, err, errlen);
-    if (rc != REINDEX_OK) return rc;
-    if (strcmp(row[1], "changing") != 0 || strtoul(row[3], NULL, 10) != version) {
-        errf(err, errlen, "version %u of %s is no longer being built", version, alias);
-        db_row_free(row, 5);
-        return REINDEX_REFUSED;
-    }
-    rc = rx_undo_build(cfg, k, meta, alias, row[0], version, "cancelled", by, true, err, errlen);
-    if (rc == REINDEX_OK) log_info("reindex", "%s: build of version %u cancelled", alias, version);
-    db_row_free(row, 5);
-    return rc;
-}
-
-int reindex_delete_all(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,
-                       const char *alias, char *err, size_t errlen) {
-    char *row[5];
-    int rc = rx_index_id_of(meta, config_mapping_name(cfg), alias, row, err, errlen);
-    if (rc != REINDEX_OK) return rc;
-    if (strcmp(row[1], "available") && strcmp(row[1], "unavailable") && strcmp(row[1], "history")) {
-        errf(err, errlen, "index %s is %s: --delete-all works from available or history only "
-                          "(cancel the build first with --reset)",
-             alias, row[1]);
-        db_row_free(row, 5);
-        return REINDEX_REFUSED;
-    }
-    sbuf q = SBUF_INIT;
-    struct search_resp r;
-    search_resp_init(&r);
-    rc = REINDEX_ERR;
-    /* the state first, so a daemon stops writing before the indices go */
-    sbuf_printf(&q, "UPDATE index_configs SET state = 'unavailable', current_version = 0 WHERE "
-                    "id = %s AND state IN ('available', 'unavailable', 'history')",
-                row[0]);
-    long long changed = db_exec_rows(meta, q.data, err, errlen);
-    if (changed < 0) goto out;
-    if (changed == 0 && strcmp(row[1], "unavailable")) {
-        errf(err, errlen, "index %s changed state meanwhile", alias);
-        rc = REINDEX_REFUSED;
-        goto out;
-    }
-    char path[700];
-    snprintf(path, sizeof path, "/%s_v*?expand_wildcards=all", alias);
-    if (rx_engine(k, "DELETE", path, NULL, &r, err, errlen) < 0) goto out;
-    if (r.status != 200 && r.status != 404) {
-        errf(err, errlen, "deleting %s_v*: HTTP %ld %.300s", alias, r.status,
-             r.body.data ? r.body.data : "");
-        goto out;
-    }
-    sbuf_reset(&q);
-    sbuf_printf(&q, "DELETE FROM index_versions WHERE index_id = %s", row[0]);
-    if (db_exec(meta, q.data, err, errlen) < 0) goto out;
-    rx_sync_log(meta, cfg->source.name, row[0], "indices deleted", "reindex --delete-all");
-    log_info("reindex", "%s: every version deleted", alias);
-    rc = REINDEX_OK;
-out:
-    search_resp_free(&r);
-    sbuf_free(&q);
-    db_row_free(row, 5);
     return rc;
 }

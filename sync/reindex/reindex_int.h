@@ -1,5 +1,6 @@
-/* reindex_int: what sync/reindex/reindex.c (a build's requests, and its life in
- * the metadata), sync/reindex/reindex_buckets.c (its buckets) and
+/* reindex_int: what sync/reindex/reindex.c (a build's requests, and its start
+ * in the metadata), sync/reindex/reindex_end.c (its end there),
+ * sync/reindex/reindex_buckets.c (its buckets) and
  * sync/reindex/reindex_runner.c (its jobs and its switch) share.
  * Not for other files: the interface is reindex.h. */
 #ifndef SS_REINDEX_INT_H

@@ -118,238 +118,11 @@ static int reindex_dead_letter(void *ud, const struct dead_letter *dl) {
     return 0;
 }
 
-static int page_doc(void *ctx, const char *id, const char *routing, const char *body,
-                    size_t len) {
-    struct page *p = ctx;
-    if (p->ndocs == p->cap) {
-        p->cap = p->cap ? 2 * p->cap : 256;
-        p->docs = xrealloc(p->docs, sizeof *p->docs * p->cap);
-    }
-    struct page_doc *pd = &p->docs[p->ndocs++];
-    pd->id = p->text.len;
-    sbuf_add(&p->text, id, strlen(id) + 1);
-    pd->routing = SIZE_MAX;
-    if (routing) {
-        pd->routing = p->text.len;
-        sbuf_add(&p->text, routing, strlen(routing) + 1);
-    }
-    pd->body = p->text.len;
-    pd->body_len = len;
-    sbuf_add(&p->text, body, len);
-    sbuf_addc(&p->text, '\0');
-    return 0;
-}
-
 static void page_free(struct page *p) {
     free(p->last);
     sbuf_free(&p->text);
     free(p->docs);
     memset(p, 0, sizeof *p);
-}
-
-/* The version of the source's binlog position now (targets_version_at, as
- * the pipeline's writes); 0 with w->err. */
-static uint64_t binlog_version(struct worker *w, const struct mp_index *ix) {
-    char file[BL_FILE_MAX];
-    unsigned long long pos = 0;
-    if (db_binlog_status(w->src, file, sizeof file, &pos, w->err, sizeof w->err) != 1) return 0;
-    return targets_version_at(w->r->cfg, w->src, ix, file, pos, w->err, sizeof w->err);
-}
-
-/* A job's first pages are smaller: 1/8, 1/4 and 1/2 of [reindex] page_size,
- * then page_size. The engine gets the job's first batch while a full page
- * would still be read, and each page is built while the one before it is
- * indexed, so the ramp leaves no gap. */
-#define RAMP_PAGES 3
-#define RAMP_MIN_ROWS 10
-
-/* Read and build the next page of table t (keys after *after) into w->next:
- * 1 a page was read (*after moves to its last key), 0 the table is
- * finished, -1 error (w->err). */
-static int read_page_in(struct worker *w, size_t t, const char *cond, char **after);
-
-/* A snapshot serves a job's pages for up to SNAPSHOT_REUSE_MS: its pages
- * then carry its version (still every change before it is in them, every
- * change after it comes as a dual write with a greater version), and the
- * three statements that take one (START TRANSACTION WITH CONSISTENT SNAPSHOT,
- * SHOW STATUS, COMMIT) run a few times a second instead of once a page. Never
- * held longer: an open snapshot holds back InnoDB's purge. */
-#define SNAPSHOT_REUSE_MS 500
-
-/* End the worker's open snapshot, if any */
-static void snapshot_end(struct worker *w) {
-    if (w->snap_open && w->src) db_snapshot_end(w->src);
-    w->snap_open = false;
-}
-
-/* MySQL: before the snapshot, every transaction the binlog holds up to the
- * page's position committed (db_wait_binlogged_committed), so that the
- * position is never past what the snapshot sees. A GTID owned for over 5 s
- * (a session holding gtid_next) is said once, and the build's pages stop
- * waiting. 0, or -1 with w->err. */
-static int wait_committed(struct worker *w) {
-    struct reindex_runner *r = w->r;
-    if (atomic_load(&r->no_commit_wait)) return 0;
-    sbuf owned = SBUF_INIT;
-    int c = db_wait_binlogged_committed(w->src, 5, &owned, w->err, sizeof w->err);
-    if (c == 0 && !atomic_exchange(&r->no_commit_wait, 1))
-        log_warn("reindex", "%s v%u: GTID(s) %.300s owned for over 5 s and not executed (a "
-                 "session holding gtid_next?); this build's pages no longer wait for the "
-                 "transactions of the binlog to commit before their snapshot, so a page may "
-                 "miss one that commits just after it (docs/delivery.md, \"Pages without a "
-                 "snapshot position\"): check the index after the build",
-                 r->alias, r->version, owned.data ? owned.data : "");
-    sbuf_free(&owned);
-    return c < 0 ? -1 : 0;
-}
-
-static int read_page(struct worker *w, size_t t, const char *cond, char **after) {
-    struct reindex_runner *r = w->r;
-    const struct mp_index *ix = w->job->ix;
-    struct page *p = &w->next;
-    if (w->snap_open && mono_ms() - w->snap_ms < SNAPSHOT_REUSE_MS) {
-        p->version = w->snap_version;
-        p->snap_ms = w->snap_ms;
-        int rc = read_page_in(w, t, cond, after);
-        if (rc < 0) snapshot_end(w);
-        return rc;
-    }
-    snapshot_end(w);
-    /* The page's version is the binlog position its snapshot matches: every
-     * change before it is in the page, every change after it comes as a
-     * dual write with a greater version. Without a server that reports that
-     * position (MySQL), the position read just before the snapshot is used:
-     * a transaction binlogged but not yet visible at that instant is then
-     * missed (see docs/operations.md). */
-    if (w->snap == 0) {
-        p->version = binlog_version(w, ix);
-        if (!p->version) return -1;
-        if (wait_committed(w) < 0) return -1;
-    }
-    char file[512];
-    unsigned long long pos = 0;
-    int64_t began = mono_ms();
-    /* every table of the unit opened first: a table an online schema change
-     * swaps in while the snapshot begins is never read as it was then
-     * (sync/pipeline/read_view.h) */
-    if (w->rv_ix != ix) {
-        rv_tables_clear(&w->rv);
-        rv_tables_add_index(&w->rv, ix);
-        w->rv_ix = ix;
-    }
-    enum rv_kind kind = w->snap < 0 ? RV_UNKNOWN : w->snap ? RV_POSITION : RV_NO_POSITION;
-    unsigned srcerr = 0;
-    int s = read_view_begin(w->src, &w->rv, &kind, file, sizeof file, &pos, &srcerr, w->err,
-                            sizeof w->err);
-    if (s < 0) return -1;
-    if (s == 1) {
-        p->version = targets_version_at(r->cfg, w->src, ix, file, pos, w->err, sizeof w->err);
-        if (!p->version) {
-            db_snapshot_end(w->src);
-            return -1;
-        }
-        w->snap = 1;
-    } else if (w->snap != 0) { /* first page on a server without it: learn, start again */
-        db_snapshot_end(w->src);
-        w->snap = 0;
-        if (!atomic_exchange(&r->no_snap_said, 1))
-            log_info("reindex", "%s v%u: the source does not report the binlog position of a "
-                     "consistent snapshot (Binlog_snapshot_position: MariaDB and Percona Server "
-                     "do; MySQL does not); pages use the binlog position read just before their "
-                     "snapshot, once every transaction binlogged up to it is committed (GTIDs; "
-                     "docs/delivery.md, \"Pages without a snapshot position\")",
-                     r->alias, r->version);
-        return read_page(w, t, cond, after);
-    }
-    w->snap_open = true;
-    w->snap_ms = began;
-    p->snap_ms = began;
-    w->snap_version = p->version;
-    int rc = read_page_in(w, t, cond, after);
-    if (rc < 0) snapshot_end(w);
-    return rc;
-}
-
-/* Where a job's reading of table t ends: the largest key the table holds in
- * the snapshot of the job's first page of t in this run (w->end_*). The
- * whole table's, one index seek, where its bucket's own would scan the
- * table for a MOD bucket: a larger end only lets the job read rows it reads
- * anyway. Every row committed after that snapshot reaches the version as a
- * dual write: the runner starts only once the reader writes the build's
- * version too (sync/node/daemon_builds.c; in a cluster, jobs are handed out
- * once the reader recorded that position), and the reader builds every
- * transaction after it with dual writes. Without an end, a bucket that
- * takes new rows (the last key range, open upwards, or any MOD bucket)
- * under steady inserts read them a few at a time, one page per round trip
- * to the engine, and ended only when a page found none: that needs the
- * next page read in the same snapshot, so with pages acknowledged slower
- * than SNAPSHOT_REUSE_MS the job chased the inserts and the build never
- * finished. 0, or -1 with w->err. */
-static int table_end(struct worker *w, size_t t) {
-    const struct mp_table *tb = &w->job->ix->tables[t]; /* its shard's table, over shards */
-    const struct mp_column *k = mp_table_key(tb);
-    if (!k) return errf(w->err, sizeof w->err, "%s.%s has no key column", tb->db, tb->table);
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT MAX(");
-    db_ident(&q, k->name);
-    sbuf_adds(&q, ") FROM ");
-    db_ident(&q, tb->db);
-    sbuf_addc(&q, '.');
-    db_ident(&q, tb->table);
-    char *v[1] = {NULL};
-    int rc = db_row1(w->src, q.data, q.len, v, 1, w->err, sizeof w->err);
-    sbuf_free(&q);
-    if (rc < 0) return -1;
-    free(w->end_key);
-    w->end_key = rc == 1 && v[0] ? xstrdup(v[0]) : NULL;
-    w->end_state = w->end_key ? 1 : 2;
-    w->end_t = t;
-    db_row_free(v, 1);
-    return 0;
-}
-
-/* read_page inside the page's snapshot: one keyset query reads the page's
- * rows whole (sync/pipeline/docbuild.c docbuild_page), up to the job's end
- * in the table (table_end). */
-static int read_page_in(struct worker *w, size_t t, const char *cond, char **after) {
-    struct reindex_runner *r = w->r;
-    const struct mp_index *ix = w->job->ix;
-    struct page *p = &w->next;
-    if ((w->end_state == 0 || w->end_t != t) && table_end(w, t) < 0) return -1;
-    if (w->end_state == 2) return 0; /* its rows all came after the dual writes began */
-    const struct mp_column *k = mp_table_key(&ix->tables[t]);
-    sbuf bounded = SBUF_INIT; /* (cond) AND key <= end, compared as the key's type */
-    if (cond && *cond) sbuf_printf(&bounded, "(%s) AND ", cond);
-    db_ident(&bounded, k->name);
-    sbuf_adds(&bounded, " <= ");
-    if (mapping_is_integer_type(k->mysql_type) && docbuild_is_integer(w->end_key))
-        sbuf_adds(&bounded, w->end_key);
-    else
-        rx_sq(w->src, &bounded, w->end_key);
-    struct docbuild b;
-    docbuild_init(&b, w->src, ix);
-    struct docbuild_sink sink = {page_doc, NULL, p};
-    sbuf_reset(&p->text);
-    p->ndocs = 0;
-    char *last = NULL;
-    size_t rows = 0;
-    size_t size = (size_t)r->cfg->reindex.page_size;
-    if (w->pages < RAMP_PAGES) size >>= RAMP_PAGES - w->pages;
-    if (size < RAMP_MIN_ROWS) size = RAMP_MIN_ROWS;
-    int rc = docbuild_page(&b, t, bounded.data, *after, size,
-                           rx_bucket_is_key_interval(cond ? cond : ""), &sink, &last, &rows,
-                           w->err, sizeof w->err);
-    sbuf_free(&bounded);
-    if (rc == 1) {
-        w->pages++;
-        p->t = t;
-        p->rows = rows;
-        free(p->last);
-        p->last = last;
-        free(*after);
-        *after = xstrdup(last);
-    }
-    return rc;
 }
 
 /* A statement on the job's metadata row that a restart of the metadata
@@ -395,7 +168,7 @@ static int settle_page(struct worker *w) {
     /* a wait longer than a snapshot is kept (an engine that is slow, or
      * down) does not keep the job's snapshot open */
     if (deliver_wait_txn(w->d, sp->seq, SNAPSHOT_REUSE_MS) != DELIVER_OK) {
-        snapshot_end(w);
+        rx_snapshot_end(w);
         for (;;) {
             if (deliver_wait_txn(w->d, sp->seq, 1000) == DELIVER_OK) break;
             if (r->stop == 1) return -2;
@@ -480,6 +253,73 @@ static int send_page(struct worker *w) {
     return 0;
 }
 
+/* The next page of table t of job j read (rx_read_page), its failures
+ * waited out or retried. A lost source connection (a restart, a KILL) is
+ * waited out until the server answers again, backing off to 30 s; w->src is
+ * NULL while it does not. Any other error is tried 5 times, and so is a
+ * read that loses a connection made just before (a statement running past
+ * read_timeout_ms drops it every time: no outage to wait for). What
+ * rx_read_page returns, or -2 when the runner stops meanwhile. */
+static int read_page_retrying(struct worker *w, const struct job *j, size_t t, const char *cond,
+                              char **after) {
+    struct reindex_runner *r = w->r;
+    int tries = 0, drops = 0, pr;
+    long delay_ms = 1000;
+    for (int attempt = 0;; attempt++) {
+        bool had_conn = w->src != NULL;
+        pr = had_conn ? rx_read_page(w, t, cond, after) : -1;
+        if (pr != -1 || r->stop) break;
+        bool lost = !had_conn || db_conn_lost(w->src);
+        if (!lost && ++tries > 5) break;
+        if (lost && had_conn && ++drops > 5) {
+            errf(w->err + strlen(w->err), sizeof w->err - strlen(w->err),
+                 " (the connection dropped at this page 6 times, the server answering "
+                 "in between: a query running past [source] read_timeout_ms?)");
+            break;
+        }
+        if (!lost || attempt % 6 == 0)
+            log_warn("reindex", "%s v%u bucket %d: %s (%s)", r->alias, r->version, j->bucket,
+                     w->err,
+                     lost ? "waiting for the source; the job goes on from its cursor"
+                          : "retrying");
+        if (!rx_nap_unless(&r->stop, delay_ms)) break;
+        delay_ms = delay_ms * 2 > 30000 ? 30000 : delay_ms * 2;
+        char e2[256];
+        if (db_ensure(&w->src, &r->srcp, e2, sizeof e2) < 0)
+            snprintf(w->err, sizeof w->err, "%s", e2);
+    }
+    if (pr == -1 && r->stop) pr = r->stop == 1 ? -2 : -1;
+    return pr;
+}
+
+/* Job j's end in its metadata row, after run_job's outcome rc: a failure
+ * (init -> running -> error) kept in the run's bookkeeping with w->err, a
+ * job done marked so (a restarting metadata server waited out). The
+ * outcome: rc, or -1/-2 when marking it done failed or the runner stopped. */
+static int record_job_end(struct worker *w, const struct job *j, int rc) {
+    struct reindex_runner *r = w->r;
+    if (rc == -1 && w->err[0]) {
+        sbuf q = SBUF_INIT;
+        char e2[256];
+        sbuf_adds(&q, "UPDATE jobs SET status = 'error', finished_at = NOW(3), error_text = ");
+        if (db_ensure(&w->meta, &r->metap, e2, sizeof e2) == 0) {
+            rx_sq(w->meta, &q, w->err);
+            sbuf_printf(&q, " WHERE id = %llu%s", j->id, r->owned);
+            rx_exec_retry(w->meta, q.data, e2, sizeof e2);
+        }
+        sbuf_free(&q);
+    }
+    if (rc == 0) {
+        sbuf q = SBUF_INIT;
+        sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3), rejected = %llu, "
+                        "started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu%s",
+                    (unsigned long long)w->rejected, j->id, r->owned);
+        if (meta_exec_wait(w, q.data) < 0) rc = r->stop == 1 ? -2 : -1;
+        sbuf_free(&q);
+    }
+    return rc;
+}
+
 /* 0 done, -1 failed (w->err), -2 stopped, -3 cancelled */
 static int run_job(struct worker *w, struct job *j) {
     struct reindex_runner *r = w->r;
@@ -491,7 +331,7 @@ static int run_job(struct worker *w, struct job *j) {
     size_t cur_t = start_t;
     int rc = 0;
     w->pages = 0;
-    w->end_state = 0; /* read again for this job (table_end) */
+    w->end_state = 0; /* read again for this job (table_end, in reindex_page_read.c) */
     const char *p = j->params ? j->params : "";
     while (*p && rc == 0) {
         const char *nl = strchr(p, '\n');
@@ -515,38 +355,7 @@ static int run_job(struct worker *w, struct job *j) {
                 rc = r->stop == 1 ? -2 : -1;
                 break;
             }
-            /* A lost source connection (a restart, a KILL) is waited out
-             * until the server answers again, backing off to 30 s; w->src is
-             * NULL while it does not. Any other error is tried 5 times, and
-             * so is a read that loses a connection made just before (a
-             * statement running past read_timeout_ms drops it every time:
-             * no outage to wait for). */
-            int tries = 0, drops = 0, pr;
-            long delay_ms = 1000;
-            for (int attempt = 0;; attempt++) {
-                bool had_conn = w->src != NULL;
-                pr = had_conn ? read_page(w, t, cond, &after) : -1;
-                if (pr != -1 || r->stop) break;
-                bool lost = !had_conn || db_conn_lost(w->src);
-                if (!lost && ++tries > 5) break;
-                if (lost && had_conn && ++drops > 5) {
-                    errf(w->err + strlen(w->err), sizeof w->err - strlen(w->err),
-                         " (the connection dropped at this page 6 times, the server answering "
-                         "in between: a query running past [source] read_timeout_ms?)");
-                    break;
-                }
-                if (!lost || attempt % 6 == 0)
-                    log_warn("reindex", "%s v%u bucket %d: %s (%s)", r->alias, r->version,
-                             j->bucket, w->err,
-                             lost ? "waiting for the source; the job goes on from its cursor"
-                                  : "retrying");
-                if (!rx_nap_unless(&r->stop, delay_ms)) break;
-                delay_ms = delay_ms * 2 > 30000 ? 30000 : delay_ms * 2;
-                char e2[256];
-                if (db_ensure(&w->src, &r->srcp, e2, sizeof e2) < 0)
-                    snprintf(w->err, sizeof w->err, "%s", e2);
-            }
-            if (pr == -1 && r->stop) pr = r->stop == 1 ? -2 : -1;
+            int pr = read_page_retrying(w, j, t, cond, &after);
             if (pr == 0) break;
             if (pr < 0) {
                 rc = pr;
@@ -560,31 +369,13 @@ static int run_job(struct worker *w, struct job *j) {
         }
         free(line);
     }
-    snapshot_end(w);
+    rx_snapshot_end(w);
     if (rc == 0) rc = settle_page(w);
     w->sent.on = false; /* what was not settled is read again after a restart */
     free(w->sent.last);
     w->sent.last = NULL;
     free(after);
-    if (rc == -1 && w->err[0]) { /* init -> running -> error: kept in the run's bookkeeping */
-        sbuf q = SBUF_INIT;
-        char e2[256];
-        sbuf_adds(&q, "UPDATE jobs SET status = 'error', finished_at = NOW(3), error_text = ");
-        if (db_ensure(&w->meta, &r->metap, e2, sizeof e2) == 0) {
-            rx_sq(w->meta, &q, w->err);
-            sbuf_printf(&q, " WHERE id = %llu%s", j->id, r->owned);
-            rx_exec_retry(w->meta, q.data, e2, sizeof e2);
-        }
-        sbuf_free(&q);
-    }
-    if (rc == 0) {
-        sbuf q = SBUF_INIT;
-        sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3), rejected = %llu, "
-                        "started_at = COALESCE(started_at, NOW(3)) WHERE id = %llu%s",
-                    (unsigned long long)w->rejected, j->id, r->owned);
-        if (meta_exec_wait(w, q.data) < 0) rc = r->stop == 1 ? -2 : -1;
-        sbuf_free(&q);
-    }
+    rc = record_job_end(w, j, rc);
     w->job = NULL;
     return rc;
 }
@@ -681,21 +472,13 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
-                                            struct search_client *client, struct deliver_hub *hub,
-                                            struct mapping_gen *gen, const char *alias,
-                                            unsigned version, char *err, size_t errlen) {
-    return reindex_runner_start_owned(cfg, client, hub, gen, alias, version, NULL, NULL, err,
-                                      errlen);
-}
-
-struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
-                                                  struct search_client *client,
-                                                  struct deliver_hub *hub,
-                                                  struct mapping_gen *gen, const char *alias,
-                                                  unsigned version, const char *owner_node,
-                                                  const char *session, char *err,
-                                                  size_t errlen) {
+/* A runner of version of alias, not started: its jobs are those of this
+ * node's rebalance session when owner_node is set (r->owned restricts
+ * every statement on them), else every job of this source's part. */
+static struct reindex_runner *runner_new(const struct ss_config *cfg,
+                                         struct search_client *client, struct mapping_gen *gen,
+                                         const char *alias, unsigned version,
+                                         const char *owner_node, const char *session) {
     struct reindex_runner *r = xcalloc(1, sizeof *r);
     sbuf own = SBUF_INIT;
     if (owner_node) {
@@ -717,14 +500,21 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
     r->srcp = db_params_source(cfg);
     r->metap = db_params_metadata(cfg);
     r->metap.database = cfg->metadata.database;
+    return r;
+}
+
+/* r's index config id and its jobs read (rx_runner_load), on connections of
+ * its own closed after. 1, or 0 with err. */
+static int runner_load(struct reindex_runner *r, char *err, size_t errlen) {
     MYSQL *meta = db_connect(&r->metap, err, errlen);
     MYSQL *src = meta ? db_connect(&r->srcp, err, errlen) : NULL;
     char *row[5] = {0};
     if (src && !r->ix)
         errf(err, errlen, "mapping generation %lu has no index config \"%s\"",
-             gen ? gen->id : 0UL, alias);
+             r->gen ? r->gen->id : 0UL, r->alias);
     int ok = src && r->ix &&
-             rx_index_id_of(meta, config_mapping_name(cfg), alias, row, err, errlen) == REINDEX_OK;
+             rx_index_id_of(meta, config_mapping_name(r->cfg), r->alias, row, err, errlen) ==
+                 REINDEX_OK;
     if (ok) {
         r->id = xstrdup(row[0]);
         ok = rx_runner_load(r, meta, src, err, errlen);
@@ -732,25 +522,23 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
     db_row_free(row, 5);
     db_close(src);
     db_close(meta);
-    if (!ok) {
-        reindex_runner_free(r);
-        return NULL;
-    }
-    int nw = cfg->reindex.parallel_jobs;
-    size_t left = 0;
-    for (size_t i = 0; i < r->njobs; i++) left += !r->jobs[i].done;
-    if ((size_t)nw > left) nw = left ? (int)left : 1;
-    r->w = xcalloc((size_t)nw, sizeof *r->w);
-    r->wcap = nw;
+    return ok;
+}
+
+/* nw workers (r->w allocated for them), each with its connections and its
+ * stream on hub, started. 1, or 0 with err (the workers started stop in
+ * reindex_runner_free). */
+static int start_workers(struct reindex_runner *r, struct deliver_hub *hub, int nw, char *err,
+                         size_t errlen) {
     struct deliver_opts o;
-    deliver_opts_from_config(&o, cfg);
+    deliver_opts_from_config(&o, r->cfg);
     /* the pages stream on the delivery handed (a daemon's node's), or on one
      * of the build's own: [delivery] helpers bulk requests in flight for all
      * the jobs together. More would only queue at the engine's write threads;
      * a job's next page is read and built meanwhile. Full requests: a page's
      * documents leave in batches of batch_max, the rest once it is closed. */
-    if (!hub) hub = r->own_hub = deliver_hub_new(&o, client, err, errlen);
-    ok = hub != NULL;
+    if (!hub) hub = r->own_hub = deliver_hub_new(&o, r->client, err, errlen);
+    int ok = hub != NULL;
     o.batch_min = o.batch_max;
     o.flush_interval_ms = 1000;
     o.flush_on_txn_end = true;
@@ -765,7 +553,7 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
         w->src = db_connect(&r->srcp, err, errlen);
         w->meta = w->src ? db_connect(&r->metap, err, errlen) : NULL;
         char name[300];
-        snprintf(name, sizeof name, "reindex:%s:%u", alias, version);
+        snprintf(name, sizeof name, "reindex:%s:%u", r->alias, r->version);
         w->d = w->meta ? deliver_stream_open(hub, &o, name, DELIVER_BULK, err, errlen) : NULL;
         ok = w->d != NULL;
         if (ok) r->nw++;
@@ -779,6 +567,37 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
             ok = 0;
         }
     }
+    return ok;
+}
+
+struct reindex_runner *reindex_runner_start(const struct ss_config *cfg,
+                                            struct search_client *client, struct deliver_hub *hub,
+                                            struct mapping_gen *gen, const char *alias,
+                                            unsigned version, char *err, size_t errlen) {
+    return reindex_runner_start_owned(cfg, client, hub, gen, alias, version, NULL, NULL, err,
+                                      errlen);
+}
+
+struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
+                                                  struct search_client *client,
+                                                  struct deliver_hub *hub,
+                                                  struct mapping_gen *gen, const char *alias,
+                                                  unsigned version, const char *owner_node,
+                                                  const char *session, char *err,
+                                                  size_t errlen) {
+    struct reindex_runner *r =
+        runner_new(cfg, client, gen, alias, version, owner_node, session);
+    if (!runner_load(r, err, errlen)) {
+        reindex_runner_free(r);
+        return NULL;
+    }
+    int nw = cfg->reindex.parallel_jobs;
+    size_t left = 0;
+    for (size_t i = 0; i < r->njobs; i++) left += !r->jobs[i].done;
+    if ((size_t)nw > left) nw = left ? (int)left : 1;
+    r->w = xcalloc((size_t)nw, sizeof *r->w);
+    r->wcap = nw;
+    int ok = start_workers(r, hub, nw, err, errlen);
     if (!ok) {
         reindex_runner_free(r);
         return NULL;

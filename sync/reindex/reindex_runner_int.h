@@ -1,6 +1,7 @@
 /* reindex_runner_int: what the files of the reindex runner share — the
  * runner, its workers, its jobs and their pages. sync/reindex/reindex_runner.c runs
- * the jobs (pages read, built, delivered, their cursors saved);
+ * the jobs (pages delivered, their cursors saved), reading each page with
+ * sync/reindex/reindex_page_read.c;
  * sync/reindex/reindex_version.c looks after the version they build in the engine
  * (the mid-build refresh, lost writes, the switch); sync/reindex/
  * reindex_runner_load.c reads what a runner starts from. Not for other files:
@@ -160,5 +161,20 @@ bool rv_lost_too_often(struct reindex_runner *r, MYSQL *meta);
  * gen, alias and version set); estimated rows from src. 1, or 0 with err. */
 int rx_runner_load(struct reindex_runner *r, MYSQL *meta, MYSQL *src, char *err,
                    size_t errlen);
+
+/* ---------- sync/reindex/reindex_page_read.c ---------- */
+/* A snapshot serves a job's pages for up to SNAPSHOT_REUSE_MS: its pages
+ * then carry its version (still every change before it is in them, every
+ * change after it comes as a dual write with a greater version), and the
+ * three statements that take one (START TRANSACTION WITH CONSISTENT SNAPSHOT,
+ * SHOW STATUS, COMMIT) run a few times a second instead of once a page. Never
+ * held longer: an open snapshot holds back InnoDB's purge. */
+#define SNAPSHOT_REUSE_MS 500
+/* Read and build the next page of table t (keys after *after, rows that
+ * meet cond) into w->next: 1 a page was read (*after moves to its last
+ * key), 0 the table is finished, -1 error (w->err). */
+int rx_read_page(struct worker *w, size_t t, const char *cond, char **after);
+/* End the worker's open snapshot, if any. */
+void rx_snapshot_end(struct worker *w);
 
 #endif

@@ -15,8 +15,9 @@
  *      so the checkpoint never passes it and the next start reads it again.
  *   I2 no stale write: a transaction's documents are read in a snapshot
  *      whose binlog position is at or past the transaction
- *      (read_snapshot_begin), so they hold at least its data; an XA
- *      COMMIT's, once the engine has committed it too (wait_xa_engine_commit).
+ *      (binlog_read_snapshot_begin, in binlog_visible.c), so they hold at
+ *      least its data; an XA COMMIT's, once the engine has committed it too
+ *      (binlog_wait_xa_engine_commit).
  *   The mapping changes only between transactions: a transaction is routed
  *      and built with one generation; the decoder's table filter is
  *      re-evaluated when a generation is adopted.
@@ -114,178 +115,6 @@ static void publish_stats(struct binlog_source *bl, const bl_pos *at, const bl_c
     pthread_mutex_unlock(&bl->env->rs->mu);
 }
 
-/* Without snapshot positions (MySQL), wait until the transaction's GTID is
- * in the server's gtid_executed (WAIT_FOR_EXECUTED_GTID_SET): MySQL adds it
- * there once the transaction is committed in the engine, so the reads that
- * follow see its rows. A grouped build waits for the group's last
- * transaction (commits follow the binlog's order). Nothing to wait for
- * without a GTID (gtid_mode OFF) or on MariaDB (its GTIDs have no ':').
- * 0, or -1 with p->err when the connection failed. */
-static int wait_gtid_visible(struct binlog_source *bl, const bl_commit *cm) {
-    struct pipeline *p = bl->env->p;
-    if (bl->gtid_wait == 0 || !cm->end.gtid[0] || !strchr(cm->end.gtid, ':')) return 0;
-    sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT WAIT_FOR_EXECUTED_GTID_SET(");
-    db_quote(p->src, &q, cm->end.gtid, strlen(cm->end.gtid));
-    sbuf_adds(&q, ", 5)");
-    char *v = NULL;
-    int rc = db_row1(p->src, q.data, q.len, &v, 1, p->err, sizeof p->err);
-    sbuf_free(&q);
-    if (rc < 0) {
-        unsigned e = mysql_errno(p->src);
-        if (e >= 2000 && e < 3000) return -1; /* the connection: read again (the caller) */
-        log_warn("run", "%s: documents are re-read without waiting for their transaction "
-                 "to be visible", p->err);
-        bl->gtid_wait = 0;
-        return 0;
-    }
-    if (bl->gtid_wait < 0) log_info("run", "the source has no snapshot positions: each "
-                                    "transaction's reads wait for its GTID to be executed");
-    bl->gtid_wait = 1;
-    if (v && !strcmp(v, "1"))
-        log_warn("run", "transaction %s read from the binlog (ending at %s:%llu) is not "
-                 "executed on the source after 5 s; reading it anyway (is [source] the server "
-                 "whose binlog is read?)", cm->end.gtid, cm->end.file,
-                 (unsigned long long)cm->end.pos);
-    free(v);
-    return 0;
-}
-
-/* Is the XA transaction xid (canonical text, src/binlog/xa.c) still listed
- * as prepared by XA RECOVER? 1 yes, 0 no, -1 the query failed (p->err). */
-static int xa_listed(struct pipeline *p, const char *xid) {
-    MYSQL_RES *r = db_query(p->src, "XA RECOVER", 0, p->err, sizeof p->err);
-    if (!r) return -1;
-    int found = 0;
-    MYSQL_ROW row;
-    while (!found && (row = mysql_fetch_row(r))) {
-        unsigned long *len = mysql_fetch_lengths(r);
-        if (!row[0] || !row[1] || !row[2] || !row[3]) continue;
-        unsigned long gl = strtoul(row[1], NULL, 10), bl = strtoul(row[2], NULL, 10);
-        if (gl + bl > len[3]) continue;
-        char text[BL_XID_MAX];
-        bl_xid_format(text, sizeof text, (uint32_t)strtol(row[0], NULL, 10),
-                      (const uint8_t *)row[3], gl, (const uint8_t *)row[3] + gl, bl);
-        found = !strcmp(text, xid);
-    }
-    mysql_free_result(r);
-    return found;
-}
-
-/* An XA COMMIT of a prepared transaction reaches the binlog before the
- * engine commits it: both MariaDB and MySQL write the statement first, then
- * commit the transaction by its xid, outside the ordered commit that keeps
- * snapshot positions and executed GTIDs in step with visibility. A snapshot
- * past it in the binlog, or its GTID executed, can still miss its rows
- * (tests/tools/xa_visibility, reading at once: 3-14% of reads on MariaDB
- * 10.11, 8-11% on MySQL 8.0.15; none after the wait below). So
- * before the documents it reached are read, wait until XA RECOVER no longer
- * lists it: it is then committed in the engine, and so in any snapshot taken
- * after. Later transactions are read after this wait, so they see it too.
- * MySQL 8 lets only XA_RECOVER_ADMIN run XA RECOVER: without it, said once,
- * reads go on at once. 0, or -1 with p->err when the connection failed. */
-static int wait_xa_engine_commit(struct binlog_source *bl, const bl_commit *cm) {
-    struct pipeline *p = bl->env->p;
-    if (bl->xa_recover_denied) return 0;
-    for (int tries = 0;; tries++) {
-        int listed = xa_listed(p, cm->xid);
-        if (listed == 0) {
-            if (tries)
-                log_debug("run", "XA COMMIT %s: the source committed it in the engine after %d "
-                          "look(s) at XA RECOVER", cm->xid, tries + 1);
-            return 0;
-        }
-        if (listed < 0) {
-            unsigned e = mysql_errno(p->src);
-            if (e >= 2000 && e < 3000) return -1; /* the connection: read again (the caller) */
-            log_warn("run", "%s: the source refuses XA RECOVER, so the documents of an XA "
-                     "COMMIT are read without waiting for the engine to commit it and may miss "
-                     "its rows until they change again or `searchsync check --repair` (MySQL "
-                     "8: GRANT XA_RECOVER_ADMIN ON *.* TO the [source] user)", p->err);
-            bl->xa_recover_denied = true;
-            return 0;
-        }
-        if (tries == 5000) { /* about 5 s: not a commit in progress */
-            log_warn("run", "XA COMMIT %s read from the binlog at %s:%llu is still listed as "
-                     "prepared by the source's XA RECOVER after 5 s; reading its documents "
-                     "anyway (is [source] the server whose binlog is read?)", cm->xid,
-                     cm->end.file, (unsigned long long)cm->end.pos);
-            return 0;
-        }
-        struct timespec ts = {0, tries < 20 ? 100000 : 1000000};
-        nanosleep(&ts, NULL);
-    }
-}
-
-/* Open a read snapshot of the source that holds this transaction. A
- * transaction reaches the binlog (and so this reader) a moment before its
- * rows are visible to other sessions; a document re-read in that moment
- * would carry the transaction's version with the rows from before it, and
- * win over nothing later. So the documents are read in a snapshot whose
- * binlog position (MariaDB's Binlog_snapshot_position) is at or past the
- * transaction's end, taken again until it is, and that opens every table
- * its documents are read from before any row is read (a table an online
- * schema change swaps in as it begins is otherwise read as it was then:
- * sync/pipeline/read_view.h). Without such a server (MySQL), reads go on
- * outside a snapshot, each statement opening its tables before its read
- * view. 0 ok, -1 error (bl->env->p->err, p->src_errno). */
-static int read_snapshot_begin(struct binlog_source *bl, const bl_commit *cm) {
-    struct pipeline *p = bl->env->p;
-    struct changeset *cs = bl->env->cs;
-    if (!router_pending(p->router, &cs->seeds) && !changeset_reads(cs) &&
-        !pipeline_has_missing(p)) {
-        bl->in_snap = false; /* nothing to read (row images only, or nothing) */
-        return 0;
-    }
-    if (bl->snap == 0) return wait_gtid_visible(bl, cm);
-    /* the pipeline's snapshot wait (the one of every producer, asserting
-     * I2): at or past the commit, taken again for up to 5 s */
-    bl_pos snap;
-    int s = pipeline_snapshot_at(p, cs, NULL, NULL, &cm->end, 5000, true, &snap);
-    if (s < 0) return -1;
-    if (s == 0) {
-        db_snapshot_end(p->src);
-        bl->snap = 0;
-        bl->in_snap = false;
-        if (cm->end.gtid[0] && strchr(cm->end.gtid, ':')) return wait_gtid_visible(bl, cm);
-        log_warn("run", "the source does not report the binlog position of a consistent "
-                 "snapshot (Binlog_snapshot_position: MariaDB and Percona Server do) and "
-                 "has no GTIDs (gtid_mode OFF): documents are re-read without waiting "
-                 "for their transaction to be visible");
-        return 0;
-    }
-    bl->snap = 1;
-    bl->in_snap = true;
-    if (s == 2) /* 5 s: not a commit in progress */
-        log_warn("run", "the source's snapshot is at %s:%llu, behind the transaction read "
-                 "from its binlog (%s:%llu) after 5 s; reading it anyway (is [source] the "
-                 "server whose binlog is read?)", snap.file, (unsigned long long)snap.pos,
-                 cm->end.file, (unsigned long long)cm->end.pos);
-    return 0;
-}
-
-/* The source connection for a transaction's reads. A restarting server
- * refuses connections for a moment after the binlog reader may already have
- * read a transaction from it: that is waited out (backing off to 2 s, said
- * once a minute) rather than a reason to stop; nothing moves on meanwhile.
- * Only a stop request ends the wait. */
-static int src_ensure(struct binlog_source *bl) {
-    struct pipeline *p = bl->env->p;
-    long delay_ms = 100;
-    int attempts = 0;
-    while (db_ensure(&p->src, &p->srcp, p->err, sizeof p->err) < 0) {
-        if (*bl->env->stop) return -1;
-        if (attempts++ % 30 == 0)
-            log_warn("run", "%s; waiting for the source (the transaction read from its binlog "
-                     "is not lost)", p->err);
-        struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
-        delay_ms = delay_ms * 2 > 2000 ? 2000 : delay_ms * 2;
-    }
-    if (attempts) log_info("run", "the source is reachable again after %d attempt(s)", attempts);
-    return 0;
-}
-
 #define REPLAYS_MAX 10 /* a transaction read again after lost connections, in a row */
 
 /* ---------- several transactions in one build ----------
@@ -296,7 +125,7 @@ static int src_ensure(struct binlog_source *bl) {
  * join them, up to [source] group_transactions transactions, GROUP_ROWS_MAX
  * rows routed or GROUP_MS_MAX ms (the documents those rows reach are only
  * known when the group is built: the router keeps them as seeds until then). The group is built once, at the last one's
- * commit, in a read snapshot at or past that commit (read_snapshot_begin),
+ * commit, in a read snapshot at or past that commit (binlog_read_snapshot_begin),
  * with that commit's version, and its delivery transaction ends there: the
  * content holds every transaction of the group (and maybe later ones), so the
  * version of the last is never newer than the data, as for one transaction.
@@ -450,92 +279,66 @@ static void xa_tick(struct binlog_source *bl) {
         xa_expire(&bl->xa, mono_ms(), (long long)bl->env->cfg->source.xa_hold_max_s * 1000);
 }
 
-static int commit_build(struct binlog_source *bl, const bl_commit *cm) {
-    struct pipeline *p = bl->env->p;
-    if (bl->group_n) {
-        bl->env->counts.groups++;
-        bl->env->counts.grouped_txns += bl->group_n + 1;
-    }
-    bl->group_n = 0;
-    bl->group_rows_from = bl->env->counts.rows; /* the next group counts its rows from here */
-    if (src_ensure(bl) < 0) return -1;
-    bool xa_fresh;
-    struct xa_txn *xa = xa_begin(bl, cm, &xa_fresh);
-    bool uses_meta = bl->env->cs->snaps.len > 0; /* the only metadata write of a build */
-    int rc = xa && cm->xa == BL_XA_COMMITTED ? wait_xa_engine_commit(bl, cm) : 0;
-    if (rc == 0) rc = read_snapshot_begin(bl, cm);
-    if (rc == 0) rc = pipeline_build(p, bl->env->cs, &cm->end);
-    xa_end(bl, cm, xa, xa_fresh, rc == 0);
-    /* a connection lost midway (a restart, a KILL) is no reason to stop:
-     * the run loop reads the transaction again (replay_transaction). A
-     * statement that drops its connection every time (one running past
-     * read_timeout_ms, a packet over max_allowed_packet) is not an outage:
-     * after REPLAYS_MAX attempts in a row the daemon stops with its error. */
-    if (rc != 0) snprintf(bl->env->err, bl->env->errlen, "%s", p->err);
-    /* the server's code for a failed query: the builder's prepared statements
-     * carry their own (p->src_errno), the connection's may not say it */
-    unsigned srcerr = rc == 0 ? 0 : p->src_errno ? p->src_errno : mysql_errno(p->src);
-    /* ER_TABLE_DEF_CHANGED (1412): a TRUNCATE, ALTER or DROP + CREATE of a
-     * table after the read snapshot began; a new snapshot reads it */
-    if (rc != 0 && !*bl->env->stop &&
-        (db_conn_lost(p->src) || srcerr == 1412 ||
-         (uses_meta && db_conn_lost(p->meta)))) {
-        if (++bl->replays <= REPLAYS_MAX)
-            bl->replay = true;
-        else
-            errf(bl->env->err + strlen(bl->env->err), bl->env->errlen - strlen(bl->env->err),
-                 " (the connection was lost at this transaction %d times in a row, the server "
-                 "answering in between: not an outage. A statement running longer than [source] "
-                 "read_timeout_ms? Nothing is lost: the transaction is read again at the next "
-                 "start)", REPLAYS_MAX + 1);
-    }
-    /* ER_BAD_FIELD_ERROR, ER_NO_SUCH_TABLE: a mapped column or table is
-     * missing from the source now. Not a verdict on the mapping: the server
-     * is ahead of the reader, and a schema change the reader has not read
-     * yet may be a moment of an online schema change (gh-ost's two-step
-     * cut-over renames the table away, then the rebuilt one in; a RENAME
-     * swap is under way). So the transaction is read again, backing off,
-     * until the source has the table or column again; only when it stays
-     * missing for [source] schema_settle_ms does the supervisor judge the
-     * mapping against the source as it is (sync/node/schema_watch.c) and
-     * stop the index configs it no longer fits, the transaction then read
-     * again with the generation that leaves them out. */
-    if (rc != 0 && !*bl->env->stop && !bl->replay && (srcerr == 1054 || srcerr == 1146)) {
-        /* a column goes only with an ALTER, or a swap to a table without it:
-         * a change for good, waited for a moment only; a table is away for a
-         * moment in a two-step cut-over */
-        long long now = mono_ms(), settle = bl->env->cfg->source.schema_settle_ms;
-        if (srcerr == 1054 && settle > 1000) settle = 1000;
-        if (!bl->refused_ms) {
-            bl->refused_ms = now;
-            log_warn("run", "%s at the transaction ending at %s:%llu: a table or column of the "
-                     "mapping is missing from the source now (a schema change the reader has "
-                     "not read yet, or an online schema change's swap under way); the "
-                     "transaction is read again until the source has it again, for up to "
-                     "%lld ms ([source] schema_settle_ms) before the mapping is judged",
-                     p->err, cm->end.file, (unsigned long long)cm->end.pos, settle);
-        }
+/* A transaction whose build lost a connection (a restart, a KILL) or met a
+ * table changed under its snapshot: read again by the run loop
+ * (replay_transaction), up to REPLAYS_MAX times in a row; past that the
+ * connection is not the cause, and the error says so. */
+static void replay_after_loss(struct binlog_source *bl) {
+    if (++bl->replays <= REPLAYS_MAX)
         bl->replay = true;
-        if (now - bl->refused_ms < settle) {
-            long waited = (long)(now - bl->refused_ms);
-            bl->replay_nap_ms = waited < 1000 ? 50 : waited < 10000 ? 250 : 1000;
-        } else if (++bl->replays <= REPLAYS_MAX) {
-            bl->replay_nap_ms = 0;
-            bl->replay_after_gen = (*bl->env->gen)->id;
-            char note[SOURCE_NOTE_MAX];
-            snprintf(note, sizeof note,
-                     "after " SOURCE_QUERY_REFUSED " (%.250s) for %lld ms at the transaction "
-                     "ending at %.100s:%llu, before the binlog reader reached the schema change "
-                     "that caused it", p->err, now - bl->refused_ms, cm->end.file,
-                     (unsigned long long)cm->end.pos);
-            bl->replay_verdict = bl->env->verdict_ask(bl->env->ud, note);
-        } else {
-            bl->replay = false;
-        }
+    else
+        errf(bl->env->err + strlen(bl->env->err), bl->env->errlen - strlen(bl->env->err),
+             " (the connection was lost at this transaction %d times in a row, the server "
+             "answering in between: not an outage. A statement running longer than [source] "
+             "read_timeout_ms? Nothing is lost: the transaction is read again at the next "
+             "start)", REPLAYS_MAX + 1);
+}
+
+/* A transaction whose build found a mapped table or column missing from the
+ * source (ER_NO_SUCH_TABLE, ER_BAD_FIELD_ERROR; see commit_build): read
+ * again, backing off, for up to [source] schema_settle_ms, then once more
+ * after the supervisor judged the mapping against the source. */
+static void replay_while_missing(struct binlog_source *bl, const bl_commit *cm,
+                                 unsigned srcerr) {
+    struct pipeline *p = bl->env->p;
+    /* a column goes only with an ALTER, or a swap to a table without it:
+     * a change for good, waited for a moment only; a table is away for a
+     * moment in a two-step cut-over */
+    long long now = mono_ms(), settle = bl->env->cfg->source.schema_settle_ms;
+    if (srcerr == 1054 && settle > 1000) settle = 1000;
+    if (!bl->refused_ms) {
+        bl->refused_ms = now;
+        log_warn("run", "%s at the transaction ending at %s:%llu: a table or column of the "
+                 "mapping is missing from the source now (a schema change the reader has "
+                 "not read yet, or an online schema change's swap under way); the "
+                 "transaction is read again until the source has it again, for up to "
+                 "%lld ms ([source] schema_settle_ms) before the mapping is judged",
+                 p->err, cm->end.file, (unsigned long long)cm->end.pos, settle);
     }
-    if (bl->in_snap) db_snapshot_end(p->src);
-    bl->in_snap = false;
-    if (rc != 0) return -1;
+    bl->replay = true;
+    if (now - bl->refused_ms < settle) {
+        long waited = (long)(now - bl->refused_ms);
+        bl->replay_nap_ms = waited < 1000 ? 50 : waited < 10000 ? 250 : 1000;
+    } else if (++bl->replays <= REPLAYS_MAX) {
+        bl->replay_nap_ms = 0;
+        bl->replay_after_gen = (*bl->env->gen)->id;
+        char note[SOURCE_NOTE_MAX];
+        snprintf(note, sizeof note,
+                 "after " SOURCE_QUERY_REFUSED " (%.250s) for %lld ms at the transaction "
+                 "ending at %.100s:%llu, before the binlog reader reached the schema change "
+                 "that caused it", p->err, now - bl->refused_ms, cm->end.file,
+                 (unsigned long long)cm->end.pos);
+        bl->replay_verdict = bl->env->verdict_ask(bl->env->ud, note);
+    } else {
+        bl->replay = false;
+    }
+}
+
+/* A transaction built: its delivery transaction ended at its commit (the
+ * checkpoint may pass it now), its counts and position published, the
+ * supervisor's commands run (between). */
+static void commit_done(struct binlog_source *bl, const bl_commit *cm) {
+    struct pipeline *p = bl->env->p;
     if (bl->refused_ms)
         log_info("run", "the transaction ending at %s:%llu is built after %lld ms: the source "
                  "answers the mapping's queries again", cm->end.file,
@@ -560,6 +363,56 @@ static int commit_build(struct binlog_source *bl, const bl_commit *cm) {
     bl->at = bl->boundary = cm->end;
     between(bl);
     publish_stats(bl, &cm->end, cm, false);
+}
+
+static int commit_build(struct binlog_source *bl, const bl_commit *cm) {
+    struct pipeline *p = bl->env->p;
+    if (bl->group_n) {
+        bl->env->counts.groups++;
+        bl->env->counts.grouped_txns += bl->group_n + 1;
+    }
+    bl->group_n = 0;
+    bl->group_rows_from = bl->env->counts.rows; /* the next group counts its rows from here */
+    if (binlog_src_ensure(bl) < 0) return -1;
+    bool xa_fresh;
+    struct xa_txn *xa = xa_begin(bl, cm, &xa_fresh);
+    bool uses_meta = bl->env->cs->snaps.len > 0; /* the only metadata write of a build */
+    int rc = xa && cm->xa == BL_XA_COMMITTED ? binlog_wait_xa_engine_commit(bl, cm) : 0;
+    if (rc == 0) rc = binlog_read_snapshot_begin(bl, cm);
+    if (rc == 0) rc = pipeline_build(p, bl->env->cs, &cm->end);
+    xa_end(bl, cm, xa, xa_fresh, rc == 0);
+    /* a connection lost midway (a restart, a KILL) is no reason to stop:
+     * the run loop reads the transaction again (replay_transaction). A
+     * statement that drops its connection every time (one running past
+     * read_timeout_ms, a packet over max_allowed_packet) is not an outage:
+     * after REPLAYS_MAX attempts in a row the daemon stops with its error. */
+    if (rc != 0) snprintf(bl->env->err, bl->env->errlen, "%s", p->err);
+    /* the server's code for a failed query: the builder's prepared statements
+     * carry their own (p->src_errno), the connection's may not say it */
+    unsigned srcerr = rc == 0 ? 0 : p->src_errno ? p->src_errno : mysql_errno(p->src);
+    /* ER_TABLE_DEF_CHANGED (1412): a TRUNCATE, ALTER or DROP + CREATE of a
+     * table after the read snapshot began; a new snapshot reads it */
+    if (rc != 0 && !*bl->env->stop &&
+        (db_conn_lost(p->src) || srcerr == 1412 ||
+         (uses_meta && db_conn_lost(p->meta))))
+        replay_after_loss(bl);
+    /* ER_BAD_FIELD_ERROR, ER_NO_SUCH_TABLE: a mapped column or table is
+     * missing from the source now. Not a verdict on the mapping: the server
+     * is ahead of the reader, and a schema change the reader has not read
+     * yet may be a moment of an online schema change (gh-ost's two-step
+     * cut-over renames the table away, then the rebuilt one in; a RENAME
+     * swap is under way). So the transaction is read again, backing off,
+     * until the source has the table or column again; only when it stays
+     * missing for [source] schema_settle_ms does the supervisor judge the
+     * mapping against the source as it is (sync/node/schema_watch.c) and
+     * stop the index configs it no longer fits, the transaction then read
+     * again with the generation that leaves them out. */
+    if (rc != 0 && !*bl->env->stop && !bl->replay && (srcerr == 1054 || srcerr == 1146))
+        replay_while_missing(bl, cm, srcerr);
+    if (bl->in_snap) db_snapshot_end(p->src);
+    bl->in_snap = false;
+    if (rc != 0) return -1;
+    commit_done(bl, cm);
     return 0;
 }
 
@@ -571,7 +424,7 @@ static int on_heartbeat(void *ctx, const bl_pos *at) {
     if (at && at->file[0]) bl->at = *at;
     xa_tick(bl);
     if (bl->have_last && pipeline_has_missing(p)) { /* idle: rebuild them on their own */
-        if (src_ensure(bl) < 0) return -1;
+        if (binlog_src_ensure(bl) < 0) return -1;
         if (pipeline_rebuild_missing(p, &bl->last_commit.end) < 0) {
             snprintf(bl->env->err, bl->env->errlen, "%s", p->err);
             if (*bl->env->stop || !db_conn_lost(p->src)) return -1;
@@ -684,7 +537,7 @@ static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_
     }
     long delay_ms = 100;
     for (int attempt = 0, refused = 0;; attempt++) {
-        if (src_ensure(bl) < 0) return -1; /* the metadata: where a transaction needs it */
+        if (binlog_src_ensure(bl) < 0) return -1; /* the metadata: where a transaction needs it */
         if (bl_reader_open(r, ro, sink) == BL_OK) break;
         reader_stats_link(bl->env->rs, false, r->err);
         snprintf(bl->env->err, bl->env->errlen, "%s", r->err);
@@ -714,7 +567,7 @@ static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_
 static int purged_midway(struct binlog_source *bl, bl_reader *r, const bl_sink *sink) {
     struct source_env *env = bl->env;
     bl_pos at = bl->have_last ? bl->last_commit.end : r->start;
-    if (strcmp(env->cfg->source.on_purged, "rebuild") || src_ensure(bl) < 0) return -1;
+    if (strcmp(env->cfg->source.on_purged, "rebuild") || binlog_src_ensure(bl) < 0) return -1;
     const char *gtids = config_gtid_versions(env->cfg) ? (bl->gtids.data ? bl->gtids.data : "")
                                                        : NULL;
     char why[BL_ERR_LEN];
@@ -772,8 +625,8 @@ static int binlog_source_run(struct binlog_source *bl) {
         if (*bl->env->stop) rc = BL_STOP; /* the transaction is read on the next start */
         break;
     }
-    /* a stop requested while a transaction waited for the source (src_ensure)
-     * is a stop: the transaction was not built, and is read at the next start */
+    /* a stop requested while a transaction waited for the source
+     * (binlog_src_ensure) is a stop: the transaction was not built, and is read at the next start */
     if (rc == BL_ERR && !bl->env->err[0] && *bl->env->stop) rc = BL_STOP;
     if (rc == BL_ERR && !bl->env->err[0]) snprintf(bl->env->err, bl->env->errlen, "%s", r.err);
     bl->reader = NULL;

@@ -64,6 +64,18 @@ struct binlog_source {
 /* [source] kind = binlog, what the daemon calls (sync/sources/source.h) */
 extern const struct source_kind binlog_source_kind;
 
+/* ---- between binlog_source.c and binlog_visible.c ---- */
+/* The read snapshot of transaction cm's documents opened, at or past its
+ * commit (or its GTID waited for, where the server says no snapshot
+ * position). 0, or -1 with bl->env->p->err (p->src_errno). */
+int binlog_read_snapshot_begin(struct binlog_source *bl, const bl_commit *cm);
+/* XA COMMIT cm waited for until the engine committed it too. 0, or -1 with
+ * bl->env->p->err when the connection failed. */
+int binlog_wait_xa_engine_commit(struct binlog_source *bl, const bl_commit *cm);
+/* The source connection for a transaction's reads, a restarting server
+ * waited out; -1 only on a stop request. */
+int binlog_src_ensure(struct binlog_source *bl);
+
 /* ---- between binlog_source.c and binlog_start.c ---- */
 void binlog_source_init(struct binlog_source *bl, struct source_env *env);
 /* Where reading starts (binlog_start.c): bl->ro, bl->boundary,

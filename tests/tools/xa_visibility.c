@@ -1,5 +1,5 @@
 /* xa_visibility: how often a read that the server's own markers place after
- * an XA COMMIT still misses its rows (the reason sync/sources/binlog_source.c waits
+ * an XA COMMIT still misses its rows (the reason sync/sources/binlog_visible.c waits
  * for XA RECOVER before it reads an XA COMMIT's documents).
  *
  * Each round: a session prepares an XA transaction that sets t.v = round and

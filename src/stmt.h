@@ -1,11 +1,12 @@
 /* stmt: one prepared statement with text parameters, its rows as text.
  *
- * The admin API's queries take values from requests (an alias in the path):
- * they reach MySQL only as bound parameters of a prepared statement, never
- * spliced into SQL text (docs/http-api.md, "Security"). Every result cell comes back as the
+ * For queries whose values come from requests (an alias in an admin API
+ * path, a word an operator sends): they reach MySQL only as bound
+ * parameters of a prepared statement, never spliced into SQL text
+ * (docs/http-api.md, "Security"). Every result cell comes back as the
  * server's text (so BIGINT counters stay exact), NULL for SQL NULL. */
-#ifndef SS_WEB_STMT_H
-#define SS_WEB_STMT_H
+#ifndef SS_STMT_H
+#define SS_STMT_H
 #include <stdbool.h>
 #include <stddef.h>
 
