@@ -103,7 +103,6 @@ file sync/reindex/reindex_runner.c 837
 file sync/sources/binlog_source.c 829
 file web/api.c 943
 function cmd/cmd_dead_letters.c:cmd_dead_letters 119
-function cmd/cmd_reindex.c:follow 102
 function cmd/cmd_status.c:cmd_status 168
 function src/mq/debezium.c:enc_value 124
 function sync/authoring/mapping_import.c:mapping_import_run 107

@@ -17,7 +17,11 @@
 #     configuration is refused, exit 2); west's daemon replays its own
 #     through its API;
 #   - each replayed document carries the version of its own dead letter, and
-#     the alias equals the union of the two servers' SQL oracles.
+#     the alias equals the union of the two servers' SQL oracles;
+#   - then a reindex across both sources with west's server down: the
+#     command follows each source's part in `status`'s words (east's jobs
+#     done, west DOWN, the switch waiting for west's part), and the version
+#     goes live once west's server is back, equal to the union again.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oracle_lib.sh"
 . "$(dirname "$0")/multi_lib.sh"
@@ -169,6 +173,38 @@ assert_eq "0 0" "$(rows_of east) $(rows_of west)" "no dead letter left"
 assert_eq "$vw" "$(search_get "/$alias/_doc/west:1001" | jq -r ._version)" \
     "west:1001 carries its own (smaller) version: never compared with east's"
 check_oracle "after both sources' replays"
+
+# ---- a reindex across both sources, followed, with west's server down
+west_up_is() {
+    [ "$("$SEARCHSYNC_BIN" status --config "$TEST_TMP/east.ini" --json 2>/dev/null | jq -r --arg a "$alias" \
+        '.indices[] | select(.alias == $a) | .sources[] | select(.name == "west") | .source_up')" = "$1" ]
+}
+extra_ctl west kill >/dev/null 2>&1 || fail "killing west's server"
+wait_until 30 "east's status says west's server is down" west_up_is false
+timeout 150 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/east.ini" "$alias" >"$TEST_TMP/follow.out" 2>&1 &
+fpid=$!
+follow_says() { grep -qE -- "$1" "$TEST_TMP/follow.out"; }
+wait_until 60 "reindex says the switch waits for west" follow_says \
+    "^  the version being built waits for source west: its part is not planned yet \(its server is down for [0-9]+ s"
+wait_until 30 "reindex shows east's part done" follow_says "^  east  read by .*; its part of the build: 1/1 job\(s\) done, [0-9]+ rows read"
+assert_true "reindex shows west as down, its part not planned ($(cat "$TEST_TMP/follow.out"))" \
+    follow_says "^  west  DOWN for [0-9]+ s \(.*\), read by .*; its part of the build: not planned"
+assert_eq 1 "$(version)" "the alias stays on version 1 while west's part waits"
+extra_ctl west restart >"$TEST_TMP/west.restart.log" 2>&1 || fail "west's server did not restart: $(tail "$TEST_TMP/west.restart.log")"
+st=0; wait "$fpid" || st=$?
+log "reindex across sources, followed: $(cat "$TEST_TMP/follow.out")"
+assert_eq 0 "$st" "the followed reindex ends once west's part is in"
+assert_true "reindex says the version is live" follow_says "^$alias v2 is live: "
+for s in east west; do
+    n="$(extra_q "$s" "SELECT COUNT(*) FROM shop.orders")"
+    assert_true "reindex says what $s's part did" follow_says \
+        "^  $s  its part: 1 job\(s\), $n rows read, $n documents written, 0 rejected"
+done
+# a change on each (after its restart west's binlog is a new file, which an
+# idle reader's checkpoint reaches only with a transaction in it)
+for s in east west; do extra_q "$s" "UPDATE shop.orders SET status = 'sent' WHERE id = 3"; done
+caught_up 60 east west
+check_oracle "version 2, built across both sources with one down for a while"
 for s in "${SRC[@]}"; do dstop "$s"; done
 log "$(($(date +%s) - t0)) s"
 pass
