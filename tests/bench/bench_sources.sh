@@ -180,6 +180,7 @@ build_once() { # K: sets rate
 }
 median() { sort -n | awk '{v[NR] = $1} END {m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.0f (range %.0f-%.0f)", m, v[1], v[NR]}'; }
 median1() { sort -n | awk '{v[NR] = $1} END {m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f (%.1f-%.1f)", m, v[1], v[NR]}'; }
+median2() { sort -n | awk '{v[NR] = $1} END {m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f (%.2f-%.2f)", m, v[1], v[NR]}'; }
 per_txn() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN {printf "%.0f", (b - a) * 1e6 / n}'; }
 cores() { awk -v a="$1" -v b="$2" -v s="$3" 'BEGIN {printf "%.2f", (b - a) / s}'; }
 label() { if [ "$1" = c ]; then echo "$CL sources, $CL-node cluster"; else echo "$1 source(s)"; fi; }
@@ -193,13 +194,13 @@ live_once() { # SET MODE: one live run, its figures appended to $tmp/l_SET_MODE
         --orders $((N / $(nsrc "$k"))) --rate "$LRATE" --secs "$LSECS" --total "$LTOTAL" --seed "$r" "${src[@]}")" ||
         { echo "bench_sources: the live run of $(label "$k") failed"; tail -5 "$tmp"/k"${k}"_*.log; exit 1; }
     c1=$(sum_cpu "${d[@]}"); m1=$(sum_cpu "${m[@]}"); e1=$(engine_cpu)
-    local tx wall tps p50 p99 mx
-    read -r tx wall tps p50 p99 mx <<<"$(jq -r '"\(.txns) \(.wall_s) \(.txn_per_s) \(.lag_p50_ms) \(.lag_p99_ms) \(.lag_max_ms)"' <<<"$out")"
+    local tx wall tps p50 p99 mx cm dr
+    read -r tx wall tps p50 p99 mx cm dr <<<"$(jq -r '"\(.txns) \(.wall_s) \(.txn_per_s) \(.lag_p50_ms) \(.lag_p99_ms) \(.lag_max_ms) \(.committed_s) \(.drain_s)"' <<<"$out")"
     echo "$tps $p50 $p99 $(per_txn "$c0" "$c1" "$tx") $(per_txn "$m0" "$m1" "$tx") $(per_txn "$e0" "$e1" "$tx") $(cores "$c0" "$c1" "$wall") $(cores "$e0" "$e1" "$wall") $ld" >>"$tmp/l_${k}_$mode"
     if [ "$mode" = fixed ]; then
         echo "    $(label "$k"), $LRATE tx/s each: $tx transactions in $wall s ($tps tx/s), lag p50 $p50 ms, p99 $p99 ms, max $mx ms; CPU µs a transaction: daemons $(per_txn "$c0" "$c1" "$tx"), MariaDB $(per_txn "$m0" "$m1" "$tx"), engine $(per_txn "$e0" "$e1" "$tx"); daemons $(cores "$c0" "$c1" "$wall") cores, engine $(cores "$e0" "$e1" "$wall"); load $ld"
     else
-        echo "    $(label "$k"), saturation: $tx transactions in $wall s = $tps tx/s; CPU µs a transaction: daemons $(per_txn "$c0" "$c1" "$tx"), MariaDB $(per_txn "$m0" "$m1" "$tx"), engine $(per_txn "$e0" "$e1" "$tx"); daemons $(cores "$c0" "$c1" "$wall") cores, engine $(cores "$e0" "$e1" "$wall"); load $ld"
+        echo "    $(label "$k"), saturation: $tx transactions in $wall s = $tps tx/s (committed in $cm s, the rest $dr s); CPU µs a transaction: daemons $(per_txn "$c0" "$c1" "$tx"), MariaDB $(per_txn "$m0" "$m1" "$tx"), engine $(per_txn "$e0" "$e1" "$tx"); daemons $(cores "$c0" "$c1" "$wall") cores, engine $(cores "$e0" "$e1" "$wall"); load $ld"
     fi
 }
 for k in "${SETS[@]}"; do : >"$tmp/b_$k"; : >"$tmp/l_${k}_fixed"; : >"$tmp/l_${k}_sat"; done
@@ -239,6 +240,6 @@ if [ "$LIVE" = 1 ]; then
         f="$tmp/l_${k}_fixed" s="$tmp/l_${k}_sat"
         sat=$(col 1 "$s" | median)
         [ -n "$one" ] || one="${sat%% *}"
-        echo "  | $(label "$k") | $(col 1 "$f" | median) | $(col 2 "$f" | median) | $(col 3 "$f" | median) | $(col 4 "$f" | median) | $(col 7 "$f" | median1) | $(col 9 "$f" | median1) | $sat | $(awk -v a="${sat%% *}" -v b="$one" 'BEGIN {printf "%.0f%%", 100 * a / b}') | $(col 4 "$s" | median) / $(col 5 "$s" | median) / $(col 6 "$s" | median) | $(col 7 "$s" | median1) / $(col 8 "$s" | median1) | $(col 9 "$s" | median1) |"
+        echo "  | $(label "$k") | $(col 1 "$f" | median) | $(col 2 "$f" | median) | $(col 3 "$f" | median) | $(col 4 "$f" | median) | $(col 7 "$f" | median2) | $(col 9 "$f" | median1) | $sat | $(awk -v a="${sat%% *}" -v b="$one" 'BEGIN {printf "%.0f%%", 100 * a / b}') | $(col 4 "$s" | median) / $(col 5 "$s" | median) / $(col 6 "$s" | median) | $(col 7 "$s" | median2) / $(col 8 "$s" | median2) | $(col 9 "$s" | median1) |"
     done
 fi
