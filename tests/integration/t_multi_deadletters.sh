@@ -44,36 +44,14 @@ shop_schema west 2 40
 declare -A APORT
 config() { # SOURCE SERVER_ID
     APORT[$1]="$(free_port)"
-    cat >"$TEST_TMP/$1.ini" <<INI
-[source]
-name = $1
-mapping = $mapping_name
-host = 127.0.0.1
-port = $(extra_port "$1")
-user = searchsync
-password = searchsync
-server_id = $2
-start = now
-heartbeat_ms = 500
-[metadata]
-host = $MYSQL_HOST
-port = $MYSQL_PORT
-user = root
-database = $meta
-reload_interval_ms = 500
-[search]
-urls = $SEARCH_URL
-[reindex]
-buckets = 1
-poll_interval_ms = 300
-[delivery]
-flush_interval_ms = 50
-checkpoint_interval_ms = 100
+    { MULTI_BUCKETS=1 MULTI_POLL_MS=300 source_ini "$1" $2
+      cat <<INI
 [admin]
 listen = 127.0.0.1:${APORT[$1]}
 [log]
 level = info
 INI
+    } >"$TEST_TMP/$1.ini"
 }
 config east 4401
 config west 4402
