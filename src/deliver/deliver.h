@@ -151,6 +151,9 @@ struct deliver_opts {
     int workers, helpers;
     int batch_min, batch_max, batch_max_bytes, flush_interval_ms;
     int linger_ms; /* a queue waits this long after its first change unless batch_max wait */
+    int linger_refresh_percent; /* with linger_ms 0, a live stream's request to a target
+                                 * leaves no sooner than this percent of the target's
+                                 * refresh_interval after its previous one (linger.c) */
     bool batch_to_refresh; /* a live stream's changes wait until just before the engine's
                             * next refresh of their index (src/deliver/refresh.c) */
     bool group_commit; /* hub: while a request of a target is in flight, its next

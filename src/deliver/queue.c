@@ -189,6 +189,7 @@ static bool eligible_ex(struct deliver_hub *d, struct indexq *q, int64_t now, in
     if (d->draining) return true;
     if (lingers && group_commit_holds(d, q, hs, head, now, wake)) return false;
     if (lingers && refresh_holds(d, q, hs, head, now, wake)) return false;
+    if (lingers && linger_refresh_holds(d, q, hs, head, now, wake)) return false;
     if (lingers && hs->linger_ms > 0 && d->total < d->o.high_watermark) {
         /* group commit with a floor: the queue's first change waits for
          * company (a transaction's end does not cut this short), unless the

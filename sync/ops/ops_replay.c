@@ -47,6 +47,7 @@ enum ops_status ops_replay(const struct ops_env *env, const struct ops_replay_re
         o.dead_letter = dl_store_put; /* what fails again is a dead letter again */
         o.dead_letter_ud = store;
         o.linger_ms = 0; /* a replay goes as fast as it can */
+        o.linger_refresh_percent = 0;
         d = deliver_open(env->hub, &o, env->client, "dead-letters", DELIVER_BULK, e->msg,
                          sizeof e->msg);
     }

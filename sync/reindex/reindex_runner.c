@@ -543,6 +543,7 @@ static int start_workers(struct reindex_runner *r, struct deliver_hub *hub, int 
     o.flush_interval_ms = 1000;
     o.flush_on_txn_end = true;
     o.linger_ms = 0; /* a closed page's rest goes at once */
+    o.linger_refresh_percent = 0;
     o.checkpoint = NULL;
     o.dead_letter = reindex_dead_letter;
     for (int i = 0; i < nw && ok; i++) {
