@@ -538,6 +538,7 @@ void *helper_main(void *arg) {
     pthread_mutex_lock(&d->mu);
     while (!d->stop) {
         int64_t now = now_ns();
+        h->beat_ns = now;
         int64_t wake = now + 1000 * NS_PER_MS;
         struct indexq *q = pick_queue(d, now, &wake);
         if (!q && engine_probe_due(d, now, &wake)) {

@@ -610,6 +610,7 @@ static int kafka_source_run(void *state) {
     publish_stats(ks, false);
     int rc = BL_STOP;
     while (!*env->stop) {
+        liveness_beat(&env->rs->live); /* each poll: a broker away still returns */
         if (!ks->group_msgs) ks_topics_poll(ks, false);
         /* an open change set waits GROUP_WAIT_MS for the next message (the
          * next fetch's may be on its way) before it is built: built at every

@@ -597,6 +597,46 @@ static void t_i5_i3_fire(void **st) {
     deliver_free(d);
 }
 
+static void *submit_second(void *arg) {
+    submit(arg, "i", "2", 2, CHANGE_INDEX, "{}");
+    deliver_txn_end(arg, "p2");
+    return NULL;
+}
+
+/* The hub's health: a sender held in one request past the bound is wedged
+ * (named, with where), and well again once the request returns; a producer
+ * held at the high-water mark is in a wait it can name */
+static void t_hub_health(void **st) {
+    (void)st;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.batch_min = 1;
+    o.high_watermark = 1;
+    struct deliver_hub *h = mk_hub(&o);
+    struct deliver *s = mk_stream(h, &o, "live", DELIVER_LIVE);
+    char why[256] = "";
+    WAIT_UNTIL(deliver_hub_healthy(h, 200, why, sizeof why)); /* its threads went round */
+    gate(true);
+    struct change c = {.index = "i", .target = "i", .doc_id = "1", .version = 1,
+                       .op = CHANGE_INDEX, .body = "{}", .body_len = 2};
+    assert_int_equal(deliver_submit(s, &c), DELIVER_OK);
+    deliver_txn_end(s, "p1");
+    WAIT_UNTIL(!deliver_hub_healthy(h, 200, why, sizeof why));
+    assert_non_null(strstr(why, "sender thread"));
+    assert_non_null(strstr(why, "in a batch"));
+    assert_false(deliver_waiting_for_space(s));
+    pthread_t th; /* a second change: over the high-water mark, its producer waits */
+    assert_int_equal(pthread_create(&th, NULL, submit_second, s), 0);
+    WAIT_UNTIL(deliver_waiting_for_space(s));
+    gate(false);
+    pthread_join(th, NULL);
+    assert_false(deliver_waiting_for_space(s));
+    WAIT_UNTIL(deliver_hub_healthy(h, 200, why, sizeof why));
+    assert_int_equal(deliver_drain(s, 5000), DELIVER_OK);
+    deliver_free(s);
+    deliver_hub_free(h);
+}
+
 /* I2: a snapshot's version read before it may only be behind the snapshot */
 static void t_i2_fires(void **st) {
     (void)st;
@@ -624,6 +664,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_i4_fires, setup, teardown),
         cmocka_unit_test_setup_teardown(t_i5_i3_fire, setup, teardown),
         cmocka_unit_test_setup_teardown(t_i2_fires, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_hub_health, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
