@@ -70,6 +70,7 @@
 #include "sync/pipeline/pipeline.h"
 #include "sync/reindex/reindex_int.h"
 #include "sync/reindex/reindex_runner_int.h"
+#include "sync/pipeline/streams.h"
 #include "sbuf.h"
 #include "search/search.h"
 #include "search/index_version.h"
@@ -766,6 +767,7 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
         w->meta = w->src ? db_connect(&r->metap, err, errlen) : NULL;
         char name[300];
         snprintf(name, sizeof name, "reindex:%s:%u", alias, version);
+        o.ordered_versions = stream_ordered(name); /* I5 asserted at submit */
         w->d = w->meta ? deliver_stream_open(hub, &o, name, DELIVER_BULK, err, errlen) : NULL;
         ok = w->d != NULL;
         if (ok) r->nw++;
