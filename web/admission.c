@@ -192,11 +192,12 @@ unsigned long adm_cut_count(struct admission *a) {
 
 /* A connection cut at its deadline is closed by libmicrohttpd once the
  * thread serving it sees the end of its stream: one still open bound_ms
- * after its cut has a thread stuck in its handler. The reaper itself must
- * go round (every 250 ms). */
+ * after its cut has a thread stuck in its handler. The reaper itself goes
+ * round every 250 ms: quiet for 5 s (or bound_ms, if longer), it is wedged. */
 bool adm_healthy(struct admission *a, int64_t bound_ms, char *why, size_t whylen) {
     if (!a) return true;
-    if (!liveness_check(&a->live, "connection reaper", mono_ms(), bound_ms, why, whylen))
+    if (!liveness_check(&a->live, "connection reaper", mono_ms(),
+                        bound_ms > 5000 ? bound_ms : 5000, why, whylen))
         return false;
     bool well = true;
     pthread_mutex_lock(&a->mu);

@@ -155,6 +155,7 @@ struct helper {
     int nqs, qs_cap;
     int64_t sending_ns; /* when its request in flight was sent, 0 = none (engine.c) */
     int64_t beat_ns;    /* it last went round its loop (health.c), 0 = not yet */
+    bool idle;          /* it waits for work (health.c: well) */
 };
 
 /* The process's one delivery (the hub): queues, helpers, fuses, the
@@ -177,6 +178,7 @@ struct deliver_hub {
     pthread_t ckpt_th;
     bool ckpt_started;
     int64_t ckpt_beat_ns; /* the checkpoint thread last went round (health.c) */
+    bool ckpt_idle;       /* ... and waits between saves (well) */
     struct fuse *fuses;
     bool stop;
     int draining;     /* streams draining now: every queue sends what it has */

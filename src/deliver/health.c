@@ -35,14 +35,15 @@ bool deliver_hub_healthy(struct deliver_hub *d, int64_t bound_ms, char *why, siz
     bool well = true;
     for (int i = 0; i < d->o.helpers && well && !d->stop; i++) {
         const struct helper *h = &d->helpers[i];
-        if (!h->beat_ns || now - h->beat_ns <= bound) continue;
+        if (!h->beat_ns || h->idle || now - h->beat_ns <= bound) continue;
         well = false;
         snprintf(why, whylen, "sender thread %d has not gone round for more than %lld ms "
                  "(wedged %s)", i, (long long)bound_ms,
                  h->sending_ns ? "in a batch: sending it or reporting its results"
                                : "between batches");
     }
-    if (well && d->ckpt_started && !d->stop && d->ckpt_beat_ns && now - d->ckpt_beat_ns > bound) {
+    if (well && d->ckpt_started && !d->stop && d->ckpt_beat_ns && !d->ckpt_idle &&
+        now - d->ckpt_beat_ns > bound) {
         well = false;
         snprintf(why, whylen, "the checkpoint thread has not gone round for more than %lld ms "
                  "(wedged saving a checkpoint?)", (long long)bound_ms);

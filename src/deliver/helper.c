@@ -580,7 +580,9 @@ void *helper_main(void *arg) {
         if (!q) {
             struct timespec ts;
             deadline_ts(&ts, wake);
+            h->idle = true; /* waiting for work: not wedged however late it wakes */
             pthread_cond_timedwait(&d->work_cv, &d->mu, &ts);
+            h->idle = false;
             continue;
         }
         b.n = take_batch(d, h, q, &b.it, &b.cap, b.seen, b.seen_cap, now);

@@ -253,7 +253,9 @@ void *ckpt_main(void *arg) {
         save_due_locked(d, &next);
         if (d->stop) break;
         deadline_ts(&ts, next);
+        d->ckpt_idle = true; /* (health.c) */
         pthread_cond_timedwait(&d->done_cv, &d->mu, &ts);
+        d->ckpt_idle = false;
         if (d->stop) break;
         engine_watch(d, now_ns());
     }
