@@ -52,6 +52,7 @@ static int connect_start(void *st, void *ctx) {
     const struct ss_config *cfg = dm->cfg;
     struct pipeline *p = &dm->p;
     p->stop = &daemon_stop_requested;
+    p->live = &dm->rs.live; /* its waits for a server away, named in its health */
     p->srcp = db_params_source(cfg);
     p->metap = db_params_metadata(cfg);
     p->metap.database = cfg->metadata.database;

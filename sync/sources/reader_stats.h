@@ -57,6 +57,7 @@ void reader_stats_link(void *stats, bool up, const char *why);
 /* the reader's named waits (reader_stats_link names the source's outage) */
 #define READER_WAIT_SOURCE_DOWN "the source server is down or refuses the replica"
 #define READER_WAIT_LOCK "the reader lock cannot be confirmed"
+#define READER_WAIT_METADATA "the metadata server does not take a dead letter"
 int64_t reader_stats_now_ms(void); /* the wall clock, unix ms */
 
 #endif
