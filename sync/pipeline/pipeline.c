@@ -390,9 +390,8 @@ static void unit_tables(struct pipeline *p, const struct mp_index *ix) {
     }
 }
 
-/* p->rv: the tables pipeline_read_view opens (see pipeline.h) */
-static void view_tables(struct pipeline *p, const struct changeset *cs, const char *alias,
-                        const char *unit) {
+int pipeline_read_view(struct pipeline *p, const struct changeset *cs, const char *alias,
+                       const char *unit, char *file, size_t filelen, unsigned long long *pos) {
     rv_tables_clear(&p->rv);
     size_t n = p->m ? p->m->nindices : 0;
     bool *mark = xcalloc(n ? n : 1, sizeof *mark);
@@ -423,13 +422,9 @@ static void view_tables(struct pipeline *p, const struct changeset *cs, const ch
     for (size_t i = 0; i < n; i++)
         if (mark[i]) unit_tables(p, &p->m->indices[i]);
     free(mark);
-}
-
-int pipeline_read_view(struct pipeline *p, const struct changeset *cs, const char *alias,
-                       const char *unit, char *file, size_t filelen, unsigned long long *pos) {
-    view_tables(p, cs, alias, unit);
-    return read_view_begin(p->src, &p->rv, &p->rv_kind, file, filelen, pos, &p->src_errno,
-                           p->err, sizeof p->err);
+    int s = read_view_begin(p->src, &p->rv, &p->rv_kind, file, filelen, pos, &p->src_errno,
+                            p->err, sizeof p->err);
+    return s;
 }
 
 int pipeline_snapshot_begin(struct pipeline *p, const char *alias, const char *unit,
@@ -490,15 +485,6 @@ static unsigned long long binlog_file_no(const char *f) {
 int pipeline_snapshot_at(struct pipeline *p, const struct changeset *cs, const char *alias,
                          const char *unit, const bl_pos *at, int wait_ms, bool read_behind,
                          bl_pos *snap) {
-    /* the tables its documents are read from opened first (read_view.h) */
-    view_tables(p, cs, alias, unit);
-    return snapshot_wait(p->src, &p->rv, &p->rv_kind, at, wait_ms, read_behind, snap,
-                         &p->src_errno, p->err, sizeof p->err);
-}
-
-int snapshot_wait(MYSQL *src, const struct rv_tables *rv, enum rv_kind *kind, const bl_pos *at,
-                  int wait_ms, bool read_behind, bl_pos *snap, unsigned *srcerr, char *err,
-                  size_t errlen) {
     unsigned long long want = binlog_file_no(at->file);
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -506,7 +492,8 @@ int snapshot_wait(MYSQL *src, const struct rv_tables *rv, enum rv_kind *kind, co
     for (int tries = 0;; tries++) {
         char file[BL_FILE_MAX];
         unsigned long long pos = 0;
-        int s = read_view_begin(src, rv, kind, file, sizeof file, &pos, srcerr, err, errlen);
+        /* the tables its documents are read from opened first (read_view.h) */
+        int s = pipeline_read_view(p, cs, alias, unit, file, sizeof file, &pos);
         if (s <= 0) return s;
         snprintf(snap->file, sizeof snap->file, "%s", file);
         snap->pos = pos;
@@ -518,7 +505,7 @@ int snapshot_wait(MYSQL *src, const struct rv_tables *rv, enum rv_kind *kind, co
             if (!behind || !read_behind) pipeline_version_check(at->file, at->pos, file, pos);
             return behind ? 2 : 1;
         }
-        db_snapshot_end(src);
+        db_snapshot_end(p->src);
         /* a commit in progress: visible within microseconds, mostly */
         struct timespec ts = {0, tries < 20 ? 100000 : 1000000};
         nanosleep(&ts, NULL);

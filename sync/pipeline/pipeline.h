@@ -159,13 +159,6 @@ int pipeline_snapshot_begin(struct pipeline *p, const char *alias, const char *u
 int pipeline_snapshot_at(struct pipeline *p, const struct changeset *cs, const char *alias,
                          const char *unit, const bl_pos *at, int wait_ms, bool read_behind,
                          bl_pos *snap);
-/* That wait on a connection and tables of the caller's (a build's worker,
- * which reads pages outside a pipeline: sync/reindex/reindex_runner.c):
- * returns as pipeline_snapshot_at, *kind as read_view_begin learns it, and
- * err and srcerr on -1. I2 is asserted here, for every producer. */
-int snapshot_wait(MYSQL *src, const struct rv_tables *rv, enum rv_kind *kind, const bl_pos *at,
-                  int wait_ms, bool read_behind, bl_pos *snap, unsigned *srcerr, char *err,
-                  size_t errlen);
 /* Open a read snapshot on p->src that first opens every table the reads
  * may touch (sync/pipeline/read_view.h): those of the index configs (over
  * shard tables: the shards) cs's builds name (cs non-NULL), else of those

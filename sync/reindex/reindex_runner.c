@@ -148,6 +148,15 @@ static void page_free(struct page *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* The version of the source's binlog position now (targets_version_at, as
+ * the pipeline's writes); 0 with w->err. */
+static uint64_t binlog_version(struct worker *w, const struct mp_index *ix) {
+    char file[BL_FILE_MAX];
+    unsigned long long pos = 0;
+    if (db_binlog_status(w->src, file, sizeof file, &pos, w->err, sizeof w->err) != 1) return 0;
+    return targets_version_at(w->r->cfg, w->src, ix, file, pos, w->err, sizeof w->err);
+}
+
 /* A job's first pages are smaller: 1/8, 1/4 and 1/2 of [reindex] page_size,
  * then page_size. The engine gets the job's first batch while a full page
  * would still be read, and each page is built while the one before it is
@@ -212,20 +221,14 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
      * dual write with a greater version. Without a server that reports that
      * position (MySQL), the position read just before the snapshot is used:
      * a transaction binlogged but not yet visible at that instant is then
-     * missed (see docs/operations.md). With one, that position read before
-     * is what the snapshot must not be behind (I2, asserted in the wait
-     * every producer's snapshot takes: snapshot_wait). */
-    bl_pos at = {0};
-    unsigned long long end = 0;
-    if (db_binlog_status(w->src, at.file, sizeof at.file, &end, w->err, sizeof w->err) != 1)
-        return -1;
-    at.pos = end;
+     * missed (see docs/operations.md). */
     if (w->snap == 0) {
-        p->version = targets_version_at(r->cfg, w->src, ix, at.file, at.pos, w->err,
-                                        sizeof w->err);
+        p->version = binlog_version(w, ix);
         if (!p->version) return -1;
         if (wait_committed(w) < 0) return -1;
     }
+    char file[512];
+    unsigned long long pos = 0;
     int64_t began = mono_ms();
     /* every table of the unit opened first: a table an online schema change
      * swaps in while the snapshot begins is never read as it was then
@@ -237,13 +240,11 @@ static int read_page(struct worker *w, size_t t, const char *cond, char **after)
     }
     enum rv_kind kind = w->snap < 0 ? RV_UNKNOWN : w->snap ? RV_POSITION : RV_NO_POSITION;
     unsigned srcerr = 0;
-    bl_pos snap;
-    int s = snapshot_wait(w->src, &w->rv, &kind, &at, 0, false, &snap, &srcerr, w->err,
-                          sizeof w->err);
+    int s = read_view_begin(w->src, &w->rv, &kind, file, sizeof file, &pos, &srcerr, w->err,
+                            sizeof w->err);
     if (s < 0) return -1;
-    if (s >= 1) {
-        p->version = targets_version_at(r->cfg, w->src, ix, snap.file, snap.pos, w->err,
-                                        sizeof w->err);
+    if (s == 1) {
+        p->version = targets_version_at(r->cfg, w->src, ix, file, pos, w->err, sizeof w->err);
         if (!p->version) {
             db_snapshot_end(w->src);
             return -1;
