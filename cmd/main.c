@@ -53,6 +53,8 @@ static const struct command_entry commands[] = {
     {"epoch", cmd_epoch, usage_epoch, "raise the version epoch after a failover"},
     {"dead-letters", cmd_dead_letters, usage_dead_letters,
      "changes the engine refused for good: list them, replay after a fix"},
+    {"source", cmd_source, usage_source,
+     "the sources of the metadata schema: list them, add one at run time, edit, remove"},
     {"migrate", cmd_migrate, usage_migrate, "create or upgrade the metadata schema"},
     {"config", cmd_config, usage_config, "validate a configuration file; print the key reference"},
 };

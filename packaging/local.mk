@@ -6,6 +6,13 @@
 #                                                  this install's paths
 #   $(systemdsystemunitdir)/searchsync@.service    its template, one instance
 #                                                  per source (NAME.ini)
+#   $(systemdsystemunitdir)/searchsync-sources.path and .service
+#                                                  the sources added at run time
+#                                                  started: the path unit watches
+#                                                  $(sysconfdir)/searchsync, the
+#                                                  oneshot runs
+#   $(libexecdir)/searchsync/searchsync-sources    which starts, restarts or stops
+#                                                  searchsync@NAME to match it
 #   $(man1dir)/searchsync.1                        the man page
 #   $(bashcompletiondir)/searchsync                bash completion
 # Both directories may be set at configure time
@@ -14,11 +21,17 @@
 # unprivileged install works.
 dist_man1_MANS = docs/searchsync.1
 
-systemdsystemunit_DATA = packaging/searchsync.service packaging/searchsync@.service
+systemdsystemunit_DATA = packaging/searchsync.service packaging/searchsync@.service \
+	packaging/searchsync-sources.path packaging/searchsync-sources.service
 bashcompletion_DATA = packaging/searchsync
-CLEANFILES += packaging/searchsync.service packaging/searchsync@.service packaging/searchsync
+searchsynclibexecdir = $(libexecdir)/searchsync
+searchsynclibexec_SCRIPTS = packaging/searchsync-sources
+CLEANFILES += packaging/searchsync.service packaging/searchsync@.service packaging/searchsync \
+	packaging/searchsync-sources.path packaging/searchsync-sources.service \
+	packaging/searchsync-sources
 EXTRA_DIST += packaging/searchsync.service.in packaging/searchsync@.service.in \
-	packaging/searchsync.bash
+	packaging/searchsync.bash packaging/searchsync-sources.path.in \
+	packaging/searchsync-sources.service.in packaging/searchsync-sources.sh
 
 # paths substituted at make time, so `make install prefix=...` is honoured
 packaging/searchsync.service: $(srcdir)/packaging/searchsync.service.in Makefile
@@ -29,6 +42,17 @@ packaging/searchsync@.service: $(srcdir)/packaging/searchsync@.service.in Makefi
 	$(AM_V_GEN)$(MKDIR_P) packaging && \
 	sed -e 's|@bindir[@]|$(bindir)|g' -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
 	    $(srcdir)/packaging/searchsync@.service.in >$@.tmp && mv $@.tmp $@
+packaging/searchsync-sources.path: $(srcdir)/packaging/searchsync-sources.path.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) packaging && \
+	sed -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
+	    $(srcdir)/packaging/searchsync-sources.path.in >$@.tmp && mv $@.tmp $@
+packaging/searchsync-sources.service: $(srcdir)/packaging/searchsync-sources.service.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) packaging && \
+	sed -e 's|@libexecdir[@]|$(libexecdir)|g' -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
+	    $(srcdir)/packaging/searchsync-sources.service.in >$@.tmp && mv $@.tmp $@
+packaging/searchsync-sources: $(srcdir)/packaging/searchsync-sources.sh
+	$(AM_V_GEN)$(MKDIR_P) packaging && cp $(srcdir)/packaging/searchsync-sources.sh $@ && \
+	chmod +x $@
 packaging/searchsync: $(srcdir)/packaging/searchsync.bash
 	$(AM_V_GEN)$(MKDIR_P) packaging && cp $(srcdir)/packaging/searchsync.bash $@
 

@@ -10,13 +10,13 @@ _searchsync() {
         words=("${COMP_WORDS[@]}")
         cword=$COMP_CWORD
     fi
-    local commands="run tail kafka-tail reindex resync delayed-run check mapping status epoch dead-letters migrate config"
+    local commands="run tail kafka-tail reindex resync delayed-run check mapping status epoch dead-letters source migrate config"
     if [ "$cword" -eq 1 ]; then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return
     fi
     case "$prev" in
-        --config|-c)
+        --config|-c|--password-file|--ssl-ca)
             COMPREPLY=($(compgen -f -- "$cur"))
             return ;;
     esac
@@ -26,6 +26,7 @@ _searchsync() {
         config) [ "$cword" -eq 2 ] && extra="check reference" ;;
         epoch) [ "$cword" -eq 2 ] && extra="bump" ;;
         dead-letters) [ "$cword" -eq 2 ] && extra="list replay" ;;
+        source) [ "$cword" -eq 2 ] && extra="list add edit remove" ;;
     esac
     COMPREPLY=($(compgen -W "$extra --config --help" -- "$cur"))
     case "$cur" in

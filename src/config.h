@@ -151,6 +151,7 @@ struct ss_config {
         char *allowed_hosts;
         char *trusted_proxies; /* comma list of proxy addresses (X-Forwarded-For) */
         int session_ttl_s;
+        char *sources_dir; /* where `source add` writes NAME.ini (sync/ops/ops_sources.h) */
     } admin;
 
     struct {

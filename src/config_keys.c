@@ -348,6 +348,10 @@ const struct config_key config_keys[] = {
       "limit counts per client, the log names it); empty = the peer's address"),
     I("admin", "session_ttl_s", admin.session_ttl_s, "43200", 5, 2592000,
       "Lifetime of a UI login session"),
+    S("admin", "sources_dir", admin.sources_dir, "/etc/searchsync", NULL, false, false,
+      "Directory where `searchsync source add` and POST /api/v1/sources write a new source's "
+      "NAME.ini and NAME.password (mode 0600), where the template unit searchsync@NAME reads "
+      "them; the process adding a source must be able to write it"),
 
     E("log", "level", log.level, "info", "debug|info|warn|error", "Least severe level logged"),
     E("log", "format", log.format, "text", "text|json",

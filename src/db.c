@@ -16,7 +16,7 @@
 db_params db_params_source(const struct ss_config *c) {
     db_params p = {"source", c->source.host, c->source.port, c->source.socket, c->source.user,
                    c->source.password, NULL, c->source.connect_timeout_ms,
-                   c->source.read_timeout_ms, NULL, NULL, db_tls_source(c)};
+                   c->source.read_timeout_ms, NULL, NULL, db_tls_source(c), false};
     return p;
 }
 
@@ -73,6 +73,12 @@ MYSQL *db_connect(const db_params *p, char *err, size_t errlen) {
         char h[640];
         if (p->tls.section && db_tls_hint(&p->tls, e, mysql_error(m), h, sizeof h))
             ;
+        else if (p->candidate)
+            snprintf(h, sizeof h, "%s",
+                     e == 1045 || e == 1698 ? "check the user and password given"
+                     : e == 2002 || e == 2003 || e == 2005
+                         ? "is the server running and reachable at the host and port given?"
+                         : "see the server's error");
         else if (e == 1045 || e == 1044 || e == 1698) {
             if (e != 1044) cred_refused_note(); /* 1044: a database not granted */
             int k = snprintf(h, sizeof h, "check the user and password in the [%s] section%s%s%s",

@@ -29,6 +29,10 @@ typedef struct db_params {
      * when not role's own ([metadata] without a user uses [source]'s); NULL: role */
     const char *cred_section, *addr_section;
     struct db_tls tls; /* ssl_mode, ssl_ca, ... of [source] or [metadata] */
+    /* a server tried before it is configured (`searchsync source add`): a
+     * refused login is the values given, not this process's configuration
+     * (cred_refused.h is not told), and the hint names them, not a section */
+    bool candidate;
 } db_params;
 
 db_params db_params_source(const struct ss_config *c);

@@ -156,7 +156,8 @@ libsearchsync_a_SOURCES += sync/cluster/job_assign.c sync/cluster/job_assign.h
 libsearchsync_a_SOURCES += sync/ops/ops.c sync/ops/ops.h sync/ops/ops_reindex.c \
 	sync/ops/ops_reindex.h sync/ops/ops_resync.c sync/ops/ops_resync.h sync/ops/ops_mapping.c \
 	sync/ops/ops_mapping.h sync/ops/ops_assign.c sync/ops/ops_assign.h sync/ops/ops_replay.c \
-	sync/ops/ops_replay.h
+	sync/ops/ops_replay.h sync/ops/ops_sources.c sync/ops/ops_sources.h \
+	sync/ops/ops_source_check.c sync/ops/ops_source_ini.c sync/ops/ops_source_list.c
 
 # the delayed run: change snapshots -> relation tops -> bucketed jobs
 libsearchsync_a_SOURCES += sync/delayed/delayed.h sync/delayed/relation_tops.c \
@@ -240,3 +241,13 @@ EXTRA_DIST += \
 	sync/pipeline/README.md \
 	sync/reindex/README.md \
 	sync/sources/README.md
+
+# a source added at run time: its configuration derived from the adder's
+check_PROGRAMS += tests/unit/test_source_ini tests/unit/test_source_ini_asan
+TESTS += tests/unit/test_source_ini tests/unit/test_source_ini_asan
+tests_unit_test_source_ini_SOURCES = tests/unit/test_source_ini.c
+tests_unit_test_source_ini_LDADD = $(UNIT_LDADD)
+tests_unit_test_source_ini_asan_SOURCES = tests/unit/test_source_ini.c
+tests_unit_test_source_ini_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_source_ini_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_source_ini_asan_LDADD = $(UNIT_ASAN_LDADD)

@@ -28,6 +28,7 @@
 #include "mapping_api.h"
 #include "table_ops_api.h"
 #include "topics_api.h"
+#include "sources_api.h"
 #include "search/index_version.h"
 
 void api_resp_free(struct api_resp *r) {
@@ -899,6 +900,10 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
     case ROUTE_TOPICS_LIST:
     case ROUTE_TOPIC_ADD:
     case ROUTE_TOPIC_DELETE: topics_api_handle(ctx, rt, body, len, r); break;
+    case ROUTE_SOURCES_LIST:
+    case ROUTE_SOURCE_ADD:
+    case ROUTE_SOURCE_EDIT:
+    case ROUTE_SOURCE_REMOVE: sources_api_handle(ctx, rt, body, len, r); break;
     case ROUTE_BAD_METHOD: {
         sbuf h = SBUF_INIT;
         sbuf_printf(&h, "this path takes: %s", rt->allow);
@@ -916,6 +921,7 @@ void api_handle(const struct api_ctx *ctx, const struct route *rt, const char *b
                   "/api/v1/delayed/runs, /api/v1/delayed/snapshots, "
                   "/api/v1/indices/{alias}/reindex, /api/v1/words, /api/v1/dead-letters, "
                   "/api/v1/mapping, /api/v1/source/tables, /api/v1/sync-log, /api/v1/topics, "
+                  "/api/v1/sources, "
                   "/dict/ext.txt, /metrics");
         break;
     }

@@ -17,6 +17,7 @@ libsearchsync_a_SOURCES += \
 	web/mapping_api.c web/mapping_api.h \
 	web/table_ops_api.c web/table_ops_api.h \
 	web/topics_api.c web/topics_api.h \
+	web/sources_api.c web/sources_api.h \
 	web/login_page.c web/login_page.h \
 	web/ui_assets.c web/ui_assets.h \
 	web/http_server.c web/http_server.h web/http_int.h web/http_response.c web/http_checks.c \

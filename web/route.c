@@ -119,6 +119,7 @@ static const struct {
     {"dead-letters", ROUTE_DEAD_LETTERS_LIST, ROUTE_NOT_FOUND, false},
     {"dead-letters/replay", ROUTE_NOT_FOUND, ROUTE_DEAD_LETTERS_REPLAY, false},
     {"topics", ROUTE_TOPICS_LIST, ROUTE_TOPIC_ADD, false},
+    {"sources", ROUTE_SOURCES_LIST, ROUTE_SOURCE_ADD, false},
     {"sync-log", ROUTE_SYNC_LOG, ROUTE_NOT_FOUND, false},
     {"mapping", ROUTE_MAPPING_GET, ROUTE_NOT_FOUND, false},
     {"mapping/plan", ROUTE_NOT_FOUND, ROUTE_MAPPING_PLAN, false},
@@ -160,6 +161,15 @@ static void match_topic(const char *method, const char *p, struct route *out) {
     size_t n = strlen(p); /* Kafka's topic characters are an alias's */
     if (!route_alias_valid(p, n)) return;
     set4(out, method, ROUTE_NOT_FOUND, ROUTE_NOT_FOUND, ROUTE_NOT_FOUND, ROUTE_TOPIC_DELETE);
+    memcpy(out->alias, p, n);
+    out->alias[n] = '\0';
+}
+
+/* sources/<name> */
+static void match_source(const char *method, const char *p, struct route *out) {
+    size_t n = strlen(p); /* a source's name: mp_source_name_check's characters */
+    if (!route_alias_valid(p, n) || n > 64) return;
+    set4(out, method, ROUTE_NOT_FOUND, ROUTE_NOT_FOUND, ROUTE_SOURCE_EDIT, ROUTE_SOURCE_REMOVE);
     memcpy(out->alias, p, n);
     out->alias[n] = '\0';
 }
@@ -210,6 +220,7 @@ void route_match(const char *method, const char *path, struct route *out) {
     if ((q = after(p, "words/"))) match_word(method, q, out);
     else if ((q = after(p, "dead-letters/"))) match_dead_letter(method, q, out);
     else if ((q = after(p, "topics/"))) match_topic(method, q, out);
+    else if ((q = after(p, "sources/"))) match_source(method, q, out);
     else if ((q = after(p, "source/tables/"))) match_source_table(method, q, out);
     else if ((q = after(p, "indices/"))) match_index(method, q, out);
 }

@@ -45,6 +45,10 @@
  *   POST /api/v1/topics                          ROUTE_TOPIC_ADD ({"topic":..,"format":..})
  *   DELETE /api/v1/topics/{topic}                ROUTE_TOPIC_DELETE ({topic} in alias: the
  *                                                characters of an {alias})
+ *   GET  /api/v1/sources                         ROUTE_SOURCES_LIST (every source known)
+ *   POST /api/v1/sources                         ROUTE_SOURCE_ADD (web/sources_api.c)
+ *   PUT  /api/v1/sources/{name}                  ROUTE_SOURCE_EDIT ({name} in alias: the
+ *   DELETE /api/v1/sources/{name}                ROUTE_SOURCE_REMOVE  characters of an {alias})
  *   GET  /, /ui/...                              ROUTE_UI (the web UI's files,
  *                                                web/ui_assets.h)
  *
@@ -102,6 +106,10 @@ enum route_id {
     ROUTE_TOPICS_LIST,
     ROUTE_TOPIC_ADD,
     ROUTE_TOPIC_DELETE,
+    ROUTE_SOURCES_LIST,
+    ROUTE_SOURCE_ADD,
+    ROUTE_SOURCE_EDIT,
+    ROUTE_SOURCE_REMOVE,
     ROUTE_UI,
 };
 

@@ -54,6 +54,15 @@ static void write_state(struct node_state *ns, const char *role_override) {
         jw_key(&w, "source_error");
         jw_str(&w, f.source_err);
     }
+    /* its lag for `searchsync source list` and the UI's Databases screen,
+     * which see every source but only this table: 0 at the binlog's end
+     * (an idle heartbeat last), else the age of the newest transaction read
+     * (an upper bound, as /metrics' searchsync_binlog_lag_seconds) */
+    if (f.reading && (f.at_end || f.commit_ts)) {
+        long long lag = f.at_end ? 0 : (long long)(reader_stats_now_ms() / 1000) - f.commit_ts;
+        jw_key(&w, "lag_s");
+        jw_int(&w, lag < 0 ? 0 : lag);
+    }
     /* its subsystems' health, as systemd's watchdog asks it (each why
      * names a bound, not the time passed: the row is written once when a
      * subsystem turns unwell, once when it is well again) */

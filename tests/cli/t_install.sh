@@ -24,6 +24,9 @@ ibin=$(find "$root" -path '*/bin/searchsync' -type f | head -1)
 ini=$(find "$root" -path '*/searchsync/searchsync.ini' -not -path '*/doc/*' | head -1)
 unit=$(find "$root" -path '*/systemd/system/searchsync.service' | head -1)
 tunit=$(find "$root" -path '*/systemd/system/searchsync@.service' | head -1)
+punit=$(find "$root" -path '*/systemd/system/searchsync-sources.path' | head -1)
+sunit=$(find "$root" -path '*/systemd/system/searchsync-sources.service' | head -1)
+sscript=$(find "$root" -path '*/searchsync/searchsync-sources' -type f | head -1)
 man=$(find "$root" -path '*/man1/searchsync.1' | head -1)
 comp=$(find "$root" -path '*/bash-completion/completions/searchsync' | head -1)
 check "binary installed and runs" '[ -x "$ibin" ] && "$ibin" --version | grep -q "^searchsync "'
@@ -39,6 +42,33 @@ check "an instance NAME runs the installed binary with sysconfdir/searchsync/NAM
   'grep -qxF "ExecStart=${ibin#"$root"} run --config $confdir/%i.ini" "$tunit"'
 check "an instance NAME reads its own secrets" \
   'grep -qxF "EnvironmentFile=-$confdir/%i.secrets.env" "$tunit"'
+check "the path unit of sources added at run time watches sysconfdir/searchsync" \
+  'grep -qxF "PathChanged=$confdir" "$punit"'
+check "its oneshot runs the installed searchsync-sources on that directory" \
+  '[ -x "$sscript" ] && grep -qxF "ExecStart=${sscript#"$root"} $confdir" "$sunit"'
+check "the daemons may write the sources directory (POST /api/v1/sources)" \
+  'grep -qxF "ReadWritePaths=-$confdir" "$unit" && grep -qxF "ReadWritePaths=-$confdir" "$tunit"'
+# searchsync-sources against a systemctl that records what it is asked: a
+# NAME.ini with its NAME.password is started, one written by hand is not,
+# an instance whose file is gone is stopped
+mkdir -p "$tmp/fake" "$tmp/srcdir"
+cat >"$tmp/fake/systemctl" <<'SH'
+#!/bin/sh
+echo "$*" >>"$FAKE_LOG"
+case "$*" in
+  "is-enabled --quiet searchsync@gone.service") exit 0 ;;
+  is-enabled*) exit 1 ;;
+  "list-units"*) echo "searchsync@gone.service loaded inactive dead x" ;;
+esac
+exit 0
+SH
+chmod +x "$tmp/fake/systemctl"
+touch "$tmp/srcdir/west.ini" "$tmp/srcdir/west.password" "$tmp/srcdir/byhand.ini"
+FAKE_LOG="$tmp/fake.log" PATH="$tmp/fake:$PATH" sh "$sscript" "$tmp/srcdir" >"$tmp/sources.out" 2>&1
+check "searchsync-sources starts the added source" 'grep -qxF "enable --now searchsync@west.service" "$tmp/fake.log"'
+check "... leaves a file written by hand alone" '! grep -q byhand "$tmp/fake.log"'
+check "... stops an instance whose file was removed" 'grep -qxF "disable --now searchsync@gone.service" "$tmp/fake.log"'
+check "... hands the files to the user of the units, mode 0600" '[ "$(stat -c %a "$tmp/srcdir/west.ini")" = 600 ]'
 check "man page installed" '[ -f "$man" ]'
 check "man finds it" '[ "$(MANPATH="${man%/man1/*}" man -w searchsync 2>/dev/null)" = "$man" ]'
 groff -man -ww -z "$man" >"$tmp/groff.out" 2>&1
@@ -68,6 +98,12 @@ else
   rc=$?
   check "systemd-analyze verify accepts an instance of the template" '[ "$rc" = 0 ] && [ ! -s "$tmp/verify2.out" ]' ||
     sed 's/^/     /' "$tmp/verify2.out"
+  sed "s|^ExecStart=/|ExecStart=$root/|" "$sunit" >"$tmp/unit/searchsync-sources.service"
+  cp "$punit" "$tmp/unit/searchsync-sources.path"
+  MANPATH="${man%/man1/*}" systemd-analyze verify "$tmp/unit/searchsync-sources.path" >"$tmp/verify3.out" 2>&1
+  rc=$?
+  check "systemd-analyze verify accepts the path unit and its oneshot" '[ "$rc" = 0 ] && [ ! -s "$tmp/verify3.out" ]' ||
+    sed 's/^/     /' "$tmp/verify3.out"
 fi
 
 # an administrator's configuration survives a reinstall (an upgrade)

@@ -71,36 +71,7 @@ CANAL_VERSION=1.1.4
 POM="$HARNESS_ROOT/canal/pom.xml"
 CACHE="$SEARCHSYNC_CACHE/canal-$CANAL_VERSION"
 
-cp_complete() {
-    local jar
-    [ -s "$CACHE/cp.txt" ] || return 1
-    for jar in $(tr ':' ' ' <"$CACHE/cp.txt"); do
-        [ -f "$jar" ] || return 1
-    done
-}
-
-do_fetch() {
-    local t0
-    t0="$(h_now)"
-    mkdir -p "$CACHE"
-    if ! cp_complete || ! cmp -s "$POM" "$CACHE/pom.xml"; then
-        command -v mvn >/dev/null || h_die "mvn missing; run tests/harness/deps.sh"
-        h_log "resolving canal $CANAL_VERSION and its dependencies from Maven Central (first run only)"
-        if ! (cd "$CACHE" && mvn -q -B -f "$POM" dependency:build-classpath \
-                -Dmdep.outputFile="$CACHE/cp.txt.tmp") >"$CACHE/mvn.log" 2>&1; then
-            h_tail_log "$CACHE/mvn.log"
-            if grep -qE 'Could not transfer|Unknown host|Connection refused|timed out' "$CACHE/mvn.log"; then
-                h_log "UNAVAILABLE: Maven Central is not reachable"
-                exit 3
-            fi
-            h_die "mvn dependency:build-classpath failed"
-        fi
-        mv "$CACHE/cp.txt.tmp" "$CACHE/cp.txt"
-        cp "$POM" "$CACHE/pom.xml"
-        cp_complete || h_die "classpath incomplete after mvn"
-    fi
-    h_log "canal $CANAL_VERSION jars ready in $CACHE ($(h_elapsed "$t0")s)"
-}
+do_fetch() { h_mvn_classpath "$POM" "$CACHE" "canal $CANAL_VERSION and its dependencies"; }
 
 state_dir() {
     [ -n "${SEARCHSYNC_CANAL_DIR:-}" ] || h_die "SEARCHSYNC_CANAL_DIR is not set: the directory of the canal server"

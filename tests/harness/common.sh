@@ -40,20 +40,26 @@ h_port_in_use() {
 }
 
 # h_free_port — a port below the kernel's ephemeral range that nobody listens
-# on and that this harness has not handed out before (ports.taken file).
+# on and that this harness has not handed out before (ports.taken file; the
+# suite's lanes share one, SEARCHSYNC_PORTS_TAKEN, under a lock, so two lanes
+# never hand out one port between its choice and its server's bind).
 h_free_port() {
     local dir taken p i
     dir="$(h_state_dir)"
-    taken="$dir/ports.taken"
+    taken="${SEARCHSYNC_PORTS_TAKEN:-$dir/ports.taken}"
     touch "$taken"
+    exec {H_PORTS_FD}>>"$taken.lock"
+    flock "$H_PORTS_FD"
     for i in $(seq 1 200); do
         p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 12000 ))
         grep -qx "$p" "$taken" && continue
         h_port_in_use "$p" && continue
         echo "$p" >>"$taken"
+        exec {H_PORTS_FD}>&-
         echo "$p"
         return 0
     done
+    exec {H_PORTS_FD}>&-
     h_die "no free port found"
 }
 
@@ -201,7 +207,8 @@ SQL
 # h_unavailable (the caller's: exit 3); a wrong checksum: h_die.
 h_maven_fetch() {
     local url="$1" sha1="$2" file="$3" what="$4" max="$5" got
-    [ -f "$file" ] && [ "$(sha1sum <"$file" | cut -c1-40)" = "$sha1" ] && return 0
+    h_lock "$(dirname "$file")"
+    if [ -f "$file" ] && [ "$(sha1sum <"$file" | cut -c1-40)" = "$sha1" ]; then h_unlock; return 0; fi
     h_log "downloading $what from Maven Central (first run only)"
     curl -sSf --retry 3 -m "$max" -o "$file.tmp" "$url" ||
         h_unavailable "download of $url failed (is Maven Central reachable?)"
@@ -209,6 +216,67 @@ h_maven_fetch() {
     [ "$got" = "$sha1" ] || { rm -f "$file.tmp"
         h_die "$(basename "$file"): SHA-1 $got, expected $sha1: a corrupt or altered download; try again"; }
     mv "$file.tmp" "$file"
+    h_unlock
+}
+
+# h_lock DIR / h_unlock — DIR (a cache directory) held against the other
+# lanes of the suite while this script fills it; nested calls for the same
+# DIR count. Released before a server is spawned (it would inherit the lock),
+# and by the kernel when the script exits on an error.
+h_lock() {
+    if [ -n "${H_LOCKED_DIR:-}" ]; then
+        [ "$H_LOCKED_DIR" = "$1" ] || h_die "h_lock $1 while $H_LOCKED_DIR is held"
+        H_LOCK_N=$((H_LOCK_N + 1))
+        return 0
+    fi
+    mkdir -p "$1"
+    exec {H_LOCK_FD}>>"$1/.lock"
+    flock "$H_LOCK_FD"
+    H_LOCKED_DIR="$1"
+    H_LOCK_N=1
+}
+h_unlock() {
+    H_LOCK_N=$((H_LOCK_N - 1))
+    [ "$H_LOCK_N" -gt 0 ] && return 0
+    exec {H_LOCK_FD}>&-
+    H_LOCKED_DIR=""
+}
+
+# h_mvn_classpath POM CACHE WHAT — CACHE/cp.txt: the classpath of POM's
+# dependencies, resolved from Maven Central by `mvn dependency:build-classpath`
+# when missing, incomplete or from another POM (WHAT names them in the log).
+# Under a lock on CACHE, so that two lanes of the suite never resolve into one
+# cache at once. Maven Central unreachable: exit 3 (the jars cannot be had).
+h_mvn_classpath() {
+    local pom="$1" cache="$2" what="$3" t0 jar ok
+    t0="$(h_now)"
+    h_lock "$cache"
+    ok=1
+    if [ -s "$cache/cp.txt" ] && cmp -s "$pom" "$cache/pom.xml"; then
+        for jar in $(tr ':' ' ' <"$cache/cp.txt"); do [ -f "$jar" ] || { ok=""; break; }; done
+    else
+        ok=""
+    fi
+    if [ -z "$ok" ]; then
+        command -v mvn >/dev/null || h_die "mvn missing; run tests/harness/deps.sh"
+        h_log "resolving $what from Maven Central (first run only)"
+        if ! (cd "$cache" && mvn -q -B -f "$pom" dependency:build-classpath \
+                -Dmdep.outputFile="$cache/cp.txt.tmp") >"$cache/mvn.log" 2>&1; then
+            h_tail_log "$cache/mvn.log"
+            if grep -qE 'Could not transfer|Unknown host|Connection refused|timed out' "$cache/mvn.log"; then
+                h_log "UNAVAILABLE: Maven Central is not reachable"
+                exit 3
+            fi
+            h_die "mvn dependency:build-classpath failed"
+        fi
+        mv "$cache/cp.txt.tmp" "$cache/cp.txt"
+        cp "$pom" "$cache/pom.xml"
+        for jar in $(tr ':' ' ' <"$cache/cp.txt"); do
+            [ -f "$jar" ] || h_die "classpath incomplete after mvn: $jar is missing"
+        done
+    fi
+    h_unlock
+    h_log "$what ready in $cache ($(h_elapsed "$t0")s)"
 }
 
 # h_dispatch NAME ACTION — the common actions every server script supports.

@@ -120,7 +120,7 @@ cp_complete() {
 do_fetch() {
     local t0 sum
     t0="$(h_now)"
-    mkdir -p "$CACHE"
+    h_lock "$CACHE"
     pick_java
     if [ "$KIND" = zip ]; then
         if [ ! -x "$CACHE/elasticsearch-$VERSION/bin/elasticsearch" ]; then
@@ -131,6 +131,7 @@ do_fetch() {
             (cd "$CACHE" && unzip -q es.zip.tmp) || h_die "unzip of the Elasticsearch $VERSION zip failed"
             rm -f "$CACHE/es.zip.tmp"
         fi
+        h_unlock
         h_log "$ENGINE $VERSION ready in $CACHE ($(h_elapsed "$t0")s)"
         return 0
     fi
@@ -174,6 +175,7 @@ do_fetch() {
             h_die "compiling the $ENGINE launcher failed"
         echo "$sum" >"$CACHE/launcher.sum"
     fi
+    h_unlock
     h_log "$ENGINE $VERSION jars ready in $CACHE ($(h_elapsed "$t0")s)"
 }
 

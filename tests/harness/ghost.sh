@@ -37,6 +37,9 @@ do_fetch() {
     [ -n "$gobin" ] || { [ -x /usr/local/go/bin/go ] && gobin=/usr/local/go/bin/go; } ||
         h_unavailable "no Go toolchain (go) on PATH; install Go (Debian: golang-go) to build gh-ost"
     t0="$(h_now)"
+    # another lane of the suite may be building it: wait, and look again
+    h_lock "$CACHE"
+    if built; then h_unlock; echo "$BIN"; return 0; fi
     mkdir -p "$CACHE/bin" "$CACHE/go"
     rm -f "$CACHE/.built"
     h_log "building gh-ost v$GHOST_VERSION from the Go module proxy with $("$gobin" version | cut -d' ' -f3)"
@@ -69,6 +72,7 @@ do_fetch() {
     # (the module cache is read-only for its owner: let a later rm -rf work)
     chmod -R u+w "$CACHE/go/mod" 2>/dev/null || true
     echo "v$GHOST_VERSION" >"$CACHE/.built"
+    h_unlock
     h_log "gh-ost v$GHOST_VERSION built in $(h_elapsed "$t0")s"
     echo "$BIN"
 }

@@ -35,30 +35,7 @@ KAFKA_VERSION=3.9.1
 POM="$HARNESS_ROOT/kafka/pom.xml"
 CACHE="$SEARCHSYNC_CACHE/kafka-$KAFKA_VERSION"
 
-cp_complete() {
-    local jar
-    [ -s "$CACHE/cp.txt" ] || return 1
-    for jar in $(tr ':' ' ' <"$CACHE/cp.txt"); do
-        [ -f "$jar" ] || return 1
-    done
-}
-
-do_fetch() {
-    local t0
-    t0="$(h_now)"
-    mkdir -p "$CACHE"
-    if ! cp_complete || ! cmp -s "$POM" "$CACHE/pom.xml"; then
-        command -v mvn >/dev/null || h_die "mvn missing; run tests/harness/deps.sh"
-        h_log "resolving Kafka $KAFKA_VERSION jars from Maven Central (first run only)"
-        (cd "$CACHE" && mvn -q -B -f "$POM" dependency:build-classpath \
-            -Dmdep.outputFile="$CACHE/cp.txt.tmp") >"$CACHE/mvn.log" 2>&1 ||
-            { h_tail_log "$CACHE/mvn.log"; h_die "mvn dependency:build-classpath failed (is Maven Central reachable?)"; }
-        mv "$CACHE/cp.txt.tmp" "$CACHE/cp.txt"
-        cp "$POM" "$CACHE/pom.xml"
-        cp_complete || h_die "classpath incomplete after mvn"
-    fi
-    h_log "kafka $KAFKA_VERSION jars ready in $CACHE ($(h_elapsed "$t0")s)"
-}
+do_fetch() { h_mvn_classpath "$POM" "$CACHE" "Kafka $KAFKA_VERSION jars"; }
 
 # the state directory: SEARCHSYNC_KAFKA_DIR, or a new temporary one on start
 state_dir() {

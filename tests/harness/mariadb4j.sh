@@ -71,7 +71,9 @@ do_fetch() {
     t0="$(h_now)"
     command -v unzip >/dev/null || h_unavailable "unzip missing (apt-get install unzip)"
     command -v curl >/dev/null || h_unavailable "curl missing; run tests/harness/deps.sh"
-    mkdir -p "$CACHE"
+    # another lane of the suite may be unpacking it: wait, and look again
+    h_lock "$CACHE"
+    if [ -x "$BASE/bin/mariadbd" ] && [ -f "$BASE/.unpacked" ]; then h_unlock; return 0; fi
     want="$SHA1"
     if [ -z "$want" ]; then
         want="$(curl -sSf -m 60 "$URL.sha1" | cut -c1-40)" ||
@@ -94,6 +96,7 @@ do_fetch() {
     "$BASE/bin/mariadbd" --no-defaults --version >/dev/null 2>&1 ||
         h_die "MariaDB $VERSION's mariadbd does not run here: $("$BASE/bin/mariadbd" --no-defaults --version 2>&1 | head -3)"
     echo "$want" >"$BASE/.unpacked"
+    h_unlock
     h_log "MariaDB $VERSION unpacked in $BASE ($(h_elapsed "$t0")s)"
 }
 

@@ -61,7 +61,9 @@ do_fetch() {
     t0="$(h_now)"
     command -v unzip >/dev/null || h_unavailable "unzip missing (apt-get install unzip)"
     command -v curl >/dev/null || h_unavailable "curl missing; run tests/harness/deps.sh"
-    mkdir -p "$CACHE"
+    # another lane of the suite may be unpacking it: wait, and look again
+    h_lock "$CACHE"
+    if [ -x "$BASE/bin/mysqld" ] && [ -f "$BASE/.unpacked" ]; then h_unlock; return 0; fi
     h_maven_fetch "$URL" "$SHA1" "$CACHE/$ARTIFACT" "MySQL $VERSION ($ARTIFACT, ~34 MB)" 600
     rm -rf "$BASE" "$CACHE/unpack"
     mkdir -p "$CACHE/unpack" "$BASE"
@@ -75,6 +77,7 @@ do_fetch() {
     mysqld_run --no-defaults --version >/dev/null 2>&1 ||
         h_die "MySQL $VERSION's mysqld does not run here: $(mysqld_run --no-defaults --version 2>&1 | head -3)"
     echo "$SHA1" >"$BASE/.unpacked"
+    h_unlock
     h_log "MySQL $VERSION unpacked in $BASE ($(h_elapsed "$t0")s)"
 }
 

@@ -22,28 +22,11 @@ POM="$HARNESS_ROOT/opensearch/pom.xml"
 LAUNCHER_SRC="$HARNESS_ROOT/opensearch/SearchsyncEngine.java"
 CACHE="$SEARCHSYNC_CACHE/opensearch-$OS_VERSION"
 
-cp_complete() {
-    local jar
-    [ -s "$CACHE/cp.txt" ] || return 1
-    for jar in $(tr ':' ' ' <"$CACHE/cp.txt"); do
-        [ -f "$jar" ] || return 1
-    done
-}
-
 do_fetch() {
     local t0 sum
     t0="$(h_now)"
-    mkdir -p "$CACHE"
-    if ! cp_complete || ! cmp -s "$POM" "$CACHE/pom.xml"; then
-        command -v mvn >/dev/null || h_die "mvn missing; run tests/harness/deps.sh"
-        h_log "resolving OpenSearch $OS_VERSION jars from Maven Central (first run only)"
-        (cd "$CACHE" && mvn -q -B -f "$POM" dependency:build-classpath \
-            -Dmdep.outputFile="$CACHE/cp.txt.tmp") >"$CACHE/mvn.log" 2>&1 ||
-            { h_tail_log "$CACHE/mvn.log"; h_die "mvn dependency:build-classpath failed"; }
-        mv "$CACHE/cp.txt.tmp" "$CACHE/cp.txt"
-        cp "$POM" "$CACHE/pom.xml"
-        cp_complete || h_die "classpath incomplete after mvn"
-    fi
+    h_lock "$CACHE"
+    h_mvn_classpath "$POM" "$CACHE" "OpenSearch $OS_VERSION jars"
     sum="$(cat "$LAUNCHER_SRC" "$CACHE/cp.txt" | cksum | cut -d' ' -f1)"
     if [ "$(cat "$CACHE/launcher.sum" 2>/dev/null)" != "$sum" ]; then
         command -v javac >/dev/null || h_die "javac missing (JDK); run tests/harness/deps.sh"
@@ -53,6 +36,7 @@ do_fetch() {
             h_die "compiling the launcher failed"
         echo "$sum" >"$CACHE/launcher.sum"
     fi
+    h_unlock
     h_log "opensearch $OS_VERSION jars ready in $CACHE ($(h_elapsed "$t0")s)"
 }
 

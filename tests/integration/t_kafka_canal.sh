@@ -10,13 +10,13 @@
 # 3.9.1: one topic, canal's default partition 0, DDL in the same topic. Its
 # JVM runs at UTC+08:00 (canal writes TIMESTAMP text in that zone) and the
 # daemon says so (canal_tz_offset). A daemon (`[source] kind = kafka`)
-# feeds two indices: a re-query one (tests/integration/dbz_ops.sql's `wide`
+# feeds two indices: a re-query one (tests/integration/producer_ops.sql's `wide`
 # with its children `part` nested) and a row-image one (`wide`, every
 # column but two canal 1.1.4 loses: the latin1 one, whose text it decodes
 # as UTF-8 (é and € arrive as U+FFFD), and the TIME one, whose ±100:MM:SS
 # it sends as ±00:MM:SS (docs/kafka.md, canal).
 #
-# The table spans MySQL's types at their limits (dbz_ops.sql says which):
+# The table spans MySQL's types at their limits (producer_ops.sql says which):
 # BINARY/VARBINARY/BLOB with 0x00 bytes (canal writes them as \u0000
 # characters), BIGINT UNSIGNED keys above 2^63, DECIMAL(65,30), zero dates,
 # TIME ±838 h, YEAR 0000, emoji, JSON with big integers, ENUM/SET (canal
@@ -40,6 +40,7 @@
 # its result, kafka-canal.tsv, for scripts/kafka-doc.sh).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oracle_lib.sh"
+. "$(dirname "$0")/producer_lib.sh"
 require_bin
 for t in kcat java mvn jq python3; do
     command -v "$t" >/dev/null || fail "$t missing: run tests/harness/deps.sh"
@@ -89,11 +90,7 @@ mysql_q "CREATE USER '$CNU'@'%' IDENTIFIED WITH mysql_native_password BY 'cn-pw'
          GRANT SELECT, REPLICATION CLIENT, REPLICATION SLAVE ON *.* TO '$CNU'@'%'" || fail "creating canal's user"
 
 # ---------------------------------------------------------------- the tables
-D=$(unique_name cn)
-mysql_q "CREATE DATABASE \`$D\` CHARACTER SET utf8mb4" || fail "creating $D"
-sqlrun() { mysql_q "SET SESSION sql_mode = ''; SET SESSION time_zone = '+00:00'; $1" "$D"; }
-{ echo "SET SESSION sql_mode = ''; SET SESSION time_zone = '+00:00';"; cat "$(dirname "$0")/dbz_ops.sql"; } |
-    mysql_file /dev/stdin "$D" || fail "loading dbz_ops.sql"
+producer_tables cn
 
 PRE="sscn$$"
 # KAFKA_CN_HASHED=1: the topic's 3 partitions, rows hashed by primary key
@@ -144,13 +141,6 @@ INI
 # what canal 1.1.4 loses: latin1 text (decoded as UTF-8) and a TIME of
 # exactly 100 hours (sent as 00:MM:SS): not in the row-image index
 LOST="l1 t0"
-cols_json() { # EXCLUDED...: wide's columns as a mapping's list (BIGINT UNSIGNED as unsigned_long)
-    mysql_q "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '$D'
-        AND TABLE_NAME = 'wide' ORDER BY ORDINAL_POSITION" | jq -R . |
-        jq -s --arg x " $* " 'map(select(. as $c | $x | contains(" " + $c + " ") | not)) |
-            map(if . == "id" then {name: ., type: "unsigned_long", key: true}
-                elif . == "biu" then {name: ., type: "unsigned_long"} else . end)'
-}
 jq -n --arg rq "$ALIAS_RQ" --arg ri "$ALIAS_RI" --arg w "$D.wide" --arg p "$D.part" \
     --argjson all "$(cols_json)" --argjson kept "$(cols_json $LOST)" \
     '{version: 1, indices: [
@@ -166,12 +156,6 @@ on_exit '[ "$rc" = 0 ] || { echo "--- the daemon log (last 25 lines)"; tail -25 
 [ -z "${KAFKA_CN_KEEP:-}" ] || on_exit "mkdir -p '$KAFKA_CN_KEEP'; cp '$RUNLOG' '$CNDIR/canal.log' '$KAFKA_CN_KEEP'/"
 
 # ---------------------------------------------------------------- caught up
-ends() { kcat -b "$KAFKA_BOOTSTRAP" -C -t "$1" -o -1 -e -q -f '%t/%p=%o\n' 2>/dev/null | awk -F= '{print $1 "=" $2 + 1}' | sort; }
-saved() { meta_q "SELECT position FROM \`$META\`.offsets" 2>/dev/null | tr ' ' '\n' | grep '=' | sort; }
-reached() { # ENDS-FILE: the saved offsets reach every line of it
-    awk -F= 'NR == FNR { s[$1] = $2; next } !($1 in s) || s[$1] + 0 < $2 + 0 { bad = 1 } END { exit bad }' \
-        <(saved) "$1"
-}
 FENCE=0
 caught_up() { # WHAT
     local i e="$TEST_TMP/ends" t0=$(date +%s) t1
@@ -195,110 +179,25 @@ caught_up() { # WHAT
         sleep 1
     done
     for ((i = 0; ; i++)); do
-        reached "$e" && break
-        [ "$i" -lt 1500 ] || fail "$1: the daemon's saved offsets did not reach the topic's end in 300 s: saved $(saved | tr '\n' ' '), ends $(tr '\n' ' ' <"$e")"
+        reached "$META" "$e" && break
+        [ "$i" -lt 1500 ] || fail "$1: the daemon's saved offsets did not reach the topic's end in 300 s: saved $(saved "$META" | tr '\n' ' '), ends $(tr '\n' ' ' <"$e")"
         sleep 0.2
     done
     log "$1: caught up (sentinel sent after $((t1 - t0)) s, offsets saved after $(($(date +%s) - t1)) s)"
 }
 
 # ---------------------------------------------------------------- the checks
-FAILS=()
-soft_fail() { printf 'FAILED CHECK: %s\n' "$1"; FAILS+=("$1"); }
-on_exit '[ ${#FAILS[@]} = 0 ] || printf "checks that failed before: %s\n" "${FAILS[*]}"'
-
-dtx() { # COLUMN FSP [Z]: DATETIME/TIMESTAMP text with FSP digits (null for zero dates)
-    local f="''"
-    [ "$2" -gt 0 ] && f="CONCAT('.', LEFT(DATE_FORMAT($1, '%f'), $2))"
-    echo "IF($1 IS NULL OR MONTH($1) = 0 OR DAYOFMONTH($1) = 0 OR YEAR($1) = 0, NULL, CONCAT(DATE_FORMAT($1, '%Y-%m-%dT%H:%i:%s'), $f, '${3:-}'))"
-}
-b64() { echo "REPLACE(TO_BASE64($1), '\\n', '')"; }
-setarr() { echo "IF($1 IS NULL, NULL, IF($1 = '', JSON_ARRAY(), JSON_EXTRACT(CONCAT('[\"', REPLACE($1, ',', '\",\"'), '\"]'), '\$')))"; }
-wide_cols() { # EXCLUDED...: JSON_OBJECT's arguments for wide's columns but those
-    local c v out="" x=" $* "
-    while read -r c v; do
-        case "$x" in *" $c "*) continue ;; esac
-        out+="${out:+, }'$c', $v"
-    done <<EOF
-id w.id
-ti w.ti
-tiu w.tiu
-si w.si
-mi w.mi
-i w.i
-iu w.iu
-bi w.bi
-biu w.biu
-f w.f+0E0
-d w.d
-dc1 CAST(w.dc1 AS CHAR)
-dc2 CAST(w.dc2 AS CHAR)
-dc3 CAST(w.dc3 AS CHAR)
-dc4 CAST(w.dc4 AS CHAR)
-da IF(w.da IS NULL OR MONTH(w.da) = 0 OR DAYOFMONTH(w.da) = 0, NULL, DATE_FORMAT(w.da, '%Y-%m-%d'))
-dt0 $(dtx w.dt0 0)
-dt3 $(dtx w.dt3 3)
-dt6 $(dtx w.dt6 6)
-ts0 $(dtx w.ts0 0 Z)
-ts6 $(dtx w.ts6 6 Z)
-t0 CAST(w.t0 AS CHAR)
-t6 CAST(w.t6 AS CHAR)
-y CAST(w.y AS UNSIGNED)
-vc w.vc
-l1 w.l1
-c w.c
-tx w.tx
-bn $(b64 w.bn)
-vb $(b64 w.vb)
-bl $(b64 w.bl)
-e CAST(w.e AS CHAR)
-s $(setarr w.s)
-b1 CAST(w.b1 AS UNSIGNED)
-b10 CAST(w.b10 AS UNSIGNED)
-b64 CAST(w.b64 AS UNSIGNED)
-j JSON_EXTRACT(w.j, '\$')
-EOF
-    echo "$out"
-}
-oracle() { # OUT-RQ OUT-RI
-    oracle_query "$D" "SET SESSION time_zone = '+00:00';
-SELECT JSON_OBJECT('id', CAST(w.id AS CHAR), 'routing', NULL, 'doc', JSON_OBJECT($(wide_cols extra),
-  'parts', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('id', p.id, 'wide_id', p.wide_id,
-      'label', p.label, 'amount', CAST(p.amount AS CHAR), 'at', $(dtx p.at 6)))
-      FROM part p WHERE p.wide_id = w.id), '\$'), JSON_ARRAY())))
-FROM wide w ORDER BY w.id" >"$1" || fail "the re-query index's oracle query"
-    oracle_query "$D" "SET SESSION time_zone = '+00:00';
-SELECT JSON_OBJECT('id', CAST(w.id AS CHAR), 'routing', NULL, 'doc', JSON_OBJECT($(wide_cols $LOST)))
-FROM wide w ORDER BY w.id" >"$2" || fail "the row-image index's oracle query"
-}
 check_docs() { # WHAT
-    local a o bad=""
-    oracle "$TEST_TMP/rq.oracle" "$TEST_TMP/ri.oracle"
+    local a o
+    producer_oracle "$TEST_TMP/rq.oracle" "$TEST_TMP/ri.oracle" $LOST
+    PRODUCER_BAD=""
     for a in "$ALIAS_RQ:rq" "$ALIAS_RI:ri"; do
         o="${a##*:}" a="${a%:*}"
-        search_refresh "$a"
-        engine_dump "$a" "$TEST_TMP/$a.ndjson" 2>"$TEST_TMP/dump.err" || { cat "$TEST_TMP/dump.err"; fail "dump $a"; }
-        _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
-        if compare_docs "$TEST_TMP/$a.ndjson" "$TEST_TMP/$o.oracle" --numbers value --ignore-field ss_version \
-                --ignore-field ss_hash --ignore-field ss_key_hash --label "$a ($o)" --show 8 \
-                >"$TEST_TMP/cmp.out"; then
-            log "$1: $(cat "$TEST_TMP/cmp.out")"
-        else
-            cat "$TEST_TMP/cmp.out"
-            bad+=" $a"
-        fi
+        PRODUCER_SHOW=8 producer_compare "$1" "$a" "$TEST_TMP/$o.oracle" "$a ($o)"
     done
-    [ -z "$bad" ] || soft_fail "$1:$bad differ(s) from the SQL oracle (seed $SEED)"
+    [ -z "$PRODUCER_BAD" ] || soft_fail "$1:$PRODUCER_BAD differ(s) from the SQL oracle (seed $SEED)"
 }
-no_dead_letters() { # WHAT
-    local n
-    n=$(meta_q "SELECT COUNT(*) FROM \`$META\`.dead_letters")
-    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
-    [ "$n" = 0 ] && return 0
-    meta_q "SELECT index_name, doc_id, LEFT(REPLACE(error, '\n', ' '), 300) FROM \`$META\`.dead_letters
-            GROUP BY LEFT(error, 60) LIMIT 6"
-    soft_fail "$1: $n dead letter(s)"
-}
+no_dead_letters() { producer_dead_letters "$1" "$META"; }
 
 # ---------------------------------------------------------------- the first rows
 # the daemon first, on the empty tables: its indices are built (empty)
@@ -309,7 +208,7 @@ daemon_wait_log "$ALIAS_RQ: version 1 live" 120
 daemon_wait_log "$ALIAS_RI: version 1 live" 120
 canal start || fail "canal did not start: $(tail -5 "$CNDIR.log")"
 ROOTS=$([ -n "$LONG" ] && echo 150 || echo 40)
-sqlrun "SET @dbz_state = $SEED; CALL dbz_fill($ROOTS, 100); SELECT @dbz_state" >"$TEST_TMP/state" || fail "dbz_fill"
+producer_fill "$ROOTS" 100 "$TEST_TMP/state"
 log "rows: $(mysql_q "SELECT COUNT(*) FROM wide" "$D") wide, $(mysql_q "SELECT COUNT(*) FROM part" "$D") part"
 caught_up "the first rows"
 check_docs "the first rows"
@@ -317,16 +216,8 @@ no_dead_letters "the first rows"
 
 # ---------------------------------------------------------------- the stream
 CHUNK=25
-dml() {
-    local done=0 st
-    st=$(tail -1 "$TEST_TMP/state")
-    while [ "$done" -lt "$OPS" ]; do
-        st=$(sqlrun "SET @dbz_state = $st; CALL dbz_ops($CHUNK); SELECT @dbz_state" | tail -1) || return 1
-        done=$((done + CHUNK))
-    done
-}
 t0=$(date +%s)
-dml >"$TEST_TMP/dml.out" 2>&1 &
+producer_dml "$TEST_TMP/state" >"$TEST_TMP/dml.out" 2>&1 &
 DML=$!
 on_exit "kill $DML 2>/dev/null"
 for ((r = 1; r <= ROUNDS; r++)); do

@@ -7,13 +7,13 @@
 # of its own, partitioned by primary key) into the harness's Kafka 3.9.1
 # (3 partitions a topic). A daemon (`[source] kind = kafka`, topic_regex
 # over every topic Maxwell writes: data, DDL, its bootstrap requests) feeds
-# two indices: a re-query one (tests/integration/mx_ops.sql's `wide` with
+# two indices: a re-query one (tests/integration/producer_ops.sql's `wide` with
 # its children `part` nested) and a row-image one (`wide`, every column
 # Maxwell sends as the table holds it: not the TIME and fractional-second
 # columns, which Maxwell 1.17.0 sends wrapped at 24 h and without their
 # fraction — docs/kafka.md, Maxwell).
 #
-# The table spans the types at their limits (mx_ops.sql says which), with
+# The table spans the types at their limits (producer_ops.sql says which), with
 # the values Maxwell misreads: YEAR 0000 (sent as 1900), latin1 € and the
 # other Windows-1252 characters (sent as C1 controls), MariaDB's JSON (sent
 # as its text). The daemon starts on the empty tables; the edge rows and
@@ -33,6 +33,7 @@
 # (operations), KAFKA_MX_KEEP (a directory the logs are copied to).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oracle_lib.sh"
+. "$(dirname "$0")/producer_lib.sh"
 require_bin
 for t in kcat java mvn jq python3; do
     command -v "$t" >/dev/null || fail "$t missing: run tests/harness/deps.sh"
@@ -73,12 +74,8 @@ mysql_q "CREATE USER '$MXU'@'%' IDENTIFIED BY 'mx-pw'; GRANT ALL ON \`$MXS\`.* T
 on_exit "mysql_q \"DROP USER IF EXISTS '$MXU'@'%'; DROP DATABASE IF EXISTS \\\`$MXS\\\`\" >/dev/null 2>&1"
 
 # ---------------------------------------------------------------- the tables
-D=$(unique_name mx)
-on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$D\`' >/dev/null 2>&1"
-mysql_q "CREATE DATABASE \`$D\` CHARACTER SET utf8mb4" || fail "creating $D"
-sqlrun() { mysql_q "SET SESSION sql_mode = ''; SET SESSION time_zone = '+00:00'; $1" "$D"; }
-{ echo "SET SESSION sql_mode = ''; SET SESSION time_zone = '+00:00';"; cat "$(dirname "$0")/mx_ops.sql"; } |
-    mysql_file /dev/stdin "$D" || fail "loading mx_ops.sql"
+OPS_FLAVOUR=maxwell # the values Maxwell misreads, in the DML (producer_ops.sql)
+producer_tables mx
 
 PRE="ssmx$$"
 MXDIR="$TEST_TMP/maxwell"
@@ -124,13 +121,6 @@ INI
 # what Maxwell 1.17.0 loses: TIME (wrapped at 24 h, no fraction) and the
 # fractions of DATETIME/TIMESTAMP (docs/kafka.md): not in the row-image index
 LOST="t0 t6 dt3 dt6 ts6"
-cols_json() { # EXCLUDED...: wide's columns as a mapping's list (BIGINT UNSIGNED as unsigned_long)
-    mysql_q "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '$D'
-        AND TABLE_NAME = 'wide' ORDER BY ORDINAL_POSITION" | jq -R . |
-        jq -s --arg x " $* " 'map(select(. as $c | $x | contains(" " + $c + " ") | not)) |
-            map(if . == "id" then {name: ., type: "unsigned_long", key: true}
-                elif . == "biu" then {name: ., type: "unsigned_long"} else . end)'
-}
 jq -n --arg rq "$ALIAS_RQ" --arg ri "$ALIAS_RI" --arg w "$D.wide" --arg p "$D.part" \
     --argjson all "$(cols_json)" --argjson kept "$(cols_json $LOST)" \
     '{version: 1, indices: [
@@ -146,12 +136,6 @@ on_exit '[ "$rc" = 0 ] || { echo "--- the daemon log (last 25 lines)"; tail -25 
 [ -z "${KAFKA_MX_KEEP:-}" ] || on_exit "mkdir -p '$KAFKA_MX_KEEP'; cp '$RUNLOG' '$MXDIR/maxwell.log' '$KAFKA_MX_KEEP'/"
 
 # ---------------------------------------------------------------- caught up
-ends() { kcat -b "$KAFKA_BOOTSTRAP" -C -t "$1" -o -1 -e -q -f '%t/%p=%o\n' 2>/dev/null | awk -F= '{print $1 "=" $2 + 1}' | sort; }
-saved() { meta_q "SELECT position FROM \`$META\`.offsets" 2>/dev/null | tr ' ' '\n' | grep '=' | sort; }
-reached() { # ENDS-FILE: the saved offsets reach every line of it
-    awk -F= 'NR == FNR { s[$1] = $2; next } !($1 in s) || s[$1] + 0 < $2 + 0 { bad = 1 } END { exit bad }' \
-        <(saved) "$1"
-}
 FENCE=0
 caught_up() { # WHAT
     local i e="$TEST_TMP/ends" t0=$(date +%s) t1 topics
@@ -173,110 +157,25 @@ caught_up() { # WHAT
         sleep 1
     done
     for ((i = 0; ; i++)); do
-        reached "$e" && break
-        [ "$i" -lt 1500 ] || fail "$1: the daemon's saved offsets did not reach the topics' ends in 300 s: saved $(saved | tr '\n' ' '), ends $(tr '\n' ' ' <"$e")"
+        reached "$META" "$e" && break
+        [ "$i" -lt 1500 ] || fail "$1: the daemon's saved offsets did not reach the topics' ends in 300 s: saved $(saved "$META" | tr '\n' ' '), ends $(tr '\n' ' ' <"$e")"
         sleep 0.2
     done
     log "$1: caught up (sentinel sent after $((t1 - t0)) s, offsets saved after $(($(date +%s) - t1)) s)"
 }
 
 # ---------------------------------------------------------------- the checks
-FAILS=()
-soft_fail() { printf 'FAILED CHECK: %s\n' "$1"; FAILS+=("$1"); }
-on_exit '[ ${#FAILS[@]} = 0 ] || printf "checks that failed before: %s\n" "${FAILS[*]}"'
-
-dtx() { # COLUMN FSP [Z]: DATETIME/TIMESTAMP text with FSP digits (null for zero dates)
-    local f="''"
-    [ "$2" -gt 0 ] && f="CONCAT('.', LEFT(DATE_FORMAT($1, '%f'), $2))"
-    echo "IF($1 IS NULL OR MONTH($1) = 0 OR DAYOFMONTH($1) = 0 OR YEAR($1) = 0, NULL, CONCAT(DATE_FORMAT($1, '%Y-%m-%dT%H:%i:%s'), $f, '${3:-}'))"
-}
-b64() { echo "REPLACE(TO_BASE64($1), '\\n', '')"; }
-setarr() { echo "IF($1 IS NULL, NULL, IF($1 = '', JSON_ARRAY(), JSON_EXTRACT(CONCAT('[\"', REPLACE($1, ',', '\",\"'), '\"]'), '\$')))"; }
-wide_cols() { # EXCLUDED...: JSON_OBJECT's arguments for wide's columns but those
-    local c v out="" x=" $* "
-    while read -r c v; do
-        case "$x" in *" $c "*) continue ;; esac
-        out+="${out:+, }'$c', $v"
-    done <<EOF
-id w.id
-ti w.ti
-tiu w.tiu
-si w.si
-mi w.mi
-i w.i
-iu w.iu
-bi w.bi
-biu w.biu
-f w.f+0E0
-d w.d
-dc1 CAST(w.dc1 AS CHAR)
-dc2 CAST(w.dc2 AS CHAR)
-dc3 CAST(w.dc3 AS CHAR)
-dc4 CAST(w.dc4 AS CHAR)
-da IF(w.da IS NULL OR MONTH(w.da) = 0 OR DAYOFMONTH(w.da) = 0, NULL, DATE_FORMAT(w.da, '%Y-%m-%d'))
-dt0 $(dtx w.dt0 0)
-dt3 $(dtx w.dt3 3)
-dt6 $(dtx w.dt6 6)
-ts0 $(dtx w.ts0 0 Z)
-ts6 $(dtx w.ts6 6 Z)
-t0 CAST(w.t0 AS CHAR)
-t6 CAST(w.t6 AS CHAR)
-y CAST(w.y AS UNSIGNED)
-vc w.vc
-l1 w.l1
-c w.c
-tx w.tx
-bn $(b64 w.bn)
-vb $(b64 w.vb)
-bl $(b64 w.bl)
-e CAST(w.e AS CHAR)
-s $(setarr w.s)
-b1 CAST(w.b1 AS UNSIGNED)
-b10 CAST(w.b10 AS UNSIGNED)
-b64 CAST(w.b64 AS UNSIGNED)
-j JSON_EXTRACT(w.j, '\$')
-EOF
-    echo "$out"
-}
-oracle() { # OUT-RQ OUT-RI
-    oracle_query "$D" "SET SESSION time_zone = '+00:00';
-SELECT JSON_OBJECT('id', CAST(w.id AS CHAR), 'routing', NULL, 'doc', JSON_OBJECT($(wide_cols extra),
-  'parts', COALESCE((SELECT JSON_ARRAYAGG(JSON_OBJECT('id', p.id, 'wide_id', p.wide_id,
-      'label', p.label, 'amount', CAST(p.amount AS CHAR), 'at', $(dtx p.at 6)))
-      FROM part p WHERE p.wide_id = w.id), JSON_ARRAY())))
-FROM wide w ORDER BY w.id" >"$1" || fail "the re-query index's oracle query"
-    oracle_query "$D" "SET SESSION time_zone = '+00:00';
-SELECT JSON_OBJECT('id', CAST(w.id AS CHAR), 'routing', NULL, 'doc', JSON_OBJECT($(wide_cols $LOST)))
-FROM wide w ORDER BY w.id" >"$2" || fail "the row-image index's oracle query"
-}
 check_docs() { # WHAT
-    local a o bad=""
-    oracle "$TEST_TMP/rq.oracle" "$TEST_TMP/ri.oracle"
+    local a o
+    producer_oracle "$TEST_TMP/rq.oracle" "$TEST_TMP/ri.oracle" $LOST
+    PRODUCER_BAD=""
     for a in "$ALIAS_RQ:rq" "$ALIAS_RI:ri"; do
         o="${a##*:}" a="${a%:*}"
-        search_refresh "$a"
-        engine_dump "$a" "$TEST_TMP/$a.ndjson" 2>"$TEST_TMP/dump.err" || { cat "$TEST_TMP/dump.err"; fail "dump $a"; }
-        _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
-        if compare_docs "$TEST_TMP/$a.ndjson" "$TEST_TMP/$o.oracle" --numbers value --ignore-field ss_version \
-                --ignore-field ss_hash --ignore-field ss_key_hash --label "$a ($o)" --show 3 \
-                >"$TEST_TMP/cmp.out"; then
-            log "$1: $(cat "$TEST_TMP/cmp.out")"
-        else
-            cat "$TEST_TMP/cmp.out"
-            bad+=" $a"
-        fi
+        producer_compare "$1" "$a" "$TEST_TMP/$o.oracle" "$a ($o)"
     done
-    [ -z "$bad" ] || soft_fail "$1:$bad differ(s) from the SQL oracle (seed $SEED)"
+    [ -z "$PRODUCER_BAD" ] || soft_fail "$1:$PRODUCER_BAD differ(s) from the SQL oracle (seed $SEED)"
 }
-no_dead_letters() { # WHAT
-    local n
-    n=$(meta_q "SELECT COUNT(*) FROM \`$META\`.dead_letters")
-    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
-    [ "$n" = 0 ] && return 0
-    meta_q "SELECT index_name, doc_id, LEFT(REPLACE(error, '\n', ' '), 300) FROM \`$META\`.dead_letters
-            GROUP BY LEFT(error, 60) LIMIT 6"
-    soft_fail "$1: $n dead letter(s)"
-}
+no_dead_letters() { producer_dead_letters "$1" "$META"; }
 
 # ---------------------------------------------------------------- the first rows
 # the daemon first, on the empty tables: its indices are built (empty)
@@ -287,7 +186,7 @@ daemon_wait_log "$ALIAS_RQ: version 1 live" 120
 daemon_wait_log "$ALIAS_RI: version 1 live" 120
 maxwell start || fail "Maxwell did not start: $(tail -5 "$MXDIR.log")"
 ROOTS=$([ -n "$LONG" ] && echo 150 || echo 40)
-sqlrun "SET @mx_state = $SEED; CALL mx_fill($ROOTS, 100); SELECT @mx_state" >"$TEST_TMP/state" || fail "mx_fill"
+producer_fill "$ROOTS" 100 "$TEST_TMP/state"
 log "rows: $(mysql_q "SELECT COUNT(*) FROM wide" "$D") wide, $(mysql_q "SELECT COUNT(*) FROM part" "$D") part"
 # Maxwell's bootstrap of part: its rows again, between bootstrap-start and -complete
 mysql_q "INSERT INTO \`$MXS\`.bootstrap (database_name, table_name) VALUES ('$D', 'part')" || fail "the bootstrap request"
@@ -304,18 +203,9 @@ check_docs "the first rows"
 no_dead_letters "the first rows"
 
 # ---------------------------------------------------------------- the stream
-sqlrun "SET @mx_state = $(tail -1 "$TEST_TMP/state"); SELECT @mx_state" >"$TEST_TMP/state2" || fail "the DML's state"
 CHUNK=25
-dml() {
-    local done=0 st
-    st=$(tail -1 "$TEST_TMP/state2")
-    while [ "$done" -lt "$OPS" ]; do
-        st=$(sqlrun "SET @mx_state = $st; CALL mx_ops($CHUNK); SELECT @mx_state" | tail -1) || return 1
-        done=$((done + CHUNK))
-    done
-}
 t0=$(date +%s)
-dml >"$TEST_TMP/dml.out" 2>&1 &
+producer_dml "$TEST_TMP/state" >"$TEST_TMP/dml.out" 2>&1 &
 DML=$!
 on_exit "kill $DML 2>/dev/null"
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -337,10 +227,18 @@ check_docs "the stream"
 no_dead_letters "the stream"
 
 # ---------------------------------------------------------------- what was read and said
-saved >"$TEST_TMP/saved"
+saved "$META" >"$TEST_TMP/saved"
 assert_true "the daemon saved offsets of Maxwell's DDL topic (read, nothing applied)" grep -q "^$PRE.ddl/" "$TEST_TMP/saved"
-assert_true "the daemon saved offsets of Maxwell's bootstrap requests (a table no index reads)" \
-    grep -q "^$PRE.$MXS.bootstrap/" "$TEST_TMP/saved"
+# Maxwell 1.17's producer does not retry a send refused while Kafka elects
+# the leader of a topic it has just created (NotLeaderForPartitionException
+# in its log, seen on a busy box): then its bootstrap row never reached
+# Kafka, and there is no offset to save
+if [ -n "$(ends "$PRE.$MXS.bootstrap")" ]; then
+    assert_true "the daemon saved offsets of Maxwell's bootstrap requests (a table no index reads)" \
+        grep -q "^$PRE.$MXS.bootstrap/" "$TEST_TMP/saved"
+else
+    log "Maxwell sent nothing to $PRE.$MXS.bootstrap (its producer: $(grep -a -m1 -o 'NotLeaderForPartitionException.*bootstrap' "$MXDIR/maxwell.log" | cut -c1-120))"
+fi
 assert_eq 0 "$(grep -c 'is a dead letter' "$RUNLOG" || true)" "the daemon logged no dead letter"
 errs=$(grep -h ' ERROR \[' "$RUNLOG" | head -5 || true)
 assert_eq "" "$errs" "no ERROR in the daemon's log"

@@ -6,8 +6,10 @@
 # outage:
 #
 #   default layout  the checkpoints in the metadata schema on the source
-#                   server itself: the source SIGKILLed for OUTAGE_S (30 s;
-#                   180 s with SEARCHSYNC_LONG=1) and restarted. The daemon
+#                   server itself: the source SIGKILLed for OUTAGE_S (12 s,
+#                   three times the 4 s a lock may go unconfirmed under the
+#                   test's session_timeout_ms of 6 s; 180 s with
+#                   SEARCHSYNC_LONG=1) and restarted. The daemon
 #                   never exits, says once that it waits for its reader lock
 #                   and once that it goes on; meanwhile GET /api/v1/status
 #                   answers 200 naming what is down, and `status --json`
@@ -19,7 +21,7 @@
 #   separate metadata  the checkpoints on a second MariaDB (tests/harness/
 #                   mariadb.sh): the source SIGKILLed for OUTAGE_S (the lock
 #                   stays confirmed); then the metadata server SIGKILLed for
-#                   20 s while the source and the writer go on: the daemon
+#                   10 s while the source and the writer go on: the daemon
 #                   reads nothing past what it can save (a change made while
 #                   the lock is unconfirmed stays out of the engine until the
 #                   lock is back), holds what it queued after 2/3 of
@@ -41,9 +43,9 @@ done
 [ -n "$PY" ] || fail "python3's jsonschema module is needed (apt-get install python3-jsonschema)"
 [ -n "${ZK_HOSTS:-}" ] || fail "the harness did not start ZooKeeper (ZK_HOSTS unset)"
 
-OUTAGE_S=30
+OUTAGE_S=12
 [ -n "${SEARCHSYNC_LONG:-}" ] && OUTAGE_S=180
-META_DOWN_S=20
+META_DOWN_S=10
 CATCHUP_MAX_S=${OUTAGE_CATCHUP_MAX_S:-30}
 SEED="${SEARCHSYNC_SEED:-$(( (RANDOM << 15 | RANDOM) % 1000000 ))}"
 log "seed $SEED, source outages of $OUTAGE_S s, metadata outage of $META_DOWN_S s"
@@ -98,6 +100,7 @@ flush_interval_ms = 50
 checkpoint_interval_ms = 100
 [cluster]
 node_id = $node
+session_timeout_ms = 6000
 [admin]
 listen = 127.0.0.1:$APORT
 token = $TOKEN
@@ -213,7 +216,7 @@ daemon_wait_log "$P: live changes no longer written to ${P}_v1" 120
 daemon_wait_log "$B: live changes no longer written to ${B}_v1" 60
 daemon_wait_log "$M: live changes no longer written to ${M}_v1" 60
 writer_start
-sleep 10
+sleep 5
 log "SIGKILL of the source (and metadata) server for $OUTAGE_S s"
 bash "$HARNESS/servers.sh" kill mariadb >/dev/null
 t_kill=$(date +%s)
@@ -243,7 +246,7 @@ wait_checkpoint "$meta" outage "$CATCHUP_MAX_S"
 took_ck=$(( ($(date +%s%N) - t_back) / 1000000 ))
 log "default layout: a change made at the source's return reached the engine $took ms after the return, the checkpoint passed it after $took_ck ms"
 daemon_wait_log "the reader lock of source outage is confirmed again" 30
-sleep 10 # the writer goes on after the return
+sleep 5 # the writer goes on after the return
 writer_stop
 wait_checkpoint "$meta" outage 60
 oracle_check_products "$D" "$P" "a $OUTAGE_S s source outage, default layout"
@@ -316,7 +319,7 @@ caught_up2() { # [SECS] — ... past the source's binlog end as it is now
 
 # ---- the source down, the metadata up
 writer_start
-sleep 10
+sleep 5
 log "SIGKILL of the source server for $OUTAGE_S s (the metadata elsewhere)"
 bash "$HARNESS/servers.sh" kill mariadb >/dev/null
 t_kill=$(date +%s)
@@ -329,7 +332,7 @@ took=$(( ($(date +%s%N) - t_back) / 1000000 ))
 caught_up2 "$CATCHUP_MAX_S"
 took_ck=$(( ($(date +%s%N) - t_back) / 1000000 ))
 log "separate metadata: a change made at the source's return reached the engine $took ms after the return, the checkpoint passed it after $took_ck ms"
-sleep 10 # the writer goes on after the return
+sleep 5 # the writer goes on after the return
 writer_stop
 caught_up2
 oracle_check_products "$D" "$P2" "a $OUTAGE_S s source outage, separate metadata"

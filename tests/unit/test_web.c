@@ -169,6 +169,16 @@ static void test_routes(void **state) {
     route_is("DELETE", "/api/v1/topics/..", ROUTE_NOT_FOUND, "");
     route_is("DELETE", "/api/v1/topics/a%20b", ROUTE_NOT_FOUND, "");
     route_is("DELETE", "/api/v1/topics/", ROUTE_NOT_FOUND, "");
+    route_is("GET", "/api/v1/sources", ROUTE_SOURCES_LIST, "");
+    route_is("POST", "/api/v1/sources", ROUTE_SOURCE_ADD, "");
+    route_is("PUT", "/api/v1/sources", ROUTE_BAD_METHOD, "");
+    route_is("PUT", "/api/v1/sources/west-2.a", ROUTE_SOURCE_EDIT, "west-2.a");
+    route_is("DELETE", "/api/v1/sources/west", ROUTE_SOURCE_REMOVE, "west");
+    route_is("GET", "/api/v1/sources/west", ROUTE_BAD_METHOD, "west");
+    route_is("PUT", "/api/v1/sources/a%2Fb", ROUTE_NOT_FOUND, "");
+    route_is("PUT", "/api/v1/sources/../etc", ROUTE_NOT_FOUND, "");
+    route_is("DELETE", "/api/v1/sources/"
+             "a123456789b123456789c123456789d123456789e123456789f123456789g1234", ROUTE_NOT_FOUND, "");
     {
         struct route r;
         route_match("DELETE", "/api/v1/topics/cdc.x", &r);

@@ -1,0 +1,160 @@
+# tests/integration/producer_lib.sh — what the tests of real CDC producers
+# (t_kafka_debezium.sh, t_kafka_canal.sh, t_kafka_maxwell.sh) share: their
+# tables and seeded DML (producer_ops.sql), the SQL oracle of their two
+# indices, the document and dead-letter checks that fail softly (every
+# failing check of a run is said before the test fails), and the Kafka
+# offsets the daemon saved against the topics' ends.
+#
+# Sourced after lib.sh and oracle_lib.sh. The test sets D (its database, by
+# producer_tables), SEED, and meta_q (a query on the daemon's metadata
+# server); OPS and CHUNK size the DML; OPS_FLAVOUR=maxwell picks the values
+# Maxwell misreads (producer_ops.sql).
+
+# producer_tables PREFIX — D: a new database with the tables and routines
+producer_tables() {
+    D=$(unique_name "$1")
+    on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$D\`' >/dev/null 2>&1"
+    mysql_q "CREATE DATABASE \`$D\` CHARACTER SET utf8mb4" || fail "creating $D"
+    { echo "SET SESSION sql_mode = ''; SET SESSION time_zone = '+00:00';"
+      cat "$(dirname "${BASH_SOURCE[0]}")/producer_ops.sql"; } |
+        mysql_file /dev/stdin "$D" || fail "loading producer_ops.sql"
+}
+sqlrun() { # SQL — in D, as the DML's session: zero dates allowed, UTC, the flavour
+    mysql_q "SET SESSION sql_mode = ''; SET SESSION time_zone = '+00:00';
+             SET @ops_flavour = '${OPS_FLAVOUR:-}'; $1" "$D"
+}
+# producer_fill ROOTS PARTS STATE-FILE — the edge rows and random rows; the
+# generator's state after them in STATE-FILE (its last line)
+producer_fill() {
+    sqlrun "SET @ops_state = $SEED; CALL ops_fill($1, $2); SELECT @ops_state" >"$3" || fail "ops_fill"
+}
+# producer_dml STATE-FILE — OPS operations in chunks of CHUNK from the state
+# in STATE-FILE (run in the background while daemons and producers are killed)
+producer_dml() {
+    local done=0 st
+    st=$(tail -1 "$1")
+    while [ "$done" -lt "$OPS" ]; do
+        st=$(sqlrun "SET @ops_state = $st; CALL ops_ops($CHUNK); SELECT @ops_state" | tail -1) || return 1
+        done=$((done + CHUNK))
+    done
+}
+
+# ---------------------------------------------------------------- soft checks
+# a document or dead-letter check that fails is said and the test goes on,
+# so one run shows every check that fails; it fails at the end
+FAILS=()
+soft_fail() { printf 'FAILED CHECK: %s\n' "$1"; FAILS+=("$1"); }
+on_exit '[ ${#FAILS[@]} = 0 ] || printf "checks that failed before: %s\n" "${FAILS[*]}"'
+
+# ---------------------------------------------------------------- the oracle
+dtx() { # COLUMN FSP [Z]: DATETIME/TIMESTAMP text with FSP digits (null for zero dates)
+    local f="''"
+    [ "$2" -gt 0 ] && f="CONCAT('.', LEFT(DATE_FORMAT($1, '%f'), $2))"
+    echo "IF($1 IS NULL OR MONTH($1) = 0 OR DAYOFMONTH($1) = 0 OR YEAR($1) = 0, NULL, CONCAT(DATE_FORMAT($1, '%Y-%m-%dT%H:%i:%s'), $f, '${3:-}'))"
+}
+b64() { echo "REPLACE(TO_BASE64($1), '\\n', '')"; }
+setarr() { echo "IF($1 IS NULL, NULL, IF($1 = '', JSON_ARRAY(), JSON_EXTRACT(CONCAT('[\"', REPLACE($1, ',', '\",\"'), '\"]'), '\$')))"; }
+wide_cols() { # EXCLUDED...: JSON_OBJECT's arguments for wide's columns but those
+    local c v out="" x=" $* "
+    while read -r c v; do
+        case "$x" in *" $c "*) continue ;; esac
+        out+="${out:+, }'$c', $v"
+    done <<EOF
+id w.id
+ti w.ti
+tiu w.tiu
+si w.si
+mi w.mi
+i w.i
+iu w.iu
+bi w.bi
+biu w.biu
+f w.f+0E0
+d w.d
+dc1 CAST(w.dc1 AS CHAR)
+dc2 CAST(w.dc2 AS CHAR)
+dc3 CAST(w.dc3 AS CHAR)
+dc4 CAST(w.dc4 AS CHAR)
+da IF(w.da IS NULL OR MONTH(w.da) = 0 OR DAYOFMONTH(w.da) = 0, NULL, DATE_FORMAT(w.da, '%Y-%m-%d'))
+dt0 $(dtx w.dt0 0)
+dt3 $(dtx w.dt3 3)
+dt6 $(dtx w.dt6 6)
+ts0 $(dtx w.ts0 0 Z)
+ts6 $(dtx w.ts6 6 Z)
+t0 CAST(w.t0 AS CHAR)
+t6 CAST(w.t6 AS CHAR)
+y CAST(w.y AS UNSIGNED)
+vc w.vc
+l1 w.l1
+c w.c
+tx w.tx
+bn $(b64 w.bn)
+vb $(b64 w.vb)
+bl $(b64 w.bl)
+e CAST(w.e AS CHAR)
+s $(setarr w.s)
+b1 CAST(w.b1 AS UNSIGNED)
+b10 CAST(w.b10 AS UNSIGNED)
+b64 CAST(w.b64 AS UNSIGNED)
+j JSON_EXTRACT(w.j, '\$')
+EOF
+    echo "$out"
+}
+cols_json() { # EXCLUDED...: wide's columns as a mapping's list (BIGINT UNSIGNED as unsigned_long)
+    mysql_q "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '$D'
+        AND TABLE_NAME = 'wide' ORDER BY ORDINAL_POSITION" | jq -R . |
+        jq -s --arg x " $* " 'map(select(. as $c | $x | contains(" " + $c + " ") | not)) |
+            map(if . == "id" then {name: ., type: "unsigned_long", key: true}
+                elif . == "biu" then {name: ., type: "unsigned_long"} else . end)'
+}
+# producer_oracle OUT-RQ OUT-RI RI-EXCLUDED... — the re-query index's
+# documents (wide with its parts nested; a column added later is not in
+# its mapping) and the row-image index's (wide's columns but RI-EXCLUDED)
+producer_oracle() {
+    local rq="$1" ri="$2"
+    shift 2
+    oracle_query "$D" "SET SESSION time_zone = '+00:00';
+SELECT JSON_OBJECT('id', CAST(w.id AS CHAR), 'routing', NULL, 'doc', JSON_OBJECT($(wide_cols extra),
+  'parts', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('id', p.id, 'wide_id', p.wide_id,
+      'label', p.label, 'amount', CAST(p.amount AS CHAR), 'at', $(dtx p.at 6)))
+      FROM part p WHERE p.wide_id = w.id), '\$'), JSON_ARRAY())))
+FROM wide w ORDER BY w.id" >"$rq" || fail "the re-query index's oracle query"
+    oracle_query "$D" "SET SESSION time_zone = '+00:00';
+SELECT JSON_OBJECT('id', CAST(w.id AS CHAR), 'routing', NULL, 'doc', JSON_OBJECT($(wide_cols extra "$@")))
+FROM wide w ORDER BY w.id" >"$ri" || fail "the row-image index's oracle query"
+}
+# producer_compare WHAT ALIAS ORACLE-FILE LABEL — ALIAS's documents against
+# the oracle's; PRODUCER_BAD gets ALIAS when they differ
+PRODUCER_BAD=""
+producer_compare() {
+    search_refresh "$2"
+    engine_dump "$2" "$TEST_TMP/$2.ndjson" 2>"$TEST_TMP/dump.err" || { cat "$TEST_TMP/dump.err"; fail "dump $2"; }
+    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
+    if compare_docs "$TEST_TMP/$2.ndjson" "$3" --numbers value --ignore-field ss_version \
+            --ignore-field ss_hash --ignore-field ss_key_hash --label "$4" --show "${PRODUCER_SHOW:-3}" \
+            >"$TEST_TMP/cmp.out"; then
+        log "$1: $(cat "$TEST_TMP/cmp.out")"
+    else
+        cat "$TEST_TMP/cmp.out"
+        PRODUCER_BAD+=" $2"
+    fi
+}
+# producer_dead_letters WHAT META [WHOSE] — no dead letter in META's table
+producer_dead_letters() {
+    local n
+    n=$(meta_q "SELECT COUNT(*) FROM \`$2\`.dead_letters")
+    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
+    [ "$n" = 0 ] && return 0
+    meta_q "SELECT index_name, doc_id, LEFT(REPLACE(error, '\n', ' '), 300) FROM \`$2\`.dead_letters
+            GROUP BY LEFT(error, 60) LIMIT 6"
+    soft_fail "$1: $n dead letter(s)${3:+ in $3}"
+}
+
+# ---------------------------------------------------------------- caught up
+# every partition's next offset (topic/partition=next), as the daemon's token writes it
+ends() { kcat -b "$KAFKA_BOOTSTRAP" -C -t "$1" -o -1 -e -q -f '%t/%p=%o\n' 2>/dev/null | awk -F= '{print $1 "=" $2 + 1}' | sort; }
+saved() { meta_q "SELECT position FROM \`$1\`.offsets" 2>/dev/null | tr ' ' '\n' | grep '=' | sort; }
+reached() { # META ENDS-FILE: the offsets saved in META reach every line of ENDS-FILE
+    awk -F= 'NR == FNR { s[$1] = $2; next } !($1 in s) || s[$1] + 0 < $2 + 0 { bad = 1 } END { exit bad }' \
+        <(saved "$1") "$2"
+}
