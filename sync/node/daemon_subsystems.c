@@ -330,8 +330,8 @@ static void checks_stop(void *st) { check_schedule_stop(st); }
  * tables need: its thread is held to the node's bound between runs only */
 static bool checks_healthy(void *st, char *why, size_t whylen) {
     struct check_schedule *c = st;
-    return !c->cfg || schedule_healthy(&c->sch, "scheduled checks", 0, node_wedged_after_ms(c->cfg), why,
-                            whylen);
+    return !c->cfg || schedule_healthy(&c->sch, "scheduled checks", 0,
+                                       node_wedged_after_ms(c->cfg), why, whylen);
 }
 
 static int delayed_start(void *st, void *ctx) {
@@ -344,8 +344,8 @@ static int delayed_start(void *st, void *ctx) {
 static void delayed_stop(void *st) { delayed_schedule_stop(st); }
 static bool delayed_healthy(void *st, char *why, size_t whylen) {
     struct delayed_schedule *s = st;
-    return !s->cfg || schedule_healthy(&s->sch, "scheduled delayed runs", 0, node_wedged_after_ms(s->cfg),
-                            why, whylen);
+    return !s->cfg || schedule_healthy(&s->sch, "scheduled delayed runs", 0,
+                                       node_wedged_after_ms(s->cfg), why, whylen);
 }
 
 static int retention_start(void *st, void *ctx) {
@@ -358,7 +358,8 @@ static int retention_start(void *st, void *ctx) {
 static void retention_stop(void *st) { retention_schedule_stop(st); }
 static bool retention_healthy(void *st, char *why, size_t whylen) {
     struct retention_schedule *r = st;
-    return !r->cfg || schedule_healthy(&r->sch, "retention", 0, node_wedged_after_ms(r->cfg), why, whylen);
+    return !r->cfg || schedule_healthy(&r->sch, "retention", 0, node_wedged_after_ms(r->cfg),
+                                       why, whylen);
 }
 
 /* ---------- the table ---------- */
