@@ -35,6 +35,7 @@
 #include "deliver/deliver.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -156,6 +157,8 @@ struct helper {
     struct indexq **qs; /* the queues the current batch was taken from */
     int nqs, qs_cap;
     int64_t sending_ns; /* when its request in flight was sent, 0 = none (engine.c) */
+    int64_t beat_ns;    /* it last went round its loop (health.c), 0 = not yet */
+    bool idle;          /* it waits for work (health.c: well) */
 };
 
 /* The process's one delivery (the hub): queues, helpers, fuses, the
@@ -177,6 +180,8 @@ struct deliver_hub {
     struct helper *helpers;
     pthread_t ckpt_th;
     bool ckpt_started;
+    int64_t ckpt_beat_ns; /* the checkpoint thread last went round (health.c) */
+    bool ckpt_idle;       /* ... and waits between saves (well) */
     struct fuse *fuses;
     bool stop;
     int draining;     /* streams draining now: every queue sends what it has */
@@ -238,6 +243,8 @@ struct deliver {
     int64_t txn_flush_ns; /* flush_on_txn_end: changes queued before this go at once */
     bool halted;  /* deliver_halt: nothing of it is sent any more, nothing saved */
     bool held;    /* deliver_hold_sends: its queued changes wait, none is sent */
+    atomic_bool waiting_space; /* its producer waits at the high-water mark (read
+                                * without the lock by the producer's health) */
     bool closing; /* deliver_free of a stream on a shared hub */
     bool abandoned; /* deliver_abandon: closed, its callbacks are no longer called */
     int reporting;  /* its items whose callbacks a helper (or a purge) is calling now:

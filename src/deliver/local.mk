@@ -10,6 +10,7 @@ libsearchsync_a_SOURCES += \
 	src/deliver/version.c src/deliver/queue.c src/deliver/txn.c \
 	src/deliver/helper.c src/deliver/fuse.c src/deliver/purge.c src/deliver/engine.c \
 	src/deliver/stats.c src/deliver/refresh.c src/deliver/linger.c \
+	src/deliver/health.c \
 	src/deliver/hist.h src/deliver/hist.c \
 	src/deliver/store.h src/deliver/store.c
 

@@ -311,7 +311,9 @@ int deliver_submit(struct deliver *s, const struct change *c) {
     ih = fnv1a(c->doc_id, strlen(c->doc_id), ih);
 
     pthread_mutex_lock(&d->mu);
+    atomic_store(&s->waiting_space, true);
     wait_for_space(d, s);
+    atomic_store(&s->waiting_space, false);
     if (d->stop || s->halted || s->closing) {
         pthread_mutex_unlock(&d->mu);
         free(it);

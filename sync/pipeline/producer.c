@@ -8,6 +8,7 @@
 #include "sync/mapping/index_mapping.h"
 #include "log.h"
 #include "sync/pipeline/producer.h"
+#include "sync/pipeline/streams.h"
 #include "sync/mapping/mapping_shard.h"
 #include "search/index_version.h"
 
@@ -77,8 +78,10 @@ int producer_open(struct producer *pr, const struct ss_config *cfg,
         dopts.written_ud = pr->dls;
         /* a bulk stream on the node's delivery in a daemon, else on one of
          * its own (src/deliver/stream.c) */
-        p->d = deliver_open(o->hub, &dopts, pr->client, o->stream ? o->stream : "producer",
-                            DELIVER_BULK, pr->err, sizeof pr->err);
+        const char *stream = o->stream ? o->stream : "producer";
+        dopts.ordered_versions = stream_ordered(stream); /* I5 asserted at submit */
+        p->d = deliver_open(o->hub, &dopts, pr->client, stream, DELIVER_BULK, pr->err,
+                            sizeof pr->err);
         if (!p->d) return EXIT_RUNTIME;
     }
     pipeline_adopt(p, &pr->m, router_new(&pr->m));
