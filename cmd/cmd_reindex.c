@@ -4,8 +4,10 @@
  * POST /api/v1/indices/{alias}/reindex does) and follows it until the alias
  * has moved (the jobs run in `searchsync run`, which also writes live
  * changes to the new version meanwhile); --reset cancels a build,
- * --delete-all removes an index config's indices. (`searchsync resync` is
- * cmd/cmd_resync.c.) */
+ * --delete-all removes an index config's indices. An index config fed by
+ * several sources is followed part by part, in `searchsync status`'s words
+ * (sync/status/status_sources.h): each source's jobs and what holds the
+ * switch. (`searchsync resync` is cmd/cmd_resync.c.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +24,9 @@
 #include "json_exact.h"
 #include "log.h"
 #include "sync/mapping/mapping.h"
+#include "sync/mapping/mapping_shard.h"
 #include "sync/ops/ops_reindex.h"
+#include "sync/status/status_sources.h"
 #include "sbuf.h"
 #include "search/search.h"
 #include "search/index_version.h"
@@ -35,7 +39,8 @@ void usage_reindex(FILE *out) {
             "Rebuild index config INDEX (its alias) into a new version <alias>_v<N> and move\n"
             "the alias to it when every job is done. The jobs run in `searchsync run`, which\n"
             "writes live changes to both versions meanwhile; this command waits and shows\n"
-            "progress (--no-wait: return once queued). --buckets: jobs (default [reindex]\n"
+            "progress (fed by several sources: each source's part, and what holds the switch;\n"
+            "--no-wait: return once queued). --buckets: jobs (default [reindex]\n"
             "buckets); --by-mod: bucket by MOD(bucket_column, N) instead of key ranges.\n"
             "--reset cancels a build; --delete-all deletes every version of the index.\n");
 }
@@ -76,73 +81,116 @@ static void quote_mapping(struct env *e, sbuf *q) {
     db_quote(e->c.meta, q, m, strlen(m));
 }
 
-/* a build's state is read every FOLLOW_POLL_MS while it is followed (so
- * the command returns soon after the switch) */
 #define FOLLOW_POLL_MS 200
+/* the parts of a build across sources, as `status` says them: printed when
+ * something other than a count changed (a part planned, a source down or
+ * back), else at most every FOLLOW_PARTS_EVERY_S while counts move */
+#define FOLLOW_PARTS_EVERY_S 5
+struct follow_parts {
+    struct mapping m;
+    const struct mp_index *mi; /* NULL: one source (or the mapping unreadable) */
+    sbuf last, last_shape;
+    time_t last_at;
+};
 
-/* How build v of alias ended, from its run: EXIT_OK when it went live
- * (said with its numbers), else EXIT_RUNTIME with its error said; *again
- * when the daemon that rolled it back queued it again. */
-static int build_outcome(struct env *e, const char *alias, unsigned v, bool *again) {
+static void parts_open(struct env *e, const char *alias, struct follow_parts *fp) {
+    memset(fp, 0, sizeof *fp);
+    if (mapping_db_load_config(e->c.meta, &e->c.cfg, &fp->m, e->err, sizeof e->err) < 0)
+        return; /* followed by the totals alone */
+    for (size_t i = 0; i < fp->m.nindices; i++)
+        if (!strcmp(fp->m.indices[i].alias, alias) && mp_index_multi(&fp->m.indices[i]))
+            fp->mi = &fp->m.indices[i];
+}
+
+static void parts_close(struct follow_parts *fp) {
+    mapping_free(&fp->m);
+    sbuf_free(&fp->last);
+    sbuf_free(&fp->last_shape);
+}
+
+static void parts_print(struct env *e, struct follow_parts *fp, unsigned v) {
+    if (!fp->mi) return;
+    struct status_sources ss;
+    status_sources_collect(&e->c.cfg, e->c.meta, NULL, fp->mi, v, &ss);
+    sbuf now = SBUF_INIT, shape = SBUF_INIT;
+    status_sources_build_text(&ss, &now);
+    status_sources_free(&ss);
+    for (size_t i = 0; i < now.len; i++) /* the text without its counts */
+        if (now.data[i] < '0' || now.data[i] > '9') sbuf_addc(&shape, now.data[i]);
+    time_t t = time(NULL);
+    bool changed = now.len != fp->last.len || memcmp(now.data, fp->last.data, now.len) != 0;
+    bool reshaped = shape.len != fp->last_shape.len ||
+                    memcmp(shape.data, fp->last_shape.data, shape.len) != 0;
+    if (now.len && (reshaped || (changed && t - fp->last_at >= FOLLOW_PARTS_EVERY_S))) {
+        fwrite(now.data, 1, now.len, stdout);
+        fflush(stdout);
+        sbuf_reset(&fp->last);
+        sbuf_add(&fp->last, now.data, now.len);
+        sbuf_reset(&fp->last_shape);
+        sbuf_add(&fp->last_shape, shape.data, shape.len);
+        fp->last_at = t;
+    }
+    sbuf_free(&now);
+    sbuf_free(&shape);
+}
+
+/* once v is live: what each source's part did (reindex_run_jobs) */
+static void parts_summary(struct env *e, const struct follow_parts *fp, const char *alias,
+                          unsigned v) {
+    if (!fp->mi) return;
     sbuf q = SBUF_INIT;
-    int rc = EXIT_RUNTIME;
-    sbuf_printf(&q, "SELECT status, rows_read, docs_written, rejected, COALESCE(error_text, ''), "
-                    "TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 FROM reindex_runs "
-                    "WHERE version = %u AND index_id = (SELECT id FROM index_configs WHERE source = ",
-                v);
+    sbuf_printf(&q, "SELECT COALESCE(j.source, '?'), COUNT(*), SUM(j.rows_read), "
+                    "SUM(j.docs_written), SUM(j.rejected) FROM reindex_run_jobs j JOIN "
+                    "reindex_runs r ON r.id = j.run_id WHERE r.version = %u AND r.index_id = "
+                    "(SELECT id FROM index_configs WHERE source = ", v);
     quote_mapping(e, &q);
     sbuf_adds(&q, " AND alias = ");
     db_quote(e->c.meta, &q, alias, strlen(alias));
-    sbuf_adds(&q, ")");
+    sbuf_adds(&q, ") GROUP BY j.source ORDER BY j.source");
     MYSQL_RES *res = db_query(e->c.meta, q.data, q.len, e->err, sizeof e->err);
-    if (res) {
-        MYSQL_ROW row = mysql_fetch_row(res);
-        if (row && !strcmp(row[0], "done")) {
-            char phys[600];
-            printf("%s v%u is live: %s rows read, %s documents written, %s rejected in %s s; alias "
-                   "%s -> %s\n",
-                   alias, v, row[1], row[2], row[3], row[5] ? row[5] : "?", alias,
-                   index_version_name(phys, sizeof phys, alias, v));
-            rc = EXIT_OK;
-        } else if (row) {
-            fprintf(stderr, "searchsync reindex: %s v%u %s: %s\n", alias, v, row[0], row[4]);
-            *again = strstr(row[4], "; queued again") != NULL;
-        }
-        mysql_free_result(res);
-    }
+    MYSQL_ROW row;
+    while (res && (row = mysql_fetch_row(res)))
+        printf("  %s  its part: %s job(s), %s rows read, %s documents written, %s rejected\n",
+               row[0], row[1], row[2], row[3], row[4]);
+    if (res) mysql_free_result(res);
     sbuf_free(&q);
-    return rc;
 }
 
-/* The version queued in place of build v of alias, waited for up to 10 s;
- * 0 when none shows. */
-static unsigned requeued(struct env *e, const char *alias, unsigned v) {
-    for (int waits = 0; waits < 10 * (1000 / FOLLOW_POLL_MS); waits++) {
-        sbuf q = SBUF_INIT;
+/* a build the engine lost writes of is queued again by the daemon that
+ * rolled it back: the version queued in place of v (0: none within 10 s),
+ * to be followed too */
+static unsigned queued_after(struct env *e, const char *alias, unsigned v) {
+    sbuf q = SBUF_INIT;
+    unsigned next = 0;
+    for (int waits = 0; next <= v && waits < 10 * (1000 / FOLLOW_POLL_MS); waits++) {
+        if (waits) {
+            struct timespec ts = {0, FOLLOW_POLL_MS * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        sbuf_reset(&q);
         sbuf_adds(&q, "SELECT building_version FROM index_configs WHERE source = ");
         quote_mapping(e, &q);
         sbuf_adds(&q, " AND alias = ");
         db_quote(e->c.meta, &q, alias, strlen(alias));
-        unsigned next = 0;
         char *b[1];
         if (db_row1(e->c.meta, q.data, q.len, b, 1, e->err, sizeof e->err) == 1 && b[0])
             next = (unsigned)strtoul(b[0], NULL, 10);
         db_row_free(b, 1);
-        sbuf_free(&q);
-        if (next > v) return next;
-        struct timespec ts = {0, FOLLOW_POLL_MS * 1000000L};
-        nanosleep(&ts, NULL);
     }
-    return 0;
+    sbuf_free(&q);
+    return next > v ? next : 0;
 }
 
-/* follow build `v` of alias until it is no longer building, progress
- * printed at most once a second */
+/* follow build `v` of alias until it is no longer building: its state is
+ * read every FOLLOW_POLL_MS (so the command returns soon after the switch),
+ * progress printed at most once a second */
 static int follow(struct env *e, const char *alias, unsigned v) {
     sbuf q = SBUF_INIT;
     int rc = EXIT_RUNTIME, polls = 0;
     bool told = false, running_seen = false, again = false;
     char last[256] = "";
+    struct follow_parts fp;
+    parts_open(e, alias, &fp);
     for (;;) {
         sbuf_reset(&q);
         /* one pass over the version's jobs (idx_jobs_index) */
@@ -175,10 +223,13 @@ static int follow(struct env *e, const char *alias, unsigned v) {
                  v, row[0], row[3], row[2], row[4], row[5]);
         running_seen |= strtol(row[6], NULL, 10) > 0;
         mysql_free_result(res);
-        if (strcmp(line, last) && building && polls % (1000 / FOLLOW_POLL_MS) == 0) {
-            printf("%s\n", line);
-            fflush(stdout);
-            snprintf(last, sizeof last, "%s", line);
+        if (building && polls % (1000 / FOLLOW_POLL_MS) == 0) {
+            if (strcmp(line, last)) {
+                printf("%s\n", line);
+                fflush(stdout);
+                snprintf(last, sizeof last, "%s", line);
+            }
+            parts_print(e, &fp, v);
         }
         if (!building) break;
         if (!running_seen && polls >= 15 * (1000 / FOLLOW_POLL_MS) && !told) {
@@ -190,11 +241,35 @@ static int follow(struct env *e, const char *alias, unsigned v) {
         struct timespec ts = {0, FOLLOW_POLL_MS * 1000000L};
         nanosleep(&ts, NULL);
     }
+    sbuf_reset(&q);
+    sbuf_printf(&q, "SELECT status, rows_read, docs_written, rejected, COALESCE(error_text, ''), "
+                    "TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 FROM reindex_runs "
+                    "WHERE version = %u AND index_id = (SELECT id FROM index_configs WHERE source = ",
+                v);
+    quote_mapping(e, &q);
+    sbuf_adds(&q, " AND alias = ");
+    db_quote(e->c.meta, &q, alias, strlen(alias));
+    sbuf_adds(&q, ")");
+    MYSQL_RES *res = db_query(e->c.meta, q.data, q.len, e->err, sizeof e->err);
+    if (res) {
+        MYSQL_ROW row = mysql_fetch_row(res);
+        if (row && !strcmp(row[0], "done")) {
+            char phys[600];
+            printf("%s v%u is live: %s rows read, %s documents written, %s rejected in %s s; alias "
+                   "%s -> %s\n",
+                   alias, v, row[1], row[2], row[3], row[5] ? row[5] : "?", alias,
+                   index_version_name(phys, sizeof phys, alias, v));
+            parts_summary(e, &fp, alias, v);
+            rc = EXIT_OK;
+        } else if (row) {
+            fprintf(stderr, "searchsync reindex: %s v%u %s: %s\n", alias, v, row[0], row[4]);
+            again = strstr(row[4], "; queued again") != NULL;
+        }
+        mysql_free_result(res);
+    }
+    parts_close(&fp);
     sbuf_free(&q);
-    rc = build_outcome(e, alias, v, &again);
-    /* a build the engine lost writes of is queued again by the daemon that
-     * rolled it back: followed too */
-    unsigned next = again ? requeued(e, alias, v) : 0;
+    unsigned next = again ? queued_after(e, alias, v) : 0;
     if (next) {
         printf("following %s v%u, queued in place of v%u\n", alias, next, v);
         fflush(stdout);

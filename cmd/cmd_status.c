@@ -92,6 +92,10 @@ static void print_nodes(const struct ss_status *st) {
                    cJSON_IsFalse(cJSON_GetObjectItem(j, "engine_up")) ? "DOWN" : "up",
                    fuses.len ? fuses.data : "none");
             sbuf_free(&fuses);
+            const cJSON *u;
+            cJSON_ArrayForEach(u, cJSON_GetObjectItem(j, "unwell")) {
+                printf("\n    UNWELL %s: %s", str_or(u, "subsystem"), str_or(u, "why"));
+            }
         }
         putchar('\n');
         cJSON_Delete(j);

@@ -105,6 +105,7 @@ struct ss_config {
         int batch_max_bytes;
         int flush_interval_ms;
         int linger_ms;
+        int linger_refresh_percent;
         bool batch_to_refresh;
         bool group_commit;
         int high_watermark;

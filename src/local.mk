@@ -6,13 +6,13 @@ libsearchsync_a_SOURCES += \
 	src/json_exact.c src/json_exact.h \
 	src/log.c src/log.h src/log_syslog.c src/log_syslog.h \
 	src/signals.c src/signals.h src/monotime.h \
-	src/invariant.c src/invariant.h src/exit_codes.h \
+	src/invariant.c src/invariant.h src/exit_codes.h src/liveness.c src/liveness.h \
 	src/service_notify.c src/service_notify.h \
 	src/config.c src/config.h src/config_keys.c src/cred_refused.c src/cred_refused.h \
 	src/search_auth.c src/search/sha256.c src/search/sha256.h \
 	src/search/index_version.c src/search/index_version.h
 # a task on a timetable of its own (the scheduled check, the scheduled delayed run)
-searchsync_SOURCES += src/schedule.c src/schedule.h
+libsearchsync_a_SOURCES += src/schedule.c src/schedule.h
 
 check_PROGRAMS += tests/unit/test_jsonw tests/unit/test_jsonw_asan \
 	tests/unit/test_config tests/unit/test_config_asan \
@@ -108,3 +108,14 @@ tests_unit_test_mq_asan_SOURCES = tests/unit/test_mq.c
 tests_unit_test_mq_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_mq_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_mq_asan_LDADD = $(UNIT_ASAN_LDADD)
+
+# the node's health: a thread's beats and named waits (src/liveness.c), a
+# schedule's, the node's requests, the admin server's reaper, the reader's
+check_PROGRAMS += tests/unit/test_health tests/unit/test_health_asan
+TESTS += tests/unit/test_health tests/unit/test_health_asan
+tests_unit_test_health_SOURCES = tests/unit/test_health.c
+tests_unit_test_health_LDADD = $(UNIT_LDADD)
+tests_unit_test_health_asan_SOURCES = tests/unit/test_health.c
+tests_unit_test_health_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_health_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_health_asan_LDADD = $(UNIT_ASAN_LDADD)

@@ -9,6 +9,10 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "liveness.h"
 
 struct schedule {
     pthread_t th;
@@ -20,6 +24,7 @@ struct schedule {
     void *ud;
     volatile sig_atomic_t stop;         /* schedule_stop */
     volatile sig_atomic_t *daemon_stop; /* the daemon's stop request */
+    struct liveness live;               /* its thread's beats: schedule_healthy */
 };
 
 /* "HH:MM" or "every DUR": 0, or -1 when malformed (config check says why). */
@@ -36,5 +41,13 @@ int schedule_start_every(struct schedule *s, long every_s, volatile sig_atomic_t
 void schedule_stop(struct schedule *s);
 /* The task should give up now (the daemon stops). */
 bool schedule_stopping(const struct schedule *s);
+/* Its thread goes round between runs (it looks at the time every 100 ms),
+ * and a run under way has lasted at most task_bound_ms (0: a run may last
+ * as long as it needs, a check of a large table; the wait is named). false
+ * with why otherwise: `name` is the schedule's, for why. */
+bool schedule_healthy(const struct schedule *s, const char *name, int64_t task_bound_ms,
+                      int64_t bound_ms, char *why, size_t whylen);
+/* the run under way since (monotonic ms), 0: none */
+int64_t schedule_running_since(const struct schedule *s);
 
 #endif

@@ -153,7 +153,8 @@ libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h sync/re
 	sync/reindex/reindex_runner_load.c sync/reindex/reindex_page_read.c \
 	sync/reindex/reindex_version.c
 libsearchsync_a_SOURCES += sync/pipeline/producer.c sync/pipeline/producer.h \
-	sync/pipeline/resync.c sync/pipeline/resync.h
+	sync/pipeline/resync.c sync/pipeline/resync.h \
+	sync/pipeline/streams.c sync/pipeline/streams.h
 # a cluster's rebalance in the metadata (the nodes' side is sync/cluster/cluster_jobs.c)
 libsearchsync_a_SOURCES += sync/cluster/job_assign.c sync/cluster/job_assign.h
 # the node's operations, typed: called by the admin API (web/) and the commands

@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "liveness.h"
+#include "monotime.h"
 #include "sbuf.h"
 
 struct adm_slot {
@@ -18,6 +20,7 @@ struct adm_slot {
     unsigned long seq;  /* accept order: smaller is older */
     bool authed, in_request, cut;
     double since;       /* start of the current phase (monotonic seconds) */
+    double cut_at;      /* when it was cut (adm_healthy) */
 };
 
 struct admission {
@@ -26,6 +29,7 @@ struct admission {
     pthread_cond_t cv;
     pthread_t reaper;
     bool stop;
+    struct liveness live; /* the reaper's beats */
     struct adm_slot *head;
     unsigned long seq, cuts;
 };
@@ -39,6 +43,7 @@ static double now_s(void) {
 static void cut(struct admission *a, struct adm_slot *s) {
     if (s->cut) return;
     s->cut = true;
+    s->cut_at = now_s();
     a->cuts++;
     shutdown(s->fd, SHUT_RDWR);
 }
@@ -52,6 +57,7 @@ static void *reaper(void *arg) {
         ts.tv_nsec += 250 * 1000 * 1000;
         if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
         pthread_cond_timedwait(&a->cv, &a->mu, &ts);
+        liveness_beat(&a->live);
         double t = now_s();
         for (struct adm_slot *s = a->head; s; s = s->next) {
             double limit = s->in_request ? a->lim.request_s
@@ -61,6 +67,7 @@ static void *reaper(void *arg) {
         }
     }
     pthread_mutex_unlock(&a->mu);
+    liveness_end(&a->live, true);
     return NULL;
 }
 
@@ -69,6 +76,7 @@ struct admission *adm_new(const struct adm_limits *lim) {
     a->lim = *lim;
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->cv, NULL);
+    liveness_start(&a->live);
     if (pthread_create(&a->reaper, NULL, reaper, a) != 0) {
         pthread_cond_destroy(&a->cv);
         pthread_mutex_destroy(&a->mu);
@@ -180,4 +188,27 @@ unsigned long adm_cut_count(struct admission *a) {
     unsigned long n = a->cuts;
     pthread_mutex_unlock(&a->mu);
     return n;
+}
+
+/* A connection cut at its deadline is closed by libmicrohttpd once the
+ * thread serving it sees the end of its stream: one still open bound_ms
+ * after its cut has a thread stuck in its handler. The reaper itself goes
+ * round every 250 ms: quiet for 5 s (or bound_ms, if longer), it is wedged. */
+bool adm_healthy(struct admission *a, int64_t bound_ms, char *why, size_t whylen) {
+    if (!a) return true;
+    if (!liveness_check(&a->live, "connection reaper", mono_ms(),
+                        bound_ms > 5000 ? bound_ms : 5000, why, whylen))
+        return false;
+    bool well = true;
+    pthread_mutex_lock(&a->mu);
+    double t = now_s();
+    for (struct adm_slot *s = a->head; s && well; s = s->next) {
+        if (!s->cut || (t - s->cut_at) * 1000 <= (double)bound_ms) continue;
+        well = false;
+        snprintf(why, whylen, "a connection from %s is still open more than %lld ms after it "
+                 "was cut at its deadline (the thread serving it is wedged in its handler)",
+                 s->addr, (long long)bound_ms);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return well;
 }

@@ -24,6 +24,8 @@
 #ifndef SS_WEB_ADMISSION_H
 #define SS_WEB_ADMISSION_H
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 struct admission;
 struct adm_slot;
@@ -46,5 +48,9 @@ void adm_authenticated(struct admission *a, struct adm_slot *s);
 /* counters for the log and tests */
 unsigned adm_open_count(struct admission *a);
 unsigned long adm_cut_count(struct admission *a);
+/* false with why when the reaper has not gone round for bound_ms, or a
+ * connection cut at its deadline is still open bound_ms later (a thread
+ * wedged in its handler). NULL-safe. */
+bool adm_healthy(struct admission *a, int64_t bound_ms, char *why, size_t whylen);
 
 #endif

@@ -2,8 +2,10 @@
  * letters"), what `searchsync dead-letters list|replay|discard` does, from the
  * running daemon:
  *
- *   GET    /api/v1/dead-letters[?index=I&limit=N]  newest first, without bodies,
- *                                                  with the total left
+ *   GET    /api/v1/dead-letters[?index=I&limit=N&source=S]  newest first, without
+ *                                        bodies, with the total left; this node's
+ *                                        source's, or (source) another's of the
+ *                                        same metadata schema, to look at
  *   GET    /api/v1/dead-letters/{id}               one, with its body and script
  *   POST   /api/v1/dead-letters/replay             {"index":..} / {"id":..} / {}
  *   DELETE /api/v1/dead-letters/{id}               discarded (the change is
@@ -31,12 +33,13 @@
 #include "sync/status/status_lists.h"
 
 /* the columns of status_dead_letters_rows, then (one letter) body and script */
-static const char *const dl_names[] = {"id",     "index", "doc_id",   "routing",    "version",
-                                       "op",     "status", "error",   "attempts",   "created_at",
-                                       "body",   "script"};
-static const bool dl_num[] = {true, false, false, false, true, false,
-                              true, false, true,  false, false, false};
-#define DL_NCOLS 10
+static const char *const dl_names[] = {"id",      "source", "index",    "doc_id",
+                                       "routing", "version", "op",      "status",
+                                       "error",   "attempts", "created_at", "body",
+                                       "script"};
+static const bool dl_num[] = {true,  false, false, false, false, true, false,
+                              true,  false, true,  false, false, false};
+#define DL_NCOLS 11
 
 static MYSQL *meta(const struct api_ctx *ctx, struct api_resp *r) {
     return api_meta_connect(ctx, r);
@@ -50,10 +53,16 @@ static void h_list(const struct api_ctx *ctx, struct api_resp *r) {
                         "give a physical index name as the list shows it (products_v2)");
         return;
     }
+    const char *source = api_lookup(ctx, API_ARG, "source");
+    if (source && (!*source || strlen(source) > 64)) {
+        api_error_field(r, 400, "source", "\"source\" is not a source name",
+                        "give a source's [source] name (1..64 characters)");
+        return;
+    }
     if (!api_limit_arg(ctx, r, 100, &limit)) return;
     MYSQL *m = meta(ctx, r);
     if (!m) return;
-    const char *source = ctx->cfg->source.name;
+    if (!source) source = ctx->cfg->source.name;
     char err[512];
     struct stmt_rows rows = {0}, cnt = {0};
     if (status_dead_letters_rows(m, source, index, limit, &rows, err, sizeof err) < 0 ||

@@ -536,6 +536,11 @@ static void ops_generation(void *srv, struct mapping_gen *(*get)(void *ud), void
 }
 static void ops_set_token(void *srv, const char *token) { http_server_set_token(srv, token); }
 static void ops_stop(void *srv) { http_server_stop(srv); }
+static bool ops_healthy(void *srv, int64_t bound_ms, char *why, size_t whylen) {
+    struct http_server *s = srv;
+    return !s || (adm_healthy(s->main.adm, bound_ms, why, whylen) &&
+                  adm_healthy(s->dict.adm, bound_ms, why, whylen));
+}
 
 const struct node_admin_ops http_server_node_ops = {
     .start = ops_start,
@@ -543,4 +548,5 @@ const struct node_admin_ops http_server_node_ops = {
     .generation = ops_generation,
     .set_token = ops_set_token,
     .stop = ops_stop,
+    .healthy = ops_healthy,
 };

@@ -151,6 +151,9 @@ struct deliver_opts {
     int workers, helpers;
     int batch_min, batch_max, batch_max_bytes, flush_interval_ms;
     int linger_ms; /* a queue waits this long after its first change unless batch_max wait */
+    int linger_refresh_percent; /* with linger_ms 0, a live stream's request to a target
+                                 * leaves no sooner than this percent of the target's
+                                 * refresh_interval after its previous one (linger.c) */
     bool batch_to_refresh; /* a live stream's changes wait until just before the engine's
                             * next refresh of their index (src/deliver/refresh.c) */
     bool group_commit; /* hub: while a request of a target is in flight, its next
@@ -268,6 +271,17 @@ void deliver_abandon(struct deliver *d);
  * DELIVER_ESTOPPED. NULL-safe. */
 int deliver_hub_wait_abandoned(struct deliver_hub *h, int timeout_ms);
 struct deliver_hub *deliver_hub_of(struct deliver *d);
+
+/* Health (src/deliver/health.c), for the node's watchdog and status: false
+ * with why when a sender thread or the checkpoint thread has not gone round
+ * its loop for more than bound_ms (each of its calls has a timeout shorter
+ * than that: it is wedged), or when the hub's lock cannot be taken within
+ * DELIVER_LOCK_WEDGED_MS (a thread wedged holding it). NULL-safe (well). */
+#define DELIVER_LOCK_WEDGED_MS 5000
+bool deliver_hub_healthy(struct deliver_hub *h, int64_t bound_ms, char *why, size_t whylen);
+/* the stream's producer waits in deliver_submit for room below the
+ * high-water mark (the engine slow or away): a wait it can name. Lock-free. */
+bool deliver_waiting_for_space(struct deliver *d);
 
 enum deliver_rc {
     DELIVER_OK = 0,

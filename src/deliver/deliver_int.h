@@ -35,6 +35,7 @@
 #include "deliver/deliver.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -90,6 +91,9 @@ struct refresh_state {
     int64_t read_ns;    /* when it was read, 0 = due */
     bool reading;       /* a helper is reading it */
     bool live;          /* a stream that holds sent to it: worth reading */
+    bool lingers;       /* a stream spacing its requests by the interval sent to it
+                         * (linger.c): worth reading too, never probed */
+    int linger_pct;     /* ... the largest percent of the interval of those streams */
     int flush_ms;       /* the longest flush_interval_ms of those streams */
     int64_t end_ns;     /* the end of the last refresh seen (a wait_for answer), 0 = none */
     int64_t took_ns;    /* how long a refresh takes (average) */
@@ -153,6 +157,8 @@ struct helper {
     struct indexq **qs; /* the queues the current batch was taken from */
     int nqs, qs_cap;
     int64_t sending_ns; /* when its request in flight was sent, 0 = none (engine.c) */
+    int64_t beat_ns;    /* it last went round its loop (health.c), 0 = not yet */
+    bool idle;          /* it waits for work (health.c: well) */
 };
 
 /* The process's one delivery (the hub): queues, helpers, fuses, the
@@ -174,6 +180,8 @@ struct deliver_hub {
     struct helper *helpers;
     pthread_t ckpt_th;
     bool ckpt_started;
+    int64_t ckpt_beat_ns; /* the checkpoint thread last went round (health.c) */
+    bool ckpt_idle;       /* ... and waits between saves (well) */
     struct fuse *fuses;
     bool stop;
     int draining;     /* streams draining now: every queue sends what it has */
@@ -226,6 +234,7 @@ struct deliver {
     deliver_missing_fn missing;
     void *missing_ud;
     int batch_min, flush_interval_ms, linger_ms;
+    int linger_refresh_percent; /* its live requests spaced by the refresh (linger.c) */
     bool batch_to_refresh; /* its live changes wait for the next refresh (refresh.c) */
     bool flush_on_txn_end;
     bool ordered_versions; /* I5 asserted at submit */
@@ -234,6 +243,8 @@ struct deliver {
     int64_t txn_flush_ns; /* flush_on_txn_end: changes queued before this go at once */
     bool halted;  /* deliver_halt: nothing of it is sent any more, nothing saved */
     bool held;    /* deliver_hold_sends: its queued changes wait, none is sent */
+    atomic_bool waiting_space; /* its producer waits at the high-water mark (read
+                                * without the lock by the producer's health) */
     bool closing; /* deliver_free of a stream on a shared hub */
     bool abandoned; /* deliver_abandon: closed, its callbacks are no longer called */
     int reporting;  /* its items whose callbacks a helper (or a purge) is calling now:
@@ -431,6 +442,17 @@ int default_refresh_probe(void *ud, int helper, const char *target);
 /* the document id of the probe (its version 1 never wins over a document's) */
 #define REFRESH_PROBE_ID "searchsync:refresh-probe"
 int default_refresh_interval(void *ud, int helper, const char *target, long *ms);
+
+/* linger.c: requests spaced by the refresh ([delivery] linger_refresh_percent),
+ * under d->mu */
+/* stream s spaces its requests by its targets' refresh interval */
+bool linger_refresh_on(const struct deliver *s);
+/* the spacing of f's requests (0: none: the interval not read, or none) */
+int64_t linger_refresh_ns(const struct fuse *f);
+/* q's head waits for the spacing after the target's last request (wake:
+ * when it goes) */
+bool linger_refresh_holds(struct deliver_hub *d, const struct indexq *q, const struct deliver *hs,
+                          const struct item *head, int64_t now, int64_t *wake);
 
 /* stats.c */
 void rotate_stats(struct deliver_hub *d, int64_t now);

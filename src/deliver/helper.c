@@ -538,6 +538,7 @@ void *helper_main(void *arg) {
     pthread_mutex_lock(&d->mu);
     while (!d->stop) {
         int64_t now = now_ns();
+        h->beat_ns = now;
         int64_t wake = now + 1000 * NS_PER_MS;
         struct indexq *q = pick_queue(d, now, &wake);
         if (!q && engine_probe_due(d, now, &wake)) {
@@ -579,7 +580,9 @@ void *helper_main(void *arg) {
         if (!q) {
             struct timespec ts;
             deadline_ts(&ts, wake);
+            h->idle = true; /* waiting for work: not wedged however late it wakes */
             pthread_cond_timedwait(&d->work_cv, &d->mu, &ts);
+            h->idle = false;
             continue;
         }
         b.n = take_batch(d, h, q, &b.it, &b.cap, b.seen, b.seen_cap, now);

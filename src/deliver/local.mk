@@ -9,7 +9,8 @@ libsearchsync_a_SOURCES += \
 	src/deliver/deliver.h src/deliver/deliver_int.h src/deliver/deliver.c src/deliver/stream.c \
 	src/deliver/version.c src/deliver/queue.c src/deliver/txn.c \
 	src/deliver/helper.c src/deliver/fuse.c src/deliver/purge.c src/deliver/engine.c \
-	src/deliver/stats.c src/deliver/refresh.c \
+	src/deliver/stats.c src/deliver/refresh.c src/deliver/linger.c \
+	src/deliver/health.c \
 	src/deliver/hist.h src/deliver/hist.c \
 	src/deliver/store.h src/deliver/store.c
 
@@ -21,6 +22,7 @@ check_PROGRAMS += \
 	tests/unit/test_deliver_streams tests/unit/test_deliver_streams_asan \
 	tests/unit/test_deliver_group_commit tests/unit/test_deliver_group_commit_asan \
 	tests/unit/test_deliver_refresh tests/unit/test_deliver_refresh_asan \
+	tests/unit/test_deliver_linger tests/unit/test_deliver_linger_asan \
 	tests/unit/test_deliver_store tests/unit/test_deliver_store_asan \
 	tests/tools/deliver_driver
 TESTS += \
@@ -31,6 +33,7 @@ TESTS += \
 	tests/unit/test_deliver_streams tests/unit/test_deliver_streams_asan \
 	tests/unit/test_deliver_group_commit tests/unit/test_deliver_group_commit_asan \
 	tests/unit/test_deliver_refresh tests/unit/test_deliver_refresh_asan \
+	tests/unit/test_deliver_linger tests/unit/test_deliver_linger_asan \
 	tests/unit/test_deliver_store tests/unit/test_deliver_store_asan
 
 tests_unit_test_search_bulk_SOURCES = tests/unit/test_search_bulk.c
@@ -93,3 +96,9 @@ tests_unit_test_deliver_refresh_asan_SOURCES = tests/unit/test_deliver_refresh.c
 tests_unit_test_deliver_refresh_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_deliver_refresh_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_deliver_refresh_asan_LDADD = $(UNIT_ASAN_LDADD)
+tests_unit_test_deliver_linger_SOURCES = tests/unit/test_deliver_linger.c tests/unit/deliver_fake.h
+tests_unit_test_deliver_linger_LDADD = $(UNIT_LDADD)
+tests_unit_test_deliver_linger_asan_SOURCES = tests/unit/test_deliver_linger.c tests/unit/deliver_fake.h
+tests_unit_test_deliver_linger_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_deliver_linger_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_deliver_linger_asan_LDADD = $(UNIT_ASAN_LDADD)

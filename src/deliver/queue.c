@@ -189,6 +189,7 @@ static bool eligible_ex(struct deliver_hub *d, struct indexq *q, int64_t now, in
     if (d->draining) return true;
     if (lingers && group_commit_holds(d, q, hs, head, now, wake)) return false;
     if (lingers && refresh_holds(d, q, hs, head, now, wake)) return false;
+    if (lingers && linger_refresh_holds(d, q, hs, head, now, wake)) return false;
     if (lingers && hs->linger_ms > 0 && d->total < d->o.high_watermark) {
         /* group commit with a floor: the queue's first change waits for
          * company (a transaction's end does not cut this short), unless the
@@ -310,7 +311,9 @@ int deliver_submit(struct deliver *s, const struct change *c) {
     ih = fnv1a(c->doc_id, strlen(c->doc_id), ih);
 
     pthread_mutex_lock(&d->mu);
+    atomic_store(&s->waiting_space, true);
     wait_for_space(d, s);
+    atomic_store(&s->waiting_space, false);
     if (d->stop || s->halted || s->closing) {
         pthread_mutex_unlock(&d->mu);
         free(it);

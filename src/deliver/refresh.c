@@ -46,7 +46,9 @@
  * flush_interval_ms (the hold would be flush_interval_ms's anyway), nor
  * with a single helper (the probe takes one). The
  * interval is read again every REFRESH_READ_MS, and at once when the
- * refreshes seen come faster than it says. */
+ * refreshes seen come faster than it says. The same reading serves the
+ * requests spaced by the refresh (linger.c), which need the interval only:
+ * a target only they send to is read, never probed. */
 #include "deliver/deliver_int.h"
 
 #include <stdlib.h>
@@ -105,6 +107,11 @@ void refresh_note_live(struct fuse *f, const struct deliver *s) {
     if (stream_holds(s)) {
         f->rf.live = true;
         if (s->flush_interval_ms > f->rf.flush_ms) f->rf.flush_ms = s->flush_interval_ms;
+    }
+    if (linger_refresh_on(s)) { /* linger.c: the interval read, no probe */
+        f->rf.lingers = true;
+        if (s->linger_refresh_percent > f->rf.linger_pct)
+            f->rf.linger_pct = s->linger_refresh_percent;
     }
 }
 
@@ -201,7 +208,7 @@ struct fuse *refresh_read_due(struct deliver_hub *d, int64_t now) {
     if (!d->tr.refresh_interval) return NULL;
     for (struct fuse *f = d->fuses; f; f = f->next) {
         struct refresh_state *r = &f->rf;
-        if (!r->live || r->reading) continue;
+        if (!(r->live || r->lingers) || r->reading) continue;
         if (r->read_ns && now - r->read_ns < (int64_t)REFRESH_READ_MS * NS_PER_MS) continue;
         r->reading = true;
         return f;
@@ -214,15 +221,20 @@ void refresh_read_done(struct fuse *f, long ms, int64_t now) {
     r->reading = false;
     r->read_ns = now;
     int64_t p = ms > 0 ? (int64_t)ms * NS_PER_MS : -1;
-    if (p != r->period_ns) { /* a new interval: its phase is learnt again */
-        if (p > 0)
+    int64_t was = r->period_ns;
+    r->period_ns = p;
+    if (p != was) { /* a new interval: its phase is learnt again */
+        if (p > 0 && r->live)
             log_info("deliver", "%s refreshes every %ld ms: its live changes leave just before "
                      "each refresh ([delivery] batch_to_refresh)", f->index, ms);
+        else if (p > 0 && r->lingers)
+            log_info("deliver", "%s refreshes every %ld ms: its live requests leave at least "
+                     "%ld ms apart ([delivery] linger_refresh_percent)", f->index, ms,
+                     (long)(linger_refresh_ns(f) / NS_PER_MS));
         r->end_ns = 0;
         r->took_ns = 0;
         r->near_ns = NEAR_MIN_NS;
     }
-    r->period_ns = p;
     if (r->near_ns < NEAR_MIN_NS) r->near_ns = NEAR_MIN_NS;
 }
 

@@ -486,7 +486,7 @@ int dl_store_put_if_version(void *ud, const struct dead_letter *dl) {
 int dl_list(MYSQL *m, const char *source, const char *index, int limit, sbuf *out, char *err,
             size_t errlen) {
     sbuf q = SBUF_INIT;
-    sbuf_adds(&q, "SELECT id, index_name, doc_id, routing, version, op, status, error, "
+    sbuf_adds(&q, "SELECT id, source, index_name, doc_id, routing, version, op, status, error, "
                   "attempts, created_at FROM dead_letters WHERE source=");
     db_quote(m, &q, source, strlen(source));
     if (index) {
@@ -505,13 +505,14 @@ int dl_list(MYSQL *m, const char *source, const char *index, int limit, sbuf *ou
         jsonw w;
         jw_init(&w, out);
         jw_obj_open(&w);
-        static const char *const keys[] = {"id", "index", "doc_id", "routing", "version",
-                                           "op", "status", "error", "attempts", "created_at"};
-        for (int i = 0; i < 10; i++) {
+        static const char *const keys[] = {"id",     "source", "index",    "doc_id",
+                                           "routing", "version", "op",      "status",
+                                           "error",  "attempts", "created_at"};
+        for (int i = 0; i < 11; i++) {
             jw_key(&w, keys[i]);
             if (!row[i])
                 jw_null(&w);
-            else if (i == 0 || i == 4 || i == 6 || i == 8)
+            else if (i == 0 || i == 5 || i == 7 || i == 9)
                 jw_raw(&w, row[i], strlen(row[i]));
             else
                 jw_str(&w, row[i]);

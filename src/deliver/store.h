@@ -74,7 +74,8 @@ int dl_store_put_message(struct dl_store *s, const char *where, const char *at,
                          const char *why, const char *raw, size_t len, char *err,
                          size_t errlen);
 
-/* Print dead letters (newest first) as JSON lines; index may be NULL (all). */
+/* Print the dead letters of source (newest first) as JSON lines, each
+ * naming its source; index may be NULL (all). */
 int dl_list(MYSQL *m, const char *source, const char *index, int limit, sbuf *out, char *err,
             size_t errlen);
 /* Resubmit the dead letters of index (NULL = all; id > 0 = that one row)

@@ -114,6 +114,7 @@ void stream_init(struct deliver *s, struct deliver_hub *d, const struct deliver_
     if (s->batch_min > d->o.batch_max) s->batch_min = d->o.batch_max;
     s->flush_interval_ms = o->flush_interval_ms;
     s->linger_ms = o->linger_ms;
+    s->linger_refresh_percent = o->linger_refresh_percent;
     s->batch_to_refresh = o->batch_to_refresh;
     s->flush_on_txn_end = o->flush_on_txn_end;
     s->ordered_versions = o->ordered_versions;

@@ -248,11 +248,14 @@ void *ckpt_main(void *arg) {
     while (!d->stop) {
         struct timespec ts;
         /* it also watches the engine's requests (engine.c), each second */
-        int64_t next = now_ns() + 1000 * NS_PER_MS;
+        d->ckpt_beat_ns = now_ns();
+        int64_t next = d->ckpt_beat_ns + 1000 * NS_PER_MS;
         save_due_locked(d, &next);
         if (d->stop) break;
         deadline_ts(&ts, next);
+        d->ckpt_idle = true; /* (health.c) */
         pthread_cond_timedwait(&d->done_cv, &d->mu, &ts);
+        d->ckpt_idle = false;
         if (d->stop) break;
         engine_watch(d, now_ns());
     }

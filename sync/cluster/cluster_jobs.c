@@ -431,8 +431,10 @@ static void *cluster_main(void *arg) {
     struct cluster_jobs *cj = arg;
     bool lost_said = false;
     while (!cj->stop) {
+        liveness_beat(&cj->live);
         struct zk *z = cj->lead->zk; /* (a new one after a standby registered again) */
         if (!zk_usable(z)) { /* whatever it held may be another's now */
+            liveness_wait(&cj->live, "ZooKeeper cannot be reached");
             if (!lost_said && cj->nruns)
                 log_warn("cluster", "node %s lost its ZooKeeper session: its jobs stop (they "
                          "resume from their cursors where the next rebalance puts them)",
@@ -444,6 +446,7 @@ static void *cluster_main(void *arg) {
             continue;
         }
         lost_said = false;
+        liveness_wait(&cj->live, NULL);
         struct rebalance_state st;
         char err[512];
         int got = rebalance_state_read(z, cj->cfg->cluster.name, cj->cfg->source.name, &st,
@@ -484,6 +487,7 @@ static void *cluster_main(void *arg) {
         tick_wait(cj);
     }
     runs_stop(cj);
+    liveness_end(&cj->live, true); /* it returns only when stopped */
     return NULL;
 }
 
@@ -506,6 +510,7 @@ int cluster_jobs_start(struct cluster_jobs *cj, const struct ss_config *cfg,
     pthread_condattr_destroy(&ca);
     sbuf_init(&cj->live_prev);
     sbuf_init(&cj->job_ids);
+    liveness_start(&cj->live);
     if (pthread_create(&cj->th, NULL, cluster_main, cj) != 0) {
         snprintf(cj->err, sizeof cj->err, "the cluster jobs thread could not start");
         return -1;
@@ -534,4 +539,23 @@ void cluster_jobs_stop(struct cluster_jobs *cj) {
     /* (wake_mu and wake_cv stay: a watch set on the session may still fire
      * until leadership_free closes it) */
     cj->started = false;
+}
+
+bool cluster_jobs_healthy(struct cluster_jobs *cj, int64_t bound_ms, char *why, size_t whylen) {
+    if (!cj || !cj->started) return true;
+    int64_t now = mono_ms();
+    if (!liveness_check(&cj->live, "cluster jobs", now, bound_ms, why, whylen)) return false;
+    /* the session handle is replaced, never freed, while the node runs */
+    struct zk *z = cj->lead->zk;
+    int64_t seen = atomic_load(&cj->expired_seen_ms);
+    if (!z || !zk_expired(z)) {
+        if (seen) atomic_store(&cj->expired_seen_ms, 0);
+        return true;
+    }
+    if (!seen) atomic_store(&cj->expired_seen_ms, seen = now);
+    if (now - seen <= bound_ms) return true;
+    snprintf(why, whylen, "this node's ZooKeeper session expired more than %lld ms ago and "
+             "was not replaced (a standby registers again, a reader stops)",
+             (long long)bound_ms);
+    return false;
 }

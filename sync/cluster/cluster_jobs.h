@@ -43,6 +43,7 @@
 
 #include "config.h"
 #include "db.h"
+#include "liveness.h"
 #include "sync/cluster/job_assign.h"
 #include "sbuf.h"
 
@@ -86,6 +87,8 @@ struct cluster_jobs {
     int64_t retry_ms;           /* its pause after a failed rebalance */
     int64_t retry_at_ms;
     sbuf live_prev;             /* the source's live nodes at the previous look */
+    struct liveness live;       /* its thread's beats (cluster_jobs_healthy) */
+    _Atomic int64_t expired_seen_ms; /* its session first seen expired (0: it is not) */
     char err[1024];
 };
 
@@ -99,5 +102,11 @@ int cluster_jobs_start(struct cluster_jobs *cj, const struct ss_config *cfg,
 void cluster_jobs_request(struct cluster_jobs *cj);
 /* Stop the thread and the jobs (cursors kept). NULL-safe, idempotent. */
 void cluster_jobs_stop(struct cluster_jobs *cj);
+
+/* Its thread goes round (every tick, or waits for ZooKeeper, a wait it
+ * names), and this node's ZooKeeper session, once expired, is replaced
+ * within bound_ms (a standby registers again; a reader stops). false with
+ * why otherwise. Any thread. */
+bool cluster_jobs_healthy(struct cluster_jobs *cj, int64_t bound_ms, char *why, size_t whylen);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "exit_codes.h"
 #include "log.h"
+#include "monotime.h"
 #include "search/wait.h"
 #include "service_notify.h"
 #include "sync/node/daemon.h"
@@ -64,7 +65,9 @@ static int reader_start(void *st, void *ctx) {
 static int reader_run(void *st) {
     struct daemon *dm = st;
     service_notify("STATUS=reading the binlog of source %s", dm->cfg->source.name);
+    liveness_start(&dm->rs.live);
     int rc = daemon_stop_requested ? BL_STOP : dm->source->run(dm->source_state);
+    liveness_end(&dm->rs.live, true); /* the node stops with it */
     dm->run_rc = rc;
     dm->ran = true;
     service_notify("STOPPING=1\nSTATUS=stopping: draining the delivery queues");
@@ -133,6 +136,20 @@ static void reader_stop(void *st) {
     }
 }
 
+/* The reader beats at every row, commit and idle heartbeat (the server
+ * sends one every [source] heartbeat_ms), and at every poll of Kafka; the
+ * waits it can name are the source away (reader_stats_link), the reader lock
+ * unconfirmed (daemon_source.c) and delivery full (the engine slow or
+ * away; the hub's own health says whether its senders go round). Before it
+ * runs (a standby waiting to lead, the engine waited for) it has not
+ * started: those waits are bounded loops of their own. */
+static bool reader_healthy(void *st, char *why, size_t whylen) {
+    struct daemon *dm = st;
+    if (deliver_waiting_for_space(dm->p.d)) return true;
+    return liveness_check(&dm->rs.live, "source reader", mono_ms(),
+                          node_wedged_after_ms(dm->cfg), why, whylen);
+}
+
 const struct node_subsystem daemon_reader_subsystem = {
     .name = "source reader", .drain = NODE_DRAIN_READER, .start = reader_start,
-    .run = reader_run, .stop = reader_stop};
+    .run = reader_run, .stop = reader_stop, .healthy = reader_healthy};

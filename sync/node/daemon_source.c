@@ -26,9 +26,12 @@
  * reader reads nothing more: it waits here, at a transaction boundary,
  * until the lock is confirmed again, or lost, or a stop is asked. */
 static void wait_for_the_lock(struct daemon *dm) {
+    if (!leadership_holds_reads(&dm->lead)) return;
+    liveness_wait(&dm->rs.live, READER_WAIT_LOCK);
     while (leadership_holds_reads(&dm->lead) && !daemon_stop_requested &&
            !atomic_load(&dm->sv.lost))
         sleep_ms(100);
+    liveness_wait(&dm->rs.live, NULL);
 }
 
 /* Between transactions (and on idle heartbeats): what the supervisor asked

@@ -52,6 +52,7 @@ static int connect_start(void *st, void *ctx) {
     const struct ss_config *cfg = dm->cfg;
     struct pipeline *p = &dm->p;
     p->stop = &daemon_stop_requested;
+    p->live = &dm->rs.live; /* its waits for a server away, named in its health */
     p->srcp = db_params_source(cfg);
     p->metap = db_params_metadata(cfg);
     p->metap.database = cfg->metadata.database;
@@ -82,6 +83,14 @@ static int admin_start(void *st, void *ctx) {
         return -1;
     }
     return 0;
+}
+
+/* its connection reaper goes round, and no handler outlives its deadline
+ * by the node's bound (web/admission.c) */
+static bool admin_healthy(void *st, char *why, size_t whylen) {
+    struct daemon *dm = st;
+    if (!dm->nd.admin || !node_admin() || !node_admin()->healthy) return true;
+    return node_admin()->healthy(dm->nd.admin, node_wedged_after_ms(dm->cfg), why, whylen);
 }
 
 static void admin_stop(void *st) { /* before what its handlers use is freed */
@@ -158,6 +167,12 @@ static int delivery_start(void *st, void *ctx) {
     return 0;
 }
 
+/* the senders and the checkpoint thread go round (src/deliver/health.c) */
+static bool delivery_healthy(void *st, char *why, size_t whylen) {
+    struct daemon *dm = st;
+    return deliver_hub_healthy(dm->hub, node_wedged_after_ms(dm->cfg), why, whylen);
+}
+
 static void delivery_stop(void *st) { /* every producer above closed its stream */
     struct daemon *dm = st;
     deliver_free(dm->p.d);
@@ -190,11 +205,17 @@ static int cluster_start(void *st, void *ctx) {
 
 static void cluster_stop(void *st) { cluster_jobs_stop(&((struct daemon *)st)->cluster); }
 
+/* its thread, and the ZooKeeper session (sync/cluster/cluster_jobs.c) */
+static bool cluster_healthy(void *st, char *why, size_t whylen) {
+    struct daemon *dm = st;
+    return cluster_jobs_healthy(&dm->cluster, node_wedged_after_ms(dm->cfg), why, whylen);
+}
+
 static int node_state_begin(void *st, void *ctx) {
     (void)ctx;
     struct daemon *dm = st;
     service_notify("STATUS=waiting to read the binlog of source %s", dm->cfg->source.name);
-    if (node_state_start(&dm->node, dm->cfg, dm->p.d, &dm->rs, &dm->lead,
+    if (node_state_start(&dm->node, dm->cfg, dm->p.d, &dm->rs, &dm->lead, &dm->nd,
                          &daemon_stop_requested) < 0)
         log_warn("run", "the node state thread could not start: status shows no live state "
                  "of this node");
@@ -203,6 +224,15 @@ static int node_state_begin(void *st, void *ctx) {
 
 static void node_state_end(void *st) { /* (role stopped) */
     node_state_stop(&((struct daemon *)st)->node);
+}
+
+/* a look every second, one write to the metadata at most: a run that lasts
+ * past the node's bound is wedged */
+static bool node_state_healthy(void *st, char *why, size_t whylen) {
+    struct daemon *dm = st;
+    int64_t bound = node_wedged_after_ms(dm->cfg);
+    return !dm->node.cfg ||
+           schedule_healthy(&dm->node.sch, "node state", bound, bound, why, whylen);
 }
 
 /* ---------- the build workers ---------- */
@@ -280,7 +310,9 @@ static bool supervisor_alive(void *st, char *why, size_t whylen) {
     long long limit = service_notify_watchdog_ms() / 2;
     if (limit < 5000) limit = 5000;
     if (quiet <= limit) return true;
-    snprintf(why, whylen, "the supervisor thread has not gone round for %lld ms", quiet);
+    /* the bound, not the time: status writes the node's state when it changes */
+    snprintf(why, whylen, "the supervisor thread has not gone round for more than %lld ms "
+             "(wedged)", limit);
     return false;
 }
 
@@ -294,6 +326,14 @@ static int checks_start(void *st, void *ctx) {
 }
 static void checks_stop(void *st) { check_schedule_stop(st); }
 
+/* a schedule's run (a check, a delayed run, a prune) lasts as long as its
+ * tables need: its thread is held to the node's bound between runs only */
+static bool checks_healthy(void *st, char *why, size_t whylen) {
+    struct check_schedule *c = st;
+    return !c->cfg || schedule_healthy(&c->sch, "scheduled checks", 0,
+                                       node_wedged_after_ms(c->cfg), why, whylen);
+}
+
 static int delayed_start(void *st, void *ctx) {
     struct daemon *dm = ctx;
     if (delayed_schedule_start(st, dm->cfg, dm->hub, &daemon_stop_requested) < 0)
@@ -302,6 +342,11 @@ static int delayed_start(void *st, void *ctx) {
     return 0;
 }
 static void delayed_stop(void *st) { delayed_schedule_stop(st); }
+static bool delayed_healthy(void *st, char *why, size_t whylen) {
+    struct delayed_schedule *s = st;
+    return !s->cfg || schedule_healthy(&s->sch, "scheduled delayed runs", 0,
+                                       node_wedged_after_ms(s->cfg), why, whylen);
+}
 
 static int retention_start(void *st, void *ctx) {
     struct daemon *dm = ctx;
@@ -311,25 +356,38 @@ static int retention_start(void *st, void *ctx) {
     return 0;
 }
 static void retention_stop(void *st) { retention_schedule_stop(st); }
+static bool retention_healthy(void *st, char *why, size_t whylen) {
+    struct retention_schedule *r = st;
+    return !r->cfg || schedule_healthy(&r->sch, "retention", 0, node_wedged_after_ms(r->cfg),
+                                       why, whylen);
+}
 
 /* ---------- the table ---------- */
+
+/* Rows without health: connections, the election and the watchdog run no
+ * thread of their own after their start (a wedged watchdog thread stops the
+ * pings by itself); build workers and shard joins read as long as their
+ * tables need, and a build's page acknowledged too late fails the build. */
 
 /* (closed with the process: run_free) */
 static const struct node_subsystem CONNECT = {.name = "connections", .drain = NODE_DRAIN_READER,
                                               .start = connect_start};
 static const struct node_subsystem ADMIN = {
-    .name = "admin server", .drain = NODE_DRAIN_ADMIN, .start = admin_start, .stop = admin_stop};
+    .name = "admin server", .drain = NODE_DRAIN_ADMIN, .start = admin_start, .stop = admin_stop,
+    .healthy = admin_healthy};
 static const struct node_subsystem WATCHDOG = {.name = "watchdog", .drain = NODE_DRAIN_WATCHDOG,
                                                .start = watchdog_start, .stop = watchdog_stop};
-static const struct node_subsystem DELIVERY = {.name = "delivery", .drain = NODE_DRAIN_DELIVERY,
-                                               .start = delivery_start, .stop = delivery_stop};
+static const struct node_subsystem DELIVERY = {
+    .name = "delivery", .drain = NODE_DRAIN_DELIVERY, .start = delivery_start,
+    .stop = delivery_stop, .healthy = delivery_healthy};
 static const struct node_subsystem ELECTION = {.name = "election", .drain = NODE_DRAIN_READER,
                                                .start = election_start};
-static const struct node_subsystem CLUSTER = {.name = "cluster jobs", .drain = NODE_DRAIN_CLUSTER,
-                                              .start = cluster_start, .stop = cluster_stop};
+static const struct node_subsystem CLUSTER = {
+    .name = "cluster jobs", .drain = NODE_DRAIN_CLUSTER, .start = cluster_start,
+    .stop = cluster_stop, .healthy = cluster_healthy};
 static const struct node_subsystem NODE_STATE = {
     .name = "node state", .drain = NODE_DRAIN_CLUSTER, .start = node_state_begin,
-    .stop = node_state_end};
+    .stop = node_state_end, .healthy = node_state_healthy};
 static const struct node_subsystem BUILDS = {.name = "build workers", .drain = NODE_DRAIN_BUILDS,
                                              .start = builds_begin, .stop = builds_end};
 static const struct node_subsystem JOINS = {.name = "shard joins", .drain = NODE_DRAIN_SCHEDULES,
@@ -339,14 +397,16 @@ static const struct node_subsystem SUPERVISOR = {
     .stop = supervisor_end, .healthy = supervisor_alive};
 static const struct node_subsystem CHECKS = {
     .name = "scheduled checks", .drain = NODE_DRAIN_SCHEDULES,
-    .state_size = sizeof(struct check_schedule), .start = checks_start, .stop = checks_stop};
+    .state_size = sizeof(struct check_schedule), .start = checks_start, .stop = checks_stop,
+    .healthy = checks_healthy};
 static const struct node_subsystem DELAYED = {
     .name = "scheduled delayed runs", .drain = NODE_DRAIN_SCHEDULES,
-    .state_size = sizeof(struct delayed_schedule), .start = delayed_start, .stop = delayed_stop};
+    .state_size = sizeof(struct delayed_schedule), .start = delayed_start, .stop = delayed_stop,
+    .healthy = delayed_healthy};
 static const struct node_subsystem RETENTION = {
     .name = "retention", .drain = NODE_DRAIN_SCHEDULES,
     .state_size = sizeof(struct retention_schedule), .start = retention_start,
-    .stop = retention_stop};
+    .stop = retention_stop, .healthy = retention_healthy};
 
 /* in files of their own */
 extern const struct node_subsystem daemon_reader_subsystem; /* daemon_reader.c */

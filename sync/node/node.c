@@ -9,7 +9,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "jsonw.h"
 #include "log.h"
+#include "monotime.h"
 #include "sbuf.h"
 
 /* ---------- subsystems ---------- */
@@ -112,6 +114,39 @@ bool node_healthy(struct node *n, char *why, size_t whylen) {
     return well;
 }
 
+bool node_health_json(struct node *n, struct sbuf *out) {
+    jsonw w;
+    jw_init(&w, out);
+    jw_arr_open(&w);
+    bool well = true;
+    pthread_mutex_lock(&n->mu);
+    for (int i = 0; i < n->nsubs; i++) {
+        const struct node_subsystem *sub = n->subs[i].sub;
+        if (n->subs[i].stopped || !sub->healthy) continue;
+        char w2[512] = "";
+        if (sub->healthy(n->subs[i].state, w2, sizeof w2)) continue;
+        well = false;
+        jw_obj_open(&w);
+        jw_key(&w, "subsystem");
+        jw_str(&w, sub->name);
+        jw_key(&w, "why");
+        jw_str(&w, w2);
+        jw_obj_close(&w);
+    }
+    pthread_mutex_unlock(&n->mu);
+    jw_arr_close(&w);
+    return well;
+}
+
+int64_t node_wedged_after_ms(const struct ss_config *cfg) {
+    int64_t m = (int64_t)cfg->source.connect_timeout_ms + cfg->source.read_timeout_ms;
+    int64_t e = (int64_t)cfg->search.connect_timeout_ms + cfg->search.timeout_ms;
+    if (e > m) m = e;
+    if (cfg->delivery.drain_timeout_ms > m) m = cfg->delivery.drain_timeout_ms;
+    if (cfg->source.heartbeat_ms > m) m = cfg->source.heartbeat_ms;
+    return 2 * m + 10000;
+}
+
 void node_describe(struct node *n, char *buf, size_t len) {
     sbuf b = SBUF_INIT;
     bool done[NODE_MAX_SUBSYSTEMS] = {0};
@@ -211,9 +246,16 @@ static void *req_main(void *arg) {
         bool run = !n->req_stop; /* else refused: the node is stopping */
         pthread_mutex_unlock(&n->mu);
         if (run) {
+            pthread_mutex_lock(&n->mu); /* for its health: what runs, since when */
+            n->req_running = r->what;
+            n->req_running_ms = mono_ms();
+            pthread_mutex_unlock(&n->mu);
             test_slow(n, r->what);
             log_debug("node", "running %s", r->what);
             r->fn(r->arg);
+            pthread_mutex_lock(&n->mu);
+            n->req_running = NULL;
+            pthread_mutex_unlock(&n->mu);
         } else {
             log_info("node", "%s not run: the node is stopping", r->what);
         }
@@ -239,9 +281,25 @@ static void requests_stop(void *state) {
     pthread_mutex_unlock(&n->mu);
 }
 
+/* Under the node's lock (node_healthy). An admin call's operation makes
+ * calls with timeouts only (the metadata, the source, the engine): one that
+ * runs past the node's bound is wedged, and the calls queued behind it wait
+ * with it. */
+static bool requests_healthy(void *state, char *why, size_t whylen) {
+    struct node *n = state;
+    if (!n->req_running) return true;
+    int64_t bound = n->cfg ? node_wedged_after_ms(n->cfg) : 60000;
+    if (mono_ms() - n->req_running_ms <= bound) return true;
+    snprintf(why, whylen, "%s has run for more than %lld ms (wedged; the calls queued behind "
+             "it wait)", n->req_running, (long long)bound);
+    return false;
+}
+
 /* after the admin server (whose connections wait on requests), before builds */
-static const struct node_subsystem REQUESTS = {
-    .name = "admin requests", .drain = NODE_DRAIN_ADMIN + 1, .stop = requests_stop};
+static const struct node_subsystem REQUESTS = {.name = "admin requests",
+                                               .drain = NODE_DRAIN_ADMIN + 1,
+                                               .stop = requests_stop,
+                                               .healthy = requests_healthy};
 
 int node_init(struct node *n, const struct ss_config *cfg, char *err, size_t errlen) {
     memset(n, 0, sizeof *n);

@@ -25,8 +25,10 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
+#include "sbuf.h"
 
 struct node;
 struct search_client;
@@ -90,6 +92,15 @@ void node_stop_all(struct node *n);
 void node_stop_through(struct node *n, int max_drain);
 /* false with the first unwell subsystem's name and why */
 bool node_healthy(struct node *n, char *why, size_t whylen);
+/* Every unwell subsystem as a JSON array of {"subsystem","why"} ([] when
+ * all are well), for status; true when all are well. */
+bool node_health_json(struct node *n, sbuf *out);
+/* How long a thread of the node may go without going round its loop
+ * before it counts as wedged: twice the longest timeout its calls have
+ * (the source's connect + read, the engine's connect + request, a drain),
+ * plus 10 s. A thread in a wait it can name (the source down, the reader
+ * lock unconfirmed, a scheduled task running) is not held to it. */
+int64_t node_wedged_after_ms(const struct ss_config *cfg);
 /* the started subsystems' names in drain order, for logs: "a, b, c" */
 void node_describe(struct node *n, char *buf, size_t len);
 
@@ -122,6 +133,9 @@ struct node_admin_ops {
     void (*generation)(void *srv, struct mapping_gen *(*get)(void *ud), void *ud);
     void (*set_token)(void *srv, const char *token);
     void (*stop)(void *srv);
+    /* false with why when one of its threads is wedged for more than
+     * bound_ms (the node's health) */
+    bool (*healthy)(void *srv, int64_t bound_ms, char *why, size_t whylen);
 };
 void node_admin_register(const struct node_admin_ops *ops);
 const struct node_admin_ops *node_admin(void);
@@ -142,6 +156,8 @@ struct node {
     /* the request thread */
     pthread_t req_th;
     bool req_started, req_stop;
+    char *req_running;       /* the request it runs now (its `what`), NULL: none */
+    int64_t req_running_ms;  /* ... since (monotonic ms) */
     struct node_request *req_head, *req_tail;
     /* tests only (SEARCHSYNC_TEST_NODE_SLOW_MS, _WHAT): a request whose
      * `what` contains slow_what waits slow_ms before it runs */

@@ -3,7 +3,7 @@
  * `searchsync status` shows every node of a source (a reader and its
  * standbys) without asking each one: its role (reader while it holds the
  * source's reader lock or election, standby before, stopped at the end),
- * whether the engine answers, the fuses blown. Looked at every second on a
+ * whether the engine answers, the fuses blown, its subsystems' health. Looked at every second on a
  * thread and connection of its own (schedule.c), written only when one of
  * those changed: an idle daemon writes nothing (with the metadata on the
  * source every write would be a binlog transaction, which the checkpoint
@@ -22,6 +22,7 @@
 #include "deliver/deliver.h"
 #include "jsonw.h"
 #include "sync/cluster/leadership.h"
+#include "sync/node/node.h"
 #include "log.h"
 #include "sync/sources/reader_stats.h"
 
@@ -61,6 +62,18 @@ static void write_state(struct node_state *ns, const char *role_override) {
         long long lag = f.at_end ? 0 : (long long)(reader_stats_now_ms() / 1000) - f.commit_ts;
         jw_key(&w, "lag_s");
         jw_int(&w, lag < 0 ? 0 : lag);
+    }
+    /* its subsystems' health, as systemd's watchdog asks it (each why
+     * names a bound, not the time passed: the row is written once when a
+     * subsystem turns unwell, once when it is well again) */
+    if (ns->nd) {
+        sbuf unwell = SBUF_INIT;
+        bool well = node_health_json(ns->nd, &unwell);
+        jw_key(&w, "healthy");
+        jw_bool(&w, well);
+        jw_key(&w, "unwell");
+        jw_raw(&w, unwell.data, unwell.len);
+        sbuf_free(&unwell);
     }
     jw_obj_close(&w);
     sbuf_free(&fuses);
@@ -115,10 +128,10 @@ static void tick(struct schedule *s, void *ud) {
 }
 
 int node_state_start(struct node_state *ns, const struct ss_config *cfg, struct deliver *d,
-                     struct reader_stats *rs, struct leadership *lead,
+                     struct reader_stats *rs, struct leadership *lead, struct node *nd,
                      volatile sig_atomic_t *daemon_stop) {
     memset(ns, 0, sizeof *ns);
-    ns->cfg = cfg, ns->d = d, ns->rs = rs, ns->lead = lead;
+    ns->cfg = cfg, ns->d = d, ns->rs = rs, ns->lead = lead, ns->nd = nd;
     return schedule_start_every(&ns->sch, 1, daemon_stop, tick, ns);
 }
 

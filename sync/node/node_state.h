@@ -1,4 +1,4 @@
-/* node_state: this daemon's role and health written to the metadata when
+/* node_state: this daemon's role and health (its subsystems') written to the metadata when
  * they change (node_states, migration 0011) for `searchsync status` (see
  * node_state.c). */
 #ifndef SS_SYNC_NODE_STATE_H
@@ -12,6 +12,7 @@
 struct deliver;
 struct reader_stats;
 struct leadership;
+struct node;
 
 struct node_state {
     struct schedule sch;
@@ -19,6 +20,7 @@ struct node_state {
     struct deliver *d;
     struct reader_stats *rs;
     struct leadership *lead;
+    struct node *nd; /* its subsystems' health (node_health_json) */
     void *conn;      /* MYSQL *: the thread's own metadata connection */
     bool warned;     /* a failed write said (once until one goes through) */
     sbuf last;       /* the state last written, and its role */
@@ -28,7 +30,7 @@ struct node_state {
 /* Start looking every second (a thread of its own; the first write at
  * once). 0 or -1. */
 int node_state_start(struct node_state *ns, const struct ss_config *cfg, struct deliver *d,
-                     struct reader_stats *rs, struct leadership *lead,
+                     struct reader_stats *rs, struct leadership *lead, struct node *nd,
                      volatile sig_atomic_t *daemon_stop);
 /* Stop the thread, and write the row once more with role "stopped". */
 void node_state_stop(struct node_state *ns);

@@ -55,6 +55,14 @@ static int replay_start(void *st, void *ctx) {
 
 static void replay_stop(void *st) { schedule_stop(&((struct replay_schedule *)st)->sch); }
 
+/* a replay resubmits every dead letter: as long as they need, a named wait */
+static bool replay_healthy(void *st, char *why, size_t whylen) {
+    struct replay_schedule *r = st;
+    return !r->env.cfg || schedule_healthy(&r->sch, "scheduled replays", 0,
+                                           node_wedged_after_ms(r->env.cfg), why, whylen);
+}
+
 const struct node_subsystem replay_schedule_subsystem = {
     .name = "scheduled replays", .drain = NODE_DRAIN_SCHEDULES,
-    .state_size = sizeof(struct replay_schedule), .start = replay_start, .stop = replay_stop};
+    .state_size = sizeof(struct replay_schedule), .start = replay_start, .stop = replay_stop,
+    .healthy = replay_healthy};

@@ -9,6 +9,7 @@
 #include "db.h"
 #include "deliver/deliver.h"
 #include "deliver/store.h"
+#include "sync/pipeline/streams.h"
 
 static long count_left(MYSQL *m, const char *source, const char *index) {
     sbuf q = SBUF_INIT;
@@ -47,6 +48,8 @@ enum ops_status ops_replay(const struct ops_env *env, const struct ops_replay_re
         o.dead_letter = dl_store_put; /* what fails again is a dead letter again */
         o.dead_letter_ud = store;
         o.linger_ms = 0; /* a replay goes as fast as it can */
+        o.linger_refresh_percent = 0;
+        o.ordered_versions = stream_ordered("dead-letters"); /* no: in the order they died */
         d = deliver_open(env->hub, &o, env->client, "dead-letters", DELIVER_BULK, e->msg,
                          sizeof e->msg);
     }

@@ -104,16 +104,21 @@ static int wait_delivered(struct pipeline *p, const char *alias) {
     if (!p->last_txn) return 0;
     int waits = 0;
     while (deliver_wait_txn(p->d, p->last_txn, 5000) != DELIVER_OK) {
-        if (p->stop && *p->stop)
+        pipeline_waits(p, "delivery catching up before a child copy check (the engine slow "
+                          "or down)");
+        if (p->stop && *p->stop) {
+            pipeline_waits(p, NULL);
             return errf(p->err, sizeof p->err, "stopping before the child document copies of "
                         "%s were checked (the transaction is read again at the next start)",
                         alias);
+        }
         if (waits++ == 0)
             log_warn("run", "%s: waiting for delivery to catch up before looking for child "
                      "document copies (the engine is slow or down; nothing is lost)", alias);
     }
     if (waits) log_info("run", "%s: delivery caught up; looking for child document copies",
                         alias);
+    pipeline_waits(p, NULL);
     return 0;
 }
 
@@ -127,11 +132,15 @@ static int engine_call(struct pipeline *p, const char *what, const char *path,
         int rc = search_request(p->k, "POST", path, NULL, body, len, r);
         if (rc == SEARCH_OK && r->status != 429 && r->status < 500) {
             if (tries) log_info("run", "the engine answers again: %s goes on", what);
+            pipeline_waits(p, NULL);
             return 0;
         }
-        if (p->stop && *p->stop)
+        pipeline_waits(p, "the engine, for a child copy check (it does not answer)");
+        if (p->stop && *p->stop) {
+            pipeline_waits(p, NULL);
             return errf(p->err, sizeof p->err, "stopping while %s waited for the engine "
                         "(the transaction is read again at the next start)", what);
+        }
         if (tries == 0) {
             if (rc != SEARCH_OK)
                 log_warn("run", "%s: the engine does not answer (%s); waiting for it (nothing "

@@ -33,6 +33,7 @@
 #include "binlog/binlog.h"
 #include "sync/pipeline/changeset.h"
 #include "sync/pipeline/read_view.h"
+#include "liveness.h"
 #include "config.h"
 #include "db.h"
 #include "deliver/deliver.h"
@@ -76,6 +77,9 @@ struct pipeline {
     db_params metap;
     struct deliver *d;
     struct search_conn *k;    /* engine lookups (child copies) */
+    /* the reader's beats (the daemon's pipeline; NULL for the others): its
+     * waits for a server that is away are named there (src/liveness.h) */
+    struct liveness *live;
     struct build *builds;     /* versions being built: their dual writes */
     size_t nbuilds;
     uint64_t last_txn;        /* delivery's sequence of the last transaction ended */
@@ -287,5 +291,12 @@ struct route_ctx {
     const bl_pos *end; /* the change set's end: slices are built with its version */
     bool after;        /* ... just past it (pipeline_build_after) */
 };
+
+/* A wait of the pipeline for a server that is away (what: a static
+ * string), or its end (NULL): named in the reader's health, if it is the
+ * reader's pipeline */
+static inline void pipeline_waits(struct pipeline *p, const char *what) {
+    if (p->live) liveness_wait(p->live, what);
+}
 
 #endif

@@ -8,6 +8,7 @@
 #include "sync/mapping/index_mapping.h"
 #include "log.h"
 #include "sync/pipeline/producer.h"
+#include "sync/pipeline/streams.h"
 #include "sync/mapping/mapping_shard.h"
 #include "search/index_version.h"
 
@@ -67,6 +68,7 @@ int producer_open(struct producer *pr, const struct ss_config *cfg,
         deliver_opts_from_config(&dopts, cfg);
         dopts.flush_on_txn_end = o->flush_each_txn;
         dopts.linger_ms = 0; /* a one-off run goes as fast as it can; linger is the daemon's */
+        dopts.linger_refresh_percent = 0;
         if (o->flush_interval_ms > 0) dopts.flush_interval_ms = o->flush_interval_ms;
         pr->dls = dl_store_new(&p->metap, cfg->source.name, pr->err, sizeof pr->err);
         if (!pr->dls) return EXIT_RUNTIME;
@@ -76,8 +78,10 @@ int producer_open(struct producer *pr, const struct ss_config *cfg,
         dopts.written_ud = pr->dls;
         /* a bulk stream on the node's delivery in a daemon, else on one of
          * its own (src/deliver/stream.c) */
-        p->d = deliver_open(o->hub, &dopts, pr->client, o->stream ? o->stream : "producer",
-                            DELIVER_BULK, pr->err, sizeof pr->err);
+        const char *stream = o->stream ? o->stream : "producer";
+        dopts.ordered_versions = stream_ordered(stream); /* I5 asserted at submit */
+        p->d = deliver_open(o->hub, &dopts, pr->client, stream, DELIVER_BULK, pr->err,
+                            sizeof pr->err);
         if (!p->d) return EXIT_RUNTIME;
     }
     pipeline_adopt(p, &pr->m, router_new(&pr->m));

@@ -70,6 +70,7 @@
 #include "sync/pipeline/pipeline.h"
 #include "sync/reindex/reindex_int.h"
 #include "sync/reindex/reindex_runner_int.h"
+#include "sync/pipeline/streams.h"
 #include "sbuf.h"
 #include "search/search.h"
 #include "search/index_version.h"
@@ -543,6 +544,7 @@ static int start_workers(struct reindex_runner *r, struct deliver_hub *hub, int 
     o.flush_interval_ms = 1000;
     o.flush_on_txn_end = true;
     o.linger_ms = 0; /* a closed page's rest goes at once */
+    o.linger_refresh_percent = 0;
     o.checkpoint = NULL;
     o.dead_letter = reindex_dead_letter;
     for (int i = 0; i < nw && ok; i++) {
@@ -554,6 +556,7 @@ static int start_workers(struct reindex_runner *r, struct deliver_hub *hub, int 
         w->meta = w->src ? db_connect(&r->metap, err, errlen) : NULL;
         char name[300];
         snprintf(name, sizeof name, "reindex:%s:%u", r->alias, r->version);
+        o.ordered_versions = stream_ordered(name); /* I5 asserted at submit */
         w->d = w->meta ? deliver_stream_open(hub, &o, name, DELIVER_BULK, err, errlen) : NULL;
         ok = w->d != NULL;
         if (ok) r->nw++;

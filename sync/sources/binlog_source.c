@@ -55,6 +55,7 @@ static bool want_table(void *ctx, const char *db, const char *table) {
 static int on_row(void *ctx, const bl_row *row) {
     struct binlog_source *bl = ctx;
     struct changeset *cs = bl->env->cs;
+    liveness_beat(&bl->env->rs->live); /* a large transaction: every row */
     bl->in_txn = true; /* rows read whose commit is still to come */
     if (is_checkpoint_save(bl, row->table->db, row->table->name) &&
         !router_wants(bl->env->p->router, row->table->db, row->table->name)) {
@@ -96,6 +97,7 @@ static int on_ddl(void *ctx, const char *db, const char *sql, size_t len, const 
 static void publish_stats(struct binlog_source *bl, const bl_pos *at, const bl_commit *cm,
                           bool at_end) {
     struct reader_figures *f = &bl->env->rs->f;
+    liveness_beat(&bl->env->rs->live);
     pthread_mutex_lock(&bl->env->rs->mu);
     f->reading = true;
     f->at_end = at_end;
@@ -499,6 +501,7 @@ static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_
         bl->replay_after_gen = 0;
         for (int i = 0; (*bl->env->gen)->id == was; i++) {
             if (*bl->env->stop) return -1;
+            liveness_beat(&bl->env->rs->live); /* bounded below: 60 s */
             /* answered without a new generation: the mapping fits the source
              * (the table or column is back, a DROP + CREATE faster than the
              * check): read again as it is. A generation it published first

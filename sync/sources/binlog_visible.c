@@ -174,6 +174,7 @@ int binlog_src_ensure(struct binlog_source *bl) {
     long delay_ms = 100;
     int attempts = 0;
     while (db_ensure(&p->src, &p->srcp, p->err, sizeof p->err) < 0) {
+        liveness_wait(&bl->env->rs->live, READER_WAIT_SOURCE_DOWN);
         if (*bl->env->stop) return -1;
         if (attempts++ % 30 == 0)
             log_warn("run", "%s; waiting for the source (the transaction read from its binlog "
@@ -182,6 +183,9 @@ int binlog_src_ensure(struct binlog_source *bl) {
         nanosleep(&ts, NULL);
         delay_ms = delay_ms * 2 > 2000 ? 2000 : delay_ms * 2;
     }
-    if (attempts) log_info("run", "the source is reachable again after %d attempt(s)", attempts);
+    if (attempts) {
+        log_info("run", "the source is reachable again after %d attempt(s)", attempts);
+        liveness_wait(&bl->env->rs->live, NULL);
+    }
     return 0;
 }

@@ -288,8 +288,11 @@ static void publish_stats(struct kafka_source *ks, bool at_end) {
 static int src_ensure(struct source_env *env) {
     struct pipeline *p = env->p;
     long delay_ms = 100;
+    bool waited = false;
     for (int attempts = 0; db_ensure(&p->src, &p->srcp, p->err, sizeof p->err) < 0;
          attempts++) {
+        liveness_wait(&env->rs->live, READER_WAIT_SOURCE_DOWN);
+        waited = true;
         if (*env->stop) return -1;
         if (attempts % 30 == 0)
             log_warn("run", "%s; waiting for the source (the Kafka messages read are not "
@@ -298,6 +301,7 @@ static int src_ensure(struct source_env *env) {
         nanosleep(&ts, NULL);
         delay_ms = delay_ms * 2 > 2000 ? 2000 : delay_ms * 2;
     }
+    if (waited) liveness_wait(&env->rs->live, NULL);
     return 0;
 }
 
@@ -447,6 +451,7 @@ static int dead_letter(struct kafka_source *ks, const rd_kafka_message_t *msg, c
     for (int tries = 0; dl_store_put_message(env->dls, topic, at, why, msg->payload ? msg->payload
                                              : "", msg->payload ? msg->len : 0, err,
                                              sizeof err) < 0; tries++) {
+        liveness_wait(&env->rs->live, READER_WAIT_METADATA);
         if (*env->stop)
             return errf(env->err, env->errlen, "stopping before the dead letter of %s %s was "
                         "stored (it is read again at the next start)", topic, at);
@@ -455,6 +460,7 @@ static int dead_letter(struct kafka_source *ks, const rd_kafka_message_t *msg, c
         struct timespec ts = {1, 0};
         nanosleep(&ts, NULL);
     }
+    liveness_wait(&env->rs->live, NULL);
     ks->dead++;
     return 0;
 }
@@ -610,6 +616,7 @@ static int kafka_source_run(void *state) {
     publish_stats(ks, false);
     int rc = BL_STOP;
     while (!*env->stop) {
+        liveness_beat(&env->rs->live); /* each poll: a broker away still returns */
         if (!ks->group_msgs) ks_topics_poll(ks, false);
         /* an open change set waits GROUP_WAIT_MS for the next message (the
          * next fetch's may be on its way) before it is built: built at every

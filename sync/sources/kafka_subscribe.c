@@ -292,6 +292,7 @@ int ks_topic_missing(struct kafka_source *ks, const rd_kafka_message_t *msg) {
     for (int tries = 0;
          dl_store_put_message(env->dls, name, "topic", text, "", 0, err, sizeof err) < 0;
          tries++) {
+        liveness_wait(&env->rs->live, READER_WAIT_METADATA);
         if (*env->stop)
             return errf(env->err, env->errlen, "stopping before the dead letter of the "
                         "missing topic %s was stored", name);
@@ -301,6 +302,7 @@ int ks_topic_missing(struct kafka_source *ks, const rd_kafka_message_t *msg) {
         struct timespec ts = {1, 0};
         nanosleep(&ts, NULL);
     }
+    liveness_wait(&env->rs->live, NULL);
     ks->dead++;
     if (kafka_offsets_drop_topic(&ks->parts, name)) ks->moved = true;
     ks_live_publish(ks);

@@ -34,7 +34,9 @@ void reader_stats_link(void *stats, bool up, const char *why) {
     if (up) {
         s->f.source_down_ms = 0;
         s->f.source_err[0] = '\0';
+        liveness_wait(&s->live, NULL);
     } else {
+        liveness_wait(&s->live, READER_WAIT_SOURCE_DOWN);
         if (!s->f.source_down_ms) s->f.source_down_ms = reader_stats_now_ms();
         snprintf(s->f.source_err, sizeof s->f.source_err, "%s", why ? why : "");
     }

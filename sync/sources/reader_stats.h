@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "binlog/binlog.h"
+#include "liveness.h"
 
 struct reader_figures {
     int64_t started_ms;        /* the process started (unix ms) */
@@ -39,6 +40,9 @@ struct reader_stats {
     /* [source] kind = kafka: the consumer's live state while it runs
      * (sync/sources/kafka_live.h, owned by sync/sources/kafka_source.c), else NULL; under mu */
     struct kafka_live *kafka;
+    /* the reader thread's beats (each row, commit and idle heartbeat, each
+     * poll of Kafka) and its named waits: the node's health (lock-free) */
+    struct liveness live;
 };
 
 void reader_stats_init(struct reader_stats *s);
@@ -50,6 +54,10 @@ struct reader_figures reader_stats_copy(struct reader_stats *s);
  * which one is down (sync/node/node_state.c). Reader thread. stats is a
  * struct reader_stats *, as bl_reader_opts' link callback takes it. */
 void reader_stats_link(void *stats, bool up, const char *why);
+/* the reader's named waits (reader_stats_link names the source's outage) */
+#define READER_WAIT_SOURCE_DOWN "the source server is down or refuses the replica"
+#define READER_WAIT_LOCK "the reader lock cannot be confirmed"
+#define READER_WAIT_METADATA "the metadata server does not take a dead letter"
 int64_t reader_stats_now_ms(void); /* the wall clock, unix ms */
 
 #endif

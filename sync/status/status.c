@@ -400,6 +400,27 @@ static void collect_tables(const char *name, MYSQL *meta, struct ss_status *st) 
     sbuf_free(&q);
 }
 
+/* A daemon that runs and says a subsystem of it is unwell (a wedged
+ * thread: sync/node/node.h) is a problem of the whole: named in errors */
+static void nodes_health(struct ss_status *st) {
+    for (size_t r = 0; r < st->nodes.nrows; r++) {
+        const char *node = STATUS_CELL(&st->nodes, r, 0), *role = STATUS_CELL(&st->nodes, r, 1);
+        const char *sj = STATUS_CELL(&st->nodes, r, 3);
+        if (!sj || !role || !strcmp(role, "stopped")) continue;
+        cJSON *j = json_exact_parse(sj, strlen(sj));
+        const cJSON *u;
+        cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(j, "unwell")) {
+            sbuf e = SBUF_INIT;
+            const char *sub = cJSON_GetStringValue(cJSON_GetObjectItem(u, "subsystem"));
+            const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(u, "why"));
+            sbuf_printf(&e, "%s: %s", sub ? sub : "?", why ? why : "?");
+            add_error(st, "node %s: %s", node ? node : "?", e.data);
+            sbuf_free(&e);
+        }
+        cJSON_Delete(j);
+    }
+}
+
 void status_collect(const struct ss_config *cfg, MYSQL *meta, const char *meta_err, MYSQL *src,
                     const char *src_err, struct search_conn *k, const char *engine_err,
                     struct ss_status *st) {
@@ -424,6 +445,7 @@ void status_collect(const struct ss_config *cfg, MYSQL *meta, const char *meta_e
     if (!meta) return; /* the mapping, jobs, dead letters, ...: not known */
     collect_indices(cfg, meta, k, engine_err, st);
     collect_tables(name, meta, st);
+    nodes_health(st);
 }
 
 void status_free(struct ss_status *st) {

@@ -85,7 +85,8 @@ long status_runs_rows(MYSQL *meta, const char *source, const char *alias,
 }
 
 #define DL_COLS                                                                               \
-    "id, index_name, doc_id, routing, version, op, status, error, attempts, " ISO("created_at")
+    "id, source, index_name, doc_id, routing, version, op, status, error, attempts, "          \
+    ISO("created_at")
 
 long status_dead_letters_rows(MYSQL *meta, const char *source, const char *index, long limit,
                               struct stmt_rows *out, char *err, size_t errlen) {

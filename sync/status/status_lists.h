@@ -59,9 +59,9 @@ long status_sync_log_rows(MYSQL *meta, const char *source, const char *event, lo
 long status_runs_rows(MYSQL *meta, const char *source, const char *alias,
                       struct stmt_rows *out, char *err, size_t errlen);
 
-/* The last limit dead letters, newest first, of physical index index when
- * it is not NULL: id, index_name, doc_id, routing, version, op, status,
- * error, attempts, created_at (ISO 8601). */
+/* The last limit dead letters of source, newest first, of physical index
+ * index when it is not NULL: id, source, index_name, doc_id, routing,
+ * version, op, status, error, attempts, created_at (ISO 8601). */
 long status_dead_letters_rows(MYSQL *meta, const char *source, const char *index, long limit,
                               struct stmt_rows *out, char *err, size_t errlen);
 /* How many dead letters there are (one row, one column), of index when it

@@ -187,31 +187,53 @@ void status_sources_free(struct status_sources *ss) {
     memset(ss, 0, sizeof *ss);
 }
 
+/* a source's reader, in status's words */
+static void reader_words(const struct status_source *s, sbuf *out) {
+    if (s->source_up == 0)
+        sbuf_printf(out, "DOWN for %lld s (%s), ", s->down_s,
+                    s->source_error ? s->source_error : "?");
+    sbuf_adds(out, s->reader == 1   ? "read"
+                   : s->reader == 0 ? "NOT READ (no daemon holds its reader lock)"
+                                    : "reader not known");
+    if (s->reader_node) sbuf_printf(out, " by %s", s->reader_node);
+}
+
+/* its part of the build, in status's words (nothing without a build) */
+static void part_words(const struct status_source *s, sbuf *out) {
+    if (s->part == 0) sbuf_adds(out, "; its part of the build: not planned");
+    else if (s->part == 1)
+        sbuf_printf(out, "; its part of the build: %llu/%llu job(s) done, %s rows read",
+                    s->jobs_done, s->jobs, s->rows_read ? s->rows_read : "0");
+}
+
 void status_sources_text(const struct status_sources *ss, sbuf *out) {
     sbuf_printf(out, "    sources (%zu)\n", ss->n);
     for (size_t i = 0; i < ss->n; i++) {
         const struct status_source *s = &ss->v[i];
         sbuf_printf(out, "      %s  ", s->name);
-        if (s->source_up == 0)
-            sbuf_printf(out, "DOWN for %lld s (%s), ", s->down_s,
-                        s->source_error ? s->source_error : "?");
-        sbuf_adds(out, s->reader == 1   ? "read"
-                       : s->reader == 0 ? "NOT READ (no daemon holds its reader lock)"
-                                        : "reader not known");
-        if (s->reader_node) sbuf_printf(out, " by %s", s->reader_node);
+        reader_words(s, out);
         if (s->checkpoint)
             sbuf_printf(out, ", checkpoint %s (saved %s s ago)", s->checkpoint,
                         s->checkpoint_age ? s->checkpoint_age : "?");
         else
             sbuf_adds(out, ", no checkpoint yet");
         if (s->documents) sbuf_printf(out, ", %s documents", s->documents);
-        if (s->part == 0) sbuf_adds(out, "; its part of the build: not planned");
-        else if (s->part == 1)
-            sbuf_printf(out, "; its part of the build: %llu/%llu job(s) done, %s rows read",
-                        s->jobs_done, s->jobs, s->rows_read ? s->rows_read : "0");
+        part_words(s, out);
         sbuf_addc(out, '\n');
     }
     if (ss->waits) sbuf_printf(out, "    the version being built waits for %s\n", ss->waits);
+}
+
+void status_sources_build_text(const struct status_sources *ss, sbuf *out) {
+    for (size_t i = 0; i < ss->n; i++) {
+        const struct status_source *s = &ss->v[i];
+        sbuf_printf(out, "  %s  ", s->name);
+        reader_words(s, out);
+        if (s->part < 0) sbuf_adds(out, "; its part of the build: not known");
+        part_words(s, out);
+        sbuf_addc(out, '\n');
+    }
+    if (ss->waits) sbuf_printf(out, "  the version being built waits for %s\n", ss->waits);
 }
 
 static void int_or_null(jsonw *w, int v) {

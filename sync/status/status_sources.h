@@ -55,5 +55,8 @@ void status_sources_free(struct status_sources *ss);
  * index's "sources" and "waits_for" members (docs/status.schema.json). */
 void status_sources_text(const struct status_sources *ss, sbuf *out);
 void status_sources_json(const struct status_sources *ss, struct jsonw *w);
+/* Just each source's reader and part of the build, and what holds the
+ * switch, in the same words (`searchsync reindex` following a build). */
+void status_sources_build_text(const struct status_sources *ss, sbuf *out);
 
 #endif

@@ -9,6 +9,11 @@
 #                          other server, values its own (NUMBER: its place)
 #   shop_mapping FILE      the mapping of $alias over shop.orders with its
 #                          items nested, fed by every source of SRC
+#   source_ini SOURCE SERVER_ID  the [source] ... [delivery] sections of a
+#                          daemon of that source on stdout (the test adds
+#                          its own [cluster], [admin], [log]); MULTI_BUCKETS
+#                          (2), MULTI_POLL_MS (500), MULTI_HEARTBEAT_MS
+#                          (500) and MULTI_SEARCH_URL ($SEARCH_URL) vary it
 #   wstart SOURCE SEED / wstop SOURCE   a seeded writer on that server
 #                          (multi_writer.py, MULTI_RATE transactions a second)
 #   oracle_of SOURCE       that server's documents as the daemon must make
@@ -59,6 +64,35 @@ JSON
 }
 
 declare -A WPID
+source_ini() {
+    cat <<INI
+[source]
+name = $1
+mapping = $mapping_name
+host = 127.0.0.1
+port = $(extra_port "$1")
+user = searchsync
+password = searchsync
+server_id = $2
+start = now
+heartbeat_ms = ${MULTI_HEARTBEAT_MS:-500}
+[metadata]
+host = $MYSQL_HOST
+port = $MYSQL_PORT
+user = root
+database = $meta
+reload_interval_ms = 500
+[search]
+urls = ${MULTI_SEARCH_URL:-$SEARCH_URL}
+[reindex]
+buckets = ${MULTI_BUCKETS:-2}
+poll_interval_ms = ${MULTI_POLL_MS:-500}
+[delivery]
+flush_interval_ms = 50
+checkpoint_interval_ms = 100
+INI
+}
+
 _multi_stop_writers() {
     local s
     for s in "${SRC[@]}"; do touch "$TEST_TMP/$s.stop"; done

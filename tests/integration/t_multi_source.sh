@@ -49,36 +49,14 @@ n=0
 for s in "${SRC[@]}"; do n=$((n + 1)); shop_schema "$s" "$n" "$ORDERS"; done
 
 config() { # SOURCE SERVER_ID
-    cat >"$TEST_TMP/$1.ini" <<INI
-[source]
-name = $1
-mapping = $mapping_name
-host = 127.0.0.1
-port = $(extra_port "$1")
-user = searchsync
-password = searchsync
-server_id = $2
-start = now
-heartbeat_ms = 500
-[metadata]
-host = $MYSQL_HOST
-port = $MYSQL_PORT
-user = root
-database = $meta
-reload_interval_ms = 500
-[search]
-urls = $SEARCH_URL
-[reindex]
-buckets = 2
-poll_interval_ms = 500
-[delivery]
-flush_interval_ms = 50
-checkpoint_interval_ms = 100
+    { source_ini "$1" $2
+      cat <<INI
 [cluster]
 node_id = $1-node
 [log]
 level = info
 INI
+    } >"$TEST_TMP/$1.ini"
 }
 config east 4301
 config west 4302

@@ -55,31 +55,8 @@ done
 
 TOKEN="$(openssl rand -hex 16)"
 PORT="$(free_port)"
-cat >"$TEST_TMP/east.ini" <<INI
-[source]
-name = east
-mapping = $mapping_name
-host = 127.0.0.1
-port = $(extra_port east)
-user = searchsync
-password = searchsync
-server_id = 4401
-start = now
-heartbeat_ms = 500
-[metadata]
-host = $MYSQL_HOST
-port = $MYSQL_PORT
-user = root
-database = $meta
-reload_interval_ms = 500
-[search]
-urls = $SEARCH_URL
-[reindex]
-buckets = 2
-poll_interval_ms = 500
-[delivery]
-flush_interval_ms = 50
-checkpoint_interval_ms = 100
+{ source_ini east 4401
+  cat <<INI
 [admin]
 listen = 127.0.0.1:$PORT
 token = $TOKEN
@@ -87,6 +64,7 @@ sources_dir = $etc
 [log]
 level = info
 INI
+} >"$TEST_TMP/east.ini"
 shop_mapping "$TEST_TMP/m.json"
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/east.ini" --yes "$TEST_TMP/m.json" \
     >"$TEST_TMP/import.out" 2>&1 || fail "mapping import: $(cat "$TEST_TMP/import.out")"

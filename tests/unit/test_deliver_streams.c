@@ -26,6 +26,7 @@
 #include "deliver/deliver_int.h"
 #include "invariant.h"
 #include "sync/pipeline/pipeline.h"
+#include "sync/pipeline/streams.h"
 
 static struct deliver_hub *mk_hub(struct deliver_opts *o) {
     char err[256];
@@ -597,6 +598,87 @@ static void t_i5_i3_fire(void **st) {
     deliver_free(d);
 }
 
+static void *submit_second(void *arg) {
+    submit(arg, "i", "2", 2, CHANGE_INDEX, "{}");
+    deliver_txn_end(arg, "p2");
+    return NULL;
+}
+
+/* The hub's health: a sender held in one request past the bound is wedged
+ * (named, with where), and well again once the request returns; a producer
+ * held at the high-water mark is in a wait it can name */
+static void t_hub_health(void **st) {
+    (void)st;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.batch_min = 1;
+    o.high_watermark = 1;
+    struct deliver_hub *h = mk_hub(&o);
+    struct deliver *s = mk_stream(h, &o, "live", DELIVER_LIVE);
+    char why[256] = "";
+    WAIT_UNTIL(deliver_hub_healthy(h, 200, why, sizeof why)); /* its threads went round */
+    gate(true);
+    struct change c = {.index = "i", .target = "i", .doc_id = "1", .version = 1,
+                       .op = CHANGE_INDEX, .body = "{}", .body_len = 2};
+    assert_int_equal(deliver_submit(s, &c), DELIVER_OK);
+    deliver_txn_end(s, "p1");
+    WAIT_UNTIL(!deliver_hub_healthy(h, 200, why, sizeof why));
+    assert_non_null(strstr(why, "sender thread"));
+    assert_non_null(strstr(why, "in a batch"));
+    assert_false(deliver_waiting_for_space(s));
+    pthread_t th; /* a second change: over the high-water mark, its producer waits */
+    assert_int_equal(pthread_create(&th, NULL, submit_second, s), 0);
+    WAIT_UNTIL(deliver_waiting_for_space(s));
+    gate(false);
+    pthread_join(th, NULL);
+    assert_false(deliver_waiting_for_space(s));
+    WAIT_UNTIL(deliver_hub_healthy(h, 200, why, sizeof why));
+    assert_int_equal(deliver_drain(s, 5000), DELIVER_OK);
+    deliver_free(s);
+    deliver_hub_free(h);
+}
+
+/* Every producer's stream, opened as its producer opens it (stream_ordered
+ * decides ordered_versions: sync/pipeline/producer.c, reindex_runner.c,
+ * ops_replay.c): those that promise version order fire I5 at an older
+ * version of a queued document, and I3 at an older whole write behind its
+ * delete; the replay of dead letters promises nothing and fires neither */
+static void t_streams_order(void **st) {
+    (void)st;
+    static const struct {
+        const char *name;
+        bool ordered;
+    } S[] = {{"resync", true},  {"delayed", true},       {"repair", true},
+             {"replay", true},  {"join", true},          {"reindex:products:3", true},
+             {"dead-letters", false}, {"producer", false}};
+    for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
+        assert_int_equal(stream_ordered(S[i].name), S[i].ordered);
+        struct deliver_opts o;
+        base_opts(&o);
+        o.batch_min = 1000;
+        o.flush_interval_ms = 60000;
+        o.ordered_versions = stream_ordered(S[i].name);
+        struct deliver_hub *h = mk_hub(&o);
+        struct deliver *d = mk_stream(h, &o, S[i].name, DELIVER_BULK);
+        ss_invariant_hook = hook;
+        fired[0] = '\0';
+        submit(d, "i", "1", 20, CHANGE_INDEX, "{}");
+        submit(d, "i", "1", 20, CHANGE_INDEX, "{}"); /* read again: the same version */
+        assert_string_equal(fired, "");
+        submit(d, "i", "1", 10, CHANGE_INDEX, "{}");
+        if (S[i].ordered) assert_string_equal(fired, "I5");
+        else assert_string_equal(fired, "");
+        fired[0] = '\0';
+        submit(d, "i", "2", 30, CHANGE_DELETE, NULL);
+        submit(d, "i", "2", 25, CHANGE_INDEX, "{}");
+        if (S[i].ordered) assert_string_equal(fired, "I3");
+        else assert_string_equal(fired, "");
+        ss_invariant_hook = NULL;
+        deliver_free(d);
+        deliver_hub_free(h);
+    }
+}
+
 /* I2: a snapshot's version read before it may only be behind the snapshot */
 static void t_i2_fires(void **st) {
     (void)st;
@@ -624,6 +706,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_i4_fires, setup, teardown),
         cmocka_unit_test_setup_teardown(t_i5_i3_fire, setup, teardown),
         cmocka_unit_test_setup_teardown(t_i2_fires, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_hub_health, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_streams_order, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,16 @@
+/* streams: which producer's delivery stream promises per-document version
+ * order (I5, and I3 its worst case: src/invariant.h), so that delivery
+ * asserts it at every submit (src/deliver/queue.c, ordered_versions).
+ * docs/design.md, "Invariants", lists every stream and why. */
+#ifndef SS_SYNC_STREAMS_H
+#define SS_SYNC_STREAMS_H
+#include <stdbool.h>
+
+/* The stream of that name (as the producer opens it: "resync", "delayed",
+ * "repair", "replay", "join", "reindex:ALIAS:V", "dead-letters") submits one
+ * document's versions in increasing order. A name not listed promises
+ * nothing (no assertion): a new producer says so here. The live reader's
+ * stream is its source's (struct source_kind's ordered_versions). */
+bool stream_ordered(const char *name);
+
+#endif

@@ -1,0 +1,170 @@
+/* test_deliver_linger: [delivery] linger_refresh_percent (src/deliver/linger.c)
+ * against the fake engine of deliver_fake.h, whose index answers a
+ * refresh_interval of INTERVAL_MS:
+ *   - a transaction of 5 changes every 10 ms for 3 s, spacing 50% of the
+ *     interval: about one request every 50 ms instead of one a transaction,
+ *     and no change waits more than the spacing (beyond a scheduling slack)
+ *   - percent 0: one request a transaction, as group commit alone sends
+ *   - an index without refreshes (refresh_interval -1): nothing held
+ *   - a change finding its index without a request for the spacing goes at
+ *     once */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "deliver_fake.h"
+#pragma GCC diagnostic pop
+
+#define INTERVAL_MS 100
+#define NTXN 300
+#define SLACK_MS 40 /* a loaded test box's scheduling */
+
+static struct {
+    pthread_mutex_t mu;
+    long interval_ms;         /* what refresh_interval answers */
+    int64_t landed_us[NTXN];  /* when the last change of each transaction landed */
+} L = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static int64_t mono_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int noting_bulk(void *ud, int helper, const char *body, size_t len,
+                       struct search_resp *resp) {
+    int64_t now = mono_us();
+    pthread_mutex_lock(&L.mu);
+    for (const char *p = body; (p = memmem(p, len - (size_t)(p - body), "\"_id\":\"t", 8)); p += 8) {
+        int k = atoi(p + 8);
+        if (k >= 0 && k < NTXN && now > L.landed_us[k]) L.landed_us[k] = now;
+    }
+    pthread_mutex_unlock(&L.mu);
+    return fake_bulk(ud, helper, body, len, resp);
+}
+
+static int fixed_interval(void *ud, int helper, const char *target, long *ms) {
+    (void)ud, (void)helper, (void)target;
+    pthread_mutex_lock(&L.mu);
+    *ms = L.interval_ms;
+    pthread_mutex_unlock(&L.mu);
+    return 0;
+}
+
+static const struct deliver_transport SPACED = {.bulk = noting_bulk,
+                                                .refresh_interval = fixed_interval};
+
+static struct deliver *mk_spaced(int percent, long interval_ms) {
+    pthread_mutex_lock(&L.mu);
+    memset(L.landed_us, 0, sizeof L.landed_us);
+    L.interval_ms = interval_ms;
+    pthread_mutex_unlock(&L.mu);
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 8;
+    o.helpers = 3;
+    o.batch_max = 500;
+    o.flush_interval_ms = 1000;
+    o.linger_refresh_percent = percent;
+    o.dead_letter = dl_cb;
+    o.checkpoint = ckpt_cb;
+    o.transport = &SPACED;
+    char err[256];
+    struct deliver *d = deliver_new(&o, NULL, err, sizeof err);
+    assert_non_null(d);
+    /* the index known, then its interval read by a free helper */
+    submit(d, "i", "warm", 1, CHANGE_INDEX, "{}");
+    assert_int_equal(deliver_wait_txn(d, deliver_txn_end(d, "w"), 20000), DELIVER_OK);
+    usleep(100000);
+    return d;
+}
+
+struct outcome {
+    long requests;
+    int64_t max_wait_ms; /* commit to landed, the longest */
+};
+
+/* NTXN transactions of 5 changes, one every 10 ms, then drained */
+static struct outcome run_txns(struct deliver *d) {
+    int64_t committed[NTXN];
+    long r0 = fake_requests();
+    int64_t start = mono_us();
+    char id[32];
+    for (int k = 0; k < NTXN; k++) {
+        int64_t at = start + (int64_t)k * 10000, now = mono_us();
+        if (at > now) usleep((useconds_t)(at - now));
+        for (int j = 0; j < 5; j++) {
+            snprintf(id, sizeof id, "t%d_%d", k, j);
+            submit(d, "i", id, (uint64_t)k + 2, CHANGE_INDEX, "{}");
+        }
+        committed[k] = mono_us();
+        deliver_txn_end(d, "p");
+    }
+    assert_int_equal(deliver_drain(d, 20000), DELIVER_OK);
+    struct outcome o = {.requests = fake_requests() - r0};
+    pthread_mutex_lock(&L.mu);
+    for (int k = 0; k < NTXN; k++) {
+        assert_true(L.landed_us[k] > 0);
+        int64_t w = (L.landed_us[k] - committed[k]) / 1000;
+        if (w > o.max_wait_ms) o.max_wait_ms = w;
+    }
+    pthread_mutex_unlock(&L.mu);
+    print_message("    %ld requests for %d transactions; the longest wait %lld ms\n", o.requests,
+                  NTXN, (long long)o.max_wait_ms);
+    return o;
+}
+
+static void t_spaced_by_the_refresh(void **s) {
+    (void)s;
+    struct deliver *d = mk_spaced(50, INTERVAL_MS);
+    struct outcome o = run_txns(d);
+    /* 3 s at one request per 50 ms: about 60; group commit alone sends 300 */
+    assert_true(o.requests <= NTXN / 4);
+    assert_true(o.max_wait_ms <= INTERVAL_MS / 2 + SLACK_MS);
+    deliver_free(d);
+}
+
+static void t_off_one_request_a_transaction(void **s) {
+    (void)s;
+    struct deliver *d = mk_spaced(0, INTERVAL_MS);
+    struct outcome o = run_txns(d);
+    assert_true(o.requests >= NTXN * 8 / 10);
+    deliver_free(d);
+}
+
+static void t_no_refresh_not_held(void **s) {
+    (void)s;
+    struct deliver *d = mk_spaced(50, 0); /* refresh_interval -1 */
+    struct outcome o = run_txns(d);
+    assert_true(o.requests >= NTXN * 8 / 10);
+    deliver_free(d);
+}
+
+/* an index without a request for the spacing: the change goes at once */
+static void t_idle_goes_at_once(void **s) {
+    (void)s;
+    struct deliver *d = mk_spaced(50, 1000); /* a spacing of 100 ms (the cap) */
+    usleep(150000);
+    int64_t t = mono_ms();
+    long r0 = fake_requests();
+    submit(d, "i", "lone", 2, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "b");
+    WAIT_UNTIL(fake_requests() > r0);
+    assert_true(mono_ms() - t < 50);
+    /* the next one, right behind it, waits for the spacing */
+    t = mono_ms();
+    r0 = fake_requests();
+    submit(d, "i", "next", 3, CHANGE_INDEX, "{}");
+    deliver_txn_end(d, "c");
+    WAIT_UNTIL(fake_requests() > r0);
+    assert_true(mono_ms() - t >= 60);
+    deliver_free(d);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(t_spaced_by_the_refresh, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_off_one_request_a_transaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_no_refresh_not_held, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_idle_goes_at_once, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
