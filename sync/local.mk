@@ -11,7 +11,8 @@ libsearchsync_a_SOURCES += sync/mapping/mapping.c sync/mapping/mapping.h sync/ma
 # a mapping written: imported from a file (checked, planned, stored), or
 # proposed from the live schema
 libsearchsync_a_SOURCES += sync/authoring/mapping_import.c sync/authoring/mapping_import.h \
-	sync/authoring/mapping_generate.c sync/authoring/mapping_generate.h
+	sync/authoring/mapping_generate.c sync/authoring/mapping_generate.h \
+	sync/authoring/source_tables.c sync/authoring/source_tables.h
 # a document table's where as searchsync reads it (row-image mode decides it)
 libsearchsync_a_SOURCES += sync/mapping/row_filter.c sync/mapping/row_filter_bind.c \
 	sync/mapping/row_filter_eval.c sync/mapping/row_filter.h sync/mapping/row_filter_int.h
@@ -77,7 +78,8 @@ libsearchsync_a_SOURCES += sync/pipeline/router.c sync/pipeline/router.h sync/pi
 # where a source's sync stands: `searchsync status` and GET /api/v1/status
 libsearchsync_a_SOURCES += sync/status/status.c sync/status/status_json.c sync/status/status_figures.c \
 	sync/status/status_figures.h sync/status/status.h sync/status/status_sources.c \
-	sync/status/status_sources.h
+	sync/status/status_sources.h sync/status/status_lists.c sync/status/status_lists.h \
+	sync/status/status_indices.c sync/status/status_indices.h
 # the node's subsystems and request thread
 check_PROGRAMS += tests/unit/test_node tests/unit/test_node_asan
 TESTS += tests/unit/test_node tests/unit/test_node_asan

@@ -23,6 +23,7 @@
 #include "sync/mapping/mapping_source.h"
 #include "sync/sources/reader_stats.h"
 #include "sync/status/status.h"
+#include "sync/status/status_lists.h"
 #include "metrics.h"
 #include "indices_api.h"
 #include "stmt.h"
@@ -145,20 +146,18 @@ void api_answer_open(jsonw *w, struct api_resp *r, const char *alias) {
     }
 }
 
-void api_rows_reply(struct api_resp *r, MYSQL *m, const struct api_rows *q) {
-    struct stmt_rows rows = {0};
-    char err[1024];
-    if (stmt_query(m, q->sql, q->params, q->nparams, &rows, err, sizeof err) < 0) {
+void api_rows_reply(struct api_resp *r, long n, const struct stmt_rows *rows, const char *err,
+                    const struct api_rows *q) {
+    if (n < 0) {
         api_error(r, q->fail_status, err, q->fail_hint);
-    } else {
-        jsonw w;
-        api_answer_open(&w, r, q->alias);
-        jw_key(&w, q->key);
-        stmt_rows_json(&w, &rows, q->names, q->num, q->ncols);
-        jw_obj_close(&w);
-        api_ok_json(r, 200);
+        return;
     }
-    stmt_rows_free(&rows);
+    jsonw w;
+    api_answer_open(&w, r, q->alias);
+    jw_key(&w, q->key);
+    stmt_rows_json(&w, rows, q->names, q->num, q->ncols);
+    jw_obj_close(&w);
+    api_ok_json(r, 200);
 }
 
 bool api_engine_ready(const struct api_ctx *ctx, struct api_resp *r) {
@@ -199,14 +198,8 @@ static void h_checks(const struct api_ctx *ctx, const char *alias, struct api_re
     struct conns c = {0};
     if (!open_meta(ctx, &c, r)) return;
     struct stmt_rows rows = {0};
-    const char *p[] = {ctx->cfg->source.name, alias, alias};
-    if (stmt_query(c.meta,
-                   "SELECT id, index_alias, status, window_s, trigger_kind, node, "
-                   "DATE_FORMAT(started_at, '%Y-%m-%dT%H:%i:%s.%fZ'), "
-                   "DATE_FORMAT(finished_at, '%Y-%m-%dT%H:%i:%s.%fZ'), missing, extra, different, "
-                   "duplicate, documents_fetched, details, error FROM check_runs WHERE source = ? "
-                   "AND (? = '' OR index_alias = ?) ORDER BY id DESC LIMIT 50",
-                   p, 3, &rows, c.err, sizeof c.err) < 0) {
+    if (status_checks_rows(c.meta, ctx->cfg->source.name, alias, &rows, c.err, sizeof c.err) <
+        0) {
         api_error(r, 500, c.err, "reading check_runs failed; see the daemon's log");
         conns_close(&c);
         return;
@@ -249,21 +242,22 @@ static void h_checks(const struct api_ctx *ctx, const char *alias, struct api_re
 
 /* ---------- GET /api/v1/delayed/runs, /api/v1/delayed/snapshots ---------- */
 
-/* rows as an array of objects named by names; num[i]: written as a number */
-#define ISO(col) STMT_ISO(col)
-
-/* The answer {key: rows} of one query (sql) on the metadata server with the
- * source's name as its parameter; rows named by names, num[i] written as a
- * number; a failure names the table (what). */
-static void source_rows_reply(const struct api_ctx *ctx, struct api_resp *r, const char *sql,
-                              const char *what, const char *key, const char *const *names,
-                              const bool *num, size_t n) {
+/* The answer {key: rows} of one list of the source on the metadata
+ * server; rows named by names, num[i] written as a number; a failure names
+ * the table (what). */
+static void source_rows_reply(const struct api_ctx *ctx, struct api_resp *r,
+                              enum status_list list, const char *what, const char *key,
+                              const char *const *names, const bool *num, size_t n) {
     struct conns c = {0};
     if (!open_meta(ctx, &c, r)) return;
-    const char *p[] = {ctx->cfg->source.name};
     char hint[128];
     snprintf(hint, sizeof hint, "reading %s failed; see the daemon's log", what);
-    api_rows_reply(r, c.meta, &(struct api_rows){sql, p, 1, NULL, key, names, num, n, 500, hint});
+    struct stmt_rows rows = {0};
+    long got =
+        status_list_rows(c.meta, ctx->cfg->source.name, list, &rows, c.err, sizeof c.err);
+    api_rows_reply(r, got, &rows, c.err,
+                   &(struct api_rows){NULL, key, names, num, n, 500, hint});
+    stmt_rows_free(&rows);
     conns_close(&c);
 }
 
@@ -275,12 +269,8 @@ static void h_delayed_runs(const struct api_ctx *ctx, struct api_resp *r) {
                                         "errors", "started_at", "finished_at", "error"};
     static const bool num[] = {true, false, false, false, true, true, true, true, true, true,
                                false, false, false};
-    source_rows_reply(ctx, r,
-                      "SELECT id, status, index_alias, node, buckets, snapshots, ids, "
-                      "docs_written, docs_deleted, errors, " ISO("started_at") ", "
-                      ISO("finished_at") ", error_text FROM delayed_runs WHERE source = ? "
-                      "ORDER BY id DESC LIMIT 50",
-                      "delayed_runs", "runs", names, num, sizeof names / sizeof names[0]);
+    source_rows_reply(ctx, r, SL_DELAYED_RUNS, "delayed_runs", "runs", names, num,
+                      sizeof names / sizeof names[0]);
 }
 
 /* Change snapshots of one status (?status=init|running|error|done; default:
@@ -297,18 +287,10 @@ static void h_delayed_snapshots(const struct api_ctx *ctx, struct api_resp *r) {
     struct conns c = {0};
     if (!open_meta(ctx, &c, r)) return;
     struct stmt_rows rows = {0}, counts = {0};
-    const char *p[] = {ctx->cfg->source.name, status ? status : ""};
-    if (stmt_query(c.meta,
-                   "SELECT id, db_name, table_name, operation, business_id, status, attempts, "
-                   "run_id, " ISO("created_at") ", " ISO("updated_at") ", error_text FROM "
-                   "change_snapshots WHERE source = ? AND (IF(? = '', status <> 'done', "
-                   "status = ?)) ORDER BY id DESC LIMIT 500",
-                   (const char *[]){p[0], p[1], p[1]}, 3, &rows, c.err, sizeof c.err) < 0 ||
-        stmt_query(c.meta,
-                   "SELECT CONCAT(db_name, '.', table_name), status, COUNT(*) FROM "
-                   "change_snapshots WHERE source = ? GROUP BY db_name, table_name, status "
-                   "ORDER BY db_name, table_name, status",
-                   p, 1, &counts, c.err, sizeof c.err) < 0) {
+    const char *source = ctx->cfg->source.name;
+    if (status_snapshots_rows(c.meta, source, status ? status : "", &rows, c.err, sizeof c.err) <
+            0 ||
+        status_list_rows(c.meta, source, SL_SNAPSHOT_COUNTS, &counts, c.err, sizeof c.err) < 0) {
         api_error(r, 500, c.err, "reading change_snapshots failed; see the daemon's log");
         stmt_rows_free(&rows);
         conns_close(&c);
@@ -343,12 +325,8 @@ static void h_relation_tops(const struct api_ctx *ctx, struct api_resp *r) {
                                         "sql", "output_column", "document_table", "origin"};
     static const bool num[] = {false, false, false, true, true, false, false, false, false,
                                false};
-    source_rows_reply(ctx, r,
-                      "SELECT t.db_name, t.table_name, i.alias, t.path, t.level, t.level_db, "
-                      "t.level_sql, t.output_column, t.doc_table, t.origin FROM relation_tops t "
-                      "LEFT JOIN index_configs i ON i.id = t.top_index_id WHERE t.source = ? "
-                      "ORDER BY t.db_name, t.table_name, i.alias, t.path, t.level",
-                      "relation_tops", "levels", names, num, sizeof names / sizeof names[0]);
+    source_rows_reply(ctx, r, SL_RELATION_TOPS, "relation_tops", "levels", names, num,
+                      sizeof names / sizeof names[0]);
 }
 
 /* ---------- POST /api/v1/rebalance ---------- */
@@ -422,11 +400,8 @@ static void h_nodes(const struct api_ctx *ctx, struct api_resp *r) {
     struct conns c = {0};
     if (!open_meta(ctx, &c, r)) return;
     struct stmt_rows rows = {0};
-    const char *p[] = {cfg->source.name};
-    if (stmt_query(c.meta,
-                   "SELECT owner, fence, IS_USED_LOCK(CONCAT('searchsync:reader:', MD5(source))) "
-                   "IS NOT NULL FROM reader_locks WHERE source = ?",
-                   p, 1, &rows, c.err, sizeof c.err) < 0) {
+    if (status_list_rows(c.meta, cfg->source.name, SL_READER_LOCK, &rows, c.err, sizeof c.err) <
+        0) {
         api_error(r, 500, c.err, "reading reader_locks failed; see the daemon's log");
         conns_close(&c);
         return;

@@ -28,6 +28,7 @@
 #include "jsonw.h"
 #include "route.h"
 #include "sbuf.h"
+#include "stmt.h"
 #include "sync/ops/ops.h"
 
 struct search_client;
@@ -95,13 +96,10 @@ void api_answer_open(jsonw *w, struct api_resp *r, const char *alias);
 /* The JSON body written ends: a newline, the status and its content type. */
 void api_ok_json(struct api_resp *r, int status);
 
-/* One query on the metadata server answered as {["alias": alias,] key: rows}
- * (api_rows_reply): its rows named by names, num[i] written as a number;
- * a failure answered with fail_status, the server's error and fail_hint. */
+/* The rows of one query answered as {["alias": alias,] key: rows}
+ * (api_rows_reply): named by names, num[i] written as a number; a failed
+ * query (n < 0) answered with fail_status, its error and fail_hint. */
 struct api_rows {
-    const char *sql;
-    const char *const *params; /* bound to its ?s */
-    size_t nparams;
     const char *alias; /* NULL: no "alias" key */
     const char *key;
     const char *const *names;
@@ -110,6 +108,7 @@ struct api_rows {
     int fail_status;
     const char *fail_hint;
 };
-void api_rows_reply(struct api_resp *r, MYSQL *m, const struct api_rows *q);
+void api_rows_reply(struct api_resp *r, long n, const struct stmt_rows *rows, const char *err,
+                    const struct api_rows *q);
 
 #endif

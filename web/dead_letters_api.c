@@ -30,10 +30,9 @@
 #include "log.h"
 #include "stmt.h"
 #include "sync/ops/ops_replay.h"
+#include "sync/status/status_lists.h"
 
-#define DL_COLS                                                                               \
-    "id, source, index_name, doc_id, routing, version, op, status, error, attempts, "          \
-    STMT_ISO("created_at")
+/* the columns of status_dead_letters_rows, then (one letter) body and script */
 static const char *const dl_names[] = {"id",      "source", "index",    "doc_id",
                                        "routing", "version", "op",      "status",
                                        "error",   "attempts", "created_at", "body",
@@ -63,18 +62,11 @@ static void h_list(const struct api_ctx *ctx, struct api_resp *r) {
     if (!api_limit_arg(ctx, r, 100, &limit)) return;
     MYSQL *m = meta(ctx, r);
     if (!m) return;
-    const char *params[2] = {source ? source : ctx->cfg->source.name, index};
-    size_t np = index ? 2 : 1;
+    if (!source) source = ctx->cfg->source.name;
     char err[512];
-    sbuf sql = SBUF_INIT; /* DL_COLS holds % signs: not a format */
-    sbuf_adds(&sql, "SELECT " DL_COLS " FROM dead_letters WHERE source = ?");
-    sbuf_printf(&sql, "%s ORDER BY id DESC LIMIT %ld", index ? " AND index_name = ?" : "", limit);
     struct stmt_rows rows = {0}, cnt = {0};
-    if (stmt_query(m, sql.data, params, np, &rows, err, sizeof err) < 0 ||
-        stmt_query(m, index ? "SELECT COUNT(*) FROM dead_letters WHERE source = ? AND "
-                              "index_name = ?"
-                            : "SELECT COUNT(*) FROM dead_letters WHERE source = ?",
-                   params, np, &cnt, err, sizeof err) < 0) {
+    if (status_dead_letters_rows(m, source, index, limit, &rows, err, sizeof err) < 0 ||
+        status_dead_letters_count(m, source, index, &cnt, err, sizeof err) < 0) {
         api_error(r, 503, err, "the metadata server must answer; retry");
     } else {
         jsonw w;
@@ -91,18 +83,15 @@ static void h_list(const struct api_ctx *ctx, struct api_resp *r) {
     }
     stmt_rows_free(&rows);
     stmt_rows_free(&cnt);
-    sbuf_free(&sql);
     db_close(m);
 }
 
 static void h_get(const struct api_ctx *ctx, const char *id, struct api_resp *r) {
     MYSQL *m = meta(ctx, r);
     if (!m) return;
-    const char *params[2] = {ctx->cfg->source.name, id};
     char err[512];
     struct stmt_rows rows = {0};
-    if (stmt_query(m, "SELECT " DL_COLS ", body, script FROM dead_letters WHERE source = ? AND "
-                      "id = ?", params, 2, &rows, err, sizeof err) < 0) {
+    if (status_dead_letter_row(m, ctx->cfg->source.name, id, &rows, err, sizeof err) < 0) {
         api_error(r, 503, err, "the metadata server must answer; retry");
     } else if (!rows.nrows) {
         api_error(r, 404, "no such dead letter of this source",

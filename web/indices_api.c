@@ -19,8 +19,8 @@
 #include "search/index_version.h"
 #include "stmt.h"
 #include "sync/mapping/mapping_gen.h"
-#include "sync/mapping/mapping_source.h"
 #include "sync/ops/ops_reindex.h"
+#include "sync/status/status_indices.h"
 
 /* the request's metadata connection and the error of its last query */
 struct req_meta {
@@ -35,9 +35,6 @@ static bool open_meta(const struct api_ctx *ctx, struct req_meta *c, struct api_
 }
 
 static void conns_close(struct req_meta *c) { db_close(c->meta); }
-
-/* a TIMESTAMP(3) as ISO 8601 UTC with milliseconds (the session is UTC: db.c) */
-#define TS(col) "CONCAT(LEFT(DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
 
 /* a version number, null when 0 (none) */
 static void jw_version(jsonw *w, const char *s) {
@@ -64,13 +61,8 @@ static void row_obj(jsonw *w, const struct stmt_rows *t, size_t r, const char *c
  * id, state, current_version, building_version, epoch, history_retention */
 static int index_row(const struct api_ctx *ctx, struct req_meta *c, const char *alias,
                      struct stmt_rows *row, struct api_resp *r) {
-    /* among the index configs this source feeds (sync/mapping/mapping_source.h) */
-    const char *p[] = {MP_FED_BY_ARGS(ctx->cfg), alias};
-    long n = stmt_query(c->meta,
-                        "SELECT id, state, current_version, building_version, epoch, "
-                        "history_retention FROM index_configs WHERE " MP_FED_BY_PARAMS
-                        " AND alias = ?",
-                        p, 4, row, c->err, sizeof c->err);
+    /* among the index configs this source feeds */
+    long n = status_index_config_row(c->meta, ctx->cfg, alias, row, c->err, sizeof c->err);
     if (n < 0) {
         api_error(r, 500, c->err, "reading index_configs failed; see the daemon's log");
         return -1;
@@ -144,17 +136,8 @@ static void h_indices(const struct api_ctx *ctx, struct api_resp *r) {
     struct req_meta c = {0};
     if (!open_meta(ctx, &c, r)) return;
     struct stmt_rows ix = {0}, vs = {0};
-    const char *p[] = {MP_FED_BY_ARGS(ctx->cfg)};
-    if (stmt_query(c.meta,
-                   "SELECT id, alias, state, current_version, building_version, epoch, "
-                   "history_retention FROM index_configs WHERE " MP_FED_BY_PARAMS
-                   " ORDER BY position, id",
-                   p, 3, &ix, c.err, sizeof c.err) < 0 ||
-        stmt_query(c.meta,
-                   "SELECT v.index_id, v.version, v.physical_name, v.state, "
-                   TS("v.created_at") ", " TS("v.switched_at") " FROM index_versions v "
-                   "WHERE v.index_id IN " MP_FED_BY_IDS " ORDER BY v.index_id, v.version",
-                   p, 3, &vs, c.err, sizeof c.err) < 0) {
+    if (status_index_configs_rows(c.meta, ctx->cfg, &ix, c.err, sizeof c.err) < 0 ||
+        status_index_versions_rows(c.meta, ctx->cfg, &vs, c.err, sizeof c.err) < 0) {
         api_error(r, 500, c.err, "reading index_configs failed; see the daemon's log");
         goto out;
     }
@@ -207,32 +190,10 @@ static void h_reindex_get(const struct api_ctx *ctx, const char *alias, struct a
     if (!open_meta(ctx, &c, r)) return;
     if (index_row(ctx, &c, alias, &ix, r) < 0) goto out;
     const char *id = STMT_CELL(&ix, 0, 0), *building = STMT_CELL(&ix, 0, 3);
-    const char *p1[] = {id};
-    if (stmt_query(c.meta,
-                   "SELECT id, version, status, buckets, start_position, rows_read, docs_written, "
-                   "rejected, error_text, " TS("started_at") ", " TS("finished_at")
-                   " FROM reindex_runs WHERE index_id = ? ORDER BY id DESC LIMIT 1",
-                   p1, 1, &run, c.err, sizeof c.err) < 0)
+    if (status_last_run_row(c.meta, id, &run, c.err, sizeof c.err) < 0 ||
+        status_build_jobs_rows(c.meta, id, building, run.nrows ? STMT_CELL(&run, 0, 0) : NULL,
+                               &jobs, c.err, sizeof c.err) < 0)
         goto dberr;
-    /* the jobs of the build in progress; else the bookkeeping of the last run */
-    if (building && strcmp(building, "0")) {
-        const char *p2[] = {id, building};
-        if (stmt_query(c.meta,
-                       "SELECT bucket, status, rows_read, docs_written, rejected, errors, "
-                       "error_text, " TS("started_at") ", " TS("finished_at")
-                       " FROM jobs WHERE index_id = ? AND version = ? AND type = 'index' "
-                       "ORDER BY bucket",
-                       p2, 2, &jobs, c.err, sizeof c.err) < 0)
-            goto dberr;
-    } else if (run.nrows) {
-        const char *p2[] = {STMT_CELL(&run, 0, 0)};
-        if (stmt_query(c.meta,
-                       "SELECT bucket, status, rows_read, docs_written, rejected, NULL, "
-                       "error_text, " TS("started_at") ", " TS("finished_at")
-                       " FROM reindex_run_jobs WHERE run_id = ? ORDER BY bucket",
-                       p2, 1, &jobs, c.err, sizeof c.err) < 0)
-            goto dberr;
-    }
     jsonw w;
     api_answer_open(&w, r, alias);
     jw_key(&w, "state");

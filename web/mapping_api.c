@@ -33,6 +33,7 @@
 #include "stmt.h"
 #include "sync/mapping/mapping.h"
 #include "sync/authoring/mapping_generate.h"
+#include "sync/authoring/source_tables.h"
 #include "sync/ops/ops_mapping.h"
 
 static void lines_array(jsonw *w, const char *text) {
@@ -123,19 +124,10 @@ static MYSQL *source_connect(const struct api_ctx *ctx, struct api_resp *r) {
 static void h_tables(const struct api_ctx *ctx, struct api_resp *r) {
     MYSQL *s = source_connect(ctx, r);
     if (!s) return;
-    const char *params[1] = {ctx->cfg->metadata.database ? ctx->cfg->metadata.database : ""};
     struct stmt_rows rows = {0};
     char err[1024];
-    long n = stmt_query(
-        s,
-        "SELECT t.TABLE_SCHEMA, t.TABLE_NAME, t.TABLE_ROWS, t.ENGINE, "
-        "(SELECT GROUP_CONCAT(k.COLUMN_NAME ORDER BY k.ORDINAL_POSITION SEPARATOR ',') "
-        " FROM information_schema.KEY_COLUMN_USAGE k WHERE k.TABLE_SCHEMA = t.TABLE_SCHEMA "
-        " AND k.TABLE_NAME = t.TABLE_NAME AND k.CONSTRAINT_NAME = 'PRIMARY') "
-        "FROM information_schema.TABLES t WHERE t.TABLE_TYPE = 'BASE TABLE' AND t.TABLE_SCHEMA "
-        "NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') AND "
-        "t.TABLE_SCHEMA <> ? ORDER BY t.TABLE_SCHEMA, t.TABLE_NAME",
-        params, 1, &rows, err, sizeof err);
+    long n = source_tables_rows(s, ctx->cfg->metadata.database ? ctx->cfg->metadata.database : "",
+                                &rows, err, sizeof err);
     if (n < 0) {
         api_error(r, 503, err, "the source must answer; retry");
     } else {

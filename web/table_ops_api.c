@@ -30,6 +30,7 @@
 #include "stmt.h"
 #include "sync/ops/ops_reindex.h"
 #include "sync/ops/ops_resync.h"
+#include "sync/status/status_lists.h"
 
 #define RESYNC_IDS_MAX 1000
 
@@ -154,19 +155,15 @@ static void h_sync_log(const struct api_ctx *ctx, struct api_resp *r) {
     }
     MYSQL *m = api_meta_connect(ctx, r);
     if (!m) return;
-    sbuf sql = SBUF_INIT;
-    sbuf_adds(&sql, "SELECT l.id, i.alias, l.event, l.detail, l.node, " STMT_ISO("l.created_at")
-                    " FROM sync_log l LEFT JOIN index_configs i ON i.id = l.index_id WHERE "
-                    "l.source = ?");
-    if (event) sbuf_adds(&sql, " AND l.event = ?");
-    sbuf_printf(&sql, " ORDER BY l.id DESC LIMIT %ld", limit);
-    const char *params[2] = {ctx->cfg->source.name, event};
     static const char *const names[] = {"id", "index", "event", "detail", "node", "at"};
     static const bool num[] = {true, false, false, false, false, false};
-    api_rows_reply(r, m, &(struct api_rows){sql.data, params, event ? 2 : 1, NULL, "entries",
-                                            names, num, 6, 503,
-                                            "the metadata server must answer; retry"});
-    sbuf_free(&sql);
+    struct stmt_rows rows = {0};
+    char err[1024];
+    long n = status_sync_log_rows(m, ctx->cfg->source.name, event, limit, &rows, err, sizeof err);
+    api_rows_reply(r, n, &rows, err,
+                   &(struct api_rows){NULL, "entries", names, num, 6, 503,
+                                      "the metadata server must answer; retry"});
+    stmt_rows_free(&rows);
     db_close(m);
 }
 
@@ -176,21 +173,18 @@ static void h_sync_log(const struct api_ctx *ctx, struct api_resp *r) {
 static void h_runs(const struct api_ctx *ctx, const char *alias, struct api_resp *r) {
     MYSQL *m = api_meta_connect(ctx, r);
     if (!m) return;
-    const char *params[2] = {ctx->cfg->source.name, alias};
     static const char *const names[] = {"version", "status", "buckets", "start_position",
                                         "rows_read", "docs_written", "rejected", "error",
                                         "started_at", "finished_at", "seconds",
                                         "docs_per_second"};
     static const bool num[] = {1, 0, 1, 0, 1, 1, 1, 0, 0, 0, 1, 1};
-    /* seconds so far (a running build: until now); the rate from them */
-#define RUN_SECONDS "TIMESTAMPDIFF(MICROSECOND, started_at, COALESCE(finished_at, NOW(3))) / 1e6"
-    api_rows_reply(r, m, &(struct api_rows){
-        "SELECT version, status, buckets, start_position, rows_read, docs_written, rejected, "
-        "error_text, " STMT_ISO("started_at") ", " STMT_ISO("finished_at") ", ROUND("
-        RUN_SECONDS ", 3), ROUND(docs_written / NULLIF(" RUN_SECONDS ", 0)) FROM reindex_runs "
-        "WHERE source = ? AND alias = ? ORDER BY id DESC LIMIT 50",
-        params, 2, alias, "runs", names, num, 12, 503, "the metadata server must answer; retry"});
-#undef RUN_SECONDS
+    struct stmt_rows rows = {0};
+    char err[1024];
+    long n = status_runs_rows(m, ctx->cfg->source.name, alias, &rows, err, sizeof err);
+    api_rows_reply(r, n, &rows, err,
+                   &(struct api_rows){alias, "runs", names, num, 12, 503,
+                                      "the metadata server must answer; retry"});
+    stmt_rows_free(&rows);
     db_close(m);
 }
 

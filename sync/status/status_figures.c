@@ -80,6 +80,5 @@ static const char *const figure_sql[] = {
 
 long status_figure_rows(MYSQL *meta, const char *source, enum status_figure f,
                         struct stmt_rows *out, char *err, size_t errlen) {
-    const char *p[] = {source};
-    return stmt_query(meta, figure_sql[f], p, 1, out, err, errlen);
+    return stmt_query(meta, figure_sql[f], &source, 1, out, err, errlen);
 }

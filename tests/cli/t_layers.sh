@@ -14,7 +14,7 @@
 # two folders include each other, directly or round a longer loop (inside
 # sync/, between its stages too). A header is found as the build finds it:
 # beside the including file, from the top of the tree, or from src/. And
-# web/ runs no SQL of its own (sql_known: the files that still do).
+# web/ runs no SQL of its own.
 set -euo pipefail
 src=${SEARCHSYNC_SRCDIR:-.}
 cd "$src"
@@ -86,38 +86,21 @@ fi
 
 # web/ only translates HTTP to and from JSON: what reads or writes MySQL is
 # an operation or a query module of sync/ that it calls. A file of web/
-# that writes a statement or runs one is named here. The files listed in
-# sql_known still do (each may leave the list, none may join it): empty it.
-sql_known="
-web/api.c
-web/dead_letters_api.c
-web/indices_api.c
-web/mapping_api.c
-web/table_ops_api.c
-"
+# that writes a statement or runs one is named here.
 sql_re='"(SELECT |INSERT INTO|DELETE FROM|UPDATE [a-z_]+ SET)|\b(stmt_query|db_query|db_exec|db_exec_rows|db_row1|db_scalar|mysql_query|mysql_real_query)\('
 sql_files=$(for f in "${files[@]}"; do
   case "$f" in web/*) grep -qsE "$sql_re" "$f" && echo "$f" ;; esac
 done || true)
 for f in $sql_files; do
-  if ! grep -qx "$f" <<<"$sql_known"; then
-    echo "$f: SQL in web/ ($(grep -nE "$sql_re" "$f" | head -1 | cut -d: -f1)): move the query" \
-      "into sync/ (an operation of sync/ops/ or a query module) and call it"
-    fail=1
-  fi
+  echo "$f: SQL in web/ ($(grep -nE "$sql_re" "$f" | head -1 | cut -d: -f1)): move the query" \
+    "into sync/ (an operation of sync/ops/ or a query module) and call it"
+  fail=1
 done
-while read -r f; do
-  [ -n "$f" ] || continue
-  if [ -f "$f" ] && ! grep -qx "$f" <<<"$sql_files"; then
-    echo "$f holds no SQL now: take it off sql_known in $0"
-    fail=1
-  fi
-done <<<"$sql_known"
 
 if [ "$fail" = 0 ]; then
   nf=$(awk '{ print $1 }' <<<"$units" | sort -u | wc -l)
   ne=$(awk '{ print $1, $2 }' <<<"$units" | sort -u | wc -l)
   echo "layers hold: $ne include arrows between $nf folders, none up a floor, no loop;" \
-    "SQL in web/ only in the $(grep -c . <<<"$sql_known") file(s) still listed"
+    "no SQL in web/"
 fi
 exit "$fail"

@@ -207,6 +207,12 @@ api GET /api/v1/live
 assert_eq 200 "$CODE" "live"
 assert_eq "true true []" "$(jq -c -r '"\(.reader.reading) \(.engine_up) \(.fuses_blown)"' <<<"$BODY")" "live: the reader reads, the engine answers, no fuse blown"
 assert_eq "number number" "$(jq -r '"\(.queued | type) \(.inflight | type)"' <<<"$BODY")" "live: queue counts"
+# without ZooKeeper the nodes are the standalone reader lock's holder, as
+# reader_locks names it; the daemon reads, so it holds the lock
+api GET /api/v1/nodes
+assert_eq 200 "$CODE" "nodes ($BODY)"
+want_node="$(meta_q "SELECT CONCAT(owner, ' ', fence) FROM reader_locks WHERE source = 'shop'")"
+assert_eq "1 null $want_node shop leader" "$(jq -r '"\(.nodes | length) \(.cluster) \(.nodes[0].node) \(.nodes[0].entity.fence) \(.nodes[0].entity.source) \(.nodes[0].entity.reader)"' <<<"$BODY")" "nodes: the standalone reader lock's holder"
 "$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" >"$TEST_TMP/status.txt" 2>&1 || true
 assert_contains "$(cat "$TEST_TMP/status.txt")" "queued, " "status asks the daemon for its live figures"
 assert_contains "$(cat "$TEST_TMP/status.txt")" "reader: reading, read to " "status shows what the reader read"
