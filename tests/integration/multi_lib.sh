@@ -23,6 +23,9 @@
 #   check_oracle LABEL     the alias against every source's oracle as it is now
 #   caught_up SECS SOURCE...  each source's checkpoint at or past its
 #                          server's binlog end as it is now
+#   admin_daemon SOURCE SERVER_ID SOURCES_DIR  that source's daemon with its
+#                          admin API (TOKEN, PORT, URL set) and `sources_dir`,
+#                          the shop mapping imported, started and listening
 #   dstart NAME            `searchsync run` of $TEST_TMP/NAME.ini, its output
 #                          appended to NAME.log (killed on exit)
 #   dlog NAME              that log since the last dstart
@@ -91,6 +94,28 @@ poll_interval_ms = ${MULTI_POLL_MS:-500}
 flush_interval_ms = 50
 checkpoint_interval_ms = 100
 INI
+}
+
+admin_daemon() {
+    TOKEN="$(openssl rand -hex 16)"
+    PORT="$(free_port)"
+    { source_ini "$1" "$2"
+      cat <<INI
+[admin]
+listen = 127.0.0.1:$PORT
+token = $TOKEN
+sources_dir = $3
+[log]
+level = info
+INI
+    } >"$TEST_TMP/$1.ini"
+    shop_mapping "$TEST_TMP/m.json"
+    "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/$1.ini" --yes "$TEST_TMP/m.json" \
+        >"$TEST_TMP/import.out" 2>&1 || fail "mapping import: $(cat "$TEST_TMP/import.out")"
+    dstart "$1"
+    dwait_log "$1" "index config(s) of source $1" 60
+    URL="http://127.0.0.1:$PORT"
+    wait_until 30 "$1's admin server" curl -s -o /dev/null "$URL/login"
 }
 
 _multi_stop_writers() {

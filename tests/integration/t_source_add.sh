@@ -53,25 +53,7 @@ for s in west north; do
         fail "users on $s"
 done
 
-TOKEN="$(openssl rand -hex 16)"
-PORT="$(free_port)"
-{ source_ini east 4401
-  cat <<INI
-[admin]
-listen = 127.0.0.1:$PORT
-token = $TOKEN
-sources_dir = $etc
-[log]
-level = info
-INI
-} >"$TEST_TMP/east.ini"
-shop_mapping "$TEST_TMP/m.json"
-"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/east.ini" --yes "$TEST_TMP/m.json" \
-    >"$TEST_TMP/import.out" 2>&1 || fail "mapping import: $(cat "$TEST_TMP/import.out")"
-dstart east
-dwait_log east "index config(s) of source east" 60
-URL="http://127.0.0.1:$PORT"
-wait_until 30 "east's admin server" curl -s -o /dev/null "$URL/"
+admin_daemon east 4401 "$etc"
 
 # api METHOD PATH [BODY] — sets CODE and BODY; every answer kept for the grep
 api() {

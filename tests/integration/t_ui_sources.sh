@@ -39,25 +39,7 @@ shop_schema west 2 80
 extra_q west "CREATE USER 'repl_w'@'%' IDENTIFIED BY '$PW_W';
   GRANT REPLICATION SLAVE, BINLOG MONITOR, SELECT ON *.* TO 'repl_w'@'%'" || fail "user on west"
 
-TOKEN="$(openssl rand -hex 16)"
-PORT="$(free_port)"
-{ source_ini east 4501
-  cat <<INI
-[admin]
-listen = 127.0.0.1:$PORT
-token = $TOKEN
-sources_dir = $etc
-[log]
-level = info
-INI
-} >"$TEST_TMP/east.ini"
-shop_mapping "$TEST_TMP/m.json"
-"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/east.ini" --yes "$TEST_TMP/m.json" \
-    >"$TEST_TMP/import.out" 2>&1 || fail "mapping import: $(cat "$TEST_TMP/import.out")"
-dstart east
-dwait_log east "index config(s) of source east" 60
-URL="http://127.0.0.1:$PORT"
-wait_until 30 "east's admin server" curl -s -o /dev/null "$URL/login"
+admin_daemon east 4501 "$etc"
 
 # what searchsync-sources.path does: west.ini appears, its daemon starts
 ( while [ ! -f "$etc/west.ini" ]; do sleep 0.2; done
