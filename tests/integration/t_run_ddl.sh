@@ -225,8 +225,16 @@ title_before="$(search_doc "$B" 1 | jq -r .title)"
 [ -n "$title_before" ] && [ "$title_before" != null ] || fail "document 1 of $B is missing before the rename"
 mysql_q "RENAME TABLE b TO b2" "$db"
 # a name taken away may be a moment of an online schema change (a swap puts a
-# table back under it): waited for [source] schema_settle_ms first, said
-daemon_wait_log "index $B: table $db.b, which index $B reads, is gone after \`RENAME TABLE b TO b2\` read from the binlog at " 20
+# table back under it): waited for [source] schema_settle_ms first, said;
+# unless a writer's transaction read before the RENAME was refused the table
+# for longer first (a busy box), which stops the index on that ground and is
+# judged again at the RENAME (below)
+gone_said() {
+    _daemon_log_since | grep -qF -- "index $B: table $db.b, which index $B reads, is gone after \`RENAME TABLE b TO b2\` read from the binlog at " ||
+        _daemon_log_since | grep -F -- "index $B stopped: after the source refused a query of the mapping (" |
+            grep -qF -- "Table '$db.b' doesn't exist"
+}
+wait_until 20 "index $B is said gone after the RENAME (or stopped on a refused read before it)" gone_said
 # (said after the RENAME read from the binlog, or after the source refused
 # the table to a writer's transaction read before it)
 daemon_wait_log "index $B stopped: after " 20
