@@ -51,7 +51,7 @@ PACKAGES=(
     # t_run_online_schema_change: Percona's pt-online-schema-change (3.2.1);
     # it reaches the server through Perl's DBI and DBD::mysql (the package
     # depends on both; named so that neither goes missing). gh-ost is built by
-    # tests/harness/ghost.sh with the Go toolchain, not packaged here.
+    # tests/harness/ghost.sh with the Go toolchain (golang-go, below).
     percona-toolkit libdbi-perl libdbd-mysql-perl
 )
 
@@ -63,6 +63,10 @@ for p in "${PACKAGES[@]}"; do
 done
 # npm: Debian's package, unless a node that ships its own npm is installed
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# go (t_run_online_schema_change: tests/harness/ghost.sh builds gh-ost, whose
+# module asks for Go 1.17): Debian's golang-go, unless a Go toolchain is
+# installed already (on PATH, or the upstream tarball's /usr/local/go)
+command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || missing+=(golang-go)
 if [ ${#missing[@]} = 0 ]; then
     echo "deps: all ${#PACKAGES[@]} packages present"
     exit 0
