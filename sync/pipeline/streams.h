@@ -2,9 +2,10 @@
  * order (I5, and I3 its worst case: src/invariant.h), so that delivery
  * asserts it at every submit (src/deliver/queue.c, ordered_versions).
  * A stream promises it when one reader submits its changes in the order
- * their versions were read (the binlog reader, build pages, resync,
- * delayed runs, repairs, joins); dead-letter replays resubmit rows by id,
- * whatever their versions, and do not. */
+ * their versions were read (build pages, resync, delayed runs, repairs,
+ * the daily replay, joins; the binlog reader asserts its own order);
+ * dead-letter replays resubmit rows by id, whatever their versions, and
+ * do not. */
 #ifndef SS_SYNC_STREAMS_H
 #define SS_SYNC_STREAMS_H
 #include <stdbool.h>
