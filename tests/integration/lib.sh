@@ -43,7 +43,8 @@ trap _lib_run_exit_hooks EXIT
 trap 'exit 130' INT TERM
 
 TEST_TMP="$(mktemp -d "${TMPDIR:-/tmp}/searchsync-$TEST_NAME.XXXXXX")"
-on_exit 'rm -rf "$TEST_TMP"'
+# SEARCHSYNC_KEEP_FAILED=1 keeps a failed test's directory (daemon logs, configs)
+on_exit 'if [ "$rc" != 0 ] && [ -n "${SEARCHSYNC_KEEP_FAILED:-}" ]; then echo "kept $TEST_TMP" >&2; else rm -rf "$TEST_TMP"; fi'
 
 # ---------------------------------------------------------------- servers
 if [ -n "${SEARCHSYNC_HARNESS_DIR:-}" ] && [ -f "$SEARCHSYNC_HARNESS_DIR/env.sh" ]; then

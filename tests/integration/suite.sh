@@ -39,7 +39,8 @@
 # the CI machine must not turn the run green.
 # Knobs: SUITE_TEST_TIMEOUT (seconds per test, default 900), SUITE_LOG_DIR
 # (default ./tests/integration/logs), SUITE_NO_RESET=1 (keep databases/indices
-# between tests), SEARCHSYNC_KEEP_HARNESS=1 (keep the server dir after the run).
+# between tests), SEARCHSYNC_KEEP_HARNESS=1 (keep the server dir after the run),
+# SEARCHSYNC_KEEP_FAILED=1 (keep a failed test's temp dir: its daemons' logs).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -318,6 +319,9 @@ run_one() {
         *)  failed=$((failed + 1)); failed_names+=("$name${seed:+:$seed}")
             [ "$rc" = 124 ] && reason="timed out after ${TIMEOUT}s"
             echo "FAIL $label (${secs}s, exit $rc${reason:+; $reason}) — log: $logf"
+            # the verdict first (a test's exit hooks may print pages of
+            # server logs after it), then the log's last lines
+            grep -n -A6 -E '^(assertion failed|FAIL: )' "$logf" | head -n 30 | sed 's/^/  > /'
             tail -n 60 "$logf" | sed 's/^/  | /' ;;
     esac
     heal_servers
