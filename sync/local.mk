@@ -151,6 +151,7 @@ libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h sync/re
 	sync/reindex/reindex_buckets.c \
 	sync/reindex/reindex_int.h sync/reindex/reindex_runner.c sync/reindex/reindex_runner_int.h \
 	sync/reindex/reindex_runner_load.c sync/reindex/reindex_page_read.c \
+	sync/reindex/reindex_slots.c \
 	sync/reindex/reindex_version.c
 libsearchsync_a_SOURCES += sync/pipeline/producer.c sync/pipeline/producer.h \
 	sync/pipeline/resync.c sync/pipeline/resync.h \

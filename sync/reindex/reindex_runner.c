@@ -428,7 +428,12 @@ static void *worker_main(void *arg) {
         }
         pthread_mutex_unlock(&r->mu);
         if (!j) break;
+        if (!rx_slot_take(w)) { /* stopped while it waited: the job is left for the next start */
+            rc = r->stop == 1 ? -2 : -1;
+            break;
+        }
         rc = run_job(w, j);
+        rx_slot_give(w);
         ran = true;
         if (rc == -3) r->gone = 1;
         if (rc != 0) break;
@@ -551,6 +556,7 @@ static int start_workers(struct reindex_runner *r, struct deliver_hub *hub, int 
         struct worker *w = &r->w[i];
         w->r = r;
         w->snap = -1;
+        w->slot = -1;
         o.dead_letter_ud = w;
         w->src = db_connect(&r->srcp, err, errlen);
         w->meta = w->src ? db_connect(&r->metap, err, errlen) : NULL;

@@ -88,6 +88,7 @@ struct worker {
     size_t end_t;                /* the table end_state is of */
     char *end_key;
     struct sent_page sent;
+    int slot;                    /* the build slot it holds (reindex_slots.c), -1 none */
     char err[1024];
 };
 
@@ -176,5 +177,12 @@ int rx_runner_load(struct reindex_runner *r, MYSQL *meta, MYSQL *src, char *err,
 int rx_read_page(struct worker *w, size_t t, const char *cond, char **after);
 /* End the worker's open snapshot, if any. */
 void rx_snapshot_end(struct worker *w);
+
+/* build slots across the sources of an index (reindex_slots.c): how many
+ * (0: not paced), one taken before a job (false: the runner stops), given back
+ * after it */
+int rx_slots_of(const struct reindex_runner *r);
+bool rx_slot_take(struct worker *w);
+void rx_slot_give(struct worker *w);
 
 #endif

@@ -89,6 +89,7 @@ reload_interval_ms = 500
 urls = ${MULTI_SEARCH_URL:-$SEARCH_URL}
 [reindex]
 buckets = ${MULTI_BUCKETS:-2}
+index_parallel_jobs = ${MULTI_INDEX_JOBS:-2}
 poll_interval_ms = ${MULTI_POLL_MS:-500}
 [delivery]
 flush_interval_ms = 50
