@@ -169,7 +169,7 @@ extra_q north "UPDATE statuses SET label = 'New at north, renamed' WHERE code = 
 wait_until 30 "north's snapshot is recorded" snapshot_is north "init 0"
 dstop north
 lock_release
-SEARCHSYNC_TEST_DELAYED_PAUSE_MS=3000 "$SEARCHSYNC_BIN" delayed-run --config "$TEST_TMP/north.ini" \
+SEARCHSYNC_TEST_DELAYED_PAUSE_MS=5000 "$SEARCHSYNC_BIN" delayed-run --config "$TEST_TMP/north.ini" \
     --max-attempts 1 >"$TEST_TMP/mid.out" 2>&1 &
 mpid=$!
 wait_until 30 "the run of north holds after its page's position" grep -q "test pause" "$TEST_TMP/mid.out"
