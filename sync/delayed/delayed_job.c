@@ -236,6 +236,15 @@ static int job_end(struct run *R, unsigned long long job, int rc) {
                       "rebalance: this node's writes to it are refused", job);
         }
     } else if (R->fenced) { /* not ours any more: its new owner goes on from its cursor */
+    } else if (source_lost(R)) { /* waits at its cursor for the run's next taker */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", R->err);
+        sbuf_adds(&q, "UPDATE jobs SET status = 'init', error_text = ");
+        qs(R->meta, &q, why);
+        sbuf_printf(&q, " WHERE id = %llu", job);
+        char e[256];
+        db_exec(R->meta, q.data, e, sizeof e);
+        snprintf(R->err, R->errlen, "%s", why);
     } else {
         char why[1024];
         snprintf(why, sizeof why, "%s", R->err);
