@@ -493,6 +493,7 @@ static void *worker_main(void *arg) {
         snprintf(reason, sizeof reason, "%s", r->why[0] ? r->why : "a reindex job failed");
         pthread_mutex_unlock(&r->errmu);
         int unclaimed = 0;
+        liveness_beat(&w->live); /* the rollback's steps, bounded as a page's are */
         if (atomic_compare_exchange_strong(&r->failing, &unclaimed, 1)) runner_fail(r, w, reason);
     }
     /* its jobs are done, failed or stopped: an end by design, never a death */
