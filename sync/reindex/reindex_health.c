@@ -15,7 +15,8 @@
  * (a lock held on a table it reads: each try ends at the read timeout and
  * is not progress). Its named waits, well however long they last: the
  * source or the metadata server away (no connection can be made), delivery
- * full (the engine slow or away). A worker whose jobs are done has ended:
+ * full (the engine slow or away), a build slot the other sources' jobs
+ * hold (reindex_slots.c). A worker whose jobs are done has ended:
  * a build waiting on another source's part, or for its switch elsewhere,
  * runs no worker here. The registry's lock is held only to add, remove and
  * ask: a runner is removed before it is freed, so the predicate never reads

@@ -159,6 +159,7 @@ bool rx_runner_healthy(struct reindex_runner *r, int64_t now_ms, int64_t bound_m
 /* the named waits of a worker */
 #define RX_WAIT_SOURCE_AWAY "the source server does not answer"
 #define RX_WAIT_META_AWAY "the metadata server does not answer"
+#define RX_WAIT_SLOT "a build slot, held by the jobs of the other sources' parts"
 
 /* ---------- sync/reindex/reindex_version.c ---------- */
 #define LOST_CHECK_MS 10000 /* the version's primary terms compared this often */

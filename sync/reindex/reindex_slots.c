@@ -39,9 +39,18 @@ static void slot_sql(const struct reindex_runner *r, int k, bool take, char *q, 
              take ? "GET_LOCK" : "RELEASE_LOCK", r->id, k, take ? ", 0" : "");
 }
 
+/* the slots' wait, as the node's health sees it: the other sources' jobs
+ * hold them for as long as their tables need, so it is a named wait */
+static bool slot_take(struct worker *w, int n);
+
 bool rx_slot_take(struct worker *w) {
+    bool got = slot_take(w, rx_slots_of(w->r));
+    if (liveness_waiting(&w->live)) liveness_wait(&w->live, NULL);
+    return got;
+}
+
+static bool slot_take(struct worker *w, int n) {
     struct reindex_runner *r = w->r;
-    int n = rx_slots_of(r);
     w->slot = -1;
     if (n == 0) return true;
     bool said = false;
@@ -58,6 +67,7 @@ bool rx_slot_take(struct worker *w) {
                 return true;
             }
         }
+        liveness_wait(&w->live, RX_WAIT_SLOT);
         if (!said) {
             log_info("reindex", "%s v%u: a job waits for one of the index's %d build slots "
                      "(jobs of the other sources' parts hold them: [reindex] "
