@@ -42,7 +42,7 @@ INSERT INTO items SELECT seq, 1 + seq % 4, CONCAT('item ', seq), IF(seq % 5 = 0,
 INSERT INTO item_parts SELECT seq, 1 + seq % 97, CONCAT('part-', seq), seq FROM nums;
 INSERT INTO notes SELECT seq, 1 + seq % 53, CONCAT('note ', seq) FROM nums WHERE seq <= 120;"
 oracle_items_mapping "$db" "$alias" >"$TEST_TMP/mapping.json"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 cat >"$TEST_TMP/c.ini" <<INI
 [source]

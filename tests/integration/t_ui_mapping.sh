@@ -68,7 +68,7 @@ INSERT INTO shop.note_replies SELECT 1000 + seq, 100 + (seq % 3) + 1, CONCAT('re
 INSERT INTO shop.note_tags SELECT 100 + n.seq, t.id FROM shop.seq_1_to_4 n JOIN (SELECT id FROM shop.tags ORDER BY id LIMIT 2) t;
 ANALYZE TABLE shop.product_notes, shop.note_replies, shop.note_tags, shop.ui_no_pk;" >/dev/null
 
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 cat >"$TEST_TMP/c.ini" <<INI
 [source]
