@@ -6,19 +6,23 @@
 # suite's server), read by node A with node B standing by. Its orders carry
 # their status's row of shop.statuses, a delay-effect table (as in
 # t_multi_delayed); every label renamed affects every order.
-#   handed out  `delayed-run --buckets 4 --page 10 --max-attempts 1`: the
-#               run's 4 jobs (100 orders each) split over A and B, pages of
-#               10 held by the test-only pause
+#   handed out  every label renamed; `delayed-run --buckets 4 --page 10
+#               --max-attempts 1`: the run's 4 jobs (100 orders each) split
+#               over A and B, pages held by the test-only pause
 #   outage      east's server SIGKILLed once both nodes saved a cursor: each
 #               node's job under way goes back to waiting at its last
 #               acknowledged page; the run stays running, no job in error,
 #               no snapshot counts an attempt (with --max-attempts 1 one
 #               would leave its changes in error for good)
-#   back        east's server restarted: the nodes go on with their jobs
-#               from their cursors; the run ends done once, every snapshot
-#               done with 0 attempts, every order counted once, every
-#               document equal to east's SQL oracle; a live change read
-#               after it, and `status` exits 0
+#   1. back     east's server restarted: each node goes on with its own job
+#               from its cursor; the run ends done once, every snapshot done
+#               with 0 attempts, every order counted once, every document
+#               equal to east's SQL oracle; a live change read after it, and
+#               `status` exits 0
+#   2. node dies  the same again, then node B SIGKILLed while its job
+#               waits: the reader's rebalance gives B's jobs to A while east
+#               is still down; once east is back A runs all four from their
+#               cursors, with the same checks
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oracle_lib.sh"
 . "$(dirname "$0")/multi_lib.sh"
@@ -95,67 +99,92 @@ check_east "first sync"
 log "first sync after $(($(date +%s) - t0)) s"
 
 m_q() { mysql_q "$1" | tr '\t' ' '; }
-snaps() { m_q "SELECT status, attempts, COUNT(*) FROM \`$meta\`.change_snapshots GROUP BY status, attempts ORDER BY status, attempts"; }
-
-# ---- handed out: every label renamed, every order affected
-extra_q east "UPDATE statuses SET label = CONCAT(label, ', renamed')" shop
-caught_up 30 east
-assert_eq "init 0 3" "$(snaps)" "one snapshot per status, waiting"
-st=0; "$SEARCHSYNC_BIN" delayed-run --config "$TEST_TMP/node-a.ini" --buckets 4 --page 10 --max-attempts 1 \
-    >"$TEST_TMP/run.out" 2>&1 || st=$?
-assert_eq 0 "$st" "delayed-run exits 0 ($(cat "$TEST_TMP/run.out"))"
-assert_contains "$(cat "$TEST_TMP/run.out")" "4 job(s) handed to the nodes of cluster $cluster" "the run is handed to the cluster"
-run="$(m_q "SELECT id FROM \`$meta\`.delayed_runs ORDER BY id DESC LIMIT 1")"
+# the snapshots of the labels renamed last (those after id $snap0)
+snaps() { m_q "SELECT status, attempts, COUNT(*) FROM \`$meta\`.change_snapshots WHERE id > $snap0 GROUP BY status, attempts ORDER BY status, attempts"; }
 jobs() { m_q "SELECT bucket, owner_node, rows_read, status, COALESCE(error_text, '-') FROM \`$meta\`.jobs WHERE params = '{\"delayed_run\":$run}' ORDER BY bucket"; }
+run_is() { [ "$(m_q "SELECT status FROM \`$meta\`.delayed_runs WHERE id = $run")" = "$1" ]; }
 both_saved() { # each node saved a cursor of a job it is running
     [ "$(m_q "SELECT COUNT(DISTINCT owner_node) FROM \`$meta\`.jobs WHERE params = '{\"delayed_run\":$run}'
               AND rows_read > 0 AND status = 'running'")" = 2 ]
 }
-wait_until 40 "both nodes saved a cursor of a job" both_saved
-
-# ---- outage: east's server killed with both nodes mid-job
-extra_ctl east kill >/dev/null 2>&1 || fail "killing east's server"
-log "east's server killed; the run's jobs then (bucket owner rows status error):
-$(jobs)"
 none_running() { # each node's attempt at its job under way ended, one way or the other
     [ "$(m_q "SELECT COUNT(*) FROM \`$meta\`.jobs WHERE params = '{\"delayed_run\":$run}' AND status = 'running'")" = 0 ]
 }
-wait_until 20 "the nodes' jobs under way stop" none_running
-sleep 2 # (the nodes wait on: nothing of the run may move to failed meanwhile)
-log "the run's jobs while east is down (bucket owner rows status error):
+
+# every label renamed (SUFFIX), every order affected; the run handed out,
+# both nodes mid-job; then east's server killed
+handed_out_then_killed() {
+    snap0="$(m_q "SELECT COALESCE(MAX(id), 0) FROM \`$meta\`.change_snapshots")"
+    extra_q east "UPDATE statuses SET label = CONCAT(label, ', $1')" shop
+    caught_up 30 east
+    assert_eq "init 0 3" "$(snaps)" "one snapshot per status, waiting"
+    st=0; "$SEARCHSYNC_BIN" delayed-run --config "$TEST_TMP/node-a.ini" --buckets 4 --page 10 --max-attempts 1 \
+        >"$TEST_TMP/run.out" 2>&1 || st=$?
+    assert_eq 0 "$st" "delayed-run exits 0 ($(cat "$TEST_TMP/run.out"))"
+    assert_contains "$(cat "$TEST_TMP/run.out")" "4 job(s) handed to the nodes of cluster $cluster" "the run is handed to the cluster"
+    run="$(m_q "SELECT id FROM \`$meta\`.delayed_runs ORDER BY id DESC LIMIT 1")"
+    wait_until 40 "both nodes saved a cursor of a job of run $run" both_saved
+    extra_ctl east kill >/dev/null 2>&1 || fail "killing east's server"
+    log "east's server killed; the jobs of run $run then (bucket owner rows status error):
 $(jobs)"
-assert_eq running "$(m_q "SELECT status FROM \`$meta\`.delayed_runs WHERE id = $run")" "the run stays running while east is down"
-assert_eq 0 "$(m_q "SELECT COUNT(*) FROM \`$meta\`.jobs WHERE params = '{\"delayed_run\":$run}' AND (status IN ('error', 'done') AND rows_read < 100 OR errors > 0)")" \
-    "no job of the run failed or ended short"
-assert_eq "running 0 3" "$(snaps)" "the snapshots stay with the run, no attempt counted"
-assert_true "a job of each node waits at its cursor (init, saying why)" \
-    test "$(m_q "SELECT COUNT(DISTINCT owner_node) FROM \`$meta\`.jobs WHERE params = '{\"delayed_run\":$run}' AND status = 'init' AND rows_read > 0 AND error_text IS NOT NULL")" = 2
+    wait_until 20 "the nodes' jobs under way stop" none_running
+    sleep 2 # (the nodes wait on: nothing of the run may move to failed meanwhile)
+    log "the jobs of run $run while east is down (bucket owner rows status error):
+$(jobs)"
+    assert_true "run $run stays running while east is down" run_is running
+    assert_eq 0 "$(m_q "SELECT COUNT(*) FROM \`$meta\`.jobs WHERE params = '{\"delayed_run\":$run}' AND (status IN ('error', 'done') AND rows_read < 100 OR errors > 0)")" \
+        "no job of run $run failed or ended short"
+    assert_eq "running 0 3" "$(snaps)" "the snapshots stay with the run, no attempt counted"
+    assert_eq 2 "$(m_q "SELECT COUNT(DISTINCT owner_node) FROM \`$meta\`.jobs WHERE params = '{\"delayed_run\":$run}' AND status = 'init' AND rows_read > 0 AND error_text IS NOT NULL")" \
+        "a job of each node waits at its cursor (init, saying why)"
+}
+# east's server back: run $run ends, once, every order counted once
+east_back_run_done() {
+    extra_ctl east restart >"$TEST_TMP/east.restart.log" 2>&1 || fail "east's server did not restart: $(tail "$TEST_TMP/east.restart.log")"
+    wait_until 60 "run $run ends once east is back" run_is done
+    log "the jobs of run $run at its end (bucket owner rows status error):
+$(jobs)"
+    assert_eq "done 0 3" "$(snaps)" "every snapshot done, none counted an attempt"
+    assert_eq "$orders" "$(m_q "SELECT SUM(rows_read) FROM \`$meta\`.jobs WHERE params = '{\"delayed_run\":$run}'")" \
+        "every order counted once: the pages acknowledged before the outage were not read again"
+    assert_eq "$orders 0" "$(m_q "SELECT docs_written, errors FROM \`$meta\`.delayed_runs WHERE id = $run")" \
+        "run $run rebuilt every order, without an error"
+    assert_eq 1 "$(m_q "SELECT COUNT(*) FROM \`$meta\`.sync_log WHERE event = 'delayed_run' AND JSON_VALUE(detail, '\$.run') = $run")" \
+        "run $run ended once (one sync_log line)"
+}
+# the documents and status once east is back (a live change read after it
+# first: a server restarted without writes since leaves the checkpoint
+# behind its new binlog's start, which caught_up would wait for)
+documents_and_status() {
+    extra_q east "UPDATE orders SET customer = '$1' WHERE id = 7" shop
+    caught_up 30 east
+    check_east "$1: every order refreshed"
+    st=0; "$SEARCHSYNC_BIN" status --config "$TEST_TMP/node-a.ini" --json >"$TEST_TMP/status.json" 2>"$TEST_TMP/status.err" || st=$?
+    assert_eq 0 "$st" "status exits 0: nothing waits, nothing failed ($(cat "$TEST_TMP/status.err"; jq -c 'del(.indices)' "$TEST_TMP/status.json"))"
+    assert_eq "done 0 0" "$(jq -r '"\(.delayed_last_run[0].status) \(.delayed_last_run[0].errors) \(.change_snapshots | length)"' "$TEST_TMP/status.json")" \
+        "status: the last delayed run done without errors, no snapshot waiting"
+}
+
+# ---- 1. each node goes on with its own job once east is back
+handed_out_then_killed renamed
 dwait_log node-a "went away" 5
 dwait_log node-b "went away" 5
-
-# ---- back: the nodes go on from their cursors
-extra_ctl east restart >"$TEST_TMP/east.restart.log" 2>&1 || fail "east's server did not restart: $(tail "$TEST_TMP/east.restart.log")"
-run_done() { [ "$(m_q "SELECT status FROM \`$meta\`.delayed_runs WHERE id = $run")" = done ]; }
-wait_until 60 "the run ends once east is back" run_done
-log "the run's jobs at its end (bucket owner rows status error):
-$(jobs)"
-assert_eq "done 0 3" "$(snaps)" "every snapshot done, none counted an attempt"
-assert_eq "$orders" "$(m_q "SELECT SUM(rows_read) FROM \`$meta\`.jobs WHERE params = '{\"delayed_run\":$run}'")" \
-    "every order counted once: the pages acknowledged before the outage were not read again"
-assert_eq "$orders 0" "$(m_q "SELECT docs_written, errors FROM \`$meta\`.delayed_runs WHERE id = $run")" \
-    "the run rebuilt every order, without an error"
-assert_eq 1 "$(m_q "SELECT COUNT(*) FROM \`$meta\`.sync_log WHERE event = 'delayed_run' AND JSON_VALUE(detail, '\$.run') = $run")" \
-    "the run ended once (one sync_log line)"
+east_back_run_done
 dwait_log node-a "answers again" 5
 dwait_log node-b "answers again" 5
-# a live change after the outage, read by A once its binlog stream is back
-extra_q east "UPDATE orders SET customer = 'after the outage' WHERE id = 7" shop
-caught_up 30 east
-check_east "east back: every order refreshed"
-st=0; "$SEARCHSYNC_BIN" status --config "$TEST_TMP/node-a.ini" --json >"$TEST_TMP/status.json" 2>"$TEST_TMP/status.err" || st=$?
-assert_eq 0 "$st" "status exits 0: nothing waits, nothing failed ($(cat "$TEST_TMP/status.err"; jq -c 'del(.indices)' "$TEST_TMP/status.json"))"
-assert_eq "done 0 0" "$(jq -r '"\(.delayed_last_run[0].status) \(.delayed_last_run[0].errors) \(.change_snapshots | length)"' "$TEST_TMP/status.json")" \
-    "status: the last delayed run done without errors, no snapshot waiting"
-for s in node-a node-b; do dstop "$s"; done
+documents_and_status "after the first outage"
+
+# ---- 2. node B dies while its job waits: the reader's rebalance gives it
+# to A while east is still down, and A runs it once east is back
+handed_out_then_killed "renamed again"
+dkill node-b
+b_gone() { [ "$(m_q "SELECT COUNT(*) FROM \`$meta\`.jobs WHERE params = '{\"delayed_run\":$run}' AND owner_node = 'node-a'")" = 4 ]; }
+wait_until 30 "the rebalance gives node B's jobs to node A while east is down" b_gone
+sleep 1
+assert_true "run $run still running" run_is running
+assert_eq "running 0 3" "$(snaps)" "its snapshots still with it, no attempt counted"
+east_back_run_done
+documents_and_status "after the second outage"
+dstop node-a
 log "$(($(date +%s) - t0)) s"
 pass
