@@ -506,7 +506,26 @@ int delayed_job_run(struct pipeline *p, const unsigned long long *index_ids,
     int rc = delayed_run_job(&R, j->id, j->index_id, j->bucket, j->cursor);
     sbuf_free(&own);
     if (R.fenced) return 2;
+    if (rc < 0 && R.source_gone) return 3;
     return rc;
+}
+
+int delayed_job_reload(MYSQL *meta, struct delayed_job *j, const char *owner,
+                       const char *session, char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    sbuf_printf(&q, "SELECT data_cursor FROM jobs WHERE id = %llu AND status IN ('init', "
+                    "'running') AND owner_node = ", j->id);
+    db_quote(meta, &q, owner, strlen(owner));
+    sbuf_adds(&q, " AND rebalance_session = ");
+    db_quote(meta, &q, session, strlen(session));
+    char *cursor = NULL;
+    int got = db_row1(meta, q.data, q.len, &cursor, 1, err, errlen);
+    sbuf_free(&q);
+    if (got == 1) {
+        free(j->cursor);
+        j->cursor = cursor;
+    }
+    return got;
 }
 
 int delayed_run_finish(MYSQL *meta, const char *source, const char *node,
