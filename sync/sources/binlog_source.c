@@ -362,7 +362,7 @@ static void commit_done(struct binlog_source *bl, const bl_commit *cm) {
     bl->last_commit.xa = BL_XA_NONE, bl->last_commit.xid = "";
     bl->have_last = true;
     xa_tick(bl);
-    bl->at = bl->boundary = cm->end;
+    bl->at = bl->boundary = bl->ended = cm->end;
     between(bl);
     publish_stats(bl, &cm->end, cm, false);
 }
@@ -418,12 +418,33 @@ static int commit_build(struct binlog_source *bl, const bl_commit *cm) {
     return 0;
 }
 
+/* An idle heartbeat in a binlog file after the one the last transaction
+ * ended in: the server rotated (a restart, FLUSH LOGS, max_binlog_size) and
+ * nothing to sync came since. The position moves on as an empty
+ * transaction, so the checkpoint follows once every earlier one is
+ * delivered; else it would stay in the old file until the next write, and
+ * `status` would call the reader behind. Once a file. A heartbeat is sent
+ * only when everything before its position was sent, and read (the
+ * reader's sink handled each event before it). */
+static void idle_rotate(struct binlog_source *bl, const bl_pos *at) {
+    const bl_pos *ended = bl->ended.file[0] ? &bl->ended
+                          : bl->have_last   ? &bl->last_commit.end
+                                            : &bl->reader->start;
+    if (!at || !at->file[0] || !strcmp(at->file, ended->file)) return;
+    if (bl->group_n || bl->in_txn || bl->env->cs->rows) return;
+    log_info("run", "the source's binlog moved on to %s with nothing to sync since %s:%llu: "
+             "the checkpoint follows it", at->file, ended->file, (unsigned long long)ended->pos);
+    pipeline_end(bl->env->p, bl->env->cs, at, binlog_resume(bl), false);
+    bl->ended = bl->boundary = *at;
+}
+
 static int on_heartbeat(void *ctx, const bl_pos *at) {
     struct binlog_source *bl = ctx;
     struct pipeline *p = bl->env->p;
     if (bl->group_n && !bl->in_txn && group_flush(bl) < 0) return -1; /* idle: build it */
     if (bl->env->cs->rows) return 0; /* inside a transaction */
     if (at && at->file[0]) bl->at = *at;
+    idle_rotate(bl, at);
     xa_tick(bl);
     if (bl->have_last && pipeline_has_missing(p)) { /* idle: rebuild them on their own */
         if (binlog_src_ensure(bl) < 0) return -1;
@@ -591,6 +612,7 @@ static int purged_midway(struct binlog_source *bl, bl_reader *r, const bl_sink *
     bl_reader_close(r);
     if (binlog_skip_to_end(bl, "[source] on_purged = rebuild", was) < 0) return -1;
     bl->have_last = false;
+    bl->ended.file[0] = '\0';
     pthread_mutex_lock(&env->rs->mu);
     env->rs->f.purge_rebuilds++;
     env->rs->f.xa_prepared = 0;

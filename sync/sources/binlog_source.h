@@ -46,6 +46,8 @@ struct binlog_source {
                              * an XA COMMIT's reads do not wait for its engine commit */
     bl_pos at;                 /* the reader's position: the last commit, or a heartbeat's */
     bl_pos boundary;           /* the last transaction boundary (a commit, or the start) */
+    bl_pos ended;              /* the last position handed to delivery as a transaction's
+                                * end (a commit, or an idle heartbeat past a rotate) */
     struct ttl ttl;            /* expired documents (sync/pipeline/ttl.c) */
     bool ttl_warned;
     bool replay;               /* the failed transaction lost a connection: read it again */

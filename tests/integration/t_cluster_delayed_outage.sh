@@ -152,9 +152,8 @@ $(jobs)"
     assert_eq 1 "$(m_q "SELECT COUNT(*) FROM \`$meta\`.sync_log WHERE event = 'delayed_run' AND JSON_VALUE(detail, '\$.run') = $run")" \
         "run $run ended once (one sync_log line)"
 }
-# the documents and status once east is back (a live change read after it
-# first: a server restarted without writes since leaves the checkpoint
-# behind its new binlog's start, which caught_up would wait for)
+# the documents and status once east is back, a live change read after it
+# first (the reader goes on from the restarted server's new binlog)
 documents_and_status() {
     extra_q east "UPDATE orders SET customer = '$1' WHERE id = 7" shop
     caught_up 30 east
