@@ -582,49 +582,6 @@ static int replay_transaction(struct binlog_source *bl, bl_reader *r, bl_reader_
     return 0;
 }
 
-/* The reader lost the connection and, reconnecting, found the binlog after
- * its position purged (it was behind, or away, while the server rotated
- * and purged): with [source] on_purged = rebuild, what it held is dropped
- * (every index is rebuilt: the pages are read after the new start), reading
- * goes on at the binlog's end; otherwise (or when it is something else the
- * server refused) the daemon stops with the reader's error. 0 to read on. */
-static int purged_midway(struct binlog_source *bl, bl_reader *r, const bl_sink *sink) {
-    struct source_env *env = bl->env;
-    bl_pos at = bl->have_last ? bl->last_commit.end : r->start;
-    if (strcmp(env->cfg->source.on_purged, "rebuild") || binlog_src_ensure(bl) < 0) return -1;
-    const char *gtids = config_gtid_versions(env->cfg) ? (bl->gtids.data ? bl->gtids.data : "")
-                                                       : NULL;
-    char why[BL_ERR_LEN];
-    snprintf(why, sizeof why, "%s", r->err);
-    int purged = binlog_purged(bl, at.file, gtids);
-    if (purged <= 0) {
-        snprintf(env->err, env->errlen, "%s", why); /* not a purge: the reader's error stands */
-        return -1;
-    }
-    char was[BL_FILE_MAX + 32];
-    snprintf(was, sizeof was, "%s:%llu", at.file, (unsigned long long)at.pos);
-    log_warn("run", "reconnecting to the source: %s", why);
-    changeset_reset(env->cs);
-    bl->txn_saves = false;
-    bl->group_n = 0;
-    xa_set_free(&bl->xa); /* their commits are in the stretch skipped: rebuilt with the rest */
-    bl->reconnects_before += r->reconnects;
-    bl_reader_close(r);
-    if (binlog_skip_to_end(bl, "[source] on_purged = rebuild", was) < 0) return -1;
-    bl->have_last = false;
-    bl->ended.file[0] = '\0';
-    pthread_mutex_lock(&env->rs->mu);
-    env->rs->f.purge_rebuilds++;
-    env->rs->f.xa_prepared = 0;
-    pthread_mutex_unlock(&env->rs->mu);
-    if (bl_reader_open(r, &bl->ro, sink) != BL_OK) {
-        snprintf(env->err, env->errlen, "%s", r->err);
-        return -1;
-    }
-    r->stop_flag = env->stop;
-    return 0;
-}
-
 static int binlog_source_run(struct binlog_source *bl) {
     bl_reader_opts *ro = &bl->ro;
     ro->link = reader_stats_link, ro->link_ud = bl->env->rs; /* the source lost or back: status */
@@ -645,7 +602,7 @@ static int binlog_source_run(struct binlog_source *bl) {
     char replay_file[BL_FILE_MAX];
     while ((rc = bl_reader_run(&r)) == BL_ERR) {
         int again = bl->replay ? replay_transaction(bl, &r, ro, &sink, replay_file)
-                    : r.err_code == 1236 ? purged_midway(bl, &r, &sink) : -1;
+                    : r.err_code == 1236 ? binlog_purged_midway(bl, &r, &sink) : -1;
         if (again == 0) continue;
         if (*bl->env->stop) rc = BL_STOP; /* the transaction is read on the next start */
         break;

@@ -93,5 +93,9 @@ int binlog_purged(struct binlog_source *bl, const char *file, const char *gtids)
  * position saved as the checkpoint (bl->ro, bl->file, bl->boundary,
  * env->start_pos set). 0 or -1 (env->err). */
 int binlog_skip_to_end(struct binlog_source *bl, const char *why, const char *was);
+/* The reader r's reconnect was refused its position (error 1236): when the
+ * binlog after it was purged and [source] on_purged = rebuild, reading goes
+ * on at the binlog's end, every index rebuilt (0); else -1 (env->err). */
+int binlog_purged_midway(struct binlog_source *bl, bl_reader *r, const bl_sink *sink);
 
 #endif
