@@ -551,6 +551,37 @@ search_doc() {
 
 # unique_name PREFIX — a name no other test run uses (for databases, indices)
 unique_name() { printf '%s_%s_%s\n' "$1" "$$" "$RANDOM"; }
+# status_schema_check JSON_FILE — the file against docs/status.schema.json,
+# strictly: every object of it may carry only the keys the schema describes
+# (the schema leaves clients free to meet new keys; the output may not have
+# keys the schema does not document). Debian's python3-jsonschema
+# (tests/harness/deps.sh) serves /usr/bin/python3; another python3 first in
+# PATH may lack it.
+status_schema_check() {
+    local p
+    if [ -z "${_LIB_SCHEMA_PY:-}" ]; then
+        for p in /usr/bin/python3 python3; do
+            if "$p" -c 'import jsonschema' 2>/dev/null; then _LIB_SCHEMA_PY="$p"; break; fi
+        done
+        [ -n "${_LIB_SCHEMA_PY:-}" ] || fail "python3's jsonschema module is needed (apt-get install python3-jsonschema)"
+    fi
+    "$_LIB_SCHEMA_PY" - "$SEARCHSYNC_SRCDIR/docs/status.schema.json" "$1" <<'PY'
+import json, sys, jsonschema
+def strict(node):
+    if isinstance(node, dict):
+        if "properties" in node and "additionalProperties" not in node:
+            node["additionalProperties"] = False
+        for v in node.values():
+            strict(v)
+    elif isinstance(node, list):
+        for v in node:
+            strict(v)
+schema = json.load(open(sys.argv[1]))
+strict(schema)
+jsonschema.validate(json.load(open(sys.argv[2])), schema)
+PY
+}
+
 # free_port — a port for a daemon's listener: the harness's (below the
 # kernel's ephemeral range, and never handed out twice across the suite's
 # lanes). A port the kernel hands out for a bind to 0 lies in that range,

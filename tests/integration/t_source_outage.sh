@@ -36,11 +36,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/oracle_lib.sh"
 require_bin
-PY=""
-for p in /usr/bin/python3 python3; do
-    if "$p" -c 'import jsonschema' 2>/dev/null; then PY="$p"; break; fi
-done
-[ -n "$PY" ] || fail "python3's jsonschema module is needed (apt-get install python3-jsonschema)"
 [ -n "${ZK_HOSTS:-}" ] || fail "the harness did not start ZooKeeper (ZK_HOSTS unset)"
 
 OUTAGE_S=12
@@ -129,23 +124,6 @@ if not done:
 open(f, "w").write("\n".join(out) + "\n")
 PY
 }
-validate() { # JSON_FILE — docs/status.schema.json, strictly (no key it does not describe)
-    "$PY" - "$SEARCHSYNC_SRCDIR/docs/status.schema.json" "$1" <<'PY'
-import json, sys, jsonschema
-def strict(node):
-    if isinstance(node, dict):
-        if "properties" in node and "additionalProperties" not in node:
-            node["additionalProperties"] = False
-        for v in node.values():
-            strict(v)
-    elif isinstance(node, list):
-        for v in node:
-            strict(v)
-schema = json.load(open(sys.argv[1]))
-strict(schema)
-jsonschema.validate(json.load(open(sys.argv[2])), schema)
-PY
-}
 
 # ---- the writer: random_ops calls of 8 operations (about 6 transactions),
 # 10 a second at most; a call the server does not take (it is down) is not
@@ -226,10 +204,10 @@ assert_eq "false false false" "$(jq -r '"\(.ok) \(.metadata.reachable) \(.source
     "the status says the metadata and the source are down"
 assert_eq 2 "$(jq '[.errors[] | select(startswith("metadata: ") or startswith("source: "))] | length' "$TEST_TMP/st-a.json")" \
     "its errors name the metadata server and the source"
-validate "$TEST_TMP/st-a.json" || fail "the status of an outage does not match docs/status.schema.json"
+status_schema_check "$TEST_TMP/st-a.json" || fail "the status of an outage does not match docs/status.schema.json"
 st=0; "$SEARCHSYNC_BIN" status --config "$TEST_TMP/a.ini" --json >"$TEST_TMP/st-a2.json" 2>"$TEST_TMP/st-a2.err" || st=$?
 assert_eq 3 "$st" "status --json while the source is down: exit 3"
-validate "$TEST_TMP/st-a2.json" || fail "status --json of an outage does not match docs/status.schema.json"
+status_schema_check "$TEST_TMP/st-a2.json" || fail "status --json of an outage does not match docs/status.schema.json"
 assert_eq false "$(jq .metadata.reachable "$TEST_TMP/st-a2.json")" "status --json: the metadata is unreachable"
 st=0; "$SEARCHSYNC_BIN" status --config "$TEST_TMP/a.ini" >"$TEST_TMP/st-a3.txt" 2>&1 || st=$?
 assert_eq 1 "$st" "status (text) while the source is down: exit 1 (a server could not be asked)"
@@ -352,7 +330,7 @@ assert_eq 200 "$code" "GET /api/v1/status with the metadata server down: 200"
 assert_eq "false false true" "$(jq -r '"\(.ok) \(.metadata.reachable) \(.source.reachable)"' "$TEST_TMP/st-b.json")" \
     "the status says the metadata server is down and the source is up"
 assert_ne null "$(jq .source.binlog_end "$TEST_TMP/st-b.json")" "the binlog's end is still said"
-validate "$TEST_TMP/st-b.json" || fail "the status without the metadata does not match docs/status.schema.json"
+status_schema_check "$TEST_TMP/st-b.json" || fail "the status without the metadata does not match docs/status.schema.json"
 alive_through $((t_kill + META_DOWN_S - $(date +%s))) "the metadata outage"
 assert_true "a change made while the lock was unconfirmed is not in the engine before the lock is back" \
     bash -c "! curl -s -m 5 '$SEARCH_URL/$M2/_doc/1' | jq -e --arg n '$HELD_MARK' '._source.v == \$n' >/dev/null"

@@ -6,13 +6,6 @@
 # up, 3 once the source moved on while no daemon runs.
 . "$(dirname "$0")/lib.sh"
 require_bin
-# Debian's python3-jsonschema (tests/harness/deps.sh) serves /usr/bin/python3;
-# another python3 first in PATH may lack it
-PY=""
-for p in /usr/bin/python3 python3; do
-    if "$p" -c 'import jsonschema' 2>/dev/null; then PY="$p"; break; fi
-done
-[ -n "$PY" ] || fail "python3's jsonschema module is needed (apt-get install python3-jsonschema)"
 db="$(unique_name st)"
 meta="$(unique_name meta)"
 alias="$(unique_name st)"
@@ -35,26 +28,6 @@ checkpoint_interval_ms = 100
 idle_checkpoint_interval_ms = 200
 INI
 import_one_table "$alias" "$db.t"
-# strictly: every object of the output may carry only the keys the schema
-# describes (the schema itself leaves clients free to meet new keys; the
-# output may not have keys the schema does not document)
-validate() { # JSON_FILE
-    "$PY" - "$SEARCHSYNC_SRCDIR/docs/status.schema.json" "$1" <<'PY'
-import json, sys, jsonschema
-def strict(node):
-    if isinstance(node, dict):
-        if "properties" in node and "additionalProperties" not in node:
-            node["additionalProperties"] = False
-        for v in node.values():
-            strict(v)
-    elif isinstance(node, list):
-        for v in node:
-            strict(v)
-schema = json.load(open(sys.argv[1]))
-strict(schema)
-jsonschema.validate(json.load(open(sys.argv[2])), schema)
-PY
-}
 daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 daemon_wait_log "$alias: live changes no longer written to ${alias}_v1" 60
 mysql_q "INSERT INTO \`$db\`.t VALUES (3, 'c')"
@@ -62,14 +35,14 @@ wait_checkpoint "$meta" st 30
 caught() { "$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" --json >"$TEST_TMP/s1.json" 2>"$TEST_TMP/s1.err"; }
 wait_until 20 "status --json says caught up (exit 0)" caught ||
     fail "status --json: $(cat "$TEST_TMP/s1.err" "$TEST_TMP/s1.json")"
-validate "$TEST_TMP/s1.json" || fail "the caught-up status does not match docs/status.schema.json"
+status_schema_check "$TEST_TMP/s1.json" || fail "the caught-up status does not match docs/status.schema.json"
 assert_eq true "$(jq .source.caught_up "$TEST_TMP/s1.json")" "caught_up is true"
 # the daemon's role and health, as it writes them when they change (the
 # role within a second of its taking the reader lock)
 reads() { "$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" --json 2>/dev/null | jq -e '.nodes[0].role == "reader"' >/dev/null; }
 wait_until 10 "status shows the daemon as the reader" reads
 "$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" --json >"$TEST_TMP/s1.json" 2>/dev/null || true
-validate "$TEST_TMP/s1.json" || fail "the status with a node does not match docs/status.schema.json"
+status_schema_check "$TEST_TMP/s1.json" || fail "the status with a node does not match docs/status.schema.json"
 assert_eq "true []" "$(jq -c -r '.nodes[0].state | "\(.engine_up) \(.fuses_blown)"' "$TEST_TMP/s1.json")" "nodes: the engine answers, no fuse blown"
 "$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" >"$TEST_TMP/s1.txt" 2>&1 || true
 assert_contains "$(cat "$TEST_TMP/s1.txt")" "reader for " "status's text shows the daemon"
@@ -80,7 +53,7 @@ assert_eq "stopped" "$(mysql_q "SELECT role FROM \`$meta\`.node_states")" "a sto
 mysql_q "INSERT INTO \`$db\`.t VALUES (4, 'd')"
 st=0; "$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" --json >"$TEST_TMP/s2.json" 2>"$TEST_TMP/s2.err" || st=$?
 assert_eq 3 "$st" "behind with no daemon running: exit 3"
-validate "$TEST_TMP/s2.json" || fail "the behind status does not match docs/status.schema.json"
+status_schema_check "$TEST_TMP/s2.json" || fail "the behind status does not match docs/status.schema.json"
 assert_eq false "$(jq .source.caught_up "$TEST_TMP/s2.json")" "caught_up is false"
 assert_true "bytes_behind is positive" test "$(jq .source.bytes_behind "$TEST_TMP/s2.json")" -gt 0
 # a status with jobs: a reindex queued (no daemon runs it), its jobs in
@@ -88,7 +61,7 @@ assert_true "bytes_behind is positive" test "$(jq .source.bytes_behind "$TEST_TM
 "$SEARCHSYNC_BIN" reindex --config "$TEST_TMP/c.ini" "$alias" --buckets 3 --no-wait >"$TEST_TMP/r.out" 2>&1 ||
     fail "reindex --no-wait: $(cat "$TEST_TMP/r.out")"
 "$SEARCHSYNC_BIN" status --config "$TEST_TMP/c.ini" --json >"$TEST_TMP/s3.json" 2>"$TEST_TMP/s3.err" || true
-validate "$TEST_TMP/s3.json" || fail "the status with reindex jobs does not match docs/status.schema.json"
+status_schema_check "$TEST_TMP/s3.json" || fail "the status with reindex jobs does not match docs/status.schema.json"
 want=$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.jobs WHERE type = 'index'")
 assert_true "the queued reindex has jobs" test "$want" -gt 0
 assert_eq "$want" "$(jq '[.job_list[] | select(.index == "'"$alias"'" and .type == "index" and has("node") and has("moved_by_rebalance"))] | length' "$TEST_TMP/s3.json")" \
