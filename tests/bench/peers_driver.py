@@ -130,6 +130,10 @@ class Searchsync(Tool):
     name = 'searchsync'
     extra_ini = ''  # more configuration after PEERS_SS_INI's (the baseline's)
 
+    @property
+    def bin(self):
+        return self.a.searchsync
+
     def start(self, kind, index, run_id):
         db = self.a.db
         cols = lambda cs: [dict(name=c, key=True) if c == 'id' else dict(name=c) for c in cs]  # noqa: E731
@@ -159,11 +163,11 @@ class Searchsync(Tool):
             # PEERS_SS_INI: more of searchsync's configuration (INI text,
             # \n for a new line), e.g. "[delivery]\nbatch_max = 2000"
             f.write((os.environ.get('PEERS_SS_INI', '') + '\\n' + self.extra_ini).replace('\\n', '\n') + '\n')
-        r = subprocess.run([self.a.searchsync, 'mapping', 'import', '--config', ini, mp, '--yes'],
+        r = subprocess.run([self.bin, 'mapping', 'import', '--config', ini, mp, '--yes'],
                            capture_output=True, text=True)
         if r.returncode:
             raise RuntimeError('searchsync mapping import: ' + r.stdout + r.stderr)
-        self.spawn([self.a.searchsync, 'run', '--config', ini])
+        self.spawn([self.bin, 'run', '--config', ini])
 
     def cleanup(self, sql):
         sql.q('DROP DATABASE IF EXISTS `%s`' % self.meta)
@@ -179,6 +183,10 @@ class SearchsyncBaseline(Searchsync):
     def __init__(self, a, engine_url, tmp):
         super().__init__(a, engine_url, tmp)
         self.extra_ini = os.environ.get('PEERS_SS_BASELINE_INI', '')
+
+    @property
+    def bin(self):  # PEERS_SS_BASELINE_BIN: another build (before / after in one run)
+        return os.environ.get('PEERS_SS_BASELINE_BIN') or self.a.searchsync
 
 
 class Gme(Tool):
@@ -995,7 +1003,7 @@ def main():
             b.record(dict(tool='raw _bulk tuning', engine=b.engine_name[url], kind=kind, best=best,
                           table={'%dx%d' % k: v for k, v in table.items()}))
         sys.stdout.flush()
-    baseline = bool(os.environ.get('PEERS_SS_BASELINE_INI'))
+    baseline = bool(os.environ.get('PEERS_SS_BASELINE_INI') or os.environ.get('PEERS_SS_BASELINE_BIN'))
     b.ss_names = ('searchsync',) + (('searchsync-baseline',) if baseline else ())
     results = {}  # (tool name, engine) -> list of per-round dicts
     for url, Peer in pairs:
