@@ -127,6 +127,7 @@ struct ss_config {
     struct {
         int buckets;        /* jobs per reindex */
         int parallel_jobs;  /* jobs one daemon runs at once */
+        int index_parallel_jobs; /* ... and across the sources of one index (0: parallel_jobs) */
         int page_size;      /* rows per page (one keyset query, one acknowledged batch) */
         int poll_interval_ms; /* how often queued reindexes are looked for */
         int max_rejected;   /* rejected documents before a reindex fails */

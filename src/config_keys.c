@@ -306,6 +306,11 @@ const struct config_key config_keys[] = {
       "reindex --by-mod); a crash resumes each job from its cursor"),
     I("reindex", "parallel_jobs", reindex.parallel_jobs, "4", 1, 64,
       "Jobs of one reindex a daemon runs at the same time"),
+    I("reindex", "index_parallel_jobs", reindex.index_parallel_jobs, "0", 0, 1024,
+      "Jobs of one reindex that run at the same time across the daemons of every source of "
+      "an index config with several sources (slots held on the metadata server; 0: "
+      "parallel_jobs, so several sources' builds reach the engine as one source's would); "
+      "not used in a cluster, where the rebalance places the jobs"),
     I("reindex", "page_size", reindex.page_size, "1000", 10, 100000,
       "Rows a job reads per keyset page (its first three pages are 1/8, 1/4 and 1/2 of it, so "
       "the engine gets work at once); a page leaves as one bulk request (up to [delivery] "

@@ -138,7 +138,6 @@ searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_sub
 	sync/sources/kafka_unassigned.h sync/sources/kafka_close.c sync/sources/kafka_close.h \
 	sync/node/supervisor.c sync/node/supervisor_mapping.c sync/node/supervisor.h sync/node/reload.c sync/node/reload.h \
 	sync/node/index_stop.c sync/node/index_stop.h sync/node/schema_watch.c sync/node/schema_watch.h \
-	sync/node/shard_join.c sync/node/shard_join.h \
 	sync/node/node_state.c sync/node/node_state.h sync/cluster/leadership.c \
 	sync/cluster/leadership.h sync/pipeline/ttl.c sync/pipeline/ttl.h \
 	sync/cluster/cluster_jobs.c sync/cluster/cluster_jobs.h \
@@ -151,7 +150,10 @@ libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h sync/re
 	sync/reindex/reindex_buckets.c \
 	sync/reindex/reindex_int.h sync/reindex/reindex_runner.c sync/reindex/reindex_runner_int.h \
 	sync/reindex/reindex_runner_load.c sync/reindex/reindex_page_read.c \
-	sync/reindex/reindex_version.c
+	sync/reindex/reindex_slots.c \
+	sync/reindex/reindex_version.c sync/reindex/reindex_health.c
+# a shard that joins read into the live version (in the library: its health is unit-tested)
+libsearchsync_a_SOURCES += sync/node/shard_join.c sync/node/shard_join.h
 libsearchsync_a_SOURCES += sync/pipeline/producer.c sync/pipeline/producer.h \
 	sync/pipeline/resync.c sync/pipeline/resync.h \
 	sync/pipeline/streams.c sync/pipeline/streams.h

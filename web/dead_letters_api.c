@@ -3,10 +3,12 @@
  * running daemon:
  *
  *   GET    /api/v1/dead-letters[?index=I&limit=N&source=S]  newest first, without
- *                                        bodies, with the total left; this node's
- *                                        source's, or (source) another's of the
- *                                        same metadata schema, to look at
- *   GET    /api/v1/dead-letters/{id}               one, with its body and script
+ *                                        bodies, with the total left and each
+ *                                        source's count; this node's source's,
+ *                                        or (source) another's of the same
+ *                                        metadata schema, or (*) every
+ *                                        source's, to look at
+ *   GET    /api/v1/dead-letters/{id}[?source=S]    one, with its body and script
  *   POST   /api/v1/dead-letters/replay             {"index":..} / {"id":..} / {}
  *   DELETE /api/v1/dead-letters/{id}               discarded (the change is
  *                                                  given up: say why in the UI)
@@ -56,25 +58,35 @@ static void h_list(const struct api_ctx *ctx, struct api_resp *r) {
     const char *source = api_lookup(ctx, API_ARG, "source");
     if (source && (!*source || strlen(source) > 64)) {
         api_error_field(r, 400, "source", "\"source\" is not a source name",
-                        "give a source's [source] name (1..64 characters)");
+                        "give a source's [source] name (1..64 characters), or * for every source");
         return;
     }
     if (!api_limit_arg(ctx, r, 100, &limit)) return;
     MYSQL *m = meta(ctx, r);
     if (!m) return;
     if (!source) source = ctx->cfg->source.name;
+    /* "*": every source's, for an index fed by several (a source name is
+     * never "*": it names a configuration file and a systemd unit) */
+    const char *only = strcmp(source, "*") ? source : NULL;
     char err[512];
-    struct stmt_rows rows = {0}, cnt = {0};
-    if (status_dead_letters_rows(m, source, index, limit, &rows, err, sizeof err) < 0 ||
-        status_dead_letters_count(m, source, index, &cnt, err, sizeof err) < 0) {
+    struct stmt_rows rows = {0}, cnt = {0}, by = {0};
+    if (status_dead_letters_rows(m, only, index, limit, &rows, err, sizeof err) < 0 ||
+        status_dead_letters_count(m, only, index, &cnt, err, sizeof err) < 0 ||
+        status_dead_letters_by_source(m, index, &by, err, sizeof err) < 0) {
         api_error(r, 503, err, "the metadata server must answer; retry");
     } else {
         jsonw w;
         jw_init(&w, &r->body);
         jw_obj_open(&w);
+        jw_key(&w, "source"); /* this daemon's: the one whose dead letters it replays */
+        jw_str(&w, ctx->cfg->source.name);
         jw_key(&w, "total");
         const char *t = cnt.nrows ? STMT_CELL(&cnt, 0, 0) : "0";
         jw_raw(&w, t, strlen(t));
+        jw_key(&w, "by_source");
+        static const char *const by_names[] = {"source", "total"};
+        static const bool by_num[] = {false, true};
+        stmt_rows_json(&w, &by, by_names, by_num, 2);
         jw_key(&w, "dead_letters");
         stmt_rows_json(&w, &rows, dl_names, dl_num, DL_NCOLS);
         jw_obj_close(&w);
@@ -83,18 +95,28 @@ static void h_list(const struct api_ctx *ctx, struct api_resp *r) {
     }
     stmt_rows_free(&rows);
     stmt_rows_free(&cnt);
+    stmt_rows_free(&by);
     db_close(m);
 }
 
 static void h_get(const struct api_ctx *ctx, const char *id, struct api_resp *r) {
+    /* another source's, to look at (as the list shows it) */
+    const char *source = api_lookup(ctx, API_ARG, "source");
+    if (source && (!*source || strlen(source) > 64)) {
+        api_error_field(r, 400, "source", "\"source\" is not a source name",
+                        "give a source's [source] name (1..64 characters)");
+        return;
+    }
     MYSQL *m = meta(ctx, r);
     if (!m) return;
     char err[512];
     struct stmt_rows rows = {0};
-    if (status_dead_letter_row(m, ctx->cfg->source.name, id, &rows, err, sizeof err) < 0) {
+    if (status_dead_letter_row(m, source ? source : ctx->cfg->source.name, id, &rows, err,
+                               sizeof err) < 0) {
         api_error(r, 503, err, "the metadata server must answer; retry");
     } else if (!rows.nrows) {
-        api_error(r, 404, "no such dead letter of this source",
+        api_error(r, 404, source ? "no such dead letter of that source"
+                                 : "no such dead letter of this source",
                   "GET /api/v1/dead-letters lists them (a replayed or discarded one is gone)");
     } else {
         /* the one row, as the list writes its rows, with body and script */

@@ -9,6 +9,7 @@
 
 #include "exit_codes.h"
 #include "log.h"
+#include "monotime.h"
 #include "sync/pipeline/producer.h"
 
 #define MAX_ATTEMPTS 3 /* a snapshot failing this often stays in error (as delayed-run's default) */
@@ -30,6 +31,46 @@ static bool asked_stop(void *ud) {
     return atomic_load(&w->stop);
 }
 
+/* Sleep ms, in slices, unless asked to stop: false when asked. */
+static bool nap(struct delayed_worker *w, long ms) {
+    for (long t = 0; t < ms && !atomic_load(&w->stop); t += 100) sleep_ms(100);
+    return !atomic_load(&w->stop);
+}
+
+/* The source's server went away under job j (delayed_job_run's 3): wait
+ * until it answers again (and the metadata server, often the same one),
+ * then j's cursor as saved. The node keeps the job meanwhile: it is its
+ * own under the current session, so no rebalance would hand it out again
+ * and a run is only settled once each of its jobs ended; if the node
+ * stops or a rebalance comes first, the job is unfinished with its
+ * cursor and the rebalance hands it out. 1 run it again, 0 not ours any
+ * more (taken by a later rebalance), -1 asked to stop. */
+static int source_wait(struct delayed_worker *w, struct delayed_job *j, const char *why) {
+    struct pipeline *p = &w->pr.p;
+    log_warn("delayed", "run %llu: job %llu (bucket %u) on node %s: the server of source %s went "
+             "away (%s): the job waits at its last acknowledged page, not counted as an "
+             "attempt, and node %s goes on with it once the server answers", j->run, j->id,
+             j->bucket, w->node, p->cfg->source.name, why, w->node);
+    long pause = 500;
+    char err[1024] = "";
+    for (int tries = 1;; tries++) {
+        if (!nap(w, pause)) return -1;
+        if (db_ensure(&p->src, &p->srcp, err, sizeof err) == 0 &&
+            db_ensure(&p->meta, &p->metap, err, sizeof err) == 0) {
+            int got = delayed_job_reload(p->meta, j, w->node, w->session, err, sizeof err);
+            if (got > 0)
+                log_info("delayed", "run %llu: job %llu (bucket %u): the server of source %s "
+                         "answers again: node %s goes on from the job's cursor", j->run, j->id,
+                         j->bucket, p->cfg->source.name, w->node);
+            if (got >= 0) return got;
+        }
+        if (tries % 20 == 0) /* (said again every 20 tries: 100 s apart at the longest pause) */
+            log_warn("delayed", "run %llu: job %llu still waits for the server of source %s: %s",
+                     j->run, j->id, p->cfg->source.name, err);
+        if (pause < 5000) pause *= 2;
+    }
+}
+
 static void *worker_main(void *arg) {
     struct delayed_worker *w = arg;
     struct pipeline *p = &w->pr.p;
@@ -37,14 +78,23 @@ static void *worker_main(void *arg) {
     memset(&st, 0, sizeof st);
     size_t done = 0, taken = 0, failed = 0;
     for (size_t i = 0; i < w->njobs && !atomic_load(&w->stop); i++) {
-        const struct delayed_job *j = &w->jobs[i];
+        struct delayed_job *j = &w->jobs[i];
         char err[1024] = "";
         /* the run's own --page and --max-attempts (a test's page wins) */
         struct delayed_opts o = w->o;
         if (j->page > 0 && !w->test_page) o.page = j->page;
         if (j->max_attempts > 0) o.max_attempts = j->max_attempts;
-        int rc = delayed_job_run(p, w->index_ids, &o, j, w->node, w->session, &st, err,
+        int rc;
+        for (;;) { /* the source going away: the same job again once it is back */
+            rc = delayed_job_run(p, w->index_ids, &o, j, w->node, w->session, &st, err,
                                  sizeof err);
+            if (rc != 3) break;
+            int again = source_wait(w, j, err);
+            if (again <= 0) {
+                rc = again < 0 ? 1 : 2;
+                break;
+            }
+        }
         if (rc == 1) break; /* stopped at its cursor: a rebalance moves it on */
         if (rc == 2) {
             taken++;

@@ -2,8 +2,10 @@
  * ZooKeeper cluster (sync/cluster/cluster_jobs.c starts and stops them), run one
  * after another on a thread of their own, through a pipeline of their own
  * (sync/pipeline/producer.h), every write on a job fenced by the node and the
- * rebalance session (delayed_job_run). Whichever node ends the last job of
- * a run settles the run, once (delayed_run_finish: the run's row locked). */
+ * rebalance session (delayed_job_run). A job cut off from the source's
+ * server waits at its cursor on its node, which runs it again once the
+ * server answers. Whichever node ends the last job of a run settles the
+ * run, once (delayed_run_finish: the run's row locked). */
 #ifndef SS_CLUSTER_DELAYED_H
 #define SS_CLUSTER_DELAYED_H
 #include <stdbool.h>

@@ -175,11 +175,18 @@ struct delayed_job {
 /* Run job j on pipeline p as node owner under rebalance session session:
  * every write on its row is conditional on both (the fencing of
  * sync/cluster/job_assign.c). 0 done, 1 stopped by o->stopping (cursor kept), 2
- * given to another node by a later rebalance (its writes refused), -1
- * failed (the job left in error; err). */
+ * given to another node by a later rebalance (its writes refused), 3 the
+ * source's server went away (the job back to init at its last acknowledged
+ * page, still owner's, no attempt counted: run it again once the server
+ * answers, delayed_job_reload), -1 failed (the job left in error; err). */
 int delayed_job_run(struct pipeline *p, const unsigned long long *index_ids,
                     const struct delayed_opts *o, const struct delayed_job *j, const char *owner,
                     const char *session, struct delayed_stats *st, char *err, size_t errlen);
+/* Job j's cursor as its row holds it now (j->cursor replaced), when the job
+ * is still unfinished and owner's under session: 1; 0 it is not (done, or
+ * given to another node by a later rebalance); -1 error (err). */
+int delayed_job_reload(struct st_mysql *meta, struct delayed_job *j, const char *owner,
+                       const char *session, char *err, size_t errlen);
 /* Settle delayed run `run` (its snapshots, its row, its ids, sync_log) once
  * none of its jobs is left to run: 1 this call settled it, 0 not (jobs
  * left, or another node settled it first: the run's row is locked and

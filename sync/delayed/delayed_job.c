@@ -226,8 +226,9 @@ int delayed_run_job(struct run *R, unsigned long long job, unsigned long long in
 static int job_end(struct run *R, unsigned long long job, int rc) {
     sbuf q = SBUF_INIT;
     if (rc == 0) {
-        sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3) WHERE id = %llu%s",
-                    job, R->owned ? R->owned : "");
+        /* (error_text: a wait for the source's server that it came through) */
+        sbuf_printf(&q, "UPDATE jobs SET status = 'done', finished_at = NOW(3), error_text = "
+                        "NULL WHERE id = %llu%s", job, R->owned ? R->owned : "");
         long long changed = exec_rows(R, &q);
         rc = changed < 0 ? -1 : 0;
         if (changed == 0 && R->owned) {
@@ -236,6 +237,18 @@ static int job_end(struct run *R, unsigned long long job, int rc) {
                       "rebalance: this node's writes to it are refused", job);
         }
     } else if (R->fenced) { /* not ours any more: its new owner goes on from its cursor */
+    } else if (source_lost(R)) { /* waits at its cursor: the run's next taker, or its node */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", R->err);
+        sbuf_adds(&q, "UPDATE jobs SET status = 'init', error_text = ");
+        qs(R->meta, &q, why);
+        sbuf_printf(&q, " WHERE id = %llu%s", job, R->owned ? R->owned : "");
+        char e[256];
+        /* (a metadata server gone too leaves it running: it is still ours
+         * to go on with, and its cursor is where it was) */
+        if (db_exec_rows(R->meta, q.data, e, sizeof e) == 0 && R->owned)
+            R->fenced = true; /* a later rebalance gave it away meanwhile: its new owner's */
+        snprintf(R->err, R->errlen, "%s", why);
     } else {
         char why[1024];
         snprintf(why, sizeof why, "%s", R->err);

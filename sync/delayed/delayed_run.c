@@ -73,6 +73,7 @@ static bool run_jobs(struct run *R, struct job_ref *jobs, size_t nj, char *failu
     for (size_t i = 0; i < nj && !stopped; i++) {
         int jr = delayed_run_job(R, jobs[i].id, jobs[i].index_id, jobs[i].bucket, jobs[i].cursor);
         if (jr > 0) stopped = true;
+        if (jr < 0 && R->source_gone) break; /* the next run goes on with this job and the rest */
         if (jr < 0) {
             if (!*failure) snprintf(failure, failure_len, "%s", R->err);
             log_error("delayed", "run %llu: job %llu (bucket %u) failed: %s", R->id, jobs[i].id,
@@ -170,13 +171,29 @@ static int record_run(struct run *R, const struct delayed_stats *mine, const cha
     return rc;
 }
 
+/* A run that failed before it was settled: -1. When that was its source's
+ * server going away, the run is left as it is (running, its snapshots with
+ * it, each job at its cursor) and the error says who goes on with it (the
+ * command prints it, the daemon's schedule logs it). */
+static int left_for_next(struct run *R) {
+    if (R->source_gone || source_lost(R)) {
+        char why[768];
+        snprintf(why, sizeof why, "%s", R->err);
+        errf(R->err, R->errlen, "the server of source %s went away during delayed run %llu "
+             "(%s): the run stays running with its snapshots, which do not count this as an "
+             "attempt, and the next delayed run takes it over from its jobs' cursors once the "
+             "server answers", R->source, R->id, why);
+    }
+    return -1;
+}
+
 static int process(struct run *R, bool resolved, unsigned long long nsnap) {
     struct delayed_stats *st = R->st;
     struct delayed_stats before = *st;
     double t0 = now_ms();
     *R->unresolved = 0;
     char *rr[4];
-    if ((!resolved && dr_resolve_run(R) < 0) || run_row(R, rr) < 0) return -1;
+    if ((!resolved && dr_resolve_run(R) < 0) || run_row(R, rr) < 0) return left_for_next(R);
     st->ids += strtoull(rr[0], NULL, 10);
     snprintf(R->unresolved, sizeof R->unresolved, "%s", rr[1] ? rr[1] : "");
     db_row_free(rr, 4);
@@ -192,6 +209,7 @@ static int process(struct run *R, bool resolved, unsigned long long nsnap) {
     free(jobs);
     double t2 = now_ms();
     st->ms_build += t2 - t1;
+    if (R->source_gone) return left_for_next(R); /* its snapshots stay running, with the run */
     if (stopped) { /* its snapshots stay running, with the run: the next run takes over */
         log_info("delayed", "run %llu stopped midway (asked to stop): the next run takes it "
                  "over from its jobs' cursors", R->id);
@@ -442,7 +460,7 @@ int delayed_run(struct pipeline *p, const unsigned long long *index_ids,
     int rc = take_over(&R);
     sbuf_free(&q);
     /* then the init snapshots, in one new run */
-    if (!st->stopped && (rc == EXIT_OK || !db_conn_lost(R.meta))) {
+    if (!st->stopped && !R.source_gone && (rc == EXIT_OK || !db_conn_lost(R.meta))) {
         R.buckets = o->buckets;
         R.only = -1;
         if (o->alias)
@@ -488,7 +506,26 @@ int delayed_job_run(struct pipeline *p, const unsigned long long *index_ids,
     int rc = delayed_run_job(&R, j->id, j->index_id, j->bucket, j->cursor);
     sbuf_free(&own);
     if (R.fenced) return 2;
+    if (rc < 0 && R.source_gone) return 3;
     return rc;
+}
+
+int delayed_job_reload(MYSQL *meta, struct delayed_job *j, const char *owner,
+                       const char *session, char *err, size_t errlen) {
+    sbuf q = SBUF_INIT;
+    sbuf_printf(&q, "SELECT data_cursor FROM jobs WHERE id = %llu AND status IN ('init', "
+                    "'running') AND owner_node = ", j->id);
+    db_quote(meta, &q, owner, strlen(owner));
+    sbuf_adds(&q, " AND rebalance_session = ");
+    db_quote(meta, &q, session, strlen(session));
+    char *cursor = NULL;
+    int got = db_row1(meta, q.data, q.len, &cursor, 1, err, errlen);
+    sbuf_free(&q);
+    if (got == 1) {
+        free(j->cursor);
+        j->cursor = cursor;
+    }
+    return got;
 }
 
 int delayed_run_finish(MYSQL *meta, const char *source, const char *node,

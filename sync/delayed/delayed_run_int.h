@@ -39,6 +39,9 @@ struct run {
     const char *owned;     /* a cluster node's job: " AND owner_node = .. AND
                             * rebalance_session = .." on every write of it */
     bool fenced;           /* such a write was refused: the job is another's */
+    bool source_gone;      /* the source's server went away midway (source_lost):
+                            * standalone, the run is left running for the next one;
+                            * a cluster node's job waits at its cursor for the server */
 };
 
 static inline bool stopping(struct run *R) {
@@ -69,6 +72,21 @@ static inline char *scalar(struct run *R, const sbuf *q) {
     char *v = db_scalar(R->meta, q->data, e, sizeof e);
     if (!v && *e) errf(R->err, R->errlen, "%s", e);
     return v;
+}
+
+/* A failure of the run that is the source's server going away (killed,
+ * restarted, unreachable) rather than something of the snapshots: nothing
+ * about their changes is wrong, so it must not count as one of their
+ * attempts (after --max-attempts they would be left in error, their
+ * documents never refreshed). Standalone, the run stays running, its jobs
+ * at their cursors, and the next run takes it over once the server answers;
+ * a cluster node's job goes back to waiting at its cursor, still the node's,
+ * and the node runs it again once the server answers (sync/cluster/
+ * cluster_delayed.c), so the run is not settled without it. */
+static inline bool source_lost(struct run *R) {
+    if (!R->src || !db_conn_lost(R->src)) return false;
+    R->source_gone = true;
+    return true;
 }
 
 /* the index config's position in the mapping, from its index_configs id */

@@ -94,6 +94,8 @@ struct daemon {
     struct cluster_jobs cluster; /* [cluster]: the jobs rebalances give this node */
     atomic_bool fenced;        /* a checkpoint save found a newer reader's token */
     atomic_bool released;      /* the source's reader lock is given back: no more saves */
+    atomic_bool builds_row;    /* the build workers row is started: the cluster jobs row
+                                * leaves its workers to it (daemon_subsystems.c) */
     unsigned long build_wait_gen; /* a build waited for a generation that routes its index
                                * config (builds_apply): asked once for this one */
     unsigned long long reloads; /* mapping generations adopted */

@@ -41,6 +41,7 @@
 #include "service_notify.h"
 #include "sync/node/daemon.h"
 #include "sync/pipeline/gtid_version.h"
+#include "sync/reindex/reindex.h"
 
 /* ---------- connections: the metadata schema, the source, the mapping ---------- */
 
@@ -205,10 +206,15 @@ static int cluster_start(void *st, void *ctx) {
 
 static void cluster_stop(void *st) { cluster_jobs_stop(&((struct daemon *)st)->cluster); }
 
-/* its thread, and the ZooKeeper session (sync/cluster/cluster_jobs.c) */
+/* its thread, and the ZooKeeper session (sync/cluster/cluster_jobs.c); on
+ * a standby, whose reader (and so the build workers row) has not started,
+ * the workers of the jobs rebalances gave it too */
 static bool cluster_healthy(void *st, char *why, size_t whylen) {
     struct daemon *dm = st;
-    return cluster_jobs_healthy(&dm->cluster, node_wedged_after_ms(dm->cfg), why, whylen);
+    int64_t bound = node_wedged_after_ms(dm->cfg);
+    if (!cluster_jobs_healthy(&dm->cluster, bound, why, whylen)) return false;
+    return !dm->cluster.started || atomic_load(&dm->builds_row) ||
+           reindex_runners_healthy(bound, why, whylen);
 }
 
 static int node_state_begin(void *st, void *ctx) {
@@ -250,6 +256,7 @@ static int builds_begin(void *st, void *ctx) {
     }
     builds_apply(dm, bt);
     build_table_free(bt);
+    atomic_store(&dm->builds_row, true);
     return 0;
 }
 
@@ -257,6 +264,16 @@ static void builds_end(void *st) { /* the jobs resume from their cursors */
     struct daemon *dm = st;
     while (dm->p.nbuilds)
         builds_stop(dm, dm->p.nbuilds - 1, "stopping; the jobs resume from their cursors", false);
+}
+
+/* every worker of every build this process runs (its own, and in a
+ * cluster the jobs rebalances gave it) reads, hands over or waits on a page
+ * within the node's bound: each of those steps ends by a timeout of the
+ * configuration, so only a stall reaches it, never a long table
+ * (sync/reindex/reindex_health.c). No build: well */
+static bool builds_healthy(void *st, char *why, size_t whylen) {
+    struct daemon *dm = st;
+    return reindex_runners_healthy(node_wedged_after_ms(dm->cfg), why, whylen);
 }
 
 /* ---------- shard joins ---------- */
@@ -276,6 +293,14 @@ static int joins_start(void *st, void *ctx) {
 }
 
 static void joins_stop(void *st) { shard_joins_stop(&((struct daemon *)st)->joins); }
+
+/* a join reads and delivers a page within the node's bound (a page's
+ * delivery is bounded by [delivery] drain_timeout_ms, which the bound
+ * counts); idle between joins (sync/node/shard_join.h) */
+static bool joins_healthy(void *st, char *why, size_t whylen) {
+    struct daemon *dm = st;
+    return shard_joins_healthy(&dm->joins, node_wedged_after_ms(dm->cfg), why, whylen);
+}
 
 /* ---------- the supervisor ---------- */
 
@@ -366,8 +391,7 @@ static bool retention_healthy(void *st, char *why, size_t whylen) {
 
 /* Rows without health: connections, the election and the watchdog run no
  * thread of their own after their start (a wedged watchdog thread stops the
- * pings by itself); build workers and shard joins read as long as their
- * tables need, and a build's page acknowledged too late fails the build. */
+ * pings by itself). */
 
 /* (closed with the process: run_free) */
 static const struct node_subsystem CONNECT = {.name = "connections", .drain = NODE_DRAIN_READER,
@@ -388,10 +412,12 @@ static const struct node_subsystem CLUSTER = {
 static const struct node_subsystem NODE_STATE = {
     .name = "node state", .drain = NODE_DRAIN_CLUSTER, .start = node_state_begin,
     .stop = node_state_end, .healthy = node_state_healthy};
-static const struct node_subsystem BUILDS = {.name = "build workers", .drain = NODE_DRAIN_BUILDS,
-                                             .start = builds_begin, .stop = builds_end};
-static const struct node_subsystem JOINS = {.name = "shard joins", .drain = NODE_DRAIN_SCHEDULES,
-                                            .start = joins_start, .stop = joins_stop};
+static const struct node_subsystem BUILDS = {
+    .name = "build workers", .drain = NODE_DRAIN_BUILDS, .start = builds_begin,
+    .stop = builds_end, .healthy = builds_healthy};
+static const struct node_subsystem JOINS = {
+    .name = "shard joins", .drain = NODE_DRAIN_SCHEDULES, .start = joins_start,
+    .stop = joins_stop, .healthy = joins_healthy};
 static const struct node_subsystem SUPERVISOR = {
     .name = "supervisor", .drain = NODE_DRAIN_CONTROL, .start = supervisor_begin,
     .stop = supervisor_end, .healthy = supervisor_alive};

@@ -11,6 +11,8 @@
 #include "exit_codes.h"
 #include "db.h"
 #include "log.h"
+#include "monotime.h"
+#include "deliver/deliver.h"
 #include "sync/mapping/mapping_shard.h"
 #include "sync/pipeline/producer.h"
 
@@ -256,10 +258,20 @@ static int join_table(struct shard_joins *j, struct producer *pr, size_t at, siz
         if (rc == 0 && n && deliver_drain(p->d, p->cfg->delivery.drain_timeout_ms) != DELIVER_OK)
             rc = errf(pr->err, sizeof pr->err, "the engine did not take a page within "
                       "[delivery] drain_timeout_ms");
+        liveness_beat(&j->live); /* a page read and delivered: progress */
         if (n < JOIN_PAGE) break;
     }
     free(after);
     return rc;
+}
+
+/* the join's producer closed, its stream no longer asked about first */
+static void join_close(struct shard_joins *j, struct producer *pr) {
+    pthread_mutex_lock(&j->cur_mu);
+    j->d = NULL;
+    j->cur[0] = '\0';
+    pthread_mutex_unlock(&j->cur_mu);
+    producer_close(pr);
 }
 
 static void join_one(struct shard_joins *j, const char *alias, const char *unit) {
@@ -273,12 +285,17 @@ static void join_one(struct shard_joins *j, const char *alias, const char *unit)
         producer_close(&pr);
         return;
     }
+    liveness_beat(&j->live);
+    pthread_mutex_lock(&j->cur_mu);
+    j->d = pr.p.d;
+    snprintf(j->cur, sizeof j->cur, "shard %s of index %s", unit, alias);
+    pthread_mutex_unlock(&j->cur_mu);
     size_t at = 0;
     while (at < pr.m.nindices && !(pr.m.indices[at].unit && !strcmp(pr.m.indices[at].alias, alias) &&
                                    !strcmp(pr.m.indices[at].unit, unit)))
         at++;
     if (at == pr.m.nindices || !pr.m.indices[at].current_version) { /* gone, or nothing live */
-        producer_close(&pr);
+        join_close(j, &pr);
         return;
     }
     char *was = NULL, err[512];
@@ -286,6 +303,7 @@ static void join_one(struct shard_joins *j, const char *alias, const char *unit)
     if (!raised) log_warn("run", "index %s: %s (a page of shard %s landing after a newer delete "
                           "of its row could bring it back: `searchsync check` finds it)",
                           alias, err, unit);
+    liveness_beat(&j->live);
     unsigned long long docs = 0;
     int rc = 0;
     for (size_t t = 0; t < pr.m.indices[at].ntables && rc == 0; t++)
@@ -311,7 +329,7 @@ static void join_one(struct shard_joins *j, const char *alias, const char *unit)
                   "is read again at the next start (or `searchsync check --config FILE %s "
                   "--repair`)", alias, unit, pr.err, alias);
     }
-    producer_close(&pr);
+    join_close(j, &pr);
 }
 
 static void *joins_main(void *arg) {
@@ -319,9 +337,11 @@ static void *joins_main(void *arg) {
     pthread_mutex_lock(&j->mu);
     while (!atomic_load(&j->stop)) {
         if (!j->nq) {
+            liveness_wait(&j->live, JOINS_WAIT_IDLE); /* idle: well however long */
             pthread_cond_wait(&j->cv, &j->mu);
             continue;
         }
+        liveness_wait(&j->live, NULL);
         char *k = j->q[0];
         memmove(j->q, j->q + 1, (j->nq - 1) * sizeof *j->q);
         j->nq--;
@@ -335,6 +355,7 @@ static void *joins_main(void *arg) {
         pthread_mutex_lock(&j->mu);
     }
     pthread_mutex_unlock(&j->mu);
+    liveness_end(&j->live, atomic_load(&j->stop) != 0);
     return NULL;
 }
 
@@ -345,9 +366,35 @@ int shard_joins_start(struct shard_joins *j, const struct ss_config *cfg,
     j->hub = hub;
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->cv, NULL);
-    if (pthread_create(&j->th, NULL, joins_main, j) != 0) return -1;
+    pthread_mutex_init(&j->cur_mu, NULL);
+    liveness_start(&j->live);
+    if (pthread_create(&j->th, NULL, joins_main, j) != 0) {
+        liveness_end(&j->live, true);
+        return -1;
+    }
     j->running = true;
     return 0;
+}
+
+bool shard_joins_healthy(struct shard_joins *j, int64_t bound_ms, char *why, size_t whylen) {
+    if (!j->running) return true;
+    char cur[sizeof j->cur];
+    pthread_mutex_lock(&j->cur_mu); /* held only to set, clear and read these */
+    bool room = j->d && deliver_waiting_for_space(j->d);
+    snprintf(cur, sizeof cur, "%s", j->cur);
+    pthread_mutex_unlock(&j->cur_mu);
+    if (room) return true; /* a page's submit waits for room (the engine slow or away) */
+    char w2[256];
+    if (liveness_check(&j->live, "shard joins", mono_ms(), bound_ms, w2, sizeof w2)) return true;
+    if (atomic_load(&j->live.ended) || !cur[0]) {
+        snprintf(why, whylen, "%s", w2);
+    } else {
+        /* the bound, not the time: the node's state is written when it changes */
+        snprintf(why, whylen, "reading %s into its live version: no page read and delivered "
+                 "for more than %lld ms (stalled: a page read or its delivery that does not "
+                 "end)", cur, (long long)bound_ms);
+    }
+    return false;
 }
 
 void shard_joins_stop(struct shard_joins *j) {
@@ -363,4 +410,5 @@ void shard_joins_stop(struct shard_joins *j) {
     j->q = NULL, j->nq = 0;
     pthread_mutex_destroy(&j->mu);
     pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->cur_mu);
 }

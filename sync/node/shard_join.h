@@ -15,18 +15,29 @@
  * raised), so a page that lands after a newer delete of one of its rows is
  * refused, not a resurrection. When the shard is read whole it is recorded
  * in index_configs.shards_read; a stop midway reads it again at the next
- * start. One thread, its own connections and delivery stream ("join"). */
+ * start. One thread, its own connections and delivery stream ("join").
+ *
+ * Its health (shard_joins_healthy, the node's "shard joins" row): the
+ * thread beats at each page read and delivered and at each step of a join
+ * (its connections, the engine's gc_deletes), each bounded by a timeout of
+ * the configuration (the source's read timeout, the engine's request
+ * timeout, [delivery] drain_timeout_ms for a page's delivery), so a long
+ * shard is never taken for a stall; waiting for a shard to read, or for
+ * room in delivery, is well. */
 #ifndef SS_SYNC_SHARD_JOIN_H
 #define SS_SYNC_SHARD_JOIN_H
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
+#include "liveness.h"
 #include "sync/mapping/mapping.h"
 
 struct deliver_hub;
+struct deliver;
 
 struct shard_joins {
     const struct ss_config *cfg;
@@ -39,6 +50,10 @@ struct shard_joins {
     char **q; /* "alias\x1fdb.table" waiting */
     size_t nq;
     unsigned long long joined; /* shards read whole since start */
+    struct liveness live;      /* its thread's beats (shard_joins_healthy) */
+    pthread_mutex_t cur_mu;    /* guards the two below, for the health's reads */
+    struct deliver *d;         /* the join's stream while one runs */
+    char cur[300];             /* "shard S of index A" while one runs */
 };
 
 int shard_joins_start(struct shard_joins *j, const struct ss_config *cfg,
@@ -46,6 +61,13 @@ int shard_joins_start(struct shard_joins *j, const struct ss_config *cfg,
 /* The shard unit of alias, to read into its live version. */
 void shard_joins_post(struct shard_joins *j, const char *alias, const char *unit);
 void shard_joins_stop(struct shard_joins *j); /* idempotent; a join midway is read again */
+/* The joins thread is well: it has beaten within bound_ms (the node's
+ * bound), waits for a shard to read or for room in delivery, or was
+ * stopped; else false with why (the shard it reads, or its death). Not
+ * started: well. Any thread. */
+bool shard_joins_healthy(struct shard_joins *j, int64_t bound_ms, char *why, size_t whylen);
+/* its named wait between joins */
+#define JOINS_WAIT_IDLE "no shard to read"
 
 /* At start: for every index config over shard tables with a live version,
  * its units in m the live version has not read (index_configs.shards_read)

@@ -45,6 +45,7 @@
 #define SS_REINDEX_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <mysql.h>
 
@@ -138,6 +139,13 @@ void reindex_runner_free(struct reindex_runner *r);
  * are not waited for (deliver_abandon): a hung engine does not hold the
  * caller. NULL-safe. */
 void reindex_runner_cancel_free(struct reindex_runner *r);
+/* The build workers of every runner of this process (started, not yet
+ * freed) make progress: each has read, handed over or waited on a page
+ * within bound_ms (the node's bound: node_wedged_after_ms), or is in a wait
+ * it can name (a server away, delivery full), or has ended; else false
+ * with why naming the build and the worker (sync/reindex/reindex_health.c).
+ * No runner: well. Any thread. */
+bool reindex_runners_healthy(int64_t bound_ms, char *why, size_t whylen);
 
 /* ---------- pure parts (unit-tested) ---------- */
 

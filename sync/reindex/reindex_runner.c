@@ -140,9 +140,13 @@ static long long meta_exec_wait(struct worker *w, const char *sql) {
     long delay_ms = 250;
     for (int attempt = 0, drops = 0;; attempt++) {
         if (db_ensure(&w->meta, &r->metap, w->err, sizeof w->err) == 0) {
+            if (liveness_waiting(&w->live)) liveness_wait(&w->live, NULL);
             long long n = rx_exec_retry(w->meta, sql, w->err, sizeof w->err);
+            if (n >= 0) liveness_beat(&w->live);
             if (n >= 0 || !db_conn_lost(w->meta)) return n;
             if (++drops > 5) return -1; /* dropped every time, the server answering */
+        } else {
+            liveness_wait(&w->live, RX_WAIT_META_AWAY); /* an outage: well while it lasts */
         }
         if (attempt % 12 == 0)
             log_warn("reindex", "%s v%u: %s; waiting for the metadata server (the build goes "
@@ -172,10 +176,14 @@ static int page_acked(struct worker *w) {
     if (deliver_wait_txn(w->d, sp->seq, SNAPSHOT_REUSE_MS) != DELIVER_OK) {
         rx_snapshot_end(w);
         for (;;) {
+            /* each turn is progress for the node's health: an engine away is
+             * waited out here, and delivery's own health watches its senders */
+            liveness_beat(&w->live);
             if (deliver_wait_txn(w->d, sp->seq, 1000) == DELIVER_OK) break;
             if (r->stop == 1) return -2;
         }
     }
+    liveness_beat(&w->live);
     /* A delete newer than the page's snapshot may have reached the version
      * before the page did (a dual write: sync/pipeline/targets.c). The page then
      * loses to it (409) while the engine remembers the delete: the version
@@ -282,7 +290,11 @@ static int send_page(struct worker *w) {
  * NULL while it does not. Any other error is tried 5 times, and so is a
  * read that loses a connection made just before (a statement running past
  * read_timeout_ms drops it every time: no outage to wait for). What
- * rx_read_page returns, or -2 when the runner stops meanwhile. */
+ * rx_read_page returns, or -2 when the runner stops meanwhile. For the
+ * node's health, only a page read (or the table's end) is progress: a try
+ * that fails is not, so a read that fails again and again with the server
+ * answering (a lock held on a table the page reads) stalls the worker; a
+ * server that takes no connection is a named wait. */
 static int read_page_retrying(struct worker *w, const struct job *j, size_t t, const char *cond,
                               char **after) {
     struct reindex_runner *r = w->r;
@@ -308,9 +320,15 @@ static int read_page_retrying(struct worker *w, const struct job *j, size_t t, c
         if (!rx_nap_unless(&r->stop, delay_ms)) break;
         delay_ms = delay_ms * 2 > 30000 ? 30000 : delay_ms * 2;
         char e2[256];
-        if (db_ensure(&w->src, &r->srcp, e2, sizeof e2) < 0)
+        if (db_ensure(&w->src, &r->srcp, e2, sizeof e2) < 0) {
             snprintf(w->err, sizeof w->err, "%s", e2);
+            liveness_wait(&w->live, RX_WAIT_SOURCE_AWAY);
+        } else if (liveness_waiting(&w->live)) {
+            liveness_wait(&w->live, NULL);
+        }
     }
+    if (liveness_waiting(&w->live)) liveness_wait(&w->live, NULL);
+    if (pr >= 0) liveness_beat(&w->live);
     if (pr == -1 && r->stop) pr = r->stop == 1 ? -2 : -1;
     return pr;
 }
@@ -396,6 +414,7 @@ static int run_job(struct worker *w, struct job *j) {
             if (rc == 0) rc = send_page(w);
             if (rc == 0) rc = record_page(w);
             if (rc != 0) break;
+            liveness_beat(&w->live);
         }
         free(line);
     }
@@ -449,6 +468,7 @@ static void *worker_main(void *arg) {
     struct reindex_runner *r = w->r;
     int rc = 0;
     bool ran = false;
+    liveness_start(&w->live);
     for (;;) {
         pthread_mutex_lock(&r->mu);
         struct job *j = NULL;
@@ -458,7 +478,12 @@ static void *worker_main(void *arg) {
         }
         pthread_mutex_unlock(&r->mu);
         if (!j) break;
+        if (!rx_slot_take(w)) { /* stopped while it waited: the job is left for the next start */
+            rc = r->stop == 1 ? -2 : -1;
+            break;
+        }
         rc = run_job(w, j);
+        rx_slot_give(w);
         ran = true;
         if (rc == -3) r->gone = 1;
         if (rc != 0) break;
@@ -471,6 +496,7 @@ static void *worker_main(void *arg) {
             log_warn("reindex", "%s v%u: %s; the switch goes on when the metadata server is back",
                      r->alias, r->version, w->err);
             if (!rx_nap_unless(&r->stop, 1000)) break;
+            liveness_beat(&w->live);
             f = try_finish(w, true);
         }
         if (f < 0) {
@@ -497,8 +523,11 @@ static void *worker_main(void *arg) {
         snprintf(reason, sizeof reason, "%s", r->why[0] ? r->why : "a reindex job failed");
         pthread_mutex_unlock(&r->errmu);
         int unclaimed = 0;
+        liveness_beat(&w->live); /* the rollback's steps, bounded as a page's are */
         if (atomic_compare_exchange_strong(&r->failing, &unclaimed, 1)) runner_fail(r, w, reason);
     }
+    /* its jobs are done, failed or stopped: an end by design, never a death */
+    liveness_end(&w->live, true);
     r->running--;
     return NULL;
 }
@@ -586,6 +615,7 @@ static int start_workers(struct reindex_runner *r, struct deliver_hub *hub, int 
         struct worker *w = &r->w[i];
         w->r = r;
         w->snap = -1;
+        w->slot = -1;
         o.dead_letter_ud = w;
         w->src = db_connect(&r->srcp, err, errlen);
         w->meta = w->src ? db_connect(&r->metap, err, errlen) : NULL;
@@ -640,6 +670,7 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
         reindex_runner_free(r);
         return NULL;
     }
+    rx_health_add(r);
     if (left)
         log_info("reindex", "%s: building version %u: %zu job(s) left, %d at a time", alias,
                  version, left, r->nw);
@@ -653,6 +684,7 @@ bool reindex_runner_done(struct reindex_runner *r) { return r->running == 0; }
 
 static void runner_free(struct reindex_runner *r, bool cancelled) {
     if (!r) return;
+    rx_health_remove(r); /* its stop is the node's drain, not a stall */
     if (r->stop == 0) r->stop = 1;
     for (int i = 0; i < r->nw; i++) pthread_join(r->w[i].th, NULL);
     if (r->mid_refresh) pthread_join(r->mid_th, NULL);

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "db.h"
 #include "deliver/deliver.h"
+#include "liveness.h"
 #include "sync/mapping/mapping.h"
 #include "sync/mapping/mapping_gen.h"
 #include "sync/pipeline/read_view.h"
@@ -89,6 +90,11 @@ struct worker {
     char *end_key;
     struct sent_page sent;
     struct sent_page acked;      /* acknowledged, its cursor not saved yet (record_page) */
+    int slot;                    /* the build slot it holds (reindex_slots.c), -1 none */
+    /* its progress, for the node's health (sync/reindex/reindex_health.c):
+     * beats at each page read, handed over or waited on, named waits for a
+     * server away */
+    struct liveness live;
     char err[1024];
 };
 
@@ -140,7 +146,23 @@ struct reindex_runner {
     pthread_mutex_t errmu;  /* guards errdb (job_errors from helper threads), why */
     MYSQL *errdb;
     char why[1100];         /* why the build fails (rejections, or a worker error) */
+    struct reindex_runner *health_next; /* the registry of running runners (reindex_health.c) */
 };
+
+/* ---------- sync/reindex/reindex_health.c ---------- */
+/* r's workers asked about by the node's health from start to free: added
+ * once they run, removed before they are joined and r freed. */
+void rx_health_add(struct reindex_runner *r);
+void rx_health_remove(struct reindex_runner *r);
+/* every worker of r has beaten within bound_ms at now_ms, is in a named
+ * wait, waits for room in delivery, or has ended; else false with why
+ * (the first stalled one: its build, worker and bucket) */
+bool rx_runner_healthy(struct reindex_runner *r, int64_t now_ms, int64_t bound_ms, char *why,
+                       size_t whylen);
+/* the named waits of a worker */
+#define RX_WAIT_SOURCE_AWAY "the source server does not answer"
+#define RX_WAIT_META_AWAY "the metadata server does not answer"
+#define RX_WAIT_SLOT "a build slot, held by the jobs of the other sources' parts"
 
 /* ---------- sync/reindex/reindex_version.c ---------- */
 #define LOST_CHECK_MS 10000 /* the version's primary terms compared this often */
@@ -179,5 +201,12 @@ int rx_runner_load(struct reindex_runner *r, MYSQL *meta, MYSQL *src, char *err,
 int rx_read_page(struct worker *w, size_t t, const char *cond, char **after);
 /* End the worker's open snapshot, if any. */
 void rx_snapshot_end(struct worker *w);
+
+/* build slots across the sources of an index (reindex_slots.c): how many
+ * (0: not paced), one taken before a job (false: the runner stops), given back
+ * after it */
+int rx_slots_of(const struct reindex_runner *r);
+bool rx_slot_take(struct worker *w);
+void rx_slot_give(struct worker *w);
 
 #endif

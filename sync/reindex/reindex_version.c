@@ -159,11 +159,13 @@ void rv_lost_check_maybe(struct worker *w) {
  * off to 5 s and said about once a minute, until it answers or the build
  * stops: a finished build is not rolled back for a moment of unavailability.
  * Other answers are the caller's to judge. */
-static int engine_wait(struct reindex_runner *r, struct search_conn *k, const char *method,
+static int engine_wait(struct worker *w, struct search_conn *k, const char *method,
                        const char *path, const char *body, struct search_resp *resp, char *err,
                        size_t errlen) {
+    struct reindex_runner *r = w->r;
     long delay_ms = 250;
     for (int attempt = 0;; attempt++) {
+        liveness_beat(&w->live); /* each request is a step of the switch (node's health) */
         int rc = rx_engine(k, method, path, body, resp, err, errlen);
         long st = resp->status;
         if (rc == 0 && st != 429 && st != 502 && st != 503 && st != 504) return 0;
@@ -285,6 +287,7 @@ static int switch_prepare(struct worker *w, struct search_conn *k, struct search
     switch_step(k, r->phys, "_refresh", resp,
                 "its refresh interval, restored next, makes its documents searchable within a "
                 "second");
+    liveness_beat(&w->live);
     /* Every write from now on on disk before it is acknowledged, then
      * everything before on disk too (a flush commits it): only then can the
      * terms tell whether writes were lost while it was built. A version
@@ -296,7 +299,7 @@ static int switch_prepare(struct worker *w, struct search_conn *k, struct search
     r->switch_ms[0] = mono_ms() - t0;
     t0 = mono_ms();
     snprintf(path, sizeof path, "/%s/_settings", r->phys);
-    if (engine_wait(r, k, "PUT", path,
+    if (engine_wait(w, k, "PUT", path,
                     "{\"index\":{\"refresh_interval\":null,\"translog\":{\"durability\":null},"
                     "\"gc_deletes\":null}}",
                     resp, w->err, sizeof w->err) < 0 ||
@@ -310,7 +313,7 @@ static int switch_prepare(struct worker *w, struct search_conn *k, struct search
     t0 = mono_ms();
     if (r->build_terms) {
         snprintf(path, sizeof path, "/%s/_flush", r->phys);
-        if (engine_wait(r, k, "POST", path, NULL, resp, w->err, sizeof w->err) < 0 ||
+        if (engine_wait(w, k, "POST", path, NULL, resp, w->err, sizeof w->err) < 0 ||
             resp->status != 200) {
             if (resp->status) errf(w->err, sizeof w->err, "flushing %s: HTTP %ld %.300s", r->phys,
                                    resp->status, resp->body.data ? resp->body.data : "");
@@ -340,7 +343,7 @@ static int switch_prepare(struct worker *w, struct search_conn *k, struct search
         sbuf body = SBUF_INIT;
         snprintf(path, sizeof path, "/%s/_settings", r->phys);
         sbuf_printf(&body, "{\"index\":{\"number_of_replicas\":%d}}", ix->replicas);
-        int rc = engine_wait(r, k, "PUT", path, body.data, resp, w->err, sizeof w->err);
+        int rc = engine_wait(w, k, "PUT", path, body.data, resp, w->err, sizeof w->err);
         sbuf_free(&body);
         if (rc < 0 || resp->status != 200) {
             if (resp->status)
@@ -358,7 +361,7 @@ static int switch_alias(struct worker *w, struct search_conn *k, struct search_r
     struct reindex_runner *r = w->r;
     char path[700];
     snprintf(path, sizeof path, "/_alias/%s", r->alias);
-    if (engine_wait(r, k, "GET", path, NULL, resp, w->err, sizeof w->err) < 0) return -1;
+    if (engine_wait(w, k, "GET", path, NULL, resp, w->err, sizeof w->err) < 0) return -1;
     sbuf body = SBUF_INIT;
     sbuf_adds(&body, "{\"actions\":[");
     if (resp->status == 200) {
@@ -380,7 +383,7 @@ static int switch_alias(struct worker *w, struct search_conn *k, struct search_r
     json_escape(&body, r->alias, strlen(r->alias));
     sbuf_adds(&body, "}}]}");
     int rc = 0;
-    if (engine_wait(r, k, "POST", "/_aliases", body.data, resp, w->err, sizeof w->err) < 0 ||
+    if (engine_wait(w, k, "POST", "/_aliases", body.data, resp, w->err, sizeof w->err) < 0 ||
         resp->status != 200) {
         if (resp->status)
             errf(w->err, sizeof w->err, "moving alias %s to %s: HTTP %ld %.300s", r->alias,
@@ -461,6 +464,7 @@ static void switch_after(struct worker *w, struct search_conn *k, struct search_
         while ((row = mysql_fetch_row(res))) {
             snprintf(path, sizeof path, "/%s", row[1]);
             char e2[256];
+            liveness_beat(&w->live);
             if (rx_engine(k, "DELETE", path, NULL, resp, e2, sizeof e2) == 0)
                 sbuf_printf(&dels, "%s%s", dels.len ? "," : "", row[0]);
         }
@@ -494,8 +498,10 @@ int rv_try_finish(struct worker *w, bool may_resume) {
     int64_t t0 = mono_ms();
     if (rc == 0) rc = switch_alias(w, k, &resp);
     r->switch_ms[3] = mono_ms() - t0;
+    liveness_beat(&w->live);
     if (rc == 0) rc = switch_record(w);
     if (rc == 0) {
+        liveness_beat(&w->live);
         switch_after(w, k, &resp);
         rc = 1;
     }

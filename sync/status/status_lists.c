@@ -88,25 +88,48 @@ long status_runs_rows(MYSQL *meta, const char *source, const char *alias,
     "id, source, index_name, doc_id, routing, version, op, status, error, attempts, "          \
     ISO("created_at")
 
+/* ` WHERE source = ? AND index_name = ?`, each part when its value is given,
+ * the values in *p (their number returned) */
+static size_t dl_where(sbuf *sql, const char *source, const char *index, const char **p) {
+    size_t n = 0;
+    if (source) sbuf_adds(sql, " WHERE source = ?"), p[n++] = source;
+    if (index) sbuf_adds(sql, n ? " AND index_name = ?" : " WHERE index_name = ?"), p[n++] = index;
+    return n;
+}
+
 long status_dead_letters_rows(MYSQL *meta, const char *source, const char *index, long limit,
                               struct stmt_rows *out, char *err, size_t errlen) {
     sbuf sql = SBUF_INIT; /* DL_COLS holds % signs: not a format */
-    sbuf_adds(&sql, "SELECT " DL_COLS " FROM dead_letters WHERE source = ?");
-    sbuf_printf(&sql, "%s ORDER BY id DESC LIMIT %ld", index ? " AND index_name = ?" : "", limit);
-    const char *p[] = {source, index};
-    long n = stmt_query(meta, sql.data, p, index ? 2 : 1, out, err, errlen);
+    sbuf_adds(&sql, "SELECT " DL_COLS " FROM dead_letters");
+    const char *p[2];
+    size_t np = dl_where(&sql, source, index, p);
+    sbuf_printf(&sql, " ORDER BY id DESC LIMIT %ld", limit);
+    long n = stmt_query(meta, sql.data, p, np, out, err, errlen);
     sbuf_free(&sql);
     return n;
 }
 
 long status_dead_letters_count(MYSQL *meta, const char *source, const char *index,
                                struct stmt_rows *out, char *err, size_t errlen) {
-    const char *p[] = {source, index};
-    return stmt_query(meta,
-                      index ? "SELECT COUNT(*) FROM dead_letters WHERE source = ? AND "
-                              "index_name = ?"
-                            : "SELECT COUNT(*) FROM dead_letters WHERE source = ?",
-                      p, index ? 2 : 1, out, err, errlen);
+    sbuf sql = SBUF_INIT;
+    sbuf_adds(&sql, "SELECT COUNT(*) FROM dead_letters");
+    const char *p[2];
+    size_t np = dl_where(&sql, source, index, p);
+    long n = stmt_query(meta, sql.data, p, np, out, err, errlen);
+    sbuf_free(&sql);
+    return n;
+}
+
+long status_dead_letters_by_source(MYSQL *meta, const char *index, struct stmt_rows *out,
+                                   char *err, size_t errlen) {
+    sbuf sql = SBUF_INIT;
+    sbuf_adds(&sql, "SELECT source, COUNT(*) FROM dead_letters");
+    const char *p[1];
+    size_t np = dl_where(&sql, NULL, index, p);
+    sbuf_adds(&sql, " GROUP BY source ORDER BY source");
+    long n = stmt_query(meta, sql.data, p, np, out, err, errlen);
+    sbuf_free(&sql);
+    return n;
 }
 
 long status_dead_letter_row(MYSQL *meta, const char *source, const char *id,

@@ -59,15 +59,20 @@ long status_sync_log_rows(MYSQL *meta, const char *source, const char *event, lo
 long status_runs_rows(MYSQL *meta, const char *source, const char *alias,
                       struct stmt_rows *out, char *err, size_t errlen);
 
-/* The last limit dead letters of source, newest first, of physical index
- * index when it is not NULL: id, source, index_name, doc_id, routing,
- * version, op, status, error, attempts, created_at (ISO 8601). */
+/* The last limit dead letters of source (NULL: of every source), newest
+ * first, of physical index index when it is not NULL: id, source,
+ * index_name, doc_id, routing, version, op, status, error, attempts,
+ * created_at (ISO 8601). */
 long status_dead_letters_rows(MYSQL *meta, const char *source, const char *index, long limit,
                               struct stmt_rows *out, char *err, size_t errlen);
-/* How many dead letters there are (one row, one column), of index when it
- * is not NULL. */
+/* How many dead letters there are (one row, one column), of source and
+ * index when they are not NULL. */
 long status_dead_letters_count(MYSQL *meta, const char *source, const char *index,
                                struct stmt_rows *out, char *err, size_t errlen);
+/* How many each source has (source, count; by name), of index when it is
+ * not NULL. */
+long status_dead_letters_by_source(MYSQL *meta, const char *index, struct stmt_rows *out,
+                                   char *err, size_t errlen);
 /* Dead letter id (0 or 1 row): the columns of status_dead_letters_rows,
  * then body and script. */
 long status_dead_letter_row(MYSQL *meta, const char *source, const char *id,

@@ -260,8 +260,12 @@ h_mvn_classpath() {
     if [ -z "$ok" ]; then
         command -v mvn >/dev/null || h_die "mvn missing; run tests/harness/deps.sh"
         h_log "resolving $what from Maven Central (first run only)"
-        if ! (cd "$cache" && mvn -q -B -f "$pom" dependency:build-classpath \
-                -Dmdep.outputFile="$cache/cp.txt.tmp") >"$cache/mvn.log" 2>&1; then
+        # one mvn at a time on the machine: resolves of two caches share
+        # artifacts in ~/.m2, which two Maven processes may write at once
+        mkdir -p "$SEARCHSYNC_CACHE"
+        if ! (cd "$cache" && flock "$SEARCHSYNC_CACHE/.mvn.lock" mvn -q -B -f "$pom" \
+                dependency:build-classpath -Dmdep.outputFile="$cache/cp.txt.tmp") \
+                >"$cache/mvn.log" 2>&1; then
             h_tail_log "$cache/mvn.log"
             if grep -qE 'Could not transfer|Unknown host|Connection refused|timed out' "$cache/mvn.log"; then
                 h_log "UNAVAILABLE: Maven Central is not reachable"

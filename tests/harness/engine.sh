@@ -138,7 +138,7 @@ do_fetch() {
     if ! cp_complete || ! cmp -s "$POM" "$CACHE/pom.xml"; then
         command -v mvn >/dev/null || h_unavailable "mvn missing; run tests/harness/deps.sh"
         h_log "resolving $ENGINE $VERSION jars from Maven Central (first run only)"
-        (cd "$CACHE" && JAVA_HOME="$JAVA_HOME_PICKED" mvn -q -B -f "$POM" dependency:build-classpath \
+        (cd "$CACHE" && JAVA_HOME="$JAVA_HOME_PICKED" flock "$SEARCHSYNC_CACHE/.mvn.lock" mvn -q -B -f "$POM" dependency:build-classpath \
             -Dmdep.outputFile="$CACHE/cp.txt.tmp") >"$CACHE/mvn.log" 2>&1 ||
             { h_tail_log "$CACHE/mvn.log"; h_unavailable "mvn dependency:build-classpath failed for $ENGINE (is Maven Central reachable?)"; }
         mv "$CACHE/cp.txt.tmp" "$CACHE/cp.txt"
@@ -151,7 +151,7 @@ do_fetch() {
         # descriptor, without "modulename": loaded as a classic plugin, since
         # the server runs from the classpath and not as a named module
         local mjar njar
-        (cd "$CACHE" && JAVA_HOME="$JAVA_HOME_PICKED" mvn -q -B -f "$MODULE_POM" dependency:build-classpath \
+        (cd "$CACHE" && JAVA_HOME="$JAVA_HOME_PICKED" flock "$SEARCHSYNC_CACHE/.mvn.lock" mvn -q -B -f "$MODULE_POM" dependency:build-classpath \
             -Dmdep.outputFile="$CACHE/module-cp.txt") >"$CACHE/mvn.log" 2>&1 ||
             { h_tail_log "$CACHE/mvn.log"; h_unavailable "mvn dependency:build-classpath failed for $ENGINE's transport-netty4"; }
         rm -rf "$CACHE/modules"

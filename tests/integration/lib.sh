@@ -551,5 +551,8 @@ search_doc() {
 
 # unique_name PREFIX — a name no other test run uses (for databases, indices)
 unique_name() { printf '%s_%s_%s\n' "$1" "$$" "$RANDOM"; }
-# a TCP port free on 127.0.0.1 now
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# free_port — a port for a daemon's listener: the harness's (below the
+# kernel's ephemeral range, and never handed out twice across the suite's
+# lanes). A port the kernel hands out for a bind to 0 lies in that range,
+# where any outgoing connection may take it before the daemon binds it.
+free_port() { ( . "$HARNESS/common.sh"; h_free_port ); }

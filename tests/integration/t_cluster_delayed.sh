@@ -31,7 +31,7 @@ config() { cluster_config "$1" "$2" "$3" 4 1000 4000; } # FILE NODE SERVER_ID
 config "$TEST_TMP/a.ini" node-a 7381
 config "$TEST_TMP/b.ini" node-b 7382
 token="$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 printf '[admin]\nlisten = 127.0.0.1:%s\ntoken = %s\n' "$port" "$token" >>"$TEST_TMP/a.ini"
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/a.ini" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
     fail "import: $(cat "$TEST_TMP/import.out")"

@@ -71,9 +71,9 @@ sed -i -e "s|^urls = .*|urls = http://127.0.0.1:$(cat "$TEST_TMP/proxy.port")\nt
     -e 's|^\[delivery\]$|[delivery]\nhelpers = 1|' "$TEST_TMP/b.ini"
 config "$TEST_TMP/a2.ini" cl node-a2 "$ZK_HOSTS" 7333
 token="$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 printf '[admin]\nlisten = 127.0.0.1:%s\ntoken = %s\n' "$port" "$token" >>"$TEST_TMP/a2.ini"
-port_b="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+port_b="$(free_port)"
 printf '[admin]\nlisten = 127.0.0.1:%s\ntoken = %s\n' "$port_b" "$token" >>"$TEST_TMP/b.ini"
 cat >"$TEST_TMP/m.json" <<JSON
 {"version": 1, "indices": [{"alias": "$alias", "shards": 1, "replicas": 0, "tables": [{

@@ -43,7 +43,7 @@ cluster_config "$TEST_TMP/b.ini" node-b 7352 4 100 4000
 CLUSTER_DELAY_MS=1000 cluster_proxy "$flag" proxy-c
 cluster_config "$TEST_TMP/c.ini" node-c 7353 4 100 4000
 token="$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 printf '[admin]\nlisten = 127.0.0.1:%s\ntoken = %s\n' "$port" "$token" >>"$TEST_TMP/a.ini"
 cluster_import "$TEST_TMP/a.ini"
 q() { mysql_q "$1"; }

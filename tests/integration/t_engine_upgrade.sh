@@ -17,7 +17,6 @@
 require_bin
 
 ENG="$SEARCHSYNC_SRCDIR/tests/harness/engine.sh"
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 tport=$(free_port)
 data="$TEST_TMP/engine-data"

@@ -33,7 +33,7 @@ on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$D\`; DROP DATABASE IF EXISTS \`$M\`
 on_exit "curl -s -m 30 -XDELETE '$SEARCH_URL/${A}_v1' >/dev/null 2>&1"
 mysql_q "CREATE DATABASE \`$D\`; CREATE TABLE \`$D\`.items (id INT PRIMARY KEY, name VARCHAR(64) NOT NULL)" ||
     fail "creating $D"
-APORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+APORT="$(free_port)"
 TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 cat >"$TEST_TMP/kr.ini" <<INI
 [source]

@@ -110,7 +110,7 @@ sed "s/\"shop\./\"$D./g" "$SEARCHSYNC_SRCDIR/sql/demo/mapping.json" |
     jq '.indices[].tables |= map(select(.delay_effect != true))
         | walk(if type == "object" and (.table // "" | endswith(".categories")) then del(.refresh_parent) else . end)' \
     >"$TEST_TMP/mapping.json"
-APORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+APORT="$(free_port)"
 export SEARCHSYNC_ADMIN_TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 config() { # NAME META TOPIC
     cat <<INI

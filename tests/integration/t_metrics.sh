@@ -37,7 +37,7 @@ proxy=$!
 on_exit "kill $proxy 2>/dev/null"
 wait_until 10 "the fault proxy listens" test -s "$TEST_TMP/proxy.port"
 
-PORT="$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 TOKEN=0123456789abcdef0123456789abcdef
 cat >"$TEST_TMP/c.ini" <<INI
 [source]

@@ -93,6 +93,16 @@ run_parts() { # VERSION [WHAT] — "source=WHAT,..." over the jobs of that versi
 }
 assert_eq "east=$ORDERS,north=$ORDERS,south=$ORDERS,west=$ORDERS" "$(run_parts 1)" \
     "version 1: each source's part wrote its server's orders"
+# the four daemons' jobs share the index's 2 build slots (index_parallel_jobs
+# in multi_lib.sh): at no time did more than 2 of its 8 jobs run at once
+# (each job's time from its first acknowledged page to its end)
+at_once="$(mysql_q "SELECT MAX(n) FROM (SELECT (SELECT COUNT(*) FROM \`$meta\`.reindex_run_jobs b
+    WHERE b.run_id = a.run_id AND b.started_at <= a.started_at AND b.finished_at > a.started_at) n
+    FROM \`$meta\`.reindex_run_jobs a JOIN \`$meta\`.reindex_runs r ON r.id = a.run_id
+    WHERE r.alias = '$alias' AND r.version = 1) t")"
+log "version 1: at most $at_once of its jobs ran at once"
+[ "$at_once" -le 2 ] || fail "version 1: $at_once jobs ran at once across the sources, over the index's 2 build slots"
+_LIB_ASSERTS=$((_LIB_ASSERTS + 1))
 assert_eq "$((4 * ORDERS))" "$(search_count "$alias")" "the alias holds every server's orders"
 assert_eq "$ORDERS" "$(search_count "$alias" '{"query":{"term":{"ss_source":"west"}}}')" \
     "west's documents carry ss_source"

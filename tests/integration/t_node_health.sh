@@ -28,7 +28,7 @@ on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$me
 # whatever happens, the engine is not left stopped for the next test
 on_exit "bash '$HARNESS/servers.sh' resume opensearch >/dev/null 2>&1"
 mysql_q "CREATE DATABASE \`$db\`; CREATE TABLE \`$db\`.t (id INT PRIMARY KEY, v VARCHAR(20)); INSERT INTO \`$db\`.t VALUES (1, 'a'), (2, 'b')"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 cat >"$TEST_TMP/c.ini" <<INI
 [source]

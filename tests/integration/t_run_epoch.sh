@@ -24,7 +24,7 @@ meta="$(unique_name meta)"
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v1,brands_v1' >/dev/null"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 30 lines)"; tail -30 "$TEST_TMP/run.log"; }'
 # the admin API, for the delivery counters in GET /metrics
-ADMIN_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+ADMIN_PORT="$(free_port)"
 SEARCHSYNC_ADMIN_TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 export SEARCHSYNC_ADMIN_TOKEN
 metric() { # metric NAME: its value in the running daemon's GET /metrics

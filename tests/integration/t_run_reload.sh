@@ -18,7 +18,7 @@ meta="$(unique_name meta)"
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/rl_items_v*?expand_wildcards=all' >/dev/null"
 mysql_q "CREATE DATABASE \`$db\`;
   CREATE TABLE \`$db\`.items (id INT PRIMARY KEY, name VARCHAR(50))"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 TOK1=0123456789abcdef0123456789abcdef
 TOK2=fedcba9876543210fedcba9876543210
 LOGF="$TEST_TMP/run.log"

@@ -27,7 +27,7 @@ on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$me
 mysql_q "CREATE DATABASE \`$db\`;
   CREATE TABLE \`$db\`.items (id INT PRIMARY KEY, name VARCHAR(50));
   INSERT INTO \`$db\`.items VALUES (1, 'one'), (2, 'two')"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 LOGF="$TEST_TMP/run.log"
 cat >"$TEST_TMP/c.ini" <<INI
 [source]

@@ -21,7 +21,6 @@ require_bin
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || skip "nginx is needed: run tests/harness/deps.sh"
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 t="$TEST_TMP/tls"
 mkdir -p "$t/ngx"
 tls_ca "$t" ca && tls_ca "$t" otherca && tls_cert "$t" server ca && tls_cert "$t" expired ca -30 -1 &&

@@ -76,7 +76,6 @@ mapping() { # PRODUCTS BRANDS MARKS — the demo mapping (oracle_lib.sh) and the
                     {"name": "v", "type": "keyword"}]}]}]'
 }
 TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 APORT="$(free_port)"
 config() { # FILE NODE_ID SERVER_ID [EXTRA INI LINES...]
     local f="$1" node="$2" sid="$3"

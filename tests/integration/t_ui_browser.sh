@@ -37,7 +37,7 @@ bash "$SEARCHSYNC_SRCDIR/sql/demo/generate.sh" --products "${UI_PRODUCTS:-2500}"
 meta="$(unique_name meta)"
 curl -s -XDELETE "$SEARCH_URL/products*,brands*,parcels*?expand_wildcards=all" >/dev/null # left by others
 on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/products_v*,brands_v*?expand_wildcards=all' >/dev/null"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 cat >"$TEST_TMP/c.ini" <<INI
 [source]

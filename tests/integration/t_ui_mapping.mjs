@@ -241,6 +241,39 @@ try {
   ok(lateErr === 'mapper_parsing_exception: failed to parse field [a] of type [long]; caused by illegal_argument_exception: For input string: x',
      'dead letters: an error with its cause, readable', lateErr);
 
+  // ---- the Source filter: this daemon's source (shop) by default, another
+  // source's (west: two dead letters of the same metadata schema), every source's
+  const cards = () => page.locator('#dl-list article.dl').evaluateAll((a) => a.map((x) =>
+    `${x.dataset.docId}:${x.dataset.source}:${x.querySelector('.dl-source').textContent}:` +
+    `${x.querySelector('[data-action="replay"]').disabled ? 'off' : 'on'}`));
+  let seen = await cards();
+  ok(JSON.stringify(seen) === '["late1:shop:source shop:on"]', 'dead letters by source: this daemon\'s by default, each naming its source', seen);
+  const opts = await page.locator('#dl-source option').evaluateAll((o) => o.map((x) => `${x.value}=${x.textContent}`));
+  ok(JSON.stringify(opts) === '["shop=shop (this daemon’s) · 1","west=west · 2","*=every source · 3"]',
+     'dead letters by source: the filter offers each source with its count, and every source', opts);
+  await page.selectOption('#dl-source', 'west');
+  await until(10, 'west\'s two', async () => JSON.stringify(await cards()) === '["w2:west:source west:off","w1:west:source west:off"]');
+  ok(true, 'dead letters by source: west\'s only, newest first, their Replay off');
+  ok(await page.locator('#dl-list article.dl[data-doc-id="w1"] button[data-action="discard"]').isDisabled(), 'dead letters by source: another source\'s Discard off');
+  await page.locator('#dl-list article.dl[data-doc-id="w1"] button[data-action="open"]').click();
+  await until(10, 'w1 opened', async () => (await page.getAttribute('#dl-open', 'data-id')) !== null &&
+    JSON.parse(await page.textContent('#dl-body')).b === 2);
+  const facts = await page.locator('#dl-open dl.facts').textContent();
+  ok(facts.startsWith('Sourcewest'), 'dead letters by source: another source\'s opened, to look at, naming its source', facts);
+  ok(await page.locator('#dl-replay-all').isDisabled(), 'dead letters by source: Replay all off on another source\'s list');
+  const other = await page.textContent('#dl-other');
+  ok(await page.locator('#dl-other').isVisible() && other.includes('replayed by the daemon of source west') && other.includes('this one reads shop'),
+     'dead letters by source: it says which daemon replays them', other);
+  const westApi = await apiGet('/api/v1/dead-letters?source=west');
+  ok(westApi.total === 2 && (await page.textContent('#dl-total')) === '2 waiting.', 'dead letters by source: the count as the API gives it', westApi.total);
+  await shot('deadletters-source');
+  await page.selectOption('#dl-source', '*');
+  await until(10, 'every source\'s three', async () =>
+    JSON.stringify(await cards()) === '["w2:west:source west:off","w1:west:source west:off","late1:shop:source shop:on"]');
+  ok(true, 'dead letters by source: every source\'s, newest first, only this daemon\'s replayable');
+  ok(!(await page.locator('#dl-replay-all').isDisabled()) && (await page.locator('#dl-other').isHidden()),
+     'dead letters by source: Replay all on again (this daemon\'s) on every source\'s list');
+
   // ---- a phone: readable, no horizontal scroll
   const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true,
                                            storageState: await context.storageState() });
@@ -274,10 +307,13 @@ try {
 
   // Replay all (after a confirmation)
   await page.click('#dl-replay-all');
-  await until(30, 'every dead letter replayed', resultHas('every dead letter: replayed 1, 0 left'));
-  ok(dialogs.some((d) => d.startsWith('Replay every dead letter')), 'dead letters: Replay all after a confirmation: "replayed 1, 0 left"', dialogs);
+  await until(30, 'every dead letter replayed', resultHas('every dead letter of source shop: replayed 1, 0 left'));
+  ok(dialogs.some((d) => d.startsWith('Replay every dead letter of source shop?')), 'dead letters: Replay all after a confirmation: "replayed 1, 0 left"', dialogs);
+  await until(10, 'west\'s left', async () => JSON.stringify(await cards()) === '["w2:west:source west:off","w1:west:source west:off"]');
+  ok(true, 'dead letters: this source\'s none left; west\'s stay, for west\'s daemon');
+  await page.selectOption('#dl-source', 'shop');
   await until(10, 'the list empty', async () => (await page.textContent('#dl-total')) === 'No dead letter.');
-  ok(true, 'dead letters: none left');
+  ok(true, 'dead letters: none left of this source');
 
   ok(problems.length === 0, 'no script error or CSP violation in the console', problems);
   console.log(`browser checks: ${counter.checks} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

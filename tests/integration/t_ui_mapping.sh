@@ -28,6 +28,12 @@
 #             replayed (one refused again: "1 left", the engine's new
 #             error shown), one discarded after a confirmation; checked in
 #             SQL and in the engine
+#   by source two dead letters of another source (west) of the same
+#             metadata schema: each card names its source; the Source
+#             filter lists each source with its count: west's alone (their
+#             Replay and Discard off, a note naming the daemon that replays
+#             them), every source's; Replay all sends this source's only
+#             (west's stay in SQL)
 #   phone     the three screens at 390 px without horizontal scroll
 # Screenshots: $SUITE_LOG_DIR/ui/{sources,mapping,mapping-plan,deadletters,...}.png
 . "$(dirname "$0")/lib.sh"
@@ -62,7 +68,7 @@ INSERT INTO shop.note_replies SELECT 1000 + seq, 100 + (seq % 3) + 1, CONCAT('re
 INSERT INTO shop.note_tags SELECT 100 + n.seq, t.id FROM shop.seq_1_to_4 n JOIN (SELECT id FROM shop.tags ORDER BY id LIMIT 2) t;
 ANALYZE TABLE shop.product_notes, shop.note_replies, shop.note_tags, shop.ui_no_pk;" >/dev/null
 
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 TOKEN="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 cat >"$TEST_TMP/c.ini" <<INI
 [source]
@@ -113,6 +119,10 @@ meta_q "INSERT INTO dead_letters (source, index_name, doc_id, version, op, statu
   ('shop', '$dlx', 'bad1', 5, 'index', 400, '$strict_err', '{\"b\":1}', 1),
   ('shop', '$dlx', 'ok2', 5, 'index', 400, 'refused before the index existed', '{\"a\":7}', 2),
   ('shop', '${dlx}_b', 'late1', 5, 'index', 400, '$parse_err', '{\"a\":3}', 3)"
+# another source's (an index fed by several sources): listed, never replayed here
+meta_q "INSERT INTO dead_letters (source, index_name, doc_id, version, op, status, error, body, attempts) VALUES
+  ('west', '$dlx', 'w1', 5, 'index', 400, '$strict_err', '{\"b\":2}', 1),
+  ('west', '${dlx}_b', 'w2', 5, 'index', 400, '$parse_err', '{\"a\":4}', 1)"
 
 first_product="$(mysql_q 'SELECT MIN(id) FROM shop.products')"
 export UI_URL="$URL" TOKEN SEARCH_URL SHOTS PW_DIR CHROMIUM DLX="$dlx" FIRST_PRODUCT="$first_product"
@@ -160,7 +170,10 @@ assert_eq true "$(curl -s "$SEARCH_URL/$dlx/_doc/ok2" | jq .found)" "the engine:
 assert_eq false "$(curl -s "$SEARCH_URL/$dlx/_doc/bad1" | jq .found)" "the engine: the discarded one never written"
 assert_eq 0 "$(meta_q "SELECT COUNT(*) FROM dead_letters WHERE source = 'shop'")" "SQL: no dead letter left after Replay all"
 assert_eq 3 "$(curl -s "$SEARCH_URL/${dlx}_b/_doc/late1" | jq ._source.a)" "the engine: the one Replay all sent"
-for s in sources mapping mapping-plan deadletters sources-phone mapping-phone deadletters-phone; do
+assert_eq "w1 w2" "$(meta_q "SELECT GROUP_CONCAT(doc_id ORDER BY doc_id SEPARATOR ' ') FROM dead_letters WHERE source = 'west'")" \
+    "SQL: west's dead letters stay (only its own daemon replays them)"
+assert_eq false "$(curl -s "$SEARCH_URL/$dlx/_doc/w1" | jq .found)" "the engine: west's never written from here"
+for s in sources mapping mapping-plan deadletters deadletters-source sources-phone mapping-phone deadletters-phone; do
     assert_true "screenshot $s.png" test -s "$SHOTS/$s.png"
 done
 pass

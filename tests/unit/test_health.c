@@ -3,9 +3,11 @@
  * thread between and during its runs (src/schedule.c), the node's request
  * thread running one admin call too long (sync/node/node.c), the admin
  * server's connection cut at its deadline and never closed
- * (web/admission.c), and the reader's outage named as a wait
- * (sync/sources/reader_stats.c). Each is made to fire, and seen to clear
- * when its cause goes. */
+ * (web/admission.c), the reader's outage named as a wait
+ * (sync/sources/reader_stats.c), a build's workers (sync/reindex/
+ * reindex_health.c) and the shard joins thread (sync/node/shard_join.c)
+ * held to the node's bound. Each is made to fire, and seen to clear when
+ * its cause goes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,10 +21,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "deliver/deliver_int.h"
 #include "liveness.h"
 #include "monotime.h"
 #include "schedule.h"
 #include "sync/node/node.h"
+#include "sync/node/shard_join.h"
+#include "sync/reindex/reindex.h"
+#include "sync/reindex/reindex_runner_int.h"
 #include "sync/sources/reader_stats.h"
 #include "web/admission.h"
 
@@ -196,11 +202,157 @@ static void t_reader_outage(void **st) {
     reader_stats_destroy(&rs);
 }
 
+/* ---------- a build's workers ---------- */
+
+/* a configuration whose node bound is 2 x 4 s + 10 s = 18 s */
+static void small_timeouts(struct ss_config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    cfg->source.connect_timeout_ms = 1000, cfg->source.read_timeout_ms = 3000;
+    cfg->search.connect_timeout_ms = 1000, cfg->search.timeout_ms = 3000;
+    cfg->delivery.drain_timeout_ms = 3000;
+    cfg->source.heartbeat_ms = 500;
+}
+
+/* the time of a thread's last beat moved back by ms */
+static void quiet_for(struct liveness *l, int64_t ms) {
+    atomic_store(&l->beat_ms, mono_ms() - ms);
+}
+
+static void t_build_workers(void **st) {
+    (void)st;
+    struct ss_config cfg;
+    small_timeouts(&cfg);
+    int64_t bound = node_wedged_after_ms(&cfg);
+    assert_int_equal(bound, 18000);
+    char why[512] = "";
+    /* no build: well */
+    assert_true(reindex_runners_healthy(bound, why, sizeof why));
+    struct reindex_runner r;
+    memset(&r, 0, sizeof r);
+    r.alias = "products";
+    r.version = 3;
+    struct worker w[2];
+    memset(w, 0, sizeof w);
+    r.w = w;
+    r.nw = r.wcap = 2;
+    struct job j = {.id = 7, .bucket = 1};
+    w[0].r = w[1].r = &r;
+    atomic_store(&w[0].job, &j);
+    rx_health_add(&r);
+    /* workers not yet running: nothing to ask of them */
+    assert_true(reindex_runners_healthy(bound, why, sizeof why));
+    liveness_start(&w[0].live);
+    liveness_start(&w[1].live);
+    assert_true(reindex_runners_healthy(bound, why, sizeof why));
+    /* a long table: a page within the bound each time is well however long
+     * the job runs */
+    for (int k = 0; k < 5; k++) {
+        quiet_for(&w[0].live, bound - 1000);
+        assert_true(reindex_runners_healthy(bound, why, sizeof why));
+        liveness_beat(&w[0].live);
+    }
+    /* no page past the bound: stalled, the build, the worker and its bucket named */
+    quiet_for(&w[0].live, bound + 1000);
+    assert_false(reindex_runners_healthy(bound, why, sizeof why));
+    assert_string_equal(why, "products v3 (worker 1, bucket 1): has read, delivered or waited "
+                             "on no page for more than 18000 ms (stalled: a page read, an "
+                             "acknowledgement wait or a statement on its job that does not "
+                             "end; the build waits with it)");
+    /* the same at a time given: the bound is the limit */
+    int64_t beat = atomic_load(&w[0].live.beat_ms);
+    assert_true(rx_runner_healthy(&r, beat + bound, bound, why, sizeof why));
+    assert_false(rx_runner_healthy(&r, beat + bound + 1, bound, why, sizeof why));
+    /* a page read: well again */
+    liveness_beat(&w[0].live);
+    assert_true(reindex_runners_healthy(bound, why, sizeof why));
+    /* the source away is a named wait: well however long it lasts ... */
+    liveness_wait(&w[0].live, RX_WAIT_SOURCE_AWAY);
+    quiet_for(&w[0].live, 10 * bound);
+    assert_true(reindex_runners_healthy(bound, why, sizeof why));
+    /* ... and the other worker, between jobs (none), is still asked */
+    quiet_for(&w[1].live, bound + 1);
+    assert_false(reindex_runners_healthy(bound, why, sizeof why));
+    assert_non_null(strstr(why, "products v3 (worker 2): has read, delivered or waited on no "
+                                "page for more than 18000 ms"));
+    /* a page's submit waiting for room in delivery (the engine away): well */
+    struct deliver d;
+    memset(&d, 0, sizeof d);
+    atomic_store(&d.waiting_space, true);
+    w[1].d = &d;
+    assert_true(reindex_runners_healthy(bound, why, sizeof why));
+    w[1].d = NULL;
+    /* its jobs done (the build waits for another source's part, or for its
+     * switch elsewhere): ended, well */
+    liveness_end(&w[1].live, true);
+    liveness_wait(&w[0].live, NULL);
+    liveness_end(&w[0].live, true);
+    quiet_for(&w[0].live, 10 * bound);
+    assert_true(reindex_runners_healthy(bound, why, sizeof why));
+    /* freed: no longer asked */
+    liveness_start(&w[0].live);
+    quiet_for(&w[0].live, 10 * bound);
+    assert_false(reindex_runners_healthy(bound, why, sizeof why));
+    rx_health_remove(&r);
+    assert_true(reindex_runners_healthy(bound, why, sizeof why));
+}
+
+/* ---------- the shard joins thread ---------- */
+
+static void t_shard_joins(void **st) {
+    (void)st;
+    struct ss_config cfg;
+    small_timeouts(&cfg);
+    int64_t bound = node_wedged_after_ms(&cfg);
+    char why[512] = "";
+    struct shard_joins j;
+    memset(&j, 0, sizeof j);
+    assert_true(shard_joins_healthy(&j, bound, why, sizeof why)); /* not started */
+    assert_int_equal(shard_joins_start(&j, &cfg, NULL), 0);
+    WAIT_UNTIL(liveness_waiting(&j.live) != NULL);
+    /* idle (no shard to read) is well however long it lasts */
+    quiet_for(&j.live, 10 * bound);
+    assert_true(shard_joins_healthy(&j, bound, why, sizeof why));
+    /* a join under way (the thread held in its wait by its lock meanwhile) */
+    pthread_mutex_lock(&j.mu);
+    liveness_wait(&j.live, NULL);
+    pthread_mutex_lock(&j.cur_mu);
+    snprintf(j.cur, sizeof j.cur, "shard db.t_2 of index ix");
+    pthread_mutex_unlock(&j.cur_mu);
+    quiet_for(&j.live, bound - 1000);
+    assert_true(shard_joins_healthy(&j, bound, why, sizeof why));
+    quiet_for(&j.live, bound + 1000);
+    assert_false(shard_joins_healthy(&j, bound, why, sizeof why));
+    assert_string_equal(why, "reading shard db.t_2 of index ix into its live version: no page "
+                             "read and delivered for more than 18000 ms (stalled: a page read "
+                             "or its delivery that does not end)");
+    /* its page's submit waiting for room in delivery: well */
+    struct deliver d;
+    memset(&d, 0, sizeof d);
+    atomic_store(&d.waiting_space, true);
+    pthread_mutex_lock(&j.cur_mu);
+    j.d = &d;
+    pthread_mutex_unlock(&j.cur_mu);
+    assert_true(shard_joins_healthy(&j, bound, why, sizeof why));
+    pthread_mutex_lock(&j.cur_mu);
+    j.d = NULL;
+    j.cur[0] = '\0';
+    pthread_mutex_unlock(&j.cur_mu);
+    /* a page delivered: well again */
+    liveness_beat(&j.live);
+    assert_true(shard_joins_healthy(&j, bound, why, sizeof why));
+    liveness_wait(&j.live, JOINS_WAIT_IDLE);
+    pthread_mutex_unlock(&j.mu);
+    /* stopped: well */
+    shard_joins_stop(&j);
+    assert_true(shard_joins_healthy(&j, bound, why, sizeof why));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_liveness),      cmocka_unit_test(t_schedule),
         cmocka_unit_test(t_node_requests), cmocka_unit_test(t_node_bound),
         cmocka_unit_test(t_admission),     cmocka_unit_test(t_reader_outage),
+        cmocka_unit_test(t_build_workers), cmocka_unit_test(t_shard_joins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
