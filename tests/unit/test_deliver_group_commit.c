@@ -231,36 +231,6 @@ static void t_page_stream_not_held(void **s) {
     deliver_free(d);
 }
 
-/* a page stream's transaction leaves as one request of up to txn_batch_max
- * changes, not in requests of the hub's batch_max (a reindex page of
- * [reindex] page_size documents went as two requests of 500) */
-static void t_page_stream_one_request(void **s) {
-    (void)s;
-    struct deliver_opts o;
-    gc_opts(&o);
-    o.flush_on_txn_end = true;
-    o.batch_max = 200;
-    /* as the reindex runner opens its streams: no partition's queue of the
-     * open transaction reaches it, so none leaves before the end */
-    o.batch_min = o.batch_max;
-    o.txn_batch_max = 400;
-    struct deliver *d = mk(&o);
-    submit_n(d, "i", "x", 350, 1);
-    deliver_txn_end(d, "page");
-    assert_int_equal(deliver_drain(d, 20000), DELIVER_OK);
-    assert_int_equal(fake_items(), 350);
-    assert_int_equal(fake_requests(), 1);
-    /* larger than txn_batch_max: requests of up to txn_batch_max, 3 or 4
-     * (a partition's queue with a request in flight waits for it: the
-     * second request may stop short), where batch_max made 5 at least */
-    submit_n(d, "i", "y", 900, 2);
-    deliver_txn_end(d, "page 2");
-    assert_int_equal(deliver_drain(d, 20000), DELIVER_OK);
-    assert_int_equal(fake_items(), 1250);
-    assert_in_range(fake_requests() - 1, 3, 4);
-    deliver_free(d);
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(t_idle_goes_at_once, setup, teardown),
@@ -272,7 +242,6 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_flush_interval_bounds_the_wait, setup, teardown),
         cmocka_unit_test_setup_teardown(t_other_target_not_held, setup, teardown),
         cmocka_unit_test_setup_teardown(t_page_stream_not_held, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_page_stream_one_request, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
