@@ -171,9 +171,6 @@ struct deliver_opts {
     bool flush_on_txn_end;      /* a closed transaction's changes are sent at once, whatever
                                  * batch_min says (a producer that waits for each
                                  * transaction's acknowledgement, like a reindex page) */
-    int txn_batch_max;          /* stream, with flush_on_txn_end: its requests carry up to
-                                 * this many changes (batch_max_bytes still applies); 0 =
-                                 * batch_max. A reindex page leaves as one request */
     bool ordered_versions;      /* stream: it submits one document's versions in
                                  * increasing order (the binlog reader): I5 is
                                  * asserted against its queued changes */

@@ -237,7 +237,6 @@ struct deliver {
     int linger_refresh_percent; /* its live requests spaced by the refresh (linger.c) */
     bool batch_to_refresh; /* its live changes wait for the next refresh (refresh.c) */
     bool flush_on_txn_end;
-    int txn_batch_max;     /* its requests' most changes; 0: the hub's batch_max */
     bool ordered_versions; /* I5 asserted at submit */
     int checkpoint_interval_ms, idle_checkpoint_interval_ms;
     int drain_timeout_ms;

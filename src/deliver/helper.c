@@ -125,17 +125,17 @@ static bool seen_add(struct seen_slot *set, size_t cap, const struct item *it) {
     }
 }
 
-/* Move up to max items (batch_max, or the stream's txn_batch_max) and
- * batch_max_bytes from the front of q into the batch; false when the batch
- * must end here (a repeated document, a solo item, or full). */
+/* Move up to batch_max items (and batch_max_bytes) from the front of q into
+ * the batch; false when the batch must end here (a repeated document, a
+ * solo item, or full). */
 static bool take_from(struct deliver_hub *d, struct indexq *q, struct item ***arr, int *cap, int *n,
-                      int max, size_t *bytes, struct seen_slot *seen, size_t seen_cap) {
+                      size_t *bytes, struct seen_slot *seen, size_t seen_cap) {
     int took = 0;
     bool go_on = true;
     while (q->main.head) {
         struct item *it = q->main.head;
         if (it->txn->s->held) break; /* its stream's sends are held: it and what follows wait */
-        if (*n >= max ||
+        if (*n >= d->o.batch_max ||
             (*n > 0 && (*bytes + it->size > (size_t)d->o.batch_max_bytes || it->solo)) ||
             !seen_add(seen, seen_cap, it)) {
             go_on = false;
@@ -160,7 +160,7 @@ static bool take_from(struct deliver_hub *d, struct indexq *q, struct item ***ar
     }
     d->main_queued -= took;
     q->inflight = true;
-    return go_on && *n < max;
+    return go_on && *n < d->o.batch_max;
 }
 
 /* A batch starts at q and, while there is room, goes on with the other
@@ -169,19 +169,10 @@ static bool take_from(struct deliver_hub *d, struct indexq *q, struct item ***ar
  * taken from has this batch in flight (its documents' order is kept); all
  * are of one index, so one fuse and one backoff apply to the request. */
 static int take_batch(struct deliver_hub *d, struct helper *h, struct indexq *q,
-                      struct item ***arr, int *cap, struct seen_slot **seenp, size_t *seen_capp,
+                      struct item ***arr, int *cap, struct seen_slot *seen, size_t seen_cap,
                       int64_t now) {
     int n = 0;
     size_t bytes = 0;
-    const struct deliver *hs = q->main.head->txn->s;
-    int max = hs->txn_batch_max > 0 ? hs->txn_batch_max : d->o.batch_max;
-    if (*seen_capp < (size_t)max * 2) { /* half full at most: its probes stay short */
-        while (*seen_capp < (size_t)max * 2) *seen_capp *= 2;
-        free(*seenp);
-        *seenp = xcalloc(*seen_capp, sizeof **seenp);
-    }
-    struct seen_slot *seen = *seenp;
-    size_t seen_cap = *seen_capp;
     memset(seen, 0, seen_cap * sizeof *seen);
     h->nqs = 0;
     /* beyond the first queue, a batch takes no more than its share of what
@@ -193,8 +184,9 @@ static int take_batch(struct deliver_hub *d, struct helper *h, struct indexq *q,
      * for each transaction (a reindex page) gets its transaction in one
      * request, not in a share per helper (each share would wait for its own
      * turn behind the other streams) */
+    const struct deliver *hs = q->main.head->txn->s;
     long share = d->o.group_commit || hs->linger_ms > 0 || hs->flush_on_txn_end
-                     ? max
+                     ? d->o.batch_max
                      : (queued + d->o.helpers - 1) / d->o.helpers;
     bool more = true;
     for (int k = 0; k <= d->o.workers && more; k++) {
@@ -213,7 +205,7 @@ static int take_batch(struct deliver_hub *d, struct helper *h, struct indexq *q,
             h->qs = xrealloc(h->qs, sizeof *h->qs * (size_t)h->qs_cap);
         }
         h->qs[h->nqs++] = from;
-        more = take_from(d, from, arr, cap, &n, max, &bytes, seen, seen_cap);
+        more = take_from(d, from, arr, cap, &n, &bytes, seen, seen_cap);
     }
     d->inflight += n;
     d->inflight_batches++;
@@ -593,7 +585,7 @@ void *helper_main(void *arg) {
             h->idle = false;
             continue;
         }
-        b.n = take_batch(d, h, q, &b.it, &b.cap, &b.seen, &b.seen_cap, now);
+        b.n = take_batch(d, h, q, &b.it, &b.cap, b.seen, b.seen_cap, now);
         if (d->main_queued > 0) pthread_cond_signal(&d->work_cv); /* the rest: another helper */
         h->sending_ns = now_ns();
         pthread_mutex_unlock(&d->mu);

@@ -117,7 +117,6 @@ void stream_init(struct deliver *s, struct deliver_hub *d, const struct deliver_
     s->linger_refresh_percent = o->linger_refresh_percent;
     s->batch_to_refresh = o->batch_to_refresh;
     s->flush_on_txn_end = o->flush_on_txn_end;
-    s->txn_batch_max = o->flush_on_txn_end && o->txn_batch_max > 0 ? o->txn_batch_max : 0;
     s->ordered_versions = o->ordered_versions;
     s->checkpoint_interval_ms = o->checkpoint_interval_ms < 1 ? 1000 : o->checkpoint_interval_ms;
     s->idle_checkpoint_interval_ms =
