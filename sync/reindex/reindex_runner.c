@@ -595,18 +595,17 @@ static int start_workers(struct reindex_runner *r, struct deliver_hub *hub, int 
     /* the pages stream on the delivery handed (a daemon's node's), or on one
      * of the build's own: [delivery] helpers bulk requests in flight for all
      * the jobs together. More would only queue at the engine's write threads;
-     * a job's next page is read and built meanwhile. A page leaves as one
-     * request ([reindex] page_size documents, batch_max_bytes at most) once
-     * it is closed: in requests of batch_max (500) the engine took each
-     * page as two, and its per-request work (the HTTP layer, one write task
-     * a shard) doubled for nothing a build gains; live sync keeps batch_max,
-     * its latency being what small requests buy. */
+     * a job's next page is read and built meanwhile. Full requests: a page's
+     * documents leave in batches of batch_max, the rest once it is closed.
+     * A page as one request of page_size documents was tried: with as many
+     * jobs as helpers no request then waited at the hub for a helper to
+     * free, and on a loaded box builds were as often slower as faster (6
+     * paired 500k builds, 2 shared CPUs). */
     if (!hub) hub = r->own_hub = deliver_hub_new(&o, r->client, err, errlen);
     int ok = hub != NULL;
     o.batch_min = o.batch_max;
     o.flush_interval_ms = 1000;
     o.flush_on_txn_end = true;
-    o.txn_batch_max = r->cfg->reindex.page_size;
     o.linger_ms = 0; /* a closed page's rest goes at once */
     o.linger_refresh_percent = 0;
     o.checkpoint = NULL;
