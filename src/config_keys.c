@@ -313,8 +313,9 @@ const struct config_key config_keys[] = {
       "not used in a cluster, where the rebalance places the jobs"),
     I("reindex", "page_size", reindex.page_size, "1000", 10, 100000,
       "Rows a job reads per keyset page (its first three pages are 1/8, 1/4 and 1/2 of it, so "
-      "the engine gets work at once); the next page is read while one is delivered, and a "
-      "page's cursor is saved once the engine acknowledged it"),
+      "the engine gets work at once); a page leaves as soon as the job's page before it is "
+      "acknowledged, whose cursor is saved meanwhile; the next page is read while one is "
+      "delivered"),
     I("reindex", "poll_interval_ms", reindex.poll_interval_ms, "100", 10, 600000,
       "How often the daemon looks for queued reindexes (one indexed query of the build table); "
       "a build starts within this time of its request"),

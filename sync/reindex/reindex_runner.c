@@ -17,8 +17,9 @@
  * the key of a range bucket's page read that key range) with the index
  * config of the mapping generation the build pinned when it started
  * (sync/mapping/mapping_gen.h), delivers them through its own delivery instance
- * and waits for the acknowledgement before it saves the cursor — so a crash
- * reads again at most the page in flight.
+ * and saves a page's cursor once the engine acknowledged it, while its next
+ * page is already in flight — so a crash reads again at most those two
+ * pages.
  *
  * Why a page does not pass through sync/pipeline/pipeline.c. Live sync, resync, the
  * delayed run, TTL and check repair hand a change set (keys to rebuild) to
@@ -163,10 +164,10 @@ static int try_finish(struct worker *w, bool may_resume) {
 }
 
 /* Wait for the page in flight to be acknowledged (engine outages are waited
- * out), then save its cursor and counters. 0 (also when none was in
- * flight), -1 error (w->err), -2 shutting down (the cursor stays before that
- * page), -3 the job is gone (cancelled). */
-static int settle_page(struct worker *w) {
+ * out); it is then w->acked, its cursor not saved yet (record_page). 0
+ * (also when none was in flight), -2 shutting down (the cursor stays before
+ * that page). */
+static int page_acked(struct worker *w) {
     struct reindex_runner *r = w->r;
     struct sent_page *sp = &w->sent;
     if (!sp->on) return 0;
@@ -202,6 +203,20 @@ static int settle_page(struct worker *w) {
         r->lost = 2;
         r->stop = 2;
     }
+    free(w->acked.last);
+    w->acked = *sp;
+    sp->on = false;
+    sp->last = NULL;
+    return 0;
+}
+
+/* The acknowledged page's cursor and counters saved (w->acked). 0 (also
+ * when there is none), -1 error (w->err), -2 shutting down (the page is read
+ * again after the restart), -3 the job is gone (cancelled). */
+static int record_page(struct worker *w) {
+    struct reindex_runner *r = w->r;
+    struct sent_page *sp = &w->acked;
+    if (!sp->on) return 0;
     int rc = 0;
     sbuf c = SBUF_INIT;
     sbuf_printf(&c, "UPDATE jobs SET status = 'running', data_cursor = ");
@@ -226,6 +241,13 @@ static int settle_page(struct worker *w) {
     free(sp->last);
     sp->last = NULL;
     return rc;
+}
+
+/* The page in flight acknowledged and its cursor saved. 0, or what
+ * page_acked / record_page return. */
+static int settle_page(struct worker *w) {
+    int rc = page_acked(w);
+    return rc == 0 ? record_page(w) : rc;
 }
 
 /* Hand w->next to delivery as one transaction; it becomes the page in
@@ -380,10 +402,17 @@ static int run_job(struct worker *w, struct job *j) {
                 rc = pr;
                 break;
             }
-            /* this page is built: the one before it is acknowledged and
-             * recorded first, then this one goes */
-            rc = settle_page(w);
+            /* this page is built: it goes as soon as the one before it is
+             * acknowledged, and that one's cursor is saved while the engine
+             * indexes it. Saved first, the metadata server's commit (a
+             * binlogged write, often an fsync) was a gap in every job's
+             * stream of requests, and the engine idled in it while the
+             * other jobs' requests were too few to fill it. The cursor
+             * still moves only past acknowledged pages: a crash reads again
+             * the page whose cursor was not saved and the one in flight. */
+            rc = page_acked(w);
             if (rc == 0) rc = send_page(w);
+            if (rc == 0) rc = record_page(w);
             if (rc != 0) break;
             liveness_beat(&w->live);
         }
@@ -391,9 +420,10 @@ static int run_job(struct worker *w, struct job *j) {
     }
     rx_snapshot_end(w);
     if (rc == 0) rc = settle_page(w);
-    w->sent.on = false; /* what was not settled is read again after a restart */
+    w->sent.on = w->acked.on = false; /* what was not settled is read again after a restart */
     free(w->sent.last);
-    w->sent.last = NULL;
+    free(w->acked.last);
+    w->sent.last = w->acked.last = NULL;
     free(after);
     rc = record_job_end(w, j, rc);
     w->job = NULL;
@@ -566,7 +596,11 @@ static int start_workers(struct reindex_runner *r, struct deliver_hub *hub, int 
      * of the build's own: [delivery] helpers bulk requests in flight for all
      * the jobs together. More would only queue at the engine's write threads;
      * a job's next page is read and built meanwhile. Full requests: a page's
-     * documents leave in batches of batch_max, the rest once it is closed. */
+     * documents leave in batches of batch_max, the rest once it is closed.
+     * A page as one request of page_size documents was tried: with as many
+     * jobs as helpers no request then waited at the hub for a helper to
+     * free, and on a loaded box builds were as often slower as faster (6
+     * paired 500k builds, 2 shared CPUs). */
     if (!hub) hub = r->own_hub = deliver_hub_new(&o, r->client, err, errlen);
     int ok = hub != NULL;
     o.batch_min = o.batch_max;

@@ -89,6 +89,7 @@ struct worker {
     size_t end_t;                /* the table end_state is of */
     char *end_key;
     struct sent_page sent;
+    struct sent_page acked;      /* acknowledged, its cursor not saved yet (record_page) */
     int slot;                    /* the build slot it holds (reindex_slots.c), -1 none */
     /* its progress, for the node's health (sync/reindex/reindex_health.c):
      * beats at each page read, handed over or waited on, named waits for a
@@ -122,12 +123,14 @@ struct reindex_runner {
     _Atomic int stop;       /* 1: stop between pages (shutdown), 2: the build fails */
     _Atomic int failing;    /* claimed by the one worker that rolls the build back */
     _Atomic int switcher;   /* 1 + index of the worker doing the switch here, 0 none */
+    int64_t switch_ms[5];   /* the switch's steps, ms: refresh, settings, flush and
+                             * terms, alias; [4] its start (mono_ms) */
     _Atomic int running;    /* threads still running */
     _Atomic int gone;       /* 1: a worker found its job gone (cancelled, or moved) */
     _Atomic unsigned long long rejected_total;
     unsigned long long rows_expected;       /* the document tables' estimated rows */
     _Atomic unsigned long long rows_acked;  /* acknowledged, before a restart too */
-    _Atomic int mid_refresh;                /* 1 once the mid-build refresh started */
+    _Atomic int mid_refresh;                /* 1 once the mid-build refreshes' thread started */
     unsigned long long mid_at;              /* the rows acknowledged when it started */
     char *build_terms;          /* primary terms at creation; NULL: built with writes on disk */
     int buckets;                /* of this build, for a build queued in its place */
@@ -163,8 +166,8 @@ bool rx_runner_healthy(struct reindex_runner *r, int64_t now_ms, int64_t bound_m
 
 /* ---------- sync/reindex/reindex_version.c ---------- */
 #define LOST_CHECK_MS 10000 /* the version's primary terms compared this often */
-/* rows more rows acknowledged: the caller that passes MID_REFRESH_PCT of the
- * estimate starts the mid-build refresh. */
+/* rows more rows acknowledged: the caller that passes the first mark of the
+ * estimate starts the thread of the mid-build refreshes. */
 void rv_mid_refresh_maybe(struct reindex_runner *r, size_t rows);
 /* The primary terms compared, if LOST_CHECK_MS passed since the last look. */
 void rv_lost_check_maybe(struct worker *w);

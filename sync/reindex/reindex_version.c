@@ -1,15 +1,16 @@
 /* reindex_version: the version a build writes, in the engine — refreshed
- * once midway, watched for lost writes, switched live behind the alias (the
+ * beside its jobs, watched for lost writes, switched live behind the alias (the
  * jobs that fill it are sync/reindex/reindex_runner.c's).
  *
- * The mid-build refresh (rv_mid_refresh_maybe): the version is built with
+ * The mid-build refreshes (rv_mid_refresh_maybe): the version is built with
  * refreshes off, and the switch's refresh writes out everything the engine
  * indexed since its last one, on its refresh thread pool (half the node's
  * CPUs: one thread, shard after shard, on 2 CPUs) while nothing else runs.
- * Once the acknowledged rows pass MID_REFRESH_PCT of the document tables'
- * estimated rows, one refresh is started beside the jobs: what it writes is
+ * Once the acknowledged rows pass the first of MID_REFRESH_PCTS of the
+ * document tables' estimated rows, a thread refreshes the version beside
+ * the jobs, and again at each next mark it finds passed: what they write is
  * written while the engine still indexes, and the switch's refresh has only
- * the rest.
+ * what came after the last.
  *
  * Lost writes (lost_check): a version is built with its translog written
  * asynchronously (sync/mapping/index_mapping.c), so the engine acknowledges a batch
@@ -47,41 +48,65 @@
 
 /* Of the rows: a root table's documents, with their nested parts, are
  * usually the heaviest and read first, so by bytes the engine is further on
- * than by rows, and the refresh must be over before the jobs are (20k demo,
- * 2 shared CPUs, 6 builds each: 35-45% 2.14-2.20 s, 50% 2.18-2.34 s, none
- * 2.29-2.58 s) */
-#define MID_REFRESH_PCT 40
+ * than by rows, and a refresh must be over before the jobs are (20k demo,
+ * 2 shared CPUs, 6 builds each, one refresh: 35-45% 2.14-2.20 s, 50%
+ * 2.18-2.34 s, none 2.29-2.58 s). With one at 40%, the switch's refresh of
+ * the other 60% of 200k flat rows took 1.6 s of a 12.7 s build (OpenSearch
+ * 2.19, 2 shared CPUs), its one refresh thread busy and the write threads
+ * idle: later marks leave it the last tenth. */
+static const unsigned MID_REFRESH_PCTS[] = {40, 70, 90};
+#define MID_REFRESHES (sizeof MID_REFRESH_PCTS / sizeof MID_REFRESH_PCTS[0])
+
+static unsigned long long pct_of_rows(unsigned long long rows, unsigned pct) {
+    return rows / 100 * pct + rows % 100 * pct / 100;
+}
 
 static void *mid_refresh_main(void *arg) {
     struct reindex_runner *r = arg;
     struct search_conn *k = search_conn_new(r->client);
     struct search_resp resp;
     search_resp_init(&resp);
-    char path[700], err[512] = "";
+    char path[700];
     snprintf(path, sizeof path, "/%s/_refresh", r->phys);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = rx_engine(k, "POST", path, NULL, &resp, err, sizeof err);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (rc == 0 && resp.status == 200)
-        log_info("reindex", "%s v%u: refreshed at %llu of about %llu rows in %.3f s (the switch's "
-                 "refresh writes the rest)", r->alias, r->version, r->mid_at, r->rows_expected,
-                 (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-    else /* nothing depends on it: the switch refreshes the version anyway */
-        log_info("reindex", "%s v%u: the mid-build refresh failed (%s); the switch refreshes the "
-                 "version anyway", r->alias, r->version,
-                 err[0] ? err : resp.body.data ? resp.body.data : "?");
+    for (size_t m = 0, first = 1; m < MID_REFRESHES; m++, first = 0) {
+        /* the next mark: waited for until the jobs end (the switch
+         * refreshes then) or the build stops */
+        unsigned long long due = pct_of_rows(r->rows_expected, MID_REFRESH_PCTS[m]);
+        while (atomic_load(&r->rows_acked) < due) {
+            if (r->running == 0 || r->switcher || !rx_nap_unless(&r->stop, 20)) goto out;
+        }
+        /* marks the last refresh overtook: skipped */
+        while (m + 1 < MID_REFRESHES &&
+               atomic_load(&r->rows_acked) >= pct_of_rows(r->rows_expected, MID_REFRESH_PCTS[m + 1]))
+            m++;
+        /* the first: at the rows of the page that passed its mark */
+        unsigned long long at = first ? r->mid_at : atomic_load(&r->rows_acked);
+        char err[512] = "";
+        int64_t t0 = mono_ms();
+        int rc = rx_engine(k, "POST", path, NULL, &resp, err, sizeof err);
+        if (rc == 0 && resp.status == 200) {
+            log_info("reindex", "%s v%u: refreshed at %llu of about %llu rows in %.3f s (%s)",
+                     r->alias, r->version, at, r->rows_expected, (double)(mono_ms() - t0) / 1e3,
+                     m + 1 < MID_REFRESHES ? "again later" : "the switch's refresh writes the rest");
+        } else { /* nothing depends on it: the switch refreshes the version anyway */
+            log_info("reindex", "%s v%u: the mid-build refresh failed (%s); the switch refreshes "
+                     "the version anyway", r->alias, r->version,
+                     err[0] ? err : resp.body.data ? resp.body.data : "?");
+            break;
+        }
+    }
+out:
     search_resp_free(&resp);
     search_conn_free(k);
     return NULL;
 }
 
-/* rows more rows acknowledged: the one caller that passes MID_REFRESH_PCT of
- * the estimate starts the mid-build refresh (see the top of the file). */
+/* rows more rows acknowledged: the one caller that passes the first of
+ * MID_REFRESH_PCTS of the estimate starts the thread of the mid-build
+ * refreshes (see the top of the file). */
 void rv_mid_refresh_maybe(struct reindex_runner *r, size_t rows) {
     unsigned long long before = atomic_fetch_add(&r->rows_acked, rows);
-    unsigned long long due = r->rows_expected / 100 * MID_REFRESH_PCT +
-                             r->rows_expected % 100 * MID_REFRESH_PCT / 100;
+    unsigned long long due = pct_of_rows(r->rows_expected, MID_REFRESH_PCTS[0]);
     if (!due || before >= due || before + rows < due) return;
     int none = 0;
     if (!atomic_compare_exchange_strong(&r->mid_refresh, &none, 1)) return;
@@ -258,6 +283,7 @@ static int switch_prepare(struct worker *w, struct search_conn *k, struct search
      * own scheduled refresh ran beside this one (12 refreshes of the version
      * where a plain bulk load has 9) */
     char path[700];
+    int64_t t0 = mono_ms();
     switch_step(k, r->phys, "_refresh", resp,
                 "its refresh interval, restored next, makes its documents searchable within a "
                 "second");
@@ -270,6 +296,8 @@ static int switch_prepare(struct worker *w, struct search_conn *k, struct search
      * last commit's files and then replays every operation after it from the
      * translog, that is, indexes most of the version once more. After the
      * flush it copies files only. */
+    r->switch_ms[0] = mono_ms() - t0;
+    t0 = mono_ms();
     snprintf(path, sizeof path, "/%s/_settings", r->phys);
     if (engine_wait(w, k, "PUT", path,
                     "{\"index\":{\"refresh_interval\":null,\"translog\":{\"durability\":null},"
@@ -281,6 +309,8 @@ static int switch_prepare(struct worker *w, struct search_conn *k, struct search
                  resp->status, resp->body.data ? resp->body.data : "");
         return -1;
     }
+    r->switch_ms[1] = mono_ms() - t0;
+    t0 = mono_ms();
     if (r->build_terms) {
         snprintf(path, sizeof path, "/%s/_flush", r->phys);
         if (engine_wait(w, k, "POST", path, NULL, resp, w->err, sizeof w->err) < 0 ||
@@ -308,6 +338,7 @@ static int switch_prepare(struct worker *w, struct search_conn *k, struct search
         switch_step(k, r->phys, "_flush", resp,
                     "its replicas recover by replaying its translog instead");
     }
+    r->switch_ms[2] = mono_ms() - t0;
     if (ix->replicas > 0) {
         sbuf body = SBUF_INIT;
         snprintf(path, sizeof path, "/%s/_settings", r->phys);
@@ -407,10 +438,15 @@ static void switch_after(struct worker *w, struct search_conn *k, struct search_
                 r->id, r->version);
     if (db_row1(meta, q.data, q.len, tot, 3, w->err, sizeof w->err) == 1) {
         char detail[600];
+        /* the switch's steps timed: the part of a build's time that is
+         * not its pages' */
         snprintf(detail, sizeof detail, "version %u live: %s rows read, %s documents written, "
-                                        "%llu rejected, %s s",
+                                        "%llu rejected, %s s (the switch %.3f s: refresh %.3f, "
+                                        "settings %.3f, flush and terms %.3f, alias %.3f)",
                  r->version, tot[0], tot[1], (unsigned long long)r->rejected_total,
-                 tot[2] ? tot[2] : "?");
+                 tot[2] ? tot[2] : "?", (double)(mono_ms() - r->switch_ms[4]) / 1e3,
+                 (double)r->switch_ms[0] / 1e3, (double)r->switch_ms[1] / 1e3,
+                 (double)r->switch_ms[2] / 1e3, (double)r->switch_ms[3] / 1e3);
         rx_sync_log(meta, r->cfg->source.name, r->id, "reindex done", detail);
         log_info("reindex", "%s: %s", r->alias, detail);
     }
@@ -457,8 +493,11 @@ int rv_try_finish(struct worker *w, bool may_resume) {
     struct search_resp resp;
     search_resp_init(&resp);
     struct search_conn *k = search_conn_new(r->client);
+    r->switch_ms[4] = mono_ms();
     rc = switch_prepare(w, k, &resp);
+    int64_t t0 = mono_ms();
     if (rc == 0) rc = switch_alias(w, k, &resp);
+    r->switch_ms[3] = mono_ms() - t0;
     liveness_beat(&w->live);
     if (rc == 0) rc = switch_record(w);
     if (rc == 0) {

@@ -49,7 +49,16 @@
 # searchsync a second time each round as "searchsync-baseline", with this
 # added to its configuration, e.g. '[delivery]\nbatch_to_refresh = false':
 # a change of its defaults against the defaults in the same rounds; with
-# three tools each goes first in turn).
+# three tools each goes first in turn), PEERS_SS_BASELINE_BIN (the same with
+# another build of searchsync: before and after a change in one run),
+# PEERS_LOAD_ONLY=1 (the flat load alone: each tool's, the raw of the plain
+# documents and of searchsync's exact ones, no UPDATE, lag or nested phase;
+# a table of docs/s, % of each raw paired by round, the build's own
+# queued-to-switched time, CPU seconds per 100k documents of the tool,
+# MariaDB and the engine; the engine's work on each index, _stats), and
+# PEERS_TUNE_EXACT (100000: the raw of searchsync's exact documents tuned
+# on that many of them, at PEERS_TUNE_PARS x PEERS_TUNE_SIZES; 0: at the
+# plain documents' best shape).
 # PEERS_PIN=1 gives the engines a CPU of their own, as a search cluster has
 # in production: every process of both engines on CPU 1, MariaDB, Redis, the
 # tools, the writer and the raw loads' curl on CPU 0 (taskset; undone at the

@@ -130,6 +130,10 @@ class Searchsync(Tool):
     name = 'searchsync'
     extra_ini = ''  # more configuration after PEERS_SS_INI's (the baseline's)
 
+    @property
+    def bin(self):
+        return self.a.searchsync
+
     def start(self, kind, index, run_id):
         db = self.a.db
         cols = lambda cs: [dict(name=c, key=True) if c == 'id' else dict(name=c) for c in cs]  # noqa: E731
@@ -159,11 +163,11 @@ class Searchsync(Tool):
             # PEERS_SS_INI: more of searchsync's configuration (INI text,
             # \n for a new line), e.g. "[delivery]\nbatch_max = 2000"
             f.write((os.environ.get('PEERS_SS_INI', '') + '\\n' + self.extra_ini).replace('\\n', '\n') + '\n')
-        r = subprocess.run([self.a.searchsync, 'mapping', 'import', '--config', ini, mp, '--yes'],
+        r = subprocess.run([self.bin, 'mapping', 'import', '--config', ini, mp, '--yes'],
                            capture_output=True, text=True)
         if r.returncode:
             raise RuntimeError('searchsync mapping import: ' + r.stdout + r.stderr)
-        self.spawn([self.a.searchsync, 'run', '--config', ini])
+        self.spawn([self.bin, 'run', '--config', ini])
 
     def cleanup(self, sql):
         sql.q('DROP DATABASE IF EXISTS `%s`' % self.meta)
@@ -179,6 +183,10 @@ class SearchsyncBaseline(Searchsync):
     def __init__(self, a, engine_url, tmp):
         super().__init__(a, engine_url, tmp)
         self.extra_ini = os.environ.get('PEERS_SS_BASELINE_INI', '')
+
+    @property
+    def bin(self):  # PEERS_SS_BASELINE_BIN: another build (before / after in one run)
+        return os.environ.get('PEERS_SS_BASELINE_BIN') or self.a.searchsync
 
 
 class Gme(Tool):
@@ -354,7 +362,8 @@ class Run:
         print('%s on %s, %s, round %d (index %s)' % (self.t.name, b.engine_name[self.t.url], self.kind,
                                                      self.rnd, self.index))
         sys.stdout.flush()
-        e0 = self.engine_cpu()
+        e0, self.m0 = self.engine_cpu(), b.mysql_cpu()
+        self.w0 = write_tasks(self.e)
         t0 = now()
         self.t.start(self.kind, self.index, run_id)
         try:
@@ -372,15 +381,36 @@ class Run:
         b = self.b
         n = b.flat_rows
         t1 = self.wait_count(n)
-        self.res['flat_load'], self.res['cpu_load'] = self.phase('flat initial load', n, t0, t1, 0, e0)
+        self.res['flat_load'], self.res['cpu_load'] = self.phase('flat initial load', n, t0, t1, 0, e0, self.m0)
         if t1 is None:
             return
+        self.res['flat_load_cpu'] = dict(tool=self.t.cpu(), mariadb=b.mysql_cpu() - self.m0,
+                                         engine=self.engine_cpu() - e0)
+        if getattr(self.t, 'meta', None):
+            self.res.update(build_row(b.m, self.t.meta, n, t1 - t0))
+        self.res['flat_load_work'] = index_work(self.t.url, self.index)
+        w1 = write_tasks(self.e)
+        if w1 is not None and self.w0 is not None:  # one a shard-level bulk request (1 shard)
+            self.res['flat_load_work']['bulks'] = w1 - self.w0
+        if b.load_only:  # the engine's CPU until its merges of the load are done too, as the raw's
+            self.engine_quiet()
+            self.res['flat_load_cpu']['engine_quiet'] = self.engine_cpu() - e0
+            print('  (engine CPU until quiet: %.1f s)' % self.res['flat_load_cpu']['engine_quiet'])
+        print('  (the engine\'s work on it: %s)' % self.res['flat_load_work'])
         if self.t.name == 'searchsync' and self.t.url not in b.exact:
             # its exact documents and mapping, for the raw load of the same work
             path = os.path.join(b.a.tmp, 'exact-flat-%d.ndjson' % len(b.exact))
             mp, got = dump_index(self.t.url, self.index, path)
             b.exact[self.t.url] = (path, mp)
             print('  (dumped its %d documents and mapping for the raw load)' % got)
+            if b.tune_exact:  # the raw of these documents tuned on them, not on the plain ones
+                best, table = raw_bulk.tune(self.t.url, path, raw_bulk.index_body(mp), sample_docs=b.tune_exact,
+                                            pars=b.tpars, sizes=b.tsizes, index='pf_raw_tune')
+                b.tuned[self.t.url]['flat_exact'] = best
+                b.record(dict(tool='raw _bulk tuning', engine=b.engine_name[self.t.url], kind='flat_exact',
+                              best=best, table={'%dx%d' % k: v for k, v in table.items()}))
+        if b.load_only:
+            return
         # single-row UPDATEs, PEERS_TXN a transaction; then the same again
         # as a backlog (the writer's time and CPU out of the measure: the
         # reader behind)
@@ -726,6 +756,47 @@ def dump_index(url, index, path):
     return mappings, n
 
 
+def index_work(url, index):
+    """What the engine did to an index (its primaries' _stats): indexing
+    milliseconds, refreshes, flushes, merges and their milliseconds, the
+    throttled milliseconds; printed beside each load."""
+    try:
+        st, j = raw_bulk._req(url, 'GET', '/%s/_stats/indexing,refresh,flush,merge,segments' % index)
+        p = j['_all']['primaries']
+    except Exception:
+        return {}
+    return dict(index_ms=p['indexing']['index_time_in_millis'], throttle_ms=p['indexing'].get(
+                    'throttle_time_in_millis', 0), refreshes=p['refresh']['total'],
+                refresh_ms=p['refresh']['total_time_in_millis'], flushes=p['flush']['total'],
+                merges=p['merges']['total'], merge_ms=p['merges']['total_time_in_millis'],
+                segments=p['segments']['count'])
+
+
+def build_row(sql, meta, docs, secs):
+    """searchsync's build as its own bookkeeping has it (reindex_runs,
+    reindex_run_jobs): seconds from queued to the alias switched, to its
+    first job's start and its last job's end, beside the bench's wall time
+    (from the tool's start to a _count of every document): the rest is the
+    daemon's start, the switch and the _count's polling."""
+    try:
+        r = sql.q('SELECT TIMESTAMPDIFF(MICROSECOND, r.started_at, r.finished_at) / 1e6, '
+                  'TIMESTAMPDIFF(MICROSECOND, r.started_at, MIN(j.started_at)) / 1e6, '
+                  'TIMESTAMPDIFF(MICROSECOND, r.started_at, MAX(j.finished_at)) / 1e6 '
+                  'FROM `%s`.reindex_runs r LEFT JOIN `%s`.reindex_run_jobs j ON j.run_id = r.id '
+                  'GROUP BY r.id ORDER BY r.id LIMIT 1' % (meta, meta))
+    except Exception as ex:
+        print('  (no build bookkeeping: %s)' % ex)
+        return {}
+    if not r:
+        return {}
+    f = lambda v: float(v) if v not in ('NULL', '') else None  # noqa: E731
+    run, first, done = (f(x) for x in r[0][:3])
+    print('  (its build: %.2f s queued to switched = %.0f docs/s; first job at %.2f s, last job done at %.2f s; '
+          'the bench\'s %.2f s from the start)' % (run or 0, docs / run if run else 0, first or 0, done or 0, secs))
+    return dict(build_s=run, build_first_job_s=first, build_jobs_done_s=done, wall_s=secs,
+                build_rate=docs / run if run else None)
+
+
 def raw_round(b, url, rnd):
     """The engine's raw _bulk in round rnd, at the (connections, documents a
     request) that tuning found best for each kind: loads into a fresh index
@@ -739,10 +810,18 @@ def raw_round(b, url, rnd):
     out, lag_runs = {}, {}
     tu = b.tuned[url]
     for kind, mp in (('flat', None), ('nested', NESTED_MAPPING)):
+        if kind not in b.kinds:
+            continue
         par, size = tu[kind]
         idx = 'pf_raw_%s' % kind
         st = {}
+        wait_quiet(lambda: group_cpu(b.engine_pgid[url]))
+        e0 = group_cpu(b.engine_pgid[url])
         out[kind] = raw_bulk.load(url, idx, b.files[kind], par, size, raw_bulk.index_body(mp), st)
+        out[kind + '_cpu'] = dict(engine=group_cpu(b.engine_pgid[url]) - e0, sender=st.get('sender_cpu'))
+        if b.load_only:
+            raw_bulk.delete(url, idx)
+            continue
         if kind == 'flat':
             q, want = {'term': {'rnd': REPLACE_MARK}}, b.updates
         else:
@@ -765,10 +844,31 @@ def raw_round(b, url, rnd):
         raw_bulk.delete(url, idx)
     ex = b.exact.get(url)
     if ex:
-        par, size = tu['flat']
+        par, size = tu.get('flat_exact', tu.get('flat', (8, 1000)))
+        wait_quiet(lambda: group_cpu(b.engine_pgid[url]))
+        e0, st, w0 = group_cpu(b.engine_pgid[url]), {}, write_tasks(Engine(url))
         out['flat_exact'] = raw_bulk.load(url, 'pf_raw_exact', ex[0], par, size,
-                                          raw_bulk.index_body(ex[1]))
+                                          raw_bulk.index_body(ex[1]), st)
+        out['flat_exact_cpu'] = dict(engine=group_cpu(b.engine_pgid[url]) - e0, sender=st.get('sender_cpu'))
+        out['flat_exact_work'] = index_work(url, 'pf_raw_exact')
+        w1 = write_tasks(Engine(url))
+        if w1 is not None and w0 is not None:
+            out['flat_exact_work']['bulks'] = w1 - w0
+        wait_quiet(lambda: group_cpu(b.engine_pgid[url]))
+        out['flat_exact_cpu']['engine_quiet'] = group_cpu(b.engine_pgid[url]) - e0
+        print('  (engine CPU until quiet: %.1f s)' % out['flat_exact_cpu']['engine_quiet'])
+        print('  (the engine\'s work on the raw load of the same documents: %s)' % out['flat_exact_work'])
+        print('raw _bulk on %s, round %d: searchsync\'s exact documents (%d x %d) %s docs/s, engine CPU %.1f s, '
+              'curl %.2f s; plain documents %s docs/s, engine CPU %s s'
+              % (b.engine_name[url], rnd, par, size, '%.0f' % out['flat_exact'] if out['flat_exact'] else 'NOT DONE',
+                 out['flat_exact_cpu']['engine'], st.get('sender_cpu') or 0,
+                 '%.0f' % out['flat'] if out.get('flat') else '-',
+                 '%.1f' % out['flat_cpu']['engine'] if out.get('flat_cpu') else '-'))
         raw_bulk.delete(url, 'pf_raw_exact')
+    if b.load_only:
+        b.record(dict(tool='raw _bulk', engine=b.engine_name[url], round=rnd, **out))
+        out['lag_runs'] = {}
+        return out
     fmt = lambda v: 'NOT DONE' if v is None else '%.0f' % v  # noqa: E731
     fmt2 = lambda v: '?' if v is None else '%.2f' % v  # noqa: E731
     print('raw _bulk on %s, round %d (flat %d x %d, nested %d x %d: connections x documents a request): '
@@ -805,6 +905,14 @@ class Bench:
         self.results_path = os.path.join(a.tmp, 'results.jsonl') if not os.environ.get('PEERS_JSONL') \
             else os.environ['PEERS_JSONL']
         self.next_id = 1
+        # PEERS_LOAD_ONLY=1: the flat load alone (each tool's, the raw
+        # loads of the plain and of searchsync's exact documents), no
+        # UPDATE, lag or nested phase; PEERS_TUNE_EXACT: the raw of
+        # searchsync's exact documents tuned on the first that many of
+        # them (0: at the plain documents' best shape)
+        self.load_only = os.environ.get('PEERS_LOAD_ONLY') == '1'
+        self.kinds = ('flat',) if self.load_only else ('flat', 'nested')
+        self.tune_exact = env_int('PEERS_TUNE_EXACT', 0) if 'PEERS_TUNE_EXACT' in os.environ else 100000
         self.marker = int(self.m.q('SELECT COALESCE(MAX(rnd), 0) FROM flat')[0][0])
         self.engine_name = {a.es7: 'Elasticsearch 7.10.2', a.opensearch: 'OpenSearch 2.19'}
         self.engine_pgid = {a.es7: a.es7_pgid, a.opensearch: a.opensearch_pgid}
@@ -882,18 +990,20 @@ def main():
     # the raw load tuned once per engine and kind: the (connections,
     # documents a request) it takes best (raw_bulk.tune)
     b.tuned, b.exact = {}, {}
-    tpars = tuple(int(x) for x in (os.environ.get('PEERS_TUNE_PARS') or '2 4 8 16').split())
-    tsizes = tuple(int(x) for x in (os.environ.get('PEERS_TUNE_SIZES') or '500 1000 2000 5000').split())
+    b.tpars = tpars = tuple(int(x) for x in (os.environ.get('PEERS_TUNE_PARS') or '2 4 8 16').split())
+    b.tsizes = tsizes = tuple(int(x) for x in (os.environ.get('PEERS_TUNE_SIZES') or '500 1000 2000 5000').split())
     for url in dict.fromkeys(u for u, _ in pairs):
         b.tuned[url] = {}
         for kind, mp, sample in (('flat', None, 100000), ('nested', NESTED_MAPPING, 30000)):
+            if kind not in b.kinds:
+                continue
             best, table = raw_bulk.tune(url, b.files[kind], raw_bulk.index_body(mp), sample_docs=sample,
                                         pars=tpars, sizes=tsizes, index='pf_raw_tune')
             b.tuned[url][kind] = best
             b.record(dict(tool='raw _bulk tuning', engine=b.engine_name[url], kind=kind, best=best,
                           table={'%dx%d' % k: v for k, v in table.items()}))
         sys.stdout.flush()
-    baseline = bool(os.environ.get('PEERS_SS_BASELINE_INI'))
+    baseline = bool(os.environ.get('PEERS_SS_BASELINE_INI') or os.environ.get('PEERS_SS_BASELINE_BIN'))
     b.ss_names = ('searchsync',) + (('searchsync-baseline',) if baseline else ())
     results = {}  # (tool name, engine) -> list of per-round dicts
     for url, Peer in pairs:
@@ -904,7 +1014,7 @@ def main():
             order = (tools if rnd % 2 else tools[::-1]) if len(tools) < 3 else \
                 tools[(rnd - 1) % len(tools):] + tools[:(rnd - 1) % len(tools)]
             for t in order:
-                for kind in ('flat', 'nested'):
+                for kind in b.kinds:
                     if kind == 'nested' and not t.nested:
                         continue
                     try:
@@ -935,8 +1045,49 @@ def pct_of(x, y):
     return None if x is None or not y else 100.0 * x / y
 
 
+def report_load(b, pairs, results):
+    """PEERS_LOAD_ONLY's table: each tool's flat load beside the raw loads
+    of its round, medians (ranges) of the rounds, and the CPU seconds of
+    each process per 100k documents."""
+    rng = lambda xs, f='%.0f': '–' if not [x for x in xs if x is not None] else '%s (%s–%s)' % (  # noqa: E731
+        f % median(xs), f % min(x for x in xs if x is not None), f % max(x for x in xs if x is not None))
+    per = lambda v: None if v is None else 1e5 * v / b.flat_rows  # noqa: E731
+    out = ['| tool (engine) | flat load docs/s | % of the raw of the same documents | % of the plain raw | '
+           'build alone (queued to switched) docs/s, % of the same raw | wall / build s | '
+           'CPU s per 100k docs: tool / MariaDB / engine |', '|---|---|---|---|---|---|---|']
+    for url, Peer in pairs:
+        raws = results[('raw _bulk', url)]
+        for name in b.ss_names + ((Peer.name,) if Peer else ()):
+            prs = list(zip(results.get((name, url), []), raws))
+            prs = [(r, w) for r, w in prs if r.get('flat_load')]
+            cpu = lambda k: median([per(r.get('flat_load_cpu', {}).get(k)) for r, _ in prs])  # noqa: E731
+            out.append('| %s (%s) | %s | %s | %s | %s, %s | %s / %s | %s / %s / %s |' % (
+                name, b.engine_name[url], rng([r['flat_load'] for r, _ in prs]),
+                rng([pct_of(r['flat_load'], w.get('flat_exact')) for r, w in prs], '%.1f%%'),
+                rng([pct_of(r['flat_load'], w.get('flat')) for r, w in prs], '%.1f%%'),
+                rng([r.get('build_rate') for r, _ in prs]),
+                rng([pct_of(r.get('build_rate'), w.get('flat_exact')) for r, w in prs], '%.1f%%'),
+                fmt(median([r.get('wall_s') for r, _ in prs]), '%.2f'),
+                fmt(median([r.get('build_s') for r, _ in prs]), '%.2f'),
+                fmt(cpu('tool'), '%.2f'), fmt(cpu('mariadb'), '%.2f'), fmt(cpu('engine'), '%.2f')))
+        tu = b.tuned[url]
+        ex = tu.get('flat_exact', tu['flat'])
+        out.append('| raw _bulk (%s), searchsync\'s exact documents and mapping, %d x %d | %s | 100%% | | | | '
+                   '– / – / %s |' % (b.engine_name[url], ex[0], ex[1], rng([w.get('flat_exact') for w in raws]),
+                                     fmt(median([per(w.get('flat_exact_cpu', {}).get('engine')) for w in raws]),
+                                         '%.2f')))
+        out.append('| raw _bulk (%s), plain documents, dynamic mapping, %d x %d | %s | | 100%% | | | – / – / %s |'
+                   % (b.engine_name[url], tu['flat'][0], tu['flat'][1], rng([w.get('flat') for w in raws]),
+                      fmt(median([per(w.get('flat_cpu', {}).get('engine')) for w in raws]), '%.2f')))
+    text = '\n'.join(out)
+    print(text)
+    return text
+
+
 def report(b, pairs, results, rounds):
     """The tables (medians of the rounds) on stdout; returned as text."""
+    if b.load_only:
+        return report_load(b, pairs, results)
     out = ['| tool (engine) | flat load docs/s | % of the tuned raw load: plain documents / searchsync\'s exact '
            'documents | root + 5 children load roots/s | % of the tuned raw load | tool CPU ms per 1k docs (load) |',
            '|---|---|---|---|---|---|']

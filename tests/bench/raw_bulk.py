@@ -47,7 +47,8 @@ API (url: 'http://host:port'; every rate is documents a second):
                 so that the index is not search-idle. None: timeout)
   delete(url, index)
 stats, when given a dict, gets: docs, secs, requests, non200 (requests not
-answered 200), sender_cpu (seconds of the curl process), par, size.
+answered 200), sender_cpu (seconds of the curl process), par, size; load()
+also refresh_secs (the final _refresh's share of secs).
 """
 import http.client
 import json
@@ -182,8 +183,10 @@ def load(url, index, path, par, size, index_body, stats=None):
         raise RuntimeError('raw_bulk: creating %s: HTTP %d %s' % (index, s, json.dumps(j)[:300]))
     t0 = now()
     _post(url, index, files, par, st)
+    t1 = now()
     _req(url, 'POST', '/%s/_refresh' % index)
     secs = now() - t0
+    st['refresh_secs'] = now() - t1
     got = _count(url, index)
     st.update(docs=docs, secs=secs, par=par, size=size)
     if got != docs:
