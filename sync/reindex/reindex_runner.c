@@ -532,59 +532,6 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-/* A runner of version of alias, not started: its jobs are those of this
- * node's rebalance session when owner_node is set (r->owned restricts
- * every statement on them), else every job of this source's part. */
-static struct reindex_runner *runner_new(const struct ss_config *cfg,
-                                         struct search_client *client, struct mapping_gen *gen,
-                                         const char *alias, unsigned version,
-                                         const char *owner_node, const char *session) {
-    struct reindex_runner *r = xcalloc(1, sizeof *r);
-    sbuf own = SBUF_INIT;
-    if (owner_node) {
-        sbuf_adds(&own, " AND owner_node = ");
-        db_quote(NULL, &own, owner_node, strlen(owner_node));
-        sbuf_adds(&own, " AND rebalance_session = ");
-        db_quote(NULL, &own, session ? session : "", session ? strlen(session) : 0);
-    }
-    r->owned = own.data ? own.data : xstrdup("");
-    r->cfg = cfg;
-    r->client = client;
-    r->gen = mapping_gen_ref(gen);
-    r->ix = mapping_gen_index(gen, alias);
-    r->alias = xstrdup(alias);
-    r->version = version;
-    r->phys = index_version_dup(alias, version);
-    pthread_mutex_init(&r->mu, NULL);
-    pthread_mutex_init(&r->errmu, NULL);
-    r->srcp = db_params_source(cfg);
-    r->metap = db_params_metadata(cfg);
-    r->metap.database = cfg->metadata.database;
-    return r;
-}
-
-/* r's index config id and its jobs read (rx_runner_load), on connections of
- * its own closed after. 1, or 0 with err. */
-static int runner_load(struct reindex_runner *r, char *err, size_t errlen) {
-    MYSQL *meta = db_connect(&r->metap, err, errlen);
-    MYSQL *src = meta ? db_connect(&r->srcp, err, errlen) : NULL;
-    char *row[5] = {0};
-    if (src && !r->ix)
-        errf(err, errlen, "mapping generation %lu has no index config \"%s\"",
-             r->gen ? r->gen->id : 0UL, r->alias);
-    int ok = src && r->ix &&
-             rx_index_id_of(meta, config_mapping_name(r->cfg), r->alias, row, err, errlen) ==
-                 REINDEX_OK;
-    if (ok) {
-        r->id = xstrdup(row[0]);
-        ok = rx_runner_load(r, meta, src, err, errlen);
-    }
-    db_row_free(row, 5);
-    db_close(src);
-    db_close(meta);
-    return ok;
-}
-
 /* nw workers (r->w allocated for them), each with its connections and its
  * stream on hub, started. 1, or 0 with err (the workers started stop in
  * reindex_runner_free). */
@@ -653,8 +600,8 @@ struct reindex_runner *reindex_runner_start_owned(const struct ss_config *cfg,
                                                   const char *session, char *err,
                                                   size_t errlen) {
     struct reindex_runner *r =
-        runner_new(cfg, client, gen, alias, version, owner_node, session);
-    if (!runner_load(r, err, errlen)) {
+        rx_runner_new(cfg, client, gen, alias, version, owner_node, session);
+    if (!rx_runner_open(r, err, errlen)) {
         reindex_runner_free(r);
         return NULL;
     }

@@ -209,4 +209,14 @@ int rx_slots_of(const struct reindex_runner *r);
 bool rx_slot_take(struct worker *w);
 void rx_slot_give(struct worker *w);
 
+/* a runner of version of alias, not started (reindex_runner_load.c): its
+ * jobs are those of this node's rebalance session when owner_node is set,
+ * else every job of this source's part; then its index config id and jobs
+ * read (1, or 0 with err) */
+struct reindex_runner *rx_runner_new(const struct ss_config *cfg, struct search_client *client,
+                                     struct mapping_gen *gen, const char *alias,
+                                     unsigned version, const char *owner_node,
+                                     const char *session);
+int rx_runner_open(struct reindex_runner *r, char *err, size_t errlen);
+
 #endif

@@ -1,4 +1,5 @@
-/* reindex_runner_load: what a runner reads of its build when it starts
+/* reindex_runner_load: a runner made (rx_runner_new) and what it reads of
+ * its build when it starts
  * (see reindex_runner_int.h): this source's jobs of the version — its part;
  * another source's jobs read another server — with the shard each reads,
  * the run's rejected documents and rows so far (a restarted runner keeps
@@ -9,6 +10,8 @@
 
 #include "db.h"
 #include "monotime.h"
+#include "search/index_version.h"
+#include "sync/reindex/reindex.h"
 #include "sync/reindex/reindex_int.h"
 #include "sync/reindex/reindex_runner_int.h"
 
@@ -118,5 +121,58 @@ int rx_runner_load(struct reindex_runner *r, MYSQL *meta, MYSQL *src, char *err,
     db_row_free(vr, 3);
     sbuf_free(&q);
     r->lost_check_ms = mono_ms() + LOST_CHECK_MS;
+    return ok;
+}
+
+/* A runner of version of alias, not started: its jobs are those of this
+ * node's rebalance session when owner_node is set (r->owned restricts
+ * every statement on them), else every job of this source's part. */
+struct reindex_runner *rx_runner_new(const struct ss_config *cfg, struct search_client *client,
+                                     struct mapping_gen *gen, const char *alias,
+                                     unsigned version, const char *owner_node,
+                                     const char *session) {
+    struct reindex_runner *r = xcalloc(1, sizeof *r);
+    sbuf own = SBUF_INIT;
+    if (owner_node) {
+        sbuf_adds(&own, " AND owner_node = ");
+        db_quote(NULL, &own, owner_node, strlen(owner_node));
+        sbuf_adds(&own, " AND rebalance_session = ");
+        db_quote(NULL, &own, session ? session : "", session ? strlen(session) : 0);
+    }
+    r->owned = own.data ? own.data : xstrdup("");
+    r->cfg = cfg;
+    r->client = client;
+    r->gen = mapping_gen_ref(gen);
+    r->ix = mapping_gen_index(gen, alias);
+    r->alias = xstrdup(alias);
+    r->version = version;
+    r->phys = index_version_dup(alias, version);
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_mutex_init(&r->errmu, NULL);
+    r->srcp = db_params_source(cfg);
+    r->metap = db_params_metadata(cfg);
+    r->metap.database = cfg->metadata.database;
+    return r;
+}
+
+/* r's index config id and its jobs read (rx_runner_load), on connections of
+ * its own closed after. 1, or 0 with err. */
+int rx_runner_open(struct reindex_runner *r, char *err, size_t errlen) {
+    MYSQL *meta = db_connect(&r->metap, err, errlen);
+    MYSQL *src = meta ? db_connect(&r->srcp, err, errlen) : NULL;
+    char *row[5] = {0};
+    if (src && !r->ix)
+        errf(err, errlen, "mapping generation %lu has no index config \"%s\"",
+             r->gen ? r->gen->id : 0UL, r->alias);
+    int ok = src && r->ix &&
+             rx_index_id_of(meta, config_mapping_name(r->cfg), r->alias, row, err, errlen) ==
+                 REINDEX_OK;
+    if (ok) {
+        r->id = xstrdup(row[0]);
+        ok = rx_runner_load(r, meta, src, err, errlen);
+    }
+    db_row_free(row, 5);
+    db_close(src);
+    db_close(meta);
     return ok;
 }
