@@ -551,6 +551,27 @@ search_doc() {
 
 # unique_name PREFIX — a name no other test run uses (for databases, indices)
 unique_name() { printf '%s_%s_%s\n' "$1" "$$" "$RANDOM"; }
+# notify_listen — systemd's side of sd_notify: a datagram socket at $sock
+# (start the daemon with NOTIFY_SOCKET="$sock"), every datagram appended to
+# $TEST_TMP/notes, one per line (newlines inside shown as |), stopped on exit;
+# pings counts the watchdog pings so far, pinged N: at least N
+notify_listen() {
+    sock="$TEST_TMP/notify.sock"
+    python3 - "$sock" "$TEST_TMP/notes" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "w", buffering=1) as out:
+    while True:
+        msg = s.recv(4096).decode()
+        out.write(msg.replace("\n", "|") + "\n")
+PY
+    on_exit "kill $! 2>/dev/null"
+    wait_until 10 "the notify socket is bound" test -S "$sock"
+}
+pings() { grep -c '^WATCHDOG=1$' "$TEST_TMP/notes" || true; }
+pinged() { [ "$(pings)" -ge "$1" ]; }
+
 # status_schema_check JSON_FILE — the file against docs/status.schema.json,
 # strictly: every object of it may carry only the keys the schema describes
 # (the schema leaves clients free to meet new keys; the output may not have

@@ -87,22 +87,8 @@ unwell_subsystems() { jq -r '[.nodes[] | select(.role != "stopped") | .state.unw
 live_version() { mysql_q "SELECT current_version FROM \`$meta\`.index_configs WHERE alias = '$alias'"; }
 live_version_is() { [ "$(live_version)" = "$1" ]; }
 
-# systemd's side: every datagram, one per line (newlines inside shown as |)
-sock="$TEST_TMP/notify.sock"
-python3 - "$sock" "$TEST_TMP/notes" <<'PY' &
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], "w", buffering=1) as out:
-    while True:
-        msg = s.recv(4096).decode()
-        out.write(msg.replace("\n", "|") + "\n")
-PY
-listener=$!
-on_exit "kill $listener 2>/dev/null"
-wait_until 10 "the notify socket is bound" test -S "$sock"
-pings() { grep -c '^WATCHDOG=1$' "$TEST_TMP/notes" || true; }
-pinged() { [ "$(pings)" -ge "$1" ]; }
+# systemd's side of sd_notify (lib.sh)
+notify_listen
 
 NOTIFY_SOCKET="$sock" WATCHDOG_USEC=2000000 daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'

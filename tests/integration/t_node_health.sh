@@ -65,22 +65,8 @@ node_healthy_is() { # true|false — the running node's state says so
     [ "$(jq -r '[.nodes[] | select(.role != "stopped") | .state.healthy] | first' "$TEST_TMP/st.json")" = "$1" ]
 }
 
-# systemd's side: every datagram, one per line (newlines inside shown as |)
-sock="$TEST_TMP/notify.sock"
-python3 - "$sock" "$TEST_TMP/notes" <<'PY' &
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], "w", buffering=1) as out:
-    while True:
-        msg = s.recv(4096).decode()
-        out.write(msg.replace("\n", "|") + "\n")
-PY
-listener=$!
-on_exit "kill $listener 2>/dev/null"
-wait_until 10 "the notify socket is bound" test -S "$sock"
-pings() { grep -c '^WATCHDOG=1$' "$TEST_TMP/notes" || true; }
-pinged() { [ "$(pings)" -ge "$1" ]; }
+# systemd's side of sd_notify (lib.sh)
+notify_listen
 
 export SEARCHSYNC_TEST_NODE_SLOW_MS=28000 SEARCHSYNC_TEST_NODE_SLOW_WHAT=/resync
 NOTIFY_SOCKET="$sock" WATCHDOG_USEC=2000000 daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"

@@ -27,20 +27,8 @@ urls = $SEARCH_URL
 INI
 import_one_table "$alias" "$db.t"
 
-# systemd's side: every datagram, one per line (newlines inside shown as |)
-sock="$TEST_TMP/notify.sock"
-python3 - "$sock" "$TEST_TMP/notes" <<'PY' &
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], "w", buffering=1) as out:
-    while True:
-        msg = s.recv(4096).decode()
-        out.write(msg.replace("\n", "|") + "\n")
-PY
-listener=$!
-on_exit "kill $listener 2>/dev/null"
-wait_until 10 "the notify socket is bound" test -S "$sock"
+# systemd's side of sd_notify (lib.sh)
+notify_listen
 
 NOTIFY_SOCKET="$sock" WATCHDOG_USEC=1000000 daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 wait_until 30 "READY=1 arrives" grep -q '^READY=1' "$TEST_TMP/notes" || fail "no READY: $(cat "$TEST_TMP/notes")"
@@ -48,8 +36,6 @@ wait_until 30 "the status says it reads the binlog" grep -qx 'STATUS=reading the
     fail "statuses: $(cat "$TEST_TMP/notes")"
 assert_eq "READY=1|STATUS=waiting for the search engine" "$(grep -m1 '^READY' "$TEST_TMP/notes")" "READY with the first status"
 # pings every 500 ms: count them over the next 10 pings' time
-pings() { grep -c '^WATCHDOG=1$' "$TEST_TMP/notes" || true; }
-pinged() { [ "$(pings)" -ge "$1" ]; }
 n0=$(pings)
 wait_until 10 "4 more watchdog pings" pinged $((n0 + 4))
 assert_eq "" "$(grep -v -E '^(READY=1\|STATUS=.*|STATUS=.*|WATCHDOG=1|STOPPING=1\|STATUS=.*)$' "$TEST_TMP/notes")" "only READY, STATUS, WATCHDOG and STOPPING messages"
