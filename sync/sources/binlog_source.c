@@ -336,6 +336,13 @@ static void replay_while_missing(struct binlog_source *bl, const bl_commit *cm,
     }
 }
 
+/* the last position handed to delivery as a transaction's end (or where
+ * the reader started) */
+static const bl_pos *last_ended(const struct binlog_source *bl) {
+    return bl->ended.file[0] ? &bl->ended : bl->have_last ? &bl->last_commit.end
+                                                          : &bl->reader->start;
+}
+
 /* A transaction built: its delivery transaction ended at its commit (the
  * checkpoint may pass it now), its counts and position published, the
  * supervisor's commands run (between). */
@@ -347,7 +354,11 @@ static void commit_done(struct binlog_source *bl, const bl_commit *cm) {
                  (unsigned long long)cm->end.pos, mono_ms() - bl->refused_ms);
     bl->refused_ms = 0;
     bl->replays = 0;
-    bool quiet = bl->env->cs->saves && !bl->env->cs->other_rows;
+    /* (a save read back in a newer binlog file than the last one ended is
+     * saved at once: else the checkpoint would wait in the old file for the
+     * idle interval, with no heartbeat to move it, idle_rotate) */
+    bool quiet = bl->env->cs->saves && !bl->env->cs->other_rows &&
+                 !strcmp(cm->end.file, last_ended(bl)->file);
     log_debug("run", "transaction ending at %s:%llu%s%s: %zu documents rebuilt, %zu element "
               "scripts, %zu row-image documents, %llu change snapshots", cm->end.file,
               (unsigned long long)cm->end.pos, cm->end.gtid[0] ? ", GTID " : "", cm->end.gtid,
@@ -427,9 +438,7 @@ static int commit_build(struct binlog_source *bl, const bl_commit *cm) {
  * only when everything before its position was sent, and read (the
  * reader's sink handled each event before it). */
 static void idle_rotate(struct binlog_source *bl, const bl_pos *at) {
-    const bl_pos *ended = bl->ended.file[0] ? &bl->ended
-                          : bl->have_last   ? &bl->last_commit.end
-                                            : &bl->reader->start;
+    const bl_pos *ended = last_ended(bl);
     if (!at || !at->file[0] || !strcmp(at->file, ended->file)) return;
     if (bl->group_n || bl->in_txn || bl->env->cs->rows) return;
     log_info("run", "the source's binlog moved on to %s with nothing to sync since %s:%llu: "
