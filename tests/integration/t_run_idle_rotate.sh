@@ -2,8 +2,9 @@
 # tests/integration/t_run_idle_rotate.sh — the source's binlog rotates while
 # nothing mapped is written (FLUSH BINARY LOGS; a server restart does the
 # same): the checkpoint follows the reader into the new file at its next
-# idle heartbeat, so `status` says caught up (exit 0) without waiting for a
-# write; a change after it, and one after a restart of the daemon from the
+# idle heartbeat (or with the first checkpoint save read back there, when
+# an acknowledgement came after the rotation), so `status` says caught up
+# (exit 0) without waiting for a write; a change after it, and one after a restart of the daemon from the
 # moved checkpoint, are synced (the documents equal to SQL). The checkpoints
 # are kept in a database of the source server itself, the README's layout.
 . "$(dirname "$0")/lib.sh"
@@ -54,7 +55,6 @@ log "the binlog rotated from $was to $(binlog_file) with nothing written"
 t0=$(date +%s)
 wait_until 20 "the checkpoint in the binlog's new file and status caught up (exit 0)" in_new_file
 log "caught up in the new file $(($(date +%s) - t0)) s after the rotation: checkpoint $(checkpoint_file)"
-daemon_wait_log "the source's binlog moved on to" 5
 
 # a change after it is synced, and one after a restart from the moved checkpoint
 mysql_q "UPDATE t SET v = 'after' WHERE id = 2" "$db"
