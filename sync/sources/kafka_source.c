@@ -127,7 +127,10 @@ void ks_live_publish(struct kafka_source *ks);
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *l, void *opaque) {
     struct kafka_source *ks = opaque;
-    bool coop = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
+    /* NULL until the group's first join completes: a stop during that join
+     * runs this callback from rd_kafka_consumer_close with no protocol yet */
+    const char *proto = rd_kafka_rebalance_protocol(rk);
+    bool coop = proto && !strcmp(proto, "COOPERATIVE");
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         for (int i = 0; i < l->cnt; i++) {
             struct kafka_offset *s = kafka_offsets_at(&ks->parts, l->elems[i].topic,
