@@ -8,7 +8,9 @@
 # document's id must carry its source. Against the union of the four
 # servers' SQL oracles, after each phase:
 #   1. first sync: the four daemons started together build version 1 once,
-#      each source's part run by its own daemon;
+#      each source's part run by its own daemon, at most 2 jobs at once
+#      (the build slots) and 3 mid-build refreshes in all (dealt out over
+#      the parts);
 #   2. a writer on every server; west's daemon SIGKILLed and started again;
 #   3. north's server SIGKILLed for a while (20 s; 60 s with SEARCHSYNC_LONG)
 #      once its daemon has read everything: the others flow (a change on east
@@ -102,6 +104,12 @@ at_once="$(mysql_q "SELECT MAX(n) FROM (SELECT (SELECT COUNT(*) FROM \`$meta\`.r
     WHERE r.alias = '$alias' AND r.version = 1) t")"
 log "version 1: at most $at_once of its jobs ran at once"
 [ "$at_once" -le 2 ] || fail "version 1: $at_once jobs ran at once across the sources, over the index's 2 build slots"
+_LIB_ASSERTS=$((_LIB_ASSERTS + 1))
+# the mid-build refreshes are dealt out over the sources' parts: the version
+# is refreshed at most 3 times before its switch, not 3 times per source
+mids="$(for s in "${SRC[@]}"; do dlog "$s"; done | grep -c "$alias v1: refreshed at" || true)"
+log "version 1: $mids mid-build refresh(es) across the four parts"
+[ "$mids" -le 3 ] || fail "version 1 was refreshed $mids times mid-build across its parts (at most 3)"
 _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
 assert_eq "$((4 * ORDERS))" "$(search_count "$alias")" "the alias holds every server's orders"
 assert_eq "$ORDERS" "$(search_count "$alias" '{"query":{"term":{"ss_source":"west"}}}')" \
