@@ -23,13 +23,13 @@ void usage_delayed(FILE *out) {
             "Refresh the documents that changes of delay-effect tables affect (their change\n"
             "snapshots), then mark the snapshots done. For cron: exit 0 all done (or another\n"
             "run holds the lock), 1 failure (tried again next time), 3 some snapshots left\n"
-            "in error after --max-attempts runs (default 3). With [cluster] zookeeper the\n"
-            "run's jobs are handed to the cluster's nodes (exit 0 once handed out;\n"
-            "progress: searchsync status).\n"
+            "in error after --max-attempts runs ([delayed] max_attempts, 3). With [cluster]\n"
+            "zookeeper the run's jobs are handed to the cluster's nodes (exit 0 once handed\n"
+            "out; progress: searchsync status).\n"
             "  --index ALIAS  only the snapshots of the delay-effect tables ALIAS lists\n"
             "  --dry-run      print the snapshots, the ids each resolves to and the work\n"
-            "  --buckets N    jobs per index config: MOD(key, N) (default 4)\n"
-            "  --page N       ids per page and per change set (default 5000)\n");
+            "  --buckets N    jobs per index config: MOD(key, N) ([delayed] buckets, 4)\n"
+            "  --page N       ids per page and per change set ([delayed] page, 5000)\n");
 }
 
 
@@ -38,6 +38,13 @@ static volatile sig_atomic_t stop_requested;
 static bool stop_asked(void *ud) {
     (void)ud;
     return stop_requested != 0;
+}
+
+/* a count given on the command line: -1 (a usage error) unless it is 1 or more */
+static int count_arg(const char *s) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    return *s && !*end && v >= 1 && v <= 1000000 ? (int)v : -1;
 }
 
 int cmd_delayed(int argc, char **argv) {
@@ -49,19 +56,24 @@ int cmd_delayed(int argc, char **argv) {
                                         {NULL, 0, NULL, 0}};
     struct command c = {.name = "delayed-run", .usage = usage_delayed, .opts = own,
                         .shortopts = "i:nb:p:m:", .argc = argc, .argv = argv};
-    struct delayed_opts o = {NULL, false, 4, 5000, 3, 0, NULL, NULL, false};
+    /* 0: not given, then the configuration's ([delayed] buckets, page, max_attempts) */
+    struct delayed_opts o = {NULL, false, 0, 0, 0, 0, NULL, NULL, false};
     int opt;
     while ((opt = command_opt(&c)) > 0) {
         if (opt == 'i') o.alias = optarg;
         else if (opt == 'n') o.dry_run = true;
-        else if (opt == 'b') o.buckets = atoi(optarg);
-        else if (opt == 'p') o.page = atoi(optarg);
-        else if (opt == 'm') o.max_attempts = atoi(optarg);
+        else if (opt == 'b') o.buckets = count_arg(optarg);
+        else if (opt == 'p') o.page = count_arg(optarg);
+        else if (opt == 'm') o.max_attempts = count_arg(optarg);
     }
     if (opt < 0) return c.rc;
-    if (!c.config || optind != argc || o.buckets < 1 || o.buckets > 4096 || o.page < 1 ||
-        o.page > 100000 || o.max_attempts < 1)
+    if (o.buckets < 0 || o.buckets > 4096 || o.page < 0 || o.page > 100000 ||
+        o.max_attempts < 0) {
+        fprintf(stderr, "searchsync delayed-run: --buckets (1 to 4096), --page (1 to 100000) "
+                        "and --max-attempts (1 or more) take a whole number\n");
         return command_usage(&c);
+    }
+    if (!c.config || optind != argc) return command_usage(&c);
     /* tests only: hold each page between reading its position and its rows */
     const char *pause = getenv("SEARCHSYNC_TEST_DELAYED_PAUSE_MS");
     if (pause) o.pause_ms = atoi(pause);
@@ -70,6 +82,9 @@ int cmd_delayed(int argc, char **argv) {
     o.stopping = stop_asked;
     signals_on_stop(&stop_requested, NULL);
     const struct ss_config *cfg = &c.cfg;
+    if (!o.buckets) o.buckets = cfg->delayed.buckets;
+    if (!o.page) o.page = cfg->delayed.page;
+    if (!o.max_attempts) o.max_attempts = cfg->delayed.max_attempts;
     /* in a cluster the nodes run the jobs (docs/cluster.md) */
     o.cluster = cfg->cluster.zookeeper && cfg->cluster.zookeeper[0];
     unsigned long long *ids = NULL;

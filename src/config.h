@@ -137,6 +137,9 @@ struct ss_config {
 
     struct {
         char *schedule;     /* "HH:MM" UTC or "every DUR": the daemon's delayed run; NULL = off */
+        int buckets;        /* jobs per index config (delayed-run --buckets) */
+        int page;           /* ids per page and per change set (--page) */
+        int max_attempts;   /* runs a failing snapshot is tried in (--max-attempts) */
     } delayed;
 
     struct {

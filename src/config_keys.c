@@ -335,6 +335,15 @@ const struct config_key config_keys[] = {
       "When the daemon that reads the source runs the delayed refresh of change snapshots "
       "(as `searchsync delayed-run`, docs/operations.md): `every DUR` (every 5m) or a daily "
       "time, UTC, as HH:MM; empty = off (run `searchsync delayed-run` from cron)"),
+    I("delayed", "buckets", delayed.buckets, "4", 1, 4096,
+      "Jobs a delayed run splits each index config's ids into (MOD(key, N)), for the "
+      "scheduled run and `searchsync delayed-run` (its --buckets wins): in a cluster, the "
+      "most nodes that share one index config's run"),
+    I("delayed", "page", delayed.page, "5000", 1, 100000,
+      "Ids a delayed run reads per page and rebuilds per change set (--page wins)"),
+    I("delayed", "max_attempts", delayed.max_attempts, "3", 1, 1000,
+      "Runs a failing change snapshot is tried in before it is left in error, which "
+      "`status` shows and exit code 3 reports (--max-attempts wins)"),
 
     S("check", "schedule", check.schedule, NULL, NULL, false, false,
       "When the daemon that reads the source checks every index config (docs/check.md): a "

@@ -35,7 +35,8 @@ static void run_once(struct schedule *sch, void *ud) {
     }
     if (rc == EXIT_OK) {
         /* the daemon stopping stops the run between two pages */
-        struct delayed_opts o = {NULL, false, 4, 5000, 3, 0, schedule_asks_stop, sch,
+        struct delayed_opts o = {NULL, false, cfg->delayed.buckets, cfg->delayed.page,
+                                 cfg->delayed.max_attempts, 0, schedule_asks_stop, sch,
                                  cfg->cluster.zookeeper && cfg->cluster.zookeeper[0]};
         rc = delayed_run(&pr.p, ids, &o, &st, NULL, pr.err, sizeof pr.err);
         if (pr.p.d && deliver_drain(pr.p.d, cfg->delivery.drain_timeout_ms) != DELIVER_OK &&

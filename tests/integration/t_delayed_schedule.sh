@@ -5,7 +5,8 @@
 #   - a category renamed: the scheduled run rebuilds every product of that
 #     category (that the commit alone changes none is t_delayed_run's): their
 #     category.name equals SQL's, the snapshot is done, the run is in
-#     delayed_runs and the log (with its ids: not "0 id(s)")
+#     delayed_runs and the log (with its ids: not "0 id(s)"), shaped by
+#     [delayed] buckets, page and max_attempts
 #   - a malformed schedule is refused at start with exit 2, naming the key
 #   - the retention: history older than the retention table keeps goes at
 #     start (this source's, done snapshots only), the recent stays
@@ -36,6 +37,9 @@ flush_interval_ms = 50
 checkpoint_interval_ms = 100
 [delayed]
 schedule = $1
+buckets = 3
+page = 7
+max_attempts = 5
 [admin]
 listen = 127.0.0.1:$PORT
 [log]
@@ -84,6 +88,9 @@ all_renamed() { [ "$(in_engine)" = "$naff" ]; }
 wait_until 60 "the scheduled run renamed the category in all $naff products" all_renamed
 assert_eq "done" "$(mysql_q "SELECT status FROM \`$meta\`.change_snapshots WHERE business_id = '$cat_id' ORDER BY id DESC LIMIT 1")" "the snapshot is done"
 assert_true "a delayed run is recorded" [ "$(mysql_q "SELECT COUNT(*) FROM \`$meta\`.delayed_runs WHERE status = 'done' AND docs_written >= $naff")" -ge 1 ]
+# the run took its shape from [delayed]: 3 buckets, pages of 7 ids, 5 attempts
+assert_eq "3 7 5" "$(mysql_q "SELECT buckets, page, max_attempts FROM \`$meta\`.delayed_runs WHERE status = 'done' AND docs_written >= $naff ORDER BY id DESC LIMIT 1" | tr '\t' ' ')" \
+    "the scheduled run used [delayed] buckets, page and max_attempts"
 # its log line: the ids it resolved (the category's products, from SQL) and
 # the documents it rebuilt
 daemon_wait_log "scheduled delayed run: 1 snapshot(s), $naff id(s), $naff document(s) rebuilt" 10
