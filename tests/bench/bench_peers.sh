@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/bench_peers.sh — searchsync side by side with its peers (issue
-# 28), on the servers run.sh started, the same data and in alternating order:
+# tests/bench/bench_peers.sh — searchsync side by side with its peers, on
+# the servers run.sh started, the same data and in alternating order:
 #   go-mysql-elasticsearch (GME, the last commit of its repository, built
 #     with the Go toolchain through the Go module proxy) against
 #     Elasticsearch 7.10.2 (GME speaks to Elasticsearch <= 7 only;
