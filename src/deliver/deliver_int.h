@@ -303,6 +303,17 @@ static inline uint64_t fnv1a(const char *s, size_t n, uint64_t h) {
 
 /* ---------- lists (queue.c) ---------- */
 
+/* Under d->mu: the hub is at its high-water mark, or a producer waits for
+ * room (a bulk stream waits at its class's half of the mark, below the
+ * hub's): every hold on a partial batch (group commit, linger, refresh
+ * phase, the wait for batch_min or a transaction's end) gives way, since
+ * only sending frees room. Holding one there leaves the waiting producer
+ * to the flush_interval_ms timer: a build whose pages are larger than
+ * the bulk half spread over the partitions stalled about a second a page. */
+static inline bool hub_pressed(const struct deliver_hub *d) {
+    return d->total >= d->o.high_watermark || d->blocked_now > 0;
+}
+
 static inline void list_push_back(struct list *l, struct item *it) {
     it->next = NULL;
     it->prev = l->tail;

@@ -165,7 +165,7 @@ static bool group_commit_holds(struct deliver_hub *d, const struct indexq *q,
                                int64_t *wake) {
     if (!d->o.group_commit || hs->flush_on_txn_end) return false;
     if (q->fuse->reqs == 0 && head->txn->closed) return false;
-    if (d->total >= d->o.high_watermark) return false;
+    if (hub_pressed(d)) return false;
     int64_t due = head->enq_ns + (int64_t)hs->flush_interval_ms * NS_PER_MS;
     if (now >= due) return false;
     if (index_idle_queued(d, q->fuse) >= d->o.batch_max) return false;
@@ -190,7 +190,7 @@ static bool eligible_ex(struct deliver_hub *d, struct indexq *q, int64_t now, in
     if (lingers && group_commit_holds(d, q, hs, head, now, wake)) return false;
     if (lingers && refresh_holds(d, q, hs, head, now, wake)) return false;
     if (lingers && linger_refresh_holds(d, q, hs, head, now, wake)) return false;
-    if (lingers && hs->linger_ms > 0 && d->total < d->o.high_watermark) {
+    if (lingers && hs->linger_ms > 0 && !hub_pressed(d)) {
         /* group commit with a floor: the queue's first change waits for
          * company (a transaction's end does not cut this short), unless the
          * index has a full batch waiting over its partitions (take_batch
@@ -204,7 +204,7 @@ static bool eligible_ex(struct deliver_hub *d, struct indexq *q, int64_t now, in
     }
     if (q->main.n >= hs->batch_min) return true;
     if (head->enq_ns <= hs->txn_flush_ns) return true;
-    if (d->total >= d->o.high_watermark) return true;
+    if (hub_pressed(d)) return true;
     int64_t due = head->enq_ns + (int64_t)hs->flush_interval_ms * NS_PER_MS;
     if (now >= due) return true;
     if (due < *wake) *wake = due;

@@ -9,6 +9,7 @@
  *     at the engine does not hold another's checkpoint (other targets)
  *   - fairness: the bulk streams hold at most half the high-water mark, the
  *     live stream waits at the mark: each finds room behind the other
+ *   - a producer waiting for room gets its partial batches sent at once
  *   - halting or closing a stream drops its queued changes only
  *   - a stream abandoned with requests held at the engine closes at once;
  *     those requests complete later without calling its callbacks (its
@@ -198,6 +199,41 @@ static void t_fairness(void **st) {
     assert_int_equal(deliver_drain(bulk, 10000), DELIVER_OK);
     deliver_free(bulk);
     deliver_free(live);
+    deliver_hub_free(h);
+}
+
+/* a build's page larger than the bulk half of the mark, its documents
+ * spread over the partitions so that no queue reaches batch_min (a page
+ * leaves in full batches, its rest once it is closed): the producer waits
+ * for room in the middle of the page, and the partial batches must leave
+ * then, not after flush_interval_ms (which stalled builds for about a
+ * second a page once batch_max was raised to 2,000) */
+static void t_bulk_page_over_its_half(void **st) {
+    (void)st;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.high_watermark = 200;
+    o.batch_max = 100;
+    struct deliver_hub *h = mk_hub(&o);
+    o.batch_min = o.batch_max;
+    o.flush_interval_ms = 3000;
+    o.flush_on_txn_end = true;
+    struct deliver *pages = mk_stream(h, &o, "reindex:i:5", DELIVER_BULK);
+    int64_t t0 = mono_ms();
+    for (int i = 0; i < 400; i++) { /* one page of 400: 4 x the stream's room */
+        char id[32];
+        snprintf(id, sizeof id, "p%d", i);
+        submit(pages, "big", id, 1, CHANGE_INDEX, "{}");
+    }
+    int64_t took = mono_ms() - t0;
+    deliver_txn_end(pages, "page");
+    assert_int_equal(deliver_drain(pages, 10000), DELIVER_OK);
+    struct deliver_stats ps;
+    deliver_get_stats(pages, &ps);
+    assert_true(ps.blocked >= 1); /* it did wait for room */
+    assert_true(took < 1500);     /* and not for the flush timer (3 x 3 s) */
+    assert_int_equal(fake_items(), 400L);
+    deliver_free(pages);
     deliver_hub_free(h);
 }
 
@@ -698,6 +734,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_checkpoints_per_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(t_fairness, setup, teardown),
         cmocka_unit_test_setup_teardown(t_fairness_backlog, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_bulk_page_over_its_half, setup, teardown),
         cmocka_unit_test_setup_teardown(t_helpers_alternate, setup, teardown),
         cmocka_unit_test_setup_teardown(t_halt_and_close_one_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(t_abandon_in_flight, setup, teardown),
