@@ -204,6 +204,7 @@ struct deliver_hub {
         fuse_blows, submitted;
     uint64_t checkpoints_saved, checkpoint_failures;
     long blocked_now;
+    long blocked_bulk_now; /* of them, bulk streams' producers */
     int64_t blocked_ns; /* time submits waited at the high-water mark, ended waits */
     int64_t blocked_since_sum; /* the sum of the waits under way's start times */
     struct hist lat_doc_us, lat_batch_us, batch_size, drain_us;
@@ -303,15 +304,17 @@ static inline uint64_t fnv1a(const char *s, size_t n, uint64_t h) {
 
 /* ---------- lists (queue.c) ---------- */
 
-/* Under d->mu: the hub is at its high-water mark, or a producer waits for
- * room (a bulk stream waits at its class's half of the mark, below the
- * hub's): every hold on a partial batch (group commit, linger, refresh
- * phase, the wait for batch_min or a transaction's end) gives way, since
- * only sending frees room. Holding one there leaves the waiting producer
- * to the flush_interval_ms timer: a build whose pages are larger than
- * the bulk half spread over the partitions stalled about a second a page. */
-static inline bool hub_pressed(const struct deliver_hub *d) {
-    return d->total >= d->o.high_watermark || d->blocked_now > 0;
+/* Under d->mu: for a queue whose head is hs's, the hub is at its high-water
+ * mark, or hs is a bulk stream and a bulk producer waits for room (bulk
+ * streams wait at their class's half of the mark, below the hub's): every
+ * hold on a partial batch (group commit, linger, refresh phase, the wait
+ * for batch_min or a transaction's end) gives way, since only sending frees
+ * room. Holding one there leaves the waiting producer to the
+ * flush_interval_ms timer: a build whose pages outgrew the bulk half spread
+ * over the partitions stalled about a second a page. Live queues keep their
+ * holds while only a build waits. */
+static inline bool hub_pressed(const struct deliver_hub *d, const struct deliver *hs) {
+    return d->total >= d->o.high_watermark || (hs->cls == DELIVER_BULK && d->blocked_bulk_now > 0);
 }
 
 static inline void list_push_back(struct list *l, struct item *it) {

@@ -48,7 +48,7 @@ bool linger_refresh_holds(struct deliver_hub *d, const struct indexq *q, const s
     if (gap <= 0 || r->last_send_ns == 0) return false;
     int64_t release = r->last_send_ns + gap;
     if (now >= release) return false; /* idle for the spacing: at once */
-    if (hub_pressed(d)) return false;
+    if (hub_pressed(d, hs)) return false;
     int64_t due = head->enq_ns + (int64_t)hs->flush_interval_ms * NS_PER_MS;
     if (now >= due) return false;
     if (index_idle_queued(d, q->fuse) >= d->o.batch_max) return false;

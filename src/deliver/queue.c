@@ -165,7 +165,7 @@ static bool group_commit_holds(struct deliver_hub *d, const struct indexq *q,
                                int64_t *wake) {
     if (!d->o.group_commit || hs->flush_on_txn_end) return false;
     if (q->fuse->reqs == 0 && head->txn->closed) return false;
-    if (hub_pressed(d)) return false;
+    if (hub_pressed(d, hs)) return false;
     int64_t due = head->enq_ns + (int64_t)hs->flush_interval_ms * NS_PER_MS;
     if (now >= due) return false;
     if (index_idle_queued(d, q->fuse) >= d->o.batch_max) return false;
@@ -190,7 +190,7 @@ static bool eligible_ex(struct deliver_hub *d, struct indexq *q, int64_t now, in
     if (lingers && group_commit_holds(d, q, hs, head, now, wake)) return false;
     if (lingers && refresh_holds(d, q, hs, head, now, wake)) return false;
     if (lingers && linger_refresh_holds(d, q, hs, head, now, wake)) return false;
-    if (lingers && hs->linger_ms > 0 && !hub_pressed(d)) {
+    if (lingers && hs->linger_ms > 0 && !hub_pressed(d, hs)) {
         /* group commit with a floor: the queue's first change waits for
          * company (a transaction's end does not cut this short), unless the
          * index has a full batch waiting over its partitions (take_batch
@@ -204,7 +204,7 @@ static bool eligible_ex(struct deliver_hub *d, struct indexq *q, int64_t now, in
     }
     if (q->main.n >= hs->batch_min) return true;
     if (head->enq_ns <= hs->txn_flush_ns) return true;
-    if (hub_pressed(d)) return true;
+    if (hub_pressed(d, hs)) return true;
     int64_t due = head->enq_ns + (int64_t)hs->flush_interval_ms * NS_PER_MS;
     if (now >= due) return true;
     if (due < *wake) *wake = due;
@@ -275,6 +275,7 @@ static void wait_for_space(struct deliver_hub *d, struct deliver *s) {
             wc_add(&d->blocked, 1);
             s->n_blocked++;
             d->blocked_now++;
+            if (s->cls == DELIVER_BULK) d->blocked_bulk_now++;
             pthread_cond_broadcast(&d->work_cv); /* flush partial batches */
         }
         struct list pl = {0};
@@ -290,6 +291,7 @@ static void wait_for_space(struct deliver_hub *d, struct deliver *s) {
     if (counted_block) {
         int64_t waited = now_ns() - block_start;
         d->blocked_now--;
+        if (s->cls == DELIVER_BULK) d->blocked_bulk_now--;
         d->blocked_ns += waited;
         s->blocked_ns += waited;
         d->blocked_since_sum -= block_start;

@@ -122,7 +122,7 @@ bool refresh_holds(struct deliver_hub *d, const struct indexq *q, const struct d
     if (!phase_known(r, now)) return false;
     if (r->last_send_ns == 0 || now - r->last_send_ns >= r->period_ns) return false; /* idle */
     if (!engine_keeps_up(r)) return false;
-    if (hub_pressed(d)) return false;
+    if (hub_pressed(d, hs)) return false;
     int64_t due = head->enq_ns + (int64_t)hs->flush_interval_ms * NS_PER_MS;
     if (now >= due) return false;
     if (index_idle_queued(d, q->fuse) >= d->o.batch_max) return false;
