@@ -189,6 +189,7 @@ struct deliver_hub {
     long bulk_total;  /* ... of them, the bulk streams' (their half of it) */
     long main_queued; /* queued */
     long inflight;    /* items in flight */
+    long bulk_inflight; /* ... of them, the bulk streams' */
     long inflight_batches;
     int scan_cursor;
     bool prefer_bulk; /* pick_queue: the class of stream the next batch is taken for */
@@ -305,16 +306,19 @@ static inline uint64_t fnv1a(const char *s, size_t n, uint64_t h) {
 /* ---------- lists (queue.c) ---------- */
 
 /* Under d->mu: for a queue whose head is hs's, the hub is at its high-water
- * mark, or hs is a bulk stream and a bulk producer waits for room (bulk
- * streams wait at their class's half of the mark, below the hub's): every
- * hold on a partial batch (group commit, linger, refresh phase, the wait
- * for batch_min or a transaction's end) gives way, since only sending frees
+ * mark, or hs is a bulk stream, a bulk producer waits for room (bulk streams
+ * wait at their class's half of the mark, below the hub's) and no bulk
+ * change is in flight, whose answer would free room: every hold on a
+ * partial batch (group commit, linger, refresh phase, the wait for
+ * batch_min or a transaction's end) gives way, since only sending frees
  * room. Holding one there leaves the waiting producer to the
  * flush_interval_ms timer: a build whose pages outgrew the bulk half spread
- * over the partitions stalled about a second a page. Live queues keep their
- * holds while only a build waits. */
+ * over the partitions stalled about a second a page. With bulk changes in
+ * flight their answers make the room, and the pages keep their full
+ * requests; live queues keep their holds while only a build waits. */
 static inline bool hub_pressed(const struct deliver_hub *d, const struct deliver *hs) {
-    return d->total >= d->o.high_watermark || (hs->cls == DELIVER_BULK && d->blocked_bulk_now > 0);
+    return d->total >= d->o.high_watermark ||
+           (hs->cls == DELIVER_BULK && d->blocked_bulk_now > 0 && d->bulk_inflight == 0);
 }
 
 static inline void list_push_back(struct list *l, struct item *it) {

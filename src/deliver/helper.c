@@ -147,6 +147,7 @@ static bool take_from(struct deliver_hub *d, struct indexq *q, struct item ***ar
         *bytes += it->size;
         it->attempts++;
         it->txn->s->inflight++;
+        if (it->txn->s->cls == DELIVER_BULK) d->bulk_inflight++;
         if (*n >= *cap) {
             *cap = *cap ? *cap * 2 : 64;
             *arr = xrealloc(*arr, sizeof(**arr) * (size_t)*cap);
@@ -489,6 +490,7 @@ static void batch_settle(struct deliver_hub *d, struct helper *h, struct batch *
         struct item *it = b->it[i];
         struct deliver *st = it->txn->s;
         st->inflight--;
+        if (st->cls == DELIVER_BULK) d->bulk_inflight--;
         if (!it->quiet) st->reporting--;
         if (st->abandoned) reap = true; /* (perhaps abandoned after its report) */
         if (b->outc[i] != OUT_RETRY && b->outc[i] != OUT_DROP) continue;
