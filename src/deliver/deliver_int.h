@@ -303,7 +303,7 @@ static inline uint64_t fnv1a(const char *s, size_t n, uint64_t h) {
 }
 #define FNV_BASIS 14695981039346656037ull
 
-/* ---------- lists (queue.c) ---------- */
+/* ---------- pressure (queue.c, linger.c, refresh.c) ---------- */
 
 /* Under d->mu: for a queue whose head is hs's, the hub is at its high-water
  * mark, or hs is a bulk stream, a bulk producer waits for room (bulk streams
@@ -311,15 +311,17 @@ static inline uint64_t fnv1a(const char *s, size_t n, uint64_t h) {
  * change is in flight, whose answer would free room: every hold on a
  * partial batch (group commit, linger, refresh phase, the wait for
  * batch_min or a transaction's end) gives way, since only sending frees
- * room. Holding one there leaves the waiting producer to the
- * flush_interval_ms timer: a build whose pages outgrew the bulk half spread
- * over the partitions stalled about a second a page. With bulk changes in
+ * room. Holding one there would leave the waiting producer to the
+ * flush_interval_ms timer: a build page larger than the bulk half, spread
+ * over the partitions, fills no queue to batch_min and is not closed yet. With bulk changes in
  * flight their answers make the room, and the pages keep their full
  * requests; live queues keep their holds while only a build waits. */
 static inline bool hub_pressed(const struct deliver_hub *d, const struct deliver *hs) {
     return d->total >= d->o.high_watermark ||
            (hs->cls == DELIVER_BULK && d->blocked_bulk_now > 0 && d->bulk_inflight == 0);
 }
+
+/* ---------- lists (queue.c) ---------- */
 
 static inline void list_push_back(struct list *l, struct item *it) {
     it->next = NULL;

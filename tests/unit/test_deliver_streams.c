@@ -9,7 +9,8 @@
  *     at the engine does not hold another's checkpoint (other targets)
  *   - fairness: the bulk streams hold at most half the high-water mark, the
  *     live stream waits at the mark: each finds room behind the other
- *   - a producer waiting for room gets its partial batches sent at once
+ *   - a bulk producer waiting for room, none of its class in flight, gets
+ *     its partial batches sent at once
  *   - halting or closing a stream drops its queued changes only
  *   - a stream abandoned with requests held at the engine closes at once;
  *     those requests complete later without calling its callbacks (its
@@ -206,8 +207,7 @@ static void t_fairness(void **st) {
  * spread over the partitions so that no queue reaches batch_min (a page
  * leaves in full batches, its rest once it is closed): the producer waits
  * for room in the middle of the page, and the partial batches must leave
- * then, not after flush_interval_ms (which stalled builds for about a
- * second a page once batch_max was raised to 2,000) */
+ * then, not after flush_interval_ms (a second a page of a build) */
 static void t_bulk_page_over_its_half(void **st) {
     (void)st;
     struct deliver_opts o;
