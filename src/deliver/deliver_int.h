@@ -99,11 +99,13 @@ struct refresh_state {
     int64_t took_ns;    /* how long a refresh takes (average) */
     int64_t near_ns;    /* the last part leaves this long before a predicted refresh */
     int64_t rtt_ns;     /* a plain request's round trip (average) */
+    int64_t far_ns;     /* held requests leave at least this long before their refresh:
+                         * learnt from those answered after it began */
     int64_t last_send_ns;
     int64_t probe_sent_ns; /* a probe is in flight since, 0 = none */
     int64_t probe_aim_ns;  /* the refresh start it aims at (0: unknown) */
     int64_t probe_not_before_ns; /* after a failed probe */
-    uint64_t observed, misses;
+    uint64_t observed, misses, late_sends;
 };
 
 struct fuse {
@@ -157,6 +159,7 @@ struct helper {
     struct indexq **qs; /* the queues the current batch was taken from */
     int nqs, qs_cap;
     int64_t sending_ns; /* when its request in flight was sent, 0 = none (engine.c) */
+    int64_t refresh_aim_ns; /* the refresh that request aims at, 0 = none (refresh.c) */
     int64_t beat_ns;    /* it last went round its loop (health.c), 0 = not yet */
     bool idle;          /* it waits for work (health.c: well) */
 };
@@ -450,8 +453,9 @@ void refresh_note_live(struct fuse *f, const struct deliver *s);
 /* q's head waits for the point before the next refresh (wake: when it goes) */
 bool refresh_holds(struct deliver_hub *d, const struct indexq *q, const struct deliver *hs,
                    const struct item *head, int64_t now, int64_t *wake);
-void refresh_sent(struct fuse *f, int64_t now);
-void refresh_answered(struct fuse *f, bool ok, int64_t sent, int64_t now);
+/* a request of f's taken at now: the refresh start it aims at (0: none known) */
+int64_t refresh_sent(struct fuse *f, int64_t now);
+void refresh_answered(struct fuse *f, bool ok, int64_t sent, int64_t aim, int64_t now);
 /* a target to probe now (marked in flight; wake: when the next is due), or NULL */
 struct fuse *refresh_probe_due(struct deliver_hub *d, int64_t now, int64_t *wake);
 void refresh_probed(struct fuse *f, bool ok, int64_t now);

@@ -211,7 +211,7 @@ static int take_batch(struct deliver_hub *d, struct helper *h, struct indexq *q,
     d->inflight += n;
     d->inflight_batches++;
     q->fuse->reqs++; /* every queue taken from is of q's target */
-    refresh_sent(q->fuse, now);
+    h->refresh_aim_ns = refresh_sent(q->fuse, now);
     return n;
 }
 
@@ -602,7 +602,8 @@ void *helper_main(void *arg) {
         pthread_mutex_lock(&d->mu);
         h->sending_ns = 0;
         int64_t answered = now_ns();
-        refresh_answered(q->fuse, b.rc == SEARCH_OK && !b.request_failed, b.t0, answered);
+        refresh_answered(q->fuse, b.rc == SEARCH_OK && !b.request_failed, b.t0,
+                         h->refresh_aim_ns, answered);
         batch_account(d, h, q, &b, answered);
         batch_settle(d, h, &b);
         pthread_cond_broadcast(&d->space_cv); /* either class may have room now */

@@ -32,7 +32,11 @@
  * So a change is never held past the point where it could still make the
  * next refresh. near grows when a probe missed its refresh (it came back a
  * period late) and shrinks back while none does; far is near plus twice
- * the target's requests' round trip.
+ * the target's requests' round trip, or more once a held request came back
+ * well after the start it aimed at (refresh_answered): a held request
+ * carries a period's changes, and takes longer than the average one.
+ * Probes go only into refreshes that take a request anyway: a probe's
+ * tombstone alone would make a refresh write a segment.
  *
  * Not held while the engine does not keep up: a request's round trip
  * (twice, plus near) over a third of the interval, a refresh longer than
@@ -59,8 +63,8 @@
 #include "log.h"
 #include "search/search.h"
 
-#define REFRESH_READ_MS 10000    /* the interval is read again this often */
-#define REFRESH_STALE_PERIODS 10 /* no refresh seen for this many periods: phase unknown */
+#define REFRESH_READ_MS 1000     /* the interval is read again this often */
+#define REFRESH_STALE_PERIODS 3 /* no refresh seen for this many periods: phase unknown */
 #define NEAR_MIN_NS (5 * NS_PER_MS)
 
 static bool policy_on(const struct deliver_hub *d, const struct fuse *f) {
@@ -85,9 +89,25 @@ static int64_t next_start(const struct refresh_state *r, int64_t t) {
     return s + ((t - s) / step + 1) * step;
 }
 
+/* How long before a predicted start the last part leaves. The start is
+ * predicted from a probe's answer, which comes after the refresh ended by
+ * however long the engine took to answer, so the prediction runs late by
+ * up to that: near is at least half a refresh's time as seen (which
+ * includes it). Leaving early costs the changes of that last stretch a
+ * refresh each; leaving late costs every change held for it a whole
+ * period. */
+static int64_t near_of(const struct refresh_state *r) {
+    int64_t near = r->near_ns;
+    if (near < r->took_ns / 2) near = r->took_ns / 2;
+    if (near > r->period_ns / 4) near = r->period_ns / 4;
+    return near;
+}
+
 static int64_t far_of(const struct refresh_state *r) {
-    int64_t far = r->near_ns + 2 * r->rtt_ns;
-    if (far < 2 * r->near_ns) far = 2 * r->near_ns;
+    int64_t near = near_of(r);
+    int64_t far = near + 2 * r->rtt_ns;
+    if (far < 2 * near) far = 2 * near;
+    if (far < r->far_ns) far = r->far_ns;
     if (far > r->period_ns / 3) far = r->period_ns / 3;
     return far;
 }
@@ -128,7 +148,7 @@ bool refresh_holds(struct deliver_hub *d, const struct indexq *q, const struct d
     if (index_idle_queued(d, q->fuse) >= d->o.batch_max) return false;
     /* the refresh the head can still make: the first whose near point is
      * after it came */
-    int64_t near = r->near_ns, far = far_of(r);
+    int64_t near = near_of(r), far = far_of(r);
     int64_t s = next_start(r, head->enq_ns + near);
     int64_t release = head->enq_ns < s - far ? s - far : s - near;
     if (release > due) release = due;
@@ -137,12 +157,43 @@ bool refresh_holds(struct deliver_hub *d, const struct indexq *q, const struct d
     return true;
 }
 
-void refresh_sent(struct fuse *f, int64_t now) { f->rf.last_send_ns = now; }
-
-void refresh_answered(struct fuse *f, bool ok, int64_t sent, int64_t now) {
+int64_t refresh_sent(struct fuse *f, int64_t now) {
     struct refresh_state *r = &f->rf;
+    r->last_send_ns = now;
+    if (!r->live || r->period_ns <= 0 || !phase_known(r, now)) return 0;
+    /* only a request that left in the last stretch before a refresh aims
+     * at it (a held one, or one that happened to) */
+    int64_t s = next_start(r, now);
+    return s - now <= far_of(r) + near_of(r) ? s : 0;
+}
+
+void refresh_answered(struct fuse *f, bool ok, int64_t sent, int64_t aim, int64_t now) {
+    struct refresh_state *r = &f->rf;
+    if (!ok) return;
     /* the round trip of a request: how early the held batch goes */
-    if (ok) r->rtt_ns = r->rtt_ns ? (3 * r->rtt_ns + (now - sent)) / 4 : now - sent;
+    r->rtt_ns = r->rtt_ns ? (3 * r->rtt_ns + (now - sent)) / 4 : now - sent;
+    if (!aim || r->period_ns <= 0) return;
+    /* A request that left for a refresh and came back after it began may
+     * have missed it, and then every change in it waits a whole period
+     * more. The round trip of a held request grows with its size (a
+     * period's changes in one), which the average of all requests hides:
+     * the next leave earlier, by that request's own round trip and more.
+     * The start predicted is known to within the refresh's own time (the
+     * probe sees its end), so only an answer later than half of that
+     * counts. */
+    int64_t took = now - sent;
+    if (now > aim + r->took_ns / 2) {
+        int64_t far = r->far_ns ? 2 * r->far_ns : took + 2 * near_of(r);
+        if (far < took + 2 * near_of(r)) far = took + 2 * near_of(r);
+        r->far_ns = far < r->period_ns / 3 ? far : r->period_ns / 3;
+        r->late_sends++;
+        log_debug("deliver", "%s: a request aimed at a refresh came back %lld ms after it "
+                  "began (round trip %lld ms): held ones leave %lld ms before",
+                  f->index, (long long)((now - aim) / NS_PER_MS),
+                  (long long)(took / NS_PER_MS), (long long)(r->far_ns / NS_PER_MS));
+    } else if (r->far_ns > took + 2 * near_of(r)) {
+        r->far_ns -= r->far_ns / 16; /* back towards what the requests take */
+    }
 }
 
 struct fuse *refresh_probe_due(struct deliver_hub *d, int64_t now, int64_t *wake) {
@@ -156,11 +207,17 @@ struct fuse *refresh_probe_due(struct deliver_hub *d, int64_t now, int64_t *wake
         if (!r->live || r->probe_sent_ns || !policy_on(d, f) || now < r->probe_not_before_ns)
             continue;
         /* its settings read through it of late: it still names an index */
-        if (now - r->read_ns > (int64_t)REFRESH_READ_MS * NS_PER_MS) continue;
+        if (now - r->read_ns > 2 * (int64_t)REFRESH_READ_MS * NS_PER_MS) continue;
         /* only for a target with changes of late: an idle one sends at once */
         if (!r->last_send_ns || now - r->last_send_ns > 2 * r->period_ns) continue;
+        /* only into a refresh that takes a request anyway (one sent since
+         * the last refresh began): a probe's tombstone alone would make a
+         * refresh with no change write a segment all the same */
+        if (phase_known(r, now) &&
+            r->last_send_ns <= next_start(r, now) - r->period_ns - r->took_ns)
+            continue;
         /* the next refresh after the last one seen (or now, to learn it) */
-        int64_t at = phase_known(r, now) ? next_start(r, now) - r->near_ns : now;
+        int64_t at = phase_known(r, now) ? next_start(r, now) - near_of(r) : now;
         if (now < at) {
             if (at < *wake) *wake = at;
             continue;
@@ -199,6 +256,11 @@ void refresh_probed(struct fuse *f, bool ok, int64_t now) {
     }
     /* refreshes closer together than the interval read: it changed */
     if (r->end_ns && now - r->end_ns < r->period_ns * 3 / 4) r->read_ns = 0;
+    log_debug("deliver", "%s: a refresh ended %lld ms after the one aimed at began (%s); "
+              "near %lld ms, far %lld ms, a refresh %lld ms", f->index,
+              aim ? (long long)((now - aim) / NS_PER_MS) : -1LL, aim ? "predicted" : "learnt",
+              (long long)(near_of(r) / NS_PER_MS), (long long)(far_of(r) / NS_PER_MS),
+              (long long)(r->took_ns / NS_PER_MS));
     r->end_ns = now;
     r->probe_aim_ns = 0;
     r->observed++;
@@ -233,6 +295,7 @@ void refresh_read_done(struct fuse *f, long ms, int64_t now) {
                      (long)(linger_refresh_ns(f) / NS_PER_MS));
         r->end_ns = 0;
         r->took_ns = 0;
+        r->far_ns = 0;
         r->near_ns = NEAR_MIN_NS;
     }
     if (r->near_ns < NEAR_MIN_NS) r->near_ns = NEAR_MIN_NS;
@@ -249,7 +312,7 @@ void refresh_read_done(struct fuse *f, long ms, int64_t now) {
  * conflict with (external_gte; with external every probe after the first
  * was a 409 for index.gc_deletes). A delete does not honour require_alias
  * (Elasticsearch 7.10 auto-creates its index): the target is probed only
- * while its settings were read through it within REFRESH_READ_MS. */
+ * while its settings were read through it within twice REFRESH_READ_MS. */
 int default_refresh_probe(void *ud, int helper, const char *target) {
     struct deliver_hub *d = ud;
     struct search_resp *resp = &d->helpers[helper].resp;

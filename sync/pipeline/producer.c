@@ -69,6 +69,7 @@ int producer_open(struct producer *pr, const struct ss_config *cfg,
         dopts.flush_on_txn_end = o->flush_each_txn;
         dopts.linger_ms = 0; /* a one-off run goes as fast as it can; linger is the daemon's */
         dopts.linger_refresh_percent = 0;
+        dopts.batch_to_refresh = false;
         if (o->flush_interval_ms > 0) dopts.flush_interval_ms = o->flush_interval_ms;
         pr->dls = dl_store_new(&p->metap, cfg->source.name, pr->err, sizeof pr->err);
         if (!pr->dls) return EXIT_RUNTIME;

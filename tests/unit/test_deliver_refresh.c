@@ -8,6 +8,8 @@
  *     period instead of one a transaction, and each transaction searchable
  *     at the refresh it would have made sent at once (bar those that came in
  *     the last milliseconds before one), none more than one refresh later
+ *   - the same against an engine whose round trip grows with the request:
+ *     the held requests, larger than the rest, leave early enough
  *   - batch_to_refresh = false: one request a transaction, as before
  *   - an index without refreshes (refresh_interval -1): nothing held
  *   - an engine whose requests take over a third of the interval: nothing
@@ -29,6 +31,7 @@ static struct {
     int64_t landed_us[NTXN]; /* when the last change of each transaction landed */
     long probes;           /* refresh probes (each waits for a refresh) */
     int64_t slow_us;       /* each bulk request takes this long (a busy engine) */
+    int64_t per_doc_us;    /* and this much a document */
 } R = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static int64_t mono_us(void) {
@@ -58,6 +61,9 @@ static int sched_bulk(void *ud, int helper, const char *body, size_t len,
                       struct search_resp *resp) {
     pthread_mutex_lock(&R.mu);
     int64_t slow = R.slow_us;
+    for (const char *p = body; R.per_doc_us && (p = memchr(p, '\n', len - (size_t)(p - body)));
+         p++)
+        slow += R.per_doc_us / 2; /* two lines a document */
     pthread_mutex_unlock(&R.mu);
     if (slow) usleep((useconds_t)slow);
     note_landed(body, len);
@@ -91,6 +97,7 @@ static const struct deliver_transport SCHED = {.bulk = sched_bulk,
 static struct deliver *mk_sched_slow(bool hold, long interval_ms, int64_t slow_us) {
     pthread_mutex_lock(&R.mu);
     R.slow_us = slow_us;
+    R.per_doc_us = 0;
     memset(R.landed_us, 0, sizeof R.landed_us);
     R.probes = 0;
     R.interval_ms = interval_ms;
@@ -122,6 +129,8 @@ struct outcome {
     int on_time;  /* searchable at the refresh it would have made sent at once */
     int late_one; /* one refresh later */
     int later;    /* more */
+    int refreshes; /* refreshes that took a write */
+    int64_t worst_us; /* the longest from a commit to the end of the refresh that showed it */
 };
 
 /* NTXN transactions of 5 changes, one every 10 ms, then drained */
@@ -143,10 +152,17 @@ static struct outcome run_txns(struct deliver *d) {
     assert_int_equal(deliver_drain(d, 20000), DELIVER_OK);
     struct outcome o = {.requests = fake_requests() - r0};
     pthread_mutex_lock(&R.mu);
+    int64_t prev = 0;
     for (int k = 0; k < NTXN; k++) {
         assert_true(R.landed_us[k] > 0);
+        /* transactions land in order: a new refresh start is one more */
+        if (refresh_at(R.landed_us[k]) != prev) {
+            o.refreshes++, prev = refresh_at(R.landed_us[k]);
+        }
         /* sent at once, a request of its own lands within 2 ms */
         int64_t ideal = refresh_at(committed[k] + 2000), got = refresh_at(R.landed_us[k]);
+        if (got + TOOK_MS * 1000 - committed[k] > o.worst_us)
+            o.worst_us = got + TOOK_MS * 1000 - committed[k];
         if (got <= ideal)
             o.on_time++;
         else if (got <= refresh_at(ideal + 1))
@@ -155,8 +171,10 @@ static struct outcome run_txns(struct deliver *d) {
             o.later++;
     }
     pthread_mutex_unlock(&R.mu);
-    print_message("    %ld requests for %d transactions; searchable on time %d, a refresh late %d, "
-                  "later %d\n", o.requests, NTXN, o.on_time, o.late_one, o.later);
+    print_message("    %ld requests for %d transactions in %d refreshes; searchable on time %d, "
+                  "a refresh late %d, later %d; at most %ld ms from commit to searchable\n",
+                  o.requests, NTXN, o.refreshes, o.on_time, o.late_one, o.later,
+                  (long)(o.worst_us / 1000));
     return o;
 }
 
@@ -173,6 +191,26 @@ static void t_held_to_the_refresh(void **s) {
     assert_true(R.probes > 0);
     pthread_mutex_unlock(&R.mu);
     deliver_free(d);
+}
+
+/* an engine that takes 0.6 ms a document: a transaction's request comes
+ * back in 3 ms, a held one of a period's 55 changes in about 33 ms, which the
+ * average round trip hides. Held requests answered after the refresh they
+ * aimed at began make the next leave earlier: about three in four
+ * transactions searchable at the refresh they would have made sent at once
+ * and none more than one refresh later (leaving by the average round trip
+ * alone: half of them a refresh late, and some two) */
+static void t_big_held_request_leaves_earlier(void **s) {
+    (void)s;
+    struct deliver *d = mk_sched(true, PERIOD_MS);
+    pthread_mutex_lock(&R.mu);
+    R.per_doc_us = 600;
+    pthread_mutex_unlock(&R.mu);
+    struct outcome o = run_txns(d);
+    deliver_free(d);
+    assert_true(o.requests <= NTXN / 2);
+    assert_true(o.on_time >= NTXN * 63 / 100);
+    assert_int_equal(o.later, 0);
 }
 
 static void t_off_one_request_a_transaction(void **s) {
@@ -232,6 +270,7 @@ static void t_idle_goes_at_once(void **s) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(t_held_to_the_refresh, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_big_held_request_leaves_earlier, setup, teardown),
         cmocka_unit_test_setup_teardown(t_off_one_request_a_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(t_no_refresh_not_held, setup, teardown),
         cmocka_unit_test_setup_teardown(t_slow_engine_not_held, setup, teardown),
