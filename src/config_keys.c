@@ -247,16 +247,17 @@ const struct config_key config_keys[] = {
       "lag. 0: off (group commit alone)"),
     B("delivery", "batch_to_refresh", delivery.batch_to_refresh, "false",
       "Live changes of an index wait until just before the engine's next refresh of it and "
-      "leave together then: searchable no later than if sent at once, in about three bulk "
-      "requests a refresh period instead of one a transaction (less engine CPU at low rates), "
-      "for more acknowledged lag (up to the refresh interval). The next refresh is learnt from "
-      "the index's refresh_interval and one probe a period (a versioned delete of an unused id "
-      "through the alias, refresh=wait_for; docs/delivery.md). Not for indices with "
-      "refresh_interval -1 or above flush_interval_ms, nor with helpers = 1, nor while the "
-      "engine answers slowly beside the interval; a change finding "
+      "leave together then: searchable no later than if sent at once, in a few bulk requests "
+      "a refresh period instead of one a transaction (less engine CPU at low rates), for more "
+      "acknowledged lag (up to the refresh interval). The next refresh is learnt from the "
+      "index's refresh_interval (read every second) and a probe into each refresh that takes "
+      "a request (a versioned delete of an unused id, refresh=wait_for; docs/delivery.md). "
+      "Not for indices with refresh_interval -1 or above flush_interval_ms, nor with "
+      "helpers = 1, nor while the engine answers slowly beside the interval; a change finding "
       "its index idle for a period, batch_max waiting and flush_interval_ms passed still go at "
-      "once. Off by default: measured only on an overloaded engine so far, where it cost "
-      "searchable lag (docs/delivery.md). false: group commit alone"),
+      "once. Off by default: on a quiet box its searchable p99 was up to 100 ms above group "
+      "commit's at 2,000 changes/s under a 1 s refresh (docs/delivery.md). false: group "
+      "commit alone"),
     B("delivery", "group_commit", delivery.group_commit, "true",
       "A transaction's changes leave together when the producer ends it (one request, "
       "whatever partitions they hash to), and while a bulk request to an index is in flight, "
