@@ -255,7 +255,7 @@ const struct config_key config_keys[] = {
       "Not for indices with refresh_interval -1 or above flush_interval_ms, nor with "
       "helpers = 1, nor while the engine answers slowly beside the interval; a change finding "
       "its index idle for a period, batch_max waiting and flush_interval_ms passed still go at "
-      "once. Off by default: on a quiet box its searchable p99 was up to 100 ms above group "
+      "once. Off by default: on a quiet box its searchable p99 was up to 120 ms above group "
       "commit's at 2,000 changes/s under a 1 s refresh (docs/delivery.md). false: group "
       "commit alone"),
     B("delivery", "group_commit", delivery.group_commit, "true",
