@@ -186,7 +186,6 @@ void refresh_answered(struct fuse *f, bool ok, int64_t sent, int64_t aim, int64_
         int64_t far = r->far_ns ? 2 * r->far_ns : took + 2 * near_of(r);
         if (far < took + 2 * near_of(r)) far = took + 2 * near_of(r);
         r->far_ns = far < r->period_ns / 3 ? far : r->period_ns / 3;
-        r->late_sends++;
         log_debug("deliver", "%s: a request aimed at a refresh came back %lld ms after it "
                   "began (round trip %lld ms): held ones leave %lld ms before",
                   f->index, (long long)((now - aim) / NS_PER_MS),
