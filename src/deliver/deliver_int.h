@@ -105,7 +105,6 @@ struct refresh_state {
     int64_t probe_sent_ns; /* a probe is in flight since, 0 = none */
     int64_t probe_aim_ns;  /* the refresh start it aims at (0: unknown) */
     int64_t probe_not_before_ns; /* after a failed probe */
-    uint64_t observed, misses;
 };
 
 struct fuse {

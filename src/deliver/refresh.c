@@ -246,7 +246,6 @@ void refresh_probed(struct fuse *f, bool ok, int64_t now) {
              * send the last part earlier */
             r->near_ns *= 2;
             if (r->near_ns > r->period_ns / 4) r->near_ns = r->period_ns / 4;
-            r->misses++;
         } else {
             r->took_ns = r->took_ns ? (7 * r->took_ns + late) / 8 : late;
             r->near_ns -= r->near_ns / 4;
@@ -262,7 +261,6 @@ void refresh_probed(struct fuse *f, bool ok, int64_t now) {
               (long long)(r->took_ns / NS_PER_MS));
     r->end_ns = now;
     r->probe_aim_ns = 0;
-    r->observed++;
 }
 
 struct fuse *refresh_read_due(struct deliver_hub *d, int64_t now) {
