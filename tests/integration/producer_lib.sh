@@ -2,8 +2,9 @@
 # (t_kafka_debezium.sh, t_kafka_canal.sh, t_kafka_maxwell.sh) share: their
 # tables and seeded DML (producer_ops.sql), the SQL oracle of their two
 # indices, the document and dead-letter checks that fail softly (every
-# failing check of a run is said before the test fails), and the Kafka
-# offsets the daemon saved against the topics' ends.
+# failing check of a run is said before the test fails), whether a topic
+# holds a message, and the Kafka offsets the daemon saved against the
+# topics' ends.
 #
 # Sourced after lib.sh and oracle_lib.sh. The test sets D (its database, by
 # producer_tables), SEED, and meta_q (a query on the daemon's metadata
@@ -151,6 +152,14 @@ producer_dead_letters() {
 }
 
 # ---------------------------------------------------------------- caught up
+# topic_has TOPIC JQ-ARGS... — some message of TOPIC (any partition) passes
+# the jq filter. Not `jq -e`: jq 1.6 exits 4, "no result", whenever the last
+# message read yields nothing, and kcat reads the partitions in no fixed order
+topic_has() {
+    local t="$1"
+    shift
+    kcat -b "$KAFKA_BOOTSTRAP" -C -t "$t" -e -q -f '%s\n' 2>/dev/null | jq -c "$@" 2>/dev/null | grep -q .
+}
 # every partition's next offset (topic/partition=next), as the daemon's token writes it
 ends() { kcat -b "$KAFKA_BOOTSTRAP" -C -t "$1" -o -1 -e -q -f '%t/%p=%o\n' 2>/dev/null | awk -F= '{print $1 "=" $2 + 1}' | sort; }
 saved() { meta_q "SELECT position FROM \`$1\`.offsets" 2>/dev/null | tr ' ' '\n' | grep '=' | sort; }

@@ -162,11 +162,8 @@ caught_up() { # WHAT
     FENCE=$((FENCE + 1))
     sqlrun "INSERT INTO fence VALUES ($FENCE, '$1')" || fail "the sentinel row"
     for ((i = 0; ; i++)); do
-        # (not jq -e: jq 1.6 says 4, no result, when the last message is not
-        # the sentinel, as with several partitions)
-        kcat -b "$KAFKA_BOOTSTRAP" -C -t "$PRE" -e -q -f '%s\n' 2>/dev/null |
-            jq -c --arg n "$FENCE" 'select(.table == "fence" and .type == "INSERT" and any(.data[]; .id == $n))' \
-            2>/dev/null | grep -q . && break
+        topic_has "$PRE" --arg n "$FENCE" \
+            'select(.table == "fence" and .type == "INSERT" and any(.data[]; .id == $n))' && break
         [ "$i" -lt 1500 ] || fail "$1: canal did not send the sentinel row in 300 s; it logged last: $(grep -a ' [A-Z]* ' "$CNDIR/canal.log" | tail -3 | cut -c1-300)"
         sleep 0.2
     done

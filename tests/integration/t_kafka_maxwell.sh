@@ -142,8 +142,7 @@ caught_up() { # WHAT
     FENCE=$((FENCE + 1))
     sqlrun "INSERT INTO fence VALUES ($FENCE, '$1')" || fail "the sentinel row"
     for ((i = 0; ; i++)); do
-        kcat -b "$KAFKA_BOOTSTRAP" -C -t "$PRE.$D.fence" -e -q -f '%s\n' 2>/dev/null |
-            jq -e --argjson n "$FENCE" 'select(.type == "insert" and .data.id == $n)' >/dev/null 2>&1 && break
+        topic_has "$PRE.$D.fence" --argjson n "$FENCE" 'select(.type == "insert" and .data.id == $n)' && break
         [ "$i" -lt 1500 ] || fail "$1: Maxwell did not send the sentinel row in 300 s; it logged last: $(grep -av 'Unhandled QueryEvent' "$MXDIR/maxwell.log" | grep -a ' [A-Z]* ' | tail -3 | cut -c1-300)"
         sleep 0.2
     done
