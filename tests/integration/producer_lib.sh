@@ -163,7 +163,14 @@ topic_has() {
 # every partition's next offset (topic/partition=next), as the daemon's token writes it
 ends() { kcat -b "$KAFKA_BOOTSTRAP" -C -t "$1" -o -1 -e -q -f '%t/%p=%o\n' 2>/dev/null | awk -F= '{print $1 "=" $2 + 1}' | sort; }
 saved() { meta_q "SELECT position FROM \`$1\`.offsets" 2>/dev/null | tr ' ' '\n' | grep '=' | sort; }
-reached() { # META ENDS-FILE: the offsets saved in META reach every line of ENDS-FILE
-    awk -F= 'NR == FNR { s[$1] = $2; next } !($1 in s) || s[$1] + 0 < $2 + 0 { bad = 1 } END { exit bad }' \
-        <(saved "$1") "$2"
+# reached META ENDS-FILE — the offsets saved in META reach every line of
+# ENDS-FILE (not empty). The saved ones are a variable, not awk's first file:
+# with nothing saved yet, NR == FNR would hold for ENDS-FILE's lines too, and
+# the check passed before the daemon had read a message
+reached() {
+    [ -s "$2" ] || return 1
+    awk -F= -v saved="$(saved "$1")" '
+        BEGIN { n = split(saved, l, "\n"); for (i = 1; i <= n; i++) if (split(l[i], kv, "=") == 2) s[kv[1]] = kv[2] }
+        !($1 in s) || s[$1] + 0 < $2 + 0 { bad = 1 }
+        END { exit bad }' "$2"
 }
