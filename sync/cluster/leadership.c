@@ -164,6 +164,7 @@ static int lock_try(struct leadership *l, char *who, size_t wholen) {
     if (!f) goto out;
     l->fence = strtoull(f, NULL, 10);
     free(f);
+    l->lock_conn = mysql_thread_id(l->meta);
     l->beat_at_ms = mono_ms();
     rc = 1;
 out:
@@ -190,6 +191,43 @@ static int lock_held(struct leadership *l) {
     return held;
 }
 
+/* the connection id holding the lock (IS_USED_LOCK), 0 when none or not known */
+static unsigned long lock_holder(struct leadership *l) {
+    char err[512];
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT IS_USED_LOCK(");
+    lock_name(l, &q);
+    sbuf_adds(&q, ")");
+    char *v = db_scalar(l->meta, q.data, err, sizeof err);
+    sbuf_free(&q);
+    unsigned long id = v ? strtoul(v, NULL, 10) : 0;
+    free(v);
+    return id;
+}
+
+/* The row of a taker (connection holder) that holds the lock but has not
+ * raised the token yet: read again for up to a second, until the token is
+ * above this node's (*who, *theirs; else *who names the connection) */
+static void taker_row(struct leadership *l, unsigned long holder, char *who, size_t wholen,
+                      uint64_t *theirs) {
+    char err[512];
+    snprintf(who, wholen, "connection %lu, whose token is not written yet,", holder);
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT owner, fence FROM reader_locks WHERE source = ");
+    db_quote(l->meta, &q, l->cfg->source.name, strlen(l->cfg->source.name));
+    for (int i = 0; i < 10 && *theirs <= l->fence; i++) {
+        sleep_ms(100);
+        char *row[2];
+        if (db_row1(l->meta, q.data, q.len, row, 2, err, sizeof err) == 1 && row[1] &&
+            strtoull(row[1], NULL, 10) > l->fence) {
+            snprintf(who, wholen, "%s", row[0] ? row[0] : "unknown");
+            *theirs = strtoull(row[1], NULL, 10);
+        }
+        db_row_free(row, 2);
+    }
+    sbuf_free(&q);
+}
+
 /* The lock after this node's connection to it was lost, or no longer holds
  * it (the metadata server restarted, the connection was killed): taken
  * again when nobody took it meanwhile, which the token tells — every taking
@@ -197,10 +235,11 @@ static int lock_held(struct leadership *l) {
  * no other reader was given the source (the token stays: it is still this
  * node's turn). 1 held again; 0 another daemon holds it or took it
  * meanwhile (*who, *theirs: the recorded taker and token), the lock let go
- * again; -1 not known (l->err): the metadata server cannot be asked, or a
- * connection holds the lock while the token is still this node's — its own
- * old connection, which the server has not dropped yet, or a taker a moment
- * before it raises the token: asked again a second later. */
+ * again — also when the token is still this node's but the lock is held by
+ * another connection than the one that took it: a taker a moment before it
+ * raises the token; -1 not known (l->err): the metadata server cannot be
+ * asked, or the holder is the connection that took it (this node's old one,
+ * which the server has not dropped yet): asked again a second later. */
 static int lock_retake(struct leadership *l, char *who, size_t wholen, uint64_t *theirs) {
     char err[512];
     *theirs = 0;
@@ -231,15 +270,28 @@ static int lock_retake(struct leadership *l, char *who, size_t wholen, uint64_t 
             goto out;
         }
         if (n == 1 && *theirs == l->fence) {
+            l->lock_conn = mysql_thread_id(l->meta);
             rc = 1;
             goto out;
         }
         db_close(l->meta); /* another took it meanwhile: theirs, not this node's */
         l->meta = NULL;
     } else if (n == 1 && *theirs == l->fence) {
-        snprintf(l->err, sizeof l->err, "the lock is held by a connection, and the token is still "
-                 "this daemon's: its old connection not dropped by the server yet?");
-        goto out;
+        unsigned long holder = lock_holder(l);
+        if (!holder) { /* let go since the GET_LOCK: taken back a second later */
+            snprintf(l->err, sizeof l->err, "the lock was held by another connection a moment "
+                     "ago, and the token is still this daemon's");
+            goto out;
+        }
+        if (holder == l->lock_conn) {
+            snprintf(l->err, sizeof l->err, "the lock is still held by this daemon's old "
+                     "connection (id %lu), which the metadata server has not dropped yet, and "
+                     "the token is still this daemon's", l->lock_conn);
+            goto out;
+        }
+        /* not the connection that took it: a taker between its GET_LOCK
+         * and raising the token. Theirs for good; its name once it is in */
+        taker_row(l, holder, who, wholen, theirs);
     } else if (n < 0) { /* held by another connection, the token unread */
         snprintf(l->err, sizeof l->err, "%s", err);
         goto out;

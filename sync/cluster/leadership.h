@@ -62,6 +62,7 @@ struct leadership {
     size_t nretired;
     struct zlock *lock;
     MYSQL *meta;            /* standalone: holds the named lock; both: the claim */
+    unsigned long lock_conn; /* standalone: the connection id that took the lock */
     db_params metap;
     _Atomic uint64_t fence; /* this reader's token, 0 until it leads (set by the
                              * supervisor, read by the checkpoint thread) */
