@@ -124,6 +124,16 @@ static bool meta_unreachable(struct leadership *l) {
     return !cred_refused() && (!l->meta || db_conn_lost(l->meta));
 }
 
+/* CONNECTION_ID() of the lock's connection, as IS_USED_LOCK names it (a
+ * proxy's session id from the client library would not match); 0 unknown */
+static unsigned long conn_id(struct leadership *l) {
+    char err[512];
+    char *v = db_scalar(l->meta, "SELECT CONNECTION_ID()", err, sizeof err);
+    unsigned long id = v ? strtoul(v, NULL, 10) : 0;
+    free(v);
+    return id;
+}
+
 /* 1 this node holds the lock now (fence raised and read), 0 another
  * connection holds it (*who: the last recorded taker), -2 the metadata
  * server cannot be reached, -1 another error (l->err either way) */
@@ -164,7 +174,7 @@ static int lock_try(struct leadership *l, char *who, size_t wholen) {
     if (!f) goto out;
     l->fence = strtoull(f, NULL, 10);
     free(f);
-    l->lock_conn = mysql_thread_id(l->meta);
+    l->lock_conn = conn_id(l);
     l->beat_at_ms = mono_ms();
     rc = 1;
 out:
@@ -270,7 +280,7 @@ static int lock_retake(struct leadership *l, char *who, size_t wholen, uint64_t 
             goto out;
         }
         if (n == 1 && *theirs == l->fence) {
-            l->lock_conn = mysql_thread_id(l->meta);
+            l->lock_conn = conn_id(l);
             rc = 1;
             goto out;
         }
@@ -283,10 +293,11 @@ static int lock_retake(struct leadership *l, char *who, size_t wholen, uint64_t 
                      "ago, and the token is still this daemon's");
             goto out;
         }
-        if (holder == l->lock_conn) {
-            snprintf(l->err, sizeof l->err, "the lock is still held by this daemon's old "
-                     "connection (id %lu), which the metadata server has not dropped yet, and "
-                     "the token is still this daemon's", l->lock_conn);
+        if (holder == l->lock_conn || !l->lock_conn) {
+            snprintf(l->err, sizeof l->err, "the lock is still held by connection %lu, this "
+                     "daemon's old one%s, which the metadata server has not dropped yet, and "
+                     "the token is still this daemon's", holder,
+                     l->lock_conn ? "" : " (its id unknown: taken as such)");
             goto out;
         }
         /* not the connection that took it: a taker between its GET_LOCK
