@@ -193,5 +193,6 @@ PATH="$PATH" $PIN python3 "$here/peers_driver.py" --db "$D" --tmp "$tmp" --searc
     --pgsync-venv "$venv" --es7 "$ES7_URL" --opensearch "$SEARCH_URL" --out "$out" \
     --mysql-port "$MYSQL_PORT" --mysql-pid "$MYSQL_PID" --redis-port "$redisport" --es7-pgid "$ES7PID" \
     --opensearch-pgid "$(ps -o pgid= -p "$SEARCH_PID" | tr -d ' ')" --peers "${PEERS:-gme,pgsync}" || rc=$?
-python3 "$here/peers_plot.py" "$PEERS_JSONL" "${out%.md}-plots" || rc=1
+# the lag curves; a load-only run has none to draw
+[ "${PEERS_LOAD_ONLY:-}" = 1 ] || python3 "$here/peers_plot.py" "$PEERS_JSONL" "${out%.md}-plots" || rc=1
 exit $rc
