@@ -106,6 +106,7 @@ struct ss_config {
         int flush_interval_ms;
         int linger_ms;
         int linger_refresh_percent;
+        int linger_refresh_batch;
         bool batch_to_refresh;
         bool group_commit;
         int high_watermark;

@@ -238,13 +238,19 @@ const struct config_key config_keys[] = {
       "so less engine CPU per change, for up to this much more lag (below flush_interval_ms). "
       "0: a change goes as soon "
       "as a helper is free"),
-    I("delivery", "linger_refresh_percent", delivery.linger_refresh_percent, "0", 0, 100,
+    I("delivery", "linger_refresh_percent", delivery.linger_refresh_percent, "50", 0, 100,
       "With linger_ms 0: a live request to an index leaves no sooner than this percent of the "
       "index's refresh_interval (read from the engine), at most 100 ms, after the index's "
-      "previous request; changes that come meanwhile wait and leave with it, unless batch_max "
-      "are waiting. A change finding the index without a request for that long goes at once. "
+      "previous request; changes that come meanwhile wait and leave with it, unless "
+      "linger_refresh_batch are waiting. A change finding the index without a request for that "
+      "long goes at once. "
       "Fewer requests at low rates (less engine CPU per change) for at most that much more "
       "lag. 0: off (group commit alone)"),
+    I("delivery", "linger_refresh_batch", delivery.linger_refresh_batch, "50", 0, 100000,
+      "With linger_refresh_percent: a request leaves without waiting out the spacing once this "
+      "many changes of the index wait (a request that full costs the engine little beyond its "
+      "documents), so only slow streams are spaced and fast ones keep group commit's lag. "
+      "0: batch_max"),
     B("delivery", "batch_to_refresh", delivery.batch_to_refresh, "false",
       "Live changes of an index wait until just before the engine's next refresh of it and "
       "leave together then: searchable no later than if sent at once, in a few bulk requests "

@@ -62,6 +62,7 @@ void deliver_opts_from_config(struct deliver_opts *o, const struct ss_config *c)
     o->flush_interval_ms = c->delivery.flush_interval_ms;
     o->linger_ms = c->delivery.linger_ms;
     o->linger_refresh_percent = c->delivery.linger_refresh_percent;
+    o->linger_refresh_batch = c->delivery.linger_refresh_batch;
     o->batch_to_refresh = c->delivery.batch_to_refresh;
     o->group_commit = c->delivery.group_commit;
     o->high_watermark = c->delivery.high_watermark;

@@ -239,6 +239,7 @@ struct deliver {
     void *missing_ud;
     int batch_min, flush_interval_ms, linger_ms;
     int linger_refresh_percent; /* its live requests spaced by the refresh (linger.c) */
+    int linger_refresh_batch;   /* ... unless this many of the target wait */
     bool batch_to_refresh; /* its live changes wait for the next refresh (refresh.c) */
     bool flush_on_txn_end;
     bool ordered_versions; /* I5 asserted at submit */

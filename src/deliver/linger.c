@@ -16,7 +16,12 @@
  * REFRESH_READ_MS), at most LINGER_REFRESH_CAP_MS; a change never waits
  * past flush_interval_ms.
  * A change that finds the target without a request for that long goes at
- * once: a lone change pays no wait, only a stream of them is batched. Not
+ * once: a lone change pays no wait, only a stream of them is batched. Nor
+ * does a request wait once linger_refresh_batch changes of the target are
+ * queued: a request's own cost (about 1-2 ms of engine CPU) is then a small
+ * share of its documents', and holding it longer would only add lag; so
+ * the spacing applies to slow streams (few changes a transaction), and at
+ * high rates requests leave as group commit sends them. Not
  * held, as for group commit (queue.c): a full batch_max of the target, the
  * hub at its high-water mark, a change that waited flush_interval_ms, a
  * drain; nor before the interval is read, for an index without refreshes
@@ -51,7 +56,13 @@ bool linger_refresh_holds(struct deliver_hub *d, const struct indexq *q, const s
     if (hub_pressed(d, hs)) return false;
     int64_t due = head->enq_ns + (int64_t)hs->flush_interval_ms * NS_PER_MS;
     if (now >= due) return false;
-    if (index_idle_queued(d, q->fuse) >= d->o.batch_max) return false;
+    /* a request of enough changes costs the engine little beyond them: it
+     * goes, so a fast stream keeps group commit's lag and only a slow one
+     * (few changes a transaction) is spaced */
+    long enough = hs->linger_refresh_batch > 0 && hs->linger_refresh_batch < d->o.batch_max
+                      ? hs->linger_refresh_batch
+                      : d->o.batch_max;
+    if (index_idle_queued(d, q->fuse) >= enough) return false;
     if (release > due) release = due;
     if (release < *wake) *wake = release;
     return true;

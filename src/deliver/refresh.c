@@ -49,7 +49,8 @@
  * Not used for an index whose refresh_interval is -1 or longer than
  * flush_interval_ms (the hold would be flush_interval_ms's anyway), nor
  * with a single helper (the probe takes one). The
- * interval is read again every REFRESH_READ_MS, and at once when the
+ * interval is read again every REFRESH_READ_MS while the index gets
+ * requests (not once it had none for REFRESH_IDLE_MS), and at once when the
  * refreshes seen come faster than it says. The same reading serves the
  * requests spaced by the refresh (linger.c), which need the interval only:
  * a target only they send to is read, never probed. */
@@ -64,6 +65,7 @@
 #include "search/search.h"
 
 #define REFRESH_READ_MS 1000     /* the interval is read again this often */
+#define REFRESH_IDLE_MS 10000    /* ... while the index had a request this recently */
 #define REFRESH_STALE_PERIODS 3 /* no refresh seen for this many periods: phase unknown */
 #define NEAR_MIN_NS (5 * NS_PER_MS)
 
@@ -269,6 +271,12 @@ struct fuse *refresh_read_due(struct deliver_hub *d, int64_t now) {
         struct refresh_state *r = &f->rf;
         if (!(r->live || r->lingers) || r->reading) continue;
         if (r->read_ns && now - r->read_ns < (int64_t)REFRESH_READ_MS * NS_PER_MS) continue;
+        /* an index without requests is not read each second: on by default,
+         * the spacing would otherwise cost every index ever written a read a
+         * second for good. Its next request goes at once (idle for the
+         * spacing) and the read follows it */
+        if (r->last_send_ns && now - r->last_send_ns > (int64_t)REFRESH_IDLE_MS * NS_PER_MS)
+            continue;
         r->reading = true;
         return f;
     }

@@ -115,6 +115,7 @@ void stream_init(struct deliver *s, struct deliver_hub *d, const struct deliver_
     s->flush_interval_ms = o->flush_interval_ms;
     s->linger_ms = o->linger_ms;
     s->linger_refresh_percent = o->linger_refresh_percent;
+    s->linger_refresh_batch = o->linger_refresh_batch;
     s->batch_to_refresh = o->batch_to_refresh;
     s->flush_on_txn_end = o->flush_on_txn_end;
     s->ordered_versions = o->ordered_versions;

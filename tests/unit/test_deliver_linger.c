@@ -7,7 +7,12 @@
  *   - percent 0: one request a transaction, as group commit alone sends
  *   - an index without refreshes (refresh_interval -1): nothing held
  *   - a change finding its index without a request for the spacing goes at
- *     once */
+ *     once
+ *   - a faster stream (transactions of 10 changes every 10 ms): a request
+ *     goes once linger_refresh_batch (25) changes wait, about one every 3
+ *     transactions, where the spacing alone waits for 5
+ *   - the interval is read each second while the index gets requests, not
+ *     after 10 s without one, and again when one comes */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "deliver_fake.h"
@@ -20,6 +25,7 @@
 static struct {
     pthread_mutex_t mu;
     long interval_ms;         /* what refresh_interval answers */
+    long reads;               /* how often it was asked */
     int64_t landed_us[NTXN];  /* when the last change of each transaction landed */
 } L = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -45,6 +51,7 @@ static int fixed_interval(void *ud, int helper, const char *target, long *ms) {
     (void)ud, (void)helper, (void)target;
     pthread_mutex_lock(&L.mu);
     *ms = L.interval_ms;
+    L.reads++;
     pthread_mutex_unlock(&L.mu);
     return 0;
 }
@@ -52,7 +59,7 @@ static int fixed_interval(void *ud, int helper, const char *target, long *ms) {
 static const struct deliver_transport SPACED = {.bulk = noting_bulk,
                                                 .refresh_interval = fixed_interval};
 
-static struct deliver *mk_spaced(int percent, long interval_ms) {
+static struct deliver *mk_spaced_batch(int percent, long interval_ms, int batch) {
     pthread_mutex_lock(&L.mu);
     memset(L.landed_us, 0, sizeof L.landed_us);
     L.interval_ms = interval_ms;
@@ -64,6 +71,7 @@ static struct deliver *mk_spaced(int percent, long interval_ms) {
     o.batch_max = 500;
     o.flush_interval_ms = 1000;
     o.linger_refresh_percent = percent;
+    o.linger_refresh_batch = batch;
     o.dead_letter = dl_cb;
     o.checkpoint = ckpt_cb;
     o.transport = &SPACED;
@@ -77,13 +85,18 @@ static struct deliver *mk_spaced(int percent, long interval_ms) {
     return d;
 }
 
+static struct deliver *mk_spaced(int percent, long interval_ms) {
+    return mk_spaced_batch(percent, interval_ms, 0);
+}
+
 struct outcome {
     long requests;
     int64_t max_wait_ms; /* commit to landed, the longest */
+    int64_t mean_wait_us;
 };
 
-/* NTXN transactions of 5 changes, one every 10 ms, then drained */
-static struct outcome run_txns(struct deliver *d) {
+/* NTXN transactions of `per` changes, one every 10 ms, then drained */
+static struct outcome run_txns_of(struct deliver *d, int per) {
     int64_t committed[NTXN];
     long r0 = fake_requests();
     int64_t start = mono_us();
@@ -91,7 +104,7 @@ static struct outcome run_txns(struct deliver *d) {
     for (int k = 0; k < NTXN; k++) {
         int64_t at = start + (int64_t)k * 10000, now = mono_us();
         if (at > now) usleep((useconds_t)(at - now));
-        for (int j = 0; j < 5; j++) {
+        for (int j = 0; j < per; j++) {
             snprintf(id, sizeof id, "t%d_%d", k, j);
             submit(d, "i", id, (uint64_t)k + 2, CHANGE_INDEX, "{}");
         }
@@ -100,17 +113,23 @@ static struct outcome run_txns(struct deliver *d) {
     }
     assert_int_equal(deliver_drain(d, 20000), DELIVER_OK);
     struct outcome o = {.requests = fake_requests() - r0};
+    int64_t sum_us = 0;
     pthread_mutex_lock(&L.mu);
     for (int k = 0; k < NTXN; k++) {
         assert_true(L.landed_us[k] > 0);
         int64_t w = (L.landed_us[k] - committed[k]) / 1000;
         if (w > o.max_wait_ms) o.max_wait_ms = w;
+        sum_us += L.landed_us[k] - committed[k];
     }
     pthread_mutex_unlock(&L.mu);
-    print_message("    %ld requests for %d transactions; the longest wait %lld ms\n", o.requests,
-                  NTXN, (long long)o.max_wait_ms);
+    o.mean_wait_us = sum_us / NTXN;
+    print_message("    %ld requests for %d transactions of %d; the longest wait %lld ms, the "
+                  "mean %lld us\n",
+                  o.requests, NTXN, per, (long long)o.max_wait_ms, (long long)o.mean_wait_us);
     return o;
 }
+
+static struct outcome run_txns(struct deliver *d) { return run_txns_of(d, 5); }
 
 static void t_spaced_by_the_refresh(void **s) {
     (void)s;
@@ -159,12 +178,54 @@ static void t_idle_goes_at_once(void **s) {
     deliver_free(d);
 }
 
+/* 1,000 changes a second in transactions of 10, linger_refresh_batch 25: a
+ * request goes once 25 changes wait (the third transaction), not at the
+ * spacing (the fifth) */
+static void t_full_enough_goes(void **s) {
+    struct deliver *d = mk_spaced_batch(50, INTERVAL_MS, 0); /* batch_max: the spacing alone */
+    struct outcome spaced = run_txns_of(d, 10);
+    deliver_free(d);
+    teardown(s), setup(s); /* an empty fake engine for the same documents */
+    d = mk_spaced_batch(50, INTERVAL_MS, 25);
+    struct outcome enough = run_txns_of(d, 10);
+    deliver_free(d);
+    assert_true(spaced.requests <= NTXN / 4);        /* about 60 */
+    assert_true(enough.requests >= NTXN * 27 / 100); /* about 100 */
+    assert_true(enough.requests <= NTXN / 2);
+    assert_true(enough.mean_wait_us < spaced.mean_wait_us);
+}
+
+static long reads(void) {
+    pthread_mutex_lock(&L.mu);
+    long n = L.reads;
+    pthread_mutex_unlock(&L.mu);
+    return n;
+}
+
+static void t_idle_index_not_read(void **s) {
+    (void)s;
+    struct deliver *d = mk_spaced(50, INTERVAL_MS);
+    long r0 = reads();
+    sleep(3); /* requests 1-3 s ago at most: still read each second */
+    assert_true(reads() - r0 >= 2);
+    sleep(9); /* 12 s without a request */
+    r0 = reads();
+    sleep(3);
+    assert_int_equal(reads() - r0, 0);
+    submit(d, "i", "again", 2, CHANGE_INDEX, "{}");
+    assert_int_equal(deliver_wait_txn(d, deliver_txn_end(d, "a"), 20000), DELIVER_OK);
+    WAIT_UNTIL(reads() > r0);
+    deliver_free(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(t_spaced_by_the_refresh, setup, teardown),
         cmocka_unit_test_setup_teardown(t_off_one_request_a_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(t_no_refresh_not_held, setup, teardown),
         cmocka_unit_test_setup_teardown(t_idle_goes_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_full_enough_goes, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_idle_index_not_read, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
