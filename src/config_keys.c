@@ -250,7 +250,7 @@ const struct config_key config_keys[] = {
       "With linger_refresh_percent: a request leaves without waiting out the spacing once this "
       "many changes of the index wait (a request that full costs the engine little beyond its "
       "documents), so only slow streams are spaced and fast ones keep group commit's lag. "
-      "0: batch_max"),
+      "Above batch_max it is batch_max. 0: batch_max"),
     B("delivery", "batch_to_refresh", delivery.batch_to_refresh, "false",
       "Live changes of an index wait until just before the engine's next refresh of it and "
       "leave together then: searchable no later than if sent at once, in a few bulk requests "

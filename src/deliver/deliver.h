@@ -154,8 +154,8 @@ struct deliver_opts {
     int linger_refresh_percent; /* with linger_ms 0, a live stream's request to a target
                                  * leaves no sooner than this percent of the target's
                                  * refresh_interval after its previous one (linger.c) */
-    int linger_refresh_batch; /* ... unless this many changes of the target wait (0:
-                               * batch_max) */
+    int linger_refresh_batch; /* ... unless this many changes of the target wait (0 or
+                               * above batch_max: batch_max) */
     bool batch_to_refresh; /* a live stream's changes wait until just before the engine's
                             * next refresh of their index (src/deliver/refresh.c) */
     bool group_commit; /* hub: while a request of a target is in flight, its next
