@@ -336,7 +336,7 @@ bool builds_mapping_changed(struct daemon *dm, const struct mapping_gen *nw) {
             continue;
         }
         unsigned v = 0;
-        struct reindex_request req = {al, 0, false, "mapping edited during the build"};
+        struct reindex_request req = {al, 0, false, "mapping edited during the build", 0};
         if (db_ensure(&p->src, &p->srcp, err, sizeof err) < 0 ||
             reindex_request(dm->cfg, dm->client, p->k, p->meta, p->src, &req, &v, err,
                             sizeof err) != REINDEX_OK)

@@ -378,7 +378,7 @@ static int env_rebuild_all(void *ud, const char *why, const char *skipped) {
     for (size_t i = 0; i < m->nindices; i++) {
         unsigned v = 0;
         char err[1024];
-        struct reindex_request req = {m->indices[i].alias, 0, false, why};
+        struct reindex_request req = {m->indices[i].alias, 0, false, why, 0};
         int r = reindex_request(cfg, dm->client, p->k, p->meta, p->src, &req, &v, err, sizeof err);
         if (r == REINDEX_OK) {
             log_info("run", "%s: %s version %u queued", why, m->indices[i].alias, v);

@@ -5,8 +5,10 @@
  *     request (the first sync: no dump, no separate snapshot code; the
  *     reader starts its build at its next look at the build table,
  *     daemon_builds.c);
- *   - a live alias the metadata does not know yet is adopted (its highest
- *     <alias>_vN becomes the current version);
+ *   - an alias the engine has but the metadata records no version of (a
+ *     new or restored metadata database) is built again the same way, as
+ *     a version above every <alias>_vN it names: its documents may miss
+ *     any number of changes, and no checkpoint says which;
  *   - the indices of its builds that failed or were cancelled, if a stop
  *     between the failure and their deletion (daemon_builds.c,
  *     drop_leftover) left them behind, are deleted first.
@@ -62,6 +64,48 @@ static void drop_failed_builds(struct supervisor *sv, const struct mp_index *ix)
     sbuf_free(&q);
 }
 
+/* The highest N of the <alias>_vN indices an alias names in the engine's
+ * GET /_alias answer (0: none so named), and the names, comma-separated,
+ * into *names. */
+static unsigned alias_versions(const struct search_resp *r, sbuf *names) {
+    cJSON *j = json_exact_parse(r->body.data, r->body.len);
+    unsigned v = 0;
+    cJSON *it;
+    cJSON_ArrayForEach(it, j) {
+        if (names->len) sbuf_adds(names, ", ");
+        sbuf_adds(names, it->string);
+        const char *u = strrchr(it->string, 'v');
+        if (u && u > it->string && u[-1] == '_' && docbuild_is_integer(u + 1)) {
+            unsigned n = (unsigned)strtoul(u + 1, NULL, 10);
+            if (n > v) v = n;
+        }
+    }
+    cJSON_Delete(j);
+    return v;
+}
+
+/* What the metadata records now of ix (the generation in hand may be older:
+ * another source's daemon of a config they share may have built its first
+ * version since): 1 with *current and the state into state[], 0 no row,
+ * -1 error. */
+static int recorded(struct supervisor *sv, const struct mp_index *ix, unsigned *current,
+                    char *state, size_t statelen) {
+    sbuf q = SBUF_INIT;
+    sbuf_adds(&q, "SELECT current_version, state FROM index_configs WHERE source = ");
+    db_quote(sv->meta, &q, config_mapping_name(sv->cfg), strlen(config_mapping_name(sv->cfg)));
+    sbuf_adds(&q, " AND alias = ");
+    db_quote(sv->meta, &q, ix->alias, strlen(ix->alias));
+    char *row[2] = {NULL, NULL};
+    int n = db_row1(sv->meta, q.data, q.len, row, 2, sv->err, sizeof sv->err);
+    sbuf_free(&q);
+    if (n == 1) {
+        *current = row[0] ? (unsigned)strtoul(row[0], NULL, 10) : 0;
+        snprintf(state, statelen, "%s", row[1] ? row[1] : "");
+    }
+    db_row_free(row, 2);
+    return n;
+}
+
 int index_ensure(struct supervisor *sv, struct mp_index *ix) {
     struct search_conn *k = sv->k;
     if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0) return -1;
@@ -70,41 +114,51 @@ int index_ensure(struct supervisor *sv, struct mp_index *ix) {
     search_resp_init(&r);
     char path[600];
     int rc = 0;
+    sbuf names = SBUF_INIT;
     snprintf(path, sizeof path, "/_alias/%s", ix->alias);
     if (search_request(k, "GET", path, NULL, NULL, 0, &r) != 0) {
         rc = errf(sv->err, sizeof sv->err, "engine: %s", r.err);
         goto out;
     }
+    struct reindex_request req = {ix->alias, 0, false,
+                                  ix->current_version ? "the alias is missing in the engine"
+                                                      : "first sync",
+                                  0};
     if (r.status == 200) {
         put_hash_fields(sv, ix);
         if (ix->current_version > 0) goto out;
-        cJSON *j = json_exact_parse(r.body.data, r.body.len);
-        unsigned v = 0;
-        cJSON *it;
-        cJSON_ArrayForEach(it, j) {
-            const char *u = strrchr(it->string, 'v');
-            if (u && u > it->string && u[-1] == '_' && docbuild_is_integer(u + 1))
-                v = (unsigned)strtoul(u + 1, NULL, 10);
+        unsigned current = 0;
+        char state[32] = "";
+        int n = recorded(sv, ix, &current, state, sizeof state);
+        if (n < 0) {
+            rc = -1;
+            goto out;
         }
-        cJSON_Delete(j);
-        if (!v) goto out;
-        sbuf q = SBUF_INIT;
-        sbuf_printf(&q, "UPDATE index_configs SET state = IF(state = 'unavailable', 'available', "
-                        "state), current_version = %u WHERE source = ", v);
-        db_quote(sv->meta, &q, config_mapping_name(sv->cfg), strlen(config_mapping_name(sv->cfg)));
-        sbuf_adds(&q, " AND alias = ");
-        db_quote(sv->meta, &q, ix->alias, strlen(ix->alias));
-        rc = db_exec(sv->meta, q.data, sv->err, sizeof sv->err);
-        sbuf_free(&q);
-        if (rc == 0) ix->current_version = v;
-        goto out;
-    }
-    if (ix->state && (!strcmp(ix->state, "changing") || !strcmp(ix->state, "switching")))
+        if (current > 0) { /* built meanwhile by another source's daemon */
+            ix->current_version = current;
+            goto out;
+        }
+        if (!strcmp(state, "changing") || !strcmp(state, "switching"))
+            goto out; /* its first build is under way: it switches the alias */
+        /* An alias this metadata records no version of: a new or restored
+         * metadata database, or another deployment writing the same alias.
+         * What it holds may miss any number of changes (no checkpoint says
+         * where it was left), so it is built again from the source, as a
+         * first sync would; searches keep what it has until the switch. */
+        req.above = alias_versions(&r, &names);
+        req.reason = "first sync: an alias the metadata records no version of";
+        log_warn("run",
+                 "%s: the engine has this alias (on %s) but the metadata database records no "
+                 "version of it (a new or restored metadata database, or another deployment "
+                 "writing the same alias?): its documents may miss changes, so it is built again "
+                 "from the source; searches see what it has until the new version goes live. "
+                 "The indices it names now stay in the engine: delete them once they are not "
+                 "needed",
+                 ix->alias, names.len ? names.data : "no index");
+    } else if (ix->state && (!strcmp(ix->state, "changing") || !strcmp(ix->state, "switching"))) {
         goto out; /* a build is under way: it resumes */
+    }
     unsigned v = 0;
-    struct reindex_request req = {ix->alias, 0, false,
-                                  ix->current_version ? "the alias is missing in the engine"
-                                                      : "first sync"};
     int rr = db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0
                  ? REINDEX_ERR
                  : reindex_request(sv->cfg, sv->client, k, sv->meta, sv->src, &req, &v, sv->err,
@@ -118,6 +172,7 @@ int index_ensure(struct supervisor *sv, struct mp_index *ix) {
         rc = -1;
     }
 out:
+    sbuf_free(&names);
     search_resp_free(&r);
     return rc;
 }

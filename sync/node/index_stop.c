@@ -210,7 +210,7 @@ bool index_stop_refit(struct supervisor *sv, const struct mp_index *ix, const ch
     if (!sv->k) sv->k = search_conn_new(sv->client);
     char err[1024], reason[768];
     snprintf(reason, sizeof reason, "the source fits the mapping again (%s)", why);
-    struct reindex_request req = {ix->alias, 0, false, reason};
+    struct reindex_request req = {ix->alias, 0, false, reason, 0};
     unsigned v = 0;
     int rc = reindex_request(sv->cfg, sv->client, sv->k, sv->meta, sv->src, &req, &v, err,
                              sizeof err);

@@ -63,7 +63,7 @@ static bool rebuild_emptied(struct supervisor *sv, struct emptied *e) {
         db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0)
         return false;
     char err[1024];
-    struct reindex_request req = {e->alias, 0, false, e->reason};
+    struct reindex_request req = {e->alias, 0, false, e->reason, 0};
     unsigned v = 0;
     int rc = reindex_request(sv->cfg, sv->client, sv->k, sv->meta, sv->src, &req, &v, err,
                              sizeof err);

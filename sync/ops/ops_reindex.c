@@ -31,7 +31,7 @@ enum ops_status ops_reindex_request(const struct ops_env *env, const struct ops_
     if (!(src = ops_source(env, e))) goto out;
     if (ops_index_find(env, meta, rq->alias, &ix, e) != OPS_OK) goto out;
     if (!(k = ops_engine(env, e))) goto out;
-    struct reindex_request req = {rq->alias, rq->buckets, rq->by_mod, env->by};
+    struct reindex_request req = {rq->alias, rq->buckets, rq->by_mod, env->by, 0};
     int rc = reindex_request(env->cfg, env->client, k, meta, src, &req, &res->version, e->msg,
                              sizeof e->msg);
     if (of_reindex(rc, e) == OPS_OK)

@@ -371,16 +371,17 @@ static int request_units(const struct mapping *m, size_t at, const char *alias, 
 }
 
 /* The version a new build of index config id gets, into *v: past the
- * current one (current, as the metadata says it) and past every version or
- * run ever recorded, so that a name is never used twice. 0, or -1 with err. */
-static int next_version(MYSQL *meta, const char *id, const char *current, unsigned *v, char *err,
-                        size_t errlen) {
+ * current one (current, as the metadata says it), past `above` (a version
+ * the engine holds unrecorded) and past every version or run ever recorded,
+ * so that a name is never used twice. 0, or -1 with err. */
+static int next_version(MYSQL *meta, const char *id, const char *current, unsigned above,
+                        unsigned *v, char *err, size_t errlen) {
     sbuf q = SBUF_INIT;
     char *mx[1] = {NULL};
-    sbuf_printf(&q, "SELECT GREATEST(%s, COALESCE((SELECT MAX(version) FROM index_versions WHERE "
-                    "index_id = %s), 0), COALESCE((SELECT MAX(version) FROM reindex_runs WHERE "
-                    "index_id = %s), 0)) + 1",
-                current, id, id);
+    sbuf_printf(&q, "SELECT GREATEST(%s, %u, COALESCE((SELECT MAX(version) FROM index_versions "
+                    "WHERE index_id = %s), 0), COALESCE((SELECT MAX(version) FROM reindex_runs "
+                    "WHERE index_id = %s), 0)) + 1",
+                current, above, id, id);
     int rc = db_row1(meta, q.data, q.len, mx, 1, err, errlen) < 1 ? -1 : 0;
     if (rc == 0) *v = (unsigned)strtoul(mx[0], NULL, 10);
     free(mx[0]);
@@ -470,7 +471,7 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     unsigned v = 0;
     bool created = false;
     rc = REINDEX_ERR;
-    if (next_version(meta, id, row[2], &v, err, errlen) < 0) goto out;
+    if (next_version(meta, id, row[2], req->above, &v, err, errlen) < 0) goto out;
     char phys[600];
     index_version_name(phys, sizeof phys, req->alias, v);
     if (create_version(cfg, client, k, ix, phys, &body, &terms, &created, err, errlen) < 0)

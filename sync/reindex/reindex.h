@@ -67,6 +67,8 @@ struct reindex_request {
     int buckets;  /* <= 0: [reindex] buckets */
     bool by_mod;  /* MOD(bucket_column, buckets) instead of key ranges */
     const char *reason; /* for sync_log ("reindex command", "first sync", ...) */
+    unsigned above; /* the new version is above this one too: a version the
+                     * engine holds that the metadata does not record */
 };
 
 /* Queue a build of the next version (see above). meta: metadata schema

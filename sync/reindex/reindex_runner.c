@@ -452,7 +452,7 @@ static void runner_fail(struct reindex_runner *r, struct worker *w, const char *
         char reason2[100];
         snprintf(reason2, sizeof reason2, r->lost == 2 ? "again: a page of v%u was acknowledged "
                  "too late" : "again: the engine restarted while v%u was built", r->version);
-        struct reindex_request req = {r->alias, r->buckets, r->by_mod, reason2};
+        struct reindex_request req = {r->alias, r->buckets, r->by_mod, reason2, 0};
         unsigned v = 0;
         if (again && (!src || reindex_request(r->cfg, r->client, k, w->meta, src, &req, &v, err,
                                               sizeof err) != REINDEX_OK))
