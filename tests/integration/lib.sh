@@ -549,8 +549,11 @@ search_doc() {
     SEARCH_ALLOW_ERROR=1 search_req GET "/$1/_doc/$2${3:+?routing=$3}" | jq -c 'select(.found == true) | ._source'
 }
 
-# unique_name PREFIX — a name no other test run uses (for databases, indices)
-unique_name() { printf '%s_%s_%s\n' "$1" "$$" "$RANDOM"; }
+# unique_name PREFIX — a name no other test run uses (for databases, indices):
+# the test's pid and the microsecond of the call. A random number alone can
+# give two cases of one test the same alias (1 in 32768 a pair), and the
+# second case's daemon then finds the first's index behind it.
+unique_name() { printf '%s_%s_%s\n' "$1" "$$" "${EPOCHREALTIME/[.,]/}"; }
 # notify_listen — systemd's side of sd_notify: a datagram socket at $sock
 # (start the daemon with NOTIFY_SOCKET="$sock"), every datagram appended to
 # $TEST_TMP/notes, one per line (newlines inside shown as |), stopped on exit;
