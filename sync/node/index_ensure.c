@@ -9,6 +9,8 @@
  *     new or restored metadata database) is built again the same way, as
  *     a version above every <alias>_vN it names: its documents may miss
  *     any number of changes, and no checkpoint says which;
+ *   - an index (not an alias) of the alias's name, another tool's, is said:
+ *     the first build's switch replaces it by the alias in one step;
  *   - the indices of its builds that failed or were cancelled, if a stop
  *     between the failure and their deletion (daemon_builds.c,
  *     drop_leftover) left them behind, are deleted first.
@@ -157,6 +159,23 @@ int index_ensure(struct supervisor *sv, struct mp_index *ix) {
                  ix->alias, names.len ? names.data : "no index");
     } else if (ix->state && (!strcmp(ix->state, "changing") || !strcmp(ix->state, "switching"))) {
         goto out; /* a build is under way: it resumes */
+    } else {
+        /* an index of the alias's name (another tool's, such as one
+         * go-mysql-elasticsearch wrote): the build's switch deletes it and
+         * makes the name the alias in one step (reindex_version.c) */
+        snprintf(path, sizeof path, "/%s", ix->alias);
+        if (search_request(k, "HEAD", path, NULL, NULL, 0, &r) != 0) {
+            rc = errf(sv->err, sizeof sv->err, "engine: %s", r.err);
+            goto out;
+        }
+        if (r.status == 200)
+            log_warn("run",
+                     "%s is an index in the engine, not an alias: searchsync serves it as an "
+                     "alias over versions it builds, so it builds one from the source now; when "
+                     "that is complete the index %s is deleted and its name made the alias, in "
+                     "one step (searches see its documents until then). To keep that index, "
+                     "stop the daemon before then and give the index config another alias",
+                     ix->alias, ix->alias);
     }
     unsigned v = 0;
     int rr = db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0

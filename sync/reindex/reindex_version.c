@@ -384,27 +384,39 @@ static int switch_prepare(struct worker *w, struct search_conn *k, struct search
 }
 
 /* The alias moved to the version in one _aliases call (off every other
- * index it was on). 0 or -1. */
+ * index it was on). An index (not an alias) of the alias's name, such as
+ * one another tool wrote, is deleted in that same call (remove_index):
+ * searches see its documents up to the moment they see the version's, and
+ * the name never answers 404 in between. 0 or -1. */
 static int switch_alias(struct worker *w, struct search_conn *k, struct search_resp *resp) {
     struct reindex_runner *r = w->r;
     char path[700];
     snprintf(path, sizeof path, "/_alias/%s", r->alias);
     if (engine_wait(w, k, "GET", path, NULL, resp, w->err, sizeof w->err) < 0) return -1;
+    bool is_alias = resp->status == 200, an_index = false;
+    cJSON *on = is_alias ? json_exact_parse(resp->body.data, resp->body.len) : NULL;
+    if (resp->status == 404) {
+        snprintf(path, sizeof path, "/%s", r->alias);
+        if (engine_wait(w, k, "HEAD", path, NULL, resp, w->err, sizeof w->err) < 0) return -1;
+        an_index = resp->status == 200;
+    }
     sbuf body = SBUF_INIT;
     sbuf_adds(&body, "{\"actions\":[");
-    if (resp->status == 200) {
-        cJSON *j = json_exact_parse(resp->body.data, resp->body.len);
-        cJSON *it;
-        cJSON_ArrayForEach(it, j) {
-            if (!strcmp(it->string, r->phys)) continue;
-            sbuf_adds(&body, "{\"remove\":{\"index\":");
-            json_escape(&body, it->string, strlen(it->string));
-            sbuf_adds(&body, ",\"alias\":");
-            json_escape(&body, r->alias, strlen(r->alias));
-            sbuf_adds(&body, "}},");
-        }
-        cJSON_Delete(j);
+    if (an_index) {
+        sbuf_adds(&body, "{\"remove_index\":{\"index\":");
+        json_escape(&body, r->alias, strlen(r->alias));
+        sbuf_adds(&body, "}},");
     }
+    cJSON *it;
+    cJSON_ArrayForEach(it, on) {
+        if (!strcmp(it->string, r->phys)) continue;
+        sbuf_adds(&body, "{\"remove\":{\"index\":");
+        json_escape(&body, it->string, strlen(it->string));
+        sbuf_adds(&body, ",\"alias\":");
+        json_escape(&body, r->alias, strlen(r->alias));
+        sbuf_adds(&body, "}},");
+    }
+    cJSON_Delete(on);
     sbuf_adds(&body, "{\"add\":{\"index\":");
     json_escape(&body, r->phys, strlen(r->phys));
     sbuf_adds(&body, ",\"alias\":");
@@ -417,6 +429,9 @@ static int switch_alias(struct worker *w, struct search_conn *k, struct search_r
             errf(w->err, sizeof w->err, "moving alias %s to %s: HTTP %ld %.300s", r->alias,
                  r->phys, resp->status, resp->body.data ? resp->body.data : "");
         rc = -1;
+    } else if (an_index) {
+        log_warn("reindex", "%s: the index of this name (not an alias) is deleted and the name "
+                 "made an alias of %s, in one step", r->alias, r->phys);
     }
     sbuf_free(&body);
     return rc;
