@@ -106,21 +106,14 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # ---- the peers, built/installed once into the cache
-GME_VERSION=v0.0.0-20200822025838-fe261969558b # the repository's last commit (2020-08-22)
-gme="$cache/peers/gme-$GME_VERSION/go-mysql-elasticsearch"
 case ",${PEERS:-gme,pgsync}," in *,gme,*) want_gme=1 ;; *) want_gme="" ;; esac
 case ",${PEERS:-gme,pgsync}," in *,pgsync,*) want_pgsync=1 ;; *) want_pgsync="" ;; esac
-if [ -n "$want_gme" ] && [ ! -x "$gme" ]; then
-    echo "building go-mysql-elasticsearch $GME_VERSION (first run only)"
-    mkdir -p "$cache/peers/gme-build"
-    # `go install pkg@version` needs the module's version list, which the
-    # proxy may not serve: a throwaway module that requires the version
-    printf 'module searchsync.bench/gme\n\ngo 1.21\n\nrequire github.com/siddontang/go-mysql-elasticsearch %s\n' \
-        "$GME_VERSION" >"$cache/peers/gme-build/go.mod"
-    (cd "$cache/peers/gme-build" && GOFLAGS=-modcacherw go build -mod=mod -o "$gme" \
-        github.com/siddontang/go-mysql-elasticsearch/cmd/go-mysql-elasticsearch) >"$tmp/go.log" 2>&1 ||
-        { tail -20 "$tmp/go.log"; echo "bench_peers: cannot build go-mysql-elasticsearch"; exit 1; }
+gme=""
+if [ -n "$want_gme" ]; then # the repository's last commit (2020-08-22), built once into the cache
+    gme="$(bash "$SEARCHSYNC_SRCDIR/tests/harness/gme.sh" fetch 2>"$tmp/go.log")" ||
+        { tail -20 "$tmp/go.log"; echo "bench_peers: cannot build go-mysql-elasticsearch (tests/harness/gme.sh)"; exit 1; }
 fi
+GME_VERSION="$(bash "$SEARCHSYNC_SRCDIR/tests/harness/gme.sh" version)"
 PGSYNC_VERSION="${PGSYNC_VERSION:-7.3.0}"
 venv="$cache/peers/pgsync-$PGSYNC_VERSION"
 if [ -n "$want_pgsync" ] && [ ! -x "$venv/bin/pgsync" ]; then
