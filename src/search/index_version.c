@@ -2,6 +2,8 @@
 #include "search/index_version.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "sbuf.h"
 
@@ -19,4 +21,12 @@ char *index_version_dup(const char *alias, unsigned version) {
     char *s = xmalloc(n);
     format(s, n, alias, version);
     return s;
+}
+
+unsigned index_version_of(const char *alias, const char *name) {
+    size_t n = strlen(alias);
+    if (strncmp(name, alias, n) || name[n] != '_' || name[n + 1] != 'v') return 0;
+    const char *d = name + n + 2;
+    if (*d < '1' || *d > '9' || strspn(d, "0123456789") != strlen(d) || strlen(d) > 9) return 0;
+    return (unsigned)strtoul(d, NULL, 10);
 }

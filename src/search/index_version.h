@@ -14,5 +14,8 @@
 const char *index_version_name(char *buf, size_t size, const char *alias, unsigned version);
 /* The name, allocated (free it). */
 char *index_version_dup(const char *alias, unsigned version);
+/* The version a physical index name holds of alias: N for exactly
+ * "<alias>_v<N>" (N > 0, decimal digits only), 0 for any other name. */
+unsigned index_version_of(const char *alias, const char *name);
 
 #endif

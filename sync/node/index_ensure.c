@@ -24,8 +24,6 @@
 #include <stdlib.h>
 
 #include "sync/node/supervisor.h"
-#include "sync/pipeline/docbuild.h"
-#include "json_exact.h"
 #include "log.h"
 #include "sync/mapping/index_mapping.h"
 #include "sync/reindex/reindex.h"
@@ -64,26 +62,6 @@ static void drop_failed_builds(struct supervisor *sv, const struct mp_index *ix)
     search_resp_free(&r);
     if (res) mysql_free_result(res);
     sbuf_free(&q);
-}
-
-/* The highest N of the <alias>_vN indices an alias names in the engine's
- * GET /_alias answer (0: none so named), and the names, comma-separated,
- * into *names. */
-static unsigned alias_versions(const struct search_resp *r, sbuf *names) {
-    cJSON *j = json_exact_parse(r->body.data, r->body.len);
-    unsigned v = 0;
-    cJSON *it;
-    cJSON_ArrayForEach(it, j) {
-        if (names->len) sbuf_adds(names, ", ");
-        sbuf_adds(names, it->string);
-        const char *u = strrchr(it->string, 'v');
-        if (u && u > it->string && u[-1] == '_' && docbuild_is_integer(u + 1)) {
-            unsigned n = (unsigned)strtoul(u + 1, NULL, 10);
-            if (n > v) v = n;
-        }
-    }
-    cJSON_Delete(j);
-    return v;
 }
 
 /* What the metadata records now of ix (the generation in hand may be older:
@@ -147,7 +125,7 @@ int index_ensure(struct supervisor *sv, struct mp_index *ix) {
          * What it holds may miss any number of changes (no checkpoint says
          * where it was left), so it is built again from the source, as a
          * first sync would; searches keep what it has until the switch. */
-        req.above = alias_versions(&r, &names);
+        req.above = reindex_alias_version(ix->alias, r.body.data, r.body.len, &names);
         req.reason = "first sync: an alias the metadata records no version of";
         log_warn("run",
                  "%s: the engine has this alias (on %s) but the metadata database records no "

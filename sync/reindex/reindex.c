@@ -80,6 +80,23 @@ int rx_engine(struct search_conn *k, const char *method, const char *path, const
     return 0;
 }
 
+unsigned reindex_alias_version(const char *alias, const char *json, size_t len, sbuf *names) {
+    cJSON *j = json ? json_exact_parse(json, len) : NULL;
+    unsigned v = 0;
+    cJSON *it;
+    cJSON_ArrayForEach(it, j) {
+        if (!it->string) continue;
+        if (names) {
+            if (names->len) sbuf_adds(names, ", ");
+            sbuf_adds(names, it->string);
+        }
+        unsigned n = index_version_of(alias, it->string);
+        if (n > v) v = n;
+    }
+    cJSON_Delete(j);
+    return v;
+}
+
 int reindex_parse_primary_terms(const char *json, size_t len, const char *index, sbuf *out) {
     cJSON *j = json && len ? json_exact_parse(json, len) : NULL;
     cJSON *md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
@@ -471,7 +488,25 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     unsigned v = 0;
     bool created = false;
     rc = REINDEX_ERR;
-    if (next_version(meta, id, row[2], req->above, &v, err, errlen) < 0) goto out;
+    /* above the version the alias is on in the engine, whatever the metadata
+     * says: one restored from a backup taken before a build went live
+     * records less, and create_version would take that live index for a
+     * leftover of its name and delete it */
+    unsigned above = req->above;
+    {
+        struct search_resp ar;
+        search_resp_init(&ar);
+        char apath[600];
+        snprintf(apath, sizeof apath, "/_alias/%s", req->alias);
+        int arc = rx_engine(k, "GET", apath, NULL, &ar, err, errlen);
+        unsigned on = arc == 0 && ar.status == 200
+                          ? reindex_alias_version(req->alias, ar.body.data, ar.body.len, NULL)
+                          : 0;
+        search_resp_free(&ar);
+        if (arc < 0) goto out;
+        if (on > above) above = on;
+    }
+    if (next_version(meta, id, row[2], above, &v, err, errlen) < 0) goto out;
     char phys[600];
     index_version_name(phys, sizeof phys, req->alias, v);
     if (create_version(cfg, client, k, ix, phys, &body, &terms, &created, err, errlen) < 0)

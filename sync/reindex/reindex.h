@@ -165,5 +165,11 @@ int reindex_bucket_cond(const char *key, char *const *bounds, int b, int n, stru
  * of shards, or -1 when the answer does not hold them. */
 int reindex_parse_primary_terms(const char *json, size_t len, const char *index,
                                 struct sbuf *out);
+/* The highest version of alias among the indices the engine's answer to
+ * GET /_alias/<alias> names (index_version_of: 0 when none is an
+ * "<alias>_v<N>", or the answer is not JSON); their names, ", "-separated,
+ * appended to names unless it is NULL. */
+unsigned reindex_alias_version(const char *alias, const char *json, size_t len,
+                               struct sbuf *names);
 
 #endif

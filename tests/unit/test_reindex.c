@@ -1,6 +1,6 @@
 /* Unit tests of the pure parts of sync/reindex/reindex.c: the key-range conditions
- * of the buckets a table is split into, and the primary terms read from the
- * engine's cluster state. */
+ * of the buckets a table is split into, the primary terms read from the
+ * engine's cluster state, and the version an alias is on. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sbuf.h"
+#include "search/index_version.h"
 #include "sync/reindex/reindex.h"
 
 static void expect(char *const *bounds, int b, int n, const char *want) {
@@ -78,11 +79,42 @@ static void test_primary_terms(void **state) {
     terms(NULL, "p", -1, "");
 }
 
+/* "<alias>_v<N>" exactly: another alias's versions, or a name that only
+ * ends like one, are not versions of alias */
+static void test_alias_version(void **state) {
+    (void)state;
+    assert_int_equal(3, index_version_of("p", "p_v3"));
+    assert_int_equal(12, index_version_of("p_v1", "p_v1_v12"));
+    assert_int_equal(0, index_version_of("p", "p_v1_v12")); /* p_v1's, not p's */
+    assert_int_equal(0, index_version_of("p", "q_v3"));
+    assert_int_equal(0, index_version_of("p", "pp_v3"));
+    assert_int_equal(0, index_version_of("p", "p_v"));
+    assert_int_equal(0, index_version_of("p", "p_v0"));
+    assert_int_equal(0, index_version_of("p", "p_v03"));
+    assert_int_equal(0, index_version_of("p", "p_v3x"));
+    assert_int_equal(0, index_version_of("p", "p_v-3"));
+    assert_int_equal(0, index_version_of("p", "p_v12345678901")); /* beyond a version */
+    assert_int_equal(0, index_version_of("p", "p"));
+    sbuf names = SBUF_INIT;
+    const char *a = "{\"p_v2\":{\"aliases\":{\"p\":{}}},\"p_v11\":{\"aliases\":{\"p\":{}}},"
+                    "\"legacy\":{\"aliases\":{\"p\":{}}}}";
+    assert_int_equal(11, reindex_alias_version("p", a, strlen(a), &names));
+    assert_string_equal("p_v2, p_v11, legacy", names.data);
+    sbuf_free(&names);
+    const char *b = "{\"legacy\":{\"aliases\":{\"p\":{}}}}";
+    assert_int_equal(0, reindex_alias_version("p", b, strlen(b), NULL));
+    const char *e = "{\"error\":\"alias [p] missing\",\"status\":404}";
+    assert_int_equal(0, reindex_alias_version("p", e, strlen(e), NULL));
+    assert_int_equal(0, reindex_alias_version("p", "not json", 8, NULL));
+    assert_int_equal(0, reindex_alias_version("p", NULL, 0, NULL));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buckets),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_primary_terms),
+        cmocka_unit_test(test_alias_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
