@@ -227,8 +227,10 @@ static int request_lock(MYSQL *meta, const char *source, const char *alias, bool
  * leftover of a request that died before its metadata commit deleted
  * first), its body (the one it will serve with) into *body, its shards'
  * primary terms into *terms (empty: the engine does not say them, and the
- * version is built with every write on disk instead). 0, or -1 with err;
- * *created says whether the index exists now. */
+ * version is built with every write on disk instead). 0, 1 when an index
+ * of that name exists that searchsync did not make (left alone: the caller
+ * numbers the version above it), or -1 with err; *created says whether the
+ * index exists now. */
 static int create_version(const struct ss_config *cfg, struct search_client *client,
                           struct search_conn *k, const struct mp_index *ix, const char *phys,
                           sbuf *body, sbuf *terms, bool *created, char *err, size_t errlen) {
@@ -245,9 +247,19 @@ static int create_version(const struct ss_config *cfg, struct search_client *cli
                                  &build, err, errlen) != 0)
         goto out;
     char path[700];
+    /* A leftover of a request that died before its metadata commit is
+     * deleted. Every index searchsync makes maps the version field; an
+     * index of the name without it is someone else's (a hand-made
+     * <alias>_v1 is a common name), never deleted. */
+    snprintf(path, sizeof path, "/%s/_mapping", phys);
+    if (rx_engine(k, "GET", path, NULL, &r, err, errlen) < 0) goto out;
+    if (r.status == 200 && !strstr(r.body.data ? r.body.data : "",
+                                   "\"" INDEX_MAPPING_VERSION_FIELD "\"")) {
+        rc = 1;
+        goto out;
+    }
     snprintf(path, sizeof path, "/%s", phys);
-    /* a leftover of a request that died before its metadata commit */
-    if (rx_engine(k, "DELETE", path, NULL, &r, err, errlen) < 0) goto out;
+    if (r.status == 200 && rx_engine(k, "DELETE", path, NULL, &r, err, errlen) < 0) goto out;
     if (rx_engine(k, "PUT", path, build.data, &r, err, errlen) < 0) goto out;
     if (r.status != 200) {
         errf(err, errlen, "creating index %s: HTTP %ld %.400s", phys, r.status,
@@ -508,9 +520,22 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     }
     if (next_version(meta, id, row[2], above, &v, err, errlen) < 0) goto out;
     char phys[600];
-    index_version_name(phys, sizeof phys, req->alias, v);
-    if (create_version(cfg, client, k, ix, phys, &body, &terms, &created, err, errlen) < 0)
-        goto out;
+    for (int tries = 0;; tries++, v++) {
+        index_version_name(phys, sizeof phys, req->alias, v);
+        int cv = create_version(cfg, client, k, ix, phys, &body, &terms, &created, err, errlen);
+        if (cv < 0) goto out;
+        if (cv == 0) break;
+        log_warn("reindex", "%s: an index named %s exists that searchsync did not make (its "
+                 "mapping has no %s field): left alone, the version is numbered past it",
+                 req->alias, phys, INDEX_MAPPING_VERSION_FIELD);
+        sbuf_reset(&body);
+        if (tries == 20) {
+            errf(err, errlen, "%s: the indices %s_v%u to %s_v%u exist and searchsync did not "
+                 "make them: rename or delete them, or give the index config another alias",
+                 req->alias, req->alias, v - 20, req->alias, v);
+            goto out;
+        }
+    }
     int njobs = 0;
     if (rx_plan_buckets(src, &m, at, n, req->by_mod, &params, &njobs, err, errlen) < 0) goto out;
     int per = nunits > 1 ? (n + (int)nunits - 1) / (int)nunits : n; /* rx_plan_buckets */
