@@ -513,6 +513,17 @@ matrix_run() {
 matrix_build() { git -C "$SEARCHSYNC_SRCDIR" describe --always --dirty 2>/dev/null || echo unknown; }
 
 # ---------------------------------------------------------------- search engine
+# es7_start — Elasticsearch 7.10.2 of this test's own (tests/harness/engine.sh
+# ENGINE=elasticsearch-7, in $TEST_TMP/es, 1 GB heap), stopped on exit; its
+# URL into ES7_URL. Skips when this machine cannot run it (exit 3).
+es7_start() {
+    local edir="$TEST_TMP/es" erc=0
+    ENGINE_HEAP=1g ENGINE=elasticsearch-7 SEARCHSYNC_ENGINE_DIR="$edir" bash "$HARNESS/engine.sh" start >"$TEST_TMP/engine.log" 2>&1 || erc=$?
+    on_exit "ENGINE=elasticsearch-7 SEARCHSYNC_ENGINE_DIR='$edir' bash '$HARNESS/engine.sh' stop >/dev/null 2>&1"
+    [ "$erc" = 0 ] || { cat "$TEST_TMP/engine.log"; [ "$erc" = 3 ] && skip "this machine cannot run Elasticsearch 7.10.2 (see above)"; fail "Elasticsearch 7.10.2 did not start"; }
+    ES7_URL="$(. "$edir/engine.env"; printf '%s' "$ENGINE_URL")"
+    assert_eq 7.10.2 "$(curl -s "$ES7_URL/" | jq -r .version.number)" "engine version"
+}
 # search_req METHOD PATH [BODY] — print the response body; fails on HTTP >= 400
 # (body printed to stderr) unless SEARCH_ALLOW_ERROR=1.
 search_req() {

@@ -8,15 +8,8 @@
 . "$(dirname "$0")/deliver_lib.sh"
 
 # the engine: tests/harness/engine.sh (ENGINE=elasticsearch-7), stopped on exit
-edir="$TEST_TMP/es"
-set +e
-ENGINE_HEAP=1g ENGINE=elasticsearch-7 SEARCHSYNC_ENGINE_DIR="$edir" bash "$HARNESS/engine.sh" start >"$TEST_TMP/engine.log" 2>&1
-erc=$?
-set -e
-on_exit "ENGINE=elasticsearch-7 SEARCHSYNC_ENGINE_DIR='$edir' bash '$HARNESS/engine.sh' stop >/dev/null 2>&1"
-[ "$erc" = 0 ] || { cat "$TEST_TMP/engine.log"; [ "$erc" = 3 ] && skip "this machine cannot run Elasticsearch 7.10.2 (see above)"; fail "Elasticsearch 7.10.2 did not start"; }
-url="$(. "$edir/engine.env"; printf '%s' "$ENGINE_URL")"
-assert_eq 7.10.2 "$(curl -s "$url/" | jq -r .version.number)" "engine version"
+es7_start
+url="$ES7_URL"
 des() { "$DRIVER" --url "$url" "$@"; }
 
 # golden body, item by item

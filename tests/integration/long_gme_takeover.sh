@@ -16,15 +16,8 @@
 require_bin
 
 # the engine: Elasticsearch 7.10.2, stopped on exit
-edir="$TEST_TMP/es"
-set +e
-ENGINE_HEAP=1g ENGINE=elasticsearch-7 SEARCHSYNC_ENGINE_DIR="$edir" bash "$HARNESS/engine.sh" start >"$TEST_TMP/engine.log" 2>&1
-erc=$?
-set -e
-on_exit "ENGINE=elasticsearch-7 SEARCHSYNC_ENGINE_DIR='$edir' bash '$HARNESS/engine.sh' stop >/dev/null 2>&1"
-[ "$erc" = 0 ] || { cat "$TEST_TMP/engine.log"; [ "$erc" = 3 ] && skip "this machine cannot run Elasticsearch 7.10.2 (see above)"; fail "Elasticsearch 7.10.2 did not start"; }
-SEARCH_URL="$(. "$edir/engine.env"; printf '%s' "$ENGINE_URL")"
-assert_eq 7.10.2 "$(curl -s "$SEARCH_URL/" | jq -r .version.number)" "engine version"
+es7_start
+SEARCH_URL="$ES7_URL"
 
 # the tool
 set +e

@@ -24,28 +24,7 @@ search_req PUT "/${alias}_v1/_doc/hand?refresh=true" '{"mine": "keep me"}' >/dev
 search_req PUT "/${alias}_v3" '{"settings":{"number_of_shards":1,"number_of_replicas":0},
     "mappings":{"properties":{"ss_version":{"type":"long","index":false}}}}' >/dev/null
 search_req PUT "/${alias}_v3/_doc/stale?refresh=true" '{"id": -1}' >/dev/null
-cat >"$TEST_TMP/c.ini" <<INI
-[source]
-name = fn
-host = 127.0.0.1
-port = $MYSQL_PORT
-user = root
-server_id = $((7950 + $$ % 40))
-start = now
-[metadata]
-database = $meta
-[search]
-urls = $SEARCH_URL
-[delivery]
-flush_interval_ms = 50
-[reindex]
-poll_interval_ms = 100
-INI
-jq -n --arg db "$db" --arg alias "$alias" '{version: 1, indices: [{alias: $alias, shards: 1, replicas: 0,
-    tables: [{table: ($db + ".items"), columns: [{name: "id", key: true}, {name: "name"}, {name: "price"},
-              {name: "note"}]}]}]}' >"$TEST_TMP/map.json"
-"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/map.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
-    fail "import: $(cat "$TEST_TMP/import.out")"
+TAKEOVER_SERVER_ID=$((7950 + $$ % 40)) takeover_config
 daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run.log"
 on_exit '[ "$rc" = 0 ] || { echo "--- daemon log (last 40 lines)"; tail -40 "$TEST_TMP/run.log"; }'
 daemon_wait_log "$alias: live changes no longer written to ${alias}_v2" 60

@@ -5,6 +5,9 @@
 #
 # takeover_db — creates $db.items (id, name, price DECIMAL(12,2), note) with
 #   TAKEOVER_ROWS rows (2000)
+# takeover_config — $TEST_TMP/c.ini (source `takeover`, server id
+#   TAKEOVER_SERVER_ID, metadata database $meta, engine $SEARCH_URL, pages of
+#   50 rows in 2 buckets) and the mapping of $db.items as $alias, imported
 # takeover_follow — searchsync with the alias $alias over $db.items on
 #   $SEARCH_URL (metadata database $meta, server id TAKEOVER_SERVER_ID):
 #   it builds <alias>_v1 slowly (pages of 50 rows, each read snapshot held
@@ -37,7 +40,7 @@ takeover_engine() {
 }
 takeover_same_as_sql() { [ "$(takeover_oracle | md5sum)" = "$(takeover_engine | md5sum)" ]; }
 
-takeover_follow() {
+takeover_config() {
     cat >"$TEST_TMP/c.ini" <<INI
 [source]
 name = takeover
@@ -63,6 +66,10 @@ INI
                   {name: "note"}]}]}]}' >"$TEST_TMP/map.json"
     "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/map.json" --yes >"$TEST_TMP/import.out" 2>&1 ||
         fail "import: $(cat "$TEST_TMP/import.out")"
+}
+
+takeover_follow() {
+    takeover_config
     touch "$TEST_TMP/slow"
     export SEARCHSYNC_TEST_READ_VIEW_PAUSE_MS=100 SEARCHSYNC_TEST_READ_VIEW_PAUSE_IF="$TEST_TMP/slow"
 
