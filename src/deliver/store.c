@@ -255,6 +255,7 @@ struct dl_store {
     MYSQL *m;
     db_params p;
     char *host, *socket, *user, *password, *database, *source;
+    char *mapping; /* its index configs' name in the metadata (NULL: source) */
     struct dl_key **keys;
     size_t nkeys, cap;
     long superseded;
@@ -398,6 +399,11 @@ long dl_store_superseded(struct dl_store *s) {
     return n;
 }
 
+void dl_store_set_mapping(struct dl_store *s, const char *mapping) {
+    free(s->mapping);
+    s->mapping = mapping ? xstrdup(mapping) : NULL;
+}
+
 void dl_store_free(struct dl_store *s) {
     if (!s) return;
     db_close(s->m);
@@ -407,6 +413,7 @@ void dl_store_free(struct dl_store *s) {
     free(s->password);
     free(s->database);
     free(s->source);
+    free(s->mapping);
     for (size_t i = 0; i < s->cap; i++)
         for (struct dl_key *k = s->keys[i], *nx; k; k = nx) {
             nx = k->next;
@@ -450,9 +457,10 @@ static int put_row(struct dl_store *s, const struct dead_letter *dl, bool only_v
         sbuf_adds(&q, "NULL");
     sbuf_printf(&q, ",%d FROM DUAL", dl->attempts);
     if (only_version) {
+        const char *mapping = s->mapping ? s->mapping : s->source;
         sbuf_adds(&q, " WHERE EXISTS (SELECT 1 FROM index_versions v JOIN index_configs c ON "
                       "c.id = v.index_id WHERE c.source = ");
-        db_quote(s->m, &q, s->source, strlen(s->source));
+        db_quote(s->m, &q, mapping, strlen(mapping));
         sbuf_adds(&q, " AND v.physical_name = ");
         db_quote(s->m, &q, dl->index, strlen(dl->index));
         sbuf_addc(&q, ')');

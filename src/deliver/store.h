@@ -48,11 +48,15 @@ struct dl_store;
 /* Opens its own connection with p (database must be the metadata schema). */
 struct dl_store *dl_store_new(const db_params *p, const char *source, char *err, size_t errlen);
 void dl_store_free(struct dl_store *s);
+/* The name the source's index configs are recorded under in the metadata
+ * ([source] mapping: several sources share one; by default the source's
+ * name), which dl_store_put_if_version looks versions up by. */
+void dl_store_set_mapping(struct dl_store *s, const char *mapping);
 /* a deliver_dead_letter_fn: ud is the struct dl_store */
 int dl_store_put(void *ud, const struct dead_letter *dl);
 /* dl_store_put for a write sent to a version's index by name (a dual
- * write): written only while that index is still one of the source's
- * versions (index_versions.physical_name). 1, writing nothing, when it is
+ * write): written only while that index is still one of the versions of
+ * the store's mapping (index_versions.physical_name). 1, writing nothing, when it is
  * not: its build was cancelled or failed and its index deleted while the
  * write was in flight, and the write, landing after the delete, created an
  * index of that name with the engine's guessed mapping, which refused it:

@@ -146,6 +146,7 @@ static int delivery_start(void *st, void *ctx) {
     dm->dls = dm->ckpt ? dl_store_new(&dm->ckptp, cfg->source.name, dm->err, sizeof dm->err)
                        : NULL;
     if (!dm->dls) return -1;
+    dl_store_set_mapping(dm->dls, config_mapping_name(cfg));
     struct deliver_opts dopts;
     deliver_opts_from_config(&dopts, cfg);
     daemon_delivery_callbacks(dm, &dopts);
