@@ -401,10 +401,26 @@ static int request_units(const struct mapping *m, size_t at, const char *alias, 
 
 /* The version a new build of index config id gets, into *v: past the
  * current one (current, as the metadata says it), past `above` (a version
- * the engine holds unrecorded) and past every version or run ever recorded,
- * so that a name is never used twice. 0, or -1 with err. */
-static int next_version(MYSQL *meta, const char *id, const char *current, unsigned above,
-                        unsigned *v, char *err, size_t errlen) {
+ * the engine holds unrecorded), past the one the alias is on in the engine
+ * and past every version or run ever recorded, so that a name is never
+ * used twice. The alias counts whatever the metadata says: one restored
+ * from a backup taken before a build went live records less, and
+ * create_version would take that live index for a leftover of its name and
+ * delete it. 0, or -1 with err. */
+static int next_version(MYSQL *meta, struct search_conn *k, const char *alias, const char *id,
+                        const char *current, unsigned above, unsigned *v, char *err,
+                        size_t errlen) {
+    struct search_resp ar;
+    search_resp_init(&ar);
+    char apath[600];
+    snprintf(apath, sizeof apath, "/_alias/%s", alias);
+    int arc = rx_engine(k, "GET", apath, NULL, &ar, err, errlen);
+    unsigned on = arc == 0 && ar.status == 200
+                      ? reindex_alias_version(alias, ar.body.data, ar.body.len, NULL)
+                      : 0;
+    search_resp_free(&ar);
+    if (arc < 0) return -1;
+    if (on > above) above = on;
     sbuf q = SBUF_INIT;
     char *mx[1] = {NULL};
     sbuf_printf(&q, "SELECT GREATEST(%s, %u, COALESCE((SELECT MAX(version) FROM index_versions "
@@ -416,6 +432,28 @@ static int next_version(MYSQL *meta, const char *id, const char *current, unsign
     free(mx[0]);
     sbuf_free(&q);
     return rc;
+}
+
+/* The version's index created (create_version) as <alias>_v<*v> or, past
+ * indices of those names searchsync did not make, the first free number
+ * after it (into *v and phys). 0, or -1 with err. */
+static int create_numbered(const struct ss_config *cfg, struct search_client *client,
+                           struct search_conn *k, const struct mp_index *ix, const char *alias,
+                           unsigned *v, char *phys, size_t physlen, sbuf *body, sbuf *terms,
+                           bool *created, char *err, size_t errlen) {
+    for (int tries = 0;; tries++, (*v)++) {
+        index_version_name(phys, physlen, alias, *v);
+        int cv = create_version(cfg, client, k, ix, phys, body, terms, created, err, errlen);
+        if (cv <= 0) return cv;
+        log_warn("reindex", "%s: an index named %s exists that searchsync did not make (its "
+                 "mapping has no %s field): left alone, the version is numbered past it",
+                 alias, phys, INDEX_MAPPING_VERSION_FIELD);
+        sbuf_reset(body);
+        if (tries == 20)
+            return errf(err, errlen, "%s: the indices %s_v%u to %s_v%u exist and searchsync did "
+                        "not make them: rename or delete them, or give the index config "
+                        "another alias", alias, alias, *v - 20, alias, *v);
+    }
 }
 
 /* A recorded request in sync_log and the log: per buckets in each of the
@@ -500,42 +538,11 @@ int reindex_request(const struct ss_config *cfg, struct search_client *client,
     unsigned v = 0;
     bool created = false;
     rc = REINDEX_ERR;
-    /* above the version the alias is on in the engine, whatever the metadata
-     * says: one restored from a backup taken before a build went live
-     * records less, and create_version would take that live index for a
-     * leftover of its name and delete it */
-    unsigned above = req->above;
-    {
-        struct search_resp ar;
-        search_resp_init(&ar);
-        char apath[600];
-        snprintf(apath, sizeof apath, "/_alias/%s", req->alias);
-        int arc = rx_engine(k, "GET", apath, NULL, &ar, err, errlen);
-        unsigned on = arc == 0 && ar.status == 200
-                          ? reindex_alias_version(req->alias, ar.body.data, ar.body.len, NULL)
-                          : 0;
-        search_resp_free(&ar);
-        if (arc < 0) goto out;
-        if (on > above) above = on;
-    }
-    if (next_version(meta, id, row[2], above, &v, err, errlen) < 0) goto out;
     char phys[600];
-    for (int tries = 0;; tries++, v++) {
-        index_version_name(phys, sizeof phys, req->alias, v);
-        int cv = create_version(cfg, client, k, ix, phys, &body, &terms, &created, err, errlen);
-        if (cv < 0) goto out;
-        if (cv == 0) break;
-        log_warn("reindex", "%s: an index named %s exists that searchsync did not make (its "
-                 "mapping has no %s field): left alone, the version is numbered past it",
-                 req->alias, phys, INDEX_MAPPING_VERSION_FIELD);
-        sbuf_reset(&body);
-        if (tries == 20) {
-            errf(err, errlen, "%s: the indices %s_v%u to %s_v%u exist and searchsync did not "
-                 "make them: rename or delete them, or give the index config another alias",
-                 req->alias, req->alias, v - 20, req->alias, v);
-            goto out;
-        }
-    }
+    if (next_version(meta, k, req->alias, id, row[2], req->above, &v, err, errlen) < 0 ||
+        create_numbered(cfg, client, k, ix, req->alias, &v, phys, sizeof phys, &body, &terms,
+                        &created, err, errlen) < 0)
+        goto out;
     int njobs = 0;
     if (rx_plan_buckets(src, &m, at, n, req->by_mod, &params, &njobs, err, errlen) < 0) goto out;
     int per = nunits > 1 ? (n + (int)nunits - 1) / (int)nunits : n; /* rx_plan_buckets */
