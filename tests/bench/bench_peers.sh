@@ -12,14 +12,15 @@
 # kind (tests/bench/raw_bulk.py: connections x documents a request, the best
 # of PEERS_TUNE_PARS x PEERS_TUNE_SIZES on a sample). Each round runs
 # searchsync and the peer (the peer first in even rounds) on fresh indices,
-# then the engine's raw _bulk at the tuned shape: a load of the plain
-# documents (the SQL oracle's, the engine's dynamic mapping) and of
-# searchsync's exact documents under its own mapping (dumped after its first
-# flat load) into an empty index created with the build settings searchsync
-# uses (no refresh, async translog), each to a _refresh; then the UPDATE
-# phases' documents (flat and nested) posted again over the loaded index,
-# its settings back to the engine's defaults, timed to a _count under the 1 s
-# refresh as the tools' UPDATE phases are.
+# and the engine's raw _bulk at the tuned shape (after them in odd rounds,
+# before them in even ones): a load of the plain documents (the SQL
+# oracle's, the engine's dynamic mapping) and of searchsync's exact
+# documents under its own mapping (dumped after its first flat load) into an
+# empty index created with the build settings searchsync uses (no refresh,
+# async translog), each to a _refresh; then the UPDATE phases' documents
+# (flat and nested) posted again over the loaded index, its settings back to
+# the engine's defaults, timed to a _count under the 1 s refresh as the
+# tools' UPDATE phases are.
 # The flat UPDATEs run twice: with the writer beside the tool (timed from
 # the first commit), then as a backlog (the tool SIGSTOPped while the writer
 # commits them, timed from its SIGCONT). Then the lag runs, flat and (for
@@ -59,6 +60,12 @@
 # PEERS_TUNE_EXACT (100000: the raw of searchsync's exact documents tuned
 # on that many of them, at PEERS_TUNE_PARS x PEERS_TUNE_SIZES; 0: at the
 # plain documents' best shape).
+# PEERS_WARMUP (1): rounds run first and not counted. A fresh engine's JVM
+# compiles its hot paths (JIT) for minutes, and whichever side first runs a
+# path pays for it: the rounds counted meet a warm engine, as a long-running
+# cluster is. The raw load goes last in odd rounds and first in even ones,
+# and every engine CPU figure leaves out its JIT compiler threads (the
+# total they used is printed after each round).
 # PEERS_PIN=1 gives the engines a CPU of their own, as a search cluster has
 # in production: every process of both engines on CPU 1, MariaDB, Redis, the
 # tools, the writer and the raw loads' curl on CPU 0 (taskset; undone at the

@@ -31,7 +31,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import raw_bulk  # noqa: E402
-from sync_driver import Sql as Session, group_cpu, proc_cpu, wait_quiet  # noqa: E402
+from sync_driver import Sql as Session, engine_cpu, proc_cpu, wait_quiet  # noqa: E402
 
 now = time.monotonic
 MiB = 1024.0 * 1024.0
@@ -303,7 +303,7 @@ class Bench:
 
     # ---- meters
     def engine_cpu(self):
-        return group_cpu(self.engine_pgid)
+        return engine_cpu(self.engine_pgid)
 
     def mysql_cpu(self):
         return proc_cpu(self.a.mysql_pid)

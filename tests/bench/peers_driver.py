@@ -36,7 +36,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sync_driver import AckPoller, Engine, Series, Sql, group_cpu, now, pct, pos_version, wait_quiet  # noqa: E402
+from sync_driver import AckPoller, Engine, Series, Sql, engine_cpu, jit_cpu, now, pct, pos_version, wait_quiet  # noqa: E402
 import raw_bulk  # noqa: E402
 
 TCK = os.sysconf('SC_CLK_TCK')
@@ -278,7 +278,7 @@ class Run:
         return None
 
     def engine_cpu(self):
-        return group_cpu(self.b.engine_pgid[self.t.url])
+        return engine_cpu(self.b.engine_pgid[self.t.url])
 
     def update_phase(self, label, key, sql, count, query, backlog):
         """One UPDATE phase: the writer pipes `sql` (with the tool running
@@ -671,7 +671,7 @@ def raw_lag(b, url, index, kind, refresh, rate, rnd):
     src = j['_source']
     cur = next(c for c in src['children'] if int(c['id']) == 1) if nested else src
     base = max(int(cur[field]), 0) + 1
-    cpu = lambda: group_cpu(b.engine_pgid[url])  # noqa: E731
+    cpu = lambda: engine_cpu(b.engine_pgid[url])  # noqa: E731
     quiet = wait_quiet(cpu)
     poller = ProbePoller(url, index, 0.01, nested=nested)
     poll_cores = poller_cores(cpu, poller)
@@ -815,10 +815,10 @@ def raw_round(b, url, rnd):
         par, size = tu[kind]
         idx = 'pf_raw_%s' % kind
         st = {}
-        wait_quiet(lambda: group_cpu(b.engine_pgid[url]))
-        e0 = group_cpu(b.engine_pgid[url])
+        wait_quiet(lambda: engine_cpu(b.engine_pgid[url]))
+        e0 = engine_cpu(b.engine_pgid[url])
         out[kind] = raw_bulk.load(url, idx, b.files[kind], par, size, raw_bulk.index_body(mp), st)
-        out[kind + '_cpu'] = dict(engine=group_cpu(b.engine_pgid[url]) - e0, sender=st.get('sender_cpu'))
+        out[kind + '_cpu'] = dict(engine=engine_cpu(b.engine_pgid[url]) - e0, sender=st.get('sender_cpu'))
         if b.load_only:
             raw_bulk.delete(url, idx)
             continue
@@ -828,10 +828,10 @@ def raw_round(b, url, rnd):
             q, want = {'nested': {'path': 'children', 'query': {'term': {'children.rnd': REPLACE_MARK}}}}, \
                 b.child_updates
         rst = {}
-        wait_quiet(lambda: group_cpu(b.engine_pgid[url]))  # the load's merges, as before the tools' phases
+        wait_quiet(lambda: engine_cpu(b.engine_pgid[url]))  # the load's merges, as before the tools' phases
         out[kind + '_replace'] = raw_bulk.replace(url, idx, b.files[kind + '-replace'], par, size, q, want,
                                                   timeout=env_int('PEERS_TIMEOUT', 1800), stats=rst,
-                                                  cpu=lambda: group_cpu(b.engine_pgid[url]))
+                                                  cpu=lambda: engine_cpu(b.engine_pgid[url]))
         out[kind + '_replace_answered'] = want / rst['answered'] if rst.get('answered') else None
         out[kind + '_replace_engine_cpu'] = rst.get('cpu_answered')
         out[kind + '_replace_engine_cpu_count'] = rst.get('cpu_secs')
@@ -845,17 +845,17 @@ def raw_round(b, url, rnd):
     ex = b.exact.get(url)
     if ex:
         par, size = tu.get('flat_exact', tu.get('flat', (8, 1000)))
-        wait_quiet(lambda: group_cpu(b.engine_pgid[url]))
-        e0, st, w0 = group_cpu(b.engine_pgid[url]), {}, write_tasks(Engine(url))
+        wait_quiet(lambda: engine_cpu(b.engine_pgid[url]))
+        e0, st, w0 = engine_cpu(b.engine_pgid[url]), {}, write_tasks(Engine(url))
         out['flat_exact'] = raw_bulk.load(url, 'pf_raw_exact', ex[0], par, size,
                                           raw_bulk.index_body(ex[1]), st)
-        out['flat_exact_cpu'] = dict(engine=group_cpu(b.engine_pgid[url]) - e0, sender=st.get('sender_cpu'))
+        out['flat_exact_cpu'] = dict(engine=engine_cpu(b.engine_pgid[url]) - e0, sender=st.get('sender_cpu'))
         out['flat_exact_work'] = index_work(url, 'pf_raw_exact')
         w1 = write_tasks(Engine(url))
         if w1 is not None and w0 is not None:
             out['flat_exact_work']['bulks'] = w1 - w0
-        wait_quiet(lambda: group_cpu(b.engine_pgid[url]))
-        out['flat_exact_cpu']['engine_quiet'] = group_cpu(b.engine_pgid[url]) - e0
+        wait_quiet(lambda: engine_cpu(b.engine_pgid[url]))
+        out['flat_exact_cpu']['engine_quiet'] = engine_cpu(b.engine_pgid[url]) - e0
         print('  (engine CPU until quiet: %.1f s)' % out['flat_exact_cpu']['engine_quiet'])
         print('  (the engine\'s work on the raw load of the same documents: %s)' % out['flat_exact_work'])
         print('raw _bulk on %s, round %d: searchsync\'s exact documents (%d x %d) %s docs/s, engine CPU %.1f s, '
@@ -911,6 +911,7 @@ class Bench:
         # searchsync's exact documents tuned on the first that many of
         # them (0: at the plain documents' best shape)
         self.load_only = os.environ.get('PEERS_LOAD_ONLY') == '1'
+        self.warmup = env_int('PEERS_WARMUP', 1) if 'PEERS_WARMUP' in os.environ else 1
         self.kinds = ('flat',) if self.load_only else ('flat', 'nested')
         self.tune_exact = env_int('PEERS_TUNE_EXACT', 0) if 'PEERS_TUNE_EXACT' in os.environ else 100000
         self.marker = int(self.m.q('SELECT COALESCE(MAX(rnd), 0) FROM flat')[0][0])
@@ -1009,10 +1010,21 @@ def main():
     for url, Peer in pairs:
         tools = [Searchsync(a, url, a.tmp)] + ([SearchsyncBaseline(a, url, a.tmp)] if baseline else []) + \
             ([Peer(a, url, a.tmp)] if Peer else [])
-        for rnd in range(1, rounds + 1):
-            # two tools: in turn first; more: each first in turn
+        for rnd in range(1 - b.warmup, rounds + 1):
+            # two tools: in turn first; more: each first in turn; the raw
+            # load last in odd rounds and first in even ones, so that no
+            # side always meets the engine as the other left it
             order = (tools if rnd % 2 else tools[::-1]) if len(tools) < 3 else \
                 tools[(rnd - 1) % len(tools):] + tools[:(rnd - 1) % len(tools)]
+            warm = rnd < 1  # a warm-up round: run, printed, not counted
+            if warm:
+                print('warm-up round %d of %d (not counted: the engine\'s JVM compiles its hot paths)'
+                      % (rnd + b.warmup, b.warmup))
+            raw_first = rnd % 2 == 0 and url in b.exact
+            if raw_first:
+                raw = raw_round(b, url, rnd)
+                if not warm:
+                    results.setdefault(('raw _bulk', url), []).append(raw)
             for t in order:
                 for kind in b.kinds:
                     if kind == 'nested' and not t.nested:
@@ -1023,11 +1035,17 @@ def main():
                         print('  %s %s round %d FAILED: %s' % (t.name, kind, rnd, ex))
                         t.stop()
                         r = {}
-                    results.setdefault((t.name, url), []).append(r)
+                    if not warm:
+                        results.setdefault((t.name, url), []).append(r)
                     b.record(dict(tool=t.name, engine=b.engine_name[url], round=rnd, kind=kind,
                                   **{k: v for k, v in r.items() if not isinstance(v, dict)}))
                     sys.stdout.flush()
-            results.setdefault(('raw _bulk', url), []).append(raw_round(b, url, rnd))
+            if not raw_first:
+                raw = raw_round(b, url, rnd)
+                if not warm:
+                    results.setdefault(('raw _bulk', url), []).append(raw)
+            print('  (the engine\'s JIT compilers so far: %.1f CPU s, not counted in its CPU)'
+                  % jit_cpu(b.engine_pgid[url]))
             sys.stdout.flush()
     table = report(b, pairs, results, rounds)
     with open(a.out, 'w') as f:

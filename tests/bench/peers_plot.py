@@ -23,11 +23,25 @@ def med(xs):
     return statistics.median(xs) if xs else None
 
 
+def drawable(path, col, logy):
+    """Whether column col (from 1) of a .dat file has a point to draw: a
+    number, above 0 on a log scale (a lag run too short to show the writes'
+    CPU beside the poller's has 0 there)."""
+    for line in open(path):
+        if line.startswith('#'):
+            continue
+        v = line.split()[col - 1]
+        if v != 'NaN' and (not logy or float(v) > 0):
+            return True
+    return False
+
+
 def main():
     src, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
     rows = [json.loads(line) for line in open(src) if line.strip()]
-    rows = [r for r in rows if 'refresh' in r and 'p99' in r]
+    # the warm-up rounds (round < 1) are run but not counted
+    rows = [r for r in rows if 'refresh' in r and 'p99' in r and r.get('round', 1) >= 1]
     if not rows:
         print('peers_plot: no lag runs in %s' % src)
         return 1
@@ -66,6 +80,8 @@ def main():
                 if kind not in kinds or not byrf.get(rf):
                     continue
                 for col, what in cols:
+                    if not drawable(byrf[rf], col, logy):
+                        continue  # gnuplot stops at a line with no point to draw
                     parts.append('"%s" using 1:%d with linespoints title "%s %s%s"'
                                  % (byrf[rf], col, tool, kind + ' ' if len(kinds) > 1 else '', what))
             if parts:
