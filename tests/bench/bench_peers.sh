@@ -17,7 +17,8 @@
 # oracle's, the engine's dynamic mapping) and of searchsync's exact
 # documents under its own mapping (dumped after its first flat load) into an
 # empty index created with the build settings searchsync uses (no refresh,
-# async translog), each to a _refresh; then the UPDATE phases' documents
+# async translog), each to a _refresh and a _flush (durable, as a build's
+# switch leaves its version); then the UPDATE phases' documents
 # (flat and nested) posted again over the loaded index, its settings back to
 # the engine's defaults, timed to a _count under the 1 s refresh as the
 # tools' UPDATE phases are.

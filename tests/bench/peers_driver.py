@@ -817,7 +817,7 @@ def raw_round(b, url, rnd):
         st = {}
         wait_quiet(lambda: engine_cpu(b.engine_pgid[url]))
         e0 = engine_cpu(b.engine_pgid[url])
-        out[kind] = raw_bulk.load(url, idx, b.files[kind], par, size, raw_bulk.index_body(mp), st)
+        out[kind] = raw_bulk.load(url, idx, b.files[kind], par, size, raw_bulk.index_body(mp), st, flush=True)
         out[kind + '_cpu'] = dict(engine=engine_cpu(b.engine_pgid[url]) - e0, sender=st.get('sender_cpu'))
         if b.load_only:
             raw_bulk.delete(url, idx)
@@ -848,7 +848,7 @@ def raw_round(b, url, rnd):
         wait_quiet(lambda: engine_cpu(b.engine_pgid[url]))
         e0, st, w0 = engine_cpu(b.engine_pgid[url]), {}, write_tasks(Engine(url))
         out['flat_exact'] = raw_bulk.load(url, 'pf_raw_exact', ex[0], par, size,
-                                          raw_bulk.index_body(ex[1]), st)
+                                          raw_bulk.index_body(ex[1]), st, flush=True)
         out['flat_exact_cpu'] = dict(engine=engine_cpu(b.engine_pgid[url]) - e0, sender=st.get('sender_cpu'))
         out['flat_exact_work'] = index_work(url, 'pf_raw_exact')
         w1 = write_tasks(Engine(url))
@@ -858,9 +858,10 @@ def raw_round(b, url, rnd):
         out['flat_exact_cpu']['engine_quiet'] = engine_cpu(b.engine_pgid[url]) - e0
         print('  (engine CPU until quiet: %.1f s)' % out['flat_exact_cpu']['engine_quiet'])
         print('  (the engine\'s work on the raw load of the same documents: %s)' % out['flat_exact_work'])
-        print('raw _bulk on %s, round %d: searchsync\'s exact documents (%d x %d) %s docs/s, engine CPU %.1f s, '
-              'curl %.2f s; plain documents %s docs/s, engine CPU %s s'
+        print('raw _bulk on %s, round %d: searchsync\'s exact documents (%d x %d) %s docs/s (its _refresh %.2f s, '
+              '_flush %.2f s), engine CPU %.1f s, curl %.2f s; plain documents %s docs/s, engine CPU %s s'
               % (b.engine_name[url], rnd, par, size, '%.0f' % out['flat_exact'] if out['flat_exact'] else 'NOT DONE',
+                 st.get('refresh_secs') or 0, st.get('flush_secs') or 0,
                  out['flat_exact_cpu']['engine'], st.get('sender_cpu') or 0,
                  '%.0f' % out['flat'] if out.get('flat') else '-',
                  '%.1f' % out['flat_cpu']['engine'] if out.get('flat_cpu') else '-'))

@@ -48,7 +48,8 @@ API (url: 'http://host:port'; every rate is documents a second):
   delete(url, index)
 stats, when given a dict, gets: docs, secs, requests, non200 (requests not
 answered 200), sender_cpu (seconds of the curl process), par, size; load()
-also refresh_secs (the final _refresh's share of secs).
+also refresh_secs and flush_secs (the final _refresh's and _flush's shares
+of secs).
 """
 import http.client
 import json
@@ -169,11 +170,13 @@ def _post(url, index, files, par, stats, params=None):
         print('raw_bulk: curl exited with status %d' % p.returncode, file=sys.stderr)
 
 
-def load(url, index, path, par, size, index_body, stats=None):
+def load(url, index, path, par, size, index_body, stats=None, flush=False):
     """Every document of path into `index`, created fresh with index_body:
     docs/s from the first request to the _refresh after the last (None when
     the index then holds fewer documents than the file: rejected requests,
-    see stats['non200'])."""
+    see stats['non200']). flush: to the _flush after that _refresh too, as
+    a load under an asynchronous translog must end to be durable (a build
+    flushes its version before the switch)."""
     st = {} if stats is None else stats
     files = split(path, size)
     docs = count_docs(path)
@@ -185,8 +188,12 @@ def load(url, index, path, par, size, index_body, stats=None):
     _post(url, index, files, par, st)
     t1 = now()
     _req(url, 'POST', '/%s/_refresh' % index)
-    secs = now() - t0
     st['refresh_secs'] = now() - t1
+    if flush:
+        t2 = now()
+        _req(url, 'POST', '/%s/_flush' % index)
+        st['flush_secs'] = now() - t2
+    secs = now() - t0
     got = _count(url, index)
     st.update(docs=docs, secs=secs, par=par, size=size)
     if got != docs:
