@@ -21,7 +21,9 @@
 # switch leaves its version); then the UPDATE phases' documents
 # (flat and nested) posted again over the loaded index, its settings back to
 # the engine's defaults, timed to a _count under the 1 s refresh as the
-# tools' UPDATE phases are.
+# tools' UPDATE phases are, and twice, as the tools replace them twice: the
+# first pass pairs with the phase beside the writer, the second (over an
+# index holding the first pass's deleted copies) with the backlog.
 # The flat UPDATEs run twice: with the writer beside the tool (timed from
 # the first commit), then as a backlog (the tool SIGSTOPped while the writer
 # commits them, timed from its SIGCONT). Then the lag runs, flat and (for
@@ -49,7 +51,8 @@
 # searchsync's configuration, INI text with \n between lines, e.g.
 # PEERS_SS_INI='[delivery]\nbatch_max = 2000'), PEERS_SS_BASELINE_INI (runs
 # searchsync a second time each round as "searchsync-baseline", with this
-# added to its configuration, e.g. '[delivery]\nbatch_to_refresh = false':
+# added to its configuration, a key PEERS_SS_INI sets too taking this
+# value, e.g. '[delivery]\nbatch_to_refresh = false':
 # a change of its defaults against the defaults in the same rounds; with
 # three tools each goes first in turn), PEERS_SS_BASELINE_BIN (the same with
 # another build of searchsync: before and after a change in one run),

@@ -49,6 +49,26 @@ def env_int(name, default):
     return int(os.environ.get(name) or default)
 
 
+def merge_ini(*texts):
+    """INI texts as one, sections in their first order, a key given again
+    in a later text taking its value (comments and blank lines dropped)."""
+    secs, cur = {}, None
+    for text in texts:
+        cur = None
+        for line in text.splitlines():
+            t = line.strip()
+            if not t or t[0] in '#;':
+                continue
+            if t.startswith('[') and t.endswith(']'):
+                cur = secs.setdefault(t[1:-1].strip(), {})
+                continue
+            k, eq, v = t.partition('=')
+            if not eq or cur is None:
+                raise ValueError('merge_ini: %r is neither [section] nor key = value in a section' % t)
+            cur[k.strip()] = v.strip()
+    return ''.join('[%s]\n%s' % (sec, ''.join('%s = %s\n' % kv for kv in kvs.items())) for sec, kvs in secs.items())
+
+
 def tool_cpu(pid):
     """utime+stime+cutime+cstime seconds of one process (its threads, and its
     children once waited for)."""
@@ -155,14 +175,17 @@ class Searchsync(Tool):
         # position the engine acknowledged
         self.admin, self.token = 'http://127.0.0.1:%d' % free_port(), os.urandom(16).hex()
         with open(ini, 'w') as f:
-            f.write('[source]\nname = peers\nhost = 127.0.0.1\nport = %d\nuser = root\nserver_id = %d\n'
-                    'start = now\n[metadata]\ndatabase = %s\n[search]\nurls = %s\n[admin]\nlisten = %s\n'
-                    'token = %s\n[log]\nlevel = info\n'
-                    % (self.a.mysql_port, 7500 + run_id, self.meta, self.url, self.admin.split('//', 1)[1],
-                       self.token))
             # PEERS_SS_INI: more of searchsync's configuration (INI text,
-            # \n for a new line), e.g. "[delivery]\nbatch_max = 2000"
-            f.write((os.environ.get('PEERS_SS_INI', '') + '\\n' + self.extra_ini).replace('\\n', '\n') + '\n')
+            # \n for a new line), e.g. "[delivery]\nbatch_max = 2000"; the
+            # baseline's after it, a key set again taking the later value
+            # (searchsync refuses a key set twice)
+            f.write(merge_ini('[source]\nname = peers\nhost = 127.0.0.1\nport = %d\nuser = root\nserver_id = %d\n'
+                              'start = now\n[metadata]\ndatabase = %s\n[search]\nurls = %s\n[admin]\nlisten = %s\n'
+                              'token = %s\n[log]\nlevel = info\n'
+                              % (self.a.mysql_port, 7500 + run_id, self.meta, self.url,
+                                 self.admin.split('//', 1)[1], self.token),
+                              os.environ.get('PEERS_SS_INI', '').replace('\\n', '\n'),
+                              self.extra_ini.replace('\\n', '\n')))
         r = subprocess.run([self.bin, 'mapping', 'import', '--config', ini, mp, '--yes'],
                            capture_output=True, text=True)
         if r.returncode:
@@ -593,6 +616,7 @@ class ProbePoller(threading.Thread):
 
 # ---------------------------------------------------------------- raw _bulk
 REPLACE_MARK = -1  # rnd of the raw replacement's documents (flat), of child 1 of each root (nested)
+REPLACE_MARK2 = -2  # the same in its second pass
 NESTED_MAPPING = {'properties': {'children': {'type': 'nested'}}}
 
 
@@ -797,6 +821,22 @@ def build_row(sql, meta, docs, secs):
                 build_rate=docs / run if run else None)
 
 
+def remark(path, want):
+    """A copy of a replacement file (beside it, '2' before .ndjson) with
+    REPLACE_MARK changed to REPLACE_MARK2: rnd is never negative in the
+    data, so the mark is the only '"rnd": -1' in it, once a document."""
+    out = path[:-len('.ndjson')] + '2.ndjson'
+    old, new = '"rnd": %d' % REPLACE_MARK, '"rnd": %d' % REPLACE_MARK2
+    with open(path) as f:
+        text = f.read()
+    n = text.count(old)
+    if n != want:
+        raise RuntimeError('%s: %d marks, %d documents' % (path, n, want))
+    with open(out, 'w') as f:
+        f.write(text.replace(old, new))
+    return out
+
+
 def raw_round(b, url, rnd):
     """The engine's raw _bulk in round rnd, at the (connections, documents a
     request) that tuning found best for each kind: loads into a fresh index
@@ -822,19 +862,23 @@ def raw_round(b, url, rnd):
         if b.load_only:
             raw_bulk.delete(url, idx)
             continue
-        if kind == 'flat':
-            q, want = {'term': {'rnd': REPLACE_MARK}}, b.updates
-        else:
-            q, want = {'nested': {'path': 'children', 'query': {'term': {'children.rnd': REPLACE_MARK}}}}, \
-                b.child_updates
-        rst = {}
-        wait_quiet(lambda: engine_cpu(b.engine_pgid[url]))  # the load's merges, as before the tools' phases
-        out[kind + '_replace'] = raw_bulk.replace(url, idx, b.files[kind + '-replace'], par, size, q, want,
-                                                  timeout=env_int('PEERS_TIMEOUT', 1800), stats=rst,
-                                                  cpu=lambda: engine_cpu(b.engine_pgid[url]))
-        out[kind + '_replace_answered'] = want / rst['answered'] if rst.get('answered') else None
-        out[kind + '_replace_engine_cpu'] = rst.get('cpu_answered')
-        out[kind + '_replace_engine_cpu_count'] = rst.get('cpu_secs')
+        want = b.updates if kind == 'flat' else b.child_updates
+        # twice, as the tools' UPDATE phases replace the same documents
+        # twice: beside the writer, then from a backlog over an index that
+        # holds the first pass's deleted copies (more to merge). The
+        # first pass pairs with the phase beside the writer, the second
+        # (key _replace2) with the backlog.
+        for sfx, mark in (('', REPLACE_MARK), ('2', REPLACE_MARK2)):
+            q = {'term': {'rnd': mark}} if kind == 'flat' else \
+                {'nested': {'path': 'children', 'query': {'term': {'children.rnd': mark}}}}
+            rst, k = {}, kind + '_replace' + sfx
+            wait_quiet(lambda: engine_cpu(b.engine_pgid[url]))  # the merges before, as before the tools' phases
+            out[k] = raw_bulk.replace(url, idx, b.files[kind + '-replace' + sfx], par, size, q, want,
+                                      timeout=env_int('PEERS_TIMEOUT', 1800), stats=rst,
+                                      cpu=lambda: engine_cpu(b.engine_pgid[url]))
+            out[k + '_answered'] = want / rst['answered'] if rst.get('answered') else None
+            out[k + '_engine_cpu'] = rst.get('cpu_answered')
+            out[k + '_engine_cpu_count'] = rst.get('cpu_secs')
         if b.raw_lag and (kind == 'flat' or b.lag_nested):
             lr = lag_runs.setdefault(kind, {'lag': {}, 'ack': {}, 'lag_cpu': {}})
             for refresh in b.lag_refresh:
@@ -876,12 +920,15 @@ def raw_round(b, url, rnd):
           'flat load %s docs/s (searchsync\'s exact documents and mapping: %s), nested load %s roots/s; '
           'the UPDATE phases\' documents posted again over the loaded index, timed to a _count: flat %s docs/s, '
           'nested %s roots/s (every request answered: flat %s docs/s, nested %s roots/s; the engine\'s CPU until '
-          'then: flat %s s, nested %s s; until the _count: flat %s s, nested %s s)'
+          'then: flat %s s, nested %s s; until the _count: flat %s s, nested %s s); the second pass: flat %s, '
+          'nested %s (answered: flat %s, nested %s)'
           % (b.engine_name[url], rnd, tu['flat'][0], tu['flat'][1], tu['nested'][0], tu['nested'][1],
              fmt(out['flat']), fmt(out.get('flat_exact')), fmt(out['nested']), fmt(out['flat_replace']),
              fmt(out['nested_replace']), fmt(out['flat_replace_answered']), fmt(out['nested_replace_answered']),
              fmt2(out['flat_replace_engine_cpu']), fmt2(out['nested_replace_engine_cpu']),
-             fmt2(out['flat_replace_engine_cpu_count']), fmt2(out['nested_replace_engine_cpu_count'])))
+             fmt2(out['flat_replace_engine_cpu_count']), fmt2(out['nested_replace_engine_cpu_count']),
+             fmt(out['flat_replace2']), fmt(out['nested_replace2']), fmt(out['flat_replace2_answered']),
+             fmt(out['nested_replace2_answered'])))
     b.record(dict(tool='raw _bulk', engine=b.engine_name[url], round=rnd, **out))
     out['lag_runs'] = lag_runs  # the raw lag runs by kind (each also a JSON line of its own)
     return out
@@ -985,6 +1032,8 @@ def main():
                                                              for c in CHILD_COLS),
                                                    'WHERE r.id <= %d' % b.child_updates)),
     }
+    for kind in ('flat', 'nested'):
+        b.files[kind + '-replace2'] = remark(b.files[kind + '-replace'], b.updates if kind == 'flat' else b.child_updates)
     pairs = []
     for peer in a.peers.split(','):
         pairs.append({'gme': (a.es7, Gme), 'pgsync': (a.opensearch, Pgsync), 'none': (a.es7, None),
@@ -1129,10 +1178,10 @@ def report(b, pairs, results, rounds):
                 fmt(ratio(nest, 'nested_load', 'nested'), '%.0f%%') if nest else na,
                 fmt(median([r['cpu_load'] for r, _ in flat]), '%.1f')))
             for key, label, prs, rk in (('flat_upd', 'flat UPDATEs, writer beside', flat, 'flat_replace'),
-                                        ('flat_backlog', 'flat UPDATEs from a backlog', flat, 'flat_replace'),
+                                        ('flat_backlog', 'flat UPDATEs from a backlog', flat, 'flat_replace2'),
                                         ('child_upd', 'child UPDATEs, writer beside (roots)', nest, 'nested_replace'),
                                         ('child_backlog', 'child UPDATEs from a backlog (roots)', nest,
-                                         'nested_replace')):
+                                         'nested_replace2')):
                 if not prs:
                     continue
                 upd.append('| %s (%s) | %s | %s | %s | %s | %s | %s |' % (
@@ -1146,11 +1195,12 @@ def report(b, pairs, results, rounds):
                       b.tuned[url]['nested'][0], b.tuned[url]['nested'][1],
                       fmt(median([w.get('flat') for w in raws])), fmt(median([w.get('flat_exact') for w in raws])),
                       fmt(median([w.get('nested') for w in raws]))))
-        upd.append('| raw _bulk (%s) | replacement of the same documents | flat %s, nested %s | | answered: flat %s, '
-                   'nested %s | | |' % (b.engine_name[url], fmt(median([w.get('flat_replace') for w in raws])),
-                                        fmt(median([w.get('nested_replace') for w in raws])),
-                                        fmt(median([w.get('flat_replace_answered') for w in raws])),
-                                        fmt(median([w.get('nested_replace_answered') for w in raws]))))
+        for sfx, what in (('', 'replacement of the same documents'), ('2', 'the same, its second pass')):
+            upd.append('| raw _bulk (%s) | %s | flat %s, nested %s | | answered: flat %s, nested %s | | |'
+                       % (b.engine_name[url], what, fmt(median([w.get('flat_replace' + sfx) for w in raws])),
+                          fmt(median([w.get('nested_replace' + sfx) for w in raws])),
+                          fmt(median([w.get('flat_replace%s_answered' % sfx) for w in raws])),
+                          fmt(median([w.get('nested_replace%s_answered' % sfx) for w in raws]))))
     out += [''] + upd
     out += ['', '| tool (engine) | kind | refresh | changes/s (written) | searchable p50 / p99 ms (each round\'s p99) | '
             'acknowledged p50 / p99 ms | engine CPU µs a change (each round) | tool CPU µs a change | '

@@ -94,21 +94,31 @@ def wait_quiet(cpu, cores=0.1, seconds=3, timeout=90):
     return calm >= seconds
 
 
+def _stat(path):
+    """(comm, the fields after it) of a /proc stat file; None once gone."""
+    try:
+        with open(path) as f:
+            s = f.read()
+    except OSError:
+        return None
+    return s[s.index('(') + 1:s.rindex(')')], s[s.rindex(')') + 2:].split()
+
+
+def _cpu(x):
+    return (int(x[11]) + int(x[12])) / TCK  # utime + stime
+
+
+def _group(pgid):
+    """(pid, its stat fields) of every live process of a process group."""
+    for d in os.listdir('/proc'):
+        st = _stat('/proc/%s/stat' % d) if d.isdigit() else None
+        if st and int(st[1][2]) == pgid:
+            yield d, st[1]
+
+
 def group_cpu(pgid):
     """CPU seconds of every live process of a process group."""
-    total = 0.0
-    for d in os.listdir('/proc'):
-        if not d.isdigit():
-            continue
-        try:
-            with open('/proc/%s/stat' % d) as f:
-                s = f.read()
-        except OSError:
-            continue
-        x = s[s.rindex(')') + 2:].split()
-        if int(x[2]) == pgid:
-            total += (int(x[11]) + int(x[12])) / TCK
-    return total
+    return sum(_cpu(x) for _, x in _group(pgid))
 
 
 JIT_THREADS = ('C1 CompilerThre', 'C2 CompilerThre')  # HotSpot's compiler threads (comm cut to 15)
@@ -122,26 +132,15 @@ def jit_cpu(pgid):
     of the tool that happens to go first, and one a long-running cluster
     has long paid."""
     total = 0.0
-    for d in os.listdir('/proc'):
-        if not d.isdigit():
-            continue
+    for d, _ in _group(pgid):
         try:
-            with open('/proc/%s/stat' % d) as f:
-                s = f.read()
-            if int(s[s.rindex(')') + 2:].split()[2]) != pgid:
-                continue
             tasks = os.listdir('/proc/%s/task' % d)
-        except (OSError, ValueError):
+        except OSError:
             continue
         for t in tasks:
-            try:
-                with open('/proc/%s/task/%s/stat' % (d, t)) as f:
-                    s = f.read()
-            except OSError:
-                continue
-            if s[s.index('(') + 1:s.rindex(')')].startswith(JIT_THREADS):
-                x = s[s.rindex(')') + 2:].split()
-                total += (int(x[11]) + int(x[12])) / TCK
+            st = _stat('/proc/%s/task/%s/stat' % (d, t))
+            if st and st[0].startswith(JIT_THREADS):
+                total += _cpu(st[1])
     return total
 
 
