@@ -959,7 +959,7 @@ class Bench:
         # searchsync's exact documents tuned on the first that many of
         # them (0: at the plain documents' best shape)
         self.load_only = os.environ.get('PEERS_LOAD_ONLY') == '1'
-        self.warmup = env_int('PEERS_WARMUP', 1) if 'PEERS_WARMUP' in os.environ else 1
+        self.warmup = env_int('PEERS_WARMUP', 1)
         self.kinds = ('flat',) if self.load_only else ('flat', 'nested')
         self.tune_exact = env_int('PEERS_TUNE_EXACT', 0) if 'PEERS_TUNE_EXACT' in os.environ else 100000
         self.marker = int(self.m.q('SELECT COALESCE(MAX(rnd), 0) FROM flat')[0][0])
