@@ -36,7 +36,8 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sync_driver import AckPoller, Engine, Series, Sql, engine_cpu, jit_cpu, now, pct, pos_version, wait_quiet  # noqa: E402
+from sync_driver import (AckPoller, Engine, Series, Sql, engine_cpu, jit_cpu, now, pct,  # noqa: E402
+                         pos_version, wait_quiet)
 import raw_bulk  # noqa: E402
 
 TCK = os.sysconf('SC_CLK_TCK')
@@ -1033,7 +1034,8 @@ def main():
                                                    'WHERE r.id <= %d' % b.child_updates)),
     }
     for kind in ('flat', 'nested'):
-        b.files[kind + '-replace2'] = remark(b.files[kind + '-replace'], b.updates if kind == 'flat' else b.child_updates)
+        b.files[kind + '-replace2'] = remark(b.files[kind + '-replace'],
+                                             b.updates if kind == 'flat' else b.child_updates)
     pairs = []
     for peer in a.peers.split(','):
         pairs.append({'gme': (a.es7, Gme), 'pgsync': (a.opensearch, Pgsync), 'none': (a.es7, None),
