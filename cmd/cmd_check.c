@@ -53,10 +53,23 @@ static void print_text(const char *alias, const struct check_opts *o,
            "%llu versions listed, %llu documents fetched; %.1f s\n",
            r->rows, r->engine_docs, r->buckets, r->buckets_differed, r->ids_listed,
            r->versions_listed, r->docs_fetched, r->seconds);
-    if (o->repair && r->nitems)
-        printf("repaired: %llu rebuilt, %llu deleted, %llu dead letter(s)%s\n", r->repaired_docs,
-               r->repaired_deletes, r->dead_letters,
-               r->repaired ? "" : " — not all repaired: see searchsync dead-letters list");
+    if (o->repair && r->nitems) {
+        printf("repaired: %llu rebuilt, %llu deleted, %llu dead letter(s)", r->repaired_docs,
+               r->repaired_deletes, r->dead_letters);
+        if (r->repair_forced)
+            printf(", %llu written again over a version raised in the engine by hand",
+                   r->repair_forced);
+        printf("%s\n", r->dead_letters ? " — not all delivered: see searchsync dead-letters list"
+                                        : "");
+        if (r->nrepair_left) {
+            printf("not repaired: %zu document(s) still differ from MySQL after the repair (a "
+                   "change on its way, or a version in the engine far above the source's: "
+                   "run the check again; searchsync epoch bump lets every later write "
+                   "outrank such versions):", r->nrepair_left);
+            for (size_t i = 0; i < r->nrepair_left && i < 20; i++) printf(" %s", r->repair_left[i]);
+            printf("%s\n", r->nrepair_left > 20 ? " ..." : "");
+        }
+    }
     if (r->unhashed)
         printf("note: %llu document(s) agree but carry no content hash (written before "
                "documents had one, or edited by a partial update): compared by content%s\n",

@@ -179,6 +179,7 @@ libsearchsync_a_SOURCES += sync/check/check_diff.c sync/check/check_diff.h \
 	sync/pipeline/ddl_tables.h
 searchsync_SOURCES += sync/check/check.c sync/check/check.h sync/check/check_int.h \
 	sync/check/check_run.c sync/check/check_engine.c sync/check/check_verify.c \
+	sync/check/check_repair.c \
 	sync/check/check_report.c \
 	sync/check/check_settle.c \
 	sync/check/check_schedule.c sync/check/check_schedule.h \

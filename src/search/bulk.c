@@ -5,6 +5,8 @@
  *   index   {"index":{..,"version":V,"version_type":"external"}} — the engine
  *           keeps the document only if V is greater than the stored version
  *   delete  the same with "delete"; the tombstone keeps V for index.gc_deletes
+ *   (version_gte: "external_gte", which lands on an equal stored version too:
+ *   a check's repair over a version someone raised in the engine)
  *   update  partial documents and scripts cannot carry an external version, so
  *           the document stores its version in a field (version_field) and the
  *           painless script compares it first: an older update becomes a noop.
@@ -91,7 +93,8 @@ static void action_line(sbuf *out, const struct search_dialect *d, const char *a
     if (external && it->version) {
         sbuf_adds(out, ",\"version\":");
         add_u64(out, it->version);
-        sbuf_adds(out, ",\"version_type\":\"external\"");
+        sbuf_adds(out, it->version_gte ? ",\"version_type\":\"external_gte\""
+                                       : ",\"version_type\":\"external\"");
     } else {
         sbuf_adds(out, ",\"retry_on_conflict\":3");
     }
@@ -277,6 +280,16 @@ enum bulk_class bulk_classify(enum bulk_op op, const struct bulk_result *r) {
         !strcmp(t, "cluster_block_exception") || !strcmp(t, "circuit_breaking_exception"))
         return BULK_TRANSIENT;
     return BULK_PERMANENT;
+}
+
+uint64_t bulk_conflict_version(const struct bulk_result *r) {
+    static const char key[] = "current version [";
+    const char *e = r->error, *p = e ? memmem(e, r->error_len, key, sizeof key - 1) : NULL;
+    if (!p) return 0;
+    uint64_t v = 0;
+    for (p += sizeof key - 1; p < e + r->error_len && *p >= '0' && *p <= '9'; p++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    return v;
 }
 
 int search_gzip(const char *in, size_t len, sbuf *out) {

@@ -128,6 +128,8 @@ struct bulk_item {
     const char *id;
     const char *routing;  /* NULL = none */
     uint64_t version;     /* external version (< 2^63); 0 = unversioned (plain loads) */
+    bool version_gte;     /* INDEX, DELETE: external_gte (lands on an equal stored
+                             version too), not external */
     const char *body;     /* INDEX: document object; UPDATE: partial object;
                              SCRIPT: params object; DELETE: unused */
     size_t body_len;
@@ -166,6 +168,9 @@ enum bulk_class {
     BULK_PERMANENT,    /* mapping and other 4xx errors: dead letter */
 };
 enum bulk_class bulk_classify(enum bulk_op op, const struct bulk_result *r);
+/* The version a version conflict (409) says the engine holds ("current
+ * version [N] is higher ..."), exact; 0 when the error names none. */
+uint64_t bulk_conflict_version(const struct bulk_result *r);
 enum bulk_class http_classify(long status); /* whole-request status */
 
 /* gzip (RFC 1952) in → out (appended). 0 or -1. */

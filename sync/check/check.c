@@ -43,11 +43,11 @@ void check_add_cand(struct ctx *c, const char *id, enum check_kind kind) {
         c->capc = c->capc ? c->capc * 2 : 64;
         c->c = xrealloc(c->c, c->capc * sizeof *c->c);
     }
-    c->c[c->nc++] = (struct cand){xstrdup(id), kind, NULL, 0, false, false};
+    c->c[c->nc++] = (struct cand){xstrdup(id), kind, NULL, 0, false, false, NULL};
 }
 
 void check_free_cands(struct cand *v, size_t n) {
-    for (size_t i = 0; i < n; i++) free(v[i].id), free(v[i].path);
+    for (size_t i = 0; i < n; i++) free(v[i].id), free(v[i].path), free(v[i].routing);
     free(v);
 }
 
@@ -69,5 +69,7 @@ size_t check_lower(const struct ctx *c, uint64_t v) {
 void check_result_free(struct check_result *res) {
     for (size_t i = 0; i < res->nitems; i++) free(res->items[i].id), free(res->items[i].path);
     free(res->items);
+    for (size_t i = 0; i < res->nrepair_left; i++) free(res->repair_left[i]);
+    free(res->repair_left);
     memset(res, 0, sizeof *res);
 }

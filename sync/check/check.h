@@ -82,8 +82,12 @@ struct check_result {
     bool settled;       /* the daemon's checkpoint passed the last round's position */
     char settle_note[512];
     char window_note[256]; /* why a window check became a whole-index one */
-    bool repaired;      /* --repair ran and delivered everything */
-    unsigned long long repaired_docs, repaired_deletes, dead_letters;
+    bool repaired;      /* --repair ran, delivered everything, and no document it
+                           repaired differs any more */
+    unsigned long long repaired_docs, repaired_deletes, dead_letters,
+        repair_forced; /* written again over a version someone raised in the engine */
+    char **repair_left; /* ids that still differ after the repair */
+    size_t nrepair_left;
     double seconds;
 };
 

@@ -1,9 +1,9 @@
 /* check_int: what the files of the consistency check share (check_run.c:
  * the MySQL side and the run; check_engine.c: the engine side;
- * check_verify.c: the candidates verified and repaired; check.c: the
+ * check_verify.c: the candidates verified; check_repair.c: repaired; check.c: the
  * candidates and records they all use) — the run's context and its
  * candidates. Nobody outside sync/check/ includes it. Calls run one way:
- * check_run -> check_verify -> check_engine -> check. */
+ * check_run -> check_repair -> check_verify -> check_engine -> check. */
 #ifndef SS_CHECK_INT_H
 #define SS_CHECK_INT_H
 #include <stdbool.h>
@@ -33,6 +33,17 @@ struct cand {
     bool confirmed; /* seen the same way in the round before */
     bool content;   /* compared by content though the hashes agree: written last
                      * by someone else, ss_hash copied along (written_elsewhere) */
+    char *routing;  /* the engine copy's _routing as last fetched, NULL: none */
+};
+
+/* one document as MySQL gives it (check_build) */
+struct check_built {
+    char *id, *routing, *body; /* routing NULL: none */
+    size_t len;
+};
+struct check_built_list {
+    struct check_built *v;
+    size_t n, cap;
 };
 
 struct ctx {
@@ -83,7 +94,15 @@ int check_engine_side(struct ctx *c);
 /* The candidates rebuilt and fetched again until two rounds agree (or the
  * rounds run out); those left are c->res's items. 0 or -1. */
 int check_verify(struct ctx *c);
-/* The differences left rewritten through the producer. 0 or -1. */
+/* The documents of ids v[0..n) rebuilt from MySQL on the producer's
+ * connection (so in its read snapshot, when one is open), each in its
+ * shard's unit, appended to out; a row that gives no document gives
+ * nothing. 0 or -1 with c->err. */
+int check_build(struct ctx *c, const struct cand *v, size_t n, struct check_built_list *out);
+const struct check_built *check_built_find(const struct check_built_list *l, const char *id);
+void check_built_free(struct check_built_list *l);
+/* The differences left rewritten, and compared again (check_repair.c):
+ * c->res's repair fields. 0 or -1. */
 int check_repair(struct ctx *c);
 
 #endif

@@ -58,6 +58,11 @@ void check_result_json(const char *alias, const struct check_opts *o,
         jw_key(&w, "rebuilt"), jw_int(&w, (long long)r->repaired_docs);
         jw_key(&w, "deleted"), jw_int(&w, (long long)r->repaired_deletes);
         jw_key(&w, "dead_letters"), jw_int(&w, (long long)r->dead_letters);
+        jw_key(&w, "forced"), jw_int(&w, (long long)r->repair_forced);
+        jw_key(&w, "left");
+        jw_arr_open(&w);
+        for (size_t i = 0; i < r->nrepair_left && i < max_ids; i++) jw_str(&w, r->repair_left[i]);
+        jw_arr_close(&w);
         jw_obj_close(&w);
     } else {
         jw_null(&w);

@@ -1,7 +1,7 @@
 /* check_verify: the candidates of a consistency check rebuilt from MySQL
  * and fetched from the engine again, round after round, until a difference
  * is seen twice alike (rows changing during the check are not differences);
- * then the repair of what is left (check_int.h). */
+ * and the rebuild of a list of ids as MySQL gives them (check_int.h). */
 #include "sync/check/check_int.h"
 
 
@@ -26,38 +26,32 @@
 #include "strset.h"
 /* ---------------------------------------------------------------- verify */
 
-struct built {
-    char *id, *body;
-    size_t len;
-};
-struct built_list {
-    struct built *v;
-    size_t n, cap;
-};
-
 static int keep_built(void *vl, const char *id, const char *routing, const char *body,
                       size_t len) {
-    (void)routing;
-    struct built_list *l = vl;
+    struct check_built_list *l = vl;
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 64;
         l->v = xrealloc(l->v, l->cap * sizeof *l->v);
     }
-    l->v[l->n++] = (struct built){xstrdup(id), xstrndup(body, len), len};
+    l->v[l->n++] = (struct check_built){xstrdup(id), routing && *routing ? xstrdup(routing) : NULL,
+                                        xstrndup(body, len), len};
     return 0;
 }
 
-struct edoc {
-    char *id, *source;
-    long long hash;
-};
+void check_built_free(struct check_built_list *l) {
+    for (size_t k = 0; k < l->n; k++) free(l->v[k].id), free(l->v[k].routing), free(l->v[k].body);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
 
-/* rebuild cands[0..n) from MySQL, fetch their engine copies, and keep in
- * out those that still differ (the rest agree now) */
-static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **out, size_t *nout,
-                        size_t *capout) {
-    struct built_list bl = {0};
-    struct docbuild_sink sink = {keep_built, NULL, &bl};
+const struct check_built *check_built_find(const struct check_built_list *l, const char *id) {
+    for (size_t k = 0; k < l->n; k++)
+        if (!strcmp(l->v[k].id, id)) return &l->v[k];
+    return NULL;
+}
+
+int check_build(struct ctx *c, const struct cand *v, size_t n, struct check_built_list *out) {
+    struct docbuild_sink sink = {keep_built, NULL, out};
     int rc = 0;
     for (size_t u = 0; u < c->nunits && rc == 0; u++) { /* each id in its shard's unit */
         const struct mp_index *ix = &c->pr->m.indices[c->at0 + u];
@@ -80,6 +74,20 @@ static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **o
             free(keys);
         }
     }
+    return rc;
+}
+
+struct edoc {
+    char *id, *source, *routing;
+    long long hash;
+};
+
+/* rebuild cands[0..n) from MySQL, fetch their engine copies, and keep in
+ * out those that still differ (the rest agree now) */
+static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **out, size_t *nout,
+                        size_t *capout) {
+    struct check_built_list bl = {0};
+    int rc = check_build(c, v, n, &bl);
     sbuf q = SBUF_INIT;
     struct edoc *e = NULL;
     size_t ne = 0;
@@ -103,8 +111,10 @@ static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **o
             double hv = cJSON_IsArray(f) ? check_json_num(cJSON_GetArrayItem(f, 0)) : -1;
             /* a legacy document keeps its hash in _source */
             if (hv < 0) hv = check_json_num(cJSON_GetObjectItemCaseSensitive(src, CONTENT_HASH_FIELD));
+            cJSON *rt = cJSON_GetObjectItemCaseSensitive(h, "_routing");
             e[ne++] = (struct edoc){xstrdup(id->valuestring),
                                     src ? cJSON_PrintUnformatted(src) : xstrdup("null"),
+                                    cJSON_IsString(rt) ? xstrdup(rt->valuestring) : NULL,
                                     hv >= 0 ? (long long)hv : -1};
         }
         c->res->docs_fetched += ne;
@@ -112,9 +122,7 @@ static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **o
     }
     sbuf path = SBUF_INIT;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        const struct built *bd = NULL;
-        for (size_t k = 0; k < bl.n && !bd; k++)
-            if (!strcmp(bl.v[k].id, v[i].id)) bd = &bl.v[k];
+        const struct check_built *bd = check_built_find(&bl, v[i].id);
         const struct edoc *ed = NULL;
         size_t copies = 0;
         for (size_t k = 0; k < ne; k++)
@@ -144,14 +152,14 @@ static int verify_chunk(struct ctx *c, struct cand *v, size_t n, struct cand **o
         }
         uint32_t sig = (bd ? content_hash(bd->body, bd->len) : 0) * 31u +
                        (ed ? content_hash(ed->source, strlen(ed->source)) : 0);
-        (*out)[(*nout)++] = (struct cand){xstrdup(v[i].id), kind, where, sig, false, v[i].content};
+        (*out)[(*nout)++] = (struct cand){xstrdup(v[i].id), kind, where, sig, false, v[i].content,
+                                          ed && ed->routing ? xstrdup(ed->routing) : NULL};
     }
     sbuf_free(&path);
     sbuf_free(&q);
-    for (size_t k = 0; k < ne; k++) free(e[k].id), free(e[k].source);
+    for (size_t k = 0; k < ne; k++) free(e[k].id), free(e[k].source), free(e[k].routing);
     free(e);
-    for (size_t k = 0; k < bl.n; k++) free(bl.v[k].id), free(bl.v[k].body);
-    free(bl.v);
+    check_built_free(&bl);
     return rc;
 }
 
@@ -171,44 +179,5 @@ int check_verify(struct ctx *c) {
     }
     check_free_cands(c->c, c->nc);
     c->c = out, c->nc = nout, c->capc = cap;
-    return 0;
-}
-
-/* ---------------------------------------------------------------- repair */
-
-int check_repair(struct ctx *c) {
-    struct pipeline *p = &c->pr->p;
-    bl_pos end;
-    if (pipeline_snapshot_begin(p, c->pr->m.indices[c->at0].alias, NULL, &end) < 0)
-        return errf(c->err, c->errlen, "repair: %s", p->err);
-    struct changeset cs = {0};
-    for (size_t i = 0; i < c->nc; i++) {
-        for (size_t u = 0; u < c->nunits; u++) { /* in its shard's unit */
-            char *key = NULL;
-            size_t t = producer_doc_key(&c->pr->m.indices[c->at0 + u], c->c[i].id, &key);
-            if (t != SIZE_MAX) changeset_add_doc(&cs, c->at0 + u, t, key, strlen(key));
-            free(key);
-            if (t != SIZE_MAX) break;
-        }
-    }
-    cs.copies_may_move = true; /* a duplicate's copies under other routings go */
-    unsigned long long docs0 = p->docs, del0 = p->deletes;
-    struct deliver_stats ds0;
-    deliver_get_stats(p->d, &ds0); /* one producer may repair several index configs */
-    int rc = pipeline_build(p, &cs, &end);
-    pipeline_snapshot_end(p);
-    if (rc != 0) errf(c->err, c->errlen, "repair: %s", p->err);
-    pipeline_end(p, &cs, &end, NULL, false);
-    changeset_free(&cs);
-    int drc = deliver_drain(p->d, p->cfg->delivery.drain_timeout_ms);
-    struct deliver_stats ds;
-    deliver_get_stats(p->d, &ds);
-    c->res->repaired_docs = p->docs - docs0;
-    c->res->repaired_deletes = p->deletes - del0;
-    c->res->dead_letters = ds.dead_letters - ds0.dead_letters;
-    if (rc != 0) return -1;
-    if (drc != DELIVER_OK)
-        return errf(c->err, c->errlen, "repair: delivery did not finish within drain_timeout_ms");
-    c->res->repaired = c->res->dead_letters == 0;
     return 0;
 }

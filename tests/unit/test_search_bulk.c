@@ -104,6 +104,12 @@ static void t_version_exact(void **s) {
     bulk_append(&b, NULL, &it);
     assert_string_equal(b.data, "{\"delete\":{\"_index\":\"i\",\"_id\":\"1\","
                                 "\"version\":9007199254740993,\"version_type\":\"external\"}}\n");
+    /* external_gte: lands on an equal stored version too (a check's repair) */
+    sbuf_reset(&b);
+    it.version_gte = true;
+    bulk_append(&b, NULL, &it);
+    assert_string_equal(b.data, "{\"delete\":{\"_index\":\"i\",\"_id\":\"1\","
+                                "\"version\":9007199254740993,\"version_type\":\"external_gte\"}}\n");
     sbuf_free(&b);
 }
 
@@ -120,6 +126,10 @@ static void t_response(void **s) {
     assert_int_equal(r[1].status, 409);
     assert_string_equal(r[1].err_type, "version_conflict_engine_exception");
     assert_int_equal(bulk_classify(BULK_INDEX, &r[1]), BULK_STALE);
+    /* the stored version the conflict names, exact past 2^53 */
+    assert_true(bulk_conflict_version(&r[1]) == 9007199254740993ull);
+    assert_true(bulk_conflict_version(&r[0]) == 0);
+    assert_true(bulk_conflict_version(&r[2]) == 0);
     assert_int_equal(r[2].status, 400);
     assert_string_equal(r[2].err_type, "mapper_parsing_exception");
     assert_int_equal(bulk_classify(BULK_INDEX, &r[2]), BULK_PERMANENT);
