@@ -48,9 +48,15 @@ int cmd_resync(int argc, char **argv) {
         fprintf(stderr, "searchsync resync: %s\n", e.msg);
     } else {
         printf("%s: %llu document(s) rebuilt, %llu deleted, %llu dead letter(s), %llu stale "
-               "(newer data already there)\n",
+               "(an equal or newer version already there)\n",
                alias, res.rebuilt, res.deleted, res.dead_letters, res.stale);
-        if (res.dead_letters) rc = EXIT_FOUND;
+        if (res.forced)
+            printf("%s: %llu of the stale ones differed from MySQL (edited in the engine by "
+                   "hand?): written again over the engine's version\n", alias, res.forced);
+        if (res.left)
+            printf("%s: %llu document(s) still differ from MySQL (a change on its way?): run "
+                   "searchsync check %s\n", alias, res.left, alias);
+        if (res.dead_letters || res.left) rc = EXIT_FOUND;
     }
     for (size_t i = 0; i < n; i++) free(v[i]);
     free(v);

@@ -100,8 +100,9 @@ static void h_resync(const struct api_ctx *ctx, const char *alias, const char *b
             jw_init(&w, &r->body);
             jw_str(&w, alias);
             sbuf_printf(&r->body, ",\"rebuilt\":%llu,\"deleted\":%llu,\"dead_letters\":%llu,"
-                                  "\"stale\":%llu}\n",
-                        res.rebuilt, res.deleted, res.dead_letters, res.stale);
+                                  "\"stale\":%llu,\"forced\":%llu,\"left\":%llu}\n",
+                        res.rebuilt, res.deleted, res.dead_letters, res.stale, res.forced,
+                        res.left);
             r->status = 200;
         }
     }

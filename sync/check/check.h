@@ -96,6 +96,13 @@ struct check_result {
  * version, a --since without a daily_check_column) or EXIT_RUNTIME, with
  * pr->err. */
 int check_run(struct producer *pr, const struct check_opts *o, struct check_result *res);
+/* The documents ids[0..n) of index config o->alias compared with MySQL by
+ * content after another producer wrote them (a resync whose writes the
+ * engine refused as stale), and those that differ written again as
+ * --repair writes them: res's repair_forced and repair_left. EXIT_OK,
+ * EXIT_USAGE (no such index config) or EXIT_RUNTIME, with pr->err. */
+int check_rewrite_ids(struct producer *pr, const struct check_opts *o, const char *const *ids,
+                      size_t n, struct check_result *res);
 /* The producer a check runs on: with the engine, its repairs flushed within
  * 5 ms (a repair is visible when the check reports it), on the delivery
  * stream named stream ("repair", "replay") of hub (the node's delivery;

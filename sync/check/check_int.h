@@ -104,5 +104,9 @@ void check_built_free(struct check_built_list *l);
 /* The differences left rewritten, and compared again (check_repair.c):
  * c->res's repair fields. 0 or -1. */
 int check_repair(struct ctx *c);
+/* Its second half: c->c compared again with MySQL, what differs written
+ * over the engine's version, what still differs then in c->res->repair_left
+ * (c->c is kept). 0 or -1. */
+int check_repair_again(struct ctx *c);
 
 #endif

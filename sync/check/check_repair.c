@@ -205,15 +205,16 @@ static int rewrite(struct ctx *c) {
     return 0;
 }
 
-int check_repair(struct ctx *c) {
-    if (rewrite(c) < 0) return -1;
+int check_repair(struct ctx *c) { return rewrite(c) < 0 ? -1 : check_repair_again(c); }
+
+int check_repair_again(struct ctx *c) {
     struct cand *left = NULL;
     size_t nleft = 0;
     if (compare_again(c, c->c, c->nc, &left, &nleft) < 0) return -1;
     if (nleft) {
-        log_info("check", "%s: %zu document(s) still differ after the repair's writes (written "
-                 "in the engine by hand over searchsync's version?): written again over the "
-                 "engine's version", c->ix->alias, nleft);
+        log_info("check", "%s: %zu document(s) still differ from MySQL after the writes "
+                 "(written in the engine by hand over searchsync's version?): written again "
+                 "over the engine's version", c->ix->alias, nleft);
         struct cand *left2 = NULL;
         size_t nleft2 = 0;
         int rc = force(c, left, nleft);

@@ -286,22 +286,48 @@ int check_producer_open(struct producer *pr, const struct ss_config *cfg,
     return producer_open(pr, cfg, &po);
 }
 
+/* c->at, at0, nunits and ix: the index config o->alias (its first shard
+ * unit and their number). 0, or -1 with pr->err when the source has none */
+static int ctx_index(struct ctx *c) {
+    struct producer *pr = c->pr;
+    size_t at = 0;
+    while (at < pr->m.nindices && strcmp(pr->m.indices[at].alias, c->o->alias)) at++;
+    if (at == pr->m.nindices) {
+        snprintf(pr->err, sizeof pr->err, "source %s has no index config \"%s\"",
+                 pr->p.cfg->source.name, c->o->alias);
+        return -1;
+    }
+    c->at = c->at0 = at;
+    c->ix = &pr->m.indices[at];
+    while (at + c->nunits < pr->m.nindices &&
+           !strcmp(pr->m.indices[at + c->nunits].alias, c->o->alias))
+        c->nunits++;
+    return 0;
+}
+
+int check_rewrite_ids(struct producer *pr, const struct check_opts *o, const char *const *ids,
+                      size_t n, struct check_result *res) {
+    memset(res, 0, sizeof *res);
+    struct ctx c = {.pr = pr, .o = o, .res = res, .err = pr->err, .errlen = sizeof pr->err};
+    if (ctx_index(&c) < 0) return EXIT_USAGE;
+    sbuf_init(&c.ids);
+    /* by content: a hand-made _update keeps the hash of what it replaced */
+    for (size_t i = 0; i < n; i++) {
+        check_add_cand(&c, ids[i], CK_DIFFERENT);
+        c.c[c.nc - 1].content = true;
+    }
+    int rc = check_repair_again(&c) < 0 ? EXIT_RUNTIME : EXIT_OK;
+    check_free_cands(c.c, c.nc);
+    sbuf_free(&c.ids);
+    return rc;
+}
+
 int check_run(struct producer *pr, const struct check_opts *o, struct check_result *res) {
     memset(res, 0, sizeof *res);
     double t0 = check_now_s();
     struct ctx c = {.pr = pr, .o = o, .res = res, .err = pr->err, .errlen = sizeof pr->err};
     sbuf_init(&c.ids);
-    size_t at = 0;
-    while (at < pr->m.nindices && strcmp(pr->m.indices[at].alias, o->alias)) at++;
-    if (at == pr->m.nindices) {
-        snprintf(pr->err, sizeof pr->err, "source %s has no index config \"%s\"",
-                 pr->p.cfg->source.name, o->alias);
-        return EXIT_USAGE;
-    }
-    c.at = c.at0 = at;
-    c.ix = &pr->m.indices[at];
-    while (at + c.nunits < pr->m.nindices && !strcmp(pr->m.indices[at + c.nunits].alias, o->alias))
-        c.nunits++;
+    if (ctx_index(&c) < 0) return EXIT_USAGE;
     if (!c.ix->current_version) {
         snprintf(pr->err, sizeof pr->err, "index %s has no version yet: run searchsync reindex %s",
                  o->alias, o->alias);

@@ -9,7 +9,9 @@
  * (child_copies.c). Its version is the binlog position read before the rows
  * are: a live change made since is newer and wins, and the
  * rebuilt content is at least as new as that position. It opens its own
- * connections and delivery (sync/pipeline/producer.c) and waits for the engine. */
+ * connections and delivery (sync/pipeline/producer.c) and waits for the engine.
+ * The writes refused as stale are looked at again by the operation
+ * (sync/ops/ops_resync.c). */
 #ifndef SS_RESYNC_H
 #define SS_RESYNC_H
 #include <stddef.h>
@@ -18,6 +20,9 @@
 
 struct resync_result {
     unsigned long long rebuilt, deleted, dead_letters, stale;
+    /* of the stale ones (sync/ops/ops_resync.c): written again over a version
+     * raised in the engine by hand; still differing from MySQL after that */
+    unsigned long long forced, left;
 };
 
 /* 0 done, 2 usage (no such index config, no version yet: err), 1 runtime

@@ -16,7 +16,9 @@
 #     the raised ones written again over the engine's version (forced),
 #     none left; a second check is clean; every document equals its row (SQL)
 #   - changes written after the repair land on every repaired document: the
-#     repair raised no version further than the hand-made writes had.
+#     repair raised no version further than the hand-made writes had;
+#   - `resync` over documents edited so: its stale writes compared and the
+#     edited ones written again (4, unedited, stays stale and untouched).
 . "$(dirname "$0")/lib.sh"
 require_bin
 extra_mariadb src
@@ -107,11 +109,22 @@ INI
     assert_eq "$(rows_sql)" "$(docs)" "$mode: every document equals its row"
 
     # later changes land: no version was raised past them
-    extra_q src "UPDATE \`$db\`.items SET qty = qty + 100, name = CONCAT(name, '+')"
-    extra_q src "INSERT INTO \`$db\`.items VALUES (6, 'f again', 7)"
+    extra_q src "BEGIN; UPDATE \`$db\`.items SET qty = qty + 100, name = CONCAT(name, '+');
+      INSERT INTO \`$db\`.items VALUES (6, 'f again', 7); COMMIT"
     wait_until 30 "$mode: changes after the repair are in the engine" docs_equal_rows
     check
     assert_eq 0 "$RC" "$mode: a check after those changes is clean"
+
+    # resync over the same kind of hand-made writes: its writes are refused
+    # as stale, compared, and written again
+    search_delete "/$v/_doc/1" >/dev/null
+    search_post "/$v/_update/2" '{"doc":{"name":"by hand again"}}' >/dev/null
+    local out st=0
+    out="$(ss resync --config "$TEST_TMP/$mode.ini" "$alias" --ids 1,2,4 2>&1)" || st=$?
+    log "$mode: resync: $out"
+    assert_eq 0 "$st" "$mode: resync exits 0 ($out)"
+    assert_contains "$out" "2 of the stale ones differed from MySQL" "$mode: resync wrote the two edited by hand again"
+    assert_eq "$(rows_sql)" "$(docs)" "$mode: after the resync every document equals its row"
     daemon_stop
 }
 
