@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # t_check_repair_versions — `searchsync check --repair` over documents edited
 # in the engine by hand when their last change is the source binlog's last
-# transaction. A hand-made DELETE, _update or PUT raises the engine's version
+# transaction, on MariaDB and on MySQL 8 (no snapshot position: the
+# repair's snapshots wait for owned GTIDs instead). A hand-made DELETE, _update or PUT raises the engine's version
 # of a document by one, past the version of any read snapshot of a source
 # that has written nothing since (the source here is a server of its own,
 # the metadata on the suite's MariaDB, so nothing else moves its binlog):
 # the repair's first writes are refused as older, and must not be reported
-# done. For [source] versions = position and = gtid:
+# done. For each server, [source] versions = position and = gtid:
 #   - one transaction changes rows 1-4 and deletes row 6; its documents
 #     carry the binlog end's version (asserted, positions);
 #   - by hand: 1 deleted, 2 _updated (twice with positions, once with GTIDs:
@@ -21,29 +22,31 @@
 #     edited ones written again (4, unedited, stays stale and untouched).
 . "$(dirname "$0")/lib.sh"
 require_bin
-extra_mariadb src
+extra_mariadb src -- src8
 
 ss() { "$SEARCHSYNC_BIN" "$@"; }
-rows_sql() { extra_q src "SELECT JSON_OBJECT('id', id, 'name', name, 'qty', qty) FROM \`$db\`.items ORDER BY id" | jq -c .; }
-docs() { search_refresh "$alias" && search_post "/$alias/_search" '{"size":100,"sort":[{"id":"asc"}]}' | jq -c '.hits.hits[]._source | {id, name, qty}'; }
+rows_sql() { extra_q "$src" "SELECT JSON_OBJECT('id', id, 'name', name, 'qty', qty) FROM \`$db\`.items ORDER BY id" | jq -cS .; }
+docs() { search_refresh "$alias" && search_post "/$alias/_search" '{"size":100,"sort":[{"id":"asc"}]}' | jq -cS '.hits.hits[]._source | {id, name, qty}'; }
 docs_equal_rows() { [ "$(docs)" = "$(rows_sql)" ]; }
 check() { # ARGS... — the check's --json output in $OUT, its exit status in $RC
     RC=0
-    OUT="$(ss check --config "$TEST_TMP/$mode.ini" --json --settle 20 "$@" "$alias" 2>"$TEST_TMP/check.err")" || RC=$?
+    OUT="$(ss check --config "$TEST_TMP/$src-$mode.ini" --json --settle 20 "$@" "$alias" 2>"$TEST_TMP/check.err")" || RC=$?
 }
 
-run_case() { # MODE (position | gtid) — one index config and daemon of its own
-    mode="$1"
+run_case() { # SERVER MODE (position | gtid) — one index config and daemon of its own
+    src="$1" mode="$2"
+    label="$src $mode"
     db="$(unique_name rv)" meta="$(unique_name meta)" alias="$(unique_name items)"
     on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/${alias}_v*?ignore_unavailable=true' >/dev/null"
-    extra_q src "CREATE DATABASE \`$db\`; CREATE TABLE \`$db\`.items (id BIGINT PRIMARY KEY, name VARCHAR(32) NOT NULL, qty INT NOT NULL);
+    extra_q "$src" "CREATE DATABASE \`$db\`; CREATE TABLE \`$db\`.items (id BIGINT PRIMARY KEY, name VARCHAR(32) NOT NULL, qty INT NOT NULL);
       INSERT INTO \`$db\`.items VALUES (1,'a',1),(2,'b',2),(3,'c',3),(4,'d',4),(5,'e',5),(6,'f',6)"
-    cat >"$TEST_TMP/$mode.ini" <<INI
+    cat >"$TEST_TMP/$src-$mode.ini" <<INI
 [source]
 name = rv
 host = 127.0.0.1
-port = $(extra_port src)
-user = root
+port = $(extra_port "$src")
+user = searchsync
+password = searchsync
 server_id = $((7900 + $$ % 90))
 start = now
 heartbeat_ms = 500
@@ -61,21 +64,21 @@ checkpoint_interval_ms = 100
 [log]
 level = info
 INI
-    import_one_table "$alias" "$db.items" "$TEST_TMP/$mode.ini"
-    daemon_start "$TEST_TMP/$mode.ini" "$TEST_TMP/$mode.log"
+    import_one_table "$alias" "$db.items" "$TEST_TMP/$src-$mode.ini"
+    daemon_start "$TEST_TMP/$src-$mode.ini" "$TEST_TMP/$src-$mode.log"
     daemon_wait_log "$alias: live changes no longer written to ${alias}_v1" 90
     daemon_wait_ready
 
     # the binlog's last transaction: nothing is written on this server after it
-    extra_q src "BEGIN; UPDATE \`$db\`.items SET qty = qty + 10 WHERE id <= 4; DELETE FROM \`$db\`.items WHERE id = 6; COMMIT"
-    wait_until 30 "$mode: the last transaction is in the engine" docs_equal_rows
+    extra_q "$src" "BEGIN; UPDATE \`$db\`.items SET qty = qty + 10 WHERE id <= 4; DELETE FROM \`$db\`.items WHERE id = 6; COMMIT"
+    wait_until 30 "$label: the last transaction is in the engine" docs_equal_rows
     local v4 end file
     v4="$(search_get "/$alias/_doc/4" | jq -r ._version)"
     if [ "$mode" = position ]; then
-        end="$(extra_binlog_pos src)"
+        end="$(extra_binlog_pos "$src")"
         file="${end%%$'\t'*}"
         assert_eq "$((10#${file##*.} * 4294967296 + ${end##*$'\t'}))" "$v4" \
-            "$mode: the documents of the last transaction carry the binlog end's version"
+            "$label: the documents of the last transaction carry the binlog end's version"
     fi
 
     # by hand, in the engine
@@ -86,48 +89,50 @@ INI
     search_put "/$v/_doc/3" '{"id":3,"name":"put by hand","qty":0}' >/dev/null
     search_put "/$v/_doc/6" '{"id":6,"name":"f","qty":6}' >/dev/null
     search_put "/$v/_doc/99" '{"id":99,"name":"new by hand","qty":0}' >/dev/null
-    log "$mode: engine versions after the hand-made writes: 2 $(search_get "/$v/_doc/2" | jq ._version), 3 $(search_get "/$v/_doc/3" | jq ._version), 6 $(search_get "/$v/_doc/6" | jq ._version); the last transaction's $v4"
+    log "$label: engine versions after the hand-made writes: 2 $(search_get "/$v/_doc/2" | jq ._version), 3 $(search_get "/$v/_doc/3" | jq ._version), 6 $(search_get "/$v/_doc/6" | jq ._version); the last transaction's $v4"
 
     check
-    assert_eq 3 "$RC" "$mode: the check finds the differences ($(cat "$TEST_TMP/check.err"))"
+    assert_eq 3 "$RC" "$label: the check finds the differences ($(cat "$TEST_TMP/check.err"))"
     assert_eq '["1"] ["6","99"] ["2","3"]' \
         "$(jq -c '.missing, (.extra | sort), ([.different[].id] | sort)' <<<"$OUT" | tr '\n' ' ' | sed 's/ $//')" \
-        "$mode: missing, extra and different are exactly the hand-made ones"
+        "$label: missing, extra and different are exactly the hand-made ones"
 
     check --repair
-    assert_eq 0 "$RC" "$mode: check --repair repairs them ($OUT $(cat "$TEST_TMP/check.err"))"
-    assert_eq true "$(jq -r .repair.done <<<"$OUT")" "$mode: the repair says done"
-    assert_eq '[]' "$(jq -c .repair.left <<<"$OUT")" "$mode: no document left differing"
+    assert_eq 0 "$RC" "$label: check --repair repairs them ($OUT $(cat "$TEST_TMP/check.err"))"
+    assert_eq true "$(jq -r .repair.done <<<"$OUT")" "$label: the repair says done"
+    assert_eq '[]' "$(jq -c .repair.left <<<"$OUT")" "$label: no document left differing"
     local forced
     forced="$(jq -r .repair.forced <<<"$OUT")"
-    log "$mode: repair $(jq -c .repair <<<"$OUT")"
-    [ "$forced" -ge 3 ] || fail "$mode: documents 1, 2 and 3 hold versions above any snapshot's: written again over them (forced $forced)"
+    log "$label: repair $(jq -c .repair <<<"$OUT")"
+    [ "$forced" -ge 3 ] || fail "$label: documents 1, 2 and 3 hold versions above any snapshot's: written again over them (forced $forced)"
     _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
 
     check
-    assert_eq 0 "$RC" "$mode: a second check is clean ($(jq -c '{missing,extra,different}' <<<"$OUT"))"
-    assert_eq "$(rows_sql)" "$(docs)" "$mode: every document equals its row"
+    assert_eq 0 "$RC" "$label: a second check is clean ($(jq -c '{missing,extra,different}' <<<"$OUT"))"
+    assert_eq "$(rows_sql)" "$(docs)" "$label: every document equals its row"
 
     # later changes land: no version was raised past them
-    extra_q src "BEGIN; UPDATE \`$db\`.items SET qty = qty + 100, name = CONCAT(name, '+');
+    extra_q "$src" "BEGIN; UPDATE \`$db\`.items SET qty = qty + 100, name = CONCAT(name, '+');
       INSERT INTO \`$db\`.items VALUES (6, 'f again', 7); COMMIT"
-    wait_until 30 "$mode: changes after the repair are in the engine" docs_equal_rows
+    wait_until 30 "$label: changes after the repair are in the engine" docs_equal_rows
     check
-    assert_eq 0 "$RC" "$mode: a check after those changes is clean"
+    assert_eq 0 "$RC" "$label: a check after those changes is clean"
 
     # resync over the same kind of hand-made writes: its writes are refused
     # as stale, compared, and written again
     search_delete "/$v/_doc/1" >/dev/null
     search_post "/$v/_update/2" '{"doc":{"name":"by hand again"}}' >/dev/null
     local out st=0
-    out="$(ss resync --config "$TEST_TMP/$mode.ini" "$alias" --ids 1,2,4 2>&1)" || st=$?
-    log "$mode: resync: $out"
-    assert_eq 0 "$st" "$mode: resync exits 0 ($out)"
-    assert_contains "$out" "2 of the stale ones differed from MySQL" "$mode: resync wrote the two edited by hand again"
-    assert_eq "$(rows_sql)" "$(docs)" "$mode: after the resync every document equals its row"
+    out="$(ss resync --config "$TEST_TMP/$src-$mode.ini" "$alias" --ids 1,2,4 2>&1)" || st=$?
+    log "$label: resync: $out"
+    assert_eq 0 "$st" "$label: resync exits 0 ($out)"
+    assert_contains "$out" "2 of the stale ones differed from MySQL" "$label: resync wrote the two edited by hand again"
+    assert_eq "$(rows_sql)" "$(docs)" "$label: after the resync every document equals its row"
     daemon_stop
 }
 
-run_case position
-run_case gtid
+run_case src position
+run_case src gtid
+run_case src8 position
+run_case src8 gtid
 pass
