@@ -173,15 +173,15 @@ libsearchsync_a_SOURCES += sync/ops/ops_words.c sync/ops/ops_words.h
 libsearchsync_a_SOURCES += sync/delayed/delayed.h sync/delayed/relation_tops.c \
 	sync/delayed/delayed_run.c sync/delayed/delayed_resolve.c sync/delayed/delayed_run_int.h sync/delayed/delayed_job.c sync/delayed/delayed_stats.c
 
-# the consistency check and repair
+# the consistency check and repair (in the library: resync, an operation,
+# writes over versions raised by hand as the repair does)
 libsearchsync_a_SOURCES += sync/check/check_diff.c sync/check/check_diff.h \
 	sync/check/check_versions.c sync/check/check_versions.h sync/pipeline/ddl_tables.c \
-	sync/pipeline/ddl_tables.h
-searchsync_SOURCES += sync/check/check.c sync/check/check.h sync/check/check_int.h \
+	sync/pipeline/ddl_tables.h \
+	sync/check/check.c sync/check/check.h sync/check/check_int.h \
 	sync/check/check_run.c sync/check/check_engine.c sync/check/check_verify.c \
-	sync/check/check_repair.c \
-	sync/check/check_report.c \
-	sync/check/check_settle.c \
+	sync/check/check_repair.c sync/check/check_report.c sync/check/check_settle.c
+searchsync_SOURCES += \
 	sync/check/check_schedule.c sync/check/check_schedule.h \
 	sync/delayed/delayed_schedule.c sync/delayed/delayed_schedule.h \
 	sync/node/retention.c sync/node/retention.h
