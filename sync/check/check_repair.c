@@ -32,6 +32,7 @@
 #include "db.h"
 #include "log.h"
 #include "sbuf.h"
+#include "strset.h"
 #include "search/search.h"
 #include "sync/mapping/index_mapping.h"
 #include "sync/pipeline/producer.h"
@@ -168,6 +169,47 @@ static int force(struct ctx *c, const struct cand *v, size_t n) {
     return rc;
 }
 
+/* "id, kind, both sides' hashes" of a difference, into l (reset) */
+static void cand_key(const struct cand *d, sbuf *l) {
+    sbuf_reset(l);
+    sbuf_printf(l, "%s\t%d\t%u", d->id, (int)d->kind, d->sig);
+}
+
+/* what of v[0..n) still differs, seen alike in two comparisons with the
+ * daemon's checkpoint waited for before each (a live change on its way, or
+ * a row changing under the comparison, is not left), at most MAX_ROUNDS */
+static int settled_left(struct ctx *c, const struct cand *v, size_t n, struct cand **left,
+                        size_t *nleft) {
+    struct cand *prev = NULL;
+    size_t nprev = 0;
+    struct check_result scratch = {0}; /* (the check's own settle note stays) */
+    check_settle(c->pr, c->o, &scratch);
+    if (compare_again(c, v, n, &prev, &nprev) < 0) return -1;
+    for (int round = 1; nprev && round < MAX_ROUNDS; round++) {
+        struct strset was = {0};
+        sbuf l = SBUF_INIT;
+        for (size_t i = 0; i < nprev; i++) cand_key(&prev[i], &l), strset_add(&was, l.data, l.len);
+        check_settle(c->pr, c->o, &scratch);
+        struct cand *now = NULL;
+        size_t nnow = 0;
+        int rc = compare_again(c, prev, nprev, &now, &nnow);
+        bool alike = rc == 0 && nnow == nprev;
+        for (size_t i = 0; alike && i < nnow; i++)
+            cand_key(&now[i], &l), alike = strset_has(&was, l.data, l.len);
+        sbuf_free(&l);
+        strset_clear(&was);
+        check_free_cands(prev, nprev);
+        prev = now, nprev = nnow;
+        if (rc < 0) {
+            check_free_cands(prev, nprev);
+            return -1;
+        }
+        if (alike) break;
+    }
+    *left = prev, *nleft = nprev;
+    return 0;
+}
+
 /* the producer's writes: rebuilt in one snapshot, delivered, drained */
 static int rewrite(struct ctx *c) {
     struct pipeline *p = &c->pr->p;
@@ -218,10 +260,7 @@ int check_repair_again(struct ctx *c) {
         struct cand *left2 = NULL;
         size_t nleft2 = 0;
         int rc = force(c, left, nleft);
-        /* a live change may be on its way: the daemon's checkpoint first */
-        struct check_result scratch = {0};
-        if (rc == 0) check_settle(c->pr, c->o, &scratch);
-        if (rc == 0) rc = compare_again(c, left, nleft, &left2, &nleft2);
+        if (rc == 0) rc = settled_left(c, left, nleft, &left2, &nleft2);
         check_free_cands(left, nleft);
         if (rc < 0) return -1;
         left = left2, nleft = nleft2;
