@@ -20,9 +20,10 @@
 #     repair raised no version further than the hand-made writes had;
 #   - `resync` over documents edited so: its stale writes compared and the
 #     edited ones written again (4, unedited, stays stale and untouched);
-#   - a document deleted by hand every 20 ms during a repair: exit 3, named
-#     in repair.left, not done; repaired once the deletes stop (last: its
-#     tombstone's version is then far past the source's).
+#   - a document deleted by hand back to back during a repair: exit 3, not
+#     done and named in repair.left, or (should a comparison fall between
+#     two deletes) exit 0 and done, never a mix; repaired once the deletes
+#     stop (last: its tombstone's version is then far past the source's).
 . "$(dirname "$0")/lib.sh"
 require_bin
 extra_mariadb src -- src8
@@ -132,26 +133,28 @@ INI
     assert_contains "$out" "2 of the stale ones differed from MySQL" "$label: resync wrote the two edited by hand again"
     assert_eq "$(rows_sql)" "$(docs)" "$label: after the resync every document equals its row"
 
-    # a document deleted by hand again and again while the check repairs it:
-    # not reported repaired
-    # (one kept-alive connection, a delete every 2 ms: the repair's rounds
-    # and comparisons, tens of ms apart, never find it kept)
+    # a document deleted by hand again and again while the check repairs it
+    # (one kept-alive connection, deletes back to back): whether the repair's
+    # last comparisons catch it deleted is a race (on a quiet box they do),
+    # but what the repair reports must agree with itself: exit 3, not done
+    # and the document named, or exit 0, done and nothing left
     local hp="${SEARCH_URL#http://}"
-    python3 -c 'import http.client, sys, time
+    python3 -c 'import http.client, sys
 c = http.client.HTTPConnection(sys.argv[1], int(sys.argv[2]))
 while True:
-    c.request("DELETE", sys.argv[3]); c.getresponse().read(); time.sleep(0.002)' \
-        "${hp%:*}" "${hp##*:}" "/$v/_doc/5" &
+    c.request("DELETE", sys.argv[3]); c.getresponse().read()' "${hp%:*}" "${hp##*:}" "/$v/_doc/5" &
     local deleter=$!
     on_exit "kill $deleter 2>/dev/null"
     doc5_gone() { [ "$(search_count "$alias" '{"query":{"ids":{"values":["5"]}}}')" = 0 ]; }
     wait_until 10 "$label: the deleter has deleted document 5" doc5_gone
     check --repair
     kill "$deleter" 2>/dev/null; wait "$deleter" 2>/dev/null || true
-    log "$label: the repair under the deleter: $(jq -c "{seconds, rounds, repair}" <<<"$OUT")"
-    assert_eq 3 "$RC" "$label: a repair that could not keep a document exits 3 ($OUT)"
-    assert_eq 'false ["5"]' "$(jq -c '.repair.done, .repair.left' <<<"$OUT" | tr '\n' ' ' | sed 's/ $//')" \
-        "$label: the repair names the document it could not keep, and is not done"
+    log "$label: the repair under the deleter: exit $RC, $(jq -c "{seconds, rounds, repair}" <<<"$OUT")"
+    # ([clean, done, left]; clean: the check itself fell between two deletes)
+    case "$RC $(jq -c '[.clean, .repair.done, .repair.left]' <<<"$OUT")" in
+        '3 [false,false,["5"]]' | '0 [false,true,[]]' | '0 [true,false,[]]') _LIB_ASSERTS=$((_LIB_ASSERTS + 1)) ;;
+        *) fail "$label: the repair under the deleter reports exit $RC with $(jq -c .repair <<<"$OUT")" ;;
+    esac
     check --repair
     assert_eq 0 "$RC" "$label: once the deletes stop, the repair keeps it ($(jq -c .repair <<<"$OUT"))"
     assert_eq "$(rows_sql)" "$(docs)" "$label: and every document equals its row"
