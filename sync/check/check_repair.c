@@ -71,14 +71,17 @@ static int force_round(struct ctx *c, const struct cand *v, size_t n, uint64_t *
                        size_t *waiting) {
     struct pipeline *p = &c->pr->p;
     const struct mp_index *ix = &c->pr->m.indices[c->at0];
-    char file[BL_FILE_MAX];
+    char file[BL_FILE_MAX], why[512] = "";
     unsigned long long pos = 0;
-    if (db_binlog_status(p->src, file, sizeof file, &pos, c->err, c->errlen) != 1)
-        return errf(c->err, c->errlen, "repair: the source's binlog end: %s", c->err);
-    uint64_t endv = targets_version_at(p->cfg, p->src, ix, file, pos, c->err, c->errlen);
+    int st = db_binlog_status(p->src, file, sizeof file, &pos, why, sizeof why);
+    if (st != 1)
+        return errf(c->err, c->errlen, "repair: the source's binlog end: %s",
+                    st == 0 ? "the binlog is off (log_bin): versions come from it" : why);
+    uint64_t endv = targets_version_at(p->cfg, p->src, ix, file, pos, why, sizeof why);
     bl_pos at;
-    if (!endv || pipeline_snapshot_begin(p, ix->alias, NULL, &at) < 0)
-        return errf(c->err, c->errlen, "repair: %s", endv ? p->err : c->err);
+    if (!endv) return errf(c->err, c->errlen, "repair: %s", why);
+    if (pipeline_snapshot_begin(p, ix->alias, NULL, &at) < 0)
+        return errf(c->err, c->errlen, "repair: %s", p->err);
     uint64_t snapv = targets_version(p, ix, &at, false);
     struct check_built_list bl = {0};
     int rc = snapv ? check_build(c, v, n, &bl) : errf(c->err, c->errlen, "repair: %s", p->err);
@@ -135,6 +138,8 @@ static int force_round(struct ctx *c, const struct cand *v, size_t n, uint64_t *
             c->res->repair_forced++;
         } else if (cl == BULK_STALE) {
             seen[i] = bulk_conflict_version(&res[k]);
+        } else if (cl == BULK_TRANSIENT) { /* a busy engine: the next round again */
+            (*waiting)++;
         } else {
             rc = errf(c->err, c->errlen, "repair: the engine refused %s (%d): %.*s", v[i].id,
                       res[k].status, (int)(res[k].error_len > 300 ? 300 : res[k].error_len),
@@ -159,7 +164,12 @@ static int force(struct ctx *c, const struct cand *v, size_t n) {
     size_t waiting = 0;
     for (int round = 0; round < FORCE_ROUNDS && rc == 0; round++) {
         if (round && waiting) usleep(FORCE_WAIT_US);
-        rc = force_round(c, v, n, seen, done, &waiting);
+        waiting = 0;
+        for (size_t off = 0; off < n && rc == 0; off += VERIFY_CHUNK) { /* requests of a bound size */
+            size_t k = n - off < VERIFY_CHUNK ? n - off : VERIFY_CHUNK, w = 0;
+            rc = force_round(c, v + off, k, seen + off, done + off, &w);
+            waiting += w;
+        }
         size_t open = 0;
         for (size_t i = 0; i < n; i++) open += !done[i];
         if (!open) break;
