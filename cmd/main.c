@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "cred_refused.h"
+#include "sbuf.h"
 #include "service_notify.h"
 #include "signals.h"
 #include "sync/node/node.h"
@@ -115,6 +116,7 @@ static void usage(FILE *out) {
 
 int main(int argc, char **argv) {
     /* before any thread exists: every signal is handled by one thread */
+    alloc_tune();
     signals_block_all();
     service_notify_init(); /* systemd's $NOTIFY_SOCKET, read before threads exist */
     /* the admin server (web/) for `run`'s node: the core knows it only by

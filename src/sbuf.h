@@ -22,6 +22,9 @@ typedef struct sbuf {
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
+/* the allocator's settings for the daemon's buffer reuse: once, in main,
+ * before any thread */
+void alloc_tune(void);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 
