@@ -76,7 +76,8 @@ static int force_round(struct ctx *c, const struct cand *v, size_t n, uint64_t *
     int st = db_binlog_status(p->src, file, sizeof file, &pos, why, sizeof why);
     if (st != 1)
         return errf(c->err, c->errlen, "repair: the source's binlog end: %s",
-                    st == 0 ? "the binlog is off (log_bin): versions come from it" : why);
+                    st == 0 ? "the binlog is off, and the versions written come from it: "
+                             "turn on log_bin on the source" : why);
     uint64_t endv = targets_version_at(p->cfg, p->src, ix, file, pos, why, sizeof why);
     bl_pos at;
     if (!endv) return errf(c->err, c->errlen, "repair: %s", why);
