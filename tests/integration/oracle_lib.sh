@@ -37,6 +37,12 @@
 #                                an assertion (lib.sh): every document
 #                                behind ALIAS equals the products, reviews
 #                                and replies oracles of DB (ss_version aside)
+#   oracle_compare_employees DB ALIAS
+#                                the hr schema of tests/tools/hr_writer.py:
+#                                writes $TEST_TMP/emp.oracle (employees with
+#                                their department object and nested skills)
+#                                and emp.engine (behind ALIAS), compares them
+#                                into $TEST_TMP/compare.out; 1 on a difference
 #   oracle_demo_mapping DB PRODUCTS BRANDS [JQ]
 #                                the demo mapping (sql/demo/mapping.json) on
 #                                database DB with its two aliases renamed,
@@ -150,6 +156,44 @@ compare_docs() {
     cat "$out"
     rm -f "$out"
     return 1
+}
+
+# oracle_compare_employees DB ALIAS — see the header; the caller decides
+# what a difference means (its dumps stay in $TEST_TMP for it)
+oracle_compare_employees() {
+    oracle_query "$1" "
+SELECT JSON_OBJECT('id', CAST(e.id AS CHAR), 'routing', NULL, 'doc', JSON_OBJECT(
+  'id', e.id, 'name', e.name, 'salary', CAST(e.salary AS CHAR),
+  'hired', DATE_FORMAT(e.hired, '%Y-%m-%dT%H:%i:%s'), 'active', e.active, 'attrs', e.attrs,
+  'department_id', e.department_id,
+  'department', (SELECT JSON_OBJECT('id', d.id, 'name', d.name, 'budget', CAST(d.budget AS CHAR),
+                 'location', d.location) FROM department d WHERE d.id = e.department_id),
+  'skills', (SELECT JSON_ARRAYAGG(JSON_OBJECT('id', s.id, 'name', s.name, 'level', s.level))
+             FROM skill s WHERE s.employee_id = e.id)))
+FROM employee e" >"$TEST_TMP/emp.oracle" || { echo "the employees oracle query failed on $1" >"$TEST_TMP/compare.out"; return 1; }
+    engine_dump "$2" "$TEST_TMP/emp.engine" 2>"$TEST_TMP/compare.out" || return 1
+    # an employee without skills: null in the oracle, [] or absent in a
+    # document; attrs is JSON text in the oracle, parsed here (python keeps
+    # its integers exact, where jq would read them as doubles)
+    python3 - "$TEST_TMP/emp.oracle" "$TEST_TMP/emp.engine" <<'PY'
+import json, sys
+for p, oracle in ((sys.argv[1], True), (sys.argv[2], False)):
+    out = []
+    for line in open(p):
+        d = json.loads(line)
+        if oracle:
+            if d["doc"].get("skills") is None:
+                d["doc"]["skills"] = []
+            if isinstance(d["doc"]["attrs"], str):
+                d["doc"]["attrs"] = json.loads(d["doc"]["attrs"])
+        else:
+            d["doc"].setdefault("skills", [])
+        out.append(json.dumps(d))
+    open(p, "w").write("\n".join(out) + ("\n" if out else ""))
+PY
+    compare_docs "$TEST_TMP/emp.engine" "$TEST_TMP/emp.oracle" --numbers value \
+        --ignore-field ss_version --ignore-field ss_hash --ignore-field ss_key_hash \
+        --label "$2" >"$TEST_TMP/compare.out"
 }
 
 # oracle_check_items DB ALIAS LABEL — one assertion of lib.sh: the documents
