@@ -164,7 +164,10 @@ caught_up
 check_docs "after changes while down and a restart"
 assert_eq "while down" "$(curl -s "$SEARCH_URL/items/_doc/$wid" | jq -r ._source.name)" "a change made while down"
 v="$(curl -s "$SEARCH_URL/items/_doc/$wid" | jq -r ._source.ss_version)" top="$(ordinal)"
-log "item $wid: version field $v, the engine's _version $(curl -s "$SEARCH_URL/items/_doc/$wid" | jq -r ._version)"
+ev="$(curl -s "$SEARCH_URL/items/_doc/$wid" | jq -r ._version)"
+log "item $wid: version field $v, the engine's _version $ev"
+# (at or below it: the next transaction's full write, 2 above, must outrank it)
+assert_true "item $wid's engine _version $ev is at or below its version field $v" test "$ev" -le "$v"
 assert_true "item $wid's version $v is 2 x a GTID ordinal in [$((o0 + 1)), $top] + 1 (its transaction's or later)" \
     test "$v" -ge $((2 * o0 + 3)) -a "$v" -le $((2 * top + 1)) -a $((v % 2)) = 1
 daemon_stop
