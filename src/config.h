@@ -108,6 +108,8 @@ struct ss_config {
         int linger_refresh_percent;
         int linger_refresh_batch;
         bool batch_to_refresh;
+        int refresh_pairing_ms;
+        int refresh_pairing_changes;
         bool group_commit;
         int high_watermark;
         int fuse_failures;

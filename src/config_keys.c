@@ -264,6 +264,21 @@ const struct config_key config_keys[] = {
       "once. Off by default: on a quiet box its searchable p99 was up to 120 ms above group "
       "commit's at 2,000 changes/s under a 1 s refresh (docs/delivery.md). false: group "
       "commit alone"),
+    I("delivery", "refresh_pairing_ms", delivery.refresh_pairing_ms, "300", 0, 60000,
+      "Under a short refresh interval: a slow live stream (linger_refresh_percent or "
+      "batch_to_refresh) writes into every other refresh of an index only, when twice the "
+      "index's refresh cycle (refresh_interval plus a refresh's time) is at most this many ms. "
+      "Its changes leave together just before the refresh they aim at, the first request "
+      "with refresh=wait_for, whose answer tells when that refresh ended (a probe as for "
+      "batch_to_refresh until the first one). A refresh that writes a segment costs the engine "
+      "much the same however few changes it takes: at a 100 ms interval and 500 changes/s "
+      "this halves the refreshes with writes and the bulk requests, for about half an "
+      "interval more searchable lag (docs/delivery.md). 0: off"),
+    I("delivery", "refresh_pairing_changes", delivery.refresh_pairing_changes, "150", 1, 1000000,
+      "With refresh_pairing_ms: a stream counts as slow while its changes come at fewer than "
+      "this many a refresh cycle; a faster one writes into each refresh as before (its "
+      "requests are larger, cost the engine less a change, and a refresh missed by one of "
+      "them costs more lag)"),
     B("delivery", "group_commit", delivery.group_commit, "true",
       "A transaction's changes leave together when the producer ends it (one request, "
       "whatever partitions they hash to), and while a bulk request to an index is in flight, "

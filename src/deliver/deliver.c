@@ -64,6 +64,8 @@ void deliver_opts_from_config(struct deliver_opts *o, const struct ss_config *c)
     o->linger_refresh_percent = c->delivery.linger_refresh_percent;
     o->linger_refresh_batch = c->delivery.linger_refresh_batch;
     o->batch_to_refresh = c->delivery.batch_to_refresh;
+    o->refresh_pairing_ms = c->delivery.refresh_pairing_ms;
+    o->refresh_pairing_changes = c->delivery.refresh_pairing_changes;
     o->group_commit = c->delivery.group_commit;
     o->high_watermark = c->delivery.high_watermark;
     o->fuse_failures = c->delivery.fuse_failures;
@@ -129,7 +131,8 @@ struct deliver_hub *hub_new(const struct deliver_opts *o, struct search_client *
     else
         d->tr = (struct deliver_transport){.ud = d, .bulk = default_bulk, .probe = default_probe,
                                            .refresh_probe = default_refresh_probe,
-                                           .refresh_interval = default_refresh_interval};
+                                           .refresh_interval = default_refresh_interval,
+                                           .bulk_wait = default_bulk_wait};
     pthread_mutex_init(&d->mu, NULL);
     pthread_mutex_init(&d->dl_log_mu, NULL);
     pthread_condattr_t ca;

@@ -142,6 +142,12 @@ struct deliver_transport {
      * read, -1 when it could not be) */
     int (*refresh_probe)(void *ud, int helper, const char *target);
     int (*refresh_interval)(void *ud, int helper, const char *target, long *ms);
+    /* optional: bulk, answered only after the refresh that took its writes
+     * in (refresh=wait_for); a request aimed at a refresh of a target that
+     * writes into every other refresh (refresh_pairing_ms) carries that
+     * refresh's end instead of a probe. Without it a probe is sent */
+    int (*bulk_wait)(void *ud, int helper, const char *body, size_t len,
+                     struct search_resp *resp);
 };
 
 enum purge_strategy { PURGE_OFF = 0, PURGE_ONE, PURGE_INDEX, PURGE_ALL };
@@ -158,6 +164,10 @@ struct deliver_opts {
                                * above batch_max: batch_max) */
     bool batch_to_refresh; /* a live stream's changes wait until just before the engine's
                             * next refresh of their index (src/deliver/refresh.c) */
+    int refresh_pairing_ms; /* a slow live stream (linger_refresh_percent or
+                             * batch_to_refresh) writes into every other refresh of a
+                             * target whose refresh after next ends within this (refresh.c) */
+    int refresh_pairing_changes; /* ... while its refresh periods carry fewer changes */
     bool group_commit; /* hub: while a request of a target is in flight, its next
                         * changes wait for it and leave together when it returns
                         * (unless batch_max wait or flush_interval_ms passed) */

@@ -86,6 +86,8 @@ struct item {
 };
 
 /* The refresh-aware hold's knowledge of a target (refresh.c), under d->mu */
+#define REFRESH_SKIPS 4
+
 struct refresh_state {
     int64_t period_ns;  /* its refresh_interval: 0 not read yet, < 0 none (no hold) */
     int64_t read_ns;    /* when it was read, 0 = due */
@@ -105,6 +107,19 @@ struct refresh_state {
     int64_t probe_sent_ns; /* a probe is in flight since, 0 = none */
     int64_t probe_aim_ns;  /* the refresh start it aims at (0: unknown) */
     int64_t probe_not_before_ns; /* after a failed probe */
+    /* every other refresh (refresh_pairing_ms) */
+    bool pairs;          /* a stream that may pair sent to it */
+    int pair_ms;         /* the largest refresh_pairing_ms of those streams */
+    int pair_changes;    /* ... and refresh_pairing_changes */
+    int64_t written_ns;  /* the predicted start of the refresh the last request went into */
+    int64_t rate_t0_ns;  /* the stream's rate: changes sent since then */
+    long rate_n;
+    long cycle_changes;  /* changes a refresh cycle, measured over the last few cycles
+                          * (-1: not yet since the stream began or came back) */
+    int64_t wait_aim_ns; /* the refresh the last request answered after it aimed at */
+    int64_t skips[REFRESH_SKIPS]; /* refreshes left without writes on purpose (their
+                                   * predicted starts), the last few */
+    int nskips;
 };
 
 struct fuse {
@@ -159,6 +174,7 @@ struct helper {
     int nqs, qs_cap;
     int64_t sending_ns; /* when its request in flight was sent, 0 = none (engine.c) */
     int64_t refresh_aim_ns; /* the refresh that request aims at, 0 = none (refresh.c) */
+    bool refresh_wait;      /* ... answered after that refresh (transport bulk_wait) */
     int64_t beat_ns;    /* it last went round its loop (health.c), 0 = not yet */
     bool idle;          /* it waits for work (health.c: well) */
 };
@@ -241,6 +257,7 @@ struct deliver {
     int linger_refresh_percent; /* its live requests spaced by the refresh (linger.c) */
     int linger_refresh_batch;   /* ... unless this many of the target wait */
     bool batch_to_refresh; /* its live changes wait for the next refresh (refresh.c) */
+    int refresh_pairing_ms, refresh_pairing_changes; /* ... or every other one (refresh.c) */
     bool flush_on_txn_end;
     bool ordered_versions; /* I5 asserted at submit */
     int checkpoint_interval_ms, idle_checkpoint_interval_ms;
@@ -454,8 +471,10 @@ void refresh_note_live(struct fuse *f, const struct deliver *s);
 bool refresh_holds(struct deliver_hub *d, const struct indexq *q, const struct deliver *hs,
                    const struct item *head, int64_t now, int64_t *wake);
 /* a request of f's taken at now: the refresh start it aims at (0: none known) */
-int64_t refresh_sent(struct fuse *f, int64_t now);
-void refresh_answered(struct fuse *f, bool ok, int64_t sent, int64_t aim, int64_t now);
+int64_t refresh_sent(struct fuse *f, long changes, bool can_wait, int64_t now, bool *wait);
+bool refresh_pairs(const struct deliver_hub *d, const struct fuse *f, int64_t now);
+void refresh_answered(struct fuse *f, bool ok, int64_t sent, int64_t aim, bool waited,
+                      int64_t now);
 /* a target to probe now (marked in flight; wake: when the next is due), or NULL */
 struct fuse *refresh_probe_due(struct deliver_hub *d, int64_t now, int64_t *wake);
 void refresh_probed(struct fuse *f, bool ok, int64_t now);
@@ -463,6 +482,8 @@ void refresh_probed(struct fuse *f, bool ok, int64_t now);
 struct fuse *refresh_read_due(struct deliver_hub *d, int64_t now);
 void refresh_read_done(struct fuse *f, long ms, int64_t now);
 int default_refresh_probe(void *ud, int helper, const char *target);
+int default_bulk_wait(void *ud, int helper, const char *body, size_t len,
+                      struct search_resp *resp);
 /* the document id of the probe (its version 1 never wins over a document's) */
 #define REFRESH_PROBE_ID "searchsync:refresh-probe"
 int default_refresh_interval(void *ud, int helper, const char *target, long *ms);

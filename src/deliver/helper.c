@@ -211,7 +211,7 @@ static int take_batch(struct deliver_hub *d, struct helper *h, struct indexq *q,
     d->inflight += n;
     d->inflight_batches++;
     q->fuse->reqs++; /* every queue taken from is of q's target */
-    h->refresh_aim_ns = refresh_sent(q->fuse, now);
+    h->refresh_aim_ns = refresh_sent(q->fuse, n, d->tr.bulk_wait != NULL, now, &h->refresh_wait);
     return n;
 }
 
@@ -232,6 +232,16 @@ int default_bulk(void *ud, int helper, const char *body, size_t len,
      * failed request's own error); the engine then writes a few bytes per
      * item instead of its index, id, version, shards and sequence numbers */
     return search_request(k, "POST", "/_bulk?filter_path=error,status,errors,items.*.status,items.*.error",
+                          "application/x-ndjson", body, len, resp);
+}
+
+/* the same, answered after the refresh that took its writes in */
+int default_bulk_wait(void *ud, int helper, const char *body, size_t len,
+                      struct search_resp *resp) {
+    struct deliver_hub *d = ud;
+    return search_request(d->helpers[helper].conn, "POST",
+                          "/_bulk?refresh=wait_for&filter_path=error,status,errors,items.*.status,"
+                          "items.*.error",
                           "application/x-ndjson", body, len, resp);
 }
 
@@ -368,7 +378,8 @@ static void batch_send(struct deliver_hub *d, struct helper *h, struct batch *b)
     b->nstale = b->nmissing = b->nretry = b->ndead = b->nok = b->n429 = 0;
     b->fail_text = NULL;
     b->t0 = now_ns();
-    b->rc = d->tr.bulk(d->tr.ud, h->id, h->body.data, h->body.len, &h->resp);
+    b->rc = (h->refresh_wait ? d->tr.bulk_wait : d->tr.bulk)(d->tr.ud, h->id, h->body.data,
+                                                            h->body.len, &h->resp);
     b->t1 = now_ns();
     if (b->rc != SEARCH_OK) {
         b->request_failed = true;
@@ -603,7 +614,7 @@ void *helper_main(void *arg) {
         h->sending_ns = 0;
         int64_t answered = now_ns();
         refresh_answered(q->fuse, b.rc == SEARCH_OK && !b.request_failed, b.t0,
-                         h->refresh_aim_ns, answered);
+                         h->refresh_aim_ns, h->refresh_wait, answered);
         batch_account(d, h, q, &b, answered);
         batch_settle(d, h, &b);
         pthread_cond_broadcast(&d->space_cv); /* either class may have room now */

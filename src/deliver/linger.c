@@ -27,7 +27,9 @@
  * drain; nor before the interval is read, for an index without refreshes
  * (refresh_interval -1), for streams that are not live (reindex pages,
  * replays, repairs), with linger_ms set (the fixed linger wins) or with
- * batch_to_refresh (which holds to the refresh itself). */
+ * batch_to_refresh (which holds to the refresh itself), nor while refresh.c
+ * pairs the target's refreshes (refresh_pairing_ms: a slow stream under a
+ * short interval, held there for every other refresh). */
 #include "deliver/deliver_int.h"
 
 #define LINGER_REFRESH_CAP_MS 100
@@ -48,6 +50,7 @@ int64_t linger_refresh_ns(const struct fuse *f) {
 bool linger_refresh_holds(struct deliver_hub *d, const struct indexq *q, const struct deliver *hs,
                           const struct item *head, int64_t now, int64_t *wake) {
     if (!linger_refresh_on(hs)) return false;
+    if (refresh_pairs(d, q->fuse, now)) return false; /* refresh.c aims it at a refresh */
     int64_t gap = linger_refresh_ns(q->fuse);
     const struct refresh_state *r = &q->fuse->rf;
     if (gap <= 0 || r->last_send_ns == 0) return false;

@@ -1,6 +1,8 @@
 /* refresh.c: the refresh-aware hold ([delivery] batch_to_refresh): live
  * changes of a target wait for company until just before the engine's next
- * refresh of it, and go then, as one request.
+ * refresh of it, and go then, as one request; and refresh pairing
+ * ([delivery] refresh_pairing_ms): under a short refresh interval a slow
+ * live stream's changes go into every other refresh only.
  *
  * Why: a change is searchable at the first refresh after it landed, so
  * between two refreshes sending at once buys acknowledged lag, never
@@ -38,6 +40,19 @@
  * Probes go only into refreshes that take a request anyway: a probe's
  * tombstone alone would make a refresh write a segment.
  *
+ * Pairing: a refresh that takes writes builds a segment, which costs the
+ * engine much the same for 5 changes as for 100, and one with nothing to
+ * take ends at once. When twice the refresh cycle fits refresh_pairing_ms
+ * and the stream is slow (fewer than refresh_pairing_changes a cycle,
+ * measured from its requests: a fast one is never probed for it), the
+ * refresh right after the last one written is left empty (its start kept
+ * in skips, so the prediction steps over it by an interval alone) and the
+ * changes aim at the next. Such a stream (linger_refresh_percent's too)
+ * is held here, not spaced by linger.c. The first request aimed at each
+ * refresh goes with refresh=wait_for (transport bulk_wait): its answer
+ * marks that refresh's end, as a probe's would, so no probe goes beside
+ * it once the phase is known.
+ *
  * Not held while the engine does not keep up: a request's round trip
  * (twice, plus near) over a third of the interval, a refresh longer than
  * half of it, or near at its cap (engine_keeps_up); a starved engine
@@ -68,6 +83,7 @@
 #define REFRESH_IDLE_MS 10000    /* ... while the index had a request this recently */
 #define REFRESH_STALE_PERIODS 3 /* no refresh seen for this many periods: phase unknown */
 #define NEAR_MIN_NS (5 * NS_PER_MS)
+#define EMPTY_REFRESH_NS (1 * NS_PER_MS) /* a refresh with nothing to write */
 
 static bool policy_on(const struct deliver_hub *d, const struct fuse *f) {
     return d->tr.refresh_probe && d->tr.refresh_interval && f->rf.period_ns > 0 &&
@@ -78,17 +94,71 @@ static bool stream_holds(const struct deliver *s) {
     return s->batch_to_refresh && s->cls == DELIVER_LIVE && !s->flush_on_txn_end;
 }
 
+/* a stream that may write into every other refresh only */
+static bool pair_stream(const struct deliver *s) {
+    return s->refresh_pairing_ms > 0 && (stream_holds(s) || linger_refresh_on(s));
+}
+
+/* twice the refresh cycle within refresh_pairing_ms (a refresh's time is
+ * 0 until a probe measured it) */
+static bool pairing_fits(const struct refresh_state *r) {
+    return r->pairs && r->period_ns > 0 &&
+           2 * (r->period_ns + r->took_ns) <= (int64_t)r->pair_ms * NS_PER_MS;
+}
+
+/* ... for a slow stream: fewer than refresh_pairing_changes a cycle */
+static bool pairs_now(const struct refresh_state *r) {
+    return pairing_fits(r) && r->cycle_changes >= 0 && r->cycle_changes < r->pair_changes;
+}
+
+/* the target is worth probing: a stream holds to its refreshes, or pairs
+ * them while its requests come back quickly beside the interval (a probe
+ * is a write of its own: against a slow or irregular link it lands in
+ * refreshes that would have taken none, and the hold would be off anyway) */
+static bool probed(const struct refresh_state *r) {
+    return r->live || (pairs_now(r) && 2 * r->rtt_ns <= r->period_ns / 3);
+}
+
 static bool phase_known(const struct refresh_state *r, int64_t now) {
     return r->end_ns > 0 &&
            now - r->end_ns <= REFRESH_STALE_PERIODS * (r->period_ns + r->took_ns);
 }
 
+/* two predictions of one refresh's start */
+static bool same_refresh(const struct refresh_state *r, int64_t a, int64_t b) {
+    int64_t d = a - b;
+    return a && b && (d < 0 ? -d : d) <= r->took_ns / 2 + NEAR_MIN_NS;
+}
+
+/* from a refresh predicted to start at s to the next: a refresh left
+ * without writes ends at once, so the next starts an interval later */
+static int64_t step_from(const struct refresh_state *r, int64_t s) {
+    for (int i = 0; i < r->nskips; i++)
+        if (same_refresh(r, s, r->skips[i])) return r->period_ns + EMPTY_REFRESH_NS;
+    return r->period_ns + r->took_ns;
+}
+
 /* the first predicted refresh start after t */
 static int64_t next_start(const struct refresh_state *r, int64_t t) {
     int64_t s = r->end_ns + r->period_ns;
-    if (t < s) return s;
-    int64_t step = r->period_ns + r->took_ns;
-    return s + ((t - s) / step + 1) * step;
+    for (int i = 0; s <= t; i++) {
+        if (i == 2 * REFRESH_SKIPS) { /* past the refreshes skipped: every one writes */
+            int64_t step = r->period_ns + r->took_ns;
+            return s + ((t - s) / step + 1) * step;
+        }
+        s += step_from(r, s);
+    }
+    return s;
+}
+
+static void note_skip(struct refresh_state *r, int64_t s) {
+    for (int i = 0; i < r->nskips; i++)
+        if (same_refresh(r, s, r->skips[i])) return;
+    if (r->nskips == REFRESH_SKIPS) {
+        memmove(r->skips, r->skips + 1, sizeof r->skips[0] * (REFRESH_SKIPS - 1));
+        r->nskips--;
+    }
+    r->skips[r->nskips++] = s;
 }
 
 /* How long before a predicted start the last part leaves. The start is
@@ -130,6 +200,13 @@ void refresh_note_live(struct fuse *f, const struct deliver *s) {
         f->rf.live = true;
         if (s->flush_interval_ms > f->rf.flush_ms) f->rf.flush_ms = s->flush_interval_ms;
     }
+    if (pair_stream(s)) {
+        f->rf.pairs = true;
+        if (s->refresh_pairing_ms > f->rf.pair_ms) f->rf.pair_ms = s->refresh_pairing_ms;
+        if (s->refresh_pairing_changes > f->rf.pair_changes)
+            f->rf.pair_changes = s->refresh_pairing_changes;
+        if (s->flush_interval_ms > f->rf.flush_ms) f->rf.flush_ms = s->flush_interval_ms;
+    }
     if (linger_refresh_on(s)) { /* linger.c: the interval read, no probe */
         f->rf.lingers = true;
         if (s->linger_refresh_percent > f->rf.linger_pct)
@@ -137,12 +214,24 @@ void refresh_note_live(struct fuse *f, const struct deliver *s) {
     }
 }
 
+bool refresh_pairs(const struct deliver_hub *d, const struct fuse *f, int64_t now) {
+    const struct refresh_state *r = &f->rf;
+    return d->o.group_commit && policy_on(d, f) && pairs_now(r) && phase_known(r, now) &&
+           engine_keeps_up(r);
+}
+
 bool refresh_holds(struct deliver_hub *d, const struct indexq *q, const struct deliver *hs,
                    const struct item *head, int64_t now, int64_t *wake) {
-    const struct refresh_state *r = &q->fuse->rf;
-    if (!d->o.group_commit || !stream_holds(hs) || !policy_on(d, q->fuse)) return false;
+    struct refresh_state *r = &q->fuse->rf;
+    bool pairs = pair_stream(hs) && pairs_now(r);
+    if (!d->o.group_commit || !(stream_holds(hs) || pairs) || !policy_on(d, q->fuse)) return false;
     if (!phase_known(r, now)) return false;
-    if (r->last_send_ns == 0 || now - r->last_send_ns >= r->period_ns) return false; /* idle */
+    if (r->last_send_ns == 0) return false;
+    /* idle: nothing sent for a period (a pair of them when pairing, judged
+     * when the change came: the hold itself outlasts a period) */
+    if (pairs ? head->enq_ns - r->last_send_ns >= 2 * r->period_ns + r->took_ns
+              : now - r->last_send_ns >= r->period_ns)
+        return false;
     if (!engine_keeps_up(r)) return false;
     if (hub_pressed(d, hs)) return false;
     int64_t due = head->enq_ns + (int64_t)hs->flush_interval_ms * NS_PER_MS;
@@ -152,6 +241,13 @@ bool refresh_holds(struct deliver_hub *d, const struct indexq *q, const struct d
      * after it came */
     int64_t near = near_of(r), far = far_of(r);
     int64_t s = next_start(r, head->enq_ns + near);
+    if (pairs && r->written_ns && !same_refresh(r, s, r->written_ns) &&
+        same_refresh(r, s, r->written_ns + step_from(r, r->written_ns))) {
+        /* the refresh right after the last one written: left without
+         * writes, the changes go into the next */
+        note_skip(r, s);
+        s += step_from(r, s);
+    }
     int64_t release = head->enq_ns < s - far ? s - far : s - near;
     if (release > due) release = due;
     if (now >= release) return false;
@@ -159,19 +255,60 @@ bool refresh_holds(struct deliver_hub *d, const struct indexq *q, const struct d
     return true;
 }
 
-int64_t refresh_sent(struct fuse *f, int64_t now) {
+#define RATE_WINDOW_CYCLES 4
+
+/* The stream's changes a refresh cycle, over windows of a few cycles, say
+ * whether it is slow enough to pair; measured from the requests alone, so
+ * a fast stream is never probed for it. A stream back after a pause of
+ * three cycles is measured again before it pairs. */
+static void note_rate(struct refresh_state *r, long n, int64_t gap, int64_t now) {
+    int64_t cycle = r->period_ns + r->took_ns;
+    if (gap > 3 * cycle) {
+        r->rate_t0_ns = now;
+        r->rate_n = 0;
+        r->cycle_changes = -1;
+        return;
+    }
+    r->rate_n += n;
+    if (now - r->rate_t0_ns >= RATE_WINDOW_CYCLES * cycle) {
+        r->cycle_changes =
+            (long)((double)r->rate_n * (double)cycle / (double)(now - r->rate_t0_ns));
+        r->rate_t0_ns = now;
+        r->rate_n = 0;
+    }
+}
+
+int64_t refresh_sent(struct fuse *f, long changes, bool can_wait, int64_t now, bool *wait) {
     struct refresh_state *r = &f->rf;
+    *wait = false;
+    int64_t gap = r->last_send_ns ? now - r->last_send_ns : INT64_MAX;
     r->last_send_ns = now;
-    if (!r->live || r->period_ns <= 0 || !phase_known(r, now)) return 0;
+    if (r->pairs && r->period_ns > 0) note_rate(r, changes, gap, now);
+    if (!probed(r) || r->period_ns <= 0 || !phase_known(r, now)) return 0;
     /* only a request that left in the last stretch before a refresh aims
      * at it (a held one, or one that happened to) */
     int64_t s = next_start(r, now);
-    return s - now <= far_of(r) + near_of(r) ? s : 0;
+    r->written_ns = s;
+    if (s - now > far_of(r) + near_of(r)) return 0;
+    /* pairing: the first request aimed at a refresh is answered after it,
+     * which tells its end as a probe would (one request fewer each) */
+    if (can_wait && pairs_now(r) && !same_refresh(r, s, r->wait_aim_ns)) {
+        *wait = true;
+        r->wait_aim_ns = s;
+    }
+    return s;
 }
 
-void refresh_answered(struct fuse *f, bool ok, int64_t sent, int64_t aim, int64_t now) {
+static void refresh_seen(struct fuse *f, int64_t aim, int64_t now);
+
+void refresh_answered(struct fuse *f, bool ok, int64_t sent, int64_t aim, bool waited,
+                      int64_t now) {
     struct refresh_state *r = &f->rf;
     if (!ok) return;
+    if (waited) { /* answered after the refresh: its end, not a round trip */
+        refresh_seen(f, aim, now);
+        return;
+    }
     /* the round trip of a request: how early the held batch goes */
     r->rtt_ns = r->rtt_ns ? (3 * r->rtt_ns + (now - sent)) / 4 : now - sent;
     if (!aim || r->period_ns <= 0) return;
@@ -205,8 +342,10 @@ struct fuse *refresh_probe_due(struct deliver_hub *d, int64_t now, int64_t *wake
     if (probing >= d->o.helpers - 1) return NULL;
     for (struct fuse *f = d->fuses; f; f = f->next) {
         struct refresh_state *r = &f->rf;
-        if (!r->live || r->probe_sent_ns || !policy_on(d, f) || now < r->probe_not_before_ns)
+        if (!probed(r) || r->probe_sent_ns || !policy_on(d, f) || now < r->probe_not_before_ns)
             continue;
+        /* pairing: the held requests are answered after their refresh */
+        if (d->tr.bulk_wait && pairs_now(r) && phase_known(r, now)) continue;
         /* its settings read through it of late: it still names an index */
         if (now - r->read_ns > 2 * (int64_t)REFRESH_READ_MS * NS_PER_MS) continue;
         /* only for a target with changes of late: an idle one sends at once */
@@ -217,6 +356,10 @@ struct fuse *refresh_probe_due(struct deliver_hub *d, int64_t now, int64_t *wake
         if (phase_known(r, now) &&
             r->last_send_ns <= next_start(r, now) - r->period_ns - r->took_ns)
             continue;
+        /* ... and with the phase unknown, right behind a request, which
+         * it most likely lands beside (on a slow or irregular link one
+         * sent at any time put writes into refreshes that had none) */
+        if (!phase_known(r, now) && now - r->last_send_ns > 2 * NEAR_MIN_NS) continue;
         /* the next refresh after the last one seen (or now, to learn it) */
         int64_t at = phase_known(r, now) ? next_start(r, now) - near_of(r) : now;
         if (now < at) {
@@ -234,13 +377,21 @@ void refresh_probed(struct fuse *f, bool ok, int64_t now) {
     struct refresh_state *r = &f->rf;
     int64_t aim = r->probe_aim_ns;
     r->probe_sent_ns = 0;
+    r->probe_aim_ns = 0;
     if (!ok || r->period_ns <= 0) {
         /* (a conflict, a failed request: not a refresh's end) */
-        r->probe_aim_ns = 0;
         int64_t again = REFRESH_STALE_PERIODS * r->period_ns;
         r->probe_not_before_ns = now + (again > NS_PER_MS * 1000 ? again : NS_PER_MS * 1000);
         return;
     }
+    refresh_seen(f, aim, now);
+}
+
+/* a refresh ended now: a probe's answer, or a request's aimed at the
+ * refresh starting at aim (0: none predicted) */
+static void refresh_seen(struct fuse *f, int64_t aim, int64_t now) {
+    struct refresh_state *r = &f->rf;
+    if (r->period_ns <= 0) return;
     if (aim) {
         int64_t late = now - aim;
         if (late < 0 || late > r->took_ns + r->period_ns / 2) {
@@ -262,7 +413,6 @@ void refresh_probed(struct fuse *f, bool ok, int64_t now) {
               (long long)(near_of(r) / NS_PER_MS), (long long)(far_of(r) / NS_PER_MS),
               (long long)(r->took_ns / NS_PER_MS));
     r->end_ns = now;
-    r->probe_aim_ns = 0;
 }
 
 struct fuse *refresh_read_due(struct deliver_hub *d, int64_t now) {
@@ -291,7 +441,11 @@ void refresh_read_done(struct fuse *f, long ms, int64_t now) {
     int64_t was = r->period_ns;
     r->period_ns = p;
     if (p != was) { /* a new interval: its phase is learnt again */
-        if (p > 0 && r->live)
+        if (p > 0 && r->pairs && 2 * p <= (int64_t)r->pair_ms * NS_PER_MS)
+            log_info("deliver", "%s refreshes every %ld ms: a slow live stream's changes go "
+                     "into every other refresh, just before it ([delivery] refresh_pairing_ms)",
+                     f->index, ms);
+        else if (p > 0 && r->live)
             log_info("deliver", "%s refreshes every %ld ms: its live changes leave just before "
                      "each refresh ([delivery] batch_to_refresh)", f->index, ms);
         else if (p > 0 && r->lingers)
@@ -301,6 +455,10 @@ void refresh_read_done(struct fuse *f, long ms, int64_t now) {
         r->end_ns = 0;
         r->took_ns = 0;
         r->far_ns = 0;
+        r->written_ns = r->wait_aim_ns = r->rate_t0_ns = 0;
+        r->rate_n = 0;
+        r->cycle_changes = -1;
+        r->nskips = 0;
         r->near_ns = NEAR_MIN_NS;
     }
     if (r->near_ns < NEAR_MIN_NS) r->near_ns = NEAR_MIN_NS;

@@ -117,6 +117,8 @@ void stream_init(struct deliver *s, struct deliver_hub *d, const struct deliver_
     s->linger_refresh_percent = o->linger_refresh_percent;
     s->linger_refresh_batch = o->linger_refresh_batch;
     s->batch_to_refresh = o->batch_to_refresh;
+    s->refresh_pairing_ms = o->refresh_pairing_ms;
+    s->refresh_pairing_changes = o->refresh_pairing_changes;
     s->flush_on_txn_end = o->flush_on_txn_end;
     s->ordered_versions = o->ordered_versions;
     s->checkpoint_interval_ms = o->checkpoint_interval_ms < 1 ? 1000 : o->checkpoint_interval_ms;

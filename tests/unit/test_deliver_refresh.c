@@ -1,9 +1,10 @@
 /* test_deliver_refresh: [delivery] batch_to_refresh (src/deliver/refresh.c)
  * against the fake engine of deliver_fake.h given a refresh schedule of its
  * own, as the engines run it: a refresh starts PERIOD_MS after the last one
- * ended and takes TOOK_MS; a write is searchable from the first refresh that
- * starts after it landed; a refresh probe is answered when the first refresh
- * after it ends.
+ * ended and takes TOOK_MS when it has a write to take in (a request or a
+ * probe landed since the refresh before), no time otherwise; a write is
+ * searchable from the first refresh that starts after it landed; a refresh
+ * probe is answered when the first refresh after it ends.
  *   - a transaction of 5 changes every 10 ms for 3 s: a few requests a refresh
  *     period instead of one a transaction, and each transaction searchable
  *     at the refresh it would have made sent at once (bar those that came in
@@ -14,7 +15,10 @@
  *   - an index without refreshes (refresh_interval -1): nothing held
  *   - an engine whose requests take over a third of the interval: nothing
  *     held (searchable as soon as with group commit alone)
- *   - a change that finds its index idle goes at once */
+ *   - a change that finds its index idle goes at once
+ *   - refresh_pairing_ms with the default spacing (linger_refresh_percent):
+ *     a slow stream writes into about every other refresh, each change
+ *     searchable within refresh_pairing_ms; a fast one into each, as before */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "deliver_fake.h"
@@ -23,6 +27,7 @@
 #define PERIOD_MS 100
 #define TOOK_MS 10
 #define NTXN 300
+#define NLANDS 4096
 
 static struct {
     pthread_mutex_t mu;
@@ -30,8 +35,11 @@ static struct {
     long interval_ms;      /* what refresh_interval answers */
     int64_t landed_us[NTXN]; /* when the last change of each transaction landed */
     long probes;           /* refresh probes (each waits for a refresh) */
+    long waits;            /* bulk requests answered after their refresh */
     int64_t slow_us;       /* each bulk request takes this long (a busy engine) */
     int64_t per_doc_us;    /* and this much a document */
+    int64_t lands_us[NLANDS]; /* when each request and probe landed */
+    int nlands;
 } R = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static int64_t mono_us(void) {
@@ -40,16 +48,31 @@ static int64_t mono_us(void) {
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* the start of the first refresh at or after t */
+static bool wrote_between(int64_t a, int64_t b) {
+    for (int i = 0; i < R.nlands; i++)
+        if (R.lands_us[i] > a && R.lands_us[i] <= b) return true;
+    return false;
+}
+
+/* the start of the first refresh at or after t (R.mu held) */
 static int64_t refresh_at(int64_t t) {
-    int64_t s = R.t0_us + PERIOD_MS * 1000, step = (PERIOD_MS + TOOK_MS) * 1000;
-    if (t <= s) return s;
-    return s + ((t - s + step - 1) / step) * step;
+    int64_t prev = R.t0_us, s = R.t0_us + PERIOD_MS * 1000;
+    while (s < t) {
+        int64_t next = s + (wrote_between(prev, s) ? TOOK_MS * 1000 : 0) + PERIOD_MS * 1000;
+        prev = s;
+        s = next;
+    }
+    return s;
+}
+
+static void note_land(int64_t t) { /* R.mu held */
+    if (R.nlands < NLANDS) R.lands_us[R.nlands++] = t;
 }
 
 static void note_landed(const char *body, size_t len) {
     int64_t now = mono_us();
     pthread_mutex_lock(&R.mu);
+    note_land(now);
     for (const char *p = body; (p = memmem(p, len - (size_t)(p - body), "\"_id\":\"t", 8)); p += 8) {
         int k = atoi(p + 8);
         if (k >= 0 && k < NTXN && now > R.landed_us[k]) R.landed_us[k] = now;
@@ -76,10 +99,26 @@ static int sched_probe(void *ud, int helper, const char *target) {
     int64_t landed = mono_us();
     pthread_mutex_lock(&R.mu);
     R.probes++;
+    note_land(landed);
+    int64_t end = refresh_at(landed) + TOOK_MS * 1000;
     pthread_mutex_unlock(&R.mu);
-    int64_t end = refresh_at(landed) + TOOK_MS * 1000, now = mono_us();
+    int64_t now = mono_us();
     if (end > now) usleep((useconds_t)(end - now));
     return 0;
+}
+
+/* the bulk request, answered after the refresh that took it in */
+static int sched_bulk_wait(void *ud, int helper, const char *body, size_t len,
+                           struct search_resp *resp) {
+    int rc = sched_bulk(ud, helper, body, len, resp);
+    int64_t landed = mono_us();
+    pthread_mutex_lock(&R.mu);
+    R.waits++;
+    int64_t end = refresh_at(landed) + TOOK_MS * 1000;
+    pthread_mutex_unlock(&R.mu);
+    int64_t now = mono_us();
+    if (end > now) usleep((useconds_t)(end - now));
+    return rc;
 }
 
 static int sched_interval(void *ud, int helper, const char *target, long *ms) {
@@ -93,13 +132,25 @@ static int sched_interval(void *ud, int helper, const char *target, long *ms) {
 static const struct deliver_transport SCHED = {.bulk = sched_bulk,
                                                .refresh_probe = sched_probe,
                                                .refresh_interval = sched_interval};
+/* ... with requests answered after their refresh, as the engines can */
+static const struct deliver_transport SCHED_WAIT = {.bulk = sched_bulk,
+                                                    .refresh_probe = sched_probe,
+                                                    .refresh_interval = sched_interval,
+                                                    .bulk_wait = sched_bulk_wait};
+static bool use_wait; /* SCHED_WAIT */
 
-static struct deliver *mk_sched_slow(bool hold, long interval_ms, int64_t slow_us) {
+static int per_txn = 5; /* changes a transaction of run_txns */
+static int pair_changes = 150; /* refresh_pairing_changes */
+
+static struct deliver *mk_sched_ex(bool hold, long interval_ms, int64_t slow_us, int linger_pct,
+                                   int pairing_ms) {
     pthread_mutex_lock(&R.mu);
     R.slow_us = slow_us;
     R.per_doc_us = 0;
     memset(R.landed_us, 0, sizeof R.landed_us);
+    R.nlands = 0;
     R.probes = 0;
+    R.waits = 0;
     R.interval_ms = interval_ms;
     R.t0_us = mono_us();
     pthread_mutex_unlock(&R.mu);
@@ -110,14 +161,22 @@ static struct deliver *mk_sched_slow(bool hold, long interval_ms, int64_t slow_u
     o.batch_max = 500;
     o.flush_interval_ms = 1000;
     o.batch_to_refresh = hold;
+    o.linger_refresh_percent = linger_pct;
+    o.linger_refresh_batch = 50;
+    o.refresh_pairing_ms = pairing_ms;
+    o.refresh_pairing_changes = pair_changes;
     o.dead_letter = dl_cb;
     o.checkpoint = ckpt_cb;
-    o.transport = &SCHED;
+    o.transport = use_wait ? &SCHED_WAIT : &SCHED;
     char err[256];
     struct deliver *d = deliver_new(&o, NULL, err, sizeof err);
     assert_non_null(d);
     usleep(50000); /* the helpers read the interval once the target is known */
     return d;
+}
+
+static struct deliver *mk_sched_slow(bool hold, long interval_ms, int64_t slow_us) {
+    return mk_sched_ex(hold, interval_ms, slow_us, 0, 0);
 }
 
 static struct deliver *mk_sched(bool hold, long interval_ms) {
@@ -130,7 +189,9 @@ struct outcome {
     int late_one; /* one refresh later */
     int later;    /* more */
     int refreshes; /* refreshes that took a write */
+    int refreshes_steady; /* ... of the last two thirds of the transactions */
     int64_t worst_us; /* the longest from a commit to the end of the refresh that showed it */
+    int over_300ms;   /* transactions searchable more than 300 ms after their commit */
 };
 
 /* NTXN transactions of 5 changes, one every 10 ms, then drained */
@@ -142,7 +203,7 @@ static struct outcome run_txns(struct deliver *d) {
     for (int k = 0; k < NTXN; k++) {
         int64_t at = start + (int64_t)k * 10000, now = mono_us();
         if (at > now) usleep((useconds_t)(at - now));
-        for (int j = 0; j < 5; j++) {
+        for (int j = 0; j < per_txn; j++) {
             snprintf(id, sizeof id, "t%d_%d", k, j);
             submit(d, "i", id, (uint64_t)k + 1, CHANGE_INDEX, "{}");
         }
@@ -158,11 +219,13 @@ static struct outcome run_txns(struct deliver *d) {
         /* transactions land in order: a new refresh start is one more */
         if (refresh_at(R.landed_us[k]) != prev) {
             o.refreshes++, prev = refresh_at(R.landed_us[k]);
+            o.refreshes_steady += k >= NTXN / 3;
         }
         /* sent at once, a request of its own lands within 2 ms */
         int64_t ideal = refresh_at(committed[k] + 2000), got = refresh_at(R.landed_us[k]);
         if (got + TOOK_MS * 1000 - committed[k] > o.worst_us)
             o.worst_us = got + TOOK_MS * 1000 - committed[k];
+        o.over_300ms += got + TOOK_MS * 1000 - committed[k] > 300000;
         if (got <= ideal)
             o.on_time++;
         else if (got <= refresh_at(ideal + 1))
@@ -171,10 +234,12 @@ static struct outcome run_txns(struct deliver *d) {
             o.later++;
     }
     pthread_mutex_unlock(&R.mu);
-    print_message("    %ld requests for %d transactions in %d refreshes; searchable on time %d, "
-                  "a refresh late %d, later %d; at most %ld ms from commit to searchable\n",
-                  o.requests, NTXN, o.refreshes, o.on_time, o.late_one, o.later,
-                  (long)(o.worst_us / 1000));
+    print_message("    %ld requests for %d transactions in %d refreshes (%d in the last 2 s); "
+                  "searchable on time %d, a refresh late %d, later %d; at most %ld ms from "
+                  "commit to searchable (over 300 ms: %d)\n",
+                  o.requests, NTXN, o.refreshes, o.refreshes_steady, o.on_time, o.late_one,
+                  o.later,
+                  (long)(o.worst_us / 1000), o.over_300ms);
     return o;
 }
 
@@ -267,6 +332,71 @@ static void t_idle_goes_at_once(void **s) {
     deliver_free(d);
 }
 
+/* the default spacing (linger_refresh_percent 50) with refresh_pairing_ms
+ * 300, 500 changes/s in transactions of 5 every 10 ms under a 100 ms
+ * interval and 10 ms refreshes: one refresh in two or three takes a write
+ * (about 210 ms apart, against one every 110 ms spaced alone), each
+ * transaction searchable within 300 ms of its commit (the worst: a commit
+ * just after a refresh began waits it out, an empty one and the next) */
+static void t_slow_stream_pairs_refreshes(void **s) {
+    (void)s;
+    struct deliver *d = mk_sched_ex(false, PERIOD_MS, 0, 50, 0);
+    struct outcome spaced = run_txns(d);
+    deliver_free(d);
+    d = mk_sched_ex(false, PERIOD_MS, 0, 50, 300);
+    struct outcome paired = run_txns(d);
+    pthread_mutex_lock(&R.mu);
+    assert_true(R.probes > 0);
+    pthread_mutex_unlock(&R.mu);
+    deliver_free(d);
+    assert_true(spaced.refreshes >= 20);
+    /* once the stream's rate is measured and the phase learnt */
+    assert_true(paired.refreshes_steady * 3 <= spaced.refreshes_steady * 2);
+    assert_true(paired.requests <= spaced.requests);
+    assert_true(paired.over_300ms <= NTXN / 100);
+    assert_true(paired.worst_us <= 420 * 1000); /* a refresh missed at worst */
+}
+
+/* the same with requests that can wait for their refresh (bulk_wait): the
+ * first request aimed at each refresh carries its end, so probes stop once
+ * the phase is known (a probe is a request of its own to the engine) */
+static void t_paired_requests_carry_the_refresh(void **s) {
+    (void)s;
+    use_wait = true;
+    struct deliver *d = mk_sched_ex(false, PERIOD_MS, 0, 50, 300);
+    struct outcome paired = run_txns(d);
+    pthread_mutex_lock(&R.mu);
+    long probes = R.probes, waits = R.waits;
+    pthread_mutex_unlock(&R.mu);
+    deliver_free(d);
+    use_wait = false;
+    print_message("    %ld probes, %ld requests answered after their refresh\n", probes, waits);
+    assert_true(paired.refreshes_steady <= 12);
+    assert_true(waits >= paired.refreshes / 2);
+    assert_true(probes <= 4);
+    assert_true(paired.over_300ms <= NTXN / 100);
+    assert_true(paired.worst_us <= 420 * 1000);
+}
+
+/* a stream faster than refresh_pairing_changes a cycle (12 changes every
+ * 10 ms, about 130 a cycle, against 60; the fake engine keeps 4,096
+ * documents): every refresh takes a write, as without pairing */
+static void t_fast_stream_not_paired(void **s) {
+    (void)s;
+    per_txn = 12;
+    pair_changes = 60;
+    struct deliver *d = mk_sched_ex(false, PERIOD_MS, 0, 50, 0);
+    struct outcome spaced = run_txns(d);
+    deliver_free(d);
+    d = mk_sched_ex(false, PERIOD_MS, 0, 50, 300);
+    struct outcome paired = run_txns(d);
+    deliver_free(d);
+    per_txn = 5;
+    pair_changes = 150;
+    assert_true(paired.refreshes * 10 >= spaced.refreshes * 8);
+    assert_true(paired.over_300ms <= NTXN / 100);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(t_held_to_the_refresh, setup, teardown),
@@ -275,6 +405,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_no_refresh_not_held, setup, teardown),
         cmocka_unit_test_setup_teardown(t_slow_engine_not_held, setup, teardown),
         cmocka_unit_test_setup_teardown(t_idle_goes_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_slow_stream_pairs_refreshes, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_paired_requests_carry_the_refresh, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_fast_stream_not_paired, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

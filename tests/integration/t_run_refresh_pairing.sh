@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# tests/integration/t_run_refresh_pairing.sh — [delivery] refresh_pairing_ms
+# against the real engine: an index refreshed every 100 ms and a slow stream
+# (transactions of 5 changes, one about every 10 ms) written twice, by the
+# daemon with pairing off and then with the defaults. With the defaults the
+# daemon says it pairs, and the engine's refreshes that took writes (its
+# _stats/refresh counts those only) come at most 70% as often as with
+# pairing off; every document equals its row after each phase. On the load
+# tier's busy box (SEARCHSYNC_LOAD=1) every bulk request is held up to
+# 600 ms on its way and the engine is paused at times: pairing steps aside
+# there (requests slow beside the interval, nothing probed), so it must
+# only never cost refreshes: at most 1.2 times as many as pairing off.
+. "$(dirname "$0")/lib.sh"
+require_bin
+db="$(unique_name rp)"
+meta="$(unique_name rpmeta)"
+alias="$(unique_name rp)"
+on_exit "mysql_q 'DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`' >/dev/null 2>&1; curl -s -XDELETE '$SEARCH_URL/${alias}_v*?ignore_unavailable=true' >/dev/null"
+mysql_q "CREATE DATABASE \`$db\`"
+mysql_q "CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL, note VARCHAR(40));
+  INSERT INTO t SELECT seq, 0, CONCAT('row ', seq) FROM seq_1_to_500" "$db"
+write_ini() { # PAIRING_LINE
+    cat >"$TEST_TMP/c.ini" <<INI
+[source]
+name = rp
+host = 127.0.0.1
+port = $MYSQL_PORT
+user = root
+server_id = $((7800 + $$ % 80))
+start = now
+[metadata]
+database = $meta
+[search]
+urls = $SEARCH_URL
+[delivery]
+checkpoint_interval_ms = 200
+$1
+INI
+}
+write_ini ""
+import_one_table "$alias" "$db.t"
+
+# one transaction of 5 rows about every 10 ms for N of them (a compound
+# statement in autocommit mode: each UPDATE commits on its own)
+writer() { # N ROUND
+    mysql_q "DELIMITER //
+BEGIN NOT ATOMIC
+  FOR i IN 1..$1 DO
+    UPDATE t SET v = v + 1, note = CONCAT('round $2 txn ', i) WHERE id BETWEEN (i * 5) % 500 + 1 AND (i * 5) % 500 + 5;
+    DO SLEEP(0.01);
+  END FOR;
+END //" "$db"
+}
+refreshes() { search_get "/$alias/_stats/refresh" | jq -r '._all.primaries.refresh.total'; }
+docs_equal() {
+    search_refresh "$alias"
+    [ "$(mysql_q "SELECT GROUP_CONCAT(CONCAT(id, ':', v, ':', note) ORDER BY id) FROM t" "$db")" = \
+      "$(search_get "/$alias/_search?size=1000&sort=id" |
+         jq -r '[.hits.hits[]._source | "\(.id):\(.v):\(.note)"] | join(",")')" ]
+}
+
+# a phase: the daemon with INI_LINE, the writer for 600 transactions;
+# prints the refreshes with writes a second
+phase() { # NAME INI_LINE ROUND
+    write_ini "$2"
+    daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/run-$1.log"
+    daemon_wait_ready
+    [ "$1" != off ] || daemon_wait_log "$alias: version 1 live" 60 # built at the first start
+    search_put "/$alias/_settings" '{"index":{"refresh_interval":"100ms"}}' >/dev/null
+    writer 50 "$3-warm" # the interval read, the stream's rate measured
+    daemon_wait_log "refreshes every 100 ms" 30
+    local r0 t0 r1 t1
+    r0=$(refreshes); t0=$(date +%s%N)
+    writer 600 "$3"
+    r1=$(refreshes); t1=$(date +%s%N)
+    wait_until 30 "phase $1: every document equals its row" docs_equal
+    daemon_stop
+    assert_eq 0 "$DAEMON_RC" "phase $1: the daemon stops cleanly"
+    PHASE_RATE=$(awk -v n=$((r1 - r0)) -v ns=$((t1 - t0)) 'BEGIN { printf "%.2f", n / (ns / 1e9) }')
+    log "phase $1: $((r1 - r0)) refreshes with writes in $(((t1 - t0) / 1000000)) ms: $PHASE_RATE a second"
+}
+
+phase off "refresh_pairing_ms = 0" 1
+off=$PHASE_RATE
+grep -qF "every other refresh" "$TEST_TMP/run-off.log" && fail "pairing off, yet the daemon says it pairs"
+phase default "" 2
+on=$PHASE_RATE
+grep -F "refreshes every 100 ms" "$TEST_TMP/run-default.log" | grep -qF "every other refresh" ||
+    fail "the daemon does not say it pairs at a 100 ms interval: $(grep -F 'refreshes every' "$TEST_TMP/run-default.log")"
+want=0.7
+[ "${SEARCHSYNC_LOAD:-}" != 1 ] || want=1.2
+awk -v on="$on" -v off="$off" -v w=$want 'BEGIN { exit !(on <= w * off) }' ||
+    fail "refreshes with writes: $on a second paired against $off with pairing off (want at most $want times)"
+log "refreshes with writes: $on a second with the defaults, $off with pairing off (at most $want times)"
+pass
