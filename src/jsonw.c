@@ -125,14 +125,32 @@ void jw_int_text(jsonw *w, const char *s) {
     else jw_null(w);
 }
 
+/* Two digits a division from a 200-byte table, written backwards into place:
+ * a version or a hash has 10 to 20 digits, and the digit-a-division loop
+ * showed in profiles of bulk building. */
+static const char digits2[201] = "0001020304050607080910111213141516171819"
+                                 "2021222324252627282930313233343536373839"
+                                 "4041424344454647484950515253545556575859"
+                                 "6061626364656667686970717273747576777879"
+                                 "8081828384858687888990919293949596979899";
+
 int fmt_u64(char *buf, uint64_t v) {
     char tmp[24];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (int i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+    char *p = tmp + sizeof tmp;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        p -= 2;
+        memcpy(p, digits2 + 2 * r, 2);
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, digits2 + 2 * v, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
+    int n = (int)(tmp + sizeof tmp - p);
+    memcpy(buf, p, (size_t)n);
     return n;
 }
 
@@ -279,6 +297,20 @@ static size_t utf8_seq(const unsigned char *s, size_t n) {
     return 0;
 }
 
+/* Whether any of the 8 bytes is below 0x20, at or above 0x80, '"' or '\\':
+ * the bytes json_escape cannot copy as they are. Each test is the exact
+ * "some byte is below k" form (no false negatives, and an all-plain word
+ * never tests true), so a plain word is skipped whole; the common value is
+ * short ASCII text, and the byte loop showed in profiles of a load. */
+static inline bool word_needs_care(uint64_t w) {
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t ctl = (w - ones * 0x20) & ~w;     /* a byte below 0x20 */
+    uint64_t quo = w ^ (ones * '"'), bsl = w ^ (ones * '\\');
+    quo = (quo - ones) & ~quo;                 /* a byte equal to '"' */
+    bsl = (bsl - ones) & ~bsl;                 /* a byte equal to '\\' */
+    return ((ctl | quo | bsl | w) & high) != 0; /* w & high: a byte >= 0x80 */
+}
+
 void json_escape(sbuf *out, const char *str, size_t n) {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
@@ -287,6 +319,13 @@ void json_escape(sbuf *out, const char *str, size_t n) {
     size_t run = 0; /* start of the pending run of bytes copied verbatim */
     size_t i = 0;
     while (i < n) {
+        while (n - i >= 8) { /* eight plain ASCII bytes at a time */
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (word_needs_care(w)) break;
+            i += 8;
+        }
+        if (i == n) break;
         unsigned char c = s[i];
         if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
             i++;

@@ -30,6 +30,7 @@
  * snapshot, in a queue of its own. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sync/pipeline/gtid_version.h"
 #include "invariant.h"
@@ -94,8 +95,13 @@ const char *targets_queue(const char *alias) { return alias; }
  * src/deliver/stream.c, "Order between streams", and the build's
  * gc_deletes (sync/reindex/reindex_runner.c). */
 int targets_submit_page(struct deliver *d, const char *phys, const struct change *c) {
+    /* per document: concatenated by hand, as snprintf showed in profiles */
+    static const char tail[] = " (pages)";
     char q[512];
-    snprintf(q, sizeof q, "%s (pages)", phys);
+    size_t n = strlen(phys);
+    if (n > sizeof q - sizeof tail) n = sizeof q - sizeof tail;
+    memcpy(q, phys, n);
+    memcpy(q + n, tail, sizeof tail);
     struct change c2 = *c;
     c2.index = phys;
     c2.target = q;

@@ -51,6 +51,27 @@ static void test_integers_exact(void **state) {
     sbuf_free(&b);
 }
 
+/* every digit count and the carries between them, against printf */
+static void test_fmt_u64_every_width(void **state) {
+    (void)state;
+    char got[32], want[32];
+    uint64_t p = 1;
+    for (int d = 0; d < 20; d++, p *= 10) {
+        uint64_t vs[] = {p - 1, p, p + 1, p * 5 + 7, p * 9 + (p - 1)};
+        for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+            if (d == 19 && i == 4) vs[i] = UINT64_MAX;
+            got[fmt_u64(got, vs[i])] = 0;
+            snprintf(want, sizeof want, "%llu", (unsigned long long)vs[i]);
+            assert_string_equal(got, want);
+        }
+    }
+    for (uint64_t v = 0; v < 100000; v += 7) {
+        got[fmt_u64(got, v * 2654435761u)] = 0;
+        snprintf(want, sizeof want, "%llu", (unsigned long long)(v * 2654435761u));
+        assert_string_equal(got, want);
+    }
+}
+
 static void test_shortest_round_trip(void **state) {
     (void)state;
     char buf[40];
@@ -144,6 +165,52 @@ static void test_escaping(void **state) {
     sbuf_free(&b);
 }
 
+/* Random strings of tokens whose escaped form is known, so every byte value
+ * that needs care lands at every offset of the 8-byte words the escaper
+ * skips whole: plain ASCII, '"', '\\', control bytes, NUL, valid 2- to
+ * 4-byte UTF-8, and bytes that start or continue no valid sequence. */
+static void test_escaping_at_every_offset(void **state) {
+    (void)state;
+    static const struct { const char *in, *out; } tok[] = {
+        {"a", "a"}, {"Z", "Z"}, {" ", " "}, {"~", "~"}, {"\x7f", "\x7f"},
+        {"\"", "\\\""}, {"\\", "\\\\"}, {"\n", "\\n"}, {"\x1f", "\\u001f"},
+        {"\xc3\xa9", "\xc3\xa9"}, {"\xe2\x82\xac", "\xe2\x82\xac"},
+        {"\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80"}, {"\xff", "\xEF\xBF\xBD"},
+        {"\x80", "\xEF\xBF\xBD"},
+    };
+    const size_t ntok = sizeof tok / sizeof tok[0];
+    sbuf in = SBUF_INIT, want = SBUF_INIT, got = SBUF_INIT;
+    unsigned seed = 12345;
+    for (int round = 0; round < 20000; round++) {
+        sbuf_reset(&in);
+        sbuf_reset(&want);
+        sbuf_reset(&got);
+        sbuf_addc(&want, '"');
+        seed = seed * 1103515245u + 12345u;
+        int len = (int)(seed >> 16) % 40;
+        bool nul = (seed >> 8) % 7 == 0;
+        for (int k = 0; k < len; k++) {
+            seed = seed * 1103515245u + 12345u;
+            /* mostly plain letters, as real values are */
+            size_t t = (seed >> 16) % 4 ? (seed >> 20) % 4 : (seed >> 16) % ntok;
+            if (nul && k == len / 2) {
+                sbuf_add(&in, "\0", 1);
+                sbuf_adds(&want, "\\u0000");
+                continue;
+            }
+            sbuf_adds(&in, tok[t].in);
+            sbuf_adds(&want, tok[t].out);
+        }
+        sbuf_addc(&want, '"');
+        json_escape(&got, in.data ? in.data : "", in.len);
+        assert_int_equal(got.len, want.len);
+        assert_memory_equal(got.data, want.data, want.len);
+    }
+    sbuf_free(&in);
+    sbuf_free(&want);
+    sbuf_free(&got);
+}
+
 static void test_sbuf_growth(void **state) {
     (void)state;
     sbuf b = SBUF_INIT;
@@ -159,7 +226,9 @@ static void test_sbuf_growth(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nesting_and_commas), cmocka_unit_test(test_integers_exact),
+        cmocka_unit_test(test_fmt_u64_every_width),
         cmocka_unit_test(test_shortest_round_trip), cmocka_unit_test(test_escaping),
+        cmocka_unit_test(test_escaping_at_every_offset),
         cmocka_unit_test(test_sbuf_growth), cmocka_unit_test(test_key_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
