@@ -25,7 +25,7 @@ search_refresh products_v1
 # raw text, not jq: jq reads numbers as doubles and would round them
 raw42="$(search_get /products_v1/_doc/42)"
 assert_contains "$raw42" '"_version":9007212139647591,' "external version above 2^53 stored exactly"
-assert_contains "$raw42" '"_source":{"ss_version":9007212139647591,"ss_hash":237921668,"ss_key_hash":77491474,"title":"café",   "n":1}' "version field and the check's hashes spliced into the source; newline in the body flattened"
+assert_contains "$raw42" '"_source":{"ss_version":9007212139647591,"ss_hash":1068451030,"ss_key_hash":77491474,"title":"café",   "n":1}' "version field and the check's hashes spliced into the source; newline in the body flattened"
 assert_eq '["old","new"]' "$(search_doc products_v1 46 | jq -c .tags)" "script applied"
 assert_contains "$(search_get /products_v1/_doc/44)" '"ss_version":9007212139647594' "update stored its version"
 assert_eq '{"price":1}' "$(search_doc plain 45)" "unguarded partial update (no version field)"
