@@ -4,11 +4,13 @@
  * kept (see content_hash.h). Not cryptographic: they guard against drift,
  * not against an adversary who can write to the index anyway.
  *
- * Written here rather than taken from a library: of the libraries the
- * project links, only zlib hashes (crc32), at a sixth of this speed, and the
- * body hash runs over every document a load writes. The words are read as
- * little-endian on every host, so an index hashed on one machine checks on
- * another. */
+ * Written here rather than taken from a library: the body hash runs over
+ * every document a load writes, and of the libraries the project links only
+ * zlib hashes: crc32 takes 5x this time on a 300-byte document, adler32 2x
+ * and spreads short inputs poorly. xxHash itself (Debian's libxxhash) is not
+ * one of the project's libraries, and libzstd keeps its copy private. The
+ * words are read as little-endian on every host, so an index hashed on one
+ * machine checks on another. */
 #include "content_hash.h"
 
 #include <string.h>
