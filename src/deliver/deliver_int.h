@@ -120,6 +120,8 @@ struct refresh_state {
     int64_t skips[REFRESH_SKIPS]; /* refreshes left without writes on purpose (their
                                    * predicted starts), the last few */
     int nskips;
+    int pair_said;        /* what the log last said of pairing (enum in refresh.c) */
+    int64_t pair_said_ns; /* ... and when */
 };
 
 struct fuse {

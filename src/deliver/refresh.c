@@ -195,6 +195,81 @@ static bool engine_keeps_up(const struct refresh_state *r) {
            r->near_ns < r->period_ns / 4;
 }
 
+/* What the log says of pairing: an operator who set a short interval reads
+ * at start that a slow stream pairs, and must learn when the engine turns
+ * out too slow for it (a refresh of a few documents took 25-85 ms on a
+ * quiet 2-core box, about 200 beside a busy core) and why. A change of
+ * state is said at most once every PAIR_SAY_NS an index: a state flapping
+ * with the engine's load costs a line a minute, and the state it settles
+ * in is said once the minute is up. The first pairing is said too (the
+ * start's line is a promise); between pairing and a stream too fast to
+ * pair (its rate) only at debug: that is the design, not a problem. */
+enum { PAIR_UNSAID, PAIR_ON, PAIR_FAST, PAIR_ASIDE };
+#define PAIR_SAY_NS (60000 * NS_PER_MS)
+
+static int pair_state(const struct refresh_state *r, char *why, size_t n) {
+    long long period = r->period_ns / NS_PER_MS, took = r->took_ns / NS_PER_MS;
+    if (r->took_ns > r->period_ns / 2) {
+        snprintf(why, n, "a refresh takes %lld ms, over half of the %lld ms interval", took,
+                 period);
+        return PAIR_ASIDE;
+    }
+    if (!pairing_fits(r)) {
+        snprintf(why, n, "twice the refresh cycle (%lld ms with a refresh's time) is over "
+                 "refresh_pairing_ms = %d", 2 * (period + took), r->pair_ms);
+        return PAIR_ASIDE;
+    }
+    if (r->near_ns >= r->period_ns / 4) {
+        snprintf(why, n, "requests aimed at a refresh came back after the next one again and "
+                 "again (the engine answers over an interval late)");
+        return PAIR_ASIDE;
+    }
+    if (!engine_keeps_up(r)) {
+        snprintf(why, n, "a request's round trip, %lld ms, is long beside the %lld ms interval",
+                 (long long)(r->rtt_ns / NS_PER_MS), period);
+        return PAIR_ASIDE;
+    }
+    /* nothing more is said before a refresh's time was measured */
+    if (r->cycle_changes < 0 || !r->took_ns) return PAIR_UNSAID;
+    if (r->cycle_changes >= r->pair_changes) {
+        snprintf(why, n, "%ld changes a refresh cycle, refresh_pairing_changes = %d",
+                 r->cycle_changes, r->pair_changes);
+        return PAIR_FAST;
+    }
+    snprintf(why, n, "%ld changes a refresh cycle, a refresh about %lld ms", r->cycle_changes,
+             took);
+    return PAIR_ON;
+}
+
+static void pair_watch(struct fuse *f, int64_t now) {
+    struct refresh_state *r = &f->rf;
+    /* only where the start said it pairs, and once the phase was seen */
+    if (!r->pairs || r->period_ns <= 0 || 2 * r->period_ns > (int64_t)r->pair_ms * NS_PER_MS ||
+        !r->end_ns)
+        return;
+    char why[200];
+    int st = pair_state(r, why, sizeof why);
+    if (st == PAIR_UNSAID || st == r->pair_said) return;
+    if (r->pair_said_ns && now - r->pair_said_ns < PAIR_SAY_NS) return;
+    /* the first pairing, and any change from or to stepping aside */
+    bool info = st == PAIR_ASIDE || r->pair_said == PAIR_ASIDE ||
+                (st == PAIR_ON && !r->pair_said_ns);
+    long long period = r->period_ns / NS_PER_MS;
+    if (st == PAIR_ASIDE)
+        log_info("deliver", "%s: a slow live stream's changes go into every refresh "
+                  "for now, not every other: %s ([delivery] refresh_pairing_ms)", f->index, why);
+    else if (info)
+        log_info("deliver", "%s: a slow live stream's changes go into every other "
+                  "refresh of the %lld ms%s (%s)", f->index, period,
+                  r->pair_said == PAIR_ASIDE ? " again" : "", why);
+    else
+        log_debug("deliver", "%s: %s (%s)", f->index,
+                  st == PAIR_ON ? "the stream pairs refreshes" : "the stream is too fast to pair "
+                  "refreshes", why);
+    r->pair_said = st;
+    if (info) r->pair_said_ns = now;
+}
+
 void refresh_note_live(struct fuse *f, const struct deliver *s) {
     if (stream_holds(s)) {
         f->rf.live = true;
@@ -263,7 +338,7 @@ bool refresh_holds(struct deliver_hub *d, const struct indexq *q, const struct d
  * three cycles is measured again before it pairs. */
 static void note_rate(struct refresh_state *r, long n, int64_t gap, int64_t now) {
     int64_t cycle = r->period_ns + r->took_ns;
-    if (gap > 3 * cycle) {
+    if (gap > 3 * cycle || !r->rate_t0_ns) { /* (the first window starts here) */
         r->rate_t0_ns = now;
         r->rate_n = 0;
         r->cycle_changes = -1;
@@ -307,6 +382,7 @@ void refresh_answered(struct fuse *f, bool ok, int64_t sent, int64_t aim, bool w
     if (!ok) return;
     if (waited) { /* answered after the refresh: its end, not a round trip */
         refresh_seen(f, aim, now);
+        pair_watch(f, now);
         return;
     }
     /* the round trip of a request: how early the held batch goes */
@@ -332,6 +408,7 @@ void refresh_answered(struct fuse *f, bool ok, int64_t sent, int64_t aim, bool w
     } else if (r->far_ns > took + 2 * near_of(r)) {
         r->far_ns -= r->far_ns / 16; /* back towards what the requests take */
     }
+    pair_watch(f, now);
 }
 
 struct fuse *refresh_probe_due(struct deliver_hub *d, int64_t now, int64_t *wake) {
@@ -385,6 +462,7 @@ void refresh_probed(struct fuse *f, bool ok, int64_t now) {
         return;
     }
     refresh_seen(f, aim, now);
+    pair_watch(f, now);
 }
 
 /* a refresh ended now: a probe's answer, or a request's aimed at the
@@ -394,7 +472,14 @@ static void refresh_seen(struct fuse *f, int64_t aim, int64_t now) {
     if (r->period_ns <= 0) return;
     if (aim) {
         int64_t late = now - aim;
-        if (late < 0 || late > r->took_ns + r->period_ns / 2) {
+        /* A write that made the refresh starting at aim is answered when
+         * it ends, a refresh's time (and the answer's way) after aim; one
+         * that missed it, after the next: an interval and two refreshes
+         * after aim. So only an answer an interval late is a miss: with a
+         * bound of half an interval past the refresh's time as known (0
+         * at first), a refresh of over half the interval was never
+         * measured, every answer taken for a miss. */
+        if (late < 0 || late > r->period_ns) {
             /* it came back a refresh later (or the refresh came early):
              * send the last part earlier */
             r->near_ns *= 2;
@@ -443,8 +528,8 @@ void refresh_read_done(struct fuse *f, long ms, int64_t now) {
     if (p != was) { /* a new interval: its phase is learnt again */
         if (p > 0 && r->pairs && 2 * p <= (int64_t)r->pair_ms * NS_PER_MS)
             log_info("deliver", "%s refreshes every %ld ms: a slow live stream's changes go "
-                     "into every other refresh, just before it ([delivery] refresh_pairing_ms)",
-                     f->index, ms);
+                     "into every other refresh, just before it, while the engine keeps up "
+                     "([delivery] refresh_pairing_ms)", f->index, ms);
         else if (p > 0 && r->live)
             log_info("deliver", "%s refreshes every %ld ms: its live changes leave just before "
                      "each refresh ([delivery] batch_to_refresh)", f->index, ms);
@@ -460,6 +545,8 @@ void refresh_read_done(struct fuse *f, long ms, int64_t now) {
         r->cycle_changes = -1;
         r->nskips = 0;
         r->near_ns = NEAR_MIN_NS;
+        r->pair_said = PAIR_UNSAID;
+        r->pair_said_ns = 0;
     }
     if (r->near_ns < NEAR_MIN_NS) r->near_ns = NEAR_MIN_NS;
 }

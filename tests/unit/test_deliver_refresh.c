@@ -18,7 +18,10 @@
  *   - a change that finds its index idle goes at once
  *   - refresh_pairing_ms with the default spacing (linger_refresh_percent):
  *     a slow stream writes into about every other refresh, each change
- *     searchable within refresh_pairing_ms; a fast one into each, as before */
+ *     searchable within refresh_pairing_ms, the log saying so once with the
+ *     stream's rate; a fast one into each, as before;
+ *     against refreshes of 70 ms (over half the interval) into each too, the
+ *     log saying why */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "deliver_fake.h"
@@ -33,6 +36,7 @@ static struct {
     pthread_mutex_t mu;
     int64_t t0_us;         /* the first refresh starts at t0 + PERIOD_MS */
     long interval_ms;      /* what refresh_interval answers */
+    int64_t took_ms;       /* a refresh with writes takes this long (TOOK_MS) */
     int64_t landed_us[NTXN]; /* when the last change of each transaction landed */
     long probes;           /* refresh probes (each waits for a refresh) */
     long waits;            /* bulk requests answered after their refresh */
@@ -58,7 +62,7 @@ static bool wrote_between(int64_t a, int64_t b) {
 static int64_t refresh_at(int64_t t) {
     int64_t prev = R.t0_us, s = R.t0_us + PERIOD_MS * 1000;
     while (s < t) {
-        int64_t next = s + (wrote_between(prev, s) ? TOOK_MS * 1000 : 0) + PERIOD_MS * 1000;
+        int64_t next = s + (wrote_between(prev, s) ? R.took_ms * 1000 : 0) + PERIOD_MS * 1000;
         prev = s;
         s = next;
     }
@@ -100,7 +104,7 @@ static int sched_probe(void *ud, int helper, const char *target) {
     pthread_mutex_lock(&R.mu);
     R.probes++;
     note_land(landed);
-    int64_t end = refresh_at(landed) + TOOK_MS * 1000;
+    int64_t end = refresh_at(landed) + R.took_ms * 1000;
     pthread_mutex_unlock(&R.mu);
     int64_t now = mono_us();
     if (end > now) usleep((useconds_t)(end - now));
@@ -114,7 +118,7 @@ static int sched_bulk_wait(void *ud, int helper, const char *body, size_t len,
     int64_t landed = mono_us();
     pthread_mutex_lock(&R.mu);
     R.waits++;
-    int64_t end = refresh_at(landed) + TOOK_MS * 1000;
+    int64_t end = refresh_at(landed) + R.took_ms * 1000;
     pthread_mutex_unlock(&R.mu);
     int64_t now = mono_us();
     if (end > now) usleep((useconds_t)(end - now));
@@ -147,6 +151,7 @@ static struct deliver *mk_sched_ex(bool hold, long interval_ms, int64_t slow_us,
     pthread_mutex_lock(&R.mu);
     R.slow_us = slow_us;
     R.per_doc_us = 0;
+    R.took_ms = TOOK_MS;
     memset(R.landed_us, 0, sizeof R.landed_us);
     R.nlands = 0;
     R.probes = 0;
@@ -223,9 +228,9 @@ static struct outcome run_txns(struct deliver *d) {
         }
         /* sent at once, a request of its own lands within 2 ms */
         int64_t ideal = refresh_at(committed[k] + 2000), got = refresh_at(R.landed_us[k]);
-        if (got + TOOK_MS * 1000 - committed[k] > o.worst_us)
-            o.worst_us = got + TOOK_MS * 1000 - committed[k];
-        o.over_300ms += got + TOOK_MS * 1000 - committed[k] > 300000;
+        if (got + R.took_ms * 1000 - committed[k] > o.worst_us)
+            o.worst_us = got + R.took_ms * 1000 - committed[k];
+        o.over_300ms += got + R.took_ms * 1000 - committed[k] > 300000;
         if (got <= ideal)
             o.on_time++;
         else if (got <= refresh_at(ideal + 1))
@@ -343,12 +348,37 @@ static void t_slow_stream_pairs_refreshes(void **s) {
     struct deliver *d = mk_sched_ex(false, PERIOD_MS, 0, 50, 0);
     struct outcome spaced = run_txns(d);
     deliver_free(d);
+    char path[] = "/tmp/test_deliver_refresh_log.XXXXXX", err[256];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(log_open_file(path, err, sizeof err), 0);
+    log_set_level(LOG_INFO);
     d = mk_sched_ex(false, PERIOD_MS, 0, 50, 300);
     struct outcome paired = run_txns(d);
     pthread_mutex_lock(&R.mu);
     assert_true(R.probes > 0);
     pthread_mutex_unlock(&R.mu);
     deliver_free(d);
+    log_set_level(LOG_OFF);
+    log_use_stderr();
+    /* the log says it pairs, once, with the stream's rate as measured
+     * (5 changes every 10 ms: about 55 a 110 ms cycle) */
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1024];
+    int said = 0;
+    long rate = -1;
+    const char *key = "go into every other refresh of the 100 ms (";
+    while (fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, key);
+        if (p) said++, rate = atol(p + strlen(key));
+    }
+    fclose(f);
+    unlink(path);
+    print_message("    said it pairs %d time(s), at %ld changes a refresh cycle\n", said, rate);
+    assert_int_equal(said, 1);
+    assert_true(rate >= 30 && rate < 150);
     assert_true(spaced.refreshes >= 20);
     /* once the stream's rate is measured and the phase learnt */
     assert_true(paired.refreshes_steady * 3 <= spaced.refreshes_steady * 2);
@@ -397,6 +427,51 @@ static void t_fast_stream_not_paired(void **s) {
     assert_true(paired.over_300ms <= NTXN / 100);
 }
 
+/* refreshes of 70 ms under a 100 ms interval (a busy 2-core box's engine):
+ * pairing steps aside, writes go into every refresh as spaced alone, and
+ * the log says so and why, once */
+static void t_slow_refreshes_not_paired_and_said(void **s) {
+    (void)s;
+    char path[] = "/tmp/test_deliver_refresh_log.XXXXXX", err[256];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    use_wait = true;
+    struct deliver *d = mk_sched_ex(false, PERIOD_MS, 0, 50, 0);
+    pthread_mutex_lock(&R.mu);
+    R.took_ms = 70;
+    pthread_mutex_unlock(&R.mu);
+    struct outcome spaced = run_txns(d);
+    deliver_free(d);
+    assert_int_equal(log_open_file(path, err, sizeof err), 0);
+    log_set_level(LOG_INFO);
+    d = mk_sched_ex(false, PERIOD_MS, 0, 50, 300);
+    pthread_mutex_lock(&R.mu);
+    R.took_ms = 70;
+    pthread_mutex_unlock(&R.mu);
+    struct outcome paired = run_txns(d);
+    deliver_free(d);
+    log_set_level(LOG_OFF);
+    log_use_stderr();
+    use_wait = false;
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1024];
+    int said = 0, again = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "into every refresh for now, not every other: ")) {
+            said++;
+            print_message("    %s", strstr(line, "i: a slow") ? strstr(line, "i: a slow") : line);
+        }
+        again += strstr(line, "every other refresh of the 100 ms again") != NULL;
+    }
+    fclose(f);
+    unlink(path);
+    assert_int_equal(said, 1);
+    assert_int_equal(again, 0);
+    assert_true(paired.refreshes * 10 >= spaced.refreshes * 8);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(t_held_to_the_refresh, setup, teardown),
@@ -408,6 +483,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_slow_stream_pairs_refreshes, setup, teardown),
         cmocka_unit_test_setup_teardown(t_paired_requests_carry_the_refresh, setup, teardown),
         cmocka_unit_test_setup_teardown(t_fast_stream_not_paired, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_slow_refreshes_not_paired_and_said, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
