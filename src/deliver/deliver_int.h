@@ -101,6 +101,7 @@ struct refresh_state {
     int64_t took_ns;    /* how long a refresh takes (average) */
     int64_t near_ns;    /* the last part leaves this long before a predicted refresh */
     int64_t rtt_ns;     /* a plain request's round trip (average) */
+    int rtt_samples;    /* ... of this many requests (counted up to 16) */
     int64_t far_ns;     /* held requests leave at least this long before their refresh:
                          * learnt from those answered after it began */
     int64_t last_send_ns;

@@ -225,12 +225,16 @@ static int pair_state(const struct refresh_state *r, char *why, size_t n) {
         return PAIR_ASIDE;
     }
     if (!engine_keeps_up(r)) {
+        /* (the first requests of a start come back slowly: a cold
+         * connection, a backlog) */
+        if (r->rtt_samples < 16) return PAIR_UNSAID;
         snprintf(why, n, "a request's round trip, %lld ms, is long beside the %lld ms interval",
                  (long long)(r->rtt_ns / NS_PER_MS), period);
         return PAIR_ASIDE;
     }
-    /* nothing more is said before a refresh's time was measured */
-    if (r->cycle_changes < 0 || !r->took_ns) return PAIR_UNSAID;
+    /* nothing more is said before a refresh's time was measured (which
+     * needs the phase seen) */
+    if (r->cycle_changes < 0 || !r->took_ns || !r->end_ns) return PAIR_UNSAID;
     if (r->cycle_changes >= r->pair_changes) {
         snprintf(why, n, "%ld changes a refresh cycle, refresh_pairing_changes = %d",
                  r->cycle_changes, r->pair_changes);
@@ -243,9 +247,10 @@ static int pair_state(const struct refresh_state *r, char *why, size_t n) {
 
 static void pair_watch(struct fuse *f, int64_t now) {
     struct refresh_state *r = &f->rf;
-    /* only where the start said it pairs, and once the phase was seen */
-    if (!r->pairs || r->period_ns <= 0 || 2 * r->period_ns > (int64_t)r->pair_ms * NS_PER_MS ||
-        !r->end_ns)
+    /* only where the start said it pairs (stepping aside for requests
+     * slow beside the interval is said with the phase never seen: nothing
+     * is probed then) */
+    if (!r->pairs || r->period_ns <= 0 || 2 * r->period_ns > (int64_t)r->pair_ms * NS_PER_MS)
         return;
     char why[200];
     int st = pair_state(r, why, sizeof why);
@@ -387,7 +392,11 @@ void refresh_answered(struct fuse *f, bool ok, int64_t sent, int64_t aim, bool w
     }
     /* the round trip of a request: how early the held batch goes */
     r->rtt_ns = r->rtt_ns ? (3 * r->rtt_ns + (now - sent)) / 4 : now - sent;
-    if (!aim || r->period_ns <= 0) return;
+    if (r->rtt_samples < 16) r->rtt_samples++;
+    if (!aim || r->period_ns <= 0) {
+        pair_watch(f, now); /* (a round trip too long beside the interval) */
+        return;
+    }
     /* A request that left for a refresh and came back after it began may
      * have missed it, and then every change in it waits a whole period
      * more. The round trip of a held request grows with its size (a

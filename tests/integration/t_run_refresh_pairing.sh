@@ -16,9 +16,9 @@
 # keeps up, and then, once it saw the refreshes, that it does or why it
 # steps aside. On the load tier's busy box (SEARCHSYNC_LOAD=1) every bulk
 # request is held up to 600 ms on its way and the engine is paused at
-# times: pairing steps aside there (requests slow beside the interval,
-# nothing probed), so it must only never cost refreshes: at most 1.2 times
-# the share with pairing off.
+# times: pairing may step aside there (a request's round trip over a sixth
+# of the interval, nothing probed), so it must only never cost refreshes:
+# at most 1.2 times the share with pairing off.
 . "$(dirname "$0")/lib.sh"
 require_bin
 db="$(unique_name rp)"
@@ -116,12 +116,12 @@ want=0.8
 awk -v on="$on" -v off="$off" -v w=$want 'BEGIN { exit !(on <= w * off) }' ||
     fail "refresh cycles that took writes: $on of them paired against $off with pairing off (want at most $want times)"
 log "refresh cycles that took writes: $on of them paired, $off with pairing off (at most $want times)"
-phase default "" 3 100 0
+phase default "" 3 100 150
 grep -F "refreshes every 100 ms" "$TEST_TMP/run-default.log" | grep -qF "every other refresh" ||
     fail "the daemon does not say it pairs at a 100 ms interval with the defaults: $(grep -F 'refreshes every' "$TEST_TMP/run-default.log")"
 # ... and then, once it saw the engine's refreshes, whether it does or why not
 said=$(grep -E "go into every other refresh of the 100 ms|go into every refresh for now, not every other: " \
-    "$TEST_TMP/run-default.log" | head -1)
+    "$TEST_TMP/run-default.log" | head -1 || true)
 [ -n "$said" ] || fail "at 100 ms the daemon never said whether the stream pairs: $(grep -F '[deliver]' "$TEST_TMP/run-default.log" | tail -5)"
 log "at 100 ms with the defaults: ${said#*\[deliver\] }"
 pass
