@@ -207,20 +207,22 @@ static bool engine_keeps_up(const struct refresh_state *r) {
 enum { PAIR_UNSAID, PAIR_ON, PAIR_FAST, PAIR_ASIDE };
 #define PAIR_SAY_NS (60000 * NS_PER_MS)
 
+/* (why NULL: the state alone, as each answer asks; it is worded only to be
+ * said) */
 static int pair_state(const struct refresh_state *r, char *why, size_t n) {
     long long period = r->period_ns / NS_PER_MS, took = r->took_ns / NS_PER_MS;
     if (r->took_ns > r->period_ns / 2) {
-        snprintf(why, n, "a refresh takes %lld ms, over half of the %lld ms interval", took,
+        if (why) snprintf(why, n, "a refresh takes %lld ms, over half of the %lld ms interval", took,
                  period);
         return PAIR_ASIDE;
     }
     if (!pairing_fits(r)) {
-        snprintf(why, n, "twice the refresh cycle (%lld ms with a refresh's time) is over "
+        if (why) snprintf(why, n, "twice the refresh cycle (%lld ms with a refresh's time) is over "
                  "refresh_pairing_ms = %d", 2 * (period + took), r->pair_ms);
         return PAIR_ASIDE;
     }
     if (r->near_ns >= r->period_ns / 4) {
-        snprintf(why, n, "requests aimed at a refresh came back after the next one again and "
+        if (why) snprintf(why, n, "requests aimed at a refresh came back after the next one again and "
                  "again (the engine answers over an interval late)");
         return PAIR_ASIDE;
     }
@@ -228,7 +230,7 @@ static int pair_state(const struct refresh_state *r, char *why, size_t n) {
         /* (the first requests of a start come back slowly: a cold
          * connection, a backlog) */
         if (r->rtt_samples < 16) return PAIR_UNSAID;
-        snprintf(why, n, "a request's round trip, %lld ms, is long beside the %lld ms interval",
+        if (why) snprintf(why, n, "a request's round trip, %lld ms, is long beside the %lld ms interval",
                  (long long)(r->rtt_ns / NS_PER_MS), period);
         return PAIR_ASIDE;
     }
@@ -236,11 +238,11 @@ static int pair_state(const struct refresh_state *r, char *why, size_t n) {
      * needs the phase seen) */
     if (r->cycle_changes < 0 || !r->took_ns || !r->end_ns) return PAIR_UNSAID;
     if (r->cycle_changes >= r->pair_changes) {
-        snprintf(why, n, "%ld changes a refresh cycle, refresh_pairing_changes = %d",
+        if (why) snprintf(why, n, "%ld changes a refresh cycle, refresh_pairing_changes = %d",
                  r->cycle_changes, r->pair_changes);
         return PAIR_FAST;
     }
-    snprintf(why, n, "%ld changes a refresh cycle, a refresh about %lld ms", r->cycle_changes,
+    if (why) snprintf(why, n, "%ld changes a refresh cycle, a refresh about %lld ms", r->cycle_changes,
              took);
     return PAIR_ON;
 }
@@ -252,10 +254,11 @@ static void pair_watch(struct fuse *f, int64_t now) {
      * is probed then) */
     if (!r->pairs || r->period_ns <= 0 || 2 * r->period_ns > (int64_t)r->pair_ms * NS_PER_MS)
         return;
-    char why[200];
-    int st = pair_state(r, why, sizeof why);
+    int st = pair_state(r, NULL, 0);
     if (st == PAIR_UNSAID || st == r->pair_said) return;
     if (r->pair_said_ns && now - r->pair_said_ns < PAIR_SAY_NS) return;
+    char why[200];
+    pair_state(r, why, sizeof why);
     /* the first pairing, and any change from or to stepping aside */
     bool info = st == PAIR_ASIDE || r->pair_said == PAIR_ASIDE ||
                 (st == PAIR_ON && !r->pair_said_ns);
