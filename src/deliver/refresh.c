@@ -212,38 +212,44 @@ enum { PAIR_UNSAID, PAIR_ON, PAIR_FAST, PAIR_ASIDE };
 static int pair_state(const struct refresh_state *r, char *why, size_t n) {
     long long period = r->period_ns / NS_PER_MS, took = r->took_ns / NS_PER_MS;
     if (r->took_ns > r->period_ns / 2) {
-        if (why) snprintf(why, n, "a refresh takes %lld ms, over half of the %lld ms interval", took,
-                 period);
+        if (why)
+            snprintf(why, n, "a refresh takes %lld ms, over half of the %lld ms interval", took,
+                     period);
         return PAIR_ASIDE;
     }
     if (!pairing_fits(r)) {
-        if (why) snprintf(why, n, "twice the refresh cycle (%lld ms with a refresh's time) is over "
-                 "refresh_pairing_ms = %d", 2 * (period + took), r->pair_ms);
+        if (why)
+            snprintf(why, n, "twice the refresh cycle (%lld ms with a refresh's time) is over "
+                     "refresh_pairing_ms = %d", 2 * (period + took), r->pair_ms);
         return PAIR_ASIDE;
     }
     if (r->near_ns >= r->period_ns / 4) {
-        if (why) snprintf(why, n, "requests aimed at a refresh came back after the next one again and "
-                 "again (the engine answers over an interval late)");
+        if (why)
+            snprintf(why, n, "requests aimed at a refresh came back after the next one again "
+                     "and again (the engine answers over an interval late)");
         return PAIR_ASIDE;
     }
     if (!engine_keeps_up(r)) {
         /* (the first requests of a start come back slowly: a cold
          * connection, a backlog) */
         if (r->rtt_samples < 16) return PAIR_UNSAID;
-        if (why) snprintf(why, n, "a request's round trip, %lld ms, is long beside the %lld ms interval",
-                 (long long)(r->rtt_ns / NS_PER_MS), period);
+        if (why)
+            snprintf(why, n, "a request's round trip, %lld ms, is long beside the %lld ms "
+                     "interval", (long long)(r->rtt_ns / NS_PER_MS), period);
         return PAIR_ASIDE;
     }
     /* nothing more is said before a refresh's time was measured (which
      * needs the phase seen) */
     if (r->cycle_changes < 0 || !r->took_ns || !r->end_ns) return PAIR_UNSAID;
     if (r->cycle_changes >= r->pair_changes) {
-        if (why) snprintf(why, n, "%ld changes a refresh cycle, refresh_pairing_changes = %d",
-                 r->cycle_changes, r->pair_changes);
+        if (why)
+            snprintf(why, n, "%ld changes a refresh cycle, refresh_pairing_changes = %d",
+                     r->cycle_changes, r->pair_changes);
         return PAIR_FAST;
     }
-    if (why) snprintf(why, n, "%ld changes a refresh cycle, a refresh about %lld ms", r->cycle_changes,
-             took);
+    if (why)
+        snprintf(why, n, "%ld changes a refresh cycle, a refresh about %lld ms",
+                 r->cycle_changes, took);
     return PAIR_ON;
 }
 
@@ -265,15 +271,16 @@ static void pair_watch(struct fuse *f, int64_t now) {
     long long period = r->period_ns / NS_PER_MS;
     if (st == PAIR_ASIDE)
         log_info("deliver", "%s: a slow live stream's changes go into every refresh "
-                  "for now, not every other: %s ([delivery] refresh_pairing_ms)", f->index, why);
+                 "for now, not every other: %s ([delivery] refresh_pairing_ms)", f->index, why);
     else if (info)
         log_info("deliver", "%s: a slow live stream's changes go into every other "
-                  "refresh of the %lld ms%s (%s)", f->index, period,
-                  r->pair_said == PAIR_ASIDE ? " again" : "", why);
+                 "refresh of the %lld ms%s (%s)", f->index, period,
+                 r->pair_said == PAIR_ASIDE ? " again" : "", why);
     else
         log_debug("deliver", "%s: %s (%s)", f->index,
-                  st == PAIR_ON ? "the stream pairs refreshes" : "the stream is too fast to pair "
-                  "refreshes", why);
+                  st == PAIR_ON ? "the stream pairs refreshes"
+                                : "the stream is too fast to pair refreshes",
+                  why);
     r->pair_said = st;
     if (info) r->pair_said_ns = now;
 }
