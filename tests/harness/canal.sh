@@ -132,7 +132,7 @@ srv_start() {
     touch "$LOGF"
     at=$(wc -l <"$LOGF")
     t0="$(h_now)"
-    h_spawn "$NAME" "$LOGF" java -Xms64m "-Xmx${CANAL_HEAP:-256m}" -XX:+UseSerialGC \
+    h_spawn "$NAME" "$LOGF" java -Xms64m "-Xmx${CANAL_HEAP:-256m}" $(h_jvm_quick) -XX:+UseSerialGC \
         -Djava.awt.headless=true -Dfile.encoding=UTF-8 -Djava.io.tmpdir="$DIR" \
         -Duser.timezone="${CANAL_TZ:-UTC}" \
         -cp "$DIR/conf:$(cat "$CACHE/cp.txt")" com.alibaba.otter.canal.deployer.CanalLauncher

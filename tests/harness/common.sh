@@ -81,6 +81,15 @@ h_alive() {
 
 # h_spawn NAME LOGFILE CMD... — start CMD in its own session/process group,
 # output appended to LOGFILE, and record the group id in NAME.pid.
+# h_jvm_quick — JVM options for the harness's short-lived servers. With
+# SEARCHSYNC_JVM_QUICK=1 (the integration suite sets it; benchmarks do not)
+# the JIT stops at its first tier (C1): in a test run's minutes-long JVM
+# lives the optimizing compiler (C2) took about two thirds of an engine's
+# CPU, and on a 2-core box that time came out of the tests beside it.
+h_jvm_quick() {
+    [ "${SEARCHSYNC_JVM_QUICK:-}" = 1 ] && echo "-XX:TieredStopAtLevel=1" || true
+}
+
 h_spawn() {
     local name="$1" logf="$2" dir pid
     shift 2

@@ -152,7 +152,7 @@ srv_start() {
     sed "s/@PORT@/$REST_PORT/" "$DIR/worker.properties" >"$DIR/worker.run.properties"
     touch "$LOGF"
     t0="$(h_now)"
-    h_spawn "$NAME" "$LOGF" java -Xms128m "-Xmx${CONNECT_HEAP:-512m}" -XX:+UseG1GC \
+    h_spawn "$NAME" "$LOGF" java -Xms128m "-Xmx${CONNECT_HEAP:-512m}" $(h_jvm_quick) -XX:+UseG1GC \
         -Djava.awt.headless=true -Dfile.encoding=UTF-8 -Djava.io.tmpdir="$DIR" \
         -Dorg.slf4j.simpleLogger.defaultLogLevel=info -Dorg.slf4j.simpleLogger.showDateTime=true \
         -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS \

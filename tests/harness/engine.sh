@@ -258,7 +258,7 @@ xpack.security.enabled: false
 cluster.routing.allocation.disk.threshold_enabled: false
 action.destructive_requires_name: false
 EOF
-    jopts="-Xms${ENGINE_HEAP:-512m} -Xmx${ENGINE_HEAP:-512m}"
+    jopts="-Xms${ENGINE_HEAP:-512m} -Xmx${ENGINE_HEAP:-512m} $(h_jvm_quick)"
     if [ -n "$ES_USER" ]; then
         chown -R "$ES_USER" "$DIR/conf" "$DIR/logs" "$ENGINE_DATA"
         h_spawn "$NAME" "$LOGF" env ES_PATH_CONF="$DIR/conf" ES_JAVA_HOME="$JAVA_HOME_PICKED" \
@@ -273,7 +273,7 @@ EOF
 launch_jars() {
     mkdir -p "$DIR/home/config" "$DIR/logs" "$ENGINE_DATA"
     ln -sfn "$CACHE/modules" "$DIR/home/modules"
-    h_spawn "$NAME" "$LOGF" "$JAVA_HOME_PICKED/bin/java" -Xms"${ENGINE_HEAP:-512m}" -Xmx"${ENGINE_HEAP:-512m}" \
+    h_spawn "$NAME" "$LOGF" "$JAVA_HOME_PICKED/bin/java" -Xms"${ENGINE_HEAP:-512m}" -Xmx"${ENGINE_HEAP:-512m}" $(h_jvm_quick) \
         -XX:+UseG1GC -Djava.awt.headless=true -Dfile.encoding=UTF-8 --enable-native-access=ALL-UNNAMED \
         -Dlog4j2.formatMsgNoLookups=true -Djava.io.tmpdir="$ENGINE_DATA" \
         -cp "$(cat "$CACHE/cp.txt"):$CACHE/classes" "$MAIN" \
@@ -290,7 +290,7 @@ network.host: 127.0.0.1
 transport.port: $TPORT
 cluster.routing.allocation.disk.threshold_enabled: false
 EOF
-    h_spawn "$NAME" "$LOGF" "$JAVA_HOME_PICKED/bin/java" -Xms"${ENGINE_HEAP:-512m}" -Xmx"${ENGINE_HEAP:-512m}" \
+    h_spawn "$NAME" "$LOGF" "$JAVA_HOME_PICKED/bin/java" -Xms"${ENGINE_HEAP:-512m}" -Xmx"${ENGINE_HEAP:-512m}" $(h_jvm_quick) \
         -XX:+UseG1GC -Djava.awt.headless=true -Dfile.encoding=UTF-8 \
         -Dlog4j2.formatMsgNoLookups=true -Djava.io.tmpdir="$ENGINE_DATA" \
         -cp "$(cat "$CACHE/cp.txt"):$CACHE/classes" "$MAIN" \

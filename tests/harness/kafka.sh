@@ -52,7 +52,7 @@ state_dir() {
 }
 
 java_run() { # java_run CLASS ARGS... — a Kafka tool in the foreground
-    java -Xms64m -Xmx256m -Dlog4j.configuration="file:$DIR/log4j.properties" \
+    java -Xms64m -Xmx256m $(h_jvm_quick) -Dlog4j.configuration="file:$DIR/log4j.properties" \
         -cp "$(cat "$CACHE/cp.txt")" "$@"
 }
 
@@ -96,7 +96,7 @@ EOF
     cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c1-22)"
     java_run kafka.tools.StorageTool format --cluster-id="$cluster_id" -c "$DIR/server.properties" \
         >>"$LOGF" 2>&1 || { h_tail_log "$LOGF" 20; h_die "kafka.tools.StorageTool format failed"; }
-    h_spawn "$NAME" "$LOGF" java -Xms256m "-Xmx${KAFKA_HEAP:-512m}" -XX:+UseG1GC \
+    h_spawn "$NAME" "$LOGF" java -Xms256m "-Xmx${KAFKA_HEAP:-512m}" $(h_jvm_quick) -XX:+UseG1GC \
         -Djava.awt.headless=true -Dfile.encoding=UTF-8 -Djava.io.tmpdir="$DIR/data" \
         -Dlog4j.configuration="file:$DIR/log4j.properties" \
         -cp "$(cat "$CACHE/cp.txt")" kafka.Kafka "$DIR/server.properties"

@@ -120,7 +120,7 @@ srv_start() {
     touch "$LOGF"
     at=$(wc -l <"$LOGF")
     t0="$(h_now)"
-    h_spawn "$NAME" "$LOGF" java -Xms64m "-Xmx${MAXWELL_HEAP:-256m}" -XX:+UseSerialGC \
+    h_spawn "$NAME" "$LOGF" java -Xms64m "-Xmx${MAXWELL_HEAP:-256m}" $(h_jvm_quick) -XX:+UseSerialGC \
         -Djava.awt.headless=true -Dfile.encoding=UTF-8 -Djava.io.tmpdir="$DIR" \
         -cp "$(cat "$CACHE/cp.txt")" com.zendesk.maxwell.Maxwell --config "$DIR/config.properties"
     r=1

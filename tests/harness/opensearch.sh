@@ -111,7 +111,7 @@ ${OPENSEARCH_EXTRA_YML:-}
 EOF
     touch "$LOGF"
     LOG_SKIP=$(($(wc -l <"$LOGF") + 1))
-    h_spawn "$NAME" "$LOGF" java -Xms512m "-Xmx${OPENSEARCH_HEAP:-1g}" \
+    h_spawn "$NAME" "$LOGF" java -Xms512m "-Xmx${OPENSEARCH_HEAP:-1g}" $(h_jvm_quick) \
         -XX:+UseG1GC -Djava.awt.headless=true -Dfile.encoding=UTF-8 \
         -Dlog4j2.formatMsgNoLookups=true -Djava.io.tmpdir="$DIR/base" \
         -cp "$(cat "$CACHE/cp.txt"):$CACHE/classes" SearchsyncEngine \

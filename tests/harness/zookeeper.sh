@@ -53,7 +53,7 @@ admin.enableServer=false
 maxClientCnxns=0
 EOF
     t0="$(h_now)"
-    h_spawn "$NAME" "$dir/zookeeper.log" java -Xmx256m -Dzookeeper.log.dir="$dir" \
+    h_spawn "$NAME" "$dir/zookeeper.log" java -Xmx256m $(h_jvm_quick) -Dzookeeper.log.dir="$dir" \
         -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
         -cp "$ZK_JARS" org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg"
     H_WAIT_NAME=$NAME h_wait_for 60 "zookeeper ruok on 127.0.0.1:$port" zk_ok "$port" || {

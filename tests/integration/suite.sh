@@ -41,8 +41,12 @@
 # Knobs: SUITE_TEST_TIMEOUT (seconds per test, default 900), SUITE_LOG_DIR
 # (default ./tests/integration/logs), SUITE_NO_RESET=1 (keep databases/indices
 # between tests), SEARCHSYNC_KEEP_HARNESS=1 (keep the server dir after the run),
-# SEARCHSYNC_KEEP_FAILED=1 (keep a failed test's temp dir: its daemons' logs).
+# SEARCHSYNC_KEEP_FAILED=1 (keep a failed test's temp dir: its daemons' logs),
+# SEARCHSYNC_JVM_QUICK (default 1: the harness's JVMs, the engines, Kafka and
+# its producers, ZooKeeper, compile with the JIT's first tier only, which
+# costs a short-lived server about a third of the CPU; 0 for the full JIT).
 set -euo pipefail
+export SEARCHSYNC_JVM_QUICK="${SEARCHSYNC_JVM_QUICK:-1}"
 
 here="$(cd "$(dirname "$0")" && pwd)"
 SEARCHSYNC_SRCDIR="${SEARCHSYNC_SRCDIR:-$(cd "$here/../.." && pwd)}"
