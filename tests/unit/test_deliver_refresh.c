@@ -492,46 +492,21 @@ static void slow_refreshes_not_paired_and_said_attempt(void) {
 }
 
 /* each case in attempts (see TIMED) */
-static void t_held_to_the_refresh(void **s) {
-    (void)s;
-    in_attempts(held_to_the_refresh_attempt);
-}
-static void t_big_held_request_leaves_earlier(void **s) {
-    (void)s;
-    in_attempts(big_held_request_leaves_earlier_attempt);
-}
-static void t_off_one_request_a_transaction(void **s) {
-    (void)s;
-    in_attempts(off_one_request_a_transaction_attempt);
-}
-static void t_no_refresh_not_held(void **s) {
-    (void)s;
-    in_attempts(no_refresh_not_held_attempt);
-}
-static void t_slow_engine_not_held(void **s) {
-    (void)s;
-    in_attempts(slow_engine_not_held_attempt);
-}
-static void t_idle_goes_at_once(void **s) {
-    (void)s;
-    in_attempts(idle_goes_at_once_attempt);
-}
-static void t_slow_stream_pairs_refreshes(void **s) {
-    (void)s;
-    in_attempts(slow_stream_pairs_refreshes_attempt);
-}
-static void t_paired_requests_carry_the_refresh(void **s) {
-    (void)s;
-    in_attempts(paired_requests_carry_the_refresh_attempt);
-}
-static void t_fast_stream_not_paired(void **s) {
-    (void)s;
-    in_attempts(fast_stream_not_paired_attempt);
-}
-static void t_slow_refreshes_not_paired_and_said(void **s) {
-    (void)s;
-    in_attempts(slow_refreshes_not_paired_and_said_attempt);
-}
+#define ATTEMPTED(name) \
+    static void t_##name(void **s) { \
+        (void)s; \
+        in_attempts(name##_attempt); \
+    }
+ATTEMPTED(held_to_the_refresh)
+ATTEMPTED(big_held_request_leaves_earlier)
+ATTEMPTED(off_one_request_a_transaction)
+ATTEMPTED(no_refresh_not_held)
+ATTEMPTED(slow_engine_not_held)
+ATTEMPTED(idle_goes_at_once)
+ATTEMPTED(slow_stream_pairs_refreshes)
+ATTEMPTED(paired_requests_carry_the_refresh)
+ATTEMPTED(fast_stream_not_paired)
+ATTEMPTED(slow_refreshes_not_paired_and_said)
 
 int main(void) {
     const struct CMUnitTest tests[] = {
