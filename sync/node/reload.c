@@ -70,10 +70,12 @@ void reload_config(struct supervisor *sv) {
         sbuf_printf(&later, "%s[admin] token (removed)", later.len ? ", " : "");
     }
 
-    log_set_level(log_parse_level(nc.log.level));
-    log_set_format(!strcmp(nc.log.format, "json"));
+    /* the file first: a line another thread logs at the new level goes to
+     * the reopened file, never to the one logrotate moved away */
     char lerr[512] = "";
     int lrc = log_set_target(nc.log.file, lerr, sizeof lerr);
+    log_set_format(!strcmp(nc.log.format, "json"));
+    log_set_level(log_parse_level(nc.log.level));
     if (lrc < 0)
         log_error("reload", "SIGHUP: %s; logging stays where it was (fix [log] file or the "
                   "directory's permissions and send SIGHUP again)", lerr);
