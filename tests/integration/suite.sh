@@ -44,7 +44,7 @@
 # SEARCHSYNC_KEEP_FAILED=1 (keep a failed test's temp dir: its daemons' logs),
 # SEARCHSYNC_JVM_QUICK (default 1: the harness's JVMs, the engines, Kafka and
 # its producers, ZooKeeper, compile with the JIT's first tier only, which
-# costs a short-lived server about a third of the CPU; 0 for the full JIT).
+# saves a short-lived server about a third of its CPU; 0 for the full JIT).
 set -euo pipefail
 export SEARCHSYNC_JVM_QUICK="${SEARCHSYNC_JVM_QUICK:-1}"
 
