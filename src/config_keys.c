@@ -234,7 +234,8 @@ const struct config_key config_keys[] = {
       "Longest time a change waits for its batch to fill"),
     I("delivery", "linger_ms", delivery.linger_ms, "0", 0, 60000,
       "Time a change waits for others before its request goes, unless batch_max are waiting "
-      "(the end of a transaction does not cut it short): fewer, fuller requests at low rates, "
+      "(the end of a transaction does not cut it short; the daemon waiting for it, as a child "
+      "copy lookup does, does): fewer, fuller requests at low rates, "
       "so less engine CPU per change, for up to this much more lag (below flush_interval_ms). "
       "0: a change goes as soon "
       "as a helper is free"),

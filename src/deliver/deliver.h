@@ -315,7 +315,9 @@ uint64_t deliver_txn_end(struct deliver *d, const char *position);
  * daemon does not write one save per checkpoint_interval_ms, each read back
  * as the next one's reason. With changes of its own it is an ordinary end. */
 uint64_t deliver_txn_end_quiet(struct deliver *d, const char *position);
-/* Wait until every change of transactions <= seq is acknowledged. */
+/* Wait until every change of transactions <= seq is acknowledged. Those
+ * changes go at once from then on: no linger or refresh spacing holds them
+ * while a caller waits for them. */
 int deliver_wait_txn(struct deliver *d, uint64_t seq, int timeout_ms);
 /* The low-water mark now: sequence (0 = none yet) and position (copied into
  * buf, "" if none). */

@@ -266,6 +266,8 @@ struct deliver {
     int checkpoint_interval_ms, idle_checkpoint_interval_ms;
     int drain_timeout_ms;
     int64_t txn_flush_ns; /* flush_on_txn_end: changes queued before this go at once */
+    uint64_t waited_seq;  /* deliver_wait_txn: changes of its transactions up to this one
+                           * go at once (no linger holds them) */
     bool halted;  /* deliver_halt: nothing of it is sent any more, nothing saved */
     bool held;    /* deliver_hold_sends: its queued changes wait, none is sent */
     atomic_bool waiting_space; /* its producer waits at the high-water mark (read

@@ -187,6 +187,7 @@ static bool eligible_ex(struct deliver_hub *d, struct indexq *q, int64_t now, in
     const struct deliver *hs = head->txn->s;
     if (hs->held) return false; /* deliver_hold_sends: released with a broadcast */
     if (d->draining) return true;
+    if (head->txn->seq <= hs->waited_seq) return true; /* deliver_wait_txn waits for it */
     if (lingers && group_commit_holds(d, q, hs, head, now, wake)) return false;
     if (lingers && refresh_holds(d, q, hs, head, now, wake)) return false;
     if (lingers && linger_refresh_holds(d, q, hs, head, now, wake)) return false;

@@ -150,6 +150,13 @@ int deliver_wait_txn(struct deliver *s, uint64_t seq, int timeout_ms) {
     int64_t end = now_ns() + (int64_t)timeout_ms * NS_PER_MS;
     pthread_mutex_lock(&d->mu);
     int rc = DELIVER_OK;
+    /* a caller stopped until these are in (a child copy check, a snapshot's
+     * reuse, a delayed job): holding their changes for company, or spacing
+     * them by the refresh, would only stop it longer */
+    if (s->lw_seq < seq && s->waited_seq < seq) {
+        s->waited_seq = seq;
+        pthread_cond_broadcast(&d->work_cv);
+    }
     while (s->lw_seq < seq && rc == DELIVER_OK) rc = wait_done_locked(s, end, 0);
     pthread_mutex_unlock(&d->mu);
     return rc;

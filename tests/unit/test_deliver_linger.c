@@ -12,7 +12,9 @@
  *     goes once linger_refresh_batch (25) changes wait, about one every 3
  *     transactions, where the spacing alone waits for 5
  *   - the interval is read each second while the index gets requests, not
- *     after 10 s without one, and again when one comes */
+ *     after 10 s without one, and again when one comes
+ *   - a transaction someone waits for (deliver_wait_txn) goes at once: a
+ *     linger does not hold it */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "deliver_fake.h"
@@ -195,6 +197,37 @@ static void t_full_enough_goes(void **s) {
     assert_true(enough.mean_wait_us < spaced.mean_wait_us);
 }
 
+/* a caller that waits for a transaction (deliver_wait_txn: a child copy
+ * lookup, a snapshot's reuse) has its changes sent at once: a linger of
+ * 5 s does not hold them while it waits */
+static void t_waited_goes_at_once(void **s) {
+    (void)s;
+    struct deliver_opts o;
+    base_opts(&o);
+    o.workers = 8;
+    o.helpers = 3;
+    o.batch_max = 500;
+    o.flush_interval_ms = 20000;
+    o.linger_ms = 5000;
+    o.dead_letter = dl_cb;
+    o.checkpoint = ckpt_cb;
+    o.transport = &SPACED;
+    char err[256];
+    struct deliver *d = deliver_new(&o, NULL, err, sizeof err);
+    assert_non_null(d);
+    long r0 = fake_requests();
+    submit(d, "i", "held", 2, CHANGE_INDEX, "{}");
+    uint64_t seq = deliver_txn_end(d, "a");
+    usleep(300000);
+    assert_int_equal(fake_requests(), r0); /* the linger holds it... */
+    int64_t t = mono_ms();
+    assert_int_equal(deliver_wait_txn(d, seq, 20000), DELIVER_OK);
+    print_message("    waited %lld ms under a linger of 5000 ms\n", (long long)(mono_ms() - t));
+    assert_true(mono_ms() - t < 2500); /* ...until someone waits for it */
+    assert_int_equal(fake_requests(), r0 + 1);
+    deliver_free(d);
+}
+
 static long reads(void) {
     pthread_mutex_lock(&L.mu);
     long n = L.reads;
@@ -226,6 +259,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(t_idle_goes_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(t_full_enough_goes, setup, teardown),
         cmocka_unit_test_setup_teardown(t_idle_index_not_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_waited_goes_at_once, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
