@@ -6,8 +6,19 @@
  * child (or of one below it) can remain under its old routing. Such rows are
  * noticed as they are read (copies_watch_row); the children built at the
  * commit are noted (copies_note), and copies_fix deletes every copy the
- * engine has of those ids that is not the one just written. Transactions
+ * engine has of those ids that is not the one last written. Transactions
  * that only update in place pay nothing.
+ *
+ * A lookup waits for every earlier write and refreshes the index: far
+ * dearer than the transaction's own writes (a refresh of a busy index takes
+ * around a tenth of a second). So while the reader is behind (the producer
+ * says the next transaction is already there: copies_may_wait), the ids of
+ * several builds are looked up together, once a COPIES_WAIT_MS or
+ * COPIES_WAIT_IDS ids, or when the reader catches up. Meanwhile the
+ * checkpoint stays where the first build put off began (copies_hold), so a
+ * stop or a crash reads those builds again and their lookups are not lost;
+ * each list keeps the last note of an id (a later build's write or delete
+ * of it wins), and the deletes carry the version of the last build noted.
  *
  * Invariant upheld here:
  *   No extra document: a child whose row went, or that moved to another
@@ -18,6 +29,8 @@
  *      old and new routing land on one shard (one document there), the
  *      delete arrives second and loses to the write (not newer), instead of
  *      leaving a tombstone that refuses it (the lost reply-478/review-443).
+ *   Nothing lost to a put-off lookup: no delivery transaction ends past
+ *      the position before the first build whose lookup waits.
  *   An engine outage while the copies are looked for is waited out (said
  *   once when it starts and once when it ends), never a reason to exit. */
 #include <stdio.h>
@@ -30,6 +43,11 @@
 #include "jsonw.h"
 #include "log.h"
 #include "sync/mapping/row_filter.h"
+#include "strset.h"
+
+/* a lookup put off waits at most this long, for at most this many ids */
+#define COPIES_WAIT_MS 1000
+#define COPIES_WAIT_IDS 2000
 
 /* Can this row leave a child document copy under a routing we no longer
  * write (see copies_fix)? Only when a row of a parent/child index's document
@@ -90,6 +108,51 @@ void copies_note(struct copy_list *l, const char *id, const char *routing, bool 
 void copies_free(struct copy_list *l) {
     for (size_t i = 0; i < l->n; i++) free(l->v[i].id), free(l->v[i].routing);
     l->n = 0;
+    l->moved = false;
+    l->since_ms = 0;
+}
+
+struct copy_list *copies_list(struct pipeline *p, size_t index) {
+    const char *alias = p->m->indices[index].alias;
+    for (size_t i = 0; i < p->ncopies; i++)
+        if (p->copies[i].index == index && !strcmp(p->copies[i].alias, alias))
+            return &p->copies[i];
+    p->copies = xrealloc(p->copies, (p->ncopies + 1) * sizeof *p->copies);
+    struct copy_list *l = &p->copies[p->ncopies++];
+    *l = (struct copy_list){.alias = xstrdup(alias), .index = index};
+    return l;
+}
+
+void copies_clear(struct pipeline *p) {
+    for (size_t i = 0; i < p->ncopies; i++) {
+        copies_free(&p->copies[i]);
+        free(p->copies[i].v);
+        free(p->copies[i].alias);
+    }
+    free(p->copies);
+    p->copies = NULL, p->ncopies = 0;
+    free(p->copies_hold);
+    p->copies_hold = NULL;
+    p->copies_put_off = false;
+}
+
+/* The last note of each id kept, in l (a later build's write or delete of
+ * an id is what the engine must be left with). */
+static void keep_last_notes(struct copy_list *l) {
+    struct strset seen = {0};
+    size_t k = l->n;
+    for (size_t i = l->n; i-- > 0;) {
+        struct child_copy c = l->v[i];
+        if (strset_add(&seen, c.id, strlen(c.id))) {
+            l->v[--k] = c;
+        } else {
+            free(c.id);
+            free(c.routing);
+        }
+    }
+    memmove(l->v, l->v + k, (l->n - k) * sizeof *l->v);
+    l->n -= k;
+    strset_clear(&seen);
 }
 
 /* Parent/child documents live on their root's shard (routing). A child whose
@@ -154,12 +217,13 @@ static int engine_call(struct pipeline *p, const char *what, const char *path,
     }
 }
 
-int copies_fix(struct build_ctx *b) {
-    struct pipeline *p = b->p;
-    const struct mp_index *ix = b->ix;
-    struct copy_list *l = b->copies;
-    if (!l->n) return 0;
+static int copies_fix(struct pipeline *p, const struct mp_index *ix, struct copy_list *l) {
+    if (!l->n) {
+        copies_free(l);
+        return 0;
+    }
     if (wait_delivered(p, ix->alias) < 0) return -1;
+    keep_last_notes(l);
     struct search_resp r;
     search_resp_init(&r);
     sbuf path = SBUF_INIT, body = SBUF_INIT;
@@ -233,7 +297,7 @@ int copies_fix(struct build_ctx *b) {
                 bool to_build = bld && !strcmp(in, bld->phys);
                 if (!to_build && ix->deliveries_stopped) break; /* stopped: nothing through the alias */
                 struct change del = {.index = to_build ? bld->phys : ix->alias, .doc_id = id,
-                                     .routing = routing, .version = b->version,
+                                     .routing = routing, .version = l->version,
                                      .op = CHANGE_DELETE, .require_alias = !to_build,
                                      .target = targets_queue(ix->alias)};
                 p->deletes++;
@@ -247,6 +311,62 @@ int copies_fix(struct build_ctx *b) {
     sbuf_free(&body);
     sbuf_free(&where);
     search_resp_free(&r);
-    copies_free(l);
+    if (rc == 0) copies_free(l);
     return rc;
+}
+
+/* The index config a list was noted for, in the mapping in force now (a
+ * new generation may have come between its builds and its lookup); NULL:
+ * it left the mapping, its copies are no longer this pipeline's. */
+static const struct mp_index *list_index(const struct pipeline *p, const struct copy_list *l) {
+    if (l->index < p->m->nindices && !strcmp(p->m->indices[l->index].alias, l->alias))
+        return &p->m->indices[l->index];
+    for (size_t i = 0; i < p->m->nindices; i++)
+        if (!strcmp(p->m->indices[i].alias, l->alias)) return &p->m->indices[i];
+    return NULL;
+}
+
+static int look_up(struct pipeline *p, struct copy_list *l) {
+    const struct mp_index *ix = list_index(p, l);
+    if (!ix) {
+        copies_free(l);
+        return 0;
+    }
+    return copies_fix(p, ix, l);
+}
+
+int copies_settle(struct pipeline *p) {
+    bool may_wait = p->copies_may_wait && p->last_pos;
+    p->copies_may_wait = false;
+    bool kept = false;
+    int rc = 0;
+    int64_t now = mono_ms();
+    for (size_t i = 0; i < p->ncopies && rc == 0; i++) {
+        struct copy_list *l = &p->copies[i];
+        if (!l->moved) {
+            copies_free(l); /* rows only updated in place: every routing kept */
+            continue;
+        }
+        if (!l->since_ms) l->since_ms = now;
+        if (may_wait && l->n < COPIES_WAIT_IDS && now - l->since_ms < COPIES_WAIT_MS)
+            kept = true;
+        else
+            rc = look_up(p, l);
+    }
+    if (rc == 0 && kept) {
+        if (!p->copies_hold) p->copies_hold = xstrdup(p->last_pos);
+        p->copies_put_off = true;
+    } else if (rc == 0) {
+        free(p->copies_hold);
+        p->copies_hold = NULL;
+    }
+    return rc;
+}
+
+int copies_release(struct pipeline *p) {
+    for (size_t i = 0; i < p->ncopies; i++)
+        if (p->copies[i].moved && look_up(p, &p->copies[i]) < 0) return -1;
+    free(p->copies_hold);
+    p->copies_hold = NULL;
+    return 0;
 }

@@ -44,6 +44,9 @@ void pipeline_free(struct pipeline *p) {
     for (size_t i = 0; i < p->nmissing; i++) free(p->missing[i]);
     free(p->missing);
     p->missing = NULL, p->nmissing = p->capmissing = 0;
+    copies_clear(p);
+    free(p->last_pos);
+    p->last_pos = NULL;
     pthread_mutex_destroy(&p->miss_mu);
 }
 
@@ -157,9 +160,13 @@ static int submit_gone(void *ctx, const char *id, const char *routing) {
 static int build_docs(struct pipeline *p, size_t index, size_t table, const char *const *keys,
                       size_t n, bool copies_may_move, const bl_pos *end, bool after) {
     const struct mp_index *ix = &p->m->indices[index];
-    struct copy_list copies = {0};
-    struct build_ctx bc = {p, ix, targets_version(p, ix, end, after), table ? &copies : NULL};
+    struct copy_list *copies = table ? copies_list(p, index) : NULL;
+    struct build_ctx bc = {p, ix, targets_version(p, ix, end, after), copies};
     if (!bc.version) return -1;
+    if (copies) {
+        copies->version = bc.version;
+        if (copies_may_move) copies->moved = true;
+    }
     struct docbuild b;
     docbuild_init(&b, p->src, ix);
     struct docbuild_sink sink = {submit_doc, submit_delete, &bc};
@@ -169,11 +176,8 @@ static int build_docs(struct pipeline *p, size_t index, size_t table, const char
         rc = docbuild_roots(&b, keys, n, &sink, p->err, sizeof p->err);
     } else {
         rc = docbuild_children(&b, table, keys, n, &sink, p->err, sizeof p->err);
-        if (rc == 0 && copies_may_move) rc = copies_fix(&bc);
     }
     if (rc != 0 && b.sql_errno) p->src_errno = b.sql_errno;
-    copies_free(&copies);
-    free(copies.v);
     return rc;
 }
 
@@ -243,6 +247,7 @@ static int build(struct pipeline *p, struct changeset *cs, const bl_pos *end, bo
                             cs->copies_may_move, end, after);
     }
     free(done);
+    if (rc == 0) rc = copies_settle(p); /* after every table's: one lookup an index */
     if (rc == 0 && cs->nelems) {
         struct strset full = {0}; /* "index\x1fkey" of root documents rebuilt whole */
         sbuf fk = SBUF_INIT;
@@ -279,12 +284,31 @@ void pipeline_position(const struct pipeline *p, const bl_pos *end, const char *
     if (config_gtid_versions(p->cfg)) sbuf_printf(out, "%s%s", GTID_TOKEN_MARK, gtids ? gtids : "");
 }
 
+static uint64_t end_txn(struct pipeline *p, struct changeset *cs, const char *position,
+                        bool quiet) {
+    p->last_txn = quiet ? deliver_txn_end_quiet(p->d, position) : deliver_txn_end(p->d, position);
+    if (position != p->last_pos) {
+        char *at = xstrdup(position);
+        free(p->last_pos);
+        p->last_pos = at;
+    }
+    changeset_reset(cs);
+    return p->last_txn;
+}
+
 uint64_t pipeline_end(struct pipeline *p, struct changeset *cs, const bl_pos *end,
                       const struct pipeline_resume *rs, bool quiet) {
-    if (rs && rs->hold) return pipeline_end_at(p, cs, rs->hold, quiet);
+    /* lookups put off by earlier builds are done before the checkpoint may
+     * pass them; a build that put them off ends at the hold */
+    if (p->copies_hold && !p->copies_put_off && copies_release(p) < 0)
+        log_warn("run", "%s; the checkpoint stays before the transactions whose child "
+                 "copies were not looked up (read again at the next start)", p->err);
+    p->copies_put_off = false;
+    if (rs && rs->hold) return end_txn(p, cs, rs->hold, quiet); /* the older of the two */
+    if (p->copies_hold) return end_txn(p, cs, p->copies_hold, quiet);
     sbuf pos = SBUF_INIT;
     pipeline_position(p, end, rs ? rs->gtids : NULL, &pos);
-    uint64_t seq = pipeline_end_at(p, cs, pos.data, quiet);
+    uint64_t seq = end_txn(p, cs, pos.data, quiet);
     sbuf_free(&pos);
     return seq;
 }
@@ -293,9 +317,9 @@ void pipeline_hold_scripts(struct pipeline *p) { p->scripts_after = p->last_txn;
 
 uint64_t pipeline_end_at(struct pipeline *p, struct changeset *cs, const char *position,
                          bool quiet) {
-    p->last_txn = quiet ? deliver_txn_end_quiet(p->d, position) : deliver_txn_end(p->d, position);
-    changeset_reset(cs);
-    return p->last_txn;
+    /* a producer that ends at its own token never puts lookups off (only the
+     * binlog reader says the next transaction waits); held anyway if so */
+    return end_txn(p, cs, p->copies_hold ? p->copies_hold : position, quiet);
 }
 
 /* ---------- documents a script did not find ---------- */

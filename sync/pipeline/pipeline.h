@@ -57,7 +57,8 @@ struct build {
                                      * left halfway */
 };
 
-/* parent/child documents built in one build, for the stale-copy check */
+/* parent/child documents built (one list an index config, kept across the
+ * builds whose lookup is put off), for the stale-copy check */
 struct child_copy {
     char *id, *routing;
     bool absent;
@@ -65,6 +66,12 @@ struct child_copy {
 struct copy_list {
     struct child_copy *v;
     size_t n, cap;
+    /* the pipeline's list of an index config (copies_list): */
+    char *alias;
+    size_t index;        /* its index config in the mapping it was noted under */
+    bool moved;          /* a row moved: the ids are looked up (copies_settle) */
+    uint64_t version;    /* of the last build noted in it: the deletes carry it */
+    int64_t since_ms;    /* when its lookup was first put off */
 };
 
 struct pipeline {
@@ -95,6 +102,13 @@ struct pipeline {
     unsigned long long slices; /* slices of large fan-outs built while routing (build_slice) */
     char err[1024];
     unsigned src_errno; /* the source's error code when the last build failed on a query */
+    /* child copy lookups put off while the reader is behind (child_copies.c) */
+    struct copy_list *copies;
+    size_t ncopies;
+    bool copies_may_wait;  /* the producer: the next transaction is already there */
+    bool copies_put_off;   /* the build just ended put lookups off */
+    char *copies_hold;     /* meanwhile the checkpoint stays here */
+    char *last_pos;        /* the position the last delivery transaction ended at */
     struct rv_tables rv; /* the tables the last read snapshot opened (pipeline_read_view) */
     enum rv_kind rv_kind; /* whether the source reports a snapshot's binlog position */
 };
@@ -273,7 +287,16 @@ int snapshots_write(struct pipeline *p, struct changeset *cs);
 void copies_watch_row(struct pipeline *p, struct changeset *cs, const bl_row *row);
 void copies_note(struct copy_list *l, const char *id, const char *routing, bool absent);
 void copies_free(struct copy_list *l);
-int copies_fix(struct build_ctx *b);
+/* The pipeline's list of index config `index` (added when it has none). */
+struct copy_list *copies_list(struct pipeline *p, size_t index);
+/* After a build: the lists whose rows moved are looked up now, or put off
+ * while the producer said the next transaction waits (and for at most
+ * COPIES_WAIT_MS); the others are dropped. 0, or -1 with p->err. */
+int copies_settle(struct pipeline *p);
+/* Every lookup put off done now (an end that did not follow a build that
+ * put them off, an idle reader); 0, or -1 with p->err (the hold stays). */
+int copies_release(struct pipeline *p);
+void copies_clear(struct pipeline *p);
 
 /* ---------- area_update.c ---------- */
 /* The router's element collector (router_set_area); ctx: struct route_ctx */

@@ -392,6 +392,9 @@ static int commit_build(struct binlog_source *bl, const bl_commit *cm) {
     bool uses_meta = bl->env->cs->snaps.len > 0; /* the only metadata write of a build */
     int rc = xa && cm->xa == BL_XA_COMMITTED ? binlog_wait_xa_engine_commit(bl, cm) : 0;
     if (rc == 0) rc = binlog_read_snapshot_begin(bl, cm);
+    /* behind: the child copy lookup may wait for the next builds' (child_copies.c) */
+    p->copies_may_wait = bl->env->cfg->source.group_transactions > 1 && cm->xa == BL_XA_NONE &&
+                         !bl->replay && bl_reader_more_pending(bl->reader);
     if (rc == 0) rc = pipeline_build(p, bl->env->cs, &cm->end);
     xa_end(bl, cm, xa, xa_fresh, rc == 0);
     /* a connection lost midway (a restart, a KILL) is no reason to stop:
@@ -453,6 +456,8 @@ static int on_heartbeat(void *ctx, const bl_pos *at) {
     if (bl->group_n && !bl->in_txn && group_flush(bl) < 0) return -1; /* idle: build it */
     if (bl->env->cs->rows) return 0; /* inside a transaction */
     if (at && at->file[0]) bl->at = *at;
+    if (p->copies_hold && bl->have_last) /* idle: the lookups put off are done now */
+        pipeline_end(p, bl->env->cs, &bl->last_commit.end, binlog_resume(bl), false);
     idle_rotate(bl, at);
     xa_tick(bl);
     if (bl->have_last && pipeline_has_missing(p)) { /* idle: rebuild them on their own */
