@@ -52,7 +52,17 @@
 #           products index: a bulk UPDATE of child rows should reach
 #           every root in <= 2x the time a reindex of those roots takes
 #           (not in the default phases).
-#     For 2 and 3: the time from the first commit until the daemon's saved
+#  5. moves BENCH_MOVES (20000) reviews, child documents of products (routed
+#           by their product), moved to another product, BENCH_MOVES_TXN (4)
+#           a transaction, every BENCH_MOVES_META-th (10; 0: none) also
+#           updating a category (a delay_effect table: its change snapshot
+#           ends a group of transactions built together, as metadata
+#           changes do in a shop): each move leaves a copy under the old
+#           routing that the daemon looks up and deletes (not in the default
+#           phases; BENCH_GROUP=1 in a second run looks each transaction's
+#           up on its own, the way every lookup went before they were made
+#           together while the reader is behind).
+#     For 2, 3 and 5: the time from the first commit until the daemon's saved
 #     checkpoint (metadata table `offsets`, saved every 100 ms here) is at or
 #     past the binlog position after the last commit; changes/s = N / time.
 #     The writer's own rate is printed beside it.

@@ -8,7 +8,8 @@ through http.client. Times are time.monotonic() of this process, on both
 sides of every lag.
 
 Knobs (environment): BENCH_WARMUP BENCH_BURST_WARMUP BENCH_LAG_RATE BENCH_LAG_RUNS BENCH_POLL_MS BENCH_DELIVERED
-BENCH_ROOT_CHANGES BENCH_NESTED_CHANGES BENCH_TXN BENCH_CHILD_ROWS BENCH_SEARCHABLE.
+BENCH_ROOT_CHANGES BENCH_NESTED_CHANGES BENCH_TXN BENCH_CHILD_ROWS BENCH_SEARCHABLE BENCH_MOVES
+BENCH_MOVES_TXN BENCH_MOVES_META.
 Exit status 1 when a phase times out or a spot check of the documents fails.
 """
 import argparse
@@ -807,6 +808,54 @@ class Bench:
                       % (i, gstock, gtags, stock, ntags))
         print('  check: 20 sampled products (sum of SKU stock, number of tags) %s'
               % ('match MySQL' if not bad else '%d DIFFER' % bad))
+        if bad:
+            self.rc = 1
+
+    def moves(self):
+        """Parent/child moves: reviews (child documents of products, routed by
+        their product) moved to other products, BENCH_MOVES_TXN a transaction.
+        Each move leaves a copy under the old routing that the daemon looks up
+        (refresh + search) and deletes; the figure is how fast a backlog of
+        them is caught up. Checked: 50 sampled moved reviews exist once, under
+        their product's routing."""
+        n, t = env_int('BENCH_MOVES', 20000), env_int('BENCH_MOVES_TXN', 4)
+        meta = env_int('BENCH_MOVES_META', 10)
+        ids = [int(r[0]) for r in self.m.q('SELECT id FROM reviews ORDER BY id')]
+        cats = [int(r[0]) for r in self.m.q('SELECT id FROM categories ORDER BY id')]
+        rnd = random.Random(11)
+        moved = []
+
+        def txns(n):
+            done = i = 0
+            while done < n:
+                k = min(t, n - done)
+                ups = []
+                for _ in range(k):
+                    rid = rnd.choice(ids)
+                    moved.append(rid)
+                    ups.append('UPDATE reviews SET product_id = %d WHERE id = %d' % (rnd.randint(1, self.np), rid))
+                i += 1
+                if meta and i % meta == 0:  # a delayed-effect table: its change snapshot ends a group
+                    ups.append("UPDATE categories SET slug = CONCAT(slug, '') , name = name, parent_id = parent_id, "
+                               "updated_at = NOW(6) WHERE id = %d" % rnd.choice(cats))
+                yield 'BEGIN; %s; SELECT %d, %d; COMMIT' % ('; '.join(ups), k, k)
+                done += k
+        self.burst('moves', txns, n, '%d reviews (child documents, routed by their product) moved to another '
+                   'product, %d a transaction: each move leaves a copy under the old routing, looked up and '
+                   'deleted; every %s transaction also touches a category (delay_effect: a change snapshot, '
+                   'which ends a group of transactions built together)' % (n, t, meta or 'no'))
+        self.e.req('POST', '/%s_products/_refresh' % self.a.prefix)
+        bad = 0
+        for rid in random.Random(12).sample(sorted(set(moved)), min(50, len(set(moved)))):
+            pid = self.m.q('SELECT product_id FROM reviews WHERE id = %d' % rid)[0][0]
+            body = {'query': {'ids': {'values': ['review-%d' % rid]}}, '_source': False}
+            st, j = self.e.req('POST', '/%s_products/_search' % self.a.prefix, body)
+            hits = [(h.get('_id'), h.get('_routing')) for h in j.get('hits', {}).get('hits', [])]
+            if len(hits) != 1 or hits[0][1] != pid:
+                bad += 1
+                print('  CHECK review %d (product %s in MySQL): %s in the engine' % (rid, pid, hits))
+        print('  check: 50 sampled moved reviews %s'
+              % ('exist once, under their product' if not bad else '%d WRONG' % bad))
         if bad:
             self.rc = 1
 
