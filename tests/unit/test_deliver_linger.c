@@ -61,17 +61,15 @@ static int fixed_interval(void *ud, int helper, const char *target, long *ms) {
 static const struct deliver_transport SPACED = {.bulk = noting_bulk,
                                                 .refresh_interval = fixed_interval};
 
-static struct deliver *mk_spaced_batch(int percent, long interval_ms, int batch) {
-    pthread_mutex_lock(&L.mu);
-    memset(L.landed_us, 0, sizeof L.landed_us);
-    L.interval_ms = interval_ms;
-    pthread_mutex_unlock(&L.mu);
+/* the hub of these tests: 3 helpers, batches of 500, the fake engine */
+static struct deliver *mk_hub(int flush_interval_ms, int linger_ms, int percent, int batch) {
     struct deliver_opts o;
     base_opts(&o);
     o.workers = 8;
     o.helpers = 3;
     o.batch_max = 500;
-    o.flush_interval_ms = 1000;
+    o.flush_interval_ms = flush_interval_ms;
+    o.linger_ms = linger_ms;
     o.linger_refresh_percent = percent;
     o.linger_refresh_batch = batch;
     o.dead_letter = dl_cb;
@@ -80,6 +78,15 @@ static struct deliver *mk_spaced_batch(int percent, long interval_ms, int batch)
     char err[256];
     struct deliver *d = deliver_new(&o, NULL, err, sizeof err);
     assert_non_null(d);
+    return d;
+}
+
+static struct deliver *mk_spaced_batch(int percent, long interval_ms, int batch) {
+    pthread_mutex_lock(&L.mu);
+    memset(L.landed_us, 0, sizeof L.landed_us);
+    L.interval_ms = interval_ms;
+    pthread_mutex_unlock(&L.mu);
+    struct deliver *d = mk_hub(1000, 0, percent, batch);
     /* the index known, then its interval read by a free helper */
     submit(d, "i", "warm", 1, CHANGE_INDEX, "{}");
     assert_int_equal(deliver_wait_txn(d, deliver_txn_end(d, "w"), 20000), DELIVER_OK);
@@ -202,19 +209,7 @@ static void t_full_enough_goes(void **s) {
  * 5 s does not hold them while it waits */
 static void t_waited_goes_at_once(void **s) {
     (void)s;
-    struct deliver_opts o;
-    base_opts(&o);
-    o.workers = 8;
-    o.helpers = 3;
-    o.batch_max = 500;
-    o.flush_interval_ms = 20000;
-    o.linger_ms = 5000;
-    o.dead_letter = dl_cb;
-    o.checkpoint = ckpt_cb;
-    o.transport = &SPACED;
-    char err[256];
-    struct deliver *d = deliver_new(&o, NULL, err, sizeof err);
-    assert_non_null(d);
+    struct deliver *d = mk_hub(20000, 5000, 0, 0);
     long r0 = fake_requests();
     submit(d, "i", "held", 2, CHANGE_INDEX, "{}");
     uint64_t seq = deliver_txn_end(d, "a");
