@@ -106,10 +106,12 @@ static void reader_stop(void *st) {
     log_info("run",
              "stopped after %llu transactions (%llu of them built together in %llu groups, "
              "read while behind), %llu documents (%llu slices of large fan-outs built while "
-             "routing), %llu element scripts, %llu deletes, %llu "
+             "routing), %llu element scripts, %llu deletes, %llu child copy lookups (%llu "
+             "builds' made with a later one's, read while behind), %llu "
              "change snapshots, %llu mapping reloads; drain %s",
              dm->env.counts.txns, dm->env.counts.grouped_txns, dm->env.counts.groups, p->docs,
-             p->slices, p->scripts, p->deletes, p->snapshots, dm->reloads,
+             p->slices, p->scripts, p->deletes, p->copy_lookups, p->copy_waits, p->snapshots,
+             dm->reloads,
              drc == DELIVER_OK ? "complete"
              : ousted          ? "skipped (another node reads the source)"
              : held            ? "skipped (the reader lock is unconfirmed: what was queued is "

@@ -224,6 +224,7 @@ static int copies_fix(struct pipeline *p, const struct mp_index *ix, struct copy
     }
     if (wait_delivered(p, ix->alias) < 0) return -1;
     keep_last_notes(l);
+    p->copy_lookups++;
     struct search_resp r;
     search_resp_init(&r);
     sbuf path = SBUF_INIT, body = SBUF_INIT;
@@ -354,6 +355,7 @@ int copies_settle(struct pipeline *p) {
             rc = look_up(p, l);
     }
     if (rc == 0 && kept) {
+        p->copy_waits++;
         if (!p->copies_hold) p->copies_hold = xstrdup(p->last_pos);
         p->copies_put_off = true;
     } else if (rc == 0) {

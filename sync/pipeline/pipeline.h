@@ -100,6 +100,8 @@ struct pipeline {
     size_t nmissing, capmissing;
     unsigned long long docs, deletes, scripts, snapshots;
     unsigned long long slices; /* slices of large fan-outs built while routing (build_slice) */
+    unsigned long long copy_lookups; /* child copy lookups made (a refresh and a search each) */
+    unsigned long long copy_waits;   /* builds whose lookup was put off, made with a later one's */
     char err[1024];
     unsigned src_errno; /* the source's error code when the last build failed on a query */
     /* child copy lookups put off while the reader is behind (child_copies.c) */

@@ -38,7 +38,8 @@
 #                    (SIGTERM), so the restarted daemon reads it while behind:
 #                    transactions built together (sync/sources/binlog_source.c)
 #   RANDOM_EXPECT_GROUPS  set: fail unless the daemon built some transactions
-#                    together (its stop line counts them)
+#                    together and made some builds' child copy lookups
+#                    together (its stop line counts both)
 #   SEARCHSYNC_TEST_ROUTE_SLICE  set: the daemon slices fan-outs over that many
 #                    documents (the test fails unless it built some slices)
 # Replay of a failure: the log prints the seed, the demo size and every CALL
@@ -240,6 +241,11 @@ log "daemon stops: $(tr '\n' ';' <<<"$stops")"
 if [ -n "${RANDOM_EXPECT_GROUPS:-}" ]; then
     grouped=$(sed -n 's/.*(\([0-9]*\) of them built together.*/\1/p' <<<"$stops" | awk '{s += $1} END {print s + 0}')
     assert_true "transactions read while behind were built together ($grouped)" test "$grouped" -gt 100
+    # and their child copy lookups made together (sync/pipeline/child_copies.c),
+    # the checkpoint held meanwhile: the oracle below finds no copy left
+    waits=$(grep -o "child copy lookups ([0-9]* builds' made with a later one's" "$RUNLOG" |
+            sed 's/.*(\([0-9]*\) builds.*/\1/' | awk '{s += $1} END {print s + 0}')
+    assert_true "child copy lookups of builds read while behind were made together ($waits)" test "$waits" -gt 0
 fi
 if [ -n "${SEARCHSYNC_TEST_ROUTE_SLICE:-}" ]; then
     sliced=$(grep -o '([0-9]* slices of large fan-outs' "$RUNLOG" | tr -dc '0-9\n' | awk '{s += $1} END {print s + 0}')
