@@ -245,6 +245,7 @@ if [ -n "${RANDOM_EXPECT_GROUPS:-}" ]; then
     # the checkpoint held meanwhile: the oracle below finds no copy left
     waits=$(grep -o "child copy lookups ([0-9]* builds' made with a later one's" "$RUNLOG" |
             sed 's/.*(\([0-9]*\) builds.*/\1/' | awk '{s += $1} END {print s + 0}')
+    log "builds whose child copy lookup was made with a later one's: $waits"
     assert_true "child copy lookups of builds read while behind were made together ($waits)" test "$waits" -gt 0
 fi
 if [ -n "${SEARCHSYNC_TEST_ROUTE_SLICE:-}" ]; then
