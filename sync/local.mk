@@ -4,7 +4,7 @@
 # generated index bodies.
 libsearchsync_a_SOURCES += sync/mapping/mapping.c sync/mapping/mapping.h sync/mapping/mapping_int.h \
 	sync/mapping/mapping_types.c sync/mapping/mapping_validate.c \
-	sync/mapping/mapping_file.c sync/mapping/mapping_db.c sync/mapping/mapping_gen.c \
+	sync/mapping/mapping_file.c sync/mapping/mapping_db.c sync/mapping/mapping_schema.c sync/mapping/mapping_gen.c \
 	sync/mapping/mapping_gen.h sync/node/node.c sync/node/node.h sync/mapping/index_mapping.c \
 	sync/mapping/index_mapping.h sync/mapping/mapping_shard.c sync/mapping/mapping_shard.h \
 	sync/mapping/mapping_source.c sync/mapping/mapping_source.h

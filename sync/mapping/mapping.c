@@ -2,7 +2,7 @@
  * validated copy — and the source schema it is checked against (see
  * mapping.h). The MySQL -> engine type rules are mapping_types.c, the
  * validation mapping_validate.c, the JSON file mapping_file.c, the metadata
- * tables mapping_db.c. */
+ * tables mapping_db.c, the source's information_schema mapping_schema.c. */
 #include "sync/mapping/mapping.h"
 #include "sync/mapping/mapping_int.h"
 #include "sync/mapping/row_filter.h"
@@ -205,6 +205,7 @@ static void relation_types_from(struct mp_relation *r, size_t n, const struct mp
         columns_from(&r[i].columns, &r[i].ncolumns, v[i].columns, v[i].ncolumns);
         r[i].nprimary = v[i].nprimary;
         r[i].join_primary = v[i].join_primary;
+        r[i].join_indexed = v[i].join_indexed;
         r[i].join_kind = v[i].join_kind;
         relation_types_from(r[i].relations, r[i].nrelations, v[i].relations, v[i].nrelations);
     }
@@ -254,8 +255,10 @@ void mp_schema_add(struct mp_schema *s, const char *db, const char *table, const
     c->column = column ? xstrdup(column) : NULL;
     c->type = xstrdup(type ? type : "");
     c->primary = primary;
-    c->unique = false;     /* set by the caller that knows (mapping_db.c) */
-    c->collation = NULL;   /* likewise */
+    c->unique = false;     /* set by the caller that knows (mapping_schema.c) */
+    c->leads_index = false; /* likewise */
+    c->clustered = false;
+    c->collation = NULL;
 }
 
 void mp_schema_free(struct mp_schema *s) {

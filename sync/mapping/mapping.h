@@ -57,6 +57,10 @@ struct mp_relation {
      * join_column is one of them */
     unsigned nprimary;
     bool join_primary;
+    /* join_column leads an index of a table whose secondary indexes hold
+     * the primary key (InnoDB), from the same schema: the related rows'
+     * keys can be read from that index alone (docbuild_level.c) */
+    bool join_indexed;
     /* join_column's type class, from the same schema: the document builder
      * writes its lookup values as number literals only for an integer
      * column (a number against a VARCHAR column cannot use its index) */
@@ -218,6 +222,8 @@ struct mp_schema_col {
     bool primary;
     bool unique; /* a UNIQUE index of its own (COLUMN_KEY 'UNI'): the key taken when the
                   * primary key has several columns */
+    bool leads_index; /* the first column of a secondary index (COLUMN_KEY 'UNI' or 'MUL') */
+    bool clustered;   /* its table is InnoDB: a secondary index entry holds the primary key */
 };
 struct mp_schema {
     struct mp_schema_col *cols;

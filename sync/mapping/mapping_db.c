@@ -1,6 +1,7 @@
-/* mapping_db: the mapping model in MySQL — the source's information_schema
- * (what exists) and the metadata tables of sql/migrations/0003_mapping.sql
- * (what is configured). Every value reaches SQL through db_quote. */
+/* mapping_db: the mapping model in the metadata tables of
+ * sql/migrations/0003_mapping.sql (what is configured); the source's side
+ * (what exists) is mapping_schema.c. Every value reaches SQL through
+ * db_quote. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,129 +23,6 @@ static void q(MYSQL *m, sbuf *s, const char *v) {
         sbuf_adds(s, "NULL");
     else
         db_quote(m, s, v, strlen(v));
-}
-
-/* ------------------------------------------------------------------ schema */
-
-static void add_pair(MYSQL *m, sbuf *in, int *n, const char *db, const char *t) {
-    if (!db || !t) return;
-    sbuf_adds(in, *n ? ",(" : "(");
-    q(m, in, db);
-    sbuf_addc(in, ',');
-    q(m, in, t);
-    sbuf_addc(in, ')');
-    (*n)++;
-}
-
-static void add_rel_pairs(MYSQL *m, sbuf *in, int *n, const struct mp_relation *r, size_t nr) {
-    for (size_t i = 0; i < nr; i++) {
-        add_pair(m, in, n, r[i].db, r[i].table);
-        add_rel_pairs(m, in, n, r[i].relations, r[i].nrelations);
-    }
-}
-
-int mapping_schema_load(MYSQL *src, const struct mapping *mp, struct mp_schema *out, char *err,
-                        size_t errlen) {
-    memset(out, 0, sizeof *out);
-    sbuf sql = SBUF_INIT;
-    int n = 0;
-    /* MariaDB reports a JSON column as longtext with a json_valid() check */
-    const char *ver = mysql_get_server_info(src);
-    bool mariadb = ver && strstr(ver, "MariaDB");
-    sbuf_adds(&sql, "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, ");
-    if (mariadb)
-        sbuf_adds(&sql, "CASE WHEN DATA_TYPE = 'longtext' AND EXISTS (SELECT 1 FROM "
-                        "information_schema.CHECK_CONSTRAINTS k WHERE k.CONSTRAINT_SCHEMA = "
-                        "c.TABLE_SCHEMA AND k.TABLE_NAME = c.TABLE_NAME AND k.CHECK_CLAUSE = "
-                        "CONCAT('json_valid(`', c.COLUMN_NAME, '`)')) THEN 'json' "
-                        "ELSE COLUMN_TYPE END, ");
-    else
-        sbuf_adds(&sql, "COLUMN_TYPE, ");
-    sbuf_adds(&sql, "COLUMN_KEY = 'PRI', COLUMN_KEY = 'UNI', COLLATION_NAME "
-                    "FROM information_schema.COLUMNS c "
-                    "WHERE (TABLE_SCHEMA, TABLE_NAME) IN (");
-    for (size_t i = 0; i < mp->nindices; i++)
-        for (size_t j = 0; j < mp->indices[i].ntables; j++) {
-            const struct mp_table *t = &mp->indices[i].tables[j];
-            add_pair(src, &sql, &n, t->db, t->table);
-            add_rel_pairs(src, &sql, &n, t->relations, t->nrelations);
-        }
-    if (!n) {
-        sbuf_free(&sql);
-        return 0;
-    }
-    sbuf_adds(&sql, ") ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION");
-    MYSQL_RES *r = db_query(src, sql.data, sql.len, err, errlen);
-    sbuf_free(&sql);
-    if (!r) return -1;
-    MYSQL_ROW row;
-    while ((row = mysql_fetch_row(r))) {
-        mp_schema_add(out, row[0], row[1], row[2], row[3], row[4] && row[4][0] == '1');
-        out->cols[out->n - 1].unique = row[5] && row[5][0] == '1';
-        out->cols[out->n - 1].collation = row[6] ? xstrdup(row[6]) : NULL;
-    }
-    mysql_free_result(r);
-    return 0;
-}
-
-/* Condition cond of table db.table on the source: a problem line in errs
- * when the server refuses it; -1 with err when the server fails otherwise. */
-static int where_try(MYSQL *src, const char *w, const char *db, const char *table,
-                     const char *cond, sbuf *errs, int *nerr, char *err, size_t errlen) {
-    sbuf sql = SBUF_INIT;
-    sbuf_adds(&sql, "SELECT 1 FROM ");
-    db_ident(&sql, db);
-    sbuf_addc(&sql, '.');
-    db_ident(&sql, table);
-    sbuf_printf(&sql, " WHERE (%s) LIMIT 0", cond);
-    char qerr[512];
-    MYSQL_RES *res = db_query(src, sql.data, sql.len, qerr, sizeof qerr);
-    sbuf_free(&sql);
-    if (res) {
-        mysql_free_result(res);
-        return 0;
-    }
-    unsigned e = mysql_errno(src);
-    if (e >= 2000 && e < 3000) { /* client errors: the connection, not the SQL */
-        seterr(err, errlen, "checking a where condition", src);
-        return -1;
-    }
-    sbuf_printf(errs, "%s: where \"%s\" fails on the source: %s\n", w, cond, mysql_error(src));
-    (*nerr)++;
-    return 0;
-}
-
-static int where_rel(MYSQL *src, const char *where, const struct mp_relation *r, size_t n,
-                     sbuf *errs, int *nerr, char *err, size_t errlen) {
-    for (size_t i = 0; i < n; i++) {
-        char w[1024];
-        snprintf(w, sizeof w, "%s.relations[%zu] (relation to %s.%s)", where, i, r[i].db,
-                 r[i].table);
-        if (r[i].where &&
-            where_try(src, w, r[i].db, r[i].table, r[i].where, errs, nerr, err, errlen) < 0)
-            return -1;
-        if (where_rel(src, w, r[i].relations, r[i].nrelations, errs, nerr, err, errlen) < 0)
-            return -1;
-    }
-    return 0;
-}
-
-int mapping_check_where(MYSQL *src, const struct mapping *m, sbuf *errs, char *err,
-                        size_t errlen) {
-    int nerr = 0;
-    for (size_t i = 0; i < m->nindices; i++)
-        for (size_t j = 0; j < m->indices[i].ntables; j++) {
-            const struct mp_table *t = &m->indices[i].tables[j];
-            char w[512];
-            snprintf(w, sizeof w, "$.indices[%zu] (index %s).tables[%zu] (table %s.%s)", i,
-                     m->indices[i].alias, j, t->db, t->table);
-            if (t->where &&
-                where_try(src, w, t->db, t->table, t->where, errs, &nerr, err, errlen) < 0)
-                return -1;
-            if (where_rel(src, w, t->relations, t->nrelations, errs, &nerr, err, errlen) < 0)
-                return -1;
-        }
-    return nerr;
 }
 
 /* ------------------------------------------------------------------ load */

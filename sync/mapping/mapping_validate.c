@@ -219,12 +219,13 @@ struct chain {
 
 /* r's table's primary key, as far as the document builder needs it: with it,
  * ordering the related rows by the link column and then by columns that
- * complete the key orders them fully (no further column needed); and the
- * type class of r's join column. */
+ * complete the key orders them fully (no further column needed); the
+ * type class of r's join column, and whether an index of it holds the key. */
 static void primary_key_of(const struct mp_schema *schema, struct mp_relation *r) {
     r->nprimary = 0;
     r->join_primary = false;
     const struct mp_schema_col *jc = mp_schema_find(schema, r->db, r->table, r->join_column);
+    r->join_indexed = jc && jc->leads_index && jc->clustered;
     r->join_kind = !jc || !jc->type || !*jc->type ? MP_JOIN_UNKNOWN
                    : mapping_is_integer_type(jc->type) ? MP_JOIN_INTEGER
                                                        : MP_JOIN_OTHER;

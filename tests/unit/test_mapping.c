@@ -194,7 +194,9 @@ static void schema_demo(struct mp_schema *s) {
     mp_schema_add(s, "d", "p", "cat", "int(11)", false);
     mp_schema_add(s, "d", "c", "id", "int(11)", true);
     mp_schema_add(s, "d", "c", "pid", "bigint(20)", false);
+    s->cols[s->n - 1].leads_index = true; /* KEY (pid) */
     mp_schema_add(s, "d", "c", "label", "varchar(10)", false);
+    for (size_t i = s->n - 3; i < s->n; i++) s->cols[i].clustered = true; /* InnoDB */
     mp_schema_add(s, "d", "r", "id", "bigint(20)", true);
     mp_schema_add(s, "d", "r", "p_id", "bigint(20)", false);
     mp_schema_add(s, "d", "n", "a", "int(11)", false); /* no primary key */
@@ -270,6 +272,17 @@ static void test_validation_primary_key(void **state) {
     /* and the join column's type class: both join integer columns */
     assert_int_equal(MP_JOIN_INTEGER, t->relations[0].join_kind);
     assert_int_equal(MP_JOIN_INTEGER, t->relations[1].join_kind);
+    /* pid leads an index of an InnoDB table: its entries hold c's key */
+    assert_true(t->relations[1].join_indexed);
+    assert_false(t->relations[0].join_indexed); /* the primary key itself */
+    sbuf_free(&errs);
+    mapping_free(&m);
+    /* the same index on a table that is not InnoDB: its entries hold no key */
+    if (mapping_parse("v.json", text, strlen(text), &m, err, sizeof err) < 0) fail_msg("%s", err);
+    for (size_t i = 0; i < s.n; i++)
+        if (!strcmp(s.cols[i].table, "c")) s.cols[i].clustered = false;
+    if (mapping_validate(&m, &s, &errs) != 0) fail_msg("%s", errs.data);
+    assert_false(m.indices[0].tables[0].relations[1].join_indexed);
     sbuf_free(&errs);
     mapping_free(&m);
     /* a VARCHAR join column: its lookups must be quoted strings */
