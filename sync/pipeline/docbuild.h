@@ -73,6 +73,10 @@ struct docbuild_sink {
 
 struct docbuild_stats {
     unsigned long long queries, rows, docs, absent;
+    /* range reads of related rows by primary key after their keys were read
+     * from the join column's index (docbuild_level.c); and such key reads
+     * that found the keys too spread for one range */
+    unsigned long long keyed, spread;
 };
 
 struct docbuild {

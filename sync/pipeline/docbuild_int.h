@@ -82,6 +82,7 @@ struct level {
     size_t *order; /* rows sorted by the link column (dbl_level_sort) */
     struct lkey *keys; /* their link values, in that order */
     struct level *sub; /* per relation */
+    const struct mp_relation *rel; /* the relation this level reads (NULL: a root level) */
 };
 
 

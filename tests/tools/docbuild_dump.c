@@ -186,9 +186,9 @@ int main(int argc, char **argv) {
         goto out;
     }
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    fprintf(stderr, "docs %llu absent %llu queries %llu rows %llu seconds %.3f docs/s %.0f\n",
-            b.stats.docs, b.stats.absent, b.stats.queries, b.stats.rows, s,
-            s > 0 ? (double)b.stats.docs / s : 0.0);
+    fprintf(stderr, "docs %llu absent %llu queries %llu rows %llu keyed %llu spread %llu "
+            "seconds %.3f docs/s %.0f\n", b.stats.docs, b.stats.absent, b.stats.queries,
+            b.stats.rows, b.stats.keyed, b.stats.spread, s, s > 0 ? (double)b.stats.docs / s : 0.0);
     rc = 0;
 out:
     db_close(db);
