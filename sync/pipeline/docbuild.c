@@ -119,6 +119,16 @@ static int build_by_keys(struct docbuild *b, size_t ti, int pi, const char *key,
                          const char *const *keys, size_t n, const struct docbuild_sink *sink,
                          char *err, size_t errlen);
 
+static int cmp_key_text(const void *x, const void *y) {
+    const char *a = *(char *const *)x, *b = *(char *const *)y;
+    struct lkey ka = lkey_of(a, strlen(a), 0), kb = lkey_of(b, strlen(b), 0);
+    return lkey_cmp(&ka, &kb);
+}
+
+void docbuild_sort_keys(char **keys, size_t n) {
+    if (n > 1) qsort(keys, n, sizeof *keys, cmp_key_text);
+}
+
 int docbuild_roots(struct docbuild *b, const char *const *keys, size_t n,
                    const struct docbuild_sink *sink, char *err, size_t errlen) {
     const struct mp_index *ix = b->ix;

@@ -117,6 +117,13 @@ void docbuild_unexpired(const struct mp_table *t, sbuf *out);
  * outside it is reported absent (its document deleted) and its children
  * have no document either. */
 void docbuild_row_filter(const struct mp_table *t, bool root, sbuf *out);
+/* Sort keys[0..n) (key values as text) as the builder compares link values:
+ * integers by value, before other text by its bytes. Keys that come as a
+ * set in no order (the documents a transaction touched) are sorted before a
+ * build, so that each chunk holds neighbouring keys: keys dense in their
+ * span are read as one range, and so are the rows related to them (see
+ * DOCBUILD_RANGE_SPAN). */
+void docbuild_sort_keys(char **keys, size_t n);
 /* Build the root documents of keys[0..n) (key values as text, e.g. "42").
  * Every requested key is reported, in request order within each chunk, as a
  * document or as absent (a key given twice is reported twice). */

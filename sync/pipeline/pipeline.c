@@ -109,6 +109,7 @@ static int build_slice(void *ctx, size_t index, size_t table) {
     for (size_t i = 0; i < cs->npend; i++) {
         struct cs_pending *pd = &cs->pend[i];
         if (pd->index != index || pd->table != 0 || !pd->n) continue;
+        docbuild_sort_keys(pd->keys, pd->n);
         int r = build_docs(rc->p, index, 0, (const char *const *)pd->keys, pd->n, false, rc->end,
                            rc->after);
         for (size_t k = 0; k < pd->n; k++) free(pd->keys[k]);
@@ -237,6 +238,7 @@ static int build(struct pipeline *p, struct changeset *cs, const bl_pos *end, bo
     int rc = 0;
     row_image_requery(p, cs);
     bool *done = xcalloc(cs->npend ? cs->npend : 1, sizeof *done);
+    for (size_t i = 0; i < cs->npend; i++) docbuild_sort_keys(cs->pend[i].keys, cs->pend[i].n);
     for (size_t i = 0; i < cs->npend && rc == 0; i++) {
         struct cs_pending *pd = &cs->pend[i];
         if (done[i]) continue;

@@ -279,8 +279,22 @@ static void test_union_ok(void **state) {
     dbl_level_free(&lb);
 }
 
+/* keys a transaction touched come in no order: sorted, integers by value
+ * (so neighbours share a chunk and read as one range), then other text */
+static void test_sort_keys(void **state) {
+    (void)state;
+    char k[][24] = {"b", "100", "18446744073709551615", "-5", "9", "a", "10", "007"};
+    char *keys[8];
+    for (size_t i = 0; i < 8; i++) keys[i] = k[i];
+    docbuild_sort_keys(keys, 8);
+    const char *want[8] = {"-5", "9", "10", "100", "18446744073709551615", "007", "a", "b"};
+    for (size_t i = 0; i < 8; i++) assert_string_equal(want[i], keys[i]);
+    docbuild_sort_keys(keys, 0); /* nothing to do */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sort_keys),
         cmocka_unit_test(test_integers), cmocka_unit_test(test_floats),
         cmocka_unit_test(test_decimal_bit_strings), cmocka_unit_test(test_times),
         cmocka_unit_test(test_sql), cmocka_unit_test(test_sql_ranges),
