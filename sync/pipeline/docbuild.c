@@ -119,14 +119,24 @@ static int build_by_keys(struct docbuild *b, size_t ti, int pi, const char *key,
                          const char *const *keys, size_t n, const struct docbuild_sink *sink,
                          char *err, size_t errlen);
 
-static int cmp_key_text(const void *x, const void *y) {
-    const char *a = *(char *const *)x, *b = *(char *const *)y;
-    struct lkey ka = lkey_of(a, strlen(a), 0), kb = lkey_of(b, strlen(b), 0);
-    return lkey_cmp(&ka, &kb);
-}
+static int cmp_lkey_only(const void *x, const void *y) { return lkey_cmp(x, y); }
 
 void docbuild_sort_keys(char **keys, size_t n) {
-    if (n > 1) qsort(keys, n, sizeof *keys, cmp_key_text);
+    if (n < 2) return;
+    struct lkey *ks = xcalloc(n, sizeof *ks); /* each key parsed once */
+    bool sorted = true;
+    for (size_t i = 0; i < n; i++) {
+        ks[i] = lkey_of(keys[i], strlen(keys[i]), i);
+        if (i && sorted && lkey_cmp(&ks[i - 1], &ks[i]) > 0) sorted = false;
+    }
+    if (!sorted) {
+        qsort(ks, n, sizeof *ks, cmp_lkey_only);
+        char **was = xcalloc(n, sizeof *was);
+        memcpy(was, keys, n * sizeof *keys);
+        for (size_t i = 0; i < n; i++) keys[i] = was[ks[i].row];
+        free(was);
+    }
+    free(ks);
 }
 
 int docbuild_roots(struct docbuild *b, const char *const *keys, size_t n,
