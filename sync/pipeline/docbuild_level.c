@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mysqld_error.h>
+
 #include "db.h"
 #include "stmt_binds.h"
 #include "sync/pipeline/docbuild_int.h"
@@ -406,6 +408,14 @@ static int fetch_keyed(struct docbuild *b, struct level *l, const char *lo, size
     dbl_where_order(&sql, where, order);
     int rc = dbl_run_query(b, l, sql.data, sql.len, err, errlen);
     sbuf_free(&sql);
+    if (rc && b->sql_errno == ER_KEY_DOES_NOT_EXISTS && !l->nrows) {
+        /* the primary key dropped by a schema change the reader has not
+         * read yet: the plain query reads the rows, as it would anyway
+         * once the mapping is judged again */
+        b->sql_errno = 0;
+        atomic_store_explicit(skip, KEYED_SKIP, memory_order_relaxed);
+        return 0;
+    }
     if (rc) return -1;
     b->stats.keyed++;
     dbl_level_sort(l);

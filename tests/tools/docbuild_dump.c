@@ -2,13 +2,17 @@
  * each, for tests and debugging.
  *
  * usage: docbuild_dump --config FILE --mapping FILE --index ALIAS
- *                      [--table DB.TABLE] [--chunk N] [--quiet] [KEY...|-]
+ *                      [--table DB.TABLE] [--chunk N] [--quiet] [--sql-before SQL]
+ *                      [KEY...|-]
  *   Keys are root keys, or keys of the parent/child table --table. "-" (or
  *   no key) reads keys from stdin, one a line. Output lines:
  *     {"id":"5","routing":null,"doc":{...}}       a built document
  *     {"id":"7","absent":true}                    no row for that key
  *   --quiet prints nothing per document; the last line on stderr is always
- *   "docs N absent N queries N rows N seconds S docs/s R".
+ *   "docs N absent N queries N rows N keyed N spread N seconds S docs/s R".
+ *   --sql-before runs SQL on the source after the mapping was validated and
+ *   before the build: the source changed under a mapping judged before (a
+ *   schema change the daemon's reader has not read yet).
  * The mapping file is validated against the source's information_schema
  * (mysql types filled in) as `searchsync mapping import` does. */
 #include <stdio.h>
@@ -68,12 +72,12 @@ static char *slurp(const char *path, size_t *len) {
 
 static int usage(void) {
     fprintf(stderr, "usage: docbuild_dump --config FILE --mapping FILE --index ALIAS "
-                    "[--table DB.TABLE] [--chunk N] [--quiet] [KEY...|-]\n");
+                    "[--table DB.TABLE] [--chunk N] [--quiet] [--sql-before SQL] [KEY...|-]\n");
     return 2;
 }
 
 int main(int argc, char **argv) {
-    const char *cfgpath = NULL, *mappath = NULL, *alias = NULL, *table = NULL;
+    const char *cfgpath = NULL, *mappath = NULL, *alias = NULL, *table = NULL, *sql_before = NULL;
     size_t chunk = DOCBUILD_CHUNK;
     struct out o = {false, {0}};
     sbuf_init(&o.line);
@@ -87,6 +91,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--index") && i + 1 < argc) alias = argv[++i];
         else if (!strcmp(a, "--table") && i + 1 < argc) table = argv[++i];
         else if (!strcmp(a, "--chunk") && i + 1 < argc) chunk = (size_t)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--sql-before") && i + 1 < argc) sql_before = argv[++i];
         else if (!strcmp(a, "--quiet")) o.quiet = true;
         else if (!strcmp(a, "-")) from_stdin = true;
         else if (a[0] == '-' && a[1] == '-') return usage();
@@ -146,6 +151,10 @@ int main(int argc, char **argv) {
     if (mapping_validate(&m, &schema, &errs) > 0) {
         fprintf(stderr, "docbuild_dump: mapping invalid:\n%s", errs.data);
         rc = 2;
+        goto out;
+    }
+    if (sql_before && mysql_query(db, sql_before)) {
+        fprintf(stderr, "docbuild_dump: --sql-before: %s\n", mysql_error(db));
         goto out;
     }
     const struct mp_index *ix = NULL;
