@@ -311,20 +311,16 @@ static int cmp_lkey(const void *x, const void *y) { return lkey_cmp(x, y); }
  * between the two reads, which a later change of that row rebuilds anyway.
  * Keys too spread fall back to the plain query, and the relation skips the
  * key read for its next KEYED_SKIP range reads (a hint shared by every
- * build, by the relation's names: a collision costs one key read). */
+ * build of the relation: a collision of two relations' slots costs one key
+ * read, or one plain read). */
 #define KEYED_SKIP 32
 #define KEYED_HINTS 64
 static _Atomic unsigned keyed_skip[KEYED_HINTS];
 
+/* the relation's slot: by its address, which is the same for every build
+ * of one mapping generation */
 static size_t keyed_slot(const struct mp_relation *r) {
-    uint64_t h = 1469598103934665603ULL;
-    const char *parts[3] = {r->db, r->table, r->join_column};
-    for (int i = 0; i < 3; i++)
-        for (const char *c = parts[i] ? parts[i] : ""; ; c++) {
-            h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-            if (!*c) break;
-        }
-    return (size_t)(h % KEYED_HINTS);
+    return (size_t)(((uintptr_t)r / sizeof *r) % KEYED_HINTS);
 }
 
 /* r's single integer primary key column among its selected columns (NULL:
