@@ -37,6 +37,7 @@ struct ss_config {
         char *versions;  /* auto|position|gtid (config_gtid_versions) */
         int heartbeat_ms;
         int group_transactions;
+        int group_wait_ms; /* sync/sources/binlog_source.c, group_defer */
         int xa_hold_max_s; /* sync/pipeline/xa_prepared.h */
         int schema_settle_ms; /* sync/node/schema_watch.c */
         int connect_timeout_ms;

@@ -88,6 +88,14 @@ const struct config_key config_keys[] = {
       "indices are made together, at most a second apart. A read snapshot costs a MariaDB "
       "source about 1 ms of CPU whatever it reads, so a backlog of single-row transactions "
       "wants groups of hundreds; 1 = each transaction on its own"),
+    I("source", "group_wait_ms", source.group_wait_ms, "10", 0, 200,
+      "When the reader is caught up and a transaction's documents are read back from the "
+      "source (not row images), its build waits up to this many ms for the next transaction "
+      "if the last ones came closer together than that, and builds them together from one "
+      "read snapshot (up to group_transactions): a stream of small transactions costs the "
+      "source one snapshot a window, not one a transaction, for at most this much more lag "
+      "before delivery, which spaces its requests by more than that anyway "
+      "(linger_refresh_percent); 0 = build at each commit"),
     I("source", "xa_hold_max_s", source.xa_hold_max_s, "3600", 0, 31536000,
       "A two-phase XA transaction between its XA PREPARE and its XA COMMIT holds the checkpoint "
       "before the PREPARE (a restart reads it again and still rebuilds its documents at the "

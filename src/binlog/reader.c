@@ -551,9 +551,13 @@ int bl_parse_uri(const char *uri, char **buf, const char **user, const char **pa
 }
 
 bool bl_reader_more_pending(const bl_reader *r) {
+    return bl_reader_wait_pending(r, 0);
+}
+
+bool bl_reader_wait_pending(const bl_reader *r, int timeout_ms) {
     if (!r || !r->mysql) return false;
     my_socket fd = mysql_get_socket(r->mysql);
     if (fd == MARIADB_INVALID_SOCKET) return false;
     struct pollfd pf = {.fd = (int)fd, .events = POLLIN};
-    return poll(&pf, 1, 0) == 1 && (pf.revents & POLLIN);
+    return poll(&pf, 1, timeout_ms) == 1 && (pf.revents & POLLIN);
 }

@@ -69,6 +69,8 @@ int bl_reader_run(bl_reader *r);
  * without blocking)? A hint only: bytes the client library has buffered
  * already are not seen, so false may still be followed by an event at once. */
 bool bl_reader_more_pending(const bl_reader *r);
+/* The same, waiting up to timeout_ms for the stream's next bytes. */
+bool bl_reader_wait_pending(const bl_reader *r, int timeout_ms);
 void bl_reader_close(bl_reader *r);
 /* The sink's want_table answers changed: ask them again for every table
  * (bl_decoder_refilter). From the reader's thread, e.g. in a sink callback.

@@ -34,6 +34,8 @@ struct binlog_source {
                                 * file:pos (binlog_resume) */
     struct pipeline_resume resume; /* binlog_resume's last answer */
     long long group_start_ms;
+    long long commit_us;       /* when the last commit was read (mono_us) */
+    long long commit_gap_us;   /* the gap between commits read, smoothed (group_defer) */
     unsigned long long group_rows_from; /* counts.rows when the last build began */
     bool in_txn;               /* rows read whose commit is still to come (a transaction
                                   begun and never committed does not keep a group open) */
@@ -71,6 +73,9 @@ extern const struct source_kind binlog_source_kind;
  * commit (or its GTID waited for, where the server says no snapshot
  * position). 0, or -1 with bl->env->p->err (p->src_errno). */
 int binlog_read_snapshot_begin(struct binlog_source *bl, const bl_commit *cm);
+/* Does building the change set read the source (documents to read back, not
+ * row images alone)? */
+bool binlog_build_reads(struct binlog_source *bl);
 /* XA COMMIT cm waited for until the engine committed it too. 0, or -1 with
  * bl->env->p->err when the connection failed. */
 int binlog_wait_xa_engine_commit(struct binlog_source *bl, const bl_commit *cm);

@@ -129,11 +129,17 @@ int binlog_wait_xa_engine_commit(struct binlog_source *bl, const bl_commit *cm) 
  * sync/pipeline/read_view.h). Without such a server (MySQL), reads go on
  * outside a snapshot, each statement opening its tables before its read
  * view. 0 ok, -1 error (bl->env->p->err, p->src_errno). */
+bool binlog_build_reads(struct binlog_source *bl) {
+    struct pipeline *p = bl->env->p;
+    struct changeset *cs = bl->env->cs;
+    return router_pending(p->router, &cs->seeds) || changeset_reads(cs) ||
+           pipeline_has_missing(p);
+}
+
 int binlog_read_snapshot_begin(struct binlog_source *bl, const bl_commit *cm) {
     struct pipeline *p = bl->env->p;
     struct changeset *cs = bl->env->cs;
-    if (!router_pending(p->router, &cs->seeds) && !changeset_reads(cs) &&
-        !pipeline_has_missing(p)) {
+    if (!binlog_build_reads(bl)) {
         bl->in_snap = false; /* nothing to read (row images only, or nothing) */
         return 0;
     }

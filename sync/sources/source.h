@@ -35,6 +35,8 @@ struct source_counts {
     unsigned long long rows, ddls;
     unsigned long long groups, grouped_txns; /* builds of several transactions read
                                               * while behind, and their transactions */
+    unsigned long long waited; /* ... of them, commits a build waited for while caught up
+                                * ([source] group_wait_ms) */
 };
 
 struct source_env {
