@@ -105,9 +105,9 @@ static void reader_stop(void *st) {
     int drc = deliver_drain(p->d, cfg->delivery.drain_timeout_ms);
     log_info("run",
              "stopped after %llu transactions (%llu of them built together in %llu groups, "
-             "read while behind or %llu waited for), %llu documents (%llu slices of large fan-outs built while "
-             "routing), %llu element scripts, %llu deletes, %llu child copy lookups (%llu "
-             "builds' made with a later one's, read while behind), %llu "
+             "read while behind or %llu waited for), %llu documents (%llu slices of large "
+             "fan-outs built while routing), %llu element scripts, %llu deletes, %llu child "
+             "copy lookups (%llu builds' made with a later one's, read while behind), %llu "
              "change snapshots, %llu mapping reloads; drain %s",
              dm->env.counts.txns, dm->env.counts.grouped_txns, dm->env.counts.groups,
              dm->env.counts.waited, p->docs,
