@@ -91,7 +91,7 @@ const struct config_key config_keys[] = {
     I("source", "group_wait_ms", source.group_wait_ms, "10", 0, 200,
       "When the reader is caught up and a transaction's documents are read back from the "
       "source (not row images), its build waits up to this many ms for the next transaction "
-      "if the last ones came closer together than that, and builds them together from one "
+      "if the last ones came less than half that far apart, and builds them together from one "
       "read snapshot (up to group_transactions): a stream of small transactions costs the "
       "source one snapshot a window, not one a transaction, for at most this much more lag "
       "before delivery, which spaces its requests by more than that anyway "

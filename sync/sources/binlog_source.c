@@ -122,37 +122,37 @@ static void publish_stats(struct binlog_source *bl, const bl_pos *at, const bl_c
 /* ---------- several transactions in one build ----------
  *
  * When the reader is behind (the next transaction is already waiting on the
- * connection), the documents a transaction touches are not built at its
- * commit: its rows stay routed in the change set and the next transaction's
- * join them, up to [source] group_transactions transactions, GROUP_ROWS_MAX
- * rows routed or GROUP_MS_MAX ms (the documents those rows reach are only
- * known when the group is built: the router keeps them as seeds until then). The group is built once, at the last one's
- * commit, in a read snapshot at or past that commit (binlog_read_snapshot_begin),
- * with that commit's version, and its delivery transaction ends there: the
- * content holds every transaction of the group (and maybe later ones), so the
- * version of the last is never newer than the data, as for one transaction.
- * A snapshot taken before a later transaction of the group would not hold it
- * and must never be reused for it: here there is one snapshot, taken after
- * the last. Nothing of a group is acknowledged before it is built (its
- * transactions end no delivery transaction), so a stop or a crash reads the
- * whole group again. Element scripts wait too: their elements are read in
- * the group's snapshot and carry its version, like whole documents. A
- * transaction that gives row-image documents or change snapshots (made from
- * its own rows, with its own version) ends the group with itself; so do a
- * DDL, an idle heartbeat, and anything the supervisor asks between
- * transactions (none runs while a group is open).
+ * connection), the documents a transaction touches are not built at its commit:
+ * its rows stay routed in the change set and the next transaction's join them,
+ * up to [source] group_transactions transactions, GROUP_ROWS_MAX rows routed or
+ * GROUP_MS_MAX ms (the documents those rows reach are only known when the group
+ * is built: the router keeps them as seeds until then). The group is built
+ * once, at the last one's commit, in a read snapshot at or past that commit
+ * (binlog_read_snapshot_begin), with that commit's version, and its delivery
+ * transaction ends there: the content holds every transaction of the group (and
+ * maybe later ones), so the version of the last is never newer than the data,
+ * as for one transaction. A snapshot taken before a later transaction of the
+ * group would not hold it and must never be reused for it: here there is one
+ * snapshot, taken after the last. Nothing of a group is acknowledged before it
+ * is built (its transactions end no delivery transaction), so a stop or a crash
+ * reads the whole group again. Element scripts wait too: their elements are
+ * read in the group's snapshot and carry its version, like whole documents. A
+ * transaction that gives row-image documents or change snapshots (made from its
+ * own rows, with its own version) ends the group with itself; so do a DDL, an
+ * idle heartbeat, and anything the supervisor asks between transactions (none
+ * runs while a group is open).
  *
- * Caught up, a stream of small transactions would take a read snapshot
- * each, and on MariaDB a snapshot's position alone (SHOW STATUS) costs the
- * source about 0.4 ms of CPU, the snapshot's statements about 1 ms in all,
- * whatever the build reads: at 500 single-row transactions a second that
- * is half a core of the source for documents a few rows each. So while
- * commits come less than [source] group_wait_ms apart (smoothed), a
- * transaction whose documents are read back waits up to that long, from
- * the group's first commit, for the next one to join it. The documents
- * reach delivery that much later at most, and delivery spaces a live
- * stream's requests by more than that anyway (linger_refresh_percent); a
- * lone transaction, or a slow stream, is built at its commit as before. */
+ * Caught up, a stream of small transactions would take a read snapshot each,
+ * and on MariaDB a snapshot's position alone (SHOW STATUS) costs the source
+ * about 0.4 ms of CPU, its statements about 1 ms in all, whatever the build
+ * reads: half a core of the source at 500 single-row transactions a second. So
+ * while commits come less than half of [source] group_wait_ms apart (smoothed;
+ * at the window's pace a pair would wait all of it), a transaction whose
+ * documents are read back waits up to that long, from the group's first commit,
+ * for the next one to join it. Its documents reach delivery that much later at
+ * most, and delivery spaces a live stream's requests by more than that anyway
+ * (linger_refresh_percent); a lone transaction, or a slow stream, is built at
+ * its commit as before. */
 #define GROUP_ROWS_MAX 20000
 #define GROUP_MS_MAX 200
 
@@ -172,7 +172,7 @@ static bool group_defer(struct binlog_source *bl) {
     if (bl_reader_more_pending(bl->reader)) return true;
     /* caught up: wait for a close next commit, if this group reads back */
     long long wait = bl->env->cfg->source.group_wait_ms;
-    if (wait <= 0 || bl->commit_gap_us >= wait * 1000 || !binlog_build_reads(bl)) return false;
+    if (wait <= 0 || bl->commit_gap_us * 2 >= wait * 1000 || !binlog_build_reads(bl)) return false;
     wait -= mono_ms() - bl->group_start_ms;
     if (wait <= 0 || !bl_reader_wait_pending(bl->reader, (int)wait)) return false;
     bl->env->counts.waited++;
