@@ -117,6 +117,13 @@ int binlog_wait_xa_engine_commit(struct binlog_source *bl, const bl_commit *cm) 
     }
 }
 
+bool binlog_build_reads(struct binlog_source *bl) {
+    struct pipeline *p = bl->env->p;
+    struct changeset *cs = bl->env->cs;
+    return router_pending(p->router, &cs->seeds) || changeset_reads(cs) ||
+           pipeline_has_missing(p);
+}
+
 /* Open a read snapshot of the source that holds this transaction. A
  * transaction reaches the binlog (and so this reader) a moment before its
  * rows are visible to other sessions; a document re-read in that moment
@@ -129,13 +136,6 @@ int binlog_wait_xa_engine_commit(struct binlog_source *bl, const bl_commit *cm) 
  * sync/pipeline/read_view.h). Without such a server (MySQL), reads go on
  * outside a snapshot, each statement opening its tables before its read
  * view. 0 ok, -1 error (bl->env->p->err, p->src_errno). */
-bool binlog_build_reads(struct binlog_source *bl) {
-    struct pipeline *p = bl->env->p;
-    struct changeset *cs = bl->env->cs;
-    return router_pending(p->router, &cs->seeds) || changeset_reads(cs) ||
-           pipeline_has_missing(p);
-}
-
 int binlog_read_snapshot_begin(struct binlog_source *bl, const bl_commit *cm) {
     struct pipeline *p = bl->env->p;
     struct changeset *cs = bl->env->cs;
