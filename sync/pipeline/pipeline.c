@@ -345,6 +345,11 @@ bool pipeline_has_missing(struct pipeline *p) {
     return any;
 }
 
+bool pipeline_build_reads(struct pipeline *p, const struct changeset *cs) {
+    return router_pending(p->router, &cs->seeds) || changeset_reads(cs) ||
+           pipeline_has_missing(p);
+}
+
 /* Rebuild the documents scripts did not find, with the version of `end` (the
  * content is read now, at least as new). */
 int pipeline_rebuild_missing(struct pipeline *p, const bl_pos *end) {

@@ -226,6 +226,10 @@ void pipeline_hold_scripts(struct pipeline *p);
  * thread), rebuilt whole by the next pipeline_build or pipeline_rebuild. */
 void pipeline_note_missing(struct pipeline *p, const char *index, const char *doc_id);
 bool pipeline_has_missing(struct pipeline *p);
+/* Does building cs read the source (documents to read back, not row images
+ * alone, or documents scripts did not find)? Then its producer opens the
+ * read snapshot that makes what cs says visible first. */
+bool pipeline_build_reads(struct pipeline *p, const struct changeset *cs);
 int pipeline_rebuild_missing(struct pipeline *p, const bl_pos *end);
 
 /* ---------- targets.c ---------- */

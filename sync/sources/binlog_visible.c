@@ -118,10 +118,7 @@ int binlog_wait_xa_engine_commit(struct binlog_source *bl, const bl_commit *cm) 
 }
 
 bool binlog_build_reads(struct binlog_source *bl) {
-    struct pipeline *p = bl->env->p;
-    struct changeset *cs = bl->env->cs;
-    return router_pending(p->router, &cs->seeds) || changeset_reads(cs) ||
-           pipeline_has_missing(p);
+    return pipeline_build_reads(bl->env->p, bl->env->cs);
 }
 
 /* Open a read snapshot of the source that holds this transaction. A
