@@ -134,7 +134,7 @@ searchsync_SOURCES += sync/node/daemon.c sync/node/daemon.h sync/node/daemon_sub
 	sync/sources/source.h sync/sources/binlog_source.c sync/sources/binlog_source.h \
 	sync/sources/binlog_start.c sync/sources/binlog_visible.c \
 	sync/sources/kafka_source.c sync/sources/kafka_source.h sync/sources/kafka_source_int.h \
-	sync/sources/kafka_subscribe.c sync/sources/kafka_unassigned.c \
+	sync/sources/kafka_subscribe.c sync/sources/kafka_unassigned.c sync/sources/kafka_visible.c \
 	sync/sources/kafka_unassigned.h sync/sources/kafka_close.c sync/sources/kafka_close.h \
 	sync/node/supervisor.c sync/node/supervisor_mapping.c sync/node/supervisor.h sync/node/reload.c sync/node/reload.h \
 	sync/node/index_stop.c sync/node/index_stop.h sync/node/schema_watch.c sync/node/schema_watch.h \

@@ -23,7 +23,7 @@ check-long: all $(check_PROGRAMS) $(CHECK_LONG_TARGETS)
 # seeds (printed); LOAD_TESTS picks others (suite.sh FILTERs)
 LOAD_TESTS_DEFAULT = t_run_random t_run_grouped t_reindex t_run_ddl t_run_drop_joined \
 	t_run_schema_change t_run_truncate t_run_on_purged t_kafka_sync t_kafka_backlog t_kafka_debezium \
-	t_kafka_maxwell t_kafka_canal t_cluster \
+	t_kafka_maxwell t_kafka_canal t_kafka_visible t_cluster \
 	t_run_online_schema_change t_source_outage t_run_shards t_run_root_filter t_multi_source
 check-load: all $(check_PROGRAMS)
 	SEARCHSYNC_BIN=$(abs_top_builddir)/searchsync SEARCHSYNC_SRCDIR=$(abs_top_srcdir) \

@@ -15,7 +15,8 @@
  * into one change set while more come within GROUP_WAIT_MS (up to
  * GROUP_ROWS_MAX rows or GROUP_MS_MAX ms); it is built when none does, as
  * the binlog source builds a group of transactions. Its documents are read from MySQL after
- * every message of the set was read, so they hold at least what each says.
+ * every message of the set was read, in a read snapshot that holds what each
+ * says (kafka_visible.c: at or past the binlog's end read then).
  *
  * Versions (docs/design.md, "Versions and order": a version grows along the source's history, and a
  * later write must never lose to an older one):
@@ -335,10 +336,16 @@ static int group_build(struct kafka_source *ks) {
     if (env->cs->rows || pipeline_has_missing(p)) {
         for (int tries = 0;; tries++) {
             if (src_ensure(env) < 0) return -1;
-            if (pipeline_build(p, env->cs, &end) == 0) break;
-            /* a connection lost midway: built again once the source answers
-             * (the same documents, the same version) */
-            if (*env->stop || !db_conn_lost(p->src) || tries == 10) {
+            p->src_errno = 0;
+            int rc = ks_read_snapshot_begin(ks); /* its messages visible: kafka_visible.c */
+            if (rc == 0) rc = pipeline_build(p, env->cs, &end);
+            ks_read_snapshot_end(ks);
+            if (rc == 0) break;
+            /* a connection lost midway, or a table changed after the snapshot
+             * began (ER_TABLE_DEF_CHANGED): built again (the same documents,
+             * the same version) */
+            unsigned e = p->src_errno ? p->src_errno : mysql_errno(p->src);
+            if (*env->stop || !(db_conn_lost(p->src) || e == 1412) || tries == 10) {
                 snprintf(env->err, env->errlen, "%s", p->err);
                 return -1;
             }

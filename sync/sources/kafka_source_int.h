@@ -65,11 +65,21 @@ struct kafka_source {
     bool moved;            /* offsets moved since the last change set ended */
     uint64_t last_clock_us;
     bool mixed_warned;
+    /* the read snapshot of a change set (kafka_visible.c) */
+    enum { KS_SNAP_UNKNOWN, KS_SNAP_POS, KS_SNAP_NONE, KS_SNAP_OFF } snap; /* the source
+                            * reports snapshot positions; not (MySQL); has no binlog */
+    bool in_snap;
     sbuf token;
     unsigned long long messages, dead, markers;
     struct strset unsure_warned; /* "alias\x1fcolumn" of row-image documents re-read */
 };
 
+/* The read snapshot of the open change set's documents opened, at or past
+ * the binlog's end (or, on MySQL, what was binlogged waited for to be
+ * committed); nothing when the set reads nothing back. 0, or -1 with
+ * env->p->err (p->src_errno). ks_read_snapshot_end after the build. */
+int ks_read_snapshot_begin(struct kafka_source *ks);
+void ks_read_snapshot_end(struct kafka_source *ks);
 /* What the consumer reads now, published for the admin API (env->rs->kafka). */
 void ks_live_publish(struct kafka_source *ks);
 /* Subscribe to the topics of [kafka] and the metadata's rows. 0 or -1 with err. */
