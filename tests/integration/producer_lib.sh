@@ -174,3 +174,43 @@ reached() {
         !($1 in s) || s[$1] + 0 < $2 + 0 { bad = 1 }
         END { exit bad }' "$2"
 }
+
+# maxwell_caught_up WHAT — every message Maxwell sent so far is read by the
+# daemon: a sentinel row inserted into D's `fence` (sqlrun) is in Maxwell's
+# topic PRE.D.fence, the topics PRE.* stop growing, and the offsets saved in
+# META reach their ends. Bounded by the clock, not by tries (a try reads the
+# whole topic, and 1,500 of them outlasted the test's own timeout). Maxwell
+# 1.17 drops a message its producer gets NotLeaderForPartition for (logged
+# as an ERROR; seen on the fence topic's first message, just auto-created):
+# a sentinel not seen in 30 s is written again, as a new row. Needs PRE, D,
+# META, MXDIR (its maxwell.log, quoted on a failure).
+FENCE=0
+maxwell_caught_up() {
+    local e="$TEST_TMP/ends" t0=$(date +%s) t1 t topics
+    local sent=$t0
+    FENCE=$((FENCE + 1))
+    sqlrun "INSERT INTO fence VALUES ($FENCE, '$1')" || fail "the sentinel row"
+    until topic_has "$PRE.$D.fence" --argjson n "$FENCE" 'select(.type == "insert" and .data.id == $n)'; do
+        [ $(($(date +%s) - t0)) -lt 300 ] || fail "$1: Maxwell did not send the sentinel row in 300 s; it logged last: $(grep -av 'Unhandled QueryEvent' "$MXDIR/maxwell.log" | grep -a ' [A-Z]* ' | tail -3 | cut -c1-300)"
+        if [ $(($(date +%s) - sent)) -ge 30 ]; then
+            log "$1: sentinel $FENCE not in its topic after 30 s, written again"
+            FENCE=$((FENCE + 1)) sent=$(date +%s)
+            sqlrun "INSERT INTO fence VALUES ($FENCE, '$1')" || fail "the sentinel row"
+        fi
+        sleep 0.2
+    done
+    t1=$(date +%s)
+    topics=$(kcat -b "$KAFKA_BOOTSTRAP" -L 2>/dev/null | sed -n "s/^ *topic \"\\($PRE\\.[^\"]*\\)\".*/\\1/p")
+    : >"$e.prev"
+    while :; do
+        for t in $topics; do ends "$t"; done | sort >"$e"
+        cmp -s "$e" "$e.prev" && break
+        cp "$e" "$e.prev"
+        sleep 1
+    done
+    until reached "$META" "$e"; do
+        [ $(($(date +%s) - t1)) -lt 300 ] || fail "$1: the daemon's saved offsets did not reach the topics' ends in 300 s: saved $(saved "$META" | tr '\n' ' '), ends $(tr '\n' ' ' <"$e")"
+        sleep 0.2
+    done
+    log "$1: caught up (sentinel sent after $((t1 - t0)) s, offsets saved after $(($(date +%s) - t1)) s)"
+}

@@ -135,43 +135,6 @@ RUNLOG="$TEST_TMP/run.log"
 on_exit '[ "$rc" = 0 ] || { echo "--- the daemon log (last 25 lines)"; tail -25 "$RUNLOG"; }'
 [ -z "${KAFKA_MX_KEEP:-}" ] || on_exit "mkdir -p '$KAFKA_MX_KEEP'; cp '$RUNLOG' '$MXDIR/maxwell.log' '$KAFKA_MX_KEEP'/"
 
-# ---------------------------------------------------------------- caught up
-FENCE=0
-caught_up() { # WHAT
-    local i e="$TEST_TMP/ends" t0=$(date +%s) t1 topics
-    local sent=$t0
-    FENCE=$((FENCE + 1))
-    sqlrun "INSERT INTO fence VALUES ($FENCE, '$1')" || fail "the sentinel row"
-    # Bounded by the clock, not by tries (a try reads the whole topic, and
-    # 1,500 of them outlasted the test's own timeout). Maxwell 1.17 drops
-    # a message its producer gets NotLeaderForPartition for (logged as an
-    # ERROR; seen on the fence topic's first message, just auto-created):
-    # a sentinel not seen in 30 s is written again, as a new row.
-    until topic_has "$PRE.$D.fence" --argjson n "$FENCE" 'select(.type == "insert" and .data.id == $n)'; do
-        [ $(($(date +%s) - t0)) -lt 300 ] || fail "$1: Maxwell did not send the sentinel row in 300 s; it logged last: $(grep -av 'Unhandled QueryEvent' "$MXDIR/maxwell.log" | grep -a ' [A-Z]* ' | tail -3 | cut -c1-300)"
-        if [ $(($(date +%s) - sent)) -ge 30 ]; then
-            log "$1: sentinel $FENCE not in its topic after 30 s, written again"
-            FENCE=$((FENCE + 1)) sent=$(date +%s)
-            sqlrun "INSERT INTO fence VALUES ($FENCE, '$1')" || fail "the sentinel row"
-        fi
-        sleep 0.2
-    done
-    t1=$(date +%s)
-    topics=$(kcat -b "$KAFKA_BOOTSTRAP" -L 2>/dev/null | sed -n "s/^ *topic \"\\($PRE\\.[^\"]*\\)\".*/\\1/p")
-    : >"$e.prev"
-    for ((i = 0; ; i++)); do
-        for t in $topics; do ends "$t"; done | sort >"$e"
-        cmp -s "$e" "$e.prev" && break
-        cp "$e" "$e.prev"
-        sleep 1
-    done
-    until reached "$META" "$e"; do
-        [ $(($(date +%s) - t1)) -lt 300 ] || fail "$1: the daemon's saved offsets did not reach the topics' ends in 300 s: saved $(saved "$META" | tr '\n' ' '), ends $(tr '\n' ' ' <"$e")"
-        sleep 0.2
-    done
-    log "$1: caught up (sentinel sent after $((t1 - t0)) s, offsets saved after $(($(date +%s) - t1)) s)"
-}
-
 # ---------------------------------------------------------------- the checks
 check_docs() { # WHAT
     local a o
@@ -202,7 +165,7 @@ bootstrap_done() {
     kcat -b "$KAFKA_BOOTSTRAP" -C -t "$PRE.$D.part" -e -q -f '%s\n' 2>/dev/null | grep -q '"type":"bootstrap-complete"'
 }
 wait_until 120 "Maxwell's bootstrap of part completes (its bootstrap-complete message)" bootstrap_done
-caught_up "the first rows"
+maxwell_caught_up "the first rows"
 n=$(kcat -b "$KAFKA_BOOTSTRAP" -C -t "$PRE.$D.part" -e -q -f '%s\n' | jq -r .type | sort | uniq -c | tr -s ' ' | tr '\n' ',')
 log "part's topic: $n"
 assert_contains "$n" "1 bootstrap-complete" "Maxwell sent the bootstrap's end"
@@ -230,7 +193,7 @@ wait "$DML" || fail "the DML failed: $(tail -5 "$TEST_TMP/dml.out")"
 log "$OPS operations in $(($(date +%s) - t0)) s: $(mysql_q "SELECT COUNT(*) FROM wide" "$D") wide rows, $(mysql_q "SELECT COUNT(*) FROM part" "$D") parts"
 # a column added (Maxwell's table-alter), then rows changed in it
 sqlrun "ALTER TABLE wide ADD COLUMN extra INT; UPDATE wide SET extra = 7, y = 0 WHERE id % 3 = 0" || fail "the ALTER"
-caught_up "the stream"
+maxwell_caught_up "the stream"
 check_docs "the stream"
 no_dead_letters "the stream"
 
