@@ -291,6 +291,32 @@ int db_snapshot_begin(MYSQL *m, char *file, size_t filelen, unsigned long long *
     return have_file && have_pos ? 1 : 0;
 }
 
+long long db_commit_hold_ms(MYSQL *m) {
+    char err[256];
+    MYSQL_RES *r = db_query(m, "SHOW GLOBAL VARIABLES LIKE 'rpl\\_semi\\_sync\\_%'", 0, err,
+                            sizeof err);
+    if (!r) return -1;
+    bool on = false, after_sync = false;
+    long long timeout = 0;
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(r))) {
+        if (!row[0] || !row[1]) continue;
+        const char *n = row[0];
+        /* the master's (source's) variables, not the replica's */
+        if (strncmp(n, "rpl_semi_sync_master_", 21) && strncmp(n, "rpl_semi_sync_source_", 21))
+            continue;
+        n += 21;
+        if (!strcmp(n, "enabled"))
+            on = on || !strcasecmp(row[1], "ON") || !strcmp(row[1], "1");
+        else if (!strcmp(n, "wait_point"))
+            after_sync = after_sync || !strcasecmp(row[1], "AFTER_SYNC");
+        else if (!strcmp(n, "timeout") && strtoll(row[1], NULL, 10) > timeout)
+            timeout = strtoll(row[1], NULL, 10);
+    }
+    mysql_free_result(r);
+    return on && after_sync ? timeout : 0;
+}
+
 int db_wait_binlogged_committed(MYSQL *m, int timeout_s, sbuf *owned, char *err, size_t errlen) {
     /* a GTID is owned from its assignment (before the transaction's binlog
      * write) until the commit adds it to gtid_executed ("uuid:gno#thread,

@@ -80,6 +80,13 @@ int db_snapshot_begin(MYSQL *m, char *file, size_t filelen, unsigned long long *
                       size_t errlen);
 void db_snapshot_end(MYSQL *m); /* COMMIT; a broken connection shows at the next query */
 struct sbuf;
+/* How long server m may hold a commit after writing it to the binlog,
+ * before its rows are visible: lossless semi-sync replication (wait point
+ * AFTER_SYNC, MariaDB's rpl_semi_sync_master_*, MySQL's
+ * rpl_semi_sync_source_* or _master_*) waits up to its timeout for a
+ * replica's acknowledgement there. Milliseconds, 0 none (off, AFTER_COMMIT,
+ * no such variables), -1 the query failed. */
+long long db_commit_hold_ms(MYSQL *m);
 /* MySQL, where db_snapshot_begin has no position to report: wait until every
  * transaction already in the binlog is committed, so that a snapshot taken
  * next sees them all. MySQL writes a transaction to the binlog (its end then

@@ -15,6 +15,7 @@
  * checkpoint moves past it only when the engine acknowledged them all
  * (src/deliver). Documents are built once per change set however many of
  * their rows changed. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -528,6 +529,7 @@ int pipeline_snapshot_at(struct pipeline *p, const struct changeset *cs, const c
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     memset(snap, 0, sizeof *snap);
+    bool asked = false;
     for (int tries = 0;; tries++) {
         char file[BL_FILE_MAX];
         unsigned long long pos = 0;
@@ -540,13 +542,28 @@ int pipeline_snapshot_at(struct pipeline *p, const struct changeset *cs, const c
         bool behind = have < want || (have == want && pos < at->pos);
         clock_gettime(CLOCK_MONOTONIC, &now);
         long long waited = (now.tv_sec - t0.tv_sec) * 1000LL + (now.tv_nsec - t0.tv_nsec) / 1000000;
+        /* lossless semi-sync holds a commit binlogged (and sent to readers
+         * of the binlog) until a replica acknowledges it, up to its timeout:
+         * then that long is waited for, asked once the wait runs out */
+        if (behind && wait_ms > 0 && waited >= wait_ms && !asked) {
+            asked = true;
+            long long hold = db_commit_hold_ms(p->src);
+            if (hold > 0 && hold + 1000 > wait_ms) {
+                log_info("read", "the source's snapshot is still behind %s:%llu after %lld ms: "
+                         "it holds commits up to %lld ms after their binlog write (semi-sync, "
+                         "wait point AFTER_SYNC), so the reads wait for up to that", at->file,
+                         (unsigned long long)at->pos, waited, hold);
+                wait_ms = (int)(hold + 1000 < INT_MAX ? hold + 1000 : INT_MAX);
+            }
+        }
         if (!behind || waited >= wait_ms) {
             if (!behind || !read_behind) pipeline_version_check(at->file, at->pos, file, pos);
             return behind ? 2 : 1;
         }
         db_snapshot_end(p->src);
-        /* a commit in progress: visible within microseconds, mostly */
-        struct timespec ts = {0, tries < 20 ? 100000 : 1000000};
+        /* a commit in progress: visible within microseconds, mostly; one
+         * held longer is asked about less often (each try is a snapshot) */
+        struct timespec ts = {0, tries < 20 ? 100000 : waited < 100 ? 1000000 : 20000000};
         nanosleep(&ts, NULL);
     }
 }
