@@ -7,7 +7,8 @@
 # binlog, then waits for a semi-sync replica's acknowledgement before the
 # engine commits it. With no replica to acknowledge, each commit is held
 # HOLD_MS (rpl_semi_sync_master_timeout, re-armed before each probe: a
-# timeout switches semi-sync off). It is a setting of the whole server, so
+# timeout switches semi-sync off), or HOLD_LONG_MS, beyond the 5 s a read
+# waits before it asks the server how long it holds commits. It is a setting of the whole server, so
 # the tests run it on a MariaDB of their own (lib.sh's extra_mariadb) and
 # point MYSQL_PORT (every helper, the oracle) there.
 #
@@ -15,15 +16,17 @@
 #   semi_sync_tables DB     oracle_lib.sh's items tables in DB (items with a
 #                           store object, nested parts, notes as child
 #                           documents), rows in each, and `fence`
-#   semi_sync ON|OFF        lossless semi-sync armed (HOLD_MS) or off
-#   semi_sync_probes DB [SEEN]   six probes in DB, each committed under the
-#                           hold: a nested row changed, moved, deleted, a
-#                           root row changed, a store its items embed
-#                           changed, a child document inserted. Asserted for
-#                           each: its commit was held; with SEEN (a command
-#                           given the table and a jq filter of the row, as
-#                           Maxwell writes it), that SEEN passed while the
-#                           commit was still held.
+#   semi_sync ON|OFF [HOLD] lossless semi-sync armed (HOLD, default
+#                           HOLD_MS) or off
+#   semi_sync_probes DB [SEEN [LONG]]  six probes in DB, each committed
+#                           alone under its hold (HOLD_LONG_MS from the
+#                           LONG-th, counted from 0): a nested row changed,
+#                           moved, deleted, a root row changed, a store its
+#                           items embed changed, a child document inserted.
+#                           Asserted for each: its commit was held; with
+#                           SEEN (a command given the table and a jq filter
+#                           of the row, as Maxwell writes it, "" for none),
+#                           that SEEN passed while it was still held.
 # shellcheck shell=bash
 
 semi_sync_tables() {
@@ -43,48 +46,55 @@ INSERT INTO notes SELECT seq, 1 + seq % 20, CONCAT('note ', seq) FROM nums WHERE
         fail "the tables"
 }
 
-semi_sync() {
+semi_sync() { # ON|OFF [HOLD]
     mysql_q "SET GLOBAL rpl_semi_sync_master_enabled = OFF;
              SET GLOBAL rpl_semi_sync_master_wait_point = 'AFTER_SYNC',
-                 GLOBAL rpl_semi_sync_master_timeout = $HOLD_MS,
+                 GLOBAL rpl_semi_sync_master_timeout = ${2:-$HOLD_MS},
                  GLOBAL rpl_semi_sync_master_wait_no_slave = ON,
                  GLOBAL rpl_semi_sync_master_enabled = $1" || fail "lossless semi-sync could not be set"
 }
 
-# _semi_sync_probe DB WHAT TABLE JQ SQL [SEEN]
-_semi_sync_probe() {
-    local t0 t1 pid seen=""
-    semi_sync ON
-    t0=$(date +%s%N)
-    mysql_q "$5" "$1" &
-    pid=$!
-    while [ -n "${6:-}" ] && kill -0 "$pid" 2>/dev/null; do
-        if "$6" "$3" "$4"; then
-            kill -0 "$pid" 2>/dev/null && seen=1
-            break
-        fi
-        sleep 0.05
-    done
-    wait "$pid" || fail "$2: the statement failed"
-    t1=$(date +%s%N)
-    assert_true "$2: its commit was held (took $(((t1 - t0) / 1000000)) ms of $HOLD_MS)" \
-        test $(((t1 - t0) / 1000000)) -ge $((HOLD_MS * 8 / 10))
-    [ -z "${6:-}" ] || assert_eq 1 "$seen" "$2: its change was read from the binlog while its commit was held"
-    log "$2: held $(((t1 - t0) / 1000000)) ms${6:+; read from the binlog before the commit returned}"
-}
+# the probes: what, the table, a jq filter of the row (as Maxwell writes it), the SQL
+_SEMI_SYNC_PROBES=(
+    "a nested row changed" item_parts 'select(.data.label == "held 1")'
+    "UPDATE item_parts SET label = 'held 1' WHERE id = 3"
+    "a nested row moved" item_parts 'select(.data.id == 5 and .data.item_id == 17)'
+    "UPDATE item_parts SET item_id = 17 WHERE id = 5"
+    "a nested row deleted" item_parts 'select(.type == "delete" and .data.id == 7)'
+    "DELETE FROM item_parts WHERE id = 7"
+    "a root row changed" items 'select(.data.name == "held 4")'
+    "UPDATE items SET name = 'held 4', price = 12345678.91 WHERE id = 9"
+    "a store its items embed changed" stores 'select(.data.city == "held 5")'
+    "UPDATE stores SET city = 'held 5' WHERE id = 2"
+    "a child document inserted" notes 'select(.data.id == 11)'
+    "INSERT INTO notes VALUES (11, 12, 'held 6')"
+)
 
+# each probe committed alone under its hold: HOLD_MS, from the LONG-th
+# (counted from 0) on HOLD_LONG_MS
 semi_sync_probes() {
-    _semi_sync_probe "$1" "a nested row changed" item_parts 'select(.data.label == "held 1")' \
-        "UPDATE item_parts SET label = 'held 1' WHERE id = 3" "${2:-}"
-    _semi_sync_probe "$1" "a nested row moved" item_parts 'select(.data.id == 5 and .data.item_id == 17)' \
-        "UPDATE item_parts SET item_id = 17 WHERE id = 5" "${2:-}"
-    _semi_sync_probe "$1" "a nested row deleted" item_parts 'select(.type == "delete" and .data.id == 7)' \
-        "DELETE FROM item_parts WHERE id = 7" "${2:-}"
-    _semi_sync_probe "$1" "a root row changed" items 'select(.data.name == "held 4")' \
-        "UPDATE items SET name = 'held 4', price = 12345678.91 WHERE id = 9" "${2:-}"
-    _semi_sync_probe "$1" "a store its items embed changed" stores 'select(.data.city == "held 5")' \
-        "UPDATE stores SET city = 'held 5' WHERE id = 2" "${2:-}"
-    _semi_sync_probe "$1" "a child document inserted" notes 'select(.data.id == 11)' \
-        "INSERT INTO notes VALUES (11, 12, 'held 6')" "${2:-}"
+    local i n=$((${#_SEMI_SYNC_PROBES[@]} / 4)) t0 t1 pid seen ms hold
+    for ((i = 0; i < n; i++)); do
+        local what="${_SEMI_SYNC_PROBES[i * 4]}"
+        hold=$HOLD_MS
+        [ "$i" -lt "${3:-$n}" ] || hold=$HOLD_LONG_MS
+        semi_sync ON "$hold"
+        t0=$(date +%s%N) seen=""
+        mysql_q "${_SEMI_SYNC_PROBES[i * 4 + 3]}" "$1" &
+        pid=$!
+        while [ -n "${2:-}" ] && kill -0 "$pid" 2>/dev/null; do
+            if "$2" "${_SEMI_SYNC_PROBES[i * 4 + 1]}" "${_SEMI_SYNC_PROBES[i * 4 + 2]}"; then
+                kill -0 "$pid" 2>/dev/null && seen=1
+                break
+            fi
+            sleep 0.05
+        done
+        wait "$pid" || fail "$what: the statement failed"
+        t1=$(date +%s%N)
+        ms=$(((t1 - t0) / 1000000))
+        assert_true "$what: its commit was held (took $ms ms of $hold)" test "$ms" -ge $((hold * 8 / 10))
+        [ -z "${2:-}" ] || assert_eq 1 "$seen" "$what: its change was read from the binlog while its commit was held"
+        log "$what: held $ms ms${2:+; read from the binlog before its commit returned}"
+    done
     semi_sync OFF
 }

@@ -4,10 +4,11 @@
 # for a replica's acknowledgement is built once it is visible, however long
 # the server holds it.
 #
-# A MariaDB of the test's own holds each probe's commit HOLD_MS, beyond the
-# 5 s a transaction's reads wait by default, between its binlog write (sent
-# to the daemon, a replica) and its rows becoming visible (semi_sync_lib.sh:
-# AFTER_SYNC, no replica to acknowledge). The daemon reads the server's
+# A MariaDB of the test's own holds each probe's commit between its binlog
+# write (sent to the daemon, a replica) and its rows becoming visible
+# (semi_sync_lib.sh: AFTER_SYNC, no replica to acknowledge): the first three
+# 3 s, the last three 6.5 s, beyond the 5 s a transaction's reads wait
+# before they ask the server how long it holds commits. The daemon reads the server's
 # items with a store object, nested parts and notes as child documents
 # (oracle_lib.sh's items mapping). After the six probes and a last plain
 # transaction: every document equals the SQL oracle, although no later
@@ -17,7 +18,7 @@
 . "$(dirname "$0")/oracle_lib.sh"
 . "$(dirname "$0")/semi_sync_lib.sh"
 require_bin
-HOLD_MS=6500
+HOLD_MS=3000 HOLD_LONG_MS=6500
 
 extra_mariadb src
 MYSQL_PORT=$(extra_port src) # every helper below (and the oracle) reads this server
@@ -53,11 +54,11 @@ daemon_wait_log "$ALIAS: version 1 live" 120
 oracle_check_items "$D" "$ALIAS" "the build"
 
 on_exit "mysql_q 'SET GLOBAL rpl_semi_sync_master_enabled = OFF' >/dev/null 2>&1"
-semi_sync_probes "$D"
+semi_sync_probes "$D" "" 3
 mysql_q "INSERT INTO fence VALUES (1, 'after the probes')" "$D" || fail "the last transaction"
 wait_checkpoint meta semi 60
 oracle_check_items "$D" "$ALIAS" "the probes"
 assert_true "the daemon waited for the held commits (semi-sync's timeout, over 5 s)" \
-    grep -q "holds commits up to $HOLD_MS ms after their binlog write" "$RUNLOG"
+    grep -q "holds commits up to $HOLD_LONG_MS ms after their binlog write" "$RUNLOG"
 assert_eq "" "$(grep -h ' ERROR \[' "$RUNLOG" | head -5 || true)" "no ERROR in the daemon's log"
 pass
