@@ -8,9 +8,10 @@
 # engine commits it. With no replica to acknowledge, each commit is held
 # HOLD_MS (rpl_semi_sync_master_timeout, re-armed before each probe: a
 # timeout switches semi-sync off), or HOLD_LONG_MS, beyond the 5 s a read
-# waits before it asks the server how long it holds commits. It is a setting of the whole server, so
-# the tests run it on a MariaDB of their own (lib.sh's extra_mariadb) and
-# point MYSQL_PORT (every helper, the oracle) there.
+# waits before it asks the server how long it holds commits. It is a
+# setting of the whole server, so the tests run it on a MariaDB of their
+# own (lib.sh's extra_mariadb) and point MYSQL_PORT (every helper, the
+# oracle) there.
 #
 # Sourced after lib.sh and oracle_lib.sh.
 #   semi_sync_tables DB     oracle_lib.sh's items tables in DB (items with a
@@ -73,7 +74,7 @@ _SEMI_SYNC_PROBES=(
 # each probe committed alone under its hold: HOLD_MS, from the LONG-th
 # (counted from 0) on HOLD_LONG_MS
 semi_sync_probes() {
-    local i n=$((${#_SEMI_SYNC_PROBES[@]} / 4)) t0 t1 pid seen ms hold
+    local i n=$((${#_SEMI_SYNC_PROBES[@]} / 4)) t0 t1 pid seen seen_ms ms hold
     for ((i = 0; i < n; i++)); do
         local what="${_SEMI_SYNC_PROBES[i * 4]}"
         hold=$HOLD_MS
@@ -84,7 +85,7 @@ semi_sync_probes() {
         pid=$!
         while [ -n "${2:-}" ] && kill -0 "$pid" 2>/dev/null; do
             if "$2" "${_SEMI_SYNC_PROBES[i * 4 + 1]}" "${_SEMI_SYNC_PROBES[i * 4 + 2]}"; then
-                kill -0 "$pid" 2>/dev/null && seen=1
+                kill -0 "$pid" 2>/dev/null && seen=1 seen_ms=$((($(date +%s%N) - t0) / 1000000))
                 break
             fi
             sleep 0.05
@@ -94,7 +95,7 @@ semi_sync_probes() {
         ms=$(((t1 - t0) / 1000000))
         assert_true "$what: its commit was held (took $ms ms of $hold)" test "$ms" -ge $((hold * 8 / 10))
         [ -z "${2:-}" ] || assert_eq 1 "$seen" "$what: its change was read from the binlog while its commit was held"
-        log "$what: held $ms ms${2:+; read from the binlog before its commit returned}"
+        log "$what: held $ms ms${2:+; read from the binlog after $seen_ms ms}"
     done
     semi_sync OFF
 }
