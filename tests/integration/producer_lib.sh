@@ -214,3 +214,33 @@ maxwell_caught_up() {
     done
     log "$1: caught up (sentinel sent after $((t1 - t0)) s, offsets saved after $(($(date +%s) - t1)) s)"
 }
+
+# maxwell_ini FILE GROUP — the daemon's configuration of a test of the real
+# Maxwell: a Kafka source over its topics (PRE.*, consumer group GROUP),
+# column types and re-reads from the test's server, the metadata (META)
+# there too, delivery flushing and saving offsets within 100 ms
+maxwell_ini() {
+    cat >"$1" <<INI
+[source]
+kind = kafka
+name = maxwell
+host = $MYSQL_HOST
+port = $MYSQL_PORT
+user = root
+start = beginning
+[kafka]
+brokers = $KAFKA_BOOTSTRAP
+topic_regex = $PRE\\..*
+group = $2
+[metadata]
+host = $MYSQL_HOST
+port = $MYSQL_PORT
+database = $META
+[search]
+urls = $SEARCH_URL
+[delivery]
+flush_interval_ms = 50
+checkpoint_interval_ms = 100
+idle_checkpoint_interval_ms = 500
+INI
+}

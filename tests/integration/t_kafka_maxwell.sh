@@ -94,29 +94,7 @@ ALIAS_RQ=$(unique_name mxrq)
 ALIAS_RI=$(unique_name mxri)
 on_exit "meta_q 'DROP DATABASE IF EXISTS \`$META\`' >/dev/null 2>&1"
 on_exit "curl -s -m 30 -XDELETE '$SEARCH_URL/${ALIAS_RQ}_v1,${ALIAS_RI}_v1' >/dev/null 2>&1"
-cat >"$TEST_TMP/c.ini" <<INI
-[source]
-kind = kafka
-name = maxwell
-host = $MYSQL_HOST
-port = $MYSQL_PORT
-user = root
-start = beginning
-[kafka]
-brokers = $KAFKA_BOOTSTRAP
-topic_regex = $PRE\\..*
-group = ss-mx-$$
-[metadata]
-host = $MYSQL_HOST
-port = $MYSQL_PORT
-database = $META
-[search]
-urls = $SEARCH_URL
-[delivery]
-flush_interval_ms = 50
-checkpoint_interval_ms = 100
-idle_checkpoint_interval_ms = 500
-INI
+maxwell_ini "$TEST_TMP/c.ini" "ss-mx-$$"
 # (the column the test adds at the end, extra, is in neither index)
 # what Maxwell 1.17.0 loses: TIME (wrapped at 24 h, no fraction) and the
 # fractions of DATETIME/TIMESTAMP (docs/kafka.md): not in the row-image index

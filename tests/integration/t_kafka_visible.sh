@@ -63,29 +63,7 @@ on_exit "SEARCHSYNC_MAXWELL_DIR='$MXDIR' bash '$HARNESS/maxwell.sh' stop >/dev/n
 # ---------------------------------------------------------------- the daemon
 ALIAS=$(unique_name vis)
 on_exit "curl -s -m 30 -XDELETE '$SEARCH_URL/${ALIAS}_v1' >/dev/null 2>&1"
-cat >"$TEST_TMP/c.ini" <<INI
-[source]
-kind = kafka
-name = maxwell
-host = $MYSQL_HOST
-port = $MYSQL_PORT
-user = root
-start = beginning
-[kafka]
-brokers = $KAFKA_BOOTSTRAP
-topic_regex = $PRE\\..*
-group = ss-vis-$$
-[metadata]
-host = $MYSQL_HOST
-port = $MYSQL_PORT
-database = $META
-[search]
-urls = $SEARCH_URL
-[delivery]
-flush_interval_ms = 50
-checkpoint_interval_ms = 100
-idle_checkpoint_interval_ms = 500
-INI
+maxwell_ini "$TEST_TMP/c.ini" "ss-vis-$$"
 oracle_items_mapping "$D" "$ALIAS" >"$TEST_TMP/mapping.json"
 "$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/c.ini" "$TEST_TMP/mapping.json" --yes \
     >"$TEST_TMP/import.out" 2>&1 || fail "import: $(cat "$TEST_TMP/import.out")"
