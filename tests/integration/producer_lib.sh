@@ -244,3 +244,20 @@ checkpoint_interval_ms = 100
 idle_checkpoint_interval_ms = 500
 INI
 }
+
+# maxwell_servers — the harness's Kafka (3 partitions a topic) started for
+# the test (KAFKA_BOOTSTRAP set, stopped at its end) and Maxwell's jars
+# resolved (the test skips when Maven Central cannot be reached)
+maxwell_servers() {
+    local kdir="$TEST_TMP/kafka" frc=0
+    KAFKA_PARTITIONS=3 SEARCHSYNC_KAFKA_DIR="$kdir" bash "$HARNESS/kafka.sh" start >"$TEST_TMP/kafka-start.log" 2>&1 ||
+        { cat "$TEST_TMP/kafka-start.log"; fail "the harness's Kafka did not start"; }
+    on_exit "SEARCHSYNC_KAFKA_DIR='$kdir' bash '$HARNESS/kafka.sh' stop >/dev/null 2>&1"
+    . "$kdir/kafka.env"
+    bash "$HARNESS/maxwell.sh" fetch >"$TEST_TMP/maxwell-fetch.log" 2>&1 || frc=$?
+    if [ "$frc" != 0 ]; then
+        cat "$TEST_TMP/maxwell-fetch.log"
+        [ "$frc" = 3 ] && skip "Maven Central is not reachable: Maxwell cannot be had"
+        fail "resolving Maxwell from Maven Central"
+    fi
+}

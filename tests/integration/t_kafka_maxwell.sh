@@ -52,20 +52,8 @@ kafka_live maxwell 1.17.0 "$SEED" "producer=kafka" "output_binlog_position=true"
     "kafka_topic with %{database}/%{table}, ddl_kafka_topic" "kafka_key_format" "bootstrapper=async / sync" "filter"
 
 # ---------------------------------------------------------------- servers
-kdir="$TEST_TMP/kafka"
-KAFKA_PARTITIONS=3 SEARCHSYNC_KAFKA_DIR="$kdir" bash "$HARNESS/kafka.sh" start >"$TEST_TMP/kafka-start.log" 2>&1 ||
-    { cat "$TEST_TMP/kafka-start.log"; fail "the harness's Kafka did not start"; }
-on_exit "SEARCHSYNC_KAFKA_DIR='$kdir' bash '$HARNESS/kafka.sh' stop >/dev/null 2>&1"
-. "$kdir/kafka.env"
+maxwell_servers
 meta_q() { mysql_q "$1"; }
-
-frc=0
-bash "$HARNESS/maxwell.sh" fetch >"$TEST_TMP/maxwell-fetch.log" 2>&1 || frc=$?
-if [ "$frc" != 0 ]; then
-    cat "$TEST_TMP/maxwell-fetch.log"
-    [ "$frc" = 3 ] && skip "Maven Central is not reachable: Maxwell cannot be had"
-    fail "resolving Maxwell from Maven Central"
-fi
 
 # Maxwell's user and its own database (positions, schemas, bootstrap requests)
 MXU="mx_$$" MXS="mxs_$$"

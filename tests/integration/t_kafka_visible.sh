@@ -30,19 +30,8 @@ HOLD_MS=3000 HOLD_LONG_MS=10000
 # ---------------------------------------------------------------- servers
 extra_mariadb src
 MYSQL_PORT=$(extra_port src) # every helper below (and the oracle) reads this server
-kdir="$TEST_TMP/kafka"
-KAFKA_PARTITIONS=3 SEARCHSYNC_KAFKA_DIR="$kdir" bash "$HARNESS/kafka.sh" start >"$TEST_TMP/kafka-start.log" 2>&1 ||
-    { cat "$TEST_TMP/kafka-start.log"; fail "the harness's Kafka did not start"; }
-on_exit "SEARCHSYNC_KAFKA_DIR='$kdir' bash '$HARNESS/kafka.sh' stop >/dev/null 2>&1"
-. "$kdir/kafka.env"
+maxwell_servers
 meta_q() { mysql_q "$1"; }
-frc=0
-bash "$HARNESS/maxwell.sh" fetch >"$TEST_TMP/maxwell-fetch.log" 2>&1 || frc=$?
-if [ "$frc" != 0 ]; then
-    cat "$TEST_TMP/maxwell-fetch.log"
-    [ "$frc" = 3 ] && skip "Maven Central is not reachable: Maxwell cannot be had"
-    fail "resolving Maxwell from Maven Central"
-fi
 
 D=vis META=meta
 mysql_q "CREATE DATABASE $D; CREATE DATABASE mxs;
