@@ -54,6 +54,10 @@ contains "suite under CI=true: counted failed" "0 passed, 1 failed" "$tmp/ci"
 run_suite "" "$tmp/noci"; check "suite without CI: a skip passes the run" 0 $?
 contains "suite without CI: reported as a skip" "SKIP t_needs_a_tool" "$tmp/noci"
 contains "suite without CI: counted" "1 skipped" "$tmp/noci"
+# the same in more lanes than tests: a lane with no test is no failure
+SUITE_LANES=3 run_suite "" "$tmp/lanes"; check "suite in 3 lanes, 1 test: a skip passes the run" 0 $?
+contains "suite in 3 lanes, 1 test: reported as a skip" "SKIP t_needs_a_tool" "$tmp/lanes"
+contains "suite in 3 lanes, 1 test: counted" "0 passed, 0 failed" "$tmp/lanes"
 
 # ---- make check's log compiler: exit 77 is a failure only under CI=true
 CI=true sh "$src/tests/no_skip_in_ci.sh" sh -c 'exit 77' >"$tmp/out" 2>&1
