@@ -108,6 +108,8 @@ struct refresh_state {
     int64_t probe_sent_ns; /* a probe is in flight since, 0 = none */
     int64_t probe_aim_ns;  /* the refresh start it aims at (0: unknown) */
     int64_t probe_not_before_ns; /* after a failed probe */
+    int64_t retake_not_before_ns; /* the next probe that measures a refresh's time again
+                                   * while that time alone keeps pairing off */
     /* every other refresh (refresh_pairing_ms) */
     bool pairs;          /* a stream that may pair sent to it */
     int pair_ms;         /* the largest refresh_pairing_ms of those streams */

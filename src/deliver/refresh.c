@@ -119,6 +119,27 @@ static bool probed(const struct refresh_state *r) {
     return r->live || (pairs_now(r) && 2 * r->rtt_ns <= r->period_ns / 3);
 }
 
+/* Pairing kept off by a refresh's time alone (over half the interval, or
+ * making twice the cycle longer than refresh_pairing_ms) for a slow stream
+ * under an interval that pairs. Only a refresh seen against its predicted
+ * start measures that time, and with pairing off nothing is probed or aimed
+ * at a refresh: a few slow refreshes (the first ones after the interval
+ * was shortened take in what the longer one left) kept a stream out of
+ * pairing for good. So a probe measures it again once every RETAKE_PERIODS
+ * periods, and while it keeps pairing off a measure weighs half. */
+#define RETAKE_PERIODS 4
+
+static bool took_blocks(const struct refresh_state *r) {
+    return r->pairs && r->period_ns > 0 && r->took_ns > 0 &&
+           2 * r->period_ns <= (int64_t)r->pair_ms * NS_PER_MS &&
+           (r->took_ns > r->period_ns / 2 || !pairing_fits(r)) && r->cycle_changes >= 0 &&
+           r->cycle_changes < r->pair_changes && 2 * r->rtt_ns <= r->period_ns / 3;
+}
+
+static bool retake_due(const struct refresh_state *r, int64_t now) {
+    return took_blocks(r) && now >= r->retake_not_before_ns;
+}
+
 static bool phase_known(const struct refresh_state *r, int64_t now) {
     return r->end_ns > 0 &&
            now - r->end_ns <= REFRESH_STALE_PERIODS * (r->period_ns + r->took_ns);
@@ -438,7 +459,8 @@ struct fuse *refresh_probe_due(struct deliver_hub *d, int64_t now, int64_t *wake
     if (probing >= d->o.helpers - 1) return NULL;
     for (struct fuse *f = d->fuses; f; f = f->next) {
         struct refresh_state *r = &f->rf;
-        if (!probed(r) || r->probe_sent_ns || !policy_on(d, f) || now < r->probe_not_before_ns)
+        if (!(probed(r) || retake_due(r, now)) || r->probe_sent_ns || !policy_on(d, f) ||
+            now < r->probe_not_before_ns)
             continue;
         /* pairing: the held requests are answered after their refresh */
         if (d->tr.bulk_wait && pairs_now(r) && phase_known(r, now)) continue;
@@ -480,7 +502,11 @@ void refresh_probed(struct fuse *f, bool ok, int64_t now) {
         r->probe_not_before_ns = now + (again > NS_PER_MS * 1000 ? again : NS_PER_MS * 1000);
         return;
     }
+    bool retake = took_blocks(r);
     refresh_seen(f, aim, now);
+    /* the phase alone learnt (no start aimed at): the measure is next */
+    if (retake && aim && took_blocks(r))
+        r->retake_not_before_ns = now + RETAKE_PERIODS * r->period_ns;
     pair_watch(f, now);
 }
 
@@ -504,7 +530,9 @@ static void refresh_seen(struct fuse *f, int64_t aim, int64_t now) {
             r->near_ns *= 2;
             if (r->near_ns > r->period_ns / 4) r->near_ns = r->period_ns / 4;
         } else {
-            r->took_ns = r->took_ns ? (7 * r->took_ns + late) / 8 : late;
+            r->took_ns = !r->took_ns       ? late
+                         : took_blocks(r) ? (r->took_ns + late) / 2
+                                          : (7 * r->took_ns + late) / 8;
             r->near_ns -= r->near_ns / 4;
             if (r->near_ns < NEAR_MIN_NS) r->near_ns = NEAR_MIN_NS;
         }
