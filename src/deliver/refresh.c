@@ -106,9 +106,14 @@ static bool pairing_fits(const struct refresh_state *r) {
            2 * (r->period_ns + r->took_ns) <= (int64_t)r->pair_ms * NS_PER_MS;
 }
 
-/* ... for a slow stream: fewer than refresh_pairing_changes a cycle */
+/* a slow stream: fewer than refresh_pairing_changes a cycle, as measured */
+static bool slow_stream(const struct refresh_state *r) {
+    return r->cycle_changes >= 0 && r->cycle_changes < r->pair_changes;
+}
+
+/* ... pairing now */
 static bool pairs_now(const struct refresh_state *r) {
-    return pairing_fits(r) && r->cycle_changes >= 0 && r->cycle_changes < r->pair_changes;
+    return pairing_fits(r) && slow_stream(r);
 }
 
 /* the target is worth probing: a stream holds to its refreshes, or pairs
@@ -132,8 +137,8 @@ static bool probed(const struct refresh_state *r) {
 static bool took_blocks(const struct refresh_state *r) {
     return r->pairs && r->period_ns > 0 && r->took_ns > 0 &&
            2 * r->period_ns <= (int64_t)r->pair_ms * NS_PER_MS &&
-           (r->took_ns > r->period_ns / 2 || !pairing_fits(r)) && r->cycle_changes >= 0 &&
-           r->cycle_changes < r->pair_changes && 2 * r->rtt_ns <= r->period_ns / 3;
+           (r->took_ns > r->period_ns / 2 || !pairing_fits(r)) && slow_stream(r) &&
+           2 * r->rtt_ns <= r->period_ns / 3;
 }
 
 static bool retake_due(const struct refresh_state *r, int64_t now) {
@@ -504,7 +509,8 @@ void refresh_probed(struct fuse *f, bool ok, int64_t now) {
     }
     bool retake = took_blocks(r);
     refresh_seen(f, aim, now);
-    /* the phase alone learnt (no start aimed at): the measure is next */
+    /* a measure (aimed at a start) that still keeps pairing off: the next
+     * in RETAKE_PERIODS; the phase alone learnt (no aim): the measure next */
     if (retake && aim && took_blocks(r))
         r->retake_not_before_ns = now + RETAKE_PERIODS * r->period_ns;
     pair_watch(f, now);
@@ -592,6 +598,7 @@ void refresh_read_done(struct fuse *f, long ms, int64_t now) {
         r->cycle_changes = -1;
         r->nskips = 0;
         r->near_ns = NEAR_MIN_NS;
+        r->retake_not_before_ns = 0;
         r->pair_said = PAIR_UNSAID;
         r->pair_said_ns = 0;
     }
