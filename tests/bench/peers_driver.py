@@ -70,6 +70,15 @@ def merge_ini(*texts):
     return ''.join('[%s]\n%s' % (sec, ''.join('%s = %s\n' % kv for kv in kvs.items())) for sec, kvs in secs.items())
 
 
+def box_idle():
+    """Seconds of CPU the whole box has left idle (idle + iowait, summed over
+    its cores) since boot: the difference over a phase is the room its
+    processes left on the cores."""
+    with open('/proc/stat') as f:
+        v = f.readline().split()
+    return (int(v[4]) + int(v[5])) / TCK
+
+
 def tool_cpu(pid):
     """utime+stime+cutime+cstime seconds of one process (its threads, and its
     children once waited for)."""
@@ -388,6 +397,7 @@ class Run:
         sys.stdout.flush()
         e0, self.m0 = self.engine_cpu(), b.mysql_cpu()
         self.w0 = write_tasks(self.e)
+        self.i0, self.j0 = box_idle(), jit_cpu(b.engine_pgid[self.t.url])
         t0 = now()
         self.t.start(self.kind, self.index, run_id)
         try:
@@ -409,7 +419,10 @@ class Run:
         if t1 is None:
             return
         self.res['flat_load_cpu'] = dict(tool=self.t.cpu(), mariadb=b.mysql_cpu() - self.m0,
-                                         engine=self.engine_cpu() - e0)
+                                         engine=self.engine_cpu() - e0, idle=box_idle() - self.i0,
+                                         jit=jit_cpu(b.engine_pgid[self.t.url]) - self.j0)
+        print('  (the box left %.2f core-seconds idle over its %.2f s; the engine\'s JIT compiler used %.2f s)'
+              % (self.res['flat_load_cpu']['idle'], t1 - t0, self.res['flat_load_cpu']['jit']))
         if getattr(self.t, 'meta', None):
             self.res.update(build_row(b.m, self.t.meta, n, t1 - t0))
         self.res['flat_load_work'] = index_work(self.t.url, self.index)
@@ -892,9 +905,11 @@ def raw_round(b, url, rnd):
         par, size = tu.get('flat_exact', tu.get('flat', (8, 1000)))
         wait_quiet(lambda: engine_cpu(b.engine_pgid[url]))
         e0, st, w0 = engine_cpu(b.engine_pgid[url]), {}, write_tasks(Engine(url))
+        i0, j0 = box_idle(), jit_cpu(b.engine_pgid[url])
         out['flat_exact'] = raw_bulk.load(url, 'pf_raw_exact', ex[0], par, size,
                                           raw_bulk.index_body(ex[1]), st, flush=True)
-        out['flat_exact_cpu'] = dict(engine=engine_cpu(b.engine_pgid[url]) - e0, sender=st.get('sender_cpu'))
+        out['flat_exact_cpu'] = dict(engine=engine_cpu(b.engine_pgid[url]) - e0, sender=st.get('sender_cpu'),
+                                     idle=box_idle() - i0, jit=jit_cpu(b.engine_pgid[url]) - j0)
         out['flat_exact_work'] = index_work(url, 'pf_raw_exact')
         w1 = write_tasks(Engine(url))
         if w1 is not None and w0 is not None:
@@ -904,10 +919,13 @@ def raw_round(b, url, rnd):
         print('  (engine CPU until quiet: %.1f s)' % out['flat_exact_cpu']['engine_quiet'])
         print('  (the engine\'s work on the raw load of the same documents: %s)' % out['flat_exact_work'])
         print('raw _bulk on %s, round %d: searchsync\'s exact documents (%d x %d) %s docs/s (its _refresh %.2f s, '
-              '_flush %.2f s), engine CPU %.1f s, curl %.2f s; plain documents %s docs/s, engine CPU %s s'
+              '_flush %.2f s), engine CPU %.1f s (JIT %.2f s), curl %.2f s, the box idle %.2f core-s over %.2f s; '
+              'plain documents %s docs/s, engine CPU %s s'
               % (b.engine_name[url], rnd, par, size, '%.0f' % out['flat_exact'] if out['flat_exact'] else 'NOT DONE',
                  st.get('refresh_secs') or 0, st.get('flush_secs') or 0,
-                 out['flat_exact_cpu']['engine'], st.get('sender_cpu') or 0,
+                 out['flat_exact_cpu']['engine'], out['flat_exact_cpu']['jit'], st.get('sender_cpu') or 0,
+                 out['flat_exact_cpu']['idle'],
+                 st.get('secs') or 0,
                  '%.0f' % out['flat'] if out.get('flat') else '-',
                  '%.1f' % out['flat_cpu']['engine'] if out.get('flat_cpu') else '-'))
         raw_bulk.delete(url, 'pf_raw_exact')
@@ -1124,14 +1142,14 @@ def report_load(b, pairs, results):
     per = lambda v: None if v is None else 1e5 * v / b.flat_rows  # noqa: E731
     out = ['| tool (engine) | flat load docs/s | % of the raw of the same documents | % of the plain raw | '
            'build alone (queued to switched) docs/s, % of the same raw | wall / build s | '
-           'CPU s per 100k docs: tool / MariaDB / engine |', '|---|---|---|---|---|---|---|']
+           'CPU s per 100k docs: tool / MariaDB / engine (the box idle) |', '|---|---|---|---|---|---|---|']
     for url, Peer in pairs:
         raws = results[('raw _bulk', url)]
         for name in b.ss_names + ((Peer.name,) if Peer else ()):
             prs = list(zip(results.get((name, url), []), raws))
             prs = [(r, w) for r, w in prs if r.get('flat_load')]
             cpu = lambda k: median([per(r.get('flat_load_cpu', {}).get(k)) for r, _ in prs])  # noqa: E731
-            out.append('| %s (%s) | %s | %s | %s | %s, %s | %s / %s | %s / %s / %s |' % (
+            out.append('| %s (%s) | %s | %s | %s | %s, %s | %s / %s | %s / %s / %s (%s) |' % (
                 name, b.engine_name[url], rng([r['flat_load'] for r, _ in prs]),
                 rng([pct_of(r['flat_load'], w.get('flat_exact')) for r, w in prs], '%.1f%%'),
                 rng([pct_of(r['flat_load'], w.get('flat')) for r, w in prs], '%.1f%%'),
@@ -1139,13 +1157,16 @@ def report_load(b, pairs, results):
                 rng([pct_of(r.get('build_rate'), w.get('flat_exact')) for r, w in prs], '%.1f%%'),
                 fmt(median([r.get('wall_s') for r, _ in prs]), '%.2f'),
                 fmt(median([r.get('build_s') for r, _ in prs]), '%.2f'),
-                fmt(cpu('tool'), '%.2f'), fmt(cpu('mariadb'), '%.2f'), fmt(cpu('engine'), '%.2f')))
+                fmt(cpu('tool'), '%.2f'), fmt(cpu('mariadb'), '%.2f'), fmt(cpu('engine'), '%.2f'),
+                fmt(cpu('idle'), '%.2f')))
         tu = b.tuned[url]
         ex = tu.get('flat_exact', tu['flat'])
         out.append('| raw _bulk (%s), searchsync\'s exact documents and mapping, %d x %d | %s | 100%% | | | | '
-                   '– / – / %s |' % (b.engine_name[url], ex[0], ex[1], rng([w.get('flat_exact') for w in raws]),
-                                     fmt(median([per(w.get('flat_exact_cpu', {}).get('engine')) for w in raws]),
-                                         '%.2f')))
+                   '– / – / %s (%s) |' % (b.engine_name[url], ex[0], ex[1], rng([w.get('flat_exact') for w in raws]),
+                                          fmt(median([per(w.get('flat_exact_cpu', {}).get('engine')) for w in raws]),
+                                              '%.2f'),
+                                          fmt(median([per(w.get('flat_exact_cpu', {}).get('idle')) for w in raws]),
+                                              '%.2f')))
         out.append('| raw _bulk (%s), plain documents, dynamic mapping, %d x %d | %s | | 100%% | | | – / – / %s |'
                    % (b.engine_name[url], tu['flat'][0], tu['flat'][1], rng([w.get('flat') for w in raws]),
                       fmt(median([per(w.get('flat_cpu', {}).get('engine')) for w in raws]), '%.2f')))
