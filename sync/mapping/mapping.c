@@ -82,6 +82,8 @@ void mp_index_free(struct mp_index *ix) {
     free(ix->unit);
     free(ix->pattern_db);
     free(ix->pattern_table);
+    for (size_t i = 0; i < 2 * ix->npatterns; i++) free(ix->patterns[i]);
+    free(ix->patterns);
     free(ix->id_pre);
     free(ix->id_post);
     for (size_t j = 0; j < ix->ntables; j++) table_free(&ix->tables[j]);
@@ -175,6 +177,9 @@ void mp_index_copy(struct mp_index *o, const struct mp_index *ix) {
     o->unit = dup0(ix->unit);
     o->pattern_db = dup0(ix->pattern_db);
     o->pattern_table = dup0(ix->pattern_table);
+    o->patterns = ix->npatterns ? xcalloc(2 * ix->npatterns, sizeof *o->patterns) : NULL;
+    for (size_t i = 0; i < 2 * ix->npatterns; i++) o->patterns[i] = xstrdup(ix->patterns[i]);
+    o->npatterns = ix->npatterns;
     o->id_pre = dup0(ix->id_pre);
     o->id_post = dup0(ix->id_post);
     o->tables = xcalloc(ix->ntables ? ix->ntables : 1, sizeof *o->tables);

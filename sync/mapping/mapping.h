@@ -135,6 +135,9 @@ struct mp_index {
     /* a unit: this config for one shard (mapping_expand), its names concrete */
     char *unit;        /* the shard's root table "db.table" (NULL: not a unit) */
     char *pattern_db, *pattern_table; /* the root's pattern, to match new shards */
+    char **patterns;   /* the other tables' and relations' patterns: db, table pairs
+                        * (2 * npatterns), to match their new tables */
+    size_t npatterns;
     char *id_pre, *id_post; /* its documents' ids: id_pre + key + id_post (NULL: the key) */
     bool deferred;   /* not stopped, and the source does not fit it now, but whether it
                       * still fits is decided at the schema change the reader has yet to

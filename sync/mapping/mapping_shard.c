@@ -397,6 +397,84 @@ static bool in_source(const struct mp_source_table *t, size_t n, const char *db,
     return false;
 }
 
+/* the patterns of a config's tables below the root and of its relations,
+ * kept on each unit: a shard whose tables are created one by one is left
+ * out until its last exists, and that table's CREATE must be recognised */
+
+/* part with the uses of placeholders ({n}) that *defined does not hold yet
+ * written as the root's definitions ({n:regex}), so the part matches on its
+ * own; NULL when a use has no definition in the root's pattern */
+static char *as_defining(const char *part, const char *pdb, const char *ptb, sbuf *defined) {
+    struct piece v[16], r[32];
+    char why[256];
+    int n = pieces_of(part, v, 16, why, sizeof why);
+    int nr = pieces_of(pdb, r, 16, why, sizeof why);
+    int nt = nr < 0 ? -1 : pieces_of(ptb, r + nr, 16, why, sizeof why);
+    if (n < 0 || nt < 0) return NULL;
+    nr += nt;
+    sbuf out = SBUF_INIT;
+    sbuf_adds(&out, "");
+    for (int i = 0; i < n; i++) {
+        if (!v[i].ph) {
+            sbuf_add(&out, v[i].lit, v[i].litlen);
+            continue;
+        }
+        sbuf key = SBUF_INIT;
+        sbuf_printf(&key, "\n%s\n", v[i].name);
+        bool have = defined->len && strstr(defined->data, key.data);
+        sbuf_free(&key);
+        const struct piece *d = NULL;
+        for (int j = 0; j < nr && !d && !have; j++)
+            if (r[j].ph && r[j].re && !strcmp(r[j].name, v[i].name)) d = &r[j];
+        if (have) {
+            sbuf_printf(&out, "{%s}", v[i].name);
+        } else if (d) {
+            sbuf_printf(&out, "{%s:%.*s}", v[i].name, (int)d->relen, d->re);
+            sbuf_printf(defined, "%s%s\n", defined->len ? "" : "\n", v[i].name);
+        } else {
+            sbuf_free(&out);
+            return NULL;
+        }
+    }
+    return sbuf_detach(&out);
+}
+
+static void add_pattern(struct mp_index *u, const struct mp_index *ix, const char *db,
+                        const char *table) {
+    if (!db || !table || (!mp_is_pattern(db) && !mp_is_pattern(table))) return;
+    sbuf defined = SBUF_INIT;
+    char *d = as_defining(db, ix->tables[0].db, ix->tables[0].table, &defined);
+    char *t = d ? as_defining(table, ix->tables[0].db, ix->tables[0].table, &defined) : NULL;
+    sbuf_free(&defined);
+    bool dup = false;
+    for (size_t i = 0; t && i < u->npatterns && !dup; i++)
+        dup = !strcmp(u->patterns[2 * i], d) && !strcmp(u->patterns[2 * i + 1], t);
+    if (!t || dup) {
+        free(d);
+        free(t);
+        return;
+    }
+    u->patterns = xrealloc(u->patterns, 2 * (u->npatterns + 1) * sizeof *u->patterns);
+    u->patterns[2 * u->npatterns] = d;
+    u->patterns[2 * u->npatterns + 1] = t;
+    u->npatterns++;
+}
+
+static void add_rel_patterns(struct mp_index *u, const struct mp_index *ix,
+                             const struct mp_relation *r, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        add_pattern(u, ix, r[i].db, r[i].table);
+        add_rel_patterns(u, ix, r[i].relations, r[i].nrelations);
+    }
+}
+
+static void keep_patterns(struct mp_index *u, const struct mp_index *ix) {
+    for (size_t t = 0; t < ix->ntables; t++) {
+        if (t > 0) add_pattern(u, ix, ix->tables[t].db, ix->tables[t].table);
+        add_rel_patterns(u, ix, ix->tables[t].relations, ix->tables[t].nrelations);
+    }
+}
+
 /* every db/table of the unit with the shard's values put in; false (and
  * why) when one is not in the source */
 struct subst_ctx {
@@ -494,6 +572,7 @@ void mapping_expand_with(struct mapping *m, const struct mp_source_table *tables
             mp_index_copy(&u, ix);
             u.pattern_db = xstrdup(pdb);
             u.pattern_table = xstrdup(ptb);
+            keep_patterns(&u, ix);
             struct subst_ctx c = {sh[s].binds, sh[s].nbinds, tables, ntables, "", true};
             for (size_t t = 0; t < u.ntables; t++) {
                 struct mp_table *tb = &u.tables[t];
@@ -542,6 +621,20 @@ bool mp_index_matches_shard(const struct mp_index *ix, const char *db, const cha
     for (size_t k = 0; k < nb; k++) free(b[k]);
     free(b);
     return ok;
+}
+
+bool mp_index_matches_shard_table(const struct mp_index *ix, const char *db, const char *table) {
+    if (mp_index_matches_shard(ix, db, table)) return true;
+    for (size_t i = 0; i < ix->npatterns; i++) {
+        char **b = NULL;
+        size_t nb = 0;
+        bool ok = mp_pattern_match(ix->patterns[2 * i], db, &b, &nb) &&
+                  mp_pattern_match(ix->patterns[2 * i + 1], table, &b, &nb);
+        for (size_t k = 0; k < nb; k++) free(b[k]);
+        free(b);
+        if (ok) return true;
+    }
+    return false;
 }
 
 int mapping_expand(struct st_mysql *src, struct mapping *m, char *const *keep, size_t nkeep,

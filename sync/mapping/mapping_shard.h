@@ -111,6 +111,9 @@ int mapping_expand(struct st_mysql *src, struct mapping *m, char *const *keep, s
 /* Is db.table a shard the root pattern of index config ix (a unit, or the
  * config itself) would match? */
 bool mp_index_matches_shard(const struct mp_index *ix, const char *db, const char *table);
+/* ... or one of its other tables or relations would (a unit keeps their
+ * patterns): a table that may complete a shard left out until it exists. */
+bool mp_index_matches_shard_table(const struct mp_index *ix, const char *db, const char *table);
 
 /* Are the ids of ix's documents made by a template (a unit's, an index
  * config's of several sources), not the plain key? */

@@ -149,12 +149,14 @@ static bool shard_root(const struct mapping *m, const char *db, const char *tabl
     return false;
 }
 
-/* Does the statement create (or rename into place) a table the root
- * pattern of ix would take as a new shard (mapping_shard.h)? */
+/* Does the statement create (or rename into place) a table a pattern of ix
+ * would take into a new shard (mapping_shard.h)? Its root table, or another
+ * of its tables: a shard whose tables are created one by one is left out
+ * until the last of them exists, whichever that is. */
 static bool ddl_adds_shard(const struct ddl_stmt *st, const struct mp_index *ix) {
     for (size_t i = 0; i < st->n; i++)
         if ((st->t[i].effect == DDL_CREATED || st->t[i].effect == DDL_RENAMED_TO) &&
-            mp_index_matches_shard(ix, st->t[i].db, st->t[i].table))
+            mp_index_matches_shard_table(ix, st->t[i].db, st->t[i].table))
             return true;
     return false;
 }

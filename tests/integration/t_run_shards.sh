@@ -164,9 +164,16 @@ assert_eq "$((16 * ROWS))" "$(search_count "$alias")" "one document per order of
 writer_for 15
 check_oracle "after the writer on random shards ($(cat "$TEST_TMP/writes") transactions)"
 
-# ---- a new shard at run time: no reindex
-mysql_q "CREATE TABLE orders_09 (id INT PRIMARY KEY, brand_id INT, total DECIMAL(10,2), note VARCHAR(40));
-  CREATE TABLE order_items_09 (id INT PRIMARY KEY, order_id INT, qty INT, KEY (order_id))" "${dbs[0]}"
+# ---- a new shard at run time: no reindex. Its orders table first, read and
+# judged by the daemon (the shard left out: its items table is missing),
+# then the items table, whose CREATE completes the shard
+mysql_q "CREATE TABLE orders_09 (id INT PRIMARY KEY, brand_id INT, total DECIMAL(10,2), note VARCHAR(40))" "${dbs[0]}"
+mysql_q "UPDATE orders_01 SET note = 'after orders_09' WHERE id = 1" "${dbs[0]}"
+wait_checkpoint "$meta" shp 60
+if grep -q "shard ${dbs[0]}.orders_09 joins" "$TEST_TMP/run.log"; then
+    fail "shard ${dbs[0]}.orders_09 joined before its items table existed"
+fi
+mysql_q "CREATE TABLE order_items_09 (id INT PRIMARY KEY, order_id INT, qty INT, KEY (order_id))" "${dbs[0]}"
 daemon_wait_log "index $alias: shard ${dbs[0]}.orders_09 joins" 30
 mysql_q "INSERT INTO orders_09 SELECT seq, seq % 10 + 1, seq, CONCAT('nine ', seq) FROM seq_1_to_$ROWS;
   INSERT INTO order_items_09 SELECT seq, (seq - 1) % $ROWS + 1, seq FROM seq_1_to_$((2 * ROWS))" "${dbs[0]}"

@@ -75,6 +75,29 @@ static const char *MAP =
     "  {\"column\":\"brand_id\",\"table\":\"common.brands\",\"join_column\":\"id\",\"columns\":[\"name\"]}]}]},"
     "{\"alias\":\"plain\",\"tables\":[{\"table\":\"common.brands\"}]}]}";
 
+/* a relation's name that uses one placeholder in both its parts: the
+ * second use must equal the first */
+static void test_new_shard_tables(void **state) {
+    (void)state;
+    static const char *map =
+        "{\"version\":1,\"indices\":[{\"alias\":\"t\",\"tables\":["
+        "{\"table\":\"db_{s:[a-z]+}.t_{n:[0-9]+}\",\"columns\":[{\"name\":\"id\",\"key\":true}],"
+        " \"relations\":[{\"column\":\"id\",\"table\":\"db_{s}.c_{s}_{n}\",\"join_column\":\"t_id\","
+        "  \"nested\":true,\"columns\":[{\"name\":\"id\",\"key\":true}]}]}]}]}";
+    struct mapping m;
+    char err[512];
+    if (mapping_parse("m.json", map, strlen(map), &m, err, sizeof err) < 0) fail_msg("%s", err);
+    struct mp_source_table src[] = {{"db_ab", "t_1"}, {"db_ab", "c_ab_1"}, {"db_ab", "t_2"}};
+    mapping_expand_with(&m, src, sizeof src / sizeof src[0], NULL, 0, NULL);
+    assert_int_equal(1, m.nindices); /* t_2 left out: no c_ab_2 */
+    const struct mp_index *u = &m.indices[0];
+    assert_true(mp_index_matches_shard_table(u, "db_ab", "c_ab_2"));
+    assert_true(mp_index_matches_shard_table(u, "db_cd", "c_cd_9"));
+    assert_false(mp_index_matches_shard_table(u, "db_ab", "c_cd_2"));
+    assert_false(mp_index_matches_shard_table(u, "db_ab", "c_ab_x"));
+    mapping_free(&m);
+}
+
 static void test_expand(void **state) {
     (void)state;
     struct mapping m;
@@ -118,6 +141,21 @@ static void test_expand(void **state) {
     assert_true(mp_index_matches_shard(u0, "shop_9", "orders_001"));
     assert_false(mp_index_matches_shard(u0, "shop_9", "items_001"));
     assert_false(mp_index_matches_shard(&m.indices[2], "common", "brands"));
+    /* ... and so are their other tables: a shard whose items table comes
+     * after its orders table (left out until then) must be looked at again */
+    assert_int_equal(1, u0->npatterns);
+    assert_string_equal("shop_{s:[0-9]+}", u0->patterns[0]);
+    assert_string_equal("items_{n:[0-9]+}", u0->patterns[1]);
+    assert_true(mp_index_matches_shard_table(u0, "shop_9", "items_001"));
+    assert_true(mp_index_matches_shard_table(u0, "shop_9", "orders_001"));
+    assert_false(mp_index_matches_shard_table(u0, "shop_x", "items_001"));
+    assert_false(mp_index_matches_shard_table(u0, "shop_9", "items_"));
+    assert_false(mp_index_matches_shard_table(u0, "common", "brands"));
+    assert_false(mp_index_matches_shard_table(&m.indices[2], "shop_9", "items_001"));
+    struct mp_index cp;
+    mp_index_copy(&cp, u0);
+    assert_true(mp_index_matches_shard_table(&cp, "shop_1", "items_08"));
+    mp_index_free(&cp);
     sbuf_free(&id);
     sbuf_free(&skipped);
     mapping_free(&m);
@@ -190,6 +228,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_check),
                                        cmocka_unit_test(test_match_subst),
                                        cmocka_unit_test(test_expand),
+        cmocka_unit_test(test_new_shard_tables),
                                        cmocka_unit_test(test_templates)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
