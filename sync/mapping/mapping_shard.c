@@ -216,8 +216,11 @@ bool mp_pattern_match(const char *part, const char *name, char ***binds, size_t 
     return ok;
 }
 
-char *mp_pattern_subst(const char *part, char *const *binds, size_t nbinds, char *why,
-                       size_t whylen) {
+/* part with each placeholder replaced by what put() writes for it (false:
+ * it cannot be, put has said why): the one walk of a part's pieces that
+ * both substitution and as_defining make. NULL on failure. */
+typedef bool (*put_fn)(void *ctx, const struct piece *p, sbuf *out);
+static char *rewrite(const char *part, put_fn put, void *ctx, char *why, size_t whylen) {
     struct piece v[16];
     int n = pieces_of(part, v, 16, why, whylen);
     if (n < 0) return NULL;
@@ -226,18 +229,37 @@ char *mp_pattern_subst(const char *part, char *const *binds, size_t nbinds, char
     for (int i = 0; i < n; i++) {
         if (!v[i].ph) {
             sbuf_add(&out, v[i].lit, v[i].litlen);
-            continue;
-        }
-        const char *b = bound(binds, nbinds, v[i].name);
-        if (!b) {
-            snprintf(why, whylen, "\"%s\": {%s} is not bound by the root table's pattern", part,
-                     v[i].name);
+        } else if (!put(ctx, &v[i], &out)) {
             sbuf_free(&out);
             return NULL;
         }
-        sbuf_adds(&out, b);
     }
     return sbuf_detach(&out);
+}
+
+struct subst_put {
+    const char *part;
+    char *const *binds;
+    size_t nbinds;
+    char *why;
+    size_t whylen;
+};
+
+static bool put_bound(void *ctx, const struct piece *p, sbuf *out) {
+    struct subst_put *c = ctx;
+    const char *b = bound(c->binds, c->nbinds, p->name);
+    if (!b)
+        snprintf(c->why, c->whylen, "\"%s\": {%s} is not bound by the root table's pattern",
+                 c->part, p->name);
+    else
+        sbuf_adds(out, b);
+    return b != NULL;
+}
+
+char *mp_pattern_subst(const char *part, char *const *binds, size_t nbinds, char *why,
+                       size_t whylen) {
+    struct subst_put c = {part, binds, nbinds, why, whylen};
+    return rewrite(part, put_bound, &c, why, whylen);
 }
 
 /* ------------------------------------------------------------- id template */
@@ -401,42 +423,42 @@ static bool in_source(const struct mp_source_table *t, size_t n, const char *db,
  * kept on each unit: a shard whose tables are created one by one is left
  * out until its last exists, and that table's CREATE must be recognised */
 
-/* part with the uses of placeholders ({n}) that *defined does not hold yet
+/* part with the uses of placeholders ({n}) that defined does not hold yet
  * written as the root's definitions ({n:regex}), so the part matches on its
  * own; NULL when a use has no definition in the root's pattern */
-static char *as_defining(const char *part, const char *pdb, const char *ptb, sbuf *defined) {
-    struct piece v[16], r[32];
-    char why[256];
-    int n = pieces_of(part, v, 16, why, sizeof why);
-    int nr = pieces_of(pdb, r, 16, why, sizeof why);
-    int nt = nr < 0 ? -1 : pieces_of(ptb, r + nr, 16, why, sizeof why);
-    if (n < 0 || nt < 0) return NULL;
-    nr += nt;
-    sbuf out = SBUF_INIT;
-    sbuf_adds(&out, "");
-    for (int i = 0; i < n; i++) {
-        if (!v[i].ph) {
-            sbuf_add(&out, v[i].lit, v[i].litlen);
-            continue;
-        }
-        sbuf key = SBUF_INIT;
-        sbuf_printf(&key, "\n%s\n", v[i].name);
-        bool have = defined->len && strstr(defined->data, key.data);
-        sbuf_free(&key);
-        const struct piece *d = NULL;
-        for (int j = 0; j < nr && !d && !have; j++)
-            if (r[j].ph && r[j].re && !strcmp(r[j].name, v[i].name)) d = &r[j];
-        if (have) {
-            sbuf_printf(&out, "{%s}", v[i].name);
-        } else if (d) {
-            sbuf_printf(&out, "{%s:%.*s}", v[i].name, (int)d->relen, d->re);
-            sbuf_printf(defined, "%s%s\n", defined->len ? "" : "\n", v[i].name);
-        } else {
-            sbuf_free(&out);
-            return NULL;
-        }
+struct defining_put {
+    struct piece r[32]; /* the root's pieces, db then table */
+    int nr;
+    sbuf *defined; /* "\nname\n..." */
+};
+
+static bool put_defining(void *ctx, const struct piece *p, sbuf *out) {
+    struct defining_put *c = ctx;
+    sbuf key = SBUF_INIT;
+    sbuf_printf(&key, "\n%s\n", p->name);
+    bool have = c->defined->len && strstr(c->defined->data, key.data);
+    sbuf_free(&key);
+    if (have) {
+        sbuf_printf(out, "{%s}", p->name);
+        return true;
     }
-    return sbuf_detach(&out);
+    for (int j = 0; j < c->nr; j++)
+        if (c->r[j].ph && c->r[j].re && !strcmp(c->r[j].name, p->name)) {
+            sbuf_printf(out, "{%s:%.*s}", p->name, (int)c->r[j].relen, c->r[j].re);
+            sbuf_printf(c->defined, "%s%s\n", c->defined->len ? "" : "\n", p->name);
+            return true;
+        }
+    return false;
+}
+
+static char *as_defining(const char *part, const char *pdb, const char *ptb, sbuf *defined) {
+    struct defining_put c = {.defined = defined};
+    char why[256];
+    int nd = pieces_of(pdb, c.r, 16, why, sizeof why);
+    int nt = nd < 0 ? -1 : pieces_of(ptb, c.r + nd, 16, why, sizeof why);
+    if (nt < 0) return NULL;
+    c.nr = nd + nt;
+    return rewrite(part, put_defining, &c, why, sizeof why);
 }
 
 static void add_pattern(struct mp_index *u, const struct mp_index *ix, const char *db,
