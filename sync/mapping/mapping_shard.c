@@ -419,40 +419,35 @@ static bool in_source(const struct mp_source_table *t, size_t n, const char *db,
     return false;
 }
 
-/* the patterns of a config's tables below the root and of its relations,
- * kept on each unit: a shard whose tables are created one by one is left
- * out until its last exists, and that table's CREATE must be recognised */
-
-/* part with the uses of placeholders ({n}) that defined does not hold yet
- * written as the root's definitions ({n:regex}), so the part matches on its
- * own; NULL when a use has no definition in the root's pattern */
+/* part with the uses of placeholders ({n}) not defined yet in this db,
+ * table pair written as the root's definitions ({n:regex}), so the pair
+ * matches on its own; NULL when a use has no definition in the root */
 struct defining_put {
     struct piece r[32]; /* the root's pieces, db then table */
     int nr;
-    sbuf *defined; /* "\nname\n..." */
+    char (*defined)[64]; /* the names defined so far in the pair */
+    int *ndefined;
 };
 
 static bool put_defining(void *ctx, const struct piece *p, sbuf *out) {
     struct defining_put *c = ctx;
-    sbuf key = SBUF_INIT;
-    sbuf_printf(&key, "\n%s\n", p->name);
-    bool have = c->defined->len && strstr(c->defined->data, key.data);
-    sbuf_free(&key);
-    if (have) {
-        sbuf_printf(out, "{%s}", p->name);
-        return true;
-    }
-    for (int j = 0; j < c->nr; j++)
+    for (int k = 0; k < *c->ndefined; k++)
+        if (!strcmp(c->defined[k], p->name)) {
+            sbuf_printf(out, "{%s}", p->name);
+            return true;
+        }
+    for (int j = 0; j < c->nr && *c->ndefined < 32; j++)
         if (c->r[j].ph && c->r[j].re && !strcmp(c->r[j].name, p->name)) {
             sbuf_printf(out, "{%s:%.*s}", p->name, (int)c->r[j].relen, c->r[j].re);
-            sbuf_printf(c->defined, "%s%s\n", c->defined->len ? "" : "\n", p->name);
+            snprintf(c->defined[(*c->ndefined)++], 64, "%s", p->name);
             return true;
         }
     return false;
 }
 
-static char *as_defining(const char *part, const char *pdb, const char *ptb, sbuf *defined) {
-    struct defining_put c = {.defined = defined};
+static char *as_defining(const char *part, const char *pdb, const char *ptb,
+                         char (*defined)[64], int *ndefined) {
+    struct defining_put c = {.defined = defined, .ndefined = ndefined};
     char why[256];
     int nd = pieces_of(pdb, c.r, 16, why, sizeof why);
     int nt = nd < 0 ? -1 : pieces_of(ptb, c.r + nd, 16, why, sizeof why);
@@ -461,13 +456,18 @@ static char *as_defining(const char *part, const char *pdb, const char *ptb, sbu
     return rewrite(part, put_defining, &c, why, sizeof why);
 }
 
+/* The patterns of a config's tables below the root and of its relations,
+ * kept on each unit (ix: the config, its names still patterns): a shard
+ * whose tables are created one by one is left out until the last of them
+ * exists, and that table's CREATE must be recognised whichever it is. */
 static void add_pattern(struct mp_index *u, const struct mp_index *ix, const char *db,
                         const char *table) {
     if (!db || !table || (!mp_is_pattern(db) && !mp_is_pattern(table))) return;
-    sbuf defined = SBUF_INIT;
-    char *d = as_defining(db, ix->tables[0].db, ix->tables[0].table, &defined);
-    char *t = d ? as_defining(table, ix->tables[0].db, ix->tables[0].table, &defined) : NULL;
-    sbuf_free(&defined);
+    char defined[32][64];
+    int ndefined = 0;
+    char *d = as_defining(db, ix->tables[0].db, ix->tables[0].table, defined, &ndefined);
+    char *t = d ? as_defining(table, ix->tables[0].db, ix->tables[0].table, defined, &ndefined)
+                : NULL;
     bool dup = false;
     for (size_t i = 0; t && i < u->npatterns && !dup; i++)
         dup = !strcmp(u->patterns[2 * i], d) && !strcmp(u->patterns[2 * i + 1], t);

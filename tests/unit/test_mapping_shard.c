@@ -228,7 +228,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_check),
                                        cmocka_unit_test(test_match_subst),
                                        cmocka_unit_test(test_expand),
-        cmocka_unit_test(test_new_shard_tables),
+                                       cmocka_unit_test(test_new_shard_tables),
                                        cmocka_unit_test(test_templates)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
