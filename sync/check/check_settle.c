@@ -1,6 +1,8 @@
 /* check_settle: the drain before an exchange, for the consistency
  * check (check.h): wait until the daemon's checkpoint has passed the
- * source's binlog end as it is now. */
+ * source's binlog end as it is now; for a Kafka source, until its saved
+ * offsets have passed every partition's end as Kafka has it now. */
+#include <librdkafka/rdkafka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,8 @@
 #include <unistd.h>
 
 #include "binlog/binlog.h"
+#include "kafka_conf.h"
+#include "kafka_token.h"
 #include "sync/check/check.h"
 #include "sync/status/status.h"
 
@@ -32,12 +36,115 @@ static int pos_cmp(const char *ckpt, const char *file, unsigned long long pos) {
     return p < pos ? -1 : p > pos;
 }
 
+/* The ends (high watermarks) of the partitions in a Kafka checkpoint, as
+ * Kafka has them now, into ends (next set to the end), read by a client of
+ * [kafka]'s settings that joins no group. 0, or -1 with err. */
+static int kafka_ends(const struct ss_config *cfg, const struct kafka_offsets *at,
+                      struct kafka_offsets *ends, char *err, size_t errlen) {
+    char e[512] = "";
+    rd_kafka_conf_t *conf = kafka_conf_new(cfg, "searchsync-check", e, sizeof e);
+    if (!conf) return snprintf(err, errlen, "%s", e), -1;
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, e, sizeof e);
+    if (!rk) {
+        rd_kafka_conf_destroy(conf);
+        return snprintf(err, errlen, "a Kafka client: %s", e), -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < at->n && rc == 0; i++) {
+        int64_t lo = 0, hi = 0;
+        rd_kafka_resp_err_t ke = rd_kafka_query_watermark_offsets(rk, at->v[i].topic,
+                                                                 at->v[i].partition, &lo, &hi, 10000);
+        if (ke) {
+            snprintf(err, errlen, "the end of %s partition %d: %s", at->v[i].topic,
+                     (int)at->v[i].partition, rd_kafka_err2str(ke));
+            rc = -1;
+        } else {
+            kafka_offsets_at(ends, at->v[i].topic, at->v[i].partition, true)->next = hi;
+        }
+    }
+    rd_kafka_destroy(rk);
+    return rc;
+}
+
+/* the saved offsets in token reach every end; the first that does not in
+ * short when not */
+static bool kafka_reached(const char *token, const struct kafka_offsets *ends, char *short_,
+                          size_t n) {
+    struct kafka_offsets at = {0};
+    bool ok = kafka_token_parse(token, &at) == 0;
+    for (size_t i = 0; ok && i < ends->n; i++) {
+        const struct kafka_offset *k = kafka_offsets_at(&at, ends->v[i].topic,
+                                                        ends->v[i].partition, false);
+        if (!k || k->next < ends->v[i].next) {
+            snprintf(short_, n, "%s partition %d at %lld of %lld", ends->v[i].topic,
+                     (int)ends->v[i].partition, (long long)(k ? k->next : -1),
+                     (long long)ends->v[i].next);
+            ok = false;
+        }
+    }
+    kafka_offsets_free(&at);
+    return ok;
+}
+
+/* A Kafka source: the daemon's saved offsets reach every partition's end
+ * as Kafka had it when the wait began, the partitions its checkpoint names
+ * (what the producer had sent is delivered; a change it has not sent yet
+ * is still on its way, which the rounds see). */
+static bool settle_kafka(struct producer *pr, const struct check_opts *o,
+                         struct check_result *res) {
+    struct pipeline *p = &pr->p;
+    const char *name = p->cfg->source.name;
+    struct kafka_offsets at = {0}, ends = {0};
+    char e[600] = "", behind[400] = "";
+    bool ok = false;
+    struct ss_status st;
+    status_collect(p->cfg, p->meta, NULL, p->src, NULL, NULL, "not asked", &st);
+    if (!st.checkpoint || kafka_token_parse(st.checkpoint, &at) < 0 || !at.n) {
+        snprintf(res->settle_note, sizeof res->settle_note,
+                 "no Kafka offsets saved for source %s: is `searchsync run` running?", name);
+        status_free(&st);
+        return false;
+    }
+    status_free(&st);
+    if (kafka_ends(p->cfg, &at, &ends, e, sizeof e) < 0) {
+        snprintf(res->settle_note, sizeof res->settle_note, "%.400s", e);
+        kafka_offsets_free(&at);
+        return false;
+    }
+    kafka_offsets_free(&at);
+    double until = now_s() + o->settle_s, moved = now_s();
+    char *last = NULL;
+    for (;;) {
+        status_collect(p->cfg, p->meta, NULL, p->src, NULL, NULL, "not asked", &st);
+        if (st.checkpoint && kafka_reached(st.checkpoint, &ends, behind, sizeof behind)) ok = true;
+        if (!ok && st.checkpoint && (!last || strcmp(last, st.checkpoint))) {
+            free(last);
+            last = xstrdup(st.checkpoint);
+            moved = now_s();
+        }
+        status_free(&st);
+        if (ok || (o->stop && *o->stop)) break;
+        if (now_s() > until || now_s() - moved > 10) {
+            snprintf(res->settle_note, sizeof res->settle_note,
+                     "the saved offsets of source %.60s did not reach the topics' ends within "
+                     "%d s (%.200s): differences may be changes still on their way", name,
+                     o->settle_s, behind);
+            break;
+        }
+        usleep(200000);
+    }
+    free(last);
+    kafka_offsets_free(&ends);
+    return ok;
+}
+
 /* Wait until the daemon's checkpoint has passed the source's binlog end as
  * it is now (or only checkpoint saves lie between): what was queued before
  * is delivered. true when it did within settle_s; false (with a note) when
  * it did not, or no daemon keeps a checkpoint for this source. */
 bool check_settle(struct producer *pr, const struct check_opts *o, struct check_result *res) {
     struct pipeline *p = &pr->p;
+    if (config_kafka_source(p->cfg)) return settle_kafka(pr, o, res);
     char file[256];
     unsigned long long pos = 0;
     char e[512];
