@@ -62,10 +62,10 @@
  * ({"status":"BEGIN"|"END",..}), heartbeats ({"ts_ms":..}, schema
  * io.debezium.connector.common.Heartbeat) and notifications
  * ({"id","type","aggregate_type",..}). Schema change events
- * ({"ddl":..,"databaseName":..}) are statements; op "t" (truncate) is
- * refused. Position: source file/pos (the event's), row (the row within
- * the event) and gtid; a snapshot read (op "r") carries the binlog position
- * the snapshot was taken at. */
+ * ({"ddl":..,"databaseName":..}) are statements, and so is op "t" (a
+ * TRUNCATE TABLE of its table). Position: source file/pos (the event's),
+ * row (the row within the event) and gtid; a snapshot read (op "r")
+ * carries the binlog position the snapshot was taken at. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,6 +309,35 @@ static bool control(const cJSON *schema, const cJSON *payload) {
     return cJSON_GetArraySize(payload) == 1;
 }
 
+/* `name` quoted as MySQL quotes an identifier (a backtick doubled) */
+static void quoted(sbuf *b, const char *name) {
+    sbuf_addc(b, '`');
+    for (const char *p = name; *p; p++) {
+        if (*p == '`') sbuf_addc(b, '`');
+        sbuf_addc(b, *p);
+    }
+    sbuf_addc(b, '`');
+}
+
+/* A truncate event (op "t", sent when skipped.operations leaves truncates
+ * in; the connector's default skips them and then sends nothing at all for
+ * a TRUNCATE) carries no rows: it is the statement it stands for, which
+ * the daemon takes as it takes one read from the binlog (its index configs
+ * rebuilt from MySQL). */
+static int truncated(mq_msg *m, const cJSON *source) {
+    const char *db = str(source, "db"), *tb = str(source, "table");
+    if (!db || !db[0] || !tb || !tb[0])
+        return mq_fail(m, "Debezium truncate event (op \"t\") without source.db and source.table");
+    sbuf b = SBUF_INIT;
+    sbuf_adds(&b, "TRUNCATE TABLE ");
+    quoted(&b, db);
+    sbuf_addc(&b, '.');
+    quoted(&b, tb);
+    int rc = mq_set_ddl(m, db, b.data);
+    sbuf_free(&b);
+    return rc;
+}
+
 /* A null TIME may be a value the connector dropped: Kafka Connect's
  * milliseconds (time.precision.mode=connect) hold 00:00-24:00 only, and a
  * TIME outside comes as null. With schemas d says whether it is connect's;
@@ -397,9 +426,7 @@ int mq_debezium(mq_msg *m, const mq_opts *o, const cJSON *root) {
     if (!strcmp(op, "c") || !strcmp(op, "r")) kind = BL_INSERT;
     else if (!strcmp(op, "u")) kind = BL_UPDATE;
     else if (!strcmp(op, "d")) kind = BL_DELETE;
-    else if (!strcmp(op, "t"))
-        return mq_fail(m, "Debezium truncate event (op \"t\"): a TRUNCATE is not applied from Kafka; "
-                          "reindex the table, or set skipped.operations=t on the connector");
+    else if (!strcmp(op, "t")) return truncated(m, source);
     else if (!strcmp(op, "m")) return MQ_OK; /* a logical decoding message */
     else return mq_fail(m, "Debezium op \"%.10s\": expected c, r, u or d", op);
     const char *db = str(source, "db"), *tb = str(source, "table");

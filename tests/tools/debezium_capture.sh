@@ -11,13 +11,15 @@
 #   conn    with schemas; time.precision.mode=connect,
 #           decimal.handling.mode=double, binary.handling.mode=hex
 #   str     without schemas; decimal.handling.mode=string
-# then an UPDATE (YEAR 0000 streamed), an INSERT and a DELETE are streamed.
-# Every worker has transaction metadata, heartbeats and notifications on.
+# then an UPDATE (YEAR 0000 streamed), an INSERT, a DELETE and a TRUNCATE
+# TABLE are streamed. Every worker has transaction metadata, heartbeats and
+# notifications on, and sends truncate events (skipped.operations=none; the
+# connector's default skips them).
 # Each message is written as the connector wrote it (bytes untouched) to
 # WORKER-KIND.json: r-1 and r-2 (the snapshot's rows), u-1, c-3, d-3,
-# tombstone (an empty file: a null value), heartbeat, begin, end, ddl (the
-# CREATE TABLE of the snapshot) and notification — all of them for on and
-# off, the rows for conn and str.
+# tombstone (an empty file: a null value), truncate (op "t"), heartbeat,
+# begin, end, ddl (the CREATE TABLE of the snapshot) and notification — all
+# of them for on and off, the rows for conn and str.
 #
 # usage: tests/tools/debezium_capture.sh [OUTDIR]   (default: the fixtures dir)
 set -euo pipefail
@@ -64,6 +66,7 @@ start() { # WORKER SCHEMAS SERVER-ID [PROPS]
         DBZ_PORT="$MYSQL_PORT" DBZ_USER=debezium DBZ_PASSWORD=dbz DBZ_DATABASES=fx DBZ_PREFIX="$1" \
         DBZ_SCHEMAS="$2" DBZ_SERVER_ID="$3" CONNECT_HEAP=256m DBZ_PROPS="notification.enabled.channels=sink
 notification.sink.topic.name=$1.notifications
+skipped.operations=none
 ${4:-}" bash "$H/connect.sh" start
     SEARCHSYNC_CONNECT_DIR="$tmp/$1" bash "$H/connect.sh" wait-snapshot
 }
@@ -76,7 +79,8 @@ start str off 6104 "decimal.handling.mode=string"
 q -e "SET SESSION sql_mode = '', time_zone = '+00:00';
       UPDATE fx.t SET f = -2.25 WHERE id = 1;
       INSERT INTO fx.t (id, y, dc1, t6, vb) VALUES (3, 0, -0.561484, '100:00:00.5', X'000000');
-      DELETE FROM fx.t WHERE id = 3;"
+      DELETE FROM fx.t WHERE id = 3;
+      TRUNCATE TABLE fx.t;"
 sleep 5
 
 # TOPIC: every message as "OFFSET<TAB>value" (tombstones: an empty value)
@@ -106,9 +110,12 @@ for v in lines("data"):
         rows.setdefault("tombstone", v)
         continue
     p = payload(v)
+    if p["op"] == "t":
+        rows.setdefault("truncate", v)
+        continue
     img = p["after"] or p["before"]
     rows.setdefault(f"{p['op']}-{img['id'] % 2**64}", v)  # (long mode: above 2^63 negative)
-want = ["r-1", "r-9223372036854775808", "u-1", "c-3", "d-3", "tombstone"]
+want = ["r-1", "r-9223372036854775808", "u-1", "c-3", "d-3", "tombstone", "truncate"]
 if w in ("conn", "str"):
     want = ["r-1", "c-3"]
 for k in want:

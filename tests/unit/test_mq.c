@@ -442,7 +442,8 @@ static void debezium_real_noschemas(void **state) {
 }
 
 /* heartbeats, transaction markers, notifications and tombstones: nothing to
- * apply, with schemas and without; the snapshot's CREATE TABLE a statement */
+ * apply, with schemas and without; the snapshot's CREATE TABLE a statement,
+ * and so is a truncate event: the TRUNCATE TABLE of its table */
 static void debezium_real_control(void **state) {
     (void)state;
     static const char *const none[] = {"heartbeat", "begin", "end", "notification", "tombstone"};
@@ -472,7 +473,25 @@ static void debezium_real_control(void **state) {
         assert_true(!strncmp(m.ddl, "CREATE TABLE `t`", 16));
         mq_msg_free(&m);
         free(msg);
+        snprintf(path, sizeof path, "debezium/real/%s-truncate.json", conv[c]);
+        msg = slurp(path, &n);
+        mq_msg_init(&m);
+        if (mq_decode(&m, NULL, msg, n) != MQ_OK) fail_msg("%s: %s", path, m.err);
+        assert_int_equal(m.kind, MQ_DDL);
+        assert_string_equal(m.ddl_db, "fx");
+        assert_string_equal(m.ddl, "TRUNCATE TABLE `fx`.`t`");
+        assert_int_equal(m.nrows, 0);
+        mq_msg_free(&m);
+        free(msg);
     }
+    /* names quoted as MySQL quotes them */
+    static const char q[] = "{\"op\":\"t\",\"source\":{\"db\":\"a`b\",\"table\":\"c d\"}}";
+    mq_msg m;
+    mq_msg_init(&m);
+    assert_int_equal(mq_decode(&m, NULL, q, strlen(q)), MQ_OK);
+    assert_int_equal(m.kind, MQ_DDL);
+    assert_string_equal(m.ddl, "TRUNCATE TABLE `a``b`.`c d`");
+    mq_msg_free(&m);
 }
 
 /* ------------------------------------------------------------- maxwell */
@@ -841,7 +860,7 @@ static void detection(void **state) {
          "canal values are strings"},
         {"{\"database\":\"d\",\"table\":\"t\",\"type\":\"UPDATE\",\"isDdl\":false,\"data\":[{\"a\":\"1\"}]}",
          "1 rows in \"data\" but 0 in \"old\""},
-        {"{\"op\":\"t\",\"source\":{\"db\":\"d\",\"table\":\"t\"}}", "truncate"},
+        {"{\"op\":\"t\",\"source\":{\"db\":\"d\"}}", "truncate event (op \"t\") without"},
         {"{\"op\":\"u\",\"after\":{\"a\":1},\"source\":{\"db\":\"d\",\"table\":\"t\"}}", "without \"before\""},
         {"{\"database\":\"d\",\"table\":\"t\",\"type\":\"insert\",\"ts\":1,\"data\":{\"a\":1},"
          "\"position\":\"nocolon\"}", "is not \"file:offset\""},
