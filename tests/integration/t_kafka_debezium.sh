@@ -23,13 +23,27 @@
 # SIGKILLed and restarted; the schemas-off daemon is SIGKILLed and restarted
 # with [kafka] debezium_* stating the connector's modes (before that, it
 # reads without them: values that can be read two ways are re-read from
-# MySQL). After the snapshot and at the end, once a sentinel row has
+# MySQL). Then the nested table is truncated, which the connector's default
+# skipped.operations=t sends nowhere: `searchsync check` finds the
+# documents that still nest its rows, and `check --repair` mends them. After the snapshot and at the end, once a sentinel row has
 # reached every topic's end and the daemons' saved offsets: every document
 # of the four indices equals the SQL oracle computed from the server, no
 # dead letter was written (heartbeats, transaction markers, schema changes,
 # notifications and tombstones are consumed silently), the control topics'
 # offsets were saved, and the row-image indices said once which values they
 # re-read from MySQL and why.
+#
+# KAFKA_DBZ_MODES=other runs the same with the connector's other modes
+# instead of its defaults (t_kafka_debezium_modes): schemas on with
+# decimal.handling.mode=double, binary.handling.mode=base64-url-safe;
+# schemas off with decimal.handling.mode=string, binary.handling.mode=hex
+# (stated after the first round as for the defaults); both with
+# time.precision.mode=connect and bigint.unsigned.handling.mode=precise (the
+# table's key is BIGINT UNSIGNED: message keys in base64 too), and
+# skipped.operations=none: after the stream the nested child table is
+# truncated (a truncate event, no rows) and changed again. Values these
+# modes lose (a DECIMAL wider than a double, TIME beyond 24 h, microseconds)
+# must still reach every index exactly: read again from MySQL.
 #
 # Knobs: SEARCHSYNC_SEED (the DML's seed; printed), SEARCHSYNC_LONG=1 (the
 # long tier: 2,400 operations, kill rounds of both daemons and both workers
@@ -47,13 +61,14 @@ for t in kcat java mvn jq python3; do
 done
 
 SERVER="${KAFKA_DBZ_SERVER:-mysql}"
+MODES="${KAFKA_DBZ_MODES:-default}"
 LONG="${SEARCHSYNC_LONG:-}"
 OPS="${KAFKA_DBZ_OPS:-$([ -n "$LONG" ] && echo 2400 || echo 300)}"
 ROUNDS=$([ -n "$LONG" ] && echo 4 || echo 1)
 SEED="${SEARCHSYNC_SEED:-}"
 [ -n "$SEED" ] || SEED=$(( (RANDOM << 15 | RANDOM) % 2147483646 + 1 ))
 SEED=$(( SEED % 2147483646 + 1 ))
-log "seed $SEED, $OPS operations, $ROUNDS kill round(s), server $SERVER"
+log "seed $SEED, $OPS operations, $ROUNDS kill round(s), server $SERVER, the connector's $MODES modes"
 
 # ---------------------------------------------------------------- servers
 kdir="$TEST_TMP/kafka"
@@ -82,15 +97,46 @@ case "$SERVER" in
     *) fail "KAFKA_DBZ_SERVER=$SERVER: expected mysql or mariadb" ;;
 esac
 log "kafka on $KAFKA_BOOTSTRAP, $SERVER on $MYSQL_HOST:$MYSQL_PORT"
+# the connector's modes of each worker (over connect.sh's defaults), and
+# what the schemas-off daemon is told of them after the first round
+declare -A MODE_PROPS
+case "$MODES" in
+    default)
+        MODE_PROPS=([on]="" [off]="")
+        STATED_ON=""
+        LIVE_MODES=("decimal.handling.mode precise (default)" "time.precision.mode adaptive_time_microseconds (default)"
+            "binary.handling.mode bytes (default), base64, base64-url-safe" "bigint.unsigned.handling.mode long (default)")
+        STATED="debezium_decimal_handling_mode = precise
+debezium_time_precision_mode = adaptive_time_microseconds
+debezium_binary_handling_mode = bytes" ;;
+    other)
+        MODE_PROPS=([on]="decimal.handling.mode=double
+time.precision.mode=connect
+binary.handling.mode=base64-url-safe
+bigint.unsigned.handling.mode=precise
+skipped.operations=none" [off]="decimal.handling.mode=string
+time.precision.mode=connect
+binary.handling.mode=hex
+bigint.unsigned.handling.mode=precise
+skipped.operations=none")
+        LIVE_MODES=("decimal.handling.mode string" "decimal.handling.mode double" "time.precision.mode connect"
+            "binary.handling.mode bytes (default), base64, base64-url-safe" "binary.handling.mode hex"
+            "bigint.unsigned.handling.mode precise" "skipped.operations none")
+        STATED="debezium_decimal_handling_mode = string
+debezium_time_precision_mode = connect
+debezium_binary_handling_mode = hex"
+        # base64 and hex are both a string in the schema: the schemas-on
+        # daemon is told the binary mode after the first round too
+        STATED_ON="debezium_binary_handling_mode = base64-url-safe" ;;
+    *) fail "KAFKA_DBZ_MODES=$MODES: expected default or other" ;;
+esac
 # the connector settings this run exercises (docs/kafka.md's table: scripts/kafka-doc.sh)
 LIVE_MARIADB=()
 [ "$SERVER" = mysql ] || LIVE_MARIADB=("MariaDB connector: driver.yearIsDateType false")
-kafka_live "debezium$([ "$SERVER" = mysql ] || echo "-$SERVER")" \
+kafka_live "debezium$([ "$SERVER" = mysql ] || echo "-$SERVER")$([ "$MODES" = default ] || echo ":modes")" \
     "$([ "$SERVER" = mysql ] && echo 3.6.1.Final || echo 3.5.0.Final)" "$SEED" \
     "value.converter org.apache.kafka.connect.json.JsonConverter" "value.converter.schemas.enable true" \
-    "value.converter.schemas.enable false" "decimal.handling.mode precise (default)" \
-    "time.precision.mode adaptive_time_microseconds (default)" \
-    "binary.handling.mode bytes (default), base64, base64-url-safe" "bigint.unsigned.handling.mode long (default)" \
+    "value.converter.schemas.enable false" "${LIVE_MODES[@]}" \
     "include.schema.changes true (default)" "provide.transaction.metadata true" "heartbeat.interval.ms any" \
     "notification.enabled.channels sink" "tombstones.on.delete true (default) / false" \
     "${LIVE_MARIADB[@]}"
@@ -118,6 +164,7 @@ connect() { # on|off start|kill|stop|restart
         DBZ_SERVER_ID="${SID[$mode]}" \
         DBZ_PROPS="notification.enabled.channels=sink
 notification.sink.topic.name=$PRE$mode.notifications
+${MODE_PROPS[$mode]}
 $DRIVER_PROPS" bash "$HARNESS/connect.sh" "$act" >>"${CDIR[$mode]}.log" 2>&1
 }
 for mode in on off; do
@@ -170,9 +217,6 @@ idle_checkpoint_interval_ms = 500
 level = ${KAFKA_DBZ_LOG_LEVEL:-info}
 INI
 }
-STATED="debezium_decimal_handling_mode = precise
-debezium_time_precision_mode = adaptive_time_microseconds
-debezium_binary_handling_mode = bytes"
 # every column of wide; BIGINT UNSIGNED as unsigned_long (a long refuses 2^63 and up)
 WIDE_MAPPED=$(mysql_q "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '$D'
     AND TABLE_NAME = 'wide' ORDER BY ORDINAL_POSITION" |
@@ -283,6 +327,7 @@ no_dead_letters "the snapshot"
 # ---------------------------------------------------------------- the stream
 # the DML in chunks, in the background, while daemons and workers are killed
 CHUNK=25
+declare -A STATED_AT # the daemon's log lines before its restart with the modes stated
 kill_daemon() { # MODE [CONFIG-EXTRA]
     use "$1"
     daemon_kill
@@ -296,7 +341,12 @@ DML=$!
 on_exit "kill $DML 2>/dev/null"
 for ((r = 1; r <= ROUNDS; r++)); do
     sleep 2
-    kill_daemon on
+    if [ "$r" = 1 ] && [ -n "$STATED_ON" ]; then
+        kill_daemon on "$STATED_ON"
+        STATED_AT[on]=$(wc -l <"$TEST_TMP/run-on.log")
+    else
+        kill_daemon on
+    fi
     log "round $r: the schemas-on daemon SIGKILLed and restarted"
     sleep 1
     # the worker's SIGKILL: its messages since its last committed offsets
@@ -306,6 +356,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     sleep 1
     if [ "$r" = 1 ]; then
         kill_daemon off "$STATED"
+        STATED_AT[off]=$(wc -l <"$TEST_TMP/run-off.log")
         log "round $r: the schemas-off daemon SIGKILLed, restarted with the connector's modes stated"
     else
         kill_daemon off
@@ -314,10 +365,38 @@ for ((r = 1; r <= ROUNDS; r++)); do
     fi
 done
 wait "$DML" || fail "the DML failed: $(tail -5 "$TEST_TMP/dml.out")"
+if [ "$MODES" = other ]; then
+    # a truncate event carries no rows: the re-query indices, which nest
+    # the table, are rebuilt from MySQL; the changes after it are applied
+    sqlrun "TRUNCATE TABLE part" || fail "TRUNCATE TABLE part"
+    sqlrun "SET @ops_state = $SEED; CALL ops_ops($CHUNK)" >/dev/null || fail "the changes after the TRUNCATE"
+    log "part truncated, then $CHUNK more operations: $(mysql_q "SELECT COUNT(*) FROM part" "$D") parts"
+fi
 log "$OPS operations in $(($(date +%s) - t0)) s: $(mysql_q "SELECT COUNT(*) FROM wide" "$D") wide rows, $(mysql_q "SELECT COUNT(*) FROM part" "$D") parts"
 caught_up "the stream"
 check_docs "the stream"
 no_dead_letters "the stream"
+
+if [ "$MODES" = default ]; then
+    # the connector's default skipped.operations=t: a TRUNCATE is in no
+    # topic, so the documents nesting the table's rows keep them until a
+    # check repairs them (docs/kafka.md)
+    sqlrun "TRUNCATE TABLE part" || fail "TRUNCATE TABLE part"
+    caught_up "the TRUNCATE"
+    for mode in on off; do
+        rc=0
+        "$SEARCHSYNC_BIN" check --config "$TEST_TMP/$mode.ini" "${ALIAS_RQ[$mode]}" --json >"$TEST_TMP/check-$mode.out" 2>"$TEST_TMP/check-$mode.err" || rc=$?
+        assert_eq 3 "$rc" "check of ${ALIAS_RQ[$mode]} after a TRUNCATE the connector did not send finds differences: $(head -c 300 "$TEST_TMP/check-$mode.out"; head -3 "$TEST_TMP/check-$mode.err")"
+        # the saved offsets are past the topics' ends: the differences are
+        # believed without waiting out the settle time
+        assert_eq "true" "$(jq -r '.settled' "$TEST_TMP/check-$mode.out")" \
+            "the check of ${ALIAS_RQ[$mode]} waited for the daemon's offsets to reach the topics' ends: $(jq -r '.settle_note // empty' "$TEST_TMP/check-$mode.out")"
+        rc=0
+        "$SEARCHSYNC_BIN" check --config "$TEST_TMP/$mode.ini" "${ALIAS_RQ[$mode]}" --repair >"$TEST_TMP/repair-$mode.out" 2>&1 || rc=$?
+        assert_eq 0 "$rc" "check --repair of ${ALIAS_RQ[$mode]}: $(head -3 "$TEST_TMP/repair-$mode.out")"
+    done
+    check_docs "check --repair after the TRUNCATE"
+fi
 
 # ---------------------------------------------------------------- what was said and read
 for mode in on off; do
@@ -332,8 +411,28 @@ assert_contains "$(cat "$TEST_TMP/run-on.log")" "index ${ALIAS_RI[on]} (mode row
     "the row-image index re-reads a snapshot's YEAR 2000 from MySQL, said once"
 assert_eq 1 "$(grep -c "index ${ALIAS_RI[on]} (mode row-image): column y of" "$TEST_TMP/run-on.log")" \
     "... said once per column"
-assert_contains "$(cat "$TEST_TMP/run-off.log")" "is a decimal number (decimal.handling.mode=string) and also the base64 of one" \
-    "without the stated mode, a DECIMAL whose base64 is all digits is re-read from MySQL, said"
+if [ "$MODES" = default ]; then
+    assert_contains "$(cat "$TEST_TMP/run-off.log")" "is a decimal number (decimal.handling.mode=string) and also the base64 of one" \
+        "without the stated mode, a DECIMAL whose base64 is all digits is re-read from MySQL, said"
+else
+    on_log=$(cat "$TEST_TMP/run-on.log")
+    assert_contains "$on_log" "came as a double (decimal.handling.mode=double), which holds 15 significant digits: DECIMAL(65,30)" \
+        "a DECIMAL wider than a double's digits is re-read from MySQL, said"
+    assert_contains "$on_log" "a null TIME under time.precision.mode=connect" "a null TIME under connect is re-read, said"
+    assert_contains "$on_log" "time.precision.mode=connect sends DATETIME(6) in milliseconds" \
+        "a DATETIME(6) under connect is re-read, said"
+    for mode in on off; do
+        assert_contains "$(cat "$TEST_TMP/run-$mode.log")" "index ${ALIAS_RQ[$mode]}: TRUNCATE TABLE $D.part read from Kafka" \
+            "the $mode daemon rebuilt its re-query index for the truncate event"
+    done
+fi
+# once told, a daemon reads every value its modes can say one way only:
+# what it still re-reads is what the connector lost (a rounded DECIMAL, a
+# TIME sent as null, lost microseconds, a snapshot's YEAR or FLOAT)
+for mode in "${!STATED_AT[@]}"; do
+    n=$(tail -n +$((STATED_AT[$mode] + 1)) "$TEST_TMP/run-$mode.log" | grep -c -E 'nothing says which|no schema saying' || true)
+    assert_eq 0 "$n" "the $mode daemon, told the connector's modes, has no value that reads two ways"
+done
 errs=$(grep -h ' ERROR \[' "$TEST_TMP"/run-*.log | head -5 || true)
 assert_eq "" "$errs" "no ERROR in the daemons' logs"
 
