@@ -150,6 +150,35 @@ producer_dead_letters() {
             GROUP BY LEFT(error, 60) LIMIT 6"
     soft_fail "$1: $n dead letter(s)${3:+ in $3}"
 }
+# producer_rebuilt LOG ALIAS WHAT — the daemon whose log is LOG took WHAT
+# (e.g. "TRUNCATE TABLE db.part") read from Kafka as a rebuild of ALIAS, and
+# the version it built is live (until then searches see the one before)
+producer_rebuilt() {
+    local i v=""
+    for ((i = 0; i < 600; i++)); do
+        v=$(grep -a "index $2: $3 read from Kafka" "$1" | tail -1 | sed -n 's/.*rebuilt from MySQL as version \([0-9]*\).*/\1/p')
+        [ -n "$v" ] && grep -aq "\] $2: version $v live" "$1" && break
+        sleep 0.2
+    done
+    _LIB_ASSERTS=$((_LIB_ASSERTS + 1))
+    [ -n "$v" ] || { soft_fail "$3: the daemon did not rebuild $2 for it in 120 s"; return; }
+    grep -aq "\] $2: version $v live" "$1" || soft_fail "$3: version $v of $2 was not live in 120 s"
+}
+# producer_repair CONFIG ALIAS — after a change the producer sent nowhere (a
+# TRUNCATE: Maxwell ignores it, Debezium skips it by default), caught up:
+# `check` finds the index's documents differ (exit 3) without waiting out
+# its settle time (the saved offsets are at the topics' ends), and
+# `check --repair` mends them (exit 0)
+producer_repair() {
+    local rc=0 out="$TEST_TMP/check-$2"
+    "$SEARCHSYNC_BIN" check --config "$1" "$2" --json >"$out.json" 2>"$out.err" || rc=$?
+    assert_eq 3 "$rc" "check of $2 finds the documents of the change the producer did not send: $(head -c 300 "$out.json"; head -3 "$out.err")"
+    assert_eq "true" "$(jq -r '.settled' "$out.json" 2>/dev/null)" \
+        "check of $2 waited for the daemon's offsets to reach the topics' ends: $(jq -r '.settle_note // empty' "$out.json" 2>/dev/null)"
+    rc=0
+    "$SEARCHSYNC_BIN" check --config "$1" "$2" --repair >"$out.repair" 2>&1 || rc=$?
+    assert_eq 0 "$rc" "check --repair of $2: $(head -3 "$out.repair")"
+}
 
 # ---------------------------------------------------------------- caught up
 # topic_has TOPIC JQ-ARGS... — some message of TOPIC (any partition) passes

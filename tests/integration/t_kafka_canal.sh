@@ -28,7 +28,8 @@
 # message). Once a sentinel row has reached the topic's end and the
 # daemon's saved offsets: every document of both indices equals the SQL
 # oracle computed from MySQL, no dead letter was written, and no ERROR was
-# logged.
+# logged. Then `part` is truncated (canal's TRUNCATE message: the re-query
+# index rebuilt) and the documents are compared again.
 #
 # Knobs: SEARCHSYNC_SEED (the DML's seed; printed), SEARCHSYNC_LONG=1 (the
 # long tier: 2,400 operations, 150 roots, four kill rounds, then the same
@@ -235,15 +236,24 @@ caught_up "the stream"
 check_docs "the stream"
 no_dead_letters "the stream"
 
+# canal sends a TRUNCATE as a DDL message: the re-query index, which nests
+# the table, is rebuilt from MySQL
+sqlrun "TRUNCATE TABLE part" || fail "TRUNCATE TABLE part"
+caught_up "the TRUNCATE"
+producer_rebuilt "$RUNLOG" "$ALIAS_RQ" "TRUNCATE TABLE $D.part"
+check_docs "the TRUNCATE"
+no_dead_letters "the TRUNCATE"
+
 # ---------------------------------------------------------------- what was read and said
-# every message canal sent: rows of the test's tables and the ALTER, nothing
-# else (no transaction markers, no heartbeats in flat mode)
+# every message canal sent: rows of the test's tables, the ALTER and the
+# TRUNCATE, nothing else (no transaction markers, no heartbeats in flat mode)
 n=$(kcat -b "$KAFKA_BOOTSTRAP" -C -t "$PRE" -e -q -f '%s\n' |
     jq -r '(if .isDdl then "ddl " else "" end) + .database + "." + (.table // "") + " " + .type' |
     sed "s/^\(ddl \)\?$D\./\1D./" | sort | uniq -c | tr -s ' ' | tr '\n' ',')
 log "canal's messages: $n"
 assert_contains "$n" "ddl D.wide ALTER" "canal sent the ALTER as a DDL message (read, the types read again)"
-assert_eq "" "$(tr ',' '\n' <<<"$n" | grep -vE '^ ?[0-9]+ (ddl )?D\.(wide|part|fence) (INSERT|UPDATE|DELETE|ALTER)$' | grep . || true)" \
+assert_contains "$n" "ddl D.part TRUNCATE" "canal sent the TRUNCATE as a DDL message"
+assert_eq "" "$(tr ',' '\n' <<<"$n" | grep -vE '^ ?[0-9]+ (ddl )?D\.(wide|part|fence) (INSERT|UPDATE|DELETE|ALTER|TRUNCATE)$' | grep . || true)" \
     "canal sent rows of the test's tables and DDL only"
 if [ -n "$HASHED" ]; then
     # canal's messages have no key: the warning about a table read from
