@@ -73,6 +73,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "db.h"
 #include "json_exact.h"
 #include "mq/mq.h"
 
@@ -309,16 +310,6 @@ static bool control(const cJSON *schema, const cJSON *payload) {
     return cJSON_GetArraySize(payload) == 1;
 }
 
-/* `name` quoted as MySQL quotes an identifier (a backtick doubled) */
-static void quoted(sbuf *b, const char *name) {
-    sbuf_addc(b, '`');
-    for (const char *p = name; *p; p++) {
-        if (*p == '`') sbuf_addc(b, '`');
-        sbuf_addc(b, *p);
-    }
-    sbuf_addc(b, '`');
-}
-
 /* A truncate event (op "t", sent when skipped.operations leaves truncates
  * in; the connector's default skips them and then sends nothing at all for
  * a TRUNCATE) carries no rows: it is the statement it stands for, which
@@ -330,9 +321,9 @@ static int truncated(mq_msg *m, const cJSON *source) {
         return mq_fail(m, "Debezium truncate event (op \"t\") without source.db and source.table");
     sbuf b = SBUF_INIT;
     sbuf_adds(&b, "TRUNCATE TABLE ");
-    quoted(&b, db);
+    db_ident(&b, db);
     sbuf_addc(&b, '.');
-    quoted(&b, tb);
+    db_ident(&b, tb);
     int rc = mq_set_ddl(m, db, b.data);
     sbuf_free(&b);
     return rc;
