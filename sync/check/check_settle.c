@@ -66,23 +66,80 @@ static int kafka_ends(const struct ss_config *cfg, const struct kafka_offsets *a
     return rc;
 }
 
-/* the saved offsets in token reach every end; the first that does not in
- * short when not */
-static bool kafka_reached(const char *token, const struct kafka_offsets *ends, char *short_,
-                          size_t n) {
+/* What a wait is for: the source's binlog end as read when it began
+ * (file, pos), or the ends of the partitions a Kafka checkpoint names */
+struct goal {
+    const char *file;
+    unsigned long long pos;
+    const struct kafka_offsets *ends;
+    char behind[400]; /* the first partition short of its end, said when not */
+};
+
+/* Does the checkpoint in st reach the goal? */
+static bool reached(const struct ss_status *st, struct goal *g) {
+    if (!g->ends) return pos_cmp(st->checkpoint, g->file, g->pos) >= 0 || st->caught_up;
     struct kafka_offsets at = {0};
-    bool ok = kafka_token_parse(token, &at) == 0;
-    for (size_t i = 0; ok && i < ends->n; i++) {
-        const struct kafka_offset *k = kafka_offsets_at(&at, ends->v[i].topic,
-                                                        ends->v[i].partition, false);
-        if (!k || k->next < ends->v[i].next) {
-            snprintf(short_, n, "%s partition %d at %lld of %lld", ends->v[i].topic,
-                     (int)ends->v[i].partition, (long long)(k ? k->next : -1),
-                     (long long)ends->v[i].next);
+    bool ok = kafka_token_parse(st->checkpoint, &at) == 0;
+    for (size_t i = 0; ok && i < g->ends->n; i++) {
+        const struct kafka_offset *e = &g->ends->v[i];
+        const struct kafka_offset *k = kafka_offsets_at(&at, e->topic, e->partition, false);
+        if (!k || k->next < e->next) {
+            snprintf(g->behind, sizeof g->behind, "%s partition %d at %lld of %lld", e->topic,
+                     (int)e->partition, (long long)(k ? k->next : -1), (long long)e->next);
             ok = false;
         }
     }
     kafka_offsets_free(&at);
+    return ok;
+}
+
+/* Poll the daemon's checkpoint until it reaches g: true; false with a note
+ * when no daemon keeps one, or it did not within settle_s (or stood still
+ * for 10 s). */
+static bool wait_for(struct producer *pr, const struct check_opts *o, struct goal *g,
+                     struct check_result *res) {
+    struct pipeline *p = &pr->p;
+    const char *name = p->cfg->source.name;
+    double until = now_s() + o->settle_s, moved = now_s();
+    char *last = NULL;
+    bool ok = false;
+    for (;;) {
+        struct ss_status st;
+        status_collect(p->cfg, p->meta, NULL, p->src, NULL, NULL, "not asked", &st);
+        if (!st.checkpoint) {
+            snprintf(res->settle_note, sizeof res->settle_note,
+                     "no checkpoint saved for source %s: is `searchsync run` running?", name);
+            status_free(&st);
+            break;
+        }
+        if (reached(&st, g)) {
+            ok = true;
+            status_free(&st);
+            break;
+        }
+        if (!last || strcmp(last, st.checkpoint)) {
+            free(last);
+            last = xstrdup(st.checkpoint);
+            moved = now_s();
+        }
+        status_free(&st);
+        if (o->stop && *o->stop) break;
+        if (now_s() > until || now_s() - moved > 10) {
+            if (g->ends)
+                snprintf(res->settle_note, sizeof res->settle_note,
+                         "the saved offsets of source %.60s did not reach the topics' ends "
+                         "within %d s (%.200s): differences may be changes still on their way",
+                         name, o->settle_s, g->behind);
+            else
+                snprintf(res->settle_note, sizeof res->settle_note,
+                         "the checkpoint of source %.60s (%.80s) did not reach %.60s:%llu within "
+                         "%d s: differences may be changes still on their way",
+                         name, last, g->file, g->pos, o->settle_s);
+            break;
+        }
+        usleep(200000);
+    }
+    free(last);
     return ok;
 }
 
@@ -93,47 +150,28 @@ static bool kafka_reached(const char *token, const struct kafka_offsets *ends, c
 static bool settle_kafka(struct producer *pr, const struct check_opts *o,
                          struct check_result *res) {
     struct pipeline *p = &pr->p;
-    const char *name = p->cfg->source.name;
     struct kafka_offsets at = {0}, ends = {0};
-    char e[600] = "", behind[400] = "";
-    bool ok = false;
+    char e[600] = "";
     struct ss_status st;
     status_collect(p->cfg, p->meta, NULL, p->src, NULL, NULL, "not asked", &st);
-    if (!st.checkpoint || kafka_token_parse(st.checkpoint, &at) < 0 || !at.n) {
-        snprintf(res->settle_note, sizeof res->settle_note,
-                 "no Kafka offsets saved for source %s: is `searchsync run` running?", name);
-        status_free(&st);
-        return false;
-    }
+    bool have = st.checkpoint && kafka_token_parse(st.checkpoint, &at) == 0 && at.n;
     status_free(&st);
-    if (kafka_ends(p->cfg, &at, &ends, e, sizeof e) < 0) {
-        snprintf(res->settle_note, sizeof res->settle_note, "%.400s", e);
+    if (!have) {
+        snprintf(res->settle_note, sizeof res->settle_note,
+                 "no Kafka offsets saved for source %s: is `searchsync run` running?",
+                 p->cfg->source.name);
         kafka_offsets_free(&at);
         return false;
     }
+    int rc = kafka_ends(p->cfg, &at, &ends, e, sizeof e);
     kafka_offsets_free(&at);
-    double until = now_s() + o->settle_s, moved = now_s();
-    char *last = NULL;
-    for (;;) {
-        status_collect(p->cfg, p->meta, NULL, p->src, NULL, NULL, "not asked", &st);
-        if (st.checkpoint && kafka_reached(st.checkpoint, &ends, behind, sizeof behind)) ok = true;
-        if (!ok && st.checkpoint && (!last || strcmp(last, st.checkpoint))) {
-            free(last);
-            last = xstrdup(st.checkpoint);
-            moved = now_s();
-        }
-        status_free(&st);
-        if (ok || (o->stop && *o->stop)) break;
-        if (now_s() > until || now_s() - moved > 10) {
-            snprintf(res->settle_note, sizeof res->settle_note,
-                     "the saved offsets of source %.60s did not reach the topics' ends within "
-                     "%d s (%.200s): differences may be changes still on their way", name,
-                     o->settle_s, behind);
-            break;
-        }
-        usleep(200000);
+    bool ok = false;
+    if (rc < 0) {
+        snprintf(res->settle_note, sizeof res->settle_note, "%.400s", e);
+    } else {
+        struct goal g = {.ends = &ends};
+        ok = wait_for(pr, o, &g, res);
     }
-    free(last);
     kafka_offsets_free(&ends);
     return ok;
 }
@@ -152,40 +190,6 @@ bool check_settle(struct producer *pr, const struct check_opts *o, struct check_
         snprintf(res->settle_note, sizeof res->settle_note, "no binlog position: %.200s", e);
         return false;
     }
-    double until = now_s() + o->settle_s, moved = now_s();
-    char *last = NULL;
-    bool ok = false;
-    for (;;) {
-        struct ss_status st;
-        status_collect(p->cfg, p->meta, NULL, p->src, NULL, NULL, "not asked", &st);
-        if (!st.checkpoint) {
-            snprintf(res->settle_note, sizeof res->settle_note,
-                     "no checkpoint saved for source %s: is `searchsync run` running?",
-                     p->cfg->source.name);
-            status_free(&st);
-            break;
-        }
-        if (pos_cmp(st.checkpoint, file, pos) >= 0 || st.caught_up) {
-            ok = true;
-            status_free(&st);
-            break;
-        }
-        if (!last || strcmp(last, st.checkpoint)) {
-            free(last);
-            last = xstrdup(st.checkpoint);
-            moved = now_s();
-        }
-        status_free(&st);
-        if (o->stop && *o->stop) break;
-        if (now_s() > until || now_s() - moved > 10) {
-            snprintf(res->settle_note, sizeof res->settle_note,
-                     "the checkpoint of source %.60s (%.80s) did not reach %.60s:%llu within %d s: "
-                     "differences may be changes still on their way",
-                     p->cfg->source.name, last ? last : "?", file, pos, o->settle_s);
-            break;
-        }
-        usleep(200000);
-    }
-    free(last);
-    return ok;
+    struct goal g = {.file = file, .pos = pos};
+    return wait_for(pr, o, &g, res);
 }
