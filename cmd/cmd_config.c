@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "kafka_conf.h"
 #include "source_grants.h"
 
 void usage_config(FILE *out) {
@@ -46,6 +47,17 @@ int cmd_config(int argc, char **argv) {
     }
     int rc = command_begin(&c, 0);
     if (rc >= 0) return rc;
+    /* a Kafka source's client settings as librdkafka takes them
+     * (client_properties' names and values are librdkafka's to judge) */
+    if (config_kafka_source(&c.cfg)) {
+        char err[1024];
+        rd_kafka_conf_t *kc = kafka_conf_new(&c.cfg, "searchsync-config-check", err, sizeof err);
+        if (!kc) {
+            fprintf(stderr, "searchsync: %s: %s\n", c.config, err);
+            return command_end(&c, EXIT_USAGE);
+        }
+        rd_kafka_conf_destroy(kc);
+    }
     /* the file is good; a binlog source is asked what its user may do */
     if (!config_kafka_source(&c.cfg) && source_grants_check(&c.cfg, stderr) == 1)
         return command_end(&c, EXIT_USAGE);

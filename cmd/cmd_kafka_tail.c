@@ -290,6 +290,13 @@ static int consume(struct ktail *k, rd_kafka_t *rk, bool beginning, long long ma
     clock_gettime(CLOCK_MONOTONIC, &last);
     while (!stop_requested && (max < 0 || (long long)k->messages < max)) {
         rd_kafka_message_t *msg = rd_kafka_consumer_poll(rk, 200);
+        char sec[600];
+        if (!msg && kafka_security_error(sec, sizeof sec)) {
+            /* a setting to change: waiting would print nothing forever */
+            fprintf(stderr, "searchsync kafka-tail: %s\n", sec);
+            rc = EXIT_USAGE;
+            break;
+        }
         if (!msg) {
             if (timeout_ms > 0 && ms_since(&last) >= timeout_ms) {
                 log_info("kafka-tail", "no message for %lld ms: done", timeout_ms);
@@ -346,14 +353,19 @@ static rd_kafka_t *consumer_open(const struct ss_config *cfg, bool beginning, in
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, kerr, sizeof kerr);
     if (!rk) {
         rd_kafka_conf_destroy(conf);
-        fprintf(stderr, "searchsync kafka-tail: cannot create the Kafka consumer: %s\n", kerr);
-        *rc = EXIT_RUNTIME;
+        /* what fails here is a setting (librdkafka loads the TLS files now) */
+        fprintf(stderr, "searchsync kafka-tail: cannot create the Kafka consumer: %s; check "
+                "[kafka]'s settings (ssl_ca, ssl_cert, ssl_key, client_properties)\n", kerr);
+        *rc = EXIT_USAGE;
         return NULL;
     }
     rd_kafka_poll_set_consumer(rk);
     if ((beginning ? assign_all : subscribe)(rk, cfg, err, sizeof err) < 0) {
-        fprintf(stderr, "searchsync kafka-tail: %s\n", err);
-        *rc = EXIT_RUNTIME;
+        char sec[600];
+        bool refused = kafka_security_error(sec, sizeof sec);
+        fprintf(stderr, "searchsync kafka-tail: %s%s%s\n", err, refused ? ": " : "",
+                refused ? sec : "");
+        *rc = refused ? EXIT_USAGE : EXIT_RUNTIME;
         rd_kafka_destroy(rk);
         return NULL;
     }

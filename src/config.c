@@ -215,35 +215,34 @@ static void url_shown(char *out, size_t n, const char *u, size_t len) {
     snprintf(out, n, "%.*s%.*s", (int)(host - u), u, (int)(len - (size_t)(at + 1 - u)), at + 1);
 }
 
-/* password_file: its first line (without the line end) becomes the password,
- * unless the environment variable gave one. Both `password` and
- * `password_file` in the file is a mistake. */
-static int password_from_file(struct ss_config *c, const char *section, char **password,
+/* KEY_file: its first line (without the line end) becomes the password KEY,
+ * unless the environment variable gave one. Both KEY and KEY_file in the
+ * file is a mistake. */
+static int password_from_file(const char *section, const char *key, char **password,
                               const char *file, bool password_in_file, const char *env,
                               const char *name, char *err, size_t errlen) {
     if (!file) return 0;
     if (password_in_file)
-        return errf(err, errlen, "%s: [%s] sets both password and password_file: keep one",
-                    name, section);
+        return errf(err, errlen, "%s: [%s] sets both %s and %s_file: keep one", name, section,
+                    key, key);
     if (env && getenv(env) && *getenv(env)) return 0; /* the environment wins */
     FILE *f = fopen(file, "r");
     if (!f)
-        return errf(err, errlen, "%s: [%s] password_file: cannot read %s: %s; give a file "
+        return errf(err, errlen, "%s: [%s] %s_file: cannot read %s: %s; give a file "
                     "readable by this user whose first line is the password", name, section,
-                    file, strerror(errno));
+                    key, file, strerror(errno));
     sbuf line = SBUF_INIT;
     sbuf_read_fp(&line, f);
     fclose(f);
     size_t n = line.data ? strcspn(line.data, "\r\n") : 0;
     if (n == 0) {
         sbuf_free(&line);
-        return errf(err, errlen, "%s: [%s] password_file: %s is empty (its first line is "
-                    "the password)", name, section, file);
+        return errf(err, errlen, "%s: [%s] %s_file: %s is empty (its first line is "
+                    "the password)", name, section, key, file);
     }
     free(*password);
     *password = xstrndup(line.data, n);
     sbuf_free(&line);
-    (void)c;
     return 0;
 }
 
@@ -291,6 +290,39 @@ int config_parse_hhmm(const char *s) {
     return h < 24 && m < 60 ? h * 60 + m : -1;
 }
 
+/* [kafka] security_protocol and the SASL and TLS keys agree with each other */
+static int check_kafka_security(const struct ss_config *c, const char *name, char *err,
+                                size_t errlen) {
+    const char *proto = c->kafka.security_protocol;
+    bool sasl = !strncmp(proto, "sasl_", 5), tls = !strcmp(proto, "ssl") ||
+                                                   !strcmp(proto, "sasl_ssl");
+    const char *mech = c->kafka.sasl_mechanism;
+    if (mech && !sasl)
+        return errf(err, errlen, "%s: [kafka] sasl_mechanism is set but security_protocol = %s "
+                    "sends no credentials: set security_protocol = sasl_ssl (or sasl_plaintext)",
+                    name, proto);
+    if (!mech && (c->kafka.sasl_username || c->kafka.sasl_password))
+        return errf(err, errlen, "%s: [kafka] sasl_username/sasl_password are set without "
+                    "sasl_mechanism: set it (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, as the "
+                    "brokers' listener takes) and security_protocol = sasl_ssl", name);
+    if (sasl && !mech && !c->kafka.client_properties)
+        return errf(err, errlen, "%s: [kafka] security_protocol = %s needs sasl_mechanism "
+                    "(PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512), or sasl.mechanisms in "
+                    "client_properties for another one", name, proto);
+    if (mech && (!c->kafka.sasl_username || !c->kafka.sasl_password))
+        return errf(err, errlen, "%s: [kafka] sasl_mechanism = %s needs sasl_username and "
+                    "sasl_password (or sasl_password_file, or SEARCHSYNC_KAFKA_PASSWORD)",
+                    name, mech);
+    if (!tls && (c->kafka.ssl_ca || c->kafka.ssl_cert || c->kafka.ssl_key))
+        return errf(err, errlen, "%s: [kafka] ssl_ca/ssl_cert/ssl_key are set but "
+                    "security_protocol = %s uses no TLS: set security_protocol = ssl (or "
+                    "sasl_ssl)", name, proto);
+    if ((c->kafka.ssl_cert != NULL) != (c->kafka.ssl_key != NULL))
+        return errf(err, errlen, "%s: [kafka] ssl_cert and ssl_key go together: set both or "
+                    "neither", name);
+    return 0;
+}
+
 /* [source] kind = kafka: where to read and how; [kafka] keys set for a
  * binlog source are a mistake worth saying */
 static int check_kafka(const struct ss_config *c, const char *name, char *err, size_t errlen) {
@@ -317,7 +349,7 @@ static int check_kafka(const struct ss_config *c, const char *name, char *err, s
     if (!c->kafka.group || !*c->kafka.group)
         return errf(err, errlen, "%s: [kafka] group is empty: give the consumer group id (or "
                     "leave the key out for `searchsync`)", name);
-    return 0;
+    return check_kafka_security(c, name, err, errlen);
 }
 
 /* the scheduled check's keys, parsed now so a typo stops the start */
@@ -357,15 +389,18 @@ static int check_secured(struct ss_config *c, const bool *seen, const char *name
     const struct config_key *kp;
 #define SEEN_IN_FILE(sec, key) ((kp = find_key(sec, key)) && seen[kp - config_keys] && \
                                 !(kp->env && getenv(kp->env) && *getenv(kp->env)))
-    if (password_from_file(c, "source", &c->source.password, c->source.password_file,
+    if (password_from_file("source", "password", &c->source.password, c->source.password_file,
                            SEEN_IN_FILE("source", "password"), "SEARCHSYNC_SOURCE_PASSWORD",
                            name, err, errlen) < 0 ||
-        password_from_file(c, "metadata", &c->metadata.password, c->metadata.password_file,
-                           SEEN_IN_FILE("metadata", "password"), "SEARCHSYNC_METADATA_PASSWORD",
-                           name, err, errlen) < 0 ||
-        password_from_file(c, "search", &c->search.password, c->search.password_file,
+        password_from_file("metadata", "password", &c->metadata.password,
+                           c->metadata.password_file, SEEN_IN_FILE("metadata", "password"),
+                           "SEARCHSYNC_METADATA_PASSWORD", name, err, errlen) < 0 ||
+        password_from_file("search", "password", &c->search.password, c->search.password_file,
                            SEEN_IN_FILE("search", "password"), "SEARCHSYNC_SEARCH_PASSWORD",
-                           name, err, errlen) < 0)
+                           name, err, errlen) < 0 ||
+        password_from_file("kafka", "sasl_password", &c->kafka.sasl_password,
+                           c->kafka.sasl_password_file, SEEN_IN_FILE("kafka", "sasl_password"),
+                           "SEARCHSYNC_KAFKA_PASSWORD", name, err, errlen) < 0)
         return -1;
 #undef SEEN_IN_FILE
     if (!c->metadata.ssl_mode && (c->metadata.ssl_ca || c->metadata.ssl_cert || c->metadata.ssl_key))
@@ -386,7 +421,12 @@ static int check_secured(struct ss_config *c, const bool *seen, const char *name
         check_readable("metadata", "ssl_key", c->metadata.ssl_key, name, err, errlen) < 0 ||
         check_readable("search", "ca_file", c->search.ca_file, name, err, errlen) < 0 ||
         check_readable("search", "client_cert", c->search.client_cert, name, err, errlen) < 0 ||
-        check_readable("search", "client_key", c->search.client_key, name, err, errlen) < 0)
+        check_readable("search", "client_key", c->search.client_key, name, err, errlen) < 0 ||
+        check_readable("kafka", "ssl_ca", c->kafka.ssl_ca, name, err, errlen) < 0 ||
+        check_readable("kafka", "ssl_cert", c->kafka.ssl_cert, name, err, errlen) < 0 ||
+        check_readable("kafka", "ssl_key", c->kafka.ssl_key, name, err, errlen) < 0 ||
+        check_readable("kafka", "client_properties", c->kafka.client_properties, name, err,
+                       errlen) < 0)
         return -1;
     /* one way to authenticate to the engine */
     const char *ways[4];

@@ -56,6 +56,14 @@ struct ss_config {
         char *dbz_decimal; /* decimal.handling.mode: precise|string|double */
         char *dbz_time;    /* time.precision.mode: adaptive_time_microseconds|connect */
         char *dbz_binary;  /* binary.handling.mode: bytes|base64|base64-url-safe|hex */
+        /* how the brokers are reached (src/kafka_conf.c sets them) */
+        char *security_protocol; /* plaintext|ssl|sasl_plaintext|sasl_ssl */
+        char *sasl_mechanism;    /* PLAIN|SCRAM-SHA-256|SCRAM-SHA-512 */
+        char *sasl_username;
+        char *sasl_password;
+        char *sasl_password_file;
+        char *ssl_ca, *ssl_cert, *ssl_key; /* PEM files */
+        char *client_properties; /* file of more librdkafka properties */
     } kafka;
 
     struct {

@@ -144,6 +144,31 @@ const struct config_key config_keys[] = {
       "The Debezium connector's binary.handling.mode, for binary values sent as text. Empty: "
       "base64, unless the value is hex digits and not base64; one that is both is not decoded "
       "(docs/kafka.md, Debezium)"),
+    E("kafka", "security_protocol", kafka.security_protocol, "plaintext",
+      "plaintext|ssl|sasl_plaintext|sasl_ssl",
+      "How the brokers are reached: `ssl` is TLS, `sasl_plaintext` SASL credentials without "
+      "TLS, `sasl_ssl` both (Amazon MSK's and Confluent Cloud's SASL listeners)"),
+    E("kafka", "sasl_mechanism", kafka.sasl_mechanism, NULL, "PLAIN|SCRAM-SHA-256|SCRAM-SHA-512",
+      "SASL mechanism, required with security_protocol sasl_*; another mechanism (OAUTHBEARER, "
+      "GSSAPI): leave this empty and set sasl.mechanisms and its settings in client_properties"),
+    S("kafka", "sasl_username", kafka.sasl_username, NULL, NULL, false, false,
+      "SASL user name (PLAIN and SCRAM)"),
+    S("kafka", "sasl_password", kafka.sasl_password, NULL, "SEARCHSYNC_KAFKA_PASSWORD", false,
+      true, "Its password"),
+    S("kafka", "sasl_password_file", kafka.sasl_password_file, NULL, NULL, false, false,
+      "File whose first line is the SASL password, instead of `sasl_password`"),
+    S("kafka", "ssl_ca", kafka.ssl_ca, NULL, NULL, false, false,
+      "CA certificate(s) (PEM) that signed the brokers' certificates; empty: the system's CAs. "
+      "The brokers' certificates must name the host in brokers"),
+    S("kafka", "ssl_cert", kafka.ssl_cert, NULL, NULL, false, false,
+      "Client certificate (PEM), for brokers that ask for one (ssl.client.auth=required)"),
+    S("kafka", "ssl_key", kafka.ssl_key, NULL, NULL, false, false,
+      "Its private key (PEM, not encrypted; an encrypted one: ssl.key.password in "
+      "client_properties)"),
+    S("kafka", "client_properties", kafka.client_properties, NULL, NULL, false, false,
+      "File of more librdkafka consumer properties, one `name = value` a line (# comments), "
+      "e.g. an encrypted key's ssl.key.password or fetch sizes; a property searchsync sets itself "
+      "or one a [kafka] key sets is refused, naming that key (docs/kafka.md, Secured brokers)"),
 
     S("metadata", "host", metadata.host, NULL, NULL, false, false,
       "Server holding the metadata schema; default: the source's host"),

@@ -100,6 +100,16 @@ tests_unit_test_kafka_token_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
 tests_unit_test_kafka_token_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
 tests_unit_test_kafka_token_asan_LDADD = $(UNIT_ASAN_LDADD)
 
+# a Kafka source's client settings: [kafka]'s security keys, client_properties
+check_PROGRAMS += tests/unit/test_kafka_conf tests/unit/test_kafka_conf_asan
+TESTS += tests/unit/test_kafka_conf tests/unit/test_kafka_conf_asan
+tests_unit_test_kafka_conf_SOURCES = tests/unit/test_kafka_conf.c
+tests_unit_test_kafka_conf_LDADD = $(UNIT_LDADD)
+tests_unit_test_kafka_conf_asan_SOURCES = tests/unit/test_kafka_conf.c
+tests_unit_test_kafka_conf_asan_CFLAGS = $(UNIT_ASAN_CFLAGS)
+tests_unit_test_kafka_conf_asan_LDFLAGS = $(UNIT_ASAN_LDFLAGS)
+tests_unit_test_kafka_conf_asan_LDADD = $(UNIT_ASAN_LDADD)
+
 check_PROGRAMS += tests/unit/test_mq tests/unit/test_mq_asan
 TESTS += tests/unit/test_mq tests/unit/test_mq_asan
 tests_unit_test_mq_SOURCES = tests/unit/test_mq.c

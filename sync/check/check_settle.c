@@ -55,8 +55,10 @@ static int kafka_ends(const struct ss_config *cfg, const struct kafka_offsets *a
         rd_kafka_resp_err_t ke = rd_kafka_query_watermark_offsets(rk, at->v[i].topic,
                                                                  at->v[i].partition, &lo, &hi, 10000);
         if (ke) {
-            snprintf(err, errlen, "the end of %s partition %d: %s", at->v[i].topic,
-                     (int)at->v[i].partition, rd_kafka_err2str(ke));
+            char sec[600] = "";
+            bool refused = kafka_security_error(sec, sizeof sec);
+            snprintf(err, errlen, "the end of %s partition %d: %s%s%s", at->v[i].topic,
+                     (int)at->v[i].partition, rd_kafka_err2str(ke), refused ? ": " : "", sec);
             rc = -1;
         } else {
             kafka_offsets_at(ends, at->v[i].topic, at->v[i].partition, true)->next = hi;

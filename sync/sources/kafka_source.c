@@ -621,8 +621,9 @@ static int idle(struct kafka_source *ks) {
 static int kafka_source_run(void *state) {
     struct kafka_source *ks = state;
     struct source_env *env = ks->env;
-    log_info("run", "syncing %zu index config(s) of source %s from Kafka ([kafka] group %s)",
-             (*env->gen)->m.nindices, env->cfg->source.name, env->cfg->kafka.group);
+    log_info("run", "syncing %zu index config(s) of source %s from Kafka (brokers %s over %s, "
+             "group %s)", (*env->gen)->m.nindices, env->cfg->source.name,
+             env->cfg->kafka.brokers, env->cfg->kafka.security_protocol, env->cfg->kafka.group);
     publish_stats(ks, false);
     int rc = BL_STOP;
     while (!*env->stop) {
