@@ -247,8 +247,20 @@ maxwell_caught_up() {
 # maxwell_ini FILE GROUP — the daemon's configuration of a test of the real
 # Maxwell: a Kafka source over its topics (PRE.*, consumer group GROUP),
 # column types and re-reads from the test's server, the metadata (META)
-# there too, delivery flushing and saving offsets within 100 ms
+# there too, delivery flushing and saving offsets within 100 ms. With a
+# secured Kafka (kafka.sh's KAFKA_SECURE=1) the daemon reads through its
+# SASL_SSL listener: SCRAM-SHA-512, the password from a file, the test CA.
 maxwell_ini() {
+    local brokers="$KAFKA_BOOTSTRAP" secure=""
+    if [ -n "${KAFKA_SASL_SSL_BOOTSTRAP:-}" ]; then
+        brokers="$KAFKA_SASL_SSL_BOOTSTRAP"
+        printf '%s\n' "$KAFKA_SASL_PASSWORD" >"$1.kafka-password"
+        secure="security_protocol = sasl_ssl
+sasl_mechanism = SCRAM-SHA-512
+sasl_username = $KAFKA_SASL_USER
+sasl_password_file = $1.kafka-password
+ssl_ca = $KAFKA_TLS/ca.pem"
+    fi
     cat >"$1" <<INI
 [source]
 kind = kafka
@@ -258,9 +270,10 @@ port = $MYSQL_PORT
 user = root
 start = beginning
 [kafka]
-brokers = $KAFKA_BOOTSTRAP
+brokers = $brokers
 topic_regex = $PRE\\..*
 group = $2
+$secure
 [metadata]
 host = $MYSQL_HOST
 port = $MYSQL_PORT
@@ -274,7 +287,8 @@ idle_checkpoint_interval_ms = 500
 INI
 }
 
-# maxwell_servers — the harness's Kafka (3 partitions a topic) started for
+# maxwell_servers — the harness's Kafka (3 partitions a topic; KAFKA_SECURE
+# passed on) started for
 # the test (KAFKA_BOOTSTRAP set, stopped at its end) and Maxwell's jars
 # resolved (the test skips when Maven Central cannot be reached)
 maxwell_servers() {

@@ -5,8 +5,11 @@
 # version and MariaDB only: the script's header) reads the suite's MariaDB
 # with its Kafka producer (binlog positions and xoffsets on, DDL to a topic
 # of its own, partitioned by primary key) into the harness's Kafka 3.9.1
-# (3 partitions a topic). A daemon (`[source] kind = kafka`, topic_regex
-# over every topic Maxwell writes: data, DDL, its bootstrap requests) feeds
+# (3 partitions a topic; Maxwell writes to its PLAINTEXT listener). A
+# daemon (`[source] kind = kafka`, topic_regex over every topic Maxwell
+# writes: data, DDL, its bootstrap requests), which reads, and whose
+# `check` reads, through the broker's SASL_SSL listener (SCRAM-SHA-512, the
+# password from a file, the test CA: kafka.sh KAFKA_SECURE=1), feeds
 # two indices: a re-query one (tests/integration/producer_ops.sql's `wide` with
 # its children `part` nested) and a row-image one (`wide`, every column
 # Maxwell sends as the table holds it: not the TIME and fractional-second
@@ -54,7 +57,7 @@ kafka_live maxwell 1.17.0 "$SEED" "producer=kafka" "output_binlog_position=true"
     "kafka_topic with %{database}/%{table}, ddl_kafka_topic" "kafka_key_format" "bootstrapper=async / sync" "filter"
 
 # ---------------------------------------------------------------- servers
-maxwell_servers
+KAFKA_SECURE=1 maxwell_servers
 meta_q() { mysql_q "$1"; }
 
 # Maxwell's user and its own database (positions, schemas, bootstrap requests)
@@ -185,6 +188,8 @@ if [ -n "$(ends "$PRE.$MXS.bootstrap")" ]; then
 else
     log "Maxwell sent nothing to $PRE.$MXS.bootstrap (its producer: $(grep -a -m1 -o 'NotLeaderForPartitionException.*bootstrap' "$MXDIR/maxwell.log" | cut -c1-120))"
 fi
+assert_true "the daemon read through the SASL_SSL listener" \
+    grep -q "from Kafka (brokers $KAFKA_SASL_SSL_BOOTSTRAP over sasl_ssl" "$RUNLOG"
 assert_eq 0 "$(grep -c 'is a dead letter' "$RUNLOG" || true)" "the daemon logged no dead letter"
 errs=$(grep -h ' ERROR \[' "$RUNLOG" | head -5 || true)
 assert_eq "" "$errs" "no ERROR in the daemon's log"

@@ -15,6 +15,13 @@
 # line; a consumer group run commits its offsets (a second run reads
 # nothing); without the schema lookup canal's mysqlType alone gives the same
 # lines; `run` without [source] user exits 2 and `config check` names a missing key.
+# Secured brokers (kafka.sh KAFKA_SECURE=1): the same lines read through a
+# SASL_SSL listener with SCRAM-SHA-256 (the password from the environment),
+# SCRAM-SHA-512 and PLAIN, and through an SSL listener that requires a
+# client certificate, with client_properties; a wrong password, a CA that
+# did not sign the broker, or no client certificate each exit 2 within
+# seconds naming the key to check, the password never printed; `config
+# check` refuses settings that disagree and properties searchsync owns.
 . "$(dirname "$0")/lib.sh"
 require_bin
 command -v kcat >/dev/null || fail "kcat missing: run tests/harness/deps.sh"
@@ -22,7 +29,7 @@ command -v python3 >/dev/null || fail "python3 missing: run tests/harness/deps.s
 
 # ---------------------------------------------------------------- Kafka
 kdir="$TEST_TMP/kafka"
-SEARCHSYNC_KAFKA_DIR="$kdir" bash "$HARNESS/kafka.sh" start >"$TEST_TMP/kafka-start.log" 2>&1 ||
+KAFKA_SECURE=1 SEARCHSYNC_KAFKA_DIR="$kdir" bash "$HARNESS/kafka.sh" start >"$TEST_TMP/kafka-start.log" 2>&1 ||
     { cat "$TEST_TMP/kafka-start.log"; fail "the harness's Kafka did not start"; }
 on_exit "SEARCHSYNC_KAFKA_DIR='$kdir' bash '$HARNESS/kafka.sh' stop >/dev/null 2>&1"
 on_exit '[ "$rc" = 0 ] || { echo "--- kafka log (last 20 lines)"; tail -20 "$KAFKA_LOG"; }'
@@ -269,4 +276,83 @@ rc_chk=$?
 set -e
 assert_eq 2 "$rc_chk" "config check: a Kafka source without brokers exits 2"
 assert_contains "$out" "[kafka] brokers" "the message names the key"
+
+# ---------------------------------------------------------------- secured brokers
+# secure_ini FILE BROKERS LINES... — kafka.ini's source, other brokers, more [kafka] lines
+secure_ini() {
+    local f="$1" b="$2"
+    shift 2
+    sed "s/^brokers = .*/brokers = $b/" "$cfg" >"$f"
+    printf '%s\n' "$@" >>"$f"
+}
+# secure_tail WHAT FILE — the 16 messages through the listener: the lines
+# read in the clear (the topics' messages interleave in any order)
+secure_tail() {
+    "$SEARCHSYNC_BIN" kafka-tail --config "$2" --from-beginning --max 16 --timeout-ms 20000 \
+        >"$TEST_TMP/ks.jsonl" 2>"$TEST_TMP/ks.err" || { cat "$TEST_TMP/ks.err"; fail "$1: kafka-tail exited $?"; }
+    assert_eq "$(cat "$TEST_TMP/kt.jsonl" "$TEST_TMP/kt4.jsonl" | sort)" "$(sort "$TEST_TMP/ks.jsonl")" \
+        "$1: the lines read in the clear"
+}
+TLS="$KAFKA_TLS"
+sasl=("security_protocol = sasl_ssl" "sasl_username = $KAFKA_SASL_USER" "ssl_ca = $TLS/ca.pem")
+secure_ini "$TEST_TMP/s256.ini" "$KAFKA_SASL_SSL_BOOTSTRAP" "${sasl[@]}" "sasl_mechanism = SCRAM-SHA-256"
+assert_eq "$TEST_TMP/s256.ini: ok" "$(SEARCHSYNC_KAFKA_PASSWORD="$KAFKA_SASL_PASSWORD" "$SEARCHSYNC_BIN" config check --config "$TEST_TMP/s256.ini" 2>&1)" \
+    "config check: SASL_SSL with the password from the environment"
+SEARCHSYNC_KAFKA_PASSWORD="$KAFKA_SASL_PASSWORD" secure_tail "SASL_SSL, SCRAM-SHA-256" "$TEST_TMP/s256.ini"
+printf '%s\n' "$KAFKA_SASL_PASSWORD" >"$TEST_TMP/kpw"
+secure_ini "$TEST_TMP/s512.ini" "$KAFKA_SASL_SSL_BOOTSTRAP" "${sasl[@]}" "sasl_mechanism = SCRAM-SHA-512" \
+    "sasl_password_file = $TEST_TMP/kpw"
+secure_tail "SASL_SSL, SCRAM-SHA-512" "$TEST_TMP/s512.ini"
+secure_ini "$TEST_TMP/plain.ini" "$KAFKA_SASL_SSL_BOOTSTRAP" "${sasl[@]}" "sasl_mechanism = PLAIN" \
+    "sasl_password = $KAFKA_SASL_PASSWORD"
+secure_tail "SASL_SSL, PLAIN" "$TEST_TMP/plain.ini"
+printf '# more of librdkafka\nclient.id = kt-mtls\nfetch.wait.max.ms: 100\n' >"$TEST_TMP/more.properties"
+secure_ini "$TEST_TMP/mtls.ini" "$KAFKA_SSL_BOOTSTRAP" "security_protocol = ssl" "ssl_ca = $TLS/ca.pem" \
+    "ssl_cert = $TLS/client.pem" "ssl_key = $TLS/client.key" "client_properties = $TEST_TMP/more.properties"
+secure_tail "SSL with a client certificate and client_properties" "$TEST_TMP/mtls.ini"
+
+# refused: exit 2 at once, naming what to check
+refused() { # WHAT FILE WANT
+    local t0 out rc_k
+    t0=$(date +%s)
+    set +e
+    out="$(timeout 60 "$SEARCHSYNC_BIN" kafka-tail --config "$2" 2>&1 >/dev/null)"
+    rc_k=$?
+    set -e
+    assert_eq 2 "$rc_k" "$1: kafka-tail exits 2"
+    assert_contains "$out" "$3" "$1: the message says what to check"
+    assert_true "$1: said within 20 s" [ $(( $(date +%s) - t0 )) -le 20 ]
+    assert_eq 0 "$(printf '%s' "$out" | grep -c "$KAFKA_SASL_PASSWORD\|wrong-pw" || true)" "$1: no password printed"
+}
+sed 's/^sasl_password = .*/sasl_password = wrong-pw/' "$TEST_TMP/plain.ini" >"$TEST_TMP/badpw.ini"
+refused "a wrong password" "$TEST_TMP/badpw.ini" "check [kafka] sasl_mechanism, sasl_username and sasl_password"
+sed "s#^ssl_ca = .*#ssl_ca = $TLS/other-ca.pem#" "$TEST_TMP/plain.ini" >"$TEST_TMP/otherca.ini"
+refused "a CA that did not sign the broker" "$TEST_TMP/otherca.ini" "check [kafka] ssl_ca"
+grep -v '^ssl_cert\|^ssl_key' "$TEST_TMP/mtls.ini" >"$TEST_TMP/nocert.ini"
+refused "no client certificate" "$TEST_TMP/nocert.ini" "ssl_cert/ssl_key when the brokers ask"
+
+# config check: settings that disagree, properties searchsync owns
+bad_config() { # WHAT FILE WANT
+    local out rc_c
+    set +e
+    out="$("$SEARCHSYNC_BIN" config check --config "$2" 2>&1)"
+    rc_c=$?
+    set -e
+    assert_eq 2 "$rc_c" "config check: $1 exits 2"
+    assert_contains "$out" "$3" "config check: $1: named"
+}
+sed 's/^security_protocol = .*/security_protocol = plaintext/' "$TEST_TMP/plain.ini" >"$TEST_TMP/c1.ini"
+bad_config "a mechanism without SASL" "$TEST_TMP/c1.ini" "set security_protocol = sasl_ssl"
+grep -v '^sasl_mechanism' "$TEST_TMP/plain.ini" >"$TEST_TMP/c2.ini"
+bad_config "credentials without a mechanism" "$TEST_TMP/c2.ini" "without sasl_mechanism"
+grep -v '^sasl_password' "$TEST_TMP/plain.ini" >"$TEST_TMP/c3.ini"
+bad_config "a mechanism without a password" "$TEST_TMP/c3.ini" "needs sasl_username and sasl_password"
+sed 's/^security_protocol = .*/security_protocol = plaintext/' "$TEST_TMP/mtls.ini" >"$TEST_TMP/c4.ini"
+bad_config "certificates without TLS" "$TEST_TMP/c4.ini" "uses no TLS"
+printf 'group.id = other\n' >"$TEST_TMP/owned.properties"
+sed "s#^client_properties = .*#client_properties = $TEST_TMP/owned.properties#" "$TEST_TMP/mtls.ini" >"$TEST_TMP/c5.ini"
+bad_config "a property searchsync sets" "$TEST_TMP/c5.ini" "group.id is set by [kafka] group"
+printf 'no.such.property = 1\n' >"$TEST_TMP/unknown.properties"
+sed "s#^client_properties = .*#client_properties = $TEST_TMP/unknown.properties#" "$TEST_TMP/mtls.ini" >"$TEST_TMP/c6.ini"
+bad_config "an unknown property" "$TEST_TMP/c6.ini" "unknown.properties:1: librdkafka setting no.such.property"
 pass
