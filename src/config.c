@@ -139,13 +139,6 @@ static bool section_known(const char *section) {
     return false;
 }
 
-static char *trim(char *s) {
-    while (isspace((unsigned char)*s)) s++;
-    char *e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
-    return s;
-}
-
 /* An inline comment ends an unquoted value, as in my.cnf: `#` anywhere, `;`
  * after a space or tab (`token = abc  # note` is "abc"). A value holding
  * either is written in double quotes. */
@@ -188,7 +181,7 @@ static int unquote(char *v) {
         }
     }
     if (*r != '"') return -1;
-    const char *after = trim(r + 1); /* only a comment may follow the closing quote */
+    const char *after = str_trim(r + 1); /* only a comment may follow the closing quote */
     if (*after && *after != '#' && *after != ';') return -1;
     *w = '\0';
     return 0;
@@ -477,17 +470,17 @@ static int parse_lines(struct ss_config *c, const char *name, const char *text, 
         p += len + (nl ? 1 : 0);
         lineno++;
         snprintf(where, sizeof where, "%s:%d", name, lineno);
-        char *s = trim(line.data);
+        char *s = str_trim(line.data);
         if (!*s || *s == '#' || *s == ';') continue;
         if (*s == '[') {
             char *close = strchr(s, ']');
-            if (!close || *trim(close + 1)) {
+            if (!close || *str_trim(close + 1)) {
                 errf(err, errlen, "%s: malformed section header \"%s\"", where, s);
                 rc = -1;
                 break;
             }
             *close = '\0';
-            char *sec = trim(s + 1);
+            char *sec = str_trim(s + 1);
             if (!section_known(sec)) {
                 errf(err, errlen,
                        "%s: unknown section [%s] (known: source, kafka, metadata, search, "
@@ -506,7 +499,7 @@ static int parse_lines(struct ss_config *c, const char *name, const char *text, 
             break;
         }
         *eq = '\0';
-        char *key = trim(s), *val = trim(eq + 1);
+        char *key = str_trim(s), *val = str_trim(eq + 1);
         if (*val != '"') strip_comment(val);
         if (!*section) {
             errf(err, errlen, "%s: key \"%s\" before any [section]", where, key);

@@ -1,7 +1,6 @@
 /* kafka_conf: a Kafka source's consumer configuration (see kafka_conf.h). */
 #include "kafka_conf.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -115,13 +114,6 @@ static const char *owned_by(const struct ss_config *cfg, const char *key) {
     return NULL;
 }
 
-static char *trim(char *s) {
-    while (isspace((unsigned char)*s)) s++;
-    char *e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
-    return s;
-}
-
 /* [kafka] client_properties into conf: `name = value` (or `name: value`)
  * lines, # and ! comments, as a Java client's properties file writes them
  * without escapes. *mech set when it names sasl.mechanism(s). 0, or -1
@@ -141,7 +133,7 @@ static int apply_properties(rd_kafka_conf_t *conf, const struct ss_config *cfg, 
         next = strchr(line, '\n');
         if (next) *next++ = '\0';
         lineno++;
-        char *s = trim(line);
+        char *s = str_trim(line);
         if (!*s || *s == '#' || *s == '!') continue;
         size_t k = strcspn(s, "=:");
         if (!s[k]) {
@@ -150,7 +142,7 @@ static int apply_properties(rd_kafka_conf_t *conf, const struct ss_config *cfg, 
             break;
         }
         s[k] = '\0';
-        char *key = trim(s), *val = trim(s + k + 1);
+        char *key = str_trim(s), *val = str_trim(s + k + 1);
         const char *by = owned_by(cfg, key);
         if (by) {
             rc = errf(err, errlen, "%s:%d: %s is set by %s; remove it from [kafka] "

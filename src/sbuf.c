@@ -2,6 +2,7 @@
  * settings and the block arena (see sbuf.h). */
 #include "sbuf.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #ifdef __GLIBC__
@@ -57,6 +58,13 @@ char *xstrndup(const char *s, size_t n) {
     memcpy(p, s, n);
     p[n] = '\0';
     return p;
+}
+
+char *str_trim(char *s) {
+    while (isspace((unsigned char)*s)) s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
+    return s;
 }
 
 struct arena_block {

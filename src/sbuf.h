@@ -27,6 +27,8 @@ void *xrealloc(void *p, size_t n);
 void alloc_tune(void);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* s without its leading and trailing white space (the end cut in place) */
+char *str_trim(char *s);
 
 /* A block arena: many small allocations (8-aligned, in blocks of at least
  * 4000 bytes) freed at once. The owner keeps a `struct arena_block *`,
@@ -42,10 +44,10 @@ void sbuf_grow(sbuf *b, size_t extra); /* ensure room for extra more bytes + NUL
 char *sbuf_detach(sbuf *b);            /* hand the string to the caller */
 void sbuf_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sbuf_vprintf(sbuf *b, const char *fmt, va_list ap);
-/* Format into a caller-supplied error buffer (the err/errlen convention of
- * every module); always returns -1 so callers can `return errf(...)`. */
 /* Append everything readable from f; 0, or -1 on a read error (ferror). */
 int sbuf_read_fp(sbuf *b, FILE *f);
+/* Format into a caller-supplied error buffer (the err/errlen convention of
+ * every module); always returns -1 so callers can `return errf(...)`. */
 int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static inline void sbuf_reset(sbuf *b) {

@@ -311,18 +311,24 @@ secure_ini "$TEST_TMP/mtls.ini" "$KAFKA_SSL_BOOTSTRAP" "security_protocol = ssl"
     "ssl_cert = $TLS/client.pem" "ssl_key = $TLS/client.key" "client_properties = $TEST_TMP/more.properties"
 secure_tail "SSL with a client certificate and client_properties" "$TEST_TMP/mtls.ini"
 
-# refused: exit 2 at once, naming what to check
-refused() { # WHAT FILE WANT
-    local t0 out rc_k
-    t0=$(date +%s)
+# exits_2 WHAT WANT CMD... — CMD exits 2, its stderr (OUT) saying WANT
+exits_2() {
+    local what="$1" want="$2" rc_x
+    shift 2
     set +e
-    out="$(timeout 60 "$SEARCHSYNC_BIN" kafka-tail --config "$2" 2>&1 >/dev/null)"
-    rc_k=$?
+    OUT="$("$@" 2>&1 >/dev/null)"
+    rc_x=$?
     set -e
-    assert_eq 2 "$rc_k" "$1: kafka-tail exits 2"
-    assert_contains "$out" "$3" "$1: the message says what to check"
+    assert_eq 2 "$rc_x" "$what: exits 2"
+    assert_contains "$OUT" "$want" "$what: the message says what to check"
+}
+# refused by the brokers: kafka-tail exits 2 at once, no password printed
+refused() { # WHAT FILE WANT
+    local t0
+    t0=$(date +%s)
+    exits_2 "kafka-tail, $1" "$3" timeout 60 "$SEARCHSYNC_BIN" kafka-tail --config "$2"
     assert_true "$1: said within 20 s" [ $(( $(date +%s) - t0 )) -le 20 ]
-    assert_eq 0 "$(printf '%s' "$out" | grep -c "$KAFKA_SASL_PASSWORD\|wrong-pw" || true)" "$1: no password printed"
+    assert_eq 0 "$(printf '%s' "$OUT" | grep -c "$KAFKA_SASL_PASSWORD\|wrong-pw" || true)" "$1: no password printed"
 }
 sed 's/^sasl_password = .*/sasl_password = wrong-pw/' "$TEST_TMP/plain.ini" >"$TEST_TMP/badpw.ini"
 refused "a wrong password" "$TEST_TMP/badpw.ini" "check [kafka] sasl_mechanism, sasl_username and sasl_password"
@@ -332,15 +338,7 @@ grep -v '^ssl_cert\|^ssl_key' "$TEST_TMP/mtls.ini" >"$TEST_TMP/nocert.ini"
 refused "no client certificate" "$TEST_TMP/nocert.ini" "ssl_cert/ssl_key when the brokers ask"
 
 # config check: settings that disagree, properties searchsync owns
-bad_config() { # WHAT FILE WANT
-    local out rc_c
-    set +e
-    out="$("$SEARCHSYNC_BIN" config check --config "$2" 2>&1)"
-    rc_c=$?
-    set -e
-    assert_eq 2 "$rc_c" "config check: $1 exits 2"
-    assert_contains "$out" "$3" "config check: $1: named"
-}
+bad_config() { exits_2 "config check: $1" "$3" "$SEARCHSYNC_BIN" config check --config "$2"; }
 sed 's/^security_protocol = .*/security_protocol = plaintext/' "$TEST_TMP/plain.ini" >"$TEST_TMP/c1.ini"
 bad_config "a mechanism without SASL" "$TEST_TMP/c1.ini" "set security_protocol = sasl_ssl"
 grep -v '^sasl_mechanism' "$TEST_TMP/plain.ini" >"$TEST_TMP/c2.ini"
