@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "monotime.h"
 #include "sbuf.h"
 
 /* The last refusal of the brokers' security (SASL or TLS) in this process,
@@ -14,6 +15,8 @@
  * commands that would otherwise only time out */
 static pthread_mutex_t sec_mu = PTHREAD_MUTEX_INITIALIZER;
 static char sec_err[600];
+static unsigned sec_count;
+static long long sec_ms; /* monotonic ms of the last */
 
 static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
     (void)rk;
@@ -53,12 +56,23 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque) 
             : NULL;
     if (hint) {
         pthread_mutex_lock(&sec_mu);
-        snprintf(sec_err, sizeof sec_err, "%s (%s)", reason, hint);
+        /* what to check first: status keeps the start of it */
+        snprintf(sec_err, sizeof sec_err, "%s: %s", hint, reason);
+        sec_count++;
+        sec_ms = mono_ms();
         pthread_mutex_unlock(&sec_mu);
         log_error("kafka", "%s: %s", reason, hint);
         return;
     }
     log_warn("kafka", "%s (%s)", reason, rd_kafka_err2name((rd_kafka_resp_err_t)err));
+}
+
+unsigned kafka_security_refusals(long long *last_ms) {
+    pthread_mutex_lock(&sec_mu);
+    unsigned n = sec_count;
+    if (last_ms) *last_ms = sec_ms;
+    pthread_mutex_unlock(&sec_mu);
+    return n;
 }
 
 bool kafka_security_error(char *buf, size_t n) {

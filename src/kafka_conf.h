@@ -35,5 +35,8 @@ int kafka_consume_error(rd_kafka_t *rk, const rd_kafka_message_t *msg, const cha
  * the last refusal with what to check. Said by the error callback, which
  * also logs it as an ERROR. */
 bool kafka_security_error(char *buf, size_t n);
+/* How many such refusals were said since the process started, and (when
+ * last_ms is not NULL) the monotonic ms of the last */
+unsigned kafka_security_refusals(long long *last_ms);
 
 #endif

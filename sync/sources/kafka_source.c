@@ -235,6 +235,7 @@ static int kafka_source_open(struct source_env *env, bool from_current, void **o
         return errf(env->err, env->errlen, "cannot create the Kafka consumer: %s", kerr);
     }
     rd_kafka_poll_set_consumer(ks->rk);
+    ks->refusals = kafka_security_refusals(NULL); /* an earlier client's are not ours */
     ks_topics_poll(ks, true);
     if (ks_subscribe(ks, err, sizeof err) < 0) return errf(env->err, env->errlen, "%s", err);
     if (found == 0)
@@ -273,19 +274,6 @@ static void kafka_source_close(void *state) {
 }
 
 /* ---------- building a change set ---------- */
-
-static void publish_stats(struct kafka_source *ks, bool at_end) {
-    struct source_env *env = ks->env;
-    struct reader_figures *f = &env->rs->f;
-    pthread_mutex_lock(&env->rs->mu);
-    f->reading = true;
-    f->at_end = at_end;
-    if (!at_end) f->read_ms = reader_stats_now_ms();
-    f->txns = env->counts.txns;
-    f->rows = env->counts.rows;
-    f->ddls = env->counts.ddls;
-    pthread_mutex_unlock(&env->rs->mu);
-}
 
 /* the source connection, waited for while it is down (the messages read are
  * kept: nothing moves on meanwhile); -1 only on a stop request */
@@ -365,7 +353,7 @@ static int group_build(struct kafka_source *ks) {
     ks->group_coords = ks->group_clock = false;
     memset(&ks->group_pos, 0, sizeof ks->group_pos);
     env->between(env->ud);
-    publish_stats(ks, false);
+    ks_publish_stats(ks, false);
     return 0;
 }
 
@@ -614,7 +602,8 @@ static int idle(struct kafka_source *ks) {
         ks->moved = false;
     }
     env->between(env->ud);
-    publish_stats(ks, true);
+    ks_publish_stats(ks, true);
+    ks_refusals_poll(ks, false);
     return 0;
 }
 
@@ -624,7 +613,7 @@ static int kafka_source_run(void *state) {
     log_info("run", "syncing %zu index config(s) of source %s from Kafka (brokers %s over %s, "
              "group %s)", (*env->gen)->m.nindices, env->cfg->source.name,
              env->cfg->kafka.brokers, env->cfg->kafka.security_protocol, env->cfg->kafka.group);
-    publish_stats(ks, false);
+    ks_publish_stats(ks, false);
     int rc = BL_STOP;
     while (!*env->stop) {
         liveness_beat(&env->rs->live); /* each poll: a broker away still returns */
@@ -668,6 +657,7 @@ static int kafka_source_run(void *state) {
         }
         int hrc = handle(ks, msg);
         rd_kafka_message_destroy(msg);
+        if (ks->refused) ks_refusals_poll(ks, true);
         if (hrc == 0 && ks->group_msgs && group_full(ks)) hrc = group_build(ks);
         if (hrc < 0) {
             rc = BL_ERR;

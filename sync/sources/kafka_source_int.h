@@ -71,6 +71,9 @@ struct kafka_source {
     bool in_snap;
     sbuf token;
     unsigned long long messages, dead, markers;
+    unsigned refusals;     /* the brokers' refusals seen (kafka_security_refusals) */
+    bool refused;          /* ... and status says the source is down for one */
+    long long refusal_probe_ms; /* when the brokers were last asked whether they take us */
     struct strset unsure_warned; /* "alias\x1fcolumn" of row-image documents re-read */
 };
 
@@ -82,6 +85,12 @@ int ks_read_snapshot_begin(struct kafka_source *ks);
 void ks_read_snapshot_end(struct kafka_source *ks);
 /* What the consumer reads now, published for the admin API (env->rs->kafka). */
 void ks_live_publish(struct kafka_source *ks);
+/* the reader's figures for status (at_end: idle at the topics' ends) */
+void ks_publish_stats(struct kafka_source *ks, bool at_end);
+/* status told of the brokers' security refusals: the source down with the
+ * last one's reason, up again at a message read (read) or once the brokers
+ * answer a metadata request (asked every 5 s while idle) */
+void ks_refusals_poll(struct kafka_source *ks, bool read);
 /* Subscribe to the topics of [kafka] and the metadata's rows. 0 or -1 with err. */
 int ks_subscribe(struct kafka_source *ks, char *err, size_t errlen);
 /* A topic that was missing is read again (how: what brought it back). */

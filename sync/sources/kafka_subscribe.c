@@ -4,7 +4,8 @@
  * 2 s and subscribed to without a restart; topics Kafka does not have
  * (missing) or does not assign to the group (unassigned), warned and read
  * again once they are back; what the consumer reads, published for the
- * admin API (kafka_live.h). The state is kafka_source_int.h's. */
+ * admin API (kafka_live.h), and its figures and the brokers' refusals for
+ * status. The state is kafka_source_int.h's. */
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,54 @@ void ks_live_publish(struct kafka_source *ks) {
     ks->env->rs->kafka = &ks->live;
     pthread_mutex_unlock(&ks->env->rs->mu);
     kafka_live_free(&old);
+}
+
+void ks_publish_stats(struct kafka_source *ks, bool at_end) {
+    struct source_env *env = ks->env;
+    struct reader_figures *f = &env->rs->f;
+    pthread_mutex_lock(&env->rs->mu);
+    f->reading = true;
+    f->at_end = at_end;
+    if (!at_end) f->read_ms = reader_stats_now_ms();
+    f->txns = env->counts.txns;
+    f->rows = env->counts.rows;
+    f->ddls = env->counts.ddls;
+    pthread_mutex_unlock(&env->rs->mu);
+}
+
+/* A refusal by the brokers' security (src/kafka_conf.c) is the source down
+ * with its reason, as a server refusing the binlog source's replica is
+ * (status, `searchsync source list`, the UI). It is up again at the next
+ * message read or, on topics with nothing new, once a metadata request is
+ * answered (asked every REFUSAL_PROBE_MS while idle): a credential fixed on
+ * the brokers' side. librdkafka retries on its own but says an identical
+ * refusal again only after tens of seconds, so its silence proves nothing. */
+#define REFUSAL_PROBE_MS 5000
+
+void ks_refusals_poll(struct kafka_source *ks, bool read) {
+    unsigned n = kafka_security_refusals(NULL);
+    if (n != ks->refusals) {
+        char why[600];
+        kafka_security_error(why, sizeof why);
+        ks->refusals = n;
+        ks->refused = true;
+        ks->refusal_probe_ms = mono_ms();
+        reader_stats_link(ks->env->rs, false, why);
+        return;
+    }
+    if (!ks->refused) return;
+    if (!read) {
+        if (mono_ms() - ks->refusal_probe_ms < REFUSAL_PROBE_MS) return;
+        ks->refusal_probe_ms = mono_ms();
+        const struct rd_kafka_metadata *md = NULL;
+        rd_kafka_resp_err_t e = rd_kafka_metadata(ks->rk, 0, NULL, &md, 2000);
+        if (md) rd_kafka_metadata_destroy(md);
+        if (e || kafka_security_refusals(NULL) != n) return;
+    }
+    ks->refused = false;
+    reader_stats_link(ks->env->rs, true, NULL);
+    log_info("run", "Kafka: the brokers take the source's settings again (%s)",
+             read ? "a message was read" : "a metadata request was answered");
 }
 
 int ks_subscribe(struct kafka_source *ks, char *err, size_t errlen) {

@@ -29,7 +29,7 @@ struct reader_figures {
                                 * ([source] on_purged = rebuild) */
     int64_t source_down_ms;    /* the reader lost its source at (unix ms) and has not read
                                 * from it since; 0: it reads (or has not started) */
-    char source_err[256];      /* ... why (the last error) */
+    char source_err[512];      /* ... why (the last error) */
 };
 
 struct kafka_live;

@@ -12,6 +12,7 @@
 # usage: kafka.sh fetch                            resolve the jars (mvn); cached
 #        SEARCHSYNC_KAFKA_DIR=DIR kafka.sh start|stop|kill|status
 #        SEARCHSYNC_KAFKA_DIR=DIR kafka.sh delete-topic TOPIC
+#        SEARCHSYNC_KAFKA_DIR=DIR kafka.sh scram USER PASSWORD
 #   start   fetch if needed, format the storage (kafka.tools.StorageTool format
 #           with a new cluster id), start kafka.Kafka on two free loopback
 #           ports (PLAINTEXT and CONTROLLER), wait until a metadata request
@@ -22,6 +23,9 @@
 #   delete-topic  delete TOPIC with Kafka's Admin client (a one-file Java
 #           program run from the jars: the cached classpath has no
 #           kafka-topics tool); waits until the topic is gone
+#   scram USER PASSWORD  (KAFKA_SECURE=1) set USER's SCRAM-SHA-512 and -256
+#           credentials on the running broker, through its PLAINTEXT
+#           listener (Admin.alterUserScramCredentials)
 # DIR/kafka.env exports KAFKA_BOOTSTRAP (127.0.0.1:PORT), KAFKA_PORT,
 # KAFKA_CONTROLLER_PORT, KAFKA_PID, KAFKA_LOG.
 # Topics are created on first use (auto.create.topics.enable, 1 partition;
@@ -226,9 +230,34 @@ JAVA
     java_run "$DIR/DeleteTopic.java" "$KAFKA_BOOTSTRAP" "$1"
 }
 
+# scram USER PASSWORD — Admin.alterUserScramCredentials, both mechanisms
+scram() {
+    [ -n "${2:-}" ] || h_die "usage: kafka.sh scram USER PASSWORD"
+    [ -s "$DIR/kafka.env" ] || h_die "no Kafka in $DIR (kafka.env missing): start it first"
+    . "$DIR/kafka.env"
+    cat >"$DIR/Scram.java" <<'JAVA'
+import java.util.*;
+import org.apache.kafka.clients.admin.*;
+public class Scram {
+    public static void main(String[] a) throws Exception {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, a[0]);
+        try (Admin ad = Admin.create(p)) {
+            // one alteration of a user a request (the broker refuses two)
+            for (ScramMechanism m : List.of(ScramMechanism.SCRAM_SHA_512, ScramMechanism.SCRAM_SHA_256))
+                ad.alterUserScramCredentials(List.of(new UserScramCredentialUpsertion(a[1],
+                    new ScramCredentialInfo(m, 4096), a[2]))).all().get();
+        }
+    }
+}
+JAVA
+    java_run "$DIR/Scram.java" "$KAFKA_BOOTSTRAP" "$1" "$2"
+}
+
 case "${1:-}" in
     fetch) do_fetch ;;
     delete-topic) state_dir; delete_topic "${2:-}" ;;
+    scram) state_dir; scram "${2:-}" "${3:-}" ;;
     start) state_dir start; srv_start ;;
     stop|kill|status) state_dir; h_dispatch "$NAME" "$1" ;;
     *) echo "usage: $0 fetch | SEARCHSYNC_KAFKA_DIR=DIR $0 start|stop|kill|status" >&2; exit 2 ;;

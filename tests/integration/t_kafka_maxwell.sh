@@ -9,7 +9,9 @@
 # daemon (`[source] kind = kafka`, topic_regex over every topic Maxwell
 # writes: data, DDL, its bootstrap requests), which reads, and whose
 # `check` reads, through the broker's SASL_SSL listener (SCRAM-SHA-512, the
-# password from a file, the test CA: kafka.sh KAFKA_SECURE=1), feeds
+# password from a file, the test CA: kafka.sh KAFKA_SECURE=1; at the end a
+# wrong password, which `source list` must show as the source down with the
+# brokers' refusal, and up again once the brokers take it), feeds
 # two indices: a re-query one (tests/integration/producer_ops.sql's `wide` with
 # its children `part` nested) and a row-image one (`wide`, every column
 # Maxwell sends as the table holds it: not the TIME and fractional-second
@@ -193,5 +195,32 @@ assert_true "the daemon read through the SASL_SSL listener" \
 assert_eq 0 "$(grep -c 'is a dead letter' "$RUNLOG" || true)" "the daemon logged no dead letter"
 errs=$(grep -h ' ERROR \[' "$RUNLOG" | head -5 || true)
 assert_eq "" "$errs" "no ERROR in the daemon's log"
+
+# ---------------------------------------------------------------- refused by the brokers
+# a wrong password: the daemon says why, and the source is down in status
+# (`source list`, the UI) with that reason, between librdkafka's retries too
+daemon_stop
+printf 'wrong-pw\n' >"$TEST_TMP/c.ini.kafka-password"
+daemon_start "$TEST_TMP/c.ini" "$TEST_TMP/refused.log"
+source_state() {
+    "$SEARCHSYNC_BIN" source list --config "$TEST_TMP/c.ini" --json 2>/dev/null |
+        jq -r '.sources[] | select(.name == "maxwell") | "\(.source_up) \(.source_error)"'
+}
+refused_listed() { case "$(source_state)" in "false "*"check [kafka] sasl_mechanism, sasl_username and sasl_password"*) return 0 ;; esac; return 1; }
+wait_until 40 "source list says the source is down, refused by the brokers" refused_listed
+assert_true "the daemon logged the refusal as an ERROR naming the keys" \
+    grep -q "ERROR \[kafka\] .*SASL authentication error.*check \[kafka\] sasl_mechanism" "$TEST_TMP/refused.log"
+sleep 12
+assert_true "still down 12 s later (after librdkafka's retries)" refused_listed
+# the brokers' side mended (the user's password there becomes the one the
+# daemon has): the source is up again without a restart
+SEARCHSYNC_KAFKA_DIR="$TEST_TMP/kafka" bash "$HARNESS/kafka.sh" scram "$KAFKA_SASL_USER" wrong-pw \
+    >"$TEST_TMP/scram.log" 2>&1 || fail "changing the broker's SCRAM credentials: $(tail -5 "$TEST_TMP/scram.log")"
+up_listed() { [ "$(source_state)" = "true null" ]; }
+wait_until 40 "source list says the source is up again, without a restart" up_listed
+assert_true "the daemon said the brokers take it again" \
+    grep -q "the brokers take the source's settings again" "$TEST_TMP/refused.log"
+assert_eq 0 "$(grep -c 'wrong-pw' "$TEST_TMP/refused.log" || true)" "the password is not in the log"
+daemon_stop
 [ ${#FAILS[@]} = 0 ] || fail "$(printf '%s; ' "${FAILS[@]}")"
 pass
