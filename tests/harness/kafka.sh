@@ -208,56 +208,46 @@ srv_start() {
     h_log "kafka $KAFKA_VERSION (KRaft) ready on $BOOTSTRAP in $(h_elapsed "$t0")s; env: $DIR/kafka.env"
 }
 
-# delete_topic TOPIC — Admin.deleteTopics, run as a single-file Java source
-delete_topic() {
-    [ -n "${1:-}" ] || h_die "usage: kafka.sh delete-topic TOPIC"
+# admin ACTION ARGS... — Kafka's Admin client on the running node, as a
+# single-file Java program run from the jars (the cached classpath has no
+# kafka-topics or kafka-configs tool):
+#   delete-topic TOPIC      deleteTopics, then wait until it is gone
+#   scram USER PASSWORD     alterUserScramCredentials for both mechanisms,
+#                           one a request (the broker refuses two of a user)
+admin() {
     [ -s "$DIR/kafka.env" ] || h_die "no Kafka in $DIR (kafka.env missing): start it first"
     . "$DIR/kafka.env"
-    cat >"$DIR/DeleteTopic.java" <<'JAVA'
+    cat >"$DIR/KafkaAdmin.java" <<'JAVA'
 import java.util.*;
 import org.apache.kafka.clients.admin.*;
-public class DeleteTopic {
+public class KafkaAdmin {
     public static void main(String[] a) throws Exception {
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, a[0]);
         try (Admin ad = Admin.create(p)) {
-            ad.deleteTopics(List.of(a[1])).all().get();
-            for (int i = 0; i < 100 && ad.listTopics().names().get().contains(a[1]); i++) Thread.sleep(100);
-        }
-    }
-}
-JAVA
-    java_run "$DIR/DeleteTopic.java" "$KAFKA_BOOTSTRAP" "$1"
-}
-
-# scram USER PASSWORD — Admin.alterUserScramCredentials, both mechanisms
-scram() {
-    [ -n "${2:-}" ] || h_die "usage: kafka.sh scram USER PASSWORD"
-    [ -s "$DIR/kafka.env" ] || h_die "no Kafka in $DIR (kafka.env missing): start it first"
-    . "$DIR/kafka.env"
-    cat >"$DIR/Scram.java" <<'JAVA'
-import java.util.*;
-import org.apache.kafka.clients.admin.*;
-public class Scram {
-    public static void main(String[] a) throws Exception {
-        Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, a[0]);
-        try (Admin ad = Admin.create(p)) {
-            // one alteration of a user a request (the broker refuses two)
+            if (a[1].equals("delete-topic")) {
+                ad.deleteTopics(List.of(a[2])).all().get();
+                for (int i = 0; i < 100 && ad.listTopics().names().get().contains(a[2]); i++) Thread.sleep(100);
+                return;
+            }
             for (ScramMechanism m : List.of(ScramMechanism.SCRAM_SHA_512, ScramMechanism.SCRAM_SHA_256))
-                ad.alterUserScramCredentials(List.of(new UserScramCredentialUpsertion(a[1],
-                    new ScramCredentialInfo(m, 4096), a[2]))).all().get();
+                ad.alterUserScramCredentials(List.of(new UserScramCredentialUpsertion(a[2],
+                    new ScramCredentialInfo(m, 4096), a[3]))).all().get();
         }
     }
 }
 JAVA
-    java_run "$DIR/Scram.java" "$KAFKA_BOOTSTRAP" "$1" "$2"
+    java_run "$DIR/KafkaAdmin.java" "$KAFKA_BOOTSTRAP" "$@"
 }
 
 case "${1:-}" in
     fetch) do_fetch ;;
-    delete-topic) state_dir; delete_topic "${2:-}" ;;
-    scram) state_dir; scram "${2:-}" "${3:-}" ;;
+    delete-topic)
+        [ -n "${2:-}" ] || h_die "usage: kafka.sh delete-topic TOPIC"
+        state_dir; admin delete-topic "$2" ;;
+    scram)
+        [ -n "${3:-}" ] || h_die "usage: kafka.sh scram USER PASSWORD"
+        state_dir; admin scram "$2" "$3" ;;
     start) state_dir start; srv_start ;;
     stop|kill|status) state_dir; h_dispatch "$NAME" "$1" ;;
     *) echo "usage: $0 fetch | SEARCHSYNC_KAFKA_DIR=DIR $0 start|stop|kill|status" >&2; exit 2 ;;
