@@ -63,7 +63,9 @@
  * io.debezium.connector.common.Heartbeat) and notifications
  * ({"id","type","aggregate_type",..}). Schema change events
  * ({"ddl":..,"databaseName":..}) are statements, and so is op "t" (a
- * TRUNCATE TABLE of its table). Position: source file/pos (the event's),
+ * TRUNCATE TABLE of its table); those of a snapshot (DROP TABLE IF EXISTS,
+ * CREATE TABLE for each table) describe the schema, and are marked
+ * replayed. Position: source file/pos (the event's),
  * row (the row within the event) and gtid; a snapshot read (op "r")
  * carries the binlog position the snapshot was taken at. */
 #include <stdio.h>
@@ -385,6 +387,16 @@ static int type_columns(mq_msg *m, const mq_opts *o, struct dcol *dc, const cJSO
     return rc;
 }
 
+/* Is the message part of a snapshot? source.snapshot is "true", "first",
+ * "last" ... while the connector snapshots ("incremental" for an
+ * incremental snapshot's reads) and "false" or absent after; releases
+ * before 1.0 sent a boolean. */
+static bool in_snapshot(const cJSON *source) {
+    const cJSON *s = key(source, "snapshot");
+    if (cJSON_IsBool(s)) return cJSON_IsTrue(s);
+    return cJSON_IsString(s) && s->valuestring[0] && strcmp(s->valuestring, "false") != 0;
+}
+
 int mq_debezium(mq_msg *m, const mq_opts *o, const cJSON *root) {
     const cJSON *schema = key(root, "schema");
     const cJSON *payload = key(root, "payload");
@@ -405,7 +417,9 @@ int mq_debezium(mq_msg *m, const mq_opts *o, const cJSON *root) {
     const char *ddl = str(payload, "ddl");
     if (ddl) {
         const char *dbn = str(payload, "databaseName");
-        return mq_set_ddl(m, dbn, ddl);
+        int rc = mq_set_ddl(m, dbn, ddl);
+        m->ddl_replayed = in_snapshot(source);
+        return rc;
     }
     const char *op = str(payload, "op");
     if (!op) {

@@ -112,6 +112,9 @@ typedef struct mq_msg {
     uint64_t ts_ms;
 
     char *ddl_db, *ddl;   /* MQ_DDL */
+    bool ddl_replayed;    /* MQ_DDL: written by the producer to describe the schema
+                           * as it was at pos (Debezium's snapshot), not a
+                           * statement the server ran there */
 
     mq_unsure *unsure;    /* the values left BL_UNSURE */
     uint32_t nunsure;

@@ -36,6 +36,7 @@ static void msg_reset(mq_msg *m) {
     m->ts = 0;
     m->ts_ms = 0;
     m->ddl_db = m->ddl = NULL;
+    m->ddl_replayed = false;
     m->nunsure = 0; /* (their texts were in the arena) */
     sbuf_reset(&m->vals);
     m->err[0] = '\0';

@@ -82,6 +82,15 @@ static void record_start(struct daemon *dm, const struct build *b) {
     else
         snprintf(pos, sizeof pos, "%s",
                  dm->env.start_pos[0] ? dm->env.start_pos : "start");
+    /* the source's binlog here: each page of this part is read after it.
+     * Recorded before the start position, which says the part has begun
+     * (sync/reindex/reindex_read_from.c reads the two together) */
+    char from[BL_FILE_MAX + 32] = "";
+    if (db_ensure(&p->src, &p->srcp, err, sizeof err) < 0 ||
+        reindex_record_read_from(dm->cfg, p->meta, p->src, b->alias, b->version, from,
+                                 sizeof from, err, sizeof err) < 0)
+        log_warn("run", "where %s is read from in the binlog of [source] is not recorded (%s): "
+                 "a DROP of a producer's snapshot rebuilds it once more", b->phys, err);
     /* this source's part of it, and (the first source's) the version's */
     const char *tabs[] = {"reindex_parts", "index_versions", "reindex_runs"};
     const char *mapping = config_mapping_name(dm->cfg), *me = dm->cfg->source.name;
@@ -103,8 +112,8 @@ static void record_start(struct daemon *dm, const struct build *b) {
             log_warn("run", "start position of %s not recorded: %s", b->phys, err);
     }
     log_info("run", "%s: live changes from %s on are also written to %s (mapping "
-             "generation %lu pinned for its pages)", b->alias, pos, b->phys,
-             b->gen->id);
+             "generation %lu pinned for its pages; the source's binlog at %s)", b->alias, pos,
+             b->phys, b->gen->id, from[0] ? from : "?");
     sbuf_free(&q);
 }
 

@@ -113,8 +113,20 @@ static bool env_asks(void *ud) {
 /* db.table emptied by the statement (reason says which and where): every
  * index config of the generation in force that reads it is queued for a
  * rebuild (dropped: once the table exists again). Under cmds.mu. */
+/* e of alias for reason, replayed at a binlog position (NULL: the server ran it) */
+static struct emptied emptied_of(const char *alias, const char *reason, bool dropped,
+                                 const bl_pos *replayed) {
+    struct emptied e = {xstrdup(alias), xstrdup(reason), dropped, 0, "", 0};
+    if (replayed) {
+        snprintf(e.replayed_file, sizeof e.replayed_file, "%s", replayed->file);
+        e.replayed_pos = replayed->pos;
+    }
+    return e;
+}
+
 static void queue_emptied(struct daemon *dm, const struct ddl_stmt *st, const char *db,
-                          const char *table, bool dropped, const char *reason) {
+                          const char *table, bool dropped, const char *reason,
+                          const bl_pos *replayed) {
     for (size_t i = 0; i < dm->gen->m.nindices; i++) {
         const struct mp_index *u = &dm->gen->m.indices[i];
         if (!ddl_index_reads(u, db, table)) continue;
@@ -124,19 +136,19 @@ static void queue_emptied(struct daemon *dm, const struct ddl_stmt *st, const ch
         dm->cmds.truncated = xrealloc(dm->cmds.truncated,
                                       (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
         dm->cmds.truncated[dm->cmds.ntruncated++] =
-            (struct emptied){xstrdup(dm->gen->m.indices[i].alias), xstrdup(reason), dropped, 0};
+            emptied_of(dm->gen->m.indices[i].alias, reason, dropped, replayed);
     }
 }
 
-static void empty_in_db(struct daemon *dm, const char *db, const char *reason) {
+static void empty_in_db(struct daemon *dm, const char *db, const char *reason,
+                        const bl_pos *replayed) {
     /* every table of db the generation reads, once per index config */
     for (size_t i = 0; i < dm->gen->m.nindices; i++) {
         const struct mp_index *ix = &dm->gen->m.indices[i];
         if (!ddl_index_reads_database(ix, db, NULL)) continue;
         dm->cmds.truncated = xrealloc(dm->cmds.truncated,
                                       (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
-        dm->cmds.truncated[dm->cmds.ntruncated++] =
-            (struct emptied){xstrdup(ix->alias), xstrdup(reason), true, 0};
+        dm->cmds.truncated[dm->cmds.ntruncated++] = emptied_of(ix->alias, reason, true, replayed);
     }
 }
 
@@ -268,7 +280,40 @@ static void shard_gone(struct daemon *dm, const char *alias, const char *label) 
  * partitions) have their index configs rebuilt; if it names a table the
  * mapping reads (or cannot be read, in a database the mapping reads), the
  * supervisor judges the mappings at this position (schema_watch.c). */
-static void env_ddl(void *ud, const char *db, const char *sql, size_t len, const char *at) {
+/* A DROP TABLE or DROP DATABASE a producer replayed to describe the schema
+ * (Debezium's snapshot, before its CREATEs): the tables are all there, so no
+ * shard goes and nothing is emptied; each index config reading one of them,
+ * shards too, once, is queued for the supervisor to rebuild only if its
+ * pages were read before the snapshot (supervisor.c). Under cmds.mu. */
+static void replayed_emptied(struct daemon *dm, const struct ddl_target *t, const char *at,
+                             const bl_pos *replayed) {
+    if (t->effect != DDL_DROPPED && t->effect != DDL_DB_DROPPED && t->effect != DDL_TRUNCATED)
+        return;
+    char reason[512];
+    if (t->effect == DDL_DB_DROPPED)
+        snprintf(reason, sizeof reason, "DROP DATABASE %s read from %s", t->db, at);
+    else
+        snprintf(reason, sizeof reason, "%s %s.%s read from %s",
+                 t->effect == DDL_DROPPED ? "DROP TABLE" : "TRUNCATE TABLE", t->db, t->table, at);
+    for (size_t i = 0; i < dm->gen->m.nindices; i++) {
+        const struct mp_index *u = &dm->gen->m.indices[i];
+        if (t->effect == DDL_DB_DROPPED ? !ddl_index_reads_database(u, t->db, NULL)
+                                        : !ddl_index_reads(u, t->db, t->table))
+            continue;
+        bool queued = false; /* the units of one config, or this snapshot's DROPs before */
+        for (size_t k = 0; k < dm->cmds.ntruncated && !queued; k++)
+            queued = !strcmp(dm->cmds.truncated[k].alias, u->alias) &&
+                     !strcmp(dm->cmds.truncated[k].replayed_file, replayed->file) &&
+                     dm->cmds.truncated[k].replayed_pos == replayed->pos;
+        if (queued) continue;
+        dm->cmds.truncated = xrealloc(dm->cmds.truncated,
+                                      (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
+        dm->cmds.truncated[dm->cmds.ntruncated++] = emptied_of(u->alias, reason, false, replayed);
+    }
+}
+
+static void env_ddl(void *ud, const char *db, const char *sql, size_t len, const char *at,
+                    const bl_pos *replayed) {
     struct daemon *dm = ud;
     struct ddl_read d = {0};
     enum ddl_kind kind = ddl_parse(sql, len, db, &d.stmt);
@@ -296,22 +341,24 @@ static void env_ddl(void *ud, const char *db, const char *sql, size_t len, const
     }
     free(text);
     pthread_mutex_lock(&dm->cmds.mu);
-    for (size_t i = 0; i < d.stmt.n; i++) {
+    for (size_t i = 0; i < d.stmt.n && replayed; i++)
+        replayed_emptied(dm, &d.stmt.t[i], at, replayed);
+    for (size_t i = 0; i < d.stmt.n && !replayed; i++) {
         const struct ddl_target *t = &d.stmt.t[i];
         char reason[512];
         if (t->effect == DDL_DB_DROPPED) {
             snprintf(reason, sizeof reason, "DROP DATABASE %s read from %s", t->db, at);
-            empty_in_db(dm, t->db, reason);
+            empty_in_db(dm, t->db, reason, replayed);
         } else if (t->effect == DDL_TRUNCATED) {
             snprintf(reason, sizeof reason, "%s %s.%s read from %s",
                      d.stmt.t[0].effect == DDL_ALTERED ? "a partition emptied by ALTER TABLE"
                                                        : "TRUNCATE TABLE",
                      t->db, t->table, at);
-            queue_emptied(dm, &d.stmt, t->db, t->table, false, reason);
+            queue_emptied(dm, &d.stmt, t->db, t->table, false, reason, replayed);
         } else if (t->effect == DDL_DROPPED && !shard_root(m, t->db, t->table)) {
             snprintf(reason, sizeof reason, "DROP TABLE %s.%s read from %s", t->db, t->table, at);
             queue_emptied(dm, &d.stmt, t->db, t->table, ddl_takes_away(&d.stmt, t->db, t->table),
-                          reason);
+                          reason, replayed);
         }
     }
     unsigned long seq = 0;
@@ -323,7 +370,7 @@ static void env_ddl(void *ud, const char *db, const char *sql, size_t len, const
     pthread_mutex_unlock(&dm->cmds.mu);
     /* a shard whose root table goes takes its documents with it (not a
      * rebuild of the whole index, as for a table every document reads) */
-    for (size_t i = 0; i < d.stmt.n; i++) {
+    for (size_t i = 0; i < d.stmt.n && !replayed; i++) {
         const struct ddl_target *t = &d.stmt.t[i];
         for (size_t x = 0; x < m->nindices; x++) {
             const struct mp_index *u = &m->indices[x];

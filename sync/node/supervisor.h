@@ -30,6 +30,11 @@ struct emptied {
     char *alias, *reason; /* reason: "TRUNCATE TABLE db.t read from the binlog at pos" */
     bool dropped;         /* DROP TABLE: no rebuild until the table is back */
     unsigned tries;
+    /* a statement a producer replayed to describe the schema at this binlog
+     * position (Debezium's snapshot): nothing to rebuild when the index's
+     * pages were read after it (replayed_file "": a statement the server ran) */
+    char replayed_file[256];
+    unsigned long long replayed_pos;
 };
 
 /* ---------- the command queue: supervisor <-> reader ----------

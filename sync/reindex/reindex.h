@@ -98,6 +98,28 @@ int reindex_cancel_version(const struct ss_config *cfg, struct search_conn *k, M
 int reindex_plan_part(const struct ss_config *cfg, MYSQL *meta, MYSQL *src,
                       const struct mapping *m, const char *alias, unsigned version, char *err,
                       size_t errlen);
+/* Where this source's part of build `version` of alias is read from: src's
+ * binlog end now (into where, "file:pos"), added to the version's read_from
+ * (sync/reindex/reindex_read_from.c). Called as the source's dual writes to
+ * the version begin, before any page of its part is read. 0, or -1 with err. */
+int reindex_record_read_from(const struct ss_config *cfg, MYSQL *meta, MYSQL *src,
+                             const char *alias, unsigned version, char *where, size_t wherelen,
+                             char *err, size_t errlen);
+/* Was every page of alias's newest version (the one being built, else the
+ * live one) read from this source at or after binlog position file:pos? 1
+ * yes, 0 no or not known (why says which, in both cases), -1 the metadata
+ * could not be read (err). */
+int reindex_read_after(const struct ss_config *cfg, MYSQL *meta, const char *alias,
+                       const char *file, unsigned long long pos, char *why, size_t whylen,
+                       char *err, size_t errlen);
+/* source's entry of a read_from list ("a=file:pos b=file:pos"), false when none */
+bool reindex_read_from_entry(const char *list, const char *source, char *file, size_t filelen,
+                             unsigned long long *pos);
+/* The order of two positions of one server's binlog (*order -1, 0, 1); -1
+ * when the file names are of two series (two servers' binlogs, or a
+ * renamed log_bin): they do not compare. */
+int reindex_binlog_cmp(const char *fa, unsigned long long pa, const char *fb,
+                       unsigned long long pb, int *order);
 /* Delete every version of the index config (and so its alias); only from
  * available or unavailable. The config stays, unavailable. */
 int reindex_delete_all(const struct ss_config *cfg, struct search_conn *k, MYSQL *meta,

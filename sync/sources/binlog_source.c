@@ -88,7 +88,7 @@ static int on_ddl(void *ctx, const char *db, const char *sql, size_t len, const 
     char at[BL_FILE_MAX + 64];
     snprintf(at, sizeof at, "the binlog at %s:%llu", c && c->end.file[0] ? c->end.file : "?",
              c ? (unsigned long long)c->end.pos : 0ULL);
-    bl->env->ddl(bl->env->ud, db, sql, len, at);
+    bl->env->ddl(bl->env->ud, db, sql, len, at, NULL);
     return 0;
 }
 

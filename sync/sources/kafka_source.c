@@ -515,7 +515,10 @@ static void ddl_seen(struct kafka_source *ks, const mq_msg *m, const rd_kafka_me
     snprintf(at, sizeof at, "Kafka (%s partition %d offset %lld)", rd_kafka_topic_name(msg->rkt),
              (int)msg->partition, (long long)msg->offset);
     const char *sql = m->ddl ? m->ddl : "";
-    env->ddl(env->ud, m->ddl_db ? m->ddl_db : "", sql, strlen(sql), at);
+    /* a snapshot's statement without coordinates cannot be placed: taken
+     * as one the server ran */
+    env->ddl(env->ud, m->ddl_db ? m->ddl_db : "", sql, strlen(sql), at,
+             m->ddl_replayed && m->have_pos ? &m->pos : NULL);
 }
 
 static int handle(struct kafka_source *ks, const rd_kafka_message_t *msg) {

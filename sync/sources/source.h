@@ -70,8 +70,12 @@ struct source_env {
      * the node reads it (sync/pipeline/ddl_tables.h), queues a rebuild of
      * every index config of the generation in force that reads a table it
      * emptied (TRUNCATE, DROP), and has the supervisor decide whether the
-     * mappings that read the tables it names still fit, at this position. */
-    void (*ddl)(void *ud, const char *db, const char *sql, size_t len, const char *at);
+     * mappings that read the tables it names still fit, at this position.
+     * replayed: not a statement the server ran but one a producer wrote to
+     * describe the schema as it was at that binlog position (Debezium's
+     * snapshot); NULL for every other. */
+    void (*ddl)(void *ud, const char *db, const char *sql, size_t len, const char *at,
+                const bl_pos *replayed);
     /* The source has refused a query of the mapping (a column or table
      * missing) for [source] schema_settle_ms: the supervisor is asked for its
      * verdict on the mapping as the source is now (note names the refused

@@ -471,6 +471,11 @@ static void debezium_real_control(void **state) {
         assert_int_equal(m.kind, MQ_DDL);
         assert_string_equal(m.ddl_db, "fx");
         assert_true(!strncmp(m.ddl, "CREATE TABLE `t`", 16));
+        /* the snapshot's statement describes the schema at its position */
+        assert_true(m.ddl_replayed);
+        assert_true(m.have_pos);
+        assert_string_equal(m.pos.file, "mysql-bin.000001");
+        assert_int_equal(m.pos.pos, 4495);
         mq_msg_free(&m);
         free(msg);
         snprintf(path, sizeof path, "debezium/real/%s-truncate.json", conv[c]);
@@ -480,9 +485,29 @@ static void debezium_real_control(void **state) {
         assert_int_equal(m.kind, MQ_DDL);
         assert_string_equal(m.ddl_db, "fx");
         assert_string_equal(m.ddl, "TRUNCATE TABLE `fx`.`t`");
+        assert_false(m.ddl_replayed); /* streamed: the server ran it */
         assert_int_equal(m.nrows, 0);
         mq_msg_free(&m);
         free(msg);
+    }
+    /* source.snapshot of a schema change: any value but "false" is a
+     * snapshot's (releases before 1.0: a boolean) */
+    static const struct {
+        const char *snap;
+        bool replayed;
+    } sn[] = {{"\"true\"", true}, {"\"last\"", true}, {"true", true}, {"\"false\"", false},
+              {"false", false}, {"null", false}, {NULL, false}};
+    for (size_t i = 0; i < sizeof sn / sizeof *sn; i++) {
+        char j[400];
+        snprintf(j, sizeof j, "{\"source\":{\"file\":\"b.000002\",\"pos\":77%s%s},"
+                 "\"databaseName\":\"d\",\"ddl\":\"DROP TABLE IF EXISTS `d`.`t`\"}",
+                 sn[i].snap ? ",\"snapshot\":" : "", sn[i].snap ? sn[i].snap : "");
+        mq_msg m;
+        mq_msg_init(&m);
+        if (mq_decode(&m, NULL, j, strlen(j)) != MQ_OK) fail_msg("%s: %s", j, m.err);
+        assert_int_equal(m.kind, MQ_DDL);
+        if (m.ddl_replayed != sn[i].replayed) fail_msg("%s: replayed %d", j, m.ddl_replayed);
+        mq_msg_free(&m);
     }
     /* names quoted as MySQL quotes them */
     static const char q[] = "{\"op\":\"t\",\"source\":{\"db\":\"a`b\",\"table\":\"c d\"}}";

@@ -1,6 +1,8 @@
 /* Unit tests of the pure parts of sync/reindex/reindex.c: the key-range conditions
  * of the buckets a table is split into, the primary terms read from the
- * engine's cluster state, and the version an alias is on. */
+ * engine's cluster state, and the version an alias is on; and of
+ * sync/reindex/reindex_read_from.c: a version's read_from list, and the order
+ * of two binlog positions. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -109,12 +111,50 @@ static void test_alias_version(void **state) {
     assert_int_equal(0, reindex_alias_version("p", NULL, 0, NULL));
 }
 
+static void test_read_from(void **state) {
+    (void)state;
+    char f[64];
+    unsigned long long p = 0;
+    const char *l = "ab=mysql-bin.000003:900 a=mysql-bin.000002:77 b=x:1:2";
+    assert_true(reindex_read_from_entry(l, "a", f, sizeof f, &p));
+    assert_string_equal(f, "mysql-bin.000002"); /* a's, not ab's */
+    assert_int_equal(p, 77);
+    assert_true(reindex_read_from_entry(l, "ab", f, sizeof f, &p));
+    assert_string_equal(f, "mysql-bin.000003");
+    assert_int_equal(p, 900);
+    assert_true(reindex_read_from_entry(l, "b", f, sizeof f, &p)); /* the last colon */
+    assert_string_equal(f, "x:1");
+    assert_int_equal(p, 2);
+    assert_false(reindex_read_from_entry(l, "c", f, sizeof f, &p));
+    assert_false(reindex_read_from_entry(NULL, "a", f, sizeof f, &p));
+    assert_false(reindex_read_from_entry("", "a", f, sizeof f, &p));
+    assert_false(reindex_read_from_entry("a=f", "a", f, sizeof f, &p));     /* no position */
+    assert_false(reindex_read_from_entry("a=f:1x", "a", f, sizeof f, &p));  /* not a number */
+    assert_false(reindex_read_from_entry("a=:5", "a", f, sizeof f, &p));    /* no file */
+    assert_false(reindex_read_from_entry("a=f:", "a", f, sizeof f, &p));
+    char small[4];
+    assert_false(reindex_read_from_entry(l, "a", small, sizeof small, &p)); /* cut: none */
+    int o = 9;
+    assert_int_equal(reindex_binlog_cmp("mysql-bin.000002", 77, "mysql-bin.000002", 77, &o), 0);
+    assert_int_equal(o, 0);
+    assert_int_equal(reindex_binlog_cmp("mysql-bin.000002", 78, "mysql-bin.000002", 77, &o), 0);
+    assert_int_equal(o, 1);
+    /* a later file at a smaller offset; 999999 then 1000000 (one more digit) */
+    assert_int_equal(reindex_binlog_cmp("mysql-bin.000002", 4, "mysql-bin.000001", 9000, &o), 0);
+    assert_int_equal(o, 1);
+    assert_int_equal(reindex_binlog_cmp("b.999999", 9000, "b.1000000", 4, &o), 0);
+    assert_int_equal(o, -1);
+    /* two servers' binlogs do not compare */
+    assert_int_equal(reindex_binlog_cmp("mysql-bin.000002", 4, "mariadb-bin.000001", 9, &o), -1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buckets),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_primary_terms),
         cmocka_unit_test(test_alias_version),
+        cmocka_unit_test(test_read_from),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
