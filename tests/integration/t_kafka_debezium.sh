@@ -337,6 +337,74 @@ caught_up "the snapshot"
 check_docs "the snapshot"
 no_dead_letters "the snapshot"
 
+# ---------------------------------------------------------------- the snapshot's DROPs
+# The snapshot writes DROP TABLE IF EXISTS for every table and DROP DATABASE
+# IF EXISTS to the schema change topic before its CREATEs. The daemons were
+# built before it, so rows deleted between their builds and the snapshot
+# would be in no message: each index is rebuilt from MySQL, once for the
+# whole snapshot, not once per statement (each cancelling the one before).
+for mode in on off; do
+    use $mode
+    for a in "${ALIAS_RQ[$mode]}" "${ALIAS_RI[$mode]}"; do
+        daemon_wait_log "] $a: version 2 live" 120
+        l="$(grep -a "$a" "$TEST_TMP/run-$mode.log")"
+        assert_contains "$l" "is a statement of the producer's snapshot at" \
+            "$a (schemas $mode): the snapshot's DROP is said to be a snapshot's, and rebuilt since version 1 was read before it"
+        assert_eq 1 "$(grep -c "index $a: .* rebuilt from MySQL as version" <<<"$l")" \
+            "$a (schemas $mode): one rebuild for the snapshot's statements: $(grep -E 'rebuilt from MySQL as|cancelled' <<<"$l" | cut -c1-200)"
+        assert_eq 0 "$(grep -c "$a: build of version [0-9]* cancelled" <<<"$l")" \
+            "$a (schemas $mode): no build cancelled by a later statement of the snapshot"
+    done
+done
+# A daemon added after the snapshot, reading the schemas-on worker's topics
+# from their start, as searchsync added to a running pipeline is: its
+# indices are built from MySQL after the snapshot, so its statements are no
+# reason to build them again, and the documents still equal the oracle. A
+# third index reads `wide` as a shard (a table pattern): the snapshot's DROP
+# of it is no shard going, so none of its documents is deleted.
+META[late]=$(unique_name dbzmeta_late)
+ALIAS_RQ[late]=$(unique_name dbzrq_late)
+ALIAS_RI[late]=$(unique_name dbzri_late)
+ALIAS_SH=$(unique_name dbzsh_late)
+on_exit "meta_q 'DROP DATABASE IF EXISTS \`${META[late]}\`' >/dev/null 2>&1"
+on_exit "curl -s -m 30 -XDELETE '$SEARCH_URL/${ALIAS_RQ[late]}_v*,${ALIAS_RI[late]}_v*,${ALIAS_SH}_v*' >/dev/null 2>&1"
+config on | sed -e "s/^name = .*/name = dbz-late-$$/" -e "s/^group = .*/group = ss-dbz-late-$$/" \
+    -e "s/^database = .*/database = ${META[late]}/" >"$TEST_TMP/late.ini"
+jq --arg rq "${ALIAS_RQ[late]}" --arg ri "${ALIAS_RI[late]}" --arg sh "$ALIAS_SH" --arg w "$D.{t:wide}" \
+    '.indices[0].alias = $rq | .indices[1].alias = $ri | .indices += [{alias: $sh, shards: 1, replicas: 0,
+       tables: [{table: $w, columns: [{name: "id", type: "unsigned_long", key: true}, "vc"]}]}]' \
+    "$TEST_TMP/mapping-on.json" >"$TEST_TMP/mapping-late.json"
+"$SEARCHSYNC_BIN" mapping import --config "$TEST_TMP/late.ini" "$TEST_TMP/mapping-late.json" --yes \
+    >"$TEST_TMP/import-late.out" 2>&1 || fail "import (late): $(cat "$TEST_TMP/import-late.out")"
+start late
+use late
+daemon_wait_ready 60
+daemon_wait_log "${ALIAS_RQ[late]}: version 1 live" 120
+daemon_wait_log "${ALIAS_RI[late]}: version 1 live" 120
+daemon_wait_log "$ALIAS_SH: version 1 live" 120
+for ((i = 0; ; i++)); do
+    reached "${META[late]}" "$TEST_TMP/ends-on" && break
+    [ "$i" -lt 1500 ] || fail "the daemon added after the snapshot: its saved offsets did not reach the topics' ends in 300 s: saved $(saved "${META[late]}" | tr '\n' ' ')"
+    sleep 0.2
+done
+for a in "${ALIAS_RQ[late]}" "${ALIAS_RI[late]}" "$ALIAS_SH"; do
+    l="$(grep -a "$a" "$TEST_TMP/run-late.log")"
+    assert_contains "$l" "is not a reason to rebuild it: version 1 " \
+        "$a (added after the snapshot): the snapshot's DROPs are no reason to rebuild it"
+    assert_eq 0 "$(grep -c "rebuilt from MySQL as version\|: version 2 \|_v2" <<<"$l")" \
+        "$a (added after the snapshot): no second version: $(grep -E 'rebuilt from MySQL as|version 2' <<<"$l" | cut -c1-200)"
+done
+producer_oracle "$TEST_TMP/rq.oracle" "$TEST_TMP/ri.oracle"
+PRODUCER_BAD=""
+producer_compare "the daemon added after the snapshot" "${ALIAS_RQ[late]}" "$TEST_TMP/rq.oracle" "${ALIAS_RQ[late]} (late, rq)"
+producer_compare "the daemon added after the snapshot" "${ALIAS_RI[late]}" "$TEST_TMP/ri.oracle" "${ALIAS_RI[late]} (late, ri)"
+[ -z "$PRODUCER_BAD" ] || soft_fail "the daemon added after the snapshot:$PRODUCER_BAD differ(s) from the SQL oracle (seed $SEED)"
+producer_dead_letters "the daemon added after the snapshot" "${META[late]}"
+assert_eq "$(mysql_q "SELECT COUNT(*) FROM wide" "$D")" "$(search_count "$ALIAS_SH")" \
+    "$ALIAS_SH: every row of the shard $D.wide is a document after the snapshot's DROP TABLE IF EXISTS of it"
+assert_eq 0 "$(grep -ac "shard .* is gone" "$TEST_TMP/run-late.log")" "no shard goes for a snapshot's DROP"
+daemon_stop
+
 # ---------------------------------------------------------------- the stream
 # the DML in chunks, in the background, while daemons and workers are killed
 CHUNK=25
