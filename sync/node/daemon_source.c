@@ -110,9 +110,6 @@ static bool env_asks(void *ud) {
     return asks || leadership_holds_reads(&dm->lead);
 }
 
-/* db.table emptied by the statement (reason says which and where): every
- * index config of the generation in force that reads it is queued for a
- * rebuild (dropped: once the table exists again). Under cmds.mu. */
 /* e of alias for reason, replayed at a binlog position (NULL: the server ran it) */
 static struct emptied emptied_of(const char *alias, const char *reason, bool dropped,
                                  const bl_pos *replayed) {
@@ -124,9 +121,11 @@ static struct emptied emptied_of(const char *alias, const char *reason, bool dro
     return e;
 }
 
+/* db.table emptied by the statement (reason says which and where): every
+ * index config of the generation in force that reads it is queued for a
+ * rebuild (dropped: once the table exists again). Under cmds.mu. */
 static void queue_emptied(struct daemon *dm, const struct ddl_stmt *st, const char *db,
-                          const char *table, bool dropped, const char *reason,
-                          const bl_pos *replayed) {
+                          const char *table, bool dropped, const char *reason) {
     for (size_t i = 0; i < dm->gen->m.nindices; i++) {
         const struct mp_index *u = &dm->gen->m.indices[i];
         if (!ddl_index_reads(u, db, table)) continue;
@@ -136,19 +135,18 @@ static void queue_emptied(struct daemon *dm, const struct ddl_stmt *st, const ch
         dm->cmds.truncated = xrealloc(dm->cmds.truncated,
                                       (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
         dm->cmds.truncated[dm->cmds.ntruncated++] =
-            emptied_of(dm->gen->m.indices[i].alias, reason, dropped, replayed);
+            emptied_of(dm->gen->m.indices[i].alias, reason, dropped, NULL);
     }
 }
 
-static void empty_in_db(struct daemon *dm, const char *db, const char *reason,
-                        const bl_pos *replayed) {
+static void empty_in_db(struct daemon *dm, const char *db, const char *reason) {
     /* every table of db the generation reads, once per index config */
     for (size_t i = 0; i < dm->gen->m.nindices; i++) {
         const struct mp_index *ix = &dm->gen->m.indices[i];
         if (!ddl_index_reads_database(ix, db, NULL)) continue;
         dm->cmds.truncated = xrealloc(dm->cmds.truncated,
                                       (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
-        dm->cmds.truncated[dm->cmds.ntruncated++] = emptied_of(ix->alias, reason, true, replayed);
+        dm->cmds.truncated[dm->cmds.ntruncated++] = emptied_of(ix->alias, reason, true, NULL);
     }
 }
 
@@ -276,10 +274,6 @@ static void shard_gone(struct daemon *dm, const char *alias, const char *label) 
         log_warn("run", "index %s: shard %s is gone, but not recorded so (%s)", alias, label, e);
 }
 
-/* A DDL statement read: rows it removed without row events (TRUNCATE, DROP,
- * partitions) have their index configs rebuilt; if it names a table the
- * mapping reads (or cannot be read, in a database the mapping reads), the
- * supervisor judges the mappings at this position (schema_watch.c). */
 /* A DROP TABLE or DROP DATABASE a producer replayed to describe the schema
  * (Debezium's snapshot, before its CREATEs): the tables are all there, so no
  * shard goes and nothing is emptied; each index config reading one of them,
@@ -312,6 +306,11 @@ static void replayed_emptied(struct daemon *dm, const struct ddl_target *t, cons
     }
 }
 
+/* A DDL statement read: rows it removed without row events (TRUNCATE, DROP,
+ * partitions) have their index configs rebuilt (a replayed one: see
+ * replayed_emptied); if it names a table the
+ * mapping reads (or cannot be read, in a database the mapping reads), the
+ * supervisor judges the mappings at this position (schema_watch.c). */
 static void env_ddl(void *ud, const char *db, const char *sql, size_t len, const char *at,
                     const bl_pos *replayed) {
     struct daemon *dm = ud;
@@ -348,17 +347,17 @@ static void env_ddl(void *ud, const char *db, const char *sql, size_t len, const
         char reason[512];
         if (t->effect == DDL_DB_DROPPED) {
             snprintf(reason, sizeof reason, "DROP DATABASE %s read from %s", t->db, at);
-            empty_in_db(dm, t->db, reason, replayed);
+            empty_in_db(dm, t->db, reason);
         } else if (t->effect == DDL_TRUNCATED) {
             snprintf(reason, sizeof reason, "%s %s.%s read from %s",
                      d.stmt.t[0].effect == DDL_ALTERED ? "a partition emptied by ALTER TABLE"
                                                        : "TRUNCATE TABLE",
                      t->db, t->table, at);
-            queue_emptied(dm, &d.stmt, t->db, t->table, false, reason, replayed);
+            queue_emptied(dm, &d.stmt, t->db, t->table, false, reason);
         } else if (t->effect == DDL_DROPPED && !shard_root(m, t->db, t->table)) {
             snprintf(reason, sizeof reason, "DROP TABLE %s.%s read from %s", t->db, t->table, at);
             queue_emptied(dm, &d.stmt, t->db, t->table, ddl_takes_away(&d.stmt, t->db, t->table),
-                          reason, replayed);
+                          reason);
         }
     }
     unsigned long seq = 0;
