@@ -112,7 +112,9 @@ int reindex_record_read_from(const struct ss_config *cfg, MYSQL *meta, MYSQL *sr
 int reindex_read_after(const struct ss_config *cfg, MYSQL *meta, const char *alias,
                        const char *file, unsigned long long pos, char *why, size_t whylen,
                        char *err, size_t errlen);
-/* source's entry of a read_from list ("a=file:pos b=file:pos"), false when none */
+/* source's entry of a read_from list ("a=file:pos b=file:pos"), false when
+ * none. Its first: a reader restarted while the version is built appends
+ * another, later one, and every page is after the first. */
 bool reindex_read_from_entry(const char *list, const char *source, char *file, size_t filelen,
                              unsigned long long *pos);
 /* The order of two positions of one server's binlog (*order -1, 0, 1); -1
