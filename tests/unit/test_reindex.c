@@ -126,6 +126,10 @@ static void test_read_from(void **state) {
     assert_string_equal(f, "x:1");
     assert_int_equal(p, 2);
     assert_false(reindex_read_from_entry(l, "c", f, sizeof f, &p));
+    /* a reader restarted during the build appended a later one: the first holds */
+    assert_true(reindex_read_from_entry("a=b.000001:5 a=b.000002:9", "a", f, sizeof f, &p));
+    assert_string_equal(f, "b.000001");
+    assert_int_equal(p, 5);
     assert_false(reindex_read_from_entry(NULL, "a", f, sizeof f, &p));
     assert_false(reindex_read_from_entry("", "a", f, sizeof f, &p));
     assert_false(reindex_read_from_entry("a=f", "a", f, sizeof f, &p));     /* no position */
