@@ -70,17 +70,20 @@ static bool rebuild_emptied(struct supervisor *sv, struct emptied *e) {
         char why[600];
         int after = reindex_read_after(sv->cfg, sv->meta, e->alias, e->replayed_file,
                                        e->replayed_pos, why, sizeof why, err, sizeof err);
-        if (after < 0) return false; /* the metadata away: asked again */
-        if (after) {
+        if (after < 0) /* not known: rebuilt, as for a statement the server ran */
+            log_warn("run", "index %s: where its versions were read from cannot be read (%s): "
+                     "%s, a statement of the producer's snapshot, rebuilds it", e->alias, err,
+                     e->reason);
+        else if (after) {
             log_info("run", "index %s: %s, a statement of the producer's snapshot at %s:%llu "
                      "(the tables were not emptied), is not a reason to rebuild it: %s (its pages "
                      "come after the snapshot)", e->alias, e->reason, e->replayed_file,
                      e->replayed_pos, why);
             return true;
-        }
-        log_info("run", "index %s: %s is a statement of the producer's snapshot at %s:%llu, and "
-                 "%s: rows deleted before the snapshot may still be documents; rebuilt",
-                 e->alias, e->reason, e->replayed_file, e->replayed_pos, why);
+        } else
+            log_info("run", "index %s: %s is a statement of the producer's snapshot at %s:%llu, "
+                     "and %s: rows deleted before the snapshot may still be documents; rebuilt",
+                     e->alias, e->reason, e->replayed_file, e->replayed_pos, why);
     }
     struct reindex_request req = {e->alias, 0, false, e->reason, 0};
     unsigned v = 0;
