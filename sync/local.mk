@@ -154,7 +154,8 @@ libsearchsync_a_SOURCES += sync/reindex/reindex.c sync/reindex/reindex.h sync/re
 	sync/reindex/reindex_version.c sync/reindex/reindex_health.c \
 	sync/reindex/reindex_read_from.c
 # a shard that joins read into the live version (in the library: its health is unit-tested)
-libsearchsync_a_SOURCES += sync/node/shard_join.c sync/node/shard_join.h
+libsearchsync_a_SOURCES += sync/node/shard_join.c sync/node/shard_join.h \
+	sync/node/emptied_store.c sync/node/emptied_store.h
 libsearchsync_a_SOURCES += sync/pipeline/producer.c sync/pipeline/producer.h \
 	sync/pipeline/resync.c sync/pipeline/resync.h \
 	sync/pipeline/streams.c sync/pipeline/streams.h

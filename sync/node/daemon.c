@@ -193,7 +193,7 @@ static void run_free(struct daemon *dm) {
     mapping_gen_unref(dm->cmds.adopt);
     build_table_free(dm->cmds.builds);
     for (size_t i = 0; i < dm->cmds.ntruncated; i++)
-        free(dm->cmds.truncated[i].alias), free(dm->cmds.truncated[i].reason);
+        emptied_free(&dm->cmds.truncated[i]);
     free(dm->cmds.truncated);
     pthread_mutex_unlock(&dm->cmds.mu);
     pthread_mutex_destroy(&dm->cmds.mu);

@@ -131,6 +131,10 @@ int daemon_start(struct daemon *dm);
 /* ---------- sync/node/daemon_source.c: the node's side of a source ---------- */
 /* dm->env filled: what the source reads is given (sync/sources/source.h). */
 void daemon_source_env(struct daemon *dm);
+/* The rebuilds tables emptied before the last stop still owe (recorded in
+ * the metadata: sync/node/emptied_store.h), queued for the supervisor
+ * before the reader reads on. */
+void daemon_owed_load(struct daemon *dm);
 /* Between transactions: apply the supervisor's commands; true when a new
  * mapping generation was adopted (env->between). */
 bool daemon_between_txns(struct daemon *dm);

@@ -54,6 +54,7 @@ static int reader_start(void *st, void *ctx) {
     }
     pipeline_adopt(&dm->p, &dm->gen->m, router_new(&dm->gen->m));
     daemon_source_env(dm); /* what the source is given (sync/sources/source.h) */
+    daemon_owed_load(dm);  /* before the checkpoint moves: none is lost to it */
     if (dm->source->open(&dm->env, dm->from_current, &dm->source_state) < 0) {
         if (dm->env.usage) dm->exit_code = EXIT_USAGE; /* a checkpoint this server cannot resume */
         return -1;

@@ -110,44 +110,108 @@ static bool env_asks(void *ud) {
     return asks || leadership_holds_reads(&dm->lead);
 }
 
-/* e of alias for reason, replayed at a binlog position (NULL: the server ran it) */
-static struct emptied emptied_of(const char *alias, const char *reason, bool dropped,
-                                 const bl_pos *replayed) {
-    struct emptied e = {xstrdup(alias), xstrdup(reason), dropped, 0, "", 0};
-    if (replayed) {
-        snprintf(e.replayed_file, sizeof e.replayed_file, "%s", replayed->file);
-        e.replayed_pos = replayed->pos;
-    }
-    return e;
+/* the rebuilds one statement owes, before they are recorded and posted */
+struct owed {
+    struct emptied *v;
+    size_t n;
+};
+
+/* e owed, once per index config and key */
+static void owe(struct owed *o, struct emptied e) {
+    for (size_t i = 0; i < o->n; i++)
+        if (!strcmp(o->v[i].alias, e.alias) && !strcmp(o->v[i].key, e.key)) {
+            emptied_free(&e);
+            return;
+        }
+    o->v = xrealloc(o->v, (o->n + 1) * sizeof *o->v);
+    o->v[o->n++] = e;
 }
 
-/* db.table emptied by the statement (reason says which and where): every
- * index config of the generation in force that reads it is queued for a
- * rebuild (dropped: once the table exists again). Under cmds.mu. */
-static void queue_emptied(struct daemon *dm, const struct ddl_stmt *st, const char *db,
-                          const char *table, bool dropped, const char *reason) {
+/* db.table emptied by the statement read at `at` (reason says which and
+ * where): every index config of the generation in force that reads it owes
+ * a rebuild (dropped: once the table exists again). */
+static void queue_emptied(struct daemon *dm, struct owed *o, const struct ddl_stmt *st,
+                          const char *db, const char *table, bool dropped, const char *reason,
+                          const char *at) {
     for (size_t i = 0; i < dm->gen->m.nindices; i++) {
         const struct mp_index *u = &dm->gen->m.indices[i];
         if (!ddl_index_reads(u, db, table)) continue;
         /* a shard whose root table the statement takes away goes whole
          * (shard_gone): nothing of it to rebuild */
         if (u->unit && ddl_takes_away(st, u->tables[0].db, u->tables[0].table)) continue;
-        dm->cmds.truncated = xrealloc(dm->cmds.truncated,
-                                      (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
-        dm->cmds.truncated[dm->cmds.ntruncated++] =
-            emptied_of(dm->gen->m.indices[i].alias, reason, dropped, NULL);
+        owe(o, emptied_make(u->alias, reason, dropped, NULL, 0, at));
     }
 }
 
-static void empty_in_db(struct daemon *dm, const char *db, const char *reason) {
+static void empty_in_db(struct daemon *dm, struct owed *o, const char *db, const char *reason,
+                        const char *at) {
     /* every table of db the generation reads, once per index config */
     for (size_t i = 0; i < dm->gen->m.nindices; i++) {
         const struct mp_index *ix = &dm->gen->m.indices[i];
-        if (!ddl_index_reads_database(ix, db, NULL)) continue;
-        dm->cmds.truncated = xrealloc(dm->cmds.truncated,
-                                      (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
-        dm->cmds.truncated[dm->cmds.ntruncated++] = emptied_of(ix->alias, reason, true, NULL);
+        if (ddl_index_reads_database(ix, db, NULL))
+            owe(o, emptied_make(ix->alias, reason, true, NULL, 0, at));
     }
+}
+
+/* The rebuilds a statement owes, recorded in the metadata before the reader
+ * reads on (a checkpoint past the statement cannot lose them then:
+ * emptied_store.h), then handed to the supervisor. One recorded before (the
+ * statement read again after a restart, another DROP of the same snapshot)
+ * is queued already, or being judged. */
+static void post_owed(struct daemon *dm, struct owed *o) {
+    struct pipeline *p = &dm->p;
+    for (size_t i = 0; i < o->n; i++) {
+        struct emptied *e = &o->v[i];
+        char err[512];
+        bool had = false;
+        int rc = db_ensure(&p->meta, &p->metap, err, sizeof err);
+        if (rc == 0)
+            rc = emptied_store_add(p->meta, dm->cfg->source.name, e, &had, err, sizeof err);
+        if (rc < 0)
+            log_warn("run", "index %s: the rebuild %s owes it could not be recorded in the "
+                     "metadata (%s): it is queued, but should the daemon stop before it is, the "
+                     "removed rows stay documents until `searchsync check --repair` or a "
+                     "reindex", e->alias, e->reason, err);
+        e->recorded = rc == 0;
+        pthread_mutex_lock(&dm->cmds.mu);
+        bool queued = had;
+        for (size_t k = 0; k < dm->cmds.ntruncated && !queued; k++)
+            queued = !strcmp(dm->cmds.truncated[k].alias, e->alias) &&
+                     !strcmp(dm->cmds.truncated[k].key, e->key);
+        if (!queued) {
+            dm->cmds.truncated = xrealloc(dm->cmds.truncated,
+                                          (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
+            dm->cmds.truncated[dm->cmds.ntruncated++] = *e;
+        }
+        pthread_mutex_unlock(&dm->cmds.mu);
+        if (queued) emptied_free(e);
+    }
+    free(o->v);
+    o->v = NULL;
+    o->n = 0;
+}
+
+void daemon_owed_load(struct daemon *dm) {
+    struct pipeline *p = &dm->p;
+    struct emptied *v = NULL;
+    size_t n = 0;
+    char err[512];
+    if (db_ensure(&p->meta, &p->metap, err, sizeof err) < 0 ||
+        emptied_store_load(p->meta, dm->cfg->source.name, &v, &n, err, sizeof err) < 0) {
+        log_warn("run", "the rebuilds owed for tables emptied before the last stop cannot be "
+                 "read from the metadata (%s): they are tried at the next start", err);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        log_info("run", "index %s: %s, read before the last stop, is still owed a rebuild: "
+                 "queued", v[i].alias, v[i].reason);
+    pthread_mutex_lock(&dm->cmds.mu);
+    dm->cmds.truncated = xrealloc(dm->cmds.truncated,
+                                  (dm->cmds.ntruncated + n + 1) * sizeof *dm->cmds.truncated);
+    for (size_t i = 0; i < n; i++) dm->cmds.truncated[dm->cmds.ntruncated++] = v[i];
+    pthread_mutex_unlock(&dm->cmds.mu);
+    free(v);
+    if (n) supervisor_wake(&dm->sv);
 }
 
 /* Is db.table the root table of one of m's shard units? */
@@ -278,9 +342,9 @@ static void shard_gone(struct daemon *dm, const char *alias, const char *label) 
  * (Debezium's snapshot, before its CREATEs): the tables are all there, so no
  * shard goes and nothing is emptied; each index config reading one of them,
  * shards too, once, is queued for the supervisor to rebuild only if its
- * pages were read before the snapshot (supervisor.c). Under cmds.mu. */
-static void replayed_emptied(struct daemon *dm, const struct ddl_target *t, const char *at,
-                             const bl_pos *replayed) {
+ * pages were read before the snapshot (supervisor.c). */
+static void replayed_emptied(struct daemon *dm, struct owed *o, const struct ddl_target *t,
+                             const char *at, const bl_pos *replayed) {
     if (t->effect != DDL_DROPPED && t->effect != DDL_DB_DROPPED && t->effect != DDL_TRUNCATED)
         return;
     char reason[512];
@@ -289,20 +353,12 @@ static void replayed_emptied(struct daemon *dm, const struct ddl_target *t, cons
     else
         snprintf(reason, sizeof reason, "%s %s.%s read from %s",
                  t->effect == DDL_DROPPED ? "DROP TABLE" : "TRUNCATE TABLE", t->db, t->table, at);
+    /* keyed by the snapshot's position: its DROPs owe each config one judgement */
     for (size_t i = 0; i < dm->gen->m.nindices; i++) {
         const struct mp_index *u = &dm->gen->m.indices[i];
-        if (t->effect == DDL_DB_DROPPED ? !ddl_index_reads_database(u, t->db, NULL)
-                                        : !ddl_index_reads(u, t->db, t->table))
-            continue;
-        bool queued = false; /* the units of one config, or this snapshot's DROPs before */
-        for (size_t k = 0; k < dm->cmds.ntruncated && !queued; k++)
-            queued = !strcmp(dm->cmds.truncated[k].alias, u->alias) &&
-                     !strcmp(dm->cmds.truncated[k].replayed_file, replayed->file) &&
-                     dm->cmds.truncated[k].replayed_pos == replayed->pos;
-        if (queued) continue;
-        dm->cmds.truncated = xrealloc(dm->cmds.truncated,
-                                      (dm->cmds.ntruncated + 1) * sizeof *dm->cmds.truncated);
-        dm->cmds.truncated[dm->cmds.ntruncated++] = emptied_of(u->alias, reason, false, replayed);
+        if (t->effect == DDL_DB_DROPPED ? ddl_index_reads_database(u, t->db, NULL)
+                                        : ddl_index_reads(u, t->db, t->table))
+            owe(o, emptied_make(u->alias, reason, false, replayed->file, replayed->pos, NULL));
     }
 }
 
@@ -339,27 +395,29 @@ static void env_ddl(void *ud, const char *db, const char *sql, size_t len, const
         d.aliases[d.naliases++] = xstrdup(m->indices[i].alias);
     }
     free(text);
-    pthread_mutex_lock(&dm->cmds.mu);
+    struct owed o = {0};
     for (size_t i = 0; i < d.stmt.n && replayed; i++)
-        replayed_emptied(dm, &d.stmt.t[i], at, replayed);
+        replayed_emptied(dm, &o, &d.stmt.t[i], at, replayed);
     for (size_t i = 0; i < d.stmt.n && !replayed; i++) {
         const struct ddl_target *t = &d.stmt.t[i];
         char reason[512];
         if (t->effect == DDL_DB_DROPPED) {
             snprintf(reason, sizeof reason, "DROP DATABASE %s read from %s", t->db, at);
-            empty_in_db(dm, t->db, reason);
+            empty_in_db(dm, &o, t->db, reason, at);
         } else if (t->effect == DDL_TRUNCATED) {
             snprintf(reason, sizeof reason, "%s %s.%s read from %s",
                      d.stmt.t[0].effect == DDL_ALTERED ? "a partition emptied by ALTER TABLE"
                                                        : "TRUNCATE TABLE",
                      t->db, t->table, at);
-            queue_emptied(dm, &d.stmt, t->db, t->table, false, reason);
+            queue_emptied(dm, &o, &d.stmt, t->db, t->table, false, reason, at);
         } else if (t->effect == DDL_DROPPED && !shard_root(m, t->db, t->table)) {
             snprintf(reason, sizeof reason, "DROP TABLE %s.%s read from %s", t->db, t->table, at);
-            queue_emptied(dm, &d.stmt, t->db, t->table, ddl_takes_away(&d.stmt, t->db, t->table),
-                          reason);
+            queue_emptied(dm, &o, &d.stmt, t->db, t->table,
+                          ddl_takes_away(&d.stmt, t->db, t->table), reason, at);
         }
     }
+    post_owed(dm, &o); /* before the judgement it may lift a stop for (index_stop.c) */
+    pthread_mutex_lock(&dm->cmds.mu);
     unsigned long seq = 0;
     if (d.naliases) {
         dm->cmds.ddls = xrealloc(dm->cmds.ddls, (dm->cmds.nddls + 1) * sizeof *dm->cmds.ddls);

@@ -47,6 +47,8 @@ void supervisor_init(struct supervisor *sv, const struct ss_config *cfg, struct 
     sv->metap.database = cfg->metadata.database;
     sv->srcp = db_params_source(cfg);
     sv->next_id = 1;
+    const char *hold = getenv("SEARCHSYNC_TEST_HOLD_EMPTIED_MS");
+    sv->hold_emptied_ms = hold ? atoi(hold) : 0;
     pthread_mutex_init(&sv->mu, NULL);
     pthread_mutex_init(&sv->pub_mu, NULL);
     pthread_cond_init(&sv->cv, NULL);
@@ -59,6 +61,7 @@ void supervisor_init(struct supervisor *sv, const struct ss_config *cfg, struct 
  * a dropped table not created again yet: said at the first try, then once a
  * minute). */
 static bool rebuild_emptied(struct supervisor *sv, struct emptied *e) {
+    if (sv->hold_emptied_ms && mono_ms() - e->queued_ms < sv->hold_emptied_ms) return false;
     if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0 ||
         db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0)
         return false;
@@ -120,8 +123,17 @@ static void rebuild_all_truncated(struct supervisor *sv) {
     pthread_mutex_unlock(&sv->cmds->mu);
     size_t keep = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!rebuild_emptied(sv, &v[i])) v[keep++] = v[i];
-        else free(v[i].alias), free(v[i].reason);
+        if (!rebuild_emptied(sv, &v[i])) {
+            v[keep++] = v[i];
+            continue;
+        }
+        /* queued, or none owed: a restart need not owe it again */
+        char err[512];
+        if (emptied_store_done(sv->meta, sv->cfg->source.name, &v[i], err, sizeof err) < 0)
+            log_warn("run", "index %s: the record of the rebuild %s owed could not be removed "
+                     "(%s): the next start of the daemon rebuilds it once more", v[i].alias,
+                     v[i].reason, err);
+        emptied_free(&v[i]);
     }
     if (!keep) {
         free(v);
@@ -277,6 +289,7 @@ static void *supervisor_main(void *arg) {
         sv->cmds->ddls = NULL;
         sv->cmds->nddls = 0;
         unsigned long posted = sv->cmds->ddls_posted;
+        bool owed_emptied = sv->cmds->ntruncated > 0;
         unsigned long asked = sv->cmds->verdict_asked;
         bool owed = asked > sv->cmds->verdict_given;
         char forced[sizeof sv->cmds->verdict_note];
@@ -297,7 +310,9 @@ static void *supervisor_main(void *arg) {
             if (verdict) verdict_given(sv, owed, asked, posted);
         }
         bool ddl = nddls || look;
-        if (ddl || (trunc_due && now >= trunc_due)) {
+        /* at a statement read, else once a second (owed rebuilds loaded at
+         * the reader's start are the first to meet an empty schedule) */
+        if (ddl || (owed_emptied && (!trunc_due || now >= trunc_due))) {
             rebuild_all_truncated(sv);
             pthread_mutex_lock(&sv->cmds->mu);
             trunc_due = sv->cmds->ntruncated ? mono_ms() + 1000 : 0;

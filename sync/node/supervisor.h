@@ -23,19 +23,8 @@
 #include "sync/mapping/mapping_gen.h"
 #include "sync/node/build_table.h"
 #include "sync/cluster/leadership.h"
+#include "sync/node/emptied_store.h"
 #include "sync/node/schema_watch.h"
-
-/* an index config to rebuild because a table it reads was emptied */
-struct emptied {
-    char *alias, *reason; /* reason: "TRUNCATE TABLE db.t read from the binlog at pos" */
-    bool dropped;         /* DROP TABLE: no rebuild until the table is back */
-    unsigned tries;
-    /* a statement a producer replayed to describe the schema at this binlog
-     * position (Debezium's snapshot): nothing to rebuild when the index's
-     * pages were read after it (replayed_file "": a statement the server ran) */
-    char replayed_file[256];
-    unsigned long long replayed_pos;
-};
 
 /* ---------- the command queue: supervisor <-> reader ----------
  * Drained by the reader between transactions and on heartbeats
@@ -95,6 +84,8 @@ struct supervisor {
                              * their builds to cancel (index_stop.c) */
     size_t ncancel_pending;
     unsigned long long reloads;
+    int hold_emptied_ms;    /* tests only (SEARCHSYNC_TEST_HOLD_EMPTIED_MS): an owed rebuild
+                             * waits this long after its statement was read */
     struct deliver *d;             /* for the state dump (set before supervisor_start) */
     void *admin;                   /* the admin server (node_admin()'s), for a reloaded
                                     * token (NULL: the server is off) */
