@@ -60,7 +60,7 @@ void supervisor_init(struct supervisor *sv, const struct ss_config *cfg, struct 
  * to do), false to try again in a second (a build switching, a server away,
  * a dropped table not created again yet: said at the first try, then once a
  * minute). */
-static bool rebuild_emptied(struct supervisor *sv, struct emptied *e) {
+static bool rebuild_emptied(struct supervisor *sv, struct emptied *e, unsigned *built) {
     if (sv->hold_emptied_ms && mono_ms() - e->queued_ms < sv->hold_emptied_ms) return false;
     if (db_ensure(&sv->meta, &sv->metap, sv->err, sizeof sv->err) < 0 ||
         db_ensure(&sv->src, &sv->srcp, sv->err, sizeof sv->err) < 0)
@@ -111,7 +111,21 @@ static bool rebuild_emptied(struct supervisor *sv, struct emptied *e) {
     log_warn("run", "index %s: %s (no rows are logged for it): its documents are rebuilt "
              "from MySQL as version %u, live changes written to both meanwhile", e->alias,
              e->reason, v);
+    *built = v;
     return true;
+}
+
+/* Is e covered by a version queued for its index config by one of the
+ * first n entries of this round (built[i], 0: none)? Said when it is. */
+static bool covered(const struct emptied *v, const unsigned *built, size_t n,
+                    const struct emptied *e) {
+    for (size_t i = 0; i < n; i++)
+        if (built[i] && !strcmp(v[i].alias, e->alias)) {
+            log_info("run", "index %s: %s is covered by its rebuild as version %u, queued after "
+                     "it was read", e->alias, e->reason, built[i]);
+            return true;
+        }
+    return false;
 }
 
 static void rebuild_all_truncated(struct supervisor *sv) {
@@ -121,13 +135,24 @@ static void rebuild_all_truncated(struct supervisor *sv) {
     sv->cmds->truncated = NULL;
     sv->cmds->ntruncated = 0;
     pthread_mutex_unlock(&sv->cmds->mu);
+    /* Every entry was read before this round: a rebuild queued now reads
+     * its pages after all of them, so one per index config covers the
+     * others (statements dropping its tables one by one, waiting together
+     * for the tables to be back), instead of each cancelling or following
+     * the last one's build. */
+    unsigned *built = xcalloc(n ? n : 1, sizeof *built);
+    bool *done = xcalloc(n ? n : 1, sizeof *done);
+    for (size_t i = 0; i < n; i++)
+        done[i] = covered(v, built, i, &v[i]) || rebuild_emptied(sv, &v[i], &built[i]);
+    for (size_t i = 0; i < n; i++) /* one left to try again, a later one queued since */
+        done[i] = done[i] || covered(v, built, n, &v[i]);
     size_t keep = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!rebuild_emptied(sv, &v[i])) {
+        if (!done[i]) {
             v[keep++] = v[i];
             continue;
         }
-        /* queued, or none owed: a restart need not owe it again */
+        /* queued, covered or none owed: a restart need not owe it again */
         char err[512];
         if (emptied_store_done(sv->meta, sv->cfg->source.name, &v[i], err, sizeof err) < 0)
             log_warn("run", "index %s: the record of the rebuild %s owed could not be removed "
@@ -135,6 +160,8 @@ static void rebuild_all_truncated(struct supervisor *sv) {
                      v[i].reason, err);
         emptied_free(&v[i]);
     }
+    free(built);
+    free(done);
     if (!keep) {
         free(v);
         return;
