@@ -18,7 +18,8 @@
 # request is held up to 600 ms on its way and the engine is paused at
 # times: pairing may step aside there (a request's round trip over a sixth
 # of the interval, nothing probed), so it must only never cost refreshes:
-# at most 1.2 times the share with pairing off.
+# at most 1.2 times the share with pairing off, as on the quiet box when the
+# daemon said it stepped aside during the phase.
 . "$(dirname "$0")/lib.sh"
 require_bin
 db="$(unique_name rp)"
@@ -113,8 +114,17 @@ grep -F "refreshes every 1000 ms" "$TEST_TMP/run-paired.log" | grep -qF "every o
     fail "the daemon does not say it pairs at a 1 s interval with refresh_pairing_ms = 5000: $(grep -F 'refreshes every' "$TEST_TMP/run-paired.log")"
 want=0.8
 [ "${SEARCHSYNC_LOAD:-}" != 1 ] || want=1.2
+# a busy box (the suite's other lane) can slow the engine past what pairing
+# takes, and the daemon then steps aside, saying so: never costing
+# refreshes is what is left to hold
+aside=$(grep -F "for now, not every other" "$TEST_TMP/run-paired.log" | head -1 || true)
+if [ -n "$aside" ] && ! awk -v on="$on" -v off="$off" -v w=$want 'BEGIN { exit !(on <= w * off) }'; then
+    want=1.2
+    log "pairing stepped aside during the phase (${aside#*\[deliver\] }): at most $want times"
+fi
 awk -v on="$on" -v off="$off" -v w=$want 'BEGIN { exit !(on <= w * off) }' ||
-    fail "refresh cycles that took writes: $on of them paired against $off with pairing off (want at most $want times)"
+    fail "refresh cycles that took writes: $on of them paired against $off with pairing off (want at most $want times); what the paired daemon said of the index's refreshes:
+$(grep -F '[deliver]' "$TEST_TMP/run-paired.log" | grep -F refresh | tail -8)"
 log "refresh cycles that took writes: $on of them paired, $off with pairing off (at most $want times)"
 phase default "" 3 100 150
 grep -F "refreshes every 100 ms" "$TEST_TMP/run-default.log" | grep -qF "every other refresh" ||
