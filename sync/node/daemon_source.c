@@ -168,10 +168,10 @@ static void post_owed(struct daemon *dm, struct owed *o) {
         if (rc == 0)
             rc = emptied_store_add(p->meta, dm->cfg->source.name, e, &had, err, sizeof err);
         if (rc < 0)
-            log_warn("run", "index %s: the rebuild %s owes it could not be recorded in the "
-                     "metadata (%s): it is queued, but should the daemon stop before it is, the "
-                     "removed rows stay documents until `searchsync check --repair` or a "
-                     "reindex", e->alias, e->reason, err);
+            log_warn("run", "index %s: the rebuild it is owed for %s could not be recorded in "
+                     "the metadata (%s): it is queued, but should the daemon stop before the "
+                     "rebuild is, the removed rows stay documents until `searchsync check "
+                     "--repair` or `searchsync reindex`", e->alias, e->reason, err);
         e->recorded = rc == 0;
         pthread_mutex_lock(&dm->cmds.mu);
         bool queued = had;

@@ -155,9 +155,9 @@ static void rebuild_all_truncated(struct supervisor *sv) {
         /* queued, covered or none owed: a restart need not owe it again */
         char err[512];
         if (emptied_store_done(sv->meta, sv->cfg->source.name, &v[i], err, sizeof err) < 0)
-            log_warn("run", "index %s: the record of the rebuild %s owed could not be removed "
-                     "(%s): the next start of the daemon rebuilds it once more", v[i].alias,
-                     v[i].reason, err);
+            log_warn("run", "index %s: the record of the rebuild it was owed for %s could not "
+                     "be removed (%s): the next start of the daemon rebuilds it once more",
+                     v[i].alias, v[i].reason, err);
         emptied_free(&v[i]);
     }
     free(built);
